@@ -1,0 +1,166 @@
+# SPDX-License-Identifier: Apache-2.0
+#
+# librip - non-recursive Makefile.  Everything is built into build/:
+#   build/librip.so build/librip.a   the library (lib/)
+#   build/rip                        the command (tools/ + read/)
+#   build/examples/*                 examples/*.c
+#   build/tests/*                    tests/unit/*.c, tests/integ/*.c helpers
+# Targets: all (default), check, demo, bench, install, clean.
+
+VERSION := 0.1.0
+SOMAJOR := 0
+
+CC ?= cc
+BUILD ?= build
+PREFIX ?= /usr/local
+DESTDIR ?=
+LIBDIR ?= $(PREFIX)/lib
+INCDIR ?= $(PREFIX)/include
+BINDIR ?= $(PREFIX)/bin
+MANDIR ?= $(PREFIX)/share/man
+
+CFLAGS ?= -O2 -g
+WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-unused-parameter
+BASE := -std=gnu11 -D_GNU_SOURCE -DRIP_VERSION_STRING=\"$(VERSION)\" -Iinclude -fno-omit-frame-pointer -MMD -MP
+ALL_CFLAGS := $(BASE) $(WARN) $(CFLAGS)
+
+# libdw/libelf (readers only); the deps script runs once, when they are missing.
+DEPS_OK := $(shell pkg-config --exists libdw libelf 2>/dev/null && echo yes)
+ifneq ($(DEPS_OK),yes)
+DEPS_RUN := $(shell sh mk/deps.sh build >&2 && echo ok)
+ifneq ($(DEPS_RUN),ok)
+$(error missing build dependencies (see the message above))
+endif
+endif
+DW_CFLAGS := $(shell pkg-config --cflags libdw libelf)
+DW_LIBS := $(shell pkg-config --libs libdw libelf)
+
+LIB_SRC := $(wildcard lib/*.c)
+READ_SRC := $(wildcard read/*.c)
+TOOL_SRC := $(wildcard tools/*.c)
+EX_SRC := $(wildcard examples/*.c)
+UNIT_SRC := $(wildcard tests/unit/*.c)
+INTEG_SRC := $(wildcard tests/integ/*.c)
+BENCH_SRC := $(wildcard bench/*.c)
+
+LIB_PIC_OBJ := $(LIB_SRC:%.c=$(BUILD)/pic/%.o)
+LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
+READ_OBJ := $(READ_SRC:%.c=$(BUILD)/obj/%.o)
+TOOL_OBJ := $(TOOL_SRC:%.c=$(BUILD)/obj/%.o)
+EXAMPLES := $(EX_SRC:examples/%.c=$(BUILD)/examples/%)
+UNIT := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/unit/%)
+INTEG := $(INTEG_SRC:tests/integ/%.c=$(BUILD)/tests/integ/%)
+BENCHES := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
+
+SONAME := librip.so.$(SOMAJOR)
+LIBSO := $(BUILD)/librip.so
+LIBA := $(BUILD)/librip.a
+LIBREAD := $(BUILD)/libripread.a
+RIP := $(BUILD)/rip
+RPATH := -Wl,-rpath,'$$ORIGIN/..' -Wl,-rpath,'$$ORIGIN/../..'
+LINK_RIP := -L$(BUILD) -lrip $(RPATH) -pthread
+
+all: $(LIBSO) $(LIBA) $(if $(TOOL_SRC),$(RIP)) $(EXAMPLES) $(BUILD)/librip.pc
+
+$(BUILD)/pic/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -fPIC -fvisibility=hidden -c $< -o $@
+
+$(BUILD)/obj/lib/%.o: lib/%.c
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -fvisibility=hidden -c $< -o $@
+
+$(BUILD)/obj/read/%.o: read/%.c
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(DW_CFLAGS) -Iread -c $< -o $@
+
+$(BUILD)/obj/tools/%.o: tools/%.c
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(DW_CFLAGS) -Iread -c $< -o $@
+
+$(LIBSO).$(VERSION): $(LIB_PIC_OBJ) lib/librip.map
+	$(CC) -shared -Wl,-soname,$(SONAME) -Wl,--version-script=lib/librip.map -Wl,-z,defs \
+		-o $@ $(LIB_PIC_OBJ) -pthread -ldl
+
+$(LIBSO): $(LIBSO).$(VERSION)
+	ln -sf librip.so.$(VERSION) $(BUILD)/$(SONAME)
+	ln -sf librip.so.$(VERSION) $@
+
+$(LIBA): $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(LIBREAD): $(READ_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(RIP): $(TOOL_OBJ) $(LIBREAD)
+	$(CC) -o $@ $(TOOL_OBJ) $(LIBREAD) $(DW_LIBS) -lm -ldl -pthread
+
+$(BUILD)/examples/%: examples/%.c $(LIBSO)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(LINK_RIP)
+
+$(BUILD)/tests/unit/%: tests/unit/%.c $(LIBSO) $(LIBREAD)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(DW_CFLAGS) -Iread -Itests -o $@ $< $(LIBREAD) $(LINK_RIP) $(DW_LIBS)
+
+$(BUILD)/tests/integ/%: tests/integ/%.c $(LIBSO)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -Itests -o $@ $< $(LINK_RIP)
+
+$(BUILD)/bench/%: bench/%.c $(LIBSO)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(LINK_RIP)
+
+$(BUILD)/librip.pc: mk/librip.pc.in Makefile
+	@mkdir -p $(@D)
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCDIR@|$(INCDIR)|' \
+		-e 's|@VERSION@|$(VERSION)|' $< > $@
+
+# The readers again, under AddressSanitizer and UBSan: the tests feed them hostile files.
+ASAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined
+ASAN_OBJ := $(TOOL_SRC:%.c=$(BUILD)/asan/%.o) $(READ_SRC:%.c=$(BUILD)/asan/%.o)
+$(BUILD)/asan/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(ASAN_FLAGS) $(DW_CFLAGS) -Iread -c $< -o $@
+
+$(BUILD)/asan/rip: $(ASAN_OBJ)
+	$(CC) $(ASAN_FLAGS) -o $@ $(ASAN_OBJ) $(DW_LIBS) -lm -ldl -pthread
+
+tests: all $(UNIT) $(INTEG) $(BENCHES) $(if $(TOOL_SRC),$(BUILD)/asan/rip)
+
+check: tests
+	@sh mk/deps.sh check
+	@sh tests/run.sh
+
+demo: all
+	@sh examples/demo.sh
+
+bench: tests
+	@sh mk/deps.sh check
+	@sh bench/run.sh
+
+install: all
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCDIR)/rip \
+		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(MANDIR)/man7
+	install -m 755 $(RIP) $(DESTDIR)$(BINDIR)/rip
+	install -m 755 $(LIBSO).$(VERSION) $(DESTDIR)$(LIBDIR)/
+	ln -sf librip.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
+	ln -sf librip.so.$(VERSION) $(DESTDIR)$(LIBDIR)/librip.so
+	install -m 644 $(LIBA) $(DESTDIR)$(LIBDIR)/
+	install -m 644 include/rip.h include/librip.h $(DESTDIR)$(INCDIR)/
+	install -m 644 include/rip/abi.h $(DESTDIR)$(INCDIR)/rip/
+	sed -e "s|@PREFIX@|$(PREFIX)|" -e "s|@LIBDIR@|$(LIBDIR)|" -e "s|@INCDIR@|$(INCDIR)|" \
+		-e "s|@VERSION@|$(VERSION)|" mk/librip.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/librip.pc
+	for m in man/*.1; do [ -e "$$m" ] && install -m 644 $$m $(DESTDIR)$(MANDIR)/man1/; done; true
+	for m in man/*.3; do [ -e "$$m" ] && install -m 644 $$m $(DESTDIR)$(MANDIR)/man3/; done; true
+	for m in man/*.7; do [ -e "$$m" ] && install -m 644 $$m $(DESTDIR)$(MANDIR)/man7/; done; true
+
+clean:
+	rm -rf $(BUILD)
+
+.PHONY: all tests check demo bench install clean
+.SECONDARY:
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

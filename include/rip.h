@@ -1,0 +1,319 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * rip.h - the librip API: instruction-pointer snapshots of threads and
+ * coroutines into a shared-memory ring file that outlives the process.
+ *
+ * The fast paths (rip_snap, the coroutine switches, the clock) are static
+ * inline and touch only the per-thread block __rip_self and the slot it
+ * points to; everything stateful sits behind the exported functions.  See
+ * rip(7) for the model and rip/abi.h for the file layout.
+ *
+ * Library functions return 0 or a negative errno value.  None of them
+ * prints anything.
+ */
+#ifndef RIP_H
+#define RIP_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <rip/abi.h>
+#include <rip/snap.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define RIP_VERSION_MAJOR 0
+#define RIP_VERSION_MINOR 1
+
+/*
+ * Options carry their own size so that new fields never need new symbols:
+ *	RIP_OPTS(rip_ring_opts, o, .slots = 20000);
+ *	rip_ring_open(&o);
+ */
+#define RIP_OPTS(TYPE, NAME, ...) struct TYPE NAME = { .sz = sizeof(struct TYPE), __VA_ARGS__ }
+
+struct rip_ring_opts {
+	size_t sz;	  /* sizeof(struct rip_ring_opts) */
+	const char *path; /* exact file to create; NULL: a new file in dir */
+	const char *dir;  /* NULL: $RIP_DIR, else $XDG_RUNTIME_DIR/rip, else /dev/shm */
+	uint32_t slots;	  /* threads + coroutines alive at once; 0: $RIP_SLOTS or 4096 */
+	uint32_t flags;	  /* reserved, 0 */
+	/* events (0: the environment's RIP_EVENT_* or the defaults) */
+	uint32_t ev_rings;	 /* threads that emit events at once; default 64 */
+	uint32_t ev_ring_size;	 /* bytes per thread, a power of two; default 256 KiB */
+	uint32_t ev_packet_size; /* bytes per packet, a power of two; default 16 KiB */
+	uint32_t ev_mode;	 /* enum rip_ev_mode + 1 (0: $RIP_MODE or overwrite) */
+};
+
+/* The ring file's category enable words; all zero while no ring is open. */
+extern uint64_t *__rip_enable RIP_API;
+
+RIP_API uint64_t __rip_clock_fallback(void);
+
+/* Create this process's ring file.  -EALREADY if one is open. */
+RIP_API int rip_ring_open(const struct rip_ring_opts *opts);
+/*
+ * Close the ring: no new slots are taken and the file is marked closed.
+ * The mapping stays (threads may still hold pointers into it) and attached
+ * threads keep writing into it until they detach; the file stays on disk.
+ */
+RIP_API int rip_ring_close(void);
+/* Copy the path of the open ring file into buf.  -ENOENT if none, -ERANGE if too small. */
+RIP_API int rip_ring_path(char *buf, size_t len);
+
+/* Take a slot for the calling thread now (rip_snap() does it on first use). */
+RIP_API int rip_thread_attach(void);
+/* Give the thread's slot back; its history stays readable until the slot is reused. */
+RIP_API int rip_thread_detach(void);
+/* Name the calling thread's slot (default: the thread's comm). */
+RIP_API int rip_thread_set_name(const char *name);
+
+/* A coroutine is a slot of its own; the handle points into the ring file. */
+struct rip_coro;
+RIP_API int rip_coro_create(const char *name, struct rip_coro **out);
+RIP_API int rip_coro_destroy(struct rip_coro *co);
+RIP_API int rip_coro_set_name(struct rip_coro *co, const char *name);
+
+/*
+ * rip_clock_ticks - the file's clock: the TSC where it is invariant and the
+ * kernel's clocksource, else CLOCK_MONOTONIC_RAW nanoseconds.  The header
+ * of the ring file holds the calibration to nanoseconds.
+ */
+RIP_INLINE uint64_t rip_clock_ticks(void)
+{
+#if defined(__x86_64__)
+	if (RIP_LIKELY(__rip_clock_tsc)) {
+		uint32_t lo, hi;
+
+		__asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
+		return ((uint64_t)hi << 32) | lo;
+	}
+#endif
+	return __rip_clock_fallback();
+}
+
+/* Record where the calling thread or coroutine is: see rip/snap.h. */
+#define rip_snap() __rip_snap(RIP_HERE())
+
+/* ---- events -------------------------------------------------------------------------- */
+
+struct rip_event_field {
+	uint32_t type;	  /* enum rip_field_type */
+	const char *name;
+};
+
+/*
+ * An event type: a name, a category (its enable bit) and up to
+ * RIP_EVENT_MAX_FIELDS fields.  Define one with RIP_EVENT_TYPE at file scope;
+ * it is registered in the ring file before main() (or when the ring opens),
+ * so every reader knows it.
+ */
+struct rip_event_type {
+	const char *name;
+	uint32_t category;
+	uint32_t nfields;
+	struct rip_event_field fields[RIP_EVENT_MAX_FIELDS];
+	uint32_t *id;	  /* set by registration; UINT32_MAX until then */
+};
+
+#define RIP_FIELD(TYPE, NAME) { .type = RIP_FT_##TYPE, .name = NAME }
+
+/*
+ * RIP_EVENT_TYPE(ident, "name", category, RIP_FIELD(U64, "bytes"), ...)
+ * defines `static const struct rip_event_type ident` and registers it.
+ */
+#define RIP_EVENT_TYPE(IDENT, NAME, CATEGORY, ...)                                                 \
+	static uint32_t IDENT##__rip_id = UINT32_MAX;                                              \
+	static const struct rip_event_type IDENT = {                                               \
+		.name = NAME,                                                                      \
+		.category = CATEGORY,                                                              \
+		.nfields = sizeof((struct rip_event_field[]){ { 0, 0 }, ##__VA_ARGS__ }) /          \
+				   sizeof(struct rip_event_field) -                                \
+			   1,                                                                      \
+		.fields = { __VA_ARGS__ },                                                         \
+		.id = &IDENT##__rip_id,                                                            \
+	};                                                                                         \
+	__attribute__((constructor)) static void IDENT##__rip_register(void)                      \
+	{                                                                                          \
+		rip_event_register(&IDENT);                                                        \
+	}
+
+/* Register an event type now (RIP_EVENT_TYPE does it for you).  0 or -errno. */
+RIP_API int rip_event_register(const struct rip_event_type *type);
+/* Name category bit (RIP_CAT_USER..255) so that `rip enable PID NAME` finds it. */
+RIP_API int rip_category_name(unsigned bit, const char *name);
+/* Emit an event whose last field is a string (not inline: strings are rare). */
+RIP_API void rip_event_str(const struct rip_event_type *type, const uint64_t *vals,
+			   const char *str);
+RIP_API void __rip_event_slow(const struct rip_event_type *type, const uint64_t *vals,
+			      const char *str, uint64_t ts);
+
+/* Is category on?  One load, one test. */
+RIP_INLINE int rip_category_enabled(unsigned category)
+{
+	/* Relaxed: a flip from outside is seen by the next event, no ordering needed. */
+	return (__atomic_load_n(&__rip_enable[(category >> 6) & (RIP_CATEGORY_WORDS - 1)],
+				__ATOMIC_RELAXED) >>
+		(category & 63)) &
+	       1;
+}
+
+RIP_INLINE uint32_t __rip_field_size(uint32_t type)
+{
+	switch (type) {
+	case RIP_FT_U8:
+	case RIP_FT_S8:
+		return 1;
+	case RIP_FT_U16:
+	case RIP_FT_S16:
+		return 2;
+	case RIP_FT_U32:
+	case RIP_FT_S32:
+		return 4;
+	default:
+		return 8;
+	}
+}
+
+/*
+ * Write one event of fixed-size fields: the fast path.  With type a
+ * compile-time constant, the sizes fold away: the clock, a bounds and gap
+ * check, the stores, the commit.  The space is reserved before it is
+ * written, so a signal handler that emits in between lands after us.
+ */
+RIP_INLINE void __rip_event_emit(const struct rip_event_type *t, const uint64_t *v, uint64_t ts)
+{
+	struct rip_evw *w = &__rip_self.ev;
+	uint32_t id = *t->id, size = 4, i;
+	char *p = w->pos;
+
+	for (i = 0; i < t->nfields; i++)
+		size += __rip_field_size(t->fields[i].type);
+	if (RIP_UNLIKELY(id > RIP_EVENT_ID_COMPACT_MAX || (size_t)(w->end - p) < size ||
+			 ts - w->last >= (1u << RIP_EVENT_TS_BITS))) {
+		__rip_event_slow(t, v, NULL, ts);
+		return;
+	}
+	w->pos = p + size;
+	{
+		uint32_t h = id | (uint32_t)(ts << 5);
+
+		memcpy(p, &h, 4);
+		p += 4;
+	}
+	for (i = 0; i < t->nfields; i++) {
+		uint32_t n = __rip_field_size(t->fields[i].type);
+
+		memcpy(p, &v[i], n); /* little-endian: the low bytes */
+		p += n;
+	}
+	w->last = ts;
+	w->events++;
+	/* Commit: pairs with the acquire load of content_size in the readers. */
+	__atomic_store_n((uint32_t *)&w->pkt->content_size,
+			 (uint32_t)((size_t)(p - (char *)w->pkt) * 8), __ATOMIC_RELEASE);
+}
+
+/* rip_event0..4 - emit an event of type t with 0 to 4 integer fields. */
+#define __RIP_EVENT(T, ...)                                                                        \
+	do {                                                                                       \
+		const struct rip_event_type *__t = (T);                                            \
+		if (RIP_UNLIKELY(rip_category_enabled(__t->category))) {                           \
+			const uint64_t __v[RIP_EVENT_MAX_FIELDS] = { __VA_ARGS__ };                \
+			__rip_event_emit(__t, __v, rip_clock_ticks());                             \
+		}                                                                                  \
+	} while (0)
+
+RIP_INLINE void rip_event0(const struct rip_event_type *t)
+{
+	__RIP_EVENT(t, 0);
+}
+
+RIP_INLINE void rip_event1(const struct rip_event_type *t, uint64_t a)
+{
+	__RIP_EVENT(t, a);
+}
+
+RIP_INLINE void rip_event2(const struct rip_event_type *t, uint64_t a, uint64_t b)
+{
+	__RIP_EVENT(t, a, b);
+}
+
+RIP_INLINE void rip_event3(const struct rip_event_type *t, uint64_t a, uint64_t b, uint64_t c)
+{
+	__RIP_EVENT(t, a, b, c);
+}
+
+RIP_INLINE void rip_event4(const struct rip_event_type *t, uint64_t a, uint64_t b, uint64_t c,
+			   uint64_t d)
+{
+	__RIP_EVENT(t, a, b, c, d);
+}
+
+/* The built-in coroutine-switch event (category RIP_CAT_CORO, id 0). */
+extern const struct rip_event_type __rip_coro_switch_type RIP_API;
+
+/*
+ * rip_coro_switch_in - the calling thread starts (or resumes) running co,
+ * a handle from rip_coro_create() (not NULL).
+ * From now on rip_snap() on this thread records into co's history, and the
+ * thread's slot says which coroutine it runs.  Call it from the scheduler
+ * right before jumping into the coroutine.
+ */
+RIP_INLINE void rip_coro_switch_in(struct rip_coro *co)
+{
+	struct rip_slot *c = (struct rip_slot *)co;
+	struct rip_slot *t = __rip_self.thread;
+
+	if (RIP_UNLIKELY(!t)) {
+		__rip_attach_slow();
+		t = __rip_self.thread;
+	}
+	uint64_t now = rip_clock_ticks();
+
+	if (RIP_UNLIKELY(rip_category_enabled(RIP_CAT_CORO))) {
+		const uint64_t v[2] = { c->index + 1, t->coro };
+
+		__rip_event_emit(&__rip_coro_switch_type, v, now);
+	}
+	c->switch_ts = now;
+	c->tid = __rip_self.tid;
+	c->switches++;
+	/* state is read racily by readers; a stale value is only ever one switch old */
+	c->state = RIP_SLOT_RUNNING;
+	t->coro = c->index + 1;
+	__rip_self.cur = c;
+}
+
+/*
+ * rip_coro_switch_out - the running coroutine parks: it is marked waiting
+ * since now, and rip_snap() goes back to the thread's own history.
+ */
+RIP_INLINE void rip_coro_switch_out(void)
+{
+	struct rip_slot *c = __rip_self.cur;
+	struct rip_slot *t = __rip_self.thread;
+
+	uint64_t now;
+
+	if (RIP_UNLIKELY(c == t || !c))
+		return;
+	now = rip_clock_ticks();
+	if (RIP_UNLIKELY(rip_category_enabled(RIP_CAT_CORO))) {
+		const uint64_t v[2] = { 0, c->index + 1 };
+
+		__rip_event_emit(&__rip_coro_switch_type, v, now);
+	}
+	c->switch_ts = now;
+	c->state = RIP_SLOT_WAITING;
+	t->coro = 0;
+	__rip_self.cur = t;
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* RIP_H */

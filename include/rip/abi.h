@@ -1,0 +1,387 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * rip/abi.h - the byte layout of a librip ring file.
+ *
+ * The writer (librip, in the traced process) and every reader (the rip
+ * command, post-mortem tools) share these structures.  The layout is frozen
+ * per RIP_FORMAT_VERSION by the _Static_asserts at the end of this file;
+ * doc/format.md describes every byte.
+ *
+ *   offset 0                     +--------------------------------------+
+ *                                | struct rip_file_hdr        (4 KiB)   |
+ *                                |   0     identity: magic, version,    |
+ *                                |         byte order, sizes, offsets   |
+ *                                |   512   process: pid, start, boot id,|
+ *                                |         exe path                     |
+ *                                |   1536  clock calibration            |
+ *                                |   2048  control words (enable bits)  |
+ *                                |   3072  pool and map counters, one   |
+ *                                |         cache line each              |
+ *   hdr.slot_off (= 4096)        +--------------------------------------+
+ *                                | struct rip_slot [slot_count] (512 B) |
+ *                                |   0..63    hot line: snap_seq, state,|
+ *                                |            tid, switch time          |
+ *                                |   64..127  name                      |
+ *                                |   128..255 reserved (event ring)     |
+ *                                |   256..511 snap[32]: 8-byte entries  |
+ *   hdr.fifo_off                 +--------------------------------------+
+ *                                | struct rip_fifo_cell [slot_count]    |
+ *                                |   free-slot queue, oldest exit first |
+ *   hdr.mod_off                  +--------------------------------------+
+ *                                | struct rip_module [mod_cap] (512 B)  |
+ *   hdr.types_off                +--------------------------------------+
+ *                                | struct rip_evtype [types_cap] (512 B)|
+ *   hdr.cats_off                 +--------------------------------------+
+ *                                | struct rip_category [256] (32 B)     |
+ *   hdr.ev_fifo_off              +--------------------------------------+
+ *                                | struct rip_fifo_cell [ev_rings]      |
+ *   hdr.ev_ctl_off               +--------------------------------------+
+ *                                | struct rip_evring [ev_rings] (128 B) |
+ *   hdr.ev_off                   +--------------------------------------+
+ *                                | event ring 0: ev_ring_size bytes =   |
+ *                                |   packets of ev_packet_size bytes,   |
+ *                                |   each a CTF packet (see below)      |
+ *                                | event ring 1 ...                     |
+ *   hdr.file_size                +--------------------------------------+
+ *
+ * Snap ring protocol (single writer: the thread that runs the slot):
+ *
+ *	i = slot->snap_seq;                 plain load
+ *	slot->snap[i % RIP_SNAP_DEPTH] = ip;  plain store
+ *	slot->snap_seq = i + 1;             store-release
+ *
+ * A reader loads snap_seq (acquire), copies the entries, issues an acquire
+ * fence and loads snap_seq again.  Entry s (0 <= s < seq) lives at
+ * snap[s % depth]; it is valid if s > seq_after - depth, because the writer of
+ * entry s + depth may already have stored it without publishing.  After a
+ * crash the same rule drops at most the one entry being written.
+ *
+ * Slots are taken from the pool without locks: never-used slots first (the
+ * "fresh" counter), then the free FIFO, which hands out the slot that exited
+ * longest ago.  A slot's gen is bumped on every reuse, so a reader can tell a
+ * slot that changed owner under it.
+ *
+ * Event rings (one per thread that emits events, taken from their own pool
+ * the same way as slots) are cut into packets laid out as CTF 1.8 packets,
+ * so that recording a trace is copying packets:
+ *
+ *	struct rip_packet (80 B): magic, stream ids, begin/end time, content
+ *	    and packet size in bits, sequence number, discarded events so far,
+ *	    tid, coroutine at begin, events in the packet
+ *	events: header u32 = id (5 bits) | time (27 low bits of the clock),
+ *	    or id 31 then u32 id and u64 time (13 bytes: the extended form,
+ *	    after a gap of 2^27 ticks or for ids >= 31); then the fields,
+ *	    byte-aligned, in the widths the type declares
+ *
+ * The writer stores an event (header and fields), then the packet's
+ * content_size (low 32 bits) as its commit: a reader, or a post-mortem copy,
+ * trusts the bytes below content_size of the open packet.  A closed packet
+ * has timestamp_end, events and events_discarded set, and ring->written
+ * counts it (store-release).  A streaming consumer advances ring->consumed.
+ *
+ * All multi-byte fields are in the writer's byte order, recorded in
+ * hdr.byte_order; readers refuse a file whose order differs from theirs.
+ */
+#ifndef RIP_ABI_H
+#define RIP_ABI_H
+
+#include <stdint.h>
+
+#define RIP_MAGIC "RIPRING"           /* 8 bytes with the NUL */
+#define RIP_FORMAT_VERSION 1
+#define RIP_BYTE_ORDER_MARK 0x0102030405060708ull
+
+#define RIP_HDR_SIZE 4096u
+#define RIP_SLOTS_OFFSET RIP_HDR_SIZE /* fixed: the librip.h fast path relies on it */
+#define RIP_SLOT_SIZE 512u
+#define RIP_SLOT_SHIFT 9
+#define RIP_SNAP_DEPTH 32u             /* entries per snap ring, a power of two */
+#define RIP_SNAP_OFFSET 256u           /* offset of snap[] inside a slot */
+#define RIP_NAME_MAX 64u               /* bytes of a slot name, NUL included */
+#define RIP_MODULE_SIZE 512u
+#define RIP_MODULE_PATH_MAX 416u
+#define RIP_BUILD_ID_MAX 32u
+#define RIP_EXE_MAX 512u
+#define RIP_CATEGORY_WORDS 4u          /* 256 category enable bits */
+#define RIP_CATEGORIES 256u
+#define RIP_CATEGORY_NAME_MAX 32u
+#define RIP_EVTYPE_SIZE 512u
+#define RIP_EVTYPE_NAME_MAX 64u
+#define RIP_FIELD_NAME_MAX 32u
+#define RIP_EVENT_MAX_FIELDS 8u
+#define RIP_EVRING_SIZE 128u
+#define RIP_PACKET_HDR_SIZE 80u
+#define RIP_CTF_MAGIC 0xC1FC1FC1u
+#define RIP_EVENT_ID_COMPACT_MAX 30u   /* ids 0..30 fit the compact header */
+#define RIP_EVENT_ID_EXTENDED 31u
+#define RIP_EVENT_TS_BITS 27u
+#define RIP_STRING_MAX 256u            /* bytes of a string field, NUL included */
+
+/* Built-in categories (bits); programs use 8..255. */
+#define RIP_CAT_CORO 0u /* coroutine switches */
+#define RIP_CAT_USER 8u /* first free for programs */
+
+/* Built-in event ids. */
+#define RIP_EV_CORO_SWITCH 0u /* fields: coro (slot index + 1, 0: back to the thread), to */
+
+/* hdr.ev_mode: what a writer does when its ring is full */
+enum rip_ev_mode {
+	RIP_MODE_OVERWRITE = 0, /* flight recorder: overwrite the oldest packet (default) */
+	RIP_MODE_DISCARD = 1,   /* drop new events and count them */
+	RIP_MODE_BLOCK = 2,     /* wait for the consumer (bounded: then discard and count) */
+};
+
+/* struct rip_evtype.fields[].type */
+enum rip_field_type {
+	RIP_FT_U8 = 1,
+	RIP_FT_U16,
+	RIP_FT_U32,
+	RIP_FT_U64,
+	RIP_FT_S8,
+	RIP_FT_S16,
+	RIP_FT_S32,
+	RIP_FT_S64,
+	RIP_FT_HEX64, /* u64 shown in hex (addresses, handles) */
+	RIP_FT_STRING, /* NUL-terminated, at most RIP_STRING_MAX bytes; last field only */
+};
+
+/* slot.state */
+enum rip_slot_state {
+	RIP_SLOT_FREE = 0,    /* never used */
+	RIP_SLOT_RUNNING = 1, /* thread alive / coroutine running on a thread */
+	RIP_SLOT_WAITING = 2, /* coroutine parked (switched out) */
+	RIP_SLOT_EXITED = 3,  /* thread exited / coroutine destroyed; history kept */
+};
+
+/* slot.kind */
+enum rip_slot_kind {
+	RIP_KIND_NONE = 0,
+	RIP_KIND_THREAD = 1,
+	RIP_KIND_CORO = 2,
+};
+
+/* hdr.clock_kind: what the tick counts in the file are */
+enum rip_clock_kind {
+	RIP_CLOCK_MONO_RAW = 1, /* CLOCK_MONOTONIC_RAW nanoseconds */
+	RIP_CLOCK_TSC = 2,      /* x86 invariant TSC, calibrated by clock_hz */
+};
+
+/* hdr.flags */
+#define RIP_F_LEGACY_API 0x1u /* written through librip.h (rip_create_ring) */
+#define RIP_F_FORKED 0x2u     /* the file of a child, copied from its parent at fork */
+
+/* hdr.proc_flags: written while the process runs */
+#define RIP_P_EXITED 0x1u      /* the process returned from main or called exit() */
+#define RIP_P_MOD_FULL 0x2u    /* the module map ran out of entries */
+#define RIP_P_CLOSED 0x4u      /* rip_ring_close() was called: no new slots are taken */
+#define RIP_P_EXECED 0x8u      /* the process called execve(): its new image has a new file */
+
+/* module.flags */
+#define RIP_MOD_EXE 0x1u        /* the main executable */
+#define RIP_MOD_VDSO 0x2u       /* the kernel's vDSO (no file) */
+#define RIP_MOD_UNLOADED 0x4u   /* dlclose'd; unload_ts says when */
+#define RIP_MOD_PATH_TRUNC 0x8u /* path longer than RIP_MODULE_PATH_MAX - 1 */
+
+struct rip_file_hdr {
+	/* identity: 0 */
+	char magic[8];		  /* RIP_MAGIC */
+	uint32_t version;	  /* RIP_FORMAT_VERSION */
+	uint32_t hdr_size;	  /* RIP_HDR_SIZE */
+	uint64_t byte_order;	  /* RIP_BYTE_ORDER_MARK as the writer stores it */
+	uint8_t ptr_size;	  /* sizeof(void *) of the writer */
+	uint8_t pad0[3];
+	uint32_t flags;		  /* RIP_F_* */
+	uint64_t file_size;	  /* bytes; equals the file's size */
+	uint64_t slot_off;	  /* RIP_SLOTS_OFFSET */
+	uint32_t slot_size;	  /* RIP_SLOT_SIZE */
+	uint32_t slot_count;	  /* slots in the pool */
+	uint32_t snap_depth;	  /* RIP_SNAP_DEPTH */
+	uint32_t snap_off;	  /* RIP_SNAP_OFFSET */
+	uint64_t fifo_off;	  /* free queue: slot_count cells */
+	uint64_t mod_off;	  /* module map */
+	uint32_t mod_size;	  /* RIP_MODULE_SIZE */
+	uint32_t mod_cap;	  /* entries the map holds */
+	uint64_t types_off;	  /* event types: types_cap entries */
+	uint32_t types_cap;
+	uint32_t type_size;	  /* RIP_EVTYPE_SIZE */
+	uint64_t cats_off;	  /* category names: RIP_CATEGORIES entries */
+	uint64_t ev_fifo_off;	  /* free event-ring queue: ev_rings cells */
+	uint64_t ev_ctl_off;	  /* struct rip_evring [ev_rings] */
+	uint64_t ev_off;	  /* ring data: ev_rings * ev_ring_size bytes */
+	uint32_t ev_rings;	  /* event rings in the pool (0: no events) */
+	uint32_t ev_ring_size;	  /* bytes per ring, a power of two */
+	uint32_t ev_packet_size;  /* bytes per packet, a power of two, <= ev_ring_size */
+	uint32_t ev_mode;	  /* enum rip_ev_mode */
+	uint8_t pad1[512 - 152];
+
+	/* process: 512 */
+	int32_t pid;
+	int32_t ppid;
+	uint64_t start_ticks;	  /* /proc/PID/stat starttime: tells pid reuse apart */
+	uint64_t create_realtime; /* CLOCK_REALTIME ns when the file was made */
+	char boot_id[40];	  /* /proc/sys/kernel/random/boot_id, NUL-terminated */
+	char comm[16];		  /* program name, NUL-terminated */
+	char exe[RIP_EXE_MAX];	  /* /proc/self/exe, NUL-terminated */
+	uint8_t pad2[1536 - 512 - 592];
+
+	/* clock: 1536 */
+	uint32_t clock_kind;	  /* enum rip_clock_kind */
+	uint32_t pad3;
+	uint64_t clock_hz;	  /* ticks per second */
+	uint64_t clock_base_ticks; /* a tick count ... */
+	uint64_t clock_base_ns;	  /* ... and CLOCK_MONOTONIC_RAW at the same instant */
+	int64_t realtime_offset;  /* CLOCK_REALTIME - CLOCK_MONOTONIC_RAW, ns, at creation */
+	uint8_t pad4[2048 - 1536 - 40];
+
+	/* control words: 2048; written from outside by rip enable/disable */
+	uint64_t enable[RIP_CATEGORY_WORDS]; /* one bit per category */
+	uint8_t pad5[3072 - 2048 - 32];
+
+	/* counters: 3072; the contended ones (FIFO head and tail) on their own cache lines */
+	uint32_t fresh;		  /* slots [0, fresh) have been used at least once */
+	uint32_t overflow;	  /* attach attempts that found the pool empty */
+	uint8_t pad6[56];
+	uint64_t fifo_head;	  /* free queue: next cell to take */
+	uint8_t pad7[56];
+	uint64_t fifo_tail;	  /* free queue: next cell to fill */
+	uint8_t pad8[56];
+	uint32_t mod_count;	  /* module entries [0, mod_count) are valid (release) */
+	uint32_t proc_flags;	  /* RIP_P_* */
+	uint64_t exit_ts;	  /* clock ticks at a clean exit, 0 otherwise */
+	uint64_t live_threads;	  /* thread slots attached now */
+	uint64_t live_coros;	  /* coroutine slots that exist now */
+	uint32_t types_count;	  /* event types [0, types_count) are valid (release) */
+	uint32_t ev_fresh;	  /* event rings [0, ev_fresh) have been used */
+	uint32_t ev_overflow;	  /* threads that found no free event ring */
+	uint32_t pad9;
+	uint8_t pad10[3328 - 3312];
+	uint64_t ev_fifo_head;	  /* free event-ring queue: next cell to take */
+	uint8_t pad11[56];
+	uint64_t ev_fifo_tail;	  /* free event-ring queue: next cell to fill */
+	uint8_t pad12[4096 - 3400];
+};
+
+struct rip_slot {
+	/* hot line: written by the slot's owner */
+	uint32_t snap_seq;	  /* snaps taken since the slot was (re)used */
+	uint32_t state;		  /* enum rip_slot_state */
+	uint64_t switch_ts;	  /* ticks of the last state change */
+	int32_t tid;		  /* owning thread; for a coroutine, where it last ran */
+	uint32_t kind;		  /* enum rip_slot_kind */
+	uint32_t gen;		  /* seqlock: odd while being set up, +2 each time taken */
+	uint32_t coro;		  /* thread slot: index + 1 of the coroutine running on it */
+	uint64_t attach_ts;	  /* ticks when taken */
+	uint64_t exit_ts;	  /* ticks when released, 0 while in use */
+	uint32_t switches;	  /* coroutine: times switched in */
+	uint32_t index;		  /* this slot's own index (self-check for readers) */
+	uint32_t user_id;	  /* librip.h: the id given to rip_init() */
+	uint8_t pad0[64 - 60];
+
+	char name[RIP_NAME_MAX];  /* NUL-terminated */
+	uint8_t reserved[RIP_SNAP_OFFSET - 128];
+	uint64_t snap[RIP_SNAP_DEPTH]; /* instruction pointers */
+};
+
+/* Per event ring: the writer's line, then the consumer's. */
+struct rip_evring {
+	uint64_t written;	  /* packets closed since the ring was created (release) */
+	uint64_t discarded;	  /* events dropped or overwritten, running total */
+	uint32_t owner;		  /* slot index + 1 of the writing thread, 0: free */
+	int32_t tid;		  /* the writing thread */
+	uint64_t attach_ts;	  /* ticks when the current owner took it */
+	uint64_t blocked;	  /* times a blocking writer had to wait */
+	uint8_t pad0[64 - 40];
+	uint64_t consumed;	  /* packets read by a streaming consumer (release) */
+	uint32_t consumer_pid;	  /* pid of that consumer, 0: none */
+	uint8_t pad1[64 - 12];
+};
+
+/* The start of every packet: CTF packet.header then packet.context. */
+struct rip_packet {
+	uint32_t magic;		  /* RIP_CTF_MAGIC */
+	uint32_t stream_id;	  /* 0: the only stream class */
+	uint64_t stream_instance_id; /* the ring's index */
+	uint64_t timestamp_begin; /* ticks */
+	uint64_t timestamp_end;	  /* ticks; 0 while the packet is open */
+	uint64_t content_size;	  /* bits used: header + events (commit, while open) */
+	uint64_t packet_size;	  /* bits: ev_packet_size * 8 */
+	uint64_t packet_seq_num;  /* ring->written when the packet was opened */
+	uint64_t events_discarded; /* ring->discarded when the packet was closed */
+	int32_t tid;		  /* the thread that wrote it */
+	uint32_t coro;		  /* slot index + 1 of the coroutine running at begin, 0 none */
+	uint32_t events;	  /* events in the packet; set when closed */
+	uint32_t open;		  /* 1 while being written, 0 once closed */
+};
+
+struct rip_evfield {
+	char name[RIP_FIELD_NAME_MAX];
+	uint32_t type;		  /* enum rip_field_type */
+	uint32_t pad;
+};
+
+struct rip_evtype {
+	uint32_t id;		  /* the event id in headers */
+	uint32_t category;	  /* enable bit */
+	uint32_t nfields;
+	uint32_t flags;
+	char name[RIP_EVTYPE_NAME_MAX];
+	struct rip_evfield fields[RIP_EVENT_MAX_FIELDS];
+	uint8_t pad[RIP_EVTYPE_SIZE - 80 - RIP_EVENT_MAX_FIELDS * 40];
+};
+
+struct rip_category {
+	char name[RIP_CATEGORY_NAME_MAX]; /* NUL-terminated; empty: unnamed */
+};
+
+struct rip_fifo_cell {
+	uint64_t seq;		  /* Vyukov bounded-queue sequence number */
+	uint64_t slot;		  /* slot index */
+};
+
+struct rip_module {
+	uint64_t bias;		  /* load bias: runtime address - ELF vaddr */
+	uint64_t lo, hi;	  /* runtime range covered by its PT_LOAD segments */
+	uint64_t load_ts;	  /* ticks when found mapped; 0 for the first scan, at open */
+	uint64_t unload_ts;	  /* ticks when dlclose'd, 0 while mapped */
+	uint32_t flags;		  /* RIP_MOD_* */
+	uint32_t build_id_len;	  /* 0 when the object has no NT_GNU_BUILD_ID */
+	uint8_t build_id[RIP_BUILD_ID_MAX];
+	char path[RIP_MODULE_PATH_MAX]; /* NUL-terminated */
+	uint8_t pad[RIP_MODULE_SIZE - 48 - RIP_BUILD_ID_MAX - RIP_MODULE_PATH_MAX];
+};
+
+#ifdef __cplusplus
+#define RIP_STATIC_ASSERT static_assert
+#else
+#define RIP_STATIC_ASSERT _Static_assert
+#endif
+
+RIP_STATIC_ASSERT(sizeof(struct rip_file_hdr) == RIP_HDR_SIZE, "header size");
+RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, pid) == 512, "process block");
+RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, exe) == 592, "exe");
+RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, clock_kind) == 1536, "clock block");
+RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, enable) == 2048, "control words");
+RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, fresh) == 3072, "counters");
+RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, fifo_head) == 3136, "fifo head");
+RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, fifo_tail) == 3200, "fifo tail");
+RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, mod_count) == 3264, "mod count");
+RIP_STATIC_ASSERT(sizeof(struct rip_slot) == RIP_SLOT_SIZE, "slot size");
+RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_slot, name) == 64, "slot name");
+RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_slot, snap) == RIP_SNAP_OFFSET, "slot snap");
+RIP_STATIC_ASSERT((1u << RIP_SLOT_SHIFT) == RIP_SLOT_SIZE, "slot shift");
+RIP_STATIC_ASSERT((RIP_SNAP_DEPTH & (RIP_SNAP_DEPTH - 1)) == 0, "depth power of two");
+RIP_STATIC_ASSERT(sizeof(struct rip_fifo_cell) == 16, "fifo cell");
+RIP_STATIC_ASSERT(sizeof(struct rip_module) == RIP_MODULE_SIZE, "module size");
+RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, ev_mode) == 148, "event geometry");
+RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, types_count) == 3296, "types count");
+RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, ev_fifo_head) == 3328, "ev fifo head");
+RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, ev_fifo_tail) == 3392, "ev fifo tail");
+RIP_STATIC_ASSERT(sizeof(struct rip_evring) == RIP_EVRING_SIZE, "evring size");
+RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_evring, consumed) == 64, "evring consumer line");
+RIP_STATIC_ASSERT(sizeof(struct rip_packet) == RIP_PACKET_HDR_SIZE, "packet header");
+RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_packet, content_size) == 32, "content size");
+RIP_STATIC_ASSERT(sizeof(struct rip_evfield) == 40, "field size");
+RIP_STATIC_ASSERT(sizeof(struct rip_evtype) == RIP_EVTYPE_SIZE, "event type size");
+RIP_STATIC_ASSERT(sizeof(struct rip_category) == RIP_CATEGORY_NAME_MAX, "category size");
+
+#endif /* RIP_ABI_H */

@@ -1,0 +1,541 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * lib/events.c - event rings: the writer's slow path, packets, the ring
+ * pool, event types and categories.
+ *
+ * One ring per thread that emits, taken from a pool like slots are (never
+ * used rings first, then the one released longest ago):
+ *
+ *   ring i:  +----------+----------+----------+-- ... --+----------+
+ *            | packet 0 | packet 1 | packet 2 |         | packet n |
+ *            +----------+----------+----------+-- ... --+----------+
+ *   packet:  | struct rip_packet | event | event | ... |  (unused)  |
+ *                                 ^ content_size (bits) is the commit
+ *
+ * Packet k of a ring holds sequence numbers k, k + n, k + 2n...; the
+ * writer owns the packet ring->written (mod n) and closes it when the next
+ * event does not fit: timestamp_end, events and events_discarded are filled
+ * in, open drops to 0, and ring->written is bumped with a release store.
+ * What happens to the packet after that depends on the mode:
+ *
+ *   overwrite  the next packet is reused even if nobody read it; the events
+ *              it held are added to ring->discarded (flight recorder)
+ *   discard    when the consumer is n packets behind, new events are dropped
+ *              and counted until it catches up
+ *   block      the writer waits for the consumer, at most RIP_BLOCK_MS per
+ *              packet and only while the consumer lives; then it discards
+ *
+ * Everything the fast path reads is switched so that a signal handler that
+ * interrupts this slow path sees a full packet (pos == end) and comes here,
+ * where a per-thread flag makes it drop and count its event instead of
+ * touching a packet in the middle of a switch.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#define RIP_BLOCK_MS 1000
+#define RIP_MAX_TYPES 1024u
+
+static uint64_t rip_no_enable[RIP_CATEGORY_WORDS];
+uint64_t *__rip_enable = rip_no_enable;
+
+/* The built-in coroutine switch event: id 0. */
+static uint32_t rip_coro_switch_id = RIP_EV_CORO_SWITCH;
+const struct rip_event_type __rip_coro_switch_type = {
+	.name = "rip:coro_switch",
+	.category = RIP_CAT_CORO,
+	.nfields = 2,
+	.fields = { RIP_FIELD(U32, "to"), RIP_FIELD(U32, "from") },
+	.id = &rip_coro_switch_id,
+};
+
+/* Registered types and category names, kept to write into every ring file opened. */
+static struct {
+	pthread_mutex_t lock;
+	const struct rip_event_type *types[RIP_MAX_TYPES];
+	uint32_t ntypes;
+	char cats[RIP_CATEGORIES][RIP_CATEGORY_NAME_MAX];
+	struct rip_file_hdr *file; /* the open ring file, once it has the list */
+} rip_reg = {
+	.lock = PTHREAD_MUTEX_INITIALIZER,
+	.types = { &__rip_coro_switch_type },
+	.ntypes = 1,
+	.cats = { [RIP_CAT_CORO] = "coro" },
+};
+
+static struct rip_evring *rip_evring_at(struct rip_file_hdr *h, uint32_t i)
+{
+	return (struct rip_evring *)((char *)h + h->ev_ctl_off + (size_t)i * RIP_EVRING_SIZE);
+}
+
+static char *rip_evdata_at(struct rip_file_hdr *h, uint32_t i)
+{
+	return (char *)h + h->ev_off + (size_t)i * h->ev_ring_size;
+}
+
+static struct rip_fifo rip_fifo_rings(struct rip_file_hdr *h)
+{
+	return (struct rip_fifo){
+		.cells = (struct rip_fifo_cell *)((char *)h + h->ev_fifo_off),
+		.n = h->ev_rings,
+		.head = &h->ev_fifo_head,
+		.tail = &h->ev_fifo_tail,
+	};
+}
+
+/* ---- types and categories ------------------------------------------------------ */
+
+static void rip_type_write(struct rip_file_hdr *h, const struct rip_event_type *t, uint32_t id)
+{
+	uint32_t n = __atomic_load_n(&h->types_count, __ATOMIC_RELAXED);
+	struct rip_evtype *e;
+
+	if (n >= h->types_cap)
+		return;
+	e = (struct rip_evtype *)((char *)h + h->types_off + (size_t)n * RIP_EVTYPE_SIZE);
+	memset(e, 0, sizeof(*e));
+	e->id = id;
+	e->category = t->category;
+	e->nfields = t->nfields;
+	snprintf(e->name, sizeof(e->name), "%s", t->name ? t->name : "");
+	for (uint32_t i = 0; i < t->nfields && i < RIP_EVENT_MAX_FIELDS; i++) {
+		e->fields[i].type = t->fields[i].type;
+		snprintf(e->fields[i].name, sizeof(e->fields[i].name), "%s",
+			 t->fields[i].name ? t->fields[i].name : "");
+	}
+	/* Publish the entry: pairs with the acquire load of types_count in readers. */
+	__atomic_store_n(&h->types_count, n + 1, __ATOMIC_RELEASE);
+}
+
+static bool rip_type_valid(const struct rip_event_type *t)
+{
+	if (!t || !t->id || !t->name || !*t->name || t->nfields > RIP_EVENT_MAX_FIELDS ||
+	    t->category >= RIP_CATEGORIES)
+		return false;
+	for (uint32_t i = 0; i < t->nfields; i++) {
+		uint32_t ty = t->fields[i].type;
+
+		if (ty < RIP_FT_U8 || ty > RIP_FT_STRING || !t->fields[i].name)
+			return false;
+		/* a string only as the last field, and only through rip_event_str */
+		if (ty == RIP_FT_STRING && i + 1 != t->nfields)
+			return false;
+	}
+	return true;
+}
+
+int rip_event_register(const struct rip_event_type *t)
+{
+	struct rip_file_hdr *h;
+	uint32_t id;
+
+	if (!rip_type_valid(t))
+		return -EINVAL;
+	pthread_mutex_lock(&rip_reg.lock);
+	for (uint32_t i = 0; i < rip_reg.ntypes; i++) {
+		if (rip_reg.types[i] == t) {
+			pthread_mutex_unlock(&rip_reg.lock);
+			return 0;
+		}
+	}
+	if (rip_reg.ntypes == RIP_MAX_TYPES) {
+		pthread_mutex_unlock(&rip_reg.lock);
+		return -ENOSPC;
+	}
+	id = rip_reg.ntypes;
+	rip_reg.types[rip_reg.ntypes++] = t;
+	h = rip_reg.file;
+	if (h)
+		rip_type_write(h, t, id);
+	/* The fast path may now use the id; relaxed: it only ever goes from unset to set. */
+	__atomic_store_n(t->id, id, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&rip_reg.lock);
+	return 0;
+}
+
+int rip_category_name(unsigned bit, const char *name)
+{
+	struct rip_file_hdr *h;
+
+	if (bit >= RIP_CATEGORIES || bit < RIP_CAT_USER || !name || !*name ||
+	    strlen(name) >= RIP_CATEGORY_NAME_MAX || strchr(name, ' '))
+		return -EINVAL;
+	pthread_mutex_lock(&rip_reg.lock);
+	snprintf(rip_reg.cats[bit], RIP_CATEGORY_NAME_MAX, "%s", name);
+	h = rip_reg.file;
+	if (h) {
+		struct rip_category *c = (struct rip_category *)((char *)h + h->cats_off);
+
+		memcpy(c[bit].name, rip_reg.cats[bit], RIP_CATEGORY_NAME_MAX);
+	}
+	pthread_mutex_unlock(&rip_reg.lock);
+	return 0;
+}
+
+/* A ring file was just mapped (under __rip_proc.lock): give it the types and names. */
+void __rip_events_open(struct rip_file_hdr *h)
+{
+	struct rip_category *c = (struct rip_category *)((char *)h + h->cats_off);
+
+	pthread_mutex_lock(&rip_reg.lock);
+	for (uint32_t i = 0; i < rip_reg.ntypes; i++)
+		rip_type_write(h, rip_reg.types[i], i);
+	for (uint32_t i = 0; i < RIP_CATEGORIES; i++)
+		memcpy(c[i].name, rip_reg.cats[i], RIP_CATEGORY_NAME_MAX);
+	rip_reg.file = h;
+	pthread_mutex_unlock(&rip_reg.lock);
+	/* Events may flow from here on: pairs with the relaxed loads in the fast path. */
+	__atomic_store_n(&__rip_enable, h->enable, __ATOMIC_RELEASE);
+}
+
+void __rip_events_close(void)
+{
+	pthread_mutex_lock(&rip_reg.lock);
+	rip_reg.file = NULL;
+	pthread_mutex_unlock(&rip_reg.lock);
+	__atomic_store_n(&__rip_enable, rip_no_enable, __ATOMIC_RELEASE);
+}
+
+/* In a forked child: the rings of threads that do not exist here go back to the pool. */
+void __rip_events_fork_child(struct rip_file_hdr *h, struct rip_self *me)
+{
+	uint32_t used = __atomic_load_n(&h->ev_fresh, __ATOMIC_RELAXED);
+
+	pthread_mutex_init(&rip_reg.lock, NULL);
+	for (uint32_t i = 0; i < used && i < h->ev_rings; i++) {
+		struct rip_evring *r = rip_evring_at(h, i);
+
+		if (!r->owner || me->ev.ring == i + 1)
+			continue;
+		r->owner = 0;
+		r->consumer_pid = 0;
+		__rip_fifo_push(rip_fifo_rings(h), i);
+	}
+	if (me->ev.ring && me->ev.ring <= h->ev_rings) {
+		rip_evring_at(h, me->ev.ring - 1)->tid = me->tid;
+		rip_evring_at(h, me->ev.ring - 1)->consumer_pid = 0;
+	}
+}
+
+/* ---- packets ------------------------------------------------------------------- */
+
+static uint32_t rip_npackets(struct rip_file_hdr *h)
+{
+	return h->ev_ring_size / h->ev_packet_size;
+}
+
+/* Close the current packet: readers and consumers may take it from now on. */
+static void rip_packet_close(struct rip_file_hdr *h, struct rip_evw *w)
+{
+	struct rip_packet *pk = w->pkt;
+	struct rip_evring *r = rip_evring_at(h, w->ring - 1);
+
+	if (!pk)
+		return;
+	pk->content_size = (uint64_t)(w->pos - (char *)pk) * 8;
+	pk->timestamp_end = w->last;
+	pk->events = w->events;
+	pk->events_discarded = __atomic_load_n(&r->discarded, __ATOMIC_RELAXED);
+	/* The fields above before open = 0: pairs with the acquire load of open in readers. */
+	__atomic_store_n(&pk->open, 0, __ATOMIC_RELEASE);
+	/* Counted as written after it is complete: pairs with the consumer's acquire. */
+	__atomic_store_n(&r->written, pk->packet_seq_num + 1, __ATOMIC_RELEASE);
+	w->pkt = NULL;
+	w->pos = w->end = NULL;
+}
+
+static bool rip_consumer_alive(struct rip_evring *r)
+{
+	uint32_t pid = __atomic_load_n(&r->consumer_pid, __ATOMIC_RELAXED);
+
+	return pid && (kill((pid_t)pid, 0) == 0 || errno == EPERM);
+}
+
+/* Wait for the consumer to free the packet seq will reuse; false on timeout. */
+static bool rip_wait_consumer(struct rip_evring *r, uint64_t seq, uint32_t n)
+{
+	struct timespec ts = { 0, 50000 };
+
+	__atomic_fetch_add(&r->blocked, 1, __ATOMIC_RELAXED);
+	for (int waited = 0; waited < RIP_BLOCK_MS * 20; waited++) {
+		/* Pairs with the consumer's release store of consumed. */
+		if (seq - __atomic_load_n(&r->consumed, __ATOMIC_ACQUIRE) < n)
+			return true;
+		if (!rip_consumer_alive(r))
+			return false;
+		nanosleep(&ts, NULL);
+	}
+	return false;
+}
+
+/* Open the next packet of the thread's ring at time ts; -ENOSPC if it must drop. */
+static int rip_packet_open(struct rip_file_hdr *h, struct rip_self *me, uint64_t ts)
+{
+	struct rip_evw *w = &me->ev;
+	uint32_t ri = w->ring - 1, n = rip_npackets(h);
+	struct rip_evring *r = rip_evring_at(h, ri);
+	uint64_t seq = __atomic_load_n(&r->written, __ATOMIC_RELAXED);
+	/* Pairs with the consumer's release store of consumed. */
+	uint64_t consumed = __atomic_load_n(&r->consumed, __ATOMIC_ACQUIRE);
+	struct rip_packet *pk = (struct rip_packet *)(rip_evdata_at(h, ri) +
+						      (size_t)(seq % n) * h->ev_packet_size);
+
+	if (seq >= n && seq - consumed >= n) {
+		uint32_t mode = h->ev_mode;
+
+		if (mode == RIP_MODE_BLOCK && rip_wait_consumer(r, seq, n)) {
+			/* room now */
+		} else if (mode != RIP_MODE_OVERWRITE && rip_consumer_alive(r)) {
+			return -ENOSPC;
+		} else if (pk->packet_seq_num == seq - n && pk->magic == RIP_CTF_MAGIC) {
+			/* Flight recorder: the oldest packet goes, and its events are lost. */
+			__atomic_fetch_add(&r->discarded, pk->events, __ATOMIC_RELAXED);
+		}
+	}
+	/* Readers that copy this packet see open = 1 or a new seq: they drop their copy. */
+	__atomic_store_n(&pk->open, 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	pk->magic = RIP_CTF_MAGIC;
+	pk->stream_id = 0;
+	pk->stream_instance_id = ri;
+	pk->timestamp_begin = ts;
+	pk->timestamp_end = 0;
+	pk->packet_size = (uint64_t)h->ev_packet_size * 8;
+	pk->packet_seq_num = seq;
+	pk->events_discarded = __atomic_load_n(&r->discarded, __ATOMIC_RELAXED);
+	pk->tid = me->tid;
+	pk->coro = me->cur && me->cur != me->thread ? me->cur->index + 1 : 0;
+	pk->events = 0;
+	/* Commit of the empty packet: pairs with the acquire load in readers. */
+	__atomic_store_n(&pk->content_size, (uint64_t)RIP_PACKET_HDR_SIZE * 8, __ATOMIC_RELEASE);
+	w->pkt = pk;
+	w->pos = (char *)pk + RIP_PACKET_HDR_SIZE;
+	w->last = ts;
+	w->events = 0;
+	/* end last: until now a signal handler's fast path saw pos == end and came slow */
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	w->end = (char *)pk + h->ev_packet_size;
+	return 0;
+}
+
+/* Take an event ring for the calling thread. */
+static int rip_ring_take(struct rip_file_hdr *h, struct rip_self *me)
+{
+	uint32_t f = __atomic_load_n(&h->ev_fresh, __ATOMIC_RELAXED), idx;
+	struct rip_evring *r;
+
+	if (!h->ev_rings)
+		return -ENODEV;
+	for (;;) {
+		if (f >= h->ev_rings) {
+			if (__rip_fifo_pop(rip_fifo_rings(h), &idx)) {
+				__atomic_fetch_add(&h->ev_overflow, 1, __ATOMIC_RELAXED);
+				return -ENOSPC;
+			}
+			break;
+		}
+		/* Only the counter matters; the ring is published by its owner field. */
+		if (__atomic_compare_exchange_n(&h->ev_fresh, &f, f + 1, true, __ATOMIC_RELAXED,
+						__ATOMIC_RELAXED)) {
+			idx = f;
+			break;
+		}
+	}
+	r = rip_evring_at(h, idx);
+	r->tid = me->tid;
+	r->attach_ts = rip_clock_ticks();
+	__atomic_store_n(&r->owner, me->thread && !(me->flags & RIP_SELF_DUMMY)
+					    ? me->thread->index + 1
+					    : 0,
+			 __ATOMIC_RELEASE);
+	me->ev.ring = idx + 1;
+	return 0;
+}
+
+/* The thread is done with events: close its packet, give its ring back. */
+void __rip_events_thread_exit(struct rip_file_hdr *h, struct rip_self *me)
+{
+	struct rip_evw *w = &me->ev;
+	uint32_t ri = w->ring - 1;
+
+	if (!h || !w->ring || w->ring > h->ev_rings) {
+		memset(w, 0, sizeof(*w));
+		return;
+	}
+	me->flags |= RIP_SELF_EVSLOW;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	rip_packet_close(h, w);
+	__atomic_store_n(&rip_evring_at(h, ri)->owner, 0, __ATOMIC_RELEASE);
+	__rip_fifo_push(rip_fifo_rings(h), ri);
+	memset(w, 0, sizeof(*w));
+	w->ring = UINT32_MAX; /* no events after exit */
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	me->flags &= ~RIP_SELF_EVSLOW;
+}
+
+/* ---- the slow path ---------------------------------------------------------------- */
+
+static void rip_count_drop(struct rip_file_hdr *h, struct rip_evw *w)
+{
+	if (w->ring && w->ring <= h->ev_rings)
+		__atomic_fetch_add(&rip_evring_at(h, w->ring - 1)->discarded, 1, __ATOMIC_RELAXED);
+}
+
+void __rip_event_slow(const struct rip_event_type *t, const uint64_t *v, const char *str,
+		      uint64_t ts)
+{
+	struct rip_file_hdr *h = __atomic_load_n(&__rip_proc.hdr, __ATOMIC_ACQUIRE);
+	struct rip_self *me = &__rip_self;
+	struct rip_evw *w = &me->ev;
+	uint32_t id, payload = 0, hsize, size;
+	size_t slen = 0;
+	char *p;
+
+	if (!h || !t || (me->flags & RIP_SELF_EXITING))
+		return;
+	if (me->flags & RIP_SELF_EVSLOW) {
+		/* A signal handler interrupted the slow path: drop, never touch the packet. */
+		rip_count_drop(h, w);
+		return;
+	}
+	me->flags |= RIP_SELF_EVSLOW;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (!me->tid)
+		me->tid = __rip_gettid();
+	if (!me->thread)
+		__rip_attach_slow();
+	id = __atomic_load_n(t->id, __ATOMIC_RELAXED);
+	if (id == UINT32_MAX || id >= RIP_MAX_TYPES)
+		goto out_drop;
+	if (!w->ring && rip_ring_take(h, me)) {
+		w->ring = UINT32_MAX; /* no ring for this thread: stop trying */
+		goto out;
+	}
+	if (w->ring > h->ev_rings)
+		goto out;
+	for (uint32_t i = 0; i < t->nfields; i++)
+		if (t->fields[i].type != RIP_FT_STRING)
+			payload += __rip_field_size(t->fields[i].type);
+	if (str)
+		slen = strnlen(str, RIP_STRING_MAX - 1) + 1;
+	if (ts < w->last)
+		ts = w->last; /* never backwards within a stream (TSC skew between CPUs) */
+	hsize = id <= RIP_EVENT_ID_COMPACT_MAX && ts - w->last < (1u << RIP_EVENT_TS_BITS) ? 4 : 13;
+	size = hsize + payload + (uint32_t)slen;
+	if (!w->pkt || (size_t)(w->end - w->pos) < size) {
+		/* Make the fast path come here until the switch is done. */
+		w->end = w->pos;
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		rip_packet_close(h, w);
+		if (rip_packet_open(h, me, ts))
+			goto out_drop;
+		hsize = id <= RIP_EVENT_ID_COMPACT_MAX ? 4 : 13;
+		size = hsize + payload + (uint32_t)slen;
+		if ((size_t)(w->end - w->pos) < size)
+			goto out_drop;
+	}
+	p = w->pos;
+	w->pos = p + size;
+	if (hsize == 4) {
+		uint32_t hdr = id | (uint32_t)(ts << 5);
+
+		memcpy(p, &hdr, 4);
+	} else {
+		p[0] = RIP_EVENT_ID_EXTENDED;
+		memcpy(p + 1, &id, 4);
+		memcpy(p + 5, &ts, 8);
+	}
+	p += hsize;
+	for (uint32_t i = 0; i < t->nfields; i++) {
+		uint32_t n;
+
+		if (t->fields[i].type == RIP_FT_STRING)
+			break;
+		n = __rip_field_size(t->fields[i].type);
+		memcpy(p, &v[i], n);
+		p += n;
+	}
+	if (slen) {
+		memcpy(p, str, slen - 1);
+		p[slen - 1] = 0;
+		p += slen;
+	}
+	w->last = ts;
+	w->events++;
+	/* Commit: pairs with the acquire load of content_size in the readers. */
+	__atomic_store_n((uint32_t *)&w->pkt->content_size,
+			 (uint32_t)((size_t)(p - (char *)w->pkt) * 8), __ATOMIC_RELEASE);
+	goto out;
+
+out_drop:
+	rip_count_drop(h, w);
+out:
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	me->flags &= ~RIP_SELF_EVSLOW;
+}
+
+void rip_event_str(const struct rip_event_type *t, const uint64_t *vals, const char *str)
+{
+	static const uint64_t none[RIP_EVENT_MAX_FIELDS];
+
+	if (!t || !rip_category_enabled(t->category))
+		return;
+	__rip_event_slow(t, vals ? vals : none, str ? str : "", rip_clock_ticks());
+}
+
+/* ---- configuration ------------------------------------------------------------------ */
+
+static uint32_t rip_env_size(const char *name, uint32_t def)
+{
+	const char *s = getenv(name);
+	char *end;
+	unsigned long long v;
+
+	if (!s || !*s)
+		return def;
+	v = strtoull(s, &end, 10);
+	if (*end == 'k' || *end == 'K')
+		v <<= 10, end++;
+	else if (*end == 'm' || *end == 'M')
+		v <<= 20, end++;
+	if (*end || v > (1ull << 30))
+		return 0; /* rejected by the caller */
+	return (uint32_t)v;
+}
+
+int __rip_events_config(const struct rip_ring_opts *o, struct rip_ev_config *c)
+{
+	const char *mode = getenv("RIP_MODE");
+
+	c->rings = o && o->ev_rings ? o->ev_rings : rip_env_size("RIP_EVENT_RINGS", 64);
+	c->ring_size = o && o->ev_ring_size ? o->ev_ring_size
+					    : rip_env_size("RIP_EVENT_RING_SIZE", 256u << 10);
+	c->packet_size = o && o->ev_packet_size
+				 ? o->ev_packet_size
+				 : rip_env_size("RIP_EVENT_PACKET_SIZE", 16u << 10);
+	if (o && o->ev_mode)
+		c->mode = o->ev_mode - 1;
+	else if (!mode || !*mode || !strcmp(mode, "overwrite"))
+		c->mode = RIP_MODE_OVERWRITE;
+	else if (!strcmp(mode, "discard"))
+		c->mode = RIP_MODE_DISCARD;
+	else if (!strcmp(mode, "block"))
+		c->mode = RIP_MODE_BLOCK;
+	else
+		return -EINVAL;
+	if (c->mode > RIP_MODE_BLOCK || c->rings > 65536)
+		return -EINVAL;
+	if (!c->rings)
+		return 0; /* events off */
+	if (c->packet_size < 1024 || (c->packet_size & (c->packet_size - 1)) ||
+	    c->ring_size < 2 * c->packet_size || (c->ring_size & (c->ring_size - 1)))
+		return -EINVAL;
+	return 0;
+}

@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * lib/internal.h - what the parts of librip share and do not export:
+ * the process-wide ring state, the clock and module-map helpers.
+ */
+#ifndef RIP_LIB_INTERNAL_H
+#define RIP_LIB_INTERNAL_H
+
+#include <limits.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rip.h"
+
+#define __hidden __attribute__((visibility("hidden")))
+#define RIP_DEFAULT_SLOTS 4096u
+#define RIP_MAX_SLOTS (1u << 22)
+#define RIP_MOD_CAP 1024u
+
+/* __rip_self.flags */
+#define RIP_SELF_EXITING 0x1u /* key destructor ran: never attach again */
+#define RIP_SELF_DUMMY 0x2u   /* writing into a dummy slot (no ring, or pool full) */
+#define RIP_SELF_ATTACHING 0x4u /* inside rip_attach (a signal handler may interrupt it) */
+#define RIP_SELF_EVSLOW 0x8u    /* inside the event slow path (same reason) */
+#define RIP_TYPES_CAP 256u
+
+/* Event ring geometry for a new file. */
+struct rip_ev_config {
+	uint32_t rings, ring_size, packet_size, mode;
+};
+
+/* The process's ring; changed only under lock, read by the slow paths. */
+struct rip_proc {
+	pthread_mutex_t lock;
+	struct rip_file_hdr *hdr; /* NULL while closed: release store, acquire loads */
+	size_t map_len;
+	int fd;
+	uint32_t flags;		  /* RIP_F_* of the file */
+	char path[PATH_MAX];
+	pthread_key_t key;
+	bool key_ok;
+	uint32_t *legacy_map;	  /* librip.h: id -> slot index + 1 */
+	uint32_t legacy_ids;
+};
+
+extern struct rip_proc __rip_proc __hidden;
+
+static inline struct rip_slot *rip_slot_at(struct rip_file_hdr *h, uint32_t i)
+{
+	return (struct rip_slot *)((char *)h + h->slot_off + ((size_t)i << RIP_SLOT_SHIFT));
+}
+
+/* A bounded MPMC queue of indices in the file (slots, event rings). */
+struct rip_fifo {
+	struct rip_fifo_cell *cells;
+	uint64_t n;
+	uint64_t *head, *tail;
+};
+
+/* ring.c */
+struct rip_fifo __rip_fifo_slots(struct rip_file_hdr *h) __hidden;
+int __rip_fifo_push(struct rip_fifo q, uint32_t item) __hidden;
+int __rip_fifo_pop(struct rip_fifo q, uint32_t *item) __hidden;
+int __rip_open_locked(const char *path, const char *dir, uint32_t slots, uint32_t flags,
+		      const struct rip_ev_config *ev) __hidden;
+int __rip_slot_take(struct rip_file_hdr *h, uint32_t *out) __hidden;
+void __rip_slot_release(struct rip_file_hdr *h, struct rip_slot *s) __hidden;
+void __rip_slot_setup(struct rip_slot *s, uint32_t kind, int32_t tid, const char *name,
+		      size_t namelen) __hidden;
+void __rip_name_copy(char *dst, const char *src, size_t len) __hidden;
+pid_t __rip_gettid(void) __hidden;
+
+/* clock.c */
+void __rip_clock_init(struct rip_file_hdr *h) __hidden;
+
+/* legacy.c: the functions behind include/librip.h */
+struct rip_ring;
+RIP_API struct rip_ring *__rip_legacy_create(const char *file, uint32_t max_procs);
+RIP_API int32_t __rip_legacy_init(uint32_t id, const char *name, size_t namelen, uint8_t idx,
+				  uint8_t ctr);
+RIP_API void __rip_legacy_exit(int32_t slot);
+
+/* events.c */
+int __rip_events_config(const struct rip_ring_opts *o, struct rip_ev_config *c) __hidden;
+void __rip_events_open(struct rip_file_hdr *h) __hidden;
+void __rip_events_close(void) __hidden;
+void __rip_events_thread_exit(struct rip_file_hdr *h, struct rip_self *me) __hidden;
+void __rip_events_fork_child(struct rip_file_hdr *h, struct rip_self *me) __hidden;
+
+/* modules.c */
+void __rip_modules_scan(void) __hidden;
+
+#endif /* RIP_LIB_INTERNAL_H */

@@ -1,0 +1,217 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * lib/modules.c - the module map: every object loaded in the process, with
+ * its load bias, address range, path and GNU build-id, so that readers
+ * resolve addresses live and post-mortem without /proc.
+ *
+ * The map is append-only: an entry is written whole, then published by a
+ * release store of hdr->mod_count; a dlclose'd object is flagged unloaded,
+ * never removed, because snaps taken in it stay in the rings.  dlopen and
+ * dlclose are wrapped to rescan right after the loader returns.  The scan
+ * copies what dl_iterate_phdr reports into a private buffer first and takes
+ * our lock only afterwards: no lock of ours is ever held inside the loader's.
+ */
+#include <dlfcn.h>
+#include <elf.h>
+#include <link.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "internal.h"
+
+struct rip_seen {
+	uint64_t bias, lo, hi;
+	uint32_t flags, build_id_len;
+	uint8_t build_id[RIP_BUILD_ID_MAX];
+	char name[RIP_MODULE_PATH_MAX];
+	uint32_t name_trunc;
+};
+
+struct rip_scan {
+	struct rip_seen *v;
+	size_t n, cap;
+};
+
+static void rip_build_id(struct dl_phdr_info *info, struct rip_seen *m)
+{
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		const char *p, *end;
+
+		if (ph->p_type != PT_NOTE)
+			continue;
+		p = (const char *)(info->dlpi_addr + ph->p_vaddr);
+		end = p + ph->p_memsz;
+		while (p + sizeof(ElfW(Nhdr)) <= end) {
+			const ElfW(Nhdr) *nh = (const ElfW(Nhdr) *)p;
+			size_t nsz = (nh->n_namesz + 3) & ~3u, dsz = (nh->n_descsz + 3) & ~3u;
+			const char *name = p + sizeof(*nh), *desc = name + nsz;
+
+			if (desc + dsz > end)
+				break;
+			if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 &&
+			    !memcmp(name, "GNU", 4) && nh->n_descsz <= RIP_BUILD_ID_MAX) {
+				memcpy(m->build_id, desc, nh->n_descsz);
+				m->build_id_len = nh->n_descsz;
+				return;
+			}
+			p = desc + dsz;
+		}
+	}
+}
+
+static int rip_scan_one(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct rip_scan *sc = arg;
+	struct rip_seen *m;
+	uint64_t lo = UINT64_MAX, hi = 0;
+	const char *name = info->dlpi_name;
+	size_t n;
+
+	(void)size;
+	if (sc->n == sc->cap)
+		return 1;
+	m = &sc->v[sc->n];
+	memset(m, 0, sizeof(*m));
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type != PT_LOAD)
+			continue;
+		if (ph->p_vaddr < lo)
+			lo = ph->p_vaddr;
+		if (ph->p_vaddr + ph->p_memsz > hi)
+			hi = ph->p_vaddr + ph->p_memsz;
+	}
+	if (hi <= lo)
+		return 0;
+	m->bias = info->dlpi_addr;
+	m->lo = info->dlpi_addr + lo;
+	m->hi = info->dlpi_addr + hi;
+	if (sc->n == 0 && (!name || !*name)) {
+		m->flags = RIP_MOD_EXE;
+		name = "";
+	} else if (!name || !*name || !strncmp(name, "linux-vdso", 10) ||
+		   !strncmp(name, "linux-gate", 10)) {
+		m->flags = RIP_MOD_VDSO;
+		name = name && *name ? name : "[vdso]";
+	}
+	n = strlen(name);
+	if (n >= sizeof(m->name)) {
+		m->name_trunc = 1;
+		n = sizeof(m->name) - 1;
+	}
+	memcpy(m->name, name, n);
+	rip_build_id(info, m);
+	sc->n++;
+	return 0;
+}
+
+void __rip_modules_scan(void)
+{
+	struct rip_scan sc = { .cap = RIP_MOD_CAP };
+	struct rip_file_hdr *h;
+	struct rip_module *map;
+	size_t bytes = sc.cap * sizeof(struct rip_seen);
+
+	/* mmap, not malloc: this may run from inside a malloc hook's dlopen */
+	sc.v = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (sc.v == MAP_FAILED)
+		return;
+	dl_iterate_phdr(rip_scan_one, &sc);
+
+	pthread_mutex_lock(&__rip_proc.lock);
+	h = __rip_proc.hdr;
+	if (!h)
+		goto out_unlock;
+	map = (struct rip_module *)((char *)h + h->mod_off);
+	/* Entries no longer loaded: flag them, keep them. */
+	for (uint32_t i = 0; i < h->mod_count; i++) {
+		struct rip_module *e = &map[i];
+		bool present = false;
+
+		if (e->flags & RIP_MOD_UNLOADED)
+			continue;
+		for (size_t j = 0; j < sc.n && !present; j++)
+			present = sc.v[j].bias == e->bias && sc.v[j].lo == e->lo;
+		if (!present) {
+			e->unload_ts = rip_clock_ticks();
+			e->flags |= RIP_MOD_UNLOADED;
+		}
+	}
+	for (size_t j = 0; j < sc.n; j++) {
+		struct rip_seen *m = &sc.v[j];
+		uint32_t count = h->mod_count;
+		bool known = false;
+		struct rip_module *e;
+
+		for (uint32_t i = 0; i < count && !known; i++)
+			known = !(map[i].flags & RIP_MOD_UNLOADED) && map[i].bias == m->bias &&
+				map[i].lo == m->lo;
+		if (known)
+			continue;
+		if (count >= h->mod_cap) {
+			/* Readers only test the bit: no ordering needed. */
+			__atomic_fetch_or(&h->proc_flags, RIP_P_MOD_FULL, __ATOMIC_RELAXED);
+			break;
+		}
+		e = &map[count];
+		memset(e, 0, sizeof(*e));
+		e->bias = m->bias;
+		e->lo = m->lo;
+		e->hi = m->hi;
+		e->load_ts = count ? rip_clock_ticks() : 0;
+		e->flags = m->flags | (m->name_trunc ? RIP_MOD_PATH_TRUNC : 0);
+		e->build_id_len = m->build_id_len;
+		memcpy(e->build_id, m->build_id, sizeof(e->build_id));
+		if (m->flags & RIP_MOD_EXE)
+			memcpy(e->path, h->exe, strnlen(h->exe, sizeof(e->path) - 1));
+		else
+			memcpy(e->path, m->name, sizeof(e->path));
+		e->path[sizeof(e->path) - 1] = 0;
+		/* Publish the entry: pairs with the acquire load of mod_count in readers. */
+		__atomic_store_n(&h->mod_count, count + 1, __ATOMIC_RELEASE);
+	}
+out_unlock:
+	pthread_mutex_unlock(&__rip_proc.lock);
+	munmap(sc.v, bytes);
+}
+
+/*
+ * Wrapping dlopen/dlclose keeps the map current.  The real functions are
+ * found with RTLD_NEXT; if that fails the wrapper still answers, as dlopen
+ * does, with NULL and an error for dlerror().
+ */
+typedef void *(*rip_dlopen_fn)(const char *, int);
+typedef int (*rip_dlclose_fn)(void *);
+
+__attribute__((visibility("default"))) void *dlopen(const char *file, int mode)
+{
+	static rip_dlopen_fn real;
+	void *handle;
+
+	if (!real)
+		real = (rip_dlopen_fn)dlsym(RTLD_NEXT, "dlopen");
+	if (!real)
+		return NULL;
+	handle = real(file, mode);
+	if (handle && __atomic_load_n(&__rip_proc.hdr, __ATOMIC_ACQUIRE))
+		__rip_modules_scan();
+	return handle;
+}
+
+__attribute__((visibility("default"))) int dlclose(void *handle)
+{
+	static rip_dlclose_fn real;
+	int ret;
+
+	if (!real)
+		real = (rip_dlclose_fn)dlsym(RTLD_NEXT, "dlclose");
+	if (!real)
+		return -1;
+	ret = real(handle);
+	if (ret == 0 && __atomic_load_n(&__rip_proc.hdr, __ATOMIC_ACQUIRE))
+		__rip_modules_scan();
+	return ret;
+}

@@ -1,0 +1,950 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * lib/ring.c - the ring file of a process and its slot pool.
+ *
+ * One file per process (layout in rip/abi.h):
+ *
+ *   +--------+---------------------------+-----------------+--------------+
+ *   | header | slot[0] ... slot[n-1]     | free FIFO[n]    | module map   |
+ *   +--------+---------------------------+-----------------+--------------+
+ *              ^ fresh: never used slots are handed out first, in order
+ *                                          ^ head (take)  ^ tail (give back)
+ *
+ * Slots are taken without locks: a compare-and-swap on hdr->fresh while
+ * never-used slots remain, then the bounded MPMC queue of released slots
+ * (Vyukov's design: one sequence word per cell), which returns the slot that
+ * was released longest ago, so the history of dead threads survives as long as
+ * the pool allows.  A slot is set up under a seqlock on slot->gen (odd while
+ * being set up) so readers never mistake a half-initialised slot for a live one.
+ *
+ * The file is created O_EXCL|O_NOFOLLOW with mode 0600 and its space is
+ * reserved with posix_fallocate, so a full tmpfs is an error at open, never a
+ * SIGBUS in the program later.  The file stays when the process ends.  The
+ * process holds flock(LOCK_EX) on it while alive: readers tell live files from
+ * dead ones by trying a shared lock.
+ *
+ * fork(): the child copies the file into one of its own and maps the copy at
+ * the very same address (MAP_FIXED), so every pointer (slots, coroutine
+ * handles, librip.h's rip_ring) stays valid and no write ever reaches the
+ * parent's file.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+__thread struct rip_self __rip_self __attribute__((tls_model("initial-exec")));
+
+struct rip_proc __rip_proc = {
+	.lock = PTHREAD_MUTEX_INITIALIZER,
+	.fd = -1,
+};
+
+/*
+ * Where threads write when there is no ring (or the pool is full): never
+ * read, spread over several slots so that unrelated threads do not fight over
+ * one cache line.
+ */
+#define RIP_DUMMIES 64
+static struct rip_slot rip_dummy[RIP_DUMMIES] __attribute__((aligned(64)));
+
+static inline void rip_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield" ::: "memory");
+#endif
+}
+
+pid_t __rip_gettid(void)
+{
+	return (pid_t)syscall(SYS_gettid);
+}
+
+void __rip_name_copy(char *dst, const char *src, size_t len)
+{
+	size_t n = len < RIP_NAME_MAX - 1 ? len : RIP_NAME_MAX - 1;
+
+	n = strnlen(src, n);
+	memcpy(dst, src, n);
+	memset(dst + n, 0, RIP_NAME_MAX - n);
+}
+
+#define RIP_PAGE_UP(x) (((x) + 4095) & ~(size_t)4095)
+
+/* Lay the areas out one after the other (rip/abi.h); returns the file size. */
+static size_t rip_file_layout(struct rip_file_hdr *h, uint32_t slots,
+			      const struct rip_ev_config *ev)
+{
+	size_t off = RIP_SLOTS_OFFSET + (size_t)slots * RIP_SLOT_SIZE;
+
+	h->fifo_off = off;
+	off = RIP_PAGE_UP(off + (size_t)slots * sizeof(struct rip_fifo_cell));
+	h->mod_off = off;
+	off += (size_t)RIP_MOD_CAP * RIP_MODULE_SIZE;
+	h->types_off = off;
+	off += (size_t)RIP_TYPES_CAP * RIP_EVTYPE_SIZE;
+	h->cats_off = off;
+	off += (size_t)RIP_CATEGORIES * RIP_CATEGORY_NAME_MAX;
+	h->ev_fifo_off = off;
+	off += (size_t)ev->rings * sizeof(struct rip_fifo_cell);
+	h->ev_ctl_off = off = RIP_PAGE_UP(off);
+	off += (size_t)ev->rings * RIP_EVRING_SIZE;
+	h->ev_off = off = RIP_PAGE_UP(off);
+	off += (size_t)ev->rings * ev->ring_size;
+	return off;
+}
+
+/* ---- the free FIFOs -------------------------------------------------- */
+
+struct rip_fifo __rip_fifo_slots(struct rip_file_hdr *h)
+{
+	return (struct rip_fifo){
+		.cells = (struct rip_fifo_cell *)((char *)h + h->fifo_off),
+		.n = h->slot_count,
+		.head = &h->fifo_head,
+		.tail = &h->fifo_tail,
+	};
+}
+
+int __rip_fifo_push(struct rip_fifo q, uint32_t item)
+{
+	struct rip_fifo_cell *c;
+	uint64_t pos = __atomic_load_n(q.tail, __ATOMIC_RELAXED);
+
+	for (;;) {
+		c = &q.cells[pos % q.n];
+		/* Pairs with the release store of c->seq in __rip_fifo_pop: the cell is empty. */
+		uint64_t seq = __atomic_load_n(&c->seq, __ATOMIC_ACQUIRE);
+		int64_t dif = (int64_t)(seq - pos);
+
+		if (dif == 0) {
+			if (__atomic_compare_exchange_n(q.tail, &pos, pos + 1, true, __ATOMIC_RELAXED,
+							__ATOMIC_RELAXED))
+				break;
+		} else if (dif < 0) {
+			return -ENOSPC; /* more releases than items: a corrupted file */
+		} else {
+			pos = __atomic_load_n(q.tail, __ATOMIC_RELAXED);
+		}
+	}
+	c->slot = item;
+	/* Publish the cell: pairs with the acquire load of c->seq in __rip_fifo_pop. */
+	__atomic_store_n(&c->seq, pos + 1, __ATOMIC_RELEASE);
+	return 0;
+}
+
+int __rip_fifo_pop(struct rip_fifo q, uint32_t *item)
+{
+	struct rip_fifo_cell *c;
+	uint64_t pos = __atomic_load_n(q.head, __ATOMIC_RELAXED);
+	unsigned spins = 0;
+
+	for (;;) {
+		c = &q.cells[pos % q.n];
+		/* Pairs with the release store of c->seq in __rip_fifo_push: the cell is full. */
+		uint64_t seq = __atomic_load_n(&c->seq, __ATOMIC_ACQUIRE);
+		int64_t dif = (int64_t)(seq - (pos + 1));
+
+		if (dif == 0) {
+			if (__atomic_compare_exchange_n(q.head, &pos, pos + 1, true, __ATOMIC_RELAXED,
+							__ATOMIC_RELAXED))
+				break;
+		} else if (dif < 0) {
+			/*
+			 * Empty, or a pusher won the tail but has not filled
+			 * its cell yet: wait a little for the latter.
+			 */
+			if (__atomic_load_n(q.tail, __ATOMIC_RELAXED) == pos || ++spins > 1000)
+				return -ENOSPC;
+			rip_cpu_relax();
+			pos = __atomic_load_n(q.head, __ATOMIC_RELAXED);
+		} else {
+			pos = __atomic_load_n(q.head, __ATOMIC_RELAXED);
+		}
+	}
+	*item = (uint32_t)c->slot;
+	/* Free the cell for the push one lap later: pairs with the acquire in __rip_fifo_push. */
+	__atomic_store_n(&c->seq, pos + q.n, __ATOMIC_RELEASE);
+	return *item < q.n ? 0 : -EUCLEAN;
+}
+
+/* ---- slots ---------------------------------------------------------- */
+
+int __rip_slot_take(struct rip_file_hdr *h, uint32_t *out)
+{
+	uint32_t n = h->slot_count;
+	uint32_t f = __atomic_load_n(&h->fresh, __ATOMIC_RELAXED);
+
+	while (f < n) {
+		/* Only the counter matters here; the slot is published by its gen. */
+		if (__atomic_compare_exchange_n(&h->fresh, &f, f + 1, true, __ATOMIC_RELAXED,
+						__ATOMIC_RELAXED)) {
+			*out = f;
+			goto out_index;
+		}
+	}
+	if (__rip_fifo_pop(__rip_fifo_slots(h), out) == 0)
+		goto out_index;
+	__atomic_fetch_add(&h->overflow, 1, __ATOMIC_RELAXED);
+	return -ENOSPC;
+
+out_index:
+	/* A forked child's file has only the used slots copied: (re)state the index. */
+	rip_slot_at(h, *out)->index = *out;
+	return 0;
+}
+
+void __rip_slot_setup(struct rip_slot *s, uint32_t kind, int32_t tid, const char *name,
+		      size_t namelen)
+{
+	uint32_t gen = s->gen;
+	uint64_t now = rip_clock_ticks();
+
+	/* Seqlock write side: odd gen while the fields change; pairs with readers' gen checks. */
+	__atomic_store_n(&s->gen, gen | 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	s->snap_seq = 0;
+	s->switch_ts = now;
+	s->tid = tid;
+	s->kind = kind;
+	s->coro = 0;
+	s->attach_ts = now;
+	s->exit_ts = 0;
+	s->switches = 0;
+	s->user_id = 0;
+	__rip_name_copy(s->name, name, namelen);
+	s->state = kind == RIP_KIND_CORO ? RIP_SLOT_WAITING : RIP_SLOT_RUNNING;
+	/* Close the seqlock: everything above is visible before the even gen. */
+	__atomic_store_n(&s->gen, (gen | 1) + 1, __ATOMIC_RELEASE);
+}
+
+/* Rename a slot in use without a reader ever seeing half of each name. */
+static void rip_slot_rename(struct rip_slot *s, const char *name)
+{
+	uint32_t gen = s->gen;
+
+	/* Seqlock write side, as in __rip_slot_setup: readers retry or skip an odd gen. */
+	__atomic_store_n(&s->gen, gen | 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	__rip_name_copy(s->name, name, strlen(name));
+	/* Close it: the name is visible before the even gen. */
+	__atomic_store_n(&s->gen, (gen | 1) + 1, __ATOMIC_RELEASE);
+}
+
+void __rip_slot_release(struct rip_file_hdr *h, struct rip_slot *s)
+{
+	s->exit_ts = rip_clock_ticks();
+	s->switch_ts = s->exit_ts;
+	/* Exit time before state: pairs with the acquire load of state in readers. */
+	__atomic_store_n(&s->state, RIP_SLOT_EXITED, __ATOMIC_RELEASE);
+	__rip_fifo_push(__rip_fifo_slots(h), s->index);
+}
+
+/* ---- threads -------------------------------------------------------- */
+
+static void rip_use_dummy(struct rip_self *me)
+{
+	struct rip_slot *d = &rip_dummy[(uint32_t)me->tid % RIP_DUMMIES];
+
+	me->cur = d;
+	me->thread = d;
+	me->flags |= RIP_SELF_DUMMY;
+}
+
+/* Does s point at a slot of the file mapped at h (and not of an older, closed one)? */
+static bool rip_slot_of(struct rip_file_hdr *h, struct rip_slot *s)
+{
+	char *lo, *hi;
+
+	if (!h || !s)
+		return false;
+	lo = (char *)h + h->slot_off;
+	hi = lo + ((size_t)h->slot_count << RIP_SLOT_SHIFT);
+	return (char *)s >= lo && (char *)s < hi && ((char *)s - lo) % RIP_SLOT_SIZE == 0;
+}
+
+static void rip_thread_exit(void *arg)
+{
+	struct rip_self *me = &__rip_self;
+	struct rip_file_hdr *h = __atomic_load_n(&__rip_proc.hdr, __ATOMIC_ACQUIRE);
+
+	(void)arg;
+	if (h)
+		__rip_events_thread_exit(h, me);
+	if (!(me->flags & RIP_SELF_DUMMY) && rip_slot_of(h, me->thread)) {
+		__rip_slot_release(h, me->thread);
+		__atomic_fetch_sub(&h->live_threads, 1, __ATOMIC_RELAXED);
+	}
+	/* Destructors that run after this one may still snap: into a dummy. */
+	me->flags |= RIP_SELF_EXITING;
+	rip_use_dummy(me);
+}
+
+static int rip_attach(struct rip_self *me)
+{
+	/* Pairs with the release store of hdr in rip_ring_open. */
+	struct rip_file_hdr *h = __atomic_load_n(&__rip_proc.hdr, __ATOMIC_ACQUIRE);
+	char comm[17] = "";
+	struct rip_slot *s;
+	uint32_t idx;
+	int err;
+
+	if (me->flags & RIP_SELF_ATTACHING) {
+		/* A signal handler snapped while this thread was attaching: use a dummy
+		 * until the interrupted attach finishes and sets cur for real. */
+		me->cur = &rip_dummy[0];
+		return -EBUSY;
+	}
+	if (!me->tid)
+		me->tid = __rip_gettid();
+	if (!h || (me->flags & RIP_SELF_EXITING)) {
+		rip_use_dummy(me);
+		return h ? -ESRCH : -ENODEV;
+	}
+	me->flags |= RIP_SELF_ATTACHING;
+	/* Order the flag before the work for a signal handler on this thread. */
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	err = __rip_slot_take(h, &idx);
+	if (err) {
+		rip_use_dummy(me);
+		goto out_attaching;
+	}
+	s = rip_slot_at(h, idx);
+	prctl(PR_GET_NAME, comm, 0, 0, 0);
+	__rip_slot_setup(s, RIP_KIND_THREAD, me->tid, comm, sizeof(comm));
+	__atomic_fetch_add(&h->live_threads, 1, __ATOMIC_RELAXED);
+	me->flags &= ~RIP_SELF_DUMMY;
+	me->thread = s;
+	me->cur = s;
+	if (__rip_proc.key_ok)
+		pthread_setspecific(__rip_proc.key, s);
+out_attaching:
+	/* Pairs with the signal fence above: cur is set before the flag drops. */
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	me->flags &= ~RIP_SELF_ATTACHING;
+	return err;
+}
+
+void __rip_attach_slow(void)
+{
+	struct rip_self *me = &__rip_self;
+
+	if (!me->cur)
+		rip_attach(me);
+}
+
+int rip_thread_attach(void)
+{
+	struct rip_self *me = &__rip_self;
+
+	if (me->thread && !(me->flags & RIP_SELF_DUMMY))
+		return 0;
+	if (me->cur != me->thread)
+		return -EBUSY; /* inside a coroutine */
+	me->cur = NULL;
+	me->thread = NULL;
+	me->flags &= ~RIP_SELF_DUMMY;
+	return rip_attach(me);
+}
+
+int rip_thread_detach(void)
+{
+	struct rip_self *me = &__rip_self;
+
+	if (!me->thread || (me->flags & RIP_SELF_DUMMY))
+		return -ENOENT;
+	if (me->cur != me->thread)
+		return -EBUSY;
+	if (__rip_proc.key_ok)
+		pthread_setspecific(__rip_proc.key, NULL);
+	rip_thread_exit(NULL);
+	me->flags &= ~RIP_SELF_EXITING; /* a later snap may attach again */
+	me->cur = NULL;
+	me->thread = NULL;
+	return 0;
+}
+
+int rip_thread_set_name(const char *name)
+{
+	struct rip_self *me = &__rip_self;
+
+	int err = 0;
+
+	if (!name)
+		return -EINVAL;
+	if (!me->thread || (me->flags & RIP_SELF_DUMMY))
+		err = rip_thread_attach();
+	if (me->flags & RIP_SELF_DUMMY)
+		return err ? err : -ENODEV;
+	rip_slot_rename(me->thread, name);
+	return 0;
+}
+
+/* ---- coroutines ------------------------------------------------------ */
+
+static struct rip_slot *rip_coro_slot(struct rip_coro *co)
+{
+	struct rip_file_hdr *h = __atomic_load_n(&__rip_proc.hdr, __ATOMIC_ACQUIRE);
+	struct rip_slot *s = (struct rip_slot *)co;
+
+	if (!rip_slot_of(h, s))
+		return NULL;
+	if (s->kind != RIP_KIND_CORO || s->state == RIP_SLOT_EXITED)
+		return NULL;
+	return s;
+}
+
+int rip_coro_create(const char *name, struct rip_coro **out)
+{
+	struct rip_file_hdr *h = __atomic_load_n(&__rip_proc.hdr, __ATOMIC_ACQUIRE);
+	struct rip_self *me = &__rip_self;
+	uint32_t idx;
+	int err;
+
+	if (!out)
+		return -EINVAL;
+	*out = NULL;
+	if (!h)
+		return -ENODEV;
+	if (!me->tid)
+		me->tid = __rip_gettid();
+	err = __rip_slot_take(h, &idx);
+	if (err)
+		return err;
+	if (!name)
+		name = "coro";
+	__rip_slot_setup(rip_slot_at(h, idx), RIP_KIND_CORO, me->tid, name, strlen(name));
+	__atomic_fetch_add(&h->live_coros, 1, __ATOMIC_RELAXED);
+	*out = (struct rip_coro *)rip_slot_at(h, idx);
+	return 0;
+}
+
+int rip_coro_destroy(struct rip_coro *co)
+{
+	struct rip_file_hdr *h = __atomic_load_n(&__rip_proc.hdr, __ATOMIC_ACQUIRE);
+	struct rip_slot *s = rip_coro_slot(co);
+
+	if (!s)
+		return -EINVAL;
+	if (__rip_self.cur == s)
+		rip_coro_switch_out();
+	__rip_slot_release(h, s);
+	__atomic_fetch_sub(&h->live_coros, 1, __ATOMIC_RELAXED);
+	return 0;
+}
+
+int rip_coro_set_name(struct rip_coro *co, const char *name)
+{
+	struct rip_slot *s = rip_coro_slot(co);
+
+	if (!s || !name)
+		return -EINVAL;
+	rip_slot_rename(s, name);
+	return 0;
+}
+
+/* ---- the file ------------------------------------------------------- */
+
+static uint64_t rip_self_start_ticks(void)
+{
+	char buf[1024], *p;
+	unsigned long long v = 0;
+	ssize_t n;
+	int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	p = strrchr(buf, ')');
+	if (!p)
+		return 0;
+	/* fields after comm: state(3) ... starttime(22) is the 20th after ')' */
+	for (int field = 2; p && field < 22; field++)
+		p = strchr(p + 1, ' ');
+	if (p)
+		v = strtoull(p + 1, NULL, 10);
+	return v;
+}
+
+static void rip_read_small(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, buf, len - 1) : -1;
+
+	if (fd >= 0)
+		close(fd);
+	if (n < 0)
+		n = 0;
+	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
+		n--;
+	buf[n] = 0;
+}
+
+static uint64_t rip_realtime_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void rip_hdr_identity(struct rip_file_hdr *h)
+{
+	ssize_t n;
+
+	h->pid = getpid();
+	h->ppid = getppid();
+	h->start_ticks = rip_self_start_ticks();
+	h->create_realtime = rip_realtime_ns(CLOCK_REALTIME);
+	rip_read_small("/proc/sys/kernel/random/boot_id", h->boot_id, sizeof(h->boot_id));
+	prctl(PR_GET_NAME, h->comm, 0, 0, 0);
+	h->comm[sizeof(h->comm) - 1] = 0;
+	n = readlink("/proc/self/exe", h->exe, sizeof(h->exe) - 1);
+	h->exe[n > 0 ? n : 0] = 0;
+}
+
+/* The directory for ring files: $RIP_DIR, $XDG_RUNTIME_DIR/rip, /dev/shm. */
+static int rip_default_dir(char *buf, size_t len)
+{
+	const char *d = getenv("RIP_DIR");
+	const char *x = getenv("XDG_RUNTIME_DIR");
+	int n;
+
+	if (d && *d) {
+		n = snprintf(buf, len, "%s", d);
+	} else if (x && *x) {
+		n = snprintf(buf, len, "%s/rip", x);
+		if (n > 0 && (size_t)n < len && mkdir(buf, 0700) && errno != EEXIST)
+			n = snprintf(buf, len, "/dev/shm");
+	} else {
+		n = snprintf(buf, len, "/dev/shm");
+	}
+	return n > 0 && (size_t)n < len ? 0 : -ENAMETOOLONG;
+}
+
+static int rip_file_path(char *buf, size_t len, const char *dir, pid_t pid, uint64_t start)
+{
+	char d[PATH_MAX];
+	int n, err;
+
+	if (!dir) {
+		err = rip_default_dir(d, sizeof(d));
+		if (err)
+			return err;
+		dir = d;
+	}
+	n = snprintf(buf, len, "%s/rip-%d-%llu.ring", dir, (int)pid, (unsigned long long)start);
+	return n > 0 && (size_t)n < len ? 0 : -ENAMETOOLONG;
+}
+
+/*
+ * After execve the pid and start time stay the same: the new image gets
+ * rip-PID-START.N.ring, N counting the images.
+ */
+static int rip_file_path_next(char *buf, size_t len, unsigned gen)
+{
+	char *dot = strrchr(buf, '.');
+	size_t stem = dot ? (size_t)(dot - buf) : strlen(buf);
+	char *ndot;
+	int n;
+
+	/* strip an earlier ".N" */
+	buf[stem] = 0;
+	ndot = strrchr(buf, '.');
+	if (ndot && ndot > strrchr(buf, '-') && strspn(ndot + 1, "0123456789") == strlen(ndot + 1))
+		*ndot = 0;
+	n = snprintf(buf + strlen(buf), len - strlen(buf), ".%u.ring", gen);
+	return n > 0 && (size_t)n < len ? 0 : -ENAMETOOLONG;
+}
+
+/*
+ * path exists and has our pid and start time: it is the file of this
+ * process's image before an execve.  Say so in it, for readers.
+ */
+static void rip_mark_execed(const char *path)
+{
+	int fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	struct rip_file_hdr *old;
+	struct stat st;
+
+	if (fd < 0)
+		return;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
+	    (size_t)st.st_size < sizeof(*old))
+		goto out_close;
+	old = mmap(NULL, sizeof(*old), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (old == MAP_FAILED)
+		goto out_close;
+	if (!memcmp(old->magic, RIP_MAGIC, sizeof(old->magic)) && old->pid == getpid() &&
+	    old->start_ticks == rip_self_start_ticks())
+		/* Readers only test the bit. */
+		__atomic_fetch_or(&old->proc_flags, RIP_P_EXECED, __ATOMIC_RELAXED);
+	munmap(old, sizeof(*old));
+out_close:
+	close(fd);
+}
+
+/* Create and reserve a file of len bytes at path; returns the fd or -errno. */
+static int rip_file_create(const char *path, size_t len)
+{
+	int fd, err;
+
+	fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	err = posix_fallocate(fd, 0, (off_t)len);
+	if (err)
+		goto err_unlink;
+	return fd;
+
+err_unlink:
+	unlink(path);
+	close(fd);
+	return -err;
+}
+
+static void rip_hdr_init(struct rip_file_hdr *h, const struct rip_file_hdr *layout, size_t len,
+			 uint32_t slots, uint32_t flags, const struct rip_ev_config *ev)
+{
+	struct rip_fifo_cell *cells;
+
+	h->version = RIP_FORMAT_VERSION;
+	h->hdr_size = RIP_HDR_SIZE;
+	h->byte_order = RIP_BYTE_ORDER_MARK;
+	h->ptr_size = sizeof(void *);
+	h->flags = flags;
+	h->file_size = len;
+	h->slot_off = RIP_SLOTS_OFFSET;
+	h->slot_size = RIP_SLOT_SIZE;
+	h->slot_count = slots;
+	h->snap_depth = RIP_SNAP_DEPTH;
+	h->snap_off = RIP_SNAP_OFFSET;
+	h->fifo_off = layout->fifo_off;
+	h->mod_off = layout->mod_off;
+	h->mod_size = RIP_MODULE_SIZE;
+	h->mod_cap = RIP_MOD_CAP;
+	h->types_off = layout->types_off;
+	h->types_cap = RIP_TYPES_CAP;
+	h->type_size = RIP_EVTYPE_SIZE;
+	h->cats_off = layout->cats_off;
+	h->ev_fifo_off = layout->ev_fifo_off;
+	h->ev_ctl_off = layout->ev_ctl_off;
+	h->ev_off = layout->ev_off;
+	h->ev_rings = ev->rings;
+	h->ev_ring_size = ev->ring_size;
+	h->ev_packet_size = ev->packet_size;
+	h->ev_mode = ev->mode;
+	cells = (struct rip_fifo_cell *)((char *)h + h->ev_fifo_off);
+	for (uint32_t i = 0; i < ev->rings; i++)
+		cells[i].seq = i;
+	rip_hdr_identity(h);
+	__rip_clock_init(h);
+	cells = __rip_fifo_slots(h).cells;
+	for (uint32_t i = 0; i < slots; i++)
+		cells[i].seq = i;
+	for (uint32_t i = 0; i < slots; i++)
+		rip_slot_at(h, i)->index = i;
+	/* All categories on until someone says otherwise. */
+	memset(h->enable, 0xff, sizeof(h->enable));
+}
+
+static void rip_atfork_child(void);
+
+int __rip_open_locked(const char *path, const char *dir, uint32_t slots, uint32_t flags,
+		      const struct rip_ev_config *ev)
+{
+	struct rip_file_hdr layout;
+	struct rip_file_hdr *h;
+	char buf[PATH_MAX];
+	size_t len;
+	int fd, err;
+
+	if (__rip_proc.hdr)
+		return -EALREADY;
+	if (!slots || slots > RIP_MAX_SLOTS)
+		return -EINVAL;
+	if (!path) {
+		err = rip_file_path(buf, sizeof(buf), dir, getpid(), rip_self_start_ticks());
+		if (err)
+			return err;
+		path = buf;
+	} else if (strlen(path) >= sizeof(__rip_proc.path)) {
+		return -ENAMETOOLONG;
+	}
+	len = rip_file_layout(&layout, slots, ev);
+	fd = rip_file_create(path, len);
+	for (unsigned gen = 1; fd == -EEXIST && path == buf && gen < 100; gen++) {
+		rip_mark_execed(buf);
+		err = rip_file_path_next(buf, sizeof(buf), gen);
+		if (err)
+			return err;
+		fd = rip_file_create(path, len);
+	}
+	if (fd < 0)
+		return fd;
+	h = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (h == MAP_FAILED) {
+		err = -errno;
+		goto err_unlink;
+	}
+	rip_hdr_init(h, &layout, len, slots, flags, ev);
+	/* The lock says "alive" to readers; failure only costs that hint. */
+	flock(fd, LOCK_EX | LOCK_NB);
+	if (!__rip_proc.key_ok) {
+		if (pthread_key_create(&__rip_proc.key, rip_thread_exit) == 0)
+			__rip_proc.key_ok = true;
+		pthread_atfork(NULL, NULL, rip_atfork_child);
+	}
+	/* Magic last: a reader that sees it sees a complete header (pairs with its acquire). */
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	memcpy(h->magic, RIP_MAGIC, sizeof(h->magic));
+	__rip_proc.map_len = len;
+	__rip_proc.fd = fd;
+	__rip_proc.flags = flags;
+	snprintf(__rip_proc.path, sizeof(__rip_proc.path), "%s", path);
+	/* Pairs with the acquire loads of hdr in the attach and coroutine paths. */
+	__atomic_store_n(&__rip_proc.hdr, h, __ATOMIC_RELEASE);
+	__rip_events_open(h);
+	return 0;
+
+err_unlink:
+	unlink(path);
+	close(fd);
+	return err;
+}
+
+static uint32_t rip_env_slots(void)
+{
+	const char *s = getenv("RIP_SLOTS");
+	char *end;
+	unsigned long v;
+
+	if (!s || !*s)
+		return RIP_DEFAULT_SLOTS;
+	v = strtoul(s, &end, 10);
+	if (*end || !v || v > RIP_MAX_SLOTS)
+		return 0; /* rejected by open with -EINVAL */
+	return (uint32_t)v;
+}
+
+int rip_ring_open(const struct rip_ring_opts *opts)
+{
+	struct rip_ring_opts o = { .sz = sizeof(o) };
+	struct rip_ev_config ev;
+	int err;
+
+	if (opts) {
+		/* Fields past the caller's sz stay 0: an older caller gets the defaults. */
+		if (opts->sz < offsetof(struct rip_ring_opts, flags))
+			return -EINVAL;
+		memcpy(&o, opts, opts->sz < sizeof(o) ? opts->sz : sizeof(o));
+		o.sz = sizeof(o);
+		if (o.flags)
+			return -EINVAL;
+	}
+	if (!o.slots)
+		o.slots = rip_env_slots();
+	err = __rip_events_config(&o, &ev);
+	if (err)
+		return err;
+	pthread_mutex_lock(&__rip_proc.lock);
+	err = __rip_open_locked(o.path, o.dir, o.slots, 0, &ev);
+	pthread_mutex_unlock(&__rip_proc.lock);
+	if (!err)
+		__rip_modules_scan();
+	return err;
+}
+
+int rip_ring_close(void)
+{
+	struct rip_file_hdr *h;
+
+	pthread_mutex_lock(&__rip_proc.lock);
+	h = __rip_proc.hdr;
+	if (!h) {
+		pthread_mutex_unlock(&__rip_proc.lock);
+		return -ENOENT;
+	}
+	__atomic_store_n(&__rip_proc.hdr, NULL, __ATOMIC_RELEASE);
+	__rip_events_close();
+	h->exit_ts = rip_clock_ticks();
+	/* After exit_ts: pairs with the acquire load of proc_flags in readers. */
+	__atomic_fetch_or(&h->proc_flags, RIP_P_CLOSED, __ATOMIC_RELEASE);
+	/*
+	 * Threads may still hold pointers into the mapping and snap through
+	 * them at any moment: keep it mapped (and leak it) rather than risk a
+	 * fault in the program.  Only the descriptor and the lock go.
+	 */
+	close(__rip_proc.fd);
+	__rip_proc.fd = -1;
+	__rip_proc.path[0] = 0;
+	pthread_mutex_unlock(&__rip_proc.lock);
+	return 0;
+}
+
+int rip_ring_path(char *buf, size_t len)
+{
+	int n, err = 0;
+
+	if (!buf)
+		return -EINVAL;
+	pthread_mutex_lock(&__rip_proc.lock);
+	if (!__rip_proc.hdr)
+		err = -ENOENT;
+	else if ((n = snprintf(buf, len, "%s", __rip_proc.path)) < 0 || (size_t)n >= len)
+		err = -ERANGE;
+	pthread_mutex_unlock(&__rip_proc.lock);
+	return err;
+}
+
+/* ---- fork ------------------------------------------------------------ */
+
+static int rip_write_all(int fd, const void *buf, size_t len, off_t off)
+{
+	const char *p = buf;
+
+	while (len) {
+		ssize_t n = pwrite(fd, p, len, off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		p += n;
+		off += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/*
+ * In the child, right after fork(): give it a file of its own at the same
+ * address.  Only the forking thread exists here, so no lock is needed (the
+ * parent's lock may even be held by a thread that does not exist here).
+ */
+static void rip_atfork_child(void)
+{
+	struct rip_file_hdr *h = __rip_proc.hdr;
+	struct rip_self *me = &__rip_self;
+	size_t len = __rip_proc.map_len;
+	char path[PATH_MAX];
+	int fd, n, oldfd = __rip_proc.fd;
+	uint32_t used;
+
+	pthread_mutex_init(&__rip_proc.lock, NULL);
+	me->tid = __rip_gettid();
+	if (!h)
+		return;
+	if (__rip_proc.flags & RIP_F_LEGACY_API)
+		n = snprintf(path, sizeof(path), "%s.%d", __rip_proc.path, (int)getpid());
+	else {
+		char *slash = strrchr(__rip_proc.path, '/');
+		char dir[PATH_MAX];
+
+		snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - __rip_proc.path) : 1,
+			 slash ? __rip_proc.path : ".");
+		n = rip_file_path(path, sizeof(path), dir, getpid(), rip_self_start_ticks()) ? -1 : 0;
+	}
+	if (n < 0 || (size_t)n >= sizeof(path))
+		goto err_private;
+	fd = rip_file_create(path, len);
+	if (fd < 0)
+		goto err_private;
+	/* Copy what is in use: header, used slots, FIFO and module map. */
+	used = __atomic_load_n(&h->fresh, __ATOMIC_RELAXED);
+	if (rip_write_all(fd, h, RIP_SLOTS_OFFSET + (size_t)used * RIP_SLOT_SIZE, 0) ||
+	    rip_write_all(fd, (char *)h + h->fifo_off, len - h->fifo_off, (off_t)h->fifo_off))
+		goto err_unlink;
+	if (mmap(h, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) == MAP_FAILED)
+		goto err_unlink;
+	flock(fd, LOCK_EX | LOCK_NB);
+	close(oldfd);
+	__rip_proc.fd = fd;
+	snprintf(__rip_proc.path, sizeof(__rip_proc.path), "%s", path);
+	h->flags |= RIP_F_FORKED;
+	rip_hdr_identity(h);
+	h->exit_ts = 0;
+	h->proc_flags &= ~RIP_P_EXITED;
+	/* Threads other than this one do not exist in the child. */
+	h->live_threads = 0;
+	for (uint32_t i = 0; i < used; i++) {
+		struct rip_slot *s = rip_slot_at(h, i);
+
+		if (s->kind != RIP_KIND_THREAD || s->state == RIP_SLOT_EXITED ||
+		    s->state == RIP_SLOT_FREE)
+			continue;
+		if (s == me->thread && !(me->flags & RIP_SELF_DUMMY)) {
+			s->tid = me->tid;
+			h->live_threads++;
+			continue;
+		}
+		__rip_slot_release(h, s);
+	}
+	__rip_events_fork_child(h, me);
+	return;
+
+err_unlink:
+	unlink(path);
+	close(fd);
+err_private:
+	/*
+	 * No file of its own: keep the addresses valid with a private copy
+	 * of the parent's, so the child's writes never reach the parent.
+	 */
+	mmap(h, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED, oldfd, 0);
+	close(oldfd);
+	__rip_proc.fd = -1;
+	__rip_proc.path[0] = 0;
+	/* Nothing new is taken from the private copy: the child has no ring. */
+	__rip_proc.hdr = NULL;
+}
+
+/* ---- start and exit --------------------------------------------------- */
+
+/* RIP_RING=1 (default place) or RIP_RING=PATH (a file, or a directory ending in /). */
+__attribute__((constructor)) static void rip_auto_open(void)
+{
+	const char *v = getenv("RIP_RING");
+	struct stat st;
+	RIP_OPTS(rip_ring_opts, o);
+
+	if (!v || !*v || !strcmp(v, "0"))
+		return;
+	if (strcmp(v, "1") != 0) {
+		size_t n = strlen(v);
+
+		if (v[n - 1] == '/' || (stat(v, &st) == 0 && S_ISDIR(st.st_mode)))
+			o.dir = v;
+		else
+			o.path = v;
+	}
+	rip_ring_open(&o);
+}
+
+__attribute__((destructor)) static void rip_at_exit(void)
+{
+	struct rip_file_hdr *h = __atomic_load_n(&__rip_proc.hdr, __ATOMIC_ACQUIRE);
+
+	if (!h)
+		return;
+	h->exit_ts = rip_clock_ticks();
+	/* After exit_ts: pairs with the acquire load of proc_flags in readers. */
+	__atomic_fetch_or(&h->proc_flags, RIP_P_EXITED, __ATOMIC_RELEASE);
+}

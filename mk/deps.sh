@@ -1,0 +1,48 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+#
+# mk/deps.sh - make sure the Debian packages librip needs are installed.
+#   mk/deps.sh build   libraries to build (libdw, libelf)
+#   mk/deps.sh check   also the programs the tests and benchmarks drive
+# Installs what is missing with apt-get when it can (root, or sudo without a
+# password); otherwise prints the exact apt-get line to run and fails.
+set -u
+what=${1:-build}
+
+need=""
+have_pc() { pkg-config --exists "$1" 2>/dev/null; }
+have_cmd() { command -v "$1" >/dev/null 2>&1; }
+
+command -v pkg-config >/dev/null 2>&1 || need="$need pkg-config"
+have_pc libdw || need="$need libdw-dev"
+have_pc libelf || need="$need libelf-dev"
+if [ "$what" = check ]; then
+	have_cmd valgrind || need="$need valgrind"
+	have_cmd python3 || need="$need python3"
+	have_cmd gdb || need="$need gdb"
+	have_cmd sqlite3 || need="$need sqlite3"
+	have_cmd git || need="$need git"
+	have_cmd timeout || need="$need coreutils"
+	# clang's AddressSanitizer runtime for the reader tests
+	[ -n "$(find /usr/lib/llvm-*/lib/clang/*/lib/linux -name 'libclang_rt.asan-x86_64.a' 2>/dev/null | head -n 1)" ] ||
+		[ -n "$(gcc -print-file-name=libasan.so 2>/dev/null | grep /)" ] || need="$need libasan8"
+fi
+[ -z "$need" ] && exit 0
+
+line="apt-get install -y --no-install-recommends$need"
+echo "librip: missing Debian packages:$need" >&2
+if [ "$(id -u)" = 0 ]; then
+	sudo=""
+elif have_cmd sudo && sudo -n true 2>/dev/null; then
+	sudo="sudo"
+else
+	echo "librip: run as root:  apt-get update && $line" >&2
+	exit 1
+fi
+echo "librip: installing them: $line" >&2
+export DEBIAN_FRONTEND=noninteractive
+if ! { $sudo apt-get update -qq && $sudo apt-get install -y -qq --no-install-recommends $need; } >&2; then
+	echo "librip: installing failed; run:  apt-get update && $line" >&2
+	exit 1
+fi
+exit 0
