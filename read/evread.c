@@ -1,0 +1,498 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * read/evread.c - reading event rings from outside the writing process.
+ *
+ * A packet is copied under the protocol of lib/events.c: its sequence
+ * number and open flag are read before and after the copy, and a packet
+ * that changed in between (the writer came round and reused it) is dropped.
+ * Of the open packet only the committed prefix (content_size, read with
+ * acquire) is taken, and the copy is closed: decoding it gives the time of
+ * its last event and how many there are.  Every header and every event is
+ * bounds-checked; the decoder rebuilds full timestamps from the 27-bit
+ * compact ones exactly as a CTF reader does.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "evread.h"
+
+static int ev_fail(char *err, size_t len, int code, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static int ev_fail(char *err, size_t len, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err && len) {
+		va_start(ap, fmt);
+		vsnprintf(err, len, fmt, ap);
+		va_end(ap);
+	}
+	return code;
+}
+
+/* ---- types ------------------------------------------------------------------------ */
+
+int ev_type_load(const struct rip_evtype *e, struct ev_type *t)
+{
+	memset(t, 0, sizeof(*t));
+	if (e->id >= EV_MAX_TYPES || e->nfields > RIP_EVENT_MAX_FIELDS ||
+	    e->category >= RIP_CATEGORIES)
+		return -EBADMSG;
+	t->id = e->id;
+	t->category = e->category;
+	t->nfields = e->nfields;
+	memcpy(t->name, e->name, sizeof(t->name));
+	t->name[sizeof(t->name) - 1] = 0;
+	if (!t->name[0])
+		return -EBADMSG;
+	for (uint32_t i = 0; i < e->nfields; i++) {
+		uint32_t ty = e->fields[i].type;
+
+		t->fields[i] = e->fields[i];
+		t->fields[i].name[sizeof(t->fields[i].name) - 1] = 0;
+		if (ty < RIP_FT_U8 || ty > RIP_FT_STRING)
+			return -EBADMSG;
+		if (ty == RIP_FT_STRING) {
+			if (i + 1 != e->nfields)
+				return -EBADMSG;
+			t->string = true;
+			continue;
+		}
+		t->fixed += ty == RIP_FT_U8 || ty == RIP_FT_S8	   ? 1
+			    : ty == RIP_FT_U16 || ty == RIP_FT_S16 ? 2
+			    : ty == RIP_FT_U32 || ty == RIP_FT_S32 ? 4
+								   : 8;
+	}
+	t->valid = true;
+	return 0;
+}
+
+int ev_read_types(struct rr_file *f, struct ev_types *out, char *err, size_t errlen)
+{
+	const struct rip_file_hdr *live = (const struct rip_file_hdr *)f->map;
+	uint32_t n;
+
+	memset(out, 0, sizeof(*out));
+	if (f->legacy_raw || !f->hdr.types_cap)
+		return 0;
+	/* Pairs with the release store of types_count in rip_type_write. */
+	n = __atomic_load_n(&live->types_count, __ATOMIC_ACQUIRE);
+	if (n > f->hdr.types_cap)
+		return ev_fail(err, errlen, -EBADMSG, "%s: corrupt: %u event types in a table of %u",
+			       f->path, n, f->hdr.types_cap);
+	for (uint32_t i = 0; i < n; i++) {
+		struct rip_evtype e;
+		struct ev_type t;
+
+		memcpy(&e, f->map + f->hdr.types_off + (size_t)i * RIP_EVTYPE_SIZE, sizeof(e));
+		if (ev_type_load(&e, &t))
+			return ev_fail(err, errlen, -EBADMSG, "%s: corrupt event type entry %u",
+				       f->path, i);
+		if (!out->t[t.id].valid) {
+			out->t[t.id] = t;
+			out->count++;
+		}
+	}
+	for (uint32_t i = 0; i < RIP_CATEGORIES; i++) {
+		memcpy(out->cats[i], f->map + f->hdr.cats_off + (size_t)i * RIP_CATEGORY_NAME_MAX,
+		       RIP_CATEGORY_NAME_MAX);
+		out->cats[i][RIP_CATEGORY_NAME_MAX - 1] = 0;
+	}
+	return 0;
+}
+
+/* ---- decoding ----------------------------------------------------------------------- */
+
+static uint64_t ev_get(const uint8_t *p, uint32_t n)
+{
+	uint64_t v = 0;
+
+	memcpy(&v, p, n); /* the files are little-endian, as the writer (checked at open) */
+	return v;
+}
+
+static uint64_t ev_sign(uint64_t v, uint32_t type)
+{
+	switch (type) {
+	case RIP_FT_S8:
+		return (uint64_t)(int64_t)(int8_t)v;
+	case RIP_FT_S16:
+		return (uint64_t)(int64_t)(int16_t)v;
+	case RIP_FT_S32:
+		return (uint64_t)(int64_t)(int32_t)v;
+	default:
+		return v;
+	}
+}
+
+int ev_decode(const struct ev_types *types, const uint8_t *data, size_t len, uint64_t ts_begin,
+	      ev_cb cb, void *arg, char *err, size_t errlen)
+{
+	const uint64_t mask = (1ull << RIP_EVENT_TS_BITS) - 1;
+	size_t off = RIP_PACKET_HDR_SIZE;
+	uint64_t ts = ts_begin;
+	int count = 0, ret;
+
+	if (len < RIP_PACKET_HDR_SIZE)
+		return ev_fail(err, errlen, -EBADMSG, "packet shorter than its header");
+	while (off < len) {
+		struct ev_event e;
+		uint32_t id;
+
+		memset(&e, 0, sizeof(e));
+		e.offset = off;
+		if (len - off < 4)
+			return ev_fail(err, errlen, -EBADMSG, "event header cut at byte %zu", off);
+		if ((data[off] & 31) == RIP_EVENT_ID_EXTENDED) {
+			if (len - off < 13)
+				return ev_fail(err, errlen, -EBADMSG,
+					       "extended event header cut at byte %zu", off);
+			id = (uint32_t)ev_get(data + off + 1, 4);
+			ts = ev_get(data + off + 5, 8);
+			off += 13;
+		} else {
+			uint32_t h = (uint32_t)ev_get(data + off, 4);
+			uint64_t low = h >> 5;
+
+			id = h & 31;
+			/* CTF: a smaller low part than before means the clock wrapped it */
+			if (low < (ts & mask))
+				ts += 1ull << RIP_EVENT_TS_BITS;
+			ts = (ts & ~mask) | low;
+			off += 4;
+		}
+		if (id >= EV_MAX_TYPES || !types->t[id].valid)
+			return ev_fail(err, errlen, -EBADMSG, "unknown event id %u at byte %zu", id,
+				       e.offset);
+		e.type = &types->t[id];
+		e.ts = ts;
+		if (len - off < e.type->fixed)
+			return ev_fail(err, errlen, -EBADMSG, "event %s cut at byte %zu",
+				       e.type->name, e.offset);
+		for (uint32_t i = 0; i < e.type->nfields; i++) {
+			uint32_t ty = e.type->fields[i].type, n;
+
+			if (ty == RIP_FT_STRING) {
+				size_t max = len - off < RIP_STRING_MAX ? len - off : RIP_STRING_MAX;
+				const uint8_t *nul = memchr(data + off, 0, max);
+
+				if (!nul)
+					return ev_fail(err, errlen, -EBADMSG,
+						       "unterminated string in %s at byte %zu",
+						       e.type->name, e.offset);
+				e.str = (const char *)data + off;
+				off += (size_t)(nul - (data + off)) + 1;
+				break;
+			}
+			n = ty == RIP_FT_U8 || ty == RIP_FT_S8	   ? 1
+			    : ty == RIP_FT_U16 || ty == RIP_FT_S16 ? 2
+			    : ty == RIP_FT_U32 || ty == RIP_FT_S32 ? 4
+								   : 8;
+			e.v[i] = ev_sign(ev_get(data + off, n), ty);
+			off += n;
+		}
+		count++;
+		if (cb) {
+			ret = cb(&e, arg);
+			if (ret)
+				return ret;
+		}
+	}
+	return count;
+}
+
+int ev_check_packet(const struct rip_packet *p, size_t avail, char *err, size_t errlen)
+{
+	if (p->magic != RIP_CTF_MAGIC)
+		return ev_fail(err, errlen, -EBADMSG, "bad packet magic 0x%08x", p->magic);
+	if (p->packet_size % 8 || p->content_size % 8 || p->packet_size < p->content_size ||
+	    p->content_size < RIP_PACKET_HDR_SIZE * 8 || p->packet_size / 8 > avail)
+		return ev_fail(err, errlen, -EBADMSG,
+			       "bad packet sizes (content %llu bits, packet %llu bits, %zu bytes "
+			       "there)",
+			       (unsigned long long)p->content_size, (unsigned long long)p->packet_size,
+			       avail);
+	if (p->timestamp_end && p->timestamp_end < p->timestamp_begin)
+		return ev_fail(err, errlen, -EBADMSG, "packet ends before it begins");
+	return 0;
+}
+
+/* ---- copying packets out of a ring --------------------------------------------------- */
+
+struct ev_last {
+	uint64_t ts;
+	uint32_t n;
+};
+
+static int ev_note_last(const struct ev_event *e, void *arg)
+{
+	struct ev_last *l = arg;
+
+	l->ts = e->ts;
+	l->n++;
+	return 0;
+}
+
+static const struct rip_evring *ev_ctl(struct rr_file *f, uint32_t ring)
+{
+	return (const struct rip_evring *)(f->map + f->hdr.ev_ctl_off +
+					   (size_t)ring * RIP_EVRING_SIZE);
+}
+
+static const struct rip_packet *ev_pkt(struct rr_file *f, uint32_t ring, uint64_t k)
+{
+	return (const struct rip_packet *)(f->map + f->hdr.ev_off +
+					   (size_t)ring * f->hdr.ev_ring_size +
+					   (size_t)k * f->hdr.ev_packet_size);
+}
+
+/*
+ * Copy packet k of ring if it holds sequence number want (or any, want ==
+ * UINT64_MAX).  1: copied; 0: empty, other sequence or torn; <0: corrupt.
+ */
+static int ev_copy_packet(struct rr_file *f, const struct ev_types *types, uint32_t ring,
+			  uint64_t k, uint64_t want, struct ev_packet *out, char *err,
+			  size_t errlen)
+{
+	const struct rip_packet *src = ev_pkt(f, ring, k);
+	uint32_t psize = f->hdr.ev_packet_size, npk = f->hdr.ev_ring_size / psize;
+	uint64_t seq1, seq2, content;
+	uint32_t open1, open2;
+	struct ev_last last = { 0 };
+	char why[256];
+	int ret;
+
+	memset(out, 0, sizeof(*out));
+	/* Pairs with the release in rip_packet_close / the fence in rip_packet_open. */
+	open1 = __atomic_load_n(&src->open, __ATOMIC_ACQUIRE);
+	seq1 = __atomic_load_n(&src->packet_seq_num, __ATOMIC_ACQUIRE);
+	content = __atomic_load_n(&src->content_size, __ATOMIC_ACQUIRE);
+	if (__atomic_load_n(&src->magic, __ATOMIC_RELAXED) == 0)
+		return 0; /* never used */
+	if (want != UINT64_MAX && seq1 != want)
+		return 0;
+	if (content % 8 || content / 8 > psize || content / 8 < RIP_PACKET_HDR_SIZE)
+		return open1 ? 0 : ev_fail(err, errlen, -EBADMSG,
+					   "ring %u packet %llu: content size %llu bits out of "
+					   "bounds",
+					   ring, (unsigned long long)k, (unsigned long long)content);
+	out->data = malloc(content / 8);
+	if (!out->data)
+		return -ENOMEM;
+	memcpy(out->data, src, content / 8);
+	/* The copy above before the re-check below. */
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	seq2 = __atomic_load_n(&src->packet_seq_num, __ATOMIC_RELAXED);
+	open2 = __atomic_load_n(&src->open, __ATOMIC_RELAXED);
+	if (seq1 != seq2 || open2 > open1) {
+		free(out->data);
+		out->data = NULL;
+		return 0; /* reused under us */
+	}
+	out->len = content / 8;
+	out->ring = ring;
+	memcpy(&out->hdr, out->data, sizeof(out->hdr));
+	out->hdr.content_size = content;
+	out->hdr.open = 0;
+	out->was_open = open1;
+	ret = ev_check_packet(&out->hdr, psize, why, sizeof(why));
+	if (!ret && (out->hdr.packet_size != (uint64_t)psize * 8 ||
+		     out->hdr.stream_instance_id != ring || out->hdr.packet_seq_num % npk != k))
+		ret = ev_fail(why, sizeof(why), -EBADMSG, "packet does not belong here");
+	if (!ret) {
+		ret = ev_decode(types, out->data, out->len, out->hdr.timestamp_begin, ev_note_last,
+				&last, why, sizeof(why));
+		if (ret >= 0)
+			ret = 0;
+	}
+	if (ret) {
+		free(out->data);
+		out->data = NULL;
+		if (open1)
+			return 0; /* a packet in the middle of a switch */
+		return ev_fail(err, errlen, ret, "ring %u packet %llu: %s", ring,
+			       (unsigned long long)k, why);
+	}
+	if (open1) {
+		/* Close the copy as the writer would have. */
+		out->hdr.timestamp_end = last.n ? last.ts : out->hdr.timestamp_begin;
+		out->hdr.events = last.n;
+		out->hdr.events_discarded =
+			__atomic_load_n(&ev_ctl(f, ring)->discarded, __ATOMIC_RELAXED);
+	} else if (out->hdr.events != last.n) {
+		free(out->data);
+		out->data = NULL;
+		return ev_fail(err, errlen, -EBADMSG,
+			       "ring %u packet %llu: says %u events, holds %u", ring,
+			       (unsigned long long)k, out->hdr.events, last.n);
+	}
+	memcpy(out->data, &out->hdr, sizeof(out->hdr));
+	return 1;
+}
+
+static int ev_seq_cmp(const void *a, const void *b)
+{
+	const struct ev_packet *x = a, *y = b;
+
+	return x->hdr.packet_seq_num < y->hdr.packet_seq_num	 ? -1
+	       : x->hdr.packet_seq_num > y->hdr.packet_seq_num ? 1
+							       : 0;
+}
+
+void ev_packets_free(struct ev_packet *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i].data);
+	free(v);
+}
+
+static bool ev_ring_ok(struct rr_file *f, uint32_t ring)
+{
+	return !f->legacy_raw && f->hdr.ev_rings && ring < f->hdr.ev_rings;
+}
+
+int ev_copy_ring(struct rr_file *f, const struct ev_types *types, uint32_t ring,
+		 struct ev_packet **out, size_t *n, size_t *torn, char *err, size_t errlen)
+{
+	uint32_t npk;
+	struct ev_packet *v;
+	volatile size_t got = 0; /* read after a siglongjmp */
+	sigjmp_buf jb;
+	int ret = 0;
+
+	*out = NULL;
+	*n = 0;
+	if (!ev_ring_ok(f, ring))
+		return ev_fail(err, errlen, -EINVAL, "no event ring %u", ring);
+	npk = f->hdr.ev_ring_size / f->hdr.ev_packet_size;
+	v = calloc(npk, sizeof(*v));
+	if (!v)
+		return ev_fail(err, errlen, -ENOMEM, "out of memory");
+	if (rr_guard_enter(&jb)) {
+		ev_packets_free(v, got);
+		return ev_fail(err, errlen, -EIO, "%s: the file shrank while being read", f->path);
+	}
+	for (uint32_t k = 0; k < npk; k++) {
+		ret = ev_copy_packet(f, types, ring, k, UINT64_MAX, &v[got], err, errlen);
+		if (ret < 0)
+			break;
+		if (ret == 0 && torn && __atomic_load_n(&ev_pkt(f, ring, k)->magic,
+							__ATOMIC_RELAXED))
+			(*torn)++;
+		got += ret == 1;
+		ret = 0;
+	}
+	rr_guard_leave();
+	if (ret) {
+		ev_packets_free(v, got);
+		return ret;
+	}
+	qsort(v, got, sizeof(*v), ev_seq_cmp);
+	*out = v;
+	*n = got;
+	return 0;
+}
+
+/* ---- streaming ----------------------------------------------------------------------- */
+
+int ev_consumer_open(struct rr_file *f, int *wfd, char *err, size_t errlen)
+{
+	int fd = open(f->path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+	void *m;
+
+	if (fd < 0)
+		return ev_fail(err, errlen, -errno, "%s: cannot open for writing: %s", f->path,
+			       strerror(errno));
+	m = mmap(NULL, f->len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (m == MAP_FAILED) {
+		int e = errno;
+
+		close(fd);
+		return ev_fail(err, errlen, -e, "%s: cannot map for writing: %s", f->path,
+			       strerror(e));
+	}
+	f->wmap = m;
+	for (uint32_t i = 0; i < f->hdr.ev_rings; i++) {
+		struct rip_evring *r = (struct rip_evring *)(f->wmap + f->hdr.ev_ctl_off +
+							     (size_t)i * RIP_EVRING_SIZE);
+
+		/* Writers in discard/block mode look at this before they drop or wait. */
+		__atomic_store_n(&r->consumer_pid, (uint32_t)getpid(), __ATOMIC_RELEASE);
+	}
+	if (wfd)
+		*wfd = fd;
+	else
+		close(fd);
+	return 0;
+}
+
+int ev_consume(struct rr_file *f, const struct ev_types *types, uint32_t ring, bool final,
+	       ev_packet_cb cb, void *arg, uint64_t *lost_packets, char *err, size_t errlen)
+{
+	struct rip_evring *w;
+	uint64_t written, consumed;
+	uint32_t npk;
+	sigjmp_buf jb;
+	int ret = 0;
+
+	if (!ev_ring_ok(f, ring) || !f->wmap)
+		return ev_fail(err, errlen, -EINVAL, "no event ring %u to consume", ring);
+	npk = f->hdr.ev_ring_size / f->hdr.ev_packet_size;
+	w = (struct rip_evring *)(f->wmap + f->hdr.ev_ctl_off + (size_t)ring * RIP_EVRING_SIZE);
+	if (rr_guard_enter(&jb))
+		return ev_fail(err, errlen, -EIO, "%s: the file shrank while being read", f->path);
+	/* Pairs with the release store of written in rip_packet_close. */
+	written = __atomic_load_n(&w->written, __ATOMIC_ACQUIRE);
+	consumed = __atomic_load_n(&w->consumed, __ATOMIC_RELAXED);
+	if (consumed > written) {
+		ret = ev_fail(err, errlen, -EBADMSG, "ring %u: consumed past written", ring);
+		goto out;
+	}
+	if (written - consumed > npk) {
+		if (lost_packets)
+			*lost_packets += written - npk - consumed;
+		consumed = written - npk;
+	}
+	for (; consumed < written; consumed++) {
+		struct ev_packet p;
+
+		ret = ev_copy_packet(f, types, ring, consumed % npk, consumed, &p, err, errlen);
+		if (ret < 0)
+			goto out;
+		if (ret == 0 || p.was_open) {
+			/* overwritten before we got to it */
+			if (lost_packets)
+				(*lost_packets)++;
+			free(p.data);
+		} else {
+			ret = cb(&p, arg);
+			free(p.data);
+			if (ret)
+				goto out;
+		}
+		/* Free the packet for the writer: pairs with its acquire load of consumed. */
+		__atomic_store_n(&w->consumed, consumed + 1, __ATOMIC_RELEASE);
+	}
+	ret = 0;
+	if (final) {
+		struct ev_packet p;
+
+		ret = ev_copy_packet(f, types, ring, written % npk, written, &p, err, errlen);
+		if (ret == 1 && p.hdr.events)
+			ret = cb(&p, arg);
+		else if (ret > 0)
+			ret = 0;
+		free(p.data);
+	}
+out:
+	rr_guard_leave();
+	return ret;
+}

@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * read/evread.h - reading event rings: the type table, consistent copies
+ * of packets (live or post-mortem, open packets closed), decoding events,
+ * and the streaming consumer.  The same decoder reads packets from a ring
+ * file and from a recorded trace's stream files: they are the same bytes.
+ */
+#ifndef RIP_READ_EVREAD_H
+#define RIP_READ_EVREAD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <rip/abi.h>
+
+#include "ripread.h"
+
+#define EV_MAX_TYPES 1024u
+
+struct ev_type {
+	bool valid;
+	uint32_t id, category, nfields;
+	char name[RIP_EVTYPE_NAME_MAX];
+	struct rip_evfield fields[RIP_EVENT_MAX_FIELDS];
+	uint32_t fixed;	  /* bytes of the fixed-size fields */
+	bool string;	  /* the last field is a string */
+};
+
+struct ev_types {
+	struct ev_type t[EV_MAX_TYPES]; /* indexed by id */
+	uint32_t count;
+	char cats[RIP_CATEGORIES][RIP_CATEGORY_NAME_MAX];
+};
+
+/* A packet copied out of a ring (or read from a stream file), validated. */
+struct ev_packet {
+	uint32_t ring;
+	struct rip_packet hdr; /* as it should be written: an open packet is closed */
+	uint8_t *data;	       /* content_size / 8 bytes, starting with the header */
+	size_t len;
+	bool was_open;	       /* it was being written (or the writer died in it) */
+};
+
+struct ev_event {
+	uint64_t ts;	       /* ticks */
+	const struct ev_type *type;
+	uint64_t v[RIP_EVENT_MAX_FIELDS]; /* integers, sign-extended for signed fields */
+	const char *str;       /* the string field, NUL-terminated inside the packet */
+	size_t offset;	       /* byte offset in the packet */
+};
+
+/* Copy the type table and category names out of a ring file. */
+int ev_read_types(struct rr_file *f, struct ev_types *out, char *err, size_t errlen);
+/* Validate one type entry (from a file or a trace index) into out. */
+int ev_type_load(const struct rip_evtype *e, struct ev_type *out);
+
+/*
+ * Copy every valid packet of ring in sequence order (what a flight recorder
+ * holds).  The open packet is closed in the copy: its timestamp_end and
+ * events come from decoding it.  Packets torn by a live writer are dropped
+ * and counted in *torn.  Free with ev_packets_free.
+ */
+int ev_copy_ring(struct rr_file *f, const struct ev_types *types, uint32_t ring,
+		 struct ev_packet **out, size_t *n, size_t *torn, char *err, size_t errlen);
+void ev_packets_free(struct ev_packet *v, size_t n);
+
+/*
+ * Decode the events of a packet: cb for each, in order, with ts rebuilt from
+ * the compact headers.  Returns the number of events, or -EBADMSG with a
+ * reason in err when the bytes are not events of known types.
+ */
+typedef int (*ev_cb)(const struct ev_event *e, void *arg);
+int ev_decode(const struct ev_types *types, const uint8_t *data, size_t len,
+	      uint64_t ts_begin, ev_cb cb, void *arg, char *err, size_t errlen);
+
+/* Check a packet header read from anywhere: sizes and magic.  0 or -EBADMSG. */
+int ev_check_packet(const struct rip_packet *p, size_t avail, char *err, size_t errlen);
+
+/*
+ * Streaming: open the ring file for writing the consumer's positions, then
+ * take every closed packet past ring->consumed (overwritten ones are counted
+ * in *lost_packets) and advance consumed.  With final, the open packet is
+ * taken too, closed in the copy.  cb gets each packet in order.
+ */
+typedef int (*ev_packet_cb)(const struct ev_packet *p, void *arg);
+int ev_consumer_open(struct rr_file *f, int *wfd, char *err, size_t errlen);
+int ev_consume(struct rr_file *f, const struct ev_types *types, uint32_t ring, bool final,
+	       ev_packet_cb cb, void *arg, uint64_t *lost_packets, char *err, size_t errlen);
+
+#endif /* RIP_READ_EVREAD_H */

@@ -1,0 +1,799 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * read/ringfile.c - open, validate and copy ring files (rip/abi.h) from
+ * outside the writing process, live or post-mortem.
+ *
+ * Validation comes first and is done on a private copy of the header read
+ * with pread: magic, version, byte order, every size the layout fixes, and
+ * every area inside the file's real size, computed without overflow.  Only
+ * then is the file mapped read-only.  Reads of the mapping run under a
+ * SIGBUS guard: a live file can be truncated under us by a hostile owner.
+ *
+ * Slot copies follow the writer's protocols: the gen seqlock for the slot's
+ * fields, snap_seq before and after the entries for the ring (rip/abi.h).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ripread.h"
+
+#define RR_MAX_SLOTS (1u << 22)
+#define RR_MAX_MODULES (1u << 20)
+#define RR_LEGACY_SLOT 320u /* 64-byte name + 32 entries */
+#define RR_LEGACY_EXIT UINT64_MAX
+
+static int rr_fail(char *err, size_t len, int code, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static int rr_fail(char *err, size_t len, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err && len) {
+		va_start(ap, fmt);
+		vsnprintf(err, len, fmt, ap);
+		va_end(ap);
+	}
+	return code;
+}
+
+/* ---- SIGBUS guard ------------------------------------------------------ */
+
+static __thread sigjmp_buf *rr_jmp;
+
+static void rr_on_sigbus(int sig, siginfo_t *si, void *uc)
+{
+	(void)si;
+	(void)uc;
+	if (rr_jmp)
+		siglongjmp(*rr_jmp, sig);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+void rr_guard_set(sigjmp_buf *jb)
+{
+	rr_jmp = jb;
+}
+
+void rr_guard_leave(void)
+{
+	rr_jmp = NULL;
+}
+
+static void rr_guard_install(void)
+{
+	static bool done;
+	struct sigaction sa;
+
+	if (done)
+		return;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = rr_on_sigbus;
+	sa.sa_flags = SA_SIGINFO | SA_NODEFER;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGBUS, &sa, NULL);
+	done = true;
+}
+
+/* ---- open and validate ---------------------------------------------------- */
+
+static bool rr_in_file(uint64_t off, uint64_t count, uint64_t size, uint64_t file)
+{
+	if (count && size > UINT64_MAX / count)
+		return false;
+	return off <= file && count * size <= file - off;
+}
+
+static int rr_check_hdr(const struct rip_file_hdr *h, uint64_t st_size, char *err, size_t len)
+{
+	if (memcmp(h->magic, RIP_MAGIC, sizeof(h->magic))) {
+		static const char zero[8];
+
+		if (!memcmp(h->magic, zero, sizeof(zero)))
+			return rr_fail(err, len, -EBADMSG,
+				       "not a ring file: no magic (a file still being created, or "
+				       "not ours)");
+		return rr_fail(err, len, -EBADMSG, "not a librip ring file (bad magic)");
+	}
+	if (h->byte_order != RIP_BYTE_ORDER_MARK) {
+		if (h->byte_order == __builtin_bswap64(RIP_BYTE_ORDER_MARK))
+			return rr_fail(err, len, -EPROTO,
+				       "written on a machine of the other byte order; read it there");
+		return rr_fail(err, len, -EBADMSG, "corrupt header: bad byte-order mark");
+	}
+	if (h->version > RIP_FORMAT_VERSION)
+		return rr_fail(err, len, -EPROTONOSUPPORT,
+			       "format version %u is newer than this rip understands (%u): use a "
+			       "newer rip",
+			       h->version, RIP_FORMAT_VERSION);
+	if (h->version == 0)
+		return rr_fail(err, len, -EBADMSG, "corrupt header: format version 0");
+	if (h->ptr_size != sizeof(void *))
+		return rr_fail(err, len, -EPROTO,
+			       "written by a %u-bit process; this rip reads %zu-bit files",
+			       h->ptr_size * 8u, sizeof(void *) * 8);
+	if (h->hdr_size != RIP_HDR_SIZE || h->slot_off != RIP_SLOTS_OFFSET ||
+	    h->slot_size != RIP_SLOT_SIZE || h->snap_depth != RIP_SNAP_DEPTH ||
+	    h->snap_off != RIP_SNAP_OFFSET || h->mod_size != RIP_MODULE_SIZE)
+		return rr_fail(err, len, -EBADMSG,
+			       "corrupt header: layout sizes differ from format version %u",
+			       h->version);
+	if (h->file_size != st_size)
+		return rr_fail(err, len, -EBADMSG,
+			       "truncated or corrupt: the header says %llu bytes, the file has "
+			       "%llu",
+			       (unsigned long long)h->file_size, (unsigned long long)st_size);
+	if (!h->slot_count || h->slot_count > RR_MAX_SLOTS ||
+	    !rr_in_file(h->slot_off, h->slot_count, RIP_SLOT_SIZE, st_size))
+		return rr_fail(err, len, -EBADMSG, "corrupt header: %u slots do not fit the file",
+			       h->slot_count);
+	if (h->fifo_off < h->slot_off + (uint64_t)h->slot_count * RIP_SLOT_SIZE ||
+	    !rr_in_file(h->fifo_off, h->slot_count, sizeof(struct rip_fifo_cell), st_size))
+		return rr_fail(err, len, -EBADMSG, "corrupt header: free queue outside the file");
+	if (h->mod_cap > RR_MAX_MODULES || !rr_in_file(h->mod_off, h->mod_cap, RIP_MODULE_SIZE,
+						     st_size))
+		return rr_fail(err, len, -EBADMSG, "corrupt header: module map outside the file");
+	if (h->fresh > h->slot_count)
+		return rr_fail(err, len, -EBADMSG, "corrupt header: %u slots used of %u",
+			       h->fresh, h->slot_count);
+	if (h->mod_count > h->mod_cap)
+		return rr_fail(err, len, -EBADMSG, "corrupt header: %u modules in a map of %u",
+			       h->mod_count, h->mod_cap);
+	if (h->types_cap > 65536 || (h->types_cap && h->type_size != RIP_EVTYPE_SIZE) ||
+	    !rr_in_file(h->types_off, h->types_cap, RIP_EVTYPE_SIZE, st_size) ||
+	    !rr_in_file(h->cats_off, RIP_CATEGORIES, RIP_CATEGORY_NAME_MAX, st_size))
+		return rr_fail(err, len, -EBADMSG, "corrupt header: event types outside the file");
+	if (h->ev_rings) {
+		uint32_t ps = h->ev_packet_size, rs = h->ev_ring_size;
+
+		if (h->ev_rings > 65536 || ps < 1024 || (ps & (ps - 1)) || (rs & (rs - 1)) ||
+		    rs < 2 * ps || h->ev_mode > RIP_MODE_BLOCK)
+			return rr_fail(err, len, -EBADMSG, "corrupt header: bad event ring geometry");
+		if (!rr_in_file(h->ev_fifo_off, h->ev_rings, sizeof(struct rip_fifo_cell), st_size) ||
+		    !rr_in_file(h->ev_ctl_off, h->ev_rings, RIP_EVRING_SIZE, st_size) ||
+		    !rr_in_file(h->ev_off, h->ev_rings, rs, st_size))
+			return rr_fail(err, len, -EBADMSG, "corrupt header: event rings outside the file");
+		if (h->ev_fresh > h->ev_rings)
+			return rr_fail(err, len, -EBADMSG, "corrupt header: %u event rings used of %u",
+				       h->ev_fresh, h->ev_rings);
+	}
+	if (h->types_count > h->types_cap)
+		return rr_fail(err, len, -EBADMSG, "corrupt header: %u event types in a table of %u",
+			       h->types_count, h->types_cap);
+	if (h->clock_kind != RIP_CLOCK_TSC && h->clock_kind != RIP_CLOCK_MONO_RAW)
+		return rr_fail(err, len, -EBADMSG, "corrupt header: unknown clock %u",
+			       h->clock_kind);
+	if (!h->clock_hz)
+		return rr_fail(err, len, -EBADMSG, "corrupt header: clock rate 0");
+	return 0;
+}
+
+static int rr_open_fd(const char *path, struct rr_file *f, struct stat *st, char *err,
+		      size_t len)
+{
+	memset(f, 0, sizeof(*f));
+	f->fd = -1;
+	if (strlen(path) >= sizeof(f->path))
+		return rr_fail(err, len, -ENAMETOOLONG, "%s: path too long", path);
+	snprintf(f->path, sizeof(f->path), "%s", path);
+	f->fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (f->fd < 0)
+		return rr_fail(err, len, -errno, "%s: %s", path, strerror(errno));
+	if (fstat(f->fd, st)) {
+		int e = errno;
+
+		close(f->fd);
+		f->fd = -1;
+		return rr_fail(err, len, -e, "%s: %s", path, strerror(e));
+	}
+	if (!S_ISREG(st->st_mode)) {
+		close(f->fd);
+		f->fd = -1;
+		return rr_fail(err, len, -EINVAL, "%s: not a regular file", path);
+	}
+	return 0;
+}
+
+static int rr_map(struct rr_file *f, size_t size, char *err, size_t len)
+{
+	void *m = mmap(NULL, size, PROT_READ, MAP_SHARED, f->fd, 0);
+
+	if (m == MAP_FAILED)
+		return rr_fail(err, len, -errno, "%s: cannot map: %s", f->path, strerror(errno));
+	f->map = m;
+	f->len = size;
+	rr_guard_install();
+	return 0;
+}
+
+int rr_open(const char *path, struct rr_file *f, char *err, size_t errlen)
+{
+	struct stat st;
+	ssize_t n;
+	int ret;
+	char why[RR_ERR_MAX];
+
+	ret = rr_open_fd(path, f, &st, err, errlen);
+	if (ret)
+		return ret;
+	if ((uint64_t)st.st_size < RIP_HDR_SIZE) {
+		ret = rr_fail(err, errlen, -EBADMSG,
+			      "%s: truncated: %lld bytes, a ring file has at least %u", path,
+			      (long long)st.st_size, RIP_HDR_SIZE);
+		goto err_close;
+	}
+	n = pread(f->fd, &f->hdr, sizeof(f->hdr), 0);
+	if (n != (ssize_t)sizeof(f->hdr)) {
+		ret = rr_fail(err, errlen, -EIO, "%s: cannot read the header", path);
+		goto err_close;
+	}
+	ret = rr_check_hdr(&f->hdr, (uint64_t)st.st_size, why, sizeof(why));
+	if (ret) {
+		rr_fail(err, errlen, ret, "%s: %s", path, why);
+		goto err_close;
+	}
+	f->hdr.boot_id[sizeof(f->hdr.boot_id) - 1] = 0;
+	f->hdr.comm[sizeof(f->hdr.comm) - 1] = 0;
+	f->hdr.exe[sizeof(f->hdr.exe) - 1] = 0;
+	ret = rr_map(f, (size_t)st.st_size, err, errlen);
+	if (ret)
+		goto err_close;
+	return 0;
+
+err_close:
+	close(f->fd);
+	f->fd = -1;
+	return ret;
+}
+
+int rr_open_legacy(const char *path, struct rr_file *f, char *err, size_t errlen)
+{
+	struct stat st;
+	int ret;
+
+	ret = rr_open_fd(path, f, &st, err, errlen);
+	if (ret)
+		return ret;
+	if (st.st_size == 0 || st.st_size % RR_LEGACY_SLOT ||
+	    (uint64_t)st.st_size / RR_LEGACY_SLOT > RR_MAX_SLOTS) {
+		ret = rr_fail(err, errlen, -EBADMSG,
+			      "%s: %lld bytes is not a whole number of %u-byte librip slots", path,
+			      (long long)st.st_size, RR_LEGACY_SLOT);
+		goto err_close;
+	}
+	ret = rr_map(f, (size_t)st.st_size, err, errlen);
+	if (ret)
+		goto err_close;
+	f->legacy_raw = true;
+	f->hdr.slot_count = (uint32_t)(st.st_size / RR_LEGACY_SLOT);
+	f->hdr.fresh = f->hdr.slot_count;
+	f->hdr.clock_kind = RIP_CLOCK_MONO_RAW;
+	f->hdr.clock_hz = 1000000000u;
+	return 0;
+
+err_close:
+	close(f->fd);
+	f->fd = -1;
+	return ret;
+}
+
+void rr_close(struct rr_file *f)
+{
+	if (f->wmap)
+		munmap(f->wmap, f->len);
+	f->wmap = NULL;
+	if (f->map)
+		munmap((void *)f->map, f->len);
+	if (f->fd >= 0)
+		close(f->fd);
+	f->map = NULL;
+	f->fd = -1;
+}
+
+/* ---- slots ---------------------------------------------------------------- */
+
+static const char *rr_slot_invalid(const struct rr_slot *s, uint32_t i)
+{
+	if (s->index != i)
+		return "wrong self-index";
+	if (s->state > RIP_SLOT_EXITED)
+		return "unknown state";
+	if (s->kind > RIP_KIND_CORO || (s->state != RIP_SLOT_FREE && s->kind == RIP_KIND_NONE))
+		return "unknown kind";
+	return NULL;
+}
+
+/* One consistent copy of a live slot; 1 if it was changing the whole time. */
+static int rr_copy_slot(const struct rip_slot *src, struct rr_slot *d)
+{
+	for (int tries = 0; tries < 4; tries++) {
+		/* Seqlock read side: pairs with the gen stores in __rip_slot_setup. */
+		uint32_t g1 = __atomic_load_n(&src->gen, __ATOMIC_ACQUIRE), g2;
+		uint32_t s1, s2, lo, n;
+
+		if (g1 & 1)
+			continue;
+		d->gen = g1;
+		d->state = __atomic_load_n(&src->state, __ATOMIC_ACQUIRE);
+		d->kind = __atomic_load_n(&src->kind, __ATOMIC_RELAXED);
+		d->tid = __atomic_load_n(&src->tid, __ATOMIC_RELAXED);
+		d->coro = __atomic_load_n(&src->coro, __ATOMIC_RELAXED);
+		d->switches = __atomic_load_n(&src->switches, __ATOMIC_RELAXED);
+		d->user_id = __atomic_load_n(&src->user_id, __ATOMIC_RELAXED);
+		d->switch_ts = __atomic_load_n(&src->switch_ts, __ATOMIC_RELAXED);
+		d->attach_ts = __atomic_load_n(&src->attach_ts, __ATOMIC_RELAXED);
+		d->exit_ts = __atomic_load_n(&src->exit_ts, __ATOMIC_RELAXED);
+		d->index = __atomic_load_n(&src->index, __ATOMIC_RELAXED);
+		for (size_t k = 0; k < RIP_NAME_MAX; k++)
+			d->name[k] = __atomic_load_n(&src->name[k], __ATOMIC_RELAXED);
+		d->name[RIP_NAME_MAX - 1] = 0;
+
+		/* Snap ring read side: pairs with the release store in __rip_snap_store. */
+		s1 = __atomic_load_n(&src->snap_seq, __ATOMIC_ACQUIRE);
+		uint64_t raw[RIP_SNAP_DEPTH];
+
+		for (uint32_t k = 0; k < RIP_SNAP_DEPTH; k++)
+			raw[k] = __atomic_load_n(&src->snap[k], __ATOMIC_RELAXED);
+		/* The entries above are read before seq is read again. */
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		s2 = __atomic_load_n(&src->snap_seq, __ATOMIC_RELAXED);
+		/* Entry s is intact if its overwriter (s + depth) had not started: s > s2 - depth. */
+		lo = s2 >= RIP_SNAP_DEPTH - 1 ? s2 - (RIP_SNAP_DEPTH - 1) : 0;
+		n = s1 - lo;
+		if ((int32_t)n < 0)
+			n = 0;
+		if (n > s1)
+			n = s1;
+		if (n > RIP_SNAP_DEPTH - 1)
+			n = RIP_SNAP_DEPTH - 1;
+		d->seq = s1;
+		d->n = n;
+		for (uint32_t k = 0; k < n; k++)
+			d->ip[k] = raw[(s1 - n + k) & (RIP_SNAP_DEPTH - 1)];
+
+		g2 = __atomic_load_n(&src->gen, __ATOMIC_RELAXED);
+		if (g1 == g2)
+			return 0;
+	}
+	return 1;
+}
+
+static int rr_read_legacy_slots(struct rr_file *f, struct rr_slots *out)
+{
+	uint32_t count = f->hdr.slot_count;
+
+	out->v = calloc(count, sizeof(*out->v));
+	if (!out->v)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < count; i++) {
+		const uint8_t *p = f->map + (size_t)i * RR_LEGACY_SLOT;
+		uint64_t e[RIP_SNAP_DEPTH];
+		struct rr_slot *d = &out->v[out->n];
+		bool used = false, exited = false;
+		int newest = -1;
+
+		memcpy(e, p + 64, sizeof(e));
+		memset(d, 0, sizeof(*d));
+		for (int k = 0; k < (int)RIP_SNAP_DEPTH; k++) {
+			if (e[k] == RR_LEGACY_EXIT)
+				exited = true;
+			else if (e[k])
+				used = true;
+		}
+		if (!used && !exited && !p[0])
+			continue;
+		memcpy(d->name, p, 63);
+		d->name[63] = 0;
+		d->index = i;
+		d->tid = (int32_t)i;
+		d->kind = RIP_KIND_THREAD;
+		d->state = exited ? RIP_SLOT_EXITED : RIP_SLOT_RUNNING;
+		/* Counters go up by one along the ring; the newest entry is where that breaks. */
+		for (int k = 0; k < (int)RIP_SNAP_DEPTH && newest < 0; k++) {
+			uint64_t a = e[k], b = e[(k + 1) % RIP_SNAP_DEPTH];
+
+			if (!a || a == RR_LEGACY_EXIT)
+				continue;
+			if (!b || b == RR_LEGACY_EXIT || ((a >> 56) + 1) % 256 != (b >> 56))
+				newest = k;
+		}
+		if (newest < 0) {
+			for (int k = 0; k < (int)RIP_SNAP_DEPTH; k++)
+				if (e[k] && e[k] != RR_LEGACY_EXIT)
+					newest = k;
+		}
+		for (int k = 1; newest >= 0 && k <= (int)RIP_SNAP_DEPTH; k++) {
+			uint64_t v = e[(newest + k) % RIP_SNAP_DEPTH];
+
+			if (v && v != RR_LEGACY_EXIT)
+				d->ip[d->n++] = v & ((1ull << 56) - 1);
+		}
+		d->seq = d->n;
+		out->n++;
+	}
+	return 0;
+}
+
+int rr_read_slots(struct rr_file *f, struct rr_slots *out, char *err, size_t errlen)
+{
+	sigjmp_buf jb;
+	uint32_t used;
+	int sig;
+
+	memset(out, 0, sizeof(*out));
+	out->first_bad = -1;
+	if (f->legacy_raw)
+		return rr_read_legacy_slots(f, out) ? rr_fail(err, errlen, -ENOMEM, "out of memory")
+						     : 0;
+	/* The live counter, not the header copy: slots keep being taken. */
+	used = __atomic_load_n(&((const struct rip_file_hdr *)f->map)->fresh, __ATOMIC_RELAXED);
+	if (used > f->hdr.slot_count)
+		return rr_fail(err, errlen, -EBADMSG, "%s: corrupt header: %u slots used of %u",
+			       f->path, used, f->hdr.slot_count);
+	out->v = calloc(used ? used : 1, sizeof(*out->v));
+	if (!out->v)
+		return rr_fail(err, errlen, -ENOMEM, "out of memory");
+	sig = sigsetjmp(jb, 1);
+	if (sig) {
+		rr_jmp = NULL;
+		rr_slots_free(out);
+		return rr_fail(err, errlen, -EIO, "%s: the file shrank while being read", f->path);
+	}
+	rr_jmp = &jb;
+	for (uint32_t i = 0; i < used; i++) {
+		const struct rip_slot *src =
+			(const struct rip_slot *)(f->map + f->hdr.slot_off +
+						  (size_t)i * RIP_SLOT_SIZE);
+		struct rr_slot *d = &out->v[out->n];
+		const char *why;
+
+		memset(d, 0, sizeof(*d));
+		if (rr_copy_slot(src, d)) {
+			out->changing++;
+			continue;
+		}
+		if (d->state == RIP_SLOT_FREE && d->kind == RIP_KIND_NONE && d->index == i)
+			continue;
+		why = rr_slot_invalid(d, i);
+		if (why) {
+			if (out->first_bad < 0) {
+				out->first_bad = (int)i;
+				snprintf(out->why, sizeof(out->why), "%s", why);
+			}
+			out->corrupt++;
+			continue;
+		}
+		if (d->state == RIP_SLOT_FREE)
+			continue; /* the sink of librip.h files */
+		out->n++;
+	}
+	rr_jmp = NULL;
+	return 0;
+}
+
+void rr_slots_free(struct rr_slots *s)
+{
+	free(s->v);
+	s->v = NULL;
+	s->n = 0;
+}
+
+int rr_read_modules(struct rr_file *f, struct rip_module **out, size_t *n, char *err,
+		    size_t errlen)
+{
+	const struct rip_file_hdr *live = (const struct rip_file_hdr *)f->map;
+	struct rip_module *v;
+	uint32_t count;
+	sigjmp_buf jb;
+
+	*out = NULL;
+	*n = 0;
+	if (f->legacy_raw)
+		return 0;
+	/* Pairs with the release store of mod_count in __rip_modules_scan. */
+	count = __atomic_load_n(&live->mod_count, __ATOMIC_ACQUIRE);
+	if (count > f->hdr.mod_cap)
+		return rr_fail(err, errlen, -EBADMSG, "%s: corrupt header: %u modules in a map of %u",
+			       f->path, count, f->hdr.mod_cap);
+	v = calloc(count ? count : 1, sizeof(*v));
+	if (!v)
+		return rr_fail(err, errlen, -ENOMEM, "out of memory");
+	if (sigsetjmp(jb, 1)) {
+		rr_jmp = NULL;
+		free(v);
+		return rr_fail(err, errlen, -EIO, "%s: the file shrank while being read", f->path);
+	}
+	rr_jmp = &jb;
+	memcpy(v, f->map + f->hdr.mod_off, (size_t)count * sizeof(*v));
+	rr_jmp = NULL;
+	for (uint32_t i = 0; i < count; i++) {
+		v[i].path[sizeof(v[i].path) - 1] = 0;
+		if (v[i].build_id_len > RIP_BUILD_ID_MAX)
+			v[i].build_id_len = 0;
+	}
+	*out = v;
+	*n = count;
+	return 0;
+}
+
+/* ---- liveness and clock ------------------------------------------------------- */
+
+uint64_t rr_proc_start_ticks(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long v = 0;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	p = strrchr(buf, ')');
+	/* a zombie has released everything: it is dead for our purposes */
+	if (!p || p[1] != ' ' || p[2] == 'Z' || p[2] == 'X' || p[2] == 'x')
+		return 0;
+	for (int field = 2; p && field < 22; field++)
+		p = strchr(p + 1, ' ');
+	if (p)
+		v = strtoull(p + 1, NULL, 10);
+	return v;
+}
+
+static void rr_boot_id(char *buf, size_t len)
+{
+	int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, buf, len - 1) : -1;
+
+	if (fd >= 0)
+		close(fd);
+	if (n < 0)
+		n = 0;
+	while (n > 0 && buf[n - 1] == '\n')
+		n--;
+	buf[n] = 0;
+}
+
+/* 1 if pid maps the file open at fd, 0 if not; 1 when its maps cannot be read. */
+static int rr_maps_file(pid_t pid, int fd)
+{
+	char path[64], line[PATH_MAX + 256];
+	struct stat st;
+	int found = 0;
+	FILE *fp;
+
+	if (fstat(fd, &st))
+		return 1;
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	fp = fopen(path, "re");
+	if (!fp)
+		return 1;
+	while (!found && fgets(line, sizeof(line), fp)) {
+		unsigned maj, min;
+		unsigned long long ino;
+
+		if (sscanf(line, "%*s %*s %*s %x:%x %llu", &maj, &min, &ino) == 3)
+			found = ino == (unsigned long long)st.st_ino && maj == major(st.st_dev) &&
+				min == minor(st.st_dev);
+	}
+	fclose(fp);
+	return found;
+}
+
+int rr_alive(struct rr_file *f)
+{
+	char boot[64];
+
+	if (f->legacy_raw)
+		return 0;
+	/* The owner holds LOCK_EX while it runs (see lib/ring.c). */
+	if (flock(f->fd, LOCK_SH | LOCK_NB) != 0)
+		return errno == EWOULDBLOCK ? 1 : 0;
+	flock(f->fd, LOCK_UN);
+	/* Not locked: the owner may still run if it closed its descriptors. */
+	if (f->hdr.pid <= 0 || rr_proc_start_ticks(f->hdr.pid) != f->hdr.start_ticks)
+		return 0;
+	rr_boot_id(boot, sizeof(boot));
+	if (strcmp(boot, f->hdr.boot_id))
+		return 0;
+	/* Same process: is this file still mapped by it (not a pre-exec image's)? */
+	return rr_maps_file(f->hdr.pid, f->fd);
+}
+
+int64_t rr_ticks_to_ns(const struct rip_file_hdr *h, uint64_t ticks)
+{
+	__int128 d = (__int128)ticks - (__int128)h->clock_base_ticks;
+
+	if (!h->clock_hz)
+		return 0;
+	return (int64_t)(d * 1000000000 / (__int128)h->clock_hz) + (int64_t)h->clock_base_ns;
+}
+
+uint64_t rr_now_ticks(const struct rip_file_hdr *h)
+{
+	struct timespec ts;
+
+#if defined(__x86_64__)
+	if (h->clock_kind == RIP_CLOCK_TSC) {
+		uint32_t lo, hi;
+
+		__asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
+		return ((uint64_t)hi << 32) | lo;
+	}
+#endif
+	clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- finding files --------------------------------------------------------------- */
+
+int rr_dirs(char dirs[][PATH_MAX], int max)
+{
+	const char *d = getenv("RIP_DIR"), *x = getenv("XDG_RUNTIME_DIR");
+	int n = 0;
+
+	if (d && *d && n < max)
+		snprintf(dirs[n++], PATH_MAX, "%s", d);
+	if (!(d && *d) && x && *x && n < max)
+		snprintf(dirs[n++], PATH_MAX, "%s/rip", x);
+	if (!(d && *d) && n < max)
+		snprintf(dirs[n++], PATH_MAX, "/dev/shm");
+	return n;
+}
+
+static bool rr_is_ring(const char *path)
+{
+	char magic[8];
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	bool ok;
+
+	if (fd < 0)
+		return false;
+	ok = pread(fd, magic, sizeof(magic), 0) == (ssize_t)sizeof(magic) &&
+	     !memcmp(magic, RIP_MAGIC, sizeof(magic));
+	close(fd);
+	return ok;
+}
+
+int rr_find_pid(pid_t pid, char *path, size_t len, char *err, size_t errlen)
+{
+	char dirs[3][PATH_MAX], maps[64], line[PATH_MAX + 256], best[PATH_MAX] = "";
+	char prefix[32];
+	time_t best_mtime = 0;
+	FILE *fp;
+	int nd;
+
+	/* A live process: whatever ring file it has mapped, wherever it is. */
+	snprintf(maps, sizeof(maps), "/proc/%d/maps", (int)pid);
+	fp = fopen(maps, "re");
+	if (fp) {
+		while (fgets(line, sizeof(line), fp)) {
+			char *p = strchr(line, '/');
+			size_t l;
+
+			if (!p || !strstr(line, " rw-s "))
+				continue;
+			l = strlen(p);
+			if (l && p[l - 1] == '\n')
+				p[--l] = 0;
+			if (l >= 10 && !strcmp(p + l - 10, " (deleted)"))
+				continue;
+			if (rr_is_ring(p)) {
+				fclose(fp);
+				if (strlen(p) >= len)
+					return rr_fail(err, errlen, -ENAMETOOLONG, "path too long");
+				snprintf(path, len, "%s", p);
+				return 0;
+			}
+		}
+		fclose(fp);
+	}
+	/* A dead one (or one we cannot inspect): its file by name, the newest. */
+	snprintf(prefix, sizeof(prefix), "rip-%d-", (int)pid);
+	nd = rr_dirs(dirs, 3);
+	for (int i = 0; i < nd; i++) {
+		DIR *d = opendir(dirs[i]);
+		struct dirent *e;
+
+		if (!d)
+			continue;
+		while ((e = readdir(d))) {
+			char full[PATH_MAX];
+			struct stat st;
+			int n;
+
+			if (strncmp(e->d_name, prefix, strlen(prefix)))
+				continue;
+			n = snprintf(full, sizeof(full), "%s/%s", dirs[i], e->d_name);
+			if (n < 0 || (size_t)n >= sizeof(full) || lstat(full, &st) ||
+			    !S_ISREG(st.st_mode))
+				continue;
+			if (!best[0] || st.st_mtime >= best_mtime) {
+				snprintf(best, sizeof(best), "%s", full);
+				best_mtime = st.st_mtime;
+			}
+		}
+		closedir(d);
+	}
+	if (!best[0])
+		return rr_fail(err, errlen, -ENOENT,
+			       "no ring file for pid %d (is it linked with librip and run with "
+			       "RIP_RING=1? is RIP_DIR the same?)",
+			       (int)pid);
+	if (strlen(best) >= len)
+		return rr_fail(err, errlen, -ENAMETOOLONG, "path too long");
+	snprintf(path, len, "%s", best);
+	return 0;
+}
+
+/* ---- durations -------------------------------------------------------------------- */
+
+const char *rr_fmt_duration(int64_t ns, char *buf, size_t len)
+{
+	uint64_t v = ns < 0 ? 0 : (uint64_t)ns;
+	uint64_t s = v / 1000000000u;
+
+	if (v < 1000000u)
+		snprintf(buf, len, "%lluus", (unsigned long long)(v / 1000u));
+	else if (v < 1000000000u)
+		snprintf(buf, len, "%llums", (unsigned long long)(v / 1000000u));
+	else if (s < 60)
+		snprintf(buf, len, "%llu.%llus", (unsigned long long)s,
+			 (unsigned long long)(v % 1000000000u / 100000000u));
+	else if (s < 3600)
+		snprintf(buf, len, "%llum%02llus", (unsigned long long)(s / 60),
+			 (unsigned long long)(s % 60));
+	else if (s < 86400)
+		snprintf(buf, len, "%lluh%02llum", (unsigned long long)(s / 3600),
+			 (unsigned long long)(s % 3600 / 60));
+	else
+		snprintf(buf, len, "%llud%02lluh", (unsigned long long)(s / 86400),
+			 (unsigned long long)(s % 86400 / 3600));
+	return buf;
+}
+
+int rr_parse_duration(const char *s, int64_t *ns)
+{
+	char *end;
+	double v;
+
+	if (!s || !*s)
+		return -EINVAL;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || v < 0 || v > 86400.0 * 365)
+		return -EINVAL;
+	if (!*end || !strcmp(end, "s"))
+		v *= 1e9;
+	else if (!strcmp(end, "ms"))
+		v *= 1e6;
+	else if (!strcmp(end, "us"))
+		v *= 1e3;
+	else if (!strcmp(end, "m"))
+		v *= 60e9;
+	else if (!strcmp(end, "h"))
+		v *= 3600e9;
+	else
+		return -EINVAL;
+	*ns = (int64_t)v;
+	return 0;
+}

@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * read/ripread.h - reading ring files from outside the process that writes
+ * them, live or after it died.  Every file is treated as hostile: the header
+ * is validated against the file's real size before anything else is
+ * touched, every offset and count is bounds-checked, and reads of the live
+ * mapping are guarded against the file shrinking under us.
+ */
+#ifndef RIP_READ_RIPREAD_H
+#define RIP_READ_RIPREAD_H
+
+#include <limits.h>
+#include <setjmp.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <rip/abi.h>
+
+#define RR_ERR_MAX 512
+
+struct rr_file {
+	char path[PATH_MAX];
+	int fd;
+	const uint8_t *map;	 /* the whole file, read-only, shared */
+	size_t len;
+	struct rip_file_hdr hdr; /* validated copy of the header */
+	bool legacy_raw;	 /* a raw file of the original librip header */
+	uint8_t *wmap;		 /* a writable mapping (consumers, rip enable), or NULL */
+};
+
+/*
+ * Reads of a mapping that its owner may truncate: if (rr_guard_enter(&jb))
+ * { the file shrank } ... rr_guard_leave();
+ */
+void rr_guard_set(sigjmp_buf *jb);
+void rr_guard_leave(void);
+#define rr_guard_enter(jb) (sigsetjmp(*(jb), 1) ? (rr_guard_leave(), 1) : (rr_guard_set(jb), 0))
+
+/* One slot as read: consistent, entries oldest to newest. */
+struct rr_slot {
+	uint32_t index;
+	uint32_t gen;
+	uint32_t state; /* enum rip_slot_state */
+	uint32_t kind;	/* enum rip_slot_kind */
+	int32_t tid;
+	uint32_t coro;	/* thread: index + 1 of the coroutine it runs */
+	uint32_t switches;
+	uint32_t user_id;
+	uint64_t switch_ts, attach_ts, exit_ts;
+	uint32_t seq;	/* snaps taken */
+	uint32_t n;	/* valid entries in ip[] */
+	uint64_t ip[RIP_SNAP_DEPTH];
+	char name[RIP_NAME_MAX];
+};
+
+struct rr_slots {
+	struct rr_slot *v;
+	size_t n;
+	size_t corrupt;	 /* slots whose fields break the format's invariants */
+	size_t changing; /* slots being set up or reused while we read (live only) */
+	int first_bad;	 /* index of the first corrupt slot, -1 if none */
+	char why[128];	 /* what was wrong with it */
+};
+
+/*
+ * Open and validate a ring file.  0, or -errno with a one-line explanation
+ * in err (what is wrong, and what to do when there is something to do).
+ */
+int rr_open(const char *path, struct rr_file *f, char *err, size_t errlen);
+void rr_close(struct rr_file *f);
+
+/*
+ * Open a raw file written by the original librip header: tid-indexed slots
+ * of a 64-byte name and 32 entries of 8-bit counter and 56-bit address.
+ */
+int rr_open_legacy(const char *path, struct rr_file *f, char *err, size_t errlen);
+
+/* Copy every slot that has ever been used.  Frees with rr_slots_free. */
+int rr_read_slots(struct rr_file *f, struct rr_slots *out, char *err, size_t errlen);
+void rr_slots_free(struct rr_slots *s);
+
+/* The module map: entries [0, n), each path NUL-terminated.  Free with free(). */
+int rr_read_modules(struct rr_file *f, struct rip_module **out, size_t *n, char *err,
+		    size_t errlen);
+
+/* 1 if the process that wrote the file is alive, 0 if not. */
+int rr_alive(struct rr_file *f);
+
+/* The file's clock: ticks to nanoseconds (CLOCK_MONOTONIC_RAW), and "now" in ticks. */
+int64_t rr_ticks_to_ns(const struct rip_file_hdr *h, uint64_t ticks);
+uint64_t rr_now_ticks(const struct rip_file_hdr *h);
+
+/* The ring directory of this user: $RIP_DIR, $XDG_RUNTIME_DIR/rip, /dev/shm. */
+int rr_dirs(char dirs[][PATH_MAX], int max);
+
+/*
+ * Find the ring file of pid: a ring mapped by the live process (from
+ * /proc/PID/maps), else rip-PID-*.ring in the ring directories (the newest).
+ */
+int rr_find_pid(pid_t pid, char *path, size_t len, char *err, size_t errlen);
+
+/* /proc/PID/stat start time in clock ticks, 0 if there is no such process. */
+uint64_t rr_proc_start_ticks(pid_t pid);
+
+/* Format a duration in ns as "850ms", "12.3s", "4m05s", "2h13m", "3d04h". */
+const char *rr_fmt_duration(int64_t ns, char *buf, size_t len);
+
+/* Parse "2s", "500ms", "1.5m", "1h" into ns; -EINVAL when malformed. */
+int rr_parse_duration(const char *s, int64_t *ns);
+
+#endif /* RIP_READ_RIPREAD_H */

@@ -1,0 +1,1200 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * read/sym.c - the symbolizer: runtime addresses from a ring file to
+ * function, file:line and inline chains, with elfutils, in the reader only.
+ *
+ * Every module gets a Dwfl of its own holding one module reported at the
+ * recorded load bias, so that overlapping or reused ranges (a dlclose'd
+ * library and its successor) never confuse libdwfl; our own sorted table
+ * picks the module, first added wins.  A file is opened on the first lookup
+ * that lands in it.  An address is translated as ELF vaddr = addr - bias,
+ * then into libdwfl's view of the module by its own bias, so non-PIE
+ * executables (whose recorded bias libdwfl ignores) map the same way.
+ *
+ * Names come from DWARF when there is any, else from .symtab/.dynsym.  Three
+ * lazily built, sorted indexes keep a lookup logarithmic: function symbols
+ * (dwfl_module_addrinfo scans the whole table per call), CUs by range
+ * (libdw before 0.191 finds CUs only through .debug_aranges, which clang
+ * does not emit) and, per CU, its subprograms (dwarf_getscopes walks the
+ * whole CU per call); the inline chain then descends one function's subtree.
+ * Results are cached per address; strings point into libdw's own data,
+ * which lives until rip_sym_free, except demangled names, kept in an arena.
+ *
+ * Not thread-safe: use one struct rip_sym per thread.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+
+#include <rip/abi.h>
+
+#include "sym.h"
+
+#define SYM_MAX_FRAMES 64	    /* deepest inline chain kept per address */
+#define SYM_MAX_SCOPES 256	    /* deepest DIE nesting walked */
+#define SYM_MAX_SIBLINGS (1u << 22) /* bound on a sibling walk in hostile DWARF */
+#define SYM_BUILD_ID_MAX 256
+#define SYM_CHUNK (1u << 20)
+#define SYM_NEAREST_MAX 0x10000 /* furthest past a symbol's end still named after it */
+
+static const char why_not_found[] = "not found";
+static const char why_unreadable[] = "cannot be read";
+static const char why_not_elf[] = "not an ELF file";
+static const char why_no_syms[] = "no symbols";
+static const char why_no_dwarf[] = "no debug info (function names only)";
+static const char why_build_id[] = "build-id differs: rebuilt since the trace?";
+
+/* Open addressing, linear probing; a NULL value marks an empty slot. */
+struct sym_map {
+	uint64_t *keys;
+	void **vals;
+	size_t cap; /* a power of two, or 0 */
+	size_t n;
+};
+
+struct sym_chunk {
+	struct sym_chunk *next;
+	size_t used, size;
+	max_align_t data[];
+};
+
+struct sym_fn_range {
+	Dwarf_Addr lo, hi;
+	Dwarf_Die die;
+};
+
+/* The subprograms of one CU, sorted by lo. */
+struct sym_cu_fns {
+	size_t n;
+	struct sym_fn_range r[];
+};
+
+enum {
+	MOD_NEW,
+	MOD_OPEN,
+	MOD_FAILED
+};
+
+struct sym_elf {
+	Dwarf_Addr lo;
+	uint64_t size;
+	const char *name;
+	unsigned rank; /* lower is better among symbols at one address */
+	unsigned order;
+};
+
+struct sym_mod {
+	uint64_t lo, hi, bias;
+	size_t order; /* position in add order: first added wins */
+	char *path;   /* as recorded; "[vdso]" for the vDSO */
+	uint8_t *build_id;
+	size_t build_id_len;
+	uint32_t flags;
+	int state;
+	const char *why; /* problem, or NULL */
+	unsigned hits;	 /* lookups that landed here while why != NULL */
+	Dwfl *dwfl;
+	Dwfl_Module *dm;
+	Dwarf_Addr dwbias; /* libdwfl's bias for the main file */
+	bool dwarf;
+	struct sym_elf *syms; /* function symbols by address */
+	size_t nsyms;
+	struct sym_fn_range *cu_ranges; /* CU DIEs by address, built on first use */
+	size_t ncu_ranges;
+	Dwarf_Addr cu_bias;
+	bool cu_indexed;
+	struct sym_map cus; /* CU DIE address -> struct sym_cu_fns */
+};
+
+struct sym_cframe {
+	const char *func, *file;
+	uint64_t offset;
+	int32_t line;
+	uint16_t column;
+	uint8_t inlined;
+};
+
+struct sym_entry {
+	struct sym_mod *mod;
+	unsigned gen; /* for entries in no module: sym->gen when resolved */
+	unsigned n;
+	struct sym_cframe f[];
+};
+
+struct rip_sym {
+	char *sysroot; /* "" when none */
+	char *debuginfo_path;
+	Dwfl_Callbacks cb;
+	struct sym_mod **mods; /* add order */
+	size_t nmods, capmods;
+	struct sym_mod **sorted; /* by lo, rebuilt when nsorted != nmods */
+	uint64_t *maxhi;	 /* maxhi[i]: highest hi among sorted[0..i] */
+	size_t nsorted;
+	unsigned gen;		  /* bumped by every module added */
+	struct sym_map cache;	  /* addr -> struct sym_entry */
+	struct sym_map demangled; /* libdw/libelf string address -> name */
+	struct sym_chunk *arena;
+};
+
+/* ---- hash map, arena ---- */
+
+static inline size_t sym_hash(uint64_t k)
+{
+	k ^= k >> 33;
+	k *= 0xff51afd7ed558ccdull;
+	k ^= k >> 33;
+	k *= 0xc4ceb9fe1a85ec53ull;
+	k ^= k >> 33;
+	return (size_t)k;
+}
+
+static void *map_get(const struct sym_map *m, uint64_t key)
+{
+	if (!m->cap)
+		return NULL;
+	for (size_t i = sym_hash(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+		if (!m->vals[i])
+			return NULL;
+		if (m->keys[i] == key)
+			return m->vals[i];
+	}
+}
+
+static int map_grow(struct sym_map *m)
+{
+	size_t cap = m->cap ? m->cap * 2 : 64;
+	uint64_t *keys = calloc(cap, sizeof(*keys));
+	void **vals = calloc(cap, sizeof(*vals));
+
+	if (!keys || !vals) {
+		free(keys);
+		free(vals);
+		return -ENOMEM;
+	}
+	for (size_t j = 0; j < m->cap; j++) {
+		size_t i;
+
+		if (!m->vals[j])
+			continue;
+		for (i = sym_hash(m->keys[j]) & (cap - 1); vals[i]; i = (i + 1) & (cap - 1))
+			;
+		keys[i] = m->keys[j];
+		vals[i] = m->vals[j];
+	}
+	free(m->keys);
+	free(m->vals);
+	m->keys = keys;
+	m->vals = vals;
+	m->cap = cap;
+	return 0;
+}
+
+/* Insert or replace; val must not be NULL. */
+static int map_put(struct sym_map *m, uint64_t key, void *val)
+{
+	size_t i;
+
+	if ((m->n + 1) * 2 > m->cap) {
+		int err = map_grow(m);
+
+		if (err)
+			return err;
+	}
+	for (i = sym_hash(key) & (m->cap - 1); m->vals[i]; i = (i + 1) & (m->cap - 1)) {
+		if (m->keys[i] == key) {
+			m->vals[i] = val;
+			return 0;
+		}
+	}
+	m->keys[i] = key;
+	m->vals[i] = val;
+	m->n++;
+	return 0;
+}
+
+static void map_free(struct sym_map *m, bool free_vals)
+{
+	for (size_t i = 0; free_vals && i < m->cap; i++)
+		free(m->vals[i]);
+	free(m->keys);
+	free(m->vals);
+	memset(m, 0, sizeof(*m));
+}
+
+static void *arena_alloc(struct rip_sym *s, size_t n)
+{
+	struct sym_chunk *c = s->arena;
+	void *p;
+
+	n = (n + _Alignof(max_align_t) - 1) & ~(_Alignof(max_align_t) - 1);
+	if (!c || c->size - c->used < n) {
+		size_t size = n > SYM_CHUNK / 4 ? n : SYM_CHUNK;
+
+		c = malloc(sizeof(*c) + size);
+		if (!c)
+			return NULL;
+		c->size = size;
+		c->used = 0;
+		c->next = s->arena;
+		s->arena = c;
+	}
+	p = (char *)c->data + c->used;
+	c->used += n;
+	return p;
+}
+
+static char *str_join(const char *a, const char *b, const char *c)
+{
+	size_t la = strlen(a), lb = strlen(b), lc = strlen(c);
+	char *r = malloc(la + lb + lc + 1);
+
+	if (!r)
+		return NULL;
+	memcpy(r, a, la);
+	memcpy(r + la, b, lb);
+	memcpy(r + la + lb, c, lc + 1);
+	return r;
+}
+
+/* ---- C++ demangling through libstdc++, loaded only when first needed ---- */
+
+typedef char *(*sym_demangle_fn)(const char *, char *, size_t *, int *);
+static sym_demangle_fn sym_demangler;
+static pthread_once_t sym_demangler_once = PTHREAD_ONCE_INIT;
+
+static void sym_demangler_load(void)
+{
+	void *h = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
+
+	if (h)
+		sym_demangler = (sym_demangle_fn)dlsym(h, "__cxa_demangle");
+}
+
+/*
+ * name points into data libdw or libelf keep until rip_sym_free, so its
+ * address is the cache key.  Returns name itself when it is not mangled or
+ * cannot be demangled.
+ */
+static const char *sym_demangle(struct rip_sym *s, const char *name)
+{
+	const char *hit;
+	char *d;
+	size_t len;
+	int status = -1;
+
+	if (!name || name[0] != '_' || name[1] != 'Z')
+		return name;
+	hit = map_get(&s->demangled, (uintptr_t)name);
+	if (hit)
+		return hit;
+	pthread_once(&sym_demangler_once, sym_demangler_load);
+	hit = name;
+	d = sym_demangler ? sym_demangler(name, NULL, NULL, &status) : NULL;
+	if (d && status == 0) {
+		char *copy;
+
+		len = strlen(d) + 1;
+		copy = arena_alloc(s, len);
+		if (copy) {
+			memcpy(copy, d, len);
+			hit = copy;
+		}
+	}
+	free(d);
+	map_put(&s->demangled, (uintptr_t)name, (void *)hit); /* on failure: retry next time */
+	return hit;
+}
+
+/* ---- setup ---- */
+
+static int sym_find_elf_none(Dwfl_Module *mod, void **userdata, const char *modname,
+			     Dwarf_Addr base, char **file_name, Elf **elfp)
+{
+	/* Every module is reported with its file; nothing to find. */
+	(void)mod, (void)userdata, (void)modname, (void)base, (void)file_name, (void)elfp;
+	return -1;
+}
+
+static char *sym_abs_dir(const char *dir)
+{
+	char cwd[4096];
+
+	if (dir[0] == '/')
+		return strdup(dir);
+	if (!getcwd(cwd, sizeof(cwd)))
+		return NULL;
+	return str_join(cwd, "/", dir);
+}
+
+int rip_sym_new(const struct rip_sym_opts *opts, struct rip_sym **out)
+{
+	const char *debug_dir = opts ? opts->debug_dir : NULL;
+	const char *sysroot = opts ? opts->sysroot : NULL;
+	char *dd = NULL, *root_debug = NULL;
+	struct rip_sym *s;
+	size_t n;
+
+	if (!out)
+		return -EINVAL;
+	*out = NULL;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	if (sysroot && *sysroot) {
+		s->sysroot = sym_abs_dir(sysroot);
+		if (!s->sysroot)
+			goto err_free;
+		for (n = strlen(s->sysroot); n > 1 && s->sysroot[n - 1] == '/'; n--)
+			s->sysroot[n - 1] = 0;
+	} else {
+		s->sysroot = strdup("");
+		if (!s->sysroot)
+			goto err_free;
+	}
+	if (debug_dir && *debug_dir) {
+		dd = sym_abs_dir(debug_dir);
+		if (!dd)
+			goto err_free;
+	}
+	if (*s->sysroot) {
+		root_debug = str_join(s->sysroot, "/usr/lib/debug", ":");
+		if (!root_debug)
+			goto err_dd;
+	}
+	/*
+	 * libdwfl's search path: the binary's directory and its .debug/, then
+	 * the absolute roots, which are also where build-id links are looked
+	 * for (see dwfl_standard_find_debuginfo in libdwfl.h).
+	 */
+	s->debuginfo_path = malloc(strlen(dd ? dd : "") + strlen(root_debug ? root_debug : "") +
+				   sizeof(":.debug::/usr/lib/debug"));
+	if (!s->debuginfo_path)
+		goto err_root;
+	strcpy(s->debuginfo_path, ":.debug:");
+	if (dd) {
+		strcat(s->debuginfo_path, dd);
+		strcat(s->debuginfo_path, ":");
+	}
+	if (root_debug)
+		strcat(s->debuginfo_path, root_debug);
+	strcat(s->debuginfo_path, "/usr/lib/debug");
+	free(root_debug);
+	free(dd);
+
+	s->cb.find_elf = sym_find_elf_none;
+	s->cb.find_debuginfo = dwfl_standard_find_debuginfo;
+	s->cb.section_address = dwfl_offline_section_address;
+	s->cb.debuginfo_path = &s->debuginfo_path;
+	*out = s;
+	return 0;
+
+err_root:
+	free(root_debug);
+err_dd:
+	free(dd);
+err_free:
+	free(s->sysroot);
+	free(s);
+	return -ENOMEM;
+}
+
+static void sym_mod_free(struct sym_mod *m)
+{
+	if (m->dwfl)
+		dwfl_end(m->dwfl);
+	map_free(&m->cus, true);
+	free(m->syms);
+	free(m->cu_ranges);
+	free(m->build_id);
+	free(m->path);
+	free(m);
+}
+
+void rip_sym_free(struct rip_sym *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->nmods; i++)
+		sym_mod_free(s->mods[i]);
+	free(s->mods);
+	free(s->sorted);
+	free(s->maxhi);
+	map_free(&s->cache, false);
+	map_free(&s->demangled, false);
+	while (s->arena) {
+		struct sym_chunk *c = s->arena;
+
+		s->arena = c->next;
+		free(c);
+	}
+	free(s->debuginfo_path);
+	free(s->sysroot);
+	free(s);
+}
+
+int rip_sym_add_module(struct rip_sym *s, uint64_t lo, uint64_t hi, uint64_t bias, const char *path,
+		       const uint8_t *build_id, size_t build_id_len, uint32_t flags)
+{
+	struct sym_mod *m;
+
+	if (!s || lo >= hi || (!path && !(flags & RIP_MOD_VDSO)) || (build_id_len && !build_id) ||
+	    build_id_len > SYM_BUILD_ID_MAX)
+		return -EINVAL;
+	if (s->nmods == s->capmods) {
+		size_t cap = s->capmods ? s->capmods * 2 : 32;
+		struct sym_mod **v = realloc(s->mods, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		s->mods = v;
+		s->capmods = cap;
+	}
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	m->lo = lo;
+	m->hi = hi;
+	m->bias = bias;
+	m->flags = flags;
+	m->order = s->nmods;
+	m->path = strdup(flags & RIP_MOD_VDSO ? "[vdso]" : path);
+	if (!m->path)
+		goto err_free;
+	if (build_id_len) {
+		m->build_id = malloc(build_id_len);
+		if (!m->build_id)
+			goto err_free;
+		memcpy(m->build_id, build_id, build_id_len);
+		m->build_id_len = build_id_len;
+	}
+	s->mods[s->nmods++] = m;
+	s->gen++;
+	return 0;
+
+err_free:
+	sym_mod_free(m);
+	return -ENOMEM;
+}
+
+/* ---- modules ---- */
+
+static int sym_mod_cmp(const void *a, const void *b)
+{
+	const struct sym_mod *x = *(struct sym_mod *const *)a, *y = *(struct sym_mod *const *)b;
+
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	return x->order < y->order ? -1 : x->order > y->order;
+}
+
+static int sym_sort(struct rip_sym *s)
+{
+	struct sym_mod **v = realloc(s->sorted, s->nmods * sizeof(*v));
+	uint64_t *maxhi;
+
+	if (!v)
+		return -ENOMEM;
+	s->sorted = v;
+	maxhi = realloc(s->maxhi, s->nmods * sizeof(*maxhi));
+	if (!maxhi)
+		return -ENOMEM;
+	s->maxhi = maxhi;
+	memcpy(v, s->mods, s->nmods * sizeof(*v));
+	qsort(v, s->nmods, sizeof(*v), sym_mod_cmp);
+	for (size_t i = 0; i < s->nmods; i++)
+		maxhi[i] = i && maxhi[i - 1] > v[i]->hi ? maxhi[i - 1] : v[i]->hi;
+	s->nsorted = s->nmods;
+	return 0;
+}
+
+/* The module holding addr; of overlapping ones, the first added. */
+static int sym_find_mod(struct rip_sym *s, uint64_t addr, struct sym_mod **out)
+{
+	struct sym_mod *best = NULL;
+	size_t a = 0, b;
+
+	if (s->nsorted != s->nmods) {
+		int err = sym_sort(s);
+
+		if (err)
+			return err;
+	}
+	b = s->nsorted;
+	while (a < b) {
+		size_t mid = a + (b - a) / 2;
+
+		if (s->sorted[mid]->lo <= addr)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	/* sorted[0..a) start at or below addr; stop once none reaches it */
+	while (a-- > 0 && s->maxhi[a] > addr) {
+		struct sym_mod *m = s->sorted[a];
+
+		if (addr < m->hi && (!best || m->order < best->order))
+			best = m;
+	}
+	*out = best;
+	return 0;
+}
+
+static int sym_elf_cmp(const void *a, const void *b)
+{
+	const struct sym_elf *x = a, *y = b;
+
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	if (x->rank != y->rank)
+		return x->rank < y->rank ? -1 : 1;
+	return x->order < y->order ? -1 : x->order > y->order;
+}
+
+/* Leading underscores: getpid is a better name than __getpid. */
+static unsigned sym_rank(const char *name, int bind)
+{
+	unsigned r = bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1 : 2;
+
+	while (*name == '_')
+		name++, r += 4;
+	return r;
+}
+
+/*
+ * Index the function symbols (.symtab, else .dynsym) by address: libdwfl's
+ * dwfl_module_addrinfo scans the whole table on every call.
+ */
+static int sym_elf_index(struct sym_mod *m)
+{
+	int nsyms = dwfl_module_getsymtab(m->dm);
+	struct sym_elf *v;
+	size_t n = 0;
+
+	if (nsyms <= 1)
+		return 0;
+	v = malloc((size_t)nsyms * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (int i = 1; i < nsyms; i++) {
+		GElf_Sym sym;
+		GElf_Addr addr;
+		GElf_Word shndx;
+		Dwarf_Addr b;
+		Elf *elf;
+		const char *name = dwfl_module_getsym_info(m->dm, i, &sym, &addr, &shndx, &elf, &b);
+		int type = GELF_ST_TYPE(sym.st_info);
+
+		if (!name || !*name || sym.st_shndx == SHN_UNDEF || shndx == SHN_UNDEF ||
+		    shndx == SHN_ABS)
+			continue;
+		if (type == STT_NOTYPE) {
+			GElf_Shdr shdr;
+			Elf_Scn *scn = elf ? elf_getscn(elf, shndx) : NULL;
+
+			if (!scn || !gelf_getshdr(scn, &shdr) || !(shdr.sh_flags & SHF_EXECINSTR))
+				continue;
+		} else if (type != STT_FUNC && type != STT_GNU_IFUNC) {
+			continue;
+		}
+		v[n++] = (struct sym_elf){
+			.lo = addr,
+			.size = sym.st_size,
+			.name = name,
+			.rank = sym_rank(name, GELF_ST_BIND(sym.st_info)),
+			.order = (unsigned)i,
+		};
+	}
+	if (!n) {
+		free(v);
+		return 0;
+	}
+	qsort(v, n, sizeof(*v), sym_elf_cmp);
+	m->syms = v;
+	m->nsyms = n;
+	return 0;
+}
+
+/* The function symbol around a (libdwfl's address space), or NULL. */
+static const struct sym_elf *sym_elf_find(const struct sym_mod *m, Dwarf_Addr a)
+{
+	const struct sym_elf *best = NULL;
+	size_t lo = 0, hi = m->nsyms;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (m->syms[mid].lo <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return NULL;
+	/* the best-ranked symbol at the closest start below a */
+	for (size_t i = lo; i-- > 0 && m->syms[i].lo == m->syms[lo - 1].lo;)
+		best = &m->syms[i];
+	if (!best->size || a - best->lo < best->size)
+		return best;
+	/* a sized symbol ends before a: one that starts earlier may enclose it */
+	for (size_t i = lo - 1, k = 0; i-- > 0 && k < 8; k++)
+		if (m->syms[i].size && a - m->syms[i].lo < m->syms[i].size)
+			return &m->syms[i];
+	/* hand-written code often runs past its symbol's size: take the closest */
+	return a - best->lo < SYM_NEAREST_MAX ? best : NULL;
+}
+
+static void sym_mod_close(struct sym_mod *m)
+{
+	if (m->dwfl)
+		dwfl_end(m->dwfl);
+	m->dwfl = NULL;
+	m->dm = NULL;
+}
+
+/* Report file as m's ELF at the recorded bias; NULL or why not. */
+static const char *sym_mod_report(struct rip_sym *s, struct sym_mod *m, const char *file)
+{
+	const unsigned char *bits;
+	unsigned char magic[SELFMAG];
+	struct stat st;
+	GElf_Addr vaddr;
+	ssize_t got;
+	int fd, len;
+
+	/* O_NONBLOCK: a FIFO in the path must not hang the reader */
+	fd = open(file, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return errno == ENOENT || errno == ENOTDIR ? why_not_found : why_unreadable;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return why_not_elf;
+	}
+	got = read(fd, magic, sizeof(magic));
+	close(fd);
+	if (got != (ssize_t)sizeof(magic) || memcmp(magic, ELFMAG, SELFMAG))
+		return why_not_elf;
+
+	m->dwfl = dwfl_begin(&s->cb);
+	if (!m->dwfl)
+		return why_unreadable;
+	dwfl_report_begin(m->dwfl);
+	/* ET_DYN: placed at bias + p_vaddr; ET_EXEC: at its own p_vaddr. */
+	m->dm = dwfl_report_elf(m->dwfl, m->path, file, -1, m->bias, true);
+	dwfl_report_end(m->dwfl, NULL, NULL);
+	if (!m->dm || !dwfl_module_getelf(m->dm, &m->dwbias))
+		goto err_close;
+	if (m->build_id_len) {
+		len = dwfl_module_build_id(m->dm, &bits, &vaddr);
+		if (len != (int)m->build_id_len || memcmp(bits, m->build_id, m->build_id_len)) {
+			sym_mod_close(m);
+			return why_build_id;
+		}
+	}
+	return NULL;
+
+err_close:
+	sym_mod_close(m);
+	return why_not_elf;
+}
+
+/*
+ * The debug file named by the recorded build-id under each debug root: it
+ * stands in for a binary that is missing or was rebuilt since the trace.
+ */
+static const char *sym_mod_by_build_id(struct rip_sym *s, struct sym_mod *m)
+{
+	char *paths = strdup(s->debuginfo_path), *save = NULL;
+	const char *ret = why_not_found;
+	char *hex;
+
+	hex = malloc(m->build_id_len * 2 + sizeof("/.build-id/x/.debug"));
+	if (!paths || !hex)
+		goto out_free;
+	for (char *dir = strtok_r(paths, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
+		char *p = hex, *file;
+
+		if (dir[0] == '+' || dir[0] == '-')
+			dir++;
+		if (dir[0] != '/')
+			continue;
+		p += sprintf(p, "/.build-id/%02x/", m->build_id[0]);
+		for (size_t i = 1; i < m->build_id_len; i++)
+			p += sprintf(p, "%02x", m->build_id[i]);
+		strcpy(p, ".debug");
+		file = str_join(dir, hex, "");
+		if (!file)
+			break;
+		if (!access(file, R_OK) && !sym_mod_report(s, m, file))
+			ret = NULL;
+		free(file);
+		if (!ret)
+			break;
+	}
+out_free:
+	free(hex);
+	free(paths);
+	return ret;
+}
+
+static void sym_mod_open(struct rip_sym *s, struct sym_mod *m)
+{
+	const char *why;
+	char *file;
+	Dwarf_Addr b;
+
+	m->state = MOD_FAILED;
+	file = str_join(s->sysroot, m->path[0] == '/' || !*s->sysroot ? "" : "/", m->path);
+	if (!file) {
+		m->why = why_unreadable;
+		return;
+	}
+	why = *m->path ? sym_mod_report(s, m, file) : why_not_found;
+	free(file);
+	if (why && m->build_id_len && sym_mod_by_build_id(s, m) == NULL)
+		why = NULL;
+	if (why) {
+		m->why = why;
+		return;
+	}
+	m->state = MOD_OPEN;
+	m->dwarf = dwfl_module_getdwarf(m->dm, &b) != NULL;
+	if (sym_elf_index(m))
+		m->why = why_unreadable;
+	else if (!m->dwarf)
+		m->why = m->nsyms ? why_no_dwarf : why_no_syms;
+}
+
+/* ---- DWARF ---- */
+
+struct sym_fn_vec {
+	struct sym_fn_range *v;
+	size_t n, cap;
+	bool oom;
+};
+
+static void sym_fn_add(struct sym_fn_vec *fv, Dwarf_Die *die)
+{
+	Dwarf_Addr base, lo, hi;
+	ptrdiff_t off = 0;
+
+	while ((off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0) {
+		if (lo >= hi)
+			continue;
+		if (fv->n == fv->cap) {
+			size_t cap = fv->cap ? fv->cap * 2 : 64;
+			struct sym_fn_range *v = realloc(fv->v, cap * sizeof(*v));
+
+			if (!v) {
+				fv->oom = true;
+				return;
+			}
+			fv->v = v;
+			fv->cap = cap;
+		}
+		fv->v[fv->n++] = (struct sym_fn_range){ .lo = lo, .hi = hi, .die = *die };
+	}
+}
+
+/* Subprograms with code, at CU level or inside namespaces and classes. */
+static void sym_fn_collect(struct sym_fn_vec *fv, Dwarf_Die *parent, int depth)
+{
+	unsigned steps = 0;
+	Dwarf_Die c;
+
+	if (depth > 32 || dwarf_child(parent, &c) != 0)
+		return;
+	do {
+		switch (dwarf_tag(&c)) {
+		case DW_TAG_subprogram:
+			sym_fn_add(fv, &c);
+			break;
+		case DW_TAG_namespace:
+		case DW_TAG_module:
+		case DW_TAG_class_type:
+		case DW_TAG_structure_type:
+		case DW_TAG_union_type:
+		case DW_TAG_interface_type:
+			sym_fn_collect(fv, &c, depth + 1);
+			break;
+		default:
+			break;
+		}
+	} while (!fv->oom && ++steps < SYM_MAX_SIBLINGS && dwarf_siblingof(&c, &c) == 0);
+}
+
+static int sym_fn_cmp(const void *a, const void *b)
+{
+	const struct sym_fn_range *x = a, *y = b;
+
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	return x->hi < y->hi ? -1 : x->hi > y->hi;
+}
+
+static struct sym_cu_fns *sym_cu_index(struct sym_mod *m, Dwarf_Die *cu)
+{
+	struct sym_fn_vec fv = { 0 };
+	struct sym_cu_fns *fns;
+
+	fns = map_get(&m->cus, (uintptr_t)cu->addr);
+	if (fns)
+		return fns;
+	sym_fn_collect(&fv, cu, 0);
+	if (fv.oom)
+		goto out_free;
+	fns = malloc(sizeof(*fns) + fv.n * sizeof(fns->r[0]));
+	if (!fns)
+		goto out_free;
+	fns->n = fv.n;
+	if (fv.n)
+		memcpy(fns->r, fv.v, fv.n * sizeof(fns->r[0]));
+	qsort(fns->r, fns->n, sizeof(fns->r[0]), sym_fn_cmp);
+	if (map_put(&m->cus, (uintptr_t)cu->addr, fns)) {
+		free(fns);
+		fns = NULL;
+	}
+out_free:
+	free(fv.v);
+	return fns;
+}
+
+static bool sym_fn_find(struct sym_cu_fns *fns, Dwarf_Addr pc, Dwarf_Die *out)
+{
+	size_t a = 0, b = fns->n;
+
+	while (a < b) {
+		size_t mid = a + (b - a) / 2;
+
+		if (fns->r[mid].lo <= pc)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	/* ranges rarely overlap; look back a little for an enclosing one */
+	for (size_t k = 0; a > 0 && k < 16; a--, k++) {
+		if (pc < fns->r[a - 1].hi) {
+			*out = fns->r[a - 1].die;
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * The CU around pc.  Not through dwfl_module_addrdie alone: elfutils before
+ * 0.191 finds CUs only through .debug_aranges, which clang does not emit.
+ */
+static bool sym_cu_find(struct sym_mod *m, Dwarf_Addr dwaddr, Dwarf_Die *cu, Dwarf_Addr *bias)
+{
+	Dwarf_Die *hit;
+
+	if (!m->cu_indexed) {
+		struct sym_fn_vec fv = { 0 };
+		Dwarf_Die *d = NULL;
+		Dwarf_Addr b;
+
+		m->cu_indexed = true;
+		while ((d = dwfl_module_nextcu(m->dm, d, &b)) && !fv.oom) {
+			m->cu_bias = b;
+			sym_fn_add(&fv, d);
+		}
+		if (fv.oom) {
+			free(fv.v);
+		} else {
+			qsort(fv.v, fv.n, sizeof(fv.v[0]), sym_fn_cmp);
+			m->cu_ranges = fv.v;
+			m->ncu_ranges = fv.n;
+		}
+	}
+	if (m->ncu_ranges && dwaddr >= m->cu_bias) {
+		size_t a = 0, b = m->ncu_ranges;
+		Dwarf_Addr pc = dwaddr - m->cu_bias;
+
+		while (a < b) {
+			size_t mid = a + (b - a) / 2;
+
+			if (m->cu_ranges[mid].lo <= pc)
+				a = mid + 1;
+			else
+				b = mid;
+		}
+		for (size_t k = 0; a > 0 && k < 16; a--, k++) {
+			if (pc < m->cu_ranges[a - 1].hi) {
+				*cu = m->cu_ranges[a - 1].die;
+				*bias = m->cu_bias;
+				return true;
+			}
+		}
+	}
+	hit = dwfl_module_addrdie(m->dm, dwaddr, bias);
+	if (!hit)
+		return false;
+	*cu = *hit;
+	return true;
+}
+
+/*
+ * chain[0] = the function, chain[1..n) the inlined subroutines around pc,
+ * outermost first.  Only the function's subtree is walked.
+ */
+static int sym_chain(Dwarf_Die *fn, Dwarf_Addr pc, Dwarf_Die *chain, int max)
+{
+	Dwarf_Die cur = *fn, c;
+	int n = 1;
+
+	chain[0] = *fn;
+	for (int depth = 0; depth < SYM_MAX_SCOPES; depth++) {
+		unsigned steps = 0;
+		int tag = 0;
+		bool found = false;
+
+		if (dwarf_child(&cur, &c) != 0)
+			break;
+		do {
+			tag = dwarf_tag(&c);
+			switch (tag) {
+			case DW_TAG_inlined_subroutine:
+			case DW_TAG_lexical_block:
+			case DW_TAG_subprogram:
+			case DW_TAG_try_block:
+			case DW_TAG_catch_block:
+			case DW_TAG_with_stmt:
+			case DW_TAG_common_block:
+				found = dwarf_haspc(&c, pc) == 1;
+				break;
+			default:
+				break;
+			}
+		} while (!found && ++steps < SYM_MAX_SIBLINGS && dwarf_siblingof(&c, &c) == 0);
+		if (!found)
+			break;
+		if (tag == DW_TAG_subprogram) {
+			/* a nested function: it is the real frame */
+			chain[0] = c;
+			n = 1;
+		} else if (tag == DW_TAG_inlined_subroutine && n < max) {
+			chain[n++] = c;
+		}
+		cur = c;
+	}
+	return n;
+}
+
+static const char *sym_die_name(struct rip_sym *s, Dwarf_Die *die)
+{
+	Dwarf_Attribute a;
+	const char *name = NULL;
+
+	if (dwarf_attr_integrate(die, DW_AT_linkage_name, &a) ||
+	    dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &a))
+		name = dwarf_formstring(&a);
+	if (name)
+		return sym_demangle(s, name);
+	if (dwarf_attr_integrate(die, DW_AT_name, &a))
+		name = dwarf_formstring(&a);
+	return name;
+}
+
+static void sym_call_site(Dwarf_Die *inl, struct sym_cframe *f)
+{
+	Dwarf_Attribute a;
+	Dwarf_Word idx;
+	Dwarf_Files *files;
+	Dwarf_Die cu;
+	size_t nfiles;
+
+	if (dwarf_attr(inl, DW_AT_call_line, &a) && !dwarf_formudata(&a, &idx) && idx <= INT32_MAX)
+		f->line = (int32_t)idx;
+	if (dwarf_attr(inl, DW_AT_call_column, &a) && !dwarf_formudata(&a, &idx))
+		f->column = idx > UINT16_MAX ? 0 : (uint16_t)idx;
+	if (dwarf_attr(inl, DW_AT_call_file, &a) && !dwarf_formudata(&a, &idx) &&
+	    dwarf_diecu(inl, &cu, NULL, NULL) && !dwarf_getsrcfiles(&cu, &files, &nfiles) &&
+	    idx < nfiles) {
+		const char *file = dwarf_filesrc(files, idx, NULL, NULL);
+
+		if (file && strcmp(file, "???"))
+			f->file = file;
+	}
+}
+
+static uint64_t sym_entry_off(Dwarf_Die *die, Dwarf_Addr pc)
+{
+	Dwarf_Addr entry;
+
+	if (dwarf_entrypc(die, &entry) || entry > pc)
+		return 0;
+	return pc - entry;
+}
+
+/* ---- lookups ---- */
+
+static struct sym_entry *sym_entry_new(struct rip_sym *s, struct sym_mod *m, unsigned n)
+{
+	struct sym_entry *e = arena_alloc(s, sizeof(*e) + n * sizeof(e->f[0]));
+
+	if (!e)
+		return NULL;
+	memset(e, 0, sizeof(*e) + n * sizeof(e->f[0]));
+	e->mod = m;
+	e->gen = s->gen;
+	e->n = n;
+	return e;
+}
+
+static struct sym_entry *sym_resolve(struct rip_sym *s, struct sym_mod *m, uint64_t addr)
+{
+	Dwarf_Die chain[SYM_MAX_SCOPES], cu, fn;
+	const char *symname = NULL;
+	const struct sym_elf *es;
+	struct sym_cframe inner = { 0 };
+	struct sym_cu_fns *fns;
+	struct sym_entry *e;
+	Dwarf_Addr dwaddr, cubias, pc;
+	Dwarf_Line *line;
+	uint64_t symoff = 0;
+	int n = 0, first;
+
+	if (!m)
+		goto one_frame;
+	if (m->state == MOD_NEW && !(m->flags & RIP_MOD_VDSO))
+		sym_mod_open(s, m);
+	inner.offset = addr - m->bias;
+	if (m->state != MOD_OPEN)
+		goto one_frame;
+
+	dwaddr = addr - m->bias + m->dwbias;
+	es = sym_elf_find(m, dwaddr);
+	if (es) {
+		symname = sym_demangle(s, es->name);
+		symoff = dwaddr - es->lo;
+		inner.offset = symoff;
+	}
+	inner.func = symname;
+	if (!m->dwarf || !sym_cu_find(m, dwaddr, &cu, &cubias))
+		goto one_frame;
+	pc = dwaddr - cubias;
+	line = dwarf_getsrc_die(&cu, pc);
+	if (line) {
+		int l = 0, col = 0;
+
+		inner.file = dwarf_linesrc(line, NULL, NULL);
+		dwarf_lineno(line, &l);
+		dwarf_linecol(line, &col);
+		inner.line = l > 0 ? l : 0;
+		inner.column = col > 0 && col <= UINT16_MAX ? (uint16_t)col : 0;
+	}
+	fns = sym_cu_index(m, &cu);
+	if (!fns || !sym_fn_find(fns, pc, &fn))
+		goto one_frame;
+	n = sym_chain(&fn, pc, chain, SYM_MAX_SCOPES);
+
+	/* frames[0] is chain[n - 1]; keep the innermost SYM_MAX_FRAMES */
+	first = n > SYM_MAX_FRAMES ? n - SYM_MAX_FRAMES : 0;
+	e = sym_entry_new(s, m, n - first);
+	if (!e)
+		return NULL;
+	for (int i = n - 1, k = 0; i >= first; i--, k++) {
+		struct sym_cframe *f = &e->f[k];
+
+		f->func = sym_die_name(s, &chain[i]);
+		if (k == 0) {
+			f->file = inner.file;
+			f->line = inner.line;
+			f->column = inner.column;
+		} else {
+			sym_call_site(&chain[i + 1], f);
+		}
+		f->inlined = i > 0;
+		f->offset = sym_entry_off(&chain[i], pc);
+	}
+	if (first == 0) {
+		struct sym_cframe *f = &e->f[e->n - 1];
+
+		if (!f->func)
+			f->func = symname;
+		if (symname)
+			f->offset = symoff;
+	}
+	return e;
+
+one_frame:
+	e = sym_entry_new(s, m, 1);
+	if (!e)
+		return NULL;
+	e->f[0] = inner;
+	if (!m)
+		e->f[0].offset = addr;
+	return e;
+}
+
+int rip_sym_lookup(struct rip_sym *s, uint64_t addr, struct rip_frame *frames, int max)
+{
+	struct sym_entry *e;
+	struct sym_mod *m;
+	unsigned n;
+	int err;
+
+	if (!s || !frames || max < 1)
+		return -EINVAL;
+	e = map_get(&s->cache, addr);
+	if (e && !e->mod && e->gen != s->gen)
+		e = NULL; /* was in no module: one may have been added since */
+	if (!e) {
+		err = sym_find_mod(s, addr, &m);
+		if (err)
+			return err;
+		e = sym_resolve(s, m, addr);
+		if (!e)
+			return -ENOMEM;
+		err = map_put(&s->cache, addr, e);
+		if (err)
+			return err;
+	}
+	m = e->mod;
+	if (m && m->why)
+		m->hits++;
+	n = e->n < (unsigned)max ? e->n : (unsigned)max;
+	for (unsigned i = 0; i < n; i++) {
+		const struct sym_cframe *f = &e->f[i];
+
+		frames[i] = (struct rip_frame){
+			.func = f->func,
+			.file = f->file,
+			.line = f->line,
+			.column = f->column,
+			.module = m ? m->path : NULL,
+			.offset = f->offset,
+			.inlined = f->inlined,
+		};
+	}
+	return (int)n;
+}
+
+int rip_sym_problems(struct rip_sym *s,
+		     void (*cb)(const char *path, const char *why, unsigned hits, void *arg),
+		     void *arg)
+{
+	int count = 0;
+
+	if (!s)
+		return -EINVAL;
+	for (size_t i = 0; i < s->nmods; i++) {
+		struct sym_mod *m = s->mods[i];
+
+		if (!m->why || !m->hits)
+			continue;
+		if (cb)
+			cb(m->path, m->why, m->hits, arg);
+		count++;
+	}
+	return count;
+}

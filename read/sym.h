@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * read/sym.h - turn addresses from a ring file into function, file:line and
+ * inline chains, with elfutils (libdw/libelf), in the reader only.
+ *
+ * Modules are added with their runtime range and load bias as the ring
+ * file's module map recorded them; lookups are cached per address.  Build-ids
+ * are checked: a binary on disk whose build-id differs from the recorded one
+ * is reported, not silently misresolved.  Separate debug files are found by
+ * build-id (/usr/lib/debug/.build-id/xx/yyyy.debug) and .gnu_debuglink, under
+ * the debug directories given and /usr/lib/debug.  C++ names are demangled.
+ */
+#ifndef RIP_READ_SYM_H
+#define RIP_READ_SYM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct rip_sym;
+
+struct rip_sym_opts {
+	const char *sysroot;   /* prefix for every module path (resolving on another host) */
+	const char *debug_dir; /* extra debug-file root, searched before /usr/lib/debug */
+};
+
+struct rip_frame {
+	const char *func;   /* demangled function name; NULL when unknown */
+	const char *file;   /* source file (as in DWARF, may be absolute); NULL when unknown */
+	int line;	    /* 0 when unknown */
+	int column;	    /* 0 when unknown */
+	const char *module; /* path of the module the address is in; NULL: in no module */
+	uint64_t offset;    /* addr - function start, or addr - bias without a function */
+	bool inlined;	    /* this frame was inlined into frames[i + 1] */
+};
+
+/* 0 or -errno; *out is freed with rip_sym_free. opts may be NULL. */
+int rip_sym_new(const struct rip_sym_opts *opts, struct rip_sym **out);
+void rip_sym_free(struct rip_sym *sym);
+
+/*
+ * Add a module: runtime range [lo, hi), load bias (runtime address - ELF
+ * address), path on the traced host, recorded build-id (NULL/0 if none),
+ * RIP_MOD_* flags (RIP_MOD_VDSO modules resolve to "[vdso]" only).
+ * Opening the ELF file is deferred until an address in it is looked up.
+ */
+int rip_sym_add_module(struct rip_sym *sym, uint64_t lo, uint64_t hi, uint64_t bias,
+		       const char *path, const uint8_t *build_id, size_t build_id_len,
+		       uint32_t flags);
+
+/*
+ * Resolve addr.  frames[0] is the innermost (inlined) frame, the last one the
+ * real function; returns how many frames were filled (at least 1, at most
+ * max), or -errno.  An address in no module, or in a module without symbols,
+ * gives one frame with func == NULL.  Strings stay valid until rip_sym_free.
+ */
+int rip_sym_lookup(struct rip_sym *sym, uint64_t addr, struct rip_frame *frames, int max);
+
+/*
+ * Modules that lookups touched but that could not be resolved (missing file,
+ * no symbols, no debug info for lines, build-id mismatch): one call each,
+ * with the path, a short reason ("not found", "no symbols", "no debug info
+ * (function names only)", "build-id differs: rebuilt since the trace?") and
+ * how many lookups it cost.  Returns the number of such modules.
+ */
+int rip_sym_problems(struct rip_sym *sym,
+		     void (*cb)(const char *path, const char *why, unsigned hits, void *arg),
+		     void *arg);
+
+#endif /* RIP_READ_SYM_H */

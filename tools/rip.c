@@ -1,0 +1,134 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * tools/rip.c - the rip command: `rip <command> [options] [--] [args]`.
+ * Dispatches to one cmd-<name>.c per subcommand; `rip help COMMAND` and
+ * `rip COMMAND --help` print the command's usage.  Exit status: 0 success,
+ * 1 failure, 2 usage error.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tool.h"
+
+const char *rip_prog = "rip";
+
+static const struct rip_cmd *const commands[] = {
+	&cmd_ps_def,
+	&cmd_ls_def,
+	&cmd_gc_def,
+};
+#define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+void tool_err(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", rip_prog);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+int tool_usage_error(const struct rip_cmd *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s %s: ", rip_prog, cmd->name);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nTry '%s %s --help'.\n", rip_prog, cmd->name);
+	return EXIT_USAGE;
+}
+
+void tool_help(const struct rip_cmd *cmd)
+{
+	fputs(cmd->usage, stdout);
+}
+
+void json_str(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+		switch (*p) {
+		case '"':
+			fputs("\\\"", out);
+			break;
+		case '\\':
+			fputs("\\\\", out);
+			break;
+		case '\n':
+			fputs("\\n", out);
+			break;
+		case '\t':
+			fputs("\\t", out);
+			break;
+		default:
+			if (*p < 0x20 || *p == 0x7f)
+				fprintf(out, "\\u%04x", *p);
+			else
+				fputc(*p, out);
+		}
+	}
+	fputc('"', out);
+}
+
+static void usage(FILE *out)
+{
+	fprintf(out, "usage: %s <command> [options] [--] [args]\n\ncommands:\n", rip_prog);
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		fprintf(out, "  %-8s %s\n", commands[i]->name, commands[i]->summary);
+	fprintf(out, "  %-8s %s\n", "help", "show the usage of a command");
+	fprintf(out, "\n'%s help COMMAND' or '%s COMMAND --help' for details; man rip.\n",
+		rip_prog, rip_prog);
+}
+
+static const struct rip_cmd *find(const char *name)
+{
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		if (!strcmp(commands[i]->name, name))
+			return commands[i];
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	const struct rip_cmd *cmd;
+
+	/* Symbols come from this host's files only: never ask debuginfod servers. */
+	unsetenv("DEBUGINFOD_URLS");
+	if (argc < 2) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+		usage(stdout);
+		return EXIT_OK;
+	}
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
+		printf("rip %s\n", RIP_VERSION_STRING);
+		return EXIT_OK;
+	}
+	if (!strcmp(argv[1], "help")) {
+		if (argc < 3) {
+			usage(stdout);
+			return EXIT_OK;
+		}
+		cmd = find(argv[2]);
+		if (!cmd) {
+			tool_err("no command '%s'; see '%s --help'", argv[2], rip_prog);
+			return EXIT_USAGE;
+		}
+		tool_help(cmd);
+		return EXIT_OK;
+	}
+	cmd = find(argv[1]);
+	if (!cmd) {
+		tool_err("no command '%s'; see '%s --help'", argv[1], rip_prog);
+		return EXIT_USAGE;
+	}
+	return cmd->run(argc - 1, argv + 1);
+}

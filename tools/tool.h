@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * tools/tool.h - what the rip subcommands share: the command table, exit
+ * codes, error printing and a small JSON writer.
+ */
+#ifndef RIP_TOOLS_TOOL_H
+#define RIP_TOOLS_TOOL_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#define EXIT_OK 0
+#define EXIT_FAIL 1
+#define EXIT_USAGE 2
+
+struct rip_cmd {
+	const char *name;
+	int (*run)(int argc, char **argv);
+	const char *summary;
+	const char *usage; /* full --help text */
+};
+
+extern const char *rip_prog;
+
+void tool_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+int tool_usage_error(const struct rip_cmd *cmd, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void tool_help(const struct rip_cmd *cmd);
+
+/* JSON output: strings are escaped; the caller writes the punctuation. */
+void json_str(FILE *out, const char *s);
+
+int cmd_ps(int argc, char **argv);
+int cmd_ls(int argc, char **argv);
+int cmd_gc(int argc, char **argv);
+
+extern const struct rip_cmd cmd_ps_def, cmd_ls_def, cmd_gc_def;
+
+#endif /* RIP_TOOLS_TOOL_H */
