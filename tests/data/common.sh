@@ -1,0 +1,116 @@
+# SPDX-License-Identifier: Apache-2.0
+#
+# Description: shell helpers sourced by tests/integ/*.sh (not a test itself):
+# fail/skip with the exit codes tests/run.sh understands, waiting for a file
+# with a deadline, killing what a test started, and running the
+# AddressSanitizer build of rip with its reports checked.
+#
+# The environment comes from tests/run.sh: BUILD, RIP, RIP_ASAN, RIP_DIR,
+# TEST_TMP.  Set RIP_TEST_NOSYM=1 to check addresses only (a rip built with
+# a stub symbolizer).
+
+: "${BUILD:=build}" "${RIP:=$PWD/$BUILD/rip}" "${RIP_ASAN:=$PWD/$BUILD/asan/rip}"
+: "${TEST_TMP:=$(mktemp -d)}" "${RIP_DIR:=$TEST_TMP}"
+export RIP_DIR
+T_PIDS=""
+T_FAILED=0
+
+t_cleanup() {
+	for p in $T_PIDS; do
+		kill -9 "$p" 2>/dev/null
+	done
+	for p in $T_PIDS; do
+		wait "$p" 2>/dev/null
+	done
+	T_PIDS=""
+}
+trap 't_cleanup' EXIT
+trap 't_cleanup; exit 1' INT TERM HUP
+
+# fail MESSAGE: note a failure and go on (the test exits 1 at t_done).
+fail() {
+	echo "FAIL: $*" >&2
+	T_FAILED=$((T_FAILED + 1))
+}
+
+# die MESSAGE: fail now.
+die() {
+	echo "FAIL: $*" >&2
+	exit 1
+}
+
+skip() {
+	echo "skip: $*"
+	exit 77
+}
+
+t_done() {
+	[ "$T_FAILED" -eq 0 ] || die "$T_FAILED check(s) failed"
+	echo "ok"
+	exit 0
+}
+
+# need_bin FILE...: the helpers this test runs must have been built.
+need_bin() {
+	for b in "$@"; do
+		[ -x "$b" ] || die "$b is missing: run make tests"
+	done
+}
+
+# wait_file FILE SECONDS: wait until FILE exists and is not empty.
+wait_file() {
+	i=0
+	while [ ! -s "$1" ]; do
+		i=$((i + 1))
+		[ "$i" -gt $(($2 * 20)) ] && return 1
+		sleep 0.05
+	done
+	return 0
+}
+
+# t_bg CMD...: start CMD in the background and remember it for the cleanup.
+t_bg() {
+	"$@" &
+	T_LAST=$!
+	T_PIDS="$T_PIDS $T_LAST"
+}
+
+# t_kill PID: SIGKILL and reap one process started with t_bg.
+t_kill() {
+	kill -9 "$1" 2>/dev/null
+	wait "$1" 2>/dev/null
+	rest=""
+	for p in $T_PIDS; do
+		[ "$p" = "$1" ] || rest="$rest $p"
+	done
+	T_PIDS=$rest
+}
+
+# expect_status WANT DESCRIPTION CMD...: run CMD (output to $TEST_TMP/out,
+# $TEST_TMP/err) and check its exit status.
+expect_status() {
+	want=$1 what=$2
+	shift 2
+	"$@" >"$TEST_TMP/out" 2>"$TEST_TMP/err"
+	got=$?
+	if [ "$got" != "$want" ]; then
+		fail "$what: exit $got, want $want: $*"
+		sed 's/^/    err: /' "$TEST_TMP/err" | head -n 5 >&2
+	fi
+	return 0
+}
+
+# asan_run CMD...: run the ASan rip (as $RIP_ASAN CMD...) and fail on a
+# signal or on any sanitizer report; exit status left in $asan_rc.
+asan_run() {
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:exitcode=99 \
+		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:exitcode=98 \
+		"$RIP_ASAN" "$@" >"$TEST_TMP/asan.out" 2>"$TEST_TMP/asan.err"
+	asan_rc=$?
+	if [ "$asan_rc" -gt 1 ] || grep -Eq 'Sanitizer|runtime error:' "$TEST_TMP/asan.err"; then
+		fail "rip (asan) $*: exit $asan_rc"
+		head -n 20 "$TEST_TMP/asan.err" >&2
+		asan_rc=99
+	fi
+	return 0
+}

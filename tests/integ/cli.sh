@@ -1,0 +1,103 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+#
+# Description: the rip command line.  Help exits 0 and goes to stdout; an
+# unknown command or option, and `rip ps` without a target, exit 2 and say
+# what to try; `rip ps` on a pid without a ring exits 1 with a message.
+# `rip ls` tells a live, a cleanly exited and a killed program apart; `rip
+# gc` removes the files of the two dead ones only.  `rip ps --still=1s PID`
+# marks a blocked thread still and a thread that keeps snapping not still.
+# The --json outputs of ps, ls and gc parse as JSON.
+. tests/data/common.sh
+prog=$BUILD/tests/integ/snapper
+need_bin "$prog" "$RIP"
+command -v python3 >/dev/null || skip "python3 is needed to parse the JSON output"
+json_ok() { python3 -c 'import json,sys; json.load(sys.stdin)' <"$1"; }
+
+for args in "--help" "help" "help ps" "help ls" "help gc" "ps --help" "ls --help" "gc --help" \
+	"ps -h" "--version"; do
+	# shellcheck disable=SC2086
+	expect_status 0 "rip $args" "$RIP" $args
+	[ -s "$TEST_TMP/out" ] || fail "rip $args prints nothing on stdout"
+done
+"$RIP" help ps | grep -q '^usage: rip ps' || fail "rip help ps: no usage line"
+"$RIP" --help | grep -q ' ps ' || fail "rip --help does not list ps"
+for args in "" "nosuch" "help nosuch" "ps --nosuch 1" "ls --nosuch" "gc --nosuch" "ps" \
+	"ps 1 2" "ps --still=soon 1" "ls extra"; do
+	# shellcheck disable=SC2086
+	expect_status 2 "rip $args" "$RIP" $args
+	[ -s "$TEST_TMP/err" ] || fail "rip $args: no message on stderr"
+done
+expect_status 2 "rip ps (no target)" "$RIP" ps
+grep -q 'pid or a ring file' "$TEST_TMP/err" || fail "rip ps: message: $(cat "$TEST_TMP/err")"
+grep -q "Try 'rip ps --help'" "$TEST_TMP/err" || fail "rip ps: no hint to --help"
+expect_status 1 "rip ps 999999999" "$RIP" ps 999999999
+grep -q 'no ring file for pid 999999999' "$TEST_TMP/err" ||
+	fail "rip ps 999999999: message: $(cat "$TEST_TMP/err")"
+
+# Three programs: one alive, one that exited, one killed.
+export RIP_DIR="$TEST_TMP/rings"
+mkdir -p "$RIP_DIR"
+RIP_RING=1 "$prog" || die "snapper failed"
+exited=$(ls "$RIP_DIR")
+t_bg env RIP_RING=1 "$prog" wait "$TEST_TMP/ready-k"
+killed=$T_LAST
+wait_file "$TEST_TMP/ready-k" 10 || die "snapper (to kill) not ready"
+t_kill "$killed"
+t_bg env RIP_RING=1 "$prog" still "$TEST_TMP/ready-a"
+alive=$T_LAST
+wait_file "$TEST_TMP/ready-a" 10 || die "snapper (alive) not ready"
+[ "$(ls "$RIP_DIR" | wc -l)" = 3 ] || die "want 3 ring files: $(ls "$RIP_DIR")"
+
+expect_status 0 "rip ls" "$RIP" ls
+grep -q "^$alive  *snapper  *alive " "$TEST_TMP/out" || fail "rip ls: $alive not alive"
+grep -q "^$killed  *snapper  *dead " "$TEST_TMP/out" || fail "rip ls: $killed not dead"
+grep -q " exited .*$exited" "$TEST_TMP/out" || fail "rip ls: $exited not exited"
+[ "$(grep -c snapper "$TEST_TMP/out")" = 3 ] || fail "rip ls: want 3 rows: $(cat "$TEST_TMP/out")"
+expect_status 0 "rip ls --json" "$RIP" ls --json
+json_ok "$TEST_TMP/out" || fail "rip ls --json does not parse"
+python3 - "$TEST_TMP/out" "$alive" "$killed" <<'PY' || fail "rip ls --json: wrong contents"
+import json, sys
+d = {e["pid"]: e for e in json.load(open(sys.argv[1]))}
+alive, killed = int(sys.argv[2]), int(sys.argv[3])
+assert len(d) == 3, d
+assert d[alive]["alive"] and d[alive]["threads"] == 3, d[alive]
+assert not d[killed]["alive"] and not d[killed]["exited_cleanly"], d[killed]
+assert sum(e["exited_cleanly"] for e in d.values()) == 1, d
+PY
+
+# --still: the blocked thread is still, the one that keeps snapping is not.
+expect_status 0 "rip ps --still=1s --threads --json PID" \
+	"$RIP" ps --still=1s --threads --json "$alive"
+json_ok "$TEST_TMP/out" || fail "rip ps --json does not parse"
+python3 - "$TEST_TMP/out" <<'PY' || fail "--still: wrong verdicts"
+import json, sys
+s = {x["name"]: x for x in json.load(open(sys.argv[1]))["slots"]}
+assert s["blocked"]["still"] is True, s["blocked"]
+assert s["spinner"]["still"] is False, s["spinner"]
+assert s["blocked"]["path"][-1]["function"] == "snapper_blocked", s["blocked"]
+PY
+expect_status 0 "rip ps --still=1s PID" "$RIP" ps --still 1s "$alive"
+grep -q '1\* *snapper_blocked' "$TEST_TMP/out" || fail "grouped --still: blocked not marked"
+grep -q ' 0  *snapper_spin' "$TEST_TMP/out" || fail "grouped --still: spinner marked still"
+expect_status 0 "rip ps --json PID" "$RIP" ps --json "$alive"
+json_ok "$TEST_TMP/out" || fail "rip ps --json (grouped) does not parse"
+
+# gc: only the two dead ones go.
+expect_status 0 "rip gc --dry-run" "$RIP" gc --dry-run
+[ "$(ls "$RIP_DIR" | wc -l)" = 3 ] || fail "rip gc --dry-run removed files"
+expect_status 0 "rip gc --json" "$RIP" gc --json
+json_ok "$TEST_TMP/out" || fail "rip gc --json does not parse"
+python3 -c 'import json, sys
+d = json.load(sys.stdin)
+assert len(d) == 2 and all(e["removed"] for e in d), d' <"$TEST_TMP/out" ||
+	fail "rip gc --json: want 2 removed"
+left=$(ls "$RIP_DIR")
+case $left in
+rip-$alive-*.ring) ;;
+*) fail "after rip gc: left $left, want only the live one's" ;;
+esac
+expect_status 0 "rip gc (nothing to do)" "$RIP" gc
+grep -q '^0 removed, 1 kept' "$TEST_TMP/out" || fail "rip gc: $(cat "$TEST_TMP/out")"
+t_kill "$alive"
+t_done
