@@ -1,0 +1,396 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+#
+# bench/run.sh - measure librip's fast paths and rip ps, and print one table.
+#
+# Every figure is a median of several repetitions, and every ratio is taken
+# against a baseline measured in this same run, because the machine is
+# shared and noisy.  Instruction counts come from callgrind: each loop runs
+# twice, with N1 and N2 iterations, under --toggle-collect of its loop
+# function, and (Ir2 - Ir1) / (N2 - N1) is the exact per-iteration count,
+# with the loop's entry and exit cancelled out.  objdump gives the same count
+# from the loop body, so the instructions can be read.  bench/README.md says
+# what each row means.
+#
+#   sh bench/run.sh            (make bench builds first, then runs this)
+#   REPS=15 sh bench/run.sh    more repetitions (default 9)
+#
+# It is a report, not a test: it exits 0 when it measured, 1 when a program
+# failed or a loop did not do the work it claims.  Missing valgrind or a
+# missing build/rip only skip their rows.
+set -u
+cd "$(dirname "$0")/.." || exit 1
+BUILD=${BUILD:-build}
+B=$BUILD/bench
+RIP=$BUILD/rip
+REPS=${REPS:-9}
+N1=100000
+N2=1100000
+ORIG_INSTR=12 # the original librip: 12 instructions per iteration, loop of 3 included
+
+for p in snap snap-legacy many; do
+	if [ ! -x "$B/$p" ]; then
+		echo "bench: $B/$p is missing; build it with: make tests" >&2
+		exit 1
+	fi
+done
+
+# ring files belong on a tmpfs (the design's rule, and no disk writeback in the timings)
+tmpfs=/dev/shm
+[ -n "${XDG_RUNTIME_DIR:-}" ] && [ -d "$XDG_RUNTIME_DIR" ] && tmpfs=$XDG_RUNTIME_DIR
+tmp=$(mktemp -d "$tmpfs/rip-bench.XXXXXX" 2>/dev/null) ||
+	tmp=$(mktemp -d "${TMPDIR:-/tmp}/rip-bench.XXXXXX") || exit 1
+many_pid=""
+cleanup() {
+	if [ -n "$many_pid" ]; then
+		kill -9 "$many_pid" 2>/dev/null
+		wait "$many_pid" 2>/dev/null
+	fi
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM HUP
+trap 'exit 141' PIPE
+# the benchmarks' ring files go here and go away with it
+RIP_DIR=$tmp
+export RIP_DIR
+failed=0
+
+# fig FILE KEY...: the median recorded for KEY (the first number after it), or "-"
+fig() {
+	f=$1
+	shift
+	awk -v k="$*" 'index($0, k " ") == 1 { n = split(k, a, " "); print $(n + 1); found = 1
+		exit } END { if (!found) print "-" }' "$f" 2>/dev/null || echo -
+}
+
+# calc FORMAT EXPR A B: EXPR of a and b (awk), printed with FORMAT; "-" if A or B is "-"
+calc() {
+	if [ "$3" = - ] || [ "$4" = - ]; then
+		echo -
+	else
+		awk -v a="$3" -v b="$4" "BEGIN { printf \"$1\", $2 }" 2>/dev/null || echo -
+	fi
+}
+
+# ratio A B: A/B as "1.23x", or "-"
+ratio() {
+	calc "%.2fx" "(b > 0 ? a / b : 0)" "$1" "$2"
+}
+
+# median of the numbers on stdin
+median() {
+	sort -n | awk '{ v[NR] = $1 } END { if (!NR) print "-"
+		else if (NR % 2) print v[(NR + 1) / 2]
+		else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+now_ns() { date +%s%N; }
+
+echo "librip bench: $(date -u '+%Y-%m-%d %H:%M:%S UTC'), $(nproc) CPUs," \
+	"$(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -n 1)"
+echo "load average: $(cut -d' ' -f1-3 /proc/loadavg); medians of $REPS repetitions unless said"
+echo
+
+# ---- 1. timing ---------------------------------------------------------------------------------
+
+echo "timing the loops ..." >&2
+if ! "$B/snap" time "$REPS" >"$tmp/time.txt" 2>"$tmp/time.err"; then
+	echo "bench: snap time failed: $(head -n 3 "$tmp/time.err")"
+	failed=1
+fi
+if ! "$B/snap-legacy" time "$REPS" >"$tmp/legacy.txt" 2>"$tmp/legacy.err"; then
+	echo "bench: snap-legacy time failed: $(head -n 3 "$tmp/legacy.err")"
+	failed=1
+fi
+echo "timing 1 and 2 threads ..." >&2
+if ! "$B/snap" threads "$REPS" >"$tmp/threads.txt" 2>"$tmp/threads.err"; then
+	echo "bench: snap threads failed: $(head -n 3 "$tmp/threads.err")"
+	failed=1
+fi
+
+# ---- 2. instructions: callgrind ----------------------------------------------------------------
+
+# cg PROG LOOP: instructions per iteration of loop_LOOP in PROG, or "-"
+cg() {
+	for n in $N1 $N2; do
+		if ! valgrind --tool=callgrind --toggle-collect="loop_$2" \
+			--callgrind-out-file="$tmp/cg.$1.$2.$n" "$B/$1" count "$2" "$n" \
+			>/dev/null 2>"$tmp/cg.err"; then
+			echo "bench: callgrind $1 $2 failed: $(tail -n 2 "$tmp/cg.err")" >&2
+			echo -
+			return
+		fi
+	done
+	a=$(awk '/^summary:/ { print $2; exit }' "$tmp/cg.$1.$2.$N1")
+	b=$(awk '/^summary:/ { print $2; exit }' "$tmp/cg.$1.$2.$N2")
+	echo "cg $1 $2 $a $b" >>"$tmp/cg.raw"
+	calc "%.6g" "(b - a) / ($N2 - $N1)" "$a" "$b"
+}
+
+have_vg=0
+if command -v valgrind >/dev/null 2>&1; then
+	have_vg=1
+	echo "counting instructions with callgrind ..." >&2
+	: >"$tmp/cg.raw"
+	i_floor=$(cg snap floor)
+	i_snap=$(cg snap snap)
+	i_legacy=$(cg snap-legacy snap)
+	i_rdtsc=$(cg snap rdtsc)
+	i_coro=$(cg snap coro)
+else
+	echo "callgrind: valgrind not installed, instruction counts skipped" \
+		"(mk/deps.sh check installs it)"
+	i_floor=- i_snap=- i_legacy=- i_rdtsc=- i_coro=-
+fi
+
+# ---- 3. instructions: objdump of the loop bodies -----------------------------------------------
+
+# body PROG FUNC: instructions in FUNC's loop, from the target of its backward conditional
+# jump to that jump; the listing (prologue, then loop lines marked with *) goes to
+# $tmp/dis.PROG.FUNC
+body() {
+	objdump -d --no-show-raw-insn --disassemble="$2" "$B/$1" 2>/dev/null |
+		awk -v out="$tmp/dis.$1.$2" '
+	function hex(s,   i, v) {
+		v = 0
+		s = tolower(s)
+		for (i = 1; i <= length(s); i++)
+			v = v * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1
+		return v
+	}
+	/^ *[0-9a-f]+:\t/ {
+		split($0, f, "\t")
+		a = f[1]
+		gsub(/[ :]/, "", a)
+		n++
+		addr[n] = hex(a)
+		text[n] = sprintf("%6s  %s", a, f[2])
+		mn = f[2]
+		sub(/ .*/, "", mn)
+		if (mn ~ /^j/ && mn != "jmp") {
+			t = f[2]
+			sub(/^[a-z]+ +/, "", t)
+			sub(/ .*/, "", t)
+			tv = hex(t)
+			if (tv < addr[n] && (lo == "" || tv < lo)) {
+				lo = tv
+				hi = addr[n]
+			}
+		}
+	}
+	END {
+		if (lo == "") {
+			print "-"
+			exit
+		}
+		for (i = 1; i <= n && addr[i] <= hi; i++) {
+			in_loop = addr[i] >= lo
+			cnt += in_loop
+			print (in_loop ? "  * " : "    ") text[i] > out
+		}
+		print cnt
+	}'
+}
+
+if command -v objdump >/dev/null 2>&1; then
+	d_floor=$(body snap loop_floor)
+	d_snap=$(body snap loop_snap)
+	d_legacy=$(body snap-legacy loop_snap)
+	d_rdtsc=$(body snap loop_rdtsc)
+	d_coro=$(body snap loop_coro)
+else
+	echo "objdump: not installed (binutils), loop listings skipped"
+	d_floor=- d_snap=- d_legacy=- d_rdtsc=- d_coro=-
+fi
+
+# ---- 4. rip ps on 10,000 threads + 100,000 coroutines ------------------------------------------
+
+# tps ARGS...: time `rip ps ARGS >/dev/null` three times; prints "median raw raw raw" in ms,
+# then keeps the first lines of one more, untimed, run's output in $tmp/ps.head
+tps() {
+	raw=""
+	for r in 1 2 3; do
+		s=$(now_ns)
+		if ! timeout 60 "$RIP" ps "$@" >/dev/null 2>"$tmp/ps.err"; then
+			echo "bench: rip ps $* failed: $(head -n 2 "$tmp/ps.err")" >&2
+			echo -
+			return
+		fi
+		e=$(now_ns)
+		raw="$raw $(((e - s) / 1000000))"
+	done
+	echo "== rip ps $*" >>"$tmp/ps.head"
+	timeout 60 "$RIP" ps "$@" 2>&1 | head -n 4 >>"$tmp/ps.head"
+	echo "$(echo $raw | tr ' ' '\n' | median)$raw"
+}
+
+ps_live=- ps_dead=- ps_threads=- ps_note="" many_ms=- many_thr=10000 many_co=100000
+ps_raw_live="" ps_raw_dead="" ps_raw_threads=""
+# only one 10,000-thread process at a time on this machine: not a second bench/many
+other=$(ps -eo pid=,nlwp=,comm= 2>/dev/null | awk '$3 == "many" && $2 > 100 { print $1; exit }')
+if [ ! -x "$RIP" ]; then
+	ps_note="rip ps: not built, skipped"
+elif [ -n "$other" ]; then
+	ps_note="rip ps: skipped, another bench/many (pid $other) runs; one at a time"
+else
+	echo "starting bench/many (10,000 threads, 100,000 coroutines) ..." >&2
+	"$B/many" >"$tmp/many.out" 2>"$tmp/many.err" &
+	many_pid=$!
+	i=0
+	while ! grep -q '^ready ' "$tmp/many.out" 2>/dev/null; do
+		if ! kill -0 "$many_pid" 2>/dev/null || [ $i -ge 900 ]; then
+			echo "bench: bench/many did not get ready: $(head -n 3 "$tmp/many.err")"
+			kill -9 "$many_pid" 2>/dev/null
+			wait "$many_pid" 2>/dev/null
+			many_pid=""
+			ps_note="rip ps: bench/many failed, see above"
+			failed=1
+			break
+		fi
+		sleep 0.1
+		i=$((i + 1))
+	done
+fi
+if [ -n "$many_pid" ]; then
+	set -- $(sed -n 's/^ready //p' "$tmp/many.out")
+	ring=$1 mpid=$2 many_thr=$3 many_co=$4 many_ms=$5
+	echo "timing rip ps ..." >&2
+	set -- $(tps "$mpid")
+	ps_live=$1
+	shift
+	ps_raw_live="$*"
+	# measured: the 10,000 tasks go back to the machine at once; the file stays
+	kill -9 "$many_pid" 2>/dev/null
+	wait "$many_pid" 2>/dev/null
+	many_pid=""
+	set -- $(tps "$ring")
+	ps_dead=$1
+	shift
+	ps_raw_dead="$*"
+	set -- $(tps --threads "$ring")
+	ps_threads=$1
+	shift
+	ps_raw_threads="$*"
+	rm -f "$ring"
+fi
+
+# ---- the table ---------------------------------------------------------------------------------
+
+T=$tmp/time.txt
+L=$tmp/legacy.txt
+H=$tmp/threads.txt
+ns_floor=$(fig "$T" ns floor)
+ns_snap=$(fig "$T" ns snap)
+ns_rdtsc=$(fig "$T" ns rdtsc)
+ns_coro=$(fig "$T" ns coro)
+ns_lfloor=$(fig "$L" ns floor)
+ns_legacy=$(fig "$L" ns snap)
+t1=$(fig "$H" threads snap 1)
+t2=$(fig "$H" threads snap 2)
+p2=$(fig "$H" threads private 2)
+f2=$(fig "$H" threads floor 2)
+
+c2=$(fig "$H" concurrency snap 2)
+# rfig FILE KEY...: a ratio recorded by the programs, as "1.23x"
+rfig() {
+	calc "%.2fx" "a" "$(fig "$@")" 0
+}
+count() { printf "%'d" "$1" 2>/dev/null || echo "$1"; }
+big="$(count "$many_thr") thr + $(count "$many_co") coro"
+
+row() { printf '%-40s %10s  %-19s %9s %9s %8s\n' "$@"; }
+ns() { [ "$1" = - ] && echo - || echo "$1 ns"; }
+ms() { [ "$1" = - ] && echo - || echo "$1 ms"; }
+
+row "path" "time/iter" "time ratio" "instr/it" "instr" "objdump"
+row "" "(median)" "(same run)" "callgrind" "ratio" "loop"
+row "floor: thread-local 8-byte store" "$(ns "$ns_floor")" "1.00x floor" "$i_floor" \
+	"$(ratio "$i_floor" "$ORIG_INSTR")" "$d_floor"
+row "rip_snap (rip.h)" "$(ns "$ns_snap")" "$(rfig "$T" ratio snap floor) floor" "$i_snap" \
+	"$(ratio "$i_snap" "$ORIG_INSTR")" "$d_snap"
+row "rip_snap (librip.h, original API)" "$(ns "$ns_legacy")" \
+	"$(rfig "$L" ratio snap floor) floor [1]" "$i_legacy" \
+	"$(ratio "$i_legacy" "$ORIG_INSTR")" "$d_legacy"
+row "original librip (constant, the issue)" "-" "-" "$ORIG_INSTR" "1.00x" "-"
+row "bare rdtsc" "$(ns "$ns_rdtsc")" "1.00x rdtsc" "$i_rdtsc" "" "$d_rdtsc"
+row "coro switch_in + switch_out (2 rdtsc)" "$(ns "$ns_coro")" \
+	"$(rfig "$T" ratio coro rdtsc2) 2 rdtsc [2]" "$i_coro" "" "$d_coro"
+row "rip_snap (rip.h), 1 thread" "$(ns "$t1")" "1.00x 1 thread" "" "" ""
+row "rip_snap (rip.h), 2 threads at once [3]" "$(ns "$t2")" "$(rfig "$H" ratio snap 2 1) 1 thread" \
+	"" "" ""
+row "  control: same, private slot [4]" "$(ns "$p2")" "$(rfig "$H" ratio private 2 1) 1 thread" \
+	"" "" ""
+row "  control: floor, 2 threads" "$(ns "$f2")" "$(rfig "$H" ratio floor 2 1) 1 thread" "" "" ""
+if [ -n "$ps_note" ]; then
+	row "rip ps PID ($big)" "-" "$ps_note" "" "" ""
+	row "rip ps FILE (same, after SIGKILL)" "-" "$ps_note" "" "" ""
+else
+	row "rip ps PID ($big)" "$(ms "$ps_live")" "$(ratio "$ps_live" 1000) goal 1 s" "" "" ""
+	row "rip ps FILE (same, after SIGKILL)" "$(ms "$ps_dead")" \
+		"$(ratio "$ps_dead" 1000) goal 1 s" "" "" ""
+	row "rip ps --threads FILE (every slot)" "$(ms "$ps_threads")" \
+		"$(ratio "$ps_threads" 1000) 1 s" "" "" ""
+fi
+echo "instr/it is per loop iteration, the 3-instruction loop (add, cmp, jne) included, like the"
+echo "original's 12; instr ratio is against those 12.  objdump loop counts the same instructions"
+echo "in the loop body (listings below).  The lea that takes the IP is loop-invariant, so the"
+echo "compiler hoists it out of these loops; a lone rip_snap() call site has it: one more."
+echo "time ratios are medians of the ratios within each repetition (the loops of one repetition"
+echo "run back to back, so a busy neighbour slows them alike); raw figures are at the end."
+echo "[1] against the floor loop timed in the librip.h program itself ($(ns "$ns_lfloor"))."
+echo "[2] against two bare rdtsc ($(ns "$ns_rdtsc") each): a switch pair takes two timestamps;"
+echo "    $(calc "%.1f" "(a - 3) / 2" "$i_coro" 0) instructions per switch, the loop left out."
+echo "[3] each thread snaps into its own slot; on average $c2 of the 2 threads really ran at"
+echo "    once (2.00: fully concurrent; less means the shared machine time-sliced them)."
+echo "[4] the same snap loop with __rip_self.cur pointed at a malloc'd slot outside the ring:"
+echo "    whatever 2 threads cost each other there is the hardware's (vCPUs sharing a core)."
+echo
+echo "budgets:"
+verdict() { # NAME VALUE LIMIT
+	if [ "$2" = - ]; then
+		echo "  $1: not measured"
+	elif awk -v v="$2" -v l="$3" 'BEGIN { exit !(v <= l) }'; then
+		echo "  $1: $2 <= $3, within budget"
+	else
+		echo "  $1: $2 > $3, OVER budget"
+	fi
+}
+verdict "rip_snap (rip.h) instr/iter vs original librip" "$i_snap" "$ORIG_INSTR"
+verdict "rip_snap (librip.h) instr/iter vs original librip" "$i_legacy" "$ORIG_INSTR"
+r2=$(calc "%.2f" "a" "$(fig "$H" ratio snap 2 1)" 0)
+echo "  rip_snap 2 threads / 1 thread: $r2 (must not grow beyond the controls: private slot" \
+	"$(calc "%.2f" "a" "$(fig "$H" ratio private 2 1)" 0)," \
+	"floor $(calc "%.2f" "a" "$(fig "$H" ratio floor 2 1)" 0))"
+if [ -z "$ps_note" ]; then
+	verdict "rip ps live, ms" "$ps_live" 1000
+	verdict "rip ps post-mortem, ms" "$ps_dead" 1000
+else
+	echo "  $ps_note"
+fi
+
+echo
+echo "raw numbers (ns per iteration: median, then each repetition):"
+sed 's/^/  snap        /' "$T" 2>/dev/null
+sed 's/^/  snap-legacy /' "$L" 2>/dev/null
+sed 's/^/  snap        /' "$H" 2>/dev/null
+if [ $have_vg = 1 ]; then
+	echo "callgrind Ir inside the loop function, at $N1 and $N2 iterations:"
+	sed 's/^cg /  /' "$tmp/cg.raw"
+fi
+[ "$many_ms" != - ] &&
+	echo "bench/many: ready after ${many_ms} ms (ring open, threads parked, coroutines" \
+		"switched)"
+[ -s "$tmp/many.err" ] && sed 's/^/  /' "$tmp/many.err"
+[ -n "$ps_raw_live" ] && echo "rip ps live, ms: $ps_raw_live"
+[ -n "$ps_raw_dead" ] && echo "rip ps post-mortem, ms: $ps_raw_dead"
+[ -n "$ps_raw_threads" ] && echo "rip ps --threads post-mortem, ms: $ps_raw_threads"
+[ -s "$tmp/ps.head" ] && echo "what rip ps said (first lines of one more run):" &&
+	sed 's/^/  /' "$tmp/ps.head"
+for f in snap.loop_snap snap-legacy.loop_snap snap.loop_floor snap.loop_coro; do
+	[ -s "$tmp/dis.$f" ] || continue
+	echo "objdump -d $B/${f%%.*} --disassemble=${f#*.} (up to the loop's back-edge;" \
+		"* = loop body):"
+	cat "$tmp/dis.$f"
+done
+exit $failed
