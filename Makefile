@@ -120,13 +120,19 @@ $(BUILD)/librip.pc: mk/librip.pc.in Makefile
 
 # The readers again, under AddressSanitizer and UBSan: the tests feed them hostile files.
 ASAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined
-ASAN_OBJ := $(TOOL_SRC:%.c=$(BUILD)/asan/%.o) $(READ_SRC:%.c=$(BUILD)/asan/%.o)
+ASAN_TOOL_OBJ := $(TOOL_SRC:%.c=$(BUILD)/asan/%.o)
+ASAN_READ_OBJ := $(READ_SRC:%.c=$(BUILD)/asan/%.o)
 $(BUILD)/asan/%.o: %.c
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(ASAN_FLAGS) $(DW_CFLAGS) -Iread -c $< -o $@
 
-$(BUILD)/asan/rip: $(ASAN_OBJ)
-	$(CC) $(ASAN_FLAGS) -o $@ $(ASAN_OBJ) $(DW_LIBS) -lm -ldl -pthread
+$(BUILD)/asan/libripread.a: $(ASAN_READ_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/asan/rip: $(ASAN_TOOL_OBJ) $(BUILD)/asan/libripread.a
+	$(CC) $(ASAN_FLAGS) -o $@ $(ASAN_TOOL_OBJ) $(BUILD)/asan/libripread.a $(DW_LIBS) -lm -ldl \
+		-pthread
 
 tests: all $(UNIT) $(INTEG) $(BENCHES) $(if $(TOOL_SRC),$(BUILD)/asan/rip)
 

@@ -150,14 +150,25 @@ RIP_API void rip_event_str(const struct rip_event_type *type, const uint64_t *va
 RIP_API void __rip_event_slow(const struct rip_event_type *type, const uint64_t *vals,
 			      const char *str, uint64_t ts);
 
-/* Is category on?  One load, one test. */
+/*
+ * Is category on?  One load, one test, one branch at the call site: a byte
+ * test of the ring file's control words, which `rip enable/disable` flip
+ * from outside (seen by the next event; no ordering is needed).
+ */
 RIP_INLINE int rip_category_enabled(unsigned category)
 {
-	/* Relaxed: a flip from outside is seen by the next event, no ordering needed. */
-	return (__atomic_load_n(&__rip_enable[(category >> 6) & (RIP_CATEGORY_WORDS - 1)],
-				__ATOMIC_RELAXED) >>
-		(category & 63)) &
-	       1;
+	const uint8_t *byte = (const uint8_t *)__rip_enable + ((category >> 3) & 31);
+
+#if defined(__x86_64__) && defined(__GCC_ASM_FLAG_OUTPUTS__)
+	if (__builtin_constant_p(category)) {
+		int on;
+
+		/* testb $bit, mem: the load and the test in one instruction */
+		__asm__("testb %2, %1" : "=@ccnz"(on) : "m"(*byte), "i"(1u << (category & 7)));
+		return on;
+	}
+#endif
+	return (__atomic_load_n(byte, __ATOMIC_RELAXED) >> (category & 7)) & 1;
 }
 
 RIP_INLINE uint32_t __rip_field_size(uint32_t type)
@@ -183,17 +194,23 @@ RIP_INLINE uint32_t __rip_field_size(uint32_t type)
  * check, the stores, the commit.  The space is reserved before it is
  * written, so a signal handler that emits in between lands after us.
  */
-RIP_INLINE void __rip_event_emit(const struct rip_event_type *t, const uint64_t *v, uint64_t ts)
+RIP_INLINE void __rip_event_emit(const struct rip_event_type *t, const uint64_t *v, uint32_t nv,
+				  uint64_t ts)
 {
 	struct rip_evw *w = &__rip_self.ev;
-	uint32_t id = *t->id, size = 4, i;
+	/* Relaxed: the id only ever goes from unset to set, before the first event. */
+	uint32_t id = __atomic_load_n(t->id, __ATOMIC_RELAXED), size = 4, i;
 	char *p = w->pos;
 
 	for (i = 0; i < t->nfields; i++)
 		size += __rip_field_size(t->fields[i].type);
 	if (RIP_UNLIKELY(id > RIP_EVENT_ID_COMPACT_MAX || (size_t)(w->end - p) < size ||
 			 ts - w->last >= (1u << RIP_EVENT_TS_BITS))) {
-		__rip_event_slow(t, v, NULL, ts);
+		uint64_t all[RIP_EVENT_MAX_FIELDS] = { 0 };
+
+		for (i = 0; i < nv && i < RIP_EVENT_MAX_FIELDS; i++)
+			all[i] = v[i];
+		__rip_event_slow(t, all, NULL, ts);
 		return;
 	}
 	w->pos = p + size;
@@ -205,8 +222,9 @@ RIP_INLINE void __rip_event_emit(const struct rip_event_type *t, const uint64_t 
 	}
 	for (i = 0; i < t->nfields; i++) {
 		uint32_t n = __rip_field_size(t->fields[i].type);
+		uint64_t x = i < nv ? v[i] : 0;
 
-		memcpy(p, &v[i], n); /* little-endian: the low bytes */
+		memcpy(p, &x, n); /* little-endian: the low bytes */
 		p += n;
 	}
 	w->last = ts;
@@ -221,8 +239,8 @@ RIP_INLINE void __rip_event_emit(const struct rip_event_type *t, const uint64_t 
 	do {                                                                                       \
 		const struct rip_event_type *__t = (T);                                            \
 		if (RIP_UNLIKELY(rip_category_enabled(__t->category))) {                           \
-			const uint64_t __v[RIP_EVENT_MAX_FIELDS] = { __VA_ARGS__ };                \
-			__rip_event_emit(__t, __v, rip_clock_ticks());                             \
+			const uint64_t __v[] = { __VA_ARGS__ };                                    \
+			__rip_event_emit(__t, __v, sizeof(__v) / sizeof(__v[0]), rip_clock_ticks()); \
 		}                                                                                  \
 	} while (0)
 
@@ -276,7 +294,7 @@ RIP_INLINE void rip_coro_switch_in(struct rip_coro *co)
 	if (RIP_UNLIKELY(rip_category_enabled(RIP_CAT_CORO))) {
 		const uint64_t v[2] = { c->index + 1, t->coro };
 
-		__rip_event_emit(&__rip_coro_switch_type, v, now);
+		__rip_event_emit(&__rip_coro_switch_type, v, 2, now);
 	}
 	c->switch_ts = now;
 	c->tid = __rip_self.tid;
@@ -304,7 +322,7 @@ RIP_INLINE void rip_coro_switch_out(void)
 	if (RIP_UNLIKELY(rip_category_enabled(RIP_CAT_CORO))) {
 		const uint64_t v[2] = { 0, c->index + 1 };
 
-		__rip_event_emit(&__rip_coro_switch_type, v, now);
+		__rip_event_emit(&__rip_coro_switch_type, v, 2, now);
 	}
 	c->switch_ts = now;
 	c->state = RIP_SLOT_WAITING;

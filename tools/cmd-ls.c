@@ -19,7 +19,10 @@
 #include "ripread.h"
 #include "tool.h"
 
-const struct rip_cmd cmd_ls_def = {
+static int cmd_ls(int argc, char **argv);
+static int cmd_gc(int argc, char **argv);
+
+static const struct rip_cmd cmd_ls_def = {
 	.name = "ls",
 	.run = cmd_ls,
 	.summary = "list ring files: pid, program, alive or dead, slots in use",
@@ -32,7 +35,7 @@ const struct rip_cmd cmd_ls_def = {
 		 "  -h, --help      this text\n",
 };
 
-const struct rip_cmd cmd_gc_def = {
+static const struct rip_cmd cmd_gc_def = {
 	.name = "gc",
 	.run = cmd_gc,
 	.summary = "remove the ring files of processes that are gone",
@@ -192,7 +195,10 @@ static int ls_print(struct ls_entry *e, void *arg)
 	return 0;
 }
 
-int cmd_ls(int argc, char **argv)
+RIP_COMMAND(cmd_ls_def);
+RIP_COMMAND(cmd_gc_def);
+
+static int cmd_ls(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "dir", required_argument, NULL, 'd' },
@@ -266,7 +272,7 @@ static int gc_one(struct ls_entry *e, void *arg)
 	return 0;
 }
 
-int cmd_gc(int argc, char **argv)
+static int cmd_gc(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "dir", required_argument, NULL, 'd' },

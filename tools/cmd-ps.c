@@ -24,7 +24,9 @@
 
 #define PS_FRAMES 16
 
-const struct rip_cmd cmd_ps_def = {
+static int cmd_ps(int argc, char **argv);
+
+static const struct rip_cmd cmd_ps_def = {
 	.name = "ps",
 	.run = cmd_ps,
 	.summary = "show where every thread and coroutine is (live or post-mortem)",
@@ -777,7 +779,9 @@ static bool all_digits(const char *s)
 	return true;
 }
 
-int cmd_ps(int argc, char **argv)
+RIP_COMMAND(cmd_ps_def);
+
+static int cmd_ps(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "threads", no_argument, NULL, 't' },	   { "still", required_argument, NULL, 's' },

@@ -14,12 +14,10 @@
 
 const char *rip_prog = "rip";
 
-static const struct rip_cmd *const commands[] = {
-	&cmd_ps_def,
-	&cmd_ls_def,
-	&cmd_gc_def,
-};
-#define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
+/* The commands, as RIP_COMMAND put them: see tool.h. */
+extern const struct rip_cmd *const __start_rip_cmds[], *const __stop_rip_cmds[];
+#define commands __start_rip_cmds
+#define NCOMMANDS ((size_t)(__stop_rip_cmds - __start_rip_cmds))
 
 void tool_err(const char *fmt, ...)
 {
@@ -76,11 +74,22 @@ void json_str(FILE *out, const char *s)
 	fputc('"', out);
 }
 
+static int cmd_cmp(const void *a, const void *b)
+{
+	return strcmp((*(const struct rip_cmd *const *)a)->name,
+		      (*(const struct rip_cmd *const *)b)->name);
+}
+
 static void usage(FILE *out)
 {
+	const struct rip_cmd *sorted[64];
+	size_t n = NCOMMANDS < 64 ? NCOMMANDS : 64;
+
+	memcpy(sorted, commands, n * sizeof(*sorted));
+	qsort(sorted, n, sizeof(*sorted), cmd_cmp);
 	fprintf(out, "usage: %s <command> [options] [--] [args]\n\ncommands:\n", rip_prog);
-	for (size_t i = 0; i < NCOMMANDS; i++)
-		fprintf(out, "  %-8s %s\n", commands[i]->name, commands[i]->summary);
+	for (size_t i = 0; i < n; i++)
+		fprintf(out, "  %-8s %s\n", sorted[i]->name, sorted[i]->summary);
 	fprintf(out, "  %-8s %s\n", "help", "show the usage of a command");
 	fprintf(out, "\n'%s help COMMAND' or '%s COMMAND --help' for details; man rip.\n",
 		rip_prog, rip_prog);

@@ -20,6 +20,14 @@ struct rip_cmd {
 	const char *usage; /* full --help text */
 };
 
+/*
+ * Each cmd-<name>.c registers its command with RIP_COMMAND(def): a pointer
+ * in the rip_cmds section, which rip.c walks; no central table to edit.
+ */
+#define RIP_COMMAND(DEF)                                                                           \
+	static const struct rip_cmd *const DEF##__ptr                                              \
+		__attribute__((used, section("rip_cmds"), aligned(sizeof(void *)))) = &DEF
+
 extern const char *rip_prog;
 
 void tool_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -30,10 +38,5 @@ void tool_help(const struct rip_cmd *cmd);
 /* JSON output: strings are escaped; the caller writes the punctuation. */
 void json_str(FILE *out, const char *s);
 
-int cmd_ps(int argc, char **argv);
-int cmd_ls(int argc, char **argv);
-int cmd_gc(int argc, char **argv);
-
-extern const struct rip_cmd cmd_ps_def, cmd_ls_def, cmd_gc_def;
 
 #endif /* RIP_TOOLS_TOOL_H */

@@ -1,0 +1,525 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * read/trace.c - writing and reading recorded traces (read/trace.h): a CTF
+ * directory of stream files, the TSDL metadata, and our own .rip-index.
+ *
+ * Writing: the directory is created with mkdir (never an existing one),
+ * files with O_EXCL|O_NOFOLLOW, mode 0600 for the index and 0644 for what
+ * CTF readers need.  A packet is written as the ring held it, its
+ * packet_size cut down to its content.  Reading validates the index
+ * against its own size and every packet of a stream file as it comes.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "trace.h"
+
+#define TRACE_MAX_STREAMS 65536u
+#define TRACE_MAX_NAMES (1u << 23)
+#define TRACE_MAX_MODS (1u << 20)
+
+static int tr_fail(char *err, size_t len, int code, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static int tr_fail(char *err, size_t len, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err && len) {
+		va_start(ap, fmt);
+		vsnprintf(err, len, fmt, ap);
+		va_end(ap);
+	}
+	return code;
+}
+
+static int tr_write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* ---- writing ---------------------------------------------------------------------- */
+
+struct trace_w {
+	char dir[PATH_MAX];
+	int *fds;		/* per stream, -1 until the first packet */
+	uint32_t nfds;
+	uint32_t nstreams;	/* highest stream written + 1 */
+	uint64_t events;
+};
+
+static int tr_create(const char *dir, const char *name, mode_t mode, char *err, size_t errlen)
+{
+	char path[PATH_MAX];
+	int fd, n = snprintf(path, sizeof(path), "%s/%s", dir, name);
+
+	if (n < 0 || (size_t)n >= sizeof(path))
+		return tr_fail(err, errlen, -ENAMETOOLONG, "%s/%s: path too long", dir, name);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+	if (fd < 0)
+		return tr_fail(err, errlen, -errno, "%s: %s", path, strerror(errno));
+	return fd;
+}
+
+int trace_w_open(const char *dir, struct trace_w **out, char *err, size_t errlen)
+{
+	struct trace_w *w;
+
+	*out = NULL;
+	if (strlen(dir) >= sizeof(w->dir) - 32)
+		return tr_fail(err, errlen, -ENAMETOOLONG, "%s: path too long", dir);
+	if (mkdir(dir, 0755)) {
+		if (errno == EEXIST)
+			return tr_fail(err, errlen, -EEXIST,
+				       "%s exists: traces are never overwritten; choose another "
+				       "with -o",
+				       dir);
+		return tr_fail(err, errlen, -errno, "%s: %s", dir, strerror(errno));
+	}
+	w = calloc(1, sizeof(*w));
+	if (!w) {
+		rmdir(dir);
+		return tr_fail(err, errlen, -ENOMEM, "out of memory");
+	}
+	snprintf(w->dir, sizeof(w->dir), "%s", dir);
+	*out = w;
+	return 0;
+}
+
+int trace_w_packet(struct trace_w *w, const struct ev_packet *p, char *err, size_t errlen)
+{
+	struct rip_packet hdr;
+	char name[32];
+	int ret;
+
+	if (p->ring >= TRACE_MAX_STREAMS || p->len < sizeof(hdr))
+		return tr_fail(err, errlen, -EINVAL, "bad packet for stream %u", p->ring);
+	if (p->ring >= w->nfds) {
+		uint32_t n = p->ring + 1 > w->nfds * 2 ? p->ring + 1 : w->nfds * 2;
+		int *fds = realloc(w->fds, n * sizeof(*fds));
+
+		if (!fds)
+			return tr_fail(err, errlen, -ENOMEM, "out of memory");
+		for (uint32_t i = w->nfds; i < n; i++)
+			fds[i] = -1;
+		w->fds = fds;
+		w->nfds = n;
+	}
+	if (w->fds[p->ring] < 0) {
+		snprintf(name, sizeof(name), "stream_%u", p->ring);
+		ret = tr_create(w->dir, name, 0644, err, errlen);
+		if (ret < 0)
+			return ret;
+		w->fds[p->ring] = ret;
+	}
+	if (p->ring >= w->nstreams)
+		w->nstreams = p->ring + 1;
+	/* The packet as the ring held it, cut to its content. */
+	hdr = p->hdr;
+	hdr.packet_size = hdr.content_size = (uint64_t)p->len * 8;
+	hdr.open = 0;
+	ret = tr_write_all(w->fds[p->ring], &hdr, sizeof(hdr));
+	if (!ret)
+		ret = tr_write_all(w->fds[p->ring], p->data + sizeof(hdr), p->len - sizeof(hdr));
+	if (ret)
+		return tr_fail(err, errlen, ret, "%s/stream_%u: %s", w->dir, p->ring,
+			       strerror(-ret));
+	w->events += p->hdr.events;
+	return 0;
+}
+
+int trace_info_from_file(struct rr_file *f, struct trace_info *info, char *err, size_t errlen)
+{
+	const struct rip_file_hdr *live = (const struct rip_file_hdr *)f->map;
+	struct rr_slots slots;
+	size_t nmods = 0;
+	int ret;
+
+	memset(info, 0, sizeof(*info));
+	memcpy(info->idx.magic, TRACE_MAGIC, sizeof(info->idx.magic));
+	info->idx.version = TRACE_VERSION;
+	info->idx.file = f->hdr;
+	/* the counters as they are now, not as they were at open */
+	info->idx.file.fresh = live->fresh;
+	info->idx.file.ev_fresh = live->ev_fresh;
+	info->idx.file.proc_flags = live->proc_flags;
+	info->idx.file.exit_ts = live->exit_ts;
+	ret = ev_read_types(f, &info->types, err, errlen);
+	if (ret)
+		return ret;
+	ret = rr_read_modules(f, &info->mods, &nmods, err, errlen);
+	if (ret)
+		return ret;
+	info->idx.nmods = (uint32_t)nmods;
+	ret = rr_read_slots(f, &slots, err, errlen);
+	if (ret)
+		goto err_mods;
+	info->names = calloc(slots.n ? slots.n : 1, sizeof(*info->names));
+	if (!info->names) {
+		ret = tr_fail(err, errlen, -ENOMEM, "out of memory");
+		goto err_slots;
+	}
+	for (size_t i = 0; i < slots.n; i++) {
+		struct trace_name *n = &info->names[i];
+
+		n->tid = slots.v[i].tid;
+		n->slot = slots.v[i].index;
+		n->kind = slots.v[i].kind;
+		memcpy(n->name, slots.v[i].name, sizeof(n->name));
+	}
+	info->idx.nnames = (uint32_t)slots.n;
+	for (uint32_t r = 0; r < f->hdr.ev_rings && r < live->ev_fresh; r++) {
+		const struct rip_evring *ring = (const struct rip_evring *)(
+			f->map + f->hdr.ev_ctl_off + (size_t)r * RIP_EVRING_SIZE);
+
+		info->idx.discarded += __atomic_load_n(&ring->discarded, __ATOMIC_RELAXED);
+	}
+	rr_slots_free(&slots);
+	return 0;
+
+err_slots:
+	rr_slots_free(&slots);
+err_mods:
+	free(info->mods);
+	info->mods = NULL;
+	return ret;
+}
+
+void trace_info_free(struct trace_info *info)
+{
+	free(info->names);
+	free(info->mods);
+	info->names = NULL;
+	info->mods = NULL;
+}
+
+static int tr_write_index(struct trace_w *w, struct trace_info *info, char *err, size_t errlen)
+{
+	struct rip_category cats[RIP_CATEGORIES];
+	struct rip_evtype e;
+	int fd, ret;
+
+	info->idx.ntypes = 0;
+	for (uint32_t i = 0; i < EV_MAX_TYPES; i++)
+		info->idx.ntypes += info->types.t[i].valid;
+	fd = tr_create(w->dir, TRACE_INDEX, 0600, err, errlen);
+	if (fd < 0)
+		return fd;
+	ret = tr_write_all(fd, &info->idx, sizeof(info->idx));
+	for (uint32_t i = 0; i < EV_MAX_TYPES && !ret; i++) {
+		const struct ev_type *t = &info->types.t[i];
+
+		if (!t->valid)
+			continue;
+		memset(&e, 0, sizeof(e));
+		e.id = t->id;
+		e.category = t->category;
+		e.nfields = t->nfields;
+		memcpy(e.name, t->name, sizeof(e.name));
+		memcpy(e.fields, t->fields, sizeof(e.fields));
+		ret = tr_write_all(fd, &e, sizeof(e));
+	}
+	for (uint32_t i = 0; i < RIP_CATEGORIES; i++)
+		memcpy(cats[i].name, info->types.cats[i], sizeof(cats[i].name));
+	if (!ret)
+		ret = tr_write_all(fd, cats, sizeof(cats));
+	if (!ret && info->idx.nnames)
+		ret = tr_write_all(fd, info->names, info->idx.nnames * sizeof(*info->names));
+	if (!ret && info->idx.nmods)
+		ret = tr_write_all(fd, info->mods, info->idx.nmods * sizeof(*info->mods));
+	if (!ret && fsync(fd))
+		ret = -errno;
+	close(fd);
+	if (ret)
+		return tr_fail(err, errlen, ret, "%s/%s: %s", w->dir, TRACE_INDEX, strerror(-ret));
+	return 0;
+}
+
+int trace_w_finish(struct trace_w *w, struct trace_info *info, char *err, size_t errlen)
+{
+	FILE *meta = NULL;
+	int fd, ret = 0;
+
+	for (uint32_t i = 0; i < w->nfds; i++) {
+		if (w->fds[i] >= 0 && fsync(w->fds[i]) && !ret)
+			ret = tr_fail(err, errlen, -errno, "%s/stream_%u: %s", w->dir, i,
+				      strerror(errno));
+		if (w->fds[i] >= 0)
+			close(w->fds[i]);
+	}
+	if (ret)
+		goto out_free;
+	info->idx.nstreams = w->nstreams;
+	info->idx.events = w->events;
+	fd = tr_create(w->dir, "metadata", 0644, err, errlen);
+	if (fd < 0) {
+		ret = fd;
+		goto out_free;
+	}
+	meta = fdopen(fd, "w");
+	if (!meta) {
+		ret = tr_fail(err, errlen, -errno, "%s/metadata: %s", w->dir, strerror(errno));
+		close(fd);
+		goto out_free;
+	}
+	ret = ctf_write_metadata(meta, info);
+	if (fflush(meta) || ferror(meta))
+		ret = ret ? ret : -EIO;
+	if (fclose(meta) && !ret)
+		ret = -errno;
+	if (ret) {
+		tr_fail(err, errlen, ret, "%s/metadata: %s", w->dir, strerror(-ret));
+		goto out_free;
+	}
+	ret = tr_write_index(w, info, err, errlen);
+out_free:
+	free(w->fds);
+	free(w);
+	return ret;
+}
+
+/* ---- reading ------------------------------------------------------------------------ */
+
+bool trace_is_dir(const char *path)
+{
+	char p[PATH_MAX];
+	struct stat st;
+	int n = snprintf(p, sizeof(p), "%s/%s", path, TRACE_INDEX);
+
+	return n > 0 && (size_t)n < sizeof(p) && stat(path, &st) == 0 && S_ISDIR(st.st_mode) &&
+	       lstat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+static int tr_read_exact(int fd, void *buf, size_t len)
+{
+	char *p = buf;
+
+	while (len) {
+		ssize_t n = read(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -ENODATA;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int trace_r_open(const char *dir, struct trace_r *r, char *err, size_t errlen)
+{
+	struct trace_index_hdr *h = &r->info.idx;
+	struct rip_category cats[RIP_CATEGORIES];
+	char path[PATH_MAX];
+	struct stat st;
+	uint64_t need;
+	int fd, ret, n;
+
+	memset(r, 0, sizeof(*r));
+	if (strlen(dir) >= sizeof(r->dir))
+		return tr_fail(err, errlen, -ENAMETOOLONG, "%s: path too long", dir);
+	snprintf(r->dir, sizeof(r->dir), "%s", dir);
+	n = snprintf(path, sizeof(path), "%s/%s", dir, TRACE_INDEX);
+	if (n < 0 || (size_t)n >= sizeof(path))
+		return tr_fail(err, errlen, -ENAMETOOLONG, "%s: path too long", dir);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	if (fd < 0)
+		return tr_fail(err, errlen, -errno, "%s: not a rip trace (%s)", dir,
+			       strerror(errno));
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		ret = tr_fail(err, errlen, -EINVAL, "%s: not a regular file", path);
+		goto out_close;
+	}
+	ret = tr_read_exact(fd, h, sizeof(*h));
+	if (ret) {
+		ret = tr_fail(err, errlen, -EBADMSG, "%s: truncated index", path);
+		goto out_close;
+	}
+	if (memcmp(h->magic, TRACE_MAGIC, sizeof(h->magic))) {
+		ret = tr_fail(err, errlen, -EBADMSG, "%s: not a rip trace index (bad magic)", path);
+		goto out_close;
+	}
+	if (h->version > TRACE_VERSION) {
+		ret = tr_fail(err, errlen, -EPROTONOSUPPORT,
+			      "%s: trace format %u is newer than this rip understands (%u): use a "
+			      "newer rip",
+			      path, h->version, TRACE_VERSION);
+		goto out_close;
+	}
+	if (h->ntypes > EV_MAX_TYPES || h->nnames > TRACE_MAX_NAMES || h->nmods > TRACE_MAX_MODS ||
+	    h->nstreams > TRACE_MAX_STREAMS || !h->file.clock_hz ||
+	    (h->file.clock_kind != RIP_CLOCK_TSC && h->file.clock_kind != RIP_CLOCK_MONO_RAW)) {
+		ret = tr_fail(err, errlen, -EBADMSG, "%s: corrupt index (counts out of range)", path);
+		goto out_close;
+	}
+	need = sizeof(*h) + (uint64_t)h->ntypes * sizeof(struct rip_evtype) + sizeof(cats) +
+	       (uint64_t)h->nnames * sizeof(struct trace_name) +
+	       (uint64_t)h->nmods * sizeof(struct rip_module);
+	if ((uint64_t)st.st_size != need) {
+		ret = tr_fail(err, errlen, -EBADMSG,
+			      "%s: corrupt index: %llu bytes, its counts say %llu", path,
+			      (unsigned long long)st.st_size, (unsigned long long)need);
+		goto out_close;
+	}
+	for (uint32_t i = 0; i < h->ntypes; i++) {
+		struct rip_evtype e;
+		struct ev_type t;
+
+		ret = tr_read_exact(fd, &e, sizeof(e));
+		if (!ret && ev_type_load(&e, &t))
+			ret = -EBADMSG;
+		if (ret) {
+			ret = tr_fail(err, errlen, -EBADMSG, "%s: corrupt event type %u", path, i);
+			goto out_close;
+		}
+		if (!r->info.types.t[t.id].valid) {
+			r->info.types.t[t.id] = t;
+			r->info.types.count++;
+		}
+	}
+	ret = tr_read_exact(fd, cats, sizeof(cats));
+	if (ret)
+		goto out_short;
+	for (uint32_t i = 0; i < RIP_CATEGORIES; i++) {
+		memcpy(r->info.types.cats[i], cats[i].name, RIP_CATEGORY_NAME_MAX);
+		r->info.types.cats[i][RIP_CATEGORY_NAME_MAX - 1] = 0;
+	}
+	r->info.names = calloc(h->nnames ? h->nnames : 1, sizeof(*r->info.names));
+	r->info.mods = calloc(h->nmods ? h->nmods : 1, sizeof(*r->info.mods));
+	if (!r->info.names || !r->info.mods) {
+		ret = tr_fail(err, errlen, -ENOMEM, "out of memory");
+		goto out_free;
+	}
+	ret = tr_read_exact(fd, r->info.names, (size_t)h->nnames * sizeof(*r->info.names));
+	if (!ret)
+		ret = tr_read_exact(fd, r->info.mods, (size_t)h->nmods * sizeof(*r->info.mods));
+	if (ret)
+		goto out_short;
+	for (uint32_t i = 0; i < h->nnames; i++)
+		r->info.names[i].name[RIP_NAME_MAX - 1] = 0;
+	for (uint32_t i = 0; i < h->nmods; i++) {
+		r->info.mods[i].path[RIP_MODULE_PATH_MAX - 1] = 0;
+		if (r->info.mods[i].build_id_len > RIP_BUILD_ID_MAX)
+			r->info.mods[i].build_id_len = 0;
+	}
+	h->file.boot_id[sizeof(h->file.boot_id) - 1] = 0;
+	h->file.comm[sizeof(h->file.comm) - 1] = 0;
+	h->file.exe[sizeof(h->file.exe) - 1] = 0;
+	close(fd);
+	return 0;
+
+out_short:
+	ret = tr_fail(err, errlen, -EBADMSG, "%s: truncated index", path);
+out_free:
+	trace_info_free(&r->info);
+out_close:
+	close(fd);
+	return ret;
+}
+
+void trace_r_close(struct trace_r *r)
+{
+	trace_info_free(&r->info);
+}
+
+int trace_r_stream(struct trace_r *r, uint32_t stream, ev_packet_cb cb, void *arg, char *err,
+		   size_t errlen)
+{
+	char path[PATH_MAX], why[256];
+	uint64_t off = 0, expect_seq = 0;
+	struct stat st;
+	int fd, ret = 0, n;
+	bool first = true;
+
+	n = snprintf(path, sizeof(path), "%s/stream_%u", r->dir, stream);
+	if (n < 0 || (size_t)n >= sizeof(path))
+		return tr_fail(err, errlen, -ENAMETOOLONG, "%s: path too long", r->dir);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	if (fd < 0) {
+		if (errno == ENOENT)
+			return 0; /* a ring that never wrote a packet */
+		return tr_fail(err, errlen, -errno, "%s: %s", path, strerror(errno));
+	}
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		ret = tr_fail(err, errlen, -EINVAL, "%s: not a regular file", path);
+		goto out_close;
+	}
+	while (off < (uint64_t)st.st_size) {
+		struct ev_packet p;
+		uint64_t left = (uint64_t)st.st_size - off;
+
+		memset(&p, 0, sizeof(p));
+		if (left < sizeof(p.hdr)) {
+			ret = tr_fail(err, errlen, -EBADMSG, "%s: truncated packet at byte %llu",
+				      path, (unsigned long long)off);
+			break;
+		}
+		ret = tr_read_exact(fd, &p.hdr, sizeof(p.hdr));
+		if (ret)
+			break;
+		ret = ev_check_packet(&p.hdr, left > (1u << 30) ? (1u << 30) : (size_t)left, why,
+				      sizeof(why));
+		if (!ret && (p.hdr.content_size != p.hdr.packet_size ||
+			     p.hdr.stream_instance_id != stream))
+			ret = tr_fail(why, sizeof(why), -EBADMSG, "packet does not belong here");
+		if (!ret && !first && p.hdr.packet_seq_num < expect_seq)
+			ret = tr_fail(why, sizeof(why), -EBADMSG, "packet sequence goes back");
+		if (ret) {
+			ret = tr_fail(err, errlen, -EBADMSG, "%s: byte %llu: %s", path,
+				      (unsigned long long)off, why);
+			break;
+		}
+		p.len = p.hdr.content_size / 8;
+		p.ring = stream;
+		p.data = malloc(p.len);
+		if (!p.data) {
+			ret = tr_fail(err, errlen, -ENOMEM, "out of memory");
+			break;
+		}
+		memcpy(p.data, &p.hdr, sizeof(p.hdr));
+		ret = tr_read_exact(fd, p.data + sizeof(p.hdr), p.len - sizeof(p.hdr));
+		if (!ret) {
+			ret = ev_decode(&r->info.types, p.data, p.len, p.hdr.timestamp_begin, NULL,
+					NULL, why, sizeof(why));
+			if (ret >= 0 && (uint32_t)ret != p.hdr.events)
+				ret = tr_fail(why, sizeof(why), -EBADMSG,
+					      "packet says %u events, holds %d", p.hdr.events, ret);
+			ret = ret < 0 ? tr_fail(err, errlen, -EBADMSG, "%s: packet at byte %llu: %s",
+						path, (unsigned long long)off, why)
+				      : 0;
+		} else {
+			ret = tr_fail(err, errlen, -EBADMSG, "%s: truncated packet at byte %llu",
+				      path, (unsigned long long)off);
+		}
+		if (!ret)
+			ret = cb(&p, arg);
+		free(p.data);
+		if (ret)
+			break;
+		off += p.len;
+		expect_seq = p.hdr.packet_seq_num + 1;
+		first = false;
+	}
+out_close:
+	close(fd);
+	return ret;
+}

@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * read/trace.h - recorded traces: CTF 1.8 directories.
+ *
+ *   DIR/metadata        TSDL text (read/ctf.c) that babeltrace2 reads
+ *   DIR/stream_N        the packets of event ring N, in order: the ring's own
+ *                       bytes, each packet cut to its content (packet_size =
+ *                       content_size), so recording is copying
+ *   DIR/.rip-index      our own index (hidden: CTF readers skip dot files):
+ *                       a copy of the ring file's header (clock calibration,
+ *                       process), event types, category names, thread and
+ *                       coroutine names, the module map, and what was lost
+ *
+ * The index is what our readers (rip dump, export, leaks) need beyond the
+ * packets; they never parse the TSDL.  Every field read back is validated.
+ */
+#ifndef RIP_READ_TRACE_H
+#define RIP_READ_TRACE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <rip/abi.h>
+
+#include "evread.h"
+#include "ripread.h"
+
+#define TRACE_INDEX ".rip-index"
+#define TRACE_MAGIC "RIPTRACE" /* 8 bytes with the NUL */
+#define TRACE_VERSION 1
+
+/* A thread or coroutine seen in the trace. */
+struct trace_name {
+	int32_t tid;
+	uint32_t slot;	/* slot index in the ring file */
+	uint32_t kind;	/* enum rip_slot_kind */
+	uint32_t pad;
+	char name[RIP_NAME_MAX];
+};
+
+/* The index file: this header, then the arrays in the order of the counts. */
+struct trace_index_hdr {
+	char magic[8];		 /* TRACE_MAGIC */
+	uint32_t version;	 /* TRACE_VERSION */
+	uint32_t ntypes;	 /* struct rip_evtype entries */
+	uint32_t nnames;	 /* struct trace_name entries */
+	uint32_t nmods;		 /* struct rip_module entries */
+	uint32_t nstreams;	 /* stream_N files, N < nstreams */
+	uint32_t flags;		 /* TRACE_F_* */
+	uint64_t lost_packets;	 /* packets overwritten before the recorder read them */
+	uint64_t discarded;	 /* events discarded or overwritten, all rings */
+	uint64_t events;	 /* events recorded */
+	struct rip_file_hdr file; /* the ring file's header when recording ended */
+	/* then: rip_evtype[ntypes], rip_category[RIP_CATEGORIES], trace_name[nnames],
+	 * rip_module[nmods] */
+};
+
+#define TRACE_F_SNAPSHOT 0x1u /* a flight-recorder snapshot, not a stream */
+#define TRACE_F_DEAD 0x2u     /* the process was dead when it was taken */
+
+/* Everything a finished trace says about itself. */
+struct trace_info {
+	struct trace_index_hdr idx;
+	struct ev_types types;
+	struct trace_name *names;
+	struct rip_module *mods;
+};
+
+/* ---- writing ---- */
+
+struct trace_w;
+
+/* Create DIR (it must not exist: traces are never overwritten). */
+int trace_w_open(const char *dir, struct trace_w **out, char *err, size_t errlen);
+/* Append a packet to stream_<p->ring>. */
+int trace_w_packet(struct trace_w *w, const struct ev_packet *p, char *err, size_t errlen);
+/*
+ * Fill info from a ring file (header, types, names of every slot, modules),
+ * for trace_w_finish.  Free with trace_info_free.
+ */
+int trace_info_from_file(struct rr_file *f, struct trace_info *info, char *err, size_t errlen);
+/* Write metadata and the index, close everything.  w is freed either way. */
+int trace_w_finish(struct trace_w *w, struct trace_info *info, char *err, size_t errlen);
+void trace_info_free(struct trace_info *info);
+
+/* ---- reading ---- */
+
+struct trace_r {
+	char dir[PATH_MAX];
+	struct trace_info info;
+};
+
+int trace_r_open(const char *dir, struct trace_r *r, char *err, size_t errlen);
+void trace_r_close(struct trace_r *r);
+
+/*
+ * Read stream N packet by packet, validating each (header, sizes, events
+ * decode with the trace's types).  cb gets each packet; a short or corrupt
+ * packet is an error naming the file and offset.
+ */
+int trace_r_stream(struct trace_r *r, uint32_t stream, ev_packet_cb cb, void *arg, char *err,
+		   size_t errlen);
+
+/* Is path a trace directory (has .rip-index)? */
+bool trace_is_dir(const char *path);
+
+/* ---- CTF metadata (read/ctf.c) ---- */
+
+/* Write the TSDL metadata of a trace described by info. */
+int ctf_write_metadata(FILE *out, const struct trace_info *info);
+
+#endif /* RIP_READ_TRACE_H */
