@@ -149,6 +149,7 @@ RIP_API void rip_event_str(const struct rip_event_type *type, const uint64_t *va
 			   const char *str);
 RIP_API void __rip_event_slow(const struct rip_event_type *type, const uint64_t *vals,
 			      const char *str, uint64_t ts);
+RIP_API void __rip_event_nested(void);
 
 /*
  * Is category on?  One load, one test, one branch at the call site: a byte
@@ -191,16 +192,28 @@ RIP_INLINE uint32_t __rip_field_size(uint32_t type)
 /*
  * Write one event of fixed-size fields: the fast path.  With type a
  * compile-time constant, the sizes fold away: the clock, a bounds and gap
- * check, the stores, the commit.  The space is reserved before it is
- * written, so a signal handler that emits in between lands after us.
+ * check, the stores, the commit.  w->nest is raised before the writer reads
+ * its position: a signal handler that emits while it is up (in this fast
+ * path or in the slow path) drops its event and counts it as discarded
+ * rather than race for the same bytes or switch packets under us.
  */
 RIP_INLINE void __rip_event_emit(const struct rip_event_type *t, const uint64_t *v, uint32_t nv,
 				  uint64_t ts)
 {
 	struct rip_evw *w = &__rip_self.ev;
+	uint32_t id, size = 4, i;
+	char *p;
+
+	if (RIP_UNLIKELY(w->nest)) {
+		__rip_event_nested();
+		return;
+	}
+	w->nest = 1;
+	/* The flag before the position is read: pairs with a handler's check of nest. */
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	/* Relaxed: the id only ever goes from unset to set, before the first event. */
-	uint32_t id = __atomic_load_n(t->id, __ATOMIC_RELAXED), size = 4, i;
-	char *p = w->pos;
+	id = __atomic_load_n(t->id, __ATOMIC_RELAXED);
+	p = w->pos;
 
 	for (i = 0; i < t->nfields; i++)
 		size += __rip_field_size(t->fields[i].type);
@@ -210,7 +223,7 @@ RIP_INLINE void __rip_event_emit(const struct rip_event_type *t, const uint64_t 
 
 		for (i = 0; i < nv && i < RIP_EVENT_MAX_FIELDS; i++)
 			all[i] = v[i];
-		__rip_event_slow(t, all, NULL, ts);
+		__rip_event_slow(t, all, NULL, ts); /* drops nest */
 		return;
 	}
 	w->pos = p + size;
@@ -232,6 +245,9 @@ RIP_INLINE void __rip_event_emit(const struct rip_event_type *t, const uint64_t 
 	/* Commit: pairs with the acquire load of content_size in the readers. */
 	__atomic_store_n((uint32_t *)&w->pkt->content_size,
 			 (uint32_t)((size_t)(p - (char *)w->pkt) * 8), __ATOMIC_RELEASE);
+	/* Everything above before the flag drops: pairs with a handler's check. */
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	w->nest = 0;
 }
 
 /* rip_event0..4 - emit an event of type t with 0 to 4 integer fields. */

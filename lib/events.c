@@ -25,10 +25,11 @@
  *   block      the writer waits for the consumer, at most RIP_BLOCK_MS per
  *              packet and only while the consumer lives; then it discards
  *
- * Everything the fast path reads is switched so that a signal handler that
- * interrupts this slow path sees a full packet (pos == end) and comes here,
- * where a per-thread flag makes it drop and count its event instead of
- * touching a packet in the middle of a switch.
+ * Nested writers: the fast path raises the thread's ev.nest before it reads
+ * its position and drops it after the commit; the slow path runs with it
+ * raised.  A signal handler that emits while it is up drops its event and
+ * counts it (__rip_event_nested), so a packet is never written by two
+ * writers at once nor switched under one.
  */
 #include <errno.h>
 #include <signal.h>
@@ -365,27 +366,33 @@ void __rip_events_thread_exit(struct rip_file_hdr *h, struct rip_self *me)
 	struct rip_evw *w = &me->ev;
 	uint32_t ri = w->ring - 1;
 
-	if (!h || !w->ring || w->ring > h->ev_rings) {
-		memset(w, 0, sizeof(*w));
+	if (!h || !w->ring || w->ring > h->ev_rings)
 		return;
-	}
-	me->flags |= RIP_SELF_EVSLOW;
+	w->nest = 1;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	rip_packet_close(h, w);
 	__atomic_store_n(&rip_evring_at(h, ri)->owner, 0, __ATOMIC_RELEASE);
 	__rip_fifo_push(rip_fifo_rings(h), ri);
-	memset(w, 0, sizeof(*w));
+	w->pkt = NULL;
+	w->pos = w->end = NULL;
+	w->events = 0;
 	w->ring = UINT32_MAX; /* no events after exit */
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	me->flags &= ~RIP_SELF_EVSLOW;
+	w->nest = 0;
 }
 
 /* ---- the slow path ---------------------------------------------------------------- */
 
 static void rip_count_drop(struct rip_file_hdr *h, struct rip_evw *w)
 {
-	if (w->ring && w->ring <= h->ev_rings)
+	if (h && w->ring && w->ring <= h->ev_rings)
 		__atomic_fetch_add(&rip_evring_at(h, w->ring - 1)->discarded, 1, __ATOMIC_RELAXED);
+}
+
+/* A signal handler emitted while this thread was writing an event: count it, lost. */
+void __rip_event_nested(void)
+{
+	rip_count_drop(__atomic_load_n(&__rip_proc.hdr, __ATOMIC_ACQUIRE), &__rip_self.ev);
 }
 
 void __rip_event_slow(const struct rip_event_type *t, const uint64_t *v, const char *str,
@@ -398,15 +405,9 @@ void __rip_event_slow(const struct rip_event_type *t, const uint64_t *v, const c
 	size_t slen = 0;
 	char *p;
 
+	/* Called with w->nest raised by the fast path (or rip_event_str). */
 	if (!h || !t || (me->flags & RIP_SELF_EXITING))
-		return;
-	if (me->flags & RIP_SELF_EVSLOW) {
-		/* A signal handler interrupted the slow path: drop, never touch the packet. */
-		rip_count_drop(h, w);
-		return;
-	}
-	me->flags |= RIP_SELF_EVSLOW;
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		goto out;
 	if (!me->tid)
 		me->tid = __rip_gettid();
 	if (!me->thread)
@@ -430,9 +431,6 @@ void __rip_event_slow(const struct rip_event_type *t, const uint64_t *v, const c
 	hsize = id <= RIP_EVENT_ID_COMPACT_MAX && ts - w->last < (1u << RIP_EVENT_TS_BITS) ? 4 : 13;
 	size = hsize + payload + (uint32_t)slen;
 	if (!w->pkt || (size_t)(w->end - w->pos) < size) {
-		/* Make the fast path come here until the switch is done. */
-		w->end = w->pos;
-		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		rip_packet_close(h, w);
 		if (rip_packet_open(h, me, ts))
 			goto out_drop;
@@ -477,16 +475,26 @@ void __rip_event_slow(const struct rip_event_type *t, const uint64_t *v, const c
 out_drop:
 	rip_count_drop(h, w);
 out:
+	/* Everything above before the flag drops: pairs with a handler's check of nest. */
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	me->flags &= ~RIP_SELF_EVSLOW;
+	w->nest = 0;
 }
 
 void rip_event_str(const struct rip_event_type *t, const uint64_t *vals, const char *str)
 {
 	static const uint64_t none[RIP_EVENT_MAX_FIELDS];
 
+	struct rip_evw *w = &__rip_self.ev;
+
 	if (!t || !rip_category_enabled(t->category))
 		return;
+	if (w->nest) {
+		__rip_event_nested();
+		return;
+	}
+	w->nest = 1;
+	/* The flag before the slow path reads anything: pairs with a handler's check. */
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	__rip_event_slow(t, vals ? vals : none, str ? str : "", rip_clock_ticks());
 }
 

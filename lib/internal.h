@@ -23,7 +23,6 @@
 #define RIP_SELF_EXITING 0x1u /* key destructor ran: never attach again */
 #define RIP_SELF_DUMMY 0x2u   /* writing into a dummy slot (no ring, or pool full) */
 #define RIP_SELF_ATTACHING 0x4u /* inside rip_attach (a signal handler may interrupt it) */
-#define RIP_SELF_EVSLOW 0x8u    /* inside the event slow path (same reason) */
 #define RIP_TYPES_CAP 256u
 
 /* Event ring geometry for a new file. */
