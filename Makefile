@@ -41,7 +41,7 @@ TOOL_SRC := $(wildcard tools/*.c)
 EX_SRC := $(wildcard examples/*.c)
 UNIT_SRC := $(wildcard tests/unit/*.c)
 INTEG_SRC := $(wildcard tests/integ/*.c)
-BENCH_SRC := $(wildcard bench/*.c)
+BENCH_SRC := $(filter-out bench/lttng-%.c,$(wildcard bench/*.c))
 
 LIB_PIC_OBJ := $(LIB_SRC:%.c=$(BUILD)/pic/%.o)
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
@@ -156,7 +156,7 @@ install: all
 	ln -sf librip.so.$(VERSION) $(DESTDIR)$(LIBDIR)/librip.so
 	install -m 644 $(LIBA) $(DESTDIR)$(LIBDIR)/
 	install -m 644 include/rip.h include/librip.h $(DESTDIR)$(INCDIR)/
-	install -m 644 include/rip/abi.h $(DESTDIR)$(INCDIR)/rip/
+	install -m 644 include/rip/abi.h include/rip/snap.h $(DESTDIR)$(INCDIR)/rip/
 	sed -e "s|@PREFIX@|$(PREFIX)|" -e "s|@LIBDIR@|$(LIBDIR)|" -e "s|@INCDIR@|$(INCDIR)|" \
 		-e "s|@VERSION@|$(VERSION)|" mk/librip.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/librip.pc
 	for m in man/*.1; do [ -e "$$m" ] && install -m 644 $$m $(DESTDIR)$(MANDIR)/man1/; done; true

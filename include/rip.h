@@ -77,6 +77,24 @@ RIP_API int rip_coro_destroy(struct rip_coro *co);
 RIP_API int rip_coro_set_name(struct rip_coro *co, const char *name);
 
 /*
+ * The event fast path's clock: the raw TSC on x86-64 (one instruction, no
+ * test).  Where the TSC is not the file's clock, the library keeps every
+ * thread's packet "full" so that all events take the slow path, which reads
+ * the right clock.
+ */
+RIP_INLINE uint64_t __rip_event_clock(void)
+{
+#if defined(__x86_64__)
+	uint32_t lo, hi;
+
+	__asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
+	return ((uint64_t)hi << 32) | lo;
+#else
+	return rip_clock_ticks();
+#endif
+}
+
+/*
  * rip_clock_ticks - the file's clock: the TSC where it is invariant and the
  * kernel's clocksource, else CLOCK_MONOTONIC_RAW nanoseconds.  The header
  * of the ring file holds the calibration to nanoseconds.
@@ -190,48 +208,73 @@ RIP_INLINE uint32_t __rip_field_size(uint32_t type)
 }
 
 /*
- * Write one event of fixed-size fields: the fast path.  With type a
- * compile-time constant, the sizes fold away: the clock, a bounds and gap
- * check, the stores, the commit.  w->nest is raised before the writer reads
- * its position: a signal handler that emits while it is up (in this fast
- * path or in the slow path) drops its event and counts it as discarded
- * rather than race for the same bytes or switch packets under us.
+ * The fast path in two halves.  __rip_event_reserve raises w->nest before
+ * it reads the writer's position: a signal handler that emits while it is
+ * up (here or in the slow path) drops its event and counts it as discarded
+ * rather than race for the same bytes or switch packets under us.  It then
+ * checks the id fits the compact header, the event fits the packet and the
+ * time fits 27 bits, reserves size bytes and writes the header; NULL means
+ * "take the slow path" (nest still up).  __rip_event_commit publishes the
+ * event up to end and drops nest.
+ */
+RIP_INLINE char *__rip_event_reserve(struct rip_evw *w, uint32_t id, uint32_t size, uint64_t ts)
+{
+	char *p;
+
+	w->nest = 1;
+	/* The flag before the position is read: pairs with a handler's check of nest. */
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	p = w->pos;
+	if (RIP_UNLIKELY(id > RIP_EVENT_ID_COMPACT_MAX || p + size > w->end ||
+			 ts - w->last >= (1u << RIP_EVENT_TS_BITS)))
+		return NULL;
+	w->pos = p + size;
+	{
+		uint32_t h = id | (uint32_t)(ts << 5);
+
+		memcpy(p, &h, 4);
+	}
+	return p + 4;
+}
+
+RIP_INLINE void __rip_event_commit(struct rip_evw *w, char *end, uint64_t ts)
+{
+	w->last = ts;
+	w->events++;
+	/* Commit: pairs with the acquire load of content_size in the readers. */
+	__atomic_store_n((uint32_t *)&w->pkt->content_size,
+			 (uint32_t)((size_t)(end - (char *)w->pkt) * 8), __ATOMIC_RELEASE);
+	/* Everything above before the flag drops: pairs with a handler's check. */
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	w->nest = 0;
+}
+
+/*
+ * Write one event of fixed-size fields.  With t a compile-time constant the
+ * sizes fold away: the clock, three checks, the stores, the commit.
  */
 RIP_INLINE void __rip_event_emit(const struct rip_event_type *t, const uint64_t *v, uint32_t nv,
 				  uint64_t ts)
 {
 	struct rip_evw *w = &__rip_self.ev;
-	uint32_t id, size = 4, i;
+	uint32_t size = 4, i;
 	char *p;
 
 	if (RIP_UNLIKELY(w->nest)) {
 		__rip_event_nested();
 		return;
 	}
-	w->nest = 1;
-	/* The flag before the position is read: pairs with a handler's check of nest. */
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	/* Relaxed: the id only ever goes from unset to set, before the first event. */
-	id = __atomic_load_n(t->id, __ATOMIC_RELAXED);
-	p = w->pos;
-
 	for (i = 0; i < t->nfields; i++)
 		size += __rip_field_size(t->fields[i].type);
-	if (RIP_UNLIKELY(id > RIP_EVENT_ID_COMPACT_MAX || (size_t)(w->end - p) < size ||
-			 ts - w->last >= (1u << RIP_EVENT_TS_BITS))) {
+	/* Relaxed: the id only ever goes from unset to set, before the first event. */
+	p = __rip_event_reserve(w, __atomic_load_n(t->id, __ATOMIC_RELAXED), size, ts);
+	if (RIP_UNLIKELY(!p)) {
 		uint64_t all[RIP_EVENT_MAX_FIELDS] = { 0 };
 
 		for (i = 0; i < nv && i < RIP_EVENT_MAX_FIELDS; i++)
 			all[i] = v[i];
 		__rip_event_slow(t, all, NULL, ts); /* drops nest */
 		return;
-	}
-	w->pos = p + size;
-	{
-		uint32_t h = id | (uint32_t)(ts << 5);
-
-		memcpy(p, &h, 4);
-		p += 4;
 	}
 	for (i = 0; i < t->nfields; i++) {
 		uint32_t n = __rip_field_size(t->fields[i].type);
@@ -240,14 +283,7 @@ RIP_INLINE void __rip_event_emit(const struct rip_event_type *t, const uint64_t 
 		memcpy(p, &x, n); /* little-endian: the low bytes */
 		p += n;
 	}
-	w->last = ts;
-	w->events++;
-	/* Commit: pairs with the acquire load of content_size in the readers. */
-	__atomic_store_n((uint32_t *)&w->pkt->content_size,
-			 (uint32_t)((size_t)(p - (char *)w->pkt) * 8), __ATOMIC_RELEASE);
-	/* Everything above before the flag drops: pairs with a handler's check. */
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	w->nest = 0;
+	__rip_event_commit(w, p, ts);
 }
 
 /* rip_event0..4 - emit an event of type t with 0 to 4 integer fields. */
@@ -256,7 +292,7 @@ RIP_INLINE void __rip_event_emit(const struct rip_event_type *t, const uint64_t 
 		const struct rip_event_type *__t = (T);                                            \
 		if (RIP_UNLIKELY(rip_category_enabled(__t->category))) {                           \
 			const uint64_t __v[] = { __VA_ARGS__ };                                    \
-			__rip_event_emit(__t, __v, sizeof(__v) / sizeof(__v[0]), rip_clock_ticks()); \
+			__rip_event_emit(__t, __v, sizeof(__v) / sizeof(__v[0]), __rip_event_clock()); \
 		}                                                                                  \
 	} while (0)
 
@@ -289,6 +325,28 @@ RIP_INLINE void rip_event4(const struct rip_event_type *t, uint64_t a, uint64_t 
 /* The built-in coroutine-switch event (category RIP_CAT_CORO, id 0). */
 extern const struct rip_event_type __rip_coro_switch_type RIP_API;
 
+/* rip:coro_switch {u32 to, u32 from}: 12 bytes, id 0, no type table on the way. */
+RIP_INLINE void __rip_coro_event(uint32_t to, uint32_t from, uint64_t ts)
+{
+	struct rip_evw *w = &__rip_self.ev;
+	char *p;
+
+	if (RIP_UNLIKELY(w->nest)) {
+		__rip_event_nested();
+		return;
+	}
+	p = __rip_event_reserve(w, RIP_EV_CORO_SWITCH, 12, ts);
+	if (RIP_UNLIKELY(!p)) {
+		const uint64_t v[RIP_EVENT_MAX_FIELDS] = { to, from };
+
+		__rip_event_slow(&__rip_coro_switch_type, v, NULL, ts); /* drops nest */
+		return;
+	}
+	memcpy(p, &to, 4);
+	memcpy(p + 4, &from, 4);
+	__rip_event_commit(w, p + 8, ts);
+}
+
 /*
  * rip_coro_switch_in - the calling thread starts (or resumes) running co,
  * a handle from rip_coro_create() (not NULL).
@@ -307,11 +365,8 @@ RIP_INLINE void rip_coro_switch_in(struct rip_coro *co)
 	}
 	uint64_t now = rip_clock_ticks();
 
-	if (RIP_UNLIKELY(rip_category_enabled(RIP_CAT_CORO))) {
-		const uint64_t v[2] = { c->index + 1, t->coro };
-
-		__rip_event_emit(&__rip_coro_switch_type, v, 2, now);
-	}
+	if (RIP_UNLIKELY(rip_category_enabled(RIP_CAT_CORO)))
+		__rip_coro_event(c->index + 1, t->coro, now);
 	c->switch_ts = now;
 	c->tid = __rip_self.tid;
 	c->switches++;
@@ -335,11 +390,8 @@ RIP_INLINE void rip_coro_switch_out(void)
 	if (RIP_UNLIKELY(c == t || !c))
 		return;
 	now = rip_clock_ticks();
-	if (RIP_UNLIKELY(rip_category_enabled(RIP_CAT_CORO))) {
-		const uint64_t v[2] = { 0, c->index + 1 };
-
-		__rip_event_emit(&__rip_coro_switch_type, v, 2, now);
-	}
+	if (RIP_UNLIKELY(rip_category_enabled(RIP_CAT_CORO)))
+		__rip_coro_event(0, c->index + 1, now);
 	c->switch_ts = now;
 	c->state = RIP_SLOT_WAITING;
 	t->coro = 0;

@@ -41,8 +41,8 @@
 
 #include "internal.h"
 
-#define RIP_BLOCK_MS 1000
-#define RIP_MAX_TYPES 1024u
+#define RIP_BLOCK_MS 3000 /* a consumer that does not move for this long is not waited for */
+#define RIP_MAX_TYPES RIP_TYPES_CAP /* one file entry per registered type */
 
 static uint64_t rip_no_enable[RIP_CATEGORY_WORDS];
 uint64_t *__rip_enable = rip_no_enable;
@@ -89,6 +89,13 @@ static struct rip_fifo rip_fifo_rings(struct rip_file_hdr *h)
 		.head = &h->ev_fifo_head,
 		.tail = &h->ev_fifo_tail,
 	};
+}
+
+static bool rip_in_events(struct rip_file_hdr *h, const char *p)
+{
+	const char *lo = (const char *)h + h->ev_off;
+
+	return p >= lo && p < lo + (size_t)h->ev_rings * h->ev_ring_size;
 }
 
 /* ---- types and categories ------------------------------------------------------ */
@@ -184,6 +191,17 @@ int rip_category_name(unsigned bit, const char *name)
 void __rip_events_open(struct rip_file_hdr *h)
 {
 	struct rip_category *c = (struct rip_category *)((char *)h + h->cats_off);
+	const char *consumer = getenv("RIP_CONSUMER");
+
+	/*
+	 * rip run names itself as the consumer before the program starts, so
+	 * that blocking mode holds from the first event.  Only for its own
+	 * child: grandchildren that inherit the variable have nobody reading.
+	 */
+	if (consumer && *consumer && strtol(consumer, NULL, 10) == (long)getppid()) {
+		for (uint32_t i = 0; i < h->ev_rings; i++)
+			rip_evring_at(h, i)->consumer_pid = (uint32_t)getppid();
+	}
 
 	pthread_mutex_lock(&rip_reg.lock);
 	for (uint32_t i = 0; i < rip_reg.ntypes; i++)
@@ -259,20 +277,28 @@ static bool rip_consumer_alive(struct rip_evring *r)
 	return pid && (kill((pid_t)pid, 0) == 0 || errno == EPERM);
 }
 
-/* Wait for the consumer to free the packet seq will reuse; false on timeout. */
+/*
+ * Wait for the consumer to free the packet seq will reuse; false on timeout.
+ * A consumer that made no progress for RIP_BLOCK_MS is not waited for again
+ * until it moves: the program runs on, dropping and counting.
+ */
 static bool rip_wait_consumer(struct rip_evring *r, uint64_t seq, uint32_t n)
 {
 	struct timespec ts = { 0, 50000 };
+	/* Pairs with the consumer's release store of consumed. */
+	uint64_t consumed = __atomic_load_n(&r->consumed, __ATOMIC_ACQUIRE);
 
+	if (r->stalled == consumed + 1)
+		return false;
 	__atomic_fetch_add(&r->blocked, 1, __ATOMIC_RELAXED);
 	for (int waited = 0; waited < RIP_BLOCK_MS * 20; waited++) {
-		/* Pairs with the consumer's release store of consumed. */
 		if (seq - __atomic_load_n(&r->consumed, __ATOMIC_ACQUIRE) < n)
 			return true;
 		if (!rip_consumer_alive(r))
 			return false;
 		nanosleep(&ts, NULL);
 	}
+	r->stalled = consumed + 1;
 	return false;
 }
 
@@ -295,9 +321,25 @@ static int rip_packet_open(struct rip_file_hdr *h, struct rip_self *me, uint64_t
 			/* room now */
 		} else if (mode != RIP_MODE_OVERWRITE && rip_consumer_alive(r)) {
 			return -ENOSPC;
-		} else if (pk->packet_seq_num == seq - n && pk->magic == RIP_CTF_MAGIC) {
-			/* Flight recorder: the oldest packet goes, and its events are lost. */
-			__atomic_fetch_add(&r->discarded, pk->events, __ATOMIC_RELAXED);
+		} else {
+			/*
+			 * Flight recorder: the oldest packet goes.  Take it from the
+			 * consumer first (push it past), so that each packet is either
+			 * read or counted lost, never both: pairs with the consumer's
+			 * compare-and-swap in ev_consume.
+			 */
+			uint64_t old = seq - n, c = consumed;
+
+			while (c <= old) {
+				if (__atomic_compare_exchange_n(&r->consumed, &c, old + 1, false,
+								__ATOMIC_ACQ_REL,
+								__ATOMIC_ACQUIRE)) {
+					if (pk->packet_seq_num == old && pk->magic == RIP_CTF_MAGIC)
+						__atomic_fetch_add(&r->discarded, pk->events,
+								   __ATOMIC_RELAXED);
+					break;
+				}
+			}
 		}
 	}
 	/* Readers that copy this packet see open = 1 or a new seq: they drop their copy. */
@@ -320,9 +362,8 @@ static int rip_packet_open(struct rip_file_hdr *h, struct rip_self *me, uint64_t
 	w->pos = (char *)pk + RIP_PACKET_HDR_SIZE;
 	w->last = ts;
 	w->events = 0;
-	/* end last: until now a signal handler's fast path saw pos == end and came slow */
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	w->end = (char *)pk + h->ev_packet_size;
+	/* Without the TSC the fast path's clock is wrong: keep it out (end == pos). */
+	w->end = __rip_clock_tsc ? (char *)pk + h->ev_packet_size : w->pos;
 	return 0;
 }
 
@@ -408,6 +449,8 @@ void __rip_event_slow(const struct rip_event_type *t, const uint64_t *v, const c
 	/* Called with w->nest raised by the fast path (or rip_event_str). */
 	if (!h || !t || (me->flags & RIP_SELF_EXITING))
 		goto out;
+	if (!__rip_clock_tsc)
+		ts = __rip_clock_fallback(); /* the fast path read the TSC regardless */
 	if (!me->tid)
 		me->tid = __rip_gettid();
 	if (!me->thread)
@@ -415,6 +458,12 @@ void __rip_event_slow(const struct rip_event_type *t, const uint64_t *v, const c
 	id = __atomic_load_n(t->id, __ATOMIC_RELAXED);
 	if (id == UINT32_MAX || id >= RIP_MAX_TYPES)
 		goto out_drop;
+	if (w->pkt && !rip_in_events(h, (char *)w->pkt)) {
+		/* A ring of a file closed since: start afresh in this one. */
+		w->pkt = NULL;
+		w->pos = w->end = NULL;
+		w->ring = 0;
+	}
 	if (!w->ring && rip_ring_take(h, me)) {
 		w->ring = UINT32_MAX; /* no ring for this thread: stop trying */
 		goto out;
@@ -424,19 +473,22 @@ void __rip_event_slow(const struct rip_event_type *t, const uint64_t *v, const c
 	for (uint32_t i = 0; i < t->nfields; i++)
 		if (t->fields[i].type != RIP_FT_STRING)
 			payload += __rip_field_size(t->fields[i].type);
-	if (str)
-		slen = strnlen(str, RIP_STRING_MAX - 1) + 1;
+	/* A string goes exactly where the type declares one (empty if none given). */
+	if (t->nfields && t->fields[t->nfields - 1].type == RIP_FT_STRING)
+		slen = strnlen(str ? str : "", RIP_STRING_MAX - 1) + 1;
+	else
+		str = NULL;
 	if (ts < w->last)
 		ts = w->last; /* never backwards within a stream (TSC skew between CPUs) */
 	hsize = id <= RIP_EVENT_ID_COMPACT_MAX && ts - w->last < (1u << RIP_EVENT_TS_BITS) ? 4 : 13;
 	size = hsize + payload + (uint32_t)slen;
-	if (!w->pkt || (size_t)(w->end - w->pos) < size) {
+	if (!w->pkt || (size_t)((char *)w->pkt + h->ev_packet_size - w->pos) < size) {
 		rip_packet_close(h, w);
 		if (rip_packet_open(h, me, ts))
 			goto out_drop;
 		hsize = id <= RIP_EVENT_ID_COMPACT_MAX ? 4 : 13;
 		size = hsize + payload + (uint32_t)slen;
-		if ((size_t)(w->end - w->pos) < size)
+		if ((size_t)((char *)w->pkt + h->ev_packet_size - w->pos) < size)
 			goto out_drop;
 	}
 	p = w->pos;
@@ -461,12 +513,14 @@ void __rip_event_slow(const struct rip_event_type *t, const uint64_t *v, const c
 		p += n;
 	}
 	if (slen) {
-		memcpy(p, str, slen - 1);
+		memcpy(p, str ? str : "", slen - 1);
 		p[slen - 1] = 0;
 		p += slen;
 	}
 	w->last = ts;
 	w->events++;
+	if (!__rip_clock_tsc)
+		w->end = w->pos; /* see rip_packet_open */
 	/* Commit: pairs with the acquire load of content_size in the readers. */
 	__atomic_store_n((uint32_t *)&w->pkt->content_size,
 			 (uint32_t)((size_t)(p - (char *)w->pkt) * 8), __ATOMIC_RELEASE);
@@ -513,8 +567,8 @@ static uint32_t rip_env_size(const char *name, uint32_t def)
 		v <<= 10, end++;
 	else if (*end == 'm' || *end == 'M')
 		v <<= 20, end++;
-	if (*end || v > (1ull << 30))
-		return 0; /* rejected by the caller */
+	if (end == s || *end || v > (1ull << 30))
+		return UINT32_MAX; /* rejected by the caller */
 	return (uint32_t)v;
 }
 
@@ -538,11 +592,13 @@ int __rip_events_config(const struct rip_ring_opts *o, struct rip_ev_config *c)
 		c->mode = RIP_MODE_BLOCK;
 	else
 		return -EINVAL;
-	if (c->mode > RIP_MODE_BLOCK || c->rings > 65536)
+	if (c->mode > RIP_MODE_BLOCK || c->rings > 65536 || c->ring_size == UINT32_MAX ||
+	    c->packet_size == UINT32_MAX)
 		return -EINVAL;
 	if (!c->rings)
 		return 0; /* events off */
-	if (c->packet_size < 1024 || (c->packet_size & (c->packet_size - 1)) ||
+	if (c->packet_size < 1024 || c->packet_size > (64u << 20) ||
+	    (c->packet_size & (c->packet_size - 1)) ||
 	    c->ring_size < 2 * c->packet_size || (c->ring_size & (c->ring_size - 1)))
 		return -EINVAL;
 	return 0;

@@ -2,8 +2,10 @@
 /*
  * lib/legacy.c - the functions behind include/librip.h, the original
  * librip API.  Ids (the "concurrent process" numbers given to rip_init) map
- * to slots through a table private to the process; slot 0 of a legacy file
- * is a sink that absorbs snaps of threads that never called rip_init.
+ * to slots through a table private to the process; rip_init points the
+ * thread's snaps at the id's slot.  Slot 0 of a legacy file is a sink, used
+ * after rip_exit and for ids out of range; a thread that never called
+ * rip_init gets a slot of its own on its first snap, as with rip.h.
  */
 #include <errno.h>
 #include <fcntl.h>

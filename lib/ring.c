@@ -4,11 +4,12 @@
  *
  * One file per process (layout in rip/abi.h):
  *
- *   +--------+---------------------------+-----------------+--------------+
- *   | header | slot[0] ... slot[n-1]     | free FIFO[n]    | module map   |
- *   +--------+---------------------------+-----------------+--------------+
+ *   +--------+-----------------------+--------------+------------+---------------+
+ *   | header | slot[0] ... slot[n-1] | free FIFO[n] | module map | event areas   |
+ *   +--------+-----------------------+--------------+------------+---------------+
  *              ^ fresh: never used slots are handed out first, in order
- *                                          ^ head (take)  ^ tail (give back)
+ *                                      ^ head (take), tail (give back)
+ *   (the event areas, types to ring data, are lib/events.c's: see rip/abi.h)
  *
  * Slots are taken without locks: a compare-and-swap on hdr->fresh while
  * never-used slots remain, then the bounded MPMC queue of released slots
@@ -372,6 +373,7 @@ int rip_thread_detach(void)
 		pthread_setspecific(__rip_proc.key, NULL);
 	rip_thread_exit(NULL);
 	me->flags &= ~RIP_SELF_EXITING; /* a later snap may attach again */
+	me->ev.ring = 0;
 	me->cur = NULL;
 	me->thread = NULL;
 	return 0;
@@ -518,6 +520,9 @@ static void rip_hdr_identity(struct rip_file_hdr *h)
 	h->comm[sizeof(h->comm) - 1] = 0;
 	n = readlink("/proc/self/exe", h->exe, sizeof(h->exe) - 1);
 	h->exe[n > 0 ? n : 0] = 0;
+	if (gethostname(h->host, sizeof(h->host) - 1))
+		h->host[0] = 0;
+	h->host[sizeof(h->host) - 1] = 0;
 }
 
 /* The directory for ring files: $RIP_DIR, $XDG_RUNTIME_DIR/rip, /dev/shm. */
@@ -593,7 +598,8 @@ static void rip_mark_execed(const char *path)
 	if (old == MAP_FAILED)
 		goto out_close;
 	if (!memcmp(old->magic, RIP_MAGIC, sizeof(old->magic)) && old->pid == getpid() &&
-	    old->start_ticks == rip_self_start_ticks())
+	    old->start_ticks == rip_self_start_ticks() &&
+	    !(__atomic_load_n(&old->proc_flags, __ATOMIC_RELAXED) & (RIP_P_CLOSED | RIP_P_EXITED)))
 		/* Readers only test the bit. */
 		__atomic_fetch_or(&old->proc_flags, RIP_P_EXECED, __ATOMIC_RELAXED);
 	munmap(old, sizeof(*old));

@@ -457,29 +457,45 @@ int ev_consume(struct rr_file *f, const struct ev_types *types, uint32_t ring, b
 		goto out;
 	}
 	if (written - consumed > npk) {
+		/* fell behind before writers pushed us (a file from an older librip) */
 		if (lost_packets)
 			*lost_packets += written - npk - consumed;
 		consumed = written - npk;
+		__atomic_store_n(&w->consumed, consumed, __ATOMIC_RELEASE);
 	}
-	for (; consumed < written; consumed++) {
+	while (consumed < written) {
 		struct ev_packet p;
+		uint64_t s = consumed;
+		bool mine;
 
-		ret = ev_copy_packet(f, types, ring, consumed % npk, consumed, &p, err, errlen);
+		ret = ev_copy_packet(f, types, ring, s % npk, s, &p, err, errlen);
 		if (ret < 0)
 			goto out;
+		/*
+		 * Claim the packet: a flight-recorder writer that needs it pushes
+		 * consumed past it first (lib/events.c), and then it is the
+		 * writer's, counted there as lost.  Pairs with that CAS.
+		 */
+		mine = __atomic_compare_exchange_n(&w->consumed, &consumed, s + 1, false,
+						   __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+		if (!mine) {
+			/* consumed now holds where the writer pushed it: all before it are gone */
+			if (lost_packets)
+				*lost_packets += consumed - s;
+			free(p.data);
+			continue;
+		}
+		consumed = s + 1;
 		if (ret == 0 || p.was_open) {
-			/* overwritten before we got to it */
 			if (lost_packets)
 				(*lost_packets)++;
 			free(p.data);
-		} else {
-			ret = cb(&p, arg);
-			free(p.data);
-			if (ret)
-				goto out;
+			continue;
 		}
-		/* Free the packet for the writer: pairs with its acquire load of consumed. */
-		__atomic_store_n(&w->consumed, consumed + 1, __ATOMIC_RELEASE);
+		ret = cb(&p, arg);
+		free(p.data);
+		if (ret)
+			goto out;
 	}
 	ret = 0;
 	if (final) {

@@ -249,6 +249,7 @@ int rr_open(const char *path, struct rr_file *f, char *err, size_t errlen)
 	f->hdr.boot_id[sizeof(f->hdr.boot_id) - 1] = 0;
 	f->hdr.comm[sizeof(f->hdr.comm) - 1] = 0;
 	f->hdr.exe[sizeof(f->hdr.exe) - 1] = 0;
+	f->hdr.host[sizeof(f->hdr.host) - 1] = 0;
 	ret = rr_map(f, (size_t)st.st_size, err, errlen);
 	if (ret)
 		goto err_close;

@@ -22,7 +22,7 @@
  *                                |   0..63    hot line: snap_seq, state,|
  *                                |            tid, switch time          |
  *                                |   64..127  name                      |
- *                                |   128..255 reserved (event ring)     |
+ *                                |   128..255 reserved                  |
  *                                |   256..511 snap[32]: 8-byte entries  |
  *   hdr.fifo_off                 +--------------------------------------+
  *                                | struct rip_fifo_cell [slot_count]    |
@@ -122,7 +122,7 @@
 #define RIP_CAT_USER 8u /* first free for programs */
 
 /* Built-in event ids. */
-#define RIP_EV_CORO_SWITCH 0u /* fields: coro (slot index + 1, 0: back to the thread), to */
+#define RIP_EV_CORO_SWITCH 0u /* fields: to, from (slot index + 1 of a coroutine; 0: the thread) */
 
 /* hdr.ev_mode: what a writer does when its ring is full */
 enum rip_ev_mode {
@@ -222,7 +222,8 @@ struct rip_file_hdr {
 	char boot_id[40];	  /* /proc/sys/kernel/random/boot_id, NUL-terminated */
 	char comm[16];		  /* program name, NUL-terminated */
 	char exe[RIP_EXE_MAX];	  /* /proc/self/exe, NUL-terminated */
-	uint8_t pad2[1536 - 512 - 592];
+	char host[64];		  /* uname nodename, NUL-terminated */
+	uint8_t pad2[1536 - 512 - 592 - 64];
 
 	/* clock: 1536 */
 	uint32_t clock_kind;	  /* enum rip_clock_kind */
@@ -290,7 +291,8 @@ struct rip_evring {
 	int32_t tid;		  /* the writing thread */
 	uint64_t attach_ts;	  /* ticks when the current owner took it */
 	uint64_t blocked;	  /* times a blocking writer had to wait */
-	uint8_t pad0[64 - 40];
+	uint64_t stalled;	  /* consumed + 1 when a blocking writer gave up waiting */
+	uint8_t pad0[64 - 48];
 	uint64_t consumed;	  /* packets read by a streaming consumer (release) */
 	uint32_t consumer_pid;	  /* pid of that consumer, 0: none */
 	uint8_t pad1[64 - 12];

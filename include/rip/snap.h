@@ -32,7 +32,7 @@ struct rip_evw {
 	uint64_t last;		 /* clock of the last event written */
 	uint32_t events;	 /* events in the current packet */
 	uint32_t ring;		 /* ring index + 1; 0: none yet */
-	uint32_t nest;		 /* 1 while this thread writes an event (see rip.h) */
+	uint8_t nest;		 /* 1 while this thread writes an event (see rip.h) */
 };
 
 /* The calling thread's view of the ring: where rip_snap() writes. */

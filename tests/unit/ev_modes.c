@@ -7,6 +7,7 @@
  * and in order.  Both through the streaming consumer of read/evread.c.
  */
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,6 +79,7 @@ static void case_block(void)
 {
 	struct timespec nap = { 0, 200000 };
 	struct tally t = { 0 };
+	bool joined[2] = { false, false };
 	pthread_t th[2];
 	char err[512];
 	uint64_t lost = 0;
@@ -95,8 +97,11 @@ static void case_block(void)
 		if (!done) {
 			void *rv;
 
-			if (pthread_tryjoin_np(th[0], &rv) == 0 && pthread_join(th[1], &rv) == 0)
-				writers_done = 1;
+			/* never block here: the writers wait for this consumer */
+			for (int i = 0; i < 2; i++)
+				if (!joined[i] && pthread_tryjoin_np(th[i], &rv) == 0)
+					joined[i] = true;
+			writers_done = joined[0] && joined[1];
 		}
 	}
 	for (uint32_t r = 0; r < f.hdr.ev_rings; r++)
