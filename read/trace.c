@@ -253,6 +253,22 @@ static int tr_write_index(struct trace_w *w, struct trace_info *info, char *err,
 	return 0;
 }
 
+void trace_w_abort(struct trace_w *w)
+{
+	char path[PATH_MAX + 32];
+
+	for (uint32_t i = 0; i < w->nfds; i++) {
+		if (w->fds[i] < 0)
+			continue;
+		close(w->fds[i]);
+		snprintf(path, sizeof(path), "%s/stream_%u", w->dir, i);
+		unlink(path);
+	}
+	rmdir(w->dir);
+	free(w->fds);
+	free(w);
+}
+
 int trace_w_finish(struct trace_w *w, struct trace_info *info, char *err, size_t errlen)
 {
 	FILE *meta = NULL;
@@ -424,6 +440,7 @@ int trace_r_open(const char *dir, struct trace_r *r, char *err, size_t errlen)
 	h->file.boot_id[sizeof(h->file.boot_id) - 1] = 0;
 	h->file.comm[sizeof(h->file.comm) - 1] = 0;
 	h->file.exe[sizeof(h->file.exe) - 1] = 0;
+	h->file.host[sizeof(h->file.host) - 1] = 0;
 	close(fd);
 	return 0;
 

@@ -27,7 +27,7 @@
 #include "ripread.h"
 
 #define TRACE_INDEX ".rip-index"
-#define TRACE_MAGIC "RIPTRACE" /* 8 bytes with the NUL */
+#define TRACE_MAGIC "RIPTRACE" /* its 8 characters, no NUL stored */
 #define TRACE_VERSION 1
 
 /* A thread or coroutine seen in the trace. */
@@ -80,6 +80,8 @@ int trace_w_packet(struct trace_w *w, const struct ev_packet *p, char *err, size
  * for trace_w_finish.  Free with trace_info_free.
  */
 int trace_info_from_file(struct rr_file *f, struct trace_info *info, char *err, size_t errlen);
+/* Give up: remove what was written and the directory.  w is freed. */
+void trace_w_abort(struct trace_w *w);
 /* Write metadata and the index, close everything.  w is freed either way. */
 int trace_w_finish(struct trace_w *w, struct trace_info *info, char *err, size_t errlen);
 void trace_info_free(struct trace_info *info);

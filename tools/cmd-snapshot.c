@@ -1,0 +1,343 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * tools/cmd-snapshot.c - `rip snapshot`: write what a process's event rings
+ * hold (the flight recorder) as a CTF 1.8 trace directory, whether the
+ * process is running or dead.
+ *
+ * Each event ring becomes stream_N: its packets in sequence order, copied
+ * with ev_copy_ring (the open packet closed in the copy, packets that a live
+ * writer reused under us dropped and counted).  The metadata and our index
+ * come from the ring file.  Events the flight recorder overwrote or
+ * dropped before the snapshot are reported by the packets' events_discarded,
+ * which CTF readers turn into "discarded events" notices.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "evread.h"
+#include "ripread.h"
+#include "tool.h"
+#include "trace.h"
+
+static int cmd_snapshot(int argc, char **argv);
+
+static const struct rip_cmd cmd_snapshot_def = {
+	.name = "snapshot",
+	.run = cmd_snapshot,
+	.summary = "write the flight-recorder contents of a process as a CTF trace",
+	.usage = "usage: rip snapshot [options] TARGET\n"
+		 "\n"
+		 "Write the events a process's rings hold now as a CTF 1.8 trace directory\n"
+		 "that babeltrace2 and Trace Compass read.  TARGET is a pid or a ring file;\n"
+		 "the process may be running or dead (killed, crashed): its ring file is\n"
+		 "enough.  Each thread's ring becomes one stream.\n"
+		 "\n"
+		 "  -o, --output DIR   write the trace to DIR, which must not exist\n"
+		 "                     (default: rip-COMM-PID-snapshot in the current directory)\n"
+		 "  -j, --json         print the summary as JSON\n"
+		 "  -h, --help         this text\n"
+		 "\n"
+		 "The summary line counts the events and packets written, the streams, the\n"
+		 "events lost before the snapshot (overwritten by the flight recorder or\n"
+		 "dropped by a full ring) and the packets a running writer reused while they\n"
+		 "were copied (dropped: take the snapshot again, or of the stopped process).\n"
+		 "\n"
+		 "Exit status: 0 success, 1 failure (no such process, corrupt file, DIR\n"
+		 "exists), 2 usage.\n",
+};
+
+struct snap_sum {
+	uint64_t events, packets, lost, torn;
+	uint32_t streams;
+};
+
+static bool all_digits(const char *s)
+{
+	if (!*s)
+		return false;
+	for (; *s; s++)
+		if (*s < '0' || *s > '9')
+			return false;
+	return true;
+}
+
+/* rip-COMM-PID-snapshot, with the program name reduced to safe characters. */
+static void default_dir(const struct rip_file_hdr *h, char *out, size_t len)
+{
+	char comm[sizeof(h->comm) + 1];
+	size_t n = 0;
+
+	for (size_t i = 0; i < sizeof(h->comm) && h->comm[i]; i++) {
+		char c = h->comm[i];
+
+		comm[n++] = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+					    (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+					    c == '-'
+				    ? c
+				    : '_';
+	}
+	comm[n] = 0;
+	if (!n || comm[0] == '.')
+		snprintf(comm, sizeof(comm), "proc");
+	snprintf(out, len, "rip-%s-%d-snapshot", comm, (int)h->pid);
+}
+
+/* After a failure: remove what we wrote (only the names a trace has) and the directory. */
+static void remove_partial(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	char path[PATH_MAX];
+
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		if (strncmp(e->d_name, "stream_", 7) && strcmp(e->d_name, "metadata") &&
+		    strcmp(e->d_name, TRACE_INDEX))
+			continue;
+		if (snprintf(path, sizeof(path), "%s/%s", dir, e->d_name) < (int)sizeof(path))
+			unlink(path);
+	}
+	closedir(d);
+	rmdir(dir);
+}
+
+/*
+ * Where the losses go.  The writer counts an overwritten packet's events
+ * into ring->discarded when it opens the packet that replaces it, so each
+ * surviving packet's cumulative events_discarded grows by one old packet's
+ * worth: a CTF reader would report the losses between packets that are in
+ * fact contiguous, and the first packet's share as an unknown amount.  The
+ * events a flight recorder lost all come before its oldest packet, so the
+ * copy says so: every packet carries the ring's total, and an empty packet
+ * (sequence number one less, no time span, nothing discarded yet) goes
+ * first, which makes babeltrace2 print "discarded N events" once, with the
+ * exact N, right before the oldest event kept.  Returns the total.
+ */
+static uint64_t snap_fix_discarded(struct ev_packet *v, size_t n, struct ev_packet *lead,
+				   struct rip_packet *lead_hdr)
+{
+	uint64_t total = 0;
+
+	memset(lead, 0, sizeof(*lead));
+	for (size_t i = 0; i < n; i++)
+		if (v[i].hdr.events_discarded > total)
+			total = v[i].hdr.events_discarded;
+	if (!n || !total)
+		return total;
+	if (!v[0].hdr.packet_seq_num) {
+		/* nothing was overwritten: the losses are in place, keep them (monotonic) */
+		for (size_t i = 1; i < n; i++)
+			if (v[i].hdr.events_discarded < v[i - 1].hdr.events_discarded)
+				v[i].hdr.events_discarded = v[i - 1].hdr.events_discarded;
+	} else {
+		*lead_hdr = v[0].hdr;
+		lead_hdr->packet_seq_num--;
+		lead_hdr->timestamp_end = lead_hdr->timestamp_begin;
+		lead_hdr->content_size = lead_hdr->packet_size = RIP_PACKET_HDR_SIZE * 8;
+		lead_hdr->events_discarded = 0;
+		lead_hdr->events = 0;
+		lead_hdr->open = 0;
+		lead->ring = v[0].ring;
+		lead->hdr = *lead_hdr;
+		lead->data = (uint8_t *)lead_hdr;
+		lead->len = RIP_PACKET_HDR_SIZE;
+		for (size_t i = 0; i < n; i++)
+			v[i].hdr.events_discarded = total;
+	}
+	for (size_t i = 0; i < n; i++)
+		memcpy(v[i].data, &v[i].hdr, sizeof(v[i].hdr));
+	return total;
+}
+
+/* Copy every ring's packets into the trace.  0 or -errno with err set. */
+static int snap_rings(struct rr_file *f, const struct trace_info *info, struct trace_w *w,
+		      struct snap_sum *sum, char *err, size_t errlen)
+{
+	uint32_t nrings = info->idx.file.ev_fresh;
+
+	if (nrings > f->hdr.ev_rings)
+		nrings = f->hdr.ev_rings;
+	for (uint32_t r = 0; r < nrings; r++) {
+		struct ev_packet *v = NULL, lead;
+		struct rip_packet lead_hdr;
+		size_t n = 0, torn = 0;
+		uint64_t lost = 0;
+		int ret;
+
+		ret = ev_copy_ring(f, &info->types, r, &v, &n, &torn, err, errlen);
+		if (ret)
+			return ret;
+		lost = snap_fix_discarded(v, n, &lead, &lead_hdr);
+		if (lead.data)
+			ret = trace_w_packet(w, &lead, err, errlen);
+		for (size_t i = 0; i < n && !ret; i++) {
+			ret = trace_w_packet(w, &v[i], err, errlen);
+			sum->events += v[i].hdr.events;
+		}
+		ev_packets_free(v, n);
+		if (ret)
+			return ret;
+		sum->packets += n;
+		sum->streams += n > 0;
+		sum->lost += lost;
+		sum->torn += torn;
+	}
+	return 0;
+}
+
+static void print_summary(const char *dir, const struct rip_file_hdr *h, bool alive,
+			  const struct snap_sum *s, bool json)
+{
+	if (json) {
+		fputs("{\"trace\": ", stdout);
+		json_str(stdout, dir);
+		fputs(", \"program\": ", stdout);
+		json_str(stdout, h->comm);
+		printf(", \"pid\": %d, \"alive\": %s, \"events\": %llu, \"packets\": %llu, "
+		       "\"streams\": %u, \"events_lost\": %llu, \"torn_packets\": %llu}\n",
+		       (int)h->pid, alive ? "true" : "false", (unsigned long long)s->events,
+		       (unsigned long long)s->packets, s->streams, (unsigned long long)s->lost,
+		       (unsigned long long)s->torn);
+		return;
+	}
+	printf("%s: %llu events, %llu packets, %u streams; %llu events lost (discarded or "
+	       "overwritten), %llu torn packets dropped%s\n",
+	       dir, (unsigned long long)s->events, (unsigned long long)s->packets, s->streams,
+	       (unsigned long long)s->lost, (unsigned long long)s->torn,
+	       alive ? "" : " (process dead)");
+}
+
+RIP_COMMAND(cmd_snapshot_def);
+
+static int cmd_snapshot(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	char path[PATH_MAX], dirbuf[PATH_MAX], err[RR_ERR_MAX];
+	const char *target, *dir = NULL;
+	struct trace_info info;
+	struct trace_w *w = NULL;
+	struct snap_sum sum = { 0 };
+	struct rr_file f;
+	bool json = false, alive;
+	int c, ret, status = EXIT_FAIL;
+
+	memset(&info, 0, sizeof(info));
+	memset(&f, 0, sizeof(f));
+	f.fd = -1;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "o:jh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			if (!*optarg)
+				return tool_usage_error(&cmd_snapshot_def, "-o wants a directory");
+			dir = optarg;
+			break;
+		case 'j':
+			json = true;
+			break;
+		case 'h':
+			tool_help(&cmd_snapshot_def);
+			return EXIT_OK;
+		case ':':
+			return tool_usage_error(&cmd_snapshot_def, "'%s' needs an argument",
+						argv[optind - 1]);
+		default:
+			return tool_usage_error(&cmd_snapshot_def, "unknown option '%s'",
+						argv[optind - 1]);
+		}
+	}
+	if (optind + 1 != argc)
+		return tool_usage_error(&cmd_snapshot_def,
+					optind == argc ? "which process? give a pid or a ring file"
+						       : "one TARGET only");
+	target = argv[optind];
+	if (all_digits(target)) {
+		long pid = strtol(target, NULL, 10);
+
+		if (pid <= 0 || pid > 0x3fffffff)
+			return tool_usage_error(&cmd_snapshot_def, "bad pid '%s'", target);
+		ret = rr_find_pid((pid_t)pid, path, sizeof(path), err, sizeof(err));
+		if (ret) {
+			tool_err("%s", err);
+			return EXIT_FAIL;
+		}
+		target = path;
+	}
+	ret = rr_open(target, &f, err, sizeof(err));
+	if (ret) {
+		tool_err("%s", err);
+		return EXIT_FAIL;
+	}
+	if (f.legacy_raw || !f.hdr.ev_rings) {
+		tool_err("%s: this process records no events (its ring file has no event rings; "
+			 "RIP_EVENT_RINGS=0?)",
+			 f.path);
+		goto out_close;
+	}
+	alive = rr_alive(&f) == 1;
+	ret = trace_info_from_file(&f, &info, err, sizeof(err));
+	if (ret) {
+		tool_err("%s", err);
+		goto out_info;
+	}
+	if (!dir) {
+		default_dir(&info.idx.file, dirbuf, sizeof(dirbuf));
+		dir = dirbuf;
+	}
+	ret = trace_w_open(dir, &w, err, sizeof(err));
+	if (ret) {
+		tool_err("%s", err);
+		goto out_info;
+	}
+	ret = snap_rings(&f, &info, w, &sum, err, sizeof(err));
+	if (ret == -EBADMSG && alive && !sum.packets) {
+		/* maybe a type registered after we read the table: read it again, once */
+		struct trace_info again;
+
+		if (!trace_info_from_file(&f, &again, err, sizeof(err))) {
+			trace_info_free(&info);
+			info = again;
+			memset(&sum, 0, sizeof(sum));
+			ret = snap_rings(&f, &info, w, &sum, err, sizeof(err));
+		}
+	}
+	if (ret) {
+		tool_err("%s", err);
+		trace_w_abort(w);
+		goto out_info;
+	}
+	info.idx.flags |= TRACE_F_SNAPSHOT | (alive ? 0 : TRACE_F_DEAD);
+	/* what the packets say was lost, so that our readers agree with CTF readers */
+	info.idx.discarded = sum.lost;
+	info.idx.lost_packets = sum.torn;
+	ret = trace_w_finish(w, &info, err, sizeof(err));
+	if (ret) {
+		tool_err("%s", err);
+		remove_partial(dir);
+		goto out_info;
+	}
+	if (sum.torn)
+		tool_err("warning: %llu packets were reused by the running process while being "
+			 "copied and were left out",
+			 (unsigned long long)sum.torn);
+	print_summary(dir, &info.idx.file, alive, &sum, json);
+	status = EXIT_OK;
+out_info:
+	trace_info_free(&info);
+out_close:
+	rr_close(&f);
+	return status;
+}
