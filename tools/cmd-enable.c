@@ -1,0 +1,304 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * tools/cmd-enable.c - `rip enable` and `rip disable`: turn event
+ * categories of a running process on and off from outside.
+ *
+ * The ring file's header holds one enable bit per category
+ * (hdr.enable[], 256 bits), which the event fast path tests with a plain
+ * load.  We map the header writable and flip bits with relaxed atomic
+ * read-modify-writes: no ordering is needed, the next event the program
+ * emits sees the bit, and other bits flipped at the same time by someone
+ * else are kept.  A category is named by the file's category table
+ * (rip_category_name(), e.g. "coro"), by its bit number, or "all".
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "evread.h"
+#include "ripread.h"
+#include "tool.h"
+
+static int cmd_enable(int argc, char **argv);
+static int cmd_disable(int argc, char **argv);
+
+#define ENABLE_USAGE(VERB, WHAT)                                                                   \
+	"usage: rip " VERB " [options] TARGET [CATEGORY...]\n"                                     \
+	"\n"                                                                                       \
+	"Turn event categories " WHAT " in a running process, from outside: the next\n"            \
+	"event sees it.  TARGET is a pid or a ring file.  CATEGORY is a category name\n"           \
+	"(as the program named it; \"coro\" is librip's coroutine switches), a bit\n"              \
+	"number from 0 to 255, or \"all\".  With no CATEGORY, list the categories and\n"           \
+	"whether each is on.\n"                                                                    \
+	"\n"                                                                                       \
+	"  -q, --quiet   print nothing on success\n"                                               \
+	"  -h, --help    this text\n"                                                              \
+	"\n"                                                                                       \
+	"Exit status: 0 success, 1 failure (no such process, not running, no write\n"              \
+	"access to its ring file), 2 usage error or unknown category.\n"
+
+static const struct rip_cmd cmd_enable_def = {
+	.name = "enable",
+	.run = cmd_enable,
+	.summary = "turn event categories on in a running process",
+	.usage = ENABLE_USAGE("enable", "on"),
+};
+
+static const struct rip_cmd cmd_disable_def = {
+	.name = "disable",
+	.run = cmd_disable,
+	.summary = "turn event categories off in a running process",
+	.usage = ENABLE_USAGE("disable", "off"),
+};
+
+RIP_COMMAND(cmd_enable_def);
+RIP_COMMAND(cmd_disable_def);
+
+struct en_state {
+	struct rr_file f;
+	struct ev_types *types;
+	bool alive;
+};
+
+static bool en_digits(const char *s)
+{
+	if (!*s)
+		return false;
+	for (; *s; s++)
+		if (*s < '0' || *s > '9')
+			return false;
+	return true;
+}
+
+static bool en_bit_on(const uint64_t *enable, unsigned bit)
+{
+	return (__atomic_load_n(&enable[bit / 64], __ATOMIC_RELAXED) >> (bit % 64)) & 1;
+}
+
+/* Is the bit worth listing: named, or the category of some event type? */
+static bool en_bit_known(const struct ev_types *t, unsigned bit)
+{
+	if (t->cats[bit][0])
+		return true;
+	for (uint32_t i = 0; i < EV_MAX_TYPES; i++)
+		if (t->t[i].valid && t->t[i].category == bit)
+			return true;
+	return false;
+}
+
+static void en_print_bit(const struct ev_types *t, const uint64_t *enable, unsigned bit)
+{
+	int shown = 0;
+
+	printf("%4u  %-4s %-16s", bit, en_bit_on(enable, bit) ? "on" : "off",
+	       t->cats[bit][0] ? t->cats[bit] : "-");
+	for (uint32_t i = 0; i < EV_MAX_TYPES; i++) {
+		if (!t->t[i].valid || t->t[i].category != bit)
+			continue;
+		if (shown++ == 4) {
+			printf(" ...");
+			break;
+		}
+		printf("%s%s", shown > 1 ? ", " : " ", t->t[i].name);
+	}
+	putchar('\n');
+}
+
+static void en_list(const struct en_state *s, const uint64_t *enable)
+{
+	printf("%s (pid %d) %s\n", s->f.hdr.comm, s->f.hdr.pid, s->alive ? "alive" : "not running");
+	printf(" BIT  STATE CATEGORY         EVENTS\n");
+	for (unsigned bit = 0; bit < RIP_CATEGORIES; bit++)
+		if (en_bit_known(s->types, bit))
+			en_print_bit(s->types, enable, bit);
+}
+
+static void en_known(const struct ev_types *t)
+{
+	bool first = true;
+
+	fprintf(stderr, "known categories:");
+	for (unsigned bit = 0; bit < RIP_CATEGORIES; bit++) {
+		if (!t->cats[bit][0])
+			continue;
+		fprintf(stderr, "%s %s (%u)", first ? "" : ",", t->cats[bit], bit);
+		first = false;
+	}
+	fprintf(stderr, "%s; or a bit number 0-255, or all\n", first ? " none named" : "");
+}
+
+/* Parse one CATEGORY into bits (a 256-bit set); -1 if unknown. */
+static int en_parse(const struct ev_types *t, const char *arg, uint64_t *bits)
+{
+	if (!strcmp(arg, "all")) {
+		memset(bits, 0xff, RIP_CATEGORY_WORDS * sizeof(*bits));
+		return 0;
+	}
+	if (en_digits(arg)) {
+		long bit = strtol(arg, NULL, 10);
+
+		if (bit < 0 || bit >= (long)RIP_CATEGORIES)
+			return -1;
+		bits[bit / 64] |= 1ull << (bit % 64);
+		return 0;
+	}
+	for (unsigned bit = 0; bit < RIP_CATEGORIES; bit++) {
+		if (!strcmp(t->cats[bit], arg)) {
+			bits[bit / 64] |= 1ull << (bit % 64);
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static int en_open(struct en_state *s, const char *target)
+{
+	char path[PATH_MAX], err[RR_ERR_MAX];
+
+	if (en_digits(target)) {
+		long pid = strtol(target, NULL, 10);
+
+		if (pid <= 0 || pid > 0x3fffffff) {
+			tool_err("bad pid '%s'", target);
+			return -EINVAL;
+		}
+		if (rr_find_pid((pid_t)pid, path, sizeof(path), err, sizeof(err))) {
+			tool_err("%s", err);
+			return -ENOENT;
+		}
+		target = path;
+	}
+	if (rr_open(target, &s->f, err, sizeof(err))) {
+		tool_err("%s", err);
+		return -EINVAL;
+	}
+	if (s->f.legacy_raw) {
+		tool_err("%s: a file of the original librip has no event categories", target);
+		return -EINVAL;
+	}
+	s->types = calloc(1, sizeof(*s->types));
+	if (!s->types) {
+		tool_err("out of memory");
+		return -ENOMEM;
+	}
+	if (ev_read_types(&s->f, s->types, err, sizeof(err))) {
+		tool_err("%s", err);
+		return -EINVAL;
+	}
+	s->alive = rr_alive(&s->f) == 1;
+	return 0;
+}
+
+static int en_run(const struct rip_cmd *cmd, bool on, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	uint64_t bits[RIP_CATEGORY_WORDS] = { 0 }, named[RIP_CATEGORY_WORDS] = { 0 };
+	uint64_t before[RIP_CATEGORY_WORDS];
+	struct rip_file_hdr *h = MAP_FAILED;
+	struct en_state s;
+	bool quiet = false;
+	int c, fd = -1, status = EXIT_FAIL;
+
+	memset(&s, 0, sizeof(s));
+	s.f.fd = -1;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+qh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'q':
+			quiet = true;
+			break;
+		case 'h':
+			tool_help(cmd);
+			return EXIT_OK;
+		default:
+			return tool_usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind == argc)
+		return tool_usage_error(cmd, "which process? give a pid or a ring file");
+	if (en_open(&s, argv[optind]))
+		goto out;
+	if (optind + 1 == argc) {
+		en_list(&s, ((const struct rip_file_hdr *)s.f.map)->enable);
+		status = EXIT_OK;
+		goto out;
+	}
+	for (int i = optind + 1; i < argc; i++) {
+		if (en_parse(s.types, argv[i], strcmp(argv[i], "all") ? named : bits)) {
+			fprintf(stderr, "%s %s: no category '%s' in %s (pid %d)\n", rip_prog,
+				cmd->name, argv[i], s.f.hdr.comm, s.f.hdr.pid);
+			en_known(s.types);
+			status = EXIT_USAGE;
+			goto out;
+		}
+	}
+	for (unsigned w = 0; w < RIP_CATEGORY_WORDS; w++)
+		bits[w] |= named[w];
+	if (!s.alive) {
+		tool_err("%s (pid %d) is not running: there is nothing to %s", s.f.hdr.comm,
+			 s.f.hdr.pid, cmd->name);
+		goto out;
+	}
+	fd = open(s.f.path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0) {
+		tool_err("%s: cannot open for writing: %s%s", s.f.path, strerror(errno),
+			 errno == EACCES ? " (run rip as the user who owns the process)" : "");
+		goto out;
+	}
+	h = mmap(NULL, RIP_HDR_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (h == MAP_FAILED) {
+		tool_err("%s: cannot map: %s", s.f.path, strerror(errno));
+		goto out;
+	}
+	for (unsigned w = 0; w < RIP_CATEGORY_WORDS; w++) {
+		/* Relaxed: the fast path only tests the bit, no data depends on it. */
+		if (on)
+			before[w] = __atomic_fetch_or(&h->enable[w], bits[w], __ATOMIC_RELAXED);
+		else
+			before[w] = __atomic_fetch_and(&h->enable[w], ~bits[w], __ATOMIC_RELAXED);
+	}
+	status = EXIT_OK;
+	if (quiet)
+		goto out;
+	for (unsigned bit = 0; bit < RIP_CATEGORIES; bit++) {
+		bool was = (before[bit / 64] >> (bit % 64)) & 1;
+
+		if (!((bits[bit / 64] >> (bit % 64)) & 1))
+			continue;
+		/* "all" touches 256 bits: show the ones that mean something */
+		if (!en_bit_known(s.types, bit) && !((named[bit / 64] >> (bit % 64)) & 1))
+			continue;
+		printf("%s (pid %d): %s (bit %u) %s%s\n", s.f.hdr.comm, s.f.hdr.pid,
+		       s.types->cats[bit][0] ? s.types->cats[bit] : "unnamed", bit,
+		       on ? "on" : "off", was == on ? " (already)" : "");
+	}
+out:
+	if (h != MAP_FAILED)
+		munmap(h, RIP_HDR_SIZE);
+	if (fd >= 0)
+		close(fd);
+	if (s.f.fd >= 0 || s.f.map)
+		rr_close(&s.f);
+	free(s.types);
+	return status;
+}
+
+static int cmd_enable(int argc, char **argv)
+{
+	return en_run(&cmd_enable_def, true, argc, argv);
+}
+
+static int cmd_disable(int argc, char **argv)
+{
+	return en_run(&cmd_disable_def, false, argc, argv);
+}

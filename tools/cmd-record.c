@@ -1,0 +1,259 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * tools/cmd-record.c - `rip record`: attach to a running process's ring
+ * file and stream its events into a CTF trace directory until it exits,
+ * the duration is up, or we get SIGINT / SIGTERM.
+ *
+ * We become the consumer of every event ring (tools/record.c).  What the
+ * process's writers do when we fall behind is the mode its ring was
+ * opened with: in overwrite mode they do not wait, so packets can be
+ * overwritten before we read them; those are counted and reported, and the
+ * trace says how many events were lost where (events_discarded).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "record.h"
+#include "tool.h"
+
+static int cmd_record(int argc, char **argv);
+
+static const struct rip_cmd cmd_record_def = {
+	.name = "record",
+	.run = cmd_record,
+	.summary = "stream a running process's events into a trace",
+	.usage = "usage: rip record [options] TARGET\n"
+		 "\n"
+		 "Attach to a running process and stream its events into a CTF trace directory\n"
+		 "until it exits, the --duration is up, or rip gets Ctrl-C (SIGINT) or SIGTERM.\n"
+		 "TARGET is a pid or a ring file.  A summary goes to stderr at the end.\n"
+		 "\n"
+		 "  -o, --output=DIR        write the trace to DIR, which must not exist\n"
+		 "                          (default: rip-PROG-PID in the current directory)\n"
+		 "  -d, --duration=DURATION stop after DURATION (e.g. 10s, 500ms, 2m)\n"
+		 "  -q, --quiet             no summary line unless events were lost\n"
+		 "  -h, --help              this text\n"
+		 "\n"
+		 "In overwrite mode (librip's default) the threads do not wait for rip: what\n"
+		 "they overwrite before rip reads it is lost, and reported.  Run the program\n"
+		 "with RIP_MODE=block (or under rip run) to lose nothing.\n"
+		 "\n"
+		 "Exit status: 0 success (lost events are reported, not an error), 1 failure\n"
+		 "(no such process, not running, already recorded, trace not written), 2 usage.\n",
+};
+
+RIP_COMMAND(cmd_record_def);
+
+#define RECORD_IDLE_MIN_NS 50000L
+#define RECORD_IDLE_MAX_NS 2000000L
+#define RECORD_ALIVE_NS 50000000L /* how often we ask whether the process still runs */
+
+static volatile sig_atomic_t record_stop;
+
+static void record_on_signal(int sig)
+{
+	record_stop = sig;
+}
+
+static int64_t record_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static bool all_digits(const char *s)
+{
+	if (!*s)
+		return false;
+	for (; *s; s++)
+		if (*s < '0' || *s > '9')
+			return false;
+	return true;
+}
+
+static void record_summary(const struct rec *r, bool quiet)
+{
+	const struct rec_stats *st = &r->st;
+	char b[32];
+
+	if (quiet && !st->discarded && !st->lost_packets && !st->corrupt)
+		return;
+	fprintf(stderr, "%s record: %llu events (%s) recorded in %s/, %llu lost while recording",
+		rip_prog, (unsigned long long)st->events, rec_fmt_bytes(st->bytes, b, sizeof(b)),
+		r->dir, (unsigned long long)st->discarded);
+	if (st->lost_packets)
+		fprintf(stderr, " (%llu packets overwritten before rip read them)",
+			(unsigned long long)st->lost_packets);
+	if (st->corrupt)
+		fprintf(stderr, ", %llu corrupt packets skipped", (unsigned long long)st->corrupt);
+	fputc('\n', stderr);
+	if (st->discarded_before)
+		fprintf(stderr, "%s record: %llu events had been overwritten before rip attached\n",
+			rip_prog, (unsigned long long)st->discarded_before);
+	if (st->discarded && r->f.hdr.ev_mode == RIP_MODE_OVERWRITE)
+		fprintf(stderr,
+			"%s record: the process runs in overwrite mode; with RIP_MODE=block its "
+			"threads would wait for rip instead\n",
+			rip_prog);
+}
+
+static int cmd_record(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	const char *out = NULL, *target;
+	char path[PATH_MAX], dir[PATH_MAX], err[RR_ERR_MAX];
+	int64_t duration = 0, start, last_alive, idle = RECORD_IDLE_MIN_NS;
+	struct sigaction sa;
+	struct rec *r;
+	bool quiet = false;
+	int c, ret, n, status = EXIT_FAIL;
+	pid_t other;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "o:d:qh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			out = optarg;
+			break;
+		case 'd':
+			if (rr_parse_duration(optarg, &duration) || duration <= 0)
+				return tool_usage_error(&cmd_record_def,
+							"--duration wants a duration like 10s or "
+							"500ms, not '%s'",
+							optarg);
+			break;
+		case 'q':
+			quiet = true;
+			break;
+		case 'h':
+			tool_help(&cmd_record_def);
+			return EXIT_OK;
+		default:
+			return tool_usage_error(&cmd_record_def, "unknown option '%s'",
+						argv[optind - 1]);
+		}
+	}
+	if (optind + 1 != argc)
+		return tool_usage_error(&cmd_record_def, optind == argc ?
+								 "which process? give a pid or a "
+								 "ring file" :
+								 "one TARGET only");
+	target = argv[optind];
+	if (all_digits(target)) {
+		long pid = strtol(target, NULL, 10);
+
+		if (pid <= 0 || pid > 0x3fffffff)
+			return tool_usage_error(&cmd_record_def, "bad pid '%s'", target);
+		if (rr_find_pid((pid_t)pid, path, sizeof(path), err, sizeof(err))) {
+			tool_err("%s", err);
+			return EXIT_FAIL;
+		}
+		target = path;
+	}
+	r = malloc(sizeof(*r));
+	if (!r) {
+		tool_err("out of memory");
+		return EXIT_FAIL;
+	}
+	rec_init(r);
+	/* Look before we touch: a dead process or another consumer is an error. */
+	ret = rr_open(target, &r->f, err, sizeof(err));
+	if (ret) {
+		tool_err("%s", err);
+		goto out_free;
+	}
+	if (rr_alive(&r->f) != 1) {
+		tool_err("%s (pid %d) is not running: nothing to stream; rip snapshot writes "
+			 "what its rings hold",
+			 r->f.hdr.comm, r->f.hdr.pid);
+		goto out_close;
+	}
+	other = rec_other_consumer(&r->f);
+	if (other) {
+		tool_err("%s (pid %d) is already being recorded by pid %d: two recorders would "
+			 "each get half of the events",
+			 r->f.hdr.comm, r->f.hdr.pid, (int)other);
+		goto out_close;
+	}
+	if (out)
+		snprintf(dir, sizeof(dir), "%s", out);
+	else
+		rec_default_dir(dir, sizeof(dir), r->f.hdr.comm, r->f.hdr.pid);
+	snprintf(path, sizeof(path), "%s", r->f.path);
+	rr_close(&r->f);
+	rec_init(r);
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = record_on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+
+	ret = rec_attach(r, path, err, sizeof(err));
+	if (ret) {
+		tool_err("%s", err);
+		goto out_free;
+	}
+	ret = rec_open_trace(r, dir, err, sizeof(err));
+	if (ret) {
+		tool_err("%s", err);
+		goto out_close;
+	}
+	if (!quiet)
+		fprintf(stderr, "%s record: recording %s (pid %d) into %s/; Ctrl-C to stop\n",
+			rip_prog, r->f.hdr.comm, r->f.hdr.pid, dir);
+	start = last_alive = record_now_ns();
+	while (!record_stop) {
+		struct timespec ts = { 0, 0 };
+		int64_t now;
+
+		n = rec_poll(r, err, sizeof(err));
+		if (n < 0) {
+			tool_err("%s", err);
+			goto out_close;
+		}
+		now = record_now_ns();
+		if (duration && now - start >= duration)
+			break;
+		if (now - last_alive >= RECORD_ALIVE_NS) {
+			if (rr_alive(&r->f) != 1)
+				break;
+			last_alive = now;
+		}
+		if (n > 0) {
+			idle = RECORD_IDLE_MIN_NS;
+			continue;
+		}
+		ts.tv_nsec = idle;
+		nanosleep(&ts, NULL);
+		idle = idle * 2 > RECORD_IDLE_MAX_NS ? RECORD_IDLE_MAX_NS : idle * 2;
+	}
+	ret = rec_finish(r, err, sizeof(err));
+	if (ret) {
+		tool_err("%s", err);
+		goto out_close;
+	}
+	record_summary(r, quiet);
+	status = EXIT_OK;
+out_close:
+	rec_close(r);
+out_free:
+	free(r);
+	return status;
+}

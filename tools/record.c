@@ -1,0 +1,338 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * tools/record.c - the streaming loop of `rip run` and `rip record`.
+ *
+ * We are the one consumer of a live ring file: ev_consumer_open puts our
+ * pid in every ring's consumer_pid, which tells writers in discard and
+ * block mode that someone reads (they drop or wait instead of
+ * overwriting), and each pass moves every ring's consumed past the packets
+ * we copied.  A packet that does not decode is most often an event of a
+ * type registered after we read the type table: the table is read again
+ * and the packet retried; if it still fails it is reported, counted and
+ * skipped, so that one bad packet never stalls a writer that waits for us.
+ * When we stop, consumer_pid goes back to 0 so that nobody waits for a
+ * consumer that left.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "record.h"
+#include "tool.h"
+
+#define REC_MAX_WARNINGS 10
+#define REC_DRAIN_PASSES 100000
+
+void rec_init(struct rec *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->f.fd = -1;
+}
+
+static const struct rip_file_hdr *rec_live(const struct rec *r)
+{
+	return (const struct rip_file_hdr *)r->f.map;
+}
+
+static struct rip_evring *rec_ring(const struct rec *r, uint32_t i)
+{
+	return (struct rip_evring *)(r->f.wmap + r->f.hdr.ev_ctl_off + (size_t)i * RIP_EVRING_SIZE);
+}
+
+static uint32_t rec_rings_used(const struct rec *r)
+{
+	uint32_t n = __atomic_load_n(&rec_live(r)->ev_fresh, __ATOMIC_RELAXED);
+
+	return n < r->f.hdr.ev_rings ? n : r->f.hdr.ev_rings;
+}
+
+static uint64_t rec_discarded_now(const struct rec *r)
+{
+	uint64_t sum = 0;
+
+	for (uint32_t i = 0; i < r->f.hdr.ev_rings; i++)
+		sum += __atomic_load_n(&rec_ring(r, i)->discarded, __ATOMIC_RELAXED);
+	return sum;
+}
+
+static bool rec_pid_alive(pid_t pid)
+{
+	return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM);
+}
+
+pid_t rec_other_consumer(struct rr_file *f)
+{
+	for (uint32_t i = 0; i < f->hdr.ev_rings && !f->legacy_raw; i++) {
+		const struct rip_evring *ring =
+			(const struct rip_evring *)(f->map + f->hdr.ev_ctl_off +
+						    (size_t)i * RIP_EVRING_SIZE);
+		pid_t pid = (pid_t)__atomic_load_n(&ring->consumer_pid, __ATOMIC_RELAXED);
+
+		if (pid && pid != getpid() && rec_pid_alive(pid))
+			return pid;
+	}
+	return 0;
+}
+
+/* Read the type table again if it grew; true if it did. */
+static bool rec_refresh_types(struct rec *r)
+{
+	/* Pairs with the release store of types_count in the writer. */
+	uint32_t n = __atomic_load_n(&rec_live(r)->types_count, __ATOMIC_ACQUIRE);
+	char err[RR_ERR_MAX];
+
+	if (n == r->types_seen)
+		return false;
+	if (ev_read_types(&r->f, r->types, err, sizeof(err))) {
+		tool_err("%s", err);
+		return false;
+	}
+	r->types_seen = n;
+	return true;
+}
+
+int rec_attach(struct rec *r, const char *path, char *err, size_t errlen)
+{
+	int ret;
+
+	ret = rr_open(path, &r->f, err, errlen);
+	if (ret)
+		return ret;
+	if (r->f.legacy_raw || !r->f.hdr.ev_rings) {
+		snprintf(err, errlen,
+			 "%s: the process has no event rings (it ran with RIP_EVENT_RINGS=0?): "
+			 "nothing to record",
+			 path);
+		ret = -ENODATA;
+		goto err_close;
+	}
+	r->types = calloc(1, sizeof(*r->types));
+	r->bad = calloc(r->f.hdr.ev_rings, sizeof(*r->bad));
+	r->discarded0 = calloc(r->f.hdr.ev_rings, sizeof(*r->discarded0));
+	if (!r->types || !r->bad || !r->discarded0) {
+		snprintf(err, errlen, "out of memory");
+		ret = -ENOMEM;
+		goto err_close;
+	}
+	ret = ev_consumer_open(&r->f, NULL, err, errlen);
+	if (ret)
+		goto err_close;
+	r->attached = true;
+	r->types_seen = __atomic_load_n(&rec_live(r)->types_count, __ATOMIC_ACQUIRE);
+	ret = ev_read_types(&r->f, r->types, err, errlen);
+	if (ret)
+		goto err_close;
+	for (uint32_t i = 0; i < r->f.hdr.ev_rings; i++) {
+		r->discarded0[i] = __atomic_load_n(&rec_ring(r, i)->discarded, __ATOMIC_RELAXED);
+		r->st.discarded_before += r->discarded0[i];
+	}
+	return 0;
+
+err_close:
+	rec_close(r);
+	return ret;
+}
+
+int rec_open_trace(struct rec *r, const char *dir, char *err, size_t errlen)
+{
+	int ret = trace_w_open(dir, &r->w, err, errlen);
+
+	if (!ret)
+		snprintf(r->dir, sizeof(r->dir), "%s", dir);
+	return ret;
+}
+
+static int rec_packet(const struct ev_packet *p, void *arg)
+{
+	struct rec *r = arg;
+	int ret;
+
+	ret = trace_w_packet(r->w, p, r->cb_err, sizeof(r->cb_err));
+	if (ret) {
+		r->cb_failed = true;
+		return ret;
+	}
+	r->st.packets++;
+	r->st.events += p->hdr.events;
+	r->st.bytes += p->len;
+	return 0;
+}
+
+/* Take what ring i holds; < 0 only when the trace cannot be written. */
+static int rec_consume(struct rec *r, uint32_t i, bool final, char *err, size_t errlen)
+{
+	char why[RR_ERR_MAX];
+	bool retried = false;
+	int ret;
+
+	for (;;) {
+		struct rip_evring *ring = rec_ring(r, i);
+		uint64_t consumed, written;
+
+		ret = ev_consume(&r->f, r->types, i, final, rec_packet, r, &r->st.lost_packets, why,
+				 sizeof(why));
+		if (!ret)
+			return 0;
+		if (r->cb_failed) {
+			snprintf(err, errlen, "%s", r->cb_err);
+			return ret;
+		}
+		if (ret == -ENOMEM || ret == -EIO) {
+			snprintf(err, errlen, "%s", why);
+			return ret;
+		}
+		/* An event of a type registered since we read the table? */
+		if (!retried && rec_refresh_types(r)) {
+			retried = true;
+			continue;
+		}
+		retried = false;
+		/* Pairs with the writer's release store of written. */
+		written = __atomic_load_n(&ring->written, __ATOMIC_ACQUIRE);
+		consumed = __atomic_load_n(&ring->consumed, __ATOMIC_RELAXED);
+		if (r->st.corrupt < REC_MAX_WARNINGS)
+			tool_err("warning: %s%s", why,
+				 consumed < written ? ": packet skipped" : ": ring skipped");
+		r->st.corrupt++;
+		if (consumed >= written) {
+			r->bad[i] = true;
+			return 0;
+		}
+		/* Skip it: pairs with the writer's acquire load of consumed. */
+		__atomic_store_n(&ring->consumed, consumed + 1, __ATOMIC_RELEASE);
+	}
+}
+
+int rec_poll(struct rec *r, char *err, size_t errlen)
+{
+	uint32_t n = rec_rings_used(r);
+	uint64_t before = r->st.packets + r->st.lost_packets + r->st.corrupt;
+	int ret;
+
+	rec_refresh_types(r);
+	for (uint32_t i = 0; i < n; i++) {
+		if (r->bad[i])
+			continue;
+		ret = rec_consume(r, i, false, err, errlen);
+		if (ret < 0)
+			return ret;
+	}
+	return (int)(r->st.packets + r->st.lost_packets + r->st.corrupt - before);
+}
+
+int rec_finish(struct rec *r, char *err, size_t errlen)
+{
+	struct trace_info info;
+	struct trace_w *w = r->w;
+	int ret = 0, n;
+
+	if (!w)
+		return 0;
+	/* Everything closed, then the open packets, closed in the copy. */
+	for (int pass = 0; pass < REC_DRAIN_PASSES; pass++) {
+		n = rec_poll(r, err, errlen);
+		if (n < 0)
+			ret = n;
+		if (n <= 0)
+			break;
+	}
+	for (uint32_t i = 0; !ret && i < rec_rings_used(r); i++)
+		if (!r->bad[i])
+			ret = rec_consume(r, i, true, err, errlen);
+	r->st.discarded = rec_discarded_now(r) - r->st.discarded_before;
+	r->w = NULL;
+	r->finished = true;
+	if (ret) {
+		/* Close what was written; the error above is the one to report. */
+		char ignore[RR_ERR_MAX];
+
+		memset(&info, 0, sizeof(info));
+		if (!trace_info_from_file(&r->f, &info, ignore, sizeof(ignore)))
+			trace_w_finish(w, &info, ignore, sizeof(ignore));
+		trace_info_free(&info);
+		return ret;
+	}
+	ret = trace_info_from_file(&r->f, &info, err, errlen);
+	if (ret) {
+		char ignore[RR_ERR_MAX];
+
+		trace_info_free(&info);
+		memset(&info, 0, sizeof(info));
+		trace_w_finish(w, &info, ignore, sizeof(ignore));
+		return ret;
+	}
+	info.idx.lost_packets = r->st.lost_packets + r->st.corrupt;
+	ret = trace_w_finish(w, &info, err, errlen);
+	trace_info_free(&info);
+	return ret;
+}
+
+void rec_close(struct rec *r)
+{
+	if (r->attached && r->f.wmap) {
+		for (uint32_t i = 0; i < r->f.hdr.ev_rings; i++) {
+			uint32_t self = (uint32_t)getpid();
+
+			/* We leave: writers stop waiting for us (only if no one took over). */
+			__atomic_compare_exchange_n(&rec_ring(r, i)->consumer_pid, &self, 0, false,
+						    __ATOMIC_RELEASE, __ATOMIC_RELAXED);
+		}
+	}
+	r->attached = false;
+	if (r->w) {
+		/* Never finished: remove what was written. */
+		trace_w_abort(r->w);
+		r->w = NULL;
+	}
+	if (r->f.fd >= 0 || r->f.map)
+		rr_close(&r->f);
+	r->f.fd = -1;
+	free(r->types);
+	free(r->bad);
+	free(r->discarded0);
+	r->types = NULL;
+	r->bad = NULL;
+	r->discarded0 = NULL;
+}
+
+uint64_t rec_lost_events(const struct rec *r)
+{
+	return r->st.discarded_before + r->st.discarded;
+}
+
+const char *rec_fmt_bytes(uint64_t bytes, char *buf, size_t len)
+{
+	if (bytes < 10000)
+		snprintf(buf, len, "%llu bytes", (unsigned long long)bytes);
+	else if (bytes < 10000000)
+		snprintf(buf, len, "%.1f kB", bytes / 1e3);
+	else if (bytes < 10000000000ull)
+		snprintf(buf, len, "%.1f MB", bytes / 1e6);
+	else
+		snprintf(buf, len, "%.1f GB", bytes / 1e9);
+	return buf;
+}
+
+static bool rec_name_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       c == '-' || c == '_' || c == '.';
+}
+
+void rec_default_dir(char *buf, size_t len, const char *name, pid_t pid)
+{
+	const char *base = strrchr(name, '/');
+	char clean[64];
+	size_t n = 0;
+
+	base = base ? base + 1 : name;
+	for (; *base && n < sizeof(clean) - 1; base++)
+		clean[n++] = rec_name_char(*base) ? *base : '_';
+	clean[n] = 0;
+	if (!n || clean[0] == '.')
+		snprintf(clean, sizeof(clean), "prog");
+	snprintf(buf, len, "rip-%s-%d", clean, (int)pid);
+}

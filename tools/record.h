@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * tools/record.h - the streaming loop that `rip run` and `rip record` share:
+ * attach to a live ring file as its consumer, copy every closed packet of
+ * every event ring into a CTF trace directory, and at the end take the
+ * open packets too and write the metadata and the index.
+ *
+ *	rec_init(&r);
+ *	rec_attach(&r, ring_path, err, len);	  consumer of every ring
+ *	rec_open_trace(&r, dir, err, len);	  DIR must not exist
+ *	while (the process runs)
+ *		if (rec_poll(&r, err, len) == 0)	  packets taken, or -errno
+ *			sleep a little;
+ *	rec_finish(&r, err, len);		  drain, metadata, index
+ *	rec_close(&r);				  detach, free
+ */
+#ifndef RIP_TOOLS_RECORD_H
+#define RIP_TOOLS_RECORD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "evread.h"
+#include "ripread.h"
+#include "trace.h"
+
+struct rec_stats {
+	uint64_t packets;	   /* packets written to the trace */
+	uint64_t events;	   /* events in them */
+	uint64_t bytes;		   /* bytes of packets written */
+	uint64_t lost_packets;	   /* overwritten before they could be read */
+	uint64_t corrupt;	   /* packets skipped because they did not decode */
+	uint64_t discarded_before; /* events dropped or overwritten before we attached */
+	uint64_t discarded;	   /* events dropped or overwritten while we recorded */
+};
+
+struct rec {
+	struct rr_file f;
+	struct ev_types *types;
+	uint32_t types_seen;  /* types_count when types was read */
+	bool *bad;	      /* per ring: gave up on it */
+	uint64_t *discarded0; /* per ring: ring->discarded when we attached */
+	struct trace_w *w;
+	char dir[PATH_MAX];
+	bool attached, finished, cb_failed;
+	struct rec_stats st;
+	char cb_err[RR_ERR_MAX];
+};
+
+void rec_init(struct rec *r);
+/* Open the ring file at path and become the consumer of its rings.  0 or -errno. */
+int rec_attach(struct rec *r, const char *path, char *err, size_t errlen);
+/*
+ * Is another live process consuming this file's rings?  Its pid, or 0.
+ * (Two consumers would each take half of the packets.)
+ */
+pid_t rec_other_consumer(struct rr_file *f);
+/* Create the trace directory (it must not exist). */
+int rec_open_trace(struct rec *r, const char *dir, char *err, size_t errlen);
+/*
+ * One pass over every ring in use: copy the closed packets into the trace.
+ * Returns the packets taken (written or counted lost), or -errno when the
+ * trace cannot be written.  Corrupt packets are reported on stderr, counted
+ * and skipped.
+ */
+int rec_poll(struct rec *r, char *err, size_t errlen);
+/* Drain what is left, take the open packets, write metadata and index. */
+int rec_finish(struct rec *r, char *err, size_t errlen);
+/*
+ * Stop consuming (writers in block mode stop waiting for us) and free
+ * everything; a trace not finished with rec_finish is removed.
+ */
+void rec_close(struct rec *r);
+
+/* Events lost in all: overwritten or dropped, before and while recording. */
+uint64_t rec_lost_events(const struct rec *r);
+
+/* "12.3 MB" */
+const char *rec_fmt_bytes(uint64_t bytes, char *buf, size_t len);
+
+/*
+ * A default trace directory name, rip-NAME-PID, with NAME cut to its last
+ * path component and to characters that are safe in a file name.
+ */
+void rec_default_dir(char *buf, size_t len, const char *name, pid_t pid);
+
+#endif /* RIP_TOOLS_RECORD_H */
