@@ -1,0 +1,471 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * tools/cmd-dump.c - `rip dump`: every event of a trace directory or a ring
+ * file as text, one line per event in time order, then a summary line that
+ * reports every loss; or the same as JSON Lines.
+ *
+ * A line is built in a buffer with hand-rolled number formatting and
+ * written with one fwrite: printf per field would cost more than reading
+ * and merging the events.  evs_dump is also what `rip export
+ * --format=text` writes, so the two never drift apart.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "evsource.h"
+#include "tool.h"
+
+static int cmd_dump(int argc, char **argv);
+
+static const struct rip_cmd cmd_dump_def = {
+	.name = "dump",
+	.run = cmd_dump,
+	.summary = "print every event of a trace or a ring file",
+	.usage = "usage: rip dump [options] TRACE-OR-TARGET\n"
+		 "\n"
+		 "Print every event, one per line in time order, then a summary line with the\n"
+		 "number of events and streams and every loss: events discarded or overwritten\n"
+		 "by the writers, packets lost between them.  TRACE-OR-TARGET is a recorded\n"
+		 "trace directory, a pid or a ring file (of a live or a dead process).\n"
+		 "\n"
+		 "A line: seconds since the first event, thread name/tid, [coroutine] when one\n"
+		 "ran, the event's name and its fields as name=value.\n"
+		 "\n"
+		 "  -j, --json     one JSON object per line (JSON Lines), then a summary object\n"
+		 "  -v, --verbose  add the wall-clock time of each event\n"
+		 "  -h, --help     this text\n"
+		 "\n"
+		 "Exit status: 0 success, 1 failure (no such process, corrupt trace), 2 usage.\n",
+};
+
+RIP_COMMAND(cmd_dump_def);
+
+/* ---- a line buffer ------------------------------------------------------------------ */
+
+#define LB_SIZE 8192
+
+struct lb {
+	char *p, *end;
+	char buf[LB_SIZE];
+};
+
+static void lb_init(struct lb *b)
+{
+	b->p = b->buf;
+	b->end = b->buf + LB_SIZE - 1; /* room for the newline */
+}
+
+static void lb_mem(struct lb *b, const char *s, size_t n)
+{
+	if (n > (size_t)(b->end - b->p))
+		n = (size_t)(b->end - b->p);
+	memcpy(b->p, s, n);
+	b->p += n;
+}
+
+static void lb_str(struct lb *b, const char *s)
+{
+	lb_mem(b, s, strlen(s));
+}
+
+static void lb_ch(struct lb *b, char c)
+{
+	if (b->p < b->end)
+		*b->p++ = c;
+}
+
+static void lb_u64(struct lb *b, uint64_t v)
+{
+	char t[24], *q = t + sizeof(t);
+
+	do {
+		*--q = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	lb_mem(b, q, (size_t)(t + sizeof(t) - q));
+}
+
+static void lb_i64(struct lb *b, int64_t v)
+{
+	if (v < 0) {
+		lb_ch(b, '-');
+		lb_u64(b, (uint64_t)0 - (uint64_t)v);
+	} else {
+		lb_u64(b, (uint64_t)v);
+	}
+}
+
+static void lb_hex(struct lb *b, uint64_t v)
+{
+	static const char digits[] = "0123456789abcdef";
+	char t[16], *q = t + sizeof(t);
+
+	do {
+		*--q = digits[v & 15];
+		v >>= 4;
+	} while (v);
+	lb_mem(b, "0x", 2);
+	lb_mem(b, q, (size_t)(t + sizeof(t) - q));
+}
+
+/* ns as seconds with 9 decimals: -0.000001000 */
+static void lb_secs(struct lb *b, int64_t ns)
+{
+	uint64_t a = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns, frac = a % 1000000000;
+	char t[9];
+
+	if (ns < 0)
+		lb_ch(b, '-');
+	lb_u64(b, a / 1000000000);
+	lb_ch(b, '.');
+	for (int i = 8; i >= 0; i--, frac /= 10)
+		t[i] = (char)('0' + frac % 10);
+	lb_mem(b, t, 9);
+}
+
+/* A name in a text column: control characters and spaces become '?' / '_'. */
+static void lb_name(struct lb *b, const char *s)
+{
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+		lb_ch(b, *p < 0x20 || *p == 0x7f ? '?' : *p == ' ' ? '_' : (char)*p);
+}
+
+/* A quoted string, C escapes; bytes outside printable ASCII as \xNN. */
+static void lb_quoted(struct lb *b, const char *s)
+{
+	static const char digits[] = "0123456789abcdef";
+
+	lb_ch(b, '"');
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		switch (*p) {
+		case '"':
+			lb_mem(b, "\\\"", 2);
+			break;
+		case '\\':
+			lb_mem(b, "\\\\", 2);
+			break;
+		case '\n':
+			lb_mem(b, "\\n", 2);
+			break;
+		case '\t':
+			lb_mem(b, "\\t", 2);
+			break;
+		case '\r':
+			lb_mem(b, "\\r", 2);
+			break;
+		default:
+			if (*p < 0x20 || *p >= 0x7f) {
+				char x[4] = { '\\', 'x', digits[*p >> 4], digits[*p & 15] };
+
+				lb_mem(b, x, 4);
+			} else {
+				lb_ch(b, (char)*p);
+			}
+		}
+	}
+	lb_ch(b, '"');
+}
+
+/* A JSON string (the rules of json_str in tools/rip.c). */
+static void lb_json(struct lb *b, const char *s)
+{
+	static const char digits[] = "0123456789abcdef";
+
+	lb_ch(b, '"');
+	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+		switch (*p) {
+		case '"':
+			lb_mem(b, "\\\"", 2);
+			break;
+		case '\\':
+			lb_mem(b, "\\\\", 2);
+			break;
+		case '\n':
+			lb_mem(b, "\\n", 2);
+			break;
+		case '\t':
+			lb_mem(b, "\\t", 2);
+			break;
+		default:
+			if (*p < 0x20 || *p == 0x7f) {
+				lb_mem(b, "\\u00", 4);
+				lb_ch(b, digits[*p >> 4]);
+				lb_ch(b, digits[*p & 15]);
+			} else if (*p >= 0x80) {
+				/* not known to be UTF-8: keep the JSON valid */
+				lb_mem(b, "\\u00", 4);
+				lb_ch(b, digits[*p >> 4]);
+				lb_ch(b, digits[*p & 15]);
+			} else {
+				lb_ch(b, (char)*p);
+			}
+		}
+	}
+	lb_ch(b, '"');
+}
+
+/* Wall clock, local time: 2026-11-21 10:04:05.123456789 (localtime once a second). */
+struct wall_cache {
+	int64_t sec;
+	char text[32];
+};
+
+static void lb_wall(struct lb *b, struct wall_cache *c, int64_t wall_ns)
+{
+	int64_t sec = wall_ns / 1000000000, ns = wall_ns % 1000000000;
+	char t[9];
+
+	if (ns < 0) {
+		ns += 1000000000;
+		sec--;
+	}
+	if (sec != c->sec || !c->text[0]) {
+		time_t tt = (time_t)sec;
+		struct tm tm;
+
+		if (!localtime_r(&tt, &tm) || !strftime(c->text, sizeof(c->text), "%F %T", &tm))
+			snprintf(c->text, sizeof(c->text), "@%" PRId64, sec);
+		c->sec = sec;
+	}
+	lb_str(b, c->text);
+	lb_ch(b, '.');
+	for (int i = 8; i >= 0; i--, ns /= 10)
+		t[i] = (char)('0' + ns % 10);
+	lb_mem(b, t, 9);
+}
+
+/* ---- events ------------------------------------------------------------------------- */
+
+static void text_value(struct lb *b, uint32_t type, uint64_t v)
+{
+	switch (type) {
+	case RIP_FT_S8:
+	case RIP_FT_S16:
+	case RIP_FT_S32:
+	case RIP_FT_S64:
+		lb_i64(b, (int64_t)v);
+		break;
+	case RIP_FT_HEX64:
+		lb_hex(b, v);
+		break;
+	default:
+		lb_u64(b, v);
+	}
+}
+
+static void dump_text(struct lb *b, struct evs *s, const struct evs_event *e, int64_t first,
+		      unsigned flags, struct wall_cache *wc)
+{
+	const struct ev_type *t = e->type;
+
+	lb_secs(b, e->ns - first);
+	lb_ch(b, ' ');
+	if (flags & EVS_DUMP_WALL) {
+		lb_wall(b, wc, e->wall_ns);
+		lb_ch(b, ' ');
+	}
+	if (e->thread[0]) {
+		lb_name(b, e->thread);
+		lb_ch(b, '/');
+	}
+	lb_i64(b, e->tid);
+	if (e->coro_name) {
+		lb_mem(b, " [", 2);
+		lb_name(b, e->coro_name);
+		lb_ch(b, ']');
+	}
+	lb_ch(b, ' ');
+	lb_name(b, t->name);
+	for (uint32_t i = 0; i < t->nfields; i++) {
+		const struct rip_evfield *f = &t->fields[i];
+
+		lb_ch(b, ' ');
+		lb_name(b, f->name);
+		lb_ch(b, '=');
+		if (f->type == RIP_FT_STRING)
+			lb_quoted(b, e->str ? e->str : "");
+		else
+			text_value(b, f->type, e->v[i]);
+	}
+	if (e->is_switch) {
+		for (int i = 0; i < 2; i++) {
+			if (!e->v[i])
+				continue;
+			lb_ch(b, ' ');
+			lb_str(b, i ? "from_name=" : "to_name=");
+			lb_quoted(b, evs_coro_name(s, (uint32_t)e->v[i]));
+		}
+	}
+}
+
+static void dump_json(struct lb *b, struct evs *s, const struct evs_event *e, int64_t first)
+{
+	const struct ev_type *t = e->type;
+
+	lb_str(b, "{\"time\":");
+	lb_secs(b, e->ns - first);
+	lb_str(b, ",\"ns\":");
+	lb_i64(b, e->ns);
+	lb_str(b, ",\"wall_ns\":");
+	lb_i64(b, e->wall_ns);
+	lb_str(b, ",\"tid\":");
+	lb_i64(b, e->tid);
+	lb_str(b, ",\"thread\":");
+	lb_json(b, e->thread);
+	lb_str(b, ",\"coro\":");
+	if (e->coro_name)
+		lb_json(b, e->coro_name);
+	else
+		lb_str(b, "null");
+	lb_str(b, ",\"coro_id\":");
+	lb_u64(b, e->coro);
+	lb_str(b, ",\"stream\":");
+	lb_u64(b, e->stream);
+	lb_str(b, ",\"event\":");
+	lb_json(b, t->name);
+	lb_str(b, ",\"fields\":{");
+	for (uint32_t i = 0; i < t->nfields; i++) {
+		const struct rip_evfield *f = &t->fields[i];
+
+		if (i)
+			lb_ch(b, ',');
+		lb_json(b, f->name);
+		lb_ch(b, ':');
+		if (f->type == RIP_FT_STRING) {
+			lb_json(b, e->str ? e->str : "");
+		} else if (f->type == RIP_FT_HEX64) {
+			lb_ch(b, '"');
+			lb_hex(b, e->v[i]);
+			lb_ch(b, '"');
+		} else {
+			text_value(b, f->type, e->v[i]);
+		}
+	}
+	if (e->is_switch) {
+		for (int i = 0; i < 2; i++) {
+			if (!e->v[i])
+				continue;
+			lb_str(b, i ? ",\"from_name\":" : ",\"to_name\":");
+			lb_json(b, evs_coro_name(s, (uint32_t)e->v[i]));
+		}
+	}
+	lb_str(b, "}}");
+}
+
+int evs_dump(struct evs *s, FILE *out, unsigned flags, char *err, size_t errlen)
+{
+	struct wall_cache wc = { 0 };
+	struct evs_totals tot;
+	struct evs_event e;
+	int64_t first = 0;
+	bool any = false;
+	struct lb *b;
+	int ret;
+
+	b = malloc(sizeof(*b));
+	if (!b) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	while ((ret = evs_next(s, &e, err, errlen)) > 0) {
+		if (!any) {
+			first = e.ns;
+			any = true;
+		}
+		lb_init(b);
+		if (flags & EVS_DUMP_JSON)
+			dump_json(b, s, &e, first);
+		else
+			dump_text(b, s, &e, first, flags, &wc);
+		*b->p++ = '\n';
+		if (fwrite(b->buf, 1, (size_t)(b->p - b->buf), out) != (size_t)(b->p - b->buf)) {
+			ret = -EIO;
+			break;
+		}
+	}
+	free(b);
+	if (ret < 0) {
+		if (ret == -EIO)
+			snprintf(err, errlen, "write error: %s", strerror(errno));
+		return ret;
+	}
+	evs_totals(s, &tot);
+	if (flags & EVS_DUMP_JSON)
+		fprintf(out,
+			"{\"summary\":{\"events\":%" PRIu64 ",\"packets\":%" PRIu64
+			",\"streams\":%" PRIu64 ",\"discarded\":%" PRIu64
+			",\"lost_packets\":%" PRIu64
+			"}}\n",
+			tot.events, tot.packets, tot.streams, tot.discarded, tot.lost_packets);
+	else
+		fprintf(out,
+			"%" PRIu64 " events, %" PRIu64 " streams, %" PRIu64
+			" discarded/overwritten, %" PRIu64 " packets lost\n",
+			tot.events, tot.streams, tot.discarded, tot.lost_packets);
+	if (fflush(out) || ferror(out)) {
+		snprintf(err, errlen, "write error: %s", strerror(errno));
+		return -EIO;
+	}
+	return 0;
+}
+
+/* ---- the command -------------------------------------------------------------------- */
+
+static int cmd_dump(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	static char obuf[1 << 16];
+	char err[RR_ERR_MAX + PATH_MAX];
+	unsigned flags = 0;
+	struct evs *s;
+	int c, ret;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "jvh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			flags |= EVS_DUMP_JSON;
+			break;
+		case 'v':
+			flags |= EVS_DUMP_WALL;
+			break;
+		case 'h':
+			tool_help(&cmd_dump_def);
+			return EXIT_OK;
+		default:
+			return tool_usage_error(&cmd_dump_def, "unknown option '%s'",
+						argv[optind - 1]);
+		}
+	}
+	if (optind + 1 != argc)
+		return tool_usage_error(&cmd_dump_def,
+					optind == argc ? "what to dump? give a trace directory, a "
+							 "pid or a ring file"
+						       : "one TRACE-OR-TARGET only");
+	ret = evs_open(argv[optind], &s, err, sizeof(err));
+	if (ret) {
+		tool_err("%s", err);
+		return EXIT_FAIL;
+	}
+	setvbuf(stdout, obuf, _IOFBF, sizeof(obuf));
+	ret = evs_dump(s, stdout, flags, err, sizeof(err));
+	fflush(stdout);
+	evs_close(s);
+	if (ret) {
+		tool_err("%s", err);
+		return EXIT_FAIL;
+	}
+	return EXIT_OK;
+}

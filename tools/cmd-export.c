@@ -1,0 +1,396 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * tools/cmd-export.c - `rip export`: a trace or a ring file in another
+ * format.
+ *
+ *   chrome  the Chrome trace event format (JSON) that the Perfetto UI and
+ *           chrome://tracing open: every event an instant event on its
+ *           thread with its fields as args, a thread_name metadata event
+ *           per thread, and each run of a coroutine a B/E duration slice on
+ *           the thread that ran it, named after the coroutine
+ *   text    exactly what `rip dump` prints
+ *
+ * OUT is created exclusively (never overwritten without --force) and
+ * removed again when the export fails half-way.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "evsource.h"
+#include "tool.h"
+
+static int cmd_export(int argc, char **argv);
+
+static const struct rip_cmd cmd_export_def = {
+	.name = "export",
+	.run = cmd_export,
+	.summary = "convert a trace or a ring file to another format",
+	.usage = "usage: rip export --format=FORMAT [options] TRACE-OR-TARGET -o OUT\n"
+		 "\n"
+		 "Write the events of a recorded trace directory, a pid or a ring file in\n"
+		 "another format.  Formats:\n"
+		 "  chrome  Chrome trace JSON for the Perfetto UI (ui.perfetto.dev) and\n"
+		 "          chrome://tracing: events as instants on their thread, coroutine\n"
+		 "          runs as slices named after the coroutine\n"
+		 "  text    what 'rip dump' prints\n"
+		 "\n"
+		 "  -f, --format=FORMAT  chrome or text (required)\n"
+		 "  -o, --output=OUT     the file to write; - for standard output\n"
+		 "      --force          overwrite OUT if it exists\n"
+		 "  -h, --help           this text\n"
+		 "\n"
+		 "Exit status: 0 success, 1 failure (corrupt trace, OUT exists), 2 usage.\n",
+};
+
+RIP_COMMAND(cmd_export_def);
+
+static const char *const formats[] = { "chrome", "text" };
+
+/* ---- chrome ------------------------------------------------------------------------- */
+
+/* Per stream: the thread it was last written by and the coroutine slice open on it. */
+struct ch_stream {
+	int32_t tid;
+	uint32_t open;	  /* coroutine (slot index + 1) of the open slice, 0: none */
+	int64_t last_ns;
+	bool named;
+};
+
+struct ch_state {
+	FILE *out;
+	struct evs *s;
+	int pid;
+	int64_t first;
+	bool any, comma;
+	struct ch_stream *st;
+	int32_t *named; /* tids whose thread_name is out, sorted */
+	size_t nnamed, capnamed;
+};
+
+/* Microseconds with the nanoseconds as a fraction: 12.345 */
+static void ch_ts(FILE *out, int64_t ns)
+{
+	uint64_t a = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
+
+	fprintf(out, "%s%" PRIu64 ".%03" PRIu64, ns < 0 ? "-" : "", a / 1000, a % 1000);
+}
+
+static void ch_sep(struct ch_state *c)
+{
+	fputs(c->comma ? ",\n" : "\n", c->out);
+	c->comma = true;
+}
+
+static int ch_thread_name(struct ch_state *c, int32_t tid, const char *name)
+{
+	size_t lo = 0, hi = c->nnamed;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (c->named[mid] == tid)
+			return 0;
+		if (c->named[mid] < tid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (c->nnamed == c->capnamed) {
+		size_t cap = c->capnamed ? c->capnamed * 2 : 64;
+		int32_t *v = realloc(c->named, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		c->named = v;
+		c->capnamed = cap;
+	}
+	memmove(c->named + lo + 1, c->named + lo, (c->nnamed - lo) * sizeof(*c->named));
+	c->named[lo] = tid;
+	c->nnamed++;
+	ch_sep(c);
+	fprintf(c->out, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":%" PRId32
+		",\"args\":{\"name\":", c->pid, tid);
+	if (name && name[0]) {
+		json_str(c->out, name);
+	} else {
+		fprintf(c->out, "\"%" PRId32 "\"", tid);
+	}
+	fputs("}}", c->out);
+	return 0;
+}
+
+static void ch_slice(struct ch_state *c, bool begin, int32_t tid, uint32_t coro, int64_t ns)
+{
+	ch_sep(c);
+	fputs("{\"name\":", c->out);
+	json_str(c->out, evs_coro_name(c->s, coro));
+	fprintf(c->out, ",\"cat\":\"coroutine\",\"ph\":\"%s\",\"ts\":", begin ? "B" : "E");
+	ch_ts(c->out, ns - c->first);
+	fprintf(c->out, ",\"pid\":%d,\"tid\":%" PRId32 ",\"args\":{\"coro\":%" PRIu32 "}}", c->pid,
+		tid, coro);
+}
+
+static void ch_args(struct ch_state *c, const struct evs_event *e)
+{
+	const struct ev_type *t = e->type;
+
+	fputs(",\"args\":{", c->out);
+	for (uint32_t i = 0; i < t->nfields; i++) {
+		const struct rip_evfield *f = &t->fields[i];
+		uint64_t v = e->v[i];
+
+		if (i)
+			fputc(',', c->out);
+		json_str(c->out, f->name);
+		fputc(':', c->out);
+		switch (f->type) {
+		case RIP_FT_STRING:
+			json_str(c->out, e->str ? e->str : "");
+			break;
+		case RIP_FT_HEX64:
+			fprintf(c->out, "\"0x%" PRIx64 "\"", v);
+			break;
+		case RIP_FT_S8:
+		case RIP_FT_S16:
+		case RIP_FT_S32:
+		case RIP_FT_S64:
+			fprintf(c->out, "%" PRId64, (int64_t)v);
+			break;
+		default:
+			fprintf(c->out, "%" PRIu64, v);
+		}
+	}
+	if (e->is_switch) {
+		for (int i = 0; i < 2; i++) {
+			if (!e->v[i])
+				continue;
+			fputs(i ? ",\"from_name\":" : ",\"to_name\":", c->out);
+			json_str(c->out, evs_coro_name(c->s, (uint32_t)e->v[i]));
+		}
+	}
+	fputc('}', c->out);
+}
+
+static int ch_event(struct ch_state *c, const struct evs_event *e)
+{
+	struct ch_stream *st = &c->st[e->stream];
+	const struct ev_types *types = evs_types(c->s);
+	const char *cat;
+	int ret;
+
+	if (!c->any) {
+		c->first = e->ns;
+		c->any = true;
+	}
+	/* The ring went to another thread: the old one's slice ends with its last event. */
+	if (st->named && st->tid != e->tid && st->open) {
+		ch_slice(c, false, st->tid, st->open, st->last_ns);
+		st->open = 0;
+	}
+	st->tid = e->tid;
+	st->named = true;
+	ret = ch_thread_name(c, e->tid, e->thread);
+	if (ret)
+		return ret;
+	/* What runs now differs from what we tracked (a packet began, switches were lost). */
+	if (st->open != e->coro) {
+		if (st->open)
+			ch_slice(c, false, e->tid, st->open, e->ns);
+		if (e->coro)
+			ch_slice(c, true, e->tid, e->coro, e->ns);
+		st->open = e->coro;
+	}
+	cat = types->cats[e->type->category];
+	ch_sep(c);
+	fputs("{\"name\":", c->out);
+	json_str(c->out, e->type->name);
+	fputs(",\"cat\":", c->out);
+	if (cat[0])
+		json_str(c->out, cat);
+	else
+		fprintf(c->out, "\"cat%" PRIu32 "\"", e->type->category);
+	fputs(",\"ph\":\"i\",\"s\":\"t\",\"ts\":", c->out);
+	ch_ts(c->out, e->ns - c->first);
+	fprintf(c->out, ",\"pid\":%d,\"tid\":%" PRId32, c->pid, e->tid);
+	ch_args(c, e);
+	fputc('}', c->out);
+	if (e->is_switch) {
+		uint32_t to = (uint32_t)e->v[0];
+
+		if (st->open)
+			ch_slice(c, false, e->tid, st->open, e->ns);
+		if (to)
+			ch_slice(c, true, e->tid, to, e->ns);
+		st->open = to;
+	}
+	st->last_ns = e->ns;
+	return 0;
+}
+
+static int export_chrome(struct evs *s, FILE *out, char *err, size_t errlen)
+{
+	struct ch_state c = { .out = out, .s = s, .pid = evs_file_hdr(s)->pid };
+	uint32_t n = evs_nstreams(s);
+	struct evs_totals tot;
+	struct evs_event e;
+	int ret;
+
+	c.st = calloc(n ? n : 1, sizeof(*c.st));
+	if (!c.st) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	fputs("{\"traceEvents\":[", out);
+	ch_sep(&c);
+	fprintf(out, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,\"args\":{\"name\":",
+		c.pid);
+	json_str(out, evs_file_hdr(s)->comm);
+	fputs("}}", out);
+	while ((ret = evs_next(s, &e, err, errlen)) > 0) {
+		ret = ch_event(&c, &e);
+		if (ret) {
+			snprintf(err, errlen, "out of memory");
+			break;
+		}
+	}
+	if (ret < 0)
+		goto out;
+	/* Slices still open end with the last event of their stream. */
+	for (uint32_t i = 0; i < n; i++)
+		if (c.st[i].open)
+			ch_slice(&c, false, c.st[i].tid, c.st[i].open, c.st[i].last_ns);
+	evs_totals(s, &tot);
+	fputs("\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"command\":", out);
+	json_str(out, evs_file_hdr(s)->comm);
+	fprintf(out,
+		",\"pid\":\"%d\",\"events\":\"%" PRIu64 "\",\"streams\":\"%" PRIu64
+		"\",\"discarded\":\"%" PRIu64 "\",\"lost_packets\":\"%" PRIu64 "\"}}\n",
+		c.pid, tot.events, tot.streams, tot.discarded, tot.lost_packets);
+	ret = 0;
+out:
+	free(c.st);
+	free(c.named);
+	return ret;
+}
+
+/* ---- the command -------------------------------------------------------------------- */
+
+static int export_usage_formats(const char *fmt)
+{
+	fprintf(stderr, "%s export: unknown format '%s'; formats:", rip_prog, fmt);
+	for (size_t i = 0; i < sizeof(formats) / sizeof(formats[0]); i++)
+		fprintf(stderr, " %s", formats[i]);
+	fprintf(stderr, "\nTry '%s export --help'.\n", rip_prog);
+	return EXIT_USAGE;
+}
+
+static int cmd_export(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "format", required_argument, NULL, 'f' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "force", no_argument, NULL, 'F' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	static char obuf[1 << 16];
+	char err[RR_ERR_MAX + PATH_MAX];
+	const char *fmt = NULL, *outpath = NULL;
+	bool force = false, created = false;
+	struct evs *s = NULL;
+	FILE *out;
+	int c, ret, status = EXIT_FAIL;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "f:o:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'f':
+			fmt = optarg;
+			break;
+		case 'o':
+			outpath = optarg;
+			break;
+		case 'F':
+			force = true;
+			break;
+		case 'h':
+			tool_help(&cmd_export_def);
+			return EXIT_OK;
+		default:
+			if (optopt == 'f' || optopt == 'o')
+				return tool_usage_error(&cmd_export_def, "%s needs an argument",
+							argv[optind - 1]);
+			return tool_usage_error(&cmd_export_def, "unknown option '%s'",
+						argv[optind - 1]);
+		}
+	}
+	if (!fmt)
+		return tool_usage_error(&cmd_export_def, "which format? --format=chrome or text");
+	if (strcmp(fmt, "chrome") && strcmp(fmt, "text"))
+		return export_usage_formats(fmt);
+	if (optind + 1 != argc)
+		return tool_usage_error(&cmd_export_def,
+					optind == argc ? "what to export? give a trace directory, "
+							 "a pid or a ring file"
+						       : "one TRACE-OR-TARGET only");
+	if (!outpath)
+		return tool_usage_error(&cmd_export_def, "where to? give -o OUT (- for stdout)");
+
+	ret = evs_open(argv[optind], &s, err, sizeof(err));
+	if (ret) {
+		tool_err("%s", err);
+		return EXIT_FAIL;
+	}
+	if (!strcmp(outpath, "-")) {
+		out = stdout;
+	} else {
+		int fd = open(outpath, O_WRONLY | O_CREAT | O_CLOEXEC | (force ? O_TRUNC : O_EXCL),
+			      0644);
+
+		if (fd < 0) {
+			if (errno == EEXIST)
+				tool_err("%s exists; use --force to overwrite it", outpath);
+			else
+				tool_err("%s: %s", outpath, strerror(errno));
+			goto out;
+		}
+		created = true;
+		out = fdopen(fd, "w");
+		if (!out) {
+			tool_err("%s: %s", outpath, strerror(errno));
+			close(fd);
+			goto out;
+		}
+	}
+	setvbuf(out, obuf, _IOFBF, sizeof(obuf));
+	if (!strcmp(fmt, "text"))
+		ret = evs_dump(s, out, 0, err, sizeof(err));
+	else
+		ret = export_chrome(s, out, err, sizeof(err));
+	if (!ret && (fflush(out) || ferror(out))) {
+		snprintf(err, sizeof(err), "%s: write error: %s", outpath, strerror(errno));
+		ret = -EIO;
+	}
+	if (created && fclose(out) && !ret) {
+		snprintf(err, sizeof(err), "%s: %s", outpath, strerror(errno));
+		ret = -EIO;
+	}
+	if (ret) {
+		tool_err("%s", err);
+		goto out;
+	}
+	status = EXIT_OK;
+out:
+	if (status != EXIT_OK && created)
+		unlink(outpath);
+	evs_close(s);
+	return status;
+}

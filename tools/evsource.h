@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * tools/evsource.h - an event source for the commands that read events
+ * (rip dump, rip export): every event of a recorded trace directory or of a
+ * ring file (a pid, live or dead, or the file itself), merged across
+ * streams in time order, with the thread and the coroutine it ran on.
+ *
+ * Streams are read packet by packet and merged through a heap of
+ * per-stream cursors, so memory is bounded by one decoded packet per
+ * stream, not by the size of the trace.  Losses are counted as they go by:
+ * discarded or overwritten events (the last packet's events_discarded of
+ * each stream) and lost packets (gaps in the packets' sequence numbers).
+ */
+#ifndef RIP_TOOLS_EVSOURCE_H
+#define RIP_TOOLS_EVSOURCE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <rip/abi.h>
+
+#include "evread.h"
+
+struct evs;
+
+struct evs_event {
+	uint64_t ts;		  /* ticks of the file's clock */
+	int64_t ns;		  /* CLOCK_MONOTONIC_RAW ns */
+	int64_t wall_ns;	  /* CLOCK_REALTIME ns (through the file's realtime_offset) */
+	uint32_t stream;	  /* index of the stream (event ring) in the source */
+	int32_t tid;		  /* the thread that emitted it */
+	const char *thread;	  /* its name, "" when unknown */
+	uint32_t coro;		  /* slot index + 1 of the coroutine it ran on, 0: none */
+	const char *coro_name;	  /* its name (or "coro#N"), NULL when coro is 0 */
+	bool is_switch;		  /* a rip:coro_switch event: v[0] to, v[1] from */
+	const struct ev_type *type;
+	uint64_t v[RIP_EVENT_MAX_FIELDS]; /* integers, sign-extended for signed fields */
+	const char *str;	  /* the string field, or NULL */
+};
+
+struct evs_totals {
+	uint64_t events;	  /* events handed out */
+	uint64_t packets;	  /* packets read */
+	uint64_t streams;	  /* streams in the source */
+	uint64_t discarded;	  /* events discarded or overwritten by the writers */
+	uint64_t lost_packets;	  /* packets missing: gaps in sequence numbers */
+	uint64_t torn;		  /* packets of a live ring reused while being copied */
+};
+
+/*
+ * Open TRACE-OR-TARGET: a trace directory (with .rip-index), a pid or a
+ * ring file.  0, or -errno with a one-line message in err.
+ */
+int evs_open(const char *target, struct evs **out, char *err, size_t errlen);
+
+/*
+ * The next event in time order (equal times: by stream).  1 and *e filled
+ * (its pointers valid until the next call), 0 at the end, or -errno with a
+ * message naming the file and offset when the source is corrupt.
+ */
+int evs_next(struct evs *s, struct evs_event *e, char *err, size_t errlen);
+
+void evs_totals(const struct evs *s, struct evs_totals *t);
+
+/* The header of the ring file (for a trace, as recorded): clock, pid, comm. */
+const struct rip_file_hdr *evs_file_hdr(const struct evs *s);
+/* The event types and category names. */
+const struct ev_types *evs_types(const struct evs *s);
+/* Name of coroutine coro (slot index + 1): its slot's name, or "coro#N". */
+const char *evs_coro_name(struct evs *s, uint32_t coro);
+/* Name of thread tid, "" when unknown. */
+const char *evs_thread_name(struct evs *s, int32_t tid);
+/* Number of streams (evs_event.stream < this). */
+uint32_t evs_nstreams(const struct evs *s);
+
+void evs_close(struct evs *s);
+
+/* ---- the dump format (tools/cmd-dump.c), shared with rip export --format=text ---- */
+
+#define EVS_DUMP_JSON 0x1u /* JSON Lines instead of text */
+#define EVS_DUMP_WALL 0x2u /* add the wall-clock time of each event */
+
+/*
+ * Print every event of s, one per line, then the summary line (totals and
+ * losses).  0, -EIO when out fails, or -errno with a message in err when
+ * the source is corrupt (what was printed before stays printed).
+ */
+int evs_dump(struct evs *s, FILE *out, unsigned flags, char *err, size_t errlen);
+
+#endif /* RIP_TOOLS_EVSOURCE_H */
