@@ -1,7 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
 #
-# bench/run.sh - measure librip's fast paths and rip ps, and print one table.
+# bench/run.sh - measure librip's fast paths, rip ps, events against LTTng-UST
+# and rip run, and print one report.
 #
 # Every figure is a median of several repetitions, and every ratio is taken
 # against a baseline measured in this same run, because the machine is
@@ -10,14 +11,17 @@
 # function, and (Ir2 - Ir1) / (N2 - N1) is the exact per-iteration count,
 # with the loop's entry and exit cancelled out.  objdump gives the same count
 # from the loop body, so the instructions can be read.  bench/README.md says
-# what each row means.
+# what each row means.  The LTTng-UST rows need lttng-tools and
+# liblttng-ust-dev (installed through mk/deps-bench.sh when run as root; the
+# session is set up and torn down by bench/lttng.sh); without them they are
+# skipped with the reason.
 #
 #   sh bench/run.sh            (make bench builds first, then runs this)
 #   REPS=15 sh bench/run.sh    more repetitions (default 9)
 #
 # It is a report, not a test: it exits 0 when it measured, 1 when a program
-# failed or a loop did not do the work it claims.  Missing valgrind or a
-# missing build/rip only skip their rows.
+# failed or a loop did not do the work it claims.  Missing valgrind, LTTng-UST,
+# build/rip or `rip run` only skip their rows.
 set -u
 cd "$(dirname "$0")/.." || exit 1
 BUILD=${BUILD:-build}
@@ -28,7 +32,7 @@ N1=100000
 N2=1100000
 ORIG_INSTR=12 # the original librip: 12 instructions per iteration, loop of 3 included
 
-for p in snap snap-legacy many; do
+for p in snap snap-legacy many events; do
 	if [ ! -x "$B/$p" ]; then
 		echo "bench: $B/$p is missing; build it with: make tests" >&2
 		exit 1
@@ -42,6 +46,10 @@ tmp=$(mktemp -d "$tmpfs/rip-bench.XXXXXX" 2>/dev/null) ||
 	tmp=$(mktemp -d "${TMPDIR:-/tmp}/rip-bench.XXXXXX") || exit 1
 many_pid=""
 cleanup() {
+	# the LTTng session, and the lttng-sessiond it started, if the LTTng rows were cut short
+	if [ -e "$tmp/lttng.session" ] || [ -e "$tmp/lttng.sessiond" ]; then
+		sh bench/lttng.sh teardown "$tmp"
+	fi
 	if [ -n "$many_pid" ]; then
 		kill -9 "$many_pid" 2>/dev/null
 		wait "$many_pid" 2>/dev/null
@@ -109,11 +117,22 @@ if ! "$B/snap" threads "$REPS" >"$tmp/threads.txt" 2>"$tmp/threads.err"; then
 	failed=1
 fi
 
+echo "timing the event loops ..." >&2
+if ! "$B/events" time "$REPS" >"$tmp/ev.txt" 2>"$tmp/ev.err"; then
+	echo "bench: events time failed: $(head -n 3 "$tmp/ev.err")"
+	failed=1
+fi
+if ! "$B/events" bytes >"$tmp/evbytes.txt" 2>"$tmp/evbytes.err"; then
+	echo "bench: events bytes failed: $(head -n 3 "$tmp/evbytes.err")"
+	failed=1
+fi
+
 # ---- 2. instructions: callgrind ----------------------------------------------------------------
 
-# cg PROG LOOP: instructions per iteration of loop_LOOP in PROG, or "-"
+# cg PROG LOOP [N1 N2]: instructions per iteration of loop_LOOP in PROG, or "-"
 cg() {
-	for n in $N1 $N2; do
+	n1=${3:-$N1} n2=${4:-$N2}
+	for n in $n1 $n2; do
 		if ! valgrind --tool=callgrind --toggle-collect="loop_$2" \
 			--callgrind-out-file="$tmp/cg.$1.$2.$n" "$B/$1" count "$2" "$n" \
 			>/dev/null 2>"$tmp/cg.err"; then
@@ -122,10 +141,10 @@ cg() {
 			return
 		fi
 	done
-	a=$(awk '/^summary:/ { print $2; exit }' "$tmp/cg.$1.$2.$N1")
-	b=$(awk '/^summary:/ { print $2; exit }' "$tmp/cg.$1.$2.$N2")
-	echo "cg $1 $2 $a $b" >>"$tmp/cg.raw"
-	calc "%.6g" "(b - a) / ($N2 - $N1)" "$a" "$b"
+	a=$(awk '/^summary:/ { print $2; exit }' "$tmp/cg.$1.$2.$n1")
+	b=$(awk '/^summary:/ { print $2; exit }' "$tmp/cg.$1.$2.$n2")
+	echo "cg $1 $2 $a $b (at $n1 and $n2)" >>"$tmp/cg.raw"
+	calc "%.6g" "(b - a) / ($n2 - $n1)" "$a" "$b"
 }
 
 have_vg=0
@@ -138,20 +157,26 @@ if command -v valgrind >/dev/null 2>&1; then
 	i_legacy=$(cg snap-legacy snap)
 	i_rdtsc=$(cg snap rdtsc)
 	i_coro=$(cg snap coro)
+	for l in empty rdtsc16 event disabled; do
+		eval "i_ev_$l=\$(cg events $l)"
+	done
 else
 	echo "callgrind: valgrind not installed, instruction counts skipped" \
 		"(mk/deps.sh check installs it)"
 	i_floor=- i_snap=- i_legacy=- i_rdtsc=- i_coro=-
+	i_ev_empty=- i_ev_rdtsc16=- i_ev_event=- i_ev_disabled=-
 fi
 
 # ---- 3. instructions: objdump of the loop bodies -----------------------------------------------
 
-# body PROG FUNC: instructions in FUNC's loop, from the target of its backward conditional
-# jump to that jump; the listing (prologue, then loop lines marked with *) goes to
-# $tmp/dis.PROG.FUNC
+# body PROG FUNC [follow]: instructions in FUNC's loop, from the target of its backward
+# conditional jump to that jump; the listing (prologue, then loop lines marked with *) goes
+# to $tmp/dis.PROG.FUNC.  With "follow", the loop's first forward branch out of the loop is
+# taken as well (the path a compiler moved out of line, RIP_UNLIKELY's), up to the jmp
+# that comes back: those lines are marked + and counted too.
 body() {
 	objdump -d --no-show-raw-insn --disassemble="$2" "$B/$1" 2>/dev/null |
-		awk -v out="$tmp/dis.$1.$2" '
+		awk -v out="$tmp/dis.$1.$2" -v follow="${3:-}" '
 	function hex(s,   i, v) {
 		v = 0
 		s = tolower(s)
@@ -168,11 +193,15 @@ body() {
 		text[n] = sprintf("%6s  %s", a, f[2])
 		mn = f[2]
 		sub(/ .*/, "", mn)
-		if (mn ~ /^j/ && mn != "jmp") {
+		mnem[n] = mn
+		tgt[n] = -1
+		if (mn ~ /^j/) {
 			t = f[2]
 			sub(/^[a-z]+ +/, "", t)
 			sub(/ .*/, "", t)
-			tv = hex(t)
+			tgt[n] = tv = hex(t)
+		}
+		if (mn ~ /^j/ && mn != "jmp") {
 			if (tv < addr[n] && (lo == "" || tv < lo)) {
 				lo = tv
 				hi = addr[n]
@@ -188,6 +217,19 @@ body() {
 			in_loop = addr[i] >= lo
 			cnt += in_loop
 			print (in_loop ? "  * " : "    ") text[i] > out
+			if (follow && in_loop && out_lo == "" && mnem[i] != "jmp" && tgt[i] > hi)
+				out_lo = tgt[i]
+		}
+		if (out_lo != "") {
+			print "    ..." > out
+			for (; i <= n; i++) {
+				if (addr[i] < out_lo)
+					continue
+				cnt++
+				print "  + " text[i] > out
+				if (mnem[i] == "jmp" && tgt[i] >= lo && tgt[i] <= hi)
+					break
+			}
 		}
 		print cnt
 	}'
@@ -199,9 +241,14 @@ if command -v objdump >/dev/null 2>&1; then
 	d_legacy=$(body snap-legacy loop_snap)
 	d_rdtsc=$(body snap loop_rdtsc)
 	d_coro=$(body snap loop_coro)
+	d_ev_empty=$(body events loop_empty)
+	d_ev_rdtsc16=$(body events loop_rdtsc16)
+	d_ev_event=$(body events loop_event follow)
+	d_ev_disabled=$(body events loop_disabled)
 else
 	echo "objdump: not installed (binutils), loop listings skipped"
 	d_floor=- d_snap=- d_legacy=- d_rdtsc=- d_coro=-
+	d_ev_empty=- d_ev_rdtsc16=- d_ev_event=- d_ev_disabled=-
 fi
 
 # ---- 4. rip ps on 10,000 threads + 100,000 coroutines ------------------------------------------
@@ -275,6 +322,71 @@ if [ -n "$many_pid" ]; then
 	rm -f "$ring"
 fi
 
+# ---- 5. the same event through LTTng-UST 2.13 -----------------------------------------------------
+
+# bench/lttng.sh builds build/bench/events-lttng (bench/events.c with the tracepoint loop) and
+# starts a snapshot session; the rip and LTTng loops of that program are timed together.
+i_lttng=- lt_note=""
+echo "setting up LTTng-UST (bench/lttng.sh) ..." >&2
+if lt_note=$(BUILD=$BUILD sh bench/lttng.sh setup "$tmp"); then
+	echo "timing LTTng-UST ..." >&2
+	if ! "$B/events-lttng" time "$REPS" >"$tmp/lt.txt" 2>"$tmp/lt.err"; then
+		lt_note="LTTng-UST: events-lttng failed: $(head -n 2 "$tmp/lt.err")"
+		failed=1
+	elif [ $have_vg = 1 ]; then
+		echo "counting LTTng-UST instructions with callgrind ..." >&2
+		# some 900 instructions an event: fewer iterations keep callgrind at a few seconds
+		i_lttng=$(cg events-lttng lttng $((N1 / 5)) $((N2 / 5)))
+	fi
+	BUILD=$BUILD sh bench/lttng.sh teardown "$tmp"
+fi
+
+# ---- 6. rip run: a recorded trace, 2 threads, blocking mode ------------------------------------
+
+# rip run -o DIR -- examples/events RUN_N --threads 2, three times: events per second of wall
+# time (start to exit, draining included), then bench/events trace checks the trace: every
+# count of both threads there in order, nothing discarded, and the bytes on disk per event.
+RUN_N=${RUN_N:-5000000}
+run_note="" run_rate=- run_bytes=- run_raw="" run_check=""
+EV=$BUILD/examples/events
+if [ ! -x "$RIP" ] || ! "$RIP" run --help >/dev/null 2>&1; then
+	run_note="rip run: not built yet, skipped"
+elif [ ! -x "$EV" ]; then
+	run_note="rip run: $EV missing (make), skipped"
+else
+	echo "timing rip run ..." >&2
+	for r in 1 2 3; do
+		rm -rf "$tmp/trace"
+		s=$(now_ns)
+		if ! timeout 120 "$RIP" run -o "$tmp/trace" -- "$EV" "$RUN_N" --threads 2 \
+			>"$tmp/run.out" 2>"$tmp/run.err"; then
+			run_note="rip run: failed: $(grep -v '^ *$' "$tmp/run.err" | head -n 2)"
+			failed=1
+			break
+		fi
+		e=$(now_ns)
+		if [ "$(grep -c "^thread [01] emitted $RUN_N\$" "$tmp/run.out")" != 2 ]; then
+			run_note="rip run: examples/events said: $(head -n 2 "$tmp/run.out")"
+			failed=1
+			break
+		fi
+		# events/s of this run, and what the trace holds
+		run_raw="$run_raw $(awk -v n="$RUN_N" -v t=$((e - s)) \
+			'BEGIN { printf "%.2f", 2 * n / (t / 1e9) / 1e6 }')"
+		"$B/events" trace "$tmp/trace" >"$tmp/trace.txt" 2>&1
+		set -- $(cat "$tmp/trace.txt")
+		# trace streams S packets P events E discarded D bytes B gaps G bad X
+		if [ "${1:-}" != trace ] || [ "$7" != $((2 * RUN_N)) ] || [ "$9" != 0 ] ||
+			[ "${13}" != 0 ] || [ "${15}" != 0 ]; then
+			run_check="$run_check run $r: $*;"
+		fi
+		run_bytes=$(calc "%.2f" "a / b" "${11:-0}" "${7:-0}")
+		run_trace="$*"
+	done
+	rm -rf "$tmp/trace"
+	[ -z "$run_note" ] && run_rate=$(echo $run_raw | tr ' ' '\n' | median)
+fi
+
 # ---- the table ---------------------------------------------------------------------------------
 
 T=$tmp/time.txt
@@ -345,6 +457,74 @@ echo "[3] each thread snaps into its own slot; on average $c2 of the 2 threads r
 echo "    once (2.00: fully concurrent; less means the shared machine time-sliced them)."
 echo "[4] the same snap loop with __rip_self.cur pointed at a malloc'd slot outside the ring:"
 echo "    whatever 2 threads cost each other there is the hardware's (vCPUs sharing a core)."
+
+# the events block
+E=$tmp/ev.txt
+LT=$tmp/lt.txt
+ns_ev_empty=$(fig "$E" ns empty)
+ns_ev_rdtsc16=$(fig "$E" ns rdtsc16)
+ns_ev_event=$(fig "$E" ns event)
+ns_ev_disabled=$(fig "$E" ns disabled)
+r_ev_event=$(fig "$E" ratio event rdtsc16)
+ns_lttng=$(fig "$LT" ns lttng)
+r_lttng=$(fig "$LT" ratio lttng event)
+b_ring=$(fig "$tmp/evbytes.txt" bytes event)
+# net N: instructions per iteration beyond the empty loop's
+net() { calc "%.4g" "a - b" "$1" "$i_ev_empty"; }
+unit() { [ "$1" = - ] && echo - || echo "$1 $2"; }
+erow() { printf '%-42s %11s  %-26s %9s %6s %7s\n' "$@"; }
+echo
+erow "event path" "time/iter" "time ratio" "instr/it" "net" "objdump"
+erow "" "(median)" "(same run)" "callgrind" "instr" "path"
+erow "empty loop (add, cmp, jne)" "$(ns "$ns_ev_empty")" "-" "$i_ev_empty" "$(net "$i_ev_empty")" \
+	"$d_ev_empty"
+erow "floor: rdtsc + 16-byte store" "$(ns "$ns_ev_rdtsc16")" "1.00x floor" "$i_ev_rdtsc16" \
+	"$(net "$i_ev_rdtsc16")" "$d_ev_rdtsc16"
+erow "rip_event1, one u64, category on [5]" "$(ns "$ns_ev_event")" \
+	"$(rfig "$E" ratio event rdtsc16) floor (budget 1.15x)" "$i_ev_event" "$(net "$i_ev_event")" \
+	"$d_ev_event"
+erow "rip_event1, category off [6]" "$(ns "$ns_ev_disabled")" \
+	"$(rfig "$E" ratio disabled empty) empty loop" "$i_ev_disabled" "$(net "$i_ev_disabled")" \
+	"$d_ev_disabled"
+if [ -n "$lt_note" ]; then
+	erow "LTTng-UST 2.13 tracepoint, one u64" "-" "$lt_note" "" "" ""
+else
+	erow "LTTng-UST 2.13 tracepoint, one u64 [7]" "$(ns "$ns_lttng")" \
+		"$(rfig "$LT" ratio lttng event) rip_event1 (goal 9x)" "$i_lttng" "$(net "$i_lttng")" "-"
+fi
+erow "bytes per event in the ring" "$(unit "$b_ring" B)" "budget 12 B" "" "" ""
+if [ -n "$run_note" ]; then
+	erow "rip run, 2 threads, block [8]" "-" "$run_note" "" "" ""
+else
+	erow "bytes per event on disk, rip run [8]" "$(unit "$run_bytes" B)" "packet headers included" \
+		"" "" ""
+	erow "rip run, 2 threads, block [8]" "$(unit "$run_rate" M/s)" \
+		"$(ratio "$run_rate" 20) goal 20M events/s" "" "" ""
+fi
+echo "net instr is instr/it less the empty loop's; objdump path counts the instructions of one"
+echo "iteration in the listing: the loop, and for the enabled event the block the compiler moved"
+echo "out of line (RIP_UNLIKELY), marked + in the listing below."
+echo "[5] ring open, thread attached, flight-recorder mode: every $(calc "%d" "(16384 - 80) / 12" 1 1)th event or so"
+echo "    takes the slow path to switch packets; callgrind's count includes that share, objdump's"
+echo "    is the inline path alone."
+echo "[6] the category's bit cleared in the ring file's control word, as rip disable does; the"
+echo "    goal is 3 net instructions (one load, one test, one branch)."
+if [ -z "$lt_note" ]; then
+	echo "[7] a snapshot session (overwrite channel, per-UID buffers, 4 x 1 MiB per CPU), timed in"
+	echo "    one process with rip_event1 ($(ns "$(fig "$LT" ns event)") there): the ratio is LTTng's"
+	echo "    time over librip's, per repetition; callgrind counts at $((N1 / 5)) and $((N2 / 5))"
+	echo "    events."
+fi
+if [ -z "$run_note" ]; then
+	echo "[8] rip run -o DIR -- examples/events $RUN_N --threads 2 (RIP_MODE=block, rip run's"
+	echo "    default), wall time from start to exit, median of 3:$run_raw M/s.  The trace:"
+	echo "    ${run_trace:-?}"
+	if [ -z "$run_check" ]; then
+		echo "    every count of both threads in order, nothing discarded: zero loss."
+	else
+		echo "    NOT all events are there:$run_check"
+	fi
+fi
 echo
 echo "budgets:"
 verdict() { # NAME VALUE LIMIT
@@ -368,6 +548,30 @@ if [ -z "$ps_note" ]; then
 else
 	echo "  $ps_note"
 fi
+verdict "enabled event time / rdtsc+16-byte floor" "$r_ev_event" 1.15
+verdict "enabled event bytes in the ring" "$b_ring" 12
+verdict "disabled event net instructions" "$(net "$i_ev_disabled")" 3
+# verdict_ge NAME VALUE GOAL: the same, for figures that must reach a goal
+verdict_ge() {
+	if [ "$2" = - ]; then
+		echo "  $1: not measured"
+	elif awk -v v="$2" -v l="$3" 'BEGIN { exit !(v >= l) }'; then
+		echo "  $1: $2 >= $3, goal met"
+	else
+		echo "  $1: $2 < $3, goal NOT met"
+	fi
+}
+if [ -z "$lt_note" ]; then
+	verdict_ge "LTTng-UST time / librip time per event" "$r_lttng" 9
+else
+	echo "  LTTng-UST comparison: not measured ($lt_note)"
+fi
+if [ -z "$run_note" ]; then
+	verdict_ge "rip run, 2 threads, block, M events/s" "$run_rate" 20
+	[ -z "$run_check" ] && echo "  rip run: zero loss" || echo "  rip run: events LOST, see [8]"
+else
+	echo "  $run_note"
+fi
 
 echo
 echo "raw numbers (ns per iteration: median, then each repetition):"
@@ -385,9 +589,13 @@ fi
 [ -n "$ps_raw_live" ] && echo "rip ps live, ms: $ps_raw_live"
 [ -n "$ps_raw_dead" ] && echo "rip ps post-mortem, ms: $ps_raw_dead"
 [ -n "$ps_raw_threads" ] && echo "rip ps --threads post-mortem, ms: $ps_raw_threads"
+sed 's/^/  events      /' "$E" 2>/dev/null
+sed 's/^/  events      /' "$tmp/evbytes.txt" 2>/dev/null
+sed 's/^/  lttng       /' "$LT" 2>/dev/null
 [ -s "$tmp/ps.head" ] && echo "what rip ps said (first lines of one more run):" &&
 	sed 's/^/  /' "$tmp/ps.head"
-for f in snap.loop_snap snap-legacy.loop_snap snap.loop_floor snap.loop_coro; do
+for f in snap.loop_snap snap-legacy.loop_snap snap.loop_floor snap.loop_coro \
+	events.loop_rdtsc16 events.loop_event events.loop_disabled; do
 	[ -s "$tmp/dis.$f" ] || continue
 	echo "objdump -d $B/${f%%.*} --disassemble=${f#*.} (up to the loop's back-edge;" \
 		"* = loop body):"

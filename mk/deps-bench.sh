@@ -1,0 +1,41 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+#
+# mk/deps-bench.sh - the optional packages of the LTTng-UST comparison in
+# `make bench`: lttng-tools (lttng, lttng-sessiond) and liblttng-ust-dev
+# (the tracepoint headers, liblttng-ust and its pkg-config file).
+#
+#   mk/deps-bench.sh    exit 0 when both are there (installing them first
+#                       with apt-get when it can: root, or sudo without a
+#                       password), 1 otherwise, with the exact line to run
+#
+# It says on stderr what it installs.  The benchmark skips its LTTng rows,
+# with this script's message, when it fails: LTTng is a peer to compare
+# against, never a dependency of librip.
+set -u
+
+need=""
+have_cmd() { command -v "$1" >/dev/null 2>&1; }
+
+have_cmd pkg-config || need="$need pkg-config"
+have_cmd lttng-sessiond && have_cmd lttng || need="$need lttng-tools"
+pkg-config --exists lttng-ust 2>/dev/null || need="$need liblttng-ust-dev"
+[ -z "$need" ] && exit 0
+
+line="apt-get install -y --no-install-recommends$need"
+if [ "$(id -u)" = 0 ]; then
+	sudo=""
+elif have_cmd sudo && sudo -n true 2>/dev/null; then
+	sudo="sudo"
+else
+	echo "bench: LTTng-UST missing ($need ); as root run:  apt-get update && $line" >&2
+	exit 1
+fi
+echo "bench: installing the LTTng-UST comparison's packages: $line" >&2
+export DEBIAN_FRONTEND=noninteractive
+if ! { $sudo apt-get update -qq && $sudo apt-get install -y -qq --no-install-recommends $need; } \
+	>&2; then
+	echo "bench: installing failed; run:  apt-get update && $line" >&2
+	exit 1
+fi
+exit 0
