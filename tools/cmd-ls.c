@@ -62,6 +62,7 @@ struct ls_entry {
 	time_t mtime;
 	bool clean_exit;
 	bool execed;
+	bool closed;
 };
 
 typedef int (*ls_fn)(struct ls_entry *e, void *arg);
@@ -128,6 +129,8 @@ static int ls_scan(const char *only_dir, ls_fn fn, void *arg, size_t *seen)
 				e->used = live->fresh;
 				e->clean_exit = live->proc_flags & (RIP_P_EXITED | RIP_P_CLOSED);
 				e->execed = live->proc_flags & RIP_P_EXECED;
+				e->closed = !(live->proc_flags & RIP_P_EXITED) &&
+					    (live->proc_flags & RIP_P_CLOSED);
 				rr_close(&f);
 			}
 			if (seen)
@@ -166,9 +169,12 @@ static int ls_print(struct ls_entry *e, void *arg)
 			json_str(stdout, e->hdr.comm);
 			printf(",\"exe\":");
 			json_str(stdout, e->hdr.exe);
-			printf(",\"alive\":%s,\"exited_cleanly\":%s,\"threads\":%llu,"
+			printf(",\"alive\":%s,\"exec_replaced\":%s,\"ring_closed\":%s",
+			       e->alive ? "true" : "false", e->execed ? "true" : "false",
+			       e->closed ? "true" : "false");
+			printf(",\"exited_cleanly\":%s,\"threads\":%llu,"
 			       "\"coroutines\":%llu,\"slots_ever_used\":%u,\"slots\":%u,\"bytes\":%llu}",
-			       e->alive ? "true" : "false", e->clean_exit ? "true" : "false",
+			       e->clean_exit ? "true" : "false",
 			       (unsigned long long)e->threads, (unsigned long long)e->coros,
 			       e->used, e->hdr.slot_count, (unsigned long long)e->hdr.file_size);
 		} else {
@@ -184,7 +190,8 @@ static int ls_print(struct ls_entry *e, void *arg)
 		localtime_r(&t, &tm);
 		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
 		printf("%-8d %-16s %-7s %8llu %8llu %6llu/%-7u %s  %s\n", e->hdr.pid, e->hdr.comm,
-		       e->alive ? "alive" : e->clean_exit ? "exited" : e->execed ? "exec'd" : "dead",
+		       e->alive ? "alive" : e->closed ? "closed" : e->clean_exit ? "exited"
+				  : e->execed ? "exec'd" : "dead",
 		       (unsigned long long)e->threads, (unsigned long long)e->coros,
 		       (unsigned long long)(e->threads + e->coros), e->hdr.slot_count, when, e->path);
 	} else {
@@ -212,7 +219,7 @@ static int cmd_ls(int argc, char **argv)
 
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+d:jh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "d:jh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
 			dir = optarg;
@@ -287,7 +294,7 @@ static int cmd_gc(int argc, char **argv)
 
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+d:njh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "d:njh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
 			dir = optarg;

@@ -801,7 +801,7 @@ static int cmd_ps(int argc, char **argv)
 	st.f.fd = -1;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+ts:avjh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "ts:avjh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 't':
 			st.o.threads = true;
