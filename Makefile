@@ -25,7 +25,7 @@ BASE := -std=gnu11 -D_GNU_SOURCE -DRIP_VERSION_STRING=\"$(VERSION)\" -Iinclude -
 ALL_CFLAGS := $(BASE) $(WARN) $(CFLAGS)
 
 # libdw/libelf (readers only); the deps script runs once, when they are missing.
-DEPS_OK := $(shell pkg-config --exists libdw libelf 2>/dev/null && echo yes)
+DEPS_OK := $(shell pkg-config --exists libdw libelf libunwind 2>/dev/null && echo yes)
 ifneq ($(DEPS_OK),yes)
 DEPS_RUN := $(shell sh mk/deps.sh build >&2 && echo ok)
 ifneq ($(DEPS_RUN),ok)
@@ -36,6 +36,7 @@ DW_CFLAGS := $(shell pkg-config --cflags libdw libelf)
 DW_LIBS := $(shell pkg-config --libs libdw libelf)
 
 LIB_SRC := $(wildcard lib/*.c)
+PRELOAD_SRC := $(wildcard preload/*.c)
 READ_SRC := $(wildcard read/*.c)
 TOOL_SRC := $(wildcard tools/*.c)
 EX_SRC := $(wildcard examples/*.c)
@@ -44,6 +45,7 @@ INTEG_SRC := $(wildcard tests/integ/*.c)
 BENCH_SRC := $(filter-out bench/lttng-%.c,$(wildcard bench/*.c))
 
 LIB_PIC_OBJ := $(LIB_SRC:%.c=$(BUILD)/pic/%.o)
+PRELOAD_OBJ := $(PRELOAD_SRC:%.c=$(BUILD)/pic/%.o)
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 READ_OBJ := $(READ_SRC:%.c=$(BUILD)/obj/%.o)
 TOOL_OBJ := $(TOOL_SRC:%.c=$(BUILD)/obj/%.o)
@@ -55,12 +57,15 @@ BENCHES := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 SONAME := librip.so.$(SOMAJOR)
 LIBSO := $(BUILD)/librip.so
 LIBA := $(BUILD)/librip.a
+PRELOAD := $(BUILD)/librip-preload.so
+UNWIND_LIBS := $(shell pkg-config --libs libunwind 2>/dev/null)
 LIBREAD := $(BUILD)/libripread.a
 RIP := $(BUILD)/rip
 RPATH := -Wl,-rpath,'$$ORIGIN/..' -Wl,-rpath,'$$ORIGIN/../..'
 LINK_RIP := -L$(BUILD) -lrip $(RPATH) -pthread
 
-all: $(LIBSO) $(LIBA) $(if $(TOOL_SRC),$(RIP)) $(EXAMPLES) $(BUILD)/librip.pc
+all: $(LIBSO) $(LIBA) $(if $(TOOL_SRC),$(RIP)) $(if $(PRELOAD_SRC),$(PRELOAD)) $(EXAMPLES) \
+	$(BUILD)/librip.pc
 
 $(BUILD)/pic/%.o: %.c
 	@mkdir -p $(@D)
@@ -85,6 +90,11 @@ $(LIBSO).$(VERSION): $(LIB_PIC_OBJ) lib/librip.map
 $(LIBSO): $(LIBSO).$(VERSION)
 	ln -sf librip.so.$(VERSION) $(BUILD)/$(SONAME)
 	ln -sf librip.so.$(VERSION) $@
+
+# The resource tracer: hooks only, on top of librip.so (found next to it).
+$(PRELOAD): $(PRELOAD_OBJ) $(LIBSO)
+	$(CC) -shared -Wl,-z,defs -o $@ $(PRELOAD_OBJ) -L$(BUILD) -lrip -Wl,-rpath,'$$ORIGIN' \
+		$(UNWIND_LIBS) -ldl -pthread
 
 $(LIBA): $(LIB_OBJ)
 	@rm -f $@
@@ -152,11 +162,13 @@ install: all
 		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(MANDIR)/man7
 	install -m 755 $(RIP) $(DESTDIR)$(BINDIR)/rip
 	install -m 755 $(LIBSO).$(VERSION) $(DESTDIR)$(LIBDIR)/
+	if [ -e $(PRELOAD) ]; then install -m 755 $(PRELOAD) $(DESTDIR)$(LIBDIR)/; fi
 	ln -sf librip.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
 	ln -sf librip.so.$(VERSION) $(DESTDIR)$(LIBDIR)/librip.so
 	install -m 644 $(LIBA) $(DESTDIR)$(LIBDIR)/
 	install -m 644 include/rip.h include/librip.h $(DESTDIR)$(INCDIR)/
-	install -m 644 include/rip/abi.h include/rip/snap.h $(DESTDIR)$(INCDIR)/rip/
+	install -m 644 include/rip/abi.h include/rip/snap.h include/rip/resource.h \
+		$(DESTDIR)$(INCDIR)/rip/
 	sed -e "s|@PREFIX@|$(PREFIX)|" -e "s|@LIBDIR@|$(LIBDIR)|" -e "s|@INCDIR@|$(INCDIR)|" \
 		-e "s|@VERSION@|$(VERSION)|" mk/librip.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/librip.pc
 	for m in man/*.1; do [ -e "$$m" ] && install -m 644 $$m $(DESTDIR)$(MANDIR)/man1/; done; true

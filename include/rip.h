@@ -165,6 +165,9 @@ RIP_API int rip_category_name(unsigned bit, const char *name);
 /* Emit an event whose last field is a string (not inline: strings are rare). */
 RIP_API void rip_event_str(const struct rip_event_type *type, const uint64_t *vals,
 			   const char *str);
+/* Emit an event whose last field is an array of n u64 (at most RIP_ARRAY_MAX). */
+RIP_API void rip_event_array(const struct rip_event_type *type, const uint64_t *vals,
+			     const uint64_t *arr, uint32_t n);
 RIP_API void __rip_event_slow(const struct rip_event_type *type, const uint64_t *vals,
 			      const char *str, uint64_t ts);
 RIP_API void __rip_event_nested(void);

@@ -40,6 +40,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "rip/resource.h"
 
 #define RIP_BLOCK_MS 3000 /* a consumer that does not move for this long is not waited for */
 #define RIP_MAX_TYPES RIP_TYPES_CAP /* one file entry per registered type */
@@ -68,7 +69,11 @@ static struct {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.types = { &__rip_coro_switch_type },
 	.ntypes = 1,
-	.cats = { [RIP_CAT_CORO] = "coro" },
+	.cats = { [RIP_CAT_CORO] = "coro",
+		  [RIP_CAT_MEM] = "mem",
+		  [RIP_CAT_FD] = "fd",
+		  [RIP_CAT_SHM] = "shm",
+		  [RIP_CAT_BT] = "bt" },
 };
 
 static struct rip_evring *rip_evring_at(struct rip_file_hdr *h, uint32_t i)
@@ -130,10 +135,10 @@ static bool rip_type_valid(const struct rip_event_type *t)
 	for (uint32_t i = 0; i < t->nfields; i++) {
 		uint32_t ty = t->fields[i].type;
 
-		if (ty < RIP_FT_U8 || ty > RIP_FT_STRING || !t->fields[i].name)
+		if (ty < RIP_FT_U8 || ty > RIP_FT_HEX64_ARRAY || !t->fields[i].name)
 			return false;
-		/* a string only as the last field, and only through rip_event_str */
-		if (ty == RIP_FT_STRING && i + 1 != t->nfields)
+		/* a string or array only as the last field (rip_event_str, rip_event_array) */
+		if (RIP_FT_IS_TAIL(ty) && i + 1 != t->nfields)
 			return false;
 	}
 	return true;
@@ -187,6 +192,39 @@ int rip_category_name(unsigned bit, const char *name)
 	return 0;
 }
 
+/*
+ * RIP_DISABLE=name,name,... (or bit numbers, or "all"): categories that start
+ * off in a new file; `rip enable` turns them on later.  Unknown names are
+ * ignored (the library never prints).  Called with rip_reg.lock held.
+ */
+static void rip_apply_disable(struct rip_file_hdr *h)
+{
+	const char *s = getenv("RIP_DISABLE");
+	char word[RIP_CATEGORY_NAME_MAX];
+
+	while (s && *s) {
+		size_t n = strcspn(s, ",");
+
+		if (n && n < sizeof(word)) {
+			char *end;
+			unsigned long bit;
+
+			memcpy(word, s, n);
+			word[n] = 0;
+			bit = strtoul(word, &end, 10);
+			if (!strcmp(word, "all"))
+				memset(h->enable, 0, sizeof(h->enable));
+			else if (!*end && bit < RIP_CATEGORIES)
+				h->enable[bit / 64] &= ~(1ull << (bit % 64));
+			else
+				for (uint32_t i = 0; i < RIP_CATEGORIES; i++)
+					if (!strcmp(rip_reg.cats[i], word))
+						h->enable[i / 64] &= ~(1ull << (i % 64));
+		}
+		s += n + (s[n] == ',');
+	}
+}
+
 /* A ring file was just mapped (under __rip_proc.lock): give it the types and names. */
 void __rip_events_open(struct rip_file_hdr *h)
 {
@@ -208,6 +246,7 @@ void __rip_events_open(struct rip_file_hdr *h)
 		rip_type_write(h, rip_reg.types[i], i);
 	for (uint32_t i = 0; i < RIP_CATEGORIES; i++)
 		memcpy(c[i].name, rip_reg.cats[i], RIP_CATEGORY_NAME_MAX);
+	rip_apply_disable(h);
 	rip_reg.file = h;
 	pthread_mutex_unlock(&rip_reg.lock);
 	/* Events may flow from here on: pairs with the relaxed loads in the fast path. */
@@ -436,14 +475,19 @@ void __rip_event_nested(void)
 	rip_count_drop(__atomic_load_n(&__rip_proc.hdr, __ATOMIC_ACQUIRE), &__rip_self.ev);
 }
 
-void __rip_event_slow(const struct rip_event_type *t, const uint64_t *v, const char *str,
-		      uint64_t ts)
+/*
+ * The slow path proper: fields v, then the variable tail (a string with its
+ * NUL, or an array's count and elements) when the type ends with one.
+ */
+static void rip_event_write(const struct rip_event_type *t, const uint64_t *v, const void *tail,
+			    size_t tlen, uint64_t ts)
 {
 	struct rip_file_hdr *h = __atomic_load_n(&__rip_proc.hdr, __ATOMIC_ACQUIRE);
 	struct rip_self *me = &__rip_self;
 	struct rip_evw *w = &me->ev;
 	uint32_t id, payload = 0, hsize, size;
 	size_t slen = 0;
+	uint32_t last = t && t->nfields ? t->fields[t->nfields - 1].type : 0;
 	char *p;
 
 	/* Called with w->nest raised by the fast path (or rip_event_str). */
@@ -471,13 +515,18 @@ void __rip_event_slow(const struct rip_event_type *t, const uint64_t *v, const c
 	if (w->ring > h->ev_rings)
 		goto out;
 	for (uint32_t i = 0; i < t->nfields; i++)
-		if (t->fields[i].type != RIP_FT_STRING)
+		if (!RIP_FT_IS_TAIL(t->fields[i].type))
 			payload += __rip_field_size(t->fields[i].type);
-	/* A string goes exactly where the type declares one (empty if none given). */
-	if (t->nfields && t->fields[t->nfields - 1].type == RIP_FT_STRING)
-		slen = strnlen(str ? str : "", RIP_STRING_MAX - 1) + 1;
-	else
-		str = NULL;
+	/* A tail goes exactly where the type declares one (empty if none given). */
+	if (RIP_FT_IS_TAIL(last)) {
+		static const uint32_t none;
+
+		if (!tail) {
+			tail = last == RIP_FT_STRING ? (const void *)"" : (const void *)&none;
+			tlen = last == RIP_FT_STRING ? 1 : 4;
+		}
+		slen = tlen;
+	}
 	if (ts < w->last)
 		ts = w->last; /* never backwards within a stream (TSC skew between CPUs) */
 	hsize = id <= RIP_EVENT_ID_COMPACT_MAX && ts - w->last < (1u << RIP_EVENT_TS_BITS) ? 4 : 13;
@@ -506,15 +555,14 @@ void __rip_event_slow(const struct rip_event_type *t, const uint64_t *v, const c
 	for (uint32_t i = 0; i < t->nfields; i++) {
 		uint32_t n;
 
-		if (t->fields[i].type == RIP_FT_STRING)
+		if (RIP_FT_IS_TAIL(t->fields[i].type))
 			break;
 		n = __rip_field_size(t->fields[i].type);
 		memcpy(p, &v[i], n);
 		p += n;
 	}
 	if (slen) {
-		memcpy(p, str ? str : "", slen - 1);
-		p[slen - 1] = 0;
+		memcpy(p, tail, slen);
 		p += slen;
 	}
 	w->last = ts;
@@ -534,6 +582,20 @@ out:
 	w->nest = 0;
 }
 
+void __rip_event_slow(const struct rip_event_type *t, const uint64_t *v, const char *str,
+		      uint64_t ts)
+{
+	char buf[RIP_STRING_MAX];
+	size_t n;
+
+	if (!str)
+		return rip_event_write(t, v, NULL, 0, ts);
+	n = strnlen(str, RIP_STRING_MAX - 1);
+	memcpy(buf, str, n);
+	buf[n] = 0;
+	rip_event_write(t, v, buf, n + 1, ts);
+}
+
 void rip_event_str(const struct rip_event_type *t, const uint64_t *vals, const char *str)
 {
 	static const uint64_t none[RIP_EVENT_MAX_FIELDS];
@@ -550,6 +612,30 @@ void rip_event_str(const struct rip_event_type *t, const uint64_t *vals, const c
 	/* The flag before the slow path reads anything: pairs with a handler's check. */
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	__rip_event_slow(t, vals ? vals : none, str ? str : "", rip_clock_ticks());
+}
+
+void rip_event_array(const struct rip_event_type *t, const uint64_t *vals, const uint64_t *arr,
+		     uint32_t n)
+{
+	static const uint64_t none[RIP_EVENT_MAX_FIELDS];
+	struct rip_evw *w = &__rip_self.ev;
+	uint8_t tail[4 + RIP_ARRAY_MAX * 8];
+
+	if (!t || !rip_category_enabled(t->category))
+		return;
+	if (w->nest) {
+		__rip_event_nested();
+		return;
+	}
+	if (n > RIP_ARRAY_MAX)
+		n = RIP_ARRAY_MAX;
+	memcpy(tail, &n, 4);
+	if (n)
+		memcpy(tail + 4, arr, (size_t)n * 8);
+	w->nest = 1;
+	/* The flag before the slow path reads anything: pairs with a handler's check. */
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	rip_event_write(t, vals ? vals : none, tail, 4 + (size_t)n * 8, rip_clock_ticks());
 }
 
 /* ---- configuration ------------------------------------------------------------------ */

@@ -16,6 +16,7 @@ have_cmd() { command -v "$1" >/dev/null 2>&1; }
 command -v pkg-config >/dev/null 2>&1 || need="$need pkg-config"
 have_pc libdw || need="$need libdw-dev"
 have_pc libelf || need="$need libelf-dev"
+have_pc libunwind || need="$need libunwind-dev"
 if [ "$what" = check ]; then
 	have_cmd valgrind || need="$need valgrind"
 	have_cmd python3 || need="$need python3"

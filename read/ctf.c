@@ -201,6 +201,8 @@ static const char *ctf_field_type(uint32_t type)
 		return "uint64_hex_t";
 	case RIP_FT_STRING:
 		return "string";
+	case RIP_FT_HEX64_ARRAY:
+		return "uint64_hex_t"; /* a sequence: see ctf_event */
 	default:
 		return NULL;
 	}
@@ -365,7 +367,12 @@ static int ctf_event(FILE *out, const struct ev_type *t)
 			snprintf(names[i], sizeof(names[i]), "%s_%u", base, ++dup);
 			j = UINT32_MAX; /* start over: the new name may clash too */
 		}
-		fprintf(out, "\t\t%s %s;\n", type, names[i]);
+		if (t->fields[i].type == RIP_FT_HEX64_ARRAY)
+			/* the count, then the sequence it sizes */
+			fprintf(out, "\t\tuint32_t _%s_length;\n\t\t%s %s[_%s_length];\n", names[i],
+				type, names[i], names[i]);
+		else
+			fprintf(out, "\t\t%s %s;\n", type, names[i]);
 	}
 	fputs("\t};\n};\n\n", out);
 	return 0;

@@ -58,12 +58,13 @@ int ev_type_load(const struct rip_evtype *e, struct ev_type *t)
 
 		t->fields[i] = e->fields[i];
 		t->fields[i].name[sizeof(t->fields[i].name) - 1] = 0;
-		if (ty < RIP_FT_U8 || ty > RIP_FT_STRING)
+		if (ty < RIP_FT_U8 || ty > RIP_FT_HEX64_ARRAY)
 			return -EBADMSG;
-		if (ty == RIP_FT_STRING) {
+		if (RIP_FT_IS_TAIL(ty)) {
 			if (i + 1 != e->nfields)
 				return -EBADMSG;
-			t->string = true;
+			t->string = ty == RIP_FT_STRING;
+			t->array = ty == RIP_FT_HEX64_ARRAY;
 			continue;
 		}
 		t->fixed += ty == RIP_FT_U8 || ty == RIP_FT_S8	   ? 1
@@ -190,6 +191,20 @@ int ev_decode(const struct ev_types *types, const uint8_t *data, size_t len, uin
 						       e.type->name, e.offset);
 				e.str = (const char *)data + off;
 				off += (size_t)(nul - (data + off)) + 1;
+				break;
+			}
+			if (ty == RIP_FT_HEX64_ARRAY) {
+				uint32_t cnt;
+
+				if (len - off < 4 ||
+				    (cnt = (uint32_t)ev_get(data + off, 4)) > RIP_ARRAY_MAX ||
+				    len - off - 4 < (size_t)cnt * 8)
+					return ev_fail(err, errlen, -EBADMSG,
+						       "bad array in %s at byte %zu", e.type->name,
+						       e.offset);
+				e.narr = cnt;
+				e.arr = data + off + 4;
+				off += 4 + (size_t)cnt * 8;
 				break;
 			}
 			n = ty == RIP_FT_U8 || ty == RIP_FT_S8	   ? 1

@@ -25,6 +25,7 @@ struct ev_type {
 	struct rip_evfield fields[RIP_EVENT_MAX_FIELDS];
 	uint32_t fixed;	  /* bytes of the fixed-size fields */
 	bool string;	  /* the last field is a string */
+	bool array;	  /* the last field is an array of u64 */
 };
 
 struct ev_types {
@@ -47,6 +48,8 @@ struct ev_event {
 	const struct ev_type *type;
 	uint64_t v[RIP_EVENT_MAX_FIELDS]; /* integers, sign-extended for signed fields */
 	const char *str;       /* the string field, NUL-terminated inside the packet */
+	const uint8_t *arr;    /* the array field: narr u64, little-endian, unaligned */
+	uint32_t narr;
 	size_t offset;	       /* byte offset in the packet */
 };
 

@@ -143,7 +143,12 @@ enum rip_field_type {
 	RIP_FT_S64,
 	RIP_FT_HEX64, /* u64 shown in hex (addresses, handles) */
 	RIP_FT_STRING, /* NUL-terminated, at most RIP_STRING_MAX bytes; last field only */
+	RIP_FT_HEX64_ARRAY, /* u32 count then count u64 (at most RIP_ARRAY_MAX); last field only */
 };
+
+#define RIP_ARRAY_MAX 256u
+/* Does a field of this type end the event with variable-size data? */
+#define RIP_FT_IS_TAIL(t) ((t) == RIP_FT_STRING || (t) == RIP_FT_HEX64_ARRAY)
 
 /* slot.state */
 enum rip_slot_state {

@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * rip/resource.h - the events of resource tracing: what librip-preload.so
+ * records for memory, file descriptors and shared memory, and what rip
+ * leaks, rip report and rip dump read back.  Readers find these types by
+ * name in a trace's type table (ids are assigned at registration).
+ *
+ *   rip:bt       {U32 id, HEX64_ARRAY frames}        a new backtrace, once per distinct
+ *                                                    stack: frames[0] is the caller of
+ *                                                    the hooked function, then its
+ *                                                    callers (return addresses)
+ *   mem:alloc    {HEX64 addr, U64 size, U32 bt, U32 kind}
+ *   mem:free     {HEX64 addr, U32 bt, U32 kind}
+ *   mem:realloc  {HEX64 old, HEX64 addr, U64 size, U32 bt}
+ *                   old 0: an allocation; size 0 and addr 0: a free of old;
+ *                   a failed realloc is not recorded (old stays)
+ *   fd:open      {S32 fd, U32 bt, U32 kind, S32 flags, STRING path}
+ *                   one event per descriptor (pipe and socketpair: two)
+ *   fd:close     {S32 fd, U32 bt, U32 kind}
+ *   shm:create   {S64 id, U64 size, U32 bt, U32 kind, STRING name}
+ *                   shm_open (id = fd), shmget (id = shmid), memfd_create
+ *   shm:attach   {HEX64 addr, U64 size, S64 id, U32 bt, U32 kind}
+ *                   shmat, mmap of a shared mapping (id = fd or -1)
+ *   shm:detach   {HEX64 addr, U64 size, U32 bt, U32 kind}   shmdt, munmap of it
+ *   shm:remove   {S64 id, U32 bt, U32 kind, STRING name}    shm_unlink, IPC_RMID
+ *
+ * bt is a backtrace id (0: none recorded); ids are interned per process, so
+ * a stack is stored once however often it allocates.
+ */
+#ifndef RIP_RESOURCE_H
+#define RIP_RESOURCE_H
+
+/* Built-in categories of the resource tracer (see RIP_CAT_USER in abi.h). */
+#define RIP_CAT_MEM 1u
+#define RIP_CAT_FD 2u
+#define RIP_CAT_SHM 3u
+#define RIP_CAT_BT 4u /* backtrace definitions: on whenever another of these is */
+
+#define RIP_BT_MAX_DEPTH 64u /* frames kept per backtrace (RIP_DEPTH lowers it) */
+
+/* mem:alloc / mem:free kind */
+enum rip_mem_kind {
+	RIP_MEM_MALLOC = 1,
+	RIP_MEM_CALLOC,
+	RIP_MEM_REALLOC,
+	RIP_MEM_REALLOCARRAY,
+	RIP_MEM_POSIX_MEMALIGN,
+	RIP_MEM_ALIGNED_ALLOC,
+	RIP_MEM_MEMALIGN,
+	RIP_MEM_VALLOC,
+	RIP_MEM_PVALLOC,
+	RIP_MEM_NEW,	   /* operator new, all variants */
+	RIP_MEM_NEW_ARRAY, /* operator new[], all variants */
+	RIP_MEM_MMAP,	   /* anonymous private mmap */
+	RIP_MEM_MREMAP,
+	RIP_MEM_FREE,
+	RIP_MEM_DELETE,	   /* operator delete, all variants */
+	RIP_MEM_DELETE_ARRAY,
+	RIP_MEM_MUNMAP,
+};
+
+/* fd:open / fd:close kind */
+enum rip_fd_kind {
+	RIP_FD_OPEN = 1,
+	RIP_FD_OPENAT,
+	RIP_FD_CREAT,
+	RIP_FD_DUP,
+	RIP_FD_DUP2,
+	RIP_FD_DUP3,
+	RIP_FD_FCNTL_DUPFD,
+	RIP_FD_PIPE,
+	RIP_FD_SOCKET,
+	RIP_FD_SOCKETPAIR,
+	RIP_FD_ACCEPT,
+	RIP_FD_EVENTFD,
+	RIP_FD_TIMERFD,
+	RIP_FD_SIGNALFD,
+	RIP_FD_EPOLL,
+	RIP_FD_INOTIFY,
+	RIP_FD_MEMFD,
+	RIP_FD_SCM_RIGHTS, /* received in a message */
+	RIP_FD_FOPEN,
+	RIP_FD_FDOPEN,
+	RIP_FD_FREOPEN,
+	RIP_FD_OPENDIR,
+	RIP_FD_CLOSE,
+	RIP_FD_FCLOSE,
+	RIP_FD_CLOSEDIR,
+	RIP_FD_REPLACED, /* closed implicitly by dup2/dup3 onto it */
+};
+
+/* shm:* kind */
+enum rip_shm_kind {
+	RIP_SHM_OPEN = 1, /* shm_open */
+	RIP_SHM_GET,	  /* shmget */
+	RIP_SHM_MEMFD,	  /* memfd_create */
+	RIP_SHM_AT,	  /* shmat */
+	RIP_SHM_MMAP,	  /* mmap MAP_SHARED */
+	RIP_SHM_DT,	  /* shmdt */
+	RIP_SHM_MUNMAP,
+	RIP_SHM_UNLINK,	  /* shm_unlink */
+	RIP_SHM_RMID,	  /* shmctl IPC_RMID */
+};
+
+#endif /* RIP_RESOURCE_H */
