@@ -85,10 +85,11 @@ RIP_API int rip_coro_set_name(struct rip_coro *co, const char *name);
 RIP_INLINE uint64_t __rip_event_clock(void)
 {
 #if defined(__x86_64__)
-	uint32_t lo, hi;
+	uint64_t ts, hi;
 
-	__asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
-	return ((uint64_t)hi << 32) | lo;
+	/* edx:eax into one register in two instructions (rdtsc zeroes the high halves) */
+	__asm__ __volatile__("rdtsc\n\tshl $32, %1\n\tor %1, %0" : "=a"(ts), "=d"(hi));
+	return ts;
 #else
 	return rip_clock_ticks();
 #endif
