@@ -23,20 +23,6 @@
 
 #include "evread.h"
 
-static int ev_fail(char *err, size_t len, int code, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static int ev_fail(char *err, size_t len, int code, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && len) {
-		va_start(ap, fmt);
-		vsnprintf(err, len, fmt, ap);
-		va_end(ap);
-	}
-	return code;
-}
 
 /* ---- types ------------------------------------------------------------------------ */
 
@@ -87,7 +73,7 @@ int ev_read_types(struct rr_file *f, struct ev_types *out, char *err, size_t err
 	/* Pairs with the release store of types_count in rip_type_write. */
 	n = __atomic_load_n(&live->types_count, __ATOMIC_ACQUIRE);
 	if (n > f->hdr.types_cap)
-		return ev_fail(err, errlen, -EBADMSG, "%s: corrupt: %u event types in a table of %u",
+		return rr_fail(err, errlen, -EBADMSG, "%s: corrupt: %u event types in a table of %u",
 			       f->path, n, f->hdr.types_cap);
 	for (uint32_t i = 0; i < n; i++) {
 		struct rip_evtype e;
@@ -95,7 +81,7 @@ int ev_read_types(struct rr_file *f, struct ev_types *out, char *err, size_t err
 
 		memcpy(&e, f->map + f->hdr.types_off + (size_t)i * RIP_EVTYPE_SIZE, sizeof(e));
 		if (ev_type_load(&e, &t))
-			return ev_fail(err, errlen, -EBADMSG, "%s: corrupt event type entry %u",
+			return rr_fail(err, errlen, -EBADMSG, "%s: corrupt event type entry %u",
 				       f->path, i);
 		if (!out->t[t.id].valid) {
 			out->t[t.id] = t;
@@ -143,7 +129,7 @@ int ev_decode(const struct ev_types *types, const uint8_t *data, size_t len, uin
 	int count = 0, ret;
 
 	if (len < RIP_PACKET_HDR_SIZE)
-		return ev_fail(err, errlen, -EBADMSG, "packet shorter than its header");
+		return rr_fail(err, errlen, -EBADMSG, "packet shorter than its header");
 	while (off < len) {
 		struct ev_event e;
 		uint32_t id;
@@ -151,10 +137,10 @@ int ev_decode(const struct ev_types *types, const uint8_t *data, size_t len, uin
 		memset(&e, 0, sizeof(e));
 		e.offset = off;
 		if (len - off < 4)
-			return ev_fail(err, errlen, -EBADMSG, "event header cut at byte %zu", off);
+			return rr_fail(err, errlen, -EBADMSG, "event header cut at byte %zu", off);
 		if ((data[off] & 31) == RIP_EVENT_ID_EXTENDED) {
 			if (len - off < 13)
-				return ev_fail(err, errlen, -EBADMSG,
+				return rr_fail(err, errlen, -EBADMSG,
 					       "extended event header cut at byte %zu", off);
 			id = (uint32_t)ev_get(data + off + 1, 4);
 			ts = ev_get(data + off + 5, 8);
@@ -171,12 +157,12 @@ int ev_decode(const struct ev_types *types, const uint8_t *data, size_t len, uin
 			off += 4;
 		}
 		if (id >= EV_MAX_TYPES || !types->t[id].valid)
-			return ev_fail(err, errlen, -EBADMSG, "unknown event id %u at byte %zu", id,
+			return rr_fail(err, errlen, -EBADMSG, "unknown event id %u at byte %zu", id,
 				       e.offset);
 		e.type = &types->t[id];
 		e.ts = ts;
 		if (len - off < e.type->fixed)
-			return ev_fail(err, errlen, -EBADMSG, "event %s cut at byte %zu",
+			return rr_fail(err, errlen, -EBADMSG, "event %s cut at byte %zu",
 				       e.type->name, e.offset);
 		for (uint32_t i = 0; i < e.type->nfields; i++) {
 			uint32_t ty = e.type->fields[i].type, n;
@@ -186,7 +172,7 @@ int ev_decode(const struct ev_types *types, const uint8_t *data, size_t len, uin
 				const uint8_t *nul = memchr(data + off, 0, max);
 
 				if (!nul)
-					return ev_fail(err, errlen, -EBADMSG,
+					return rr_fail(err, errlen, -EBADMSG,
 						       "unterminated string in %s at byte %zu",
 						       e.type->name, e.offset);
 				e.str = (const char *)data + off;
@@ -199,7 +185,7 @@ int ev_decode(const struct ev_types *types, const uint8_t *data, size_t len, uin
 				if (len - off < 4 ||
 				    (cnt = (uint32_t)ev_get(data + off, 4)) > RIP_ARRAY_MAX ||
 				    len - off - 4 < (size_t)cnt * 8)
-					return ev_fail(err, errlen, -EBADMSG,
+					return rr_fail(err, errlen, -EBADMSG,
 						       "bad array in %s at byte %zu", e.type->name,
 						       e.offset);
 				e.narr = cnt;
@@ -227,16 +213,16 @@ int ev_decode(const struct ev_types *types, const uint8_t *data, size_t len, uin
 int ev_check_packet(const struct rip_packet *p, size_t avail, char *err, size_t errlen)
 {
 	if (p->magic != RIP_CTF_MAGIC)
-		return ev_fail(err, errlen, -EBADMSG, "bad packet magic 0x%08x", p->magic);
+		return rr_fail(err, errlen, -EBADMSG, "bad packet magic 0x%08x", p->magic);
 	if (p->packet_size % 8 || p->content_size % 8 || p->packet_size < p->content_size ||
 	    p->content_size < RIP_PACKET_HDR_SIZE * 8 || p->packet_size / 8 > avail)
-		return ev_fail(err, errlen, -EBADMSG,
+		return rr_fail(err, errlen, -EBADMSG,
 			       "bad packet sizes (content %llu bits, packet %llu bits, %zu bytes "
 			       "there)",
 			       (unsigned long long)p->content_size, (unsigned long long)p->packet_size,
 			       avail);
 	if (p->timestamp_end && p->timestamp_end < p->timestamp_begin)
-		return ev_fail(err, errlen, -EBADMSG, "packet ends before it begins");
+		return rr_fail(err, errlen, -EBADMSG, "packet ends before it begins");
 	return 0;
 }
 
@@ -295,7 +281,7 @@ static int ev_copy_packet(struct rr_file *f, const struct ev_types *types, uint3
 	if (want != UINT64_MAX && seq1 != want)
 		return 0;
 	if (content % 8 || content / 8 > psize || content / 8 < RIP_PACKET_HDR_SIZE)
-		return open1 ? 0 : ev_fail(err, errlen, -EBADMSG,
+		return open1 ? 0 : rr_fail(err, errlen, -EBADMSG,
 					   "ring %u packet %llu: content size %llu bits out of "
 					   "bounds",
 					   ring, (unsigned long long)k, (unsigned long long)content);
@@ -321,7 +307,7 @@ static int ev_copy_packet(struct rr_file *f, const struct ev_types *types, uint3
 	ret = ev_check_packet(&out->hdr, psize, why, sizeof(why));
 	if (!ret && (out->hdr.packet_size != (uint64_t)psize * 8 ||
 		     out->hdr.stream_instance_id != ring || out->hdr.packet_seq_num % npk != k))
-		ret = ev_fail(why, sizeof(why), -EBADMSG, "packet does not belong here");
+		ret = rr_fail(why, sizeof(why), -EBADMSG, "packet does not belong here");
 	if (!ret) {
 		ret = ev_decode(types, out->data, out->len, out->hdr.timestamp_begin, ev_note_last,
 				&last, why, sizeof(why));
@@ -333,7 +319,7 @@ static int ev_copy_packet(struct rr_file *f, const struct ev_types *types, uint3
 		out->data = NULL;
 		if (open1)
 			return 0; /* a packet in the middle of a switch */
-		return ev_fail(err, errlen, ret, "ring %u packet %llu: %s", ring,
+		return rr_fail(err, errlen, ret, "ring %u packet %llu: %s", ring,
 			       (unsigned long long)k, why);
 	}
 	if (open1) {
@@ -345,7 +331,7 @@ static int ev_copy_packet(struct rr_file *f, const struct ev_types *types, uint3
 	} else if (out->hdr.events != last.n) {
 		free(out->data);
 		out->data = NULL;
-		return ev_fail(err, errlen, -EBADMSG,
+		return rr_fail(err, errlen, -EBADMSG,
 			       "ring %u packet %llu: says %u events, holds %u", ring,
 			       (unsigned long long)k, out->hdr.events, last.n);
 	}
@@ -386,14 +372,14 @@ int ev_copy_ring(struct rr_file *f, const struct ev_types *types, uint32_t ring,
 	*out = NULL;
 	*n = 0;
 	if (!ev_ring_ok(f, ring))
-		return ev_fail(err, errlen, -EINVAL, "no event ring %u", ring);
+		return rr_fail(err, errlen, -EINVAL, "no event ring %u", ring);
 	npk = f->hdr.ev_ring_size / f->hdr.ev_packet_size;
 	v = calloc(npk, sizeof(*v));
 	if (!v)
-		return ev_fail(err, errlen, -ENOMEM, "out of memory");
+		return rr_fail(err, errlen, -ENOMEM, "out of memory");
 	if (rr_guard_enter(&jb)) {
 		ev_packets_free(v, got);
-		return ev_fail(err, errlen, -EIO, "%s: the file shrank while being read", f->path);
+		return rr_fail(err, errlen, -EIO, "%s: the file shrank while being read", f->path);
 	}
 	for (uint32_t k = 0; k < npk; k++) {
 		ret = ev_copy_packet(f, types, ring, k, UINT64_MAX, &v[got], err, errlen);
@@ -424,14 +410,14 @@ int ev_consumer_open(struct rr_file *f, int *wfd, char *err, size_t errlen)
 	void *m;
 
 	if (fd < 0)
-		return ev_fail(err, errlen, -errno, "%s: cannot open for writing: %s", f->path,
+		return rr_fail(err, errlen, -errno, "%s: cannot open for writing: %s", f->path,
 			       strerror(errno));
 	m = mmap(NULL, f->len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (m == MAP_FAILED) {
 		int e = errno;
 
 		close(fd);
-		return ev_fail(err, errlen, -e, "%s: cannot map for writing: %s", f->path,
+		return rr_fail(err, errlen, -e, "%s: cannot map for writing: %s", f->path,
 			       strerror(e));
 	}
 	f->wmap = m;
@@ -459,16 +445,16 @@ int ev_consume(struct rr_file *f, const struct ev_types *types, uint32_t ring, b
 	int ret = 0;
 
 	if (!ev_ring_ok(f, ring) || !f->wmap)
-		return ev_fail(err, errlen, -EINVAL, "no event ring %u to consume", ring);
+		return rr_fail(err, errlen, -EINVAL, "no event ring %u to consume", ring);
 	npk = f->hdr.ev_ring_size / f->hdr.ev_packet_size;
 	w = (struct rip_evring *)(f->wmap + f->hdr.ev_ctl_off + (size_t)ring * RIP_EVRING_SIZE);
 	if (rr_guard_enter(&jb))
-		return ev_fail(err, errlen, -EIO, "%s: the file shrank while being read", f->path);
+		return rr_fail(err, errlen, -EIO, "%s: the file shrank while being read", f->path);
 	/* Pairs with the release store of written in rip_packet_close. */
 	written = __atomic_load_n(&w->written, __ATOMIC_ACQUIRE);
 	consumed = __atomic_load_n(&w->consumed, __ATOMIC_RELAXED);
 	if (consumed > written) {
-		ret = ev_fail(err, errlen, -EBADMSG, "ring %u: consumed past written", ring);
+		ret = rr_fail(err, errlen, -EBADMSG, "ring %u: consumed past written", ring);
 		goto out;
 	}
 	if (written - consumed > npk) {

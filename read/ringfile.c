@@ -35,10 +35,7 @@
 #define RR_LEGACY_SLOT 320u /* 64-byte name + 32 entries */
 #define RR_LEGACY_EXIT UINT64_MAX
 
-static int rr_fail(char *err, size_t len, int code, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static int rr_fail(char *err, size_t len, int code, const char *fmt, ...)
+int rr_fail(char *err, size_t len, int code, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -259,6 +256,36 @@ err_close:
 	close(f->fd);
 	f->fd = -1;
 	return ret;
+}
+
+bool rr_all_digits(const char *s)
+{
+	if (!*s)
+		return false;
+	for (; *s; s++)
+		if (*s < '0' || *s > '9')
+			return false;
+	return true;
+}
+
+int rr_open_target(const char *target, struct rr_file *f, char *err, size_t errlen)
+{
+	char path[PATH_MAX];
+	int ret;
+
+	memset(f, 0, sizeof(*f));
+	f->fd = -1;
+	if (rr_all_digits(target)) {
+		long pid = strtol(target, NULL, 10);
+
+		if (pid <= 0 || pid > 0x3fffffff)
+			return rr_fail(err, errlen, -ERANGE, "bad pid '%s'", target);
+		ret = rr_find_pid((pid_t)pid, path, sizeof(path), err, errlen);
+		if (ret)
+			return ret;
+		target = path;
+	}
+	return rr_open(target, f, err, errlen);
 }
 
 int rr_open_legacy(const char *path, struct rr_file *f, char *err, size_t errlen)

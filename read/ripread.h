@@ -64,6 +64,20 @@ struct rr_slots {
 	char why[128];	 /* what was wrong with it */
 };
 
+/* Format a one-line error into err (if given) and return code. */
+int rr_fail(char *err, size_t len, int code, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/* Is s a non-empty string of decimal digits? */
+bool rr_all_digits(const char *s);
+
+/*
+ * Open TARGET, a pid (its ring file: rr_find_pid) or a ring file path,
+ * validated as rr_open does.  0, or -errno with the reason in err (-ERANGE:
+ * a number that cannot be a pid).
+ */
+int rr_open_target(const char *target, struct rr_file *f, char *err, size_t errlen);
+
 /*
  * Open and validate a ring file.  0, or -errno with a one-line explanation
  * in err (what is wrong, and what to do when there is something to do).

@@ -24,20 +24,6 @@
 #define TRACE_MAX_NAMES (1u << 23)
 #define TRACE_MAX_MODS (1u << 20)
 
-static int tr_fail(char *err, size_t len, int code, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static int tr_fail(char *err, size_t len, int code, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && len) {
-		va_start(ap, fmt);
-		vsnprintf(err, len, fmt, ap);
-		va_end(ap);
-	}
-	return code;
-}
 
 static int tr_write_all(int fd, const void *buf, size_t len)
 {
@@ -72,10 +58,10 @@ static int tr_create(const char *dir, const char *name, mode_t mode, char *err, 
 	int fd, n = snprintf(path, sizeof(path), "%s/%s", dir, name);
 
 	if (n < 0 || (size_t)n >= sizeof(path))
-		return tr_fail(err, errlen, -ENAMETOOLONG, "%s/%s: path too long", dir, name);
+		return rr_fail(err, errlen, -ENAMETOOLONG, "%s/%s: path too long", dir, name);
 	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
 	if (fd < 0)
-		return tr_fail(err, errlen, -errno, "%s: %s", path, strerror(errno));
+		return rr_fail(err, errlen, -errno, "%s: %s", path, strerror(errno));
 	return fd;
 }
 
@@ -85,19 +71,19 @@ int trace_w_open(const char *dir, struct trace_w **out, char *err, size_t errlen
 
 	*out = NULL;
 	if (strlen(dir) >= sizeof(w->dir) - 32)
-		return tr_fail(err, errlen, -ENAMETOOLONG, "%s: path too long", dir);
+		return rr_fail(err, errlen, -ENAMETOOLONG, "%s: path too long", dir);
 	if (mkdir(dir, 0755)) {
 		if (errno == EEXIST)
-			return tr_fail(err, errlen, -EEXIST,
+			return rr_fail(err, errlen, -EEXIST,
 				       "%s exists: traces are never overwritten; choose another "
 				       "with -o",
 				       dir);
-		return tr_fail(err, errlen, -errno, "%s: %s", dir, strerror(errno));
+		return rr_fail(err, errlen, -errno, "%s: %s", dir, strerror(errno));
 	}
 	w = calloc(1, sizeof(*w));
 	if (!w) {
 		rmdir(dir);
-		return tr_fail(err, errlen, -ENOMEM, "out of memory");
+		return rr_fail(err, errlen, -ENOMEM, "out of memory");
 	}
 	snprintf(w->dir, sizeof(w->dir), "%s", dir);
 	*out = w;
@@ -111,13 +97,13 @@ int trace_w_packet(struct trace_w *w, const struct ev_packet *p, char *err, size
 	int ret;
 
 	if (p->ring >= TRACE_MAX_STREAMS || p->len < sizeof(hdr))
-		return tr_fail(err, errlen, -EINVAL, "bad packet for stream %u", p->ring);
+		return rr_fail(err, errlen, -EINVAL, "bad packet for stream %u", p->ring);
 	if (p->ring >= w->nfds) {
 		uint32_t n = p->ring + 1 > w->nfds * 2 ? p->ring + 1 : w->nfds * 2;
 		int *fds = realloc(w->fds, n * sizeof(*fds));
 
 		if (!fds)
-			return tr_fail(err, errlen, -ENOMEM, "out of memory");
+			return rr_fail(err, errlen, -ENOMEM, "out of memory");
 		for (uint32_t i = w->nfds; i < n; i++)
 			fds[i] = -1;
 		w->fds = fds;
@@ -140,7 +126,7 @@ int trace_w_packet(struct trace_w *w, const struct ev_packet *p, char *err, size
 	if (!ret)
 		ret = tr_write_all(w->fds[p->ring], p->data + sizeof(hdr), p->len - sizeof(hdr));
 	if (ret)
-		return tr_fail(err, errlen, ret, "%s/stream_%u: %s", w->dir, p->ring,
+		return rr_fail(err, errlen, ret, "%s/stream_%u: %s", w->dir, p->ring,
 			       strerror(-ret));
 	w->events += p->hdr.events;
 	return 0;
@@ -174,7 +160,7 @@ int trace_info_from_file(struct rr_file *f, struct trace_info *info, char *err, 
 		goto err_mods;
 	info->names = calloc(slots.n ? slots.n : 1, sizeof(*info->names));
 	if (!info->names) {
-		ret = tr_fail(err, errlen, -ENOMEM, "out of memory");
+		ret = rr_fail(err, errlen, -ENOMEM, "out of memory");
 		goto err_slots;
 	}
 	for (size_t i = 0; i < slots.n; i++) {
@@ -249,7 +235,7 @@ static int tr_write_index(struct trace_w *w, struct trace_info *info, char *err,
 		ret = -errno;
 	close(fd);
 	if (ret)
-		return tr_fail(err, errlen, ret, "%s/%s: %s", w->dir, TRACE_INDEX, strerror(-ret));
+		return rr_fail(err, errlen, ret, "%s/%s: %s", w->dir, TRACE_INDEX, strerror(-ret));
 	return 0;
 }
 
@@ -276,7 +262,7 @@ int trace_w_finish(struct trace_w *w, struct trace_info *info, char *err, size_t
 
 	for (uint32_t i = 0; i < w->nfds; i++) {
 		if (w->fds[i] >= 0 && fsync(w->fds[i]) && !ret)
-			ret = tr_fail(err, errlen, -errno, "%s/stream_%u: %s", w->dir, i,
+			ret = rr_fail(err, errlen, -errno, "%s/stream_%u: %s", w->dir, i,
 				      strerror(errno));
 		if (w->fds[i] >= 0)
 			close(w->fds[i]);
@@ -292,7 +278,7 @@ int trace_w_finish(struct trace_w *w, struct trace_info *info, char *err, size_t
 	}
 	meta = fdopen(fd, "w");
 	if (!meta) {
-		ret = tr_fail(err, errlen, -errno, "%s/metadata: %s", w->dir, strerror(errno));
+		ret = rr_fail(err, errlen, -errno, "%s/metadata: %s", w->dir, strerror(errno));
 		close(fd);
 		goto out_free;
 	}
@@ -302,7 +288,7 @@ int trace_w_finish(struct trace_w *w, struct trace_info *info, char *err, size_t
 	if (fclose(meta) && !ret)
 		ret = -errno;
 	if (ret) {
-		tr_fail(err, errlen, ret, "%s/metadata: %s", w->dir, strerror(-ret));
+		rr_fail(err, errlen, ret, "%s/metadata: %s", w->dir, strerror(-ret));
 		goto out_free;
 	}
 	ret = tr_write_index(w, info, err, errlen);
@@ -352,30 +338,30 @@ int trace_r_open(const char *dir, struct trace_r *r, char *err, size_t errlen)
 
 	memset(r, 0, sizeof(*r));
 	if (strlen(dir) >= sizeof(r->dir))
-		return tr_fail(err, errlen, -ENAMETOOLONG, "%s: path too long", dir);
+		return rr_fail(err, errlen, -ENAMETOOLONG, "%s: path too long", dir);
 	snprintf(r->dir, sizeof(r->dir), "%s", dir);
 	n = snprintf(path, sizeof(path), "%s/%s", dir, TRACE_INDEX);
 	if (n < 0 || (size_t)n >= sizeof(path))
-		return tr_fail(err, errlen, -ENAMETOOLONG, "%s: path too long", dir);
+		return rr_fail(err, errlen, -ENAMETOOLONG, "%s: path too long", dir);
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	if (fd < 0)
-		return tr_fail(err, errlen, -errno, "%s: not a rip trace (%s)", dir,
+		return rr_fail(err, errlen, -errno, "%s: not a rip trace (%s)", dir,
 			       strerror(errno));
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-		ret = tr_fail(err, errlen, -EINVAL, "%s: not a regular file", path);
+		ret = rr_fail(err, errlen, -EINVAL, "%s: not a regular file", path);
 		goto out_close;
 	}
 	ret = tr_read_exact(fd, h, sizeof(*h));
 	if (ret) {
-		ret = tr_fail(err, errlen, -EBADMSG, "%s: truncated index", path);
+		ret = rr_fail(err, errlen, -EBADMSG, "%s: truncated index", path);
 		goto out_close;
 	}
 	if (memcmp(h->magic, TRACE_MAGIC, sizeof(h->magic))) {
-		ret = tr_fail(err, errlen, -EBADMSG, "%s: not a rip trace index (bad magic)", path);
+		ret = rr_fail(err, errlen, -EBADMSG, "%s: not a rip trace index (bad magic)", path);
 		goto out_close;
 	}
 	if (h->version > TRACE_VERSION) {
-		ret = tr_fail(err, errlen, -EPROTONOSUPPORT,
+		ret = rr_fail(err, errlen, -EPROTONOSUPPORT,
 			      "%s: trace format %u is newer than this rip understands (%u): use a "
 			      "newer rip",
 			      path, h->version, TRACE_VERSION);
@@ -384,14 +370,14 @@ int trace_r_open(const char *dir, struct trace_r *r, char *err, size_t errlen)
 	if (h->ntypes > EV_MAX_TYPES || h->nnames > TRACE_MAX_NAMES || h->nmods > TRACE_MAX_MODS ||
 	    h->nstreams > TRACE_MAX_STREAMS || !h->file.clock_hz ||
 	    (h->file.clock_kind != RIP_CLOCK_TSC && h->file.clock_kind != RIP_CLOCK_MONO_RAW)) {
-		ret = tr_fail(err, errlen, -EBADMSG, "%s: corrupt index (counts out of range)", path);
+		ret = rr_fail(err, errlen, -EBADMSG, "%s: corrupt index (counts out of range)", path);
 		goto out_close;
 	}
 	need = sizeof(*h) + (uint64_t)h->ntypes * sizeof(struct rip_evtype) + sizeof(cats) +
 	       (uint64_t)h->nnames * sizeof(struct trace_name) +
 	       (uint64_t)h->nmods * sizeof(struct rip_module);
 	if ((uint64_t)st.st_size != need) {
-		ret = tr_fail(err, errlen, -EBADMSG,
+		ret = rr_fail(err, errlen, -EBADMSG,
 			      "%s: corrupt index: %llu bytes, its counts say %llu", path,
 			      (unsigned long long)st.st_size, (unsigned long long)need);
 		goto out_close;
@@ -404,7 +390,7 @@ int trace_r_open(const char *dir, struct trace_r *r, char *err, size_t errlen)
 		if (!ret && ev_type_load(&e, &t))
 			ret = -EBADMSG;
 		if (ret) {
-			ret = tr_fail(err, errlen, -EBADMSG, "%s: corrupt event type %u", path, i);
+			ret = rr_fail(err, errlen, -EBADMSG, "%s: corrupt event type %u", path, i);
 			goto out_close;
 		}
 		if (!r->info.types.t[t.id].valid) {
@@ -422,7 +408,7 @@ int trace_r_open(const char *dir, struct trace_r *r, char *err, size_t errlen)
 	r->info.names = calloc(h->nnames ? h->nnames : 1, sizeof(*r->info.names));
 	r->info.mods = calloc(h->nmods ? h->nmods : 1, sizeof(*r->info.mods));
 	if (!r->info.names || !r->info.mods) {
-		ret = tr_fail(err, errlen, -ENOMEM, "out of memory");
+		ret = rr_fail(err, errlen, -ENOMEM, "out of memory");
 		goto out_free;
 	}
 	ret = tr_read_exact(fd, r->info.names, (size_t)h->nnames * sizeof(*r->info.names));
@@ -445,7 +431,7 @@ int trace_r_open(const char *dir, struct trace_r *r, char *err, size_t errlen)
 	return 0;
 
 out_short:
-	ret = tr_fail(err, errlen, -EBADMSG, "%s: truncated index", path);
+	ret = rr_fail(err, errlen, -EBADMSG, "%s: truncated index", path);
 out_free:
 	trace_info_free(&r->info);
 out_close:
@@ -469,15 +455,15 @@ int trace_r_stream(struct trace_r *r, uint32_t stream, ev_packet_cb cb, void *ar
 
 	n = snprintf(path, sizeof(path), "%s/stream_%u", r->dir, stream);
 	if (n < 0 || (size_t)n >= sizeof(path))
-		return tr_fail(err, errlen, -ENAMETOOLONG, "%s: path too long", r->dir);
+		return rr_fail(err, errlen, -ENAMETOOLONG, "%s: path too long", r->dir);
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	if (fd < 0) {
 		if (errno == ENOENT)
 			return 0; /* a ring that never wrote a packet */
-		return tr_fail(err, errlen, -errno, "%s: %s", path, strerror(errno));
+		return rr_fail(err, errlen, -errno, "%s: %s", path, strerror(errno));
 	}
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-		ret = tr_fail(err, errlen, -EINVAL, "%s: not a regular file", path);
+		ret = rr_fail(err, errlen, -EINVAL, "%s: not a regular file", path);
 		goto out_close;
 	}
 	while (off < (uint64_t)st.st_size) {
@@ -486,7 +472,7 @@ int trace_r_stream(struct trace_r *r, uint32_t stream, ev_packet_cb cb, void *ar
 
 		memset(&p, 0, sizeof(p));
 		if (left < sizeof(p.hdr)) {
-			ret = tr_fail(err, errlen, -EBADMSG, "%s: truncated packet at byte %llu",
+			ret = rr_fail(err, errlen, -EBADMSG, "%s: truncated packet at byte %llu",
 				      path, (unsigned long long)off);
 			break;
 		}
@@ -497,11 +483,11 @@ int trace_r_stream(struct trace_r *r, uint32_t stream, ev_packet_cb cb, void *ar
 				      sizeof(why));
 		if (!ret && (p.hdr.content_size != p.hdr.packet_size ||
 			     p.hdr.stream_instance_id != stream))
-			ret = tr_fail(why, sizeof(why), -EBADMSG, "packet does not belong here");
+			ret = rr_fail(why, sizeof(why), -EBADMSG, "packet does not belong here");
 		if (!ret && !first && p.hdr.packet_seq_num < expect_seq)
-			ret = tr_fail(why, sizeof(why), -EBADMSG, "packet sequence goes back");
+			ret = rr_fail(why, sizeof(why), -EBADMSG, "packet sequence goes back");
 		if (ret) {
-			ret = tr_fail(err, errlen, -EBADMSG, "%s: byte %llu: %s", path,
+			ret = rr_fail(err, errlen, -EBADMSG, "%s: byte %llu: %s", path,
 				      (unsigned long long)off, why);
 			break;
 		}
@@ -509,7 +495,7 @@ int trace_r_stream(struct trace_r *r, uint32_t stream, ev_packet_cb cb, void *ar
 		p.ring = stream;
 		p.data = malloc(p.len);
 		if (!p.data) {
-			ret = tr_fail(err, errlen, -ENOMEM, "out of memory");
+			ret = rr_fail(err, errlen, -ENOMEM, "out of memory");
 			break;
 		}
 		memcpy(p.data, &p.hdr, sizeof(p.hdr));
@@ -518,13 +504,13 @@ int trace_r_stream(struct trace_r *r, uint32_t stream, ev_packet_cb cb, void *ar
 			ret = ev_decode(&r->info.types, p.data, p.len, p.hdr.timestamp_begin, NULL,
 					NULL, why, sizeof(why));
 			if (ret >= 0 && (uint32_t)ret != p.hdr.events)
-				ret = tr_fail(why, sizeof(why), -EBADMSG,
+				ret = rr_fail(why, sizeof(why), -EBADMSG,
 					      "packet says %u events, holds %d", p.hdr.events, ret);
-			ret = ret < 0 ? tr_fail(err, errlen, -EBADMSG, "%s: packet at byte %llu: %s",
+			ret = ret < 0 ? rr_fail(err, errlen, -EBADMSG, "%s: packet at byte %llu: %s",
 						path, (unsigned long long)off, why)
 				      : 0;
 		} else {
-			ret = tr_fail(err, errlen, -EBADMSG, "%s: truncated packet at byte %llu",
+			ret = rr_fail(err, errlen, -EBADMSG, "%s: truncated packet at byte %llu",
 				      path, (unsigned long long)off);
 		}
 		if (!ret)

@@ -65,16 +65,6 @@ struct en_state {
 	bool alive;
 };
 
-static bool en_digits(const char *s)
-{
-	if (!*s)
-		return false;
-	for (; *s; s++)
-		if (*s < '0' || *s > '9')
-			return false;
-	return true;
-}
-
 static bool en_bit_on(const uint64_t *enable, unsigned bit)
 {
 	return (__atomic_load_n(&enable[bit / 64], __ATOMIC_RELAXED) >> (bit % 64)) & 1;
@@ -139,7 +129,7 @@ static int en_parse(const struct ev_types *t, const char *arg, uint64_t *bits)
 		memset(bits, 0xff, RIP_CATEGORY_WORDS * sizeof(*bits));
 		return 0;
 	}
-	if (en_digits(arg)) {
+	if (rr_all_digits(arg)) {
 		long bit = strtol(arg, NULL, 10);
 
 		if (bit < 0 || bit >= (long)RIP_CATEGORIES)
@@ -156,39 +146,26 @@ static int en_parse(const struct ev_types *t, const char *arg, uint64_t *bits)
 	return -1;
 }
 
-static int en_open(struct en_state *s, const char *target)
+/* 0, or the exit status to return (the message printed). */
+static int en_open(const struct rip_cmd *cmd, struct en_state *s, const char *target)
 {
-	char path[PATH_MAX], err[RR_ERR_MAX];
+	char err[RR_ERR_MAX];
+	int ret = tool_open_target(cmd, target, &s->f);
 
-	if (en_digits(target)) {
-		long pid = strtol(target, NULL, 10);
-
-		if (pid <= 0 || pid > 0x3fffffff) {
-			tool_err("bad pid '%s'", target);
-			return -EINVAL;
-		}
-		if (rr_find_pid((pid_t)pid, path, sizeof(path), err, sizeof(err))) {
-			tool_err("%s", err);
-			return -ENOENT;
-		}
-		target = path;
-	}
-	if (rr_open(target, &s->f, err, sizeof(err))) {
-		tool_err("%s", err);
-		return -EINVAL;
-	}
+	if (ret)
+		return ret;
 	if (s->f.legacy_raw) {
 		tool_err("%s: a file of the original librip has no event categories", target);
-		return -EINVAL;
+		return EXIT_FAIL;
 	}
 	s->types = calloc(1, sizeof(*s->types));
 	if (!s->types) {
 		tool_err("out of memory");
-		return -ENOMEM;
+		return EXIT_FAIL;
 	}
 	if (ev_read_types(&s->f, s->types, err, sizeof(err))) {
 		tool_err("%s", err);
-		return -EINVAL;
+		return EXIT_FAIL;
 	}
 	s->alive = rr_alive(&s->f) == 1;
 	return 0;
@@ -206,7 +183,7 @@ static int en_run(const struct rip_cmd *cmd, bool on, int argc, char **argv)
 	struct rip_file_hdr *h = MAP_FAILED;
 	struct en_state s;
 	bool quiet = false;
-	int c, fd = -1, status = EXIT_FAIL;
+	int c, ret, fd = -1, status = EXIT_FAIL;
 
 	memset(&s, 0, sizeof(s));
 	s.f.fd = -1;
@@ -226,8 +203,11 @@ static int en_run(const struct rip_cmd *cmd, bool on, int argc, char **argv)
 	}
 	if (optind == argc)
 		return tool_usage_error(cmd, "which process? give a pid or a ring file");
-	if (en_open(&s, argv[optind]))
+	ret = en_open(cmd, &s, argv[optind]);
+	if (ret) {
+		status = ret;
 		goto out;
+	}
 	if (optind + 1 == argc) {
 		en_list(&s, ((const struct rip_file_hdr *)s.f.map)->enable);
 		status = EXIT_OK;

@@ -769,16 +769,6 @@ static void report_problem(const char *path, const char *why, unsigned hits, voi
 	fprintf(stderr, "  %s: %s (%u address%s)\n", path, why, hits, hits == 1 ? "" : "es");
 }
 
-static bool all_digits(const char *s)
-{
-	if (!*s)
-		return false;
-	for (; *s; s++)
-		if (*s < '0' || *s > '9')
-			return false;
-	return true;
-}
-
 RIP_COMMAND(cmd_ps_def);
 
 static int cmd_ps(int argc, char **argv)
@@ -792,7 +782,7 @@ static int cmd_ps(int argc, char **argv)
 		{ 0 },
 	};
 	struct ps_state st;
-	char path[PATH_MAX], err[RR_ERR_MAX];
+	char err[RR_ERR_MAX];
 	const char *target;
 	unsigned problems = 0;
 	int c, ret, status = EXIT_OK;
@@ -859,20 +849,9 @@ static int cmd_ps(int argc, char **argv)
 								     ? "which process? give a pid or "
 								       "a ring file"
 								     : "one TARGET only");
-		target = argv[optind];
-		if (all_digits(target)) {
-			long pid = strtol(target, NULL, 10);
-
-			if (pid <= 0 || pid > 0x3fffffff)
-				return tool_usage_error(&cmd_ps_def, "bad pid '%s'", target);
-			ret = rr_find_pid((pid_t)pid, path, sizeof(path), err, sizeof(err));
-			if (ret) {
-				tool_err("%s", err);
-				return EXIT_FAIL;
-			}
-			target = path;
-		}
-		ret = rr_open(target, &st.f, err, sizeof(err));
+		ret = tool_open_target(&cmd_ps_def, argv[optind], &st.f);
+		if (ret)
+			return ret;
 	}
 	if (ret) {
 		tool_err("%s", err);

@@ -69,16 +69,6 @@ static int64_t record_now_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-static bool all_digits(const char *s)
-{
-	if (!*s)
-		return false;
-	for (; *s; s++)
-		if (*s < '0' || *s > '9')
-			return false;
-	return true;
-}
-
 static void record_summary(const struct rec *r, bool quiet)
 {
 	const struct rec_stats *st = &r->st;
@@ -154,17 +144,6 @@ static int cmd_record(int argc, char **argv)
 								 "ring file" :
 								 "one TARGET only");
 	target = argv[optind];
-	if (all_digits(target)) {
-		long pid = strtol(target, NULL, 10);
-
-		if (pid <= 0 || pid > 0x3fffffff)
-			return tool_usage_error(&cmd_record_def, "bad pid '%s'", target);
-		if (rr_find_pid((pid_t)pid, path, sizeof(path), err, sizeof(err))) {
-			tool_err("%s", err);
-			return EXIT_FAIL;
-		}
-		target = path;
-	}
 	r = malloc(sizeof(*r));
 	if (!r) {
 		tool_err("out of memory");
@@ -172,9 +151,9 @@ static int cmd_record(int argc, char **argv)
 	}
 	rec_init(r);
 	/* Look before we touch: a dead process or another consumer is an error. */
-	ret = rr_open(target, &r->f, err, sizeof(err));
+	ret = tool_open_target(&cmd_record_def, target, &r->f);
 	if (ret) {
-		tool_err("%s", err);
+		status = ret;
 		goto out_free;
 	}
 	if (rr_alive(&r->f) != 1) {

@@ -57,16 +57,6 @@ struct snap_sum {
 	uint32_t streams;
 };
 
-static bool all_digits(const char *s)
-{
-	if (!*s)
-		return false;
-	for (; *s; s++)
-		if (*s < '0' || *s > '9')
-			return false;
-	return true;
-}
-
 /* rip-COMM-PID-snapshot, with the program name reduced to safe characters. */
 static void default_dir(const struct rip_file_hdr *h, char *out, size_t len)
 {
@@ -224,7 +214,7 @@ static int cmd_snapshot(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	char path[PATH_MAX], dirbuf[PATH_MAX], err[RR_ERR_MAX];
+	char dirbuf[PATH_MAX], err[RR_ERR_MAX];
 	const char *target, *dir = NULL;
 	struct trace_info info;
 	struct trace_w *w = NULL;
@@ -264,23 +254,9 @@ static int cmd_snapshot(int argc, char **argv)
 					optind == argc ? "which process? give a pid or a ring file"
 						       : "one TARGET only");
 	target = argv[optind];
-	if (all_digits(target)) {
-		long pid = strtol(target, NULL, 10);
-
-		if (pid <= 0 || pid > 0x3fffffff)
-			return tool_usage_error(&cmd_snapshot_def, "bad pid '%s'", target);
-		ret = rr_find_pid((pid_t)pid, path, sizeof(path), err, sizeof(err));
-		if (ret) {
-			tool_err("%s", err);
-			return EXIT_FAIL;
-		}
-		target = path;
-	}
-	ret = rr_open(target, &f, err, sizeof(err));
-	if (ret) {
-		tool_err("%s", err);
-		return EXIT_FAIL;
-	}
+	ret = tool_open_target(&cmd_snapshot_def, target, &f);
+	if (ret)
+		return ret;
 	if (f.legacy_raw || !f.hdr.ev_rings) {
 		tool_err("%s: this process records no events (its ring file has no event rings; "
 			 "RIP_EVENT_RINGS=0?)",

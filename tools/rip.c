@@ -10,6 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <errno.h>
+
+#include "ripread.h"
 #include "tool.h"
 
 const char *rip_prog = "rip";
@@ -40,6 +43,20 @@ int tool_usage_error(const struct rip_cmd *cmd, const char *fmt, ...)
 	va_end(ap);
 	fprintf(stderr, "\nTry '%s %s --help'.\n", rip_prog, cmd->name);
 	return EXIT_USAGE;
+}
+
+int tool_open_target(const struct rip_cmd *cmd, const char *target, struct rr_file *f)
+{
+	char err[RR_ERR_MAX];
+	int ret = rr_open_target(target, f, err, sizeof(err));
+
+	if (ret == -ERANGE)
+		return tool_usage_error(cmd, "%s", err);
+	if (ret) {
+		tool_err("%s", err);
+		return EXIT_FAIL;
+	}
+	return 0;
 }
 
 void tool_help(const struct rip_cmd *cmd)

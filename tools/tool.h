@@ -35,6 +35,13 @@ int tool_usage_error(const struct rip_cmd *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 void tool_help(const struct rip_cmd *cmd);
 
+/*
+ * Open TARGET (a pid or a ring file) for cmd: 0, else the exit status to
+ * return, the message printed (a number that is no pid is a usage error).
+ */
+struct rr_file;
+int tool_open_target(const struct rip_cmd *cmd, const char *target, struct rr_file *f);
+
 /* JSON output: strings are escaped; the caller writes the punctuation. */
 void json_str(FILE *out, const char *s);
 
