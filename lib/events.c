@@ -261,6 +261,8 @@ void __rip_events_close(void)
 	__atomic_store_n(&__rip_enable, rip_no_enable, __ATOMIC_RELEASE);
 }
 
+static void rip_packet_close(struct rip_file_hdr *h, struct rip_evw *w);
+
 /* In a forked child: the rings of threads that do not exist here go back to the pool. */
 void __rip_events_fork_child(struct rip_file_hdr *h, struct rip_self *me)
 {
@@ -277,8 +279,18 @@ void __rip_events_fork_child(struct rip_file_hdr *h, struct rip_self *me)
 		__rip_fifo_push(rip_fifo_rings(h), i);
 	}
 	if (me->ev.ring && me->ev.ring <= h->ev_rings) {
-		rip_evring_at(h, me->ev.ring - 1)->tid = me->tid;
-		rip_evring_at(h, me->ev.ring - 1)->consumer_pid = 0;
+		struct rip_evring *r = rip_evring_at(h, me->ev.ring - 1);
+
+		/*
+		 * The child's trace starts at the fork: close the packet the
+		 * parent's events are in and mark everything so far as read.
+		 */
+		rip_packet_close(h, &me->ev);
+		r->tid = me->tid;
+		r->consumer_pid = 0;
+		r->consumed = r->written;
+		r->discarded = 0;
+		r->stalled = 0;
 	}
 }
 

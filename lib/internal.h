@@ -35,7 +35,6 @@ struct rip_proc {
 	pthread_mutex_t lock;
 	struct rip_file_hdr *hdr; /* NULL while closed: release store, acquire loads */
 	size_t map_len;
-	int fd;
 	uint32_t flags;		  /* RIP_F_* of the file */
 	char path[PATH_MAX];
 	pthread_key_t key;

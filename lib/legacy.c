@@ -11,7 +11,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -35,15 +35,19 @@ static uint32_t rip_pid_max(void)
 	return v && v <= (1u << 22) ? (uint32_t)v : 32768;
 }
 
-/* Is file the ring of a live process (it holds the lock)?  Then it stays. */
+/* Is file the ring of a live process (its pid runs, same start time)?  Then it stays. */
 static bool rip_file_in_use(const char *file)
 {
 	int fd = open(file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-	bool busy;
+	struct rip_file_hdr h;
+	bool busy = false;
 
 	if (fd < 0)
 		return false;
-	busy = flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+	if (pread(fd, &h, sizeof(h), 0) == (ssize_t)sizeof(h) &&
+	    !memcmp(h.magic, RIP_MAGIC, sizeof(h.magic)) && h.pid > 0 && h.pid != getpid() &&
+	    (kill(h.pid, 0) == 0 || errno == EPERM))
+		busy = true;
 	close(fd);
 	return busy;
 }

@@ -20,9 +20,11 @@
  *
  * The file is created O_EXCL|O_NOFOLLOW with mode 0600 and its space is
  * reserved with posix_fallocate, so a full tmpfs is an error at open, never a
- * SIGBUS in the program later.  The file stays when the process ends.  The
- * process holds flock(LOCK_EX) on it while alive: readers tell live files from
- * dead ones by trying a shared lock.
+ * SIGBUS in the program later.  The file stays when the process ends.  No
+ * descriptor is kept once the file is mapped: the program never sees one
+ * more fd than it opened, and one that closes every fd cannot hurt tracing.
+ * Readers tell live files from dead ones by pid, start time, boot id and
+ * whether the process still maps the file (read/ringfile.c rr_alive).
  *
  * fork(): the child copies the file into one of its own and maps the copy at
  * the very same address (MAP_FIXED), so every pointer (slots, coroutine
@@ -35,7 +37,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -49,7 +50,6 @@ __thread struct rip_self __rip_self __attribute__((tls_model("initial-exec")));
 
 struct rip_proc __rip_proc = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
-	.fd = -1,
 };
 
 /*
@@ -711,8 +711,7 @@ int __rip_open_locked(const char *path, const char *dir, uint32_t slots, uint32_
 		goto err_unlink;
 	}
 	rip_hdr_init(h, &layout, len, slots, flags, ev);
-	/* The lock says "alive" to readers; failure only costs that hint. */
-	flock(fd, LOCK_EX | LOCK_NB);
+	close(fd); /* the mapping is all we need */
 	if (!__rip_proc.key_ok) {
 		if (pthread_key_create(&__rip_proc.key, rip_thread_exit) == 0)
 			__rip_proc.key_ok = true;
@@ -722,7 +721,6 @@ int __rip_open_locked(const char *path, const char *dir, uint32_t slots, uint32_
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 	memcpy(h->magic, RIP_MAGIC, sizeof(h->magic));
 	__rip_proc.map_len = len;
-	__rip_proc.fd = fd;
 	__rip_proc.flags = flags;
 	snprintf(__rip_proc.path, sizeof(__rip_proc.path), "%s", path);
 	/* Pairs with the acquire loads of hdr in the attach and coroutine paths. */
@@ -796,10 +794,8 @@ int rip_ring_close(void)
 	/*
 	 * Threads may still hold pointers into the mapping and snap through
 	 * them at any moment: keep it mapped (and leak it) rather than risk a
-	 * fault in the program.  Only the descriptor and the lock go.
+	 * fault in the program.
 	 */
-	close(__rip_proc.fd);
-	__rip_proc.fd = -1;
 	__rip_proc.path[0] = 0;
 	pthread_mutex_unlock(&__rip_proc.lock);
 	return 0;
@@ -841,6 +837,26 @@ static int rip_write_all(int fd, const void *buf, size_t len, off_t off)
 }
 
 /*
+ * A child without a file of its own: keep every address valid with a
+ * private anonymous copy of the parent's mapping moved into its place, so
+ * the child's writes never reach the parent's file, and stop tracing.
+ */
+static void rip_child_untraced(struct rip_file_hdr *h, size_t len)
+{
+	void *copy = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (copy != MAP_FAILED) {
+		memcpy(copy, h, len);
+		if (mremap(copy, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, h) == MAP_FAILED)
+			munmap(copy, len);
+	}
+	__rip_proc.path[0] = 0;
+	/* Nothing new is taken from the copy, and no events are written. */
+	__rip_proc.hdr = NULL;
+	__rip_events_close();
+}
+
+/*
  * In the child, right after fork(): give it a file of its own at the same
  * address.  Only the forking thread exists here, so no lock is needed (the
  * parent's lock may even be held by a thread that does not exist here).
@@ -850,14 +866,18 @@ static void rip_atfork_child(void)
 	struct rip_file_hdr *h = __rip_proc.hdr;
 	struct rip_self *me = &__rip_self;
 	size_t len = __rip_proc.map_len;
+	const char *follow = getenv("RIP_FOLLOW");
 	char path[PATH_MAX];
-	int fd, n, oldfd = __rip_proc.fd;
+	int fd, n;
 	uint32_t used;
 
 	pthread_mutex_init(&__rip_proc.lock, NULL);
 	me->tid = __rip_gettid();
 	if (!h)
 		return;
+	/* RIP_FOLLOW=0 (rip run without --follow-fork): children are not traced. */
+	if (follow && !strcmp(follow, "0"))
+		goto err_private;
 	if (__rip_proc.flags & RIP_F_LEGACY_API)
 		n = snprintf(path, sizeof(path), "%s.%d", __rip_proc.path, (int)getpid());
 	else {
@@ -873,16 +893,21 @@ static void rip_atfork_child(void)
 	fd = rip_file_create(path, len);
 	if (fd < 0)
 		goto err_private;
-	/* Copy what is in use: header, used slots, FIFO and module map. */
+	/*
+	 * Copy what is in use: header, used slots, FIFO, module map and event
+	 * areas.  The copy's magic stays zero until the child has made it its
+	 * own (below): a reader that finds the new file meanwhile sees a file
+	 * still being created, not the parent's state under the child's name.
+	 */
 	used = __atomic_load_n(&h->fresh, __ATOMIC_RELAXED);
-	if (rip_write_all(fd, h, RIP_SLOTS_OFFSET + (size_t)used * RIP_SLOT_SIZE, 0) ||
+	if (rip_write_all(fd, (char *)h + sizeof(h->magic),
+			  RIP_SLOTS_OFFSET + (size_t)used * RIP_SLOT_SIZE - sizeof(h->magic),
+			  (off_t)sizeof(h->magic)) ||
 	    rip_write_all(fd, (char *)h + h->fifo_off, len - h->fifo_off, (off_t)h->fifo_off))
 		goto err_unlink;
 	if (mmap(h, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) == MAP_FAILED)
 		goto err_unlink;
-	flock(fd, LOCK_EX | LOCK_NB);
-	close(oldfd);
-	__rip_proc.fd = fd;
+	close(fd);
 	snprintf(__rip_proc.path, sizeof(__rip_proc.path), "%s", path);
 	h->flags |= RIP_F_FORKED;
 	rip_hdr_identity(h);
@@ -904,22 +929,16 @@ static void rip_atfork_child(void)
 		__rip_slot_release(h, s);
 	}
 	__rip_events_fork_child(h, me);
+	/* Complete: readers may take it (pairs with their acquire of the magic). */
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	memcpy(h->magic, RIP_MAGIC, sizeof(h->magic));
 	return;
 
 err_unlink:
 	unlink(path);
 	close(fd);
 err_private:
-	/*
-	 * No file of its own: keep the addresses valid with a private copy
-	 * of the parent's, so the child's writes never reach the parent.
-	 */
-	mmap(h, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED, oldfd, 0);
-	close(oldfd);
-	__rip_proc.fd = -1;
-	__rip_proc.path[0] = 0;
-	/* Nothing new is taken from the private copy: the child has no ring. */
-	__rip_proc.hdr = NULL;
+	rip_child_untraced(h, len);
 }
 
 /* ---- start and exit --------------------------------------------------- */
