@@ -18,7 +18,11 @@
 #include <string.h>
 #include <time.h>
 
+#include <rip/resource.h>
+
 #include "evsource.h"
+#include "leaks.h"
+#include "sym.h"
 #include "tool.h"
 
 static int cmd_dump(int argc, char **argv);
@@ -35,10 +39,13 @@ static const struct rip_cmd cmd_dump_def = {
 		 "trace directory, a pid or a ring file (of a live or a dead process).\n"
 		 "\n"
 		 "A line: seconds since the first event, thread name/tid, [coroutine] when one\n"
-		 "ran, the event's name and its fields as name=value.\n"
+		 "ran, the event's name and its fields as name=value.  The kind of a resource\n"
+		 "event (mem:*, fd:*, shm:*) is shown by name (kind=malloc), a backtrace\n"
+		 "(rip:bt) as its list of frames.\n"
 		 "\n"
 		 "  -j, --json     one JSON object per line (JSON Lines), then a summary object\n"
-		 "  -v, --verbose  add the wall-clock time of each event\n"
+		 "  -v, --verbose  add the wall-clock time of each event, and symbolize the\n"
+		 "                 frames of backtraces: 0xADDR<function+0xOFF>\n"
 		 "  -h, --help     this text\n"
 		 "\n"
 		 "Exit status: 0 success, 1 failure (no such process, corrupt trace), 2 usage.\n",
@@ -242,6 +249,78 @@ static void lb_wall(struct lb *b, struct wall_cache *c, int64_t wall_ns)
 
 /* ---- events ------------------------------------------------------------------------- */
 
+/* State of one dump beyond the line: the symbolizer, made at the first backtrace. */
+struct dump_ctx {
+	struct evs *s;
+	unsigned flags;
+	struct rip_sym *sym;
+	bool sym_tried;
+};
+
+static struct rip_sym *dump_sym(struct dump_ctx *c)
+{
+	const struct rip_module *mods;
+	char err[RR_ERR_MAX];
+	size_t n;
+
+	if (c->sym_tried)
+		return c->sym;
+	c->sym_tried = true;
+	if (rip_sym_new(NULL, &c->sym))
+		return c->sym = NULL;
+	if (evs_modules(c->s, &mods, &n, err, sizeof(err)))
+		n = 0;
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < n; i++) {
+			const struct rip_module *m = &mods[i];
+			char path[RIP_MODULE_PATH_MAX];
+
+			if (!!(m->flags & RIP_MOD_UNLOADED) != pass || m->lo >= m->hi)
+				continue;
+			memcpy(path, m->path, sizeof(path));
+			path[sizeof(path) - 1] = 0;
+			rip_sym_add_module(c->sym, m->lo, m->hi, m->bias, path,
+					   m->build_id_len && m->build_id_len <= RIP_BUILD_ID_MAX
+						   ? m->build_id
+						   : NULL,
+					   m->build_id_len <= RIP_BUILD_ID_MAX ? m->build_id_len : 0,
+					   m->flags);
+		}
+	return c->sym;
+}
+
+/* A return address as function+offset (of the address itself), or module+offset. */
+static void lb_symbol(struct lb *b, struct dump_ctx *c, uint64_t a)
+{
+	struct rip_sym *sym = a ? dump_sym(c) : NULL;
+	struct rip_frame fr[8];
+	int n = sym ? rip_sym_lookup(sym, a - 1, fr, 8) : 0;
+	const struct rip_frame *f = n > 0 ? &fr[n - 1] : NULL;
+
+	if (f && f->func) {
+		lb_name(b, f->func);
+		lb_ch(b, '+');
+		lb_hex(b, f->offset + 1);
+	} else if (f && f->module) {
+		const char *base = strrchr(f->module, '/');
+
+		lb_name(b, base ? base + 1 : f->module);
+		lb_ch(b, '+');
+		lb_hex(b, f->offset + 1);
+	} else {
+		lb_ch(b, '?');
+	}
+}
+
+/* The kind field of a resource event, by name: kind=malloc. */
+static const char *dump_kind(const struct ev_type *t, uint32_t i, uint64_t v)
+{
+	if (strcmp(t->fields[i].name, "kind") ||
+	    (t->category != RIP_CAT_MEM && t->category != RIP_CAT_FD && t->category != RIP_CAT_SHM))
+		return NULL;
+	return lk_kind_name(t->category, v);
+}
+
 static void text_value(struct lb *b, uint32_t type, uint64_t v)
 {
 	switch (type) {
@@ -259,9 +338,11 @@ static void text_value(struct lb *b, uint32_t type, uint64_t v)
 	}
 }
 
-static void dump_text(struct lb *b, struct evs *s, const struct evs_event *e, int64_t first,
+static void dump_text(struct lb *b, struct dump_ctx *c, const struct evs_event *e, int64_t first,
 		      unsigned flags, struct wall_cache *wc)
 {
+	struct evs *s = c->s;
+	const char *kind;
 	const struct ev_type *t = e->type;
 
 	lb_secs(b, e->ns - first);
@@ -288,10 +369,26 @@ static void dump_text(struct lb *b, struct evs *s, const struct evs_event *e, in
 		lb_ch(b, ' ');
 		lb_name(b, f->name);
 		lb_ch(b, '=');
-		if (f->type == RIP_FT_STRING)
+		if (f->type == RIP_FT_STRING) {
 			lb_quoted(b, e->str ? e->str : "");
-		else
+		} else if (f->type == RIP_FT_HEX64_ARRAY) {
+			lb_ch(b, '[');
+			for (uint32_t k = 0; k < e->narr; k++) {
+				if (k)
+					lb_ch(b, ',');
+				lb_hex(b, evs_arr(e, k));
+				if (flags & EVS_DUMP_SYM) {
+					lb_ch(b, '<');
+					lb_symbol(b, c, evs_arr(e, k));
+					lb_ch(b, '>');
+				}
+			}
+			lb_ch(b, ']');
+		} else if ((kind = dump_kind(t, i, e->v[i]))) {
+			lb_str(b, kind);
+		} else {
 			text_value(b, f->type, e->v[i]);
+		}
 	}
 	if (e->is_switch) {
 		for (int i = 0; i < 2; i++) {
@@ -304,9 +401,11 @@ static void dump_text(struct lb *b, struct evs *s, const struct evs_event *e, in
 	}
 }
 
-static void dump_json(struct lb *b, struct evs *s, const struct evs_event *e, int64_t first)
+static void dump_json(struct lb *b, struct dump_ctx *c, const struct evs_event *e, int64_t first)
 {
 	const struct ev_type *t = e->type;
+	struct evs *s = c->s;
+	const char *kind;
 
 	lb_str(b, "{\"time\":");
 	lb_secs(b, e->ns - first);
@@ -339,12 +438,42 @@ static void dump_json(struct lb *b, struct evs *s, const struct evs_event *e, in
 		lb_ch(b, ':');
 		if (f->type == RIP_FT_STRING) {
 			lb_json(b, e->str ? e->str : "");
+		} else if (f->type == RIP_FT_HEX64_ARRAY) {
+			lb_ch(b, '[');
+			for (uint32_t k = 0; k < e->narr; k++) {
+				if (k)
+					lb_ch(b, ',');
+				lb_ch(b, '"');
+				lb_hex(b, evs_arr(e, k));
+				lb_ch(b, '"');
+			}
+			lb_ch(b, ']');
+			if (c->flags & EVS_DUMP_SYM) {
+				lb_str(b, ",\"");
+				lb_name(b, f->name);
+				lb_str(b, "_sym\":[");
+				for (uint32_t k = 0; k < e->narr; k++) {
+					struct lb tmp;
+
+					if (k)
+						lb_ch(b, ',');
+					lb_init(&tmp);
+					lb_symbol(&tmp, c, evs_arr(e, k));
+					*tmp.p = 0;
+					lb_json(b, tmp.buf);
+				}
+				lb_ch(b, ']');
+			}
 		} else if (f->type == RIP_FT_HEX64) {
 			lb_ch(b, '"');
 			lb_hex(b, e->v[i]);
 			lb_ch(b, '"');
 		} else {
 			text_value(b, f->type, e->v[i]);
+			if ((kind = dump_kind(t, i, e->v[i]))) {
+				lb_str(b, ",\"kind_name\":");
+				lb_json(b, kind);
+			}
 		}
 	}
 	if (e->is_switch) {
@@ -361,6 +490,7 @@ static void dump_json(struct lb *b, struct evs *s, const struct evs_event *e, in
 int evs_dump(struct evs *s, FILE *out, unsigned flags, char *err, size_t errlen)
 {
 	struct wall_cache wc = { 0 };
+	struct dump_ctx c = { .s = s, .flags = flags };
 	struct evs_totals tot;
 	struct evs_event e;
 	int64_t first = 0;
@@ -380,9 +510,9 @@ int evs_dump(struct evs *s, FILE *out, unsigned flags, char *err, size_t errlen)
 		}
 		lb_init(b);
 		if (flags & EVS_DUMP_JSON)
-			dump_json(b, s, &e, first);
+			dump_json(b, &c, &e, first);
 		else
-			dump_text(b, s, &e, first, flags, &wc);
+			dump_text(b, &c, &e, first, flags, &wc);
 		*b->p++ = '\n';
 		if (fwrite(b->buf, 1, (size_t)(b->p - b->buf), out) != (size_t)(b->p - b->buf)) {
 			ret = -EIO;
@@ -390,6 +520,8 @@ int evs_dump(struct evs *s, FILE *out, unsigned flags, char *err, size_t errlen)
 		}
 	}
 	free(b);
+	if (c.sym)
+		rip_sym_free(c.sym);
 	if (ret < 0) {
 		if (ret == -EIO)
 			snprintf(err, errlen, "write error: %s", strerror(errno));
@@ -439,7 +571,7 @@ static int cmd_dump(int argc, char **argv)
 			flags |= EVS_DUMP_JSON;
 			break;
 		case 'v':
-			flags |= EVS_DUMP_WALL;
+			flags |= EVS_DUMP_WALL | EVS_DUMP_SYM;
 			break;
 		case 'h':
 			tool_help(&cmd_dump_def);

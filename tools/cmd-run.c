@@ -14,6 +14,19 @@
  * ev_ring_size bytes per thread, so what a program emits in its first
  * microseconds is safe, and the summary says so if anything was lost.
  *
+ * Resource tracing (--mem, --fd, --shm) preloads librip-preload.so, whose
+ * hooks record allocations, descriptors and shared memory with backtraces
+ * (rip/resource.h); RIP_DISABLE turns off the categories not asked for, so
+ * `rip enable PID mem` can still turn them on later.  A statically linked
+ * program cannot be preloaded into: we look at its ELF program headers
+ * first and say so rather than record an empty trace.
+ *
+ * Children and new images: librip gives a forked child a ring file of its
+ * own, and an execve'd image a new rip-PID-START.N.ring.  With
+ * --follow-fork / --follow-exec each such file is recorded into
+ * DIR/PID[.N]/, a trace of its own; files we do not follow are silenced
+ * (every category turned off, nobody waited for) and removed at the end.
+ *
  * The program keeps our stdin, stdout and stderr, and its exit status is
  * ours (128 + N for a death by signal N).  A SIGINT, SIGTERM, SIGHUP or
  * SIGQUIT sent to us is passed on to it; one from the terminal already
@@ -21,6 +34,7 @@
  * keep recording until it exits.
  */
 #include <dirent.h>
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -31,10 +45,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <rip/resource.h>
 
 #include "record.h"
 #include "tool.h"
@@ -61,10 +78,24 @@ static const struct rip_cmd cmd_run_def = {
 		 "  -b, --buffer=SIZE     ring size per thread (e.g. 256k, 4m; a power of two):\n"
 		 "                        more room for bursts (default: librip's, 256k)\n"
 		 "  -p, --preload         LD_PRELOAD librip.so, for programs not linked with it\n"
+		 "\n"
+		 "Resource tracing (LD_PRELOAD of librip-preload.so; rip leaks reads it):\n"
+		 "      --mem             trace memory: malloc and friends, new/delete, mmap\n"
+		 "      --fd              trace file descriptors: open, socket, pipe, dup, close...\n"
+		 "      --shm             trace shared memory: shm_open, shmget, shmat, MAP_SHARED\n"
+		 "      --all             all three\n"
+		 "      --off             preload, but start with all three off: turn them on\n"
+		 "                        later with rip enable PID mem (or fd, shm)\n"
+		 "      --depth=N         backtrace frames kept, 1 to 64 (default 64)\n"
+		 "      --follow-fork     trace forked children too, each into DIR/PID/\n"
+		 "      --follow-exec     trace the programs exec'd into, into DIR/PID.N/\n"
+		 "                        (spawned programs, fork + exec: give both)\n"
+		 "\n"
 		 "  -q, --quiet           no summary line\n"
 		 "  -h, --help            this text\n"
 		 "\n"
-		 "Ctrl-C reaches PROG as usual; rip keeps recording until PROG exits.\n"
+		 "Ctrl-C reaches PROG as usual; rip keeps recording until PROG exits.  A\n"
+		 "statically linked PROG cannot be resource-traced (LD_PRELOAD does not reach it).\n"
 		 "Exit status: PROG's (128+N if signal N killed it); 1 if rip failed before\n"
 		 "PROG ran or could not write the trace, 2 on a usage error, 126/127 if PROG\n"
 		 "could not be run.\n",
@@ -76,10 +107,25 @@ RIP_COMMAND(cmd_run_def);
 #define RUN_IDLE_MAX_NS 2000000L /* doubling up to this while there is nothing */
 #define RUN_ATTACH_NS 20000L	 /* poll for the ring file's magic while it is being created */
 
+#define RUN_RES_MEM 0x1u
+#define RUN_RES_FD 0x2u
+#define RUN_RES_SHM 0x4u
+#define RUN_RES_ALL (RUN_RES_MEM | RUN_RES_FD | RUN_RES_SHM)
+
 struct run_opts {
 	const char *out, *mode, *buffer;
 	bool preload, quiet;
+	unsigned res;	  /* RUN_RES_*: resource tracing asked for */
+	bool off;	  /* preload with every resource category off */
+	bool follow_fork, follow_exec;
+	unsigned depth;	  /* 0: the preload library's default */
 };
+
+/* Is resource tracing on (the preload library goes in)? */
+static bool run_resources(const struct run_opts *o)
+{
+	return o->res || o->off;
+}
 
 static volatile sig_atomic_t run_child;
 static volatile sig_atomic_t run_signalled;
@@ -139,11 +185,10 @@ static int run_ring_dir(char *buf, size_t len)
 	return -errno;
 }
 
-/* librip.so next to the rip binary (the build tree), else in the install libdir. */
-static int run_find_lib(char *buf, size_t len)
+/* A library next to the rip binary (the build tree), else in the install libdir. */
+static int run_find_lib(const char *name, char *buf, size_t len)
 {
-	static const char *const rel[] = { "librip.so", "../lib/librip.so", "../lib64/librip.so",
-					   "../librip.so" };
+	static const char *const rel[] = { "", "../lib/", "../lib64/", "../" };
 	char self[PATH_MAX];
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	char *slash;
@@ -158,7 +203,7 @@ static int run_find_lib(char *buf, size_t len)
 	for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
 		char cand[PATH_MAX + 32];
 
-		snprintf(cand, sizeof(cand), "%s/%s", self, rel[i]);
+		snprintf(cand, sizeof(cand), "%s/%s%s", self, rel[i], name);
 		if (access(cand, R_OK) == 0 && realpath(cand, buf) && strlen(buf) < len)
 			return 0;
 	}
@@ -184,44 +229,201 @@ static int run_parent_writable(const char *path)
 	return access(parent, W_OK | X_OK);
 }
 
-/* Is name a ring file name, rip-PID-START[.N].ring?  Its pid, or 0. */
-static pid_t run_ring_name(const char *name)
+/*
+ * Is name a ring file name, rip-PID-START[.N].ring?  Its pid (0 if not),
+ * and N in *gen (0 for the first image of the process).
+ */
+static pid_t run_ring_name(const char *name, unsigned *gen)
 {
 	size_t n = strlen(name);
 	long pid;
 	char *end;
 
+	*gen = 0;
 	if (strncmp(name, "rip-", 4) || n < 10 || strcmp(name + n - 5, ".ring"))
 		return 0;
 	pid = strtol(name + 4, &end, 10);
-	return *end == '-' && pid > 0 ? (pid_t)pid : 0;
+	if (*end != '-' || pid <= 0)
+		return 0;
+	strtoull(end + 1, &end, 10);
+	if (*end == '.' && end[1] != 'r')
+		*gen = (unsigned)strtoul(end + 1, NULL, 10);
+	return (pid_t)pid;
 }
 
 /*
- * The ring file to record: the program's own, else the first one that
- * appeared (a wrapper's child).  Fills path; counts every ring file in *n.
+ * The ring file to record: the program's own first image, else its first
+ * one that appeared, else any (a wrapper's child).  Fills path; counts
+ * every ring file in *n.
  */
 static bool run_find_ring(const char *dir, pid_t child, char *path, size_t len, int *n)
 {
 	DIR *d = opendir(dir);
 	struct dirent *e;
-	bool found = false;
+	int best = 0; /* 3: child's first image, 2: child's later image, 1: another's */
+	unsigned best_gen = 0;
 
 	*n = 0;
 	if (!d)
 		return false;
 	while ((e = readdir(d))) {
-		pid_t pid = run_ring_name(e->d_name);
+		unsigned gen;
+		pid_t pid = run_ring_name(e->d_name, &gen);
+		int rank;
 
 		if (!pid)
 			continue;
 		(*n)++;
-		if ((!found || pid == child) &&
-		    snprintf(path, len, "%s/%s", dir, e->d_name) < (int)len)
-			found = true;
+		rank = pid != child ? 1 : gen ? 2 : 3;
+		if ((rank > best || (rank == 2 && best == 2 && gen < best_gen)) &&
+		    snprintf(path, len, "%s/%s", dir, e->d_name) < (int)len) {
+			best = rank;
+			best_gen = gen;
+		}
 	}
 	closedir(d);
-	return found;
+	return best > 0;
+}
+
+/* ---- statically linked programs ---------------------------------------------------- */
+
+/* PROG as execvp would find it. */
+static int run_which(const char *prog, char *buf, size_t len)
+{
+	const char *path = getenv("PATH");
+
+	if (strchr(prog, '/'))
+		return snprintf(buf, len, "%s", prog) < (int)len ? 0 : -ENAMETOOLONG;
+	if (!path)
+		path = "/bin:/usr/bin";
+	while (*path) {
+		size_t n = strcspn(path, ":");
+
+		if (snprintf(buf, len, "%.*s%s%s", (int)n, n ? path : ".", "/", prog) < (int)len &&
+		    access(buf, X_OK) == 0)
+			return 0;
+		path += n + (path[n] == ':');
+	}
+	return -ENOENT;
+}
+
+/*
+ * Does the ELF file at fd load a dynamic linker, or need shared libraries?
+ * 1 yes, 0 no (static), -1 not an ELF file we understand.
+ */
+static int run_elf_dynamic(int fd)
+{
+	unsigned char id[EI_NIDENT];
+	Elf64_Ehdr eh;
+	bool is64;
+
+	if (pread(fd, id, sizeof(id), 0) != (ssize_t)sizeof(id) || memcmp(id, ELFMAG, SELFMAG))
+		return -1;
+	is64 = id[EI_CLASS] == ELFCLASS64;
+	if (is64) {
+		if (pread(fd, &eh, sizeof(eh), 0) != (ssize_t)sizeof(eh))
+			return -1;
+	} else {
+		Elf32_Ehdr e32;
+
+		if (id[EI_CLASS] != ELFCLASS32 || pread(fd, &e32, sizeof(e32), 0) != (ssize_t)sizeof(e32))
+			return -1;
+		eh.e_phoff = e32.e_phoff;
+		eh.e_phnum = e32.e_phnum;
+		eh.e_phentsize = e32.e_phentsize;
+	}
+	if (eh.e_phentsize != (is64 ? sizeof(Elf64_Phdr) : sizeof(Elf32_Phdr)) || eh.e_phnum > 4096)
+		return -1;
+	for (unsigned i = 0; i < eh.e_phnum; i++) {
+		uint64_t type, off, size;
+		off_t at = (off_t)(eh.e_phoff + (uint64_t)i * eh.e_phentsize);
+
+		if (is64) {
+			Elf64_Phdr ph;
+
+			if (pread(fd, &ph, sizeof(ph), at) != (ssize_t)sizeof(ph))
+				return -1;
+			type = ph.p_type, off = ph.p_offset, size = ph.p_filesz;
+		} else {
+			Elf32_Phdr ph;
+
+			if (pread(fd, &ph, sizeof(ph), at) != (ssize_t)sizeof(ph))
+				return -1;
+			type = ph.p_type, off = ph.p_offset, size = ph.p_filesz;
+		}
+		if (type == PT_INTERP)
+			return 1;
+		if (type != PT_DYNAMIC)
+			continue;
+		/* static-pie has a dynamic section but needs nothing */
+		for (uint64_t o = 0; o + (is64 ? 16 : 8) <= size && o < (1u << 20);
+		     o += is64 ? 16 : 8) {
+			int64_t tag;
+
+			if (is64) {
+				Elf64_Dyn d;
+
+				if (pread(fd, &d, sizeof(d), (off_t)(off + o)) != (ssize_t)sizeof(d))
+					break;
+				tag = d.d_tag;
+			} else {
+				Elf32_Dyn d;
+
+				if (pread(fd, &d, sizeof(d), (off_t)(off + o)) != (ssize_t)sizeof(d))
+					break;
+				tag = d.d_tag;
+			}
+			if (tag == DT_NEEDED)
+				return 1;
+			if (tag == DT_NULL)
+				break;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Can LD_PRELOAD reach PROG?  false (with a message) when it is statically
+ * linked.  A script is judged by its interpreter; what we cannot read or
+ * do not understand is left to execve.
+ */
+static bool run_preloadable(const char *prog)
+{
+	char path[PATH_MAX], line[PATH_MAX];
+	int fd, dyn;
+
+	if (run_which(prog, path, sizeof(path)))
+		return true; /* execvp reports it */
+	for (int depth = 0; depth < 2; depth++) {
+		ssize_t n;
+
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			return true;
+		dyn = run_elf_dynamic(fd);
+		n = dyn < 0 ? pread(fd, line, sizeof(line) - 1, 0) : 0;
+		close(fd);
+		if (dyn == 0) {
+			tool_err("%s is statically linked: LD_PRELOAD cannot trace it (link it "
+				 "dynamically, or link librip and emit events yourself)",
+				 depth ? path : prog);
+			return false;
+		}
+		if (dyn > 0 || n < 3 || line[0] != '#' || line[1] != '!')
+			return true;
+		/* #!interpreter: check that instead */
+		line[n] = 0;
+		{
+			char *p = line + 2, *end;
+
+			p += strspn(p, " \t");
+			end = p + strcspn(p, " \t\n");
+			*end = 0;
+			if (!*p || snprintf(path, sizeof(path), "%s", p) >= (int)sizeof(path))
+				return true;
+		}
+	}
+	return true;
 }
 
 /* Wait until the header is complete: librip stores the magic last. */
@@ -239,14 +441,29 @@ static bool run_ring_ready(const char *path)
 	return ok;
 }
 
+/* Another ring file in our directory: a child's or a new image's. */
+struct run_sub {
+	char name[NAME_MAX + 1];
+	pid_t pid;
+	unsigned gen;
+	bool follow;   /* recorded into DIR/PID[.N]/; else silenced */
+	bool active;   /* being recorded */
+	bool done;     /* finished (or given up): nothing more to do */
+	struct rec rec;
+	char dir[PATH_MAX];
+};
+
 struct run_state {
 	struct run_opts o;
 	struct rec rec;
 	char ringdir[PATH_MAX], ring[PATH_MAX], dir[PATH_MAX], lib[PATH_MAX];
-	pid_t child;
+	pid_t child, main_pid;
 	int status;
-	bool exited, failed;
+	bool exited, failed, rescan;
 	int inotify;
+	struct run_sub **subs;
+	size_t nsubs;
+	unsigned sub_traces, sub_failed;
 };
 
 /* Has the program exited?  Reaps it (and forgets its pid: no signal goes to a reused one). */
@@ -279,6 +496,8 @@ static int run_exit_status(int status)
 static void run_exec(struct run_opts *o, const char *ringdir, const char *lib, int go, int report,
 		     char **argv)
 {
+	static const char *const cats[] = { "1", "2", "3" }; /* RIP_CAT_MEM, _FD, _SHM */
+	char disable[16] = "";
 	char ring[PATH_MAX + 2], pre[2 * PATH_MAX + 2];
 	const char *old = getenv("LD_PRELOAD");
 	char c;
@@ -299,6 +518,28 @@ static void run_exec(struct run_opts *o, const char *ringdir, const char *lib, i
 	setenv("RIP_CONSUMER", pre, 1);
 	if (o->buffer)
 		setenv("RIP_EVENT_RING_SIZE", o->buffer, 1);
+	if (run_resources(o)) {
+		/* By number: the names are the preload library's to register. */
+		for (int i = 0; i < 3; i++) {
+			if (!o->off && (o->res & (1u << i)))
+				continue;
+			if (disable[0])
+				strcat(disable, ",");
+			strcat(disable, cats[i]);
+		}
+		if (disable[0])
+			setenv("RIP_DISABLE", disable, 1);
+		else
+			unsetenv("RIP_DISABLE");
+		if (o->depth) {
+			char depth[16];
+
+			snprintf(depth, sizeof(depth), "%u", o->depth);
+			setenv("RIP_DEPTH", depth, 1);
+		}
+	}
+	if (!o->follow_fork)
+		setenv("RIP_FOLLOW", "0", 1); /* children: not recorded, best not traced */
 	if (lib) {
 		if (old && *old)
 			snprintf(pre, sizeof(pre), "%s:%s", lib, old);
@@ -332,6 +573,14 @@ static int run_parse(int argc, char **argv, struct run_opts *o)
 		{ "preload", no_argument, NULL, 'p' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "mem", no_argument, NULL, 'M' },
+		{ "fd", no_argument, NULL, 'F' },
+		{ "shm", no_argument, NULL, 'S' },
+		{ "all", no_argument, NULL, 'A' },
+		{ "off", no_argument, NULL, 'O' },
+		{ "depth", required_argument, NULL, 'd' },
+		{ "follow-fork", no_argument, NULL, 'f' },
+		{ "follow-exec", no_argument, NULL, 'e' },
 		{ 0 },
 	};
 	int c;
@@ -377,6 +626,39 @@ static int run_parse(int argc, char **argv, struct run_opts *o)
 		case 'q':
 			o->quiet = true;
 			break;
+		case 'M':
+			o->res |= RUN_RES_MEM;
+			break;
+		case 'F':
+			o->res |= RUN_RES_FD;
+			break;
+		case 'S':
+			o->res |= RUN_RES_SHM;
+			break;
+		case 'A':
+			o->res |= RUN_RES_ALL;
+			break;
+		case 'O':
+			o->off = true;
+			break;
+		case 'd': {
+			char *end;
+			unsigned long v = strtoul(optarg, &end, 10);
+
+			if (*end || !*optarg || v < 1 || v > RIP_BT_MAX_DEPTH)
+				return tool_usage_error(&cmd_run_def,
+							"--depth wants a number of frames from 1 to "
+							"%u, not '%s'",
+							RIP_BT_MAX_DEPTH, optarg);
+			o->depth = (unsigned)v;
+			break;
+		}
+		case 'f':
+			o->follow_fork = true;
+			break;
+		case 'e':
+			o->follow_exec = true;
+			break;
 		case 'h':
 			tool_help(&cmd_run_def);
 			return -1;
@@ -389,6 +671,10 @@ static int run_parse(int argc, char **argv, struct run_opts *o)
 	if (optind == argc)
 		return tool_usage_error(&cmd_run_def,
 					"which program? rip run [options] -- PROG [ARGS...]");
+	if (o->depth && !run_resources(o))
+		return tool_usage_error(&cmd_run_def,
+					"--depth is for resource tracing: add --mem, --fd, --shm "
+					"or --all");
 	return 0;
 }
 
@@ -405,6 +691,13 @@ static bool run_try_attach(struct run_state *s)
 		if (run_reap(s, WNOHANG))
 			break;
 		run_sleep(RUN_ATTACH_NS);
+	}
+	{
+		const char *base = strrchr(s->ring, '/');
+		unsigned gen;
+
+		s->main_pid = run_ring_name(base ? base + 1 : s->ring, &gen);
+		s->rescan = true; /* others may be there already */
 	}
 	ret = rec_attach(&s->rec, s->ring, err, sizeof(err));
 	if (ret) {
@@ -438,6 +731,10 @@ static void run_summary(struct run_state *s)
 	if (st->corrupt)
 		fprintf(stderr, ", %llu corrupt packets skipped", (unsigned long long)st->corrupt);
 	fputc('\n', stderr);
+	if (s->sub_traces || s->sub_failed)
+		fprintf(stderr, "%s run: %u more trace%s (children, new images) in %s/PID[.N]/%s\n",
+			rip_prog, s->sub_traces, s->sub_traces == 1 ? "" : "s", s->dir,
+			s->sub_failed ? ", some could not be recorded (see above)" : "");
 	if (lost && st->discarded_before && !strcmp(s->o.mode, "block"))
 		fprintf(stderr,
 			"%s run: %llu events were lost before rip attached: a bigger --buffer "
@@ -446,6 +743,218 @@ static void run_summary(struct run_state *s)
 	else if (lost && strcmp(s->o.mode, "block"))
 		fprintf(stderr, "%s run: --mode=block loses nothing (threads wait for rip)\n",
 			rip_prog);
+}
+
+/* ---- other ring files: children and new images ------------------------------------------ */
+
+/*
+ * A ring file we do not record: turn every category off and take away the
+ * consumer (an exec'd image names us its consumer from RIP_CONSUMER), so
+ * that it neither pays for events nor waits for us.  true once done.
+ */
+static bool run_silence(const char *path)
+{
+	int fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	struct rip_file_hdr *h;
+	struct stat st;
+	bool ok = false;
+
+	if (fd < 0)
+		return errno == ENOENT; /* gone already */
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || (size_t)st.st_size < sizeof(*h))
+		goto out;
+	h = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (h == MAP_FAILED)
+		goto out;
+	if (!memcmp(h->magic, RIP_MAGIC, sizeof(h->magic))) {
+		uint64_t ctl = h->ev_ctl_off, n = h->ev_rings;
+
+		/* Writers test the bits with relaxed loads: they see it at their next event. */
+		for (size_t i = 0; i < RIP_CATEGORY_WORDS; i++)
+			__atomic_store_n(&h->enable[i], 0, __ATOMIC_RELAXED);
+		if (ctl <= (uint64_t)st.st_size && n <= ((uint64_t)st.st_size - ctl) / RIP_EVRING_SIZE)
+			for (uint64_t i = 0; i < n; i++) {
+				struct rip_evring *r =
+					(struct rip_evring *)((char *)h + ctl + i * RIP_EVRING_SIZE);
+
+				__atomic_store_n(&r->consumer_pid, 0, __ATOMIC_RELAXED);
+			}
+		ok = true;
+	}
+	munmap(h, (size_t)st.st_size);
+out:
+	close(fd);
+	return ok;
+}
+
+static struct run_sub *run_sub_find(struct run_state *s, const char *name)
+{
+	for (size_t i = 0; i < s->nsubs; i++)
+		if (!strcmp(s->subs[i]->name, name))
+			return s->subs[i];
+	return NULL;
+}
+
+/* Start recording sub (its file is complete); false to try again later. */
+static bool run_sub_start(struct run_state *s, struct run_sub *sub)
+{
+	char path[PATH_MAX + NAME_MAX + 2], err[RR_ERR_MAX];
+
+	snprintf(path, sizeof(path), "%s/%s", s->ringdir, sub->name);
+	if (!sub->follow) {
+		if (!run_silence(path))
+			return false;
+		sub->done = true;
+		return true;
+	}
+	if (!run_ring_ready(path))
+		return false;
+	if ((size_t)(sub->gen ? snprintf(sub->dir, sizeof(sub->dir), "%s/%d.%u", s->dir,
+					  (int)sub->pid, sub->gen)
+			      : snprintf(sub->dir, sizeof(sub->dir), "%s/%d", s->dir, (int)sub->pid)) >=
+	    sizeof(sub->dir)) {
+		tool_err("pid %d: trace directory name too long; it is not recorded", (int)sub->pid);
+		s->sub_failed++;
+		sub->done = true;
+		return true;
+	}
+	rec_init(&sub->rec);
+	if (rec_attach(&sub->rec, path, err, sizeof(err)) ||
+	    rec_open_trace(&sub->rec, sub->dir, err, sizeof(err))) {
+		tool_err("pid %d: %s; it is not recorded", (int)sub->pid, err);
+		rec_close(&sub->rec);
+		s->sub_failed++;
+		sub->done = true;
+		return true;
+	}
+	sub->active = true;
+	return true;
+}
+
+/* Look for new ring files (after inotify said something, or while one is incomplete). */
+static void run_scan(struct run_state *s)
+{
+	const char *main_name = strrchr(s->ring, '/');
+	DIR *d = opendir(s->ringdir);
+	struct dirent *e;
+
+	s->rescan = false;
+	if (!d)
+		return;
+	main_name = main_name ? main_name + 1 : s->ring;
+	while ((e = readdir(d))) {
+		struct run_sub *sub, **v;
+		unsigned gen;
+		pid_t pid = run_ring_name(e->d_name, &gen);
+
+		if (!pid || !strcmp(e->d_name, main_name) || strlen(e->d_name) > NAME_MAX)
+			continue;
+		sub = run_sub_find(s, e->d_name);
+		if (!sub) {
+			sub = calloc(1, sizeof(*sub));
+			v = realloc(s->subs, (s->nsubs + 1) * sizeof(*v));
+			if (!sub || !v) {
+				free(sub);
+				if (v)
+					s->subs = v;
+				break;
+			}
+			s->subs = v;
+			/*
+			 * A name we recorded and removed can come back: the process
+			 * exec'd after we finished its file.  Count its images.
+			 */
+			for (size_t i = 0; i < s->nsubs; i++)
+				if (s->subs[i]->pid == pid && s->subs[i]->gen >= gen)
+					gen = s->subs[i]->gen + 1;
+			if (pid == s->main_pid && !gen)
+				gen = 1;
+			s->subs[s->nsubs++] = sub;
+			snprintf(sub->name, sizeof(sub->name), "%s", e->d_name);
+			sub->pid = pid;
+			sub->gen = gen;
+			sub->follow = (pid == s->main_pid || s->o.follow_fork) &&
+				      (!gen || s->o.follow_exec);
+		}
+		if (!sub->active && !sub->done && !run_sub_start(s, sub))
+			s->rescan = true; /* being created: look again soon */
+	}
+	closedir(d);
+}
+
+/* Finish sub's trace: drain, metadata, index; its ring file goes. */
+static void run_sub_finish(struct run_state *s, struct run_sub *sub)
+{
+	char err[RR_ERR_MAX], path[PATH_MAX + NAME_MAX + 2];
+
+	if (!sub->active)
+		return;
+	sub->active = false;
+	sub->done = true;
+	if (rec_finish(&sub->rec, err, sizeof(err))) {
+		tool_err("pid %d: %s", (int)sub->pid, err);
+		s->sub_failed++;
+	} else {
+		s->sub_traces++;
+	}
+	rec_close(&sub->rec);
+	snprintf(path, sizeof(path), "%s/%s", s->ringdir, sub->name);
+	unlink(path);
+	sub->name[0] = 0; /* the name is free for the next image */
+}
+
+/* One pass over the recorded children; returns the packets taken. */
+static int run_subs_poll(struct run_state *s)
+{
+	char err[RR_ERR_MAX];
+	int total = 0;
+
+	for (size_t i = 0; i < s->nsubs; i++) {
+		struct run_sub *sub = s->subs[i];
+		int n;
+
+		if (!sub->active)
+			continue;
+		n = rec_poll(&sub->rec, err, sizeof(err));
+		if (n < 0) {
+			tool_err("pid %d: %s; its trace is removed", (int)sub->pid, err);
+			rec_close(&sub->rec);
+			sub->active = false;
+			sub->done = true;
+			s->sub_failed++;
+			continue;
+		}
+		total += n;
+		/* Its process exited or exec'd (the file's lock went with it): finish now. */
+		if (!n && rr_alive(&sub->rec.f) == 0)
+			run_sub_finish(s, sub);
+	}
+	return total;
+}
+
+/* The end: finish every child's trace, remove the files we did not record. */
+static void run_subs_end(struct run_state *s)
+{
+	char path[PATH_MAX + NAME_MAX + 2];
+
+	if (s->failed)
+		s->sub_failed = 0;
+	for (size_t i = 0; i < s->nsubs; i++) {
+		struct run_sub *sub = s->subs[i];
+
+		if (sub->active && !s->failed)
+			run_sub_finish(s, sub);
+		else if (sub->active)
+			rec_close(&sub->rec); /* the main trace failed: its children go too */
+		if ((!sub->follow || s->failed) && sub->name[0]) {
+			snprintf(path, sizeof(path), "%s/%s", s->ringdir, sub->name);
+			unlink(path);
+		}
+		free(sub);
+	}
+	free(s->subs);
+	s->subs = NULL;
+	s->nsubs = 0;
 }
 
 /* Stream until the program exits; then drain and finish the trace. */
@@ -463,6 +972,13 @@ static void run_loop(struct run_state *s)
 		if (s->exited)
 			break;
 		if (attached && !s->failed) {
+			char buf[4096];
+
+			if (s->inotify >= 0)
+				while (read(s->inotify, buf, sizeof(buf)) > 0)
+					s->rescan = true;
+			if (s->rescan)
+				run_scan(s);
 			n = rec_poll(&s->rec, err, sizeof(err));
 			if (n < 0) {
 				tool_err(
@@ -471,6 +987,8 @@ static void run_loop(struct run_state *s)
 				rec_close(&s->rec);
 				s->failed = true;
 			}
+			if (n >= 0)
+				n += run_subs_poll(s);
 			if (n > 0) {
 				idle = RUN_IDLE_MIN_NS;
 				continue;
@@ -496,15 +1014,18 @@ static void run_loop(struct run_state *s)
 		tool_err("%s created no ring file, so there are no events to record: is it linked "
 			 "with librip? (else try rip run --preload)",
 			 s->ring[0] ? s->ring : "the program");
+		run_subs_end(s);
 		return;
 	}
-	if (s->failed)
-		return;
-	if (rec_finish(&s->rec, err, sizeof(err))) {
+	if (!s->failed)
+		run_scan(s); /* files made since the last look */
+	if (!s->failed && rec_finish(&s->rec, err, sizeof(err))) {
 		tool_err("%s", err);
 		s->failed = true;
-		return;
 	}
+	run_subs_end(s);
+	if (s->failed)
+		return;
 	run_summary(s);
 }
 
@@ -528,11 +1049,21 @@ static int cmd_run(int argc, char **argv)
 		return ret < 0 ? EXIT_OK : ret;
 	}
 	argv += optind;
-	if (s->o.preload && run_find_lib(s->lib, sizeof(s->lib))) {
+	if (run_resources(&s->o) &&
+	    run_find_lib("librip-preload.so", s->lib, sizeof(s->lib))) {
+		tool_err("resource tracing needs librip-preload.so, which is not next to %s nor "
+			 "in its lib directory: build it (make) or install it",
+			 rip_prog);
+		goto out_free;
+	}
+	if (!run_resources(&s->o) && s->o.preload &&
+	    run_find_lib("librip.so", s->lib, sizeof(s->lib))) {
 		tool_err("--preload: cannot find librip.so next to %s or in its lib directory",
 			 rip_prog);
 		goto out_free;
 	}
+	if ((run_resources(&s->o) || s->o.preload) && !run_preloadable(argv[0]))
+		goto out_free;
 	if (s->o.out && lstat(s->o.out, &st) == 0) {
 		tool_err("%s exists: traces are never overwritten; choose another with -o",
 			 s->o.out);
@@ -563,7 +1094,7 @@ static int cmd_run(int argc, char **argv)
 	if (s->child == 0) {
 		close(go[1]);
 		close(rep[0]);
-		run_exec(&s->o, s->ringdir, s->o.preload ? s->lib : NULL, go[0], rep[1], argv);
+		run_exec(&s->o, s->ringdir, s->lib[0] ? s->lib : NULL, go[0], rep[1], argv);
 	}
 	close(go[0]);
 	close(rep[1]);

@@ -95,6 +95,9 @@ struct evs {
 	bool primed, refill;
 	struct evs_totals tot;
 	uint64_t idx_lost, idx_discarded;
+	struct rip_module *mods; /* ring files: read on demand */
+	size_t nmods;
+	bool mods_read;
 };
 
 static int evs_fail(char *err, size_t len, int code, const char *fmt, ...)
@@ -372,6 +375,7 @@ void evs_close(struct evs *s)
 	free(s->threads);
 	free(s->coros);
 	free(s->own_types);
+	free(s->mods);
 	if (s->trace)
 		trace_r_close(&s->tr);
 	if (s->f.fd >= 0 || s->f.map)
@@ -604,6 +608,8 @@ static void evs_fields(const struct ev_type *t, const uint8_t *data, size_t off,
 {
 	off += (data[off] & 31) == RIP_EVENT_ID_EXTENDED ? 13 : 4;
 	e->str = NULL;
+	e->arr = NULL;
+	e->narr = 0;
 	for (uint32_t i = 0; i < t->nfields; i++) {
 		uint32_t ty = t->fields[i].type, n;
 		uint64_t v = 0;
@@ -611,6 +617,13 @@ static void evs_fields(const struct ev_type *t, const uint8_t *data, size_t off,
 		if (ty == RIP_FT_STRING) {
 			e->str = (const char *)data + off;
 			e->v[i] = 0;
+			break;
+		}
+		if (ty == RIP_FT_HEX64_ARRAY) {
+			memcpy(&n, data + off, 4);
+			e->narr = n;
+			e->arr = data + off + 4;
+			e->v[i] = n;
 			break;
 		}
 		n = evs_field_size(ty);
@@ -721,4 +734,38 @@ const struct ev_types *evs_types(const struct evs *s)
 uint32_t evs_nstreams(const struct evs *s)
 {
 	return s->nst;
+}
+
+int evs_modules(struct evs *s, const struct rip_module **out, size_t *n, char *err, size_t errlen)
+{
+	int ret;
+
+	if (s->trace) {
+		*out = s->tr.info.mods;
+		*n = s->tr.info.idx.nmods;
+		return 0;
+	}
+	if (!s->mods_read) {
+		if (s->f.legacy_raw) {
+			s->nmods = 0;
+		} else {
+			ret = rr_read_modules(&s->f, &s->mods, &s->nmods, err, errlen);
+			if (ret)
+				return ret;
+		}
+		s->mods_read = true;
+	}
+	*out = s->mods;
+	*n = s->nmods;
+	return 0;
+}
+
+const char *evs_source(const struct evs *s)
+{
+	return s->src;
+}
+
+bool evs_is_trace(const struct evs *s)
+{
+	return s->trace;
 }

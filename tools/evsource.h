@@ -37,6 +37,8 @@ struct evs_event {
 	const struct ev_type *type;
 	uint64_t v[RIP_EVENT_MAX_FIELDS]; /* integers, sign-extended for signed fields */
 	const char *str;	  /* the string field, or NULL */
+	const uint8_t *arr;	  /* the u64 array field: narr values, little-endian, unaligned */
+	uint32_t narr;		  /* (ev_decode checked the count against the packet) */
 };
 
 struct evs_totals {
@@ -73,6 +75,24 @@ const char *evs_coro_name(struct evs *s, uint32_t coro);
 const char *evs_thread_name(struct evs *s, int32_t tid);
 /* Number of streams (evs_event.stream < this). */
 uint32_t evs_nstreams(const struct evs *s);
+/*
+ * The module map (for symbols): the trace's index, or the ring file's map
+ * read now.  *out stays owned by s (valid until evs_close).  0 or -errno.
+ */
+int evs_modules(struct evs *s, const struct rip_module **out, size_t *n, char *err,
+		size_t errlen);
+/* The source as opened: the trace directory or the ring file's path. */
+const char *evs_source(const struct evs *s);
+/* Is the source a recorded trace directory (not a ring file)? */
+bool evs_is_trace(const struct evs *s);
+/* Element i of an event's u64 array (i < narr). */
+static inline uint64_t evs_arr(const struct evs_event *e, uint32_t i)
+{
+	uint64_t v;
+
+	__builtin_memcpy(&v, e->arr + (size_t)i * 8, 8);
+	return v; /* the trace's byte order is the host's (checked when it is opened) */
+}
 
 void evs_close(struct evs *s);
 
@@ -80,6 +100,7 @@ void evs_close(struct evs *s);
 
 #define EVS_DUMP_JSON 0x1u /* JSON Lines instead of text */
 #define EVS_DUMP_WALL 0x2u /* add the wall-clock time of each event */
+#define EVS_DUMP_SYM 0x4u  /* symbolize backtraces (rip:bt frames) as function+offset */
 
 /*
  * Print every event of s, one per line, then the summary line (totals and

@@ -1,0 +1,649 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * tools/cmd-leaks.c - `rip leaks`: the resources a traced program made and
+ * never released (memory, descriptors, shared memory), grouped by the
+ * backtrace that made them, biggest first, with symbolized stacks; or the
+ * same as one JSON document (its structure is in man/rip-leaks.1).
+ *
+ * The analysis is tools/leaks.c; this file resolves the stacks (the
+ * trace's module map, return addresses minus one) and prints.  A report
+ * over a trace that lost events says so before anything else: a missing
+ * free makes a false leak, a missing allocation hides a real one.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rip/resource.h>
+
+#include "leaks.h"
+#include "record.h"
+#include "sym.h"
+#include "tool.h"
+
+static int cmd_leaks(int argc, char **argv);
+
+static const struct rip_cmd cmd_leaks_def = {
+	.name = "leaks",
+	.run = cmd_leaks,
+	.summary = "resources a traced program never released, by backtrace",
+	.usage = "usage: rip leaks [options] TRACE-OR-TARGET\n"
+		 "\n"
+		 "Read the resource events of a trace (rip run --mem/--fd/--shm) and report\n"
+		 "what was still live at its end: heap blocks and anonymous mappings, file\n"
+		 "descriptors, shared memory segments and mappings.  They are grouped by the\n"
+		 "backtrace that made them, biggest first; each group gives the count, the\n"
+		 "bytes, when the oldest and the newest were made (seconds from the first\n"
+		 "event) and the stack, symbolized.  A trace that lost events is reported as\n"
+		 "such at the top.  TRACE-OR-TARGET is a trace directory, a pid or a ring file.\n"
+		 "\n"
+		 "  -j, --json            one JSON document (see rip-leaks(1))\n"
+		 "  -s, --sort=KEY        bytes (default) or count\n"
+		 "  -r, --resource=RES    only mem, fd or shm (may be repeated)\n"
+		 "  -m, --min-size=N      ignore blocks, segments, mappings under N bytes\n"
+		 "                        (k, m, g suffixes)\n"
+		 "  -n, --top=N           print the N biggest groups only (totals cover all)\n"
+		 "  -a, --addresses       print the address of each frame too\n"
+		 "      --sysroot=DIR     find the traced host's binaries under DIR\n"
+		 "      --debug-dir=DIR   look for separate debug files in DIR first\n"
+		 "  -h, --help            this text\n"
+		 "\n"
+		 "Exit status: 0 the report was printed (leaks or not), 1 failure (no such\n"
+		 "trace, corrupt trace), 2 usage error.\n",
+};
+
+RIP_COMMAND(cmd_leaks_def);
+
+#define LK_MAX_FRAMES 8 /* inline chain of one address */
+
+struct leaks_opts {
+	struct lk_opts lk;
+	bool json, addresses;
+	uint64_t top;
+	const char *sysroot, *debug_dir, *target;
+};
+
+struct leaks_state {
+	struct leaks_opts o;
+	struct evs *s;
+	struct lk *lk;
+	struct rip_sym *sym;
+	struct evs_totals tot;
+	FILE *out;
+};
+
+/* ---- symbols ------------------------------------------------------------------------- */
+
+static const char *leaks_base(const char *p)
+{
+	const char *s = p ? strrchr(p, '/') : NULL;
+
+	return s ? s + 1 : p;
+}
+
+static int leaks_symbols(struct leaks_state *st)
+{
+	struct rip_sym_opts so = { .sysroot = st->o.sysroot, .debug_dir = st->o.debug_dir };
+	const struct rip_module *mods;
+	char err[RR_ERR_MAX];
+	size_t n;
+	int ret;
+
+	ret = rip_sym_new(&so, &st->sym);
+	if (ret) {
+		tool_err("cannot start the symbolizer: %s", strerror(-ret));
+		return ret;
+	}
+	ret = evs_modules(st->s, &mods, &n, err, sizeof(err));
+	if (ret) {
+		tool_err("%s", err);
+		return ret;
+	}
+	/* Mapped modules first: their ranges win over unloaded ones they reuse. */
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < n; i++) {
+			const struct rip_module *m = &mods[i];
+			char path[RIP_MODULE_PATH_MAX];
+
+			if (!!(m->flags & RIP_MOD_UNLOADED) != pass || m->lo >= m->hi)
+				continue;
+			memcpy(path, m->path, sizeof(path));
+			path[sizeof(path) - 1] = 0;
+			rip_sym_add_module(st->sym, m->lo, m->hi, m->bias, path,
+					   m->build_id_len && m->build_id_len <= RIP_BUILD_ID_MAX
+						   ? m->build_id
+						   : NULL,
+					   m->build_id_len <= RIP_BUILD_ID_MAX ? m->build_id_len : 0,
+					   m->flags);
+		}
+	}
+	return 0;
+}
+
+/* Frames of the preload library itself (an unwinder that starts inside a hook). */
+static bool leaks_internal(const struct rip_frame *f)
+{
+	const char *b = leaks_base(f->module);
+
+	return b && !strncmp(b, "librip-preload", 14);
+}
+
+/*
+ * Resolve return address a (the instruction before it is the call).  Fills
+ * fr and returns the frame count (inline chain, innermost first), >= 1.
+ */
+static int leaks_resolve(struct leaks_state *st, uint64_t a, struct rip_frame *fr)
+{
+	int n = st->sym && a ? rip_sym_lookup(st->sym, a - 1, fr, LK_MAX_FRAMES) : -1;
+
+	if (n <= 0) {
+		memset(fr, 0, sizeof(*fr));
+		n = 1;
+	}
+	return n;
+}
+
+/* ---- text ---------------------------------------------------------------------------- */
+
+static void leaks_kinds(FILE *out, const struct lk_group *g)
+{
+	static const uint32_t cats[LK_NRES] = { RIP_CAT_MEM, RIP_CAT_FD, RIP_CAT_SHM,
+						RIP_CAT_SHM };
+	const char *sep = "";
+
+	for (uint32_t k = 0; k < 32; k++) {
+		const char *name;
+
+		if (!(g->kinds & (1u << k)))
+			continue;
+		name = lk_kind_name(cats[g->res], k);
+		if (name)
+			fprintf(out, "%s%s", sep, name);
+		else
+			fprintf(out, "%skind %u", sep, k);
+		sep = ", ";
+	}
+}
+
+static void leaks_frame_text(struct leaks_state *st, uint64_t addr, const struct rip_frame *f,
+			     bool inlined)
+{
+	FILE *out = st->out;
+
+	fputs("      ", out);
+	if (st->o.addresses)
+		fprintf(out, "0x%016" PRIx64 " ", addr);
+	if (inlined)
+		fputs("(inlined) ", out);
+	if (f->func) {
+		fputs(f->func, out);
+		if (f->file && f->line)
+			fprintf(out, " (%s:%d)", f->file, f->line);
+		else if (f->module)
+			fprintf(out, "+0x%" PRIx64 " (%s)", f->offset, leaks_base(f->module));
+	} else if (f->module) {
+		fprintf(out, "%s+0x%" PRIx64, leaks_base(f->module), f->offset);
+	} else {
+		fprintf(out, "0x%" PRIx64 " (in no module)", addr);
+	}
+	fputc('\n', out);
+}
+
+static void leaks_stack_text(struct leaks_state *st, const struct lk_group *g)
+{
+	struct rip_frame fr[LK_MAX_FRAMES];
+	const uint64_t *pcs;
+	uint32_t n, i = 0;
+
+	if (!g->bt) {
+		fputs("      (no backtrace recorded)\n", st->out);
+		return;
+	}
+	pcs = lk_bt(st->lk, g->bt, &n);
+	if (!pcs) {
+		fprintf(st->out, "      (backtrace %" PRIu32 " is not defined in the trace)\n", g->bt);
+		return;
+	}
+	if (!n)
+		fputs("      (empty backtrace)\n", st->out);
+	for (; i < n; i++) {
+		int k = leaks_resolve(st, pcs[i], fr);
+
+		if (i + 1 < n && leaks_internal(&fr[k - 1]))
+			continue;
+		for (int j = 0; j < k; j++)
+			leaks_frame_text(st, pcs[i], &fr[j], fr[j].inlined);
+	}
+}
+
+static const char *leaks_noun(enum lk_res r, uint64_t n)
+{
+	switch (r) {
+	case LK_MEM:
+		return n == 1 ? "block" : "blocks";
+	case LK_FD:
+		return n == 1 ? "file descriptor" : "file descriptors";
+	case LK_SHM:
+		return n == 1 ? "shared memory segment" : "shared memory segments";
+	default:
+		return n == 1 ? "shared memory mapping" : "shared memory mappings";
+	}
+}
+
+/* "300 bytes", "65.5 kB (65536 bytes)": exact, and readable when big. */
+static const char *leaks_bytes(uint64_t n, char *buf, size_t len)
+{
+	char h[32];
+
+	if (n < 10000)
+		snprintf(buf, len, "%" PRIu64 " bytes", n);
+	else
+		snprintf(buf, len, "%s (%" PRIu64 " bytes)", rec_fmt_bytes(n, h, sizeof(h)), n);
+	return buf;
+}
+
+static double leaks_secs(const struct lk *lk, int64_t ns)
+{
+	return (double)(ns - lk->first_ns) / 1e9;
+}
+
+static void leaks_lossy_text(struct leaks_state *st)
+{
+	const struct evs_totals *t = &st->tot;
+
+	if (!t->discarded && !t->lost_packets && !t->torn)
+		return;
+	fprintf(st->out,
+		"WARNING: this trace is incomplete: %" PRIu64 " events discarded or overwritten, %" PRIu64
+		" packets lost or unreadable%s.  A lost release shows as a false leak, a lost allocation hides "
+		"a real one.\n\n",
+		t->discarded, t->lost_packets + t->torn,
+		t->torn ? " (some changed while rip read them, or damaged)" : "");
+}
+
+static void leaks_print_text(struct leaks_state *st)
+{
+	const struct lk *lk = st->lk;
+	const struct rip_file_hdr *h = evs_file_hdr(st->s);
+	FILE *out = st->out;
+	uint64_t shown = 0, sites[LK_NRES] = { 0 };
+	char comm[sizeof(h->comm) + 1], b[48];
+
+	memcpy(comm, h->comm, sizeof(h->comm));
+	comm[sizeof(h->comm)] = 0;
+	leaks_lossy_text(st);
+	fprintf(out, "%s: pid %d (%s), %" PRIu64 " events over %.3f s, %" PRIu64
+		     " of them resource events\n",
+		evs_source(st->s), (int)h->pid, comm, lk->events,
+		lk->any_event ? leaks_secs(lk, lk->last_ns) : 0.0, lk->res_events);
+	if (!lk->has_types)
+		fprintf(out, "note: no resource events in this trace: record one with rip run "
+			     "--mem (or --fd, --shm, --all)\n");
+	for (size_t i = 0; i < lk->ngroups; i++) {
+		const struct lk_group *g = &lk->groups[i];
+
+		sites[g->res]++;
+		if (st->o.top && shown >= st->o.top)
+			continue;
+		shown++;
+		fputc('\n', out);
+		if (g->res == LK_FD)
+			fprintf(out, "%" PRIu64 " %s left open", g->count, leaks_noun(g->res, g->count));
+		else
+			fprintf(out, "%s in %" PRIu64 " %s%s", leaks_bytes(g->bytes, b, sizeof(b)),
+				g->count, leaks_noun(g->res, g->count),
+				g->res == LK_MEM	? " never freed"
+				: g->res == LK_SHM	? " never removed"
+							: " never detached");
+		fputs(" (", out);
+		leaks_kinds(out, g);
+		if (g->sample)
+			fprintf(out, ": %s%s", g->sample, g->count > 1 ? ", ..." : "");
+		fprintf(out, "), made at %.6f", leaks_secs(lk, g->first_ns));
+		if (g->last_ns != g->first_ns)
+			fprintf(out, "..%.6f", leaks_secs(lk, g->last_ns));
+		fprintf(out, " s\n");
+		leaks_stack_text(st, g);
+	}
+	if (st->o.top && shown < lk->ngroups)
+		fprintf(out, "\n(%zu more groups: --top=%" PRIu64 " shows the biggest only)\n",
+			lk->ngroups - (size_t)shown, st->o.top);
+	fprintf(out, "\ntotal: %s in %" PRIu64 " %s never freed (%" PRIu64 " sites), %" PRIu64
+		     " %s left open, %" PRIu64 " %s never removed (%s), %" PRIu64
+		     " %s never detached\n",
+		leaks_bytes(lk->total_bytes[LK_MEM], b, sizeof(b)), lk->total_count[LK_MEM],
+		leaks_noun(LK_MEM, lk->total_count[LK_MEM]), sites[LK_MEM], lk->total_count[LK_FD],
+		leaks_noun(LK_FD, lk->total_count[LK_FD]), lk->total_count[LK_SHM],
+		leaks_noun(LK_SHM, lk->total_count[LK_SHM]),
+		leaks_bytes(lk->total_bytes[LK_SHM], (char[48]){ 0 }, 48),
+		lk->total_count[LK_SHM_MAP], leaks_noun(LK_SHM_MAP, lk->total_count[LK_SHM_MAP]));
+	if (lk->un.release[LK_MEM] || lk->un.release[LK_FD] || lk->un.release[LK_SHM] ||
+	    lk->un.release[LK_SHM_MAP])
+		fprintf(out,
+			"released but not seen made (made before tracing started, inherited, or "
+			"lost): %" PRIu64 " frees, %" PRIu64 " closes, %" PRIu64 " removes, %" PRIu64
+			" detaches\n",
+			lk->un.release[LK_MEM], lk->un.release[LK_FD], lk->un.release[LK_SHM],
+			lk->un.release[LK_SHM_MAP]);
+	if (lk->un.replaced[LK_MEM] || lk->un.replaced[LK_FD] || lk->un.replaced[LK_SHM] ||
+	    lk->un.replaced[LK_SHM_MAP])
+		fprintf(out,
+			"made again while live (their release was not recorded): %" PRIu64
+			" blocks, %" PRIu64 " descriptors, %" PRIu64 " segments, %" PRIu64
+			" mappings\n",
+			lk->un.replaced[LK_MEM], lk->un.replaced[LK_FD], lk->un.replaced[LK_SHM],
+			lk->un.replaced[LK_SHM_MAP]);
+	if (lk->failed_allocs)
+		fprintf(out, "failed allocations (not leaks): %" PRIu64 "\n", lk->failed_allocs);
+}
+
+/* ---- JSON ---------------------------------------------------------------------------- */
+
+static void leaks_json_opt(FILE *out, const char *s)
+{
+	if (s)
+		json_str(out, s);
+	else
+		fputs("null", out);
+}
+
+static void leaks_stack_json(struct leaks_state *st, const struct lk_group *g)
+{
+	struct rip_frame fr[LK_MAX_FRAMES];
+	FILE *out = st->out;
+	const uint64_t *pcs;
+	const char *sep = "";
+	uint32_t n;
+
+	pcs = g->bt ? lk_bt(st->lk, g->bt, &n) : NULL;
+	if (!pcs) {
+		fputs("null", out);
+		return;
+	}
+	fputc('[', out);
+	for (uint32_t i = 0; i < n; i++) {
+		int k = leaks_resolve(st, pcs[i], fr);
+
+		if (i + 1 < n && leaks_internal(&fr[k - 1]))
+			continue;
+		for (int j = 0; j < k; j++) {
+			fprintf(out, "%s{\"addr\":\"0x%" PRIx64 "\",\"function\":", sep, pcs[i]);
+			leaks_json_opt(out, fr[j].func);
+			fputs(",\"file\":", out);
+			leaks_json_opt(out, fr[j].file);
+			fprintf(out, ",\"line\":%d,\"module\":", fr[j].line);
+			leaks_json_opt(out, fr[j].module);
+			fprintf(out, ",\"offset\":%" PRIu64 ",\"inlined\":%s}", fr[j].offset,
+				fr[j].inlined ? "true" : "false");
+			sep = ",";
+		}
+	}
+	fputc(']', out);
+}
+
+static void leaks_problem_json(const char *path, const char *why, unsigned hits, void *arg)
+{
+	void **a = arg;
+	FILE *out = a[0];
+	unsigned *count = a[1];
+
+	fputs((*count)++ ? "," : "", out);
+	fputs("{\"module\":", out);
+	json_str(out, path);
+	fputs(",\"why\":", out);
+	json_str(out, why);
+	fprintf(out, ",\"addresses\":%u}", hits);
+}
+
+static void leaks_print_json(struct leaks_state *st)
+{
+	static const uint32_t cats[LK_NRES] = { RIP_CAT_MEM, RIP_CAT_FD, RIP_CAT_SHM,
+						RIP_CAT_SHM };
+	const struct lk *lk = st->lk;
+	const struct rip_file_hdr *h = evs_file_hdr(st->s);
+	FILE *out = st->out;
+	uint64_t shown = 0, sites[LK_NRES] = { 0 };
+	char comm[sizeof(h->comm) + 1], exe[sizeof(h->exe) + 1];
+	unsigned nprob = 0;
+	void *parg[2] = { out, &nprob };
+
+	memcpy(comm, h->comm, sizeof(h->comm));
+	comm[sizeof(h->comm)] = 0;
+	memcpy(exe, h->exe, sizeof(h->exe));
+	exe[sizeof(h->exe)] = 0;
+	fputs("{\"version\":1,\"source\":", out);
+	json_str(out, evs_source(st->s));
+	fprintf(out, ",\"pid\":%d,\"comm\":", (int)h->pid);
+	json_str(out, comm);
+	fputs(",\"exe\":", out);
+	json_str(out, exe);
+	fprintf(out,
+		",\"events\":%" PRIu64 ",\"resource_events\":%" PRIu64
+		",\"duration\":%.9f,\"complete\":%s,\"discarded\":%" PRIu64
+		",\"lost_packets\":%" PRIu64 ",\"leaks\":[",
+		lk->events, lk->res_events, lk->any_event ? leaks_secs(lk, lk->last_ns) : 0.0,
+		st->tot.discarded || st->tot.lost_packets || st->tot.torn ? "false" : "true",
+		st->tot.discarded, st->tot.lost_packets + st->tot.torn);
+	for (size_t i = 0; i < lk->ngroups; i++) {
+		const struct lk_group *g = &lk->groups[i];
+		const char *sep = "";
+
+		sites[g->res]++;
+		if (st->o.top && shown >= st->o.top)
+			continue;
+		fprintf(out, "%s{\"resource\":\"%s\",\"count\":%" PRIu64 ",\"bytes\":%" PRIu64
+			     ",\"first\":%.9f,\"last\":%.9f,\"kinds\":[",
+			shown ? "," : "", lk_res_name(g->res), g->count, g->bytes,
+			leaks_secs(lk, g->first_ns), leaks_secs(lk, g->last_ns));
+		shown++;
+		for (uint32_t k = 0; k < 32; k++) {
+			const char *name = lk_kind_name(cats[g->res], k);
+
+			if (!(g->kinds & (1u << k)))
+				continue;
+			fputs(sep, out);
+			if (name)
+				json_str(out, name);
+			else
+				fprintf(out, "\"kind %u\"", k);
+			sep = ",";
+		}
+		fputs("],\"sample\":", out);
+		leaks_json_opt(out, g->sample);
+		fprintf(out, ",\"bt\":%" PRIu32 ",\"stack\":", g->bt);
+		leaks_stack_json(st, g);
+		fputc('}', out);
+	}
+	fputs("],\"totals\":{", out);
+	for (int r = 0; r < LK_NRES; r++)
+		fprintf(out, "%s\"%s\":{\"count\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"sites\":%" PRIu64
+			     ",\"released_unseen\":%" PRIu64 ",\"made_again\":%" PRIu64 "}",
+			r ? "," : "", lk_res_name((enum lk_res)r), lk->total_count[r],
+			lk->total_bytes[r], sites[r], lk->un.release[r], lk->un.replaced[r]);
+	fprintf(out,
+		"},\"failed_allocs\":%" PRIu64 ",\"backtraces\":{\"defined\":%" PRIu64
+		",\"bad\":%" PRIu64 ",\"undefined\":%" PRIu64 "},\"symbol_problems\":[",
+		lk->failed_allocs, lk->bt_defs, lk->bt_bad, lk->bt_unknown);
+	if (st->sym)
+		rip_sym_problems(st->sym, leaks_problem_json, parg);
+	fputs("]}\n", out);
+}
+
+/* ---- the command --------------------------------------------------------------------- */
+
+static void leaks_problem_text(const char *path, const char *why, unsigned hits, void *arg)
+{
+	unsigned *count = arg;
+
+	if (!(*count)++)
+		fprintf(stderr, "note: modules without full symbols:\n");
+	fprintf(stderr, "  %s: %s (%u address%s)\n", path, why, hits, hits == 1 ? "" : "es");
+}
+
+static int leaks_size(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	if (*s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno)
+		return -1;
+	switch (*end) {
+	case 'k': case 'K': v <<= 10; end++; break;
+	case 'm': case 'M': v <<= 20; end++; break;
+	case 'g': case 'G': v <<= 30; end++; break;
+	}
+	if (*end)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int leaks_parse(int argc, char **argv, struct leaks_opts *o)
+{
+	static const struct option longopts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "sort", required_argument, NULL, 's' },
+		{ "resource", required_argument, NULL, 'r' },
+		{ "min-size", required_argument, NULL, 'm' },
+		{ "top", required_argument, NULL, 'n' },
+		{ "addresses", no_argument, NULL, 'a' },
+		{ "sysroot", required_argument, NULL, 'R' },
+		{ "debug-dir", required_argument, NULL, 'D' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	int c;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "js:r:m:n:ah", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			o->json = true;
+			break;
+		case 's':
+			if (!strcmp(optarg, "bytes"))
+				o->lk.sort = LK_SORT_BYTES;
+			else if (!strcmp(optarg, "count"))
+				o->lk.sort = LK_SORT_COUNT;
+			else
+				return tool_usage_error(&cmd_leaks_def,
+							"--sort is bytes or count, not '%s'", optarg);
+			break;
+		case 'r':
+			if (!strcmp(optarg, "mem"))
+				o->lk.resources |= LK_F_MEM;
+			else if (!strcmp(optarg, "fd"))
+				o->lk.resources |= LK_F_FD;
+			else if (!strcmp(optarg, "shm"))
+				o->lk.resources |= LK_F_SHM;
+			else
+				return tool_usage_error(&cmd_leaks_def,
+							"--resource is mem, fd or shm, not '%s'",
+							optarg);
+			break;
+		case 'm':
+			if (leaks_size(optarg, &o->lk.min_size))
+				return tool_usage_error(&cmd_leaks_def,
+							"--min-size wants a size like 4096 or 1m, "
+							"not '%s'",
+							optarg);
+			break;
+		case 'n':
+			if (leaks_size(optarg, &o->top) || !o->top)
+				return tool_usage_error(&cmd_leaks_def,
+							"--top wants a number > 0, not '%s'", optarg);
+			break;
+		case 'a':
+			o->addresses = true;
+			break;
+		case 'R':
+			o->sysroot = optarg;
+			break;
+		case 'D':
+			o->debug_dir = optarg;
+			break;
+		case 'h':
+			tool_help(&cmd_leaks_def);
+			return -1;
+		default:
+			return tool_usage_error(&cmd_leaks_def, "unknown option '%s'",
+						argv[optind - 1]);
+		}
+	}
+	if (optind + 1 != argc)
+		return tool_usage_error(&cmd_leaks_def,
+					optind == argc ? "which trace? give a trace directory (rip "
+							 "run --mem -o DIR), a pid or a ring file"
+						       : "one TRACE-OR-TARGET only");
+	o->target = argv[optind];
+	return 0;
+}
+
+static int cmd_leaks(int argc, char **argv)
+{
+	static char obuf[1 << 16];
+	char err[RR_ERR_MAX + PATH_MAX];
+	struct leaks_state st;
+	unsigned problems = 0;
+	int ret, status = EXIT_FAIL;
+
+	memset(&st, 0, sizeof(st));
+	ret = leaks_parse(argc, argv, &st.o);
+	if (ret)
+		return ret < 0 ? EXIT_OK : ret;
+	st.out = stdout;
+	ret = evs_open(st.o.target, &st.s, err, sizeof(err));
+	if (ret) {
+		tool_err("%s", err);
+		return EXIT_FAIL;
+	}
+	st.lk = lk_new(&st.o.lk);
+	if (!st.lk) {
+		tool_err("out of memory");
+		goto out;
+	}
+	ret = lk_run(st.lk, st.s, err, sizeof(err));
+	if (ret) {
+		tool_err("%s", err);
+		goto out;
+	}
+	evs_totals(st.s, &st.tot);
+	if (st.lk->ngroups && leaks_symbols(&st))
+		goto out;
+	setvbuf(stdout, obuf, _IOFBF, sizeof(obuf));
+	if (st.o.json)
+		leaks_print_json(&st);
+	else
+		leaks_print_text(&st);
+	if (fflush(stdout) || ferror(stdout)) {
+		tool_err("write error: %s", strerror(errno));
+		goto out;
+	}
+	if (st.lk->bt_bad)
+		tool_err("warning: %" PRIu64 " bad backtrace definitions (id 0, or an id "
+			 "defined twice with different frames) were ignored",
+			 st.lk->bt_bad);
+	if (st.lk->bt_unknown)
+		tool_err("warning: %" PRIu64 " groups use a backtrace id the trace never "
+			 "defines (a corrupt trace, or a forked child's stack defined in its "
+			 "parent's trace)",
+			 st.lk->bt_unknown);
+	if (!st.o.json && st.sym)
+		rip_sym_problems(st.sym, leaks_problem_text, &problems);
+	status = EXIT_OK;
+out:
+	if (st.sym)
+		rip_sym_free(st.sym);
+	lk_free(st.lk);
+	evs_close(st.s);
+	return status;
+}

@@ -1,0 +1,781 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * tools/leaks.c - what is still live at the end of a trace (see leaks.h).
+ *
+ * One pass over the events in time order.  Live resources sit in open
+ * addressing tables (linear probing, deletion by backward shift, so there
+ * are no tombstones and a table of N live entries never grows past 2N
+ * slots): memory and shared-memory attachments by address, descriptors by
+ * number, segments by id (shmget) or by a hash of their name (shm_open).
+ * An entry is 32 bytes: memory use follows what is live at the worst
+ * moment, not the length of the trace.
+ *
+ * Backtrace definitions (rip:bt) are kept aside as they go by: a stack is
+ * defined once per process, in the stream of whichever thread met it
+ * first, so another thread's event may use it before the merge reaches its
+ * definition.  Stacks are therefore looked up only after the pass.
+ *
+ * A release of something never seen made (inherited descriptors, memory
+ * allocated before tracing started) is counted, not an error; so is a
+ * resource made again while live (its release was not recorded).
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rip/resource.h>
+
+#include "leaks.h"
+
+/* ---- kinds ------------------------------------------------------------------------- */
+
+static const char *const lk_mem_kinds[] = {
+	[RIP_MEM_MALLOC] = "malloc",
+	[RIP_MEM_CALLOC] = "calloc",
+	[RIP_MEM_REALLOC] = "realloc",
+	[RIP_MEM_REALLOCARRAY] = "reallocarray",
+	[RIP_MEM_POSIX_MEMALIGN] = "posix_memalign",
+	[RIP_MEM_ALIGNED_ALLOC] = "aligned_alloc",
+	[RIP_MEM_MEMALIGN] = "memalign",
+	[RIP_MEM_VALLOC] = "valloc",
+	[RIP_MEM_PVALLOC] = "pvalloc",
+	[RIP_MEM_NEW] = "new",
+	[RIP_MEM_NEW_ARRAY] = "new[]",
+	[RIP_MEM_MMAP] = "mmap",
+	[RIP_MEM_MREMAP] = "mremap",
+	[RIP_MEM_FREE] = "free",
+	[RIP_MEM_DELETE] = "delete",
+	[RIP_MEM_DELETE_ARRAY] = "delete[]",
+	[RIP_MEM_MUNMAP] = "munmap",
+};
+
+static const char *const lk_fd_kinds[] = {
+	[RIP_FD_OPEN] = "open",
+	[RIP_FD_OPENAT] = "openat",
+	[RIP_FD_CREAT] = "creat",
+	[RIP_FD_DUP] = "dup",
+	[RIP_FD_DUP2] = "dup2",
+	[RIP_FD_DUP3] = "dup3",
+	[RIP_FD_FCNTL_DUPFD] = "fcntl_dupfd",
+	[RIP_FD_PIPE] = "pipe",
+	[RIP_FD_SOCKET] = "socket",
+	[RIP_FD_SOCKETPAIR] = "socketpair",
+	[RIP_FD_ACCEPT] = "accept",
+	[RIP_FD_EVENTFD] = "eventfd",
+	[RIP_FD_TIMERFD] = "timerfd",
+	[RIP_FD_SIGNALFD] = "signalfd",
+	[RIP_FD_EPOLL] = "epoll",
+	[RIP_FD_INOTIFY] = "inotify",
+	[RIP_FD_MEMFD] = "memfd",
+	[RIP_FD_SCM_RIGHTS] = "scm_rights",
+	[RIP_FD_FOPEN] = "fopen",
+	[RIP_FD_FDOPEN] = "fdopen",
+	[RIP_FD_FREOPEN] = "freopen",
+	[RIP_FD_OPENDIR] = "opendir",
+	[RIP_FD_CLOSE] = "close",
+	[RIP_FD_FCLOSE] = "fclose",
+	[RIP_FD_CLOSEDIR] = "closedir",
+	[RIP_FD_REPLACED] = "replaced",
+};
+
+static const char *const lk_shm_kinds[] = {
+	[RIP_SHM_OPEN] = "shm_open",
+	[RIP_SHM_GET] = "shmget",
+	[RIP_SHM_MEMFD] = "memfd_create",
+	[RIP_SHM_AT] = "shmat",
+	[RIP_SHM_MMAP] = "mmap",
+	[RIP_SHM_DT] = "shmdt",
+	[RIP_SHM_MUNMAP] = "munmap",
+	[RIP_SHM_UNLINK] = "shm_unlink",
+	[RIP_SHM_RMID] = "IPC_RMID",
+};
+
+#define LK_NELEM(a) (sizeof(a) / sizeof((a)[0]))
+
+const char *lk_kind_name(uint32_t cat, uint64_t kind)
+{
+	switch (cat) {
+	case RIP_CAT_MEM:
+		return kind < LK_NELEM(lk_mem_kinds) ? lk_mem_kinds[kind] : NULL;
+	case RIP_CAT_FD:
+		return kind < LK_NELEM(lk_fd_kinds) ? lk_fd_kinds[kind] : NULL;
+	case RIP_CAT_SHM:
+		return kind < LK_NELEM(lk_shm_kinds) ? lk_shm_kinds[kind] : NULL;
+	}
+	return NULL;
+}
+
+const char *lk_res_name(enum lk_res r)
+{
+	static const char *const names[] = { "mem", "fd", "shm", "shm-map" };
+
+	return r < LK_NRES ? names[r] : "?";
+}
+
+/* ---- the event types we read --------------------------------------------------------- */
+
+enum lk_role {
+	LK_NONE,
+	LK_BT,
+	LK_MEM_ALLOC,
+	LK_MEM_FREE,
+	LK_MEM_REALLOC,
+	LK_FD_OPEN,
+	LK_FD_CLOSE,
+	LK_SHM_CREATE,
+	LK_SHM_ATTACH,
+	LK_SHM_DETACH,
+	LK_SHM_REMOVE,
+	LK_NROLES,
+};
+
+#define LK_MAXF 6
+
+/*
+ * The fields of rip/resource.h each role needs, by name: "$name" a string,
+ * "@name" a u64 array, else an integer.  A trace may add fields; it may not
+ * lack these or give them another shape.
+ */
+static const struct lk_spec {
+	const char *name;
+	const char *fields[LK_MAXF];
+} lk_specs[LK_NROLES] = {
+	[LK_BT] = { "rip:bt", { "id", "@frames" } },
+	[LK_MEM_ALLOC] = { "mem:alloc", { "addr", "size", "bt", "kind" } },
+	[LK_MEM_FREE] = { "mem:free", { "addr", "bt", "kind" } },
+	[LK_MEM_REALLOC] = { "mem:realloc", { "old", "addr", "size", "bt" } },
+	[LK_FD_OPEN] = { "fd:open", { "fd", "bt", "kind", "$path" } },
+	[LK_FD_CLOSE] = { "fd:close", { "fd", "bt", "kind" } },
+	[LK_SHM_CREATE] = { "shm:create", { "id", "size", "bt", "kind", "$name" } },
+	[LK_SHM_ATTACH] = { "shm:attach", { "addr", "size", "id", "bt", "kind" } },
+	[LK_SHM_DETACH] = { "shm:detach", { "addr", "size", "bt", "kind" } },
+	[LK_SHM_REMOVE] = { "shm:remove", { "id", "bt", "kind", "$name" } },
+};
+
+/* ---- tables of live things ----------------------------------------------------------- */
+
+struct lk_obj {
+	uint64_t key;
+	uint64_t size;
+	int64_t ns;
+	uint32_t bt;
+	uint16_t kind;
+	uint16_t used;
+};
+
+struct lk_tab {
+	struct lk_obj *v;
+	char **names; /* parallel to v when the table keeps names, else NULL */
+	size_t cap, n;
+	bool named;
+};
+
+static inline size_t lk_hash(uint64_t key, size_t cap)
+{
+	key ^= key >> 31;
+	key *= 0x9e3779b97f4a7c15ull;
+	return (size_t)(key >> 17) & (cap - 1);
+}
+
+static int lk_tab_grow(struct lk_tab *t)
+{
+	size_t ncap = t->cap ? t->cap * 2 : 1024;
+	struct lk_obj *nv = calloc(ncap, sizeof(*nv));
+	char **nn = t->named ? calloc(ncap, sizeof(*nn)) : NULL;
+
+	if (!nv || (t->named && !nn)) {
+		free(nv);
+		free(nn);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < t->cap; i++) {
+		size_t h;
+
+		if (!t->v[i].used)
+			continue;
+		for (h = lk_hash(t->v[i].key, ncap); nv[h].used; h = (h + 1) & (ncap - 1))
+			;
+		nv[h] = t->v[i];
+		if (nn)
+			nn[h] = t->names[i];
+	}
+	free(t->v);
+	free(t->names);
+	t->v = nv;
+	t->names = nn;
+	t->cap = ncap;
+	return 0;
+}
+
+static struct lk_obj *lk_tab_find(const struct lk_tab *t, uint64_t key, size_t *slot)
+{
+	if (!t->cap)
+		return NULL;
+	for (size_t h = lk_hash(key, t->cap);; h = (h + 1) & (t->cap - 1)) {
+		if (!t->v[h].used)
+			return NULL;
+		if (t->v[h].key == key) {
+			*slot = h;
+			return &t->v[h];
+		}
+	}
+}
+
+/* Remove slot i and shift the entries after it back (no tombstones). */
+static void lk_tab_del(struct lk_tab *t, size_t i)
+{
+	size_t mask = t->cap - 1, j = i;
+
+	if (t->named) {
+		free(t->names[i]);
+		t->names[i] = NULL;
+	}
+	for (;;) {
+		size_t home;
+
+		t->v[i].used = 0;
+		for (;;) {
+			j = (j + 1) & mask;
+			if (!t->v[j].used)
+				goto done;
+			home = lk_hash(t->v[j].key, t->cap);
+			/* j may move to i if its home is not in (i, j] cyclically */
+			if (i <= j ? (home <= i || home > j) : (home <= i && home > j))
+				break;
+		}
+		t->v[i] = t->v[j];
+		if (t->named) {
+			t->names[i] = t->names[j];
+			t->names[j] = NULL;
+		}
+		i = j;
+	}
+done:
+	t->n--;
+}
+
+/*
+ * Insert (or replace) key.  Returns 1 if it replaced a live entry, 0 if new,
+ * -ENOMEM.  name (may be NULL) is copied for named tables.
+ */
+static int lk_tab_put(struct lk_tab *t, const struct lk_obj *o, const char *name)
+{
+	size_t h;
+	int replaced = 0;
+	char *copy = NULL;
+
+	if (t->named && name && *name) {
+		copy = strdup(name);
+		if (!copy)
+			return -ENOMEM;
+	}
+	if ((t->n + 1) * 2 > t->cap && lk_tab_grow(t)) {
+		free(copy);
+		return -ENOMEM;
+	}
+	for (h = lk_hash(o->key, t->cap); t->v[h].used; h = (h + 1) & (t->cap - 1))
+		if (t->v[h].key == o->key) {
+			replaced = 1;
+			break;
+		}
+	t->v[h] = *o;
+	t->v[h].used = 1;
+	if (t->named) {
+		free(t->names[h]);
+		t->names[h] = copy;
+	}
+	if (!replaced)
+		t->n++;
+	return replaced;
+}
+
+static void lk_tab_free(struct lk_tab *t)
+{
+	for (size_t i = 0; t->names && i < t->cap; i++)
+		free(t->names[i]);
+	free(t->names);
+	free(t->v);
+	memset(t, 0, sizeof(*t));
+}
+
+/* ---- backtraces ---------------------------------------------------------------------- */
+
+struct lk_btent {
+	uint32_t id; /* 0: empty slot */
+	uint32_t n;
+	uint64_t off; /* in frames */
+};
+
+struct lk_priv {
+	uint8_t role[EV_MAX_TYPES];
+	uint8_t fi[EV_MAX_TYPES][LK_MAXF]; /* field index of each spec field, by type id */
+	struct lk_tab tab[LK_NRES];
+	struct lk_btent *bts;
+	size_t btcap, nbts;
+	uint64_t *frames;
+	size_t nframes, framecap;
+};
+
+static struct lk_btent *lk_bt_slot(const struct lk_priv *p, uint32_t id)
+{
+	if (!p->btcap)
+		return NULL;
+	for (size_t h = lk_hash(id, p->btcap);; h = (h + 1) & (p->btcap - 1))
+		if (p->bts[h].id == id || !p->bts[h].id)
+			return &p->bts[h];
+}
+
+static int lk_bt_grow(struct lk_priv *p)
+{
+	size_t ncap = p->btcap ? p->btcap * 2 : 1024;
+	struct lk_btent *nv = calloc(ncap, sizeof(*nv));
+
+	if (!nv)
+		return -ENOMEM;
+	for (size_t i = 0; i < p->btcap; i++) {
+		size_t h;
+
+		if (!p->bts[i].id)
+			continue;
+		for (h = lk_hash(p->bts[i].id, ncap); nv[h].id; h = (h + 1) & (ncap - 1))
+			;
+		nv[h] = p->bts[i];
+	}
+	free(p->bts);
+	p->bts = nv;
+	p->btcap = ncap;
+	return 0;
+}
+
+static int lk_bt_define(struct lk *lk, const struct evs_event *e)
+{
+	struct lk_priv *p = lk->p;
+	uint32_t id = (uint32_t)e->v[p->fi[e->type->id][0]], n = e->narr;
+	struct lk_btent *b;
+
+	lk->bt_defs++;
+	if (!id || !e->arr) {
+		lk->bt_bad++;
+		return 0;
+	}
+	if ((p->nbts + 1) * 2 > p->btcap && lk_bt_grow(p))
+		return -ENOMEM;
+	b = lk_bt_slot(p, id);
+	if (b->id) {
+		/* Defined again (a reader may meet a stack twice): same frames or it is bad. */
+		bool same = b->n == n;
+
+		for (uint32_t i = 0; same && i < n; i++)
+			same = p->frames[b->off + i] == evs_arr(e, i);
+		if (!same)
+			lk->bt_bad++;
+		return 0;
+	}
+	if (p->nframes + n > p->framecap) {
+		size_t cap = p->framecap ? p->framecap : 4096;
+		uint64_t *nf;
+
+		while (cap < p->nframes + n)
+			cap *= 2;
+		nf = realloc(p->frames, cap * sizeof(*nf));
+		if (!nf)
+			return -ENOMEM;
+		p->frames = nf;
+		p->framecap = cap;
+	}
+	for (uint32_t i = 0; i < n; i++)
+		p->frames[p->nframes + i] = evs_arr(e, i);
+	b->id = id;
+	b->n = n;
+	b->off = p->nframes;
+	p->nframes += n;
+	p->nbts++;
+	return 0;
+}
+
+const uint64_t *lk_bt(const struct lk *lk, uint32_t id, uint32_t *n)
+{
+	const struct lk_btent *b = id ? lk_bt_slot(lk->p, id) : NULL;
+
+	*n = 0;
+	if (!b || !b->id)
+		return NULL;
+	*n = b->n;
+	return lk->p->frames + b->off;
+}
+
+/* ---- setup --------------------------------------------------------------------------- */
+
+struct lk *lk_new(const struct lk_opts *opts)
+{
+	struct lk *lk = calloc(1, sizeof(*lk));
+
+	if (!lk)
+		return NULL;
+	lk->p = calloc(1, sizeof(*lk->p));
+	if (!lk->p) {
+		free(lk);
+		return NULL;
+	}
+	if (opts)
+		lk->o = *opts;
+	if (!lk->o.resources)
+		lk->o.resources = LK_F_MEM | LK_F_FD | LK_F_SHM;
+	lk->p->tab[LK_FD].named = true;
+	lk->p->tab[LK_SHM].named = true;
+	return lk;
+}
+
+void lk_free(struct lk *lk)
+{
+	if (!lk)
+		return;
+	for (size_t i = 0; i < lk->ngroups; i++)
+		free(lk->groups[i].sample);
+	free(lk->groups);
+	if (lk->p) {
+		for (int r = 0; r < LK_NRES; r++)
+			lk_tab_free(&lk->p->tab[r]);
+		free(lk->p->bts);
+		free(lk->p->frames);
+		free(lk->p);
+	}
+	free(lk);
+}
+
+static int lk_fail(char *err, size_t len, int code, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static int lk_fail(char *err, size_t len, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, len, fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+/* Find our types in the source's table and check their fields. */
+static int lk_types(struct lk *lk, const struct ev_types *types, char *err, size_t errlen)
+{
+	struct lk_priv *p = lk->p;
+
+	for (uint32_t id = 0; id < EV_MAX_TYPES; id++) {
+		const struct ev_type *t = &types->t[id];
+		int role = LK_NONE;
+
+		if (!t->valid)
+			continue;
+		for (int r = 1; r < LK_NROLES; r++)
+			if (!strcmp(t->name, lk_specs[r].name))
+				role = r;
+		if (role == LK_NONE)
+			continue;
+		for (int k = 0; k < LK_MAXF && lk_specs[role].fields[k]; k++) {
+			const char *want = lk_specs[role].fields[k];
+			uint32_t wty = *want == '$' ? RIP_FT_STRING
+				       : *want == '@' ? RIP_FT_HEX64_ARRAY
+						      : 0;
+			uint32_t i;
+
+			if (wty)
+				want++;
+			for (i = 0; i < t->nfields; i++)
+				if (!strcmp(t->fields[i].name, want))
+					break;
+			if (i == t->nfields ||
+			    (wty ? t->fields[i].type != wty : RIP_FT_IS_TAIL(t->fields[i].type)))
+				return lk_fail(err, errlen, -EBADMSG,
+					       "event type %s of this trace has no %s field %s: it "
+					       "is not the one of rip/resource.h (written by another "
+					       "version of the preload library?)",
+					       t->name,
+					       wty == RIP_FT_STRING	   ? "string"
+					       : wty == RIP_FT_HEX64_ARRAY ? "array"
+									   : "integer",
+					       want);
+			p->fi[id][k] = (uint8_t)i;
+		}
+		p->role[id] = (uint8_t)role;
+		if (role != LK_BT)
+			lk->has_types = true;
+	}
+	return 0;
+}
+
+/* ---- the pass ------------------------------------------------------------------------ */
+
+#define F(k) (e->v[fi[k]])
+
+static uint64_t lk_name_key(const char *name)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	for (const unsigned char *s = (const unsigned char *)name; *s; s++)
+		h = (h ^ *s) * 0x100000001b3ull;
+	return (h << 1) | 1;
+}
+
+/* The key of a segment: shmget ids as they are, shm_open names hashed. */
+static uint64_t lk_seg_key(uint64_t kind, int64_t id, const char *name)
+{
+	if ((kind == RIP_SHM_OPEN || kind == RIP_SHM_UNLINK) && name && *name)
+		return lk_name_key(name);
+	return (uint64_t)id << 1;
+}
+
+static int lk_make(struct lk *lk, enum lk_res r, uint64_t key, uint64_t size, uint32_t bt,
+		   uint64_t kind, int64_t ns, const char *name)
+{
+	struct lk_obj o = {
+		.key = key, .size = size, .ns = ns, .bt = bt, .kind = (uint16_t)kind
+	};
+	int ret = lk_tab_put(&lk->p->tab[r], &o, name);
+
+	if (ret < 0)
+		return ret;
+	lk->un.replaced[r] += (uint64_t)ret;
+	return 0;
+}
+
+static void lk_release(struct lk *lk, enum lk_res r, uint64_t key)
+{
+	size_t slot;
+
+	if (lk_tab_find(&lk->p->tab[r], key, &slot))
+		lk_tab_del(&lk->p->tab[r], slot);
+	else
+		lk->un.release[r]++;
+}
+
+static int lk_event(struct lk *lk, const struct evs_event *e)
+{
+	const uint8_t *fi = lk->p->fi[e->type->id];
+	int role = lk->p->role[e->type->id];
+
+	if (role == LK_NONE)
+		return 0;
+	if (role == LK_BT)
+		return lk_bt_define(lk, e);
+	lk->res_events++;
+	switch (role) {
+	case LK_MEM_ALLOC:
+		if (!F(0)) {
+			lk->failed_allocs++;
+			return 0;
+		}
+		return lk_make(lk, LK_MEM, F(0), F(1), (uint32_t)F(2), F(3), e->ns, NULL);
+	case LK_MEM_FREE:
+		if (F(0))
+			lk_release(lk, LK_MEM, F(0));
+		return 0;
+	case LK_MEM_REALLOC:
+		/* old 0: an allocation; size 0 and addr 0: a free of old */
+		if (F(0))
+			lk_release(lk, LK_MEM, F(0));
+		if (!F(1)) {
+			if (F(2))
+				lk->failed_allocs++;
+			return 0;
+		}
+		return lk_make(lk, LK_MEM, F(1), F(2), (uint32_t)F(3), RIP_MEM_REALLOC, e->ns,
+			       NULL);
+	case LK_FD_OPEN:
+		if ((int64_t)F(0) < 0) {
+			lk->bad_events++;
+			return 0;
+		}
+		return lk_make(lk, LK_FD, F(0), 0, (uint32_t)F(1), F(2), e->ns, e->str);
+	case LK_FD_CLOSE:
+		if ((int64_t)F(0) >= 0)
+			lk_release(lk, LK_FD, F(0));
+		else
+			lk->bad_events++;
+		return 0;
+	case LK_SHM_CREATE:
+		if (F(3) == RIP_SHM_MEMFD)
+			return 0; /* lives as long as its descriptor and mappings: tracked there */
+		return lk_make(lk, LK_SHM, lk_seg_key(F(3), (int64_t)F(0), e->str), F(1),
+			       (uint32_t)F(2), F(3), e->ns, e->str && *e->str ? e->str : NULL);
+	case LK_SHM_REMOVE:
+		lk_release(lk, LK_SHM, lk_seg_key(F(2), (int64_t)F(0), e->str));
+		return 0;
+	case LK_SHM_ATTACH:
+		if (!F(0)) {
+			lk->bad_events++;
+			return 0;
+		}
+		return lk_make(lk, LK_SHM_MAP, F(0), F(1), (uint32_t)F(3), F(4), e->ns, NULL);
+	case LK_SHM_DETACH:
+		lk_release(lk, LK_SHM_MAP, F(0));
+		return 0;
+	}
+	return 0;
+}
+
+#undef F
+
+/* ---- grouping ------------------------------------------------------------------------ */
+
+static int lk_group_cmp_bytes(const void *a, const void *b)
+{
+	const struct lk_group *x = a, *y = b;
+
+	if (x->bytes != y->bytes)
+		return x->bytes > y->bytes ? -1 : 1;
+	if (x->count != y->count)
+		return x->count > y->count ? -1 : 1;
+	if (x->res != y->res)
+		return x->res < y->res ? -1 : 1;
+	return x->bt < y->bt ? -1 : x->bt > y->bt;
+}
+
+static int lk_group_cmp_count(const void *a, const void *b)
+{
+	const struct lk_group *x = a, *y = b;
+
+	if (x->count != y->count)
+		return x->count > y->count ? -1 : 1;
+	return lk_group_cmp_bytes(a, b);
+}
+
+static int lk_group(struct lk *lk)
+{
+	size_t cap = 64, n = 0, *idx;
+	struct lk_group *g = NULL;
+
+	/* An index of (res, bt) -> group, rebuilt as it grows. */
+	idx = malloc(cap * 2 * sizeof(*idx));
+	g = malloc(cap * sizeof(*g));
+	if (!idx || !g)
+		goto nomem;
+	memset(idx, 0xff, cap * 2 * sizeof(*idx));
+	for (int r = 0; r < LK_NRES; r++) {
+		const struct lk_tab *t = &lk->p->tab[r];
+
+		if (!(lk->o.resources & (1u << r)))
+			continue;
+		for (size_t i = 0; i < t->cap; i++) {
+			const struct lk_obj *o = &t->v[i];
+			uint64_t key;
+			size_t h;
+			struct lk_group *x;
+
+			if (!o->used || (r != LK_FD && o->size < lk->o.min_size))
+				continue;
+			key = ((uint64_t)r << 32) | o->bt;
+			for (h = lk_hash(key, cap * 2); idx[h] != (size_t)-1;
+			     h = (h + 1) & (cap * 2 - 1))
+				if (((uint64_t)g[idx[h]].res << 32 | g[idx[h]].bt) == key)
+					break;
+			if (idx[h] == (size_t)-1) {
+				if (n == cap) {
+					size_t ncap = cap * 2, *ni = malloc(ncap * 2 * sizeof(*ni));
+					struct lk_group *ng = realloc(g, ncap * sizeof(*ng));
+
+					if (ng)
+						g = ng;
+					if (!ni || !ng) {
+						free(ni);
+						goto nomem;
+					}
+					memset(ni, 0xff, ncap * 2 * sizeof(*ni));
+					for (size_t k = 0; k < n; k++) {
+						uint64_t kk = (uint64_t)g[k].res << 32 | g[k].bt;
+						size_t hh;
+
+						for (hh = lk_hash(kk, ncap * 2); ni[hh] != (size_t)-1;
+						     hh = (hh + 1) & (ncap * 2 - 1))
+							;
+						ni[hh] = k;
+					}
+					free(idx);
+					idx = ni;
+					cap = ncap;
+					for (h = lk_hash(key, cap * 2); idx[h] != (size_t)-1;
+					     h = (h + 1) & (cap * 2 - 1))
+						;
+				}
+				idx[h] = n;
+				g[n] = (struct lk_group){
+					.res = (enum lk_res)r,
+					.bt = o->bt,
+					.first_ns = o->ns,
+					.last_ns = o->ns,
+				};
+				n++;
+			}
+			x = &g[idx[h]];
+			x->count++;
+			x->bytes += o->size;
+			if (o->ns <= x->first_ns) {
+				/* the oldest one's name stands for the group */
+				if (t->named && t->names[i] &&
+				    (o->ns < x->first_ns || !x->sample)) {
+					char *s = strdup(t->names[i]);
+
+					if (s) {
+						free(x->sample);
+						x->sample = s;
+					}
+				}
+				x->first_ns = o->ns;
+			}
+			if (o->ns > x->last_ns)
+				x->last_ns = o->ns;
+			if (o->kind < 32)
+				x->kinds |= 1u << o->kind;
+			lk->total_count[r]++;
+			lk->total_bytes[r] += o->size;
+		}
+	}
+	free(idx);
+	qsort(g, n, sizeof(*g), lk->o.sort == LK_SORT_COUNT ? lk_group_cmp_count
+							     : lk_group_cmp_bytes);
+	for (size_t i = 0; i < n; i++) {
+		uint32_t nf;
+
+		if (g[i].bt && !lk_bt(lk, g[i].bt, &nf))
+			lk->bt_unknown++;
+	}
+	lk->groups = g;
+	lk->ngroups = n;
+	return 0;
+
+nomem:
+	for (size_t k = 0; g && k < n; k++)
+		free(g[k].sample);
+	free(idx);
+	free(g);
+	return -ENOMEM;
+}
+
+int lk_run(struct lk *lk, struct evs *s, char *err, size_t errlen)
+{
+	struct evs_event e;
+	int ret;
+
+	ret = lk_types(lk, evs_types(s), err, errlen);
+	if (ret)
+		return ret;
+	while ((ret = evs_next(s, &e, err, errlen)) > 0) {
+		if (!lk->any_event) {
+			lk->first_ns = e.ns;
+			lk->any_event = true;
+		}
+		lk->last_ns = e.ns;
+		lk->events++;
+		ret = lk_event(lk, &e);
+		if (ret)
+			return lk_fail(err, errlen, ret, "out of memory");
+	}
+	if (ret < 0)
+		return ret;
+	ret = lk_group(lk);
+	if (ret)
+		return lk_fail(err, errlen, ret, "out of memory");
+	return 0;
+}

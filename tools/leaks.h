@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * tools/leaks.h - the analysis behind `rip leaks`: one pass over the
+ * resource events of a trace (rip/resource.h) that keeps what is live at
+ * each moment, and at the end groups what is still live by backtrace.
+ *
+ *	struct lk *lk = lk_new(&opts);
+ *	lk_run(lk, evs, err, len);		every event of the source
+ *	for (i = 0; i < lk->ngroups; i++)	biggest first
+ *		lk_bt(lk, lk->groups[i].bt, &n)	its frames (return addresses)
+ *	lk_free(lk);
+ *
+ * Also the names of the resource kinds (enum rip_mem_kind...), which rip
+ * dump prints too.
+ */
+#ifndef RIP_TOOLS_LEAKS_H
+#define RIP_TOOLS_LEAKS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "evsource.h"
+
+/* What is left live. */
+enum lk_res {
+	LK_MEM,	      /* heap blocks and anonymous mappings, by address */
+	LK_FD,	      /* file descriptors, by number */
+	LK_SHM,	      /* shared memory segments (shm_open by name, shmget by id) */
+	LK_SHM_MAP,   /* attachments of shared memory (shmat, MAP_SHARED), by address */
+	LK_NRES,
+};
+
+#define LK_F_MEM (1u << LK_MEM)
+#define LK_F_FD (1u << LK_FD)
+#define LK_F_SHM ((1u << LK_SHM) | (1u << LK_SHM_MAP))
+
+enum lk_sort { LK_SORT_BYTES, LK_SORT_COUNT };
+
+struct lk_opts {
+	unsigned resources; /* LK_F_*; 0: all */
+	uint64_t min_size;  /* ignore blocks (and segments, mappings) smaller than this */
+	enum lk_sort sort;
+};
+
+/* Resources still live that share a resource and a backtrace. */
+struct lk_group {
+	enum lk_res res;
+	uint32_t bt;	     /* backtrace id, 0: none recorded */
+	uint64_t count;	     /* blocks, descriptors, segments, mappings */
+	uint64_t bytes;	     /* their sizes (0 for descriptors) */
+	int64_t first_ns;    /* when the oldest of them was made (CLOCK_MONOTONIC_RAW) */
+	int64_t last_ns;     /* when the newest was */
+	uint32_t kinds;	     /* bit k: made by kind k (enum rip_*_kind, < 32) */
+	char *sample;	     /* a path or name of one of them (fds, shm), or NULL */
+};
+
+/* Releases that matched nothing live, per resource: not errors, counted. */
+struct lk_unmatched {
+	uint64_t release[LK_NRES]; /* freed / closed / detached / removed, never seen made */
+	uint64_t replaced[LK_NRES]; /* made again while live: the release was not seen */
+};
+
+struct lk {
+	struct lk_opts o;
+	struct lk_group *groups; /* sorted: biggest first */
+	size_t ngroups;
+	uint64_t total_count[LK_NRES], total_bytes[LK_NRES];
+	struct lk_unmatched un;
+	uint64_t events;	 /* events read */
+	uint64_t res_events;	 /* resource events among them */
+	uint64_t failed_allocs;	 /* mem:alloc of address 0 (a failed allocation) */
+	uint64_t bad_events;	 /* resource events with impossible fields, skipped */
+	uint64_t bt_defs;	 /* rip:bt definitions */
+	uint64_t bt_bad;	 /* rip:bt definitions skipped (id 0, redefined differently) */
+	uint64_t bt_unknown;	 /* groups whose backtrace id is not defined in the trace */
+	int64_t first_ns, last_ns; /* the trace's first and last event */
+	bool any_event;
+	bool has_types;		 /* the trace has resource event types at all */
+	char warn[256];		 /* the first problem with the trace's types, "" if none */
+	struct lk_priv *p;
+};
+
+/* Returns NULL when out of memory. */
+struct lk *lk_new(const struct lk_opts *opts);
+/*
+ * Read every event of s and build the groups.  0, or -errno with a message
+ * in err (a corrupt source: what evs_next said; an event type of ours with
+ * fields that are not the ones of rip/resource.h).
+ */
+int lk_run(struct lk *lk, struct evs *s, char *err, size_t errlen);
+/*
+ * The frames of backtrace id (return addresses, innermost first) and their
+ * number in *n; NULL when id is 0 or was not defined in the trace.
+ */
+const uint64_t *lk_bt(const struct lk *lk, uint32_t id, uint32_t *n);
+void lk_free(struct lk *lk);
+
+const char *lk_res_name(enum lk_res r);
+/* "malloc", "open", "shmget"...; NULL for an unknown kind.  cat: RIP_CAT_*. */
+const char *lk_kind_name(uint32_t cat, uint64_t kind);
+
+#endif /* RIP_TOOLS_LEAKS_H */
