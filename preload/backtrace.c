@@ -1,0 +1,369 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * preload/backtrace.c - the stack of a hooked call, as an interned id.
+ *
+ * Capture: a frame-pointer walk from the hook's frame, every step checked
+ * (the frame inside the thread's stack, frames strictly increasing, the
+ * return address inside an executable segment of a loaded object).  When
+ * the walk is not to be trusted (fewer than two frames, or the chain broke
+ * before it left the stack) libunwind's unw_backtrace does it again from
+ * the unwind tables.
+ *
+ * Interning: the frames hash to 64 bits; an open-addressing table of
+ * 64-bit entries (44 bits of the hash over a 20-bit id) in an anonymous
+ * mapping takes new stacks by CAS on an empty entry, so no thread ever
+ * waits for another and a signal handler can look up or insert too.  Ids
+ * come from an atomic counter; the thread whose CAS wins emits the rip:bt
+ * event, before the event that uses the id.  A full table gives id 0.
+ *
+ * The executable ranges come from dl_iterate_phdr into a sorted array that
+ * is replaced (never changed in place) when the set of objects changes;
+ * no lock of ours is held while dl_iterate_phdr runs.
+ */
+#include <errno.h>
+#include <link.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <libunwind.h>
+
+#include "common.h"
+
+uint32_t rip_pl_depth = 32;
+
+/* ---- executable ranges ---- */
+
+struct rip_pl_xr {
+	uintptr_t lo, hi;
+};
+
+struct rip_pl_xmap {
+	unsigned long long adds, subs; /* dl_iterate_phdr's counters when it was built */
+	size_t map_len;
+	uint32_t n;
+	struct rip_pl_xr r[];
+};
+
+/* The current map; replaced whole, old ones are never unmapped (readers may hold them). */
+static struct rip_pl_xmap *rip_pl_xmap;
+/* rip_clock_ticks() of the last check for new objects (at most one per RIP_PL_XCHECK ticks). */
+static uint64_t rip_pl_xcheck_ts;
+#define RIP_PL_XCHECK (1ull << 21)
+
+struct rip_pl_xfill {
+	struct rip_pl_xmap *m;
+	uint32_t cap;
+	unsigned long long adds, subs;
+};
+
+static int rip_pl_xr_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct rip_pl_xfill *f = data;
+
+	f->adds = info->dlpi_adds;
+	f->subs = info->dlpi_subs;
+	for (unsigned i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+			continue;
+		if (f->m && f->m->n < f->cap) {
+			f->m->r[f->m->n].lo = info->dlpi_addr + ph->p_vaddr;
+			f->m->r[f->m->n].hi = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
+			f->m->n++;
+		} else if (!f->m) {
+			f->cap++;
+		}
+	}
+	return 0;
+}
+
+static int rip_pl_counters_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct rip_pl_xfill *f = data;
+
+	f->adds = info->dlpi_adds;
+	f->subs = info->dlpi_subs;
+	return 1; /* the first object tells */
+}
+
+/* Build a new map and publish it.  0 or -errno. */
+static int rip_pl_xmap_build(void)
+{
+	struct rip_pl_xfill f = { 0 };
+	struct rip_pl_xmap *m, *old;
+	size_t len;
+
+	dl_iterate_phdr(rip_pl_xr_cb, &f); /* count */
+	f.cap += 16;			    /* objects loaded in between */
+	len = sizeof(*m) + (size_t)f.cap * sizeof(m->r[0]);
+	m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		return -ENOMEM;
+	m->map_len = len;
+	f.m = m;
+	dl_iterate_phdr(rip_pl_xr_cb, &f); /* fill */
+	m->adds = f.adds;
+	m->subs = f.subs;
+	/* Sort by start (insertion: tens of entries, nearly sorted already). */
+	for (uint32_t i = 1; i < m->n; i++) {
+		struct rip_pl_xr x = m->r[i];
+		uint32_t j = i;
+
+		for (; j && m->r[j - 1].lo > x.lo; j--)
+			m->r[j] = m->r[j - 1];
+		m->r[j] = x;
+	}
+	/* Publish the filled map: pairs with the acquire load in rip_pl_exec. */
+	old = __atomic_exchange_n(&rip_pl_xmap, m, __ATOMIC_ACQ_REL);
+	(void)old; /* a reader may still be in it: leaked, one per change of the object set */
+	return 0;
+}
+
+static bool rip_pl_xmap_find(const struct rip_pl_xmap *m, uintptr_t a)
+{
+	uint32_t lo = 0, hi = m->n;
+
+	while (lo < hi) {
+		uint32_t mid = (lo + hi) / 2;
+
+		if (a < m->r[mid].lo)
+			hi = mid;
+		else if (a >= m->r[mid].hi)
+			lo = mid + 1;
+		else
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Is a inside an executable segment?  A miss looks for new objects (at
+ * most once per RIP_PL_XCHECK ticks in the whole process), and rebuilds
+ * the map if dl_iterate_phdr's counters moved.
+ */
+static bool rip_pl_exec(uintptr_t a)
+{
+	/* Pairs with the exchange in rip_pl_xmap_build: the entries before the pointer. */
+	struct rip_pl_xmap *m = __atomic_load_n(&rip_pl_xmap, __ATOMIC_ACQUIRE);
+	struct rip_pl_xfill f = { 0 };
+	uint64_t now, last;
+
+	if (RIP_LIKELY(m && rip_pl_xmap_find(m, a)))
+		return true;
+	now = rip_clock_ticks();
+	/* Relaxed: only rate-limits the checks; the CAS elects one checker. */
+	last = __atomic_load_n(&rip_pl_xcheck_ts, __ATOMIC_RELAXED);
+	if (now - last < RIP_PL_XCHECK ||
+	    !__atomic_compare_exchange_n(&rip_pl_xcheck_ts, &last, now, false, __ATOMIC_RELAXED,
+					 __ATOMIC_RELAXED))
+		return false;
+	dl_iterate_phdr(rip_pl_counters_cb, &f);
+	if (m && f.adds == m->adds && f.subs == m->subs)
+		return false;
+	if (rip_pl_xmap_build())
+		return false;
+	m = __atomic_load_n(&rip_pl_xmap, __ATOMIC_ACQUIRE); /* pairs with the exchange */
+	return m && rip_pl_xmap_find(m, a);
+}
+
+/* ---- capture ---- */
+
+/*
+ * Walk the frame pointers from fp (the hook's frame).  Returns the number
+ * of frames; *ok false when the chain broke inside the stack (a frame
+ * without a frame pointer on the way, most likely).
+ */
+static uint32_t rip_pl_fp_walk(uintptr_t fp, uint64_t *out, uint32_t max, bool *ok)
+{
+	struct rip_pl_thread *t = &rip_pl_self;
+	uintptr_t lo = (uintptr_t)__builtin_frame_address(0), hi = t->stack_hi;
+	uint32_t n = 0;
+
+	*ok = true;
+	if (t->stack_lo > lo)
+		lo = t->stack_lo;
+	while (n < max) {
+		const uintptr_t *f = (const uintptr_t *)fp;
+		uintptr_t next, ret;
+
+		if (fp < lo || fp > hi - 2 * sizeof(uintptr_t) || (fp & (sizeof(uintptr_t) - 1))) {
+			*ok = n > 0; /* the first frame must be ours to read */
+			break;
+		}
+		next = f[0];
+		ret = f[1];
+		if (!rip_pl_exec(ret)) {
+			*ok = false;
+			break;
+		}
+		out[n++] = ret;
+		if (next == 0 || next < lo || next >= hi)
+			break; /* the end of the chain: the outermost frame */
+		if (next <= fp) {
+			*ok = false;
+			break;
+		}
+		fp = next;
+	}
+	return n;
+}
+
+/* From the unwind tables: the frames above the hook whose return address is hook_ret. */
+static uint32_t rip_pl_unwind(uintptr_t hook_ret, uint64_t *out, uint32_t max)
+{
+	void *buf[RIP_BT_MAX_DEPTH + 8];
+	int got, skip = -1, i;
+	uint32_t n = 0;
+
+	got = unw_backtrace(buf, (int)(max + 8));
+	for (i = 0; i < got && i < 8; i++) {
+		if ((uintptr_t)buf[i] == hook_ret) {
+			skip = i + 1;
+			break;
+		}
+	}
+	if (skip < 0)
+		return 0; /* not where we thought we were: no backtrace rather than a wrong one */
+	for (i = skip; i < got && n < max; i++)
+		out[n++] = (uintptr_t)buf[i];
+	return n;
+}
+
+/* ---- interning ---- */
+
+#define RIP_PL_ID_BITS 20u
+#define RIP_PL_TAB_CAP (1u << RIP_PL_ID_BITS) /* entries */
+#define RIP_PL_ID_MASK ((1ull << RIP_PL_ID_BITS) - 1)
+#define RIP_PL_TAB_LOAD (RIP_PL_TAB_CAP / 4 * 3) /* ids past this: table full, id 0 */
+
+static uint64_t *rip_pl_tab; /* entries: tag (hash >> 20) << 20 | id; 0: empty */
+static uint32_t rip_pl_next_id = 1;
+
+static uint64_t rip_pl_hash(const uint64_t *f, uint32_t n)
+{
+	uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
+
+	for (uint32_t i = 0; i < n; i++) {
+		h ^= f[i];
+		h *= 0xff51afd7ed558ccdull;
+		h ^= h >> 32;
+	}
+	/* murmur3's finaliser */
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ull;
+	h ^= h >> 33;
+	return h;
+}
+
+static uint32_t rip_pl_intern(const uint64_t *f, uint32_t n)
+{
+	uint64_t *tab = rip_pl_tab;
+	uint64_t h = rip_pl_hash(f, n);
+	uint64_t tag = h & ~RIP_PL_ID_MASK;
+	uint32_t i = (uint32_t)h & (RIP_PL_TAB_CAP - 1), id = 0, probes;
+
+	if (!tab)
+		return 0;
+	for (probes = 0; probes < 64; probes++, i = (i + 1) & (RIP_PL_TAB_CAP - 1)) {
+		/* Pairs with the release CAS below: the entry is whole once seen. */
+		uint64_t e = __atomic_load_n(&tab[i], __ATOMIC_ACQUIRE);
+
+		if (e) {
+			if ((e & ~RIP_PL_ID_MASK) == tag)
+				return (uint32_t)(e & RIP_PL_ID_MASK);
+			continue;
+		}
+		if (!id) {
+			/* Relaxed: ids only need to be unique; the CAS publishes the entry. */
+			id = __atomic_fetch_add(&rip_pl_next_id, 1, __ATOMIC_RELAXED);
+			if (id >= RIP_PL_TAB_LOAD)
+				return 0;
+		}
+		if (__atomic_compare_exchange_n(&tab[i], &e, tag | id, false, __ATOMIC_RELEASE,
+						__ATOMIC_ACQUIRE)) {
+			rip_pl_bt_emit(id, f, n);
+			return id;
+		}
+		/* Lost to another thread (e now holds its entry): same stack, or probe on. */
+		if ((e & ~RIP_PL_ID_MASK) == tag)
+			return (uint32_t)(e & RIP_PL_ID_MASK);
+	}
+	return 0; /* a cluster this long: treat as full */
+}
+
+/*
+ * noinline: its frame is the one skipped.  The hook's frame pointer is our
+ * saved one, and the hook's return address is the first frame.
+ */
+__attribute__((noinline)) uint32_t rip_pl_backtrace_id(void)
+{
+	uint64_t frames[RIP_BT_MAX_DEPTH];
+	const uintptr_t *self = __builtin_frame_address(0);
+	uintptr_t hook_ret = self[1];
+	uint32_t n, max = rip_pl_depth;
+	bool ok;
+
+	n = rip_pl_fp_walk(self[0], frames, max, &ok);
+	if (RIP_UNLIKELY(n < 2 || !ok)) {
+		uint32_t m = rip_pl_unwind(hook_ret, frames, max);
+
+		if (m >= n)
+			n = m;
+	}
+	if (!n)
+		return 0;
+	n = rip_pl_intern(frames, n);
+	/* Not a tail call: this frame must stay until the walk is done (it is). */
+	__asm__ __volatile__("" ::: "memory");
+	return n;
+}
+
+/* ---- setup ---- */
+
+static int rip_pl_tab_map(void)
+{
+	void *p = mmap(NULL, (size_t)RIP_PL_TAB_CAP * sizeof(uint64_t), PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	if (p == MAP_FAILED)
+		return -ENOMEM;
+	rip_pl_tab = p;
+	return 0;
+}
+
+int rip_pl_bt_init(void)
+{
+	const char *s = getenv("RIP_DEPTH");
+	int err;
+
+	if (s && *s) {
+		char *end;
+		unsigned long v = strtoul(s, &end, 10);
+
+		if (!*end && v >= 1)
+			rip_pl_depth = v > RIP_BT_MAX_DEPTH ? RIP_BT_MAX_DEPTH : (uint32_t)v;
+	}
+	err = rip_pl_tab_map();
+	if (err)
+		return err;
+	return rip_pl_xmap_build();
+}
+
+void rip_pl_bt_fork_child(void)
+{
+	/*
+	 * Only this thread exists: swap in an empty table.  Ids go on from
+	 * the parent's, so the copy of its events in the child's file keeps
+	 * meaning what it meant.
+	 */
+	uint64_t *old = rip_pl_tab;
+
+	rip_pl_tab = NULL;
+	if (rip_pl_tab_map()) {
+		rip_pl_fail(-ENOMEM);
+		return;
+	}
+	if (old)
+		munmap(old, (size_t)RIP_PL_TAB_CAP * sizeof(uint64_t));
+}

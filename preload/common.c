@@ -1,0 +1,273 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * preload/common.c - the plumbing of librip-preload.so: the event types of
+ * rip/resource.h and their emitters, the lookup of the real functions, the
+ * bootstrap allocator dlsym's own allocations come from, the per-thread
+ * guard and stack bounds, and the fail-open switch.
+ *
+ * Tracing starts off (rip_pl_off) and the constructor turns it on once the
+ * real functions are known; any failure turns it off again for good, and
+ * every hook then only forwards.  Nothing here uses stdio or holds a lock.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common.h"
+
+/* ---- event types: exactly rip/resource.h ---- */
+
+RIP_EVENT_TYPE(rip_ev_mem_alloc, "mem:alloc", RIP_CAT_MEM, RIP_FIELD(HEX64, "addr"),
+	       RIP_FIELD(U64, "size"), RIP_FIELD(U32, "bt"), RIP_FIELD(U32, "kind"));
+RIP_EVENT_TYPE(rip_ev_mem_free, "mem:free", RIP_CAT_MEM, RIP_FIELD(HEX64, "addr"),
+	       RIP_FIELD(U32, "bt"), RIP_FIELD(U32, "kind"));
+RIP_EVENT_TYPE(rip_ev_mem_realloc, "mem:realloc", RIP_CAT_MEM, RIP_FIELD(HEX64, "old"),
+	       RIP_FIELD(HEX64, "addr"), RIP_FIELD(U64, "size"), RIP_FIELD(U32, "bt"));
+RIP_EVENT_TYPE(rip_ev_bt, "rip:bt", RIP_CAT_BT, RIP_FIELD(U32, "id"),
+	       RIP_FIELD(HEX64_ARRAY, "frames"));
+RIP_EVENT_TYPE(rip_ev_fd_open, "fd:open", RIP_CAT_FD, RIP_FIELD(S32, "fd"), RIP_FIELD(U32, "bt"),
+	       RIP_FIELD(U32, "kind"), RIP_FIELD(S32, "flags"), RIP_FIELD(STRING, "path"));
+RIP_EVENT_TYPE(rip_ev_fd_close, "fd:close", RIP_CAT_FD, RIP_FIELD(S32, "fd"),
+	       RIP_FIELD(U32, "bt"), RIP_FIELD(U32, "kind"));
+RIP_EVENT_TYPE(rip_ev_shm_create, "shm:create", RIP_CAT_SHM, RIP_FIELD(S64, "id"),
+	       RIP_FIELD(U64, "size"), RIP_FIELD(U32, "bt"), RIP_FIELD(U32, "kind"),
+	       RIP_FIELD(STRING, "name"));
+RIP_EVENT_TYPE(rip_ev_shm_attach, "shm:attach", RIP_CAT_SHM, RIP_FIELD(HEX64, "addr"),
+	       RIP_FIELD(U64, "size"), RIP_FIELD(S64, "id"), RIP_FIELD(U32, "bt"),
+	       RIP_FIELD(U32, "kind"));
+RIP_EVENT_TYPE(rip_ev_shm_detach, "shm:detach", RIP_CAT_SHM, RIP_FIELD(HEX64, "addr"),
+	       RIP_FIELD(U64, "size"), RIP_FIELD(U32, "bt"), RIP_FIELD(U32, "kind"));
+RIP_EVENT_TYPE(rip_ev_shm_remove, "shm:remove", RIP_CAT_SHM, RIP_FIELD(S64, "id"),
+	       RIP_FIELD(U32, "bt"), RIP_FIELD(U32, "kind"), RIP_FIELD(STRING, "name"));
+
+__thread struct rip_pl_thread rip_pl_self RIP_PL_TLS;
+
+/* Off until the constructor has the real functions; written with relaxed stores. */
+int rip_pl_off = 1;
+static int rip_pl_err;
+
+void rip_pl_fail(int err)
+{
+	/* Relaxed: a hook that still sees 0 traces one more call, harmlessly. */
+	__atomic_store_n(&rip_pl_err, err, __ATOMIC_RELAXED);
+	__atomic_store_n(&rip_pl_off, 1, __ATOMIC_RELAXED);
+}
+
+int rip_pl_enosys(void)
+{
+	errno = ENOSYS;
+	return -1;
+}
+
+/* ---- the real functions ---- */
+
+void *rip_pl_next(const char *name)
+{
+	struct rip_pl_thread *t = &rip_pl_self;
+	uint32_t guard = t->guard, boot = t->boot;
+	void *fn;
+
+	/* dlsym may calloc (its error state): the guard and boot send that to the buffer. */
+	t->guard = 1;
+	t->boot = 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST); /* pairs with the hooks' checks */
+	fn = dlsym(RTLD_NEXT, name);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	t->boot = boot;
+	t->guard = guard;
+	return fn;
+}
+
+/* ---- bootstrap allocator ---- */
+
+/*
+ * A bump allocator in a static buffer for the few allocations dlsym makes
+ * before the real malloc is known.  Each block has a 16-byte header with
+ * its size (for realloc); free of a block does nothing.
+ */
+#define RIP_PL_BOOT_SIZE (64u << 10)
+
+static char rip_pl_boot_buf[RIP_PL_BOOT_SIZE] __attribute__((aligned(64)));
+static size_t rip_pl_boot_used;
+
+void *rip_pl_boot_alloc(size_t size, size_t align)
+{
+	size_t old, start, end;
+
+	if (align < 16)
+		align = 16;
+	if (align > 4096 || (align & (align - 1)) || size > RIP_PL_BOOT_SIZE)
+		return NULL;
+	/* Relaxed: the CAS only hands out disjoint ranges; contents are the caller's. */
+	old = __atomic_load_n(&rip_pl_boot_used, __ATOMIC_RELAXED);
+	do {
+		start = (old + 16 + align - 1) & ~(align - 1);
+		end = start + ((size + 15) & ~(size_t)15);
+		if (end > RIP_PL_BOOT_SIZE)
+			return NULL;
+	} while (!__atomic_compare_exchange_n(&rip_pl_boot_used, &old, end, true,
+					      __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+	memcpy(rip_pl_boot_buf + start - 16, &size, sizeof(size));
+	return rip_pl_boot_buf + start; /* zero: the buffer is never reused */
+}
+
+bool rip_pl_boot_owns(const void *p)
+{
+	return (const char *)p >= rip_pl_boot_buf &&
+	       (const char *)p < rip_pl_boot_buf + RIP_PL_BOOT_SIZE;
+}
+
+size_t rip_pl_boot_size(const void *p)
+{
+	size_t n;
+
+	memcpy(&n, (const char *)p - 16, sizeof(n));
+	return n;
+}
+
+/* ---- threads ---- */
+
+/*
+ * The thread's first traced call (guard up): its stack bounds, for the
+ * frame-pointer walk.  pthread_getattr_np may allocate (and read
+ * /proc/self/maps for the main thread); the guard forwards those calls.
+ */
+bool rip_pl_thread_init(void)
+{
+	struct rip_pl_thread *t = &rip_pl_self;
+	pthread_attr_t a;
+	void *lo = NULL;
+	size_t sz = 0;
+
+	t->stack_ok = 2;
+	if (pthread_getattr_np(pthread_self(), &a) == 0) {
+		if (pthread_attr_getstack(&a, &lo, &sz) == 0 && lo && sz) {
+			t->stack_lo = (uintptr_t)lo;
+			t->stack_hi = (uintptr_t)lo + sz;
+			t->stack_ok = 1;
+		}
+		pthread_attr_destroy(&a);
+	}
+	if (t->stack_ok != 1) {
+		/* Unknown: from here up to a generous 64 MiB. */
+		t->stack_lo = (uintptr_t)__builtin_frame_address(0);
+		t->stack_hi = t->stack_lo + (64u << 20);
+	}
+	return true;
+}
+
+/* ---- emitters ---- */
+
+void rip_pl_mem_alloc(const void *addr, uint64_t size, uint32_t bt, uint32_t kind)
+{
+	rip_event4(&rip_ev_mem_alloc, (uintptr_t)addr, size, bt, kind);
+}
+
+void rip_pl_mem_free(const void *addr, uint32_t bt, uint32_t kind)
+{
+	rip_event3(&rip_ev_mem_free, (uintptr_t)addr, bt, kind);
+}
+
+void rip_pl_mem_realloc(const void *old, const void *addr, uint64_t size, uint32_t bt)
+{
+	rip_event4(&rip_ev_mem_realloc, (uintptr_t)old, (uintptr_t)addr, size, bt);
+}
+
+void rip_pl_bt_emit(uint32_t id, const uint64_t *frames, uint32_t n)
+{
+	const uint64_t v[1] = { id };
+
+	rip_event_array(&rip_ev_bt, v, frames, n);
+}
+
+void rip_pl_fd_open(int fd, uint32_t bt, uint32_t kind, int flags, const char *path)
+{
+	const uint64_t v[4] = { (uint64_t)(int64_t)fd, bt, kind, (uint64_t)(int64_t)flags };
+
+	rip_event_str(&rip_ev_fd_open, v, path ? path : "");
+}
+
+void rip_pl_fd_close(int fd, uint32_t bt, uint32_t kind)
+{
+	rip_event3(&rip_ev_fd_close, (uint64_t)(int64_t)fd, bt, kind);
+}
+
+void rip_pl_shm_create(int64_t id, uint64_t size, uint32_t bt, uint32_t kind, const char *name)
+{
+	const uint64_t v[4] = { (uint64_t)id, size, bt, kind };
+
+	rip_event_str(&rip_ev_shm_create, v, name ? name : "");
+}
+
+void rip_pl_shm_attach(const void *addr, uint64_t size, int64_t id, uint32_t bt, uint32_t kind)
+{
+	if (rip_category_enabled(RIP_CAT_SHM)) {
+		const uint64_t v[5] = { (uintptr_t)addr, size, (uint64_t)id, bt, kind };
+
+		__rip_event_emit(&rip_ev_shm_attach, v, 5, __rip_event_clock());
+	}
+}
+
+void rip_pl_shm_detach(const void *addr, uint64_t size, uint32_t bt, uint32_t kind)
+{
+	rip_event4(&rip_ev_shm_detach, (uintptr_t)addr, size, bt, kind);
+}
+
+void rip_pl_shm_remove(int64_t id, uint32_t bt, uint32_t kind, const char *name)
+{
+	const uint64_t v[3] = { (uint64_t)id, bt, kind };
+
+	rip_event_str(&rip_ev_shm_remove, v, name ? name : "");
+}
+
+/* ---- start ---- */
+
+/*
+ * Around fork the guard is up: librip's own work in the child (its new
+ * ring file) is not the program's.  Prepare handlers run in reverse order
+ * of registration and child handlers in order, and ours are registered
+ * after librip's: the guard is up before librip's handler runs and goes
+ * down after it.
+ */
+static __thread uint32_t rip_pl_fork_guard RIP_PL_TLS;
+
+static void rip_pl_atfork_prepare(void)
+{
+	rip_pl_fork_guard = rip_pl_self.guard;
+	rip_pl_self.guard = 1;
+}
+
+static void rip_pl_atfork_parent(void)
+{
+	rip_pl_self.guard = rip_pl_fork_guard;
+}
+
+static void rip_pl_atfork_child(void)
+{
+	/* The child's trace is its own: new stacks are defined again there. */
+	rip_pl_bt_fork_child();
+	rip_pl_self.guard = rip_pl_fork_guard;
+}
+
+/*
+ * After the event types' constructors (same object, earlier in the
+ * file): resolve the real functions, then turn tracing on.
+ */
+__attribute__((constructor)) static void rip_pl_init(void)
+{
+	int err;
+
+	err = rip_pl_mem_resolve();
+	if (!err)
+		err = rip_pl_bt_init();
+	if (!err && pthread_atfork(rip_pl_atfork_prepare, rip_pl_atfork_parent, rip_pl_atfork_child))
+		err = -ENOMEM;
+	if (err) {
+		rip_pl_fail(err);
+		return;
+	}
+	/* Relaxed: hooks that see 0 late only miss the first calls. */
+	__atomic_store_n(&rip_pl_off, 0, __ATOMIC_RELAXED);
+}

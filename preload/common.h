@@ -1,0 +1,192 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * preload/common.h - what the hooks of librip-preload.so share: the real
+ * functions (dlsym(RTLD_NEXT), resolved once), the per-thread recursion
+ * guard, the fail-open switch, backtrace ids and one emitter per event of
+ * rip/resource.h.  The event types themselves live in common.c only.
+ *
+ * A hook is written like this:
+ *
+ *	int close(int fd)
+ *	{
+ *		static int (*real)(int);
+ *		uint32_t bt;
+ *
+ *		if (!RIP_PL_REAL(real, "close"))
+ *			return rip_pl_enosys();
+ *		if (rip_pl_enter(RIP_CAT_FD)) {
+ *			bt = rip_pl_backtrace_id();	// directly from the hook itself
+ *			rip_pl_fd_close(fd, bt, RIP_FD_CLOSE);
+ *			rip_pl_leave();
+ *		}
+ *		return real(fd);
+ *	}
+ *
+ * Record a release before the real call and an acquisition after it, so
+ * that another thread that is handed the same resource records after us.
+ * Never hold the guard across a real call that may throw (operator new)
+ * or block for long.
+ */
+#ifndef RIP_PRELOAD_COMMON_H
+#define RIP_PRELOAD_COMMON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <rip.h>
+#include <rip/resource.h>
+
+#define RIP_PL_EXPORT __attribute__((visibility("default")))
+#define RIP_PL_TLS __attribute__((tls_model("initial-exec")))
+
+/* Per thread; initial-exec TLS: no allocation, no lock, safe in a signal handler. */
+struct rip_pl_thread {
+	uint32_t guard;	    /* nonzero: inside a hook's own work; nested calls just forward */
+	uint32_t stack_ok;  /* 1: stack_lo/hi hold this thread's stack; 2: could not tell */
+	uint32_t boot;	    /* inside dlsym: allocations come from the bootstrap buffer */
+	uint32_t pad;
+	uintptr_t stack_lo; /* lowest address of the thread's stack */
+	uintptr_t stack_hi; /* one past its highest address */
+};
+
+extern __thread struct rip_pl_thread rip_pl_self RIP_PL_TLS;
+
+/* Nonzero: an internal failure turned tracing off for good; hooks forward only. */
+extern int rip_pl_off;
+
+/* Turn tracing off for good (fail open); err is kept for `rip` to show. */
+void rip_pl_fail(int err);
+
+/* Slow half of rip_pl_enter: the thread's first traced call. */
+bool rip_pl_thread_init(void);
+
+/*
+ * rip_pl_enter - should this call be traced?  True when tracing is on,
+ * category is enabled in the ring file and the thread is not already
+ * inside a hook (librip, libunwind or a hook allocating on our behalf);
+ * the guard is then up until rip_pl_leave().  A check and a branch when
+ * no ring is open.
+ */
+static inline __attribute__((always_inline)) bool rip_pl_enter(unsigned category)
+{
+	struct rip_pl_thread *t = &rip_pl_self;
+
+	if (RIP_LIKELY(!rip_category_enabled(category)) || RIP_UNLIKELY(t->guard) ||
+	    RIP_UNLIKELY(rip_pl_off))
+		return false;
+	t->guard = 1;
+	/* Guard up before any work: pairs with the check above in a signal handler. */
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (RIP_UNLIKELY(t->stack_ok == 0) && !rip_pl_thread_init()) {
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		t->guard = 0;
+		return false;
+	}
+	return true;
+}
+
+static inline __attribute__((always_inline)) void rip_pl_leave(void)
+{
+	/* All work done before the guard drops: pairs with the check in rip_pl_enter. */
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	rip_pl_self.guard = 0;
+}
+
+/* Is the calling thread inside a hook's own work? */
+static inline bool rip_pl_busy(void)
+{
+	return rip_pl_self.guard != 0;
+}
+
+/*
+ * The next definition of name (dlsym(RTLD_NEXT)), guard up while dlsym
+ * runs; its allocations are served by the bootstrap allocator.  NULL if
+ * there is none.
+ */
+void *rip_pl_next(const char *name);
+
+/*
+ * RIP_PL_REAL(ptr, "name") - the real function in ptr (a static function
+ * pointer of the hook), resolved on first use.  Evaluates to ptr.
+ */
+#define RIP_PL_REAL(PTR, NAME)                                                                     \
+	(RIP_LIKELY(__atomic_load_n(&(PTR), __ATOMIC_RELAXED)) /* pairs with the store below */   \
+		 ? (PTR)                                                                           \
+		 : (__atomic_store_n(&(PTR), (__typeof__(PTR))rip_pl_next(NAME), __ATOMIC_RELAXED),  \
+		    (PTR)))
+
+/* For a hook whose real function is missing: sets errno to ENOSYS, returns -1. */
+int rip_pl_enosys(void);
+
+/*
+ * rip_pl_backtrace_id - the interned backtrace id of the hooked call's
+ * caller's stack (frames[0]: the return address of the hook), 0 if none.
+ * Call it directly from the exported hook function (it skips exactly one
+ * frame: its caller), with the guard up.  The first use of a new stack
+ * emits its rip:bt event.
+ */
+uint32_t rip_pl_backtrace_id(void);
+
+/* Bootstrap allocator: does p come from the static buffer dlsym's allocations used? */
+bool rip_pl_boot_owns(const void *p);
+/* A zeroed block of the static buffer (align: a power of two); NULL when it is full. */
+void *rip_pl_boot_alloc(size_t size, size_t align);
+/* The size a bootstrap block was asked with. */
+size_t rip_pl_boot_size(const void *p);
+
+/* ---- emitters: one per event of rip/resource.h (category checks included) ---- */
+
+void rip_pl_mem_alloc(const void *addr, uint64_t size, uint32_t bt, uint32_t kind);
+void rip_pl_mem_free(const void *addr, uint32_t bt, uint32_t kind);
+void rip_pl_mem_realloc(const void *old, const void *addr, uint64_t size, uint32_t bt);
+
+void rip_pl_fd_open(int fd, uint32_t bt, uint32_t kind, int flags, const char *path);
+void rip_pl_fd_close(int fd, uint32_t bt, uint32_t kind);
+
+void rip_pl_shm_create(int64_t id, uint64_t size, uint32_t bt, uint32_t kind, const char *name);
+void rip_pl_shm_attach(const void *addr, uint64_t size, int64_t id, uint32_t bt, uint32_t kind);
+void rip_pl_shm_detach(const void *addr, uint64_t size, uint32_t bt, uint32_t kind);
+void rip_pl_shm_remove(int64_t id, uint32_t bt, uint32_t kind, const char *name);
+
+/* ---- mmap: mem.c owns the mmap, mremap and munmap symbols ---- */
+
+/*
+ * Provided by shm.c (weak here: mem.c works without it).  mem.c calls them
+ * from its mmap/mremap/munmap hooks, guard up, bt already taken:
+ *
+ * rip_pl_shm_mapped - a successful mmap that is not anonymous and private
+ * (MAP_SHARED, or backed by a file): record shm:attach if it is shared
+ * memory.  Called only when RIP_CAT_SHM is enabled.
+ *
+ * rip_pl_shm_unmapping - before the real munmap (or mremap, kind
+ * RIP_SHM_MUNMAP either way) of [addr, addr + len): return true if the
+ * range is (part of) a mapping shm.c recorded, after recording
+ * shm:detach; false to let mem.c record it as mem:free RIP_MEM_MUNMAP.
+ * Called whenever RIP_CAT_SHM is enabled.
+ */
+void rip_pl_shm_mapped(void *addr, size_t len, int prot, int flags, int fd, off_t off,
+		       uint32_t bt) __attribute__((weak));
+bool rip_pl_shm_unmapping(void *addr, size_t len, uint32_t bt) __attribute__((weak));
+/*
+ * rip_pl_shm_remapped - after a successful mremap: if the old range was a
+ * recorded shared mapping, record its move and return true.
+ */
+bool rip_pl_shm_remapped(void *old, size_t old_len, void *addr, size_t len, uint32_t bt)
+	__attribute__((weak));
+
+/* ---- backtrace.c internals shared with common.c ---- */
+
+/* Frames kept per stack (RIP_DEPTH, 1..RIP_BT_MAX_DEPTH; default 32). */
+extern uint32_t rip_pl_depth;
+
+int rip_pl_bt_init(void);	 /* once, from the constructor; 0 or -errno */
+void rip_pl_bt_fork_child(void); /* the child starts a fresh table (its trace is its own) */
+/* rip:bt {id, frames}: the definition of a new stack. */
+void rip_pl_bt_emit(uint32_t id, const uint64_t *frames, uint32_t n);
+
+/* ---- mem.c internals shared with common.c ---- */
+
+int rip_pl_mem_resolve(void); /* the real allocator, from the constructor; 0 or -errno */
+
+#endif /* RIP_PRELOAD_COMMON_H */

@@ -1,0 +1,825 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * preload/fd.c - the file-descriptor hooks of librip-preload.so: every libc
+ * call that creates a descriptor records fd:open, every call that releases
+ * one records fd:close (rip/resource.h), with the caller's backtrace.
+ *
+ * Rules every hook here follows:
+ *  - only while RIP_CAT_FD is enabled and the thread is not inside a hook
+ *    (rip_pl_enter); otherwise the hook only forwards;
+ *  - a failed call records nothing; errno is what the real call left;
+ *  - acquisitions are recorded after the real call, releases before it
+ *    (so that a thread handed the same number records after us), and a
+ *    release is recorded only for a descriptor that is open (one
+ *    fcntl(F_GETFD) probe while tracing: closing a closed fd records
+ *    nothing);
+ *  - flags is in open(2) terms whatever the call: the open flags for the
+ *    open family, O_RDONLY/O_WRONLY for the two ends of a pipe, the access
+ *    mode of a stdio mode string, and O_CLOEXEC / O_NONBLOCK translated
+ *    from SOCK_*, EFD_*, TFD_*, MFD_CLOEXEC, MSG_CMSG_CLOEXEC...;
+ *  - path is the path as passed (openat: relative to its dirfd), or
+ *    "memfd:NAME", or empty when the call has none.
+ *
+ * Streams and directories record their underlying descriptor (fileno,
+ * dirfd).  fdopen and fdopendir record a second fd:open of a descriptor
+ * that is already open: ownership moves to the stream, whose fclose or
+ * closedir then records the close.  memfd_create records an fd:open (kind
+ * MEMFD) and, since a memfd is shared memory, a shm:create (kind
+ * RIP_SHM_MEMFD) as well; shm_open does the same from shm.c.
+ */
+#undef _FORTIFY_SOURCE /* we define open() & co. ourselves */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/inotify.h>
+#include <sys/mman.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+#include "common.h"
+
+/* Fortified entry points: _FORTIFY_SOURCE builds call these instead of open(). */
+int __open_2(const char *path, int flags);
+int __open64_2(const char *path, int flags);
+int __openat_2(int dirfd, const char *path, int flags);
+int __openat64_2(int dirfd, const char *path, int flags);
+
+/* ---- recording ------------------------------------------------------------------------------- */
+
+/*
+ * These are always inlined into the exported hook, so that the backtrace
+ * starts at the hook's caller (rip_pl_backtrace_id skips exactly its caller).
+ */
+#define FD_INLINE static inline __attribute__((always_inline))
+
+/* One new descriptor (fd < 0: the call failed, nothing is recorded). */
+FD_INLINE void fd_opened(int fd, uint32_t kind, int flags, const char *path)
+{
+	if (fd >= 0 && rip_pl_enter(RIP_CAT_FD)) {
+		int err = errno;
+
+		rip_pl_fd_open(fd, rip_pl_backtrace_id(), kind, flags, path);
+		errno = err;
+		rip_pl_leave();
+	}
+}
+
+/* Is fd an open descriptor?  errno unchanged. */
+static bool fd_is_open(int fd)
+{
+	static int (*real)(int, int, ...);
+	int err = errno;
+	bool open;
+
+	if (fd < 0 || !RIP_PL_REAL(real, "fcntl"))
+		return false;
+	open = real(fd, F_GETFD) >= 0;
+	errno = err;
+	return open;
+}
+
+/* fd is about to be released by the real call: record it if it is open. */
+FD_INLINE void fd_closing(int fd, uint32_t kind)
+{
+	if (fd >= 0 && rip_pl_enter(RIP_CAT_FD)) {
+		if (fd_is_open(fd)) {
+			int err = errno;
+
+			rip_pl_fd_close(fd, rip_pl_backtrace_id(), kind);
+			errno = err;
+		}
+		rip_pl_leave();
+	}
+}
+
+/* SOCK_CLOEXEC and friends in open(2) terms. */
+static int fd_cloexec_nonblock(int flags, int cloexec, int nonblock)
+{
+	return ((flags & cloexec) ? O_CLOEXEC : 0) | ((flags & nonblock) ? O_NONBLOCK : 0);
+}
+
+/* The open(2) flags a stdio mode string stands for ("r", "w+e", "ax", ...). */
+static int fd_stdio_flags(const char *mode)
+{
+	int flags, plus = 0, extra = 0;
+
+	if (!mode)
+		return 0;
+	switch (mode[0]) {
+	case 'r':
+		flags = O_RDONLY;
+		break;
+	case 'w':
+		flags = O_WRONLY | O_CREAT | O_TRUNC;
+		break;
+	case 'a':
+		flags = O_WRONLY | O_CREAT | O_APPEND;
+		break;
+	default:
+		return 0;
+	}
+	/* glibc reads at most 6 more characters, and stops at ",ccs=". */
+	for (int i = 1; i < 7 && mode[i] && mode[i] != ','; i++) {
+		if (mode[i] == '+')
+			plus = 1;
+		else if (mode[i] == 'e')
+			extra |= O_CLOEXEC;
+		else if (mode[i] == 'x')
+			extra |= O_EXCL;
+	}
+	if (plus)
+		flags = (flags & ~O_ACCMODE) | O_RDWR;
+	return flags | extra;
+}
+
+/* Does open(2) read a mode argument with these flags? */
+static bool fd_has_mode(int flags)
+{
+	return (flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE;
+}
+
+/* ---- open, openat, creat --------------------------------------------------------------------- */
+
+#define FD_OPEN_HOOK(NAME)                                                                         \
+	RIP_PL_EXPORT int NAME(const char *path, int flags, ...)                                   \
+	{                                                                                          \
+		static int (*real)(const char *, int, ...);                                        \
+		mode_t mode = 0;                                                                   \
+		int fd;                                                                            \
+                                                                                                   \
+		if (fd_has_mode(flags)) {                                                          \
+			va_list ap;                                                                \
+                                                                                                   \
+			va_start(ap, flags);                                                       \
+			mode = va_arg(ap, mode_t);                                                 \
+			va_end(ap);                                                                \
+		}                                                                                  \
+		if (!RIP_PL_REAL(real, #NAME))                                                     \
+			return rip_pl_enosys();                                                    \
+		fd = real(path, flags, mode);                                                      \
+		fd_opened(fd, RIP_FD_OPEN, flags, path);                                           \
+		return fd;                                                                         \
+	}
+
+FD_OPEN_HOOK(open)
+FD_OPEN_HOOK(open64)
+
+#define FD_OPENAT_HOOK(NAME)                                                                       \
+	RIP_PL_EXPORT int NAME(int dirfd, const char *path, int flags, ...)                        \
+	{                                                                                          \
+		static int (*real)(int, const char *, int, ...);                                   \
+		mode_t mode = 0;                                                                   \
+		int fd;                                                                            \
+                                                                                                   \
+		if (fd_has_mode(flags)) {                                                          \
+			va_list ap;                                                                \
+                                                                                                   \
+			va_start(ap, flags);                                                       \
+			mode = va_arg(ap, mode_t);                                                 \
+			va_end(ap);                                                                \
+		}                                                                                  \
+		if (!RIP_PL_REAL(real, #NAME))                                                     \
+			return rip_pl_enosys();                                                    \
+		fd = real(dirfd, path, flags, mode);                                               \
+		fd_opened(fd, RIP_FD_OPENAT, flags, path);                                         \
+		return fd;                                                                         \
+	}
+
+FD_OPENAT_HOOK(openat)
+FD_OPENAT_HOOK(openat64)
+
+/* The fortified variants take no mode (they abort on O_CREAT without one). */
+#define FD_OPEN2_HOOK(NAME)                                                                        \
+	RIP_PL_EXPORT int NAME(const char *path, int flags)                                        \
+	{                                                                                          \
+		static int (*real)(const char *, int);                                             \
+		int fd;                                                                            \
+                                                                                                   \
+		if (!RIP_PL_REAL(real, #NAME))                                                     \
+			return rip_pl_enosys();                                                    \
+		fd = real(path, flags);                                                            \
+		fd_opened(fd, RIP_FD_OPEN, flags, path);                                           \
+		return fd;                                                                         \
+	}
+
+FD_OPEN2_HOOK(__open_2)
+FD_OPEN2_HOOK(__open64_2)
+
+#define FD_OPENAT2_HOOK(NAME)                                                                      \
+	RIP_PL_EXPORT int NAME(int dirfd, const char *path, int flags)                             \
+	{                                                                                          \
+		static int (*real)(int, const char *, int);                                        \
+		int fd;                                                                            \
+                                                                                                   \
+		if (!RIP_PL_REAL(real, #NAME))                                                     \
+			return rip_pl_enosys();                                                    \
+		fd = real(dirfd, path, flags);                                                     \
+		fd_opened(fd, RIP_FD_OPENAT, flags, path);                                         \
+		return fd;                                                                         \
+	}
+
+FD_OPENAT2_HOOK(__openat_2)
+FD_OPENAT2_HOOK(__openat64_2)
+
+#define FD_CREAT_HOOK(NAME)                                                                        \
+	RIP_PL_EXPORT int NAME(const char *path, mode_t mode)                                      \
+	{                                                                                          \
+		static int (*real)(const char *, mode_t);                                          \
+		int fd;                                                                            \
+                                                                                                   \
+		if (!RIP_PL_REAL(real, #NAME))                                                     \
+			return rip_pl_enosys();                                                    \
+		fd = real(path, mode);                                                             \
+		fd_opened(fd, RIP_FD_CREAT, O_WRONLY | O_CREAT | O_TRUNC, path);                   \
+		return fd;                                                                         \
+	}
+
+FD_CREAT_HOOK(creat)
+FD_CREAT_HOOK(creat64)
+
+/* ---- close, dup, dup2, dup3, fcntl ----------------------------------------------------------- */
+
+RIP_PL_EXPORT int close(int fd)
+{
+	static int (*real)(int);
+
+	if (!RIP_PL_REAL(real, "close"))
+		return rip_pl_enosys();
+	fd_closing(fd, RIP_FD_CLOSE);
+	return real(fd);
+}
+
+RIP_PL_EXPORT int dup(int oldfd)
+{
+	static int (*real)(int);
+	int fd;
+
+	if (!RIP_PL_REAL(real, "dup"))
+		return rip_pl_enosys();
+	fd = real(oldfd);
+	fd_opened(fd, RIP_FD_DUP, 0, NULL);
+	return fd;
+}
+
+/* Would dup2/dup3 onto newfd replace an open descriptor (recorded as REPLACED)? */
+FD_INLINE bool fd_replacing(int oldfd, int newfd)
+{
+	bool open = false;
+
+	if (oldfd != newfd && rip_pl_enter(RIP_CAT_FD)) {
+		open = fd_is_open(newfd);
+		rip_pl_leave();
+	}
+	return open;
+}
+
+/* dup2/dup3 succeeded: the implicit close of the old newfd, then the new one. */
+FD_INLINE void fd_duped(int fd, bool replaced, uint32_t kind, int flags)
+{
+	if (fd >= 0 && rip_pl_enter(RIP_CAT_FD)) {
+		int err = errno;
+		uint32_t bt = rip_pl_backtrace_id();
+
+		if (replaced)
+			rip_pl_fd_close(fd, bt, RIP_FD_REPLACED);
+		rip_pl_fd_open(fd, bt, kind, flags, NULL);
+		errno = err;
+		rip_pl_leave();
+	}
+}
+
+RIP_PL_EXPORT int dup2(int oldfd, int newfd)
+{
+	static int (*real)(int, int);
+	bool replaced;
+	int fd;
+
+	if (!RIP_PL_REAL(real, "dup2"))
+		return rip_pl_enosys();
+	replaced = fd_replacing(oldfd, newfd);
+	fd = real(oldfd, newfd);
+	/* dup2(fd, fd) only checks fd: nothing changes hands. */
+	if (oldfd != newfd)
+		fd_duped(fd, replaced, RIP_FD_DUP2, 0);
+	return fd;
+}
+
+RIP_PL_EXPORT int dup3(int oldfd, int newfd, int flags)
+{
+	static int (*real)(int, int, int);
+	bool replaced;
+	int fd;
+
+	if (!RIP_PL_REAL(real, "dup3"))
+		return rip_pl_enosys();
+	replaced = fd_replacing(oldfd, newfd);
+	fd = real(oldfd, newfd, flags);
+	fd_duped(fd, replaced, RIP_FD_DUP3, flags & O_CLOEXEC);
+	return fd;
+}
+
+/*
+ * fcntl's third argument is an int, a pointer, or absent, by command;
+ * each is forwarded as what it is (unknown commands as a pointer-sized
+ * value, as glibc itself reads them).
+ */
+FD_INLINE int fd_fcntl(int (*real)(int, int, ...), int fd, int cmd, va_list ap)
+{
+	int ret;
+
+	switch (cmd) {
+	case F_GETFD:
+	case F_GETFL:
+	case F_GETOWN:
+	case F_GETSIG:
+	case F_GETLEASE:
+#ifdef F_GETPIPE_SZ
+	case F_GETPIPE_SZ:
+#endif
+#ifdef F_GET_SEALS
+	case F_GET_SEALS:
+#endif
+		return real(fd, cmd);
+	case F_DUPFD:
+	case F_DUPFD_CLOEXEC:
+		ret = real(fd, cmd, va_arg(ap, int));
+		fd_opened(ret, RIP_FD_FCNTL_DUPFD, cmd == F_DUPFD_CLOEXEC ? O_CLOEXEC : 0, NULL);
+		return ret;
+	case F_SETFD:
+	case F_SETFL:
+	case F_SETOWN:
+	case F_SETSIG:
+	case F_SETLEASE:
+	case F_NOTIFY:
+#ifdef F_SETPIPE_SZ
+	case F_SETPIPE_SZ:
+#endif
+#ifdef F_ADD_SEALS
+	case F_ADD_SEALS:
+#endif
+		return real(fd, cmd, va_arg(ap, int));
+	default:
+		/* struct flock *, struct f_owner_ex *, uint64_t * (F_*_RW_HINT), ... */
+		return real(fd, cmd, va_arg(ap, void *));
+	}
+}
+
+#define FD_FCNTL_HOOK(NAME)                                                                        \
+	RIP_PL_EXPORT int NAME(int fd, int cmd, ...)                                               \
+	{                                                                                          \
+		static int (*real)(int, int, ...);                                                 \
+		va_list ap;                                                                        \
+		int ret;                                                                           \
+                                                                                                   \
+		if (!RIP_PL_REAL(real, #NAME))                                                     \
+			return rip_pl_enosys();                                                    \
+		va_start(ap, cmd);                                                                 \
+		ret = fd_fcntl(real, fd, cmd, ap);                                                 \
+		va_end(ap);                                                                        \
+		return ret;                                                                        \
+	}
+
+FD_FCNTL_HOOK(fcntl)
+FD_FCNTL_HOOK(fcntl64) /* what -D_FILE_OFFSET_BITS=64 builds call */
+
+/* ---- pipes and sockets ----------------------------------------------------------------------- */
+
+/* Two new descriptors from one call (pipe: read end O_RDONLY, write end O_WRONLY). */
+FD_INLINE void fd_opened2(int ret, const int fds[2], uint32_t kind, int flags0, int flags1)
+{
+	if (ret == 0 && rip_pl_enter(RIP_CAT_FD)) {
+		int err = errno;
+		uint32_t bt = rip_pl_backtrace_id();
+
+		rip_pl_fd_open(fds[0], bt, kind, flags0, NULL);
+		rip_pl_fd_open(fds[1], bt, kind, flags1, NULL);
+		errno = err;
+		rip_pl_leave();
+	}
+}
+
+RIP_PL_EXPORT int pipe(int fds[2])
+{
+	static int (*real)(int *);
+	int ret;
+
+	if (!RIP_PL_REAL(real, "pipe"))
+		return rip_pl_enosys();
+	ret = real(fds);
+	fd_opened2(ret, fds, RIP_FD_PIPE, O_RDONLY, O_WRONLY);
+	return ret;
+}
+
+RIP_PL_EXPORT int pipe2(int fds[2], int flags)
+{
+	static int (*real)(int *, int);
+	int ret;
+
+	if (!RIP_PL_REAL(real, "pipe2"))
+		return rip_pl_enosys();
+	ret = real(fds, flags);
+	fd_opened2(ret, fds, RIP_FD_PIPE, O_RDONLY | flags, O_WRONLY | flags);
+	return ret;
+}
+
+RIP_PL_EXPORT int socket(int domain, int type, int protocol)
+{
+	static int (*real)(int, int, int);
+	int fd;
+
+	if (!RIP_PL_REAL(real, "socket"))
+		return rip_pl_enosys();
+	fd = real(domain, type, protocol);
+	fd_opened(fd, RIP_FD_SOCKET, fd_cloexec_nonblock(type, SOCK_CLOEXEC, SOCK_NONBLOCK), NULL);
+	return fd;
+}
+
+RIP_PL_EXPORT int socketpair(int domain, int type, int protocol, int fds[2])
+{
+	static int (*real)(int, int, int, int *);
+	int ret, flags = fd_cloexec_nonblock(type, SOCK_CLOEXEC, SOCK_NONBLOCK);
+
+	if (!RIP_PL_REAL(real, "socketpair"))
+		return rip_pl_enosys();
+	ret = real(domain, type, protocol, fds);
+	fd_opened2(ret, fds, RIP_FD_SOCKETPAIR, flags, flags);
+	return ret;
+}
+
+/* glibc declares accept with a transparent union for the address under _GNU_SOURCE. */
+RIP_PL_EXPORT int accept(int sockfd, __SOCKADDR_ARG addr, socklen_t *restrict len)
+{
+	static int (*real)(int, __SOCKADDR_ARG, socklen_t *restrict);
+	int fd;
+
+	if (!RIP_PL_REAL(real, "accept"))
+		return rip_pl_enosys();
+	fd = real(sockfd, addr, len);
+	fd_opened(fd, RIP_FD_ACCEPT, 0, NULL);
+	return fd;
+}
+
+RIP_PL_EXPORT int accept4(int sockfd, __SOCKADDR_ARG addr, socklen_t *restrict len, int flags)
+{
+	static int (*real)(int, __SOCKADDR_ARG, socklen_t *restrict, int);
+	int fd;
+
+	if (!RIP_PL_REAL(real, "accept4"))
+		return rip_pl_enosys();
+	fd = real(sockfd, addr, len, flags);
+	fd_opened(fd, RIP_FD_ACCEPT, fd_cloexec_nonblock(flags, SOCK_CLOEXEC, SOCK_NONBLOCK), NULL);
+	return fd;
+}
+
+/* Descriptors received in SCM_RIGHTS control messages: one fd:open each. */
+static void fd_scm_rights(const struct msghdr *msg, uint32_t bt, int flags)
+{
+	struct cmsghdr *c;
+
+	if (!msg || !msg->msg_control || msg->msg_controllen < sizeof(struct cmsghdr))
+		return;
+	for (c = CMSG_FIRSTHDR(msg); c; c = CMSG_NXTHDR((struct msghdr *)msg, c)) {
+		const unsigned char *data = CMSG_DATA(c);
+		size_t n;
+
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS ||
+		    c->cmsg_len < CMSG_LEN(0))
+			continue;
+		n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (size_t i = 0; i < n; i++) {
+			int fd;
+
+			memcpy(&fd, data + i * sizeof(int), sizeof(fd));
+			rip_pl_fd_open(fd, bt, RIP_FD_SCM_RIGHTS, flags, NULL);
+		}
+	}
+}
+
+/* Could this message carry descriptors?  (Cheap test before the guard.) */
+static bool fd_has_control(const struct msghdr *msg)
+{
+	return msg && msg->msg_control && msg->msg_controllen >= CMSG_LEN(sizeof(int));
+}
+
+RIP_PL_EXPORT ssize_t recvmsg(int sockfd, struct msghdr *msg, int flags)
+{
+	static ssize_t (*real)(int, struct msghdr *, int);
+	ssize_t ret;
+
+	if (!RIP_PL_REAL(real, "recvmsg"))
+		return rip_pl_enosys();
+	ret = real(sockfd, msg, flags);
+	if (ret >= 0 && fd_has_control(msg) && rip_pl_enter(RIP_CAT_FD)) {
+		int err = errno;
+
+		fd_scm_rights(msg, rip_pl_backtrace_id(),
+			      (flags & MSG_CMSG_CLOEXEC) ? O_CLOEXEC : 0);
+		errno = err;
+		rip_pl_leave();
+	}
+	return ret;
+}
+
+RIP_PL_EXPORT int recvmmsg(int sockfd, struct mmsghdr *vec, unsigned int vlen, int flags,
+			   struct timespec *timeout)
+{
+	static int (*real)(int, struct mmsghdr *, unsigned int, int, struct timespec *);
+	int ret;
+
+	if (!RIP_PL_REAL(real, "recvmmsg"))
+		return rip_pl_enosys();
+	ret = real(sockfd, vec, vlen, flags, timeout);
+	if (ret > 0 && rip_pl_enter(RIP_CAT_FD)) {
+		int err = errno;
+		uint32_t bt = 0;
+
+		for (int i = 0; i < ret; i++) {
+			if (!fd_has_control(&vec[i].msg_hdr))
+				continue;
+			if (!bt)
+				bt = rip_pl_backtrace_id();
+			fd_scm_rights(&vec[i].msg_hdr, bt,
+				      (flags & MSG_CMSG_CLOEXEC) ? O_CLOEXEC : 0);
+		}
+		errno = err;
+		rip_pl_leave();
+	}
+	return ret;
+}
+
+/* ---- event, timer, signal, epoll, inotify and memory descriptors ----------------------------- */
+
+RIP_PL_EXPORT int eventfd(unsigned int initval, int flags)
+{
+	static int (*real)(unsigned int, int);
+	int fd;
+
+	if (!RIP_PL_REAL(real, "eventfd"))
+		return rip_pl_enosys();
+	fd = real(initval, flags);
+	fd_opened(fd, RIP_FD_EVENTFD, fd_cloexec_nonblock(flags, EFD_CLOEXEC, EFD_NONBLOCK), NULL);
+	return fd;
+}
+
+RIP_PL_EXPORT int timerfd_create(int clockid, int flags)
+{
+	static int (*real)(int, int);
+	int fd;
+
+	if (!RIP_PL_REAL(real, "timerfd_create"))
+		return rip_pl_enosys();
+	fd = real(clockid, flags);
+	fd_opened(fd, RIP_FD_TIMERFD, fd_cloexec_nonblock(flags, TFD_CLOEXEC, TFD_NONBLOCK), NULL);
+	return fd;
+}
+
+RIP_PL_EXPORT int signalfd(int fd, const sigset_t *mask, int flags)
+{
+	static int (*real)(int, const sigset_t *, int);
+	int ret;
+
+	if (!RIP_PL_REAL(real, "signalfd"))
+		return rip_pl_enosys();
+	ret = real(fd, mask, flags);
+	/* With an existing signalfd it only changes the mask: nothing new. */
+	if (fd == -1)
+		fd_opened(ret, RIP_FD_SIGNALFD,
+			  fd_cloexec_nonblock(flags, SFD_CLOEXEC, SFD_NONBLOCK), NULL);
+	return ret;
+}
+
+RIP_PL_EXPORT int epoll_create(int size)
+{
+	static int (*real)(int);
+	int fd;
+
+	if (!RIP_PL_REAL(real, "epoll_create"))
+		return rip_pl_enosys();
+	fd = real(size);
+	fd_opened(fd, RIP_FD_EPOLL, 0, NULL);
+	return fd;
+}
+
+RIP_PL_EXPORT int epoll_create1(int flags)
+{
+	static int (*real)(int);
+	int fd;
+
+	if (!RIP_PL_REAL(real, "epoll_create1"))
+		return rip_pl_enosys();
+	fd = real(flags);
+	fd_opened(fd, RIP_FD_EPOLL, fd_cloexec_nonblock(flags, EPOLL_CLOEXEC, 0), NULL);
+	return fd;
+}
+
+RIP_PL_EXPORT int inotify_init(void)
+{
+	static int (*real)(void);
+	int fd;
+
+	if (!RIP_PL_REAL(real, "inotify_init"))
+		return rip_pl_enosys();
+	fd = real();
+	fd_opened(fd, RIP_FD_INOTIFY, 0, NULL);
+	return fd;
+}
+
+RIP_PL_EXPORT int inotify_init1(int flags)
+{
+	static int (*real)(int);
+	int fd;
+
+	if (!RIP_PL_REAL(real, "inotify_init1"))
+		return rip_pl_enosys();
+	fd = real(flags);
+	fd_opened(fd, RIP_FD_INOTIFY, fd_cloexec_nonblock(flags, IN_CLOEXEC, IN_NONBLOCK), NULL);
+	return fd;
+}
+
+/*
+ * memfd_create: a descriptor and a shared-memory object at once, so both
+ * an fd:open (kind MEMFD, path "memfd:NAME" as /proc/self/fd shows it)
+ * and a shm:create (kind RIP_SHM_MEMFD, id = the fd, size 0: ftruncate
+ * sizes it later), each under its own category.
+ */
+RIP_PL_EXPORT int memfd_create(const char *name, unsigned int flags)
+{
+	static int (*real)(const char *, unsigned int);
+	bool fd_on, shm_on;
+	int fd;
+
+	if (!RIP_PL_REAL(real, "memfd_create"))
+		return rip_pl_enosys();
+	fd = real(name, flags);
+	if (fd < 0)
+		return fd;
+	fd_on = rip_category_enabled(RIP_CAT_FD);
+	shm_on = rip_category_enabled(RIP_CAT_SHM);
+	if ((fd_on || shm_on) && rip_pl_enter(fd_on ? RIP_CAT_FD : RIP_CAT_SHM)) {
+		int err = errno;
+		uint32_t bt = rip_pl_backtrace_id();
+		char path[RIP_STRING_MAX];
+		size_t n = name ? strnlen(name, sizeof(path) - 7) : 0;
+
+		memcpy(path, "memfd:", 6);
+		if (n)
+			memcpy(path + 6, name, n);
+		path[6 + n] = 0;
+		rip_pl_fd_open(fd, bt, RIP_FD_MEMFD,
+			       O_RDWR | ((flags & MFD_CLOEXEC) ? O_CLOEXEC : 0), path);
+		rip_pl_shm_create(fd, 0, bt, RIP_SHM_MEMFD, name);
+		errno = err;
+		rip_pl_leave();
+	}
+	return fd;
+}
+
+/* ---- stdio streams and directories ----------------------------------------------------------- */
+
+/* A stream's descriptor (-1 for fmemopen, fopencookie and the like). */
+static int fd_of_stream(FILE *fp)
+{
+	return fp ? fileno_unlocked(fp) : -1;
+}
+
+#define FD_FOPEN_HOOK(NAME)                                                                        \
+	RIP_PL_EXPORT FILE *NAME(const char *restrict path, const char *restrict mode)             \
+	{                                                                                          \
+		static FILE *(*real)(const char *restrict, const char *restrict);                  \
+		FILE *fp;                                                                          \
+                                                                                                   \
+		if (!RIP_PL_REAL(real, #NAME)) {                                                   \
+			rip_pl_enosys();                                                           \
+			return NULL;                                                               \
+		}                                                                                  \
+		fp = real(path, mode);                                                             \
+		if (fp)                                                                            \
+			fd_opened(fd_of_stream(fp), RIP_FD_FOPEN, fd_stdio_flags(mode), path);     \
+		return fp;                                                                         \
+	}
+
+FD_FOPEN_HOOK(fopen)
+FD_FOPEN_HOOK(fopen64)
+
+#define FD_TMPFILE_HOOK(NAME)                                                                      \
+	RIP_PL_EXPORT FILE *NAME(void)                                                             \
+	{                                                                                          \
+		static FILE *(*real)(void);                                                        \
+		FILE *fp;                                                                          \
+                                                                                                   \
+		if (!RIP_PL_REAL(real, #NAME)) {                                                   \
+			rip_pl_enosys();                                                           \
+			return NULL;                                                               \
+		}                                                                                  \
+		fp = real();                                                                       \
+		if (fp)                                                                            \
+			fd_opened(fd_of_stream(fp), RIP_FD_FOPEN, O_RDWR | O_CREAT | O_EXCL,       \
+				  NULL);                                                           \
+		return fp;                                                                         \
+	}
+
+FD_TMPFILE_HOOK(tmpfile)
+FD_TMPFILE_HOOK(tmpfile64)
+
+RIP_PL_EXPORT FILE *fdopen(int fd, const char *mode)
+{
+	static FILE *(*real)(int, const char *);
+	FILE *fp;
+
+	if (!RIP_PL_REAL(real, "fdopen")) {
+		rip_pl_enosys();
+		return NULL;
+	}
+	fp = real(fd, mode);
+	if (fp)
+		fd_opened(fd, RIP_FD_FDOPEN, fd_stdio_flags(mode), NULL);
+	return fp;
+}
+
+/*
+ * freopen closes the stream's descriptor whether or not it then manages
+ * to open the new file: the close is recorded first, the open on success.
+ */
+#define FD_FREOPEN_HOOK(NAME)                                                                      \
+	RIP_PL_EXPORT FILE *NAME(const char *restrict path, const char *restrict mode,             \
+				 FILE *restrict stream)                                            \
+	{                                                                                          \
+		static FILE *(*real)(const char *restrict, const char *restrict, FILE *restrict);  \
+		FILE *fp;                                                                          \
+                                                                                                   \
+		if (!RIP_PL_REAL(real, #NAME)) {                                                   \
+			rip_pl_enosys();                                                           \
+			return NULL;                                                               \
+		}                                                                                  \
+		fd_closing(fd_of_stream(stream), RIP_FD_FREOPEN);                                  \
+		fp = real(path, mode, stream);                                                     \
+		if (fp)                                                                            \
+			fd_opened(fd_of_stream(fp), RIP_FD_FREOPEN, fd_stdio_flags(mode), path);   \
+		return fp;                                                                         \
+	}
+
+FD_FREOPEN_HOOK(freopen)
+FD_FREOPEN_HOOK(freopen64)
+
+/* fclose releases the descriptor even when it fails: recorded before, as close. */
+RIP_PL_EXPORT int fclose(FILE *fp)
+{
+	static int (*real)(FILE *);
+
+	if (!RIP_PL_REAL(real, "fclose"))
+		return rip_pl_enosys();
+	fd_closing(fd_of_stream(fp), RIP_FD_FCLOSE);
+	return real(fp);
+}
+
+RIP_PL_EXPORT DIR *opendir(const char *path)
+{
+	static DIR *(*real)(const char *);
+	DIR *d;
+
+	if (!RIP_PL_REAL(real, "opendir")) {
+		rip_pl_enosys();
+		return NULL;
+	}
+	d = real(path);
+	if (d)
+		fd_opened(dirfd(d), RIP_FD_OPENDIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC, path);
+	return d;
+}
+
+RIP_PL_EXPORT DIR *fdopendir(int fd)
+{
+	static DIR *(*real)(int);
+	DIR *d;
+
+	if (!RIP_PL_REAL(real, "fdopendir")) {
+		rip_pl_enosys();
+		return NULL;
+	}
+	d = real(fd);
+	if (d)
+		fd_opened(fd, RIP_FD_OPENDIR, O_RDONLY | O_DIRECTORY, NULL);
+	return d;
+}
+
+RIP_PL_EXPORT int closedir(DIR *d)
+{
+	static int (*real)(DIR *);
+
+	DIR *dp = d;
+
+	if (!RIP_PL_REAL(real, "closedir"))
+		return rip_pl_enosys();
+	/* glibc declares d nonnull yet returns EINVAL for NULL: keep the test. */
+	__asm__("" : "+r"(dp));
+	fd_closing(dp ? dirfd(dp) : -1, RIP_FD_CLOSEDIR);
+	return real(d);
+}

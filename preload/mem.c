@@ -1,0 +1,520 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * preload/mem.c - the memory hooks: the C allocator, C++ operator new and
+ * delete (every variant, by mangled name), and anonymous private mmap,
+ * mremap and munmap.  Each records mem:alloc, mem:free or mem:realloc
+ * with the caller's backtrace id when the mem category is on, and
+ * otherwise only forwards.
+ *
+ * An allocation is recorded after the real call, a release before it, so
+ * that the thread that is handed the address next records after us.
+ * operator new calls the real malloc itself (so the allocation is seen
+ * once, as new) and leaves the new-handler loop and std::bad_alloc to the
+ * real operator new only when malloc fails.  Until the real functions are
+ * known, the allocations of dlsym come from the bootstrap buffer, whose
+ * blocks are never freed.  Shared and file mappings are shm.c's.
+ */
+#include <errno.h>
+#include <malloc.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "common.h"
+
+static void *(*real_malloc)(size_t);
+static void *(*real_calloc)(size_t, size_t);
+static void *(*real_realloc)(void *, size_t);
+static void *(*real_reallocarray)(void *, size_t, size_t);
+static void (*real_free)(void *);
+static int (*real_posix_memalign)(void **, size_t, size_t);
+static void *(*real_aligned_alloc)(size_t, size_t);
+static void *(*real_memalign)(size_t, size_t);
+static void *(*real_valloc)(size_t);
+static void *(*real_pvalloc)(size_t);
+static size_t (*real_malloc_usable_size)(void *);
+static void *(*real_mmap)(void *, size_t, int, int, int, off_t);
+static void *(*real_mmap64)(void *, size_t, int, int, int, off_t);
+static void *(*real_mremap)(void *, size_t, size_t, int, ...);
+static int (*real_munmap)(void *, size_t);
+
+/* Resolve the C allocator (constructor, or the first call made before it).  0 or -errno. */
+int rip_pl_mem_resolve(void)
+{
+	void *m, *c, *r, *f;
+
+	m = rip_pl_next("malloc");
+	c = rip_pl_next("calloc");
+	r = rip_pl_next("realloc");
+	f = rip_pl_next("free");
+	if (!m || !c || !r || !f)
+		return -ENOSYS;
+	/* Relaxed: each pointer is whole by itself; malloc last, it tells the rest are set. */
+	__atomic_store_n(&real_calloc, (__typeof__(real_calloc))c, __ATOMIC_RELAXED);
+	__atomic_store_n(&real_realloc, (__typeof__(real_realloc))r, __ATOMIC_RELAXED);
+	__atomic_store_n(&real_free, (__typeof__(real_free))f, __ATOMIC_RELAXED);
+	/* Release: pairs with the acquire load in rip_pl_mem_ready. */
+	__atomic_store_n(&real_malloc, (__typeof__(real_malloc))m, __ATOMIC_RELEASE);
+	return 0;
+}
+
+/*
+ * Is the real allocator known?  False only inside dlsym (the bootstrap
+ * buffer serves it) or when there is no allocator to forward to at all.
+ */
+static inline bool rip_pl_mem_ready(void)
+{
+	/* Pairs with the release store in rip_pl_mem_resolve. */
+	if (RIP_LIKELY(__atomic_load_n(&real_malloc, __ATOMIC_ACQUIRE)))
+		return true;
+	if (rip_pl_self.boot)
+		return false;
+	return rip_pl_mem_resolve() == 0;
+}
+
+/*
+ * Before a real allocation on a thread that has not traced yet: take its
+ * stack bounds now, not later from a signal handler that interrupted the
+ * real allocator (pthread_getattr_np allocates).
+ */
+static inline void rip_pl_mem_prepare(void)
+{
+	if (RIP_UNLIKELY(rip_pl_self.stack_ok == 0) && rip_pl_enter(RIP_CAT_MEM))
+		rip_pl_leave();
+}
+
+/* Record an allocation p of size bytes made by the caller of the hook. */
+#define RIP_PL_ALLOC(P, SIZE, KIND)                                                                \
+	do {                                                                                       \
+		if (RIP_UNLIKELY(rip_pl_enter(RIP_CAT_MEM))) {                                     \
+			if (P)                                                                     \
+				rip_pl_mem_alloc(P, SIZE, rip_pl_backtrace_id(), KIND);            \
+			rip_pl_leave();                                                            \
+		}                                                                                  \
+	} while (0)
+
+#define RIP_PL_FREE(P, KIND)                                                                       \
+	do {                                                                                       \
+		if (RIP_UNLIKELY(rip_pl_enter(RIP_CAT_MEM))) {                                     \
+			rip_pl_mem_free(P, rip_pl_backtrace_id(), KIND);                           \
+			rip_pl_leave();                                                            \
+		}                                                                                  \
+	} while (0)
+
+/* ---- C ---- */
+
+RIP_PL_EXPORT void *malloc(size_t size)
+{
+	void *p;
+
+	if (RIP_UNLIKELY(!rip_pl_mem_ready()))
+		return rip_pl_boot_alloc(size, 16);
+	rip_pl_mem_prepare();
+	p = real_malloc(size);
+	RIP_PL_ALLOC(p, size, RIP_MEM_MALLOC);
+	return p;
+}
+
+RIP_PL_EXPORT void free(void *p)
+{
+	if (!p || RIP_UNLIKELY(rip_pl_boot_owns(p)))
+		return;
+	if (RIP_UNLIKELY(!rip_pl_mem_ready()))
+		return; /* nothing to forward to: leak rather than crash */
+	RIP_PL_FREE(p, RIP_MEM_FREE);
+	real_free(p);
+}
+
+RIP_PL_EXPORT void *calloc(size_t n, size_t size)
+{
+	void *p;
+
+	if (RIP_UNLIKELY(!rip_pl_mem_ready())) {
+		size_t total;
+
+		if (__builtin_mul_overflow(n, size, &total))
+			return NULL;
+		return rip_pl_boot_alloc(total, 16); /* zeroed */
+	}
+	rip_pl_mem_prepare();
+	p = real_calloc(n, size);
+	RIP_PL_ALLOC(p, (uint64_t)n * size, RIP_MEM_CALLOC);
+	return p;
+}
+
+/* realloc of a bootstrap block: a new real block with its contents. */
+static void *rip_pl_boot_realloc(void *old, size_t size)
+{
+	size_t n = rip_pl_boot_size(old);
+	void *p = rip_pl_mem_ready() ? real_malloc(size) : rip_pl_boot_alloc(size, 16);
+
+	if (p)
+		memcpy(p, old, n < size ? n : size);
+	return p;
+}
+
+RIP_PL_EXPORT void *realloc(void *old, size_t size)
+{
+	void *p;
+
+	if (RIP_UNLIKELY(old && rip_pl_boot_owns(old))) {
+		p = rip_pl_boot_realloc(old, size);
+		if (p && !rip_pl_boot_owns(p) && RIP_UNLIKELY(rip_pl_enter(RIP_CAT_MEM))) {
+			rip_pl_mem_realloc(NULL, p, size, rip_pl_backtrace_id());
+			rip_pl_leave();
+		}
+		return p;
+	}
+	if (RIP_UNLIKELY(!rip_pl_mem_ready()))
+		return old ? NULL : rip_pl_boot_alloc(size, 16);
+	rip_pl_mem_prepare();
+	p = real_realloc(old, size);
+	if (RIP_UNLIKELY(rip_pl_enter(RIP_CAT_MEM))) {
+		/* A failure is not recorded: old stays. */
+		if (p || (old && !size))
+			rip_pl_mem_realloc(old, p, p ? size : 0, rip_pl_backtrace_id());
+		rip_pl_leave();
+	}
+	return p;
+}
+
+RIP_PL_EXPORT void *reallocarray(void *old, size_t n, size_t size)
+{
+	size_t total;
+	void *p;
+
+	if (__builtin_mul_overflow(n, size, &total)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (RIP_UNLIKELY(old && rip_pl_boot_owns(old)) || RIP_UNLIKELY(!rip_pl_mem_ready()))
+		return realloc(old, total);
+	rip_pl_mem_prepare();
+	p = RIP_PL_REAL(real_reallocarray, "reallocarray") ? real_reallocarray(old, n, size)
+							     : real_realloc(old, total);
+	if (RIP_UNLIKELY(rip_pl_enter(RIP_CAT_MEM))) {
+		if (p || (old && !total))
+			rip_pl_mem_realloc(old, p, p ? total : 0, rip_pl_backtrace_id());
+		rip_pl_leave();
+	}
+	return p;
+}
+
+RIP_PL_EXPORT int posix_memalign(void **out, size_t align, size_t size)
+{
+	int err;
+
+	if (RIP_UNLIKELY(!rip_pl_mem_ready())) {
+		*out = rip_pl_boot_alloc(size, align);
+		return *out ? 0 : ENOMEM;
+	}
+	if (!RIP_PL_REAL(real_posix_memalign, "posix_memalign"))
+		return ENOMEM;
+	rip_pl_mem_prepare();
+	err = real_posix_memalign(out, align, size);
+	if (!err)
+		RIP_PL_ALLOC(*out, size, RIP_MEM_POSIX_MEMALIGN);
+	return err;
+}
+
+/* The aligned family: fn the real one (NULL: posix_memalign does it). */
+static inline void *rip_pl_aligned(void *(*fn)(size_t, size_t), size_t align, size_t size)
+{
+	void *p = NULL;
+
+	if (fn)
+		return fn(align, size);
+	if (!RIP_PL_REAL(real_posix_memalign, "posix_memalign"))
+		return NULL;
+	if (align < sizeof(void *))
+		align = sizeof(void *);
+	if (real_posix_memalign(&p, align, size)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return p;
+}
+
+RIP_PL_EXPORT void *aligned_alloc(size_t align, size_t size)
+{
+	void *p;
+
+	if (RIP_UNLIKELY(!rip_pl_mem_ready()))
+		return rip_pl_boot_alloc(size, align);
+	rip_pl_mem_prepare();
+	p = rip_pl_aligned(RIP_PL_REAL(real_aligned_alloc, "aligned_alloc"), align, size);
+	RIP_PL_ALLOC(p, size, RIP_MEM_ALIGNED_ALLOC);
+	return p;
+}
+
+RIP_PL_EXPORT void *memalign(size_t align, size_t size)
+{
+	void *p;
+
+	if (RIP_UNLIKELY(!rip_pl_mem_ready()))
+		return rip_pl_boot_alloc(size, align);
+	rip_pl_mem_prepare();
+	p = rip_pl_aligned(RIP_PL_REAL(real_memalign, "memalign"), align, size);
+	RIP_PL_ALLOC(p, size, RIP_MEM_MEMALIGN);
+	return p;
+}
+
+RIP_PL_EXPORT void *valloc(size_t size)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	void *p;
+
+	if (RIP_UNLIKELY(!rip_pl_mem_ready()))
+		return rip_pl_boot_alloc(size, page);
+	rip_pl_mem_prepare();
+	if (RIP_PL_REAL(real_valloc, "valloc"))
+		p = real_valloc(size);
+	else
+		p = rip_pl_aligned(NULL, page, size);
+	RIP_PL_ALLOC(p, size, RIP_MEM_VALLOC);
+	return p;
+}
+
+RIP_PL_EXPORT void *pvalloc(size_t size)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	void *p;
+
+	if (RIP_UNLIKELY(!rip_pl_mem_ready()))
+		return rip_pl_boot_alloc((size + page - 1) & ~(page - 1), page);
+	rip_pl_mem_prepare();
+	if (RIP_PL_REAL(real_pvalloc, "pvalloc"))
+		p = real_pvalloc(size);
+	else
+		p = rip_pl_aligned(NULL, page, (size + page - 1) & ~(page - 1));
+	RIP_PL_ALLOC(p, size, RIP_MEM_PVALLOC);
+	return p;
+}
+
+RIP_PL_EXPORT size_t malloc_usable_size(void *p)
+{
+	if (!p)
+		return 0;
+	if (RIP_UNLIKELY(rip_pl_boot_owns(p)))
+		return rip_pl_boot_size(p);
+	if (!RIP_PL_REAL(real_malloc_usable_size, "malloc_usable_size"))
+		return 0;
+	return real_malloc_usable_size(p);
+}
+
+/* ---- C++: operator new and delete, by their mangled names ---- */
+
+/*
+ * operator new: malloc (or posix_memalign) directly; when that fails, the
+ * real operator runs the new-handler loop and throws std::bad_alloc (or
+ * returns NULL, nothrow).  Its own malloc is recorded by the malloc hook,
+ * so nothing more is recorded then.  No C++ runtime to fall back on: abort,
+ * as std::terminate would.
+ */
+#define RIP_PL_NEW_FAST(P, SIZE, ALIGN, KIND)                                                      \
+	do {                                                                                       \
+		if (RIP_LIKELY(rip_pl_mem_ready())) {                                              \
+			rip_pl_mem_prepare();                                                      \
+			if ((ALIGN) == 0)                                                          \
+				P = real_malloc((SIZE) ? (SIZE) : 1);                              \
+			else if (!RIP_PL_REAL(real_posix_memalign, "posix_memalign") ||            \
+				 real_posix_memalign(&P,                                           \
+						     (ALIGN) < sizeof(void *) ? sizeof(void *)     \
+									      : (ALIGN),           \
+						     (SIZE) ? (SIZE) : 1))                         \
+				P = NULL;                                                          \
+			if (RIP_LIKELY(P)) {                                                       \
+				RIP_PL_ALLOC(P, SIZE, KIND);                                       \
+				return P;                                                          \
+			}                                                                          \
+		}                                                                                  \
+	} while (0)
+
+#define RIP_PL_NEW_REAL(NAME, TYPE, ...)                                                           \
+	do {                                                                                       \
+		static __typeof__(TYPE) real;                                                      \
+                                                                                                   \
+		if (!RIP_PL_REAL(real, #NAME))                                                     \
+			abort();                                                                   \
+		return real(__VA_ARGS__);                                                          \
+	} while (0)
+
+/* Not in a header: these are C++'s, under their mangled names (nt: std::nothrow_t const &). */
+#define RIP_PL_NEW(NAME, KIND)                                                                     \
+	void *NAME(size_t size);                                                                   \
+	RIP_PL_EXPORT void *NAME(size_t size)                                                      \
+	{                                                                                          \
+		void *p = NULL;                                                                    \
+                                                                                                   \
+		RIP_PL_NEW_FAST(p, size, 0, KIND);                                                 \
+		RIP_PL_NEW_REAL(NAME, void *(*)(size_t), size);                                    \
+	}
+
+#define RIP_PL_NEW_NT(NAME, KIND)                                                                  \
+	void *NAME(size_t size, const void *nt);                                                   \
+	RIP_PL_EXPORT void *NAME(size_t size, const void *nt)                                      \
+	{                                                                                          \
+		void *p = NULL;                                                                    \
+                                                                                                   \
+		RIP_PL_NEW_FAST(p, size, 0, KIND);                                                 \
+		RIP_PL_NEW_REAL(NAME, void *(*)(size_t, const void *), size, nt);                  \
+	}
+
+#define RIP_PL_NEW_AL(NAME, KIND)                                                                  \
+	void *NAME(size_t size, size_t align);                                                     \
+	RIP_PL_EXPORT void *NAME(size_t size, size_t align)                                        \
+	{                                                                                          \
+		void *p = NULL;                                                                    \
+                                                                                                   \
+		RIP_PL_NEW_FAST(p, size, align, KIND);                                             \
+		RIP_PL_NEW_REAL(NAME, void *(*)(size_t, size_t), size, align);                     \
+	}
+
+#define RIP_PL_NEW_AL_NT(NAME, KIND)                                                               \
+	void *NAME(size_t size, size_t align, const void *nt);                                     \
+	RIP_PL_EXPORT void *NAME(size_t size, size_t align, const void *nt)                        \
+	{                                                                                          \
+		void *p = NULL;                                                                    \
+                                                                                                   \
+		RIP_PL_NEW_FAST(p, size, align, KIND);                                             \
+		RIP_PL_NEW_REAL(NAME, void *(*)(size_t, size_t, const void *), size, align, nt);   \
+	}
+
+RIP_PL_NEW(_Znwm, RIP_MEM_NEW)
+RIP_PL_NEW(_Znam, RIP_MEM_NEW_ARRAY)
+RIP_PL_NEW_NT(_ZnwmRKSt9nothrow_t, RIP_MEM_NEW)
+RIP_PL_NEW_NT(_ZnamRKSt9nothrow_t, RIP_MEM_NEW_ARRAY)
+RIP_PL_NEW_AL(_ZnwmSt11align_val_t, RIP_MEM_NEW)
+RIP_PL_NEW_AL(_ZnamSt11align_val_t, RIP_MEM_NEW_ARRAY)
+RIP_PL_NEW_AL_NT(_ZnwmSt11align_val_tRKSt9nothrow_t, RIP_MEM_NEW)
+RIP_PL_NEW_AL_NT(_ZnamSt11align_val_tRKSt9nothrow_t, RIP_MEM_NEW_ARRAY)
+
+/* Every operator delete frees what our new (malloc, posix_memalign) allocated. */
+#define RIP_PL_DELETE(NAME, KIND, ...)                                                             \
+	void NAME(void *p, ##__VA_ARGS__);                                                         \
+	RIP_PL_EXPORT void NAME(void *p, ##__VA_ARGS__)                                            \
+	{                                                                                          \
+		if (!p || RIP_UNLIKELY(rip_pl_boot_owns(p)) || RIP_UNLIKELY(!rip_pl_mem_ready()))  \
+			return;                                                                    \
+		RIP_PL_FREE(p, KIND);                                                              \
+		real_free(p);                                                                      \
+	}
+
+RIP_PL_DELETE(_ZdlPv, RIP_MEM_DELETE)
+RIP_PL_DELETE(_ZdaPv, RIP_MEM_DELETE_ARRAY)
+RIP_PL_DELETE(_ZdlPvm, RIP_MEM_DELETE, size_t size)
+RIP_PL_DELETE(_ZdaPvm, RIP_MEM_DELETE_ARRAY, size_t size)
+RIP_PL_DELETE(_ZdlPvRKSt9nothrow_t, RIP_MEM_DELETE, const void *nt)
+RIP_PL_DELETE(_ZdaPvRKSt9nothrow_t, RIP_MEM_DELETE_ARRAY, const void *nt)
+RIP_PL_DELETE(_ZdlPvSt11align_val_t, RIP_MEM_DELETE, size_t align)
+RIP_PL_DELETE(_ZdaPvSt11align_val_t, RIP_MEM_DELETE_ARRAY, size_t align)
+RIP_PL_DELETE(_ZdlPvmSt11align_val_t, RIP_MEM_DELETE, size_t size, size_t align)
+RIP_PL_DELETE(_ZdaPvmSt11align_val_t, RIP_MEM_DELETE_ARRAY, size_t size, size_t align)
+RIP_PL_DELETE(_ZdlPvSt11align_val_tRKSt9nothrow_t, RIP_MEM_DELETE, size_t align, const void *nt)
+RIP_PL_DELETE(_ZdaPvSt11align_val_tRKSt9nothrow_t, RIP_MEM_DELETE_ARRAY, size_t align,
+	      const void *nt)
+
+/* ---- mappings ---- */
+
+static inline bool rip_pl_anon_private(int flags)
+{
+	return (flags & MAP_ANONYMOUS) && (flags & MAP_TYPE) == MAP_PRIVATE;
+}
+
+/* After a successful mmap: mem:alloc for anonymous private, shm.c for the rest. */
+#define RIP_PL_MMAP_RECORD(P, LEN, PROT, FLAGS, FD, OFF)                                           \
+	do {                                                                                       \
+		/* MAP_FIXED over a recorded shared mapping replaces (part of) it */               \
+		if (((FLAGS) & MAP_FIXED) && rip_pl_shm_unmapping &&                               \
+		    RIP_UNLIKELY(rip_pl_enter(RIP_CAT_SHM))) {                                     \
+			rip_pl_shm_unmapping(P, LEN, rip_pl_backtrace_id());                       \
+			rip_pl_leave();                                                            \
+		}                                                                                  \
+		if (rip_pl_anon_private(FLAGS)) {                                                  \
+			RIP_PL_ALLOC(P, LEN, RIP_MEM_MMAP);                                        \
+		} else if (rip_pl_shm_mapped && RIP_UNLIKELY(rip_pl_enter(RIP_CAT_SHM))) {         \
+			rip_pl_shm_mapped(P, LEN, PROT, FLAGS, FD, OFF, rip_pl_backtrace_id());    \
+			rip_pl_leave();                                                            \
+		}                                                                                  \
+	} while (0)
+
+RIP_PL_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	void *p;
+
+	if (!RIP_PL_REAL(real_mmap, "mmap"))
+		return (void *)(intptr_t)rip_pl_enosys();
+	p = real_mmap(addr, len, prot, flags, fd, off);
+	if (p != MAP_FAILED)
+		RIP_PL_MMAP_RECORD(p, len, prot, flags, fd, off);
+	return p;
+}
+
+RIP_PL_EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	void *p;
+
+	if (!RIP_PL_REAL(real_mmap64, "mmap64") && !RIP_PL_REAL(real_mmap64, "mmap"))
+		return (void *)(intptr_t)rip_pl_enosys();
+	p = real_mmap64(addr, len, prot, flags, fd, off);
+	if (p != MAP_FAILED)
+		RIP_PL_MMAP_RECORD(p, len, prot, flags, fd, off);
+	return p;
+}
+
+/* The category a release of [addr, addr + len) may belong to, guard up; false: untraced. */
+static inline bool rip_pl_unmap_enter(void)
+{
+	return rip_pl_enter(RIP_CAT_MEM) || rip_pl_enter(RIP_CAT_SHM);
+}
+
+/* Guard up: record the release of a mapping, as shm.c's (true) or as ours. */
+static bool rip_pl_unmap_record(void *addr, size_t len, uint32_t bt, uint32_t kind)
+{
+	if (rip_pl_shm_unmapping && rip_category_enabled(RIP_CAT_SHM) &&
+	    rip_pl_shm_unmapping(addr, len, bt))
+		return true;
+	rip_pl_mem_free(addr, bt, kind);
+	return false;
+}
+
+RIP_PL_EXPORT int munmap(void *addr, size_t len)
+{
+	if (!RIP_PL_REAL(real_munmap, "munmap"))
+		return rip_pl_enosys();
+	if (RIP_UNLIKELY(rip_pl_unmap_enter())) {
+		rip_pl_unmap_record(addr, len, rip_pl_backtrace_id(), RIP_MEM_MUNMAP);
+		rip_pl_leave();
+	}
+	return real_munmap(addr, len);
+}
+
+RIP_PL_EXPORT void *mremap(void *old, size_t old_len, size_t len, int flags, ...)
+{
+	void *p, *want = NULL;
+
+	if (flags & MREMAP_FIXED) {
+		va_list ap;
+
+		va_start(ap, flags);
+		want = va_arg(ap, void *);
+		va_end(ap);
+	}
+	if (!RIP_PL_REAL(real_mremap, "mremap"))
+		return (void *)(intptr_t)rip_pl_enosys();
+	p = real_mremap(old, old_len, len, flags, want);
+	if (p != MAP_FAILED && RIP_UNLIKELY(rip_pl_unmap_enter())) {
+		uint32_t bt = rip_pl_backtrace_id();
+
+		/* Moved or resized: the old range goes, the new one comes. */
+		if (rip_pl_shm_remapped && rip_category_enabled(RIP_CAT_SHM) &&
+		    rip_pl_shm_remapped(old, old_len, p, len, bt))
+			; /* a shared mapping: shm.c recorded the detach and the attach */
+		else if (!rip_pl_unmap_record(old, old_len, bt, RIP_MEM_MREMAP))
+			rip_pl_mem_alloc(p, len, bt, RIP_MEM_MREMAP);
+		rip_pl_leave();
+	}
+	return p;
+}
