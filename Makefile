@@ -58,7 +58,6 @@ SONAME := librip.so.$(SOMAJOR)
 LIBSO := $(BUILD)/librip.so
 LIBA := $(BUILD)/librip.a
 PRELOAD := $(BUILD)/librip-preload.so
-UNWIND_LIBS := $(shell pkg-config --libs libunwind 2>/dev/null)
 LIBREAD := $(BUILD)/libripread.a
 RIP := $(BUILD)/rip
 RPATH := -Wl,-rpath,'$$ORIGIN/..' -Wl,-rpath,'$$ORIGIN/../..'
@@ -91,10 +90,11 @@ $(LIBSO): $(LIBSO).$(VERSION)
 	ln -sf librip.so.$(VERSION) $(BUILD)/$(SONAME)
 	ln -sf librip.so.$(VERSION) $@
 
-# The resource tracer: hooks only, on top of librip.so (found next to it).
+# The resource tracer: hooks only, on top of librip.so (found next to it); libunwind is
+# dlopen'd RTLD_LOCAL at run time (preload/backtrace.c says why).
 $(PRELOAD): $(PRELOAD_OBJ) $(LIBSO)
 	$(CC) -shared -Wl,-z,defs -o $@ $(PRELOAD_OBJ) -L$(BUILD) -lrip -Wl,-rpath,'$$ORIGIN' \
-		$(UNWIND_LIBS) -ldl -pthread
+		-ldl -pthread
 
 $(LIBA): $(LIB_OBJ)
 	@rm -f $@

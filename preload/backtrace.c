@@ -25,7 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <libunwind.h>
+#include <dlfcn.h>
 
 #include "common.h"
 
@@ -209,6 +209,22 @@ static uint32_t rip_pl_fp_walk(uintptr_t fp, uint64_t *out, uint32_t max, bool *
 	return n;
 }
 
+/*
+ * libunwind, loaded RTLD_LOCAL at start: linked normally, its libgcc-
+ * compatible _Unwind_* symbols would sit in the program's global scope
+ * ahead of libgcc_s and take over C++ exceptions.  NULL: not installed,
+ * frame pointers only.
+ */
+static int (*rip_pl_unw_backtrace)(void **buf, int size);
+
+static void rip_pl_unwind_load(void)
+{
+	void *h = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
+
+	if (h)
+		rip_pl_unw_backtrace = (int (*)(void **, int))dlsym(h, "unw_backtrace");
+}
+
 /* From the unwind tables: the frames above the hook whose return address is hook_ret. */
 static uint32_t rip_pl_unwind(uintptr_t hook_ret, uint64_t *out, uint32_t max)
 {
@@ -216,7 +232,9 @@ static uint32_t rip_pl_unwind(uintptr_t hook_ret, uint64_t *out, uint32_t max)
 	int got, skip = -1, i;
 	uint32_t n = 0;
 
-	got = unw_backtrace(buf, (int)(max + 8));
+	if (!rip_pl_unw_backtrace)
+		return 0;
+	got = rip_pl_unw_backtrace(buf, (int)(max + 8));
 	for (i = 0; i < got && i < 8; i++) {
 		if ((uintptr_t)buf[i] == hook_ret) {
 			skip = i + 1;
@@ -347,6 +365,7 @@ int rip_pl_bt_init(void)
 	err = rip_pl_tab_map();
 	if (err)
 		return err;
+	rip_pl_unwind_load();
 	return rip_pl_xmap_build();
 }
 
