@@ -272,10 +272,15 @@ void __rip_events_fork_child(struct rip_file_hdr *h, struct rip_self *me)
 	for (uint32_t i = 0; i < used && i < h->ev_rings; i++) {
 		struct rip_evring *r = rip_evring_at(h, i);
 
-		if (!r->owner || me->ev.ring == i + 1)
+		if (me->ev.ring == i + 1)
+			continue;
+		/* The parent's history is not the child's: its trace starts at the fork. */
+		r->consumed = r->written;
+		r->discarded = 0;
+		r->consumer_pid = 0;
+		if (!r->owner)
 			continue;
 		r->owner = 0;
-		r->consumer_pid = 0;
 		__rip_fifo_push(rip_fifo_rings(h), i);
 	}
 	if (me->ev.ring && me->ev.ring <= h->ev_rings) {

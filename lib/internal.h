@@ -69,6 +69,7 @@ void __rip_slot_setup(struct rip_slot *s, uint32_t kind, int32_t tid, const char
 		      size_t namelen) __hidden;
 void __rip_name_copy(char *dst, const char *src, size_t len) __hidden;
 pid_t __rip_gettid(void) __hidden;
+uint64_t __rip_start_ticks(pid_t pid) __hidden;
 
 /* clock.c */
 void __rip_clock_init(struct rip_file_hdr *h) __hidden;

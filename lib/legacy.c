@@ -44,9 +44,10 @@ static bool rip_file_in_use(const char *file)
 
 	if (fd < 0)
 		return false;
+	/* the same process (pid and start time), still there */
 	if (pread(fd, &h, sizeof(h), 0) == (ssize_t)sizeof(h) &&
 	    !memcmp(h.magic, RIP_MAGIC, sizeof(h.magic)) && h.pid > 0 && h.pid != getpid() &&
-	    (kill(h.pid, 0) == 0 || errno == EPERM))
+	    h.start_ticks && __rip_start_ticks(h.pid) == h.start_ticks)
 		busy = true;
 	close(fd);
 	return busy;

@@ -460,12 +460,19 @@ int rip_coro_set_name(struct rip_coro *co, const char *name)
 
 /* ---- the file ------------------------------------------------------- */
 
-static uint64_t rip_self_start_ticks(void)
+/* /proc/PID/stat start time in clock ticks (pid 0: this process), 0 if unknown. */
+uint64_t __rip_start_ticks(pid_t pid)
 {
-	char buf[1024], *p;
+	char buf[1024], path[64], *p;
 	unsigned long long v = 0;
 	ssize_t n;
-	int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+	int fd;
+
+	if (pid)
+		snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	else
+		snprintf(path, sizeof(path), "/proc/self/stat");
+	fd = open(path, O_RDONLY | O_CLOEXEC);
 
 	if (fd < 0)
 		return 0;
@@ -513,7 +520,7 @@ static void rip_hdr_identity(struct rip_file_hdr *h)
 
 	h->pid = getpid();
 	h->ppid = getppid();
-	h->start_ticks = rip_self_start_ticks();
+	h->start_ticks = __rip_start_ticks(0);
 	h->create_realtime = rip_realtime_ns(CLOCK_REALTIME);
 	rip_read_small("/proc/sys/kernel/random/boot_id", h->boot_id, sizeof(h->boot_id));
 	prctl(PR_GET_NAME, h->comm, 0, 0, 0);
@@ -598,7 +605,7 @@ static void rip_mark_execed(const char *path)
 	if (old == MAP_FAILED)
 		goto out_close;
 	if (!memcmp(old->magic, RIP_MAGIC, sizeof(old->magic)) && old->pid == getpid() &&
-	    old->start_ticks == rip_self_start_ticks() &&
+	    old->start_ticks == __rip_start_ticks(0) &&
 	    !(__atomic_load_n(&old->proc_flags, __ATOMIC_RELAXED) & (RIP_P_CLOSED | RIP_P_EXITED)))
 		/* Readers only test the bit. */
 		__atomic_fetch_or(&old->proc_flags, RIP_P_EXECED, __ATOMIC_RELAXED);
@@ -687,7 +694,7 @@ int __rip_open_locked(const char *path, const char *dir, uint32_t slots, uint32_
 	if (!slots || slots > RIP_MAX_SLOTS)
 		return -EINVAL;
 	if (!path) {
-		err = rip_file_path(buf, sizeof(buf), dir, getpid(), rip_self_start_ticks());
+		err = rip_file_path(buf, sizeof(buf), dir, getpid(), __rip_start_ticks(0));
 		if (err)
 			return err;
 		path = buf;
@@ -886,7 +893,7 @@ static void rip_atfork_child(void)
 
 		snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - __rip_proc.path) : 1,
 			 slash ? __rip_proc.path : ".");
-		n = rip_file_path(path, sizeof(path), dir, getpid(), rip_self_start_ticks()) ? -1 : 0;
+		n = rip_file_path(path, sizeof(path), dir, getpid(), __rip_start_ticks(0)) ? -1 : 0;
 	}
 	if (n < 0 || (size_t)n >= sizeof(path))
 		goto err_private;

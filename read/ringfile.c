@@ -633,11 +633,7 @@ int rr_alive(struct rr_file *f)
 
 	if (f->legacy_raw)
 		return 0;
-	/* The owner holds LOCK_EX while it runs (see lib/ring.c). */
-	if (flock(f->fd, LOCK_SH | LOCK_NB) != 0)
-		return errno == EWOULDBLOCK ? 1 : 0;
-	flock(f->fd, LOCK_UN);
-	/* Not locked: the owner may still run if it closed its descriptors. */
+	/* The writer keeps no descriptor nor lock (lib/ring.c): the process itself tells. */
 	if (f->hdr.pid <= 0 || rr_proc_start_ticks(f->hdr.pid) != f->hdr.start_ticks)
 		return 0;
 	rr_boot_id(boot, sizeof(boot));

@@ -86,7 +86,7 @@ static const struct rip_cmd cmd_run_def = {
 		 "      --all             all three\n"
 		 "      --off             preload, but start with all three off: turn them on\n"
 		 "                        later with rip enable PID mem (or fd, shm)\n"
-		 "      --depth=N         backtrace frames kept, 1 to 64 (default 64)\n"
+		 "      --depth=N         backtrace frames kept, 1 to 64 (default 32)\n"
 		 "      --follow-fork     trace forked children too, each into DIR/PID/\n"
 		 "      --follow-exec     trace the programs exec'd into, into DIR/PID.N/\n"
 		 "                        (spawned programs, fork + exec: give both)\n"
@@ -925,7 +925,7 @@ static int run_subs_poll(struct run_state *s)
 			continue;
 		}
 		total += n;
-		/* Its process exited or exec'd (the file's lock went with it): finish now. */
+		/* Its process exited or exec'd (rr_alive says so): finish now. */
 		if (!n && rr_alive(&sub->rec.f) == 0)
 			run_sub_finish(s, sub);
 	}

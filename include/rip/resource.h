@@ -36,7 +36,7 @@
 #define RIP_CAT_SHM 3u
 #define RIP_CAT_BT 4u /* backtrace definitions: on whenever another of these is */
 
-#define RIP_BT_MAX_DEPTH 64u /* frames kept per backtrace (RIP_DEPTH lowers it) */
+#define RIP_BT_MAX_DEPTH 64u /* frames kept per backtrace at most (RIP_DEPTH, default 32) */
 
 /* mem:alloc / mem:free kind */
 enum rip_mem_kind {
