@@ -172,7 +172,10 @@ static bool rip_pl_exec(uintptr_t a)
 /*
  * Walk the frame pointers from fp (the hook's frame).  Returns the number
  * of frames; *ok false when the chain broke inside the stack (a frame
- * without a frame pointer on the way, most likely).
+ * without a frame pointer on the way, most likely).  Only the stack bounds
+ * and the order of frames are checked here; whether each return address
+ * is in executable code is checked once per distinct stack, when it is new
+ * (rip_pl_frames_exec), not on every call.
  */
 static uint32_t rip_pl_fp_walk(uintptr_t fp, uint64_t *out, uint32_t max, bool *ok)
 {
@@ -193,10 +196,6 @@ static uint32_t rip_pl_fp_walk(uintptr_t fp, uint64_t *out, uint32_t max, bool *
 		}
 		next = f[0];
 		ret = f[1];
-		if (!rip_pl_exec(ret)) {
-			*ok = false;
-			break;
-		}
 		out[n++] = ret;
 		if (next == 0 || next < lo || next >= hi)
 			break; /* the end of the chain: the outermost frame */
@@ -258,26 +257,62 @@ static uint32_t rip_pl_unwind(uintptr_t hook_ret, uint64_t *out, uint32_t max)
 static uint64_t *rip_pl_tab; /* entries: tag (hash >> 20) << 20 | id; 0: empty */
 static uint32_t rip_pl_next_id = 1;
 
+/* Two independent lanes (even and odd frames): half the chain of dependent multiplies. */
 static uint64_t rip_pl_hash(const uint64_t *f, uint32_t n)
 {
-	uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
+	uint64_t a = 0x9e3779b97f4a7c15ull ^ n, b = 0xbf58476d1ce4e5b9ull;
+	uint32_t i;
 
-	for (uint32_t i = 0; i < n; i++) {
-		h ^= f[i];
-		h *= 0xff51afd7ed558ccdull;
-		h ^= h >> 32;
+	for (i = 0; i + 1 < n; i += 2) {
+		a ^= f[i];
+		b ^= f[i + 1];
+		a *= 0xff51afd7ed558ccdull;
+		b *= 0xc4ceb9fe1a85ec53ull;
+		a ^= a >> 32;
+		b ^= b >> 29;
 	}
+	if (i < n) {
+		a ^= f[i];
+		a *= 0xff51afd7ed558ccdull;
+	}
+	a ^= b * 0x94d049bb133111ebull;
 	/* murmur3's finaliser */
-	h ^= h >> 33;
-	h *= 0xc4ceb9fe1a85ec53ull;
-	h ^= h >> 33;
-	return h;
+	a ^= a >> 33;
+	a *= 0xc4ceb9fe1a85ec53ull;
+	a ^= a >> 33;
+	return a;
 }
 
-static uint32_t rip_pl_intern(const uint64_t *f, uint32_t n)
+/* Is every frame a return address into executable code?  (New stacks only.) */
+static bool rip_pl_frames_exec(const uint64_t *f, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (!rip_pl_exec(f[i]))
+			return false;
+	return true;
+}
+
+/* The id of a stack already interned (its frames were checked then), 0 if none. */
+static uint32_t rip_pl_lookup(uint64_t h)
+{
+	uint64_t tag = h & ~RIP_PL_ID_MASK;
+	uint32_t i = (uint32_t)h & (RIP_PL_TAB_CAP - 1);
+
+	for (uint32_t probes = 0; probes < 64; probes++, i = (i + 1) & (RIP_PL_TAB_CAP - 1)) {
+		/* Pairs with the release CAS in rip_pl_intern: the entry is whole once seen. */
+		uint64_t e = __atomic_load_n(&rip_pl_tab[i], __ATOMIC_ACQUIRE);
+
+		if (!e)
+			return 0;
+		if ((e & ~RIP_PL_ID_MASK) == tag)
+			return (uint32_t)(e & RIP_PL_ID_MASK);
+	}
+	return 0;
+}
+
+static uint32_t rip_pl_intern(const uint64_t *f, uint32_t n, uint64_t h)
 {
 	uint64_t *tab = rip_pl_tab;
-	uint64_t h = rip_pl_hash(f, n);
 	uint64_t tag = h & ~RIP_PL_ID_MASK;
 	uint32_t i = (uint32_t)h & (RIP_PL_TAB_CAP - 1), id = 0, probes;
 
@@ -319,19 +354,37 @@ __attribute__((noinline)) uint32_t rip_pl_backtrace_id(void)
 	uint64_t frames[RIP_BT_MAX_DEPTH];
 	const uintptr_t *self = __builtin_frame_address(0);
 	uintptr_t hook_ret = self[1];
-	uint32_t n, max = rip_pl_depth;
+	uint32_t n, id, max = rip_pl_depth;
+	uint64_t h = 0;
 	bool ok;
 
+	if (!rip_pl_tab)
+		return 0;
 	n = rip_pl_fp_walk(self[0], frames, max, &ok);
+	if (RIP_LIKELY(n >= 2 && ok)) {
+		/* A stack seen before: its frames were checked when it was new. */
+		h = rip_pl_hash(frames, n);
+		id = rip_pl_lookup(h);
+		if (RIP_LIKELY(id)) {
+			n = id;
+			goto out;
+		}
+		ok = rip_pl_frames_exec(frames, n);
+	}
 	if (RIP_UNLIKELY(n < 2 || !ok)) {
 		uint32_t m = rip_pl_unwind(hook_ret, frames, max);
 
+		/* libunwind's frames come from the unwind tables: no further check */
 		if (m >= n)
 			n = m;
+		else
+			n = ok ? n : 0;
+		h = 0;
 	}
 	if (!n)
 		return 0;
-	n = rip_pl_intern(frames, n);
+	n = rip_pl_intern(frames, n, h ? h : rip_pl_hash(frames, n));
+out:
 	/* Not a tail call: this frame must stay until the walk is done (it is). */
 	__asm__ __volatile__("" ::: "memory");
 	return n;
