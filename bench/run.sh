@@ -1,8 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
 #
-# bench/run.sh - measure librip's fast paths, rip ps, events against LTTng-UST
-# and rip run, and print one report.
+# bench/run.sh - measure librip's fast paths, rip ps, events against LTTng-UST,
+# rip run and malloc + free against heaptrack, and print one report.
 #
 # Every figure is a median of several repetitions, and every ratio is taken
 # against a baseline measured in this same run, because the machine is
@@ -14,7 +14,8 @@
 # what each row means.  The LTTng-UST rows need lttng-tools and
 # liblttng-ust-dev (installed through mk/deps-bench.sh when run as root; the
 # session is set up and torn down by bench/lttng.sh); without them they are
-# skipped with the reason.
+# skipped with the reason.  malloc + free under `rip run --mem` is compared
+# with heaptrack by bench/heaptrack.sh (MEM_N, MEM_REPS; skipped without it).
 #
 #   sh bench/run.sh            (make bench builds first, then runs this)
 #   REPS=15 sh bench/run.sh    more repetitions (default 9)
@@ -387,6 +388,21 @@ else
 	[ -z "$run_note" ] && run_rate=$(echo $run_raw | tr ' ' '\n' | median)
 fi
 
+# ---- 7. malloc + free with backtraces: rip run --mem against heaptrack --------------------------
+
+# bench/heaptrack.sh runs build/bench/malloc (1 and 2 threads, MEM_N pairs each, 10 frames deep)
+# plain, under rip run --mem and under heaptrack, MEM_REPS times interleaved, and prints
+# "mem KEY... MEDIAN EACH..." lines; without heaptrack its figures are "-" with a note.
+echo "timing malloc + free: plain, rip run --mem, heaptrack (bench/heaptrack.sh) ..." >&2
+M=$tmp/mem.txt
+mem_note=""
+if [ ! -x "$RIP" ] || ! "$RIP" run --help >/dev/null 2>&1; then
+	mem_note="rip run --mem: not built yet, skipped"
+	: >"$M"
+elif ! BUILD=$BUILD sh bench/heaptrack.sh "$tmp" >"$M"; then
+	failed=1
+fi
+
 # ---- the table ---------------------------------------------------------------------------------
 
 T=$tmp/time.txt
@@ -525,6 +541,60 @@ if [ -z "$run_note" ]; then
 		echo "    NOT all events are there:$run_check"
 	fi
 fi
+
+# the malloc + free block
+mf() { fig "$M" mem "$@"; }
+ht_ver=$(heaptrack --version 2>/dev/null | sed -n 's/^heaptrack //p')
+secs() { calc "%.3f s" "a" "$1" 0; }
+xx() { calc "%.2fx" "a" "$1" 0; }
+mrow() { printf '%-40s %8s %7s %10s   %8s %7s %10s\n' "$@"; }
+echo
+mrow "malloc + free, 10 frames deep [9]" "" "1 thread" "" "" "2 threads" ""
+mrow "" "time" "slowdn" "ns/event" "time" "slowdn" "ns/event"
+mrow "plain" "$(secs "$(mf time plain 1)")" "1.00x" "$(ns "$(mf nsev plain 1)")" \
+	"$(secs "$(mf time plain 2)")" "1.00x" "$(ns "$(mf nsev plain 2)")"
+mrow "rip run --mem" "$(secs "$(mf time rip 1)")" "$(xx "$(mf slow rip 1)")" \
+	"$(ns "$(mf nsev rip 1)")" "$(secs "$(mf time rip 2)")" "$(xx "$(mf slow rip 2)")" \
+	"$(ns "$(mf nsev rip 2)")"
+if [ "$(mf time heaptrack 1)" = - ] && [ "$(mf time heaptrack 2)" = - ]; then
+	mrow "heaptrack" "-" "skipped" "" "" "" ""
+else
+	mrow "heaptrack ${ht_ver:-}" "$(secs "$(mf time heaptrack 1)")" \
+		"$(xx "$(mf slow heaptrack 1)")" "$(ns "$(mf nsev heaptrack 1)")" \
+		"$(secs "$(mf time heaptrack 2)")" "$(xx "$(mf slow heaptrack 2)")" \
+		"$(ns "$(mf nsev heaptrack 2)")"
+fi
+mrow "rip's overhead / heaptrack's (max 0.33x)" "" "$(xx "$(mf share 1)")" "[10]" "" \
+	"$(xx "$(mf share 2)")" ""
+mrow "ns per event added: rip run --mem" "" "" "$(ns "$(mf added rip 1)")" "" "" \
+	"$(ns "$(mf added rip 2)")"
+mrow "ns per event added: heaptrack" "" "" "$(ns "$(mf added heaptrack 1)")" "" "" \
+	"$(ns "$(mf added heaptrack 2)")"
+mrow "CPU ns per event of a thread: plain" "" "" "$(ns "$(mf cpu plain 1)")" "" "" \
+	"$(ns "$(mf cpu plain 2)")"
+mrow "CPU ns per event of a thread: rip" "" "" "$(ns "$(mf cpu rip 1)")" "" "" \
+	"$(ns "$(mf cpu rip 2)")"
+mrow "lost events (rip run's summary)" "" "" "$(mf lost 1)" "" "" "$(mf lost 2)"
+mrow "bytes per event on disk: rip run" "" "" "$(unit "$(mf bytes rip 1)" B)" "" "" \
+	"$(unit "$(mf bytes rip 2)" B)"
+mrow "bytes per event on disk: heaptrack" "" "" "$(unit "$(mf bytes heaptrack 1)" B)" "" "" \
+	"$(unit "$(mf bytes heaptrack 2)" B)"
+mem_pairs=$(mf pairs)
+echo "time is the whole command's wall time, start to exit (rip's draining, heaptrack's"
+echo "interpreting and zstd compressing included); slowdn = traced / plain, ns/event = time /"
+echo "events of one thread (2 x $(count "$mem_pairs") pairs each), added = (traced - plain) / events."
+echo "[9] build/bench/malloc THREADS $mem_pairs: each thread does the pairs, 16-4096 bytes, 16 kept"
+echo "    live, through 10 noipa frames (32 distinct stacks); rip run --mem -o DIR -- ..., and"
+echo "    heaptrack -o FILE ...: bytes on disk are du -sb DIR and heaptrack's file (its default"
+echo "    compression), over 2 x pairs x threads.  Medians of $(echo $(sed -n \
+	's/^mem time plain 1 [^ ]* //p' "$M") | wc -w) interleaved repetitions (MEM_REPS)."
+echo "[10] overhead = slowdown - 1; rip's over heaptrack's, per repetition.  2 threads / 1 thread,"
+echo "    added ns per event: rip $(xx "$(mf growth rip)"), heaptrack" \
+	"$(xx "$(mf growth heaptrack)"); plain's time (control:"
+echo "    what the machine gives 2 threads) $(xx "$(mf growth plain)"); added CPU ns per event" \
+	"of a thread: rip $(xx "$(mf cpugrowth rip)")."
+[ -n "$mem_note" ] && echo "    $mem_note"
+sed -n 's/^mem note /    note: /p' "$M"
 echo
 echo "budgets:"
 verdict() { # NAME VALUE LIMIT
@@ -573,6 +643,22 @@ else
 	echo "  $run_note"
 fi
 
+verdict "malloc+free, 1 thread: rip's overhead / heaptrack's" "$(mf share 1)" 0.333
+verdict "malloc+free, 2 threads: rip's overhead / heaptrack's" "$(mf share 2)" 0.333
+verdict "malloc+free, added CPU ns/event, 2 threads / 1 thread" "$(mf cpugrowth rip)" 1.10
+g_rip=$(mf growth rip) g_plain=$(mf growth plain)
+verdict "malloc+free, added wall ns/event 2 thr / 1 thr, over plain's" \
+	"$(calc "%.3f" "(b > 0 ? a / b : 0)" "$g_rip" "$g_plain")" 1.10
+l1=$(mf lost 1) l2=$(mf lost 2)
+if [ "$l1" = - ] || [ "$l2" = - ]; then
+	echo "  rip run --mem: lost events not measured"
+elif [ "$l1" = 0 ] && [ "$l2" = 0 ] && ! grep -q '^mem note rip recorded' "$M"; then
+	echo "  rip run --mem: zero loss (1 and 2 threads, every repetition)"
+else
+	echo "  rip run --mem: events LOST ($l1 on 1 thread, $l2 on 2), see [10]"
+fi
+echo "  malloc+free bytes per event on disk: rip $(unit "$(mf bytes rip 2)" B), heaptrack" \
+	"$(unit "$(mf bytes heaptrack 2)" B) (no budget; 2 threads)"
 echo
 echo "raw numbers (ns per iteration: median, then each repetition):"
 sed 's/^/  snap        /' "$T" 2>/dev/null
@@ -592,6 +678,7 @@ fi
 sed 's/^/  events      /' "$E" 2>/dev/null
 sed 's/^/  events      /' "$tmp/evbytes.txt" 2>/dev/null
 sed 's/^/  lttng       /' "$LT" 2>/dev/null
+grep -v '^mem note ' "$M" 2>/dev/null | sed 's/^mem /  malloc      /'
 [ -s "$tmp/ps.head" ] && echo "what rip ps said (first lines of one more run):" &&
 	sed 's/^/  /' "$tmp/ps.head"
 for f in snap.loop_snap snap-legacy.loop_snap snap.loop_floor snap.loop_coro \

@@ -8,6 +8,7 @@
 #   mk/deps-bench.sh    exit 0 when both are there (installing them first
 #                       with apt-get when it can: root, or sudo without a
 #                       password), 1 otherwise, with the exact line to run
+#   mk/deps-bench.sh heaptrack    the same for heaptrack (bench/heaptrack.sh)
 #
 # It says on stderr what it installs.  The benchmark skips its LTTng rows,
 # with this script's message, when it fails: LTTng is a peer to compare
@@ -17,9 +18,15 @@ set -u
 need=""
 have_cmd() { command -v "$1" >/dev/null 2>&1; }
 
-have_cmd pkg-config || need="$need pkg-config"
-have_cmd lttng-sessiond && have_cmd lttng || need="$need lttng-tools"
-pkg-config --exists lttng-ust 2>/dev/null || need="$need liblttng-ust-dev"
+what="LTTng-UST"
+if [ "${1:-}" = heaptrack ]; then # bench/heaptrack.sh's peer, asked for on its own
+	what="heaptrack"
+	have_cmd heaptrack || need=" heaptrack"
+else
+	have_cmd pkg-config || need="$need pkg-config"
+	have_cmd lttng-sessiond && have_cmd lttng || need="$need lttng-tools"
+	pkg-config --exists lttng-ust 2>/dev/null || need="$need liblttng-ust-dev"
+fi
 [ -z "$need" ] && exit 0
 
 line="apt-get install -y --no-install-recommends$need"
@@ -28,10 +35,10 @@ if [ "$(id -u)" = 0 ]; then
 elif have_cmd sudo && sudo -n true 2>/dev/null; then
 	sudo="sudo"
 else
-	echo "bench: LTTng-UST missing ($need ); as root run:  apt-get update && $line" >&2
+	echo "bench: $what missing ($need ); as root run:  apt-get update && $line" >&2
 	exit 1
 fi
-echo "bench: installing the LTTng-UST comparison's packages: $line" >&2
+echo "bench: installing the $what comparison's packages: $line" >&2
 export DEBIAN_FRONTEND=noninteractive
 if ! { $sudo apt-get update -qq && $sudo apt-get install -y -qq --no-install-recommends $need; } \
 	>&2; then
