@@ -26,6 +26,26 @@
 
 /* ---- types ------------------------------------------------------------------------ */
 
+uint32_t ev_field_size(uint32_t type)
+{
+	switch (type) {
+	case RIP_FT_U8:
+	case RIP_FT_S8:
+		return 1;
+	case RIP_FT_U16:
+	case RIP_FT_S16:
+		return 2;
+	case RIP_FT_U32:
+	case RIP_FT_S32:
+		return 4;
+	case RIP_FT_STRING:
+	case RIP_FT_HEX64_ARRAY:
+		return 0;
+	default:
+		return 8;
+	}
+}
+
 int ev_type_load(const struct rip_evtype *e, struct ev_type *t)
 {
 	memset(t, 0, sizeof(*t));
@@ -53,10 +73,7 @@ int ev_type_load(const struct rip_evtype *e, struct ev_type *t)
 			t->array = ty == RIP_FT_HEX64_ARRAY;
 			continue;
 		}
-		t->fixed += ty == RIP_FT_U8 || ty == RIP_FT_S8	   ? 1
-			    : ty == RIP_FT_U16 || ty == RIP_FT_S16 ? 2
-			    : ty == RIP_FT_U32 || ty == RIP_FT_S32 ? 4
-								   : 8;
+		t->fixed += ev_field_size(ty);
 	}
 	t->valid = true;
 	return 0;
@@ -193,10 +210,7 @@ int ev_decode(const struct ev_types *types, const uint8_t *data, size_t len, uin
 				off += 4 + (size_t)cnt * 8;
 				break;
 			}
-			n = ty == RIP_FT_U8 || ty == RIP_FT_S8	   ? 1
-			    : ty == RIP_FT_U16 || ty == RIP_FT_S16 ? 2
-			    : ty == RIP_FT_U32 || ty == RIP_FT_S32 ? 4
-								   : 8;
+			n = ev_field_size(ty);
 			e.v[i] = ev_sign(ev_get(data + off, n), ty);
 			off += n;
 		}

@@ -53,6 +53,9 @@ struct ev_event {
 	size_t offset;	       /* byte offset in the packet */
 };
 
+/* Bytes of a fixed-size field of this type on the wire (0 for string/array). */
+uint32_t ev_field_size(uint32_t type);
+
 /* Copy the type table and category names out of a ring file. */
 int ev_read_types(struct rr_file *f, struct ev_types *out, char *err, size_t errlen);
 /* Validate one type entry (from a file or a trace index) into out. */

@@ -684,7 +684,7 @@ int rr_dirs(char dirs[][PATH_MAX], int max)
 	return n;
 }
 
-static bool rr_is_ring(const char *path)
+bool rr_is_ring(const char *path)
 {
 	char magic[8];
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);

@@ -68,6 +68,9 @@ struct rr_slots {
 int rr_fail(char *err, size_t len, int code, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
+/* Does path start with a ring file's magic (a complete file, not one being created)? */
+bool rr_is_ring(const char *path);
+
 /* Is s a non-empty string of decimal digits? */
 bool rr_all_digits(const char *s);
 

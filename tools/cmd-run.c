@@ -427,20 +427,6 @@ static bool run_preloadable(const char *prog)
 }
 
 /* Wait until the header is complete: librip stores the magic last. */
-static bool run_ring_ready(const char *path)
-{
-	char magic[8];
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	bool ok;
-
-	if (fd < 0)
-		return false;
-	ok = pread(fd, magic, sizeof(magic), 0) == (ssize_t)sizeof(magic) &&
-	     !memcmp(magic, RIP_MAGIC, sizeof(magic));
-	close(fd);
-	return ok;
-}
-
 /* Another ring file in our directory: a child's or a new image's. */
 struct run_sub {
 	char name[NAME_MAX + 1];
@@ -687,7 +673,7 @@ static bool run_try_attach(struct run_state *s)
 	if (!run_find_ring(s->ringdir, s->child, s->ring, sizeof(s->ring), &nfiles))
 		return false;
 	/* It is being created: the header takes a few ms; poll it closely. */
-	while (!run_ring_ready(s->ring)) {
+	while (!rr_is_ring(s->ring)) {
 		if (run_reap(s, WNOHANG))
 			break;
 		run_sleep(RUN_ATTACH_NS);
@@ -807,7 +793,7 @@ static bool run_sub_start(struct run_state *s, struct run_sub *sub)
 		sub->done = true;
 		return true;
 	}
-	if (!run_ring_ready(path))
+	if (!rr_is_ring(path))
 		return false;
 	if ((size_t)(sub->gen ? snprintf(sub->dir, sizeof(sub->dir), "%s/%d.%u", s->dir,
 					  (int)sub->pid, sub->gen)

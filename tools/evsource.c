@@ -100,20 +100,6 @@ struct evs {
 	bool mods_read;
 };
 
-static int evs_fail(char *err, size_t len, int code, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static int evs_fail(char *err, size_t len, int code, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && len) {
-		va_start(ap, fmt);
-		vsnprintf(err, len, fmt, ap);
-		va_end(ap);
-	}
-	return code;
-}
 
 /* ---- names ---------------------------------------------------------------------- */
 
@@ -184,16 +170,6 @@ static int evs_add_name(struct evs *s, uint32_t kind, int32_t tid, uint32_t slot
 
 /* ---- opening ---------------------------------------------------------------------- */
 
-static bool evs_all_digits(const char *s)
-{
-	if (!*s)
-		return false;
-	for (; *s; s++)
-		if (*s < '0' || *s > '9')
-			return false;
-	return true;
-}
-
 static int evs_streams_alloc(struct evs *s, uint32_t n)
 {
 	s->nst = n;
@@ -211,29 +187,18 @@ static int evs_streams_alloc(struct evs *s, uint32_t n)
 
 static int evs_open_ring(struct evs *s, const char *target, char *err, size_t errlen)
 {
-	char path[PATH_MAX];
 	struct rr_slots slots;
 	uint32_t used;
 	int ret;
 
-	if (evs_all_digits(target)) {
-		long pid = strtol(target, NULL, 10);
-
-		if (pid <= 0 || pid > 0x3fffffff)
-			return evs_fail(err, errlen, -EINVAL, "bad pid '%s'", target);
-		ret = rr_find_pid((pid_t)pid, path, sizeof(path), err, errlen);
-		if (ret)
-			return ret;
-		target = path;
-	}
-	ret = rr_open(target, &s->f, err, errlen);
+	ret = rr_open_target(target, &s->f, err, errlen);
 	if (ret)
 		return ret;
 	snprintf(s->src, sizeof(s->src), "%s", s->f.path);
 	s->hdr = &s->f.hdr;
 	s->own_types = malloc(sizeof(*s->own_types));
 	if (!s->own_types)
-		return evs_fail(err, errlen, -ENOMEM, "out of memory");
+		return rr_fail(err, errlen, -ENOMEM, "out of memory");
 	ret = ev_read_types(&s->f, s->own_types, err, errlen);
 	if (ret)
 		return ret;
@@ -247,7 +212,7 @@ static int evs_open_ring(struct evs *s, const char *target, char *err, size_t er
 	s->coros = calloc(s->ncoros ? s->ncoros : 1, sizeof(*s->coros));
 	if (!s->threads || !s->coros) {
 		rr_slots_free(&slots);
-		return evs_fail(err, errlen, -ENOMEM, "out of memory");
+		return rr_fail(err, errlen, -ENOMEM, "out of memory");
 	}
 	for (size_t i = 0; i < slots.n; i++) {
 		const struct rr_slot *sl = &slots.v[i];
@@ -265,7 +230,7 @@ static int evs_open_ring(struct evs *s, const char *target, char *err, size_t er
 		used = s->f.hdr.ev_rings;
 	ret = evs_streams_alloc(s, used);
 	if (ret)
-		return evs_fail(err, errlen, ret, "out of memory");
+		return rr_fail(err, errlen, ret, "out of memory");
 	for (uint32_t i = 0; i < used; i++) {
 		struct evs_stream *st = &s->st[i];
 		size_t torn = 0;
@@ -273,7 +238,7 @@ static int evs_open_ring(struct evs *s, const char *target, char *err, size_t er
 
 		ret = ev_copy_ring(&s->f, s->types, i, &st->pk, &st->npk, &torn, why, sizeof(why));
 		if (ret)
-			return evs_fail(err, errlen, ret, "%s: %s", s->src, why);
+			return rr_fail(err, errlen, ret, "%s: %s", s->src, why);
 		s->tot.torn += torn;
 	}
 	return 0;
@@ -304,7 +269,7 @@ static int evs_open_trace(struct evs *s, const char *dir, char *err, size_t errl
 	s->threads = calloc(nthreads ? nthreads : 1, sizeof(*s->threads));
 	s->coros = calloc(s->ncoros ? s->ncoros : 1, sizeof(*s->coros));
 	if (!s->threads || !s->coros)
-		return evs_fail(err, errlen, -ENOMEM, "out of memory");
+		return rr_fail(err, errlen, -ENOMEM, "out of memory");
 	for (uint32_t i = 0; i < in->idx.nnames; i++) {
 		const struct trace_name *n = &in->names[i];
 		char name[RIP_NAME_MAX];
@@ -318,7 +283,7 @@ static int evs_open_trace(struct evs *s, const char *dir, char *err, size_t errl
 
 	ret = evs_streams_alloc(s, in->idx.nstreams);
 	if (ret)
-		return evs_fail(err, errlen, ret, "out of memory");
+		return rr_fail(err, errlen, ret, "out of memory");
 	for (uint32_t i = 0; i < s->nst; i++) {
 		struct evs_stream *st = &s->st[i];
 		struct stat sb;
@@ -328,9 +293,9 @@ static int evs_open_trace(struct evs *s, const char *dir, char *err, size_t errl
 		if (st->fd < 0 && errno == ENOENT)
 			continue; /* a ring that wrote nothing */
 		if (st->fd < 0 || fstat(st->fd, &sb))
-			return evs_fail(err, errlen, -errno, "%s: %s", st->path, strerror(errno));
+			return rr_fail(err, errlen, -errno, "%s: %s", st->path, strerror(errno));
 		if (!S_ISREG(sb.st_mode))
-			return evs_fail(err, errlen, -EINVAL, "%s: not a regular file", st->path);
+			return rr_fail(err, errlen, -EINVAL, "%s: not a regular file", st->path);
 		st->fsize = (uint64_t)sb.st_size;
 	}
 	return 0;
@@ -343,7 +308,7 @@ int evs_open(const char *target, struct evs **out, char *err, size_t errlen)
 
 	*out = NULL;
 	if (!s)
-		return evs_fail(err, errlen, -ENOMEM, "out of memory");
+		return rr_fail(err, errlen, -ENOMEM, "out of memory");
 	s->f.fd = -1;
 	if (trace_is_dir(target))
 		ret = evs_open_trace(s, target, err, errlen);
@@ -417,23 +382,23 @@ static int evs_read_packet(struct evs_stream *st, struct rip_packet *hdr, char *
 	if (st->fd < 0 || !left)
 		return 0;
 	if (left < RIP_PACKET_HDR_SIZE)
-		return evs_fail(err, errlen, -EBADMSG,
+		return rr_fail(err, errlen, -EBADMSG,
 				"%s: offset %" PRIu64 ": packet header cut (%" PRIu64
 				" bytes left)",
 				st->path, st->foff, left);
 	got = pread(st->fd, hdr, sizeof(*hdr), (off_t)st->foff);
 	if (got != (ssize_t)sizeof(*hdr))
-		return evs_fail(err, errlen, got < 0 ? -errno : -EIO, "%s: offset %" PRIu64 ": %s",
+		return rr_fail(err, errlen, got < 0 ? -errno : -EIO, "%s: offset %" PRIu64 ": %s",
 				st->path, st->foff, got < 0 ? strerror(errno) : "short read");
 	ret = ev_check_packet(hdr, left > EVS_MAX_PACKET ? EVS_MAX_PACKET : (size_t)left, why,
 			      sizeof(why));
 	if (ret)
-		return evs_fail(err, errlen, ret, "%s: offset %" PRIu64 ": %s", st->path, st->foff,
+		return rr_fail(err, errlen, ret, "%s: offset %" PRIu64 ": %s", st->path, st->foff,
 				why);
 	/* A trace's packets are cut to their content, in the file of their ring. */
 	if (hdr->stream_id != 0 || hdr->content_size != hdr->packet_size ||
 	    hdr->stream_instance_id != st->index)
-		return evs_fail(err, errlen, -EBADMSG,
+		return rr_fail(err, errlen, -EBADMSG,
 				"%s: offset %" PRIu64
 				": packet does not belong here (stream %" PRIu64
 				", %" PRIu64 " of %" PRIu64 " bits used)",
@@ -444,13 +409,13 @@ static int evs_read_packet(struct evs_stream *st, struct rip_packet *hdr, char *
 		uint8_t *b = realloc(st->buf, size);
 
 		if (!b)
-			return evs_fail(err, errlen, -ENOMEM, "out of memory");
+			return rr_fail(err, errlen, -ENOMEM, "out of memory");
 		st->buf = b;
 		st->bufcap = size;
 	}
 	got = pread(st->fd, st->buf, size, (off_t)st->foff);
 	if (got != (ssize_t)size)
-		return evs_fail(err, errlen, got < 0 ? -errno : -EIO, "%s: offset %" PRIu64 ": %s",
+		return rr_fail(err, errlen, got < 0 ? -errno : -EIO, "%s: offset %" PRIu64 ": %s",
 				st->path, st->foff, got < 0 ? strerror(errno) : "short read");
 	st->pkt_off = st->foff;
 	st->foff += hdr->packet_size / 8;
@@ -487,7 +452,7 @@ static int evs_load(struct evs *s, struct evs_stream *st, char *err, size_t errl
 		if (st->seen) {
 			if (hdr.packet_seq_num <= st->seq) {
 				if (s->trace)
-					return evs_fail(err, errlen, -EBADMSG,
+					return rr_fail(err, errlen, -EBADMSG,
 							"%s: offset %" PRIu64
 							": packet sequence number %" PRIu64
 							" after %" PRIu64,
@@ -509,16 +474,16 @@ static int evs_load(struct evs *s, struct evs_stream *st, char *err, size_t errl
 		ret = ev_decode(s->types, st->data, st->len, hdr.timestamp_begin, evs_note, st, why,
 				sizeof(why));
 		if (ret == -ENOMEM)
-			return evs_fail(err, errlen, ret, "out of memory");
+			return rr_fail(err, errlen, ret, "out of memory");
 		if (ret < 0) {
 			if (s->trace)
-				return evs_fail(err, errlen, ret, "%s: offset %" PRIu64 ": %s",
+				return rr_fail(err, errlen, ret, "%s: offset %" PRIu64 ": %s",
 						st->path, st->pkt_off, why);
-			return evs_fail(err, errlen, ret, "%s: ring %" PRIu32 ": %s", s->src,
+			return rr_fail(err, errlen, ret, "%s: ring %" PRIu32 ": %s", s->src,
 					st->index, why);
 		}
 		if (s->trace && hdr.events != st->nents)
-			return evs_fail(err, errlen, -EBADMSG,
+			return rr_fail(err, errlen, -EBADMSG,
 					"%s: offset %" PRIu64 ": packet says %" PRIu32
 					" events, holds %zu",
 					st->path, st->pkt_off, hdr.events, st->nents);
@@ -585,23 +550,6 @@ static int evs_prime(struct evs *s, char *err, size_t errlen)
 	return 0;
 }
 
-static uint32_t evs_field_size(uint32_t ty)
-{
-	switch (ty) {
-	case RIP_FT_U8:
-	case RIP_FT_S8:
-		return 1;
-	case RIP_FT_U16:
-	case RIP_FT_S16:
-		return 2;
-	case RIP_FT_U32:
-	case RIP_FT_S32:
-		return 4;
-	default:
-		return 8;
-	}
-}
-
 /* The fields of an event ev_decode has already checked: read them again. */
 static void evs_fields(const struct ev_type *t, const uint8_t *data, size_t off,
 		       struct evs_event *e)
@@ -626,7 +574,7 @@ static void evs_fields(const struct ev_type *t, const uint8_t *data, size_t off,
 			e->v[i] = n;
 			break;
 		}
-		n = evs_field_size(ty);
+		n = ev_field_size(ty);
 		memcpy(&v, data + off, n);
 		switch (ty) {
 		case RIP_FT_S8:
