@@ -464,9 +464,15 @@ int ev_consume(struct rr_file *f, const struct ev_types *types, uint32_t ring, b
 	w = (struct rip_evring *)(f->wmap + f->hdr.ev_ctl_off + (size_t)ring * RIP_EVRING_SIZE);
 	if (rr_guard_enter(&jb))
 		return rr_fail(err, errlen, -EIO, "%s: the file shrank while being read", f->path);
-	/* Pairs with the release store of written in rip_packet_close. */
+	/*
+	 * consumed first: a writer pushes it to at most written - n + 1 of its
+	 * moment, so written read afterwards is never below it, even if the
+	 * writer laps the ring between the two loads.  Acquire: pairs with the
+	 * writer's CAS; the second pairs with the release store of written in
+	 * rip_packet_close.
+	 */
+	consumed = __atomic_load_n(&w->consumed, __ATOMIC_ACQUIRE);
 	written = __atomic_load_n(&w->written, __ATOMIC_ACQUIRE);
-	consumed = __atomic_load_n(&w->consumed, __ATOMIC_RELAXED);
 	if (consumed > written) {
 		ret = rr_fail(err, errlen, -EBADMSG, "ring %u: consumed past written", ring);
 		goto out;
