@@ -32,6 +32,7 @@ static const struct rip_cmd cmd_leaks_def = {
 	.run = cmd_leaks,
 	.summary = "resources a traced program never released, by backtrace",
 	.usage = "usage: rip leaks [options] TRACE-OR-TARGET\n"
+		 "       rip leaks --diff [options] OLD NEW\n"
 		 "\n"
 		 "Read the resource events of a trace (rip run --mem/--fd/--shm) and report\n"
 		 "what was still live at its end: heap blocks and anonymous mappings, file\n"
@@ -40,6 +41,8 @@ static const struct rip_cmd cmd_leaks_def = {
 		 "bytes, when the oldest and the newest were made (seconds from the first\n"
 		 "event) and the stack, symbolized.  A trace that lost events is reported as\n"
 		 "such at the top.  TRACE-OR-TARGET is a trace directory, a pid or a ring file.\n"
+		 "With --diff, the groups of NEW (by symbolized stack) absent from OLD or grown,\n"
+		 "with their count and bytes deltas, biggest growth in bytes first.\n"
 		 "\n"
 		 "  -j, --json            one JSON document (see rip-leaks(1))\n"
 		 "  -s, --sort=KEY        bytes (default) or count\n"
@@ -47,6 +50,12 @@ static const struct rip_cmd cmd_leaks_def = {
 		 "  -m, --min-size=N      ignore blocks, segments, mappings under N bytes\n"
 		 "                        (k, m, g suffixes)\n"
 		 "  -n, --top=N           print the N biggest groups only (totals cover all)\n"
+		 "  -t, --tid=TID         only what thread TID made\n"
+		 "      --from=T          only what was made at T or later, and --to=T before T:\n"
+		 "      --to=T            seconds from the first event, or with a unit (ns, us,\n"
+		 "                        ms, s): 500ms, 2s; still live at the end of the trace\n"
+		 "      --time-range=FROM,TO  the same as --from=FROM --to=TO\n"
+		 "      --diff            compare two traces: OLD NEW\n"
 		 "  -a, --addresses       print the address of each frame too\n"
 		 "      --sysroot=DIR     find the traced host's binaries under DIR\n"
 		 "      --debug-dir=DIR   look for separate debug files in DIR first\n"
@@ -62,9 +71,9 @@ RIP_COMMAND(cmd_leaks_def);
 
 struct leaks_opts {
 	struct lk_opts lk;
-	bool json, addresses;
+	bool json, addresses, diff;
 	uint64_t top;
-	const char *sysroot, *debug_dir, *target;
+	const char *sysroot, *debug_dir, *target, *old_target;
 };
 
 struct leaks_state {
@@ -506,8 +515,40 @@ static int leaks_size(const char *s, uint64_t *out)
 	return 0;
 }
 
+/*
+ * A moment, from the first event: seconds ("1.5"), or with a unit ("500ms",
+ * "2s", "250us", "10ns").  0, or -1 if s is not one.
+ */
+static int leaks_time(const char *s, int64_t *ns)
+{
+	static const struct {
+		const char *unit;
+		double mult;
+	} units[] = { { "", 1e9 }, { "s", 1e9 }, { "ms", 1e6 }, { "us", 1e3 }, { "ns", 1 } };
+	char *end;
+	double v;
+
+	if ((*s < '0' || *s > '9') && *s != '.')
+		return -1;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || !(v >= 0))
+		return -1;
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (strcmp(end, units[i].unit))
+			continue;
+		v *= units[i].mult;
+		if (v >= 9e18)
+			return -1;
+		*ns = (int64_t)(v + 0.5);
+		return 0;
+	}
+	return -1;
+}
+
 static int leaks_parse(int argc, char **argv, struct leaks_opts *o)
 {
+	enum { OPT_FROM = 256, OPT_TO, OPT_RANGE, OPT_DIFF };
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, 'j' },
 		{ "sort", required_argument, NULL, 's' },
@@ -515,16 +556,25 @@ static int leaks_parse(int argc, char **argv, struct leaks_opts *o)
 		{ "min-size", required_argument, NULL, 'm' },
 		{ "top", required_argument, NULL, 'n' },
 		{ "addresses", no_argument, NULL, 'a' },
+		{ "tid", required_argument, NULL, 't' },
+		{ "from", required_argument, NULL, OPT_FROM },
+		{ "to", required_argument, NULL, OPT_TO },
+		{ "time-range", required_argument, NULL, OPT_RANGE },
+		{ "diff", no_argument, NULL, OPT_DIFF },
 		{ "sysroot", required_argument, NULL, 'R' },
 		{ "debug-dir", required_argument, NULL, 'D' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
+	bool from = false, to = false;
+	uint64_t tid;
+	char *comma;
 	int c;
 
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "js:r:m:n:ah", longopts, NULL)) != -1) {
+	o->lk.to_ns = INT64_MAX;
+	while ((c = getopt_long(argc, argv, "js:r:m:n:at:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'j':
 			o->json = true;
@@ -565,6 +615,49 @@ static int leaks_parse(int argc, char **argv, struct leaks_opts *o)
 		case 'a':
 			o->addresses = true;
 			break;
+		case 't':
+			if (leaks_size(optarg, &tid) || !tid || tid > INT32_MAX ||
+			    strspn(optarg, "0123456789") != strlen(optarg))
+				return tool_usage_error(&cmd_leaks_def,
+							"--tid wants a thread id > 0, not '%s'",
+							optarg);
+			o->lk.tid = (int32_t)tid;
+			break;
+		case OPT_FROM:
+			if (leaks_time(optarg, &o->lk.from_ns))
+				return tool_usage_error(&cmd_leaks_def,
+							"--from wants a time like 1.5, 500ms or 2s, "
+							"not '%s'",
+							optarg);
+			from = true;
+			break;
+		case OPT_TO:
+			if (leaks_time(optarg, &o->lk.to_ns))
+				return tool_usage_error(&cmd_leaks_def,
+							"--to wants a time like 1.5, 500ms or 2s, "
+							"not '%s'",
+							optarg);
+			to = true;
+			break;
+		case OPT_RANGE:
+			comma = strchr(optarg, ',');
+			if (comma)
+				*comma = 0;
+			if (!comma || leaks_time(optarg, &o->lk.from_ns) ||
+			    leaks_time(comma + 1, &o->lk.to_ns)) {
+				if (comma)
+					*comma = ',';
+				return tool_usage_error(&cmd_leaks_def,
+							"--time-range wants FROM,TO like 0.5,2 or "
+							"500ms,2s, not '%s'",
+							optarg);
+			}
+			*comma = ',';
+			from = to = true;
+			break;
+		case OPT_DIFF:
+			o->diff = true;
+			break;
 		case 'R':
 			o->sysroot = optarg;
 			break;
@@ -579,71 +672,410 @@ static int leaks_parse(int argc, char **argv, struct leaks_opts *o)
 						argv[optind - 1]);
 		}
 	}
+	if (from || to) {
+		o->lk.time_range = true;
+		if (o->lk.from_ns >= o->lk.to_ns)
+			return tool_usage_error(&cmd_leaks_def,
+						"the time range is empty: FROM must be before TO");
+	}
+	if (o->diff) {
+		if (optind + 2 != argc)
+			return tool_usage_error(&cmd_leaks_def,
+						"--diff compares two traces: give OLD and NEW");
+		o->old_target = argv[optind];
+		o->target = argv[optind + 1];
+		return 0;
+	}
 	if (optind + 1 != argc)
 		return tool_usage_error(&cmd_leaks_def,
 					optind == argc ? "which trace? give a trace directory (rip "
 							 "run --mem -o DIR), a pid or a ring file"
-						       : "one TRACE-OR-TARGET only");
+						       : "one TRACE-OR-TARGET only (two with --diff)");
 	o->target = argv[optind];
+	return 0;
+}
+
+/* Open target and run the analysis; symbols too when there is something to show. */
+static int leaks_load(struct leaks_state *st, const char *target)
+{
+	char err[RR_ERR_MAX + PATH_MAX];
+	int ret;
+
+	ret = evs_open(target, &st->s, err, sizeof(err));
+	if (ret) {
+		tool_err("%s", err);
+		return -1;
+	}
+	st->lk = lk_new(&st->o.lk);
+	if (!st->lk) {
+		tool_err("out of memory");
+		return -1;
+	}
+	ret = lk_run(st->lk, st->s, err, sizeof(err));
+	if (ret) {
+		tool_err("%s", err);
+		return -1;
+	}
+	evs_totals(st->s, &st->tot);
+	if (st->lk->ngroups && leaks_symbols(st))
+		return -1;
+	return 0;
+}
+
+/* The warnings of a loaded trace, after the report. */
+static void leaks_warnings(struct leaks_state *st)
+{
+	if (st->lk->bt_bad)
+		tool_err("warning: %s: %" PRIu64 " bad backtrace definitions (id 0, or an id "
+			 "defined twice with different frames) were ignored",
+			 evs_source(st->s), st->lk->bt_bad);
+	if (st->lk->bt_unknown)
+		tool_err("warning: %s: %" PRIu64 " groups use a backtrace id the trace never "
+			 "defines (a corrupt trace, or a forked child's stack defined in its "
+			 "parent's trace)",
+			 evs_source(st->s), st->lk->bt_unknown);
+}
+
+static void leaks_unload(struct leaks_state *st)
+{
+	if (st->sym)
+		rip_sym_free(st->sym);
+	lk_free(st->lk);
+	evs_close(st->s);
+	st->sym = NULL;
+	st->lk = NULL;
+	st->s = NULL;
+}
+
+/* ---- --diff -------------------------------------------------------------------------- */
+
+/*
+ * Backtrace ids differ from one trace to another, and so do addresses: a
+ * group is known across traces by its resource and its symbolized stack,
+ * "function:line" per frame (module+offset without symbols), joined by ";".
+ */
+struct leaks_dent {
+	enum lk_res res;
+	char *key;
+	uint64_t count, bytes;	      /* in NEW (or in OLD, for OLD's table) */
+	uint64_t ocount, obytes;      /* in OLD */
+	const struct lk_group *g;     /* the first group of NEW with this key */
+};
+
+static char *leaks_stack_key(struct leaks_state *st, const struct lk_group *g)
+{
+	struct rip_frame fr[LK_MAX_FRAMES];
+	const uint64_t *pcs;
+	const char *sep = "";
+	char *buf = NULL;
+	size_t len = 0;
+	uint32_t n = 0;
+	FILE *f;
+
+	pcs = g->bt ? lk_bt(st->lk, g->bt, &n) : NULL;
+	f = open_memstream(&buf, &len);
+	if (!f)
+		return NULL;
+	if (!g->bt)
+		fputs("(no backtrace)", f);
+	else if (!pcs)
+		fputs("(undefined backtrace)", f);
+	for (uint32_t i = 0; pcs && i < n; i++) {
+		int k = leaks_resolve(st, pcs[i], fr);
+
+		if (i + 1 < n && leaks_internal(&fr[k - 1]))
+			continue;
+		for (int j = 0; j < k; j++, sep = ";") {
+			if (fr[j].func && fr[j].line)
+				fprintf(f, "%s%s:%d", sep, fr[j].func, fr[j].line);
+			else if (fr[j].func)
+				fprintf(f, "%s%s+0x%" PRIx64, sep, fr[j].func, fr[j].offset);
+			else if (fr[j].module)
+				fprintf(f, "%s%s+0x%" PRIx64, sep, leaks_base(fr[j].module),
+					fr[j].offset);
+			else
+				fprintf(f, "%s?", sep);
+		}
+	}
+	if (fclose(f)) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+static int leaks_dent_cmp_key(const void *a, const void *b)
+{
+	const struct leaks_dent *x = a, *y = b;
+
+	if (x->res != y->res)
+		return x->res < y->res ? -1 : 1;
+	return strcmp(x->key, y->key);
+}
+
+static int leaks_dent_cmp_growth(const void *a, const void *b)
+{
+	const struct leaks_dent *x = a, *y = b;
+	int64_t xb = (int64_t)(x->bytes - x->obytes), yb = (int64_t)(y->bytes - y->obytes);
+	int64_t xc = (int64_t)(x->count - x->ocount), yc = (int64_t)(y->count - y->ocount);
+
+	if (xb != yb)
+		return xb > yb ? -1 : 1;
+	if (xc != yc)
+		return xc > yc ? -1 : 1;
+	return leaks_dent_cmp_key(a, b);
+}
+
+static void leaks_dents_free(struct leaks_dent *d, size_t n)
+{
+	for (size_t i = 0; d && i < n; i++)
+		free(d[i].key);
+	free(d);
+}
+
+/* The groups of st by (resource, stack key), sorted by key, duplicates merged. */
+static int leaks_dents(struct leaks_state *st, struct leaks_dent **out, size_t *nout)
+{
+	const struct lk *lk = st->lk;
+	struct leaks_dent *d = calloc(lk->ngroups ? lk->ngroups : 1, sizeof(*d));
+	size_t n = 0;
+
+	if (!d)
+		return -ENOMEM;
+	for (size_t i = 0; i < lk->ngroups; i++) {
+		d[i].res = lk->groups[i].res;
+		d[i].count = lk->groups[i].count;
+		d[i].bytes = lk->groups[i].bytes;
+		d[i].g = &lk->groups[i];
+		d[i].key = leaks_stack_key(st, &lk->groups[i]);
+		if (!d[i].key) {
+			leaks_dents_free(d, i);
+			return -ENOMEM;
+		}
+	}
+	/* stable enough: groups are in report order, the first of equal keys is kept */
+	qsort(d, lk->ngroups, sizeof(*d), leaks_dent_cmp_key);
+	for (size_t i = 0; i < lk->ngroups; i++) {
+		if (n && !leaks_dent_cmp_key(&d[n - 1], &d[i])) {
+			d[n - 1].count += d[i].count;
+			d[n - 1].bytes += d[i].bytes;
+			if (d[i].g < d[n - 1].g)
+				d[n - 1].g = d[i].g;
+			free(d[i].key);
+			continue;
+		}
+		d[n++] = d[i];
+	}
+	*out = d;
+	*nout = n;
+	return 0;
+}
+
+static const char *leaks_unit(enum lk_res r, uint64_t n)
+{
+	return r == LK_FD ? (n == 1 ? "descriptor" : "descriptors") : leaks_noun(r, n);
+}
+
+static void leaks_diff_text(struct leaks_state *old, struct leaks_state *st,
+			    const struct leaks_dent *d, size_t n, size_t nnew)
+{
+	FILE *out = st->out;
+	char b[48];
+
+	for (int k = 0; k < 2; k++) {
+		struct leaks_state *x = k ? st : old;
+		const struct rip_file_hdr *h = evs_file_hdr(x->s);
+		char comm[sizeof(h->comm) + 1];
+
+		memcpy(comm, h->comm, sizeof(h->comm));
+		comm[sizeof(h->comm)] = 0;
+		if (x->tot.discarded || x->tot.lost_packets || x->tot.torn)
+			fprintf(out, "WARNING: %s is incomplete: a lost release shows as a false "
+				     "leak, a lost allocation hides a real one\n",
+				evs_source(x->s));
+		fprintf(out, "%s %s: pid %d (%s), %" PRIu64 " events over %.3f s\n",
+			k ? "new" : "old", evs_source(x->s), (int)h->pid, comm, x->lk->events,
+			x->lk->any_event ? leaks_secs(x->lk, x->lk->last_ns) : 0.0);
+	}
+	for (size_t i = 0; i < n && (!st->o.top || i < st->o.top); i++) {
+		const struct leaks_dent *e = &d[i];
+
+		fprintf(out, "\n%+" PRId64 " %s", (int64_t)(e->count - e->ocount),
+			leaks_unit(e->res, 2));
+		if (e->res != LK_FD)
+			fprintf(out, ", %+" PRId64 " bytes", (int64_t)(e->bytes - e->obytes));
+		fprintf(out, " (%s, %s: %" PRIu64 " %s", lk_res_name(e->res),
+			e->ocount ? "grown" : "new", e->count, leaks_unit(e->res, e->count));
+		if (e->res != LK_FD)
+			fprintf(out, ", %s", leaks_bytes(e->bytes, b, sizeof(b)));
+		if (e->ocount) {
+			fprintf(out, "; was %" PRIu64 " %s", e->ocount,
+				leaks_unit(e->res, e->ocount));
+			if (e->res != LK_FD)
+				fprintf(out, ", %s", leaks_bytes(e->obytes, b, sizeof(b)));
+		}
+		fputs(")\n", out);
+		leaks_stack_text(st, e->g);
+	}
+	if (st->o.top && n > st->o.top)
+		fprintf(out, "\n(%zu more groups: --top=%" PRIu64 " shows the biggest only)\n",
+			n - (size_t)st->o.top, st->o.top);
+	fprintf(out, "\n%zu groups new, %zu grown; total:", nnew, n - nnew);
+	for (int r = 0; r < LK_NRES; r++)
+		fprintf(out, "%s %s %+" PRId64 " (%+" PRId64 " bytes)", r ? "," : "",
+			lk_res_name((enum lk_res)r),
+			(int64_t)(st->lk->total_count[r] - old->lk->total_count[r]),
+			(int64_t)(st->lk->total_bytes[r] - old->lk->total_bytes[r]));
+	fputc('\n', out);
+}
+
+static void leaks_diff_json_side(FILE *out, struct leaks_state *x)
+{
+	const struct rip_file_hdr *h = evs_file_hdr(x->s);
+	char comm[sizeof(h->comm) + 1];
+
+	memcpy(comm, h->comm, sizeof(h->comm));
+	comm[sizeof(h->comm)] = 0;
+	fputs("{\"source\":", out);
+	json_str(out, evs_source(x->s));
+	fprintf(out, ",\"pid\":%d,\"comm\":", (int)h->pid);
+	json_str(out, comm);
+	fprintf(out,
+		",\"events\":%" PRIu64 ",\"duration\":%.9f,\"complete\":%s,\"discarded\":%" PRIu64
+		",\"lost_packets\":%" PRIu64 "}",
+		x->lk->events, x->lk->any_event ? leaks_secs(x->lk, x->lk->last_ns) : 0.0,
+		x->tot.discarded || x->tot.lost_packets || x->tot.torn ? "false" : "true",
+		x->tot.discarded, x->tot.lost_packets + x->tot.torn);
+}
+
+static void leaks_diff_json(struct leaks_state *old, struct leaks_state *st,
+			    const struct leaks_dent *d, size_t n, size_t nnew)
+{
+	FILE *out = st->out;
+
+	fputs("{\"version\":1,\"diff\":true,\"old\":", out);
+	leaks_diff_json_side(out, old);
+	fputs(",\"new\":", out);
+	leaks_diff_json_side(out, st);
+	fputs(",\"groups\":[", out);
+	for (size_t i = 0; i < n && (!st->o.top || i < st->o.top); i++) {
+		const struct leaks_dent *e = &d[i];
+
+		fprintf(out, "%s{\"resource\":\"%s\",\"status\":\"%s\",\"count\":%" PRIu64
+			     ",\"bytes\":%" PRIu64 ",\"old_count\":%" PRIu64
+			     ",\"old_bytes\":%" PRIu64
+			     ",\"count_delta\":%" PRId64 ",\"bytes_delta\":%" PRId64 ",\"key\":",
+			i ? "," : "", lk_res_name(e->res), e->ocount ? "grown" : "new", e->count,
+			e->bytes, e->ocount, e->obytes, (int64_t)(e->count - e->ocount),
+			(int64_t)(e->bytes - e->obytes));
+		json_str(out, e->key);
+		fputs(",\"sample\":", out);
+		leaks_json_opt(out, e->g->sample);
+		fputs(",\"stack\":", out);
+		leaks_stack_json(st, e->g);
+		fputc('}', out);
+	}
+	fprintf(out, "],\"new_groups\":%zu,\"grown_groups\":%zu,\"totals\":{", nnew, n - nnew);
+	for (int r = 0; r < LK_NRES; r++)
+		fprintf(out, "%s\"%s\":{\"count\":%" PRIu64 ",\"bytes\":%" PRIu64
+			     ",\"old_count\":%" PRIu64 ",\"old_bytes\":%" PRIu64
+			     ",\"count_delta\":%" PRId64 ",\"bytes_delta\":%" PRId64 "}",
+			r ? "," : "", lk_res_name((enum lk_res)r), st->lk->total_count[r],
+			st->lk->total_bytes[r], old->lk->total_count[r], old->lk->total_bytes[r],
+			(int64_t)(st->lk->total_count[r] - old->lk->total_count[r]),
+			(int64_t)(st->lk->total_bytes[r] - old->lk->total_bytes[r]));
+	fputs("}}\n", out);
+}
+
+/*
+ * Match NEW's groups to OLD's by key (both sorted by key), keep those absent
+ * from OLD or grown in count or bytes, and print them by growth in bytes.
+ */
+static int leaks_diff(struct leaks_state *old, struct leaks_state *st)
+{
+	struct leaks_dent *od = NULL, *nd = NULL;
+	size_t on = 0, nn = 0, n = 0, nnew = 0, j = 0;
+	int ret;
+
+	ret = leaks_dents(old, &od, &on);
+	if (!ret)
+		ret = leaks_dents(st, &nd, &nn);
+	if (ret) {
+		tool_err("out of memory");
+		leaks_dents_free(od, on);
+		return ret;
+	}
+	for (size_t i = 0; i < nn; i++) {
+		struct leaks_dent *e = &nd[i];
+		int c = 1;
+
+		while (j < on && (c = leaks_dent_cmp_key(&od[j], e)) < 0)
+			j++;
+		if (j < on && !c) {
+			e->ocount = od[j].count;
+			e->obytes = od[j].bytes;
+		}
+		if (e->ocount && e->count <= e->ocount && e->bytes <= e->obytes) {
+			free(e->key);
+			continue;
+		}
+		nnew += !e->ocount;
+		nd[n++] = *e;
+	}
+	qsort(nd, n, sizeof(*nd), leaks_dent_cmp_growth);
+	if (st->o.json)
+		leaks_diff_json(old, st, nd, n, nnew);
+	else
+		leaks_diff_text(old, st, nd, n, nnew);
+	leaks_dents_free(od, on);
+	leaks_dents_free(nd, n);
 	return 0;
 }
 
 static int cmd_leaks(int argc, char **argv)
 {
 	static char obuf[1 << 16];
-	char err[RR_ERR_MAX + PATH_MAX];
-	struct leaks_state st;
+	struct leaks_state st, old;
 	unsigned problems = 0;
 	int ret, status = EXIT_FAIL;
 
 	memset(&st, 0, sizeof(st));
+	memset(&old, 0, sizeof(old));
 	ret = leaks_parse(argc, argv, &st.o);
 	if (ret)
 		return ret < 0 ? EXIT_OK : ret;
 	st.out = stdout;
-	ret = evs_open(st.o.target, &st.s, err, sizeof(err));
-	if (ret) {
-		tool_err("%s", err);
-		return EXIT_FAIL;
-	}
-	st.lk = lk_new(&st.o.lk);
-	if (!st.lk) {
-		tool_err("out of memory");
+	old.o = st.o;
+	old.out = stdout;
+	if (st.o.diff && leaks_load(&old, st.o.old_target))
 		goto out;
-	}
-	ret = lk_run(st.lk, st.s, err, sizeof(err));
-	if (ret) {
-		tool_err("%s", err);
-		goto out;
-	}
-	evs_totals(st.s, &st.tot);
-	if (st.lk->ngroups && leaks_symbols(&st))
+	if (leaks_load(&st, st.o.target))
 		goto out;
 	setvbuf(stdout, obuf, _IOFBF, sizeof(obuf));
-	if (st.o.json)
+	if (st.o.diff) {
+		if (leaks_diff(&old, &st))
+			goto out;
+	} else if (st.o.json) {
 		leaks_print_json(&st);
-	else
+	} else {
 		leaks_print_text(&st);
+	}
 	if (fflush(stdout) || ferror(stdout)) {
 		tool_err("write error: %s", strerror(errno));
 		goto out;
 	}
-	if (st.lk->bt_bad)
-		tool_err("warning: %" PRIu64 " bad backtrace definitions (id 0, or an id "
-			 "defined twice with different frames) were ignored",
-			 st.lk->bt_bad);
-	if (st.lk->bt_unknown)
-		tool_err("warning: %" PRIu64 " groups use a backtrace id the trace never "
-			 "defines (a corrupt trace, or a forked child's stack defined in its "
-			 "parent's trace)",
-			 st.lk->bt_unknown);
-	if (!st.o.json && st.sym)
-		rip_sym_problems(st.sym, leaks_problem_text, &problems);
+	if (st.o.diff)
+		leaks_warnings(&old);
+	leaks_warnings(&st);
+	if (!st.o.json) {
+		if (old.sym)
+			rip_sym_problems(old.sym, leaks_problem_text, &problems);
+		if (st.sym)
+			rip_sym_problems(st.sym, leaks_problem_text, &problems);
+	}
 	status = EXIT_OK;
 out:
-	if (st.sym)
-		rip_sym_free(st.sym);
-	lk_free(st.lk);
-	evs_close(st.s);
+	leaks_unload(&old);
+	leaks_unload(&st);
 	return status;
 }

@@ -162,8 +162,10 @@ struct lk_obj {
 	int64_t ns;
 	uint32_t bt;
 	uint16_t kind;
-	uint16_t used;
+	uint16_t used; /* 0: empty slot, LK_IN: live, LK_OUT: live but filtered out */
 };
+
+enum { LK_IN = 1, LK_OUT = 2 };
 
 struct lk_tab {
 	struct lk_obj *v;
@@ -281,7 +283,8 @@ static int lk_tab_put(struct lk_tab *t, const struct lk_obj *o, const char *name
 			break;
 		}
 	t->v[h] = *o;
-	t->v[h].used = 1;
+	if (!t->v[h].used)
+		t->v[h].used = LK_IN;
 	if (t->named) {
 		free(t->names[h]);
 		t->names[h] = copy;
@@ -527,11 +530,22 @@ static uint64_t lk_seg_key(uint64_t kind, int64_t id, const char *name)
 	return (uint64_t)id << 1;
 }
 
+/* Is a resource made by tid at ns one the options ask for? */
+static bool lk_wanted(const struct lk *lk, int32_t tid, int64_t ns)
+{
+	int64_t rel = ns - lk->first_ns;
+
+	if (lk->o.tid && tid != lk->o.tid)
+		return false;
+	return !lk->o.time_range || (rel >= lk->o.from_ns && rel < lk->o.to_ns);
+}
+
 static int lk_make(struct lk *lk, enum lk_res r, uint64_t key, uint64_t size, uint32_t bt,
-		   uint64_t kind, int64_t ns, const char *name)
+		   uint64_t kind, const struct evs_event *e, const char *name)
 {
 	struct lk_obj o = {
-		.key = key, .size = size, .ns = ns, .bt = bt, .kind = (uint16_t)kind
+		.key = key, .size = size, .ns = e->ns, .bt = bt, .kind = (uint16_t)kind,
+		.used = lk_wanted(lk, e->tid, e->ns) ? LK_IN : LK_OUT,
 	};
 	int ret = lk_tab_put(&lk->p->tab[r], &o, name);
 
@@ -567,7 +581,7 @@ static int lk_event(struct lk *lk, const struct evs_event *e)
 			lk->failed_allocs++;
 			return 0;
 		}
-		return lk_make(lk, LK_MEM, F(0), F(1), (uint32_t)F(2), F(3), e->ns, NULL);
+		return lk_make(lk, LK_MEM, F(0), F(1), (uint32_t)F(2), F(3), e, NULL);
 	case LK_MEM_FREE:
 		if (F(0))
 			lk_release(lk, LK_MEM, F(0));
@@ -581,14 +595,13 @@ static int lk_event(struct lk *lk, const struct evs_event *e)
 				lk->failed_allocs++;
 			return 0;
 		}
-		return lk_make(lk, LK_MEM, F(1), F(2), (uint32_t)F(3), RIP_MEM_REALLOC, e->ns,
-			       NULL);
+		return lk_make(lk, LK_MEM, F(1), F(2), (uint32_t)F(3), RIP_MEM_REALLOC, e, NULL);
 	case LK_FD_OPEN:
 		if ((int64_t)F(0) < 0) {
 			lk->bad_events++;
 			return 0;
 		}
-		return lk_make(lk, LK_FD, F(0), 0, (uint32_t)F(1), F(2), e->ns, e->str);
+		return lk_make(lk, LK_FD, F(0), 0, (uint32_t)F(1), F(2), e, e->str);
 	case LK_FD_CLOSE:
 		if ((int64_t)F(0) >= 0)
 			lk_release(lk, LK_FD, F(0));
@@ -599,7 +612,7 @@ static int lk_event(struct lk *lk, const struct evs_event *e)
 		if (F(3) == RIP_SHM_MEMFD)
 			return 0; /* lives as long as its descriptor and mappings: tracked there */
 		return lk_make(lk, LK_SHM, lk_seg_key(F(3), (int64_t)F(0), e->str), F(1),
-			       (uint32_t)F(2), F(3), e->ns, e->str && *e->str ? e->str : NULL);
+			       (uint32_t)F(2), F(3), e, e->str && *e->str ? e->str : NULL);
 	case LK_SHM_REMOVE:
 		lk_release(lk, LK_SHM, lk_seg_key(F(2), (int64_t)F(0), e->str));
 		return 0;
@@ -608,7 +621,7 @@ static int lk_event(struct lk *lk, const struct evs_event *e)
 			lk->bad_events++;
 			return 0;
 		}
-		return lk_make(lk, LK_SHM_MAP, F(0), F(1), (uint32_t)F(3), F(4), e->ns, NULL);
+		return lk_make(lk, LK_SHM_MAP, F(0), F(1), (uint32_t)F(3), F(4), e, NULL);
 	case LK_SHM_DETACH:
 		lk_release(lk, LK_SHM_MAP, F(0));
 		return 0;
@@ -664,7 +677,7 @@ static int lk_group(struct lk *lk)
 			size_t h;
 			struct lk_group *x;
 
-			if (!o->used || (r != LK_FD && o->size < lk->o.min_size))
+			if (o->used != LK_IN || (r != LK_FD && o->size < lk->o.min_size))
 				continue;
 			key = ((uint64_t)r << 32) | o->bt;
 			for (h = lk_hash(key, cap * 2); idx[h] != (size_t)-1;

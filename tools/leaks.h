@@ -10,6 +10,10 @@
  *		lk_bt(lk, lk->groups[i].bt, &n)	its frames (return addresses)
  *	lk_free(lk);
  *
+ * With a thread or a time range in the options, everything is still
+ * tracked (so that releases match), but only what that thread made, in
+ * that range, is grouped and counted.
+ *
  * Also the names of the resource kinds (enum rip_mem_kind...), which rip
  * dump prints too.
  */
@@ -41,6 +45,13 @@ struct lk_opts {
 	unsigned resources; /* LK_F_*; 0: all */
 	uint64_t min_size;  /* ignore blocks (and segments, mappings) smaller than this */
 	enum lk_sort sort;
+	int32_t tid;	    /* only what this thread made; 0: any thread */
+	/*
+	 * Only what was made in [from_ns, to_ns), ns from the trace's first
+	 * event (to_ns INT64_MAX: no end), and is still live at the end.
+	 */
+	bool time_range;
+	int64_t from_ns, to_ns;
 };
 
 /* Resources still live that share a resource and a backtrace. */
