@@ -7,8 +7,20 @@
  *           chrome://tracing open: every event an instant event on its
  *           thread with its fields as args, a thread_name metadata event
  *           per thread, and each run of a coroutine a B/E duration slice on
- *           the thread that ran it, named after the coroutine
+ *           the thread that ran it, named after the coroutine; resource
+ *           events (rip/resource.h) also get the name of their kind (and a
+ *           free the size it released), and the process gets two counter
+ *           tracks: heap memory in use and open descriptors
+ *   folded  one line per distinct stack, "outermost;...;leaf VALUE", for
+ *           flamegraph.pl and speedscope: bytes allocated (or allocations,
+ *           or bytes never freed) by the stacks of rip:bt, symbolized
  *   text    exactly what `rip dump` prints
+ *
+ * Both chrome and folded follow memory through one table of live blocks
+ * (address -> size, backtrace) and descriptors; folded keeps per-backtrace
+ * totals and the rip:bt definitions, and symbolizes only at the end, once
+ * per distinct backtrace (a stack may be defined after its first use, in
+ * another thread's stream).
  *
  * OUT is created exclusively (never overwritten without --force) and
  * removed again when the export fails half-way.
@@ -23,7 +35,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <rip/resource.h>
+
 #include "evsource.h"
+#include "leaks.h"
+#include "stacks.h"
+#include "sym.h"
 #include "tool.h"
 
 static int cmd_export(int argc, char **argv);
@@ -38,20 +55,232 @@ static const struct rip_cmd cmd_export_def = {
 		 "another format.  Formats:\n"
 		 "  chrome  Chrome trace JSON for the Perfetto UI (ui.perfetto.dev) and\n"
 		 "          chrome://tracing: events as instants on their thread, coroutine\n"
-		 "          runs as slices named after the coroutine\n"
+		 "          runs as slices named after the coroutine, resource events with\n"
+		 "          their kind, counter tracks of memory in use and open descriptors\n"
+		 "  folded  folded stacks for flamegraph.pl and speedscope: one line\n"
+		 "          'outermost;...;leaf VALUE' per distinct allocation stack\n"
 		 "  text    what 'rip dump' prints\n"
 		 "\n"
-		 "  -f, --format=FORMAT  chrome or text (required)\n"
-		 "  -o, --output=OUT     the file to write; - for standard output\n"
-		 "      --force          overwrite OUT if it exists\n"
-		 "  -h, --help           this text\n"
+		 "  -f, --format=FORMAT      chrome, folded or text (required)\n"
+		 "  -o, --output=OUT         the file to write; - for standard output\n"
+		 "      --value=WHAT         folded: bytes allocated (default), count of\n"
+		 "                           allocations, or leaked: bytes never freed\n"
+		 "      --counter-interval=US  chrome: at most one counter sample per US\n"
+		 "                           microseconds (default 0: at every change)\n"
+		 "      --sysroot=DIR        find the traced host's binaries under DIR\n"
+		 "      --debug-dir=DIR      look for separate debug files in DIR first\n"
+		 "      --force              overwrite OUT if it exists\n"
+		 "  -h, --help               this text\n"
 		 "\n"
 		 "Exit status: 0 success, 1 failure (corrupt trace, OUT exists), 2 usage.\n",
 };
 
 RIP_COMMAND(cmd_export_def);
 
-static const char *const formats[] = { "chrome", "text" };
+static const char *const formats[] = { "chrome", "folded", "text" };
+
+/* ---- resources: what is live, for the counters and the folded values ------------------ */
+
+enum xr_role {
+	XR_NONE,
+	XR_BT,
+	XR_ALLOC,
+	XR_FREE,
+	XR_REALLOC,
+	XR_FD_OPEN,
+	XR_FD_CLOSE,
+	XR_SHM_CREATE,
+	XR_SHM_ATTACH,
+	XR_SHM_DETACH,
+	XR_SHM_REMOVE,
+	XR_NROLES,
+};
+
+#define XR_MAXF 4
+
+/* The integer fields of rip/resource.h each role reads, by name. */
+static const struct xr_spec {
+	const char *name;
+	const char *fields[XR_MAXF];
+} xr_specs[XR_NROLES] = {
+	[XR_BT] = { "rip:bt", { "id" } },
+	[XR_ALLOC] = { "mem:alloc", { "addr", "size", "bt", "kind" } },
+	[XR_FREE] = { "mem:free", { "addr", "kind" } },
+	[XR_REALLOC] = { "mem:realloc", { "old", "addr", "size", "bt" } },
+	[XR_FD_OPEN] = { "fd:open", { "fd", "kind" } },
+	[XR_FD_CLOSE] = { "fd:close", { "fd", "kind" } },
+	[XR_SHM_CREATE] = { "shm:create", { "kind" } },
+	[XR_SHM_ATTACH] = { "shm:attach", { "kind" } },
+	[XR_SHM_DETACH] = { "shm:detach", { "kind" } },
+	[XR_SHM_REMOVE] = { "shm:remove", { "kind" } },
+};
+
+struct xr {
+	uint8_t role[EV_MAX_TYPES];
+	uint8_t fi[EV_MAX_TYPES][XR_MAXF];
+	bool fold;		/* keep backtraces and per-backtrace totals */
+	struct stk_map live;	/* heap block address -> a: size, b: backtrace */
+	struct stk_map fds;	/* open descriptors */
+	struct stk_map sites;	/* backtrace -> a: bytes allocated, b: allocations */
+	struct stk_bts bts;
+	uint64_t mem, nfds;	/* in use now */
+	uint64_t freed;		/* size released by the last event (0: none known) */
+};
+
+/* Find the types of rip/resource.h in the source and check their fields. */
+static int xr_types(struct xr *x, const struct ev_types *types, char *err, size_t errlen)
+{
+	for (uint32_t id = 0; id < EV_MAX_TYPES; id++) {
+		const struct ev_type *t = &types->t[id];
+		int role = XR_NONE;
+
+		if (!t->valid)
+			continue;
+		for (int r = 1; r < XR_NROLES; r++)
+			if (!strcmp(t->name, xr_specs[r].name))
+				role = r;
+		if (role == XR_NONE)
+			continue;
+		if (role == XR_BT && !t->array) {
+			snprintf(err, errlen, "event type rip:bt of this trace has no frames "
+				 "array: it is not the one of rip/resource.h");
+			return -EBADMSG;
+		}
+		for (int k = 0; k < XR_MAXF && xr_specs[role].fields[k]; k++) {
+			const char *want = xr_specs[role].fields[k];
+			uint32_t i;
+
+			for (i = 0; i < t->nfields; i++)
+				if (!strcmp(t->fields[i].name, want))
+					break;
+			if (i == t->nfields || RIP_FT_IS_TAIL(t->fields[i].type)) {
+				snprintf(err, errlen,
+					 "event type %s of this trace has no integer field %s: "
+					 "it is not the one of rip/resource.h (written by "
+					 "another version of the preload library?)",
+					 t->name, want);
+				return -EBADMSG;
+			}
+			x->fi[id][k] = (uint8_t)i;
+		}
+		x->role[id] = (uint8_t)role;
+	}
+	return 0;
+}
+
+static int xr_alloc(struct xr *x, uint64_t addr, uint64_t size, uint32_t bt)
+{
+	struct stk_ent *e;
+	bool fresh;
+
+	if (x->fold) {
+		e = stk_map_get(&x->sites, bt, &fresh);
+		if (!e)
+			return -ENOMEM;
+		e->a += size;
+		e->b++;
+	}
+	e = stk_map_get(&x->live, addr, &fresh);
+	if (!e)
+		return -ENOMEM;
+	if (!fresh)
+		x->mem -= e->a; /* made again while live: its free was not recorded */
+	e->a = size;
+	e->b = bt;
+	x->mem += size;
+	return 0;
+}
+
+static void xr_free(struct xr *x, uint64_t addr)
+{
+	struct stk_ent *e = addr ? stk_map_find(&x->live, addr) : NULL;
+
+	if (!e)
+		return; /* free(NULL), or made before tracing started */
+	x->freed = e->a;
+	x->mem -= e->a;
+	stk_map_del(&x->live, e);
+}
+
+#define F(k) (e->v[x->fi[e->type->id][k]])
+
+/* Follow event e.  Its role (XR_NONE for other events), or -ENOMEM. */
+static int xr_event(struct xr *x, const struct evs_event *e)
+{
+	int role = x->role[e->type->id];
+	struct stk_ent *ent;
+	bool fresh;
+	int ret = 0;
+
+	x->freed = 0;
+	switch (role) {
+	case XR_BT:
+		if (x->fold)
+			ret = stk_bt_define(&x->bts, (uint32_t)F(0), e);
+		break;
+	case XR_ALLOC:
+		if (F(0))
+			ret = xr_alloc(x, F(0), F(1), (uint32_t)F(2));
+		break;
+	case XR_FREE:
+		xr_free(x, F(0));
+		break;
+	case XR_REALLOC:
+		/* old 0: an allocation; size 0 and addr 0: a free of old */
+		xr_free(x, F(0));
+		if (F(1))
+			ret = xr_alloc(x, F(1), F(2), (uint32_t)F(3));
+		break;
+	case XR_FD_OPEN:
+		if ((int64_t)F(0) < 0)
+			break;
+		ent = stk_map_get(&x->fds, F(0), &fresh);
+		if (!ent)
+			return -ENOMEM;
+		x->nfds += fresh;
+		break;
+	case XR_FD_CLOSE:
+		ent = (int64_t)F(0) >= 0 ? stk_map_find(&x->fds, F(0)) : NULL;
+		if (ent) {
+			stk_map_del(&x->fds, ent);
+			x->nfds--;
+		}
+		break;
+	}
+	return ret < 0 ? ret : role;
+}
+
+/* The name of the kind of resource event e ("malloc", "openat"...), or NULL. */
+static const char *xr_kind(const struct xr *x, const struct evs_event *e, int role)
+{
+	switch (role) {
+	case XR_ALLOC:
+		return lk_kind_name(RIP_CAT_MEM, F(3));
+	case XR_FREE:
+		return lk_kind_name(RIP_CAT_MEM, F(1));
+	case XR_REALLOC:
+		return "realloc";
+	case XR_FD_OPEN:
+	case XR_FD_CLOSE:
+		return lk_kind_name(RIP_CAT_FD, F(1));
+	case XR_SHM_CREATE:
+	case XR_SHM_ATTACH:
+	case XR_SHM_DETACH:
+	case XR_SHM_REMOVE:
+		return lk_kind_name(RIP_CAT_SHM, F(0));
+	}
+	return NULL;
+}
+
+#undef F
+
+static void xr_free_all(struct xr *x)
+{
+	stk_map_free(&x->live);
+	stk_map_free(&x->fds);
+	stk_map_free(&x->sites);
+	stk_bts_free(&x->bts);
+}
 
 /* ---- chrome ------------------------------------------------------------------------- */
 
@@ -63,9 +292,20 @@ struct ch_stream {
 	bool named;
 };
 
+/* A counter track: sampled when it changed, at most once per interval. */
+struct ch_counter {
+	const char *name, *arg;
+	uint64_t shown;	  /* the value last written */
+	int64_t last_ns;  /* when */
+	bool any;
+};
+
 struct ch_state {
 	FILE *out;
 	struct evs *s;
+	struct xr *x;
+	int64_t interval; /* ns between counter samples at least */
+	struct ch_counter mem, fds;
 	int pid;
 	int64_t first;
 	bool any, comma;
@@ -137,7 +377,7 @@ static void ch_slice(struct ch_state *c, bool begin, int32_t tid, uint32_t coro,
 		tid, coro);
 }
 
-static void ch_args(struct ch_state *c, const struct evs_event *e)
+static void ch_args(struct ch_state *c, const struct evs_event *e, int role)
 {
 	const struct ev_type *t = e->type;
 
@@ -175,7 +415,31 @@ static void ch_args(struct ch_state *c, const struct evs_event *e)
 			json_str(c->out, evs_coro_name(c->s, (uint32_t)e->v[i]));
 		}
 	}
+	if (role > XR_BT) {
+		const char *kind = xr_kind(c->x, e, role);
+
+		if (kind) {
+			fputs(",\"kind_name\":", c->out);
+			json_str(c->out, kind);
+		}
+		if (c->x->freed)
+			fprintf(c->out, ",\"freed\":%" PRIu64, c->x->freed);
+	}
 	fputc('}', c->out);
+}
+
+static void ch_counter(struct ch_state *c, struct ch_counter *k, uint64_t v, int64_t ns,
+		       bool force)
+{
+	if (v == k->shown || (!force && k->any && ns - k->last_ns < c->interval))
+		return;
+	ch_sep(c);
+	fprintf(c->out, "{\"name\":\"%s\",\"ph\":\"C\",\"ts\":", k->name);
+	ch_ts(c->out, ns - c->first);
+	fprintf(c->out, ",\"pid\":%d,\"args\":{\"%s\":%" PRIu64 "}}", c->pid, k->arg, v);
+	k->shown = v;
+	k->last_ns = ns;
+	k->any = true;
 }
 
 static int ch_event(struct ch_state *c, const struct evs_event *e)
@@ -183,8 +447,11 @@ static int ch_event(struct ch_state *c, const struct evs_event *e)
 	struct ch_stream *st = &c->st[e->stream];
 	const struct ev_types *types = evs_types(c->s);
 	const char *cat;
-	int ret;
+	int ret, role;
 
+	role = xr_event(c->x, e);
+	if (role < 0)
+		return role;
 	if (!c->any) {
 		c->first = e->ns;
 		c->any = true;
@@ -219,8 +486,10 @@ static int ch_event(struct ch_state *c, const struct evs_event *e)
 	fputs(",\"ph\":\"i\",\"s\":\"t\",\"ts\":", c->out);
 	ch_ts(c->out, e->ns - c->first);
 	fprintf(c->out, ",\"pid\":%d,\"tid\":%" PRId32, c->pid, e->tid);
-	ch_args(c, e);
+	ch_args(c, e, role);
 	fputc('}', c->out);
+	ch_counter(c, &c->mem, c->x->mem, e->ns, false);
+	ch_counter(c, &c->fds, c->x->nfds, e->ns, false);
 	if (e->is_switch) {
 		uint32_t to = (uint32_t)e->v[0];
 
@@ -234,19 +503,33 @@ static int ch_event(struct ch_state *c, const struct evs_event *e)
 	return 0;
 }
 
-static int export_chrome(struct evs *s, FILE *out, char *err, size_t errlen)
+static int export_chrome(struct evs *s, FILE *out, int64_t interval, char *err, size_t errlen)
 {
-	struct ch_state c = { .out = out, .s = s, .pid = evs_file_hdr(s)->pid };
+	struct ch_state c = {
+		.out = out,
+		.s = s,
+		.interval = interval,
+		.mem = { .name = "heap in use", .arg = "bytes" },
+		.fds = { .name = "open descriptors", .arg = "fds" },
+		.pid = evs_file_hdr(s)->pid,
+	};
 	uint32_t n = evs_nstreams(s);
 	struct evs_totals tot;
 	struct evs_event e;
+	int64_t last = 0;
 	int ret;
 
 	c.st = calloc(n ? n : 1, sizeof(*c.st));
-	if (!c.st) {
+	c.x = calloc(1, sizeof(*c.x));
+	if (!c.st || !c.x) {
+		free(c.st);
+		free(c.x);
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
+	ret = xr_types(c.x, evs_types(s), err, errlen);
+	if (ret)
+		goto out;
 	fputs("{\"traceEvents\":[", out);
 	ch_sep(&c);
 	fprintf(out, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,\"args\":{\"name\":",
@@ -259,9 +542,13 @@ static int export_chrome(struct evs *s, FILE *out, char *err, size_t errlen)
 			snprintf(err, errlen, "out of memory");
 			break;
 		}
+		last = e.ns;
 	}
 	if (ret < 0)
 		goto out;
+	/* The last values, whatever the interval held back. */
+	ch_counter(&c, &c.mem, c.x->mem, last, true);
+	ch_counter(&c, &c.fds, c.x->nfds, last, true);
 	/* Slices still open end with the last event of their stream. */
 	for (uint32_t i = 0; i < n; i++)
 		if (c.st[i].open)
@@ -275,8 +562,176 @@ static int export_chrome(struct evs *s, FILE *out, char *err, size_t errlen)
 		c.pid, tot.events, tot.streams, tot.discarded, tot.lost_packets);
 	ret = 0;
 out:
+	xr_free_all(c.x);
+	free(c.x);
 	free(c.st);
 	free(c.named);
+	return ret;
+}
+
+/* ---- folded --------------------------------------------------------------------------- */
+
+enum fo_value { FO_BYTES, FO_COUNT, FO_LEAKED };
+
+struct fo_line {
+	char *stack;
+	uint64_t value;
+};
+
+static int fo_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct fo_line *)a)->stack, ((const struct fo_line *)b)->stack);
+}
+
+/* Append s to the growing buffer *buf (*len used, *cap allocated).  0 or -ENOMEM. */
+static int fo_append(char **buf, size_t *len, size_t *cap, const char *s)
+{
+	size_t n = strlen(s);
+
+	if (*len + n + 1 > *cap) {
+		size_t nc = *cap ? *cap : 256;
+		char *v;
+
+		while (nc < *len + n + 1)
+			nc *= 2;
+		v = realloc(*buf, nc);
+		if (!v)
+			return -ENOMEM;
+		*buf = v;
+		*cap = nc;
+	}
+	memcpy(*buf + *len, s, n + 1);
+	*len += n;
+	return 0;
+}
+
+/* The folded stack of backtrace bt, outermost frame first; NULL when out of memory. */
+static char *fo_stack(struct xr *x, struct rip_sym *sym, uint32_t bt)
+{
+	char names[STK_MAX_INLINE][256], tmp[64], *buf = NULL;
+	size_t len = 0, cap = 0;
+	const uint64_t *pcs;
+	uint32_t n = 0;
+	int ret = 0;
+
+	pcs = stk_bt(&x->bts, bt, &n);
+	if (!bt || !pcs || !n) {
+		if (!bt)
+			snprintf(tmp, sizeof(tmp), "[no backtrace]");
+		else if (!pcs)
+			snprintf(tmp, sizeof(tmp), "[backtrace %" PRIu32 " not defined]", bt);
+		else
+			snprintf(tmp, sizeof(tmp), "[empty backtrace]");
+		return strdup(tmp);
+	}
+	/* pcs[0] is the innermost frame (the caller of the hooked function). */
+	for (uint32_t i = n; i-- > 0 && !ret;) {
+		int k = stk_frame_names(sym, pcs[i], names, STK_MAX_INLINE);
+
+		for (int j = 0; j < k && !ret; j++) {
+			if (len)
+				ret = fo_append(&buf, &len, &cap, ";");
+			if (!ret)
+				ret = fo_append(&buf, &len, &cap, names[j]);
+		}
+	}
+	if (!ret && !len)
+		ret = fo_append(&buf, &len, &cap, "[librip-preload]");
+	if (ret) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+static int export_folded(struct evs *s, FILE *out, enum fo_value what, const char *sysroot,
+			 const char *debug_dir, char *err, size_t errlen)
+{
+	struct xr *x = calloc(1, sizeof(*x));
+	struct stk_map leaked = { 0 };
+	struct fo_line *lines = NULL;
+	struct rip_sym *sym = NULL;
+	struct evs_totals tot;
+	struct evs_event e;
+	size_t nlines = 0;
+	int ret;
+
+	if (!x) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	x->fold = true;
+	ret = xr_types(x, evs_types(s), err, errlen);
+	if (ret)
+		goto out;
+	while ((ret = evs_next(s, &e, err, errlen)) > 0) {
+		ret = xr_event(x, &e);
+		if (ret < 0) {
+			snprintf(err, errlen, "out of memory");
+			goto out;
+		}
+	}
+	if (ret < 0)
+		goto out;
+	ret = -ENOMEM;
+	snprintf(err, errlen, "out of memory");
+	/* What is live at the end, by backtrace. */
+	for (size_t i = 0; what == FO_LEAKED && i < x->live.cap; i++) {
+		struct stk_ent *l = &x->live.v[i], *g;
+		bool fresh;
+
+		if (!l->used)
+			continue;
+		g = stk_map_get(&leaked, l->b, &fresh);
+		if (!g)
+			goto out;
+		g->a += l->a;
+	}
+	{
+		const struct stk_map *m = what == FO_LEAKED ? &leaked : &x->sites;
+		char serr[RR_ERR_MAX];
+
+		lines = calloc(m->n ? m->n : 1, sizeof(*lines));
+		if (!lines)
+			goto out;
+		if (m->n && stk_sym_open(s, sysroot, debug_dir, &sym, serr, sizeof(serr)))
+			tool_err("warning: no symbols, frames are addresses: %s", serr);
+		for (size_t i = 0; i < m->cap; i++) {
+			const struct stk_ent *g = &m->v[i];
+			uint64_t v = what == FO_COUNT ? g->b : g->a;
+
+			if (!g->used || !v)
+				continue;
+			lines[nlines].stack = fo_stack(x, sym, (uint32_t)g->key);
+			if (!lines[nlines].stack)
+				goto out;
+			lines[nlines++].value = v;
+		}
+	}
+	/* Distinct backtraces may fold to one stack (two call sites in one function). */
+	qsort(lines, nlines, sizeof(*lines), fo_cmp);
+	for (size_t i = 0; i < nlines; i++) {
+		uint64_t v = lines[i].value;
+
+		while (i + 1 < nlines && !strcmp(lines[i].stack, lines[i + 1].stack))
+			v += lines[++i].value;
+		fprintf(out, "%s %" PRIu64 "\n", lines[i].stack, v);
+	}
+	evs_totals(s, &tot);
+	if (tot.discarded || tot.lost_packets || tot.torn)
+		tool_err("warning: this trace is incomplete (%" PRIu64 " events discarded or "
+			 "overwritten, %" PRIu64 " packets lost): the values are too",
+			 tot.discarded, tot.lost_packets + tot.torn);
+	ret = 0;
+out:
+	for (size_t i = 0; i < nlines; i++)
+		free(lines[i].stack);
+	free(lines);
+	if (sym)
+		rip_sym_free(sym);
+	stk_map_free(&leaked);
+	xr_free_all(x);
+	free(x);
 	return ret;
 }
 
@@ -297,12 +752,18 @@ static int cmd_export(int argc, char **argv)
 		{ "format", required_argument, NULL, 'f' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "force", no_argument, NULL, 'F' },
+		{ "value", required_argument, NULL, 'V' },
+		{ "counter-interval", required_argument, NULL, 'I' },
+		{ "sysroot", required_argument, NULL, 'S' },
+		{ "debug-dir", required_argument, NULL, 'D' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	static char obuf[1 << 16];
 	char err[RR_ERR_MAX + PATH_MAX];
-	const char *fmt = NULL, *outpath = NULL;
+	const char *fmt = NULL, *outpath = NULL, *value = NULL, *sysroot = NULL, *debug_dir = NULL;
+	enum fo_value what = FO_BYTES;
+	int64_t interval = 0;
 	bool force = false, created = false;
 	struct evs *s = NULL;
 	FILE *out;
@@ -321,11 +782,45 @@ static int cmd_export(int argc, char **argv)
 		case 'F':
 			force = true;
 			break;
+		case 'V':
+			value = optarg;
+			if (!strcmp(optarg, "bytes"))
+				what = FO_BYTES;
+			else if (!strcmp(optarg, "count"))
+				what = FO_COUNT;
+			else if (!strcmp(optarg, "leaked"))
+				what = FO_LEAKED;
+			else
+				return tool_usage_error(&cmd_export_def,
+							"--value=%s: bytes, count or leaked",
+							optarg);
+			break;
+		case 'I': {
+			char *end;
+			unsigned long long us;
+
+			errno = 0;
+			us = strtoull(optarg, &end, 10);
+			if (errno || end == optarg || *end || optarg[0] == '-' ||
+			    us > INT64_MAX / 1000)
+				return tool_usage_error(&cmd_export_def,
+							"--counter-interval=%s: a number of "
+							"microseconds", optarg);
+			interval = (int64_t)us * 1000;
+			break;
+		}
+		case 'S':
+			sysroot = optarg;
+			break;
+		case 'D':
+			debug_dir = optarg;
+			break;
 		case 'h':
 			tool_help(&cmd_export_def);
 			return EXIT_OK;
 		default:
-			if (optopt == 'f' || optopt == 'o')
+			if (optopt == 'f' || optopt == 'o' || optopt == 'V' || optopt == 'I' ||
+			    optopt == 'S' || optopt == 'D')
 				return tool_usage_error(&cmd_export_def, "%s needs an argument",
 							argv[optind - 1]);
 			return tool_usage_error(&cmd_export_def, "unknown option '%s'",
@@ -333,9 +828,12 @@ static int cmd_export(int argc, char **argv)
 		}
 	}
 	if (!fmt)
-		return tool_usage_error(&cmd_export_def, "which format? --format=chrome or text");
-	if (strcmp(fmt, "chrome") && strcmp(fmt, "text"))
+		return tool_usage_error(&cmd_export_def,
+					"which format? --format=chrome, folded or text");
+	if (strcmp(fmt, "chrome") && strcmp(fmt, "folded") && strcmp(fmt, "text"))
 		return export_usage_formats(fmt);
+	if (value && strcmp(fmt, "folded"))
+		return tool_usage_error(&cmd_export_def, "--value is for --format=folded");
 	if (optind + 1 != argc)
 		return tool_usage_error(&cmd_export_def,
 					optind == argc ? "what to export? give a trace directory, "
@@ -373,8 +871,10 @@ static int cmd_export(int argc, char **argv)
 	setvbuf(out, obuf, _IOFBF, sizeof(obuf));
 	if (!strcmp(fmt, "text"))
 		ret = evs_dump(s, out, 0, err, sizeof(err));
+	else if (!strcmp(fmt, "folded"))
+		ret = export_folded(s, out, what, sysroot, debug_dir, err, sizeof(err));
 	else
-		ret = export_chrome(s, out, err, sizeof(err));
+		ret = export_chrome(s, out, interval, err, sizeof(err));
 	if (!ret && (fflush(out) || ferror(out))) {
 		snprintf(err, sizeof(err), "%s: write error: %s", outpath, strerror(errno));
 		ret = -EIO;

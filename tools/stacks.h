@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * tools/stacks.h - small pieces the commands that fold backtraces share:
+ * a u64-keyed hash table (live blocks by address, descriptors by number,
+ * totals by backtrace id), the rip:bt definitions of a trace kept by id,
+ * and a symbolizer loaded with the source's module map that names one
+ * return address as a flame-graph frame ("func", "module+0xoff", "0xaddr").
+ *
+ * rip:bt definitions are collected as the events go by and looked up only
+ * at the end: a stack is defined once per process, in whichever thread's
+ * stream met it first, so a use may come before its definition in the
+ * merged order.
+ */
+#ifndef RIP_TOOLS_STACKS_H
+#define RIP_TOOLS_STACKS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "evsource.h"
+
+struct rip_sym;
+
+/* An entry of a stk_map: key, two values of the user's. */
+struct stk_ent {
+	uint64_t key;
+	uint64_t a, b;
+	bool used;
+};
+
+/* Open addressing, linear probing, deletion by backward shift (no tombstones). */
+struct stk_map {
+	struct stk_ent *v;
+	size_t cap, n;
+};
+
+/* The entry of key, or NULL. */
+struct stk_ent *stk_map_find(const struct stk_map *m, uint64_t key);
+/* The entry of key, made (values 0, *fresh true) when new; NULL when out of memory. */
+struct stk_ent *stk_map_get(struct stk_map *m, uint64_t key, bool *fresh);
+/* Remove e (from stk_map_find or stk_map_get). */
+void stk_map_del(struct stk_map *m, struct stk_ent *e);
+void stk_map_free(struct stk_map *m);
+
+/* Backtrace definitions by id. */
+struct stk_bts {
+	struct stk_map ids; /* id -> a: first frame in frames, b: count */
+	uint64_t *frames;
+	size_t nframes, capframes;
+	uint64_t bad;	    /* definitions skipped: id 0, or redefined differently */
+};
+
+/* Keep rip:bt event e (fields: id then the frames array).  0 or -ENOMEM. */
+int stk_bt_define(struct stk_bts *b, uint32_t id, const struct evs_event *e);
+/* Frames of id (return addresses, innermost first) and their count; NULL if undefined. */
+const uint64_t *stk_bt(const struct stk_bts *b, uint32_t id, uint32_t *n);
+void stk_bts_free(struct stk_bts *b);
+
+/*
+ * A symbolizer with the module map of s (mapped modules first).  0, or
+ * -errno with a message in err.
+ */
+int stk_sym_open(struct evs *s, const char *sysroot, const char *debug_dir,
+		 struct rip_sym **out, char *err, size_t errlen);
+
+#define STK_MAX_INLINE 8
+
+/*
+ * Names of the frames of return address ra (ra - 1 is looked up), outermost
+ * first (the real function, then what was inlined into it): at most
+ * STK_MAX_INLINE names, each written into names[i] (len bytes), with ';'
+ * replaced so a folded line stays parseable.  Returns the count (>= 1), 0
+ * when the address is in librip-preload itself (the unwinder's own frame).
+ */
+int stk_frame_names(struct rip_sym *sym, uint64_t ra, char names[][256], int max);
+
+#endif /* RIP_TOOLS_STACKS_H */
