@@ -1,0 +1,809 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * tools/cmd-report.c - `rip report`: a summary of a resource trace, the
+ * way heaptrack_print gives one: the top allocation sites by bytes, by
+ * count and by their part of the peak; the peak of heap memory in use and
+ * when; totals per thread; histograms of sizes and lifetimes; descriptors
+ * and shared memory.  Text, or one JSON document (man/rip-report.1).
+ *
+ * The pass over the events is tools/report.c; this file names the sites
+ * (the first frame that is not the allocator's own: libc, libstdc++'s
+ * operator new, the preload library; return addresses minus one) and
+ * prints.  A trace that lost events says so first.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rip/resource.h>
+
+#include "leaks.h"
+#include "record.h"
+#include "report.h"
+#include "sym.h"
+#include "tool.h"
+
+static int cmd_report(int argc, char **argv);
+
+static const struct rip_cmd cmd_report_def = {
+	.name = "report",
+	.run = cmd_report,
+	.summary = "top allocation sites, peak memory, histograms of a resource trace",
+	.usage = "usage: rip report [options] TRACE-OR-TARGET\n"
+		 "\n"
+		 "Read the resource events of a trace (rip run --mem/--fd/--shm) once, in time\n"
+		 "order, and summarize them: the top allocation sites by bytes allocated, by\n"
+		 "number of allocations and by bytes live at the peak of heap memory in use;\n"
+		 "that peak and when it was reached; allocations, bytes and frees per thread;\n"
+		 "a histogram of allocation sizes (powers of two) and one of the lifetimes of\n"
+		 "freed blocks; file descriptors and shared memory.  Sites are backtraces,\n"
+		 "named by their first frame outside the allocator, as function (file:line).\n"
+		 "TRACE-OR-TARGET is a trace directory, a pid or a ring file.\n"
+		 "\n"
+		 "  -j, --json            one JSON document (see rip-report(1))\n"
+		 "  -n, --top=N           sites in each top list (default 10)\n"
+		 "      --sysroot=DIR     find the traced host's binaries under DIR\n"
+		 "      --debug-dir=DIR   look for separate debug files in DIR first\n"
+		 "  -h, --help            this text\n"
+		 "\n"
+		 "Exit status: 0 the report was printed, 1 failure (no such trace, corrupt\n"
+		 "trace), 2 usage error.\n",
+};
+
+RIP_COMMAND(cmd_report_def);
+
+#define RPT_MAX_INLINE 8 /* inline chain of one address */
+#define RPT_MAX_STACK 16 /* frames of a site's stack in the JSON report */
+
+struct report_opts {
+	bool json;
+	uint64_t top;
+	const char *sysroot, *debug_dir, *target;
+};
+
+struct report_state {
+	struct report_opts o;
+	struct evs *s;
+	struct rp *rp;
+	struct rip_sym *sym;
+	struct evs_totals tot;
+	FILE *out;
+	size_t *by_bytes, *by_count, *by_peak; /* site indexes, sorted */
+	size_t npeak;			       /* sites with bytes at the peak */
+};
+
+/* ---- sorting -------------------------------------------------------------------------- */
+
+static const struct rp_site *report_sites; /* for the comparators */
+
+#define REPORT_CMP(a, b)                                                                           \
+	do {                                                                                       \
+		if ((a) != (b))                                                                    \
+			return (a) < (b) ? 1 : -1;                                                 \
+	} while (0)
+
+static int report_cmp_bytes(const void *a, const void *b)
+{
+	const struct rp_site *x = &report_sites[*(const size_t *)a];
+	const struct rp_site *y = &report_sites[*(const size_t *)b];
+
+	REPORT_CMP(x->bytes, y->bytes);
+	REPORT_CMP(x->count, y->count);
+	REPORT_CMP(y->bt, x->bt);
+	return 0;
+}
+
+static int report_cmp_count(const void *a, const void *b)
+{
+	const struct rp_site *x = &report_sites[*(const size_t *)a];
+	const struct rp_site *y = &report_sites[*(const size_t *)b];
+
+	REPORT_CMP(x->count, y->count);
+	REPORT_CMP(x->bytes, y->bytes);
+	REPORT_CMP(y->bt, x->bt);
+	return 0;
+}
+
+static int report_cmp_peak(const void *a, const void *b)
+{
+	const struct rp_site *x = &report_sites[*(const size_t *)a];
+	const struct rp_site *y = &report_sites[*(const size_t *)b];
+
+	REPORT_CMP(x->peak_bytes, y->peak_bytes);
+	REPORT_CMP(x->peak_count, y->peak_count);
+	REPORT_CMP(y->bt, x->bt);
+	return 0;
+}
+
+static int report_cmp_thread(const void *a, const void *b)
+{
+	const struct rp_thread *x = a, *y = b;
+
+	REPORT_CMP(x->bytes, y->bytes);
+	REPORT_CMP(x->allocs, y->allocs);
+	REPORT_CMP(y->tid, x->tid);
+	return 0;
+}
+
+static int report_sort(struct report_state *st)
+{
+	struct rp *rp = st->rp;
+	size_t n = rp->nsites;
+
+	st->by_bytes = malloc((n + 1) * sizeof(size_t));
+	st->by_count = malloc((n + 1) * sizeof(size_t));
+	st->by_peak = malloc((n + 1) * sizeof(size_t));
+	if (!st->by_bytes || !st->by_count || !st->by_peak)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		st->by_bytes[i] = st->by_count[i] = i;
+		if (rp->sites[i].peak_bytes)
+			st->by_peak[st->npeak++] = i;
+	}
+	report_sites = rp->sites;
+	if (n) {
+		qsort(st->by_bytes, n, sizeof(size_t), report_cmp_bytes);
+		qsort(st->by_count, n, sizeof(size_t), report_cmp_count);
+	}
+	if (st->npeak)
+		qsort(st->by_peak, st->npeak, sizeof(size_t), report_cmp_peak);
+	if (rp->nthreads) /* qsort's array may not be NULL */
+		qsort(rp->threads, rp->nthreads, sizeof(*rp->threads), report_cmp_thread);
+	return 0;
+}
+
+/* ---- symbols -------------------------------------------------------------------------- */
+
+static const char *report_base(const char *p)
+{
+	const char *s = p ? strrchr(p, '/') : NULL;
+
+	return s ? s + 1 : p;
+}
+
+static int report_symbols(struct report_state *st)
+{
+	struct rip_sym_opts so = { .sysroot = st->o.sysroot, .debug_dir = st->o.debug_dir };
+	const struct rip_module *mods;
+	char err[RR_ERR_MAX];
+	size_t n;
+	int ret;
+
+	ret = rip_sym_new(&so, &st->sym);
+	if (ret) {
+		tool_err("cannot start the symbolizer: %s", strerror(-ret));
+		return ret;
+	}
+	ret = evs_modules(st->s, &mods, &n, err, sizeof(err));
+	if (ret) {
+		tool_err("%s", err);
+		return ret;
+	}
+	/* Modules still mapped first: their ranges win over unloaded ones at the same place. */
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < n; i++) {
+			const struct rip_module *m = &mods[i];
+			char path[RIP_MODULE_PATH_MAX];
+			bool bid = m->build_id_len && m->build_id_len <= RIP_BUILD_ID_MAX;
+
+			if (!!(m->flags & RIP_MOD_UNLOADED) != pass || m->lo >= m->hi)
+				continue;
+			memcpy(path, m->path, sizeof(path));
+			path[sizeof(path) - 1] = 0;
+			rip_sym_add_module(st->sym, m->lo, m->hi, m->bias, path,
+					   bid ? m->build_id : NULL, bid ? m->build_id_len : 0,
+					   m->flags);
+		}
+	}
+	return 0;
+}
+
+static int report_resolve(struct report_state *st, uint64_t a, struct rip_frame *fr)
+{
+	int n = st->sym && a ? rip_sym_lookup(st->sym, a - 1, fr, RPT_MAX_INLINE) : -1;
+
+	if (n <= 0) {
+		memset(fr, 0, sizeof(*fr));
+		n = 1;
+	}
+	return n;
+}
+
+/* The allocator's own frames: libc's malloc family, operator new, the preload library. */
+static bool report_allocator(const struct rip_frame *f)
+{
+	const char *b = report_base(f->module);
+
+	return b && (!strncmp(b, "libc.so", 7) || !strncmp(b, "libc-", 5) ||
+		     !strncmp(b, "libstdc++", 9) || !strncmp(b, "librip-preload", 14));
+}
+
+/*
+ * The frames of site s from its first frame outside the allocator (frames[0]
+ * when all are inside): *pcs and *n, the index of that frame returned; -1
+ * when the site has no backtrace (0) or one the trace never defines.
+ */
+static int report_user_frame(struct report_state *st, const struct rp_site *s, const uint64_t **pcs,
+			     uint32_t *n)
+{
+	struct rip_frame fr[RPT_MAX_INLINE];
+
+	*pcs = s->bt ? rp_bt(st->rp, s->bt, n) : NULL;
+	if (!*pcs || !*n)
+		return -1;
+	for (uint32_t i = 0; i < *n; i++) {
+		int k = report_resolve(st, (*pcs)[i], fr);
+
+		if (!report_allocator(&fr[k - 1]))
+			return (int)i;
+	}
+	return 0;
+}
+
+/* "func (file:line)", "func+0x12 (libx.so)", "libx.so+0x1234", "0x1234 (in no module)" */
+static const char *report_frame_str(const struct rip_frame *f, uint64_t addr, char *buf, size_t len)
+{
+	if (f->func && f->file && f->line)
+		snprintf(buf, len, "%s (%s:%d)", f->func, f->file, f->line);
+	else if (f->func)
+		snprintf(buf, len, "%s+0x%" PRIx64 " (%s)", f->func, f->offset,
+			 f->module ? report_base(f->module) : "?");
+	else if (f->module)
+		snprintf(buf, len, "%s+0x%" PRIx64, report_base(f->module), f->offset);
+	else
+		snprintf(buf, len, "0x%" PRIx64 " (in no module)", addr);
+	return buf;
+}
+
+/* ---- text ----------------------------------------------------------------------------- */
+
+static double report_secs(const struct rp *rp, int64_t ns)
+{
+	return (double)(ns - rp->first_ns) / 1e9;
+}
+
+static const char *report_bytes(uint64_t n, char *buf, size_t len)
+{
+	char h[32];
+
+	if (n < 10000)
+		snprintf(buf, len, "%" PRIu64 " bytes", n);
+	else
+		snprintf(buf, len, "%s (%" PRIu64 " bytes)", rec_fmt_bytes(n, h, sizeof(h)), n);
+	return buf;
+}
+
+/* The site's name and, on a second line, its caller. */
+static void report_site_text(struct report_state *st, const struct rp_site *s)
+{
+	struct rip_frame fr[RPT_MAX_INLINE];
+	const uint64_t *pcs;
+	uint32_t n;
+	int i = report_user_frame(st, s, &pcs, &n);
+	char buf[1024];
+
+	if (i < 0) {
+		if (!s->bt)
+			fputs("(no backtrace recorded)\n", st->out);
+		else
+			fprintf(st->out, "(backtrace %" PRIu32 " is not defined in the trace)\n",
+				s->bt);
+		return;
+	}
+	report_resolve(st, pcs[i], fr);
+	fprintf(st->out, "%s\n", report_frame_str(&fr[0], pcs[i], buf, sizeof(buf)));
+	if ((uint32_t)i + 1 < n) {
+		report_resolve(st, pcs[i + 1], fr);
+		fprintf(st->out, "%28s from %s\n", "",
+			report_frame_str(&fr[0], pcs[i + 1], buf, sizeof(buf)));
+	}
+}
+
+static void report_top_text(struct report_state *st, const char *title, const char *c2,
+			    const size_t *idx, size_t n, int what)
+{
+	FILE *out = st->out;
+	size_t shown = n < st->o.top ? n : (size_t)st->o.top;
+
+	fprintf(out, "\n%s\n", title);
+	if (!n) {
+		fputs("  (none)\n", out);
+		return;
+	}
+	fprintf(out, "  %14s %10s  site\n", "bytes", c2);
+	for (size_t i = 0; i < shown; i++) {
+		const struct rp_site *s = &st->rp->sites[idx[i]];
+
+		fprintf(out, "  %14" PRIu64 " %10" PRIu64 "  ", what ? s->peak_bytes : s->bytes,
+			what ? s->peak_count : s->count);
+		report_site_text(st, s);
+	}
+	if (shown < n)
+		fprintf(out, "  (%zu more sites)\n", n - shown);
+}
+
+static const char *report_life_name(unsigned k, char *buf, size_t len)
+{
+	static const char *const names[] = { "< 1 us",	 "< 10 us", "< 100 us", "< 1 ms", "< 10 ms",
+					     "< 100 ms", "< 1 s",   "< 10 s",	">= 10 s" };
+
+	snprintf(buf, len, "%s", k < RP_LIFE ? names[k] : "?");
+	return buf;
+}
+
+static void report_print_text(struct report_state *st)
+{
+	const struct rp *rp = st->rp;
+	const struct rip_file_hdr *h = evs_file_hdr(st->s);
+	const struct evs_totals *t = &st->tot;
+	FILE *out = st->out;
+	char comm[sizeof(h->comm) + 1], b[64], b2[64];
+
+	memcpy(comm, h->comm, sizeof(h->comm));
+	comm[sizeof(h->comm)] = 0;
+	if (t->discarded || t->lost_packets || t->torn)
+		fprintf(out,
+			"WARNING: this trace is incomplete: %" PRIu64
+			" events discarded or overwritten, %" PRIu64
+			" packets lost or unreadable.  Totals, peak and lifetimes are those of the "
+			"events that remain.\n\n",
+			t->discarded, t->lost_packets + t->torn);
+	fprintf(out,
+		"%s: pid %d (%s), %" PRIu64 " events over %.3f s, %" PRIu64
+		" of them resource events\n",
+		evs_source(st->s), (int)h->pid, comm, rp->events,
+		rp->any_event ? report_secs(rp, rp->last_ns) : 0.0, rp->res_events);
+	if (!rp->has_types)
+		fputs("note: no resource events in this trace: record one with rip run --mem "
+		      "(or --fd, --shm, --all)\n",
+		      out);
+
+	fputs("\nMEMORY\n", out);
+	fprintf(out, "  allocations: %" PRIu64 " (%s), %" PRIu64 " of them reallocs\n", rp->allocs,
+		report_bytes(rp->alloc_bytes, b, sizeof(b)), rp->reallocs);
+	fprintf(out, "  frees: %" PRIu64 " (%s)\n", rp->frees,
+		report_bytes(rp->freed_bytes, b, sizeof(b)));
+	if (rp->peak_bytes)
+		fprintf(out, "  peak: %s in %" PRIu64 " blocks at %.6f s (event %" PRIu64 ")\n",
+			report_bytes(rp->peak_bytes, b, sizeof(b)), rp->peak_count,
+			report_secs(rp, rp->peak_ns), rp->peak_event);
+	else
+		fputs("  peak: 0 bytes\n", out);
+	fprintf(out, "  live at the end: %s in %" PRIu64 " blocks\n",
+		report_bytes(rp->live_bytes, b, sizeof(b)), rp->live_count);
+	if (rp->failed || rp->frees_unseen || rp->replaced)
+		fprintf(out,
+			"  failed allocations: %" PRIu64 ", frees of blocks never seen allocated: "
+			"%" PRIu64 ", allocated again while live: %" PRIu64 "\n",
+			rp->failed, rp->frees_unseen, rp->replaced);
+
+	report_top_text(st, "TOP SITES BY BYTES ALLOCATED", "allocs", st->by_bytes, rp->nsites, 0);
+	report_top_text(st, "TOP SITES BY NUMBER OF ALLOCATIONS", "allocs", st->by_count,
+			rp->nsites, 0);
+	report_top_text(st, "TOP SITES AT THE PEAK (bytes live then)", "blocks", st->by_peak,
+			st->npeak, 1);
+
+	fputs("\nTHREADS\n", out);
+	fprintf(out, "  %8s %-16s %10s %14s %10s %14s\n", "tid", "name", "allocs", "bytes", "frees",
+		"freed bytes");
+	for (size_t i = 0; i < rp->nthreads; i++) {
+		const struct rp_thread *th = &rp->threads[i];
+		const char *name = evs_thread_name(st->s, th->tid);
+
+		fprintf(out,
+			"  %8d %-16s %10" PRIu64 " %14" PRIu64 " %10" PRIu64 " %14" PRIu64 "\n",
+			(int)th->tid, name && *name ? name : "-", th->allocs, th->bytes, th->frees,
+			th->freed_bytes);
+	}
+
+	fputs("\nALLOCATION SIZES\n", out);
+	fprintf(out, "  %-24s %10s %14s\n", "size", "allocs", "bytes");
+	for (unsigned k = 0; k < RP_HIST; k++) {
+		if (!rp->hist[k].count)
+			continue;
+		if (!k)
+			snprintf(b, sizeof(b), "0");
+		else if (k == 64)
+			snprintf(b, sizeof(b), "%" PRIu64 "..", (uint64_t)1 << 63);
+		else
+			snprintf(b, sizeof(b), "%" PRIu64 "..%" PRIu64, (uint64_t)1 << (k - 1),
+				 ((uint64_t)1 << k) - 1);
+		fprintf(out, "  %-24s %10" PRIu64 " %14" PRIu64 "\n", b, rp->hist[k].count,
+			rp->hist[k].bytes);
+	}
+
+	fputs("\nLIFETIMES OF FREED BLOCKS\n", out);
+	fprintf(out, "  %-12s %10s %14s\n", "lifetime", "blocks", "bytes");
+	for (unsigned k = 0; k < RP_LIFE; k++)
+		fprintf(out, "  %-12s %10" PRIu64 " %14" PRIu64 "\n",
+			report_life_name(k, b, sizeof(b)), rp->life[k].count, rp->life[k].bytes);
+	fprintf(out, "  %-12s %10" PRIu64 " %14" PRIu64 "\n", "never freed", rp->live_count,
+		rp->live_bytes);
+
+	fputs("\nFILE DESCRIPTORS\n", out);
+	fprintf(out,
+		"  opened: %" PRIu64 ", closed: %" PRIu64 ", open at the end: %" PRIu64
+		", most open at once: %" PRIu64 "\n",
+		rp->fd.opened, rp->fd.closed, rp->fd.open_at_end, rp->fd.peak_open);
+	if (rp->fd.closed_unseen || rp->fd.reopened)
+		fprintf(out,
+			"  closes of descriptors never seen opened: %" PRIu64
+			", opened again while open: %" PRIu64 "\n",
+			rp->fd.closed_unseen, rp->fd.reopened);
+	if (rp->fd.opened)
+		fprintf(out, "  %-14s %10s %10s %10s\n", "kind", "opened", "closed", "open");
+	for (unsigned k = 0; k < RP_KINDS; k++) {
+		const char *name = k ? lk_kind_name(RIP_CAT_FD, k) : NULL;
+
+		if (!rp->fd.kind[k].opened && !rp->fd.kind[k].open_at_end)
+			continue;
+		fprintf(out, "  %-14s %10" PRIu64 " %10" PRIu64 " %10" PRIu64 "\n",
+			name ? name : "other", rp->fd.kind[k].opened, rp->fd.kind[k].closed,
+			rp->fd.kind[k].open_at_end);
+	}
+
+	fputs("\nSHARED MEMORY\n", out);
+	fprintf(out,
+		"  segments: %" PRIu64 " created (%s), %" PRIu64 " removed, %" PRIu64
+		" left (%s); memfds: %" PRIu64 "\n",
+		rp->shm.created, report_bytes(rp->shm.created_bytes, b, sizeof(b)), rp->shm.removed,
+		rp->shm.live, report_bytes(rp->shm.live_bytes, b2, sizeof(b2)), rp->shm.memfd);
+	fprintf(out,
+		"  mappings: %" PRIu64 " attached (%s), %" PRIu64 " detached, %" PRIu64
+		" left (%s)\n",
+		rp->shm.attached, report_bytes(rp->shm.attached_bytes, b, sizeof(b)),
+		rp->shm.detached, rp->shm.mapped,
+		report_bytes(rp->shm.mapped_bytes, b2, sizeof(b2)));
+}
+
+/* ---- JSON ----------------------------------------------------------------------------- */
+
+static void report_json_opt(FILE *out, const char *s)
+{
+	if (s)
+		json_str(out, s);
+	else
+		fputs("null", out);
+}
+
+static void report_frame_json(FILE *out, uint64_t addr, const struct rip_frame *f)
+{
+	fprintf(out, "{\"addr\":\"0x%" PRIx64 "\",\"function\":", addr);
+	report_json_opt(out, f->func);
+	fputs(",\"file\":", out);
+	report_json_opt(out, f->file);
+	fprintf(out, ",\"line\":%d,\"module\":", f->line);
+	report_json_opt(out, f->module);
+	fprintf(out, ",\"inlined\":%s}", f->inlined ? "true" : "false");
+}
+
+static void report_site_json(struct report_state *st, const struct rp_site *s)
+{
+	struct rip_frame fr[RPT_MAX_INLINE];
+	FILE *out = st->out;
+	const uint64_t *pcs;
+	uint32_t n;
+	int i = report_user_frame(st, s, &pcs, &n);
+	const char *sep = "";
+
+	fprintf(out,
+		"{\"bt\":%" PRIu32 ",\"allocations\":%" PRIu64 ",\"bytes\":%" PRIu64
+		",\"peak_blocks\":%" PRIu64 ",\"peak_bytes\":%" PRIu64 ",\"live_blocks\":%" PRIu64
+		",\"live_bytes\":%" PRIu64 ",\"site\":",
+		s->bt, s->count, s->bytes, s->peak_count, s->peak_bytes, s->live_count,
+		s->live_bytes);
+	if (i < 0) {
+		fputs("null,\"stack\":null}", out);
+		return;
+	}
+	report_resolve(st, pcs[i], fr);
+	report_frame_json(out, pcs[i], &fr[0]);
+	fputs(",\"stack\":[", out);
+	for (uint32_t j = (uint32_t)i; j < n && j < (uint32_t)i + RPT_MAX_STACK; j++) {
+		int k = report_resolve(st, pcs[j], fr);
+
+		for (int m = 0; m < k; m++) {
+			fputs(sep, out);
+			report_frame_json(out, pcs[j], &fr[m]);
+			sep = ",";
+		}
+	}
+	fputs("]}", out);
+}
+
+static void report_top_json(struct report_state *st, const char *key, const size_t *idx, size_t n)
+{
+	size_t shown = n < st->o.top ? n : (size_t)st->o.top;
+
+	fprintf(st->out, ",\"%s\":[", key);
+	for (size_t i = 0; i < shown; i++) {
+		fputs(i ? "," : "", st->out);
+		report_site_json(st, &st->rp->sites[idx[i]]);
+	}
+	fputc(']', st->out);
+}
+
+static void report_problem_json(const char *path, const char *why, unsigned hits, void *arg)
+{
+	void **a = arg;
+	FILE *out = a[0];
+	unsigned *count = a[1];
+
+	fputs((*count)++ ? "," : "", out);
+	fputs("{\"module\":", out);
+	json_str(out, path);
+	fputs(",\"why\":", out);
+	json_str(out, why);
+	fprintf(out, ",\"addresses\":%u}", hits);
+}
+
+static void report_print_json(struct report_state *st)
+{
+	const struct rp *rp = st->rp;
+	const struct rip_file_hdr *h = evs_file_hdr(st->s);
+	const struct evs_totals *t = &st->tot;
+	FILE *out = st->out;
+	char comm[sizeof(h->comm) + 1], exe[sizeof(h->exe) + 1];
+	unsigned nprob = 0;
+	void *parg[2] = { out, &nprob };
+	const char *sep = "";
+
+	memcpy(comm, h->comm, sizeof(h->comm));
+	comm[sizeof(h->comm)] = 0;
+	memcpy(exe, h->exe, sizeof(h->exe));
+	exe[sizeof(h->exe)] = 0;
+	fputs("{\"version\":1,\"source\":", out);
+	json_str(out, evs_source(st->s));
+	fprintf(out, ",\"pid\":%d,\"comm\":", (int)h->pid);
+	json_str(out, comm);
+	fputs(",\"exe\":", out);
+	json_str(out, exe);
+	fprintf(out,
+		",\"events\":%" PRIu64 ",\"resource_events\":%" PRIu64 ",\"duration\":%.9f"
+		",\"complete\":%s,\"discarded\":%" PRIu64 ",\"lost_packets\":%" PRIu64,
+		rp->events, rp->res_events, rp->any_event ? report_secs(rp, rp->last_ns) : 0.0,
+		t->discarded || t->lost_packets || t->torn ? "false" : "true", t->discarded,
+		t->lost_packets + t->torn);
+	fprintf(out,
+		",\"memory\":{\"allocations\":%" PRIu64 ",\"bytes\":%" PRIu64
+		",\"reallocs\":%" PRIu64 ",\"frees\":%" PRIu64 ",\"freed_bytes\":%" PRIu64
+		",\"failed\":%" PRIu64 ",\"frees_unseen\":%" PRIu64 ",\"allocated_again\":%" PRIu64
+		",\"live_blocks\":%" PRIu64 ",\"live_bytes\":%" PRIu64 ",\"sites\":%zu"
+		",\"peak\":{\"bytes\":%" PRIu64 ",\"blocks\":%" PRIu64 ",\"time\":%.9f"
+		",\"event\":%" PRIu64 "}}",
+		rp->allocs, rp->alloc_bytes, rp->reallocs, rp->frees, rp->freed_bytes, rp->failed,
+		rp->frees_unseen, rp->replaced, rp->live_count, rp->live_bytes, rp->nsites,
+		rp->peak_bytes, rp->peak_count, rp->peak_bytes ? report_secs(rp, rp->peak_ns) : 0.0,
+		rp->peak_event);
+	report_top_json(st, "top_bytes", st->by_bytes, rp->nsites);
+	report_top_json(st, "top_count", st->by_count, rp->nsites);
+	report_top_json(st, "top_peak", st->by_peak, st->npeak);
+
+	fputs(",\"threads\":[", out);
+	for (size_t i = 0; i < rp->nthreads; i++) {
+		const struct rp_thread *th = &rp->threads[i];
+
+		fprintf(out, "%s{\"tid\":%d,\"name\":", i ? "," : "", (int)th->tid);
+		json_str(out, evs_thread_name(st->s, th->tid));
+		fprintf(out,
+			",\"allocations\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"frees\":%" PRIu64
+			",\"freed_bytes\":%" PRIu64 "}",
+			th->allocs, th->bytes, th->frees, th->freed_bytes);
+	}
+	fputs("],\"sizes\":[", out);
+	for (unsigned k = 0; k < RP_HIST; k++) {
+		if (!rp->hist[k].count)
+			continue;
+		fprintf(out,
+			"%s{\"min\":%" PRIu64 ",\"max\":%" PRIu64 ",\"count\":%" PRIu64
+			",\"bytes\":%" PRIu64 "}",
+			sep, k ? (uint64_t)1 << (k - 1) : 0,
+			k == 64 ? UINT64_MAX :
+			k	? ((uint64_t)1 << k) - 1 :
+				  0,
+			rp->hist[k].count, rp->hist[k].bytes);
+		sep = ",";
+	}
+	fputs("],\"lifetimes\":[", out);
+	for (unsigned k = 0; k < RP_LIFE; k++) {
+		fprintf(out, "%s{\"below_ns\":", k ? "," : "");
+		if (rp_life_limit(k))
+			fprintf(out, "%" PRIu64, rp_life_limit(k));
+		else
+			fputs("null", out);
+		fprintf(out, ",\"count\":%" PRIu64 ",\"bytes\":%" PRIu64 "}", rp->life[k].count,
+			rp->life[k].bytes);
+	}
+	fprintf(out, "],\"never_freed\":{\"count\":%" PRIu64 ",\"bytes\":%" PRIu64 "}",
+		rp->live_count, rp->live_bytes);
+
+	fprintf(out,
+		",\"fd\":{\"opened\":%" PRIu64 ",\"closed\":%" PRIu64 ",\"open_at_end\":%" PRIu64
+		",\"peak_open\":%" PRIu64 ",\"closed_unseen\":%" PRIu64 ",\"reopened\":%" PRIu64
+		",\"kinds\":[",
+		rp->fd.opened, rp->fd.closed, rp->fd.open_at_end, rp->fd.peak_open,
+		rp->fd.closed_unseen, rp->fd.reopened);
+	sep = "";
+	for (unsigned k = 0; k < RP_KINDS; k++) {
+		const char *name = k ? lk_kind_name(RIP_CAT_FD, k) : NULL;
+
+		if (!rp->fd.kind[k].opened && !rp->fd.kind[k].open_at_end)
+			continue;
+		fprintf(out, "%s{\"kind\":", sep);
+		json_str(out, name ? name : "other");
+		fprintf(out,
+			",\"opened\":%" PRIu64 ",\"closed\":%" PRIu64 ",\"open_at_end\":%" PRIu64
+			"}",
+			rp->fd.kind[k].opened, rp->fd.kind[k].closed, rp->fd.kind[k].open_at_end);
+		sep = ",";
+	}
+	fprintf(out,
+		"]},\"shm\":{\"segments\":{\"created\":%" PRIu64 ",\"created_bytes\":%" PRIu64
+		",\"removed\":%" PRIu64 ",\"removed_unseen\":%" PRIu64 ",\"live\":%" PRIu64
+		",\"live_bytes\":%" PRIu64 ",\"memfd\":%" PRIu64
+		"},\"mappings\":{\"attached\":%" PRIu64 ",\"attached_bytes\":%" PRIu64
+		",\"detached\":%" PRIu64 ",\"detached_unseen\":%" PRIu64 ",\"live\":%" PRIu64
+		",\"live_bytes\":%" PRIu64 ",\"peak_bytes\":%" PRIu64 "}}",
+		rp->shm.created, rp->shm.created_bytes, rp->shm.removed, rp->shm.removed_unseen,
+		rp->shm.live, rp->shm.live_bytes, rp->shm.memfd, rp->shm.attached,
+		rp->shm.attached_bytes, rp->shm.detached, rp->shm.detached_unseen, rp->shm.mapped,
+		rp->shm.mapped_bytes, rp->shm.peak_mapped_bytes);
+	fprintf(out,
+		",\"backtraces\":{\"defined\":%" PRIu64 ",\"bad\":%" PRIu64
+		"},\"symbol_problems\":[",
+		rp->bt_defs, rp->bt_bad);
+	if (st->sym)
+		rip_sym_problems(st->sym, report_problem_json, parg);
+	fputs("]}\n", out);
+}
+
+/* ---- the command ---------------------------------------------------------------------- */
+
+static struct timespec report_last;
+
+static void report_progress(uint64_t events)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if ((now.tv_sec - report_last.tv_sec) * 1000000000L + (now.tv_nsec - report_last.tv_nsec) <
+	    250000000L)
+		return;
+	report_last = now;
+	fprintf(stderr, "\rrip report: %" PRIu64 " events read...", events);
+}
+
+static void report_problem_text(const char *path, const char *why, unsigned hits, void *arg)
+{
+	unsigned *count = arg;
+
+	if (!(*count)++)
+		fprintf(stderr, "note: modules without full symbols:\n");
+	fprintf(stderr, "  %s: %s (%u address%s)\n", path, why, hits, hits == 1 ? "" : "es");
+}
+
+static int report_parse(int argc, char **argv, struct report_opts *o)
+{
+	static const struct option longopts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "top", required_argument, NULL, 'n' },
+		{ "sysroot", required_argument, NULL, 'R' },
+		{ "debug-dir", required_argument, NULL, 'D' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	char *end;
+	int c;
+
+	o->top = 10;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "jn:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			o->json = true;
+			break;
+		case 'n':
+			errno = 0;
+			o->top = strtoull(optarg, &end, 10);
+			if (*optarg < '0' || *optarg > '9' || *end || errno || !o->top)
+				return tool_usage_error(&cmd_report_def,
+							"--top wants a number > 0, not '%s'",
+							optarg);
+			break;
+		case 'R':
+			o->sysroot = optarg;
+			break;
+		case 'D':
+			o->debug_dir = optarg;
+			break;
+		case 'h':
+			tool_help(&cmd_report_def);
+			return -1;
+		default:
+			return tool_usage_error(&cmd_report_def,
+						"unknown option or missing value: '%s'",
+						argv[optind - 1]);
+		}
+	}
+	if (optind + 1 != argc)
+		return tool_usage_error(&cmd_report_def,
+					optind == argc ? "which trace? give a trace directory (rip "
+							 "run --mem -o DIR), a pid or a ring file" :
+							 "one TRACE-OR-TARGET only");
+	o->target = argv[optind];
+	return 0;
+}
+
+static int cmd_report(int argc, char **argv)
+{
+	static char obuf[1 << 16];
+	char err[RR_ERR_MAX + PATH_MAX];
+	struct report_state st;
+	unsigned problems = 0;
+	bool tty = isatty(STDERR_FILENO);
+	int ret, status = EXIT_FAIL;
+
+	memset(&st, 0, sizeof(st));
+	ret = report_parse(argc, argv, &st.o);
+	if (ret)
+		return ret < 0 ? EXIT_OK : ret;
+	st.out = stdout;
+	ret = evs_open(st.o.target, &st.s, err, sizeof(err));
+	if (ret) {
+		tool_err("%s", err);
+		return EXIT_FAIL;
+	}
+	st.rp = rp_new();
+	if (!st.rp) {
+		tool_err("out of memory");
+		goto out;
+	}
+	if (tty)
+		clock_gettime(CLOCK_MONOTONIC, &report_last);
+	ret = rp_run(st.rp, st.s, tty ? report_progress : NULL, err, sizeof(err));
+	if (tty)
+		fputs("\r\033[K", stderr);
+	if (ret) {
+		tool_err("%s", err);
+		goto out;
+	}
+	evs_totals(st.s, &st.tot);
+	if (report_sort(&st)) {
+		tool_err("out of memory");
+		goto out;
+	}
+	if (st.rp->nsites && report_symbols(&st))
+		goto out;
+	setvbuf(stdout, obuf, _IOFBF, sizeof(obuf));
+	if (st.o.json)
+		report_print_json(&st);
+	else
+		report_print_text(&st);
+	if (fflush(stdout) || ferror(stdout)) {
+		tool_err("write error: %s", strerror(errno));
+		goto out;
+	}
+	if (st.rp->bt_bad)
+		tool_err("warning: %" PRIu64 " bad backtrace definitions (id 0, or an id defined "
+			 "twice with different frames) were ignored",
+			 st.rp->bt_bad);
+	if (!st.o.json && st.sym)
+		rip_sym_problems(st.sym, report_problem_text, &problems);
+	status = EXIT_OK;
+out:
+	if (st.sym)
+		rip_sym_free(st.sym);
+	free(st.by_bytes);
+	free(st.by_count);
+	free(st.by_peak);
+	rp_free(st.rp);
+	evs_close(st.s);
+	return status;
+}

@@ -1,0 +1,767 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * tools/report.c - the one pass of `rip report` (see report.h).
+ *
+ * Live blocks, descriptors, segments and mappings sit in open addressing
+ * tables keyed by address, number or id (linear probing, deletion by
+ * backward shift: no tombstones).  Sites (backtrace ids) and threads are
+ * arrays found through a small index table.
+ *
+ * The peak's make-up is kept without a copy at each new peak: every site
+ * remembers the event number of its last change; a site about to change
+ * whose last change is not after the current peak still holds the bytes it
+ * had at the peak, so they are saved then.  At the end, sites unchanged
+ * since the peak take their live bytes.  O(1) per event.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rip/resource.h>
+
+#include "report.h"
+
+/* ---- the event types ------------------------------------------------------------------ */
+
+enum rp_role {
+	RP_NONE,
+	RP_BT,
+	RP_ALLOC,
+	RP_FREE,
+	RP_REALLOC,
+	RP_OPEN,
+	RP_CLOSE,
+	RP_SHM_CREATE,
+	RP_SHM_ATTACH,
+	RP_SHM_DETACH,
+	RP_SHM_REMOVE,
+	RP_NROLES,
+};
+
+#define RP_MAXF 5
+
+/* Fields each role reads, in order: '$' a string, '@' a u64 array, else an integer. */
+static const struct {
+	const char *type;
+	const char *fields[RP_MAXF];
+} rp_specs[RP_NROLES] = {
+	[RP_BT] = { "rip:bt", { "id", "@frames" } },
+	[RP_ALLOC] = { "mem:alloc", { "addr", "size", "bt", "kind" } },
+	[RP_FREE] = { "mem:free", { "addr" } },
+	[RP_REALLOC] = { "mem:realloc", { "old", "addr", "size", "bt" } },
+	[RP_OPEN] = { "fd:open", { "fd", "kind" } },
+	[RP_CLOSE] = { "fd:close", { "fd" } },
+	[RP_SHM_CREATE] = { "shm:create", { "id", "size", "kind", "$name" } },
+	[RP_SHM_ATTACH] = { "shm:attach", { "addr", "size" } },
+	[RP_SHM_DETACH] = { "shm:detach", { "addr" } },
+	[RP_SHM_REMOVE] = { "shm:remove", { "id", "kind", "$name" } },
+};
+
+/* ---- tables --------------------------------------------------------------------------- */
+
+struct rp_ent {
+	uint64_t key;
+	uint64_t size;
+	int64_t ns;
+	uint32_t val; /* site index (blocks), kind (descriptors) */
+	uint32_t used;
+};
+
+struct rp_tab {
+	struct rp_ent *v;
+	size_t cap, n;
+};
+
+/* Index table: key -> index + 1 into an array (sites, threads, backtraces). */
+struct rp_idx {
+	uint64_t *keys;
+	uint32_t *idx;
+	size_t cap, n;
+};
+
+struct rp_btent {
+	uint32_t n;
+	uint64_t off; /* in frames */
+};
+
+struct rp_priv {
+	uint8_t role[EV_MAX_TYPES];
+	uint8_t fi[EV_MAX_TYPES][RP_MAXF];
+	struct rp_tab blocks, fds, segs, maps;
+	struct rp_idx site_idx, thread_idx, bt_idx;
+	size_t sitecap, threadcap;
+	struct rp_btent *bts;
+	size_t nbts, btcap;
+	uint64_t *frames;
+	size_t nframes, framecap;
+	uint64_t peak_seq;
+};
+
+static inline size_t rp_hash(uint64_t key, size_t cap)
+{
+	key ^= key >> 29;
+	key *= 0xbf58476d1ce4e5b9ull;
+	key ^= key >> 32;
+	return (size_t)key & (cap - 1);
+}
+
+static int rp_tab_grow(struct rp_tab *t)
+{
+	size_t ncap = t->cap ? t->cap * 2 : 256;
+	struct rp_ent *nv = calloc(ncap, sizeof(*nv));
+
+	if (!nv)
+		return -ENOMEM;
+	for (size_t i = 0; i < t->cap; i++) {
+		size_t h;
+
+		if (!t->v[i].used)
+			continue;
+		for (h = rp_hash(t->v[i].key, ncap); nv[h].used; h = (h + 1) & (ncap - 1))
+			;
+		nv[h] = t->v[i];
+	}
+	free(t->v);
+	t->v = nv;
+	t->cap = ncap;
+	return 0;
+}
+
+static struct rp_ent *rp_tab_find(const struct rp_tab *t, uint64_t key)
+{
+	if (!t->cap)
+		return NULL;
+	for (size_t h = rp_hash(key, t->cap);; h = (h + 1) & (t->cap - 1)) {
+		if (!t->v[h].used)
+			return NULL;
+		if (t->v[h].key == key)
+			return &t->v[h];
+	}
+}
+
+/* Remove e (from rp_tab_find), shifting back the entries of its cluster. */
+static void rp_tab_del(struct rp_tab *t, struct rp_ent *e)
+{
+	size_t i = (size_t)(e - t->v), j = i, mask = t->cap - 1;
+
+	t->v[i].used = 0;
+	t->n--;
+	for (;;) {
+		size_t home;
+
+		j = (j + 1) & mask;
+		if (!t->v[j].used)
+			return;
+		home = rp_hash(t->v[j].key, t->cap);
+		/* leave j where it is if its home lies cyclically in (i, j] */
+		if (i <= j ? (i < home && home <= j) : (i < home || home <= j))
+			continue;
+		t->v[i] = t->v[j];
+		t->v[j].used = 0;
+		i = j;
+	}
+}
+
+/* Insert key (not present): the new entry, or NULL when out of memory. */
+static struct rp_ent *rp_tab_add(struct rp_tab *t, uint64_t key)
+{
+	size_t h;
+
+	if ((t->n + 1) * 2 > t->cap && rp_tab_grow(t))
+		return NULL;
+	for (h = rp_hash(key, t->cap); t->v[h].used; h = (h + 1) & (t->cap - 1))
+		;
+	t->n++;
+	memset(&t->v[h], 0, sizeof(t->v[h]));
+	t->v[h].key = key;
+	t->v[h].used = 1;
+	return &t->v[h];
+}
+
+/* Index of key, or (when add) a new index n; -1 when absent, -ENOMEM. */
+static long rp_idx_get(struct rp_idx *x, uint64_t key, bool add)
+{
+	size_t h;
+
+	if (add && (x->n + 1) * 2 > x->cap) {
+		size_t ncap = x->cap ? x->cap * 2 : 64;
+		uint64_t *nk = calloc(ncap, sizeof(*nk));
+		uint32_t *ni = calloc(ncap, sizeof(*ni));
+
+		if (!nk || !ni) {
+			free(nk);
+			free(ni);
+			return -ENOMEM;
+		}
+		for (size_t i = 0; i < x->cap; i++) {
+			if (!x->idx[i])
+				continue;
+			for (h = rp_hash(x->keys[i], ncap); ni[h]; h = (h + 1) & (ncap - 1))
+				;
+			nk[h] = x->keys[i];
+			ni[h] = x->idx[i];
+		}
+		free(x->keys);
+		free(x->idx);
+		x->keys = nk;
+		x->idx = ni;
+		x->cap = ncap;
+	}
+	if (!x->cap)
+		return -1;
+	for (h = rp_hash(key, x->cap); x->idx[h]; h = (h + 1) & (x->cap - 1))
+		if (x->keys[h] == key)
+			return (long)x->idx[h] - 1;
+	if (!add)
+		return -1;
+	x->keys[h] = key;
+	x->idx[h] = (uint32_t)++x->n;
+	return (long)x->n - 1;
+}
+
+static int rp_grow_array(void **a, size_t *cap, size_t need, size_t size)
+{
+	size_t ncap;
+	void *na;
+
+	if (need <= *cap)
+		return 0;
+	ncap = *cap ? *cap * 2 : 64;
+	while (ncap < need)
+		ncap *= 2;
+	na = realloc(*a, ncap * size);
+	if (!na)
+		return -ENOMEM;
+	memset((char *)na + *cap * size, 0, (ncap - *cap) * size);
+	*a = na;
+	*cap = ncap;
+	return 0;
+}
+
+/* ---- sites, threads, backtraces ------------------------------------------------------- */
+
+static struct rp_site *rp_site(struct rp *rp, uint32_t bt)
+{
+	struct rp_priv *p = rp->p;
+	long i = rp_idx_get(&p->site_idx, bt, true);
+
+	if (i < 0)
+		return NULL;
+	if ((size_t)i == rp->nsites) {
+		if (rp_grow_array((void **)&rp->sites, &p->sitecap, rp->nsites + 1,
+				  sizeof(*rp->sites)))
+			return NULL;
+		rp->sites[rp->nsites++].bt = bt;
+	}
+	return &rp->sites[i];
+}
+
+static struct rp_thread *rp_thread(struct rp *rp, int32_t tid)
+{
+	struct rp_priv *p = rp->p;
+	long i = rp_idx_get(&p->thread_idx, (uint32_t)tid, true);
+
+	if (i < 0)
+		return NULL;
+	if ((size_t)i == rp->nthreads) {
+		if (rp_grow_array((void **)&rp->threads, &p->threadcap, rp->nthreads + 1,
+				  sizeof(*rp->threads)))
+			return NULL;
+		rp->threads[rp->nthreads++].tid = tid;
+	}
+	return &rp->threads[i];
+}
+
+/* The site is about to change at event seq: keep what it held at the peak. */
+static void rp_touch(struct rp *rp, struct rp_site *s)
+{
+	if (s->mod_seq <= rp->p->peak_seq) {
+		s->peak_bytes = s->live_bytes;
+		s->peak_count = s->live_count;
+	}
+	s->mod_seq = rp->events;
+}
+
+static int rp_bt_define(struct rp *rp, const struct evs_event *e, uint32_t id)
+{
+	struct rp_priv *p = rp->p;
+	long i;
+
+	rp->bt_defs++;
+	if (!id || !e->arr) {
+		rp->bt_bad++;
+		return 0;
+	}
+	i = rp_idx_get(&p->bt_idx, id, true);
+	if (i < 0)
+		return -ENOMEM;
+	if ((size_t)i < p->nbts) {
+		const struct rp_btent *b = &p->bts[i];
+		bool same = b->n == e->narr;
+
+		for (uint32_t k = 0; same && k < e->narr; k++)
+			same = p->frames[b->off + k] == evs_arr(e, k);
+		rp->bt_bad += !same;
+		return 0;
+	}
+	if (rp_grow_array((void **)&p->bts, &p->btcap, p->nbts + 1, sizeof(*p->bts)) ||
+	    rp_grow_array((void **)&p->frames, &p->framecap, p->nframes + e->narr,
+			  sizeof(*p->frames)))
+		return -ENOMEM;
+	p->bts[p->nbts].n = e->narr;
+	p->bts[p->nbts].off = p->nframes;
+	p->nbts++;
+	for (uint32_t k = 0; k < e->narr; k++)
+		p->frames[p->nframes++] = evs_arr(e, k);
+	return 0;
+}
+
+const uint64_t *rp_bt(const struct rp *rp, uint32_t id, uint32_t *n)
+{
+	long i = id ? rp_idx_get(&rp->p->bt_idx, id, false) : -1;
+
+	if (i < 0)
+		return NULL;
+	*n = rp->p->bts[i].n;
+	return rp->p->frames + rp->p->bts[i].off;
+}
+
+/* ---- memory --------------------------------------------------------------------------- */
+
+static unsigned rp_size_bucket(uint64_t size)
+{
+	return size ? 64u - (unsigned)__builtin_clzll(size) : 0;
+}
+
+uint64_t rp_life_limit(unsigned k)
+{
+	uint64_t v = 1000;
+
+	if (k >= RP_LIFE - 1)
+		return 0;
+	while (k--)
+		v *= 10;
+	return v;
+}
+
+static unsigned rp_life_bucket(int64_t ns)
+{
+	unsigned k = 0;
+
+	while (k < RP_LIFE - 1 && (uint64_t)(ns < 0 ? 0 : ns) >= rp_life_limit(k))
+		k++;
+	return k;
+}
+
+/* Release block e (live) at time ns, by thread tid (NULL: not a free, a loss). */
+static void rp_release(struct rp *rp, struct rp_ent *e, int64_t ns, struct rp_thread *t)
+{
+	struct rp_site *s = &rp->sites[e->val];
+
+	rp_touch(rp, s);
+	s->live_count--;
+	s->live_bytes -= e->size;
+	rp->live_count--;
+	rp->live_bytes -= e->size;
+	if (t) {
+		struct rp_bucket *b = &rp->life[rp_life_bucket(ns - e->ns)];
+
+		b->count++;
+		b->bytes += e->size;
+		rp->frees++;
+		rp->freed_bytes += e->size;
+		t->frees++;
+		t->freed_bytes += e->size;
+	}
+	rp_tab_del(&rp->p->blocks, e);
+}
+
+static int rp_alloc(struct rp *rp, const struct evs_event *e, uint64_t addr, uint64_t size,
+		    uint32_t bt, struct rp_thread *t)
+{
+	struct rp_ent *old = rp_tab_find(&rp->p->blocks, addr);
+	struct rp_site *s;
+	struct rp_ent *b;
+
+	if (old) {
+		rp->replaced++;
+		rp_release(rp, old, e->ns, NULL);
+	}
+	s = rp_site(rp, bt);
+	b = s ? rp_tab_add(&rp->p->blocks, addr) : NULL;
+	if (!b)
+		return -ENOMEM;
+	b->size = size;
+	b->ns = e->ns;
+	b->val = (uint32_t)(s - rp->sites);
+	rp_touch(rp, s);
+	s->count++;
+	s->bytes += size;
+	s->live_count++;
+	s->live_bytes += size;
+	rp->allocs++;
+	rp->alloc_bytes += size;
+	rp->live_count++;
+	rp->live_bytes += size;
+	rp->hist[rp_size_bucket(size)].count++;
+	rp->hist[rp_size_bucket(size)].bytes += size;
+	t->allocs++;
+	t->bytes += size;
+	if (rp->live_bytes > rp->peak_bytes) {
+		rp->peak_bytes = rp->live_bytes;
+		rp->peak_count = rp->live_count;
+		rp->peak_ns = e->ns;
+		rp->peak_event = rp->events;
+		rp->p->peak_seq = rp->events;
+	}
+	return 0;
+}
+
+static void rp_free_addr(struct rp *rp, const struct evs_event *e, uint64_t addr,
+			 struct rp_thread *t)
+{
+	struct rp_ent *b;
+
+	if (!addr)
+		return;
+	b = rp_tab_find(&rp->p->blocks, addr);
+	if (b)
+		rp_release(rp, b, e->ns, t);
+	else
+		rp->frees_unseen++;
+}
+
+/* ---- descriptors and shared memory ---------------------------------------------------- */
+
+static unsigned rp_kind(uint64_t k)
+{
+	return k < RP_KINDS ? (unsigned)k : 0;
+}
+
+static int rp_fd_open(struct rp *rp, int64_t fd, uint64_t kind)
+{
+	struct rp_fd *f = &rp->fd;
+	struct rp_ent *o;
+
+	if (fd < 0)
+		return 0;
+	f->opened++;
+	f->kind[rp_kind(kind)].opened++;
+	o = rp_tab_find(&rp->p->fds, (uint64_t)fd);
+	if (o) {
+		f->reopened++; /* its close was not recorded */
+		o->val = rp_kind(kind);
+		return 0;
+	}
+	o = rp_tab_add(&rp->p->fds, (uint64_t)fd);
+	if (!o)
+		return -ENOMEM;
+	o->val = rp_kind(kind);
+	if (rp->p->fds.n > f->peak_open)
+		f->peak_open = rp->p->fds.n;
+	return 0;
+}
+
+static void rp_fd_close(struct rp *rp, int64_t fd)
+{
+	struct rp_ent *o = fd >= 0 ? rp_tab_find(&rp->p->fds, (uint64_t)fd) : NULL;
+
+	if (!o) {
+		rp->fd.closed_unseen++;
+		return;
+	}
+	rp->fd.closed++;
+	rp->fd.kind[o->val].closed++;
+	rp_tab_del(&rp->p->fds, o);
+}
+
+/* Segments: shm_open ones by name, shmget ones by id. */
+static uint64_t rp_seg_key(uint64_t kind, int64_t id, const char *name)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	if (kind != RIP_SHM_OPEN && kind != RIP_SHM_UNLINK)
+		return (uint64_t)id << 1;
+	for (const unsigned char *c = (const unsigned char *)(name ? name : ""); *c; c++)
+		h = (h ^ *c) * 0x100000001b3ull;
+	return h | 1;
+}
+
+static int rp_shm_create(struct rp *rp, int64_t id, uint64_t size, uint64_t kind, const char *name)
+{
+	struct rp_shm *m = &rp->shm;
+	uint64_t key = rp_seg_key(kind, id, name);
+	struct rp_ent *o;
+
+	if (kind == RIP_SHM_MEMFD) {
+		m->memfd++; /* lives as long as its descriptor and mappings */
+		return 0;
+	}
+	m->created++;
+	m->created_bytes += size;
+	o = rp_tab_find(&rp->p->segs, key);
+	if (!o) {
+		o = rp_tab_add(&rp->p->segs, key);
+		if (!o)
+			return -ENOMEM;
+	}
+	o->size = size; /* shm_open of an existing name: the same segment */
+	return 0;
+}
+
+static void rp_shm_remove(struct rp *rp, int64_t id, uint64_t kind, const char *name)
+{
+	struct rp_ent *o = rp_tab_find(&rp->p->segs, rp_seg_key(kind, id, name));
+
+	if (!o) {
+		rp->shm.removed_unseen++;
+		return;
+	}
+	rp->shm.removed++;
+	rp_tab_del(&rp->p->segs, o);
+}
+
+static int rp_shm_attach(struct rp *rp, uint64_t addr, uint64_t size)
+{
+	struct rp_shm *m = &rp->shm;
+	struct rp_ent *o = rp_tab_find(&rp->p->maps, addr);
+
+	m->attached++;
+	m->attached_bytes += size;
+	if (o) {
+		m->mapped_bytes -= o->size;
+	} else {
+		o = rp_tab_add(&rp->p->maps, addr);
+		if (!o)
+			return -ENOMEM;
+	}
+	o->size = size;
+	m->mapped_bytes += size;
+	if (m->mapped_bytes > m->peak_mapped_bytes)
+		m->peak_mapped_bytes = m->mapped_bytes;
+	return 0;
+}
+
+static void rp_shm_detach(struct rp *rp, uint64_t addr)
+{
+	struct rp_ent *o = rp_tab_find(&rp->p->maps, addr);
+
+	if (!o) {
+		rp->shm.detached_unseen++;
+		return;
+	}
+	rp->shm.detached++;
+	rp->shm.mapped_bytes -= o->size;
+	rp_tab_del(&rp->p->maps, o);
+}
+
+/* ---- the pass ------------------------------------------------------------------------- */
+
+static int rp_fail(char *err, size_t len, int code, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static int rp_fail(char *err, size_t len, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, len, fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+static int rp_types(struct rp *rp, const struct ev_types *types, char *err, size_t errlen)
+{
+	struct rp_priv *p = rp->p;
+
+	for (uint32_t id = 0; id < EV_MAX_TYPES; id++) {
+		const struct ev_type *t = &types->t[id];
+		int role = RP_NONE;
+
+		if (!t->valid)
+			continue;
+		for (int r = 1; r < RP_NROLES; r++)
+			if (!strcmp(t->name, rp_specs[r].type))
+				role = r;
+		if (role == RP_NONE)
+			continue;
+		for (int k = 0; k < RP_MAXF && rp_specs[role].fields[k]; k++) {
+			const char *want = rp_specs[role].fields[k];
+			uint32_t wty = *want == '$' ? RIP_FT_STRING :
+				       *want == '@' ? RIP_FT_HEX64_ARRAY :
+						      0;
+			uint32_t i;
+
+			want += wty != 0;
+			for (i = 0; i < t->nfields; i++)
+				if (!strcmp(t->fields[i].name, want))
+					break;
+			if (i == t->nfields ||
+			    (wty ? t->fields[i].type != wty : RIP_FT_IS_TAIL(t->fields[i].type)))
+				return rp_fail(err, errlen, -EBADMSG,
+					       "event type %s of this trace has no field %s of the "
+					       "expected type: it is not the one of rip/resource.h",
+					       t->name, want);
+			p->fi[id][k] = (uint8_t)i;
+		}
+		p->role[id] = (uint8_t)role;
+		if (role != RP_BT)
+			rp->has_types = true;
+	}
+	return 0;
+}
+
+#define F(k) (e->v[fi[k]])
+
+static int rp_event(struct rp *rp, const struct evs_event *e)
+{
+	const uint8_t *fi = rp->p->fi[e->type->id];
+	int role = rp->p->role[e->type->id];
+	struct rp_thread *t;
+
+	if (role == RP_NONE)
+		return 0;
+	if (role == RP_BT)
+		return rp_bt_define(rp, e, (uint32_t)F(0));
+	rp->res_events++;
+	switch (role) {
+	case RP_ALLOC:
+		if (!F(0)) {
+			rp->failed++;
+			return 0;
+		}
+		t = rp_thread(rp, e->tid);
+		return t ? rp_alloc(rp, e, F(0), F(1), (uint32_t)F(2), t) : -ENOMEM;
+	case RP_FREE:
+		t = rp_thread(rp, e->tid);
+		if (!t)
+			return -ENOMEM;
+		rp_free_addr(rp, e, F(0), t);
+		return 0;
+	case RP_REALLOC:
+		/* old 0: an allocation; addr 0 and size 0: a free of old; addr 0: failed */
+		t = rp_thread(rp, e->tid);
+		if (!t)
+			return -ENOMEM;
+		if (!F(1) && F(2)) {
+			rp->failed++;
+			return 0;
+		}
+		rp_free_addr(rp, e, F(0), t);
+		if (!F(1))
+			return 0;
+		rp->reallocs++;
+		return rp_alloc(rp, e, F(1), F(2), (uint32_t)F(3), t);
+	case RP_OPEN:
+		return rp_fd_open(rp, (int64_t)F(0), F(1));
+	case RP_CLOSE:
+		rp_fd_close(rp, (int64_t)F(0));
+		return 0;
+	case RP_SHM_CREATE:
+		return rp_shm_create(rp, (int64_t)F(0), F(1), F(2), e->str);
+	case RP_SHM_REMOVE:
+		rp_shm_remove(rp, (int64_t)F(0), F(1), e->str);
+		return 0;
+	case RP_SHM_ATTACH:
+		return rp_shm_attach(rp, F(0), F(1));
+	case RP_SHM_DETACH:
+		rp_shm_detach(rp, F(0));
+		return 0;
+	}
+	return 0;
+}
+
+#undef F
+
+static void rp_finish(struct rp *rp)
+{
+	struct rp_priv *p = rp->p;
+
+	for (size_t i = 0; i < rp->nsites; i++) {
+		struct rp_site *s = &rp->sites[i];
+
+		if (s->mod_seq <= p->peak_seq) {
+			s->peak_bytes = s->live_bytes;
+			s->peak_count = s->live_count;
+		}
+	}
+	for (size_t i = 0; i < p->fds.cap; i++) {
+		if (!p->fds.v[i].used)
+			continue;
+		rp->fd.open_at_end++;
+		rp->fd.kind[p->fds.v[i].val].open_at_end++;
+	}
+	rp->shm.live = p->segs.n;
+	for (size_t i = 0; i < p->segs.cap; i++)
+		if (p->segs.v[i].used)
+			rp->shm.live_bytes += p->segs.v[i].size;
+	rp->shm.mapped = p->maps.n;
+}
+
+int rp_run(struct rp *rp, struct evs *s, void (*progress)(uint64_t events), char *err,
+	   size_t errlen)
+{
+	struct evs_event e;
+	int ret;
+
+	ret = rp_types(rp, evs_types(s), err, errlen);
+	if (ret)
+		return ret;
+	while ((ret = evs_next(s, &e, err, errlen)) > 0) {
+		if (!rp->any_event) {
+			rp->first_ns = e.ns;
+			rp->any_event = true;
+		}
+		rp->last_ns = e.ns;
+		rp->events++;
+		if (progress && !(rp->events & 0xffff))
+			progress(rp->events);
+		ret = rp_event(rp, &e);
+		if (ret)
+			return rp_fail(err, errlen, ret, "out of memory");
+	}
+	if (ret < 0)
+		return ret;
+	rp_finish(rp);
+	return 0;
+}
+
+struct rp *rp_new(void)
+{
+	struct rp *rp = calloc(1, sizeof(*rp));
+
+	if (!rp)
+		return NULL;
+	rp->p = calloc(1, sizeof(*rp->p));
+	if (!rp->p) {
+		free(rp);
+		return NULL;
+	}
+	return rp;
+}
+
+void rp_free(struct rp *rp)
+{
+	struct rp_priv *p;
+
+	if (!rp)
+		return;
+	p = rp->p;
+	free(p->blocks.v);
+	free(p->fds.v);
+	free(p->segs.v);
+	free(p->maps.v);
+	free(p->site_idx.keys);
+	free(p->site_idx.idx);
+	free(p->thread_idx.keys);
+	free(p->thread_idx.idx);
+	free(p->bt_idx.keys);
+	free(p->bt_idx.idx);
+	free(p->bts);
+	free(p->frames);
+	free(p);
+	free(rp->sites);
+	free(rp->threads);
+	free(rp);
+}

@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * tools/report.h - the analysis behind `rip report`: one pass over the
+ * resource events of a trace (rip/resource.h) that adds up what was
+ * allocated where and by whom, finds the peak of heap memory in use and
+ * what made it up, and summarizes descriptors and shared memory.
+ *
+ *	struct rp *rp = rp_new();
+ *	rp_run(rp, evs, err, len);		every event of the source
+ *	rp->sites[i], rp->threads[i], rp->hist[k], rp->life[k], rp->fd, rp->shm
+ *	rp_bt(rp, id, &n)			the frames of a backtrace
+ *	rp_free(rp);
+ *
+ * Memory follows what is live (blocks, descriptors, segments) and the
+ * number of distinct backtraces and threads, never the length of the trace.
+ */
+#ifndef RIP_TOOLS_REPORT_H
+#define RIP_TOOLS_REPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "evsource.h"
+
+#define RP_HIST 65  /* size buckets: [0] size 0, [k] sizes in [2^(k-1), 2^k) */
+#define RP_LIFE 9   /* lifetime buckets: < 1 us, < 10 us, ... < 10 s, >= 10 s */
+#define RP_KINDS 32 /* kinds (enum rip_*_kind) counted one by one; the rest in [0] */
+
+/* Allocations that share a backtrace. */
+struct rp_site {
+	uint32_t bt;			 /* backtrace id, 0: none recorded */
+	uint64_t count, bytes;		 /* allocations made here (a realloc counts as one) */
+	uint64_t live_count, live_bytes; /* still live at the end */
+	uint64_t peak_count, peak_bytes; /* live at the moment of the peak */
+	uint64_t mod_seq;		 /* event number of the last change (peak bookkeeping) */
+};
+
+struct rp_thread {
+	int32_t tid;
+	uint64_t allocs, bytes;	     /* allocations made by the thread */
+	uint64_t frees, freed_bytes; /* blocks it freed (that were seen allocated) */
+};
+
+struct rp_bucket {
+	uint64_t count, bytes;
+};
+
+struct rp_fd {
+	uint64_t opened, closed, open_at_end, closed_unseen, reopened, peak_open;
+	struct {
+		uint64_t opened, closed, open_at_end;
+	} kind[RP_KINDS];
+};
+
+struct rp_shm {
+	uint64_t created, removed, live, created_bytes, live_bytes, memfd, removed_unseen;
+	uint64_t attached, detached, mapped, attached_bytes, mapped_bytes, peak_mapped_bytes;
+	uint64_t detached_unseen;
+};
+
+struct rp {
+	/* memory */
+	uint64_t allocs, alloc_bytes;	 /* successful allocations (reallocs included) */
+	uint64_t frees, freed_bytes;	 /* releases of blocks seen allocated */
+	uint64_t reallocs;		 /* mem:realloc events that allocated */
+	uint64_t failed;		 /* failed allocations (address 0) */
+	uint64_t frees_unseen;		 /* frees of blocks never seen allocated */
+	uint64_t replaced;		 /* allocated again while live: a free was lost */
+	uint64_t live_count, live_bytes; /* at the end */
+	uint64_t peak_bytes, peak_count; /* the peak of heap bytes in use */
+	int64_t peak_ns;		 /* when (CLOCK_MONOTONIC_RAW ns) */
+	uint64_t peak_event;		 /* the event (1-based) that reached it */
+	struct rp_bucket hist[RP_HIST];	 /* allocation sizes */
+	struct rp_bucket life[RP_LIFE];	 /* lifetimes of freed blocks */
+	struct rp_site *sites;		 /* by backtrace, in order of first use */
+	size_t nsites;
+	struct rp_thread *threads; /* in order of first resource event */
+	size_t nthreads;
+	struct rp_fd fd;
+	struct rp_shm shm;
+	/* the trace */
+	uint64_t events, res_events;
+	int64_t first_ns, last_ns;
+	bool any_event, has_types;
+	uint64_t bt_defs, bt_bad;
+	struct rp_priv *p;
+};
+
+/* Returns NULL when out of memory. */
+struct rp *rp_new(void);
+/*
+ * Read every event of s.  progress, when not NULL, is called now and then
+ * with the number of events read.  0, or -errno with a message in err.
+ */
+int rp_run(struct rp *rp, struct evs *s, void (*progress)(uint64_t events), char *err,
+	   size_t errlen);
+/* The frames of backtrace id (return addresses, innermost first); NULL if undefined. */
+const uint64_t *rp_bt(const struct rp *rp, uint32_t id, uint32_t *n);
+void rp_free(struct rp *rp);
+
+/* Upper bound (ns) of lifetime bucket k, 0 for the last (unbounded) one. */
+uint64_t rp_life_limit(unsigned k);
+
+#endif /* RIP_TOOLS_REPORT_H */
