@@ -688,4 +688,17 @@ for f in snap.loop_snap snap-legacy.loop_snap snap.loop_floor snap.loop_coro \
 		"* = loop body):"
 	cat "$tmp/dis.$f"
 done
+
+# ---- 8. the readers: rip leaks against heaptrack_print on the same workload ------------------
+
+# bench/analysis.sh records build/bench/malloc once with each tracer, then times rip leaks and
+# heaptrack_print on what they wrote (median of 3, peak RSS, events per second) and prints its
+# own block and budget line; without heaptrack its row says why it was skipped.
+echo "timing the readers: rip leaks, heaptrack_print (bench/analysis.sh) ..." >&2
+if [ ! -x "$RIP" ] || ! "$RIP" run --help >/dev/null 2>&1; then
+	echo
+	echo "analysis: rip run: not built yet, skipped"
+elif ! BUILD=$BUILD sh bench/analysis.sh "$tmp"; then
+	failed=1
+fi
 exit $failed

@@ -1,0 +1,194 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+#
+# bench/analysis.sh - the reader side of malloc tracing: `rip leaks` on a
+# trace of build/bench/malloc against `heaptrack_print` on heaptrack's file
+# of the same workload.
+#
+# The workload (1 thread, ANA_N malloc/free pairs through 32 distinct
+# stacks) is recorded once with `rip run --mem` and once with heaptrack;
+# then `rip leaks DIR > /dev/null` and `heaptrack_print FILE > /dev/null`
+# run ANA_REPS times each, interleaved, so a busy neighbour slows both
+# alike.  Each run gives its wall time (start to exit), its CPU time and
+# its peak RSS (/usr/bin/time -f, or VmHWM polled in /proc without it);
+# the medians are printed, with the speed ratio (heaptrack_print's time over
+# rip leaks', goal: 5x or more), the events each reads per second, and one
+# budget line.  Without heaptrack its rows say why they were skipped.
+#
+#   sh bench/analysis.sh [DIR]      (from the top of a built tree; DIR: scratch,
+#                                    a tmpfs directory is made when not given)
+#   ANA_N=2000000 ANA_REPS=3        pairs (as heaptrack.sh's MEM_N), repetitions (defaults)
+#
+# Exit status 1 when a program failed, 0 otherwise (missing heaptrack included).
+set -u
+cd "$(dirname "$0")/.." || exit 1
+BUILD=${BUILD:-build}
+RIP=$BUILD/rip
+PROG=$BUILD/bench/malloc
+N=${ANA_N:-2000000}
+REPS=${ANA_REPS:-3}
+own=""
+if [ $# -ge 1 ]; then
+	dir=$1
+else
+	dir=$(mktemp -d /dev/shm/rip-ana.XXXXXX 2>/dev/null) ||
+		dir=$(mktemp -d "${TMPDIR:-/tmp}/rip-ana.XXXXXX") || exit 1
+	own=$dir
+fi
+trace=$dir/ana-trace
+ht=$dir/ana-ht
+cleanup() {
+	rm -rf "$trace" "$dir"/ana-ht.* "$dir"/ana-out "$dir"/ana-err "$dir"/ana-time "$dir"/ana-raw
+	[ -n "$own" ] && rm -rf "$own"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM HUP
+RIP_DIR=${RIP_DIR:-$dir}
+export RIP_DIR
+failed=0
+
+now_ns() { date +%s%N; }
+say() { printf '%s\n' "$*"; }
+
+say ""
+say "analysis: rip leaks against heaptrack_print, same workload [11]"
+if [ ! -x "$PROG" ] || [ ! -x "$RIP" ] || [ ! -e "$BUILD/librip-preload.so" ]; then
+	say "  skipped: $PROG, $RIP or $BUILD/librip-preload.so is missing (make tests)"
+	exit 1
+fi
+have_ht=1
+if ! command -v heaptrack >/dev/null 2>&1 || ! command -v heaptrack_print >/dev/null 2>&1; then
+	if ! msg=$(sh mk/deps-bench.sh heaptrack 2>&1) ||
+		! command -v heaptrack_print >/dev/null 2>&1; then
+		have_ht=0
+		ht_note="heaptrack: not installed ($(echo "$msg" | tail -n 1))"
+	fi
+fi
+gnutime=0
+/usr/bin/time -f %M true >/dev/null 2>&1 && gnutime=1
+
+# measure CMD...: run CMD (output to /dev/null, errors to ana-err) and print
+# "WALL_S CPU_S RSS_KB", or "-" when it failed
+measure() {
+	if [ $gnutime = 1 ]; then
+		s=$(now_ns)
+		timeout 60 /usr/bin/time -o "$dir/ana-time" -f '%U %S %M' "$@" >/dev/null \
+			2>"$dir/ana-err"
+		rc=$?
+		e=$(now_ns)
+		[ $rc = 0 ] || { echo -; return; }
+		awk -v t=$((e - s)) '{ printf "%.4f %.4f %d\n", t / 1e9, $1 + $2, $3 }' \
+			"$dir/ana-time"
+		return
+	fi
+	# without GNU time: VmHWM from /proc until it exits, CPU from its stat line
+	s=$(now_ns)
+	"$@" >/dev/null 2>"$dir/ana-err" &
+	pid=$!
+	hwm=0 cpu=0
+	while kill -0 $pid 2>/dev/null; do
+		h=$(sed -n 's/^VmHWM: *\([0-9]*\).*/\1/p' /proc/$pid/status 2>/dev/null)
+		[ -n "$h" ] && [ "$h" -gt "$hwm" ] && hwm=$h
+		c=$(awk '{ print $14 + $15 }' /proc/$pid/stat 2>/dev/null)
+		[ -n "$c" ] && cpu=$c
+		sleep 0.005
+	done
+	wait $pid
+	rc=$?
+	e=$(now_ns)
+	[ $rc = 0 ] || { echo -; return; }
+	awk -v t=$((e - s)) -v c="$cpu" -v h="$hwm" -v hz="$(getconf CLK_TCK)" \
+		'BEGIN { printf "%.4f %.4f %d\n", t / 1e9, c / hz, h }'
+}
+
+# record the workload once with each tracer
+rm -rf "$trace"
+if ! timeout 60 "$RIP" run --mem -o "$trace" -- "$PROG" 1 "$N" >/dev/null 2>"$dir/ana-err"; then
+	say "  rip run --mem failed: $(head -n 2 "$dir/ana-err" | tr '\n' ' ')"
+	exit 1
+fi
+events=$(sed -n 's/^.* run: \([0-9]*\) events .*/\1/p' "$dir/ana-err")
+if [ $have_ht = 1 ]; then
+	rm -f "$ht".*
+	if ! timeout 60 heaptrack -o "$ht" "$PROG" 1 "$N" >/dev/null 2>&1 ||
+		! ls "$ht".* >/dev/null 2>&1; then
+		have_ht=0
+		ht_note="heaptrack -o FILE $PROG failed"
+		failed=1
+	fi
+fi
+htfile=$(ls "$ht".* 2>/dev/null | head -n 1)
+
+: >"$dir/ana-raw"
+for r in $(seq "$REPS"); do
+	echo "  analysis: repetition $r of $REPS ..." >&2
+	m=$(measure "$RIP" leaks "$trace")
+	if [ "$m" = - ]; then
+		say "  rip leaks failed: $(head -n 2 "$dir/ana-err" | tr '\n' ' ')"
+		failed=1
+	fi
+	echo "rip $m" >>"$dir/ana-raw"
+	if [ $have_ht = 1 ]; then
+		m=$(measure heaptrack_print "$htfile")
+		if [ "$m" = - ]; then
+			say "  heaptrack_print failed: $(head -n 2 "$dir/ana-err" | tr '\n' ' ')"
+			failed=1
+		fi
+		echo "ht $m" >>"$dir/ana-raw"
+	fi
+done
+
+# medians of each column per tool, then the table and the budget line
+awk -v ev="${events:-0}" -v have_ht=$have_ht -v note="${ht_note:-}" -v reps="$REPS" \
+	-v n="$N" -v ver="$(heaptrack --version 2>/dev/null | sed -n 's/^heaptrack //p')" \
+	-v rmem="$gnutime" '
+function med(s,   v, k, i, j, x) {
+	k = split(s, v, " ")
+	for (i = 2; i <= k; i++)
+		for (j = i; j > 1 && v[j - 1] + 0 > v[j] + 0; j--) {
+			x = v[j]; v[j] = v[j - 1]; v[j - 1] = x
+		}
+	if (!k)
+		return "-"
+	return k % 2 ? v[(k + 1) / 2] : (v[k / 2] + v[k / 2 + 1]) / 2
+}
+$2 != "-" { W[$1] = W[$1] " " $2; C[$1] = C[$1] " " $3; M[$1] = M[$1] " " $4 }
+function row(name, t,   w, c, m) {
+	w = med(W[t]); c = med(C[t]); m = med(M[t])
+	if (w == "-") {
+		printf "  %-34s %10s %10s %10s %12s\n", name, "-", "-", "-", "-"
+		return
+	}
+	printf "  %-34s %8.3f s %8.3f s %7.1f MB %10.2f M/s\n", name, w, c, m / 1024,
+		(w > 0 ? ev / w / 1e6 : 0)
+	WM[t] = w; CM[t] = c; MM[t] = m
+}
+END {
+	printf "  %-34s %10s %10s %10s %12s\n", "reader (median of " reps ")", "wall", "CPU",
+		"peak RSS", "events/s"
+	row("rip leaks DIR > /dev/null", "rip")
+	if (have_ht)
+		row("heaptrack_print FILE > /dev/null", "ht")
+	else
+		printf "  %-34s skipped: %s\n", "heaptrack_print", note
+	if (("rip" in WM) && ("ht" in WM) && WM["rip"] > 0) {
+		sp = WM["ht"] / WM["rip"]
+		printf "  %-34s %8.2fx %9.2fx %9.2fx\n", "heaptrack_print / rip leaks", sp,
+			(CM["rip"] > 0 ? CM["ht"] / CM["rip"] : 0),
+			(MM["rip"] > 0 ? MM["ht"] / MM["rip"] : 0)
+	}
+	print "[11] build/bench/malloc 1 " n " recorded once with rip run --mem and once with"
+	how = rmem ? "/usr/bin/time -f %M" : "VmHWM polled in /proc"
+	print "    heaptrack -o FILE; " ev " events (rip run'"'"'s count, backtrace definitions"
+	print "    included).  wall: start to exit; CPU: user + system; peak RSS: " how ";"
+	print "    events/s: those events over the wall time.  rip leaks reads the events and"
+	print "    symbolizes what is left; heaptrack_print reads a file heaptrack already"
+	print "    interpreted (symbols resolved while recording).  Ratios above 1x favour rip."
+	print "budget:"
+	if (("rip" in WM) && ("ht" in WM))
+		printf "  rip leaks vs heaptrack_print, wall time: %.2fx (goal >= 5x), %s\n", sp,
+			(sp >= 5 ? "goal met" : "goal NOT met")
+	else
+		print "  rip leaks vs heaptrack_print: not measured"
+}' "$dir/ana-raw"
+exit $failed
