@@ -25,6 +25,7 @@ if [ "$what" = check ]; then
 	have_cmd git || need="$need git"
 	have_cmd timeout || need="$need coreutils"
 	have_cmd babeltrace2 || need="$need babeltrace2"
+	have_cmd dot || need="$need graphviz"
 	# clang's AddressSanitizer runtime for the reader tests
 	[ -n "$(find /usr/lib/llvm-*/lib/clang/*/lib/linux -name 'libclang_rt.asan-x86_64.a' 2>/dev/null | head -n 1)" ] ||
 		[ -n "$(gcc -print-file-name=libasan.so 2>/dev/null | grep /)" ] || need="$need libasan8"
