@@ -1198,3 +1198,21 @@ int rip_sym_problems(struct rip_sym *s,
 	}
 	return count;
 }
+
+void rip_sym_add_modules(struct rip_sym *sym, const struct rip_module *mods, size_t n)
+{
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < n; i++) {
+			const struct rip_module *m = &mods[i];
+			bool bid = m->build_id_len && m->build_id_len <= RIP_BUILD_ID_MAX;
+			char path[RIP_MODULE_PATH_MAX];
+
+			if (!!(m->flags & RIP_MOD_UNLOADED) != pass || m->lo >= m->hi)
+				continue;
+			memcpy(path, m->path, sizeof(path));
+			path[sizeof(path) - 1] = 0;
+			rip_sym_add_module(sym, m->lo, m->hi, m->bias, path, bid ? m->build_id : NULL,
+					   bid ? m->build_id_len : 0, m->flags);
+		}
+	}
+}

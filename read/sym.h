@@ -49,6 +49,14 @@ int rip_sym_add_module(struct rip_sym *sym, uint64_t lo, uint64_t hi, uint64_t b
 		       uint32_t flags);
 
 /*
+ * Add every module of a ring file's (or trace's) module map: those still
+ * mapped first, so their ranges win over unloaded ones at the same place;
+ * entries with an empty range or a bad build-id length are passed over.
+ */
+struct rip_module;
+void rip_sym_add_modules(struct rip_sym *sym, const struct rip_module *mods, size_t n);
+
+/*
  * Resolve addr.  frames[0] is the innermost (inlined) frame, the last one the
  * real function; returns how many frames were filled (at least 1, at most
  * max), or -errno.  An address in no module, or in a module without symbols,

@@ -31,6 +31,7 @@
 #include "leaks.h"
 #include "record.h"
 #include "sym.h"
+#include "stacks.h"
 #include "tool.h"
 
 static int cmd_calltree(int argc, char **argv);
@@ -393,41 +394,13 @@ static const char *ct_base(const char *p)
 
 static int ct_symbols(struct ct *ct)
 {
-	struct rip_sym_opts so = { .sysroot = ct->o.sysroot, .debug_dir = ct->o.debug_dir };
-	const struct rip_module *mods;
 	char err[RR_ERR_MAX];
-	size_t n;
-	int ret;
+	int ret = stk_sym_open(ct->s, ct->o.sysroot, ct->o.debug_dir, &ct->sym, err,
+			       sizeof(err));
 
-	ret = rip_sym_new(&so, &ct->sym);
-	if (ret) {
-		tool_err("cannot start the symbolizer: %s", strerror(-ret));
-		return ret;
-	}
-	ret = evs_modules(ct->s, &mods, &n, err, sizeof(err));
-	if (ret) {
+	if (ret)
 		tool_err("%s", err);
-		return ret;
-	}
-	/* Mapped modules first: their ranges win over unloaded ones they reuse. */
-	for (int pass = 0; pass < 2; pass++) {
-		for (size_t i = 0; i < n; i++) {
-			const struct rip_module *m = &mods[i];
-			char path[RIP_MODULE_PATH_MAX];
-
-			if (!!(m->flags & RIP_MOD_UNLOADED) != pass || m->lo >= m->hi)
-				continue;
-			memcpy(path, m->path, sizeof(path));
-			path[sizeof(path) - 1] = 0;
-			rip_sym_add_module(ct->sym, m->lo, m->hi, m->bias, path,
-					   m->build_id_len && m->build_id_len <= RIP_BUILD_ID_MAX
-						   ? m->build_id
-						   : NULL,
-					   m->build_id_len <= RIP_BUILD_ID_MAX ? m->build_id_len : 0,
-					   m->flags);
-		}
-	}
-	return 0;
+	return ret;
 }
 
 /* ---- the graph ----------------------------------------------------------------------- */

@@ -23,6 +23,7 @@
 #include "evsource.h"
 #include "leaks.h"
 #include "sym.h"
+#include "stacks.h"
 #include "tool.h"
 
 static int cmd_dump(int argc, char **argv);
@@ -259,33 +260,14 @@ struct dump_ctx {
 
 static struct rip_sym *dump_sym(struct dump_ctx *c)
 {
-	const struct rip_module *mods;
 	char err[RR_ERR_MAX];
-	size_t n;
 
 	if (c->sym_tried)
 		return c->sym;
 	c->sym_tried = true;
-	if (rip_sym_new(NULL, &c->sym))
-		return c->sym = NULL;
-	if (evs_modules(c->s, &mods, &n, err, sizeof(err)))
-		n = 0;
-	for (int pass = 0; pass < 2; pass++)
-		for (size_t i = 0; i < n; i++) {
-			const struct rip_module *m = &mods[i];
-			char path[RIP_MODULE_PATH_MAX];
-
-			if (!!(m->flags & RIP_MOD_UNLOADED) != pass || m->lo >= m->hi)
-				continue;
-			memcpy(path, m->path, sizeof(path));
-			path[sizeof(path) - 1] = 0;
-			rip_sym_add_module(c->sym, m->lo, m->hi, m->bias, path,
-					   m->build_id_len && m->build_id_len <= RIP_BUILD_ID_MAX
-						   ? m->build_id
-						   : NULL,
-					   m->build_id_len <= RIP_BUILD_ID_MAX ? m->build_id_len : 0,
-					   m->flags);
-		}
+	/* no symbols (only addresses) when the module map cannot be had */
+	if (stk_sym_open(c->s, NULL, NULL, &c->sym, err, sizeof(err)))
+		c->sym = NULL;
 	return c->sym;
 }
 

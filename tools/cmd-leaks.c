@@ -23,6 +23,7 @@
 #include "leaks.h"
 #include "record.h"
 #include "sym.h"
+#include "stacks.h"
 #include "tool.h"
 
 static int cmd_leaks(int argc, char **argv);
@@ -96,41 +97,13 @@ static const char *leaks_base(const char *p)
 
 static int leaks_symbols(struct leaks_state *st)
 {
-	struct rip_sym_opts so = { .sysroot = st->o.sysroot, .debug_dir = st->o.debug_dir };
-	const struct rip_module *mods;
 	char err[RR_ERR_MAX];
-	size_t n;
-	int ret;
+	int ret = stk_sym_open(st->s, st->o.sysroot, st->o.debug_dir, &st->sym, err,
+			       sizeof(err));
 
-	ret = rip_sym_new(&so, &st->sym);
-	if (ret) {
-		tool_err("cannot start the symbolizer: %s", strerror(-ret));
-		return ret;
-	}
-	ret = evs_modules(st->s, &mods, &n, err, sizeof(err));
-	if (ret) {
+	if (ret)
 		tool_err("%s", err);
-		return ret;
-	}
-	/* Mapped modules first: their ranges win over unloaded ones they reuse. */
-	for (int pass = 0; pass < 2; pass++) {
-		for (size_t i = 0; i < n; i++) {
-			const struct rip_module *m = &mods[i];
-			char path[RIP_MODULE_PATH_MAX];
-
-			if (!!(m->flags & RIP_MOD_UNLOADED) != pass || m->lo >= m->hi)
-				continue;
-			memcpy(path, m->path, sizeof(path));
-			path[sizeof(path) - 1] = 0;
-			rip_sym_add_module(st->sym, m->lo, m->hi, m->bias, path,
-					   m->build_id_len && m->build_id_len <= RIP_BUILD_ID_MAX
-						   ? m->build_id
-						   : NULL,
-					   m->build_id_len <= RIP_BUILD_ID_MAX ? m->build_id_len : 0,
-					   m->flags);
-		}
-	}
-	return 0;
+	return ret;
 }
 
 /* Frames of the preload library itself (an unwinder that starts inside a hook). */

@@ -201,18 +201,7 @@ static int ps_symbols(struct ps_state *st)
 		tool_err("%s", err);
 		return ret;
 	}
-	/* Mapped modules first: their ranges win over unloaded ones they reuse. */
-	for (int pass = 0; pass < 2; pass++) {
-		for (size_t i = 0; i < n; i++) {
-			const struct rip_module *m = &mods[i];
-
-			if (!!(m->flags & RIP_MOD_UNLOADED) != pass || m->lo >= m->hi)
-				continue;
-			rip_sym_add_module(st->sym, m->lo, m->hi, m->bias, m->path,
-					   m->build_id_len ? m->build_id : NULL, m->build_id_len,
-					   m->flags);
-		}
-	}
+	rip_sym_add_modules(st->sym, mods, n);
 	free(mods);
 	return 0;
 }

@@ -193,22 +193,7 @@ int stk_sym_open(struct evs *s, const char *sysroot, const char *debug_dir,
 		rip_sym_free(sym);
 		return ret;
 	}
-	/* Mapped modules first: their ranges win over unloaded ones they reuse. */
-	for (int pass = 0; pass < 2; pass++) {
-		for (size_t i = 0; i < n; i++) {
-			const struct rip_module *m = &mods[i];
-			bool bid = m->build_id_len && m->build_id_len <= RIP_BUILD_ID_MAX;
-			char path[RIP_MODULE_PATH_MAX];
-
-			if (!!(m->flags & RIP_MOD_UNLOADED) != pass || m->lo >= m->hi)
-				continue;
-			memcpy(path, m->path, sizeof(path));
-			path[sizeof(path) - 1] = 0;
-			rip_sym_add_module(sym, m->lo, m->hi, m->bias, path,
-					   bid ? m->build_id : NULL, bid ? m->build_id_len : 0,
-					   m->flags);
-		}
-	}
+	rip_sym_add_modules(sym, mods, n);
 	*out = sym;
 	return 0;
 }
