@@ -385,13 +385,6 @@ static const uint64_t *ct_bt(const struct ct *ct, uint32_t id, uint32_t *n)
 
 /* ---- symbols ------------------------------------------------------------------------- */
 
-static const char *ct_base(const char *p)
-{
-	const char *s = p ? strrchr(p, '/') : NULL;
-
-	return s ? s + 1 : p;
-}
-
 static int ct_symbols(struct ct *ct)
 {
 	char err[RR_ERR_MAX];
@@ -445,7 +438,7 @@ static const char *ct_frame_name(const struct rip_frame *f, uint64_t addr, char 
 	if (f->func)
 		return f->func;
 	if (f->module)
-		snprintf(buf, len, "%s+0x%" PRIx64, ct_base(f->module), f->offset);
+		snprintf(buf, len, "%s+0x%" PRIx64, tool_base(f->module), f->offset);
 	else
 		snprintf(buf, len, "0x%" PRIx64, addr);
 	return buf;
@@ -475,7 +468,7 @@ static int ct_paths(struct ct *ct)
 				k = 1;
 			}
 			/* frames of the preload library itself (an unwinder started in a hook) */
-			b = ct_base(fr[k - 1].module);
+			b = tool_base(fr[k - 1].module);
 			if (i + 1 < n && b && !strncmp(b, "librip-preload", 14))
 				continue;
 			for (int j = k; j-- > 0;)
@@ -841,28 +834,6 @@ static int ct_output(struct ct *ct, const char *text, size_t len)
 
 /* ---- the command --------------------------------------------------------------------- */
 
-static int ct_size(const char *s, uint64_t *out)
-{
-	char *end;
-	unsigned long long v;
-
-	if (*s < '0' || *s > '9')
-		return -1;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno)
-		return -1;
-	switch (*end) {
-	case 'k': case 'K': v <<= 10; end++; break;
-	case 'm': case 'M': v <<= 20; end++; break;
-	case 'g': case 'G': v <<= 30; end++; break;
-	}
-	if (*end)
-		return -1;
-	*out = v;
-	return 0;
-}
-
 enum { CT_OPT_SVG = 0x100, CT_OPT_SYSROOT, CT_OPT_DEBUG_DIR };
 
 static int ct_parse(int argc, char **argv, struct ct_opts *o)
@@ -891,13 +862,13 @@ static int ct_parse(int argc, char **argv, struct ct_opts *o)
 			o->all = true;
 			break;
 		case 'n':
-			if (ct_size(optarg, &o->top) || !o->top)
+			if (tool_parse_size(optarg, &o->top) || !o->top)
 				return tool_usage_error(&cmd_calltree_def,
 							"--top wants a number > 0, not '%s'", optarg);
 			o->top_set = true;
 			break;
 		case 'm':
-			if (ct_size(optarg, &o->min_bytes))
+			if (tool_parse_size(optarg, &o->min_bytes))
 				return tool_usage_error(&cmd_calltree_def,
 							"--min-bytes wants a size like 4096 or 1m, "
 							"not '%s'",

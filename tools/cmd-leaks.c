@@ -88,13 +88,6 @@ struct leaks_state {
 
 /* ---- symbols ------------------------------------------------------------------------- */
 
-static const char *leaks_base(const char *p)
-{
-	const char *s = p ? strrchr(p, '/') : NULL;
-
-	return s ? s + 1 : p;
-}
-
 static int leaks_symbols(struct leaks_state *st)
 {
 	char err[RR_ERR_MAX];
@@ -109,7 +102,7 @@ static int leaks_symbols(struct leaks_state *st)
 /* Frames of the preload library itself (an unwinder that starts inside a hook). */
 static bool leaks_internal(const struct rip_frame *f)
 {
-	const char *b = leaks_base(f->module);
+	const char *b = tool_base(f->module);
 
 	return b && !strncmp(b, "librip-preload", 14);
 }
@@ -166,9 +159,9 @@ static void leaks_frame_text(struct leaks_state *st, uint64_t addr, const struct
 		if (f->file && f->line)
 			fprintf(out, " (%s:%d)", f->file, f->line);
 		else if (f->module)
-			fprintf(out, "+0x%" PRIx64 " (%s)", f->offset, leaks_base(f->module));
+			fprintf(out, "+0x%" PRIx64 " (%s)", f->offset, tool_base(f->module));
 	} else if (f->module) {
-		fprintf(out, "%s+0x%" PRIx64, leaks_base(f->module), f->offset);
+		fprintf(out, "%s+0x%" PRIx64, tool_base(f->module), f->offset);
 	} else {
 		fprintf(out, "0x%" PRIx64 " (in no module)", addr);
 	}
@@ -457,37 +450,6 @@ static void leaks_print_json(struct leaks_state *st)
 
 /* ---- the command --------------------------------------------------------------------- */
 
-static void leaks_problem_text(const char *path, const char *why, unsigned hits, void *arg)
-{
-	unsigned *count = arg;
-
-	if (!(*count)++)
-		fprintf(stderr, "note: modules without full symbols:\n");
-	fprintf(stderr, "  %s: %s (%u address%s)\n", path, why, hits, hits == 1 ? "" : "es");
-}
-
-static int leaks_size(const char *s, uint64_t *out)
-{
-	char *end;
-	unsigned long long v;
-
-	if (*s < '0' || *s > '9')
-		return -1;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno)
-		return -1;
-	switch (*end) {
-	case 'k': case 'K': v <<= 10; end++; break;
-	case 'm': case 'M': v <<= 20; end++; break;
-	case 'g': case 'G': v <<= 30; end++; break;
-	}
-	if (*end)
-		return -1;
-	*out = v;
-	return 0;
-}
-
 /*
  * A moment, from the first event: seconds ("1.5"), or with a unit ("500ms",
  * "2s", "250us", "10ns").  0, or -1 if s is not one.
@@ -574,14 +536,14 @@ static int leaks_parse(int argc, char **argv, struct leaks_opts *o)
 							optarg);
 			break;
 		case 'm':
-			if (leaks_size(optarg, &o->lk.min_size))
+			if (tool_parse_size(optarg, &o->lk.min_size))
 				return tool_usage_error(&cmd_leaks_def,
 							"--min-size wants a size like 4096 or 1m, "
 							"not '%s'",
 							optarg);
 			break;
 		case 'n':
-			if (leaks_size(optarg, &o->top) || !o->top)
+			if (tool_parse_size(optarg, &o->top) || !o->top)
 				return tool_usage_error(&cmd_leaks_def,
 							"--top wants a number > 0, not '%s'", optarg);
 			break;
@@ -589,7 +551,7 @@ static int leaks_parse(int argc, char **argv, struct leaks_opts *o)
 			o->addresses = true;
 			break;
 		case 't':
-			if (leaks_size(optarg, &tid) || !tid || tid > INT32_MAX ||
+			if (tool_parse_size(optarg, &tid) || !tid || tid > INT32_MAX ||
 			    strspn(optarg, "0123456789") != strlen(optarg))
 				return tool_usage_error(&cmd_leaks_def,
 							"--tid wants a thread id > 0, not '%s'",
@@ -764,7 +726,7 @@ static char *leaks_stack_key(struct leaks_state *st, const struct lk_group *g)
 			else if (fr[j].func)
 				fprintf(f, "%s%s+0x%" PRIx64, sep, fr[j].func, fr[j].offset);
 			else if (fr[j].module)
-				fprintf(f, "%s%s+0x%" PRIx64, sep, leaks_base(fr[j].module),
+				fprintf(f, "%s%s+0x%" PRIx64, sep, tool_base(fr[j].module),
 					fr[j].offset);
 			else
 				fprintf(f, "%s?", sep);
@@ -1042,9 +1004,9 @@ static int cmd_leaks(int argc, char **argv)
 	leaks_warnings(&st);
 	if (!st.o.json) {
 		if (old.sym)
-			rip_sym_problems(old.sym, leaks_problem_text, &problems);
+			rip_sym_problems(old.sym, tool_sym_problem, &problems);
 		if (st.sym)
-			rip_sym_problems(st.sym, leaks_problem_text, &problems);
+			rip_sym_problems(st.sym, tool_sym_problem, &problems);
 	}
 	status = EXIT_OK;
 out:

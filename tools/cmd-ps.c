@@ -87,16 +87,9 @@ struct ps_state {
 
 /* ---- symbols ---------------------------------------------------------------------- */
 
-static const char *base_name(const char *p)
-{
-	const char *s = p ? strrchr(p, '/') : NULL;
-
-	return s ? s + 1 : p;
-}
-
 static bool rip_internal_frame(const struct rip_frame *fr)
 {
-	const char *b = base_name(fr->file);
+	const char *b = tool_base(fr->file);
 
 	if (fr->func && (!strncmp(fr->func, "rip_snap", 8) || !strncmp(fr->func, "__rip_", 6) ||
 			 !strncmp(fr->func, "rip_coro_switch", 15)))
@@ -167,7 +160,7 @@ static struct ps_site *ps_site(struct ps_state *st, uint64_t ip)
 	}
 	if (!s->func) {
 		if (s->module)
-			snprintf(s->label, sizeof(s->label), "%s+0x%llx", base_name(s->module),
+			snprintf(s->label, sizeof(s->label), "%s+0x%llx", tool_base(s->module),
 				 (unsigned long long)(n > 0 ? s->frames[0].offset : 0));
 		else
 			snprintf(s->label, sizeof(s->label), "0x%llx", (unsigned long long)ip);
@@ -288,9 +281,9 @@ static bool shown(const struct ps_state *st, const struct rr_slot *s)
 static const char *where_str(const struct ps_site *site, char *buf, size_t len)
 {
 	if (site->file && site->line)
-		snprintf(buf, len, "%s:%d", base_name(site->file), site->line);
+		snprintf(buf, len, "%s:%d", tool_base(site->file), site->line);
 	else if (site->module)
-		snprintf(buf, len, "%s", base_name(site->module));
+		snprintf(buf, len, "%s", tool_base(site->module));
 	else
 		snprintf(buf, len, "?");
 	return buf;
@@ -749,15 +742,6 @@ static int ps_threads(struct ps_state *st, FILE *out)
 
 /* ---- main ------------------------------------------------------------------------------------ */
 
-static void report_problem(const char *path, const char *why, unsigned hits, void *arg)
-{
-	unsigned *count = arg;
-
-	if (!(*count)++)
-		fprintf(stderr, "note: modules without full symbols:\n");
-	fprintf(stderr, "  %s: %s (%u address%s)\n", path, why, hits, hits == 1 ? "" : "es");
-}
-
 RIP_COMMAND(cmd_ps_def);
 
 static int cmd_ps(int argc, char **argv)
@@ -885,7 +869,7 @@ static int cmd_ps(int argc, char **argv)
 	}
 	fflush(stdout);
 	if (!st.o.json)
-		rip_sym_problems(st.sym, report_problem, &problems);
+		rip_sym_problems(st.sym, tool_sym_problem, &problems);
 	if (st.s.corrupt) {
 		tool_err("%s: %zu corrupt slot%s skipped (first: slot %d, %s)", st.f.path,
 			 st.s.corrupt, st.s.corrupt == 1 ? "" : "s", st.s.first_bad, st.s.why);

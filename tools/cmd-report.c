@@ -161,13 +161,6 @@ static int report_sort(struct report_state *st)
 
 /* ---- symbols -------------------------------------------------------------------------- */
 
-static const char *report_base(const char *p)
-{
-	const char *s = p ? strrchr(p, '/') : NULL;
-
-	return s ? s + 1 : p;
-}
-
 static int report_symbols(struct report_state *st)
 {
 	char err[RR_ERR_MAX];
@@ -193,7 +186,7 @@ static int report_resolve(struct report_state *st, uint64_t a, struct rip_frame 
 /* The allocator's own frames: libc's malloc family, operator new, the preload library. */
 static bool report_allocator(const struct rip_frame *f)
 {
-	const char *b = report_base(f->module);
+	const char *b = tool_base(f->module);
 
 	return b && (!strncmp(b, "libc.so", 7) || !strncmp(b, "libc-", 5) ||
 		     !strncmp(b, "libstdc++", 9) || !strncmp(b, "librip-preload", 14));
@@ -228,9 +221,9 @@ static const char *report_frame_str(const struct rip_frame *f, uint64_t addr, ch
 		snprintf(buf, len, "%s (%s:%d)", f->func, f->file, f->line);
 	else if (f->func)
 		snprintf(buf, len, "%s+0x%" PRIx64 " (%s)", f->func, f->offset,
-			 f->module ? report_base(f->module) : "?");
+			 f->module ? tool_base(f->module) : "?");
 	else if (f->module)
-		snprintf(buf, len, "%s+0x%" PRIx64, report_base(f->module), f->offset);
+		snprintf(buf, len, "%s+0x%" PRIx64, tool_base(f->module), f->offset);
 	else
 		snprintf(buf, len, "0x%" PRIx64 " (in no module)", addr);
 	return buf;
@@ -654,15 +647,6 @@ static void report_progress(uint64_t events)
 	fprintf(stderr, "\rrip report: %" PRIu64 " events read...", events);
 }
 
-static void report_problem_text(const char *path, const char *why, unsigned hits, void *arg)
-{
-	unsigned *count = arg;
-
-	if (!(*count)++)
-		fprintf(stderr, "note: modules without full symbols:\n");
-	fprintf(stderr, "  %s: %s (%u address%s)\n", path, why, hits, hits == 1 ? "" : "es");
-}
-
 static int report_parse(int argc, char **argv, struct report_opts *o)
 {
 	static const struct option longopts[] = {
@@ -770,7 +754,7 @@ static int cmd_report(int argc, char **argv)
 			 "twice with different frames) were ignored",
 			 st.rp->bt_bad);
 	if (!st.o.json && st.sym)
-		rip_sym_problems(st.sym, report_problem_text, &problems);
+		rip_sym_problems(st.sym, tool_sym_problem, &problems);
 	status = EXIT_OK;
 out:
 	if (st.sym)

@@ -59,6 +59,56 @@ int tool_open_target(const struct rip_cmd *cmd, const char *target, struct rr_fi
 	return 0;
 }
 
+const char *tool_base(const char *path)
+{
+	const char *s = path ? strrchr(path, '/') : NULL;
+
+	return s ? s + 1 : path;
+}
+
+int tool_parse_size(const char *s, uint64_t *out)
+{
+	unsigned long long v;
+	char *end;
+
+	if (*s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno)
+		return -1;
+	switch (*end) {
+	case 'k':
+	case 'K':
+		v <<= 10;
+		end++;
+		break;
+	case 'm':
+	case 'M':
+		v <<= 20;
+		end++;
+		break;
+	case 'g':
+	case 'G':
+		v <<= 30;
+		end++;
+		break;
+	}
+	if (*end)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+void tool_sym_problem(const char *path, const char *why, unsigned hits, void *arg)
+{
+	unsigned *count = arg;
+
+	if (!(*count)++)
+		fprintf(stderr, "note: modules without full symbols:\n");
+	fprintf(stderr, "  %s: %s (%u address%s)\n", path, why, hits, hits == 1 ? "" : "es");
+}
+
 void tool_help(const struct rip_cmd *cmd)
 {
 	fputs(cmd->usage, stdout);

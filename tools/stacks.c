@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "stacks.h"
+#include "tool.h"
 #include "sym.h"
 
 /* ---- the table ----------------------------------------------------------------------- */
@@ -198,13 +199,6 @@ int stk_sym_open(struct evs *s, const char *sysroot, const char *debug_dir,
 	return 0;
 }
 
-static const char *stk_base(const char *p)
-{
-	const char *s = p ? strrchr(p, '/') : NULL;
-
-	return s ? s + 1 : p;
-}
-
 int stk_frame_names(struct rip_sym *sym, uint64_t ra, char names[][256], int max)
 {
 	struct rip_frame fr[STK_MAX_INLINE];
@@ -214,7 +208,7 @@ int stk_frame_names(struct rip_sym *sym, uint64_t ra, char names[][256], int max
 		memset(fr, 0, sizeof(*fr));
 		n = 1;
 	}
-	if (fr[n - 1].module && !strncmp(stk_base(fr[n - 1].module), "librip-preload", 14))
+	if (fr[n - 1].module && !strncmp(tool_base(fr[n - 1].module), "librip-preload", 14))
 		return 0;
 	if (n > max)
 		n = max;
@@ -226,7 +220,7 @@ int stk_frame_names(struct rip_sym *sym, uint64_t ra, char names[][256], int max
 		if (f->func)
 			snprintf(names[i], 256, "%s", f->func);
 		else if (f->module)
-			snprintf(names[i], 256, "%s+0x%" PRIx64, stk_base(f->module), f->offset);
+			snprintf(names[i], 256, "%s+0x%" PRIx64, tool_base(f->module), f->offset);
 		else
 			snprintf(names[i], 256, "0x%" PRIx64, ra);
 		for (p = names[i]; *p; p++)

@@ -7,6 +7,7 @@
 #define RIP_TOOLS_TOOL_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #define EXIT_OK 0
@@ -41,6 +42,18 @@ void tool_help(const struct rip_cmd *cmd);
  */
 struct rr_file;
 int tool_open_target(const struct rip_cmd *cmd, const char *target, struct rr_file *f);
+
+/* The last component of a path (the path itself without a slash; NULL stays NULL). */
+const char *tool_base(const char *path);
+
+/* "4096", "64k", "2M", "1g" into bytes: 0, or -1 when malformed. */
+int tool_parse_size(const char *s, uint64_t *out);
+
+/*
+ * rip_sym_problems callback printing "note: modules without full symbols:"
+ * once, then a line per module, on stderr; arg points to an unsigned count.
+ */
+void tool_sym_problem(const char *path, const char *why, unsigned hits, void *arg);
 
 /* JSON output: strings are escaped; the caller writes the punctuation. */
 void json_str(FILE *out, const char *s);
