@@ -643,13 +643,27 @@ int rr_alive(struct rr_file *f)
 	return rr_maps_file(f->hdr.pid, f->fd);
 }
 
+/*
+ * Ticks to ns as a multiply and a shift (ns = d * mult >> 32, mult =
+ * 1e9 * 2^32 / hz): readers convert every event, and a 128-bit division
+ * each time showed in their profiles.  The factor is kept per thread for
+ * the last rate seen.
+ */
 int64_t rr_ticks_to_ns(const struct rip_file_hdr *h, uint64_t ticks)
 {
+	static __thread uint64_t hz_seen;
+	static __thread unsigned __int128 mult;
 	__int128 d = (__int128)ticks - (__int128)h->clock_base_ticks;
 
 	if (!h->clock_hz)
 		return 0;
-	return (int64_t)(d * 1000000000 / (__int128)h->clock_hz) + (int64_t)h->clock_base_ns;
+	if (h->clock_hz != hz_seen) {
+		mult = ((unsigned __int128)1000000000u << 32) / h->clock_hz;
+		hz_seen = h->clock_hz;
+	}
+	if (d >= 0)
+		return (int64_t)(((unsigned __int128)d * mult) >> 32) + (int64_t)h->clock_base_ns;
+	return -(int64_t)(((unsigned __int128)(-d) * mult) >> 32) + (int64_t)h->clock_base_ns;
 }
 
 uint64_t rr_now_ticks(const struct rip_file_hdr *h)
