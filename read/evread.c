@@ -26,26 +26,6 @@
 
 /* ---- types ------------------------------------------------------------------------ */
 
-uint32_t ev_field_size(uint32_t type)
-{
-	switch (type) {
-	case RIP_FT_U8:
-	case RIP_FT_S8:
-		return 1;
-	case RIP_FT_U16:
-	case RIP_FT_S16:
-		return 2;
-	case RIP_FT_U32:
-	case RIP_FT_S32:
-		return 4;
-	case RIP_FT_STRING:
-	case RIP_FT_HEX64_ARRAY:
-		return 0;
-	default:
-		return 8;
-	}
-}
-
 int ev_type_load(const struct rip_evtype *e, struct ev_type *t)
 {
 	memset(t, 0, sizeof(*t));
@@ -151,7 +131,10 @@ int ev_decode(const struct ev_types *types, const uint8_t *data, size_t len, uin
 		struct ev_event e;
 		uint32_t id;
 
-		memset(&e, 0, sizeof(e));
+		/* no memset: v[] is written for each field the type has, the rest here */
+		e.str = NULL;
+		e.arr = NULL;
+		e.narr = 0;
 		e.offset = off;
 		if (len - off < 4)
 			return rr_fail(err, errlen, -EBADMSG, "event header cut at byte %zu", off);

@@ -54,7 +54,25 @@ struct ev_event {
 };
 
 /* Bytes of a fixed-size field of this type on the wire (0 for string/array). */
-uint32_t ev_field_size(uint32_t type);
+static inline uint32_t ev_field_size(uint32_t type)
+{
+	switch (type) {
+	case RIP_FT_U8:
+	case RIP_FT_S8:
+		return 1;
+	case RIP_FT_U16:
+	case RIP_FT_S16:
+		return 2;
+	case RIP_FT_U32:
+	case RIP_FT_S32:
+		return 4;
+	case RIP_FT_STRING:
+	case RIP_FT_HEX64_ARRAY:
+		return 0;
+	default:
+		return 8;
+	}
+}
 
 /* Copy the type table and category names out of a ring file. */
 int ev_read_types(struct rr_file *f, struct ev_types *out, char *err, size_t errlen);
