@@ -151,6 +151,8 @@ int rip_event_register(const struct rip_event_type *t)
 
 	if (!rip_type_valid(t))
 		return -EINVAL;
+	/* often a dlopen'd library's constructor: the module map may be behind */
+	__rip_modules_maybe_rescan();
 	pthread_mutex_lock(&rip_reg.lock);
 	for (uint32_t i = 0; i < rip_reg.ntypes; i++) {
 		if (rip_reg.types[i] == t) {
@@ -263,12 +265,25 @@ void __rip_events_close(void)
 
 static void rip_packet_close(struct rip_file_hdr *h, struct rip_evw *w);
 
-/* In a forked child: the rings of threads that do not exist here go back to the pool. */
+/* First thing in a forked child: the registry's lock may have been held by a thread gone here. */
+void __rip_events_fork_lock(void)
+{
+	pthread_mutex_init(&rip_reg.lock, NULL);
+}
+
+/*
+ * In a forked child: the rings of threads that do not exist here go back to
+ * the pool, whose queue is rebuilt (it was copied while the parent's threads
+ * used it: see rip_fifo_rebuild in ring.c).
+ */
 void __rip_events_fork_child(struct rip_file_hdr *h, struct rip_self *me)
 {
 	uint32_t used = __atomic_load_n(&h->ev_fresh, __ATOMIC_RELAXED);
+	struct rip_fifo q = rip_fifo_rings(h);
 
-	pthread_mutex_init(&rip_reg.lock, NULL);
+	for (uint64_t i = 0; i < q.n; i++)
+		q.cells[i].seq = i;
+	*q.head = *q.tail = 0;
 	for (uint32_t i = 0; i < used && i < h->ev_rings; i++) {
 		struct rip_evring *r = rip_evring_at(h, i);
 
@@ -278,10 +293,8 @@ void __rip_events_fork_child(struct rip_file_hdr *h, struct rip_self *me)
 		r->consumed = r->written;
 		r->discarded = 0;
 		r->consumer_pid = 0;
-		if (!r->owner)
-			continue;
 		r->owner = 0;
-		__rip_fifo_push(rip_fifo_rings(h), i);
+		__rip_fifo_push(q, i);
 	}
 	if (me->ev.ring && me->ev.ring <= h->ev_rings) {
 		struct rip_evring *r = rip_evring_at(h, me->ev.ring - 1);

@@ -87,8 +87,10 @@ void __rip_events_open(struct rip_file_hdr *h) __hidden;
 void __rip_events_close(void) __hidden;
 void __rip_events_thread_exit(struct rip_file_hdr *h, struct rip_self *me) __hidden;
 void __rip_events_fork_child(struct rip_file_hdr *h, struct rip_self *me) __hidden;
+void __rip_events_fork_lock(void) __hidden;
 
 /* modules.c */
 void __rip_modules_scan(void) __hidden;
+void __rip_modules_maybe_rescan(void) __hidden;
 
 #endif /* RIP_LIB_INTERNAL_H */

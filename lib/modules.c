@@ -11,8 +11,8 @@
  * copies what dl_iterate_phdr reports into a private buffer first and takes
  * our lock only afterwards: no lock of ours is ever held inside the loader's.
  */
-#include <dlfcn.h>
 #include <elf.h>
+#include <stddef.h>
 #include <link.h>
 #include <stdlib.h>
 #include <string.h>
@@ -179,39 +179,37 @@ out_unlock:
 }
 
 /*
- * Wrapping dlopen/dlclose keeps the map current.  The real functions are
- * found with RTLD_NEXT; if that fails the wrapper still answers, as dlopen
- * does, with NULL and an error for dlerror().
+ * Keep the map current without wrapping dlopen: glibc resolves a bare name
+ * with the RUNPATH of whoever calls dlopen, and a wrapper would make that
+ * librip.  Instead, callers that may run dl_iterate_phdr (never a signal
+ * handler) ask here; the loader's own counters of objects added and
+ * removed say, in O(1), whether a rescan is due.
  */
-typedef void *(*rip_dlopen_fn)(const char *, int);
-typedef int (*rip_dlclose_fn)(void *);
+static unsigned long long rip_mod_adds, rip_mod_subs;
 
-__attribute__((visibility("default"))) void *dlopen(const char *file, int mode)
+static int rip_mod_counters(struct dl_phdr_info *info, size_t size, void *arg)
 {
-	static rip_dlopen_fn real;
-	void *handle;
+	unsigned long long *c = arg;
 
-	if (!real)
-		real = (rip_dlopen_fn)dlsym(RTLD_NEXT, "dlopen");
-	if (!real)
-		return NULL;
-	handle = real(file, mode);
-	if (handle && __atomic_load_n(&__rip_proc.hdr, __ATOMIC_ACQUIRE))
-		__rip_modules_scan();
-	return handle;
+	if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof(info->dlpi_subs)) {
+		c[0] = info->dlpi_adds;
+		c[1] = info->dlpi_subs;
+	}
+	return 1; /* the first object is enough */
 }
 
-__attribute__((visibility("default"))) int dlclose(void *handle)
+void __rip_modules_maybe_rescan(void)
 {
-	static rip_dlclose_fn real;
-	int ret;
+	unsigned long long c[2] = { 0, 0 };
 
-	if (!real)
-		real = (rip_dlclose_fn)dlsym(RTLD_NEXT, "dlclose");
-	if (!real)
-		return -1;
-	ret = real(handle);
-	if (ret == 0 && __atomic_load_n(&__rip_proc.hdr, __ATOMIC_ACQUIRE))
-		__rip_modules_scan();
-	return ret;
+	if (!__atomic_load_n(&__rip_proc.hdr, __ATOMIC_ACQUIRE))
+		return;
+	dl_iterate_phdr(rip_mod_counters, c);
+	/* Relaxed: a rescan too many is harmless, and the scan itself takes the lock. */
+	if (c[0] == __atomic_load_n(&rip_mod_adds, __ATOMIC_RELAXED) &&
+	    c[1] == __atomic_load_n(&rip_mod_subs, __ATOMIC_RELAXED))
+		return;
+	__atomic_store_n(&rip_mod_adds, c[0], __ATOMIC_RELAXED);
+	__atomic_store_n(&rip_mod_subs, c[1], __ATOMIC_RELAXED);
+	__rip_modules_scan();
 }

@@ -124,6 +124,7 @@ int __rip_fifo_push(struct rip_fifo q, uint32_t item)
 {
 	struct rip_fifo_cell *c;
 	uint64_t pos = __atomic_load_n(q.tail, __ATOMIC_RELAXED);
+	unsigned spins = 0;
 
 	for (;;) {
 		c = &q.cells[pos % q.n];
@@ -138,6 +139,9 @@ int __rip_fifo_push(struct rip_fifo q, uint32_t item)
 		} else if (dif < 0) {
 			return -ENOSPC; /* more releases than items: a corrupted file */
 		} else {
+			/* tail behind its cells: others moving it, or a broken queue (never spin) */
+			if (++spins > 100000)
+				return -EAGAIN;
 			pos = __atomic_load_n(q.tail, __ATOMIC_RELAXED);
 		}
 	}
@@ -173,6 +177,8 @@ int __rip_fifo_pop(struct rip_fifo q, uint32_t *item)
 			rip_cpu_relax();
 			pos = __atomic_load_n(q.head, __ATOMIC_RELAXED);
 		} else {
+			if (++spins > 100000)
+				return -EAGAIN; /* never spin on a broken queue */
 			pos = __atomic_load_n(q.head, __ATOMIC_RELAXED);
 		}
 	}
@@ -283,8 +289,10 @@ static void rip_thread_exit(void *arg)
 	struct rip_file_hdr *h = __atomic_load_n(&__rip_proc.hdr, __ATOMIC_ACQUIRE);
 
 	(void)arg;
-	if (h)
+	if (h) {
 		__rip_events_thread_exit(h, me);
+		__rip_modules_maybe_rescan();
+	}
 	if (!(me->flags & RIP_SELF_DUMMY) && rip_slot_of(h, me->thread)) {
 		__rip_slot_release(h, me->thread);
 		__atomic_fetch_sub(&h->live_threads, 1, __ATOMIC_RELAXED);
@@ -392,6 +400,7 @@ int rip_thread_set_name(const char *name)
 	if (me->flags & RIP_SELF_DUMMY)
 		return err ? err : -ENODEV;
 	rip_slot_rename(me->thread, name);
+	__rip_modules_maybe_rescan();
 	return 0;
 }
 
@@ -428,6 +437,7 @@ int rip_coro_create(const char *name, struct rip_coro **out)
 		return err;
 	if (!name)
 		name = "coro";
+	__rip_modules_maybe_rescan();
 	__rip_slot_setup(rip_slot_at(h, idx), RIP_KIND_CORO, me->tid, name, strlen(name));
 	__atomic_fetch_add(&h->live_coros, 1, __ATOMIC_RELAXED);
 	*out = (struct rip_coro *)rip_slot_at(h, idx);
@@ -843,6 +853,48 @@ static int rip_write_all(int fd, const void *buf, size_t len, off_t off)
 	return 0;
 }
 
+static const struct rip_file_hdr *rip_sort_hdr;
+
+static int rip_by_exit(const void *a, const void *b)
+{
+	uint64_t x = rip_slot_at((struct rip_file_hdr *)rip_sort_hdr, *(const uint32_t *)a)->exit_ts;
+	uint64_t y = rip_slot_at((struct rip_file_hdr *)rip_sort_hdr, *(const uint32_t *)b)->exit_ts;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * In the child: the free queue was copied while the parent's threads used
+ * it, so its head, tail and cells may disagree.  Only this thread exists
+ * here: empty it and give it back every exited slot, oldest exit first.
+ */
+static void rip_fifo_rebuild(struct rip_file_hdr *h, uint32_t used)
+{
+	struct rip_fifo q = __rip_fifo_slots(h);
+	size_t bytes = (size_t)(used ? used : 1) * sizeof(uint32_t);
+	uint32_t *v, n = 0;
+
+	for (uint64_t i = 0; i < q.n; i++)
+		q.cells[i].seq = i;
+	*q.head = *q.tail = 0;
+	v = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	for (uint32_t i = 0; i < used; i++) {
+		if (rip_slot_at(h, i)->state != RIP_SLOT_EXITED)
+			continue;
+		if (v == MAP_FAILED)
+			__rip_fifo_push(q, i); /* no room to sort: index order */
+		else
+			v[n++] = i;
+	}
+	if (v == MAP_FAILED)
+		return;
+	rip_sort_hdr = h;
+	qsort(v, n, sizeof(*v), rip_by_exit);
+	for (uint32_t i = 0; i < n; i++)
+		__rip_fifo_push(q, v[i]);
+	munmap(v, bytes);
+}
+
 /*
  * A child without a file of its own: keep every address valid with a
  * private anonymous copy of the parent's mapping moved into its place, so
@@ -879,6 +931,7 @@ static void rip_atfork_child(void)
 	uint32_t used;
 
 	pthread_mutex_init(&__rip_proc.lock, NULL);
+	__rip_events_fork_lock();
 	me->tid = __rip_gettid();
 	if (!h)
 		return;
@@ -920,7 +973,11 @@ static void rip_atfork_child(void)
 	rip_hdr_identity(h);
 	h->exit_ts = 0;
 	h->proc_flags &= ~RIP_P_EXITED;
-	/* Threads other than this one do not exist in the child. */
+	/*
+	 * Threads other than this one do not exist in the child: their slots
+	 * exit.  (In a librip.h file slots are the program's ids, which the
+	 * child still has: they stay.)
+	 */
 	h->live_threads = 0;
 	for (uint32_t i = 0; i < used; i++) {
 		struct rip_slot *s = rip_slot_at(h, i);
@@ -928,13 +985,17 @@ static void rip_atfork_child(void)
 		if (s->kind != RIP_KIND_THREAD || s->state == RIP_SLOT_EXITED ||
 		    s->state == RIP_SLOT_FREE)
 			continue;
-		if (s == me->thread && !(me->flags & RIP_SELF_DUMMY)) {
-			s->tid = me->tid;
+		if ((s == me->thread && !(me->flags & RIP_SELF_DUMMY)) || s == me->cur ||
+		    (__rip_proc.flags & RIP_F_LEGACY_API)) {
+			if (s == me->thread || s == me->cur)
+				s->tid = me->tid;
 			h->live_threads++;
 			continue;
 		}
-		__rip_slot_release(h, s);
+		s->exit_ts = s->switch_ts = rip_clock_ticks();
+		s->state = RIP_SLOT_EXITED;
 	}
+	rip_fifo_rebuild(h, used);
 	__rip_events_fork_child(h, me);
 	/* Complete: readers may take it (pairs with their acquire of the magic). */
 	__atomic_thread_fence(__ATOMIC_RELEASE);
