@@ -270,8 +270,8 @@ RIP_INLINE void __rip_event_emit(const struct rip_event_type *t, const uint64_t 
 	}
 	for (i = 0; i < t->nfields; i++)
 		size += __rip_field_size(t->fields[i].type);
-	/* Relaxed: the id only ever goes from unset to set, before the first event. */
-	p = __rip_event_reserve(w, __atomic_load_n(t->id, __ATOMIC_RELAXED), size, ts);
+	/* Pairs with the release store of the id in rip_event_register (a plain load on x86). */
+	p = __rip_event_reserve(w, __atomic_load_n(t->id, __ATOMIC_ACQUIRE), size, ts);
 	if (RIP_UNLIKELY(!p)) {
 		uint64_t all[RIP_EVENT_MAX_FIELDS] = { 0 };
 

@@ -169,8 +169,8 @@ int rip_event_register(const struct rip_event_type *t)
 	h = rip_reg.file;
 	if (h)
 		rip_type_write(h, t, id);
-	/* The fast path may now use the id; relaxed: it only ever goes from unset to set. */
-	__atomic_store_n(t->id, id, __ATOMIC_RELAXED);
+	/* After the type's entry in the file: pairs with the acquire load in the fast path. */
+	__atomic_store_n(t->id, id, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&rip_reg.lock);
 	return 0;
 }
@@ -411,8 +411,13 @@ static int rip_packet_open(struct rip_file_hdr *h, struct rip_self *me, uint64_t
 			}
 		}
 	}
-	/* Readers that copy this packet see open = 1 or a new seq: they drop their copy. */
+	/*
+	 * Readers that copy this packet see open = 1 or a new seq: they drop
+	 * their copy.  Both before the fence, so that no new byte below is seen
+	 * with the old seq (pairs with the readers' acquire fence and re-check).
+	 */
 	__atomic_store_n(&pk->open, 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&pk->packet_seq_num, seq, __ATOMIC_RELAXED);
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 	pk->magic = RIP_CTF_MAGIC;
 	pk->stream_id = 0;
@@ -420,7 +425,6 @@ static int rip_packet_open(struct rip_file_hdr *h, struct rip_self *me, uint64_t
 	pk->timestamp_begin = ts;
 	pk->timestamp_end = 0;
 	pk->packet_size = (uint64_t)h->ev_packet_size * 8;
-	pk->packet_seq_num = seq;
 	pk->events_discarded = __atomic_load_n(&r->discarded, __ATOMIC_RELAXED);
 	pk->tid = me->tid;
 	pk->coro = me->cur && me->cur != me->thread ? me->cur->index + 1 : 0;
@@ -478,6 +482,15 @@ void __rip_events_thread_exit(struct rip_file_hdr *h, struct rip_self *me)
 
 	if (!h || !w->ring || w->ring > h->ev_rings)
 		return;
+	if (!w->pkt || !rip_in_events(h, (char *)w->pkt) ||
+	    __atomic_load_n(&rip_evring_at(h, ri)->owner, __ATOMIC_RELAXED) !=
+		    (me->thread ? me->thread->index + 1 : 0)) {
+		/* a ring of a file closed since (or not ours): leave this file alone */
+		w->pkt = NULL;
+		w->pos = w->end = NULL;
+		w->ring = 0;
+		return;
+	}
 	w->nest = 1;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	rip_packet_close(h, w);
@@ -532,8 +545,10 @@ static void rip_event_write(const struct rip_event_type *t, const uint64_t *v, c
 	id = __atomic_load_n(t->id, __ATOMIC_RELAXED);
 	if (id == UINT32_MAX || id >= RIP_MAX_TYPES)
 		goto out_drop;
-	if (w->pkt && !rip_in_events(h, (char *)w->pkt)) {
-		/* A ring of a file closed since: start afresh in this one. */
+	if (w->ring && w->ring <= h->ev_rings &&
+	    ((w->pkt && !rip_in_events(h, (char *)w->pkt)) ||
+	     __atomic_load_n(&rip_evring_at(h, w->ring - 1)->tid, __ATOMIC_RELAXED) != me->tid)) {
+		/* A ring of a file closed since (or no longer ours): start afresh here. */
 		w->pkt = NULL;
 		w->pos = w->end = NULL;
 		w->ring = 0;

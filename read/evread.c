@@ -62,6 +62,7 @@ int ev_type_load(const struct rip_evtype *e, struct ev_type *t)
 int ev_read_types(struct rr_file *f, struct ev_types *out, char *err, size_t errlen)
 {
 	const struct rip_file_hdr *live = (const struct rip_file_hdr *)f->map;
+	sigjmp_buf jb;
 	uint32_t n;
 
 	memset(out, 0, sizeof(*out));
@@ -72,14 +73,18 @@ int ev_read_types(struct rr_file *f, struct ev_types *out, char *err, size_t err
 	if (n > f->hdr.types_cap)
 		return rr_fail(err, errlen, -EBADMSG, "%s: corrupt: %u event types in a table of %u",
 			       f->path, n, f->hdr.types_cap);
+	if (rr_guard_enter(&jb))
+		return rr_fail(err, errlen, -EIO, "%s: the file shrank while being read", f->path);
 	for (uint32_t i = 0; i < n; i++) {
 		struct rip_evtype e;
 		struct ev_type t;
 
 		memcpy(&e, f->map + f->hdr.types_off + (size_t)i * RIP_EVTYPE_SIZE, sizeof(e));
-		if (ev_type_load(&e, &t))
+		if (ev_type_load(&e, &t)) {
+			rr_guard_leave();
 			return rr_fail(err, errlen, -EBADMSG, "%s: corrupt event type entry %u",
 				       f->path, i);
+		}
 		if (!out->t[t.id].valid) {
 			out->t[t.id] = t;
 			out->count++;
@@ -90,6 +95,7 @@ int ev_read_types(struct rr_file *f, struct ev_types *out, char *err, size_t err
 		       RIP_CATEGORY_NAME_MAX);
 		out->cats[i][RIP_CATEGORY_NAME_MAX - 1] = 0;
 	}
+	rr_guard_leave();
 	return 0;
 }
 
@@ -483,10 +489,17 @@ int ev_consume(struct rr_file *f, const struct ev_types *types, uint32_t ring, b
 		mine = __atomic_compare_exchange_n(&w->consumed, &consumed, s + 1, false,
 						   __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
 		if (!mine) {
+			free(p.data);
+			/* the writer only ever pushes it forward (it may pass written read above) */
+			if (consumed <= s) {
+				ret = rr_fail(err, errlen, -EBADMSG,
+					      "ring %u: the consumer position jumped to %llu", ring,
+					      (unsigned long long)consumed);
+				goto out;
+			}
 			/* consumed now holds where the writer pushed it: all before it are gone */
 			if (lost_packets)
 				*lost_packets += consumed - s;
-			free(p.data);
 			continue;
 		}
 		consumed = s + 1;

@@ -157,8 +157,8 @@ static int rr_check_hdr(const struct rip_file_hdr *h, uint64_t st_size, char *er
 	if (h->ev_rings) {
 		uint32_t ps = h->ev_packet_size, rs = h->ev_ring_size;
 
-		if (h->ev_rings > 65536 || ps < 1024 || (ps & (ps - 1)) || (rs & (rs - 1)) ||
-		    rs < 2 * ps || h->ev_mode > RIP_MODE_BLOCK)
+		if (h->ev_rings > 65536 || ps < 1024 || ps > (64u << 20) || (ps & (ps - 1)) ||
+		    (rs & (rs - 1)) || (uint64_t)rs < 2ull * ps || h->ev_mode > RIP_MODE_BLOCK)
 			return rr_fail(err, len, -EBADMSG, "corrupt header: bad event ring geometry");
 		if (!rr_in_file(h->ev_fifo_off, h->ev_rings, sizeof(struct rip_fifo_cell), st_size) ||
 		    !rr_in_file(h->ev_ctl_off, h->ev_rings, RIP_EVRING_SIZE, st_size) ||
@@ -464,9 +464,18 @@ int rr_read_slots(struct rr_file *f, struct rr_slots *out, char *err, size_t err
 
 	memset(out, 0, sizeof(*out));
 	out->first_bad = -1;
-	if (f->legacy_raw)
-		return rr_read_legacy_slots(f, out) ? rr_fail(err, errlen, -ENOMEM, "out of memory")
-						     : 0;
+	if (f->legacy_raw) {
+		int ret;
+
+		if (rr_guard_enter(&jb)) {
+			rr_slots_free(out);
+			return rr_fail(err, errlen, -EIO, "%s: the file shrank while being read",
+				       f->path);
+		}
+		ret = rr_read_legacy_slots(f, out);
+		rr_guard_leave();
+		return ret ? rr_fail(err, errlen, -ENOMEM, "out of memory") : 0;
+	}
 	/* The live counter, not the header copy: slots keep being taken. */
 	used = __atomic_load_n(&((const struct rip_file_hdr *)f->map)->fresh, __ATOMIC_RELAXED);
 	if (used > f->hdr.slot_count)
