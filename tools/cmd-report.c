@@ -4,7 +4,9 @@
  * way heaptrack_print gives one: the top allocation sites by bytes, by
  * count and by their part of the peak; the peak of heap memory in use and
  * when; totals per thread; histograms of sizes and lifetimes; descriptors
- * and shared memory.  Text, or one JSON document (man/rip-report.1).
+ * and shared memory.  Text, or one JSON document (man/rip-report.1), or
+ * an HTML page with charts and a flame graph (--html; report-html.c draws
+ * what this file puts in its JSON: the report, the series, every site).
  *
  * The pass over the events is tools/report.c; this file names the sites
  * (the first frame that is not the allocator's own: libc, libstdc++'s
@@ -48,6 +50,9 @@ static const struct rip_cmd cmd_report_def = {
 		 "TRACE-OR-TARGET is a trace directory, a pid or a ring file.\n"
 		 "\n"
 		 "  -j, --json            one JSON document (see rip-report(1))\n"
+		 "      --html=FILE       write one self-contained HTML page to FILE: memory in\n"
+		 "                        use and allocation rate over time, histograms, a flame\n"
+		 "                        graph of bytes by backtrace, the top sites\n"
 		 "  -n, --top=N           sites in each top list (default 10)\n"
 		 "      --sysroot=DIR     find the traced host's binaries under DIR\n"
 		 "      --debug-dir=DIR   look for separate debug files in DIR first\n"
@@ -60,11 +65,14 @@ static const struct rip_cmd cmd_report_def = {
 RIP_COMMAND(cmd_report_def);
 
 #define RPT_MAX_INLINE 8 /* inline chain of one address */
-#define RPT_MAX_STACK 16 /* frames of a site's stack in the JSON report */
+#define RPT_MAX_STACK 16	  /* frames of a site's stack in the JSON report */
+#define RPT_FLAME_SITES 10000 /* sites in the flame graph of --html; the rest lumped */
+#define RPT_FLAME_DEPTH 128	  /* return addresses of a site in the flame graph */
 
 struct report_opts {
 	bool json;
 	uint64_t top;
+	const char *html;
 	const char *sysroot, *debug_dir, *target;
 };
 
@@ -631,6 +639,129 @@ static void report_print_json(struct report_state *st)
 	fputs("]}\n", out);
 }
 
+/* ---- HTML ----------------------------------------------------------------------------- */
+
+/* ["label", "where"] of a frame: function or module+offset, file:line or module. */
+static void report_flame_frame(FILE *out, uint64_t addr, const struct rip_frame *f)
+{
+	char buf[512];
+
+	if (f->func)
+		snprintf(buf, sizeof(buf), "%s", f->func);
+	else if (f->module)
+		snprintf(buf, sizeof(buf), "%s+0x%" PRIx64, tool_base(f->module), f->offset);
+	else
+		snprintf(buf, sizeof(buf), "0x%" PRIx64, addr);
+	json_str(out, buf);
+	fputc(',', out);
+	if (f->file && f->line)
+		snprintf(buf, sizeof(buf), "%s:%d", f->file, f->line);
+	else
+		snprintf(buf, sizeof(buf), "%s", f->module ? tool_base(f->module) : "");
+	json_str(out, buf);
+}
+
+/* After the JSON report: the series, the sizes freed or not, every site's stack. */
+static void report_html_data(struct report_state *st)
+{
+	const struct rp *rp = st->rp;
+	struct rip_frame fr[RPT_MAX_INLINE];
+	FILE *out = st->out;
+	const char *sep = "";
+	uint64_t ob = 0, oc = 0;
+	size_t shown = rp->nsites < RPT_FLAME_SITES ? rp->nsites : RPT_FLAME_SITES;
+
+	fprintf(out, ",\"top\":%" PRIu64 ",\"series\":{\"bucket_ns\":%" PRIu64 ",\"points\":[",
+		st->o.top, rp->series_ns);
+	for (size_t i = 0; i < rp->nseries; i++) {
+		const struct rp_point *p = &rp->series[i];
+
+		fprintf(out,
+			"%s[%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
+			",%" PRIu64 "]",
+			i ? "," : "", p->events, p->min_bytes, p->max_bytes, p->last_bytes,
+			p->allocs, p->alloc_bytes, p->frees);
+	}
+	fputs("]},\"sizes\":[", out);
+	for (unsigned k = 0; k < RP_HIST; k++) {
+		if (!rp->hist[k].count)
+			continue;
+		fprintf(out,
+			"%s{\"min\":%" PRIu64 ",\"count\":%" PRIu64 ",\"bytes\":%" PRIu64
+			",\"live_count\":%" PRIu64 ",\"live_bytes\":%" PRIu64 "}",
+			sep, k ? (uint64_t)1 << (k - 1) : 0, rp->hist[k].count, rp->hist[k].bytes,
+			rp->hist_live[k].count, rp->hist_live[k].bytes);
+		sep = ",";
+	}
+	fputs("],\"flame\":{\"sites\":[", out);
+	for (size_t i = 0; i < shown; i++) {
+		const struct rp_site *s = &rp->sites[st->by_bytes[i]];
+		const uint64_t *pcs;
+		uint32_t n;
+		int u = report_user_frame(st, s, &pcs, &n);
+
+		fprintf(out, "%s{\"b\":%" PRIu64 ",\"c\":%" PRIu64 ",\"l\":%" PRIu64 ",\"f\":[",
+			i ? "," : "", s->bytes, s->count, s->live_bytes);
+		sep = "";
+		for (uint32_t j = u < 0 ? n : (uint32_t)u; u >= 0 && j < n &&
+							   j < (uint32_t)u + RPT_FLAME_DEPTH;
+		     j++) {
+			int k = report_resolve(st, pcs[j], fr);
+
+			for (int m = 0; m < k; m++) {
+				fprintf(out, "%s[", sep);
+				report_flame_frame(out, pcs[j], &fr[m]);
+				fputc(']', out);
+				sep = ",";
+			}
+		}
+		fputs("]}", out);
+	}
+	for (size_t i = shown; i < rp->nsites; i++) {
+		ob += rp->sites[st->by_bytes[i]].bytes;
+		oc++;
+	}
+	fprintf(out, "],\"other\":{\"b\":%" PRIu64 ",\"sites\":%" PRIu64 "}}", ob, oc);
+}
+
+/* The page: the JSON report and report_html_data in memory, then the page around them. */
+static int report_print_html(struct report_state *st)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *ms = open_memstream(&buf, &len), *f;
+	int ret = -1;
+
+	if (!ms) {
+		tool_err("out of memory");
+		return -1;
+	}
+	st->out = ms;
+	fputs("{\"report\":", ms);
+	report_print_json(st);
+	report_html_data(st);
+	fputs("}\n", ms);
+	st->out = stdout;
+	if (fclose(ms)) {
+		tool_err("out of memory");
+		free(buf);
+		return -1;
+	}
+	f = fopen(st->o.html, "w");
+	if (!f) {
+		tool_err("cannot create %s: %s", st->o.html, strerror(errno));
+		free(buf);
+		return -1;
+	}
+	ret = rp_html_page(f, buf, len);
+	if (fclose(f) || ret) {
+		tool_err("write error on %s: %s", st->o.html, strerror(errno));
+		ret = -1;
+	}
+	free(buf);
+	return ret;
+}
+
 /* ---- the command ---------------------------------------------------------------------- */
 
 static struct timespec report_last;
@@ -652,6 +783,7 @@ static int report_parse(int argc, char **argv, struct report_opts *o)
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, 'j' },
 		{ "top", required_argument, NULL, 'n' },
+		{ "html", required_argument, NULL, 'H' },
 		{ "sysroot", required_argument, NULL, 'R' },
 		{ "debug-dir", required_argument, NULL, 'D' },
 		{ "help", no_argument, NULL, 'h' },
@@ -676,6 +808,11 @@ static int report_parse(int argc, char **argv, struct report_opts *o)
 							"--top wants a number > 0, not '%s'",
 							optarg);
 			break;
+		case 'H':
+			if (!*optarg)
+				return tool_usage_error(&cmd_report_def, "--html wants a file name");
+			o->html = optarg;
+			break;
 		case 'R':
 			o->sysroot = optarg;
 			break;
@@ -696,6 +833,8 @@ static int report_parse(int argc, char **argv, struct report_opts *o)
 					optind == argc ? "which trace? give a trace directory (rip "
 							 "run --mem -o DIR), a pid or a ring file" :
 							 "one TRACE-OR-TARGET only");
+	if (o->json && o->html)
+		return tool_usage_error(&cmd_report_def, "--json or --html, not both");
 	o->target = argv[optind];
 	return 0;
 }
@@ -741,10 +880,14 @@ static int cmd_report(int argc, char **argv)
 	if (st.rp->nsites && report_symbols(&st))
 		goto out;
 	setvbuf(stdout, obuf, _IOFBF, sizeof(obuf));
-	if (st.o.json)
+	if (st.o.html) {
+		if (report_print_html(&st))
+			goto out;
+	} else if (st.o.json) {
 		report_print_json(&st);
-	else
+	} else {
 		report_print_text(&st);
+	}
 	if (fflush(stdout) || ferror(stdout)) {
 		tool_err("write error: %s", strerror(errno));
 		goto out;

@@ -12,6 +12,10 @@
  * whose last change is not after the current peak still holds the bytes it
  * had at the peak, so they are saved then.  At the end, sites unchanged
  * since the peak take their live bytes.  O(1) per event.
+ *
+ * The series of heap in use over time is RP_SERIES buckets of a width that
+ * starts at 1 us and doubles, merging adjacent pairs, whenever the trace
+ * outgrows them: bounded, O(1) per event amortized.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -97,6 +101,7 @@ struct rp_priv {
 	uint64_t *frames;
 	size_t nframes, framecap;
 	uint64_t peak_seq;
+	uint64_t s_allocs, s_alloc_bytes, s_frees; /* totals at the last sample */
 };
 
 static inline size_t rp_hash(uint64_t key, size_t cap)
@@ -433,6 +438,65 @@ static void rp_free_addr(struct rp *rp, const struct evs_event *e, uint64_t addr
 		rp->frees_unseen++;
 }
 
+/* Halve the resolution of the series: bucket i takes buckets 2i and 2i + 1. */
+static void rp_series_merge(struct rp *rp)
+{
+	size_t n = (rp->nseries + 1) / 2;
+
+	for (size_t i = 0; i < n; i++) {
+		struct rp_point a = rp->series[2 * i], b = { 0 };
+
+		if (2 * i + 1 < rp->nseries)
+			b = rp->series[2 * i + 1];
+		if (b.events) {
+			if (!a.events) {
+				a.min_bytes = b.min_bytes;
+				a.max_bytes = b.max_bytes;
+			}
+			a.min_bytes = b.min_bytes < a.min_bytes ? b.min_bytes : a.min_bytes;
+			a.max_bytes = b.max_bytes > a.max_bytes ? b.max_bytes : a.max_bytes;
+			a.last_bytes = b.last_bytes;
+			a.events += b.events;
+			a.allocs += b.allocs;
+			a.alloc_bytes += b.alloc_bytes;
+			a.frees += b.frees;
+		}
+		rp->series[i] = a;
+	}
+	memset(&rp->series[n], 0, (rp->nseries - n) * sizeof(rp->series[0]));
+	rp->nseries = n;
+	rp->series_ns *= 2;
+}
+
+/* After a memory event at ns: note the bytes in use and what changed since the last one. */
+static void rp_sample(struct rp *rp, int64_t ns)
+{
+	struct rp_priv *p = rp->p;
+	uint64_t d = ns > rp->first_ns ? (uint64_t)(ns - rp->first_ns) : 0;
+	struct rp_point *pt;
+	size_t i;
+
+	while ((i = (size_t)(d / rp->series_ns)) >= RP_SERIES)
+		rp_series_merge(rp);
+	if (i < rp->nseries - (rp->nseries > 0))
+		i = rp->nseries - 1; /* time went back (threads' clocks): the last bucket */
+	if (i >= rp->nseries)
+		rp->nseries = i + 1;
+	pt = &rp->series[i];
+	if (!pt->events || rp->live_bytes < pt->min_bytes)
+		pt->min_bytes = rp->live_bytes;
+	if (!pt->events || rp->live_bytes > pt->max_bytes)
+		pt->max_bytes = rp->live_bytes;
+	pt->last_bytes = rp->live_bytes;
+	pt->events++;
+	pt->allocs += rp->allocs - p->s_allocs;
+	pt->alloc_bytes += rp->alloc_bytes - p->s_alloc_bytes;
+	pt->frees += rp->frees - p->s_frees;
+	p->s_allocs = rp->allocs;
+	p->s_alloc_bytes = rp->alloc_bytes;
+	p->s_frees = rp->frees;
+}
+
 /* ---- descriptors and shared memory ---------------------------------------------------- */
 
 static unsigned rp_kind(uint64_t k)
@@ -614,17 +678,10 @@ static int rp_types(struct rp *rp, const struct ev_types *types, char *err, size
 
 #define F(k) (e->v[fi[k]])
 
-static int rp_event(struct rp *rp, const struct evs_event *e)
+static int rp_mem_event(struct rp *rp, const struct evs_event *e, const uint8_t *fi, int role)
 {
-	const uint8_t *fi = rp->p->fi[e->type->id];
-	int role = rp->p->role[e->type->id];
 	struct rp_thread *t;
 
-	if (role == RP_NONE)
-		return 0;
-	if (role == RP_BT)
-		return rp_bt_define(rp, e, (uint32_t)F(0));
-	rp->res_events++;
 	switch (role) {
 	case RP_ALLOC:
 		if (!F(0)) {
@@ -653,6 +710,28 @@ static int rp_event(struct rp *rp, const struct evs_event *e)
 			return 0;
 		rp->reallocs++;
 		return rp_alloc(rp, e, F(1), F(2), (uint32_t)F(3), t);
+	}
+	return 0;
+}
+
+static int rp_event(struct rp *rp, const struct evs_event *e)
+{
+	const uint8_t *fi = rp->p->fi[e->type->id];
+	int role = rp->p->role[e->type->id];
+	int ret;
+
+	if (role == RP_NONE)
+		return 0;
+	if (role == RP_BT)
+		return rp_bt_define(rp, e, (uint32_t)F(0));
+	rp->res_events++;
+	if (role == RP_ALLOC || role == RP_FREE || role == RP_REALLOC) {
+		ret = rp_mem_event(rp, e, fi, role);
+		if (!ret)
+			rp_sample(rp, e->ns);
+		return ret;
+	}
+	switch (role) {
 	case RP_OPEN:
 		return rp_fd_open(rp, (int64_t)F(0), F(1));
 	case RP_CLOSE:
@@ -697,6 +776,15 @@ static void rp_finish(struct rp *rp)
 		if (p->segs.v[i].used)
 			rp->shm.live_bytes += p->segs.v[i].size;
 	rp->shm.mapped = p->maps.n;
+	for (size_t i = 0; i < p->blocks.cap; i++) {
+		struct rp_bucket *b;
+
+		if (!p->blocks.v[i].used)
+			continue;
+		b = &rp->hist_live[rp_size_bucket(p->blocks.v[i].size)];
+		b->count++;
+		b->bytes += p->blocks.v[i].size;
+	}
 }
 
 int rp_run(struct rp *rp, struct evs *s, void (*progress)(uint64_t events), char *err,
@@ -738,6 +826,7 @@ struct rp *rp_new(void)
 		free(rp);
 		return NULL;
 	}
+	rp->series_ns = 1000;
 	return rp;
 }
 

@@ -8,6 +8,7 @@
  *	struct rp *rp = rp_new();
  *	rp_run(rp, evs, err, len);		every event of the source
  *	rp->sites[i], rp->threads[i], rp->hist[k], rp->life[k], rp->fd, rp->shm
+ *	rp->series[0 .. rp->nseries)		heap in use over time (rp_series_ns wide)
  *	rp_bt(rp, id, &n)			the frames of a backtrace
  *	rp_free(rp);
  *
@@ -20,12 +21,14 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "evsource.h"
 
 #define RP_HIST 65  /* size buckets: [0] size 0, [k] sizes in [2^(k-1), 2^k) */
 #define RP_LIFE 9   /* lifetime buckets: < 1 us, < 10 us, ... < 10 s, >= 10 s */
 #define RP_KINDS 32 /* kinds (enum rip_*_kind) counted one by one; the rest in [0] */
+#define RP_SERIES 1000 /* time buckets at most: adjacent pairs merge when they run out */
 
 /* Allocations that share a backtrace. */
 struct rp_site {
@@ -44,6 +47,17 @@ struct rp_thread {
 
 struct rp_bucket {
 	uint64_t count, bytes;
+};
+
+/*
+ * Heap memory over one time bucket [first_ns + i * series_ns, + series_ns).
+ * A bucket without memory events (events == 0) holds the bytes in use of the
+ * one before it.
+ */
+struct rp_point {
+	uint64_t events;		     /* memory events in the bucket */
+	uint64_t min_bytes, max_bytes, last_bytes; /* bytes in use after each of them */
+	uint64_t allocs, alloc_bytes, frees;	     /* allocations and frees in the bucket */
 };
 
 struct rp_fd {
@@ -73,6 +87,10 @@ struct rp {
 	uint64_t peak_event;		 /* the event (1-based) that reached it */
 	struct rp_bucket hist[RP_HIST];	 /* allocation sizes */
 	struct rp_bucket life[RP_LIFE];	 /* lifetimes of freed blocks */
+	struct rp_bucket hist_live[RP_HIST]; /* sizes of the blocks never freed */
+	struct rp_point series[RP_SERIES];   /* heap in use over time */
+	size_t nseries;			     /* buckets used */
+	uint64_t series_ns;		     /* width of a bucket */
 	struct rp_site *sites;		 /* by backtrace, in order of first use */
 	size_t nsites;
 	struct rp_thread *threads; /* in order of first resource event */
@@ -101,5 +119,11 @@ void rp_free(struct rp *rp);
 
 /* Upper bound (ns) of lifetime bucket k, 0 for the last (unbounded) one. */
 uint64_t rp_life_limit(unsigned k);
+
+/*
+ * tools/report-html.c: write the page of `rip report --html` around json,
+ * the data the page draws (cmd-report.c).  0, or -1 on a write error.
+ */
+int rp_html_page(FILE *out, const char *json, size_t len);
 
 #endif /* RIP_TOOLS_REPORT_H */
