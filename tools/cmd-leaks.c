@@ -360,20 +360,6 @@ static void leaks_stack_json(struct leaks_state *st, const struct lk_group *g)
 	fputc(']', out);
 }
 
-static void leaks_problem_json(const char *path, const char *why, unsigned hits, void *arg)
-{
-	void **a = arg;
-	FILE *out = a[0];
-	unsigned *count = a[1];
-
-	fputs((*count)++ ? "," : "", out);
-	fputs("{\"module\":", out);
-	json_str(out, path);
-	fputs(",\"why\":", out);
-	json_str(out, why);
-	fprintf(out, ",\"addresses\":%u}", hits);
-}
-
 static void leaks_print_json(struct leaks_state *st)
 {
 	static const uint32_t cats[LK_NRES] = { RIP_CAT_MEM, RIP_CAT_FD, RIP_CAT_SHM,
@@ -444,7 +430,7 @@ static void leaks_print_json(struct leaks_state *st)
 		",\"bad\":%" PRIu64 ",\"undefined\":%" PRIu64 "},\"symbol_problems\":[",
 		lk->failed_allocs, lk->bt_defs, lk->bt_bad, lk->bt_unknown);
 	if (st->sym)
-		rip_sym_problems(st->sym, leaks_problem_json, parg);
+		rip_sym_problems(st->sym, tool_sym_problem_json, parg);
 	fputs("]}\n", out);
 }
 

@@ -505,20 +505,6 @@ static void report_top_json(struct report_state *st, const char *key, const size
 	fputc(']', st->out);
 }
 
-static void report_problem_json(const char *path, const char *why, unsigned hits, void *arg)
-{
-	void **a = arg;
-	FILE *out = a[0];
-	unsigned *count = a[1];
-
-	fputs((*count)++ ? "," : "", out);
-	fputs("{\"module\":", out);
-	json_str(out, path);
-	fputs(",\"why\":", out);
-	json_str(out, why);
-	fprintf(out, ",\"addresses\":%u}", hits);
-}
-
 static void report_print_json(struct report_state *st)
 {
 	const struct rp *rp = st->rp;
@@ -635,7 +621,7 @@ static void report_print_json(struct report_state *st)
 		"},\"symbol_problems\":[",
 		rp->bt_defs, rp->bt_bad);
 	if (st->sym)
-		rip_sym_problems(st->sym, report_problem_json, parg);
+		rip_sym_problems(st->sym, tool_sym_problem_json, parg);
 	fputs("]}\n", out);
 }
 

@@ -109,6 +109,20 @@ void tool_sym_problem(const char *path, const char *why, unsigned hits, void *ar
 	fprintf(stderr, "  %s: %s (%u address%s)\n", path, why, hits, hits == 1 ? "" : "es");
 }
 
+void tool_sym_problem_json(const char *path, const char *why, unsigned hits, void *arg)
+{
+	void **a = arg;
+	FILE *out = a[0];
+	unsigned *count = a[1];
+
+	fputs((*count)++ ? "," : "", out);
+	fputs("{\"module\":", out);
+	json_str(out, path);
+	fputs(",\"why\":", out);
+	json_str(out, why);
+	fprintf(out, ",\"addresses\":%u}", hits);
+}
+
 void tool_help(const struct rip_cmd *cmd)
 {
 	fputs(cmd->usage, stdout);

@@ -54,6 +54,11 @@ int tool_parse_size(const char *s, uint64_t *out);
  * once, then a line per module, on stderr; arg points to an unsigned count.
  */
 void tool_sym_problem(const char *path, const char *why, unsigned hits, void *arg);
+/*
+ * The same as JSON objects {"module","why","addresses"}, comma-separated:
+ * arg points to { FILE *out, unsigned *count }.
+ */
+void tool_sym_problem_json(const char *path, const char *why, unsigned hits, void *arg);
 
 /* JSON output: strings are escaped; the caller writes the punctuation. */
 void json_str(FILE *out, const char *s);
