@@ -365,23 +365,12 @@ static void leaks_print_json(struct leaks_state *st)
 	static const uint32_t cats[LK_NRES] = { RIP_CAT_MEM, RIP_CAT_FD, RIP_CAT_SHM,
 						RIP_CAT_SHM };
 	const struct lk *lk = st->lk;
-	const struct rip_file_hdr *h = evs_file_hdr(st->s);
 	FILE *out = st->out;
 	uint64_t shown = 0, sites[LK_NRES] = { 0 };
-	char comm[sizeof(h->comm) + 1], exe[sizeof(h->exe) + 1];
 	unsigned nprob = 0;
 	void *parg[2] = { out, &nprob };
 
-	memcpy(comm, h->comm, sizeof(h->comm));
-	comm[sizeof(h->comm)] = 0;
-	memcpy(exe, h->exe, sizeof(h->exe));
-	exe[sizeof(h->exe)] = 0;
-	fputs("{\"version\":1,\"source\":", out);
-	json_str(out, evs_source(st->s));
-	fprintf(out, ",\"pid\":%d,\"comm\":", (int)h->pid);
-	json_str(out, comm);
-	fputs(",\"exe\":", out);
-	json_str(out, exe);
+	stk_json_head(out, st->s);
 	fprintf(out,
 		",\"events\":%" PRIu64 ",\"resource_events\":%" PRIu64
 		",\"duration\":%.9f,\"complete\":%s,\"discarded\":%" PRIu64

@@ -508,24 +508,13 @@ static void report_top_json(struct report_state *st, const char *key, const size
 static void report_print_json(struct report_state *st)
 {
 	const struct rp *rp = st->rp;
-	const struct rip_file_hdr *h = evs_file_hdr(st->s);
 	const struct evs_totals *t = &st->tot;
 	FILE *out = st->out;
-	char comm[sizeof(h->comm) + 1], exe[sizeof(h->exe) + 1];
 	unsigned nprob = 0;
 	void *parg[2] = { out, &nprob };
 	const char *sep = "";
 
-	memcpy(comm, h->comm, sizeof(h->comm));
-	comm[sizeof(h->comm)] = 0;
-	memcpy(exe, h->exe, sizeof(h->exe));
-	exe[sizeof(h->exe)] = 0;
-	fputs("{\"version\":1,\"source\":", out);
-	json_str(out, evs_source(st->s));
-	fprintf(out, ",\"pid\":%d,\"comm\":", (int)h->pid);
-	json_str(out, comm);
-	fputs(",\"exe\":", out);
-	json_str(out, exe);
+	stk_json_head(out, st->s);
 	fprintf(out,
 		",\"events\":%" PRIu64 ",\"resource_events\":%" PRIu64 ",\"duration\":%.9f"
 		",\"complete\":%s,\"discarded\":%" PRIu64 ",\"lost_packets\":%" PRIu64,

@@ -229,3 +229,21 @@ int stk_frame_names(struct rip_sym *sym, uint64_t ra, char names[][256], int max
 	}
 	return n;
 }
+
+void stk_json_head(FILE *out, struct evs *s)
+{
+	const struct rip_file_hdr *h = evs_file_hdr(s);
+	char comm[sizeof(h->comm) + 1], exe[sizeof(h->exe) + 1];
+
+	/* NUL-terminated copies: the header is the trace's, not to be trusted */
+	memcpy(comm, h->comm, sizeof(h->comm));
+	comm[sizeof(h->comm)] = 0;
+	memcpy(exe, h->exe, sizeof(h->exe));
+	exe[sizeof(h->exe)] = 0;
+	fputs("{\"version\":1,\"source\":", out);
+	json_str(out, evs_source(s));
+	fprintf(out, ",\"pid\":%d,\"comm\":", (int)h->pid);
+	json_str(out, comm);
+	fputs(",\"exe\":", out);
+	json_str(out, exe);
+}

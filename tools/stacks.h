@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "evsource.h"
 
@@ -63,6 +64,12 @@ void stk_bts_free(struct stk_bts *b);
  */
 int stk_sym_open(struct evs *s, const char *sysroot, const char *debug_dir,
 		 struct rip_sym **out, char *err, size_t errlen);
+
+/*
+ * Start a JSON document about source s: {"version":1,"source":...,"pid":...,
+ * "comm":...,"exe":... (the caller goes on with ",key":value and closes it).
+ */
+void stk_json_head(FILE *out, struct evs *s);
 
 #define STK_MAX_INLINE 8
 
