@@ -38,6 +38,8 @@
 
 #include <rip.h>
 
+#include "bench.h"
+
 #ifdef BENCH_LTTNG
 #define TRACEPOINT_DEFINE
 #include "lttng-tp.h"
@@ -147,57 +149,6 @@ static void run_loop(const char *name, uint64_t n)
 	}
 }
 
-/* The calling thread's CPU time: other processes' time slices do not count. */
-static double now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
-static double time_loop(const char *name, uint64_t n)
-{
-	double t0 = now_ns();
-
-	run_loop(name, n);
-	return (now_ns() - t0) / (double)n;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double median(const double *v, int n)
-{
-	double s[64];
-
-	memcpy(s, v, sizeof(*v) * (size_t)n);
-	qsort(s, (size_t)n, sizeof(*s), cmp_double);
-	return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
-}
-
-static void print_figure(const char *key, const double *v, int n)
-{
-	printf("%s %.3f", key, median(v, n));
-	for (int i = 0; i < n; i++)
-		printf(" %.3f", v[i]);
-	printf("\n");
-}
-
-/* key, then the median and each of num[r] / den[r] */
-static void print_ratio(const char *key, const double *num, const double *den, int n)
-{
-	double q[64];
-
-	for (int i = 0; i < n; i++)
-		q[i] = den[i] > 0 ? num[i] / den[i] : 0;
-	print_figure(key, q, n);
-}
-
 static char ring_file[4096];
 
 static void ring_setup(void)
@@ -263,16 +214,16 @@ static void cmd_time(int reps)
 	/* interleaved, so that a noisy neighbour hits every loop alike */
 	for (int r = 0; r < reps; r++)
 		for (size_t l = 0; l < NLOOPS; l++)
-			v[l][r] = time_loop(bench_loops[l].name, bench_loops[l].iters);
+			v[l][r] = bench_time_loop(run_loop, bench_loops[l].name, bench_loops[l].iters);
 	for (size_t l = 0; l < NLOOPS; l++) {
 		snprintf(key, sizeof(key), "ns %s", bench_loops[l].name);
-		print_figure(key, v[l], reps);
+		bench_print_figure(key, v[l], reps);
 	}
 	/* ratios within each repetition, then their median (see bench/snap.c) */
-	print_ratio("ratio event rdtsc16", v[2], v[1], reps);
-	print_ratio("ratio disabled empty", v[3], v[0], reps);
+	bench_print_ratio("ratio event rdtsc16", v[2], v[1], 1, reps);
+	bench_print_ratio("ratio disabled empty", v[3], v[0], 1, reps);
 #ifdef BENCH_LTTNG
-	print_ratio("ratio lttng event", v[4], v[2], reps);
+	bench_print_ratio("ratio lttng event", v[4], v[2], 1, reps);
 #endif
 	printf("clock %s\n", __rip_clock_tsc ? "tsc" : "mono");
 }

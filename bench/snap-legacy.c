@@ -19,6 +19,8 @@
 
 #include <librip.h>
 
+#include "bench.h"
+
 /* The original API lets the program own its storage. */
 thread_local pid_t rip_tid;
 thread_local uint8_t rip_idx;
@@ -78,36 +80,6 @@ static void run_loop(const char *name, uint64_t n)
 	}
 }
 
-static double time_loop(const char *name, uint64_t n)
-{
-	struct timespec a, b;
-
-	/* thread CPU time, as in bench/snap.c: other processes' time slices do not count */
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
-	run_loop(name, n);
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
-	return ((double)(b.tv_sec - a.tv_sec) * 1e9 + (double)(b.tv_nsec - a.tv_nsec)) / (double)n;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static void print_figure(const char *key, double *v, int n)
-{
-	double s[64];
-
-	memcpy(s, v, sizeof(*v) * (size_t)n);
-	qsort(s, (size_t)n, sizeof(*s), cmp_double);
-	printf("%s %.3f", key, n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2);
-	for (int i = 0; i < n; i++)
-		printf(" %.3f", v[i]);
-	printf("\n");
-}
-
 int main(int argc, char **argv)
 {
 	const char *cmd = argc > 1 ? argv[1] : "time";
@@ -137,15 +109,15 @@ int main(int argc, char **argv)
 		run_loop("floor", 5000000);
 		run_loop("snap", 5000000);
 		for (int r = 0; r < reps; r++) {
-			v[0][r] = time_loop("floor", 20000000);
-			v[1][r] = time_loop("snap", 20000000);
+			v[0][r] = bench_time_loop(run_loop, "floor", 20000000);
+			v[1][r] = bench_time_loop(run_loop, "snap", 20000000);
 		}
-		print_figure("ns floor", v[0], reps);
-		print_figure("ns snap", v[1], reps);
+		bench_print_figure("ns floor", v[0], reps);
+		bench_print_figure("ns snap", v[1], reps);
 		/* ratio within each repetition, as in bench/snap.c */
 		for (int r = 0; r < reps; r++)
 			v[1][r] = v[0][r] > 0 ? v[1][r] / v[0][r] : 0;
-		print_figure("ratio snap floor", v[1], reps);
+		bench_print_figure("ratio snap floor", v[1], reps);
 	} else if (!strcmp(cmd, "count") && argc == 4) {
 		run_loop(argv[2], strtoull(argv[3], NULL, 10));
 	} else {

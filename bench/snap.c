@@ -36,6 +36,8 @@
 
 #include <rip.h>
 
+#include "bench.h"
+
 #define BENCH_NOINLINE __attribute__((noipa))
 #define BENCH_CLOBBER() __asm__ __volatile__("" ::: "memory")
 
@@ -148,61 +150,6 @@ static void run_loop(const char *name, uint64_t n)
 	}
 }
 
-/*
- * The calling thread's CPU time: time slices given to other processes on this
- * shared machine do not count, cache misses and contention between our own
- * threads do.
- */
-static double now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
-static double time_loop(const char *name, uint64_t n)
-{
-	double t0 = now_ns();
-
-	run_loop(name, n);
-	return (now_ns() - t0) / (double)n;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double median(const double *v, int n)
-{
-	double s[64];
-
-	memcpy(s, v, sizeof(*v) * (size_t)n);
-	qsort(s, (size_t)n, sizeof(*s), cmp_double);
-	return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
-}
-
-static void print_figure(const char *key, const double *v, int n)
-{
-	printf("%s %.3f", key, median(v, n));
-	for (int i = 0; i < n; i++)
-		printf(" %.3f", v[i]);
-	printf("\n");
-}
-
-/* key, then the median and each of num[r] / (k * den[r]) */
-static void print_ratio(const char *key, const double *num, const double *den, double k, int n)
-{
-	double q[64];
-
-	for (int i = 0; i < n; i++)
-		q[i] = den[i] > 0 ? num[i] / (k * den[i]) : 0;
-	print_figure(key, q, n);
-}
-
 static char ring_file[4096];
 
 static void ring_setup(void)
@@ -260,18 +207,18 @@ static void cmd_time(int reps)
 	/* interleaved, so that a noisy neighbour hits every loop alike */
 	for (int r = 0; r < reps; r++)
 		for (size_t l = 0; l < NLOOPS; l++)
-			v[l][r] = time_loop(bench_loops[l].name, bench_loops[l].iters);
+			v[l][r] = bench_time_loop(run_loop, bench_loops[l].name, bench_loops[l].iters);
 	for (size_t l = 0; l < NLOOPS; l++) {
 		snprintf(key, sizeof(key), "ns %s", bench_loops[l].name);
-		print_figure(key, v[l], reps);
+		bench_print_figure(key, v[l], reps);
 	}
 	/*
 	 * Ratios of the same repetition: the loops of one repetition ran within
 	 * a fraction of a second of each other, so a busy neighbour slows them
 	 * alike; the median of these is steadier than a ratio of medians.
 	 */
-	print_ratio("ratio snap floor", v[1], v[0], 1, reps);
-	print_ratio("ratio coro rdtsc2", v[3], v[2], 2, reps);
+	bench_print_ratio("ratio snap floor", v[1], v[0], 1, reps);
+	bench_print_ratio("ratio coro rdtsc2", v[3], v[2], 2, reps);
 	printf("clock %s\n", __rip_clock_tsc ? "tsc" : "mono");
 }
 
@@ -315,7 +262,7 @@ static void *worker_main(void *arg)
 	run_loop(w->loop, w->iters / 4);
 	pthread_barrier_wait(w->bar);
 	w->wall0 = wall_ns();
-	w->ns = time_loop(w->loop, w->iters);
+	w->ns = bench_time_loop(run_loop, w->loop, w->iters);
 	w->wall1 = wall_ns();
 	pthread_barrier_wait(w->bar);
 	rip_thread_detach();
@@ -392,13 +339,13 @@ static void cmd_threads(int reps)
 	for (int l = 0; l < 3; l++)
 		for (int t = 0; t < 2; t++) {
 			snprintf(key, sizeof(key), "threads %s %d", loops[l], t + 1);
-			print_figure(key, v[l][t], reps);
+			bench_print_figure(key, v[l][t], reps);
 			snprintf(key, sizeof(key), "concurrency %s %d", loops[l], t + 1);
-			print_figure(key, conc[l][t], reps);
+			bench_print_figure(key, conc[l][t], reps);
 		}
 	for (int l = 0; l < 3; l++) {
 		snprintf(key, sizeof(key), "ratio %s 2 1", loops[l]);
-		print_ratio(key, v[l][1], v[l][0], 1, reps);
+		bench_print_ratio(key, v[l][1], v[l][0], 1, reps);
 	}
 	printf("cpus %d\n", ncpu);
 }
