@@ -5,7 +5,8 @@
  * scripts compile it with -O0 -g -fno-omit-frame-pointer).  Every leak site
  * is its own noinline function and its line carries a SITE:name tag, and
  * the line in main that calls it a CALL:name tag, so the tests find the
- * line numbers with grep.  argv[1] is the POSIX shm name to create.
+ * line numbers with grep.  argv[1] is the POSIX shm name to create;
+ * argv[2], if given, how many times to make the noise (a longer trace).
  *
  * What it leaks (the tests' expectations; pointers are forgotten, so that
  * valgrind calls every block "definitely lost"):
@@ -187,7 +188,8 @@ int main(int argc, char **argv)
 	acc::leak_pipe_end(); /* CALL:pipe */
 	acc::open_closed();
 	acc::leak_shm(argv[1]); /* CALL:shm */
-	acc::noise();
+	for (int i = argc > 2 ? atoi(argv[2]) : 1; i > 0; i--)
+		acc::noise();
 	if (write(1, "leaky done\n", 11) != 11)
 		return 5;
 	return 0;
