@@ -19,6 +19,8 @@ have_pc libelf || need="$need libelf-dev"
 have_pc libunwind || need="$need libunwind-dev"
 if [ "$what" = check ]; then
 	have_cmd valgrind || need="$need valgrind"
+	# the C++ programs of the leak tests (tests/integ/leaks_accept.cc)
+	have_cmd c++ || have_cmd g++ || need="$need g++"
 	have_cmd python3 || need="$need python3"
 	have_cmd gdb || need="$need gdb"
 	have_cmd sqlite3 || need="$need sqlite3"
