@@ -947,6 +947,7 @@ static int cmd_calltree(int argc, char **argv)
 	}
 	if (ct_map_init(&ct.names))
 		goto nomem;
+	evs_progress_bar(ct.s, "rip calltree");
 	ret = ct.o.all ? ct_all(&ct, err, sizeof(err)) : ct_leaks(&ct, err, sizeof(err));
 	if (ret == -ENOMEM)
 		goto nomem;

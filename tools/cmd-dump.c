@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <rip/resource.h>
 
@@ -574,6 +575,8 @@ static int cmd_dump(int argc, char **argv)
 		return EXIT_FAIL;
 	}
 	setvbuf(stdout, obuf, _IOFBF, sizeof(obuf));
+	if (!isatty(STDOUT_FILENO)) /* not in the middle of the dump itself */
+		evs_progress_bar(s, "rip dump");
 	ret = evs_dump(s, stdout, flags, err, sizeof(err));
 	fflush(stdout);
 	evs_close(s);

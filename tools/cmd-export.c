@@ -847,6 +847,8 @@ static int cmd_export(int argc, char **argv)
 		tool_err("%s", err);
 		return EXIT_FAIL;
 	}
+	if (strcmp(outpath, "-") || !isatty(STDOUT_FILENO))
+		evs_progress_bar(s, "rip export");
 	if (!strcmp(outpath, "-")) {
 		out = stdout;
 	} else {

@@ -609,6 +609,7 @@ static int leaks_parse(int argc, char **argv, struct leaks_opts *o)
 static int leaks_load(struct leaks_state *st, const char *target)
 {
 	char err[RR_ERR_MAX + PATH_MAX];
+	struct stk_warm *warm;
 	int ret;
 
 	ret = evs_open(target, &st->s, err, sizeof(err));
@@ -621,13 +622,16 @@ static int leaks_load(struct leaks_state *st, const char *target)
 		tool_err("out of memory");
 		return -1;
 	}
+	evs_progress_bar(st->s, "rip leaks");
+	warm = stk_warm_start(st->s, st->o.sysroot, st->o.debug_dir);
 	ret = lk_run(st->lk, st->s, err, sizeof(err));
+	st->sym = stk_warm_stop(warm);
 	if (ret) {
 		tool_err("%s", err);
 		return -1;
 	}
 	evs_totals(st->s, &st->tot);
-	if (st->lk->ngroups && leaks_symbols(st))
+	if (st->lk->ngroups && !st->sym && leaks_symbols(st))
 		return -1;
 	return 0;
 }

@@ -739,20 +739,6 @@ static int report_print_html(struct report_state *st)
 
 /* ---- the command ---------------------------------------------------------------------- */
 
-static struct timespec report_last;
-
-static void report_progress(uint64_t events)
-{
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	if ((now.tv_sec - report_last.tv_sec) * 1000000000L + (now.tv_nsec - report_last.tv_nsec) <
-	    250000000L)
-		return;
-	report_last = now;
-	fprintf(stderr, "\rrip report: %" PRIu64 " events read...", events);
-}
-
 static int report_parse(int argc, char **argv, struct report_opts *o)
 {
 	static const struct option longopts[] = {
@@ -819,8 +805,8 @@ static int cmd_report(int argc, char **argv)
 	static char obuf[1 << 16];
 	char err[RR_ERR_MAX + PATH_MAX];
 	struct report_state st;
+	struct stk_warm *warm;
 	unsigned problems = 0;
-	bool tty = isatty(STDERR_FILENO);
 	int ret, status = EXIT_FAIL;
 
 	memset(&st, 0, sizeof(st));
@@ -838,11 +824,10 @@ static int cmd_report(int argc, char **argv)
 		tool_err("out of memory");
 		goto out;
 	}
-	if (tty)
-		clock_gettime(CLOCK_MONOTONIC, &report_last);
-	ret = rp_run(st.rp, st.s, tty ? report_progress : NULL, err, sizeof(err));
-	if (tty)
-		fputs("\r\033[K", stderr);
+	evs_progress_bar(st.s, "rip report");
+	warm = stk_warm_start(st.s, st.o.sysroot, st.o.debug_dir);
+	ret = rp_run(st.rp, st.s, NULL, err, sizeof(err));
+	st.sym = stk_warm_stop(warm);
 	if (ret) {
 		tool_err("%s", err);
 		goto out;
@@ -852,7 +837,7 @@ static int cmd_report(int argc, char **argv)
 		tool_err("out of memory");
 		goto out;
 	}
-	if (st.rp->nsites && report_symbols(&st))
+	if (st.rp->nsites && !st.sym && report_symbols(&st))
 		goto out;
 	setvbuf(stdout, obuf, _IOFBF, sizeof(obuf));
 	if (st.o.html) {

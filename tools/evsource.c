@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "evsource.h"
@@ -33,13 +34,6 @@
 #include "trace.h"
 
 #define EVS_MAX_PACKET (1u << 30)
-
-/* One decoded event of the current packet. */
-struct evs_ent {
-	uint64_t ts;
-	uint32_t off; /* of the event header in the packet */
-	uint32_t id;
-};
 
 struct evs_stream {
 	uint32_t index;
@@ -56,8 +50,17 @@ struct evs_stream {
 	const uint8_t *data;
 	size_t len;
 	uint64_t pkt_off; /* its offset in the stream file (traces) */
-	struct evs_ent *ents;
-	size_t nents, cap, pos;
+	/*
+	 * The head: the next event to hand out, parsed and checked, at offset
+	 * cur; the one after it starts at next.  count: events of the packet
+	 * parsed so far, head included, to check against the header's.
+	 */
+	size_t cur, after;
+	uint64_t ts;	   /* the head's time */
+	uint32_t id;	   /* the head's type */
+	uint32_t count, pk_events;
+	bool check_count;  /* a trace's packet: its events count must match */
+	uint64_t ts_begin;
 	/* state */
 	bool seen;
 	uint64_t seq, discarded;
@@ -92,14 +95,36 @@ struct evs {
 	uint32_t nst;
 	uint32_t *heap;
 	uint32_t nheap;
+	/* the head of the heap's second stream: the top stays on top while before it */
+	uint64_t bound_ts;
+	uint32_t bound_st;
 	bool primed, refill;
 	struct evs_totals tot;
 	uint64_t idx_lost, idx_discarded;
 	struct rip_module *mods; /* ring files: read on demand */
 	size_t nmods;
 	bool mods_read;
+	/* ticks to ns: ns = base_ns + (ticks - base_ticks) * mult >> 32 */
+	unsigned __int128 mult;
+	struct evs_plan plan[EV_MAX_TYPES];
+	bool lazy; /* evs_set_lazy */
+	/* evs_progress_bar: bytes of packets read of all there are, and the bar */
+	uint64_t done, total;
+	uint32_t pk_tick;
+	const char *bar;   /* the command's name; NULL: no bar */
+	bool bar_shown, bar_now;
+	struct timespec bar_start, bar_last;
+	int failed; /* -errno: the next event is corrupt, fail_msg says how */
+	char fail_msg[RR_ERR_MAX + PATH_MAX];
+	uint32_t switch_id; /* RIP_EV_CORO_SWITCH when it is rip:coro_switch, else none */
+	/* rip:bt events are shown to bt_hook as they go by (evs_set_bt_hook) */
+	uint32_t bt_id;
+	evs_bt_hook *bt_hook;
+	void *bt_arg;
 };
 
+
+static void evs_bar(struct evs *s, bool end);
 
 /* ---- names ---------------------------------------------------------------------- */
 
@@ -169,6 +194,60 @@ static int evs_add_name(struct evs *s, uint32_t kind, int32_t tid, uint32_t slot
 }
 
 /* ---- opening ---------------------------------------------------------------------- */
+
+/* Work out each type's plan and the clock conversion, once per source. */
+static void evs_plan_types(struct evs *s)
+{
+	for (uint32_t id = 0; id < EV_MAX_TYPES; id++) {
+		const struct ev_type *t = &s->types->t[id];
+		struct evs_plan *pl = &s->plan[id];
+
+		if (!t->valid)
+			continue;
+		pl->valid = true;
+		pl->fixed = t->fixed;
+		for (uint32_t i = 0; i < t->nfields && i < RIP_EVENT_MAX_FIELDS; i++) {
+			uint32_t ty = t->fields[i].type;
+
+			if (RIP_FT_IS_TAIL(ty)) {
+				pl->tail = (uint8_t)ty;
+				break;
+			}
+			pl->size[i] = (uint8_t)ev_field_size(ty);
+			pl->sign[i] = ty == RIP_FT_S8 || ty == RIP_FT_S16 || ty == RIP_FT_S32
+					      ? pl->size[i]
+					      : 0;
+			pl->shift[i] = (uint8_t)(64 - 8 * pl->size[i]);
+			pl->off[i] = (uint16_t)(i ? pl->off[i - 1] + pl->size[i - 1] : 0);
+			pl->nfix++;
+		}
+	}
+	s->switch_id = UINT32_MAX;
+	if (s->plan[RIP_EV_CORO_SWITCH].nfix >= 2 &&
+	    !strcmp(s->types->t[RIP_EV_CORO_SWITCH].name, "rip:coro_switch"))
+		s->switch_id = RIP_EV_CORO_SWITCH;
+	s->bt_id = UINT32_MAX;
+	for (uint32_t id = 0; id < EV_MAX_TYPES; id++)
+		if (s->plan[id].tail == RIP_FT_HEX64_ARRAY && !strcmp(s->types->t[id].name, "rip:bt"))
+			s->bt_id = id;
+	if (s->hdr->clock_hz)
+		s->mult = ((unsigned __int128)1000000000u << 32) / s->hdr->clock_hz;
+}
+
+/* The same conversion as rr_ticks_to_ns, with the multiplier worked out once. */
+static inline int64_t evs_ns(const struct evs *s, uint64_t ticks)
+{
+	const struct rip_file_hdr *h = s->hdr;
+
+	if (!h->clock_hz)
+		return 0;
+	if (ticks >= h->clock_base_ticks)
+		return (int64_t)(((unsigned __int128)(ticks - h->clock_base_ticks) * s->mult) >>
+				 32) +
+		       (int64_t)h->clock_base_ns;
+	return -(int64_t)(((unsigned __int128)(h->clock_base_ticks - ticks) * s->mult) >> 32) +
+	       (int64_t)h->clock_base_ns;
+}
 
 static int evs_streams_alloc(struct evs *s, uint32_t n)
 {
@@ -240,6 +319,8 @@ static int evs_open_ring(struct evs *s, const char *target, char *err, size_t er
 		if (ret)
 			return rr_fail(err, errlen, ret, "%s: %s", s->src, why);
 		s->tot.torn += torn;
+		for (size_t k = 0; k < st->npk; k++)
+			s->total += st->pk[k].len;
 	}
 	return 0;
 }
@@ -297,6 +378,7 @@ static int evs_open_trace(struct evs *s, const char *dir, char *err, size_t errl
 		if (!S_ISREG(sb.st_mode))
 			return rr_fail(err, errlen, -EINVAL, "%s: not a regular file", st->path);
 		st->fsize = (uint64_t)sb.st_size;
+		s->total += st->fsize;
 	}
 	return 0;
 }
@@ -318,6 +400,7 @@ int evs_open(const char *target, struct evs **out, char *err, size_t errlen)
 		evs_close(s);
 		return ret;
 	}
+	evs_plan_types(s);
 	*out = s;
 	return 0;
 }
@@ -326,6 +409,7 @@ void evs_close(struct evs *s)
 {
 	if (!s)
 		return;
+	evs_bar(s, true);
 	for (uint32_t i = 0; s->st && i < s->nst; i++) {
 		struct evs_stream *st = &s->st[i];
 
@@ -333,7 +417,6 @@ void evs_close(struct evs *s)
 		if (st->fd >= 0)
 			close(st->fd);
 		free(st->buf);
-		free(st->ents);
 	}
 	free(s->st);
 	free(s->heap);
@@ -350,25 +433,104 @@ void evs_close(struct evs *s)
 
 /* ---- packets ---------------------------------------------------------------------- */
 
-static int evs_note(const struct ev_event *e, void *arg)
+/*
+ * Parse the event at st->after into the head: the fast path of ev_decode,
+ * with the same checks; at the first problem, ev_decode itself is run over
+ * the packet to say what it is (every event before it passed).  1: a new
+ * head, 0: the packet has no more events, -errno.
+ */
+static __attribute__((noinline)) int evs_head_bad(struct evs *s, struct evs_stream *st,
+						   char *why, size_t whylen)
 {
-	struct evs_stream *st = arg;
+	int ret = ev_decode(s->types, st->data, st->len, st->ts_begin, NULL, NULL, why, whylen);
 
-	if (st->nents == st->cap) {
-		size_t cap = st->cap ? st->cap * 2 : 256;
-		struct evs_ent *v = realloc(st->ents, cap * sizeof(*v));
+	if (ret >= 0) /* cannot be: the checks are the same */
+		ret = rr_fail(why, whylen, -EBADMSG, "event at byte %zu could not be decoded",
+			      st->after);
+	return ret;
+}
 
-		if (!v)
-			return -ENOMEM;
-		st->ents = v;
-		st->cap = cap;
+static inline __attribute__((always_inline)) int evs_head(struct evs *s, struct evs_stream *st,
+							  char *why, size_t whylen)
+{
+	const uint64_t mask = (1ull << RIP_EVENT_TS_BITS) - 1;
+	const uint8_t *d = st->data;
+	const struct evs_plan *pl;
+	size_t len = st->len, off = st->after;
+	uint64_t ts = st->ts;
+	uint32_t id, h;
+
+	if (off >= len)
+		return 0;
+	if (len - off < 4)
+		goto slow;
+	memcpy(&h, d + off, 4);
+	if ((h & 31) == RIP_EVENT_ID_EXTENDED) {
+		if (len - off < 13)
+			goto slow;
+		memcpy(&id, d + off + 1, 4);
+		memcpy(&ts, d + off + 5, 8);
+		off += 13;
+	} else {
+		uint64_t low = h >> 5;
+
+		id = h & 31;
+		/* a smaller low part than before: the clock wrapped it (as ev_decode) */
+		if (low < (ts & mask))
+			ts += 1ull << RIP_EVENT_TS_BITS;
+		ts = (ts & ~mask) | low;
+		off += 4;
 	}
-	st->ents[st->nents++] = (struct evs_ent){
-		.ts = e->ts,
-		.off = (uint32_t)e->offset,
-		.id = e->type->id,
-	};
-	return 0;
+	if (id >= EV_MAX_TYPES || !(pl = &s->plan[id])->valid || len - off < pl->fixed)
+		goto slow;
+	off += pl->fixed;
+	if (pl->tail == RIP_FT_STRING) {
+		size_t max = len - off < RIP_STRING_MAX ? len - off : RIP_STRING_MAX;
+		const uint8_t *nul = memchr(d + off, 0, max);
+
+		if (!nul)
+			goto slow;
+		off = (size_t)(nul - d) + 1;
+	} else if (pl->tail == RIP_FT_HEX64_ARRAY) {
+		uint32_t cnt;
+
+		if (len - off < 4)
+			goto slow;
+		memcpy(&cnt, d + off, 4);
+		if (cnt > RIP_ARRAY_MAX || len - off - 4 < (size_t)cnt * 8)
+			goto slow;
+		off += 4 + (size_t)cnt * 8;
+	}
+	st->cur = st->after;
+	st->after = off;
+	st->ts = ts;
+	st->id = id;
+	st->count++;
+	return 1;
+
+slow:
+	return evs_head_bad(s, st, why, whylen);
+}
+
+/* Say where the problem why (from evs_head) of stream st is. */
+static int evs_bad(const struct evs *s, const struct evs_stream *st, int ret, const char *why,
+		   char *err, size_t errlen)
+{
+	if (s->trace)
+		return rr_fail(err, errlen, ret, "%s: offset %" PRIu64 ": %s", st->path,
+			       st->pkt_off, why);
+	return rr_fail(err, errlen, ret, "%s: ring %" PRIu32 ": %s", s->src, st->index, why);
+}
+
+/* The packet of st is used up: does it hold as many events as its header said? */
+static int evs_count_ok(const struct evs *s, const struct evs_stream *st, char *err,
+			size_t errlen)
+{
+	if (!st->check_count || st->count == st->pk_events)
+		return 0;
+	return rr_fail(err, errlen, -EBADMSG,
+		       "%s: offset %" PRIu64 ": packet says %" PRIu32 " events, holds %" PRIu32,
+		       s->trace ? st->path : s->src, st->pkt_off, st->pk_events, st->count);
 }
 
 /* Read the next packet of a trace stream file into st->buf.  1: got one, 0: end. */
@@ -424,6 +586,70 @@ static int evs_read_packet(struct evs_stream *st, struct rip_packet *hdr, char *
 	return 1;
 }
 
+/* ---- the progress bar ----------------------------------------------------------------- */
+
+static double evs_secs(const struct timespec *a, const struct timespec *b)
+{
+	return (double)(b->tv_sec - a->tv_sec) + (double)(b->tv_nsec - a->tv_nsec) / 1e9;
+}
+
+static void evs_human(char *buf, size_t len, uint64_t n)
+{
+	if (n >= (1ull << 30))
+		snprintf(buf, len, "%.1f GiB", (double)n / (1ull << 30));
+	else
+		snprintf(buf, len, "%.1f MiB", (double)n / (1ull << 20));
+}
+
+/*
+ * Draw the bar (on stderr, a terminal): not in the first half second, then
+ * at most ten times a second; end: wipe it for good.
+ */
+static void evs_bar(struct evs *s, bool end)
+{
+	struct timespec now;
+	char done[32], total[32], eta[32] = "";
+	double frac, el;
+	int fill;
+
+	if (!s->bar)
+		return;
+	if (end) {
+		if (s->bar_shown)
+			fputs("\r\033[K", stderr);
+		s->bar = NULL;
+		return;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	el = evs_secs(&s->bar_start, &now);
+	if ((el < 0.5 && !s->bar_now) || (s->bar_shown && evs_secs(&s->bar_last, &now) < 0.1))
+		return;
+	s->bar_last = now;
+	s->bar_shown = true;
+	frac = s->total ? (double)s->done / (double)s->total : 0;
+	if (frac > 1)
+		frac = 1;
+	fill = (int)(frac * 30);
+	evs_human(done, sizeof(done), s->done);
+	evs_human(total, sizeof(total), s->total);
+	if (frac > 0.02)
+		snprintf(eta, sizeof(eta), ", %.0f s left", el / frac - el);
+	fprintf(stderr, "\r%s: [%.*s%*s] %3d%%  %s of %s%s\033[K", s->bar, fill,
+		"##############################", 30 - fill, "", (int)(frac * 100), done, total,
+		eta);
+}
+
+void evs_progress_bar(struct evs *s, const char *what)
+{
+	const char *env = getenv("RIP_PROGRESS");
+
+	if (env ? !strcmp(env, "0") : !isatty(STDERR_FILENO))
+		return;
+	s->bar = what;
+	s->bar_now = env && !strcmp(env, "1"); /* asked for: from the first packet on */
+	clock_gettime(CLOCK_MONOTONIC, &s->bar_start);
+}
+
 /*
  * Load the next packet of st that holds events.  1: st->ents has events,
  * 0: the stream is done, <0: corrupt.
@@ -449,6 +675,9 @@ static int evs_load(struct evs *s, struct evs_stream *st, char *err, size_t errl
 			st->next++;
 		}
 		s->tot.packets++;
+		s->done += s->trace ? hdr.packet_size / 8 : st->len;
+		if (s->bar && (!(++s->pk_tick & 63) || s->pk_tick == 1))
+			evs_bar(s, false);
 		if (st->seen) {
 			if (hdr.packet_seq_num <= st->seq) {
 				if (s->trace)
@@ -470,25 +699,21 @@ static int evs_load(struct evs *s, struct evs_stream *st, char *err, size_t errl
 			st->thread = evs_thread_name(s, hdr.tid);
 		}
 		st->coro = hdr.coro;
-		st->nents = st->pos = 0;
-		ret = ev_decode(s->types, st->data, st->len, hdr.timestamp_begin, evs_note, st, why,
-				sizeof(why));
-		if (ret == -ENOMEM)
-			return rr_fail(err, errlen, ret, "out of memory");
-		if (ret < 0) {
-			if (s->trace)
-				return rr_fail(err, errlen, ret, "%s: offset %" PRIu64 ": %s",
-						st->path, st->pkt_off, why);
-			return rr_fail(err, errlen, ret, "%s: ring %" PRIu32 ": %s", s->src,
-					st->index, why);
-		}
-		if (s->trace && hdr.events != st->nents)
-			return rr_fail(err, errlen, -EBADMSG,
-					"%s: offset %" PRIu64 ": packet says %" PRIu32
-					" events, holds %zu",
-					st->path, st->pkt_off, hdr.events, st->nents);
-		if (st->nents)
+		st->ts_begin = st->ts = hdr.timestamp_begin;
+		st->after = RIP_PACKET_HDR_SIZE;
+		st->count = 0;
+		st->pk_events = hdr.events;
+		st->check_count = s->trace;
+		ret = st->len < RIP_PACKET_HDR_SIZE
+			      ? rr_fail(why, sizeof(why), -EBADMSG, "packet shorter than its header")
+			      : evs_head(s, st, why, sizeof(why));
+		if (ret < 0)
+			return evs_bad(s, st, ret, why, err, errlen);
+		if (ret)
 			return 1;
+		ret = evs_count_ok(s, st, err, errlen); /* an empty packet */
+		if (ret)
+			return ret;
 	}
 }
 
@@ -497,7 +722,7 @@ static int evs_load(struct evs *s, struct evs_stream *st, char *err, size_t errl
 static bool evs_before(const struct evs *s, uint32_t a, uint32_t b)
 {
 	const struct evs_stream *x = &s->st[a], *y = &s->st[b];
-	uint64_t tx = x->ents[x->pos].ts, ty = y->ents[y->pos].ts;
+	uint64_t tx = x->ts, ty = y->ts;
 
 	return tx < ty || (tx == ty && a < b);
 }
@@ -534,6 +759,23 @@ static void evs_sift_up(struct evs *s, uint32_t i)
 	}
 }
 
+/* Note which stream comes second (the earlier child of the top), for evs_next. */
+static void evs_bound(struct evs *s)
+{
+	uint32_t c;
+
+	if (s->nheap < 2) {
+		s->bound_ts = UINT64_MAX;
+		s->bound_st = UINT32_MAX;
+		return;
+	}
+	c = s->heap[1];
+	if (s->nheap > 2 && evs_before(s, s->heap[2], c))
+		c = s->heap[2];
+	s->bound_ts = s->st[c].ts;
+	s->bound_st = c;
+}
+
 static int evs_prime(struct evs *s, char *err, size_t errlen)
 {
 	s->primed = true;
@@ -547,55 +789,96 @@ static int evs_prime(struct evs *s, char *err, size_t errlen)
 			evs_sift_up(s, s->nheap - 1);
 		}
 	}
+	evs_bound(s);
 	return 0;
 }
 
-/* The fields of an event ev_decode has already checked: read them again. */
-static void evs_fields(const struct ev_type *t, const uint8_t *data, size_t off,
-		       struct evs_event *e)
+/*
+ * The fields of an event evs_index has already checked: read them by the
+ * type's plan.  When 8 bytes can be read at every field's offset inside the
+ * packet, each field is one unaligned 8-byte load and two shifts; else
+ * field by field at its size.
+ */
+static inline void evs_fields(const struct evs_plan *pl, const uint8_t *data, size_t len,
+			      size_t off, bool lazy, struct evs_event *e)
 {
+	uint32_t i;
+
 	off += (data[off] & 31) == RIP_EVENT_ID_EXTENDED ? 13 : 4;
 	e->str = NULL;
 	e->arr = NULL;
 	e->narr = 0;
-	for (uint32_t i = 0; i < t->nfields; i++) {
-		uint32_t ty = t->fields[i].type, n;
-		uint64_t v = 0;
+	e->raw = NULL;
+	e->plan = pl;
+	if (__builtin_expect(off + pl->fixed + 8 <= len, 1)) {
+		if (lazy) {
+			e->raw = data + off; /* evs_val reads them: 8 bytes fit at each */
+			i = pl->nfix;
+			off += pl->fixed;
+			goto tail;
+		}
+		for (i = 0; i < pl->nfix; i++) {
+			uint64_t v;
 
-		if (ty == RIP_FT_STRING) {
-			e->str = (const char *)data + off;
-			e->v[i] = 0;
+			memcpy(&v, data + off + pl->off[i], 8);
+			v <<= pl->shift[i];
+			e->v[i] = pl->sign[i] ? (uint64_t)((int64_t)v >> pl->shift[i])
+					      : v >> pl->shift[i];
+		}
+		off += pl->fixed;
+		goto tail;
+	}
+	for (i = 0; i < pl->nfix; i++) {
+		uint64_t v;
+
+		switch (pl->size[i]) {
+		case 8:
+			memcpy(&v, data + off, 8);
+			break;
+		case 4: {
+			uint32_t x;
+
+			memcpy(&x, data + off, 4);
+			v = pl->sign[i] ? (uint64_t)(int64_t)(int32_t)x : x;
 			break;
 		}
-		if (ty == RIP_FT_HEX64_ARRAY) {
-			memcpy(&n, data + off, 4);
-			e->narr = n;
-			e->arr = data + off + 4;
-			e->v[i] = n;
+		case 2: {
+			uint16_t x;
+
+			memcpy(&x, data + off, 2);
+			v = pl->sign[i] ? (uint64_t)(int64_t)(int16_t)x : x;
 			break;
 		}
-		n = ev_field_size(ty);
-		memcpy(&v, data + off, n);
-		switch (ty) {
-		case RIP_FT_S8:
-			v = (uint64_t)(int64_t)(int8_t)v;
-			break;
-		case RIP_FT_S16:
-			v = (uint64_t)(int64_t)(int16_t)v;
-			break;
-		case RIP_FT_S32:
-			v = (uint64_t)(int64_t)(int32_t)v;
+		default:
+			v = pl->sign[i] ? (uint64_t)(int64_t)(int8_t)data[off] : data[off];
 			break;
 		}
 		e->v[i] = v;
-		off += n;
+		off += pl->size[i];
+	}
+tail:
+	if (pl->tail == RIP_FT_STRING) {
+		e->str = (const char *)data + off;
+		e->v[i] = 0;
+	} else if (pl->tail == RIP_FT_HEX64_ARRAY) {
+		uint32_t n;
+
+		memcpy(&n, data + off, 4);
+		e->narr = n;
+		e->arr = data + off + 4;
+		e->v[i] = n;
 	}
 }
 
 /* The stream at the top of the heap used up its packet: load the next or drop it. */
 static int evs_refill(struct evs *s, char *err, size_t errlen)
 {
-	int ret = evs_load(s, &s->st[s->heap[0]], err, errlen);
+	struct evs_stream *st = &s->st[s->heap[0]];
+	int ret = evs_count_ok(s, st, err, errlen);
+
+	if (ret)
+		return ret;
+	ret = evs_load(s, st, err, errlen);
 
 	s->refill = false;
 	if (ret < 0)
@@ -604,56 +887,80 @@ static int evs_refill(struct evs *s, char *err, size_t errlen)
 		s->heap[0] = s->heap[--s->nheap];
 	if (s->nheap)
 		evs_sift_down(s, 0);
+	evs_bound(s);
 	return 0;
 }
 
 int evs_next(struct evs *s, struct evs_event *e, char *err, size_t errlen)
 {
 	struct evs_stream *st;
-	const struct evs_ent *en;
-	const struct ev_type *t;
+	char why[256];
+	uint32_t id;
 	int ret;
 
-	if (!s->primed) {
-		ret = evs_prime(s, err, errlen);
-		if (ret)
+	if (__builtin_expect(!s->primed || s->refill || s->failed, 0)) {
+		if (s->failed) { /* the event after the last one handed out is corrupt */
+			evs_bar(s, true);
+			return rr_fail(err, errlen, s->failed, "%s", s->fail_msg);
+		}
+		ret = s->primed ? evs_refill(s, err, errlen) : evs_prime(s, err, errlen);
+		if (ret) {
+			evs_bar(s, true);
 			return ret;
+		}
 	}
-	if (s->refill) {
-		ret = evs_refill(s, err, errlen);
-		if (ret)
-			return ret;
-	}
-	if (!s->nheap)
+	if (!s->nheap) {
+		evs_bar(s, true);
 		return 0;
+	}
 	st = &s->st[s->heap[0]];
-	en = &st->ents[st->pos];
-	t = &s->types->t[en->id];
-	e->ts = en->ts;
-	e->ns = rr_ticks_to_ns(s->hdr, en->ts);
-	e->wall_ns = e->ns + s->hdr->realtime_offset;
-	e->stream = st->index;
+	id = st->id;
+	e->ts = st->ts;
+	e->ns = evs_ns(s, st->ts);
 	e->tid = st->tid;
-	e->thread = st->thread;
-	e->coro = st->coro;
-	e->coro_name = evs_coro_name(s, st->coro);
-	e->type = t;
-	evs_fields(t, st->data, en->off, e);
-	e->is_switch = en->id == RIP_EV_CORO_SWITCH && t->nfields >= 2 &&
-		       !strcmp(t->name, "rip:coro_switch");
+	e->type = &s->types->t[id];
+	evs_fields(&s->plan[id], st->data, st->len, st->cur, s->lazy, e);
+	if (!s->lazy) {
+		e->wall_ns = e->ns + s->hdr->realtime_offset;
+		e->stream = st->index;
+		e->thread = st->thread;
+		e->coro = st->coro;
+		e->coro_name = st->coro ? evs_coro_name(s, st->coro) : NULL;
+	}
+	if (__builtin_expect(id == s->bt_id, 0) && s->bt_hook)
+		s->bt_hook(s->bt_arg, e->arr, e->narr);
+	e->is_switch = id == s->switch_id;
 	if (e->is_switch)
-		st->coro = (uint32_t)e->v[0];
+		st->coro = (uint32_t)evs_val(e, 0);
 	s->tot.events++;
 
 	/*
 	 * Advance the cursor.  When the packet is used up, the next one is read
 	 * at the next call: e points into this one's bytes until then.
 	 */
-	if (++st->pos < st->nents)
-		evs_sift_down(s, 0);
-	else
+	ret = evs_head(s, st, why, sizeof(why));
+	if (__builtin_expect(ret > 0, 1)) {
+		if (st->ts > s->bound_ts || (st->ts == s->bound_ts && st->index > s->bound_st)) {
+			evs_sift_down(s, 0);
+			evs_bound(s);
+		}
+	} else if (!ret) {
 		s->refill = true;
+	} else {
+		s->failed = evs_bad(s, st, ret, why, s->fail_msg, sizeof(s->fail_msg));
+	}
 	return 1;
+}
+
+void evs_set_lazy(struct evs *s, bool lazy)
+{
+	s->lazy = lazy;
+}
+
+void evs_set_bt_hook(struct evs *s, evs_bt_hook *fn, void *arg)
+{
+	s->bt_hook = fn;
+	s->bt_arg = arg;
 }
 
 void evs_totals(const struct evs *s, struct evs_totals *t)

@@ -24,6 +24,21 @@
 
 struct evs;
 
+/*
+ * How to read the fields of one event type, worked out once from the type
+ * table: the size and signedness of each fixed-size field, then the tail.
+ */
+struct evs_plan {
+	bool valid;
+	uint8_t nfix;		/* fixed-size fields before the tail */
+	uint8_t tail;		/* 0, RIP_FT_STRING or RIP_FT_HEX64_ARRAY */
+	uint8_t size[RIP_EVENT_MAX_FIELDS];
+	uint8_t sign[RIP_EVENT_MAX_FIELDS]; /* sign-extend from this many bytes, 0: no */
+	uint8_t shift[RIP_EVENT_MAX_FIELDS]; /* 64 - 8 * size */
+	uint16_t off[RIP_EVENT_MAX_FIELDS];  /* of each fixed field after the event header */
+	uint32_t fixed;		/* bytes of the fixed-size fields */
+};
+
 struct evs_event {
 	uint64_t ts;		  /* ticks of the file's clock */
 	int64_t ns;		  /* CLOCK_MONOTONIC_RAW ns */
@@ -39,7 +54,30 @@ struct evs_event {
 	const char *str;	  /* the string field, or NULL */
 	const uint8_t *arr;	  /* the u64 array field: narr values, little-endian, unaligned */
 	uint32_t narr;		  /* (ev_decode checked the count against the packet) */
+	/*
+	 * With evs_set_lazy: when raw is not NULL, v[] holds only the tail's
+	 * value and the fixed fields are read with evs_val from raw.
+	 */
+	const uint8_t *raw;
+	const struct evs_plan *plan;
 };
+
+/*
+ * Field i of e (e->v[i]), read from the packet when evs_next left it there
+ * (evs_set_lazy): a consumer that reads few of an event's fields, or reads
+ * them once, saves decoding the others.
+ */
+static inline uint64_t evs_val(const struct evs_event *e, uint32_t i)
+{
+	const struct evs_plan *pl = e->plan;
+	uint64_t v;
+
+	if (!e->raw || i >= pl->nfix)
+		return e->v[i];
+	__builtin_memcpy(&v, e->raw + pl->off[i], 8); /* evs_next checked 8 bytes fit */
+	v <<= pl->shift[i];
+	return pl->sign[i] ? (uint64_t)((int64_t)v >> pl->shift[i]) : v >> pl->shift[i];
+}
 
 struct evs_totals {
 	uint64_t events;	  /* events handed out */
@@ -64,6 +102,22 @@ int evs_open(const char *target, struct evs **out, char *err, size_t errlen);
 int evs_next(struct evs *s, struct evs_event *e, char *err, size_t errlen);
 
 void evs_totals(const struct evs *s, struct evs_totals *t);
+
+/*
+ * From now on, evs_next fills only what a resource analysis reads: ts, ns,
+ * tid, type, is_switch and the fields, and may leave the fixed-size fields
+ * in the packet (e->raw): the caller reads every field with evs_val, never
+ * e->v directly, and does not use wall_ns, stream, thread, coro or coro_name.
+ */
+void evs_set_lazy(struct evs *s, bool lazy);
+
+/*
+ * Have fn see the frames of every rip:bt event (a backtrace definition) as
+ * evs_next hands it out: n return addresses, little-endian, unaligned (read
+ * them with evs_arr).  fn NULL: no more.
+ */
+typedef void evs_bt_hook(void *arg, const uint8_t *frames, uint32_t n);
+void evs_set_bt_hook(struct evs *s, evs_bt_hook *fn, void *arg);
 
 /* The header of the ring file (for a trace, as recorded): clock, pid, comm. */
 const struct rip_file_hdr *evs_file_hdr(const struct evs *s);
@@ -93,6 +147,14 @@ static inline uint64_t evs_arr(const struct evs_event *e, uint32_t i)
 	__builtin_memcpy(&v, e->arr + (size_t)i * 8, 8);
 	return v; /* the trace's byte order is the host's (checked when it is opened) */
 }
+
+/*
+ * Show a progress bar on stderr while the events are read, when stderr is a
+ * terminal: "WHAT: [###  ] 40%  1.2 GiB of 3.0 GiB, 5 s left", drawn after
+ * half a second, at most ten times a second, wiped when the events end.
+ * RIP_PROGRESS=0: never; RIP_PROGRESS=1: always, from the first packet.
+ */
+void evs_progress_bar(struct evs *s, const char *what);
 
 void evs_close(struct evs *s);
 

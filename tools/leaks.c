@@ -355,7 +355,7 @@ static int lk_bt_grow(struct lk_priv *p)
 static int lk_bt_define(struct lk *lk, const struct evs_event *e)
 {
 	struct lk_priv *p = lk->p;
-	uint32_t id = (uint32_t)e->v[p->fi[e->type->id][0]], n = e->narr;
+	uint32_t id = (uint32_t)evs_val(e, p->fi[e->type->id][0]), n = e->narr;
 	struct lk_btent *b;
 
 	lk->bt_defs++;
@@ -511,7 +511,7 @@ static int lk_types(struct lk *lk, const struct ev_types *types, char *err, size
 
 /* ---- the pass ------------------------------------------------------------------------ */
 
-#define F(k) (e->v[fi[k]])
+#define F(k) evs_val(e, fi[k])
 
 static uint64_t lk_name_key(const char *name)
 {
@@ -774,6 +774,7 @@ int lk_run(struct lk *lk, struct evs *s, char *err, size_t errlen)
 	ret = lk_types(lk, evs_types(s), err, errlen);
 	if (ret)
 		return ret;
+	evs_set_lazy(s, true); /* every field is read with evs_val (F) */
 	while ((ret = evs_next(s, &e, err, errlen)) > 0) {
 		if (!lk->any_event) {
 			lk->first_ns = e.ns;

@@ -96,12 +96,17 @@ struct rp_priv {
 	struct rp_tab blocks, fds, segs, maps;
 	struct rp_idx site_idx, thread_idx, bt_idx;
 	size_t sitecap, threadcap;
+	/* the thread of the last memory event (runs of events come from one thread) */
+	int32_t last_tid;
+	long last_thread; /* its index, -1: none yet */
 	struct rp_btent *bts;
 	size_t nbts, btcap;
 	uint64_t *frames;
 	size_t nframes, framecap;
 	uint64_t peak_seq;
 	uint64_t s_allocs, s_alloc_bytes, s_frees; /* totals at the last sample */
+	uint64_t s_lo, s_hi;	 /* the series bucket of the last sample: [lo, hi) ns in */
+	size_t s_i;
 };
 
 static inline size_t rp_hash(uint64_t key, size_t cap)
@@ -178,6 +183,29 @@ static struct rp_ent *rp_tab_add(struct rp_tab *t, uint64_t key)
 		return NULL;
 	for (h = rp_hash(key, t->cap); t->v[h].used; h = (h + 1) & (t->cap - 1))
 		;
+	t->n++;
+	memset(&t->v[h], 0, sizeof(t->v[h]));
+	t->v[h].key = key;
+	t->v[h].used = 1;
+	return &t->v[h];
+}
+
+/*
+ * The entry of key, or a new zeroed one (*fresh true) in a single probe;
+ * NULL when out of memory.
+ */
+static struct rp_ent *rp_tab_get(struct rp_tab *t, uint64_t key, bool *fresh)
+{
+	size_t h;
+
+	if ((t->n + 1) * 2 > t->cap && rp_tab_grow(t))
+		return NULL;
+	for (h = rp_hash(key, t->cap); t->v[h].used; h = (h + 1) & (t->cap - 1))
+		if (t->v[h].key == key) {
+			*fresh = false;
+			return &t->v[h];
+		}
+	*fresh = true;
 	t->n++;
 	memset(&t->v[h], 0, sizeof(t->v[h]));
 	t->v[h].key = key;
@@ -266,10 +294,15 @@ static struct rp_site *rp_site(struct rp *rp, uint32_t bt)
 static struct rp_thread *rp_thread(struct rp *rp, int32_t tid)
 {
 	struct rp_priv *p = rp->p;
-	long i = rp_idx_get(&p->thread_idx, (uint32_t)tid, true);
+	long i;
 
+	if (p->last_thread >= 0 && p->last_tid == tid)
+		return &rp->threads[p->last_thread];
+	i = rp_idx_get(&p->thread_idx, (uint32_t)tid, true);
 	if (i < 0)
 		return NULL;
+	p->last_tid = tid;
+	p->last_thread = i;
 	if ((size_t)i == rp->nthreads) {
 		if (rp_grow_array((void **)&rp->threads, &p->threadcap, rp->nthreads + 1,
 				  sizeof(*rp->threads)))
@@ -353,9 +386,15 @@ uint64_t rp_life_limit(unsigned k)
 
 static unsigned rp_life_bucket(int64_t ns)
 {
+	/* rp_life_limit(k) for each k below the last bucket */
+	_Static_assert(RP_LIFE == 9, "one limit per bucket but the last");
+	static const uint64_t lim[RP_LIFE - 1] = { 1000ull, 10000ull, 100000ull, 1000000ull,
+						   10000000ull, 100000000ull, 1000000000ull,
+						   10000000000ull };
+	uint64_t v = (uint64_t)(ns < 0 ? 0 : ns);
 	unsigned k = 0;
 
-	while (k < RP_LIFE - 1 && (uint64_t)(ns < 0 ? 0 : ns) >= rp_life_limit(k))
+	while (k < RP_LIFE - 1 && v >= lim[k])
 		k++;
 	return k;
 }
@@ -386,18 +425,26 @@ static void rp_release(struct rp *rp, struct rp_ent *e, int64_t ns, struct rp_th
 static int rp_alloc(struct rp *rp, const struct evs_event *e, uint64_t addr, uint64_t size,
 		    uint32_t bt, struct rp_thread *t)
 {
-	struct rp_ent *old = rp_tab_find(&rp->p->blocks, addr);
-	struct rp_site *s;
+	struct rp_site *s = rp_site(rp, bt);
 	struct rp_ent *b;
+	bool fresh;
 
-	if (old) {
-		rp->replaced++;
-		rp_release(rp, old, e->ns, NULL);
-	}
-	s = rp_site(rp, bt);
-	b = s ? rp_tab_add(&rp->p->blocks, addr) : NULL;
+	if (!s)
+		return -ENOMEM;
+	b = rp_tab_get(&rp->p->blocks, addr, &fresh);
 	if (!b)
 		return -ENOMEM;
+	if (!fresh) {
+		/* made again while live: its free was not seen; the old block goes */
+		struct rp_site *os = &rp->sites[b->val];
+
+		rp->replaced++;
+		rp_touch(rp, os);
+		os->live_count--;
+		os->live_bytes -= b->size;
+		rp->live_count--;
+		rp->live_bytes -= b->size;
+	}
 	b->size = size;
 	b->ns = e->ns;
 	b->val = (uint32_t)(s - rp->sites);
@@ -466,6 +513,7 @@ static void rp_series_merge(struct rp *rp)
 	memset(&rp->series[n], 0, (rp->nseries - n) * sizeof(rp->series[0]));
 	rp->nseries = n;
 	rp->series_ns *= 2;
+	rp->p->s_lo = rp->p->s_hi = 0; /* buckets changed: forget the last one */
 }
 
 /* After a memory event at ns: note the bytes in use and what changed since the last one. */
@@ -476,8 +524,15 @@ static void rp_sample(struct rp *rp, int64_t ns)
 	struct rp_point *pt;
 	size_t i;
 
-	while ((i = (size_t)(d / rp->series_ns)) >= RP_SERIES)
-		rp_series_merge(rp);
+	if (d >= p->s_lo && d < p->s_hi) {
+		i = p->s_i; /* the same bucket as the last event: no division */
+	} else {
+		while ((i = (size_t)(d / rp->series_ns)) >= RP_SERIES)
+			rp_series_merge(rp);
+		p->s_i = i;
+		p->s_lo = (uint64_t)i * rp->series_ns;
+		p->s_hi = p->s_lo + rp->series_ns;
+	}
 	if (i < rp->nseries - (rp->nseries > 0))
 		i = rp->nseries - 1; /* time went back (threads' clocks): the last bucket */
 	if (i >= rp->nseries)
@@ -676,7 +731,7 @@ static int rp_types(struct rp *rp, const struct ev_types *types, char *err, size
 	return 0;
 }
 
-#define F(k) (e->v[fi[k]])
+#define F(k) evs_val(e, fi[k])
 
 static int rp_mem_event(struct rp *rp, const struct evs_event *e, const uint8_t *fi, int role)
 {
@@ -796,6 +851,7 @@ int rp_run(struct rp *rp, struct evs *s, void (*progress)(uint64_t events), char
 	ret = rp_types(rp, evs_types(s), err, errlen);
 	if (ret)
 		return ret;
+	evs_set_lazy(s, true); /* every field is read with evs_val (F) */
 	while ((ret = evs_next(s, &e, err, errlen)) > 0) {
 		if (!rp->any_event) {
 			rp->first_ns = e.ns;
@@ -827,6 +883,7 @@ struct rp *rp_new(void)
 		return NULL;
 	}
 	rp->series_ns = 1000;
+	rp->p->last_thread = -1;
 	return rp;
 }
 

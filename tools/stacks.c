@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -197,6 +198,149 @@ int stk_sym_open(struct evs *s, const char *sysroot, const char *debug_dir,
 	rip_sym_add_modules(sym, mods, n);
 	*out = sym;
 	return 0;
+}
+
+/* ---- symbols in the background -------------------------------------------------------- */
+
+struct stk_warm {
+	struct evs *s;
+	struct rip_sym *sym;
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	/* under lock: addresses given and not yet taken, and the stop request */
+	uint64_t *q;
+	size_t nq, capq;
+	bool stop;
+	/* the caller's thread only: addresses already given */
+	struct stk_map seen;
+};
+
+static void *stk_warm_main(void *arg)
+{
+	struct stk_warm *w = arg;
+	uint64_t *mine = NULL;
+	size_t nmine = 0, capmine = 0;
+
+	pthread_mutex_lock(&w->lock);
+	for (;;) {
+		uint64_t *t;
+		size_t c;
+
+		while (!w->nq && !w->stop)
+			pthread_cond_wait(&w->cond, &w->lock);
+		if (w->stop)
+			break;
+		/* take the whole queue: swap buffers, look up outside the lock */
+		t = mine;
+		mine = w->q;
+		w->q = t;
+		nmine = w->nq;
+		c = capmine;
+		capmine = w->capq;
+		w->capq = c;
+		w->nq = 0;
+		pthread_mutex_unlock(&w->lock);
+		for (size_t i = 0; i < nmine; i++) {
+			struct rip_frame fr[STK_MAX_INLINE];
+
+			/* relaxed: a hint only; the lock taken below orders the rest (pairs with stk_warm_stop) */
+			if (__atomic_load_n(&w->stop, __ATOMIC_RELAXED))
+				break;
+			rip_sym_lookup(w->sym, mine[i] - 1, fr, STK_MAX_INLINE);
+		}
+		pthread_mutex_lock(&w->lock);
+	}
+	pthread_mutex_unlock(&w->lock);
+	free(mine);
+	return NULL;
+}
+
+/* The bt hook: queue the addresses not queued before (the caller's thread). */
+static void stk_warm_bt(void *arg, const uint8_t *frames, uint32_t n)
+{
+	struct stk_warm *w = arg;
+	uint64_t fresh[RIP_ARRAY_MAX];
+	uint32_t k = 0;
+
+	for (uint32_t i = 0; i < n && i < RIP_ARRAY_MAX; i++) {
+		uint64_t a;
+		bool isnew = false;
+
+		memcpy(&a, frames + (size_t)i * 8, 8);
+		if (!a || !stk_map_get(&w->seen, a, &isnew) || !isnew)
+			continue;
+		fresh[k++] = a;
+	}
+	if (!k)
+		return;
+	pthread_mutex_lock(&w->lock);
+	if (w->nq + k > w->capq) {
+		size_t cap = w->capq ? w->capq * 2 : 1024;
+		uint64_t *q;
+
+		while (cap < w->nq + k)
+			cap *= 2;
+		q = realloc(w->q, cap * sizeof(*q));
+		if (!q) {
+			pthread_mutex_unlock(&w->lock);
+			return; /* only a head start lost: the lookups happen later anyway */
+		}
+		w->q = q;
+		w->capq = cap;
+	}
+	memcpy(w->q + w->nq, fresh, k * sizeof(*fresh));
+	w->nq += k;
+	pthread_cond_signal(&w->cond);
+	pthread_mutex_unlock(&w->lock);
+}
+
+struct stk_warm *stk_warm_start(struct evs *s, const char *sysroot, const char *debug_dir)
+{
+	struct stk_warm *w = calloc(1, sizeof(*w));
+	char err[256];
+
+	if (!w)
+		return NULL;
+	w->s = s;
+	if (stk_sym_open(s, sysroot, debug_dir, &w->sym, err, sizeof(err)))
+		goto free_w;
+	pthread_mutex_init(&w->lock, NULL);
+	pthread_cond_init(&w->cond, NULL);
+	if (pthread_create(&w->thread, NULL, stk_warm_main, w))
+		goto free_sym;
+	evs_set_bt_hook(s, stk_warm_bt, w);
+	return w;
+
+free_sym:
+	pthread_cond_destroy(&w->cond);
+	pthread_mutex_destroy(&w->lock);
+	rip_sym_free(w->sym);
+free_w:
+	free(w);
+	return NULL;
+}
+
+struct rip_sym *stk_warm_stop(struct stk_warm *w)
+{
+	struct rip_sym *sym;
+
+	if (!w)
+		return NULL;
+	evs_set_bt_hook(w->s, NULL, NULL);
+	pthread_mutex_lock(&w->lock);
+	/* atomic: the thread peeks at it between lookups without the lock (stk_warm_main) */
+	__atomic_store_n(&w->stop, true, __ATOMIC_RELAXED);
+	pthread_cond_signal(&w->cond);
+	pthread_mutex_unlock(&w->lock);
+	pthread_join(w->thread, NULL); /* the symbolizer is ours again after this */
+	sym = w->sym;
+	pthread_cond_destroy(&w->cond);
+	pthread_mutex_destroy(&w->lock);
+	free(w->q);
+	stk_map_free(&w->seen);
+	free(w);
+	return sym;
 }
 
 int stk_frame_names(struct rip_sym *sym, uint64_t ra, char names[][256], int max)

@@ -66,6 +66,22 @@ int stk_sym_open(struct evs *s, const char *sysroot, const char *debug_dir,
 		 struct rip_sym **out, char *err, size_t errlen);
 
 /*
+ * Symbols in the background, while the events are read: stk_warm_start
+ * opens a symbolizer as stk_sym_open does and a thread that looks up every
+ * new return address of the rip:bt events evs_next hands out (an evs bt
+ * hook), so that the expensive part (opening modules, inflating compressed
+ * debug sections) overlaps the pass.  Only that thread uses the symbolizer
+ * until stk_warm_stop, which stops it after the lookup under way, joins it
+ * and hands the symbolizer over (already cached lookups are then free).
+ * NULL from stk_warm_start: no background work (out of memory, no thread,
+ * no module map); the caller opens its symbolizer later as before.
+ */
+struct stk_warm;
+struct stk_warm *stk_warm_start(struct evs *s, const char *sysroot, const char *debug_dir);
+/* Stop w (NULL: nothing) and return its symbolizer (NULL when there was none). */
+struct rip_sym *stk_warm_stop(struct stk_warm *w);
+
+/*
  * Start a JSON document about source s: {"version":1,"source":...,"pid":...,
  * "comm":...,"exe":... (the caller goes on with ",key":value and closes it).
  */
