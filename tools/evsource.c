@@ -911,6 +911,15 @@ int evs_next(struct evs *s, struct evs_event *e, char *err, size_t errlen)
 	}
 	if (!s->nheap) {
 		evs_bar(s, true);
+		/* The index counts what the recorder wrote: fewer or more means damage. */
+		if (s->trace && s->tot.events != s->tr.info.idx.events) {
+			s->failed = rr_fail(s->fail_msg, sizeof(s->fail_msg), -EBADMSG,
+					    "%s: the stream files hold %" PRIu64
+					    " events, the index says %" PRIu64
+					    ": a stream file was cut, emptied or lost",
+					    s->src, s->tot.events, (uint64_t)s->tr.info.idx.events);
+			return rr_fail(err, errlen, s->failed, "%s", s->fail_msg);
+		}
 		return 0;
 	}
 	st = &s->st[s->heap[0]];
