@@ -7,17 +7,20 @@
 #
 # The workload (1 thread, ANA_N malloc/free pairs through 32 distinct
 # stacks) is recorded once with `rip run --mem` and once with heaptrack;
-# then `rip leaks DIR > /dev/null` and `heaptrack_print FILE > /dev/null`
-# run ANA_REPS times each, interleaved, so a busy neighbour slows both
-# alike.  Each run gives its wall time (start to exit), its CPU time and
+# then `rip leaks DIR`, `rip report DIR` and `heaptrack_print FILE` (each
+# > /dev/null) run ANA_REPS times each, interleaved, so a busy neighbour
+# slows all alike.  Each run gives its wall time (start to exit), its CPU time and
 # its peak RSS (/usr/bin/time -f, or VmHWM polled in /proc without it);
-# the medians are printed, with the speed ratio (heaptrack_print's time over
-# rip leaks', goal: 5x or more), the events each reads per second, and one
-# budget line.  Without heaptrack its rows say why they were skipped.
+# the medians are printed, with the speed ratios (heaptrack_print's time
+# over rip leaks' and rip report's, goal: 5x or more), the events each reads
+# per second, and the budget lines.  Last, the peak memory of rip leaks on a
+# longer trace shows that it streams.  Without heaptrack its rows say why they were skipped.
 #
 #   sh bench/analysis.sh [DIR]      (from the top of a built tree; DIR: scratch,
 #                                    a tmpfs directory is made when not given)
 #   ANA_N=2000000 ANA_REPS=3        pairs (as heaptrack.sh's MEM_N), repetitions (defaults)
+#   ANA_GROW=5                      also rip leaks' peak memory on a trace this many
+#                                   times longer (1: skip)
 #
 # Exit status 1 when a program failed, 0 otherwise (missing heaptrack included).
 set -u
@@ -128,6 +131,12 @@ for r in $(seq "$REPS"); do
 		failed=1
 	fi
 	echo "rip $m" >>"$dir/ana-raw"
+	m=$(measure "$RIP" report "$trace")
+	if [ "$m" = - ]; then
+		say "  rip report failed: $(head -n 2 "$dir/ana-err" | tr '\n' ' ')"
+		failed=1
+	fi
+	echo "rep $m" >>"$dir/ana-raw"
 	if [ $have_ht = 1 ]; then
 		m=$(measure heaptrack_print "$htfile")
 		if [ "$m" = - ]; then
@@ -167,6 +176,7 @@ END {
 	printf "  %-34s %10s %10s %10s %12s\n", "reader (median of " reps ")", "wall", "CPU",
 		"peak RSS", "events/s"
 	row("rip leaks DIR > /dev/null", "rip")
+	row("rip report DIR > /dev/null", "rep")
 	if (have_ht)
 		row("heaptrack_print FILE > /dev/null", "ht")
 	else
@@ -177,18 +187,56 @@ END {
 			(CM["rip"] > 0 ? CM["ht"] / CM["rip"] : 0),
 			(MM["rip"] > 0 ? MM["ht"] / MM["rip"] : 0)
 	}
+	if (("rep" in WM) && ("ht" in WM) && WM["rep"] > 0) {
+		spr = WM["ht"] / WM["rep"]
+		printf "  %-34s %8.2fx %9.2fx %9.2fx\n", "heaptrack_print / rip report", spr,
+			(CM["rep"] > 0 ? CM["ht"] / CM["rep"] : 0),
+			(MM["rep"] > 0 ? MM["ht"] / MM["rep"] : 0)
+	}
 	print "[11] build/bench/malloc 1 " n " recorded once with rip run --mem and once with"
 	how = rmem ? "/usr/bin/time -f %M" : "VmHWM polled in /proc"
 	print "    heaptrack -o FILE; " ev " events (rip run'"'"'s count, backtrace definitions"
 	print "    included).  wall: start to exit; CPU: user + system; peak RSS: " how ";"
 	print "    events/s: those events over the wall time.  rip leaks reads the events and"
-	print "    symbolizes what is left; heaptrack_print reads a file heaptrack already"
-	print "    interpreted (symbols resolved while recording).  Ratios above 1x favour rip."
+	print "    symbolizes what is left, rip report builds the whole report; both read"
+	print "    with a second thread resolving symbols as backtraces appear.  heaptrack_print"
+	print "    reads a file heaptrack already interpreted (symbols resolved while"
+	print "    recording).  Ratios above 1x favour rip."
 	print "budget:"
 	if (("rip" in WM) && ("ht" in WM))
 		printf "  rip leaks vs heaptrack_print, wall time: %.2fx (goal >= 5x), %s\n", sp,
 			(sp >= 5 ? "goal met" : "goal NOT met")
 	else
 		print "  rip leaks vs heaptrack_print: not measured"
+	if (("rep" in WM) && ("ht" in WM))
+		printf "  rip report vs heaptrack_print, wall time: %.2fx (goal >= 5x), %s\n", spr,
+			(spr >= 5 ? "goal met" : "goal NOT met")
+	else
+		print "  rip report vs heaptrack_print: not measured"
 }' "$dir/ana-raw"
+
+# Streaming: the peak memory of rip leaks on a trace ANA_GROW times longer
+# (same workload, more pairs) should stay where it was.
+G=${ANA_GROW:-5}
+if [ "$G" -gt 1 ]; then
+	echo "  analysis: a trace $G times longer ..." >&2
+	rm -rf "$trace"
+	if timeout 120 "$RIP" run --mem -o "$trace" -- "$PROG" 1 $((N * G)) >/dev/null \
+		2>"$dir/ana-err"; then
+		m1=$(awk '$1 == "rip" && $2 != "-" { print $4 }' "$dir/ana-raw" | sort -n | tail -n 1)
+		m2=$(measure "$RIP" leaks "$trace")
+		size=$(du -sk "$trace" | cut -f1)
+		if [ "$m2" = - ] || [ -z "$m1" ]; then
+			say "  rip leaks on the longer trace failed: $(head -n 2 "$dir/ana-err" | tr '\n' ' ')"
+			failed=1
+		else
+			echo "$m2" | awk -v m1="$m1" -v g="$G" -v kb="$size" '{
+				printf "  rip leaks on a %dx longer trace (%.0f MB): %.3f s, peak RSS %.1f MB (%.2fx the shorter one'"'"'s)\n",
+					g, kb / 1024, $1, $3 / 1024, (m1 > 0 ? $3 / m1 : 0) }'
+		fi
+	else
+		say "  rip run --mem of the longer trace failed"
+		failed=1
+	fi
+fi
 exit $failed
