@@ -42,6 +42,14 @@ RIP_EVENT_TYPE(rip_ev_shm_detach, "shm:detach", RIP_CAT_SHM, RIP_FIELD(HEX64, "a
 RIP_EVENT_TYPE(rip_ev_shm_remove, "shm:remove", RIP_CAT_SHM, RIP_FIELD(S64, "id"),
 	       RIP_FIELD(U32, "bt"), RIP_FIELD(U32, "kind"), RIP_FIELD(STRING, "name"));
 
+RIP_EVENT_TYPE(rip_ev_mem_mapping, "mem:mapping", RIP_CAT_MEM, RIP_FIELD(HEX64, "start"),
+	       RIP_FIELD(HEX64, "end"), RIP_FIELD(U32, "seq"), RIP_FIELD(U32, "prot"),
+	       RIP_FIELD(U32, "flags"), RIP_FIELD(U32, "page_size"), RIP_FIELD(STRING, "path"));
+RIP_EVENT_TYPE(rip_ev_mem_pagemap, "mem:pagemap", RIP_CAT_MEM, RIP_FIELD(HEX64, "start"),
+	       RIP_FIELD(U32, "seq"), RIP_FIELD(U32, "npages"), RIP_FIELD(HEX64_ARRAY, "pages"));
+RIP_EVENT_TYPE(rip_ev_mem_pagemap_end, "mem:pagemap_end", RIP_CAT_MEM, RIP_FIELD(U32, "seq"),
+	       RIP_FIELD(U32, "mappings"), RIP_FIELD(U32, "reason"), RIP_FIELD(S32, "error"));
+
 __thread struct rip_pl_thread rip_pl_self RIP_PL_TLS;
 
 /* Off until the constructor has the real functions; written with relaxed stores. */
@@ -222,6 +230,27 @@ void rip_pl_shm_remove(int64_t id, uint32_t bt, uint32_t kind, const char *name)
 	rip_event_str(&rip_ev_shm_remove, v, name ? name : "");
 }
 
+void rip_pl_mem_mapping(uint64_t start, uint64_t end, uint32_t seq, uint32_t prot,
+			uint32_t flags, uint32_t page_size, const char *path)
+{
+	const uint64_t v[6] = { start, end, seq, prot, flags, page_size };
+
+	rip_event_str(&rip_ev_mem_mapping, v, path ? path : "");
+}
+
+void rip_pl_mem_pagemap(uint64_t start, uint32_t seq, uint32_t npages, const uint64_t *words,
+			uint32_t nwords)
+{
+	const uint64_t v[3] = { start, seq, npages };
+
+	rip_event_array(&rip_ev_mem_pagemap, v, words, nwords);
+}
+
+void rip_pl_mem_pagemap_end(uint32_t seq, uint32_t mappings, uint32_t reason, int error)
+{
+	rip_event4(&rip_ev_mem_pagemap_end, seq, mappings, reason, (uint64_t)(int64_t)error);
+}
+
 /* ---- start ---- */
 
 /*
@@ -248,6 +277,7 @@ static void rip_pl_atfork_child(void)
 {
 	/* The child's trace is its own: new stacks are defined again there. */
 	rip_pl_bt_fork_child();
+	rip_pl_pagemap_fork_child();
 	rip_pl_self.guard = rip_pl_fork_guard;
 }
 
@@ -262,6 +292,8 @@ __attribute__((constructor)) static void rip_pl_init(void)
 	err = rip_pl_mem_resolve();
 	if (!err)
 		err = rip_pl_bt_init();
+	if (!err)
+		err = rip_pl_pagemap_init();
 	if (!err && pthread_atfork(rip_pl_atfork_prepare, rip_pl_atfork_parent, rip_pl_atfork_child))
 		err = -ENOMEM;
 	if (err) {

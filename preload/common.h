@@ -86,11 +86,19 @@ static inline __attribute__((always_inline)) bool rip_pl_enter(unsigned category
 	return true;
 }
 
+/* Nonzero: a pagemap snapshot was asked for while it could not be taken (pagemap.c). */
+extern int rip_pl_pm_pending;
+/* Take the snapshot rip_pl_pm_pending asks for (guard down). */
+void rip_pl_pagemap_pending(void);
+
 static inline __attribute__((always_inline)) void rip_pl_leave(void)
 {
 	/* All work done before the guard drops: pairs with the check in rip_pl_enter. */
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	rip_pl_self.guard = 0;
+	/* Relaxed: pairs with the store of a signal handler that found us busy. */
+	if (RIP_UNLIKELY(__atomic_load_n(&rip_pl_pm_pending, __ATOMIC_RELAXED)))
+		rip_pl_pagemap_pending();
 }
 
 /* Is the calling thread inside a hook's own work? */
@@ -149,6 +157,12 @@ void rip_pl_shm_attach(const void *addr, uint64_t size, int64_t id, uint32_t bt,
 void rip_pl_shm_detach(const void *addr, uint64_t size, uint32_t bt, uint32_t kind);
 void rip_pl_shm_remove(int64_t id, uint32_t bt, uint32_t kind, const char *name);
 
+void rip_pl_mem_mapping(uint64_t start, uint64_t end, uint32_t seq, uint32_t prot,
+			uint32_t flags, uint32_t page_size, const char *path);
+void rip_pl_mem_pagemap(uint64_t start, uint32_t seq, uint32_t npages, const uint64_t *words,
+			uint32_t nwords);
+void rip_pl_mem_pagemap_end(uint32_t seq, uint32_t mappings, uint32_t reason, int error);
+
 /* ---- mmap: mem.c owns the mmap, mremap and munmap symbols ---- */
 
 /*
@@ -184,6 +198,12 @@ int rip_pl_bt_init(void);	 /* once, from the constructor; 0 or -errno */
 void rip_pl_bt_fork_child(void); /* the child starts a fresh table (its trace is its own) */
 /* rip:bt {id, frames}: the definition of a new stack. */
 void rip_pl_bt_emit(uint32_t id, const uint64_t *frames, uint32_t n);
+
+/* ---- pagemap.c internals shared with common.c ---- */
+
+/* RIP_PAGEMAP, RIP_PAGEMAP_SIGNAL: from the constructor; 0 or -errno. */
+int rip_pl_pagemap_init(void);
+void rip_pl_pagemap_fork_child(void); /* no snapshot is in progress in the child */
 
 /* ---- mem.c internals shared with common.c ---- */
 

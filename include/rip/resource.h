@@ -24,6 +24,25 @@
  *   shm:detach   {HEX64 addr, U64 size, U32 bt, U32 kind}   shmdt, munmap of it
  *   shm:remove   {S64 id, U32 bt, U32 kind, STRING name}    shm_unlink, IPC_RMID
  *
+ * Pagemap snapshots (category mem; rip pagemap reads them): at exit, and on
+ * the signal RIP_PAGEMAP_SIGNAL names.  Snapshot seq (1, 2, ... per process)
+ * is one mem:mapping per private writable mapping, each followed by the
+ * mem:pagemap chunks of its pages, then one mem:pagemap_end:
+ *
+ *   mem:mapping  {HEX64 start, HEX64 end, U32 seq, U32 prot, U32 flags,
+ *                 U32 page_size, STRING path}
+ *                   prot: PROT_READ | PROT_WRITE | PROT_EXEC; flags: RIP_PM_*;
+ *                   path as /proc/PID/maps shows it ("" anonymous, "[heap]"...)
+ *   mem:pagemap  {HEX64 start, U32 seq, U32 npages, HEX64_ARRAY pages}
+ *                   npages pages from start, 2 bits each (enum rip_pm_page):
+ *                   page i is (pages[i / 32] >> (i % 32 * 2)) & 3; at most
+ *                   RIP_PM_CHUNK_PAGES per event; chunks with no page present
+ *                   or swapped are left out
+ *   mem:pagemap_end {U32 seq, U32 mappings, U32 reason, S32 error}
+ *                   the snapshot is complete: mappings mem:mapping events;
+ *                   reason RIP_PM_EXIT or RIP_PM_SIGNAL; error 0 or -errno
+ *                   (then what came before is partial)
+ *
  * bt is a backtrace id (0: none recorded); ids are interned per process, so
  * a stack is stored once however often it allocates.
  */
@@ -101,5 +120,23 @@ enum rip_shm_kind {
 	RIP_SHM_UNLINK,	  /* shm_unlink */
 	RIP_SHM_RMID,	  /* shmctl IPC_RMID */
 };
+
+/* mem:pagemap: the state of one page, 2 bits */
+enum rip_pm_page {
+	RIP_PM_ABSENT = 0,  /* neither in memory nor in swap */
+	RIP_PM_PRESENT = 1, /* in memory */
+	RIP_PM_SWAPPED = 2, /* in swap */
+	RIP_PM_ZERO = 3,    /* in memory, and all its bytes are zero */
+};
+
+#define RIP_PM_CHUNK_PAGES 8192u /* pages per mem:pagemap at most (RIP_ARRAY_MAX u64) */
+
+/* mem:mapping flags */
+#define RIP_PM_ZERO_TESTED 0x1u /* present pages were tested for zero (else none is "zero") */
+#define RIP_PM_TRUNCATED 0x2u	/* only the first 2^24 pages are described */
+
+/* mem:pagemap_end reason */
+#define RIP_PM_EXIT 1u	 /* the process exited (exit() or return from main) */
+#define RIP_PM_SIGNAL 2u /* the RIP_PAGEMAP_SIGNAL signal asked for it */
 
 #endif /* RIP_RESOURCE_H */

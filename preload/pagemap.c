@@ -1,0 +1,472 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * preload/pagemap.c - snapshots of the traced program's writable memory for
+ * `rip pagemap`: for every private writable mapping, which of its pages are
+ * present, swapped, or present and all zero, as the mem:mapping,
+ * mem:pagemap and mem:pagemap_end events of rip/resource.h.  One snapshot
+ * is taken at exit (a destructor of this library, which runs after the
+ * program's atexit handlers) and one whenever the signal named by
+ * RIP_PAGEMAP_SIGNAL arrives.
+ *
+ * A snapshot reads /proc/self/maps and /proc/self/pagemap with raw system
+ * calls into a scratch area it maps and unmaps itself, and copies present
+ * pages with process_vm_readv (or pread of /proc/self/mem) to test them for
+ * zero: a page that vanishes under us (another thread unmaps it) is a failed
+ * copy, never a fault.  No malloc, no stdio, no lock: the same code runs in
+ * the signal handler.  A signal that interrupts this library's own work (a
+ * hook, an event being written) or a thread that has no event ring yet is
+ * remembered instead, and the next hook to leave takes the snapshot.
+ *
+ * Shared mappings are left out (they are not the program's private memory,
+ * and the ring file itself is one of them), and so are mappings that are not
+ * writable ([vvar], [vsyscall], PROT_NONE guard pages, code).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "common.h"
+
+/* u64 per mem:pagemap: an event of 64 fits the smallest packet librip allows (1 KiB) */
+#define PM_CHUNK_WORDS 64u
+#define PM_CHUNK_PAGES (PM_CHUNK_WORDS * 32u)
+#define PM_MAX_PAGES (16u << 20) /* pages described per mapping at most (64 GiB of 4 KiB pages) */
+#define PM_READ_PAGES 64u	 /* pages copied per process_vm_readv for the zero test */
+#define PM_LINE_MAX 4352u	 /* a line of /proc/self/maps: PATH_MAX and the fields */
+#define PM_MAPS_BUF 8192u
+
+/* The scratch area of one snapshot, mapped for it and unmapped after. */
+struct pm_scratch {
+	uint64_t ent[PM_CHUNK_PAGES];	 /* pagemap entries of one chunk */
+	uint64_t words[PM_CHUNK_WORDS];	 /* the chunk's 2-bit codes */
+	struct iovec remote[PM_READ_PAGES];
+	char line[PM_LINE_MAX];
+	char maps[PM_MAPS_BUF];
+	/* then PM_READ_PAGES pages of copy buffer, page aligned */
+};
+
+static uint32_t pm_page_size;
+static uint32_t pm_seq;	 /* snapshots started by this process */
+static int pm_busy;	 /* a snapshot is being taken (by any thread) */
+int rip_pl_pm_pending;	 /* a requested snapshot waits for the next rip_pl_leave */
+static bool pm_at_exit = true;
+static int pm_copy_way;	 /* 0 process_vm_readv, 1 /proc/self/mem, 2 none works */
+
+static long pm_sys(long nr, long a, long b, long c, long d)
+{
+	return syscall(nr, a, b, c, d);
+}
+
+static int pm_open(const char *path)
+{
+	return (int)syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+}
+
+static void pm_close(int fd)
+{
+	if (fd >= 0)
+		syscall(SYS_close, fd);
+}
+
+/* pread until len or the end: bytes read, or -1. */
+static ssize_t pm_pread(int fd, void *buf, size_t len, uint64_t off)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		long n = pm_sys(SYS_pread64, fd, (long)((char *)buf + done), (long)(len - done),
+				(long)(off + done));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return done ? (ssize_t)done : n;
+		done += (size_t)n;
+	}
+	return (ssize_t)done;
+}
+
+static bool pm_page_zero(const void *p, size_t len)
+{
+	const uint64_t *w = p;
+
+	for (size_t i = 0; i < len / 8; i += 8) {
+		uint64_t acc = w[i] | w[i + 1] | w[i + 2] | w[i + 3] | w[i + 4] | w[i + 5] |
+			       w[i + 6] | w[i + 7];
+
+		if (acc)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Copy the pages of remote[0..n) into buf: how many of the first pages were
+ * copied whole (the one after them could not be read), or -1 when no way of
+ * copying works in this process.
+ */
+static long pm_copy(struct pm_scratch *s, int memfd, char *buf, uint32_t n)
+{
+	size_t ps = pm_page_size;
+
+	if (pm_copy_way == 0) {
+		struct iovec local = { .iov_base = buf, .iov_len = n * ps };
+		long r = syscall(SYS_process_vm_readv, (long)syscall(SYS_getpid), &local, 1L,
+				 s->remote, (long)n, 0L);
+
+		if (r >= 0)
+			return r / (long)ps;
+		if (errno != ENOSYS && errno != EPERM && errno != EACCES)
+			return 0; /* the first page is gone */
+		pm_copy_way = 1;
+	}
+	if (pm_copy_way == 1 && memfd >= 0) {
+		uint32_t i;
+
+		for (i = 0; i < n; i++)
+			if (pm_pread(memfd, buf + i * ps, ps, (uintptr_t)s->remote[i].iov_base) !=
+			    (ssize_t)ps)
+				break;
+		return i;
+	}
+	pm_copy_way = 2;
+	return -1;
+}
+
+/* Zero-test the present pages of the chunk in s->words; false when no copy works. */
+static bool pm_zero_test(struct pm_scratch *s, int memfd, uint64_t start, uint32_t npages)
+{
+	char *buf = (char *)s + ((sizeof(*s) + pm_page_size - 1) & ~(size_t)(pm_page_size - 1));
+	uint32_t idx[PM_READ_PAGES];
+	uint32_t i = 0;
+
+	while (i < npages) {
+		uint32_t n = 0;
+		long got;
+
+		for (; i < npages && n < PM_READ_PAGES; i++) {
+			if (((s->words[i / 32] >> (i % 32 * 2)) & 3) != RIP_PM_PRESENT)
+				continue;
+			idx[n] = i;
+			s->remote[n].iov_base =
+				(void *)(uintptr_t)(start + (uint64_t)i * pm_page_size);
+			s->remote[n].iov_len = pm_page_size;
+			n++;
+		}
+		if (!n)
+			break;
+		got = pm_copy(s, memfd, buf, n);
+		if (got < 0)
+			return false;
+		for (long k = 0; k < got; k++)
+			if (pm_page_zero(buf + k * pm_page_size, pm_page_size))
+				s->words[idx[k] / 32] |= (uint64_t)RIP_PM_ZERO << (idx[k] % 32 * 2);
+		/* Page idx[got] could not be read (it is left "present"): go on after it. */
+		if ((uint32_t)got < n)
+			i = idx[got] + 1;
+	}
+	return true;
+}
+
+/* Describe the mapping [start, end): its mem:mapping and mem:pagemap events. */
+static void pm_mapping(struct pm_scratch *s, int pmfd, int memfd, uint32_t seq, uint64_t start,
+		       uint64_t end, uint32_t prot, const char *path)
+{
+	uint64_t npages = (end - start) / pm_page_size;
+	uint32_t flags = 0;
+	bool zero = (prot & PROT_READ) && pm_copy_way != 2;
+
+	if (npages > PM_MAX_PAGES) {
+		npages = PM_MAX_PAGES;
+		flags |= RIP_PM_TRUNCATED;
+	}
+	if (zero)
+		flags |= RIP_PM_ZERO_TESTED;
+	rip_pl_mem_mapping(start, end, seq, prot, flags, pm_page_size, path);
+	for (uint64_t first = 0; first < npages; first += PM_CHUNK_PAGES) {
+		uint32_t n = (uint32_t)(npages - first < PM_CHUNK_PAGES ? npages - first
+									: PM_CHUNK_PAGES);
+		uint64_t addr = start + first * pm_page_size;
+		ssize_t got = pm_pread(pmfd, s->ent, (size_t)n * 8, addr / pm_page_size * 8);
+		bool any = false;
+
+		/* What could not be read (the mapping went away) is not present. */
+		if (got < 0)
+			got = 0;
+		memset((char *)s->ent + got / 8 * 8, 0, (size_t)n * 8 - (size_t)got / 8 * 8);
+		memset(s->words, 0, sizeof(s->words));
+		for (uint32_t i = 0; i < n; i++) {
+			uint64_t code = s->ent[i] >> 63 ? RIP_PM_PRESENT
+					: (s->ent[i] >> 62) & 1 ? RIP_PM_SWAPPED
+								  : RIP_PM_ABSENT;
+
+			s->words[i / 32] |= code << (i % 32 * 2);
+			any |= code != RIP_PM_ABSENT;
+		}
+		if (!any)
+			continue; /* chunks with no page in memory or swap are left out */
+		if (zero && !pm_zero_test(s, memfd, addr, n))
+			zero = false; /* the flag already went out: the tool sees fewer zeros */
+		rip_pl_mem_pagemap(addr, seq, n, s->words, (n + 31) / 32);
+	}
+}
+
+/* A hexadecimal number of a maps line; advances *p past it. */
+static uint64_t pm_hex(const char **p)
+{
+	uint64_t v = 0;
+
+	for (;; (*p)++) {
+		char c = **p;
+
+		if (c >= '0' && c <= '9')
+			v = v << 4 | (uint64_t)(c - '0');
+		else if (c >= 'a' && c <= 'f')
+			v = v << 4 | (uint64_t)(c - 'a' + 10);
+		else
+			return v;
+	}
+}
+
+/*
+ * One line of /proc/self/maps ("start-end perms offset dev inode   path"):
+ * describe it if it is private and writable.  Returns 1 if it was.
+ */
+static int pm_line(struct pm_scratch *s, int pmfd, int memfd, uint32_t seq, uintptr_t skip_lo,
+		   uintptr_t skip_hi)
+{
+	const char *p = s->line;
+	uint64_t start, end;
+	uint32_t prot = 0;
+
+	start = pm_hex(&p);
+	if (*p++ != '-')
+		return 0;
+	end = pm_hex(&p);
+	if (*p++ != ' ' || strlen(p) < 4 || end <= start)
+		return 0;
+	if (p[1] != 'w' || p[3] != 'p')
+		return 0;
+	if (start < skip_hi && end > skip_lo)
+		return 0; /* our own scratch area */
+	prot = (p[0] == 'r' ? PROT_READ : 0) | PROT_WRITE | (p[2] == 'x' ? PROT_EXEC : 0);
+	/* offset, dev, inode, then spaces up to the path (empty for anonymous memory) */
+	for (int field = 0; field < 4 && *p; field++) {
+		while (*p && *p != ' ')
+			p++;
+		while (*p == ' ')
+			p++;
+	}
+	pm_mapping(s, pmfd, memfd, seq, start, end, prot, p);
+	return 1;
+}
+
+/* Take one snapshot, guard up; why is RIP_PM_EXIT or RIP_PM_SIGNAL. */
+static void pm_snapshot(uint32_t why)
+{
+	size_t len = ((sizeof(struct pm_scratch) + pm_page_size - 1) &
+		      ~(size_t)(pm_page_size - 1)) + (size_t)PM_READ_PAGES * pm_page_size;
+	int mapsfd = -1, pmfd = -1, memfd = -1, err = 0;
+	struct pm_scratch *s;
+	uint32_t seq, nmaps = 0;
+	size_t have = 0, used = 0;
+	long m;
+
+	if (!pm_page_size || !rip_category_enabled(RIP_CAT_MEM))
+		return;
+	/* One snapshot at a time (scratch area, seq): acquire pairs with the release below. */
+	if (__atomic_exchange_n(&pm_busy, 1, __ATOMIC_ACQUIRE))
+		return;
+	/* Relaxed: a request that comes in from now on is met by this snapshot or the next. */
+	__atomic_store_n(&rip_pl_pm_pending, 0, __ATOMIC_RELAXED);
+	seq = ++pm_seq;
+	/*
+	 * Between two inaccessible pages, so that the kernel cannot merge it
+	 * with a mapping of the program's, which we would then have to cut.
+	 */
+	m = syscall(SYS_mmap, 0L, (long)(len + 2 * pm_page_size), (long)PROT_NONE,
+		    (long)(MAP_PRIVATE | MAP_ANONYMOUS), -1L, 0L);
+	if (m == -1) {
+		err = -ENOMEM;
+		goto out_end;
+	}
+	s = (struct pm_scratch *)(m + pm_page_size);
+	if (syscall(SYS_mprotect, (long)s, (long)len, (long)(PROT_READ | PROT_WRITE))) {
+		err = -ENOMEM;
+		goto out_unmap;
+	}
+	mapsfd = pm_open("/proc/self/maps");
+	pmfd = pm_open("/proc/self/pagemap");
+	if (mapsfd < 0 || pmfd < 0) {
+		err = -errno;
+		goto out_close;
+	}
+	if (pm_copy_way == 1 || pm_copy_way == 0)
+		memfd = pm_open("/proc/self/mem"); /* used only if process_vm_readv is refused */
+	for (;;) {
+		char *nl = memchr(s->maps + used, '\n', have - used);
+		long n;
+
+		if (nl) {
+			size_t l = (size_t)(nl - (s->maps + used));
+
+			if (l >= PM_LINE_MAX)
+				l = PM_LINE_MAX - 1; /* a path cut short is still a path */
+			memcpy(s->line, s->maps + used, l);
+			s->line[l] = 0;
+			used = (size_t)(nl - s->maps) + 1;
+			nmaps += (uint32_t)pm_line(s, pmfd, memfd, seq, (uintptr_t)s,
+						   (uintptr_t)s + len);
+			continue;
+		}
+		/* Keep the partial line (at most a buffer's worth: longer ones are cut). */
+		if (used == 0 && have == PM_MAPS_BUF)
+			have = PM_MAPS_BUF / 2;
+		memmove(s->maps, s->maps + used, have - used);
+		have -= used;
+		used = 0;
+		n = pm_sys(SYS_read, mapsfd, (long)(s->maps + have), (long)(PM_MAPS_BUF - have), 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			err = -errno;
+		if (n <= 0)
+			break;
+		have += (size_t)n;
+	}
+out_close:
+	pm_close(memfd);
+	pm_close(pmfd);
+	pm_close(mapsfd);
+out_unmap:
+	syscall(SYS_munmap, m, (long)(len + 2 * pm_page_size));
+out_end:
+	rip_pl_mem_pagemap_end(seq, nmaps, why, err);
+	/* The scratch area and seq are free again: pairs with the acquire exchange above. */
+	__atomic_store_n(&pm_busy, 0, __ATOMIC_RELEASE);
+}
+
+/* Can this thread write events right now, from a signal handler? */
+static bool pm_thread_ready(void)
+{
+	const struct rip_evw *w = &__rip_self.ev;
+
+	/* Read now, not earlier: pairs with the fences of rip_pl_enter and of rip.h (nest). */
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	return !rip_pl_self.guard && !w->nest && w->ring && w->ring != UINT32_MAX &&
+	       __rip_self.thread;
+}
+
+static void pm_on_signal(int sig, siginfo_t *si, void *uc)
+{
+	int saved = errno;
+
+	(void)sig;
+	(void)si;
+	(void)uc;
+	if (rip_pl_off || !rip_category_enabled(RIP_CAT_MEM))
+		goto out;
+	if (!pm_thread_ready()) {
+		/* Relaxed: the flag alone is the message; pairs with the load in rip_pl_leave. */
+		__atomic_store_n(&rip_pl_pm_pending, 1, __ATOMIC_RELAXED);
+		goto out;
+	}
+	rip_pl_self.guard = 1;
+	/* Guard up before the work: pairs with the check of a hook this handler may run into. */
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	pm_snapshot(RIP_PM_SIGNAL);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	rip_pl_self.guard = 0;
+out:
+	errno = saved;
+}
+
+void rip_pl_pagemap_pending(void)
+{
+	/* Taken once: pairs with the store in pm_on_signal. */
+	if (!__atomic_exchange_n(&rip_pl_pm_pending, 0, __ATOMIC_RELAXED))
+		return;
+	if (rip_pl_enter(RIP_CAT_MEM)) {
+		pm_snapshot(RIP_PM_SIGNAL);
+		rip_pl_leave();
+	}
+}
+
+void rip_pl_pagemap_fork_child(void)
+{
+	/* Only this thread exists: no snapshot is in progress in the child. */
+	pm_busy = 0;
+	rip_pl_pm_pending = 0;
+}
+
+/* "USR2", "SIGUSR2", "12", "RTMIN+3": the signal number, or 0. */
+static int pm_signal_number(const char *s)
+{
+	static const struct {
+		const char *name;
+		int sig;
+	} names[] = {
+		{ "USR1", SIGUSR1 }, { "USR2", SIGUSR2 }, { "HUP", SIGHUP },
+		{ "URG", SIGURG },   { "PWR", SIGPWR },	  { "WINCH", SIGWINCH },
+		{ "TTIN", SIGTTIN }, { "TTOU", SIGTTOU },
+	};
+	char *end;
+	long v;
+
+	if (!strncmp(s, "SIG", 3))
+		s += 3;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(s, names[i].name))
+			return names[i].sig;
+	if (!strncmp(s, "RTMIN", 5)) {
+		v = s[5] == '+' ? strtol(s + 6, &end, 10) : 0;
+		if ((s[5] && s[5] != '+') || (s[5] == '+' && *end) || v < 0 ||
+		    SIGRTMIN + v > SIGRTMAX)
+			return 0;
+		return SIGRTMIN + (int)v;
+	}
+	v = strtol(s, &end, 10);
+	if (end == s || *end || v <= 0 || v >= NSIG || v == SIGKILL || v == SIGSTOP)
+		return 0;
+	return (int)v;
+}
+
+int rip_pl_pagemap_init(void)
+{
+	const char *on = getenv("RIP_PAGEMAP"), *sig = getenv("RIP_PAGEMAP_SIGNAL");
+	long ps = sysconf(_SC_PAGESIZE);
+	struct sigaction sa;
+	int n;
+
+	if (ps < 4096 || ps > (1l << 20) || (ps & (ps - 1)))
+		return 0; /* no snapshots, the rest traces on */
+	pm_page_size = (uint32_t)ps;
+	if (on && !strcmp(on, "0"))
+		pm_at_exit = false;
+	if (!sig || !*sig)
+		return 0;
+	n = pm_signal_number(sig);
+	if (!n)
+		return 0; /* rip run checked it; a hand-set bad value only loses the feature */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = pm_on_signal;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
+	sigemptyset(&sa.sa_mask);
+	sigaction(n, &sa, NULL);
+	return 0;
+}
+
+/* After the program's atexit handlers and destructors (ours run after theirs). */
+__attribute__((destructor)) static void pm_at_exit_snapshot(void)
+{
+	if (!pm_at_exit || !rip_pl_enter(RIP_CAT_MEM))
+		return;
+	pm_snapshot(RIP_PM_EXIT);
+	rip_pl_leave();
+}
