@@ -87,6 +87,10 @@ static const struct rip_cmd cmd_run_def = {
 		 "      --off             preload, but start with all three off: turn them on\n"
 		 "                        later with rip enable PID mem (or fd, shm)\n"
 		 "      --depth=N         backtrace frames kept, 1 to 64 (default 32)\n"
+		 "      --pagemap-signal=SIG  with --mem, signal SIG (USR1, USR2, RTMIN+N or a\n"
+		 "                        number) makes PROG record a pagemap snapshot for\n"
+		 "                        rip pagemap; one is always taken at exit\n"
+		 "      --no-pagemap      with --mem, no pagemap snapshot at exit\n"
 		 "      --follow-fork     trace forked children too, each into DIR/PID/\n"
 		 "      --follow-exec     trace the programs exec'd into, into DIR/PID.N/\n"
 		 "                        (spawned programs, fork + exec: give both)\n"
@@ -119,6 +123,8 @@ struct run_opts {
 	bool off;	  /* preload with every resource category off */
 	bool follow_fork, follow_exec;
 	unsigned depth;	  /* 0: the preload library's default */
+	const char *pagemap_signal; /* RIP_PAGEMAP_SIGNAL for the preload library */
+	bool no_pagemap;  /* RIP_PAGEMAP=0: no snapshot at exit */
 };
 
 /* Is resource tracing on (the preload library goes in)? */
@@ -523,6 +529,10 @@ static void run_exec(struct run_opts *o, const char *ringdir, const char *lib, i
 			snprintf(depth, sizeof(depth), "%u", o->depth);
 			setenv("RIP_DEPTH", depth, 1);
 		}
+		if (o->pagemap_signal)
+			setenv("RIP_PAGEMAP_SIGNAL", o->pagemap_signal, 1);
+		if (o->no_pagemap)
+			setenv("RIP_PAGEMAP", "0", 1);
 	}
 	if (!o->follow_fork)
 		setenv("RIP_FOLLOW", "0", 1); /* children: not recorded, best not traced */
@@ -538,6 +548,33 @@ static void run_exec(struct run_opts *o, const char *ringdir, const char *lib, i
 	if (write(report, &e, sizeof(e)) < 0)
 		_exit(127);
 	_exit(e == ENOENT ? 127 : 126);
+}
+
+/*
+ * Is s a signal librip-preload.so takes for RIP_PAGEMAP_SIGNAL: USR1, USR2,
+ * HUP, URG, PWR, WINCH, TTIN, TTOU (SIG prefix allowed), RTMIN or RTMIN+N,
+ * or a number other than KILL and STOP?
+ */
+static bool run_signal_name(const char *s)
+{
+	static const char *const names[] = { "USR1", "USR2", "HUP",  "URG",
+					     "PWR",  "WINCH", "TTIN", "TTOU" };
+	char *end;
+	long v;
+
+	if (!strncmp(s, "SIG", 3))
+		s += 3;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(s, names[i]))
+			return true;
+	if (!strncmp(s, "RTMIN", 5)) {
+		if (!s[5])
+			return true;
+		v = s[5] == '+' && s[6] >= '0' && s[6] <= '9' ? strtol(s + 6, &end, 10) : -1;
+		return v >= 0 && !*end && SIGRTMIN + v <= SIGRTMAX;
+	}
+	v = strtol(s, &end, 10);
+	return end != s && !*end && v > 0 && v < NSIG && v != SIGKILL && v != SIGSTOP;
 }
 
 /* Remove our ring file and directory; say where anything else was left. */
@@ -565,6 +602,8 @@ static int run_parse(int argc, char **argv, struct run_opts *o)
 		{ "all", no_argument, NULL, 'A' },
 		{ "off", no_argument, NULL, 'O' },
 		{ "depth", required_argument, NULL, 'd' },
+		{ "pagemap-signal", required_argument, NULL, 'P' },
+		{ "no-pagemap", no_argument, NULL, 'N' },
 		{ "follow-fork", no_argument, NULL, 'f' },
 		{ "follow-exec", no_argument, NULL, 'e' },
 		{ 0 },
@@ -639,6 +678,17 @@ static int run_parse(int argc, char **argv, struct run_opts *o)
 			o->depth = (unsigned)v;
 			break;
 		}
+		case 'P':
+			if (!run_signal_name(optarg))
+				return tool_usage_error(&cmd_run_def,
+							"--pagemap-signal wants USR1, USR2, RTMIN+N or "
+							"a signal number, not '%s'",
+							optarg);
+			o->pagemap_signal = optarg;
+			break;
+		case 'N':
+			o->no_pagemap = true;
+			break;
 		case 'f':
 			o->follow_fork = true;
 			break;
@@ -661,6 +711,10 @@ static int run_parse(int argc, char **argv, struct run_opts *o)
 		return tool_usage_error(&cmd_run_def,
 					"--depth is for resource tracing: add --mem, --fd, --shm "
 					"or --all");
+	if ((o->pagemap_signal || o->no_pagemap) && !(o->res & RUN_RES_MEM) && !o->off)
+		return tool_usage_error(&cmd_run_def,
+					"--pagemap-signal and --no-pagemap are for memory tracing: "
+					"add --mem");
 	return 0;
 }
 
