@@ -44,8 +44,8 @@ struct evs_stream {
 	int fd;
 	uint64_t foff, fsize;
 	char path[PATH_MAX];
-	uint8_t *buf;
-	size_t bufcap;
+	uint8_t *buf;	   /* bytes of the file from foff - bpos on, blen of them */
+	size_t bufcap, blen, bpos;
 	/* the packet being handed out */
 	const uint8_t *data;
 	size_t len;
@@ -108,6 +108,7 @@ struct evs {
 	unsigned __int128 mult;
 	struct evs_plan plan[EV_MAX_TYPES];
 	bool lazy; /* evs_set_lazy */
+	size_t chunk; /* bytes read from a stream file at once */
 	/* evs_progress_bar: bytes of packets read of all there are, and the bar */
 	uint64_t done, total;
 	uint32_t pk_tick;
@@ -116,6 +117,7 @@ struct evs {
 	struct timespec bar_start, bar_last;
 	int failed; /* -errno: the next event is corrupt, fail_msg says how */
 	char fail_msg[RR_ERR_MAX + PATH_MAX];
+	char why[256]; /* what evs_head found wrong, for fail_msg */
 	uint32_t switch_id; /* RIP_EV_CORO_SWITCH when it is rip:coro_switch, else none */
 	/* rip:bt events are shown to bt_hook as they go by (evs_set_bt_hook) */
 	uint32_t bt_id;
@@ -365,6 +367,9 @@ static int evs_open_trace(struct evs *s, const char *dir, char *err, size_t errl
 	ret = evs_streams_alloc(s, in->idx.nstreams);
 	if (ret)
 		return rr_fail(err, errlen, ret, "out of memory");
+	/* 1 MiB reads, less when there are many streams (32 MiB of buffers at most) */
+	s->chunk = in->idx.nstreams ? (32u << 20) / in->idx.nstreams : (1u << 20);
+	s->chunk = s->chunk > (1u << 20) ? (1u << 20) : s->chunk < (64u << 10) ? (64u << 10) : s->chunk;
 	for (uint32_t i = 0; i < s->nst; i++) {
 		struct evs_stream *st = &s->st[i];
 		struct stat sb;
@@ -533,12 +538,55 @@ static int evs_count_ok(const struct evs *s, const struct evs_stream *st, char *
 		       s->trace ? st->path : s->src, st->pkt_off, st->pk_events, st->count);
 }
 
-/* Read the next packet of a trace stream file into st->buf.  1: got one, 0: end. */
-static int evs_read_packet(struct evs_stream *st, struct rip_packet *hdr, char *err, size_t errlen)
+/*
+ * Make the n bytes of the stream file at st->foff readable at st->buf +
+ * st->bpos (n no more than what is left in the file): keep what the buffer
+ * already holds and read on, a chunk at a time, so that a packet costs no
+ * system call of its own.  0 or -errno with the message in err.
+ */
+static int evs_fill(struct evs *s, struct evs_stream *st, size_t n, char *err, size_t errlen)
+{
+	size_t have = st->blen - st->bpos, want;
+	ssize_t got;
+
+	if (have >= n)
+		return 0;
+	/* the bytes still unread go to the front; then read a chunk, or n if more */
+	want = n > s->chunk ? n : s->chunk;
+	if (want > st->fsize - st->foff)
+		want = (size_t)(st->fsize - st->foff);
+	if (want > st->bufcap) {
+		uint8_t *b = malloc(want);
+
+		if (!b)
+			return rr_fail(err, errlen, -ENOMEM, "out of memory");
+		memcpy(b, st->buf + st->bpos, have);
+		free(st->buf);
+		st->buf = b;
+		st->bufcap = want;
+	} else {
+		memmove(st->buf, st->buf + st->bpos, have);
+	}
+	st->bpos = 0;
+	st->blen = have;
+	while (st->blen < want) {
+		got = pread(st->fd, st->buf + st->blen, want - st->blen,
+			    (off_t)(st->foff + st->blen));
+		if (got <= 0)
+			return rr_fail(err, errlen, got < 0 ? -errno : -EIO,
+				       "%s: offset %" PRIu64 ": %s", st->path, st->foff + st->blen,
+				       got < 0 ? strerror(errno) : "the file shrank while being read");
+		st->blen += (size_t)got;
+	}
+	return 0;
+}
+
+/* Read the next packet of a trace stream file.  1: got one, 0: end. */
+static int evs_read_packet(struct evs *s, struct evs_stream *st, struct rip_packet *hdr,
+			   char *err, size_t errlen)
 {
 	uint64_t left = st->fsize - st->foff, size;
 	char why[256];
-	ssize_t got;
 	int ret;
 
 	if (st->fd < 0 || !left)
@@ -548,10 +596,10 @@ static int evs_read_packet(struct evs_stream *st, struct rip_packet *hdr, char *
 				"%s: offset %" PRIu64 ": packet header cut (%" PRIu64
 				" bytes left)",
 				st->path, st->foff, left);
-	got = pread(st->fd, hdr, sizeof(*hdr), (off_t)st->foff);
-	if (got != (ssize_t)sizeof(*hdr))
-		return rr_fail(err, errlen, got < 0 ? -errno : -EIO, "%s: offset %" PRIu64 ": %s",
-				st->path, st->foff, got < 0 ? strerror(errno) : "short read");
+	ret = evs_fill(s, st, RIP_PACKET_HDR_SIZE, err, errlen);
+	if (ret)
+		return ret;
+	memcpy(hdr, st->buf + st->bpos, sizeof(*hdr));
 	ret = ev_check_packet(hdr, left > EVS_MAX_PACKET ? EVS_MAX_PACKET : (size_t)left, why,
 			      sizeof(why));
 	if (ret)
@@ -566,23 +614,15 @@ static int evs_read_packet(struct evs_stream *st, struct rip_packet *hdr, char *
 				", %" PRIu64 " of %" PRIu64 " bits used)",
 				st->path, st->foff, hdr->stream_instance_id, hdr->content_size,
 				hdr->packet_size);
-	size = hdr->content_size / 8;
-	if (size > st->bufcap) {
-		uint8_t *b = realloc(st->buf, size);
-
-		if (!b)
-			return rr_fail(err, errlen, -ENOMEM, "out of memory");
-		st->buf = b;
-		st->bufcap = size;
-	}
-	got = pread(st->fd, st->buf, size, (off_t)st->foff);
-	if (got != (ssize_t)size)
-		return rr_fail(err, errlen, got < 0 ? -errno : -EIO, "%s: offset %" PRIu64 ": %s",
-				st->path, st->foff, got < 0 ? strerror(errno) : "short read");
+	size = hdr->content_size / 8; /* ev_check_packet: no more than what is left */
+	ret = evs_fill(s, st, (size_t)size, err, errlen);
+	if (ret)
+		return ret;
 	st->pkt_off = st->foff;
-	st->foff += hdr->packet_size / 8;
-	st->data = st->buf;
+	st->data = st->buf + st->bpos;
 	st->len = size;
+	st->bpos += size; /* packet_size == content_size, checked above */
+	st->foff += size;
 	return 1;
 }
 
@@ -662,7 +702,7 @@ static int evs_load(struct evs *s, struct evs_stream *st, char *err, size_t errl
 		int ret;
 
 		if (s->trace) {
-			ret = evs_read_packet(st, &hdr, err, errlen);
+			ret = evs_read_packet(s, st, &hdr, err, errlen);
 			if (ret <= 0)
 				return ret;
 		} else {
@@ -894,7 +934,6 @@ static int evs_refill(struct evs *s, char *err, size_t errlen)
 int evs_next(struct evs *s, struct evs_event *e, char *err, size_t errlen)
 {
 	struct evs_stream *st;
-	char why[256];
 	uint32_t id;
 	int ret;
 
@@ -947,7 +986,7 @@ int evs_next(struct evs *s, struct evs_event *e, char *err, size_t errlen)
 	 * Advance the cursor.  When the packet is used up, the next one is read
 	 * at the next call: e points into this one's bytes until then.
 	 */
-	ret = evs_head(s, st, why, sizeof(why));
+	ret = evs_head(s, st, s->why, sizeof(s->why));
 	if (__builtin_expect(ret > 0, 1)) {
 		if (st->ts > s->bound_ts || (st->ts == s->bound_ts && st->index > s->bound_st)) {
 			evs_sift_down(s, 0);
@@ -956,7 +995,7 @@ int evs_next(struct evs *s, struct evs_event *e, char *err, size_t errlen)
 	} else if (!ret) {
 		s->refill = true;
 	} else {
-		s->failed = evs_bad(s, st, ret, why, s->fail_msg, sizeof(s->fail_msg));
+		s->failed = evs_bad(s, st, ret, s->why, s->fail_msg, sizeof(s->fail_msg));
 	}
 	return 1;
 }

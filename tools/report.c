@@ -95,6 +95,8 @@ struct rp_priv {
 	uint8_t fi[EV_MAX_TYPES][RP_MAXF];
 	struct rp_tab blocks, fds, segs, maps;
 	struct rp_idx site_idx, thread_idx, bt_idx;
+	uint32_t *site_fast;	 /* backtrace id -> site index + 1, for ids < RP_SITE_FAST_MAX */
+	size_t site_fastcap;
 	size_t sitecap, threadcap;
 	/* the thread of the last memory event (runs of events come from one thread) */
 	int32_t last_tid;
@@ -275,13 +277,23 @@ static int rp_grow_array(void **a, size_t *cap, size_t need, size_t size)
 
 /* ---- sites, threads, backtraces ------------------------------------------------------- */
 
+#define RP_SITE_FAST_MAX (1u << 20)
+
 static struct rp_site *rp_site(struct rp *rp, uint32_t bt)
 {
 	struct rp_priv *p = rp->p;
-	long i = rp_idx_get(&p->site_idx, bt, true);
+	long i;
 
+	/* ids are handed out from 1 up: small ones index an array, no hashing */
+	if (bt < p->site_fastcap && p->site_fast[bt])
+		return &rp->sites[p->site_fast[bt] - 1];
+	i = rp_idx_get(&p->site_idx, bt, true);
 	if (i < 0)
 		return NULL;
+	if (bt < RP_SITE_FAST_MAX && i < UINT32_MAX - 1 &&
+	    !rp_grow_array((void **)&p->site_fast, &p->site_fastcap, (size_t)bt + 1,
+			   sizeof(*p->site_fast)))
+		p->site_fast[bt] = (uint32_t)i + 1;
 	if ((size_t)i == rp->nsites) {
 		if (rp_grow_array((void **)&rp->sites, &p->sitecap, rp->nsites + 1,
 				  sizeof(*rp->sites)))
@@ -291,7 +303,7 @@ static struct rp_site *rp_site(struct rp *rp, uint32_t bt)
 	return &rp->sites[i];
 }
 
-static struct rp_thread *rp_thread(struct rp *rp, int32_t tid)
+static inline struct rp_thread *rp_thread(struct rp *rp, int32_t tid)
 {
 	struct rp_priv *p = rp->p;
 	long i;
@@ -898,6 +910,7 @@ void rp_free(struct rp *rp)
 	free(p->fds.v);
 	free(p->segs.v);
 	free(p->maps.v);
+	free(p->site_fast);
 	free(p->site_idx.keys);
 	free(p->site_idx.idx);
 	free(p->thread_idx.keys);
