@@ -23,6 +23,7 @@ if [ "$what" = check ]; then
 	have_cmd c++ || have_cmd g++ || need="$need g++"
 	have_cmd python3 || need="$need python3"
 	have_cmd gdb || need="$need gdb"
+	have_cmd strace || need="$need strace"
 	have_cmd sqlite3 || need="$need sqlite3"
 	have_cmd git || need="$need git"
 	have_cmd timeout || need="$need coreutils"

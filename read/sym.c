@@ -38,6 +38,7 @@
 #include <rip/abi.h>
 
 #include "sym.h"
+#include "symcache.h"
 
 #define SYM_MAX_FRAMES 64	    /* deepest inline chain kept per address */
 #define SYM_MAX_SCOPES 256	    /* deepest DIE nesting walked */
@@ -391,7 +392,7 @@ int rip_sym_new(const struct rip_sym_opts *opts, struct rip_sym **out)
 	free(dd);
 
 	s->cb.find_elf = sym_find_elf_none;
-	s->cb.find_debuginfo = dwfl_standard_find_debuginfo;
+	s->cb.find_debuginfo = sym_cache_find_debuginfo;
 	s->cb.section_address = dwfl_offline_section_address;
 	s->cb.debuginfo_path = &s->debuginfo_path;
 	*out = s;

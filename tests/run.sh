@@ -7,8 +7,8 @@
 # or a script tests/integ/NAME.sh run with sh.  Exit status 0 passes, 77
 # skips (with the reason on stdout or stderr), anything else fails.  Tests
 # run from the top of the tree with BUILD (the build directory), RIP (the
-# rip command), RIP_ASAN (rip built with AddressSanitizer) and a private
-# RIP_DIR in the environment.
+# rip command), RIP_ASAN (rip built with AddressSanitizer), a private
+# RIP_DIR and a RIP_DEBUG_CACHE of the run's own in the environment.
 #
 #   tests/run.sh              all tests
 #   tests/run.sh NAME...      only these (unit or integ names)
@@ -24,6 +24,9 @@ export RIP RIP_ASAN
 TIMEOUT=${TIMEOUT:-180}
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/rip-tests.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT INT TERM
+# inflated debug files go to this run's own cache, not the user's
+RIP_DEBUG_CACHE=$tmp/debug-cache
+export RIP_DEBUG_CACHE
 
 tests=""
 for t in "$BUILD"/tests/unit/*; do
