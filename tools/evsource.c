@@ -560,11 +560,12 @@ static int evs_fill(struct evs *s, struct evs_stream *st, size_t n, char *err, s
 
 		if (!b)
 			return rr_fail(err, errlen, -ENOMEM, "out of memory");
-		memcpy(b, st->buf + st->bpos, have);
+		if (have)
+			memcpy(b, st->buf + st->bpos, have);
 		free(st->buf);
 		st->buf = b;
 		st->bufcap = want;
-	} else {
+	} else if (have) {
 		memmove(st->buf, st->buf + st->bpos, have);
 	}
 	st->bpos = 0;
