@@ -96,14 +96,9 @@ enum xr_role {
 	XR_NROLES,
 };
 
-#define XR_MAXF 4
-
-/* The integer fields of rip/resource.h each role reads, by name. */
-static const struct xr_spec {
-	const char *name;
-	const char *fields[XR_MAXF];
-} xr_specs[XR_NROLES] = {
-	[XR_BT] = { "rip:bt", { "id" } },
+/* The fields of rip/resource.h each role reads (see stk_roles_bind). */
+static const struct stk_role xr_specs[XR_NROLES] = {
+	[XR_BT] = { "rip:bt", { "id", "@frames" } },
 	[XR_ALLOC] = { "mem:alloc", { "addr", "size", "bt", "kind" } },
 	[XR_FREE] = { "mem:free", { "addr", "kind" } },
 	[XR_REALLOC] = { "mem:realloc", { "old", "addr", "size", "bt" } },
@@ -116,8 +111,7 @@ static const struct xr_spec {
 };
 
 struct xr {
-	uint8_t role[EV_MAX_TYPES];
-	uint8_t fi[EV_MAX_TYPES][XR_MAXF];
+	struct stk_roles r;	/* our types by id, and where their fields are */
 	bool fold;		/* keep backtraces and per-backtrace totals */
 	struct stk_map live;	/* heap block address -> a: size, b: backtrace */
 	struct stk_map fds;	/* open descriptors */
@@ -130,42 +124,7 @@ struct xr {
 /* Find the types of rip/resource.h in the source and check their fields. */
 static int xr_types(struct xr *x, const struct ev_types *types, char *err, size_t errlen)
 {
-	for (uint32_t id = 0; id < EV_MAX_TYPES; id++) {
-		const struct ev_type *t = &types->t[id];
-		int role = XR_NONE;
-
-		if (!t->valid)
-			continue;
-		for (int r = 1; r < XR_NROLES; r++)
-			if (!strcmp(t->name, xr_specs[r].name))
-				role = r;
-		if (role == XR_NONE)
-			continue;
-		if (role == XR_BT && !t->array) {
-			snprintf(err, errlen, "event type rip:bt of this trace has no frames "
-				 "array: it is not the one of rip/resource.h");
-			return -EBADMSG;
-		}
-		for (int k = 0; k < XR_MAXF && xr_specs[role].fields[k]; k++) {
-			const char *want = xr_specs[role].fields[k];
-			uint32_t i;
-
-			for (i = 0; i < t->nfields; i++)
-				if (!strcmp(t->fields[i].name, want))
-					break;
-			if (i == t->nfields || RIP_FT_IS_TAIL(t->fields[i].type)) {
-				snprintf(err, errlen,
-					 "event type %s of this trace has no integer field %s: "
-					 "it is not the one of rip/resource.h (written by "
-					 "another version of the preload library?)",
-					 t->name, want);
-				return -EBADMSG;
-			}
-			x->fi[id][k] = (uint8_t)i;
-		}
-		x->role[id] = (uint8_t)role;
-	}
-	return 0;
+	return stk_roles_bind(&x->r, types, xr_specs, XR_NROLES, err, errlen);
 }
 
 static int xr_alloc(struct xr *x, uint64_t addr, uint64_t size, uint32_t bt)
@@ -202,12 +161,12 @@ static void xr_free(struct xr *x, uint64_t addr)
 	stk_map_del(&x->live, e);
 }
 
-#define F(k) (e->v[x->fi[e->type->id][k]])
+#define F(k) (e->v[x->r.fi[e->type->id][k]])
 
 /* Follow event e.  Its role (XR_NONE for other events), or -ENOMEM. */
 static int xr_event(struct xr *x, const struct evs_event *e)
 {
-	int role = x->role[e->type->id];
+	int role = x->r.role[e->type->id];
 	struct stk_ent *ent;
 	bool fresh;
 	int ret = 0;

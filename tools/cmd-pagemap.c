@@ -221,13 +221,8 @@ static void pm_snap_free(struct pm_snap *s)
 
 enum { PM_NONE, PM_ALLOC, PM_FREE, PM_REALLOC, PM_MAPPING, PM_PAGEMAP, PM_END, PM_NROLES };
 
-#define PM_MAXF 7
-
-/* The fields each role needs, by name: "$x" a string, "@x" a u64 array, else an integer. */
-static const struct {
-	const char *name;
-	const char *fields[PM_MAXF];
-} pm_specs[PM_NROLES] = {
+/* The fields each role needs (see stk_roles_bind). */
+static const struct stk_role pm_specs[PM_NROLES] = {
 	[PM_ALLOC] = { "mem:alloc", { "addr", "size" } },
 	[PM_FREE] = { "mem:free", { "addr" } },
 	[PM_REALLOC] = { "mem:realloc", { "old", "addr", "size" } },
@@ -240,8 +235,7 @@ static const struct {
 struct pm_state {
 	struct pm_opts o;
 	struct evs *s;
-	uint8_t role[EV_MAX_TYPES];
-	uint8_t fi[EV_MAX_TYPES][PM_MAXF];
+	struct stk_roles r; /* our types by id, and where their fields are */
 	bool has_types;
 	struct pm_live live;
 	struct pm_snap cur;  /* being gathered */
@@ -272,44 +266,13 @@ static int pm_fail(struct pm_state *st, int code, const char *fmt, ...)
 
 static int pm_bind(struct pm_state *st)
 {
-	const struct ev_types *types = evs_types(st->s);
+	int ret = stk_roles_bind(&st->r, evs_types(st->s), pm_specs, PM_NROLES, st->err,
+				 st->errlen);
 
-	for (uint32_t id = 0; id < EV_MAX_TYPES; id++) {
-		const struct ev_type *t = &types->t[id];
-		int role = PM_NONE;
-
-		if (!t->valid)
-			continue;
-		for (int r = 1; r < PM_NROLES; r++)
-			if (!strcmp(t->name, pm_specs[r].name))
-				role = r;
-		if (role == PM_NONE)
-			continue;
-		for (int k = 0; k < PM_MAXF && pm_specs[role].fields[k]; k++) {
-			const char *want = pm_specs[role].fields[k];
-			uint32_t wty = *want == '$' ? RIP_FT_STRING
-				       : *want == '@' ? RIP_FT_HEX64_ARRAY
-						      : 0;
-			uint32_t i;
-
-			if (wty)
-				want++;
-			for (i = 0; i < t->nfields; i++)
-				if (!strcmp(t->fields[i].name, want))
-					break;
-			if (i == t->nfields ||
-			    (wty ? t->fields[i].type != wty : RIP_FT_IS_TAIL(t->fields[i].type)))
-				return pm_fail(st, -EBADMSG,
-					       "event type %s of this trace has no field %s of the "
-					       "expected kind: it is not the one of rip/resource.h",
-					       t->name, want);
-			st->fi[id][k] = (uint8_t)i;
-		}
-		st->role[id] = (uint8_t)role;
-		if (role >= PM_MAPPING)
+	for (uint32_t id = 0; id < EV_MAX_TYPES; id++)
+		if (st->r.role[id] >= PM_MAPPING)
 			st->has_types = true;
-	}
-	return 0;
+	return ret;
 }
 
 static void pm_cur_reset(struct pm_state *st, uint32_t seq, int64_t ns)
@@ -613,9 +576,9 @@ static int pm_on_end(struct pm_state *st, const struct evs_event *e, const uint8
 
 static int pm_event(struct pm_state *st, const struct evs_event *e)
 {
-	const uint8_t *fi = st->fi[e->type->id];
+	const uint8_t *fi = st->r.fi[e->type->id];
 
-	switch (st->role[e->type->id]) {
+	switch (st->r.role[e->type->id]) {
 	case PM_ALLOC:
 		return e->v[fi[0]] ? pm_live_put(&st->live, e->v[fi[0]], e->v[fi[1]]) : 0;
 	case PM_FREE:
@@ -649,9 +612,9 @@ static int pm_run(struct pm_state *st)
 			st->first_ns = e.ns;
 			st->any_event = true;
 		}
-		if (!st->role[e.type->id])
+		if (!st->r.role[e.type->id])
 			continue;
-		if (st->role[e.type->id] <= PM_REALLOC)
+		if (st->r.role[e.type->id] <= PM_REALLOC)
 			st->mem_events++;
 		ret = pm_event(st, &e);
 		if (ret == -ENOMEM)

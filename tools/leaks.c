@@ -28,6 +28,7 @@
 #include <rip/resource.h>
 
 #include "leaks.h"
+#include "stacks.h"
 
 /* ---- kinds ------------------------------------------------------------------------- */
 
@@ -131,17 +132,8 @@ enum lk_role {
 	LK_NROLES,
 };
 
-#define LK_MAXF 6
-
-/*
- * The fields of rip/resource.h each role needs, by name: "$name" a string,
- * "@name" a u64 array, else an integer.  A trace may add fields; it may not
- * lack these or give them another shape.
- */
-static const struct lk_spec {
-	const char *name;
-	const char *fields[LK_MAXF];
-} lk_specs[LK_NROLES] = {
+/* The fields of rip/resource.h each role needs (see stk_roles_bind). */
+static const struct stk_role lk_specs[LK_NROLES] = {
 	[LK_BT] = { "rip:bt", { "id", "@frames" } },
 	[LK_MEM_ALLOC] = { "mem:alloc", { "addr", "size", "bt", "kind" } },
 	[LK_MEM_FREE] = { "mem:free", { "addr", "bt", "kind" } },
@@ -312,8 +304,7 @@ struct lk_btent {
 };
 
 struct lk_priv {
-	uint8_t role[EV_MAX_TYPES];
-	uint8_t fi[EV_MAX_TYPES][LK_MAXF]; /* field index of each spec field, by type id */
+	struct stk_roles r; /* our types by id, and where their fields are */
 	struct lk_tab tab[LK_NRES];
 	struct lk_btent *bts;
 	size_t btcap, nbts;
@@ -355,7 +346,7 @@ static int lk_bt_grow(struct lk_priv *p)
 static int lk_bt_define(struct lk *lk, const struct evs_event *e)
 {
 	struct lk_priv *p = lk->p;
-	uint32_t id = (uint32_t)evs_val(e, p->fi[e->type->id][0]), n = e->narr;
+	uint32_t id = (uint32_t)evs_val(e, p->r.fi[e->type->id][0]), n = e->narr;
 	struct lk_btent *b;
 
 	lk->bt_defs++;
@@ -465,48 +456,12 @@ static int lk_fail(char *err, size_t len, int code, const char *fmt, ...)
 static int lk_types(struct lk *lk, const struct ev_types *types, char *err, size_t errlen)
 {
 	struct lk_priv *p = lk->p;
+	int ret = stk_roles_bind(&p->r, types, lk_specs, LK_NROLES, err, errlen);
 
-	for (uint32_t id = 0; id < EV_MAX_TYPES; id++) {
-		const struct ev_type *t = &types->t[id];
-		int role = LK_NONE;
-
-		if (!t->valid)
-			continue;
-		for (int r = 1; r < LK_NROLES; r++)
-			if (!strcmp(t->name, lk_specs[r].name))
-				role = r;
-		if (role == LK_NONE)
-			continue;
-		for (int k = 0; k < LK_MAXF && lk_specs[role].fields[k]; k++) {
-			const char *want = lk_specs[role].fields[k];
-			uint32_t wty = *want == '$' ? RIP_FT_STRING
-				       : *want == '@' ? RIP_FT_HEX64_ARRAY
-						      : 0;
-			uint32_t i;
-
-			if (wty)
-				want++;
-			for (i = 0; i < t->nfields; i++)
-				if (!strcmp(t->fields[i].name, want))
-					break;
-			if (i == t->nfields ||
-			    (wty ? t->fields[i].type != wty : RIP_FT_IS_TAIL(t->fields[i].type)))
-				return lk_fail(err, errlen, -EBADMSG,
-					       "event type %s of this trace has no %s field %s: it "
-					       "is not the one of rip/resource.h (written by another "
-					       "version of the preload library?)",
-					       t->name,
-					       wty == RIP_FT_STRING	   ? "string"
-					       : wty == RIP_FT_HEX64_ARRAY ? "array"
-									   : "integer",
-					       want);
-			p->fi[id][k] = (uint8_t)i;
-		}
-		p->role[id] = (uint8_t)role;
-		if (role != LK_BT)
+	for (uint32_t id = 0; id < EV_MAX_TYPES; id++)
+		if (p->r.role[id] && p->r.role[id] != LK_BT)
 			lk->has_types = true;
-	}
-	return 0;
+	return ret;
 }
 
 /* ---- the pass ------------------------------------------------------------------------ */
@@ -567,8 +522,8 @@ static void lk_release(struct lk *lk, enum lk_res r, uint64_t key)
 
 static int lk_event(struct lk *lk, const struct evs_event *e)
 {
-	const uint8_t *fi = lk->p->fi[e->type->id];
-	int role = lk->p->role[e->type->id];
+	const uint8_t *fi = lk->p->r.fi[e->type->id];
+	int role = lk->p->r.role[e->type->id];
 
 	if (role == LK_NONE)
 		return 0;

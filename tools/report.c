@@ -26,6 +26,7 @@
 #include <rip/resource.h>
 
 #include "report.h"
+#include "stacks.h"
 
 /* ---- the event types ------------------------------------------------------------------ */
 
@@ -44,13 +45,8 @@ enum rp_role {
 	RP_NROLES,
 };
 
-#define RP_MAXF 5
-
 /* Fields each role reads, in order: '$' a string, '@' a u64 array, else an integer. */
-static const struct {
-	const char *type;
-	const char *fields[RP_MAXF];
-} rp_specs[RP_NROLES] = {
+static const struct stk_role rp_specs[RP_NROLES] = {
 	[RP_BT] = { "rip:bt", { "id", "@frames" } },
 	[RP_ALLOC] = { "mem:alloc", { "addr", "size", "bt", "kind" } },
 	[RP_FREE] = { "mem:free", { "addr" } },
@@ -91,8 +87,7 @@ struct rp_btent {
 };
 
 struct rp_priv {
-	uint8_t role[EV_MAX_TYPES];
-	uint8_t fi[EV_MAX_TYPES][RP_MAXF];
+	struct stk_roles r; /* our types by id, and where their fields are */
 	struct rp_tab blocks, fds, segs, maps;
 	struct rp_idx site_idx, thread_idx, bt_idx;
 	uint32_t *site_fast;	 /* backtrace id -> site index + 1, for ids < RP_SITE_FAST_MAX */
@@ -705,42 +700,12 @@ static int rp_fail(char *err, size_t len, int code, const char *fmt, ...)
 static int rp_types(struct rp *rp, const struct ev_types *types, char *err, size_t errlen)
 {
 	struct rp_priv *p = rp->p;
+	int ret = stk_roles_bind(&p->r, types, rp_specs, RP_NROLES, err, errlen);
 
-	for (uint32_t id = 0; id < EV_MAX_TYPES; id++) {
-		const struct ev_type *t = &types->t[id];
-		int role = RP_NONE;
-
-		if (!t->valid)
-			continue;
-		for (int r = 1; r < RP_NROLES; r++)
-			if (!strcmp(t->name, rp_specs[r].type))
-				role = r;
-		if (role == RP_NONE)
-			continue;
-		for (int k = 0; k < RP_MAXF && rp_specs[role].fields[k]; k++) {
-			const char *want = rp_specs[role].fields[k];
-			uint32_t wty = *want == '$' ? RIP_FT_STRING :
-				       *want == '@' ? RIP_FT_HEX64_ARRAY :
-						      0;
-			uint32_t i;
-
-			want += wty != 0;
-			for (i = 0; i < t->nfields; i++)
-				if (!strcmp(t->fields[i].name, want))
-					break;
-			if (i == t->nfields ||
-			    (wty ? t->fields[i].type != wty : RIP_FT_IS_TAIL(t->fields[i].type)))
-				return rp_fail(err, errlen, -EBADMSG,
-					       "event type %s of this trace has no field %s of the "
-					       "expected type: it is not the one of rip/resource.h",
-					       t->name, want);
-			p->fi[id][k] = (uint8_t)i;
-		}
-		p->role[id] = (uint8_t)role;
-		if (role != RP_BT)
+	for (uint32_t id = 0; id < EV_MAX_TYPES; id++)
+		if (p->r.role[id] && p->r.role[id] != RP_BT)
 			rp->has_types = true;
-	}
-	return 0;
+	return ret;
 }
 
 #define F(k) evs_val(e, fi[k])
@@ -783,8 +748,8 @@ static int rp_mem_event(struct rp *rp, const struct evs_event *e, const uint8_t 
 
 static int rp_event(struct rp *rp, const struct evs_event *e)
 {
-	const uint8_t *fi = rp->p->fi[e->type->id];
-	int role = rp->p->role[e->type->id];
+	const uint8_t *fi = rp->p->r.fi[e->type->id];
+	int role = rp->p->r.role[e->type->id];
 	int ret;
 
 	if (role == RP_NONE)
