@@ -126,7 +126,6 @@ static uint64_t ev_sign(uint64_t v, uint32_t type)
 int ev_decode(const struct ev_types *types, const uint8_t *data, size_t len, uint64_t ts_begin,
 	      ev_cb cb, void *arg, char *err, size_t errlen)
 {
-	const uint64_t mask = (1ull << RIP_EVENT_TS_BITS) - 1;
 	size_t off = RIP_PACKET_HDR_SIZE;
 	uint64_t ts = ts_begin;
 	int count = 0, ret;
@@ -136,32 +135,18 @@ int ev_decode(const struct ev_types *types, const uint8_t *data, size_t len, uin
 	while (off < len) {
 		struct ev_event e;
 		uint32_t id;
+		int hl;
 
 		/* no memset: v[] is written for each field the type has, the rest here */
 		e.str = NULL;
 		e.arr = NULL;
 		e.narr = 0;
 		e.offset = off;
-		if (len - off < 4)
-			return rr_fail(err, errlen, -EBADMSG, "event header cut at byte %zu", off);
-		if ((data[off] & 31) == RIP_EVENT_ID_EXTENDED) {
-			if (len - off < 13)
-				return rr_fail(err, errlen, -EBADMSG,
-					       "extended event header cut at byte %zu", off);
-			id = (uint32_t)ev_get(data + off + 1, 4);
-			ts = ev_get(data + off + 5, 8);
-			off += 13;
-		} else {
-			uint32_t h = (uint32_t)ev_get(data + off, 4);
-			uint64_t low = h >> 5;
-
-			id = h & 31;
-			/* CTF: a smaller low part than before means the clock wrapped it */
-			if (low < (ts & mask))
-				ts += 1ull << RIP_EVENT_TS_BITS;
-			ts = (ts & ~mask) | low;
-			off += 4;
-		}
+		hl = ev_header(data, len, off, &id, &ts);
+		if (hl <= 0)
+			return rr_fail(err, errlen, -EBADMSG, "%sevent header cut at byte %zu",
+				       hl ? "extended " : "", off);
+		off += (size_t)hl;
 		if (id >= EV_MAX_TYPES || !types->t[id].valid)
 			return rr_fail(err, errlen, -EBADMSG, "unknown event id %u at byte %zu", id,
 				       e.offset);

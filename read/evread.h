@@ -74,6 +74,38 @@ static inline uint32_t ev_field_size(uint32_t type)
 	}
 }
 
+/*
+ * The event header at data + off (len bytes in all): its type id in *id
+ * and its time in *ts, which holds the time of the event before (a compact
+ * header carries the low RIP_EVENT_TS_BITS only; a smaller low part than
+ * before means the clock wrapped them).  The header's size (4 or 13), 0
+ * when even a compact header is cut, -1 when an extended one is.
+ */
+static inline int ev_header(const uint8_t *data, size_t len, size_t off, uint32_t *id,
+			    uint64_t *ts)
+{
+	const uint64_t mask = (1ull << RIP_EVENT_TS_BITS) - 1;
+	uint32_t h;
+	uint64_t low;
+
+	if (len - off < 4)
+		return 0;
+	__builtin_memcpy(&h, data + off, 4); /* little-endian, as the writer (checked at open) */
+	if ((h & 31) == RIP_EVENT_ID_EXTENDED) {
+		if (len - off < 13)
+			return -1;
+		__builtin_memcpy(id, data + off + 1, 4);
+		__builtin_memcpy(ts, data + off + 5, 8);
+		return 13;
+	}
+	*id = h & 31;
+	low = h >> 5;
+	if (low < (*ts & mask))
+		*ts += 1ull << RIP_EVENT_TS_BITS;
+	*ts = (*ts & ~mask) | low;
+	return 4;
+}
+
 /* Copy the type table and category names out of a ring file. */
 int ev_read_types(struct rr_file *f, struct ev_types *out, char *err, size_t errlen);
 /* Validate one type entry (from a file or a trace index) into out. */

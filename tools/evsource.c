@@ -458,34 +458,19 @@ static __attribute__((noinline)) int evs_head_bad(struct evs *s, struct evs_stre
 static inline __attribute__((always_inline)) int evs_head(struct evs *s, struct evs_stream *st,
 							  char *why, size_t whylen)
 {
-	const uint64_t mask = (1ull << RIP_EVENT_TS_BITS) - 1;
 	const uint8_t *d = st->data;
 	const struct evs_plan *pl;
 	size_t len = st->len, off = st->after;
 	uint64_t ts = st->ts;
-	uint32_t id, h;
+	uint32_t id;
+	int hl;
 
 	if (off >= len)
 		return 0;
-	if (len - off < 4)
+	hl = ev_header(d, len, off, &id, &ts);
+	if (hl <= 0)
 		goto slow;
-	memcpy(&h, d + off, 4);
-	if ((h & 31) == RIP_EVENT_ID_EXTENDED) {
-		if (len - off < 13)
-			goto slow;
-		memcpy(&id, d + off + 1, 4);
-		memcpy(&ts, d + off + 5, 8);
-		off += 13;
-	} else {
-		uint64_t low = h >> 5;
-
-		id = h & 31;
-		/* a smaller low part than before: the clock wrapped it (as ev_decode) */
-		if (low < (ts & mask))
-			ts += 1ull << RIP_EVENT_TS_BITS;
-		ts = (ts & ~mask) | low;
-		off += 4;
-	}
+	off += (size_t)hl;
 	if (id >= EV_MAX_TYPES || !(pl = &s->plan[id])->valid || len - off < pl->fixed)
 		goto slow;
 	off += pl->fixed;
