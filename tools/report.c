@@ -532,16 +532,25 @@ static void rp_sample(struct rp *rp, int64_t ns)
 	size_t i;
 
 	if (d >= p->s_lo && d < p->s_hi) {
-		i = p->s_i; /* the same bucket as the last event: no division */
+		/* the same bucket as the last event, which is the last one: no division */
+		pt = &rp->series[p->s_i];
+		if (rp->live_bytes < pt->min_bytes)
+			pt->min_bytes = rp->live_bytes;
+		if (rp->live_bytes > pt->max_bytes)
+			pt->max_bytes = rp->live_bytes;
+		goto counts;
+	}
+	while ((i = (size_t)(d / rp->series_ns)) >= RP_SERIES)
+		rp_series_merge(rp);
+	p->s_lo = p->s_hi = 0;
+	if (i < rp->nseries - (rp->nseries > 0)) {
+		i = rp->nseries - 1; /* time went back (threads' clocks): the last bucket */
 	} else {
-		while ((i = (size_t)(d / rp->series_ns)) >= RP_SERIES)
-			rp_series_merge(rp);
+		/* remember the bucket: it is the last one, and holds this event */
 		p->s_i = i;
 		p->s_lo = (uint64_t)i * rp->series_ns;
 		p->s_hi = p->s_lo + rp->series_ns;
 	}
-	if (i < rp->nseries - (rp->nseries > 0))
-		i = rp->nseries - 1; /* time went back (threads' clocks): the last bucket */
 	if (i >= rp->nseries)
 		rp->nseries = i + 1;
 	pt = &rp->series[i];
@@ -549,6 +558,7 @@ static void rp_sample(struct rp *rp, int64_t ns)
 		pt->min_bytes = rp->live_bytes;
 	if (!pt->events || rp->live_bytes > pt->max_bytes)
 		pt->max_bytes = rp->live_bytes;
+counts:
 	pt->last_bytes = rp->live_bytes;
 	pt->events++;
 	pt->allocs += rp->allocs - p->s_allocs;
