@@ -18,12 +18,13 @@
  * content-addressed: it is used for a module of that build-id, and only
  * when its own build-id note says so and it holds DWARF with nothing left
  * compressed; anything else in the directory is ignored.  It is written under a temporary name and renamed into place,
- * so that concurrent runs never see half a file.  RIP_DEBUG_CACHE=0 turns
- * the cache off.  Every failure falls back to the file libdwfl found.
+ * so that concurrent runs never see half a file.  Debug files over 256 MiB
+ * are not copied.  RIP_DEBUG_CACHE=0 turns the cache off.  Every failure falls back to the file libdwfl found.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +39,8 @@
 #include "symcache.h"
 
 #define SYMCACHE_BUILD_ID_MAX 64
+/* Bigger debug files are read as they are: a copy would cost more than it saves once. */
+#define SYMCACHE_FILE_MAX (256ull << 20)
 
 static pthread_once_t symcache_once = PTHREAD_ONCE_INIT;
 static char *symcache_dir; /* NULL: no cache */
@@ -178,7 +181,8 @@ static int symcache_write(int fd, const char *path, const unsigned char *id, int
 	Elf_Scn *scn = NULL;
 	int out, ret = -1;
 
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || asprintf(&tmp, "%s.XXXXXX", path) < 0)
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > SYMCACHE_FILE_MAX ||
+	    asprintf(&tmp, "%s.XXXXXX", path) < 0)
 		return -1;
 	out = mkstemp(tmp); /* 0600, O_EXCL: never an existing file or link */
 	if (out < 0)
