@@ -662,17 +662,12 @@ int64_t rr_ticks_to_ns(const struct rip_file_hdr *h, uint64_t ticks)
 {
 	static __thread uint64_t hz_seen;
 	static __thread unsigned __int128 mult;
-	__int128 d = (__int128)ticks - (__int128)h->clock_base_ticks;
 
-	if (!h->clock_hz)
-		return 0;
 	if (h->clock_hz != hz_seen) {
-		mult = ((unsigned __int128)1000000000u << 32) / h->clock_hz;
+		mult = rr_ticks_mult(h);
 		hz_seen = h->clock_hz;
 	}
-	if (d >= 0)
-		return (int64_t)(((unsigned __int128)d * mult) >> 32) + (int64_t)h->clock_base_ns;
-	return -(int64_t)(((unsigned __int128)(-d) * mult) >> 32) + (int64_t)h->clock_base_ns;
+	return rr_ticks_ns_by(h, mult, ticks);
 }
 
 uint64_t rr_now_ticks(const struct rip_file_hdr *h)

@@ -107,6 +107,25 @@ int rr_alive(struct rr_file *f);
 
 /* The file's clock: ticks to nanoseconds (CLOCK_MONOTONIC_RAW), and "now" in ticks. */
 int64_t rr_ticks_to_ns(const struct rip_file_hdr *h, uint64_t ticks);
+
+/* The multiplier of rr_ticks_ns_by: ns per tick, in 32.32 fixed point (0: no clock). */
+static inline unsigned __int128 rr_ticks_mult(const struct rip_file_hdr *h)
+{
+	return h->clock_hz ? ((unsigned __int128)1000000000u << 32) / h->clock_hz : 0;
+}
+
+/* rr_ticks_to_ns with the multiplier worked out once (rr_ticks_mult of h). */
+static inline int64_t rr_ticks_ns_by(const struct rip_file_hdr *h, unsigned __int128 mult,
+				     uint64_t ticks)
+{
+	if (!h->clock_hz)
+		return 0;
+	if (ticks >= h->clock_base_ticks)
+		return (int64_t)(((unsigned __int128)(ticks - h->clock_base_ticks) * mult) >> 32) +
+		       (int64_t)h->clock_base_ns;
+	return -(int64_t)(((unsigned __int128)(h->clock_base_ticks - ticks) * mult) >> 32) +
+	       (int64_t)h->clock_base_ns;
+}
 uint64_t rr_now_ticks(const struct rip_file_hdr *h);
 
 /* The ring directory of this user: $RIP_DIR, $XDG_RUNTIME_DIR/rip, /dev/shm. */

@@ -17,9 +17,11 @@
  * and used from the next run on (this one has it open already).  The copy is
  * content-addressed: it is used for a module of that build-id, and only
  * when its own build-id note says so and it holds DWARF with nothing left
- * compressed; anything else in the directory is ignored.  It is written under a temporary name and renamed into place,
- * so that concurrent runs never see half a file.  Debug files over 256 MiB
- * are not copied.  RIP_DEBUG_CACHE=0 turns the cache off.  Every failure falls back to the file libdwfl found.
+ * compressed; anything else in the directory is ignored.  It is written
+ * under a temporary name and renamed into place, so that concurrent runs
+ * never see half a file.  Debug files over 256 MiB are not copied.
+ * RIP_DEBUG_CACHE=0 turns the cache off.  Every failure falls back to the
+ * file libdwfl found.
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -52,7 +52,7 @@ struct evs_stream {
 	uint64_t pkt_off; /* its offset in the stream file (traces) */
 	/*
 	 * The head: the next event to hand out, parsed and checked, at offset
-	 * cur; the one after it starts at next.  count: events of the packet
+	 * cur; the one after it starts at after.  count: events of the packet
 	 * parsed so far, head included, to check against the header's.
 	 */
 	size_t cur, after;
@@ -104,8 +104,7 @@ struct evs {
 	struct rip_module *mods; /* ring files: read on demand */
 	size_t nmods;
 	bool mods_read;
-	/* ticks to ns: ns = base_ns + (ticks - base_ticks) * mult >> 32 */
-	unsigned __int128 mult;
+	unsigned __int128 mult; /* rr_ticks_mult of the file's clock */
 	struct evs_plan plan[EV_MAX_TYPES];
 	bool lazy; /* evs_set_lazy */
 	size_t chunk; /* bytes read from a stream file at once */
@@ -124,7 +123,6 @@ struct evs {
 	evs_bt_hook *bt_hook;
 	void *bt_arg;
 };
-
 
 static void evs_bar(struct evs *s, bool end);
 
@@ -232,23 +230,12 @@ static void evs_plan_types(struct evs *s)
 	for (uint32_t id = 0; id < EV_MAX_TYPES; id++)
 		if (s->plan[id].tail == RIP_FT_HEX64_ARRAY && !strcmp(s->types->t[id].name, "rip:bt"))
 			s->bt_id = id;
-	if (s->hdr->clock_hz)
-		s->mult = ((unsigned __int128)1000000000u << 32) / s->hdr->clock_hz;
+	s->mult = rr_ticks_mult(s->hdr);
 }
 
-/* The same conversion as rr_ticks_to_ns, with the multiplier worked out once. */
 static inline int64_t evs_ns(const struct evs *s, uint64_t ticks)
 {
-	const struct rip_file_hdr *h = s->hdr;
-
-	if (!h->clock_hz)
-		return 0;
-	if (ticks >= h->clock_base_ticks)
-		return (int64_t)(((unsigned __int128)(ticks - h->clock_base_ticks) * s->mult) >>
-				 32) +
-		       (int64_t)h->clock_base_ns;
-	return -(int64_t)(((unsigned __int128)(h->clock_base_ticks - ticks) * s->mult) >> 32) +
-	       (int64_t)h->clock_base_ns;
+	return rr_ticks_ns_by(s->hdr, s->mult, ticks);
 }
 
 static int evs_streams_alloc(struct evs *s, uint32_t n)
@@ -369,7 +356,10 @@ static int evs_open_trace(struct evs *s, const char *dir, char *err, size_t errl
 		return rr_fail(err, errlen, ret, "out of memory");
 	/* 1 MiB reads, less when there are many streams (32 MiB of buffers at most) */
 	s->chunk = in->idx.nstreams ? (32u << 20) / in->idx.nstreams : (1u << 20);
-	s->chunk = s->chunk > (1u << 20) ? (1u << 20) : s->chunk < (64u << 10) ? (64u << 10) : s->chunk;
+	if (s->chunk > (1u << 20))
+		s->chunk = 1u << 20;
+	if (s->chunk < (64u << 10))
+		s->chunk = 64u << 10;
 	for (uint32_t i = 0; i < s->nst; i++) {
 		struct evs_stream *st = &s->st[i];
 		struct stat sb;
@@ -438,12 +428,7 @@ void evs_close(struct evs *s)
 
 /* ---- packets ---------------------------------------------------------------------- */
 
-/*
- * Parse the event at st->after into the head: the fast path of ev_decode,
- * with the same checks; at the first problem, ev_decode itself is run over
- * the packet to say what it is (every event before it passed).  1: a new
- * head, 0: the packet has no more events, -errno.
- */
+/* evs_head met a problem: ev_decode, run over the packet, says what it is. */
 static __attribute__((noinline)) int evs_head_bad(struct evs *s, struct evs_stream *st,
 						   char *why, size_t whylen)
 {
@@ -455,6 +440,12 @@ static __attribute__((noinline)) int evs_head_bad(struct evs *s, struct evs_stre
 	return ret;
 }
 
+/*
+ * Parse the event at st->after into the head: the fast path of ev_decode,
+ * with the same checks; at the first problem, ev_decode itself is run over
+ * the packet to say what it is (every event before it passed).  1: a new
+ * head, 0: the packet has no more events, -errno.
+ */
 static inline __attribute__((always_inline)) int evs_head(struct evs *s, struct evs_stream *st,
 							  char *why, size_t whylen)
 {
@@ -677,8 +668,8 @@ void evs_progress_bar(struct evs *s, const char *what)
 }
 
 /*
- * Load the next packet of st that holds events.  1: st->ents has events,
- * 0: the stream is done, <0: corrupt.
+ * Load the next packet of st that holds events.  1: its first event is
+ * st's head, 0: the stream is done, <0: corrupt.
  */
 static int evs_load(struct evs *s, struct evs_stream *st, char *err, size_t errlen)
 {
