@@ -380,34 +380,31 @@ static unsigned rp_size_bucket(uint64_t size)
 	return size ? 64u - (unsigned)__builtin_clzll(size) : 0;
 }
 
+/* The upper limit of each lifetime bucket but the last: 1 us, 10 us, ... 10 s. */
+static const uint64_t rp_life_lim[RP_LIFE - 1] = {
+	1000ull, 10000ull, 100000ull, 1000000ull,
+	10000000ull, 100000000ull, 1000000000ull, 10000000000ull,
+};
+_Static_assert(RP_LIFE == 9, "one limit per bucket but the last");
+
 uint64_t rp_life_limit(unsigned k)
 {
-	uint64_t v = 1000;
-
-	if (k >= RP_LIFE - 1)
-		return 0;
-	while (k--)
-		v *= 10;
-	return v;
+	return k < RP_LIFE - 1 ? rp_life_lim[k] : 0;
 }
 
 static unsigned rp_life_bucket(int64_t ns)
 {
-	/* rp_life_limit(k) for each k below the last bucket */
-	_Static_assert(RP_LIFE == 9, "one limit per bucket but the last");
-	static const uint64_t lim[RP_LIFE - 1] = { 1000ull, 10000ull, 100000ull, 1000000ull,
-						   10000000ull, 100000000ull, 1000000000ull,
-						   10000000000ull };
 	uint64_t v = (uint64_t)(ns < 0 ? 0 : ns);
 	unsigned k = 0;
 
-	while (k < RP_LIFE - 1 && v >= lim[k])
+	while (k < RP_LIFE - 1 && v >= rp_life_lim[k])
 		k++;
 	return k;
 }
 
 /* Release block e (live) at time ns, by thread tid (NULL: not a free, a loss). */
-static void rp_release(struct rp *rp, struct rp_ent *e, int64_t ns, struct rp_thread *t)
+/* Block e (live) stops counting as live, at its site and in all. */
+static void rp_unlive(struct rp *rp, const struct rp_ent *e)
 {
 	struct rp_site *s = &rp->sites[e->val];
 
@@ -416,6 +413,11 @@ static void rp_release(struct rp *rp, struct rp_ent *e, int64_t ns, struct rp_th
 	s->live_bytes -= e->size;
 	rp->live_count--;
 	rp->live_bytes -= e->size;
+}
+
+static void rp_release(struct rp *rp, struct rp_ent *e, int64_t ns, struct rp_thread *t)
+{
+	rp_unlive(rp, e);
 	if (t) {
 		struct rp_bucket *b = &rp->life[rp_life_bucket(ns - e->ns)];
 
@@ -443,14 +445,8 @@ static int rp_alloc(struct rp *rp, const struct evs_event *e, uint64_t addr, uin
 		return -ENOMEM;
 	if (!fresh) {
 		/* made again while live: its free was not seen; the old block goes */
-		struct rp_site *os = &rp->sites[b->val];
-
 		rp->replaced++;
-		rp_touch(rp, os);
-		os->live_count--;
-		os->live_bytes -= b->size;
-		rp->live_count--;
-		rp->live_bytes -= b->size;
+		rp_unlive(rp, b);
 	}
 	b->size = size;
 	b->ns = e->ns;
