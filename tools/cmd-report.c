@@ -826,7 +826,7 @@ static int cmd_report(int argc, char **argv)
 	}
 	evs_progress_bar(st.s, "rip report");
 	warm = stk_warm_start(st.s, st.o.sysroot, st.o.debug_dir);
-	ret = rp_run(st.rp, st.s, NULL, err, sizeof(err));
+	ret = rp_run(st.rp, st.s, err, sizeof(err));
 	st.sym = stk_warm_stop(warm);
 	if (ret) {
 		tool_err("%s", err);

@@ -825,8 +825,7 @@ static void rp_finish(struct rp *rp)
 	}
 }
 
-int rp_run(struct rp *rp, struct evs *s, void (*progress)(uint64_t events), char *err,
-	   size_t errlen)
+int rp_run(struct rp *rp, struct evs *s, char *err, size_t errlen)
 {
 	struct evs_event e;
 	int ret;
@@ -842,8 +841,6 @@ int rp_run(struct rp *rp, struct evs *s, void (*progress)(uint64_t events), char
 		}
 		rp->last_ns = e.ns;
 		rp->events++;
-		if (progress && !(rp->events & 0xffff))
-			progress(rp->events);
 		ret = rp_event(rp, &e);
 		if (ret)
 			return rp_fail(err, errlen, ret, "out of memory");

@@ -108,11 +108,10 @@ struct rp {
 /* Returns NULL when out of memory. */
 struct rp *rp_new(void);
 /*
- * Read every event of s.  progress, when not NULL, is called now and then
- * with the number of events read.  0, or -errno with a message in err.
+ * Read every event of s (evs_progress_bar shows how far).  0, or -errno
+ * with a message in err.
  */
-int rp_run(struct rp *rp, struct evs *s, void (*progress)(uint64_t events), char *err,
-	   size_t errlen);
+int rp_run(struct rp *rp, struct evs *s, char *err, size_t errlen);
 /* The frames of backtrace id (return addresses, innermost first); NULL if undefined. */
 const uint64_t *rp_bt(const struct rp *rp, uint32_t id, uint32_t *n);
 void rp_free(struct rp *rp);
