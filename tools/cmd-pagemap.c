@@ -68,92 +68,33 @@ struct pm_opts {
 	const char *target;
 };
 
-/* ---- live blocks: addr -> size, open addressing, deletion by backward shift ---------- */
-
-struct pm_blk {
-	uint64_t addr; /* 0: empty slot */
-	uint64_t size;
-};
+/* ---- live blocks: addr -> size ------------------------------------------------------- */
 
 struct pm_live {
-	struct pm_blk *v;
-	size_t cap, n;
+	struct stk_map m; /* block address -> a: its size */
 	uint64_t bytes;
 };
 
-static size_t pm_hash(uint64_t a, size_t cap)
-{
-	a ^= a >> 29;
-	a *= 0xbf58476d1ce4e5b9ull;
-	a ^= a >> 32;
-	return (size_t)a & (cap - 1);
-}
-
-static int pm_live_grow(struct pm_live *t)
-{
-	size_t ncap = t->cap ? t->cap * 2 : 4096;
-	struct pm_blk *nv = calloc(ncap, sizeof(*nv));
-
-	if (!nv)
-		return -ENOMEM;
-	for (size_t i = 0; i < t->cap; i++) {
-		size_t h;
-
-		if (!t->v[i].addr)
-			continue;
-		for (h = pm_hash(t->v[i].addr, ncap); nv[h].addr; h = (h + 1) & (ncap - 1))
-			;
-		nv[h] = t->v[i];
-	}
-	free(t->v);
-	t->v = nv;
-	t->cap = ncap;
-	return 0;
-}
-
 static void pm_live_del(struct pm_live *t, uint64_t addr)
 {
-	size_t mask = t->cap - 1, i, j;
+	struct stk_ent *e = stk_map_find(&t->m, addr);
 
-	if (!t->cap)
-		return;
-	for (i = pm_hash(addr, t->cap); t->v[i].addr != addr; i = (i + 1) & mask)
-		if (!t->v[i].addr)
-			return; /* not live: freed before the trace began, or lost */
-	t->bytes -= t->v[i].size;
-	t->n--;
-	for (j = i;;) {
-		size_t home;
-
-		t->v[i].addr = 0;
-		do {
-			j = (j + 1) & mask;
-			if (!t->v[j].addr)
-				return;
-			home = pm_hash(t->v[j].addr, t->cap);
-			/* j may fill the hole at i unless its home lies cyclically in (i, j] */
-		} while (i <= j ? (home > i && home <= j) : (home > i || home <= j));
-		t->v[i] = t->v[j];
-		i = j;
-	}
+	if (!e)
+		return; /* not live: freed before the trace began, or lost */
+	t->bytes -= e->a;
+	stk_map_del(&t->m, e);
 }
 
 static int pm_live_put(struct pm_live *t, uint64_t addr, uint64_t size)
 {
-	size_t h;
+	bool fresh;
+	struct stk_ent *e = stk_map_get(&t->m, addr, &fresh);
 
-	if ((t->n + 1) * 2 > t->cap && pm_live_grow(t))
+	if (!e)
 		return -ENOMEM;
-	for (h = pm_hash(addr, t->cap); t->v[h].addr; h = (h + 1) & (t->cap - 1))
-		if (t->v[h].addr == addr)
-			break;
-	if (t->v[h].addr) {
-		t->bytes -= t->v[h].size; /* made again without a free we saw */
-	} else {
-		t->v[h].addr = addr;
-		t->n++;
-	}
-	t->v[h].size = size;
+	if (!fresh)
+		t->bytes -= e->a; /* made again without a free we saw */
+	e->a = size;
 	t->bytes += size;
 	return 0;
 }
@@ -418,17 +359,17 @@ static int pm_span_add(struct pm_map *m, uint64_t lo, uint64_t hi)
 /* Lay the live blocks over the mappings: bytes, counts, and the pages they touch. */
 static int pm_lay_blocks(struct pm_state *st, struct pm_snap *s)
 {
-	for (size_t i = 0; i < st->live.cap; i++) {
-		const struct pm_blk *b = &st->live.v[i];
+	for (size_t i = 0; i < st->live.m.cap; i++) {
+		const struct stk_ent *b = &st->live.m.v[i];
 		uint64_t lo, hi;
 		size_t a = 0, z = s->n;
 		bool first = true;
 
-		if (!b->addr)
+		if (!b->used)
 			continue;
-		lo = b->addr;
+		lo = b->key;
 		/* A block of 0 bytes still sits on its page. */
-		hi = b->size > UINT64_MAX - lo ? UINT64_MAX : lo + (b->size ? b->size : 1);
+		hi = b->a > UINT64_MAX - lo ? UINT64_MAX : lo + (b->a ? b->a : 1);
 		/* The first mapping that ends after lo. */
 		while (a < z) {
 			size_t mid = a + (z - a) / 2;
@@ -443,7 +384,7 @@ static int pm_lay_blocks(struct pm_state *st, struct pm_snap *s)
 			uint64_t from = lo > m->start ? lo : m->start;
 			uint64_t to = hi < m->end ? hi : m->end;
 
-			m->c.live_bytes += b->size ? to - from : 0;
+			m->c.live_bytes += b->a ? to - from : 0;
 			if (first)
 				m->c.live_blocks++;
 			first = false;
@@ -534,7 +475,7 @@ static int pm_measure(struct pm_state *st)
 		s->maps[i].spans = NULL;
 		s->maps[i].nchunks = s->maps[i].nspans = 0;
 	}
-	s->live_blocks = st->live.n;
+	s->live_blocks = st->live.m.n;
 	s->live_bytes = st->live.bytes;
 	pm_snap_free(&st->best);
 	st->best = *s;
@@ -902,6 +843,7 @@ static int cmd_pagemap(int argc, char **argv)
 		tool_err("%s", err);
 		goto out_free;
 	}
+	evs_progress_bar(st->s, "rip pagemap");
 	ret = pm_run(st);
 	if (ret) {
 		tool_err("%s: %s", evs_source(st->s), err);
@@ -930,7 +872,7 @@ out_close:
 out_free:
 	pm_snap_free(&st->cur);
 	pm_snap_free(&st->best);
-	free(st->live.v);
+	stk_map_free(&st->live.m);
 	free(st);
 	return status;
 }
