@@ -77,6 +77,7 @@ struct evs_name {
 };
 
 struct evs {
+	struct evs_fast fast; /* first: evs_next_fast reads it through a cast */
 	bool trace;
 	struct rr_file f;
 	struct trace_r tr;
@@ -224,13 +225,19 @@ static void evs_plan_types(struct evs *s)
 	}
 	s->switch_id = UINT32_MAX;
 	if (s->plan[RIP_EV_CORO_SWITCH].nfix >= 2 &&
-	    !strcmp(s->types->t[RIP_EV_CORO_SWITCH].name, "rip:coro_switch"))
+	    !strcmp(s->types->t[RIP_EV_CORO_SWITCH].name, "rip:coro_switch")) {
 		s->switch_id = RIP_EV_CORO_SWITCH;
+		s->plan[RIP_EV_CORO_SWITCH].slow = true; /* it moves the stream's coroutine */
+	}
 	s->bt_id = UINT32_MAX;
 	for (uint32_t id = 0; id < EV_MAX_TYPES; id++)
 		if (s->plan[id].tail == RIP_FT_HEX64_ARRAY && !strcmp(s->types->t[id].name, "rip:bt"))
 			s->bt_id = id;
 	s->mult = rr_ticks_mult(s->hdr);
+	s->fast.plan = s->plan;
+	s->fast.types = s->types->t;
+	s->fast.hdr = s->hdr;
+	s->fast.mult = s->mult;
 }
 
 static inline int64_t evs_ns(const struct evs *s, uint64_t ticks)
@@ -908,7 +915,8 @@ static int evs_refill(struct evs *s, char *err, size_t errlen)
 	return 0;
 }
 
-int evs_next(struct evs *s, struct evs_event *e, char *err, size_t errlen)
+/* The next event, the whole way (evs_next without the fast path's state). */
+static int evs_next1(struct evs *s, struct evs_event *e, char *err, size_t errlen)
 {
 	struct evs_stream *st;
 	uint32_t id;
@@ -977,13 +985,83 @@ int evs_next(struct evs *s, struct evs_event *e, char *err, size_t errlen)
 	return 1;
 }
 
+/* ---- the fast path's state (see evsource.h) ------------------------------------------- */
+
+/* Take back what evs_next_fast did: the head into its stream, the merge, the count. */
+static void evs_sync(struct evs *s)
+{
+	struct evs_fast *f = &s->fast;
+	struct evs_stream *st;
+	int ret;
+
+	if (f->state == EVS_FAST_OFF)
+		return;
+	s->tot.events += f->events;
+	f->events = 0;
+	st = &s->st[f->index];
+	st->cur = f->cur;
+	st->after = f->after;
+	st->ts = f->ts;
+	st->id = f->id;
+	st->count = f->count;
+	ret = 1;
+	if (f->state == EVS_FAST_ADVANCE)
+		ret = evs_head(s, st, s->why, sizeof(s->why));
+	if (ret > 0 && (st->ts > s->bound_ts || (st->ts == s->bound_ts && st->index > s->bound_st))) {
+		evs_sift_down(s, 0);
+		evs_bound(s);
+	} else if (!ret) {
+		s->refill = true;
+	} else if (ret < 0) {
+		s->failed = evs_bad(s, st, ret, s->why, s->fail_msg, sizeof(s->fail_msg));
+	}
+	f->state = EVS_FAST_OFF;
+}
+
+/* Let evs_next_fast go on with the leading stream's head, when nothing else is due. */
+static void evs_arm(struct evs *s)
+{
+	struct evs_fast *f = &s->fast;
+	const struct evs_stream *st;
+
+	if (!s->lazy || !s->primed || s->refill || s->failed || !s->nheap)
+		return;
+	st = &s->st[s->heap[0]];
+	f->data = st->data;
+	f->len = st->len;
+	f->cur = st->cur;
+	f->after = st->after;
+	f->ts = st->ts;
+	f->id = st->id;
+	f->count = st->count;
+	f->tid = st->tid;
+	f->index = st->index;
+	f->bound_ts = s->bound_ts;
+	f->bound_st = s->bound_st;
+	f->state = EVS_FAST_HEAD;
+}
+
+int evs_next(struct evs *s, struct evs_event *e, char *err, size_t errlen)
+{
+	int ret;
+
+	evs_sync(s);
+	ret = evs_next1(s, e, err, errlen);
+	if (ret > 0)
+		evs_arm(s);
+	return ret;
+}
+
 void evs_set_lazy(struct evs *s, bool lazy)
 {
+	evs_sync(s);
 	s->lazy = lazy;
 }
 
 void evs_set_bt_hook(struct evs *s, evs_bt_hook *fn, void *arg)
 {
+	if (s->bt_id < EV_MAX_TYPES)
+		s->plan[s->bt_id].slow = fn != NULL; /* evs_next calls the hook */
 	s->bt_hook = fn;
 	s->bt_arg = arg;
 }
@@ -991,6 +1069,7 @@ void evs_set_bt_hook(struct evs *s, evs_bt_hook *fn, void *arg)
 void evs_totals(const struct evs *s, struct evs_totals *t)
 {
 	*t = s->tot;
+	t->events += s->fast.events; /* not taken back yet */
 	t->discarded = 0;
 	for (uint32_t i = 0; i < s->nst; i++)
 		t->discarded += s->st[i].discarded;

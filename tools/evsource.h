@@ -37,6 +37,7 @@ struct evs_plan {
 	uint8_t shift[RIP_EVENT_MAX_FIELDS]; /* 64 - 8 * size */
 	uint16_t off[RIP_EVENT_MAX_FIELDS];  /* of each fixed field after the event header */
 	uint32_t fixed;		/* bytes of the fixed-size fields */
+	bool slow;		/* evs_next_fast hands it to evs_next (switches, hooked rip:bt) */
 };
 
 struct evs_event {
@@ -157,6 +158,122 @@ static inline uint64_t evs_arr(const struct evs_event *e, uint32_t i)
 void evs_progress_bar(struct evs *s, const char *what);
 
 void evs_close(struct evs *s);
+
+/* ---- the fast path of a lazy source --------------------------------------------------- */
+
+/*
+ * The head of the leading stream, mirrored at the start of struct evs so
+ * that evs_next_fast can hand events out inline while that stream stays
+ * ahead of the others (bound) within its packet.  Anything else (a new
+ * packet, another stream taking the lead, a problem, an event of a slow
+ * type) goes through evs_next, which takes the state back first.
+ */
+enum evs_fast_state {
+	EVS_FAST_OFF,	  /* evs_next owns the streams */
+	EVS_FAST_HEAD,	  /* head below: valid, not handed out yet */
+	EVS_FAST_SIFT,	  /* head below: valid, but past bound (the merge must move) */
+	EVS_FAST_ADVANCE, /* the head was handed out; evs_next parses the next one */
+};
+
+struct evs_fast {
+	enum evs_fast_state state;
+	const uint8_t *data; /* the packet */
+	size_t len;
+	size_t cur, after;   /* the head event, the one after it */
+	uint64_t ts;	     /* the head's time */
+	uint32_t id;	     /* the head's type */
+	uint32_t count;	     /* events of the packet parsed, head included */
+	int32_t tid;
+	uint32_t index;	     /* the stream */
+	uint64_t bound_ts;   /* the next stream's head: time, index */
+	uint32_t bound_st;
+	uint64_t events;     /* handed out here, not yet in the totals */
+	const struct evs_plan *plan;
+	const struct ev_type *types;
+	const struct rip_file_hdr *hdr;
+	unsigned __int128 mult;
+};
+
+/*
+ * evs_next for a source in lazy mode (evs_set_lazy), inline.  Same results,
+ * in the same order.
+ */
+static inline int evs_next_fast(struct evs *s, struct evs_event *e, char *err, size_t errlen)
+{
+	struct evs_fast *f = (struct evs_fast *)s; /* the first member of struct evs */
+	const struct evs_plan *pl = &f->plan[f->id];
+	const uint8_t *d = f->data;
+	size_t off, len = f->len;
+	uint64_t ts;
+	uint32_t id;
+	int hl;
+
+	if (__builtin_expect(f->state != EVS_FAST_HEAD || pl->slow, 0))
+		return evs_next(s, e, err, errlen);
+	off = f->cur + ((d[f->cur] & 31) == RIP_EVENT_ID_EXTENDED ? 13 : 4);
+	if (__builtin_expect(off + pl->fixed + 8 > len, 0))
+		return evs_next(s, e, err, errlen); /* too near the end for 8-byte loads */
+	e->ts = f->ts;
+	e->ns = rr_ticks_ns_by(f->hdr, f->mult, f->ts);
+	e->tid = f->tid;
+	e->type = &f->types[f->id];
+	e->plan = pl;
+	e->raw = d + off;
+	e->is_switch = false;
+	e->str = NULL;
+	e->arr = NULL;
+	e->narr = 0;
+	off += pl->fixed;
+	if (pl->tail == RIP_FT_STRING) {
+		e->str = (const char *)d + off;
+		e->v[pl->nfix] = 0;
+	} else if (pl->tail == RIP_FT_HEX64_ARRAY) {
+		__builtin_memcpy(&e->narr, d + off, 4);
+		e->arr = d + off + 4;
+		e->v[pl->nfix] = e->narr;
+	}
+	f->events++;
+
+	/* the next head, checked as evs_next would; anything unusual is left to it */
+	off = f->after;
+	ts = f->ts;
+	if (off >= len || (hl = ev_header(d, len, off, &id, &ts)) <= 0)
+		goto advance;
+	off += (size_t)hl;
+	pl = &f->plan[id < EV_MAX_TYPES ? id : 0];
+	if (id >= EV_MAX_TYPES || !pl->valid || len - off < pl->fixed)
+		goto advance;
+	off += pl->fixed;
+	if (pl->tail == RIP_FT_STRING) {
+		size_t max = len - off < RIP_STRING_MAX ? len - off : RIP_STRING_MAX;
+		const uint8_t *nul = (const uint8_t *)__builtin_memchr(d + off, 0, max);
+
+		if (!nul)
+			goto advance;
+		off = (size_t)(nul - d) + 1;
+	} else if (pl->tail == RIP_FT_HEX64_ARRAY) {
+		uint32_t cnt;
+
+		if (len - off < 4)
+			goto advance;
+		__builtin_memcpy(&cnt, d + off, 4);
+		if (cnt > RIP_ARRAY_MAX || len - off - 4 < (size_t)cnt * 8)
+			goto advance;
+		off += 4 + (size_t)cnt * 8;
+	}
+	f->cur = f->after;
+	f->after = off;
+	f->ts = ts;
+	f->id = id;
+	f->count++;
+	if (ts > f->bound_ts || (ts == f->bound_ts && f->index > f->bound_st))
+		f->state = EVS_FAST_SIFT;
+	return 1;
+
+advance:
+	f->state = EVS_FAST_ADVANCE;
+	return 1;
+}
 
 /* ---- the dump format (tools/cmd-dump.c), shared with rip export --format=text ---- */
 

@@ -730,7 +730,7 @@ int lk_run(struct lk *lk, struct evs *s, char *err, size_t errlen)
 	if (ret)
 		return ret;
 	evs_set_lazy(s, true); /* every field is read with evs_val (F) */
-	while ((ret = evs_next(s, &e, err, errlen)) > 0) {
+	while ((ret = evs_next_fast(s, &e, err, errlen)) > 0) {
 		if (!lk->any_event) {
 			lk->first_ns = e.ns;
 			lk->any_event = true;

@@ -834,7 +834,7 @@ int rp_run(struct rp *rp, struct evs *s, char *err, size_t errlen)
 	if (ret)
 		return ret;
 	evs_set_lazy(s, true); /* every field is read with evs_val (F) */
-	while ((ret = evs_next(s, &e, err, errlen)) > 0) {
+	while ((ret = evs_next_fast(s, &e, err, errlen)) > 0) {
 		if (!rp->any_event) {
 			rp->first_ns = e.ns;
 			rp->any_event = true;
