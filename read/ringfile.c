@@ -660,14 +660,17 @@ int rr_alive(struct rr_file *f)
  */
 int64_t rr_ticks_to_ns(const struct rip_file_hdr *h, uint64_t ticks)
 {
-	static __thread uint64_t hz_seen;
-	static __thread unsigned __int128 mult;
+	/* the clock of the last file asked about: no 128-bit division per call */
+	static __thread uint64_t hz, base_ticks, base_ns;
+	static __thread struct rr_clock c;
 
-	if (h->clock_hz != hz_seen) {
-		mult = rr_ticks_mult(h);
-		hz_seen = h->clock_hz;
+	if (h->clock_hz != hz || h->clock_base_ticks != base_ticks || h->clock_base_ns != base_ns) {
+		rr_clock_init(&c, h);
+		hz = h->clock_hz;
+		base_ticks = h->clock_base_ticks;
+		base_ns = h->clock_base_ns;
 	}
-	return rr_ticks_ns_by(h, mult, ticks);
+	return rr_clock_ns(&c, ticks);
 }
 
 uint64_t rr_now_ticks(const struct rip_file_hdr *h)

@@ -108,23 +108,30 @@ int rr_alive(struct rr_file *f);
 /* The file's clock: ticks to nanoseconds (CLOCK_MONOTONIC_RAW), and "now" in ticks. */
 int64_t rr_ticks_to_ns(const struct rip_file_hdr *h, uint64_t ticks);
 
-/* The multiplier of rr_ticks_ns_by: ns per tick, in 32.32 fixed point (0: no clock). */
-static inline unsigned __int128 rr_ticks_mult(const struct rip_file_hdr *h)
+/*
+ * The file's clock worked out once, for converting many times: ns =
+ * base_ns + (ticks - base_ticks) * mult / 2^32, and 0 without a clock (all
+ * three 0 then).
+ */
+struct rr_clock {
+	uint64_t base_ticks;
+	int64_t base_ns;
+	unsigned __int128 mult; /* ns per tick, 32.32 fixed point */
+};
+
+static inline void rr_clock_init(struct rr_clock *c, const struct rip_file_hdr *h)
 {
-	return h->clock_hz ? ((unsigned __int128)1000000000u << 32) / h->clock_hz : 0;
+	c->base_ticks = h->clock_hz ? h->clock_base_ticks : 0;
+	c->base_ns = h->clock_hz ? (int64_t)h->clock_base_ns : 0;
+	c->mult = h->clock_hz ? ((unsigned __int128)1000000000u << 32) / h->clock_hz : 0;
 }
 
-/* rr_ticks_to_ns with the multiplier worked out once (rr_ticks_mult of h). */
-static inline int64_t rr_ticks_ns_by(const struct rip_file_hdr *h, unsigned __int128 mult,
-				     uint64_t ticks)
+/* rr_ticks_to_ns through a clock from rr_clock_init. */
+static inline int64_t rr_clock_ns(const struct rr_clock *c, uint64_t ticks)
 {
-	if (!h->clock_hz)
-		return 0;
-	if (ticks >= h->clock_base_ticks)
-		return (int64_t)(((unsigned __int128)(ticks - h->clock_base_ticks) * mult) >> 32) +
-		       (int64_t)h->clock_base_ns;
-	return -(int64_t)(((unsigned __int128)(h->clock_base_ticks - ticks) * mult) >> 32) +
-	       (int64_t)h->clock_base_ns;
+	if (ticks >= c->base_ticks)
+		return c->base_ns + (int64_t)(((unsigned __int128)(ticks - c->base_ticks) * c->mult) >> 32);
+	return c->base_ns - (int64_t)(((unsigned __int128)(c->base_ticks - ticks) * c->mult) >> 32);
 }
 uint64_t rr_now_ticks(const struct rip_file_hdr *h);
 

@@ -105,7 +105,8 @@ struct evs {
 	struct rip_module *mods; /* ring files: read on demand */
 	size_t nmods;
 	bool mods_read;
-	unsigned __int128 mult; /* rr_ticks_mult of the file's clock */
+	struct rr_clock clock; /* the file's, for ticks to ns */
+	uint8_t pad[RIP_EVENT_MAX_FIELDS * 8 + 8]; /* fixed fields too near a packet's end */
 	struct evs_plan plan[EV_MAX_TYPES];
 	bool lazy; /* evs_set_lazy */
 	size_t chunk; /* bytes read from a stream file at once */
@@ -206,6 +207,7 @@ static void evs_plan_types(struct evs *s)
 		if (!t->valid)
 			continue;
 		pl->valid = true;
+		pl->type = t;
 		pl->fixed = t->fixed;
 		for (uint32_t i = 0; i < t->nfields && i < RIP_EVENT_MAX_FIELDS; i++) {
 			uint32_t ty = t->fields[i].type;
@@ -233,16 +235,14 @@ static void evs_plan_types(struct evs *s)
 	for (uint32_t id = 0; id < EV_MAX_TYPES; id++)
 		if (s->plan[id].tail == RIP_FT_HEX64_ARRAY && !strcmp(s->types->t[id].name, "rip:bt"))
 			s->bt_id = id;
-	s->mult = rr_ticks_mult(s->hdr);
+	rr_clock_init(&s->clock, s->hdr);
 	s->fast.plan = s->plan;
-	s->fast.types = s->types->t;
-	s->fast.hdr = s->hdr;
-	s->fast.mult = s->mult;
+	s->fast.clock = s->clock;
 }
 
 static inline int64_t evs_ns(const struct evs *s, uint64_t ticks)
 {
-	return rr_ticks_ns_by(s->hdr, s->mult, ticks);
+	return rr_clock_ns(&s->clock, ticks);
 }
 
 static int evs_streams_alloc(struct evs *s, uint32_t n)
@@ -818,79 +818,39 @@ static int evs_prime(struct evs *s, char *err, size_t errlen)
 }
 
 /*
- * The fields of an event evs_index has already checked: read them by the
- * type's plan.  When 8 bytes can be read at every field's offset inside the
- * packet, each field is one unaligned 8-byte load and two shifts; else
- * field by field at its size.
+ * The fields of an event evs_head has already checked.  raw points at them
+ * where 8 bytes can be read at every field's offset inside the packet, else
+ * at a copy in pad with room behind; v[] gets them decoded unless lazy.
  */
 static inline void evs_fields(const struct evs_plan *pl, const uint8_t *data, size_t len,
-			      size_t off, bool lazy, struct evs_event *e)
+			      size_t off, bool lazy, uint8_t *pad, struct evs_event *e)
 {
-	uint32_t i;
-
 	off += (data[off] & 31) == RIP_EVENT_ID_EXTENDED ? 13 : 4;
 	e->str = NULL;
 	e->arr = NULL;
 	e->narr = 0;
-	e->raw = NULL;
 	e->plan = pl;
 	if (__builtin_expect(off + pl->fixed + 8 <= len, 1)) {
-		if (lazy) {
-			e->raw = data + off; /* evs_val reads them: 8 bytes fit at each */
-			i = pl->nfix;
-			off += pl->fixed;
-			goto tail;
-		}
-		for (i = 0; i < pl->nfix; i++) {
-			uint64_t v;
-
-			memcpy(&v, data + off + pl->off[i], 8);
-			v <<= pl->shift[i];
-			e->v[i] = pl->sign[i] ? (uint64_t)((int64_t)v >> pl->shift[i])
-					      : v >> pl->shift[i];
-		}
-		off += pl->fixed;
-		goto tail;
+		e->raw = data + off;
+	} else {
+		memset(pad, 0, pl->fixed + 8);
+		memcpy(pad, data + off, pl->fixed);
+		e->raw = pad;
 	}
-	for (i = 0; i < pl->nfix; i++) {
-		uint64_t v;
-
-		switch (pl->size[i]) {
-		case 8:
-			memcpy(&v, data + off, 8);
-			break;
-		case 4: {
-			uint32_t x;
-
-			memcpy(&x, data + off, 4);
-			v = pl->sign[i] ? (uint64_t)(int64_t)(int32_t)x : x;
-			break;
-		}
-		case 2: {
-			uint16_t x;
-
-			memcpy(&x, data + off, 2);
-			v = pl->sign[i] ? (uint64_t)(int64_t)(int16_t)x : x;
-			break;
-		}
-		default:
-			v = pl->sign[i] ? (uint64_t)(int64_t)(int8_t)data[off] : data[off];
-			break;
-		}
-		e->v[i] = v;
-		off += pl->size[i];
-	}
-tail:
+	if (!lazy)
+		for (uint32_t i = 0; i < pl->nfix; i++)
+			e->v[i] = evs_val(e, i);
+	off += pl->fixed;
 	if (pl->tail == RIP_FT_STRING) {
 		e->str = (const char *)data + off;
-		e->v[i] = 0;
+		e->v[pl->nfix] = 0;
 	} else if (pl->tail == RIP_FT_HEX64_ARRAY) {
 		uint32_t n;
 
 		memcpy(&n, data + off, 4);
 		e->narr = n;
 		e->arr = data + off + 4;
-		e->v[i] = n;
+		e->v[pl->nfix] = n;
 	}
 }
 
@@ -952,7 +912,7 @@ static int evs_next1(struct evs *s, struct evs_event *e, char *err, size_t errle
 	e->ns = evs_ns(s, st->ts);
 	e->tid = st->tid;
 	e->type = &s->types->t[id];
-	evs_fields(&s->plan[id], st->data, st->len, st->cur, s->lazy, e);
+	evs_fields(&s->plan[id], st->data, st->len, st->cur, s->lazy, s->pad, e);
 	if (!s->lazy) {
 		e->wall_ns = e->ns + s->hdr->realtime_offset;
 		e->stream = st->index;
@@ -1030,6 +990,7 @@ static void evs_arm(struct evs *s)
 	f->data = st->data;
 	f->len = st->len;
 	f->cur = st->cur;
+	f->fields = st->cur + ((st->data[st->cur] & 31) == RIP_EVENT_ID_EXTENDED ? 13 : 4);
 	f->after = st->after;
 	f->ts = st->ts;
 	f->id = st->id;

@@ -38,6 +38,7 @@ struct evs_plan {
 	uint16_t off[RIP_EVENT_MAX_FIELDS];  /* of each fixed field after the event header */
 	uint32_t fixed;		/* bytes of the fixed-size fields */
 	bool slow;		/* evs_next_fast hands it to evs_next (switches, hooked rip:bt) */
+	const struct ev_type *type;
 };
 
 struct evs_event {
@@ -56,8 +57,9 @@ struct evs_event {
 	const uint8_t *arr;	  /* the u64 array field: narr values, little-endian, unaligned */
 	uint32_t narr;		  /* (ev_decode checked the count against the packet) */
 	/*
-	 * With evs_set_lazy: when raw is not NULL, v[] holds only the tail's
-	 * value and the fixed fields are read with evs_val from raw.
+	 * The fixed-size fields as on the wire, with at least 8 bytes readable at
+	 * each: what evs_val reads.  With evs_set_lazy, v[] holds only the tail's
+	 * value.
 	 */
 	const uint8_t *raw;
 	const struct evs_plan *plan;
@@ -73,9 +75,9 @@ static inline uint64_t evs_val(const struct evs_event *e, uint32_t i)
 	const struct evs_plan *pl = e->plan;
 	uint64_t v;
 
-	if (!e->raw || i >= pl->nfix)
-		return e->v[i];
-	__builtin_memcpy(&v, e->raw + pl->off[i], 8); /* evs_next checked 8 bytes fit */
+	if (i >= pl->nfix)
+		return e->v[i]; /* the tail's count, or 0 */
+	__builtin_memcpy(&v, e->raw + pl->off[i], 8); /* evs_next made 8 bytes readable */
 	v <<= pl->shift[i];
 	return pl->sign[i] ? (uint64_t)((int64_t)v >> pl->shift[i]) : v >> pl->shift[i];
 }
@@ -180,6 +182,7 @@ struct evs_fast {
 	const uint8_t *data; /* the packet */
 	size_t len;
 	size_t cur, after;   /* the head event, the one after it */
+	size_t fields;	     /* the head's fields (after its header) */
 	uint64_t ts;	     /* the head's time */
 	uint32_t id;	     /* the head's type */
 	uint32_t count;	     /* events of the packet parsed, head included */
@@ -189,9 +192,7 @@ struct evs_fast {
 	uint32_t bound_st;
 	uint64_t events;     /* handed out here, not yet in the totals */
 	const struct evs_plan *plan;
-	const struct ev_type *types;
-	const struct rip_file_hdr *hdr;
-	unsigned __int128 mult;
+	struct rr_clock clock;
 };
 
 /*
@@ -210,13 +211,13 @@ static inline int evs_next_fast(struct evs *s, struct evs_event *e, char *err, s
 
 	if (__builtin_expect(f->state != EVS_FAST_HEAD || pl->slow, 0))
 		return evs_next(s, e, err, errlen);
-	off = f->cur + ((d[f->cur] & 31) == RIP_EVENT_ID_EXTENDED ? 13 : 4);
+	off = f->fields;
 	if (__builtin_expect(off + pl->fixed + 8 > len, 0))
 		return evs_next(s, e, err, errlen); /* too near the end for 8-byte loads */
 	e->ts = f->ts;
-	e->ns = rr_ticks_ns_by(f->hdr, f->mult, f->ts);
+	e->ns = rr_clock_ns(&f->clock, f->ts);
 	e->tid = f->tid;
-	e->type = &f->types[f->id];
+	e->type = pl->type;
 	e->plan = pl;
 	e->raw = d + off;
 	e->is_switch = false;
@@ -237,12 +238,13 @@ static inline int evs_next_fast(struct evs *s, struct evs_event *e, char *err, s
 	/* the next head, checked as evs_next would; anything unusual is left to it */
 	off = f->after;
 	ts = f->ts;
-	if (off >= len || (hl = ev_header(d, len, off, &id, &ts)) <= 0)
+	if (off >= len || (hl = ev_header(d, len, off, &id, &ts)) <= 0 || id >= EV_MAX_TYPES)
 		goto advance;
 	off += (size_t)hl;
-	pl = &f->plan[id < EV_MAX_TYPES ? id : 0];
-	if (id >= EV_MAX_TYPES || !pl->valid || len - off < pl->fixed)
+	pl = &f->plan[id];
+	if (!pl->valid || len - off < pl->fixed)
 		goto advance;
+	f->fields = off;
 	off += pl->fixed;
 	if (pl->tail == RIP_FT_STRING) {
 		size_t max = len - off < RIP_STRING_MAX ? len - off : RIP_STRING_MAX;
