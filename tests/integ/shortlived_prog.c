@@ -68,7 +68,7 @@ int main(int argc, char **argv)
 	const struct rip_file_hdr *h;
 	pthread_attr_t attr;
 	struct stat st;
-	int fd, err;
+	int fd, err, last_first = 0, last_count = 0, short_batches = 0;
 
 	if (argc < 2 || n < 1) {
 		fprintf(stderr, "usage: shortlived_prog RING [NTHREADS]\n");
@@ -94,8 +94,10 @@ int main(int argc, char **argv)
 
 		while (k < BATCH && done + k < n) {
 			err = pthread_create(&t[k], &attr, thread_main, (void *)(intptr_t)(done + k));
-			if (err == EAGAIN && k > 0)
+			if (err == EAGAIN && k > 0) {
+				short_batches++;
 				break; /* the machine is short of threads: join these first */
+			}
 			if (err == EAGAIN) {
 				usleep(100000);
 				continue;
@@ -116,7 +118,15 @@ int main(int argc, char **argv)
 			       (unsigned long long)h->live_threads);
 			fflush(stdout);
 		}
+		last_first = done;
+		last_count = k;
 		done += k;
 	}
+	/*
+	 * Only the last batch's slots are sure to be left as they were: an
+	 * earlier thread's slot may have gone to a later one.  Say which threads
+	 * those were, and how many batches were cut short.
+	 */
+	printf("last %d %d %d\n", last_first, last_count, short_batches);
 	return 0;
 }
