@@ -101,7 +101,7 @@ struct rp_priv {
 	uint64_t *frames;
 	size_t nframes, framecap;
 	uint64_t peak_seq;
-	uint64_t s_allocs, s_alloc_bytes, s_frees; /* totals at the last sample */
+	struct rp_point *pt;	 /* the series point of the memory event being counted */
 	uint64_t s_lo, s_hi;	 /* the series bucket of the last sample: [lo, hi) ns in */
 	size_t s_i;
 };
@@ -424,6 +424,7 @@ static void rp_release(struct rp *rp, struct rp_ent *e, int64_t ns, struct rp_th
 		b->count++;
 		b->bytes += e->size;
 		rp->frees++;
+		rp->p->pt->frees++;
 		rp->freed_bytes += e->size;
 		t->frees++;
 		t->freed_bytes += e->size;
@@ -458,6 +459,8 @@ static int rp_alloc(struct rp *rp, const struct evs_event *e, uint64_t addr, uin
 	s->live_bytes += size;
 	rp->allocs++;
 	rp->alloc_bytes += size;
+	rp->p->pt->allocs++;
+	rp->p->pt->alloc_bytes += size;
 	rp->live_count++;
 	rp->live_bytes += size;
 	rp->hist[rp_size_bucket(size)].count++;
@@ -519,23 +522,19 @@ static void rp_series_merge(struct rp *rp)
 	rp->p->s_lo = rp->p->s_hi = 0; /* buckets changed: forget the last one */
 }
 
-/* After a memory event at ns: note the bytes in use and what changed since the last one. */
-static void rp_sample(struct rp *rp, int64_t ns)
+/*
+ * The series point of a memory event at ns, before the event is counted:
+ * rp_alloc and rp_release add what it makes and frees to it (p->pt), and
+ * rp_sample notes the bytes in use after it.
+ */
+static struct rp_point *rp_point_at(struct rp *rp, int64_t ns)
 {
 	struct rp_priv *p = rp->p;
 	uint64_t d = ns > rp->first_ns ? (uint64_t)(ns - rp->first_ns) : 0;
-	struct rp_point *pt;
 	size_t i;
 
-	if (d >= p->s_lo && d < p->s_hi) {
-		/* the same bucket as the last event, which is the last one: no division */
-		pt = &rp->series[p->s_i];
-		if (rp->live_bytes < pt->min_bytes)
-			pt->min_bytes = rp->live_bytes;
-		if (rp->live_bytes > pt->max_bytes)
-			pt->max_bytes = rp->live_bytes;
-		goto counts;
-	}
+	if (d >= p->s_lo && d < p->s_hi)
+		return &rp->series[p->s_i]; /* the last event's bucket, the last one: no division */
 	while ((i = (size_t)(d / rp->series_ns)) >= RP_SERIES)
 		rp_series_merge(rp);
 	p->s_lo = p->s_hi = 0;
@@ -549,20 +548,18 @@ static void rp_sample(struct rp *rp, int64_t ns)
 	}
 	if (i >= rp->nseries)
 		rp->nseries = i + 1;
-	pt = &rp->series[i];
+	return &rp->series[i];
+}
+
+/* After a memory event counted in pt: the bytes in use now. */
+static void rp_sample(struct rp *rp, struct rp_point *pt)
+{
 	if (!pt->events || rp->live_bytes < pt->min_bytes)
 		pt->min_bytes = rp->live_bytes;
 	if (!pt->events || rp->live_bytes > pt->max_bytes)
 		pt->max_bytes = rp->live_bytes;
-counts:
 	pt->last_bytes = rp->live_bytes;
 	pt->events++;
-	pt->allocs += rp->allocs - p->s_allocs;
-	pt->alloc_bytes += rp->alloc_bytes - p->s_alloc_bytes;
-	pt->frees += rp->frees - p->s_frees;
-	p->s_allocs = rp->allocs;
-	p->s_alloc_bytes = rp->alloc_bytes;
-	p->s_frees = rp->frees;
 }
 
 /* ---- descriptors and shared memory ---------------------------------------------------- */
@@ -764,9 +761,10 @@ static int rp_event(struct rp *rp, const struct evs_event *e)
 		return rp_bt_define(rp, e, (uint32_t)F(0));
 	rp->res_events++;
 	if (role == RP_ALLOC || role == RP_FREE || role == RP_REALLOC) {
+		rp->p->pt = rp_point_at(rp, e->ns);
 		ret = rp_mem_event(rp, e, fi, role);
 		if (!ret)
-			rp_sample(rp, e->ns);
+			rp_sample(rp, rp->p->pt);
 		return ret;
 	}
 	switch (role) {
