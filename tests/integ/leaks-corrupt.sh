@@ -28,7 +28,7 @@ prog=$TEST_TMP/leaks_accept
 shm=/rip-accept-$$
 trap 't_cleanup; rm -f "/dev/shm$shm"' EXIT
 cp tests/integ/leaks_accept.cc "$src" || die "no tests/integ/leaks_accept.cc"
-"$CXX" -O0 -g -fno-omit-frame-pointer -o "$prog" "$src" || die "cannot build $src"
+"$CXX" -O0 -g -fno-omit-frame-pointer -Wl,-z,now -Itests -o "$prog" "$src" || die "cannot build $src"
 good=$TEST_TMP/good
 "$RIP" run --mem --fd --shm -q -o "$good" -- "$prog" "$shm" 300 >/dev/null 2>"$TEST_TMP/run.err" ||
 	{ cat "$TEST_TMP/run.err" >&2; die "rip run failed"; }

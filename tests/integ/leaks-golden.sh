@@ -32,7 +32,7 @@ prog=$TEST_TMP/leaks_accept
 shm=/rip-accept-$$
 trap 't_cleanup; rm -f "/dev/shm$shm"' EXIT
 cp tests/integ/leaks_accept.cc "$src" || die "no tests/integ/leaks_accept.cc"
-"$CXX" -O0 -g -fno-omit-frame-pointer -o "$prog" "$src" || die "cannot build $src"
+"$CXX" -O0 -g -fno-omit-frame-pointer -Wl,-z,now -Itests -o "$prog" "$src" || die "cannot build $src"
 "$RIP" run --mem --fd --shm -q -o "$TEST_TMP/trace" -- "$prog" "$shm" >/dev/null \
 	2>"$TEST_TMP/run.err" || { cat "$TEST_TMP/run.err" >&2; die "rip run failed"; }
 rm -f "/dev/shm$shm"
