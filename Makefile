@@ -91,10 +91,11 @@ $(LIBSO): $(LIBSO).$(VERSION)
 	ln -sf librip.so.$(VERSION) $@
 
 # The resource tracer: hooks only, on top of librip.so (found next to it); libunwind is
-# dlopen'd RTLD_LOCAL at run time (preload/backtrace.c says why).
+# dlopen'd RTLD_LOCAL at run time (preload/backtrace.c says why).  The bounds of the section
+# of RIP_PL_REAL's records stay inside the object.
 $(PRELOAD): $(PRELOAD_OBJ) $(LIBSO)
-	$(CC) -shared -Wl,-z,defs -o $@ $(PRELOAD_OBJ) -L$(BUILD) -lrip -Wl,-rpath,'$$ORIGIN' \
-		-ldl -pthread
+	$(CC) -shared -Wl,-z,defs -Wl,-z,start-stop-visibility=hidden -o $@ $(PRELOAD_OBJ) \
+		-L$(BUILD) -lrip -Wl,-rpath,'$$ORIGIN' -ldl -pthread
 
 $(LIBA): $(LIB_OBJ)
 	@rm -f $@

@@ -16,9 +16,10 @@
  * come from an atomic counter; the thread whose CAS wins emits the rip:bt
  * event, before the event that uses the id.  A full table gives id 0.
  *
- * The executable ranges come from dl_iterate_phdr into a sorted array that
- * is replaced (never changed in place) when the set of objects changes;
- * no lock of ours is held while dl_iterate_phdr runs.
+ * The executable ranges of the objects loaded at start come from
+ * dl_iterate_phdr, once, in the constructor, into a sorted array; objects
+ * loaded later are checked with _dl_find_object, which takes no lock.  No
+ * hook calls dl_iterate_phdr (libunwind does: see rip_pl_unwind).
  */
 #include <errno.h>
 #include <link.h>
@@ -38,30 +39,23 @@ struct rip_pl_xr {
 };
 
 struct rip_pl_xmap {
-	unsigned long long adds, subs; /* dl_iterate_phdr's counters when it was built */
 	size_t map_len;
 	uint32_t n;
 	struct rip_pl_xr r[];
 };
 
-/* The current map; replaced whole, old ones are never unmapped (readers may hold them). */
+/* The map of the objects loaded at start; built once by the constructor. */
 static struct rip_pl_xmap *rip_pl_xmap;
-/* rip_clock_ticks() of the last check for new objects (at most one per RIP_PL_XCHECK ticks). */
-static uint64_t rip_pl_xcheck_ts;
-#define RIP_PL_XCHECK (1ull << 21)
 
 struct rip_pl_xfill {
 	struct rip_pl_xmap *m;
 	uint32_t cap;
-	unsigned long long adds, subs;
 };
 
 static int rip_pl_xr_cb(struct dl_phdr_info *info, size_t size, void *data)
 {
 	struct rip_pl_xfill *f = data;
 
-	f->adds = info->dlpi_adds;
-	f->subs = info->dlpi_subs;
 	for (unsigned i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
 
@@ -78,20 +72,11 @@ static int rip_pl_xr_cb(struct dl_phdr_info *info, size_t size, void *data)
 	return 0;
 }
 
-static int rip_pl_counters_cb(struct dl_phdr_info *info, size_t size, void *data)
-{
-	struct rip_pl_xfill *f = data;
-
-	f->adds = info->dlpi_adds;
-	f->subs = info->dlpi_subs;
-	return 1; /* the first object tells */
-}
-
-/* Build a new map and publish it.  0 or -errno. */
+/* Build the map and publish it (once, from the constructor).  0 or -errno. */
 static int rip_pl_xmap_build(void)
 {
 	struct rip_pl_xfill f = { 0 };
-	struct rip_pl_xmap *m, *old;
+	struct rip_pl_xmap *m;
 	size_t len;
 
 	dl_iterate_phdr(rip_pl_xr_cb, &f); /* count */
@@ -103,8 +88,6 @@ static int rip_pl_xmap_build(void)
 	m->map_len = len;
 	f.m = m;
 	dl_iterate_phdr(rip_pl_xr_cb, &f); /* fill */
-	m->adds = f.adds;
-	m->subs = f.subs;
 	/* Sort by start (insertion: tens of entries, nearly sorted already). */
 	for (uint32_t i = 1; i < m->n; i++) {
 		struct rip_pl_xr x = m->r[i];
@@ -115,8 +98,7 @@ static int rip_pl_xmap_build(void)
 		m->r[j] = x;
 	}
 	/* Publish the filled map: pairs with the acquire load in rip_pl_exec. */
-	old = __atomic_exchange_n(&rip_pl_xmap, m, __ATOMIC_ACQ_REL);
-	(void)old; /* a reader may still be in it: leaked, one per change of the object set */
+	__atomic_store_n(&rip_pl_xmap, m, __ATOMIC_RELEASE);
 	return 0;
 }
 
@@ -138,33 +120,23 @@ static bool rip_pl_xmap_find(const struct rip_pl_xmap *m, uintptr_t a)
 }
 
 /*
- * Is a inside an executable segment?  A miss looks for new objects (at
- * most once per RIP_PL_XCHECK ticks in the whole process), and rebuilds
- * the map if dl_iterate_phdr's counters moved.
+ * Is a a return address into code?  Inside an executable segment of an
+ * object loaded at start, or else inside an object loaded since, as
+ * _dl_find_object tells without a lock (dl_iterate_phdr would take the
+ * loader's, which a hook must never wait for).  For objects loaded later
+ * the check is the object's whole mapping, not only its code: weaker, never
+ * wrong about an address that is in no object.
  */
 static bool rip_pl_exec(uintptr_t a)
 {
-	/* Pairs with the exchange in rip_pl_xmap_build: the entries before the pointer. */
+	/* Pairs with the release store in rip_pl_xmap_build: the entries before the pointer. */
 	struct rip_pl_xmap *m = __atomic_load_n(&rip_pl_xmap, __ATOMIC_ACQUIRE);
-	struct rip_pl_xfill f = { 0 };
-	uint64_t now, last;
+	struct dl_find_object dlfo;
 
 	if (RIP_LIKELY(m && rip_pl_xmap_find(m, a)))
 		return true;
-	now = rip_clock_ticks();
-	/* Relaxed: only rate-limits the checks; the CAS elects one checker. */
-	last = __atomic_load_n(&rip_pl_xcheck_ts, __ATOMIC_RELAXED);
-	if (now - last < RIP_PL_XCHECK ||
-	    !__atomic_compare_exchange_n(&rip_pl_xcheck_ts, &last, now, false, __ATOMIC_RELAXED,
-					 __ATOMIC_RELAXED))
-		return false;
-	dl_iterate_phdr(rip_pl_counters_cb, &f);
-	if (m && f.adds == m->adds && f.subs == m->subs)
-		return false;
-	if (rip_pl_xmap_build())
-		return false;
-	m = __atomic_load_n(&rip_pl_xmap, __ATOMIC_ACQUIRE); /* pairs with the exchange */
-	return m && rip_pl_xmap_find(m, a);
+	return _dl_find_object((void *)a, &dlfo) == 0 && (uintptr_t)dlfo.dlfo_map_start <= a &&
+	       a < (uintptr_t)dlfo.dlfo_map_end;
 }
 
 /* ---- capture ---- */
@@ -224,7 +196,12 @@ static void rip_pl_unwind_load(void)
 		rip_pl_unw_backtrace = (int (*)(void **, int))dlsym(h, "unw_backtrace");
 }
 
-/* From the unwind tables: the frames above the hook whose return address is hook_ret. */
+/*
+ * From the unwind tables: the frames above the hook whose return address is
+ * hook_ret.  libunwind finds the tables with dl_iterate_phdr, whose lock is
+ * recursive (a hook inside a dl_iterate_phdr callback of the same thread
+ * goes through); the guard keeps anything libunwind allocates untraced.
+ */
 static uint32_t rip_pl_unwind(uintptr_t hook_ret, uint64_t *out, uint32_t max)
 {
 	void *buf[RIP_BT_MAX_DEPTH + 8];

@@ -3,7 +3,7 @@
  * preload/common.c - the plumbing of librip-preload.so: the event types of
  * rip/resource.h and their emitters, the lookup of the real functions, the
  * bootstrap allocator dlsym's own allocations come from, the per-thread
- * guard and stack bounds, and the fail-open switch.
+ * guard, and the fail-open switch (stack bounds are thread.c's).
  *
  * Tracing starts off (rip_pl_off) and the constructor turns it on once the
  * real functions are known; any failure turns it off again for good, and
@@ -71,12 +71,18 @@ int rip_pl_enosys(void)
 
 /* ---- the real functions ---- */
 
+/* Set once the constructor has resolved every hook: no dlsym after that. */
+static int rip_pl_resolved;
+
 void *rip_pl_next(const char *name)
 {
 	struct rip_pl_thread *t = &rip_pl_self;
 	uint32_t guard = t->guard, boot = t->boot;
 	void *fn;
 
+	/* Acquire: pairs with the release store in rip_pl_resolve_all. */
+	if (__atomic_load_n(&rip_pl_resolved, __ATOMIC_ACQUIRE))
+		return NULL; /* resolved then, so missing for good */
 	/* dlsym may calloc (its error state): the guard and boot send that to the buffer. */
 	t->guard = 1;
 	t->boot = 1;
@@ -86,6 +92,27 @@ void *rip_pl_next(const char *name)
 	t->boot = boot;
 	t->guard = guard;
 	return fn;
+}
+
+/* The records of RIP_PL_REAL (the linker makes these for a section named like a C identifier). */
+extern struct rip_pl_sym __start_rip_pl_syms[] __attribute__((visibility("hidden")));
+extern struct rip_pl_sym __stop_rip_pl_syms[] __attribute__((visibility("hidden")));
+
+void rip_pl_resolve_all(void)
+{
+	for (struct rip_pl_sym *s = __start_rip_pl_syms; s < __stop_rip_pl_syms; s++) {
+		void **ptr = s->ptr;
+		void *fn;
+
+		/* Relaxed: as in RIP_PL_REAL (a function pointer stored as the void * it came as). */
+		if (__atomic_load_n(ptr, __ATOMIC_RELAXED))
+			continue;
+		fn = rip_pl_next(s->name);
+		if (fn)
+			__atomic_store_n(ptr, fn, __ATOMIC_RELAXED);
+	}
+	/* Release: every pointer above is set before a hook can see the flag. */
+	__atomic_store_n(&rip_pl_resolved, 1, __ATOMIC_RELEASE);
 }
 
 /* ---- bootstrap allocator ---- */
@@ -133,37 +160,6 @@ size_t rip_pl_boot_size(const void *p)
 
 	memcpy(&n, (const char *)p - 16, sizeof(n));
 	return n;
-}
-
-/* ---- threads ---- */
-
-/*
- * The thread's first traced call (guard up): its stack bounds, for the
- * frame-pointer walk.  pthread_getattr_np may allocate (and read
- * /proc/self/maps for the main thread); the guard forwards those calls.
- */
-bool rip_pl_thread_init(void)
-{
-	struct rip_pl_thread *t = &rip_pl_self;
-	pthread_attr_t a;
-	void *lo = NULL;
-	size_t sz = 0;
-
-	t->stack_ok = 2;
-	if (pthread_getattr_np(pthread_self(), &a) == 0) {
-		if (pthread_attr_getstack(&a, &lo, &sz) == 0 && lo && sz) {
-			t->stack_lo = (uintptr_t)lo;
-			t->stack_hi = (uintptr_t)lo + sz;
-			t->stack_ok = 1;
-		}
-		pthread_attr_destroy(&a);
-	}
-	if (t->stack_ok != 1) {
-		/* Unknown: from here up to a generous 64 MiB. */
-		t->stack_lo = (uintptr_t)__builtin_frame_address(0);
-		t->stack_hi = t->stack_lo + (64u << 20);
-	}
-	return true;
 }
 
 /* ---- emitters ---- */
@@ -290,6 +286,7 @@ __attribute__((constructor)) static void rip_pl_init(void)
 	int err;
 
 	err = rip_pl_mem_resolve();
+	rip_pl_resolve_all();
 	if (!err)
 		err = rip_pl_bt_init();
 	if (!err)

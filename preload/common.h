@@ -58,7 +58,10 @@ extern int rip_pl_off;
 /* Turn tracing off for good (fail open); err is kept for `rip` to show. */
 void rip_pl_fail(int err);
 
-/* Slow half of rip_pl_enter: the thread's first traced call. */
+/*
+ * Slow half of rip_pl_enter: the thread's first traced call, guard up (its
+ * stack bounds: thread.c).  Never blocks.
+ */
 bool rip_pl_thread_init(void);
 
 /*
@@ -110,19 +113,38 @@ static inline bool rip_pl_busy(void)
 /*
  * The next definition of name (dlsym(RTLD_NEXT)), guard up while dlsym
  * runs; its allocations are served by the bootstrap allocator.  NULL if
- * there is none.
+ * there is none, and NULL without asking once the constructor has resolved
+ * every hook (rip_pl_resolve_all): dlsym takes the loader's lock, which a
+ * hook must never wait for.
  */
 void *rip_pl_next(const char *name);
 
+/* Where a hook keeps its real function, and its name: one per RIP_PL_REAL use. */
+struct rip_pl_sym {
+	void *ptr; /* the address of the hook's static function pointer */
+	const char *name;
+};
+
+/* Resolve the real function of every RIP_PL_REAL use at once (the constructor). */
+void rip_pl_resolve_all(void);
+
 /*
  * RIP_PL_REAL(ptr, "name") - the real function in ptr (a static function
- * pointer of the hook), resolved on first use.  Evaluates to ptr.
+ * pointer of the hook).  Evaluates to ptr.  Each use leaves a record in the
+ * rip_pl_syms section, so that the constructor resolves them all before
+ * tracing starts; a hook called before that (from another library's
+ * constructor) resolves its own, once.
  */
 #define RIP_PL_REAL(PTR, NAME)                                                                     \
-	(RIP_LIKELY(__atomic_load_n(&(PTR), __ATOMIC_RELAXED)) /* pairs with the store below */   \
-		 ? (PTR)                                                                           \
-		 : (__atomic_store_n(&(PTR), (__typeof__(PTR))rip_pl_next(NAME), __ATOMIC_RELAXED),  \
-		    (PTR)))
+	(__extension__({                                                                           \
+		static struct rip_pl_sym rip_pl_sym_                                               \
+			__attribute__((section("rip_pl_syms"), used)) = { (void *)&(PTR), NAME };  \
+		/* Relaxed both: the pointer is whole by itself, and it is all there is. */        \
+		RIP_LIKELY(__atomic_load_n(&(PTR), __ATOMIC_RELAXED))                              \
+		? (PTR)                                                                            \
+		: (__atomic_store_n(&(PTR), (__typeof__(PTR))rip_pl_next(NAME), __ATOMIC_RELAXED), \
+		   (PTR));                                                                         \
+	}))
 
 /* For a hook whose real function is missing: sets errno to ENOSYS, returns -1. */
 int rip_pl_enosys(void);

@@ -1,0 +1,273 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * preload/thread.c - each thread's stack bounds, for the frame-pointer walk
+ * of backtrace.c, found without calling anything that may take a lock the
+ * thread already holds.
+ *
+ * The bounds used to come from pthread_getattr_np on the thread's first
+ * traced call.  But glibc's pthread_getattr_np holds the thread's own lock
+ * while it allocates (and, for the main thread, while it reads
+ * /proc/self/maps through stdio): when that allocation was the thread's
+ * first traced call, the hook called pthread_getattr_np again and waited on
+ * the lock forever.  Every Rust program and the JVM do exactly that.
+ *
+ * So the bounds come from two places, neither of which can block:
+ *  - pthread_create is wrapped: the new thread runs rip_pl_thread_start
+ *    first, which asks pthread_getattr_np before any of the program's code
+ *    runs on it (it holds no lock then), then calls the real start routine;
+ *  - any other thread (the main thread, threads started before tracing or
+ *    by a raw clone) finds, on its first traced call, the mapping that holds
+ *    its stack in /proc/self/maps, read with raw system calls into a buffer
+ *    on its stack: no allocation, no stdio, no lock.  This costs a read of
+ *    the maps file once per such thread; the wrapper keeps it off the
+ *    thousands of threads a big program creates.
+ * When neither works, the walk is given no bounds and libunwind does every
+ * backtrace of that thread.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "common.h"
+
+/* ---- bounds from /proc/self/maps ---- */
+
+/* Parse a hex number at *p; advances *p.  False if there are no digits. */
+static bool rip_pl_hex(const char **p, const char *end, uintptr_t *out)
+{
+	uintptr_t v = 0;
+	const char *s = *p;
+
+	for (; s < end; s++) {
+		unsigned d;
+
+		if (*s >= '0' && *s <= '9')
+			d = (unsigned)(*s - '0');
+		else if (*s >= 'a' && *s <= 'f')
+			d = (unsigned)(*s - 'a' + 10);
+		else
+			break;
+		v = v << 4 | d;
+	}
+	if (s == *p)
+		return false;
+	*p = s;
+	*out = v;
+	return true;
+}
+
+struct rip_pl_maps_hit {
+	uintptr_t lo, hi; /* the mapping that holds the address */
+	uintptr_t below;  /* the end of the highest mapping under it (0: none) */
+	bool stack;	  /* it is the main thread's "[stack]" (it grows down) */
+	bool found;
+};
+
+/* One line of the maps file, [s, end) without its newline. */
+static void rip_pl_maps_line(const char *s, const char *end, uintptr_t addr,
+			     struct rip_pl_maps_hit *h)
+{
+	static const char tag[] = "[stack]";
+	const size_t taglen = sizeof(tag) - 1;
+	uintptr_t lo, hi;
+
+	if (h->found || !rip_pl_hex(&s, end, &lo) || s >= end || *s++ != '-' ||
+	    !rip_pl_hex(&s, end, &hi))
+		return;
+	if (hi <= addr) {
+		if (hi > h->below)
+			h->below = hi;
+		return;
+	}
+	if (lo > addr)
+		return;
+	h->lo = lo;
+	h->hi = hi;
+	h->found = true;
+	h->stack = (size_t)(end - s) >= taglen && !__builtin_memcmp(end - taglen, tag, taglen);
+}
+
+/*
+ * Find the mapping of /proc/self/maps that holds addr (the file is sorted by
+ * address: reading stops there).  0 or -errno; errno unchanged.
+ */
+static int rip_pl_maps_find(uintptr_t addr, struct rip_pl_maps_hit *h)
+{
+	char buf[2048];
+	size_t have = 0;
+	bool skip = false; /* inside a line longer than buf: its range is parsed */
+	int err = errno, ret = 0;
+	long fd;
+
+	fd = syscall(SYS_openat, AT_FDCWD, "/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		ret = -errno;
+		goto out;
+	}
+	while (!h->found) {
+		long n = syscall(SYS_read, (int)fd, buf + have, sizeof(buf) - have);
+		char *s = buf, *nl;
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			ret = -errno;
+			break;
+		}
+		if (n == 0) {
+			if (have && !skip)
+				rip_pl_maps_line(buf, buf + have, addr, h);
+			break;
+		}
+		have += (size_t)n;
+		while ((nl = __builtin_memchr(s, '\n', have - (size_t)(s - buf)))) {
+			if (!skip)
+				rip_pl_maps_line(s, nl, addr, h);
+			skip = false;
+			s = nl + 1;
+		}
+		have -= (size_t)(s - buf);
+		if (have == sizeof(buf)) {
+			/* one line fills the buffer (a very long path): its range is at its start */
+			if (!skip)
+				rip_pl_maps_line(buf, buf + have, addr, h);
+			skip = true;
+			have = 0;
+		} else {
+			__builtin_memmove(buf, s, have);
+		}
+	}
+	syscall(SYS_close, (int)fd);
+	if (!ret && !h->found)
+		ret = -ENOENT;
+out:
+	errno = err;
+	return ret;
+}
+
+/* The bounds of a thread nobody told us about, from the maps file. */
+static void rip_pl_stack_from_maps(struct rip_pl_thread *t)
+{
+	uintptr_t here = (uintptr_t)__builtin_frame_address(0);
+	struct rip_pl_maps_hit h = { 0 };
+
+	if (rip_pl_maps_find(here, &h))
+		return;
+	t->stack_lo = h.lo;
+	t->stack_hi = h.hi;
+	if (h.stack) {
+		/* The main stack grows down to its limit, or to the mapping under it. */
+		struct rlimit rl;
+		uintptr_t lo = h.below;
+
+		if (syscall(SYS_prlimit64, 0, RLIMIT_STACK, NULL, &rl) == 0 &&
+		    rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < h.hi && h.hi - rl.rlim_cur > lo)
+			lo = h.hi - rl.rlim_cur;
+		if (lo < h.lo)
+			t->stack_lo = lo;
+	}
+	t->stack_ok = 1;
+}
+
+/* ---- bounds from pthread_getattr_np, at the start of a thread ---- */
+
+/* In a thread that holds no lock yet: its bounds as pthread knows them.  Guard up. */
+static void rip_pl_stack_from_attr(struct rip_pl_thread *t)
+{
+	pthread_attr_t a;
+	void *lo = NULL;
+	size_t sz = 0;
+
+	if (pthread_getattr_np(pthread_self(), &a) != 0)
+		return;
+	if (pthread_attr_getstack(&a, &lo, &sz) == 0 && lo && sz) {
+		t->stack_lo = (uintptr_t)lo;
+		t->stack_hi = (uintptr_t)lo + sz;
+		t->stack_ok = 1;
+	}
+	pthread_attr_destroy(&a);
+}
+
+/*
+ * The thread's first traced call (guard up): bounds from the maps file
+ * unless the thread's start already set them.  Never blocks.
+ */
+bool rip_pl_thread_init(void)
+{
+	struct rip_pl_thread *t = &rip_pl_self;
+
+	if (t->stack_ok)
+		return true;
+	t->stack_ok = 2;
+	rip_pl_stack_from_maps(t);
+	if (t->stack_ok != 1) {
+		/* Unknown: an empty range, so that libunwind does every backtrace. */
+		t->stack_lo = t->stack_hi = (uintptr_t)__builtin_frame_address(0);
+	}
+	return true;
+}
+
+/* ---- pthread_create ---- */
+
+struct rip_pl_start {
+	void *(*fn)(void *);
+	void *arg;
+};
+
+/*
+ * The new thread's first code: bounds, then the program's start routine
+ * (a tail call where the compiler makes one, so no frame of ours stays).
+ */
+static void *rip_pl_thread_start(void *p)
+{
+	struct rip_pl_thread *t = &rip_pl_self;
+	struct rip_pl_start s = *(struct rip_pl_start *)p;
+
+	t->guard = 1;
+	/* Guard up before the calls: pairs with rip_pl_enter's check in a signal handler. */
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	free(p);
+	if (!t->stack_ok)
+		rip_pl_stack_from_attr(t);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	t->guard = 0;
+	return s.fn(s.arg);
+}
+
+RIP_PL_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
+				 void *(*fn)(void *), void *arg)
+{
+	static int (*real)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+	struct rip_pl_thread *t = &rip_pl_self;
+	struct rip_pl_start *s;
+	uint32_t guard = t->guard;
+	int err;
+
+	if (!RIP_PL_REAL(real, "pthread_create"))
+		return ENOSYS;
+	if (rip_pl_off)
+		return real(th, attr, fn, arg);
+	/* Ours, not the program's: the guard keeps the block out of the trace. */
+	t->guard = 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST); /* pairs with rip_pl_enter's check */
+	s = malloc(sizeof(*s));
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	t->guard = guard;
+	if (!s)
+		return real(th, attr, fn, arg); /* the thread finds its bounds itself */
+	s->fn = fn;
+	s->arg = arg;
+	err = real(th, attr, rip_pl_thread_start, s);
+	if (err) {
+		t->guard = 1;
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		free(s);
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		t->guard = guard;
+	}
+	return err;
+}
