@@ -54,6 +54,13 @@ SHM_INLINE bool shm_enter(bool with_fd)
  * fields, then publishes start with a release store; readers load start
  * with acquire.  Only the claimer writes an entry, so concurrent munmaps
  * of the same range (a racy program) record it once.
+ *
+ * Deliberate unclaimed reads: shm_map_cut's look at end before it claims
+ * and rip_pl_shm_remapped's look at end, id and kind read an entry another
+ * thread may be rewriting, so those fields are read and written with
+ * relaxed atomics.  The look only picks candidates: shm_map_cut claims the
+ * entry and reads it again before it acts, and rip_pl_shm_remapped's answer is
+ * as good as the program's own race between mremap and munmap of one range.
  */
 #define SHM_MAPS 4096u
 #define SHM_CLAIMED ((uintptr_t)1)
@@ -103,10 +110,10 @@ static bool shm_map_add(uintptr_t start, uintptr_t end, uint64_t len, int64_t id
 		    !__atomic_compare_exchange_n(&m->start, &free, SHM_CLAIMED, false,
 						 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
 			continue;
-		m->end = end;
+		__atomic_store_n(&m->end, end, __ATOMIC_RELAXED); /* read unclaimed: see above */
 		m->len = len;
-		m->id = id;
-		m->kind = kind;
+		__atomic_store_n(&m->id, id, __ATOMIC_RELAXED);
+		__atomic_store_n(&m->kind, kind, __ATOMIC_RELAXED);
 		top = __atomic_load_n(&shm_maps_top, __ATOMIC_RELAXED);
 		while (top < i + 1 &&
 		       !__atomic_compare_exchange_n(&shm_maps_top, &top, i + 1, true,
@@ -139,12 +146,13 @@ static bool shm_map_cut(uintptr_t a, uintptr_t b, uint32_t bt, uint32_t kind, bo
 
 		if (s <= SHM_CLAIMED)
 			continue;
-		if (only_start ? s != a : (m->end <= a || s >= b))
+		/* Relaxed: a look before the claim (see above); re-read under it. */
+		if (only_start ? s != a : (__atomic_load_n(&m->end, __ATOMIC_RELAXED) <= a || s >= b))
 			continue;
 		if (!__atomic_compare_exchange_n(&m->start, &s, SHM_CLAIMED, false,
 						 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
 			continue; /* another thread is changing it (or it moved) */
-		e = m->end;
+		e = __atomic_load_n(&m->end, __ATOMIC_RELAXED); /* ours now: the claim orders it */
 		len = m->len;
 		bb = only_start ? e : b;
 		cut_a = a > s ? a : s;
@@ -168,7 +176,7 @@ static bool shm_map_cut(uintptr_t a, uintptr_t b, uint32_t bt, uint32_t kind, bo
 			}
 		}
 		if (cut_a > s) {
-			m->end = cut_a;
+			__atomic_store_n(&m->end, cut_a, __ATOMIC_RELAXED);
 			m->len = len < cut_a - s ? len : cut_a - s;
 			__atomic_store_n(&m->start, s, __ATOMIC_RELEASE);
 			continue;
@@ -250,9 +258,10 @@ bool rip_pl_shm_remapped(void *old, size_t old_len, void *addr, size_t len, uint
 		struct shm_map *m = &shm_maps[i];
 		uintptr_t s = __atomic_load_n(&m->start, __ATOMIC_ACQUIRE);
 
-		if (s > SHM_CLAIMED && s <= o && o < m->end) {
-			id = m->id;
-			kind = m->kind;
+		/* Unclaimed reads, relaxed: see the table's comment. */
+		if (s > SHM_CLAIMED && s <= o && o < __atomic_load_n(&m->end, __ATOMIC_RELAXED)) {
+			id = __atomic_load_n(&m->id, __ATOMIC_RELAXED);
+			kind = __atomic_load_n(&m->kind, __ATOMIC_RELAXED);
 		}
 	}
 	if (!kind)
