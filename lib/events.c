@@ -240,7 +240,7 @@ void __rip_events_open(struct rip_file_hdr *h)
 	 */
 	if (consumer && *consumer && strtol(consumer, NULL, 10) == (long)getppid()) {
 		for (uint32_t i = 0; i < h->ev_rings; i++)
-			rip_evring_at(h, i)->consumer_pid = (uint32_t)getppid();
+			rip_evring_set_consumer(rip_evring_at(h, i), (uint32_t)getppid());
 	}
 
 	pthread_mutex_lock(&rip_reg.lock);
@@ -290,9 +290,9 @@ void __rip_events_fork_child(struct rip_file_hdr *h, struct rip_self *me)
 		if (me->ev.ring == i + 1)
 			continue;
 		/* The parent's history is not the child's: its trace starts at the fork. */
-		r->consumed = r->written;
+		rip_evring_consume(r, r->written);
 		r->discarded = 0;
-		r->consumer_pid = 0;
+		rip_evring_set_consumer(r, 0);
 		r->owner = 0;
 		__rip_fifo_push(q, i);
 	}
@@ -305,8 +305,8 @@ void __rip_events_fork_child(struct rip_file_hdr *h, struct rip_self *me)
 		 */
 		rip_packet_close(h, &me->ev);
 		r->tid = me->tid;
-		r->consumer_pid = 0;
-		r->consumed = r->written;
+		rip_evring_set_consumer(r, 0);
+		rip_evring_consume(r, r->written);
 		r->discarded = 0;
 		r->stalled = 0;
 	}
@@ -333,15 +333,15 @@ static void rip_packet_close(struct rip_file_hdr *h, struct rip_evw *w)
 	pk->events_discarded = __atomic_load_n(&r->discarded, __ATOMIC_RELAXED);
 	/* The fields above before open = 0: pairs with the acquire load of open in readers. */
 	__atomic_store_n(&pk->open, 0, __ATOMIC_RELEASE);
-	/* Counted as written after it is complete: pairs with the consumer's acquire. */
-	__atomic_store_n(&r->written, pk->packet_seq_num + 1, __ATOMIC_RELEASE);
+	/* Counted as written after it is complete. */
+	rip_evring_publish(r, pk->packet_seq_num + 1);
 	w->pkt = NULL;
 	w->pos = w->end = NULL;
 }
 
 static bool rip_consumer_alive(struct rip_evring *r)
 {
-	uint32_t pid = __atomic_load_n(&r->consumer_pid, __ATOMIC_RELAXED);
+	uint32_t pid = rip_evring_consumer(r);
 
 	return pid && (kill((pid_t)pid, 0) == 0 || errno == EPERM);
 }
@@ -354,14 +354,13 @@ static bool rip_consumer_alive(struct rip_evring *r)
 static bool rip_wait_consumer(struct rip_evring *r, uint64_t seq, uint32_t n)
 {
 	struct timespec ts = { 0, 50000 };
-	/* Pairs with the consumer's release store of consumed. */
-	uint64_t consumed = __atomic_load_n(&r->consumed, __ATOMIC_ACQUIRE);
+	uint64_t consumed = rip_evring_consumed(r);
 
 	if (r->stalled == consumed + 1)
 		return false;
 	__atomic_fetch_add(&r->blocked, 1, __ATOMIC_RELAXED);
 	for (int waited = 0; waited < RIP_BLOCK_MS * 20; waited++) {
-		if (seq - __atomic_load_n(&r->consumed, __ATOMIC_ACQUIRE) < n)
+		if (seq - rip_evring_consumed(r) < n)
 			return true;
 		if (!rip_consumer_alive(r))
 			return false;
@@ -377,9 +376,9 @@ static int rip_packet_open(struct rip_file_hdr *h, struct rip_self *me, uint64_t
 	struct rip_evw *w = &me->ev;
 	uint32_t ri = w->ring - 1, n = rip_npackets(h);
 	struct rip_evring *r = rip_evring_at(h, ri);
+	/* Relaxed: this thread is the only one that writes it. */
 	uint64_t seq = __atomic_load_n(&r->written, __ATOMIC_RELAXED);
-	/* Pairs with the consumer's release store of consumed. */
-	uint64_t consumed = __atomic_load_n(&r->consumed, __ATOMIC_ACQUIRE);
+	uint64_t consumed = rip_evring_consumed(r);
 	struct rip_packet *pk = (struct rip_packet *)(rip_evdata_at(h, ri) +
 						      (size_t)(seq % n) * h->ev_packet_size);
 

@@ -303,6 +303,58 @@ struct rip_evring {
 	uint8_t pad1[64 - 12];
 };
 
+/*
+ * The edges of the event-ring protocol, by name: every access to written,
+ * consumed and consumer_pid from the writer (lib/events.c) or a consumer
+ * (read/evread.c, read/consume.c) goes through these, so that each pair can
+ * be found by name.
+ *
+ *  - written: the writer counts a packet written after its contents and
+ *    header (rip_evring_publish, release); a consumer reads it with
+ *    rip_evring_written (acquire) before it copies packets below it.
+ *  - consumed: a consumer moves it past the packets it copied
+ *    (rip_evring_consume, release: its reads of the packets come first); the
+ *    writer reads it (rip_evring_consumed, acquire) before it reuses a
+ *    packet.  In overwrite mode both sides move it with a compare-and-swap.
+ *  - consumer_pid: a hint, not a publication.  The writer reads it relaxed
+ *    (rip_evring_consumer) only to choose between waiting, dropping and
+ *    overwriting when its ring is full, and checks that the process is alive
+ *    before it waits; no data is read through it.  A consumer that sets it
+ *    late loses nothing it had not lost already: packets overwritten before
+ *    it attached are counted in discarded either way.  It is set with a
+ *    release store (rip_evring_set_consumer) so that a writer that sees the
+ *    pid also sees the consumed the consumer started from.
+ */
+static inline void rip_evring_publish(struct rip_evring *r, uint64_t written)
+{
+	__atomic_store_n(&r->written, written, __ATOMIC_RELEASE); /* pairs: rip_evring_written */
+}
+
+static inline uint64_t rip_evring_written(const struct rip_evring *r)
+{
+	return __atomic_load_n(&r->written, __ATOMIC_ACQUIRE); /* pairs: rip_evring_publish */
+}
+
+static inline void rip_evring_consume(struct rip_evring *r, uint64_t consumed)
+{
+	__atomic_store_n(&r->consumed, consumed, __ATOMIC_RELEASE); /* pairs: rip_evring_consumed */
+}
+
+static inline uint64_t rip_evring_consumed(const struct rip_evring *r)
+{
+	return __atomic_load_n(&r->consumed, __ATOMIC_ACQUIRE); /* pairs: rip_evring_consume */
+}
+
+static inline void rip_evring_set_consumer(struct rip_evring *r, uint32_t pid)
+{
+	__atomic_store_n(&r->consumer_pid, pid, __ATOMIC_RELEASE); /* a hint: see above */
+}
+
+static inline uint32_t rip_evring_consumer(const struct rip_evring *r)
+{
+	return __atomic_load_n(&r->consumer_pid, __ATOMIC_RELAXED); /* a hint: see above */
+}
+
 /* The start of every packet: CTF packet.header then packet.context. */
 struct rip_packet {
 	uint32_t magic;		  /* RIP_CTF_MAGIC */
