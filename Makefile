@@ -2,7 +2,9 @@
 #
 # librip - non-recursive Makefile.  Everything is built into build/:
 #   build/librip.so build/librip.a   the library (lib/)
-#   build/rip                        the command (tools/ + read/)
+#   build/libripread.a               formats and sources (read/)
+#   build/libripanalysis.a           passes over events (analysis/)
+#   build/rip                        the command (tools/ on the two archives)
 #   build/examples/*                 examples/*.c
 #   build/tests/*                    tests/unit/*.c, tests/integ/*.c helpers
 # Targets: all (default), check, demo, bench, install, clean.
@@ -22,6 +24,8 @@ MANDIR ?= $(PREFIX)/share/man
 CFLAGS ?= -O2 -g
 WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-unused-parameter
 BASE := -std=gnu11 -D_GNU_SOURCE -DRIP_VERSION_STRING=\"$(VERSION)\" -Iinclude -fno-omit-frame-pointer -MMD -MP
+# read/, analysis/ and tools/ include each other's headers by folder: "read/evread.h"
+TREE := -I.
 ALL_CFLAGS := $(BASE) $(WARN) $(CFLAGS)
 
 # libdw/libelf (readers only); the deps script runs once, when they are missing.
@@ -38,6 +42,7 @@ DW_LIBS := $(shell pkg-config --libs libdw libelf)
 LIB_SRC := $(wildcard lib/*.c)
 PRELOAD_SRC := $(wildcard preload/*.c)
 READ_SRC := $(wildcard read/*.c)
+ANALYSIS_SRC := $(wildcard analysis/*.c)
 TOOL_SRC := $(wildcard tools/*.c)
 EX_SRC := $(wildcard examples/*.c)
 UNIT_SRC := $(wildcard tests/unit/*.c)
@@ -48,6 +53,7 @@ LIB_PIC_OBJ := $(LIB_SRC:%.c=$(BUILD)/pic/%.o)
 PRELOAD_OBJ := $(PRELOAD_SRC:%.c=$(BUILD)/pic/%.o)
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 READ_OBJ := $(READ_SRC:%.c=$(BUILD)/obj/%.o)
+ANALYSIS_OBJ := $(ANALYSIS_SRC:%.c=$(BUILD)/obj/%.o)
 TOOL_OBJ := $(TOOL_SRC:%.c=$(BUILD)/obj/%.o)
 EXAMPLES := $(EX_SRC:examples/%.c=$(BUILD)/examples/%)
 UNIT := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/unit/%)
@@ -59,6 +65,7 @@ LIBSO := $(BUILD)/librip.so
 LIBA := $(BUILD)/librip.a
 PRELOAD := $(BUILD)/librip-preload.so
 LIBREAD := $(BUILD)/libripread.a
+LIBANALYSIS := $(BUILD)/libripanalysis.a
 RIP := $(BUILD)/rip
 RPATH := -Wl,-rpath,'$$ORIGIN/..' -Wl,-rpath,'$$ORIGIN/../..'
 LINK_RIP := -L$(BUILD) -lrip $(RPATH) -pthread
@@ -76,11 +83,15 @@ $(BUILD)/obj/lib/%.o: lib/%.c
 
 $(BUILD)/obj/read/%.o: read/%.c
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) $(DW_CFLAGS) -Iread -c $< -o $@
+	$(CC) $(ALL_CFLAGS) $(DW_CFLAGS) $(TREE) -c $< -o $@
+
+$(BUILD)/obj/analysis/%.o: analysis/%.c
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(DW_CFLAGS) $(TREE) -c $< -o $@
 
 $(BUILD)/obj/tools/%.o: tools/%.c
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) $(DW_CFLAGS) -Iread -c $< -o $@
+	$(CC) $(ALL_CFLAGS) $(DW_CFLAGS) $(TREE) -c $< -o $@
 
 $(LIBSO).$(VERSION): $(LIB_PIC_OBJ) lib/librip.map
 	$(CC) -shared -Wl,-soname,$(SONAME) -Wl,--version-script=lib/librip.map -Wl,-z,defs \
@@ -105,16 +116,21 @@ $(LIBREAD): $(READ_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(RIP): $(TOOL_OBJ) $(LIBREAD)
-	$(CC) -o $@ $(TOOL_OBJ) $(LIBREAD) $(DW_LIBS) -lm -ldl -pthread
+$(LIBANALYSIS): $(ANALYSIS_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(RIP): $(TOOL_OBJ) $(LIBANALYSIS) $(LIBREAD)
+	$(CC) -o $@ $(TOOL_OBJ) $(LIBANALYSIS) $(LIBREAD) $(DW_LIBS) -lm -ldl -pthread
 
 $(BUILD)/examples/%: examples/%.c $(LIBSO)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(LINK_RIP)
 
-$(BUILD)/tests/unit/%: tests/unit/%.c $(LIBSO) $(LIBREAD)
+$(BUILD)/tests/unit/%: tests/unit/%.c $(LIBSO) $(LIBANALYSIS) $(LIBREAD)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) $(DW_CFLAGS) -Iread -Itests -o $@ $< $(LIBREAD) $(LINK_RIP) $(DW_LIBS)
+	$(CC) $(ALL_CFLAGS) $(DW_CFLAGS) $(TREE) -Itests -o $@ $< $(LIBANALYSIS) $(LIBREAD) \
+		$(LINK_RIP) $(DW_LIBS) -lm
 
 $(BUILD)/tests/integ/%: tests/integ/%.c $(LIBSO)
 	@mkdir -p $(@D)
@@ -133,17 +149,22 @@ $(BUILD)/librip.pc: mk/librip.pc.in Makefile
 ASAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 ASAN_TOOL_OBJ := $(TOOL_SRC:%.c=$(BUILD)/asan/%.o)
 ASAN_READ_OBJ := $(READ_SRC:%.c=$(BUILD)/asan/%.o)
+ASAN_ANALYSIS_OBJ := $(ANALYSIS_SRC:%.c=$(BUILD)/asan/%.o)
 $(BUILD)/asan/%.o: %.c
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) $(ASAN_FLAGS) $(DW_CFLAGS) -Iread -c $< -o $@
+	$(CC) $(ALL_CFLAGS) $(ASAN_FLAGS) $(DW_CFLAGS) $(TREE) -c $< -o $@
 
 $(BUILD)/asan/libripread.a: $(ASAN_READ_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(BUILD)/asan/rip: $(ASAN_TOOL_OBJ) $(BUILD)/asan/libripread.a
-	$(CC) $(ASAN_FLAGS) -o $@ $(ASAN_TOOL_OBJ) $(BUILD)/asan/libripread.a $(DW_LIBS) -lm -ldl \
-		-pthread
+$(BUILD)/asan/libripanalysis.a: $(ASAN_ANALYSIS_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/asan/rip: $(ASAN_TOOL_OBJ) $(BUILD)/asan/libripanalysis.a $(BUILD)/asan/libripread.a
+	$(CC) $(ASAN_FLAGS) -o $@ $(ASAN_TOOL_OBJ) $(BUILD)/asan/libripanalysis.a \
+		$(BUILD)/asan/libripread.a $(DW_LIBS) -lm -ldl -pthread
 
 tests: all $(UNIT) $(INTEG) $(BENCHES) $(if $(TOOL_SRC),$(BUILD)/asan/rip)
 

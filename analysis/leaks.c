@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * tools/leaks.c - what is still live at the end of a trace (see leaks.h).
+ * analysis/leaks.c - what is still live at the end of a trace (see leaks.h).
  *
  * One pass over the events in time order.  Live resources sit in open
  * addressing tables (linear probing, deletion by backward shift, so there
@@ -27,8 +27,8 @@
 
 #include <rip/resource.h>
 
-#include "leaks.h"
-#include "stacks.h"
+#include "analysis/leaks.h"
+#include "analysis/stacks.h"
 
 /* ---- kinds ------------------------------------------------------------------------- */
 

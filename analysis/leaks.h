@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * tools/leaks.h - the analysis behind `rip leaks`: one pass over the
+ * analysis/leaks.h - the analysis behind `rip leaks`: one pass over the
  * resource events of a trace (rip/resource.h) that keeps what is live at
  * each moment, and at the end groups what is still live by backtrace.
  *
@@ -17,14 +17,14 @@
  * Also the names of the resource kinds (enum rip_mem_kind...), which rip
  * dump prints too.
  */
-#ifndef RIP_TOOLS_LEAKS_H
-#define RIP_TOOLS_LEAKS_H
+#ifndef RIP_ANALYSIS_LEAKS_H
+#define RIP_ANALYSIS_LEAKS_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "evsource.h"
+#include "read/evsource.h"
 
 /* What is left live. */
 enum lk_res {
@@ -111,4 +111,4 @@ const char *lk_res_name(enum lk_res r);
 /* "malloc", "open", "shmget"...; NULL for an unknown kind.  cat: RIP_CAT_*. */
 const char *lk_kind_name(uint32_t cat, uint64_t kind);
 
-#endif /* RIP_TOOLS_LEAKS_H */
+#endif /* RIP_ANALYSIS_LEAKS_H */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * tools/report.c - the one pass of `rip report` (see report.h).
+ * analysis/report.c - the one pass of `rip report` (see report.h).
  *
  * Live blocks, descriptors, segments and mappings sit in open addressing
  * tables keyed by address, number or id (linear probing, deletion by
@@ -25,8 +25,8 @@
 
 #include <rip/resource.h>
 
-#include "report.h"
-#include "stacks.h"
+#include "analysis/report.h"
+#include "analysis/stacks.h"
 
 /* ---- the event types ------------------------------------------------------------------ */
 

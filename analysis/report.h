@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * tools/report.h - the analysis behind `rip report`: one pass over the
+ * analysis/report.h - the analysis behind `rip report`: one pass over the
  * resource events of a trace (rip/resource.h) that adds up what was
  * allocated where and by whom, finds the peak of heap memory in use and
  * what made it up, and summarizes descriptors and shared memory.
@@ -15,15 +15,15 @@
  * Memory follows what is live (blocks, descriptors, segments) and the
  * number of distinct backtraces and threads, never the length of the trace.
  */
-#ifndef RIP_TOOLS_REPORT_H
-#define RIP_TOOLS_REPORT_H
+#ifndef RIP_ANALYSIS_REPORT_H
+#define RIP_ANALYSIS_REPORT_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
-#include "evsource.h"
+#include "read/evsource.h"
 
 #define RP_HIST 65  /* size buckets: [0] size 0, [k] sizes in [2^(k-1), 2^k) */
 #define RP_LIFE 9   /* lifetime buckets: < 1 us, < 10 us, ... < 10 s, >= 10 s */
@@ -125,4 +125,4 @@ uint64_t rp_life_limit(unsigned k);
  */
 int rp_html_page(FILE *out, const char *json, size_t len);
 
-#endif /* RIP_TOOLS_REPORT_H */
+#endif /* RIP_ANALYSIS_REPORT_H */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * tools/stacks.c - hash table, backtrace definitions and frame names for
+ * analysis/stacks.c - hash table, backtrace definitions and frame names for
  * the commands that fold stacks (see stacks.h).
  *
  * The table keeps no tombstones: a removal shifts back the entries that
@@ -14,9 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "stacks.h"
-#include "tool.h"
-#include "sym.h"
+#include "analysis/stacks.h"
+#include "read/sym.h"
 
 /* ---- the table ----------------------------------------------------------------------- */
 
@@ -391,6 +390,14 @@ struct rip_sym *stk_warm_stop(struct stk_warm *w)
 	return sym;
 }
 
+/* The last component of a path. */
+static const char *stk_base(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s ? s + 1 : path;
+}
+
 int stk_frame_names(struct rip_sym *sym, uint64_t ra, char names[][256], int max)
 {
 	struct rip_frame fr[STK_MAX_INLINE];
@@ -400,7 +407,7 @@ int stk_frame_names(struct rip_sym *sym, uint64_t ra, char names[][256], int max
 		memset(fr, 0, sizeof(*fr));
 		n = 1;
 	}
-	if (fr[n - 1].module && !strncmp(tool_base(fr[n - 1].module), "librip-preload", 14))
+	if (fr[n - 1].module && !strncmp(stk_base(fr[n - 1].module), "librip-preload", 14))
 		return 0;
 	if (n > max)
 		n = max;
@@ -412,7 +419,7 @@ int stk_frame_names(struct rip_sym *sym, uint64_t ra, char names[][256], int max
 		if (f->func)
 			snprintf(names[i], 256, "%s", f->func);
 		else if (f->module)
-			snprintf(names[i], 256, "%s+0x%" PRIx64, tool_base(f->module), f->offset);
+			snprintf(names[i], 256, "%s+0x%" PRIx64, stk_base(f->module), f->offset);
 		else
 			snprintf(names[i], 256, "0x%" PRIx64, ra);
 		for (p = names[i]; *p; p++)
@@ -420,22 +427,4 @@ int stk_frame_names(struct rip_sym *sym, uint64_t ra, char names[][256], int max
 				*p = ':';
 	}
 	return n;
-}
-
-void stk_json_head(FILE *out, struct evs *s)
-{
-	const struct rip_file_hdr *h = evs_file_hdr(s);
-	char comm[sizeof(h->comm) + 1], exe[sizeof(h->exe) + 1];
-
-	/* NUL-terminated copies: the header is the trace's, not to be trusted */
-	memcpy(comm, h->comm, sizeof(h->comm));
-	comm[sizeof(h->comm)] = 0;
-	memcpy(exe, h->exe, sizeof(h->exe));
-	exe[sizeof(h->exe)] = 0;
-	fputs("{\"version\":1,\"source\":", out);
-	json_str(out, evs_source(s));
-	fprintf(out, ",\"pid\":%d,\"comm\":", (int)h->pid);
-	json_str(out, comm);
-	fputs(",\"exe\":", out);
-	json_str(out, exe);
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * tools/stacks.h - small pieces the commands that fold backtraces share:
+ * analysis/stacks.h - small pieces the commands that fold backtraces share:
  * a u64-keyed hash table (live blocks by address, descriptors by number,
  * totals by backtrace id), the rip:bt definitions of a trace kept by id,
  * and a symbolizer loaded with the source's module map that names one
@@ -11,15 +11,15 @@
  * stream met it first, so a use may come before its definition in the
  * merged order.
  */
-#ifndef RIP_TOOLS_STACKS_H
-#define RIP_TOOLS_STACKS_H
+#ifndef RIP_ANALYSIS_STACKS_H
+#define RIP_ANALYSIS_STACKS_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
-#include "evsource.h"
+#include "read/evsource.h"
 
 struct rip_sym;
 
@@ -106,11 +106,6 @@ struct stk_warm *stk_warm_start(struct evs *s, const char *sysroot, const char *
 /* Stop w (NULL: nothing) and return its symbolizer (NULL when there was none). */
 struct rip_sym *stk_warm_stop(struct stk_warm *w);
 
-/*
- * Start a JSON document about source s: {"version":1,"source":...,"pid":...,
- * "comm":...,"exe":... (the caller goes on with ",key":value and closes it).
- */
-void stk_json_head(FILE *out, struct evs *s);
 
 #define STK_MAX_INLINE 8
 
@@ -123,4 +118,4 @@ void stk_json_head(FILE *out, struct evs *s);
  */
 int stk_frame_names(struct rip_sym *sym, uint64_t ra, char names[][256], int max);
 
-#endif /* RIP_TOOLS_STACKS_H */
+#endif /* RIP_ANALYSIS_STACKS_H */

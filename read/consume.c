@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * tools/record.c - the streaming loop of `rip run` and `rip record`.
+ * read/consume.c - the streaming loop of `rip run` and `rip record`.
  *
  * We are the one consumer of a live ring file: ev_consumer_open puts our
  * pid in every ring's consumer_pid, which tells writers in discard and
@@ -15,13 +15,13 @@
  */
 #include <errno.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "record.h"
-#include "tool.h"
+#include "read/consume.h"
 
 #define REC_MAX_WARNINGS 10
 #define REC_DRAIN_PASSES 100000
@@ -30,6 +30,22 @@ void rec_init(struct rec *r)
 {
 	memset(r, 0, sizeof(*r));
 	r->f.fd = -1;
+}
+
+/* Hand a message to the caller's warn callback (the library never prints). */
+static void rec_warn(const struct rec *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void rec_warn(const struct rec *r, const char *fmt, ...)
+{
+	char msg[RR_ERR_MAX + 64];
+	va_list ap;
+
+	if (!r->warn)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	r->warn(msg, r->warn_arg);
 }
 
 static const struct rip_file_hdr *rec_live(const struct rec *r)
@@ -69,7 +85,7 @@ pid_t rec_other_consumer(struct rr_file *f)
 		const struct rip_evring *ring =
 			(const struct rip_evring *)(f->map + f->hdr.ev_ctl_off +
 						    (size_t)i * RIP_EVRING_SIZE);
-		pid_t pid = (pid_t)__atomic_load_n(&ring->consumer_pid, __ATOMIC_RELAXED);
+		pid_t pid = (pid_t)rip_evring_consumer(ring);
 
 		if (pid && pid != getpid() && rec_pid_alive(pid))
 			return pid;
@@ -87,7 +103,7 @@ static bool rec_refresh_types(struct rec *r)
 	if (n == r->types_seen)
 		return false;
 	if (ev_read_types(&r->f, r->types, err, sizeof(err))) {
-		tool_err("%s", err);
+		rec_warn(r, "%s", err);
 		return false;
 	}
 	r->types_seen = n;
@@ -117,7 +133,7 @@ int rec_attach(struct rec *r, const char *path, char *err, size_t errlen)
 		ret = -ENOMEM;
 		goto err_close;
 	}
-	ret = ev_consumer_open(&r->f, NULL, err, errlen);
+	ret = ev_consumer_open(&r->f, err, errlen);
 	if (ret)
 		goto err_close;
 	r->attached = true;
@@ -190,19 +206,18 @@ static int rec_consume(struct rec *r, uint32_t i, bool final, char *err, size_t 
 			continue;
 		}
 		retried = false;
-		/* Pairs with the writer's release store of written. */
-		written = __atomic_load_n(&ring->written, __ATOMIC_ACQUIRE);
-		consumed = __atomic_load_n(&ring->consumed, __ATOMIC_RELAXED);
+		written = rip_evring_written(ring);
+		consumed = rip_evring_consumed(ring);
 		if (r->st.corrupt < REC_MAX_WARNINGS)
-			tool_err("warning: %s%s", why,
+			rec_warn(r, "warning: %s%s", why,
 				 consumed < written ? ": packet skipped" : ": ring skipped");
 		r->st.corrupt++;
 		if (consumed >= written) {
 			r->bad[i] = true;
 			return 0;
 		}
-		/* Skip it: pairs with the writer's acquire load of consumed. */
-		__atomic_store_n(&ring->consumed, consumed + 1, __ATOMIC_RELEASE);
+		/* Skip it (a flight-recorder writer may push it too: see ev_consume). */
+		rip_evring_consume(ring, consumed + 1);
 	}
 }
 
@@ -298,22 +313,31 @@ void rec_close(struct rec *r)
 	r->discarded0 = NULL;
 }
 
+int rec_silence(const char *path, char *err, size_t errlen)
+{
+	static const uint64_t all[RIP_CATEGORY_WORDS] = { ~0ull, ~0ull, ~0ull, ~0ull };
+	struct rr_file f = { .fd = -1 };
+	int ret;
+
+	_Static_assert(RIP_CATEGORY_WORDS == 4, "all[] names every word");
+	ret = rr_open(path, &f, err, errlen);
+	if (ret == -ENOENT)
+		return 0; /* gone already */
+	if (ret)
+		return ret;
+	ret = rr_enable_set(&f, all, false, NULL, err, errlen);
+	if (!ret)
+		for (uint32_t i = 0; i < f.hdr.ev_rings; i++)
+			rip_evring_set_consumer((struct rip_evring *)(f.wmap + f.hdr.ev_ctl_off +
+								      (size_t)i * RIP_EVRING_SIZE),
+						0);
+	rr_close(&f);
+	return ret;
+}
+
 uint64_t rec_lost_events(const struct rec *r)
 {
 	return r->st.discarded_before + r->st.discarded;
-}
-
-const char *rec_fmt_bytes(uint64_t bytes, char *buf, size_t len)
-{
-	if (bytes < 10000)
-		snprintf(buf, len, "%llu bytes", (unsigned long long)bytes);
-	else if (bytes < 10000000)
-		snprintf(buf, len, "%.1f kB", bytes / 1e3);
-	else if (bytes < 10000000000ull)
-		snprintf(buf, len, "%.1f MB", bytes / 1e6);
-	else
-		snprintf(buf, len, "%.1f GB", bytes / 1e9);
-	return buf;
 }
 
 static bool rec_name_char(char c)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * tools/record.h - the streaming loop that `rip run` and `rip record` share:
+ * read/consume.h - the streaming loop that `rip run` and `rip record` share:
  * attach to a live ring file as its consumer, copy every closed packet of
  * every event ring into a CTF trace directory, and at the end take the
  * open packets too and write the metadata and the index.
@@ -14,15 +14,15 @@
  *	rec_finish(&r, err, len);		  drain, metadata, index
  *	rec_close(&r);				  detach, free
  */
-#ifndef RIP_TOOLS_RECORD_H
-#define RIP_TOOLS_RECORD_H
+#ifndef RIP_READ_CONSUME_H
+#define RIP_READ_CONSUME_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "evread.h"
-#include "ripread.h"
-#include "trace.h"
+#include "read/evread.h"
+#include "read/ringfile.h"
+#include "read/trace.h"
 
 struct rec_stats {
 	uint64_t packets;	   /* packets written to the trace */
@@ -45,6 +45,9 @@ struct rec {
 	bool attached, finished, cb_failed;
 	struct rec_stats st;
 	char cb_err[RR_ERR_MAX];
+	/* Called with each warning (a packet skipped, a type table unreadable); NULL: none. */
+	void (*warn)(const char *msg, void *arg);
+	void *warn_arg;
 };
 
 void rec_init(struct rec *r);
@@ -60,7 +63,7 @@ int rec_open_trace(struct rec *r, const char *dir, char *err, size_t errlen);
 /*
  * One pass over every ring in use: copy the closed packets into the trace.
  * Returns the packets taken (written or counted lost), or -errno when the
- * trace cannot be written.  Corrupt packets are reported on stderr, counted
+ * trace cannot be written.  Corrupt packets are reported to r->warn, counted
  * and skipped.
  */
 int rec_poll(struct rec *r, char *err, size_t errlen);
@@ -72,11 +75,17 @@ int rec_finish(struct rec *r, char *err, size_t errlen);
  */
 void rec_close(struct rec *r);
 
+/*
+ * A ring file nobody will record (an exec'd image rip run does not follow):
+ * turn every category off and take away the consumer, so that its writers
+ * neither pay for events nor wait for us.  The file is checked by rr_open
+ * first.  0 when done or when the file is gone; -errno (message in err) when
+ * it cannot be done yet (a file still being created), to be tried again.
+ */
+int rec_silence(const char *path, char *err, size_t errlen);
+
 /* Events lost in all: overwritten or dropped, before and while recording. */
 uint64_t rec_lost_events(const struct rec *r);
-
-/* "12.3 MB" */
-const char *rec_fmt_bytes(uint64_t bytes, char *buf, size_t len);
 
 /*
  * A default trace directory name, rip-NAME-PID, with NAME cut to its last
@@ -84,4 +93,4 @@ const char *rec_fmt_bytes(uint64_t bytes, char *buf, size_t len);
  */
 void rec_default_dir(char *buf, size_t len, const char *name, pid_t pid);
 
-#endif /* RIP_TOOLS_RECORD_H */
+#endif /* RIP_READ_CONSUME_H */

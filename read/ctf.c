@@ -35,7 +35,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "trace.h"
+#include "read/trace.h"
 
 #ifndef RIP_VERSION_STRING
 #define RIP_VERSION_STRING "0.0.0"

@@ -21,7 +21,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "evread.h"
+#include "read/evread.h"
 
 
 /* ---- types ------------------------------------------------------------------------ */
@@ -392,34 +392,19 @@ int ev_copy_ring(struct rr_file *f, const struct ev_types *types, uint32_t ring,
 
 /* ---- streaming ----------------------------------------------------------------------- */
 
-int ev_consumer_open(struct rr_file *f, int *wfd, char *err, size_t errlen)
+int ev_consumer_open(struct rr_file *f, char *err, size_t errlen)
 {
-	int fd = open(f->path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
-	void *m;
+	int ret = rr_map_writable(f, err, errlen);
 
-	if (fd < 0)
-		return rr_fail(err, errlen, -errno, "%s: cannot open for writing: %s", f->path,
-			       strerror(errno));
-	m = mmap(NULL, f->len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (m == MAP_FAILED) {
-		int e = errno;
-
-		close(fd);
-		return rr_fail(err, errlen, -e, "%s: cannot map for writing: %s", f->path,
-			       strerror(e));
-	}
-	f->wmap = m;
+	if (ret)
+		return ret;
 	for (uint32_t i = 0; i < f->hdr.ev_rings; i++) {
 		struct rip_evring *r = (struct rip_evring *)(f->wmap + f->hdr.ev_ctl_off +
 							     (size_t)i * RIP_EVRING_SIZE);
 
 		/* Writers in discard/block mode look at this before they drop or wait. */
-		__atomic_store_n(&r->consumer_pid, (uint32_t)getpid(), __ATOMIC_RELEASE);
+		rip_evring_set_consumer(r, (uint32_t)getpid());
 	}
-	if (wfd)
-		*wfd = fd;
-	else
-		close(fd);
 	return 0;
 }
 
@@ -441,12 +426,12 @@ int ev_consume(struct rr_file *f, const struct ev_types *types, uint32_t ring, b
 	/*
 	 * consumed first: a writer pushes it to at most written - n + 1 of its
 	 * moment, so written read afterwards is never below it, even if the
-	 * writer laps the ring between the two loads.  Acquire: pairs with the
-	 * writer's CAS; the second pairs with the release store of written in
-	 * rip_packet_close.
+	 * writer laps the ring between the two loads.  Both acquire
+	 * (include/rip/abi.h): the first pairs with the writer's CAS, the
+	 * second with rip_evring_publish in rip_packet_close.
 	 */
-	consumed = __atomic_load_n(&w->consumed, __ATOMIC_ACQUIRE);
-	written = __atomic_load_n(&w->written, __ATOMIC_ACQUIRE);
+	consumed = rip_evring_consumed(w);
+	written = rip_evring_written(w);
 	if (consumed > written) {
 		ret = rr_fail(err, errlen, -EBADMSG, "ring %u: consumed past written", ring);
 		goto out;
@@ -456,7 +441,7 @@ int ev_consume(struct rr_file *f, const struct ev_types *types, uint32_t ring, b
 		if (lost_packets)
 			*lost_packets += written - npk - consumed;
 		consumed = written - npk;
-		__atomic_store_n(&w->consumed, consumed, __ATOMIC_RELEASE);
+		rip_evring_consume(w, consumed);
 	}
 	while (consumed < written) {
 		struct ev_packet p;

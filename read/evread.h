@@ -14,7 +14,7 @@
 
 #include <rip/abi.h>
 
-#include "ripread.h"
+#include "read/ringfile.h"
 
 #define EV_MAX_TYPES 1024u
 
@@ -134,13 +134,13 @@ int ev_decode(const struct ev_types *types, const uint8_t *data, size_t len,
 int ev_check_packet(const struct rip_packet *p, size_t avail, char *err, size_t errlen);
 
 /*
- * Streaming: open the ring file for writing the consumer's positions, then
- * take every closed packet past ring->consumed (overwritten ones are counted
+ * Streaming: map the ring file writable (rr_map_writable) and name us the
+ * consumer of every ring (consumer_pid), then take every closed packet past ring->consumed (overwritten ones are counted
  * in *lost_packets) and advance consumed.  With final, the open packet is
  * taken too, closed in the copy.  cb gets each packet in order.
  */
 typedef int (*ev_packet_cb)(const struct ev_packet *p, void *arg);
-int ev_consumer_open(struct rr_file *f, int *wfd, char *err, size_t errlen);
+int ev_consumer_open(struct rr_file *f, char *err, size_t errlen);
 int ev_consume(struct rr_file *f, const struct ev_types *types, uint32_t ring, bool final,
 	       ev_packet_cb cb, void *arg, uint64_t *lost_packets, char *err, size_t errlen);
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * tools/evsource.c - events of a trace directory or a ring file, merged
+ * read/evsource.c - events of a trace directory or a ring file, merged
  * in time order (see evsource.h).
  *
  * Each stream is a cursor over its packets: for a ring file, the packets
@@ -29,9 +29,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "evsource.h"
-#include "ripread.h"
-#include "trace.h"
+#include "read/evsource.h"
+#include "read/ringfile.h"
+#include "read/trace.h"
 
 #define EVS_MAX_PACKET (1u << 30)
 
@@ -110,12 +110,11 @@ struct evs {
 	struct evs_plan plan[EV_MAX_TYPES];
 	bool lazy; /* evs_set_lazy */
 	size_t chunk; /* bytes read from a stream file at once */
-	/* evs_progress_bar: bytes of packets read of all there are, and the bar */
+	/* evs_set_progress: bytes of packets read of all there are, and who is told */
 	uint64_t done, total;
 	uint32_t pk_tick;
-	const char *bar;   /* the command's name; NULL: no bar */
-	bool bar_shown, bar_now;
-	struct timespec bar_start, bar_last;
+	evs_progress_fn *progress; /* NULL: nobody */
+	void *progress_arg;
 	int failed; /* -errno: the next event is corrupt, fail_msg says how */
 	char fail_msg[RR_ERR_MAX + PATH_MAX];
 	char why[256]; /* what evs_head found wrong, for fail_msg */
@@ -126,7 +125,17 @@ struct evs {
 	void *bt_arg;
 };
 
-static void evs_bar(struct evs *s, bool end);
+/* Tell the progress callback where we are; end: for the last time. */
+static void evs_bar(struct evs *s, bool end)
+{
+	evs_progress_fn *fn = s->progress;
+
+	if (!fn)
+		return;
+	if (end)
+		s->progress = NULL;
+	fn(s->done, s->total, end, s->progress_arg);
+}
 
 /* ---- names ---------------------------------------------------------------------- */
 
@@ -610,68 +619,10 @@ static int evs_read_packet(struct evs *s, struct evs_stream *st, struct rip_pack
 	return 1;
 }
 
-/* ---- the progress bar ----------------------------------------------------------------- */
-
-static double evs_secs(const struct timespec *a, const struct timespec *b)
+void evs_set_progress(struct evs *s, evs_progress_fn *fn, void *arg)
 {
-	return (double)(b->tv_sec - a->tv_sec) + (double)(b->tv_nsec - a->tv_nsec) / 1e9;
-}
-
-static void evs_human(char *buf, size_t len, uint64_t n)
-{
-	if (n >= (1ull << 30))
-		snprintf(buf, len, "%.1f GiB", (double)n / (1ull << 30));
-	else
-		snprintf(buf, len, "%.1f MiB", (double)n / (1ull << 20));
-}
-
-/*
- * Draw the bar (on stderr, a terminal): not in the first half second, then
- * at most ten times a second; end: wipe it for good.
- */
-static void evs_bar(struct evs *s, bool end)
-{
-	struct timespec now;
-	char done[32], total[32], eta[32] = "";
-	double frac, el;
-	int fill;
-
-	if (!s->bar)
-		return;
-	if (end) {
-		if (s->bar_shown)
-			fputs("\r\033[K", stderr);
-		s->bar = NULL;
-		return;
-	}
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	el = evs_secs(&s->bar_start, &now);
-	if ((el < 0.5 && !s->bar_now) || (s->bar_shown && evs_secs(&s->bar_last, &now) < 0.1))
-		return;
-	s->bar_last = now;
-	s->bar_shown = true;
-	frac = s->total ? (double)s->done / (double)s->total : 0;
-	if (frac > 1)
-		frac = 1;
-	fill = (int)(frac * 30);
-	evs_human(done, sizeof(done), s->done);
-	evs_human(total, sizeof(total), s->total);
-	if (frac > 0.02)
-		snprintf(eta, sizeof(eta), ", %.0f s left", el / frac - el);
-	fprintf(stderr, "\r%s: [%.*s%*s] %3d%%  %s of %s%s\033[K", s->bar, fill,
-		"##############################", 30 - fill, "", (int)(frac * 100), done, total,
-		eta);
-}
-
-void evs_progress_bar(struct evs *s, const char *what)
-{
-	const char *env = getenv("RIP_PROGRESS");
-
-	if (env ? !strcmp(env, "0") : !isatty(STDERR_FILENO))
-		return;
-	s->bar = what;
-	s->bar_now = env && !strcmp(env, "1"); /* asked for: from the first packet on */
-	clock_gettime(CLOCK_MONOTONIC, &s->bar_start);
+	s->progress = fn;
+	s->progress_arg = arg;
 }
 
 /*
@@ -700,7 +651,7 @@ static int evs_load(struct evs *s, struct evs_stream *st, char *err, size_t errl
 		}
 		s->tot.packets++;
 		s->done += s->trace ? hdr.packet_size / 8 : st->len;
-		if (s->bar && (!(++s->pk_tick & 63) || s->pk_tick == 1))
+		if (s->progress && (!(++s->pk_tick & 63) || s->pk_tick == 1))
 			evs_bar(s, false);
 		if (st->seen) {
 			if (hdr.packet_seq_num <= st->seq) {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * tools/evsource.h - an event source for the commands that read events
+ * read/evsource.h - an event source for the commands that read events
  * (rip dump, rip export): every event of a recorded trace directory or of a
  * ring file (a pid, live or dead, or the file itself), merged across
  * streams in time order, with the thread and the coroutine it ran on.
@@ -11,8 +11,8 @@
  * discarded or overwritten events (the last packet's events_discarded of
  * each stream) and lost packets (gaps in the packets' sequence numbers).
  */
-#ifndef RIP_TOOLS_EVSOURCE_H
-#define RIP_TOOLS_EVSOURCE_H
+#ifndef RIP_READ_EVSOURCE_H
+#define RIP_READ_EVSOURCE_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -20,7 +20,7 @@
 
 #include <rip/abi.h>
 
-#include "evread.h"
+#include "read/evread.h"
 
 struct evs;
 
@@ -152,12 +152,13 @@ static inline uint64_t evs_arr(const struct evs_event *e, uint32_t i)
 }
 
 /*
- * Show a progress bar on stderr while the events are read, when stderr is a
- * terminal: "WHAT: [###  ] 40%  1.2 GiB of 3.0 GiB, 5 s left", drawn after
- * half a second, at most ten times a second, wiped when the events end.
- * RIP_PROGRESS=0: never; RIP_PROGRESS=1: always, from the first packet.
+ * Progress: fn(done, total, end, arg) is called with the bytes of packets
+ * read so far of all there are, on the first packet and every 64th after,
+ * and once more with end true when the events end (or fail, or s closes).
+ * NULL: nobody is told.
  */
-void evs_progress_bar(struct evs *s, const char *what);
+typedef void evs_progress_fn(uint64_t done, uint64_t total, bool end, void *arg);
+void evs_set_progress(struct evs *s, evs_progress_fn *fn, void *arg);
 
 void evs_close(struct evs *s);
 
@@ -277,17 +278,4 @@ advance:
 	return 1;
 }
 
-/* ---- the dump format (tools/cmd-dump.c), shared with rip export --format=text ---- */
-
-#define EVS_DUMP_JSON 0x1u /* JSON Lines instead of text */
-#define EVS_DUMP_WALL 0x2u /* add the wall-clock time of each event */
-#define EVS_DUMP_SYM 0x4u  /* symbolize backtraces (rip:bt frames) as function+offset */
-
-/*
- * Print every event of s, one per line, then the summary line (totals and
- * losses).  0, -EIO when out fails, or -errno with a message in err when
- * the source is corrupt (what was printed before stays printed).
- */
-int evs_dump(struct evs *s, FILE *out, unsigned flags, char *err, size_t errlen);
-
-#endif /* RIP_TOOLS_EVSOURCE_H */
+#endif /* RIP_READ_EVSOURCE_H */

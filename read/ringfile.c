@@ -28,7 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ripread.h"
+#include "read/ringfile.h"
 
 #define RR_MAX_SLOTS (1u << 22)
 #define RR_MAX_MODULES (1u << 20)
@@ -330,6 +330,60 @@ void rr_close(struct rr_file *f)
 		close(f->fd);
 	f->map = NULL;
 	f->fd = -1;
+}
+
+int rr_map_writable(struct rr_file *f, char *err, size_t errlen)
+{
+	struct stat a, b;
+	void *m;
+	int fd, e;
+
+	if (f->wmap)
+		return 0;
+	fd = open(f->path, O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	if (fd < 0) {
+		e = errno;
+		return rr_fail(err, errlen, -e, "%s: cannot open for writing: %s%s", f->path,
+			       strerror(e),
+			       e == EACCES ? " (run rip as the user who owns the process)" : "");
+	}
+	if (f->fd < 0 || fstat(fd, &a) || fstat(f->fd, &b) || a.st_dev != b.st_dev ||
+	    a.st_ino != b.st_ino || (uint64_t)a.st_size < f->len) {
+		close(fd);
+		return rr_fail(err, errlen, -ESTALE, "%s: the file changed since it was checked",
+			       f->path);
+	}
+	m = mmap(NULL, f->len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	e = errno;
+	close(fd);
+	if (m == MAP_FAILED)
+		return rr_fail(err, errlen, -e, "%s: cannot map for writing: %s", f->path,
+			       strerror(e));
+	f->wmap = m;
+	return 0;
+}
+
+int rr_enable_set(struct rr_file *f, const uint64_t *bits, bool on, uint64_t *before, char *err,
+		  size_t errlen)
+{
+	struct rip_file_hdr *h;
+	int ret = rr_map_writable(f, err, errlen);
+
+	if (ret)
+		return ret;
+	h = (struct rip_file_hdr *)f->wmap;
+	for (unsigned w = 0; w < RIP_CATEGORY_WORDS; w++) {
+		uint64_t was;
+
+		/* Relaxed: the fast path only tests the bit, no data depends on it. */
+		if (on)
+			was = __atomic_fetch_or(&h->enable[w], bits[w], __ATOMIC_RELAXED);
+		else
+			was = __atomic_fetch_and(&h->enable[w], ~bits[w], __ATOMIC_RELAXED);
+		if (before)
+			before[w] = was;
+	}
+	return 0;
 }
 
 /* ---- slots ---------------------------------------------------------------- */

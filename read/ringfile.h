@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * read/ripread.h - reading ring files from outside the process that writes
+ * read/ringfile.h - reading ring files from outside the process that writes
  * them, live or after it died.  Every file is treated as hostile: the header
  * is validated against the file's real size before anything else is
  * touched, every offset and count is bounds-checked, and reads of the live
  * mapping are guarded against the file shrinking under us.
  */
-#ifndef RIP_READ_RIPREAD_H
-#define RIP_READ_RIPREAD_H
+#ifndef RIP_READ_RINGFILE_H
+#define RIP_READ_RINGFILE_H
 
 #include <limits.h>
 #include <setjmp.h>
@@ -89,6 +89,23 @@ int rr_open(const char *path, struct rr_file *f, char *err, size_t errlen);
 void rr_close(struct rr_file *f);
 
 /*
+ * Map the file f (opened with rr_open, so checked) writable too, into
+ * f->wmap, for the few words a reader may write: the enable bits and the
+ * consumer's words of each event ring.  The file opened for writing must be
+ * the one that was checked (same inode), not a file put in its place.  0, or
+ * -errno with a message in err.  rr_close unmaps it.
+ */
+int rr_map_writable(struct rr_file *f, char *err, size_t errlen);
+
+/*
+ * Turn the categories whose bits are set in bits[RIP_CATEGORY_WORDS] on (or
+ * off) in the live file f; before[], if not NULL, gets the words as they
+ * were.  Maps f writable first if it is not.  0 or -errno with a message.
+ */
+int rr_enable_set(struct rr_file *f, const uint64_t *bits, bool on, uint64_t *before, char *err,
+		  size_t errlen);
+
+/*
  * Open a raw file written by the original librip header: tid-indexed slots
  * of a 64-byte name and 32 entries of 8-bit counter and 56-bit address.
  */
@@ -153,4 +170,4 @@ const char *rr_fmt_duration(int64_t ns, char *buf, size_t len);
 /* Parse "2s", "500ms", "1.5m", "1h" into ns; -EINVAL when malformed. */
 int rr_parse_duration(const char *s, int64_t *ns);
 
-#endif /* RIP_READ_RIPREAD_H */
+#endif /* RIP_READ_RINGFILE_H */

@@ -37,8 +37,8 @@
 
 #include <rip/abi.h>
 
-#include "sym.h"
-#include "symcache.h"
+#include "read/sym.h"
+#include "read/symcache.h"
 
 #define SYM_MAX_FRAMES 64	    /* deepest inline chain kept per address */
 #define SYM_MAX_SCOPES 256	    /* deepest DIE nesting walked */

@@ -38,7 +38,7 @@
 #include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
 
-#include "symcache.h"
+#include "read/symcache.h"
 
 #define SYMCACHE_BUILD_ID_MAX 64
 /* Bigger debug files are read as they are: a copy would cost more than it saves once. */

@@ -18,7 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "trace.h"
+#include "read/trace.h"
 
 #define TRACE_MAX_STREAMS 65536u
 #define TRACE_MAX_NAMES (1u << 23)

@@ -23,8 +23,8 @@
 
 #include <rip/abi.h>
 
-#include "evread.h"
-#include "ripread.h"
+#include "read/evread.h"
+#include "read/ringfile.h"
 
 #define TRACE_INDEX ".rip-index"
 #define TRACE_MAGIC "RIPTRACE" /* its 8 characters, no NUL stored */

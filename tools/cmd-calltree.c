@@ -12,7 +12,7 @@
  * To stay readable the graph keeps the functions that carry at least 1% of
  * the bytes (or --min-bytes, or the --top heaviest) and maps the others,
  * stack by stack, onto one "(others)" node, so every kept figure is exact.
- * Unreleased blocks come from tools/leaks.c; --all makes its own pass.
+ * Unreleased blocks come from analysis/leaks.c; --all makes its own pass.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -28,11 +28,13 @@
 
 #include <rip/resource.h>
 
-#include "leaks.h"
-#include "record.h"
-#include "sym.h"
-#include "stacks.h"
-#include "tool.h"
+#include "analysis/leaks.h"
+#include "read/consume.h"
+#include "read/sym.h"
+#include "analysis/stacks.h"
+#include "tools/progress.h"
+#include "tools/format.h"
+#include "tools/tool.h"
 
 static int cmd_calltree(int argc, char **argv);
 
@@ -249,7 +251,7 @@ static int ct_group_add(struct ct *ct, uint32_t bt, uint64_t count, uint64_t byt
 	return 0;
 }
 
-/* Unreleased blocks: tools/leaks.c's groups. */
+/* Unreleased blocks: analysis/leaks.c's groups. */
 static int ct_leaks(struct ct *ct, char *err, size_t errlen)
 {
 	struct lk_opts lo = { .resources = LK_F_MEM };
@@ -647,18 +649,6 @@ static void ct_dot_str(FILE *out, const char *s, size_t max)
 		fputs("...", out);
 }
 
-/* "300 bytes", "65.5 kB (65536 bytes)": exact, and readable when big. */
-static const char *ct_bytes(uint64_t n, char *buf, size_t len)
-{
-	char h[32];
-
-	if (n < 10000)
-		snprintf(buf, len, "%" PRIu64 " bytes", n);
-	else
-		snprintf(buf, len, "%s (%" PRIu64 " bytes)", rec_fmt_bytes(n, h, sizeof(h)), n);
-	return buf;
-}
-
 static double ct_share(const struct ct *ct, uint64_t bytes)
 {
 	return ct->total_bytes ? (double)bytes / (double)ct->total_bytes : 0.0;
@@ -674,7 +664,7 @@ static void ct_dot(struct ct *ct, const struct ct_node *pn, size_t nk, FILE *out
 	comm[sizeof(h->comm)] = 0;
 	fputs("digraph calltree {\n", out);
 	fprintf(out, "\tgraph [label=\"rip calltree: %s in %" PRIu64 " block%s %s, pid %d (",
-		ct_bytes(ct->total_bytes, b, sizeof(b)), ct->total_count,
+		fmt_bytes_exact(ct->total_bytes, b, sizeof(b)), ct->total_count,
 		ct->total_count == 1 ? "" : "s", what, (int)h->pid);
 	ct_dot_str(out, comm, 0);
 	fprintf(out, ")\", labelloc=t, fontname=\"sans-serif\", total_bytes=%" PRIu64
@@ -689,10 +679,10 @@ static void ct_dot(struct ct *ct, const struct ct_node *pn, size_t nk, FILE *out
 
 		fprintf(out, "\tn%zu [label=\"", i);
 		ct_dot_str(out, x->name, CT_LABEL_MAX);
-		fprintf(out, "\\n%s (%.1f%%)\\nin %" PRIu64 " block%s", ct_bytes(x->bytes, b, sizeof(b)),
+		fprintf(out, "\\n%s (%.1f%%)\\nin %" PRIu64 " block%s", fmt_bytes_exact(x->bytes, b, sizeof(b)),
 			sh * 100, x->count, x->count == 1 ? "" : "s");
 		if (x->self_count)
-			fprintf(out, "\\nself: %s", ct_bytes(x->self_bytes, b, sizeof(b)));
+			fprintf(out, "\\nself: %s", fmt_bytes_exact(x->self_bytes, b, sizeof(b)));
 		fputs("\", tooltip=\"", out);
 		ct_dot_str(out, x->name, 0);
 		fputs("\", func=\"", out);
@@ -709,7 +699,7 @@ static void ct_dot(struct ct *ct, const struct ct_node *pn, size_t nk, FILE *out
 		fprintf(out,
 			"\tn%" PRIu32 " -> n%" PRIu32 " [label=\"%s\\n%" PRIu64 " block%s\", bytes=%" PRIu64
 			", count=%" PRIu64 ", penwidth=%.2f];\n",
-			e->from, e->to, ct_bytes(e->bytes, b, sizeof(b)), e->count,
+			e->from, e->to, fmt_bytes_exact(e->bytes, b, sizeof(b)), e->count,
 			e->count == 1 ? "" : "s", e->bytes, e->count, 1 + 4 * ct_share(ct, e->bytes));
 	}
 	if (!nk)
@@ -947,7 +937,7 @@ static int cmd_calltree(int argc, char **argv)
 	}
 	if (ct_map_init(&ct.names))
 		goto nomem;
-	evs_progress_bar(ct.s, "rip calltree");
+	progress_bar(ct.s, "rip calltree");
 	ret = ct.o.all ? ct_all(&ct, err, sizeof(err)) : ct_leaks(&ct, err, sizeof(err));
 	if (ret == -ENOMEM)
 		goto nomem;

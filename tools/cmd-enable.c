@@ -20,9 +20,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "evread.h"
-#include "ripread.h"
-#include "tool.h"
+#include "read/evread.h"
+#include "read/ringfile.h"
+#include "tools/tool.h"
 
 static int cmd_enable(int argc, char **argv);
 static int cmd_disable(int argc, char **argv);
@@ -180,10 +180,10 @@ static int en_run(const struct rip_cmd *cmd, bool on, int argc, char **argv)
 	};
 	uint64_t bits[RIP_CATEGORY_WORDS] = { 0 }, named[RIP_CATEGORY_WORDS] = { 0 };
 	uint64_t before[RIP_CATEGORY_WORDS];
-	struct rip_file_hdr *h = MAP_FAILED;
+	char err[RR_ERR_MAX];
 	struct en_state s;
 	bool quiet = false;
-	int c, ret, fd = -1, status = EXIT_FAIL;
+	int c, ret, status = EXIT_FAIL;
 
 	memset(&s, 0, sizeof(s));
 	s.f.fd = -1;
@@ -229,23 +229,9 @@ static int en_run(const struct rip_cmd *cmd, bool on, int argc, char **argv)
 			 s.f.hdr.pid, cmd->name);
 		goto out;
 	}
-	fd = open(s.f.path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0) {
-		tool_err("%s: cannot open for writing: %s%s", s.f.path, strerror(errno),
-			 errno == EACCES ? " (run rip as the user who owns the process)" : "");
+	if (rr_enable_set(&s.f, bits, on, before, err, sizeof(err))) {
+		tool_err("%s", err);
 		goto out;
-	}
-	h = mmap(NULL, RIP_HDR_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (h == MAP_FAILED) {
-		tool_err("%s: cannot map: %s", s.f.path, strerror(errno));
-		goto out;
-	}
-	for (unsigned w = 0; w < RIP_CATEGORY_WORDS; w++) {
-		/* Relaxed: the fast path only tests the bit, no data depends on it. */
-		if (on)
-			before[w] = __atomic_fetch_or(&h->enable[w], bits[w], __ATOMIC_RELAXED);
-		else
-			before[w] = __atomic_fetch_and(&h->enable[w], ~bits[w], __ATOMIC_RELAXED);
 	}
 	status = EXIT_OK;
 	if (quiet)
@@ -263,10 +249,6 @@ static int en_run(const struct rip_cmd *cmd, bool on, int argc, char **argv)
 		       on ? "on" : "off", was == on ? " (already)" : "");
 	}
 out:
-	if (h != MAP_FAILED)
-		munmap(h, RIP_HDR_SIZE);
-	if (fd >= 0)
-		close(fd);
 	if (s.f.fd >= 0 || s.f.map)
 		rr_close(&s.f);
 	free(s.types);

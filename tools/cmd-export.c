@@ -37,11 +37,13 @@
 
 #include <rip/resource.h>
 
-#include "evsource.h"
-#include "leaks.h"
-#include "stacks.h"
-#include "sym.h"
-#include "tool.h"
+#include "read/evsource.h"
+#include "analysis/leaks.h"
+#include "analysis/stacks.h"
+#include "read/sym.h"
+#include "tools/progress.h"
+#include "tools/dump.h"
+#include "tools/tool.h"
 
 static int cmd_export(int argc, char **argv);
 
@@ -807,7 +809,7 @@ static int cmd_export(int argc, char **argv)
 		return EXIT_FAIL;
 	}
 	if (strcmp(outpath, "-") || !isatty(STDOUT_FILENO))
-		evs_progress_bar(s, "rip export");
+		progress_bar(s, "rip export");
 	if (!strcmp(outpath, "-")) {
 		out = stdout;
 	} else {

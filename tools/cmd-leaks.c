@@ -5,7 +5,7 @@
  * backtrace that made them, biggest first, with symbolized stacks; or the
  * same as one JSON document (its structure is in man/rip-leaks.1).
  *
- * The analysis is tools/leaks.c; this file resolves the stacks (the
+ * The analysis is analysis/leaks.c; this file resolves the stacks (the
  * trace's module map, return addresses minus one) and prints.  A report
  * over a trace that lost events says so before anything else: a missing
  * free makes a false leak, a missing allocation hides a real one.
@@ -20,11 +20,13 @@
 
 #include <rip/resource.h>
 
-#include "leaks.h"
-#include "record.h"
-#include "sym.h"
-#include "stacks.h"
-#include "tool.h"
+#include "analysis/leaks.h"
+#include "read/consume.h"
+#include "read/sym.h"
+#include "analysis/stacks.h"
+#include "tools/progress.h"
+#include "tools/format.h"
+#include "tools/tool.h"
 
 static int cmd_leaks(int argc, char **argv);
 
@@ -209,18 +211,6 @@ static const char *leaks_noun(enum lk_res r, uint64_t n)
 	}
 }
 
-/* "300 bytes", "65.5 kB (65536 bytes)": exact, and readable when big. */
-static const char *leaks_bytes(uint64_t n, char *buf, size_t len)
-{
-	char h[32];
-
-	if (n < 10000)
-		snprintf(buf, len, "%" PRIu64 " bytes", n);
-	else
-		snprintf(buf, len, "%s (%" PRIu64 " bytes)", rec_fmt_bytes(n, h, sizeof(h)), n);
-	return buf;
-}
-
 static double leaks_secs(const struct lk *lk, int64_t ns)
 {
 	return (double)(ns - lk->first_ns) / 1e9;
@@ -269,7 +259,7 @@ static void leaks_print_text(struct leaks_state *st)
 		if (g->res == LK_FD)
 			fprintf(out, "%" PRIu64 " %s left open", g->count, leaks_noun(g->res, g->count));
 		else
-			fprintf(out, "%s in %" PRIu64 " %s%s", leaks_bytes(g->bytes, b, sizeof(b)),
+			fprintf(out, "%s in %" PRIu64 " %s%s", fmt_bytes_exact(g->bytes, b, sizeof(b)),
 				g->count, leaks_noun(g->res, g->count),
 				g->res == LK_MEM	? " never freed"
 				: g->res == LK_SHM	? " never removed"
@@ -290,11 +280,11 @@ static void leaks_print_text(struct leaks_state *st)
 	fprintf(out, "\ntotal: %s in %" PRIu64 " %s never freed (%" PRIu64 " sites), %" PRIu64
 		     " %s left open, %" PRIu64 " %s never removed (%s), %" PRIu64
 		     " %s never detached\n",
-		leaks_bytes(lk->total_bytes[LK_MEM], b, sizeof(b)), lk->total_count[LK_MEM],
+		fmt_bytes_exact(lk->total_bytes[LK_MEM], b, sizeof(b)), lk->total_count[LK_MEM],
 		leaks_noun(LK_MEM, lk->total_count[LK_MEM]), sites[LK_MEM], lk->total_count[LK_FD],
 		leaks_noun(LK_FD, lk->total_count[LK_FD]), lk->total_count[LK_SHM],
 		leaks_noun(LK_SHM, lk->total_count[LK_SHM]),
-		leaks_bytes(lk->total_bytes[LK_SHM], (char[48]){ 0 }, 48),
+		fmt_bytes_exact(lk->total_bytes[LK_SHM], (char[48]){ 0 }, 48),
 		lk->total_count[LK_SHM_MAP], leaks_noun(LK_SHM_MAP, lk->total_count[LK_SHM_MAP]));
 	if (lk->un.release[LK_MEM] || lk->un.release[LK_FD] || lk->un.release[LK_SHM] ||
 	    lk->un.release[LK_SHM_MAP])
@@ -370,7 +360,7 @@ static void leaks_print_json(struct leaks_state *st)
 	unsigned nprob = 0;
 	void *parg[2] = { out, &nprob };
 
-	stk_json_head(out, st->s);
+	json_trace_head(out, st->s);
 	fprintf(out,
 		",\"events\":%" PRIu64 ",\"resource_events\":%" PRIu64
 		",\"duration\":%.9f,\"complete\":%s,\"discarded\":%" PRIu64
@@ -622,7 +612,7 @@ static int leaks_load(struct leaks_state *st, const char *target)
 		tool_err("out of memory");
 		return -1;
 	}
-	evs_progress_bar(st->s, "rip leaks");
+	progress_bar(st->s, "rip leaks");
 	warm = stk_warm_start(st->s, st->o.sysroot, st->o.debug_dir);
 	ret = lk_run(st->lk, st->s, err, sizeof(err));
 	st->sym = stk_warm_stop(warm);
@@ -821,12 +811,12 @@ static void leaks_diff_text(struct leaks_state *old, struct leaks_state *st,
 		fprintf(out, " (%s, %s: %" PRIu64 " %s", lk_res_name(e->res),
 			e->ocount ? "grown" : "new", e->count, leaks_unit(e->res, e->count));
 		if (e->res != LK_FD)
-			fprintf(out, ", %s", leaks_bytes(e->bytes, b, sizeof(b)));
+			fprintf(out, ", %s", fmt_bytes_exact(e->bytes, b, sizeof(b)));
 		if (e->ocount) {
 			fprintf(out, "; was %" PRIu64 " %s", e->ocount,
 				leaks_unit(e->res, e->ocount));
 			if (e->res != LK_FD)
-				fprintf(out, ", %s", leaks_bytes(e->obytes, b, sizeof(b)));
+				fprintf(out, ", %s", fmt_bytes_exact(e->obytes, b, sizeof(b)));
 		}
 		fputs(")\n", out);
 		leaks_stack_text(st, e->g);

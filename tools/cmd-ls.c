@@ -16,8 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ripread.h"
-#include "tool.h"
+#include "read/ringfile.h"
+#include "tools/tool.h"
 
 static int cmd_ls(int argc, char **argv);
 static int cmd_gc(int argc, char **argv);

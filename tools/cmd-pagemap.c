@@ -27,9 +27,10 @@
 
 #include <rip/resource.h>
 
-#include "evsource.h"
-#include "stacks.h"
-#include "tool.h"
+#include "read/evsource.h"
+#include "analysis/stacks.h"
+#include "tools/progress.h"
+#include "tools/tool.h"
 
 static int cmd_pagemap(int argc, char **argv);
 
@@ -702,7 +703,7 @@ static void pm_print_json(struct pm_state *st, FILE *out)
 	struct pm_count total = { 0 };
 	const char *sep = "";
 
-	stk_json_head(out, st->s);
+	json_trace_head(out, st->s);
 	fprintf(out,
 		",\"complete\":%s,\"discarded\":%" PRIu64 ",\"lost_packets\":%" PRIu64
 		",\"snapshots\":%" PRIu64 ",\"incomplete_snapshots\":%" PRIu64
@@ -843,7 +844,7 @@ static int cmd_pagemap(int argc, char **argv)
 		tool_err("%s", err);
 		goto out_free;
 	}
-	evs_progress_bar(st->s, "rip pagemap");
+	progress_bar(st->s, "rip pagemap");
 	ret = pm_run(st);
 	if (ret) {
 		tool_err("%s: %s", evs_source(st->s), err);

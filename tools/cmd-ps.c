@@ -18,9 +18,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ripread.h"
-#include "sym.h"
-#include "tool.h"
+#include "read/ringfile.h"
+#include "read/sym.h"
+#include "tools/tool.h"
 
 #define PS_FRAMES 16
 

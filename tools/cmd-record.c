@@ -4,7 +4,7 @@
  * file and stream its events into a CTF trace directory until it exits,
  * the duration is up, or we get SIGINT / SIGTERM.
  *
- * We become the consumer of every event ring (tools/record.c).  What the
+ * We become the consumer of every event ring (read/consume.c).  What the
  * process's writers do when we fall behind is the mode its ring was
  * opened with: in overwrite mode they do not wait, so packets can be
  * overwritten before we read them; those are counted and reported, and the
@@ -19,8 +19,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "record.h"
-#include "tool.h"
+#include "read/consume.h"
+#include "tools/format.h"
+#include "tools/tool.h"
 
 static int cmd_record(int argc, char **argv);
 
@@ -77,7 +78,7 @@ static void record_summary(const struct rec *r, bool quiet)
 	if (quiet && !st->discarded && !st->lost_packets && !st->corrupt)
 		return;
 	fprintf(stderr, "%s record: %llu events (%s) recorded in %s/, %llu lost while recording",
-		rip_prog, (unsigned long long)st->events, rec_fmt_bytes(st->bytes, b, sizeof(b)),
+		rip_prog, (unsigned long long)st->events, fmt_bytes(st->bytes, b, sizeof(b)),
 		r->dir, (unsigned long long)st->discarded);
 	if (st->lost_packets)
 		fprintf(stderr, " (%llu packets overwritten before rip read them)",

@@ -8,7 +8,7 @@
  * an HTML page with charts and a flame graph (--html; report-html.c draws
  * what this file puts in its JSON: the report, the series, every site).
  *
- * The pass over the events is tools/report.c; this file names the sites
+ * The pass over the events is analysis/report.c; this file names the sites
  * (the first frame that is not the allocator's own: libc, libstdc++'s
  * operator new, the preload library; return addresses minus one) and
  * prints.  A trace that lost events says so first.
@@ -25,12 +25,14 @@
 
 #include <rip/resource.h>
 
-#include "leaks.h"
-#include "record.h"
-#include "report.h"
-#include "sym.h"
-#include "stacks.h"
-#include "tool.h"
+#include "analysis/leaks.h"
+#include "read/consume.h"
+#include "analysis/report.h"
+#include "read/sym.h"
+#include "analysis/stacks.h"
+#include "tools/progress.h"
+#include "tools/format.h"
+#include "tools/tool.h"
 
 static int cmd_report(int argc, char **argv);
 
@@ -244,17 +246,6 @@ static double report_secs(const struct rp *rp, int64_t ns)
 	return (double)(ns - rp->first_ns) / 1e9;
 }
 
-static const char *report_bytes(uint64_t n, char *buf, size_t len)
-{
-	char h[32];
-
-	if (n < 10000)
-		snprintf(buf, len, "%" PRIu64 " bytes", n);
-	else
-		snprintf(buf, len, "%s (%" PRIu64 " bytes)", rec_fmt_bytes(n, h, sizeof(h)), n);
-	return buf;
-}
-
 /* The site's name and, on a second line, its caller. */
 static void report_site_text(struct report_state *st, const struct rp_site *s)
 {
@@ -342,17 +333,17 @@ static void report_print_text(struct report_state *st)
 
 	fputs("\nMEMORY\n", out);
 	fprintf(out, "  allocations: %" PRIu64 " (%s), %" PRIu64 " of them reallocs\n", rp->allocs,
-		report_bytes(rp->alloc_bytes, b, sizeof(b)), rp->reallocs);
+		fmt_bytes_exact(rp->alloc_bytes, b, sizeof(b)), rp->reallocs);
 	fprintf(out, "  frees: %" PRIu64 " (%s)\n", rp->frees,
-		report_bytes(rp->freed_bytes, b, sizeof(b)));
+		fmt_bytes_exact(rp->freed_bytes, b, sizeof(b)));
 	if (rp->peak_bytes)
 		fprintf(out, "  peak: %s in %" PRIu64 " blocks at %.6f s (event %" PRIu64 ")\n",
-			report_bytes(rp->peak_bytes, b, sizeof(b)), rp->peak_count,
+			fmt_bytes_exact(rp->peak_bytes, b, sizeof(b)), rp->peak_count,
 			report_secs(rp, rp->peak_ns), rp->peak_event);
 	else
 		fputs("  peak: 0 bytes\n", out);
 	fprintf(out, "  live at the end: %s in %" PRIu64 " blocks\n",
-		report_bytes(rp->live_bytes, b, sizeof(b)), rp->live_count);
+		fmt_bytes_exact(rp->live_bytes, b, sizeof(b)), rp->live_count);
 	if (rp->failed || rp->frees_unseen || rp->replaced)
 		fprintf(out,
 			"  failed allocations: %" PRIu64 ", frees of blocks never seen allocated: "
@@ -428,14 +419,14 @@ static void report_print_text(struct report_state *st)
 	fprintf(out,
 		"  segments: %" PRIu64 " created (%s), %" PRIu64 " removed, %" PRIu64
 		" left (%s); memfds: %" PRIu64 "\n",
-		rp->shm.created, report_bytes(rp->shm.created_bytes, b, sizeof(b)), rp->shm.removed,
-		rp->shm.live, report_bytes(rp->shm.live_bytes, b2, sizeof(b2)), rp->shm.memfd);
+		rp->shm.created, fmt_bytes_exact(rp->shm.created_bytes, b, sizeof(b)), rp->shm.removed,
+		rp->shm.live, fmt_bytes_exact(rp->shm.live_bytes, b2, sizeof(b2)), rp->shm.memfd);
 	fprintf(out,
 		"  mappings: %" PRIu64 " attached (%s), %" PRIu64 " detached, %" PRIu64
 		" left (%s)\n",
-		rp->shm.attached, report_bytes(rp->shm.attached_bytes, b, sizeof(b)),
+		rp->shm.attached, fmt_bytes_exact(rp->shm.attached_bytes, b, sizeof(b)),
 		rp->shm.detached, rp->shm.mapped,
-		report_bytes(rp->shm.mapped_bytes, b2, sizeof(b2)));
+		fmt_bytes_exact(rp->shm.mapped_bytes, b2, sizeof(b2)));
 }
 
 /* ---- JSON ----------------------------------------------------------------------------- */
@@ -514,7 +505,7 @@ static void report_print_json(struct report_state *st)
 	void *parg[2] = { out, &nprob };
 	const char *sep = "";
 
-	stk_json_head(out, st->s);
+	json_trace_head(out, st->s);
 	fprintf(out,
 		",\"events\":%" PRIu64 ",\"resource_events\":%" PRIu64 ",\"duration\":%.9f"
 		",\"complete\":%s,\"discarded\":%" PRIu64 ",\"lost_packets\":%" PRIu64,
@@ -824,7 +815,7 @@ static int cmd_report(int argc, char **argv)
 		tool_err("out of memory");
 		goto out;
 	}
-	evs_progress_bar(st.s, "rip report");
+	progress_bar(st.s, "rip report");
 	warm = stk_warm_start(st.s, st.o.sysroot, st.o.debug_dir);
 	ret = rp_run(st.rp, st.s, err, sizeof(err));
 	st.sym = stk_warm_stop(warm);

@@ -53,8 +53,9 @@
 
 #include <rip/resource.h>
 
-#include "record.h"
-#include "tool.h"
+#include "read/consume.h"
+#include "tools/format.h"
+#include "tools/tool.h"
 
 static int cmd_run(int argc, char **argv);
 
@@ -763,7 +764,7 @@ static void run_summary(struct run_state *s)
 	if (s->o.quiet && !lost && !st->corrupt)
 		return;
 	fprintf(stderr, "%s run: %llu events (%s) recorded in %s/, %llu lost", rip_prog,
-		(unsigned long long)st->events, rec_fmt_bytes(st->bytes, b, sizeof(b)), s->dir,
+		(unsigned long long)st->events, fmt_bytes(st->bytes, b, sizeof(b)), s->dir,
 		(unsigned long long)lost);
 	if (st->lost_packets)
 		fprintf(stderr, " (%llu packets overwritten before rip read them)",
@@ -787,46 +788,6 @@ static void run_summary(struct run_state *s)
 
 /* ---- other ring files: children and new images ------------------------------------------ */
 
-/*
- * A ring file we do not record: turn every category off and take away the
- * consumer (an exec'd image names us its consumer from RIP_CONSUMER), so
- * that it neither pays for events nor waits for us.  true once done.
- */
-static bool run_silence(const char *path)
-{
-	int fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-	struct rip_file_hdr *h;
-	struct stat st;
-	bool ok = false;
-
-	if (fd < 0)
-		return errno == ENOENT; /* gone already */
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || (size_t)st.st_size < sizeof(*h))
-		goto out;
-	h = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (h == MAP_FAILED)
-		goto out;
-	if (!memcmp(h->magic, RIP_MAGIC, sizeof(h->magic))) {
-		uint64_t ctl = h->ev_ctl_off, n = h->ev_rings;
-
-		/* Writers test the bits with relaxed loads: they see it at their next event. */
-		for (size_t i = 0; i < RIP_CATEGORY_WORDS; i++)
-			__atomic_store_n(&h->enable[i], 0, __ATOMIC_RELAXED);
-		if (ctl <= (uint64_t)st.st_size && n <= ((uint64_t)st.st_size - ctl) / RIP_EVRING_SIZE)
-			for (uint64_t i = 0; i < n; i++) {
-				struct rip_evring *r =
-					(struct rip_evring *)((char *)h + ctl + i * RIP_EVRING_SIZE);
-
-				__atomic_store_n(&r->consumer_pid, 0, __ATOMIC_RELAXED);
-			}
-		ok = true;
-	}
-	munmap(h, (size_t)st.st_size);
-out:
-	close(fd);
-	return ok;
-}
-
 static struct run_sub *run_sub_find(struct run_state *s, const char *name)
 {
 	for (size_t i = 0; i < s->nsubs; i++)
@@ -842,8 +803,8 @@ static bool run_sub_start(struct run_state *s, struct run_sub *sub)
 
 	snprintf(path, sizeof(path), "%s/%s", s->ringdir, sub->name);
 	if (!sub->follow) {
-		if (!run_silence(path))
-			return false;
+		if (rec_silence(path, err, sizeof(err)))
+			return false; /* not complete yet: again later */
 		sub->done = true;
 		return true;
 	}

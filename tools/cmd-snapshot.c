@@ -20,10 +20,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "evread.h"
-#include "ripread.h"
-#include "tool.h"
-#include "trace.h"
+#include "read/evread.h"
+#include "read/ringfile.h"
+#include "tools/tool.h"
+#include "read/trace.h"
 
 static int cmd_snapshot(int argc, char **argv);
 

@@ -14,7 +14,7 @@
  */
 #include <stdio.h>
 
-#include "report.h"
+#include "analysis/report.h"
 
 static const char rh_head[] =
 	"<!DOCTYPE html>\n"

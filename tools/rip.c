@@ -12,8 +12,8 @@
 
 #include <errno.h>
 
-#include "ripread.h"
-#include "tool.h"
+#include "read/ringfile.h"
+#include "tools/tool.h"
 
 const char *rip_prog = "rip";
 
@@ -126,33 +126,6 @@ void tool_sym_problem_json(const char *path, const char *why, unsigned hits, voi
 void tool_help(const struct rip_cmd *cmd)
 {
 	fputs(cmd->usage, stdout);
-}
-
-void json_str(FILE *out, const char *s)
-{
-	fputc('"', out);
-	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
-		switch (*p) {
-		case '"':
-			fputs("\\\"", out);
-			break;
-		case '\\':
-			fputs("\\\\", out);
-			break;
-		case '\n':
-			fputs("\\n", out);
-			break;
-		case '\t':
-			fputs("\\t", out);
-			break;
-		default:
-			if (*p < 0x20 || *p == 0x7f)
-				fprintf(out, "\\u%04x", *p);
-			else
-				fputc(*p, out);
-		}
-	}
-	fputc('"', out);
 }
 
 static int cmd_cmp(const void *a, const void *b)

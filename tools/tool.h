@@ -60,8 +60,8 @@ void tool_sym_problem(const char *path, const char *why, unsigned hits, void *ar
  */
 void tool_sym_problem_json(const char *path, const char *why, unsigned hits, void *arg);
 
-/* JSON output: strings are escaped; the caller writes the punctuation. */
-void json_str(FILE *out, const char *s);
+/* JSON strings and byte counts: tools/format.h */
+#include "tools/format.h"
 
 
 #endif /* RIP_TOOLS_TOOL_H */

@@ -23,7 +23,7 @@
 #include <rip.h>
 
 #include "helpers.h"
-#include "ripread.h"
+#include "read/ringfile.h"
 
 #define WRITERS 2
 #define CHURN_LIVE 8   /* churn threads alive at once */

@@ -16,7 +16,7 @@
 
 #include <rip.h>
 
-#include "evread.h"
+#include "read/evread.h"
 #include "helpers.h"
 
 RIP_EVENT_TYPE(ev_n, "test:n", RIP_CAT_USER, RIP_FIELD(U32, "thread"), RIP_FIELD(U64, "n"));
@@ -133,7 +133,7 @@ int main(int argc, char **argv)
 		T_EQ(rip_ring_open(&o), 0);
 		T_EQ(rip_ring_path(path, sizeof(path)), 0);
 		T_EQ(rr_open(path, &f, err, sizeof(err)), 0);
-		T_EQ(ev_consumer_open(&f, NULL, err, sizeof(err)), 0);
+		T_EQ(ev_consumer_open(&f, err, sizeof(err)), 0);
 		for (uint64_t i = 0; i < 100000; i++)
 			rip_event2(&ev_n, 0, i);
 		T_EQ(ev_read_types(&f, &types, err, sizeof(err)), 0);
@@ -174,7 +174,7 @@ int main(int argc, char **argv)
 		puts(err);
 		return T_FAIL;
 	}
-	T_EQ(ev_consumer_open(&f, NULL, err, sizeof(err)), 0);
+	T_EQ(ev_consumer_open(&f, err, sizeof(err)), 0);
 	T_EQ(ev_read_types(&f, &types, err, sizeof(err)), 0);
 	case_block();
 	rr_close(&f);

@@ -19,7 +19,7 @@
 
 #include <rip.h>
 
-#include "evread.h"
+#include "read/evread.h"
 #include "helpers.h"
 
 RIP_EVENT_TYPE(ev_main, "test:main", RIP_CAT_USER, RIP_FIELD(U64, "n"));

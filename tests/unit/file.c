@@ -21,7 +21,7 @@
 #include <rip.h>
 
 #include "helpers.h"
-#include "ripread.h"
+#include "read/ringfile.h"
 
 static char tmp[PATH_MAX / 2]; /* room for the names appended */
 

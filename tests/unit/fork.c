@@ -18,7 +18,7 @@
 #include <rip.h>
 
 #include "helpers.h"
-#include "ripread.h"
+#include "read/ringfile.h"
 
 static sem_t other_go;
 

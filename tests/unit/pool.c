@@ -17,7 +17,7 @@
 #include <rip.h>
 
 #include "helpers.h"
-#include "ripread.h"
+#include "read/ringfile.h"
 
 struct th {
 	pthread_t t;

@@ -15,7 +15,7 @@
 
 #include <rip/resource.h>
 
-#include "evread.h"
+#include "read/evread.h"
 #include "helpers.h"
 
 #define NSITES 8

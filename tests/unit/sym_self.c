@@ -19,7 +19,7 @@
 #include <rip/abi.h>
 
 #include "helpers.h"
-#include "sym.h"
+#include "read/sym.h"
 
 #if defined(__x86_64__)
 #define HERE(ip) __asm__ volatile("1: lea 1b(%%rip), %0" : "=r"(ip))

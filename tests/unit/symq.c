@@ -27,7 +27,7 @@
 #include <rip/abi.h>
 
 #include "helpers.h"
-#include "sym.h"
+#include "read/sym.h"
 
 struct rec {
 	uint64_t lo, hi;

@@ -13,7 +13,7 @@
 #include <rip.h>
 
 #include "helpers.h"
-#include "ripread.h"
+#include "read/ringfile.h"
 
 #define SITES 5
 
