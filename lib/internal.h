@@ -41,6 +41,7 @@ struct rip_proc {
 	bool key_ok;
 	uint32_t *legacy_map;	  /* librip.h: id -> slot index + 1 */
 	uint32_t legacy_ids;
+	bool no_exec_follow;	  /* RIP_FOLLOW without exec: an exec'd image gets no file */
 };
 
 extern struct rip_proc __rip_proc __hidden;

@@ -624,6 +624,27 @@ out_close:
 	close(fd);
 }
 
+/*
+ * Does RIP_FOLLOW name what (fork or exec)?  Unset, "1" or "all": both;
+ * "0" or "none": neither; else a comma-separated list of the two words.
+ */
+static bool rip_follows(const char *what)
+{
+	const char *s = getenv("RIP_FOLLOW");
+	size_t n = strlen(what);
+
+	if (!s || !*s || !strcmp(s, "1") || !strcmp(s, "all"))
+		return true;
+	while (*s) {
+		size_t len = strcspn(s, ",");
+
+		if (len == n && !strncmp(s, what, n))
+			return true;
+		s += len + (s[len] == ',');
+	}
+	return false;
+}
+
 /* Create and reserve a file of len bytes at path; returns the fd or -errno. */
 static int rip_file_create(const char *path, size_t len)
 {
@@ -713,6 +734,11 @@ int __rip_open_locked(const char *path, const char *dir, uint32_t slots, uint32_
 	}
 	len = rip_file_layout(&layout, slots, ev);
 	fd = rip_file_create(path, len);
+	if (fd == -EEXIST && path == buf && __rip_proc.no_exec_follow) {
+		/* An image exec'd into, not followed (RIP_FOLLOW): no file, no cost. */
+		rip_mark_execed(buf);
+		return -ESRCH;
+	}
 	for (unsigned gen = 1; fd == -EEXIST && path == buf && gen < 100; gen++) {
 		rip_mark_execed(buf);
 		err = rip_file_path_next(buf, sizeof(buf), gen);
@@ -903,9 +929,18 @@ static void rip_fifo_rebuild(struct rip_file_hdr *h, uint32_t used)
 static void rip_child_untraced(struct rip_file_hdr *h, size_t len)
 {
 	void *copy = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint32_t used = __atomic_load_n(&h->fresh, __ATOMIC_RELAXED);
 
 	if (copy != MAP_FAILED) {
-		memcpy(copy, h, len);
+		/*
+		 * Only the header and the slots in use: the thread's and the
+		 * coroutines' slots are all the child can still touch (the rest
+		 * stays untouched zero pages, free).  Copying the whole file made
+		 * every fork of a big ring file cost milliseconds.
+		 */
+		if (used > h->slot_count)
+			used = h->slot_count;
+		memcpy(copy, h, RIP_SLOTS_OFFSET + (size_t)used * RIP_SLOT_SIZE);
 		if (mremap(copy, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, h) == MAP_FAILED)
 			munmap(copy, len);
 	}
@@ -925,7 +960,6 @@ static void rip_atfork_child(void)
 	struct rip_file_hdr *h = __rip_proc.hdr;
 	struct rip_self *me = &__rip_self;
 	size_t len = __rip_proc.map_len;
-	const char *follow = getenv("RIP_FOLLOW");
 	char path[PATH_MAX];
 	int fd, n;
 	uint32_t used;
@@ -935,8 +969,8 @@ static void rip_atfork_child(void)
 	me->tid = __rip_gettid();
 	if (!h)
 		return;
-	/* RIP_FOLLOW=0 (rip run without --follow-fork): children are not traced. */
-	if (follow && !strcmp(follow, "0"))
+	/* RIP_FOLLOW without fork (rip run without --follow-fork): children are not traced. */
+	if (!rip_follows("fork"))
 		goto err_private;
 	if (__rip_proc.flags & RIP_F_LEGACY_API)
 		n = snprintf(path, sizeof(path), "%s.%d", __rip_proc.path, (int)getpid());
@@ -1011,15 +1045,24 @@ err_private:
 
 /* ---- start and exit --------------------------------------------------- */
 
-/* RIP_RING=1 (default place) or RIP_RING=PATH (a file, or a directory ending in /). */
+/*
+ * RIP_RING=1 (default place) or RIP_RING=PATH (a file, or a directory ending
+ * in /).  RIP_FOLLOW and RIP_ROOT say which processes and images of a traced
+ * program's family trace (rip_follows): the others open no file at all, so
+ * that they cost nothing.
+ */
 __attribute__((constructor)) static void rip_auto_open(void)
 {
-	const char *v = getenv("RIP_RING");
+	const char *v = getenv("RIP_RING"), *root = getenv("RIP_ROOT");
 	struct stat st;
 	RIP_OPTS(rip_ring_opts, o);
 
 	if (!v || !*v || !strcmp(v, "0"))
 		return;
+	/* A process of the family other than the root, forks not followed: not traced. */
+	if (root && *root && strtol(root, NULL, 10) != (long)getpid() && !rip_follows("fork"))
+		return;
+	__rip_proc.no_exec_follow = !rip_follows("exec");
 	if (strcmp(v, "1") != 0) {
 		size_t n = strlen(v);
 

@@ -11,6 +11,7 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -283,10 +284,20 @@ static void rip_pl_atfork_child(void)
  */
 __attribute__((constructor)) static void rip_pl_init(void)
 {
+	char path[PATH_MAX];
 	int err;
 
 	err = rip_pl_mem_resolve();
 	rip_pl_resolve_all();
+	/*
+	 * No ring file (a child or an image rip run does not follow: librip's
+	 * constructor, which runs before ours, opened none): nothing will ever be
+	 * recorded, so the hooks only forward and the costly start (libunwind,
+	 * the stack table) is skipped.  An untraced exec'd program then costs
+	 * little more than loading the two libraries.
+	 */
+	if (rip_ring_path(path, sizeof(path)) == -ENOENT)
+		return;
 	if (!err)
 		err = rip_pl_bt_init();
 	if (!err)

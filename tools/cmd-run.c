@@ -535,8 +535,21 @@ static void run_exec(struct run_opts *o, const char *ringdir, const char *lib, i
 		if (o->no_pagemap)
 			setenv("RIP_PAGEMAP", "0", 1);
 	}
-	if (!o->follow_fork)
-		setenv("RIP_FOLLOW", "0", 1); /* children: not recorded, best not traced */
+	{
+		/*
+		 * What is not recorded is best not traced at all: a forked child or
+		 * an exec'd image we do not follow opens no ring file (librip reads
+		 * these two in its constructor).
+		 */
+		char root[16];
+
+		setenv("RIP_FOLLOW",
+		       o->follow_fork ? (o->follow_exec ? "fork,exec" : "fork")
+				      : (o->follow_exec ? "exec" : "none"),
+		       1);
+		snprintf(root, sizeof(root), "%d", (int)getpid());
+		setenv("RIP_ROOT", root, 1);
+	}
 	if (lib) {
 		if (old && *old)
 			snprintf(pre, sizeof(pre), "%s:%s", lib, old);
