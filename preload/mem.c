@@ -27,7 +27,6 @@
 static void *(*real_malloc)(size_t);
 static void *(*real_calloc)(size_t, size_t);
 static void *(*real_realloc)(void *, size_t);
-static void *(*real_reallocarray)(void *, size_t, size_t);
 static void (*real_free)(void *);
 static int (*real_posix_memalign)(void **, size_t, size_t);
 static void *(*real_aligned_alloc)(size_t, size_t);
@@ -180,6 +179,11 @@ RIP_PL_EXPORT void *realloc(void *old, size_t size)
 	return p;
 }
 
+/*
+ * reallocarray is realloc after an overflow check, done here: glibc's own
+ * calls realloc through the PLT, which is our hook, so calling it recorded
+ * the block twice.
+ */
 RIP_PL_EXPORT void *reallocarray(void *old, size_t n, size_t size)
 {
 	size_t total;
@@ -192,8 +196,7 @@ RIP_PL_EXPORT void *reallocarray(void *old, size_t n, size_t size)
 	if (RIP_UNLIKELY(old && rip_pl_boot_owns(old)) || RIP_UNLIKELY(!rip_pl_mem_ready()))
 		return realloc(old, total);
 	rip_pl_mem_prepare();
-	p = RIP_PL_REAL(real_reallocarray, "reallocarray") ? real_reallocarray(old, n, size)
-							     : real_realloc(old, total);
+	p = real_realloc(old, total);
 	if (RIP_UNLIKELY(rip_pl_enter(RIP_CAT_MEM))) {
 		if (p || (old && !total))
 			rip_pl_mem_realloc(old, p, p ? total : 0, rip_pl_backtrace_id());
