@@ -1,9 +1,9 @@
 # SPDX-License-Identifier: Apache-2.0
 #
 # Description: shell helpers sourced by tests/integ/*.sh (not a test itself):
-# fail/skip with the exit codes tests/run.sh understands, waiting for a file
-# with a deadline, killing what a test started, and running the
-# AddressSanitizer build of rip with its reports checked.
+# fail/skip with the exit codes tests/run.sh understands, waiting for a
+# condition or a file with a deadline, killing what a test started, and
+# running the AddressSanitizer build of rip with its reports checked.
 #
 # The environment comes from tests/run.sh: BUILD, RIP, RIP_ASAN, RIP_DIR,
 # TEST_TMP.  Set RIP_TEST_NOSYM=1 to check addresses only (a rip built with
@@ -57,15 +57,23 @@ need_bin() {
 	done
 }
 
-# wait_file FILE SECONDS: wait until FILE exists and is not empty.
-wait_file() {
-	i=0
-	while [ ! -s "$1" ]; do
-		i=$((i + 1))
-		[ "$i" -gt $(($2 * 20)) ] && return 1
+# wait_until SECONDS CMD...: run CMD every 50 ms until it succeeds; return 1
+# if it still fails after SECONDS of wall time.  Wait for something the
+# program under test makes true, never for a fixed time: the deadline only
+# bounds a hang, so make it generous (a loaded machine is slow).
+wait_until() {
+	wu_end=$(($(date +%s) + $1))
+	shift
+	until "$@"; do
+		[ "$(date +%s)" -gt "$wu_end" ] && return 1
 		sleep 0.05
 	done
 	return 0
+}
+
+# wait_file FILE SECONDS: wait until FILE exists and is not empty.
+wait_file() {
+	wait_until "$2" test -s "$1"
 }
 
 # t_bg CMD...: start CMD in the background and remember it for the cleanup.

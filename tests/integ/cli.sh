@@ -42,11 +42,11 @@ RIP_RING=1 "$prog" || die "snapper failed"
 exited=$(ls "$RIP_DIR")
 t_bg env RIP_RING=1 "$prog" wait "$TEST_TMP/ready-k"
 killed=$T_LAST
-wait_file "$TEST_TMP/ready-k" 10 || die "snapper (to kill) not ready"
+wait_file "$TEST_TMP/ready-k" 60 || die "snapper (to kill) not ready"
 t_kill "$killed"
 t_bg env RIP_RING=1 "$prog" still "$TEST_TMP/ready-a"
 alive=$T_LAST
-wait_file "$TEST_TMP/ready-a" 10 || die "snapper (alive) not ready"
+wait_file "$TEST_TMP/ready-a" 60 || die "snapper (alive) not ready"
 [ "$(ls "$RIP_DIR" | wc -l)" = 3 ] || die "want 3 ring files: $(ls "$RIP_DIR")"
 
 expect_status 0 "rip ls" "$RIP" ls

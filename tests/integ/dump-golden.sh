@@ -84,12 +84,7 @@ PY
 fifo=$TEST_TMP/live.out
 t_bg sh -c "exec \"$prog\" wait >\"$fifo\""
 pid=$T_LAST
-i=0
-until grep -q ready "$fifo" 2>/dev/null; do
-	i=$((i + 1))
-	[ "$i" -gt 200 ] && die "dumpprog wait did not get ready"
-	sleep 0.05
-done
+wait_until 60 grep -qs ready "$fifo" || die "dumpprog wait did not get ready"
 expect_status 0 "rip dump PID (live)" "$RIP" dump "$pid"
 check_golden "dump of the live pid" "$TEST_TMP/out"
 t_kill "$pid"

@@ -54,15 +54,15 @@ pyexe=$(readlink -f "$pyexe" 2>/dev/null)
 if [ -x "$pyexe" ]; then
 	pycomm=$(basename "$pyexe" | cut -c 1-15)
 	t_bg env LD_PRELOAD="$lib" RIP_RING=1 "$pyexe" -c '
-import sys, threading, time
+import sys, threading
 ev = threading.Event()
 ts = [threading.Thread(target=ev.wait) for _ in range(4)]
 for t in ts: t.start()
 open(sys.argv[1], "w").write("ready\n")
-time.sleep(30)
+ev.wait()  # until killed: alive for as long as the checks take
 ' "$TEST_TMP/py-ready"
 	py=$T_LAST
-	wait_file "$TEST_TMP/py-ready" 20 || fail "python3 with librip preloaded did not start"
+	wait_file "$TEST_TMP/py-ready" 60 || fail "python3 with librip preloaded did not start"
 	expect_status 0 "rip ps PID (python3, live)" "$RIP" ps "$py"
 	grep -q "^$pycomm (pid $py) alive" "$TEST_TMP/out" ||
 		fail "rip ps on python3: $(head -n 2 "$TEST_TMP/out") $(cat "$TEST_TMP/err")"
