@@ -23,15 +23,12 @@ mkdir -p "$RIP_DIR"
 cd "$TEST_TMP" || die "no TEST_TMP"
 
 t_bg env RIP_RING=1 RIP_MODE=overwrite RIP_EVENT_RING_SIZE=4096 RIP_EVENT_PACKET_SIZE=1024 \
-	"$ev" 0 --forever --threads 2 --rate "${RECORD_RATE:-400000}"
+	"$ev" 0 --forever --threads 2 --rate "${RECORD_RATE:-400000}" --progress progress
 pid=$T_LAST
-i=0
-until ls "$RIP_DIR"/rip-"$pid"-*.ring >/dev/null 2>&1; do
-	i=$((i + 1))
-	[ $i -gt 200 ] && die "events made no ring file"
-	sleep 0.05
-done
-sleep 0.2
+# attach once the threads emit: the ring file is complete by then
+emitting() { [ "$(cat "$TEST_TMP/progress" 2>/dev/null || echo 0)" -gt 0 ]; }
+wait_until 60 emitting || die "recprog emitted nothing"
+ls "$RIP_DIR"/rip-"$pid"-*.ring >/dev/null 2>&1 || die "events made no ring file"
 
 "$RIP" record -o rec "$pid" 2>rec.err &
 rec=$!

@@ -3,18 +3,22 @@
  * tests/integ/recprog.c - an event producer for the rip record tests, with
  * the contract of examples/events plus pacing:
  *
- *	recprog N [--threads T] [--forever] [--rate R]
+ *	recprog N [--threads T] [--forever] [--rate R] [--progress FILE]
  *
  * Each of T threads emits "events:count" events whose u64 field "n" counts
  * 0..N-1 (on and on with --forever, until SIGINT or SIGTERM; SIGKILL is
  * fine too: the trace's last counter tells how many were emitted).  With
  * --rate, each thread emits R events per second in bursts of R/1000 every
  * millisecond, so that a 10-second test records a bounded volume while the
- * bursts still overrun small rings.  At the end: "thread I emitted N".
+ * bursts still overrun small rings.  With --progress, FILE holds one line,
+ * the events emitted so far (all threads; whether recorded or not), and is
+ * replaced (renamed over) every 10 ms: a test waits on it instead of
+ * sleeping.  At the end: "thread I emitted N".
  */
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,10 +33,12 @@ RIP_EVENT_TYPE(ev_count, "events:count", RIP_CAT_USER, RIP_FIELD(U64, "n"));
 static uint64_t count, rate;
 static int forever;
 static volatile sig_atomic_t stop;
+static atomic_int running;
 
 struct worker {
 	pthread_t th;
 	uint64_t emitted;
+	atomic_uint_fast64_t progress; /* events emitted so far, for --progress */
 };
 
 static void *worker_main(void *arg)
@@ -45,6 +51,7 @@ static void *worker_main(void *arg)
 	while ((forever || n < count) && !stop) {
 		for (uint64_t i = 0; i < burst && (forever || n < count) && !stop; i++, n++)
 			rip_event1(&ev_count, n);
+		atomic_store_explicit(&w->progress, n, memory_order_relaxed);
 		if (!rate)
 			continue;
 		next.tv_nsec += 1000000;
@@ -55,7 +62,28 @@ static void *worker_main(void *arg)
 		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
 	}
 	w->emitted = n;
+	atomic_store(&w->progress, n);
+	atomic_fetch_sub(&running, 1);
 	return NULL;
+}
+
+/* FILE.tmp, then renamed over FILE: a reader never sees half a line. */
+static void write_progress(const char *path, struct worker *w, int nthreads)
+{
+	char tmp[4096], line[32];
+	uint64_t sum = 0;
+	FILE *f;
+
+	for (int i = 0; i < nthreads; i++)
+		sum += atomic_load_explicit(&w[i].progress, memory_order_relaxed);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	snprintf(line, sizeof(line), "%llu\n", (unsigned long long)sum);
+	f = fopen(tmp, "w");
+	if (!f)
+		return;
+	fputs(line, f);
+	if (fclose(f) == 0)
+		rename(tmp, path);
 }
 
 static void on_signal(int sig)
@@ -66,7 +94,8 @@ static void on_signal(int sig)
 
 static int usage(void)
 {
-	fprintf(stderr, "usage: recprog N [--threads T] [--forever] [--rate R]\n");
+	fprintf(stderr,
+		"usage: recprog N [--threads T] [--forever] [--rate R] [--progress FILE]\n");
 	return 2;
 }
 
@@ -74,6 +103,7 @@ int main(int argc, char **argv)
 {
 	static struct worker w[MAX_THREADS];
 	int nthreads = 1, have_n = 0, err;
+	const char *progress = NULL;
 	char *end;
 
 	for (int i = 1; i < argc; i++) {
@@ -85,6 +115,8 @@ int main(int argc, char **argv)
 			rate = strtoull(argv[++i], &end, 10);
 			if (*end)
 				return usage();
+		} else if (!strcmp(argv[i], "--progress") && i + 1 < argc) {
+			progress = argv[++i];
 		} else if (!strcmp(argv[i], "--forever")) {
 			forever = 1;
 		} else if (!have_n && argv[i][0] >= '0' && argv[i][0] <= '9') {
@@ -108,13 +140,23 @@ int main(int argc, char **argv)
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	for (int i = 0; i < nthreads; i++) {
+		atomic_fetch_add(&running, 1);
 		err = pthread_create(&w[i].th, NULL, worker_main, &w[i]);
 		if (err) {
 			fprintf(stderr, "recprog: pthread_create: %s\n", strerror(err));
+			atomic_fetch_sub(&running, 1);
 			stop = 1;
 			nthreads = i;
 		}
 	}
+	while (progress && atomic_load(&running) > 0) {
+		struct timespec tick = { 0, 10000000 };
+
+		write_progress(progress, w, nthreads);
+		nanosleep(&tick, NULL);
+	}
+	if (progress)
+		write_progress(progress, w, nthreads);
 	for (int i = 0; i < nthreads; i++)
 		pthread_join(w[i].th, NULL);
 	for (int i = 0; i < nthreads; i++)
