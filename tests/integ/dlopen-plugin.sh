@@ -12,11 +12,14 @@ CC=${CC:-cc}
 mkdir -p "$TEST_TMP/app/plug"
 cat >"$TEST_TMP/plug.c" <<'C'
 #include <rip.h>
+#include <stdio.h>
 #include <unistd.h>
 RIP_EVENT_TYPE(plug_ev, "plug:loaded", RIP_CAT_USER, RIP_FIELD(U32, "n"));
 __attribute__((noinline)) void plug_park(void)
 {
 	rip_snap(); /* PLUG_LINE */
+	printf("parked\n"); /* the snap is in the ring file: kill me */
+	fflush(stdout);
 	for (;;)
 		pause();
 }
@@ -54,10 +57,11 @@ line=$(grep -n 'PLUG_LINE' "$TEST_TMP/plug.c" | cut -d: -f1)
 
 t_bg "$TEST_TMP/app/main" >"$TEST_TMP/main.out"
 pid=$T_LAST
-wait_file "$TEST_TMP/main.out" 10 || die "main did not start: $(cat "$TEST_TMP/main.out")"
+# killed once the plugin has snapped: "ready RING", then "parked"
+wait_until 60 grep -q '^parked$' "$TEST_TMP/main.out" ||
+	die "main did not park: $(cat "$TEST_TMP/main.out")"
 grep -q '^ready ' "$TEST_TMP/main.out" || die "main: $(cat "$TEST_TMP/main.out")"
 ring=$(sed -n 's/^ready //p' "$TEST_TMP/main.out")
-sleep 0.2
 t_kill "$pid"
 
 expect_status 0 "rip ps on the dead file" "$RIP" ps --threads "$ring"
