@@ -8,7 +8,8 @@
  *	snapper wait READY      the same, then write READY and wait to be killed
  *	snapper still READY     a thread "blocked" that snaps once and blocks, a
  *	                        thread "spinner" that snaps every millisecond;
- *	                        write READY and wait to be killed
+ *	                        write READY once both have snapped and wait to
+ *	                        be killed
  */
 #include <errno.h>
 #include <pthread.h>
@@ -52,9 +53,10 @@ __attribute__((noinline)) static void snapper_spin(void)
 {
 	struct timespec ts = { 0, 1000000 };
 
-	for (;;) {
+	for (int i = 0;; i++) {
 		rip_snap();
-		atomic_store(&started, 2 + atomic_load(&started) % 2);
+		if (!i)
+			atomic_fetch_add(&started, 1);
 		nanosleep(&ts, NULL);
 	}
 }
@@ -63,7 +65,6 @@ static void *spinner_main(void *arg)
 {
 	(void)arg;
 	rip_thread_set_name("spinner");
-	atomic_fetch_add(&started, 1);
 	snapper_spin();
 	return NULL;
 }
