@@ -28,10 +28,12 @@
  * --sleep-every M sleeps 150 ms (over 2^27 ticks of either clock) before
  * every M-th event of each thread, so that it needs the extended header.
  * --kill emits without end and a third thread SIGKILLs the process at a
- * random moment (20 to 220 ms after the writers start).  --wait stays alive
- * after emitting until stdin is closed.
+ * random moment (20 to 220 ms after every writer has emitted its first
+ * event).  --wait stays alive after emitting until stdin is closed.
  *
- * Prints "pid P", then "emitted E" (events, all threads) when done.
+ * Prints "pid P", then "writing" once every writer has emitted its first
+ * event (a test may take a snapshot then), then "emitted E" (events, all
+ * threads) when done.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -72,7 +74,7 @@ static struct {
 } opt = { .threads = 1 };
 
 static atomic_long emitted;
-static atomic_int started;
+static atomic_int writing; /* writers past their first event */
 
 static void emit(int t, uint64_t n)
 {
@@ -117,12 +119,13 @@ static void *writer(void *arg)
 	int t = (int)(intptr_t)arg;
 	struct timespec gap = { 0, 150 * 1000 * 1000 };
 
-	atomic_fetch_add(&started, 1);
 	for (uint64_t n = 0; opt.kill || !opt.n || n < (uint64_t)opt.n; n++) {
 		if (opt.sleep_every && n && n % (uint64_t)opt.sleep_every == 0)
 			nanosleep(&gap, NULL);
 		emit(t, n);
 		atomic_fetch_add_explicit(&emitted, 1, memory_order_relaxed);
+		if (!n)
+			atomic_fetch_add(&writing, 1);
 	}
 	return NULL;
 }
@@ -187,14 +190,19 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
+	while (atomic_load(&writing) < opt.threads) {
+		struct timespec tick = { 0, 1000000 };
+
+		nanosleep(&tick, NULL);
+	}
+	printf("writing\n");
+	fflush(stdout);
 	if (opt.kill) {
 		struct timespec d;
 
 		srand((unsigned)time(NULL) ^ (unsigned)getpid());
 		d.tv_sec = 0;
 		d.tv_nsec = (20 + rand() % 200) * 1000000L;
-		while (atomic_load(&started) < opt.threads)
-			sched_yield();
 		nanosleep(&d, NULL);
 		kill(getpid(), SIGKILL);
 	}

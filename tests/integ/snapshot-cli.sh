@@ -53,22 +53,20 @@ t_bg sh -c 'exec "$1" 3000 --threads 3 --types 30 --wait <"$2" >"$3"' sh "$EVPRO
 	"$TEST_TMP/live.evprog"
 idle=$T_LAST
 exec 3>"$fifo"
-i=0
-while ! grep -q '^emitted' "$TEST_TMP/live.evprog" 2>/dev/null; do
-	i=$((i + 1))
-	[ "$i" -gt 400 ] && die "evprog did not finish emitting in 20s"
-	sleep 0.05
-done
+wait_until 60 grep -qs '^emitted' "$TEST_TMP/live.evprog" ||
+	die "evprog did not finish emitting in 60s"
 snap_check live "$idle" --emitted 9000 --threads 3 --want-ext-ids
 grep -q '"alive": true' "$TEST_TMP/live.json" || fail "live process reported dead"
 grep -q 'process_dead = 0;' "$TEST_TMP/live/metadata" || fail "live process marked dead"
 exec 3>&-
 wait "$idle"
 
-# A live process writing as fast as it can on 2 threads, snapshot twice.
-t_bg "$EVPROG" 0 --threads 2 --types 30
+# A live process writing as fast as it can on 2 threads, snapshot twice
+# once both are writing.
+t_bg "$EVPROG" 0 --threads 2 --types 30 >"$TEST_TMP/busy.evprog"
 busy=$T_LAST
-sleep 0.3
+wait_until 60 grep -q '^writing$' "$TEST_TMP/busy.evprog" ||
+	die "evprog's threads did not start writing: $(cat "$TEST_TMP/busy.evprog")"
 snap_check busy1 "$busy" --threads 2 --allow-gaps --allow-packet-loss
 snap_check busy2 "$busy" --threads 2 --allow-gaps --allow-packet-loss
 t_kill "$busy"
