@@ -18,7 +18,9 @@
 #   - every field has the value evprog gave it (signed, hex, strings, odd
 #     names), and each event's time is at or just after the clock value
 #     the program read before emitting it (the 27-bit and extended headers
-#     were rebuilt right)
+#     were rebuilt right): within 2^26 ticks of it, or, for a thread
+#     preempted between the read and the event, no later than the thread's
+#     next clock read
 # Options: --emitted N, --threads T, --allow-gaps, --allow-packet-loss,
 # --want-lost (the trace must report losses), --want-gap (some event must
 # follow its predecessor by more than 2^27 ticks), --want-ext-ids (events of
@@ -87,6 +89,7 @@ line_re = re.compile(
 count = 0
 last_ts = -1
 per = {}  # thread -> list of (n, ts)
+clocked = {}  # thread -> list of (ts, clock, name, seq) of the events with a clock
 seen_ext = 0
 max_gap = 0
 for raw in open(bt_out, errors="replace"):
@@ -115,9 +118,7 @@ for raw in open(bt_out, errors="replace"):
     f = dict(re.findall(r", (\w+) = (\"(?:[^\"\\]|\\.)*\"|-?\w+)", rest))
     want = None
     if name == "evprog:seq" or name.startswith("evprog:type_"):
-        c = int(f.get("clock", "-1"))
-        if not (c <= ts < c + (1 << 26)):
-            err("%s seq %d: event time %d, clock read before it %d" % (name, seq, ts, c))
+        clocked.setdefault(t, []).append((ts, int(f.get("clock", "-1")), name, seq))
         if name.startswith("evprog:type_") and ids.get(name, 0) >= 31:
             seen_ext += 1
         continue
@@ -145,6 +146,17 @@ for raw in open(bt_out, errors="replace"):
             gv = None
         if gv != v:
             err("%s seq %d: %s = %s, want %d" % (name, seq, k, got, v))
+
+# A time rebuilt wrong is off by a multiple of 2^27 ticks: 2^26 after the
+# clock read tells.  A longer wait is a preemption between the read and the
+# event (a loaded machine): the event still came before the thread read the
+# clock for its next such event.
+for t, lst in clocked.items():
+    for i, (ts, c, name, seq) in enumerate(lst):
+        nxt = lst[i + 1][1] if i + 1 < len(lst) else None
+        if not (c <= ts and (ts < c + (1 << 26) or (nxt is not None and ts <= nxt))):
+            err("%s seq %d: event time %d, clock read before it %d, next read %s" %
+                (name, seq, ts, c, nxt))
 
 if count != s["events"]:
     err("babeltrace2 printed %d events, rip snapshot wrote %d" % (count, s["events"]))
