@@ -8,8 +8,9 @@
 # and shm staying off; allocations appear only for the phases run while
 # mem was on, exactly (100 made and freed, 1 kept); rip leaks counts the
 # frees of blocks made while off as releases never seen made.  Then two
-# threads allocate while mem is flipped 10 times: no crash, no hang,
-# nothing lost, and after the last disable nothing more is recorded.
+# threads allocate (from before the first flip, while mem is on, to after
+# the last) while mem is flipped 10 times: no crash, no hang, nothing
+# lost, and after the last disable nothing more is recorded.
 . tests/data/common.sh
 prog=$PWD/$BUILD/tests/integ/robust_toggle
 need_bin "$prog" "$RIP"
@@ -22,19 +23,15 @@ mkfifo ctl || die "mkfifo failed"
 run=$!
 T_PIDS="$T_PIDS $run"
 exec 3>ctl
-wait_file prog.out 10 || die "the program did not start: $(cat err)"
+wait_file prog.out 60 || die "the program did not start: $(cat err)"
 pid=$(sed -n "s/^pid //p" prog.out)
 [ -n "$pid" ] || die "no pid: $(cat prog.out)"
 
 # step CMD WANT: send CMD, wait for the line WANT
 step() {
 	[ -z "$1" ] || echo "$1" >&3
-	i=0
-	while ! grep -qx "$2" prog.out; do
-		i=$((i + 1))
-		[ $i -gt 400 ] && die "no '$2' after '$1' (20 s): $(tail -n 3 prog.out err)"
-		sleep 0.05
-	done
+	wait_until 60 grep -qx "$2" prog.out ||
+		die "no '$2' after '$1' (60 s): $(tail -n 3 prog.out err)"
 }
 # state CAT: on or off, from rip enable's listing
 state() {
@@ -55,8 +52,10 @@ step 3 "phase 3 done"
 expect_status 0 "rip enable PID mem (again)" "$RIP" enable "$pid" mem
 step 4 "phase 4 done"
 
-# flip mem while two threads allocate; end with it off
-echo "spin 1500" >&3
+# flip mem while two threads allocate (they have, mem on, when "spinning"
+# comes, and go on until "stop"); end with it off.  The pauses only space
+# the flips out.
+step spin spinning
 for k in 1 2 3 4 5 6 7 8 9 10; do
 	sleep 0.1
 	"$RIP" disable -q "$pid" mem || fail "rip disable $k failed"
@@ -64,16 +63,12 @@ for k in 1 2 3 4 5 6 7 8 9 10; do
 	"$RIP" enable -q "$pid" mem || fail "rip enable $k failed"
 done
 "$RIP" disable -q "$pid" mem || fail "the last rip disable failed"
-step "" "spin done"
+step stop "spin done"
 step 5 "phase 5 done"
 echo q >&3
 exec 3>&-
-i=0
-while kill -0 "$run" 2>/dev/null; do
-	i=$((i + 1))
-	[ $i -gt 200 ] && die "rip run did not end after q"
-	sleep 0.05
-done
+ended() { ! kill -0 "$run" 2>/dev/null; }
+wait_until 60 ended || die "rip run did not end after q"
 wait "$run"
 rc=$?
 T_PIDS=""

@@ -7,15 +7,17 @@
  *   N (1..99)  phase N: 100 blocks of 10000+N bytes made and freed, one of
  *              20000+N kept (phase_leak), the block kept by the previous
  *              phase freed; then prints "phase N done"
- *   spin MS    two threads malloc/free 30000-byte blocks for MS ms (rip
- *              enable/disable may flip mem meanwhile); "spin done"
+ *   spin       two threads malloc/free 30000-byte blocks until "stop" (rip
+ *              enable/disable may flip mem meanwhile); prints "spinning"
+ *              once each has made and freed its first 100 blocks
+ *   stop       the spin threads end; "spin done"
  *   q          exit 0
  */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #define NOINL __attribute__((noinline))
@@ -48,20 +50,12 @@ NOINL static void phase(int n)
 	prev = phase_leak(20000 + (size_t)n);
 }
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static double spin_end;
+static atomic_int spin_stop, spin_rounds;
 
 static void *spinner(void *arg)
 {
 	(void)arg;
-	while (now() < spin_end) {
+	for (int round = 0; !atomic_load(&spin_stop); round++) {
 		for (int i = 0; i < 100; i++) {
 			char *p = malloc(30000);
 
@@ -71,6 +65,8 @@ static void *spinner(void *arg)
 			sink = p;
 			free(p);
 		}
+		if (!round)
+			atomic_fetch_add(&spin_rounds, 1);
 		usleep(2000);
 	}
 	return NULL;
@@ -78,6 +74,8 @@ static void *spinner(void *arg)
 
 int main(void)
 {
+	pthread_t th[2];
+	int spinning = 0;
 	char line[64];
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -87,15 +85,23 @@ int main(void)
 
 		if (line[0] == 'q')
 			break;
-		if (!strncmp(line, "spin ", 5)) {
-			pthread_t th[2];
-
-			spin_end = now() + atoi(line + 5) / 1000.0;
+		if (!strcmp(line, "spin\n") && !spinning) {
+			atomic_store(&spin_stop, 0);
+			atomic_store(&spin_rounds, 0);
 			for (int i = 0; i < 2; i++)
 				if (pthread_create(&th[i], NULL, spinner, NULL))
 					return 3;
+			while (atomic_load(&spin_rounds) < 2)
+				usleep(1000);
+			spinning = 1;
+			printf("spinning\n");
+			continue;
+		}
+		if (!strcmp(line, "stop\n") && spinning) {
+			atomic_store(&spin_stop, 1);
 			for (int i = 0; i < 2; i++)
 				pthread_join(th[i], NULL);
+			spinning = 0;
 			printf("spin done\n");
 			continue;
 		}
