@@ -71,9 +71,12 @@ PY
 expect_status 0 "signals: rip leaks (text)" "$RIP" leaks "$TEST_TMP/sig"
 
 # ---- a followed child SIGKILLed while its threads allocate ----
-timeout -k 5 30 "$RIP" run -q --mem --follow-fork --follow-exec -o "$TEST_TMP/kill" -- \
-	sh -c "\"$prog\" sig 5 3 & sleep 1; kill -9 \$!; wait; echo killed" \
-	>"$TEST_TMP/traced.out" 2>"$TEST_TMP/traced.err"
+# killed once its handler has run 100 times (it says so on a fifo; EOF if
+# it dies first); it would go on for 60 s
+mkfifo "$TEST_TMP/running" || die "mkfifo"
+timeout -k 5 90 "$RIP" run -q --mem --follow-fork --follow-exec -o "$TEST_TMP/kill" -- \
+	sh -c "\"$prog\" sig 60 3 \"\$1\" & read r <\"\$1\"; kill -9 \$!; wait; echo killed" \
+	sh "$TEST_TMP/running" >"$TEST_TMP/traced.out" 2>"$TEST_TMP/traced.err"
 rc=$?
 [ "$rc" = 0 ] || fail "killed child: exit $rc under rip run (124: a hang)"
 grep -qx killed "$TEST_TMP/traced.out" || fail "killed child: the shell did not go on"

@@ -13,11 +13,16 @@
  *                        when it interrupted an mmap, munmap or the tracer.
  *                        Prints "robust_sig sig done" when the handler ran
  *                        at least 100 times; its counts go to stderr.
+ *   sig SECONDS THREADS READY  the same; READY (a fifo) is opened at the
+ *                        start and "running" written to it once the
+ *                        handler has run 100 times, for a test that kills
+ *                        the program in the middle
  *   dlopen LIB           dlopen LIB, whose constructor starts a thread that
  *                        allocates; wait for it with LIB's lib_wait(), print
  *                        "robust_sig dlopen done" and its result
  */
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
@@ -116,16 +121,22 @@ static void *worker(void *arg)
 	return NULL;
 }
 
-static int do_sig(double secs, int nthreads)
+static int do_sig(double secs, int nthreads, const char *ready)
 {
 	struct itimerval it = { { 0, 100 }, { 0, 100 } }, off = { 0 };
 	struct sigaction sa;
 	struct timespec t0, now;
 	pthread_t th[64];
 	sigset_t set;
+	int ready_fd = -1;
 
 	if (nthreads < 1 || nthreads > 64)
 		return 2;
+	if (ready) {
+		ready_fd = open(ready, O_WRONLY | O_CLOEXEC);
+		if (ready_fd < 0)
+			return 2;
+	}
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_alarm;
 	sa.sa_flags = SA_RESTART;
@@ -145,6 +156,12 @@ static int do_sig(double secs, int nthreads)
 
 		nanosleep(&ts, NULL);
 		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (ready_fd >= 0 && handler_runs >= 100) {
+			if (write(ready_fd, "running\n", 8) != 8)
+				return 2;
+			close(ready_fd);
+			ready_fd = -1;
+		}
 	} while ((double)(now.tv_sec - t0.tv_sec) + (now.tv_nsec - t0.tv_nsec) / 1e9 < secs);
 	setitimer(ITIMER_REAL, &off, NULL);
 	stop = 1;
@@ -180,10 +197,10 @@ static int do_dlopen(const char *lib)
 
 int main(int argc, char **argv)
 {
-	if (argc == 4 && !strcmp(argv[1], "sig"))
-		return do_sig(atof(argv[2]), atoi(argv[3]));
+	if ((argc == 4 || argc == 5) && !strcmp(argv[1], "sig"))
+		return do_sig(atof(argv[2]), atoi(argv[3]), argc == 5 ? argv[4] : NULL);
 	if (argc == 3 && !strcmp(argv[1], "dlopen"))
 		return do_dlopen(argv[2]);
-	fprintf(stderr, "usage: robust_sig sig SECONDS THREADS | dlopen LIB\n");
+	fprintf(stderr, "usage: robust_sig sig SECONDS THREADS [READY] | dlopen LIB\n");
 	return 2;
 }
