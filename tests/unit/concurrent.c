@@ -7,15 +7,18 @@
  * the ring.  Churn threads come and go all the time (their slots are reused
  * under the reader), each named "c<tid>" through its comm before it attaches
  * and storing (tid << 32) | hash32(k).  The main thread reads every slot with
- * rr_read_slots in a loop for about 3 s: every entry returned must validate,
- * be consecutive and end at seq - 1, writers' seq never goes back, and a
- * churn slot's name, tid and entries always belong to one and the same
- * thread.
+ * rr_read_slots in a loop for 3 s, and on until the run has done enough to
+ * mean something (100 reads, 100 churn threads, a churn slot seen, writers
+ * past seq 1000) or 60 s have gone by on a machine too slow for that: every
+ * entry returned must validate, be consecutive and end at seq - 1, writers'
+ * seq never goes back, and a churn slot's name, tid and entries always
+ * belong to one and the same thread.
  */
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -29,6 +32,7 @@
 #define CHURN_LIVE 8   /* churn threads alive at once */
 #define SLOTS 64
 #define RUN_NS 3000000000ll
+#define MAX_RUN_NS 60000000000ll /* only when the work above is not done by RUN_NS */
 
 static atomic_int stop;
 static atomic_ulong churned;
@@ -175,7 +179,7 @@ int main(void)
 	uint32_t last_seq[WRITERS] = { 0 };
 	unsigned long reads = 0, entries = 0, churn_seen = 0, changing = 0;
 	struct rr_file f;
-	int64_t end;
+	int64_t start;
 	int ret;
 
 	T_SKIP_IF(!tmp, "TEST_TMP is not set (run through tests/run.sh)");
@@ -198,9 +202,15 @@ int main(void)
 		usleep(1000);
 	T_EQ(atomic_load(&writer_err), 0);
 
-	end = now_ns() + RUN_NS;
-	while (now_ns() < end && bad < 10) {
+	start = now_ns();
+	while (bad < 10) {
+		int64_t t = now_ns() - start;
+		bool enough = reads > 100 && atomic_load(&churned) > 100 && churn_seen > 0 &&
+			      last_seq[0] > 1000 && last_seq[1] > 1000;
 		struct rr_slots ss;
+
+		if (t > MAX_RUN_NS || (t >= RUN_NS && enough))
+			break;
 
 		ret = rr_read_slots(&f, &ss, err, sizeof(err));
 		if (ret) {
