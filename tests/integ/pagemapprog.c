@@ -238,7 +238,10 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (!strcmp(mode, "quit")) {
-		free(malloc(10));
+		/* through a volatile: the compiler may drop free(malloc(10)) */
+		void *volatile p = malloc(10);
+
+		free(p);
 		_exit(0);
 	}
 	if (!strcmp(mode, "hostile") && argc == 3)
