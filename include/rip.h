@@ -38,7 +38,7 @@ struct rip_ring_opts {
 	size_t sz;	  /* sizeof(struct rip_ring_opts) */
 	const char *path; /* exact file to create; NULL: a new file in dir */
 	const char *dir;  /* NULL: $RIP_DIR, else $XDG_RUNTIME_DIR/rip, else /dev/shm */
-	uint32_t slots;	  /* threads + coroutines alive at once; 0: $RIP_SLOTS or 4096 */
+	uint32_t slots;	  /* threads + coroutines alive at once; 0: $RIP_SLOTS or 131072 */
 	uint32_t flags;	  /* reserved, 0 */
 	/* events (0: the environment's RIP_EVENT_* or the defaults) */
 	uint32_t ev_rings;	 /* threads that emit events at once; default 64 */

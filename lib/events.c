@@ -83,7 +83,7 @@ static struct rip_evring *rip_evring_at(struct rip_file_hdr *h, uint32_t i)
 
 static char *rip_evdata_at(struct rip_file_hdr *h, uint32_t i)
 {
-	return (char *)h + h->ev_off + (size_t)i * h->ev_ring_size;
+	return (char *)h + rip_evring_data_off(h, i);
 }
 
 static struct rip_fifo rip_fifo_rings(struct rip_file_hdr *h)
@@ -98,9 +98,11 @@ static struct rip_fifo rip_fifo_rings(struct rip_file_hdr *h)
 
 static bool rip_in_events(struct rip_file_hdr *h, const char *p)
 {
-	const char *lo = (const char *)h + h->ev_off;
+	const char *lo = (const char *)h + h->ev_off, *slo = (const char *)h + h->ev_small_off;
+	uint32_t big = h->ev_big ? h->ev_big : h->ev_rings;
 
-	return p >= lo && p < lo + (size_t)h->ev_rings * h->ev_ring_size;
+	return (p >= lo && p < lo + (size_t)big * h->ev_ring_size) ||
+	       (p >= slo && p < slo + (size_t)(h->ev_rings - big) * h->ev_small_ring_size);
 }
 
 /* ---- types and categories ------------------------------------------------------ */
@@ -238,10 +240,8 @@ void __rip_events_open(struct rip_file_hdr *h)
 	 * that blocking mode holds from the first event.  Only for its own
 	 * child: grandchildren that inherit the variable have nobody reading.
 	 */
-	if (consumer && *consumer && strtol(consumer, NULL, 10) == (long)getppid()) {
-		for (uint32_t i = 0; i < h->ev_rings; i++)
-			rip_evring_set_consumer(rip_evring_at(h, i), (uint32_t)getppid());
-	}
+	if (consumer && *consumer && strtol(consumer, NULL, 10) == (long)getppid())
+		rip_file_set_consumer(h, (uint32_t)getppid());
 
 	pthread_mutex_lock(&rip_reg.lock);
 	for (uint32_t i = 0; i < rip_reg.ntypes; i++)
@@ -292,7 +292,6 @@ void __rip_events_fork_child(struct rip_file_hdr *h, struct rip_self *me)
 		/* The parent's history is not the child's: its trace starts at the fork. */
 		rip_evring_consume(r, r->written);
 		r->discarded = 0;
-		rip_evring_set_consumer(r, 0);
 		r->owner = 0;
 		__rip_fifo_push(q, i);
 	}
@@ -305,7 +304,6 @@ void __rip_events_fork_child(struct rip_file_hdr *h, struct rip_self *me)
 		 */
 		rip_packet_close(h, &me->ev);
 		r->tid = me->tid;
-		rip_evring_set_consumer(r, 0);
 		rip_evring_consume(r, r->written);
 		r->discarded = 0;
 		r->stalled = 0;
@@ -314,9 +312,9 @@ void __rip_events_fork_child(struct rip_file_hdr *h, struct rip_self *me)
 
 /* ---- packets ------------------------------------------------------------------- */
 
-static uint32_t rip_npackets(struct rip_file_hdr *h)
+static uint32_t rip_npackets(struct rip_file_hdr *h, uint32_t ring)
 {
-	return h->ev_ring_size / h->ev_packet_size;
+	return rip_evring_bytes(h, ring) / rip_evring_packet_bytes(h, ring);
 }
 
 /* Close the current packet: readers and consumers may take it from now on. */
@@ -339,9 +337,9 @@ static void rip_packet_close(struct rip_file_hdr *h, struct rip_evw *w)
 	w->pos = w->end = NULL;
 }
 
-static bool rip_consumer_alive(struct rip_evring *r)
+static bool rip_consumer_alive(struct rip_file_hdr *h)
 {
-	uint32_t pid = rip_evring_consumer(r);
+	uint32_t pid = rip_file_consumer(h);
 
 	return pid && (kill((pid_t)pid, 0) == 0 || errno == EPERM);
 }
@@ -351,7 +349,8 @@ static bool rip_consumer_alive(struct rip_evring *r)
  * A consumer that made no progress for RIP_BLOCK_MS is not waited for again
  * until it moves: the program runs on, dropping and counting.
  */
-static bool rip_wait_consumer(struct rip_evring *r, uint64_t seq, uint32_t n)
+static bool rip_wait_consumer(struct rip_file_hdr *h, struct rip_evring *r, uint64_t seq,
+			      uint32_t n)
 {
 	struct timespec ts = { 0, 50000 };
 	uint64_t consumed = rip_evring_consumed(r);
@@ -362,7 +361,7 @@ static bool rip_wait_consumer(struct rip_evring *r, uint64_t seq, uint32_t n)
 	for (int waited = 0; waited < RIP_BLOCK_MS * 20; waited++) {
 		if (seq - rip_evring_consumed(r) < n)
 			return true;
-		if (!rip_consumer_alive(r))
+		if (!rip_consumer_alive(h))
 			return false;
 		nanosleep(&ts, NULL);
 	}
@@ -374,20 +373,20 @@ static bool rip_wait_consumer(struct rip_evring *r, uint64_t seq, uint32_t n)
 static int rip_packet_open(struct rip_file_hdr *h, struct rip_self *me, uint64_t ts)
 {
 	struct rip_evw *w = &me->ev;
-	uint32_t ri = w->ring - 1, n = rip_npackets(h);
+	uint32_t ri = w->ring - 1, n = rip_npackets(h, ri), psize = rip_evring_packet_bytes(h, ri);
 	struct rip_evring *r = rip_evring_at(h, ri);
 	/* Relaxed: this thread is the only one that writes it. */
 	uint64_t seq = __atomic_load_n(&r->written, __ATOMIC_RELAXED);
 	uint64_t consumed = rip_evring_consumed(r);
-	struct rip_packet *pk = (struct rip_packet *)(rip_evdata_at(h, ri) +
-						      (size_t)(seq % n) * h->ev_packet_size);
+	struct rip_packet *pk =
+		(struct rip_packet *)(rip_evdata_at(h, ri) + (size_t)(seq % n) * psize);
 
 	if (seq >= n && seq - consumed >= n) {
 		uint32_t mode = h->ev_mode;
 
-		if (mode == RIP_MODE_BLOCK && rip_wait_consumer(r, seq, n)) {
+		if (mode == RIP_MODE_BLOCK && rip_wait_consumer(h, r, seq, n)) {
 			/* room now */
-		} else if (mode != RIP_MODE_OVERWRITE && rip_consumer_alive(r)) {
+		} else if (mode != RIP_MODE_OVERWRITE && rip_consumer_alive(h)) {
 			return -ENOSPC;
 		} else {
 			/*
@@ -423,7 +422,7 @@ static int rip_packet_open(struct rip_file_hdr *h, struct rip_self *me, uint64_t
 	pk->stream_instance_id = ri;
 	pk->timestamp_begin = ts;
 	pk->timestamp_end = 0;
-	pk->packet_size = (uint64_t)h->ev_packet_size * 8;
+	pk->packet_size = (uint64_t)psize * 8;
 	pk->events_discarded = __atomic_load_n(&r->discarded, __ATOMIC_RELAXED);
 	pk->tid = me->tid;
 	pk->coro = me->cur && me->cur != me->thread ? me->cur->index + 1 : 0;
@@ -435,12 +434,15 @@ static int rip_packet_open(struct rip_file_hdr *h, struct rip_self *me, uint64_t
 	w->last = ts;
 	w->events = 0;
 	/* Without the TSC the fast path's clock is wrong: keep it out (end == pos). */
-	w->end = __rip_clock_tsc ? (char *)pk + h->ev_packet_size : w->pos;
+	w->end = __rip_clock_tsc ? (char *)pk + psize : w->pos;
 	return 0;
 }
 
-/* Take an event ring for the calling thread. */
-static int rip_ring_take(struct rip_file_hdr *h, struct rip_self *me)
+/*
+ * Take an event ring for the calling thread.  first: its first try (a
+ * failure then counts the thread in ev_overflow; later tries do not).
+ */
+static int rip_ring_take(struct rip_file_hdr *h, struct rip_self *me, bool first)
 {
 	uint32_t f = __atomic_load_n(&h->ev_fresh, __ATOMIC_RELAXED), idx;
 	struct rip_evring *r;
@@ -450,7 +452,8 @@ static int rip_ring_take(struct rip_file_hdr *h, struct rip_self *me)
 	for (;;) {
 		if (f >= h->ev_rings) {
 			if (__rip_fifo_pop(rip_fifo_rings(h), &idx)) {
-				__atomic_fetch_add(&h->ev_overflow, 1, __ATOMIC_RELAXED);
+				if (first)
+					__atomic_fetch_add(&h->ev_overflow, 1, __ATOMIC_RELAXED);
 				return -ENOSPC;
 			}
 			break;
@@ -459,6 +462,14 @@ static int rip_ring_take(struct rip_file_hdr *h, struct rip_self *me)
 		if (__atomic_compare_exchange_n(&h->ev_fresh, &f, f + 1, true, __ATOMIC_RELAXED,
 						__ATOMIC_RELAXED)) {
 			idx = f;
+			/* Never used: back its control line and its packets first. */
+			if (__rip_commit(h, h->ev_ctl_off + (uint64_t)idx * RIP_EVRING_SIZE,
+					 RIP_EVRING_SIZE) ||
+			    __rip_commit(h, rip_evring_data_off(h, idx), rip_evring_bytes(h, idx))) {
+				/* tmpfs full: the ring is lost to the pool, and counted */
+				__atomic_fetch_add(&h->ev_overflow, 1, __ATOMIC_RELAXED);
+				return -ENOSPC;
+			}
 			break;
 		}
 	}
@@ -498,17 +509,22 @@ void __rip_events_thread_exit(struct rip_file_hdr *h, struct rip_self *me)
 	w->pkt = NULL;
 	w->pos = w->end = NULL;
 	w->events = 0;
-	w->ring = UINT32_MAX; /* no events after exit */
+	w->ring = RIP_EVW_EXITED; /* no ring after exit: later events are counted lost */
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	w->nest = 0;
 }
 
 /* ---- the slow path ---------------------------------------------------------------- */
 
+/* One event lost: in the thread's ring's count, or the file's when it has none. */
 static void rip_count_drop(struct rip_file_hdr *h, struct rip_evw *w)
 {
-	if (h && w->ring && w->ring <= h->ev_rings)
+	if (!h)
+		return;
+	if (w->ring && w->ring <= h->ev_rings)
 		__atomic_fetch_add(&rip_evring_at(h, w->ring - 1)->discarded, 1, __ATOMIC_RELAXED);
+	else
+		__atomic_fetch_add(&h->ev_lost, 1, __ATOMIC_RELAXED);
 }
 
 /* A signal handler emitted while this thread was writing an event: count it, lost. */
@@ -527,14 +543,16 @@ static void rip_event_write(const struct rip_event_type *t, const uint64_t *v, c
 	struct rip_file_hdr *h = __atomic_load_n(&__rip_proc.hdr, __ATOMIC_ACQUIRE);
 	struct rip_self *me = &__rip_self;
 	struct rip_evw *w = &me->ev;
-	uint32_t id, payload = 0, hsize, size;
+	uint32_t id, payload = 0, hsize, size, psize;
 	size_t slen = 0;
 	uint32_t last = t && t->nfields ? t->fields[t->nfields - 1].type : 0;
 	char *p;
 
 	/* Called with w->nest raised by the fast path (or rip_event_str). */
-	if (!h || !t || (me->flags & RIP_SELF_EXITING))
+	if (!h || !t)
 		goto out;
+	if (me->flags & RIP_SELF_EXITING)
+		goto out_drop; /* after the thread gave its ring back: counted in ev_lost */
 	if (!__rip_clock_tsc)
 		ts = __rip_clock_fallback(); /* the fast path read the TSC regardless */
 	if (!me->tid)
@@ -552,12 +570,17 @@ static void rip_event_write(const struct rip_event_type *t, const uint64_t *v, c
 		w->pos = w->end = NULL;
 		w->ring = 0;
 	}
-	if (!w->ring && rip_ring_take(h, me)) {
-		w->ring = UINT32_MAX; /* no ring for this thread: stop trying */
-		goto out;
+	if (!w->ring || w->ring == RIP_EVW_RETRY) {
+		/* No ring yet, or none was free the last time: try (again). */
+		bool first = !w->ring;
+
+		if (rip_ring_take(h, me, first)) {
+			w->ring = RIP_EVW_RETRY;
+			goto out_drop; /* counted in the file's ev_lost */
+		}
 	}
 	if (w->ring > h->ev_rings)
-		goto out;
+		goto out_drop;
 	for (uint32_t i = 0; i < t->nfields; i++)
 		if (!RIP_FT_IS_TAIL(t->fields[i].type))
 			payload += __rip_field_size(t->fields[i].type);
@@ -575,13 +598,14 @@ static void rip_event_write(const struct rip_event_type *t, const uint64_t *v, c
 		ts = w->last; /* never backwards within a stream (TSC skew between CPUs) */
 	hsize = id <= RIP_EVENT_ID_COMPACT_MAX && ts - w->last < (1u << RIP_EVENT_TS_BITS) ? 4 : 13;
 	size = hsize + payload + (uint32_t)slen;
-	if (!w->pkt || (size_t)((char *)w->pkt + h->ev_packet_size - w->pos) < size) {
+	psize = rip_evring_packet_bytes(h, w->ring - 1);
+	if (!w->pkt || (size_t)((char *)w->pkt + psize - w->pos) < size) {
 		rip_packet_close(h, w);
 		if (rip_packet_open(h, me, ts))
 			goto out_drop;
 		hsize = id <= RIP_EVENT_ID_COMPACT_MAX ? 4 : 13;
 		size = hsize + payload + (uint32_t)slen;
-		if ((size_t)((char *)w->pkt + h->ev_packet_size - w->pos) < size)
+		if ((size_t)((char *)w->pkt + psize - w->pos) < size)
 			goto out_drop;
 	}
 	p = w->pos;
@@ -712,6 +736,18 @@ int __rip_events_config(const struct rip_ring_opts *o, struct rip_ev_config *c)
 	c->packet_size = o && o->ev_packet_size
 				 ? o->ev_packet_size
 				 : rip_env_size("RIP_EVENT_PACKET_SIZE", 16u << 10);
+	/*
+	 * The threads past the big rings get small ones: 10,000 live threads
+	 * take about 170 MiB, backed only as rings are first used.  A caller
+	 * that chose the number of rings gets exactly that, unless it asks for
+	 * small ones too.
+	 */
+	c->small_rings = rip_env_size("RIP_EVENT_SMALL_RINGS",
+				      (o && o->ev_rings) || getenv("RIP_EVENT_RINGS")
+					      ? 0
+					      : RIP_EV_SMALL_RINGS);
+	c->small_ring_size = rip_env_size("RIP_EVENT_SMALL_RING_SIZE", 16u << 10);
+	c->small_packet_size = rip_env_size("RIP_EVENT_SMALL_PACKET_SIZE", 4u << 10);
 	if (o && o->ev_mode)
 		c->mode = o->ev_mode - 1;
 	else if (!mode || !*mode || !strcmp(mode, "overwrite"))
@@ -723,13 +759,22 @@ int __rip_events_config(const struct rip_ring_opts *o, struct rip_ev_config *c)
 	else
 		return -EINVAL;
 	if (c->mode > RIP_MODE_BLOCK || c->rings > 65536 || c->ring_size == UINT32_MAX ||
-	    c->packet_size == UINT32_MAX)
+	    c->packet_size == UINT32_MAX || c->small_rings > 65536 - c->rings ||
+	    c->small_ring_size == UINT32_MAX || c->small_packet_size == UINT32_MAX)
 		return -EINVAL;
-	if (!c->rings)
+	if (!c->rings) {
+		c->small_rings = 0;
 		return 0; /* events off */
+	}
 	if (c->packet_size < 1024 || c->packet_size > (64u << 20) ||
 	    (c->packet_size & (c->packet_size - 1)) ||
 	    c->ring_size < 2 * c->packet_size || (c->ring_size & (c->ring_size - 1)))
+		return -EINVAL;
+	if (c->small_rings &&
+	    (c->small_packet_size < 4096 || c->small_packet_size > (64u << 20) ||
+	     (c->small_packet_size & (c->small_packet_size - 1)) ||
+	     c->small_ring_size < 2 * c->small_packet_size ||
+	     (c->small_ring_size & (c->small_ring_size - 1))))
 		return -EINVAL;
 	return 0;
 }

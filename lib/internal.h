@@ -15,7 +15,11 @@
 #include "rip.h"
 
 #define __hidden __attribute__((visibility("hidden")))
-#define RIP_DEFAULT_SLOTS 4096u
+/* rip_evw.ring past any ring: none was free (try again at the next event), or exited */
+#define RIP_EVW_RETRY (UINT32_MAX - 1)
+#define RIP_EVW_EXITED UINT32_MAX
+#define RIP_DEFAULT_SLOTS 131072u /* 10,000 threads and 100,000 coroutines, backed as used */
+#define RIP_EV_SMALL_RINGS 16320u /* with the 64 big ones: 16,384 threads with rings */
 #define RIP_MAX_SLOTS (1u << 22)
 #define RIP_MOD_CAP 1024u
 
@@ -26,8 +30,13 @@
 #define RIP_TYPES_CAP 256u /* as many as the registry holds (events.c) */
 
 /* Event ring geometry for a new file. */
+/*
+ * The event rings: big ones first (rings of them), then small ones, so that
+ * thousands of threads fit in bounded memory (see doc/design.md).
+ */
 struct rip_ev_config {
 	uint32_t rings, ring_size, packet_size, mode;
+	uint32_t small_rings, small_ring_size, small_packet_size;
 };
 
 /* The process's ring; changed only under lock, read by the slow paths. */
@@ -42,6 +51,8 @@ struct rip_proc {
 	uint32_t *legacy_map;	  /* librip.h: id -> slot index + 1 */
 	uint32_t legacy_ids;
 	bool no_exec_follow;	  /* RIP_FOLLOW without exec: an exec'd image gets no file */
+	bool sparse;		  /* the file is backed as it is used: __rip_commit before use */
+	size_t page;		  /* the page size */
 };
 
 extern struct rip_proc __rip_proc __hidden;
@@ -65,6 +76,13 @@ int __rip_fifo_pop(struct rip_fifo q, uint32_t *item) __hidden;
 int __rip_open_locked(const char *path, const char *dir, uint32_t slots, uint32_t flags,
 		      const struct rip_ev_config *ev) __hidden;
 int __rip_slot_take(struct rip_file_hdr *h, uint32_t *out) __hidden;
+/*
+ * Back [off, off + len) of the mapped file h with memory before its first
+ * write (a sparse file: slots and event rings are backed as they are first
+ * used).  0, or -errno (tmpfs full: the caller counts the loss).  Never a
+ * SIGBUS later.  errno unchanged.
+ */
+int __rip_commit(struct rip_file_hdr *h, uint64_t off, size_t len) __hidden;
 void __rip_slot_release(struct rip_file_hdr *h, struct rip_slot *s) __hidden;
 void __rip_slot_setup(struct rip_slot *s, uint32_t kind, int32_t tid, const char *name,
 		      size_t namelen) __hidden;

@@ -17,6 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "internal.h"
 
@@ -115,8 +117,13 @@ void __rip_modules_scan(void)
 	struct rip_module *map;
 	size_t bytes = sc.cap * sizeof(struct rip_seen);
 
-	/* mmap, not malloc: this may run from inside a malloc hook's dlopen */
-	sc.v = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	/*
+	 * The system call, not malloc or mmap: this may run from inside a
+	 * malloc hook's dlopen, and librip-preload.so's hooks must not record
+	 * the tracer's own memory as the program's.
+	 */
+	sc.v = (struct rip_seen *)syscall(SYS_mmap, NULL, bytes, PROT_READ | PROT_WRITE,
+					  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (sc.v == MAP_FAILED)
 		return;
 	dl_iterate_phdr(rip_scan_one, &sc);
@@ -175,7 +182,7 @@ void __rip_modules_scan(void)
 	}
 out_unlock:
 	pthread_mutex_unlock(&__rip_proc.lock);
-	munmap(sc.v, bytes);
+	syscall(SYS_munmap, sc.v, bytes);
 }
 
 /*

@@ -100,11 +100,13 @@ static size_t rip_file_layout(struct rip_file_hdr *h, uint32_t slots,
 	h->cats_off = off;
 	off += (size_t)RIP_CATEGORIES * RIP_CATEGORY_NAME_MAX;
 	h->ev_fifo_off = off;
-	off += (size_t)ev->rings * sizeof(struct rip_fifo_cell);
+	off += (size_t)(ev->rings + ev->small_rings) * sizeof(struct rip_fifo_cell);
 	h->ev_ctl_off = off = RIP_PAGE_UP(off);
-	off += (size_t)ev->rings * RIP_EVRING_SIZE;
+	off += (size_t)(ev->rings + ev->small_rings) * RIP_EVRING_SIZE;
 	h->ev_off = off = RIP_PAGE_UP(off);
 	off += (size_t)ev->rings * ev->ring_size;
+	h->ev_small_off = off;
+	off += (size_t)ev->small_rings * ev->small_ring_size;
 	return off;
 }
 
@@ -200,6 +202,10 @@ int __rip_slot_take(struct rip_file_hdr *h, uint32_t *out)
 		if (__atomic_compare_exchange_n(&h->fresh, &f, f + 1, true, __ATOMIC_RELAXED,
 						__ATOMIC_RELAXED)) {
 			*out = f;
+			/* Never used: back it first (tmpfs full: lost to the pool, counted). */
+			if (__rip_commit(h, h->slot_off + ((uint64_t)f << RIP_SLOT_SHIFT),
+					 RIP_SLOT_SIZE))
+				break;
 			goto out_index;
 		}
 	}
@@ -645,15 +651,31 @@ static bool rip_follows(const char *what)
 	return false;
 }
 
-/* Create and reserve a file of len bytes at path; returns the fd or -errno. */
-static int rip_file_create(const char *path, size_t len)
+/*
+ * Create a file of len bytes at path, laid out as h says, and back with
+ * memory what is written before first use: the header, the free queues,
+ * the module map, types and category names.  Slots and event rings are
+ * backed as they are first used (__rip_commit), or all at once with
+ * sparse false.  Returns the fd or -errno.
+ */
+static int rip_file_create(const char *path, size_t len, const struct rip_file_hdr *h,
+			   bool sparse)
 {
 	int fd, err;
 
 	fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -errno;
-	err = posix_fallocate(fd, 0, (off_t)len);
+	if (!sparse) {
+		err = posix_fallocate(fd, 0, (off_t)len);
+	} else if (ftruncate(fd, (off_t)len)) {
+		err = errno;
+	} else {
+		err = posix_fallocate(fd, 0, RIP_SLOTS_OFFSET);
+		if (!err)
+			err = posix_fallocate(fd, (off_t)h->fifo_off,
+					      (off_t)(h->ev_ctl_off - h->fifo_off));
+	}
 	if (err)
 		goto err_unlink;
 	return fd;
@@ -662,6 +684,51 @@ err_unlink:
 	unlink(path);
 	close(fd);
 	return -err;
+}
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
+#endif
+
+int __rip_commit(struct rip_file_hdr *h, uint64_t off, size_t len)
+{
+	size_t page = __rip_proc.page;
+	uintptr_t a, b;
+	int err = errno, ret = 0;
+
+	if (!__rip_proc.sparse || !len)
+		return 0;
+	a = ((uintptr_t)h + off) & ~(page - 1);
+	b = ((uintptr_t)h + off + len + page - 1) & ~(page - 1);
+	/* Populated for writing: backed now, or an error now, never a SIGBUS later. */
+	while (madvise((void *)a, b - a, MADV_POPULATE_WRITE)) {
+		if (errno != EINTR) {
+			ret = -errno;
+			break;
+		}
+	}
+	errno = err;
+	return ret;
+}
+
+/*
+ * Can this kernel back a mapping on demand without a SIGBUS
+ * (MADV_POPULATE_WRITE)?  Tried on the header, which is backed already.
+ */
+static bool rip_sparse_ok(void)
+{
+	static int ok = -1;
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	void *p;
+
+	if (ok >= 0)
+		return ok;
+	p = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return false;
+	ok = madvise(p, page, MADV_POPULATE_WRITE) == 0;
+	munmap(p, page);
+	return ok;
 }
 
 static void rip_hdr_init(struct rip_file_hdr *h, const struct rip_file_hdr *layout, size_t len,
@@ -691,20 +758,28 @@ static void rip_hdr_init(struct rip_file_hdr *h, const struct rip_file_hdr *layo
 	h->ev_fifo_off = layout->ev_fifo_off;
 	h->ev_ctl_off = layout->ev_ctl_off;
 	h->ev_off = layout->ev_off;
-	h->ev_rings = ev->rings;
+	h->ev_rings = ev->rings + ev->small_rings;
 	h->ev_ring_size = ev->ring_size;
 	h->ev_packet_size = ev->packet_size;
 	h->ev_mode = ev->mode;
+	if (ev->small_rings) {
+		h->ev_big = ev->rings;
+		h->ev_small_ring_size = ev->small_ring_size;
+		h->ev_small_packet_size = ev->small_packet_size;
+		h->ev_small_off = layout->ev_small_off;
+	}
 	cells = (struct rip_fifo_cell *)((char *)h + h->ev_fifo_off);
-	for (uint32_t i = 0; i < ev->rings; i++)
+	for (uint32_t i = 0; i < h->ev_rings; i++)
 		cells[i].seq = i;
 	rip_hdr_identity(h);
 	__rip_clock_init(h);
 	cells = __rip_fifo_slots(h).cells;
 	for (uint32_t i = 0; i < slots; i++)
 		cells[i].seq = i;
-	for (uint32_t i = 0; i < slots; i++)
-		rip_slot_at(h, i)->index = i;
+	/* A slot's index is set when it is taken (__rip_slot_take): unused slots stay holes. */
+	if (!__rip_proc.sparse)
+		for (uint32_t i = 0; i < slots; i++)
+			rip_slot_at(h, i)->index = i;
 	/* All categories on until someone says otherwise. */
 	memset(h->enable, 0xff, sizeof(h->enable));
 }
@@ -733,7 +808,10 @@ int __rip_open_locked(const char *path, const char *dir, uint32_t slots, uint32_
 		return -ENAMETOOLONG;
 	}
 	len = rip_file_layout(&layout, slots, ev);
-	fd = rip_file_create(path, len);
+	/* A <librip.h> file's slots are the program's ids: all backed at once. */
+	__rip_proc.page = (size_t)sysconf(_SC_PAGESIZE);
+	__rip_proc.sparse = !(flags & RIP_F_LEGACY_API) && rip_sparse_ok();
+	fd = rip_file_create(path, len, &layout, __rip_proc.sparse);
 	if (fd == -EEXIST && path == buf && __rip_proc.no_exec_follow) {
 		/* An image exec'd into, not followed (RIP_FOLLOW): no file, no cost. */
 		rip_mark_execed(buf);
@@ -744,7 +822,7 @@ int __rip_open_locked(const char *path, const char *dir, uint32_t slots, uint32_
 		err = rip_file_path_next(buf, sizeof(buf), gen);
 		if (err)
 			return err;
-		fd = rip_file_create(path, len);
+		fd = rip_file_create(path, len, &layout, __rip_proc.sparse);
 	}
 	if (fd < 0)
 		return fd;
@@ -955,6 +1033,31 @@ static void rip_child_untraced(struct rip_file_hdr *h, size_t len)
  * address.  Only the forking thread exists here, so no lock is needed (the
  * parent's lock may even be held by a thread that does not exist here).
  */
+/* The child's copy of the parent's event areas: queues, then the rings used so far. */
+static int rip_copy_rings(int fd, struct rip_file_hdr *h, size_t len)
+{
+	uint32_t used = __atomic_load_n(&h->ev_fresh, __ATOMIC_RELAXED), big;
+
+	if (!__rip_proc.sparse)
+		return rip_write_all(fd, (char *)h + h->fifo_off, len - h->fifo_off,
+				     (off_t)h->fifo_off);
+	if (used > h->ev_rings)
+		used = h->ev_rings;
+	big = h->ev_big && h->ev_big < used ? h->ev_big : used;
+	if (rip_write_all(fd, (char *)h + h->fifo_off, h->ev_ctl_off - h->fifo_off,
+			  (off_t)h->fifo_off) ||
+	    rip_write_all(fd, (char *)h + h->ev_ctl_off, (size_t)used * RIP_EVRING_SIZE,
+			  (off_t)h->ev_ctl_off) ||
+	    rip_write_all(fd, (char *)h + h->ev_off, (size_t)big * h->ev_ring_size,
+			  (off_t)h->ev_off))
+		return -1;
+	if (used > big && rip_write_all(fd, (char *)h + h->ev_small_off,
+					(size_t)(used - big) * h->ev_small_ring_size,
+					(off_t)h->ev_small_off))
+		return -1;
+	return 0;
+}
+
 static void rip_atfork_child(void)
 {
 	struct rip_file_hdr *h = __rip_proc.hdr;
@@ -984,20 +1087,23 @@ static void rip_atfork_child(void)
 	}
 	if (n < 0 || (size_t)n >= sizeof(path))
 		goto err_private;
-	fd = rip_file_create(path, len);
+	fd = rip_file_create(path, len, h, __rip_proc.sparse);
 	if (fd < 0)
 		goto err_private;
 	/*
-	 * Copy what is in use: header, used slots, FIFO, module map and event
-	 * areas.  The copy's magic stays zero until the child has made it its
-	 * own (below): a reader that finds the new file meanwhile sees a file
-	 * still being created, not the parent's state under the child's name.
+	 * Copy what is in use: header, used slots, FIFO, module map and the
+	 * event rings used so far (the rest of a sparse file stays holes).  The
+	 * copy's magic stays zero until the child has made it its own (below):
+	 * a reader that finds the new file meanwhile sees a file still being
+	 * created, not the parent's state under the child's name.
 	 */
 	used = __atomic_load_n(&h->fresh, __ATOMIC_RELAXED);
+	if (used > h->slot_count)
+		used = h->slot_count;
 	if (rip_write_all(fd, (char *)h + sizeof(h->magic),
 			  RIP_SLOTS_OFFSET + (size_t)used * RIP_SLOT_SIZE - sizeof(h->magic),
 			  (off_t)sizeof(h->magic)) ||
-	    rip_write_all(fd, (char *)h + h->fifo_off, len - h->fifo_off, (off_t)h->fifo_off))
+	    rip_copy_rings(fd, h, len))
 		goto err_unlink;
 	if (mmap(h, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) == MAP_FAILED)
 		goto err_unlink;

@@ -67,9 +67,11 @@ static uint32_t rec_rings_used(const struct rec *r)
 
 static uint64_t rec_discarded_now(const struct rec *r)
 {
+	uint32_t n = rec_rings_used(r);
 	uint64_t sum = 0;
 
-	for (uint32_t i = 0; i < r->f.hdr.ev_rings; i++)
+	/* Rings never used have discarded nothing (and may not be backed yet: not read). */
+	for (uint32_t i = 0; i < n; i++)
 		sum += __atomic_load_n(&rec_ring(r, i)->discarded, __ATOMIC_RELAXED);
 	return sum;
 }
@@ -81,16 +83,12 @@ static bool rec_pid_alive(pid_t pid)
 
 pid_t rec_other_consumer(struct rr_file *f)
 {
-	for (uint32_t i = 0; i < f->hdr.ev_rings && !f->legacy_raw; i++) {
-		const struct rip_evring *ring =
-			(const struct rip_evring *)(f->map + f->hdr.ev_ctl_off +
-						    (size_t)i * RIP_EVRING_SIZE);
-		pid_t pid = (pid_t)rip_evring_consumer(ring);
+	pid_t pid;
 
-		if (pid && pid != getpid() && rec_pid_alive(pid))
-			return pid;
-	}
-	return 0;
+	if (f->legacy_raw || !f->hdr.ev_rings)
+		return 0;
+	pid = (pid_t)rip_file_consumer((const struct rip_file_hdr *)f->map);
+	return pid && pid != getpid() && rec_pid_alive(pid) ? pid : 0;
 }
 
 /* Read the type table again if it grew; true if it did. */
@@ -141,7 +139,8 @@ int rec_attach(struct rec *r, const char *path, char *err, size_t errlen)
 	ret = ev_read_types(&r->f, r->types, err, errlen);
 	if (ret)
 		goto err_close;
-	for (uint32_t i = 0; i < r->f.hdr.ev_rings; i++) {
+	/* Rings used so far (the others have discarded nothing yet). */
+	for (uint32_t i = 0, n = rec_rings_used(r); i < n; i++) {
 		r->discarded0[i] = __atomic_load_n(&rec_ring(r, i)->discarded, __ATOMIC_RELAXED);
 		r->st.discarded_before += r->discarded0[i];
 	}
@@ -288,13 +287,11 @@ int rec_finish(struct rec *r, char *err, size_t errlen)
 void rec_close(struct rec *r)
 {
 	if (r->attached && r->f.wmap) {
-		for (uint32_t i = 0; i < r->f.hdr.ev_rings; i++) {
-			uint32_t self = (uint32_t)getpid();
+		uint32_t self = (uint32_t)getpid();
 
-			/* We leave: writers stop waiting for us (only if no one took over). */
-			__atomic_compare_exchange_n(&rec_ring(r, i)->consumer_pid, &self, 0, false,
-						    __ATOMIC_RELEASE, __ATOMIC_RELAXED);
-		}
+		/* We leave: writers stop waiting for us (only if no one took over). */
+		__atomic_compare_exchange_n(&((struct rip_file_hdr *)r->f.wmap)->ev_consumer, &self,
+					    0, false, __ATOMIC_RELEASE, __ATOMIC_RELAXED);
 	}
 	r->attached = false;
 	if (r->w) {
@@ -326,11 +323,8 @@ int rec_silence(const char *path, char *err, size_t errlen)
 	if (ret)
 		return ret;
 	ret = rr_enable_set(&f, all, false, NULL, err, errlen);
-	if (!ret)
-		for (uint32_t i = 0; i < f.hdr.ev_rings; i++)
-			rip_evring_set_consumer((struct rip_evring *)(f.wmap + f.hdr.ev_ctl_off +
-								      (size_t)i * RIP_EVRING_SIZE),
-						0);
+	if (!ret && f.hdr.ev_rings)
+		rip_file_set_consumer((struct rip_file_hdr *)f.wmap, 0);
 	rr_close(&f);
 	return ret;
 }

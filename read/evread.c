@@ -236,11 +236,16 @@ static const struct rip_evring *ev_ctl(struct rr_file *f, uint32_t ring)
 					   (size_t)ring * RIP_EVRING_SIZE);
 }
 
+/* Packets per ring and bytes per packet of ring (big and small rings differ). */
+static uint32_t ev_npk(const struct rr_file *f, uint32_t ring)
+{
+	return rip_evring_bytes(&f->hdr, ring) / rip_evring_packet_bytes(&f->hdr, ring);
+}
+
 static const struct rip_packet *ev_pkt(struct rr_file *f, uint32_t ring, uint64_t k)
 {
-	return (const struct rip_packet *)(f->map + f->hdr.ev_off +
-					   (size_t)ring * f->hdr.ev_ring_size +
-					   (size_t)k * f->hdr.ev_packet_size);
+	return (const struct rip_packet *)(f->map + rip_evring_data_off(&f->hdr, ring) +
+					   (size_t)k * rip_evring_packet_bytes(&f->hdr, ring));
 }
 
 /*
@@ -252,7 +257,7 @@ static int ev_copy_packet(struct rr_file *f, const struct ev_types *types, uint3
 			  size_t errlen)
 {
 	const struct rip_packet *src = ev_pkt(f, ring, k);
-	uint32_t psize = f->hdr.ev_packet_size, npk = f->hdr.ev_ring_size / psize;
+	uint32_t psize = rip_evring_packet_bytes(&f->hdr, ring), npk = ev_npk(f, ring);
 	uint64_t seq1, seq2, content;
 	uint32_t open1, open2;
 	struct ev_last last = { 0 };
@@ -355,13 +360,13 @@ int ev_copy_ring(struct rr_file *f, const struct ev_types *types, uint32_t ring,
 	struct ev_packet *v;
 	volatile size_t got = 0; /* read after a siglongjmp */
 	sigjmp_buf jb;
-	int ret = 0;
+	volatile int ret = 0; /* live across the sigsetjmp of rr_guard_enter */
 
 	*out = NULL;
 	*n = 0;
 	if (!ev_ring_ok(f, ring))
 		return rr_fail(err, errlen, -EINVAL, "no event ring %u", ring);
-	npk = f->hdr.ev_ring_size / f->hdr.ev_packet_size;
+	npk = ev_npk(f, ring);
 	v = calloc(npk, sizeof(*v));
 	if (!v)
 		return rr_fail(err, errlen, -ENOMEM, "out of memory");
@@ -398,13 +403,8 @@ int ev_consumer_open(struct rr_file *f, char *err, size_t errlen)
 
 	if (ret)
 		return ret;
-	for (uint32_t i = 0; i < f->hdr.ev_rings; i++) {
-		struct rip_evring *r = (struct rip_evring *)(f->wmap + f->hdr.ev_ctl_off +
-							     (size_t)i * RIP_EVRING_SIZE);
-
-		/* Writers in discard/block mode look at this before they drop or wait. */
-		rip_evring_set_consumer(r, (uint32_t)getpid());
-	}
+	/* Writers in discard/block mode look at this before they drop or wait. */
+	rip_file_set_consumer((struct rip_file_hdr *)f->wmap, (uint32_t)getpid());
 	return 0;
 }
 
@@ -419,7 +419,7 @@ int ev_consume(struct rr_file *f, const struct ev_types *types, uint32_t ring, b
 
 	if (!ev_ring_ok(f, ring) || !f->wmap)
 		return rr_fail(err, errlen, -EINVAL, "no event ring %u to consume", ring);
-	npk = f->hdr.ev_ring_size / f->hdr.ev_packet_size;
+	npk = ev_npk(f, ring);
 	w = (struct rip_evring *)(f->wmap + f->hdr.ev_ctl_off + (size_t)ring * RIP_EVRING_SIZE);
 	if (rr_guard_enter(&jb))
 		return rr_fail(err, errlen, -EIO, "%s: the file shrank while being read", f->path);

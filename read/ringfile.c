@@ -156,13 +156,22 @@ static int rr_check_hdr(const struct rip_file_hdr *h, uint64_t st_size, char *er
 		return rr_fail(err, len, -EBADMSG, "corrupt header: event types outside the file");
 	if (h->ev_rings) {
 		uint32_t ps = h->ev_packet_size, rs = h->ev_ring_size;
+		uint32_t sps = h->ev_small_packet_size, srs = h->ev_small_ring_size;
+		uint32_t big = h->ev_big ? h->ev_big : h->ev_rings;
 
 		if (h->ev_rings > 65536 || ps < 1024 || ps > (64u << 20) || (ps & (ps - 1)) ||
 		    (rs & (rs - 1)) || (uint64_t)rs < 2ull * ps || h->ev_mode > RIP_MODE_BLOCK)
 			return rr_fail(err, len, -EBADMSG, "corrupt header: bad event ring geometry");
+		/* Small rings past the big ones (rip/abi.h); ev_big 0: none. */
+		if (h->ev_big && (h->ev_big >= h->ev_rings || sps < 1024 || sps > (64u << 20) ||
+				  (sps & (sps - 1)) || (srs & (srs - 1)) ||
+				  (uint64_t)srs < 2ull * sps ||
+				  !rr_in_file(h->ev_small_off, h->ev_rings - h->ev_big, srs, st_size)))
+			return rr_fail(err, len, -EBADMSG,
+				       "corrupt header: bad geometry of the small event rings");
 		if (!rr_in_file(h->ev_fifo_off, h->ev_rings, sizeof(struct rip_fifo_cell), st_size) ||
 		    !rr_in_file(h->ev_ctl_off, h->ev_rings, RIP_EVRING_SIZE, st_size) ||
-		    !rr_in_file(h->ev_off, h->ev_rings, rs, st_size))
+		    !rr_in_file(h->ev_off, big, rs, st_size))
 			return rr_fail(err, len, -EBADMSG, "corrupt header: event rings outside the file");
 		if (h->ev_fresh > h->ev_rings)
 			return rr_fail(err, len, -EBADMSG, "corrupt header: %u event rings used of %u",
@@ -558,6 +567,14 @@ int rr_read_slots(struct rr_file *f, struct rr_slots *out, char *err, size_t err
 			continue;
 		}
 		if (d->state == RIP_SLOT_FREE && d->kind == RIP_KIND_NONE && d->index == i)
+			continue;
+		/*
+		 * Taken (fresh moved past it) but not set up yet: librip backs a
+		 * slot and writes its index only after it took it, so a slot still
+		 * all zero is free, not corrupt (live, or a process killed then).
+		 */
+		if (d->gen == 0 && d->state == RIP_SLOT_FREE && d->kind == RIP_KIND_NONE &&
+		    d->index == 0)
 			continue;
 		why = rr_slot_invalid(d, i);
 		if (why) {

@@ -212,12 +212,18 @@ struct rip_file_hdr {
 	uint64_t cats_off;	  /* category names: RIP_CATEGORIES entries */
 	uint64_t ev_fifo_off;	  /* free event-ring queue: ev_rings cells */
 	uint64_t ev_ctl_off;	  /* struct rip_evring [ev_rings] */
-	uint64_t ev_off;	  /* ring data: ev_rings * ev_ring_size bytes */
-	uint32_t ev_rings;	  /* event rings in the pool (0: no events) */
-	uint32_t ev_ring_size;	  /* bytes per ring, a power of two */
-	uint32_t ev_packet_size;  /* bytes per packet, a power of two, <= ev_ring_size */
+	uint64_t ev_off;	  /* data of the big rings: ev_big * ev_ring_size bytes */
+	uint32_t ev_rings;	  /* event rings in the pool, big and small (0: no events) */
+	uint32_t ev_ring_size;	  /* bytes per big ring, a power of two */
+	uint32_t ev_packet_size;  /* bytes per packet of a big ring, a power of two */
 	uint32_t ev_mode;	  /* enum rip_ev_mode */
-	uint8_t pad1[512 - 152];
+	/* rings [ev_big, ev_rings) are small (ev_big 0: every ring is big, as before these) */
+	uint32_t ev_big;	  /* big rings, the first taken */
+	uint32_t ev_small_ring_size;   /* bytes per small ring, a power of two */
+	uint32_t ev_small_packet_size; /* bytes per packet of a small ring */
+	uint32_t pad1a;
+	uint64_t ev_small_off;	  /* data of the small rings */
+	uint8_t pad1[512 - 176];
 
 	/* process: 512 */
 	int32_t pid;
@@ -259,8 +265,10 @@ struct rip_file_hdr {
 	uint32_t types_count;	  /* event types [0, types_count) are valid (release) */
 	uint32_t ev_fresh;	  /* event rings [0, ev_fresh) have been used */
 	uint32_t ev_overflow;	  /* threads that found no free event ring */
-	uint32_t pad9;
-	uint8_t pad10[3328 - 3312];
+	uint32_t ev_consumer;	  /* pid of the consumer of every ring, 0: none (a hint) */
+	uint64_t ev_lost;	  /* events lost with no ring to count them: none free, or
+				     emitted by a signal handler while the thread took one */
+	uint8_t pad10[3328 - 3320];
 	uint64_t ev_fifo_head;	  /* free event-ring queue: next cell to take */
 	uint8_t pad11[56];
 	uint64_t ev_fifo_tail;	  /* free event-ring queue: next cell to fill */
@@ -299,15 +307,15 @@ struct rip_evring {
 	uint64_t stalled;	  /* consumed + 1 when a blocking writer gave up waiting */
 	uint8_t pad0[64 - 48];
 	uint64_t consumed;	  /* packets read by a streaming consumer (release) */
-	uint32_t consumer_pid;	  /* pid of that consumer, 0: none */
+	uint32_t consumer_pid;	  /* unused: the file's ev_consumer names the consumer */
 	uint8_t pad1[64 - 12];
 };
 
 /*
  * The edges of the event-ring protocol, by name: every access to written,
- * consumed and consumer_pid from the writer (lib/events.c) or a consumer
- * (read/evread.c, read/consume.c) goes through these, so that each pair can
- * be found by name.
+ * consumed and the file's ev_consumer from the writer (lib/events.c) or a
+ * consumer (read/evread.c, read/consume.c) goes through these, so that each
+ * pair can be found by name.
  *
  *  - written: the writer counts a packet written after its contents and
  *    header (rip_evring_publish, release); a consumer reads it with
@@ -316,14 +324,16 @@ struct rip_evring {
  *    (rip_evring_consume, release: its reads of the packets come first); the
  *    writer reads it (rip_evring_consumed, acquire) before it reuses a
  *    packet.  In overwrite mode both sides move it with a compare-and-swap.
- *  - consumer_pid: a hint, not a publication.  The writer reads it relaxed
- *    (rip_evring_consumer) only to choose between waiting, dropping and
+ *  - ev_consumer (one word for the whole file, so that a ring taken later
+ *    has the same consumer and a consumer never writes to rings not yet in
+ *    use): a hint, not a publication.  The writer reads it relaxed
+ *    (rip_file_consumer) only to choose between waiting, dropping and
  *    overwriting when its ring is full, and checks that the process is alive
  *    before it waits; no data is read through it.  A consumer that sets it
  *    late loses nothing it had not lost already: packets overwritten before
  *    it attached are counted in discarded either way.  It is set with a
- *    release store (rip_evring_set_consumer) so that a writer that sees the
- *    pid also sees the consumed the consumer started from.
+ *    release store (rip_file_set_consumer) so that a writer that sees the
+ *    pid also sees the consumed words the consumer started from.
  */
 static inline void rip_evring_publish(struct rip_evring *r, uint64_t written)
 {
@@ -345,14 +355,42 @@ static inline uint64_t rip_evring_consumed(const struct rip_evring *r)
 	return __atomic_load_n(&r->consumed, __ATOMIC_ACQUIRE); /* pairs: rip_evring_consume */
 }
 
-static inline void rip_evring_set_consumer(struct rip_evring *r, uint32_t pid)
+static inline void rip_file_set_consumer(struct rip_file_hdr *h, uint32_t pid)
 {
-	__atomic_store_n(&r->consumer_pid, pid, __ATOMIC_RELEASE); /* a hint: see above */
+	__atomic_store_n(&h->ev_consumer, pid, __ATOMIC_RELEASE); /* a hint: see above */
 }
 
-static inline uint32_t rip_evring_consumer(const struct rip_evring *r)
+static inline uint32_t rip_file_consumer(const struct rip_file_hdr *h)
 {
-	return __atomic_load_n(&r->consumer_pid, __ATOMIC_RELAXED); /* a hint: see above */
+	return __atomic_load_n(&h->ev_consumer, __ATOMIC_RELAXED); /* a hint: see above */
+}
+
+/*
+ * Where event ring i is: rings [0, ev_big) are big (ev_ring_size bytes cut
+ * into ev_packet_size packets, from ev_off), the rest small (from
+ * ev_small_off).  A file with ev_big 0 has big rings only.  The caller checks
+ * i < ev_rings; h is a header the reader validated.
+ */
+static inline int rip_evring_is_big(const struct rip_file_hdr *h, uint32_t i)
+{
+	return !h->ev_big || i < h->ev_big;
+}
+
+static inline uint64_t rip_evring_data_off(const struct rip_file_hdr *h, uint32_t i)
+{
+	return rip_evring_is_big(h, i)
+		       ? h->ev_off + (uint64_t)i * h->ev_ring_size
+		       : h->ev_small_off + (uint64_t)(i - h->ev_big) * h->ev_small_ring_size;
+}
+
+static inline uint32_t rip_evring_bytes(const struct rip_file_hdr *h, uint32_t i)
+{
+	return rip_evring_is_big(h, i) ? h->ev_ring_size : h->ev_small_ring_size;
+}
+
+static inline uint32_t rip_evring_packet_bytes(const struct rip_file_hdr *h, uint32_t i)
+{
+	return rip_evring_is_big(h, i) ? h->ev_packet_size : h->ev_small_packet_size;
 }
 
 /* The start of every packet: CTF packet.header then packet.context. */
@@ -432,6 +470,9 @@ RIP_STATIC_ASSERT((RIP_SNAP_DEPTH & (RIP_SNAP_DEPTH - 1)) == 0, "depth power of 
 RIP_STATIC_ASSERT(sizeof(struct rip_fifo_cell) == 16, "fifo cell");
 RIP_STATIC_ASSERT(sizeof(struct rip_module) == RIP_MODULE_SIZE, "module size");
 RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, ev_mode) == 148, "event geometry");
+RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, ev_small_off) == 168, "small rings");
+RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, ev_consumer) == 3308, "consumer");
+RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, ev_lost) == 3312, "events lost");
 RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, types_count) == 3296, "types count");
 RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, ev_fifo_head) == 3328, "ev fifo head");
 RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, ev_fifo_tail) == 3392, "ev fifo tail");

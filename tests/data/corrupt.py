@@ -20,6 +20,8 @@ HDR = {
     "file_size": (32, "<Q"), "slot_count": (52, "<I"), "fifo_off": (64, "<Q"),
     "mod_off": (72, "<Q"), "mod_cap": (84, "<I"), "clock_kind": (1536, "<I"),
     "clock_hz": (1544, "<Q"), "fresh": (3072, "<I"), "mod_count": (3264, "<I"),
+    "ev_rings": (136, "<I"), "ev_big": (152, "<I"), "ev_small_packet_size": (160, "<I"),
+    "ev_small_off": (168, "<Q"),
 }
 
 
@@ -99,6 +101,17 @@ def named(src, outdir):
     b = bytearray(orig)
     put(b, "hdr_size", 8192)
     write(outdir, "hdr-size", b, "layout")
+    # the small event rings past the big ones (the source file has some)
+    assert get(orig, "ev_big"), "the source file has no small event rings"
+    b = bytearray(orig)
+    put(b, "ev_big", get(b, "ev_rings"))
+    write(outdir, "ev-big-over", b, "small event rings")
+    b = bytearray(orig)
+    put(b, "ev_small_packet_size", 5000)
+    write(outdir, "small-packet-odd", b, "small event rings")
+    b = bytearray(orig)
+    put(b, "ev_small_off", (1 << 64) - 4096)
+    write(outdir, "small-off-wrap", b, "small event rings")
 
 
 def flips(src, outdir, n, seed):

@@ -6,7 +6,8 @@
 # by tests/data/corrupt.py: truncated (0, 100, 4095 bytes, half, header
 # only), wrong or zero magic, a newer format version, the other byte order,
 # absurd counts and offsets (slot_count 0xffffffff, mod_count huge, fresh
-# over slot_count, offsets that wrap).  Each must give exit 1 and exactly one
+# over slot_count, offsets that wrap, small event rings that do not fit).
+# Each must give exit 1 and exactly one
 # error line that names the problem, from rip and from the ASan/UBSan build.
 # Then 300 copies with one random bit flipped each (header and used slots):
 # the ASan rip must exit 0 or 1, never die of a signal, and print no
@@ -21,7 +22,9 @@ flips=${CORRUPT_FLIPS:-300}
 seed=${CORRUPT_SEED:-1}
 
 src=$TEST_TMP/good.ring
-RIP_RING=$src "$prog" || die "snapper failed"
+# a small file (few slots, few small event rings) so that the copies stay cheap,
+# with both kinds of event ring
+RIP_SLOTS=4096 RIP_EVENT_SMALL_RINGS=64 RIP_RING=$src "$prog" || die "snapper failed"
 [ -s "$src" ] || die "snapper with RIP_RING=$src made no file"
 expect_status 0 "rip ps on the intact file" "$RIP" ps "$src"
 grep -q snapper_work "$TEST_TMP/out" || fail "intact file: snapper_work not shown"

@@ -15,7 +15,8 @@ need_bin "$prog" "$RIP" "$RIP_ASAN"
 command -v python3 >/dev/null || skip "python3 is needed to damage the files"
 flips=${CORRUPT_FLIPS:-60}
 
-ring=$("$prog" fill 300) || die "dumpprog fill failed"
+# a small file (few slots, few small event rings): every damaged copy is a copy of it
+ring=$(RIP_SLOTS=4096 RIP_EVENT_SMALL_RINGS=64 "$prog" fill 300) || die "dumpprog fill failed"
 [ -s "$ring" ] || die "dumpprog made no ring file ($ring)"
 expect_status 0 "intact ring" "$RIP" dump "$ring"
 grep -q '^300 events, 1 streams, 0 discarded/overwritten, 0 packets lost$' "$TEST_TMP/out" ||

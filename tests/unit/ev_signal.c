@@ -129,7 +129,12 @@ int main(void)
 			T_EQ(pk[i].hdr.packet_seq_num, pk[i - 1].hdr.packet_seq_num + 1);
 		decoded += (uint64_t)k;
 	}
-	discarded = n ? pk[n - 1].hdr.events_discarded : 0;
+	/*
+	 * The ring's count, and the file's for what was emitted while the thread
+	 * had no ring yet (a signal during its first event's ring take).
+	 */
+	discarded = (n ? pk[n - 1].hdr.events_discarded : 0) +
+		    __atomic_load_n(&((const struct rip_file_hdr *)f.map)->ev_lost, __ATOMIC_RELAXED);
 	printf("%zu packets, %llu events decoded (%llu main, %llu sig, %llu str), %llu discarded\n",
 	       n, (unsigned long long)decoded, (unsigned long long)c.main_seen,
 	       (unsigned long long)c.sig_seen, (unsigned long long)c.str_seen,

@@ -1,17 +1,20 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Description: the ring file itself.  Created mode 0600 with its space
- * reserved (st_blocks * 512 >= size) and the size the header says; a second
+ * Description: the ring file itself.  Created mode 0600, the size the
+ * header says, with the header and queues backed at once; a second
  * rip_ring_open in the same process is -EALREADY; a path that exists is
  * -EEXIST and the file is left as it was; a symlink at the path is not
  * followed (an error, the target untouched); bad options are -EINVAL.  On a
  * full tmpfs (a 1 MiB one mounted in TEST_TMP: needs root, skipped with a
  * note otherwise) opening a ring too big for it is -ENOSPC, with no SIGBUS
- * and no file left behind.  Each case runs in a child process of its own,
+ * and no file left behind; slots are backed as they are first taken, and
+ * threads whose slot cannot be backed run untraced and are counted, never
+ * a SIGBUS.  Each case runs in a child process of its own,
  * since a process has one ring.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -34,6 +37,17 @@ static int open_at(const char *path, uint32_t slots)
 	return rip_ring_open(&o);
 }
 
+static pthread_barrier_t snap_barrier;
+
+/* Snap, then stay until every thread has snapped: all hold their slot at once. */
+static void *snap_thread(void *arg)
+{
+	for (int i = 0; i < 100; i++)
+		rip_snap();
+	pthread_barrier_wait(&snap_barrier);
+	return arg;
+}
+
 static void case_basic(void)
 {
 	char path[PATH_MAX], back[PATH_MAX], err[RR_ERR_MAX];
@@ -45,7 +59,8 @@ static void case_basic(void)
 	T_EQ(stat(path, &st), 0);
 	T_EQ(st.st_mode & 07777, 0600);
 	T_CHECK(S_ISREG(st.st_mode));
-	T_CHECK((long long)st.st_blocks * 512 >= (long long)st.st_size);
+	/* backed at once: the header and the queues; slots and rings as they are first used */
+	T_CHECK((long long)st.st_blocks * 512 >= RIP_HDR_SIZE);
 	T_EQ(rip_ring_path(back, sizeof(back)), 0);
 	T_STREQ(back, path);
 	T_EQ(rip_ring_path(back, 4), -ERANGE);
@@ -148,9 +163,40 @@ static void case_full_tmpfs(void)
 	T_EQ(open_at(path, 100000), -ENOSPC);
 	T_CHECK(stat(path, &st) != 0);
 	/* a ring that fits still works there, and snaps do not fault */
-	T_EQ(open_at(probe, 8), 0);
+	T_EQ(open_at(probe, 64), 0);
 	for (int i = 0; i < 100; i++)
 		rip_snap();
+	/*
+	 * Fill the tmpfs: slots are backed a page (8 slots) at a time as they
+	 * are first taken, so of 20 threads that come now, 7 get the rest of
+	 * the main thread's page and 13 find none that can be backed.  Those
+	 * run untraced (no SIGBUS), and each is counted in overflow.
+	 */
+	{
+		char fill[PATH_MAX + 8], err[RR_ERR_MAX];
+		static char block[4096];
+		struct rr_file f;
+		pthread_t t[20];
+		int fd;
+
+		snprintf(fill, sizeof(fill), "%s/fill", dir);
+		fd = open(fill, O_WRONLY | O_CREAT | O_EXCL, 0600);
+		T_CHECK(fd >= 0);
+		while (fd >= 0 && write(fd, block, sizeof(block)) == (ssize_t)sizeof(block))
+			;
+		pthread_barrier_init(&snap_barrier, NULL, 20);
+		for (int i = 0; i < 20; i++)
+			T_EQ(pthread_create(&t[i], NULL, snap_thread, NULL), 0);
+		for (int i = 0; i < 20; i++)
+			pthread_join(t[i], NULL);
+		T_EQ(rr_open(probe, &f, err, sizeof(err)), 0);
+		T_EQ(__atomic_load_n(&((const struct rip_file_hdr *)f.map)->overflow,
+				     __ATOMIC_RELAXED),
+		     13);
+		rr_close(&f);
+		if (fd >= 0)
+			close(fd);
+	}
 	rip_ring_close();
 	umount2(dir, MNT_DETACH);
 }

@@ -1,0 +1,87 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+#
+# Description: thousands of threads, end to end, with the default settings.
+# - 2,000 live threads x 100 events under rip run: babeltrace2 counts
+#   exactly 200,000 events, and rip dump's summary says the same, nothing
+#   lost.
+# - rip run --mem on 1,000 and 3,000 live threads that each leak one
+#   100-byte block from leak_once(): rip leaks --json reports exactly N
+#   blocks and N x 100 bytes there, and no free of a block never seen.
+# - 10,000 live threads in flight-recorder mode (RIP_RING), every one with
+#   a ring, ten of them wrapping theirs: the ring file takes at most 256 MiB
+#   of tmpfs; after SIGKILL, rip snapshot's events plus the events it says
+#   were overwritten add up to what was emitted, and babeltrace2 reads the
+#   snapshot and counts as many events as rip snapshot kept.
+. tests/data/common.sh
+prog=$BUILD/tests/integ/manythreads
+need_bin "$prog" "$RIP"
+command -v babeltrace2 >/dev/null || die "babeltrace2 is missing: make check installs it"
+command -v python3 >/dev/null || die "python3 is missing: make check installs it"
+
+# ---- 2,000 threads x 100 events: every one recorded ----
+expect_status 0 "rip run, 2000 threads" "$RIP" run -q -o "$TEST_TMP/ev" -- "$prog" events 2000 100
+grep -q '^emitted 200000$' "$TEST_TMP/out" || fail "events: the program did not emit 200000"
+n=$(babeltrace2 "$TEST_TMP/ev" 2>"$TEST_TMP/bt.err" | grep -c ' test:tick: ')
+[ "$n" = 200000 ] || fail "events: babeltrace2 counts $n test:tick events, want 200000"
+expect_status 0 "rip dump" "$RIP" dump "$TEST_TMP/ev"
+tail -n 1 "$TEST_TMP/out" | grep -q '^200000 events, 2000 streams, 0 discarded/overwritten, 0 packets lost' ||
+	fail "events: rip dump says $(tail -n 1 "$TEST_TMP/out")"
+
+# ---- 1,000 and 3,000 threads, one leak each ----
+for n in 1000 3000; do
+	expect_status 0 "rip run --mem, $n threads" "$RIP" run --mem -q -o "$TEST_TMP/leak$n" -- \
+		"$prog" leak "$n" 20
+	grep -q "^emitted $n$" "$TEST_TMP/out" || fail "leak $n: the program did not finish"
+	expect_status 0 "rip leaks, $n threads" "$RIP" leaks --json "$TEST_TMP/leak$n"
+	python3 - "$TEST_TMP/out" "$n" <<'PY' || fail "leak $n: rip leaks is not exactly N blocks at leak_once"
+import json, sys
+r = json.load(open(sys.argv[1]))
+n = int(sys.argv[2])
+at = [g for g in r["leaks"] if g["resource"] == "mem" and g["stack"] and
+      g["stack"][0]["function"] == "leak_once"]
+assert len(at) == 1, ("groups at leak_once", len(at))
+assert (at[0]["count"], at[0]["bytes"]) == (n, 100 * n), (at[0]["count"], at[0]["bytes"])
+t = r["totals"]["mem"]
+assert t["released_unseen"] == 0, ("frees of blocks never seen", t)
+assert r["complete"] and r["discarded"] == 0 and r["lost_packets"] == 0, "incomplete"
+PY
+done
+
+# ---- 10,000 threads, flight recorder, killed ----
+rings=$TEST_TMP/rings
+mkdir -p "$rings"
+RIP_RING=$rings/ "$prog" wide 10000 5000 wait >"$TEST_TMP/fr.out" 2>"$TEST_TMP/fr.err" &
+pid=$!
+T_PIDS="$T_PIDS $pid"
+i=0
+while ! grep -q '^ready$' "$TEST_TMP/fr.out" 2>/dev/null && [ $i -lt 1200 ]; do
+	kill -0 "$pid" 2>/dev/null || break
+	sleep 0.1
+	i=$((i + 1))
+done
+grep -q '^ready$' "$TEST_TMP/fr.out" || die "flight recorder: 10000 threads never got ready: $(cat "$TEST_TMP/fr.err")"
+ring=$(find "$rings" -name "rip-$pid-*.ring" | head -n 1)
+[ -n "$ring" ] || die "flight recorder: no ring file"
+kb=$(du -k "$ring" | cut -f1)
+[ "$kb" -le 262144 ] || fail "flight recorder: the ring file takes $kb KiB of tmpfs, more than 256 MiB"
+echo "10000 threads: the ring file takes $kb KiB of tmpfs"
+kill -9 "$pid"
+wait "$pid" 2>/dev/null
+expect_status 0 "rip snapshot after SIGKILL" "$RIP" snapshot -o "$TEST_TMP/snap" "$ring"
+summary=$(grep ' events, ' "$TEST_TMP/out" | head -n 1)
+python3 - "$summary" <<'PY' || fail "flight recorder: events and losses do not add up: $summary"
+import re, sys
+m = re.search(r": (\d+) events, .*; (\d+) events lost", sys.argv[1])
+assert m, sys.argv[1]
+kept, lost = int(m.group(1)), int(m.group(2))
+assert kept + lost == 10 * 5000 + 9990, (kept, lost, kept + lost)
+assert lost > 0, "no ring wrapped: the test does not test overwriting"
+print(kept)
+PY
+kept=$(python3 -c 'import re, sys; print(re.search(r": (\d+) events, ", sys.argv[1]).group(1))' "$summary")
+babeltrace2 "$TEST_TMP/snap" -c sink.utils.counter >"$TEST_TMP/counter" 2>"$TEST_TMP/bt.err" ||
+	fail "flight recorder: babeltrace2 cannot read the snapshot: $(head -n 3 "$TEST_TMP/bt.err")"
+grep -Eq "^ *$kept Event messages" "$TEST_TMP/counter" ||
+	fail "flight recorder: babeltrace2 counts $(grep 'Event messages' "$TEST_TMP/counter"), rip snapshot $kept"
+t_done
