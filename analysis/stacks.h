@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * analysis/stacks.h - small pieces the commands that fold backtraces share:
- * a u64-keyed hash table (live blocks by address, descriptors by number,
- * totals by backtrace id), the rip:bt definitions of a trace kept by id,
- * and a symbolizer loaded with the source's module map that names one
- * return address as a flame-graph frame ("func", "module+0xoff", "0xaddr").
+ * a u64-keyed table of two values on the hash table of hmap.h (live blocks
+ * by address, descriptors by number, totals by backtrace id), the rip:bt
+ * definitions of a trace kept by id, and a symbolizer loaded with the
+ * source's module map that names one return address as a flame-graph frame
+ * ("func", "module+0xoff", "0xaddr").
  *
  * rip:bt definitions are collected as the events go by and looked up only
  * at the end: a stack is defined once per process, in whichever thread's
@@ -19,6 +20,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "analysis/hmap.h"
 #include "read/evsource.h"
 
 struct rip_sym;
@@ -26,23 +28,38 @@ struct rip_sym;
 /* An entry of a stk_map: key, two values of the user's. */
 struct stk_ent {
 	uint64_t key;
-	uint64_t a, b;
 	bool used;
+	uint64_t a, b;
 };
+HMAP_SLOT_CHECK(struct stk_ent);
 
-/* Open addressing, linear probing, deletion by backward shift (no tombstones). */
+/* A hmap (analysis/hmap.h) of stk_ent: m.v[i] for i < m.cap walks every slot. */
 struct stk_map {
-	struct stk_ent *v;
-	size_t cap, n;
+	HMAP_OF(struct stk_ent);
 };
 
 /* The entry of key, or NULL. */
-struct stk_ent *stk_map_find(const struct stk_map *m, uint64_t key);
+static inline struct stk_ent *stk_map_find(const struct stk_map *m, uint64_t key)
+{
+	return hmap_find(&m->h, sizeof(struct stk_ent), key);
+}
+
 /* The entry of key, made (values 0, *fresh true) when new; NULL when out of memory. */
-struct stk_ent *stk_map_get(struct stk_map *m, uint64_t key, bool *fresh);
+static inline struct stk_ent *stk_map_get(struct stk_map *m, uint64_t key, bool *fresh)
+{
+	return hmap_get(&m->h, sizeof(struct stk_ent), key, fresh);
+}
+
 /* Remove e (from stk_map_find or stk_map_get). */
-void stk_map_del(struct stk_map *m, struct stk_ent *e);
-void stk_map_free(struct stk_map *m);
+static inline void stk_map_del(struct stk_map *m, struct stk_ent *e)
+{
+	hmap_del(&m->h, sizeof(*e), e);
+}
+
+static inline void stk_map_free(struct stk_map *m)
+{
+	hmap_free(&m->h);
+}
 
 /* Backtrace definitions by id. */
 struct stk_bts {
