@@ -28,6 +28,7 @@
 #include <rip/resource.h>
 
 #include "analysis/leaks.h"
+#include "analysis/roles.h"
 #include "analysis/stacks.h"
 
 /* ---- kinds ------------------------------------------------------------------------- */
@@ -114,37 +115,6 @@ const char *lk_res_name(enum lk_res r)
 
 	return r < LK_NRES ? names[r] : "?";
 }
-
-/* ---- the event types we read --------------------------------------------------------- */
-
-enum lk_role {
-	LK_NONE,
-	LK_BT,
-	LK_MEM_ALLOC,
-	LK_MEM_FREE,
-	LK_MEM_REALLOC,
-	LK_FD_OPEN,
-	LK_FD_CLOSE,
-	LK_SHM_CREATE,
-	LK_SHM_ATTACH,
-	LK_SHM_DETACH,
-	LK_SHM_REMOVE,
-	LK_NROLES,
-};
-
-/* The fields of rip/resource.h each role needs (see stk_roles_bind). */
-static const struct stk_role lk_specs[LK_NROLES] = {
-	[LK_BT] = { "rip:bt", { "id", "@frames" } },
-	[LK_MEM_ALLOC] = { "mem:alloc", { "addr", "size", "bt", "kind" } },
-	[LK_MEM_FREE] = { "mem:free", { "addr", "bt", "kind" } },
-	[LK_MEM_REALLOC] = { "mem:realloc", { "old", "addr", "size", "bt" } },
-	[LK_FD_OPEN] = { "fd:open", { "fd", "bt", "kind", "$path" } },
-	[LK_FD_CLOSE] = { "fd:close", { "fd", "bt", "kind" } },
-	[LK_SHM_CREATE] = { "shm:create", { "id", "size", "bt", "kind", "$name" } },
-	[LK_SHM_ATTACH] = { "shm:attach", { "addr", "size", "id", "bt", "kind" } },
-	[LK_SHM_DETACH] = { "shm:detach", { "addr", "size", "bt", "kind" } },
-	[LK_SHM_REMOVE] = { "shm:remove", { "id", "bt", "kind", "$name" } },
-};
 
 /* ---- tables of live things ----------------------------------------------------------- */
 
@@ -304,7 +274,7 @@ struct lk_btent {
 };
 
 struct lk_priv {
-	struct stk_roles r; /* our types by id, and where their fields are */
+	struct role_map r; /* our types by id, and where their fields are */
 	struct lk_tab tab[LK_NRES];
 	struct lk_btent *bts;
 	size_t btcap, nbts;
@@ -346,7 +316,7 @@ static int lk_bt_grow(struct lk_priv *p)
 static int lk_bt_define(struct lk *lk, const struct evs_event *e)
 {
 	struct lk_priv *p = lk->p;
-	uint32_t id = (uint32_t)evs_val(e, p->r.fi[e->type->id][0]), n = e->narr;
+	uint32_t id = (uint32_t)role_val(&p->r, e, ROLE_BT_ID), n = e->narr;
 	struct lk_btent *b;
 
 	lk->bt_defs++;
@@ -456,34 +426,13 @@ static int lk_fail(char *err, size_t len, int code, const char *fmt, ...)
 static int lk_types(struct lk *lk, const struct ev_types *types, char *err, size_t errlen)
 {
 	struct lk_priv *p = lk->p;
-	int ret = stk_roles_bind(&p->r, types, lk_specs, LK_NROLES, err, errlen);
+	int ret = role_bind(&p->r, types, err, errlen);
 
-	for (uint32_t id = 0; id < EV_MAX_TYPES; id++)
-		if (p->r.role[id] && p->r.role[id] != LK_BT)
-			lk->has_types = true;
+	lk->has_types = role_has_resources(&p->r);
 	return ret;
 }
 
 /* ---- the pass ------------------------------------------------------------------------ */
-
-#define F(k) evs_val(e, fi[k])
-
-static uint64_t lk_name_key(const char *name)
-{
-	uint64_t h = 0xcbf29ce484222325ull;
-
-	for (const unsigned char *s = (const unsigned char *)name; *s; s++)
-		h = (h ^ *s) * 0x100000001b3ull;
-	return (h << 1) | 1;
-}
-
-/* The key of a segment: shmget ids as they are, shm_open names hashed. */
-static uint64_t lk_seg_key(uint64_t kind, int64_t id, const char *name)
-{
-	if ((kind == RIP_SHM_OPEN || kind == RIP_SHM_UNLINK) && name && *name)
-		return lk_name_key(name);
-	return (uint64_t)id << 1;
-}
 
 /* Is a resource made by tid at ns one the options ask for? */
 static bool lk_wanted(const struct lk *lk, int32_t tid, int64_t ns)
@@ -495,11 +444,11 @@ static bool lk_wanted(const struct lk *lk, int32_t tid, int64_t ns)
 	return !lk->o.time_range || (rel >= lk->o.from_ns && rel < lk->o.to_ns);
 }
 
-static int lk_make(struct lk *lk, enum lk_res r, uint64_t key, uint64_t size, uint32_t bt,
-		   uint64_t kind, const struct evs_event *e, const char *name)
+static int lk_make(struct lk *lk, enum lk_res r, const struct role_res *d,
+		   const struct evs_event *e, const char *name)
 {
 	struct lk_obj o = {
-		.key = key, .size = size, .ns = e->ns, .bt = bt, .kind = (uint16_t)kind,
+		.key = d->key, .size = d->size, .ns = e->ns, .bt = d->bt, .kind = (uint16_t)d->kind,
 		.used = lk_wanted(lk, e->tid, e->ns) ? LK_IN : LK_OUT,
 	};
 	int ret = lk_tab_put(&lk->p->tab[r], &o, name);
@@ -522,69 +471,67 @@ static void lk_release(struct lk *lk, enum lk_res r, uint64_t key)
 
 static int lk_event(struct lk *lk, const struct evs_event *e)
 {
-	const uint8_t *fi = lk->p->r.fi[e->type->id];
-	int role = lk->p->r.role[e->type->id];
+	int role = role_of(&lk->p->r, e);
+	struct role_res d;
 
-	if (role == LK_NONE)
-		return 0;
-	if (role == LK_BT)
+	if (role == ROLE_BT)
 		return lk_bt_define(lk, e);
+	if (!role_is_resource(role))
+		return 0;
 	lk->res_events++;
+	role_decode(&lk->p->r, e, role, &d);
 	switch (role) {
-	case LK_MEM_ALLOC:
-		if (!F(0)) {
+	case ROLE_MEM_ALLOC:
+		if (!d.key) {
 			lk->failed_allocs++;
 			return 0;
 		}
-		return lk_make(lk, LK_MEM, F(0), F(1), (uint32_t)F(2), F(3), e, NULL);
-	case LK_MEM_FREE:
-		if (F(0))
-			lk_release(lk, LK_MEM, F(0));
+		return lk_make(lk, LK_MEM, &d, e, NULL);
+	case ROLE_MEM_FREE:
+		if (d.key)
+			lk_release(lk, LK_MEM, d.key);
 		return 0;
-	case LK_MEM_REALLOC:
+	case ROLE_MEM_REALLOC:
 		/* old 0: an allocation; size 0 and addr 0: a free of old */
-		if (F(0))
-			lk_release(lk, LK_MEM, F(0));
-		if (!F(1)) {
-			if (F(2))
+		if (d.old)
+			lk_release(lk, LK_MEM, d.old);
+		if (!d.key) {
+			if (d.size)
 				lk->failed_allocs++;
 			return 0;
 		}
-		return lk_make(lk, LK_MEM, F(1), F(2), (uint32_t)F(3), RIP_MEM_REALLOC, e, NULL);
-	case LK_FD_OPEN:
-		if ((int64_t)F(0) < 0) {
+		return lk_make(lk, LK_MEM, &d, e, NULL);
+	case ROLE_FD_OPEN:
+		if ((int64_t)d.key < 0) {
 			lk->bad_events++;
 			return 0;
 		}
-		return lk_make(lk, LK_FD, F(0), 0, (uint32_t)F(1), F(2), e, e->str);
-	case LK_FD_CLOSE:
-		if ((int64_t)F(0) >= 0)
-			lk_release(lk, LK_FD, F(0));
+		return lk_make(lk, LK_FD, &d, e, d.name);
+	case ROLE_FD_CLOSE:
+		if ((int64_t)d.key >= 0)
+			lk_release(lk, LK_FD, d.key);
 		else
 			lk->bad_events++;
 		return 0;
-	case LK_SHM_CREATE:
-		if (F(3) == RIP_SHM_MEMFD)
+	case ROLE_SHM_CREATE:
+		if (d.kind == RIP_SHM_MEMFD)
 			return 0; /* lives as long as its descriptor and mappings: tracked there */
-		return lk_make(lk, LK_SHM, lk_seg_key(F(3), (int64_t)F(0), e->str), F(1),
-			       (uint32_t)F(2), F(3), e, e->str && *e->str ? e->str : NULL);
-	case LK_SHM_REMOVE:
-		lk_release(lk, LK_SHM, lk_seg_key(F(2), (int64_t)F(0), e->str));
+		return lk_make(lk, LK_SHM, &d, e, d.name && *d.name ? d.name : NULL);
+	case ROLE_SHM_REMOVE:
+		lk_release(lk, LK_SHM, d.key);
 		return 0;
-	case LK_SHM_ATTACH:
-		if (!F(0)) {
+	case ROLE_SHM_ATTACH:
+		if (!d.key) {
 			lk->bad_events++;
 			return 0;
 		}
-		return lk_make(lk, LK_SHM_MAP, F(0), F(1), (uint32_t)F(3), F(4), e, NULL);
-	case LK_SHM_DETACH:
-		lk_release(lk, LK_SHM_MAP, F(0));
+		return lk_make(lk, LK_SHM_MAP, &d, e, NULL);
+	case ROLE_SHM_DETACH:
+		lk_release(lk, LK_SHM_MAP, d.key);
 		return 0;
 	}
 	return 0;
 }
-
-#undef F
 
 /* ---- grouping ------------------------------------------------------------------------ */
 

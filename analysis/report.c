@@ -26,38 +26,8 @@
 #include <rip/resource.h>
 
 #include "analysis/report.h"
+#include "analysis/roles.h"
 #include "analysis/stacks.h"
-
-/* ---- the event types ------------------------------------------------------------------ */
-
-enum rp_role {
-	RP_NONE,
-	RP_BT,
-	RP_ALLOC,
-	RP_FREE,
-	RP_REALLOC,
-	RP_OPEN,
-	RP_CLOSE,
-	RP_SHM_CREATE,
-	RP_SHM_ATTACH,
-	RP_SHM_DETACH,
-	RP_SHM_REMOVE,
-	RP_NROLES,
-};
-
-/* Fields each role reads, in order: '$' a string, '@' a u64 array, else an integer. */
-static const struct stk_role rp_specs[RP_NROLES] = {
-	[RP_BT] = { "rip:bt", { "id", "@frames" } },
-	[RP_ALLOC] = { "mem:alloc", { "addr", "size", "bt", "kind" } },
-	[RP_FREE] = { "mem:free", { "addr" } },
-	[RP_REALLOC] = { "mem:realloc", { "old", "addr", "size", "bt" } },
-	[RP_OPEN] = { "fd:open", { "fd", "kind" } },
-	[RP_CLOSE] = { "fd:close", { "fd" } },
-	[RP_SHM_CREATE] = { "shm:create", { "id", "size", "kind", "$name" } },
-	[RP_SHM_ATTACH] = { "shm:attach", { "addr", "size" } },
-	[RP_SHM_DETACH] = { "shm:detach", { "addr" } },
-	[RP_SHM_REMOVE] = { "shm:remove", { "id", "kind", "$name" } },
-};
 
 /* ---- tables --------------------------------------------------------------------------- */
 
@@ -87,7 +57,7 @@ struct rp_btent {
 };
 
 struct rp_priv {
-	struct stk_roles r; /* our types by id, and where their fields are */
+	struct role_map r; /* our types by id, and where their fields are */
 	struct rp_tab blocks, fds, segs, maps;
 	struct rp_idx site_idx, thread_idx, bt_idx;
 	uint32_t *site_fast;	 /* backtrace id -> site index + 1, for ids < RP_SITE_FAST_MAX */
@@ -606,22 +576,9 @@ static void rp_fd_close(struct rp *rp, int64_t fd)
 	rp_tab_del(&rp->p->fds, o);
 }
 
-/* Segments: shm_open ones by name, shmget ones by id. */
-static uint64_t rp_seg_key(uint64_t kind, int64_t id, const char *name)
-{
-	uint64_t h = 0xcbf29ce484222325ull;
-
-	if (kind != RIP_SHM_OPEN && kind != RIP_SHM_UNLINK)
-		return (uint64_t)id << 1;
-	for (const unsigned char *c = (const unsigned char *)(name ? name : ""); *c; c++)
-		h = (h ^ *c) * 0x100000001b3ull;
-	return h | 1;
-}
-
-static int rp_shm_create(struct rp *rp, int64_t id, uint64_t size, uint64_t kind, const char *name)
+static int rp_shm_create(struct rp *rp, uint64_t key, uint64_t size, uint64_t kind)
 {
 	struct rp_shm *m = &rp->shm;
-	uint64_t key = rp_seg_key(kind, id, name);
 	struct rp_ent *o;
 
 	if (kind == RIP_SHM_MEMFD) {
@@ -640,9 +597,9 @@ static int rp_shm_create(struct rp *rp, int64_t id, uint64_t size, uint64_t kind
 	return 0;
 }
 
-static void rp_shm_remove(struct rp *rp, int64_t id, uint64_t kind, const char *name)
+static void rp_shm_remove(struct rp *rp, uint64_t key)
 {
-	struct rp_ent *o = rp_tab_find(&rp->p->segs, rp_seg_key(kind, id, name));
+	struct rp_ent *o = rp_tab_find(&rp->p->segs, key);
 
 	if (!o) {
 		rp->shm.removed_unseen++;
@@ -703,91 +660,82 @@ static int rp_fail(char *err, size_t len, int code, const char *fmt, ...)
 static int rp_types(struct rp *rp, const struct ev_types *types, char *err, size_t errlen)
 {
 	struct rp_priv *p = rp->p;
-	int ret = stk_roles_bind(&p->r, types, rp_specs, RP_NROLES, err, errlen);
+	int ret = role_bind(&p->r, types, err, errlen);
 
-	for (uint32_t id = 0; id < EV_MAX_TYPES; id++)
-		if (p->r.role[id] && p->r.role[id] != RP_BT)
-			rp->has_types = true;
+	rp->has_types = role_has_resources(&p->r);
 	return ret;
 }
 
-#define F(k) evs_val(e, fi[k])
-
-static int rp_mem_event(struct rp *rp, const struct evs_event *e, const uint8_t *fi, int role)
+static int rp_mem_event(struct rp *rp, const struct evs_event *e, const struct role_res *d)
 {
 	struct rp_thread *t;
 
-	switch (role) {
-	case RP_ALLOC:
-		if (!F(0)) {
-			rp->failed++;
-			return 0;
-		}
-		t = rp_thread(rp, e->tid);
-		return t ? rp_alloc(rp, e, F(0), F(1), (uint32_t)F(2), t) : -ENOMEM;
-	case RP_FREE:
-		t = rp_thread(rp, e->tid);
-		if (!t)
-			return -ENOMEM;
-		rp_free_addr(rp, e, F(0), t);
+	if (d->role == ROLE_MEM_ALLOC && !d->key) {
+		rp->failed++;
 		return 0;
-	case RP_REALLOC:
+	}
+	t = rp_thread(rp, e->tid);
+	if (!t)
+		return -ENOMEM;
+	switch (d->role) {
+	case ROLE_MEM_ALLOC:
+		return rp_alloc(rp, e, d->key, d->size, d->bt, t);
+	case ROLE_MEM_FREE:
+		rp_free_addr(rp, e, d->key, t);
+		return 0;
+	case ROLE_MEM_REALLOC:
 		/* old 0: an allocation; addr 0 and size 0: a free of old; addr 0: failed */
-		t = rp_thread(rp, e->tid);
-		if (!t)
-			return -ENOMEM;
-		if (!F(1) && F(2)) {
+		if (!d->key && d->size) {
 			rp->failed++;
 			return 0;
 		}
-		rp_free_addr(rp, e, F(0), t);
-		if (!F(1))
+		rp_free_addr(rp, e, d->old, t);
+		if (!d->key)
 			return 0;
 		rp->reallocs++;
-		return rp_alloc(rp, e, F(1), F(2), (uint32_t)F(3), t);
+		return rp_alloc(rp, e, d->key, d->size, d->bt, t);
 	}
 	return 0;
 }
 
 static int rp_event(struct rp *rp, const struct evs_event *e)
 {
-	const uint8_t *fi = rp->p->r.fi[e->type->id];
-	int role = rp->p->r.role[e->type->id];
-	int ret;
+	int role = role_of(&rp->p->r, e), ret;
+	struct role_res d;
 
-	if (role == RP_NONE)
+	if (role == ROLE_BT)
+		return rp_bt_define(rp, e, (uint32_t)role_val(&rp->p->r, e, ROLE_BT_ID));
+	if (!role_is_resource(role))
 		return 0;
-	if (role == RP_BT)
-		return rp_bt_define(rp, e, (uint32_t)F(0));
 	rp->res_events++;
-	if (role == RP_ALLOC || role == RP_FREE || role == RP_REALLOC) {
+	role_decode(&rp->p->r, e, role, &d);
+	switch (role) {
+	case ROLE_MEM_ALLOC:
+	case ROLE_MEM_FREE:
+	case ROLE_MEM_REALLOC:
 		rp->p->pt = rp_point_at(rp, e->ns);
-		ret = rp_mem_event(rp, e, fi, role);
+		ret = rp_mem_event(rp, e, &d);
 		if (!ret)
 			rp_sample(rp, rp->p->pt);
 		return ret;
-	}
-	switch (role) {
-	case RP_OPEN:
-		return rp_fd_open(rp, (int64_t)F(0), F(1));
-	case RP_CLOSE:
-		rp_fd_close(rp, (int64_t)F(0));
+	case ROLE_FD_OPEN:
+		return rp_fd_open(rp, (int64_t)d.key, d.kind);
+	case ROLE_FD_CLOSE:
+		rp_fd_close(rp, (int64_t)d.key);
 		return 0;
-	case RP_SHM_CREATE:
-		return rp_shm_create(rp, (int64_t)F(0), F(1), F(2), e->str);
-	case RP_SHM_REMOVE:
-		rp_shm_remove(rp, (int64_t)F(0), F(1), e->str);
+	case ROLE_SHM_CREATE:
+		return rp_shm_create(rp, d.key, d.size, d.kind);
+	case ROLE_SHM_REMOVE:
+		rp_shm_remove(rp, d.key);
 		return 0;
-	case RP_SHM_ATTACH:
-		return rp_shm_attach(rp, F(0), F(1));
-	case RP_SHM_DETACH:
-		rp_shm_detach(rp, F(0));
+	case ROLE_SHM_ATTACH:
+		return rp_shm_attach(rp, d.key, d.size);
+	case ROLE_SHM_DETACH:
+		rp_shm_detach(rp, d.key);
 		return 0;
 	}
 	return 0;
 }
-
-#undef F
 
 static void rp_finish(struct rp *rp)
 {

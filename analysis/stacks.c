@@ -104,54 +104,6 @@ int stk_sym_open(struct evs *s, const char *sysroot, const char *debug_dir,
 	return 0;
 }
 
-/* ---- event types by role ------------------------------------------------------------- */
-
-int stk_roles_bind(struct stk_roles *r, const struct ev_types *types,
-		   const struct stk_role *specs, int n, char *err, size_t errlen)
-{
-	memset(r, 0, sizeof(*r));
-	for (uint32_t id = 0; id < EV_MAX_TYPES; id++) {
-		const struct ev_type *t = &types->t[id];
-		int role = 0;
-
-		if (!t->valid)
-			continue;
-		for (int k = 1; k < n; k++)
-			if (!strcmp(t->name, specs[k].name))
-				role = k;
-		if (!role)
-			continue;
-		for (unsigned k = 0; k < STK_ROLE_MAXF && specs[role].fields[k]; k++) {
-			const char *want = specs[role].fields[k];
-			uint32_t wty = *want == '$' ? RIP_FT_STRING
-				       : *want == '@' ? RIP_FT_HEX64_ARRAY
-						      : 0;
-			uint32_t i;
-
-			want += wty != 0;
-			for (i = 0; i < t->nfields; i++)
-				if (!strcmp(t->fields[i].name, want))
-					break;
-			if (i == t->nfields ||
-			    (wty ? t->fields[i].type != wty : RIP_FT_IS_TAIL(t->fields[i].type))) {
-				snprintf(err, errlen,
-					 "event type %s of this trace has no %s field %s: it is not "
-					 "the one of rip/resource.h (written by another version of "
-					 "the preload library?)",
-					 t->name,
-					 wty == RIP_FT_STRING	     ? "string"
-					 : wty == RIP_FT_HEX64_ARRAY ? "array"
-								     : "integer",
-					 want);
-				return -EBADMSG;
-			}
-			r->fi[id][k] = (uint8_t)i;
-		}
-		r->role[id] = (uint8_t)role;
-	}
-	return 0;
-}
-
 /* ---- symbols in the background -------------------------------------------------------- */
 
 struct stk_warm {

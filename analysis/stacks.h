@@ -21,6 +21,7 @@
 #include <stdio.h>
 
 #include "analysis/hmap.h"
+#include "analysis/roles.h"
 #include "read/evsource.h"
 
 struct rip_sym;
@@ -76,29 +77,14 @@ const uint64_t *stk_bt(const struct stk_bts *b, uint32_t id, uint32_t *n);
 void stk_bts_free(struct stk_bts *b);
 
 /*
- * The event types a pass reads, found by name in a trace's type table.  A
- * role is a type name and the fields the pass needs: "$name" a string,
- * "@name" a u64 array, anything else an integer.  A trace may add fields;
- * it may not lack these or give them another shape.
+ * The old names of the role table of analysis/roles.h, for the commands that
+ * still bind specs of their own (export, pagemap, calltree): to go when they
+ * use role_bind.
  */
-#define STK_ROLE_MAXF RIP_EVENT_MAX_FIELDS
-
-struct stk_role {
-	const char *name;
-	const char *fields[STK_ROLE_MAXF];
-};
-
-struct stk_roles {
-	uint8_t role[EV_MAX_TYPES];		  /* by type id: index into the specs, 0: none */
-	uint8_t fi[EV_MAX_TYPES][STK_ROLE_MAXF]; /* by type id: field index of each spec field */
-};
-
-/*
- * Bind specs[1..n-1] (specs[0] is "none") to the types of types.  0, or
- * -EBADMSG with a message in err when a type of that name lacks a field.
- */
-int stk_roles_bind(struct stk_roles *r, const struct ev_types *types,
-		   const struct stk_role *specs, int n, char *err, size_t errlen);
+#define STK_ROLE_MAXF ROLE_MAXF
+#define stk_role role_spec
+#define stk_roles role_map
+#define stk_roles_bind role_bind_specs
 
 /*
  * A symbolizer with the module map of s (mapped modules first).  0, or
