@@ -1,8 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * analysis/hmap.c - the slow paths of the hash table of hmap.h: growing,
- * and removing with the backward shift that keeps the table free of
- * tombstones.
+ * analysis/hmap.c - the slow path of the hash table of hmap.h: growing it.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -36,30 +34,6 @@ int hmap_reserve(struct hmap *m, size_t esz, size_t cap)
 	m->v = nv;
 	m->cap = ncap;
 	return 0;
-}
-
-void hmap_del(struct hmap *m, size_t esz, void *s)
-{
-	size_t mask = m->cap - 1, i = (size_t)((char *)s - (char *)m->v) / esz, j = i;
-
-	for (;;) {
-		size_t home;
-
-		((unsigned char *)hmap_slot(m, esz, i))[8] = 0;
-		for (;;) {
-			j = (j + 1) & mask;
-			if (!hmap_used(hmap_slot(m, esz, j)))
-				goto done;
-			home = hmap_hash(hmap_key(hmap_slot(m, esz, j)), m->cap);
-			/* j may move to i if its home is not in (i, j] cyclically */
-			if (i <= j ? (home <= i || home > j) : (home <= i && home > j))
-				break;
-		}
-		memcpy(hmap_slot(m, esz, i), hmap_slot(m, esz, j), esz);
-		i = j;
-	}
-done:
-	m->n--;
 }
 
 void hmap_free(struct hmap *m)

@@ -16,6 +16,9 @@
  *	hmap_del(&m, sizeof(*b), b);
  *	hmap_free(&m);
  *
+ * The calls are inline, so that a constant slot size folds into them (one
+ * call of the slow path, hmap_reserve, grows the table).
+ *
  * used is 0 in an empty slot; hmap_get sets 1, and the user may change it to
  * any other non-zero value of its own.  Every slot size of one table must be
  * the same in every call.  A pointer to a slot is good until the next
@@ -139,7 +142,29 @@ static inline void *hmap_get(struct hmap *m, size_t esz, uint64_t key, bool *fre
 }
 
 /* Remove slot s (from hmap_find or hmap_get): later slots of its run may move back. */
-void hmap_del(struct hmap *m, size_t esz, void *s);
+static inline void hmap_del(struct hmap *m, size_t esz, void *s)
+{
+	size_t mask = m->cap - 1, i = (size_t)((char *)s - (char *)m->v) / esz, j = i;
+
+	for (;;) {
+		size_t home;
+
+		((unsigned char *)hmap_slot(m, esz, i))[8] = 0;
+		for (;;) {
+			j = (j + 1) & mask;
+			if (!hmap_used(hmap_slot(m, esz, j)))
+				goto done;
+			home = hmap_hash(hmap_key(hmap_slot(m, esz, j)), m->cap);
+			/* j may move to i if its home is not in (i, j] cyclically */
+			if (i <= j ? (home <= i || home > j) : (home <= i && home > j))
+				break;
+		}
+		memcpy(hmap_slot(m, esz, i), hmap_slot(m, esz, j), esz);
+		i = j;
+	}
+done:
+	m->n--;
+}
 
 void hmap_free(struct hmap *m);
 

@@ -121,19 +121,21 @@ static inline uint64_t role_val(const struct role_map *r, const struct evs_event
 }
 
 /*
- * A resource event by field name.  key is what the event makes or
- * releases: the block's or mapping's address, the descriptor (sign-extended:
- * < 0 as int64_t is no descriptor), or the segment's key (role_seg_key).
- * Fields the role does not have are 0 (NULL).
+ * A resource event by field name, as the passes act on it: what it makes
+ * (key, size, bt, kind, name) or releases (key; old for mem:realloc).  key
+ * is the block's or mapping's address, the descriptor (sign-extended: < 0
+ * as int64_t is no descriptor), or the segment's key (role_seg_key).  Of a
+ * release (mem:free, fd:close, shm:detach, shm:remove) only the key is
+ * decoded; fields a role does not have are 0 (NULL).
  */
 struct role_res {
 	int role;
 	uint64_t key;
 	uint64_t old;	    /* mem:realloc: the block it releases, 0: none */
 	uint64_t size;
-	uint32_t bt;
 	uint64_t kind;	    /* enum rip_*_kind; mem:realloc's is RIP_MEM_REALLOC */
-	const char *name;   /* fd:open's path, shm:create's and shm:remove's name */
+	uint32_t bt;
+	const char *name;   /* fd:open's path, shm:create's name */
 };
 
 /*
@@ -146,64 +148,47 @@ uint64_t role_seg_key(uint64_t kind, int64_t id, const char *name);
 static inline void role_decode(const struct role_map *r, const struct evs_event *e, int role,
 			       struct role_res *d)
 {
-#define V(k) role_val(r, e, k)
-	*d = (struct role_res){ .role = role };
+	const uint8_t *fi = r->fi[e->type->id];
+
+#define V(k) evs_val(e, fi[k])
+#define RES(KEY, OLD, SIZE, KIND, BT, NAME)                                                        \
+	(struct role_res){ .role = role, .key = (KEY), .old = (OLD), .size = (SIZE),               \
+			   .kind = (KIND), .bt = (uint32_t)(BT), .name = (NAME) }
 	switch (role) {
 	case ROLE_MEM_ALLOC:
-		d->key = V(ROLE_ALLOC_ADDR);
-		d->size = V(ROLE_ALLOC_SIZE);
-		d->bt = (uint32_t)V(ROLE_ALLOC_BT);
-		d->kind = V(ROLE_ALLOC_KIND);
+		*d = RES(V(ROLE_ALLOC_ADDR), 0, V(ROLE_ALLOC_SIZE), V(ROLE_ALLOC_KIND),
+			 V(ROLE_ALLOC_BT), NULL);
 		break;
 	case ROLE_MEM_FREE:
-		d->key = V(ROLE_FREE_ADDR);
-		d->bt = (uint32_t)V(ROLE_FREE_BT);
-		d->kind = V(ROLE_FREE_KIND);
+		*d = RES(V(ROLE_FREE_ADDR), 0, 0, 0, 0, NULL);
 		break;
 	case ROLE_MEM_REALLOC:
-		d->old = V(ROLE_REALLOC_OLD);
-		d->key = V(ROLE_REALLOC_ADDR);
-		d->size = V(ROLE_REALLOC_SIZE);
-		d->bt = (uint32_t)V(ROLE_REALLOC_BT);
-		d->kind = RIP_MEM_REALLOC;
+		*d = RES(V(ROLE_REALLOC_ADDR), V(ROLE_REALLOC_OLD), V(ROLE_REALLOC_SIZE),
+			 RIP_MEM_REALLOC, V(ROLE_REALLOC_BT), NULL);
 		break;
 	case ROLE_FD_OPEN:
-		d->key = V(ROLE_OPEN_FD);
-		d->bt = (uint32_t)V(ROLE_OPEN_BT);
-		d->kind = V(ROLE_OPEN_KIND);
-		d->name = e->str;
+		*d = RES(V(ROLE_OPEN_FD), 0, 0, V(ROLE_OPEN_KIND), V(ROLE_OPEN_BT), e->str);
 		break;
 	case ROLE_FD_CLOSE:
-		d->key = V(ROLE_CLOSE_FD);
-		d->bt = (uint32_t)V(ROLE_CLOSE_BT);
-		d->kind = V(ROLE_CLOSE_KIND);
+		*d = RES(V(ROLE_CLOSE_FD), 0, 0, 0, 0, NULL);
 		break;
 	case ROLE_SHM_CREATE:
-		d->size = V(ROLE_CREATE_SIZE);
-		d->bt = (uint32_t)V(ROLE_CREATE_BT);
-		d->kind = V(ROLE_CREATE_KIND);
-		d->name = e->str;
-		d->key = role_seg_key(d->kind, (int64_t)V(ROLE_CREATE_ID), d->name);
+		*d = RES(role_seg_key(V(ROLE_CREATE_KIND), (int64_t)V(ROLE_CREATE_ID), e->str), 0,
+			 V(ROLE_CREATE_SIZE), V(ROLE_CREATE_KIND), V(ROLE_CREATE_BT), e->str);
 		break;
 	case ROLE_SHM_ATTACH:
-		d->key = V(ROLE_ATTACH_ADDR);
-		d->size = V(ROLE_ATTACH_SIZE);
-		d->bt = (uint32_t)V(ROLE_ATTACH_BT);
-		d->kind = V(ROLE_ATTACH_KIND);
+		*d = RES(V(ROLE_ATTACH_ADDR), 0, V(ROLE_ATTACH_SIZE), V(ROLE_ATTACH_KIND),
+			 V(ROLE_ATTACH_BT), NULL);
 		break;
 	case ROLE_SHM_DETACH:
-		d->key = V(ROLE_DETACH_ADDR);
-		d->size = V(ROLE_DETACH_SIZE);
-		d->bt = (uint32_t)V(ROLE_DETACH_BT);
-		d->kind = V(ROLE_DETACH_KIND);
+		*d = RES(V(ROLE_DETACH_ADDR), 0, 0, 0, 0, NULL);
 		break;
 	case ROLE_SHM_REMOVE:
-		d->bt = (uint32_t)V(ROLE_REMOVE_BT);
-		d->kind = V(ROLE_REMOVE_KIND);
-		d->name = e->str;
-		d->key = role_seg_key(d->kind, (int64_t)V(ROLE_REMOVE_ID), d->name);
+		*d = RES(role_seg_key(V(ROLE_REMOVE_KIND), (int64_t)V(ROLE_REMOVE_ID), e->str), 0,
+			 0, 0, 0, NULL);
 		break;
 	}
+#undef RES
 #undef V
 }
 
