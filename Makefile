@@ -190,7 +190,7 @@ install: all
 	install -m 644 $(LIBA) $(DESTDIR)$(LIBDIR)/
 	install -m 644 include/rip.h include/librip.h $(DESTDIR)$(INCDIR)/
 	install -m 644 include/rip/abi.h include/rip/snap.h include/rip/resource.h \
-		$(DESTDIR)$(INCDIR)/rip/
+		include/rip/proc.h $(DESTDIR)$(INCDIR)/rip/
 	sed -e "s|@PREFIX@|$(PREFIX)|" -e "s|@LIBDIR@|$(LIBDIR)|" -e "s|@INCDIR@|$(INCDIR)|" \
 		-e "s|@VERSION@|$(VERSION)|" mk/librip.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/librip.pc
 	for m in man/*.1; do [ -e "$$m" ] && install -m 644 $$m $(DESTDIR)$(MANDIR)/man1/; done; true

@@ -2,25 +2,18 @@
 /*
  * analysis/leaks.c - what is still live at the end of a trace (see leaks.h).
  *
- * One pass over the events in time order.  Live resources sit in open
- * addressing tables (linear probing, deletion by backward shift, so there
- * are no tombstones and a table of N live entries never grows past 2N
- * slots): memory and shared-memory attachments by address, descriptors by
- * number, segments by id (shmget) or by a hash of their name (shm_open).
- * An entry is 32 bytes: memory use follows what is live at the worst
- * moment, not the length of the trace.
- *
- * Backtrace definitions (rip:bt) are kept aside as they go by: a stack is
- * defined once per process, in the stream of whichever thread met it
- * first, so another thread's event may use it before the merge reaches its
- * definition.  Stacks are therefore looked up only after the pass.
+ * One pass over the events in time order (live_run of live.h), keeping what
+ * is live in the tables of live.h: memory and shared-memory attachments by
+ * address, descriptors by number, segments by id (shmget) or by name
+ * (shm_open).  What the options filter out is still tracked, marked, so
+ * that its release matches.  At the end, what is still live and wanted is
+ * grouped by resource and backtrace.
  *
  * A release of something never seen made (inherited descriptors, memory
  * allocated before tracing started) is counted, not an error; so is a
  * resource made again while live (its release was not recorded).
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +21,8 @@
 #include <rip/resource.h>
 
 #include "analysis/leaks.h"
+#include "analysis/live.h"
+#include "analysis/roles.h"
 #include "analysis/stacks.h"
 
 /* ---- kinds ------------------------------------------------------------------------- */
@@ -115,292 +110,9 @@ const char *lk_res_name(enum lk_res r)
 	return r < LK_NRES ? names[r] : "?";
 }
 
-/* ---- the event types we read --------------------------------------------------------- */
-
-enum lk_role {
-	LK_NONE,
-	LK_BT,
-	LK_MEM_ALLOC,
-	LK_MEM_FREE,
-	LK_MEM_REALLOC,
-	LK_FD_OPEN,
-	LK_FD_CLOSE,
-	LK_SHM_CREATE,
-	LK_SHM_ATTACH,
-	LK_SHM_DETACH,
-	LK_SHM_REMOVE,
-	LK_NROLES,
-};
-
-/* The fields of rip/resource.h each role needs (see stk_roles_bind). */
-static const struct stk_role lk_specs[LK_NROLES] = {
-	[LK_BT] = { "rip:bt", { "id", "@frames" } },
-	[LK_MEM_ALLOC] = { "mem:alloc", { "addr", "size", "bt", "kind" } },
-	[LK_MEM_FREE] = { "mem:free", { "addr", "bt", "kind" } },
-	[LK_MEM_REALLOC] = { "mem:realloc", { "old", "addr", "size", "bt" } },
-	[LK_FD_OPEN] = { "fd:open", { "fd", "bt", "kind", "$path" } },
-	[LK_FD_CLOSE] = { "fd:close", { "fd", "bt", "kind" } },
-	[LK_SHM_CREATE] = { "shm:create", { "id", "size", "bt", "kind", "$name" } },
-	[LK_SHM_ATTACH] = { "shm:attach", { "addr", "size", "id", "bt", "kind" } },
-	[LK_SHM_DETACH] = { "shm:detach", { "addr", "size", "bt", "kind" } },
-	[LK_SHM_REMOVE] = { "shm:remove", { "id", "bt", "kind", "$name" } },
-};
-
-/* ---- tables of live things ----------------------------------------------------------- */
-
-struct lk_obj {
-	uint64_t key;
-	uint64_t size;
-	int64_t ns;
-	uint32_t bt;
-	uint16_t kind;
-	uint16_t used; /* 0: empty slot, LK_IN: live, LK_OUT: live but filtered out */
-};
-
-enum { LK_IN = 1, LK_OUT = 2 };
-
-struct lk_tab {
-	struct lk_obj *v;
-	char **names; /* parallel to v when the table keeps names, else NULL */
-	size_t cap, n;
-	bool named;
-};
-
-static inline size_t lk_hash(uint64_t key, size_t cap)
-{
-	key ^= key >> 31;
-	key *= 0x9e3779b97f4a7c15ull;
-	return (size_t)(key >> 17) & (cap - 1);
-}
-
-static int lk_tab_grow(struct lk_tab *t)
-{
-	size_t ncap = t->cap ? t->cap * 2 : 1024;
-	struct lk_obj *nv = calloc(ncap, sizeof(*nv));
-	char **nn = t->named ? calloc(ncap, sizeof(*nn)) : NULL;
-
-	if (!nv || (t->named && !nn)) {
-		free(nv);
-		free(nn);
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < t->cap; i++) {
-		size_t h;
-
-		if (!t->v[i].used)
-			continue;
-		for (h = lk_hash(t->v[i].key, ncap); nv[h].used; h = (h + 1) & (ncap - 1))
-			;
-		nv[h] = t->v[i];
-		if (nn)
-			nn[h] = t->names[i];
-	}
-	free(t->v);
-	free(t->names);
-	t->v = nv;
-	t->names = nn;
-	t->cap = ncap;
-	return 0;
-}
-
-static struct lk_obj *lk_tab_find(const struct lk_tab *t, uint64_t key, size_t *slot)
-{
-	if (!t->cap)
-		return NULL;
-	for (size_t h = lk_hash(key, t->cap);; h = (h + 1) & (t->cap - 1)) {
-		if (!t->v[h].used)
-			return NULL;
-		if (t->v[h].key == key) {
-			*slot = h;
-			return &t->v[h];
-		}
-	}
-}
-
-/* Remove slot i and shift the entries after it back (no tombstones). */
-static void lk_tab_del(struct lk_tab *t, size_t i)
-{
-	size_t mask = t->cap - 1, j = i;
-
-	if (t->named) {
-		free(t->names[i]);
-		t->names[i] = NULL;
-	}
-	for (;;) {
-		size_t home;
-
-		t->v[i].used = 0;
-		for (;;) {
-			j = (j + 1) & mask;
-			if (!t->v[j].used)
-				goto done;
-			home = lk_hash(t->v[j].key, t->cap);
-			/* j may move to i if its home is not in (i, j] cyclically */
-			if (i <= j ? (home <= i || home > j) : (home <= i && home > j))
-				break;
-		}
-		t->v[i] = t->v[j];
-		if (t->named) {
-			t->names[i] = t->names[j];
-			t->names[j] = NULL;
-		}
-		i = j;
-	}
-done:
-	t->n--;
-}
-
-/*
- * Insert (or replace) key.  Returns 1 if it replaced a live entry, 0 if new,
- * -ENOMEM.  name (may be NULL) is copied for named tables.
- */
-static int lk_tab_put(struct lk_tab *t, const struct lk_obj *o, const char *name)
-{
-	size_t h;
-	int replaced = 0;
-	char *copy = NULL;
-
-	if (t->named && name && *name) {
-		copy = strdup(name);
-		if (!copy)
-			return -ENOMEM;
-	}
-	if ((t->n + 1) * 2 > t->cap && lk_tab_grow(t)) {
-		free(copy);
-		return -ENOMEM;
-	}
-	for (h = lk_hash(o->key, t->cap); t->v[h].used; h = (h + 1) & (t->cap - 1))
-		if (t->v[h].key == o->key) {
-			replaced = 1;
-			break;
-		}
-	t->v[h] = *o;
-	if (!t->v[h].used)
-		t->v[h].used = LK_IN;
-	if (t->named) {
-		free(t->names[h]);
-		t->names[h] = copy;
-	}
-	if (!replaced)
-		t->n++;
-	return replaced;
-}
-
-static void lk_tab_free(struct lk_tab *t)
-{
-	for (size_t i = 0; t->names && i < t->cap; i++)
-		free(t->names[i]);
-	free(t->names);
-	free(t->v);
-	memset(t, 0, sizeof(*t));
-}
-
-/* ---- backtraces ---------------------------------------------------------------------- */
-
-struct lk_btent {
-	uint32_t id; /* 0: empty slot */
-	uint32_t n;
-	uint64_t off; /* in frames */
-};
-
-struct lk_priv {
-	struct stk_roles r; /* our types by id, and where their fields are */
-	struct lk_tab tab[LK_NRES];
-	struct lk_btent *bts;
-	size_t btcap, nbts;
-	uint64_t *frames;
-	size_t nframes, framecap;
-};
-
-static struct lk_btent *lk_bt_slot(const struct lk_priv *p, uint32_t id)
-{
-	if (!p->btcap)
-		return NULL;
-	for (size_t h = lk_hash(id, p->btcap);; h = (h + 1) & (p->btcap - 1))
-		if (p->bts[h].id == id || !p->bts[h].id)
-			return &p->bts[h];
-}
-
-static int lk_bt_grow(struct lk_priv *p)
-{
-	size_t ncap = p->btcap ? p->btcap * 2 : 1024;
-	struct lk_btent *nv = calloc(ncap, sizeof(*nv));
-
-	if (!nv)
-		return -ENOMEM;
-	for (size_t i = 0; i < p->btcap; i++) {
-		size_t h;
-
-		if (!p->bts[i].id)
-			continue;
-		for (h = lk_hash(p->bts[i].id, ncap); nv[h].id; h = (h + 1) & (ncap - 1))
-			;
-		nv[h] = p->bts[i];
-	}
-	free(p->bts);
-	p->bts = nv;
-	p->btcap = ncap;
-	return 0;
-}
-
-static int lk_bt_define(struct lk *lk, const struct evs_event *e)
-{
-	struct lk_priv *p = lk->p;
-	uint32_t id = (uint32_t)evs_val(e, p->r.fi[e->type->id][0]), n = e->narr;
-	struct lk_btent *b;
-
-	lk->bt_defs++;
-	if (!id || !e->arr) {
-		lk->bt_bad++;
-		return 0;
-	}
-	if ((p->nbts + 1) * 2 > p->btcap && lk_bt_grow(p))
-		return -ENOMEM;
-	b = lk_bt_slot(p, id);
-	if (b->id) {
-		/* Defined again (a reader may meet a stack twice): same frames or it is bad. */
-		bool same = b->n == n;
-
-		for (uint32_t i = 0; same && i < n; i++)
-			same = p->frames[b->off + i] == evs_arr(e, i);
-		if (!same)
-			lk->bt_bad++;
-		return 0;
-	}
-	if (p->nframes + n > p->framecap) {
-		size_t cap = p->framecap ? p->framecap : 4096;
-		uint64_t *nf;
-
-		while (cap < p->nframes + n)
-			cap *= 2;
-		nf = realloc(p->frames, cap * sizeof(*nf));
-		if (!nf)
-			return -ENOMEM;
-		p->frames = nf;
-		p->framecap = cap;
-	}
-	for (uint32_t i = 0; i < n; i++)
-		p->frames[p->nframes + i] = evs_arr(e, i);
-	b->id = id;
-	b->n = n;
-	b->off = p->nframes;
-	p->nframes += n;
-	p->nbts++;
-	return 0;
-}
-
-const uint64_t *lk_bt(const struct lk *lk, uint32_t id, uint32_t *n)
-{
-	const struct lk_btent *b = id ? lk_bt_slot(lk->p, id) : NULL;
-
-	*n = 0;
-	if (!b || !b->id)
-		return NULL;
-	*n = b->n;
-	return lk->p->frames + b->off;
-}
-
 /* ---- setup --------------------------------------------------------------------------- */
+
+enum { LK_IN = 1, LK_OUT = 2 }; /* live_ent.used: wanted, or filtered out */
 
 struct lk *lk_new(const struct lk_opts *opts)
 {
@@ -408,17 +120,11 @@ struct lk *lk_new(const struct lk_opts *opts)
 
 	if (!lk)
 		return NULL;
-	lk->p = calloc(1, sizeof(*lk->p));
-	if (!lk->p) {
-		free(lk);
-		return NULL;
-	}
 	if (opts)
 		lk->o = *opts;
 	if (!lk->o.resources)
 		lk->o.resources = LK_F_MEM | LK_F_FD | LK_F_SHM;
-	lk->p->tab[LK_FD].named = true;
-	lk->p->tab[LK_SHM].named = true;
+	lk->live.named = true; /* descriptors and segments keep their path or name */
 	return lk;
 }
 
@@ -429,61 +135,20 @@ void lk_free(struct lk *lk)
 	for (size_t i = 0; i < lk->ngroups; i++)
 		free(lk->groups[i].sample);
 	free(lk->groups);
-	if (lk->p) {
-		for (int r = 0; r < LK_NRES; r++)
-			lk_tab_free(&lk->p->tab[r]);
-		free(lk->p->bts);
-		free(lk->p->frames);
-		free(lk->p);
-	}
+	live_free(&lk->live);
 	free(lk);
 }
 
-static int lk_fail(char *err, size_t len, int code, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static int lk_fail(char *err, size_t len, int code, const char *fmt, ...)
+const uint64_t *lk_bt(const struct lk *lk, uint32_t id, uint32_t *n)
 {
-	va_list ap;
+	const uint64_t *f = stk_bt(&lk->live.bts, id, n);
 
-	va_start(ap, fmt);
-	vsnprintf(err, len, fmt, ap);
-	va_end(ap);
-	return code;
-}
-
-/* Find our types in the source's table and check their fields. */
-static int lk_types(struct lk *lk, const struct ev_types *types, char *err, size_t errlen)
-{
-	struct lk_priv *p = lk->p;
-	int ret = stk_roles_bind(&p->r, types, lk_specs, LK_NROLES, err, errlen);
-
-	for (uint32_t id = 0; id < EV_MAX_TYPES; id++)
-		if (p->r.role[id] && p->r.role[id] != LK_BT)
-			lk->has_types = true;
-	return ret;
+	if (!f)
+		*n = 0;
+	return f;
 }
 
 /* ---- the pass ------------------------------------------------------------------------ */
-
-#define F(k) evs_val(e, fi[k])
-
-static uint64_t lk_name_key(const char *name)
-{
-	uint64_t h = 0xcbf29ce484222325ull;
-
-	for (const unsigned char *s = (const unsigned char *)name; *s; s++)
-		h = (h ^ *s) * 0x100000001b3ull;
-	return (h << 1) | 1;
-}
-
-/* The key of a segment: shmget ids as they are, shm_open names hashed. */
-static uint64_t lk_seg_key(uint64_t kind, int64_t id, const char *name)
-{
-	if ((kind == RIP_SHM_OPEN || kind == RIP_SHM_UNLINK) && name && *name)
-		return lk_name_key(name);
-	return (uint64_t)id << 1;
-}
 
 /* Is a resource made by tid at ns one the options ask for? */
 static bool lk_wanted(const struct lk *lk, int32_t tid, int64_t ns)
@@ -495,96 +160,85 @@ static bool lk_wanted(const struct lk *lk, int32_t tid, int64_t ns)
 	return !lk->o.time_range || (rel >= lk->o.from_ns && rel < lk->o.to_ns);
 }
 
-static int lk_make(struct lk *lk, enum lk_res r, uint64_t key, uint64_t size, uint32_t bt,
-		   uint64_t kind, const struct evs_event *e, const char *name)
+/* d->key made live in table r by event e. */
+static int lk_make(struct lk *lk, enum lk_res r, const struct role_res *d,
+		   const struct evs_event *e)
 {
-	struct lk_obj o = {
-		.key = key, .size = size, .ns = e->ns, .bt = bt, .kind = (uint16_t)kind,
-		.used = lk_wanted(lk, e->tid, e->ns) ? LK_IN : LK_OUT,
-	};
-	int ret = lk_tab_put(&lk->p->tab[r], &o, name);
+	bool fresh;
+	struct live_ent *o = live_make(&lk->live, (enum live_res)r, d->key, d->name, &fresh);
 
-	if (ret < 0)
-		return ret;
-	lk->un.replaced[r] += (uint64_t)ret;
+	if (!o)
+		return -ENOMEM;
+	lk->un.replaced[r] += !fresh;
+	o->used = lk_wanted(lk, e->tid, e->ns) ? LK_IN : LK_OUT;
+	o->kind = (uint16_t)d->kind;
+	o->val = d->bt;
+	o->size = d->size;
+	o->ns = e->ns;
 	return 0;
 }
 
 static void lk_release(struct lk *lk, enum lk_res r, uint64_t key)
 {
-	size_t slot;
-
-	if (lk_tab_find(&lk->p->tab[r], key, &slot))
-		lk_tab_del(&lk->p->tab[r], slot);
-	else
+	if (!live_release(&lk->live, (enum live_res)r, key, NULL))
 		lk->un.release[r]++;
 }
 
-static int lk_event(struct lk *lk, const struct evs_event *e)
+static int lk_event(void *arg, const struct evs_event *e, const struct role_res *d)
 {
-	const uint8_t *fi = lk->p->r.fi[e->type->id];
-	int role = lk->p->r.role[e->type->id];
+	struct lk *lk = arg;
 
-	if (role == LK_NONE)
-		return 0;
-	if (role == LK_BT)
-		return lk_bt_define(lk, e);
-	lk->res_events++;
-	switch (role) {
-	case LK_MEM_ALLOC:
-		if (!F(0)) {
+	switch (d->role) {
+	case ROLE_MEM_ALLOC:
+		if (!d->key) {
 			lk->failed_allocs++;
 			return 0;
 		}
-		return lk_make(lk, LK_MEM, F(0), F(1), (uint32_t)F(2), F(3), e, NULL);
-	case LK_MEM_FREE:
-		if (F(0))
-			lk_release(lk, LK_MEM, F(0));
+		return lk_make(lk, LK_MEM, d, e);
+	case ROLE_MEM_FREE:
+		if (d->key)
+			lk_release(lk, LK_MEM, d->key);
 		return 0;
-	case LK_MEM_REALLOC:
+	case ROLE_MEM_REALLOC:
 		/* old 0: an allocation; size 0 and addr 0: a free of old */
-		if (F(0))
-			lk_release(lk, LK_MEM, F(0));
-		if (!F(1)) {
-			if (F(2))
-				lk->failed_allocs++;
+		if (d->old)
+			lk_release(lk, LK_MEM, d->old);
+		if (!d->key) {
+			lk->failed_allocs += d->size != 0;
 			return 0;
 		}
-		return lk_make(lk, LK_MEM, F(1), F(2), (uint32_t)F(3), RIP_MEM_REALLOC, e, NULL);
-	case LK_FD_OPEN:
-		if ((int64_t)F(0) < 0) {
+		return lk_make(lk, LK_MEM, d, e);
+	case ROLE_FD_OPEN:
+		if ((int64_t)d->key < 0) {
 			lk->bad_events++;
 			return 0;
 		}
-		return lk_make(lk, LK_FD, F(0), 0, (uint32_t)F(1), F(2), e, e->str);
-	case LK_FD_CLOSE:
-		if ((int64_t)F(0) >= 0)
-			lk_release(lk, LK_FD, F(0));
+		return lk_make(lk, LK_FD, d, e);
+	case ROLE_FD_CLOSE:
+		if ((int64_t)d->key >= 0)
+			lk_release(lk, LK_FD, d->key);
 		else
 			lk->bad_events++;
 		return 0;
-	case LK_SHM_CREATE:
-		if (F(3) == RIP_SHM_MEMFD)
+	case ROLE_SHM_CREATE:
+		if (d->kind == RIP_SHM_MEMFD)
 			return 0; /* lives as long as its descriptor and mappings: tracked there */
-		return lk_make(lk, LK_SHM, lk_seg_key(F(3), (int64_t)F(0), e->str), F(1),
-			       (uint32_t)F(2), F(3), e, e->str && *e->str ? e->str : NULL);
-	case LK_SHM_REMOVE:
-		lk_release(lk, LK_SHM, lk_seg_key(F(2), (int64_t)F(0), e->str));
+		return lk_make(lk, LK_SHM, d, e);
+	case ROLE_SHM_REMOVE:
+		lk_release(lk, LK_SHM, d->key);
 		return 0;
-	case LK_SHM_ATTACH:
-		if (!F(0)) {
+	case ROLE_SHM_ATTACH:
+		if (!d->key) {
 			lk->bad_events++;
 			return 0;
 		}
-		return lk_make(lk, LK_SHM_MAP, F(0), F(1), (uint32_t)F(3), F(4), e, NULL);
-	case LK_SHM_DETACH:
-		lk_release(lk, LK_SHM_MAP, F(0));
+		return lk_make(lk, LK_SHM_MAP, d, e);
+	case ROLE_SHM_DETACH:
+		lk_release(lk, LK_SHM_MAP, d->key);
 		return 0;
 	}
 	return 0;
 }
-
-#undef F
 
 /* ---- grouping ------------------------------------------------------------------------ */
 
@@ -610,99 +264,77 @@ static int lk_group_cmp_count(const void *a, const void *b)
 	return lk_group_cmp_bytes(a, b);
 }
 
+/* Count live entry o (of table r, wanted) into its group x. */
+static void lk_group_add(struct lk *lk, struct lk_group *x, enum lk_res r,
+			 const struct live_ent *o, const char *name)
+{
+	x->count++;
+	x->bytes += o->size;
+	if (o->ns <= x->first_ns) {
+		/* the oldest one's name stands for the group */
+		if (name && (o->ns < x->first_ns || !x->sample)) {
+			char *s = strdup(name);
+
+			if (s) {
+				free(x->sample);
+				x->sample = s;
+			}
+		}
+		x->first_ns = o->ns;
+	}
+	if (o->ns > x->last_ns)
+		x->last_ns = o->ns;
+	if (o->kind < 32)
+		x->kinds |= 1u << o->kind;
+	lk->total_count[r]++;
+	lk->total_bytes[r] += o->size;
+}
+
 static int lk_group(struct lk *lk)
 {
-	size_t cap = 64, n = 0, *idx;
+	struct stk_map idx = { 0 }; /* (res, bt) -> a: index in g */
 	struct lk_group *g = NULL;
+	size_t n = 0, cap = 0;
 
-	/* An index of (res, bt) -> group, rebuilt as it grows. */
-	idx = malloc(cap * 2 * sizeof(*idx));
-	g = malloc(cap * sizeof(*g));
-	if (!idx || !g)
-		goto nomem;
-	memset(idx, 0xff, cap * 2 * sizeof(*idx));
 	for (int r = 0; r < LK_NRES; r++) {
-		const struct lk_tab *t = &lk->p->tab[r];
-
 		if (!(lk->o.resources & (1u << r)))
 			continue;
-		for (size_t i = 0; i < t->cap; i++) {
-			const struct lk_obj *o = &t->v[i];
-			uint64_t key;
-			size_t h;
-			struct lk_group *x;
+		for (size_t i = 0; i < lk->live.t[r].cap; i++) {
+			const struct live_ent *o = live_slot(&lk->live, (enum live_res)r, i);
+			struct stk_ent *x;
+			bool fresh;
 
 			if (o->used != LK_IN || (r != LK_FD && o->size < lk->o.min_size))
 				continue;
-			key = ((uint64_t)r << 32) | o->bt;
-			for (h = lk_hash(key, cap * 2); idx[h] != (size_t)-1;
-			     h = (h + 1) & (cap * 2 - 1))
-				if (((uint64_t)g[idx[h]].res << 32 | g[idx[h]].bt) == key)
-					break;
-			if (idx[h] == (size_t)-1) {
+			x = stk_map_get(&idx, (uint64_t)r << 32 | o->val, &fresh);
+			if (!x)
+				goto nomem;
+			if (fresh) {
 				if (n == cap) {
-					size_t ncap = cap * 2, *ni = malloc(ncap * 2 * sizeof(*ni));
+					size_t ncap = cap ? cap * 2 : 64;
 					struct lk_group *ng = realloc(g, ncap * sizeof(*ng));
 
-					if (ng)
-						g = ng;
-					if (!ni || !ng) {
-						free(ni);
+					if (!ng)
 						goto nomem;
-					}
-					memset(ni, 0xff, ncap * 2 * sizeof(*ni));
-					for (size_t k = 0; k < n; k++) {
-						uint64_t kk = (uint64_t)g[k].res << 32 | g[k].bt;
-						size_t hh;
-
-						for (hh = lk_hash(kk, ncap * 2); ni[hh] != (size_t)-1;
-						     hh = (hh + 1) & (ncap * 2 - 1))
-							;
-						ni[hh] = k;
-					}
-					free(idx);
-					idx = ni;
+					g = ng;
 					cap = ncap;
-					for (h = lk_hash(key, cap * 2); idx[h] != (size_t)-1;
-					     h = (h + 1) & (cap * 2 - 1))
-						;
 				}
-				idx[h] = n;
-				g[n] = (struct lk_group){
+				x->a = n;
+				g[n++] = (struct lk_group){
 					.res = (enum lk_res)r,
-					.bt = o->bt,
+					.bt = o->val,
 					.first_ns = o->ns,
 					.last_ns = o->ns,
 				};
-				n++;
 			}
-			x = &g[idx[h]];
-			x->count++;
-			x->bytes += o->size;
-			if (o->ns <= x->first_ns) {
-				/* the oldest one's name stands for the group */
-				if (t->named && t->names[i] &&
-				    (o->ns < x->first_ns || !x->sample)) {
-					char *s = strdup(t->names[i]);
-
-					if (s) {
-						free(x->sample);
-						x->sample = s;
-					}
-				}
-				x->first_ns = o->ns;
-			}
-			if (o->ns > x->last_ns)
-				x->last_ns = o->ns;
-			if (o->kind < 32)
-				x->kinds |= 1u << o->kind;
-			lk->total_count[r]++;
-			lk->total_bytes[r] += o->size;
+			lk_group_add(lk, &g[x->a], (enum lk_res)r, o,
+				     live_name(&lk->live, (enum live_res)r, o));
 		}
 	}
-	free(idx);
-	qsort(g, n, sizeof(*g), lk->o.sort == LK_SORT_COUNT ? lk_group_cmp_count
-							     : lk_group_cmp_bytes);
+	stk_map_free(&idx);
+	if (n) /* qsort's array may not be NULL */
+		qsort(g, n, sizeof(*g), lk->o.sort == LK_SORT_COUNT ? lk_group_cmp_count
+								    : lk_group_cmp_bytes);
 	for (size_t i = 0; i < n; i++) {
 		uint32_t nf;
 
@@ -714,37 +346,21 @@ static int lk_group(struct lk *lk)
 	return 0;
 
 nomem:
-	for (size_t k = 0; g && k < n; k++)
+	for (size_t k = 0; k < n; k++)
 		free(g[k].sample);
-	free(idx);
 	free(g);
+	stk_map_free(&idx);
 	return -ENOMEM;
 }
 
 int lk_run(struct lk *lk, struct evs *s, char *err, size_t errlen)
 {
-	struct evs_event e;
-	int ret;
+	int ret = live_run(&lk->live, s, &lk->tr, lk_event, lk, err, errlen);
 
-	ret = lk_types(lk, evs_types(s), err, errlen);
 	if (ret)
-		return ret;
-	evs_set_lazy(s, true); /* every field is read with evs_val (F) */
-	while ((ret = evs_next_fast(s, &e, err, errlen)) > 0) {
-		if (!lk->any_event) {
-			lk->first_ns = e.ns;
-			lk->any_event = true;
-		}
-		lk->last_ns = e.ns;
-		lk->events++;
-		ret = lk_event(lk, &e);
-		if (ret)
-			return lk_fail(err, errlen, ret, "out of memory");
-	}
-	if (ret < 0)
 		return ret;
 	ret = lk_group(lk);
 	if (ret)
-		return lk_fail(err, errlen, ret, "out of memory");
-	return 0;
+		snprintf(err, errlen, "out of memory");
+	return ret;
 }

@@ -24,15 +24,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "analysis/live.h"
 #include "read/evsource.h"
 
-/* What is left live. */
+/* What is left live: the resources of live.h. */
 enum lk_res {
-	LK_MEM,	      /* heap blocks and anonymous mappings, by address */
-	LK_FD,	      /* file descriptors, by number */
-	LK_SHM,	      /* shared memory segments (shm_open by name, shmget by id) */
-	LK_SHM_MAP,   /* attachments of shared memory (shmat, MAP_SHARED), by address */
-	LK_NRES,
+	LK_MEM = LIVE_MEM,	     /* heap blocks and anonymous mappings, by address */
+	LK_FD = LIVE_FD,	     /* file descriptors, by number */
+	LK_SHM = LIVE_SHM,	     /* shared memory segments (shm_open by name, shmget by id) */
+	LK_SHM_MAP = LIVE_SHM_MAP, /* attachments of shared memory (shmat, MAP_SHARED) */
+	LK_NRES = LIVE_NRES,
 };
 
 #define LK_F_MEM (1u << LK_MEM)
@@ -78,18 +79,11 @@ struct lk {
 	size_t ngroups;
 	uint64_t total_count[LK_NRES], total_bytes[LK_NRES];
 	struct lk_unmatched un;
-	uint64_t events;	 /* events read */
-	uint64_t res_events;	 /* resource events among them */
+	LIVE_TRACE_OF;		 /* events read, the first and last one's time, rip:bt */
 	uint64_t failed_allocs;	 /* mem:alloc of address 0 (a failed allocation) */
 	uint64_t bad_events;	 /* resource events with impossible fields, skipped */
-	uint64_t bt_defs;	 /* rip:bt definitions */
-	uint64_t bt_bad;	 /* rip:bt definitions skipped (id 0, redefined differently) */
 	uint64_t bt_unknown;	 /* groups whose backtrace id is not defined in the trace */
-	int64_t first_ns, last_ns; /* the trace's first and last event */
-	bool any_event;
-	bool has_types;		 /* the trace has resource event types at all */
-	char warn[256];		 /* the first problem with the trace's types, "" if none */
-	struct lk_priv *p;
+	struct live live;	 /* the pass's own: what is live, the backtraces */
 };
 
 /* Returns NULL when out of memory. */

@@ -2,10 +2,9 @@
 /*
  * analysis/report.c - the one pass of `rip report` (see report.h).
  *
- * Live blocks, descriptors, segments and mappings sit in open addressing
- * tables keyed by address, number or id (linear probing, deletion by
- * backward shift: no tombstones).  Sites (backtrace ids) and threads are
- * arrays found through a small index table.
+ * One pass over the events in time order (live_run of live.h).  Live
+ * blocks, descriptors, segments and mappings sit in the tables of live.h;
+ * sites (backtrace ids) and threads are arrays found through a stk_map.
  *
  * The peak's make-up is kept without a copy at each new peak: every site
  * remembers the event number of its last change; a site about to change
@@ -18,237 +17,46 @@
  * outgrows them: bounded, O(1) per event amortized.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <rip/resource.h>
 
+#include "analysis/live.h"
 #include "analysis/report.h"
+#include "analysis/roles.h"
 #include "analysis/stacks.h"
 
-/* ---- the event types ------------------------------------------------------------------ */
-
-enum rp_role {
-	RP_NONE,
-	RP_BT,
-	RP_ALLOC,
-	RP_FREE,
-	RP_REALLOC,
-	RP_OPEN,
-	RP_CLOSE,
-	RP_SHM_CREATE,
-	RP_SHM_ATTACH,
-	RP_SHM_DETACH,
-	RP_SHM_REMOVE,
-	RP_NROLES,
-};
-
-/* Fields each role reads, in order: '$' a string, '@' a u64 array, else an integer. */
-static const struct stk_role rp_specs[RP_NROLES] = {
-	[RP_BT] = { "rip:bt", { "id", "@frames" } },
-	[RP_ALLOC] = { "mem:alloc", { "addr", "size", "bt", "kind" } },
-	[RP_FREE] = { "mem:free", { "addr" } },
-	[RP_REALLOC] = { "mem:realloc", { "old", "addr", "size", "bt" } },
-	[RP_OPEN] = { "fd:open", { "fd", "kind" } },
-	[RP_CLOSE] = { "fd:close", { "fd" } },
-	[RP_SHM_CREATE] = { "shm:create", { "id", "size", "kind", "$name" } },
-	[RP_SHM_ATTACH] = { "shm:attach", { "addr", "size" } },
-	[RP_SHM_DETACH] = { "shm:detach", { "addr" } },
-	[RP_SHM_REMOVE] = { "shm:remove", { "id", "kind", "$name" } },
-};
-
-/* ---- tables --------------------------------------------------------------------------- */
-
-struct rp_ent {
-	uint64_t key;
-	uint64_t size;
-	int64_t ns;
-	uint32_t val; /* site index (blocks), kind (descriptors) */
-	uint32_t used;
-};
-
-struct rp_tab {
-	struct rp_ent *v;
-	size_t cap, n;
-};
-
-/* Index table: key -> index + 1 into an array (sites, threads, backtraces). */
-struct rp_idx {
-	uint64_t *keys;
-	uint32_t *idx;
-	size_t cap, n;
-};
-
-struct rp_btent {
-	uint32_t n;
-	uint64_t off; /* in frames */
-};
+/* ---- state --------------------------------------------------------------------------- */
 
 struct rp_priv {
-	struct stk_roles r; /* our types by id, and where their fields are */
-	struct rp_tab blocks, fds, segs, maps;
-	struct rp_idx site_idx, thread_idx, bt_idx;
+	struct live l;		 /* blocks (val: index of the site), descriptors, segments, maps */
+	struct stk_map site_idx; /* backtrace id -> a: index of the site */
+	struct stk_map thread_idx; /* tid -> a: index of the thread */
 	uint32_t *site_fast;	 /* backtrace id -> site index + 1, for ids < RP_SITE_FAST_MAX */
 	size_t site_fastcap;
 	size_t sitecap, threadcap;
 	/* the thread of the last memory event (runs of events come from one thread) */
 	int32_t last_tid;
 	long last_thread; /* its index, -1: none yet */
-	struct rp_btent *bts;
-	size_t nbts, btcap;
-	uint64_t *frames;
-	size_t nframes, framecap;
 	uint64_t peak_seq;
 	struct rp_point *pt;	 /* the series point of the memory event being counted */
 	uint64_t s_lo, s_hi;	 /* the series bucket of the last sample: [lo, hi) ns in */
 	size_t s_i;
 };
 
-static inline size_t rp_hash(uint64_t key, size_t cap)
+/* The index of key in m, or (when new) next.  -ENOMEM. */
+static long rp_index(struct stk_map *m, uint64_t key, size_t next)
 {
-	key ^= key >> 29;
-	key *= 0xbf58476d1ce4e5b9ull;
-	key ^= key >> 32;
-	return (size_t)key & (cap - 1);
-}
+	bool fresh;
+	struct stk_ent *e = stk_map_get(m, key, &fresh);
 
-static int rp_tab_grow(struct rp_tab *t)
-{
-	size_t ncap = t->cap ? t->cap * 2 : 256;
-	struct rp_ent *nv = calloc(ncap, sizeof(*nv));
-
-	if (!nv)
+	if (!e)
 		return -ENOMEM;
-	for (size_t i = 0; i < t->cap; i++) {
-		size_t h;
-
-		if (!t->v[i].used)
-			continue;
-		for (h = rp_hash(t->v[i].key, ncap); nv[h].used; h = (h + 1) & (ncap - 1))
-			;
-		nv[h] = t->v[i];
-	}
-	free(t->v);
-	t->v = nv;
-	t->cap = ncap;
-	return 0;
-}
-
-static struct rp_ent *rp_tab_find(const struct rp_tab *t, uint64_t key)
-{
-	if (!t->cap)
-		return NULL;
-	for (size_t h = rp_hash(key, t->cap);; h = (h + 1) & (t->cap - 1)) {
-		if (!t->v[h].used)
-			return NULL;
-		if (t->v[h].key == key)
-			return &t->v[h];
-	}
-}
-
-/* Remove e (from rp_tab_find), shifting back the entries of its cluster. */
-static void rp_tab_del(struct rp_tab *t, struct rp_ent *e)
-{
-	size_t i = (size_t)(e - t->v), j = i, mask = t->cap - 1;
-
-	t->v[i].used = 0;
-	t->n--;
-	for (;;) {
-		size_t home;
-
-		j = (j + 1) & mask;
-		if (!t->v[j].used)
-			return;
-		home = rp_hash(t->v[j].key, t->cap);
-		/* leave j where it is if its home lies cyclically in (i, j] */
-		if (i <= j ? (i < home && home <= j) : (i < home || home <= j))
-			continue;
-		t->v[i] = t->v[j];
-		t->v[j].used = 0;
-		i = j;
-	}
-}
-
-/* Insert key (not present): the new entry, or NULL when out of memory. */
-static struct rp_ent *rp_tab_add(struct rp_tab *t, uint64_t key)
-{
-	size_t h;
-
-	if ((t->n + 1) * 2 > t->cap && rp_tab_grow(t))
-		return NULL;
-	for (h = rp_hash(key, t->cap); t->v[h].used; h = (h + 1) & (t->cap - 1))
-		;
-	t->n++;
-	memset(&t->v[h], 0, sizeof(t->v[h]));
-	t->v[h].key = key;
-	t->v[h].used = 1;
-	return &t->v[h];
-}
-
-/*
- * The entry of key, or a new zeroed one (*fresh true) in a single probe;
- * NULL when out of memory.
- */
-static struct rp_ent *rp_tab_get(struct rp_tab *t, uint64_t key, bool *fresh)
-{
-	size_t h;
-
-	if ((t->n + 1) * 2 > t->cap && rp_tab_grow(t))
-		return NULL;
-	for (h = rp_hash(key, t->cap); t->v[h].used; h = (h + 1) & (t->cap - 1))
-		if (t->v[h].key == key) {
-			*fresh = false;
-			return &t->v[h];
-		}
-	*fresh = true;
-	t->n++;
-	memset(&t->v[h], 0, sizeof(t->v[h]));
-	t->v[h].key = key;
-	t->v[h].used = 1;
-	return &t->v[h];
-}
-
-/* Index of key, or (when add) a new index n; -1 when absent, -ENOMEM. */
-static long rp_idx_get(struct rp_idx *x, uint64_t key, bool add)
-{
-	size_t h;
-
-	if (add && (x->n + 1) * 2 > x->cap) {
-		size_t ncap = x->cap ? x->cap * 2 : 64;
-		uint64_t *nk = calloc(ncap, sizeof(*nk));
-		uint32_t *ni = calloc(ncap, sizeof(*ni));
-
-		if (!nk || !ni) {
-			free(nk);
-			free(ni);
-			return -ENOMEM;
-		}
-		for (size_t i = 0; i < x->cap; i++) {
-			if (!x->idx[i])
-				continue;
-			for (h = rp_hash(x->keys[i], ncap); ni[h]; h = (h + 1) & (ncap - 1))
-				;
-			nk[h] = x->keys[i];
-			ni[h] = x->idx[i];
-		}
-		free(x->keys);
-		free(x->idx);
-		x->keys = nk;
-		x->idx = ni;
-		x->cap = ncap;
-	}
-	if (!x->cap)
-		return -1;
-	for (h = rp_hash(key, x->cap); x->idx[h]; h = (h + 1) & (x->cap - 1))
-		if (x->keys[h] == key)
-			return (long)x->idx[h] - 1;
-	if (!add)
-		return -1;
-	x->keys[h] = key;
-	x->idx[h] = (uint32_t)++x->n;
-	return (long)x->n - 1;
+	if (fresh)
+		e->a = next;
+	return (long)e->a;
 }
 
 static int rp_grow_array(void **a, size_t *cap, size_t need, size_t size)
@@ -282,7 +90,7 @@ static struct rp_site *rp_site(struct rp *rp, uint32_t bt)
 	/* ids are handed out from 1 up: small ones index an array, no hashing */
 	if (bt < p->site_fastcap && p->site_fast[bt])
 		return &rp->sites[p->site_fast[bt] - 1];
-	i = rp_idx_get(&p->site_idx, bt, true);
+	i = rp_index(&p->site_idx, bt, rp->nsites);
 	if (i < 0)
 		return NULL;
 	if (bt < RP_SITE_FAST_MAX && i < UINT32_MAX - 1 &&
@@ -305,7 +113,7 @@ static inline struct rp_thread *rp_thread(struct rp *rp, int32_t tid)
 
 	if (p->last_thread >= 0 && p->last_tid == tid)
 		return &rp->threads[p->last_thread];
-	i = rp_idx_get(&p->thread_idx, (uint32_t)tid, true);
+	i = rp_index(&p->thread_idx, (uint32_t)tid, rp->nthreads);
 	if (i < 0)
 		return NULL;
 	p->last_tid = tid;
@@ -329,48 +137,9 @@ static void rp_touch(struct rp *rp, struct rp_site *s)
 	s->mod_seq = rp->events;
 }
 
-static int rp_bt_define(struct rp *rp, const struct evs_event *e, uint32_t id)
-{
-	struct rp_priv *p = rp->p;
-	long i;
-
-	rp->bt_defs++;
-	if (!id || !e->arr) {
-		rp->bt_bad++;
-		return 0;
-	}
-	i = rp_idx_get(&p->bt_idx, id, true);
-	if (i < 0)
-		return -ENOMEM;
-	if ((size_t)i < p->nbts) {
-		const struct rp_btent *b = &p->bts[i];
-		bool same = b->n == e->narr;
-
-		for (uint32_t k = 0; same && k < e->narr; k++)
-			same = p->frames[b->off + k] == evs_arr(e, k);
-		rp->bt_bad += !same;
-		return 0;
-	}
-	if (rp_grow_array((void **)&p->bts, &p->btcap, p->nbts + 1, sizeof(*p->bts)) ||
-	    rp_grow_array((void **)&p->frames, &p->framecap, p->nframes + e->narr,
-			  sizeof(*p->frames)))
-		return -ENOMEM;
-	p->bts[p->nbts].n = e->narr;
-	p->bts[p->nbts].off = p->nframes;
-	p->nbts++;
-	for (uint32_t k = 0; k < e->narr; k++)
-		p->frames[p->nframes++] = evs_arr(e, k);
-	return 0;
-}
-
 const uint64_t *rp_bt(const struct rp *rp, uint32_t id, uint32_t *n)
 {
-	long i = id ? rp_idx_get(&rp->p->bt_idx, id, false) : -1;
-
-	if (i < 0)
-		return NULL;
-	*n = rp->p->bts[i].n;
-	return rp->p->frames + rp->p->bts[i].off;
+	return stk_bt(&rp->p->l.bts, id, n);
 }
 
 /* ---- memory --------------------------------------------------------------------------- */
@@ -402,9 +171,8 @@ static unsigned rp_life_bucket(int64_t ns)
 	return k;
 }
 
-/* Release block e (live) at time ns, by thread tid (NULL: not a free, a loss). */
 /* Block e (live) stops counting as live, at its site and in all. */
-static void rp_unlive(struct rp *rp, const struct rp_ent *e)
+static void rp_unlive(struct rp *rp, const struct live_ent *e)
 {
 	struct rp_site *s = &rp->sites[e->val];
 
@@ -415,33 +183,31 @@ static void rp_unlive(struct rp *rp, const struct rp_ent *e)
 	rp->live_bytes -= e->size;
 }
 
-static void rp_release(struct rp *rp, struct rp_ent *e, int64_t ns, struct rp_thread *t)
+/* Block e, released at time ns by thread t. */
+static void rp_release(struct rp *rp, const struct live_ent *e, int64_t ns, struct rp_thread *t)
 {
-	rp_unlive(rp, e);
-	if (t) {
-		struct rp_bucket *b = &rp->life[rp_life_bucket(ns - e->ns)];
+	struct rp_bucket *b = &rp->life[rp_life_bucket(ns - e->ns)];
 
-		b->count++;
-		b->bytes += e->size;
-		rp->frees++;
-		rp->p->pt->frees++;
-		rp->freed_bytes += e->size;
-		t->frees++;
-		t->freed_bytes += e->size;
-	}
-	rp_tab_del(&rp->p->blocks, e);
+	rp_unlive(rp, e);
+	b->count++;
+	b->bytes += e->size;
+	rp->frees++;
+	rp->p->pt->frees++;
+	rp->freed_bytes += e->size;
+	t->frees++;
+	t->freed_bytes += e->size;
 }
 
 static int rp_alloc(struct rp *rp, const struct evs_event *e, uint64_t addr, uint64_t size,
 		    uint32_t bt, struct rp_thread *t)
 {
 	struct rp_site *s = rp_site(rp, bt);
-	struct rp_ent *b;
+	struct live_ent *b;
 	bool fresh;
 
 	if (!s)
 		return -ENOMEM;
-	b = rp_tab_get(&rp->p->blocks, addr, &fresh);
+	b = live_make(&rp->p->l, LIVE_MEM, addr, NULL, &fresh);
 	if (!b)
 		return -ENOMEM;
 	if (!fresh) {
@@ -480,13 +246,12 @@ static int rp_alloc(struct rp *rp, const struct evs_event *e, uint64_t addr, uin
 static void rp_free_addr(struct rp *rp, const struct evs_event *e, uint64_t addr,
 			 struct rp_thread *t)
 {
-	struct rp_ent *b;
+	struct live_ent b;
 
 	if (!addr)
 		return;
-	b = rp_tab_find(&rp->p->blocks, addr);
-	if (b)
-		rp_release(rp, b, e->ns, t);
+	if (live_release(&rp->p->l, LIVE_MEM, addr, &b))
+		rp_release(rp, &b, e->ns, t);
 	else
 		rp->frees_unseen++;
 }
@@ -572,57 +337,40 @@ static unsigned rp_kind(uint64_t k)
 static int rp_fd_open(struct rp *rp, int64_t fd, uint64_t kind)
 {
 	struct rp_fd *f = &rp->fd;
-	struct rp_ent *o;
+	struct live_ent *o;
+	bool fresh;
 
 	if (fd < 0)
 		return 0;
 	f->opened++;
 	f->kind[rp_kind(kind)].opened++;
-	o = rp_tab_find(&rp->p->fds, (uint64_t)fd);
-	if (o) {
-		f->reopened++; /* its close was not recorded */
-		o->val = rp_kind(kind);
-		return 0;
-	}
-	o = rp_tab_add(&rp->p->fds, (uint64_t)fd);
+	o = live_make(&rp->p->l, LIVE_FD, (uint64_t)fd, NULL, &fresh);
 	if (!o)
 		return -ENOMEM;
-	o->val = rp_kind(kind);
-	if (rp->p->fds.n > f->peak_open)
-		f->peak_open = rp->p->fds.n;
+	f->reopened += !fresh; /* its close was not recorded */
+	o->kind = (uint16_t)rp_kind(kind);
+	if (rp->p->l.t[LIVE_FD].n > f->peak_open)
+		f->peak_open = rp->p->l.t[LIVE_FD].n;
 	return 0;
 }
 
 static void rp_fd_close(struct rp *rp, int64_t fd)
 {
-	struct rp_ent *o = fd >= 0 ? rp_tab_find(&rp->p->fds, (uint64_t)fd) : NULL;
+	struct live_ent o;
 
-	if (!o) {
+	if (fd < 0 || !live_release(&rp->p->l, LIVE_FD, (uint64_t)fd, &o)) {
 		rp->fd.closed_unseen++;
 		return;
 	}
 	rp->fd.closed++;
-	rp->fd.kind[o->val].closed++;
-	rp_tab_del(&rp->p->fds, o);
+	rp->fd.kind[o.kind].closed++;
 }
 
-/* Segments: shm_open ones by name, shmget ones by id. */
-static uint64_t rp_seg_key(uint64_t kind, int64_t id, const char *name)
-{
-	uint64_t h = 0xcbf29ce484222325ull;
-
-	if (kind != RIP_SHM_OPEN && kind != RIP_SHM_UNLINK)
-		return (uint64_t)id << 1;
-	for (const unsigned char *c = (const unsigned char *)(name ? name : ""); *c; c++)
-		h = (h ^ *c) * 0x100000001b3ull;
-	return h | 1;
-}
-
-static int rp_shm_create(struct rp *rp, int64_t id, uint64_t size, uint64_t kind, const char *name)
+static int rp_shm_create(struct rp *rp, uint64_t key, uint64_t size, uint64_t kind)
 {
 	struct rp_shm *m = &rp->shm;
-	uint64_t key = rp_seg_key(kind, id, name);
-	struct rp_ent *o;
+	struct live_ent *o;
+	bool fresh;
 
 	if (kind == RIP_SHM_MEMFD) {
 		m->memfd++; /* lives as long as its descriptor and mappings */
@@ -630,42 +378,34 @@ static int rp_shm_create(struct rp *rp, int64_t id, uint64_t size, uint64_t kind
 	}
 	m->created++;
 	m->created_bytes += size;
-	o = rp_tab_find(&rp->p->segs, key);
-	if (!o) {
-		o = rp_tab_add(&rp->p->segs, key);
-		if (!o)
-			return -ENOMEM;
-	}
+	o = live_make(&rp->p->l, LIVE_SHM, key, NULL, &fresh);
+	if (!o)
+		return -ENOMEM;
 	o->size = size; /* shm_open of an existing name: the same segment */
 	return 0;
 }
 
-static void rp_shm_remove(struct rp *rp, int64_t id, uint64_t kind, const char *name)
+static void rp_shm_remove(struct rp *rp, uint64_t key)
 {
-	struct rp_ent *o = rp_tab_find(&rp->p->segs, rp_seg_key(kind, id, name));
-
-	if (!o) {
+	if (live_release(&rp->p->l, LIVE_SHM, key, NULL))
+		rp->shm.removed++;
+	else
 		rp->shm.removed_unseen++;
-		return;
-	}
-	rp->shm.removed++;
-	rp_tab_del(&rp->p->segs, o);
 }
 
 static int rp_shm_attach(struct rp *rp, uint64_t addr, uint64_t size)
 {
 	struct rp_shm *m = &rp->shm;
-	struct rp_ent *o = rp_tab_find(&rp->p->maps, addr);
+	struct live_ent *o;
+	bool fresh;
 
 	m->attached++;
 	m->attached_bytes += size;
-	if (o) {
+	o = live_make(&rp->p->l, LIVE_SHM_MAP, addr, NULL, &fresh);
+	if (!o)
+		return -ENOMEM;
+	if (!fresh)
 		m->mapped_bytes -= o->size;
-	} else {
-		o = rp_tab_add(&rp->p->maps, addr);
-		if (!o)
-			return -ENOMEM;
-	}
 	o->size = size;
 	m->mapped_bytes += size;
 	if (m->mapped_bytes > m->peak_mapped_bytes)
@@ -675,119 +415,82 @@ static int rp_shm_attach(struct rp *rp, uint64_t addr, uint64_t size)
 
 static void rp_shm_detach(struct rp *rp, uint64_t addr)
 {
-	struct rp_ent *o = rp_tab_find(&rp->p->maps, addr);
+	struct live_ent o;
 
-	if (!o) {
+	if (!live_release(&rp->p->l, LIVE_SHM_MAP, addr, &o)) {
 		rp->shm.detached_unseen++;
 		return;
 	}
 	rp->shm.detached++;
-	rp->shm.mapped_bytes -= o->size;
-	rp_tab_del(&rp->p->maps, o);
+	rp->shm.mapped_bytes -= o.size;
 }
 
 /* ---- the pass ------------------------------------------------------------------------- */
 
-static int rp_fail(char *err, size_t len, int code, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-static int rp_fail(char *err, size_t len, int code, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, len, fmt, ap);
-	va_end(ap);
-	return code;
-}
-
-static int rp_types(struct rp *rp, const struct ev_types *types, char *err, size_t errlen)
-{
-	struct rp_priv *p = rp->p;
-	int ret = stk_roles_bind(&p->r, types, rp_specs, RP_NROLES, err, errlen);
-
-	for (uint32_t id = 0; id < EV_MAX_TYPES; id++)
-		if (p->r.role[id] && p->r.role[id] != RP_BT)
-			rp->has_types = true;
-	return ret;
-}
-
-#define F(k) evs_val(e, fi[k])
-
-static int rp_mem_event(struct rp *rp, const struct evs_event *e, const uint8_t *fi, int role)
+static int rp_mem_event(struct rp *rp, const struct evs_event *e, const struct role_res *d)
 {
 	struct rp_thread *t;
 
-	switch (role) {
-	case RP_ALLOC:
-		if (!F(0)) {
-			rp->failed++;
-			return 0;
-		}
-		t = rp_thread(rp, e->tid);
-		return t ? rp_alloc(rp, e, F(0), F(1), (uint32_t)F(2), t) : -ENOMEM;
-	case RP_FREE:
-		t = rp_thread(rp, e->tid);
-		if (!t)
-			return -ENOMEM;
-		rp_free_addr(rp, e, F(0), t);
+	if (d->role == ROLE_MEM_ALLOC && !d->key) {
+		rp->failed++;
 		return 0;
-	case RP_REALLOC:
+	}
+	t = rp_thread(rp, e->tid);
+	if (!t)
+		return -ENOMEM;
+	switch (d->role) {
+	case ROLE_MEM_ALLOC:
+		return rp_alloc(rp, e, d->key, d->size, d->bt, t);
+	case ROLE_MEM_FREE:
+		rp_free_addr(rp, e, d->key, t);
+		return 0;
+	case ROLE_MEM_REALLOC:
 		/* old 0: an allocation; addr 0 and size 0: a free of old; addr 0: failed */
-		t = rp_thread(rp, e->tid);
-		if (!t)
-			return -ENOMEM;
-		if (!F(1) && F(2)) {
+		if (!d->key && d->size) {
 			rp->failed++;
 			return 0;
 		}
-		rp_free_addr(rp, e, F(0), t);
-		if (!F(1))
+		rp_free_addr(rp, e, d->old, t);
+		if (!d->key)
 			return 0;
 		rp->reallocs++;
-		return rp_alloc(rp, e, F(1), F(2), (uint32_t)F(3), t);
+		return rp_alloc(rp, e, d->key, d->size, d->bt, t);
 	}
 	return 0;
 }
 
-static int rp_event(struct rp *rp, const struct evs_event *e)
+static int rp_event(void *arg, const struct evs_event *e, const struct role_res *d)
 {
-	const uint8_t *fi = rp->p->r.fi[e->type->id];
-	int role = rp->p->r.role[e->type->id];
+	struct rp *rp = arg;
 	int ret;
 
-	if (role == RP_NONE)
-		return 0;
-	if (role == RP_BT)
-		return rp_bt_define(rp, e, (uint32_t)F(0));
-	rp->res_events++;
-	if (role == RP_ALLOC || role == RP_FREE || role == RP_REALLOC) {
+	switch (d->role) {
+	case ROLE_MEM_ALLOC:
+	case ROLE_MEM_FREE:
+	case ROLE_MEM_REALLOC:
 		rp->p->pt = rp_point_at(rp, e->ns);
-		ret = rp_mem_event(rp, e, fi, role);
+		ret = rp_mem_event(rp, e, d);
 		if (!ret)
 			rp_sample(rp, rp->p->pt);
 		return ret;
-	}
-	switch (role) {
-	case RP_OPEN:
-		return rp_fd_open(rp, (int64_t)F(0), F(1));
-	case RP_CLOSE:
-		rp_fd_close(rp, (int64_t)F(0));
+	case ROLE_FD_OPEN:
+		return rp_fd_open(rp, (int64_t)d->key, d->kind);
+	case ROLE_FD_CLOSE:
+		rp_fd_close(rp, (int64_t)d->key);
 		return 0;
-	case RP_SHM_CREATE:
-		return rp_shm_create(rp, (int64_t)F(0), F(1), F(2), e->str);
-	case RP_SHM_REMOVE:
-		rp_shm_remove(rp, (int64_t)F(0), F(1), e->str);
+	case ROLE_SHM_CREATE:
+		return rp_shm_create(rp, d->key, d->size, d->kind);
+	case ROLE_SHM_REMOVE:
+		rp_shm_remove(rp, d->key);
 		return 0;
-	case RP_SHM_ATTACH:
-		return rp_shm_attach(rp, F(0), F(1));
-	case RP_SHM_DETACH:
-		rp_shm_detach(rp, F(0));
+	case ROLE_SHM_ATTACH:
+		return rp_shm_attach(rp, d->key, d->size);
+	case ROLE_SHM_DETACH:
+		rp_shm_detach(rp, d->key);
 		return 0;
 	}
 	return 0;
 }
-
-#undef F
 
 static void rp_finish(struct rp *rp)
 {
@@ -801,68 +504,55 @@ static void rp_finish(struct rp *rp)
 			s->peak_count = s->live_count;
 		}
 	}
-	for (size_t i = 0; i < p->fds.cap; i++) {
-		if (!p->fds.v[i].used)
-			continue;
-		rp->fd.open_at_end++;
-		rp->fd.kind[p->fds.v[i].val].open_at_end++;
-	}
-	rp->shm.live = p->segs.n;
-	for (size_t i = 0; i < p->segs.cap; i++)
-		if (p->segs.v[i].used)
-			rp->shm.live_bytes += p->segs.v[i].size;
-	rp->shm.mapped = p->maps.n;
-	for (size_t i = 0; i < p->blocks.cap; i++) {
-		struct rp_bucket *b;
+	for (int r = 0; r < LIVE_NRES; r++) {
+		for (size_t i = 0; i < p->l.t[r].cap; i++) {
+			const struct live_ent *o = live_slot(&p->l, (enum live_res)r, i);
+			struct rp_bucket *b;
 
-		if (!p->blocks.v[i].used)
-			continue;
-		b = &rp->hist_live[rp_size_bucket(p->blocks.v[i].size)];
-		b->count++;
-		b->bytes += p->blocks.v[i].size;
+			if (!o->used)
+				continue;
+			switch (r) {
+			case LIVE_MEM:
+				b = &rp->hist_live[rp_size_bucket(o->size)];
+				b->count++;
+				b->bytes += o->size;
+				break;
+			case LIVE_FD:
+				rp->fd.open_at_end++;
+				rp->fd.kind[o->kind].open_at_end++;
+				break;
+			case LIVE_SHM:
+				rp->shm.live_bytes += o->size;
+				break;
+			}
+		}
 	}
+	rp->shm.live = p->l.t[LIVE_SHM].n;
+	rp->shm.mapped = p->l.t[LIVE_SHM_MAP].n;
 }
 
 int rp_run(struct rp *rp, struct evs *s, char *err, size_t errlen)
 {
-	struct evs_event e;
-	int ret;
+	int ret = live_run(&rp->p->l, s, &rp->tr, rp_event, rp, err, errlen);
 
-	ret = rp_types(rp, evs_types(s), err, errlen);
-	if (ret)
-		return ret;
-	evs_set_lazy(s, true); /* every field is read with evs_val (F) */
-	while ((ret = evs_next_fast(s, &e, err, errlen)) > 0) {
-		if (!rp->any_event) {
-			rp->first_ns = e.ns;
-			rp->any_event = true;
-		}
-		rp->last_ns = e.ns;
-		rp->events++;
-		ret = rp_event(rp, &e);
-		if (ret)
-			return rp_fail(err, errlen, ret, "out of memory");
-	}
-	if (ret < 0)
-		return ret;
-	rp_finish(rp);
-	return 0;
+	if (!ret)
+		rp_finish(rp);
+	return ret;
 }
 
 struct rp *rp_new(void)
 {
-	struct rp *rp = calloc(1, sizeof(*rp));
+	struct {
+		struct rp rp;
+		struct rp_priv p;
+	} *m = calloc(1, sizeof(*m));
 
-	if (!rp)
+	if (!m)
 		return NULL;
-	rp->p = calloc(1, sizeof(*rp->p));
-	if (!rp->p) {
-		free(rp);
-		return NULL;
-	}
-	rp->series_ns = 1000;
-	rp->p->last_thread = -1;
-	return rp;
+	m->rp.p = &m->p; /* freed with rp */
+	m->rp.series_ns = 1000;
+	m->p.last_thread = -1;
+	return &m->rp;
 }
 
 void rp_free(struct rp *rp)
@@ -872,20 +562,10 @@ void rp_free(struct rp *rp)
 	if (!rp)
 		return;
 	p = rp->p;
-	free(p->blocks.v);
-	free(p->fds.v);
-	free(p->segs.v);
-	free(p->maps.v);
+	live_free(&p->l);
+	stk_map_free(&p->site_idx);
+	stk_map_free(&p->thread_idx);
 	free(p->site_fast);
-	free(p->site_idx.keys);
-	free(p->site_idx.idx);
-	free(p->thread_idx.keys);
-	free(p->thread_idx.idx);
-	free(p->bt_idx.keys);
-	free(p->bt_idx.idx);
-	free(p->bts);
-	free(p->frames);
-	free(p);
 	free(rp->sites);
 	free(rp->threads);
 	free(rp);

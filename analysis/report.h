@@ -23,6 +23,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "analysis/live.h"
 #include "read/evsource.h"
 
 #define RP_HIST 65  /* size buckets: [0] size 0, [k] sizes in [2^(k-1), 2^k) */
@@ -97,11 +98,7 @@ struct rp {
 	size_t nthreads;
 	struct rp_fd fd;
 	struct rp_shm shm;
-	/* the trace */
-	uint64_t events, res_events;
-	int64_t first_ns, last_ns;
-	bool any_event, has_types;
-	uint64_t bt_defs, bt_bad;
+	LIVE_TRACE_OF; /* the trace: events read, the first and last one's time, rip:bt */
 	struct rp_priv *p;
 };
 

@@ -1,11 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * analysis/stacks.c - hash table, backtrace definitions and frame names for
+ * analysis/stacks.c - backtrace definitions, symbols and frame names for
  * the commands that fold stacks (see stacks.h).
- *
- * The table keeps no tombstones: a removal shifts back the entries that
- * probed past the freed slot, so N live entries never need more than 2N
- * slots however many come and go.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -16,97 +12,6 @@
 
 #include "analysis/stacks.h"
 #include "read/sym.h"
-
-/* ---- the table ----------------------------------------------------------------------- */
-
-static inline size_t stk_hash(uint64_t key, size_t cap)
-{
-	key ^= key >> 31;
-	key *= 0x9e3779b97f4a7c15ull;
-	return (size_t)(key >> 17) & (cap - 1);
-}
-
-struct stk_ent *stk_map_find(const struct stk_map *m, uint64_t key)
-{
-	if (!m->cap)
-		return NULL;
-	for (size_t h = stk_hash(key, m->cap);; h = (h + 1) & (m->cap - 1)) {
-		if (!m->v[h].used)
-			return NULL;
-		if (m->v[h].key == key)
-			return &m->v[h];
-	}
-}
-
-static int stk_map_grow(struct stk_map *m)
-{
-	size_t ncap = m->cap ? m->cap * 2 : 256;
-	struct stk_ent *nv = calloc(ncap, sizeof(*nv));
-
-	if (!nv)
-		return -ENOMEM;
-	for (size_t i = 0; i < m->cap; i++) {
-		size_t h;
-
-		if (!m->v[i].used)
-			continue;
-		for (h = stk_hash(m->v[i].key, ncap); nv[h].used; h = (h + 1) & (ncap - 1))
-			;
-		nv[h] = m->v[i];
-	}
-	free(m->v);
-	m->v = nv;
-	m->cap = ncap;
-	return 0;
-}
-
-struct stk_ent *stk_map_get(struct stk_map *m, uint64_t key, bool *fresh)
-{
-	struct stk_ent *e = stk_map_find(m, key);
-	size_t h;
-
-	*fresh = false;
-	if (e)
-		return e;
-	if ((m->n + 1) * 2 > m->cap && stk_map_grow(m))
-		return NULL;
-	for (h = stk_hash(key, m->cap); m->v[h].used; h = (h + 1) & (m->cap - 1))
-		;
-	m->v[h] = (struct stk_ent){ .key = key, .used = true };
-	m->n++;
-	*fresh = true;
-	return &m->v[h];
-}
-
-void stk_map_del(struct stk_map *m, struct stk_ent *e)
-{
-	size_t mask = m->cap - 1, i = (size_t)(e - m->v), j = i;
-
-	for (;;) {
-		size_t home;
-
-		m->v[i].used = false;
-		for (;;) {
-			j = (j + 1) & mask;
-			if (!m->v[j].used)
-				goto done;
-			home = stk_hash(m->v[j].key, m->cap);
-			/* j may move to i if its home is not in (i, j] cyclically */
-			if (i <= j ? (home <= i || home > j) : (home <= i && home > j))
-				break;
-		}
-		m->v[i] = m->v[j];
-		i = j;
-	}
-done:
-	m->n--;
-}
-
-void stk_map_free(struct stk_map *m)
-{
-	free(m->v);
-	*m = (struct stk_map){ 0 };
-}
 
 /* ---- backtraces ---------------------------------------------------------------------- */
 
@@ -196,54 +101,6 @@ int stk_sym_open(struct evs *s, const char *sysroot, const char *debug_dir,
 	}
 	rip_sym_add_modules(sym, mods, n);
 	*out = sym;
-	return 0;
-}
-
-/* ---- event types by role ------------------------------------------------------------- */
-
-int stk_roles_bind(struct stk_roles *r, const struct ev_types *types,
-		   const struct stk_role *specs, int n, char *err, size_t errlen)
-{
-	memset(r, 0, sizeof(*r));
-	for (uint32_t id = 0; id < EV_MAX_TYPES; id++) {
-		const struct ev_type *t = &types->t[id];
-		int role = 0;
-
-		if (!t->valid)
-			continue;
-		for (int k = 1; k < n; k++)
-			if (!strcmp(t->name, specs[k].name))
-				role = k;
-		if (!role)
-			continue;
-		for (unsigned k = 0; k < STK_ROLE_MAXF && specs[role].fields[k]; k++) {
-			const char *want = specs[role].fields[k];
-			uint32_t wty = *want == '$' ? RIP_FT_STRING
-				       : *want == '@' ? RIP_FT_HEX64_ARRAY
-						      : 0;
-			uint32_t i;
-
-			want += wty != 0;
-			for (i = 0; i < t->nfields; i++)
-				if (!strcmp(t->fields[i].name, want))
-					break;
-			if (i == t->nfields ||
-			    (wty ? t->fields[i].type != wty : RIP_FT_IS_TAIL(t->fields[i].type))) {
-				snprintf(err, errlen,
-					 "event type %s of this trace has no %s field %s: it is not "
-					 "the one of rip/resource.h (written by another version of "
-					 "the preload library?)",
-					 t->name,
-					 wty == RIP_FT_STRING	     ? "string"
-					 : wty == RIP_FT_HEX64_ARRAY ? "array"
-								     : "integer",
-					 want);
-				return -EBADMSG;
-			}
-			r->fi[id][k] = (uint8_t)i;
-		}
-		r->role[id] = (uint8_t)role;
-	}
 	return 0;
 }
 

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * analysis/stacks.h - small pieces the commands that fold backtraces share:
- * a u64-keyed hash table (live blocks by address, descriptors by number,
- * totals by backtrace id), the rip:bt definitions of a trace kept by id,
- * and a symbolizer loaded with the source's module map that names one
- * return address as a flame-graph frame ("func", "module+0xoff", "0xaddr").
+ * a u64-keyed table of two values on the hash table of hmap.h (live blocks
+ * by address, descriptors by number, totals by backtrace id), the rip:bt
+ * definitions of a trace kept by id, and a symbolizer loaded with the
+ * source's module map that names one return address as a flame-graph frame
+ * ("func", "module+0xoff", "0xaddr").
  *
  * rip:bt definitions are collected as the events go by and looked up only
  * at the end: a stack is defined once per process, in whichever thread's
@@ -19,6 +20,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "analysis/hmap.h"
+#include "analysis/roles.h"
 #include "read/evsource.h"
 
 struct rip_sym;
@@ -26,23 +29,38 @@ struct rip_sym;
 /* An entry of a stk_map: key, two values of the user's. */
 struct stk_ent {
 	uint64_t key;
-	uint64_t a, b;
 	bool used;
+	uint64_t a, b;
 };
+HMAP_SLOT_CHECK(struct stk_ent);
 
-/* Open addressing, linear probing, deletion by backward shift (no tombstones). */
+/* A hmap (analysis/hmap.h) of stk_ent: m.v[i] for i < m.cap walks every slot. */
 struct stk_map {
-	struct stk_ent *v;
-	size_t cap, n;
+	HMAP_OF(struct stk_ent);
 };
 
 /* The entry of key, or NULL. */
-struct stk_ent *stk_map_find(const struct stk_map *m, uint64_t key);
+static inline struct stk_ent *stk_map_find(const struct stk_map *m, uint64_t key)
+{
+	return hmap_find(&m->h, sizeof(struct stk_ent), key);
+}
+
 /* The entry of key, made (values 0, *fresh true) when new; NULL when out of memory. */
-struct stk_ent *stk_map_get(struct stk_map *m, uint64_t key, bool *fresh);
+static inline struct stk_ent *stk_map_get(struct stk_map *m, uint64_t key, bool *fresh)
+{
+	return hmap_get(&m->h, sizeof(struct stk_ent), key, fresh);
+}
+
 /* Remove e (from stk_map_find or stk_map_get). */
-void stk_map_del(struct stk_map *m, struct stk_ent *e);
-void stk_map_free(struct stk_map *m);
+static inline void stk_map_del(struct stk_map *m, struct stk_ent *e)
+{
+	hmap_del(&m->h, sizeof(*e), e);
+}
+
+static inline void stk_map_free(struct stk_map *m)
+{
+	hmap_free(&m->h);
+}
 
 /* Backtrace definitions by id. */
 struct stk_bts {
@@ -59,29 +77,14 @@ const uint64_t *stk_bt(const struct stk_bts *b, uint32_t id, uint32_t *n);
 void stk_bts_free(struct stk_bts *b);
 
 /*
- * The event types a pass reads, found by name in a trace's type table.  A
- * role is a type name and the fields the pass needs: "$name" a string,
- * "@name" a u64 array, anything else an integer.  A trace may add fields;
- * it may not lack these or give them another shape.
+ * The old names of the role table of analysis/roles.h, for the commands that
+ * still bind specs of their own (export, pagemap, calltree): to go when they
+ * use role_bind.
  */
-#define STK_ROLE_MAXF RIP_EVENT_MAX_FIELDS
-
-struct stk_role {
-	const char *name;
-	const char *fields[STK_ROLE_MAXF];
-};
-
-struct stk_roles {
-	uint8_t role[EV_MAX_TYPES];		  /* by type id: index into the specs, 0: none */
-	uint8_t fi[EV_MAX_TYPES][STK_ROLE_MAXF]; /* by type id: field index of each spec field */
-};
-
-/*
- * Bind specs[1..n-1] (specs[0] is "none") to the types of types.  0, or
- * -EBADMSG with a message in err when a type of that name lacks a field.
- */
-int stk_roles_bind(struct stk_roles *r, const struct ev_types *types,
-		   const struct stk_role *specs, int n, char *err, size_t errlen);
+#define STK_ROLE_MAXF ROLE_MAXF
+#define stk_role role_spec
+#define stk_roles role_map
+#define stk_roles_bind role_bind_specs
 
 /*
  * A symbolizer with the module map of s (mapped modules first).  0, or

@@ -44,6 +44,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <rip/proc.h>
+
 #include "internal.h"
 
 __thread struct rip_self __rip_self __attribute__((tls_model("initial-exec")));
@@ -479,33 +481,9 @@ int rip_coro_set_name(struct rip_coro *co, const char *name)
 /* /proc/PID/stat start time in clock ticks (pid 0: this process), 0 if unknown. */
 uint64_t __rip_start_ticks(pid_t pid)
 {
-	char buf[1024], path[64], *p;
-	unsigned long long v = 0;
-	ssize_t n;
-	int fd;
+	char state;
 
-	if (pid)
-		snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	else
-		snprintf(path, sizeof(path), "/proc/self/stat");
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = 0;
-	p = strrchr(buf, ')');
-	if (!p)
-		return 0;
-	/* fields after comm: state(3) ... starttime(22) is the 20th after ')' */
-	for (int field = 2; p && field < 22; field++)
-		p = strchr(p + 1, ' ');
-	if (p)
-		v = strtoull(p + 1, NULL, 10);
-	return v;
+	return rip_proc_start((int)pid, &state);
 }
 
 static void rip_read_small(const char *path, char *buf, size_t len)

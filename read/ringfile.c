@@ -28,6 +28,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <rip/proc.h>
+
 #include "read/ringfile.h"
 
 #define RR_MAX_SLOTS (1u << 22)
@@ -642,29 +644,11 @@ int rr_read_modules(struct rr_file *f, struct rip_module **out, size_t *n, char 
 
 uint64_t rr_proc_start_ticks(pid_t pid)
 {
-	char path[64], buf[1024], *p;
-	unsigned long long v = 0;
-	ssize_t n;
-	int fd;
+	char state;
+	uint64_t start = rip_proc_start((int)pid, &state);
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = 0;
-	p = strrchr(buf, ')');
 	/* a zombie has released everything: it is dead for our purposes */
-	if (!p || p[1] != ' ' || p[2] == 'Z' || p[2] == 'X' || p[2] == 'x')
-		return 0;
-	for (int field = 2; p && field < 22; field++)
-		p = strchr(p + 1, ' ');
-	if (p)
-		v = strtoull(p + 1, NULL, 10);
-	return v;
+	return state && state != 'Z' && state != 'X' && state != 'x' ? start : 0;
 }
 
 static void rr_boot_id(char *buf, size_t len)

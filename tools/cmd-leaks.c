@@ -24,8 +24,8 @@
 #include "read/consume.h"
 #include "read/sym.h"
 #include "analysis/stacks.h"
-#include "tools/progress.h"
 #include "tools/format.h"
+#include "tools/opts.h"
 #include "tools/tool.h"
 
 static int cmd_leaks(int argc, char **argv);
@@ -70,36 +70,21 @@ static const struct rip_cmd cmd_leaks_def = {
 
 RIP_COMMAND(cmd_leaks_def);
 
-#define LK_MAX_FRAMES 8 /* inline chain of one address */
-
 struct leaks_opts {
+	struct opts t; /* --json, --top, --sysroot, --debug-dir and the operand */
 	struct lk_opts lk;
-	bool json, addresses, diff;
-	uint64_t top;
-	const char *sysroot, *debug_dir, *target, *old_target;
+	bool addresses, diff;
+	const char *old_target;
 };
 
 struct leaks_state {
 	struct leaks_opts o;
-	struct evs *s;
+	struct opts_src src;
 	struct lk *lk;
-	struct rip_sym *sym;
-	struct evs_totals tot;
 	FILE *out;
 };
 
 /* ---- symbols ------------------------------------------------------------------------- */
-
-static int leaks_symbols(struct leaks_state *st)
-{
-	char err[RR_ERR_MAX];
-	int ret = stk_sym_open(st->s, st->o.sysroot, st->o.debug_dir, &st->sym, err,
-			       sizeof(err));
-
-	if (ret)
-		tool_err("%s", err);
-	return ret;
-}
 
 /* Frames of the preload library itself (an unwinder that starts inside a hook). */
 static bool leaks_internal(const struct rip_frame *f)
@@ -107,21 +92,6 @@ static bool leaks_internal(const struct rip_frame *f)
 	const char *b = tool_base(f->module);
 
 	return b && !strncmp(b, "librip-preload", 14);
-}
-
-/*
- * Resolve return address a (the instruction before it is the call).  Fills
- * fr and returns the frame count (inline chain, innermost first), >= 1.
- */
-static int leaks_resolve(struct leaks_state *st, uint64_t a, struct rip_frame *fr)
-{
-	int n = st->sym && a ? rip_sym_lookup(st->sym, a - 1, fr, LK_MAX_FRAMES) : -1;
-
-	if (n <= 0) {
-		memset(fr, 0, sizeof(*fr));
-		n = 1;
-	}
-	return n;
 }
 
 /* ---- text ---------------------------------------------------------------------------- */
@@ -172,7 +142,7 @@ static void leaks_frame_text(struct leaks_state *st, uint64_t addr, const struct
 
 static void leaks_stack_text(struct leaks_state *st, const struct lk_group *g)
 {
-	struct rip_frame fr[LK_MAX_FRAMES];
+	struct rip_frame fr[STK_MAX_INLINE];
 	const uint64_t *pcs;
 	uint32_t n, i = 0;
 
@@ -188,7 +158,7 @@ static void leaks_stack_text(struct leaks_state *st, const struct lk_group *g)
 	if (!n)
 		fputs("      (empty backtrace)\n", st->out);
 	for (; i < n; i++) {
-		int k = leaks_resolve(st, pcs[i], fr);
+		int k = opts_resolve(&st->src, pcs[i], fr);
 
 		if (i + 1 < n && leaks_internal(&fr[k - 1]))
 			continue;
@@ -218,7 +188,7 @@ static double leaks_secs(const struct lk *lk, int64_t ns)
 
 static void leaks_lossy_text(struct leaks_state *st)
 {
-	const struct evs_totals *t = &st->tot;
+	const struct evs_totals *t = &st->src.tot;
 
 	if (!t->discarded && !t->lost_packets && !t->torn)
 		return;
@@ -233,7 +203,7 @@ static void leaks_lossy_text(struct leaks_state *st)
 static void leaks_print_text(struct leaks_state *st)
 {
 	const struct lk *lk = st->lk;
-	const struct rip_file_hdr *h = evs_file_hdr(st->s);
+	const struct rip_file_hdr *h = evs_file_hdr(st->src.s);
 	FILE *out = st->out;
 	uint64_t shown = 0, sites[LK_NRES] = { 0 };
 	char comm[sizeof(h->comm) + 1], b[48];
@@ -243,7 +213,7 @@ static void leaks_print_text(struct leaks_state *st)
 	leaks_lossy_text(st);
 	fprintf(out, "%s: pid %d (%s), %" PRIu64 " events over %.3f s, %" PRIu64
 		     " of them resource events\n",
-		evs_source(st->s), (int)h->pid, comm, lk->events,
+		evs_source(st->src.s), (int)h->pid, comm, lk->events,
 		lk->any_event ? leaks_secs(lk, lk->last_ns) : 0.0, lk->res_events);
 	if (!lk->has_types)
 		fprintf(out, "note: no resource events in this trace: record one with rip run "
@@ -252,7 +222,7 @@ static void leaks_print_text(struct leaks_state *st)
 		const struct lk_group *g = &lk->groups[i];
 
 		sites[g->res]++;
-		if (st->o.top && shown >= st->o.top)
+		if (st->o.t.top && shown >= st->o.t.top)
 			continue;
 		shown++;
 		fputc('\n', out);
@@ -274,9 +244,9 @@ static void leaks_print_text(struct leaks_state *st)
 		fprintf(out, " s\n");
 		leaks_stack_text(st, g);
 	}
-	if (st->o.top && shown < lk->ngroups)
+	if (st->o.t.top && shown < lk->ngroups)
 		fprintf(out, "\n(%zu more groups: --top=%" PRIu64 " shows the biggest only)\n",
-			lk->ngroups - (size_t)shown, st->o.top);
+			lk->ngroups - (size_t)shown, st->o.t.top);
 	fprintf(out, "\ntotal: %s in %" PRIu64 " %s never freed (%" PRIu64 " sites), %" PRIu64
 		     " %s left open, %" PRIu64 " %s never removed (%s), %" PRIu64
 		     " %s never detached\n",
@@ -318,7 +288,7 @@ static void leaks_json_opt(FILE *out, const char *s)
 
 static void leaks_stack_json(struct leaks_state *st, const struct lk_group *g)
 {
-	struct rip_frame fr[LK_MAX_FRAMES];
+	struct rip_frame fr[STK_MAX_INLINE];
 	FILE *out = st->out;
 	const uint64_t *pcs;
 	const char *sep = "";
@@ -331,7 +301,7 @@ static void leaks_stack_json(struct leaks_state *st, const struct lk_group *g)
 	}
 	fputc('[', out);
 	for (uint32_t i = 0; i < n; i++) {
-		int k = leaks_resolve(st, pcs[i], fr);
+		int k = opts_resolve(&st->src, pcs[i], fr);
 
 		if (i + 1 < n && leaks_internal(&fr[k - 1]))
 			continue;
@@ -360,20 +330,20 @@ static void leaks_print_json(struct leaks_state *st)
 	unsigned nprob = 0;
 	void *parg[2] = { out, &nprob };
 
-	json_trace_head(out, st->s);
+	json_trace_head(out, st->src.s);
 	fprintf(out,
 		",\"events\":%" PRIu64 ",\"resource_events\":%" PRIu64
 		",\"duration\":%.9f,\"complete\":%s,\"discarded\":%" PRIu64
 		",\"lost_packets\":%" PRIu64 ",\"leaks\":[",
 		lk->events, lk->res_events, lk->any_event ? leaks_secs(lk, lk->last_ns) : 0.0,
-		st->tot.discarded || st->tot.lost_packets || st->tot.torn ? "false" : "true",
-		st->tot.discarded, st->tot.lost_packets + st->tot.torn);
+		st->src.tot.discarded || st->src.tot.lost_packets || st->src.tot.torn ? "false" : "true",
+		st->src.tot.discarded, st->src.tot.lost_packets + st->src.tot.torn);
 	for (size_t i = 0; i < lk->ngroups; i++) {
 		const struct lk_group *g = &lk->groups[i];
 		const char *sep = "";
 
 		sites[g->res]++;
-		if (st->o.top && shown >= st->o.top)
+		if (st->o.t.top && shown >= st->o.t.top)
 			continue;
 		fprintf(out, "%s{\"resource\":\"%s\",\"count\":%" PRIu64 ",\"bytes\":%" PRIu64
 			     ",\"first\":%.9f,\"last\":%.9f,\"kinds\":[",
@@ -408,8 +378,8 @@ static void leaks_print_json(struct leaks_state *st)
 		"},\"failed_allocs\":%" PRIu64 ",\"backtraces\":{\"defined\":%" PRIu64
 		",\"bad\":%" PRIu64 ",\"undefined\":%" PRIu64 "},\"symbol_problems\":[",
 		lk->failed_allocs, lk->bt_defs, lk->bt_bad, lk->bt_unknown);
-	if (st->sym)
-		rip_sym_problems(st->sym, tool_sym_problem_json, parg);
+	if (st->src.sym)
+		rip_sym_problems(st->src.sym, tool_sym_problem_json, parg);
 	fputs("]}\n", out);
 }
 
@@ -450,35 +420,28 @@ static int leaks_parse(int argc, char **argv, struct leaks_opts *o)
 {
 	enum { OPT_FROM = 256, OPT_TO, OPT_RANGE, OPT_DIFF };
 	static const struct option longopts[] = {
-		{ "json", no_argument, NULL, 'j' },
+		OPTS_LONG,
 		{ "sort", required_argument, NULL, 's' },
 		{ "resource", required_argument, NULL, 'r' },
 		{ "min-size", required_argument, NULL, 'm' },
-		{ "top", required_argument, NULL, 'n' },
 		{ "addresses", no_argument, NULL, 'a' },
 		{ "tid", required_argument, NULL, 't' },
 		{ "from", required_argument, NULL, OPT_FROM },
 		{ "to", required_argument, NULL, OPT_TO },
 		{ "time-range", required_argument, NULL, OPT_RANGE },
 		{ "diff", no_argument, NULL, OPT_DIFF },
-		{ "sysroot", required_argument, NULL, 'R' },
-		{ "debug-dir", required_argument, NULL, 'D' },
-		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	bool from = false, to = false;
 	uint64_t tid;
 	char *comma;
-	int c;
+	int c, ret;
 
 	optind = 1;
 	opterr = 0;
 	o->lk.to_ns = INT64_MAX;
-	while ((c = getopt_long(argc, argv, "js:r:m:n:at:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, OPTS_SHORT "s:r:m:at:", longopts, NULL)) != -1) {
 		switch (c) {
-		case 'j':
-			o->json = true;
-			break;
 		case 's':
 			if (!strcmp(optarg, "bytes"))
 				o->lk.sort = LK_SORT_BYTES;
@@ -506,11 +469,6 @@ static int leaks_parse(int argc, char **argv, struct leaks_opts *o)
 							"--min-size wants a size like 4096 or 1m, "
 							"not '%s'",
 							optarg);
-			break;
-		case 'n':
-			if (tool_parse_size(optarg, &o->top) || !o->top)
-				return tool_usage_error(&cmd_leaks_def,
-							"--top wants a number > 0, not '%s'", optarg);
 			break;
 		case 'a':
 			o->addresses = true;
@@ -558,18 +516,10 @@ static int leaks_parse(int argc, char **argv, struct leaks_opts *o)
 		case OPT_DIFF:
 			o->diff = true;
 			break;
-		case 'R':
-			o->sysroot = optarg;
-			break;
-		case 'D':
-			o->debug_dir = optarg;
-			break;
-		case 'h':
-			tool_help(&cmd_leaks_def);
-			return -1;
 		default:
-			return tool_usage_error(&cmd_leaks_def, "unknown option '%s'",
-						argv[optind - 1]);
+			ret = opts_common(&cmd_leaks_def, c, argv, &o->t);
+			if (ret)
+				return ret;
 		}
 	}
 	if (from || to) {
@@ -583,47 +533,32 @@ static int leaks_parse(int argc, char **argv, struct leaks_opts *o)
 			return tool_usage_error(&cmd_leaks_def,
 						"--diff compares two traces: give OLD and NEW");
 		o->old_target = argv[optind];
-		o->target = argv[optind + 1];
+		o->t.target = argv[optind + 1];
 		return 0;
 	}
-	if (optind + 1 != argc)
-		return tool_usage_error(&cmd_leaks_def,
-					optind == argc ? "which trace? give a trace directory (rip "
-							 "run --mem -o DIR), a pid or a ring file"
-						       : "one TRACE-OR-TARGET only (two with --diff)");
-	o->target = argv[optind];
-	return 0;
+	return opts_operand(&cmd_leaks_def, argc, argv, &o->t, " (two with --diff)");
 }
 
 /* Open target and run the analysis; symbols too when there is something to show. */
 static int leaks_load(struct leaks_state *st, const char *target)
 {
 	char err[RR_ERR_MAX + PATH_MAX];
-	struct stk_warm *warm;
 	int ret;
 
-	ret = evs_open(target, &st->s, err, sizeof(err));
-	if (ret) {
-		tool_err("%s", err);
+	if (opts_open(&st->src, &st->o.t, target, "rip leaks"))
 		return -1;
-	}
 	st->lk = lk_new(&st->o.lk);
 	if (!st->lk) {
 		tool_err("out of memory");
 		return -1;
 	}
-	progress_bar(st->s, "rip leaks");
-	warm = stk_warm_start(st->s, st->o.sysroot, st->o.debug_dir);
-	ret = lk_run(st->lk, st->s, err, sizeof(err));
-	st->sym = stk_warm_stop(warm);
+	ret = lk_run(st->lk, st->src.s, err, sizeof(err));
+	opts_ran(&st->src);
 	if (ret) {
 		tool_err("%s", err);
 		return -1;
 	}
-	evs_totals(st->s, &st->tot);
-	if (st->lk->ngroups && !st->sym && leaks_symbols(st))
-		return -1;
-	return 0;
+	return st->lk->ngroups ? opts_symbols(&st->src) : 0;
 }
 
 /* The warnings of a loaded trace, after the report. */
@@ -632,23 +567,19 @@ static void leaks_warnings(struct leaks_state *st)
 	if (st->lk->bt_bad)
 		tool_err("warning: %s: %" PRIu64 " bad backtrace definitions (id 0, or an id "
 			 "defined twice with different frames) were ignored",
-			 evs_source(st->s), st->lk->bt_bad);
+			 evs_source(st->src.s), st->lk->bt_bad);
 	if (st->lk->bt_unknown)
 		tool_err("warning: %s: %" PRIu64 " groups use a backtrace id the trace never "
 			 "defines (a corrupt trace, or a forked child's stack defined in its "
 			 "parent's trace)",
-			 evs_source(st->s), st->lk->bt_unknown);
+			 evs_source(st->src.s), st->lk->bt_unknown);
 }
 
 static void leaks_unload(struct leaks_state *st)
 {
-	if (st->sym)
-		rip_sym_free(st->sym);
 	lk_free(st->lk);
-	evs_close(st->s);
-	st->sym = NULL;
 	st->lk = NULL;
-	st->s = NULL;
+	opts_close(&st->src);
 }
 
 /* ---- --diff -------------------------------------------------------------------------- */
@@ -668,7 +599,7 @@ struct leaks_dent {
 
 static char *leaks_stack_key(struct leaks_state *st, const struct lk_group *g)
 {
-	struct rip_frame fr[LK_MAX_FRAMES];
+	struct rip_frame fr[STK_MAX_INLINE];
 	const uint64_t *pcs;
 	const char *sep = "";
 	char *buf = NULL;
@@ -685,7 +616,7 @@ static char *leaks_stack_key(struct leaks_state *st, const struct lk_group *g)
 	else if (!pcs)
 		fputs("(undefined backtrace)", f);
 	for (uint32_t i = 0; pcs && i < n; i++) {
-		int k = leaks_resolve(st, pcs[i], fr);
+		int k = opts_resolve(&st->src, pcs[i], fr);
 
 		if (i + 1 < n && leaks_internal(&fr[k - 1]))
 			continue;
@@ -788,20 +719,20 @@ static void leaks_diff_text(struct leaks_state *old, struct leaks_state *st,
 
 	for (int k = 0; k < 2; k++) {
 		struct leaks_state *x = k ? st : old;
-		const struct rip_file_hdr *h = evs_file_hdr(x->s);
+		const struct rip_file_hdr *h = evs_file_hdr(x->src.s);
 		char comm[sizeof(h->comm) + 1];
 
 		memcpy(comm, h->comm, sizeof(h->comm));
 		comm[sizeof(h->comm)] = 0;
-		if (x->tot.discarded || x->tot.lost_packets || x->tot.torn)
+		if (x->src.tot.discarded || x->src.tot.lost_packets || x->src.tot.torn)
 			fprintf(out, "WARNING: %s is incomplete: a lost release shows as a false "
 				     "leak, a lost allocation hides a real one\n",
-				evs_source(x->s));
+				evs_source(x->src.s));
 		fprintf(out, "%s %s: pid %d (%s), %" PRIu64 " events over %.3f s\n",
-			k ? "new" : "old", evs_source(x->s), (int)h->pid, comm, x->lk->events,
+			k ? "new" : "old", evs_source(x->src.s), (int)h->pid, comm, x->lk->events,
 			x->lk->any_event ? leaks_secs(x->lk, x->lk->last_ns) : 0.0);
 	}
-	for (size_t i = 0; i < n && (!st->o.top || i < st->o.top); i++) {
+	for (size_t i = 0; i < n && (!st->o.t.top || i < st->o.t.top); i++) {
 		const struct leaks_dent *e = &d[i];
 
 		fprintf(out, "\n%+" PRId64 " %s", (int64_t)(e->count - e->ocount),
@@ -821,9 +752,9 @@ static void leaks_diff_text(struct leaks_state *old, struct leaks_state *st,
 		fputs(")\n", out);
 		leaks_stack_text(st, e->g);
 	}
-	if (st->o.top && n > st->o.top)
+	if (st->o.t.top && n > st->o.t.top)
 		fprintf(out, "\n(%zu more groups: --top=%" PRIu64 " shows the biggest only)\n",
-			n - (size_t)st->o.top, st->o.top);
+			n - (size_t)st->o.t.top, st->o.t.top);
 	fprintf(out, "\n%zu groups new, %zu grown; total:", nnew, n - nnew);
 	for (int r = 0; r < LK_NRES; r++)
 		fprintf(out, "%s %s %+" PRId64 " (%+" PRId64 " bytes)", r ? "," : "",
@@ -835,21 +766,21 @@ static void leaks_diff_text(struct leaks_state *old, struct leaks_state *st,
 
 static void leaks_diff_json_side(FILE *out, struct leaks_state *x)
 {
-	const struct rip_file_hdr *h = evs_file_hdr(x->s);
+	const struct rip_file_hdr *h = evs_file_hdr(x->src.s);
 	char comm[sizeof(h->comm) + 1];
 
 	memcpy(comm, h->comm, sizeof(h->comm));
 	comm[sizeof(h->comm)] = 0;
 	fputs("{\"source\":", out);
-	json_str(out, evs_source(x->s));
+	json_str(out, evs_source(x->src.s));
 	fprintf(out, ",\"pid\":%d,\"comm\":", (int)h->pid);
 	json_str(out, comm);
 	fprintf(out,
 		",\"events\":%" PRIu64 ",\"duration\":%.9f,\"complete\":%s,\"discarded\":%" PRIu64
 		",\"lost_packets\":%" PRIu64 "}",
 		x->lk->events, x->lk->any_event ? leaks_secs(x->lk, x->lk->last_ns) : 0.0,
-		x->tot.discarded || x->tot.lost_packets || x->tot.torn ? "false" : "true",
-		x->tot.discarded, x->tot.lost_packets + x->tot.torn);
+		x->src.tot.discarded || x->src.tot.lost_packets || x->src.tot.torn ? "false" : "true",
+		x->src.tot.discarded, x->src.tot.lost_packets + x->src.tot.torn);
 }
 
 static void leaks_diff_json(struct leaks_state *old, struct leaks_state *st,
@@ -862,7 +793,7 @@ static void leaks_diff_json(struct leaks_state *old, struct leaks_state *st,
 	fputs(",\"new\":", out);
 	leaks_diff_json_side(out, st);
 	fputs(",\"groups\":[", out);
-	for (size_t i = 0; i < n && (!st->o.top || i < st->o.top); i++) {
+	for (size_t i = 0; i < n && (!st->o.t.top || i < st->o.t.top); i++) {
 		const struct leaks_dent *e = &d[i];
 
 		fprintf(out, "%s{\"resource\":\"%s\",\"status\":\"%s\",\"count\":%" PRIu64
@@ -927,7 +858,7 @@ static int leaks_diff(struct leaks_state *old, struct leaks_state *st)
 		nd[n++] = *e;
 	}
 	qsort(nd, n, sizeof(*nd), leaks_dent_cmp_growth);
-	if (st->o.json)
+	if (st->o.t.json)
 		leaks_diff_json(old, st, nd, n, nnew);
 	else
 		leaks_diff_text(old, st, nd, n, nnew);
@@ -953,29 +884,27 @@ static int cmd_leaks(int argc, char **argv)
 	old.out = stdout;
 	if (st.o.diff && leaks_load(&old, st.o.old_target))
 		goto out;
-	if (leaks_load(&st, st.o.target))
+	if (leaks_load(&st, st.o.t.target))
 		goto out;
 	setvbuf(stdout, obuf, _IOFBF, sizeof(obuf));
 	if (st.o.diff) {
 		if (leaks_diff(&old, &st))
 			goto out;
-	} else if (st.o.json) {
+	} else if (st.o.t.json) {
 		leaks_print_json(&st);
 	} else {
 		leaks_print_text(&st);
 	}
-	if (fflush(stdout) || ferror(stdout)) {
-		tool_err("write error: %s", strerror(errno));
+	if (tool_flush(stdout))
 		goto out;
-	}
 	if (st.o.diff)
 		leaks_warnings(&old);
 	leaks_warnings(&st);
-	if (!st.o.json) {
-		if (old.sym)
-			rip_sym_problems(old.sym, tool_sym_problem, &problems);
-		if (st.sym)
-			rip_sym_problems(st.sym, tool_sym_problem, &problems);
+	if (!st.o.t.json) {
+		if (old.src.sym)
+			rip_sym_problems(old.src.sym, tool_sym_problem, &problems);
+		if (st.src.sym)
+			rip_sym_problems(st.src.sym, tool_sym_problem, &problems);
 	}
 	status = EXIT_OK;
 out:

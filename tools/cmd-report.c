@@ -30,8 +30,8 @@
 #include "analysis/report.h"
 #include "read/sym.h"
 #include "analysis/stacks.h"
-#include "tools/progress.h"
 #include "tools/format.h"
+#include "tools/opts.h"
 #include "tools/tool.h"
 
 static int cmd_report(int argc, char **argv);
@@ -66,24 +66,19 @@ static const struct rip_cmd cmd_report_def = {
 
 RIP_COMMAND(cmd_report_def);
 
-#define RPT_MAX_INLINE 8 /* inline chain of one address */
 #define RPT_MAX_STACK 16	  /* frames of a site's stack in the JSON report */
 #define RPT_FLAME_SITES 10000 /* sites in the flame graph of --html; the rest lumped */
 #define RPT_FLAME_DEPTH 128	  /* return addresses of a site in the flame graph */
 
 struct report_opts {
-	bool json;
-	uint64_t top;
+	struct opts t; /* --json, --top, --sysroot, --debug-dir and the operand */
 	const char *html;
-	const char *sysroot, *debug_dir, *target;
 };
 
 struct report_state {
 	struct report_opts o;
-	struct evs *s;
+	struct opts_src src;
 	struct rp *rp;
-	struct rip_sym *sym;
-	struct evs_totals tot;
 	FILE *out;
 	size_t *by_bytes, *by_count, *by_peak; /* site indexes, sorted */
 	size_t npeak;			       /* sites with bytes at the peak */
@@ -171,28 +166,6 @@ static int report_sort(struct report_state *st)
 
 /* ---- symbols -------------------------------------------------------------------------- */
 
-static int report_symbols(struct report_state *st)
-{
-	char err[RR_ERR_MAX];
-	int ret = stk_sym_open(st->s, st->o.sysroot, st->o.debug_dir, &st->sym, err,
-			       sizeof(err));
-
-	if (ret)
-		tool_err("%s", err);
-	return ret;
-}
-
-static int report_resolve(struct report_state *st, uint64_t a, struct rip_frame *fr)
-{
-	int n = st->sym && a ? rip_sym_lookup(st->sym, a - 1, fr, RPT_MAX_INLINE) : -1;
-
-	if (n <= 0) {
-		memset(fr, 0, sizeof(*fr));
-		n = 1;
-	}
-	return n;
-}
-
 /* The allocator's own frames: libc's malloc family, operator new, the preload library. */
 static bool report_allocator(const struct rip_frame *f)
 {
@@ -210,13 +183,13 @@ static bool report_allocator(const struct rip_frame *f)
 static int report_user_frame(struct report_state *st, const struct rp_site *s, const uint64_t **pcs,
 			     uint32_t *n)
 {
-	struct rip_frame fr[RPT_MAX_INLINE];
+	struct rip_frame fr[STK_MAX_INLINE];
 
 	*pcs = s->bt ? rp_bt(st->rp, s->bt, n) : NULL;
 	if (!*pcs || !*n)
 		return -1;
 	for (uint32_t i = 0; i < *n; i++) {
-		int k = report_resolve(st, (*pcs)[i], fr);
+		int k = opts_resolve(&st->src, (*pcs)[i], fr);
 
 		if (!report_allocator(&fr[k - 1]))
 			return (int)i;
@@ -249,7 +222,7 @@ static double report_secs(const struct rp *rp, int64_t ns)
 /* The site's name and, on a second line, its caller. */
 static void report_site_text(struct report_state *st, const struct rp_site *s)
 {
-	struct rip_frame fr[RPT_MAX_INLINE];
+	struct rip_frame fr[STK_MAX_INLINE];
 	const uint64_t *pcs;
 	uint32_t n;
 	int i = report_user_frame(st, s, &pcs, &n);
@@ -263,10 +236,10 @@ static void report_site_text(struct report_state *st, const struct rp_site *s)
 				s->bt);
 		return;
 	}
-	report_resolve(st, pcs[i], fr);
+	opts_resolve(&st->src, pcs[i], fr);
 	fprintf(st->out, "%s\n", report_frame_str(&fr[0], pcs[i], buf, sizeof(buf)));
 	if ((uint32_t)i + 1 < n) {
-		report_resolve(st, pcs[i + 1], fr);
+		opts_resolve(&st->src, pcs[i + 1], fr);
 		fprintf(st->out, "%28s from %s\n", "",
 			report_frame_str(&fr[0], pcs[i + 1], buf, sizeof(buf)));
 	}
@@ -276,7 +249,7 @@ static void report_top_text(struct report_state *st, const char *title, const ch
 			    const size_t *idx, size_t n, int what)
 {
 	FILE *out = st->out;
-	size_t shown = n < st->o.top ? n : (size_t)st->o.top;
+	size_t shown = n < st->o.t.top ? n : (size_t)st->o.t.top;
 
 	fprintf(out, "\n%s\n", title);
 	if (!n) {
@@ -307,8 +280,8 @@ static const char *report_life_name(unsigned k, char *buf, size_t len)
 static void report_print_text(struct report_state *st)
 {
 	const struct rp *rp = st->rp;
-	const struct rip_file_hdr *h = evs_file_hdr(st->s);
-	const struct evs_totals *t = &st->tot;
+	const struct rip_file_hdr *h = evs_file_hdr(st->src.s);
+	const struct evs_totals *t = &st->src.tot;
 	FILE *out = st->out;
 	char comm[sizeof(h->comm) + 1], b[64], b2[64];
 
@@ -324,7 +297,7 @@ static void report_print_text(struct report_state *st)
 	fprintf(out,
 		"%s: pid %d (%s), %" PRIu64 " events over %.3f s, %" PRIu64
 		" of them resource events\n",
-		evs_source(st->s), (int)h->pid, comm, rp->events,
+		evs_source(st->src.s), (int)h->pid, comm, rp->events,
 		rp->any_event ? report_secs(rp, rp->last_ns) : 0.0, rp->res_events);
 	if (!rp->has_types)
 		fputs("note: no resource events in this trace: record one with rip run --mem "
@@ -361,7 +334,7 @@ static void report_print_text(struct report_state *st)
 		"freed bytes");
 	for (size_t i = 0; i < rp->nthreads; i++) {
 		const struct rp_thread *th = &rp->threads[i];
-		const char *name = evs_thread_name(st->s, th->tid);
+		const char *name = evs_thread_name(st->src.s, th->tid);
 
 		fprintf(out,
 			"  %8d %-16s %10" PRIu64 " %14" PRIu64 " %10" PRIu64 " %14" PRIu64 "\n",
@@ -452,7 +425,7 @@ static void report_frame_json(FILE *out, uint64_t addr, const struct rip_frame *
 
 static void report_site_json(struct report_state *st, const struct rp_site *s)
 {
-	struct rip_frame fr[RPT_MAX_INLINE];
+	struct rip_frame fr[STK_MAX_INLINE];
 	FILE *out = st->out;
 	const uint64_t *pcs;
 	uint32_t n;
@@ -469,11 +442,11 @@ static void report_site_json(struct report_state *st, const struct rp_site *s)
 		fputs("null,\"stack\":null}", out);
 		return;
 	}
-	report_resolve(st, pcs[i], fr);
+	opts_resolve(&st->src, pcs[i], fr);
 	report_frame_json(out, pcs[i], &fr[0]);
 	fputs(",\"stack\":[", out);
 	for (uint32_t j = (uint32_t)i; j < n && j < (uint32_t)i + RPT_MAX_STACK; j++) {
-		int k = report_resolve(st, pcs[j], fr);
+		int k = opts_resolve(&st->src, pcs[j], fr);
 
 		for (int m = 0; m < k; m++) {
 			fputs(sep, out);
@@ -486,7 +459,7 @@ static void report_site_json(struct report_state *st, const struct rp_site *s)
 
 static void report_top_json(struct report_state *st, const char *key, const size_t *idx, size_t n)
 {
-	size_t shown = n < st->o.top ? n : (size_t)st->o.top;
+	size_t shown = n < st->o.t.top ? n : (size_t)st->o.t.top;
 
 	fprintf(st->out, ",\"%s\":[", key);
 	for (size_t i = 0; i < shown; i++) {
@@ -499,13 +472,13 @@ static void report_top_json(struct report_state *st, const char *key, const size
 static void report_print_json(struct report_state *st)
 {
 	const struct rp *rp = st->rp;
-	const struct evs_totals *t = &st->tot;
+	const struct evs_totals *t = &st->src.tot;
 	FILE *out = st->out;
 	unsigned nprob = 0;
 	void *parg[2] = { out, &nprob };
 	const char *sep = "";
 
-	json_trace_head(out, st->s);
+	json_trace_head(out, st->src.s);
 	fprintf(out,
 		",\"events\":%" PRIu64 ",\"resource_events\":%" PRIu64 ",\"duration\":%.9f"
 		",\"complete\":%s,\"discarded\":%" PRIu64 ",\"lost_packets\":%" PRIu64,
@@ -532,7 +505,7 @@ static void report_print_json(struct report_state *st)
 		const struct rp_thread *th = &rp->threads[i];
 
 		fprintf(out, "%s{\"tid\":%d,\"name\":", i ? "," : "", (int)th->tid);
-		json_str(out, evs_thread_name(st->s, th->tid));
+		json_str(out, evs_thread_name(st->src.s, th->tid));
 		fprintf(out,
 			",\"allocations\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"frees\":%" PRIu64
 			",\"freed_bytes\":%" PRIu64 "}",
@@ -600,8 +573,8 @@ static void report_print_json(struct report_state *st)
 		",\"backtraces\":{\"defined\":%" PRIu64 ",\"bad\":%" PRIu64
 		"},\"symbol_problems\":[",
 		rp->bt_defs, rp->bt_bad);
-	if (st->sym)
-		rip_sym_problems(st->sym, tool_sym_problem_json, parg);
+	if (st->src.sym)
+		rip_sym_problems(st->src.sym, tool_sym_problem_json, parg);
 	fputs("]}\n", out);
 }
 
@@ -631,14 +604,14 @@ static void report_flame_frame(FILE *out, uint64_t addr, const struct rip_frame 
 static void report_html_data(struct report_state *st)
 {
 	const struct rp *rp = st->rp;
-	struct rip_frame fr[RPT_MAX_INLINE];
+	struct rip_frame fr[STK_MAX_INLINE];
 	FILE *out = st->out;
 	const char *sep = "";
 	uint64_t ob = 0, oc = 0;
 	size_t shown = rp->nsites < RPT_FLAME_SITES ? rp->nsites : RPT_FLAME_SITES;
 
 	fprintf(out, ",\"top\":%" PRIu64 ",\"series\":{\"bucket_ns\":%" PRIu64 ",\"points\":[",
-		st->o.top, rp->series_ns);
+		st->o.t.top, rp->series_ns);
 	for (size_t i = 0; i < rp->nseries; i++) {
 		const struct rp_point *p = &rp->series[i];
 
@@ -672,7 +645,7 @@ static void report_html_data(struct report_state *st)
 		for (uint32_t j = u < 0 ? n : (uint32_t)u; u >= 0 && j < n &&
 							   j < (uint32_t)u + RPT_FLAME_DEPTH;
 		     j++) {
-			int k = report_resolve(st, pcs[j], fr);
+			int k = opts_resolve(&st->src, pcs[j], fr);
 
 			for (int m = 0; m < k; m++) {
 				fprintf(out, "%s[", sep);
@@ -733,61 +706,33 @@ static int report_print_html(struct report_state *st)
 static int report_parse(int argc, char **argv, struct report_opts *o)
 {
 	static const struct option longopts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "top", required_argument, NULL, 'n' },
+		OPTS_LONG,
 		{ "html", required_argument, NULL, 'H' },
-		{ "sysroot", required_argument, NULL, 'R' },
-		{ "debug-dir", required_argument, NULL, 'D' },
-		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	char *end;
-	int c;
+	int c, ret;
 
-	o->top = 10;
+	o->t.top = 10;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "jn:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, OPTS_SHORT, longopts, NULL)) != -1) {
 		switch (c) {
-		case 'j':
-			o->json = true;
-			break;
-		case 'n':
-			errno = 0;
-			o->top = strtoull(optarg, &end, 10);
-			if (*optarg < '0' || *optarg > '9' || *end || errno || !o->top)
-				return tool_usage_error(&cmd_report_def,
-							"--top wants a number > 0, not '%s'",
-							optarg);
-			break;
 		case 'H':
 			if (!*optarg)
 				return tool_usage_error(&cmd_report_def, "--html wants a file name");
 			o->html = optarg;
 			break;
-		case 'R':
-			o->sysroot = optarg;
-			break;
-		case 'D':
-			o->debug_dir = optarg;
-			break;
-		case 'h':
-			tool_help(&cmd_report_def);
-			return -1;
 		default:
-			return tool_usage_error(&cmd_report_def,
-						"unknown option or missing value: '%s'",
-						argv[optind - 1]);
+			ret = opts_common(&cmd_report_def, c, argv, &o->t);
+			if (ret)
+				return ret;
 		}
 	}
-	if (optind + 1 != argc)
-		return tool_usage_error(&cmd_report_def,
-					optind == argc ? "which trace? give a trace directory (rip "
-							 "run --mem -o DIR), a pid or a ring file" :
-							 "one TRACE-OR-TARGET only");
-	if (o->json && o->html)
+	ret = opts_operand(&cmd_report_def, argc, argv, &o->t, NULL);
+	if (ret)
+		return ret;
+	if (o->t.json && o->html)
 		return tool_usage_error(&cmd_report_def, "--json or --html, not both");
-	o->target = argv[optind];
 	return 0;
 }
 
@@ -796,7 +741,6 @@ static int cmd_report(int argc, char **argv)
 	static char obuf[1 << 16];
 	char err[RR_ERR_MAX + PATH_MAX];
 	struct report_state st;
-	struct stk_warm *warm;
 	unsigned problems = 0;
 	int ret, status = EXIT_FAIL;
 
@@ -805,58 +749,48 @@ static int cmd_report(int argc, char **argv)
 	if (ret)
 		return ret < 0 ? EXIT_OK : ret;
 	st.out = stdout;
-	ret = evs_open(st.o.target, &st.s, err, sizeof(err));
-	if (ret) {
-		tool_err("%s", err);
+	if (opts_open(&st.src, &st.o.t, st.o.t.target, "rip report"))
 		return EXIT_FAIL;
-	}
 	st.rp = rp_new();
 	if (!st.rp) {
 		tool_err("out of memory");
 		goto out;
 	}
-	progress_bar(st.s, "rip report");
-	warm = stk_warm_start(st.s, st.o.sysroot, st.o.debug_dir);
-	ret = rp_run(st.rp, st.s, err, sizeof(err));
-	st.sym = stk_warm_stop(warm);
+	ret = rp_run(st.rp, st.src.s, err, sizeof(err));
+	opts_ran(&st.src);
 	if (ret) {
 		tool_err("%s", err);
 		goto out;
 	}
-	evs_totals(st.s, &st.tot);
 	if (report_sort(&st)) {
 		tool_err("out of memory");
 		goto out;
 	}
-	if (st.rp->nsites && !st.sym && report_symbols(&st))
+	if (st.rp->nsites && opts_symbols(&st.src))
 		goto out;
 	setvbuf(stdout, obuf, _IOFBF, sizeof(obuf));
 	if (st.o.html) {
 		if (report_print_html(&st))
 			goto out;
-	} else if (st.o.json) {
+	} else if (st.o.t.json) {
 		report_print_json(&st);
 	} else {
 		report_print_text(&st);
 	}
-	if (fflush(stdout) || ferror(stdout)) {
-		tool_err("write error: %s", strerror(errno));
+	if (tool_flush(stdout))
 		goto out;
-	}
 	if (st.rp->bt_bad)
 		tool_err("warning: %" PRIu64 " bad backtrace definitions (id 0, or an id defined "
 			 "twice with different frames) were ignored",
 			 st.rp->bt_bad);
-	if (!st.o.json && st.sym)
-		rip_sym_problems(st.sym, tool_sym_problem, &problems);
+	if (!st.o.t.json && st.src.sym)
+		rip_sym_problems(st.src.sym, tool_sym_problem, &problems);
 	status = EXIT_OK;
 out:
-	if (st.sym)
-		rip_sym_free(st.sym);
 	free(st.by_bytes);
 	free(st.by_count);
 	free(st.by_peak);
 	rp_free(st.rp);
-	evs_close(st.s);
+	opts_close(&st.src);
 	return status;
 }

@@ -116,78 +116,25 @@ static void lb_name(struct lb *b, const char *s)
 		lb_ch(b, *p < 0x20 || *p == 0x7f ? '?' : *p == ' ' ? '_' : (char)*p);
 }
 
-/* A quoted string, C escapes; bytes outside printable ASCII as \xNN. */
-static void lb_quoted(struct lb *b, const char *s)
+/* A quoted string, escaped (fmt_escape); what does not fit is cut as lb_mem cuts. */
+static void lb_quoted(struct lb *b, const char *s, enum fmt_esc mode)
 {
-	static const char digits[] = "0123456789abcdef";
-
 	lb_ch(b, '"');
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		switch (*p) {
-		case '"':
-			lb_mem(b, "\\\"", 2);
-			break;
-		case '\\':
-			lb_mem(b, "\\\\", 2);
-			break;
-		case '\n':
-			lb_mem(b, "\\n", 2);
-			break;
-		case '\t':
-			lb_mem(b, "\\t", 2);
-			break;
-		case '\r':
-			lb_mem(b, "\\r", 2);
-			break;
-		default:
-			if (*p < 0x20 || *p >= 0x7f) {
-				char x[4] = { '\\', 'x', digits[*p >> 4], digits[*p & 15] };
+	b->p += fmt_escape(b->p, (size_t)(b->end - b->p), &s, mode);
+	if (*s) {
+		char t[FMT_ESC_MAX];
+		const char *rest = s;
 
-				lb_mem(b, x, 4);
-			} else {
-				lb_ch(b, (char)*p);
-			}
-		}
+		/* the line is full but for part of the next escape: that part */
+		lb_mem(b, t, fmt_escape(t, sizeof(t), &rest, mode));
 	}
 	lb_ch(b, '"');
 }
 
-/* A JSON string (the rules of json_str in tools/rip.c). */
+/* A JSON string, as json_str writes it, but bytes >= 0x80 escaped: the source is not UTF-8. */
 static void lb_json(struct lb *b, const char *s)
 {
-	static const char digits[] = "0123456789abcdef";
-
-	lb_ch(b, '"');
-	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
-		switch (*p) {
-		case '"':
-			lb_mem(b, "\\\"", 2);
-			break;
-		case '\\':
-			lb_mem(b, "\\\\", 2);
-			break;
-		case '\n':
-			lb_mem(b, "\\n", 2);
-			break;
-		case '\t':
-			lb_mem(b, "\\t", 2);
-			break;
-		default:
-			if (*p < 0x20 || *p == 0x7f) {
-				lb_mem(b, "\\u00", 4);
-				lb_ch(b, digits[*p >> 4]);
-				lb_ch(b, digits[*p & 15]);
-			} else if (*p >= 0x80) {
-				/* not known to be UTF-8: keep the JSON valid */
-				lb_mem(b, "\\u00", 4);
-				lb_ch(b, digits[*p >> 4]);
-				lb_ch(b, digits[*p & 15]);
-			} else {
-				lb_ch(b, (char)*p);
-			}
-		}
-	}
-	lb_ch(b, '"');
+	lb_quoted(b, s ? s : "", FMT_ESC_JSON_ASCII);
 }
 
 /* Wall clock, local time: 2026-11-21 10:04:05.123456789 (localtime once a second). */
@@ -324,7 +271,7 @@ static void dump_text(struct lb *b, struct dump_ctx *c, const struct evs_event *
 		lb_name(b, f->name);
 		lb_ch(b, '=');
 		if (f->type == RIP_FT_STRING) {
-			lb_quoted(b, e->str ? e->str : "");
+			lb_quoted(b, e->str ? e->str : "", FMT_ESC_C);
 		} else if (f->type == RIP_FT_HEX64_ARRAY) {
 			lb_ch(b, '[');
 			for (uint32_t k = 0; k < e->narr; k++) {
@@ -350,7 +297,7 @@ static void dump_text(struct lb *b, struct dump_ctx *c, const struct evs_event *
 				continue;
 			lb_ch(b, ' ');
 			lb_str(b, i ? "from_name=" : "to_name=");
-			lb_quoted(b, evs_coro_name(s, (uint32_t)e->v[i]));
+			lb_quoted(b, evs_coro_name(s, (uint32_t)e->v[i]), FMT_ESC_C);
 		}
 	}
 }

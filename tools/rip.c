@@ -59,6 +59,14 @@ int tool_open_target(const struct rip_cmd *cmd, const char *target, struct rr_fi
 	return 0;
 }
 
+int tool_flush(FILE *out)
+{
+	if (!fflush(out) && !ferror(out))
+		return 0;
+	tool_err("write error: %s", strerror(errno));
+	return -1;
+}
+
 const char *tool_base(const char *path)
 {
 	const char *s = path ? strrchr(path, '/') : NULL;

@@ -43,6 +43,9 @@ void tool_help(const struct rip_cmd *cmd);
 struct rr_file;
 int tool_open_target(const struct rip_cmd *cmd, const char *target, struct rr_file *f);
 
+/* Flush out (stdout): 0, or -1 with "write error" printed. */
+int tool_flush(FILE *out);
+
 /* The last component of a path (the path itself without a slash; NULL stays NULL). */
 const char *tool_base(const char *path);
 

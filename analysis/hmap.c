@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * analysis/hmap.c - the slow path of the hash table of hmap.h: growing it.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "analysis/hmap.h"
+
+int hmap_reserve(struct hmap *m, size_t esz, size_t cap)
+{
+	size_t ncap = m->cap ? m->cap : 1;
+	char *nv;
+
+	while (ncap < cap)
+		ncap *= 2;
+	if (ncap == m->cap)
+		return 0;
+	nv = calloc(ncap, esz);
+	if (!nv)
+		return -ENOMEM;
+	/* the used slots in slot order: where each lands depends on the ones before */
+	for (size_t i = 0; i < m->cap; i++) {
+		const void *s = hmap_slot(m, esz, i);
+		size_t h;
+
+		if (!hmap_used(s))
+			continue;
+		for (h = hmap_hash(hmap_key(s), ncap); hmap_used(nv + h * esz); h = (h + 1) & (ncap - 1))
+			;
+		memcpy(nv + h * esz, s, esz);
+	}
+	free(m->v);
+	m->v = nv;
+	m->cap = ncap;
+	return 0;
+}
+
+void hmap_free(struct hmap *m)
+{
+	free(m->v);
+	*m = (struct hmap){ 0 };
+}

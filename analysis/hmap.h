@@ -1,0 +1,171 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * analysis/hmap.h - the one hash table of the passes: u64 keys, slots of a
+ * size each table chooses, open addressing with linear probing, and
+ * deletion by backward shift, so there are no tombstones and a table of N
+ * live entries never needs more than 2N slots however many come and go.
+ *
+ * A slot is the user's struct, which starts with the key and has a one-byte
+ * mark at offset 8 (HMAP_SLOT_CHECK says so at compile time):
+ *
+ *	struct blk { uint64_t key; uint8_t used; uint32_t bt; uint64_t size; };
+ *	HMAP_SLOT_CHECK(struct blk);
+ *	struct hmap m = { 0 };
+ *	struct blk *b = hmap_get(&m, sizeof(*b), addr, &fresh);	new: zeroed, used 1
+ *	b = hmap_find(&m, sizeof(*b), addr);
+ *	hmap_del(&m, sizeof(*b), b);
+ *	hmap_free(&m);
+ *
+ * The calls are inline, so that a constant slot size folds into them (one
+ * call of the slow path, hmap_reserve, grows the table).
+ *
+ * used is 0 in an empty slot; hmap_get sets 1, and the user may change it to
+ * any other non-zero value of its own.  Every slot size of one table must be
+ * the same in every call.  A pointer to a slot is good until the next
+ * hmap_get or hmap_del on the table.  HMAP_OF gives a table a typed view of
+ * its slots, m.v[i] for i < m.cap, for walking them all.
+ */
+#ifndef RIP_ANALYSIS_HMAP_H
+#define RIP_ANALYSIS_HMAP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+struct hmap {
+	void *v;	/* cap slots */
+	size_t cap, n;	/* cap: 0 or a power of two; n: slots in use */
+};
+
+#define HMAP_FIRST_CAP 256 /* slots at the first insertion, unless hmap_reserve said more */
+
+/* A table of slots of type T, seen as m.h (for the hmap_* calls) or as m.v, m.cap, m.n. */
+#define HMAP_OF(T)                                                                                 \
+	union {                                                                                    \
+		struct hmap h;                                                                     \
+		struct {                                                                           \
+			T *v;                                                                      \
+			size_t cap, n;                                                             \
+		};                                                                                 \
+	}
+
+#define HMAP_SLOT_CHECK(T)                                                                         \
+	_Static_assert(offsetof(T, key) == 0 && sizeof(((T *)0)->key) == 8 &&                      \
+			       offsetof(T, used) == 8 && sizeof(((T *)0)->used) == 1,              \
+		       #T ": a slot of a hmap starts with uint64_t key, then a one-byte used")
+
+/* The home slot of key in a table of cap slots: the one hash function of analysis/. */
+static inline size_t hmap_hash(uint64_t key, size_t cap)
+{
+	key ^= key >> 31;
+	key *= 0x9e3779b97f4a7c15ull;
+	return (size_t)(key >> 17) & (cap - 1);
+}
+
+/* Slot i (< m->cap), used or not. */
+static inline void *hmap_slot(const struct hmap *m, size_t esz, size_t i)
+{
+	return (char *)m->v + i * esz;
+}
+
+static inline uint64_t hmap_key(const void *slot)
+{
+	return *(const uint64_t *)slot;
+}
+
+static inline unsigned char hmap_used(const void *slot)
+{
+	return ((const unsigned char *)slot)[8];
+}
+
+/* The slot of key, or NULL. */
+static inline void *hmap_find(const struct hmap *m, size_t esz, uint64_t key)
+{
+	if (!m->cap)
+		return NULL;
+	for (size_t h = hmap_hash(key, m->cap);; h = (h + 1) & (m->cap - 1)) {
+		void *s = hmap_slot(m, esz, h);
+
+		if (!hmap_used(s))
+			return NULL;
+		if (hmap_key(s) == key)
+			return s;
+	}
+}
+
+/* Room for cap slots (rounded up to a power of two) or more.  0 or -ENOMEM. */
+int hmap_reserve(struct hmap *m, size_t esz, size_t cap);
+
+/*
+ * Room for one more slot: the table doubles when one more would fill half
+ * of it.  hmap_get does it when it inserts; a caller that wants the table to
+ * grow at the same moments whether or not the key is new calls it first.
+ * 0 or -ENOMEM.
+ */
+static inline int hmap_room(struct hmap *m, size_t esz)
+{
+	if ((m->n + 1) * 2 <= m->cap)
+		return 0;
+	return hmap_reserve(m, esz, m->cap ? m->cap * 2 : HMAP_FIRST_CAP);
+}
+
+/*
+ * The slot of key; when there is none, a new one (*fresh true), zeroed but
+ * for its key and used = 1.  NULL when out of memory.
+ */
+static inline void *hmap_get(struct hmap *m, size_t esz, uint64_t key, bool *fresh)
+{
+	void *s = NULL;
+
+	for (;;) {
+		for (size_t h = m->cap ? hmap_hash(key, m->cap) : 0; m->cap; h = (h + 1) & (m->cap - 1)) {
+			s = hmap_slot(m, esz, h);
+			if (!hmap_used(s))
+				break;
+			if (hmap_key(s) == key) {
+				*fresh = false;
+				return s;
+			}
+		}
+		if ((m->n + 1) * 2 <= m->cap)
+			break; /* s: the free slot that ended the probe */
+		if (hmap_room(m, esz))
+			return NULL;
+	}
+	memset(s, 0, esz);
+	*(uint64_t *)s = key;
+	((unsigned char *)s)[8] = 1;
+	m->n++;
+	*fresh = true;
+	return s;
+}
+
+/* Remove slot s (from hmap_find or hmap_get): later slots of its run may move back. */
+static inline void hmap_del(struct hmap *m, size_t esz, void *s)
+{
+	size_t mask = m->cap - 1, i = (size_t)((char *)s - (char *)m->v) / esz, j = i;
+
+	for (;;) {
+		size_t home;
+
+		((unsigned char *)hmap_slot(m, esz, i))[8] = 0;
+		for (;;) {
+			j = (j + 1) & mask;
+			if (!hmap_used(hmap_slot(m, esz, j)))
+				goto done;
+			home = hmap_hash(hmap_key(hmap_slot(m, esz, j)), m->cap);
+			/* j may move to i if its home is not in (i, j] cyclically */
+			if (i <= j ? (home <= i || home > j) : (home <= i && home > j))
+				break;
+		}
+		memcpy(hmap_slot(m, esz, i), hmap_slot(m, esz, j), esz);
+		i = j;
+	}
+done:
+	m->n--;
+}
+
+void hmap_free(struct hmap *m);
+
+#endif /* RIP_ANALYSIS_HMAP_H */

@@ -1,0 +1,232 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * analysis/live.h - what the resource passes (leaks.c, report.c) share: the
+ * frame of one pass over a trace, and the tables of what is live at each
+ * moment of it.
+ *
+ * The frame, live_run: the trace's types bound to roles.h's table, every
+ * event counted, rip:bt definitions kept in a stk_bts (a stack is defined
+ * once per process, in whichever thread's stream met it first, so uses may
+ * come first: stacks are looked up after the pass), and each resource event
+ * handed to the pass decoded (struct role_res).
+ *
+ * The tables, one per resource: heap blocks and anonymous mappings by
+ * address, descriptors by number, shared memory segments by key
+ * (role_seg_key), attachments of shared memory by address.  An entry is 32
+ * bytes (40 with a name): memory follows what is live at the worst moment,
+ * not the length of the trace.
+ *
+ *	struct live l = { .named = true };
+ *	live_run(&l, s, &tr, my_event, me, err, len);
+ *		my_event: e = live_make(&l, LIVE_MEM, d->key, NULL, &fresh)...
+ *		          live_release(&l, LIVE_MEM, d->key, &old)...
+ *	for (i = 0; i < l.t[r].cap; i++) e = live_slot(&l, r, i), if e->used ...
+ *	live_free(&l);
+ */
+#ifndef RIP_ANALYSIS_LIVE_H
+#define RIP_ANALYSIS_LIVE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "analysis/hmap.h"
+#include "analysis/roles.h"
+#include "analysis/stacks.h"
+#include "read/evsource.h"
+
+enum live_res {
+	LIVE_MEM,     /* heap blocks and anonymous mappings, by address */
+	LIVE_FD,      /* file descriptors, by number */
+	LIVE_SHM,     /* shared memory segments (shm_open by name, shmget by id) */
+	LIVE_SHM_MAP, /* attachments of shared memory (shmat, MAP_SHARED), by address */
+	LIVE_NRES,
+};
+
+/* One live resource. */
+struct live_ent {
+	uint64_t key;
+	uint8_t used;  /* hmap's mark: 1, or another non-zero mark of the pass's */
+	uint16_t kind; /* enum rip_*_kind that made it */
+	uint32_t val;  /* the pass's: a backtrace id (leaks), a site (report) */
+	uint64_t size;
+	int64_t ns;    /* when it was made */
+};
+HMAP_SLOT_CHECK(struct live_ent);
+
+/* An entry of a named table: descriptors and segments with their path or name. */
+struct live_named {
+	struct live_ent e;
+	char *name; /* NULL: none */
+};
+
+struct live {
+	bool named;		  /* descriptors and segments keep their path or name */
+	struct role_map r;	  /* the trace's types by role */
+	struct stk_bts bts;	  /* its rip:bt definitions */
+	struct hmap t[LIVE_NRES]; /* what is live now, by resource */
+};
+
+/* What every resource pass tells of the trace it read. */
+#define LIVE_TRACE_FIELDS                                                                          \
+	uint64_t events;	   /* events read */                                               \
+	uint64_t res_events;	   /* resource events among them */                               \
+	uint64_t bt_defs;	   /* rip:bt definitions */                                        \
+	uint64_t bt_bad;	   /* rip:bt definitions skipped (id 0, redefined differently) */  \
+	int64_t first_ns, last_ns; /* the first and the last event's time */                       \
+	bool any_event;                                                                            \
+	bool has_types; /* the trace has resource event types at all */
+
+struct live_trace {
+	LIVE_TRACE_FIELDS
+};
+
+/* A member of a pass's results: tr for live_run, and the same fields by name (lk->events). */
+#define LIVE_TRACE_OF                                                                              \
+	union {                                                                                    \
+		struct live_trace tr;                                                              \
+		struct {                                                                           \
+			LIVE_TRACE_FIELDS                                                          \
+		};                                                                                 \
+	}
+
+#define LIVE_FIRST_CAP 1024 /* slots of a table at its first entry */
+
+static inline size_t live_esz(const struct live *l, enum live_res r)
+{
+	return l->named && (r == LIVE_FD || r == LIVE_SHM) ? sizeof(struct live_named)
+							    : sizeof(struct live_ent);
+}
+
+/* Do the entries of table r have names (struct live_named)? */
+static inline bool live_name_slots(const struct live *l, enum live_res r)
+{
+	return live_esz(l, r) == sizeof(struct live_named);
+}
+
+/* Slot i (< l->t[r].cap) of table r, used or not. */
+static inline struct live_ent *live_slot(const struct live *l, enum live_res r, size_t i)
+{
+	return hmap_slot(&l->t[r], live_esz(l, r), i);
+}
+
+/* The path or name of e (of table r), NULL when it has none. */
+static inline const char *live_name(const struct live *l, enum live_res r,
+				    const struct live_ent *e)
+{
+	return live_name_slots(l, r) ? ((const struct live_named *)e)->name : NULL;
+}
+
+/* The slot of key in table r, new or not (live_make): unnamed tables, inline. */
+static inline __attribute__((always_inline)) struct live_ent *
+live_make_sz(struct live *l, enum live_res r, uint64_t key, bool *fresh, size_t esz)
+{
+	struct hmap *t = &l->t[r];
+
+	/* grow before looking: the slots of a table then lie as they always did */
+	if ((t->n + 1) * 2 > t->cap && hmap_reserve(t, esz, t->cap ? t->cap * 2 : LIVE_FIRST_CAP))
+		return NULL;
+	return hmap_get(t, esz, key, fresh);
+}
+
+struct live_ent *live_make_named(struct live *l, enum live_res r, uint64_t key, const char *name,
+				 bool *fresh);
+
+/*
+ * Key made live in table r: a new entry (*fresh true), zeroed but for key
+ * and used; or the live entry of key (its release was not seen), its fields
+ * as they were for the caller to read before it overwrites them.  In a
+ * named table the entry takes a copy of name (NULL or "": none).  NULL when
+ * out of memory.
+ */
+static inline struct live_ent *live_make(struct live *l, enum live_res r, uint64_t key,
+					 const char *name, bool *fresh)
+{
+	if (live_name_slots(l, r))
+		return live_make_named(l, r, key, name, fresh);
+	return live_make_sz(l, r, key, fresh, sizeof(struct live_ent));
+}
+
+/* live_release with the slot size of table r as a constant. */
+static inline __attribute__((always_inline)) bool live_release_sz(struct live *l, enum live_res r,
+								  uint64_t key,
+								  struct live_ent *old, size_t esz)
+{
+	struct live_ent *e = hmap_find(&l->t[r], esz, key);
+
+	if (!e)
+		return false;
+	if (old)
+		*old = *e;
+	if (esz == sizeof(struct live_named))
+		free(((struct live_named *)e)->name);
+	hmap_del(&l->t[r], esz, e);
+	return true;
+}
+
+/* Key released from table r: true and its entry in *old (NULL: not wanted), false if not live. */
+static inline bool live_release(struct live *l, enum live_res r, uint64_t key,
+				struct live_ent *old)
+{
+	if (live_name_slots(l, r))
+		return live_release_sz(l, r, key, old, sizeof(struct live_named));
+	return live_release_sz(l, r, key, old, sizeof(struct live_ent));
+}
+
+void live_free(struct live *l);
+
+/*
+ * A resource event of the pass: 0, or -ENOMEM.  d is e decoded; e's fields
+ * are still to be read with evs_val (the source is lazy).
+ */
+typedef int live_fn(void *arg, const struct evs_event *e, const struct role_res *d);
+
+/*
+ * Bind the types of s, then read every event of s, counting them in tr,
+ * keeping rip:bt definitions in l->bts and handing each resource event to
+ * fn(arg, ...).  0, or -errno with a message in err (what evs_next said of
+ * a corrupt source; a type of rip/resource.h with other fields; out of
+ * memory).  Inline, so that fn is a direct call in each pass.
+ */
+static inline __attribute__((always_inline)) int live_run(struct live *l, struct evs *s,
+							  struct live_trace *tr, live_fn *fn,
+							  void *arg, char *err, size_t errlen)
+{
+	struct evs_event e;
+	struct role_res d;
+	int ret;
+
+	ret = role_bind(&l->r, evs_types(s), err, errlen);
+	tr->has_types = role_has_resources(&l->r);
+	if (ret)
+		return ret;
+	evs_set_lazy(s, true); /* every field is read with evs_val */
+	while ((ret = evs_next_fast(s, &e, err, errlen)) > 0) {
+		int role = role_of(&l->r, &e), fail = 0;
+
+		if (!tr->any_event) {
+			tr->first_ns = e.ns;
+			tr->any_event = true;
+		}
+		tr->last_ns = e.ns;
+		tr->events++;
+		if (role == ROLE_BT) {
+			tr->bt_defs++;
+			fail = stk_bt_define(&l->bts, (uint32_t)role_val(&l->r, &e, ROLE_BT_ID), &e);
+		} else if (role_is_resource(role)) {
+			tr->res_events++;
+			role_decode(&l->r, &e, role, &d);
+			fail = fn(arg, &e, &d);
+		}
+		if (fail) {
+			snprintf(err, errlen, "out of memory");
+			return fail;
+		}
+	}
+	tr->bt_bad = l->bts.bad;
+	return ret;
+}
+
+#endif /* RIP_ANALYSIS_LIVE_H */

@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * analysis/roles.c - the table of the event types of rip/resource.h, and
+ * the binder that finds them in a trace (see roles.h).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "analysis/roles.h"
+
+/*
+ * The fields of rip/resource.h, in its order, each at the index of its
+ * ROLE_<TYPE>_<FIELD> name.
+ */
+#define F(K, NAME) [ROLE_##K] = NAME
+const struct role_spec role_specs[ROLE_N] = {
+	[ROLE_BT] = { "rip:bt", { F(BT_ID, "id"), F(BT_FRAMES, "@frames") } },
+	[ROLE_MEM_ALLOC] = { "mem:alloc",
+			     { F(ALLOC_ADDR, "addr"), F(ALLOC_SIZE, "size"), F(ALLOC_BT, "bt"),
+			       F(ALLOC_KIND, "kind") } },
+	[ROLE_MEM_FREE] = { "mem:free",
+			    { F(FREE_ADDR, "addr"), F(FREE_BT, "bt"), F(FREE_KIND, "kind") } },
+	[ROLE_MEM_REALLOC] = { "mem:realloc",
+			       { F(REALLOC_OLD, "old"), F(REALLOC_ADDR, "addr"),
+				 F(REALLOC_SIZE, "size"), F(REALLOC_BT, "bt") } },
+	[ROLE_FD_OPEN] = { "fd:open",
+			   { F(OPEN_FD, "fd"), F(OPEN_BT, "bt"), F(OPEN_KIND, "kind"),
+			     F(OPEN_FLAGS, "flags"), F(OPEN_PATH, "$path") } },
+	[ROLE_FD_CLOSE] = { "fd:close",
+			    { F(CLOSE_FD, "fd"), F(CLOSE_BT, "bt"), F(CLOSE_KIND, "kind") } },
+	[ROLE_SHM_CREATE] = { "shm:create",
+			      { F(CREATE_ID, "id"), F(CREATE_SIZE, "size"), F(CREATE_BT, "bt"),
+				F(CREATE_KIND, "kind"), F(CREATE_NAME, "$name") } },
+	[ROLE_SHM_ATTACH] = { "shm:attach",
+			      { F(ATTACH_ADDR, "addr"), F(ATTACH_SIZE, "size"), F(ATTACH_ID, "id"),
+				F(ATTACH_BT, "bt"), F(ATTACH_KIND, "kind") } },
+	[ROLE_SHM_DETACH] = { "shm:detach",
+			      { F(DETACH_ADDR, "addr"), F(DETACH_SIZE, "size"),
+				F(DETACH_BT, "bt"), F(DETACH_KIND, "kind") } },
+	[ROLE_SHM_REMOVE] = { "shm:remove",
+			      { F(REMOVE_ID, "id"), F(REMOVE_BT, "bt"), F(REMOVE_KIND, "kind"),
+				F(REMOVE_NAME, "$name") } },
+	[ROLE_MEM_MAPPING] = { "mem:mapping",
+			       { F(MAPPING_START, "start"), F(MAPPING_END, "end"),
+				 F(MAPPING_SEQ, "seq"), F(MAPPING_PROT, "prot"),
+				 F(MAPPING_FLAGS, "flags"), F(MAPPING_PAGE_SIZE, "page_size"),
+				 F(MAPPING_PATH, "$path") } },
+	[ROLE_MEM_PAGEMAP] = { "mem:pagemap",
+			       { F(PAGEMAP_START, "start"), F(PAGEMAP_SEQ, "seq"),
+				 F(PAGEMAP_NPAGES, "npages"), F(PAGEMAP_PAGES, "@pages") } },
+	[ROLE_MEM_PAGEMAP_END] = { "mem:pagemap_end",
+				   { F(END_SEQ, "seq"), F(END_MAPPINGS, "mappings"),
+				     F(END_REASON, "reason"), F(END_ERROR, "error") } },
+};
+#undef F
+
+int role_bind_specs(struct role_map *r, const struct ev_types *types,
+		    const struct role_spec *specs, int n, char *err, size_t errlen)
+{
+	memset(r, 0, sizeof(*r));
+	for (uint32_t id = 0; id < EV_MAX_TYPES; id++) {
+		const struct ev_type *t = &types->t[id];
+		int role = 0;
+
+		if (!t->valid)
+			continue;
+		for (int k = 1; k < n; k++)
+			if (specs[k].name && !strcmp(t->name, specs[k].name))
+				role = k;
+		if (!role)
+			continue;
+		for (unsigned k = 0; k < ROLE_MAXF && specs[role].fields[k]; k++) {
+			const char *want = specs[role].fields[k];
+			uint32_t wty = *want == '$' ? RIP_FT_STRING
+				       : *want == '@' ? RIP_FT_HEX64_ARRAY
+						      : 0;
+			uint32_t i;
+
+			want += wty != 0;
+			for (i = 0; i < t->nfields; i++)
+				if (!strcmp(t->fields[i].name, want))
+					break;
+			if (i == t->nfields ||
+			    (wty ? t->fields[i].type != wty : RIP_FT_IS_TAIL(t->fields[i].type))) {
+				snprintf(err, errlen,
+					 "event type %s of this trace has no %s field %s: it is not "
+					 "the one of rip/resource.h (written by another version of "
+					 "the preload library?)",
+					 t->name,
+					 wty == RIP_FT_STRING	     ? "string"
+					 : wty == RIP_FT_HEX64_ARRAY ? "array"
+								     : "integer",
+					 want);
+				return -EBADMSG;
+			}
+			r->fi[id][k] = (uint8_t)i;
+		}
+		r->role[id] = (uint8_t)role;
+	}
+	return 0;
+}
+
+int role_bind(struct role_map *r, const struct ev_types *types, char *err, size_t errlen)
+{
+	return role_bind_specs(r, types, role_specs, ROLE_N, err, errlen);
+}
+
+bool role_has_resources(const struct role_map *r)
+{
+	for (uint32_t id = 0; id < EV_MAX_TYPES; id++)
+		if (role_is_resource(r->role[id]))
+			return true;
+	return false;
+}
+
+uint64_t role_seg_key(uint64_t kind, int64_t id, const char *name)
+{
+	uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
+
+	if ((kind != RIP_SHM_OPEN && kind != RIP_SHM_UNLINK) || !name || !*name)
+		return (uint64_t)id << 1;
+	for (const unsigned char *s = (const unsigned char *)name; *s; s++)
+		h = (h ^ *s) * 0x100000001b3ull;
+	return (h << 1) | 1;
+}

@@ -1,0 +1,195 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * analysis/roles.h - the event types of rip/resource.h as the passes read
+ * them: one role per type, one table of the fields of each, in the order
+ * resource.h gives them, and the binder that finds them in a trace.
+ *
+ * Types are found by name in a trace's type table (ids are assigned at
+ * registration), and their fields by name in the type: a trace may add
+ * fields, but may not lack these or give them another shape.
+ *
+ *	struct role_map r;
+ *	role_bind(&r, evs_types(s), err, len);		once, before the events
+ *	switch (role_of(&r, e)) {
+ *	case ROLE_MEM_ALLOC:
+ *		size = role_val(&r, e, ROLE_ALLOC_SIZE);
+ *
+ * or, for the resource events, role_decode: the fields by name in a struct.
+ */
+#ifndef RIP_ANALYSIS_ROLES_H
+#define RIP_ANALYSIS_ROLES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <rip/resource.h>
+
+#include "read/evsource.h"
+
+/* The types of rip/resource.h; ROLE_NONE: any other type. */
+enum role {
+	ROLE_NONE,
+	ROLE_BT,	     /* rip:bt */
+	ROLE_MEM_ALLOC,	     /* mem:alloc */
+	ROLE_MEM_FREE,	     /* mem:free */
+	ROLE_MEM_REALLOC,    /* mem:realloc */
+	ROLE_FD_OPEN,	     /* fd:open */
+	ROLE_FD_CLOSE,	     /* fd:close */
+	ROLE_SHM_CREATE,     /* shm:create */
+	ROLE_SHM_ATTACH,     /* shm:attach */
+	ROLE_SHM_DETACH,     /* shm:detach */
+	ROLE_SHM_REMOVE,     /* shm:remove */
+	ROLE_MEM_MAPPING,    /* mem:mapping */
+	ROLE_MEM_PAGEMAP,    /* mem:pagemap */
+	ROLE_MEM_PAGEMAP_END, /* mem:pagemap_end */
+	ROLE_N,
+};
+
+/* Is role one of the resource events (made or released things), rip:bt and pagemaps not? */
+static inline bool role_is_resource(int role)
+{
+	return role >= ROLE_MEM_ALLOC && role <= ROLE_SHM_REMOVE;
+}
+
+/*
+ * The fields of each role, by their index in role_specs (what role_val
+ * takes): the order of rip/resource.h.
+ */
+enum { ROLE_BT_ID, ROLE_BT_FRAMES };
+enum { ROLE_ALLOC_ADDR, ROLE_ALLOC_SIZE, ROLE_ALLOC_BT, ROLE_ALLOC_KIND };
+enum { ROLE_FREE_ADDR, ROLE_FREE_BT, ROLE_FREE_KIND };
+enum { ROLE_REALLOC_OLD, ROLE_REALLOC_ADDR, ROLE_REALLOC_SIZE, ROLE_REALLOC_BT };
+enum { ROLE_OPEN_FD, ROLE_OPEN_BT, ROLE_OPEN_KIND, ROLE_OPEN_FLAGS, ROLE_OPEN_PATH };
+enum { ROLE_CLOSE_FD, ROLE_CLOSE_BT, ROLE_CLOSE_KIND };
+enum { ROLE_CREATE_ID, ROLE_CREATE_SIZE, ROLE_CREATE_BT, ROLE_CREATE_KIND, ROLE_CREATE_NAME };
+enum { ROLE_ATTACH_ADDR, ROLE_ATTACH_SIZE, ROLE_ATTACH_ID, ROLE_ATTACH_BT, ROLE_ATTACH_KIND };
+enum { ROLE_DETACH_ADDR, ROLE_DETACH_SIZE, ROLE_DETACH_BT, ROLE_DETACH_KIND };
+enum { ROLE_REMOVE_ID, ROLE_REMOVE_BT, ROLE_REMOVE_KIND, ROLE_REMOVE_NAME };
+enum {
+	ROLE_MAPPING_START,
+	ROLE_MAPPING_END,
+	ROLE_MAPPING_SEQ,
+	ROLE_MAPPING_PROT,
+	ROLE_MAPPING_FLAGS,
+	ROLE_MAPPING_PAGE_SIZE,
+	ROLE_MAPPING_PATH,
+};
+enum { ROLE_PAGEMAP_START, ROLE_PAGEMAP_SEQ, ROLE_PAGEMAP_NPAGES, ROLE_PAGEMAP_PAGES };
+enum { ROLE_END_SEQ, ROLE_END_MAPPINGS, ROLE_END_REASON, ROLE_END_ERROR };
+
+#define ROLE_MAXF RIP_EVENT_MAX_FIELDS
+
+/* A type and its fields: "$name" a string, "@name" a u64 array, anything else an integer. */
+struct role_spec {
+	const char *name;
+	const char *fields[ROLE_MAXF];
+};
+
+/* By role: the fields of rip/resource.h, in its order ([ROLE_NONE] is empty). */
+extern const struct role_spec role_specs[ROLE_N];
+
+/* The types of one trace by role. */
+struct role_map {
+	uint8_t role[EV_MAX_TYPES];		/* by type id: enum role (or a spec index) */
+	uint8_t fi[EV_MAX_TYPES][ROLE_MAXF];	/* by type id: field index of each spec field */
+};
+
+/*
+ * Bind the types of types to role_specs.  0, or -EBADMSG with a message in
+ * err when a type of one of those names lacks a field or has it in another
+ * shape.
+ */
+int role_bind(struct role_map *r, const struct ev_types *types, char *err, size_t errlen);
+
+/* The same with specs[1..n-1] of the caller's (specs[0] is "none"). */
+int role_bind_specs(struct role_map *r, const struct ev_types *types,
+		    const struct role_spec *specs, int n, char *err, size_t errlen);
+
+/* Does the trace have resource event types at all (role_is_resource)? */
+bool role_has_resources(const struct role_map *r);
+
+static inline int role_of(const struct role_map *r, const struct evs_event *e)
+{
+	return r->role[e->type->id];
+}
+
+/* Field k (ROLE_ALLOC_SIZE...) of e, whose role has it. */
+static inline uint64_t role_val(const struct role_map *r, const struct evs_event *e, unsigned k)
+{
+	return evs_val(e, r->fi[e->type->id][k]);
+}
+
+/*
+ * A resource event by field name, as the passes act on it: what it makes
+ * (key, size, bt, kind, name) or releases (key; old for mem:realloc).  key
+ * is the block's or mapping's address, the descriptor (sign-extended: < 0
+ * as int64_t is no descriptor), or the segment's key (role_seg_key).  Of a
+ * release (mem:free, fd:close, shm:detach, shm:remove) only the key is
+ * decoded; fields a role does not have are 0 (NULL).
+ */
+struct role_res {
+	int role;
+	uint64_t key;
+	uint64_t old;	    /* mem:realloc: the block it releases, 0: none */
+	uint64_t size;
+	uint64_t kind;	    /* enum rip_*_kind; mem:realloc's is RIP_MEM_REALLOC */
+	uint32_t bt;
+	const char *name;   /* fd:open's path, shm:create's name */
+};
+
+/*
+ * The key of a shared memory segment: shm_open's by name (a hash, odd),
+ * shmget's by id (even).
+ */
+uint64_t role_seg_key(uint64_t kind, int64_t id, const char *name);
+
+/* Resource event e (role_is_resource(role)) into d. */
+static inline void role_decode(const struct role_map *r, const struct evs_event *e, int role,
+			       struct role_res *d)
+{
+	const uint8_t *fi = r->fi[e->type->id];
+
+#define V(k) evs_val(e, fi[k])
+#define RES(KEY, OLD, SIZE, KIND, BT, NAME)                                                        \
+	(struct role_res){ .role = role, .key = (KEY), .old = (OLD), .size = (SIZE),               \
+			   .kind = (KIND), .bt = (uint32_t)(BT), .name = (NAME) }
+	switch (role) {
+	case ROLE_MEM_ALLOC:
+		*d = RES(V(ROLE_ALLOC_ADDR), 0, V(ROLE_ALLOC_SIZE), V(ROLE_ALLOC_KIND),
+			 V(ROLE_ALLOC_BT), NULL);
+		break;
+	case ROLE_MEM_FREE:
+		*d = RES(V(ROLE_FREE_ADDR), 0, 0, 0, 0, NULL);
+		break;
+	case ROLE_MEM_REALLOC:
+		*d = RES(V(ROLE_REALLOC_ADDR), V(ROLE_REALLOC_OLD), V(ROLE_REALLOC_SIZE),
+			 RIP_MEM_REALLOC, V(ROLE_REALLOC_BT), NULL);
+		break;
+	case ROLE_FD_OPEN:
+		*d = RES(V(ROLE_OPEN_FD), 0, 0, V(ROLE_OPEN_KIND), V(ROLE_OPEN_BT), e->str);
+		break;
+	case ROLE_FD_CLOSE:
+		*d = RES(V(ROLE_CLOSE_FD), 0, 0, 0, 0, NULL);
+		break;
+	case ROLE_SHM_CREATE:
+		*d = RES(role_seg_key(V(ROLE_CREATE_KIND), (int64_t)V(ROLE_CREATE_ID), e->str), 0,
+			 V(ROLE_CREATE_SIZE), V(ROLE_CREATE_KIND), V(ROLE_CREATE_BT), e->str);
+		break;
+	case ROLE_SHM_ATTACH:
+		*d = RES(V(ROLE_ATTACH_ADDR), 0, V(ROLE_ATTACH_SIZE), V(ROLE_ATTACH_KIND),
+			 V(ROLE_ATTACH_BT), NULL);
+		break;
+	case ROLE_SHM_DETACH:
+		*d = RES(V(ROLE_DETACH_ADDR), 0, 0, 0, 0, NULL);
+		break;
+	case ROLE_SHM_REMOVE:
+		*d = RES(role_seg_key(V(ROLE_REMOVE_KIND), (int64_t)V(ROLE_REMOVE_ID), e->str), 0,
+			 0, 0, 0, NULL);
+		break;
+	}
+#undef RES
+#undef V
+}
+
+#endif /* RIP_ANALYSIS_ROLES_H */

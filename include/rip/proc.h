@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * rip/proc.h - the start time of a process, as the ring file records it.
+ *
+ * A ring file carries the start time of its process (rip_file_hdr's
+ * start_ticks) in its header and in its name, rip-PID-STARTTICKS.ring: the
+ * writer reads its own, and readers compare a pid's to it to tell the
+ * process that made the file from another that got its pid later.  Both
+ * sides must read it the same way, so there is one reader, inline, here:
+ * field 22 (starttime) of /proc/PID/stat, in clock ticks since boot.
+ */
+#ifndef RIP_PROC_H
+#define RIP_PROC_H
+
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * Parse the contents of a /proc/PID/stat file (NUL-terminated): the start
+ * time, 0 when the text is not one.  *state gets the process state ('R',
+ * 'S', 'Z' for a zombie...), 0 when there is none.  The command name in
+ * parentheses may hold anything, spaces and ')' included: fields are counted
+ * from its last ')'.
+ */
+static inline uint64_t rip_proc_stat_start(const char *text, char *state)
+{
+	const char *p = strrchr(text, ')');
+
+	*state = p && p[1] == ' ' ? p[2] : 0;
+	/* fields after the command name: state (3) ... starttime (22), the 20th after ')' */
+	for (int field = 2; p && field < 22; field++)
+		p = strchr(p + 1, ' ');
+	return p ? strtoull(p + 1, NULL, 10) : 0;
+}
+
+/*
+ * The start time of process pid (0: the calling process) in clock ticks
+ * since boot, 0 when it cannot be read (no such process).  *state as above.
+ */
+static inline uint64_t rip_proc_start(int pid, char *state)
+{
+	char path[64], buf[1024];
+	ssize_t n;
+	int fd;
+
+	*state = 0;
+	if (pid)
+		snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	else
+		snprintf(path, sizeof(path), "/proc/self/stat");
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	return rip_proc_stat_start(buf, state);
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* RIP_PROC_H */
