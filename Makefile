@@ -28,16 +28,13 @@ BASE := -std=gnu11 -D_GNU_SOURCE -DRIP_VERSION_STRING=\"$(VERSION)\" -Iinclude -
 TREE := -I.
 ALL_CFLAGS := $(BASE) $(WARN) $(CFLAGS)
 
-# libdw/libelf (readers only); the deps script runs once, when they are missing.
-DEPS_OK := $(shell pkg-config --exists libdw libelf libunwind 2>/dev/null && echo yes)
-ifneq ($(DEPS_OK),yes)
-DEPS_RUN := $(shell sh mk/deps.sh build >&2 && echo ok)
-ifneq ($(DEPS_RUN),ok)
-$(error missing build dependencies (see the message above))
-endif
-endif
-DW_CFLAGS := $(shell pkg-config --cflags libdw libelf)
-DW_LIBS := $(shell pkg-config --libs libdw libelf)
+# Missing Debian packages are installed by the target `deps` (mk/deps.sh), which every
+# recipe that needs them waits for: the libraries for the readers, and the test tools too
+# when the goal is check or bench.  Reading this Makefile installs nothing (make clean,
+# make -n), so libdw's flags are asked for when a recipe runs, after `deps`.
+DEPS_FOR := $(if $(filter check bench,$(MAKECMDGOALS)),check,build)
+DW_CFLAGS = $(shell pkg-config --cflags libdw libelf 2>/dev/null)
+DW_LIBS = $(shell pkg-config --libs libdw libelf 2>/dev/null)
 
 LIB_SRC := $(wildcard lib/*.c)
 PRELOAD_SRC := $(wildcard preload/*.c)
@@ -81,15 +78,15 @@ $(BUILD)/obj/lib/%.o: lib/%.c
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -fvisibility=hidden -c $< -o $@
 
-$(BUILD)/obj/read/%.o: read/%.c
+$(BUILD)/obj/read/%.o: read/%.c | deps
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(DW_CFLAGS) $(TREE) -c $< -o $@
 
-$(BUILD)/obj/analysis/%.o: analysis/%.c
+$(BUILD)/obj/analysis/%.o: analysis/%.c | deps
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(DW_CFLAGS) $(TREE) -c $< -o $@
 
-$(BUILD)/obj/tools/%.o: tools/%.c
+$(BUILD)/obj/tools/%.o: tools/%.c | deps
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(DW_CFLAGS) $(TREE) -c $< -o $@
 
@@ -127,7 +124,7 @@ $(BUILD)/examples/%: examples/%.c $(LIBSO)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(LINK_RIP)
 
-$(BUILD)/tests/unit/%: tests/unit/%.c $(LIBSO) $(LIBANALYSIS) $(LIBREAD)
+$(BUILD)/tests/unit/%: tests/unit/%.c $(LIBSO) $(LIBANALYSIS) $(LIBREAD) | deps
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(DW_CFLAGS) $(TREE) -Itests -o $@ $< $(LIBANALYSIS) $(LIBREAD) \
 		$(LINK_RIP) $(DW_LIBS) -lm
@@ -150,7 +147,7 @@ ASAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 ASAN_TOOL_OBJ := $(TOOL_SRC:%.c=$(BUILD)/asan/%.o)
 ASAN_READ_OBJ := $(READ_SRC:%.c=$(BUILD)/asan/%.o)
 ASAN_ANALYSIS_OBJ := $(ANALYSIS_SRC:%.c=$(BUILD)/asan/%.o)
-$(BUILD)/asan/%.o: %.c
+$(BUILD)/asan/%.o: %.c | deps
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(ASAN_FLAGS) $(DW_CFLAGS) $(TREE) -c $< -o $@
 
@@ -168,15 +165,16 @@ $(BUILD)/asan/rip: $(ASAN_TOOL_OBJ) $(BUILD)/asan/libripanalysis.a $(BUILD)/asan
 
 tests: all $(UNIT) $(INTEG) $(BENCHES) $(if $(TOOL_SRC),$(BUILD)/asan/rip)
 
-check: tests
-	@sh mk/deps.sh check
+deps:
+	@sh mk/deps.sh $(DEPS_FOR)
+
+check: tests | deps
 	@sh tests/run.sh
 
 demo: all
 	@sh examples/demo.sh
 
-bench: tests
-	@sh mk/deps.sh check
+bench: tests | deps
 	@sh bench/run.sh
 
 install: all
@@ -200,7 +198,7 @@ install: all
 clean:
 	rm -rf $(BUILD)
 
-.PHONY: all tests check demo bench install clean
+.PHONY: all deps tests check demo bench install clean
 .SECONDARY:
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
