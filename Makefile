@@ -7,12 +7,14 @@
 #   build/rip                        the command (tools/ on the two archives)
 #   build/examples/*                 examples/*.c
 #   build/tests/*                    tests/unit/*.c, tests/integ/*.c helpers
+#   build/clang/                     the same built with clang (make clang, part of check)
 # Targets: all (default), check, demo, bench, install, clean.
 
 VERSION := 0.1.0
 SOMAJOR := 0
 
 CC ?= cc
+CLANG ?= clang
 BUILD ?= build
 PREFIX ?= /usr/local
 DESTDIR ?=
@@ -26,7 +28,10 @@ WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-unu
 BASE := -std=gnu11 -D_GNU_SOURCE -DRIP_VERSION_STRING=\"$(VERSION)\" -Iinclude -fno-omit-frame-pointer -MMD -MP
 # read/, analysis/ and tools/ include each other's headers by folder: "read/evread.h"
 TREE := -I.
-ALL_CFLAGS := $(BASE) $(WARN) $(CFLAGS)
+# Warnings are errors for make check (CI runs it on a clean tree), never for a plain make.
+# Objects a plain make built already are not compiled again: their warnings showed then.
+WERROR ?= $(if $(filter check,$(MAKECMDGOALS)),-Werror)
+ALL_CFLAGS := $(BASE) $(WARN) $(WERROR) $(CFLAGS)
 
 # Missing Debian packages are installed by the target `deps` (mk/deps.sh), which every
 # recipe that needs them waits for: the libraries for the readers, and the test tools too
@@ -163,12 +168,21 @@ $(BUILD)/asan/rip: $(ASAN_TOOL_OBJ) $(BUILD)/asan/libripanalysis.a $(BUILD)/asan
 	$(CC) $(ASAN_FLAGS) -o $@ $(ASAN_TOOL_OBJ) $(BUILD)/asan/libripanalysis.a \
 		$(BUILD)/asan/libripread.a $(DW_LIBS) -lm -ldl -pthread
 
-tests: all $(UNIT) $(INTEG) $(BENCHES) $(if $(TOOL_SRC),$(BUILD)/asan/rip)
+# Every program of the tree: the library, the preload library, rip, the examples, the tests'
+# programs and the benchmarks.
+progs: all $(UNIT) $(INTEG) $(BENCHES)
+
+tests: progs $(if $(TOOL_SRC),$(BUILD)/asan/rip)
+
+# The tree built once more with clang, warnings as errors, into $(BUILD)/clang (make check
+# builds it; the tests run on the default build).
+clang: | deps
+	+$(MAKE) --no-print-directory CC=$(CLANG) BUILD=$(BUILD)/clang WERROR=-Werror progs
 
 deps:
 	@sh mk/deps.sh $(DEPS_FOR)
 
-check: tests | deps
+check: tests clang | deps
 	@sh tests/run.sh
 
 demo: all
@@ -198,7 +212,7 @@ install: all
 clean:
 	rm -rf $(BUILD)
 
-.PHONY: all deps tests check demo bench install clean
+.PHONY: all deps progs tests clang check demo bench install clean
 .SECONDARY:
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

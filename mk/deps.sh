@@ -30,6 +30,8 @@ if [ "$what" = check ]; then
 	have_cmd babeltrace2 || need="$need babeltrace2"
 	have_cmd dot || need="$need graphviz"
 	have_cmd chromium || need="$need chromium"
+	# the second compiler of make check
+	have_cmd clang || need="$need clang"
 	# clang's AddressSanitizer runtime for the reader tests
 	[ -n "$(find /usr/lib/llvm-*/lib/clang/*/lib/linux -name 'libclang_rt.asan-x86_64.a' 2>/dev/null | head -n 1)" ] ||
 		[ -n "$(gcc -print-file-name=libasan.so 2>/dev/null | grep /)" ] || need="$need libasan8"
