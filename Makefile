@@ -8,6 +8,7 @@
 #   build/examples/*                 examples/*.c
 #   build/tests/*                    tests/unit/*.c, tests/integ/*.c helpers
 #   build/clang/                     the same built with clang (make clang, part of check)
+#   build/asan/ build/tsan/          rip under ASan, the concurrency tests under TSan (tests)
 # Targets: all (default), check, demo, bench, install, clean.
 
 VERSION := 0.1.0
@@ -168,11 +169,52 @@ $(BUILD)/asan/rip: $(ASAN_TOOL_OBJ) $(BUILD)/asan/libripanalysis.a $(BUILD)/asan
 	$(CC) $(ASAN_FLAGS) -o $@ $(ASAN_TOOL_OBJ) $(BUILD)/asan/libripanalysis.a \
 		$(BUILD)/asan/libripread.a $(DW_LIBS) -lm -ldl -pthread
 
+# The concurrency unit tests again, under ThreadSanitizer, into $(BUILD)/tsan, with the library
+# and the readers they link built with it too (linked statically); tests/run.sh runs them as
+# tsan/NAME and fails them on any report.  All five run:
+#   pool        the lock-free slot pool: threads attach and exit, slots are reused
+#   concurrent  writer threads, threads that come and go, and a reader, all at once
+#   fork        fork() while another thread lives; the child's file of its own
+#   ev_signal   a signal handler that emits into the ring of the writer it interrupted
+#   ev_modes    two writer threads and a slow consumer thread (block mode); a discard child
+# What TSan cannot pair: a reader maps the ring file at an address of its own, so a store
+# through the writer's mapping and a load through the reader's are two different addresses
+# to it, as they are between two processes.  It sees everything else the threads share: the
+# library's state, the slot pool's and the event rings' words as each side uses them, and the
+# test's own variables.
+TSAN_UNIT := pool concurrent fork ev_signal ev_modes
+# (gcc warns that TSan does not model atomic_thread_fence; clang has no such warning)
+TSAN_FLAGS = -fsanitize=thread $(if $(findstring clang,$(shell $(CC) --version)),,-Wno-tsan)
+TSAN_LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/tsan/%.o)
+TSAN_READ_OBJ := $(READ_SRC:%.c=$(BUILD)/tsan/%.o)
+TSAN_TESTS := $(TSAN_UNIT:%=$(BUILD)/tsan/tests/unit/%)
+
+$(BUILD)/tsan/lib/%.o: lib/%.c
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(TSAN_FLAGS) -fvisibility=hidden -c $< -o $@
+
+$(BUILD)/tsan/read/%.o: read/%.c | deps
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(TSAN_FLAGS) $(DW_CFLAGS) $(TREE) -c $< -o $@
+
+$(BUILD)/tsan/librip.a: $(TSAN_LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/tsan/libripread.a: $(TSAN_READ_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/tsan/tests/unit/%: tests/unit/%.c $(BUILD)/tsan/libripread.a $(BUILD)/tsan/librip.a | deps
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(TSAN_FLAGS) $(DW_CFLAGS) $(TREE) -Itests -o $@ $< \
+		$(BUILD)/tsan/libripread.a $(BUILD)/tsan/librip.a $(DW_LIBS) -lm -ldl -pthread
+
 # Every program of the tree: the library, the preload library, rip, the examples, the tests'
 # programs and the benchmarks.
 progs: all $(UNIT) $(INTEG) $(BENCHES)
 
-tests: progs $(if $(TOOL_SRC),$(BUILD)/asan/rip)
+tests: progs $(if $(TOOL_SRC),$(BUILD)/asan/rip) $(TSAN_TESTS)
 
 # The tree built once more with clang, warnings as errors, into $(BUILD)/clang (make check
 # builds it; the tests run on the default build).

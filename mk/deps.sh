@@ -35,6 +35,9 @@ if [ "$what" = check ]; then
 	# clang's AddressSanitizer runtime for the reader tests
 	[ -n "$(find /usr/lib/llvm-*/lib/clang/*/lib/linux -name 'libclang_rt.asan-x86_64.a' 2>/dev/null | head -n 1)" ] ||
 		[ -n "$(gcc -print-file-name=libasan.so 2>/dev/null | grep /)" ] || need="$need libasan8"
+	# ThreadSanitizer's runtime for the concurrency tests (build/tsan)
+	[ -n "$(find /usr/lib/llvm-*/lib/clang/*/lib/linux -name 'libclang_rt.tsan-x86_64.a' 2>/dev/null | head -n 1)" ] ||
+		[ -n "$(gcc -print-file-name=libtsan.so 2>/dev/null | grep /)" ] || need="$need libtsan2"
 fi
 [ -z "$need" ] && exit 0
 
