@@ -224,8 +224,10 @@ clang: | deps
 deps:
 	@sh mk/deps.sh $(DEPS_FOR)
 
+# When make check started, in ns: tests/run.sh ends with the time it took, the build included.
+CHECK_START := $(if $(filter check,$(MAKECMDGOALS)),$(shell date +%s%N))
 check: tests clang | deps
-	@sh tests/run.sh
+	@RIP_CHECK_START=$(CHECK_START) sh tests/run.sh
 
 demo: all
 	@sh examples/demo.sh
