@@ -185,6 +185,7 @@ finish() {
 	fname=${ft%%/*}-${ft#*/}
 	fout="$tmp/$fname.out"
 	read -r rc ms <"$tmp/$fname.rc" || rc=255 ms=0 # cannot be: its shell died; still a failure
+	rm -rf "$tmp/$fname.dir" # traces can be large: free the space while the others run
 	took=$(fmt_ms "$ms")
 	case $rc:${ft%%/*} in
 	0:*)
