@@ -7,12 +7,15 @@
 #   build/rip                        the command (tools/ on the two archives)
 #   build/examples/*                 examples/*.c
 #   build/tests/*                    tests/unit/*.c, tests/integ/*.c helpers
+#   build/clang/                     the same built with clang (make clang, part of check)
+#   build/asan/ build/tsan/          rip under ASan, the concurrency tests under TSan (tests)
 # Targets: all (default), check, demo, bench, install, clean.
 
 VERSION := 0.1.0
 SOMAJOR := 0
 
 CC ?= cc
+CLANG ?= clang
 BUILD ?= build
 PREFIX ?= /usr/local
 DESTDIR ?=
@@ -26,18 +29,18 @@ WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-unu
 BASE := -std=gnu11 -D_GNU_SOURCE -DRIP_VERSION_STRING=\"$(VERSION)\" -Iinclude -fno-omit-frame-pointer -MMD -MP
 # read/, analysis/ and tools/ include each other's headers by folder: "read/evread.h"
 TREE := -I.
-ALL_CFLAGS := $(BASE) $(WARN) $(CFLAGS)
+# Warnings are errors for make check (CI runs it on a clean tree), never for a plain make.
+# Objects a plain make built already are not compiled again: their warnings showed then.
+WERROR ?= $(if $(filter check,$(MAKECMDGOALS)),-Werror)
+ALL_CFLAGS := $(BASE) $(WARN) $(WERROR) $(CFLAGS)
 
-# libdw/libelf (readers only); the deps script runs once, when they are missing.
-DEPS_OK := $(shell pkg-config --exists libdw libelf libunwind 2>/dev/null && echo yes)
-ifneq ($(DEPS_OK),yes)
-DEPS_RUN := $(shell sh mk/deps.sh build >&2 && echo ok)
-ifneq ($(DEPS_RUN),ok)
-$(error missing build dependencies (see the message above))
-endif
-endif
-DW_CFLAGS := $(shell pkg-config --cflags libdw libelf)
-DW_LIBS := $(shell pkg-config --libs libdw libelf)
+# Missing Debian packages are installed by the target `deps` (mk/deps.sh), which every
+# recipe that needs them waits for: the libraries for the readers, and the test tools too
+# when the goal is check or bench.  Reading this Makefile installs nothing (make clean,
+# make -n), so libdw's flags are asked for when a recipe runs, after `deps`.
+DEPS_FOR := $(if $(filter check bench,$(MAKECMDGOALS)),check,build)
+DW_CFLAGS = $(shell pkg-config --cflags libdw libelf 2>/dev/null)
+DW_LIBS = $(shell pkg-config --libs libdw libelf 2>/dev/null)
 
 LIB_SRC := $(wildcard lib/*.c)
 PRELOAD_SRC := $(wildcard preload/*.c)
@@ -81,15 +84,15 @@ $(BUILD)/obj/lib/%.o: lib/%.c
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -fvisibility=hidden -c $< -o $@
 
-$(BUILD)/obj/read/%.o: read/%.c
+$(BUILD)/obj/read/%.o: read/%.c | deps
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(DW_CFLAGS) $(TREE) -c $< -o $@
 
-$(BUILD)/obj/analysis/%.o: analysis/%.c
+$(BUILD)/obj/analysis/%.o: analysis/%.c | deps
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(DW_CFLAGS) $(TREE) -c $< -o $@
 
-$(BUILD)/obj/tools/%.o: tools/%.c
+$(BUILD)/obj/tools/%.o: tools/%.c | deps
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(DW_CFLAGS) $(TREE) -c $< -o $@
 
@@ -127,7 +130,7 @@ $(BUILD)/examples/%: examples/%.c $(LIBSO)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(LINK_RIP)
 
-$(BUILD)/tests/unit/%: tests/unit/%.c $(LIBSO) $(LIBANALYSIS) $(LIBREAD)
+$(BUILD)/tests/unit/%: tests/unit/%.c $(LIBSO) $(LIBANALYSIS) $(LIBREAD) | deps
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(DW_CFLAGS) $(TREE) -Itests -o $@ $< $(LIBANALYSIS) $(LIBREAD) \
 		$(LINK_RIP) $(DW_LIBS) -lm
@@ -150,7 +153,7 @@ ASAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 ASAN_TOOL_OBJ := $(TOOL_SRC:%.c=$(BUILD)/asan/%.o)
 ASAN_READ_OBJ := $(READ_SRC:%.c=$(BUILD)/asan/%.o)
 ASAN_ANALYSIS_OBJ := $(ANALYSIS_SRC:%.c=$(BUILD)/asan/%.o)
-$(BUILD)/asan/%.o: %.c
+$(BUILD)/asan/%.o: %.c | deps
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(ASAN_FLAGS) $(DW_CFLAGS) $(TREE) -c $< -o $@
 
@@ -166,17 +169,70 @@ $(BUILD)/asan/rip: $(ASAN_TOOL_OBJ) $(BUILD)/asan/libripanalysis.a $(BUILD)/asan
 	$(CC) $(ASAN_FLAGS) -o $@ $(ASAN_TOOL_OBJ) $(BUILD)/asan/libripanalysis.a \
 		$(BUILD)/asan/libripread.a $(DW_LIBS) -lm -ldl -pthread
 
-tests: all $(UNIT) $(INTEG) $(BENCHES) $(if $(TOOL_SRC),$(BUILD)/asan/rip)
+# The concurrency unit tests again, under ThreadSanitizer, into $(BUILD)/tsan, with the library
+# and the readers they link built with it too (linked statically); tests/run.sh runs them as
+# tsan/NAME and fails them on any report.  All five run:
+#   pool        the lock-free slot pool: threads attach and exit, slots are reused
+#   concurrent  writer threads, threads that come and go, and a reader, all at once
+#   fork        fork() while another thread lives; the child's file of its own
+#   ev_signal   a signal handler that emits into the ring of the writer it interrupted
+#   ev_modes    two writer threads and a slow consumer thread (block mode); a discard child
+# What TSan cannot pair: a reader maps the ring file at an address of its own, so a store
+# through the writer's mapping and a load through the reader's are two different addresses
+# to it, as they are between two processes.  It sees everything else the threads share: the
+# library's state, the slot pool's and the event rings' words as each side uses them, and the
+# test's own variables.
+TSAN_UNIT := pool concurrent fork ev_signal ev_modes
+# (gcc warns that TSan does not model atomic_thread_fence; clang has no such warning)
+TSAN_FLAGS = -fsanitize=thread $(if $(findstring clang,$(shell $(CC) --version)),,-Wno-tsan)
+TSAN_LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/tsan/%.o)
+TSAN_READ_OBJ := $(READ_SRC:%.c=$(BUILD)/tsan/%.o)
+TSAN_TESTS := $(TSAN_UNIT:%=$(BUILD)/tsan/tests/unit/%)
 
-check: tests
-	@sh mk/deps.sh check
-	@sh tests/run.sh
+$(BUILD)/tsan/lib/%.o: lib/%.c
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(TSAN_FLAGS) -fvisibility=hidden -c $< -o $@
+
+$(BUILD)/tsan/read/%.o: read/%.c | deps
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(TSAN_FLAGS) $(DW_CFLAGS) $(TREE) -c $< -o $@
+
+$(BUILD)/tsan/librip.a: $(TSAN_LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/tsan/libripread.a: $(TSAN_READ_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/tsan/tests/unit/%: tests/unit/%.c $(BUILD)/tsan/libripread.a $(BUILD)/tsan/librip.a | deps
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(TSAN_FLAGS) $(DW_CFLAGS) $(TREE) -Itests -o $@ $< \
+		$(BUILD)/tsan/libripread.a $(BUILD)/tsan/librip.a $(DW_LIBS) -lm -ldl -pthread
+
+# Every program of the tree: the library, the preload library, rip, the examples, the tests'
+# programs and the benchmarks.
+progs: all $(UNIT) $(INTEG) $(BENCHES)
+
+tests: progs $(if $(TOOL_SRC),$(BUILD)/asan/rip) $(TSAN_TESTS)
+
+# The tree built once more with clang, warnings as errors, into $(BUILD)/clang (make check
+# builds it; the tests run on the default build).
+clang: | deps
+	+$(MAKE) --no-print-directory CC=$(CLANG) BUILD=$(BUILD)/clang WERROR=-Werror progs
+
+deps:
+	@sh mk/deps.sh $(DEPS_FOR)
+
+# When make check started, in ns: tests/run.sh ends with the time it took, the build included.
+CHECK_START := $(if $(filter check,$(MAKECMDGOALS)),$(shell date +%s%N))
+check: tests clang | deps
+	@RIP_CHECK_START=$(CHECK_START) sh tests/run.sh
 
 demo: all
 	@sh examples/demo.sh
 
-bench: tests
-	@sh mk/deps.sh check
+bench: tests | deps
 	@sh bench/run.sh
 
 install: all
@@ -200,7 +256,7 @@ install: all
 clean:
 	rm -rf $(BUILD)
 
-.PHONY: all tests check demo bench install clean
+.PHONY: all deps progs tests clang check demo bench install clean
 .SECONDARY:
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -16,6 +16,17 @@
 
 #define BENCH_MAX_REPS 64
 
+/*
+ * A measured function keeps its name and its shape: gcc's noipa (no
+ * inlining, no cloning, nothing assumed across the call); clang has no
+ * noipa, and noinline is the nearest it has.
+ */
+#if __has_attribute(noipa)
+#define BENCH_NOINLINE __attribute__((noipa))
+#else
+#define BENCH_NOINLINE __attribute__((noinline))
+#endif
+
 static inline double bench_now_ns(void)
 {
 	struct timespec ts;

@@ -45,7 +45,6 @@
 #include "lttng-tp.h"
 #endif
 
-#define BENCH_NOINLINE __attribute__((noipa))
 #define BENCH_CLOBBER() __asm__ __volatile__("" ::: "memory")
 
 #define CAT_ON RIP_CAT_USER

@@ -31,9 +31,11 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench.h"
+
 #define LIVE 16		/* blocks kept live per thread */
 #define MAX_DEPTH 16
-#define NOIPA __attribute__((noipa))
+#define NOIPA BENCH_NOINLINE
 
 struct thr {
 	uint64_t rng;

@@ -35,11 +35,12 @@
 
 #include <rip.h>
 
+#include "bench.h"
+
 #define PARKS 20
 #define STACK_SIZE (64 * 1024)
 #define RESERVE 2048 /* tasks left to the rest of the machine */
 #define LIFETIME 300 /* seconds before the watchdog (SIGALRM) ends the process */
-#define BENCH_NOINLINE __attribute__((noipa))
 
 static int park_pipe[2];
 static unsigned parked;

@@ -27,7 +27,6 @@ thread_local uint8_t rip_idx;
 thread_local uint8_t rip_ctr;
 struct rip_ring *rip_ring;
 
-#define BENCH_NOINLINE __attribute__((noipa))
 #define BENCH_CLOBBER() __asm__ __volatile__("" ::: "memory")
 
 static __thread uint64_t floor_word;

@@ -38,7 +38,6 @@
 
 #include "bench.h"
 
-#define BENCH_NOINLINE __attribute__((noipa))
 #define BENCH_CLOBBER() __asm__ __volatile__("" ::: "memory")
 
 static __thread uint64_t floor_word;

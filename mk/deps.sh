@@ -19,7 +19,7 @@ have_pc libelf || need="$need libelf-dev"
 have_pc libunwind || need="$need libunwind-dev"
 if [ "$what" = check ]; then
 	have_cmd valgrind || need="$need valgrind"
-	# the C++ programs of the leak tests (tests/integ/leaks_accept.cc)
+	# the C++ programs of the leak tests (tests/integ/leaks_accept.cc), tests/integ/headers.sh
 	have_cmd c++ || have_cmd g++ || need="$need g++"
 	have_cmd python3 || need="$need python3"
 	have_cmd gdb || need="$need gdb"
@@ -30,9 +30,14 @@ if [ "$what" = check ]; then
 	have_cmd babeltrace2 || need="$need babeltrace2"
 	have_cmd dot || need="$need graphviz"
 	have_cmd chromium || need="$need chromium"
+	# the second compiler of make check and of tests/integ/headers.sh
+	have_cmd clang || need="$need clang"
 	# clang's AddressSanitizer runtime for the reader tests
 	[ -n "$(find /usr/lib/llvm-*/lib/clang/*/lib/linux -name 'libclang_rt.asan-x86_64.a' 2>/dev/null | head -n 1)" ] ||
 		[ -n "$(gcc -print-file-name=libasan.so 2>/dev/null | grep /)" ] || need="$need libasan8"
+	# ThreadSanitizer's runtime for the concurrency tests (build/tsan)
+	[ -n "$(find /usr/lib/llvm-*/lib/clang/*/lib/linux -name 'libclang_rt.tsan-x86_64.a' 2>/dev/null | head -n 1)" ] ||
+		[ -n "$(gcc -print-file-name=libtsan.so 2>/dev/null | grep /)" ] || need="$need libtsan2"
 fi
 [ -z "$need" ] && exit 0
 

@@ -1,21 +1,70 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
 #
-# tests/run.sh - run every test with a timeout and print "N passed, N failed".
+# tests/run.sh - run every test with a timeout, several at once, and print
+# "N passed, N failed" (", N skipped" when some were) as the very last line.
 #
-# A test is either a program build/tests/unit/NAME (from tests/unit/NAME.c)
-# or a script tests/integ/NAME.sh run with sh.  Exit status 0 passes, 77
+# A test is either a program build/tests/unit/NAME (from tests/unit/NAME.c),
+# the same built with ThreadSanitizer, build/tsan/tests/unit/NAME (named
+# tsan/NAME; any ThreadSanitizer report fails it), or a script
+# tests/integ/NAME.sh run with sh.  Exit status 0 passes, 77
 # skips (with the reason on stdout or stderr), anything else fails.  Tests
 # run from the top of the tree with BUILD (the build directory), RIP (the
 # rip command), RIP_ASAN (rip built with AddressSanitizer), a private
-# RIP_DIR and a RIP_DEBUG_CACHE of the run's own in the environment.
+# RIP_DIR and TEST_TMP, and a RIP_DEBUG_CACHE of the run's own in the
+# environment.  Each test's line (PASS, FAIL or SKIP, and its time) is
+# printed when it ends, with the end of a failing test's output.
 #
 #   tests/run.sh              all tests
-#   tests/run.sh NAME...      only these (unit or integ names)
+#   tests/run.sh NAME...      only these (NAME, or unit/NAME, tsan/NAME, integ/NAME)
+#   tests/run.sh -j N ...     N tests at once (default: JOBS, else the number of CPUs)
 #   TIMEOUT=120 tests/run.sh  per-test limit in seconds (default 180)
 #   VERBOSE=1                 show the output of passing tests too
+#   RIP_CHECK_START=NS        (make check) when make started, in ns since the epoch:
+#                             the total time then counts the build too
 set -u
 cd "$(dirname "$0")/.." || exit 1
+
+usage() {
+	echo "usage: tests/run.sh [-j N] [NAME...]" >&2
+	exit 2
+}
+
+JOBS=${JOBS:-}
+while [ $# -gt 0 ]; do
+	case $1 in
+	-j)
+		[ $# -ge 2 ] || usage
+		JOBS=$2
+		shift 2
+		;;
+	-j*)
+		JOBS=${1#-j}
+		shift
+		;;
+	--)
+		shift
+		break
+		;;
+	-*) usage ;;
+	*) break ;;
+	esac
+done
+[ -n "$JOBS" ] || JOBS=$(nproc 2>/dev/null || getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1)
+case $JOBS in
+'' | *[!0-9]* | 0)
+	echo "tests/run.sh: -j (or JOBS) wants a number of tests at once, not '$JOBS'" >&2
+	exit 2
+	;;
+esac
+
+# Tests that run alone, after the others, with nothing beside them: one line each, with the
+# reason.  None today: each test has its own RIP_DIR and TEST_TMP, names its shared-memory
+# objects after its pid, opens no port, and checks what the clock decides against the trace's
+# own times or generous deadlines.  A test that cannot share the machine goes here rather
+# than be weakened.
+SERIAL=""
+
 BUILD=${BUILD:-build}
 export BUILD
 RIP=$PWD/$BUILD/rip
@@ -23,14 +72,39 @@ RIP_ASAN=$PWD/$BUILD/asan/rip
 export RIP RIP_ASAN
 TIMEOUT=${TIMEOUT:-180}
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/rip-tests.XXXXXX") || exit 1
-trap 'rm -rf "$tmp"' EXIT INT TERM
+# ThreadSanitizer: stop at the first report, with a status of its own (and any report fails
+# the test, whatever its status).  gcc 12's runtime cannot place its shadow memory under a
+# kernel that randomizes mmap more (vm.mmap_rnd_bits 32): those tests run without address
+# space randomization where setarch may turn it off.
+TSAN_OPTIONS="halt_on_error=1 exitcode=66${TSAN_OPTIONS:+ $TSAN_OPTIONS}"
+export TSAN_OPTIONS
+norand=""
+setarch "$(uname -m)" -R true 2>/dev/null && norand="setarch $(uname -m) -R"
 # inflated debug files go to this run's own cache, not the user's
 RIP_DEBUG_CACHE=$tmp/debug-cache
 export RIP_DEBUG_CACHE
 
+now_ms() {
+	echo $(($(date +%s%N) / 1000000))
+}
+
+# 83.4s, or 2m03.4s
+fmt_ms() {
+	s=$(($1 / 1000))
+	d=$(($1 % 1000 / 100))
+	if [ "$s" -ge 60 ]; then
+		printf '%dm%02d.%ds' $((s / 60)) $((s % 60)) "$d"
+	else
+		printf '%d.%ds' "$s" "$d"
+	fi
+}
+
 tests=""
 for t in "$BUILD"/tests/unit/*; do
 	[ -x "$t" ] && [ -f "$t" ] && tests="$tests unit/$(basename "$t")"
+done
+for t in "$BUILD"/tsan/tests/unit/*; do
+	[ -x "$t" ] && [ -f "$t" ] && tests="$tests tsan/$(basename "$t")"
 done
 for t in tests/integ/*.sh; do
 	[ -f "$t" ] && tests="$tests integ/$(basename "$t" .sh)"
@@ -44,47 +118,134 @@ if [ $# -gt 0 ]; then
 	done
 	tests=$want
 fi
-
-pass=0 fail=0 skip=0 failed="" skipped=""
+together="" alone=""
 for t in $tests; do
-	name=${t#*/}
-	out="$tmp/$name.out"
-	dir="$tmp/$name.dir"
-	mkdir -p "$dir"
-	start=$(date +%s)
-	case $t in
-	unit/*) RIP_DIR=$dir TEST_TMP=$dir timeout -k 10 "$TIMEOUT" "$BUILD/tests/$t" >"$out" 2>&1 ;;
-	integ/*) RIP_DIR=$dir TEST_TMP=$dir timeout -k 10 "$TIMEOUT" sh "tests/$t.sh" >"$out" 2>&1 ;;
+	case " $SERIAL " in
+	*" $t "*) alone="$alone $t" ;;
+	*) together="$together $t" ;;
 	esac
-	rc=$?
-	secs=$(($(date +%s) - start))
-	case $rc in
-	0)
+done
+
+# A finished test writes its name to this FIFO; the loop below reads them one by one.
+mkfifo "$tmp/done" || exit 1
+exec 3<>"$tmp/done"
+
+# Stop: the running tests' timeout processes pass the signal on to their tests.
+stop() {
+	for p in "$tmp"/*.pid; do
+		[ -f "$p" ] && kill -TERM "$(cat "$p")" 2>/dev/null
+	done
+	wait
+	exit 130
+}
+trap 'rm -rf "$tmp"' EXIT
+trap stop INT TERM HUP
+
+# start TEST: run it in the background; it reports "STATUS MS" in $tmp/NAME.rc, then its name.
+running=0
+start() {
+	st=$1
+	sname=${st%%/*}-${st#*/}
+	sdir="$tmp/$sname.dir"
+	mkdir -p "$sdir"
+	(
+		out="$tmp/$sname.out"
+		t0=$(now_ms)
+		case $st in
+		unit/*) RIP_DIR=$sdir TEST_TMP=$sdir timeout -k 10 "$TIMEOUT" "$BUILD/tests/$st" \
+			>"$out" 2>&1 3>&- &
+			;;
+		integ/*) RIP_DIR=$sdir TEST_TMP=$sdir timeout -k 10 "$TIMEOUT" sh "tests/$st.sh" \
+			>"$out" 2>&1 3>&- &
+			;;
+		tsan/*)
+			# shellcheck disable=SC2086
+			RIP_DIR=$sdir TEST_TMP=$sdir timeout -k 10 "$TIMEOUT" $norand \
+				"$BUILD/tsan/tests/unit/${st#*/}" >"$out" 2>&1 3>&- &
+			;;
+		esac
+		echo $! >"$tmp/$sname.pid"
+		wait $!
+		rc=$?
+		rm -f "$tmp/$sname.pid"
+		if [ "${st%%/*}" = tsan ] && grep -q 'WARNING: ThreadSanitizer' "$out"; then
+			case $rc in 0 | 77) rc=66 ;; esac
+		fi
+		echo "$rc $(($(now_ms) - t0))" >"$tmp/$sname.rc"
+		echo "$st" >&3
+	) &
+	running=$((running + 1))
+}
+
+# finish: wait for the next test to end and print its line.
+pass=0 fail=0 skip=0 failed="" skipped=""
+finish() {
+	read -r ft <&3 || exit 1
+	running=$((running - 1))
+	fname=${ft%%/*}-${ft#*/}
+	fout="$tmp/$fname.out"
+	read -r rc ms <"$tmp/$fname.rc" || rc=255 ms=0 # cannot be: its shell died; still a failure
+	rm -rf "$tmp/$fname.dir" # traces can be large: free the space while the others run
+	took=$(fmt_ms "$ms")
+	case $rc:${ft%%/*} in
+	0:*)
 		pass=$((pass + 1))
-		printf 'PASS  %-32s %3ds\n' "$t" "$secs"
-		[ -n "${VERBOSE:-}" ] && sed 's/^/      /' "$out"
+		printf 'PASS  %-32s %7s\n' "$ft" "$took"
+		[ -n "${VERBOSE:-}" ] && sed 's/^/      /' "$fout"
 		;;
-	77)
+	77:*)
 		skip=$((skip + 1))
-		skipped="$skipped $t"
-		printf 'SKIP  %-32s %s\n' "$t" "$(tail -n 1 "$out")"
+		skipped="$skipped $ft"
+		printf 'SKIP  %-32s %7s  %s\n' "$ft" "$took" "$(tail -n 1 "$fout")"
 		;;
-	124 | 137)
+	66:tsan)
 		fail=$((fail + 1))
-		failed="$failed $t"
-		printf 'FAIL  %-32s timed out after %ss\n' "$t" "$TIMEOUT"
-		tail -n 30 "$out" | sed 's/^/      /'
+		failed="$failed $ft"
+		printf 'FAIL  %-32s %7s  exit 66, ThreadSanitizer report\n' "$ft" "$took"
+		sed -n '/ThreadSanitizer/,$p' "$fout" | head -n 40 | sed 's/^/      /'
+		;;
+	124:* | 137:*)
+		fail=$((fail + 1))
+		failed="$failed $ft"
+		printf 'FAIL  %-32s %7s  timed out after %ss\n' "$ft" "$took" "$TIMEOUT"
+		tail -n 30 "$fout" | sed 's/^/      /'
 		;;
 	*)
 		fail=$((fail + 1))
-		failed="$failed $t"
-		printf 'FAIL  %-32s exit %d\n' "$t" "$rc"
-		tail -n 30 "$out" | sed 's/^/      /'
+		failed="$failed $ft"
+		printf 'FAIL  %-32s %7s  exit %d\n' "$ft" "$took" "$rc"
+		tail -n 30 "$fout" | sed 's/^/      /'
 		;;
 	esac
+	return 0
+}
+
+t0=$(now_ms)
+for next in $together; do
+	[ "$running" -lt "$JOBS" ] || finish
+	start "$next"
 done
+while [ "$running" -gt 0 ]; do
+	finish
+done
+for next in $alone; do
+	start "$next"
+	finish
+done
+wait
+t1=$(now_ms)
+
+n=$((pass + fail + skip))
 [ -n "$failed" ] && echo "failed:$failed"
 [ -n "$skipped" ] && echo "skipped:$skipped"
+case ${RIP_CHECK_START:-} in
+'' | *[!0-9]*) echo "time: $(fmt_ms $((t1 - t0))) for $n tests, $JOBS at once" ;;
+*)
+	b=$((t0 - RIP_CHECK_START / 1000000))
+	echo "time: make check took $(fmt_ms $((t1 - RIP_CHECK_START / 1000000))):" \
+		"$(fmt_ms "$b") to build, $(fmt_ms $((t1 - t0))) for $n tests, $JOBS at once"
+	;;
+esac
 if [ "$skip" -gt 0 ]; then
 	echo "$pass passed, $fail failed, $skip skipped"
 else

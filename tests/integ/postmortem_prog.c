@@ -24,9 +24,16 @@ static int park_fd = -1;
 static const char *volatile park_tag;
 static atomic_int parked;
 
+/* clang has no noclone: noinline is the nearest it has */
+#if __has_attribute(noclone)
+#define PARK_NOINLINE __attribute__((noinline, noclone))
+#else
+#define PARK_NOINLINE __attribute__((noinline))
+#endif
+
 /* One distinct function per thread: the tag store keeps gcc from folding them. */
 #define PARK(n)                                                                                    \
-	__attribute__((noinline, noclone)) static void park_##n(void)                              \
+	PARK_NOINLINE static void park_##n(void)                                                   \
 	{                                                                                          \
 		char c;                                                                            \
 		park_tag = #n;                                                                     \
