@@ -33,19 +33,13 @@
 #include "analysis/calltree.h"
 #include "analysis/stacks.h"
 #include "helpers.h"
+#include "resevents.h"
 #include "read/consume.h"
 #include "read/evsource.h"
 #include "read/sym.h"
 
-RIP_EVENT_TYPE(ev_bt, "rip:bt", RIP_CAT_BT, RIP_FIELD(U32, "id"), RIP_FIELD(HEX64_ARRAY, "frames"));
-RIP_EVENT_TYPE(ev_alloc, "mem:alloc", RIP_CAT_MEM, RIP_FIELD(HEX64, "addr"), RIP_FIELD(U64, "size"),
-	       RIP_FIELD(U32, "bt"), RIP_FIELD(U32, "kind"));
-RIP_EVENT_TYPE(ev_free, "mem:free", RIP_CAT_MEM, RIP_FIELD(HEX64, "addr"), RIP_FIELD(U32, "bt"),
-	       RIP_FIELD(U32, "kind"));
 RIP_EVENT_TYPE(ev_realloc, "mem:realloc", RIP_CAT_MEM, RIP_FIELD(HEX64, "old"),
 	       RIP_FIELD(HEX64, "addr"), RIP_FIELD(U64, "size"), RIP_FIELD(U32, "bt"));
-
-#define NOINLINE static __attribute__((noinline, used))
 
 /* Real functions, so that their addresses symbolize to these names. */
 /* clang-format off */
@@ -70,27 +64,6 @@ enum {
 	BT_LATE,
 	BT_FREE
 };
-
-/* Define backtrace id from n functions, innermost first (return addresses: + 1). */
-static void define_bt(uint32_t id, int n, void (*const *fns)(void))
-{
-	uint64_t v[1] = { id }, frames[8];
-
-	for (int i = 0; i < n; i++)
-		frames[i] = (uint64_t)(uintptr_t)fns[i] + 1;
-	rip_event_array(&ev_bt, v, frames, (uint32_t)n);
-}
-
-#define BT(id, ...)                                                                                \
-	do {                                                                                       \
-		static void (*const f_[])(void) = { __VA_ARGS__ };                                 \
-		define_bt(id, (int)(sizeof(f_) / sizeof(f_[0])), f_);                              \
-	} while (0)
-
-static void alloc(uint64_t addr, uint64_t size, uint32_t bt)
-{
-	rip_event4(&ev_alloc, addr, size, bt, RIP_MEM_MALLOC);
-}
 
 static void write_events(void)
 {
