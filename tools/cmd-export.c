@@ -16,11 +16,10 @@
  *           or bytes never freed) by the stacks of rip:bt, symbolized
  *   text    exactly what `rip dump` prints
  *
- * Both chrome and folded follow memory through one table of live blocks
- * (address -> size, backtrace) and descriptors; folded keeps per-backtrace
- * totals and the rip:bt definitions, and symbolizes only at the end, once
- * per distinct backtrace (a stack may be defined after its first use, in
- * another thread's stream).
+ * Both chrome and folded follow memory and descriptors through
+ * analysis/follow.c; folded has it keep per-backtrace totals and the rip:bt
+ * definitions, and symbolizes only at the end, once per distinct backtrace
+ * (a stack may be defined after its first use, in another thread's stream).
  *
  * OUT is created exclusively (never overwritten without --force) and
  * removed again when the export fails half-way.
@@ -35,11 +34,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <rip/resource.h>
-
-#include "read/evsource.h"
-#include "analysis/leaks.h"
+#include "analysis/follow.h"
 #include "analysis/stacks.h"
+#include "read/evsource.h"
 #include "read/sym.h"
 #include "tools/progress.h"
 #include "tools/dump.h"
@@ -80,168 +77,6 @@ static const struct rip_cmd cmd_export_def = {
 RIP_COMMAND(cmd_export_def);
 
 static const char *const formats[] = { "chrome", "folded", "text" };
-
-/* ---- resources: what is live, for the counters and the folded values ------------------ */
-
-enum xr_role {
-	XR_NONE,
-	XR_BT,
-	XR_ALLOC,
-	XR_FREE,
-	XR_REALLOC,
-	XR_FD_OPEN,
-	XR_FD_CLOSE,
-	XR_SHM_CREATE,
-	XR_SHM_ATTACH,
-	XR_SHM_DETACH,
-	XR_SHM_REMOVE,
-	XR_NROLES,
-};
-
-/* The fields of rip/resource.h each role reads (see stk_roles_bind). */
-static const struct stk_role xr_specs[XR_NROLES] = {
-	[XR_BT] = { "rip:bt", { "id", "@frames" } },
-	[XR_ALLOC] = { "mem:alloc", { "addr", "size", "bt", "kind" } },
-	[XR_FREE] = { "mem:free", { "addr", "kind" } },
-	[XR_REALLOC] = { "mem:realloc", { "old", "addr", "size", "bt" } },
-	[XR_FD_OPEN] = { "fd:open", { "fd", "kind" } },
-	[XR_FD_CLOSE] = { "fd:close", { "fd", "kind" } },
-	[XR_SHM_CREATE] = { "shm:create", { "kind" } },
-	[XR_SHM_ATTACH] = { "shm:attach", { "kind" } },
-	[XR_SHM_DETACH] = { "shm:detach", { "kind" } },
-	[XR_SHM_REMOVE] = { "shm:remove", { "kind" } },
-};
-
-struct xr {
-	struct stk_roles r;	/* our types by id, and where their fields are */
-	bool fold;		/* keep backtraces and per-backtrace totals */
-	struct stk_map live;	/* heap block address -> a: size, b: backtrace */
-	struct stk_map fds;	/* open descriptors */
-	struct stk_map sites;	/* backtrace -> a: bytes allocated, b: allocations */
-	struct stk_bts bts;
-	uint64_t mem, nfds;	/* in use now */
-	uint64_t freed;		/* size released by the last event (0: none known) */
-};
-
-/* Find the types of rip/resource.h in the source and check their fields. */
-static int xr_types(struct xr *x, const struct ev_types *types, char *err, size_t errlen)
-{
-	return stk_roles_bind(&x->r, types, xr_specs, XR_NROLES, err, errlen);
-}
-
-static int xr_alloc(struct xr *x, uint64_t addr, uint64_t size, uint32_t bt)
-{
-	struct stk_ent *e;
-	bool fresh;
-
-	if (x->fold) {
-		e = stk_map_get(&x->sites, bt, &fresh);
-		if (!e)
-			return -ENOMEM;
-		e->a += size;
-		e->b++;
-	}
-	e = stk_map_get(&x->live, addr, &fresh);
-	if (!e)
-		return -ENOMEM;
-	if (!fresh)
-		x->mem -= e->a; /* made again while live: its free was not recorded */
-	e->a = size;
-	e->b = bt;
-	x->mem += size;
-	return 0;
-}
-
-static void xr_free(struct xr *x, uint64_t addr)
-{
-	struct stk_ent *e = addr ? stk_map_find(&x->live, addr) : NULL;
-
-	if (!e)
-		return; /* free(NULL), or made before tracing started */
-	x->freed = e->a;
-	x->mem -= e->a;
-	stk_map_del(&x->live, e);
-}
-
-#define F(k) (e->v[x->r.fi[e->type->id][k]])
-
-/* Follow event e.  Its role (XR_NONE for other events), or -ENOMEM. */
-static int xr_event(struct xr *x, const struct evs_event *e)
-{
-	int role = x->r.role[e->type->id];
-	struct stk_ent *ent;
-	bool fresh;
-	int ret = 0;
-
-	x->freed = 0;
-	switch (role) {
-	case XR_BT:
-		if (x->fold)
-			ret = stk_bt_define(&x->bts, (uint32_t)F(0), e);
-		break;
-	case XR_ALLOC:
-		if (F(0))
-			ret = xr_alloc(x, F(0), F(1), (uint32_t)F(2));
-		break;
-	case XR_FREE:
-		xr_free(x, F(0));
-		break;
-	case XR_REALLOC:
-		/* old 0: an allocation; size 0 and addr 0: a free of old */
-		xr_free(x, F(0));
-		if (F(1))
-			ret = xr_alloc(x, F(1), F(2), (uint32_t)F(3));
-		break;
-	case XR_FD_OPEN:
-		if ((int64_t)F(0) < 0)
-			break;
-		ent = stk_map_get(&x->fds, F(0), &fresh);
-		if (!ent)
-			return -ENOMEM;
-		x->nfds += fresh;
-		break;
-	case XR_FD_CLOSE:
-		ent = (int64_t)F(0) >= 0 ? stk_map_find(&x->fds, F(0)) : NULL;
-		if (ent) {
-			stk_map_del(&x->fds, ent);
-			x->nfds--;
-		}
-		break;
-	}
-	return ret < 0 ? ret : role;
-}
-
-/* The name of the kind of resource event e ("malloc", "openat"...), or NULL. */
-static const char *xr_kind(const struct xr *x, const struct evs_event *e, int role)
-{
-	switch (role) {
-	case XR_ALLOC:
-		return lk_kind_name(RIP_CAT_MEM, F(3));
-	case XR_FREE:
-		return lk_kind_name(RIP_CAT_MEM, F(1));
-	case XR_REALLOC:
-		return "realloc";
-	case XR_FD_OPEN:
-	case XR_FD_CLOSE:
-		return lk_kind_name(RIP_CAT_FD, F(1));
-	case XR_SHM_CREATE:
-	case XR_SHM_ATTACH:
-	case XR_SHM_DETACH:
-	case XR_SHM_REMOVE:
-		return lk_kind_name(RIP_CAT_SHM, F(0));
-	}
-	return NULL;
-}
-
-#undef F
-
-static void xr_free_all(struct xr *x)
-{
-	stk_map_free(&x->live);
-	stk_map_free(&x->fds);
-	stk_map_free(&x->sites);
-	stk_bts_free(&x->bts);
-}
 
 /* ---- chrome ------------------------------------------------------------------------- */
 
@@ -481,14 +316,11 @@ static int export_chrome(struct evs *s, FILE *out, int64_t interval, char *err, 
 	int ret;
 
 	c.st = calloc(n ? n : 1, sizeof(*c.st));
-	c.x = calloc(1, sizeof(*c.x));
-	if (!c.st || !c.x) {
-		free(c.st);
-		free(c.x);
+	if (!c.st) {
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	ret = xr_types(c.x, evs_types(s), err, errlen);
+	ret = xr_new(evs_types(s), false, &c.x, err, errlen);
 	if (ret)
 		goto out;
 	fputs("{\"traceEvents\":[", out);
@@ -523,8 +355,7 @@ static int export_chrome(struct evs *s, FILE *out, int64_t interval, char *err, 
 		c.pid, tot.events, tot.streams, tot.discarded, tot.lost_packets);
 	ret = 0;
 out:
-	xr_free_all(c.x);
-	free(c.x);
+	xr_free(c.x);
 	free(c.st);
 	free(c.named);
 	return ret;
@@ -567,7 +398,7 @@ static int fo_append(char **buf, size_t *len, size_t *cap, const char *s)
 }
 
 /* The folded stack of backtrace bt, outermost frame first; NULL when out of memory. */
-static char *fo_stack(struct xr *x, struct rip_sym *sym, uint32_t bt)
+static char *fo_stack(const struct xr *x, struct rip_sym *sym, uint32_t bt)
 {
 	char names[STK_MAX_INLINE][256], tmp[64], *buf = NULL;
 	size_t len = 0, cap = 0;
@@ -608,23 +439,18 @@ static char *fo_stack(struct xr *x, struct rip_sym *sym, uint32_t bt)
 static int export_folded(struct evs *s, FILE *out, enum fo_value what, const char *sysroot,
 			 const char *debug_dir, char *err, size_t errlen)
 {
-	struct xr *x = calloc(1, sizeof(*x));
 	struct stk_map leaked = { 0 };
 	struct fo_line *lines = NULL;
 	struct rip_sym *sym = NULL;
 	struct evs_totals tot;
 	struct evs_event e;
 	size_t nlines = 0;
+	struct xr *x;
 	int ret;
 
-	if (!x) {
-		snprintf(err, errlen, "out of memory");
-		return -ENOMEM;
-	}
-	x->fold = true;
-	ret = xr_types(x, evs_types(s), err, errlen);
+	ret = xr_new(evs_types(s), true, &x, err, errlen);
 	if (ret)
-		goto out;
+		return ret;
 	while ((ret = evs_next(s, &e, err, errlen)) > 0) {
 		ret = xr_event(x, &e);
 		if (ret < 0) {
@@ -637,17 +463,8 @@ static int export_folded(struct evs *s, FILE *out, enum fo_value what, const cha
 	ret = -ENOMEM;
 	snprintf(err, errlen, "out of memory");
 	/* What is live at the end, by backtrace. */
-	for (size_t i = 0; what == FO_LEAKED && i < x->live.cap; i++) {
-		struct stk_ent *l = &x->live.v[i], *g;
-		bool fresh;
-
-		if (!l->used)
-			continue;
-		g = stk_map_get(&leaked, l->b, &fresh);
-		if (!g)
-			goto out;
-		g->a += l->a;
-	}
+	if (what == FO_LEAKED && xr_leaked(x, &leaked))
+		goto out;
 	{
 		const struct stk_map *m = what == FO_LEAKED ? &leaked : &x->sites;
 		char serr[RR_ERR_MAX];
@@ -691,8 +508,7 @@ out:
 	if (sym)
 		rip_sym_free(sym);
 	stk_map_free(&leaked);
-	xr_free_all(x);
-	free(x);
+	xr_free(x);
 	return ret;
 }
 

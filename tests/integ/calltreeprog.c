@@ -21,14 +21,7 @@
 #include <rip.h>
 #include <rip/resource.h>
 
-RIP_EVENT_TYPE(ev_bt, "rip:bt", RIP_CAT_BT, RIP_FIELD(U32, "id"),
-	       RIP_FIELD(HEX64_ARRAY, "frames"));
-RIP_EVENT_TYPE(ev_alloc, "mem:alloc", RIP_CAT_MEM, RIP_FIELD(HEX64, "addr"),
-	       RIP_FIELD(U64, "size"), RIP_FIELD(U32, "bt"), RIP_FIELD(U32, "kind"));
-RIP_EVENT_TYPE(ev_free, "mem:free", RIP_CAT_MEM, RIP_FIELD(HEX64, "addr"), RIP_FIELD(U32, "bt"),
-	       RIP_FIELD(U32, "kind"));
-
-#define NOINLINE static __attribute__((noinline, used))
+#include "resevents.h"
 
 /* Real functions, so that their addresses symbolize to these names. */
 NOINLINE void ct_main(void) { __asm__ volatile(""); }
@@ -40,30 +33,7 @@ NOINLINE void ct_rec(void) { __asm__ volatile(""); }
 NOINLINE void ct_tiny(void) { __asm__ volatile(""); }
 NOINLINE void ct_free(void) { __asm__ volatile(""); }
 
-#define RA(f) ((uint64_t)(uintptr_t)(f) + 1)
-
 enum { BT_PARSE_A = 1, BT_PARSE_B, BT_LOAD_A, BT_REC, BT_TINY, BT_LOAD_B, BT_FREE };
-
-/* Define backtrace id from n functions, innermost first. */
-static void define_bt(uint32_t id, int n, void (*const *fns)(void))
-{
-	uint64_t v[1] = { id }, frames[8];
-
-	for (int i = 0; i < n; i++)
-		frames[i] = RA(fns[i]);
-	rip_event_array(&ev_bt, v, frames, (uint32_t)n);
-}
-
-#define BT(id, ...)                                                                        \
-	do {                                                                               \
-		static void (*const f_[])(void) = { __VA_ARGS__ };                         \
-		define_bt(id, (int)(sizeof(f_) / sizeof(f_[0])), f_);                      \
-	} while (0)
-
-static void alloc(uint64_t addr, uint64_t size, uint32_t bt)
-{
-	rip_event4(&ev_alloc, addr, size, bt, RIP_MEM_MALLOC);
-}
 
 static void xfree(uint64_t addr)
 {
