@@ -73,7 +73,8 @@ static uint64_t rec_discarded_now(const struct rec *r)
 	/* Rings never used have discarded nothing (and may not be backed yet: not read). */
 	for (uint32_t i = 0; i < n; i++)
 		sum += __atomic_load_n(&rec_ring(r, i)->discarded, __ATOMIC_RELAXED);
-	return sum;
+	/* and the events no ring could count (no ring free, after exit) */
+	return sum + __atomic_load_n(&rec_live(r)->ev_lost, __ATOMIC_RELAXED);
 }
 
 static bool rec_pid_alive(pid_t pid)
@@ -144,6 +145,7 @@ int rec_attach(struct rec *r, const char *path, char *err, size_t errlen)
 		r->discarded0[i] = __atomic_load_n(&rec_ring(r, i)->discarded, __ATOMIC_RELAXED);
 		r->st.discarded_before += r->discarded0[i];
 	}
+	r->st.discarded_before += __atomic_load_n(&rec_live(r)->ev_lost, __ATOMIC_RELAXED);
 	return 0;
 
 err_close:

@@ -178,6 +178,8 @@ int trace_info_from_file(struct rr_file *f, struct trace_info *info, char *err, 
 
 		info->idx.discarded += __atomic_load_n(&ring->discarded, __ATOMIC_RELAXED);
 	}
+	/* events no ring could count: none was free, or the thread had given its back */
+	info->idx.discarded += __atomic_load_n(&live->ev_lost, __ATOMIC_RELAXED);
 	rr_slots_free(&slots);
 	return 0;
 

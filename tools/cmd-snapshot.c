@@ -296,7 +296,12 @@ static int cmd_snapshot(int argc, char **argv)
 		goto out_info;
 	}
 	info.idx.flags |= TRACE_F_SNAPSHOT | (alive ? 0 : TRACE_F_DEAD);
-	/* what the packets say was lost, so that our readers agree with CTF readers */
+	/*
+	 * What the packets say was lost, so that our readers agree with CTF
+	 * readers, and the events no ring could count (the header's ev_lost),
+	 * which only our readers can show.
+	 */
+	sum.lost += __atomic_load_n(&((const struct rip_file_hdr *)f.map)->ev_lost, __ATOMIC_RELAXED);
 	info.idx.discarded = sum.lost;
 	info.idx.lost_packets = sum.torn;
 	ret = trace_w_finish(w, &info, err, sizeof(err));

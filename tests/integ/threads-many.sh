@@ -4,7 +4,8 @@
 # Description: thousands of threads, end to end, with the default settings.
 # - 2,000 live threads x 100 events under rip run: babeltrace2 counts
 #   exactly 200,000 events, and rip dump's summary says the same, nothing
-#   lost.
+#   lost.  With 100 threads and only 2 rings, the 9,800 events that found
+#   no ring are counted: rip run's summary and rip dump say so.
 # - rip run --mem on 1,000 and 3,000 live threads that each leak one
 #   100-byte block from leak_once(): rip leaks --json reports exactly N
 #   blocks and N x 100 bytes there, and no free of a block never seen.
@@ -27,6 +28,16 @@ n=$(babeltrace2 "$TEST_TMP/ev" 2>"$TEST_TMP/bt.err" | grep -c ' test:tick: ')
 expect_status 0 "rip dump" "$RIP" dump "$TEST_TMP/ev"
 tail -n 1 "$TEST_TMP/out" | grep -q '^200000 events, 2000 streams, 0 discarded/overwritten, 0 packets lost' ||
 	fail "events: rip dump says $(tail -n 1 "$TEST_TMP/out")"
+
+# ---- forced loss: 100 threads and 2 rings; every lost event counted and shown ----
+RIP_EVENT_RINGS=2 "$RIP" run -o "$TEST_TMP/lossy" -- "$prog" events 100 100 >"$TEST_TMP/out" \
+	2>"$TEST_TMP/err" || fail "lossy run: rip run failed"
+grep -q '^emitted 10000$' "$TEST_TMP/out" || fail "lossy run: the program did not emit 10000"
+grep -q ': 200 events (.*) recorded in .*, 9800 lost$' "$TEST_TMP/err" ||
+	fail "lossy run: rip run's summary: $(cat "$TEST_TMP/err")"
+expect_status 0 "rip dump, lossy" "$RIP" dump "$TEST_TMP/lossy"
+tail -n 1 "$TEST_TMP/out" | grep -q '^200 events, 2 streams, 9800 discarded/overwritten' ||
+	fail "lossy run: rip dump says $(tail -n 1 "$TEST_TMP/out")"
 
 # ---- 1,000 and 3,000 threads, one leak each ----
 for n in 1000 3000; do
