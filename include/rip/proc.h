@@ -23,6 +23,13 @@
 extern "C" {
 #endif
 
+/* O_CLOEXEC is POSIX.1-2008: absent from a strict C11 compile without feature macros */
+#ifdef O_CLOEXEC
+#define RIP_PROC_CLOEXEC O_CLOEXEC
+#else
+#define RIP_PROC_CLOEXEC 0
+#endif
+
 /*
  * Parse the contents of a /proc/PID/stat file (NUL-terminated): the start
  * time, 0 when the text is not one.  *state gets the process state ('R',
@@ -56,7 +63,7 @@ static inline uint64_t rip_proc_start(int pid, char *state)
 		snprintf(path, sizeof(path), "/proc/%d/stat", pid);
 	else
 		snprintf(path, sizeof(path), "/proc/self/stat");
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = open(path, O_RDONLY | RIP_PROC_CLOEXEC);
 	if (fd < 0)
 		return 0;
 	n = read(fd, buf, sizeof(buf) - 1);
