@@ -188,12 +188,40 @@ static uint32_t rip_pl_fp_walk(uintptr_t fp, uint64_t *out, uint32_t max, bool *
  */
 static int (*rip_pl_unw_backtrace)(void **buf, int size);
 
+/* libunwind's code, [lo, hi): its calls are the tracer's, never the program's. */
+static uintptr_t rip_pl_unw_lo, rip_pl_unw_hi;
+
+static int rip_pl_unw_range_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+	uintptr_t fn = (uintptr_t)data;
+
+	for (unsigned i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && fn >= lo &&
+		    fn < lo + ph->p_memsz) {
+			rip_pl_unw_lo = lo;
+			rip_pl_unw_hi = lo + ph->p_memsz;
+			return 1;
+		}
+	}
+	return 0;
+}
+
 static void rip_pl_unwind_load(void)
 {
 	void *h = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
 
 	if (h)
 		rip_pl_unw_backtrace = (int (*)(void **, int))dlsym(h, "unw_backtrace");
+	if (rip_pl_unw_backtrace) /* from the constructor: no hook is running yet */
+		dl_iterate_phdr(rip_pl_unw_range_cb, (void *)(uintptr_t)rip_pl_unw_backtrace);
+}
+
+bool rip_pl_from_unwinder(const void *ret)
+{
+	return (uintptr_t)ret >= rip_pl_unw_lo && (uintptr_t)ret < rip_pl_unw_hi;
 }
 
 /*

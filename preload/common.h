@@ -158,6 +158,13 @@ int rip_pl_enosys(void);
  */
 uint32_t rip_pl_backtrace_id(void);
 
+/*
+ * Is ret (a hook's return address) in libunwind?  Its calls outside our
+ * hooks (its per-thread cache, freed by a key destructor at thread exit)
+ * are the tracer's own: the hooks forward them unrecorded.
+ */
+bool rip_pl_from_unwinder(const void *ret);
+
 /* Bootstrap allocator: does p come from the static buffer dlsym's allocations used? */
 bool rip_pl_boot_owns(const void *p);
 /* A zeroed block of the static buffer (align: a power of two); NULL when it is full. */

@@ -487,6 +487,8 @@ RIP_PL_EXPORT int munmap(void *addr, size_t len)
 {
 	if (!RIP_PL_REAL(real_munmap, "munmap"))
 		return rip_pl_enosys();
+	if (RIP_UNLIKELY(rip_pl_from_unwinder(__builtin_return_address(0))))
+		return real_munmap(addr, len); /* the tracer's own (libunwind's cache) */
 	if (RIP_UNLIKELY(rip_pl_unmap_enter())) {
 		rip_pl_unmap_record(addr, len, rip_pl_backtrace_id(), RIP_MEM_MUNMAP);
 		rip_pl_leave();
