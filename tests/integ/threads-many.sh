@@ -1,5 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
+# Timeout: 600
 #
 # Description: thousands of threads, end to end, with the default settings.
 # - 2,000 live threads x 100 events under rip run: babeltrace2 counts
