@@ -22,6 +22,7 @@
 
 #include "analysis/calltree.h"
 #include "analysis/leaks.h"
+#include "analysis/roles.h"
 #include "analysis/stacks.h"
 #include "read/sym.h"
 
@@ -45,24 +46,9 @@ struct ct_fn {
 	bool kept;
 };
 
-/* The event types the pass of all reads (the unreleased blocks come from leaks.c). */
-enum {
-	CT_R_NONE,
-	CT_R_BT,
-	CT_R_ALLOC,
-	CT_R_REALLOC,
-	CT_NROLES
-};
-
-static const struct stk_role ct_specs[CT_NROLES] = {
-	[CT_R_BT] = { "rip:bt", { "id", "@frames" } },
-	[CT_R_ALLOC] = { "mem:alloc", { "addr", "size", "bt" } },
-	[CT_R_REALLOC] = { "mem:realloc", { "addr", "size", "bt" } },
-};
-
 struct ct_priv {
 	struct lk *lk;	     /* unreleased: the groups and their backtraces */
-	struct stk_roles r;  /* all: our types by id, and where their fields are */
+	struct role_map r;   /* all: the types of rip/resource.h by id, and their fields */
 	struct stk_bts bts;  /* all: the backtraces read from the trace */
 	struct stk_map gmap; /* all: bt -> a: group */
 	/* the groups */
@@ -196,8 +182,6 @@ static int ct_leaks(struct ct *ct, struct evs *s, char *err, size_t errlen)
 	return 0;
 }
 
-#define F(k) (e.v[fi[k]])
-
 /* all: every mem:alloc and every mem:realloc that made a block, by backtrace. */
 static int ct_all(struct ct *ct, struct evs *s, char *err, size_t errlen)
 {
@@ -205,44 +189,42 @@ static int ct_all(struct ct *ct, struct evs *s, char *err, size_t errlen)
 	struct evs_event e;
 	int ret;
 
-	ret = stk_roles_bind(&p->r, evs_types(s), ct_specs, CT_NROLES, err, errlen);
+	ret = role_bind(&p->r, evs_types(s), err, errlen);
 	if (ret)
 		return ret;
 	while ((ret = evs_next(s, &e, err, errlen)) == 1) {
-		uint32_t id = e.type ? e.type->id : 0;
-		int r = id < EV_MAX_TYPES ? p->r.role[id] : CT_R_NONE;
-		const uint8_t *fi = p->r.fi[id < EV_MAX_TYPES ? id : 0];
+		int r = role_of(&p->r, &e);
+		struct role_res d;
 		struct stk_ent *g;
 		bool fresh;
 
 		ct->events++;
-		if (r == CT_R_NONE)
-			continue;
-		if (r == CT_R_BT) {
+		if (r == ROLE_BT) {
 			/* none, or defined already: the first one stands */
-			if (stk_bt_define(&p->bts, (uint32_t)F(0), &e))
+			if (stk_bt_define(&p->bts, (uint32_t)role_val(&p->r, &e, ROLE_BT_ID), &e))
 				return ct_nomem(err, errlen);
 			continue;
 		}
-		if (!F(0))
+		if (r != ROLE_MEM_ALLOC && r != ROLE_MEM_REALLOC)
+			continue;
+		role_decode(&p->r, &e, r, &d); /* key: the block made, or 0 */
+		if (!d.key)
 			continue; /* a failed allocation, or realloc(p, 0) */
-		g = stk_map_get(&p->gmap, (uint32_t)F(2), &fresh);
+		g = stk_map_get(&p->gmap, d.bt, &fresh);
 		if (!g)
 			return ct_nomem(err, errlen);
 		if (fresh) {
 			g->a = p->ng;
-			if (ct_group_add(ct, (uint32_t)F(2), 0, 0))
+			if (ct_group_add(ct, d.bt, 0, 0))
 				return ct_nomem(err, errlen);
 		}
 		p->g[g->a].count++;
-		p->g[g->a].bytes += F(1);
+		p->g[g->a].bytes += d.size;
 		ct->total_count++;
-		ct->total_bytes += F(1);
+		ct->total_bytes += d.size;
 	}
 	return ret;
 }
-
-#undef F
 
 int ct_run(struct ct *ct, struct evs *s, char *err, size_t errlen)
 {

@@ -12,20 +12,6 @@
 #include "analysis/leaks.h"
 #include "analysis/follow.h"
 
-/* The fields of rip/resource.h each role reads (see stk_roles_bind). */
-static const struct stk_role xr_specs[XR_NROLES] = {
-	[XR_BT] = { "rip:bt", { "id", "@frames" } },
-	[XR_ALLOC] = { "mem:alloc", { "addr", "size", "bt", "kind" } },
-	[XR_FREE] = { "mem:free", { "addr", "kind" } },
-	[XR_REALLOC] = { "mem:realloc", { "old", "addr", "size", "bt" } },
-	[XR_FD_OPEN] = { "fd:open", { "fd", "kind" } },
-	[XR_FD_CLOSE] = { "fd:close", { "fd", "kind" } },
-	[XR_SHM_CREATE] = { "shm:create", { "kind" } },
-	[XR_SHM_ATTACH] = { "shm:attach", { "kind" } },
-	[XR_SHM_DETACH] = { "shm:detach", { "kind" } },
-	[XR_SHM_REMOVE] = { "shm:remove", { "kind" } },
-};
-
 int xr_new(const struct ev_types *types, bool fold, struct xr **out, char *err, size_t errlen)
 {
 	struct xr *x = calloc(1, sizeof(*x));
@@ -38,7 +24,7 @@ int xr_new(const struct ev_types *types, bool fold, struct xr **out, char *err, 
 	}
 	x->fold = fold;
 	/* Find the types of rip/resource.h in the source and check their fields. */
-	ret = stk_roles_bind(&x->r, types, xr_specs, XR_NROLES, err, errlen);
+	ret = role_bind(&x->r, types, err, errlen);
 	if (ret) {
 		free(x);
 		return ret;
@@ -92,44 +78,46 @@ static void xr_release(struct xr *x, uint64_t addr)
 	stk_map_del(&x->live, e);
 }
 
-#define F(k) (e->v[x->r.fi[e->type->id][k]])
+#define V(k) role_val(&x->r, e, k)
 
 int xr_event(struct xr *x, const struct evs_event *e)
 {
-	int role = x->r.role[e->type->id];
+	int role = role_of(&x->r, e);
 	struct stk_ent *ent;
 	bool fresh;
 	int ret = 0;
 
 	x->freed = 0;
 	switch (role) {
-	case XR_BT:
+	case ROLE_BT:
 		if (x->fold)
-			ret = stk_bt_define(&x->bts, (uint32_t)F(0), e);
+			ret = stk_bt_define(&x->bts, (uint32_t)V(ROLE_BT_ID), e);
 		break;
-	case XR_ALLOC:
-		if (F(0))
-			ret = xr_alloc(x, F(0), F(1), (uint32_t)F(2));
+	case ROLE_MEM_ALLOC:
+		if (V(ROLE_ALLOC_ADDR))
+			ret = xr_alloc(x, V(ROLE_ALLOC_ADDR), V(ROLE_ALLOC_SIZE),
+				       (uint32_t)V(ROLE_ALLOC_BT));
 		break;
-	case XR_FREE:
-		xr_release(x, F(0));
+	case ROLE_MEM_FREE:
+		xr_release(x, V(ROLE_FREE_ADDR));
 		break;
-	case XR_REALLOC:
+	case ROLE_MEM_REALLOC:
 		/* old 0: an allocation; size 0 and addr 0: a free of old */
-		xr_release(x, F(0));
-		if (F(1))
-			ret = xr_alloc(x, F(1), F(2), (uint32_t)F(3));
+		xr_release(x, V(ROLE_REALLOC_OLD));
+		if (V(ROLE_REALLOC_ADDR))
+			ret = xr_alloc(x, V(ROLE_REALLOC_ADDR), V(ROLE_REALLOC_SIZE),
+				       (uint32_t)V(ROLE_REALLOC_BT));
 		break;
-	case XR_FD_OPEN:
-		if ((int64_t)F(0) < 0)
+	case ROLE_FD_OPEN:
+		if ((int64_t)V(ROLE_OPEN_FD) < 0)
 			break;
-		ent = stk_map_get(&x->fds, F(0), &fresh);
+		ent = stk_map_get(&x->fds, V(ROLE_OPEN_FD), &fresh);
 		if (!ent)
 			return -ENOMEM;
 		x->nfds += fresh;
 		break;
-	case XR_FD_CLOSE:
-		ent = (int64_t)F(0) >= 0 ? stk_map_find(&x->fds, F(0)) : NULL;
+	case ROLE_FD_CLOSE:
+		ent = (int64_t)V(ROLE_CLOSE_FD) >= 0 ? stk_map_find(&x->fds, V(ROLE_CLOSE_FD)) : NULL;
 		if (ent) {
 			stk_map_del(&x->fds, ent);
 			x->nfds--;
@@ -139,28 +127,30 @@ int xr_event(struct xr *x, const struct evs_event *e)
 	return ret < 0 ? ret : role;
 }
 
+/* By role: the category of its kind and the field that holds it (cat 0: no kind field). */
+static const struct {
+	uint8_t cat, field;
+} xr_kinds[ROLE_N] = {
+	[ROLE_MEM_ALLOC] = { RIP_CAT_MEM, ROLE_ALLOC_KIND },
+	[ROLE_MEM_FREE] = { RIP_CAT_MEM, ROLE_FREE_KIND },
+	[ROLE_FD_OPEN] = { RIP_CAT_FD, ROLE_OPEN_KIND },
+	[ROLE_FD_CLOSE] = { RIP_CAT_FD, ROLE_CLOSE_KIND },
+	[ROLE_SHM_CREATE] = { RIP_CAT_SHM, ROLE_CREATE_KIND },
+	[ROLE_SHM_ATTACH] = { RIP_CAT_SHM, ROLE_ATTACH_KIND },
+	[ROLE_SHM_DETACH] = { RIP_CAT_SHM, ROLE_DETACH_KIND },
+	[ROLE_SHM_REMOVE] = { RIP_CAT_SHM, ROLE_REMOVE_KIND },
+};
+
 const char *xr_kind(const struct xr *x, const struct evs_event *e, int role)
 {
-	switch (role) {
-	case XR_ALLOC:
-		return lk_kind_name(RIP_CAT_MEM, F(3));
-	case XR_FREE:
-		return lk_kind_name(RIP_CAT_MEM, F(1));
-	case XR_REALLOC:
+	if (role == ROLE_MEM_REALLOC)
 		return "realloc";
-	case XR_FD_OPEN:
-	case XR_FD_CLOSE:
-		return lk_kind_name(RIP_CAT_FD, F(1));
-	case XR_SHM_CREATE:
-	case XR_SHM_ATTACH:
-	case XR_SHM_DETACH:
-	case XR_SHM_REMOVE:
-		return lk_kind_name(RIP_CAT_SHM, F(0));
-	}
-	return NULL;
+	if (role <= ROLE_NONE || role >= ROLE_N || !xr_kinds[role].cat)
+		return NULL;
+	return lk_kind_name(xr_kinds[role].cat, V(xr_kinds[role].field));
 }
 
-#undef F
+#undef V
 
 int xr_leaked(const struct xr *x, struct stk_map *by_bt)
 {

@@ -24,27 +24,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "analysis/roles.h"
 #include "analysis/stacks.h"
 #include "read/evsource.h"
 
-/* What an event is to xr_event: the resource event types of rip/resource.h. */
-enum xr_role {
-	XR_NONE, /* another event */
-	XR_BT,	 /* rip:bt: a backtrace definition */
-	XR_ALLOC,
-	XR_FREE,
-	XR_REALLOC,
-	XR_FD_OPEN,
-	XR_FD_CLOSE,
-	XR_SHM_CREATE,
-	XR_SHM_ATTACH,
-	XR_SHM_DETACH,
-	XR_SHM_REMOVE,
-	XR_NROLES,
-};
-
 struct xr {
-	struct stk_roles r;   /* our types by id, and where their fields are */
+	struct role_map r;    /* the types of rip/resource.h by id, and where their fields are */
 	bool fold;	      /* keep backtraces and per-backtrace totals */
 	struct stk_map live;  /* heap block address -> a: size, b: backtrace */
 	struct stk_map fds;   /* open descriptors */
@@ -62,8 +47,8 @@ struct xr {
  */
 int xr_new(const struct ev_types *types, bool fold, struct xr **out, char *err, size_t errlen);
 /*
- * Follow event e (its fields read from e->v: a source not in lazy mode).
- * Its role (XR_NONE for other events), or -ENOMEM.
+ * Follow event e.  Its role (enum role of analysis/roles.h: ROLE_NONE for
+ * other events), or -ENOMEM.
  */
 int xr_event(struct xr *x, const struct evs_event *e);
 /* The name of the kind of resource event e ("malloc", "openat"...) of role, or NULL. */

@@ -22,6 +22,7 @@
 #include <rip/resource.h>
 
 #include "analysis/pagemap.h"
+#include "analysis/roles.h"
 #include "analysis/stacks.h"
 
 /* ---- live blocks: addr -> size ------------------------------------------------------- */
@@ -90,7 +91,7 @@ static void pm_snap_free(struct pm_snap *s)
 
 /* What a pass keeps besides its results. */
 struct pm_priv {
-	struct stk_roles r; /* our types by id, and where their fields are */
+	struct role_map r;  /* the types of rip/resource.h by id, and their fields */
 	struct pm_live live;
 	struct pm_snap cur; /* being gathered */
 	char *err;	    /* pm_run's */
@@ -130,28 +131,6 @@ void pm_free(struct pm *pm)
 
 /* ---- the pass ---------------------------------------------------------------------------- */
 
-enum {
-	PM_NONE,
-	PM_ALLOC,
-	PM_FREE,
-	PM_REALLOC,
-	PM_MAPPING,
-	PM_PAGEMAP,
-	PM_END,
-	PM_NROLES
-};
-
-/* The fields each role needs (see stk_roles_bind). */
-static const struct stk_role pm_specs[PM_NROLES] = {
-	[PM_ALLOC] = { "mem:alloc", { "addr", "size" } },
-	[PM_FREE] = { "mem:free", { "addr" } },
-	[PM_REALLOC] = { "mem:realloc", { "old", "addr", "size" } },
-	[PM_MAPPING] = { "mem:mapping",
-			 { "start", "end", "seq", "prot", "flags", "page_size", "$path" } },
-	[PM_PAGEMAP] = { "mem:pagemap", { "start", "seq", "npages", "@pages" } },
-	[PM_END] = { "mem:pagemap_end", { "seq", "mappings", "reason", "error" } },
-};
-
 static int pm_fail(struct pm *pm, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
@@ -167,10 +146,10 @@ static int pm_fail(struct pm *pm, int code, const char *fmt, ...)
 
 static int pm_bind(struct pm *pm, const struct ev_types *types)
 {
-	int ret = stk_roles_bind(&pm->p->r, types, pm_specs, PM_NROLES, pm->p->err, pm->p->errlen);
+	int ret = role_bind(&pm->p->r, types, pm->p->err, pm->p->errlen);
 
 	for (uint32_t id = 0; id < EV_MAX_TYPES; id++)
-		if (pm->p->r.role[id] >= PM_MAPPING)
+		if (pm->p->r.role[id] >= ROLE_MEM_MAPPING)
 			pm->has_types = true;
 	return ret;
 }
@@ -185,10 +164,14 @@ static void pm_cur_reset(struct pm *pm, uint32_t seq, int64_t ns)
 	pm->p->cur.ns = ns;
 }
 
-static int pm_on_mapping(struct pm *pm, const struct evs_event *e, const uint8_t *fi)
+/* Field k (ROLE_MAPPING_START...) of event e. */
+#define V(k) role_val(&pm->p->r, e, k)
+
+static int pm_on_mapping(struct pm *pm, const struct evs_event *e)
 {
-	uint64_t start = e->v[fi[0]], end = e->v[fi[1]], ps = e->v[fi[5]];
-	uint32_t seq = (uint32_t)e->v[fi[2]];
+	uint64_t start = V(ROLE_MAPPING_START), end = V(ROLE_MAPPING_END);
+	uint64_t ps = V(ROLE_MAPPING_PAGE_SIZE);
+	uint32_t seq = (uint32_t)V(ROLE_MAPPING_SEQ);
 	struct pm_map *m;
 
 	if (!pm->p->cur.started || pm->p->cur.seq != seq)
@@ -216,16 +199,16 @@ static int pm_on_mapping(struct pm *pm, const struct evs_event *e, const uint8_t
 	pm->p->cur.n++;
 	m->start = start;
 	m->end = end;
-	m->prot = (uint32_t)e->v[fi[3]];
-	m->flags = (uint32_t)e->v[fi[4]];
+	m->prot = (uint32_t)V(ROLE_MAPPING_PROT);
+	m->flags = (uint32_t)V(ROLE_MAPPING_FLAGS);
 	m->page_size = (uint32_t)ps;
 	return 0;
 }
 
-static int pm_on_pagemap(struct pm *pm, const struct evs_event *e, const uint8_t *fi)
+static int pm_on_pagemap(struct pm *pm, const struct evs_event *e)
 {
-	uint64_t start = e->v[fi[0]], npages = e->v[fi[2]], pages, first;
-	uint32_t seq = (uint32_t)e->v[fi[1]], nwords;
+	uint64_t start = V(ROLE_PAGEMAP_START), npages = V(ROLE_PAGEMAP_NPAGES), pages, first;
+	uint32_t seq = (uint32_t)V(ROLE_PAGEMAP_SEQ), nwords;
 	struct pm_map *m;
 	struct pm_chunk *c;
 
@@ -443,16 +426,16 @@ static int pm_measure(struct pm *pm)
 	return 0;
 }
 
-static int pm_on_end(struct pm *pm, const struct evs_event *e, const uint8_t *fi)
+static int pm_on_end(struct pm *pm, const struct evs_event *e)
 {
-	uint32_t seq = (uint32_t)e->v[fi[0]];
-	uint64_t expect = e->v[fi[1]];
-	int32_t error = (int32_t)e->v[fi[3]];
+	uint32_t seq = (uint32_t)V(ROLE_END_SEQ);
+	uint64_t expect = V(ROLE_END_MAPPINGS);
+	int32_t error = (int32_t)V(ROLE_END_ERROR);
 
 	if (!pm->p->cur.started || pm->p->cur.seq != seq)
 		pm_cur_reset(pm, seq, e->ns); /* a snapshot of no mapping */
 	pm->p->cur.started = false;
-	pm->p->cur.reason = (uint32_t)e->v[fi[2]];
+	pm->p->cur.reason = (uint32_t)V(ROLE_END_REASON);
 	pm->p->cur.error = error;
 	pm->p->cur.ns = e->ns;
 	if (error) {
@@ -474,35 +457,39 @@ static int pm_on_end(struct pm *pm, const struct evs_event *e, const uint8_t *fi
 	return pm_measure(pm);
 }
 
-static int pm_event(struct pm *pm, const struct evs_event *e)
+static int pm_event(struct pm *pm, const struct evs_event *e, int role)
 {
-	const uint8_t *fi = pm->p->r.fi[e->type->id];
-
-	switch (pm->p->r.role[e->type->id]) {
-	case PM_ALLOC:
-		return e->v[fi[0]] ? pm_live_put(&pm->p->live, e->v[fi[0]], e->v[fi[1]]) : 0;
-	case PM_FREE:
-		pm_live_del(&pm->p->live, e->v[fi[0]]);
+	switch (role) {
+	case ROLE_MEM_ALLOC:
+		return V(ROLE_ALLOC_ADDR) ? pm_live_put(&pm->p->live, V(ROLE_ALLOC_ADDR),
+							V(ROLE_ALLOC_SIZE))
+					  : 0;
+	case ROLE_MEM_FREE:
+		pm_live_del(&pm->p->live, V(ROLE_FREE_ADDR));
 		return 0;
-	case PM_REALLOC:
+	case ROLE_MEM_REALLOC:
 		/* old 0: an allocation; addr 0 and size 0: a free of old */
-		if (e->v[fi[0]])
-			pm_live_del(&pm->p->live, e->v[fi[0]]);
-		return e->v[fi[1]] ? pm_live_put(&pm->p->live, e->v[fi[1]], e->v[fi[2]]) : 0;
-	case PM_MAPPING:
-		return pm_on_mapping(pm, e, fi);
-	case PM_PAGEMAP:
-		return pm_on_pagemap(pm, e, fi);
-	case PM_END:
-		return pm_on_end(pm, e, fi);
+		if (V(ROLE_REALLOC_OLD))
+			pm_live_del(&pm->p->live, V(ROLE_REALLOC_OLD));
+		return V(ROLE_REALLOC_ADDR) ? pm_live_put(&pm->p->live, V(ROLE_REALLOC_ADDR),
+							  V(ROLE_REALLOC_SIZE))
+					    : 0;
+	case ROLE_MEM_MAPPING:
+		return pm_on_mapping(pm, e);
+	case ROLE_MEM_PAGEMAP:
+		return pm_on_pagemap(pm, e);
+	case ROLE_MEM_PAGEMAP_END:
+		return pm_on_end(pm, e);
 	}
 	return 0;
 }
 
+#undef V
+
 int pm_run(struct pm *pm, struct evs *s, char *err, size_t errlen)
 {
 	struct evs_event e;
-	int ret;
+	int ret, role;
 
 	pm->p->err = err;
 	pm->p->errlen = errlen;
@@ -514,11 +501,12 @@ int pm_run(struct pm *pm, struct evs *s, char *err, size_t errlen)
 			pm->first_ns = e.ns;
 			pm->any_event = true;
 		}
-		if (!pm->p->r.role[e.type->id])
+		role = role_of(&pm->p->r, &e);
+		if (role == ROLE_NONE)
 			continue;
-		if (pm->p->r.role[e.type->id] <= PM_REALLOC)
+		if (role >= ROLE_MEM_ALLOC && role <= ROLE_MEM_REALLOC)
 			pm->mem_events++;
-		ret = pm_event(pm, &e);
+		ret = pm_event(pm, &e, role);
 		if (ret == -ENOMEM)
 			return pm_fail(pm, ret, "out of memory");
 		if (ret)

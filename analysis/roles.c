@@ -55,8 +55,7 @@ const struct role_spec role_specs[ROLE_N] = {
 };
 #undef F
 
-int role_bind_specs(struct role_map *r, const struct ev_types *types,
-		    const struct role_spec *specs, int n, char *err, size_t errlen)
+int role_bind(struct role_map *r, const struct ev_types *types, char *err, size_t errlen)
 {
 	memset(r, 0, sizeof(*r));
 	for (uint32_t id = 0; id < EV_MAX_TYPES; id++) {
@@ -65,13 +64,13 @@ int role_bind_specs(struct role_map *r, const struct ev_types *types,
 
 		if (!t->valid)
 			continue;
-		for (int k = 1; k < n; k++)
-			if (specs[k].name && !strcmp(t->name, specs[k].name))
+		for (int k = 1; k < ROLE_N; k++)
+			if (role_specs[k].name && !strcmp(t->name, role_specs[k].name))
 				role = k;
 		if (!role)
 			continue;
-		for (unsigned k = 0; k < ROLE_MAXF && specs[role].fields[k]; k++) {
-			const char *want = specs[role].fields[k];
+		for (unsigned k = 0; k < ROLE_MAXF && role_specs[role].fields[k]; k++) {
+			const char *want = role_specs[role].fields[k];
 			uint32_t wty = *want == '$' ? RIP_FT_STRING
 				       : *want == '@' ? RIP_FT_HEX64_ARRAY
 						      : 0;
@@ -99,11 +98,6 @@ int role_bind_specs(struct role_map *r, const struct ev_types *types,
 		r->role[id] = (uint8_t)role;
 	}
 	return 0;
-}
-
-int role_bind(struct role_map *r, const struct ev_types *types, char *err, size_t errlen)
-{
-	return role_bind_specs(r, types, role_specs, ROLE_N, err, errlen);
 }
 
 bool role_has_resources(const struct role_map *r)

@@ -91,7 +91,7 @@ extern const struct role_spec role_specs[ROLE_N];
 
 /* The types of one trace by role. */
 struct role_map {
-	uint8_t role[EV_MAX_TYPES];		/* by type id: enum role (or a spec index) */
+	uint8_t role[EV_MAX_TYPES];		/* by type id: enum role */
 	uint8_t fi[EV_MAX_TYPES][ROLE_MAXF];	/* by type id: field index of each spec field */
 };
 
@@ -101,10 +101,6 @@ struct role_map {
  * shape.
  */
 int role_bind(struct role_map *r, const struct ev_types *types, char *err, size_t errlen);
-
-/* The same with specs[1..n-1] of the caller's (specs[0] is "none"). */
-int role_bind_specs(struct role_map *r, const struct ev_types *types,
-		    const struct role_spec *specs, int n, char *err, size_t errlen);
 
 /* Does the trace have resource event types at all (role_is_resource)? */
 bool role_has_resources(const struct role_map *r);

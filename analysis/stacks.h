@@ -21,7 +21,6 @@
 #include <stdio.h>
 
 #include "analysis/hmap.h"
-#include "analysis/roles.h"
 #include "read/evsource.h"
 
 struct rip_sym;
@@ -75,16 +74,6 @@ int stk_bt_define(struct stk_bts *b, uint32_t id, const struct evs_event *e);
 /* Frames of id (return addresses, innermost first) and their count; NULL if undefined. */
 const uint64_t *stk_bt(const struct stk_bts *b, uint32_t id, uint32_t *n);
 void stk_bts_free(struct stk_bts *b);
-
-/*
- * The old names of the role table of analysis/roles.h, for the commands that
- * still bind specs of their own (export, pagemap, calltree): to go when they
- * use role_bind.
- */
-#define STK_ROLE_MAXF ROLE_MAXF
-#define stk_role role_spec
-#define stk_roles role_map
-#define stk_roles_bind role_bind_specs
 
 /*
  * A symbolizer with the module map of s (mapped modules first).  0, or

@@ -211,7 +211,7 @@ static void ch_args(struct ch_state *c, const struct evs_event *e, int role)
 			json_str(c->out, evs_coro_name(c->s, (uint32_t)e->v[i]));
 		}
 	}
-	if (role > XR_BT) {
+	if (role_is_resource(role)) {
 		const char *kind = xr_kind(c->x, e, role);
 
 		if (kind) {
