@@ -20,6 +20,7 @@
  *
  * block and signal print "block ADDR SIZE" on stdout.
  */
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -54,7 +55,13 @@ static char *block_setup(unsigned k, unsigned m)
 	}
 	for (unsigned i = k; i < k + m; i++)
 		memset(base + (size_t)i * PAGE, 0, PAGE);
-	/* A megabyte of heap in use, then freed; keep holds the top so it is not trimmed. */
+	/*
+	 * A megabyte of heap in use, then freed, and not trimmed: keep alone
+	 * held the top only when no free chunk lay lower, which depended on
+	 * what the loader had freed before (the length of the libraries'
+	 * paths), so the trim threshold is raised instead.
+	 */
+	mallopt(M_TRIM_THRESHOLD, 256 << 20);
 	for (int i = 0; i < 256; i++) {
 		q[i] = malloc(4000);
 		if (q[i])
