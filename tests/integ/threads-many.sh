@@ -6,7 +6,8 @@
 # - 2,000 live threads x 100 events under rip run: babeltrace2 counts
 #   exactly 200,000 events, and rip dump's summary says the same, nothing
 #   lost.  With 100 threads and only 2 rings, the 9,800 events that found
-#   no ring are counted: rip run's summary and rip dump say so.
+#   no ring are counted: rip run's summary, rip dump, and the warnings of
+#   rip leaks (text and JSON), rip report and rip calltree say so.
 # - rip run --mem on 1,000 and 3,000 live threads that each leak one
 #   100-byte block from leak_once(): rip leaks --json reports exactly N
 #   blocks and N x 100 bytes there, and no free of a block never seen.
@@ -39,6 +40,13 @@ grep -q ': 200 events (.*) recorded in .*, 9800 lost$' "$TEST_TMP/err" ||
 expect_status 0 "rip dump, lossy" "$RIP" dump "$TEST_TMP/lossy"
 tail -n 1 "$TEST_TMP/out" | grep -q '^200 events, 2 streams, 9800 discarded/overwritten' ||
 	fail "lossy run: rip dump says $(tail -n 1 "$TEST_TMP/out")"
+for c in leaks report calltree; do
+	"$RIP" $c "$TEST_TMP/lossy" >"$TEST_TMP/c.out" 2>&1
+	grep -q '9800 events discarded' "$TEST_TMP/c.out" ||
+		fail "lossy run: rip $c does not warn that 9800 events were lost: $(head -n 2 "$TEST_TMP/c.out")"
+done
+expect_status 0 "rip leaks --json, lossy" "$RIP" leaks --json "$TEST_TMP/lossy"
+grep -q '"discarded":9800' "$TEST_TMP/out" || fail "lossy run: rip leaks --json has no \"discarded\":9800"
 
 # ---- 1,000 and 3,000 threads, one leak each ----
 for n in 1000 3000; do
