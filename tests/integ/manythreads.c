@@ -34,13 +34,12 @@ static pthread_barrier_t start, done;
 static const char *mode;
 static long per;
 static int wait_forever;
-static void *volatile sink;
 
 __attribute__((noinline)) static void leak_once(void)
 {
-	sink = malloc(100);
-	memset(sink, 1, 100);
-	sink = NULL;
+	char *volatile p = malloc(100); /* per thread: the threads run this at once */
+
+	memset(p, 1, 100);
 }
 
 static long wide_threads;
@@ -61,10 +60,11 @@ static void *worker(void *arg)
 			rip_event1(&ev_tick, 0);
 	} else {
 		for (long i = 0; i < per; i++) {
-			/* through the volatile sink: gcc drops a malloc/free pair it can see */
-			sink = malloc(64);
-			memset(sink, 2, 64);
-			free(sink);
+			/* through a volatile: gcc drops a malloc/free pair it can see */
+			char *volatile p = malloc(64);
+
+			memset(p, 2, 64);
+			free(p);
 		}
 		leak_once();
 	}
