@@ -691,21 +691,24 @@ int __rip_commit(struct rip_file_hdr *h, uint64_t off, size_t len)
 
 /*
  * Can this kernel back a mapping on demand without a SIGBUS
- * (MADV_POPULATE_WRITE)?  Tried on the header, which is backed already.
+ * (MADV_POPULATE_WRITE)?  Tried once, on a page of our own (__rip_proc.page
+ * is set).
  */
 static bool rip_sparse_ok(void)
 {
 	static int ok = -1;
-	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t page = __rip_proc.page;
 	void *p;
 
 	if (ok >= 0)
 		return ok;
-	p = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	/* The system calls, as in modules.c: the preload hooks must not see the tracer's mmap. */
+	p = (void *)syscall(SYS_mmap, NULL, page, PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED)
 		return false;
 	ok = madvise(p, page, MADV_POPULATE_WRITE) == 0;
-	munmap(p, page);
+	syscall(SYS_munmap, p, page);
 	return ok;
 }
 
