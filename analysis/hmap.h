@@ -58,9 +58,15 @@ struct hmap {
 /* The home slot of key in a table of cap slots: the one hash function of analysis/. */
 static inline size_t hmap_hash(uint64_t key, size_t cap)
 {
+	/*
+	 * Fibonacci hashing: the top bits of the product depend on every bit
+	 * of the key.  (Middle bits do not: heap blocks at the same offset in
+	 * the 64 MiB-aligned arenas of different threads crowded into a few
+	 * runs of slots, and 1,000 threads' live blocks took 3x longer to find.)
+	 */
 	key ^= key >> 31;
 	key *= 0x9e3779b97f4a7c15ull;
-	return (size_t)(key >> 17) & (cap - 1);
+	return cap > 1 ? (size_t)(key >> (64 - __builtin_ctzll(cap))) : 0;
 }
 
 /* Slot i (< m->cap), used or not. */
