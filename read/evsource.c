@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -40,10 +41,12 @@ struct evs_stream {
 	/* ring file: the copied packets */
 	struct ev_packet *pk;
 	size_t npk, next;
-	/* trace: the stream file */
+	/* trace: the stream file (fd -1 while closed: see evs_stream_fd) */
 	int fd;
+	bool exists;
+	dev_t dev;
+	ino_t ino;
 	uint64_t foff, fsize;
-	char path[PATH_MAX];
 	uint8_t *buf;	   /* bytes of the file from foff - bpos on, blen of them */
 	size_t bufcap, blen, bpos;
 	/* the packet being handed out */
@@ -67,7 +70,6 @@ struct evs_stream {
 	int32_t tid;
 	const char *thread;
 	uint32_t coro;
-	char errbuf[256];
 };
 
 struct evs_name {
@@ -110,6 +112,8 @@ struct evs {
 	struct evs_plan plan[EV_MAX_TYPES];
 	bool lazy; /* evs_set_lazy */
 	size_t chunk; /* bytes read from a stream file at once */
+	uint32_t fds_open, fds_max, fd_victim; /* stream files open now, at most, the next to close */
+	char path[PATH_MAX + 32]; /* evs_path's */
 	/* evs_set_progress: bytes of packets read of all there are, and who is told */
 	uint64_t done, total;
 	uint32_t pk_tick;
@@ -254,6 +258,53 @@ static inline int64_t evs_ns(const struct evs *s, uint64_t ticks)
 	return rr_clock_ns(&s->clock, ticks);
 }
 
+/* The path of a trace's stream file, for opening and for messages (good until the next call). */
+static const char *evs_path(struct evs *s, const struct evs_stream *st)
+{
+	snprintf(s->path, sizeof(s->path), "%s/stream_%" PRIu32, s->src, st->index);
+	return s->path;
+}
+
+/*
+ * The descriptor of st's file.  Streams may outnumber the descriptors a
+ * process can have: at most fds_max are open at once, and the one opened
+ * longest ago (in turn) is closed to make room.  A file opened again must
+ * be the one that was measured at the start.  0 or -errno.
+ */
+static int evs_stream_fd(struct evs *s, struct evs_stream *st, char *err, size_t errlen)
+{
+	const char *path;
+	struct stat sb;
+
+	if (st->fd >= 0)
+		return 0;
+	while (s->fds_open >= s->fds_max) {
+		struct evs_stream *v = &s->st[s->fd_victim];
+
+		s->fd_victim = (s->fd_victim + 1) % s->nst;
+		if (v != st && v->fd >= 0) {
+			close(v->fd);
+			v->fd = -1;
+			s->fds_open--;
+		}
+	}
+	path = evs_path(s, st);
+	st->fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	if (st->fd < 0)
+		return rr_fail(err, errlen, -errno, "%s: %s", path, strerror(errno));
+	s->fds_open++;
+	if (fstat(st->fd, &sb))
+		return rr_fail(err, errlen, -errno, "%s: %s", path, strerror(errno));
+	if (!S_ISREG(sb.st_mode))
+		return rr_fail(err, errlen, -EINVAL, "%s: not a regular file", path);
+	if (st->exists && (sb.st_dev != st->dev || sb.st_ino != st->ino))
+		return rr_fail(err, errlen, -ESTALE, "%s: replaced while being read", path);
+	st->exists = true;
+	st->dev = sb.st_dev;
+	st->ino = sb.st_ino;
+	return 0;
+}
+
 static int evs_streams_alloc(struct evs *s, uint32_t n)
 {
 	s->nst = n;
@@ -330,6 +381,22 @@ static int evs_open_ring(struct evs *s, const char *target, char *err, size_t er
 	return 0;
 }
 
+/* How many stream files to keep open at once: a quarter of the descriptors still free. */
+static uint32_t evs_fds_max(void)
+{
+	struct rlimit rl;
+	int open_now = 0;
+	rlim_t left;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur == RLIM_INFINITY)
+		return 4096;
+	for (int fd = 0; fd < 64; fd++)
+		open_now += fcntl(fd, F_GETFD) != -1;
+	left = rl.rlim_cur > (rlim_t)open_now + 64 ? rl.rlim_cur - (rlim_t)open_now - 64 : 16;
+	left /= 4;
+	return left < 16 ? 16 : left > 65536 ? 65536 : (uint32_t)left;
+}
+
 static int evs_open_trace(struct evs *s, const char *dir, char *err, size_t errlen)
 {
 	const struct trace_info *in;
@@ -370,25 +437,29 @@ static int evs_open_trace(struct evs *s, const char *dir, char *err, size_t errl
 	ret = evs_streams_alloc(s, in->idx.nstreams);
 	if (ret)
 		return rr_fail(err, errlen, ret, "out of memory");
-	/* 1 MiB reads, less when there are many streams (32 MiB of buffers at most) */
-	s->chunk = in->idx.nstreams ? (32u << 20) / in->idx.nstreams : (1u << 20);
+	/*
+	 * 1 MiB reads, less when there are many streams: 4 MiB of buffers in
+	 * all, but never less than a small ring's packet (bigger packets are
+	 * read whole anyway).  Descriptors: a quarter of what is left, the
+	 * rest of the streams are opened again when their turn comes.
+	 */
+	s->chunk = in->idx.nstreams ? (4u << 20) / in->idx.nstreams : (1u << 20);
 	if (s->chunk > (1u << 20))
 		s->chunk = 1u << 20;
-	if (s->chunk < (64u << 10))
-		s->chunk = 64u << 10;
+	if (s->chunk < (4u << 10))
+		s->chunk = 4u << 10;
+	s->fds_max = evs_fds_max();
 	for (uint32_t i = 0; i < s->nst; i++) {
 		struct evs_stream *st = &s->st[i];
-		struct stat sb;
 
-		snprintf(st->path, sizeof(st->path), "%s/stream_%" PRIu32, dir, i);
-		st->fd = open(st->path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-		if (st->fd < 0 && errno == ENOENT)
+		ret = evs_stream_fd(s, st, err, errlen);
+		if (ret == -ENOENT)
 			continue; /* a ring that wrote nothing */
-		if (st->fd < 0 || fstat(st->fd, &sb))
-			return rr_fail(err, errlen, -errno, "%s: %s", st->path, strerror(errno));
-		if (!S_ISREG(sb.st_mode))
-			return rr_fail(err, errlen, -EINVAL, "%s: not a regular file", st->path);
-		st->fsize = (uint64_t)sb.st_size;
+		if (ret)
+			return ret;
+		st->fsize = (uint64_t)lseek(st->fd, 0, SEEK_END);
+		if (st->fsize == (uint64_t)-1)
+			return rr_fail(err, errlen, -errno, "%s: %s", evs_path(s, st), strerror(errno));
 		s->total += st->fsize;
 	}
 	return 0;
@@ -510,24 +581,24 @@ slow:
 }
 
 /* Say where the problem why (from evs_head) of stream st is. */
-static int evs_bad(const struct evs *s, const struct evs_stream *st, int ret, const char *why,
+static int evs_bad(struct evs *s, const struct evs_stream *st, int ret, const char *why,
 		   char *err, size_t errlen)
 {
 	if (s->trace)
-		return rr_fail(err, errlen, ret, "%s: offset %" PRIu64 ": %s", st->path,
+		return rr_fail(err, errlen, ret, "%s: offset %" PRIu64 ": %s", evs_path(s, st),
 			       st->pkt_off, why);
 	return rr_fail(err, errlen, ret, "%s: ring %" PRIu32 ": %s", s->src, st->index, why);
 }
 
 /* The packet of st is used up: does it hold as many events as its header said? */
-static int evs_count_ok(const struct evs *s, const struct evs_stream *st, char *err,
+static int evs_count_ok(struct evs *s, const struct evs_stream *st, char *err,
 			size_t errlen)
 {
 	if (!st->check_count || st->count == st->pk_events)
 		return 0;
 	return rr_fail(err, errlen, -EBADMSG,
 		       "%s: offset %" PRIu64 ": packet says %" PRIu32 " events, holds %" PRIu32,
-		       s->trace ? st->path : s->src, st->pkt_off, st->pk_events, st->count);
+		       s->trace ? evs_path(s, st) : s->src, st->pkt_off, st->pk_events, st->count);
 }
 
 /*
@@ -540,6 +611,7 @@ static int evs_fill(struct evs *s, struct evs_stream *st, size_t n, char *err, s
 {
 	size_t have = st->blen - st->bpos, want;
 	ssize_t got;
+	int ret;
 
 	if (have >= n)
 		return 0;
@@ -562,12 +634,15 @@ static int evs_fill(struct evs *s, struct evs_stream *st, size_t n, char *err, s
 	}
 	st->bpos = 0;
 	st->blen = have;
+	ret = evs_stream_fd(s, st, err, errlen);
+	if (ret)
+		return ret;
 	while (st->blen < want) {
 		got = pread(st->fd, st->buf + st->blen, want - st->blen,
 			    (off_t)(st->foff + st->blen));
 		if (got <= 0)
 			return rr_fail(err, errlen, got < 0 ? -errno : -EIO,
-				       "%s: offset %" PRIu64 ": %s", st->path, st->foff + st->blen,
+				       "%s: offset %" PRIu64 ": %s", evs_path(s, st), st->foff + st->blen,
 				       got < 0 ? strerror(errno) : "the file shrank while being read");
 		st->blen += (size_t)got;
 	}
@@ -582,13 +657,13 @@ static int evs_read_packet(struct evs *s, struct evs_stream *st, struct rip_pack
 	char why[256];
 	int ret;
 
-	if (st->fd < 0 || !left)
+	if (!st->exists || !left)
 		return 0;
 	if (left < RIP_PACKET_HDR_SIZE)
 		return rr_fail(err, errlen, -EBADMSG,
 				"%s: offset %" PRIu64 ": packet header cut (%" PRIu64
 				" bytes left)",
-				st->path, st->foff, left);
+				evs_path(s, st), st->foff, left);
 	ret = evs_fill(s, st, RIP_PACKET_HDR_SIZE, err, errlen);
 	if (ret)
 		return ret;
@@ -596,7 +671,7 @@ static int evs_read_packet(struct evs *s, struct evs_stream *st, struct rip_pack
 	ret = ev_check_packet(hdr, left > EVS_MAX_PACKET ? EVS_MAX_PACKET : (size_t)left, why,
 			      sizeof(why));
 	if (ret)
-		return rr_fail(err, errlen, ret, "%s: offset %" PRIu64 ": %s", st->path, st->foff,
+		return rr_fail(err, errlen, ret, "%s: offset %" PRIu64 ": %s", evs_path(s, st), st->foff,
 				why);
 	/* A trace's packets are cut to their content, in the file of their ring. */
 	if (hdr->stream_id != 0 || hdr->content_size != hdr->packet_size ||
@@ -605,7 +680,7 @@ static int evs_read_packet(struct evs *s, struct evs_stream *st, struct rip_pack
 				"%s: offset %" PRIu64
 				": packet does not belong here (stream %" PRIu64
 				", %" PRIu64 " of %" PRIu64 " bits used)",
-				st->path, st->foff, hdr->stream_instance_id, hdr->content_size,
+				evs_path(s, st), st->foff, hdr->stream_instance_id, hdr->content_size,
 				hdr->packet_size);
 	size = hdr->content_size / 8; /* ev_check_packet: no more than what is left */
 	ret = evs_fill(s, st, (size_t)size, err, errlen);
@@ -660,7 +735,7 @@ static int evs_load(struct evs *s, struct evs_stream *st, char *err, size_t errl
 							"%s: offset %" PRIu64
 							": packet sequence number %" PRIu64
 							" after %" PRIu64,
-							st->path, st->pkt_off, hdr.packet_seq_num,
+							evs_path(s, st), st->pkt_off, hdr.packet_seq_num,
 							st->seq);
 			} else {
 				s->tot.lost_packets += hdr.packet_seq_num - st->seq - 1;
