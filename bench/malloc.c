@@ -21,7 +21,8 @@
  *   malloc threads T pairs N depth D seconds S ns_per_pair P cpu_ns_per_pair C
  * S is the wall time of the timed part (threads started to all joined),
  * P = S / PAIRS (each thread does PAIRS, side by side), C the mean CPU time
- * of one thread per pair.  Exit status 1 on a failed malloc or bad usage.
+ * of one thread per pair.  THREADS (1 to 100,000) are all alive before any
+ * starts its pairs.  Exit status 1 on a failed malloc or bad usage.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -148,10 +149,16 @@ static double now_s(clockid_t clk)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* every thread starts its pairs when all are alive: THREADS live at once */
+static pthread_barrier_t start;
+
 static void *thread_main(void *arg)
 {
 	struct thr *t = arg;
-	double c0 = now_s(CLOCK_THREAD_CPUTIME_ID);
+	double c0;
+
+	pthread_barrier_wait(&start);
+	c0 = now_s(CLOCK_THREAD_CPUTIME_ID);
 
 	run_pairs(t, t->pairs);
 	t->cpu_s = now_s(CLOCK_THREAD_CPUTIME_ID) - c0;
@@ -182,13 +189,14 @@ int main(int argc, char **argv)
 	long nthr, pairs;
 	unsigned depth = 10;
 	double t0, t1, cpu = 0;
+	pthread_attr_t attr;
 	int failed = 0;
 
 	if (argc < 3 || argc > 4) {
 		fprintf(stderr, "usage: malloc THREADS PAIRS [DEPTH]\n");
 		return 1;
 	}
-	nthr = arg_long(argv[1], 1, 64, "THREADS");
+	nthr = arg_long(argv[1], 1, 100000, "THREADS");
 	pairs = arg_long(argv[2], 1, 1L << 40, "PAIRS");
 	if (argc == 4)
 		depth = arg_long(argv[3], 1, MAX_DEPTH, "DEPTH");
@@ -201,9 +209,13 @@ int main(int argc, char **argv)
 		th[i].pairs = pairs;
 	}
 
+	/* small stacks: ten thousand threads fit; the deepest chain is MAX_DEPTH frames */
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, 256 << 10);
+	pthread_barrier_init(&start, NULL, (unsigned)nthr);
 	t0 = now_s(CLOCK_MONOTONIC);
 	for (long i = 0; i < nthr; i++) {
-		int e = pthread_create(&th[i].tid, NULL, thread_main, &th[i]);
+		int e = pthread_create(&th[i].tid, &attr, thread_main, &th[i]);
 
 		if (e) {
 			fprintf(stderr, "malloc: pthread_create: %s\n", strerror(e));
