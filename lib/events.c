@@ -32,10 +32,12 @@
  * writers at once nor switched under one.
  */
 #include <errno.h>
+#include <linux/futex.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -337,36 +339,67 @@ static void rip_packet_close(struct rip_file_hdr *h, struct rip_evw *w)
 	w->pos = w->end = NULL;
 }
 
+/* Is the file's consumer alive?  (errno kept: the traced program's.) */
 static bool rip_consumer_alive(struct rip_file_hdr *h)
 {
 	uint32_t pid = rip_file_consumer(h);
+	int saved = errno;
+	bool alive = pid && (kill((pid_t)pid, 0) == 0 || errno == EPERM);
 
-	return pid && (kill((pid_t)pid, 0) == 0 || errno == EPERM);
+	errno = saved;
+	return alive;
+}
+
+static int64_t rip_mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 /*
  * Wait for the consumer to free the packet seq will reuse; false on timeout.
- * A consumer that made no progress for RIP_BLOCK_MS is not waited for again
- * until it moves: the program runs on, dropping and counting.
+ * The writer sleeps on the ring's futex word and the consumer wakes it when
+ * it moves consumed (rip_evring_wait_arm, rip_evring_waiter), so that a
+ * thousand waiting threads cost nothing while they wait; every 10 ms it
+ * checks that the consumer is still alive.  A consumer that made no
+ * progress for RIP_BLOCK_MS is not waited for again until it moves: the
+ * program runs on, dropping and counting.
  */
 static bool rip_wait_consumer(struct rip_file_hdr *h, struct rip_evring *r, uint64_t seq,
 			      uint32_t n)
 {
-	struct timespec ts = { 0, 50000 };
 	uint64_t consumed = rip_evring_consumed(r);
+	int saved = errno;
+	int64_t start;
+	bool room = false;
 
 	if (r->stalled == consumed + 1)
 		return false;
 	__atomic_fetch_add(&r->blocked, 1, __ATOMIC_RELAXED);
-	for (int waited = 0; waited < RIP_BLOCK_MS * 20; waited++) {
-		if (seq - rip_evring_consumed(r) < n)
-			return true;
-		if (!rip_consumer_alive(h))
-			return false;
-		nanosleep(&ts, NULL);
+	start = rip_mono_ms();
+	for (;;) {
+		struct timespec ts = { 0, 10 * 1000 * 1000 };
+
+		if (seq - rip_evring_consumed(r) < n) {
+			room = true;
+			break;
+		}
+		if (!rip_consumer_alive(h) || rip_mono_ms() - start >= RIP_BLOCK_MS)
+			break;
+		rip_evring_wait_arm(r);
+		if (seq - rip_evring_consumed(r) < n) {
+			room = true;
+			break;
+		}
+		/* returns at once if the consumer cleared the word in between */
+		syscall(SYS_futex, &r->waiting, FUTEX_WAIT, 1, &ts, NULL, 0);
 	}
-	r->stalled = consumed + 1;
-	return false;
+	if (!room && rip_consumer_alive(h))
+		r->stalled = consumed + 1;
+	errno = saved;
+	return room;
 }
 
 /* Open the next packet of the thread's ring at time ts; -ENOSPC if it must drop. */

@@ -219,6 +219,7 @@ static int rec_consume(struct rec *r, uint32_t i, bool final, char *err, size_t 
 		}
 		/* Skip it (a flight-recorder writer may push it too: see ev_consume). */
 		rip_evring_consume(ring, consumed + 1);
+		ev_ring_wake(ring);
 	}
 }
 

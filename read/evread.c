@@ -13,12 +13,15 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <linux/futex.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "read/evread.h"
@@ -408,6 +411,13 @@ int ev_consumer_open(struct rr_file *f, char *err, size_t errlen)
 	return 0;
 }
 
+void ev_ring_wake(struct rip_evring *w)
+{
+	/* the writer sleeps while the word is 1: see rip_evring_wait_arm */
+	if (rip_evring_waiter(w))
+		syscall(SYS_futex, &w->waiting, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}
+
 int ev_consume(struct rr_file *f, const struct ev_types *types, uint32_t ring, bool final,
 	       ev_packet_cb cb, void *arg, uint64_t *lost_packets, char *err, size_t errlen)
 {
@@ -442,6 +452,7 @@ int ev_consume(struct rr_file *f, const struct ev_types *types, uint32_t ring, b
 			*lost_packets += written - npk - consumed;
 		consumed = written - npk;
 		rip_evring_consume(w, consumed);
+		ev_ring_wake(w);
 	}
 	while (consumed < written) {
 		struct ev_packet p;
@@ -473,6 +484,7 @@ int ev_consume(struct rr_file *f, const struct ev_types *types, uint32_t ring, b
 			continue;
 		}
 		consumed = s + 1;
+		ev_ring_wake(w); /* a blocking writer may reuse it now */
 		if (ret == 0 || p.was_open) {
 			if (lost_packets)
 				(*lost_packets)++;

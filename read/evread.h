@@ -141,6 +141,8 @@ int ev_check_packet(const struct rip_packet *p, size_t avail, char *err, size_t 
  */
 typedef int (*ev_packet_cb)(const struct ev_packet *p, void *arg);
 int ev_consumer_open(struct rr_file *f, char *err, size_t errlen);
+/* Wake the writer of ring w if it sleeps until consumed moves (after moving it). */
+void ev_ring_wake(struct rip_evring *w);
 int ev_consume(struct rr_file *f, const struct ev_types *types, uint32_t ring, bool final,
 	       ev_packet_cb cb, void *arg, uint64_t *lost_packets, char *err, size_t errlen);
 

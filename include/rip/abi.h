@@ -308,7 +308,8 @@ struct rip_evring {
 	uint8_t pad0[64 - 48];
 	uint64_t consumed;	  /* packets read by a streaming consumer (release) */
 	uint32_t consumer_pid;	  /* unused: the file's ev_consumer names the consumer */
-	uint8_t pad1[64 - 12];
+	uint32_t waiting;	  /* futex word: 1 while a blocking writer may sleep on it */
+	uint8_t pad1[64 - 16];
 };
 
 /*
@@ -353,6 +354,32 @@ static inline void rip_evring_consume(struct rip_evring *r, uint64_t consumed)
 static inline uint64_t rip_evring_consumed(const struct rip_evring *r)
 {
 	return __atomic_load_n(&r->consumed, __ATOMIC_ACQUIRE); /* pairs: rip_evring_consume */
+}
+
+/*
+ * waiting: a blocking writer whose ring is full arms it
+ * (rip_evring_wait_arm), looks at consumed once more, and only then sleeps
+ * on the word (FUTEX_WAIT while it is 1, with a timeout).  A consumer that
+ * moved consumed asks rip_evring_waiter, which clears the word when it was
+ * set; the consumer then wakes every sleeper (FUTEX_WAKE).  The two
+ * sequentially consistent fences pair: either the writer sees the new
+ * consumed and does not sleep, or the consumer sees waiting and wakes it.
+ * A consumer that knows nothing of the word leaves the writer to its
+ * timeout.
+ */
+static inline void rip_evring_wait_arm(struct rip_evring *r)
+{
+	__atomic_store_n(&r->waiting, 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST); /* pairs: the fence in rip_evring_waiter */
+}
+
+static inline int rip_evring_waiter(struct rip_evring *r)
+{
+	__atomic_thread_fence(__ATOMIC_SEQ_CST); /* pairs: the fence in rip_evring_wait_arm */
+	if (!__atomic_load_n(&r->waiting, __ATOMIC_RELAXED))
+		return 0;
+	__atomic_store_n(&r->waiting, 0, __ATOMIC_RELAXED);
+	return 1;
 }
 
 static inline void rip_file_set_consumer(struct rip_file_hdr *h, uint32_t pid)
@@ -478,6 +505,7 @@ RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, ev_fifo_head) == 3328,
 RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, ev_fifo_tail) == 3392, "ev fifo tail");
 RIP_STATIC_ASSERT(sizeof(struct rip_evring) == RIP_EVRING_SIZE, "evring size");
 RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_evring, consumed) == 64, "evring consumer line");
+RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_evring, waiting) == 76, "evring futex word");
 RIP_STATIC_ASSERT(sizeof(struct rip_packet) == RIP_PACKET_HDR_SIZE, "packet header");
 RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_packet, content_size) == 32, "content size");
 RIP_STATIC_ASSERT(sizeof(struct rip_evfield) == 40, "field size");
