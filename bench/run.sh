@@ -701,4 +701,15 @@ if [ ! -x "$RIP" ] || ! "$RIP" run --help >/dev/null 2>&1; then
 elif ! BUILD=$BUILD sh bench/analysis.sh "$tmp"; then
 	failed=1
 fi
+
+# ---- 9. as the threads grow: tracing at 1-512 threads, readers at 1-1,000, tmpfs bytes -------
+
+# bench/threads.sh prints its own three blocks (THR_PAIRS, THR_REPS).
+echo "timing as the threads grow (bench/threads.sh) ..." >&2
+if [ ! -x "$RIP" ] || ! "$RIP" run --help >/dev/null 2>&1; then
+	echo
+	echo "threads: rip run: not built yet, skipped"
+elif ! BUILD=$BUILD sh bench/threads.sh "$tmp"; then
+	failed=1
+fi
 exit $failed
