@@ -260,6 +260,13 @@ int rec_finish(struct rec *r, char *err, size_t errlen)
 		if (!r->bad[i])
 			ret = rec_consume(r, i, true, err, errlen);
 	r->st.discarded = rec_discarded_now(r) - r->st.discarded_before;
+	/*
+	 * What no ring counted, into the trace's packets too (all of it, as the
+	 * index and the rings' own running totals count from the start).
+	 */
+	if (!ret)
+		ret = trace_w_lost(w, __atomic_load_n(&rec_live(r)->ev_lost, __ATOMIC_RELAXED), err,
+				   errlen);
 	r->w = NULL;
 	r->finished = true;
 	if (ret) {

@@ -47,6 +47,17 @@ for c in leaks report calltree; do
 done
 expect_status 0 "rip leaks --json, lossy" "$RIP" leaks --json "$TEST_TMP/lossy"
 grep -q '"discarded":9800' "$TEST_TMP/out" || fail "lossy run: rip leaks --json has no \"discarded\":9800"
+expect_status 0 "rip report --json, lossy" "$RIP" report --json "$TEST_TMP/lossy"
+grep -q '"complete":false,"discarded":9800' "$TEST_TMP/out" ||
+	fail "lossy run: rip report --json has no \"complete\":false,\"discarded\":9800"
+expect_status 0 "rip report --html, lossy" "$RIP" report --html="$TEST_TMP/lossy.html" "$TEST_TMP/lossy"
+grep -q '"complete":false,"discarded":9800' "$TEST_TMP/lossy.html" &&
+	grep -q 'This trace is incomplete' "$TEST_TMP/lossy.html" ||
+	fail "lossy run: rip report --html does not carry the loss and its warning"
+# the events no ring could count reach the CTF packets: babeltrace2 warns of all 9800
+babeltrace2 "$TEST_TMP/lossy" >/dev/null 2>"$TEST_TMP/bt.err" || fail "lossy run: babeltrace2 failed"
+n=$(grep -o 'discarded [0-9]* events' "$TEST_TMP/bt.err" | awk '{ s += $2 } END { print s + 0 }')
+[ "$n" = 9800 ] || fail "lossy run: babeltrace2 warns of $n discarded events, want 9800"
 
 # ---- 1,000 and 3,000 threads, one leak each ----
 for n in 1000 3000; do
