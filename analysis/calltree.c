@@ -497,16 +497,17 @@ static int ct_build(struct ct *ct)
 		for (size_t i = 0; i < g->npath; i++) {
 			uint32_t m = p->fns[p->path[g->path + i]].map;
 
+			/* the leaf: also when it ends a run of collapsed functions */
+			if (i + 1 == g->npath && m == others) {
+				ct->nodes[others].self_bytes += g->bytes;
+				ct->nodes[others].self_count += g->count;
+			}
 			if (m == others && prev == others)
 				continue;
 			if (m == others && !in_others) {
 				in_others = true;
 				ct->nodes[others].bytes += g->bytes;
 				ct->nodes[others].count += g->count;
-			}
-			if (i + 1 == g->npath && m == others) {
-				ct->nodes[others].self_bytes += g->bytes;
-				ct->nodes[others].self_count += g->count;
 			}
 			if (prev != CT_NONE && ct_edge_add(ct, prev, m, g, stamp))
 				return -ENOMEM;
