@@ -1,0 +1,162 @@
+# SPDX-License-Identifier: Apache-2.0
+#
+# Description: shell helpers sourced by tests/integ/real-*.sh (not a test
+# itself): run a real program (one we did not write) plain, then under
+# rip run with resource tracing, and check that nothing changed for the
+# program and nothing was missed by rip: the same stdout (and stderr, unless
+# the test says otherwise) and exit status, within a time limit, a summary
+# line of rip run that says 0 lost, and every trace of the run (the
+# program's and each followed child's or new image's) complete and read by
+# rip leaks and rip report.  A loss is printed with its exact figure.
+
+. tests/data/common.sh
+need_bin "$RIP"
+[ -f "$BUILD/librip-preload.so" ] || die "$BUILD/librip-preload.so is missing: run make"
+
+# Seconds one run of a program may take (plain or traced) before it counts as a hang.
+: "${REAL_TIMEOUT:=60}"
+# Work directory of the test's programs.
+W=$TEST_TMP/w
+mkdir -p "$W"
+# Ring files go to a directory of their own: none may be left behind.
+RIP_DIR=$TEST_TMP/rings
+export RIP_DIR
+mkdir -p "$RIP_DIR"
+real_n=0
+
+# real_need CMD...: skip unless every CMD is installed.
+real_need() {
+	for p in "$@"; do
+		command -v "$p" >/dev/null 2>&1 || skip "$p is not installed (mk/deps.sh check installs it)"
+	done
+}
+
+# real_python: the path of a real python3 interpreter (not a pyenv shim,
+# which is a bash script): Debian's when it is there.
+real_python() {
+	if [ -x /usr/bin/python3 ]; then
+		echo /usr/bin/python3
+	else
+		python3 -c 'import sys; print(sys.executable)'
+	fi
+}
+
+# real_field FILE KEY: the number or true/false after "KEY": in the JSON
+# document FILE (its first occurrence: top-level keys of rip's documents
+# come before any nested object of the same name).
+real_field() {
+	grep -o "\"$2\":[^,}]*" "$1" | head -n 1 | cut -d: -f2
+}
+
+# real_check_traces WHAT DIR: DIR and every trace under it (children, new
+# images) are complete (0 discarded, 0 packets lost) and rip leaks and rip
+# report read them without a warning.  Sets real_traces to their number.
+real_check_traces() {
+	rc_what=$1
+	real_traces=0
+	[ -f "$2/.rip-index" ] || {
+		fail "$rc_what: no trace in $2"
+		return 0
+	}
+	for d in "$2" "$2"/*/; do
+		[ -d "$d" ] || continue
+		d=${d%/}
+		real_traces=$((real_traces + 1))
+		[ -f "$d/.rip-index" ] || {
+			fail "$rc_what: $d holds no trace: $(ls "$d" | head -n 5 | tr '\n' ' ')"
+			continue
+		}
+		if ! "$RIP" leaks "$d" >"$TEST_TMP/leaks" 2>"$TEST_TMP/leaks.err"; then
+			fail "$rc_what: rip leaks $d failed: $(head -n 3 "$TEST_TMP/leaks.err")"
+		else
+			grep -q '^total: ' "$TEST_TMP/leaks" || fail "$rc_what: rip leaks $d printed no total"
+		fi
+		if grep -h '^WARNING' "$TEST_TMP/leaks" "$TEST_TMP/leaks.err" >"$TEST_TMP/warn"; then
+			fail "$rc_what: rip leaks $d: $(head -n 2 "$TEST_TMP/warn")"
+		fi
+		if ! "$RIP" report "$d" >"$TEST_TMP/report" 2>"$TEST_TMP/report.err"; then
+			fail "$rc_what: rip report $d failed: $(head -n 3 "$TEST_TMP/report.err")"
+		fi
+		if ! "$RIP" report --json "$d" >"$TEST_TMP/report.json" 2>"$TEST_TMP/report.err"; then
+			fail "$rc_what: rip report --json $d failed: $(head -n 3 "$TEST_TMP/report.err")"
+			continue
+		fi
+		rc_disc=$(real_field "$TEST_TMP/report.json" discarded)
+		rc_lostp=$(real_field "$TEST_TMP/report.json" lost_packets)
+		rc_comp=$(real_field "$TEST_TMP/report.json" complete)
+		if [ "$rc_disc" != 0 ] || [ "$rc_lostp" != 0 ] || [ "$rc_comp" != true ]; then
+			fail "$rc_what: $d ($(real_field "$TEST_TMP/report.json" comm | tr -d '"')) lost" \
+				"$rc_disc events and $rc_lostp packets (complete: $rc_comp)"
+		fi
+	done
+	[ -z "$(find "$RIP_DIR" -mindepth 1)" ] ||
+		fail "$rc_what: left in the ring directory: $(find "$RIP_DIR" -mindepth 1 | head -n 3)"
+	rm -rf "$RIP_DIR" && mkdir -p "$RIP_DIR"
+	return 0
+}
+
+# real_run WHAT OPTS PREP CMD...: run PREP (a shell command, eval'ed, that
+# resets the state CMD works on), CMD plain, then PREP again and CMD under
+# rip run OPTS -o $real_trace; compare and check the traces.  Stdin is
+# $W/stdin when it exists, else /dev/null.  REAL_STDERR=any: do not compare
+# stderr (a program that prints times or pids there).  Leaves the plain
+# run's status in real_prc and its output in $TEST_TMP/plain.out.
+real_run() {
+	r_what=$1 r_opts=$2 r_prep=$3
+	shift 3
+	r_in=/dev/null
+	[ -f "$W/stdin" ] && r_in=$W/stdin
+	(eval "$r_prep") || die "$r_what: cannot prepare"
+	timeout -k 5 "$REAL_TIMEOUT" "$@" <"$r_in" >"$TEST_TMP/plain.out" 2>"$TEST_TMP/plain.err"
+	real_prc=$?
+	case $real_prc in
+	124 | 137) die "$r_what: timed out untraced (${REAL_TIMEOUT}s): $*" ;;
+	esac
+	# dash reports a death by signal on the command's stderr
+	[ "$real_prc" -gt 128 ] && sed -i '/^Terminated$/d' "$TEST_TMP/plain.err"
+	real_n=$((real_n + 1))
+	real_trace=$TEST_TMP/t$real_n
+	(eval "$r_prep") || die "$r_what: cannot prepare"
+	r_start=$(date +%s)
+	# shellcheck disable=SC2086 # the options are words
+	timeout -k 5 "$REAL_TIMEOUT" "$RIP" run $r_opts -o "$real_trace" -- "$@" <"$r_in" \
+		>"$TEST_TMP/traced.out" 2>"$TEST_TMP/traced.err"
+	r_rc=$?
+	echo "$r_what (rip run $r_opts): exit $r_rc, $(($(date +%s) - r_start))s, trace t$real_n"
+	case $r_rc in
+	124 | 137)
+		fail "$r_what (rip run $r_opts): timed out after ${REAL_TIMEOUT}s (hang?)"
+		return 0
+		;;
+	"$real_prc") ;;
+	*) fail "$r_what (rip run $r_opts): exit $r_rc traced, $real_prc untraced: $(tail -n 3 "$TEST_TMP/traced.err")" ;;
+	esac
+	cmp -s "$TEST_TMP/plain.out" "$TEST_TMP/traced.out" ||
+		fail "$r_what (rip run $r_opts): stdout differs: $(diff "$TEST_TMP/plain.out" "$TEST_TMP/traced.out" | head -n 6)"
+	# rip run's own lines: the summary and what it says about children
+	grep '^rip run: ' "$TEST_TMP/traced.err" >"$TEST_TMP/summary"
+	grep -v '^rip run: ' "$TEST_TMP/traced.err" >"$TEST_TMP/traced.err2"
+	if [ "${REAL_STDERR:-}" != any ]; then
+		cmp -s "$TEST_TMP/plain.err" "$TEST_TMP/traced.err2" ||
+			fail "$r_what (rip run $r_opts): stderr differs: $(diff "$TEST_TMP/plain.err" "$TEST_TMP/traced.err2" | head -n 6)"
+	fi
+	r_lost=$(sed -n "s|^rip run: [0-9]* events (.*) recorded in $real_trace/, \([0-9]*\) lost.*|\1|p" \
+		"$TEST_TMP/summary")
+	if [ -z "$r_lost" ]; then
+		fail "$r_what (rip run $r_opts): no summary line: $(head -n 3 "$TEST_TMP/summary")"
+	elif [ "$r_lost" != 0 ]; then
+		fail "$r_what (rip run $r_opts): rip run says $r_lost events lost: $(head -n 3 "$TEST_TMP/summary")"
+	fi
+	# any other loss rip run reports (children, packets, traces it could not record)
+	grep -v "recorded in $real_trace/, " "$TEST_TMP/summary" |
+		grep -Ev "^rip run: [0-9]+ more traces? \(children, new images\) in [^,]*$" |
+		grep -Ev ', 0 lost$' | grep -Ei 'lost|corrupt|could not|incomplete|missing' >"$TEST_TMP/other"
+	[ -s "$TEST_TMP/other" ] && fail "$r_what (rip run $r_opts): $(head -n 3 "$TEST_TMP/other")"
+	real_check_traces "$r_what (rip run $r_opts)" "$real_trace"
+	echo "  $real_traces trace(s) checked"
+	return 0
+}
+
+# The options of every run: all three resources; forking programs add these.
+REAL_OPTS="--mem --fd --shm"
+REAL_FOLLOW="--mem --fd --shm --follow-fork --follow-exec"
