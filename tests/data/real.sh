@@ -48,11 +48,12 @@ real_field() {
 	grep -o "\"$2\":[^,}]*" "$1" | head -n 1 | cut -d: -f2
 }
 
-# real_check_traces WHAT DIR: DIR and every trace under it (children, new
-# images) are complete (0 discarded, 0 packets lost) and rip leaks and rip
-# report read them without a warning.  Sets real_traces to their number.
+# real_check_traces WHAT DIR [OPTS]: DIR and every trace under it
+# (children, new images) are complete (0 discarded, 0 packets lost) and rip
+# leaks and rip report read them without a warning; with --mem in OPTS,
+# DIR holds allocations.  Sets real_traces to their number.
 real_check_traces() {
-	rc_what=$1
+	rc_what=$1 rc_opts=${3:-}
 	real_traces=0
 	[ -f "$2/.rip-index" ] || {
 		fail "$rc_what: no trace in $2"
@@ -74,12 +75,19 @@ real_check_traces() {
 		if grep -h '^WARNING' "$TEST_TMP/leaks" "$TEST_TMP/leaks.err" >"$TEST_TMP/warn"; then
 			fail "$rc_what: rip leaks $d: $(head -n 2 "$TEST_TMP/warn")"
 		fi
-		if ! "$RIP" report "$d" >"$TEST_TMP/report" 2>"$TEST_TMP/report.err"; then
+		# the text report of the program's own trace (the JSON one of each below)
+		if [ "$d" = "$2" ] && ! "$RIP" report "$d" >"$TEST_TMP/report" 2>"$TEST_TMP/report.err"; then
 			fail "$rc_what: rip report $d failed: $(head -n 3 "$TEST_TMP/report.err")"
 		fi
 		if ! "$RIP" report --json "$d" >"$TEST_TMP/report.json" 2>"$TEST_TMP/report.err"; then
 			fail "$rc_what: rip report --json $d failed: $(head -n 3 "$TEST_TMP/report.err")"
 			continue
+		fi
+		# the program's own trace holds its allocations (a child may only exec)
+		if [ "$d" = "$2" ] && [ "$(real_field "$TEST_TMP/report.json" allocations)" = 0 ]; then
+			case " $rc_opts " in
+			*" --mem "*) fail "$rc_what: $d holds no allocation" ;;
+			esac
 		fi
 		rc_disc=$(real_field "$TEST_TMP/report.json" discarded)
 		rc_lostp=$(real_field "$TEST_TMP/report.json" lost_packets)
@@ -152,7 +160,7 @@ real_run() {
 		grep -Ev "^rip run: [0-9]+ more traces? \(children, new images\) in [^,]*$" |
 		grep -Ev ', 0 lost$' | grep -Ei 'lost|corrupt|could not|incomplete|missing' >"$TEST_TMP/other"
 	[ -s "$TEST_TMP/other" ] && fail "$r_what (rip run $r_opts): $(head -n 3 "$TEST_TMP/other")"
-	real_check_traces "$r_what (rip run $r_opts)" "$real_trace"
+	real_check_traces "$r_what (rip run $r_opts)" "$real_trace" "$r_opts"
 	echo "  $real_traces trace(s) checked"
 	return 0
 }
