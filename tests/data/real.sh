@@ -165,6 +165,97 @@ real_run() {
 	return 0
 }
 
+# real_valgrind WHAT PREP CMD...: exact agreement with valgrind.  PREP,
+# then CMD under valgrind (memcheck); PREP, then CMD under rip run --mem.
+# rip report's allocations, bytes allocated and frees, and the blocks and
+# bytes left at exit by rip report and by rip leaks, equal valgrind's
+# "total heap usage" and "in use at exit"; and rip saw no free of a block it
+# never saw allocated.  Both count a realloc as one allocation of its new
+# size plus one free of the old block (none when it was NULL), and neither
+# counts free(NULL).  Normalised: valgrind runs with --run-libc-freeres=no
+# --run-cxx-freeres=no, or it would free glibc's and libstdc++'s internal
+# buffers at exit, which the program never frees; and CMD must map no
+# anonymous memory itself (rip counts those mappings with the heap,
+# valgrind does not).  The environments differ (LD_PRELOAD, RIP_*): a
+# program that copies its environment (perl) cannot agree to the byte.
+real_valgrind() {
+	rv_what=$1 rv_prep=$2
+	shift 2
+	if ! command -v valgrind >/dev/null 2>&1; then
+		fail "$rv_what: valgrind is not installed (mk/deps.sh check installs it): no agreement check"
+		return 0
+	fi
+	rv_in=/dev/null
+	[ -f "$W/stdin" ] && rv_in=$W/stdin
+	(eval "$rv_prep") || die "$rv_what: cannot prepare"
+	timeout -k 5 "$REAL_TIMEOUT" valgrind --run-libc-freeres=no --run-cxx-freeres=no "$@" \
+		<"$rv_in" >"$TEST_TMP/vg.out" 2>"$TEST_TMP/vg.err" ||
+		{
+			fail "$rv_what: failed under valgrind (exit $?): $(tail -n 3 "$TEST_TMP/vg.err")"
+			return 0
+		}
+	real_n=$((real_n + 1))
+	rv_trace=$TEST_TMP/t$real_n
+	(eval "$rv_prep") || die "$rv_what: cannot prepare"
+	timeout -k 5 "$REAL_TIMEOUT" "$RIP" run -q --mem -o "$rv_trace" -- "$@" <"$rv_in" \
+		>"$TEST_TMP/rv.out" 2>"$TEST_TMP/rv.err" ||
+		{
+			fail "$rv_what: failed under rip run --mem (exit $?): $(tail -n 3 "$TEST_TMP/rv.err")"
+			return 0
+		}
+	cmp -s "$TEST_TMP/vg.out" "$TEST_TMP/rv.out" || fail "$rv_what: the output under valgrind and rip differs"
+	# ==PID==     in use at exit: 8,937 bytes in 15 blocks
+	# ==PID==   total heap usage: 229 allocs, 214 frees, 45,855 bytes allocated
+	rv_vg=$(sed -n 's/^==[0-9]*== *in use at exit: \([0-9,]*\) bytes in \([0-9,]*\) blocks$/\1 \2/p;
+		s/^==[0-9]*== *total heap usage: \([0-9,]*\) allocs, \([0-9,]*\) frees, \([0-9,]*\) bytes allocated$/\1 \2 \3/p' \
+		"$TEST_TMP/vg.err" | tr -d , | tr '\n' ' ')
+	# shellcheck disable=SC2086 # five numbers
+	set -- $rv_vg
+	[ $# = 5 ] || {
+		fail "$rv_what: cannot read valgrind's heap summary: $(grep -A3 'HEAP SUMMARY' "$TEST_TMP/vg.err")"
+		return 0
+	}
+	"$RIP" report --json "$rv_trace" >"$TEST_TMP/rv.json" || {
+		fail "$rv_what: rip report --json failed"
+		return 0
+	}
+	"$RIP" leaks --json -r mem "$rv_trace" >"$TEST_TMP/rvl.json" || {
+		fail "$rv_what: rip leaks --json failed"
+		return 0
+	}
+	python3 - "$TEST_TMP/rv.json" "$TEST_TMP/rvl.json" "$@" <<'PY' || fail "$rv_what: rip and valgrind disagree"
+import json, sys
+rep, lk = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+vg_live_bytes, vg_live_blocks, vg_allocs, vg_frees, vg_bytes = map(int, sys.argv[3:8])
+m = rep["memory"]
+heap = [g for g in lk["leaks"] if g["resource"] == "mem" and "mmap" not in g["kinds"]]
+maps = [g for g in lk["leaks"] if g["resource"] == "mem" and "mmap" in g["kinds"]]
+print("valgrind: %d allocs, %d frees, %d bytes; at exit %d bytes in %d blocks"
+      % (vg_allocs, vg_frees, vg_bytes, vg_live_bytes, vg_live_blocks))
+print("rip:      %d allocs, %d frees, %d bytes; at exit %d bytes in %d blocks (rip leaks: %d in %d);"
+      " reallocs %d, frees unseen %d, allocated again %d"
+      % (m["allocations"], m["frees"], m["bytes"], m["live_bytes"], m["live_blocks"],
+         sum(g["bytes"] for g in heap), sum(g["count"] for g in heap),
+         m["reallocs"], m["frees_unseen"], m["allocated_again"]))
+bad = []
+if maps:
+    bad.append("the program mapped anonymous memory itself (%d mappings live): not comparable"
+               % sum(g["count"] for g in maps))
+for what, r, v in (("allocations", m["allocations"], vg_allocs), ("bytes allocated", m["bytes"], vg_bytes),
+                   ("frees", m["frees"], vg_frees), ("blocks at exit", m["live_blocks"], vg_live_blocks),
+                   ("bytes at exit", m["live_bytes"], vg_live_bytes),
+                   ("rip leaks' blocks", sum(g["count"] for g in heap), vg_live_blocks),
+                   ("rip leaks' bytes", sum(g["bytes"] for g in heap), vg_live_bytes),
+                   ("frees of blocks never seen", m["frees_unseen"], 0)):
+    if r != v:
+        bad.append("%s: rip %d, valgrind %d (%+d)" % (what, r, v, r - v))
+for b in bad:
+    print("  " + b)
+sys.exit(1 if bad else 0)
+PY
+	return 0
+}
+
 # The options of every run: all three resources; forking programs add these.
 REAL_OPTS="--mem --fd --shm"
 REAL_FOLLOW="--mem --fd --shm --follow-fork --follow-exec"
