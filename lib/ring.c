@@ -1183,6 +1183,14 @@ __attribute__((destructor)) static void rip_at_exit(void)
 
 	if (!h)
 		return;
+	/*
+	 * Libraries dlopen'ed since the last rescan (a program traced through
+	 * librip-preload.so triggers none: its hooks may not call into the
+	 * loader) are still loaded here: put them in the module map, or their
+	 * frames resolve to no module.  _dl_fini holds no loader lock while
+	 * destructors run.
+	 */
+	__rip_modules_maybe_rescan();
 	h->exit_ts = rip_clock_ticks();
 	/* After exit_ts: pairs with the acquire load of proc_flags in readers. */
 	__atomic_fetch_or(&h->proc_flags, RIP_P_EXITED, __ATOMIC_RELEASE);
