@@ -64,7 +64,7 @@ real_check_traces() {
 		d=${d%/}
 		real_traces=$((real_traces + 1))
 		[ -f "$d/.rip-index" ] || {
-			fail "$rc_what: $d holds no trace: $(ls "$d" | head -n 5 | tr '\n' ' ')"
+			fail "$rc_what: $d holds no trace"
 			continue
 		}
 		if ! "$RIP" leaks "$d" >"$TEST_TMP/leaks" 2>"$TEST_TMP/leaks.err"; then
@@ -257,5 +257,8 @@ PY
 }
 
 # The options of every run: all three resources; forking programs add these.
-REAL_OPTS="--mem --fd --shm"
-REAL_FOLLOW="--mem --fd --shm --follow-fork --follow-exec"
+# shellcheck disable=SC2034 # used by the tests that source this file
+{
+	REAL_OPTS="--mem --fd --shm"
+	REAL_FOLLOW="--mem --fd --shm --follow-fork --follow-exec"
+}

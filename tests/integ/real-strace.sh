@@ -43,7 +43,7 @@ fd_agree() {
 		"$RIP" dump "$d" >"$TEST_TMP/s$n.dump$#" || fail "$fa_what: rip dump $d failed"
 		set -- "$@" "$TEST_TMP/s$n.dump$#"
 	done
-	echo "$fa_what: $(cat "$TEST_TMP/s.out" | head -n 1)"
+	echo "$fa_what: $(head -n 1 "$TEST_TMP/s.out")"
 	python3 tests/data/real-fdcmp.py "$W" "$@" >"$TEST_TMP/cmp" 2>&1 ||
 		fail "$fa_what: rip and strace disagree"
 	sed 's/^/  /' "$TEST_TMP/cmp"
