@@ -11,8 +11,11 @@
 # trace of that run.  Only descriptors on files under DIR count: the
 # loader's, the preload library's and the terminal's are not the program's
 # work.  From strace: every successful open, openat, openat2 and creat that
-# returned a descriptor on a path under DIR, and every successful close of
-# such a descriptor, in order, per process.  From rip: its fd:open events
+# returned a descriptor on a path under DIR, and every close of such a
+# descriptor (explicit, or by dup2/dup3 onto it), in order, per thread.
+# Descriptors made by dup, dup2, dup3 and fcntl are left out on both sides:
+# rip does not record which descriptor they copy, so it cannot say whose
+# file they are on.  From rip: its fd:open events
 # with such a path (relative paths are taken as strace resolved them), or on
 # a descriptor open on one (which strace cannot have), and its fd:close
 # events of the descriptors they made.  The two lists of
@@ -26,23 +29,44 @@ sep = sys.argv.index("--")
 logs, dumps = sys.argv[2:sep], sys.argv[sep + 1:]
 
 OPEN = re.compile(r'^(?:open|openat|openat2|creat)\(.*\) += (\d+)<([^>]*)>$')
+DUP = re.compile(r'^(?:dup|dup2|dup3|fcntl)\(.*\) += (\d+)<([^>]*)>$')
 CLOSE = re.compile(r'^close\((\d+)<([^>]*)>\) += 0$')
 strace = {}
 for log in logs:
     tid = int(log.rsplit(".", 1)[1])
+    ev = strace.setdefault(tid, [])
+    live, dups = set(), set()
     for line in open(log, errors="replace"):
         line = line.rstrip("\n")
         m = OPEN.match(line)
         if m and m.group(2).startswith(top):
-            strace.setdefault(tid, []).append(("open", int(m.group(1)), m.group(2)))
+            fd = int(m.group(1))
+            live.add(fd)
+            dups.discard(fd)
+            ev.append(("open", fd, m.group(2)))
+            continue
+        m = DUP.match(line)
+        if m:
+            fd = int(m.group(1))
+            if fd in live:  # dup2/dup3 onto one of ours closes it
+                live.discard(fd)
+                ev.append(("close", fd))
+            dups.add(fd)
             continue
         m = CLOSE.match(line)
-        if m and m.group(2).startswith(top):
-            strace.setdefault(tid, []).append(("close", int(m.group(1))))
+        if m:
+            fd = int(m.group(1))
+            if fd in live:
+                live.discard(fd)
+                ev.append(("close", fd))
+            dups.discard(fd)
+    if not ev:
+        del strace[tid]
 
 # 0.000245200 cp/7040 fd:open fd=3 bt=1 kind=opendir flags=589824 path="/tmp/fs/src"
 EV = re.compile(r'^\S+ \S*/(\d+)(?: \[\S*\])? fd:(open|close) fd=(\d+)(.*)$')
 PATH = re.compile(r' path="((?:[^"\\]|\\.)*)"')
+KIND = re.compile(r' kind=(\S+)')
 rip = {}
 for d in dumps:
     live = {}
@@ -54,6 +78,11 @@ for d in dumps:
         if op == "open":
             p = PATH.search(m.group(4))
             path = p.group(1) if p else ""
+            kind = KIND.search(m.group(4))
+            if kind and kind.group(1) in ("dup", "dup2", "dup3", "fcntl_dupfd"):
+                # no path: its source is not recorded; strace's dups are left out too
+                live.pop(fd, None)
+                continue
             # an open of a descriptor that is open on one of ours: strace
             # saw no such open, so it is a difference too
             if path.startswith(top) or (path and not path.startswith("/")) or fd in live:

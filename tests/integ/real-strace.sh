@@ -31,7 +31,7 @@ fd_agree() {
 	(eval "$fa_prep") || die "$fa_what: cannot prepare"
 	mkdir -p "$TEST_TMP/strace$n"
 	timeout -k 5 100 strace -ff -y -qq -o "$TEST_TMP/strace$n/log" \
-		-e trace=open,openat,openat2,creat,close,dup,dup2,dup3 \
+		-e trace=open,openat,openat2,creat,close,dup,dup2,dup3,fcntl \
 		"$RIP" run -q --fd --mem -o "$TEST_TMP/s$n" -- "$@" >"$TEST_TMP/s.out" 2>"$TEST_TMP/s.err" ||
 		{
 			fail "$fa_what: failed under strace and rip run (exit $?): $(tail -n 3 "$TEST_TMP/s.err")"
