@@ -27,6 +27,7 @@
 #define RIP_SELF_EXITING 0x1u /* key destructor ran: never attach again */
 #define RIP_SELF_DUMMY 0x2u   /* writing into a dummy slot (no ring, or pool full) */
 #define RIP_SELF_ATTACHING 0x4u /* inside rip_attach (a signal handler may interrupt it) */
+#define RIP_SELF_EXIT_PUT_OFF 0x8u /* thread exit put off to the next key-destructor round */
 #define RIP_TYPES_CAP 256u /* as many as the registry holds (events.c) */
 
 /* Event ring geometry for a new file. */

@@ -296,7 +296,23 @@ static void rip_thread_exit(void *arg)
 	struct rip_self *me = &__rip_self;
 	struct rip_file_hdr *h = __atomic_load_n(&__rip_proc.hdr, __ATOMIC_ACQUIRE);
 
-	(void)arg;
+	/*
+	 * Called as the key's destructor (arg is the slot): the destructors of
+	 * the keys made after ours (the program's, its libraries') run after
+	 * this one in the same round, and their frees and closes would find the
+	 * ring given back and be counted lost.  Put the exit off by one round
+	 * (glibc runs another while a destructor set a value): by then every
+	 * key's first destructor ran.  One round only: runtimes that must be
+	 * last (ThreadSanitizer's thread state) count down all of
+	 * PTHREAD_DESTRUCTOR_ITERATIONS, and our exit must come before theirs.
+	 * Setting our own key's value again allocates nothing.
+	 */
+	if (arg && __rip_proc.key_ok && !(me->flags & RIP_SELF_EXIT_PUT_OFF) &&
+	    pthread_setspecific(__rip_proc.key, arg) == 0) {
+		me->flags |= RIP_SELF_EXIT_PUT_OFF;
+		return;
+	}
+	me->flags &= ~RIP_SELF_EXIT_PUT_OFF;
 	if (h) {
 		__rip_events_thread_exit(h, me);
 		__rip_modules_maybe_rescan();
@@ -1167,6 +1183,14 @@ __attribute__((destructor)) static void rip_at_exit(void)
 
 	if (!h)
 		return;
+	/*
+	 * Libraries dlopen'ed since the last rescan (a program traced through
+	 * librip-preload.so triggers none: its hooks may not call into the
+	 * loader) are still loaded here: put them in the module map, or their
+	 * frames resolve to no module.  _dl_fini holds no loader lock while
+	 * destructors run.
+	 */
+	__rip_modules_maybe_rescan();
 	h->exit_ts = rip_clock_ticks();
 	/* After exit_ts: pairs with the acquire load of proc_flags in readers. */
 	__atomic_fetch_or(&h->proc_flags, RIP_P_EXITED, __ATOMIC_RELEASE);
