@@ -471,6 +471,12 @@ static int rip_packet_open(struct rip_file_hdr *h, struct rip_self *me, uint64_t
 	return 0;
 }
 
+/* The owner word of the rings this thread takes: its slot index + 1, 0 on a dummy slot. */
+static uint32_t rip_ring_owner(const struct rip_self *me)
+{
+	return me->thread && !(me->flags & RIP_SELF_DUMMY) ? me->thread->index + 1 : 0;
+}
+
 /*
  * Take an event ring for the calling thread.  first: its first try (a
  * failure then counts the thread in ev_overflow; later tries do not).
@@ -509,12 +515,21 @@ static int rip_ring_take(struct rip_file_hdr *h, struct rip_self *me, bool first
 	r = rip_evring_at(h, idx);
 	r->tid = me->tid;
 	r->attach_ts = rip_clock_ticks();
-	__atomic_store_n(&r->owner, me->thread && !(me->flags & RIP_SELF_DUMMY)
-					    ? me->thread->index + 1
-					    : 0,
-			 __ATOMIC_RELEASE);
+	__atomic_store_n(&r->owner, rip_ring_owner(me), __ATOMIC_RELEASE);
 	me->ev.ring = idx + 1;
 	return 0;
+}
+
+/* Close the thread's packet and give its ring (index ri) back to the pool. */
+static void rip_ring_give_back(struct rip_file_hdr *h, struct rip_evw *w, uint32_t ri)
+{
+	rip_packet_close(h, w);
+	__atomic_store_n(&rip_evring_at(h, ri)->owner, 0, __ATOMIC_RELEASE);
+	__rip_fifo_push(rip_fifo_rings(h), ri);
+	w->pkt = NULL;
+	w->pos = w->end = NULL;
+	w->events = 0;
+	w->ring = RIP_EVW_EXITED; /* no ring after exit: see rip_event_write */
 }
 
 /* The thread is done with events: close its packet, give its ring back. */
@@ -526,8 +541,7 @@ void __rip_events_thread_exit(struct rip_file_hdr *h, struct rip_self *me)
 	if (!h || !w->ring || w->ring > h->ev_rings)
 		return;
 	if (!w->pkt || !rip_in_events(h, (char *)w->pkt) ||
-	    __atomic_load_n(&rip_evring_at(h, ri)->owner, __ATOMIC_RELAXED) !=
-		    (me->thread ? me->thread->index + 1 : 0)) {
+	    __atomic_load_n(&rip_evring_at(h, ri)->owner, __ATOMIC_RELAXED) != rip_ring_owner(me)) {
 		/* a ring of a file closed since (or not ours): leave this file alone */
 		w->pkt = NULL;
 		w->pos = w->end = NULL;
@@ -536,13 +550,7 @@ void __rip_events_thread_exit(struct rip_file_hdr *h, struct rip_self *me)
 	}
 	w->nest = 1;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	rip_packet_close(h, w);
-	__atomic_store_n(&rip_evring_at(h, ri)->owner, 0, __ATOMIC_RELEASE);
-	__rip_fifo_push(rip_fifo_rings(h), ri);
-	w->pkt = NULL;
-	w->pos = w->end = NULL;
-	w->events = 0;
-	w->ring = RIP_EVW_EXITED; /* no ring after exit: later events are counted lost */
+	rip_ring_give_back(h, w, ri);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	w->nest = 0;
 }
@@ -579,13 +587,23 @@ static void rip_event_write(const struct rip_event_type *t, const uint64_t *v, c
 	uint32_t id, payload = 0, hsize, size, psize;
 	size_t slen = 0;
 	uint32_t last = t && t->nfields ? t->fields[t->nfields - 1].type : 0;
+	bool late = false;
 	char *p;
 
 	/* Called with w->nest raised by the fast path (or rip_event_str). */
 	if (!h || !t)
 		goto out;
-	if (me->flags & RIP_SELF_EXITING)
-		goto out_drop; /* after the thread gave its ring back: counted in ev_lost */
+	if (me->flags & RIP_SELF_EXITING) {
+		/*
+		 * After the thread gave its ring back, glibc's exit path still frees
+		 * (the dynamic TLS blocks, in _dl_deallocate_tls).  Borrow a ring for
+		 * this one event and give it back right after, so that nothing is
+		 * lost and no ring stays with a thread about to vanish.
+		 */
+		late = true;
+		if (w->ring == RIP_EVW_EXITED)
+			w->ring = 0;
+	}
 	if (!__rip_clock_tsc)
 		ts = __rip_clock_fallback(); /* the fast path read the TSC regardless */
 	if (!me->tid)
@@ -678,6 +696,11 @@ static void rip_event_write(const struct rip_event_type *t, const uint64_t *v, c
 out_drop:
 	rip_count_drop(h, w);
 out:
+	/* an event after exit: its borrowed ring goes back at once */
+	if (late && w->ring && w->ring <= h->ev_rings)
+		rip_ring_give_back(h, w, w->ring - 1);
+	else if (late && w->ring == RIP_EVW_RETRY)
+		w->ring = RIP_EVW_EXITED;
 	/* Everything above before the flag drops: pairs with a handler's check of nest. */
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	w->nest = 0;
