@@ -12,6 +12,8 @@
  * A release of something never seen made (inherited descriptors, memory
  * allocated before tracing started) is counted, not an error; so is a
  * resource made again while live (its release was not recorded).
+ * Anonymous mappings are kept as ranges too (live_maps): a munmap of part
+ * of one leaves the rest live, at its site, with the bytes still mapped.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -178,10 +180,57 @@ static int lk_make(struct lk *lk, enum lk_res r, const struct role_res *d,
 	return 0;
 }
 
+/* A piece of mapping c->origin unmapped: it shrinks by what it lost, or goes. */
+static int lk_cut(void *arg, const struct live_cut *c)
+{
+	struct lk *lk = arg;
+	struct live_ent *o = live_find(&lk->live, LIVE_MEM, c->origin);
+
+	if (!o)
+		return 0;
+	if (c->hi - c->lo < o->size)
+		o->size -= c->hi - c->lo;
+	else
+		live_release(&lk->live, LIVE_MEM, c->origin, NULL);
+	return 0;
+}
+
+/* Range [addr, addr + size) unmapped; kind mmap: by a mapping placed over it. */
+static int lk_unmap(struct lk *lk, uint64_t addr, uint64_t size, uint64_t kind)
+{
+	int n = live_maps_unmap(&lk->live.maps, addr, size, lk_cut, lk);
+
+	if (n < 0)
+		return n;
+	lk->un.release[LK_MEM] += !n && kind != RIP_MEM_MMAP; /* none of it was seen made */
+	return 0;
+}
+
 static void lk_release(struct lk *lk, enum lk_res r, uint64_t key)
 {
-	if (!live_release(&lk->live, (enum live_res)r, key, NULL))
-		lk->un.release[r]++;
+	const struct live_piece *p;
+
+	if (live_release(&lk->live, (enum live_res)r, key, NULL))
+		return;
+	/* a trace from before mem:unmap: munmap was a mem:free of the start */
+	if (r == LK_MEM && (p = live_maps_at(&lk->live.maps, key)) &&
+	    lk_unmap(lk, p->start, p->end - p->start, RIP_MEM_MUNMAP) == 0)
+		return;
+	lk->un.release[r]++;
+}
+
+/* A mapping made at [d->key, d->key + d->size), over whatever was there. */
+static int lk_map(struct lk *lk, const struct role_res *d, const struct evs_event *e)
+{
+	struct role_res m = *d;
+	int ret = lk_unmap(lk, d->key, d->size, RIP_MEM_MMAP);
+
+	if (ret)
+		return ret;
+	m.key = live_map_key(&lk->live.maps);
+	if (live_maps_add(&lk->live.maps, d->key, d->size, m.key))
+		return -ENOMEM;
+	return lk_make(lk, LK_MEM, &m, e);
 }
 
 static int lk_event(void *arg, const struct evs_event *e, const struct role_res *d)
@@ -194,7 +243,11 @@ static int lk_event(void *arg, const struct evs_event *e, const struct role_res 
 			lk->failed_allocs++;
 			return 0;
 		}
+		if (live_is_mapping(d->kind))
+			return lk_map(lk, d, e);
 		return lk_make(lk, LK_MEM, d, e);
+	case ROLE_MEM_UNMAP:
+		return lk_unmap(lk, d->key, d->size, d->kind);
 	case ROLE_MEM_FREE:
 		if (d->key)
 			lk_release(lk, LK_MEM, d->key);

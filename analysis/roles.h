@@ -34,6 +34,7 @@ enum role {
 	ROLE_MEM_ALLOC,	     /* mem:alloc */
 	ROLE_MEM_FREE,	     /* mem:free */
 	ROLE_MEM_REALLOC,    /* mem:realloc */
+	ROLE_MEM_UNMAP,	     /* mem:unmap */
 	ROLE_FD_OPEN,	     /* fd:open */
 	ROLE_FD_CLOSE,	     /* fd:close */
 	ROLE_SHM_CREATE,     /* shm:create */
@@ -60,6 +61,7 @@ enum { ROLE_BT_ID, ROLE_BT_FRAMES };
 enum { ROLE_ALLOC_ADDR, ROLE_ALLOC_SIZE, ROLE_ALLOC_BT, ROLE_ALLOC_KIND };
 enum { ROLE_FREE_ADDR, ROLE_FREE_BT, ROLE_FREE_KIND };
 enum { ROLE_REALLOC_OLD, ROLE_REALLOC_ADDR, ROLE_REALLOC_SIZE, ROLE_REALLOC_BT };
+enum { ROLE_UNMAP_ADDR, ROLE_UNMAP_SIZE, ROLE_UNMAP_BT, ROLE_UNMAP_KIND };
 enum { ROLE_OPEN_FD, ROLE_OPEN_BT, ROLE_OPEN_KIND, ROLE_OPEN_FLAGS, ROLE_OPEN_PATH };
 enum { ROLE_CLOSE_FD, ROLE_CLOSE_BT, ROLE_CLOSE_KIND };
 enum { ROLE_CREATE_ID, ROLE_CREATE_SIZE, ROLE_CREATE_BT, ROLE_CREATE_KIND, ROLE_CREATE_NAME };
@@ -122,7 +124,8 @@ static inline uint64_t role_val(const struct role_map *r, const struct evs_event
  * is the block's or mapping's address, the descriptor (sign-extended: < 0
  * as int64_t is no descriptor), or the segment's key (role_seg_key).  Of a
  * release (mem:free, fd:close, shm:detach, shm:remove) only the key is
- * decoded; fields a role does not have are 0 (NULL).
+ * decoded, but for mem:unmap, a range: key, size, kind and bt; fields a
+ * role does not have are 0 (NULL).
  */
 struct role_res {
 	int role;
@@ -161,6 +164,10 @@ static inline void role_decode(const struct role_map *r, const struct evs_event 
 	case ROLE_MEM_REALLOC:
 		*d = RES(V(ROLE_REALLOC_ADDR), V(ROLE_REALLOC_OLD), V(ROLE_REALLOC_SIZE),
 			 RIP_MEM_REALLOC, V(ROLE_REALLOC_BT), NULL);
+		break;
+	case ROLE_MEM_UNMAP:
+		*d = RES(V(ROLE_UNMAP_ADDR), 0, V(ROLE_UNMAP_SIZE), V(ROLE_UNMAP_KIND),
+			 V(ROLE_UNMAP_BT), NULL);
 		break;
 	case ROLE_FD_OPEN:
 		*d = RES(V(ROLE_OPEN_FD), 0, 0, V(ROLE_OPEN_KIND), V(ROLE_OPEN_BT), e->str);

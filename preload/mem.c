@@ -2,7 +2,8 @@
 /*
  * preload/mem.c - the memory hooks: the C allocator, C++ operator new and
  * delete (every variant, by mangled name), and anonymous private mmap,
- * mremap and munmap.  Each records mem:alloc, mem:free or mem:realloc
+ * mremap and munmap.  Each records mem:alloc, mem:free, mem:realloc or
+ * mem:unmap (a range, which readers cut out of the mappings they hold)
  * with the caller's backtrace id when the mem category is on, and
  * otherwise only forwards.
  *
@@ -426,7 +427,12 @@ static inline bool rip_pl_anon_private(int flags)
 	return (flags & MAP_ANONYMOUS) && (flags & MAP_TYPE) == MAP_PRIVATE;
 }
 
-/* After a successful mmap: mem:alloc for anonymous private, shm.c for the rest. */
+/*
+ * After a successful mmap: mem:alloc for anonymous private, shm.c for the
+ * rest.  A mapping placed over others (MAP_FIXED) replaces what it covers:
+ * readers unmap that range before a mem:alloc of kind mmap or mremap, and
+ * for any other mapping a mem:unmap of kind mmap says it.
+ */
 #define RIP_PL_MMAP_RECORD(P, LEN, PROT, FLAGS, FD, OFF)                                           \
 	do {                                                                                       \
 		/* MAP_FIXED over a recorded shared mapping replaces (part of) it */               \
@@ -437,7 +443,14 @@ static inline bool rip_pl_anon_private(int flags)
 		}                                                                                  \
 		if (rip_pl_anon_private(FLAGS)) {                                                  \
 			RIP_PL_ALLOC(P, LEN, RIP_MEM_MMAP);                                        \
-		} else if (rip_pl_shm_mapped && RIP_UNLIKELY(rip_pl_enter(RIP_CAT_SHM))) {         \
+			break; /* readers unmap what a mapping is placed over */                   \
+		}                                                                                  \
+		/* MAP_FIXED over a private mapping: mem:unmap kind mmap of the range */           \
+		if (((FLAGS) & MAP_FIXED) && RIP_UNLIKELY(rip_pl_enter(RIP_CAT_MEM))) {            \
+			rip_pl_mem_unmap(P, LEN, rip_pl_backtrace_id(), RIP_MEM_MMAP);             \
+			rip_pl_leave();                                                            \
+		}                                                                                  \
+		if (rip_pl_shm_mapped && RIP_UNLIKELY(rip_pl_enter(RIP_CAT_SHM))) {         \
 			rip_pl_shm_mapped(P, LEN, PROT, FLAGS, FD, OFF, rip_pl_backtrace_id());    \
 			rip_pl_leave();                                                            \
 		}                                                                                  \
@@ -473,13 +486,18 @@ static inline bool rip_pl_unmap_enter(void)
 	return rip_pl_enter(RIP_CAT_MEM) || rip_pl_enter(RIP_CAT_SHM);
 }
 
-/* Guard up: record the release of a mapping, as shm.c's (true) or as ours. */
+/*
+ * Guard up: record the release of [addr, addr + len), as shm.c's (true) or
+ * as ours: a mem:unmap of the range, which may be any part of one or more
+ * mappings (trimming the head or the tail of one, or punching a hole in
+ * it, leaves the rest mapped: readers keep the pieces).
+ */
 static bool rip_pl_unmap_record(void *addr, size_t len, uint32_t bt, uint32_t kind)
 {
 	if (rip_pl_shm_unmapping && rip_category_enabled(RIP_CAT_SHM) &&
 	    rip_pl_shm_unmapping(addr, len, bt))
 		return true;
-	rip_pl_mem_free(addr, bt, kind);
+	rip_pl_mem_unmap(addr, len, bt, kind);
 	return false;
 }
 
@@ -495,6 +513,12 @@ RIP_PL_EXPORT int munmap(void *addr, size_t len)
 	}
 	return real_munmap(addr, len);
 }
+
+#ifdef MREMAP_DONTUNMAP
+#define RIP_PL_MREMAP_DONTUNMAP MREMAP_DONTUNMAP
+#else
+#define RIP_PL_MREMAP_DONTUNMAP 4 /* Linux 5.7 */
+#endif
 
 RIP_PL_EXPORT void *mremap(void *old, size_t old_len, size_t len, int flags, ...)
 {
@@ -513,11 +537,17 @@ RIP_PL_EXPORT void *mremap(void *old, size_t old_len, size_t len, int flags, ...
 	if (p != MAP_FAILED && RIP_UNLIKELY(rip_pl_unmap_enter())) {
 		uint32_t bt = rip_pl_backtrace_id();
 
-		/* Moved or resized: the old range goes, the new one comes. */
+		/*
+		 * Moved or resized: the old range goes (unless old_len 0, a second
+		 * mapping of shared pages, or MREMAP_DONTUNMAP, which leaves it
+		 * mapped), the new one comes.  The old range may be part of a
+		 * mapping: the rest of it stays.
+		 */
 		if (rip_pl_shm_remapped && rip_category_enabled(RIP_CAT_SHM) &&
 		    rip_pl_shm_remapped(old, old_len, p, len, bt))
 			; /* a shared mapping: shm.c recorded the detach and the attach */
-		else if (!rip_pl_unmap_record(old, old_len, bt, RIP_MEM_MREMAP))
+		else if (!old_len || (flags & RIP_PL_MREMAP_DONTUNMAP) ||
+			 !rip_pl_unmap_record(old, old_len, bt, RIP_MEM_MREMAP))
 			rip_pl_mem_alloc(p, len, bt, RIP_MEM_MREMAP);
 		rip_pl_leave();
 	}

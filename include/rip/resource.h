@@ -14,6 +14,12 @@
  *   mem:realloc  {HEX64 old, HEX64 addr, U64 size, U32 bt}
  *                   old 0: an allocation; size 0 and addr 0: a free of old;
  *                   a failed realloc is not recorded (old stays)
+ *   mem:unmap    {HEX64 addr, U64 size, U32 bt, U32 kind}
+ *                   a range unmapped (munmap, mremap's old range, a MAP_FIXED
+ *                   mapping placed over it: kind mmap): any part of one or
+ *                   more anonymous mappings; readers keep the rest live.
+ *                   A mem:alloc of kind mmap or mremap replaces what it
+ *                   covers, with no mem:unmap
  *   fd:open      {S32 fd, U32 bt, U32 kind, S32 flags, STRING path}
  *                   one event per descriptor (pipe and socketpair: two)
  *   fd:close     {S32 fd, U32 bt, U32 kind}
