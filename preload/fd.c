@@ -21,9 +21,8 @@
  *    "memfd:NAME", or empty when the call has none.
  *
  * Streams and directories record their underlying descriptor (fileno,
- * dirfd).  fdopen and fdopendir record a second fd:open of a descriptor
- * that is already open: ownership moves to the stream, whose fclose or
- * closedir then records the close.  memfd_create records an fd:open (kind
+ * dirfd).  fdopen and fdopendir record nothing (the descriptor is open
+ * already); the stream's fclose or closedir records the close.  memfd_create records an fd:open (kind
  * MEMFD) and, since a memfd is shared memory, a shm:create (kind
  * RIP_SHM_MEMFD) as well; shm_open does the same from shm.c.
  */
@@ -729,20 +728,12 @@ FD_FOPEN_HOOK(fopen64)
 FD_TMPFILE_HOOK(tmpfile)
 FD_TMPFILE_HOOK(tmpfile64)
 
-RIP_PL_EXPORT FILE *fdopen(int fd, const char *mode)
-{
-	static FILE *(*real)(int, const char *);
-	FILE *fp;
-
-	if (!RIP_PL_REAL(real, "fdopen")) {
-		rip_pl_enosys();
-		return NULL;
-	}
-	fp = real(fd, mode);
-	if (fp)
-		fd_opened(fd, RIP_FD_FDOPEN, fd_stdio_flags(mode), NULL);
-	return fp;
-}
+/*
+ * fdopen and fdopendir are not hooked: they make a stream or a directory
+ * of a descriptor that is already open (its fd:open was recorded where it
+ * was made, or it was inherited), so they record nothing.  The stream's
+ * fclose or closedir closes the descriptor: that is recorded.
+ */
 
 /*
  * freopen closes the stream's descriptor whether or not it then manages
@@ -792,21 +783,6 @@ RIP_PL_EXPORT DIR *opendir(const char *path)
 	d = real(path);
 	if (d)
 		fd_opened(dirfd(d), RIP_FD_OPENDIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC, path);
-	return d;
-}
-
-RIP_PL_EXPORT DIR *fdopendir(int fd)
-{
-	static DIR *(*real)(int);
-	DIR *d;
-
-	if (!RIP_PL_REAL(real, "fdopendir")) {
-		rip_pl_enosys();
-		return NULL;
-	}
-	d = real(fd);
-	if (d)
-		fd_opened(fd, RIP_FD_OPENDIR, O_RDONLY | O_DIRECTORY, NULL);
 	return d;
 }
 
