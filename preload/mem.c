@@ -85,18 +85,114 @@ static inline void rip_pl_mem_prepare(void)
 		rip_pl_leave();
 }
 
-/* Record an allocation p of size bytes made by the caller of the hook. */
+/* ---- the tracer's blocks that others free ---- */
+
+/*
+ * Blocks allocated while the guard is up are the tracer's, and not
+ * recorded.  Most are freed by the tracer, guard up again; but some are
+ * freed by code that runs for the program, unguarded: the dynamic TLS
+ * block of libunwind (loaded by dlopen, general-dynamic TLS), which
+ * __tls_get_addr mallocs on a thread's first backtrace through libunwind
+ * and glibc frees when the thread's stack is freed or reused
+ * (_dl_deallocate_tls, or pthread_create taking a cached stack); the DTV
+ * when ld.so resizes it for that block; libunwind's per-thread cache,
+ * freed by a key destructor; dlerror's strings from the constructor's
+ * dlsym, freed by the program's next dl* call.  Recorded, those frees
+ * were "never seen made", one per thread.
+ *
+ * So every block allocated guard up (with the mem category on) goes into
+ * this set, and every free looks for its block there first: found, it is
+ * removed and the free forwarded unrecorded.  Open addressing over
+ * addresses, claimed by CAS, no lock: 0 is an empty slot, 1 a removed one
+ * (reused by inserts, passed over by lookups).  A full neighbourhood drops
+ * the block (its free is then counted as never seen made, as before).
+ */
+#define RIP_PL_OWN_SLOTS 16384u
+#define RIP_PL_OWN_PROBE 64u
+#define RIP_PL_OWN_GONE ((uintptr_t)1)
+
+static uintptr_t rip_pl_own[RIP_PL_OWN_SLOTS];
+static uint32_t rip_pl_own_n; /* blocks in the set: 0 spares every free the lookup */
+
+static inline uint32_t rip_pl_own_hash(uintptr_t a)
+{
+	return (uint32_t)(((uint64_t)a * 0x9e3779b97f4a7c15ull) >> 40) % RIP_PL_OWN_SLOTS;
+}
+
+/* p was allocated guard up: the tracer's. */
+static void rip_pl_own_add(void *p)
+{
+	uintptr_t a = (uintptr_t)p;
+	uint32_t h = rip_pl_own_hash(a);
+
+	if (!p || !rip_category_enabled(RIP_CAT_MEM))
+		return;
+	for (uint32_t i = 0; i < RIP_PL_OWN_PROBE; i++) {
+		uintptr_t *slot = &rip_pl_own[(h + i) % RIP_PL_OWN_SLOTS];
+		uintptr_t v = __atomic_load_n(slot, __ATOMIC_RELAXED);
+
+		/*
+		 * Release: the block is in the set before the pointer leaves this
+		 * thread; pairs with the acquire loads of rip_pl_own_take in the
+		 * thread that frees it (which got the pointer through its own
+		 * synchronisation with us: a join, a lock, the DTV of a dead thread).
+		 */
+		if ((v == 0 || v == RIP_PL_OWN_GONE) &&
+		    __atomic_compare_exchange_n(slot, &v, a, false, __ATOMIC_RELEASE,
+						__ATOMIC_RELAXED)) {
+			__atomic_fetch_add(&rip_pl_own_n, 1, __ATOMIC_RELEASE);
+			return;
+		}
+	}
+}
+
+/* Is p one of the tracer's blocks?  If so it leaves the set (it is being freed). */
+static bool rip_pl_own_take(void *p)
+{
+	uintptr_t a = (uintptr_t)p;
+	uint32_t h;
+
+	/* Acquire: pairs with the release increment in rip_pl_own_add. */
+	if (RIP_LIKELY(!__atomic_load_n(&rip_pl_own_n, __ATOMIC_ACQUIRE)))
+		return false;
+	h = rip_pl_own_hash(a);
+	for (uint32_t i = 0; i < RIP_PL_OWN_PROBE; i++) {
+		uintptr_t *slot = &rip_pl_own[(h + i) % RIP_PL_OWN_SLOTS];
+		/* Acquire: pairs with the release CAS of rip_pl_own_add. */
+		uintptr_t v = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+
+		if (v == 0)
+			return false;
+		/* Relaxed: only the thread that frees p removes it. */
+		if (v == a && __atomic_compare_exchange_n(slot, &v, RIP_PL_OWN_GONE, false,
+							  __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+			__atomic_fetch_sub(&rip_pl_own_n, 1, __ATOMIC_RELAXED);
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * Record an allocation p of size bytes made by the caller of the hook; one
+ * made guard up (the tracer's) goes into the set of the tracer's blocks.
+ */
 #define RIP_PL_ALLOC(P, SIZE, KIND)                                                                \
 	do {                                                                                       \
 		if (RIP_UNLIKELY(rip_pl_enter(RIP_CAT_MEM))) {                                     \
 			if (P)                                                                     \
 				rip_pl_mem_alloc(P, SIZE, rip_pl_backtrace_id(), KIND);            \
 			rip_pl_leave();                                                            \
+		} else if (RIP_UNLIKELY(rip_pl_self.guard)) {                                      \
+			rip_pl_own_add(P);                                                         \
 		}                                                                                  \
 	} while (0)
 
+/* Record a free of P (not NULL), unless P is one of the tracer's blocks. */
 #define RIP_PL_FREE(P, KIND)                                                                       \
 	do {                                                                                       \
+		if (RIP_UNLIKELY(rip_pl_own_take(P)))                                              \
+			break;                                                                     \
 		if (RIP_UNLIKELY(rip_pl_enter(RIP_CAT_MEM))) {                                     \
 			rip_pl_mem_free(P, rip_pl_backtrace_id(), KIND);                           \
 			rip_pl_leave();                                                            \
@@ -155,6 +251,30 @@ static void *rip_pl_boot_realloc(void *old, size_t size)
 	return p;
 }
 
+/*
+ * After realloc(old, size) returned p: record it.  Always inlined into the
+ * exported hook (the backtrace skips exactly its caller).  A block of the
+ * tracer's (rip_pl_own) is not the program's: its realloc guard up stays
+ * the tracer's, and unguarded (ld.so resizing a DTV it made for us) it is
+ * an allocation of p.
+ */
+static inline __attribute__((always_inline)) void *rip_pl_realloc_record(void *old, void *p,
+									   size_t size)
+{
+	bool own = old && (p || !size) && rip_pl_own_take(old);
+
+	if (RIP_UNLIKELY(rip_pl_enter(RIP_CAT_MEM))) {
+		/* A failure is not recorded: old stays. */
+		if (p || (old && !size && !own))
+			rip_pl_mem_realloc(own ? NULL : old, p, p ? size : 0,
+					   rip_pl_backtrace_id());
+		rip_pl_leave();
+	} else if (RIP_UNLIKELY(rip_pl_self.guard) && p) {
+		rip_pl_own_add(p);
+	}
+	return p;
+}
+
 RIP_PL_EXPORT void *realloc(void *old, size_t size)
 {
 	void *p;
@@ -170,14 +290,7 @@ RIP_PL_EXPORT void *realloc(void *old, size_t size)
 	if (RIP_UNLIKELY(!rip_pl_mem_ready()))
 		return old ? NULL : rip_pl_boot_alloc(size, 16);
 	rip_pl_mem_prepare();
-	p = real_realloc(old, size);
-	if (RIP_UNLIKELY(rip_pl_enter(RIP_CAT_MEM))) {
-		/* A failure is not recorded: old stays. */
-		if (p || (old && !size))
-			rip_pl_mem_realloc(old, p, p ? size : 0, rip_pl_backtrace_id());
-		rip_pl_leave();
-	}
-	return p;
+	return rip_pl_realloc_record(old, real_realloc(old, size), size);
 }
 
 /*
@@ -188,7 +301,6 @@ RIP_PL_EXPORT void *realloc(void *old, size_t size)
 RIP_PL_EXPORT void *reallocarray(void *old, size_t n, size_t size)
 {
 	size_t total;
-	void *p;
 
 	if (__builtin_mul_overflow(n, size, &total)) {
 		errno = ENOMEM;
@@ -197,13 +309,7 @@ RIP_PL_EXPORT void *reallocarray(void *old, size_t n, size_t size)
 	if (RIP_UNLIKELY(old && rip_pl_boot_owns(old)) || RIP_UNLIKELY(!rip_pl_mem_ready()))
 		return realloc(old, total);
 	rip_pl_mem_prepare();
-	p = real_realloc(old, total);
-	if (RIP_UNLIKELY(rip_pl_enter(RIP_CAT_MEM))) {
-		if (p || (old && !total))
-			rip_pl_mem_realloc(old, p, p ? total : 0, rip_pl_backtrace_id());
-		rip_pl_leave();
-	}
-	return p;
+	return rip_pl_realloc_record(old, real_realloc(old, total), total);
 }
 
 RIP_PL_EXPORT int posix_memalign(void **out, size_t align, size_t size)
