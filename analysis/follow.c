@@ -173,6 +173,24 @@ int xr_event(struct xr *x, const struct evs_event *e)
 			x->nfds--;
 		}
 		break;
+	case ROLE_FD_CLOSE_RANGE: {
+		uint64_t *keys;
+		size_t n;
+
+		/* the descriptors of [first, last] that are open */
+		if (live_keys_in(&x->fds.h, sizeof(struct stk_ent), V(ROLE_CRANGE_FIRST),
+				 V(ROLE_CRANGE_LAST), &keys, &n))
+			return -ENOMEM;
+		for (size_t i = 0; i < n; i++) {
+			ent = stk_map_find(&x->fds, keys[i]);
+			if (ent) {
+				stk_map_del(&x->fds, ent);
+				x->nfds--;
+			}
+		}
+		free(keys);
+		break;
+	}
 	}
 	return ret < 0 ? ret : role;
 }
@@ -186,10 +204,12 @@ static const struct {
 	[ROLE_MEM_UNMAP] = { RIP_CAT_MEM, ROLE_UNMAP_KIND },
 	[ROLE_FD_OPEN] = { RIP_CAT_FD, ROLE_OPEN_KIND },
 	[ROLE_FD_CLOSE] = { RIP_CAT_FD, ROLE_CLOSE_KIND },
+	[ROLE_FD_CLOSE_RANGE] = { RIP_CAT_FD, ROLE_CRANGE_KIND },
 	[ROLE_SHM_CREATE] = { RIP_CAT_SHM, ROLE_CREATE_KIND },
 	[ROLE_SHM_ATTACH] = { RIP_CAT_SHM, ROLE_ATTACH_KIND },
 	[ROLE_SHM_DETACH] = { RIP_CAT_SHM, ROLE_DETACH_KIND },
 	[ROLE_SHM_REMOVE] = { RIP_CAT_SHM, ROLE_REMOVE_KIND },
+	[ROLE_SHM_RESIZE] = { RIP_CAT_SHM, ROLE_RESIZE_KIND },
 };
 
 const char *xr_kind(const struct xr *x, const struct evs_event *e, int role)

@@ -76,6 +76,10 @@ static const char *const lk_fd_kinds[] = {
 	[RIP_FD_FCLOSE] = "fclose",
 	[RIP_FD_CLOSEDIR] = "closedir",
 	[RIP_FD_REPLACED] = "replaced",
+	[RIP_FD_PIDFD_OPEN] = "pidfd_open",
+	[RIP_FD_PIDFD_GETFD] = "pidfd_getfd",
+	[RIP_FD_CLOSE_RANGE] = "close_range",
+	[RIP_FD_CLOSEFROM] = "closefrom",
 };
 
 static const char *const lk_shm_kinds[] = {
@@ -88,6 +92,7 @@ static const char *const lk_shm_kinds[] = {
 	[RIP_SHM_MUNMAP] = "munmap",
 	[RIP_SHM_UNLINK] = "shm_unlink",
 	[RIP_SHM_RMID] = "IPC_RMID",
+	[RIP_SHM_FTRUNCATE] = "ftruncate",
 };
 
 #define LK_NELEM(a) (sizeof(a) / sizeof((a)[0]))
@@ -233,6 +238,21 @@ static int lk_map(struct lk *lk, const struct role_res *d, const struct evs_even
 	return lk_make(lk, LK_MEM, &m, e);
 }
 
+/* Descriptors first..last closed: the ones held open (no count of others: no one knows them). */
+static int lk_close_range(struct lk *lk, uint64_t first, uint64_t last)
+{
+	uint64_t *keys;
+	size_t n;
+
+	if (live_keys_in(&lk->live.t[LIVE_FD], live_esz(&lk->live, LIVE_FD), first, last, &keys,
+			 &n))
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		live_release(&lk->live, LIVE_FD, keys[i], NULL);
+	free(keys);
+	return 0;
+}
+
 static int lk_event(void *arg, const struct evs_event *e, const struct role_res *d)
 {
 	struct lk *lk = arg;
@@ -273,6 +293,15 @@ static int lk_event(void *arg, const struct evs_event *e, const struct role_res 
 		else
 			lk->bad_events++;
 		return 0;
+	case ROLE_FD_CLOSE_RANGE:
+		return lk_close_range(lk, d->key, d->size);
+	case ROLE_SHM_RESIZE: {
+		struct live_ent *o = live_find(&lk->live, LIVE_SHM, d->key);
+
+		if (o)
+			o->size = d->size;
+		return 0;
+	}
 	case ROLE_SHM_CREATE:
 		if (d->kind == RIP_SHM_MEMFD)
 			return 0; /* lives as long as its descriptor and mappings: tracked there */

@@ -31,6 +31,31 @@ struct live_ent *live_make_named(struct live *l, enum live_res r, uint64_t key, 
 	return &n->e;
 }
 
+int live_keys_in(const struct hmap *t, size_t esz, uint64_t lo, uint64_t hi, uint64_t **keys,
+		 size_t *n)
+{
+	size_t k = 0;
+
+	*keys = NULL;
+	*n = 0;
+	for (size_t i = 0; i < t->cap; i++) {
+		const void *slot = hmap_slot(t, esz, i);
+		uint64_t key = hmap_key(slot);
+
+		if (!hmap_used(slot) || key < lo || key > hi)
+			continue;
+		if (!*keys) {
+			*keys = malloc(t->n * sizeof(**keys));
+			if (!*keys)
+				return -ENOMEM;
+		}
+		if (k < t->n)
+			(*keys)[k++] = key;
+	}
+	*n = k;
+	return 0;
+}
+
 /* ---- the pieces of the mappings ---- */
 
 static int live_maps_grow(struct live_maps *m)

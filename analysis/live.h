@@ -254,6 +254,14 @@ static inline bool live_release(struct live *l, enum live_res r, uint64_t key,
 void live_free(struct live *l);
 
 /*
+ * The keys in [lo, hi] of hash table t (slots of esz bytes), for a release
+ * of a range (fd:close_range) that cannot delete while it walks the table:
+ * a new array in *keys (NULL when none), their number in *n.  0 or -ENOMEM.
+ */
+int live_keys_in(const struct hmap *t, size_t esz, uint64_t lo, uint64_t hi, uint64_t **keys,
+		 size_t *n);
+
+/*
  * A resource event of the pass: 0, or -ENOMEM.  d is e decoded; e's fields
  * are still to be read with evs_val (the source is lazy).
  */

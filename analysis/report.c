@@ -430,6 +430,33 @@ static void rp_fd_close(struct rp *rp, int64_t fd)
 	rp->fd.kind[o.kind].closed++;
 }
 
+/* Descriptors first..last closed: each one held open is a close of its own. */
+static int rp_fd_close_range(struct rp *rp, uint64_t first, uint64_t last)
+{
+	uint64_t *keys;
+	size_t n;
+
+	if (live_keys_in(&rp->p->l.t[LIVE_FD], live_esz(&rp->p->l, LIVE_FD), first, last, &keys,
+			 &n))
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		rp_fd_close(rp, (int64_t)keys[i]);
+	free(keys);
+	return 0;
+}
+
+/* Segment key resized (ftruncate): its bytes are size now. */
+static void rp_shm_resize(struct rp *rp, uint64_t key, uint64_t size)
+{
+	struct live_ent *o = live_find(&rp->p->l, LIVE_SHM, key);
+
+	if (!o)
+		return;
+	if (size > o->size)
+		rp->shm.created_bytes += size - o->size;
+	o->size = size;
+}
+
 static int rp_shm_create(struct rp *rp, uint64_t key, uint64_t size, uint64_t kind)
 {
 	struct rp_shm *m = &rp->shm;
@@ -546,6 +573,11 @@ static int rp_event(void *arg, const struct evs_event *e, const struct role_res 
 		return rp_fd_open(rp, (int64_t)d->key, d->kind);
 	case ROLE_FD_CLOSE:
 		rp_fd_close(rp, (int64_t)d->key);
+		return 0;
+	case ROLE_FD_CLOSE_RANGE:
+		return rp_fd_close_range(rp, d->key, d->size);
+	case ROLE_SHM_RESIZE:
+		rp_shm_resize(rp, d->key, d->size);
 		return 0;
 	case ROLE_SHM_CREATE:
 		return rp_shm_create(rp, d->key, d->size, d->kind);

@@ -181,11 +181,13 @@ void rip_pl_mem_unmap(const void *addr, uint64_t size, uint32_t bt, uint32_t kin
 
 void rip_pl_fd_open(int fd, uint32_t bt, uint32_t kind, int flags, const char *path);
 void rip_pl_fd_close(int fd, uint32_t bt, uint32_t kind);
+void rip_pl_fd_close_range(unsigned int first, unsigned int last, uint32_t bt, uint32_t kind);
 
 void rip_pl_shm_create(int64_t id, uint64_t size, uint32_t bt, uint32_t kind, const char *name);
 void rip_pl_shm_attach(const void *addr, uint64_t size, int64_t id, uint32_t bt, uint32_t kind);
 void rip_pl_shm_detach(const void *addr, uint64_t size, uint32_t bt, uint32_t kind);
 void rip_pl_shm_remove(int64_t id, uint32_t bt, uint32_t kind, const char *name);
+void rip_pl_shm_resize(int64_t id, uint64_t size, uint32_t bt, uint32_t kind, const char *name);
 
 void rip_pl_mem_mapping(uint64_t start, uint64_t end, uint32_t seq, uint32_t prot,
 			uint32_t flags, uint32_t page_size, const char *path);
