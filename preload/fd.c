@@ -23,9 +23,10 @@
  *
  * Streams and directories record their underlying descriptor (fileno,
  * dirfd).  fdopen and fdopendir record nothing (the descriptor is open
- * already); the stream's fclose or closedir records the close.  memfd_create records an fd:open (kind
- * MEMFD) and, since a memfd is shared memory, a shm:create (kind
- * RIP_SHM_MEMFD) as well; shm_open does the same from shm.c.
+ * already); the stream's fclose or closedir records the close.
+ * memfd_create records an fd:open (kind MEMFD) and, since a memfd is
+ * shared memory, a shm:create (kind RIP_SHM_MEMFD) as well; shm_open does
+ * the same from shm.c.
  */
 #undef _FORTIFY_SOURCE /* we define open() & co. ourselves */
 #include <dirent.h>
