@@ -102,34 +102,38 @@ static inline void rip_pl_mem_prepare(void)
  *
  * So every block allocated guard up (with the mem category on) goes into
  * this set, and every free looks for its block there first: found, it is
- * removed and the free forwarded unrecorded.  Open addressing over
- * addresses, claimed by CAS, no lock: 0 is an empty slot, 1 a removed one
- * (reused by inserts, passed over by lookups).  A full neighbourhood drops
- * the block (its free is then counted as never seen made, as before).
+ * removed and the free forwarded unrecorded.  The set is a table of
+ * buckets of 8 addresses, one cache line each, claimed by CAS, no lock: an
+ * address has one bucket, a lookup reads that line only (a free pays one
+ * line, and nothing while the set is empty), a removal writes 0 back (no
+ * tombstones, so lookups never get longer).  A full bucket drops the block
+ * (its free is then counted as never seen made, as before): with 2048
+ * buckets, that starts to happen past a few thousand threads alive at once.
  */
-#define RIP_PL_OWN_SLOTS 16384u
-#define RIP_PL_OWN_PROBE 64u
-#define RIP_PL_OWN_GONE ((uintptr_t)1)
+#define RIP_PL_OWN_WAYS 8u
+#define RIP_PL_OWN_BUCKETS 2048u
 
-static uintptr_t rip_pl_own[RIP_PL_OWN_SLOTS];
+struct rip_pl_own_bucket {
+	uintptr_t a[RIP_PL_OWN_WAYS]; /* 0: empty */
+} __attribute__((aligned(64)));
+
+static struct rip_pl_own_bucket rip_pl_own[RIP_PL_OWN_BUCKETS];
 static uint32_t rip_pl_own_n; /* blocks in the set: 0 spares every free the lookup */
 
-static inline uint32_t rip_pl_own_hash(uintptr_t a)
+static inline struct rip_pl_own_bucket *rip_pl_own_bucket(uintptr_t a)
 {
-	return (uint32_t)(((uint64_t)a * 0x9e3779b97f4a7c15ull) >> 40) % RIP_PL_OWN_SLOTS;
+	return &rip_pl_own[(((uint64_t)a * 0x9e3779b97f4a7c15ull) >> 40) % RIP_PL_OWN_BUCKETS];
 }
 
 /* p was allocated guard up: the tracer's. */
 static void rip_pl_own_add(void *p)
 {
-	uintptr_t a = (uintptr_t)p;
-	uint32_t h = rip_pl_own_hash(a);
+	struct rip_pl_own_bucket *b = rip_pl_own_bucket((uintptr_t)p);
 
 	if (!p || !rip_category_enabled(RIP_CAT_MEM))
 		return;
-	for (uint32_t i = 0; i < RIP_PL_OWN_PROBE; i++) {
-		uintptr_t *slot = &rip_pl_own[(h + i) % RIP_PL_OWN_SLOTS];
-		uintptr_t v = __atomic_load_n(slot, __ATOMIC_RELAXED);
+	for (uint32_t i = 0; i < RIP_PL_OWN_WAYS; i++) {
+		uintptr_t v = 0;
 
 		/*
 		 * Release: the block is in the set before the pointer leaves this
@@ -137,8 +141,8 @@ static void rip_pl_own_add(void *p)
 		 * thread that frees it (which got the pointer through its own
 		 * synchronisation with us: a join, a lock, the DTV of a dead thread).
 		 */
-		if ((v == 0 || v == RIP_PL_OWN_GONE) &&
-		    __atomic_compare_exchange_n(slot, &v, a, false, __ATOMIC_RELEASE,
+		if (__atomic_load_n(&b->a[i], __ATOMIC_RELAXED) == 0 &&
+		    __atomic_compare_exchange_n(&b->a[i], &v, (uintptr_t)p, false, __ATOMIC_RELEASE,
 						__ATOMIC_RELAXED)) {
 			__atomic_fetch_add(&rip_pl_own_n, 1, __ATOMIC_RELEASE);
 			return;
@@ -147,25 +151,22 @@ static void rip_pl_own_add(void *p)
 }
 
 /* Is p one of the tracer's blocks?  If so it leaves the set (it is being freed). */
-static bool rip_pl_own_take(void *p)
+static inline bool rip_pl_own_take(void *p)
 {
-	uintptr_t a = (uintptr_t)p;
-	uint32_t h;
+	struct rip_pl_own_bucket *b;
 
 	/* Acquire: pairs with the release increment in rip_pl_own_add. */
 	if (RIP_LIKELY(!__atomic_load_n(&rip_pl_own_n, __ATOMIC_ACQUIRE)))
 		return false;
-	h = rip_pl_own_hash(a);
-	for (uint32_t i = 0; i < RIP_PL_OWN_PROBE; i++) {
-		uintptr_t *slot = &rip_pl_own[(h + i) % RIP_PL_OWN_SLOTS];
+	b = rip_pl_own_bucket((uintptr_t)p);
+	for (uint32_t i = 0; i < RIP_PL_OWN_WAYS; i++) {
 		/* Acquire: pairs with the release CAS of rip_pl_own_add. */
-		uintptr_t v = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+		uintptr_t v = __atomic_load_n(&b->a[i], __ATOMIC_ACQUIRE);
 
-		if (v == 0)
-			return false;
 		/* Relaxed: only the thread that frees p removes it. */
-		if (v == a && __atomic_compare_exchange_n(slot, &v, RIP_PL_OWN_GONE, false,
-							  __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+		if (v == (uintptr_t)p && __atomic_compare_exchange_n(&b->a[i], &v, 0, false,
+								    __ATOMIC_RELAXED,
+								    __ATOMIC_RELAXED)) {
 			__atomic_fetch_sub(&rip_pl_own_n, 1, __ATOMIC_RELAXED);
 			return true;
 		}
