@@ -11,6 +11,7 @@
 
 #include "analysis/leaks.h"
 #include "analysis/follow.h"
+#include "analysis/live.h"
 
 int xr_new(const struct ev_types *types, bool fold, struct xr **out, char *err, size_t errlen)
 {
@@ -38,6 +39,7 @@ void xr_free(struct xr *x)
 	if (!x)
 		return;
 	stk_map_free(&x->live);
+	live_maps_free(&x->maps);
 	stk_map_free(&x->fds);
 	stk_map_free(&x->sites);
 	stk_bts_free(&x->bts);
@@ -78,6 +80,40 @@ static void xr_release(struct xr *x, uint64_t addr)
 	stk_map_del(&x->live, e);
 }
 
+/* A piece of mapping c->origin unmapped: it shrinks by what it lost, or goes. */
+static int xr_cut(void *arg, const struct live_cut *c)
+{
+	struct xr *x = arg;
+	struct stk_ent *e = stk_map_find(&x->live, c->origin);
+	uint64_t gone = c->hi - c->lo;
+
+	if (!e)
+		return 0;
+	if (gone > e->a)
+		gone = e->a;
+	x->freed += gone;
+	x->mem -= gone;
+	e->a -= gone;
+	if (!e->a)
+		stk_map_del(&x->live, e);
+	return 0;
+}
+
+/* A mapping made at [addr, addr + size), over whatever was there. */
+static int xr_map(struct xr *x, uint64_t addr, uint64_t size, uint32_t bt)
+{
+	uint64_t key;
+	int ret = live_maps_unmap(&x->maps, addr, size, xr_cut, x);
+
+	if (ret < 0)
+		return ret;
+	x->freed = 0; /* this event makes, it frees nothing */
+	key = live_map_key(&x->maps);
+	if (live_maps_add(&x->maps, addr, size, key))
+		return -ENOMEM;
+	return xr_alloc(x, key, size, bt);
+}
+
 #define V(k) role_val(&x->r, e, k)
 
 int xr_event(struct xr *x, const struct evs_event *e)
@@ -94,13 +130,27 @@ int xr_event(struct xr *x, const struct evs_event *e)
 			ret = stk_bt_define(&x->bts, (uint32_t)V(ROLE_BT_ID), e);
 		break;
 	case ROLE_MEM_ALLOC:
-		if (V(ROLE_ALLOC_ADDR))
+		if (!V(ROLE_ALLOC_ADDR))
+			break;
+		if (live_is_mapping(V(ROLE_ALLOC_KIND)))
+			ret = xr_map(x, V(ROLE_ALLOC_ADDR), V(ROLE_ALLOC_SIZE),
+				     (uint32_t)V(ROLE_ALLOC_BT));
+		else
 			ret = xr_alloc(x, V(ROLE_ALLOC_ADDR), V(ROLE_ALLOC_SIZE),
 				       (uint32_t)V(ROLE_ALLOC_BT));
 		break;
-	case ROLE_MEM_FREE:
-		xr_release(x, V(ROLE_FREE_ADDR));
+	case ROLE_MEM_UNMAP:
+		ret = live_maps_unmap(&x->maps, V(ROLE_UNMAP_ADDR), V(ROLE_UNMAP_SIZE), xr_cut, x);
 		break;
+	case ROLE_MEM_FREE: {
+		const struct live_piece *p;
+
+		if (stk_map_find(&x->live, V(ROLE_FREE_ADDR)))
+			xr_release(x, V(ROLE_FREE_ADDR));
+		else if ((p = live_maps_at(&x->maps, V(ROLE_FREE_ADDR)))) /* from before mem:unmap */
+			ret = live_maps_unmap(&x->maps, p->start, p->end - p->start, xr_cut, x);
+		break;
+	}
 	case ROLE_MEM_REALLOC:
 		/* old 0: an allocation; size 0 and addr 0: a free of old */
 		xr_release(x, V(ROLE_REALLOC_OLD));
@@ -123,6 +173,24 @@ int xr_event(struct xr *x, const struct evs_event *e)
 			x->nfds--;
 		}
 		break;
+	case ROLE_FD_CLOSE_RANGE: {
+		uint64_t *keys;
+		size_t n;
+
+		/* the descriptors of [first, last] that are open */
+		if (live_keys_in(&x->fds.h, sizeof(struct stk_ent), V(ROLE_CRANGE_FIRST),
+				 V(ROLE_CRANGE_LAST), &keys, &n))
+			return -ENOMEM;
+		for (size_t i = 0; i < n; i++) {
+			ent = stk_map_find(&x->fds, keys[i]);
+			if (ent) {
+				stk_map_del(&x->fds, ent);
+				x->nfds--;
+			}
+		}
+		free(keys);
+		break;
+	}
 	}
 	return ret < 0 ? ret : role;
 }
@@ -133,12 +201,15 @@ static const struct {
 } xr_kinds[ROLE_N] = {
 	[ROLE_MEM_ALLOC] = { RIP_CAT_MEM, ROLE_ALLOC_KIND },
 	[ROLE_MEM_FREE] = { RIP_CAT_MEM, ROLE_FREE_KIND },
+	[ROLE_MEM_UNMAP] = { RIP_CAT_MEM, ROLE_UNMAP_KIND },
 	[ROLE_FD_OPEN] = { RIP_CAT_FD, ROLE_OPEN_KIND },
 	[ROLE_FD_CLOSE] = { RIP_CAT_FD, ROLE_CLOSE_KIND },
+	[ROLE_FD_CLOSE_RANGE] = { RIP_CAT_FD, ROLE_CRANGE_KIND },
 	[ROLE_SHM_CREATE] = { RIP_CAT_SHM, ROLE_CREATE_KIND },
 	[ROLE_SHM_ATTACH] = { RIP_CAT_SHM, ROLE_ATTACH_KIND },
 	[ROLE_SHM_DETACH] = { RIP_CAT_SHM, ROLE_DETACH_KIND },
 	[ROLE_SHM_REMOVE] = { RIP_CAT_SHM, ROLE_REMOVE_KIND },
+	[ROLE_SHM_RESIZE] = { RIP_CAT_SHM, ROLE_RESIZE_KIND },
 };
 
 const char *xr_kind(const struct xr *x, const struct evs_event *e, int role)

@@ -24,6 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "analysis/live.h"
 #include "analysis/roles.h"
 #include "analysis/stacks.h"
 #include "read/evsource.h"
@@ -31,7 +32,8 @@
 struct xr {
 	struct role_map r;    /* the types of rip/resource.h by id, and where their fields are */
 	bool fold;	      /* keep backtraces and per-backtrace totals */
-	struct stk_map live;  /* heap block address -> a: size, b: backtrace */
+	struct stk_map live;  /* heap block address (mapping: key) -> a: size, b: backtrace */
+	struct live_maps maps; /* the pieces of the anonymous mappings */
 	struct stk_map fds;   /* open descriptors */
 	struct stk_map sites; /* fold: backtrace -> a: bytes allocated, b: allocations */
 	struct stk_bts bts;   /* fold: the rip:bt definitions */

@@ -12,6 +12,8 @@
  * A release of something never seen made (inherited descriptors, memory
  * allocated before tracing started) is counted, not an error; so is a
  * resource made again while live (its release was not recorded).
+ * Anonymous mappings are kept as ranges too (live_maps): a munmap of part
+ * of one leaves the rest live, at its site, with the bytes still mapped.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -74,6 +76,10 @@ static const char *const lk_fd_kinds[] = {
 	[RIP_FD_FCLOSE] = "fclose",
 	[RIP_FD_CLOSEDIR] = "closedir",
 	[RIP_FD_REPLACED] = "replaced",
+	[RIP_FD_PIDFD_OPEN] = "pidfd_open",
+	[RIP_FD_PIDFD_GETFD] = "pidfd_getfd",
+	[RIP_FD_CLOSE_RANGE] = "close_range",
+	[RIP_FD_CLOSEFROM] = "closefrom",
 };
 
 static const char *const lk_shm_kinds[] = {
@@ -86,6 +92,7 @@ static const char *const lk_shm_kinds[] = {
 	[RIP_SHM_MUNMAP] = "munmap",
 	[RIP_SHM_UNLINK] = "shm_unlink",
 	[RIP_SHM_RMID] = "IPC_RMID",
+	[RIP_SHM_FTRUNCATE] = "ftruncate",
 };
 
 #define LK_NELEM(a) (sizeof(a) / sizeof((a)[0]))
@@ -178,10 +185,72 @@ static int lk_make(struct lk *lk, enum lk_res r, const struct role_res *d,
 	return 0;
 }
 
+/* A piece of mapping c->origin unmapped: it shrinks by what it lost, or goes. */
+static int lk_cut(void *arg, const struct live_cut *c)
+{
+	struct lk *lk = arg;
+	struct live_ent *o = live_find(&lk->live, LIVE_MEM, c->origin);
+
+	if (!o)
+		return 0;
+	if (c->hi - c->lo < o->size)
+		o->size -= c->hi - c->lo;
+	else
+		live_release(&lk->live, LIVE_MEM, c->origin, NULL);
+	return 0;
+}
+
+/* Range [addr, addr + size) unmapped; kind mmap: by a mapping placed over it. */
+static int lk_unmap(struct lk *lk, uint64_t addr, uint64_t size, uint64_t kind)
+{
+	int n = live_maps_unmap(&lk->live.maps, addr, size, lk_cut, lk);
+
+	if (n < 0)
+		return n;
+	lk->un.release[LK_MEM] += !n && kind != RIP_MEM_MMAP; /* none of it was seen made */
+	return 0;
+}
+
 static void lk_release(struct lk *lk, enum lk_res r, uint64_t key)
 {
-	if (!live_release(&lk->live, (enum live_res)r, key, NULL))
-		lk->un.release[r]++;
+	const struct live_piece *p;
+
+	if (live_release(&lk->live, (enum live_res)r, key, NULL))
+		return;
+	/* a trace from before mem:unmap: munmap was a mem:free of the start */
+	if (r == LK_MEM && (p = live_maps_at(&lk->live.maps, key)) &&
+	    lk_unmap(lk, p->start, p->end - p->start, RIP_MEM_MUNMAP) == 0)
+		return;
+	lk->un.release[r]++;
+}
+
+/* A mapping made at [d->key, d->key + d->size), over whatever was there. */
+static int lk_map(struct lk *lk, const struct role_res *d, const struct evs_event *e)
+{
+	struct role_res m = *d;
+	int ret = lk_unmap(lk, d->key, d->size, RIP_MEM_MMAP);
+
+	if (ret)
+		return ret;
+	m.key = live_map_key(&lk->live.maps);
+	if (live_maps_add(&lk->live.maps, d->key, d->size, m.key))
+		return -ENOMEM;
+	return lk_make(lk, LK_MEM, &m, e);
+}
+
+/* Descriptors first..last closed: the ones held open (no count of others: no one knows them). */
+static int lk_close_range(struct lk *lk, uint64_t first, uint64_t last)
+{
+	uint64_t *keys;
+	size_t n;
+
+	if (live_keys_in(&lk->live.t[LIVE_FD], live_esz(&lk->live, LIVE_FD), first, last, &keys,
+			 &n))
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		live_release(&lk->live, LIVE_FD, keys[i], NULL);
+	free(keys);
+	return 0;
 }
 
 static int lk_event(void *arg, const struct evs_event *e, const struct role_res *d)
@@ -194,7 +263,11 @@ static int lk_event(void *arg, const struct evs_event *e, const struct role_res 
 			lk->failed_allocs++;
 			return 0;
 		}
+		if (live_is_mapping(d->kind))
+			return lk_map(lk, d, e);
 		return lk_make(lk, LK_MEM, d, e);
+	case ROLE_MEM_UNMAP:
+		return lk_unmap(lk, d->key, d->size, d->kind);
 	case ROLE_MEM_FREE:
 		if (d->key)
 			lk_release(lk, LK_MEM, d->key);
@@ -220,6 +293,15 @@ static int lk_event(void *arg, const struct evs_event *e, const struct role_res 
 		else
 			lk->bad_events++;
 		return 0;
+	case ROLE_FD_CLOSE_RANGE:
+		return lk_close_range(lk, d->key, d->size);
+	case ROLE_SHM_RESIZE: {
+		struct live_ent *o = live_find(&lk->live, LIVE_SHM, d->key);
+
+		if (o)
+			o->size = d->size;
+		return 0;
+	}
 	case ROLE_SHM_CREATE:
 		if (d->kind == RIP_SHM_MEMFD)
 			return 0; /* lives as long as its descriptor and mappings: tracked there */

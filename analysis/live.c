@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * analysis/live.c - the tables of what is live during a resource pass (see
- * live.h): entries of named tables made, and the tables freed.
+ * live.h): entries of named tables made, the pieces of the mappings, and
+ * the tables freed.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,6 +31,155 @@ struct live_ent *live_make_named(struct live *l, enum live_res r, uint64_t key, 
 	return &n->e;
 }
 
+int live_keys_in(const struct hmap *t, size_t esz, uint64_t lo, uint64_t hi, uint64_t **keys,
+		 size_t *n)
+{
+	size_t k = 0;
+
+	*keys = NULL;
+	*n = 0;
+	for (size_t i = 0; i < t->cap; i++) {
+		const void *slot = hmap_slot(t, esz, i);
+		uint64_t key = hmap_key(slot);
+
+		if (!hmap_used(slot) || key < lo || key > hi)
+			continue;
+		if (!*keys) {
+			*keys = malloc(t->n * sizeof(**keys));
+			if (!*keys)
+				return -ENOMEM;
+		}
+		if (k < t->n)
+			(*keys)[k++] = key;
+	}
+	*n = k;
+	return 0;
+}
+
+/* ---- the pieces of the mappings ---- */
+
+static int live_maps_grow(struct live_maps *m)
+{
+	size_t cap = m->cap ? m->cap * 2 : 64;
+	struct live_piece *v;
+
+	if (m->n < m->cap)
+		return 0;
+	v = realloc(m->v, cap * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	m->v = v;
+	m->cap = cap;
+	return 0;
+}
+
+/* The index of the first piece that ends after addr (m->n: none). */
+static size_t live_maps_after(const struct live_maps *m, uint64_t addr)
+{
+	size_t lo = 0, hi = m->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (m->v[mid].end > addr)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return lo;
+}
+
+/* The end of [start, start + len), at most 2^64 - 1. */
+static uint64_t live_range_end(uint64_t start, uint64_t len)
+{
+	return start + len < start ? UINT64_MAX : start + len;
+}
+
+int live_maps_add(struct live_maps *m, uint64_t start, uint64_t len, uint64_t origin)
+{
+	uint64_t end = live_range_end(start, len);
+	size_t i;
+
+	if (end == start)
+		return 0;
+	if (live_maps_grow(m))
+		return -ENOMEM;
+	i = live_maps_after(m, start);
+	/* the caller unmapped [start, end): whatever follows starts at end or later */
+	memmove(&m->v[i + 1], &m->v[i], (m->n - i) * sizeof(m->v[0]));
+	m->v[i] = (struct live_piece){ .start = start, .end = end, .origin = origin };
+	m->n++;
+	return 0;
+}
+
+const struct live_piece *live_maps_at(const struct live_maps *m, uint64_t addr)
+{
+	size_t i = live_maps_after(m, addr);
+
+	return i < m->n && m->v[i].start == addr ? &m->v[i] : NULL;
+}
+
+int live_maps_unmap(struct live_maps *m, uint64_t start, uint64_t len, live_cut_fn *fn, void *arg)
+{
+	uint64_t end = live_range_end(start, len);
+	size_t f = live_maps_after(m, start), l = f, w;
+	struct live_piece head, tail;
+	bool keep_head, keep_tail;
+	int ret;
+
+	while (l < m->n && m->v[l].start < end)
+		l++;
+	if (f == l || end == start)
+		return 0;
+	head = m->v[f];
+	tail = m->v[l - 1];
+	keep_head = head.start < start;
+	keep_tail = tail.end > end;
+	/* a hole in one piece makes it two: room first, so that a failure changes nothing */
+	if (keep_head && keep_tail && f == l - 1 && live_maps_grow(m))
+		return -ENOMEM;
+	for (size_t i = f; i < l; i++) {
+		const struct live_piece *p = &m->v[i];
+		struct live_cut c = {
+			.origin = p->origin,
+			.start = p->start,
+			.end = p->end,
+			.lo = p->start > start ? p->start : start,
+			.hi = p->end < end ? p->end : end,
+		};
+
+		ret = fn(arg, &c);
+		if (ret)
+			return ret;
+	}
+	ret = (int)(l - f);
+	if (keep_head && keep_tail && f == l - 1) {
+		memmove(&m->v[l + 1], &m->v[l], (m->n - l) * sizeof(m->v[0]));
+		m->n++;
+		l++;
+	}
+	/* the pieces [f, l) become [f, w): what stays of the first and of the last */
+	w = f;
+	if (keep_head) {
+		m->v[w] = head;
+		m->v[w++].end = start;
+	}
+	if (keep_tail) {
+		m->v[w] = tail;
+		m->v[w++].start = end;
+	}
+	memmove(&m->v[w], &m->v[l], (m->n - l) * sizeof(m->v[0]));
+	m->n -= l - w;
+	return ret;
+}
+
+void live_maps_free(struct live_maps *m)
+{
+	free(m->v);
+	m->v = NULL;
+	m->n = m->cap = 0;
+}
+
 void live_free(struct live *l)
 {
 	for (int r = 0; r < LIVE_NRES; r++) {
@@ -40,5 +191,6 @@ void live_free(struct live *l)
 		}
 		hmap_free(&l->t[r]);
 	}
+	live_maps_free(&l->maps);
 	stk_bts_free(&l->bts);
 }

@@ -62,8 +62,78 @@ struct live_named {
 	char *name; /* NULL: none */
 };
 
+/*
+ * The anonymous mappings as ranges.  A mapping (mem:alloc of kind mmap or
+ * mremap) is live in LIVE_MEM under the address it was made at, its origin,
+ * for as long as any byte of it is mapped; its pieces here say which bytes
+ * those are.  A mem:unmap may cut any range out of them (trim the head or
+ * the tail, punch a hole, span several mappings): live_maps_unmap tells the
+ * pass what each piece lost, and the pass shrinks the mapping by that many
+ * bytes, or releases it when nothing is left.  Sizes are the bytes asked
+ * for, not rounded to pages (the reader does not know the page size): a
+ * piece loses the bytes the unmapped range shares with it.
+ */
+struct live_piece {
+	uint64_t start, end; /* [start, end), end > start */
+	uint64_t origin;     /* the mapping it is part of: its key in LIVE_MEM (live_map_key) */
+};
+
+/* Pieces sorted by start, disjoint. */
+struct live_maps {
+	struct live_piece *v;
+	size_t n, cap;
+	uint64_t serial; /* of the last key live_map_key gave */
+};
+
+/*
+ * The keys of mappings in LIVE_MEM: this bit and a serial number, not an
+ * address, since a mapping whose head was unmapped lives on while its
+ * first address is mapped again (blocks' addresses never have this bit).
+ */
+#define LIVE_MAP_KEY (1ull << 63)
+
+/* A new key for a mapping (the origin of its pieces). */
+static inline uint64_t live_map_key(struct live_maps *m)
+{
+	return LIVE_MAP_KEY | (++m->serial & ~LIVE_MAP_KEY);
+}
+
+/* What an unmap took from one piece: [lo, hi) of [start, end); [start, lo) and [hi, end) stay. */
+struct live_cut {
+	uint64_t origin, start, end, lo, hi;
+};
+
+/* Told each cut of live_maps_unmap (it must not change the pieces): 0, or -ENOMEM to stop. */
+typedef int live_cut_fn(void *arg, const struct live_cut *c);
+
+/*
+ * Mapping origin made at [start, start + len) (len 0: nothing).  The caller
+ * unmaps the range first: a mapping placed over others replaces them.  0 or
+ * -ENOMEM.
+ */
+int live_maps_add(struct live_maps *m, uint64_t start, uint64_t len, uint64_t origin);
+/*
+ * The piece that starts at addr, NULL if none: a mem:free of a mapping's
+ * start (traces from before mem:unmap) releases it.
+ */
+const struct live_piece *live_maps_at(const struct live_maps *m, uint64_t addr);
+/*
+ * Range [start, start + len) unmapped: each piece it touches is trimmed,
+ * split or dropped, and fn(arg, cut) told of it, in address order.  The
+ * number of pieces touched (0: nothing of ours was there), or -ENOMEM.
+ */
+int live_maps_unmap(struct live_maps *m, uint64_t start, uint64_t len, live_cut_fn *fn, void *arg);
+void live_maps_free(struct live_maps *m);
+
+/* Is a mem:alloc of kind a mapping (one live_maps holds)? */
+static inline bool live_is_mapping(uint64_t kind)
+{
+	return kind == RIP_MEM_MMAP || kind == RIP_MEM_MREMAP;
+}
+
 struct live {
 	bool named;		  /* descriptors and segments keep their path or name */
+	struct live_maps maps;	  /* the pieces of the anonymous mappings in LIVE_MEM */
 	struct role_map r;	  /* the trace's types by role */
 	struct stk_bts bts;	  /* its rip:bt definitions */
 	struct hmap t[LIVE_NRES]; /* what is live now, by resource */
@@ -166,6 +236,12 @@ static inline __attribute__((always_inline)) bool live_release_sz(struct live *l
 	return true;
 }
 
+/* The live entry of key in table r, NULL if none. */
+static inline struct live_ent *live_find(const struct live *l, enum live_res r, uint64_t key)
+{
+	return hmap_find(&l->t[r], live_esz(l, r), key);
+}
+
 /* Key released from table r: true and its entry in *old (NULL: not wanted), false if not live. */
 static inline bool live_release(struct live *l, enum live_res r, uint64_t key,
 				struct live_ent *old)
@@ -176,6 +252,14 @@ static inline bool live_release(struct live *l, enum live_res r, uint64_t key,
 }
 
 void live_free(struct live *l);
+
+/*
+ * The keys in [lo, hi] of hash table t (slots of esz bytes), for a release
+ * of a range (fd:close_range) that cannot delete while it walks the table:
+ * a new array in *keys (NULL when none), their number in *n.  0 or -ENOMEM.
+ */
+int live_keys_in(const struct hmap *t, size_t esz, uint64_t lo, uint64_t hi, uint64_t **keys,
+		 size_t *n);
 
 /*
  * A resource event of the pass: 0, or -ENOMEM.  d is e decoded; e's fields

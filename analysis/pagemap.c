@@ -21,6 +21,7 @@
 
 #include <rip/resource.h>
 
+#include "analysis/live.h"
 #include "analysis/pagemap.h"
 #include "analysis/roles.h"
 #include "analysis/stacks.h"
@@ -28,8 +29,9 @@
 /* ---- live blocks: addr -> size ------------------------------------------------------- */
 
 struct pm_live {
-	struct stk_map m; /* block address -> a: its size */
+	struct stk_map m; /* block (or piece of a mapping) address -> a: its size */
 	uint64_t bytes;
+	struct live_maps maps; /* the pieces of the anonymous mappings */
 };
 
 static void pm_live_del(struct pm_live *t, uint64_t addr)
@@ -54,6 +56,35 @@ static int pm_live_put(struct pm_live *t, uint64_t addr, uint64_t size)
 	e->a = size;
 	t->bytes += size;
 	return 0;
+}
+
+/*
+ * A piece of a mapping unmapped: pagemap keeps the pieces themselves as
+ * blocks (what lies where is all it needs), so the piece goes and what
+ * stays of it comes back as up to two.
+ */
+static int pm_cut(void *arg, const struct live_cut *c)
+{
+	struct pm_live *t = arg;
+
+	pm_live_del(t, c->start);
+	if (c->lo > c->start && pm_live_put(t, c->start, c->lo - c->start))
+		return -ENOMEM;
+	if (c->hi < c->end && pm_live_put(t, c->hi, c->end - c->hi))
+		return -ENOMEM;
+	return 0;
+}
+
+/* A mapping made at [addr, addr + size), over whatever was there. */
+static int pm_map(struct pm_live *t, uint64_t addr, uint64_t size)
+{
+	int n = live_maps_unmap(&t->maps, addr, size, pm_cut, t);
+
+	if (n < 0)
+		return n;
+	if (live_maps_add(&t->maps, addr, size, addr))
+		return -ENOMEM;
+	return pm_live_put(t, addr, size);
 }
 
 /* ---- one snapshot ---------------------------------------------------------------------- */
@@ -123,6 +154,7 @@ void pm_free(struct pm *pm)
 	if (pm->p) {
 		pm_snap_free(&pm->p->cur);
 		stk_map_free(&pm->p->live.m);
+		live_maps_free(&pm->p->live.maps);
 		free(pm->p);
 	}
 	pm_snap_free(&pm->best);
@@ -461,12 +493,32 @@ static int pm_event(struct pm *pm, const struct evs_event *e, int role)
 {
 	switch (role) {
 	case ROLE_MEM_ALLOC:
-		return V(ROLE_ALLOC_ADDR) ? pm_live_put(&pm->p->live, V(ROLE_ALLOC_ADDR),
-							V(ROLE_ALLOC_SIZE))
-					  : 0;
-	case ROLE_MEM_FREE:
-		pm_live_del(&pm->p->live, V(ROLE_FREE_ADDR));
-		return 0;
+		if (!V(ROLE_ALLOC_ADDR))
+			return 0;
+		if (live_is_mapping(V(ROLE_ALLOC_KIND)))
+			return pm_map(&pm->p->live, V(ROLE_ALLOC_ADDR), V(ROLE_ALLOC_SIZE));
+		return pm_live_put(&pm->p->live, V(ROLE_ALLOC_ADDR), V(ROLE_ALLOC_SIZE));
+	case ROLE_MEM_UNMAP: {
+		int n = live_maps_unmap(&pm->p->live.maps, V(ROLE_UNMAP_ADDR), V(ROLE_UNMAP_SIZE),
+					pm_cut, &pm->p->live);
+
+		return n < 0 ? n : 0;
+	}
+	case ROLE_MEM_FREE: {
+		struct pm_live *t = &pm->p->live;
+		const struct live_piece *p = stk_map_find(&t->m, V(ROLE_FREE_ADDR))
+						     ? NULL
+						     : live_maps_at(&t->maps, V(ROLE_FREE_ADDR));
+		int n;
+
+		if (!p) {
+			pm_live_del(t, V(ROLE_FREE_ADDR));
+			return 0;
+		}
+		/* a mapping's start, in a trace from before mem:unmap */
+		n = live_maps_unmap(&t->maps, p->start, p->end - p->start, pm_cut, t);
+		return n < 0 ? n : 0;
+	}
 	case ROLE_MEM_REALLOC:
 		/* old 0: an allocation; addr 0 and size 0: a free of old */
 		if (V(ROLE_REALLOC_OLD))
@@ -504,7 +556,7 @@ int pm_run(struct pm *pm, struct evs *s, char *err, size_t errlen)
 		role = role_of(&pm->p->r, &e);
 		if (role == ROLE_NONE)
 			continue;
-		if (role >= ROLE_MEM_ALLOC && role <= ROLE_MEM_REALLOC)
+		if (role >= ROLE_MEM_ALLOC && role <= ROLE_MEM_UNMAP)
 			pm->mem_events++;
 		ret = pm_event(pm, &e, role);
 		if (ret == -ENOMEM)

@@ -42,6 +42,8 @@ struct rp_priv {
 	long last_thread; /* its index, -1: none yet */
 	uint64_t peak_seq;
 	struct rp_point *pt;	 /* the series point of the memory event being counted */
+	const struct evs_event *cut_e; /* the mem:unmap (or mapping) being counted, for rp_cut */
+	struct rp_thread *cut_t;	 /* its thread */
 	uint64_t s_lo, s_hi;	 /* the series bucket of the last sample: [lo, hi) ns in */
 	size_t s_i;
 };
@@ -243,17 +245,79 @@ static int rp_alloc(struct rp *rp, const struct evs_event *e, uint64_t addr, uin
 	return 0;
 }
 
+/*
+ * A piece of mapping c->origin unmapped: the bytes it lost are no longer
+ * live (freed bytes, not a free), or, when none is left, the mapping is
+ * released (a free).
+ */
+static int rp_cut(void *arg, const struct live_cut *c)
+{
+	struct rp *rp = arg;
+	struct live_ent *b = live_find(&rp->p->l, LIVE_MEM, c->origin), old;
+	uint64_t gone = c->hi - c->lo;
+	struct rp_site *s;
+
+	if (!b)
+		return 0;
+	if (gone >= b->size) {
+		live_release(&rp->p->l, LIVE_MEM, c->origin, &old);
+		rp_release(rp, &old, rp->p->cut_e->ns, rp->p->cut_t);
+		return 0;
+	}
+	s = &rp->sites[b->val];
+	rp_touch(rp, s);
+	b->size -= gone;
+	s->live_bytes -= gone;
+	rp->live_bytes -= gone;
+	rp->freed_bytes += gone;
+	rp->p->cut_t->freed_bytes += gone;
+	return 0;
+}
+
+/* Range [addr, addr + size) unmapped; kind mmap: by a mapping placed over it. */
+static int rp_unmap(struct rp *rp, const struct evs_event *e, uint64_t addr, uint64_t size,
+		    uint64_t kind, struct rp_thread *t)
+{
+	int n;
+
+	rp->p->cut_e = e;
+	rp->p->cut_t = t;
+	n = live_maps_unmap(&rp->p->l.maps, addr, size, rp_cut, rp);
+	if (n < 0)
+		return n;
+	rp->frees_unseen += !n && kind != RIP_MEM_MMAP; /* none of it was seen made */
+	return 0;
+}
+
 static void rp_free_addr(struct rp *rp, const struct evs_event *e, uint64_t addr,
 			 struct rp_thread *t)
 {
+	const struct live_piece *p;
 	struct live_ent b;
 
 	if (!addr)
 		return;
 	if (live_release(&rp->p->l, LIVE_MEM, addr, &b))
 		rp_release(rp, &b, e->ns, t);
+	else if ((p = live_maps_at(&rp->p->l.maps, addr))) /* a trace from before mem:unmap */
+		rp_unmap(rp, e, p->start, p->end - p->start, RIP_MEM_MUNMAP, t);
 	else
 		rp->frees_unseen++;
+}
+
+/* A mapping made at [addr, addr + size), over whatever was there. */
+static int rp_map(struct rp *rp, const struct evs_event *e, uint64_t addr, uint64_t size,
+		  uint32_t bt, struct rp_thread *t)
+{
+	uint64_t key;
+	int ret = rp_unmap(rp, e, addr, size, RIP_MEM_MMAP, t);
+
+	if (ret)
+		return ret;
+	key = live_map_key(&rp->p->l.maps);
+	if (live_maps_add(&rp->p->l.maps, addr, size, key))
+		return -ENOMEM;
+	return rp_alloc(rp, e, key, size, bt, t);
 }
 
 /* Halve the resolution of the series: bucket i takes buckets 2i and 2i + 1. */
@@ -366,6 +430,33 @@ static void rp_fd_close(struct rp *rp, int64_t fd)
 	rp->fd.kind[o.kind].closed++;
 }
 
+/* Descriptors first..last closed: each one held open is a close of its own. */
+static int rp_fd_close_range(struct rp *rp, uint64_t first, uint64_t last)
+{
+	uint64_t *keys;
+	size_t n;
+
+	if (live_keys_in(&rp->p->l.t[LIVE_FD], live_esz(&rp->p->l, LIVE_FD), first, last, &keys,
+			 &n))
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		rp_fd_close(rp, (int64_t)keys[i]);
+	free(keys);
+	return 0;
+}
+
+/* Segment key resized (ftruncate): its bytes are size now. */
+static void rp_shm_resize(struct rp *rp, uint64_t key, uint64_t size)
+{
+	struct live_ent *o = live_find(&rp->p->l, LIVE_SHM, key);
+
+	if (!o)
+		return;
+	if (size > o->size)
+		rp->shm.created_bytes += size - o->size;
+	o->size = size;
+}
+
 static int rp_shm_create(struct rp *rp, uint64_t key, uint64_t size, uint64_t kind)
 {
 	struct rp_shm *m = &rp->shm;
@@ -440,7 +531,11 @@ static int rp_mem_event(struct rp *rp, const struct evs_event *e, const struct r
 		return -ENOMEM;
 	switch (d->role) {
 	case ROLE_MEM_ALLOC:
+		if (live_is_mapping(d->kind))
+			return rp_map(rp, e, d->key, d->size, d->bt, t);
 		return rp_alloc(rp, e, d->key, d->size, d->bt, t);
+	case ROLE_MEM_UNMAP:
+		return rp_unmap(rp, e, d->key, d->size, d->kind, t);
 	case ROLE_MEM_FREE:
 		rp_free_addr(rp, e, d->key, t);
 		return 0;
@@ -468,6 +563,7 @@ static int rp_event(void *arg, const struct evs_event *e, const struct role_res 
 	case ROLE_MEM_ALLOC:
 	case ROLE_MEM_FREE:
 	case ROLE_MEM_REALLOC:
+	case ROLE_MEM_UNMAP:
 		rp->p->pt = rp_point_at(rp, e->ns);
 		ret = rp_mem_event(rp, e, d);
 		if (!ret)
@@ -477,6 +573,11 @@ static int rp_event(void *arg, const struct evs_event *e, const struct role_res 
 		return rp_fd_open(rp, (int64_t)d->key, d->kind);
 	case ROLE_FD_CLOSE:
 		rp_fd_close(rp, (int64_t)d->key);
+		return 0;
+	case ROLE_FD_CLOSE_RANGE:
+		return rp_fd_close_range(rp, d->key, d->size);
+	case ROLE_SHM_RESIZE:
+		rp_shm_resize(rp, d->key, d->size);
 		return 0;
 	case ROLE_SHM_CREATE:
 		return rp_shm_create(rp, d->key, d->size, d->kind);

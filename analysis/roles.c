@@ -24,11 +24,17 @@ const struct role_spec role_specs[ROLE_N] = {
 	[ROLE_MEM_REALLOC] = { "mem:realloc",
 			       { F(REALLOC_OLD, "old"), F(REALLOC_ADDR, "addr"),
 				 F(REALLOC_SIZE, "size"), F(REALLOC_BT, "bt") } },
+	[ROLE_MEM_UNMAP] = { "mem:unmap",
+			     { F(UNMAP_ADDR, "addr"), F(UNMAP_SIZE, "size"), F(UNMAP_BT, "bt"),
+			       F(UNMAP_KIND, "kind") } },
 	[ROLE_FD_OPEN] = { "fd:open",
 			   { F(OPEN_FD, "fd"), F(OPEN_BT, "bt"), F(OPEN_KIND, "kind"),
 			     F(OPEN_FLAGS, "flags"), F(OPEN_PATH, "$path") } },
 	[ROLE_FD_CLOSE] = { "fd:close",
 			    { F(CLOSE_FD, "fd"), F(CLOSE_BT, "bt"), F(CLOSE_KIND, "kind") } },
+	[ROLE_FD_CLOSE_RANGE] = { "fd:close_range",
+				  { F(CRANGE_FIRST, "first"), F(CRANGE_LAST, "last"),
+				    F(CRANGE_BT, "bt"), F(CRANGE_KIND, "kind") } },
 	[ROLE_SHM_CREATE] = { "shm:create",
 			      { F(CREATE_ID, "id"), F(CREATE_SIZE, "size"), F(CREATE_BT, "bt"),
 				F(CREATE_KIND, "kind"), F(CREATE_NAME, "$name") } },
@@ -41,6 +47,9 @@ const struct role_spec role_specs[ROLE_N] = {
 	[ROLE_SHM_REMOVE] = { "shm:remove",
 			      { F(REMOVE_ID, "id"), F(REMOVE_BT, "bt"), F(REMOVE_KIND, "kind"),
 				F(REMOVE_NAME, "$name") } },
+	[ROLE_SHM_RESIZE] = { "shm:resize",
+			      { F(RESIZE_ID, "id"), F(RESIZE_SIZE, "size"), F(RESIZE_BT, "bt"),
+				F(RESIZE_KIND, "kind"), F(RESIZE_NAME, "$name") } },
 	[ROLE_MEM_MAPPING] = { "mem:mapping",
 			       { F(MAPPING_START, "start"), F(MAPPING_END, "end"),
 				 F(MAPPING_SEQ, "seq"), F(MAPPING_PROT, "prot"),
@@ -112,7 +121,8 @@ uint64_t role_seg_key(uint64_t kind, int64_t id, const char *name)
 {
 	uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
 
-	if ((kind != RIP_SHM_OPEN && kind != RIP_SHM_UNLINK) || !name || !*name)
+	if ((kind != RIP_SHM_OPEN && kind != RIP_SHM_UNLINK && kind != RIP_SHM_FTRUNCATE) ||
+	    !name || !*name)
 		return (uint64_t)id << 1;
 	for (const unsigned char *s = (const unsigned char *)name; *s; s++)
 		h = (h ^ *s) * 0x100000001b3ull;

@@ -34,12 +34,15 @@ enum role {
 	ROLE_MEM_ALLOC,	     /* mem:alloc */
 	ROLE_MEM_FREE,	     /* mem:free */
 	ROLE_MEM_REALLOC,    /* mem:realloc */
+	ROLE_MEM_UNMAP,	     /* mem:unmap */
 	ROLE_FD_OPEN,	     /* fd:open */
 	ROLE_FD_CLOSE,	     /* fd:close */
+	ROLE_FD_CLOSE_RANGE, /* fd:close_range */
 	ROLE_SHM_CREATE,     /* shm:create */
 	ROLE_SHM_ATTACH,     /* shm:attach */
 	ROLE_SHM_DETACH,     /* shm:detach */
 	ROLE_SHM_REMOVE,     /* shm:remove */
+	ROLE_SHM_RESIZE,     /* shm:resize */
 	ROLE_MEM_MAPPING,    /* mem:mapping */
 	ROLE_MEM_PAGEMAP,    /* mem:pagemap */
 	ROLE_MEM_PAGEMAP_END, /* mem:pagemap_end */
@@ -49,7 +52,7 @@ enum role {
 /* Is role one of the resource events (made or released things), rip:bt and pagemaps not? */
 static inline bool role_is_resource(int role)
 {
-	return role >= ROLE_MEM_ALLOC && role <= ROLE_SHM_REMOVE;
+	return role >= ROLE_MEM_ALLOC && role <= ROLE_SHM_RESIZE;
 }
 
 /*
@@ -60,12 +63,15 @@ enum { ROLE_BT_ID, ROLE_BT_FRAMES };
 enum { ROLE_ALLOC_ADDR, ROLE_ALLOC_SIZE, ROLE_ALLOC_BT, ROLE_ALLOC_KIND };
 enum { ROLE_FREE_ADDR, ROLE_FREE_BT, ROLE_FREE_KIND };
 enum { ROLE_REALLOC_OLD, ROLE_REALLOC_ADDR, ROLE_REALLOC_SIZE, ROLE_REALLOC_BT };
+enum { ROLE_UNMAP_ADDR, ROLE_UNMAP_SIZE, ROLE_UNMAP_BT, ROLE_UNMAP_KIND };
 enum { ROLE_OPEN_FD, ROLE_OPEN_BT, ROLE_OPEN_KIND, ROLE_OPEN_FLAGS, ROLE_OPEN_PATH };
 enum { ROLE_CLOSE_FD, ROLE_CLOSE_BT, ROLE_CLOSE_KIND };
+enum { ROLE_CRANGE_FIRST, ROLE_CRANGE_LAST, ROLE_CRANGE_BT, ROLE_CRANGE_KIND };
 enum { ROLE_CREATE_ID, ROLE_CREATE_SIZE, ROLE_CREATE_BT, ROLE_CREATE_KIND, ROLE_CREATE_NAME };
 enum { ROLE_ATTACH_ADDR, ROLE_ATTACH_SIZE, ROLE_ATTACH_ID, ROLE_ATTACH_BT, ROLE_ATTACH_KIND };
 enum { ROLE_DETACH_ADDR, ROLE_DETACH_SIZE, ROLE_DETACH_BT, ROLE_DETACH_KIND };
 enum { ROLE_REMOVE_ID, ROLE_REMOVE_BT, ROLE_REMOVE_KIND, ROLE_REMOVE_NAME };
+enum { ROLE_RESIZE_ID, ROLE_RESIZE_SIZE, ROLE_RESIZE_BT, ROLE_RESIZE_KIND, ROLE_RESIZE_NAME };
 enum {
 	ROLE_MAPPING_START,
 	ROLE_MAPPING_END,
@@ -122,7 +128,10 @@ static inline uint64_t role_val(const struct role_map *r, const struct evs_event
  * is the block's or mapping's address, the descriptor (sign-extended: < 0
  * as int64_t is no descriptor), or the segment's key (role_seg_key).  Of a
  * release (mem:free, fd:close, shm:detach, shm:remove) only the key is
- * decoded; fields a role does not have are 0 (NULL).
+ * decoded, but for mem:unmap, a range: key, size, kind and bt, and
+ * fd:close_range: key the first descriptor, size the last; shm:resize is
+ * the segment's key and its new size.  Fields a role does not have are 0
+ * (NULL).
  */
 struct role_res {
 	int role;
@@ -162,11 +171,20 @@ static inline void role_decode(const struct role_map *r, const struct evs_event 
 		*d = RES(V(ROLE_REALLOC_ADDR), V(ROLE_REALLOC_OLD), V(ROLE_REALLOC_SIZE),
 			 RIP_MEM_REALLOC, V(ROLE_REALLOC_BT), NULL);
 		break;
+	case ROLE_MEM_UNMAP:
+		*d = RES(V(ROLE_UNMAP_ADDR), 0, V(ROLE_UNMAP_SIZE), V(ROLE_UNMAP_KIND),
+			 V(ROLE_UNMAP_BT), NULL);
+		break;
 	case ROLE_FD_OPEN:
 		*d = RES(V(ROLE_OPEN_FD), 0, 0, V(ROLE_OPEN_KIND), V(ROLE_OPEN_BT), e->str);
 		break;
 	case ROLE_FD_CLOSE:
 		*d = RES(V(ROLE_CLOSE_FD), 0, 0, 0, 0, NULL);
+		break;
+	case ROLE_FD_CLOSE_RANGE:
+		/* key the first descriptor, size the last */
+		*d = RES(V(ROLE_CRANGE_FIRST), 0, V(ROLE_CRANGE_LAST), V(ROLE_CRANGE_KIND),
+			 V(ROLE_CRANGE_BT), NULL);
 		break;
 	case ROLE_SHM_CREATE:
 		*d = RES(role_seg_key(V(ROLE_CREATE_KIND), (int64_t)V(ROLE_CREATE_ID), e->str), 0,
@@ -182,6 +200,10 @@ static inline void role_decode(const struct role_map *r, const struct evs_event 
 	case ROLE_SHM_REMOVE:
 		*d = RES(role_seg_key(V(ROLE_REMOVE_KIND), (int64_t)V(ROLE_REMOVE_ID), e->str), 0,
 			 0, 0, 0, NULL);
+		break;
+	case ROLE_SHM_RESIZE:
+		*d = RES(role_seg_key(V(ROLE_RESIZE_KIND), (int64_t)V(ROLE_RESIZE_ID), e->str), 0,
+			 V(ROLE_RESIZE_SIZE), V(ROLE_RESIZE_KIND), V(ROLE_RESIZE_BT), e->str);
 		break;
 	}
 #undef RES

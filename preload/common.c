@@ -43,6 +43,15 @@ RIP_EVENT_TYPE(rip_ev_shm_detach, "shm:detach", RIP_CAT_SHM, RIP_FIELD(HEX64, "a
 RIP_EVENT_TYPE(rip_ev_shm_remove, "shm:remove", RIP_CAT_SHM, RIP_FIELD(S64, "id"),
 	       RIP_FIELD(U32, "bt"), RIP_FIELD(U32, "kind"), RIP_FIELD(STRING, "name"));
 
+RIP_EVENT_TYPE(rip_ev_mem_unmap, "mem:unmap", RIP_CAT_MEM, RIP_FIELD(HEX64, "addr"),
+	       RIP_FIELD(U64, "size"), RIP_FIELD(U32, "bt"), RIP_FIELD(U32, "kind"));
+
+RIP_EVENT_TYPE(rip_ev_fd_close_range, "fd:close_range", RIP_CAT_FD, RIP_FIELD(U32, "first"),
+	       RIP_FIELD(U32, "last"), RIP_FIELD(U32, "bt"), RIP_FIELD(U32, "kind"));
+RIP_EVENT_TYPE(rip_ev_shm_resize, "shm:resize", RIP_CAT_SHM, RIP_FIELD(S64, "id"),
+	       RIP_FIELD(U64, "size"), RIP_FIELD(U32, "bt"), RIP_FIELD(U32, "kind"),
+	       RIP_FIELD(STRING, "name"));
+
 RIP_EVENT_TYPE(rip_ev_mem_mapping, "mem:mapping", RIP_CAT_MEM, RIP_FIELD(HEX64, "start"),
 	       RIP_FIELD(HEX64, "end"), RIP_FIELD(U32, "seq"), RIP_FIELD(U32, "prot"),
 	       RIP_FIELD(U32, "flags"), RIP_FIELD(U32, "page_size"), RIP_FIELD(STRING, "path"));
@@ -178,6 +187,23 @@ void rip_pl_mem_free(const void *addr, uint32_t bt, uint32_t kind)
 void rip_pl_mem_realloc(const void *old, const void *addr, uint64_t size, uint32_t bt)
 {
 	rip_event4(&rip_ev_mem_realloc, (uintptr_t)old, (uintptr_t)addr, size, bt);
+}
+
+void rip_pl_mem_unmap(const void *addr, uint64_t size, uint32_t bt, uint32_t kind)
+{
+	rip_event4(&rip_ev_mem_unmap, (uintptr_t)addr, size, bt, kind);
+}
+
+void rip_pl_fd_close_range(unsigned int first, unsigned int last, uint32_t bt, uint32_t kind)
+{
+	rip_event4(&rip_ev_fd_close_range, first, last, bt, kind);
+}
+
+void rip_pl_shm_resize(int64_t id, uint64_t size, uint32_t bt, uint32_t kind, const char *name)
+{
+	const uint64_t v[4] = { (uint64_t)id, size, bt, kind };
+
+	rip_event_str(&rip_ev_shm_resize, v, name ? name : "");
 }
 
 void rip_pl_bt_emit(uint32_t id, const uint64_t *frames, uint32_t n)

@@ -177,14 +177,17 @@ size_t rip_pl_boot_size(const void *p);
 void rip_pl_mem_alloc(const void *addr, uint64_t size, uint32_t bt, uint32_t kind);
 void rip_pl_mem_free(const void *addr, uint32_t bt, uint32_t kind);
 void rip_pl_mem_realloc(const void *old, const void *addr, uint64_t size, uint32_t bt);
+void rip_pl_mem_unmap(const void *addr, uint64_t size, uint32_t bt, uint32_t kind);
 
 void rip_pl_fd_open(int fd, uint32_t bt, uint32_t kind, int flags, const char *path);
 void rip_pl_fd_close(int fd, uint32_t bt, uint32_t kind);
+void rip_pl_fd_close_range(unsigned int first, unsigned int last, uint32_t bt, uint32_t kind);
 
 void rip_pl_shm_create(int64_t id, uint64_t size, uint32_t bt, uint32_t kind, const char *name);
 void rip_pl_shm_attach(const void *addr, uint64_t size, int64_t id, uint32_t bt, uint32_t kind);
 void rip_pl_shm_detach(const void *addr, uint64_t size, uint32_t bt, uint32_t kind);
 void rip_pl_shm_remove(int64_t id, uint32_t bt, uint32_t kind, const char *name);
+void rip_pl_shm_resize(int64_t id, uint64_t size, uint32_t bt, uint32_t kind, const char *name);
 
 void rip_pl_mem_mapping(uint64_t start, uint64_t end, uint32_t seq, uint32_t prot,
 			uint32_t flags, uint32_t page_size, const char *path);
@@ -205,7 +208,7 @@ void rip_pl_mem_pagemap_end(uint32_t seq, uint32_t mappings, uint32_t reason, in
  * rip_pl_shm_unmapping - before the real munmap (or mremap, kind
  * RIP_SHM_MUNMAP either way) of [addr, addr + len): return true if the
  * range is (part of) a mapping shm.c recorded, after recording
- * shm:detach; false to let mem.c record it as mem:free RIP_MEM_MUNMAP.
+ * shm:detach; false to let mem.c record it as mem:unmap RIP_MEM_MUNMAP.
  * Called whenever RIP_CAT_SHM is enabled.
  */
 void rip_pl_shm_mapped(void *addr, size_t len, int prot, int flags, int fd, off_t off,

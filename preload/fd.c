@@ -2,7 +2,8 @@
 /*
  * preload/fd.c - the file-descriptor hooks of librip-preload.so: every libc
  * call that creates a descriptor records fd:open, every call that releases
- * one records fd:close (rip/resource.h), with the caller's backtrace.
+ * one records fd:close (rip/resource.h), with the caller's backtrace;
+ * close_range and closefrom record one fd:close_range for their range.
  *
  * Rules every hook here follows:
  *  - only while RIP_CAT_FD is enabled and the thread is not inside a hook
@@ -21,11 +22,11 @@
  *    "memfd:NAME", or empty when the call has none.
  *
  * Streams and directories record their underlying descriptor (fileno,
- * dirfd).  fdopen and fdopendir record a second fd:open of a descriptor
- * that is already open: ownership moves to the stream, whose fclose or
- * closedir then records the close.  memfd_create records an fd:open (kind
- * MEMFD) and, since a memfd is shared memory, a shm:create (kind
- * RIP_SHM_MEMFD) as well; shm_open does the same from shm.c.
+ * dirfd).  fdopen and fdopendir record nothing (the descriptor is open
+ * already); the stream's fclose or closedir records the close.
+ * memfd_create records an fd:open (kind MEMFD) and, since a memfd is
+ * shared memory, a shm:create (kind RIP_SHM_MEMFD) as well; shm_open does
+ * the same from shm.c.
  */
 #undef _FORTIFY_SOURCE /* we define open() & co. ourselves */
 #include <dirent.h>
@@ -682,6 +683,103 @@ RIP_PL_EXPORT int memfd_create(const char *name, unsigned int flags)
 	return fd;
 }
 
+/* ---- close_range, closefrom, pidfd_open, pidfd_getfd ---------------------------------------- */
+
+/* Declared here too: older headers lack them (glibc 2.34, 2.36). */
+int close_range(unsigned int first, unsigned int last, int flags);
+void closefrom(int lowfd);
+int pidfd_open(pid_t pid, unsigned int flags);
+int pidfd_getfd(int pidfd, int targetfd, unsigned int flags);
+
+#ifndef CLOSE_RANGE_UNSHARE
+#define CLOSE_RANGE_UNSHARE (1u << 1)
+#endif
+#ifndef CLOSE_RANGE_CLOEXEC
+#define CLOSE_RANGE_CLOEXEC (1u << 2)
+#endif
+#ifndef PIDFD_NONBLOCK
+#define PIDFD_NONBLOCK O_NONBLOCK
+#endif
+
+/*
+ * The descriptors of [first, last] are about to be closed: one
+ * fd:close_range, which readers expand against the descriptors they hold
+ * open (the preload library keeps no table).  Recorded before the call,
+ * as a release, and only when the call will close: not with
+ * CLOSE_RANGE_CLOEXEC (it only marks them), nor with arguments the kernel
+ * refuses.
+ */
+FD_INLINE void fd_closing_range(unsigned int first, unsigned int last, uint32_t kind)
+{
+	if (rip_pl_enter(RIP_CAT_FD)) {
+		int err = errno;
+
+		rip_pl_fd_close_range(first, last, rip_pl_backtrace_id(), kind);
+		errno = err;
+		rip_pl_leave();
+	}
+}
+
+RIP_PL_EXPORT int close_range(unsigned int first, unsigned int last, int flags)
+{
+	static int (*real)(unsigned int, unsigned int, int);
+
+	if (!RIP_PL_REAL(real, "close_range"))
+		return rip_pl_enosys();
+	if (first <= last && !((unsigned int)flags & ~(CLOSE_RANGE_UNSHARE | CLOSE_RANGE_CLOEXEC)) &&
+	    !((unsigned int)flags & CLOSE_RANGE_CLOEXEC))
+		fd_closing_range(first, last, RIP_FD_CLOSE_RANGE);
+	return real(first, last, flags);
+}
+
+/* glibc's closefrom closes with its own close_range, never through the hook. */
+RIP_PL_EXPORT void closefrom(int lowfd)
+{
+	static void (*real)(int);
+
+	if (!RIP_PL_REAL(real, "closefrom"))
+		return;
+	fd_closing_range(lowfd < 0 ? 0u : (unsigned int)lowfd, ~0u, RIP_FD_CLOSEFROM);
+	real(lowfd);
+}
+
+/* A pidfd is always close-on-exec. */
+RIP_PL_EXPORT int pidfd_open(pid_t pid, unsigned int flags)
+{
+	static int (*real)(pid_t, unsigned int);
+	int fd;
+
+	if (!RIP_PL_REAL(real, "pidfd_open"))
+		return rip_pl_enosys();
+	fd = real(pid, flags);
+	fd_opened(fd, RIP_FD_PIDFD_OPEN,
+		  O_RDWR | O_CLOEXEC | ((flags & PIDFD_NONBLOCK) ? O_NONBLOCK : 0), NULL);
+	return fd;
+}
+
+/* A copy of another process's descriptor, close-on-exec. */
+RIP_PL_EXPORT int pidfd_getfd(int pidfd, int targetfd, unsigned int flags)
+{
+	static int (*real)(int, int, unsigned int);
+	int fd;
+
+	if (!RIP_PL_REAL(real, "pidfd_getfd"))
+		return rip_pl_enosys();
+	fd = real(pidfd, targetfd, flags);
+	fd_opened(fd, RIP_FD_PIDFD_GETFD, O_CLOEXEC, NULL);
+	return fd;
+}
+
+/*
+ * posix_spawn and posix_spawnp are not hooked: their file actions
+ * (addclose, adddup2, addopen, addchdir, addclosefrom) run in the child,
+ * between its clone and its exec, through glibc's internal calls, and
+ * change only the child's table; the parent's descriptors are what they
+ * were.  The child is a process of its own: traced after its exec when
+ * rip follows it (--follow-exec), with the descriptors it inherited as
+ * releases never seen made.
+ */
+
 /* ---- stdio streams and directories ----------------------------------------------------------- */
 
 /* A stream's descriptor (-1 for fmemopen, fopencookie and the like). */
@@ -729,20 +827,12 @@ FD_FOPEN_HOOK(fopen64)
 FD_TMPFILE_HOOK(tmpfile)
 FD_TMPFILE_HOOK(tmpfile64)
 
-RIP_PL_EXPORT FILE *fdopen(int fd, const char *mode)
-{
-	static FILE *(*real)(int, const char *);
-	FILE *fp;
-
-	if (!RIP_PL_REAL(real, "fdopen")) {
-		rip_pl_enosys();
-		return NULL;
-	}
-	fp = real(fd, mode);
-	if (fp)
-		fd_opened(fd, RIP_FD_FDOPEN, fd_stdio_flags(mode), NULL);
-	return fp;
-}
+/*
+ * fdopen and fdopendir are not hooked: they make a stream or a directory
+ * of a descriptor that is already open (its fd:open was recorded where it
+ * was made, or it was inherited), so they record nothing.  The stream's
+ * fclose or closedir closes the descriptor: that is recorded.
+ */
 
 /*
  * freopen closes the stream's descriptor whether or not it then manages
@@ -792,21 +882,6 @@ RIP_PL_EXPORT DIR *opendir(const char *path)
 	d = real(path);
 	if (d)
 		fd_opened(dirfd(d), RIP_FD_OPENDIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC, path);
-	return d;
-}
-
-RIP_PL_EXPORT DIR *fdopendir(int fd)
-{
-	static DIR *(*real)(int);
-	DIR *d;
-
-	if (!RIP_PL_REAL(real, "fdopendir")) {
-		rip_pl_enosys();
-		return NULL;
-	}
-	d = real(fd);
-	if (d)
-		fd_opened(fd, RIP_FD_OPENDIR, O_RDONLY | O_DIRECTORY, NULL);
 	return d;
 }
 

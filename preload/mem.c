@@ -2,7 +2,8 @@
 /*
  * preload/mem.c - the memory hooks: the C allocator, C++ operator new and
  * delete (every variant, by mangled name), and anonymous private mmap,
- * mremap and munmap.  Each records mem:alloc, mem:free or mem:realloc
+ * mremap and munmap.  Each records mem:alloc, mem:free, mem:realloc or
+ * mem:unmap (a range, which readers cut out of the mappings they hold)
  * with the caller's backtrace id when the mem category is on, and
  * otherwise only forwards.
  *
@@ -84,18 +85,115 @@ static inline void rip_pl_mem_prepare(void)
 		rip_pl_leave();
 }
 
-/* Record an allocation p of size bytes made by the caller of the hook. */
+/* ---- the tracer's blocks that others free ---- */
+
+/*
+ * Blocks allocated while the guard is up are the tracer's, and not
+ * recorded.  Most are freed by the tracer, guard up again; but some are
+ * freed by code that runs for the program, unguarded: the dynamic TLS
+ * block of libunwind (loaded by dlopen, general-dynamic TLS), which
+ * __tls_get_addr mallocs on a thread's first backtrace through libunwind
+ * and glibc frees when the thread's stack is freed or reused
+ * (_dl_deallocate_tls, or pthread_create taking a cached stack); the DTV
+ * when ld.so resizes it for that block; libunwind's per-thread cache,
+ * freed by a key destructor; dlerror's strings from the constructor's
+ * dlsym, freed by the program's next dl* call.  Recorded, those frees
+ * were "never seen made", one per thread.
+ *
+ * So every block allocated guard up (with the mem category on) goes into
+ * this set, and every free looks for its block there first: found, it is
+ * removed and the free forwarded unrecorded.  The set is a table of
+ * buckets of 8 addresses, one cache line each, claimed by CAS, no lock: an
+ * address has one bucket, a lookup reads that line only (a free pays one
+ * line, and nothing while the set is empty), a removal writes 0 back (no
+ * tombstones, so lookups never get longer).  A full bucket drops the block
+ * (its free is then counted as never seen made, as before): with 2048
+ * buckets, that starts to happen past a few thousand threads alive at once.
+ */
+#define RIP_PL_OWN_WAYS 8u
+#define RIP_PL_OWN_BUCKETS 2048u
+
+struct rip_pl_own_bucket {
+	uintptr_t a[RIP_PL_OWN_WAYS]; /* 0: empty */
+} __attribute__((aligned(64)));
+
+static struct rip_pl_own_bucket rip_pl_own[RIP_PL_OWN_BUCKETS];
+static uint32_t rip_pl_own_n; /* blocks in the set: 0 spares every free the lookup */
+
+static inline struct rip_pl_own_bucket *rip_pl_own_bucket(uintptr_t a)
+{
+	return &rip_pl_own[(((uint64_t)a * 0x9e3779b97f4a7c15ull) >> 40) % RIP_PL_OWN_BUCKETS];
+}
+
+/* p was allocated guard up: the tracer's. */
+static void rip_pl_own_add(void *p)
+{
+	struct rip_pl_own_bucket *b = rip_pl_own_bucket((uintptr_t)p);
+
+	if (!p || !rip_category_enabled(RIP_CAT_MEM))
+		return;
+	for (uint32_t i = 0; i < RIP_PL_OWN_WAYS; i++) {
+		uintptr_t v = 0;
+
+		/*
+		 * Release: the block is in the set before the pointer leaves this
+		 * thread; pairs with the acquire loads of rip_pl_own_take in the
+		 * thread that frees it (which got the pointer through its own
+		 * synchronisation with us: a join, a lock, the DTV of a dead thread).
+		 */
+		if (__atomic_load_n(&b->a[i], __ATOMIC_RELAXED) == 0 &&
+		    __atomic_compare_exchange_n(&b->a[i], &v, (uintptr_t)p, false, __ATOMIC_RELEASE,
+						__ATOMIC_RELAXED)) {
+			__atomic_fetch_add(&rip_pl_own_n, 1, __ATOMIC_RELEASE);
+			return;
+		}
+	}
+}
+
+/* Is p one of the tracer's blocks?  If so it leaves the set (it is being freed). */
+static inline bool rip_pl_own_take(void *p)
+{
+	struct rip_pl_own_bucket *b;
+
+	/* Acquire: pairs with the release increment in rip_pl_own_add. */
+	if (RIP_LIKELY(!__atomic_load_n(&rip_pl_own_n, __ATOMIC_ACQUIRE)))
+		return false;
+	b = rip_pl_own_bucket((uintptr_t)p);
+	for (uint32_t i = 0; i < RIP_PL_OWN_WAYS; i++) {
+		/* Acquire: pairs with the release CAS of rip_pl_own_add. */
+		uintptr_t v = __atomic_load_n(&b->a[i], __ATOMIC_ACQUIRE);
+
+		/* Relaxed: only the thread that frees p removes it. */
+		if (v == (uintptr_t)p && __atomic_compare_exchange_n(&b->a[i], &v, 0, false,
+								    __ATOMIC_RELAXED,
+								    __ATOMIC_RELAXED)) {
+			__atomic_fetch_sub(&rip_pl_own_n, 1, __ATOMIC_RELAXED);
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * Record an allocation p of size bytes made by the caller of the hook; one
+ * made guard up (the tracer's) goes into the set of the tracer's blocks.
+ */
 #define RIP_PL_ALLOC(P, SIZE, KIND)                                                                \
 	do {                                                                                       \
 		if (RIP_UNLIKELY(rip_pl_enter(RIP_CAT_MEM))) {                                     \
 			if (P)                                                                     \
 				rip_pl_mem_alloc(P, SIZE, rip_pl_backtrace_id(), KIND);            \
 			rip_pl_leave();                                                            \
+		} else if (RIP_UNLIKELY(rip_pl_self.guard)) {                                      \
+			rip_pl_own_add(P);                                                         \
 		}                                                                                  \
 	} while (0)
 
+/* Record a free of P (not NULL), unless P is one of the tracer's blocks. */
 #define RIP_PL_FREE(P, KIND)                                                                       \
 	do {                                                                                       \
+		if (RIP_UNLIKELY(rip_pl_own_take(P)))                                              \
+			break;                                                                     \
 		if (RIP_UNLIKELY(rip_pl_enter(RIP_CAT_MEM))) {                                     \
 			rip_pl_mem_free(P, rip_pl_backtrace_id(), KIND);                           \
 			rip_pl_leave();                                                            \
@@ -154,6 +252,30 @@ static void *rip_pl_boot_realloc(void *old, size_t size)
 	return p;
 }
 
+/*
+ * After realloc(old, size) returned p: record it.  Always inlined into the
+ * exported hook (the backtrace skips exactly its caller).  A block of the
+ * tracer's (rip_pl_own) is not the program's: its realloc guard up stays
+ * the tracer's, and unguarded (ld.so resizing a DTV it made for us) it is
+ * an allocation of p.
+ */
+static inline __attribute__((always_inline)) void *rip_pl_realloc_record(void *old, void *p,
+									   size_t size)
+{
+	bool own = old && (p || !size) && rip_pl_own_take(old);
+
+	if (RIP_UNLIKELY(rip_pl_enter(RIP_CAT_MEM))) {
+		/* A failure is not recorded: old stays. */
+		if (p || (old && !size && !own))
+			rip_pl_mem_realloc(own ? NULL : old, p, p ? size : 0,
+					   rip_pl_backtrace_id());
+		rip_pl_leave();
+	} else if (RIP_UNLIKELY(rip_pl_self.guard) && p) {
+		rip_pl_own_add(p);
+	}
+	return p;
+}
+
 RIP_PL_EXPORT void *realloc(void *old, size_t size)
 {
 	void *p;
@@ -169,14 +291,7 @@ RIP_PL_EXPORT void *realloc(void *old, size_t size)
 	if (RIP_UNLIKELY(!rip_pl_mem_ready()))
 		return old ? NULL : rip_pl_boot_alloc(size, 16);
 	rip_pl_mem_prepare();
-	p = real_realloc(old, size);
-	if (RIP_UNLIKELY(rip_pl_enter(RIP_CAT_MEM))) {
-		/* A failure is not recorded: old stays. */
-		if (p || (old && !size))
-			rip_pl_mem_realloc(old, p, p ? size : 0, rip_pl_backtrace_id());
-		rip_pl_leave();
-	}
-	return p;
+	return rip_pl_realloc_record(old, real_realloc(old, size), size);
 }
 
 /*
@@ -187,7 +302,6 @@ RIP_PL_EXPORT void *realloc(void *old, size_t size)
 RIP_PL_EXPORT void *reallocarray(void *old, size_t n, size_t size)
 {
 	size_t total;
-	void *p;
 
 	if (__builtin_mul_overflow(n, size, &total)) {
 		errno = ENOMEM;
@@ -196,13 +310,7 @@ RIP_PL_EXPORT void *reallocarray(void *old, size_t n, size_t size)
 	if (RIP_UNLIKELY(old && rip_pl_boot_owns(old)) || RIP_UNLIKELY(!rip_pl_mem_ready()))
 		return realloc(old, total);
 	rip_pl_mem_prepare();
-	p = real_realloc(old, total);
-	if (RIP_UNLIKELY(rip_pl_enter(RIP_CAT_MEM))) {
-		if (p || (old && !total))
-			rip_pl_mem_realloc(old, p, p ? total : 0, rip_pl_backtrace_id());
-		rip_pl_leave();
-	}
-	return p;
+	return rip_pl_realloc_record(old, real_realloc(old, total), total);
 }
 
 RIP_PL_EXPORT int posix_memalign(void **out, size_t align, size_t size)
@@ -426,7 +534,12 @@ static inline bool rip_pl_anon_private(int flags)
 	return (flags & MAP_ANONYMOUS) && (flags & MAP_TYPE) == MAP_PRIVATE;
 }
 
-/* After a successful mmap: mem:alloc for anonymous private, shm.c for the rest. */
+/*
+ * After a successful mmap: mem:alloc for anonymous private, shm.c for the
+ * rest.  A mapping placed over others (MAP_FIXED) replaces what it covers:
+ * readers unmap that range before a mem:alloc of kind mmap or mremap, and
+ * for any other mapping a mem:unmap of kind mmap says it.
+ */
 #define RIP_PL_MMAP_RECORD(P, LEN, PROT, FLAGS, FD, OFF)                                           \
 	do {                                                                                       \
 		/* MAP_FIXED over a recorded shared mapping replaces (part of) it */               \
@@ -437,7 +550,14 @@ static inline bool rip_pl_anon_private(int flags)
 		}                                                                                  \
 		if (rip_pl_anon_private(FLAGS)) {                                                  \
 			RIP_PL_ALLOC(P, LEN, RIP_MEM_MMAP);                                        \
-		} else if (rip_pl_shm_mapped && RIP_UNLIKELY(rip_pl_enter(RIP_CAT_SHM))) {         \
+			break; /* readers unmap what a mapping is placed over */                   \
+		}                                                                                  \
+		/* MAP_FIXED over a private mapping: mem:unmap kind mmap of the range */           \
+		if (((FLAGS) & MAP_FIXED) && RIP_UNLIKELY(rip_pl_enter(RIP_CAT_MEM))) {            \
+			rip_pl_mem_unmap(P, LEN, rip_pl_backtrace_id(), RIP_MEM_MMAP);             \
+			rip_pl_leave();                                                            \
+		}                                                                                  \
+		if (rip_pl_shm_mapped && RIP_UNLIKELY(rip_pl_enter(RIP_CAT_SHM))) {         \
 			rip_pl_shm_mapped(P, LEN, PROT, FLAGS, FD, OFF, rip_pl_backtrace_id());    \
 			rip_pl_leave();                                                            \
 		}                                                                                  \
@@ -473,13 +593,18 @@ static inline bool rip_pl_unmap_enter(void)
 	return rip_pl_enter(RIP_CAT_MEM) || rip_pl_enter(RIP_CAT_SHM);
 }
 
-/* Guard up: record the release of a mapping, as shm.c's (true) or as ours. */
+/*
+ * Guard up: record the release of [addr, addr + len), as shm.c's (true) or
+ * as ours: a mem:unmap of the range, which may be any part of one or more
+ * mappings (trimming the head or the tail of one, or punching a hole in
+ * it, leaves the rest mapped: readers keep the pieces).
+ */
 static bool rip_pl_unmap_record(void *addr, size_t len, uint32_t bt, uint32_t kind)
 {
 	if (rip_pl_shm_unmapping && rip_category_enabled(RIP_CAT_SHM) &&
 	    rip_pl_shm_unmapping(addr, len, bt))
 		return true;
-	rip_pl_mem_free(addr, bt, kind);
+	rip_pl_mem_unmap(addr, len, bt, kind);
 	return false;
 }
 
@@ -495,6 +620,12 @@ RIP_PL_EXPORT int munmap(void *addr, size_t len)
 	}
 	return real_munmap(addr, len);
 }
+
+#ifdef MREMAP_DONTUNMAP
+#define RIP_PL_MREMAP_DONTUNMAP MREMAP_DONTUNMAP
+#else
+#define RIP_PL_MREMAP_DONTUNMAP 4 /* Linux 5.7 */
+#endif
 
 RIP_PL_EXPORT void *mremap(void *old, size_t old_len, size_t len, int flags, ...)
 {
@@ -513,11 +644,17 @@ RIP_PL_EXPORT void *mremap(void *old, size_t old_len, size_t len, int flags, ...
 	if (p != MAP_FAILED && RIP_UNLIKELY(rip_pl_unmap_enter())) {
 		uint32_t bt = rip_pl_backtrace_id();
 
-		/* Moved or resized: the old range goes, the new one comes. */
+		/*
+		 * Moved or resized: the old range goes (unless old_len 0, a second
+		 * mapping of shared pages, or MREMAP_DONTUNMAP, which leaves it
+		 * mapped), the new one comes.  The old range may be part of a
+		 * mapping: the rest of it stays.
+		 */
 		if (rip_pl_shm_remapped && rip_category_enabled(RIP_CAT_SHM) &&
 		    rip_pl_shm_remapped(old, old_len, p, len, bt))
 			; /* a shared mapping: shm.c recorded the detach and the attach */
-		else if (!rip_pl_unmap_record(old, old_len, bt, RIP_MEM_MREMAP))
+		else if (!old_len || (flags & RIP_PL_MREMAP_DONTUNMAP) ||
+			 !rip_pl_unmap_record(old, old_len, bt, RIP_MEM_MREMAP))
 			rip_pl_mem_alloc(p, len, bt, RIP_MEM_MREMAP);
 		rip_pl_leave();
 	}

@@ -12,7 +12,8 @@
  * 0x%08x, empty for IPC_PRIVATE); memfd_create's is in fd.c.  shm_open's
  * descriptor is also an fd:open (kind OPEN, path /dev/shm/NAME): glibc
  * opens it internally, where the open hook cannot see it.  shm:remove is
- * shm_unlink (id -1, name) or IPC_RMID (id = shmid).
+ * shm_unlink (id -1, name) or IPC_RMID (id = shmid).  shm:resize is an
+ * ftruncate of a POSIX object (its descriptor's file is in /dev/shm).
  *
  * Attachments (shmat, and every MAP_SHARED mmap: id = its fd, -1 if
  * anonymous) are kept in a lock-free table of address ranges, so that
@@ -32,6 +33,7 @@
 #include <sys/mman.h>
 #include <sys/shm.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "common.h"
 
@@ -415,6 +417,60 @@ RIP_PL_EXPORT int shm_unlink(const char *name)
 	}
 	return ret;
 }
+
+/*
+ * ftruncate of a POSIX shared memory object sizes it (shm_open's
+ * shm:create had the size of the moment, 0 for a new one): shm:resize
+ * with its name.  Whether fd is one is read from /proc/self/fd/FD (one
+ * readlink, no allocation, no lock): an object is a file of /dev/shm.
+ * Other descriptors record nothing.
+ */
+SHM_INLINE void shm_truncated(int fd, uint64_t size)
+{
+	static const char pre[] = "/proc/self/fd/";
+	char link[sizeof(pre) + 12], path[RIP_STRING_MAX];
+	char digits[12];
+	int n = 0, err, v = fd;
+	ssize_t len;
+	size_t at;
+
+	if (fd < 0 || !shm_enter(false))
+		return;
+	err = errno;
+	memcpy(link, pre, sizeof(pre) - 1);
+	at = sizeof(pre) - 1;
+	do
+		digits[n++] = (char)('0' + v % 10);
+	while ((v /= 10) && n < (int)sizeof(digits));
+	while (n)
+		link[at++] = digits[--n];
+	link[at] = 0;
+	len = readlink(link, path, sizeof(path) - 1);
+	if (len > 9 && (!memcmp(path, "/dev/shm/", 9) || !memcmp(path, "/run/shm/", 9))) {
+		path[len] = 0;
+		/* the canonical name: "/NAME", as shm:create has it */
+		rip_pl_shm_resize(fd, size, rip_pl_backtrace_id(), RIP_SHM_FTRUNCATE, path + 8);
+	}
+	errno = err;
+	rip_pl_leave();
+}
+
+#define SHM_FTRUNCATE_HOOK(NAME)                                                                   \
+	RIP_PL_EXPORT int NAME(int fd, off_t len)                                                  \
+	{                                                                                          \
+		static int (*real)(int, off_t);                                                    \
+		int ret;                                                                           \
+                                                                                                   \
+		if (!RIP_PL_REAL(real, #NAME))                                                     \
+			return rip_pl_enosys();                                                    \
+		ret = real(fd, len);                                                               \
+		if (ret == 0 && RIP_UNLIKELY(rip_category_enabled(RIP_CAT_SHM)))                   \
+			shm_truncated(fd, (uint64_t)len);                                          \
+		return ret;                                                                        \
+	}
+
+SHM_FTRUNCATE_HOOK(ftruncate)
+SHM_FTRUNCATE_HOOK(ftruncate64)
 
 /* ---- System V shared memory ------------------------------------------------------------------ */
 

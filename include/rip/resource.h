@@ -14,15 +14,28 @@
  *   mem:realloc  {HEX64 old, HEX64 addr, U64 size, U32 bt}
  *                   old 0: an allocation; size 0 and addr 0: a free of old;
  *                   a failed realloc is not recorded (old stays)
+ *   mem:unmap    {HEX64 addr, U64 size, U32 bt, U32 kind}
+ *                   a range unmapped (munmap, mremap's old range, a MAP_FIXED
+ *                   mapping placed over it: kind mmap): any part of one or
+ *                   more anonymous mappings; readers keep the rest live.
+ *                   A mem:alloc of kind mmap or mremap replaces what it
+ *                   covers, with no mem:unmap
  *   fd:open      {S32 fd, U32 bt, U32 kind, S32 flags, STRING path}
  *                   one event per descriptor (pipe and socketpair: two)
  *   fd:close     {S32 fd, U32 bt, U32 kind}
+ *   fd:close_range {U32 first, U32 last, U32 bt, U32 kind}
+ *                   close_range (not with CLOSE_RANGE_CLOEXEC), closefrom
+ *                   (last 0xffffffff): every descriptor in [first, last]
+ *                   that is open is closed; readers close the ones they hold
  *   shm:create   {S64 id, U64 size, U32 bt, U32 kind, STRING name}
  *                   shm_open (id = fd), shmget (id = shmid), memfd_create
  *   shm:attach   {HEX64 addr, U64 size, S64 id, U32 bt, U32 kind}
  *                   shmat, mmap of a shared mapping (id = fd or -1)
  *   shm:detach   {HEX64 addr, U64 size, U32 bt, U32 kind}   shmdt, munmap of it
  *   shm:remove   {S64 id, U32 bt, U32 kind, STRING name}    shm_unlink, IPC_RMID
+ *   shm:resize   {S64 id, U64 size, U32 bt, U32 kind, STRING name}
+ *                   ftruncate of a POSIX shared memory object (id = the fd,
+ *                   name as shm:create's): its size is size now
  *
  * Pagemap snapshots (category mem; rip pagemap reads them): at exit, and on
  * the signal RIP_PAGEMAP_SIGNAL names.  Snapshot seq (1, 2, ... per process)
@@ -106,6 +119,10 @@ enum rip_fd_kind {
 	RIP_FD_FCLOSE,
 	RIP_FD_CLOSEDIR,
 	RIP_FD_REPLACED, /* closed implicitly by dup2/dup3 onto it */
+	RIP_FD_PIDFD_OPEN,
+	RIP_FD_PIDFD_GETFD, /* a copy of another process's descriptor */
+	RIP_FD_CLOSE_RANGE,
+	RIP_FD_CLOSEFROM,
 };
 
 /* shm:* kind */
@@ -119,6 +136,7 @@ enum rip_shm_kind {
 	RIP_SHM_MUNMAP,
 	RIP_SHM_UNLINK,	  /* shm_unlink */
 	RIP_SHM_RMID,	  /* shmctl IPC_RMID */
+	RIP_SHM_FTRUNCATE, /* ftruncate, ftruncate64 (shm:resize) */
 };
 
 /* mem:pagemap: the state of one page, 2 bits */

@@ -67,9 +67,8 @@ want = [
     ("mem", "new-array", "new-array", "acc::leak_new_array()", 1, 280, ["new[]"], None),
     ("fd", "open", "open", "acc::leak_open()", 1, 0, ["open"], "/dev/null"),
     ("fd", "pipe", "pipe", "acc::leak_pipe_end()", 1, 0, ["pipe"], None),
-    # shm_open's size is the object's size when it was opened (0: ftruncate
-    # comes after), see preload/shm.c; the mapping has the real size.
-    ("shm", "shm-open", "shm", LS, 1, 0, ["shm_open"], shm),
+    # the object's size is the one its ftruncate gave it (shm:resize)
+    ("shm", "shm-open", "shm", LS, 1, 8192, ["shm_open"], shm),
     ("shm-map", "shm-map", "shm", LS, 1, 8192, ["mmap"], None),
 ]
 quiet = {"acc::realloc_freed()", "acc::new_deleted()", "acc::open_closed()", "acc::noise()"}

@@ -41,7 +41,7 @@ want 1 'size=1024 bt=[0-9]+ kind=(6|aligned_alloc)$' "aligned_alloc"
 want 1 'size=1005 bt=[0-9]+ kind=(7|memalign)$' "memalign"
 want 1 'size=1006 bt=[0-9]+ kind=(8|valloc)$' "valloc"
 want 1 'mem:alloc addr=0x[0-9a-f]+ size=65536 bt=[0-9]+ kind=(12|mmap)$' "mmap"
-want 1 'mem:free addr=0x[0-9a-f]+ bt=[0-9]+ kind=(17|munmap)$' "munmap"
+want 1 'mem:unmap addr=0x[0-9a-f]+ size=65536 bt=[0-9]+ kind=(17|munmap)$' "munmap"
 want 1 'size=1009 bt=[0-9]+ kind=(1|malloc)$' "the leak"
 want 0 'mem:free addr=0x0 ' "free(NULL)"
 # the 100 malloc(1001) share one stack

@@ -50,14 +50,14 @@ sed -nE 's/.* bt=([0-9]+) .*/\1/p' "$TEST_TMP/events" | sort -u >"$TEST_TMP/bt-u
 missing=$(comm -13 "$TEST_TMP/bt-defined" "$TEST_TMP/bt-used" | head -n 5 | tr '\n' ' ')
 [ -z "$missing" ] || fail "backtrace ids used but never defined: $missing"
 
-# a munmap of a shared mapping is not also a mem:free (same call: same backtrace)
+# a munmap of a shared mapping is not also a mem:unmap (same call: same backtrace)
 sed -nE 's/^shm:detach .* bt=([0-9]+) kind=munmap$/\1/p' "$TEST_TMP/events" | sort -u \
 	>"$TEST_TMP/bt-shm-unmap"
-sed -nE 's/.* mem:free .* bt=([0-9]+) kind=munmap$/\1/p' "$TEST_TMP/dump" | sort -u \
+sed -nE 's/.* mem:unmap .* bt=([0-9]+) kind=munmap$/\1/p' "$TEST_TMP/dump" | sort -u \
 	>"$TEST_TMP/bt-mem-unmap"
 both=$(comm -12 "$TEST_TMP/bt-shm-unmap" "$TEST_TMP/bt-mem-unmap" | tr '\n' ' ')
-[ -z "$both" ] || fail "munmap recorded as both shm:detach and mem:free (bt $both)"
-[ -s "$TEST_TMP/bt-mem-unmap" ] || echo "note: no mem:free munmap events (mem tracing off?)"
+[ -z "$both" ] || fail "munmap recorded as both shm:detach and mem:unmap (bt $both)"
+[ -s "$TEST_TMP/bt-mem-unmap" ] || echo "note: no mem:unmap munmap events (mem tracing off?)"
 grep -Eq '^[0-9]+ events, [0-9]+ streams?, 0 discarded/overwritten, 0 packets lost$' \
 	"$TEST_TMP/dump" || fail "events lost: $(tail -n 1 "$TEST_TMP/dump")"
 t_done

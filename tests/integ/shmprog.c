@@ -110,6 +110,7 @@ static void posix_shm(void)
 	       O_CREAT | O_EXCL | O_RDWR, name);
 	expect("shm:create id=%d size=0 bt=* kind=shm_open name=\"%s\"", fd, name);
 	CHECK(ftruncate(fd, 3 * page) == 0, "ftruncate: %s", strerror(errno));
+	expect("shm:resize id=%d size=%zu bt=* kind=ftruncate name=\"%s\"", fd, 3 * page, name);
 
 	p = map(NULL, 3 * page, MAP_SHARED, fd);
 	ev_attach(p, 3 * page, fd, "mmap");
