@@ -211,6 +211,60 @@ static int lk_unmap(struct lk *lk, uint64_t addr, uint64_t size, uint64_t kind)
 	return 0;
 }
 
+/* The attachment an unmap cut into: less of it is mapped, or none. */
+static int lk_scut(void *arg, const struct live_cut *c)
+{
+	struct lk *lk = arg;
+	struct live_ent *o = live_find(&lk->live, LIVE_SHM_MAP, c->origin);
+
+	if (!o)
+		return 0;
+	if (c->hi - c->lo < o->size)
+		o->size -= c->hi - c->lo;
+	else
+		live_release(&lk->live, LIVE_SHM_MAP, c->origin, NULL);
+	return 0;
+}
+
+/*
+ * Attachments are ranges too: a munmap of part of a shared mapping records
+ * a shm:detach of that part only (a hole, a trimmed end).  size 0 (shmdt):
+ * the whole attachment at addr.  placed: by an attachment made over it.
+ */
+static int lk_detach(struct lk *lk, uint64_t addr, uint64_t size, bool placed)
+{
+	const struct live_piece *p;
+	int n;
+
+	if (!size) {
+		p = live_maps_at(&lk->live.smaps, addr);
+		if (!p) {
+			lk->un.release[LK_SHM_MAP]++;
+			return 0;
+		}
+		size = p->end - p->start;
+	}
+	n = live_maps_unmap(&lk->live.smaps, addr, size, lk_scut, lk);
+	if (n < 0)
+		return n;
+	lk->un.release[LK_SHM_MAP] += !n && !placed; /* none of it was seen attached */
+	return 0;
+}
+
+/* An attachment made at [d->key, d->key + d->size), over whatever was there. */
+static int lk_attach(struct lk *lk, const struct role_res *d, const struct evs_event *e)
+{
+	struct role_res m = *d;
+	int ret = lk_detach(lk, d->key, d->size, true);
+
+	if (ret)
+		return ret;
+	m.key = live_map_key(&lk->live.smaps);
+	if (live_maps_add(&lk->live.smaps, d->key, d->size, m.key))
+		return -ENOMEM;
+	return lk_make(lk, LK_SHM_MAP, &m, e);
+}
+
 static void lk_release(struct lk *lk, enum lk_res r, uint64_t key)
 {
 	const struct live_piece *p;
@@ -314,10 +368,9 @@ static int lk_event(void *arg, const struct evs_event *e, const struct role_res 
 			lk->bad_events++;
 			return 0;
 		}
-		return lk_make(lk, LK_SHM_MAP, d, e);
+		return lk_attach(lk, d, e);
 	case ROLE_SHM_DETACH:
-		lk_release(lk, LK_SHM_MAP, d->key);
-		return 0;
+		return lk_detach(lk, d->key, d->size, false);
 	}
 	return 0;
 }

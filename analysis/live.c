@@ -192,5 +192,6 @@ void live_free(struct live *l)
 		hmap_free(&l->t[r]);
 	}
 	live_maps_free(&l->maps);
+	live_maps_free(&l->smaps);
 	stk_bts_free(&l->bts);
 }

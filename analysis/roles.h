@@ -195,7 +195,8 @@ static inline void role_decode(const struct role_map *r, const struct evs_event 
 			 V(ROLE_ATTACH_BT), NULL);
 		break;
 	case ROLE_SHM_DETACH:
-		*d = RES(V(ROLE_DETACH_ADDR), 0, 0, 0, 0, NULL);
+		*d = RES(V(ROLE_DETACH_ADDR), 0, V(ROLE_DETACH_SIZE), V(ROLE_DETACH_KIND),
+			 V(ROLE_DETACH_BT), NULL);
 		break;
 	case ROLE_SHM_REMOVE:
 		*d = RES(role_seg_key(V(ROLE_REMOVE_KIND), (int64_t)V(ROLE_REMOVE_ID), e->str), 0,
