@@ -47,10 +47,13 @@
 #include <sys/inotify.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/xattr.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <rip/proc.h>
 #include <rip/resource.h>
 
 #include "read/consume.h"
@@ -504,11 +507,18 @@ static void run_exec(struct run_opts *o, const char *ringdir, const char *lib, i
 	setenv("RIP_MODE", o->mode, 1);
 	/*
 	 * Ask librip to count us as every ring's consumer from the first event
-	 * (read when the ring file is created): without it, what the program
-	 * emits before we attach can be overwritten if we are slow to attach.
+	 * (read when a ring file is created, by the program and by every child
+	 * and image we follow): without it, what they emit before we attach
+	 * would be overwritten.  Our start time tells us from a later process
+	 * with our pid.
 	 */
-	snprintf(pre, sizeof(pre), "%d", (int)getppid());
-	setenv("RIP_CONSUMER", pre, 1);
+	{
+		char state;
+
+		snprintf(pre, sizeof(pre), "%d:%llu", (int)getppid(),
+			 (unsigned long long)rip_proc_start((int)getppid(), &state));
+		setenv("RIP_CONSUMER", pre, 1);
+	}
 	if (o->buffer)
 		setenv("RIP_EVENT_RING_SIZE", o->buffer, 1);
 	if (run_resources(o)) {
