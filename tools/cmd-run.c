@@ -393,9 +393,34 @@ static int run_elf_dynamic(int fd)
 }
 
 /*
+ * Will the kernel run the program at path in secure-execution mode
+ * (AT_SECURE), where the dynamic loader ignores an LD_PRELOAD path?  That is
+ * when exec changes our credentials: set-user-ID to another user,
+ * set-group-ID (with group execute) to another group, or file capabilities
+ * for a user other than root; not on a file system mounted nosuid.  What it
+ * is, for the message, or NULL.
+ */
+static const char *run_secure_exec(const char *path)
+{
+	struct statvfs vfs;
+	struct stat st;
+
+	if (stat(path, &st) || (statvfs(path, &vfs) == 0 && (vfs.f_flag & ST_NOSUID)))
+		return NULL;
+	if ((st.st_mode & S_ISUID) && st.st_uid != getuid())
+		return st.st_uid ? "set-user-ID (to its owner)" : "set-user-ID root";
+	if ((st.st_mode & S_ISGID) && (st.st_mode & S_IXGRP) && st.st_gid != getgid())
+		return "set-group-ID";
+	if (getuid() != 0 && getxattr(path, "security.capability", NULL, 0) > 0)
+		return "given file capabilities (setcap)";
+	return NULL;
+}
+
+/*
  * Can LD_PRELOAD reach PROG?  false (with a message) when it is statically
- * linked.  A script is judged by its interpreter; what we cannot read or
- * do not understand is left to execve.
+ * linked, or when the loader will ignore LD_PRELOAD for it (secure
+ * execution).  A script is judged by its interpreter; what we cannot read
+ * or do not understand is left to execve.
  */
 static bool run_preloadable(const char *prog)
 {
@@ -419,7 +444,19 @@ static bool run_preloadable(const char *prog)
 				 depth ? path : prog);
 			return false;
 		}
-		if (dyn > 0 || n < 3 || line[0] != '#' || line[1] != '!')
+		if (dyn > 0) {
+			const char *why = run_secure_exec(path);
+
+			if (!why)
+				return true;
+			tool_err("%s is %s: the dynamic loader ignores LD_PRELOAD for it (secure "
+				 "execution), so rip cannot trace it as you; run rip as the user it "
+				 "becomes (root for file capabilities), or trace a copy without that "
+				 "privilege",
+				 depth ? path : prog, why);
+			return false;
+		}
+		if (n < 3 || line[0] != '#' || line[1] != '!')
 			return true;
 		/* #!interpreter: check that instead */
 		line[n] = 0;
