@@ -629,6 +629,34 @@ static bool rip_follows(const char *what)
 	return false;
 }
 
+/* The bytes rip_file_create reserves up front for a file of len bytes laid out as h says. */
+static size_t rip_file_reserved(size_t len, const struct rip_file_hdr *h, bool sparse)
+{
+	return sparse ? RIP_SLOTS_OFFSET + (h->ev_ctl_off - h->fifo_off) : len;
+}
+
+/*
+ * Under rip run (RIP_CONSUMER is set), a ring file that cannot be created
+ * leaves in its place an empty file whose name says why, so that rip run can
+ * tell the user (a full tmpfs, most often) instead of finding nothing:
+ * PATH.failed-ERRNO-BYTES, BYTES being what the file needed up front.  An
+ * empty file takes an inode but no space.  Nobody else reads the directory
+ * of rip run: elsewhere nothing is left.
+ */
+static void rip_mark_failed(const char *path, int err, size_t need)
+{
+	const char *consumer = getenv("RIP_CONSUMER");
+	char mark[PATH_MAX];
+	int fd;
+
+	if (!consumer || !*consumer ||
+	    snprintf(mark, sizeof(mark), "%s.failed-%d-%zu", path, err, need) >= (int)sizeof(mark))
+		return;
+	fd = open(mark, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd >= 0)
+		close(fd);
+}
+
 /*
  * Create a file of len bytes at path, laid out as h says, and back with
  * memory what is written before first use: the header, the free queues,
@@ -642,8 +670,12 @@ static int rip_file_create(const char *path, size_t len, const struct rip_file_h
 	int fd, err;
 
 	fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return -errno;
+	if (fd < 0) {
+		err = errno;
+		if (err != EEXIST)
+			rip_mark_failed(path, err, rip_file_reserved(len, h, sparse));
+		return -err;
+	}
 	if (!sparse) {
 		err = posix_fallocate(fd, 0, (off_t)len);
 	} else if (ftruncate(fd, (off_t)len)) {
@@ -661,6 +693,7 @@ static int rip_file_create(const char *path, size_t len, const struct rip_file_h
 err_unlink:
 	unlink(path);
 	close(fd);
+	rip_mark_failed(path, err, rip_file_reserved(len, h, sparse));
 	return -err;
 }
 
