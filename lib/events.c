@@ -148,14 +148,28 @@ static bool rip_type_valid(const struct rip_event_type *t)
 
 int rip_event_register(const struct rip_event_type *t)
 {
-	struct rip_file_hdr *h;
-	uint32_t id;
-
 	if (!rip_type_valid(t))
 		return -EINVAL;
 	/* often a dlopen'd library's constructor: the module map may be behind */
 	__rip_modules_maybe_rescan();
-	pthread_mutex_lock(&rip_reg.lock);
+	return __rip_type_register(t, false);
+}
+
+/*
+ * Register t (valid).  early: from a hook (__rip_auto_open_early), which
+ * must not wait: the lock is only tried (-EBUSY), and no module rescan.
+ */
+int __rip_type_register(const struct rip_event_type *t, bool early)
+{
+	struct rip_file_hdr *h;
+	uint32_t id;
+
+	if (!early)
+		pthread_mutex_lock(&rip_reg.lock);
+	else if (!rip_type_valid(t))
+		return -EINVAL;
+	else if (pthread_mutex_trylock(&rip_reg.lock))
+		return -EBUSY;
 	for (uint32_t i = 0; i < rip_reg.ntypes; i++) {
 		if (rip_reg.types[i] == t) {
 			pthread_mutex_unlock(&rip_reg.lock);

@@ -848,9 +848,14 @@ int __rip_open_locked(const char *path, const char *dir, uint32_t slots, uint32_
 	rip_hdr_init(h, &layout, len, slots, flags, ev);
 	close(fd); /* the mapping is all we need */
 	if (!__rip_proc.key_ok) {
+		/* Lock-free in glibc (a compare-and-swap on the key's sequence). */
 		if (pthread_key_create(&__rip_proc.key, rip_thread_exit) == 0)
 			__rip_proc.key_ok = true;
-		pthread_atfork(NULL, NULL, rip_atfork_child);
+		/* pthread_atfork takes a lock and allocates under it: not from a hook (early). */
+		if (!__rip_proc.early)
+			pthread_atfork(NULL, NULL, rip_atfork_child);
+		else
+			__rip_proc.atfork_pending = true;
 	}
 	/* Magic last: a reader that sees it sees a complete header (pairs with its acquire). */
 	__atomic_thread_fence(__ATOMIC_RELEASE);
@@ -1169,29 +1174,91 @@ err_private:
  * RIP_RING=1 (default place) or RIP_RING=PATH (a file, or a directory ending
  * in /).  RIP_FOLLOW and RIP_ROOT say which processes and images of a traced
  * program's family trace (rip_follows): the others open no file at all, so
- * that they cost nothing.
+ * that they cost nothing.  false: this process opens no file.
  */
-__attribute__((constructor)) static void rip_auto_open(void)
+static bool rip_auto_opts(struct rip_ring_opts *o)
 {
 	const char *v = getenv("RIP_RING"), *root = getenv("RIP_ROOT");
 	struct stat st;
-	RIP_OPTS(rip_ring_opts, o);
 
 	if (!v || !*v || !strcmp(v, "0"))
-		return;
+		return false;
 	/* A process of the family other than the root, forks not followed: not traced. */
 	if (root && *root && strtol(root, NULL, 10) != (long)getpid() && !rip_follows("fork"))
-		return;
+		return false;
 	__rip_proc.no_exec_follow = !rip_follows("exec");
 	if (strcmp(v, "1") != 0) {
 		size_t n = strlen(v);
 
 		if (v[n - 1] == '/' || (stat(v, &st) == 0 && S_ISDIR(st.st_mode)))
-			o.dir = v;
+			o->dir = v;
 		else
-			o.path = v;
+			o->path = v;
 	}
-	rip_ring_open(&o);
+	return true;
+}
+
+/*
+ * The preload library's first hook, called before its constructor (another
+ * library's constructor allocates): register the preload library's event
+ * types and open the file now, so that the call is recorded, without
+ * waiting for a lock the caller may hold.  Our locks are only tried: -EBUSY
+ * when this thread (librip's own work calls hooked functions) or another
+ * holds one; the hook tries again at its next call.  What takes the locks
+ * of others, pthread_atfork (which allocates under its lock) and the module
+ * scan (dl_iterate_phdr), waits for rip_auto_open, our constructor, which
+ * runs before the preload library's (its dependency).  0 with a file open
+ * (now or before), -errno otherwise.
+ */
+int __rip_auto_open_early(const struct rip_event_type *const *types, size_t ntypes)
+{
+	RIP_OPTS(rip_ring_opts, o);
+	struct rip_ev_config ev;
+	int err = 0;
+
+	if (pthread_mutex_trylock(&__rip_proc.lock))
+		return -EBUSY;
+	for (size_t i = 0; i < ntypes && !err; i++)
+		err = __rip_type_register(types[i], true);
+	if (err || __rip_proc.hdr)
+		goto out_unlock;
+	if (!rip_auto_opts(&o)) {
+		err = -ENOENT;
+		goto out_unlock;
+	}
+	if (!o.slots)
+		o.slots = rip_env_slots();
+	err = __rip_events_config(&o, &ev);
+	if (!err) {
+		__rip_proc.early = true;
+		err = __rip_open_locked(o.path, o.dir, o.slots, 0, &ev);
+		__rip_proc.early = false;
+		if (!err)
+			__rip_proc.scan_pending = true;
+	}
+out_unlock:
+	pthread_mutex_unlock(&__rip_proc.lock);
+	return err;
+}
+
+__attribute__((constructor)) static void rip_auto_open(void)
+{
+	RIP_OPTS(rip_ring_opts, o);
+
+	if (__atomic_load_n(&__rip_proc.hdr, __ATOMIC_ACQUIRE)) {
+		/* Opened early, from a hook: what it left to us. */
+		pthread_mutex_lock(&__rip_proc.lock);
+		if (__rip_proc.atfork_pending)
+			pthread_atfork(NULL, NULL, rip_atfork_child);
+		__rip_proc.atfork_pending = false;
+		pthread_mutex_unlock(&__rip_proc.lock);
+		if (__rip_proc.scan_pending)
+			__rip_modules_scan();
+		__rip_proc.scan_pending = false;
+		return;
+	}
+	if (rip_auto_opts(&o))
+		rip_ring_open(&o);
 }
 
 __attribute__((destructor)) static void rip_at_exit(void)
