@@ -150,14 +150,28 @@ static bool rip_type_valid(const struct rip_event_type *t)
 
 int rip_event_register(const struct rip_event_type *t)
 {
-	struct rip_file_hdr *h;
-	uint32_t id;
-
 	if (!rip_type_valid(t))
 		return -EINVAL;
 	/* often a dlopen'd library's constructor: the module map may be behind */
 	__rip_modules_maybe_rescan();
-	pthread_mutex_lock(&rip_reg.lock);
+	return __rip_type_register(t, false);
+}
+
+/*
+ * Register t (valid).  early: from a hook (__rip_auto_open_early), which
+ * must not wait: the lock is only tried (-EBUSY), and no module rescan.
+ */
+int __rip_type_register(const struct rip_event_type *t, bool early)
+{
+	struct rip_file_hdr *h;
+	uint32_t id;
+
+	if (!early)
+		pthread_mutex_lock(&rip_reg.lock);
+	else if (!rip_type_valid(t))
+		return -EINVAL;
+	else if (pthread_mutex_trylock(&rip_reg.lock))
+		return -EBUSY;
 	for (uint32_t i = 0; i < rip_reg.ntypes; i++) {
 		if (rip_reg.types[i] == t) {
 			pthread_mutex_unlock(&rip_reg.lock);
@@ -231,19 +245,45 @@ static void rip_apply_disable(struct rip_file_hdr *h)
 	}
 }
 
+/*
+ * RIP_CONSUMER=PID:START: rip run, which records every file of the family
+ * it follows (the others open none: RIP_FOLLOW), names itself the consumer
+ * of every new file before its first event, so that blocking mode holds
+ * from that event in children and new images as in the program itself.
+ * START (its start time in clock ticks) must match, so that a process that
+ * outlives rip run never waits for a stranger that got its pid.  A bare PID
+ * counts only for the direct child (an older rip run).  0: no consumer.
+ */
+static uint32_t rip_env_consumer(void)
+{
+	const char *v = getenv("RIP_CONSUMER");
+	unsigned long long start;
+	char *end;
+	long pid;
+
+	if (!v || !*v)
+		return 0;
+	pid = strtol(v, &end, 10);
+	if (pid <= 0 || pid > INT32_MAX || end == v)
+		return 0;
+	if (!*end)
+		return pid == (long)getppid() ? (uint32_t)pid : 0;
+	if (*end != ':')
+		return 0;
+	start = strtoull(end + 1, &end, 10);
+	if (*end || !start || __rip_start_ticks((pid_t)pid) != start)
+		return 0;
+	return (uint32_t)pid;
+}
+
 /* A ring file was just mapped (under __rip_proc.lock): give it the types and names. */
 void __rip_events_open(struct rip_file_hdr *h)
 {
 	struct rip_category *c = (struct rip_category *)((char *)h + h->cats_off);
-	const char *consumer = getenv("RIP_CONSUMER");
+	uint32_t consumer = rip_env_consumer();
 
-	/*
-	 * rip run names itself as the consumer before the program starts, so
-	 * that blocking mode holds from the first event.  Only for its own
-	 * child: grandchildren that inherit the variable have nobody reading.
-	 */
-	if (consumer && *consumer && strtol(consumer, NULL, 10) == (long)getppid())
-		rip_file_set_consumer(h, (uint32_t)getppid());
+	if (consumer)
+		rip_file_set_consumer(h, consumer);
 
 	pthread_mutex_lock(&rip_reg.lock);
 	for (uint32_t i = 0; i < rip_reg.ntypes; i++)
@@ -283,6 +323,12 @@ void __rip_events_fork_child(struct rip_file_hdr *h, struct rip_self *me)
 	uint32_t used = __atomic_load_n(&h->ev_fresh, __ATOMIC_RELAXED);
 	struct rip_fifo q = rip_fifo_rings(h);
 
+	/*
+	 * The parent's consumer (a copy) is not the child's: rip run's, named
+	 * by RIP_CONSUMER, records the child's file too; anyone else (rip
+	 * record) does not, and nobody should wait for it here.
+	 */
+	rip_file_set_consumer(h, rip_env_consumer());
 	for (uint64_t i = 0; i < q.n; i++)
 		q.cells[i].seq = i;
 	*q.head = *q.tail = 0;

@@ -52,6 +52,9 @@ struct rip_proc {
 	uint32_t *legacy_map;	  /* librip.h: id -> slot index + 1 */
 	uint32_t legacy_ids;
 	bool no_exec_follow;	  /* RIP_FOLLOW without exec: an exec'd image gets no file */
+	bool early;		  /* opening from a hook (__rip_auto_open_early): no atfork */
+	bool atfork_pending;	  /* opened early: rip_auto_open registers the fork handler */
+	bool scan_pending;	  /* opened early: rip_auto_open scans the module map */
 	bool sparse;		  /* the file is backed as it is used: __rip_commit before use */
 	size_t page;		  /* the page size */
 };
@@ -89,6 +92,9 @@ void __rip_slot_setup(struct rip_slot *s, uint32_t kind, int32_t tid, const char
 		      size_t namelen) __hidden;
 void __rip_name_copy(char *dst, const char *src, size_t len) __hidden;
 pid_t __rip_gettid(void) __hidden;
+/* The preload library's first hook opens the ring file (declared in preload/common.h too). */
+RIP_API int __rip_auto_open_early(const struct rip_event_type *const *types, size_t ntypes);
+int __rip_type_register(const struct rip_event_type *t, bool early) __hidden;
 uint64_t __rip_start_ticks(pid_t pid) __hidden;
 
 /* clock.c */

@@ -645,6 +645,34 @@ static bool rip_follows(const char *what)
 	return false;
 }
 
+/* The bytes rip_file_create reserves up front for a file of len bytes laid out as h says. */
+static size_t rip_file_reserved(size_t len, const struct rip_file_hdr *h, bool sparse)
+{
+	return sparse ? RIP_SLOTS_OFFSET + (h->ev_ctl_off - h->fifo_off) : len;
+}
+
+/*
+ * Under rip run (RIP_CONSUMER is set), a ring file that cannot be created
+ * leaves in its place an empty file whose name says why, so that rip run can
+ * tell the user (a full tmpfs, most often) instead of finding nothing:
+ * PATH.failed-ERRNO-BYTES, BYTES being what the file needed up front.  An
+ * empty file takes an inode but no space.  Nobody else reads the directory
+ * of rip run: elsewhere nothing is left.
+ */
+static void rip_mark_failed(const char *path, int err, size_t need)
+{
+	const char *consumer = getenv("RIP_CONSUMER");
+	char mark[PATH_MAX];
+	int fd;
+
+	if (!consumer || !*consumer ||
+	    snprintf(mark, sizeof(mark), "%s.failed-%d-%zu", path, err, need) >= (int)sizeof(mark))
+		return;
+	fd = open(mark, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd >= 0)
+		close(fd);
+}
+
 /*
  * Create a file of len bytes at path, laid out as h says, and back with
  * memory what is written before first use: the header, the free queues,
@@ -658,8 +686,12 @@ static int rip_file_create(const char *path, size_t len, const struct rip_file_h
 	int fd, err;
 
 	fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return -errno;
+	if (fd < 0) {
+		err = errno;
+		if (err != EEXIST)
+			rip_mark_failed(path, err, rip_file_reserved(len, h, sparse));
+		return -err;
+	}
 	if (!sparse) {
 		err = posix_fallocate(fd, 0, (off_t)len);
 	} else if (ftruncate(fd, (off_t)len)) {
@@ -677,6 +709,7 @@ static int rip_file_create(const char *path, size_t len, const struct rip_file_h
 err_unlink:
 	unlink(path);
 	close(fd);
+	rip_mark_failed(path, err, rip_file_reserved(len, h, sparse));
 	return -err;
 }
 
@@ -831,9 +864,14 @@ int __rip_open_locked(const char *path, const char *dir, uint32_t slots, uint32_
 	rip_hdr_init(h, &layout, len, slots, flags, ev);
 	close(fd); /* the mapping is all we need */
 	if (!__rip_proc.key_ok) {
+		/* Lock-free in glibc (a compare-and-swap on the key's sequence). */
 		if (pthread_key_create(&__rip_proc.key, rip_thread_exit) == 0)
 			__rip_proc.key_ok = true;
-		pthread_atfork(NULL, NULL, rip_atfork_child);
+		/* pthread_atfork takes a lock and allocates under it: not from a hook (early). */
+		if (!__rip_proc.early)
+			pthread_atfork(NULL, NULL, rip_atfork_child);
+		else
+			__rip_proc.atfork_pending = true;
 	}
 	/* Magic last: a reader that sees it sees a complete header (pairs with its acquire). */
 	__atomic_thread_fence(__ATOMIC_RELEASE);
@@ -1152,29 +1190,91 @@ err_private:
  * RIP_RING=1 (default place) or RIP_RING=PATH (a file, or a directory ending
  * in /).  RIP_FOLLOW and RIP_ROOT say which processes and images of a traced
  * program's family trace (rip_follows): the others open no file at all, so
- * that they cost nothing.
+ * that they cost nothing.  false: this process opens no file.
  */
-__attribute__((constructor)) static void rip_auto_open(void)
+static bool rip_auto_opts(struct rip_ring_opts *o)
 {
 	const char *v = getenv("RIP_RING"), *root = getenv("RIP_ROOT");
 	struct stat st;
-	RIP_OPTS(rip_ring_opts, o);
 
 	if (!v || !*v || !strcmp(v, "0"))
-		return;
+		return false;
 	/* A process of the family other than the root, forks not followed: not traced. */
 	if (root && *root && strtol(root, NULL, 10) != (long)getpid() && !rip_follows("fork"))
-		return;
+		return false;
 	__rip_proc.no_exec_follow = !rip_follows("exec");
 	if (strcmp(v, "1") != 0) {
 		size_t n = strlen(v);
 
 		if (v[n - 1] == '/' || (stat(v, &st) == 0 && S_ISDIR(st.st_mode)))
-			o.dir = v;
+			o->dir = v;
 		else
-			o.path = v;
+			o->path = v;
 	}
-	rip_ring_open(&o);
+	return true;
+}
+
+/*
+ * The preload library's first hook, called before its constructor (another
+ * library's constructor allocates): register the preload library's event
+ * types and open the file now, so that the call is recorded, without
+ * waiting for a lock the caller may hold.  Our locks are only tried: -EBUSY
+ * when this thread (librip's own work calls hooked functions) or another
+ * holds one; the hook tries again at its next call.  What takes the locks
+ * of others, pthread_atfork (which allocates under its lock) and the module
+ * scan (dl_iterate_phdr), waits for rip_auto_open, our constructor, which
+ * runs before the preload library's (its dependency).  0 with a file open
+ * (now or before), -errno otherwise.
+ */
+int __rip_auto_open_early(const struct rip_event_type *const *types, size_t ntypes)
+{
+	RIP_OPTS(rip_ring_opts, o);
+	struct rip_ev_config ev;
+	int err = 0;
+
+	if (pthread_mutex_trylock(&__rip_proc.lock))
+		return -EBUSY;
+	for (size_t i = 0; i < ntypes && !err; i++)
+		err = __rip_type_register(types[i], true);
+	if (err || __rip_proc.hdr)
+		goto out_unlock;
+	if (!rip_auto_opts(&o)) {
+		err = -ENOENT;
+		goto out_unlock;
+	}
+	if (!o.slots)
+		o.slots = rip_env_slots();
+	err = __rip_events_config(&o, &ev);
+	if (!err) {
+		__rip_proc.early = true;
+		err = __rip_open_locked(o.path, o.dir, o.slots, 0, &ev);
+		__rip_proc.early = false;
+		if (!err)
+			__rip_proc.scan_pending = true;
+	}
+out_unlock:
+	pthread_mutex_unlock(&__rip_proc.lock);
+	return err;
+}
+
+__attribute__((constructor)) static void rip_auto_open(void)
+{
+	RIP_OPTS(rip_ring_opts, o);
+
+	if (__atomic_load_n(&__rip_proc.hdr, __ATOMIC_ACQUIRE)) {
+		/* Opened early, from a hook: what it left to us. */
+		pthread_mutex_lock(&__rip_proc.lock);
+		if (__rip_proc.atfork_pending)
+			pthread_atfork(NULL, NULL, rip_atfork_child);
+		__rip_proc.atfork_pending = false;
+		pthread_mutex_unlock(&__rip_proc.lock);
+		if (__rip_proc.scan_pending)
+			__rip_modules_scan();
+		__rip_proc.scan_pending = false;
+		return;
+	}
+	if (rip_auto_opts(&o))
+		rip_ring_open(&o);
 }
 
 __attribute__((destructor)) static void rip_at_exit(void)

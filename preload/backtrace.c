@@ -408,10 +408,10 @@ static int rip_pl_tab_map(void)
 	return 0;
 }
 
-int rip_pl_bt_init(void)
+/* RIP_DEPTH and the stack table: all a hook needs (frame pointers only, no lock taken). */
+int rip_pl_bt_init_early(void)
 {
 	const char *s = getenv("RIP_DEPTH");
-	int err;
 
 	if (s && *s) {
 		char *end;
@@ -420,11 +420,21 @@ int rip_pl_bt_init(void)
 		if (!*end && v >= 1)
 			rip_pl_depth = v > RIP_BT_MAX_DEPTH ? RIP_BT_MAX_DEPTH : (uint32_t)v;
 	}
-	err = rip_pl_tab_map();
-	if (err)
-		return err;
+	return rip_pl_tab_map();
+}
+
+/* libunwind (dlopen) and the map of code (dl_iterate_phdr): the constructor's. */
+int rip_pl_bt_init_late(void)
+{
 	rip_pl_unwind_load();
 	return rip_pl_xmap_build();
+}
+
+int rip_pl_bt_init(void)
+{
+	int err = rip_pl_bt_init_early();
+
+	return err ? err : rip_pl_bt_init_late();
 }
 
 void rip_pl_bt_fork_child(void)

@@ -8,13 +8,20 @@
  * Tracing starts off (rip_pl_off) and the constructor turns it on once the
  * real functions are known; any failure turns it off again for good, and
  * every hook then only forwards.  Nothing here uses stdio or holds a lock.
+ *
+ * The constructors of the program's other libraries run before ours (see
+ * doc/design.md, "Before our constructor"): the first hook called then
+ * starts tracing itself (rip_pl_start_early), taking no lock and calling
+ * nothing that does, and the constructor finishes the start.
  */
 #include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common.h"
 
@@ -60,6 +67,19 @@ RIP_EVENT_TYPE(rip_ev_mem_pagemap, "mem:pagemap", RIP_CAT_MEM, RIP_FIELD(HEX64, 
 RIP_EVENT_TYPE(rip_ev_mem_pagemap_end, "mem:pagemap_end", RIP_CAT_MEM, RIP_FIELD(U32, "seq"),
 	       RIP_FIELD(U32, "mappings"), RIP_FIELD(U32, "reason"), RIP_FIELD(S32, "error"));
 
+/*
+ * Every type above, for a hook that starts before our constructors ran
+ * (rip_pl_start_early registers them through __rip_auto_open_early).  A
+ * type missing here only has its events before the constructor dropped
+ * (and counted).
+ */
+static const struct rip_event_type *const rip_pl_types[] = {
+	&rip_ev_mem_alloc,	&rip_ev_mem_free,    &rip_ev_mem_realloc, &rip_ev_bt,
+	&rip_ev_fd_open,	&rip_ev_fd_close,    &rip_ev_shm_create,  &rip_ev_shm_attach,
+	&rip_ev_shm_detach,	&rip_ev_shm_remove,  &rip_ev_mem_mapping, &rip_ev_mem_pagemap,
+	&rip_ev_mem_pagemap_end,
+};
+
 __thread struct rip_pl_thread rip_pl_self RIP_PL_TLS;
 
 /* Off until the constructor has the real functions; written with relaxed stores. */
@@ -84,6 +104,16 @@ int rip_pl_enosys(void)
 /* Set once the constructor has resolved every hook: no dlsym after that. */
 static int rip_pl_resolved;
 
+/* The start: RIP_PL_UNSTARTED until the first hook or the constructor begins it. */
+enum {
+	RIP_PL_UNSTARTED,
+	RIP_PL_STARTING, /* one thread is in rip_pl_start_early */
+	RIP_PL_EARLY,	 /* started early; the constructor finishes */
+	RIP_PL_CTOR,	 /* the constructor has begun: dlsym is safe from here on */
+};
+static int rip_pl_state;
+int rip_pl_started;
+
 void *rip_pl_next(const char *name)
 {
 	struct rip_pl_thread *t = &rip_pl_self;
@@ -93,6 +123,15 @@ void *rip_pl_next(const char *name)
 	/* Acquire: pairs with the release store in rip_pl_resolve_all. */
 	if (__atomic_load_n(&rip_pl_resolved, __ATOMIC_ACQUIRE))
 		return NULL; /* resolved then, so missing for good */
+	/*
+	 * Before the constructor, from a hook anywhere: read the symbol tables
+	 * ourselves (no lock); dlsym only if that finds nothing.
+	 */
+	if (__atomic_load_n(&rip_pl_state, __ATOMIC_ACQUIRE) < RIP_PL_CTOR) {
+		fn = rip_pl_lookup_next(name);
+		if (fn)
+			return fn;
+	}
 	/* dlsym may calloc (its error state): the guard and boot send that to the buffer. */
 	t->guard = 1;
 	t->boot = 1;
@@ -305,14 +344,78 @@ static void rip_pl_atfork_child(void)
 }
 
 /*
+ * The first hook called before our constructor (another library's
+ * constructor allocates): start tracing now, so that the call is recorded.
+ * Only what takes no lock a caller may hold: the allocator found by reading
+ * symbol tables (rip_pl_lookup_next), the ring file opened with a trylock
+ * (__rip_auto_open_early), the stack table mapped; libunwind, the fork
+ * handlers and the pagemap signal wait for the constructor (frame pointers
+ * only until then).  Event types are registered here, as their
+ * constructors would.  True when tracing is on; false to forward.
+ */
+bool rip_pl_start_early(void)
+{
+	struct rip_pl_thread *t = &rip_pl_self;
+	int expect = RIP_PL_UNSTARTED, err;
+
+	/*
+	 * Inside a hook, or before libc's constructor has set environ (the
+	 * loader's own allocations): not yet, the environment says nothing.
+	 */
+	if (t->guard || t->boot || !environ)
+		return false;
+	/* Acquire: pairs with the release stores of the state below and in the constructor. */
+	if (!__atomic_compare_exchange_n(&rip_pl_state, &expect, RIP_PL_STARTING, false,
+					 __ATOMIC_ACQUIRE, __ATOMIC_ACQUIRE))
+		return false; /* another thread starts, or it is done: this call forwards */
+	t->guard = 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST); /* pairs with the hooks' checks */
+	err = rip_pl_mem_resolve();
+	if (!err)
+		err = __rip_auto_open_early(rip_pl_types, sizeof(rip_pl_types) / sizeof(rip_pl_types[0]));
+	if (err == -EBUSY) {
+		/* librip is opening it (its constructor allocates): a later call starts. */
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		t->guard = 0;
+		/* Release: pairs with the acquire of the compare-and-swap above. */
+		__atomic_store_n(&rip_pl_state, RIP_PL_UNSTARTED, __ATOMIC_RELEASE);
+		return false;
+	}
+	if (!err && !rip_pl_bt_init_early())
+		/* Relaxed: as in the constructor. */
+		__atomic_store_n(&rip_pl_off, 0, __ATOMIC_RELAXED);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	t->guard = 0;
+	/* Release: the state above before the flag that stops the next hooks from coming here. */
+	__atomic_store_n(&rip_pl_state, RIP_PL_EARLY, __ATOMIC_RELEASE);
+	__atomic_store_n(&rip_pl_started, 1, __ATOMIC_RELEASE);
+	return !__atomic_load_n(&rip_pl_off, __ATOMIC_RELAXED);
+}
+
+/*
  * After the event types' constructors (same object, earlier in the
- * file): resolve the real functions, then turn tracing on.
+ * file): resolve the real functions, then turn tracing on.  If a hook
+ * started early, finish what it left.
  */
 __attribute__((constructor)) static void rip_pl_init(void)
 {
 	char path[PATH_MAX];
-	int err;
+	int err, state = RIP_PL_UNSTARTED;
+	bool early;
 
+	/* Wait out an early start on another thread (it takes no lock: it ends). */
+	while (!__atomic_compare_exchange_n(&rip_pl_state, &state, RIP_PL_CTOR, false,
+					    __ATOMIC_ACQUIRE, __ATOMIC_ACQUIRE)) {
+		if (state == RIP_PL_STARTING) {
+			state = RIP_PL_UNSTARTED;
+			sched_yield();
+			continue;
+		}
+		/* RIP_PL_EARLY: take it over. */
+	}
+	early = state == RIP_PL_EARLY;
+	/* Release: hooks that see it never start early again. */
+	__atomic_store_n(&rip_pl_started, 1, __ATOMIC_RELEASE);
 	err = rip_pl_mem_resolve();
 	rip_pl_resolve_all();
 	/*
@@ -324,12 +427,19 @@ __attribute__((constructor)) static void rip_pl_init(void)
 	 */
 	if (rip_ring_path(path, sizeof(path)) == -ENOENT)
 		return;
+	if (early && __atomic_load_n(&rip_pl_off, __ATOMIC_RELAXED))
+		return; /* the early start failed: it said why */
+	/* Tracing may be on already (early): our own work (dlopen of libunwind) is not traced. */
+	rip_pl_self.guard++;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST); /* pairs with the hooks' checks */
 	if (!err)
-		err = rip_pl_bt_init();
+		err = early ? rip_pl_bt_init_late() : rip_pl_bt_init();
 	if (!err)
 		err = rip_pl_pagemap_init();
 	if (!err && pthread_atfork(rip_pl_atfork_prepare, rip_pl_atfork_parent, rip_pl_atfork_child))
 		err = -ENOMEM;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	rip_pl_self.guard--;
 	if (err) {
 		rip_pl_fail(err);
 		return;

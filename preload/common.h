@@ -58,6 +58,22 @@ extern int rip_pl_off;
 /* Turn tracing off for good (fail open); err is kept for `rip` to show. */
 void rip_pl_fail(int err);
 
+/* Nonzero once tracing has started (early or by the constructor): see rip_pl_enter. */
+extern int rip_pl_started;
+
+/*
+ * A hook called before our constructor (from another library's
+ * constructor): start tracing now, lock-free (common.c says how).  True
+ * when tracing is on.
+ */
+bool rip_pl_start_early(void);
+
+/* librip: open the ring file from a hook, taking no lock a caller may hold (lib/ring.c). */
+int __rip_auto_open_early(const struct rip_event_type *const *types, size_t ntypes);
+
+/* The next definition of name after this library, from the symbol tables; no lock (resolve.c). */
+void *rip_pl_lookup_next(const char *name);
+
 /*
  * Slow half of rip_pl_enter: the thread's first traced call, guard up (its
  * stack bounds: thread.c).  Never blocks.
@@ -75,8 +91,20 @@ static inline __attribute__((always_inline)) bool rip_pl_enter(unsigned category
 {
 	struct rip_pl_thread *t = &rip_pl_self;
 
-	if (RIP_LIKELY(!rip_category_enabled(category)) || RIP_UNLIKELY(t->guard) ||
-	    RIP_UNLIKELY(rip_pl_off))
+	/*
+	 * Before anything started (no file yet), the first call starts it.
+	 * Relaxed: a stale 0 only sends one more call to rip_pl_start_early,
+	 * which finds it started.
+	 */
+	if (RIP_LIKELY(!rip_category_enabled(category))) {
+		if (RIP_LIKELY(__atomic_load_n(&rip_pl_started, __ATOMIC_RELAXED)) ||
+		    !rip_pl_start_early() || !rip_category_enabled(category))
+			return false;
+	} else if (RIP_UNLIKELY(rip_pl_off) &&
+		   (__atomic_load_n(&rip_pl_started, __ATOMIC_RELAXED) || !rip_pl_start_early())) {
+		return false; /* off for good, or not started and it cannot start now */
+	}
+	if (RIP_UNLIKELY(t->guard) || RIP_UNLIKELY(rip_pl_off))
 		return false;
 	t->guard = 1;
 	/* Guard up before any work: pairs with the check above in a signal handler. */
@@ -227,6 +255,8 @@ bool rip_pl_shm_remapped(void *old, size_t old_len, void *addr, size_t len, uint
 extern uint32_t rip_pl_depth;
 
 int rip_pl_bt_init(void);	 /* once, from the constructor; 0 or -errno */
+int rip_pl_bt_init_early(void); /* from rip_pl_start_early: the stack table only */
+int rip_pl_bt_init_late(void);	 /* the constructor, after an early start: the rest */
 void rip_pl_bt_fork_child(void); /* the child starts a fresh table (its trace is its own) */
 /* rip:bt {id, frames}: the definition of a new stack. */
 void rip_pl_bt_emit(uint32_t id, const uint64_t *frames, uint32_t n);

@@ -102,7 +102,7 @@ struct sym_mod {
 	uint32_t flags;
 	int state;
 	const char *why; /* problem, or NULL */
-	unsigned hits;	 /* lookups that landed here while why != NULL */
+	unsigned hits;	 /* distinct addresses that landed here while why != NULL */
 	Dwfl *dwfl;
 	Dwfl_Module *dm;
 	Dwarf_Addr dwbias; /* libdwfl's bias for the main file */
@@ -1159,10 +1159,14 @@ int rip_sym_lookup(struct rip_sym *s, uint64_t addr, struct rip_frame *frames, i
 		err = map_put(&s->cache, addr, e);
 		if (err)
 			return err;
+		/*
+		 * Distinct addresses, counted when first resolved: lookups would
+		 * count the background warm-up's too, as many as it got to.
+		 */
+		if (e->mod && e->mod->why)
+			e->mod->hits++;
 	}
 	m = e->mod;
-	if (m && m->why)
-		m->hits++;
 	n = e->n < (unsigned)max ? e->n : (unsigned)max;
 	for (unsigned i = 0; i < n; i++) {
 		const struct sym_cframe *f = &e->f[i];

@@ -69,7 +69,7 @@ int rip_sym_lookup(struct rip_sym *sym, uint64_t addr, struct rip_frame *frames,
  * no symbols, no debug info for lines, build-id mismatch): one call each,
  * with the path, a short reason ("not found", "no symbols", "no debug info
  * (function names only)", "build-id differs: rebuilt since the trace?") and
- * how many lookups it cost.  Returns the number of such modules.
+ * how many distinct addresses landed there.  Returns the number of such modules.
  */
 int rip_sym_problems(struct rip_sym *sym,
 		     void (*cb)(const char *path, const char *why, unsigned hits, void *arg),

@@ -10,9 +10,12 @@
  * is complete, stream its closed packets to the trace while the program
  * runs, and when it exits take the rest, open packets included.
  *
- * Until we attach, a writer sees no consumer and overwrites: a ring holds
- * ev_ring_size bytes per thread, so what a program emits in its first
- * microseconds is safe, and the summary says so if anything was lost.
+ * RIP_CONSUMER=PID:START names us the consumer of every ring file the
+ * family creates (the program's, and those of the children and images we
+ * follow: the others open none), so their writers block for us from their
+ * first event, before we have attached.  A file librip could not create
+ * (a full tmpfs) leaves a marker, NAME.failed-ERRNO-BYTES, that we report.
+ * The summary gives the program's trace and every child's, with losses.
  *
  * Resource tracing (--mem, --fd, --shm) preloads librip-preload.so, whose
  * hooks record allocations, descriptors and shared memory with backtraces
@@ -47,10 +50,13 @@
 #include <sys/inotify.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/xattr.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <rip/proc.h>
 #include <rip/resource.h>
 
 #include "read/consume.h"
@@ -96,7 +102,7 @@ static const struct rip_cmd cmd_run_def = {
 		 "      --follow-exec     trace the programs exec'd into, into DIR/PID.N/\n"
 		 "                        (spawned programs, fork + exec: give both)\n"
 		 "\n"
-		 "  -q, --quiet           no summary line\n"
+		 "  -q, --quiet           no summary unless something was lost\n"
 		 "  -h, --help            this text\n"
 		 "\n"
 		 "Ctrl-C reaches PROG as usual; rip keeps recording until PROG exits.  A\n"
@@ -390,9 +396,34 @@ static int run_elf_dynamic(int fd)
 }
 
 /*
+ * Will the kernel run the program at path in secure-execution mode
+ * (AT_SECURE), where the dynamic loader ignores an LD_PRELOAD path?  That is
+ * when exec changes our credentials: set-user-ID to another user,
+ * set-group-ID (with group execute) to another group, or file capabilities
+ * for a user other than root; not on a file system mounted nosuid.  What it
+ * is, for the message, or NULL.
+ */
+static const char *run_secure_exec(const char *path)
+{
+	struct statvfs vfs;
+	struct stat st;
+
+	if (stat(path, &st) || (statvfs(path, &vfs) == 0 && (vfs.f_flag & ST_NOSUID)))
+		return NULL;
+	if ((st.st_mode & S_ISUID) && st.st_uid != getuid())
+		return st.st_uid ? "set-user-ID (to its owner)" : "set-user-ID root";
+	if ((st.st_mode & S_ISGID) && (st.st_mode & S_IXGRP) && st.st_gid != getgid())
+		return "set-group-ID";
+	if (getuid() != 0 && getxattr(path, "security.capability", NULL, 0) > 0)
+		return "given file capabilities (setcap)";
+	return NULL;
+}
+
+/*
  * Can LD_PRELOAD reach PROG?  false (with a message) when it is statically
- * linked.  A script is judged by its interpreter; what we cannot read or
- * do not understand is left to execve.
+ * linked, or when the loader will ignore LD_PRELOAD for it (secure
+ * execution).  A script is judged by its interpreter; what we cannot read
+ * or do not understand is left to execve.
  */
 static bool run_preloadable(const char *prog)
 {
@@ -416,7 +447,19 @@ static bool run_preloadable(const char *prog)
 				 depth ? path : prog);
 			return false;
 		}
-		if (dyn > 0 || n < 3 || line[0] != '#' || line[1] != '!')
+		if (dyn > 0) {
+			const char *why = run_secure_exec(path);
+
+			if (!why)
+				return true;
+			tool_err("%s is %s: the dynamic loader ignores LD_PRELOAD for it (secure "
+				 "execution), so rip cannot trace it as you; run rip as the user it "
+				 "becomes (root for file capabilities), or trace a copy without that "
+				 "privilege",
+				 depth ? path : prog, why);
+			return false;
+		}
+		if (n < 3 || line[0] != '#' || line[1] != '!')
 			return true;
 		/* #!interpreter: check that instead */
 		line[n] = 0;
@@ -442,6 +485,10 @@ struct run_sub {
 	bool follow;   /* recorded into DIR/PID[.N]/; else silenced */
 	bool active;   /* being recorded */
 	bool done;     /* finished (or given up): nothing more to do */
+	bool recorded; /* its trace was written: the figures below are its */
+	bool cut;      /* the process still ran when we finished its trace */
+	char comm[17]; /* the process's name, from its ring file */
+	uint64_t events, lost, corrupt;
 	struct rec rec;
 	char dir[PATH_MAX];
 };
@@ -457,6 +504,12 @@ struct run_state {
 	struct run_sub **subs;
 	size_t nsubs;
 	unsigned sub_traces, sub_failed;
+	/* Ring files librip could not create (its *.failed-ERRNO-BYTES markers): */
+	bool main_nofile;		/* the program's own: main_err, main_need say why */
+	int main_err, sub_err;		/* the error, the first child's */
+	unsigned long long main_need, sub_need;
+	unsigned sub_nofile;		/* children and images that have no trace for it */
+	bool nofile_failed;		/* the program's could not be created: we fail */
 };
 
 /* Has the program exited?  Reaps it (and forgets its pid: no signal goes to a reused one). */
@@ -504,11 +557,18 @@ static void run_exec(struct run_opts *o, const char *ringdir, const char *lib, i
 	setenv("RIP_MODE", o->mode, 1);
 	/*
 	 * Ask librip to count us as every ring's consumer from the first event
-	 * (read when the ring file is created): without it, what the program
-	 * emits before we attach can be overwritten if we are slow to attach.
+	 * (read when a ring file is created, by the program and by every child
+	 * and image we follow): without it, what they emit before we attach
+	 * would be overwritten.  Our start time tells us from a later process
+	 * with our pid.
 	 */
-	snprintf(pre, sizeof(pre), "%d", (int)getppid());
-	setenv("RIP_CONSUMER", pre, 1);
+	{
+		char state;
+
+		snprintf(pre, sizeof(pre), "%d:%llu", (int)getppid(),
+			 (unsigned long long)rip_proc_start((int)getppid(), &state));
+		setenv("RIP_CONSUMER", pre, 1);
+	}
 	if (o->buffer)
 		setenv("RIP_EVENT_RING_SIZE", o->buffer, 1);
 	if (run_resources(o)) {
@@ -732,6 +792,104 @@ static int run_parse(int argc, char **argv, struct run_opts *o)
 	return 0;
 }
 
+/*
+ * Is name librip's marker of a ring file it could not create,
+ * RING.failed-ERRNO-BYTES?  Its pid (0 if not), with the error and the
+ * bytes the file needed.
+ */
+static pid_t run_failed_name(const char *name, int *err, unsigned long long *need)
+{
+	const char *m = strstr(name, ".ring.failed-");
+	char ring[NAME_MAX + 1], *end;
+	unsigned gen;
+	pid_t pid;
+	long e;
+
+	if (!m || (size_t)(m - name) + 5 >= sizeof(ring))
+		return 0;
+	snprintf(ring, sizeof(ring), "%.*s", (int)(m - name) + 5, name);
+	pid = run_ring_name(ring, &gen);
+	e = strtol(m + 13, &end, 10);
+	if (!pid || *end != '-' || e <= 0 || e > 4095)
+		return 0;
+	*need = strtoull(end + 1, &end, 10);
+	if (*end)
+		return 0;
+	*err = (int)e;
+	return pid;
+}
+
+/*
+ * Take librip's markers of ring files it could not create (removing them):
+ * the program's own before we attached to it, else a child's or a new
+ * image's, counted.
+ */
+static void run_take_failed(struct run_state *s, bool attached)
+{
+	DIR *d = opendir(s->ringdir);
+	struct dirent *e;
+
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		char path[PATH_MAX + NAME_MAX + 2];
+		unsigned long long need;
+		int err;
+		pid_t pid = run_failed_name(e->d_name, &err, &need);
+
+		if (!pid)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", s->ringdir, e->d_name);
+		unlink(path);
+		if (!attached && pid == s->child) {
+			s->main_nofile = true;
+			s->main_err = err;
+			s->main_need = need;
+		} else {
+			if (!s->sub_nofile++) {
+				s->sub_err = err;
+				s->sub_need = need;
+			}
+		}
+	}
+	closedir(d);
+}
+
+/* The directory the user chose for ring files: our private one's parent. */
+static void run_ring_parent(const struct run_state *s, char *buf, size_t len)
+{
+	const char *slash = strrchr(s->ringdir, '/');
+
+	snprintf(buf, len, "%.*s", slash && slash != s->ringdir ? (int)(slash - s->ringdir) : 1,
+		 slash ? s->ringdir : ".");
+}
+
+/*
+ * Why ring files could not be created, for a message: "no space left in DIR
+ * for WHOSE (EACH needs N bytes, F free)...".
+ */
+static void run_nofile_why(const struct run_state *s, int err, unsigned long long need,
+			   const char *whose, const char *each, char *buf, size_t len)
+{
+	char dir[PATH_MAX], b1[32], b2[32];
+	struct statvfs vfs;
+
+	run_ring_parent(s, dir, sizeof(dir));
+	if (err != ENOSPC && err != EDQUOT) {
+		snprintf(buf, len, "%s in %s for %s", strerror(err), dir, whose);
+		return;
+	}
+	if (statvfs(s->ringdir, &vfs) == 0)
+		snprintf(b2, sizeof(b2), "%s", fmt_bytes((uint64_t)vfs.f_bavail * vfs.f_frsize, b1,
+							 sizeof(b1)));
+	else
+		snprintf(b2, sizeof(b2), "?");
+	snprintf(buf, len,
+		 "no space left in %s for %s (%sneeds %llu bytes, %s free): give it more room, "
+		 "or point RIP_DIR at a bigger tmpfs",
+		 dir, whose, each, need, b2);
+}
+
 /* Attach to the ring file once it is complete; false while it is not there yet. */
 static bool run_try_attach(struct run_state *s)
 {
@@ -742,6 +900,11 @@ static bool run_try_attach(struct run_state *s)
 		return false;
 	/* It is being created: the header takes a few ms; poll it closely. */
 	while (!rr_is_ring(s->ring)) {
+		if (access(s->ring, F_OK) && errno == ENOENT) {
+			/* Its creator gave up (no space: see run_take_failed). */
+			s->ring[0] = 0;
+			return false;
+		}
 		if (run_reap(s, WNOHANG))
 			break;
 		run_sleep(RUN_ATTACH_NS);
@@ -768,13 +931,43 @@ static bool run_try_attach(struct run_state *s)
 	return true;
 }
 
+#define RUN_SUB_LINES 10 /* child traces listed one per line; past that, those with loss */
+
+/* One line on a child's trace. */
+static void run_sub_line(const struct run_state *s, const struct run_sub *sub)
+{
+	const char *base = strrchr(sub->dir, '/');
+
+	fprintf(stderr, "%s run:   %s (%s): %llu events, %llu lost", rip_prog,
+		base ? base + 1 : sub->dir, sub->comm[0] ? sub->comm : "?",
+		(unsigned long long)sub->events, (unsigned long long)sub->lost);
+	if (sub->corrupt)
+		fprintf(stderr, ", %llu corrupt packets skipped", (unsigned long long)sub->corrupt);
+	if (sub->cut)
+		fprintf(stderr, "; still running when the program exited: recorded until then");
+	fputc('\n', stderr);
+}
+
 static void run_summary(struct run_state *s)
 {
 	const struct rec_stats *st = &s->rec.st;
-	uint64_t lost = rec_lost_events(&s->rec);
+	uint64_t lost = rec_lost_events(&s->rec), sub_events = 0, sub_lost = 0;
+	unsigned lossy = 0, shown = 0, cut = 0;
+	bool sub_bad;
 	char b[32];
 
-	if (s->o.quiet && !lost && !st->corrupt)
+	for (size_t i = 0; i < s->nsubs; i++) {
+		const struct run_sub *sub = s->subs[i];
+
+		if (!sub->recorded)
+			continue;
+		sub_events += sub->events;
+		sub_lost += sub->lost;
+		lossy += sub->lost || sub->corrupt;
+		cut += sub->cut;
+	}
+	sub_bad = lossy || s->sub_failed || s->sub_nofile;
+	if (s->o.quiet && !lost && !st->corrupt && !sub_bad)
 		return;
 	fprintf(stderr, "%s run: %llu events (%s) recorded in %s/, %llu lost", rip_prog,
 		(unsigned long long)st->events, fmt_bytes(st->bytes, b, sizeof(b)), s->dir,
@@ -785,16 +978,57 @@ static void run_summary(struct run_state *s)
 	if (st->corrupt)
 		fprintf(stderr, ", %llu corrupt packets skipped", (unsigned long long)st->corrupt);
 	fputc('\n', stderr);
-	if (s->sub_traces || s->sub_failed)
-		fprintf(stderr, "%s run: %u more trace%s (children, new images) in %s/PID[.N]/%s\n",
+	if (s->sub_traces) {
+		fprintf(stderr,
+			"%s run: %u child trace%s (children, new images) in %s/PID[.N]/: %llu "
+			"events, %llu lost\n",
 			rip_prog, s->sub_traces, s->sub_traces == 1 ? "" : "s", s->dir,
-			s->sub_failed ? ", some could not be recorded (see above)" : "");
+			(unsigned long long)sub_events, (unsigned long long)sub_lost);
+		/* Every one when they are few; else those that lost events. */
+		for (size_t i = 0; i < s->nsubs; i++) {
+			const struct run_sub *sub = s->subs[i];
+			bool bad = sub->lost || sub->corrupt || sub->cut;
+
+			if (!sub->recorded || (s->sub_traces > RUN_SUB_LINES && !bad) ||
+			    (s->o.quiet && !bad))
+				continue;
+			if (shown++ == RUN_SUB_LINES && s->sub_traces > RUN_SUB_LINES) {
+				fprintf(stderr, "%s run:   ... and more: rip report DIR/PID shows each\n",
+					rip_prog);
+				break;
+			}
+			run_sub_line(s, sub);
+		}
+	}
+	if (s->sub_failed)
+		fprintf(stderr, "%s run: %u child trace%s could not be recorded (see above)\n",
+			rip_prog, s->sub_failed, s->sub_failed == 1 ? "" : "s");
+	if (s->sub_nofile) {
+		char why[PATH_MAX + 200];
+
+		run_nofile_why(s, s->sub_err, s->sub_need,
+			       s->sub_nofile == 1 ? "its ring file" : "their ring files",
+			       s->sub_nofile == 1 ? "" : "each ", why, sizeof(why));
+		fprintf(stderr, "%s run: warning: %u child%s or new image%s not traced: %s\n",
+			rip_prog, s->sub_nofile, s->sub_nofile == 1 ? "" : "ren",
+			s->sub_nofile == 1 ? " was" : "s were", why);
+	}
+	if (lossy)
+		fprintf(stderr, "%s run: warning: %u child trace%s incomplete: events were lost%s\n",
+			rip_prog, lossy, lossy == 1 ? " is" : "s are",
+			s->sub_traces > RUN_SUB_LINES ? " (listed above)" : "");
+	if (cut && !s->o.quiet)
+		fprintf(stderr,
+			"%s run: %u child%s still running when the program exited: %s recorded "
+			"until then\n",
+			rip_prog, cut, cut == 1 ? " was" : "ren were", cut == 1 ? "its trace is" :
+			"their traces are");
 	if (lost && st->discarded_before && !strcmp(s->o.mode, "block"))
 		fprintf(stderr,
 			"%s run: %llu events were lost before rip attached: a bigger --buffer "
 			"gives the program more room at start\n",
 			rip_prog, (unsigned long long)st->discarded_before);
-	else if (lost && strcmp(s->o.mode, "block"))
+	else if ((lost || sub_lost) && strcmp(s->o.mode, "block"))
 		fprintf(stderr, "%s run: --mode=block loses nothing (threads wait for rip)\n",
 			rip_prog);
 }
@@ -855,6 +1089,7 @@ static void run_scan(struct run_state *s)
 	s->rescan = false;
 	if (!d)
 		return;
+	run_take_failed(s, true);
 	main_name = main_name ? main_name + 1 : s->ring;
 	while ((e = readdir(d))) {
 		struct run_sub *sub, **v;
@@ -905,11 +1140,17 @@ static void run_sub_finish(struct run_state *s, struct run_sub *sub)
 		return;
 	sub->active = false;
 	sub->done = true;
+	sub->cut = rr_alive(&sub->rec.f) == 1;
+	snprintf(sub->comm, sizeof(sub->comm), "%.16s", sub->rec.f.hdr.comm);
 	if (rec_finish(&sub->rec, err, sizeof(err))) {
 		tool_err("pid %d: %s", (int)sub->pid, err);
 		s->sub_failed++;
 	} else {
 		s->sub_traces++;
+		sub->recorded = true;
+		sub->events = sub->rec.st.events;
+		sub->lost = rec_lost_events(&sub->rec);
+		sub->corrupt = sub->rec.st.corrupt;
 	}
 	rec_close(&sub->rec);
 	snprintf(path, sizeof(path), "%s/%s", s->ringdir, sub->name);
@@ -946,7 +1187,7 @@ static int run_subs_poll(struct run_state *s)
 	return total;
 }
 
-/* The end: finish every child's trace, remove the files we did not record. */
+/* The end: finish every child's trace, remove the files we did not record (run_subs_free after). */
 static void run_subs_end(struct run_state *s)
 {
 	char path[PATH_MAX + NAME_MAX + 2];
@@ -964,11 +1205,51 @@ static void run_subs_end(struct run_state *s)
 			snprintf(path, sizeof(path), "%s/%s", s->ringdir, sub->name);
 			unlink(path);
 		}
-		free(sub);
 	}
+	run_take_failed(s, true);
+}
+
+static void run_subs_free(struct run_state *s)
+{
+	for (size_t i = 0; i < s->nsubs; i++)
+		free(s->subs[i]);
 	free(s->subs);
 	s->subs = NULL;
 	s->nsubs = 0;
+}
+
+/*
+ * No trace of the program: say why (once), the first time we know it (its
+ * ring file could not be created), else when it has exited.
+ */
+static void run_no_trace(struct run_state *s)
+{
+	static bool said;
+	char why[PATH_MAX + 200], dir[PATH_MAX];
+	struct statvfs vfs;
+
+	if (said)
+		return;
+	said = true;
+	s->nofile_failed = true;
+	if (s->main_nofile) {
+		run_nofile_why(s, s->main_err, s->main_need, "its ring file", "", why, sizeof(why));
+		tool_err("the program cannot be traced: %s%s", why,
+			 s->exited ? "" : " (it runs on untraced)");
+		return;
+	}
+	/* librip could not even leave its marker: a full file system says why. */
+	if (statvfs(s->ringdir, &vfs) == 0 && (vfs.f_bavail < 64 || vfs.f_favail == 0)) {
+		run_ring_parent(s, dir, sizeof(dir));
+		tool_err("the program created no ring file: %s is full (no space or inodes left); "
+			 "give it more room, or point RIP_DIR at a bigger tmpfs",
+			 dir);
+		return;
+	}
+	s->nofile_failed = false;
+	tool_err("%s created no ring file, so there are no events to record: is it linked "
+		 "with librip? (else try rip run --preload)",
+		 s->ring[0] ? s->ring : "the program");
 }
 
 /* Stream until the program exits; then drain and finish the trace. */
@@ -1019,16 +1300,21 @@ static void run_loop(struct run_state *s)
 			else if (poll(&pfd, 1, 5) > 0)
 				while (read(s->inotify, buf, sizeof(buf)) > 0)
 					;
+			if (!s->main_nofile) {
+				run_take_failed(s, false);
+				if (s->main_nofile)
+					run_no_trace(s); /* now: it runs on untraced */
+			}
 		} else {
 			/* Recording failed: just wait for the program. */
 			run_reap(s, 0);
 		}
 	}
 	if (!attached) {
-		tool_err("%s created no ring file, so there are no events to record: is it linked "
-			 "with librip? (else try rip run --preload)",
-			 s->ring[0] ? s->ring : "the program");
+		run_take_failed(s, false);
+		run_no_trace(s);
 		run_subs_end(s);
+		run_subs_free(s);
 		return;
 	}
 	if (!s->failed)
@@ -1038,9 +1324,9 @@ static void run_loop(struct run_state *s)
 		s->failed = true;
 	}
 	run_subs_end(s);
-	if (s->failed)
-		return;
-	run_summary(s);
+	if (!s->failed)
+		run_summary(s);
+	run_subs_free(s);
 }
 
 static int cmd_run(int argc, char **argv)
@@ -1147,7 +1433,7 @@ static int cmd_run(int argc, char **argv)
 	run_loop(s);
 	run_reap(s, 0);
 	status = run_exit_status(s->status);
-	if (s->failed && status == 0)
+	if ((s->failed || s->nofile_failed) && status == 0)
 		status = EXIT_FAIL;
 	rec_close(&s->rec);
 	run_cleanup_ringdir(s->ringdir, s->ring, s->failed);

@@ -1,0 +1,165 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * preload/resolve.c - the next definition of a symbol after this library,
+ * found by reading the loaded objects' dynamic symbol tables ourselves.
+ *
+ * This is what dlsym(RTLD_NEXT, name) answers, without the loader's lock:
+ * the hooks that run before our constructor (another library's constructor
+ * allocates; see doc/design.md, "Before our constructor") must find the
+ * real functions from inside any call, and dlsym takes the loader's lock,
+ * which the calling thread or another may hold.  The objects are walked in
+ * the order of _r_debug's list (the program, the preloaded objects, their
+ * dependencies breadth first: the global search order at start), from the
+ * one after ours; in each, the GNU hash table (else the SysV one) finds the
+ * name, and a definition counts when it is global or weak, defined, of
+ * default visibility and of the default version.  An IFUNC is resolved by
+ * calling its resolver, as the loader does.  Only reads: no lock, no
+ * allocation.  NULL when nothing is found: the caller asks dlsym then.
+ */
+#include <elf.h>
+#include <link.h>
+#include <string.h>
+#include <sys/auxv.h>
+
+#include "common.h"
+
+/* Our own dynamic section: tells our link map from the others. */
+extern ElfW(Dyn) _DYNAMIC[] __attribute__((visibility("hidden")));
+
+struct rip_pl_obj {
+	uintptr_t base;
+	const ElfW(Sym) *sym;
+	const char *str;
+	const uint32_t *gnu, *hash;
+	const ElfW(Half) *versym;
+};
+
+/*
+ * An address in the dynamic section: glibc rewrites these entries with the
+ * load address added on most targets, other loaders leave them relative.
+ */
+static uintptr_t rip_pl_dyn_addr(const struct rip_pl_obj *o, uintptr_t v)
+{
+	return v < o->base ? v + o->base : v;
+}
+
+static bool rip_pl_obj_init(const struct link_map *l, struct rip_pl_obj *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->base = l->l_addr;
+	if (!l->l_ld)
+		return false;
+	for (const ElfW(Dyn) *d = l->l_ld; d->d_tag != DT_NULL; d++) {
+		switch (d->d_tag) {
+		case DT_SYMTAB:
+			o->sym = (const ElfW(Sym) *)rip_pl_dyn_addr(o, d->d_un.d_ptr);
+			break;
+		case DT_STRTAB:
+			o->str = (const char *)rip_pl_dyn_addr(o, d->d_un.d_ptr);
+			break;
+		case DT_GNU_HASH:
+			o->gnu = (const uint32_t *)rip_pl_dyn_addr(o, d->d_un.d_ptr);
+			break;
+		case DT_HASH:
+			o->hash = (const uint32_t *)rip_pl_dyn_addr(o, d->d_un.d_ptr);
+			break;
+		case DT_VERSYM:
+			o->versym = (const ElfW(Half) *)rip_pl_dyn_addr(o, d->d_un.d_ptr);
+			break;
+		}
+	}
+	return o->sym && o->str && (o->gnu || o->hash);
+}
+
+/* Is symbol i a definition of name that a lookup without a version would bind to? */
+static bool rip_pl_sym_ok(const struct rip_pl_obj *o, uint32_t i, const char *name)
+{
+	const ElfW(Sym) *s = &o->sym[i];
+	unsigned type = ELF64_ST_TYPE(s->st_info), bind = ELF64_ST_BIND(s->st_info);
+
+	if (s->st_shndx == SHN_UNDEF || (bind != STB_GLOBAL && bind != STB_WEAK) ||
+	    ELF64_ST_VISIBILITY(s->st_other) != STV_DEFAULT ||
+	    (type != STT_FUNC && type != STT_GNU_IFUNC && type != STT_OBJECT && type != STT_NOTYPE))
+		return false;
+	/* 0: local; the hidden bit: an older version kept for old binaries. */
+	if (o->versym && ((o->versym[i] & 0x8000) || (o->versym[i] & 0x7fff) == 0))
+		return false;
+	return strcmp(o->str + s->st_name, name) == 0;
+}
+
+static const ElfW(Sym) *rip_pl_obj_find(const struct rip_pl_obj *o, const char *name)
+{
+	const unsigned char *p;
+
+	if (o->gnu) {
+		const uint32_t nbuckets = o->gnu[0], symoff = o->gnu[1], nbloom = o->gnu[2],
+			       shift = o->gnu[3];
+		const ElfW(Addr) *bloom = (const ElfW(Addr) *)(o->gnu + 4);
+		const uint32_t *buckets = (const uint32_t *)(bloom + nbloom), *chain;
+		const unsigned bits = sizeof(ElfW(Addr)) * 8;
+		uint32_t h = 5381, i;
+		ElfW(Addr) mask;
+
+		if (!nbuckets || !nbloom)
+			return NULL;
+		for (p = (const unsigned char *)name; *p; p++)
+			h = h * 33 + *p;
+		mask = ((ElfW(Addr))1 << (h % bits)) | ((ElfW(Addr))1 << ((h >> shift) % bits));
+		if ((bloom[(h / bits) % nbloom] & mask) != mask)
+			return NULL;
+		i = buckets[h % nbuckets];
+		if (i < symoff)
+			return NULL;
+		chain = buckets + nbuckets;
+		for (;; i++) {
+			uint32_t h2 = chain[i - symoff];
+
+			if ((h | 1) == (h2 | 1) && rip_pl_sym_ok(o, i, name))
+				return &o->sym[i];
+			if (h2 & 1)
+				return NULL;
+		}
+	}
+	{
+		const uint32_t nbuckets = o->hash[0], *buckets = o->hash + 2;
+		const uint32_t *chain = buckets + nbuckets;
+		uint32_t h = 0, g;
+
+		if (!nbuckets)
+			return NULL;
+		for (p = (const unsigned char *)name; *p; p++) {
+			h = (h << 4) + *p;
+			g = h & 0xf0000000u;
+			if (g)
+				h ^= g >> 24;
+			h &= ~g;
+		}
+		for (uint32_t i = buckets[h % nbuckets]; i; i = chain[i])
+			if (rip_pl_sym_ok(o, i, name))
+				return &o->sym[i];
+	}
+	return NULL;
+}
+
+void *rip_pl_lookup_next(const char *name)
+{
+	bool after = false;
+
+	for (const struct link_map *l = _r_debug.r_map; l; l = l->l_next) {
+		struct rip_pl_obj o;
+		const ElfW(Sym) *s;
+		uintptr_t addr;
+
+		if (!after) {
+			after = l->l_ld == _DYNAMIC;
+			continue;
+		}
+		if (!rip_pl_obj_init(l, &o) || !(s = rip_pl_obj_find(&o, name)))
+			continue;
+		addr = o.base + s->st_value;
+		if (ELF64_ST_TYPE(s->st_info) == STT_GNU_IFUNC)
+			addr = (uintptr_t)((void *(*)(unsigned long))addr)(getauxval(AT_HWCAP));
+		return (void *)addr;
+	}
+	return NULL;
+}
