@@ -77,7 +77,7 @@ static const struct rip_event_type *const rip_pl_types[] = {
 	&rip_ev_mem_alloc,	&rip_ev_mem_free,    &rip_ev_mem_realloc, &rip_ev_bt,
 	&rip_ev_fd_open,	&rip_ev_fd_close,    &rip_ev_shm_create,  &rip_ev_shm_attach,
 	&rip_ev_shm_detach,	&rip_ev_shm_remove,  &rip_ev_mem_mapping, &rip_ev_mem_pagemap,
-	&rip_ev_mem_pagemap_end,
+	&rip_ev_mem_pagemap_end, &rip_ev_mem_unmap, &rip_ev_fd_close_range, &rip_ev_shm_resize,
 };
 
 __thread struct rip_pl_thread rip_pl_self RIP_PL_TLS;
