@@ -712,4 +712,14 @@ if [ ! -x "$RIP" ] || ! "$RIP" run --help >/dev/null 2>&1; then
 elif ! BUILD=$BUILD sh bench/threads.sh "$tmp"; then
 	failed=1
 fi
+
+# ---- 10. programs that start short programs: bash loop, make -j2 ---------------------------
+
+echo "timing programs that spawn (bench/spawn.sh) ..." >&2
+if [ ! -x "$RIP" ] || ! "$RIP" run --help >/dev/null 2>&1; then
+	echo
+	echo "spawn: rip run: not built yet, skipped"
+elif ! BUILD=$BUILD sh bench/spawn.sh "$tmp"; then
+	failed=1
+fi
 exit $failed
