@@ -159,7 +159,7 @@ static void on_problem(const char *path, const char *why, unsigned hits, void *a
 {
 	struct problem_seen *ps = arg;
 
-	printf("problem: %s: %s (%u lookups)\n", path, why, hits);
+	printf("problem: %s: %s (%u addresses)\n", path, why, hits);
 	if (ps->libc_path && !strcmp(path, ps->libc_path))
 		snprintf(ps->libc_why, sizeof(ps->libc_why), "%s", why);
 	if (strstr(path, "/no-such-file/lib.so") && !strcmp(why, "not found"))
@@ -336,8 +336,9 @@ int main(void)
 		T_CHECK(fr[0].func == NULL && fr[0].module != NULL);
 		T_EQ(fr[0].offset, 0x10);
 	}
-	/* looked up once more: counted twice */
+	/* the same address again counts once; another address of it makes two */
 	rip_sym_lookup(sym, hole + 0x10, fr, 8);
+	rip_sym_lookup(sym, hole + 0x20, fr, 8);
 
 	/* a module added after a lookup missed: the miss is not cached for good */
 	n = rip_sym_lookup(sym, 0x8010, fr, 8);
