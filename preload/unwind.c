@@ -790,8 +790,11 @@ int rip_pl_dwarf_walk(uintptr_t pc, uintptr_t sp, uintptr_t fp, uint64_t *out, u
 	const uint64_t ekey = (uint64_t)(epoch + 1) << 48;
 	/* an address a is readable when a - lo <= span: [sp + 8, hi], above our frame */
 	const uintptr_t lo = sp + 8, span = t->stack_hi - lo;
-	uint32_t n = 0, m = mo->epoch == epoch ? mo->m : 0;
+	struct rip_pl_step *st = mo->s, *const send = mo->s + RIP_PL_MEMO;
+	/* one past the steps kept, which are from this walk's state when same */
+	struct rip_pl_step *mend = mo->s + (mo->epoch == epoch ? mo->m : 0);
 	bool same = sp == mo->sp; /* this state's stack pointer is the memo's */
+	uint32_t n = 0;
 
 	/* Past RIP_PL_EPOCH_MAX dlcloses, libunwind does every stack. */
 	if (!tab || t->stack_ok != 1 || sp < t->stack_lo || sp + 16 > t->stack_hi ||
@@ -799,11 +802,10 @@ int rip_pl_dwarf_walk(uintptr_t pc, uintptr_t sp, uintptr_t fp, uint64_t *out, u
 		return -1;
 	mo->sp = sp;
 	while (n < max) {
-		struct rip_pl_step *st = &mo->s[n < RIP_PL_MEMO ? n : RIP_PL_MEMO - 1];
 		uintptr_t cfa, slot;
 		uint64_t rule;
 
-		if (RIP_LIKELY(same && n < m && st->pc == pc &&
+		if (RIP_LIKELY(same && st < mend && st->pc == pc &&
 			       (st->fp == fp || (st->rule & RIP_PL_R_RSP)))) {
 			/* the memo's step: its CFA and slot, without waiting for the rule */
 			rule = st->rule;
@@ -820,35 +822,35 @@ int rip_pl_dwarf_walk(uintptr_t pc, uintptr_t sp, uintptr_t fp, uint64_t *out, u
 			} else {
 				cfa = slot = 0;
 			}
-			/*
-			 * The next state's stack pointer is the memo's if this CFA
-			 * is its; if not, the memo's deeper steps went from other
-			 * stack pointers: they go (this walk writes them anew).
-			 */
-			same = n < m && st->cfa == cfa;
-			if (!same)
-				m = n;
-			if (n < RIP_PL_MEMO) {
+			if (st < send) {
+				/*
+				 * The next state's stack pointer is the memo's if
+				 * this CFA is its; if not, the memo's deeper steps
+				 * went from other stack pointers: they go (this walk
+				 * writes them anew).
+				 */
+				same = st < mend && st->cfa == cfa;
+				if (!same)
+					mend = st;
 				st->pc = pc;
 				st->fp = fp;
 				st->rule = rule;
 				st->cfa = cfa;
 				st->slot = slot;
-				if (m <= n)
-					m = n + 1;
+				if (mend <= st)
+					mend = st + 1;
+			} else {
+				same = false; /* deeper than the memo */
 			}
 		}
 		if (RIP_UNLIKELY((rule & RIP_PL_R_KIND) != RIP_PL_R_STD)) {
 			if ((rule & RIP_PL_R_KIND) == RIP_PL_R_LAST)
 				break;
-			m = 0;
 			goto fail;
 		}
 		/* the return address at cfa - 8, and rbp's slot, inside the stack above us */
-		if (RIP_UNLIKELY(cfa - lo > span || (slot && slot + 8 - lo > span))) {
-			m = 0;
+		if (RIP_UNLIKELY(cfa - lo > span || (slot && slot + 8 - lo > span)))
 			goto fail;
-		}
 		if (slot)
 			fp = *(const uintptr_t *)slot;
 		pc = ((const uintptr_t *)cfa)[-1];
@@ -856,12 +858,13 @@ int rip_pl_dwarf_walk(uintptr_t pc, uintptr_t sp, uintptr_t fp, uint64_t *out, u
 		if (RIP_UNLIKELY(pc - 0x4000 >= (1ull << 48) - 0x4000)) {
 			if (pc < 0x4000)
 				break; /* libunwind stops there too, without the frame */
-			m = 0;
-			goto fail; /* past 48 bits: no key for it; libunwind */
+			goto fail;     /* past 48 bits: no key for it; libunwind */
 		}
 		out[n++] = pc;
+		if (st < send)
+			st++;
 	}
-	mo->m = m;
+	mo->m = (uint32_t)(mend - mo->s);
 	mo->epoch = epoch;
 	return (int)n;
 fail:

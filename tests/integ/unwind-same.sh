@@ -6,7 +6,8 @@
 # with varied frames (recursion of every depth past RIP_DEPTH, a 5000-byte
 # frame, alloca (an rbp-based CFA), callbacks through a shared library of
 # ours and through libc's qsort, a signal handler, a second thread) is
-# recorded three times, address space layout randomisation off:
+# recorded three times (the first two again with RIP_DEPTH=64), address
+# space layout randomisation off:
 # RIP_UNWIND=libunwind (every stack from libunwind), the default (the
 # tables' walk, libunwind where it declines) and RIP_UNWIND=tables (the
 # walk alone: no stack where it declines).  Event by event (per thread, in
@@ -146,18 +147,19 @@ $CC -O2 -g -fomit-frame-pointer -o "$TEST_TMP/prog" "$TEST_TMP/prog.c" -L"$TEST_
 	-Wl,-rpath,"$TEST_TMP" -pthread || die "building the program failed"
 "$TEST_TMP/prog" >"$TEST_TMP/plain.out" || die "the program failed untraced"
 
-# stacks MODE: record with RIP_UNWIND=MODE; one line per mem event, per thread in order:
-# THREAD# TYPE SIZE FRAME...  (threads numbered by first event; addresses of blocks left out)
+# stacks MODE [DEPTH]: record with RIP_UNWIND=MODE (and RIP_DEPTH); one line per mem event,
+# per thread in order: THREAD# TYPE SIZE FRAMES  (threads numbered by first event; addresses
+# of blocks left out), in $TEST_TMP/MODE[DEPTH].stacks
 stacks() {
-	ring=$TEST_TMP/$1.ring
-	setarch "$(uname -m)" -R env RIP_UNWIND="$1" LD_PRELOAD="$lib" RIP_RING="$ring" \
-		RIP_MODE=block "$TEST_TMP/prog" >"$TEST_TMP/$1.out" 2>&1 ||
+	ring=$TEST_TMP/$1$2.ring
+	setarch "$(uname -m)" -R env RIP_UNWIND="$1" RIP_DEPTH="${2:-32}" LD_PRELOAD="$lib" \
+		RIP_RING="$ring" RIP_MODE=block "$TEST_TMP/prog" >"$TEST_TMP/$1.out" 2>&1 ||
 		fail "RIP_UNWIND=$1: the program failed: $(head -n 3 "$TEST_TMP/$1.out")"
 	cmp -s "$TEST_TMP/plain.out" "$TEST_TMP/$1.out" || fail "RIP_UNWIND=$1: output differs"
-	"$RIP" dump "$ring" >"$TEST_TMP/$1.dump" 2>"$TEST_TMP/$1.err" ||
+	"$RIP" dump "$ring" >"$TEST_TMP/$1$2.dump" 2>"$TEST_TMP/$1.err" ||
 		die "rip dump ($1) failed: $(head -n 3 "$TEST_TMP/$1.err")"
-	grep -q ' 0 discarded/overwritten, 0 packets lost' "$TEST_TMP/$1.dump" ||
-		fail "RIP_UNWIND=$1: events lost: $(tail -n 1 "$TEST_TMP/$1.dump")"
+	grep -q ' 0 discarded/overwritten, 0 packets lost' "$TEST_TMP/$1$2.dump" ||
+		fail "RIP_UNWIND=$1: events lost: $(tail -n 1 "$TEST_TMP/$1$2.dump")"
 	awk '
 	$3 == "rip:bt" {
 		id = ""; fr = ""
@@ -176,7 +178,7 @@ stacks() {
 			if ($i ~ /^bt=/) b = substr($i, 4)
 		}
 		print th[$2], $3, size, (b == "0" ? "none" : bt[b])
-	}' "$TEST_TMP/$1.dump" | sort -s -k1,1n >"$TEST_TMP/$1.stacks"
+	}' "$TEST_TMP/$1$2.dump" | sort -s -k1,1n >"$TEST_TMP/$1$2.stacks"
 }
 
 stacks libunwind
@@ -190,6 +192,15 @@ awk '{ n = split($4, f, ","); if (n >= 30) deep = 1 } END { exit !deep }' \
 if ! cmp -s "$TEST_TMP/libunwind.stacks" "$TEST_TMP/auto.stacks"; then
 	fail "the default walk's stacks differ from libunwind's:"
 	diff "$TEST_TMP/libunwind.stacks" "$TEST_TMP/auto.stacks" | head -n 10 >&2
+fi
+# deeper than the walk's memo of steps (33): RIP_DEPTH=64
+stacks libunwind 64
+stacks auto 64
+awk '{ n = split($4, f, ","); if (n >= 40) deep = 1 } END { exit !deep }' \
+	"$TEST_TMP/libunwind64.stacks" || fail "no stack 40 frames deep with RIP_DEPTH=64"
+if ! cmp -s "$TEST_TMP/libunwind64.stacks" "$TEST_TMP/auto64.stacks"; then
+	fail "RIP_DEPTH=64: the default walk's stacks differ from libunwind's:"
+	diff "$TEST_TMP/libunwind64.stacks" "$TEST_TMP/auto64.stacks" | head -n 10 >&2
 fi
 # the walk alone: the same stack, or none where it declined; and declining rarely
 awk 'NR == FNR { want[FNR] = $0; next }
