@@ -61,7 +61,7 @@ TOOL_OBJ := $(TOOL_SRC:%.c=$(BUILD)/obj/%.o)
 EXAMPLES := $(EX_SRC:examples/%.c=$(BUILD)/examples/%)
 UNIT := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/unit/%)
 INTEG := $(INTEG_SRC:tests/integ/%.c=$(BUILD)/tests/integ/%)
-BENCHES := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
+BENCHES := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%) $(BUILD)/bench/malloc-nofp
 
 SONAME := librip.so.$(SOMAJOR)
 LIBSO := $(BUILD)/librip.so
@@ -142,6 +142,11 @@ $(BUILD)/tests/integ/%: tests/integ/%.c $(LIBSO)
 $(BUILD)/bench/%: bench/%.c $(LIBSO)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(LINK_RIP)
+
+# The malloc benchmark as production binaries are built: without frame pointers.
+$(BUILD)/bench/malloc-nofp: bench/malloc.c $(LIBSO)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -fomit-frame-pointer -o $@ $< $(LINK_RIP)
 
 $(BUILD)/librip.pc: mk/librip.pc.in Makefile
 	@mkdir -p $(@D)

@@ -15,6 +15,8 @@
 #
 #   sh bench/heaptrack.sh DIR       (from the top of a built tree)
 #   MEM_N=2000000 MEM_REPS=5        pairs per thread, repetitions (defaults)
+#   MEM_PROG=build/bench/malloc-nofp  the same benchmark built without frame pointers
+#                                   (default build/bench/malloc, built with them)
 #
 # Output, one "mem KEY... VALUE [each repetition...]" line per figure, VALUE
 # the median; bench/run.sh tabulates them.  T is 1 or 2 (threads):
@@ -39,7 +41,7 @@ set -u
 cd "$(dirname "$0")/.." || exit 1
 BUILD=${BUILD:-build}
 RIP=$BUILD/rip
-PROG=$BUILD/bench/malloc
+PROG=${MEM_PROG:-$BUILD/bench/malloc}
 N=${MEM_N:-2000000}
 REPS=${MEM_REPS:-5}
 dir=${1:?usage: sh bench/heaptrack.sh DIR}

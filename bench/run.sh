@@ -402,6 +402,15 @@ if [ ! -x "$RIP" ] || ! "$RIP" run --help >/dev/null 2>&1; then
 elif ! BUILD=$BUILD sh bench/heaptrack.sh "$tmp" >"$M"; then
 	failed=1
 fi
+# the same, built without frame pointers (as Debian's packages and most production builds):
+# rip's walk of the unwind tables then (RIP_UNWIND, preload/unwind.c), heaptrack's libunwind
+echo "timing malloc + free without frame pointers (build/bench/malloc-nofp) ..." >&2
+MN=$tmp/mem-nofp.txt
+if [ -n "$mem_note" ]; then
+	: >"$MN"
+elif ! BUILD=$BUILD MEM_PROG=$B/malloc-nofp sh bench/heaptrack.sh "$tmp" >"$MN"; then
+	failed=1
+fi
 
 # ---- the table ---------------------------------------------------------------------------------
 
@@ -575,6 +584,21 @@ mrow "CPU ns per event of a thread: plain" "" "" "$(ns "$(mf cpu plain 1)")" "" 
 mrow "CPU ns per event of a thread: rip" "" "" "$(ns "$(mf cpu rip 1)")" "" "" \
 	"$(ns "$(mf cpu rip 2)")"
 mrow "lost events (rip run's summary)" "" "" "$(mf lost 1)" "" "" "$(mf lost 2)"
+mfn() { fig "$MN" mem "$@"; }
+mrow "without frame pointers [9f]: plain" "$(secs "$(mfn time plain 1)")" "1.00x" \
+	"$(ns "$(mfn nsev plain 1)")" "$(secs "$(mfn time plain 2)")" "1.00x" \
+	"$(ns "$(mfn nsev plain 2)")"
+mrow "  rip run --mem" "$(secs "$(mfn time rip 1)")" "$(xx "$(mfn slow rip 1)")" \
+	"$(ns "$(mfn nsev rip 1)")" "$(secs "$(mfn time rip 2)")" "$(xx "$(mfn slow rip 2)")" \
+	"$(ns "$(mfn nsev rip 2)")"
+mrow "  heaptrack" "$(secs "$(mfn time heaptrack 1)")" "$(xx "$(mfn slow heaptrack 1)")" \
+	"$(ns "$(mfn nsev heaptrack 1)")" "$(secs "$(mfn time heaptrack 2)")" \
+	"$(xx "$(mfn slow heaptrack 2)")" "$(ns "$(mfn nsev heaptrack 2)")"
+mrow "  rip's overhead / heaptrack's (max 0.33x)" "" "$(xx "$(mfn share 1)")" "" "" \
+	"$(xx "$(mfn share 2)")" ""
+mrow "  CPU ns per event of a thread: rip" "" "" "$(ns "$(mfn cpu rip 1)")" "" "" \
+	"$(ns "$(mfn cpu rip 2)")"
+mrow "  lost events (rip run's summary)" "" "" "$(mfn lost 1)" "" "" "$(mfn lost 2)"
 mrow "bytes per event on disk: rip run" "" "" "$(unit "$(mf bytes rip 1)" B)" "" "" \
 	"$(unit "$(mf bytes rip 2)" B)"
 mrow "bytes per event on disk: heaptrack" "" "" "$(unit "$(mf bytes heaptrack 1)" B)" "" "" \
@@ -593,8 +617,12 @@ echo "    added ns per event: rip $(xx "$(mf growth rip)"), heaptrack" \
 	"$(xx "$(mf growth heaptrack)"); plain's time (control:"
 echo "    what the machine gives 2 threads) $(xx "$(mf growth plain)"); added CPU ns per event" \
 	"of a thread: rip $(xx "$(mf cpugrowth rip)")."
+echo "[9f] build/bench/malloc-nofp: the same, built -fomit-frame-pointer; stacks then come from"
+echo "    rip's own walk of the unwind tables (preload/unwind.c; libunwind where it declines),"
+echo "    heaptrack's from libunwind.  Its own interleaved repetitions, after the others."
 [ -n "$mem_note" ] && echo "    $mem_note"
 sed -n 's/^mem note /    note: /p' "$M"
+sed -n 's/^mem note /    note (no frame pointers): /p' "$MN"
 echo
 echo "budgets:"
 verdict() { # NAME VALUE LIMIT
@@ -645,6 +673,9 @@ fi
 
 verdict "malloc+free, 1 thread: rip's overhead / heaptrack's" "$(mf share 1)" 0.333
 verdict "malloc+free, 2 threads: rip's overhead / heaptrack's" "$(mf share 2)" 0.333
+verdict "malloc+free, no frame pointers, 1 thread: overhead / heaptrack's" "$(mfn share 1)" 0.333
+verdict "malloc+free, no frame pointers, 2 threads: overhead / heaptrack's" "$(mfn share 2)" \
+	0.333
 verdict "malloc+free, added CPU ns/event, 2 threads / 1 thread" "$(mf cpugrowth rip)" 1.10
 g_rip=$(mf growth rip) g_plain=$(mf growth plain)
 verdict "malloc+free, added wall ns/event 2 thr / 1 thr, over plain's" \
@@ -679,6 +710,7 @@ sed 's/^/  events      /' "$E" 2>/dev/null
 sed 's/^/  events      /' "$tmp/evbytes.txt" 2>/dev/null
 sed 's/^/  lttng       /' "$LT" 2>/dev/null
 grep -v '^mem note ' "$M" 2>/dev/null | sed 's/^mem /  malloc      /'
+grep -v '^mem note ' "$MN" 2>/dev/null | sed 's/^mem /  malloc-nofp /'
 [ -s "$tmp/ps.head" ] && echo "what rip ps said (first lines of one more run):" &&
 	sed 's/^/  /' "$tmp/ps.head"
 for f in snap.loop_snap snap-legacy.loop_snap snap.loop_floor snap.loop_coro \

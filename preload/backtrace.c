@@ -2,12 +2,17 @@
 /*
  * preload/backtrace.c - the stack of a hooked call, as an interned id.
  *
- * Capture: a frame-pointer walk from the hook's frame, every step checked
- * (the frame inside the thread's stack, frames strictly increasing, the
- * return address inside an executable segment of a loaded object).  When
- * the walk is not to be trusted (fewer than two frames, or the chain broke
- * before it left the stack) libunwind's unw_backtrace does it again from
- * the unwind tables.
+ * Capture (RIP_UNWIND): by default on x86-64, unwind.c's walk of the
+ * unwind tables (.eh_frame), which gives exactly the frames libunwind's
+ * unw_backtrace would, much faster; where it declines (a signal frame, an
+ * expression, no unwind information), libunwind does the whole stack.
+ * RIP_UNWIND=fp, and the default elsewhere: a frame-pointer walk from the
+ * hook's frame, every step checked (the frame inside the thread's stack,
+ * frames strictly increasing, the return address inside an executable
+ * segment of a loaded object), and libunwind when that walk is not to be
+ * trusted (fewer than two frames, or the chain broke before it left the
+ * stack).  RIP_UNWIND=libunwind: libunwind for every stack; =tables: the
+ * tables' walk alone (no stack where it declines), for tests.
  *
  * Interning: the frames hash to 64 bits; an open-addressing table of
  * 64-bit entries (44 bits of the hash over a 20-bit id) in an anonymous
@@ -29,6 +34,7 @@
 #include <dlfcn.h>
 
 #include "common.h"
+#include "unwind.h"
 
 uint32_t rip_pl_depth = 32;
 
@@ -350,6 +356,40 @@ static uint32_t rip_pl_intern(const uint64_t *f, uint32_t n, uint64_t h)
 	return 0; /* a cluster this long: treat as full */
 }
 
+/* RIP_UNWIND: how stacks are walked. */
+enum rip_pl_unwind_mode {
+	RIP_PL_UNW_AUTO,      /* the unwind tables (unwind.c), libunwind where it declines */
+	RIP_PL_UNW_FP,	      /* frame pointers, libunwind where the chain breaks */
+	RIP_PL_UNW_LIBUNWIND, /* libunwind for every stack */
+	RIP_PL_UNW_TABLES,    /* the unwind tables only: no stack where unwind.c declines (tests) */
+};
+
+static enum rip_pl_unwind_mode rip_pl_unwind_mode = RIP_PL_UNW_AUTO;
+
+/* The frames by frame pointers, libunwind where the chain is not to be trusted. */
+static uint32_t rip_pl_bt_fp(const uintptr_t *self, uint64_t *frames, uint32_t max, uint64_t *hp)
+{
+	uint32_t n, m;
+	bool ok;
+
+	n = rip_pl_fp_walk(self[0], frames, max, &ok);
+	if (RIP_LIKELY(n >= 2 && ok)) {
+		/* A stack seen before: its frames were checked when it was new. */
+		*hp = rip_pl_hash(frames, n);
+		if (RIP_LIKELY(rip_pl_lookup(*hp)))
+			return n;
+		ok = rip_pl_frames_exec(frames, n);
+		if (ok)
+			return n;
+	}
+	*hp = 0;
+	m = rip_pl_unwind(self[1], frames, max);
+	/* libunwind's frames come from the unwind tables: no further check */
+	if (m >= n)
+		return m;
+	return ok ? n : 0;
+}
+
 /*
  * noinline: its frame is the one skipped.  The hook's frame pointer is our
  * saved one, and the hook's return address is the first frame.
@@ -358,38 +398,41 @@ __attribute__((noinline)) uint32_t rip_pl_backtrace_id(void)
 {
 	uint64_t frames[RIP_BT_MAX_DEPTH];
 	const uintptr_t *self = __builtin_frame_address(0);
-	uintptr_t hook_ret = self[1];
-	uint32_t n, id, max = rip_pl_depth;
+	uint32_t n = 0, max = rip_pl_depth;
 	uint64_t h = 0;
-	bool ok;
+	int m;
 
 	if (!rip_pl_tab)
 		return 0;
-	n = rip_pl_fp_walk(self[0], frames, max, &ok);
-	if (RIP_LIKELY(n >= 2 && ok)) {
-		/* A stack seen before: its frames were checked when it was new. */
-		h = rip_pl_hash(frames, n);
-		id = rip_pl_lookup(h);
-		if (RIP_LIKELY(id)) {
-			n = id;
-			goto out;
+	switch (rip_pl_unwind_mode) {
+	case RIP_PL_UNW_AUTO:
+		/*
+		 * From the hook's return address, our caller's stack pointer
+		 * (just above our frame: frame pointers here) and rbp there.
+		 */
+		m = rip_pl_dwarf_walk(self[1], (uintptr_t)(self + 2), self[0], frames, max);
+		if (RIP_LIKELY(m >= 0)) {
+			n = (uint32_t)m;
+			break;
 		}
-		ok = rip_pl_frames_exec(frames, n);
-	}
-	if (RIP_UNLIKELY(n < 2 || !ok)) {
-		uint32_t m = rip_pl_unwind(hook_ret, frames, max);
-
-		/* libunwind's frames come from the unwind tables: no further check */
-		if (m >= n)
-			n = m;
-		else
-			n = ok ? n : 0;
-		h = 0;
+		n = rip_pl_unwind(self[1], frames, max);
+		break;
+	case RIP_PL_UNW_TABLES:
+		m = rip_pl_dwarf_walk(self[1], (uintptr_t)(self + 2), self[0], frames, max);
+		n = m > 0 ? (uint32_t)m : 0;
+		break;
+	case RIP_PL_UNW_FP:
+		n = rip_pl_bt_fp(self, frames, max, &h);
+		break;
+	case RIP_PL_UNW_LIBUNWIND:
+		n = rip_pl_unwind(self[1], frames, max);
+		break;
 	}
 	if (!n)
 		return 0;
-	n = rip_pl_intern(frames, n, h ? h : rip_pl_hash(frames, n));
-out:
+	if (!h)
+		h = rip_pl_hash(frames, n);
+	n = rip_pl_intern(frames, n, h);
 	/* Not a tail call: this frame must stay until the walk is done (it is). */
 	__asm__ __volatile__("" ::: "memory");
 	return n;
@@ -408,10 +451,14 @@ static int rip_pl_tab_map(void)
 	return 0;
 }
 
-/* RIP_DEPTH and the stack table: all a hook needs (frame pointers only, no lock taken). */
+/*
+ * RIP_DEPTH, RIP_UNWIND and the stack and rule tables: all a hook needs before our
+ * constructor (frame pointers and the unwind tables; no lock taken).
+ */
 int rip_pl_bt_init_early(void)
 {
 	const char *s = getenv("RIP_DEPTH");
+	int err;
 
 	if (s && *s) {
 		char *end;
@@ -420,7 +467,20 @@ int rip_pl_bt_init_early(void)
 		if (!*end && v >= 1)
 			rip_pl_depth = v > RIP_BT_MAX_DEPTH ? RIP_BT_MAX_DEPTH : (uint32_t)v;
 	}
-	return rip_pl_tab_map();
+	s = getenv("RIP_UNWIND");
+	if (s && !strcmp(s, "fp"))
+		rip_pl_unwind_mode = RIP_PL_UNW_FP;
+	else if (s && !strcmp(s, "libunwind"))
+		rip_pl_unwind_mode = RIP_PL_UNW_LIBUNWIND;
+	else if (s && !strcmp(s, "tables"))
+		rip_pl_unwind_mode = RIP_PL_UNW_TABLES;
+#if !defined(__x86_64__)
+	if (rip_pl_unwind_mode == RIP_PL_UNW_AUTO)
+		rip_pl_unwind_mode = RIP_PL_UNW_FP; /* unwind.c walks x86-64 only */
+#endif
+	/* the rule table is an anonymous mapping; the walk finds tables with _dl_find_object */
+	err = rip_pl_tab_map();
+	return err ? err : rip_pl_unwind_init();
 }
 
 /* libunwind (dlopen) and the map of code (dl_iterate_phdr): the constructor's. */

@@ -1,0 +1,898 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * preload/unwind.c - the stack of a hooked call from the unwind tables
+ * (.eh_frame), without frame pointers and without libunwind on the fast
+ * path: x86-64 only (elsewhere rip_pl_dwarf_walk always declines).
+ *
+ * Each return address met on a stack gets a rule, computed once per
+ * process and kept in a lock-free table: CFA = rsp or rbp + offset, the
+ * caller's return address at CFA - 8, rbp unchanged or saved at CFA +
+ * offset; or "last frame" (return address or rbp undefined: the outermost
+ * frame); or "unsupported".  A walk is then, per frame, a table lookup and
+ * one or two loads from the thread's stack, each checked against its
+ * bounds.  No allocation, no lock, no system call; a signal handler can
+ * walk too.
+ *
+ * The rules are exactly those libunwind's fast trace (unw_backtrace on
+ * x86-64, "tdep_trace") uses for a standard frame, read from the same
+ * tables the same way: the FDE of address - 1 found through .eh_frame_hdr's
+ * binary search table, its CIE's and its own CFA program run up to that
+ * address.  Anything the walk is not sure to do exactly as libunwind would
+ * (an expression, a signal frame, stack realignment, no unwind
+ * information, a read outside the stack) makes it decline, and the caller
+ * asks libunwind for the whole stack: the stacks are libunwind's either way
+ * (tests/integ/unwind-same.sh compares them event by event).
+ *
+ * A rule is computed from the object that holds the address, found with
+ * _dl_find_object (glibc 2.35: no lock, async-signal-safe), which gives its
+ * .eh_frame_hdr; every byte of the tables read lies in a readable segment
+ * of that object, from its program headers.  dlclose may put another object
+ * where one was: the wrapper below moves an epoch that is part of every
+ * table key, so the rules of the old one are never used again.
+ */
+#include <dlfcn.h>
+#include <elf.h>
+#include <errno.h>
+#include <link.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "common.h"
+#include "unwind.h"
+
+/* ---- dlclose: rules of unloaded objects are forgotten ---- */
+
+/* Bumped after each dlclose; keys carry it, so older rules no longer match. */
+static uint32_t rip_pl_unw_epoch;
+
+RIP_PL_EXPORT int dlclose(void *handle)
+{
+	static int (*real)(void *);
+	int ret;
+
+	if (!RIP_PL_REAL(real, "dlclose"))
+		return rip_pl_enosys();
+	ret = real(handle);
+	/*
+	 * Release: pairs with the acquire load in rip_pl_dwarf_walk.  A walk
+	 * that started before still uses the old epoch; it cannot be walking
+	 * through the object closed (its code would be on a stack while
+	 * unloaded).
+	 */
+	__atomic_fetch_add(&rip_pl_unw_epoch, 1, __ATOMIC_RELEASE);
+	return ret;
+}
+
+#if defined(__x86_64__)
+
+/* ---- rules ---- */
+
+/*
+ * A rule in 64 bits, never 0: bits 0-1 the kind, bit 2 CFA from rsp (else
+ * rbp), bit 3 rbp saved, bits 16-31 rbp's offset from the CFA (int16),
+ * bits 32-63 the CFA's offset (int32).
+ */
+#define RIP_PL_R_STD 1u
+#define RIP_PL_R_LAST 2u
+#define RIP_PL_R_UNSUP 3u
+#define RIP_PL_R_KIND 3u
+#define RIP_PL_R_RSP 4u
+#define RIP_PL_R_RBP 8u
+
+static inline uint64_t rip_pl_rule(unsigned kind, bool rsp, bool rbp, int16_t rbp_off,
+				   int32_t cfa_off)
+{
+	return kind | (rsp ? RIP_PL_R_RSP : 0) | (rbp ? RIP_PL_R_RBP : 0) |
+	       (uint64_t)(uint16_t)rbp_off << 16 | (uint64_t)(uint32_t)cfa_off << 32;
+}
+
+/* ---- bounded reads of an object's tables ---- */
+
+/* Pointer encodings of .eh_frame (the LSB's DW_EH_PE_*) */
+#define RIP_PL_PE_ABSPTR 0x00
+#define RIP_PL_PE_ULEB128 0x01
+#define RIP_PL_PE_UDATA2 0x02
+#define RIP_PL_PE_UDATA4 0x03
+#define RIP_PL_PE_UDATA8 0x04
+#define RIP_PL_PE_SLEB128 0x09
+#define RIP_PL_PE_SDATA2 0x0a
+#define RIP_PL_PE_SDATA4 0x0b
+#define RIP_PL_PE_SDATA8 0x0c
+#define RIP_PL_PE_PCREL 0x10
+#define RIP_PL_PE_DATAREL 0x30
+#define RIP_PL_PE_INDIRECT 0x80
+#define RIP_PL_PE_OMIT 0xff
+
+#define RIP_PL_SEGS 16
+
+/* The readable, file-backed ranges of one object. */
+struct rip_pl_obj {
+	uintptr_t lo[RIP_PL_SEGS], hi[RIP_PL_SEGS];
+	unsigned n;
+};
+
+static bool rip_pl_obj_has(const struct rip_pl_obj *o, uintptr_t a, size_t len)
+{
+	for (unsigned i = 0; i < o->n; i++)
+		if (a >= o->lo[i] && a < o->hi[i] && len <= o->hi[i] - a)
+			return true;
+	return false;
+}
+
+/* A cursor over [p, end): reads past end set bad and return 0. */
+struct rip_pl_rd {
+	uintptr_t p, end;
+	bool bad;
+};
+
+static uint64_t rip_pl_rd_n(struct rip_pl_rd *r, unsigned size)
+{
+	uint64_t v = 0;
+
+	if (r->bad || r->end - r->p < size || r->p > r->end) {
+		r->bad = true;
+		return 0;
+	}
+	memcpy(&v, (const void *)r->p, size); /* little-endian: the low bytes */
+	r->p += size;
+	return v;
+}
+
+static uint64_t rip_pl_rd_uleb(struct rip_pl_rd *r)
+{
+	uint64_t v = 0;
+	unsigned shift = 0;
+
+	for (;;) {
+		uint8_t b = (uint8_t)rip_pl_rd_n(r, 1);
+
+		if (r->bad)
+			return 0;
+		if (shift < 64)
+			v |= (uint64_t)(b & 0x7f) << shift;
+		shift += 7;
+		if (!(b & 0x80))
+			return v;
+		if (shift > 70) {
+			r->bad = true;
+			return 0;
+		}
+	}
+}
+
+static int64_t rip_pl_rd_sleb(struct rip_pl_rd *r)
+{
+	uint64_t v = 0;
+	unsigned shift = 0;
+	uint8_t b;
+
+	do {
+		b = (uint8_t)rip_pl_rd_n(r, 1);
+		if (r->bad || shift > 63) {
+			r->bad = true;
+			return 0;
+		}
+		v |= (uint64_t)(b & 0x7f) << shift;
+		shift += 7;
+	} while (b & 0x80);
+	if (shift < 64 && (b & 0x40))
+		v |= ~0ull << shift;
+	return (int64_t)v;
+}
+
+/*
+ * A pointer in encoding enc (RIP_PL_PE_*): absolute or pc-relative, any
+ * size; other applications and indirect pointers set bad.  datarel is
+ * relative to data (the .eh_frame_hdr, where it is used).
+ */
+static uint64_t rip_pl_rd_ptr(struct rip_pl_rd *r, uint8_t enc, uintptr_t data)
+{
+	uintptr_t at = r->p;
+	uint64_t v;
+
+	switch (enc & 0x0f) {
+	case RIP_PL_PE_ABSPTR:
+	case RIP_PL_PE_UDATA8:
+	case RIP_PL_PE_SDATA8:
+		v = rip_pl_rd_n(r, 8);
+		break;
+	case RIP_PL_PE_ULEB128:
+		v = rip_pl_rd_uleb(r);
+		break;
+	case RIP_PL_PE_SLEB128:
+		v = (uint64_t)rip_pl_rd_sleb(r);
+		break;
+	case RIP_PL_PE_UDATA2:
+		v = rip_pl_rd_n(r, 2);
+		break;
+	case RIP_PL_PE_SDATA2:
+		v = (uint64_t)(int64_t)(int16_t)rip_pl_rd_n(r, 2);
+		break;
+	case RIP_PL_PE_UDATA4:
+		v = rip_pl_rd_n(r, 4);
+		break;
+	case RIP_PL_PE_SDATA4:
+		v = (uint64_t)(int64_t)(int32_t)rip_pl_rd_n(r, 4);
+		break;
+	default:
+		r->bad = true;
+		return 0;
+	}
+	switch (enc & 0x70) {
+	case RIP_PL_PE_ABSPTR:
+		break;
+	case RIP_PL_PE_PCREL:
+		v += at;
+		break;
+	case RIP_PL_PE_DATAREL:
+		v += data;
+		break;
+	default:
+		r->bad = true;
+	}
+	if (enc & RIP_PL_PE_INDIRECT)
+		r->bad = true;
+	return v;
+}
+
+/* An entry of .eh_frame at a (CIE or FDE): its bounds, checked against the object. */
+static bool rip_pl_entry(const struct rip_pl_obj *o, uintptr_t a, struct rip_pl_rd *r)
+{
+	uint32_t len;
+
+	if (!rip_pl_obj_has(o, a, 4))
+		return false;
+	memcpy(&len, (const void *)a, 4);
+	/* 0: a terminator; 0xffffffff: 64-bit DWARF, which no x86-64 linker writes */
+	if (len == 0 || len == 0xffffffffu || !rip_pl_obj_has(o, a + 4, len))
+		return false;
+	r->p = a + 4;
+	r->end = a + 4 + len;
+	r->bad = false;
+	return true;
+}
+
+/* ---- the CFA program ---- */
+
+enum {
+	RIP_PL_W_SAME,
+	RIP_PL_W_UNDEF,
+	RIP_PL_W_CFAREL,
+	RIP_PL_W_OTHER
+};
+
+/* DWARF register numbers on x86-64 */
+#define RIP_PL_RBP 6
+#define RIP_PL_RSP 7
+#define RIP_PL_RA 16
+#define RIP_PL_NREGS 17 /* libunwind's DWARF_NUM_PRESERVED_REGS: more is an error there */
+
+/* The rules that matter: CFA, rbp, rsp, the return address. */
+struct rip_pl_cfa {
+	uint8_t cfa_reg; /* a register number, or 0xff: an expression */
+	uint8_t where[3];
+	int64_t cfa_off;
+	int64_t off[3];
+};
+
+static int rip_pl_col(uint64_t reg)
+{
+	return reg == RIP_PL_RBP ? 0 : reg == RIP_PL_RSP ? 1 : reg == RIP_PL_RA ? 2 : -1;
+}
+
+struct rip_pl_cie {
+	uint64_t code_align;
+	int64_t data_align;
+	uint8_t fde_enc;
+	bool aug_z;
+	uintptr_t instr, instr_end;
+};
+
+#define RIP_PL_REMEMBER 8
+
+/*
+ * Run the program in r from location loc while loc <= target (as
+ * libunwind's run_cfi_program), over s; init is the state after the CIE's
+ * program (for DW_CFA_restore).  False when it uses anything this walk
+ * does not do exactly as libunwind: the frame is then "unsupported".
+ */
+static bool rip_pl_cfa_run(struct rip_pl_rd *r, const struct rip_pl_cie *ci, struct rip_pl_cfa *s,
+			   const struct rip_pl_cfa *init, uint64_t loc, uint64_t target)
+{
+	struct rip_pl_cfa stack[RIP_PL_REMEMBER];
+	unsigned depth = 0;
+
+	while (loc <= target && r->p < r->end && !r->bad) {
+		uint8_t op = (uint8_t)rip_pl_rd_n(r, 1);
+		uint64_t reg, v;
+		int c;
+
+		switch (op & 0xc0) {
+		case 0x40: /* DW_CFA_advance_loc */
+			loc += (op & 0x3f) * ci->code_align;
+			continue;
+		case 0x80: /* DW_CFA_offset */
+			reg = op & 0x3f;
+			v = rip_pl_rd_uleb(r);
+			if (reg >= RIP_PL_NREGS)
+				return false;
+			c = rip_pl_col(reg);
+			if (c >= 0) {
+				s->where[c] = RIP_PL_W_CFAREL;
+				s->off[c] = (int64_t)v * ci->data_align;
+			}
+			continue;
+		case 0xc0: /* DW_CFA_restore */
+			reg = op & 0x3f;
+			if (reg >= RIP_PL_NREGS)
+				return false;
+			c = rip_pl_col(reg);
+			if (c >= 0) {
+				s->where[c] = init->where[c];
+				s->off[c] = init->off[c];
+			}
+			continue;
+		}
+		switch (op) {
+		case 0x00: /* DW_CFA_nop */
+			break;
+		case 0x02: /* DW_CFA_advance_loc1 */
+			loc += rip_pl_rd_n(r, 1) * ci->code_align;
+			break;
+		case 0x03: /* DW_CFA_advance_loc2 */
+			loc += rip_pl_rd_n(r, 2) * ci->code_align;
+			break;
+		case 0x04: /* DW_CFA_advance_loc4 */
+			loc += rip_pl_rd_n(r, 4) * ci->code_align;
+			break;
+		case 0x05: /* DW_CFA_offset_extended */
+		case 0x11: /* DW_CFA_offset_extended_sf */
+			reg = rip_pl_rd_uleb(r);
+			v = op == 0x05 ? rip_pl_rd_uleb(r) : (uint64_t)rip_pl_rd_sleb(r);
+			if (reg >= RIP_PL_NREGS)
+				return false;
+			c = rip_pl_col(reg);
+			if (c >= 0) {
+				s->where[c] = RIP_PL_W_CFAREL;
+				s->off[c] = (int64_t)v * ci->data_align;
+			}
+			break;
+		case 0x06: /* DW_CFA_restore_extended */
+		case 0x07: /* DW_CFA_undefined */
+		case 0x08: /* DW_CFA_same_value */
+			reg = rip_pl_rd_uleb(r);
+			if (reg >= RIP_PL_NREGS)
+				return false;
+			c = rip_pl_col(reg);
+			if (c < 0)
+				break;
+			if (op == 0x06) {
+				s->where[c] = init->where[c];
+				s->off[c] = init->off[c];
+			} else {
+				s->where[c] = op == 0x07 ? RIP_PL_W_UNDEF : RIP_PL_W_SAME;
+				s->off[c] = 0;
+			}
+			break;
+		case 0x09: /* DW_CFA_register */
+			reg = rip_pl_rd_uleb(r);
+			v = rip_pl_rd_uleb(r);
+			if (reg >= RIP_PL_NREGS || v >= RIP_PL_NREGS)
+				return false;
+			c = rip_pl_col(reg);
+			if (c >= 0)
+				s->where[c] = RIP_PL_W_OTHER;
+			break;
+		case 0x0a: /* DW_CFA_remember_state */
+			if (depth == RIP_PL_REMEMBER)
+				return false;
+			stack[depth++] = *s;
+			break;
+		case 0x0b: /* DW_CFA_restore_state */
+			if (!depth)
+				return false;
+			*s = stack[--depth];
+			break;
+		case 0x0c: /* DW_CFA_def_cfa */
+			reg = rip_pl_rd_uleb(r);
+			v = rip_pl_rd_uleb(r);
+			if (reg >= RIP_PL_NREGS)
+				return false;
+			s->cfa_reg = (uint8_t)reg;
+			s->cfa_off = (int64_t)v;
+			break;
+		case 0x12: /* DW_CFA_def_cfa_sf */
+			reg = rip_pl_rd_uleb(r);
+			v = (uint64_t)rip_pl_rd_sleb(r);
+			if (reg >= RIP_PL_NREGS)
+				return false;
+			s->cfa_reg = (uint8_t)reg;
+			s->cfa_off = (int64_t)v * ci->data_align;
+			break;
+		case 0x0d: /* DW_CFA_def_cfa_register */
+			reg = rip_pl_rd_uleb(r);
+			if (reg >= RIP_PL_NREGS)
+				return false;
+			s->cfa_reg = (uint8_t)reg;
+			break;
+		case 0x0e: /* DW_CFA_def_cfa_offset */
+			s->cfa_off = (int64_t)rip_pl_rd_uleb(r);
+			break;
+		case 0x13: /* DW_CFA_def_cfa_offset_sf */
+			s->cfa_off = rip_pl_rd_sleb(r) * ci->data_align;
+			break;
+		case 0x2e: /* DW_CFA_GNU_args_size: only for resuming, not for a walk */
+			rip_pl_rd_uleb(r);
+			break;
+		default:
+			/*
+			 * Expressions (def_cfa_expression, expression,
+			 * val_expression: stack realignment, signal frames),
+			 * set_loc, val_offset and the rest: libunwind's own.
+			 */
+			return false;
+		}
+	}
+	return !r->bad;
+}
+
+/* ---- finding the FDE ---- */
+
+/* The readable segments of the object that holds pc, and its .eh_frame_hdr. */
+static bool rip_pl_obj_find(uintptr_t pc, struct rip_pl_obj *o, uintptr_t *hdr)
+{
+	struct dl_find_object fo;
+	const ElfW(Ehdr) * eh;
+	const ElfW(Phdr) * ph;
+	uintptr_t base, bias, end;
+
+	if (_dl_find_object((void *)pc, &fo) != 0 || !fo.dlfo_eh_frame || !fo.dlfo_link_map)
+		return false;
+	base = (uintptr_t)fo.dlfo_map_start;
+	end = (uintptr_t)fo.dlfo_map_end;
+	bias = fo.dlfo_link_map->l_addr;
+	/*
+	 * The ELF header and the program headers: the first page of the
+	 * object's mapping is its first segment, which holds them in every
+	 * object a linker makes (checked: magic, class, sizes within the page).
+	 */
+	eh = (const ElfW(Ehdr) *)base;
+	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh->e_phentsize != sizeof(ElfW(Phdr)) || eh->e_phoff < sizeof(*eh) ||
+	    eh->e_phoff > 4096 || eh->e_phnum > (4096 - eh->e_phoff) / sizeof(ElfW(Phdr)))
+		return false;
+	ph = (const ElfW(Phdr) *)(base + eh->e_phoff);
+	o->n = 0;
+	for (unsigned i = 0; i < eh->e_phnum && o->n < RIP_PL_SEGS; i++) {
+		uintptr_t lo = bias + ph[i].p_vaddr, hi = lo + ph[i].p_filesz;
+
+		if (ph[i].p_type != PT_LOAD || !(ph[i].p_flags & PF_R) || hi <= lo || lo < base ||
+		    hi > end)
+			continue;
+		o->lo[o->n] = lo;
+		o->hi[o->n] = hi;
+		o->n++;
+	}
+	*hdr = (uintptr_t)fo.dlfo_eh_frame;
+	return o->n > 0;
+}
+
+/* The CIE at a: its factors, FDE encoding and initial program.  False: unsupported. */
+static bool rip_pl_cie_parse(const struct rip_pl_obj *o, uintptr_t a, struct rip_pl_cie *ci)
+{
+	struct rip_pl_rd r;
+	char aug[8];
+	unsigned n = 0;
+	uint8_t version;
+	uint64_t ra;
+
+	if (!rip_pl_entry(o, a, &r) || rip_pl_rd_n(&r, 4) != 0) /* CIE id 0 in .eh_frame */
+		return false;
+	version = (uint8_t)rip_pl_rd_n(&r, 1);
+	if (version != 1 && version != 3)
+		return false;
+	for (;;) {
+		char ch = (char)rip_pl_rd_n(&r, 1);
+
+		if (r.bad || n == sizeof(aug))
+			return false;
+		aug[n++] = ch;
+		if (!ch)
+			break;
+	}
+	ci->code_align = rip_pl_rd_uleb(&r);
+	ci->data_align = rip_pl_rd_sleb(&r);
+	ra = version == 1 ? rip_pl_rd_n(&r, 1) : rip_pl_rd_uleb(&r);
+	if (ra != RIP_PL_RA)
+		return false;
+	ci->fde_enc = RIP_PL_PE_ABSPTR;
+	ci->aug_z = aug[0] == 'z';
+	if (ci->aug_z) {
+		uint64_t len = rip_pl_rd_uleb(&r);
+		uintptr_t data = r.p;
+
+		if (r.bad || len > r.end - r.p)
+			return false;
+		for (unsigned i = 1; aug[i]; i++) {
+			switch (aug[i]) {
+			case 'R':
+				ci->fde_enc = (uint8_t)rip_pl_rd_n(&r, 1);
+				break;
+			case 'L':
+				rip_pl_rd_n(&r, 1);
+				break;
+			case 'P': {
+				uint8_t enc = (uint8_t)rip_pl_rd_n(&r, 1);
+
+				/* skipped: only its size matters, whatever it points to */
+				rip_pl_rd_ptr(&r, enc & 0x0f, 0);
+				break;
+			}
+			default: /* 'S', a signal frame; anything else */
+				return false;
+			}
+		}
+		r.p = data + len;
+	} else if (aug[0]) {
+		return false;
+	}
+	/* FDE addresses absolute or pc-relative (what linkers write), never indirect */
+	if ((ci->fde_enc & 0x70) > RIP_PL_PE_PCREL || (ci->fde_enc & RIP_PL_PE_INDIRECT))
+		return false;
+	ci->instr = r.p;
+	ci->instr_end = r.end;
+	return !r.bad;
+}
+
+/* The rule for return address pc (its state at pc - 1, as libunwind's). */
+static uint64_t rip_pl_rule_compute(uintptr_t pc)
+{
+	const uint64_t unsup = RIP_PL_R_UNSUP;
+	uintptr_t ip = pc - 1, hdr, tab, fde, cie;
+	struct rip_pl_obj o;
+	struct rip_pl_rd r;
+	struct rip_pl_cie ci;
+	struct rip_pl_cfa s, init;
+	uint8_t eptr_enc, count_enc, tab_enc;
+	uint64_t count, lo, hi, start, range;
+	int64_t rel;
+	int32_t e[2];
+
+	if (!rip_pl_obj_find(ip, &o, &hdr) || !rip_pl_obj_has(&o, hdr, 4))
+		return unsup;
+	/* .eh_frame_hdr: version, three encodings, eh_frame_ptr, fde_count, the table */
+	r.p = hdr;
+	r.end = hdr + 4;
+	r.bad = false;
+	if (rip_pl_rd_n(&r, 1) != 1)
+		return unsup;
+	eptr_enc = (uint8_t)rip_pl_rd_n(&r, 1);
+	count_enc = (uint8_t)rip_pl_rd_n(&r, 1);
+	tab_enc = (uint8_t)rip_pl_rd_n(&r, 1);
+	/* libunwind searches linearly without this table: leave those to it */
+	if (tab_enc != (RIP_PL_PE_DATAREL | RIP_PL_PE_SDATA4) || eptr_enc == RIP_PL_PE_OMIT ||
+	    count_enc == RIP_PL_PE_OMIT)
+		return unsup;
+	r.end = hdr + 4 + 8 + 8 + 8; /* two pointers, at most 8 bytes each (no leb here) */
+	if ((eptr_enc & 0x0f) == RIP_PL_PE_ULEB128 || (eptr_enc & 0x0f) == RIP_PL_PE_SLEB128 ||
+	    (count_enc & 0x0f) == RIP_PL_PE_ULEB128 || (count_enc & 0x0f) == RIP_PL_PE_SLEB128 ||
+	    !rip_pl_obj_has(&o, hdr, r.end - hdr))
+		r.end = hdr + 4; /* refuse, rather than read what may not be there */
+	rip_pl_rd_ptr(&r, eptr_enc, hdr);
+	count = rip_pl_rd_ptr(&r, count_enc, hdr);
+	tab = r.p;
+	if (r.bad || !count || count > (1ull << 28) || !rip_pl_obj_has(&o, tab, count * 8))
+		return unsup;
+	/* the last entry whose start is <= ip */
+	rel = (int64_t)(ip - hdr);
+	if (rel != (int32_t)rel)
+		return unsup;
+	lo = 0;
+	hi = count;
+	while (lo < hi) {
+		uint64_t mid = (lo + hi) / 2;
+
+		memcpy(e, (const void *)(tab + mid * 8), 8);
+		if ((int32_t)rel < e[0])
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	if (!hi)
+		return unsup;
+	memcpy(e, (const void *)(tab + (hi - 1) * 8), 8);
+	fde = hdr + (intptr_t)e[1];
+
+	/* the FDE and its CIE */
+	if (!rip_pl_entry(&o, fde, &r))
+		return unsup;
+	{
+		uintptr_t at = r.p;
+		uint32_t off = (uint32_t)rip_pl_rd_n(&r, 4);
+
+		if (!off)
+			return unsup; /* a CIE, not an FDE */
+		cie = at - off;
+	}
+	if (!rip_pl_cie_parse(&o, cie, &ci))
+		return unsup;
+	start = rip_pl_rd_ptr(&r, ci.fde_enc, hdr);
+	range = rip_pl_rd_ptr(&r, ci.fde_enc & 0x0f, hdr);
+	if (r.bad || ip < start || ip - start >= range)
+		return unsup; /* no unwind information for ip: libunwind guesses */
+	if (ci.aug_z) {
+		uint64_t len = rip_pl_rd_uleb(&r);
+
+		if (r.bad || len > r.end - r.p)
+			return unsup;
+		r.p += len;
+	}
+
+	/* the CIE's program, then the FDE's up to ip */
+	memset(&init, 0, sizeof(init)); /* every register: same value */
+	init.cfa_reg = 0xff;		/* no CFA rule yet */
+	{
+		struct rip_pl_rd cr = { ci.instr, ci.instr_end, false };
+
+		if (!rip_pl_cfa_run(&cr, &ci, &init, &init, 0, ~0ull))
+			return unsup;
+	}
+	s = init;
+	if (!rip_pl_cfa_run(&r, &ci, &s, &init, start, ip))
+		return unsup;
+
+	/* the kinds of frame libunwind's fast trace handles, and the ends of the stack */
+	if (s.cfa_reg != RIP_PL_RSP && s.cfa_reg != RIP_PL_RBP)
+		return unsup;
+	/* the return address or rbp undefined: the outermost frame (unw_step returns 0) */
+	if (s.where[2] == RIP_PL_W_UNDEF)
+		return rip_pl_rule(RIP_PL_R_LAST, false, false, 0, 0);
+	if (s.where[2] != RIP_PL_W_CFAREL)
+		return unsup;
+	if (s.where[0] == RIP_PL_W_UNDEF)
+		return rip_pl_rule(RIP_PL_R_LAST, false, false, 0, 0);
+	if (s.cfa_off <= -(1 << 28) || s.cfa_off >= (1 << 28) || s.off[2] != -8)
+		return unsup;
+	if (s.where[1] == RIP_PL_W_OTHER ||
+	    (s.where[1] == RIP_PL_W_CFAREL &&
+	     (s.off[1] <= -(1 << 14) || s.off[1] >= (1 << 14) || s.off[1] == -1)))
+		return unsup;
+	if (s.where[0] == RIP_PL_W_OTHER ||
+	    (s.where[0] == RIP_PL_W_CFAREL &&
+	     (s.off[0] <= -(1 << 14) || s.off[0] >= (1 << 14) || s.off[0] == -1)))
+		return unsup;
+	return rip_pl_rule(RIP_PL_R_STD, s.cfa_reg == RIP_PL_RSP, s.where[0] == RIP_PL_W_CFAREL,
+			   (int16_t)s.off[0], (int32_t)s.cfa_off);
+}
+
+/* ---- the table of rules ---- */
+
+#define RIP_PL_RULE_BITS 17u
+#define RIP_PL_RULE_CAP (1u << RIP_PL_RULE_BITS)
+#define RIP_PL_RULE_PROBES 32u
+#define RIP_PL_EPOCH_MAX 0xffffu /* keys hold 16 bits of it; past that, nothing is kept */
+
+struct rip_pl_rent {
+	uint64_t key;  /* pc | (epoch + 1) << 48; 0: empty; written once */
+	uint64_t rule; /* 0: being written */
+};
+
+static struct rip_pl_rent *rip_pl_rtab;
+
+/*
+ * Nearby code, nearby entries: a slot per 16 bytes of code, so that the
+ * return addresses of a hot loop share a few lines and pages of the table
+ * (a scrambling hash spread them over a page each, and the walk waited on
+ * the TLB); the bits above 128 KiB fold in, so that objects do not all
+ * start at slot 0.  Two shifts, a xor and a mask: the walk's critical path
+ * goes through here once a frame.
+ */
+static inline uint32_t rip_pl_rslot(uint64_t key)
+{
+	return (uint32_t)(((key >> 4) ^ (key >> 17)) & (RIP_PL_RULE_CAP - 1));
+}
+
+/*
+ * The rule of pc (key: its key, 0 when it must not be kept), from the table
+ * past the first slot or computed and kept.  The walk's slow path.
+ */
+static __attribute__((noinline)) uint64_t rip_pl_rule_slow(uintptr_t pc, uint64_t key)
+{
+	struct rip_pl_rent *tab = rip_pl_rtab;
+	uint32_t i = rip_pl_rslot(key), p;
+	uint64_t rule;
+
+	for (p = 0; p < RIP_PL_RULE_PROBES; p++, i = (i + 1) & (RIP_PL_RULE_CAP - 1)) {
+		/* Relaxed: a key is written once; its rule is read with acquire. */
+		uint64_t k = __atomic_load_n(&tab[i].key, __ATOMIC_RELAXED);
+
+		if (k == key) {
+			/* Pairs with the release store below (another thread's). */
+			rule = __atomic_load_n(&tab[i].rule, __ATOMIC_ACQUIRE);
+			return rule ? rule : rip_pl_rule_compute(pc);
+		}
+		if (!k)
+			break;
+	}
+	rule = rip_pl_rule_compute(pc);
+	for (; p < RIP_PL_RULE_PROBES; p++, i = (i + 1) & (RIP_PL_RULE_CAP - 1)) {
+		uint64_t k = 0;
+
+		/* Relaxed: the entry's rule is published by the release store below. */
+		if (__atomic_compare_exchange_n(&tab[i].key, &k, key, false, __ATOMIC_RELAXED,
+						__ATOMIC_RELAXED)) {
+			/* Pairs with the acquire loads of the rule here and in the walk. */
+			__atomic_store_n(&tab[i].rule, rule, __ATOMIC_RELEASE);
+			break;
+		}
+		if (k == key)
+			break; /* another thread is writing it: the same rule */
+	}
+	return rule;
+}
+
+/* ---- the walk ---- */
+
+/*
+ * A step's critical path is a chain: a return address, its rule, the CFA,
+ * the next return address, each load waiting for the one before.  But a
+ * thread's stacks mostly repeat its previous ones: the same outer frames,
+ * a free after the malloc of the same function.  So each thread keeps the
+ * steps of its last walks by depth: from which state (return address, rbp,
+ * and the stack pointer, known to be the same when the steps below it
+ * were) to which CFA and rbp slot, by which rule.  A step from the same
+ * state goes to the same CFA; its loads then wait for nothing but the
+ * memo, and only the comparison waits for the stack.  Other steps look
+ * their rule up and update the memo.  Every address is checked against
+ * this walk's bounds before it is read; what is read is what a walk
+ * without the memo would read.
+ */
+#define RIP_PL_MEMO 33 /* steps: the default 32 frames, and the last rule */
+
+struct rip_pl_step {
+	uintptr_t pc, fp; /* the state: its return address, its rbp */
+	uint64_t rule;	  /* pc's rule */
+	uintptr_t cfa;	  /* where it went: the next state's stack pointer */
+	uintptr_t slot;	  /* and where rbp was read from (0: unchanged) */
+};
+
+struct rip_pl_memo {
+	uint32_t m;	/* steps kept: 0 .. m - 1 */
+	uint32_t epoch; /* rip_pl_unw_epoch when they were taken (their rules) */
+	uintptr_t sp;	/* the first state's stack pointer */
+	struct rip_pl_step s[RIP_PL_MEMO];
+};
+
+static __thread struct rip_pl_memo rip_pl_memo RIP_PL_TLS;
+
+/* The rule of pc from the table (first slot), or from the slow path. */
+static inline uint64_t rip_pl_rule_get(const struct rip_pl_rent *tab, uintptr_t pc, uint64_t ekey)
+{
+	const uint64_t key = pc | ekey;
+	const struct rip_pl_rent *e = &tab[rip_pl_rslot(key)];
+	uint64_t rule = 0;
+
+	/* Relaxed key, acquire rule: pairs with the release store in rip_pl_rule_slow. */
+	if (RIP_LIKELY(__atomic_load_n(&e->key, __ATOMIC_RELAXED) == key))
+		rule = __atomic_load_n(&e->rule, __ATOMIC_ACQUIRE);
+	if (RIP_UNLIKELY(!rule))
+		rule = rip_pl_rule_slow(pc, key);
+	return rule;
+}
+
+int rip_pl_dwarf_walk(uintptr_t pc, uintptr_t sp, uintptr_t fp, uint64_t *out, uint32_t max)
+{
+	struct rip_pl_thread *t = &rip_pl_self;
+	struct rip_pl_memo *mo = &rip_pl_memo;
+	const struct rip_pl_rent *tab = rip_pl_rtab;
+	/* Acquire: pairs with the release in dlclose (the rules of a closed object are stale). */
+	uint32_t epoch = __atomic_load_n(&rip_pl_unw_epoch, __ATOMIC_ACQUIRE);
+	const uint64_t ekey = (uint64_t)(epoch + 1) << 48;
+	/* an address a is readable when a - lo <= span: [sp + 8, hi], above our frame */
+	const uintptr_t lo = sp + 8, span = t->stack_hi - lo;
+	struct rip_pl_step *st = mo->s, *const send = mo->s + RIP_PL_MEMO;
+	/* one past the steps kept, which are from this walk's state when same */
+	struct rip_pl_step *mend = mo->s + (mo->epoch == epoch ? mo->m : 0);
+	bool same = sp == mo->sp; /* this state's stack pointer is the memo's */
+	uint32_t n = 0;
+
+	/* Past RIP_PL_EPOCH_MAX dlcloses, libunwind does every stack. */
+	if (!tab || t->stack_ok != 1 || sp < t->stack_lo || sp + 16 > t->stack_hi ||
+	    epoch >= RIP_PL_EPOCH_MAX || (pc >> 48))
+		return -1;
+	mo->sp = sp;
+	while (n < max) {
+		uintptr_t cfa, slot;
+		uint64_t rule;
+
+		if (RIP_LIKELY(same && st < mend && st->pc == pc &&
+			       (st->fp == fp || (st->rule & RIP_PL_R_RSP)))) {
+			/* the memo's step: its CFA and slot, without waiting for the rule */
+			rule = st->rule;
+			cfa = st->cfa;
+			slot = st->slot;
+		} else {
+			rule = rip_pl_rule_get(tab, pc, ekey);
+			if (RIP_LIKELY((rule & RIP_PL_R_KIND) == RIP_PL_R_STD)) {
+				cfa = ((rule & RIP_PL_R_RSP) ? sp : fp) +
+				      (uintptr_t)((int64_t)rule >> 32);
+				slot = (rule & RIP_PL_R_RBP) ?
+					       cfa + (uintptr_t)(int64_t)(int16_t)(rule >> 16) :
+					       0;
+			} else {
+				cfa = slot = 0;
+			}
+			if (st < send) {
+				/*
+				 * The next state's stack pointer is the memo's if
+				 * this CFA is its; if not, the memo's deeper steps
+				 * went from other stack pointers: they go (this walk
+				 * writes them anew).
+				 */
+				same = st < mend && st->cfa == cfa;
+				if (!same)
+					mend = st;
+				st->pc = pc;
+				st->fp = fp;
+				st->rule = rule;
+				st->cfa = cfa;
+				st->slot = slot;
+				if (mend <= st)
+					mend = st + 1;
+			} else {
+				same = false; /* deeper than the memo */
+			}
+		}
+		if (RIP_UNLIKELY((rule & RIP_PL_R_KIND) != RIP_PL_R_STD)) {
+			if ((rule & RIP_PL_R_KIND) == RIP_PL_R_LAST)
+				break;
+			goto fail;
+		}
+		/* the return address at cfa - 8, and rbp's slot, inside the stack above us */
+		if (RIP_UNLIKELY(cfa - lo > span || (slot && slot + 8 - lo > span)))
+			goto fail;
+		if (slot)
+			fp = *(const uintptr_t *)slot;
+		pc = ((const uintptr_t *)cfa)[-1];
+		sp = cfa;
+		if (RIP_UNLIKELY(pc - 0x4000 >= (1ull << 48) - 0x4000)) {
+			if (pc < 0x4000)
+				break; /* libunwind stops there too, without the frame */
+			goto fail;     /* past 48 bits: no key for it; libunwind */
+		}
+		out[n++] = pc;
+		if (st < send)
+			st++;
+	}
+	mo->m = (uint32_t)(mend - mo->s);
+	mo->epoch = epoch;
+	return (int)n;
+fail:
+	mo->m = 0;
+	return -1;
+}
+
+int rip_pl_unwind_init(void)
+{
+	void *p = mmap(NULL, (size_t)RIP_PL_RULE_CAP * sizeof(struct rip_pl_rent),
+		       PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	if (p == MAP_FAILED)
+		return -ENOMEM;
+	rip_pl_rtab = p;
+	return 0;
+}
+
+#else /* !__x86_64__ */
+
+int rip_pl_dwarf_walk(uintptr_t pc, uintptr_t sp, uintptr_t fp, uint64_t *out, uint32_t max)
+{
+	return -1; /* libunwind, or frame pointers, do it */
+}
+
+int rip_pl_unwind_init(void)
+{
+	return 0;
+}
+
+#endif

@@ -1,0 +1,222 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+#
+# Description: the preload library's own walk of the unwind tables gives
+# exactly libunwind's stacks.  A program built -O2 -fomit-frame-pointer
+# with varied frames (recursion of every depth past RIP_DEPTH, a 5000-byte
+# frame, alloca (an rbp-based CFA), callbacks through a shared library of
+# ours and through libc's qsort, a signal handler, a second thread) is
+# recorded three times (the first two again with RIP_DEPTH=64), address
+# space layout randomisation off:
+# RIP_UNWIND=libunwind (every stack from libunwind), the default (the
+# tables' walk, libunwind where it declines) and RIP_UNWIND=tables (the
+# walk alone: no stack where it declines).  Event by event (per thread, in
+# order: type, size, frames), the default must equal libunwind exactly; the
+# walk alone must equal it wherever it gave a stack, and give one for
+# nearly every event (else the default would only be libunwind again).
+# x86-64 only (elsewhere the walk always declines).
+. tests/data/common.sh
+lib=$PWD/$BUILD/librip-preload.so
+CC=${CC:-cc}
+need_bin "$RIP"
+[ -f "$lib" ] || die "$lib is missing: run make"
+[ "$(uname -m)" = x86_64 ] || skip "the unwind-table walk is x86-64 only"
+[ -e /usr/lib/x86_64-linux-gnu/libunwind.so.8 ] || [ -e /usr/lib/libunwind.so.8 ] ||
+	ldconfig -p 2>/dev/null | grep -q 'libunwind\.so\.8 ' || skip "libunwind.so.8 is not installed"
+command -v "$CC" >/dev/null 2>&1 || skip "no C compiler ($CC)"
+setarch "$(uname -m)" -R true 2>/dev/null ||
+	skip "setarch -R (no address space randomisation) is not permitted here"
+
+cat >"$TEST_TMP/step.c" <<'EOF'
+/* a shared library without frame pointers that calls back */
+#include <stdlib.h>
+__attribute__((noinline)) long step_through(long (*cb)(long), long n)
+{
+	long r = 0;
+	for (long i = 0; i < n; i++)
+		r += cb(i) * 3;
+	return r + 1;
+}
+EOF
+cat >"$TEST_TMP/prog.c" <<'EOF'
+#include <alloca.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+long step_through(long (*cb)(long), long n);
+static volatile long sink;
+
+__attribute__((noinline)) static void *leaf(size_t n)
+{
+	char *p = malloc(n);
+
+	if (p)
+		p[0] = (char)n;
+	sink += (long)n;
+	return p;
+}
+
+/* alloca: the frame's size is known at run time only; its CFA is rbp-based */
+__attribute__((noinline)) static void *dyn(size_t n)
+{
+	char *a = alloca(n + 16);
+	void *p;
+
+	memset(a, (int)n, n + 16);
+	p = leaf(n + (size_t)(a[n / 2] & 1));
+	sink += a[n + 3];
+	return p;
+}
+
+__attribute__((noinline)) static void *big(size_t n)
+{
+	volatile char buf[5000];
+
+	buf[n % sizeof(buf)] = 1;
+	buf[0] = 0;
+	return (char *)dyn(n) + buf[0];
+}
+
+__attribute__((noinline)) static void *rec(int d, size_t n)
+{
+	void *p;
+
+	if (d <= 0)
+		return (d & 1) ? leaf(n) : big(n);
+	p = rec(d - 1, n + 1);
+	sink += d;
+	return p;
+}
+
+static long cb(long i)
+{
+	void *p = rec((int)i % 5, 40);
+
+	free(p);
+	return i;
+}
+
+static int cmp(const void *a, const void *b)
+{
+	free(leaf(8));
+	return *(const int *)a - *(const int *)b;
+}
+
+static void handler(int sig)
+{
+	free(rec(2, 24 + (size_t)sig));
+}
+
+static void *thread(void *arg)
+{
+	for (int i = 0; i < 300; i++)
+		free(rec(i % 11, 16 + (size_t)i));
+	return arg;
+}
+
+int main(void)
+{
+	int v[24];
+	pthread_t th;
+	void *q;
+
+	for (int i = 0; i < 600; i++)
+		free(rec(i % 41, 32 + (size_t)(i % 7)));
+	sink += step_through(cb, 20);
+	for (int i = 0; i < 24; i++)
+		v[i] = (i * 7919) % 24;
+	qsort(v, 24, sizeof(v[0]), cmp);
+	signal(SIGUSR1, handler);
+	for (int i = 0; i < 5; i++)
+		raise(SIGUSR1);
+	q = calloc(3, 100);
+	q = realloc(q, 5000);
+	free(q);
+	if (pthread_create(&th, NULL, thread, NULL) || pthread_join(th, NULL))
+		return 1;
+	printf("done %d\n", v[0]);
+	return 0;
+}
+EOF
+$CC -O2 -g -fomit-frame-pointer -fPIC -shared -o "$TEST_TMP/libstep.so" "$TEST_TMP/step.c" ||
+	die "building libstep.so failed"
+$CC -O2 -g -fomit-frame-pointer -o "$TEST_TMP/prog" "$TEST_TMP/prog.c" -L"$TEST_TMP" -lstep \
+	-Wl,-rpath,"$TEST_TMP" -pthread || die "building the program failed"
+"$TEST_TMP/prog" >"$TEST_TMP/plain.out" || die "the program failed untraced"
+
+# stacks MODE [DEPTH]: record with RIP_UNWIND=MODE (and RIP_DEPTH); one line per mem event,
+# per thread in order: THREAD# TYPE SIZE FRAMES  (threads numbered by first event; addresses
+# of blocks left out), in $TEST_TMP/MODE[DEPTH].stacks
+stacks() {
+	ring=$TEST_TMP/$1$2.ring
+	setarch "$(uname -m)" -R env RIP_UNWIND="$1" RIP_DEPTH="${2:-32}" LD_PRELOAD="$lib" \
+		RIP_RING="$ring" RIP_MODE=block "$TEST_TMP/prog" >"$TEST_TMP/$1.out" 2>&1 ||
+		fail "RIP_UNWIND=$1: the program failed: $(head -n 3 "$TEST_TMP/$1.out")"
+	cmp -s "$TEST_TMP/plain.out" "$TEST_TMP/$1.out" || fail "RIP_UNWIND=$1: output differs"
+	"$RIP" dump "$ring" >"$TEST_TMP/$1$2.dump" 2>"$TEST_TMP/$1.err" ||
+		die "rip dump ($1) failed: $(head -n 3 "$TEST_TMP/$1.err")"
+	grep -q ' 0 discarded/overwritten, 0 packets lost' "$TEST_TMP/$1$2.dump" ||
+		fail "RIP_UNWIND=$1: events lost: $(tail -n 1 "$TEST_TMP/$1$2.dump")"
+	awk '
+	$3 == "rip:bt" {
+		id = ""; fr = ""
+		for (i = 4; i <= NF; i++) {
+			if ($i ~ /^id=/) id = substr($i, 4)
+			if ($i ~ /^frames=/) fr = substr($i, 8)
+		}
+		bt[id] = fr
+		next
+	}
+	$3 ~ /^mem:(alloc|free|realloc)$/ {
+		if (!($2 in th)) th[$2] = ++nth
+		size = "-"; b = ""
+		for (i = 4; i <= NF; i++) {
+			if ($i ~ /^size=/) size = substr($i, 6)
+			if ($i ~ /^bt=/) b = substr($i, 4)
+		}
+		print th[$2], $3, size, (b == "0" ? "none" : bt[b])
+	}' "$TEST_TMP/$1$2.dump" | sort -s -k1,1n >"$TEST_TMP/$1$2.stacks"
+}
+
+stacks libunwind
+stacks auto
+stacks tables
+n=$(wc -l <"$TEST_TMP/libunwind.stacks")
+[ "$n" -gt 1500 ] || fail "only $n mem events recorded with libunwind"
+# the program's own frames must be there: some stack 30 frames deep or more
+awk '{ n = split($4, f, ","); if (n >= 30) deep = 1 } END { exit !deep }' \
+	"$TEST_TMP/libunwind.stacks" || fail "no stack 30 frames deep: RIP_DEPTH's cut not exercised"
+if ! cmp -s "$TEST_TMP/libunwind.stacks" "$TEST_TMP/auto.stacks"; then
+	fail "the default walk's stacks differ from libunwind's:"
+	diff "$TEST_TMP/libunwind.stacks" "$TEST_TMP/auto.stacks" | head -n 10 >&2
+fi
+# deeper than the walk's memo of steps (33): RIP_DEPTH=64
+stacks libunwind 64
+stacks auto 64
+awk '{ n = split($4, f, ","); if (n >= 40) deep = 1 } END { exit !deep }' \
+	"$TEST_TMP/libunwind64.stacks" || fail "no stack 40 frames deep with RIP_DEPTH=64"
+if ! cmp -s "$TEST_TMP/libunwind64.stacks" "$TEST_TMP/auto64.stacks"; then
+	fail "RIP_DEPTH=64: the default walk's stacks differ from libunwind's:"
+	diff "$TEST_TMP/libunwind64.stacks" "$TEST_TMP/auto64.stacks" | head -n 10 >&2
+fi
+# the walk alone: the same stack, or none where it declined; and declining rarely
+awk 'NR == FNR { want[FNR] = $0; next }
+	{ if ($4 == "none") { none++; next }
+	  if ($0 != want[FNR]) {
+		bad++
+		if (bad < 5) print "line " FNR ": " $0 " / " want[FNR] > "/dev/stderr"
+	  }
+	  got++ }
+	END { printf "%d events: %d stacks from the tables, %d declined, %d different\n",
+		FNR, got, none, bad
+	      exit (bad > 0 || FNR != NR - FNR) }' \
+	"$TEST_TMP/libunwind.stacks" "$TEST_TMP/tables.stacks" >"$TEST_TMP/tables.sum" ||
+	fail "the tables' walk alone gave other stacks: $(cat "$TEST_TMP/tables.sum")"
+cat "$TEST_TMP/tables.sum"
+declined=$(sed -n 's/.* \([0-9]*\) declined.*/\1/p' "$TEST_TMP/tables.sum")
+[ -n "$declined" ] && [ "$declined" -le $((n / 50)) ] ||
+	fail "the tables' walk declined ${declined:-?} of $n events (more than 2%)"
+t_done
