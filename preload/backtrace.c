@@ -415,7 +415,9 @@ __attribute__((noinline)) uint32_t rip_pl_backtrace_id(void)
 			n = (uint32_t)m;
 			break;
 		}
-		n = rip_pl_unwind(self[1], frames, max);
+		/* before our constructor loaded libunwind (other libraries' constructors): frame pointers */
+		n = rip_pl_unw_backtrace ? rip_pl_unwind(self[1], frames, max)
+					 : rip_pl_bt_fp(self, frames, max, &h);
 		break;
 	case RIP_PL_UNW_TABLES:
 		m = rip_pl_dwarf_walk(self[1], (uintptr_t)(self + 2), self[0], frames, max);
