@@ -97,6 +97,36 @@ static bool rr_in_file(uint64_t off, uint64_t count, uint64_t size, uint64_t fil
 	return off <= file && count * size <= file - off;
 }
 
+int rr_check_clock(const struct rip_file_hdr *h, char *err, size_t len)
+{
+	if (h->clock_kind != RIP_CLOCK_TSC && h->clock_kind != RIP_CLOCK_MONO_RAW)
+		return rr_fail(err, len, -EBADMSG, "corrupt header: unknown clock %u",
+			       h->clock_kind);
+	if (!h->clock_hz)
+		return rr_fail(err, len, -EBADMSG, "corrupt header: clock rate 0");
+	/* Bounds that leave room to add them to each other and to event times without overflow. */
+	if (h->clock_base_ns > RR_MAX_CLOCK_NS)
+		return rr_fail(err, len, -EBADMSG,
+			       "corrupt header: clock base %llu ns out of range",
+			       (unsigned long long)h->clock_base_ns);
+	if (h->realtime_offset > RR_MAX_CLOCK_NS || h->realtime_offset < -RR_MAX_CLOCK_NS)
+		return rr_fail(err, len, -EBADMSG,
+			       "corrupt header: realtime offset %lld ns out of range",
+			       (long long)h->realtime_offset);
+	return 0;
+}
+
+/* The areas the reader loads 8-byte words from (atomics, packet headers) must be aligned. */
+static bool rr_aligned(const struct rip_file_hdr *h)
+{
+	uint64_t any = h->fifo_off | h->mod_off | h->types_off | h->cats_off;
+
+	if (h->ev_rings)
+		any |= h->ev_fifo_off | h->ev_ctl_off | h->ev_off |
+		       (h->ev_big ? h->ev_small_off : 0);
+	return !(any & 7);
+}
+
 static int rr_check_hdr(const struct rip_file_hdr *h, uint64_t st_size, char *err, size_t len)
 {
 	if (memcmp(h->magic, RIP_MAGIC, sizeof(h->magic))) {
@@ -182,12 +212,10 @@ static int rr_check_hdr(const struct rip_file_hdr *h, uint64_t st_size, char *er
 	if (h->types_count > h->types_cap)
 		return rr_fail(err, len, -EBADMSG, "corrupt header: %u event types in a table of %u",
 			       h->types_count, h->types_cap);
-	if (h->clock_kind != RIP_CLOCK_TSC && h->clock_kind != RIP_CLOCK_MONO_RAW)
-		return rr_fail(err, len, -EBADMSG, "corrupt header: unknown clock %u",
-			       h->clock_kind);
-	if (!h->clock_hz)
-		return rr_fail(err, len, -EBADMSG, "corrupt header: clock rate 0");
-	return 0;
+	if (!rr_aligned(h))
+		return rr_fail(err, len, -EBADMSG,
+			       "corrupt header: an area's offset is not a multiple of 8");
+	return rr_check_clock(h, err, len);
 }
 
 static int rr_open_fd(const char *path, struct rr_file *f, struct stat *st, char *err,

@@ -333,7 +333,7 @@ int trace_r_open(const char *dir, struct trace_r *r, char *err, size_t errlen)
 {
 	struct trace_index_hdr *h = &r->info.idx;
 	struct rip_category cats[RIP_CATEGORIES];
-	char path[PATH_MAX];
+	char path[PATH_MAX], why[RR_ERR_MAX];
 	struct stat st;
 	uint64_t need;
 	int fd, ret, n;
@@ -373,6 +373,11 @@ int trace_r_open(const char *dir, struct trace_r *r, char *err, size_t errlen)
 	    h->nstreams > TRACE_MAX_STREAMS || !h->file.clock_hz ||
 	    (h->file.clock_kind != RIP_CLOCK_TSC && h->file.clock_kind != RIP_CLOCK_MONO_RAW)) {
 		ret = rr_fail(err, errlen, -EBADMSG, "%s: corrupt index (counts out of range)", path);
+		goto out_close;
+	}
+	ret = rr_check_clock(&h->file, why, sizeof(why));
+	if (ret) {
+		rr_fail(err, errlen, ret, "%s: %s", path, why);
 		goto out_close;
 	}
 	need = sizeof(*h) + (uint64_t)h->ntypes * sizeof(struct rip_evtype) + sizeof(cats) +
