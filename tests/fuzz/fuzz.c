@@ -2,7 +2,7 @@
 /*
  * tests/fuzz/fuzz.c - the harnesses' shared part (fuzz.h): their private
  * directory and the walk of a source through every reader and pass, as the
- * commands drive them.  Results are only looked at enough that nothing is
+ * commands drive them, and rip dump's writer (tools/dump.c, linked in).  Results are only looked at enough that nothing is
  * optimised away and every string and array a reader hands out is read to
  * its end (so a bad length or a missing NUL shows under ASan).
  */
@@ -24,6 +24,7 @@
 #include "read/evread.h"
 #include "read/evsource.h"
 #include "read/ringfile.h"
+#include "tools/dump.h"
 #include "fuzz.h"
 
 static char fz_dir[PATH_MAX];
@@ -241,6 +242,25 @@ static void fz_walk_lazy(const char *target)
 	fz_sink += h;
 }
 
+/* rip dump's text (with wall-clock times) and JSON Lines, to /dev/null: the escapes */
+static void fz_dump(const char *target)
+{
+	static FILE *null;
+	char err[RR_ERR_MAX];
+	struct evs *s;
+
+	if (!null && !(null = fopen("/dev/null", "w")))
+		abort();
+	if (!evs_open(target, &s, err, sizeof(err))) {
+		evs_dump(s, null, EVS_DUMP_WALL, err, sizeof(err));
+		evs_close(s);
+	}
+	if (!evs_open(target, &s, err, sizeof(err))) {
+		evs_dump(s, null, EVS_DUMP_JSON | EVS_DUMP_WALL, err, sizeof(err));
+		evs_close(s);
+	}
+}
+
 void fz_passes(const char *target)
 {
 	char err[RR_ERR_MAX];
@@ -248,6 +268,7 @@ void fz_passes(const char *target)
 
 	fz_walk(target);
 	fz_walk_lazy(target);
+	fz_dump(target);
 	if (!evs_open(target, &s, err, sizeof(err))) {
 		struct lk_opts o = { .to_ns = INT64_MAX };
 		struct lk *lk = lk_new(&o);
