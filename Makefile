@@ -266,8 +266,9 @@ demo: all
 bench: tests | deps
 	@sh bench/run.sh
 
-fuzz: tests | deps
-	@FUZZ_TIME=$(FUZZ_TIME) sh tests/fuzz/run.sh -k $(BUILD)/fuzz/corpus
+# (the seeds come from the programs of progs)
+fuzz: progs $(FUZZ_BINS) | deps
+	@BUILD=$(BUILD) sh tests/fuzz/run.sh -t $(FUZZ_TIME) $(BUILD)/fuzz/corpus
 
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCDIR)/rip \
