@@ -67,7 +67,7 @@ for n in $names; do
 		-max_len=2097152 -print_final_stats=1 -artifact_prefix="$dir/artifacts/$n-" \
 		"$corpus" $regress >"$log" 2>&1
 	rc=$?
-	runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
+	runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
 	took=$(sed -n 's/^Done [0-9]* runs in \([0-9]*\) second.*/\1/p' "$log")
 	cov=$(grep -o 'cov: [0-9]*' "$log" | tail -n 1)
 	files=$(find "$corpus" -type f | wc -l)
