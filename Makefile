@@ -36,9 +36,10 @@ ALL_CFLAGS := $(BASE) $(WARN) $(WERROR) $(CFLAGS)
 
 # Missing Debian packages are installed by the target `deps` (mk/deps.sh), which every
 # recipe that needs them waits for: the libraries for the readers, and the test tools too
-# when the goal is check or bench.  Reading this Makefile installs nothing (make clean,
+# when the goal is check, bench, fuzz or tests (which builds the fuzz harnesses with clang
+# and libFuzzer).  Reading this Makefile installs nothing (make clean,
 # make -n), so libdw's flags are asked for when a recipe runs, after `deps`.
-DEPS_FOR := $(if $(filter check bench fuzz,$(MAKECMDGOALS)),check,build)
+DEPS_FOR := $(if $(filter check bench fuzz tests,$(MAKECMDGOALS)),check,build)
 DW_CFLAGS = $(shell pkg-config --cflags libdw libelf 2>/dev/null)
 DW_LIBS = $(shell pkg-config --libs libdw libelf 2>/dev/null)
 
