@@ -406,11 +406,15 @@ int rr_enable_set(struct rr_file *f, const uint64_t *bits, bool on, uint64_t *be
 		  size_t errlen)
 {
 	struct rip_file_hdr *h;
+	sigjmp_buf jb;
 	int ret = rr_map_writable(f, err, errlen);
 
 	if (ret)
 		return ret;
 	h = (struct rip_file_hdr *)f->wmap;
+	if (rr_guard_enter(&jb))
+		return rr_fail(err, errlen, -EIO, "%s: the file shrank while being written",
+			       f->path);
 	for (unsigned w = 0; w < RIP_CATEGORY_WORDS; w++) {
 		uint64_t was;
 
@@ -422,6 +426,47 @@ int rr_enable_set(struct rr_file *f, const uint64_t *bits, bool on, uint64_t *be
 		if (before)
 			before[w] = was;
 	}
+	rr_guard_leave();
+	return 0;
+}
+
+int rr_live_u32(struct rr_file *f, size_t off, uint32_t *v, char *err, size_t errlen)
+{
+	sigjmp_buf jb;
+
+	if (off + 4 > f->len || !f->map)
+		return rr_fail(err, errlen, -EINVAL, "%s: no word at byte %zu", f->path, off);
+	if (rr_guard_enter(&jb))
+		return rr_fail(err, errlen, -EIO, "%s: the file shrank while being read", f->path);
+	*v = __atomic_load_n((const uint32_t *)(f->map + off), __ATOMIC_ACQUIRE);
+	rr_guard_leave();
+	return 0;
+}
+
+int rr_live_u64(struct rr_file *f, size_t off, uint64_t *v, char *err, size_t errlen)
+{
+	sigjmp_buf jb;
+
+	if (off + 8 > f->len || !f->map)
+		return rr_fail(err, errlen, -EINVAL, "%s: no word at byte %zu", f->path, off);
+	if (rr_guard_enter(&jb))
+		return rr_fail(err, errlen, -EIO, "%s: the file shrank while being read", f->path);
+	*v = __atomic_load_n((const uint64_t *)(f->map + off), __ATOMIC_ACQUIRE);
+	rr_guard_leave();
+	return 0;
+}
+
+int rr_set_consumer(struct rr_file *f, uint32_t pid, char *err, size_t errlen)
+{
+	sigjmp_buf jb;
+
+	if (!f->wmap)
+		return rr_fail(err, errlen, -EINVAL, "%s: not mapped for writing", f->path);
+	if (rr_guard_enter(&jb))
+		return rr_fail(err, errlen, -EIO, "%s: the file shrank while being written",
+			       f->path);
+	rip_file_set_consumer((struct rip_file_hdr *)f->wmap, pid);
+	rr_guard_leave();
 	return 0;
 }
 
@@ -570,7 +615,8 @@ int rr_read_slots(struct rr_file *f, struct rr_slots *out, char *err, size_t err
 		return ret ? rr_fail(err, errlen, -ENOMEM, "out of memory") : 0;
 	}
 	/* The live counter, not the header copy: slots keep being taken. */
-	used = __atomic_load_n(&((const struct rip_file_hdr *)f->map)->fresh, __ATOMIC_RELAXED);
+	if (rr_live_u32(f, offsetof(struct rip_file_hdr, fresh), &used, err, errlen))
+		return -EIO;
 	if (used > f->hdr.slot_count)
 		return rr_fail(err, errlen, -EBADMSG, "%s: corrupt header: %u slots used of %u",
 			       f->path, used, f->hdr.slot_count);
@@ -633,7 +679,6 @@ void rr_slots_free(struct rr_slots *s)
 int rr_read_modules(struct rr_file *f, struct rip_module **out, size_t *n, char *err,
 		    size_t errlen)
 {
-	const struct rip_file_hdr *live = (const struct rip_file_hdr *)f->map;
 	struct rip_module *v;
 	uint32_t count;
 	sigjmp_buf jb;
@@ -643,7 +688,8 @@ int rr_read_modules(struct rr_file *f, struct rip_module **out, size_t *n, char 
 	if (f->legacy_raw)
 		return 0;
 	/* Pairs with the release store of mod_count in __rip_modules_scan. */
-	count = __atomic_load_n(&live->mod_count, __ATOMIC_ACQUIRE);
+	if (rr_live_u32(f, offsetof(struct rip_file_hdr, mod_count), &count, err, errlen))
+		return -EIO;
 	if (count > f->hdr.mod_cap)
 		return rr_fail(err, errlen, -EBADMSG, "%s: corrupt header: %u modules in a map of %u",
 			       f->path, count, f->hdr.mod_cap);

@@ -133,6 +133,17 @@ int rr_alive(struct rr_file *f);
  */
 int rr_check_clock(const struct rip_file_hdr *h, char *err, size_t len);
 
+/*
+ * Load the 32- or 64-bit word at byte off of the mapping (acquire: pairs with
+ * the writer's release stores of the counters), guarded against the file
+ * shrinking under us (SIGBUS): 0, or -EIO with a message.  For the words of
+ * the live header the writer keeps changing; never inside another guard.
+ */
+int rr_live_u32(struct rr_file *f, size_t off, uint32_t *v, char *err, size_t errlen);
+int rr_live_u64(struct rr_file *f, size_t off, uint64_t *v, char *err, size_t errlen);
+/* Store pid as the consumer in the writable mapping, guarded the same way.  0 or -EIO. */
+int rr_set_consumer(struct rr_file *f, uint32_t pid, char *err, size_t errlen);
+
 /* The file's clock: ticks to nanoseconds (CLOCK_MONOTONIC_RAW), and "now" in ticks. */
 int64_t rr_ticks_to_ns(const struct rip_file_hdr *h, uint64_t ticks);
 
