@@ -51,7 +51,12 @@ int rr_fail(char *err, size_t len, int code, const char *fmt, ...)
 
 /* ---- SIGBUS guard ------------------------------------------------------ */
 
-static __thread sigjmp_buf *rr_jmp;
+/*
+ * volatile, and the signal fences below: the compiler may neither drop the
+ * stores (nothing else in this thread reads rr_jmp but the handler) nor move
+ * the guarded reads of the mapping out from between them.
+ */
+static __thread sigjmp_buf *volatile rr_jmp;
 
 static void rr_on_sigbus(int sig, siginfo_t *si, void *uc)
 {
@@ -66,10 +71,12 @@ static void rr_on_sigbus(int sig, siginfo_t *si, void *uc)
 void rr_guard_set(sigjmp_buf *jb)
 {
 	rr_jmp = jb;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST); /* pairs with rr_on_sigbus's load */
 }
 
 void rr_guard_leave(void)
 {
+	__atomic_signal_fence(__ATOMIC_SEQ_CST); /* pairs with rr_on_sigbus's load */
 	rr_jmp = NULL;
 }
 
@@ -430,7 +437,7 @@ int rr_enable_set(struct rr_file *f, const uint64_t *bits, bool on, uint64_t *be
 	return 0;
 }
 
-int rr_live_u32(struct rr_file *f, size_t off, uint32_t *v, char *err, size_t errlen)
+int rr_live_u32(const struct rr_file *f, size_t off, uint32_t *v, char *err, size_t errlen)
 {
 	sigjmp_buf jb;
 
@@ -443,7 +450,7 @@ int rr_live_u32(struct rr_file *f, size_t off, uint32_t *v, char *err, size_t er
 	return 0;
 }
 
-int rr_live_u64(struct rr_file *f, size_t off, uint64_t *v, char *err, size_t errlen)
+int rr_live_u64(const struct rr_file *f, size_t off, uint64_t *v, char *err, size_t errlen)
 {
 	sigjmp_buf jb;
 
@@ -452,6 +459,22 @@ int rr_live_u64(struct rr_file *f, size_t off, uint64_t *v, char *err, size_t er
 	if (rr_guard_enter(&jb))
 		return rr_fail(err, errlen, -EIO, "%s: the file shrank while being read", f->path);
 	*v = __atomic_load_n((const uint64_t *)(f->map + off), __ATOMIC_ACQUIRE);
+	rr_guard_leave();
+	return 0;
+}
+
+int rr_live_hdr(const struct rr_file *f, struct rip_file_hdr *out, char *err, size_t errlen)
+{
+	sigjmp_buf jb;
+
+	*out = f->hdr;
+	if (f->legacy_raw || !f->map || f->len < sizeof(*out))
+		return rr_fail(err, errlen, -EINVAL, "%s: no header", f->path);
+	if (rr_guard_enter(&jb)) {
+		*out = f->hdr;
+		return rr_fail(err, errlen, -EIO, "%s: the file shrank while being read", f->path);
+	}
+	memcpy(out, f->map, sizeof(*out));
 	rr_guard_leave();
 	return 0;
 }
@@ -625,11 +648,11 @@ int rr_read_slots(struct rr_file *f, struct rr_slots *out, char *err, size_t err
 		return rr_fail(err, errlen, -ENOMEM, "out of memory");
 	sig = sigsetjmp(jb, 1);
 	if (sig) {
-		rr_jmp = NULL;
+		rr_guard_leave();
 		rr_slots_free(out);
 		return rr_fail(err, errlen, -EIO, "%s: the file shrank while being read", f->path);
 	}
-	rr_jmp = &jb;
+	rr_guard_set(&jb);
 	for (uint32_t i = 0; i < used; i++) {
 		const struct rip_slot *src =
 			(const struct rip_slot *)(f->map + f->hdr.slot_off +
@@ -665,7 +688,7 @@ int rr_read_slots(struct rr_file *f, struct rr_slots *out, char *err, size_t err
 			continue; /* the sink of librip.h files */
 		out->n++;
 	}
-	rr_jmp = NULL;
+	rr_guard_leave();
 	return 0;
 }
 
@@ -697,13 +720,13 @@ int rr_read_modules(struct rr_file *f, struct rip_module **out, size_t *n, char 
 	if (!v)
 		return rr_fail(err, errlen, -ENOMEM, "out of memory");
 	if (sigsetjmp(jb, 1)) {
-		rr_jmp = NULL;
+		rr_guard_leave();
 		free(v);
 		return rr_fail(err, errlen, -EIO, "%s: the file shrank while being read", f->path);
 	}
-	rr_jmp = &jb;
+	rr_guard_set(&jb);
 	memcpy(v, f->map + f->hdr.mod_off, (size_t)count * sizeof(*v));
-	rr_jmp = NULL;
+	rr_guard_leave();
 	for (uint32_t i = 0; i < count; i++) {
 		v[i].path[sizeof(v[i].path) - 1] = 0;
 		if (v[i].build_id_len > RIP_BUILD_ID_MAX)

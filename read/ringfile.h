@@ -139,8 +139,14 @@ int rr_check_clock(const struct rip_file_hdr *h, char *err, size_t len);
  * shrinking under us (SIGBUS): 0, or -EIO with a message.  For the words of
  * the live header the writer keeps changing; never inside another guard.
  */
-int rr_live_u32(struct rr_file *f, size_t off, uint32_t *v, char *err, size_t errlen);
-int rr_live_u64(struct rr_file *f, size_t off, uint64_t *v, char *err, size_t errlen);
+int rr_live_u32(const struct rr_file *f, size_t off, uint32_t *v, char *err, size_t errlen);
+int rr_live_u64(const struct rr_file *f, size_t off, uint64_t *v, char *err, size_t errlen);
+/*
+ * A copy of the header as it is now (the counters and flags the writer keeps
+ * changing), read under the same guard: 0, or -EIO and *out the copy made at
+ * open (f->hdr) when the file shrank.  Not for a legacy raw file.
+ */
+int rr_live_hdr(const struct rr_file *f, struct rip_file_hdr *out, char *err, size_t errlen);
 /* Store pid as the consumer in the writable mapping, guarded the same way.  0 or -EIO. */
 int rr_set_consumer(struct rr_file *f, uint32_t pid, char *err, size_t errlen);
 

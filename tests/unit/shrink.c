@@ -5,8 +5,8 @@
  * file while rip reads it).  A child writes a ring file with a slot and an
  * event ring; the test opens it (rr_open), truncates it to nothing, and then
  * reads the slots, the modules, the event types, the index data of a trace,
- * each event ring, looks for another consumer, takes the consumer's seat and
- * sets categories: each must fail with -EIO (or find nothing), never die of
+ * each event ring, looks for another consumer, copies the live header (as
+ * rip ps, ls and enable do), takes the consumer's seat and sets categories: each must fail with -EIO (or find nothing), never die of
  * SIGBUS on the header's live words read or written through the mapping.
  */
 #include <errno.h>
@@ -74,6 +74,15 @@ int main(void)
 	T_EQ(trace_info_from_file(&f, &info, err, sizeof(err)), -EIO);
 	T_CHECK(ev_copy_ring(&f, types, 0, &pk, &n, &torn, err, sizeof(err)) < 0);
 	T_EQ(rec_other_consumer(&f), 0);
+	{
+		struct rip_file_hdr h;
+		uint64_t v;
+
+		T_EQ(rr_live_hdr(&f, &h, err, sizeof(err)), -EIO);
+		T_EQ(h.slot_count, f.hdr.slot_count); /* the copy made at open */
+		T_EQ(rr_live_u64(&f, offsetof(struct rip_file_hdr, ev_lost), &v, err, sizeof(err)),
+		     -EIO);
+	}
 	T_CHECK(ev_consumer_open(&f, err, sizeof(err)) < 0); /* -ESTALE: refused to map */
 	T_CHECK(rr_enable_set(&f, bits, true, NULL, err, sizeof(err)) < 0);
 	rr_close(&f);
