@@ -9,7 +9,7 @@
 #   build/tests/*                    tests/unit/*.c, tests/integ/*.c helpers
 #   build/clang/                     the same built with clang (make clang, part of check)
 #   build/asan/ build/tsan/          rip under ASan, the concurrency tests under TSan (tests)
-# Targets: all (default), check, demo, bench, install, clean.
+# Targets: all (default), check, demo, bench, fuzz, install, clean.
 
 VERSION := 0.1.0
 SOMAJOR := 0
@@ -36,9 +36,10 @@ ALL_CFLAGS := $(BASE) $(WARN) $(WERROR) $(CFLAGS)
 
 # Missing Debian packages are installed by the target `deps` (mk/deps.sh), which every
 # recipe that needs them waits for: the libraries for the readers, and the test tools too
-# when the goal is check or bench.  Reading this Makefile installs nothing (make clean,
+# when the goal is check, bench, fuzz or tests (which builds the fuzz harnesses with clang
+# and libFuzzer).  Reading this Makefile installs nothing (make clean,
 # make -n), so libdw's flags are asked for when a recipe runs, after `deps`.
-DEPS_FOR := $(if $(filter check bench,$(MAKECMDGOALS)),check,build)
+DEPS_FOR := $(if $(filter check bench fuzz tests,$(MAKECMDGOALS)),check,build)
 DW_CFLAGS = $(shell pkg-config --cflags libdw libelf 2>/dev/null)
 DW_LIBS = $(shell pkg-config --libs libdw libelf 2>/dev/null)
 
@@ -215,11 +216,42 @@ $(BUILD)/tsan/tests/unit/%: tests/unit/%.c $(BUILD)/tsan/libripread.a $(BUILD)/t
 	$(CC) $(ALL_CFLAGS) $(TSAN_FLAGS) $(DW_CFLAGS) $(TREE) -Itests -o $@ $< \
 		$(BUILD)/tsan/libripread.a $(BUILD)/tsan/librip.a $(DW_LIBS) -lm -ldl -pthread
 
+# The libFuzzer harnesses of tests/fuzz/ (one per input kind), always built with clang: the
+# readers and the passes again with -fsanitize=fuzzer-no-link,address,undefined into
+# $(BUILD)/fuzz, each harness linked with libFuzzer.  make check runs each briefly
+# (tests/integ/fuzz.sh); make fuzz runs each for FUZZ_TIME seconds on a corpus kept in
+# $(BUILD)/fuzz/corpus (tests/fuzz/run.sh).
+FUZZ_TIME ?= 300
+FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all
+FUZZ_HARNESS := $(patsubst tests/fuzz/%.c,%,$(wildcard tests/fuzz/fuzz-*.c))
+FUZZ_BINS := $(FUZZ_HARNESS:%=$(BUILD)/fuzz/%)
+FUZZ_READ_OBJ := $(READ_SRC:%.c=$(BUILD)/fuzz/%.o)
+FUZZ_ANALYSIS_OBJ := $(ANALYSIS_SRC:%.c=$(BUILD)/fuzz/%.o)
+FUZZ_CFLAGS = $(BASE) $(WARN) $(WERROR) -O1 -g $(FUZZ_SAN) $(DW_CFLAGS) $(TREE)
+
+$(BUILD)/fuzz/%.o: %.c | deps
+	@mkdir -p $(@D)
+	$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
+
+$(BUILD)/fuzz/libripread.a: $(FUZZ_READ_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/fuzz/libripanalysis.a: $(FUZZ_ANALYSIS_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+# rip dump's writer (and the escapes it uses) is the one part of tools/ the harnesses call
+$(BUILD)/fuzz/fuzz-%: $(BUILD)/fuzz/tests/fuzz/fuzz-%.o $(BUILD)/fuzz/tests/fuzz/fuzz.o \
+		$(BUILD)/fuzz/tools/dump.o $(BUILD)/fuzz/tools/format.o \
+		$(BUILD)/fuzz/libripanalysis.a $(BUILD)/fuzz/libripread.a
+	$(CLANG) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ $(DW_LIBS) -lm -ldl -pthread
+
 # Every program of the tree: the library, the preload library, rip, the examples, the tests'
 # programs and the benchmarks.
 progs: all $(UNIT) $(INTEG) $(BENCHES)
 
-tests: progs $(if $(TOOL_SRC),$(BUILD)/asan/rip) $(TSAN_TESTS)
+tests: progs $(if $(TOOL_SRC),$(BUILD)/asan/rip) $(TSAN_TESTS) $(FUZZ_BINS)
 
 # The tree built once more with clang, warnings as errors, into $(BUILD)/clang (make check
 # builds it; the tests run on the default build).
@@ -239,6 +271,10 @@ demo: all
 
 bench: tests | deps
 	@sh bench/run.sh
+
+# (the seeds come from the programs of progs)
+fuzz: progs $(FUZZ_BINS) | deps
+	@BUILD=$(BUILD) sh tests/fuzz/run.sh -t $(FUZZ_TIME) $(BUILD)/fuzz/corpus
 
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCDIR)/rip \
@@ -261,7 +297,7 @@ install: all
 clean:
 	rm -rf $(BUILD)
 
-.PHONY: all deps progs tests clang check demo bench install clean
+.PHONY: all deps progs tests clang check demo bench fuzz install clean
 .SECONDARY:
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

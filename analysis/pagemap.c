@@ -392,7 +392,8 @@ static int pm_count_map(struct pm *pm, struct pm_snap *s, struct pm_map *m)
 		for (size_t i = 0; i < m->nspans; i++)
 			m->c.live_pages += m->spans[i].hi - m->spans[i].lo;
 	}
-	qsort(m->chunks, m->nchunks, sizeof(*m->chunks), pm_by_first);
+	if (m->nchunks) /* qsort's array may not be NULL: a mapping with no pages described */
+		qsort(m->chunks, m->nchunks, sizeof(*m->chunks), pm_by_first);
 	for (size_t i = 0; i < m->nchunks; i++) {
 		const struct pm_chunk *c = &m->chunks[i];
 
@@ -427,7 +428,8 @@ static int pm_measure(struct pm *pm)
 	struct pm_snap *s = &pm->p->cur;
 	int ret;
 
-	qsort(s->maps, s->n, sizeof(*s->maps), pm_by_start);
+	if (s->n) /* qsort's array may not be NULL: a snapshot of no mappings */
+		qsort(s->maps, s->n, sizeof(*s->maps), pm_by_start);
 	for (size_t i = 1; i < s->n; i++)
 		if (s->maps[i].start < s->maps[i - 1].end)
 			return pm_fail(pm, -EBADMSG,

@@ -45,6 +45,14 @@ if [ "$what" = check ]; then
 	# clang's AddressSanitizer runtime for the reader tests
 	[ -n "$(find /usr/lib/llvm-*/lib/clang/*/lib/linux -name 'libclang_rt.asan-x86_64.a' 2>/dev/null | head -n 1)" ] ||
 		[ -n "$(gcc -print-file-name=libasan.so 2>/dev/null | grep /)" ] || need="$need libasan8"
+	# libFuzzer, for the harnesses of tests/fuzz (make fuzz, tests/integ/fuzz.sh): in the
+	# runtime package of the clang installed (of Debian's default clang when none is yet)
+	if have_cmd clang; then
+		[ -e "$(clang --print-runtime-dir 2>/dev/null)/libclang_rt.fuzzer-$(uname -m).a" ] ||
+			need="$need libclang-rt-$(clang -dumpversion | cut -d. -f1)-dev"
+	else
+		need="$need libclang-rt-dev"
+	fi
 	# ThreadSanitizer's runtime for the concurrency tests (build/tsan)
 	[ -n "$(find /usr/lib/llvm-*/lib/clang/*/lib/linux -name 'libclang_rt.tsan-x86_64.a' 2>/dev/null | head -n 1)" ] ||
 		[ -n "$(gcc -print-file-name=libtsan.so 2>/dev/null | grep /)" ] || need="$need libtsan2"

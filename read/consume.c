@@ -48,33 +48,57 @@ static void rec_warn(const struct rec *r, const char *fmt, ...)
 	r->warn(msg, r->warn_arg);
 }
 
-static const struct rip_file_hdr *rec_live(const struct rec *r)
+/*
+ * A word of the live header at byte off (rr_live_u32: acquire, guarded against
+ * the file shrinking): 0 when it shrank, which ev_consume then reports.
+ */
+static uint32_t rec_u32(struct rec *r, size_t off)
 {
-	return (const struct rip_file_hdr *)r->f.map;
+	char err[RR_ERR_MAX];
+	uint32_t v;
+
+	return rr_live_u32(&r->f, off, &v, err, sizeof(err)) ? 0 : v;
 }
+
+static uint64_t rec_u64(struct rec *r, size_t off)
+{
+	char err[RR_ERR_MAX];
+	uint64_t v;
+
+	return rr_live_u64(&r->f, off, &v, err, sizeof(err)) ? 0 : v;
+}
+
+#define REC_HDR(field) offsetof(struct rip_file_hdr, field)
 
 static struct rip_evring *rec_ring(const struct rec *r, uint32_t i)
 {
 	return (struct rip_evring *)(r->f.wmap + r->f.hdr.ev_ctl_off + (size_t)i * RIP_EVRING_SIZE);
 }
 
-static uint32_t rec_rings_used(const struct rec *r)
+/* Events ring i has discarded so far. */
+static uint64_t rec_ring_discarded(struct rec *r, uint32_t i)
 {
-	uint32_t n = __atomic_load_n(&rec_live(r)->ev_fresh, __ATOMIC_RELAXED);
+	return rec_u64(r, r->f.hdr.ev_ctl_off + (size_t)i * RIP_EVRING_SIZE +
+				  offsetof(struct rip_evring, discarded));
+}
+
+static uint32_t rec_rings_used(struct rec *r)
+{
+	uint32_t n = rec_u32(r, REC_HDR(ev_fresh));
 
 	return n < r->f.hdr.ev_rings ? n : r->f.hdr.ev_rings;
 }
 
-static uint64_t rec_discarded_now(const struct rec *r)
+static uint64_t rec_discarded_now(struct rec *r)
 {
 	uint32_t n = rec_rings_used(r);
 	uint64_t sum = 0;
 
 	/* Rings never used have discarded nothing (and may not be backed yet: not read). */
 	for (uint32_t i = 0; i < n; i++)
-		sum += __atomic_load_n(&rec_ring(r, i)->discarded, __ATOMIC_RELAXED);
+		sum += rec_ring_discarded(r, i);
 	/* and the events no ring could count (no ring free, after exit) */
-	return sum + __atomic_load_n(&rec_live(r)->ev_lost, __ATOMIC_RELAXED);
+	return sum + rec_u64(r, REC_HDR(ev_lost));
 }
 
 static bool rec_pid_alive(pid_t pid)
@@ -84,11 +108,16 @@ static bool rec_pid_alive(pid_t pid)
 
 pid_t rec_other_consumer(struct rr_file *f)
 {
+	char err[RR_ERR_MAX];
+	uint32_t v;
 	pid_t pid;
 
 	if (f->legacy_raw || !f->hdr.ev_rings)
 		return 0;
-	pid = (pid_t)rip_file_consumer((const struct rip_file_hdr *)f->map);
+	/* as rip_file_consumer reads it, guarded */
+	if (rr_live_u32(f, offsetof(struct rip_file_hdr, ev_consumer), &v, err, sizeof(err)))
+		return 0;
+	pid = (pid_t)v;
 	return pid && pid != getpid() && rec_pid_alive(pid) ? pid : 0;
 }
 
@@ -96,7 +125,7 @@ pid_t rec_other_consumer(struct rr_file *f)
 static bool rec_refresh_types(struct rec *r)
 {
 	/* Pairs with the release store of types_count in the writer. */
-	uint32_t n = __atomic_load_n(&rec_live(r)->types_count, __ATOMIC_ACQUIRE);
+	uint32_t n = rec_u32(r, REC_HDR(types_count));
 	char err[RR_ERR_MAX];
 
 	if (n == r->types_seen)
@@ -136,16 +165,16 @@ int rec_attach(struct rec *r, const char *path, char *err, size_t errlen)
 	if (ret)
 		goto err_close;
 	r->attached = true;
-	r->types_seen = __atomic_load_n(&rec_live(r)->types_count, __ATOMIC_ACQUIRE);
+	r->types_seen = rec_u32(r, REC_HDR(types_count));
 	ret = ev_read_types(&r->f, r->types, err, errlen);
 	if (ret)
 		goto err_close;
 	/* Rings used so far (the others have discarded nothing yet). */
 	for (uint32_t i = 0, n = rec_rings_used(r); i < n; i++) {
-		r->discarded0[i] = __atomic_load_n(&rec_ring(r, i)->discarded, __ATOMIC_RELAXED);
+		r->discarded0[i] = rec_ring_discarded(r, i);
 		r->st.discarded_before += r->discarded0[i];
 	}
-	r->st.discarded_before += __atomic_load_n(&rec_live(r)->ev_lost, __ATOMIC_RELAXED);
+	r->st.discarded_before += rec_u64(r, REC_HDR(ev_lost));
 	return 0;
 
 err_close:
@@ -178,6 +207,29 @@ static int rec_packet(const struct ev_packet *p, void *arg)
 	return 0;
 }
 
+/*
+ * Ring i's written and consumed words, guarded against the file shrinking;
+ * with written NULL, move consumed to *consumed + 1 instead (skip a packet).
+ * 0 or -EIO.
+ */
+static int rec_ring_pos(struct rec *r, uint32_t i, uint64_t *written, uint64_t *consumed)
+{
+	struct rip_evring *ring = rec_ring(r, i);
+	sigjmp_buf jb;
+
+	if (rr_guard_enter(&jb))
+		return -EIO;
+	if (written) {
+		*written = rip_evring_written(ring);
+		*consumed = rip_evring_consumed(ring);
+	} else {
+		rip_evring_consume(ring, *consumed + 1);
+		ev_ring_wake(ring);
+	}
+	rr_guard_leave();
+	return 0;
+}
+
 /* Take what ring i holds; < 0 only when the trace cannot be written. */
 static int rec_consume(struct rec *r, uint32_t i, bool final, char *err, size_t errlen)
 {
@@ -186,7 +238,6 @@ static int rec_consume(struct rec *r, uint32_t i, bool final, char *err, size_t 
 	int ret;
 
 	for (;;) {
-		struct rip_evring *ring = rec_ring(r, i);
 		uint64_t consumed, written;
 
 		ret = ev_consume(&r->f, r->types, i, final, rec_packet, r, &r->st.lost_packets, why,
@@ -207,8 +258,10 @@ static int rec_consume(struct rec *r, uint32_t i, bool final, char *err, size_t 
 			continue;
 		}
 		retried = false;
-		written = rip_evring_written(ring);
-		consumed = rip_evring_consumed(ring);
+		if (rec_ring_pos(r, i, &written, &consumed)) {
+			snprintf(err, errlen, "%s: the file shrank while being read", r->f.path);
+			return -EIO;
+		}
 		if (r->st.corrupt < REC_MAX_WARNINGS)
 			rec_warn(r, "warning: %s%s", why,
 				 consumed < written ? ": packet skipped" : ": ring skipped");
@@ -218,8 +271,10 @@ static int rec_consume(struct rec *r, uint32_t i, bool final, char *err, size_t 
 			return 0;
 		}
 		/* Skip it (a flight-recorder writer may push it too: see ev_consume). */
-		rip_evring_consume(ring, consumed + 1);
-		ev_ring_wake(ring);
+		if (rec_ring_pos(r, i, NULL, &consumed)) {
+			snprintf(err, errlen, "%s: the file shrank while being written", r->f.path);
+			return -EIO;
+		}
 	}
 }
 
@@ -296,12 +351,15 @@ int rec_finish(struct rec *r, char *err, size_t errlen)
 
 void rec_close(struct rec *r)
 {
-	if (r->attached && r->f.wmap) {
+	sigjmp_buf jb;
+
+	if (r->attached && r->f.wmap && !rr_guard_enter(&jb)) {
 		uint32_t self = (uint32_t)getpid();
 
 		/* We leave: writers stop waiting for us (only if no one took over). */
 		__atomic_compare_exchange_n(&((struct rip_file_hdr *)r->f.wmap)->ev_consumer, &self,
 					    0, false, __ATOMIC_RELEASE, __ATOMIC_RELAXED);
+		rr_guard_leave();
 	}
 	r->attached = false;
 	if (r->w) {
@@ -334,7 +392,7 @@ int rec_silence(const char *path, char *err, size_t errlen)
 		return ret;
 	ret = rr_enable_set(&f, all, false, NULL, err, errlen);
 	if (!ret && f.hdr.ev_rings)
-		rip_file_set_consumer((struct rip_file_hdr *)f.wmap, 0);
+		ret = rr_set_consumer(&f, 0, err, errlen);
 	rr_close(&f);
 	return ret;
 }

@@ -64,7 +64,6 @@ int ev_type_load(const struct rip_evtype *e, struct ev_type *t)
 
 int ev_read_types(struct rr_file *f, struct ev_types *out, char *err, size_t errlen)
 {
-	const struct rip_file_hdr *live = (const struct rip_file_hdr *)f->map;
 	sigjmp_buf jb;
 	uint32_t n;
 
@@ -72,7 +71,8 @@ int ev_read_types(struct rr_file *f, struct ev_types *out, char *err, size_t err
 	if (f->legacy_raw || !f->hdr.types_cap)
 		return 0;
 	/* Pairs with the release store of types_count in rip_type_write. */
-	n = __atomic_load_n(&live->types_count, __ATOMIC_ACQUIRE);
+	if (rr_live_u32(f, offsetof(struct rip_file_hdr, types_count), &n, err, errlen))
+		return -EIO;
 	if (n > f->hdr.types_cap)
 		return rr_fail(err, errlen, -EBADMSG, "%s: corrupt: %u event types in a table of %u",
 			       f->path, n, f->hdr.types_cap);
@@ -407,8 +407,7 @@ int ev_consumer_open(struct rr_file *f, char *err, size_t errlen)
 	if (ret)
 		return ret;
 	/* Writers in discard/block mode look at this before they drop or wait. */
-	rip_file_set_consumer((struct rip_file_hdr *)f->wmap, (uint32_t)getpid());
-	return 0;
+	return rr_set_consumer(f, (uint32_t)getpid(), err, errlen);
 }
 
 void ev_ring_wake(struct rip_evring *w)

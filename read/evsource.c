@@ -940,7 +940,9 @@ static int evs_next1(struct evs *s, struct evs_event *e, char *err, size_t errle
 	e->type = &s->types->t[id];
 	evs_fields(&s->plan[id], st->data, st->len, st->cur, s->lazy, s->pad, e);
 	if (!s->lazy) {
-		e->wall_ns = e->ns + s->hdr->realtime_offset;
+		/* e->ns may be saturated (rr_clock_ns): so is the sum */
+		if (__builtin_add_overflow(e->ns, s->hdr->realtime_offset, &e->wall_ns))
+			e->wall_ns = e->ns < 0 ? INT64_MIN : INT64_MAX;
 		e->stream = st->index;
 		e->thread = st->thread;
 		e->coro = st->coro;

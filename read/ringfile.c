@@ -51,7 +51,12 @@ int rr_fail(char *err, size_t len, int code, const char *fmt, ...)
 
 /* ---- SIGBUS guard ------------------------------------------------------ */
 
-static __thread sigjmp_buf *rr_jmp;
+/*
+ * volatile, and the signal fences below: the compiler may neither drop the
+ * stores (nothing else in this thread reads rr_jmp but the handler) nor move
+ * the guarded reads of the mapping out from between them.
+ */
+static __thread sigjmp_buf *volatile rr_jmp;
 
 static void rr_on_sigbus(int sig, siginfo_t *si, void *uc)
 {
@@ -66,10 +71,12 @@ static void rr_on_sigbus(int sig, siginfo_t *si, void *uc)
 void rr_guard_set(sigjmp_buf *jb)
 {
 	rr_jmp = jb;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST); /* pairs with rr_on_sigbus's load */
 }
 
 void rr_guard_leave(void)
 {
+	__atomic_signal_fence(__ATOMIC_SEQ_CST); /* pairs with rr_on_sigbus's load */
 	rr_jmp = NULL;
 }
 
@@ -95,6 +102,36 @@ static bool rr_in_file(uint64_t off, uint64_t count, uint64_t size, uint64_t fil
 	if (count && size > UINT64_MAX / count)
 		return false;
 	return off <= file && count * size <= file - off;
+}
+
+int rr_check_clock(const struct rip_file_hdr *h, char *err, size_t len)
+{
+	if (h->clock_kind != RIP_CLOCK_TSC && h->clock_kind != RIP_CLOCK_MONO_RAW)
+		return rr_fail(err, len, -EBADMSG, "corrupt header: unknown clock %u",
+			       h->clock_kind);
+	if (!h->clock_hz)
+		return rr_fail(err, len, -EBADMSG, "corrupt header: clock rate 0");
+	/* Bounds that leave room to add them to each other and to event times without overflow. */
+	if (h->clock_base_ns > RR_MAX_CLOCK_NS)
+		return rr_fail(err, len, -EBADMSG,
+			       "corrupt header: clock base %llu ns out of range",
+			       (unsigned long long)h->clock_base_ns);
+	if (h->realtime_offset > RR_MAX_CLOCK_NS || h->realtime_offset < -RR_MAX_CLOCK_NS)
+		return rr_fail(err, len, -EBADMSG,
+			       "corrupt header: realtime offset %lld ns out of range",
+			       (long long)h->realtime_offset);
+	return 0;
+}
+
+/* The areas the reader loads 8-byte words from (atomics, packet headers) must be aligned. */
+static bool rr_aligned(const struct rip_file_hdr *h)
+{
+	uint64_t any = h->fifo_off | h->mod_off | h->types_off | h->cats_off;
+
+	if (h->ev_rings)
+		any |= h->ev_fifo_off | h->ev_ctl_off | h->ev_off |
+		       (h->ev_big ? h->ev_small_off : 0);
+	return !(any & 7);
 }
 
 static int rr_check_hdr(const struct rip_file_hdr *h, uint64_t st_size, char *err, size_t len)
@@ -182,12 +219,10 @@ static int rr_check_hdr(const struct rip_file_hdr *h, uint64_t st_size, char *er
 	if (h->types_count > h->types_cap)
 		return rr_fail(err, len, -EBADMSG, "corrupt header: %u event types in a table of %u",
 			       h->types_count, h->types_cap);
-	if (h->clock_kind != RIP_CLOCK_TSC && h->clock_kind != RIP_CLOCK_MONO_RAW)
-		return rr_fail(err, len, -EBADMSG, "corrupt header: unknown clock %u",
-			       h->clock_kind);
-	if (!h->clock_hz)
-		return rr_fail(err, len, -EBADMSG, "corrupt header: clock rate 0");
-	return 0;
+	if (!rr_aligned(h))
+		return rr_fail(err, len, -EBADMSG,
+			       "corrupt header: an area's offset is not a multiple of 8");
+	return rr_check_clock(h, err, len);
 }
 
 static int rr_open_fd(const char *path, struct rr_file *f, struct stat *st, char *err,
@@ -378,11 +413,15 @@ int rr_enable_set(struct rr_file *f, const uint64_t *bits, bool on, uint64_t *be
 		  size_t errlen)
 {
 	struct rip_file_hdr *h;
+	sigjmp_buf jb;
 	int ret = rr_map_writable(f, err, errlen);
 
 	if (ret)
 		return ret;
 	h = (struct rip_file_hdr *)f->wmap;
+	if (rr_guard_enter(&jb))
+		return rr_fail(err, errlen, -EIO, "%s: the file shrank while being written",
+			       f->path);
 	for (unsigned w = 0; w < RIP_CATEGORY_WORDS; w++) {
 		uint64_t was;
 
@@ -394,6 +433,63 @@ int rr_enable_set(struct rr_file *f, const uint64_t *bits, bool on, uint64_t *be
 		if (before)
 			before[w] = was;
 	}
+	rr_guard_leave();
+	return 0;
+}
+
+int rr_live_u32(const struct rr_file *f, size_t off, uint32_t *v, char *err, size_t errlen)
+{
+	sigjmp_buf jb;
+
+	if (off + 4 > f->len || !f->map)
+		return rr_fail(err, errlen, -EINVAL, "%s: no word at byte %zu", f->path, off);
+	if (rr_guard_enter(&jb))
+		return rr_fail(err, errlen, -EIO, "%s: the file shrank while being read", f->path);
+	*v = __atomic_load_n((const uint32_t *)(f->map + off), __ATOMIC_ACQUIRE);
+	rr_guard_leave();
+	return 0;
+}
+
+int rr_live_u64(const struct rr_file *f, size_t off, uint64_t *v, char *err, size_t errlen)
+{
+	sigjmp_buf jb;
+
+	if (off + 8 > f->len || !f->map)
+		return rr_fail(err, errlen, -EINVAL, "%s: no word at byte %zu", f->path, off);
+	if (rr_guard_enter(&jb))
+		return rr_fail(err, errlen, -EIO, "%s: the file shrank while being read", f->path);
+	*v = __atomic_load_n((const uint64_t *)(f->map + off), __ATOMIC_ACQUIRE);
+	rr_guard_leave();
+	return 0;
+}
+
+int rr_live_hdr(const struct rr_file *f, struct rip_file_hdr *out, char *err, size_t errlen)
+{
+	sigjmp_buf jb;
+
+	*out = f->hdr;
+	if (f->legacy_raw || !f->map || f->len < sizeof(*out))
+		return rr_fail(err, errlen, -EINVAL, "%s: no header", f->path);
+	if (rr_guard_enter(&jb)) {
+		*out = f->hdr;
+		return rr_fail(err, errlen, -EIO, "%s: the file shrank while being read", f->path);
+	}
+	memcpy(out, f->map, sizeof(*out));
+	rr_guard_leave();
+	return 0;
+}
+
+int rr_set_consumer(struct rr_file *f, uint32_t pid, char *err, size_t errlen)
+{
+	sigjmp_buf jb;
+
+	if (!f->wmap)
+		return rr_fail(err, errlen, -EINVAL, "%s: not mapped for writing", f->path);
+	if (rr_guard_enter(&jb))
+		return rr_fail(err, errlen, -EIO, "%s: the file shrank while being written",
+			       f->path);
+	rip_file_set_consumer((struct rip_file_hdr *)f->wmap, pid);
+	rr_guard_leave();
 	return 0;
 }
 
@@ -542,7 +638,8 @@ int rr_read_slots(struct rr_file *f, struct rr_slots *out, char *err, size_t err
 		return ret ? rr_fail(err, errlen, -ENOMEM, "out of memory") : 0;
 	}
 	/* The live counter, not the header copy: slots keep being taken. */
-	used = __atomic_load_n(&((const struct rip_file_hdr *)f->map)->fresh, __ATOMIC_RELAXED);
+	if (rr_live_u32(f, offsetof(struct rip_file_hdr, fresh), &used, err, errlen))
+		return -EIO;
 	if (used > f->hdr.slot_count)
 		return rr_fail(err, errlen, -EBADMSG, "%s: corrupt header: %u slots used of %u",
 			       f->path, used, f->hdr.slot_count);
@@ -551,11 +648,11 @@ int rr_read_slots(struct rr_file *f, struct rr_slots *out, char *err, size_t err
 		return rr_fail(err, errlen, -ENOMEM, "out of memory");
 	sig = sigsetjmp(jb, 1);
 	if (sig) {
-		rr_jmp = NULL;
+		rr_guard_leave();
 		rr_slots_free(out);
 		return rr_fail(err, errlen, -EIO, "%s: the file shrank while being read", f->path);
 	}
-	rr_jmp = &jb;
+	rr_guard_set(&jb);
 	for (uint32_t i = 0; i < used; i++) {
 		const struct rip_slot *src =
 			(const struct rip_slot *)(f->map + f->hdr.slot_off +
@@ -591,7 +688,7 @@ int rr_read_slots(struct rr_file *f, struct rr_slots *out, char *err, size_t err
 			continue; /* the sink of librip.h files */
 		out->n++;
 	}
-	rr_jmp = NULL;
+	rr_guard_leave();
 	return 0;
 }
 
@@ -605,7 +702,6 @@ void rr_slots_free(struct rr_slots *s)
 int rr_read_modules(struct rr_file *f, struct rip_module **out, size_t *n, char *err,
 		    size_t errlen)
 {
-	const struct rip_file_hdr *live = (const struct rip_file_hdr *)f->map;
 	struct rip_module *v;
 	uint32_t count;
 	sigjmp_buf jb;
@@ -615,7 +711,8 @@ int rr_read_modules(struct rr_file *f, struct rip_module **out, size_t *n, char 
 	if (f->legacy_raw)
 		return 0;
 	/* Pairs with the release store of mod_count in __rip_modules_scan. */
-	count = __atomic_load_n(&live->mod_count, __ATOMIC_ACQUIRE);
+	if (rr_live_u32(f, offsetof(struct rip_file_hdr, mod_count), &count, err, errlen))
+		return -EIO;
 	if (count > f->hdr.mod_cap)
 		return rr_fail(err, errlen, -EBADMSG, "%s: corrupt header: %u modules in a map of %u",
 			       f->path, count, f->hdr.mod_cap);
@@ -623,13 +720,13 @@ int rr_read_modules(struct rr_file *f, struct rip_module **out, size_t *n, char 
 	if (!v)
 		return rr_fail(err, errlen, -ENOMEM, "out of memory");
 	if (sigsetjmp(jb, 1)) {
-		rr_jmp = NULL;
+		rr_guard_leave();
 		free(v);
 		return rr_fail(err, errlen, -EIO, "%s: the file shrank while being read", f->path);
 	}
-	rr_jmp = &jb;
+	rr_guard_set(&jb);
 	memcpy(v, f->map + f->hdr.mod_off, (size_t)count * sizeof(*v));
-	rr_jmp = NULL;
+	rr_guard_leave();
 	for (uint32_t i = 0; i < count; i++) {
 		v[i].path[sizeof(v[i].path) - 1] = 0;
 		if (v[i].build_id_len > RIP_BUILD_ID_MAX)

@@ -19,6 +19,11 @@
 #include <rip/abi.h>
 
 #define RR_ERR_MAX 512
+/*
+ * The largest clock_base_ns and |realtime_offset| a header may hold (about 146
+ * years): their sum, and times derived from them, stay far from int64_t's limits.
+ */
+#define RR_MAX_CLOCK_NS (INT64_C(1) << 62)
 
 struct rr_file {
 	char path[PATH_MAX];
@@ -122,6 +127,29 @@ int rr_read_modules(struct rr_file *f, struct rip_module **out, size_t *n, char 
 /* 1 if the process that wrote the file is alive, 0 if not. */
 int rr_alive(struct rr_file *f);
 
+/*
+ * Check the clock fields of a header (kind, rate, base, realtime offset are in
+ * range): 0, or -EBADMSG with a message.  rr_open does it; a trace's index too.
+ */
+int rr_check_clock(const struct rip_file_hdr *h, char *err, size_t len);
+
+/*
+ * Load the 32- or 64-bit word at byte off of the mapping (acquire: pairs with
+ * the writer's release stores of the counters), guarded against the file
+ * shrinking under us (SIGBUS): 0, or -EIO with a message.  For the words of
+ * the live header the writer keeps changing; never inside another guard.
+ */
+int rr_live_u32(const struct rr_file *f, size_t off, uint32_t *v, char *err, size_t errlen);
+int rr_live_u64(const struct rr_file *f, size_t off, uint64_t *v, char *err, size_t errlen);
+/*
+ * A copy of the header as it is now (the counters and flags the writer keeps
+ * changing), read under the same guard: 0, or -EIO and *out the copy made at
+ * open (f->hdr) when the file shrank.  Not for a legacy raw file.
+ */
+int rr_live_hdr(const struct rr_file *f, struct rip_file_hdr *out, char *err, size_t errlen);
+/* Store pid as the consumer in the writable mapping, guarded the same way.  0 or -EIO. */
+int rr_set_consumer(struct rr_file *f, uint32_t pid, char *err, size_t errlen);
+
 /* The file's clock: ticks to nanoseconds (CLOCK_MONOTONIC_RAW), and "now" in ticks. */
 int64_t rr_ticks_to_ns(const struct rip_file_hdr *h, uint64_t ticks);
 
@@ -143,12 +171,28 @@ static inline void rr_clock_init(struct rr_clock *c, const struct rip_file_hdr *
 	c->mult = h->clock_hz ? ((unsigned __int128)1000000000u << 32) / h->clock_hz : 0;
 }
 
-/* rr_ticks_to_ns through a clock from rr_clock_init. */
+/*
+ * rr_ticks_to_ns through a clock from rr_clock_init.  Event times come from
+ * the file: one far from the base saturates at INT64_MAX or INT64_MIN rather
+ * than overflow.
+ */
 static inline int64_t rr_clock_ns(const struct rr_clock *c, uint64_t ticks)
 {
-	if (ticks >= c->base_ticks)
-		return c->base_ns + (int64_t)(((unsigned __int128)(ticks - c->base_ticks) * c->mult) >> 32);
-	return c->base_ns - (int64_t)(((unsigned __int128)(c->base_ticks - ticks) * c->mult) >> 32);
+	unsigned __int128 d;
+	int64_t r;
+
+	if (ticks >= c->base_ticks) {
+		d = ((unsigned __int128)(ticks - c->base_ticks) * c->mult) >> 32;
+		if (__builtin_expect(d > INT64_MAX ||
+					     __builtin_add_overflow(c->base_ns, (int64_t)d, &r), 0))
+			return INT64_MAX;
+		return r;
+	}
+	d = ((unsigned __int128)(c->base_ticks - ticks) * c->mult) >> 32;
+	if (__builtin_expect(d > INT64_MAX || __builtin_sub_overflow(c->base_ns, (int64_t)d, &r),
+			     0))
+		return INT64_MIN;
+	return r;
 }
 uint64_t rr_now_ticks(const struct rip_file_hdr *h);
 

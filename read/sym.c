@@ -911,7 +911,8 @@ static bool sym_cu_find(struct sym_mod *m, Dwarf_Addr dwaddr, Dwarf_Die *cu, Dwa
 		if (fv.oom) {
 			free(fv.v);
 		} else {
-			qsort(fv.v, fv.n, sizeof(fv.v[0]), sym_fn_cmp);
+			if (fv.n) /* qsort's array may not be NULL: no CU found */
+				qsort(fv.v, fv.n, sizeof(fv.v[0]), sym_fn_cmp);
 			m->cu_ranges = fv.v;
 			m->ncu_ranges = fv.n;
 		}

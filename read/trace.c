@@ -165,20 +165,23 @@ int trace_w_lost(struct trace_w *w, uint64_t lost, char *err, size_t errlen)
 
 int trace_info_from_file(struct rr_file *f, struct trace_info *info, char *err, size_t errlen)
 {
-	const struct rip_file_hdr *live = (const struct rip_file_hdr *)f->map;
+	struct rip_file_hdr *h = &info->idx.file;
 	struct rr_slots slots;
 	size_t nmods = 0;
+	uint32_t fresh;
+	uint64_t lost;
 	int ret;
 
 	memset(info, 0, sizeof(*info));
 	memcpy(info->idx.magic, TRACE_MAGIC, sizeof(info->idx.magic));
 	info->idx.version = TRACE_VERSION;
 	info->idx.file = f->hdr;
-	/* the counters as they are now, not as they were at open */
-	info->idx.file.fresh = live->fresh;
-	info->idx.file.ev_fresh = live->ev_fresh;
-	info->idx.file.proc_flags = live->proc_flags;
-	info->idx.file.exit_ts = live->exit_ts;
+	/* the counters as they are now, not as they were at open (the file may shrink) */
+	if (rr_live_u32(f, offsetof(struct rip_file_hdr, fresh), &h->fresh, err, errlen) ||
+	    rr_live_u32(f, offsetof(struct rip_file_hdr, ev_fresh), &h->ev_fresh, err, errlen) ||
+	    rr_live_u32(f, offsetof(struct rip_file_hdr, proc_flags), &h->proc_flags, err, errlen) ||
+	    rr_live_u64(f, offsetof(struct rip_file_hdr, exit_ts), &h->exit_ts, err, errlen))
+		return -EIO;
 	ret = ev_read_types(f, &info->types, err, errlen);
 	if (ret)
 		return ret;
@@ -203,17 +206,26 @@ int trace_info_from_file(struct rr_file *f, struct trace_info *info, char *err, 
 		memcpy(n->name, slots.v[i].name, sizeof(n->name));
 	}
 	info->idx.nnames = (uint32_t)slots.n;
-	for (uint32_t r = 0; r < f->hdr.ev_rings && r < live->ev_fresh; r++) {
-		const struct rip_evring *ring = (const struct rip_evring *)(
-			f->map + f->hdr.ev_ctl_off + (size_t)r * RIP_EVRING_SIZE);
-
-		info->idx.discarded += __atomic_load_n(&ring->discarded, __ATOMIC_RELAXED);
+	ret = -EIO;
+	if (rr_live_u32(f, offsetof(struct rip_file_hdr, ev_fresh), &fresh, err, errlen))
+		goto err_names;
+	for (uint32_t r = 0; r < f->hdr.ev_rings && r < fresh; r++) {
+		if (rr_live_u64(f, f->hdr.ev_ctl_off + (size_t)r * RIP_EVRING_SIZE +
+					   offsetof(struct rip_evring, discarded),
+				&lost, err, errlen))
+			goto err_names;
+		info->idx.discarded += lost;
 	}
 	/* events no ring could count: none was free, or the thread had given its back */
-	info->idx.discarded += __atomic_load_n(&live->ev_lost, __ATOMIC_RELAXED);
+	if (rr_live_u64(f, offsetof(struct rip_file_hdr, ev_lost), &lost, err, errlen))
+		goto err_names;
+	info->idx.discarded += lost;
 	rr_slots_free(&slots);
 	return 0;
 
+err_names:
+	free(info->names);
+	info->names = NULL;
 err_slots:
 	rr_slots_free(&slots);
 err_mods:
@@ -366,7 +378,7 @@ int trace_r_open(const char *dir, struct trace_r *r, char *err, size_t errlen)
 {
 	struct trace_index_hdr *h = &r->info.idx;
 	struct rip_category cats[RIP_CATEGORIES];
-	char path[PATH_MAX];
+	char path[PATH_MAX], why[RR_ERR_MAX];
 	struct stat st;
 	uint64_t need;
 	int fd, ret, n;
@@ -406,6 +418,11 @@ int trace_r_open(const char *dir, struct trace_r *r, char *err, size_t errlen)
 	    h->nstreams > TRACE_MAX_STREAMS || !h->file.clock_hz ||
 	    (h->file.clock_kind != RIP_CLOCK_TSC && h->file.clock_kind != RIP_CLOCK_MONO_RAW)) {
 		ret = rr_fail(err, errlen, -EBADMSG, "%s: corrupt index (counts out of range)", path);
+		goto out_close;
+	}
+	ret = rr_check_clock(&h->file, why, sizeof(why));
+	if (ret) {
+		rr_fail(err, errlen, ret, "%s: %s", path, why);
 		goto out_close;
 	}
 	need = sizeof(*h) + (uint64_t)h->ntypes * sizeof(struct rip_evtype) + sizeof(cats) +

@@ -209,7 +209,11 @@ static int en_run(const struct rip_cmd *cmd, bool on, int argc, char **argv)
 		goto out;
 	}
 	if (optind + 1 == argc) {
-		en_list(&s, ((const struct rip_file_hdr *)s.f.map)->enable);
+		struct rip_file_hdr live;
+		char why[RR_ERR_MAX];
+
+		rr_live_hdr(&s.f, &live, why, sizeof(why)); /* shrank: the bits at open */
+		en_list(&s, live.enable);
 		status = EXIT_OK;
 		goto out;
 	}

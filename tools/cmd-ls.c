@@ -119,18 +119,21 @@ static int ls_scan(const char *only_dir, ls_fn fn, void *arg, size_t *seen)
 				goto next;
 			e->mtime = st.st_mtime;
 			if (rr_open(e->path, &f, e->why, sizeof(e->why)) == 0) {
-				const struct rip_file_hdr *live = (const struct rip_file_hdr *)f.map;
+				struct rip_file_hdr live;
+				char why[RR_ERR_MAX];
 
+				/* the file shrank since it was opened: what it said then */
+				rr_live_hdr(&f, &live, why, sizeof(why));
 				e->valid = true;
 				e->hdr = f.hdr;
 				e->alive = rr_alive(&f);
-				e->threads = live->live_threads;
-				e->coros = live->live_coros;
-				e->used = live->fresh;
-				e->clean_exit = live->proc_flags & (RIP_P_EXITED | RIP_P_CLOSED);
-				e->execed = live->proc_flags & RIP_P_EXECED;
-				e->closed = !(live->proc_flags & RIP_P_EXITED) &&
-					    (live->proc_flags & RIP_P_CLOSED);
+				e->threads = live.live_threads;
+				e->coros = live.live_coros;
+				e->used = live.fresh;
+				e->clean_exit = live.proc_flags & (RIP_P_EXITED | RIP_P_CLOSED);
+				e->execed = live.proc_flags & RIP_P_EXECED;
+				e->closed = !(live.proc_flags & RIP_P_EXITED) &&
+					    (live.proc_flags & RIP_P_CLOSED);
 				rr_close(&f);
 			}
 			if (seen)

@@ -460,6 +460,8 @@ static void print_header(const struct ps_state *st, FILE *out)
 {
 	const struct rip_file_hdr *h = &st->f.hdr;
 	size_t threads = 0, coros = 0, waiting = 0, exited = 0;
+	struct rip_file_hdr live;
+	char why[RR_ERR_MAX];
 
 	for (size_t i = 0; i < st->s.n; i++) {
 		const struct rr_slot *s = &st->s.v[i];
@@ -477,21 +479,18 @@ static void print_header(const struct ps_state *st, FILE *out)
 			threads, exited);
 		return;
 	}
+	rr_live_hdr(&st->f, &live, why, sizeof(why)); /* the file shrank: what it said at open */
 	fprintf(out, "%s (pid %d) %s, ring %s\n", h->comm[0] ? h->comm : "?", h->pid,
-		st->alive ? "alive"
-		: (((const struct rip_file_hdr *)st->f.map)->proc_flags & RIP_P_EXITED)
-			? "exited"
-		: (((const struct rip_file_hdr *)st->f.map)->proc_flags & RIP_P_EXECED)
-			? "replaced by execve"
-		: (((const struct rip_file_hdr *)st->f.map)->proc_flags & RIP_P_CLOSED)
-			? "gone (ring closed before)"
-			: "dead (killed or crashed)",
+		st->alive			     ? "alive"
+		: (live.proc_flags & RIP_P_EXITED) ? "exited"
+		: (live.proc_flags & RIP_P_EXECED) ? "replaced by execve"
+		: (live.proc_flags & RIP_P_CLOSED) ? "gone (ring closed before)"
+						   : "dead (killed or crashed)",
 		st->f.path);
 	fprintf(out, "%zu threads, %zu coroutines (%zu waiting), %zu exited kept for history",
 		threads, coros, waiting, exited);
-	if (st->f.hdr.overflow || ((const struct rip_file_hdr *)st->f.map)->overflow)
-		fprintf(out, "; %u threads found no free slot (raise RIP_SLOTS)",
-			((const struct rip_file_hdr *)st->f.map)->overflow);
+	if (st->f.hdr.overflow || live.overflow)
+		fprintf(out, "; %u threads found no free slot (raise RIP_SLOTS)", live.overflow);
 	fputc('\n', out);
 }
 
@@ -841,9 +840,13 @@ static int cmd_ps(int argc, char **argv)
 	if (st.alive) {
 		st.now_ticks = rr_now_ticks(&st.f.hdr);
 	} else {
-		const struct rip_file_hdr *live = (const struct rip_file_hdr *)st.f.map;
+		uint64_t exit_ts = 0;
+		char why[RR_ERR_MAX];
 
-		st.now_ticks = st.f.legacy_raw ? 0 : live->exit_ts;
+		if (!st.f.legacy_raw)
+			rr_live_u64(&st.f, offsetof(struct rip_file_hdr, exit_ts), &exit_ts, why,
+				    sizeof(why));
+		st.now_ticks = exit_ts;
 		for (size_t i = 0; i < st.s.n; i++) {
 			const struct rr_slot *s = &st.s.v[i];
 

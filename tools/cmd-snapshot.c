@@ -219,6 +219,7 @@ static int cmd_snapshot(int argc, char **argv)
 	struct trace_info info;
 	struct trace_w *w = NULL;
 	struct snap_sum sum = { 0 };
+	uint64_t lost;
 	struct rr_file f;
 	bool json = false, alive;
 	int c, ret, status = EXIT_FAIL;
@@ -301,7 +302,8 @@ static int cmd_snapshot(int argc, char **argv)
 	 * readers, and the events no ring could count (the header's ev_lost),
 	 * which only our readers can show.
 	 */
-	sum.lost += __atomic_load_n(&((const struct rip_file_hdr *)f.map)->ev_lost, __ATOMIC_RELAXED);
+	if (!rr_live_u64(&f, offsetof(struct rip_file_hdr, ev_lost), &lost, err, sizeof(err)))
+		sum.lost += lost; /* (the file shrank: the packets' count only) */
 	info.idx.discarded = sum.lost;
 	info.idx.lost_packets = sum.torn;
 	ret = trace_w_finish(w, &info, err, sizeof(err));

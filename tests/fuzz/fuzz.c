@@ -1,0 +1,317 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * tests/fuzz/fuzz.c - the harnesses' shared part (fuzz.h): their private
+ * directory and the walk of a source through every reader and pass, as the
+ * commands drive them, and rip dump's writer (tools/dump.c, linked in).  Results are only looked at enough that nothing is
+ * optimised away and every string and array a reader hands out is read to
+ * its end (so a bad length or a missing NUL shows under ASan).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "analysis/calltree.h"
+#include "analysis/follow.h"
+#include "analysis/leaks.h"
+#include "analysis/pagemap.h"
+#include "analysis/report.h"
+#include "read/evread.h"
+#include "read/evsource.h"
+#include "read/ringfile.h"
+#include "tools/dump.h"
+#include "fuzz.h"
+
+static char fz_dir[PATH_MAX];
+/* what the walks computed: kept so that the reads cannot be dropped */
+volatile uint64_t fz_sink;
+
+static void fz_cleanup(void)
+{
+	if (!fz_dir[0])
+		return;
+	fz_clear(fz_dir);
+	rmdir(fz_dir);
+}
+
+const char *fz_path(const char *name)
+{
+	static char path[PATH_MAX];
+
+	if (!fz_dir[0]) {
+		const char *t = getenv("TMPDIR");
+
+		if (!t || !*t)
+			t = access("/dev/shm", W_OK) ? "/tmp" : "/dev/shm";
+		snprintf(fz_dir, sizeof(fz_dir), "%s/rip-fuzz.XXXXXX", t);
+		if (!mkdtemp(fz_dir))
+			abort(); /* the harness cannot run at all: say so loudly */
+		atexit(fz_cleanup);
+	}
+	snprintf(path, sizeof(path), "%s/%s", fz_dir, name);
+	return path;
+}
+
+int fz_write(const char *path, const uint8_t *d, size_t n)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	int ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	while (n) {
+		ssize_t w = write(fd, d, n);
+
+		if (w <= 0) {
+			ret = w < 0 ? -errno : -EIO;
+			break;
+		}
+		d += w;
+		n -= (size_t)w;
+	}
+	close(fd);
+	return ret;
+}
+
+void fz_clear(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+
+	if (!d)
+		return;
+	while ((de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+			unlinkat(dirfd(d), de->d_name, 0);
+	closedir(d);
+}
+
+static int fz_packet(const struct ev_packet *p, void *arg)
+{
+	*(uint64_t *)arg += p->len + p->hdr.events;
+	return 0;
+}
+
+void fz_ring(const char *path, void (*step)(void *arg), void *arg)
+{
+	char err[RR_ERR_MAX];
+	struct rip_module *mods;
+	struct rr_slots slots;
+	struct ev_types *types;
+	struct rr_file f;
+	uint64_t h = 0;
+	size_t n;
+
+#define STEP()                  \
+	do {                    \
+		if (step)       \
+			step(arg); \
+	} while (0)
+	if (rr_open(path, &f, err, sizeof(err)))
+		return;
+	STEP();
+	if (!rr_read_slots(&f, &slots, err, sizeof(err))) {
+		for (size_t i = 0; i < slots.n; i++)
+			h += strlen(slots.v[i].name) + slots.v[i].n;
+		rr_slots_free(&slots);
+	}
+	STEP();
+	if (!rr_read_modules(&f, &mods, &n, err, sizeof(err))) {
+		for (size_t i = 0; i < n; i++)
+			h += strlen(mods[i].path);
+		free(mods);
+	}
+	STEP();
+	types = calloc(1, sizeof(*types));
+	if (types && !ev_read_types(&f, types, err, sizeof(err))) {
+		for (uint32_t r = 0; r < f.hdr.ev_rings && r < 64; r++) {
+			struct ev_packet *pk;
+			size_t npk, torn;
+
+			if (ev_copy_ring(&f, types, r, &pk, &npk, &torn, err, sizeof(err)))
+				continue;
+			for (size_t i = 0; i < npk; i++)
+				h += pk[i].len;
+			ev_packets_free(pk, npk);
+			STEP();
+		}
+		if (!ev_consumer_open(&f, err, sizeof(err)))
+			for (uint32_t r = 0; r < f.hdr.ev_rings && r < 64; r++) {
+				uint64_t lost = 0;
+
+				ev_consume(&f, types, r, r & 1, fz_packet, &h, &lost, err,
+					   sizeof(err));
+				STEP();
+			}
+	}
+#undef STEP
+	free(types);
+	rr_close(&f);
+	fz_sink += h;
+}
+
+/* Read what an event points to, to its end. */
+static uint64_t fz_event(const struct evs_event *e)
+{
+	uint64_t h = (uint64_t)e->ns ^ (uint64_t)e->wall_ns ^ e->ts;
+
+	if (e->thread)
+		h += strlen(e->thread);
+	if (e->coro_name)
+		h += strlen(e->coro_name);
+	if (e->str)
+		h += strlen(e->str);
+	for (uint32_t i = 0; i < e->narr; i++)
+		h ^= evs_arr(e, i);
+	if (e->type)
+		h += strlen(e->type->name);
+	return h;
+}
+
+static void fz_bt_hook(void *arg, const uint8_t *frames, uint32_t n)
+{
+	uint64_t *h = arg;
+
+	for (uint32_t i = 0; i < n; i++)
+		*h += frames[i * 8] + frames[i * 8 + 7];
+}
+
+/* rip dump and rip export: every event in order, its strings, the resources followed. */
+static void fz_walk(const char *target)
+{
+	char err[RR_ERR_MAX];
+	const struct rip_module *mods;
+	struct stk_map leaked = { 0 };
+	struct evs_totals tot;
+	struct evs_event e;
+	struct evs *s;
+	struct xr *x = NULL;
+	uint64_t h = 0;
+	size_t nmods;
+
+	if (evs_open(target, &s, err, sizeof(err)))
+		return;
+	evs_set_bt_hook(s, fz_bt_hook, &h);
+	if (xr_new(evs_types(s), true, &x, err, sizeof(err)))
+		x = NULL;
+	while (evs_next(s, &e, err, sizeof(err)) > 0) {
+		h += fz_event(&e);
+		if (x && xr_event(x, &e) < 0)
+			break;
+	}
+	if (x && !xr_leaked(x, &leaked))
+		h += leaked.n;
+	stk_map_free(&leaked);
+	xr_free(x);
+	evs_totals(s, &tot);
+	h += tot.events + tot.discarded + tot.lost_packets + evs_nstreams(s);
+	if (!evs_modules(s, &mods, &nmods, err, sizeof(err)))
+		for (size_t i = 0; i < nmods; i++)
+			h += strlen(mods[i].path);
+	h += strlen(evs_file_hdr(s)->comm) + strlen(evs_source(s)) + evs_is_trace(s);
+	evs_close(s);
+	fz_sink += h;
+}
+
+/* The lazy fast path, as the passes read it: every field through evs_val. */
+static void fz_walk_lazy(const char *target)
+{
+	char err[RR_ERR_MAX];
+	struct evs_event e;
+	struct evs *s;
+	uint64_t h = 0;
+
+	if (evs_open(target, &s, err, sizeof(err)))
+		return;
+	evs_set_lazy(s, true);
+	while (evs_next_fast(s, &e, err, sizeof(err)) > 0) {
+		h += (uint64_t)e.ns + (uint64_t)e.tid;
+		for (uint32_t i = 0; i < e.plan->nfix; i++)
+			h ^= evs_val(&e, i);
+		if (e.str)
+			h += strlen(e.str);
+		for (uint32_t i = 0; i < e.narr; i++)
+			h ^= evs_arr(&e, i);
+	}
+	evs_close(s);
+	fz_sink += h;
+}
+
+/* rip dump's text (with wall-clock times) and JSON Lines, to /dev/null: the escapes */
+static void fz_dump(const char *target)
+{
+	static FILE *null;
+	char err[RR_ERR_MAX];
+	struct evs *s;
+
+	if (!null && !(null = fopen("/dev/null", "w")))
+		abort();
+	if (!evs_open(target, &s, err, sizeof(err))) {
+		evs_dump(s, null, EVS_DUMP_WALL, err, sizeof(err));
+		evs_close(s);
+	}
+	if (!evs_open(target, &s, err, sizeof(err))) {
+		evs_dump(s, null, EVS_DUMP_JSON | EVS_DUMP_WALL, err, sizeof(err));
+		evs_close(s);
+	}
+}
+
+void fz_passes(const char *target)
+{
+	char err[RR_ERR_MAX];
+	struct evs *s;
+
+	fz_walk(target);
+	fz_walk_lazy(target);
+	fz_dump(target);
+	if (!evs_open(target, &s, err, sizeof(err))) {
+		struct lk_opts o = { .to_ns = INT64_MAX };
+		struct lk *lk = lk_new(&o);
+
+		if (lk && !lk_run(lk, s, err, sizeof(err)))
+			fz_sink += lk->ngroups;
+		lk_free(lk);
+		evs_close(s);
+	}
+	if (!evs_open(target, &s, err, sizeof(err))) {
+		struct lk_opts o = { .sort = LK_SORT_COUNT, .time_range = true, .from_ns = 1,
+				     .to_ns = INT64_MAX, .min_size = 16 };
+		struct lk *lk = lk_new(&o);
+
+		if (lk && !lk_run(lk, s, err, sizeof(err)))
+			fz_sink += lk->ngroups;
+		lk_free(lk);
+		evs_close(s);
+	}
+	if (!evs_open(target, &s, err, sizeof(err))) {
+		struct rp *rp = rp_new();
+
+		if (rp && !rp_run(rp, s, err, sizeof(err)))
+			fz_sink += rp->nthreads;
+		rp_free(rp);
+		evs_close(s);
+	}
+	if (!evs_open(target, &s, err, sizeof(err))) {
+		struct ct_opts o = { 0 };
+		struct ct *ct = ct_new(&o);
+
+		if (ct && !ct_run(ct, s, err, sizeof(err)) && !ct_graph(ct, NULL, err, sizeof(err)))
+			fz_sink += ct->nnodes + ct->nedges;
+		ct_free(ct);
+		evs_close(s);
+	}
+	if (!evs_open(target, &s, err, sizeof(err))) {
+		struct pm_opts o = { 0 };
+		struct pm *pm = pm_new(&o);
+
+		if (pm && !pm_run(pm, s, err, sizeof(err)))
+			fz_sink += 1;
+		pm_free(pm);
+		evs_close(s);
+	}
+}

@@ -1,0 +1,106 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+#
+# tests/fuzz/seeds.sh OUT - make the seed corpora of the fuzz harnesses from
+# real runs, one directory per harness under OUT:
+#   ring/    ring files of programs run under the preload library (small
+#            event rings so that each file stays under a megabyte), of a
+#            program that only snaps, and of one that fills a ring with
+#            events of its own types
+#   trace/   traces of `rip run --mem --fd --shm` packed as fuzz-trace reads
+#            them (u8 id, u32 length, bytes: 0 .rip-index, N stream_<N-1>)
+#   index/   those traces' .rip-index files
+#   legacy/  raw files of the original librip format (tests/data/legacy_raw.py)
+#   live/    the ring files again, each followed by a few changes (fuzz-live.c)
+# Needs a built tree (make tests) and python3.  Exit 0, or 1 with a message.
+set -u
+[ $# = 1 ] || {
+	echo "usage: tests/fuzz/seeds.sh OUT" >&2
+	exit 2
+}
+out=$1
+BUILD=${BUILD:-build}
+RIP=${RIP:-$PWD/$BUILD/rip}
+pre=$PWD/$BUILD/librip-preload.so
+die() {
+	echo "seeds.sh: $*" >&2
+	exit 1
+}
+for b in "$RIP" "$pre" "$BUILD/tests/integ/snapper" "$BUILD/tests/integ/dumpprog"; do
+	[ -e "$b" ] || die "$b is missing: run make tests"
+done
+command -v python3 >/dev/null || die "python3 is needed"
+mkdir -p "$out/ring" "$out/trace" "$out/index" "$out/legacy" "$out/live" || die "mkdir $out"
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/rip-seeds.XXXXXX") || die "mktemp"
+trap 'rm -rf "$tmp"' EXIT
+
+# small rings: every seed is a few hundred kilobytes
+small() {
+	env RIP_SLOTS=16 RIP_EVENT_RINGS=2 RIP_EVENT_RING_SIZE=16k RIP_EVENT_PACKET_SIZE=2k \
+		RIP_EVENT_SMALL_RINGS=2 RIP_EVENT_SMALL_RING_SIZE=8k RIP_EVENT_SMALL_PACKET_SIZE=4k \
+		"$@"
+}
+
+# ring files
+n=0
+for cmd in "/bin/true" "/bin/ls /" "/bin/sh -c exit" "/bin/cat /dev/null"; do
+	n=$((n + 1))
+	# shellcheck disable=SC2086
+	small RIP_MODE=overwrite RIP_RING="$out/ring/preload-$n.ring" LD_PRELOAD="$pre" \
+		$cmd >/dev/null 2>&1 || die "$cmd under the preload library failed"
+done
+small RIP_RING="$out/ring/snapper.ring" "$BUILD/tests/integ/snapper" || die "snapper failed"
+ring=$(RIP_DIR=$tmp small "$BUILD/tests/integ/dumpprog" fill 300) || die "dumpprog fill failed"
+mv "$ring" "$out/ring/dumpprog.ring" || die "no ring file from dumpprog"
+
+# traces (small programs: a trace of a megabyte takes a second a run under the sanitizers)
+n=0
+mkdir -p "$tmp/fd"
+for cmd in "/bin/true" "/bin/ls /" "$BUILD/tests/integ/memprog basic" \
+	"$BUILD/tests/integ/fdprog $tmp/fd"; do
+	n=$((n + 1))
+	# shellcheck disable=SC2086
+	[ -x "${cmd%% *}" ] || continue
+	"$RIP" run -q --mem --fd --shm -o "$tmp/t$n" -- $cmd >/dev/null 2>&1 </dev/null ||
+		die "rip run $cmd failed"
+	cp "$tmp/t$n/.rip-index" "$out/index/t$n.rip-index"
+	python3 - "$tmp/t$n" "$out/trace/t$n.trace" <<'PY' || die "packing trace $n failed"
+import os, struct, sys
+d, out = sys.argv[1], sys.argv[2]
+b = bytearray()
+for name in [".rip-index"] + sorted(f for f in os.listdir(d) if f.startswith("stream_")):
+    fid = 0 if name == ".rip-index" else int(name[7:]) + 1
+    if fid > 254:
+        continue
+    data = open(os.path.join(d, name), "rb").read()
+    b += struct.pack("<BI", fid, len(data)) + data
+open(out, "wb").write(b)
+PY
+done
+
+# legacy raw files, with made-up addresses for the functions legacy_raw.py names
+printf '%s\n' "0000000000401000 T raw_alpha" "0000000000401100 T raw_beta" \
+	"0000000000401200 T raw_gamma" "0000000000401300 T raw_wrap_last" \
+	"0000000000401400 T raw_before_exit" >"$tmp/nm"
+python3 tests/data/legacy_raw.py "$tmp/nm" "$out/legacy/legacy.raw" >/dev/null ||
+	die "legacy_raw.py failed"
+head -c 960 "$out/legacy/legacy.raw" >"$out/legacy/three-slots.raw"
+
+# the ring files again with changes after them (fuzz-live.c's format)
+python3 - "$out/ring" "$out/live" <<'PY' || die "live seeds failed"
+import os, random, struct, sys
+src, dst = sys.argv[1], sys.argv[2]
+rnd = random.Random(1)
+for name in sorted(os.listdir(src)):
+    b = open(os.path.join(src, name), "rb").read()
+    size = len(b)
+    ops = b""
+    for i in range(12):
+        op = rnd.choice([0, 0, 1, 1, 2, 3])
+        # aim at the header, the slots and the first ring's control words and data
+        off = rnd.choice([rnd.randrange(0, 4096), rnd.randrange(4096, 12288),
+                          rnd.randrange(0, size)])
+        ops += struct.pack("<IBBHQ", off, op, rnd.randrange(8), 0, rnd.getrandbits(64))
+    open(os.path.join(dst, name), "wb").write(b + ops)
+PY
+exit 0

@@ -1,0 +1,17 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+#
+# Description: a short run of every libFuzzer harness of tests/fuzz/ (ring
+# file, trace directory, .rip-index, legacy raw file, a ring file that changes
+# while it is read), FUZZ_CHECK_TIME seconds each (default 12), on seeds made
+# from real runs, replaying tests/fuzz/regress/ too.  Any crash, hang, leak or
+# sanitizer report fails it, whatever the harness's exit status
+# (tests/fuzz/run.sh reads the output).  make fuzz runs them for longer.
+# Timeout: 240
+. tests/data/common.sh
+for n in ring trace index legacy live; do
+	need_bin "$BUILD/fuzz/fuzz-$n"
+done
+command -v python3 >/dev/null || die "python3 is needed to make the seeds"
+sh tests/fuzz/run.sh -t "${FUZZ_CHECK_TIME:-12}" "$TEST_TMP/fuzz" || fail "a harness found a problem"
+t_done
