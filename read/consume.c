@@ -320,8 +320,7 @@ int rec_finish(struct rec *r, char *err, size_t errlen)
 	 * index and the rings' own running totals count from the start).
 	 */
 	if (!ret)
-		ret = trace_w_lost(w, __atomic_load_n(&rec_live(r)->ev_lost, __ATOMIC_RELAXED), err,
-				   errlen);
+		ret = trace_w_lost(w, rec_u64(r, REC_HDR(ev_lost)), err, errlen);
 	r->w = NULL;
 	r->finished = true;
 	if (ret) {
