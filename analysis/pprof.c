@@ -917,17 +917,18 @@ out:
 	return ret;
 }
 
+/* As rip ps names them. */
 static const char *pp_state_name(uint32_t state, uint32_t kind)
 {
 	switch (state) {
 	case RIP_SLOT_RUNNING:
-		return kind == RIP_KIND_CORO ? "running" : "alive";
+		return "running";
 	case RIP_SLOT_WAITING:
 		return "waiting";
 	case RIP_SLOT_EXITED:
 		return kind == RIP_KIND_CORO ? "destroyed" : "exited";
 	}
-	return "?";
+	return "free";
 }
 
 static int pp_threads_profile(struct pp_pass *ps, char *err, size_t errlen)
