@@ -1018,6 +1018,12 @@ int pp_export(struct evs *s, const struct pp_opts *o, struct pp_buf *out, struct
 		snprintf(err, errlen, "out of memory");
 		return ret;
 	}
+	if (kind == PP_THREADS && evs_is_trace(s)) {
+		snprintf(err, errlen, "%s: a recorded trace has no threads' positions: a threads "
+			 "profile is of a ring file or a pid", evs_source(s));
+		ret = -EINVAL;
+		goto out;
+	}
 	if (kind != PP_THREADS) {
 		ret = pp_read(&h, s, err, errlen);
 		if (ret)

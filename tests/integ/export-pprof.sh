@@ -19,7 +19,8 @@
 #    thread, its stack rip ps --threads --json's path, newest first.
 # 5. A profile of 1,000,000 samples (pprofprog heap 1000000): go tool pprof
 #    reads it and its totals are exact.
-# 6. Usage errors exit 2, a missing trace 1.
+# 6. Usage errors exit 2; a missing trace, a threads profile of a trace 1.
+# Also: the export of a ring with a backtrace of garbage addresses under ASan.
 # Timeout: 600
 . tests/data/common.sh
 need_bin "$RIP" "$RIP_ASAN" "$BUILD/tests/integ/exportprog" "$BUILD/tests/integ/pprofprog" \
@@ -62,6 +63,12 @@ asan_run export --format=pprof "$ring" -o "$TEST_TMP/x-asan.pb.gz"
 [ "$asan_rc" = 0 ] || fail "asan pprof: exit $asan_rc"
 asan_run export --format=pprof --leaks "$ring" -o "$TEST_TMP/x-asan-leaks.pb.gz"
 [ "$asan_rc" = 0 ] || fail "asan pprof --leaks: exit $asan_rc"
+# a backtrace of garbage addresses: still a valid profile, no sanitizer report
+bad=$("$BUILD/tests/integ/exportprog" corrupt) || die "exportprog corrupt failed"
+asan_run export --format=pprof "$bad" -o "$TEST_TMP/bad.pb.gz"
+[ "$asan_rc" = 0 ] || fail "asan pprof of exportprog corrupt: exit $asan_rc"
+$PP summary "$TEST_TMP/bad.pb.gz" >/dev/null || fail "exportprog corrupt: not a valid profile"
+rm -f "$bad"
 
 # ---- 2. the leak acceptance program ----
 src=$TEST_TMP/leaks_accept.cc
@@ -268,6 +275,10 @@ expect_status 2 "--leaks with folded" "$RIP" export --format=folded --leaks "$ri
 expect_status 2 "--profile=bogus" "$RIP" export --format=pprof --profile=bogus "$ring" -o -
 expect_status 2 "--leaks --profile=threads" "$RIP" export --format=pprof --leaks \
 	--profile=threads "$ring" -o -
+expect_status 1 "threads of a trace" "$RIP" export --format=pprof --profile=threads \
+	"$TEST_TMP/ev" -o "$TEST_TMP/n.pb.gz"
+grep -q "a threads profile is of a ring file or a pid" "$TEST_TMP/err" ||
+	fail "threads of a trace: $(cat "$TEST_TMP/err")"
 expect_status 1 "a missing trace" "$RIP" export --format=pprof "$TEST_TMP/nothing" -o "$TEST_TMP/n.pb.gz"
 [ -e "$TEST_TMP/n.pb.gz" ] && fail "a failed export left its output"
 rm -f "$ring"
