@@ -574,7 +574,9 @@ static int cmd_push(int argc, char **argv)
 		 (intmax_t)now.tv_nsec, (unsigned)getpid());
 	push_body(&body, boundary, &prof, res.kind, po.leaks);
 
-	push_fmt(&head, "POST %s/ingest?name=", u.prefix);
+	push_str(&head, "POST ");
+	push_str(&head, u.prefix); /* checked: no spaces, controls, '?' or '#' */
+	push_str(&head, "/ingest?name=");
 	{
 		struct pp_buf name = { 0 };
 
