@@ -6,7 +6,7 @@
  *
  * The request is the one Pyroscope documents for pprof data:
  *
- *	POST PREFIX/ingest?name=APP{k=v,...}&from=S&until=S&format=pprof&spyName=rip
+ *	POST PREFIX/ingest?name=APP[{k=v,...}]&from=S&until=S&format=pprof&spyName=rip
  *	Content-Type: multipart/form-data; boundary=...
  *	  part "profile"             the gzipped profile.proto
  *	  part "sample_type_config"  JSON: units, aggregation and display name
@@ -51,7 +51,7 @@ static const struct rip_cmd cmd_push_def = {
 		 "Make the pprof profile 'rip export --format=pprof' writes (a heap profile\n"
 		 "of the memory events, where the threads of a ring file were, or events by\n"
 		 "stack) and send it to the ingest API of a Grafana Pyroscope server:\n"
-		 "POST URL/ingest?name=APP{LABELS}&from=..&until=..&format=pprof.\n"
+		 "POST URL/ingest?name=APP[{LABELS}]&from=..&until=..&format=pprof.\n"
 		 "\n"
 		 "  -p, --pyroscope=URL      the server: http://HOST[:PORT][/PREFIX]\n"
 		 "                           (no TLS: put a proxy in front for https)\n"
@@ -226,7 +226,7 @@ static void push_type_config(struct pp_buf *b, enum pp_kind kind, bool leaks)
 		{ "inuse_objects", "objects", "average", PP_HEAP, true },
 		{ "inuse_space", "bytes", "average", PP_HEAP, true },
 		{ "threads", "goroutines", "average", PP_THREADS, true },
-		{ "events", "objects", "sum", PP_EVENTS, true },
+		{ "events", "samples", "sum", PP_EVENTS, true },
 	};
 	bool first = true;
 
@@ -581,13 +581,12 @@ static int cmd_push(int argc, char **argv)
 		struct pp_buf name = { 0 };
 
 		push_str(&name, app);
-		push_str(&name, "{");
 		for (int i = 0; i < nlabels; i++) {
-			if (i)
-				push_str(&name, ",");
+			push_str(&name, i ? "," : "{");
 			push_str(&name, labels[i]);
 		}
-		push_str(&name, "}");
+		if (nlabels)
+			push_str(&name, "}");
 		pp_put(&name, "", 1);
 		if (!name.oom)
 			push_qesc(&head, (const char *)name.p);

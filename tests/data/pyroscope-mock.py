@@ -97,9 +97,9 @@ class Handler(BaseHTTPRequestHandler):
                 bad("query parameter %s: %s" % (k, q.get(k)))
         if q.get("format") != ["pprof"]:
             bad("format is not pprof")
-        if not re.fullmatch(r"[^{}]+\{([A-Za-z_][\w.]*=[^{},=]+(,[A-Za-z_][\w.]*=[^{},=]+)*)?\}",
+        if not re.fullmatch(r"[^{}]+(\{[A-Za-z_][\w.]*=[^{},=]+(,[A-Za-z_][\w.]*=[^{},=]+)*\})?",
                             q.get("name", [""])[0]):
-            bad("name is not APP{k=v,...}: %r" % q.get("name"))
+            bad("name is not APP or APP{k=v,...}: %r" % q.get("name"))
         try:
             f, u = int(q["from"][0]), int(q["until"][0])
             if not 0 < f < u:
