@@ -578,8 +578,12 @@ static int pp_mappings(struct pp_pass *ps)
 			bid[0] = 0;
 			for (uint32_t k = 0; k < m->build_id_len && k < RIP_BUILD_ID_MAX; k++)
 				snprintf(bid + 2 * k, 3, "%02x", m->build_id[k]);
-			id = pp_mapping(ps->p, m->lo, m->hi, m->lo - m->bias, path, bid,
-					ps->sym != NULL);
+			/*
+			 * lo is where the first PT_LOAD segment starts, and that segment
+			 * starts the file (p_offset 0) in executables and libraries
+			 * linked the usual way, PIE or not.
+			 */
+			id = pp_mapping(ps->p, m->lo, m->hi, 0, path, bid, ps->sym != NULL);
 			if (id < 0)
 				return (int)id;
 			ps->mapid[i] = id;
