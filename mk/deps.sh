@@ -17,6 +17,7 @@ command -v pkg-config >/dev/null 2>&1 || need="$need pkg-config"
 have_pc libdw || need="$need libdw-dev"
 have_pc libelf || need="$need libelf-dev"
 have_pc libunwind || need="$need libunwind-dev"
+have_pc zlib || need="$need zlib1g-dev"
 if [ "$what" = check ]; then
 	have_cmd valgrind || need="$need valgrind"
 	# the C++ programs of the leak tests (tests/integ/leaks_accept.cc), tests/integ/headers.sh
@@ -38,6 +39,8 @@ if [ "$what" = check ]; then
 	have_cmd curl || need="$need curl"
 	have_cmd timeout || need="$need coreutils"
 	have_cmd babeltrace2 || need="$need babeltrace2"
+	# go tool pprof reads rip export --format=pprof (tests/integ/export-pprof.sh)
+	have_cmd go || need="$need golang-go"
 	have_cmd dot || need="$need graphviz"
 	have_cmd chromium || need="$need chromium"
 	# the second compiler of make check and of tests/integ/headers.sh

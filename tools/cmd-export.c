@@ -14,6 +14,10 @@
  *   folded  one line per distinct stack, "outermost;...;leaf VALUE", for
  *           flamegraph.pl and speedscope: bytes allocated (or allocations,
  *           or bytes never freed) by the stacks of rip:bt, symbolized
+ *   pprof   a gzipped profile.proto for go tool pprof, Pyroscope, Parca:
+ *           a heap profile of the memory events (allocated and in use by
+ *           stack, or only what leaked), where the threads of a ring file
+ *           were, or events by stack and type (analysis/pprof.c)
  *   text    exactly what `rip dump` prints
  *
  * Both chrome and folded follow memory and descriptors through
@@ -35,6 +39,7 @@
 #include <unistd.h>
 
 #include "analysis/follow.h"
+#include "analysis/pprof.h"
 #include "analysis/stacks.h"
 #include "read/evsource.h"
 #include "read/sym.h"
@@ -58,12 +63,22 @@ static const struct rip_cmd cmd_export_def = {
 		 "          their kind, counter tracks of memory in use and open descriptors\n"
 		 "  folded  folded stacks for flamegraph.pl and speedscope: one line\n"
 		 "          'outermost;...;leaf VALUE' per distinct allocation stack\n"
+		 "  pprof   a gzipped pprof profile (go tool pprof, Grafana Pyroscope, Parca):\n"
+		 "          a heap profile when the trace has memory events (rip run --mem):\n"
+		 "          alloc_objects, alloc_space, inuse_objects, inuse_space by stack;\n"
+		 "          of a ring file without them, where its threads were (one sample\n"
+		 "          per thread, its recent path as the stack); else events counted\n"
+		 "          by stack and type\n"
 		 "  text    what 'rip dump' prints\n"
 		 "\n"
-		 "  -f, --format=FORMAT      chrome, folded or text (required)\n"
+		 "  -f, --format=FORMAT      chrome, folded, pprof or text (required)\n"
 		 "  -o, --output=OUT         the file to write; - for standard output\n"
 		 "      --value=WHAT         folded: bytes allocated (default), count of\n"
 		 "                           allocations, or leaked: bytes never freed\n"
+		 "      --leaks              pprof: only what was never freed (inuse_objects\n"
+		 "                           and inuse_space of the stacks that leaked)\n"
+		 "      --profile=KIND       pprof: heap, threads or events instead of the\n"
+		 "                           one the source suggests\n"
 		 "      --counter-interval=US  chrome: at most one counter sample per US\n"
 		 "                           microseconds (default 0: at every change)\n"
 		 "      --sysroot=DIR        find the traced host's binaries under DIR\n"
@@ -76,7 +91,7 @@ static const struct rip_cmd cmd_export_def = {
 
 RIP_COMMAND(cmd_export_def);
 
-static const char *const formats[] = { "chrome", "folded", "text" };
+static const char *const formats[] = { "chrome", "folded", "pprof", "text" };
 
 /* ---- chrome ------------------------------------------------------------------------- */
 
@@ -512,6 +527,36 @@ out:
 	return ret;
 }
 
+/* ---- pprof ---------------------------------------------------------------------------- */
+
+static int export_pprof(struct evs *s, FILE *out, const struct pp_opts *o, char *err,
+			size_t errlen)
+{
+	struct pp_buf buf = { 0 };
+	struct pp_result res;
+	int ret;
+
+	ret = pp_export(s, o, &buf, &res, err, errlen);
+	if (ret)
+		goto out;
+	if (res.no_symbols)
+		tool_err("warning: no symbols, frames are addresses: %s", res.sym_err);
+	if (fwrite(buf.p, 1, buf.len, out) != buf.len) {
+		snprintf(err, errlen, "write error: %s", strerror(errno));
+		ret = -EIO;
+		goto out;
+	}
+	if (res.tot.discarded || res.tot.lost_packets || res.tot.torn)
+		tool_err("warning: this trace is incomplete (%" PRIu64 " events discarded or "
+			 "overwritten, %" PRIu64 " packets lost): the values are too",
+			 res.tot.discarded, res.tot.lost_packets + res.tot.torn);
+	if (!res.samples)
+		tool_err("warning: the %s profile has no samples", pp_kind_name(res.kind));
+out:
+	pp_buf_free(&buf);
+	return ret;
+}
+
 /* ---- the command -------------------------------------------------------------------- */
 
 static int export_usage_formats(const char *fmt)
@@ -531,6 +576,8 @@ static int cmd_export(int argc, char **argv)
 		{ "force", no_argument, NULL, 'F' },
 		{ "value", required_argument, NULL, 'V' },
 		{ "counter-interval", required_argument, NULL, 'I' },
+		{ "leaks", no_argument, NULL, 'L' },
+		{ "profile", required_argument, NULL, 'P' },
 		{ "sysroot", required_argument, NULL, 'S' },
 		{ "debug-dir", required_argument, NULL, 'D' },
 		{ "help", no_argument, NULL, 'h' },
@@ -540,6 +587,8 @@ static int cmd_export(int argc, char **argv)
 	char err[RR_ERR_MAX + PATH_MAX];
 	const char *fmt = NULL, *outpath = NULL, *value = NULL, *sysroot = NULL, *debug_dir = NULL;
 	enum fo_value what = FO_BYTES;
+	struct pp_opts po = { 0 };
+	bool pprof_opt = false;
 	int64_t interval = 0;
 	bool force = false, created = false;
 	struct evs *s = NULL;
@@ -586,6 +635,22 @@ static int cmd_export(int argc, char **argv)
 			interval = (int64_t)us * 1000;
 			break;
 		}
+		case 'L':
+			po.leaks = pprof_opt = true;
+			break;
+		case 'P':
+			pprof_opt = true;
+			if (!strcmp(optarg, "heap"))
+				po.kind = PP_HEAP;
+			else if (!strcmp(optarg, "threads"))
+				po.kind = PP_THREADS;
+			else if (!strcmp(optarg, "events"))
+				po.kind = PP_EVENTS;
+			else
+				return tool_usage_error(&cmd_export_def,
+							"--profile=%s: heap, threads or events",
+							optarg);
+			break;
 		case 'S':
 			sysroot = optarg;
 			break;
@@ -596,7 +661,7 @@ static int cmd_export(int argc, char **argv)
 			tool_help(&cmd_export_def);
 			return EXIT_OK;
 		default:
-			if (optopt == 'f' || optopt == 'o' || optopt == 'V' || optopt == 'I' ||
+			if (optopt == 'f' || optopt == 'o' || optopt == 'V' || optopt == 'I' || optopt == 'P' ||
 			    optopt == 'S' || optopt == 'D')
 				return tool_usage_error(&cmd_export_def, "%s needs an argument",
 							argv[optind - 1]);
@@ -606,9 +671,15 @@ static int cmd_export(int argc, char **argv)
 	}
 	if (!fmt)
 		return tool_usage_error(&cmd_export_def,
-					"which format? --format=chrome, folded or text");
-	if (strcmp(fmt, "chrome") && strcmp(fmt, "folded") && strcmp(fmt, "text"))
+					"which format? --format=chrome, folded, pprof or text");
+	if (strcmp(fmt, "chrome") && strcmp(fmt, "folded") && strcmp(fmt, "pprof") &&
+	    strcmp(fmt, "text"))
 		return export_usage_formats(fmt);
+	if (pprof_opt && strcmp(fmt, "pprof"))
+		return tool_usage_error(&cmd_export_def, "--leaks and --profile are for "
+					"--format=pprof");
+	if (po.leaks && po.kind != PP_AUTO && po.kind != PP_HEAP)
+		return tool_usage_error(&cmd_export_def, "--leaks is for heap profiles");
 	if (value && strcmp(fmt, "folded"))
 		return tool_usage_error(&cmd_export_def, "--value is for --format=folded");
 	if (optind + 1 != argc)
@@ -618,6 +689,11 @@ static int cmd_export(int argc, char **argv)
 						       : "one TRACE-OR-TARGET only");
 	if (!outpath)
 		return tool_usage_error(&cmd_export_def, "where to? give -o OUT (- for stdout)");
+	if (!strcmp(fmt, "pprof") && !strcmp(outpath, "-") && isatty(STDOUT_FILENO))
+		return tool_usage_error(&cmd_export_def, "a pprof profile is binary: give -o "
+					"FILE.pb.gz, or redirect standard output");
+	po.sysroot = sysroot;
+	po.debug_dir = debug_dir;
 
 	ret = evs_open(argv[optind], &s, err, sizeof(err));
 	if (ret) {
@@ -650,6 +726,8 @@ static int cmd_export(int argc, char **argv)
 	setvbuf(out, obuf, _IOFBF, sizeof(obuf));
 	if (!strcmp(fmt, "text"))
 		ret = evs_dump(s, out, 0, err, sizeof(err));
+	else if (!strcmp(fmt, "pprof"))
+		ret = export_pprof(s, out, &po, err, sizeof(err));
 	else if (!strcmp(fmt, "folded"))
 		ret = export_folded(s, out, what, sysroot, debug_dir, err, sizeof(err));
 	else

@@ -1,0 +1,622 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * tools/cmd-push.c - `rip push --pyroscope=URL`: the pprof profile of a
+ * trace or a ring file (analysis/pprof.c, what rip export --format=pprof
+ * writes) sent to a Grafana Pyroscope server's ingest API.
+ *
+ * The request is the one Pyroscope documents for pprof data:
+ *
+ *	POST PREFIX/ingest?name=APP[{k=v,...}]&from=S&until=S&format=pprof&spyName=rip
+ *	Content-Type: multipart/form-data; boundary=...
+ *	  part "profile"             the gzipped profile.proto
+ *	  part "sample_type_config"  JSON: units, aggregation and display name
+ *	                             of each sample type of the profile
+ *
+ * from and until are the first and last event's CLOCK_REALTIME in seconds
+ * (for the threads of a ring file: now).  The HTTP/1.1 client is the
+ * smallest that does this: one request on one TCP connection (IPv4 or
+ * IPv6, through getaddrinfo), Connection: close, the status line and the
+ * start of the body read back.  No TLS: an https:// URL is refused with a
+ * message saying so.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <netdb.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rip/abi.h>
+
+#include "analysis/pprof.h"
+#include "read/evsource.h"
+#include "tools/progress.h"
+#include "tools/tool.h"
+
+static int cmd_push(int argc, char **argv);
+
+static const struct rip_cmd cmd_push_def = {
+	.name = "push",
+	.run = cmd_push,
+	.summary = "send the pprof profile of a trace or a ring file to Pyroscope",
+	.usage = "usage: rip push --pyroscope=URL [options] TRACE-OR-TARGET\n"
+		 "\n"
+		 "Make the pprof profile 'rip export --format=pprof' writes (a heap profile\n"
+		 "of the memory events, where the threads of a ring file were, or events by\n"
+		 "stack) and send it to the ingest API of a Grafana Pyroscope server:\n"
+		 "POST URL/ingest?name=APP[{LABELS}]&from=..&until=..&format=pprof.\n"
+		 "\n"
+		 "  -p, --pyroscope=URL      the server: http://HOST[:PORT][/PREFIX]\n"
+		 "                           (no TLS: put a proxy in front for https)\n"
+		 "  -a, --app=NAME           application name (default: the traced\n"
+		 "                           program's command name)\n"
+		 "  -l, --label=KEY=VALUE    a label of the series; may be repeated\n"
+		 "      --tenant=ID          send X-Scope-OrgID: ID (multi-tenant servers)\n"
+		 "      --leaks              only what was never freed (inuse_* sample types)\n"
+		 "      --profile=KIND       heap, threads or events instead of the one the\n"
+		 "                           source suggests\n"
+		 "      --timeout=SECONDS    give up connecting, sending or waiting for the\n"
+		 "                           answer after this long (default 30)\n"
+		 "      --sysroot=DIR        find the traced host's binaries under DIR\n"
+		 "      --debug-dir=DIR      look for separate debug files in DIR first\n"
+		 "  -h, --help               this text\n"
+		 "\n"
+		 "Exit status: 0 the server took the profile, 1 failure (unreadable trace,\n"
+		 "no connection, the server answered other than 2xx), 2 usage.\n",
+};
+
+RIP_COMMAND(cmd_push_def);
+
+#define PUSH_MAX_LABELS 32
+
+struct push_url {
+	char host[256];	  /* without the brackets of an IPv6 address */
+	char port[8];
+	char prefix[1024]; /* the path before /ingest, without a trailing '/' */
+	bool v6;
+};
+
+/* ---- the URL ------------------------------------------------------------------------ */
+
+/* Parse http://HOST[:PORT][/PREFIX].  0, or -EINVAL with why in err. */
+static int push_parse_url(const char *url, struct push_url *u, char *err, size_t errlen)
+{
+	const char *p, *host, *hend, *path;
+	size_t n;
+
+	*u = (struct push_url){ .port = "80" };
+	if (!strncasecmp(url, "https://", 8)) {
+		snprintf(err, errlen, "%s: https is not supported (no TLS here); use http://, "
+			 "or a local proxy that adds TLS", url);
+		return -EINVAL;
+	}
+	if (strncasecmp(url, "http://", 7)) {
+		snprintf(err, errlen, "%s: not an http:// URL (want http://HOST[:PORT][/PREFIX])",
+			 url);
+		return -EINVAL;
+	}
+	host = url + 7;
+	path = host + strcspn(host, "/?#");
+	if (strpbrk(path, "?#")) {
+		snprintf(err, errlen, "%s: no query or fragment, please: the path only", url);
+		return -EINVAL;
+	}
+	if (memchr(host, '@', (size_t)(path - host))) {
+		snprintf(err, errlen, "%s: user names in URLs are not supported", url);
+		return -EINVAL;
+	}
+	if (*host == '[') {
+		hend = memchr(host, ']', (size_t)(path - host));
+		if (!hend) {
+			snprintf(err, errlen, "%s: an IPv6 address without its ']'", url);
+			return -EINVAL;
+		}
+		host++;
+		p = hend + 1;
+		u->v6 = true;
+	} else {
+		hend = host;
+		while (hend < path && *hend != ':')
+			hend++;
+		p = hend;
+	}
+	n = (size_t)(hend - host);
+	if (!n || n >= sizeof(u->host)) {
+		snprintf(err, errlen, "%s: %s host name", url, n ? "too long a" : "no");
+		return -EINVAL;
+	}
+	memcpy(u->host, host, n);
+	u->host[n] = 0;
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)u->host[i] <= ' ' || u->host[i] == '%' || u->host[i] == '"') {
+			snprintf(err, errlen, "%s: a bad character in the host name", url);
+			return -EINVAL;
+		}
+	if (p < path) {
+		unsigned long port;
+		char *end;
+
+		if (*p != ':' || p + 1 == path) {
+			snprintf(err, errlen, "%s: a bad port", url);
+			return -EINVAL;
+		}
+		errno = 0;
+		port = strtoul(p + 1, &end, 10);
+		if (errno || end != path || port == 0 || port > 65535 || p[1] == '+' ||
+		    p[1] == '-') {
+			snprintf(err, errlen, "%s: the port is not a number from 1 to 65535", url);
+			return -EINVAL;
+		}
+		snprintf(u->port, sizeof(u->port), "%lu", port);
+	}
+	n = strlen(path);
+	while (n && path[n - 1] == '/')
+		n--;
+	if (n >= sizeof(u->prefix)) {
+		snprintf(err, errlen, "%s: too long a path", url);
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)path[i] <= ' ' || (unsigned char)path[i] >= 0x7f) {
+			snprintf(err, errlen, "%s: a space or control character in the path", url);
+			return -EINVAL;
+		}
+	memcpy(u->prefix, path, n);
+	u->prefix[n] = 0;
+	return 0;
+}
+
+/* ---- the request -------------------------------------------------------------------- */
+
+/* Append s to b, percent-encoded as a query value (RFC 3986 unreserved characters kept). */
+static void push_qesc(struct pp_buf *b, const char *s)
+{
+	static const char hex[] = "0123456789ABCDEF";
+
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		    c == '-' || c == '_' || c == '.' || c == '~') {
+			pp_put(b, s, 1);
+		} else {
+			char e[3] = { '%', hex[c >> 4], hex[c & 15] };
+
+			pp_put(b, e, 3);
+		}
+	}
+}
+
+static void push_str(struct pp_buf *b, const char *s)
+{
+	pp_put(b, s, strlen(s));
+}
+
+static void push_fmt(struct pp_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void push_fmt(struct pp_buf *b, const char *fmt, ...)
+{
+	char tmp[512];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		pp_put(b, tmp, (size_t)n < sizeof(tmp) ? (size_t)n : sizeof(tmp) - 1);
+}
+
+/* How Pyroscope should aggregate and show each sample type rip makes. */
+static void push_type_config(struct pp_buf *b, enum pp_kind kind, bool leaks)
+{
+	static const struct {
+		const char *type, *units, *aggregation;
+		enum pp_kind kind;
+		bool leaks;
+	} t[] = {
+		{ "alloc_objects", "objects", "sum", PP_HEAP, false },
+		{ "alloc_space", "bytes", "sum", PP_HEAP, false },
+		{ "inuse_objects", "objects", "average", PP_HEAP, true },
+		{ "inuse_space", "bytes", "average", PP_HEAP, true },
+		{ "threads", "goroutines", "average", PP_THREADS, true },
+		{ "events", "samples", "sum", PP_EVENTS, true },
+	};
+	bool first = true;
+
+	push_str(b, "{");
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		if (t[i].kind != kind || (leaks && !t[i].leaks))
+			continue;
+		push_fmt(b, "%s\"%s\":{\"units\":\"%s\",\"aggregation\":\"%s\","
+			 "\"display-name\":\"%s\"}", first ? "" : ",", t[i].type, t[i].units,
+			 t[i].aggregation, t[i].type);
+		first = false;
+	}
+	push_str(b, "}");
+}
+
+/* The multipart body: the profile and its sample type configuration. */
+static void push_body(struct pp_buf *b, const char *boundary, const struct pp_buf *prof,
+		      enum pp_kind kind, bool leaks)
+{
+	push_fmt(b, "--%s\r\nContent-Disposition: form-data; name=\"profile\"; "
+		 "filename=\"profile.pb.gz\"\r\nContent-Type: application/octet-stream\r\n\r\n",
+		 boundary);
+	pp_put(b, prof->p, prof->len);
+	push_fmt(b, "\r\n--%s\r\nContent-Disposition: form-data; name=\"sample_type_config\"; "
+		 "filename=\"sample_type_config.json\"\r\nContent-Type: application/json\r\n\r\n",
+		 boundary);
+	push_type_config(b, kind, leaks);
+	push_fmt(b, "\r\n--%s--\r\n", boundary);
+}
+
+/* ---- HTTP ----------------------------------------------------------------------------- */
+
+/* Connect to u within timeout seconds: the socket, or -1 with why in err. */
+static int push_connect(const struct push_url *u, int timeout, char *err, size_t errlen)
+{
+	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM };
+	struct timeval tv = { .tv_sec = timeout };
+	struct addrinfo *ai, *a;
+	int fd = -1, r, last = 0;
+
+	r = getaddrinfo(u->host, u->port, &hints, &ai);
+	if (r) {
+		snprintf(err, errlen, "cannot resolve %s: %s", u->host,
+			 r == EAI_SYSTEM ? strerror(errno) : gai_strerror(r));
+		return -1;
+	}
+	for (a = ai; a; a = a->ai_next) {
+		fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+		if (fd < 0) {
+			last = errno;
+			continue;
+		}
+		/* connect(2) on Linux gives up after SO_SNDTIMEO too */
+		setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+		if (!connect(fd, a->ai_addr, a->ai_addrlen))
+			break;
+		last = errno;
+		close(fd);
+		fd = -1;
+	}
+	freeaddrinfo(ai);
+	if (fd < 0)
+		snprintf(err, errlen, "cannot connect to %s%s%s:%s: %s%s", u->v6 ? "[" : "",
+			 u->host, u->v6 ? "]" : "", u->port,
+			 last == EINPROGRESS || last == EAGAIN ? "timed out" : strerror(last),
+			 last == ECONNREFUSED ? " (is Pyroscope listening there?)" : "");
+	return fd;
+}
+
+static int push_send_all(int fd, const uint8_t *p, size_t n)
+{
+	while (n) {
+		ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return w < 0 ? -errno : -EIO;
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+/*
+ * Read the answer: until the server closes, or the head and Content-Length
+ * bytes are in, or 64 KiB (the rest is of no use to us).  Its length, or
+ * -errno.
+ */
+static ssize_t push_recv(int fd, char *buf, size_t cap)
+{
+	size_t n = 0;
+
+	while (n + 1 < cap) {
+		ssize_t r = recv(fd, buf + n, cap - 1 - n, 0);
+		char *head;
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return n ? (ssize_t)n : -errno;
+		if (!r)
+			break;
+		n += (size_t)r;
+		buf[n] = 0;
+		head = strstr(buf, "\r\n\r\n");
+		if (head) {
+			const char *cl = strcasestr(buf, "\r\ncontent-length:");
+
+			if (cl && cl < head &&
+			    (size_t)(head + 4 - buf) + strtoull(cl + 17, NULL, 10) <= n)
+				break;
+		}
+	}
+	buf[n] = 0;
+	return (ssize_t)n;
+}
+
+/* The body of an answer, its first line, cut to fit a message. */
+static void push_body_line(const char *resp, char *out, size_t len)
+{
+	const char *b = strstr(resp, "\r\n\r\n");
+	size_t n;
+
+	out[0] = 0;
+	if (!b)
+		return;
+	b += 4;
+	n = strcspn(b, "\r\n");
+	if (n >= len)
+		n = len - 1;
+	memcpy(out, b, n);
+	out[n] = 0;
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)out[i] < ' ')
+			out[i] = ' ';
+}
+
+/*
+ * POST head + body to u.  0 when the server answered 2xx (its status in
+ * *status), else -1 with why in err.
+ */
+static int push_post(const struct push_url *u, const struct pp_buf *head,
+		     const struct pp_buf *body, int timeout, int *status, char *err,
+		     size_t errlen)
+{
+	static char resp[1 << 16];
+	char line[200];
+	ssize_t n;
+	int fd, ret, code = 0;
+
+	*status = 0;
+	fd = push_connect(u, timeout, err, errlen);
+	if (fd < 0)
+		return -1;
+	ret = push_send_all(fd, head->p, head->len);
+	if (!ret)
+		ret = push_send_all(fd, body->p, body->len);
+	/* A server that refuses early may close before the body is in: read its answer anyway. */
+	n = push_recv(fd, resp, sizeof(resp));
+	close(fd);
+	if (n > 0 && sscanf(resp, "HTTP/1.%*1[01] %3d", &code) != 1)
+		code = 0;
+	*status = code;
+	if (code >= 200 && code < 300)
+		return 0;
+	if (code) {
+		size_t k = strcspn(resp + 9, "\r\n"); /* after "HTTP/1.x " */
+
+		push_body_line(resp, line, sizeof(line));
+		snprintf(err, errlen, "the server answered %.*s%s%s", (int)(k > 80 ? 80 : k),
+			 resp + 9, line[0] ? ": " : "", line);
+	} else if (ret) {
+		snprintf(err, errlen, "sending to %s:%s failed: %s", u->host, u->port,
+			 ret == -EAGAIN ? "timed out" : strerror(-ret));
+	} else if (n < 0) {
+		snprintf(err, errlen, "no answer from %s:%s: %s", u->host, u->port,
+			 n == -EAGAIN ? "timed out" : strerror((int)-n));
+	} else {
+		snprintf(err, errlen, "%s from %s:%s", n ? "not an HTTP answer" :
+			 "the connection was closed without an answer", u->host, u->port);
+	}
+	return -1;
+}
+
+/* ---- the command ----------------------------------------------------------------------- */
+
+/* A label key Pyroscope takes: [A-Za-z_][A-Za-z0-9_.]*; a value without {},= or quotes. */
+static bool push_label_ok(const char *kv, const char *eq)
+{
+	if (eq == kv)
+		return false;
+	for (const char *p = kv; p < eq; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || *p == '_' ||
+		      (p > kv && ((*p >= '0' && *p <= '9') || *p == '.'))))
+			return false;
+	if (!eq[1])
+		return false;
+	return !strpbrk(eq + 1, "{},=\"\n\r");
+}
+
+static int cmd_push(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "pyroscope", required_argument, NULL, 'p' },
+		{ "app", required_argument, NULL, 'a' },
+		{ "label", required_argument, NULL, 'l' },
+		{ "tenant", required_argument, NULL, 'T' },
+		{ "leaks", no_argument, NULL, 'L' },
+		{ "profile", required_argument, NULL, 'P' },
+		{ "timeout", required_argument, NULL, 't' },
+		{ "sysroot", required_argument, NULL, 'S' },
+		{ "debug-dir", required_argument, NULL, 'D' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	char err[RR_ERR_MAX + PATH_MAX];
+	const char *url = NULL, *app = NULL, *tenant = NULL, *labels[PUSH_MAX_LABELS];
+	struct pp_buf prof = { 0 }, head = { 0 }, body = { 0 };
+	struct pp_opts po = { 0 };
+	struct pp_result res;
+	struct push_url u;
+	struct evs *s = NULL;
+	char boundary[64];
+	struct timespec now;
+	int64_t from, until;
+	int c, ret, status, nlabels = 0, timeout = 30, rc = EXIT_FAIL;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "p:a:l:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			url = optarg;
+			break;
+		case 'a':
+			app = optarg;
+			break;
+		case 'l': {
+			const char *eq = strchr(optarg, '=');
+
+			if (!eq || !push_label_ok(optarg, eq))
+				return tool_usage_error(&cmd_push_def,
+							"--label=%s: want KEY=VALUE, KEY of letters, "
+							"digits, '_' and '.', VALUE without {},=\"",
+							optarg);
+			if (nlabels == PUSH_MAX_LABELS)
+				return tool_usage_error(&cmd_push_def, "at most %d labels",
+							PUSH_MAX_LABELS);
+			labels[nlabels++] = optarg;
+			break;
+		}
+		case 'T':
+			tenant = optarg;
+			if (!*tenant || strpbrk(tenant, "\r\n"))
+				return tool_usage_error(&cmd_push_def, "--tenant: a bad tenant id");
+			break;
+		case 'L':
+			po.leaks = true;
+			break;
+		case 'P':
+			if (!strcmp(optarg, "heap"))
+				po.kind = PP_HEAP;
+			else if (!strcmp(optarg, "threads"))
+				po.kind = PP_THREADS;
+			else if (!strcmp(optarg, "events"))
+				po.kind = PP_EVENTS;
+			else
+				return tool_usage_error(&cmd_push_def,
+							"--profile=%s: heap, threads or events",
+							optarg);
+			break;
+		case 't': {
+			char *end;
+			long v;
+
+			errno = 0;
+			v = strtol(optarg, &end, 10);
+			if (errno || end == optarg || *end || v < 1 || v > 3600)
+				return tool_usage_error(&cmd_push_def,
+							"--timeout=%s: seconds, 1 to 3600", optarg);
+			timeout = (int)v;
+			break;
+		}
+		case 'S':
+			po.sysroot = optarg;
+			break;
+		case 'D':
+			po.debug_dir = optarg;
+			break;
+		case 'h':
+			tool_help(&cmd_push_def);
+			return EXIT_OK;
+		default:
+			if (optopt && strchr("palTPtSD", optopt))
+				return tool_usage_error(&cmd_push_def, "%s needs an argument",
+							argv[optind - 1]);
+			return tool_usage_error(&cmd_push_def, "unknown option '%s'",
+						argv[optind - 1]);
+		}
+	}
+	if (!url)
+		return tool_usage_error(&cmd_push_def, "where to? give --pyroscope=http://HOST:PORT");
+	if (push_parse_url(url, &u, err, sizeof(err)))
+		return tool_usage_error(&cmd_push_def, "%s", err);
+	if (po.leaks && po.kind != PP_AUTO && po.kind != PP_HEAP)
+		return tool_usage_error(&cmd_push_def, "--leaks is for heap profiles");
+	if (app && (!*app || strpbrk(app, "{},=\"\r\n")))
+		return tool_usage_error(&cmd_push_def, "--app=%s: a name without {},=\"", app);
+	if (optind + 1 != argc)
+		return tool_usage_error(&cmd_push_def,
+					optind == argc ? "what to push? give a trace directory, "
+							 "a pid or a ring file"
+						       : "one TRACE-OR-TARGET only");
+
+	ret = evs_open(argv[optind], &s, err, sizeof(err));
+	if (ret) {
+		tool_err("%s", err);
+		return EXIT_FAIL;
+	}
+	if (isatty(STDERR_FILENO))
+		progress_bar(s, "rip push");
+	ret = pp_export(s, &po, &prof, &res, err, sizeof(err));
+	if (ret) {
+		tool_err("%s", err);
+		goto out;
+	}
+	if (res.no_symbols)
+		tool_err("warning: no symbols, frames are addresses: %s", res.sym_err);
+	if (res.tot.discarded || res.tot.lost_packets || res.tot.torn)
+		tool_err("warning: this trace is incomplete (%" PRIu64 " events discarded or "
+			 "overwritten, %" PRIu64 " packets lost): the values are too",
+			 res.tot.discarded, res.tot.lost_packets + res.tot.torn);
+	if (!app || !*app)
+		app = evs_file_hdr(s)->comm[0] ? evs_file_hdr(s)->comm : "rip";
+
+	/* Whole seconds that cover the profile: from rounds down, until up. */
+	from = res.start_ns / 1000000000;
+	until = (res.end_ns + 999999999) / 1000000000;
+	if (until <= from)
+		until = from + 1;
+	clock_gettime(CLOCK_REALTIME, &now);
+	snprintf(boundary, sizeof(boundary), "rip-%jx-%jx-%x", (intmax_t)now.tv_sec,
+		 (intmax_t)now.tv_nsec, (unsigned)getpid());
+	push_body(&body, boundary, &prof, res.kind, po.leaks);
+
+	push_str(&head, "POST ");
+	push_str(&head, u.prefix); /* checked: no spaces, controls, '?' or '#' */
+	push_str(&head, "/ingest?name=");
+	{
+		struct pp_buf name = { 0 };
+
+		push_str(&name, app);
+		for (int i = 0; i < nlabels; i++) {
+			push_str(&name, i ? "," : "{");
+			push_str(&name, labels[i]);
+		}
+		if (nlabels)
+			push_str(&name, "}");
+		pp_put(&name, "", 1);
+		if (!name.oom)
+			push_qesc(&head, (const char *)name.p);
+		head.oom |= name.oom;
+		pp_buf_free(&name);
+	}
+	push_fmt(&head, "&from=%" PRId64 "&until=%" PRId64 "&format=pprof&spyName=rip HTTP/1.1\r\n",
+		 from, until);
+	push_fmt(&head, "Host: %s%s%s%s%s\r\n", u.v6 ? "[" : "", u.host, u.v6 ? "]" : "",
+		 strcmp(u.port, "80") ? ":" : "", strcmp(u.port, "80") ? u.port : "");
+	push_str(&head, "User-Agent: rip/" RIP_VERSION_STRING "\r\n");
+	if (tenant)
+		push_fmt(&head, "X-Scope-OrgID: %s\r\n", tenant);
+	push_fmt(&head, "Content-Type: multipart/form-data; boundary=%s\r\n", boundary);
+	push_fmt(&head, "Content-Length: %zu\r\nConnection: close\r\n\r\n", body.len);
+	if (head.oom || body.oom) {
+		tool_err("out of memory");
+		goto out;
+	}
+	if (push_post(&u, &head, &body, timeout, &status, err, sizeof(err))) {
+		tool_err("%s: %s", url, err);
+		goto out;
+	}
+	fprintf(stderr, "rip push: %s profile of %" PRIu64 " samples (%zu bytes) sent to %s as "
+		"%s: %d\n", pp_kind_name(res.kind), res.samples, prof.len, url, app, status);
+	rc = EXIT_OK;
+out:
+	pp_buf_free(&prof);
+	pp_buf_free(&head);
+	pp_buf_free(&body);
+	evs_close(s);
+	return rc;
+}
