@@ -185,44 +185,36 @@ static int lk_make(struct lk *lk, enum lk_res r, const struct role_res *d,
 	return 0;
 }
 
+/* What live_maps_unmap cuts into: the mappings (LIVE_MEM) or the attachments (LIVE_SHM_MAP). */
+struct lk_cutter {
+	struct lk *lk;
+	enum live_res r;
+};
+
 /* A piece of mapping c->origin unmapped: it shrinks by what it lost, or goes. */
 static int lk_cut(void *arg, const struct live_cut *c)
 {
-	struct lk *lk = arg;
-	struct live_ent *o = live_find(&lk->live, LIVE_MEM, c->origin);
+	const struct lk_cutter *k = arg;
+	struct live_ent *o = live_find(&k->lk->live, k->r, c->origin);
 
 	if (!o)
 		return 0;
 	if (c->hi - c->lo < o->size)
 		o->size -= c->hi - c->lo;
 	else
-		live_release(&lk->live, LIVE_MEM, c->origin, NULL);
+		live_release(&k->lk->live, k->r, c->origin, NULL);
 	return 0;
 }
 
 /* Range [addr, addr + size) unmapped; kind mmap: by a mapping placed over it. */
 static int lk_unmap(struct lk *lk, uint64_t addr, uint64_t size, uint64_t kind)
 {
-	int n = live_maps_unmap(&lk->live.maps, addr, size, lk_cut, lk);
+	struct lk_cutter k = { lk, LIVE_MEM };
+	int n = live_maps_unmap(&lk->live.maps, addr, size, lk_cut, &k);
 
 	if (n < 0)
 		return n;
 	lk->un.release[LK_MEM] += !n && kind != RIP_MEM_MMAP; /* none of it was seen made */
-	return 0;
-}
-
-/* The attachment an unmap cut into: less of it is mapped, or none. */
-static int lk_scut(void *arg, const struct live_cut *c)
-{
-	struct lk *lk = arg;
-	struct live_ent *o = live_find(&lk->live, LIVE_SHM_MAP, c->origin);
-
-	if (!o)
-		return 0;
-	if (c->hi - c->lo < o->size)
-		o->size -= c->hi - c->lo;
-	else
-		live_release(&lk->live, LIVE_SHM_MAP, c->origin, NULL);
 	return 0;
 }
 
@@ -233,6 +225,7 @@ static int lk_scut(void *arg, const struct live_cut *c)
  */
 static int lk_detach(struct lk *lk, uint64_t addr, uint64_t size, bool placed)
 {
+	struct lk_cutter k = { lk, LIVE_SHM_MAP };
 	const struct live_piece *p;
 	int n;
 
@@ -244,7 +237,7 @@ static int lk_detach(struct lk *lk, uint64_t addr, uint64_t size, bool placed)
 		}
 		size = p->end - p->start;
 	}
-	n = live_maps_unmap(&lk->live.smaps, addr, size, lk_scut, lk);
+	n = live_maps_unmap(&lk->live.smaps, addr, size, lk_cut, &k);
 	if (n < 0)
 		return n;
 	lk->un.release[LK_SHM_MAP] += !n && !placed; /* none of it was seen attached */
