@@ -1091,3 +1091,18 @@ out:
 	pp_free(ps.p);
 	return ret;
 }
+
+int pp_kind_parse(const char *word, enum pp_kind *kind)
+{
+	static const char *const words[] = { [PP_HEAP] = "heap",
+					     [PP_THREADS] = "threads",
+					     [PP_EVENTS] = "events" };
+
+	for (int k = PP_HEAP; k <= PP_EVENTS; k++) {
+		if (!strcmp(word, words[k])) {
+			*kind = (enum pp_kind)k;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}

@@ -128,6 +128,9 @@ int pp_encode(struct pp_prof *p, struct pp_buf *out);
 
 enum pp_kind { PP_AUTO, PP_HEAP, PP_THREADS, PP_EVENTS };
 
+/* --profile's word (heap, threads or events) into *kind: 0, or -EINVAL for another. */
+int pp_kind_parse(const char *word, enum pp_kind *kind);
+
 struct pp_opts {
 	enum pp_kind kind;	/* PP_AUTO: heap if there are memory events, threads for a
 				   ring file, events otherwise */

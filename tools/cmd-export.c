@@ -640,13 +640,7 @@ static int cmd_export(int argc, char **argv)
 			break;
 		case 'P':
 			pprof_opt = true;
-			if (!strcmp(optarg, "heap"))
-				po.kind = PP_HEAP;
-			else if (!strcmp(optarg, "threads"))
-				po.kind = PP_THREADS;
-			else if (!strcmp(optarg, "events"))
-				po.kind = PP_EVENTS;
-			else
+			if (pp_kind_parse(optarg, &po.kind))
 				return tool_usage_error(&cmd_export_def,
 							"--profile=%s: heap, threads or events",
 							optarg);

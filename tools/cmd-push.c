@@ -489,13 +489,7 @@ static int cmd_push(int argc, char **argv)
 			po.leaks = true;
 			break;
 		case 'P':
-			if (!strcmp(optarg, "heap"))
-				po.kind = PP_HEAP;
-			else if (!strcmp(optarg, "threads"))
-				po.kind = PP_THREADS;
-			else if (!strcmp(optarg, "events"))
-				po.kind = PP_EVENTS;
-			else
+			if (pp_kind_parse(optarg, &po.kind))
 				return tool_usage_error(&cmd_push_def,
 							"--profile=%s: heap, threads or events",
 							optarg);

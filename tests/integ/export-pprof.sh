@@ -88,7 +88,7 @@ expect_status 0 "pprof --leaks" "$RIP" export --format=pprof --leaks "$TEST_TMP/
 	-o "$TEST_TMP/leaks.pb.gz"
 for p in heap leaks; do
 	for i in inuse_space inuse_objects; do
-		gopprof -sample_index=$i -unit=B -top -nodecount=1000 "$TEST_TMP/$p.pb.gz" \
+		gopprof -sample_index=$i -unit=B -top -nodecount=1000 -nodefraction=0 -edgefraction=0 "$TEST_TMP/$p.pb.gz" \
 			>"$TEST_TMP/$p.$i.top"
 		gopprof -sample_index=$i -unit=B -traces "$TEST_TMP/$p.pb.gz" >"$TEST_TMP/$p.$i.traces"
 	done
