@@ -4,8 +4,8 @@
  * directory of stream files, the TSDL metadata, and our own .rip-index.
  *
  * Writing: the directory is created with mkdir (never an existing one),
- * files with O_EXCL|O_NOFOLLOW, mode 0600 for the index and 0644 for what
- * CTF readers need.  A packet is written as the ring held it, its
+ * files with O_EXCL|O_NOFOLLOW, mode 0600 (the directory 0700): a trace holds
+ * a program's addresses, paths and data, for its owner only.  A packet is written as the ring held it, its
  * packet_size cut down to its content.  Reading validates the index
  * against its own size and every packet of a stream file as it comes.
  */
@@ -73,7 +73,7 @@ int trace_w_open(const char *dir, struct trace_w **out, char *err, size_t errlen
 	*out = NULL;
 	if (strlen(dir) >= sizeof(w->dir) - 32)
 		return rr_fail(err, errlen, -ENAMETOOLONG, "%s: path too long", dir);
-	if (mkdir(dir, 0755)) {
+	if (mkdir(dir, 0700)) {
 		if (errno == EEXIST)
 			return rr_fail(err, errlen, -EEXIST,
 				       "%s exists: traces are never overwritten; choose another "
@@ -117,7 +117,7 @@ int trace_w_packet(struct trace_w *w, const struct ev_packet *p, char *err, size
 	}
 	if (w->fds[p->ring] < 0) {
 		snprintf(name, sizeof(name), "stream_%u", p->ring);
-		ret = tr_create(w->dir, name, 0644, err, errlen);
+		ret = tr_create(w->dir, name, 0600, err, errlen);
 		if (ret < 0)
 			return ret;
 		w->fds[p->ring] = ret;
@@ -317,7 +317,7 @@ int trace_w_finish(struct trace_w *w, struct trace_info *info, char *err, size_t
 		goto out_free;
 	info->idx.nstreams = w->nstreams;
 	info->idx.events = w->events;
-	fd = tr_create(w->dir, "metadata", 0644, err, errlen);
+	fd = tr_create(w->dir, "metadata", 0600, err, errlen);
 	if (fd < 0) {
 		ret = fd;
 		goto out_free;

@@ -245,7 +245,7 @@ static int ct_output(const struct ct_args *a, const char *text, size_t len)
 		}
 		return 0;
 	}
-	f = fopen(path, "w");
+	f = tool_create(path, true);
 	if (!f) {
 		tool_err("cannot create %s: %s", path, strerror(errno));
 		return -errno;

@@ -699,10 +699,8 @@ static int cmd_export(int argc, char **argv)
 	if (!strcmp(outpath, "-")) {
 		out = stdout;
 	} else {
-		int fd = open(outpath, O_WRONLY | O_CREAT | O_CLOEXEC | (force ? O_TRUNC : O_EXCL),
-			      0644);
-
-		if (fd < 0) {
+		out = tool_create(outpath, force);
+		if (!out) {
 			if (errno == EEXIST)
 				tool_err("%s exists; use --force to overwrite it", outpath);
 			else
@@ -710,12 +708,6 @@ static int cmd_export(int argc, char **argv)
 			goto out;
 		}
 		created = true;
-		out = fdopen(fd, "w");
-		if (!out) {
-			tool_err("%s: %s", outpath, strerror(errno));
-			close(fd);
-			goto out;
-		}
 	}
 	setvbuf(out, obuf, _IOFBF, sizeof(obuf));
 	if (!strcmp(fmt, "text"))

@@ -686,7 +686,7 @@ static int report_print_html(struct report_state *st)
 		free(buf);
 		return -1;
 	}
-	f = fopen(st->o.html, "w");
+	f = tool_create(st->o.html, true);
 	if (!f) {
 		tool_err("cannot create %s: %s", st->o.html, strerror(errno));
 		free(buf);

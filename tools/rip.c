@@ -11,6 +11,8 @@
 #include <string.h>
 
 #include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include "read/ringfile.h"
 #include "tools/tool.h"
@@ -57,6 +59,25 @@ int tool_open_target(const struct rip_cmd *cmd, const char *target, struct rr_fi
 		return EXIT_FAIL;
 	}
 	return 0;
+}
+
+FILE *tool_create(const char *path, bool replace)
+{
+	int fd = open(path,
+		      O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | (replace ? O_TRUNC : O_EXCL),
+		      0600);
+	FILE *f;
+
+	if (fd < 0)
+		return NULL;
+	f = fdopen(fd, "w");
+	if (!f) {
+		int e = errno;
+
+		close(fd);
+		errno = e;
+	}
+	return f;
 }
 
 int tool_flush(FILE *out)

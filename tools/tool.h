@@ -43,6 +43,14 @@ void tool_help(const struct rip_cmd *cmd);
 struct rr_file;
 int tool_open_target(const struct rip_cmd *cmd, const char *target, struct rr_file *f);
 
+/*
+ * Create an output file for writing: mode 0600, never through a symbolic
+ * link; an existing file is replaced (O_TRUNC) only when replace is set,
+ * else it is an error (EEXIST).  NULL with errno set when it failed (no
+ * message printed).
+ */
+FILE *tool_create(const char *path, bool replace);
+
 /* Flush out (stdout): 0, or -1 with "write error" printed. */
 int tool_flush(FILE *out);
 
