@@ -174,7 +174,8 @@ int rec_attach(struct rec *r, const char *path, char *err, size_t errlen)
 		r->discarded0[i] = rec_ring_discarded(r, i);
 		r->st.discarded_before += r->discarded0[i];
 	}
-	r->st.discarded_before += rec_u64(r, REC_HDR(ev_lost));
+	r->st.noring_before = rec_u64(r, REC_HDR(ev_lost));
+	r->st.discarded_before += r->st.noring_before;
 	return 0;
 
 err_close:
@@ -319,8 +320,9 @@ int rec_finish(struct rec *r, char *err, size_t errlen)
 	 * What no ring counted, into the trace's packets too (all of it, as the
 	 * index and the rings' own running totals count from the start).
 	 */
+	r->st.noring = rec_u64(r, REC_HDR(ev_lost));
 	if (!ret)
-		ret = trace_w_lost(w, rec_u64(r, REC_HDR(ev_lost)), err, errlen);
+		ret = trace_w_lost(w, r->st.noring, err, errlen);
 	r->w = NULL;
 	r->finished = true;
 	if (ret) {

@@ -32,6 +32,8 @@ struct rec_stats {
 	uint64_t corrupt;	   /* packets skipped because they did not decode */
 	uint64_t discarded_before; /* events dropped or overwritten before we attached */
 	uint64_t discarded;	   /* events dropped or overwritten while we recorded */
+	uint64_t noring_before;	   /* of discarded_before: events that found no ring (ev_lost) */
+	uint64_t noring;	   /* events that found no ring, in all (ev_lost at the end) */
 };
 
 struct rec {

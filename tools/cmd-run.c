@@ -1023,11 +1023,16 @@ static void run_summary(struct run_state *s)
 			"until then\n",
 			rip_prog, cut, cut == 1 ? " was" : "ren were", cut == 1 ? "its trace is" :
 			"their traces are");
-	if (lost && st->discarded_before && !strcmp(s->o.mode, "block"))
+	if (lost && st->noring)
+		fprintf(stderr,
+			"%s run: %llu events found no free event ring (more threads emitting at "
+			"once than RIP_EVENT_RINGS + RIP_EVENT_SMALL_RINGS)\n",
+			rip_prog, (unsigned long long)st->noring);
+	if (lost && st->discarded_before > st->noring_before && !strcmp(s->o.mode, "block"))
 		fprintf(stderr,
 			"%s run: %llu events were lost before rip attached: a bigger --buffer "
 			"gives the program more room at start\n",
-			rip_prog, (unsigned long long)st->discarded_before);
+			rip_prog, (unsigned long long)(st->discarded_before - st->noring_before));
 	else if ((lost || sub_lost) && strcmp(s->o.mode, "block"))
 		fprintf(stderr, "%s run: --mode=block loses nothing (threads wait for rip)\n",
 			rip_prog);

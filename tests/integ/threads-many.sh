@@ -37,6 +37,10 @@ RIP_EVENT_RINGS=2 "$RIP" run -o "$TEST_TMP/lossy" -- "$prog" events 100 100 >"$T
 grep -q '^emitted 10000$' "$TEST_TMP/out" || fail "lossy run: the program did not emit 10000"
 grep -q ': 200 events (.*) recorded in .*, 9800 lost$' "$TEST_TMP/err" ||
 	fail "lossy run: rip run's summary: $(cat "$TEST_TMP/err")"
+# the reason: no ring, not a small buffer
+grep -q ': 9800 events found no free event ring' "$TEST_TMP/err" &&
+	! grep -q 'bigger --buffer' "$TEST_TMP/err" ||
+	fail "lossy run: rip run does not say the events found no ring: $(cat "$TEST_TMP/err")"
 expect_status 0 "rip dump, lossy" "$RIP" dump "$TEST_TMP/lossy"
 tail -n 1 "$TEST_TMP/out" | grep -q '^200 events, 2 streams, 9800 discarded/overwritten' ||
 	fail "lossy run: rip dump says $(tail -n 1 "$TEST_TMP/out")"
