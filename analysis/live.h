@@ -134,7 +134,7 @@ static inline bool live_is_mapping(uint64_t kind)
 struct live {
 	bool named;		  /* descriptors and segments keep their path or name */
 	struct live_maps maps;	  /* the pieces of the anonymous mappings in LIVE_MEM */
-	struct live_maps smaps;	  /* the pieces of the attachments in LIVE_SHM_MAP (leaks) */
+	struct live_maps smaps;	  /* the pieces of the attachments in LIVE_SHM_MAP (leaks, report) */
 	struct role_map r;	  /* the trace's types by role */
 	struct stk_bts bts;	  /* its rip:bt definitions */
 	struct hmap t[LIVE_NRES]; /* what is live now, by resource */

@@ -484,36 +484,76 @@ static void rp_shm_remove(struct rp *rp, uint64_t key)
 		rp->shm.removed_unseen++;
 }
 
+/* A piece of attachment c->origin detached: it maps less, or nothing and is detached. */
+static int rp_shm_cut(void *arg, const struct live_cut *c)
+{
+	struct rp *rp = arg;
+	struct live_ent *o = live_find(&rp->p->l, LIVE_SHM_MAP, c->origin);
+	uint64_t cut = c->hi - c->lo;
+
+	if (!o)
+		return 0;
+	if (cut > o->size)
+		cut = o->size;
+	rp->shm.mapped_bytes -= cut;
+	o->size -= cut;
+	if (!o->size) {
+		live_release(&rp->p->l, LIVE_SHM_MAP, c->origin, NULL);
+		rp->shm.detached++;
+	}
+	return 0;
+}
+
+/*
+ * [addr, addr + size) detached: a munmap of part of a shared mapping
+ * records just that part (a hole, a trimmed end), so attachments are kept
+ * as pieces (live.smaps) and one is detached when its last byte goes.
+ * size 0 (shmdt): the whole attachment at addr.  placed: by an attachment
+ * made over it (nothing unseen then).
+ */
+static int rp_shm_detach(struct rp *rp, uint64_t addr, uint64_t size, bool placed)
+{
+	const struct live_piece *p;
+	int n;
+
+	if (!size) {
+		p = live_maps_at(&rp->p->l.smaps, addr);
+		if (!p) {
+			rp->shm.detached_unseen++;
+			return 0;
+		}
+		size = p->end - p->start;
+	}
+	n = live_maps_unmap(&rp->p->l.smaps, addr, size, rp_shm_cut, rp);
+	if (n < 0)
+		return n;
+	rp->shm.detached_unseen += !n && !placed;
+	return 0;
+}
+
 static int rp_shm_attach(struct rp *rp, uint64_t addr, uint64_t size)
 {
 	struct rp_shm *m = &rp->shm;
 	struct live_ent *o;
+	uint64_t key;
 	bool fresh;
+	int ret = rp_shm_detach(rp, addr, size, true);
 
+	if (ret)
+		return ret;
 	m->attached++;
 	m->attached_bytes += size;
-	o = live_make(&rp->p->l, LIVE_SHM_MAP, addr, NULL, &fresh);
+	key = live_map_key(&rp->p->l.smaps);
+	if (live_maps_add(&rp->p->l.smaps, addr, size, key))
+		return -ENOMEM;
+	o = live_make(&rp->p->l, LIVE_SHM_MAP, key, NULL, &fresh);
 	if (!o)
 		return -ENOMEM;
-	if (!fresh)
-		m->mapped_bytes -= o->size;
 	o->size = size;
 	m->mapped_bytes += size;
 	if (m->mapped_bytes > m->peak_mapped_bytes)
 		m->peak_mapped_bytes = m->mapped_bytes;
 	return 0;
-}
-
-static void rp_shm_detach(struct rp *rp, uint64_t addr)
-{
-	struct live_ent o;
-
-	if (!live_release(&rp->p->l, LIVE_SHM_MAP, addr, &o)) {
-		rp->shm.detached_unseen++;
-		return;
-	}
-	rp->shm.detached++;
-	rp->shm.mapped_bytes -= o.size;
 }
 
 /* ---- the pass ------------------------------------------------------------------------- */
@@ -587,8 +627,7 @@ static int rp_event(void *arg, const struct evs_event *e, const struct role_res 
 	case ROLE_SHM_ATTACH:
 		return rp_shm_attach(rp, d->key, d->size);
 	case ROLE_SHM_DETACH:
-		rp_shm_detach(rp, d->key);
-		return 0;
+		return rp_shm_detach(rp, d->key, d->size, false);
 	}
 	return 0;
 }

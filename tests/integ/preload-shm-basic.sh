@@ -58,6 +58,21 @@ sed -nE 's/.* mem:unmap .* bt=([0-9]+) kind=munmap$/\1/p' "$TEST_TMP/dump" | sor
 both=$(comm -12 "$TEST_TMP/bt-shm-unmap" "$TEST_TMP/bt-mem-unmap" | tr '\n' ' ')
 [ -z "$both" ] || fail "munmap recorded as both shm:detach and mem:unmap (bt $both)"
 [ -s "$TEST_TMP/bt-mem-unmap" ] || echo "note: no mem:unmap munmap events (mem tracing off?)"
+
+# mappings detached piece by piece (a hole, then the rest in two): rip report and rip
+# leaks keep attachments as ranges, so every piece is seen and every mapping detached once
+expect_status 0 "rip report --json" "$RIP" report --json "$1"
+python3 - "$TEST_TMP/out" <<'PY' || fail "rip report: shared mappings not followed piece by piece"
+import json, sys
+m = json.load(open(sys.argv[1]))["shm"]["mappings"]
+assert m["detached_unseen"] == 0 and m["detached"] == m["attached"] and m["live"] == 0, m
+PY
+expect_status 0 "rip leaks --json" "$RIP" leaks --json "$1"
+python3 - "$TEST_TMP/out" <<'PY' || fail "rip leaks: shared mappings not followed piece by piece"
+import json, sys
+t = json.load(open(sys.argv[1]))["totals"]["shm-map"]
+assert t["released_unseen"] == 0 and t["count"] == 0, t
+PY
 grep -Eq '^[0-9]+ events, [0-9]+ streams?, 0 discarded/overwritten, 0 packets lost$' \
 	"$TEST_TMP/dump" || fail "events lost: $(tail -n 1 "$TEST_TMP/dump")"
 t_done
