@@ -56,7 +56,7 @@ RIP_DEBUG_CACHE=$dir/ana-cache
 export RIP_DEBUG_CACHE
 failed=0
 
-now_ns() { date +%s%N; }
+. bench/lib.sh # now_ns, median
 say() { printf '%s\n' "$*"; }
 
 say ""

@@ -48,7 +48,7 @@ dir=${1:?usage: sh bench/heaptrack.sh DIR}
 failed=0
 
 note() { echo "mem note $*"; }
-now_ns() { date +%s%N; }
+. bench/lib.sh # now_ns, median
 
 if [ ! -x "$PROG" ]; then
 	note "$PROG is missing (make tests), skipped"

@@ -87,14 +87,7 @@ ratio() {
 	calc "%.2fx" "(b > 0 ? a / b : 0)" "$1" "$2"
 }
 
-# median of the numbers on stdin
-median() {
-	sort -n | awk '{ v[NR] = $1 } END { if (!NR) print "-"
-		else if (NR % 2) print v[(NR + 1) / 2]
-		else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
-}
-
-now_ns() { date +%s%N; }
+. bench/lib.sh # now_ns, median
 
 echo "librip bench: $(date -u '+%Y-%m-%d %H:%M:%S UTC'), $(nproc) CPUs," \
 	"$(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -n 1)"
@@ -721,37 +714,31 @@ for f in snap.loop_snap snap-legacy.loop_snap snap.loop_floor snap.loop_coro \
 	cat "$tmp/dis.$f"
 done
 
+# section NAME SCRIPT WHAT: run bench/SCRIPT, which prints its own block (and budget lines),
+# when rip run is built; "NAME: rip run: not built yet, skipped" otherwise.
+section() {
+	echo "timing $3 (bench/$2) ..." >&2
+	if [ ! -x "$RIP" ] || ! "$RIP" run --help >/dev/null 2>&1; then
+		echo
+		echo "$1: rip run: not built yet, skipped"
+	elif ! BUILD=$BUILD sh "bench/$2" "$tmp"; then
+		failed=1
+	fi
+}
+
 # ---- 8. the readers: rip leaks against heaptrack_print on the same workload ------------------
 
 # bench/analysis.sh records build/bench/malloc once with each tracer, then times rip leaks and
 # heaptrack_print on what they wrote (median of 3, peak RSS, events per second) and prints its
 # own block and budget line; without heaptrack its row says why it was skipped.
-echo "timing the readers: rip leaks, heaptrack_print (bench/analysis.sh) ..." >&2
-if [ ! -x "$RIP" ] || ! "$RIP" run --help >/dev/null 2>&1; then
-	echo
-	echo "analysis: rip run: not built yet, skipped"
-elif ! BUILD=$BUILD sh bench/analysis.sh "$tmp"; then
-	failed=1
-fi
+section analysis analysis.sh "the readers: rip leaks, heaptrack_print"
 
 # ---- 9. as the threads grow: tracing at 1-512 threads, readers at 1-1,000, tmpfs bytes -------
 
 # bench/threads.sh prints its own three blocks (THR_PAIRS, THR_REPS).
-echo "timing as the threads grow (bench/threads.sh) ..." >&2
-if [ ! -x "$RIP" ] || ! "$RIP" run --help >/dev/null 2>&1; then
-	echo
-	echo "threads: rip run: not built yet, skipped"
-elif ! BUILD=$BUILD sh bench/threads.sh "$tmp"; then
-	failed=1
-fi
+section threads threads.sh "as the threads grow"
 
 # ---- 10. programs that start short programs: bash loop, make -j2 ---------------------------
 
-echo "timing programs that spawn (bench/spawn.sh) ..." >&2
-if [ ! -x "$RIP" ] || ! "$RIP" run --help >/dev/null 2>&1; then
-	echo
-	echo "spawn: rip run: not built yet, skipped"
-elif ! BUILD=$BUILD sh bench/spawn.sh "$tmp"; then
-	failed=1
-fi
+section spawn spawn.sh "programs that spawn"
 exit $failed

@@ -29,12 +29,11 @@ trap 'rm -rf "$work"' EXIT
 trap 'exit 130' INT TERM HUP
 RIP_DIR=$work
 export RIP_DIR
+. bench/lib.sh # now_ns, median
 failed=0
 have_ht=1
 command -v heaptrack >/dev/null 2>&1 || have_ht=0
 
-now_ns() { date +%s%N; }
-median() { sort -g | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)]; else print "-" }'; }
 
 # the project: FILES small translation units and a main, built with make -j2
 i=0

@@ -39,16 +39,14 @@ trap 'rm -rf "$work"' EXIT
 trap 'exit 130' INT TERM HUP
 RIP_DIR=$work
 export RIP_DIR
+. bench/lib.sh # now_ns, median
 failed=0
 have_ht=1
 command -v heaptrack >/dev/null 2>&1 && command -v heaptrack_print >/dev/null 2>&1 || have_ht=0
 gnutime=0
 /usr/bin/time -f %M true >/dev/null 2>&1 && gnutime=1
 
-now_ns() { date +%s%N; }
 
-# median of the numbers on stdin
-median() { sort -g | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)]; else print "-" }'; }
 
 # wall CMD...: run CMD quietly, print its wall time in seconds, "-" if it failed
 wall() {
