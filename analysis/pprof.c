@@ -533,17 +533,6 @@ static const char *pp_base(const char *path)
 	return s ? s + 1 : path;
 }
 
-/* Is fr librip's own (rip_snap and what it inlines)?  As rip ps leaves them out. */
-static bool pp_internal(const struct rip_frame *fr)
-{
-	const char *b = pp_base(fr->file);
-
-	if (fr->func && (!strncmp(fr->func, "rip_snap", 8) || !strncmp(fr->func, "__rip_", 6) ||
-			 !strncmp(fr->func, "rip_coro_switch", 15)))
-		return true;
-	return b && (!strcmp(b, "rip.h") || !strcmp(b, "librip.h"));
-}
-
 /* The mapping of the module addr is in (mapped modules first), 0: none. */
 static int64_t pp_map_of(struct pp_pass *ps, uint64_t addr)
 {
@@ -631,7 +620,7 @@ static int64_t pp_frame(struct pp_pass *ps, uint64_t a)
 		return stk_map_get(&ps->skip, a, &f) ? 0 : -ENOMEM; /* the unwinder's own */
 	}
 	if (ps->snaps) {
-		while (k < n - 1 && pp_internal(&fr[k]))
+		while (k < n - 1 && rip_sym_frame_internal(&fr[k]))
 			k++;
 	}
 	for (int i = k; i < n; i++, nl++) {

@@ -1222,3 +1222,14 @@ void rip_sym_add_modules(struct rip_sym *sym, const struct rip_module *mods, siz
 		}
 	}
 }
+
+bool rip_sym_frame_internal(const struct rip_frame *fr)
+{
+	const char *b = fr->file ? strrchr(fr->file, '/') : NULL;
+
+	b = b ? b + 1 : fr->file;
+	if (fr->func && (!strncmp(fr->func, "rip_snap", 8) || !strncmp(fr->func, "__rip_", 6) ||
+			 !strncmp(fr->func, "rip_coro_switch", 15)))
+		return true;
+	return b && (!strcmp(b, "rip.h") || !strcmp(b, "librip.h"));
+}

@@ -65,6 +65,12 @@ void rip_sym_add_modules(struct rip_sym *sym, const struct rip_module *mods, siz
 int rip_sym_lookup(struct rip_sym *sym, uint64_t addr, struct rip_frame *frames, int max);
 
 /*
+ * Is fr librip's own: rip_snap and what it inlines (rip.h, librip.h), the
+ * coroutine switches?  rip ps and the profiles leave such frames out.
+ */
+bool rip_sym_frame_internal(const struct rip_frame *fr);
+
+/*
  * Modules that lookups touched but that could not be resolved (missing file,
  * no symbols, no debug info for lines, build-id mismatch): one call each,
  * with the path, a short reason ("not found", "no symbols", "no debug info

@@ -87,16 +87,6 @@ struct ps_state {
 
 /* ---- symbols ---------------------------------------------------------------------- */
 
-static bool rip_internal_frame(const struct rip_frame *fr)
-{
-	const char *b = tool_base(fr->file);
-
-	if (fr->func && (!strncmp(fr->func, "rip_snap", 8) || !strncmp(fr->func, "__rip_", 6) ||
-			 !strncmp(fr->func, "rip_coro_switch", 15)))
-		return true;
-	return b && (!strcmp(b, "rip.h") || !strcmp(b, "librip.h"));
-}
-
 static uint64_t hash_ip(uint64_t x)
 {
 	x ^= x >> 33;
@@ -147,7 +137,7 @@ static struct ps_site *ps_site(struct ps_state *st, uint64_t ip)
 	if (n < 0)
 		n = 0;
 	s->nframes = n;
-	for (k = 0; k < n && rip_internal_frame(&s->frames[k]); k++)
+	for (k = 0; k < n && rip_sym_frame_internal(&s->frames[k]); k++)
 		;
 	if (k == n && n > 0)
 		k = n - 1;
@@ -647,7 +637,7 @@ static void print_frame_line(const struct ps_state *st, FILE *out, const struct 
 	if (st->o.verbose) {
 		fprintf(out, " [0x%llx]", (unsigned long long)site->ip);
 		for (int k = 0; k < site->nframes; k++)
-			if (site->frames[k].inlined && !rip_internal_frame(&site->frames[k]))
+			if (site->frames[k].inlined && !rip_sym_frame_internal(&site->frames[k]))
 				fprintf(out, " (inlined %s)",
 					site->frames[k].func ? site->frames[k].func : "?");
 	}
