@@ -290,6 +290,22 @@ struct rip_pl_cie {
 
 #define RIP_PL_REMEMBER 8
 
+/* DW_CFA_offset and its extended forms: reg saved at CFA + v * data_align.  False: no such reg. */
+static bool rip_pl_cfa_offset(struct rip_pl_cfa *s, const struct rip_pl_cie *ci, uint64_t reg,
+			      uint64_t v)
+{
+	int c;
+
+	if (reg >= RIP_PL_NREGS)
+		return false;
+	c = rip_pl_col(reg);
+	if (c >= 0) {
+		s->where[c] = RIP_PL_W_CFAREL;
+		s->off[c] = (int64_t)v * ci->data_align;
+	}
+	return true;
+}
+
 /*
  * Run the program in r from location loc while loc <= target (as
  * libunwind's run_cfi_program), over s; init is the state after the CIE's
@@ -314,13 +330,8 @@ static bool rip_pl_cfa_run(struct rip_pl_rd *r, const struct rip_pl_cie *ci, str
 		case 0x80: /* DW_CFA_offset */
 			reg = op & 0x3f;
 			v = rip_pl_rd_uleb(r);
-			if (reg >= RIP_PL_NREGS)
+			if (!rip_pl_cfa_offset(s, ci, reg, v))
 				return false;
-			c = rip_pl_col(reg);
-			if (c >= 0) {
-				s->where[c] = RIP_PL_W_CFAREL;
-				s->off[c] = (int64_t)v * ci->data_align;
-			}
 			continue;
 		case 0xc0: /* DW_CFA_restore */
 			reg = op & 0x3f;
@@ -349,13 +360,8 @@ static bool rip_pl_cfa_run(struct rip_pl_rd *r, const struct rip_pl_cie *ci, str
 		case 0x11: /* DW_CFA_offset_extended_sf */
 			reg = rip_pl_rd_uleb(r);
 			v = op == 0x05 ? rip_pl_rd_uleb(r) : (uint64_t)rip_pl_rd_sleb(r);
-			if (reg >= RIP_PL_NREGS)
+			if (!rip_pl_cfa_offset(s, ci, reg, v))
 				return false;
-			c = rip_pl_col(reg);
-			if (c >= 0) {
-				s->where[c] = RIP_PL_W_CFAREL;
-				s->off[c] = (int64_t)v * ci->data_align;
-			}
 			break;
 		case 0x06: /* DW_CFA_restore_extended */
 		case 0x07: /* DW_CFA_undefined */
