@@ -22,7 +22,8 @@
  *                                |   0..63    hot line: snap_seq, state,|
  *                                |            tid, switch time          |
  *                                |   64..127  name                      |
- *                                |   128..255 reserved                  |
+ *                                |   128..175 wait record (wrappers)    |
+ *                                |   176..255 watcher record            |
  *                                |   256..511 snap[32]: 8-byte entries  |
  *   hdr.fifo_off                 +--------------------------------------+
  *                                | struct rip_fifo_cell [slot_count]    |
@@ -275,6 +276,56 @@ struct rip_file_hdr {
 	uint8_t pad12[4096 - 3400];
 };
 
+/* slot.wait.kind: the blocking call a thread is in (preload wrappers) */
+enum rip_wait_kind {
+	RIP_WAIT_NONE = 0,	/* not in a wrapped call */
+	RIP_WAIT_READ,		/* read, readv, pread (arg: fd) */
+	RIP_WAIT_WRITE,		/* write, writev, pwrite (arg: fd) */
+	RIP_WAIT_RECV,		/* recv, recvfrom, recvmsg (arg: fd) */
+	RIP_WAIT_SEND,		/* send, sendto, sendmsg (arg: fd) */
+	RIP_WAIT_ACCEPT,	/* accept, accept4 (arg: fd) */
+	RIP_WAIT_CONNECT,	/* connect (arg: fd) */
+	RIP_WAIT_POLL,		/* poll, ppoll (arg: nfds) */
+	RIP_WAIT_SELECT,	/* select, pselect (arg: nfds) */
+	RIP_WAIT_EPOLL,		/* epoll_wait, epoll_pwait (arg: epoll fd) */
+	RIP_WAIT_SLEEP,		/* nanosleep, clock_nanosleep, sleep, usleep (arg: ns asked) */
+	RIP_WAIT_MUTEX,		/* pthread_mutex_lock, _timedlock (arg: mutex address) */
+	RIP_WAIT_COND,		/* pthread_cond_wait, _timedwait (arg: cond address) */
+	RIP_WAIT_JOIN,		/* pthread_join (arg: pthread_t) */
+	RIP_WAIT_SEM,		/* sem_wait, sem_timedwait (arg: sem address) */
+	RIP_WAIT_SIGNAL,	/* sigwait, sigwaitinfo, sigtimedwait, pause, sigsuspend */
+	RIP_WAIT_CHILD,		/* wait, waitpid, wait4, waitid (arg: pid asked) */
+	RIP_WAIT_FUTEX,		/* syscall(SYS_futex) (arg: futex address) */
+	RIP_WAIT_STDIO,		/* fread, fgets, getline... on a FILE (arg: fd) */
+	RIP_WAIT_SYSTEM,	/* system, popen's pclose */
+	RIP_WAIT_RWLOCK,	/* pthread_rwlock_rdlock, _wrlock (arg: lock address) */
+	RIP_WAIT_BARRIER,	/* pthread_barrier_wait (arg: barrier address) */
+	RIP_WAIT_KINDS		/* one past the last */
+};
+
+/*
+ * What a thread blocks in, written by the thread itself (preload wrappers)
+ * before the blocking call and cleared after it.  A signal handler that
+ * calls a wrapped function saves the record, writes its own and restores
+ * the saved one.  Protocol (single writer, reader outside):
+ *
+ *	w->seq++ (odd: changing); compiler barrier; fields; compiler barrier;
+ *	w->kind = K; w->seq++ (even; store-release)
+ *
+ * A reader loads seq (acquire), copies, fences (acquire) and loads seq again:
+ * a changed or odd seq means the record moved under it.  After a crash an
+ * odd seq says the record was half-written.
+ */
+struct rip_wait {
+	uint32_t kind;		  /* enum rip_wait_kind; 0: none */
+	uint32_t seq;		  /* seqlock, written by the thread */
+	uint64_t since;		  /* ticks when the wait began (0: not timed) */
+	uint64_t ra;		  /* the wrapped function's return address (its caller) */
+	uint64_t cfa;		  /* the caller's stack pointer at the call (the wrapper's CFA) */
+	uint64_t fp;		  /* the caller's frame pointer */
+	uint64_t arg;		  /* what it waits on, by kind (see enum rip_wait_kind) */
+};
+
 struct rip_slot {
 	/* hot line: written by the slot's owner */
 	uint32_t snap_seq;	  /* snaps taken since the slot was (re)used */
@@ -292,7 +343,8 @@ struct rip_slot {
 	uint8_t pad0[64 - 60];
 
 	char name[RIP_NAME_MAX];  /* NUL-terminated */
-	uint8_t reserved[RIP_SNAP_OFFSET - 128];
+	struct rip_wait wait;	  /* 128: what the thread blocks in, written by its wrappers */
+	uint8_t watch[RIP_SNAP_OFFSET - 176]; /* 176: the watcher thread's record (format.md) */
 	uint64_t snap[RIP_SNAP_DEPTH]; /* instruction pointers */
 };
 
@@ -492,6 +544,9 @@ RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, mod_count) == 3264, "m
 RIP_STATIC_ASSERT(sizeof(struct rip_slot) == RIP_SLOT_SIZE, "slot size");
 RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_slot, name) == 64, "slot name");
 RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_slot, snap) == RIP_SNAP_OFFSET, "slot snap");
+RIP_STATIC_ASSERT(sizeof(struct rip_wait) == 48, "wait record");
+RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_slot, wait) == 128, "slot wait");
+RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_slot, watch) == 176, "slot watch");
 RIP_STATIC_ASSERT((1u << RIP_SLOT_SHIFT) == RIP_SLOT_SIZE, "slot shift");
 RIP_STATIC_ASSERT((RIP_SNAP_DEPTH & (RIP_SNAP_DEPTH - 1)) == 0, "depth power of two");
 RIP_STATIC_ASSERT(sizeof(struct rip_fifo_cell) == 16, "fifo cell");
