@@ -40,8 +40,8 @@ ALL_CFLAGS := $(BASE) $(WARN) $(WERROR) $(CFLAGS)
 # and libFuzzer).  Reading this Makefile installs nothing (make clean,
 # make -n), so libdw's flags are asked for when a recipe runs, after `deps`.
 DEPS_FOR := $(if $(filter check bench fuzz tests,$(MAKECMDGOALS)),check,build)
-DW_CFLAGS = $(shell pkg-config --cflags libdw libelf zlib 2>/dev/null)
-DW_LIBS = $(shell pkg-config --libs libdw libelf zlib 2>/dev/null)
+DW_CFLAGS = $(shell pkg-config --cflags libdw libelf zlib libzstd 2>/dev/null)
+DW_LIBS = $(shell pkg-config --libs libdw libelf zlib libzstd 2>/dev/null)
 
 LIB_SRC := $(wildcard lib/*.c)
 PRELOAD_SRC := $(wildcard preload/*.c)

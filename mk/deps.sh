@@ -18,6 +18,8 @@ have_pc libdw || need="$need libdw-dev"
 have_pc libelf || need="$need libelf-dev"
 have_pc libunwind || need="$need libunwind-dev"
 have_pc zlib || need="$need zlib1g-dev"
+# compressed ring files (read/unpack.c)
+have_pc libzstd || need="$need libzstd-dev"
 if [ "$what" = check ]; then
 	have_cmd valgrind || need="$need valgrind"
 	# the C++ programs of the leak tests (tests/integ/leaks_accept.cc), tests/integ/headers.sh

@@ -225,6 +225,27 @@ static int rr_check_hdr(const struct rip_file_hdr *h, uint64_t st_size, char *er
 	return rr_check_clock(h, err, len);
 }
 
+/* A compressed copy (.gz, .zst) is read through an unpacked memory copy. */
+static int rr_open_unpacked(struct rr_file *f, struct stat *st, char *err, size_t len)
+{
+	int ret, mem;
+
+	ret = rr_unpack(f->fd, f->path, &mem, err, len);
+	if (!ret && mem < 0)
+		return 0;
+	close(f->fd);
+	f->fd = mem;
+	if (ret)
+		return ret;
+	f->unpacked = true;
+	if (fstat(f->fd, st)) {
+		ret = rr_fail(err, len, -errno, "%s: %s", f->path, strerror(errno));
+		close(f->fd);
+		f->fd = -1;
+	}
+	return ret;
+}
+
 static int rr_open_fd(const char *path, struct rr_file *f, struct stat *st, char *err,
 		      size_t len)
 {
@@ -248,7 +269,7 @@ static int rr_open_fd(const char *path, struct rr_file *f, struct stat *st, char
 		f->fd = -1;
 		return rr_fail(err, len, -EINVAL, "%s: not a regular file", path);
 	}
-	return 0;
+	return rr_open_unpacked(f, st, err, len);
 }
 
 static int rr_map(struct rr_file *f, size_t size, char *err, size_t len)
@@ -386,6 +407,10 @@ int rr_map_writable(struct rr_file *f, char *err, size_t errlen)
 
 	if (f->wmap)
 		return 0;
+	if (f->unpacked)
+		return rr_fail(err, errlen, -EROFS,
+			       "%s: a compressed copy is read-only (no live process writes it)",
+			       f->path);
 	fd = open(f->path, O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	if (fd < 0) {
 		e = errno;
@@ -792,7 +817,7 @@ int rr_alive(struct rr_file *f)
 {
 	char boot[64];
 
-	if (f->legacy_raw)
+	if (f->legacy_raw || f->unpacked)
 		return 0;
 	/* The writer keeps no descriptor nor lock (lib/ring.c): the process itself tells. */
 	if (f->hdr.pid <= 0 || rr_proc_start_ticks(f->hdr.pid) != f->hdr.start_ticks)

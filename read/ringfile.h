@@ -33,7 +33,30 @@ struct rr_file {
 	struct rip_file_hdr hdr; /* validated copy of the header */
 	bool legacy_raw;	 /* a raw file of the original librip header */
 	uint8_t *wmap;		 /* a writable mapping (consumers, rip enable), or NULL */
+	bool unpacked;		 /* fd is a memory copy of a compressed file: never live */
 };
+
+/* How a file given to a reader is compressed (read/unpack.c). */
+enum rr_packing {
+	RR_PACK_NONE = 0,
+	RR_PACK_GZIP,
+	RR_PACK_ZSTD,
+};
+
+/* Unpacked copies hold at most this many bytes (a zip bomb stops there). */
+#define RR_UNPACK_MAX (16ull << 30)
+
+/* The compression its first n bytes show. */
+enum rr_packing rr_packing_of(const uint8_t *head, size_t n);
+
+/*
+ * If the file open on fd is gzip or zstd data, unpack it into a memory file
+ * (pages of zeros left as holes) and set *out to its descriptor, which the
+ * caller closes; else *out = -1.  0, or -errno with the reason in err
+ * (-EBADMSG: corrupt or truncated data; -EFBIG: more than RR_UNPACK_MAX, or
+ * than the unpacked ring header's file_size).
+ */
+int rr_unpack(int fd, const char *path, int *out, char *err, size_t errlen);
 
 /*
  * Reads of a mapping that its owner may truncate: if (rr_guard_enter(&jb))
