@@ -1257,9 +1257,54 @@ out_unlock:
 	return err;
 }
 
+/*
+ * An image exec'd into that rip run does not follow opens no file, but with
+ * LD_PRELOAD inherited it still loads librip and the preload library, and
+ * for a short program (a shell loop, make's compilers) loading them is most
+ * of what tracing its parent costs.  So when RIP_FOLLOW leaves exec out,
+ * librip's own entries are cut from this process's LD_PRELOAD, in place (no
+ * allocation, no lock: constructors run before the program's main and its
+ * threads), and the programs it execs start as they would untraced.  Unset
+ * RIP_FOLLOW (everything followed) keeps LD_PRELOAD as it is.
+ */
+static void rip_env_unpreload(void)
+{
+	static const char key[] = "LD_PRELOAD=";
+	const char *f = getenv("RIP_FOLLOW");
+
+	if (!f || !*f || rip_follows("exec"))
+		return;
+	for (char **e = environ; e && *e; e++) {
+		char *v = *e + sizeof(key) - 1, *w = v, *r = v;
+
+		if (strncmp(*e, key, sizeof(key) - 1))
+			continue;
+		while (*r) {
+			size_t n = strcspn(r, ": "), bn;
+			const char *base = memrchr(r, '/', n);
+
+			base = base ? base + 1 : r;
+			bn = n - (size_t)(base - r);
+			if (!((bn >= 17 && !strncmp(base, "librip-preload.so", 17)) ||
+			      (bn >= 9 && !strncmp(base, "librip.so", 9)))) {
+				if (w != v)
+					*w++ = ':';
+				memmove(w, r, n); /* w <= r: the string only shrinks */
+				w += n;
+			}
+			r += n;
+			while (*r == ':' || *r == ' ')
+				r++;
+		}
+		*w = 0;
+	}
+}
+
 __attribute__((constructor)) static void rip_auto_open(void)
 {
 	RIP_OPTS(rip_ring_opts, o);
+
+	rip_env_unpreload();
 
 	if (__atomic_load_n(&__rip_proc.hdr, __ATOMIC_ACQUIRE)) {
 		/* Opened early, from a hook: what it left to us. */

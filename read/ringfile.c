@@ -813,20 +813,31 @@ static int rr_maps_file(pid_t pid, int fd)
 	return found;
 }
 
-int rr_alive(struct rr_file *f)
+/* Does the process that wrote f still exist (same pid, start time and boot)? */
+static bool rr_same_process(const struct rr_file *f)
 {
 	char boot[64];
 
 	if (f->legacy_raw || f->unpacked)
-		return 0;
+		return false;
 	/* The writer keeps no descriptor nor lock (lib/ring.c): the process itself tells. */
 	if (f->hdr.pid <= 0 || rr_proc_start_ticks(f->hdr.pid) != f->hdr.start_ticks)
-		return 0;
+		return false;
 	rr_boot_id(boot, sizeof(boot));
-	if (strcmp(boot, f->hdr.boot_id))
+	return !strcmp(boot, f->hdr.boot_id);
+}
+
+int rr_alive(struct rr_file *f)
+{
+	if (!rr_same_process(f))
 		return 0;
 	/* Same process: is this file still mapped by it (not a pre-exec image's)? */
 	return rr_maps_file(f->hdr.pid, f->fd);
+}
+
+bool rr_replaced(const struct rr_file *f)
+{
+	return rr_same_process(f) && rr_maps_file(f->hdr.pid, f->fd) == 0;
 }
 
 /*

@@ -151,6 +151,14 @@ int rr_read_modules(struct rr_file *f, struct rip_module **out, size_t *n, char 
 int rr_alive(struct rr_file *f);
 
 /*
+ * Is the process that wrote f still there, running another image (it
+ * called execve, and the image it runs now does not map f)?  The image
+ * marks the old file RIP_P_EXECED when it loads librip; one that does not
+ * (an exec rip run does not follow loads no librip) is found this way.
+ */
+bool rr_replaced(const struct rr_file *f);
+
+/*
  * Check the clock fields of a header (kind, rate, base, realtime offset are in
  * range): 0, or -EBADMSG with a message.  rr_open does it; a trace's index too.
  */

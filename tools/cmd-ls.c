@@ -131,7 +131,8 @@ static int ls_scan(const char *only_dir, ls_fn fn, void *arg, size_t *seen)
 				e->coros = live.live_coros;
 				e->used = live.fresh;
 				e->clean_exit = live.proc_flags & (RIP_P_EXITED | RIP_P_CLOSED);
-				e->execed = live.proc_flags & RIP_P_EXECED;
+				e->execed = (live.proc_flags & RIP_P_EXECED) ||
+					    (!e->alive && rr_replaced(&f));
 				e->closed = !(live.proc_flags & RIP_P_EXITED) &&
 					    (live.proc_flags & RIP_P_CLOSED);
 				rr_close(&f);

@@ -473,7 +473,7 @@ static void print_header(const struct ps_state *st, FILE *out)
 	fprintf(out, "%s (pid %d) %s, ring %s\n", h->comm[0] ? h->comm : "?", h->pid,
 		st->alive			     ? "alive"
 		: (live.proc_flags & RIP_P_EXITED) ? "exited"
-		: (live.proc_flags & RIP_P_EXECED) ? "replaced by execve"
+		: (live.proc_flags & RIP_P_EXECED) || rr_replaced(&st->f) ? "replaced by execve"
 		: (live.proc_flags & RIP_P_CLOSED) ? "gone (ring closed before)"
 						   : "dead (killed or crashed)",
 		st->f.path);
