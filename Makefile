@@ -98,7 +98,7 @@ $(BUILD)/obj/tools/%.o: tools/%.c | deps
 	$(CC) $(ALL_CFLAGS) $(DW_CFLAGS) $(TREE) -c $< -o $@
 
 $(LIBSO).$(VERSION): $(LIB_PIC_OBJ) lib/librip.map
-	$(CC) -shared -Wl,-soname,$(SONAME) -Wl,--version-script=lib/librip.map -Wl,-z,defs \
+	$(CC) -shared -Wl,-soname,$(SONAME) -Wl,--version-script=lib/librip.map -Wl,-z,defs -Wl,-z,now \
 		-o $@ $(LIB_PIC_OBJ) -pthread -ldl
 
 $(LIBSO): $(LIBSO).$(VERSION)
@@ -109,7 +109,7 @@ $(LIBSO): $(LIBSO).$(VERSION)
 # dlopen'd RTLD_LOCAL at run time (preload/backtrace.c says why).  The bounds of the section
 # of RIP_PL_REAL's records stay inside the object.
 $(PRELOAD): $(PRELOAD_OBJ) $(LIBSO)
-	$(CC) -shared -Wl,-z,defs -Wl,-z,start-stop-visibility=hidden -o $@ $(PRELOAD_OBJ) \
+	$(CC) -shared -Wl,-z,defs -Wl,-z,now -Wl,-z,start-stop-visibility=hidden -o $@ $(PRELOAD_OBJ) \
 		-L$(BUILD) -lrip -Wl,-rpath,'$$ORIGIN' -ldl -pthread
 
 $(LIBA): $(LIB_OBJ)
