@@ -249,7 +249,7 @@ static uint32_t rly_get32(const uint8_t *p)
 static int rly_broke(struct rly *r, int code, char *err, size_t errlen, const char *what)
 {
 	r->broken = true;
-	return rr_fail(err, errlen, code, "relayd: %s: %s", what,
+	return rr_fail(err, errlen, code, "relayd lost (%s): %s", what,
 		       code == -EAGAIN	    ? "no answer in time"
 		       : code == -ENODATA ? "it closed the connection"
 					  : strerror(-code));
@@ -318,7 +318,7 @@ static int rly_drain(struct rly *r, bool all, char *err, size_t errlen)
 			if (k < (ssize_t)sizeof(b))
 				return 0;
 		}
-		if (rly_recv(r, b, sizeof(b), err, errlen, "index"))
+		if (rly_recv(r, b, sizeof(b), err, errlen, "reading an index answer"))
 			return -EIO;
 		r->pending--;
 		if (rly_get32(b) != RLY_OK) {
@@ -627,7 +627,7 @@ static int rly_index(struct rly *r, struct rly_stream *s, uint64_t net, const st
 	rly_put64(b + 56, h->stream_id);
 	rly_put64(b + 64, h->stream_instance_id);
 	rly_put64(b + 72, h->packet_seq_num);
-	if (rly_cmd(r, RLY_SEND_INDEX, b, sizeof(b), NULL, 0, err, errlen, "index"))
+	if (rly_cmd(r, RLY_SEND_INDEX, b, sizeof(b), NULL, 0, err, errlen, "sending an index"))
 		return -EIO;
 	r->pending++;
 	if (r->pending >= RLY_PENDING_MAX)
@@ -657,7 +657,7 @@ int rly_packet(struct rly *r, uint32_t stream, const struct rip_packet *hdr, con
 	rly_put64(dh + 16, s->next_net);
 	rly_put32(dh + 24, (uint32_t)total);
 	rly_put32(dh + 28, 0);
-	if (rly_sendv(r, r->data, iov, len ? 3 : 2, err, errlen, "data"))
+	if (rly_sendv(r, r->data, iov, len ? 3 : 2, err, errlen, "sending a packet"))
 		return -EIO;
 	if (rly_index(r, s, s->next_net, hdr, (uint64_t)total * 8, err, errlen))
 		return -EIO;
@@ -711,6 +711,7 @@ static int64_t rly_now_ms(void)
 int rly_close(struct rly *r, unsigned timeout_ms, unsigned linger_ms, char *err, size_t errlen)
 {
 	int64_t deadline = rly_now_ms() + timeout_ms;
+	uint64_t end = 0;
 	uint8_t b[16];
 
 	if (r->closed)
@@ -748,6 +749,18 @@ int rly_close(struct rly *r, unsigned timeout_ms, unsigned linger_ms, char *err,
 			rly_sleep_ms(wait);
 		}
 	}
+	/*
+	 * Every stream is over at the trace's end: a live reader need not wait
+	 * for the ones that ended early to read the others' last packets.
+	 */
+	for (uint32_t i = 0; i < r->ns; i++)
+		if (r->s[i].last_end > end)
+			end = r->s[i].last_end;
+	for (uint32_t i = 0; i < r->ns; i++)
+		if (r->s[i].sent && rly_beacon(r, i, end, err, errlen))
+			return -EIO;
+	if (rly_drain(r, true, err, errlen))
+		return -EIO;
 	if (linger_ms)
 		rly_sleep_ms(linger_ms);
 	for (uint32_t i = 0; i < r->ns; i++) {
