@@ -5,8 +5,8 @@
 # lttng-relayd (started here on free loopback ports) while it writes the
 # local trace: babeltrace2 reading the session live prints exactly what it
 # prints for the local trace, and so does babeltrace2 on relayd's copy on
-# disk.  relayd's copy has no .rip-index, yet `rip dump` and
-# `rip leaks --json` on it (a second, --mem run) equal the local ones,
+# disk.  relayd's copy has no .rip-index, yet `rip dump`,
+# `rip leaks --json` and `rip report --json` on it (a second, --mem run) equal the local ones,
 # because the index travels in the CTF metadata.  (The live comparison
 # uses the run without --mem: babeltrace2 2.0's live reader prints an
 # empty string field as the string before it, which its reader of the
@@ -71,6 +71,9 @@ sed "s|$TEST_TMP/mem|TRACE|g" "$TEST_TMP/leaks.local" >"$TEST_TMP/leaks.a"
 sed "s|$copy|TRACE|g" "$TEST_TMP/leaks.copy" >"$TEST_TMP/leaks.b"
 cmp -s "$TEST_TMP/leaks.a" "$TEST_TMP/leaks.b" || fail "rip leaks --json differs on relayd's copy"
 grep -q '4096' "$TEST_TMP/leaks.b" || fail "rip leaks on relayd's copy misses the 4096-byte leaks"
+"$RIP" report --json "$TEST_TMP/mem" 2>&1 | sed "s|$TEST_TMP/mem|TRACE|g" >"$TEST_TMP/report.a"
+"$RIP" report --json "$copy" 2>&1 | sed "s|$copy|TRACE|g" >"$TEST_TMP/report.b"
+cmp -s "$TEST_TMP/report.a" "$TEST_TMP/report.b" || fail "rip report --json differs on relayd's copy"
 
 relayd_stop
 t_done
