@@ -443,6 +443,20 @@ static int rec_consume(struct rec *r, uint32_t i, bool final, char *err, size_t 
 	}
 }
 
+/* The indexes queued for relayd go out at the end of each pass. */
+static int rec_rly_flush(struct rec *r, char *err, size_t errlen)
+{
+	char why[RR_ERR_MAX];
+
+	if (!rec_rly_on(r) || !rly_flush(r->rly, why, sizeof(why)))
+		return 0;
+	rec_rly_fail(r, why);
+	if (r->w)
+		return 0;
+	snprintf(err, errlen, "%s", why);
+	return -EIO;
+}
+
 int rec_poll(struct rec *r, char *err, size_t errlen)
 {
 	uint32_t n = rec_rings_used(r);
@@ -457,6 +471,9 @@ int rec_poll(struct rec *r, char *err, size_t errlen)
 		if (ret < 0)
 			return ret;
 	}
+	ret = rec_rly_flush(r, err, errlen);
+	if (ret)
+		return ret;
 	return (int)(r->st.packets + r->st.lost_packets + r->st.corrupt - before);
 }
 
@@ -525,6 +542,9 @@ int rec_tick(struct rec *r, uint64_t margin_ns, char *err, size_t errlen)
 			}
 		}
 	}
+	ret = rec_rly_flush(r, err, errlen);
+	if (ret)
+		return ret;
 	return (int)(r->st.packets - before);
 }
 

@@ -75,6 +75,7 @@ enum {
 #define RLY_STREAM_LEN (RLY_CHANNEL_MAX + RLY_PATH_MAX + 8 + 8)
 #define RLY_INDEX_LEN (10 * 8)
 #define RLY_PENDING_MAX 256 /* SEND_INDEX answers outstanding before we read them */
+#define RLY_BATCH 32	    /* SEND_INDEX commands sent together (rly_flush) */
 #define RLY_MAX_STREAMS 65536u
 
 struct rly_stream {
@@ -91,6 +92,8 @@ struct rly {
 	unsigned timeout_ms;
 	uint64_t session_id, meta;
 	uint32_t pending;     /* SEND_INDEX answers not read yet */
+	uint8_t ibuf[RLY_BATCH * (RLY_CTRL_HDR + RLY_INDEX_LEN)]; /* SEND_INDEX not sent yet */
+	uint32_t ibatch;      /* commands in ibuf */
 	struct rly_stream *s;
 	uint32_t ns;	      /* entries in s */
 	uint32_t used;	      /* highest stream sent + 1 */
@@ -331,6 +334,20 @@ static int rly_drain(struct rly *r, bool all, char *err, size_t errlen)
 	return 0;
 }
 
+int rly_flush(struct rly *r, char *err, size_t errlen)
+{
+	struct iovec iov = { r->ibuf, (size_t)r->ibatch * (RLY_CTRL_HDR + RLY_INDEX_LEN) };
+	uint32_t n = r->ibatch;
+
+	if (!n)
+		return 0;
+	r->ibatch = 0;
+	if (rly_sendv(r, r->ctrl, &iov, 1, err, errlen, "sending indexes"))
+		return -EIO;
+	r->pending += n;
+	return rly_drain(r, r->pending >= RLY_PENDING_MAX, err, errlen);
+}
+
 /* A command on the control connection; its answer (reply_len bytes) into reply. */
 static int rly_cmd(struct rly *r, uint32_t cmd, const void *payload, size_t len, void *reply,
 		   size_t reply_len, char *err, size_t errlen, const char *what)
@@ -338,6 +355,8 @@ static int rly_cmd(struct rly *r, uint32_t cmd, const void *payload, size_t len,
 	uint8_t h[RLY_CTRL_HDR];
 	struct iovec iov[2] = { { h, sizeof(h) }, { (void *)payload, len } };
 
+	if (rly_flush(r, err, errlen))
+		return -EIO;
 	if (reply_len && rly_drain(r, true, err, errlen))
 		return -EIO;
 	rly_put64(h, 0);
@@ -612,11 +631,17 @@ static int rly_add(struct rly *r, uint32_t stream, struct rly_stream *s, char *e
 	return rly_cmd_status(r, RLY_STREAMS_SENT, NULL, 0, err, errlen, "streams sent");
 }
 
+/* Queue the index of a packet (or a beacon) for rly_flush: SEND_INDEX, answered later. */
 static int rly_index(struct rly *r, struct rly_stream *s, uint64_t net, const struct rip_packet *h,
 		     uint64_t bits, char *err, size_t errlen)
 {
-	uint8_t b[RLY_INDEX_LEN];
+	uint8_t *c = r->ibuf + (size_t)r->ibatch * (RLY_CTRL_HDR + RLY_INDEX_LEN), *b;
 
+	rly_put64(c, 0);
+	rly_put64(c + 8, RLY_INDEX_LEN);
+	rly_put32(c + 16, RLY_SEND_INDEX);
+	rly_put32(c + 20, 0);
+	b = c + RLY_CTRL_HDR;
 	rly_put64(b, s->handle);
 	rly_put64(b + 8, net);
 	rly_put64(b + 16, bits);
@@ -627,12 +652,9 @@ static int rly_index(struct rly *r, struct rly_stream *s, uint64_t net, const st
 	rly_put64(b + 56, h->stream_id);
 	rly_put64(b + 64, h->stream_instance_id);
 	rly_put64(b + 72, h->packet_seq_num);
-	if (rly_cmd(r, RLY_SEND_INDEX, b, sizeof(b), NULL, 0, err, errlen, "sending an index"))
-		return -EIO;
-	r->pending++;
-	if (r->pending >= RLY_PENDING_MAX)
-		return rly_drain(r, true, err, errlen);
-	return rly_drain(r, false, err, errlen);
+	if (++r->ibatch == RLY_BATCH)
+		return rly_flush(r, err, errlen);
+	return 0;
 }
 
 int rly_packet(struct rly *r, uint32_t stream, const struct rip_packet *hdr, const void *body,
@@ -716,7 +738,7 @@ int rly_close(struct rly *r, unsigned timeout_ms, unsigned linger_ms, char *err,
 
 	if (r->closed)
 		return 0;
-	if (rly_drain(r, true, err, errlen))
+	if (rly_flush(r, err, errlen) || rly_drain(r, true, err, errlen))
 		return -EIO;
 	/* Everything sent has arrived, data and index, before any stream closes. */
 	for (uint32_t i = 0; i < r->ns; i++) {
@@ -759,7 +781,7 @@ int rly_close(struct rly *r, unsigned timeout_ms, unsigned linger_ms, char *err,
 	for (uint32_t i = 0; i < r->ns; i++)
 		if (r->s[i].sent && rly_beacon(r, i, end, err, errlen))
 			return -EIO;
-	if (rly_drain(r, true, err, errlen))
+	if (rly_flush(r, err, errlen) || rly_drain(r, true, err, errlen))
 		return -EIO;
 	if (linger_ms)
 		rly_sleep_ms(linger_ms);

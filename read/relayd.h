@@ -82,6 +82,11 @@ int rly_packet(struct rly *r, uint32_t stream, const struct rip_packet *hdr, con
  * reader may go past it.  Ignored for streams that sent no packet yet.
  */
 int rly_beacon(struct rly *r, uint32_t stream, uint64_t ts, char *err, size_t errlen);
+/*
+ * Send the packet indexes queued so far (they go 32 at a time otherwise):
+ * after each pass over the rings, so that live readers see what was sent.
+ */
+int rly_flush(struct rly *r, char *err, size_t errlen);
 /* The end timestamp of the last packet sent on stream (0 if none). */
 uint64_t rly_stream_end(const struct rly *r, uint32_t stream);
 /* Streams that sent packets: those below the returned bound. */
