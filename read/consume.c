@@ -209,6 +209,70 @@ static bool rec_rly_on(const struct rec *r)
 	return r->rly && !r->rly_failed;
 }
 
+static int rec_declare(struct rec *r, char *err, size_t errlen);
+
+/* The head of the metadata and the types known, to a new relayd session. */
+static int rec_rly_head(struct rec *r, char *err, size_t errlen)
+{
+	struct trace_info info;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *out;
+	int ret;
+
+	ret = trace_info_from_file(&r->f, &info, err, errlen);
+	if (ret)
+		return ret;
+	out = open_memstream(&text, &len);
+	if (!out) {
+		trace_info_free(&info);
+		return rr_fail(err, errlen, -ENOMEM, "out of memory");
+	}
+	ret = ctf_write_head(out, &info, true);
+	trace_info_free(&info);
+	if (fclose(out) && !ret)
+		ret = -ENOMEM;
+	if (ret) {
+		free(text);
+		return rr_fail(err, errlen, ret, "cannot write the metadata");
+	}
+	ret = rly_metadata(r->rly, text, len, err, errlen);
+	free(text);
+	memset(r->declared, 0, EV_MAX_TYPES * sizeof(*r->declared));
+	r->ndeclared = 0;
+	if (!ret)
+		ret = rec_declare(r, err, errlen);
+	return ret;
+}
+
+#define REC_RLY_RECONNECTS 2	  /* new sessions after relayd was lost, at most */
+#define REC_RLY_ATTEMPTS 4	  /* connections tried each time: 0.25, 0.5, 1, 2 s apart */
+#define REC_RLY_BACKOFF_MS 250
+
+/*
+ * relayd was lost (why): connect again into a new session, a bounded number
+ * of times; true if streaming goes on (what was in flight is lost to
+ * relayd's copies, which rec_relayd_gap then says), false if it stops.
+ */
+static bool rec_rly_lost(struct rec *r, const char *why)
+{
+	char e[RR_ERR_MAX];
+
+	if (r->rly_failed)
+		return false;
+	if (r->rly_reconnects >= REC_RLY_RECONNECTS ||
+	    rly_reconnect(r->rly, REC_RLY_ATTEMPTS, REC_RLY_BACKOFF_MS, e, sizeof(e)) ||
+	    rec_rly_head(r, e, sizeof(e))) {
+		rec_rly_fail(r, why);
+		return false;
+	}
+	r->rly_reconnects++;
+	snprintf(r->rly_gap, sizeof(r->rly_gap),
+		 "%s; connected again: relayd's copy goes on in %s, without what was in flight",
+		 why, rly_path(r->rly));
+	return true;
+}
+
 /* The TSDL of the types relayd has not seen yet, before a packet that may use them. */
 static int rec_declare(struct rec *r, char *err, size_t errlen)
 {
@@ -282,6 +346,12 @@ static int rec_emit(struct rec *r, uint32_t ring, const struct rip_packet *hdr0,
 		ret = rec_declare(r, why, sizeof(why));
 		if (!ret)
 			ret = rly_packet(r->rly, ring, &hdr, body, blen, why, sizeof(why));
+		if (ret && rec_rly_lost(r, why)) {
+			r->rly_events = r->rly_packets = 0; /* what this session holds */
+			ret = rec_declare(r, why, sizeof(why));
+			if (!ret)
+				ret = rly_packet(r->rly, ring, &hdr, body, blen, why, sizeof(why));
+		}
 		if (ret) {
 			rec_rly_fail(r, why);
 			if (!r->w) {
@@ -289,6 +359,9 @@ static int rec_emit(struct rec *r, uint32_t ring, const struct rip_packet *hdr0,
 				r->cb_failed = true;
 				return ret;
 			}
+		} else {
+			r->rly_events += hdr.events;
+			r->rly_packets++;
 		}
 	}
 	r->pc[ring].last = hdr;
@@ -332,44 +405,23 @@ static int rec_packet(const struct ev_packet *p, void *arg)
 
 int rec_relayd(struct rec *r, struct rly *rly, char *err, size_t errlen)
 {
-	struct trace_info info;
-	char *text = NULL;
-	size_t len = 0;
-	FILE *out;
-	int ret;
-
 	r->declared = calloc(EV_MAX_TYPES, sizeof(*r->declared));
 	if (!r->declared) {
 		rly_free(rly);
 		return rr_fail(err, errlen, -ENOMEM, "out of memory");
 	}
 	r->rly = rly;
-	ret = trace_info_from_file(&r->f, &info, err, errlen);
-	if (ret)
-		return ret;
-	out = open_memstream(&text, &len);
-	if (!out) {
-		trace_info_free(&info);
-		return rr_fail(err, errlen, -ENOMEM, "out of memory");
-	}
-	ret = ctf_write_head(out, &info, true);
-	trace_info_free(&info);
-	if (fclose(out) && !ret)
-		ret = -ENOMEM;
-	if (ret) {
-		free(text);
-		return rr_fail(err, errlen, ret, "cannot write the metadata");
-	}
-	ret = rly_metadata(rly, text, len, err, errlen);
-	free(text);
-	if (!ret)
-		ret = rec_declare(r, err, errlen);
-	return ret;
+	return rec_rly_head(r, err, errlen);
 }
 
 const char *rec_relayd_error(const struct rec *r)
 {
 	return r->rly_failed ? r->rly_err : NULL;
+}
+
+const char *rec_relayd_gap(const struct rec *r)
+{
+	return r->rly_gap[0] ? r->rly_gap : NULL;
 }
 
 /*
@@ -448,9 +500,8 @@ static int rec_rly_flush(struct rec *r, char *err, size_t errlen)
 {
 	char why[RR_ERR_MAX];
 
-	if (!rec_rly_on(r) || !rly_flush(r->rly, why, sizeof(why)))
+	if (!rec_rly_on(r) || !rly_flush(r->rly, why, sizeof(why)) || rec_rly_lost(r, why))
 		return 0;
-	rec_rly_fail(r, why);
 	if (r->w)
 		return 0;
 	snprintf(err, errlen, "%s", why);
@@ -534,8 +585,7 @@ int rec_tick(struct rec *r, uint64_t margin_ns, char *err, size_t errlen)
 			free(p.data);
 		}
 		if (rec_rly_on(r) && pc->any && now > margin &&
-		    rly_beacon(r->rly, i, now - margin, why, sizeof(why))) {
-			rec_rly_fail(r, why);
+		    rly_beacon(r->rly, i, now - margin, why, sizeof(why)) && !rec_rly_lost(r, why)) {
 			if (!r->w) {
 				snprintf(err, errlen, "%s", why);
 				return -EIO;
@@ -575,6 +625,7 @@ static int rec_lost(struct rec *r, uint64_t lost, char *err, size_t errlen)
 static void rec_relayd_end(struct rec *r, struct trace_info *info)
 {
 	char why[RR_ERR_MAX], *text = NULL;
+	struct trace_info part = *info;
 	uint8_t *idx = NULL;
 	size_t len = 0, ilen = 0;
 	FILE *out;
@@ -582,6 +633,12 @@ static void rec_relayd_end(struct rec *r, struct trace_info *info)
 
 	if (!rec_rly_on(r))
 		return;
+	if (r->rly_reconnects) {
+		/* a session after relayd was lost holds the rest only: its index says so */
+		part.idx.events = r->rly_events;
+		part.idx.lost_packets += r->st.packets - r->rly_packets;
+		info = &part;
+	}
 	ret = trace_index_pack(info, &idx, &ilen, why, sizeof(why));
 	if (!ret) {
 		out = open_memstream(&text, &len);

@@ -20,8 +20,9 @@
  * what the open packets hold so far (as packets of their own, in both
  * copies, so that they stay the same) and beacons for the idle streams,
  * and rec_finish ends with the index in the metadata and closes relayd's
- * streams.  A relayd that fails leaves the local trace whole:
- * rec_relayd_error says why.
+ * streams.  A relayd lost in the middle is connected to again (a new
+ * session, a bounded number of times: rec_relayd_gap); one that stays lost
+ * leaves the local trace whole: rec_relayd_error says why.
  */
 #ifndef RIP_READ_CONSUME_H
 #define RIP_READ_CONSUME_H
@@ -73,6 +74,9 @@ struct rec {
 	struct rly *rly;      /* streaming to relayd; NULL: not */
 	bool rly_failed;
 	char rly_err[RR_ERR_MAX];
+	unsigned rly_reconnects;
+	uint64_t rly_events, rly_packets; /* sent to relayd's current session */
+	char rly_gap[RR_ERR_MAX + 128];
 	unsigned rly_linger_ms; /* streams stay open this long after the end (rly_close) */
 	bool *declared;	      /* per type id: its TSDL went to relayd */
 	uint32_t ndeclared;
@@ -111,6 +115,11 @@ int rec_relayd(struct rec *r, struct rly *rly, char *err, size_t errlen);
 int rec_tick(struct rec *r, uint64_t margin_ns, char *err, size_t errlen);
 /* Why streaming to relayd stopped (the local trace goes on); NULL if it did not. */
 const char *rec_relayd_error(const struct rec *r);
+/*
+ * relayd was lost and connected again (into a new session, "-rN"): what was
+ * in flight is missing from relayd's copies.  Why, or NULL.
+ */
+const char *rec_relayd_gap(const struct rec *r);
 /* Drain what is left, take the open packets, write metadata and index. */
 int rec_finish(struct rec *r, char *err, size_t errlen);
 /*

@@ -98,7 +98,12 @@ struct rly {
 	uint32_t ns;	      /* entries in s */
 	uint32_t used;	      /* highest stream sent + 1 */
 	struct rly_stats st;
-	char path[RLY_NAME_MAX + RLY_HOST_MAX + 32];
+	char path[RLY_NAME_MAX + RLY_HOST_MAX + 40];
+	/* what rly_reconnect needs */
+	struct rly_url url;
+	char session[RLY_NAME_MAX + 1], hostname[RLY_HOST_MAX + 1];
+	uint32_t live_us;
+	unsigned reconnects;
 };
 
 /* ---- URLs ---------------------------------------------------------------------------- */
@@ -474,6 +479,9 @@ static int rly_handshake(struct rly *r, const char *session, const char *hostnam
 	localtime_r(&now, &tm);
 	snprintf(r->path, sizeof(r->path), "%s/%s-%04d%02d%02d-%02d%02d%02d", hostname, session,
 		 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+	if (r->reconnects) /* never the files of the session before */
+		snprintf(r->path + strlen(r->path), sizeof(r->path) - strlen(r->path), "-r%u",
+			 r->reconnects);
 	add = calloc(1, RLY_STREAM_LEN);
 	if (!add)
 		return rr_fail(err, errlen, -ENOMEM, "out of memory");
@@ -489,6 +497,37 @@ static int rly_handshake(struct rly *r, const char *session, const char *hostnam
 			       rly_get32(rep + 8));
 	r->meta = rly_get64(rep);
 	return 0;
+}
+
+/* Connect both sockets (bounded retry) and set the session up. */
+static int rly_connect(struct rly *r, unsigned attempts, unsigned backoff_ms, char *err,
+		       size_t errlen)
+{
+	const struct rly_url *u = &r->url;
+	int ret = -EINVAL;
+
+	for (unsigned i = 0; i < (attempts ? attempts : 1); i++) {
+		if (i) {
+			rly_sleep_ms(backoff_ms);
+			backoff_ms = backoff_ms * 2 > 5000 ? 5000 : backoff_ms * 2;
+		}
+		ret = rly_connect1(u->host, u->ctrl, r->timeout_ms, err, errlen);
+		if (ret < 0) {
+			if (ret == -EHOSTUNREACH)
+				break; /* a name that does not resolve will not */
+			continue;
+		}
+		r->ctrl = ret;
+		ret = rly_connect1(u->host, u->data, r->timeout_ms, err, errlen);
+		if (ret >= 0)
+			break;
+		close(r->ctrl);
+		r->ctrl = -1;
+	}
+	if (ret < 0)
+		return ret;
+	r->data = ret;
+	return rly_handshake(r, r->session, r->hostname, r->live_us, err, errlen);
 }
 
 int rly_open(const struct rly_url *u, const char *session, const char *hostname,
@@ -512,28 +551,11 @@ int rly_open(const struct rly_url *u, const char *session, const char *hostname,
 		return rr_fail(err, errlen, -ENOMEM, "out of memory");
 	r->ctrl = r->data = -1;
 	r->timeout_ms = timeout_ms;
-	for (unsigned i = 0; i < (attempts ? attempts : 1); i++) {
-		if (i) {
-			rly_sleep_ms(backoff_ms);
-			backoff_ms = backoff_ms * 2 > 5000 ? 5000 : backoff_ms * 2;
-		}
-		ret = rly_connect1(u->host, u->ctrl, timeout_ms, err, errlen);
-		if (ret < 0) {
-			if (ret == -EHOSTUNREACH)
-				break; /* a name that does not resolve will not */
-			continue;
-		}
-		r->ctrl = ret;
-		ret = rly_connect1(u->host, u->data, timeout_ms, err, errlen);
-		if (ret >= 0)
-			break;
-		close(r->ctrl);
-		r->ctrl = -1;
-	}
-	if (ret < 0)
-		goto err_free;
-	r->data = ret;
-	ret = rly_handshake(r, session, hostname, live_us, err, errlen);
+	r->url = *u;
+	snprintf(r->session, sizeof(r->session), "%s", session);
+	snprintf(r->hostname, sizeof(r->hostname), "%s", hostname);
+	r->live_us = live_us;
+	ret = rly_connect(r, attempts, backoff_ms, err, errlen);
 	if (ret)
 		goto err_free;
 	*out = r;
@@ -542,6 +564,30 @@ int rly_open(const struct rly_url *u, const char *session, const char *hostname,
 err_free:
 	rly_free(r);
 	return ret;
+}
+
+int rly_reconnect(struct rly *r, unsigned attempts, unsigned backoff_ms, char *err,
+		  size_t errlen)
+{
+	if (r->data >= 0)
+		close(r->data);
+	if (r->ctrl >= 0)
+		close(r->ctrl);
+	r->ctrl = r->data = -1;
+	/* a new session: every stream announced again, numbered from 0 */
+	r->broken = r->closed = false;
+	r->pending = r->ibatch = 0;
+	for (uint32_t i = 0; i < r->ns; i++) {
+		r->s[i].added = r->s[i].sent = false;
+		r->s[i].next_net = 0;
+		r->s[i].handle = 0;
+	}
+	r->reconnects++;
+	if (rly_connect(r, attempts, backoff_ms, err, errlen)) {
+		r->broken = true;
+		return -EIO;
+	}
+	return 0;
 }
 
 /* ---- streaming --------------------------------------------------------------------------- */

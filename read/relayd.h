@@ -66,6 +66,13 @@ struct rly_stats {
 int rly_open(const struct rly_url *u, const char *session, const char *hostname,
 	     uint32_t live_us, unsigned attempts, unsigned backoff_ms, unsigned timeout_ms,
 	     struct rly **out, char *err, size_t errlen);
+/*
+ * After the connection was lost: connect again (as rly_open) into a new
+ * session of the same name (its path gets "-rN"), where every stream is
+ * announced anew.  The caller sends the metadata again first.
+ */
+int rly_reconnect(struct rly *r, unsigned attempts, unsigned backoff_ms, char *err,
+		  size_t errlen);
 /* Append TSDL text to the metadata stream. */
 int rly_metadata(struct rly *r, const void *text, size_t len, char *err, size_t errlen);
 /*

@@ -115,7 +115,7 @@ static int cmd_record(int argc, char **argv)
 	struct relay_opts relay;
 	struct rly *rly = NULL;
 	int64_t live, next_tick = 0;
-	bool no_local, lost = false;
+	bool no_local, lost = false, gap = false;
 	char path[PATH_MAX], dir[PATH_MAX], err[RR_ERR_MAX];
 	int64_t duration = 0, start, last_alive, idle = RECORD_IDLE_MIN_NS;
 	struct sigaction sa;
@@ -254,6 +254,10 @@ static int cmd_record(int argc, char **argv)
 			tool_err("%s", err);
 			goto out_close;
 		}
+		if (!gap && rec_relayd_gap(r)) {
+			gap = true;
+			tool_err("%s", rec_relayd_gap(r));
+		}
 		if (!lost && rec_relayd_error(r)) {
 			lost = true;
 			if (!no_local)
@@ -293,7 +297,11 @@ static int cmd_record(int argc, char **argv)
 		fprintf(stderr, "%s record: streamed to %s\n", rip_prog, where);
 	}
 	record_summary(r, quiet);
-	status = lost ? EXIT_FAIL : EXIT_OK;
+	if (!gap && rec_relayd_gap(r)) {
+		gap = true;
+		tool_err("%s", rec_relayd_gap(r));
+	}
+	status = lost || gap ? EXIT_FAIL : EXIT_OK;
 out_close:
 	rec_close(r);
 out_free:

@@ -518,6 +518,7 @@ struct run_state {
 	bool nofile_failed;		/* the program's could not be created: we fail */
 	struct rly *rly;		/* relayd, connected before PROG starts */
 	bool relay_lost;		/* and lost since: we fail, the local trace is whole */
+	bool relay_gap;			/* lost, then connected again: we fail too */
 	bool no_local;			/* -o -: relayd only */
 	int64_t next_tick;		/* the next live period's end (CLOCK_MONOTONIC ns) */
 };
@@ -1022,7 +1023,7 @@ static void run_summary(struct run_state *s)
 	sub_bad = lossy || s->sub_failed || s->sub_nofile;
 	if (s->o.quiet && !lost && !st->corrupt && !sub_bad)
 		return;
-	if (s->rec.rly && !s->relay_lost) {
+	if (s->rec.rly && !s->relay_lost && !s->relay_gap) {
 		char where[PATH_MAX + 300];
 
 		relay_where(&s->o.relay, s->rec.rly, where, sizeof(where));
@@ -1328,8 +1329,12 @@ static int64_t run_now_ns(void)
 /* Say once that relayd went away; the local trace goes on. */
 static void run_relay_check(struct run_state *s)
 {
-	const char *why = rec_relayd_error(&s->rec);
+	const char *why = rec_relayd_error(&s->rec), *gap = rec_relayd_gap(&s->rec);
 
+	if (gap && !s->relay_gap) {
+		s->relay_gap = true;
+		tool_err("%s", gap);
+	}
 	if (!why || s->relay_lost)
 		return;
 	s->relay_lost = true;
@@ -1548,7 +1553,7 @@ static int cmd_run(int argc, char **argv)
 	run_loop(s);
 	run_reap(s, 0);
 	status = run_exit_status(s->status);
-	if ((s->failed || s->nofile_failed || s->relay_lost) && status == 0)
+	if ((s->failed || s->nofile_failed || s->relay_lost || s->relay_gap) && status == 0)
 		status = EXIT_FAIL;
 	rec_close(&s->rec);
 	run_cleanup_ringdir(s->ringdir, s->ring, s->failed);

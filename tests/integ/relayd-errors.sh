@@ -6,7 +6,9 @@
 # host that does not resolve fails before the program runs (exit 1, no
 # trace left behind); and killing lttng-relayd in the middle of a run
 # leaves the local trace complete (every event, rip dump reads it), says
-# why on stderr, and makes rip run exit 1.
+# why on stderr, and makes rip run exit 1; a relayd started again on the
+# same ports in time gets the rest of the run in a new session (-r1), and
+# rip run still exits 1 (relayd's copies miss what was in flight).
 # Timeout: 120
 . tests/data/common.sh
 . tests/data/relayd-lib.sh
@@ -57,4 +59,29 @@ n=$(babeltrace2 "$TEST_TMP/local" 2>/dev/null | grep -c 'relaydprog:tick')
 [ "$n" = 9000 ] || fail "local trace after relayd was killed: $n events, want 9000"
 "$RIP" dump "$TEST_TMP/local" >/dev/null 2>"$TEST_TMP/dump.err" ||
 	fail "rip dump on the local trace: $(head -n 1 "$TEST_TMP/dump.err")"
+
+# relayd killed, then started again on its ports: rip connects again.
+relayd_start rd3
+t_bg "$RIP" run -q --relayd="$RD_URL" --session=again --hostname=hoste --live-timer=100ms \
+	-o "$TEST_TMP/local2" -- "$prog" --events 4000 --gap-us 10000 >/dev/null 2>"$TEST_TMP/run2.err"
+run_pid=$T_LAST
+wait_until 30 sh -c "ls '$RD_OUT'/hoste/again-*/stream_2 >/dev/null 2>&1" ||
+	die "relayd never got a packet of the third thread"
+t_kill "$RD_PID"
+LTTNG_HOME=$TEST_TMP/rd3-home t_bg lttng-relayd -C "tcp://127.0.0.1:$RD_C" \
+	-D "tcp://127.0.0.1:$RD_D" -L "tcp://127.0.0.1:$RD_L" -o "$RD_OUT" >"$TEST_TMP/rd3b.log" 2>&1
+RD_PID=$T_LAST
+wait "$run_pid"
+rc=$?
+[ "$rc" = 1 ] || fail "rip run with relayd restarted: exit $rc, want 1"
+grep -q 'connected again' "$TEST_TMP/run2.err" || fail "rip run did not connect again: $(cat "$TEST_TMP/run2.err")"
+n=$(babeltrace2 "$TEST_TMP/local2" 2>/dev/null | grep -c 'relaydprog:tick')
+[ "$n" = 12000 ] || fail "local trace after relayd restarted: $n events, want 12000"
+c=$(ls -d "$RD_OUT"/hoste/again-*-r1 2>/dev/null | tail -n 1)
+[ -n "$c" ] || fail "no -r1 session on the restarted relayd"
+m=$(babeltrace2 "$c" 2>/dev/null | grep -c 'relaydprog:tick')
+[ "$m" -gt 0 ] && [ "$m" -lt 12000 ] || fail "the -r1 session holds $m events (want some, not all)"
+"$RIP" dump "$c" >/dev/null 2>"$TEST_TMP/dump.err" ||
+	fail "rip dump on the -r1 session: $(head -n 1 "$TEST_TMP/dump.err")"
+relayd_stop
 t_done
