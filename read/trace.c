@@ -394,34 +394,6 @@ static int tr_read_exact(int fd, void *buf, size_t len)
 	return 0;
 }
 
-/* Does dir/metadata carry a rip index (a streamed copy, relayd's)? */
-static bool tr_meta_has_index(const char *dir)
-{
-	static const char key[] = "\trip_index_bytes = ";
-	char p[PATH_MAX], buf[4096 + sizeof(key)];
-	bool found = false;
-	size_t keep = 0;
-	ssize_t n;
-	int fd, len = snprintf(p, sizeof(p), "%s/metadata", dir);
-
-	if (len < 0 || (size_t)len >= sizeof(p))
-		return false;
-	fd = open(p, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-	if (fd < 0)
-		return false;
-	/* the index comes last: look through the file, keeping a key's length of overlap */
-	while (!found && (n = read(fd, buf + keep, sizeof(buf) - 1 - keep)) > 0) {
-		size_t have = keep + (size_t)n;
-
-		buf[have] = 0;
-		found = memmem(buf, have, key, sizeof(key) - 1) != NULL;
-		keep = have < sizeof(key) ? have : sizeof(key) - 1;
-		memmove(buf, buf + have - keep, keep);
-	}
-	close(fd);
-	return found;
-}
-
 bool trace_is_dir(const char *path)
 {
 	char p[PATH_MAX];
@@ -432,7 +404,9 @@ bool trace_is_dir(const char *path)
 		return false;
 	if (lstat(p, &st) == 0 && S_ISREG(st.st_mode))
 		return true;
-	return tr_meta_has_index(path);
+	/* a copy without it (relayd's): trace_r_open looks for the index in the metadata */
+	n = snprintf(p, sizeof(p), "%s/metadata", path);
+	return n > 0 && (size_t)n < sizeof(p) && lstat(p, &st) == 0 && S_ISREG(st.st_mode);
 }
 
 /* The whole of a regular file (at most max bytes) into memory. */

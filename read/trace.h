@@ -113,7 +113,7 @@ void trace_r_close(struct trace_r *r);
 int trace_r_stream(struct trace_r *r, uint32_t stream, ev_packet_cb cb, void *arg, char *err,
 		   size_t errlen);
 
-/* Is path a trace directory (has .rip-index)? */
+/* Is path a trace directory (has .rip-index, or metadata that may carry it)? */
 bool trace_is_dir(const char *path);
 
 /* ---- CTF metadata (read/ctf.c) ---- */

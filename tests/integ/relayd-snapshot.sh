@@ -5,7 +5,8 @@
 # to lttng-relayd: babeltrace2 and `rip dump` give the same on relayd's
 # copy as on the local snapshot, for a ring that kept everything and for
 # one that overwrote (the discarded events travel too); with -o - only
-# relayd gets it.
+# relayd gets it.  A copy whose metadata-carried index is damaged (cut,
+# wrong size, bad base64, gone) is refused with exit 1 and a reason.
 # Timeout: 60
 . tests/data/common.sh
 . tests/data/relayd-lib.sh
@@ -46,5 +47,18 @@ copy=$(relayd_copy hostf only)
 [ -n "$copy" ] && "$RIP" dump "$copy" >"$TEST_TMP/only.d" 2>&1 || fail "-o -: no readable copy on relayd"
 cmp -s "$TEST_TMP/only.d" "$TEST_TMP/wrapped.da" || fail "-o -: relayd's copy differs from the same snapshot's"
 ls -d rip-*-snapshot >/dev/null 2>&1 && fail "-o - left a local trace"
+# Damaged index in the metadata: refused, never misread.
+whole=$(relayd_copy hostf whole)
+bad() { # WHAT SED-SCRIPT WANT
+	rm -rf "$TEST_TMP/bad"
+	cp -r "$whole" "$TEST_TMP/bad"
+	sed -i "$2" "$TEST_TMP/bad/metadata"
+	expect_status 1 "$1" "$RIP" dump "$TEST_TMP/bad"
+	grep -q "$3" "$TEST_TMP/err" || fail "$1: the message does not say '$3': $(head -n 1 "$TEST_TMP/err")"
+}
+bad "chunk cut" 's/^\(\trip_index_0 = "[A-Za-z0-9+\/]\{40\}\).*/\1";/' 'corrupt rip index'
+bad "size changed" 's/^\trip_index_bytes = \([0-9]*\);/\trip_index_bytes = 1\1;/' 'rip_index'
+bad "bad base64" 's/^\(\trip_index_0 = "\)..../\1!!!!/' 'corrupt rip index'
+bad "no index" '/rip_index/d' 'not a rip trace'
 relayd_stop
 t_done
