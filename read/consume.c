@@ -550,9 +550,10 @@ int rec_tick(struct rec *r, uint64_t margin_ns, char *err, size_t errlen)
 
 		if (r->bad[i])
 			continue;
-		ret = ev_peek_open(&r->f, r->types, i, &p, why, sizeof(why));
+		ret = ev_peek_open(&r->f, r->types, i, pc->seq, pc->off, &p, why, sizeof(why));
 		if (ret < 0 && ret != -EAGAIN && rec_refresh_types(r))
-			ret = ev_peek_open(&r->f, r->types, i, &p, why, sizeof(why));
+			ret = ev_peek_open(&r->f, r->types, i, pc->seq, pc->off, &p, why,
+					   sizeof(why));
 		if (ret == -EIO || ret == -ENOMEM) {
 			snprintf(err, errlen, "%s", why);
 			return ret;

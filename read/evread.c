@@ -512,7 +512,8 @@ out:
 }
 
 int ev_peek_open(struct rr_file *f, const struct ev_types *types, uint32_t ring,
-		 struct ev_packet *out, char *err, size_t errlen)
+		 uint64_t have_seq, size_t have_len, struct ev_packet *out, char *err,
+		 size_t errlen)
 {
 	const struct rip_evring *w;
 	uint64_t written, consumed;
@@ -532,6 +533,13 @@ int ev_peek_open(struct rr_file *f, const struct ev_types *types, uint32_t ring,
 	if (consumed == written) {
 		const struct rip_packet *src = ev_pkt(f, ring, written % ev_npk(f, ring));
 
+		/* nothing since the caller's copy: no copy (pairs with the writer's commit) */
+		if (have_seq == written &&
+		    __atomic_load_n(&src->packet_seq_num, __ATOMIC_ACQUIRE) == written &&
+		    __atomic_load_n(&src->content_size, __ATOMIC_ACQUIRE) / 8 == have_len) {
+			rr_guard_leave();
+			return 0;
+		}
 		ret = ev_copy_packet(f, types, ring, written % ev_npk(f, ring), written, out, err,
 				     errlen);
 		/* the open packet, not readable this instant (being switched, torn): later */
