@@ -741,4 +741,9 @@ section threads threads.sh "as the threads grow"
 # ---- 10. programs that start short programs: bash loop, make -j2 ---------------------------
 
 section spawn spawn.sh "programs that spawn"
+
+# ---- 11. many machines: events streamed through lttng-relayd, against LTTng-UST's consumer -----
+
+# bench/relayd.sh starts lttng-relayd on free loopback ports (RLY_N, RLY_REPS).
+section relayd relayd.sh "events streamed through lttng-relayd"
 exit $failed

@@ -41,6 +41,8 @@ if [ "$what" = check ]; then
 	have_cmd curl || need="$need curl"
 	have_cmd timeout || need="$need coreutils"
 	have_cmd babeltrace2 || need="$need babeltrace2"
+	# lttng-relayd, which the tests/integ/relayd-*.sh tests stream to
+	have_cmd lttng-relayd || need="$need lttng-tools"
 	# go tool pprof reads rip export --format=pprof (tests/integ/export-pprof.sh)
 	have_cmd go || need="$need golang-go"
 	have_cmd dot || need="$need graphviz"

@@ -156,11 +156,14 @@ int rec_attach(struct rec *r, const char *path, char *err, size_t errlen)
 	r->types = calloc(1, sizeof(*r->types));
 	r->bad = calloc(r->f.hdr.ev_rings, sizeof(*r->bad));
 	r->discarded0 = calloc(r->f.hdr.ev_rings, sizeof(*r->discarded0));
-	if (!r->types || !r->bad || !r->discarded0) {
+	r->pc = calloc(r->f.hdr.ev_rings, sizeof(*r->pc));
+	if (!r->types || !r->bad || !r->discarded0 || !r->pc) {
 		snprintf(err, errlen, "out of memory");
 		ret = -ENOMEM;
 		goto err_close;
 	}
+	for (uint32_t i = 0; i < r->f.hdr.ev_rings; i++)
+		r->pc[i].seq = UINT64_MAX;
 	ret = ev_consumer_open(&r->f, err, errlen);
 	if (ret)
 		goto err_close;
@@ -192,20 +195,233 @@ int rec_open_trace(struct rec *r, const char *dir, char *err, size_t errlen)
 	return ret;
 }
 
+/* Streaming to relayd failed: say why once; the local trace goes on. */
+static void rec_rly_fail(struct rec *r, const char *why)
+{
+	if (r->rly_failed)
+		return;
+	r->rly_failed = true;
+	snprintf(r->rly_err, sizeof(r->rly_err), "%s", why);
+}
+
+static bool rec_rly_on(const struct rec *r)
+{
+	return r->rly && !r->rly_failed;
+}
+
+static int rec_declare(struct rec *r, char *err, size_t errlen);
+
+/* The head of the metadata and the types known, to a new relayd session. */
+static int rec_rly_head(struct rec *r, char *err, size_t errlen)
+{
+	struct trace_info info;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *out;
+	int ret;
+
+	ret = trace_info_from_file(&r->f, &info, err, errlen);
+	if (ret)
+		return ret;
+	out = open_memstream(&text, &len);
+	if (!out) {
+		trace_info_free(&info);
+		return rr_fail(err, errlen, -ENOMEM, "out of memory");
+	}
+	ret = ctf_write_head(out, &info, true);
+	trace_info_free(&info);
+	if (fclose(out) && !ret)
+		ret = -ENOMEM;
+	if (ret) {
+		free(text);
+		return rr_fail(err, errlen, ret, "cannot write the metadata");
+	}
+	ret = rly_metadata(r->rly, text, len, err, errlen);
+	free(text);
+	memset(r->declared, 0, EV_MAX_TYPES * sizeof(*r->declared));
+	r->ndeclared = 0;
+	if (!ret)
+		ret = rec_declare(r, err, errlen);
+	return ret;
+}
+
+#define REC_RLY_RECONNECTS 2	  /* new sessions after relayd was lost, at most */
+#define REC_RLY_ATTEMPTS 4	  /* connections tried each time: 0.25, 0.5, 1, 2 s apart */
+#define REC_RLY_BACKOFF_MS 250
+
+/*
+ * relayd was lost (why): connect again into a new session, a bounded number
+ * of times; true if streaming goes on (what was in flight is lost to
+ * relayd's copies, which rec_relayd_gap then says), false if it stops.
+ */
+static bool rec_rly_lost(struct rec *r, const char *why)
+{
+	char e[RR_ERR_MAX];
+
+	if (r->rly_failed)
+		return false;
+	if (r->rly_reconnects >= REC_RLY_RECONNECTS ||
+	    rly_reconnect(r->rly, REC_RLY_ATTEMPTS, REC_RLY_BACKOFF_MS, e, sizeof(e)) ||
+	    rec_rly_head(r, e, sizeof(e))) {
+		rec_rly_fail(r, why);
+		return false;
+	}
+	r->rly_reconnects++;
+	snprintf(r->rly_gap, sizeof(r->rly_gap),
+		 "%s; connected again: relayd's copy goes on in %s, without what was in flight",
+		 why, rly_path(r->rly));
+	return true;
+}
+
+/* The TSDL of the types relayd has not seen yet, before a packet that may use them. */
+static int rec_declare(struct rec *r, char *err, size_t errlen)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *out;
+	int ret = 0;
+
+	if (r->types->count == r->ndeclared)
+		return 0;
+	out = open_memstream(&text, &len);
+	if (!out)
+		return rr_fail(err, errlen, -ENOMEM, "out of memory");
+	for (uint32_t id = 0; id < EV_MAX_TYPES && !ret; id++) {
+		if (!r->types->t[id].valid || r->declared[id])
+			continue;
+		ret = ctf_write_event(out, &r->types->t[id]);
+		r->declared[id] = true;
+		r->ndeclared++;
+	}
+	if (fclose(out) && !ret)
+		ret = -ENOMEM;
+	if (!ret)
+		ret = rly_metadata(r->rly, text, len, err, errlen);
+	else
+		rr_fail(err, errlen, ret, "event type %u cannot be described in TSDL", 0);
+	free(text);
+	return ret;
+}
+
+/*
+ * Write one packet, hdr then blen bytes of events at body, to the trace and
+ * to relayd.  body lies inside a packet copy, after at least a header's
+ * worth of bytes (trace_w_packet takes the bytes after the header).
+ */
+static int rec_emit(struct rec *r, uint32_t ring, const struct rip_packet *hdr0,
+		    const uint8_t *body, size_t blen)
+{
+	struct rip_packet hdr = *hdr0;
+	char why[RR_ERR_MAX];
+	int ret;
+
+	hdr.packet_size = hdr.content_size = (uint64_t)(sizeof(hdr) + blen) * 8;
+	hdr.open = 0;
+	if (r->rly) {
+		/*
+		 * Never before a beacon sent for the stream: live readers took it
+		 * as "nothing before this".  The events are after it (rec_tick), and
+		 * compact timestamps decode the same from any base between the
+		 * event before and theirs.
+		 */
+		uint64_t after = rly_stream_end(r->rly, ring);
+
+		if (hdr.timestamp_begin < after)
+			hdr.timestamp_begin = after;
+		if (hdr.timestamp_end < hdr.timestamp_begin)
+			hdr.timestamp_end = hdr.timestamp_begin;
+	}
+	if (r->w) {
+		struct ev_packet p = { .ring = ring, .hdr = hdr, .len = sizeof(hdr) + blen };
+
+		/* trace_w_packet writes p.hdr, then the bytes after the header */
+		p.data = (uint8_t *)body - sizeof(hdr);
+		ret = trace_w_packet(r->w, &p, r->cb_err, sizeof(r->cb_err));
+		if (ret) {
+			r->cb_failed = true;
+			return ret;
+		}
+	}
+	if (rec_rly_on(r)) {
+		ret = rec_declare(r, why, sizeof(why));
+		if (!ret)
+			ret = rly_packet(r->rly, ring, &hdr, body, blen, why, sizeof(why));
+		if (ret && rec_rly_lost(r, why)) {
+			r->rly_events = r->rly_packets = 0; /* what this session holds */
+			ret = rec_declare(r, why, sizeof(why));
+			if (!ret)
+				ret = rly_packet(r->rly, ring, &hdr, body, blen, why, sizeof(why));
+		}
+		if (ret) {
+			rec_rly_fail(r, why);
+			if (!r->w) {
+				snprintf(r->cb_err, sizeof(r->cb_err), "%s", why);
+				r->cb_failed = true;
+				return ret;
+			}
+		} else {
+			r->rly_events += hdr.events;
+			r->rly_packets++;
+		}
+	}
+	r->pc[ring].last = hdr;
+	r->pc[ring].any = true;
+	if (ring >= r->nstreams)
+		r->nstreams = ring + 1;
+	r->st.packets++;
+	r->st.events += hdr.events;
+	r->st.bytes += sizeof(hdr) + blen;
+	return 0;
+}
+
 static int rec_packet(const struct ev_packet *p, void *arg)
 {
 	struct rec *r = arg;
-	int ret;
+	struct rec_piece *pc;
+	struct rip_packet hdr = p->hdr;
+	const uint8_t *body = p->data + sizeof(hdr);
+	size_t blen = p->len - sizeof(hdr);
 
-	ret = trace_w_packet(r->w, p, r->cb_err, sizeof(r->cb_err));
-	if (ret) {
-		r->cb_failed = true;
-		return ret;
+	if (p->ring >= r->f.hdr.ev_rings || p->len < sizeof(hdr))
+		return 0;
+	pc = &r->pc[p->ring];
+	if (pc->seq == p->hdr.packet_seq_num) {
+		/* sent in part (rec_tick): the rest goes out as the last piece */
+		pc->seq = UINT64_MAX;
+		if (pc->off > p->len || pc->events > p->hdr.events ||
+		    (pc->events == p->hdr.events &&
+		     p->hdr.events_discarded == pc->last.events_discarded)) {
+			pc->extra--; /* nothing left to send: the next packet follows at once */
+			return 0;
+		}
+		body = p->data + pc->off;
+		blen = p->len - pc->off;
+		hdr.events = p->hdr.events - pc->events;
+		hdr.timestamp_begin = pc->last_ts;
 	}
-	r->st.packets++;
-	r->st.events += p->hdr.events;
-	r->st.bytes += p->len;
-	return 0;
+	hdr.packet_seq_num += pc->extra;
+	return rec_emit(r, p->ring, &hdr, body, blen);
+}
+
+int rec_relayd(struct rec *r, struct rly *rly, char *err, size_t errlen)
+{
+	r->declared = calloc(EV_MAX_TYPES, sizeof(*r->declared));
+	if (!r->declared) {
+		rly_free(rly);
+		return rr_fail(err, errlen, -ENOMEM, "out of memory");
+	}
+	r->rly = rly;
+	return rec_rly_head(r, err, errlen);
+}
+
+const char *rec_relayd_error(const struct rec *r)
+{
+	return r->rly_failed ? r->rly_err : NULL;
+}
+
+const char *rec_relayd_gap(const struct rec *r)
+{
+	return r->rly_gap[0] ? r->rly_gap : NULL;
 }
 
 /*
@@ -279,6 +495,19 @@ static int rec_consume(struct rec *r, uint32_t i, bool final, char *err, size_t 
 	}
 }
 
+/* The indexes queued for relayd go out at the end of each pass. */
+static int rec_rly_flush(struct rec *r, char *err, size_t errlen)
+{
+	char why[RR_ERR_MAX];
+
+	if (!rec_rly_on(r) || !rly_flush(r->rly, why, sizeof(why)) || rec_rly_lost(r, why))
+		return 0;
+	if (r->w)
+		return 0;
+	snprintf(err, errlen, "%s", why);
+	return -EIO;
+}
+
 int rec_poll(struct rec *r, char *err, size_t errlen)
 {
 	uint32_t n = rec_rings_used(r);
@@ -293,7 +522,145 @@ int rec_poll(struct rec *r, char *err, size_t errlen)
 		if (ret < 0)
 			return ret;
 	}
+	ret = rec_rly_flush(r, err, errlen);
+	if (ret)
+		return ret;
 	return (int)(r->st.packets + r->st.lost_packets + r->st.corrupt - before);
+}
+
+int rec_tick(struct rec *r, uint64_t margin_ns, char *err, size_t errlen)
+{
+	uint64_t now = rr_now_ticks(&r->f.hdr), margin, before;
+	uint32_t n;
+	int ret;
+
+	if (!rec_rly_on(r))
+		return rec_poll(r, err, errlen);
+	/* now first: every ring in use after this holds only later events */
+	ret = rec_poll(r, err, errlen);
+	if (ret < 0)
+		return ret;
+	before = r->st.packets;
+	n = rec_rings_used(r);
+	margin = (uint64_t)((unsigned __int128)margin_ns * r->f.hdr.clock_hz / 1000000000u);
+	for (uint32_t i = 0; i < n; i++) {
+		struct rec_piece *pc = &r->pc[i];
+		struct ev_packet p;
+		char why[RR_ERR_MAX];
+
+		if (r->bad[i])
+			continue;
+		ret = ev_peek_open(&r->f, r->types, i, pc->seq, pc->off, &p, why, sizeof(why));
+		if (ret < 0 && ret != -EAGAIN && rec_refresh_types(r))
+			ret = ev_peek_open(&r->f, r->types, i, pc->seq, pc->off, &p, why,
+					   sizeof(why));
+		if (ret == -EIO || ret == -ENOMEM) {
+			snprintf(err, errlen, "%s", why);
+			return ret;
+		}
+		if (ret < 0)
+			continue; /* packets to take first, or not readable yet: no beacon */
+		if (ret == 1) {
+			bool part = pc->seq == p.hdr.packet_seq_num;
+			uint32_t sent = part ? pc->events : 0;
+			size_t off = part ? pc->off : sizeof(p.hdr);
+
+			if (p.hdr.events > sent && p.len > off) {
+				struct rip_packet hdr = p.hdr;
+
+				hdr.events = p.hdr.events - sent;
+				hdr.timestamp_begin = part ? pc->last_ts : p.hdr.timestamp_begin;
+				hdr.packet_seq_num = p.hdr.packet_seq_num + pc->extra;
+				ret = rec_emit(r, i, &hdr, p.data + off, p.len - off);
+				if (ret) {
+					free(p.data);
+					snprintf(err, errlen, "%s", r->cb_err);
+					return ret;
+				}
+				pc->seq = p.hdr.packet_seq_num;
+				pc->off = p.len;
+				pc->events = p.hdr.events;
+				pc->last_ts = p.hdr.timestamp_end;
+				pc->extra++;
+			}
+			free(p.data);
+		}
+		if (rec_rly_on(r) && pc->any && now > margin &&
+		    rly_beacon(r->rly, i, now - margin, why, sizeof(why)) && !rec_rly_lost(r, why)) {
+			if (!r->w) {
+				snprintf(err, errlen, "%s", why);
+				return -EIO;
+			}
+		}
+	}
+	ret = rec_rly_flush(r, err, errlen);
+	if (ret)
+		return ret;
+	return (int)(r->st.packets - before);
+}
+
+/* Events no ring counted (ev_lost): one more empty packet at the end of the first stream. */
+static int rec_lost(struct rec *r, uint64_t lost, char *err, size_t errlen)
+{
+	struct rip_packet hdr;
+	uint32_t i = 0;
+	int ret;
+
+	while (i < r->nstreams && !r->pc[i].any)
+		i++;
+	if (!lost || i == r->nstreams)
+		return 0; /* nothing lost, or no stream to carry it: the index alone counts it */
+	/* the stream's next packet, empty, at the time its last one ended */
+	hdr = r->pc[i].last;
+	hdr.packet_seq_num++;
+	hdr.events = 0;
+	hdr.events_discarded += lost;
+	hdr.timestamp_begin = hdr.timestamp_end;
+	ret = rec_emit(r, i, &hdr, (const uint8_t *)&r->pc[i].last + sizeof(hdr), 0);
+	if (ret)
+		snprintf(err, errlen, "%s", r->cb_err);
+	return ret;
+}
+
+/* The end for relayd: the index in the metadata, then every stream closed. */
+static void rec_relayd_end(struct rec *r, struct trace_info *info)
+{
+	char why[RR_ERR_MAX], *text = NULL;
+	struct trace_info part = *info;
+	uint8_t *idx = NULL;
+	size_t len = 0, ilen = 0;
+	FILE *out;
+	int ret;
+
+	if (!rec_rly_on(r))
+		return;
+	if (r->rly_reconnects) {
+		/* a session after relayd was lost holds the rest only: its index says so */
+		part.idx.events = r->rly_events;
+		part.idx.lost_packets += r->st.packets - r->rly_packets;
+		info = &part;
+	}
+	ret = trace_index_pack(info, &idx, &ilen, why, sizeof(why));
+	if (!ret) {
+		out = open_memstream(&text, &len);
+		if (!out) {
+			ret = rr_fail(why, sizeof(why), -ENOMEM, "out of memory");
+		} else {
+			ret = ctf_write_index_env(out, info, idx, ilen);
+			if (fclose(out) && !ret)
+				ret = -ENOMEM;
+			if (ret)
+				rr_fail(why, sizeof(why), ret, "cannot write the index");
+		}
+	}
+	if (!ret)
+		ret = rly_metadata(r->rly, text, len, why, sizeof(why));
+	if (!ret)
+		ret = rly_close(r->rly, 30000, r->rly_linger_ms, why, sizeof(why));
+	if (ret)
+		rec_rly_fail(r, why);
+	free(idx);
+	free(text);
 }
 
 int rec_finish(struct rec *r, char *err, size_t errlen)
@@ -302,7 +669,7 @@ int rec_finish(struct rec *r, char *err, size_t errlen)
 	struct trace_w *w = r->w;
 	int ret = 0, n;
 
-	if (!w)
+	if (!w && !r->rly)
 		return 0;
 	/* Everything closed, then the open packets, closed in the copy. */
 	for (int pass = 0; pass < REC_DRAIN_PASSES; pass++) {
@@ -322,7 +689,7 @@ int rec_finish(struct rec *r, char *err, size_t errlen)
 	 */
 	r->st.noring = rec_u64(r, REC_HDR(ev_lost));
 	if (!ret)
-		ret = trace_w_lost(w, r->st.noring, err, errlen);
+		ret = rec_lost(r, r->st.noring, err, errlen);
 	r->w = NULL;
 	r->finished = true;
 	if (ret) {
@@ -330,7 +697,7 @@ int rec_finish(struct rec *r, char *err, size_t errlen)
 		char ignore[RR_ERR_MAX];
 
 		memset(&info, 0, sizeof(info));
-		if (!trace_info_from_file(&r->f, &info, ignore, sizeof(ignore)))
+		if (w && !trace_info_from_file(&r->f, &info, ignore, sizeof(ignore)))
 			trace_w_finish(w, &info, ignore, sizeof(ignore));
 		trace_info_free(&info);
 		return ret;
@@ -341,11 +708,17 @@ int rec_finish(struct rec *r, char *err, size_t errlen)
 
 		trace_info_free(&info);
 		memset(&info, 0, sizeof(info));
-		trace_w_finish(w, &info, ignore, sizeof(ignore));
+		if (w)
+			trace_w_finish(w, &info, ignore, sizeof(ignore));
+		rec_rly_fail(r, err);
 		return ret;
 	}
 	info.idx.lost_packets = r->st.lost_packets + r->st.corrupt;
-	ret = trace_w_finish(w, &info, err, errlen);
+	info.idx.nstreams = r->nstreams;
+	info.idx.events = r->st.events;
+	if (w)
+		ret = trace_w_finish(w, &info, err, errlen);
+	rec_relayd_end(r, &info);
 	trace_info_free(&info);
 	return ret;
 }
@@ -374,9 +747,15 @@ void rec_close(struct rec *r)
 	free(r->types);
 	free(r->bad);
 	free(r->discarded0);
+	free(r->pc);
+	free(r->declared);
+	rly_free(r->rly);
 	r->types = NULL;
 	r->bad = NULL;
 	r->discarded0 = NULL;
+	r->pc = NULL;
+	r->declared = NULL;
+	r->rly = NULL;
 }
 
 int rec_silence(const char *path, char *err, size_t errlen)

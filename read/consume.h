@@ -13,6 +13,16 @@
  *			sleep a little;
  *	rec_finish(&r, err, len);		  drain, metadata, index
  *	rec_close(&r);				  detach, free
+ *
+ * Streaming to lttng-relayd too (or only: no rec_open_trace), after
+ * rec_attach: rec_relayd(&r, rly, ...) sends the metadata's head, then
+ * every packet goes to both; rec_tick(&r, ...) once per live period sends
+ * what the open packets hold so far (as packets of their own, in both
+ * copies, so that they stay the same) and beacons for the idle streams,
+ * and rec_finish ends with the index in the metadata and closes relayd's
+ * streams.  A relayd lost in the middle is connected to again (a new
+ * session, a bounded number of times: rec_relayd_gap); one that stays lost
+ * leaves the local trace whole: rec_relayd_error says why.
  */
 #ifndef RIP_READ_CONSUME_H
 #define RIP_READ_CONSUME_H
@@ -21,6 +31,7 @@
 #include <stdint.h>
 
 #include "read/evread.h"
+#include "read/relayd.h"
 #include "read/ringfile.h"
 #include "read/trace.h"
 
@@ -36,6 +47,17 @@ struct rec_stats {
 	uint64_t noring;	   /* events that found no ring, in all (ev_lost at the end) */
 };
 
+/* Per ring: the open packet sent in pieces so far (rec_tick), and what went out last. */
+struct rec_piece {
+	uint64_t seq;	       /* the ring's packet sent in part, UINT64_MAX: none */
+	size_t off;	       /* its bytes sent, header included */
+	uint32_t events;       /* its events sent */
+	uint64_t last_ts;      /* the time of the last of them */
+	uint64_t extra;	       /* pieces beyond one per ring packet: added to sequence numbers */
+	struct rip_packet last; /* the header of the last packet written */
+	bool any;	       /* a packet was written */
+};
+
 struct rec {
 	struct rr_file f;
 	struct ev_types *types;
@@ -47,6 +69,17 @@ struct rec {
 	bool attached, finished, cb_failed;
 	struct rec_stats st;
 	char cb_err[RR_ERR_MAX];
+	struct rec_piece *pc; /* per ring */
+	uint32_t nstreams;    /* highest ring written + 1 */
+	struct rly *rly;      /* streaming to relayd; NULL: not */
+	bool rly_failed;
+	char rly_err[RR_ERR_MAX];
+	unsigned rly_reconnects;
+	uint64_t rly_events, rly_packets; /* sent to relayd's current session */
+	char rly_gap[RR_ERR_MAX + 128];
+	unsigned rly_linger_ms; /* streams stay open this long after the end (rly_close) */
+	bool *declared;	      /* per type id: its TSDL went to relayd */
+	uint32_t ndeclared;
 	/* Called with each warning (a packet skipped, a type table unreadable); NULL: none. */
 	void (*warn)(const char *msg, void *arg);
 	void *warn_arg;
@@ -69,6 +102,24 @@ int rec_open_trace(struct rec *r, const char *dir, char *err, size_t errlen);
  * and skipped.
  */
 int rec_poll(struct rec *r, char *err, size_t errlen);
+/*
+ * Stream to relayd too (r attached; rly from rly_open, which r now owns):
+ * sends the head of the metadata.  0 or -errno (rly is freed).
+ */
+int rec_relayd(struct rec *r, struct rly *rly, char *err, size_t errlen);
+/*
+ * Once per live period: take the closed packets, then send what every open
+ * packet holds beyond what was sent, and beacons at now - margin_ns for the
+ * streams with nothing more.  Packets sent, or -errno (as rec_poll).
+ */
+int rec_tick(struct rec *r, uint64_t margin_ns, char *err, size_t errlen);
+/* Why streaming to relayd stopped (the local trace goes on); NULL if it did not. */
+const char *rec_relayd_error(const struct rec *r);
+/*
+ * relayd was lost and connected again (into a new session, "-rN"): what was
+ * in flight is missing from relayd's copies.  Why, or NULL.
+ */
+const char *rec_relayd_gap(const struct rec *r);
 /* Drain what is left, take the open packets, write metadata and index. */
 int rec_finish(struct rec *r, char *err, size_t errlen);
 /*

@@ -35,6 +35,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "read/ringfile.h"
 #include "read/trace.h"
 
 #ifndef RIP_VERSION_STRING
@@ -210,7 +211,14 @@ static const char *ctf_field_type(uint32_t type)
 
 /* ---- the blocks --------------------------------------------------------------------- */
 
-static void ctf_env(FILE *out, const struct trace_info *info)
+static void ctf_counts(FILE *out, const struct trace_info *info)
+{
+	fprintf(out, "\tevents_recorded = %" PRIu64 ";\n", info->idx.events & INT64_MAX);
+	fprintf(out, "\tevents_discarded = %" PRIu64 ";\n", info->idx.discarded & INT64_MAX);
+	fprintf(out, "\tpackets_lost = %" PRIu64 ";\n", info->idx.lost_packets & INT64_MAX);
+}
+
+static void ctf_env(FILE *out, const struct trace_info *info, bool live)
 {
 	const struct rip_file_hdr *h = &info->idx.file;
 	unsigned major = 0, minor = 0;
@@ -246,9 +254,9 @@ static void ctf_env(FILE *out, const struct trace_info *info)
 		h->ev_mode == RIP_MODE_DISCARD ? "discard"
 		: h->ev_mode == RIP_MODE_BLOCK ? "block"
 					       : "overwrite");
-	fprintf(out, "\tevents_recorded = %" PRIu64 ";\n", info->idx.events & INT64_MAX);
-	fprintf(out, "\tevents_discarded = %" PRIu64 ";\n", info->idx.discarded & INT64_MAX);
-	fprintf(out, "\tpackets_lost = %" PRIu64 ";\n", info->idx.lost_packets & INT64_MAX);
+	/* streamed: the counts are known at the end only (ctf_write_index_env) */
+	if (!live)
+		ctf_counts(out, info);
 	fputs("};\n\n", out);
 }
 
@@ -344,7 +352,7 @@ static void ctf_stream(FILE *out)
 	      out);
 }
 
-static int ctf_event(FILE *out, const struct ev_type *t)
+int ctf_write_event(FILE *out, const struct ev_type *t)
 {
 	char names[RIP_EVENT_MAX_FIELDS][RIP_FIELD_NAME_MAX + 16];
 
@@ -378,12 +386,11 @@ static int ctf_event(FILE *out, const struct ev_type *t)
 	return 0;
 }
 
-int ctf_write_metadata(FILE *out, const struct trace_info *info)
+int ctf_write_head(FILE *out, const struct trace_info *info, bool live)
 {
 	const struct rip_file_hdr *h = &info->idx.file;
 	const char *clock = h->clock_kind == RIP_CLOCK_TSC ? "tsc" : "monotonic_raw";
 	char uuid[37];
-	int ret;
 
 	ctf_trace_uuid(info, uuid);
 	fputs("/* CTF 1.8 */\n\n", out);
@@ -408,19 +415,162 @@ int ctf_write_metadata(FILE *out, const struct trace_info *info)
 		"\t};\n"
 		"};\n\n",
 		uuid);
-	ctf_env(out, info);
-	ret = ctf_clock(out, info, clock);
+	ctf_env(out, info, live);
+	if (ctf_clock(out, info, clock))
+		return -EINVAL;
+	ctf_stream(out);
+	return 0;
+}
+
+int ctf_write_metadata(FILE *out, const struct trace_info *info)
+{
+	int ret = ctf_write_head(out, info, false);
+
 	if (ret)
 		return ret;
-	ctf_stream(out);
 	for (uint32_t id = 0; id < EV_MAX_TYPES; id++) {
 		if (!info->types.t[id].valid)
 			continue;
-		ret = ctf_event(out, &info->types.t[id]);
+		ret = ctf_write_event(out, &info->types.t[id]);
 		if (ret)
 			return ret;
 	}
 	if (fflush(out) || ferror(out))
 		return errno ? -errno : -EIO;
 	return 0;
+}
+
+/* ---- the index in the metadata ----------------------------------------------------------- */
+
+static const char ctf_b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+int ctf_write_index_env(FILE *out, const struct trace_info *info, const void *index, size_t len)
+{
+	const unsigned char *p = index;
+	size_t chunks = (len + CTF_INDEX_CHUNK - 1) / CTF_INDEX_CHUNK;
+
+	fputs("/* What the trace's .rip-index holds (rip/trace.h), base64 in chunks. */\n", out);
+	fputs("env {\n", out);
+	ctf_counts(out, info);
+	fprintf(out, "\trip_index_bytes = %zu;\n\trip_index_chunks = %zu;\n", len, chunks);
+	for (size_t c = 0; c < chunks; c++) {
+		size_t end = (c + 1) * CTF_INDEX_CHUNK < len ? (c + 1) * CTF_INDEX_CHUNK : len;
+
+		fprintf(out, "\trip_index_%zu = \"", c);
+		for (size_t i = c * CTF_INDEX_CHUNK; i < end; i += 3) {
+			uint32_t v = (uint32_t)p[i] << 16;
+			size_t n = end - i < 3 ? end - i : 3;
+
+			if (n > 1)
+				v |= (uint32_t)p[i + 1] << 8;
+			if (n > 2)
+				v |= p[i + 2];
+			fputc(ctf_b64[v >> 18], out);
+			fputc(ctf_b64[(v >> 12) & 63], out);
+			fputc(n > 1 ? ctf_b64[(v >> 6) & 63] : '=', out);
+			fputc(n > 2 ? ctf_b64[v & 63] : '=', out);
+		}
+		fputs("\";\n", out);
+	}
+	fputs("};\n\n", out);
+	if (fflush(out) || ferror(out))
+		return errno ? -errno : -EIO;
+	return 0;
+}
+
+static int ctf_b64_val(char c)
+{
+	const char *p = c ? strchr(ctf_b64, c) : NULL;
+
+	return p ? (int)(p - ctf_b64) : -1;
+}
+
+/* Find `\tKEY = ` at a line start in text; the value after it, or NULL. */
+static const char *ctf_find_key(const char *text, size_t len, const char *key)
+{
+	size_t kl = strlen(key);
+	const char *p = text, *end = text + len;
+
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *line_end = nl ? nl : end;
+
+		if ((size_t)(line_end - p) > kl + 4 && p[0] == '\t' && !memcmp(p + 1, key, kl) &&
+		    !memcmp(p + 1 + kl, " = ", 3))
+			return p + 1 + kl + 3;
+		if (!nl)
+			break;
+		p = nl + 1;
+	}
+	return NULL;
+}
+
+int ctf_read_index(const char *text, size_t len, uint8_t **out, size_t *outlen, char *err,
+		   size_t errlen)
+{
+	const char *v = ctf_find_key(text, len, "rip_index_bytes"), *end = text + len;
+	unsigned long long bytes, chunks;
+	uint8_t *buf;
+	size_t got = 0;
+	char key[32], *e;
+
+	*out = NULL;
+	*outlen = 0;
+	if (!v)
+		return rr_fail(err, errlen, -ENOENT, "no rip index in the metadata");
+	bytes = strtoull(v, &e, 10);
+	if (e == v || *e != ';' || !bytes || bytes > CTF_INDEX_MAX)
+		return rr_fail(err, errlen, -EBADMSG, "bad rip_index_bytes in the metadata");
+	v = ctf_find_key(text, len, "rip_index_chunks");
+	chunks = v ? strtoull(v, &e, 10) : 0;
+	if (!v || e == v || *e != ';' || chunks != (bytes + CTF_INDEX_CHUNK - 1) / CTF_INDEX_CHUNK)
+		return rr_fail(err, errlen, -EBADMSG, "bad rip_index_chunks in the metadata");
+	buf = malloc(bytes);
+	if (!buf)
+		return rr_fail(err, errlen, -ENOMEM, "out of memory");
+	for (unsigned long long c = 0; c < chunks; c++) {
+		size_t want = bytes - got < CTF_INDEX_CHUNK ? bytes - got : CTF_INDEX_CHUNK;
+		size_t n = 0;
+
+		snprintf(key, sizeof(key), "rip_index_%llu", c);
+		v = ctf_find_key(text, len, key);
+		if (!v || *v++ != '"')
+			goto bad;
+		while (v < end && *v != '"') {
+			int a, b, cc, d;
+
+			if (end - v < 4)
+				goto bad;
+			a = ctf_b64_val(v[0]);
+			b = ctf_b64_val(v[1]);
+			cc = v[2] == '=' ? 0 : ctf_b64_val(v[2]);
+			d = v[3] == '=' ? 0 : ctf_b64_val(v[3]);
+			if (a < 0 || b < 0 || cc < 0 || d < 0 || (v[2] == '=' && v[3] != '='))
+				goto bad;
+			uint32_t x = (uint32_t)a << 18 | (uint32_t)b << 12 | (uint32_t)cc << 6 |
+				     (uint32_t)d;
+			size_t k = v[2] == '=' ? 1 : v[3] == '=' ? 2 : 3;
+
+			if (n + k > want)
+				goto bad;
+			buf[got + n] = (uint8_t)(x >> 16);
+			if (k > 1)
+				buf[got + n + 1] = (uint8_t)(x >> 8);
+			if (k > 2)
+				buf[got + n + 2] = (uint8_t)x;
+			n += k;
+			v += 4;
+			if (k < 3)
+				break;
+		}
+		if (v >= end || *v != '"' || n != want)
+			goto bad;
+		got += n;
+	}
+	*out = buf;
+	*outlen = got;
+	return 0;
+bad:
+	free(buf);
+	return rr_fail(err, errlen, -EBADMSG, "corrupt rip index in the metadata");
 }

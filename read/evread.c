@@ -510,3 +510,51 @@ out:
 	rr_guard_leave();
 	return ret;
 }
+
+int ev_peek_open(struct rr_file *f, const struct ev_types *types, uint32_t ring,
+		 uint64_t have_seq, size_t have_len, struct ev_packet *out, char *err,
+		 size_t errlen)
+{
+	const struct rip_evring *w;
+	uint64_t written, consumed;
+	sigjmp_buf jb;
+	volatile int ret;
+
+	memset(out, 0, sizeof(*out));
+	if (!ev_ring_ok(f, ring))
+		return rr_fail(err, errlen, -EINVAL, "no event ring %u", ring);
+	w = ev_ctl(f, ring);
+	if (rr_guard_enter(&jb))
+		return rr_fail(err, errlen, -EIO, "%s: the file shrank while being read", f->path);
+	/* as ev_consume: consumed first, both acquire (rip/abi.h) */
+	consumed = rip_evring_consumed((struct rip_evring *)w);
+	written = rip_evring_written((struct rip_evring *)w);
+	/* closed packets still to take go first; the open one holds sequence number written */
+	if (consumed == written) {
+		const struct rip_packet *src = ev_pkt(f, ring, written % ev_npk(f, ring));
+
+		/* nothing since the caller's copy: no copy (pairs with the writer's commit) */
+		if (have_seq == written &&
+		    __atomic_load_n(&src->packet_seq_num, __ATOMIC_ACQUIRE) == written &&
+		    __atomic_load_n(&src->content_size, __ATOMIC_ACQUIRE) / 8 == have_len) {
+			rr_guard_leave();
+			return 0;
+		}
+		ret = ev_copy_packet(f, types, ring, written % ev_npk(f, ring), written, out, err,
+				     errlen);
+		/* the open packet, not readable this instant (being switched, torn): later */
+		if (ret == 0 && __atomic_load_n(&src->magic, __ATOMIC_RELAXED) &&
+		    __atomic_load_n(&src->packet_seq_num, __ATOMIC_ACQUIRE) == written)
+			ret = -EAGAIN;
+	} else {
+		ret = -EAGAIN;
+	}
+	rr_guard_leave();
+	if (ret == -EAGAIN)
+		return rr_fail(err, errlen, -EAGAIN, "ring %u: not readable yet", ring);
+	if (ret == 1 && out->was_open)
+		return 1;
+	free(out->data);
+	memset(out, 0, sizeof(*out));
+	return ret < 0 ? ret : 0;
+}

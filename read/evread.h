@@ -146,4 +146,18 @@ void ev_ring_wake(struct rip_evring *w);
 int ev_consume(struct rr_file *f, const struct ev_types *types, uint32_t ring, bool final,
 	       ev_packet_cb cb, void *arg, uint64_t *lost_packets, char *err, size_t errlen);
 
+/*
+ * For a live reader that cannot wait for a packet to close (rec_flush): a
+ * copy of ring's open packet, closed in the copy, if every packet before
+ * it was consumed.  1 with *out filled (free out->data), 0 when there is
+ * none (no event since the last packet closed, or the open packet is
+ * still packet have_seq with have_len bytes: what the caller has), -EAGAIN
+ * while closed packets wait to be consumed first, other -errno on error.  Bytes below the open packet's committed
+ * content never change, so what is copied now is a prefix of the packet
+ * as it will close.
+ */
+int ev_peek_open(struct rr_file *f, const struct ev_types *types, uint32_t ring,
+		 uint64_t have_seq, size_t have_len, struct ev_packet *out, char *err,
+		 size_t errlen);
+
 #endif /* RIP_READ_EVREAD_H */

@@ -242,20 +242,26 @@ void trace_info_free(struct trace_info *info)
 	info->mods = NULL;
 }
 
-static int tr_write_index(struct trace_w *w, struct trace_info *info, char *err, size_t errlen)
+int trace_index_pack(struct trace_info *info, uint8_t **out, size_t *len, char *err,
+		     size_t errlen)
 {
 	struct rip_category cats[RIP_CATEGORIES];
 	struct rip_evtype e;
-	int fd, ret;
+	size_t n;
+	uint8_t *buf, *p;
 
 	info->idx.ntypes = 0;
 	for (uint32_t i = 0; i < EV_MAX_TYPES; i++)
 		info->idx.ntypes += info->types.t[i].valid;
-	fd = tr_create(w->dir, TRACE_INDEX, 0600, err, errlen);
-	if (fd < 0)
-		return fd;
-	ret = tr_write_all(fd, &info->idx, sizeof(info->idx));
-	for (uint32_t i = 0; i < EV_MAX_TYPES && !ret; i++) {
+	n = sizeof(info->idx) + (size_t)info->idx.ntypes * sizeof(e) + sizeof(cats) +
+	    (size_t)info->idx.nnames * sizeof(*info->names) +
+	    (size_t)info->idx.nmods * sizeof(*info->mods);
+	buf = p = malloc(n);
+	if (!buf)
+		return rr_fail(err, errlen, -ENOMEM, "out of memory");
+	memcpy(p, &info->idx, sizeof(info->idx));
+	p += sizeof(info->idx);
+	for (uint32_t i = 0; i < EV_MAX_TYPES; i++) {
 		const struct ev_type *t = &info->types.t[i];
 
 		if (!t->valid)
@@ -266,16 +272,40 @@ static int tr_write_index(struct trace_w *w, struct trace_info *info, char *err,
 		e.nfields = t->nfields;
 		memcpy(e.name, t->name, sizeof(e.name));
 		memcpy(e.fields, t->fields, sizeof(e.fields));
-		ret = tr_write_all(fd, &e, sizeof(e));
+		memcpy(p, &e, sizeof(e));
+		p += sizeof(e);
 	}
+	memset(cats, 0, sizeof(cats));
 	for (uint32_t i = 0; i < RIP_CATEGORIES; i++)
 		memcpy(cats[i].name, info->types.cats[i], sizeof(cats[i].name));
-	if (!ret)
-		ret = tr_write_all(fd, cats, sizeof(cats));
-	if (!ret && info->idx.nnames)
-		ret = tr_write_all(fd, info->names, info->idx.nnames * sizeof(*info->names));
-	if (!ret && info->idx.nmods)
-		ret = tr_write_all(fd, info->mods, info->idx.nmods * sizeof(*info->mods));
+	memcpy(p, cats, sizeof(cats));
+	p += sizeof(cats);
+	if (info->idx.nnames)
+		memcpy(p, info->names, info->idx.nnames * sizeof(*info->names));
+	p += info->idx.nnames * sizeof(*info->names);
+	if (info->idx.nmods)
+		memcpy(p, info->mods, info->idx.nmods * sizeof(*info->mods));
+	*out = buf;
+	*len = n;
+	return 0;
+}
+
+static int tr_write_index(struct trace_w *w, struct trace_info *info, char *err, size_t errlen)
+{
+	uint8_t *buf;
+	size_t len;
+	int fd, ret;
+
+	ret = trace_index_pack(info, &buf, &len, err, errlen);
+	if (ret)
+		return ret;
+	fd = tr_create(w->dir, TRACE_INDEX, 0600, err, errlen);
+	if (fd < 0) {
+		free(buf);
+		return fd;
+	}
+	ret = tr_write_all(fd, buf, len);
+	free(buf);
 	if (!ret && fsync(fd))
 		ret = -errno;
 	close(fd);
@@ -347,16 +377,6 @@ out_free:
 
 /* ---- reading ------------------------------------------------------------------------ */
 
-bool trace_is_dir(const char *path)
-{
-	char p[PATH_MAX];
-	struct stat st;
-	int n = snprintf(p, sizeof(p), "%s/%s", path, TRACE_INDEX);
-
-	return n > 0 && (size_t)n < sizeof(p) && stat(path, &st) == 0 && S_ISDIR(st.st_mode) &&
-	       lstat(p, &st) == 0 && S_ISREG(st.st_mode);
-}
-
 static int tr_read_exact(int fd, void *buf, size_t len)
 {
 	char *p = buf;
@@ -374,85 +394,117 @@ static int tr_read_exact(int fd, void *buf, size_t len)
 	return 0;
 }
 
-int trace_r_open(const char *dir, struct trace_r *r, char *err, size_t errlen)
+bool trace_is_dir(const char *path)
+{
+	char p[PATH_MAX];
+	struct stat st;
+	int n = snprintf(p, sizeof(p), "%s/%s", path, TRACE_INDEX);
+
+	if (n <= 0 || (size_t)n >= sizeof(p) || stat(path, &st) || !S_ISDIR(st.st_mode))
+		return false;
+	if (lstat(p, &st) == 0 && S_ISREG(st.st_mode))
+		return true;
+	/* a copy without it (relayd's): trace_r_open looks for the index in the metadata */
+	n = snprintf(p, sizeof(p), "%s/metadata", path);
+	return n > 0 && (size_t)n < sizeof(p) && lstat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* The whole of a regular file (at most max bytes) into memory. */
+static int tr_slurp(const char *path, uint64_t max, uint8_t **out, size_t *len, char *err,
+		    size_t errlen)
+{
+	struct stat st;
+	uint8_t *buf;
+	int fd, ret;
+
+	*out = NULL;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return rr_fail(err, errlen, -EINVAL, "%s: not a regular file", path);
+	}
+	if ((uint64_t)st.st_size > max) {
+		close(fd);
+		return rr_fail(err, errlen, -EFBIG, "%s: too big (%llu bytes)", path,
+			       (unsigned long long)st.st_size);
+	}
+	buf = malloc((size_t)st.st_size + 1);
+	if (!buf) {
+		close(fd);
+		return rr_fail(err, errlen, -ENOMEM, "out of memory");
+	}
+	ret = tr_read_exact(fd, buf, (size_t)st.st_size);
+	close(fd);
+	if (ret) {
+		free(buf);
+		return rr_fail(err, errlen, -EBADMSG, "%s: changed while being read", path);
+	}
+	buf[st.st_size] = 0;
+	*out = buf;
+	*len = (size_t)st.st_size;
+	return 0;
+}
+
+/* Take len bytes from the index at *p (end at end); false when it is shorter. */
+static bool tr_take(const uint8_t **p, const uint8_t *end, void *dst, size_t len)
+{
+	if ((size_t)(end - *p) < len)
+		return false;
+	memcpy(dst, *p, len);
+	*p += len;
+	return true;
+}
+
+/* Validate and load the index bytes (from .rip-index or the metadata); path names them. */
+static int tr_parse_index(struct trace_r *r, const uint8_t *buf, size_t len, const char *path,
+			  char *err, size_t errlen)
 {
 	struct trace_index_hdr *h = &r->info.idx;
 	struct rip_category cats[RIP_CATEGORIES];
-	char path[PATH_MAX], why[RR_ERR_MAX];
-	struct stat st;
+	const uint8_t *p = buf, *end = buf + len;
+	char why[RR_ERR_MAX];
 	uint64_t need;
-	int fd, ret, n;
+	int ret;
 
-	memset(r, 0, sizeof(*r));
-	if (strlen(dir) >= sizeof(r->dir))
-		return rr_fail(err, errlen, -ENAMETOOLONG, "%s: path too long", dir);
-	snprintf(r->dir, sizeof(r->dir), "%s", dir);
-	n = snprintf(path, sizeof(path), "%s/%s", dir, TRACE_INDEX);
-	if (n < 0 || (size_t)n >= sizeof(path))
-		return rr_fail(err, errlen, -ENAMETOOLONG, "%s: path too long", dir);
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-	if (fd < 0)
-		return rr_fail(err, errlen, -errno, "%s: not a rip trace (%s)", dir,
-			       strerror(errno));
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-		ret = rr_fail(err, errlen, -EINVAL, "%s: not a regular file", path);
-		goto out_close;
-	}
-	ret = tr_read_exact(fd, h, sizeof(*h));
-	if (ret) {
-		ret = rr_fail(err, errlen, -EBADMSG, "%s: truncated index", path);
-		goto out_close;
-	}
-	if (memcmp(h->magic, TRACE_MAGIC, sizeof(h->magic))) {
-		ret = rr_fail(err, errlen, -EBADMSG, "%s: not a rip trace index (bad magic)", path);
-		goto out_close;
-	}
-	if (h->version > TRACE_VERSION) {
-		ret = rr_fail(err, errlen, -EPROTONOSUPPORT,
-			      "%s: trace format %u is newer than this rip understands (%u): use a "
-			      "newer rip",
-			      path, h->version, TRACE_VERSION);
-		goto out_close;
-	}
+	if (!tr_take(&p, end, h, sizeof(*h)))
+		return rr_fail(err, errlen, -EBADMSG, "%s: truncated index", path);
+	if (memcmp(h->magic, TRACE_MAGIC, sizeof(h->magic)))
+		return rr_fail(err, errlen, -EBADMSG, "%s: not a rip trace index (bad magic)", path);
+	if (h->version > TRACE_VERSION)
+		return rr_fail(err, errlen, -EPROTONOSUPPORT,
+			       "%s: trace format %u is newer than this rip understands (%u): use a "
+			       "newer rip",
+			       path, h->version, TRACE_VERSION);
 	if (h->ntypes > EV_MAX_TYPES || h->nnames > TRACE_MAX_NAMES || h->nmods > TRACE_MAX_MODS ||
 	    h->nstreams > TRACE_MAX_STREAMS || !h->file.clock_hz ||
-	    (h->file.clock_kind != RIP_CLOCK_TSC && h->file.clock_kind != RIP_CLOCK_MONO_RAW)) {
-		ret = rr_fail(err, errlen, -EBADMSG, "%s: corrupt index (counts out of range)", path);
-		goto out_close;
-	}
+	    (h->file.clock_kind != RIP_CLOCK_TSC && h->file.clock_kind != RIP_CLOCK_MONO_RAW))
+		return rr_fail(err, errlen, -EBADMSG, "%s: corrupt index (counts out of range)",
+			       path);
 	ret = rr_check_clock(&h->file, why, sizeof(why));
-	if (ret) {
-		rr_fail(err, errlen, ret, "%s: %s", path, why);
-		goto out_close;
-	}
+	if (ret)
+		return rr_fail(err, errlen, ret, "%s: %s", path, why);
 	need = sizeof(*h) + (uint64_t)h->ntypes * sizeof(struct rip_evtype) + sizeof(cats) +
 	       (uint64_t)h->nnames * sizeof(struct trace_name) +
 	       (uint64_t)h->nmods * sizeof(struct rip_module);
-	if ((uint64_t)st.st_size != need) {
-		ret = rr_fail(err, errlen, -EBADMSG,
-			      "%s: corrupt index: %llu bytes, its counts say %llu", path,
-			      (unsigned long long)st.st_size, (unsigned long long)need);
-		goto out_close;
-	}
+	if ((uint64_t)len != need)
+		return rr_fail(err, errlen, -EBADMSG,
+			       "%s: corrupt index: %llu bytes, its counts say %llu", path,
+			       (unsigned long long)len, (unsigned long long)need);
 	for (uint32_t i = 0; i < h->ntypes; i++) {
 		struct rip_evtype e;
 		struct ev_type t;
 
-		ret = tr_read_exact(fd, &e, sizeof(e));
-		if (!ret && ev_type_load(&e, &t))
-			ret = -EBADMSG;
-		if (ret) {
-			ret = rr_fail(err, errlen, -EBADMSG, "%s: corrupt event type %u", path, i);
-			goto out_close;
-		}
+		if (!tr_take(&p, end, &e, sizeof(e)) || ev_type_load(&e, &t))
+			return rr_fail(err, errlen, -EBADMSG, "%s: corrupt event type %u", path, i);
 		if (!r->info.types.t[t.id].valid) {
 			r->info.types.t[t.id] = t;
 			r->info.types.count++;
 		}
 	}
-	ret = tr_read_exact(fd, cats, sizeof(cats));
-	if (ret)
-		goto out_short;
+	if (!tr_take(&p, end, cats, sizeof(cats)))
+		return rr_fail(err, errlen, -EBADMSG, "%s: truncated index", path);
 	for (uint32_t i = 0; i < RIP_CATEGORIES; i++) {
 		memcpy(r->info.types.cats[i], cats[i].name, RIP_CATEGORY_NAME_MAX);
 		r->info.types.cats[i][RIP_CATEGORY_NAME_MAX - 1] = 0;
@@ -460,14 +512,14 @@ int trace_r_open(const char *dir, struct trace_r *r, char *err, size_t errlen)
 	r->info.names = calloc(h->nnames ? h->nnames : 1, sizeof(*r->info.names));
 	r->info.mods = calloc(h->nmods ? h->nmods : 1, sizeof(*r->info.mods));
 	if (!r->info.names || !r->info.mods) {
-		ret = rr_fail(err, errlen, -ENOMEM, "out of memory");
-		goto out_free;
+		trace_info_free(&r->info);
+		return rr_fail(err, errlen, -ENOMEM, "out of memory");
 	}
-	ret = tr_read_exact(fd, r->info.names, (size_t)h->nnames * sizeof(*r->info.names));
-	if (!ret)
-		ret = tr_read_exact(fd, r->info.mods, (size_t)h->nmods * sizeof(*r->info.mods));
-	if (ret)
-		goto out_short;
+	if (!tr_take(&p, end, r->info.names, (size_t)h->nnames * sizeof(*r->info.names)) ||
+	    !tr_take(&p, end, r->info.mods, (size_t)h->nmods * sizeof(*r->info.mods))) {
+		trace_info_free(&r->info);
+		return rr_fail(err, errlen, -EBADMSG, "%s: truncated index", path);
+	}
 	for (uint32_t i = 0; i < h->nnames; i++)
 		r->info.names[i].name[RIP_NAME_MAX - 1] = 0;
 	for (uint32_t i = 0; i < h->nmods; i++) {
@@ -479,15 +531,63 @@ int trace_r_open(const char *dir, struct trace_r *r, char *err, size_t errlen)
 	h->file.comm[sizeof(h->file.comm) - 1] = 0;
 	h->file.exe[sizeof(h->file.exe) - 1] = 0;
 	h->file.host[sizeof(h->file.host) - 1] = 0;
-	close(fd);
 	return 0;
+}
 
-out_short:
-	ret = rr_fail(err, errlen, -EBADMSG, "%s: truncated index", path);
-out_free:
-	trace_info_free(&r->info);
-out_close:
-	close(fd);
+int trace_r_open(const char *dir, struct trace_r *r, char *err, size_t errlen)
+{
+	char path[PATH_MAX], why[RR_ERR_MAX];
+	uint8_t *buf = NULL, *idx = NULL;
+	size_t len = 0, ilen = 0;
+	int ret, n;
+
+	memset(r, 0, sizeof(*r));
+	if (strlen(dir) >= sizeof(r->dir))
+		return rr_fail(err, errlen, -ENAMETOOLONG, "%s: path too long", dir);
+	snprintf(r->dir, sizeof(r->dir), "%s", dir);
+	n = snprintf(path, sizeof(path), "%s/%s", dir, TRACE_INDEX);
+	if (n < 0 || (size_t)n >= sizeof(path))
+		return rr_fail(err, errlen, -ENAMETOOLONG, "%s: path too long", dir);
+	ret = tr_slurp(path,
+		       sizeof(struct trace_index_hdr) +
+			       (uint64_t)EV_MAX_TYPES * sizeof(struct rip_evtype) +
+			       sizeof(struct rip_category) * RIP_CATEGORIES +
+			       (uint64_t)TRACE_MAX_NAMES * sizeof(struct trace_name) +
+			       (uint64_t)TRACE_MAX_MODS * sizeof(struct rip_module),
+		       &buf, &len, err, errlen);
+	if (ret == -ENOENT) {
+		/* a copy without our index (relayd's): the metadata carries it */
+		int e;
+
+		snprintf(path, sizeof(path), "%s/metadata", dir);
+		e = tr_slurp(path, CTF_INDEX_MAX * 2, &buf, &len, err, errlen);
+		if (e == -ENOENT || e == -ENOTDIR)
+			return rr_fail(err, errlen, -ENOENT, "%s: not a rip trace (%s)", dir,
+				       strerror(ENOENT));
+		if (e < 0 && e != -EFBIG && e != -EINVAL && e != -EBADMSG && e != -ENOMEM)
+			return rr_fail(err, errlen, e, "%s: not a rip trace (%s)", dir,
+				       strerror(-e));
+		if (e)
+			return e;
+		e = ctf_read_index((const char *)buf, len, &idx, &ilen, why, sizeof(why));
+		free(buf);
+		if (e == -ENOENT)
+			return rr_fail(err, errlen, -ENOENT,
+				       "%s: not a rip trace (no .rip-index, and its metadata "
+				       "carries none)",
+				       dir);
+		if (e)
+			return rr_fail(err, errlen, e, "%s: %s", path, why);
+		ret = tr_parse_index(r, idx, ilen, path, err, errlen);
+		free(idx);
+		return ret;
+	}
+	if (ret < 0 && ret != -EFBIG && ret != -EINVAL && ret != -EBADMSG && ret != -ENOMEM)
+		return rr_fail(err, errlen, ret, "%s: not a rip trace (%s)", dir, strerror(-ret));
+	if (ret)
+		return ret;
+	ret = tr_parse_index(r, buf, len, path, err, errlen);
+	free(buf);
 	return ret;
 }
 

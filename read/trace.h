@@ -113,12 +113,34 @@ void trace_r_close(struct trace_r *r);
 int trace_r_stream(struct trace_r *r, uint32_t stream, ev_packet_cb cb, void *arg, char *err,
 		   size_t errlen);
 
-/* Is path a trace directory (has .rip-index)? */
+/* Is path a trace directory (has .rip-index, or metadata that may carry it)? */
 bool trace_is_dir(const char *path);
 
 /* ---- CTF metadata (read/ctf.c) ---- */
 
 /* Write the TSDL metadata of a trace described by info. */
 int ctf_write_metadata(FILE *out, const struct trace_info *info);
+/*
+ * The same in parts, for a trace streamed as it is recorded (relayd): the
+ * head (everything but the event types; with live, no counts in env, as
+ * they are not known yet), one event type, and at the end an env block
+ * with the counts and the index (trace_index_pack) in base64 chunks
+ * (rip_index_bytes, rip_index_chunks, rip_index_0...), so that a copy of
+ * the trace without .rip-index is still whole.
+ */
+#define CTF_INDEX_CHUNK 3072u		  /* index bytes per env string */
+#define CTF_INDEX_MAX (256ull << 20)	  /* the largest index read back */
+int ctf_write_head(FILE *out, const struct trace_info *info, bool live);
+int ctf_write_event(FILE *out, const struct ev_type *t);
+int ctf_write_index_env(FILE *out, const struct trace_info *info, const void *index, size_t len);
+/* Find and decode that index in metadata text; free *out.  -ENOENT: none there. */
+int ctf_read_index(const char *text, size_t len, uint8_t **out, size_t *outlen, char *err,
+		   size_t errlen);
+
+/* ---- the index in memory ---- */
+
+/* The bytes of .rip-index for info (sets info->idx.ntypes); free *out. */
+int trace_index_pack(struct trace_info *info, uint8_t **out, size_t *len, char *err,
+		     size_t errlen);
 
 #endif /* RIP_READ_TRACE_H */

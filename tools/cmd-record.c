@@ -21,6 +21,7 @@
 
 #include "read/consume.h"
 #include "tools/format.h"
+#include "tools/relay.h"
 #include "tools/tool.h"
 
 static int cmd_record(int argc, char **argv);
@@ -36,17 +37,20 @@ static const struct rip_cmd cmd_record_def = {
 		 "TARGET is a pid or a ring file.  A summary goes to stderr at the end.\n"
 		 "\n"
 		 "  -o, --output=DIR        write the trace to DIR, which must not exist\n"
-		 "                          (default: rip-PROG-PID in the current directory)\n"
+		 "                          (default: rip-PROG-PID in the current directory;\n"
+		 "                          -: none, with --relayd)\n"
 		 "  -d, --duration=DURATION stop after DURATION (e.g. 10s, 500ms, 2m)\n"
 		 "  -q, --quiet             no summary line unless events were lost\n"
 		 "  -h, --help              this text\n"
+		 "\n" RELAY_HELP
 		 "\n"
 		 "In overwrite mode (librip's default) the threads do not wait for rip: what\n"
 		 "they overwrite before rip reads it is lost, and reported.  Run the program\n"
 		 "with RIP_MODE=block (or under rip run) to lose nothing.\n"
 		 "\n"
 		 "Exit status: 0 success (lost events are reported, not an error), 1 failure\n"
-		 "(no such process, not running, already recorded, trace not written), 2 usage.\n",
+		 "(no such process, not running, already recorded, trace not written, relayd\n"
+		 "lost: the local trace is whole), 2 usage.\n",
 };
 
 RIP_COMMAND(cmd_record_def);
@@ -77,9 +81,10 @@ static void record_summary(const struct rec *r, bool quiet)
 
 	if (quiet && !st->discarded && !st->lost_packets && !st->corrupt)
 		return;
-	fprintf(stderr, "%s record: %llu events (%s) recorded in %s/, %llu lost while recording",
+	fprintf(stderr, "%s record: %llu events (%s) recorded in %s%s, %llu lost while recording",
 		rip_prog, (unsigned long long)st->events, fmt_bytes(st->bytes, b, sizeof(b)),
-		r->dir, (unsigned long long)st->discarded);
+		r->dir[0] ? r->dir : "relayd only", r->dir[0] ? "/" : "",
+		(unsigned long long)st->discarded);
 	if (st->lost_packets)
 		fprintf(stderr, " (%llu packets overwritten before rip read them)",
 			(unsigned long long)st->lost_packets);
@@ -103,9 +108,14 @@ static int cmd_record(int argc, char **argv)
 		{ "duration", required_argument, NULL, 'd' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
+		RELAY_LONGOPTS,
 		{ 0 },
 	};
 	const char *out = NULL, *target;
+	struct relay_opts relay;
+	struct rly *rly = NULL;
+	int64_t live, next_tick = 0;
+	bool no_local, lost = false, gap = false;
 	char path[PATH_MAX], dir[PATH_MAX], err[RR_ERR_MAX];
 	int64_t duration = 0, start, last_alive, idle = RECORD_IDLE_MIN_NS;
 	struct sigaction sa;
@@ -114,6 +124,7 @@ static int cmd_record(int argc, char **argv)
 	int c, ret, n, status = EXIT_FAIL;
 	pid_t other;
 
+	relay_opts_init(&relay);
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "o:d:qh", longopts, NULL)) != -1) {
@@ -134,6 +145,14 @@ static int cmd_record(int argc, char **argv)
 		case 'h':
 			tool_help(&cmd_record_def);
 			return EXIT_OK;
+		case RELAY_OPT_URL:
+		case RELAY_OPT_SESSION:
+		case RELAY_OPT_HOSTNAME:
+		case RELAY_OPT_LIVE:
+			ret = relay_opt(&cmd_record_def, &relay, c, optarg);
+			if (ret)
+				return ret;
+			break;
 		default:
 			return tool_usage_error(&cmd_record_def, "unknown option '%s'",
 						argv[optind - 1]);
@@ -144,6 +163,14 @@ static int cmd_record(int argc, char **argv)
 								 "which process? give a pid or a "
 								 "ring file" :
 								 "one TARGET only");
+	ret = relay_check(&cmd_record_def, &relay);
+	if (ret)
+		return ret;
+	no_local = out && !strcmp(out, "-");
+	if (no_local && !relay.url)
+		return tool_usage_error(&cmd_record_def,
+					"-o - writes no trace: it is for --relayd=URL only");
+	live = relay_live_ns(&relay);
 	target = argv[optind];
 	r = malloc(sizeof(*r));
 	if (!r) {
@@ -170,10 +197,12 @@ static int cmd_record(int argc, char **argv)
 			 r->f.hdr.comm, r->f.hdr.pid, (int)other);
 		goto out_close;
 	}
-	if (out)
+	if (out && !no_local)
 		snprintf(dir, sizeof(dir), "%s", out);
 	else
 		rec_default_dir(dir, sizeof(dir), r->f.hdr.comm, r->f.hdr.pid);
+	if (relay.url && relay_connect(&relay, dir, &rly))
+		goto out_close;
 	snprintf(path, sizeof(path), "%s", r->f.path);
 	rr_close(&r->f);
 	rec_init(r);
@@ -190,23 +219,50 @@ static int cmd_record(int argc, char **argv)
 		tool_err("%s", err);
 		goto out_free;
 	}
-	ret = rec_open_trace(r, dir, err, sizeof(err));
+	ret = no_local ? 0 : rec_open_trace(r, dir, err, sizeof(err));
 	if (ret) {
 		tool_err("%s", err);
 		goto out_close;
 	}
+	if (rly) {
+		r->rly_linger_ms = relay_linger_ms(&relay);
+		ret = rec_relayd(r, rly, err, sizeof(err));
+		rly = NULL; /* the recorder's now */
+		if (ret) {
+			tool_err("%s", err);
+			goto out_close;
+		}
+	}
 	if (!quiet)
-		fprintf(stderr, "%s record: recording %s (pid %d) into %s/; Ctrl-C to stop\n",
-			rip_prog, r->f.hdr.comm, r->f.hdr.pid, dir);
+		fprintf(stderr, "%s record: recording %s (pid %d) into %s%s; Ctrl-C to stop\n",
+			rip_prog, r->f.hdr.comm, r->f.hdr.pid, no_local ? "relayd" : dir,
+			no_local ? "" : "/");
 	start = last_alive = record_now_ns();
 	while (!record_stop) {
 		struct timespec ts = { 0, 0 };
 		int64_t now;
 
-		n = rec_poll(r, err, sizeof(err));
+		now = record_now_ns();
+		if (r->rly && live && now >= next_tick) {
+			next_tick = now + live;
+			n = rec_tick(r, live / 2 < 20000000 ? (uint64_t)live / 2 : 20000000, err,
+				     sizeof(err));
+		} else {
+			n = rec_poll(r, err, sizeof(err));
+		}
 		if (n < 0) {
 			tool_err("%s", err);
 			goto out_close;
+		}
+		if (!gap && rec_relayd_gap(r)) {
+			gap = true;
+			tool_err("%s", rec_relayd_gap(r));
+		}
+		if (!lost && rec_relayd_error(r)) {
+			lost = true;
+			if (!no_local)
+				tool_err("%s; streaming to relayd stops, the local trace %s goes on",
+					 rec_relayd_error(r), dir);
 		}
 		now = record_now_ns();
 		if (duration && now - start >= duration)
@@ -229,11 +285,27 @@ static int cmd_record(int argc, char **argv)
 		tool_err("%s", err);
 		goto out_close;
 	}
+	if (!lost && rec_relayd_error(r)) {
+		lost = true;
+		tool_err("%s%s", rec_relayd_error(r),
+			 no_local ? "" : "; the local trace is whole");
+	}
+	if (r->rly && !lost && !quiet) {
+		char where[PATH_MAX + 300];
+
+		relay_where(&relay, r->rly, where, sizeof(where));
+		fprintf(stderr, "%s record: streamed to %s\n", rip_prog, where);
+	}
 	record_summary(r, quiet);
-	status = EXIT_OK;
+	if (!gap && rec_relayd_gap(r)) {
+		gap = true;
+		tool_err("%s", rec_relayd_gap(r));
+	}
+	status = lost || gap ? EXIT_FAIL : EXIT_OK;
 out_close:
 	rec_close(r);
 out_free:
+	rly_free(rly);
 	free(r);
 	return status;
 }

@@ -61,6 +61,7 @@
 
 #include "read/consume.h"
 #include "tools/format.h"
+#include "tools/relay.h"
 #include "tools/tool.h"
 
 static int cmd_run(int argc, char **argv);
@@ -77,7 +78,8 @@ static const struct rip_cmd cmd_run_def = {
 		 "status pass through; a summary goes to stderr at the end.\n"
 		 "\n"
 		 "  -o, --output=DIR      write the trace to DIR, which must not exist\n"
-		 "                        (default: rip-PROG-PID in the current directory)\n"
+		 "                        (default: rip-PROG-PID in the current directory;\n"
+		 "                        -: none, with --relayd)\n"
 		 "  -m, --mode=MODE       what a thread does when its ring is full:\n"
 		 "                          block      wait for rip (default: nothing is lost)\n"
 		 "                          discard    drop new events and count them\n"
@@ -102,14 +104,16 @@ static const struct rip_cmd cmd_run_def = {
 		 "      --follow-exec     trace the programs exec'd into, into DIR/PID.N/\n"
 		 "                        (spawned programs, fork + exec: give both)\n"
 		 "\n"
+		 "\n" RELAY_HELP
+		 "\n"
 		 "  -q, --quiet           no summary unless something was lost\n"
 		 "  -h, --help            this text\n"
 		 "\n"
 		 "Ctrl-C reaches PROG as usual; rip keeps recording until PROG exits.  A\n"
 		 "statically linked PROG cannot be resource-traced (LD_PRELOAD does not reach it).\n"
 		 "Exit status: PROG's (128+N if signal N killed it); 1 if rip failed before\n"
-		 "PROG ran or could not write the trace, 2 on a usage error, 126/127 if PROG\n"
-		 "could not be run.\n",
+		 "PROG ran or could not write the trace, or if relayd was lost (the local\n"
+		 "trace is whole), 2 on a usage error, 126/127 if PROG could not be run.\n",
 };
 
 RIP_COMMAND(cmd_run_def);
@@ -132,6 +136,8 @@ struct run_opts {
 	unsigned depth;	  /* 0: the preload library's default */
 	const char *pagemap_signal; /* RIP_PAGEMAP_SIGNAL for the preload library */
 	bool no_pagemap;  /* RIP_PAGEMAP=0: no snapshot at exit */
+	struct relay_opts relay; /* --relayd */
+	unsigned long long buffer_bytes; /* --buffer, 0: librip's default */
 };
 
 /* Is resource tracing on (the preload library goes in)? */
@@ -510,6 +516,11 @@ struct run_state {
 	unsigned long long main_need, sub_need;
 	unsigned sub_nofile;		/* children and images that have no trace for it */
 	bool nofile_failed;		/* the program's could not be created: we fail */
+	struct rly *rly;		/* relayd, connected before PROG starts */
+	bool relay_lost;		/* and lost since: we fail, the local trace is whole */
+	bool relay_gap;			/* lost, then connected again: we fail too */
+	bool no_local;			/* -o -: relayd only */
+	int64_t next_tick;		/* the next live period's end (CLOCK_MONOTONIC ns) */
 };
 
 /* Has the program exited?  Reaps it (and forgets its pid: no signal goes to a reused one). */
@@ -571,6 +582,19 @@ static void run_exec(struct run_opts *o, const char *ringdir, const char *lib, i
 	}
 	if (o->buffer)
 		setenv("RIP_EVENT_RING_SIZE", o->buffer, 1);
+	if (o->relay.url && !getenv("RIP_EVENT_PACKET_SIZE") &&
+	    (o->buffer || !getenv("RIP_EVENT_RING_SIZE"))) {
+		/*
+		 * To relayd, bigger packets: each costs an index and a write there
+		 * (16 KiB packets halve the rate of 64 KiB ones on loopback).  A
+		 * quarter of the ring at most, so that writers still overlap rip.
+		 */
+		unsigned long long rsize = o->buffer_bytes ? o->buffer_bytes : 256u << 10;
+		char ps[24];
+
+		snprintf(ps, sizeof(ps), "%llu", rsize / 4 < 65536 ? rsize / 4 : 65536);
+		setenv("RIP_EVENT_PACKET_SIZE", ps, 1);
+	}
 	if (run_resources(o)) {
 		/* By number: the names are the preload library's to register. */
 		for (int i = 0; i < 3; i++) {
@@ -680,11 +704,13 @@ static int run_parse(int argc, char **argv, struct run_opts *o)
 		{ "no-pagemap", no_argument, NULL, 'N' },
 		{ "follow-fork", no_argument, NULL, 'f' },
 		{ "follow-exec", no_argument, NULL, 'e' },
+		RELAY_LONGOPTS,
 		{ 0 },
 	};
-	int c;
+	int c, ret;
 
 	memset(o, 0, sizeof(*o));
+	relay_opts_init(&o->relay);
 	o->mode = "block";
 	optind = 1;
 	opterr = 0;
@@ -717,6 +743,7 @@ static int run_parse(int argc, char **argv, struct run_opts *o)
 							"1024m, like 1m, not '%s'",
 							optarg);
 			o->buffer = optarg;
+			o->buffer_bytes = v;
 			break;
 		}
 		case 'p':
@@ -772,12 +799,26 @@ static int run_parse(int argc, char **argv, struct run_opts *o)
 		case 'h':
 			tool_help(&cmd_run_def);
 			return -1;
+		case RELAY_OPT_URL:
+		case RELAY_OPT_SESSION:
+		case RELAY_OPT_HOSTNAME:
+		case RELAY_OPT_LIVE:
+			ret = relay_opt(&cmd_run_def, &o->relay, c, optarg);
+			if (ret)
+				return ret;
+			break;
 		case '?':
 		default:
 			return tool_usage_error(&cmd_run_def, "unknown option '%s'",
 						argv[optind - 1]);
 		}
 	}
+	ret = relay_check(&cmd_run_def, &o->relay);
+	if (ret)
+		return ret;
+	if (o->out && !strcmp(o->out, "-") && !o->relay.url)
+		return tool_usage_error(&cmd_run_def,
+					"-o - writes no trace: it is for --relayd=URL only");
 	if (optind == argc)
 		return tool_usage_error(&cmd_run_def,
 					"which program? rip run [options] -- PROG [ARGS...]");
@@ -922,7 +963,20 @@ static bool run_try_attach(struct run_state *s)
 		s->failed = true;
 		return true;
 	}
-	ret = rec_open_trace(&s->rec, s->dir, err, sizeof(err));
+	ret = s->no_local ? 0 : rec_open_trace(&s->rec, s->dir, err, sizeof(err));
+	if (!ret && s->rly) {
+		s->rec.rly_linger_ms = relay_linger_ms(&s->o.relay);
+		ret = rec_relayd(&s->rec, s->rly, err, sizeof(err));
+		s->rly = NULL; /* the recorder's now */
+		if (ret && !s->no_local) {
+			/* relayd went away already: the local trace goes on */
+			tool_err("%s; streaming to relayd stops, the local trace goes on", err);
+			s->relay_lost = true;
+			rly_free(s->rec.rly);
+			s->rec.rly = NULL;
+			ret = 0;
+		}
+	}
 	if (ret) {
 		tool_err("%s", err);
 		rec_close(&s->rec);
@@ -969,8 +1023,15 @@ static void run_summary(struct run_state *s)
 	sub_bad = lossy || s->sub_failed || s->sub_nofile;
 	if (s->o.quiet && !lost && !st->corrupt && !sub_bad)
 		return;
-	fprintf(stderr, "%s run: %llu events (%s) recorded in %s/, %llu lost", rip_prog,
-		(unsigned long long)st->events, fmt_bytes(st->bytes, b, sizeof(b)), s->dir,
+	if (s->rec.rly && !s->relay_lost && !s->relay_gap) {
+		char where[PATH_MAX + 300];
+
+		relay_where(&s->o.relay, s->rec.rly, where, sizeof(where));
+		fprintf(stderr, "%s run: streamed to %s\n", rip_prog, where);
+	}
+	fprintf(stderr, "%s run: %llu events (%s) recorded in %s%s, %llu lost", rip_prog,
+		(unsigned long long)st->events, fmt_bytes(st->bytes, b, sizeof(b)),
+		s->no_local ? "relayd only" : s->dir, s->no_local ? "" : "/",
 		(unsigned long long)lost);
 	if (st->lost_packets)
 		fprintf(stderr, " (%llu packets overwritten before rip read them)",
@@ -1257,6 +1318,50 @@ static void run_no_trace(struct run_state *s)
 		 s->ring[0] ? s->ring : "the program");
 }
 
+static int64_t run_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Say once that relayd went away; the local trace goes on. */
+static void run_relay_check(struct run_state *s)
+{
+	const char *why = rec_relayd_error(&s->rec), *gap = rec_relayd_gap(&s->rec);
+
+	if (gap && !s->relay_gap) {
+		s->relay_gap = true;
+		tool_err("%s", gap);
+	}
+	if (!why || s->relay_lost)
+		return;
+	s->relay_lost = true;
+	if (s->no_local)
+		return; /* the recording fails with it: said there */
+	tool_err("%s; streaming to relayd stops, the local trace %s goes on", why, s->dir);
+}
+
+/* The main trace's pass: a live tick once per --live-timer period with relayd, else a poll. */
+static int run_poll(struct run_state *s, char *err, size_t errlen)
+{
+	int64_t live = relay_live_ns(&s->o.relay), now;
+	int n;
+
+	if (!s->rec.rly || !live) {
+		n = rec_poll(&s->rec, err, errlen);
+	} else if ((now = run_now_ns()) >= s->next_tick) {
+		s->next_tick = now + live;
+		n = rec_tick(&s->rec, live / 2 < 20000000 ? (uint64_t)live / 2 : 20000000, err,
+			     errlen);
+	} else {
+		n = rec_poll(&s->rec, err, errlen);
+	}
+	run_relay_check(s);
+	return n;
+}
+
 /* Stream until the program exits; then drain and finish the trace. */
 static void run_loop(struct run_state *s)
 {
@@ -1279,7 +1384,7 @@ static void run_loop(struct run_state *s)
 					s->rescan = true;
 			if (s->rescan)
 				run_scan(s);
-			n = rec_poll(&s->rec, err, sizeof(err));
+			n = run_poll(s, err, sizeof(err));
 			if (n < 0) {
 				tool_err(
 					"%s; recording stops (the trace is removed), the program runs on",
@@ -1328,6 +1433,8 @@ static void run_loop(struct run_state *s)
 		tool_err("%s", err);
 		s->failed = true;
 	}
+	if (!s->failed)
+		run_relay_check(s);
 	run_subs_end(s);
 	if (!s->failed)
 		run_summary(s);
@@ -1369,12 +1476,13 @@ static int cmd_run(int argc, char **argv)
 	}
 	if ((run_resources(&s->o) || s->o.preload) && !run_preloadable(argv[0]))
 		goto out_free;
-	if (s->o.out && lstat(s->o.out, &st) == 0) {
+	s->no_local = s->o.out && !strcmp(s->o.out, "-");
+	if (s->o.out && !s->no_local && lstat(s->o.out, &st) == 0) {
 		tool_err("%s exists: traces are never overwritten; choose another with -o",
 			 s->o.out);
 		goto out_free;
 	}
-	if (s->o.out && run_parent_writable(s->o.out)) {
+	if (s->o.out && !s->no_local && run_parent_writable(s->o.out)) {
 		tool_err("cannot create %s: %s", s->o.out, strerror(errno));
 		goto out_free;
 	}
@@ -1404,12 +1512,19 @@ static int cmd_run(int argc, char **argv)
 	close(go[0]);
 	close(rep[1]);
 	go[0] = rep[1] = -1;
-	if (s->o.out)
+	if (s->o.out && !s->no_local)
 		snprintf(s->dir, sizeof(s->dir), "%s", s->o.out);
 	else
 		rec_default_dir(s->dir, sizeof(s->dir), argv[0], s->child);
-	if (lstat(s->dir, &st) == 0) {
+	if (!s->no_local && lstat(s->dir, &st) == 0) {
 		tool_err("%s exists: traces are never overwritten; choose another with -o", s->dir);
+		close(go[1]); /* the child exits without running PROG */
+		go[1] = -1;
+		waitpid(s->child, NULL, 0);
+		goto out_dir;
+	}
+	/* relayd before PROG starts: one that cannot be reached is an error, not a surprise later */
+	if (s->o.relay.url && relay_connect(&s->o.relay, s->dir, &s->rly)) {
 		close(go[1]); /* the child exits without running PROG */
 		go[1] = -1;
 		waitpid(s->child, NULL, 0);
@@ -1438,7 +1553,7 @@ static int cmd_run(int argc, char **argv)
 	run_loop(s);
 	run_reap(s, 0);
 	status = run_exit_status(s->status);
-	if ((s->failed || s->nofile_failed) && status == 0)
+	if ((s->failed || s->nofile_failed || s->relay_lost || s->relay_gap) && status == 0)
 		status = EXIT_FAIL;
 	rec_close(&s->rec);
 	run_cleanup_ringdir(s->ringdir, s->ring, s->failed);
@@ -1455,6 +1570,7 @@ out_free:
 	}
 	if (s->inotify >= 0)
 		close(s->inotify);
+	rly_free(s->rly);
 	free(s);
 	return status;
 }

@@ -21,9 +21,11 @@
 #include <unistd.h>
 
 #include "read/evread.h"
+#include "read/relayd.h"
 #include "read/ringfile.h"
-#include "tools/tool.h"
 #include "read/trace.h"
+#include "tools/relay.h"
+#include "tools/tool.h"
 
 static int cmd_snapshot(int argc, char **argv);
 
@@ -39,9 +41,11 @@ static const struct rip_cmd cmd_snapshot_def = {
 		 "enough.  Each thread's ring becomes one stream.\n"
 		 "\n"
 		 "  -o, --output DIR   write the trace to DIR, which must not exist\n"
-		 "                     (default: rip-COMM-PID-snapshot in the current directory)\n"
+		 "                     (default: rip-COMM-PID-snapshot in the current directory;\n"
+		 "                     -: none, with --relayd)\n"
 		 "  -j, --json         print the summary as JSON\n"
 		 "  -h, --help         this text\n"
+		 "\n" RELAY_HELP
 		 "\n"
 		 "The summary line counts the events and packets written, the streams, the\n"
 		 "events lost before the snapshot (overwritten by the flight recorder or\n"
@@ -49,7 +53,7 @@ static const struct rip_cmd cmd_snapshot_def = {
 		 "were copied (dropped: take the snapshot again, or of the stopped process).\n"
 		 "\n"
 		 "Exit status: 0 success, 1 failure (no such process, corrupt file, DIR\n"
-		 "exists), 2 usage.\n",
+		 "exists, relayd refused or lost: the local trace is whole), 2 usage.\n",
 };
 
 struct snap_sum {
@@ -146,8 +150,96 @@ static uint64_t snap_fix_discarded(struct ev_packet *v, size_t n, struct ev_pack
 	return total;
 }
 
+/* Where a snapshot goes: the trace directory, relayd, or both. */
+struct snap_out {
+	struct trace_w *w;
+	struct rly *rly;
+	bool rly_failed;
+	char rly_err[RR_ERR_MAX];
+	uint32_t nstreams; /* highest stream written + 1 */
+};
+
+/* Metadata text to relayd (its failure only noted: the local trace goes on). */
+static void snap_rly_text(struct snap_out *o, const char *text, size_t len)
+{
+	if (o->rly && !o->rly_failed && rly_metadata(o->rly, text, len, o->rly_err,
+						     sizeof(o->rly_err)))
+		o->rly_failed = true;
+}
+
+/* The head of the metadata and every event type, before the packets. */
+static int snap_rly_head(struct snap_out *o, const struct trace_info *info)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&text, &len);
+	int ret;
+
+	if (!out)
+		return -ENOMEM;
+	ret = ctf_write_head(out, info, true);
+	for (uint32_t id = 0; id < EV_MAX_TYPES && !ret; id++)
+		if (info->types.t[id].valid)
+			ret = ctf_write_event(out, &info->types.t[id]);
+	if (fclose(out) && !ret)
+		ret = -ENOMEM;
+	if (!ret)
+		snap_rly_text(o, text, len);
+	free(text);
+	return ret;
+}
+
+/* The end for relayd: the counts and the index in the metadata, then close. */
+static void snap_rly_end(struct snap_out *o, struct trace_info *info)
+{
+	char *text = NULL;
+	uint8_t *idx = NULL;
+	size_t len = 0, ilen = 0;
+	FILE *out;
+
+	if (!o->rly || o->rly_failed)
+		return;
+	if (trace_index_pack(info, &idx, &ilen, o->rly_err, sizeof(o->rly_err))) {
+		o->rly_failed = true;
+		return;
+	}
+	out = open_memstream(&text, &len);
+	if (!out || ctf_write_index_env(out, info, idx, ilen) || fclose(out)) {
+		snprintf(o->rly_err, sizeof(o->rly_err), "cannot write the index for relayd");
+		o->rly_failed = true;
+	} else {
+		snap_rly_text(o, text, len);
+	}
+	free(idx);
+	free(text);
+	if (!o->rly_failed && rly_close(o->rly, 30000, 0, o->rly_err, sizeof(o->rly_err)))
+		o->rly_failed = true;
+}
+
+/* One packet to the trace and to relayd. */
+static int snap_packet(struct snap_out *o, const struct ev_packet *p, char *err, size_t errlen)
+{
+	struct rip_packet hdr = p->hdr;
+	int ret = o->w ? trace_w_packet(o->w, p, err, errlen) : 0;
+
+	if (!ret && p->ring >= o->nstreams)
+		o->nstreams = p->ring + 1;
+	if (ret || !o->rly || o->rly_failed)
+		return ret;
+	/* as the trace has it: cut to its content */
+	hdr.packet_size = hdr.content_size = (uint64_t)p->len * 8;
+	hdr.open = 0;
+	if (rly_packet(o->rly, p->ring, &hdr, p->data + sizeof(hdr), p->len - sizeof(hdr),
+		       o->rly_err, sizeof(o->rly_err))) {
+		o->rly_failed = true;
+		if (!o->w)
+			return rr_fail(err, errlen, -EIO, "%s", o->rly_err);
+	}
+	return 0;
+}
+
 /* Copy every ring's packets into the trace.  0 or -errno with err set. */
-static int snap_rings(struct rr_file *f, const struct trace_info *info, struct trace_w *w,
+static int snap_rings(struct rr_file *f, const struct trace_info *info, struct snap_out *o,
 		      struct snap_sum *sum, char *err, size_t errlen)
 {
 	uint32_t nrings = info->idx.file.ev_fresh;
@@ -166,9 +258,9 @@ static int snap_rings(struct rr_file *f, const struct trace_info *info, struct t
 			return ret;
 		lost = snap_fix_discarded(v, n, &lead, &lead_hdr);
 		if (lead.data)
-			ret = trace_w_packet(w, &lead, err, errlen);
+			ret = snap_packet(o, &lead, err, errlen);
 		for (size_t i = 0; i < n && !ret; i++) {
-			ret = trace_w_packet(w, &v[i], err, errlen);
+			ret = snap_packet(o, &v[i], err, errlen);
 			sum->events += v[i].hdr.events;
 		}
 		ev_packets_free(v, n);
@@ -212,12 +304,15 @@ static int cmd_snapshot(int argc, char **argv)
 		{ "output", required_argument, NULL, 'o' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
+		RELAY_LONGOPTS,
 		{ 0 },
 	};
 	char dirbuf[PATH_MAX], err[RR_ERR_MAX];
 	const char *target, *dir = NULL;
 	struct trace_info info;
-	struct trace_w *w = NULL;
+	struct snap_out o = { 0 };
+	struct relay_opts relay;
+	bool no_local;
 	struct snap_sum sum = { 0 };
 	uint64_t lost;
 	struct rr_file f;
@@ -227,6 +322,7 @@ static int cmd_snapshot(int argc, char **argv)
 	memset(&info, 0, sizeof(info));
 	memset(&f, 0, sizeof(f));
 	f.fd = -1;
+	relay_opts_init(&relay);
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "o:jh", longopts, NULL)) != -1) {
@@ -242,6 +338,14 @@ static int cmd_snapshot(int argc, char **argv)
 		case 'h':
 			tool_help(&cmd_snapshot_def);
 			return EXIT_OK;
+		case RELAY_OPT_URL:
+		case RELAY_OPT_SESSION:
+		case RELAY_OPT_HOSTNAME:
+		case RELAY_OPT_LIVE:
+			ret = relay_opt(&cmd_snapshot_def, &relay, c, optarg);
+			if (ret)
+				return ret;
+			break;
 		case ':':
 			return tool_usage_error(&cmd_snapshot_def, "'%s' needs an argument",
 						argv[optind - 1]);
@@ -254,6 +358,13 @@ static int cmd_snapshot(int argc, char **argv)
 		return tool_usage_error(&cmd_snapshot_def,
 					optind == argc ? "which process? give a pid or a ring file"
 						       : "one TARGET only");
+	ret = relay_check(&cmd_snapshot_def, &relay);
+	if (ret)
+		return ret;
+	no_local = dir && !strcmp(dir, "-");
+	if (no_local && !relay.url)
+		return tool_usage_error(&cmd_snapshot_def,
+					"-o - writes no trace: it is for --relayd=URL only");
 	target = argv[optind];
 	ret = tool_open_target(&cmd_snapshot_def, target, &f);
 	if (ret)
@@ -270,16 +381,33 @@ static int cmd_snapshot(int argc, char **argv)
 		tool_err("%s", err);
 		goto out_info;
 	}
-	if (!dir) {
+	if (!dir || no_local) {
 		default_dir(&info.idx.file, dirbuf, sizeof(dirbuf));
 		dir = dirbuf;
 	}
-	ret = trace_w_open(dir, &w, err, sizeof(err));
-	if (ret) {
-		tool_err("%s", err);
-		goto out_info;
+	if (!no_local) {
+		ret = trace_w_open(dir, &o.w, err, sizeof(err));
+		if (ret) {
+			tool_err("%s", err);
+			goto out_info;
+		}
 	}
-	ret = snap_rings(&f, &info, w, &sum, err, sizeof(err));
+	if (relay.url) {
+		if (relay_connect(&relay, dir, &o.rly)) {
+			if (o.w)
+				trace_w_abort(o.w);
+			goto out_info;
+		}
+		info.idx.flags |= TRACE_F_SNAPSHOT | (alive ? 0 : TRACE_F_DEAD);
+		ret = snap_rly_head(&o, &info);
+		if (ret || (o.rly_failed && !o.w)) {
+			tool_err("%s", ret ? "cannot write the metadata" : o.rly_err);
+			if (o.w)
+				trace_w_abort(o.w);
+			goto out_info;
+		}
+	}
+	ret = snap_rings(&f, &info, &o, &sum, err, sizeof(err));
 	if (ret == -EBADMSG && alive && !sum.packets) {
 		/* maybe a type registered after we read the table: read it again, once */
 		struct trace_info again;
@@ -288,12 +416,15 @@ static int cmd_snapshot(int argc, char **argv)
 			trace_info_free(&info);
 			info = again;
 			memset(&sum, 0, sizeof(sum));
-			ret = snap_rings(&f, &info, w, &sum, err, sizeof(err));
+			if (o.rly)
+				snap_rly_head(&o, &info); /* the types added: declared again */
+			ret = snap_rings(&f, &info, &o, &sum, err, sizeof(err));
 		}
 	}
 	if (ret) {
 		tool_err("%s", err);
-		trace_w_abort(w);
+		if (o.w)
+			trace_w_abort(o.w);
 		goto out_info;
 	}
 	info.idx.flags |= TRACE_F_SNAPSHOT | (alive ? 0 : TRACE_F_DEAD);
@@ -306,20 +437,36 @@ static int cmd_snapshot(int argc, char **argv)
 		sum.lost += lost; /* (the file shrank: the packets' count only) */
 	info.idx.discarded = sum.lost;
 	info.idx.lost_packets = sum.torn;
-	ret = trace_w_finish(w, &info, err, sizeof(err));
+	/* as trace_w_finish counts them, for relayd's index */
+	info.idx.nstreams = o.nstreams;
+	info.idx.events = sum.events;
+	ret = o.w ? trace_w_finish(o.w, &info, err, sizeof(err)) : 0;
 	if (ret) {
 		tool_err("%s", err);
 		remove_partial(dir);
 		goto out_info;
 	}
+	snap_rly_end(&o, &info);
+	if (o.rly_failed) {
+		tool_err("%s%s", o.rly_err, no_local ? "" : "; the local trace is whole");
+		print_summary(no_local ? "relayd" : dir, &info.idx.file, alive, &sum, json);
+		goto out_info;
+	}
+	if (o.rly && !json) {
+		char where[PATH_MAX + 300];
+
+		relay_where(&relay, o.rly, where, sizeof(where));
+		printf("sent to %s\n", where);
+	}
 	if (sum.torn)
 		tool_err("warning: %llu packets were reused by the running process while being "
 			 "copied and were left out",
 			 (unsigned long long)sum.torn);
-	print_summary(dir, &info.idx.file, alive, &sum, json);
+	print_summary(no_local ? "relayd" : dir, &info.idx.file, alive, &sum, json);
 	status = EXIT_OK;
 out_info:
 	trace_info_free(&info);
+	rly_free(o.rly);
 out_close:
 	rr_close(&f);
 	return status;

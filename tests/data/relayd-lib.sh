@@ -1,0 +1,95 @@
+# SPDX-License-Identifier: Apache-2.0
+#
+# Description: helpers of the integ/relayd-*.sh tests (not a test itself):
+# start lttng-relayd on three free loopback ports with a private home and
+# output directory (retried on other ports if one was taken meanwhile),
+# stop it by pid, find the trace it wrote, and read a session live with
+# babeltrace2.
+#
+#	relayd_need			skip without lttng-relayd or babeltrace2
+#	relayd_start NAME		RD_C, RD_D, RD_L (ports), RD_OUT, RD_PID, RD_URL
+#	relayd_stop			SIGTERM, then SIGKILL; reaped
+#	relayd_copy HOST SESSION	prints the directory of relayd's copy
+#	live_start OUT HOST SESSION	babeltrace2 net://.../host/HOST/SESSION > OUT
+#					in the background (LIVE_PID); ends with the session
+#	live_wait SECONDS		wait for it to end; its status in LIVE_RC
+
+relayd_need() {
+	command -v lttng-relayd >/dev/null 2>&1 ||
+		skip "lttng-relayd is not installed (apt-get install lttng-tools)"
+	command -v babeltrace2 >/dev/null 2>&1 ||
+		skip "babeltrace2 is not installed (apt-get install babeltrace2)"
+	command -v ss >/dev/null 2>&1 || skip "ss (iproute2) is needed to find free ports"
+}
+
+# rd_listening PORT: is something listening on 127.0.0.1:PORT?
+rd_listening() {
+	ss -Hltn "sport = :$1" 2>/dev/null | grep -q .
+}
+
+rd_all_listen() {
+	rd_listening "$RD_C" && rd_listening "$RD_D" && rd_listening "$RD_L"
+}
+
+relayd_start() {
+	rd_name=$1
+	for attempt in 1 2 3 4 5 6 7 8; do
+		base=$(( ($$ * 7 + attempt * 1009 + $(date +%N | sed 's/^0*//;s/^$/0/') % 997) % 30000 + 20000 ))
+		RD_C=$base RD_D=$((base + 1)) RD_L=$((base + 2))
+		if rd_listening "$RD_C" || rd_listening "$RD_D" || rd_listening "$RD_L"; then
+			continue
+		fi
+		RD_OUT=$TEST_TMP/$rd_name-out
+		mkdir -p "$TEST_TMP/$rd_name-home"
+		LTTNG_HOME=$TEST_TMP/$rd_name-home t_bg lttng-relayd \
+			-C "tcp://127.0.0.1:$RD_C" -D "tcp://127.0.0.1:$RD_D" \
+			-L "tcp://127.0.0.1:$RD_L" -o "$RD_OUT" \
+			>"$TEST_TMP/$rd_name.log" 2>&1
+		RD_PID=$T_LAST
+		# listening, or gone (a port taken after we looked): then other ports
+		wait_until 20 sh -c "! kill -0 $RD_PID 2>/dev/null || \
+			{ ss -Hltn 'sport = :$RD_C' | grep -q . && ss -Hltn 'sport = :$RD_D' | grep -q . && \
+			  ss -Hltn 'sport = :$RD_L' | grep -q .; }"
+		if kill -0 "$RD_PID" 2>/dev/null && rd_all_listen; then
+			RD_URL=net://127.0.0.1:$RD_C:$RD_D
+			return 0
+		fi
+		t_kill "$RD_PID"
+	done
+	die "lttng-relayd would not start (see $TEST_TMP/$rd_name.log)"
+}
+
+relayd_stop() {
+	kill "$RD_PID" 2>/dev/null
+	wait_until 10 sh -c "! kill -0 $RD_PID 2>/dev/null"
+	t_kill "$RD_PID"
+}
+
+relayd_copy() {
+	for d in "$RD_OUT/$1/$2"-*; do
+		[ -d "$d" ] && echo "$d"
+	done | tail -n 1
+}
+
+live_start() {
+	t_bg sh -c "exec babeltrace2 'net://127.0.0.1:$RD_L/host/$2/$3' \
+		--params 'session-not-found-action=\"end\"' >'$1' 2>'$1.err'"
+	LIVE_PID=$T_LAST
+}
+
+live_wait() {
+	if ! wait_until "$1" sh -c "! kill -0 $LIVE_PID 2>/dev/null"; then
+		LIVE_RC=timeout
+		t_kill "$LIVE_PID"
+		return 1
+	fi
+	wait "$LIVE_PID" 2>/dev/null
+	LIVE_RC=$?
+	return 0
+}
+
+# session_listed HOST SESSION: does relayd serve it live yet?
+session_listed() {
+	babeltrace2 query src.ctf.lttng-live sessions -p "url=\"net://127.0.0.1:$RD_L\"" \
+		2>/dev/null | grep -q "$1/$2"
+}
