@@ -47,7 +47,6 @@ static int tr_write_all(int fd, const void *buf, size_t len)
 struct trace_w {
 	char dir[PATH_MAX];
 	int *fds;		/* per stream, -1 until the first packet */
-	struct rip_packet *last; /* per stream: the header of its last packet written */
 	uint32_t nfds;
 	uint32_t nstreams;	/* highest stream written + 1 */
 	uint64_t events;
@@ -102,15 +101,10 @@ int trace_w_packet(struct trace_w *w, const struct ev_packet *p, char *err, size
 	if (p->ring >= w->nfds) {
 		uint32_t n = p->ring + 1 > w->nfds * 2 ? p->ring + 1 : w->nfds * 2;
 		int *fds = realloc(w->fds, n * sizeof(*fds));
-		struct rip_packet *last;
 
 		if (!fds)
 			return rr_fail(err, errlen, -ENOMEM, "out of memory");
 		w->fds = fds;
-		last = realloc(w->last, n * sizeof(*last));
-		if (!last)
-			return rr_fail(err, errlen, -ENOMEM, "out of memory");
-		w->last = last;
 		for (uint32_t i = w->nfds; i < n; i++)
 			fds[i] = -1;
 		w->nfds = n;
@@ -135,32 +129,7 @@ int trace_w_packet(struct trace_w *w, const struct ev_packet *p, char *err, size
 		return rr_fail(err, errlen, ret, "%s/stream_%u: %s", w->dir, p->ring,
 			       strerror(-ret));
 	w->events += p->hdr.events;
-	w->last[p->ring] = hdr;
 	return 0;
-}
-
-int trace_w_lost(struct trace_w *w, uint64_t lost, char *err, size_t errlen)
-{
-	struct ev_packet p = { 0 };
-	struct rip_packet hdr;
-	uint32_t i = 0;
-
-	while (i < w->nfds && w->fds[i] < 0)
-		i++;
-	if (!lost || i == w->nfds)
-		return 0; /* nothing lost, or no stream to carry it: the index alone counts it */
-	/* the stream's next packet, empty, at the time its last one ended */
-	hdr = w->last[i];
-	hdr.packet_seq_num++;
-	hdr.events = 0;
-	hdr.events_discarded += lost;
-	hdr.timestamp_begin = hdr.timestamp_end;
-	hdr.content_size = hdr.packet_size = sizeof(hdr) * 8;
-	p.ring = i;
-	p.hdr = hdr;
-	p.data = (uint8_t *)&hdr;
-	p.len = sizeof(hdr);
-	return trace_w_packet(w, &p, err, errlen);
 }
 
 int trace_info_from_file(struct rr_file *f, struct trace_info *info, char *err, size_t errlen)
@@ -327,7 +296,6 @@ void trace_w_abort(struct trace_w *w)
 	}
 	rmdir(w->dir);
 	free(w->fds);
-	free(w->last);
 	free(w);
 }
 
@@ -370,7 +338,6 @@ int trace_w_finish(struct trace_w *w, struct trace_info *info, char *err, size_t
 	ret = tr_write_index(w, info, err, errlen);
 out_free:
 	free(w->fds);
-	free(w->last);
 	free(w);
 	return ret;
 }

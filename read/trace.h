@@ -76,15 +76,6 @@ int trace_w_open(const char *dir, struct trace_w **out, char *err, size_t errlen
 /* Append a packet to stream_<p->ring>. */
 int trace_w_packet(struct trace_w *w, const struct ev_packet *p, char *err, size_t errlen);
 /*
- * Events lost with no stream to count them (a thread that found no ring,
- * or wrote after it gave its ring back: the file's ev_lost): one more
- * packet, empty, at the end of the first stream written, whose
- * events_discarded grows by lost, so that CTF readers (babeltrace2) warn
- * about them too.  0 (nothing written when lost is 0 or no stream has a
- * packet: the index still counts them) or -errno.
- */
-int trace_w_lost(struct trace_w *w, uint64_t lost, char *err, size_t errlen);
-/*
  * Fill info from a ring file (header, types, names of every slot, modules),
  * for trace_w_finish.  Free with trace_info_free.
  */
