@@ -741,4 +741,8 @@ section threads threads.sh "as the threads grow"
 # ---- 10. programs that start short programs: bash loop, make -j2 ---------------------------
 
 section spawn spawn.sh "programs that spawn"
+
+# ---- 11. the wait wrappers: an uncontended mutex and a ready read, wrapped and not ------------
+
+section waits waits.sh "the wait wrappers"
 exit $failed
