@@ -494,7 +494,20 @@ static struct rip_slot *rip_coro_slot(struct rip_coro *co)
 	return s;
 }
 
+static int rip_coro_new(const char *name, struct rip_coro **out, bool rescan);
+
 int rip_coro_create(const char *name, struct rip_coro **out)
+{
+	return rip_coro_new(name, out, true);
+}
+
+/* For librip-preload.so's makecontext: no module rescan (it calls into the loader). */
+int __rip_coro_new(const char *name, struct rip_coro **out)
+{
+	return rip_coro_new(name, out, false);
+}
+
+static int rip_coro_new(const char *name, struct rip_coro **out, bool rescan)
 {
 	struct rip_file_hdr *h = __atomic_load_n(&__rip_proc.hdr, __ATOMIC_ACQUIRE);
 	struct rip_self *me = &__rip_self;
@@ -513,7 +526,8 @@ int rip_coro_create(const char *name, struct rip_coro **out)
 		return err;
 	if (!name)
 		name = "coro";
-	__rip_modules_maybe_rescan();
+	if (rescan)
+		__rip_modules_maybe_rescan();
 	__rip_slot_setup(rip_slot_at(h, idx), RIP_KIND_CORO, me->tid, name, strlen(name));
 	__atomic_fetch_add(&h->live_coros, 1, __ATOMIC_RELAXED);
 	*out = (struct rip_coro *)rip_slot_at(h, idx);
