@@ -63,8 +63,9 @@ enum wt_arg wt_arg_kind(uint32_t kind)
 
 bool wt_waiting(const struct rr_slot *s)
 {
+	/* An exited slot's record is stale (a forked child's copy of its parent's threads). */
 	return s->wait.kind != RIP_WAIT_NONE && s->kind == RIP_KIND_THREAD &&
-	       s->state != RIP_SLOT_FREE;
+	       s->state == RIP_SLOT_RUNNING;
 }
 
 static int wt_cmp(const void *pa, const void *pb)

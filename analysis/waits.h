@@ -32,7 +32,7 @@ enum wt_arg {
 };
 enum wt_arg wt_arg_kind(uint32_t kind);
 
-/* Does slot s show a wait: a live thread with a record of some kind? */
+/* Does slot s show a wait: a running thread with a record of some kind? */
 bool wt_waiting(const struct rr_slot *s);
 
 struct wt_group {
@@ -54,8 +54,8 @@ struct wt_groups {
 
 /*
  * Group the waiting threads of slots by (kind, return address), biggest
- * groups first, then by kind and address.  all: exited slots too (their
- * records are cleared at exit, so only a crash leaves one).  0 or -ENOMEM.
+ * groups first, then by kind and address.  all: count the torn records of
+ * exited slots too.  0 or -ENOMEM.
  */
 int wt_group(const struct rr_slots *slots, bool all, struct wt_groups *out);
 void wt_groups_free(struct wt_groups *g);
