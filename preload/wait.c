@@ -24,6 +24,9 @@
  * parent's slot stays as it was), in the parent the mark goes.  posix_spawn
  * and system() spawn through libc's internal calls, which are not wrapped.
  */
+/* glibc defines getline inline when optimizing (bits/stdio.h): ours must be the function. */
+#include <features.h>
+#undef __USE_EXTERN_INLINES
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
