@@ -3,7 +3,7 @@
 #
 # bench/waits.sh - the cost of the wait wrappers (issue 10) on calls that do
 # not wait: build/bench/waits under librip-preload.so as plain `rip run`
-# loads it (resource categories off), an uncontended mutex lock + unlock and
+# loads it (resource hooks forwarding), an uncontended mutex lock + unlock and
 # a 1-byte read of /dev/zero, each through the wrapper and through libc's
 # own function in the same run (ratios per repetition, median).
 #
@@ -20,7 +20,7 @@ pre=$PWD/$BUILD/librip-preload.so
 [ -x "$prog" ] && [ -f "$pre" ] || { echo; echo "waits: $prog or $pre not built, skipped"; exit 0; }
 out=$dir/waits.txt
 run() {
-	env RIP_RING="$dir/waits-$$.ring" RIP_DISABLE=1,2,3 RIP_PAGEMAP=0 LD_PRELOAD="$pre" "$@"
+	env RIP_RING="$dir/waits-$$.ring" RIP_RESOURCES=0 LD_PRELOAD="$pre" "$@"
 	rc=$?
 	rm -f "$dir"/waits-$$.ring*
 	return $rc

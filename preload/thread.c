@@ -292,7 +292,8 @@ static void *rip_pl_thread_start(void *p)
 	/* Guard up before the calls: pairs with rip_pl_enter's check in a signal handler. */
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	free(p);
-	if (!t->stack_ok)
+	/* Bounds for the backtraces of resource tracing (off: slots and waits only). */
+	if (!t->stack_ok && !__atomic_load_n(&rip_pl_off, __ATOMIC_RELAXED))
 		rip_pl_stack_from_attr(t);
 	rip_pl_thread_born((uintptr_t)s.fn);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
@@ -311,7 +312,9 @@ RIP_PL_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
 
 	if (!RIP_PL_REAL(real, "pthread_create"))
 		return ENOSYS;
-	if (rip_pl_off)
+	/* Relaxed both: set once by the constructor (waits on even when resources are off). */
+	if (__atomic_load_n(&rip_pl_off, __ATOMIC_RELAXED) &&
+	    !__atomic_load_n(&rip_pl_waits, __ATOMIC_RELAXED))
 		return real(th, attr, fn, arg);
 	/* Ours, not the program's: the guard keeps the block out of the trace. */
 	t->guard = 1;

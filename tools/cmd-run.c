@@ -20,8 +20,8 @@
  * Every dynamically linked program gets librip-preload.so (unless
  * --no-waits): each of its threads takes a slot at birth and its wrappers of
  * blocking calls record what each thread waits in, so that `rip ps PID`
- * works for a program that never heard of librip; its resource categories
- * stay off then.  A program the preload library cannot reach (static,
+ * works for a program that never heard of librip; its resource hooks only
+ * forward then (RIP_RESOURCES=0).  A program the preload library cannot reach (static,
  * secure execution) just runs without it.
  *
  * Resource tracing (--mem, --fd, --shm) preloads librip-preload.so, whose
@@ -615,9 +615,11 @@ static void run_exec(struct run_opts *o, const char *ringdir, const char *lib, i
 		if (o->no_waits)
 			setenv("RIP_WAITS", "0", 1);
 	} else if (o->waits) {
-		/* Slots and waits only: every resource category off, no pagemap at exit. */
-		setenv("RIP_DISABLE", "1,2,3", 1);
-		setenv("RIP_PAGEMAP", "0", 1);
+		/*
+		 * Slots and waits only: the resource hooks forward and leave the
+		 * categories alone, for a program that emits such events itself.
+		 */
+		setenv("RIP_RESOURCES", "0", 1);
 	}
 	{
 		/*
