@@ -746,4 +746,8 @@ section spawn spawn.sh "programs that spawn"
 
 # bench/relayd.sh starts lttng-relayd on free loopback ports (RLY_N, RLY_REPS).
 section relayd relayd.sh "events streamed through lttng-relayd"
+
+# ---- 12. the wait wrappers: an uncontended mutex and a ready read, wrapped and not ------------
+
+section waits waits.sh "the wait wrappers"
 exit $failed
