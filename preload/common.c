@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "common.h"
+#include "watch.h"
 
 /* ---- event types: exactly rip/resource.h ---- */
 
@@ -427,6 +428,7 @@ __attribute__((constructor)) static void rip_pl_init(void)
 	 */
 	if (rip_ring_path(path, sizeof(path)) == -ENOENT)
 		return;
+	rip_pl_watch_init();
 	if (early && __atomic_load_n(&rip_pl_off, __ATOMIC_RELAXED))
 		return; /* the early start failed: it said why */
 	/* Tracing may be on already (early): our own work (dlopen of libunwind) is not traced. */

@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "common.h"
+#include "watch.h"
 
 /* ---- bounds from /proc/self/maps ---- */
 
@@ -249,6 +250,7 @@ RIP_PL_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
 
 	if (!RIP_PL_REAL(real, "pthread_create"))
 		return ENOSYS;
+	rip_pl_watch_start(); /* the program becomes multithreaded: the watcher may start */
 	if (rip_pl_off)
 		return real(th, attr, fn, arg);
 	/* Ours, not the program's: the guard keeps the block out of the trace. */
