@@ -151,16 +151,18 @@ static void psw_line(const struct rr_file *f, const struct psw_thread *p, const 
 		     FILE *out)
 {
 	char sb[32], at[32], dur[32];
-	uint64_t now = o->now_ticks > p->t.rec.since_ts ? o->now_ticks : p->t.rec.since_ts;
+	const struct rip_watch *r = &p->t.rec;
+	/* Alive: blocked until now.  After the end: for at least as long as the last sweep saw. */
+	uint64_t until = o->alive ? o->now_ticks : r->sweep_ts;
 
-	fprintf(out, "in syscall %s (since sweep at %s, %s)",
-		psw_sysname(p->t.rec.nr, sb, sizeof(sb)),
-		psw_clock(&f->hdr, p->t.rec.since_ts, at, sizeof(at)),
-		rr_fmt_duration(rr_ticks_to_ns(&f->hdr, now) -
-					rr_ticks_to_ns(&f->hdr, p->t.rec.since_ts),
+	if (until < r->since_ts)
+		until = r->since_ts;
+	fprintf(out, "in syscall %s (since sweep at %s, %s%s)", psw_sysname(r->nr, sb, sizeof(sb)),
+		psw_clock(&f->hdr, r->since_ts, at, sizeof(at)), o->alive ? "" : "at least ",
+		rr_fmt_duration(rr_ticks_to_ns(&f->hdr, until) - rr_ticks_to_ns(&f->hdr, r->since_ts),
 				dur, sizeof(dur)));
-	if (p->t.rec.state)
-		fprintf(out, " state %c", p->t.rec.state);
+	if (r->state)
+		fprintf(out, " state %c", r->state);
 	if (o->verbose)
 		fprintf(out, " args 0x%" PRIx64 " 0x%" PRIx64 " 0x%" PRIx64, p->t.args[0],
 			p->t.args[1], p->t.args[2]);
@@ -220,12 +222,14 @@ static void psw_status(const struct rr_file *f, const struct rip_file_hdr *live,
 		fprintf(out, "watcher: no sweep yet\n");
 		return;
 	}
-	fprintf(out,
-		"watcher: last sweep %s ago (took %s): %u threads, %u blocked with no wait record, "
-		"%u stacks copied",
-		rr_fmt_duration(rr_ticks_to_ns(&f->hdr, o->now_ticks) -
-					rr_ticks_to_ns(&f->hdr, live->watch_sweep_ts),
-				dur, sizeof(dur)),
+	if (o->alive)
+		fprintf(out, "watcher: last sweep %s ago", rr_fmt_duration(
+			rr_ticks_to_ns(&f->hdr, o->now_ticks) -
+				rr_ticks_to_ns(&f->hdr, live->watch_sweep_ts), dur, sizeof(dur)));
+	else
+		fprintf(out, "watcher: last sweep at %s",
+			psw_clock(&f->hdr, live->watch_sweep_ts, dur, sizeof(dur)));
+	fprintf(out, " (took %s): %u threads, %u blocked with no wait record, %u stacks copied",
 		rr_fmt_duration((int64_t)live->watch_sweep_ns, took, sizeof(took)),
 		live->watch_tasks, live->watch_blocked, live->watch_copied);
 	if (live->watch_moved)
