@@ -117,6 +117,17 @@ static inline __attribute__((always_inline)) bool rip_pl_enter(unsigned category
 	return true;
 }
 
+/*
+ * Nonzero once the constructor found a ring file and RIP_WAITS is not 0:
+ * threads take slots at birth and the wait wrappers record (thread.c,
+ * wait.c).  Set once, read relaxed.
+ */
+extern int rip_pl_waits;
+/* A slot for the calling thread, with a first snap at start (0: none); errno kept. */
+void rip_pl_thread_born(uintptr_t start);
+/* librip: name the slot of thread tid (0: the caller), taking no lock (lib/ring.c). */
+int __rip_thread_name(int32_t tid, const char *name);
+
 /* Nonzero: a pagemap snapshot was asked for while it could not be taken (pagemap.c). */
 extern int rip_pl_pm_pending;
 /* Take the snapshot rip_pl_pm_pending asks for (guard down). */
