@@ -23,7 +23,7 @@
 #define RIP_MAX_SLOTS (1u << 22)
 #define RIP_MOD_CAP 1024u
 #define RIP_WATCH_COPY_SIZE 16384u	/* bytes per buffer of the watcher's copy area */
-#define RIP_WATCH_COPIES_DEFAULT 1024u	/* buffers: at most 16 MiB, backed as used */
+#define RIP_WATCH_COPIES_DEFAULT 4096u	/* buffers: at most 64 MiB, backed as filled */
 #define RIP_WATCH_COPIES_MAX 65536u
 
 /* __rip_self.flags */

@@ -121,9 +121,10 @@ static size_t rip_file_layout(struct rip_file_hdr *h, uint32_t slots,
 }
 
 /*
- * Buffers of the watcher's copy area (RIP_WATCH_COPIES, default 1024 of 16
- * KiB: at most 16 MiB of tmpfs, backed only as copies are made).  Only a
- * sparse file gets one: a file backed all at once would pay for all of it.
+ * Buffers of the watcher's copy area (RIP_WATCH_COPIES, default 4096 of 16
+ * KiB: at most 64 MiB of tmpfs, and only the pages copies fill are backed).
+ * Only a sparse file gets one: a file backed all at once would pay for all
+ * of it.
  */
 static uint32_t rip_env_watch_copies(void)
 {

@@ -253,9 +253,15 @@ static uint32_t rip_pl_copy_get(struct rip_file_hdr *h, uint32_t si, uint32_t ha
 
 		if (W.owner[i])
 			continue;
+		/*
+		 * Back the page of the head only: process_vm_readv writes the stack
+		 * as a kernel copy, which backs the pages it fills (a full tmpfs
+		 * ends the copy short, with no SIGBUS): a buffer costs the pages its
+		 * copy fills, not 16 KiB.
+		 */
 		if (!W.backed[i]) {
 			if (__rip_file_commit(h->watch_off + (uint64_t)i * h->watch_copy_size,
-					      h->watch_copy_size))
+					      RIP_WATCH_COPY_HDR))
 				return UINT32_MAX; /* the tmpfs is full: no more copies */
 			W.backed[i] = 1;
 		}
