@@ -741,4 +741,10 @@ section threads threads.sh "as the threads grow"
 # ---- 10. programs that start short programs: bash loop, make -j2 ---------------------------
 
 section spawn spawn.sh "programs that spawn"
+
+# ---- 11. rip ps on 10,000 blocked threads of an uninstrumented program -----------------------
+
+# bench/ps-watch.sh: rip ps (the watcher's stack copies) against eu-stack and gdb on the same
+# process, wall time and the pause the program sees (PSW_THREADS, PSW_REPS, PSW_CAP).
+section ps-watch ps-watch.sh "rip ps on blocked threads, against eu-stack and gdb"
 exit $failed
