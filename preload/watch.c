@@ -17,12 +17,15 @@
  *
  * A sweep reads, for each thread slot whose thread has no wait record,
  * /proc/self/task/TID/schedstat and syscall; for a thread blocked in the
- * kernel it reads stat (the state letter) and copies the top of its stack
+ * kernel it reads stat (the state letter; only when the thread was not
+ * blocked at the same place at the last sweep) and copies the top of its stack
  * (from the sp the syscall file gives, up to the buffer's 16 KiB less its
  * head) with process_vm_readv on our own pid (an unmapped page ends the
  * copy: no fault), then reads schedstat and syscall again through the same
  * descriptors: if either changed, the thread moved while being copied and
- * the copy is dropped.  Copies live in the file's copy area, a pool of
+ * the copy is dropped.  A thread found as it was at its last copy (the
+ * same syscall and schedstat text: it has not run since) keeps that copy
+ * without a new one.  Copies live in the file's copy area, a pool of
  * buffers (doc/format.md, "Watcher"); a thread keeps its buffer while it
  * stays blocked and gives it back when it runs or goes.
  *
@@ -58,24 +61,30 @@
 #include "common.h"
 #include "watch.h"
 
-#define WATCH_STACK (256u << 10)  /* the watcher's own stack */
+#define WATCH_STACK (256u << 10) /* the watcher's own stack */
 #define WATCH_PERIOD_MS 5000u
 #define WATCH_MAX_TASKS (1u << 22) /* tids one sweep can list (virtual: touched as used) */
 
-enum { W_IDLE, W_STARTING, W_RUNNING };
+enum {
+	W_IDLE,
+	W_STARTING,
+	W_RUNNING
+};
 
 static struct {
-	int enabled;	   /* RIP_WATCH is not 0 and a ring file is open */
-	int state;	   /* W_*: the watcher thread, by CAS */
-	int stop;	   /* set to make the watcher return (unshare, setns) */
+	int enabled; /* RIP_WATCH is not 0 and a ring file is open */
+	int state;   /* W_*: the watcher thread, by CAS */
+	int stop;    /* set to make the watcher return (unshare, setns) */
 	pthread_t th;
 	int32_t tid;
 	uint32_t period_ms;
 	/* private to the watcher thread */
-	uint32_t *owner;   /* per copy buffer: slot index + 1, 0: free */
-	uint8_t *backed;   /* per copy buffer: its pages are backed */
-	int32_t *tids;	   /* the tasks of this sweep, sorted */
-	uint8_t *matched;  /* per entry of tids: a slot names it */
+	uint32_t *owner;  /* per copy buffer: slot index + 1, 0: free */
+	uint8_t *backed;  /* per copy buffer: its pages are backed */
+	uint64_t *seen;	  /* per copy buffer: hash of the syscall and schedstat text it was
+			      copied under (the thread has not run since if they are the same) */
+	int32_t *tids;	  /* the tasks of this sweep, sorted */
+	uint8_t *matched; /* per entry of tids: a slot names it */
 	size_t ntids;
 	uint32_t next_free; /* where to look for a free buffer first */
 } W = { .period_ms = WATCH_PERIOD_MS };
@@ -101,14 +110,11 @@ static char *rip_pl_utoa(char *p, unsigned long v)
 	return p;
 }
 
-/* "/proc/self/task/TID/NAME" into buf. */
+/* "TID/NAME" into buf: a path under /proc/self/task. */
 static void rip_pl_task_path(char *buf, int32_t tid, const char *name)
 {
-	static const char pre[] = "/proc/self/task/";
-	char *p = buf;
+	char *p = rip_pl_utoa(buf, (unsigned long)tid);
 
-	memcpy(p, pre, sizeof(pre) - 1);
-	p = rip_pl_utoa(p + sizeof(pre) - 1, (unsigned long)tid);
 	*p++ = '/';
 	while (*name)
 		*p++ = *name++;
@@ -131,13 +137,16 @@ static long rip_pl_pread(int fd, char *buf, size_t len)
 	return n;
 }
 
+/* The sweep's descriptor of /proc/self/task: files are opened relative to it (shorter walks). */
+static int rip_pl_taskdir = -1;
+
 static int rip_pl_open(int32_t tid, const char *name)
 {
 	char path[64];
 	long fd;
 
 	rip_pl_task_path(path, tid, name);
-	fd = syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+	fd = syscall(SYS_openat, rip_pl_taskdir, path, O_RDONLY | O_CLOEXEC);
 	return fd < 0 ? -errno : (int)fd;
 }
 
@@ -168,7 +177,7 @@ static const char *rip_pl_num(const char *p, uint64_t *out)
 		for (; *p >= '0' && *p <= '9'; p++)
 			v = v * 10 + (uint64_t)(*p - '0');
 	}
-	*out = neg ? (uint64_t)-(int64_t)v : v;
+	*out = neg ? (uint64_t) - (int64_t)v : v;
 	return p;
 }
 
@@ -196,6 +205,19 @@ static int rip_pl_parse_syscall(const char *s, struct rip_pl_sys *o)
 	s = rip_pl_num(s, &o->sp);
 	rip_pl_num(s, &o->pc);
 	return o->sp ? 1 : -1;
+}
+
+/* FNV-1a of two strings: what a thread's syscall and schedstat files said. */
+static uint64_t rip_pl_hash2(const char *a, const char *b)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	for (; *a; a++)
+		h = (h ^ (uint8_t)*a) * 0x100000001b3ull;
+	h = (h ^ 0xff) * 0x100000001b3ull;
+	for (; *b; b++)
+		h = (h ^ (uint8_t)*b) * 0x100000001b3ull;
+	return h;
 }
 
 /* ---- records ---- */
@@ -351,12 +373,33 @@ static void rip_pl_probe(struct rip_file_hdr *h, uint32_t si, int32_t tid, struc
 	w->sp = sc.sp;
 	w->pc = sc.pc;
 	memcpy(w->args, sc.args, sizeof(w->args));
-	w->state = rip_pl_state_letter(tid);
-	/* Blocked at the same place as last time: since then. */
-	w->since_ts = (old.flags & RIP_WATCH_BLOCKED) && old.nr == w->nr && old.sp == w->sp &&
-				      old.pc == w->pc && old.since_ts
-			      ? old.since_ts
-			      : sw->ts;
+	/*
+	 * Blocked at the same place as last time: since then, and in the same
+	 * state (stat costs as much as the two other files together: read it
+	 * only for a thread newly blocked here).
+	 */
+	if ((old.flags & RIP_WATCH_BLOCKED) && old.nr == w->nr && old.sp == w->sp &&
+	    old.pc == w->pc && old.since_ts && old.state) {
+		w->since_ts = old.since_ts;
+		w->state = old.state;
+	} else {
+		w->since_ts = sw->ts;
+		w->state = rip_pl_state_letter(tid);
+	}
+	/*
+	 * Not run since its stack was copied (same syscall text, same run and
+	 * wait times and switch count): the copy still holds; keep it uncopied.
+	 */
+	if (sch1[0] && (old.flags & RIP_WATCH_COPY) && old.copy && old.copy <= h->watch_copies &&
+	    W.owner[old.copy - 1] == si + 1 && W.seen[old.copy - 1] == rip_pl_hash2(sys1, sch1) &&
+	    old.sp == w->sp && old.pc == w->pc) {
+		ci = old.copy - 1;
+		w->flags |= RIP_WATCH_COPY;
+		w->copy = old.copy;
+		w->copy_len = old.copy_len;
+		sw->copied++;
+		goto out_close;
+	}
 	ci = h->watch_copies ? rip_pl_copy_get(h, si, old.copy) : UINT32_MAX;
 	if (ci == UINT32_MAX) {
 		w->flags |= RIP_WATCH_NOPOOL;
@@ -391,6 +434,7 @@ static void rip_pl_probe(struct rip_file_hdr *h, uint32_t si, int32_t tid, struc
 			sw->moved++;
 		} else {
 			rip_pl_seq_end(&c->seq);
+			W.seen[ci] = sch1[0] ? rip_pl_hash2(sys1, sch1) : 0;
 			w->flags |= RIP_WATCH_COPY;
 			w->copy = ci + 1;
 			w->copy_len = c->len;
@@ -421,8 +465,7 @@ static int rip_pl_list_tasks(void)
 	long fd, n;
 
 	W.ntids = 0;
-	fd = syscall(SYS_openat, AT_FDCWD, "/proc/self/task",
-		     O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	fd = syscall(SYS_openat, AT_FDCWD, "/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	while ((n = syscall(SYS_getdents64, (int)fd, buf, sizeof(buf))) > 0) {
@@ -443,7 +486,7 @@ static int rip_pl_list_tasks(void)
 			W.tids[W.ntids++] = (int32_t)v;
 		}
 	}
-	syscall(SYS_close, (int)fd);
+	rip_pl_taskdir = (int)fd; /* closed at the end of the sweep */
 	qsort(W.tids, W.ntids, sizeof(*W.tids), rip_pl_tid_cmp);
 	return 0;
 }
@@ -481,7 +524,8 @@ static void rip_pl_sweep(struct rip_file_hdr *h)
 
 	if (used > h->slot_count)
 		used = h->slot_count;
-	rip_pl_list_tasks();
+	if (rip_pl_list_tasks())
+		return; /* no /proc: nothing to see (status stays as it was) */
 	memset(W.matched, 0, W.ntids);
 	for (uint32_t i = 0; i < used; i++) {
 		struct rip_slot *s = rip_pl_slot(h, i);
@@ -534,6 +578,8 @@ idle:
 			rip_pl_seq_end(&s->watch.seq);
 		}
 	}
+	syscall(SYS_close, rip_pl_taskdir);
+	rip_pl_taskdir = -1;
 	for (size_t k = 0; k < W.ntids; k++)
 		if (!W.matched[k] && W.tids[k] != W.tid)
 			noslot++;
@@ -566,15 +612,16 @@ static void *rip_pl_watch_main(void *arg)
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	prctl(PR_SET_NAME, "rip-watch", 0, 0, 0);
 	W.tid = (int32_t)syscall(SYS_gettid);
-	W.owner = mmap(NULL, slots * (sizeof(uint32_t) + 1), PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	W.tids = mmap(NULL, (size_t)WATCH_MAX_TASKS * (sizeof(int32_t) + 1),
-		      PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (W.owner == MAP_FAILED || W.tids == MAP_FAILED) {
+	W.seen = mmap(NULL, slots * (sizeof(uint32_t) + sizeof(uint64_t) + 1),
+		      PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	W.tids = mmap(NULL, (size_t)WATCH_MAX_TASKS * (sizeof(int32_t) + 1), PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (W.seen == MAP_FAILED || W.tids == MAP_FAILED) {
 		__atomic_store_n(&h->watch_err, ENOMEM, __ATOMIC_RELAXED);
 		__atomic_store_n(&h->watch_status, RIP_WATCHER_FAILED, __ATOMIC_RELEASE);
 		return NULL;
 	}
+	W.owner = (uint32_t *)(W.seen + slots);
 	W.backed = (uint8_t *)(W.owner + slots);
 	W.matched = (uint8_t *)(W.tids + WATCH_MAX_TASKS);
 	W.next_free = 0;
@@ -617,7 +664,7 @@ static void *rip_pl_watch_main(void *arg)
 	}
 	__atomic_store_n(&h->watch_tid, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&h->watch_status, RIP_WATCHER_STOPPED, __ATOMIC_RELEASE);
-	munmap(W.owner, slots * (sizeof(uint32_t) + 1));
+	munmap(W.seen, slots * (sizeof(uint32_t) + sizeof(uint64_t) + 1));
 	munmap(W.tids, (size_t)WATCH_MAX_TASKS * (sizeof(int32_t) + 1));
 	return NULL;
 }
