@@ -51,6 +51,7 @@ void wt_request_sweep(struct rr_file *f, int timeout_ms, struct wt_request *out)
 	sigjmp_buf jb;
 
 	memset(out, 0, sizeof(*out));
+	out->timeout_ms = timeout_ms;
 	if (f->legacy_raw || rr_live_u32(f, offsetof(struct rip_file_hdr, watch_status), &status,
 					 err, sizeof(err))) {
 		snprintf(out->why, sizeof(out->why), "no watcher in this file");
@@ -145,25 +146,35 @@ int wt_read(struct rr_file *f, uint32_t index, int32_t tid, struct wt_thread *ou
 	out->sp = out->rec.sp;
 	out->pc = out->rec.pc;
 	memcpy(out->args, out->rec.args, sizeof(out->rec.args));
-	if (!(out->rec.flags & RIP_WATCH_COPY) || !out->rec.copy || !wt_area_ok(f, &copies, &size) ||
-	    out->rec.copy > copies)
+	if (!(out->rec.flags & RIP_WATCH_COPY) || !out->rec.copy ||
+	    !wt_area_ok(f, &copies, &size) || out->rec.copy > copies)
 		goto out;
 	{
-		const uint8_t *base = f->map + f->hdr.watch_off + (size_t)(out->rec.copy - 1) * size;
+		const uint8_t *base =
+			f->map + f->hdr.watch_off + (size_t)(out->rec.copy - 1) * size;
 		const struct rip_watch_copy *c = (const void *)base;
 		struct rip_watch_copy head;
-		uint8_t *buf = malloc(size - RIP_WATCH_COPY_HDR);
+		uint8_t *buf = NULL;
+		uint32_t cap = 0;
 
-		if (!buf) {
-			ret = rr_fail(err, errlen, -ENOMEM, "out of memory");
-			goto out;
-		}
 		for (int tries = 0; tries < 3; tries++) {
 			uint32_t s1 = __atomic_load_n(&c->seq, __ATOMIC_ACQUIRE), s2;
 
 			memcpy(&head, c, sizeof(head));
 			if (head.len > size - RIP_WATCH_COPY_HDR)
 				break;
+			/* As much as the copy holds (rarely all of the buffer). */
+			if (head.len > cap || !buf) {
+				uint8_t *t = realloc(buf, head.len ? head.len : 1);
+
+				if (!t) {
+					free(buf);
+					ret = rr_fail(err, errlen, -ENOMEM, "out of memory");
+					goto out;
+				}
+				buf = t;
+				cap = head.len;
+			}
 			memcpy(buf, base + RIP_WATCH_COPY_HDR, head.len);
 			__atomic_thread_fence(__ATOMIC_ACQUIRE);
 			s2 = __atomic_load_n(&c->seq, __ATOMIC_RELAXED);
@@ -201,8 +212,8 @@ struct wt_unwinder {
 	bool attached;
 	const struct rip_module *mods; /* for the frame-pointer guess: text ranges */
 	size_t nmods;
-	const struct wt_thread *cur;   /* the thread being unwound */
-	uint64_t fp;		       /* its guessed frame pointer, 0: none */
+	const struct wt_thread *cur; /* the thread being unwound */
+	uint64_t fp;		     /* its guessed frame pointer, 0: none */
 };
 
 static bool wt_in_module(const struct wt_unwinder *u, uint64_t a)
@@ -401,23 +412,43 @@ int wt_unwind(struct wt_unwinder *u, const struct wt_thread *t, uint64_t *pcs, i
 
 /* ---- system call names ---- */
 
-#define WT_SC(n) { __NR_##n, #n }
+#define WT_SC(n)                                                                                   \
+	{                                                                                          \
+		__NR_##n, #n                                                                       \
+	}
 static const struct {
 	long nr;
 	const char *name;
 } wt_syscalls[] = {
-	WT_SC(read), WT_SC(write), WT_SC(close), WT_SC(openat), WT_SC(readv), WT_SC(writev),
-	WT_SC(pread64), WT_SC(pwrite64), WT_SC(preadv), WT_SC(pwritev), WT_SC(ppoll),
-	WT_SC(pselect6), WT_SC(epoll_pwait), WT_SC(futex), WT_SC(nanosleep),
-	WT_SC(clock_nanosleep), WT_SC(accept4), WT_SC(connect), WT_SC(recvfrom), WT_SC(recvmsg),
-	WT_SC(recvmmsg), WT_SC(sendto), WT_SC(sendmsg), WT_SC(sendmmsg), WT_SC(wait4),
-	WT_SC(waitid), WT_SC(rt_sigsuspend), WT_SC(rt_sigtimedwait), WT_SC(io_uring_enter),
-	WT_SC(io_getevents), WT_SC(msgrcv), WT_SC(msgsnd), WT_SC(semtimedop), WT_SC(flock),
-	WT_SC(fcntl), WT_SC(ioctl), WT_SC(fsync), WT_SC(fdatasync), WT_SC(splice), WT_SC(tee),
-	WT_SC(sendfile), WT_SC(mq_timedreceive), WT_SC(mq_timedsend), WT_SC(sched_yield),
-	WT_SC(getrandom), WT_SC(msync), WT_SC(mmap), WT_SC(munmap), WT_SC(madvise),
-	WT_SC(exit), WT_SC(exit_group), WT_SC(execve), WT_SC(clone), WT_SC(sync),
-	WT_SC(epoll_pwait2), WT_SC(futex_waitv), WT_SC(io_pgetevents),
+	WT_SC(read),	       WT_SC(write),
+	WT_SC(close),	       WT_SC(openat),
+	WT_SC(readv),	       WT_SC(writev),
+	WT_SC(pread64),	       WT_SC(pwrite64),
+	WT_SC(preadv),	       WT_SC(pwritev),
+	WT_SC(ppoll),	       WT_SC(pselect6),
+	WT_SC(epoll_pwait),    WT_SC(futex),
+	WT_SC(nanosleep),      WT_SC(clock_nanosleep),
+	WT_SC(accept4),	       WT_SC(connect),
+	WT_SC(recvfrom),       WT_SC(recvmsg),
+	WT_SC(recvmmsg),       WT_SC(sendto),
+	WT_SC(sendmsg),	       WT_SC(sendmmsg),
+	WT_SC(wait4),	       WT_SC(waitid),
+	WT_SC(rt_sigsuspend),  WT_SC(rt_sigtimedwait),
+	WT_SC(io_uring_enter), WT_SC(io_getevents),
+	WT_SC(msgrcv),	       WT_SC(msgsnd),
+	WT_SC(semtimedop),     WT_SC(flock),
+	WT_SC(fcntl),	       WT_SC(ioctl),
+	WT_SC(fsync),	       WT_SC(fdatasync),
+	WT_SC(splice),	       WT_SC(tee),
+	WT_SC(sendfile),       WT_SC(mq_timedreceive),
+	WT_SC(mq_timedsend),   WT_SC(sched_yield),
+	WT_SC(getrandom),      WT_SC(msync),
+	WT_SC(mmap),	       WT_SC(munmap),
+	WT_SC(madvise),	       WT_SC(exit),
+	WT_SC(exit_group),     WT_SC(execve),
+	WT_SC(clone),	       WT_SC(sync),
+	WT_SC(epoll_pwait2),   WT_SC(futex_waitv),
+	WT_SC(io_pgetevents),
 #ifdef __NR_poll
 	WT_SC(poll),
 #endif

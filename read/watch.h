@@ -19,9 +19,10 @@
 
 /* What asking for a sweep gave. */
 struct wt_request {
-	bool asked;	  /* the request was written (the file could be mapped writable) */
-	bool done;	  /* a sweep that started after the request ended in time */
+	bool asked; /* the request was written (the file could be mapped writable) */
+	bool done;  /* a sweep that started after the request ended in time */
 	int64_t waited_ns;
+	int timeout_ms;	      /* how long it was ready to wait */
 	char why[RR_ERR_MAX]; /* when not asked: why not */
 };
 
@@ -36,12 +37,12 @@ void wt_request_sweep(struct rr_file *f, int timeout_ms, struct wt_request *out)
 struct wt_thread {
 	uint32_t slot;
 	int32_t tid;
-	struct rip_watch rec;	 /* a consistent copy of slot.watch */
-	bool have_copy;		 /* stack[] holds len bytes from sp */
+	struct rip_watch rec; /* a consistent copy of slot.watch */
+	bool have_copy;	      /* stack[] holds len bytes from sp */
 	uint64_t args[6];
 	uint64_t sp, pc;
 	uint32_t len;
-	uint8_t *stack;		 /* malloc'd; wt_thread_free */
+	uint8_t *stack; /* malloc'd; wt_thread_free */
 };
 
 /*

@@ -13,6 +13,7 @@
  * sweep is and whether the fresh one asked for came in time.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,7 +39,23 @@ void psw_request(struct rr_file *f, bool alive, struct wt_request *req)
 		snprintf(req->why, sizeof(req->why), "the process is not running");
 		return;
 	}
-	wt_request_sweep(f, PSW_TIMEOUT_MS, req);
+	/*
+	 * 500 ms, or three times the last sweep when sweeps take longer (many
+	 * thousands of threads on a loaded machine: a request that comes during
+	 * a sweep waits for the next one), at most PSW_TIMEOUT_MAX_MS.
+	 */
+	{
+		uint64_t ns = 0;
+		char err[RR_ERR_MAX];
+		int ms = PSW_TIMEOUT_MS;
+
+		if (!rr_live_u64(f, offsetof(struct rip_file_hdr, watch_sweep_ns), &ns, err,
+				 sizeof(err)) &&
+		    ns / 1000000 * 3 > (uint64_t)ms)
+			ms = ns / 1000000 * 3 > PSW_TIMEOUT_MAX_MS ? PSW_TIMEOUT_MAX_MS :
+								     (int)(ns / 1000000 * 3);
+		wt_request_sweep(f, ms, req);
+	}
 }
 
 /* frames[0]: the innermost (inlined) frame of the address; 0 frames: unknown. */
@@ -139,10 +156,10 @@ static void psw_stack(struct rip_sym *sym, const struct psw_thread *p, const str
 	}
 	if (!p->t.have_copy)
 		fprintf(out, "      (no stack copy: %s)\n",
-			p->t.rec.flags & RIP_WATCH_MOVED    ? "it moved while being copied"
-			: p->t.rec.flags & RIP_WATCH_NOPOOL ? "every copy buffer was taken "
-							      "(RIP_WATCH_COPIES)"
-							    : "none kept");
+			p->t.rec.flags & RIP_WATCH_MOVED  ? "it moved while being copied" :
+			p->t.rec.flags & RIP_WATCH_NOPOOL ? "every copy buffer was taken "
+							    "(RIP_WATCH_COPIES)" :
+							    "none kept");
 	else if (p->npcs == 1)
 		fprintf(out, "      (the copy did not unwind past the system call)\n");
 }
@@ -159,7 +176,8 @@ static void psw_line(const struct rr_file *f, const struct psw_thread *p, const 
 		until = r->since_ts;
 	fprintf(out, "in syscall %s (since sweep at %s, %s%s)", psw_sysname(r->nr, sb, sizeof(sb)),
 		psw_clock(&f->hdr, r->since_ts, at, sizeof(at)), o->alive ? "" : "at least ",
-		rr_fmt_duration(rr_ticks_to_ns(&f->hdr, until) - rr_ticks_to_ns(&f->hdr, r->since_ts),
+		rr_fmt_duration(rr_ticks_to_ns(&f->hdr, until) -
+					rr_ticks_to_ns(&f->hdr, r->since_ts),
 				dur, sizeof(dur)));
 	if (r->state)
 		fprintf(out, " state %c", r->state);
@@ -208,8 +226,9 @@ static void psw_status(const struct rr_file *f, const struct rip_file_hdr *live,
 		fprintf(out, "watcher: could not start: %s\n", strerror(live->watch_err));
 		return;
 	case RIP_WATCHER_DENIED:
-		fprintf(out, "watcher: could not see %u of the threads: /proc/self/task refused it "
-			     "(%s: a non-dumpable process not run by root)\n",
+		fprintf(out,
+			"watcher: could not see %u of the threads: /proc/self/task refused it "
+			"(%s: a non-dumpable process not run by root)\n",
 			live->watch_denied, strerror(live->watch_err ? live->watch_err : EACCES));
 		break;
 	case RIP_WATCHER_STOPPED:
@@ -223,9 +242,10 @@ static void psw_status(const struct rr_file *f, const struct rip_file_hdr *live,
 		return;
 	}
 	if (o->alive)
-		fprintf(out, "watcher: last sweep %s ago", rr_fmt_duration(
-			rr_ticks_to_ns(&f->hdr, o->now_ticks) -
-				rr_ticks_to_ns(&f->hdr, live->watch_sweep_ts), dur, sizeof(dur)));
+		fprintf(out, "watcher: last sweep %s ago",
+			rr_fmt_duration(rr_ticks_to_ns(&f->hdr, o->now_ticks) -
+						rr_ticks_to_ns(&f->hdr, live->watch_sweep_ts),
+					dur, sizeof(dur)));
 	else
 		fprintf(out, "watcher: last sweep at %s",
 			psw_clock(&f->hdr, live->watch_sweep_ts, dur, sizeof(dur)));
@@ -241,9 +261,10 @@ static void psw_status(const struct rr_file *f, const struct rip_file_hdr *live,
 		fprintf(out, ", %u threads with no slot not seen", live->watch_noslot);
 	fputc('\n', out);
 	if (o->alive && req->asked && !req->done)
-		fprintf(out, "note: the watcher did not answer within %d ms: this is the sweep "
-			     "above, not a fresh one\n",
-			PSW_TIMEOUT_MS);
+		fprintf(out,
+			"note: the watcher did not answer within %d ms: this is the sweep "
+			"above, not a fresh one\n",
+			req->timeout_ms);
 	else if (o->alive && !req->asked && req->why[0])
 		fprintf(out, "note: could not ask for a fresh sweep: %s\n", req->why);
 }
@@ -270,6 +291,9 @@ int psw_print(struct rr_file *f, const struct rr_slots *s, struct rip_sym *sym,
 	v = calloc(s->n ? s->n : 1, sizeof(*v));
 	if (!v)
 		return -ENOMEM;
+	/* Each copy is unwound as it is read and freed at once: 10,000 copies never pile up. */
+	if (rr_read_modules(f, &mods, &nmods, err, sizeof(err)) == 0)
+		wt_unwinder_new(mods, nmods, o->sysroot, &u);
 	for (size_t i = 0; i < s->n; i++) {
 		const struct rr_slot *sl = &s->v[i];
 		struct psw_thread *p = &v[n];
@@ -295,17 +319,23 @@ int psw_print(struct rr_file *f, const struct rr_slots *s, struct rip_sym *sym,
 			continue;
 		}
 		p->slot = sl;
+		p->npcs = u ? wt_unwind(u, &p->t, p->pcs, PSW_FRAMES) : -ENODATA;
+		if (p->npcs < 1) {
+			p->pcs[0] = p->t.pc;
+			p->npcs = 1;
+		}
+		free(p->t.stack);
+		p->t.stack = NULL; /* have_copy stays: it had one */
 		n++;
 	}
 	if (!n) {
 		if (running)
-			fprintf(out, "%zu threads with no wait record were running at the last "
-				     "sweep\n",
+			fprintf(out,
+				"%zu threads with no wait record were running at the last "
+				"sweep\n",
 				running);
 		goto out;
 	}
-	if (rr_read_modules(f, &mods, &nmods, err, sizeof(err)) == 0)
-		wt_unwinder_new(mods, nmods, o->sysroot, &u);
 	sorted = calloc(n, sizeof(*sorted));
 	groups = calloc(n, sizeof(*groups));
 	if (!sorted || !groups) {
@@ -315,17 +345,13 @@ int psw_print(struct rr_file *f, const struct rr_slots *s, struct rip_sym *sym,
 	for (size_t i = 0; i < n; i++) {
 		struct psw_thread *p = &v[i];
 
-		p->npcs = u ? wt_unwind(u, &p->t, p->pcs, PSW_FRAMES) : -ENODATA;
-		if (p->npcs < 1) {
-			p->pcs[0] = p->t.pc;
-			p->npcs = 1;
-		}
 		p->sig = o->threads ? NULL : psw_signature(sym, p);
 		sorted[i] = p;
 	}
 	qsort(sorted, n, sizeof(*sorted), psw_cmp);
-	fprintf(out, "\n%zu thread%s blocked in the kernel with no wait record (seen by the "
-		     "watcher)%s:\n",
+	fprintf(out,
+		"\n%zu thread%s blocked in the kernel with no wait record (seen by the "
+		"watcher)%s:\n",
 		n, n == 1 ? "" : "s", running ? "" : "");
 	if (o->threads) {
 		for (size_t i = 0; i < n; i++) {
@@ -338,10 +364,10 @@ int psw_print(struct rr_file *f, const struct rr_slots *s, struct rip_sym *sym,
 		}
 	} else {
 		for (size_t i = 0; i < n; i++) {
-			if (ngroups && !strcmp(sorted[i]->sig ? sorted[i]->sig : "",
-					       groups[ngroups - 1].v[0]->sig
-						       ? groups[ngroups - 1].v[0]->sig
-						       : "")) {
+			if (ngroups &&
+			    !strcmp(sorted[i]->sig ? sorted[i]->sig : "",
+				    groups[ngroups - 1].v[0]->sig ? groups[ngroups - 1].v[0]->sig :
+								    "")) {
 				groups[ngroups - 1].n++;
 				continue;
 			}

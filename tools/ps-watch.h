@@ -15,7 +15,8 @@
 #include "read/sym.h"
 #include "read/watch.h"
 
-#define PSW_TIMEOUT_MS 500 /* how long rip ps waits for a fresh sweep */
+#define PSW_TIMEOUT_MS 500	/* how long rip ps waits for a fresh sweep ... */
+#define PSW_TIMEOUT_MAX_MS 5000 /* ... or 3 times the last sweep, at most this */
 
 struct psw_opts {
 	bool alive, threads, verbose, all;

@@ -41,7 +41,7 @@
 
 #include <rip.h>
 
-static uint32_t go_word;      /* 1: futex waiters may leave */
+static uint32_t go_word; /* 1: futex waiters may leave */
 static int pipefd[2];
 static volatile int stopping; /* set before the wake-ups */
 static unsigned long early;   /* returns before the wake-up */
