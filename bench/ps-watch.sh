@@ -104,16 +104,30 @@ reset
 sleep 1
 idle=$(gap)
 
+# CPU time (clock ticks) of the watcher thread: what the sweeps cost the program.
+wtid=$(grep -l '^rip-watch$' /proc/"$pid"/task/*/comm 2>/dev/null | head -n 1 | cut -d/ -f5)
+wcpu() { [ -n "$wtid" ] && awk '{ print $14 + $15 }' /proc/"$pid"/task/"$wtid"/stat 2>/dev/null || echo 0; }
+hz=$(getconf CLK_TCK)
 walls=""
 gaps=""
+cpus=""
+c0=$(wcpu)
 for r in $(seq "$REPS"); do
 	reset
 	t0=$(now_ns)
-	"$RIP" ps "$ring" >"$work/ps.out" 2>"$work/ps.err" || { echo "  rip ps failed: $(cat "$work/ps.err")"; exit 1; }
+	if [ -x /usr/bin/time ]; then
+		/usr/bin/time -f '%U %S' -o "$work/time" "$RIP" ps "$ring" >"$work/ps.out" 2>"$work/ps.err"
+	else
+		"$RIP" ps "$ring" >"$work/ps.out" 2>"$work/ps.err"
+	fi || { echo "  rip ps failed: $(cat "$work/ps.err")"; exit 1; }
 	t1=$(now_ns)
 	walls="$walls $(((t1 - t0) / 1000000))"
 	gaps="$gaps $(gap)"
+	[ -s "$work/time" ] && cpus="$cpus $(awk '{ printf "%d", ($1 + $2) * 1000 }' "$work/time")"
 done
+c1=$(wcpu)
+wsweep=$((((c1 - c0) * 1000 / hz) / REPS))
+cpu=$(echo "$cpus" | tr ' ' '\n' | grep . | median)
 wall=$(echo "$walls" | tr ' ' '\n' | grep . | median)
 pgap=$(echo "$gaps" | tr ' ' '\n' | grep . | median)
 fresh=yes
@@ -153,7 +167,10 @@ printf '  %-44s %s\n' "threads (blocked + ticker + main)" "$((N + 2))"
 printf '  %-44s %s us\n' "idle: longest 1 ms-sleep gap, nothing running" "$idle"
 printf '  %-44s %s ms (median of %s:%s)\n' "rip ps: wall time" "$wall" "$REPS" "$walls"
 printf '  %-44s %s us (median:%s)\n' "rip ps: longest gap the program saw" "$pgap" "$gaps"
-printf '  %-44s %s; sweep took %s\n' "rip ps: fresh sweep" "$fresh" "${sweep:-?}"
+printf '  %-44s %s ms of CPU (median), besides waiting for the sweep\n' "rip ps: its own CPU" "$cpu"
+printf '  %-44s %s; sweep took %s (wall), about %s ms of the watcher'"'"'s CPU\n' \
+	"rip ps: fresh sweep" "$fresh" "${sweep:-?}" "$wsweep"
+printf '  %-44s %s\n' "load average (shared machine)" "$(cut -d' ' -f1-3 /proc/loadavg)"
 printf '  %-44s %s shown in groups, %s groups without a stack copy\n' "rip ps: threads" \
 	"$shown" "$nostack"
 printf '  %-44s %s KiB (bound: %s buffers of 16 KiB = %s MiB)\n' "tmpfs taken by the copies" \
