@@ -137,8 +137,31 @@ static long rip_pl_pread(int fd, char *buf, size_t len)
 	return n;
 }
 
+/*
+ * Descriptors the program closed under us (a close-every-descriptor loop):
+ * a read that says EBADF, or ESPIPE (the number is now one of its pipes or
+ * sockets), means the number is not ours any more: never close it.
+ */
+static bool rip_pl_fd_lost;
+
+static long rip_pl_pread_own(int fd, char *buf, size_t len)
+{
+	long n = rip_pl_pread(fd, buf, len);
+
+	if (fd >= 0 && (n == -EBADF || n == -ESPIPE))
+		rip_pl_fd_lost = true;
+	return n;
+}
+
+static void rip_pl_close_own(int fd)
+{
+	if (fd >= 0 && !rip_pl_fd_lost)
+		syscall(SYS_close, fd);
+}
+
 /* The sweep's descriptor of /proc/self/task: files are opened relative to it (shorter walks). */
 static int rip_pl_taskdir = -1;
+static bool rip_pl_taskdir_lost; /* not ours any more: never closed (see rip_pl_close_own) */
 
 static int rip_pl_open(int32_t tid, const char *name)
 {
@@ -147,6 +170,9 @@ static int rip_pl_open(int32_t tid, const char *name)
 
 	rip_pl_task_path(path, tid, name);
 	fd = syscall(SYS_openat, rip_pl_taskdir, path, O_RDONLY | O_CLOEXEC);
+	/* The program closed our directory descriptor (and maybe reused its number). */
+	if (fd < 0 && (errno == EBADF || errno == ENOTDIR))
+		rip_pl_taskdir_lost = true;
 	return fd < 0 ? -errno : (int)fd;
 }
 
@@ -323,10 +349,9 @@ static char rip_pl_state_letter(int32_t tid)
 {
 	char buf[512], *p;
 	int fd = rip_pl_open(tid, "stat");
-	long n = rip_pl_pread(fd, buf, sizeof(buf));
+	long n = rip_pl_pread_own(fd, buf, sizeof(buf));
 
-	if (fd >= 0)
-		syscall(SYS_close, fd);
+	rip_pl_close_own(fd);
 	if (n <= 0 || !(p = strrchr(buf, ')')) || p[1] != ' ')
 		return 0;
 	return p[2];
@@ -345,6 +370,7 @@ static void rip_pl_probe(struct rip_file_hdr *h, uint32_t si, int32_t tid, struc
 	memset(w, 0, sizeof(*w));
 	w->flags = RIP_WATCH_SEEN;
 	w->sweep_ts = sw->ts;
+	rip_pl_fd_lost = false;
 	fsys = rip_pl_open(tid, "syscall");
 	if (fsys < 0) {
 		if (fsys == -EACCES || fsys == -EPERM) {
@@ -356,9 +382,9 @@ static void rip_pl_probe(struct rip_file_hdr *h, uint32_t si, int32_t tid, struc
 		goto out_free;
 	}
 	fsch = rip_pl_open(tid, "schedstat");
-	if (rip_pl_pread(fsch, sch1, sizeof(sch1)) < 0)
+	if (rip_pl_pread_own(fsch, sch1, sizeof(sch1)) < 0)
 		sch1[0] = 0;
-	if (rip_pl_pread(fsys, sys1, sizeof(sys1)) < 0) {
+	if (rip_pl_pread_own(fsys, sys1, sizeof(sys1)) < 0) {
 		w->flags |= RIP_WATCH_GONE; /* ESRCH: it exited under us */
 		goto out_close;
 	}
@@ -422,9 +448,10 @@ static void rip_pl_probe(struct rip_file_hdr *h, uint32_t si, int32_t tid, struc
 		c->nr = sc.nr;
 		memcpy(c->args, sc.args, sizeof(c->args));
 		/* Did it move while we copied?  Its syscall file and its switch counts say. */
-		if (n <= 0 || rip_pl_pread(fsys, sys2, sizeof(sys2)) < 0 || strcmp(sys1, sys2) ||
+		if (n <= 0 || rip_pl_pread_own(fsys, sys2, sizeof(sys2)) < 0 ||
+		    strcmp(sys1, sys2) ||
 		    (sch1[0] &&
-		     (rip_pl_pread(fsch, sch2, sizeof(sch2)) < 0 || strcmp(sch1, sch2)))) {
+		     (rip_pl_pread_own(fsch, sch2, sizeof(sch2)) < 0 || strcmp(sch1, sch2)))) {
 			c->slot = 0;
 			c->len = 0;
 			rip_pl_seq_end(&c->seq);
@@ -442,9 +469,9 @@ static void rip_pl_probe(struct rip_file_hdr *h, uint32_t si, int32_t tid, struc
 		}
 	}
 out_close:
-	if (fsch >= 0)
-		syscall(SYS_close, fsch);
-	syscall(SYS_close, fsys);
+	rip_pl_close_own(fsch);
+	rip_pl_close_own(fsys);
+	rip_pl_fd_lost = false;
 out_free:
 	if (old.copy && old.copy <= h->watch_copies && old.copy - 1 != ci &&
 	    W.owner[old.copy - 1] == si + 1)
@@ -578,8 +605,10 @@ idle:
 			rip_pl_seq_end(&s->watch.seq);
 		}
 	}
-	syscall(SYS_close, rip_pl_taskdir);
+	if (!rip_pl_taskdir_lost)
+		syscall(SYS_close, rip_pl_taskdir);
 	rip_pl_taskdir = -1;
+	rip_pl_taskdir_lost = false;
 	for (size_t k = 0; k < W.ntids; k++)
 		if (!W.matched[k] && W.tids[k] != W.tid)
 			noslot++;
