@@ -8,6 +8,9 @@
  *
  *  - futex=N: N threads in futex_waiter -> raw syscall(SYS_futex, FUTEX_WAIT)
  *  - read=N:  N threads in pipe_reader -> raw syscall(SYS_read) on a pipe
+ *  - uring=N: N threads in uring_waiter -> io_uring_enter waiting for a
+ *             completion of nothing ("uring unavailable: ERR" if the kernel
+ *             refuses io_uring_setup); never woken
  *  - churn:   a thread that keeps creating threads which block a moment and exit
  *  - nodump:  prctl(PR_SET_DUMPABLE, 0) first
  *  - unshare: single-threaded, calls unshare(CLONE_NEWUSER) first and prints
@@ -28,6 +31,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/futex.h>
+#include <linux/io_uring.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -124,6 +128,30 @@ static void *churn_thread(void *arg)
 	return NULL;
 }
 
+/* Waits for a completion of a ring nothing was submitted to: blocks for good. */
+__attribute__((noinline)) static void uring_waiter(int fd)
+{
+	for (;;)
+		syscall(SYS_io_uring_enter, fd, 0, 1, IORING_ENTER_GETEVENTS, NULL, 0);
+}
+
+static void *uring_thread(void *arg)
+{
+	struct io_uring_params p;
+	long fd;
+
+	memset(&p, 0, sizeof(p));
+	rip_thread_attach();
+	rip_thread_set_name("uring");
+	fd = syscall(SYS_io_uring_setup, 4, &p);
+	if (fd < 0) {
+		printf("uring unavailable: %s\n", strerror(errno));
+		return NULL;
+	}
+	uring_waiter((int)fd);
+	return NULL;
+}
+
 __attribute__((noinline)) static void child_waiter(void)
 {
 	static uint32_t never;
@@ -144,7 +172,7 @@ static void touch(const char *path)
 
 int main(int argc, char **argv)
 {
-	int nfutex = 0, nread = 0;
+	int nfutex = 0, nread = 0, nuring = 0;
 	int churn = 0, nodump = 0, do_unshare = 0, do_fork = 0;
 	pthread_t *th, ch;
 	sigset_t set;
@@ -160,6 +188,8 @@ int main(int argc, char **argv)
 			nfutex = atoi(argv[i] + 6);
 		else if (!strncmp(argv[i], "read=", 5))
 			nread = atoi(argv[i] + 5);
+		else if (!strncmp(argv[i], "uring=", 6))
+			nuring = atoi(argv[i] + 6);
 		else if (!strcmp(argv[i], "churn"))
 			churn = 1;
 		else if (!strcmp(argv[i], "nodump"))
@@ -200,6 +230,11 @@ int main(int argc, char **argv)
 	for (int i = 0; i < nread; i++)
 		if (!pthread_create(&th[n], NULL, read_thread, NULL))
 			n++;
+	for (int i = 0; i < nuring; i++) {
+		pthread_t u; /* never woken, never joined: they end with the process */
+
+		pthread_create(&u, NULL, uring_thread, NULL);
+	}
 	if (churn)
 		pthread_create(&ch, NULL, churn_thread, NULL);
 	if (do_fork) {
