@@ -237,7 +237,8 @@ static bool wt_word(const struct wt_thread *t, uint64_t addr, uint64_t *v)
  * The frame pointer the thread had, guessed: the lowest 16-byte aligned
  * address a in the copy whose word is a higher address in the copy (the
  * caller's saved frame pointer) with a return address into a module next
- * to it, and whose chain goes on one more link.  0 when nothing fits.
+ * to it, and whose caller's record holds a return address too.  0 when
+ * nothing fits.
  */
 static uint64_t wt_guess_fp(const struct wt_unwinder *u, const struct wt_thread *t)
 {
@@ -247,10 +248,14 @@ static uint64_t wt_guess_fp(const struct wt_unwinder *u, const struct wt_thread 
 		if (!wt_word(t, a, &next) || !wt_word(t, a + 8, &ra) || next <= a ||
 		    next >= t->sp + t->len || (next & 15) || !wt_in_module(u, ra))
 			continue;
-		/* One more link: a saved frame pointer of 0 ends the chain (the thread's start). */
+		/*
+		 * One more link: a return address next to the saved frame pointer
+		 * too (what that frame saved may be anything: libc keeps no frame
+		 * pointers), or a saved 0 that ends the chain (the thread's start).
+		 */
 		if (!wt_word(t, next + 8, &ra2) || !wt_word(t, next, &next2))
 			continue;
-		if (next2 == 0 || (next2 > next && wt_in_module(u, ra2)))
+		if (next2 == 0 || wt_in_module(u, ra2))
 			return a;
 	}
 	return 0;
