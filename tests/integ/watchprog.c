@@ -6,8 +6,9 @@
  * usage: watchprog READY [futex=N] [read=N] [churn] [nodump] [unshare]
  *        [fork] [spin]
  *
- *  - futex=N: N threads in futex_waiter -> raw syscall(SYS_futex, FUTEX_WAIT)
- *  - read=N:  N threads in pipe_reader -> raw syscall(SYS_read) on a pipe
+ *  - futex=N: N threads in futex_waiter -> a raw futex(FUTEX_WAIT) (the syscall
+ *             instruction itself: libc's syscall() is wrapped now)
+ *  - read=N:  N threads in pipe_reader -> a raw read on a pipe
  *  - uring=N: N threads in uring_waiter -> io_uring_enter waiting for a
  *             completion of nothing ("uring unavailable: ERR" if the kernel
  *             refuses io_uring_setup); never woken
@@ -45,6 +46,45 @@
 
 #include <rip.h>
 
+/*
+ * A system call made with the instruction itself, as Go or a static
+ * runtime does: libc's syscall() is wrapped by the preload library (it
+ * records futex waits), this is not.  -errno on failure, as the kernel says.
+ */
+static long raw_syscall(long nr, long a1, long a2, long a3, long a4)
+{
+#if defined(__x86_64__)
+	long ret;
+	register long r10 __asm__("r10") = a4;
+	register long r8 __asm__("r8") = 0;
+	register long r9 __asm__("r9") = 0;
+
+	__asm__ volatile("syscall"
+			 : "=a"(ret)
+			 : "a"(nr), "D"(a1), "S"(a2), "d"(a3), "r"(r10), "r"(r8), "r"(r9)
+			 : "rcx", "r11", "memory");
+	return ret;
+#elif defined(__aarch64__)
+	register long x8 __asm__("x8") = nr;
+	register long x0 __asm__("x0") = a1;
+	register long x1 __asm__("x1") = a2;
+	register long x2 __asm__("x2") = a3;
+	register long x3 __asm__("x3") = a4;
+	register long x4 __asm__("x4") = 0;
+	register long x5 __asm__("x5") = 0;
+
+	__asm__ volatile("svc 0"
+			 : "+r"(x0)
+			 : "r"(x8), "r"(x1), "r"(x2), "r"(x3), "r"(x4), "r"(x5)
+			 : "memory");
+	return x0;
+#else
+	long r = syscall(nr, a1, a2, a3, a4, 0L, 0L);
+
+	return r < 0 ? -errno : r;
+#endif
+}
+
 static uint32_t go_word; /* 1: futex waiters may leave */
 static int pipefd[2];
 static volatile int stopping; /* set before the wake-ups */
@@ -62,9 +102,9 @@ static void count_early(void)
 __attribute__((noinline)) static void futex_waiter(void)
 {
 	while (!__atomic_load_n(&go_word, __ATOMIC_ACQUIRE)) {
-		long r = syscall(SYS_futex, &go_word, FUTEX_WAIT, 0, NULL, NULL, 0);
+		long r = raw_syscall(SYS_futex, (long)&go_word, FUTEX_WAIT, 0, 0);
 
-		if (!__atomic_load_n(&go_word, __ATOMIC_ACQUIRE) && (r == 0 || errno == EINTR))
+		if (!__atomic_load_n(&go_word, __ATOMIC_ACQUIRE) && (r == 0 || r == -EINTR))
 			count_early();
 	}
 	__asm__ volatile("" ::: "memory");
@@ -83,7 +123,7 @@ __attribute__((noinline)) static void pipe_reader(void)
 	char c;
 
 	for (;;) {
-		long r = syscall(SYS_read, pipefd[0], &c, 1);
+		long r = raw_syscall(SYS_read, pipefd[0], (long)&c, 1, 0);
 
 		if (r == 1 || (r == 0 && stopping))
 			break;
@@ -132,7 +172,7 @@ static void *churn_thread(void *arg)
 __attribute__((noinline)) static void uring_waiter(int fd)
 {
 	for (;;)
-		syscall(SYS_io_uring_enter, fd, 0, 1, IORING_ENTER_GETEVENTS, NULL, 0);
+		raw_syscall(SYS_io_uring_enter, fd, 0, 1, IORING_ENTER_GETEVENTS);
 }
 
 static void *uring_thread(void *arg)
@@ -157,7 +197,7 @@ __attribute__((noinline)) static void child_waiter(void)
 	static uint32_t never;
 
 	for (;;)
-		syscall(SYS_futex, &never, FUTEX_WAIT, 0, NULL, NULL, 0);
+		raw_syscall(SYS_futex, (long)&never, FUTEX_WAIT, 0, 0);
 }
 
 static void touch(const char *path)
