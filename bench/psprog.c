@@ -6,9 +6,9 @@
  *
  * usage: psprog N READY
  *
- * N threads block in a mix of waits no wrapper sees (raw futex, raw read
- * on a pipe) and that the wrappers will see (pthread_cond_wait, nanosleep
- * of an hour, read on a pipe through libc), a quarter each.  One more
+ * N threads block in a mix of waits no wrapper sees (futex and read on a
+ * pipe made with the syscall instruction itself: the watcher's) and that
+ * the wrappers see (pthread_cond_wait, sleep of an hour), a quarter each.  One more
  * thread measures its own latency: it sleeps 1 ms at a time (clock_nanosleep
  * on CLOCK_MONOTONIC) and keeps the longest gap between two wake-ups.  Once
  * every thread has started, READY is written.  Commands on stdin, one per
@@ -40,10 +40,27 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* The syscall instruction itself (no wrapper sees it), as Go or a static runtime does. */
+static long raw_syscall3(long nr, long a1, long a2, long a3)
+{
+#if defined(__x86_64__)
+	long ret;
+	register long r10 __asm__("r10") = 0;
+
+	__asm__ volatile("syscall"
+			 : "=a"(ret)
+			 : "a"(nr), "D"(a1), "S"(a2), "d"(a3), "r"(r10)
+			 : "rcx", "r11", "memory");
+	return ret;
+#else
+	return syscall(nr, a1, a2, a3, 0L, 0L, 0L);
+#endif
+}
+
 __attribute__((noinline)) static void wait_futex(void)
 {
 	for (;;)
-		syscall(SYS_futex, &never, FUTEX_WAIT, 0, NULL, NULL, 0);
+		raw_syscall3(SYS_futex, (long)&never, FUTEX_WAIT, 0);
 }
 
 __attribute__((noinline)) static void wait_raw_read(void)
@@ -51,7 +68,7 @@ __attribute__((noinline)) static void wait_raw_read(void)
 	char c;
 
 	for (;;)
-		syscall(SYS_read, pipes[0], &c, 1);
+		raw_syscall3(SYS_read, pipes[0], (long)&c, 1);
 }
 
 __attribute__((noinline)) static void wait_cond(void)
