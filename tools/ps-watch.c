@@ -179,7 +179,7 @@ static void psw_line(const struct rr_file *f, const struct psw_thread *p, const 
 		rr_fmt_duration(rr_ticks_to_ns(&f->hdr, until) -
 					rr_ticks_to_ns(&f->hdr, r->since_ts),
 				dur, sizeof(dur)));
-	if (r->state)
+	if (r->state >= 'A' && r->state <= 'z') /* hostile bytes are not printed */
 		fprintf(out, " state %c", r->state);
 	if (o->verbose)
 		fprintf(out, " args 0x%" PRIx64 " 0x%" PRIx64 " 0x%" PRIx64, p->t.args[0],
