@@ -105,7 +105,7 @@ sleep 1
 idle=$(gap)
 
 # CPU time (clock ticks) of the watcher thread: what the sweeps cost the program.
-wtid=$(grep -l '^rip-watch$' /proc/"$pid"/task/*/comm 2>/dev/null | head -n 1 | cut -d/ -f5)
+wtid=$(grep -lx "rip-watch" /proc/"$pid"/task/*/comm 2>/dev/null | head -n 1 | cut -d/ -f5)
 wcpu() { [ -n "$wtid" ] && awk '{ print $14 + $15 }' /proc/"$pid"/task/"$wtid"/stat 2>/dev/null || echo 0; }
 hz=$(getconf CLK_TCK)
 walls=""
