@@ -59,10 +59,14 @@ command -v eu-stack >/dev/null && command -v gdb >/dev/null || sh mk/deps-bench.
 # One copy buffer per thread (the default pool, 4096, would leave the rest without a stack).
 copies=$((N + 64))
 mkfifo "$work/ctl" || exit 1
-ulimit -s 256 2>/dev/null # the main thread's default for the threads it creates
-env RIP_RING="$work/" LD_PRELOAD="$PWD/$BUILD/librip-preload.so" RIP_DISABLE=1,2,3 \
-	RIP_WATCH_COPIES=$copies RIP_SLOTS=$((N + 1024)) \
-	"$PROG" "$N" "$work/ready" <"$work/ctl" >"$work/out" 2>"$work/err" &
+# psprog alone gets a small stack limit (its threads' default stack size): in this shell it
+# would also cut the argument list of the commands below (ARG_MAX is a quarter of it).
+(
+	ulimit -s 256 2>/dev/null
+	exec env RIP_RING="$work/" LD_PRELOAD="$PWD/$BUILD/librip-preload.so" RIP_DISABLE=1,2,3 \
+		RIP_WATCH_COPIES=$copies RIP_SLOTS=$((N + 1024)) \
+		"$PROG" "$N" "$work/ready" <"$work/ctl" >"$work/out" 2>"$work/err"
+) &
 pid=$!
 exec 3>"$work/ctl"
 i=0
