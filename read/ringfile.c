@@ -507,6 +507,37 @@ static const char *rr_slot_invalid(const struct rr_slot *s, uint32_t i)
 }
 
 /* One consistent copy of a live slot; 1 if it was changing the whole time. */
+/*
+ * The wait record (preload/wait.h writes it): seqlock read side, a few
+ * tries.  A record still odd or moving is left out and marked torn.
+ */
+static void rr_copy_wait(const struct rip_wait *src, struct rr_slot *d)
+{
+	for (int tries = 0; tries < 4; tries++) {
+		/* Pairs with the wrapper's closing increment of seq (a release). */
+		uint32_t q1 = __atomic_load_n(&src->seq, __ATOMIC_ACQUIRE), q2;
+		struct rip_wait w;
+
+		w.kind = __atomic_load_n(&src->kind, __ATOMIC_RELAXED);
+		w.since = __atomic_load_n(&src->since, __ATOMIC_RELAXED);
+		w.ra = __atomic_load_n(&src->ra, __ATOMIC_RELAXED);
+		w.cfa = __atomic_load_n(&src->cfa, __ATOMIC_RELAXED);
+		w.fp = __atomic_load_n(&src->fp, __ATOMIC_RELAXED);
+		w.arg = __atomic_load_n(&src->arg, __ATOMIC_RELAXED);
+		/* The fields are read before seq is read again. */
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		q2 = __atomic_load_n(&src->seq, __ATOMIC_RELAXED);
+		if (q1 == q2 && !(q1 & 1)) {
+			w.seq = q1;
+			d->wait = w;
+			d->wait_torn = false;
+			return;
+		}
+	}
+	memset(&d->wait, 0, sizeof(d->wait));
+	d->wait_torn = true;
+}
+
 static int rr_copy_slot(const struct rip_slot *src, struct rr_slot *d)
 {
 	for (int tries = 0; tries < 4; tries++) {
@@ -530,6 +561,7 @@ static int rr_copy_slot(const struct rip_slot *src, struct rr_slot *d)
 		for (size_t k = 0; k < RIP_NAME_MAX; k++)
 			d->name[k] = __atomic_load_n(&src->name[k], __ATOMIC_RELAXED);
 		d->name[RIP_NAME_MAX - 1] = 0;
+		rr_copy_wait(&src->wait, d);
 
 		/* Snap ring read side: pairs with the release store in __rip_snap_store. */
 		s1 = __atomic_load_n(&src->snap_seq, __ATOMIC_ACQUIRE);

@@ -58,6 +58,8 @@ struct rr_slot {
 	uint32_t n;	/* valid entries in ip[] */
 	uint64_t ip[RIP_SNAP_DEPTH];
 	char name[RIP_NAME_MAX];
+	struct rip_wait wait; /* what it blocks in (kind 0: nothing, or not readable) */
+	bool wait_torn;	      /* the record was being written (odd seq, or kept moving) */
 };
 
 struct rr_slots {
