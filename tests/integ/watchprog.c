@@ -42,6 +42,7 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <rip.h>
@@ -286,6 +287,22 @@ int main(int argc, char **argv)
 			snprintf(path, sizeof(path), "%s.child", argv[1]);
 			touch(path);
 			child_waiter();
+		}
+		/*
+		 * No wrapped call (not even printf's write) until the child has its
+		 * file: librip copies the parent's slots into the child's file in
+		 * the child, from the parent's live file, so a wait record the
+		 * forking thread writes meanwhile reaches the child's copy, and the
+		 * child's main thread would look covered by a wrapper (a bug of
+		 * the wait records at fork, not of the watcher).
+		 */
+		{
+			char path[4096];
+			struct timespec ms = { 0, 1000000 };
+
+			snprintf(path, sizeof(path), "%s.child", argv[1]);
+			for (int i = 0; i < 30000 && access(path, F_OK); i++)
+				raw_syscall(SYS_nanosleep, (long)&ms, 0, 0, 0);
 		}
 		printf("child %d\n", (int)pid);
 	}
