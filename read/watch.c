@@ -19,11 +19,13 @@
  * unwind too.  x86_64 only for now (other architectures: -ENOTSUP).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/futex.h>
 #include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -340,11 +342,22 @@ int wt_unwinder_new(const struct rip_module *mods, size_t n, const char *sysroot
 		const struct rip_module *m = &mods[i];
 		char path[PATH_MAX + RIP_MODULE_PATH_MAX];
 		size_t len = strnlen(m->path, sizeof(m->path));
+		struct stat st;
+		int fd;
 
 		if ((m->flags & (RIP_MOD_VDSO | RIP_MOD_UNLOADED)) || !len ||
 		    len >= sizeof(m->path) || m->path[0] != '/' || m->hi <= m->lo)
 			continue;
 		snprintf(path, sizeof(path), "%s%.*s", sysroot ? sysroot : "", (int)len, m->path);
+		/* A regular file only, as sym.c checks: a FIFO named there must not hang libdw's open. */
+		fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+		if (fd < 0)
+			continue;
+		if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+			close(fd);
+			continue;
+		}
+		close(fd);
 		/* ET_DYN: placed at bias + p_vaddr; ET_EXEC: at its own p_vaddr (as sym.c). */
 		if (dwfl_report_elf(u->dwfl, path, path, -1, m->bias, true))
 			reported++;
