@@ -123,14 +123,25 @@ static size_t rip_file_layout(struct rip_file_hdr *h, uint32_t slots,
 /*
  * Buffers of the watcher's copy area (RIP_WATCH_COPIES, default 4096 of 16
  * KiB: at most 64 MiB of tmpfs, and only the pages copies fill are backed).
- * Only a sparse file gets one: a file backed all at once would pay for all
+ * Only a sparse file of a process with the preload library's watcher gets
+ * one (not with RIP_WATCH=0): a file backed all at once would pay for all
  * of it.
  */
+/*
+ * Defined by librip-preload.so (preload/watch.c), which alone has a watcher:
+ * a program without it gets no copy area, and its file stays as small as
+ * before (tools that copy ring files whole pay for every byte of its size).
+ */
+extern const int __rip_preload_watch __attribute__((weak, visibility("default")));
+
 static uint32_t rip_env_watch_copies(void)
 {
-	const char *s = getenv("RIP_WATCH_COPIES");
+	const char *s = getenv("RIP_WATCH_COPIES"), *w = getenv("RIP_WATCH");
 	char *end;
 	unsigned long v;
+
+	if (!&__rip_preload_watch || (w && !strcmp(w, "0")))
+		return 0;
 
 	if (!s || !*s)
 		return RIP_WATCH_COPIES_DEFAULT;
