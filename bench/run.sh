@@ -750,4 +750,10 @@ section relayd relayd.sh "events streamed through lttng-relayd"
 # ---- 12. the wait wrappers: an uncontended mutex and a ready read, wrapped and not ------------
 
 section waits waits.sh "the wait wrappers"
+
+# ---- 13. rip ps on 10,000 blocked threads of an uninstrumented program -----------------------
+
+# bench/ps-watch.sh: rip ps (the watcher's stack copies) against eu-stack and gdb on the same
+# process, wall time and the pause the program sees (PSW_THREADS, PSW_REPS, PSW_CAP).
+section ps-watch ps-watch.sh "rip ps on blocked threads, against eu-stack and gdb"
 exit $failed

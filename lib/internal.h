@@ -22,6 +22,9 @@
 #define RIP_EV_SMALL_RINGS 16320u /* with the 64 big ones: 16,384 threads with rings */
 #define RIP_MAX_SLOTS (1u << 22)
 #define RIP_MOD_CAP 1024u
+#define RIP_WATCH_COPY_SIZE 16384u	/* bytes per buffer of the watcher's copy area */
+#define RIP_WATCH_COPIES_DEFAULT 4096u	/* buffers: at most 64 MiB, backed as filled */
+#define RIP_WATCH_COPIES_MAX 65536u
 
 /* __rip_self.flags */
 #define RIP_SELF_EXITING 0x1u /* key destructor ran: never attach again */
@@ -100,6 +103,10 @@ RIP_API int __rip_coro_new(const char *name, struct rip_coro **out);
 RIP_API int __rip_auto_open_early(const struct rip_event_type *const *types, size_t ntypes);
 int __rip_type_register(const struct rip_event_type *t, bool early) __hidden;
 uint64_t __rip_start_ticks(pid_t pid) __hidden;
+
+/* The preload library's watcher (preload/watch.c; declared in preload/watch.h too). */
+RIP_API struct rip_file_hdr *__rip_file_hdr(void);
+RIP_API int __rip_file_commit(uint64_t off, size_t len);
 
 /* clock.c */
 void __rip_clock_init(struct rip_file_hdr *h) __hidden;

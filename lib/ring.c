@@ -89,7 +89,7 @@ void __rip_name_copy(char *dst, const char *src, size_t len)
 
 /* Lay the areas out one after the other (rip/abi.h); returns the file size. */
 static size_t rip_file_layout(struct rip_file_hdr *h, uint32_t slots,
-			      const struct rip_ev_config *ev)
+			      const struct rip_ev_config *ev, uint32_t copies)
 {
 	size_t off = RIP_SLOTS_OFFSET + (size_t)slots * RIP_SLOT_SIZE;
 
@@ -109,7 +109,46 @@ static size_t rip_file_layout(struct rip_file_hdr *h, uint32_t slots,
 	off += (size_t)ev->rings * ev->ring_size;
 	h->ev_small_off = off;
 	off += (size_t)ev->small_rings * ev->small_ring_size;
+	/* The watcher's stack copies (preload/watch.c), last: holes until it uses them. */
+	h->watch_off = 0;
+	h->watch_copies = copies;
+	h->watch_copy_size = copies ? RIP_WATCH_COPY_SIZE : 0;
+	if (copies) {
+		h->watch_off = off = RIP_PAGE_UP(off);
+		off += (size_t)copies * RIP_WATCH_COPY_SIZE;
+	}
 	return off;
+}
+
+/*
+ * Buffers of the watcher's copy area (RIP_WATCH_COPIES, default 4096 of 16
+ * KiB: at most 64 MiB of tmpfs, and only the pages copies fill are backed).
+ * Only a sparse file of a process with the preload library's watcher gets
+ * one (not with RIP_WATCH=0): a file backed all at once would pay for all
+ * of it.
+ */
+/*
+ * Defined by librip-preload.so (preload/watch.c), which alone has a watcher:
+ * a program without it gets no copy area, and its file stays as small as
+ * before (tools that copy ring files whole pay for every byte of its size).
+ */
+extern const int __rip_preload_watch __attribute__((weak, visibility("default")));
+
+static uint32_t rip_env_watch_copies(void)
+{
+	const char *s = getenv("RIP_WATCH_COPIES"), *w = getenv("RIP_WATCH");
+	char *end;
+	unsigned long v;
+
+	if (!&__rip_preload_watch || (w && !strcmp(w, "0")))
+		return 0;
+
+	if (!s || !*s)
+		return RIP_WATCH_COPIES_DEFAULT;
+	v = strtoul(s, &end, 10);
+	if (*end || v > RIP_WATCH_COPIES_MAX)
+		return RIP_WATCH_COPIES_DEFAULT;
+	return (uint32_t)v;
 }
 
 /* ---- the free FIFOs -------------------------------------------------- */
@@ -864,6 +903,9 @@ static void rip_hdr_init(struct rip_file_hdr *h, const struct rip_file_hdr *layo
 		h->ev_small_packet_size = ev->small_packet_size;
 		h->ev_small_off = layout->ev_small_off;
 	}
+	h->watch_off = layout->watch_off;
+	h->watch_copy_size = layout->watch_copy_size;
+	h->watch_copies = layout->watch_copies;
 	cells = (struct rip_fifo_cell *)((char *)h + h->ev_fifo_off);
 	for (uint32_t i = 0; i < h->ev_rings; i++)
 		cells[i].seq = i;
@@ -903,10 +945,10 @@ int __rip_open_locked(const char *path, const char *dir, uint32_t slots, uint32_
 	} else if (strlen(path) >= sizeof(__rip_proc.path)) {
 		return -ENAMETOOLONG;
 	}
-	len = rip_file_layout(&layout, slots, ev);
 	/* A <librip.h> file's slots are the program's ids: all backed at once. */
 	__rip_proc.page = (size_t)sysconf(_SC_PAGESIZE);
 	__rip_proc.sparse = !(flags & RIP_F_LEGACY_API) && rip_sparse_ok();
+	len = rip_file_layout(&layout, slots, ev, __rip_proc.sparse ? rip_env_watch_copies() : 0);
 	fd = rip_file_create(path, len, &layout, __rip_proc.sparse);
 	if (fd == -EEXIST && path == buf && __rip_proc.no_exec_follow) {
 		/* An image exec'd into, not followed (RIP_FOLLOW): no file, no cost. */
@@ -1405,4 +1447,21 @@ __attribute__((destructor)) static void rip_at_exit(void)
 	h->exit_ts = rip_clock_ticks();
 	/* After exit_ts: pairs with the acquire load of proc_flags in readers. */
 	__atomic_fetch_or(&h->proc_flags, RIP_P_EXITED, __ATOMIC_RELEASE);
+}
+
+/* ---- for the preload library's watcher thread (preload/watch.c) ------- */
+
+struct rip_file_hdr *__rip_file_hdr(void)
+{
+	/* Acquire: pairs with the release store of hdr when the file is opened. */
+	return __atomic_load_n(&__rip_proc.hdr, __ATOMIC_ACQUIRE);
+}
+
+int __rip_file_commit(uint64_t off, size_t len)
+{
+	struct rip_file_hdr *h = __rip_file_hdr();
+
+	if (!h || off > __rip_proc.map_len || len > __rip_proc.map_len - off)
+		return -EINVAL;
+	return __rip_commit(h, off, len);
 }

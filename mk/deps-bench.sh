@@ -9,6 +9,7 @@
 #                       with apt-get when it can: root, or sudo without a
 #                       password), 1 otherwise, with the exact line to run
 #   mk/deps-bench.sh heaptrack    the same for heaptrack (bench/heaptrack.sh)
+#   mk/deps-bench.sh eu-stack     the same for elfutils and gdb (bench/ps-watch.sh)
 #
 # It says on stderr what it installs.  The benchmark skips its LTTng rows,
 # with this script's message, when it fails: LTTng is a peer to compare
@@ -22,6 +23,10 @@ what="LTTng-UST"
 if [ "${1:-}" = heaptrack ]; then # bench/heaptrack.sh's peer, asked for on its own
 	what="heaptrack"
 	have_cmd heaptrack || need=" heaptrack"
+elif [ "${1:-}" = eu-stack ]; then # bench/ps-watch.sh's peers
+	what="eu-stack and gdb"
+	have_cmd eu-stack || need=" elfutils"
+	have_cmd gdb || need="$need gdb"
 else
 	have_cmd pkg-config || need="$need pkg-config"
 	have_cmd lttng-sessiond && have_cmd lttng || need="$need lttng-tools"

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "common.h"
+#include "watch.h"
 
 /* ---- event types: exactly rip/resource.h ---- */
 
@@ -471,6 +472,7 @@ __attribute__((constructor)) static void rip_pl_init(void)
 			rip_pl_self.guard--;
 		}
 	}
+	rip_pl_watch_init();
 	if (early && __atomic_load_n(&rip_pl_off, __ATOMIC_RELAXED))
 		return; /* the early start failed: it said why */
 	if (rip_pl_no_resources())

@@ -41,6 +41,7 @@
 #include <unistd.h>
 
 #include "common.h"
+#include "watch.h"
 
 /* ---- bounds from /proc/self/maps ---- */
 
@@ -312,6 +313,7 @@ RIP_PL_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
 
 	if (!RIP_PL_REAL(real, "pthread_create"))
 		return ENOSYS;
+	rip_pl_watch_start(); /* the program becomes multithreaded: the watcher may start */
 	/* Relaxed both: set once by the constructor (waits on even when resources are off). */
 	if (__atomic_load_n(&rip_pl_off, __ATOMIC_RELAXED) &&
 	    !__atomic_load_n(&rip_pl_waits, __ATOMIC_RELAXED))

@@ -21,6 +21,7 @@
 #include "read/ringfile.h"
 #include "read/sym.h"
 #include "tools/ps-waits.h"
+#include "tools/ps-watch.h"
 #include "tools/tool.h"
 
 #define PS_FRAMES 16
@@ -778,6 +779,7 @@ static int cmd_ps(int argc, char **argv)
 		{ 0 },
 	};
 	struct ps_state st;
+	struct wt_request wreq;
 	char err[RR_ERR_MAX];
 	const char *target;
 	unsigned problems = 0;
@@ -854,6 +856,8 @@ static int cmd_ps(int argc, char **argv)
 		return EXIT_FAIL;
 	}
 	st.alive = rr_alive(&st.f) == 1;
+	/* A fresh sweep of the watcher thread first (bounded wait), then the slots. */
+	psw_request(&st.f, st.alive && !st.o.json, &wreq);
 	ret = rr_read_slots(&st.f, &st.s, err, sizeof(err));
 	if (ret) {
 		tool_err("%s", err);
@@ -893,6 +897,17 @@ static int cmd_ps(int argc, char **argv)
 	if (ret) {
 		tool_err("%s", strerror(-ret));
 		status = EXIT_FAIL;
+	}
+	if (!ret && !st.o.json) {
+		struct psw_opts po = { .alive = st.alive, .threads = st.o.threads,
+				       .verbose = st.o.verbose, .all = st.o.all,
+				       .now_ticks = st.now_ticks, .sysroot = st.o.sysroot };
+
+		ret = psw_print(&st.f, &st.s, st.sym, &po, &wreq, stdout);
+		if (ret) {
+			tool_err("%s", strerror(-ret));
+			status = EXIT_FAIL;
+		}
 	}
 	fflush(stdout);
 	if (!st.o.json)

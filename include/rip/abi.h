@@ -23,7 +23,7 @@
  *                                |            tid, switch time          |
  *                                |   64..127  name                      |
  *                                |   128..175 wait record (wrappers)    |
- *                                |   176..255 watcher record            |
+ *                                |   176..255 watcher record (rip_watch)|
  *                                |   256..511 snap[32]: 8-byte entries  |
  *   hdr.fifo_off                 +--------------------------------------+
  *                                | struct rip_fifo_cell [slot_count]    |
@@ -43,6 +43,10 @@
  *                                |   packets of ev_packet_size bytes,   |
  *                                |   each a CTF packet (see below)      |
  *                                | event ring 1 ...                     |
+ *   hdr.watch_off                +--------------------------------------+
+ *                                | watch_copies buffers of              |
+ *                                |   watch_copy_size bytes: stack       |
+ *                                |   copies of the watcher (sparse)     |
  *   hdr.file_size                +--------------------------------------+
  *
  * Snap ring protocol (single writer: the thread that runs the slot):
@@ -224,7 +228,12 @@ struct rip_file_hdr {
 	uint32_t ev_small_packet_size; /* bytes per packet of a small ring */
 	uint32_t pad1a;
 	uint64_t ev_small_off;	  /* data of the small rings */
-	uint8_t pad1[512 - 176];
+	/* the watcher's stack copies (preload/watch.c): watch_copies buffers from watch_off */
+	uint64_t watch_off;	  /* 0: the file has no copy area */
+	uint32_t watch_copy_size; /* bytes per buffer: a struct rip_watch_copy, then stack */
+	uint32_t watch_copies;	  /* buffers in the pool */
+	uint8_t pad1w[240 - 192];
+	uint8_t pad1[512 - 240];
 
 	/* process: 512 */
 	int32_t pid;
@@ -248,7 +257,26 @@ struct rip_file_hdr {
 
 	/* control words: 2048; written from outside by rip enable/disable */
 	uint64_t enable[RIP_CATEGORY_WORDS]; /* one bit per category */
-	uint8_t pad5[3072 - 2048 - 32];
+	/* the watcher thread (preload/watch.c): 2080; see "Watcher" in doc/format.md */
+	uint32_t watch_req;	  /* futex word: a reader adds 1 to ask for a sweep */
+	uint32_t watch_done;	  /* futex word: the watch_req value the last sweep served */
+	uint32_t watch_status;	  /* enum rip_watcher_status */
+	int32_t watch_err;	  /* errno behind RIP_WATCHER_FAILED or _DENIED */
+	int32_t watch_tid;	  /* the watcher's thread id, 0: none */
+	uint32_t watch_period_ms; /* at most this long between two sweeps (when nobody asks) */
+	uint64_t watch_sweeps;	  /* sweeps done */
+	uint64_t watch_sweep_ts;  /* ticks when the last sweep ended */
+	uint64_t watch_sweep_ns;  /* how long the last sweep took */
+	uint32_t watch_tasks;	  /* last sweep: threads in /proc/self/task */
+	uint32_t watch_blocked;	  /* ... blocked in the kernel with no wait record */
+	uint32_t watch_copied;	  /* ... of those, with a stack copy kept */
+	uint32_t watch_moved;	  /* ... copies dropped: the thread moved while copied */
+	uint32_t watch_nocopy;	  /* ... blocked threads left without a copy: pool full */
+	uint32_t watch_noslot;	  /* ... threads with no slot (not seen) */
+	uint32_t watch_denied;	  /* ... threads whose /proc files refused us (EACCES) */
+	uint32_t pad5a;
+	uint8_t pad5w[2304 - 2160];
+	uint8_t pad5[3072 - 2304];
 
 	/* counters: 3072; the contended ones (FIFO head and tail) on their own cache lines */
 	uint32_t fresh;		  /* slots [0, fresh) have been used at least once */
@@ -326,6 +354,70 @@ struct rip_wait {
 	uint64_t arg;		  /* what it waits on, by kind (see enum rip_wait_kind) */
 };
 
+/* hdr.watch_status */
+enum rip_watcher_status {
+	RIP_WATCHER_NONE = 0,	 /* no watcher: not preloaded, or a single-threaded program */
+	RIP_WATCHER_RUNNING = 1, /* sweeping */
+	RIP_WATCHER_OFF = 2,	 /* turned off (RIP_WATCH=0) */
+	RIP_WATCHER_DENIED = 3,	 /* /proc/self/task/T refused it (a non-dumpable process) */
+	RIP_WATCHER_FAILED = 4,	 /* could not start: watch_err says why */
+	RIP_WATCHER_STOPPED = 5, /* stopped for unshare/setns, or at fork in the parent's copy */
+	RIP_WATCHER_PENDING = 6, /* starts with the program's first pthread_create */
+};
+
+/* rip_watch.flags */
+#define RIP_WATCH_SEEN 0x1u	/* written by a sweep (sweep_ts says which) */
+#define RIP_WATCH_BLOCKED 0x2u	/* in the kernel: nr, sp, pc from its syscall file */
+#define RIP_WATCH_RUNNING 0x4u	/* on a CPU or runnable: nothing to copy */
+#define RIP_WATCH_COPY 0x8u	/* copy holds its stack (index + 1 of a buffer) */
+#define RIP_WATCH_MOVED 0x10u	/* it moved while its stack was copied: copy dropped */
+#define RIP_WATCH_NOPOOL 0x20u	/* blocked, but every copy buffer was taken */
+#define RIP_WATCH_DENIED 0x40u	/* its /proc files refused us (EACCES) */
+#define RIP_WATCH_WAITREC 0x80u /* it had a wait record: the wrappers cover it */
+#define RIP_WATCH_GONE 0x100u	/* no such task any more (exited without releasing its slot) */
+
+/*
+ * What the watcher thread last saw of a thread (slot.watch), written by the
+ * watcher only, under the seqlock seq (odd while being written; readers copy
+ * and compare as for the wait record).  nr, sp, pc and args are those of
+ * /proc/self/task/TID/syscall (nr -1: blocked outside a system call).
+ */
+struct rip_watch {
+	uint32_t seq;		  /* seqlock, written by the watcher */
+	uint32_t flags;		  /* RIP_WATCH_* */
+	int32_t nr;		  /* system call number */
+	uint32_t copy;		  /* index + 1 of its buffer in the copy area, 0: none */
+	uint64_t sweep_ts;	  /* ticks of the sweep that wrote this */
+	uint64_t since_ts;	  /* ticks of the first sweep that saw it blocked here */
+	uint64_t sp;		  /* user stack pointer at the system call */
+	uint64_t pc;		  /* user instruction pointer (after the syscall instruction) */
+	uint64_t args[3];	  /* the first three arguments */
+	uint32_t copy_len;	  /* bytes of stack in the copy */
+	char state;		  /* /proc stat state letter (S, D, T...), 0: not read */
+	uint8_t pad[3];
+};
+
+/*
+ * The head of a buffer of the copy area; copy_size - 128 bytes of stack
+ * follow, copied from sp upwards.  Written by the watcher under seq
+ * (odd while being written); slot and tid say whose stack it is: a reader
+ * takes it only when they match the slot whose record points here.
+ */
+struct rip_watch_copy {
+	uint32_t seq;		  /* seqlock, written by the watcher */
+	uint32_t slot;		  /* index + 1 of the slot of the thread, 0: free */
+	int32_t tid;		  /* the thread */
+	uint32_t len;		  /* bytes of stack that follow */
+	uint64_t sweep_ts;	  /* ticks of the sweep that copied it */
+	uint64_t sp;		  /* address of the first byte copied */
+	uint64_t pc;
+	int64_t nr;
+	uint64_t args[6];
+	uint8_t pad[128 - 96];
+};
+
+#define RIP_WATCH_COPY_HDR 128u
+
 struct rip_slot {
 	/* hot line: written by the slot's owner */
 	uint32_t snap_seq;	  /* snaps taken since the slot was (re)used */
@@ -344,7 +436,7 @@ struct rip_slot {
 
 	char name[RIP_NAME_MAX];  /* NUL-terminated */
 	struct rip_wait wait;	  /* 128: what the thread blocks in, written by its wrappers */
-	uint8_t watch[RIP_SNAP_OFFSET - 176]; /* 176: the watcher thread's record (format.md) */
+	struct rip_watch watch;	  /* 176: what the watcher thread last saw (format.md) */
 	uint64_t snap[RIP_SNAP_DEPTH]; /* instruction pointers */
 };
 
@@ -547,6 +639,13 @@ RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_slot, snap) == RIP_SNAP_OFFSET, 
 RIP_STATIC_ASSERT(sizeof(struct rip_wait) == 48, "wait record");
 RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_slot, wait) == 128, "slot wait");
 RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_slot, watch) == 176, "slot watch");
+RIP_STATIC_ASSERT(sizeof(struct rip_watch) == 80, "watcher record");
+RIP_STATIC_ASSERT(sizeof(struct rip_watch_copy) == RIP_WATCH_COPY_HDR, "copy head");
+RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, watch_off) == 176, "copy area");
+RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, pad1) == 240, "copy area end");
+RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, watch_req) == 2080, "watch words");
+RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, pad5w) == 2160, "watch counters");
+RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, pad5) == 2304, "watch words end");
 RIP_STATIC_ASSERT((1u << RIP_SLOT_SHIFT) == RIP_SLOT_SIZE, "slot shift");
 RIP_STATIC_ASSERT((RIP_SNAP_DEPTH & (RIP_SNAP_DEPTH - 1)) == 0, "depth power of two");
 RIP_STATIC_ASSERT(sizeof(struct rip_fifo_cell) == 16, "fifo cell");

@@ -24,6 +24,7 @@
 #include "read/evread.h"
 #include "read/evsource.h"
 #include "read/ringfile.h"
+#include "read/watch.h"
 #include "tools/dump.h"
 #include "fuzz.h"
 
@@ -116,8 +117,22 @@ void fz_ring(const char *path, void (*step)(void *arg), void *arg)
 		return;
 	STEP();
 	if (!rr_read_slots(&f, &slots, err, sizeof(err))) {
-		for (size_t i = 0; i < slots.n; i++)
+		struct wt_unwinder *u = NULL;
+
+		/* No modules: the watcher's records and copies are read, no file is opened. */
+		wt_unwinder_new(NULL, 0, NULL, &u);
+		for (size_t i = 0; i < slots.n; i++) {
+			struct wt_thread t;
+			uint64_t pcs[8];
+
 			h += strlen(slots.v[i].name) + slots.v[i].n;
+			if (wt_read(&f, slots.v[i].index, slots.v[i].tid, &t, err, sizeof(err)) > 0) {
+				if (u)
+					h += (uint64_t)wt_unwind(u, &t, pcs, 8);
+				wt_thread_free(&t);
+			}
+		}
+		wt_unwinder_free(u);
 		rr_slots_free(&slots);
 	}
 	STEP();

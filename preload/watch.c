@@ -1,0 +1,865 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * preload/watch.c - the watcher thread: where the threads are that no
+ * wrapper saw block (raw syscall(), io_uring, a library's own futex), read
+ * from /proc/self inside the process, with no ptrace and no signal.
+ *
+ * One thread, every signal blocked, started lazily: at the program's first
+ * pthread_create (after the program's thread exists), never in a
+ * single-threaded program.  A single-threaded process may still call
+ * unshare(CLONE_NEWUSER) or setns() into a user namespace, which the kernel
+ * refuses to a multithreaded one; starting a thread of ours there would
+ * break it.  A program that creates threads is multithreaded anyway, and
+ * the wrappers of unshare and setns below stop the watcher for the call
+ * and start it again after.  A fork child whose parent had one (the
+ * child has a ring file of its own) starts its own at once.  RIP_WATCH=0
+ * turns it off.
+ *
+ * A sweep reads, for each thread slot whose thread has no wait record,
+ * /proc/self/task/TID/schedstat and syscall; for a thread blocked in the
+ * kernel it reads stat (the state letter; only when the thread was not
+ * blocked at the same place at the last sweep) and copies the top of its stack
+ * (from the sp the syscall file gives, up to the buffer's 16 KiB less its
+ * head) with process_vm_readv on our own pid (an unmapped page ends the
+ * copy: no fault), then reads schedstat and syscall again through the same
+ * descriptors: if either changed, the thread moved while being copied and
+ * the copy is dropped.  A thread found as it was at its last copy (the
+ * same syscall and schedstat text: it has not run since) keeps that copy
+ * without a new one.  Copies live in the file's copy area, a pool of
+ * buffers (doc/format.md, "Watcher"); a thread keeps its buffer while it
+ * stays blocked and gives it back when it runs or goes.
+ *
+ * Sweeps happen when a reader asks (rip ps adds 1 to hdr.watch_req and
+ * wakes the futex; the watcher stores the value it served in watch_done
+ * and wakes it) and otherwise every watch_period_ms (RIP_WATCH_PERIOD,
+ * default 5000 ms; at least 20 times the last sweep's duration, so that it
+ * never takes more than 5% of a CPU), so that a file read after a crash
+ * has a recent sweep.
+ *
+ * The watcher holds its guard up for good (hooks only forward its calls),
+ * allocates nothing from the program's allocator, opens files with
+ * O_CLOEXEC and closes them before the next thread.  Every failure is
+ * counted or shown in the file, never raised in the program.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rip/abi.h>
+
+#include "common.h"
+#include "watch.h"
+
+#define WATCH_STACK (256u << 10) /* the watcher's own stack */
+#define WATCH_PERIOD_MS 5000u
+#define WATCH_MAX_TASKS (1u << 22) /* tids one sweep can list (virtual: touched as used) */
+
+enum {
+	W_IDLE,
+	W_STARTING,
+	W_RUNNING
+};
+
+static struct {
+	int enabled; /* RIP_WATCH is not 0 and a ring file is open */
+	int state;   /* W_*: the watcher thread, by CAS */
+	int stop;    /* set to make the watcher return (unshare, setns) */
+	pthread_t th;
+	int32_t tid;
+	uint32_t period_ms;
+	/* private to the watcher thread */
+	uint32_t *owner;  /* per copy buffer: slot index + 1, 0: free */
+	uint8_t *backed;  /* per copy buffer: its pages are backed */
+	uint64_t *seen;	  /* per copy buffer: hash of the syscall and schedstat text it was
+			      copied under (the thread has not run since if they are the same) */
+	int32_t *tids;	  /* the tasks of this sweep, sorted */
+	uint8_t *matched; /* per entry of tids: a slot names it */
+	size_t ntids;
+	uint32_t next_free; /* where to look for a free buffer first */
+} W = { .period_ms = WATCH_PERIOD_MS };
+
+/* Tells librip (a weak reference in lib/ring.c) that a watcher may need a copy area. */
+RIP_PL_EXPORT extern const int __rip_preload_watch;
+const int __rip_preload_watch = 1;
+
+static long rip_pl_futex(uint32_t *w, int op, uint32_t val, const struct timespec *ts)
+{
+	/* Not FUTEX_PRIVATE: the word is in a shared file that rip ps maps too. */
+	return syscall(SYS_futex, w, op, val, ts, NULL, 0);
+}
+
+/* ---- small helpers on raw descriptors ---- */
+
+static char *rip_pl_utoa(char *p, unsigned long v)
+{
+	char tmp[24];
+	int n = 0;
+
+	do
+		tmp[n++] = (char)('0' + v % 10);
+	while ((v /= 10));
+	while (n)
+		*p++ = tmp[--n];
+	return p;
+}
+
+/* "TID/NAME" into buf: a path under /proc/self/task. */
+static void rip_pl_task_path(char *buf, int32_t tid, const char *name)
+{
+	char *p = rip_pl_utoa(buf, (unsigned long)tid);
+
+	*p++ = '/';
+	while (*name)
+		*p++ = *name++;
+	*p = 0;
+}
+
+/* pread the whole (small) file into buf, NUL-terminated: bytes, or -errno. */
+static long rip_pl_pread(int fd, char *buf, size_t len)
+{
+	long n;
+
+	if (fd < 0)
+		return -EBADF;
+	do
+		n = syscall(SYS_pread64, fd, buf, len - 1, 0);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	buf[n] = 0;
+	return n;
+}
+
+/*
+ * Descriptors the program closed under us (a close-every-descriptor loop):
+ * a read that says EBADF, or ESPIPE (the number is now one of its pipes or
+ * sockets), means the number is not ours any more: never close it.
+ */
+static bool rip_pl_fd_lost;
+
+static long rip_pl_pread_own(int fd, char *buf, size_t len)
+{
+	long n = rip_pl_pread(fd, buf, len);
+
+	if (fd >= 0 && (n == -EBADF || n == -ESPIPE))
+		rip_pl_fd_lost = true;
+	return n;
+}
+
+static void rip_pl_close_own(int fd)
+{
+	if (fd >= 0 && !rip_pl_fd_lost)
+		syscall(SYS_close, fd);
+}
+
+/* The sweep's descriptor of /proc/self/task: files are opened relative to it (shorter walks). */
+static int rip_pl_taskdir = -1;
+static bool rip_pl_taskdir_lost; /* not ours any more: never closed (see rip_pl_close_own) */
+
+static int rip_pl_open(int32_t tid, const char *name)
+{
+	char path[64];
+	long fd;
+
+	rip_pl_task_path(path, tid, name);
+	fd = syscall(SYS_openat, rip_pl_taskdir, path, O_RDONLY | O_CLOEXEC);
+	/* The program closed our directory descriptor (and maybe reused its number). */
+	if (fd < 0 && (errno == EBADF || errno == ENOTDIR))
+		rip_pl_taskdir_lost = true;
+	return fd < 0 ? -errno : (int)fd;
+}
+
+static const char *rip_pl_num(const char *p, uint64_t *out)
+{
+	uint64_t v = 0;
+	bool neg = false;
+
+	while (*p == ' ')
+		p++;
+	if (*p == '-') {
+		neg = true;
+		p++;
+	}
+	if (p[0] == '0' && p[1] == 'x') {
+		for (p += 2;; p++) {
+			unsigned d;
+
+			if (*p >= '0' && *p <= '9')
+				d = (unsigned)(*p - '0');
+			else if (*p >= 'a' && *p <= 'f')
+				d = (unsigned)(*p - 'a' + 10);
+			else
+				break;
+			v = v << 4 | d;
+		}
+	} else {
+		for (; *p >= '0' && *p <= '9'; p++)
+			v = v * 10 + (uint64_t)(*p - '0');
+	}
+	*out = neg ? (uint64_t) - (int64_t)v : v;
+	return p;
+}
+
+/* A syscall file's text: nr, args[6], sp, pc.  1 blocked, 0 running, -1 unreadable. */
+struct rip_pl_sys {
+	int64_t nr;
+	uint64_t args[6];
+	uint64_t sp, pc;
+};
+
+static int rip_pl_parse_syscall(const char *s, struct rip_pl_sys *o)
+{
+	uint64_t v;
+
+	if (!strncmp(s, "running", 7))
+		return 0;
+	if (!((*s >= '0' && *s <= '9') || *s == '-'))
+		return -1;
+	memset(o, 0, sizeof(*o));
+	s = rip_pl_num(s, &v);
+	o->nr = (int64_t)v;
+	if (o->nr >= 0)
+		for (int i = 0; i < 6; i++)
+			s = rip_pl_num(s, &o->args[i]);
+	s = rip_pl_num(s, &o->sp);
+	rip_pl_num(s, &o->pc);
+	return o->sp ? 1 : -1;
+}
+
+/* FNV-1a of two strings: what a thread's syscall and schedstat files said. */
+static uint64_t rip_pl_hash2(const char *a, const char *b)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	for (; *a; a++)
+		h = (h ^ (uint8_t)*a) * 0x100000001b3ull;
+	h = (h ^ 0xff) * 0x100000001b3ull;
+	for (; *b; b++)
+		h = (h ^ (uint8_t)*b) * 0x100000001b3ull;
+	return h;
+}
+
+/* ---- records ---- */
+
+/*
+ * Seqlock writes (the watcher is the only writer): seq odd, fields, seq
+ * even.  The release fence orders the odd seq before the fields; the
+ * release store of the even seq orders the fields before it.  Both pair
+ * with the reader's acquire load of seq and its acquire fence before the
+ * second load (read/watch.c).
+ */
+static void rip_pl_seq_begin(uint32_t *seq)
+{
+	__atomic_store_n(seq, *seq + 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+}
+
+static void rip_pl_seq_end(uint32_t *seq)
+{
+	__atomic_store_n(seq, *seq + 1, __ATOMIC_RELEASE);
+}
+
+static struct rip_slot *rip_pl_slot(struct rip_file_hdr *h, uint32_t i)
+{
+	return (struct rip_slot *)((char *)h + h->slot_off + (size_t)i * RIP_SLOT_SIZE);
+}
+
+static struct rip_watch_copy *rip_pl_copy(struct rip_file_hdr *h, uint32_t i)
+{
+	return (struct rip_watch_copy *)((char *)h + h->watch_off + (size_t)i * h->watch_copy_size);
+}
+
+static void rip_pl_copy_free(struct rip_file_hdr *h, uint32_t i)
+{
+	struct rip_watch_copy *c = rip_pl_copy(h, i);
+
+	if (W.backed[i]) {
+		rip_pl_seq_begin(&c->seq);
+		c->slot = 0;
+		c->len = 0;
+		rip_pl_seq_end(&c->seq);
+	}
+	W.owner[i] = 0;
+}
+
+/* The buffer slot si holds, or a free one (backed); UINT32_MAX when none is left. */
+static uint32_t rip_pl_copy_get(struct rip_file_hdr *h, uint32_t si, uint32_t have)
+{
+	uint32_t n = h->watch_copies;
+
+	if (have && have <= n && W.owner[have - 1] == si + 1)
+		return have - 1;
+	for (uint32_t k = 0; k < n; k++) {
+		uint32_t i = (W.next_free + k) % n;
+
+		if (W.owner[i])
+			continue;
+		/*
+		 * Back the page of the head only: process_vm_readv writes the stack
+		 * as a kernel copy, which backs the pages it fills (a full tmpfs
+		 * ends the copy short, with no SIGBUS): a buffer costs the pages its
+		 * copy fills, not 16 KiB.
+		 */
+		if (!W.backed[i]) {
+			if (__rip_file_commit(h->watch_off + (uint64_t)i * h->watch_copy_size,
+					      RIP_WATCH_COPY_HDR))
+				return UINT32_MAX; /* the tmpfs is full: no more copies */
+			W.backed[i] = 1;
+		}
+		W.owner[i] = si + 1;
+		W.next_free = (i + 1) % n;
+		return i;
+	}
+	return UINT32_MAX;
+}
+
+static void rip_pl_watch_write(struct rip_slot *s, const struct rip_watch *w)
+{
+	struct rip_watch *d = &s->watch;
+
+	rip_pl_seq_begin(&d->seq);
+	d->flags = w->flags;
+	d->nr = w->nr;
+	d->copy = w->copy;
+	d->sweep_ts = w->sweep_ts;
+	d->since_ts = w->since_ts;
+	d->sp = w->sp;
+	d->pc = w->pc;
+	memcpy(d->args, w->args, sizeof(d->args));
+	d->copy_len = w->copy_len;
+	d->state = w->state;
+	rip_pl_seq_end(&d->seq);
+}
+
+/* ---- one sweep ---- */
+
+struct rip_pl_sweep {
+	uint64_t ts;
+	uint32_t blocked, copied, moved, nocopy, denied;
+};
+
+static char rip_pl_state_letter(int32_t tid)
+{
+	char buf[512], *p;
+	int fd = rip_pl_open(tid, "stat");
+	long n = rip_pl_pread_own(fd, buf, sizeof(buf));
+
+	rip_pl_close_own(fd);
+	if (n <= 0 || !(p = strrchr(buf, ')')) || p[1] != ' ')
+		return 0;
+	return p[2];
+}
+
+/* Look at one thread that has no wait record; fill w (its old record on entry). */
+static void rip_pl_probe(struct rip_file_hdr *h, uint32_t si, int32_t tid, struct rip_watch *w,
+			 struct rip_pl_sweep *sw)
+{
+	char sys1[256], sys2[256], sch1[128], sch2[128];
+	struct rip_watch old = *w;
+	struct rip_pl_sys sc;
+	int fsys, fsch, r;
+	uint32_t ci = UINT32_MAX;
+
+	memset(w, 0, sizeof(*w));
+	w->flags = RIP_WATCH_SEEN;
+	w->sweep_ts = sw->ts;
+	rip_pl_fd_lost = false;
+	fsys = rip_pl_open(tid, "syscall");
+	if (fsys < 0) {
+		if (fsys == -EACCES || fsys == -EPERM) {
+			w->flags |= RIP_WATCH_DENIED;
+			sw->denied++;
+		} else {
+			w->flags |= RIP_WATCH_GONE;
+		}
+		goto out_free;
+	}
+	fsch = rip_pl_open(tid, "schedstat");
+	if (rip_pl_pread_own(fsch, sch1, sizeof(sch1)) < 0)
+		sch1[0] = 0;
+	if (rip_pl_pread_own(fsys, sys1, sizeof(sys1)) < 0) {
+		w->flags |= RIP_WATCH_GONE; /* ESRCH: it exited under us */
+		goto out_close;
+	}
+	r = rip_pl_parse_syscall(sys1, &sc);
+	if (r <= 0) {
+		w->flags |= r == 0 ? RIP_WATCH_RUNNING : RIP_WATCH_GONE;
+		goto out_close;
+	}
+	sw->blocked++;
+	w->flags |= RIP_WATCH_BLOCKED;
+	w->nr = (int32_t)sc.nr;
+	w->sp = sc.sp;
+	w->pc = sc.pc;
+	memcpy(w->args, sc.args, sizeof(w->args));
+	/*
+	 * Blocked at the same place as last time: since then, and in the same
+	 * state (stat costs as much as the two other files together: read it
+	 * only for a thread newly blocked here).
+	 */
+	if ((old.flags & RIP_WATCH_BLOCKED) && old.nr == w->nr && old.sp == w->sp &&
+	    old.pc == w->pc && old.since_ts && old.state) {
+		w->since_ts = old.since_ts;
+		w->state = old.state;
+	} else {
+		w->since_ts = sw->ts;
+		w->state = rip_pl_state_letter(tid);
+	}
+	/*
+	 * Not run since its stack was copied (same syscall text, same run and
+	 * wait times and switch count): the copy still holds; keep it uncopied.
+	 */
+	if (sch1[0] && (old.flags & RIP_WATCH_COPY) && old.copy && old.copy <= h->watch_copies &&
+	    W.owner[old.copy - 1] == si + 1 && W.seen[old.copy - 1] == rip_pl_hash2(sys1, sch1) &&
+	    old.sp == w->sp && old.pc == w->pc) {
+		ci = old.copy - 1;
+		w->flags |= RIP_WATCH_COPY;
+		w->copy = old.copy;
+		w->copy_len = old.copy_len;
+		sw->copied++;
+		goto out_close;
+	}
+	ci = h->watch_copies ? rip_pl_copy_get(h, si, old.copy) : UINT32_MAX;
+	if (ci == UINT32_MAX) {
+		w->flags |= RIP_WATCH_NOPOOL;
+		sw->nocopy++;
+	} else {
+		struct rip_watch_copy *c = rip_pl_copy(h, ci);
+		struct iovec local = { (char *)c + RIP_WATCH_COPY_HDR,
+				       h->watch_copy_size - RIP_WATCH_COPY_HDR };
+		struct iovec remote = { (void *)(uintptr_t)sc.sp, local.iov_len };
+		long n;
+
+		rip_pl_seq_begin(&c->seq);
+		n = syscall(SYS_process_vm_readv, getpid(), &local, 1UL, &remote, 1UL, 0UL);
+		c->slot = si + 1;
+		c->tid = tid;
+		c->len = n > 0 ? (uint32_t)n : 0;
+		c->sweep_ts = sw->ts;
+		c->sp = sc.sp;
+		c->pc = sc.pc;
+		c->nr = sc.nr;
+		memcpy(c->args, sc.args, sizeof(c->args));
+		/* Did it move while we copied?  Its syscall file and its switch counts say. */
+		if (n <= 0 || rip_pl_pread_own(fsys, sys2, sizeof(sys2)) < 0 ||
+		    strcmp(sys1, sys2) ||
+		    (sch1[0] &&
+		     (rip_pl_pread_own(fsch, sch2, sizeof(sch2)) < 0 || strcmp(sch1, sch2)))) {
+			c->slot = 0;
+			c->len = 0;
+			rip_pl_seq_end(&c->seq);
+			W.owner[ci] = 0;
+			ci = UINT32_MAX;
+			w->flags |= RIP_WATCH_MOVED;
+			sw->moved++;
+		} else {
+			rip_pl_seq_end(&c->seq);
+			W.seen[ci] = sch1[0] ? rip_pl_hash2(sys1, sch1) : 0;
+			w->flags |= RIP_WATCH_COPY;
+			w->copy = ci + 1;
+			w->copy_len = c->len;
+			sw->copied++;
+		}
+	}
+out_close:
+	rip_pl_close_own(fsch);
+	rip_pl_close_own(fsys);
+	rip_pl_fd_lost = false;
+out_free:
+	if (old.copy && old.copy <= h->watch_copies && old.copy - 1 != ci &&
+	    W.owner[old.copy - 1] == si + 1)
+		rip_pl_copy_free(h, old.copy - 1);
+}
+
+static int rip_pl_tid_cmp(const void *a, const void *b)
+{
+	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The tasks of the process, sorted, into W.tids.  0 or -errno. */
+static int rip_pl_list_tasks(void)
+{
+	char buf[8192];
+	long fd, n;
+
+	W.ntids = 0;
+	fd = syscall(SYS_openat, AT_FDCWD, "/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	while ((n = syscall(SYS_getdents64, (int)fd, buf, sizeof(buf))) > 0) {
+		for (long off = 0; off < n;) {
+			struct {
+				uint64_t ino;
+				int64_t off;
+				unsigned short reclen;
+				unsigned char type;
+				char name[];
+			} *d = (void *)(buf + off);
+			uint64_t v;
+
+			off += d->reclen;
+			if (d->name[0] < '0' || d->name[0] > '9' || W.ntids >= WATCH_MAX_TASKS)
+				continue;
+			rip_pl_num(d->name, &v);
+			W.tids[W.ntids++] = (int32_t)v;
+		}
+	}
+	rip_pl_taskdir = (int)fd; /* closed at the end of the sweep */
+	qsort(W.tids, W.ntids, sizeof(*W.tids), rip_pl_tid_cmp);
+	return 0;
+}
+
+static int64_t rip_pl_tid_find(int32_t tid)
+{
+	size_t lo = 0, hi = W.ntids;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (W.tids[mid] < tid)
+			lo = mid + 1;
+		else if (W.tids[mid] > tid)
+			hi = mid;
+		else
+			return (int64_t)mid;
+	}
+	return -1;
+}
+
+static uint64_t rip_pl_mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void rip_pl_sweep(struct rip_file_hdr *h)
+{
+	struct rip_pl_sweep sw = { .ts = rip_clock_ticks() };
+	uint64_t t0 = rip_pl_mono_ns();
+	uint32_t used = __atomic_load_n(&h->fresh, __ATOMIC_ACQUIRE), noslot = 0;
+
+	if (used > h->slot_count)
+		used = h->slot_count;
+	if (rip_pl_list_tasks())
+		return; /* no /proc: nothing to see (status stays as it was) */
+	memset(W.matched, 0, W.ntids);
+	for (uint32_t i = 0; i < used; i++) {
+		struct rip_slot *s = rip_pl_slot(h, i);
+		struct rip_watch w;
+		uint32_t seq1, seq2, kind;
+		int32_t tid;
+		int64_t at;
+
+		/* Relaxed: only a hint which slots to look at; the seqlock below decides. */
+		if (__atomic_load_n(&s->kind, __ATOMIC_RELAXED) != RIP_KIND_THREAD ||
+		    __atomic_load_n(&s->state, __ATOMIC_RELAXED) != RIP_SLOT_RUNNING)
+			goto idle;
+		tid = __atomic_load_n(&s->tid, __ATOMIC_RELAXED);
+		if (tid <= 0 || tid == W.tid)
+			goto idle;
+		at = rip_pl_tid_find(tid);
+		if (at >= 0)
+			W.matched[at] = 1;
+		/* A wait record (the wrappers' seqlock: pairs with their release of seq). */
+		seq1 = __atomic_load_n(&s->wait.seq, __ATOMIC_ACQUIRE);
+		kind = __atomic_load_n(&s->wait.kind, __ATOMIC_RELAXED);
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		seq2 = __atomic_load_n(&s->wait.seq, __ATOMIC_RELAXED);
+		w = s->watch;
+		if (kind && seq1 == seq2 && !(seq1 & 1)) {
+			if (w.copy && w.copy <= h->watch_copies && W.owner[w.copy - 1] == i + 1)
+				rip_pl_copy_free(h, w.copy - 1);
+			memset(&w, 0, sizeof(w));
+			w.flags = RIP_WATCH_SEEN | RIP_WATCH_WAITREC;
+			w.sweep_ts = sw.ts;
+		} else if (at < 0) {
+			if (w.copy && w.copy <= h->watch_copies && W.owner[w.copy - 1] == i + 1)
+				rip_pl_copy_free(h, w.copy - 1);
+			memset(&w, 0, sizeof(w));
+			w.flags = RIP_WATCH_SEEN | RIP_WATCH_GONE;
+			w.sweep_ts = sw.ts;
+		} else {
+			rip_pl_probe(h, i, tid, &w, &sw);
+		}
+		rip_pl_watch_write(s, &w);
+		continue;
+idle:
+		/* A slot that is no thread's any more gives its buffer back. */
+		if (s->watch.copy && s->watch.copy <= h->watch_copies &&
+		    W.owner[s->watch.copy - 1] == i + 1) {
+			rip_pl_copy_free(h, s->watch.copy - 1);
+			rip_pl_seq_begin(&s->watch.seq);
+			s->watch.copy = 0;
+			s->watch.flags &= ~RIP_WATCH_COPY;
+			rip_pl_seq_end(&s->watch.seq);
+		}
+	}
+	if (!rip_pl_taskdir_lost)
+		syscall(SYS_close, rip_pl_taskdir);
+	rip_pl_taskdir = -1;
+	rip_pl_taskdir_lost = false;
+	for (size_t k = 0; k < W.ntids; k++)
+		if (!W.matched[k] && W.tids[k] != W.tid)
+			noslot++;
+	/* Relaxed: counters for display, published by the release store of watch_done. */
+	__atomic_store_n(&h->watch_tasks, (uint32_t)W.ntids, __ATOMIC_RELAXED);
+	__atomic_store_n(&h->watch_blocked, sw.blocked, __ATOMIC_RELAXED);
+	__atomic_store_n(&h->watch_copied, sw.copied, __ATOMIC_RELAXED);
+	__atomic_store_n(&h->watch_moved, sw.moved, __ATOMIC_RELAXED);
+	__atomic_store_n(&h->watch_nocopy, sw.nocopy, __ATOMIC_RELAXED);
+	__atomic_store_n(&h->watch_noslot, noslot, __ATOMIC_RELAXED);
+	__atomic_store_n(&h->watch_denied, sw.denied, __ATOMIC_RELAXED);
+	/* Some thread's files refused us: a non-dumpable process (say so, keep trying). */
+	if (sw.denied)
+		__atomic_store_n(&h->watch_err, EACCES, __ATOMIC_RELAXED);
+	__atomic_store_n(&h->watch_status, sw.denied ? RIP_WATCHER_DENIED : RIP_WATCHER_RUNNING,
+			 __ATOMIC_RELAXED);
+	__atomic_store_n(&h->watch_sweep_ns, rip_pl_mono_ns() - t0, __ATOMIC_RELAXED);
+	__atomic_store_n(&h->watch_sweep_ts, rip_clock_ticks(), __ATOMIC_RELAXED);
+	__atomic_store_n(&h->watch_sweeps, h->watch_sweeps + 1, __ATOMIC_RELAXED);
+}
+
+/* ---- the thread ---- */
+
+static void *rip_pl_watch_main(void *arg)
+{
+	struct rip_file_hdr *h = arg;
+	size_t slots = h->watch_copies ? h->watch_copies : 1;
+
+	rip_pl_self.guard = 1; /* for good: the hooks forward our calls */
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	prctl(PR_SET_NAME, "rip-watch", 0, 0, 0);
+	W.tid = (int32_t)syscall(SYS_gettid);
+	W.seen = mmap(NULL, slots * (sizeof(uint32_t) + sizeof(uint64_t) + 1),
+		      PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	W.tids = mmap(NULL, (size_t)WATCH_MAX_TASKS * (sizeof(int32_t) + 1), PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (W.seen == MAP_FAILED || W.tids == MAP_FAILED) {
+		__atomic_store_n(&h->watch_err, ENOMEM, __ATOMIC_RELAXED);
+		__atomic_store_n(&h->watch_status, RIP_WATCHER_FAILED, __ATOMIC_RELEASE);
+		return NULL;
+	}
+	W.owner = (uint32_t *)(W.seen + slots);
+	W.backed = (uint8_t *)(W.owner + slots);
+	W.matched = (uint8_t *)(W.tids + WATCH_MAX_TASKS);
+	W.next_free = 0;
+	/* Buffers named in the file by an earlier watcher (before a fork or unshare) are dropped. */
+	for (uint32_t i = 0, used = h->fresh < h->slot_count ? h->fresh : h->slot_count; i < used;
+	     i++) {
+		struct rip_slot *s = rip_pl_slot(h, i);
+
+		if (s->watch.copy) {
+			rip_pl_seq_begin(&s->watch.seq);
+			s->watch.copy = 0;
+			s->watch.flags &= ~RIP_WATCH_COPY;
+			rip_pl_seq_end(&s->watch.seq);
+		}
+	}
+	__atomic_store_n(&h->watch_tid, W.tid, __ATOMIC_RELAXED);
+	__atomic_store_n(&h->watch_period_ms, W.period_ms, __ATOMIC_RELAXED);
+	__atomic_store_n(&h->watch_status, RIP_WATCHER_RUNNING, __ATOMIC_RELEASE);
+	for (;;) {
+		uint32_t req = __atomic_load_n(&h->watch_req, __ATOMIC_ACQUIRE);
+		uint64_t wait_ms;
+		struct timespec ts;
+
+		if (__atomic_load_n(&W.stop, __ATOMIC_ACQUIRE) ||
+		    (__atomic_load_n(&h->proc_flags, __ATOMIC_ACQUIRE) & RIP_P_CLOSED))
+			break;
+		rip_pl_sweep(h);
+		/* Release: the records and counters of the sweep before the word (rip ps acquires). */
+		__atomic_store_n(&h->watch_done, req, __ATOMIC_RELEASE);
+		rip_pl_futex(&h->watch_done, FUTEX_WAKE, INT32_MAX, NULL);
+		wait_ms = h->watch_sweep_ns / 50000u; /* 20 times the sweep, in ms */
+		if (wait_ms < W.period_ms)
+			wait_ms = W.period_ms;
+		ts.tv_sec = (time_t)(wait_ms / 1000);
+		ts.tv_nsec = (long)(wait_ms % 1000) * 1000000;
+		/* Asked again meanwhile: at once.  Else sleep until asked, stopped or the period. */
+		if (__atomic_load_n(&h->watch_req, __ATOMIC_ACQUIRE) == req &&
+		    !__atomic_load_n(&W.stop, __ATOMIC_ACQUIRE))
+			rip_pl_futex(&h->watch_req, FUTEX_WAIT, req, &ts);
+	}
+	__atomic_store_n(&h->watch_tid, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&h->watch_status, RIP_WATCHER_STOPPED, __ATOMIC_RELEASE);
+	munmap(W.seen, slots * (sizeof(uint32_t) + sizeof(uint64_t) + 1));
+	munmap(W.tids, (size_t)WATCH_MAX_TASKS * (sizeof(int32_t) + 1));
+	return NULL;
+}
+
+void rip_pl_watch_start(void)
+{
+	static int (*real)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+	struct rip_file_hdr *h;
+	pthread_attr_t attr;
+	sigset_t all, old;
+	int expect = W_IDLE, err;
+
+	/* Relaxed: enabled is set once by the constructor, before any thread of the program. */
+	if (RIP_LIKELY(!__atomic_load_n(&W.enabled, __ATOMIC_RELAXED)) ||
+	    RIP_LIKELY(__atomic_load_n(&W.state, __ATOMIC_RELAXED) != W_IDLE))
+		return;
+	/* One caller starts it: acquire/release pair with the store of W_IDLE in the stops. */
+	if (!__atomic_compare_exchange_n(&W.state, &expect, W_STARTING, false, __ATOMIC_ACQUIRE,
+					 __ATOMIC_RELAXED))
+		return;
+	h = __rip_file_hdr();
+	if (!h || !RIP_PL_REAL(real, "pthread_create")) {
+		__atomic_store_n(&W.state, W_IDLE, __ATOMIC_RELEASE);
+		return;
+	}
+	W.stop = 0;
+	/* Every signal blocked in the new thread from its first instruction: it inherits the mask. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	err = pthread_attr_init(&attr);
+	if (!err) {
+		pthread_attr_setstacksize(&attr, WATCH_STACK);
+		err = real(&W.th, &attr, rip_pl_watch_main, h);
+		pthread_attr_destroy(&attr);
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (err) {
+		__atomic_store_n(&h->watch_err, err, __ATOMIC_RELAXED);
+		__atomic_store_n(&h->watch_status, RIP_WATCHER_FAILED, __ATOMIC_RELEASE);
+		__atomic_store_n(&W.state, W_IDLE, __ATOMIC_RELEASE);
+		return;
+	}
+	__atomic_store_n(&W.state, W_RUNNING, __ATOMIC_RELEASE);
+}
+
+/*
+ * Stop the watcher and wait until the kernel no longer counts its thread
+ * (pthread_join returns when its tid is cleared, a little before the
+ * kernel unlists it: tgkill says when it is gone).  True when it ran.
+ */
+static bool rip_pl_watch_stop(void)
+{
+	struct rip_file_hdr *h = __rip_file_hdr();
+	int expect = W_RUNNING;
+	int32_t tid;
+
+	if (!__atomic_compare_exchange_n(&W.state, &expect, W_STARTING, false, __ATOMIC_ACQUIRE,
+					 __ATOMIC_RELAXED))
+		return false;
+	/* Release: pairs with the watcher's acquire loads of stop. */
+	__atomic_store_n(&W.stop, 1, __ATOMIC_RELEASE);
+	if (h) {
+		/* A new value, so that a watcher about to sleep on the old one does not. */
+		__atomic_fetch_add(&h->watch_req, 1, __ATOMIC_SEQ_CST);
+		rip_pl_futex(&h->watch_req, FUTEX_WAKE, INT32_MAX, NULL);
+	}
+	tid = W.tid;
+	pthread_join(W.th, NULL);
+	for (int i = 0; tid > 0 && i < 10000; i++) {
+		struct timespec ts = { 0, 100000 };
+
+		if (syscall(SYS_tgkill, getpid(), tid, 0) && errno == ESRCH)
+			break;
+		nanosleep(&ts, NULL);
+	}
+	W.tid = 0;
+	return true;
+}
+
+static void rip_pl_watch_resume(void)
+{
+	__atomic_store_n(&W.state, W_IDLE, __ATOMIC_RELEASE);
+	rip_pl_watch_start();
+}
+
+/* In a fork child: the watcher did not come along.  Start one if the parent had one. */
+static void rip_pl_watch_child(void)
+{
+	bool had = __atomic_load_n(&W.state, __ATOMIC_RELAXED) == W_RUNNING;
+	struct rip_file_hdr *h = __rip_file_hdr();
+
+	W.state = W_IDLE;
+	W.tid = 0;
+	W.stop = 0;
+	if (!h)
+		return;
+	/* The child's copy of the parent's words: no watcher until ours runs. */
+	h->watch_tid = 0;
+	h->watch_status = W.enabled ? RIP_WATCHER_PENDING : RIP_WATCHER_OFF;
+	if (had)
+		rip_pl_watch_start();
+}
+
+void rip_pl_watch_init(void)
+{
+	const char *v = getenv("RIP_WATCH"), *p = getenv("RIP_WATCH_PERIOD");
+	struct rip_file_hdr *h = __rip_file_hdr();
+
+	if (!h)
+		return;
+	if (p && *p) {
+		char *end;
+		unsigned long ms = strtoul(p, &end, 10);
+
+		if (!*end && ms >= 10 && ms <= 3600000)
+			W.period_ms = (uint32_t)ms;
+	}
+	if (v && !strcmp(v, "0")) {
+		h->watch_status = RIP_WATCHER_OFF;
+		return;
+	}
+	h->watch_status = RIP_WATCHER_PENDING;
+	/* Before the program's threads exist: rip_pl_watch_start reads it relaxed. */
+	__atomic_store_n(&W.enabled, 1, __ATOMIC_RELEASE);
+	pthread_atfork(NULL, NULL, rip_pl_watch_child);
+}
+
+/* ---- calls the kernel refuses to a multithreaded process ---- */
+
+RIP_PL_EXPORT int unshare(int flags)
+{
+	static int (*real)(int);
+	bool stopped = false;
+	int ret, e;
+
+	if (!RIP_PL_REAL(real, "unshare"))
+		return rip_pl_enosys();
+	if (flags & CLONE_NEWUSER)
+		stopped = rip_pl_watch_stop();
+	ret = real(flags);
+	e = errno;
+	if (stopped)
+		rip_pl_watch_resume();
+	errno = e;
+	return ret;
+}
+
+RIP_PL_EXPORT int setns(int fd, int nstype)
+{
+	static int (*real)(int, int);
+	bool stopped = false;
+	int ret, e;
+
+	if (!RIP_PL_REAL(real, "setns"))
+		return rip_pl_enosys();
+	/* 0: any kind, a user namespace maybe. */
+	if (!nstype || (nstype & CLONE_NEWUSER))
+		stopped = rip_pl_watch_stop();
+	ret = real(fd, nstype);
+	e = errno;
+	if (stopped)
+		rip_pl_watch_resume();
+	errno = e;
+	return ret;
+}

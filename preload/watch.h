@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * preload/watch.h - the watcher thread of librip-preload.so (watch.c): what
+ * the constructor, the pthread_create wrapper and the fork handler call.
+ */
+#ifndef RIP_PRELOAD_WATCH_H
+#define RIP_PRELOAD_WATCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct rip_file_hdr;
+
+/* librip (lib/ring.c): the open file, and backing part of it before use. */
+struct rip_file_hdr *__rip_file_hdr(void);
+int __rip_file_commit(uint64_t off, size_t len);
+
+/* The constructor, with a ring file open: read RIP_WATCH*, arm the lazy start. */
+void rip_pl_watch_init(void);
+
+/* The program created a thread (or a fork child needs one): start the watcher once. */
+void rip_pl_watch_start(void);
+
+#endif /* RIP_PRELOAD_WATCH_H */
