@@ -32,6 +32,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <signal.h>
 #include <stdint.h>
 #include <sys/types.h>
 #include <rip.h>
@@ -266,6 +267,13 @@ void rip_pl_bt_emit(uint32_t id, const uint64_t *frames, uint32_t n);
 /* RIP_PAGEMAP, RIP_PAGEMAP_SIGNAL: from the constructor; 0 or -errno. */
 int rip_pl_pagemap_init(void);
 void rip_pl_pagemap_fork_child(void); /* no snapshot is in progress in the child */
+
+/* ---- sample.c: CPU sampling for rip top (RIP_SAMPLE) ---- */
+
+int rip_pl_sample_init(void);	       /* from the constructor; 0 (failures are counted) */
+void rip_pl_sample_thread_start(void); /* a new thread's start, guard up: its timer */
+/* in without the sampler's signal, for wrappers of calls that take signals (sigwait...) */
+void rip_pl_sample_filter(const sigset_t *in, sigset_t *out);
 
 /* ---- mem.c internals shared with common.c ---- */
 

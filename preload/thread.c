@@ -233,6 +233,7 @@ static void *rip_pl_thread_start(void *p)
 	free(p);
 	if (!t->stack_ok)
 		rip_pl_stack_from_attr(t);
+	rip_pl_sample_thread_start();
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	t->guard = 0;
 	return s.fn(s.arg);

@@ -182,6 +182,35 @@ enum rip_clock_kind {
 #define RIP_P_CLOSED 0x4u      /* rip_ring_close() was called: no new slots are taken */
 #define RIP_P_EXECED 0x8u      /* the process called execve(): its new image has a new file */
 
+/* hdr.sample_flags */
+#define RIP_SAMPLE_F_ON 0x1u	     /* the sampler started (a handler, timers per thread) */
+#define RIP_SAMPLE_F_NO_SIGNAL 0x2u  /* no free realtime signal: nothing is sampled */
+#define RIP_SAMPLE_F_SIG_SHARED 0x4u /* the program installed a handler for our signal: it
+					 gets the signals that are not our timers' */
+#define RIP_SAMPLE_F_NO_FP 0x8u	     /* no frame-pointer walk on this architecture: IPs only */
+
+/*
+ * A CPU sample in a snap ring (rip run --sample): the interrupted
+ * instruction pointer, then the return addresses of a frame-pointer walk,
+ * each entry tagged in its top 16 bits so that readers tell it from a
+ * rip_snap() position (a user-space address, top 16 bits zero):
+ *
+ *	entry = RIP_SAMPLE_TAG << 56 | depth << 48 | address (48 bits)
+ *
+ * depth 0 is the interrupted IP (a sample starts there), 1.. the return
+ * addresses, outermost last.  A sample is written as one batch of entries
+ * and published by a single store-release of snap_seq (the snap-ring
+ * protocol).
+ */
+#define RIP_SAMPLE_TAG 0x5Au
+#define RIP_SAMPLE_MAX_DEPTH 8u
+#define RIP_SAMPLE_ADDR_MASK ((1ull << 48) - 1)
+#define RIP_SAMPLE_IS(e) ((uint64_t)(e) >> 56 == RIP_SAMPLE_TAG)
+#define RIP_SAMPLE_DEPTH_OF(e) ((uint32_t)((uint64_t)(e) >> 48) & 0xffu)
+#define RIP_SAMPLE_ENTRY(depth, addr)                                                              \
+	((uint64_t)RIP_SAMPLE_TAG << 56 | (uint64_t)(depth) << 48 |                                \
+	 ((uint64_t)(addr) & RIP_SAMPLE_ADDR_MASK))
+
 /* module.flags */
 #define RIP_MOD_EXE 0x1u        /* the main executable */
 #define RIP_MOD_VDSO 0x2u       /* the kernel's vDSO (no file) */
@@ -224,7 +253,13 @@ struct rip_file_hdr {
 	uint32_t ev_small_packet_size; /* bytes per packet of a small ring */
 	uint32_t pad1a;
 	uint64_t ev_small_off;	  /* data of the small rings */
-	uint8_t pad1[512 - 176];
+	uint8_t pad1[240 - 176];
+	/* CPU sampling (rip run --sample), set by the preload library at start: 240 */
+	uint32_t sample_hz;	  /* samples per second of CPU time asked; 0: sampling off */
+	uint32_t sample_sig;	  /* the realtime signal its timers send */
+	uint32_t sample_depth;	  /* frames per sample at most, the interrupted IP included */
+	uint32_t pad1b;
+	uint8_t pad1c[512 - 256];
 
 	/* process: 512 */
 	int32_t pid;
@@ -248,7 +283,17 @@ struct rip_file_hdr {
 
 	/* control words: 2048; written from outside by rip enable/disable */
 	uint64_t enable[RIP_CATEGORY_WORDS]; /* one bit per category */
-	uint8_t pad5[3072 - 2048 - 32];
+	uint8_t pad5[2304 - 2048 - 32];
+	/* CPU sampling status: 2304; written by the traced process (relaxed counters) */
+	uint32_t sample_flags;	  /* RIP_SAMPLE_F_* */
+	uint32_t sample_timers;	  /* per-thread timers armed now */
+	uint64_t sample_fail;	  /* timer_create failures (threads left unsampled) */
+	int32_t sample_errno;	  /* the errno of the last failure */
+	uint32_t pad5b;
+	uint64_t samples;	  /* samples stored into slots */
+	uint64_t sample_noslot;	  /* timer signals on a thread with no slot (dropped, counted) */
+	uint64_t sample_foreign;  /* signals of our number that were not our timers' */
+	uint8_t pad5c[3072 - 2352];
 
 	/* counters: 3072; the contended ones (FIFO head and tail) on their own cache lines */
 	uint32_t fresh;		  /* slots [0, fresh) have been used at least once */
@@ -538,6 +583,11 @@ RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, exe) == 592, "exe");
 RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, clock_kind) == 1536, "clock block");
 RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, enable) == 2048, "control words");
 RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, fresh) == 3072, "counters");
+RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, sample_hz) == 240, "sampling rate");
+RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, pad1c) == 256, "sampling geometry");
+RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, sample_flags) == 2304, "sampling");
+RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, samples) == 2328, "samples");
+RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, pad5c) == 2352, "sampling status");
 RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, fifo_head) == 3136, "fifo head");
 RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, fifo_tail) == 3200, "fifo tail");
 RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, mod_count) == 3264, "mod count");
