@@ -46,7 +46,7 @@
 #endif
 
 #define SP_HZ_MAX 1000u
-#define SP_DEPTH RIP_SAMPLE_MAX_DEPTH
+#define SP_DEPTH 4u /* the IP and 3 return addresses: 8 samples fit a snap ring */
 
 static int sp_sig;		/* our signal; 0: sampling off */
 static uint32_t sp_hz;

@@ -550,9 +550,19 @@ static int rr_copy_slot(const struct rip_slot *src, struct rr_slot *d)
 		if (n > RIP_SNAP_DEPTH - 1)
 			n = RIP_SNAP_DEPTH - 1;
 		d->seq = s1;
-		d->n = n;
-		for (uint32_t k = 0; k < n; k++)
-			d->ip[k] = raw[(s1 - n + k) & (RIP_SNAP_DEPTH - 1)];
+		d->n = 0;
+		d->nsamp = 0;
+		/* CPU samples (tagged) apart from the program's own snaps. */
+		for (uint32_t k = 0; k < n; k++) {
+			uint64_t e = raw[(s1 - n + k) & (RIP_SNAP_DEPTH - 1)];
+
+			if (RIP_SAMPLE_IS(e)) {
+				d->samp_pos[d->nsamp] = s1 - n + k;
+				d->samp[d->nsamp++] = e;
+			} else {
+				d->ip[d->n++] = e;
+			}
+		}
 
 		g2 = __atomic_load_n(&src->gen, __ATOMIC_RELAXED);
 		if (g1 == g2)
@@ -993,4 +1003,44 @@ int rr_parse_duration(const char *s, int64_t *ns)
 		return -EINVAL;
 	*ns = (int64_t)v;
 	return 0;
+}
+
+int rr_read_wait(struct rr_file *f, uint32_t index, struct rip_wait *w)
+{
+	const struct rip_wait *src;
+	sigjmp_buf jb;
+	int ret = -EAGAIN;
+
+	memset(w, 0, sizeof(*w));
+	if (f->legacy_raw || index >= f->hdr.slot_count)
+		return -EINVAL;
+	src = (const struct rip_wait *)(f->map + f->hdr.slot_off + (size_t)index * RIP_SLOT_SIZE +
+					offsetof(struct rip_slot, wait));
+	if (rr_guard_enter(&jb))
+		return -EIO;
+	for (int tries = 0; tries < 4 && ret; tries++) {
+		/* Seqlock read side: pairs with the wrappers' release store of an even seq. */
+		uint32_t s1 = __atomic_load_n(&src->seq, __ATOMIC_ACQUIRE);
+
+		if (s1 & 1)
+			continue;
+		w->kind = __atomic_load_n(&src->kind, __ATOMIC_RELAXED);
+		w->since = __atomic_load_n(&src->since, __ATOMIC_RELAXED);
+		w->ra = __atomic_load_n(&src->ra, __ATOMIC_RELAXED);
+		w->cfa = __atomic_load_n(&src->cfa, __ATOMIC_RELAXED);
+		w->fp = __atomic_load_n(&src->fp, __ATOMIC_RELAXED);
+		w->arg = __atomic_load_n(&src->arg, __ATOMIC_RELAXED);
+		/* The fields above are read before seq is read again. */
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (__atomic_load_n(&src->seq, __ATOMIC_RELAXED) == s1) {
+			w->seq = s1;
+			ret = 0;
+		}
+	}
+	rr_guard_leave();
+	if (ret)
+		memset(w, 0, sizeof(*w));
+	else if (w->kind >= RIP_WAIT_KINDS)
+		w->kind = RIP_WAIT_KINDS; /* hostile or newer: "unknown" to the caller */
+	return ret;
 }
