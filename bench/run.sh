@@ -741,4 +741,8 @@ section threads threads.sh "as the threads grow"
 # ---- 10. programs that start short programs: bash loop, make -j2 ---------------------------
 
 section spawn spawn.sh "programs that spawn"
+
+# ---- 11. CPU sampling for rip top: --sample at 100 Hz, 2 CPU-bound threads -------------------
+
+section sample sample.sh "CPU sampling (rip run --sample)"
 exit $failed
