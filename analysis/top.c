@@ -130,7 +130,7 @@ static int top_symbols(struct top *t, char *err, size_t errlen)
 	size_t n = 0;
 	int ret;
 
-	if (t->sym && t->v.hdr.mod_count == t->mods_seen)
+	if (t->o.nosym || (t->sym && t->v.hdr.mod_count == t->mods_seen))
 		return 0;
 	top_sites_free(t);
 	rip_sym_free(t->sym);

@@ -52,6 +52,7 @@ enum top_sort {
 
 struct top_opts {
 	const char *sysroot, *debug_dir; /* as read/sym.h takes them */
+	bool nosym;			 /* no symbols: functions named by address (fuzzing) */
 };
 
 struct top_thread {

@@ -21,6 +21,7 @@
 #include "analysis/leaks.h"
 #include "analysis/pagemap.h"
 #include "analysis/report.h"
+#include "analysis/top.h"
 #include "read/evread.h"
 #include "read/evsource.h"
 #include "read/ringfile.h"
@@ -116,9 +117,35 @@ void fz_ring(const char *path, void (*step)(void *arg), void *arg)
 		return;
 	STEP();
 	if (!rr_read_slots(&f, &slots, err, sizeof(err))) {
-		for (size_t i = 0; i < slots.n; i++)
-			h += strlen(slots.v[i].name) + slots.v[i].n;
+		for (size_t i = 0; i < slots.n; i++) {
+			struct rip_wait w;
+
+			h += strlen(slots.v[i].name) + slots.v[i].n + slots.v[i].nsamp;
+			if (i < 64 && !rr_read_wait(&f, slots.v[i].index, &w))
+				h += w.kind + w.ra;
+		}
 		rr_slots_free(&slots);
+	}
+	STEP();
+	{
+		/* rip top's pass, without symbols (module paths are the input's). */
+		struct top_opts o = { .nosym = true };
+		struct top *t;
+
+		if (!f.legacy_raw && !top_new(&f, &o, &t, err, sizeof(err))) {
+			for (int r = 0; r < 2 && !top_refresh(t, err, sizeof(err)); r++) {
+				const struct top_view *v = top_view(t);
+
+				top_sort(t, (enum top_sort)r);
+				for (size_t i = 0; i < v->ngroups; i++) {
+					const char *fn = v->groups[i].func;
+
+					h += v->groups[i].threads + (fn ? strlen(fn) : 0);
+				}
+				STEP();
+			}
+			top_free(t);
+		}
 	}
 	STEP();
 	if (!rr_read_modules(&f, &mods, &n, err, sizeof(err))) {
