@@ -108,8 +108,12 @@ $(LIBSO): $(LIBSO).$(VERSION)
 # The resource tracer: hooks only, on top of librip.so (found next to it); libunwind is
 # dlopen'd RTLD_LOCAL at run time (preload/backtrace.c says why).  The bounds of the section
 # of RIP_PL_REAL's records stay inside the object.
-$(PRELOAD): $(PRELOAD_OBJ) $(LIBSO)
+# preload.map: the glibc versions of the two pthread_cond_wait (preload/wait.c).  -fexceptions:
+# the wait records are cleared by cleanups that cancellation's unwind runs too.
+$(PRELOAD_OBJ): ALL_CFLAGS += -fexceptions
+$(PRELOAD): $(PRELOAD_OBJ) $(LIBSO) preload/preload.map
 	$(CC) -shared -Wl,-z,defs -Wl,-z,start-stop-visibility=hidden -o $@ $(PRELOAD_OBJ) \
+		-Wl,--version-script=preload/preload.map \
 		-L$(BUILD) -lrip -Wl,-rpath,'$$ORIGIN' -ldl -pthread
 
 $(LIBA): $(LIB_OBJ)

@@ -92,6 +92,8 @@ void __rip_slot_setup(struct rip_slot *s, uint32_t kind, int32_t tid, const char
 		      size_t namelen) __hidden;
 void __rip_name_copy(char *dst, const char *src, size_t len) __hidden;
 pid_t __rip_gettid(void) __hidden;
+/* For the preload library's pthread_setname_np (declared in preload/common.h too). */
+RIP_API int __rip_thread_name(int32_t tid, const char *name);
 /* The preload library's first hook opens the ring file (declared in preload/common.h too). */
 RIP_API int __rip_auto_open_early(const struct rip_event_type *const *types, size_t ntypes);
 int __rip_type_register(const struct rip_event_type *t, bool early) __hidden;

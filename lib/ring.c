@@ -261,6 +261,20 @@ static void rip_slot_rename(struct rip_slot *s, const char *name)
 
 void __rip_slot_release(struct rip_file_hdr *h, struct rip_slot *s)
 {
+	uint32_t seq = s->wait.seq;
+
+	/*
+	 * No wait outlives its thread (a cancelled wait, or a thread that died
+	 * in a signal handler that was in one).  The wait record's seqlock, as
+	 * the wrappers write it (rip/abi.h): odd, clear, even with a release.
+	 */
+	if (__atomic_load_n(&s->wait.kind, __ATOMIC_RELAXED)) {
+		__atomic_store_n(&s->wait.seq, seq | 1, __ATOMIC_RELAXED);
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		__atomic_store_n(&s->wait.kind, RIP_WAIT_NONE, __ATOMIC_RELAXED);
+		/* Pairs with the readers' acquire loads of seq. */
+		__atomic_store_n(&s->wait.seq, (seq | 1) + 1, __ATOMIC_RELEASE);
+	}
 	s->exit_ts = rip_clock_ticks();
 	s->switch_ts = s->exit_ts;
 	/* Exit time before state: pairs with the acquire load of state in readers. */
@@ -426,6 +440,44 @@ int rip_thread_set_name(const char *name)
 	rip_slot_rename(me->thread, name);
 	__rip_modules_maybe_rescan();
 	return 0;
+}
+
+/*
+ * For librip-preload.so's pthread_setname_np: name the slot of thread tid
+ * (0: the caller) without the module rescan of rip_thread_set_name, which
+ * calls into the loader.  Another thread's slot is found by its tid among
+ * the live thread slots.  Takes no lock, allocates nothing.
+ */
+int __rip_thread_name(int32_t tid, const char *name)
+{
+	struct rip_file_hdr *h = __atomic_load_n(&__rip_proc.hdr, __ATOMIC_ACQUIRE);
+	struct rip_self *me = &__rip_self;
+	uint32_t used;
+
+	if (!name)
+		return -EINVAL;
+	if (!h)
+		return -ENODEV;
+	if (!tid || tid == me->tid) {
+		if (!me->thread || (me->flags & RIP_SELF_DUMMY) || !rip_slot_of(h, me->thread))
+			return -ENOENT;
+		rip_slot_rename(me->thread, name);
+		return 0;
+	}
+	used = __atomic_load_n(&h->fresh, __ATOMIC_RELAXED);
+	if (used > h->slot_count)
+		used = h->slot_count;
+	for (uint32_t i = 0; i < used; i++) {
+		struct rip_slot *s = rip_slot_at(h, i);
+
+		/* Acquire: pairs with the release of state in __rip_slot_release. */
+		if (__atomic_load_n(&s->state, __ATOMIC_ACQUIRE) == RIP_SLOT_RUNNING &&
+		    s->kind == RIP_KIND_THREAD && s->tid == tid) {
+			rip_slot_rename(s, name);
+			return 0;
+		}
+	}
+	return -ESRCH;
 }
 
 /* ---- coroutines ------------------------------------------------------ */

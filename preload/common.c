@@ -136,7 +136,20 @@ void *rip_pl_next(const char *name)
 	t->guard = 1;
 	t->boot = 1;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST); /* pairs with the hooks' checks */
-	fn = dlsym(RTLD_NEXT, name);
+	if (strchr(name, '@')) {
+		/* name@VERSION (wait.c's two pthread_cond_wait): that version, as dlvsym finds it */
+		char base[64];
+		const char *at = strchr(name, '@');
+
+		fn = NULL;
+		if ((size_t)(at - name) < sizeof(base)) {
+			memcpy(base, name, (size_t)(at - name));
+			base[at - name] = 0;
+			fn = dlvsym(RTLD_NEXT, base, at + 1);
+		}
+	} else {
+		fn = dlsym(RTLD_NEXT, name);
+	}
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	t->boot = boot;
 	t->guard = guard;
@@ -427,6 +440,20 @@ __attribute__((constructor)) static void rip_pl_init(void)
 	 */
 	if (rip_ring_path(path, sizeof(path)) == -ENOENT)
 		return;
+	{
+		/* Slots at thread birth and wait records, unless RIP_WAITS=0 (thread.c, wait.c). */
+		const char *w = getenv("RIP_WAITS");
+
+		if (!w || strcmp(w, "0") != 0) {
+			/* Relaxed: threads that see 0 only miss their slot at birth. */
+			__atomic_store_n(&rip_pl_waits, 1, __ATOMIC_RELAXED);
+			rip_pl_self.guard++;
+			__atomic_signal_fence(__ATOMIC_SEQ_CST); /* pairs with the hooks' checks */
+			rip_pl_thread_born(0); /* the main thread (the one running constructors) */
+			__atomic_signal_fence(__ATOMIC_SEQ_CST);
+			rip_pl_self.guard--;
+		}
+	}
 	if (early && __atomic_load_n(&rip_pl_off, __ATOMIC_RELAXED))
 		return; /* the early start failed: it said why */
 	/* Tracing may be on already (early): our own work (dlopen of libunwind) is not traced. */

@@ -46,7 +46,7 @@ struct rip_pl_thread {
 	uint32_t guard;	    /* nonzero: inside a hook's own work; nested calls just forward */
 	uint32_t stack_ok;  /* 1: stack_lo/hi hold this thread's stack; 2: could not tell */
 	uint32_t boot;	    /* inside dlsym: allocations come from the bootstrap buffer */
-	uint32_t pad;
+	uint32_t vfork;	    /* 1: vfork was called (wait.c): are we its child? */
 	uintptr_t stack_lo; /* lowest address of the thread's stack */
 	uintptr_t stack_hi; /* one past its highest address */
 };
@@ -117,6 +117,17 @@ static inline __attribute__((always_inline)) bool rip_pl_enter(unsigned category
 	}
 	return true;
 }
+
+/*
+ * Nonzero once the constructor found a ring file and RIP_WAITS is not 0:
+ * threads take slots at birth and the wait wrappers record (thread.c,
+ * wait.c).  Set once, read relaxed.
+ */
+extern int rip_pl_waits;
+/* A slot for the calling thread, with a first snap at start (0: none); errno kept. */
+void rip_pl_thread_born(uintptr_t start);
+/* librip: name the slot of thread tid (0: the caller), taking no lock (lib/ring.c). */
+int __rip_thread_name(int32_t tid, const char *name);
 
 /* Nonzero: a pagemap snapshot was asked for while it could not be taken (pagemap.c). */
 extern int rip_pl_pm_pending;

@@ -46,6 +46,7 @@
 #include <unistd.h>
 
 #include "common.h"
+#include "wait.h"
 
 /* Fortified entry points: _FORTIFY_SOURCE builds call these instead of open(). */
 int __open_2(const char *path, int flags);
@@ -463,6 +464,7 @@ RIP_PL_EXPORT int accept(int sockfd, __SOCKADDR_ARG addr, socklen_t *restrict le
 
 	if (!RIP_PL_REAL(real, "accept"))
 		return rip_pl_enosys();
+	RIP_PL_WAIT(RIP_WAIT_ACCEPT, sockfd, true); /* wait.h: until the hook returns */
 	fd = real(sockfd, addr, len);
 	fd_opened(fd, RIP_FD_ACCEPT, 0, NULL);
 	return fd;
@@ -475,6 +477,7 @@ RIP_PL_EXPORT int accept4(int sockfd, __SOCKADDR_ARG addr, socklen_t *restrict l
 
 	if (!RIP_PL_REAL(real, "accept4"))
 		return rip_pl_enosys();
+	RIP_PL_WAIT(RIP_WAIT_ACCEPT, sockfd, true);
 	fd = real(sockfd, addr, len, flags);
 	fd_opened(fd, RIP_FD_ACCEPT, fd_cloexec_nonblock(flags, SOCK_CLOEXEC, SOCK_NONBLOCK), NULL);
 	return fd;
@@ -517,6 +520,7 @@ RIP_PL_EXPORT ssize_t recvmsg(int sockfd, struct msghdr *msg, int flags)
 
 	if (!RIP_PL_REAL(real, "recvmsg"))
 		return rip_pl_enosys();
+	RIP_PL_WAIT(RIP_WAIT_RECV, sockfd, true);
 	ret = real(sockfd, msg, flags);
 	if (ret >= 0 && fd_has_control(msg) && rip_pl_enter(RIP_CAT_FD)) {
 		int err = errno;
@@ -537,6 +541,7 @@ RIP_PL_EXPORT int recvmmsg(int sockfd, struct mmsghdr *vec, unsigned int vlen, i
 
 	if (!RIP_PL_REAL(real, "recvmmsg"))
 		return rip_pl_enosys();
+	RIP_PL_WAIT(RIP_WAIT_RECV, sockfd, true);
 	ret = real(sockfd, vec, vlen, flags, timeout);
 	if (ret > 0 && rip_pl_enter(RIP_CAT_FD)) {
 		int err = errno;

@@ -15,6 +15,10 @@
  * default visibility and of the default version.  An IFUNC is resolved by
  * calling its resolver, as the loader does.  Only reads: no lock, no
  * allocation.  NULL when nothing is found: the caller asks dlsym then.
+ *
+ * "name@VERSION" asks for that version of name, as dlvsym does (the two
+ * pthread_cond_wait of glibc): a definition counts when its version index
+ * names VERSION in the object's version definitions, hidden or not.
  */
 #include <elf.h>
 #include <link.h>
@@ -32,6 +36,8 @@ struct rip_pl_obj {
 	const char *str;
 	const uint32_t *gnu, *hash;
 	const ElfW(Half) *versym;
+	const ElfW(Verdef) *verdef;
+	size_t verdefnum;
 };
 
 /*
@@ -66,13 +72,39 @@ static bool rip_pl_obj_init(const struct link_map *l, struct rip_pl_obj *o)
 		case DT_VERSYM:
 			o->versym = (const ElfW(Half) *)rip_pl_dyn_addr(o, d->d_un.d_ptr);
 			break;
+		case DT_VERDEF:
+			o->verdef = (const ElfW(Verdef) *)rip_pl_dyn_addr(o, d->d_un.d_ptr);
+			break;
+		case DT_VERDEFNUM:
+			o->verdefnum = d->d_un.d_val;
+			break;
 		}
 	}
 	return o->sym && o->str && (o->gnu || o->hash);
 }
 
-/* Is symbol i a definition of name that a lookup without a version would bind to? */
-static bool rip_pl_sym_ok(const struct rip_pl_obj *o, uint32_t i, const char *name)
+/* The index of version ver in o's version definitions; 0 if it has none of that name. */
+static unsigned rip_pl_ver_index(const struct rip_pl_obj *o, const char *ver)
+{
+	const ElfW(Verdef) *d = o->verdef;
+
+	for (size_t k = 0; d && k < o->verdefnum && k < 4096; k++) {
+		const ElfW(Verdaux) *a = (const ElfW(Verdaux) *)((const char *)d + d->vd_aux);
+
+		if (d->vd_cnt && !(d->vd_flags & VER_FLG_BASE) && strcmp(o->str + a->vda_name, ver) == 0)
+			return d->vd_ndx & 0x7fff;
+		if (!d->vd_next)
+			break;
+		d = (const ElfW(Verdef) *)((const char *)d + d->vd_next);
+	}
+	return 0;
+}
+
+/*
+ * Is symbol i a definition of name that a lookup without a version would
+ * bind to (ver 0), or of version index ver?
+ */
+static bool rip_pl_sym_ok(const struct rip_pl_obj *o, uint32_t i, const char *name, unsigned ver)
 {
 	const ElfW(Sym) *s = &o->sym[i];
 	unsigned type = ELF64_ST_TYPE(s->st_info), bind = ELF64_ST_BIND(s->st_info);
@@ -81,13 +113,18 @@ static bool rip_pl_sym_ok(const struct rip_pl_obj *o, uint32_t i, const char *na
 	    ELF64_ST_VISIBILITY(s->st_other) != STV_DEFAULT ||
 	    (type != STT_FUNC && type != STT_GNU_IFUNC && type != STT_OBJECT && type != STT_NOTYPE))
 		return false;
-	/* 0: local; the hidden bit: an older version kept for old binaries. */
-	if (o->versym && ((o->versym[i] & 0x8000) || (o->versym[i] & 0x7fff) == 0))
+	if (ver) {
+		if (!o->versym || (o->versym[i] & 0x7fff) != ver)
+			return false;
+	} else if (o->versym && ((o->versym[i] & 0x8000) || (o->versym[i] & 0x7fff) == 0)) {
+		/* 0: local; the hidden bit: an older version kept for old binaries. */
 		return false;
+	}
 	return strcmp(o->str + s->st_name, name) == 0;
 }
 
-static const ElfW(Sym) *rip_pl_obj_find(const struct rip_pl_obj *o, const char *name)
+static const ElfW(Sym) *rip_pl_obj_find(const struct rip_pl_obj *o, const char *name,
+					unsigned ver)
 {
 	const unsigned char *p;
 
@@ -114,7 +151,7 @@ static const ElfW(Sym) *rip_pl_obj_find(const struct rip_pl_obj *o, const char *
 		for (;; i++) {
 			uint32_t h2 = chain[i - symoff];
 
-			if ((h | 1) == (h2 | 1) && rip_pl_sym_ok(o, i, name))
+			if ((h | 1) == (h2 | 1) && rip_pl_sym_ok(o, i, name, ver))
 				return &o->sym[i];
 			if (h2 & 1)
 				return NULL;
@@ -135,7 +172,7 @@ static const ElfW(Sym) *rip_pl_obj_find(const struct rip_pl_obj *o, const char *
 			h &= ~g;
 		}
 		for (uint32_t i = buckets[h % nbuckets]; i; i = chain[i])
-			if (rip_pl_sym_ok(o, i, name))
+			if (rip_pl_sym_ok(o, i, name, ver))
 				return &o->sym[i];
 	}
 	return NULL;
@@ -143,7 +180,19 @@ static const ElfW(Sym) *rip_pl_obj_find(const struct rip_pl_obj *o, const char *
 
 void *rip_pl_lookup_next(const char *name)
 {
+	const char *at = strchr(name, '@');
+	char base[64];
 	bool after = false;
+
+	if (at) {
+		/* name@VERSION: the bare name, and the version asked for */
+		if ((size_t)(at - name) >= sizeof(base))
+			return NULL;
+		memcpy(base, name, (size_t)(at - name));
+		base[at - name] = 0;
+		name = base;
+		at++;
+	}
 
 	for (const struct link_map *l = _r_debug.r_map; l; l = l->l_next) {
 		struct rip_pl_obj o;
@@ -154,7 +203,13 @@ void *rip_pl_lookup_next(const char *name)
 			after = l->l_ld == _DYNAMIC;
 			continue;
 		}
-		if (!rip_pl_obj_init(l, &o) || !(s = rip_pl_obj_find(&o, name)))
+		unsigned ver = 0;
+
+		if (!rip_pl_obj_init(l, &o))
+			continue;
+		if (at && !(ver = rip_pl_ver_index(&o, at)))
+			continue;
+		if (!(s = rip_pl_obj_find(&o, name, ver)))
 			continue;
 		addr = o.base + s->st_value;
 		if (ELF64_ST_TYPE(s->st_info) == STT_GNU_IFUNC)

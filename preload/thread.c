@@ -23,6 +23,13 @@
  *    thousands of threads a big program creates.
  * When neither works, the walk is given no bounds and libunwind does every
  * backtrace of that thread.
+ *
+ * The same start gives every thread a slot in the ring file from its first
+ * instruction (issue 10: `rip ps` for programs that never call rip_snap),
+ * and its first snap is the address of its start routine, which readers
+ * symbolize (no symbol lookup here: that takes the loader's lock).  The
+ * slot goes back at exit through librip's key destructor, which
+ * cancellation runs too.  pthread_setname_np renames the slot.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -30,6 +37,7 @@
 #include <stdlib.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common.h"
@@ -211,6 +219,59 @@ bool rip_pl_thread_init(void)
 	return true;
 }
 
+/* ---- slots ---- */
+
+int rip_pl_waits;
+
+/*
+ * A slot for the calling thread (now: at its start, or the main thread in
+ * the constructor) and, when start is given, a first snap at it.  Guard up
+ * or not, errno kept; never blocks (librip takes slots without locks).
+ */
+void rip_pl_thread_born(uintptr_t start)
+{
+	int err = errno;
+
+	/* Relaxed: set once by the constructor; a thread born before it gets its slot later. */
+	if (__atomic_load_n(&rip_pl_waits, __ATOMIC_RELAXED) && rip_thread_attach() == 0 && start &&
+	    __rip_self.thread)
+		__rip_snap_store(__rip_self.thread, start);
+	errno = err;
+}
+
+/*
+ * Another thread's tid, without a lock or a system call: glibc and musl
+ * both make the CPU-time clock id of a thread from its tid (the kernel's
+ * encoding: ~tid << 3 | CPUCLOCK_PERTHREAD | CPUCLOCK_SCHED).  0 if unknown.
+ */
+static int32_t rip_pl_tid_of(pthread_t th)
+{
+	clockid_t c;
+
+	if (pthread_getcpuclockid(th, &c) || (c & 7) != 6)
+		return 0;
+	return (int32_t)~(c >> 3);
+}
+
+RIP_PL_EXPORT int pthread_setname_np(pthread_t th, const char *name)
+{
+	static int (*real)(pthread_t, const char *);
+	int ret, err;
+
+	if (!RIP_PL_REAL(real, "pthread_setname_np"))
+		return ENOSYS;
+	ret = real(th, name);
+	err = errno;
+	if (!ret && __atomic_load_n(&rip_pl_waits, __ATOMIC_RELAXED)) {
+		if (pthread_equal(th, pthread_self()))
+			__rip_thread_name(0, name);
+		else if (rip_pl_tid_of(th) > 0)
+			__rip_thread_name(rip_pl_tid_of(th), name);
+	}
+	errno = err;
+	return ret;
+}
+
 /* ---- pthread_create ---- */
 
 struct rip_pl_start {
@@ -233,6 +294,7 @@ static void *rip_pl_thread_start(void *p)
 	free(p);
 	if (!t->stack_ok)
 		rip_pl_stack_from_attr(t);
+	rip_pl_thread_born((uintptr_t)s.fn);
 	rip_pl_sample_thread_start();
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	t->guard = 0;

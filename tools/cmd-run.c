@@ -17,6 +17,13 @@
  * (a full tmpfs) leaves a marker, NAME.failed-ERRNO-BYTES, that we report.
  * The summary gives the program's trace and every child's, with losses.
  *
+ * Every dynamically linked program gets librip-preload.so (unless
+ * --no-waits): each of its threads takes a slot at birth and its wrappers of
+ * blocking calls record what each thread waits in, so that `rip ps PID`
+ * works for a program that never heard of librip; its resource categories
+ * stay off then.  A program the preload library cannot reach (static,
+ * secure execution) just runs without it.
+ *
  * Resource tracing (--mem, --fd, --shm) preloads librip-preload.so, whose
  * hooks record allocations, descriptors and shared memory with backtraces
  * (rip/resource.h); RIP_DISABLE turns off the categories not asked for, so
@@ -74,7 +81,9 @@ static const struct rip_cmd cmd_run_def = {
 		 "Run PROG with its events streamed into a CTF trace directory (babeltrace2\n"
 		 "and Trace Compass read it; so do rip dump and rip export).  PROG must be\n"
 		 "linked with librip, or use --preload.  Its stdin, stdout, stderr and exit\n"
-		 "status pass through; a summary goes to stderr at the end.\n"
+		 "status pass through; a summary goes to stderr at the end.  A dynamically\n"
+		 "linked PROG gets librip-preload.so: every thread has a slot from its start\n"
+		 "and records what it blocks in, so rip ps PID shows it (no events recorded).\n"
 		 "\n"
 		 "  -o, --output=DIR      write the trace to DIR, which must not exist\n"
 		 "                        (default: rip-PROG-PID in the current directory)\n"
@@ -85,6 +94,9 @@ static const struct rip_cmd cmd_run_def = {
 		 "  -b, --buffer=SIZE     ring size per thread (e.g. 256k, 4m; a power of two):\n"
 		 "                        more room for bursts (default: librip's, 256k)\n"
 		 "  -p, --preload         LD_PRELOAD librip.so, for programs not linked with it\n"
+		 "      --no-waits        no slots at thread birth and no wait records: PROG\n"
+		 "                        runs without librip-preload.so (unless resource\n"
+		 "                        tracing needs it)\n"
 		 "\n"
 		 "Resource tracing (LD_PRELOAD of librip-preload.so; rip leaks reads it):\n"
 		 "      --mem             trace memory: malloc and friends, new/delete, mmap\n"
@@ -136,6 +148,8 @@ struct run_opts {
 	unsigned depth;	  /* 0: the preload library's default */
 	const char *pagemap_signal; /* RIP_PAGEMAP_SIGNAL for the preload library */
 	bool no_pagemap;  /* RIP_PAGEMAP=0: no snapshot at exit */
+	bool waits;	  /* preload librip-preload.so for slots and waits only */
+	bool no_waits;	  /* --no-waits: no slots at birth, no wait records (RIP_WAITS=0) */
 	unsigned sample;  /* RIP_SAMPLE: CPU samples per second per thread, 0: none */
 };
 
@@ -430,7 +444,7 @@ static const char *run_secure_exec(const char *path)
  * execution).  A script is judged by its interpreter; what we cannot read
  * or do not understand is left to execve.
  */
-static bool run_preloadable(const char *prog)
+static bool run_preloadable(const char *prog, bool say)
 {
 	char path[PATH_MAX], line[PATH_MAX];
 	int fd, dyn;
@@ -447,6 +461,8 @@ static bool run_preloadable(const char *prog)
 		n = dyn < 0 ? pread(fd, line, sizeof(line) - 1, 0) : 0;
 		close(fd);
 		if (dyn == 0) {
+			if (!say)
+				return false;
 			tool_err("%s is statically linked: LD_PRELOAD cannot trace it (link it "
 				 "dynamically, or link librip and emit events yourself)",
 				 depth ? path : prog);
@@ -457,6 +473,8 @@ static bool run_preloadable(const char *prog)
 
 			if (!why)
 				return true;
+			if (!say)
+				return false;
 			tool_err("%s is %s: the dynamic loader ignores LD_PRELOAD for it (secure "
 				 "execution), so rip cannot trace it as you; run rip as the user it "
 				 "becomes (root for file capabilities), or trace a copy without that "
@@ -599,14 +617,20 @@ static void run_exec(struct run_opts *o, const char *ringdir, const char *lib, i
 			setenv("RIP_PAGEMAP_SIGNAL", o->pagemap_signal, 1);
 		if (o->no_pagemap)
 			setenv("RIP_PAGEMAP", "0", 1);
-		if (o->sample) {
-			char hz[16];
+		if (o->no_waits)
+			setenv("RIP_WAITS", "0", 1);
+	} else if (o->waits) {
+		/* Slots and waits only: every resource category off, no pagemap at exit. */
+		setenv("RIP_DISABLE", "1,2,3", 1);
+		setenv("RIP_PAGEMAP", "0", 1);
+	}
+	if (o->sample) {
+		char hz[16];
 
-			snprintf(hz, sizeof(hz), "%u", o->sample);
-			setenv("RIP_SAMPLE", hz, 1);
-		} else {
-			unsetenv("RIP_SAMPLE");
-		}
+		snprintf(hz, sizeof(hz), "%u", o->sample);
+		setenv("RIP_SAMPLE", hz, 1);
+	} else {
+		unsetenv("RIP_SAMPLE");
 	}
 	{
 		/*
@@ -693,6 +717,7 @@ static int run_parse(int argc, char **argv, struct run_opts *o)
 		{ "no-pagemap", no_argument, NULL, 'N' },
 		{ "follow-fork", no_argument, NULL, 'f' },
 		{ "follow-exec", no_argument, NULL, 'e' },
+		{ "no-waits", no_argument, NULL, 'W' },
 		{ "sample", optional_argument, NULL, 's' },
 		{ 0 },
 	};
@@ -794,6 +819,9 @@ static int run_parse(int argc, char **argv, struct run_opts *o)
 		}
 		case 'e':
 			o->follow_exec = true;
+			break;
+		case 'W':
+			o->no_waits = true;
 			break;
 		case 'h':
 			tool_help(&cmd_run_def);
@@ -1393,8 +1421,14 @@ static int cmd_run(int argc, char **argv)
 			 rip_prog);
 		goto out_free;
 	}
-	if ((run_resources(&s->o) || s->o.preload) && !run_preloadable(argv[0]))
+	if ((run_resources(&s->o) || s->o.preload) && !run_preloadable(argv[0], true))
 		goto out_free;
+	/* Plain rip run: the wait wrappers, where the preload library can go (quietly). */
+	if (!run_resources(&s->o) && !s->o.preload && !s->o.no_waits &&
+	    !run_find_lib("librip-preload.so", s->lib, sizeof(s->lib)))
+		s->o.waits = run_preloadable(argv[0], false);
+	if (!run_resources(&s->o) && !s->o.preload && !s->o.waits)
+		s->lib[0] = 0;
 	if (s->o.out && lstat(s->o.out, &st) == 0) {
 		tool_err("%s exists: traces are never overwritten; choose another with -o",
 			 s->o.out);

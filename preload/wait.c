@@ -1,0 +1,505 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * preload/wait.c - wrappers of the public blocking entry points of libc:
+ * each writes into its thread's slot what it waits in and where it was
+ * called from (struct rip_wait, the protocol of wait.h) before the real
+ * call and clears it after, so that `rip ps` tells where every thread of
+ * an uninstrumented program waits, live or after kill -9 (issue 10).
+ *
+ * Which entry points: calls inside libc bypass the PLT (sleep calls the
+ * internal nanosleep, fread the internal read, system spawns through
+ * internal calls), so the public ones are wrapped each, and so are the
+ * _FORTIFY_SOURCE variants (__read_chk...), which programs built with it
+ * call instead.  Mutexes and read-write locks try first: an uncontended
+ * lock writes nothing and reads no clock.  glibc exports two
+ * pthread_cond_wait and pthread_cond_timedwait on x86-64, GLIBC_2.2.5 (old
+ * binaries, an older condition layout) and GLIBC_2.3.2; each of ours has
+ * the version of the one it forwards to (.symver, preload/preload.map),
+ * found as dlvsym finds it (RIP_PL_REAL with "name@VERSION").  futex waits
+ * are seen through syscall() only; io_uring and raw system calls are not.
+ *
+ * vfork: the child runs on its parent's thread, TLS and slot included.
+ * vfork is wrapped by a jump that only marks the thread; a wrapper that
+ * finds the mark asks getpid once: in the child it records nothing (the
+ * parent's slot stays as it was), in the parent the mark goes.  posix_spawn
+ * and system() spawn through libc's internal calls, which are not wrapped.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/epoll.h>
+#include <sys/select.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/futex.h>
+
+#include "wait.h"
+
+/* ---- threads without a slot, vfork ---- */
+
+/*
+ * A thread born before the constructor, or by a raw clone: its slot now,
+ * once (later calls find it, or the scratch slot librip gives when the
+ * pool is full).  NULL inside a hook's own work.
+ */
+struct rip_slot *rip_pl_wait_slot(void)
+{
+	struct rip_pl_thread *t = &rip_pl_self;
+
+	if (t->guard)
+		return NULL;
+	t->guard = 1;
+	/* Guard up before the work: pairs with rip_pl_enter's check in a signal handler. */
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	rip_pl_thread_born(0);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	t->guard = 0;
+	return __rip_self.thread;
+}
+
+static pid_t rip_pl_pid;
+
+static void rip_pl_wait_forked(void)
+{
+	rip_pl_pid = (pid_t)syscall(SYS_getpid);
+}
+
+__attribute__((constructor)) static void rip_pl_wait_init(void)
+{
+	rip_pl_wait_forked();
+	pthread_atfork(NULL, NULL, rip_pl_wait_forked);
+}
+
+bool rip_pl_vfork_child(void)
+{
+	struct rip_pl_thread *t = &rip_pl_self;
+	int err = errno;
+	bool child = (pid_t)syscall(SYS_getpid) != rip_pl_pid;
+
+	errno = err;
+	if (!child)
+		t->vfork = 0; /* the parent, back from vfork */
+	return child;
+}
+
+#if defined(__x86_64__)
+/* vfork's real function, resolved with the others (a record of RIP_PL_REAL's section). */
+void *rip_pl_vfork_real __attribute__((visibility("hidden")));
+static struct rip_pl_sym rip_pl_vfork_sym __attribute__((section("rip_pl_syms"), used)) = {
+	&rip_pl_vfork_real, "vfork"
+};
+
+/* Before it is known (a constructor that vforks before ours ran): fork does as well. */
+pid_t rip_pl_vfork_fallback(void) __attribute__((visibility("hidden")));
+pid_t rip_pl_vfork_fallback(void)
+{
+	return fork();
+}
+
+/*
+ * vfork returns twice on one stack: no frame of ours may stay under it.
+ * Mark the thread (rip_pl_self.vfork, offset 12) and jump to the real one.
+ */
+_Static_assert(__builtin_offsetof(struct rip_pl_thread, vfork) == 12, "vfork mark");
+__asm__(".text\n"
+	".globl vfork\n"
+	".type vfork, @function\n"
+	"vfork:\n"
+	"	movq rip_pl_self@gottpoff(%rip), %rax\n"
+	"	movl $1, %fs:12(%rax)\n"
+	"	movq rip_pl_vfork_real(%rip), %rax\n"
+	"	testq %rax, %rax\n"
+	"	jz 1f\n"
+	"	jmp *%rax\n"
+	"1:	jmp rip_pl_vfork_fallback\n"
+	".size vfork, .-vfork\n");
+#endif
+
+/* ---- wrappers ---- */
+
+/*
+ * RIP_PL_WRAP_OR(ret, name, kind, arg, fail, (params), (args)): a wrapper
+ * that records kind on arg and forwards; when the real function is missing
+ * it sets errno to ENOSYS and returns fail.  RIP_PL_WRAP: fail is -1.
+ */
+#define RIP_PL_WRAP_OR(RET, NAME, KIND, ARG, FAIL, PARAMS, ARGS)                                  \
+	RIP_PL_EXPORT RET NAME PARAMS                                                              \
+	{                                                                                          \
+		static RET(*real) PARAMS;                                                          \
+                                                                                                   \
+		if (!RIP_PL_REAL(real, #NAME)) {                                                   \
+			rip_pl_enosys();                                                           \
+			return FAIL;                                                               \
+		}                                                                                  \
+		RIP_PL_WAIT(KIND, ARG, true);                                                      \
+		return real ARGS;                                                                  \
+	}
+#define RIP_PL_WRAP(RET, NAME, KIND, ARG, PARAMS, ARGS)                                            \
+	RIP_PL_WRAP_OR(RET, NAME, KIND, ARG, (RET)-1, PARAMS, ARGS)
+
+/* The same for the pthread functions, which return an error number. */
+#define RIP_PL_WRAP_PT(NAME, SYM, KIND, ARG, PARAMS, ARGS)                                        \
+	RIP_PL_EXPORT int NAME PARAMS                                                              \
+	{                                                                                          \
+		static int(*real) PARAMS;                                                          \
+                                                                                                   \
+		if (!RIP_PL_REAL(real, SYM))                                                       \
+			return ENOSYS;                                                             \
+		RIP_PL_WAIT(KIND, ARG, true);                                                      \
+		return real ARGS;                                                                  \
+	}
+
+/* The fortified variants are declared only under _FORTIFY_SOURCE. */
+ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen);
+ssize_t __pread_chk(int fd, void *buf, size_t n, off_t off, size_t buflen);
+ssize_t __pread64_chk(int fd, void *buf, size_t n, off64_t off, size_t buflen);
+ssize_t __recv_chk(int fd, void *buf, size_t n, size_t buflen, int flags);
+ssize_t __recvfrom_chk(int fd, void *restrict buf, size_t n, size_t buflen, int flags,
+		       __SOCKADDR_ARG addr, socklen_t *restrict len);
+int __poll_chk(struct pollfd *fds, nfds_t nfds, int timeout, size_t fdslen);
+int __ppoll_chk(struct pollfd *fds, nfds_t nfds, const struct timespec *timeout,
+		const sigset_t *ss, size_t fdslen);
+size_t __fread_chk(void *restrict buf, size_t buflen, size_t size, size_t n, FILE *restrict fp);
+char *__fgets_chk(char *buf, size_t size, int n, FILE *fp);
+
+/* read family */
+RIP_PL_WRAP(ssize_t, read, RIP_WAIT_READ, fd, (int fd, void *buf, size_t n), (fd, buf, n))
+RIP_PL_WRAP(ssize_t, readv, RIP_WAIT_READ, fd, (int fd, const struct iovec *iov, int n),
+	    (fd, iov, n))
+RIP_PL_WRAP(ssize_t, pread, RIP_WAIT_READ, fd, (int fd, void *buf, size_t n, off_t off),
+	    (fd, buf, n, off))
+RIP_PL_WRAP(ssize_t, pread64, RIP_WAIT_READ, fd, (int fd, void *buf, size_t n, off64_t off),
+	    (fd, buf, n, off))
+RIP_PL_WRAP(ssize_t, preadv, RIP_WAIT_READ, fd,
+	    (int fd, const struct iovec *iov, int n, off_t off), (fd, iov, n, off))
+RIP_PL_WRAP(ssize_t, preadv2, RIP_WAIT_READ, fd,
+	    (int fd, const struct iovec *iov, int n, off_t off, int flags),
+	    (fd, iov, n, off, flags))
+RIP_PL_WRAP(ssize_t, __read_chk, RIP_WAIT_READ, fd, (int fd, void *buf, size_t n, size_t buflen),
+	    (fd, buf, n, buflen))
+RIP_PL_WRAP(ssize_t, __pread_chk, RIP_WAIT_READ, fd,
+	    (int fd, void *buf, size_t n, off_t off, size_t buflen), (fd, buf, n, off, buflen))
+RIP_PL_WRAP(ssize_t, __pread64_chk, RIP_WAIT_READ, fd,
+	    (int fd, void *buf, size_t n, off64_t off, size_t buflen), (fd, buf, n, off, buflen))
+
+/* write family: a full pipe or socket blocks too */
+RIP_PL_WRAP(ssize_t, write, RIP_WAIT_WRITE, fd, (int fd, const void *buf, size_t n), (fd, buf, n))
+RIP_PL_WRAP(ssize_t, writev, RIP_WAIT_WRITE, fd, (int fd, const struct iovec *iov, int n),
+	    (fd, iov, n))
+RIP_PL_WRAP(ssize_t, pwrite, RIP_WAIT_WRITE, fd, (int fd, const void *buf, size_t n, off_t off),
+	    (fd, buf, n, off))
+RIP_PL_WRAP(ssize_t, pwrite64, RIP_WAIT_WRITE, fd,
+	    (int fd, const void *buf, size_t n, off64_t off), (fd, buf, n, off))
+
+/* sockets (accept, accept4, recvmsg and recvmmsg are fd.c's, which record there) */
+RIP_PL_WRAP(ssize_t, recv, RIP_WAIT_RECV, fd, (int fd, void *buf, size_t n, int flags),
+	    (fd, buf, n, flags))
+RIP_PL_WRAP(ssize_t, recvfrom, RIP_WAIT_RECV, fd,
+	    (int fd, void *restrict buf, size_t n, int flags, __SOCKADDR_ARG addr,
+	     socklen_t *restrict len),
+	    (fd, buf, n, flags, addr, len))
+RIP_PL_WRAP(ssize_t, __recv_chk, RIP_WAIT_RECV, fd,
+	    (int fd, void *buf, size_t n, size_t buflen, int flags), (fd, buf, n, buflen, flags))
+RIP_PL_WRAP(ssize_t, __recvfrom_chk, RIP_WAIT_RECV, fd,
+	    (int fd, void *restrict buf, size_t n, size_t buflen, int flags, __SOCKADDR_ARG addr,
+	     socklen_t *restrict len),
+	    (fd, buf, n, buflen, flags, addr, len))
+RIP_PL_WRAP(ssize_t, send, RIP_WAIT_SEND, fd, (int fd, const void *buf, size_t n, int flags),
+	    (fd, buf, n, flags))
+RIP_PL_WRAP(ssize_t, sendto, RIP_WAIT_SEND, fd,
+	    (int fd, const void *buf, size_t n, int flags, __CONST_SOCKADDR_ARG addr,
+	     socklen_t len),
+	    (fd, buf, n, flags, addr, len))
+RIP_PL_WRAP(ssize_t, sendmsg, RIP_WAIT_SEND, fd, (int fd, const struct msghdr *msg, int flags),
+	    (fd, msg, flags))
+RIP_PL_WRAP(int, connect, RIP_WAIT_CONNECT, fd,
+	    (int fd, __CONST_SOCKADDR_ARG addr, socklen_t len), (fd, addr, len))
+
+/* multiplexing */
+RIP_PL_WRAP(int, poll, RIP_WAIT_POLL, nfds, (struct pollfd *fds, nfds_t nfds, int timeout),
+	    (fds, nfds, timeout))
+RIP_PL_WRAP(int, ppoll, RIP_WAIT_POLL, nfds,
+	    (struct pollfd *fds, nfds_t nfds, const struct timespec *timeout, const sigset_t *ss),
+	    (fds, nfds, timeout, ss))
+RIP_PL_WRAP(int, __poll_chk, RIP_WAIT_POLL, nfds,
+	    (struct pollfd *fds, nfds_t nfds, int timeout, size_t fdslen),
+	    (fds, nfds, timeout, fdslen))
+RIP_PL_WRAP(int, __ppoll_chk, RIP_WAIT_POLL, nfds,
+	    (struct pollfd *fds, nfds_t nfds, const struct timespec *timeout, const sigset_t *ss,
+	     size_t fdslen),
+	    (fds, nfds, timeout, ss, fdslen))
+RIP_PL_WRAP(int, select, RIP_WAIT_SELECT, nfds,
+	    (int nfds, fd_set *restrict r, fd_set *restrict w, fd_set *restrict x,
+	     struct timeval *restrict timeout),
+	    (nfds, r, w, x, timeout))
+RIP_PL_WRAP(int, pselect, RIP_WAIT_SELECT, nfds,
+	    (int nfds, fd_set *restrict r, fd_set *restrict w, fd_set *restrict x,
+	     const struct timespec *restrict timeout, const sigset_t *restrict ss),
+	    (nfds, r, w, x, timeout, ss))
+RIP_PL_WRAP(int, epoll_wait, RIP_WAIT_EPOLL, epfd,
+	    (int epfd, struct epoll_event *ev, int max, int timeout), (epfd, ev, max, timeout))
+RIP_PL_WRAP(int, epoll_pwait, RIP_WAIT_EPOLL, epfd,
+	    (int epfd, struct epoll_event *ev, int max, int timeout, const sigset_t *ss),
+	    (epfd, ev, max, timeout, ss))
+
+/* sleeping: arg is the time asked, in nanoseconds */
+static uint64_t rip_pl_ts_ns(const struct timespec *ts)
+{
+	if (!ts || ts->tv_sec < 0 || ts->tv_nsec < 0)
+		return 0;
+	return (uint64_t)ts->tv_sec * 1000000000u + (uint64_t)ts->tv_nsec;
+}
+
+RIP_PL_WRAP(int, nanosleep, RIP_WAIT_SLEEP, rip_pl_ts_ns(req),
+	    (const struct timespec *req, struct timespec *rem), (req, rem))
+RIP_PL_WRAP_PT(clock_nanosleep, "clock_nanosleep", RIP_WAIT_SLEEP, rip_pl_ts_ns(req),
+	       (clockid_t clk, int flags, const struct timespec *req, struct timespec *rem),
+	       (clk, flags, req, rem))
+RIP_PL_WRAP_OR(unsigned int, sleep, RIP_WAIT_SLEEP, (uint64_t)s * 1000000000u, s,
+	       (unsigned int s), (s))
+RIP_PL_WRAP(int, usleep, RIP_WAIT_SLEEP, (uint64_t)us * 1000u, (useconds_t us), (us))
+
+/* signals: arg is the first word of the set (signals 1 to 64) */
+static uint64_t rip_pl_set_word(const sigset_t *ss)
+{
+	uint64_t v = 0;
+
+	if (ss)
+		__builtin_memcpy(&v, ss, sizeof(v) < sizeof(*ss) ? sizeof(v) : sizeof(*ss));
+	return v;
+}
+
+RIP_PL_WRAP_PT(sigwait, "sigwait", RIP_WAIT_SIGNAL, rip_pl_set_word(set),
+	       (const sigset_t *restrict set, int *restrict sig), (set, sig))
+RIP_PL_WRAP(int, sigwaitinfo, RIP_WAIT_SIGNAL, rip_pl_set_word(set),
+	    (const sigset_t *restrict set, siginfo_t *restrict info), (set, info))
+RIP_PL_WRAP(int, sigtimedwait, RIP_WAIT_SIGNAL, rip_pl_set_word(set),
+	    (const sigset_t *restrict set, siginfo_t *restrict info,
+	     const struct timespec *restrict timeout),
+	    (set, info, timeout))
+RIP_PL_WRAP(int, sigsuspend, RIP_WAIT_SIGNAL, rip_pl_set_word(set), (const sigset_t *set), (set))
+RIP_PL_WRAP(int, pause, RIP_WAIT_SIGNAL, 0, (void), ())
+
+/* children: arg is the pid (or id) asked for */
+RIP_PL_WRAP(pid_t, wait, RIP_WAIT_CHILD, -1, (int *status), (status))
+RIP_PL_WRAP(pid_t, waitpid, RIP_WAIT_CHILD, pid, (pid_t pid, int *status, int options),
+	    (pid, status, options))
+RIP_PL_WRAP(pid_t, wait4, RIP_WAIT_CHILD, pid,
+	    (pid_t pid, int *status, int options, struct rusage *ru), (pid, status, options, ru))
+RIP_PL_WRAP(int, waitid, RIP_WAIT_CHILD, id,
+	    (idtype_t type, id_t id, siginfo_t *info, int options), (type, id, info, options))
+
+/* stdio: arg is the FILE's descriptor */
+static int64_t rip_pl_file_fd(FILE *fp)
+{
+#ifdef __GLIBC__
+	return fp ? fp->_fileno : -1; /* what fileno returns, without a call */
+#else
+	return -1;
+#endif
+}
+
+RIP_PL_WRAP_OR(size_t, fread, RIP_WAIT_STDIO, rip_pl_file_fd(fp), 0,
+	    (void *restrict buf, size_t size, size_t n, FILE *restrict fp), (buf, size, n, fp))
+RIP_PL_WRAP_OR(size_t, __fread_chk, RIP_WAIT_STDIO, rip_pl_file_fd(fp), 0,
+	    (void *restrict buf, size_t buflen, size_t size, size_t n, FILE *restrict fp),
+	    (buf, buflen, size, n, fp))
+RIP_PL_WRAP_OR(char *, fgets, RIP_WAIT_STDIO, rip_pl_file_fd(fp), NULL,
+	    (char *restrict buf, int n, FILE *restrict fp), (buf, n, fp))
+RIP_PL_WRAP_OR(char *, __fgets_chk, RIP_WAIT_STDIO, rip_pl_file_fd(fp), NULL,
+	    (char *buf, size_t size, int n, FILE *fp), (buf, size, n, fp))
+RIP_PL_WRAP(ssize_t, getline, RIP_WAIT_STDIO, rip_pl_file_fd(fp),
+	    (char **restrict line, size_t *restrict n, FILE *restrict fp), (line, n, fp))
+RIP_PL_WRAP(ssize_t, getdelim, RIP_WAIT_STDIO, rip_pl_file_fd(fp),
+	    (char **restrict line, size_t *restrict n, int delim, FILE *restrict fp),
+	    (line, n, delim, fp))
+
+/* processes */
+RIP_PL_WRAP(int, system, RIP_WAIT_SYSTEM, 0, (const char *cmd), (cmd))
+RIP_PL_WRAP(int, pclose, RIP_WAIT_SYSTEM, rip_pl_file_fd(fp), (FILE *fp), (fp))
+
+/* ---- pthread ---- */
+
+/*
+ * Locks try first: taken at once, nothing is written and no clock read.
+ * trylock answers as lock would for every kind of mutex, except that it
+ * says EBUSY where lock would wait (or, for an error-checking mutex the
+ * caller holds, EDEADLK: lock then says so).
+ */
+RIP_PL_EXPORT int pthread_mutex_lock(pthread_mutex_t *m)
+{
+	static int (*real)(pthread_mutex_t *), (*try)(pthread_mutex_t *);
+	int ret;
+
+	if (!RIP_PL_REAL(real, "pthread_mutex_lock"))
+		return ENOSYS;
+	if (RIP_LIKELY(RIP_PL_REAL(try, "pthread_mutex_trylock"))) {
+		ret = try(m);
+		if (RIP_LIKELY(ret != EBUSY))
+			return ret;
+	}
+	RIP_PL_WAIT(RIP_WAIT_MUTEX, (uintptr_t)m, true);
+	return real(m);
+}
+
+RIP_PL_EXPORT int pthread_mutex_timedlock(pthread_mutex_t *restrict m,
+					  const struct timespec *restrict ts)
+{
+	static int (*real)(pthread_mutex_t *restrict, const struct timespec *restrict);
+	static int (*try)(pthread_mutex_t *);
+	int ret;
+
+	if (!RIP_PL_REAL(real, "pthread_mutex_timedlock"))
+		return ENOSYS;
+	if (RIP_LIKELY(RIP_PL_REAL(try, "pthread_mutex_trylock"))) {
+		ret = try(m);
+		if (RIP_LIKELY(ret != EBUSY))
+			return ret;
+	}
+	RIP_PL_WAIT(RIP_WAIT_MUTEX, (uintptr_t)m, true);
+	return real(m, ts);
+}
+
+RIP_PL_EXPORT int pthread_rwlock_rdlock(pthread_rwlock_t *l)
+{
+	static int (*real)(pthread_rwlock_t *), (*try)(pthread_rwlock_t *);
+	int ret;
+
+	if (!RIP_PL_REAL(real, "pthread_rwlock_rdlock"))
+		return ENOSYS;
+	if (RIP_LIKELY(RIP_PL_REAL(try, "pthread_rwlock_tryrdlock"))) {
+		ret = try(l);
+		if (RIP_LIKELY(ret != EBUSY))
+			return ret;
+	}
+	RIP_PL_WAIT(RIP_WAIT_RWLOCK, (uintptr_t)l, true);
+	return real(l);
+}
+
+RIP_PL_EXPORT int pthread_rwlock_wrlock(pthread_rwlock_t *l)
+{
+	static int (*real)(pthread_rwlock_t *), (*try)(pthread_rwlock_t *);
+	int ret;
+
+	if (!RIP_PL_REAL(real, "pthread_rwlock_wrlock"))
+		return ENOSYS;
+	if (RIP_LIKELY(RIP_PL_REAL(try, "pthread_rwlock_trywrlock"))) {
+		ret = try(l);
+		if (RIP_LIKELY(ret != EBUSY))
+			return ret;
+	}
+	RIP_PL_WAIT(RIP_WAIT_RWLOCK, (uintptr_t)l, true);
+	return real(l);
+}
+
+RIP_PL_WRAP_PT(pthread_barrier_wait, "pthread_barrier_wait", RIP_WAIT_BARRIER, (uintptr_t)b,
+	       (pthread_barrier_t *b), (b))
+
+/*
+ * Condition variables: one wrapper per version glibc exports, each
+ * forwarding to the real function of its own version.
+ */
+#if defined(__x86_64__)
+#define RIP_PL_COND_OLD "GLIBC_2.2.5"
+#define RIP_PL_COND_NEW "GLIBC_2.3.2"
+
+int rip_pl_cond_wait_new(pthread_cond_t *c, pthread_mutex_t *m);
+int rip_pl_cond_wait_old(pthread_cond_t *c, pthread_mutex_t *m);
+int rip_pl_cond_timedwait_new(pthread_cond_t *c, pthread_mutex_t *m, const struct timespec *ts);
+int rip_pl_cond_timedwait_old(pthread_cond_t *c, pthread_mutex_t *m, const struct timespec *ts);
+
+__asm__(".symver rip_pl_cond_wait_new, pthread_cond_wait@@" RIP_PL_COND_NEW);
+__asm__(".symver rip_pl_cond_wait_old, pthread_cond_wait@" RIP_PL_COND_OLD);
+__asm__(".symver rip_pl_cond_timedwait_new, pthread_cond_timedwait@@" RIP_PL_COND_NEW);
+__asm__(".symver rip_pl_cond_timedwait_old, pthread_cond_timedwait@" RIP_PL_COND_OLD);
+
+RIP_PL_WRAP_PT(rip_pl_cond_wait_new, "pthread_cond_wait@" RIP_PL_COND_NEW, RIP_WAIT_COND,
+	       (uintptr_t)c, (pthread_cond_t *c, pthread_mutex_t *m), (c, m))
+RIP_PL_WRAP_PT(rip_pl_cond_wait_old, "pthread_cond_wait@" RIP_PL_COND_OLD, RIP_WAIT_COND,
+	       (uintptr_t)c, (pthread_cond_t *c, pthread_mutex_t *m), (c, m))
+RIP_PL_WRAP_PT(rip_pl_cond_timedwait_new, "pthread_cond_timedwait@" RIP_PL_COND_NEW,
+	       RIP_WAIT_COND, (uintptr_t)c,
+	       (pthread_cond_t *c, pthread_mutex_t *m, const struct timespec *ts), (c, m, ts))
+RIP_PL_WRAP_PT(rip_pl_cond_timedwait_old, "pthread_cond_timedwait@" RIP_PL_COND_OLD,
+	       RIP_WAIT_COND, (uintptr_t)c,
+	       (pthread_cond_t *c, pthread_mutex_t *m, const struct timespec *ts), (c, m, ts))
+#else
+RIP_PL_WRAP_PT(pthread_cond_wait, "pthread_cond_wait", RIP_WAIT_COND, (uintptr_t)c,
+	       (pthread_cond_t *restrict c, pthread_mutex_t *restrict m), (c, m))
+RIP_PL_WRAP_PT(pthread_cond_timedwait, "pthread_cond_timedwait", RIP_WAIT_COND, (uintptr_t)c,
+	       (pthread_cond_t *restrict c, pthread_mutex_t *restrict m,
+		const struct timespec *restrict ts),
+	       (c, m, ts))
+#endif
+RIP_PL_WRAP_PT(pthread_cond_clockwait, "pthread_cond_clockwait", RIP_WAIT_COND, (uintptr_t)c,
+	       (pthread_cond_t *restrict c, pthread_mutex_t *restrict m, clockid_t clk,
+		const struct timespec *restrict ts),
+	       (c, m, clk, ts))
+
+RIP_PL_WRAP_PT(pthread_join, "pthread_join", RIP_WAIT_JOIN, (uintptr_t)th,
+	       (pthread_t th, void **ret), (th, ret))
+RIP_PL_WRAP_PT(pthread_timedjoin_np, "pthread_timedjoin_np", RIP_WAIT_JOIN, (uintptr_t)th,
+	       (pthread_t th, void **ret, const struct timespec *ts), (th, ret, ts))
+RIP_PL_WRAP_PT(pthread_clockjoin_np, "pthread_clockjoin_np", RIP_WAIT_JOIN, (uintptr_t)th,
+	       (pthread_t th, void **ret, clockid_t clk, const struct timespec *ts),
+	       (th, ret, clk, ts))
+
+/* semaphores */
+RIP_PL_WRAP(int, sem_wait, RIP_WAIT_SEM, (uintptr_t)s, (sem_t *s), (s))
+RIP_PL_WRAP(int, sem_timedwait, RIP_WAIT_SEM, (uintptr_t)s,
+	    (sem_t *restrict s, const struct timespec *restrict ts), (s, ts))
+RIP_PL_WRAP(int, sem_clockwait, RIP_WAIT_SEM, (uintptr_t)s,
+	    (sem_t *restrict s, clockid_t clk, const struct timespec *restrict ts), (s, clk, ts))
+
+/* ---- syscall(SYS_futex, ...) ---- */
+
+/* Does this futex operation wait? */
+static bool rip_pl_futex_waits(long op)
+{
+	switch (op & FUTEX_CMD_MASK) {
+	case FUTEX_WAIT:
+	case FUTEX_WAIT_BITSET:
+	case FUTEX_LOCK_PI:
+	case FUTEX_WAIT_REQUEUE_PI:
+#ifdef FUTEX_LOCK_PI2
+	case FUTEX_LOCK_PI2:
+#endif
+		return true;
+	default:
+		return false;
+	}
+}
+
+/*
+ * Six arguments are passed on whatever the call takes, as glibc's own
+ * syscall() reads them: the ones not given are whatever the registers
+ * and stack hold, and the kernel ignores them.
+ */
+RIP_PL_EXPORT long syscall(long n, ...)
+{
+	static long (*real)(long, ...);
+	long a[6];
+	va_list ap;
+
+	if (!RIP_PL_REAL(real, "syscall"))
+		return rip_pl_enosys();
+	va_start(ap, n);
+	for (int i = 0; i < 6; i++)
+		a[i] = va_arg(ap, long);
+	va_end(ap);
+	if (n == SYS_futex && rip_pl_futex_waits(a[1])) {
+		RIP_PL_WAIT(RIP_WAIT_FUTEX, (uintptr_t)a[0], true);
+		return real(n, a[0], a[1], a[2], a[3], a[4], a[5]);
+	}
+	return real(n, a[0], a[1], a[2], a[3], a[4], a[5]);
+}

@@ -1,0 +1,156 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * preload/wait.h - the wait record a wrapper of a blocking call writes into
+ * its thread's slot (struct rip_wait, rip/abi.h; doc/format.md "Wait
+ * record"), shared by wait.c and the descriptor hooks of fd.c that block
+ * (accept, recvmsg).
+ *
+ * A wrapper is written like this, in the exported function itself (the
+ * caller's return address, stack and frame pointers are taken there):
+ *
+ *	RIP_PL_EXPORT ssize_t read(int fd, void *buf, size_t n)
+ *	{
+ *		static ssize_t (*real)(int, void *, size_t);
+ *
+ *		if (!RIP_PL_REAL(real, "read"))
+ *			return rip_pl_enosys();
+ *		RIP_PL_WAIT(RIP_WAIT_READ, fd, true);
+ *		return real(fd, buf, n);
+ *	}
+ *
+ * RIP_PL_WAIT writes the record and arranges, through a cleanup attribute
+ * (the preload library is built with -fexceptions), that it is cleared when
+ * the function returns or when a forced unwind (pthread_cancel, pthread_exit)
+ * or an exception passes through it: the unwind goes on, never swallowed.
+ * A signal handler that calls a wrapped function while its thread is in one
+ * saves the outer record and puts it back; one that interrupts the writing
+ * of a record records nothing.  No lock, no allocation, no system call
+ * beyond the wrapped one (a thread that has no slot yet takes one, once),
+ * errno untouched.
+ */
+#ifndef RIP_PRELOAD_WAIT_H
+#define RIP_PRELOAD_WAIT_H
+
+#include "common.h"
+
+struct rip_pl_wt {
+	struct rip_wait *w;	/* the record written; NULL: none */
+	uint32_t nested;	/* 1: saved holds an outer record, put back at the end */
+	struct rip_wait saved;
+};
+
+/* The slot of a thread that has none yet (NULL: not now); see wait.c. */
+struct rip_slot *rip_pl_wait_slot(void);
+/* Is this a vfork child, in its parent's thread (wait.c)? */
+bool rip_pl_vfork_child(void);
+
+/*
+ * The seqlock of the record (rip/abi.h).  One read-modify-write instruction
+ * where there is one, so that a signal handler on this thread sees the
+ * increment whole; stores stay in order on x86, so no fence instruction is
+ * needed there for the reader on another CPU.
+ */
+static inline __attribute__((always_inline)) void rip_pl_seq_open(uint32_t *seq)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	/* Odd before the fields: pairs with the readers' acquire fence and second load. */
+	__asm__ __volatile__("addl $1, %0" : "+m"(*seq) : : "memory");
+#else
+	__atomic_fetch_add(seq, 1, __ATOMIC_RELAXED);
+	/* Odd before the fields: pairs with the readers' acquire fence and second load. */
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+#endif
+}
+
+static inline __attribute__((always_inline)) void rip_pl_seq_close(uint32_t *seq)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	/* A store-release on x86: pairs with the readers' acquire load of seq. */
+	__asm__ __volatile__("addl $1, %0" : "+m"(*seq) : : "memory");
+#else
+	/* The fields before the even seq: pairs with the readers' acquire load of seq. */
+	__atomic_fetch_add(seq, 1, __ATOMIC_RELEASE);
+#endif
+}
+
+static inline __attribute__((always_inline)) void
+rip_pl_wait_begin(struct rip_pl_wt *c, uint32_t kind, uint64_t arg, bool timed, uintptr_t ra,
+		  uintptr_t frame)
+{
+	struct rip_pl_thread *t = &rip_pl_self;
+	struct rip_slot *s;
+	struct rip_wait *w;
+
+	c->w = NULL;
+	/* Relaxed: set once by the constructor. */
+	if (RIP_UNLIKELY(!__atomic_load_n(&rip_pl_waits, __ATOMIC_RELAXED)))
+		return;
+	/* Inside a hook's own work (not the program's wait), or a vfork child. */
+	if (RIP_UNLIKELY(t->guard | t->vfork) && (t->guard || rip_pl_vfork_child()))
+		return;
+	s = __rip_self.thread;
+	if (RIP_UNLIKELY(!s) && !(s = rip_pl_wait_slot()))
+		return;
+	w = &s->wait;
+	/* A signal handler that interrupted this thread writing its record: leave it be. */
+	if (RIP_UNLIKELY(w->seq & 1))
+		return;
+	c->nested = w->kind != RIP_WAIT_NONE;
+	if (RIP_UNLIKELY(c->nested))
+		c->saved = *w; /* ours, complete (even seq): a handler inside a wait */
+	rip_pl_seq_open(&w->seq);
+	w->since = timed ? rip_clock_ticks() : 0;
+	w->ra = ra;
+	/* x86-64 and aarch64 frame records: saved fp at frame[0], return address above. */
+	w->cfa = frame + 2 * sizeof(uintptr_t);
+	w->fp = *(const uintptr_t *)frame;
+	w->arg = arg;
+	/* The fields before kind, for a signal handler reading it on this thread. */
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	w->kind = kind;
+	rip_pl_seq_close(&w->seq);
+	c->w = w;
+}
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+/* saved is read only when nested says begin filled it: gcc cannot tell. */
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+static inline __attribute__((always_inline)) void rip_pl_wait_end(struct rip_pl_wt *c)
+{
+	struct rip_wait *w = c->w;
+
+	if (!w)
+		return;
+	rip_pl_seq_open(&w->seq);
+	if (RIP_UNLIKELY(c->nested)) {
+		w->since = c->saved.since;
+		w->ra = c->saved.ra;
+		w->cfa = c->saved.cfa;
+		w->fp = c->saved.fp;
+		w->arg = c->saved.arg;
+		__atomic_signal_fence(__ATOMIC_SEQ_CST); /* as in rip_pl_wait_begin */
+		w->kind = c->saved.kind;
+	} else {
+		w->kind = RIP_WAIT_NONE;
+	}
+	rip_pl_seq_close(&w->seq);
+}
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+
+/*
+ * RIP_PL_WAIT(kind, arg, timed) - record, until the end of the enclosing
+ * block, that this thread waits in kind on arg; timed: read the clock for
+ * since (false: since is 0).  Use it in the exported function, after the
+ * real function is known.
+ */
+#define RIP_PL_WAIT(KIND, ARG, TIMED)                                                              \
+	struct rip_pl_wt rip_pl_wt_ __attribute__((cleanup(rip_pl_wait_end)));                     \
+	rip_pl_wait_begin(&rip_pl_wt_, (KIND), (uint64_t)(ARG), (TIMED),                           \
+			  (uintptr_t)__builtin_return_address(0),                                  \
+			  (uintptr_t)__builtin_frame_address(0))
+
+#endif /* RIP_PRELOAD_WAIT_H */
