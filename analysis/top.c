@@ -93,7 +93,7 @@ static const char *const top_wait_names[RIP_WAIT_KINDS] = {
 	[RIP_WAIT_SELECT] = "select",	  [RIP_WAIT_EPOLL] = "epoll_wait",
 	[RIP_WAIT_SLEEP] = "sleep",	  [RIP_WAIT_MUTEX] = "mutex",
 	[RIP_WAIT_COND] = "cond_wait",	  [RIP_WAIT_JOIN] = "join",
-	[RIP_WAIT_SEM] = "sem_wait",	  [RIP_WAIT_SIGNAL] = "sigwait",
+	[RIP_WAIT_SEM] = "sem_wait",	  [RIP_WAIT_SIGNAL] = "signal",
 	[RIP_WAIT_CHILD] = "waitpid",	  [RIP_WAIT_FUTEX] = "futex",
 	[RIP_WAIT_STDIO] = "stdio",	  [RIP_WAIT_SYSTEM] = "system",
 	[RIP_WAIT_RWLOCK] = "rwlock",	  [RIP_WAIT_BARRIER] = "barrier",

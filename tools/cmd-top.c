@@ -129,10 +129,12 @@ static void top_dur(int64_t ns, char *buf, size_t len)
 
 /*
  * The view as lines into out; at most rows lines of at most cols columns
- * (0: no limit).  eol ends each line ("\n", or "\033[K\n" on a screen).
+ * (0: no limit).  eol ends each line, sep goes between two ("\n" and "",
+ * or on a screen "\033[K" and "\r\n": no newline after the last line, which
+ * would scroll the first one away).
  */
 static void top_text(FILE *out, const struct top_view *v, const struct top_cli *c, int rows,
-		     int cols, const char *eol, bool keys)
+		     int cols, const char *eol, const char *sep, bool keys)
 {
 	char line[1024], where[512], buf[64], s[512];
 	int used = 0;
@@ -143,7 +145,7 @@ static void top_text(FILE *out, const struct top_view *v, const struct top_cli *
 		if (rows <= 0 || used < rows) {                                                    \
 			snprintf(line, sizeof(line), __VA_ARGS__);                                 \
 			line[width] = 0;                                                           \
-			fprintf(out, "%s%s", line, eol);                                           \
+			fprintf(out, "%s%s%s", used ? sep : "", line, eol);                        \
 			used++;                                                                    \
 		}                                                                                  \
 	} while (0)
@@ -328,7 +330,7 @@ static void top_draw(const struct top_view *v, const struct top_cli *c)
 		cols = ws.ws_col;
 	}
 	fputs("\033[H", stdout);
-	top_text(stdout, v, c, rows, cols, "\033[K\r\n", true);
+	top_text(stdout, v, c, rows, cols, "\033[K", "\r\n", true);
 	fputs("\033[J", stdout);
 	fflush(stdout);
 }
@@ -520,7 +522,7 @@ static int cmd_top(int argc, char **argv)
 	if (c.json)
 		top_json(stdout, top_view(t), &c);
 	else
-		top_text(stdout, top_view(t), &c, 0, 0, "\n", false);
+		top_text(stdout, top_view(t), &c, 0, 0, "\n", "", false);
 	if (!c.json)
 		top_sym_problems(t, tool_sym_problem, &probs);
 	ret = tool_flush(stdout) ? EXIT_FAIL : EXIT_OK;
