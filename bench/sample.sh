@@ -3,10 +3,9 @@
 #
 # bench/sample.sh - the cost of CPU sampling (#10's row): build/bench/sample,
 # a CPU-bound program with 2 threads (SAMPLE_ITERS rounds each), under `rip
-# run`, under `rip run --off` (the preload library in, nothing traced: what
-# --sample costs besides sampling) and under `rip run --sample` (100 Hz per
-# second of each thread's CPU time), back to back in each of SAMPLE_REPS
-# repetitions.  Prints the median CPU time the program used (its own
+# run` (which preloads librip-preload.so for slots and wait records) and
+# under `rip run --sample` (the same, plus 100 samples per second of each
+# thread's CPU time), back to back in each of SAMPLE_REPS repetitions.  Prints the median CPU time the program used (its own
 # getrusage: time slices given to other processes do not count) and wall
 # time of each, the ratios to rip run, and the samples a sampled run stored
 # (from its ring file, kept for that).
@@ -57,7 +56,7 @@ run() {
 	fi
 }
 
-for k in plain off sample; do
+for k in plain sample; do
 	: >"$work/w.$k"
 	: >"$work/c.$k"
 done
@@ -65,7 +64,6 @@ done
 for rep in $(seq "$REPS"); do
 	echo "  repetition $rep of $REPS ..." >&2
 	run plain "$RIP" run -q -o "$work/tr" -- "$PROG" 2 "$ITERS"
-	run off "$RIP" run -q --off -o "$work/tr" -- "$PROG" 2 "$ITERS"
 	run sample "$RIP" run -q --sample -o "$work/tr" -- "$PROG" 2 "$ITERS"
 done
 # One more sampled run with its ring file kept: how many samples were stored.
@@ -83,15 +81,10 @@ cp=$(median <"$work/c.plain")
 wp=$(median <"$work/w.plain")
 printf '  %-34s %9s %9s   %s\n' "run (median of $REPS)" cpu_s wall_s "ratios to rip run: cpu, wall"
 printf '  %-34s %9s %9s\n' "rip run" "$cp" "$wp"
-for k in off sample; do
-	c=$(median <"$work/c.$k")
-	w=$(median <"$work/w.$k")
-	case $k in
-	off) label="rip run --off (preload only)" ;;
-	sample) label="rip run --sample (100 Hz)" ;;
-	esac
-	printf '  %-34s %9s %9s   %s %s\n' "$label" "$c" "$w" "$(ratio "$c" "$cp")" "$(ratio "$w" "$wp")"
-done
+c=$(median <"$work/c.sample")
+w=$(median <"$work/w.sample")
+printf '  %-34s %9s %9s   %s %s\n' "rip run --sample (100 Hz)" "$c" "$w" "$(ratio "$c" "$cp")" \
+	"$(ratio "$w" "$wp")"
 s=$(cat "$work/samples" 2>/dev/null)
 [ -n "$s" ] && echo "  samples stored by one sampled run: $s in ${kcpu:-?} s of CPU" \
 	"($(awk -v s="$s" -v c="${kcpu:-0}" 'BEGIN { if (c > 0) printf "%.0f", s / c; else print "-" }') per second of CPU; asked: 100)"
