@@ -285,6 +285,8 @@ int rip_pl_sample_init(void);	       /* from the constructor; 0 (failures are co
 void rip_pl_sample_thread_start(void); /* a new thread's start, guard up: its timer */
 /* in without the sampler's signal, for wrappers of calls that take signals (sigwait...) */
 void rip_pl_sample_filter(const sigset_t *in, sigset_t *out);
+/* set, or a per-thread copy of it without the sampler's signal (sigwait and family) */
+const sigset_t *rip_pl_sample_set(const sigset_t *set);
 
 /* ---- mem.c internals shared with common.c ---- */
 

@@ -18,9 +18,10 @@
  * SI_TIMER and our cookie in si_value; any other signal of that number goes
  * to the handler the program installed for it, which the wrappers of
  * sigaction and signal below record instead of installing (ours stays).
- * fd.c's signalfd wrapper takes our signal out of the mask (through
- * rip_pl_sample_filter), so that a program that blocks every signal and
- * reads them from a signalfd never reads one of our timers'.
+ * fd.c's signalfd wrapper and wait.c's sigwait family take our signal out
+ * of their sets (rip_pl_sample_filter, rip_pl_sample_set), so that a
+ * program that blocks every signal and reads them from a signalfd or waits
+ * for them never gets one of our timers'.
  *
  * Nothing here fails loudly: no free signal, or timer_create refused
  * (EAGAIN once RLIMIT_SIGPENDING is used up by thousands of threads), leaves
@@ -332,6 +333,20 @@ RIP_PL_EXPORT __sighandler_t signal(int sig, __sighandler_t fn)
 	sigemptyset(&a.sa_mask);
 	sp_prog_set(&a);
 	return old;
+}
+
+/* Per thread: a wait that takes its set from here returns before it is needed again. */
+static __thread sigset_t sp_set RIP_PL_TLS;
+
+const sigset_t *rip_pl_sample_set(const sigset_t *set)
+{
+	int sig = __atomic_load_n(&sp_sig, __ATOMIC_RELAXED);
+
+	if (!sig || !set || sigismember(set, sig) != 1)
+		return set;
+	sp_set = *set;
+	sigdelset(&sp_set, sig);
+	return &sp_set;
 }
 
 void rip_pl_sample_filter(const sigset_t *in, sigset_t *out)

@@ -279,14 +279,16 @@ static uint64_t rip_pl_set_word(const sigset_t *ss)
 	return v;
 }
 
+/* The CPU sampler's signal is never waited for: it stays pending (sample.c). */
 RIP_PL_WRAP_PT(sigwait, "sigwait", RIP_WAIT_SIGNAL, rip_pl_set_word(set),
-	       (const sigset_t *restrict set, int *restrict sig), (set, sig))
+	       (const sigset_t *restrict set, int *restrict sig), (rip_pl_sample_set(set), sig))
 RIP_PL_WRAP(int, sigwaitinfo, RIP_WAIT_SIGNAL, rip_pl_set_word(set),
-	    (const sigset_t *restrict set, siginfo_t *restrict info), (set, info))
+	    (const sigset_t *restrict set, siginfo_t *restrict info),
+	    (rip_pl_sample_set(set), info))
 RIP_PL_WRAP(int, sigtimedwait, RIP_WAIT_SIGNAL, rip_pl_set_word(set),
 	    (const sigset_t *restrict set, siginfo_t *restrict info,
 	     const struct timespec *restrict timeout),
-	    (set, info, timeout))
+	    (rip_pl_sample_set(set), info, timeout))
 RIP_PL_WRAP(int, sigsuspend, RIP_WAIT_SIGNAL, rip_pl_set_word(set), (const sigset_t *set), (set))
 RIP_PL_WRAP(int, pause, RIP_WAIT_SIGNAL, 0, (void), ())
 

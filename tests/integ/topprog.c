@@ -17,6 +17,7 @@
  *   signalfd ROUNDS     every signal blocked, read through a signalfd: each
  *                       round burns CPU, sends itself SIGUSR1 and must read
  *                       exactly that one signal
+ *   sigwait ROUNDS      the same with sigwaitinfo and sigtimedwait
  *   many N              N short-lived threads, 64 alive at a time, each
  *                       burning a little CPU
  *   fork                vfork + exec of true, posix_spawn of true, then a
@@ -306,6 +307,34 @@ static int mode_signalfd(int rounds)
 	return 0;
 }
 
+static int mode_sigwait(int rounds)
+{
+	struct timespec zero = { 0, 0 };
+	sigset_t all;
+	siginfo_t si;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	for (int r = 0; r < rounds; r++) {
+		int s;
+
+		burn(100000000);
+		kill(getpid(), SIGUSR1);
+		s = sigwaitinfo(&all, &si);
+		if (s != SIGUSR1) {
+			fprintf(stderr, "round %d: sigwaitinfo gave %d, code %d\n", r, s, si.si_code);
+			return 1;
+		}
+		s = sigtimedwait(&all, &si, &zero);
+		if (s >= 0 || errno != EAGAIN) {
+			fprintf(stderr, "round %d: sigtimedwait gave %d, code %d\n", r, s, si.si_code);
+			return 1;
+		}
+	}
+	printf("sigwait ok\n");
+	return 0;
+}
+
 /* ---- many ---- */
 
 static void *short_lived(void *arg)
@@ -390,9 +419,11 @@ int main(int argc, char **argv)
 		return mode_sigprof(atoi(argv[2]));
 	if (argc == 3 && !strcmp(argv[1], "signalfd"))
 		return mode_signalfd(atoi(argv[2]));
+	if (argc == 3 && !strcmp(argv[1], "sigwait"))
+		return mode_sigwait(atoi(argv[2]));
 	if (argc == 3 && !strcmp(argv[1], "many"))
 		return mode_many(atoi(argv[2]));
 	fprintf(stderr, "usage: topprog top READY | eintr SECONDS | sigprof N | signalfd ROUNDS "
-			"| many N | fork\n");
+			"| sigwait ROUNDS | many N | fork\n");
 	return 2;
 }
