@@ -287,6 +287,8 @@ void rip_pl_sample_thread_start(void); /* a new thread's start, guard up: its ti
 void rip_pl_sample_filter(const sigset_t *in, sigset_t *out);
 /* set, or a per-thread copy of it without the sampler's signal (sigwait and family) */
 const sigset_t *rip_pl_sample_set(const sigset_t *set);
+/* mask, or a per-thread copy with the sampler's signal blocked (ppoll, sigsuspend...) */
+const sigset_t *rip_pl_sample_mask(const sigset_t *mask);
 
 /* ---- mem.c internals shared with common.c ---- */
 

@@ -21,7 +21,13 @@
  * fd.c's signalfd wrapper and wait.c's sigwait family take our signal out
  * of their sets (rip_pl_sample_filter, rip_pl_sample_set), so that a
  * program that blocks every signal and reads them from a signalfd or waits
- * for them never gets one of our timers'.
+ * for them never gets one of our timers'; and the masks that ppoll,
+ * pselect, epoll_pwait and sigsuspend install for the wait keep it blocked
+ * (rip_pl_sample_mask), so that a timer signal left pending on a thread that
+ * blocked it does not end such a wait early with EINTR.  Only sets that
+ * treat our number as they treat its neighbours are changed (a full set, an
+ * empty mask), and none once the program handles our number itself: a
+ * program that singles it out gets exactly what it asked for.
  *
  * Nothing here fails loudly: no free signal, or timer_create refused
  * (EAGAIN once RLIMIT_SIGPENDING is used up by thousands of threads), leaves
@@ -338,20 +344,57 @@ RIP_PL_EXPORT __sighandler_t signal(int sig, __sighandler_t fn)
 /* Per thread: a wait that takes its set from here returns before it is needed again. */
 static __thread sigset_t sp_set RIP_PL_TLS;
 
-const sigset_t *rip_pl_sample_set(const sigset_t *set)
+/*
+ * Does set treat our signal as it treats its neighbours (the one below it
+ * and SIGRTMIN)?  A full or empty set does; a program that singles our
+ * number out (waits for it alone) means that very signal, and gets it.
+ */
+static bool sp_like_neighbours(const sigset_t *set, int sig)
+{
+	int m = sigismember(set, sig);
+
+	return sigismember(set, sig - 1) == m && sigismember(set, SIGRTMIN) == m;
+}
+
+/* Our signal, if the wait masks and sets should leave it out; 0 otherwise. */
+static int sp_sig_to_hide(const sigset_t *set)
 {
 	int sig = __atomic_load_n(&sp_sig, __ATOMIC_RELAXED);
+	struct rip_file_hdr *h = __atomic_load_n(&sp_hdr, __ATOMIC_RELAXED);
 
-	if (!sig || !set || sigismember(set, sig) != 1)
+	if (!sig || !set || !sp_like_neighbours(set, sig))
+		return 0;
+	/* A program that handles our number itself may wait for it: leave it be. */
+	if (h && (__atomic_load_n(&h->sample_flags, __ATOMIC_RELAXED) & RIP_SAMPLE_F_SIG_SHARED))
+		return 0;
+	return sig;
+}
+
+const sigset_t *rip_pl_sample_set(const sigset_t *set)
+{
+	int sig = sp_sig_to_hide(set);
+
+	if (!sig || sigismember(set, sig) != 1)
 		return set;
 	sp_set = *set;
 	sigdelset(&sp_set, sig);
 	return &sp_set;
 }
 
+const sigset_t *rip_pl_sample_mask(const sigset_t *mask)
+{
+	int sig = sp_sig_to_hide(mask);
+
+	if (!sig || sigismember(mask, sig) != 0)
+		return mask;
+	sp_set = *mask;
+	sigaddset(&sp_set, sig);
+	return &sp_set;
+}
+
 void rip_pl_sample_filter(const sigset_t *in, sigset_t *out)
 {
-	int sig = __atomic_load_n(&sp_sig, __ATOMIC_RELAXED);
+	int sig = sp_sig_to_hide(in);
 
 	*out = *in;
 	if (sig)

@@ -17,7 +17,9 @@
  *   signalfd ROUNDS     every signal blocked, read through a signalfd: each
  *                       round burns CPU, sends itself SIGUSR1 and must read
  *                       exactly that one signal
- *   sigwait ROUNDS      the same with sigwaitinfo and sigtimedwait
+ *   sigwait ROUNDS      the same with sigwaitinfo and sigtimedwait; then
+ *                       a ppoll of 20 ms with every signal unblocked must
+ *                       time out, not end early
  *   many N              N short-lived threads, 64 alive at a time, each
  *                       burning a little CPU
  *   fork                vfork + exec of true, posix_spawn of true, then a
@@ -312,12 +314,11 @@ static int mode_sigwait(int rounds)
 	struct timespec zero = { 0, 0 };
 	sigset_t all;
 	siginfo_t si;
+	int s;
 
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
 	for (int r = 0; r < rounds; r++) {
-		int s;
-
 		burn(100000000);
 		kill(getpid(), SIGUSR1);
 		s = sigwaitinfo(&all, &si);
@@ -328,6 +329,21 @@ static int mode_sigwait(int rounds)
 		s = sigtimedwait(&all, &si, &zero);
 		if (s >= 0 || errno != EAGAIN) {
 			fprintf(stderr, "round %d: sigtimedwait gave %d, code %d\n", r, s, si.si_code);
+			return 1;
+		}
+	}
+	for (int r = 0; r < rounds; r++) {
+		struct timespec ts = { 0, 20000000 };
+		sigset_t none;
+		uint64_t t0;
+
+		sigemptyset(&none);
+		burn(100000000);
+		t0 = now_ns();
+		s = ppoll(NULL, 0, &ts, &none);
+		if (s != 0 || now_ns() - t0 < 19000000) {
+			fprintf(stderr, "round %d: ppoll gave %d (%s) after %lu ns\n", r, s,
+				s < 0 ? strerror(errno) : "", (unsigned long)(now_ns() - t0));
 			return 1;
 		}
 	}
