@@ -69,8 +69,8 @@ static const char *top_sort_name(enum top_sort s)
 	return s == TOP_SORT_COUNT ? "count" : s == TOP_SORT_WAIT ? "wait" : "cpu";
 }
 
-/* The WHERE column of a group. */
-static void top_where(const struct top_group *g, char *buf, size_t len)
+/* The WHERE column of a group (sampled: is the process sampled at all?). */
+static void top_where(const struct top_group *g, bool sampled, char *buf, size_t len)
 {
 	char at[128] = "";
 
@@ -78,7 +78,11 @@ static void top_where(const struct top_group *g, char *buf, size_t len)
 		snprintf(at, sizeof(at), " (%s:%d)", tool_base(g->file), g->line);
 	switch (g->kind) {
 	case TOP_RUN:
-		snprintf(buf, len, "run   %s%s", g->func ? g->func : "(no sample yet)", at);
+		snprintf(buf, len, "run   %s%s",
+			 g->func      ? g->func
+			 : sampled ? "(no sample yet)"
+				   : "(where: not sampled, see rip run --sample)",
+			 at);
 		break;
 	case TOP_WAIT:
 		snprintf(buf, len, "wait  %s in %s%s", top_wait_name(g->wait_kind),
@@ -170,7 +174,8 @@ static void top_text(FILE *out, const struct top_view *v, const struct top_cli *
 
 		if (keys && rows > 0 && used >= rows - 1)
 			break;
-		top_where(g, where, sizeof(where));
+		top_where(g, v->hdr.sample_hz && (v->hdr.sample_flags & RIP_SAMPLE_F_ON), where,
+			  sizeof(where));
 		top_dur(g->wait_ns, buf, sizeof(buf));
 		TOP_LINE("%6.1f %7u %7.0f %8s  %s", g->cpu * 100, g->threads, g->samples, buf,
 			 where);
