@@ -269,6 +269,36 @@ static uint64_t top_cpu_delta(struct top *t, int32_t tid, uint64_t cpu_ns)
 	return d;
 }
 
+/* Forget the tids not seen in this refresh once they outnumber the others (thread churn). */
+static int top_cpu_prune(struct top *t)
+{
+	HMAP_OF(struct top_cpu) keep = { 0 };
+	size_t live = 0;
+
+	for (size_t i = 0; i < t->cpus.cap; i++)
+		live += t->cpus.v[i].used && t->cpus.v[i].round == t->round;
+	if (t->cpus.n <= 2 * live + 1024)
+		return 0;
+	for (size_t i = 0; i < t->cpus.cap; i++) {
+		const struct top_cpu *c = &t->cpus.v[i];
+		struct top_cpu *d;
+		bool fresh;
+
+		if (!c->used || c->round != t->round)
+			continue;
+		d = hmap_get(&keep.h, sizeof(*d), c->key, &fresh);
+		if (!d) {
+			hmap_free(&keep.h);
+			return -ENOMEM;
+		}
+		d->cpu_ns = c->cpu_ns;
+		d->round = c->round;
+	}
+	hmap_free(&t->cpus.h);
+	t->cpus.h = keep.h;
+	return 0;
+}
+
 /* ---- groups ------------------------------------------------------------------------ */
 
 static uint64_t top_hash(uint64_t h, const void *p, size_t n)
@@ -588,6 +618,8 @@ int top_refresh(struct top *t, char *err, size_t errlen)
 	rr_slots_free(&sl);
 	hmap_free(&procs);
 	hmap_free(&keys);
+	if (!ret)
+		ret = top_cpu_prune(t);
 	if (ret)
 		return rr_fail(err, errlen, ret, "out of memory");
 	/* No process: a group's CPU is its share of the samples. */
