@@ -22,6 +22,7 @@
 
 #include "analysis/hmap.h"
 #include "analysis/top.h"
+#include "analysis/waits.h"
 #include "read/sym.h"
 
 #define TOP_FRAMES 8
@@ -85,23 +86,11 @@ struct top {
 	size_t gcap, tcap;
 };
 
-static const char *const top_wait_names[RIP_WAIT_KINDS] = {
-	[RIP_WAIT_NONE] = "none",	  [RIP_WAIT_READ] = "read",
-	[RIP_WAIT_WRITE] = "write",	  [RIP_WAIT_RECV] = "recv",
-	[RIP_WAIT_SEND] = "send",	  [RIP_WAIT_ACCEPT] = "accept",
-	[RIP_WAIT_CONNECT] = "connect",	  [RIP_WAIT_POLL] = "poll",
-	[RIP_WAIT_SELECT] = "select",	  [RIP_WAIT_EPOLL] = "epoll_wait",
-	[RIP_WAIT_SLEEP] = "sleep",	  [RIP_WAIT_MUTEX] = "mutex",
-	[RIP_WAIT_COND] = "cond_wait",	  [RIP_WAIT_JOIN] = "join",
-	[RIP_WAIT_SEM] = "sem_wait",	  [RIP_WAIT_SIGNAL] = "signal",
-	[RIP_WAIT_CHILD] = "waitpid",	  [RIP_WAIT_FUTEX] = "futex",
-	[RIP_WAIT_STDIO] = "stdio",	  [RIP_WAIT_SYSTEM] = "system",
-	[RIP_WAIT_RWLOCK] = "rwlock",	  [RIP_WAIT_BARRIER] = "barrier",
-};
-
 const char *top_wait_name(uint32_t kind)
 {
-	return kind < RIP_WAIT_KINDS && top_wait_names[kind] ? top_wait_names[kind] : "unknown";
+	const char *n = wt_kind_name(kind);
+
+	return n ? n : "unknown";
 }
 
 static int64_t top_now_ns(void)
@@ -452,7 +441,7 @@ static int top_slot(struct top *t, struct hmap *keys, struct hmap *procs, const 
 	struct top_proc *p = NULL;
 	struct top_thread *th;
 	struct top_group *g;
-	struct rip_wait w;
+	const struct rip_wait *w = &s->wait;
 	uint64_t ips[RIP_SNAP_DEPTH], from, delta = 0;
 	uint32_t n, entries;
 	double est;
@@ -503,15 +492,15 @@ static int top_slot(struct top *t, struct hmap *keys, struct hmap *procs, const 
 		g->cpu += th->cpu;
 	}
 	/* Where it is now. */
-	if (!rr_read_wait(t->f, s->index, &w) && w.kind) {
-		const struct top_site *site = w.ra ? top_site(t, w.ra - 1) : NULL;
+	if (w->kind) {
+		const struct top_site *site = w->ra ? top_site(t, w->ra - 1) : NULL;
 
-		th->wait_kind = w.kind;
-		th->wait_ra = w.ra;
-		if (t->v.alive && w.since && now_ticks > w.since)
+		th->wait_kind = w->kind;
+		th->wait_ra = w->ra;
+		if (t->v.alive && w->since && now_ticks > w->since)
 			th->wait_ns = rr_ticks_to_ns(&t->v.hdr, now_ticks) -
-				      rr_ticks_to_ns(&t->v.hdr, w.since);
-		g = top_group(t, keys, TOP_WAIT, w.kind, site, w.ra);
+				      rr_ticks_to_ns(&t->v.hdr, w->since);
+		g = top_group(t, keys, TOP_WAIT, w->kind, site, w->ra);
 	} else if (th->state == 'R' || delta > 0 || (!t->v.alive && th->ip)) {
 		g = top_group(t, keys, TOP_RUN, 0, th->ip ? top_site(t, th->ip) : NULL, th->ip);
 	} else {

@@ -507,6 +507,37 @@ static const char *rr_slot_invalid(const struct rr_slot *s, uint32_t i)
 }
 
 /* One consistent copy of a live slot; 1 if it was changing the whole time. */
+/*
+ * The wait record (preload/wait.h writes it): seqlock read side, a few
+ * tries.  A record still odd or moving is left out and marked torn.
+ */
+static void rr_copy_wait(const struct rip_wait *src, struct rr_slot *d)
+{
+	for (int tries = 0; tries < 4; tries++) {
+		/* Pairs with the wrapper's closing increment of seq (a release). */
+		uint32_t q1 = __atomic_load_n(&src->seq, __ATOMIC_ACQUIRE), q2;
+		struct rip_wait w;
+
+		w.kind = __atomic_load_n(&src->kind, __ATOMIC_RELAXED);
+		w.since = __atomic_load_n(&src->since, __ATOMIC_RELAXED);
+		w.ra = __atomic_load_n(&src->ra, __ATOMIC_RELAXED);
+		w.cfa = __atomic_load_n(&src->cfa, __ATOMIC_RELAXED);
+		w.fp = __atomic_load_n(&src->fp, __ATOMIC_RELAXED);
+		w.arg = __atomic_load_n(&src->arg, __ATOMIC_RELAXED);
+		/* The fields are read before seq is read again. */
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		q2 = __atomic_load_n(&src->seq, __ATOMIC_RELAXED);
+		if (q1 == q2 && !(q1 & 1)) {
+			w.seq = q1;
+			d->wait = w;
+			d->wait_torn = false;
+			return;
+		}
+	}
+	memset(&d->wait, 0, sizeof(d->wait));
+	d->wait_torn = true;
+}
+
 static int rr_copy_slot(const struct rip_slot *src, struct rr_slot *d)
 {
 	for (int tries = 0; tries < 4; tries++) {
@@ -530,6 +561,7 @@ static int rr_copy_slot(const struct rip_slot *src, struct rr_slot *d)
 		for (size_t k = 0; k < RIP_NAME_MAX; k++)
 			d->name[k] = __atomic_load_n(&src->name[k], __ATOMIC_RELAXED);
 		d->name[RIP_NAME_MAX - 1] = 0;
+		rr_copy_wait(&src->wait, d);
 
 		/* Snap ring read side: pairs with the release store in __rip_snap_store. */
 		s1 = __atomic_load_n(&src->snap_seq, __ATOMIC_ACQUIRE);
@@ -1003,44 +1035,4 @@ int rr_parse_duration(const char *s, int64_t *ns)
 		return -EINVAL;
 	*ns = (int64_t)v;
 	return 0;
-}
-
-int rr_read_wait(struct rr_file *f, uint32_t index, struct rip_wait *w)
-{
-	const struct rip_wait *src;
-	sigjmp_buf jb;
-	int ret = -EAGAIN;
-
-	memset(w, 0, sizeof(*w));
-	if (f->legacy_raw || index >= f->hdr.slot_count)
-		return -EINVAL;
-	src = (const struct rip_wait *)(f->map + f->hdr.slot_off + (size_t)index * RIP_SLOT_SIZE +
-					offsetof(struct rip_slot, wait));
-	if (rr_guard_enter(&jb))
-		return -EIO;
-	for (int tries = 0; tries < 4 && ret; tries++) {
-		/* Seqlock read side: pairs with the wrappers' release store of an even seq. */
-		uint32_t s1 = __atomic_load_n(&src->seq, __ATOMIC_ACQUIRE);
-
-		if (s1 & 1)
-			continue;
-		w->kind = __atomic_load_n(&src->kind, __ATOMIC_RELAXED);
-		w->since = __atomic_load_n(&src->since, __ATOMIC_RELAXED);
-		w->ra = __atomic_load_n(&src->ra, __ATOMIC_RELAXED);
-		w->cfa = __atomic_load_n(&src->cfa, __ATOMIC_RELAXED);
-		w->fp = __atomic_load_n(&src->fp, __ATOMIC_RELAXED);
-		w->arg = __atomic_load_n(&src->arg, __ATOMIC_RELAXED);
-		/* The fields above are read before seq is read again. */
-		__atomic_thread_fence(__ATOMIC_ACQUIRE);
-		if (__atomic_load_n(&src->seq, __ATOMIC_RELAXED) == s1) {
-			w->seq = s1;
-			ret = 0;
-		}
-	}
-	rr_guard_leave();
-	if (ret)
-		memset(w, 0, sizeof(*w));
-	else if (w->kind >= RIP_WAIT_KINDS)
-		w->kind = RIP_WAIT_KINDS; /* hostile or newer: "unknown" to the caller */
-	return ret;
 }

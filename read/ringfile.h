@@ -58,6 +58,8 @@ struct rr_slot {
 	uint32_t n;	/* valid entries in ip[] */
 	uint64_t ip[RIP_SNAP_DEPTH]; /* rip_snap() positions, oldest to newest */
 	char name[RIP_NAME_MAX];
+	struct rip_wait wait; /* what it blocks in (kind 0: nothing, or not readable) */
+	bool wait_torn;	      /* the record was being written (odd seq, or kept moving) */
 	/*
 	 * The CPU samples among the valid entries (rip/abi.h, RIP_SAMPLE_TAG),
 	 * raw, oldest to newest; samp_pos[k] is the entry's position in the ring
@@ -127,14 +129,6 @@ int rr_open_legacy(const char *path, struct rr_file *f, char *err, size_t errlen
 /* Copy every slot that has ever been used.  Frees with rr_slots_free. */
 int rr_read_slots(struct rr_file *f, struct rr_slots *out, char *err, size_t errlen);
 void rr_slots_free(struct rr_slots *s);
-
-/*
- * Copy the wait record of slot index (rip/abi.h, struct rip_wait) under its
- * seqlock: 0 with *w consistent (kind 0: not waiting), -EAGAIN if it kept
- * changing or was half-written (a crash in the middle), -EINVAL for an index
- * out of range, -EIO if the file shrank.  Not for a legacy raw file.
- */
-int rr_read_wait(struct rr_file *f, uint32_t index, struct rip_wait *w);
 
 /* The module map: entries [0, n), each path NUL-terminated.  Free with free(). */
 int rr_read_modules(struct rr_file *f, struct rip_module **out, size_t *n, char *err,

@@ -20,6 +20,7 @@
 
 #include "read/ringfile.h"
 #include "read/sym.h"
+#include "tools/ps-waits.h"
 #include "tools/tool.h"
 
 #define PS_FRAMES 16
@@ -187,6 +188,27 @@ static int ps_symbols(struct ps_state *st)
 	rip_sym_add_modules(st->sym, mods, n);
 	free(mods);
 	return 0;
+}
+
+/* ---- waits (tools/ps-waits.c prints them) ------------------------------------------------ */
+
+static bool ps_pw_site(void *arg, uint64_t ip, struct pw_site *out)
+{
+	struct ps_site *site = ps_site(arg, ip);
+
+	if (!site)
+		return false;
+	out->func = site->func;
+	out->file = site->file;
+	out->line = site->line;
+	return true;
+}
+
+static struct pw_ctx ps_pw(struct ps_state *st)
+{
+	return (struct pw_ctx){ .s = &st->s, .hdr = &st->f.hdr, .alive = st->alive,
+				.all = st->o.all, .verbose = st->o.verbose,
+				.now_ticks = st->now_ticks, .site = ps_pw_site, .arg = st };
 }
 
 /* ---- still -------------------------------------------------------------------------- */
@@ -486,6 +508,7 @@ static void print_header(const struct ps_state *st, FILE *out)
 
 static int ps_grouped(struct ps_state *st, FILE *out)
 {
+	struct pw_ctx pw = ps_pw(st);
 	struct ps_rows rows = { 0 };
 	char where[256], names[200], park[64], a[32], b[32];
 	const char *prev = NULL;
@@ -495,8 +518,8 @@ static int ps_grouped(struct ps_state *st, FILE *out)
 		const struct rr_slot *s = &st->s.v[i];
 		struct ps_site *site;
 
-		if (!shown(st, s))
-			continue;
+		if (!shown(st, s) || pw_waiting(s))
+			continue; /* waiting threads have a table of their own */
 		site = s->n ? ps_site(st, s->ip[s->n - 1]) : NULL;
 		if (s->n && !site)
 			return -ENOMEM;
@@ -544,7 +567,11 @@ static int ps_grouped(struct ps_state *st, FILE *out)
 		json_str(out, st->f.hdr.comm);
 		fprintf(out, ",\"ring\":");
 		json_str(out, st->f.path);
-		fprintf(out, ",\"alive\":%s,\"groups\":[", st->alive ? "true" : "false");
+		fprintf(out, ",\"alive\":%s", st->alive ? "true" : "false");
+		ret = pw_json_groups(&pw, out);
+		if (ret)
+			goto out_free;
+		fprintf(out, ",\"groups\":[");
 		for (size_t r = 0; r < rows.n; r++) {
 			const struct ps_row *row = &rows.v[r];
 
@@ -581,7 +608,11 @@ static int ps_grouped(struct ps_state *st, FILE *out)
 	}
 
 	print_header(st, out);
-	fprintf(out, "\n%7s  %s%-28s %-26s %s\n", "COUNT", st->have_still ? " STILL  " : "",
+	ret = pw_print_groups(&pw, out);
+	if (ret)
+		goto out_free;
+	if (rows.n)
+		fprintf(out, "\n%7s  %s%-28s %-26s %s\n", "COUNT", st->have_still ? " STILL  " : "",
 		"FUNCTION", "LOCATION", "WHO");
 	for (size_t r = 0; r < rows.n; r++) {
 		const struct ps_row *row = &rows.v[r];
@@ -648,6 +679,7 @@ static void print_frame_line(const struct ps_state *st, FILE *out, const struct 
 
 static int ps_threads(struct ps_state *st, FILE *out)
 {
+	struct pw_ctx pw = ps_pw(st);
 	char a[32];
 
 	if (st->o.json) {
@@ -678,6 +710,7 @@ static int ps_threads(struct ps_state *st, FILE *out)
 				fprintf(out, ",\"still\":%s", st->still[i] ? "true" : "false");
 			if (s->coro)
 				fprintf(out, ",\"running_coroutine_slot\":%u", s->coro - 1);
+			pw_json_thread(&pw, s, out);
 			fprintf(out, ",\"snaps\":%u,\"path\":[", s->seq);
 			for (uint32_t k = 0; k < s->n; k++) {
 				struct ps_site *site = ps_site(st, s->ip[k]);
@@ -711,6 +744,7 @@ static int ps_threads(struct ps_state *st, FILE *out)
 		if (st->have_still && st->still[i])
 			fprintf(out, ", STILL");
 		fprintf(out, " (%u snaps)\n", s->seq);
+		pw_print_thread(&pw, s, out);
 		/* oldest to newest; consecutive repeats folded */
 		for (uint32_t k = 0; k < s->n;) {
 			uint32_t r = 1;

@@ -117,13 +117,8 @@ void fz_ring(const char *path, void (*step)(void *arg), void *arg)
 		return;
 	STEP();
 	if (!rr_read_slots(&f, &slots, err, sizeof(err))) {
-		for (size_t i = 0; i < slots.n; i++) {
-			struct rip_wait w;
-
+		for (size_t i = 0; i < slots.n; i++)
 			h += strlen(slots.v[i].name) + slots.v[i].n + slots.v[i].nsamp;
-			if (i < 64 && !rr_read_wait(&f, slots.v[i].index, &w))
-				h += w.kind + w.ra;
-		}
 		rr_slots_free(&slots);
 	}
 	STEP();

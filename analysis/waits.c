@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * analysis/waits.c - names of the wait kinds of rip/abi.h and the grouping
+ * of waiting threads by what they wait in and where it was called from
+ * (analysis/waits.h).  The records come from the file: any kind, any
+ * address is possible, and an unknown kind is grouped like the others.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/waits.h"
+
+static const char *const wt_names[RIP_WAIT_KINDS] = {
+	[RIP_WAIT_NONE] = "none",     [RIP_WAIT_READ] = "read",	      [RIP_WAIT_WRITE] = "write",
+	[RIP_WAIT_RECV] = "recv",     [RIP_WAIT_SEND] = "send",	      [RIP_WAIT_ACCEPT] = "accept",
+	[RIP_WAIT_CONNECT] = "connect", [RIP_WAIT_POLL] = "poll",     [RIP_WAIT_SELECT] = "select",
+	[RIP_WAIT_EPOLL] = "epoll_wait", [RIP_WAIT_SLEEP] = "sleep",  [RIP_WAIT_MUTEX] = "mutex",
+	[RIP_WAIT_COND] = "cond_wait", [RIP_WAIT_JOIN] = "join",      [RIP_WAIT_SEM] = "sem_wait",
+	[RIP_WAIT_SIGNAL] = "signal", [RIP_WAIT_CHILD] = "waitpid",   [RIP_WAIT_FUTEX] = "futex",
+	[RIP_WAIT_STDIO] = "stdio",   [RIP_WAIT_SYSTEM] = "system",   [RIP_WAIT_RWLOCK] = "rwlock",
+	[RIP_WAIT_BARRIER] = "barrier",
+};
+
+const char *wt_kind_name(uint32_t kind)
+{
+	return kind < RIP_WAIT_KINDS ? wt_names[kind] : NULL;
+}
+
+enum wt_arg wt_arg_kind(uint32_t kind)
+{
+	switch (kind) {
+	case RIP_WAIT_READ:
+	case RIP_WAIT_WRITE:
+	case RIP_WAIT_RECV:
+	case RIP_WAIT_SEND:
+	case RIP_WAIT_ACCEPT:
+	case RIP_WAIT_CONNECT:
+	case RIP_WAIT_EPOLL:
+	case RIP_WAIT_STDIO:
+		return WT_ARG_FD;
+	case RIP_WAIT_POLL:
+	case RIP_WAIT_SELECT:
+		return WT_ARG_COUNT;
+	case RIP_WAIT_MUTEX:
+	case RIP_WAIT_COND:
+	case RIP_WAIT_JOIN:
+	case RIP_WAIT_SEM:
+	case RIP_WAIT_FUTEX:
+	case RIP_WAIT_RWLOCK:
+	case RIP_WAIT_BARRIER:
+		return WT_ARG_ADDR;
+	case RIP_WAIT_SLEEP:
+		return WT_ARG_NS;
+	case RIP_WAIT_CHILD:
+		return WT_ARG_PID;
+	case RIP_WAIT_SIGNAL:
+		return WT_ARG_SIGSET;
+	default:
+		return WT_ARG_NONE;
+	}
+}
+
+bool wt_waiting(const struct rr_slot *s)
+{
+	return s->wait.kind != RIP_WAIT_NONE && s->kind == RIP_KIND_THREAD &&
+	       s->state != RIP_SLOT_FREE;
+}
+
+static int wt_cmp(const void *pa, const void *pb)
+{
+	const struct wt_group *a = pa, *b = pb;
+
+	if (a->n != b->n)
+		return a->n > b->n ? -1 : 1;
+	if (a->kind != b->kind)
+		return a->kind < b->kind ? -1 : 1;
+	return a->ra < b->ra ? -1 : a->ra > b->ra;
+}
+
+int wt_group(const struct rr_slots *slots, bool all, struct wt_groups *out)
+{
+	memset(out, 0, sizeof(*out));
+	for (size_t i = 0; i < slots->n; i++) {
+		const struct rr_slot *s = &slots->v[i];
+		struct wt_group *g = NULL;
+
+		if (!all && s->state == RIP_SLOT_EXITED)
+			continue;
+		out->torn += s->wait_torn && s->kind == RIP_KIND_THREAD;
+		if (!wt_waiting(s))
+			continue;
+		out->waiting++;
+		/* groups are few (call sites): a linear scan is enough */
+		for (size_t k = 0; k < out->n && !g; k++)
+			if (out->v[k].kind == s->wait.kind && out->v[k].ra == s->wait.ra)
+				g = &out->v[k];
+		if (!g) {
+			if (out->n == out->cap) {
+				size_t nc = out->cap ? out->cap * 2 : 16;
+				struct wt_group *nv = realloc(out->v, nc * sizeof(*nv));
+
+				if (!nv)
+					goto err_nomem;
+				out->v = nv;
+				out->cap = nc;
+			}
+			g = &out->v[out->n++];
+			memset(g, 0, sizeof(*g));
+			g->kind = s->wait.kind;
+			g->ra = s->wait.ra;
+			g->same_arg = true;
+			g->arg = s->wait.arg;
+		}
+		if (g->n == g->cap) {
+			size_t nc = g->cap ? g->cap * 2 : 8;
+			size_t *nm = realloc(g->members, nc * sizeof(*nm));
+
+			if (!nm)
+				goto err_nomem;
+			g->members = nm;
+			g->cap = nc;
+		}
+		g->members[g->n++] = i;
+		g->same_arg &= g->arg == s->wait.arg;
+		if (s->wait.since) {
+			if (!g->since_min || s->wait.since < g->since_min)
+				g->since_min = s->wait.since;
+			if (s->wait.since > g->since_max)
+				g->since_max = s->wait.since;
+		}
+	}
+	if (out->n)
+		qsort(out->v, out->n, sizeof(*out->v), wt_cmp);
+	return 0;
+
+err_nomem:
+	wt_groups_free(out);
+	return -ENOMEM;
+}
+
+void wt_groups_free(struct wt_groups *g)
+{
+	for (size_t i = 0; i < g->n; i++)
+		free(g->v[i].members);
+	free(g->v);
+	memset(g, 0, sizeof(*g));
+}

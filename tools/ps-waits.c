@@ -1,0 +1,238 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * tools/ps-waits.c - how rip ps prints the wait records of a ring file's
+ * threads (analysis/waits.c groups them): by what they wait in and the
+ * function and line that called it, with how long they have waited (live:
+ * a duration; after a crash: the wall-clock time each wait began, since the
+ * time of death is not in the file) and what on (a descriptor, an address).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "analysis/waits.h"
+#include "tools/format.h"
+#include "tools/ps-waits.h"
+#include "tools/tool.h"
+
+bool pw_waiting(const struct rr_slot *s)
+{
+	return wt_waiting(s);
+}
+
+static const char *pw_kind(uint32_t kind, char *buf, size_t len)
+{
+	const char *n = wt_kind_name(kind);
+
+	if (n)
+		return n;
+	snprintf(buf, len, "kind-%u", kind);
+	return buf;
+}
+
+/* "fd 3", "0x7f12...", "2s" or "" for one arg of kind. */
+static const char *pw_arg(uint32_t kind, uint64_t arg, char *buf, size_t len)
+{
+	char d[32];
+
+	switch (wt_arg_kind(kind)) {
+	case WT_ARG_FD:
+		snprintf(buf, len, "fd %" PRId64, (int64_t)arg);
+		break;
+	case WT_ARG_COUNT:
+		snprintf(buf, len, "%" PRIu64 " fds", arg);
+		break;
+	case WT_ARG_ADDR:
+		snprintf(buf, len, "0x%" PRIx64, arg);
+		break;
+	case WT_ARG_NS:
+		snprintf(buf, len, "%s", rr_fmt_duration(arg > INT64_MAX ? INT64_MAX : (int64_t)arg,
+							 d, sizeof(d)));
+		break;
+	case WT_ARG_PID:
+		if ((int64_t)arg == -1)
+			snprintf(buf, len, "any child");
+		else
+			snprintf(buf, len, "pid %" PRId64, (int64_t)arg);
+		break;
+	case WT_ARG_SIGSET:
+		snprintf(buf, len, "set 0x%" PRIx64, arg);
+		break;
+	default:
+		buf[0] = 0;
+	}
+	return buf;
+}
+
+/* How long a wait that began at since has lasted (live), or when it began (dead). */
+static const char *pw_when(const struct pw_ctx *c, uint64_t since, char *buf, size_t len)
+{
+	char d[32];
+
+	if (!since) {
+		snprintf(buf, len, "-");
+	} else if (c->alive) {
+		int64_t ns = rr_ticks_to_ns(c->hdr, c->now_ticks) - rr_ticks_to_ns(c->hdr, since);
+
+		snprintf(buf, len, "%s", rr_fmt_duration(ns < 0 ? 0 : ns, d, sizeof(d)));
+	} else {
+		int64_t rt = rr_ticks_to_ns(c->hdr, since) + c->hdr->realtime_offset;
+		time_t sec = (time_t)(rt / 1000000000);
+		struct tm tm;
+
+		if (rt <= 0 || !localtime_r(&sec, &tm))
+			snprintf(buf, len, "?");
+		else
+			snprintf(buf, len, "since %02d:%02d:%02d.%03d", tm.tm_hour, tm.tm_min,
+				 tm.tm_sec, (int)(rt % 1000000000 / 1000000));
+	}
+	return buf;
+}
+
+static void pw_where(const struct pw_ctx *c, uint64_t ra, struct pw_site *site)
+{
+	memset(site, 0, sizeof(*site));
+	if (!ra || !c->site(c->arg, ra - 1, site) || !site->func)
+		site->func = "?";
+}
+
+static void pw_loc(const struct pw_site *site, char *buf, size_t len)
+{
+	if (site->file && site->line)
+		snprintf(buf, len, "%s:%d", tool_base(site->file), site->line);
+	else
+		snprintf(buf, len, "?");
+}
+
+int pw_print_groups(const struct pw_ctx *c, FILE *out)
+{
+	struct wt_groups g;
+	char kb[32], ab[64], w1[48], w2[48], loc[256], in[128];
+	int ret = wt_group(c->s, c->all, &g);
+
+	if (ret)
+		return ret;
+	if (!g.waiting && !g.torn)
+		goto out;
+	fprintf(out, "\n%zu thread%s waiting in wrapped calls (%s):\n", g.waiting,
+		g.waiting == 1 ? "" : "s", c->alive ? "for how long" : "when each wait began");
+	fprintf(out, "%7s  %-24s %-28s %-24s %s\n", "COUNT", "WAITING IN", "CALLER", "LOCATION",
+		c->alive ? "FOR" : "SINCE");
+	for (size_t k = 0; k < g.n; k++) {
+		const struct wt_group *gr = &g.v[k];
+		struct pw_site site;
+
+		pw_where(c, gr->ra, &site);
+		pw_loc(&site, loc, sizeof(loc));
+		if (c->verbose)
+			snprintf(loc + strlen(loc), sizeof(loc) - strlen(loc), " [0x%" PRIx64 "]",
+				 gr->ra);
+		pw_arg(gr->kind, gr->arg, ab, sizeof(ab));
+		if (gr->same_arg && ab[0])
+			snprintf(in, sizeof(in), "%s(%s)", pw_kind(gr->kind, kb, sizeof(kb)), ab);
+		else if (ab[0])
+			snprintf(in, sizeof(in), "%s(%zu different)", pw_kind(gr->kind, kb, sizeof(kb)),
+				 gr->n);
+		else
+			snprintf(in, sizeof(in), "%s", pw_kind(gr->kind, kb, sizeof(kb)));
+		pw_when(c, gr->since_min, w1, sizeof(w1));
+		if (gr->since_max != gr->since_min && c->alive) {
+			pw_when(c, gr->since_max, w2, sizeof(w2));
+			fprintf(out, "%7zu  %-24s %-28s %-24s %s..%s\n", gr->n, in, site.func, loc, w2,
+				w1);
+		} else {
+			fprintf(out, "%7zu  %-24s %-28s %-24s %s\n", gr->n, in, site.func, loc, w1);
+		}
+	}
+	if (g.torn)
+		fprintf(out, "%7zu  (a wait record being written%s)\n", g.torn,
+			c->alive ? "" : " when the process died");
+out:
+	wt_groups_free(&g);
+	return 0;
+}
+
+static void pw_json_wait(const struct pw_ctx *c, const struct rip_wait *w, FILE *out)
+{
+	struct pw_site site;
+	char kb[32];
+
+	pw_where(c, w->ra, &site);
+	fprintf(out, "{\"in\":");
+	json_str(out, pw_kind(w->kind, kb, sizeof(kb)));
+	fprintf(out, ",\"arg\":%" PRId64 ",\"caller\":{\"function\":", (int64_t)w->arg);
+	json_str(out, site.func);
+	fprintf(out, ",\"file\":");
+	json_str(out, site.file);
+	fprintf(out, ",\"line\":%d,\"address\":\"0x%" PRIx64 "\"}", site.line, w->ra);
+	if (w->since) {
+		int64_t ns = rr_ticks_to_ns(c->hdr, w->since);
+
+		fprintf(out, ",\"since_realtime_ns\":%" PRId64, ns + c->hdr->realtime_offset);
+		if (c->alive) {
+			int64_t d = rr_ticks_to_ns(c->hdr, c->now_ticks) - ns;
+
+			fprintf(out, ",\"waited_ns\":%" PRId64, d < 0 ? 0 : d);
+		}
+	}
+	fputc('}', out);
+}
+
+int pw_json_groups(const struct pw_ctx *c, FILE *out)
+{
+	struct wt_groups g;
+	int ret = wt_group(c->s, c->all, &g);
+
+	if (ret)
+		return ret;
+	fprintf(out, ",\"waiting\":%zu,\"waits_torn\":%zu,\"waits\":[", g.waiting, g.torn);
+	for (size_t k = 0; k < g.n; k++) {
+		const struct wt_group *gr = &g.v[k];
+		const struct rr_slot *first = &c->s->v[gr->members[0]];
+
+		fprintf(out, "%s{\"count\":%zu,\"wait\":", k ? "," : "", gr->n);
+		pw_json_wait(c, &first->wait, out);
+		fprintf(out, ",\"members\":[");
+		for (size_t m = 0; m < gr->n; m++) {
+			const struct rr_slot *s = &c->s->v[gr->members[m]];
+
+			fprintf(out, "%s{\"slot\":%u,\"tid\":%d,\"name\":", m ? "," : "", s->index,
+				s->tid);
+			json_str(out, s->name);
+			fprintf(out, ",\"arg\":%" PRId64 "}", (int64_t)s->wait.arg);
+		}
+		fprintf(out, "]}");
+	}
+	fputc(']', out);
+	wt_groups_free(&g);
+	return 0;
+}
+
+void pw_print_thread(const struct pw_ctx *c, const struct rr_slot *s, FILE *out)
+{
+	struct pw_site site;
+	char kb[32], ab[64], w[48], loc[256];
+
+	if (!pw_waiting(s)) {
+		if (s->wait_torn)
+			fprintf(out, "      (its wait record was being written)\n");
+		return;
+	}
+	pw_where(c, s->wait.ra, &site);
+	pw_loc(&site, loc, sizeof(loc));
+	pw_arg(s->wait.kind, s->wait.arg, ab, sizeof(ab));
+	pw_when(c, s->wait.since, w, sizeof(w));
+	fprintf(out, "      waiting in %s%s%s%s %s%s, called from %s (%s)\n",
+		pw_kind(s->wait.kind, kb, sizeof(kb)), ab[0] ? "(" : "", ab, ab[0] ? ")" : "",
+		c->alive && s->wait.since ? "for " : "", w, site.func, loc);
+}
+
+void pw_json_thread(const struct pw_ctx *c, const struct rr_slot *s, FILE *out)
+{
+	if (!pw_waiting(s))
+		return;
+	fprintf(out, ",\"wait\":");
+	pw_json_wait(c, &s->wait, out);
+}
