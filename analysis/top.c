@@ -406,10 +406,12 @@ static uint32_t top_samples(const struct rr_slot *s, uint32_t from, uint64_t *ip
 	for (uint32_t k = 0; k < s->nsamp; k++) {
 		uint64_t e = s->samp[k];
 		bool fresh = (int32_t)(s->samp_pos[k] - from) >= 0;
+		bool head = RIP_SAMPLE_DEPTH_OF(e) == 0;
 
-		if (fresh)
+		/* Entries from the first whole sample on: a headless tail is not one. */
+		if (fresh && (n || head))
 			(*entries)++;
-		if (RIP_SAMPLE_DEPTH_OF(e) != 0)
+		if (!head)
 			continue;
 		*ip = e & RIP_SAMPLE_ADDR_MASK;
 		if (fresh)
