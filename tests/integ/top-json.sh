@@ -22,6 +22,8 @@ t_bg "$RIP" run -q --sample -o "$TEST_TMP/trace" -- "$prog" top "$TEST_TMP/ready
 rpid=$T_LAST
 wait_file "$TEST_TMP/ready" 60 || die "the helper did not start its threads in 60s"
 pid=$(cat "$TEST_TMP/ready")
+# rip run does not take its program down when it is killed: the cleanup must.
+T_PIDS="$T_PIDS $pid"
 
 spins() {
 	"$RIP" top --json -d 100ms "$pid" >"$TEST_TMP/top.json" 2>"$TEST_TMP/top.err" &&

@@ -20,6 +20,8 @@ screen=$TEST_TMP/screen
 t_bg "$RIP" run -q --sample -o "$TEST_TMP/trace" -- "$prog" top "$TEST_TMP/ready"
 wait_file "$TEST_TMP/ready" 60 || die "the helper did not start its threads in 60s"
 pid=$(cat "$TEST_TMP/ready")
+# rip run does not take its program down when it is killed: the cleanup must.
+T_PIDS="$T_PIDS $pid"
 
 # The view in a 150x40 terminal; its exit status goes to a file.
 tmux -S "$sock" -f /dev/null new-session -d -x 150 -y 40 \
