@@ -756,4 +756,8 @@ section waits waits.sh "the wait wrappers"
 # bench/ps-watch.sh: rip ps (the watcher's stack copies) against eu-stack and gdb on the same
 # process, wall time and the pause the program sees (PSW_THREADS, PSW_REPS, PSW_CAP).
 section ps-watch ps-watch.sh "rip ps on blocked threads, against eu-stack and gdb"
+
+# ---- 14. CPU sampling for rip top: --sample at 100 Hz, 2 CPU-bound threads -------------------
+
+section sample sample.sh "CPU sampling (rip run --sample)"
 exit $failed

@@ -484,6 +484,8 @@ __attribute__((constructor)) static void rip_pl_init(void)
 		err = early ? rip_pl_bt_init_late() : rip_pl_bt_init();
 	if (!err)
 		err = rip_pl_pagemap_init();
+	if (!err)
+		err = rip_pl_sample_init();
 	if (!err && pthread_atfork(rip_pl_atfork_prepare, rip_pl_atfork_parent, rip_pl_atfork_child))
 		err = -ENOMEM;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);

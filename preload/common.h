@@ -32,6 +32,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <signal.h>
 #include <stdint.h>
 #include <sys/types.h>
 #include <rip.h>
@@ -277,6 +278,17 @@ void rip_pl_bt_emit(uint32_t id, const uint64_t *frames, uint32_t n);
 /* RIP_PAGEMAP, RIP_PAGEMAP_SIGNAL: from the constructor; 0 or -errno. */
 int rip_pl_pagemap_init(void);
 void rip_pl_pagemap_fork_child(void); /* no snapshot is in progress in the child */
+
+/* ---- sample.c: CPU sampling for rip top (RIP_SAMPLE) ---- */
+
+int rip_pl_sample_init(void);	       /* from the constructor; 0 (failures are counted) */
+void rip_pl_sample_thread_start(void); /* a new thread's start, guard up: its timer */
+/* in without the sampler's signal, for wrappers of calls that take signals (sigwait...) */
+void rip_pl_sample_filter(const sigset_t *in, sigset_t *out);
+/* set, or a per-thread copy of it without the sampler's signal (sigwait and family) */
+const sigset_t *rip_pl_sample_set(const sigset_t *set);
+/* mask, or a per-thread copy with the sampler's signal blocked (ppoll, sigsuspend...) */
+const sigset_t *rip_pl_sample_mask(const sigset_t *mask);
 
 /* ---- mem.c internals shared with common.c ---- */
 

@@ -590,11 +590,20 @@ RIP_PL_EXPORT int timerfd_create(int clockid, int flags)
 RIP_PL_EXPORT int signalfd(int fd, const sigset_t *mask, int flags)
 {
 	static int (*real)(int, const sigset_t *, int);
+	const sigset_t *p = mask;
+	sigset_t m;
 	int ret;
 
 	if (!RIP_PL_REAL(real, "signalfd"))
 		return rip_pl_enosys();
-	ret = real(fd, mask, flags);
+	/* Declared nonnull, but a bad mask is the kernel's EFAULT to give, not our fault. */
+	__asm__("" : "+r"(p));
+	/* Never the CPU sampler's signal: it stays pending, unread (sample.c). */
+	if (p) {
+		rip_pl_sample_filter(p, &m);
+		p = &m;
+	}
+	ret = real(fd, p, flags);
 	/* With an existing signalfd it only changes the mask: nothing new. */
 	if (fd == -1)
 		fd_opened(ret, RIP_FD_SIGNALFD,

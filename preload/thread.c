@@ -297,6 +297,7 @@ static void *rip_pl_thread_start(void *p)
 	if (!t->stack_ok && !__atomic_load_n(&rip_pl_off, __ATOMIC_RELAXED))
 		rip_pl_stack_from_attr(t);
 	rip_pl_thread_born((uintptr_t)s.fn);
+	rip_pl_sample_thread_start();
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	t->guard = 0;
 	return s.fn(s.arg);

@@ -228,19 +228,19 @@ RIP_PL_WRAP(ssize_t, sendmsg, RIP_WAIT_SEND, fd, (int fd, const struct msghdr *m
 RIP_PL_WRAP(int, connect, RIP_WAIT_CONNECT, fd,
 	    (int fd, __CONST_SOCKADDR_ARG addr, socklen_t len), (fd, addr, len))
 
-/* multiplexing */
+/* multiplexing (the masks of the p-variants keep the CPU sampler's signal blocked: sample.c) */
 RIP_PL_WRAP(int, poll, RIP_WAIT_POLL, nfds, (struct pollfd *fds, nfds_t nfds, int timeout),
 	    (fds, nfds, timeout))
 RIP_PL_WRAP(int, ppoll, RIP_WAIT_POLL, nfds,
 	    (struct pollfd *fds, nfds_t nfds, const struct timespec *timeout, const sigset_t *ss),
-	    (fds, nfds, timeout, ss))
+	    (fds, nfds, timeout, rip_pl_sample_mask(ss)))
 RIP_PL_WRAP(int, __poll_chk, RIP_WAIT_POLL, nfds,
 	    (struct pollfd *fds, nfds_t nfds, int timeout, size_t fdslen),
 	    (fds, nfds, timeout, fdslen))
 RIP_PL_WRAP(int, __ppoll_chk, RIP_WAIT_POLL, nfds,
 	    (struct pollfd *fds, nfds_t nfds, const struct timespec *timeout, const sigset_t *ss,
 	     size_t fdslen),
-	    (fds, nfds, timeout, ss, fdslen))
+	    (fds, nfds, timeout, rip_pl_sample_mask(ss), fdslen))
 RIP_PL_WRAP(int, select, RIP_WAIT_SELECT, nfds,
 	    (int nfds, fd_set *restrict r, fd_set *restrict w, fd_set *restrict x,
 	     struct timeval *restrict timeout),
@@ -248,12 +248,12 @@ RIP_PL_WRAP(int, select, RIP_WAIT_SELECT, nfds,
 RIP_PL_WRAP(int, pselect, RIP_WAIT_SELECT, nfds,
 	    (int nfds, fd_set *restrict r, fd_set *restrict w, fd_set *restrict x,
 	     const struct timespec *restrict timeout, const sigset_t *restrict ss),
-	    (nfds, r, w, x, timeout, ss))
+	    (nfds, r, w, x, timeout, rip_pl_sample_mask(ss)))
 RIP_PL_WRAP(int, epoll_wait, RIP_WAIT_EPOLL, epfd,
 	    (int epfd, struct epoll_event *ev, int max, int timeout), (epfd, ev, max, timeout))
 RIP_PL_WRAP(int, epoll_pwait, RIP_WAIT_EPOLL, epfd,
 	    (int epfd, struct epoll_event *ev, int max, int timeout, const sigset_t *ss),
-	    (epfd, ev, max, timeout, ss))
+	    (epfd, ev, max, timeout, rip_pl_sample_mask(ss)))
 
 /* sleeping: arg is the time asked, in nanoseconds */
 static uint64_t rip_pl_ts_ns(const struct timespec *ts)
@@ -282,15 +282,18 @@ static uint64_t rip_pl_set_word(const sigset_t *ss)
 	return v;
 }
 
+/* The CPU sampler's signal is never waited for: it stays pending (sample.c). */
 RIP_PL_WRAP_PT(sigwait, "sigwait", RIP_WAIT_SIGNAL, rip_pl_set_word(set),
-	       (const sigset_t *restrict set, int *restrict sig), (set, sig))
+	       (const sigset_t *restrict set, int *restrict sig), (rip_pl_sample_set(set), sig))
 RIP_PL_WRAP(int, sigwaitinfo, RIP_WAIT_SIGNAL, rip_pl_set_word(set),
-	    (const sigset_t *restrict set, siginfo_t *restrict info), (set, info))
+	    (const sigset_t *restrict set, siginfo_t *restrict info),
+	    (rip_pl_sample_set(set), info))
 RIP_PL_WRAP(int, sigtimedwait, RIP_WAIT_SIGNAL, rip_pl_set_word(set),
 	    (const sigset_t *restrict set, siginfo_t *restrict info,
 	     const struct timespec *restrict timeout),
-	    (set, info, timeout))
-RIP_PL_WRAP(int, sigsuspend, RIP_WAIT_SIGNAL, rip_pl_set_word(set), (const sigset_t *set), (set))
+	    (rip_pl_sample_set(set), info, timeout))
+RIP_PL_WRAP(int, sigsuspend, RIP_WAIT_SIGNAL, rip_pl_set_word(set), (const sigset_t *set),
+	    (rip_pl_sample_mask(set)))
 RIP_PL_WRAP(int, pause, RIP_WAIT_SIGNAL, 0, (void), ())
 
 /* children: arg is the pid (or id) asked for */

@@ -607,9 +607,19 @@ static int rr_copy_slot(const struct rip_slot *src, struct rr_slot *d)
 		if (n > RIP_SNAP_DEPTH - 1)
 			n = RIP_SNAP_DEPTH - 1;
 		d->seq = s1;
-		d->n = n;
-		for (uint32_t k = 0; k < n; k++)
-			d->ip[k] = raw[(s1 - n + k) & (RIP_SNAP_DEPTH - 1)];
+		d->n = 0;
+		d->nsamp = 0;
+		/* CPU samples (tagged) apart from the program's own snaps. */
+		for (uint32_t k = 0; k < n; k++) {
+			uint64_t e = raw[(s1 - n + k) & (RIP_SNAP_DEPTH - 1)];
+
+			if (RIP_SAMPLE_IS(e)) {
+				d->samp_pos[d->nsamp] = s1 - n + k;
+				d->samp[d->nsamp++] = e;
+			} else {
+				d->ip[d->n++] = e;
+			}
+		}
 
 		g2 = __atomic_load_n(&src->gen, __ATOMIC_RELAXED);
 		if (g1 == g2)

@@ -77,12 +77,20 @@ struct rr_slot {
 	uint32_t switches;
 	uint32_t user_id;
 	uint64_t switch_ts, attach_ts, exit_ts;
-	uint32_t seq;	/* snaps taken */
+	uint32_t seq;	/* snap-ring entries written (snaps and sample entries) */
 	uint32_t n;	/* valid entries in ip[] */
-	uint64_t ip[RIP_SNAP_DEPTH];
+	uint64_t ip[RIP_SNAP_DEPTH]; /* rip_snap() positions, oldest to newest */
 	char name[RIP_NAME_MAX];
 	struct rip_wait wait; /* what it blocks in (kind 0: nothing, or not readable) */
 	bool wait_torn;	      /* the record was being written (odd seq, or kept moving) */
+	/*
+	 * The CPU samples among the valid entries (rip/abi.h, RIP_SAMPLE_TAG),
+	 * raw, oldest to newest; samp_pos[k] is the entry's position in the ring
+	 * (0 .. seq - 1), so that a reader tells the samples it saw already.
+	 */
+	uint32_t nsamp;
+	uint64_t samp[RIP_SNAP_DEPTH];
+	uint32_t samp_pos[RIP_SNAP_DEPTH];
 };
 
 struct rr_slots {

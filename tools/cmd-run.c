@@ -112,6 +112,10 @@ static const struct rip_cmd cmd_run_def = {
 		 "                        number) makes PROG record a pagemap snapshot for\n"
 		 "                        rip pagemap; one is always taken at exit\n"
 		 "      --no-pagemap      with --mem, no pagemap snapshot at exit\n"
+		 "      --sample[=HZ]     sample where each thread runs, HZ times per second of\n"
+		 "                        its CPU time (default 100, at most 1000), for rip top;\n"
+		 "                        preloads librip-preload.so (resources stay off unless\n"
+		 "                        asked for).  Threads that wait are never interrupted\n"
 		 "      --follow-fork     trace forked children too, each into DIR/PID/\n"
 		 "      --follow-exec     trace the programs exec'd into, into DIR/PID.N/\n"
 		 "                        (spawned programs, fork + exec: give both)\n"
@@ -152,12 +156,13 @@ struct run_opts {
 	unsigned long long buffer_bytes; /* --buffer, 0: librip's default */
 	bool waits;	  /* preload librip-preload.so for slots and waits only */
 	bool no_waits;	  /* --no-waits: no slots at birth, no wait records (RIP_WAITS=0) */
+	unsigned sample;  /* RIP_SAMPLE: CPU samples per second per thread, 0: none */
 };
 
 /* Is resource tracing on (the preload library goes in)? */
 static bool run_resources(const struct run_opts *o)
 {
-	return o->res || o->off;
+	return o->res || o->off || o->sample;
 }
 
 static volatile sig_atomic_t run_child;
@@ -645,6 +650,14 @@ static void run_exec(struct run_opts *o, const char *ringdir, const char *lib, i
 		 */
 		setenv("RIP_RESOURCES", "0", 1);
 	}
+	if (o->sample) {
+		char hz[16];
+
+		snprintf(hz, sizeof(hz), "%u", o->sample);
+		setenv("RIP_SAMPLE", hz, 1);
+	} else {
+		unsetenv("RIP_SAMPLE");
+	}
 	{
 		/*
 		 * What is not recorded is best not traced at all: a forked child or
@@ -732,6 +745,7 @@ static int run_parse(int argc, char **argv, struct run_opts *o)
 		{ "follow-exec", no_argument, NULL, 'e' },
 		RELAY_LONGOPTS,
 		{ "no-waits", no_argument, NULL, 'W' },
+		{ "sample", optional_argument, NULL, 's' },
 		{ 0 },
 	};
 	int c, ret;
@@ -820,6 +834,18 @@ static int run_parse(int argc, char **argv, struct run_opts *o)
 		case 'f':
 			o->follow_fork = true;
 			break;
+		case 's': {
+			char *end;
+			unsigned long v = optarg ? strtoul(optarg, &end, 10) : 100;
+
+			if (optarg && (*end || !*optarg || v < 1 || v > 1000))
+				return tool_usage_error(&cmd_run_def,
+							"--sample wants a rate from 1 to 1000 (samples "
+							"per second of CPU time), not '%s'",
+							optarg);
+			o->sample = (unsigned)v;
+			break;
+		}
 		case 'e':
 			o->follow_exec = true;
 			break;

@@ -186,6 +186,35 @@ enum rip_clock_kind {
 #define RIP_P_CLOSED 0x4u      /* rip_ring_close() was called: no new slots are taken */
 #define RIP_P_EXECED 0x8u      /* the process called execve(): its new image has a new file */
 
+/* hdr.sample_flags */
+#define RIP_SAMPLE_F_ON 0x1u	     /* the sampler started (a handler, timers per thread) */
+#define RIP_SAMPLE_F_NO_SIGNAL 0x2u  /* no free realtime signal: nothing is sampled */
+#define RIP_SAMPLE_F_SIG_SHARED 0x4u /* the program installed a handler for our signal: it
+					 gets the signals that are not our timers' */
+#define RIP_SAMPLE_F_NO_FP 0x8u	     /* no frame-pointer walk on this architecture: IPs only */
+
+/*
+ * A CPU sample in a snap ring (rip run --sample): the interrupted
+ * instruction pointer, then the return addresses of a frame-pointer walk,
+ * each entry tagged in its top 16 bits so that readers tell it from a
+ * rip_snap() position (a user-space address, top 16 bits zero):
+ *
+ *	entry = RIP_SAMPLE_TAG << 56 | depth << 48 | address (48 bits)
+ *
+ * depth 0 is the interrupted IP (a sample starts there), 1.. the return
+ * addresses, outermost last.  A sample is written as one batch of entries
+ * and published by a single store-release of snap_seq (the snap-ring
+ * protocol).
+ */
+#define RIP_SAMPLE_TAG 0x5Au
+#define RIP_SAMPLE_MAX_DEPTH 8u
+#define RIP_SAMPLE_ADDR_MASK ((1ull << 48) - 1)
+#define RIP_SAMPLE_IS(e) ((uint64_t)(e) >> 56 == RIP_SAMPLE_TAG)
+#define RIP_SAMPLE_DEPTH_OF(e) ((uint32_t)((uint64_t)(e) >> 48) & 0xffu)
+#define RIP_SAMPLE_ENTRY(depth, addr)                                                              \
+	((uint64_t)RIP_SAMPLE_TAG << 56 | (uint64_t)(depth) << 48 |                                \
+	 ((uint64_t)(addr) & RIP_SAMPLE_ADDR_MASK))
+
 /* module.flags */
 #define RIP_MOD_EXE 0x1u        /* the main executable */
 #define RIP_MOD_VDSO 0x2u       /* the kernel's vDSO (no file) */
@@ -233,7 +262,12 @@ struct rip_file_hdr {
 	uint32_t watch_copy_size; /* bytes per buffer: a struct rip_watch_copy, then stack */
 	uint32_t watch_copies;	  /* buffers in the pool */
 	uint8_t pad1w[240 - 192];
-	uint8_t pad1[512 - 240];
+	/* CPU sampling (rip run --sample), set by the preload library at start: 240 */
+	uint32_t sample_hz;	  /* samples per second of CPU time asked; 0: sampling off */
+	uint32_t sample_sig;	  /* the realtime signal its timers send */
+	uint32_t sample_depth;	  /* frames per sample at most, the interrupted IP included */
+	uint32_t pad1b;
+	uint8_t pad1c[512 - 256];
 
 	/* process: 512 */
 	int32_t pid;
@@ -276,7 +310,16 @@ struct rip_file_hdr {
 	uint32_t watch_denied;	  /* ... threads whose /proc files refused us (EACCES) */
 	uint32_t pad5a;
 	uint8_t pad5w[2304 - 2160];
-	uint8_t pad5[3072 - 2304];
+	/* CPU sampling status: 2304; written by the traced process (relaxed counters) */
+	uint32_t sample_flags;	  /* RIP_SAMPLE_F_* */
+	uint32_t sample_timers;	  /* per-thread timers armed now */
+	uint64_t sample_fail;	  /* timer_create failures (threads left unsampled) */
+	int32_t sample_errno;	  /* the errno of the last failure */
+	uint32_t pad5b;
+	uint64_t samples;	  /* samples stored into slots */
+	uint64_t sample_noslot;	  /* timer signals on a thread with no slot (dropped, counted) */
+	uint64_t sample_foreign;  /* signals of our number that were not our timers' */
+	uint8_t pad5c[3072 - 2352];
 
 	/* counters: 3072; the contended ones (FIFO head and tail) on their own cache lines */
 	uint32_t fresh;		  /* slots [0, fresh) have been used at least once */
@@ -630,6 +673,11 @@ RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, exe) == 592, "exe");
 RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, clock_kind) == 1536, "clock block");
 RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, enable) == 2048, "control words");
 RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, fresh) == 3072, "counters");
+RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, sample_hz) == 240, "sampling rate");
+RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, pad1c) == 256, "sampling geometry");
+RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, sample_flags) == 2304, "sampling");
+RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, samples) == 2328, "samples");
+RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, pad5c) == 2352, "sampling status");
 RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, fifo_head) == 3136, "fifo head");
 RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, fifo_tail) == 3200, "fifo tail");
 RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, mod_count) == 3264, "mod count");
@@ -642,10 +690,8 @@ RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_slot, watch) == 176, "slot watch
 RIP_STATIC_ASSERT(sizeof(struct rip_watch) == 80, "watcher record");
 RIP_STATIC_ASSERT(sizeof(struct rip_watch_copy) == RIP_WATCH_COPY_HDR, "copy head");
 RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, watch_off) == 176, "copy area");
-RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, pad1) == 240, "copy area end");
 RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, watch_req) == 2080, "watch words");
 RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, pad5w) == 2160, "watch counters");
-RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, pad5) == 2304, "watch words end");
 RIP_STATIC_ASSERT((1u << RIP_SLOT_SHIFT) == RIP_SLOT_SIZE, "slot shift");
 RIP_STATIC_ASSERT((RIP_SNAP_DEPTH & (RIP_SNAP_DEPTH - 1)) == 0, "depth power of two");
 RIP_STATIC_ASSERT(sizeof(struct rip_fifo_cell) == 16, "fifo cell");

@@ -21,6 +21,7 @@
 #include "analysis/leaks.h"
 #include "analysis/pagemap.h"
 #include "analysis/report.h"
+#include "analysis/top.h"
 #include "read/evread.h"
 #include "read/evsource.h"
 #include "read/ringfile.h"
@@ -125,7 +126,7 @@ void fz_ring(const char *path, void (*step)(void *arg), void *arg)
 			struct wt_thread t;
 			uint64_t pcs[8];
 
-			h += strlen(slots.v[i].name) + slots.v[i].n;
+			h += strlen(slots.v[i].name) + slots.v[i].n + slots.v[i].nsamp;
 			if (wt_read(&f, slots.v[i].index, slots.v[i].tid, &t, err, sizeof(err)) > 0) {
 				if (u)
 					h += (uint64_t)wt_unwind(u, &t, pcs, 8);
@@ -134,6 +135,27 @@ void fz_ring(const char *path, void (*step)(void *arg), void *arg)
 		}
 		wt_unwinder_free(u);
 		rr_slots_free(&slots);
+	}
+	STEP();
+	{
+		/* rip top's pass, without symbols (module paths are the input's). */
+		struct top_opts o = { .nosym = true };
+		struct top *t;
+
+		if (!f.legacy_raw && !top_new(&f, &o, &t, err, sizeof(err))) {
+			for (int r = 0; r < 2 && !top_refresh(t, err, sizeof(err)); r++) {
+				const struct top_view *v = top_view(t);
+
+				top_sort(t, (enum top_sort)r);
+				for (size_t i = 0; i < v->ngroups; i++) {
+					const char *fn = v->groups[i].func;
+
+					h += v->groups[i].threads + (fn ? strlen(fn) : 0);
+				}
+				STEP();
+			}
+			top_free(t);
+		}
 	}
 	STEP();
 	if (!rr_read_modules(&f, &mods, &n, err, sizeof(err))) {

@@ -26,7 +26,8 @@ die() {
 	echo "seeds.sh: $*" >&2
 	exit 1
 }
-for b in "$RIP" "$pre" "$BUILD/tests/integ/snapper" "$BUILD/tests/integ/dumpprog"; do
+for b in "$RIP" "$pre" "$BUILD/tests/integ/snapper" "$BUILD/tests/integ/dumpprog" \
+	"$BUILD/tests/integ/topprog"; do
 	[ -e "$b" ] || die "$b is missing: run make tests"
 done
 command -v python3 >/dev/null || die "python3 is needed"
@@ -50,6 +51,9 @@ for cmd in "/bin/true" "/bin/ls /" "/bin/sh -c exit" "/bin/cat /dev/null"; do
 		$cmd >/dev/null 2>&1 || die "$cmd under the preload library failed"
 done
 small RIP_RING="$out/ring/snapper.ring" "$BUILD/tests/integ/snapper" || die "snapper failed"
+# CPU samples in the snap rings (rip run --sample): 0.2 s of CPU at 1000 Hz
+small RIP_RING="$out/ring/sampled.ring" RIP_SAMPLE=1000 RIP_DISABLE=1,2,3 LD_PRELOAD="$pre" \
+	"$BUILD/tests/integ/topprog" sigprof 20 >/dev/null || die "topprog sigprof failed"
 ring=$(RIP_DIR=$tmp small "$BUILD/tests/integ/dumpprog" fill 300) || die "dumpprog fill failed"
 mv "$ring" "$out/ring/dumpprog.ring" || die "no ring file from dumpprog"
 

@@ -1,0 +1,723 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * analysis/top.c - `rip top`'s pass (top.h says what it computes): reads the
+ * slots of a ring file, their CPU samples and wait records, and the
+ * process's /proc/PID/task/TID/stat, and groups the threads by the function
+ * they run in or the call they wait in, with the CPU each group used since
+ * the previous refresh.
+ *
+ * State kept between refreshes: per slot, its generation and the snap-ring
+ * position read up to (samples beyond it are new); per tid, the CPU time
+ * read last.  Symbols are looked up once per address (a table of sites) and
+ * the symbolizer is made again when the module map grew.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "analysis/hmap.h"
+#include "analysis/top.h"
+#include "analysis/waits.h"
+#include "read/sym.h"
+
+#define TOP_FRAMES 8
+
+/* Where an address resolves. */
+struct top_site {
+	uint64_t key; /* the address looked up */
+	uint8_t used;
+	int line;
+	const char *func, *file;
+	char *label; /* "module+0x..." or "0x..." when there is no function (owned) */
+};
+HMAP_SLOT_CHECK(struct top_site);
+
+/* A tid's CPU time as read last. */
+struct top_cpu {
+	uint64_t key; /* tid */
+	uint8_t used;
+	uint64_t cpu_ns;
+	uint64_t round;
+};
+HMAP_SLOT_CHECK(struct top_cpu);
+
+/* What was read of a slot last time. */
+struct top_seen {
+	uint32_t gen;
+	uint32_t seq;
+};
+
+/* A group by key, during a refresh. */
+struct top_gkey {
+	uint64_t key;
+	uint8_t used;
+	size_t idx;
+};
+HMAP_SLOT_CHECK(struct top_gkey);
+
+/* A thread of /proc. */
+struct top_proc {
+	uint64_t key; /* tid */
+	uint8_t used;
+	char state;
+	bool matched;
+	uint64_t cpu_ns;
+	char comm[20];
+};
+HMAP_SLOT_CHECK(struct top_proc);
+
+struct top {
+	struct rr_file *f;
+	struct top_opts o;
+	struct rip_sym *sym;
+	uint32_t mods_seen; /* mod_count the symbolizer was made for */
+	HMAP_OF(struct top_site) sites;
+	HMAP_OF(struct top_cpu) cpus;
+	struct top_seen *seen; /* hdr.slot_count entries */
+	uint64_t round;
+	int64_t last_ns;       /* CLOCK_MONOTONIC of the previous refresh; 0: none */
+	long clk_tck;
+	struct top_view v;
+	size_t gcap, tcap;
+};
+
+const char *top_wait_name(uint32_t kind)
+{
+	const char *n = wt_kind_name(kind);
+
+	return n ? n : "unknown";
+}
+
+static int64_t top_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* ---- symbols ---------------------------------------------------------------------- */
+
+static void top_sites_free(struct top *t)
+{
+	for (size_t i = 0; i < t->sites.cap; i++)
+		if (t->sites.v[i].used)
+			free(t->sites.v[i].label);
+	hmap_free(&t->sites.h);
+}
+
+/* The symbolizer for the module map as it is now (again when it grew). */
+static int top_symbols(struct top *t, char *err, size_t errlen)
+{
+	struct rip_sym_opts so = { .sysroot = t->o.sysroot, .debug_dir = t->o.debug_dir };
+	struct rip_module *mods = NULL;
+	size_t n = 0;
+	int ret;
+
+	if (t->o.nosym || (t->sym && t->v.hdr.mod_count == t->mods_seen))
+		return 0;
+	top_sites_free(t);
+	rip_sym_free(t->sym);
+	t->sym = NULL;
+	ret = rip_sym_new(&so, &t->sym);
+	if (ret)
+		return rr_fail(err, errlen, ret, "cannot start the symbolizer: %s", strerror(-ret));
+	ret = rr_read_modules(t->f, &mods, &n, err, errlen);
+	if (ret)
+		return ret;
+	rip_sym_add_modules(t->sym, mods, n);
+	free(mods);
+	t->mods_seen = t->v.hdr.mod_count;
+	return 0;
+}
+
+/* The site of addr (a return address is looked up at addr - 1 by the caller). */
+static const struct top_site *top_site(struct top *t, uint64_t addr)
+{
+	struct rip_frame fr[TOP_FRAMES];
+	struct top_site *s;
+	bool fresh;
+	int n, k;
+
+	s = hmap_get(&t->sites.h, sizeof(*s), addr, &fresh);
+	if (!s || !fresh)
+		return s;
+	n = t->sym ? rip_sym_lookup(t->sym, addr, fr, TOP_FRAMES) : 0;
+	if (n < 0)
+		n = 0;
+	for (k = 0; k < n && rip_sym_frame_internal(&fr[k]); k++)
+		;
+	if (k == n && n > 0)
+		k = n - 1;
+	if (n > 0 && fr[k].func) {
+		s->func = fr[k].func;
+		s->file = fr[k].file;
+		s->line = fr[k].line;
+		return s;
+	}
+	if (n > 0 && fr[0].module) {
+		const char *b = strrchr(fr[0].module, '/');
+
+		if (asprintf(&s->label, "%s+0x%llx", b ? b + 1 : fr[0].module,
+			     (unsigned long long)fr[0].offset) < 0)
+			s->label = NULL;
+	} else if (asprintf(&s->label, "0x%llx", (unsigned long long)addr) < 0) {
+		s->label = NULL;
+	}
+	s->func = s->label ? s->label : "?";
+	return s;
+}
+
+/* ---- /proc ------------------------------------------------------------------------- */
+
+/* State letter and user + system CPU time of /proc/PID/task/TID/stat. */
+static bool top_read_stat(pid_t pid, const char *tid, long tck, struct top_proc *p)
+{
+	char path[320], buf[1024], *s;
+	unsigned long long ut, st;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%s/stat", (int)pid, tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = 0;
+	/* comm may hold spaces and parentheses: the fields start after the last ')'. */
+	s = strrchr(buf, ')');
+	if (!s || s - buf < 2)
+		return false;
+	{
+		char *c = strchr(buf, '(');
+
+		if (c && c < s)
+			snprintf(p->comm, sizeof(p->comm), "%.*s", (int)(s - c - 1), c + 1);
+	}
+	/* state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime */
+	if (sscanf(s + 1, " %c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &p->state, &ut,
+		   &st) != 3)
+		return false;
+	p->cpu_ns = (ut + st) * (1000000000ull / (unsigned long long)tck);
+	return true;
+}
+
+static int top_read_proc(struct top *t, struct hmap *procs)
+{
+	char path[64];
+	struct dirent *e;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)t->v.pid);
+	d = opendir(path);
+	if (!d)
+		return -errno;
+	while ((e = readdir(d))) {
+		struct top_proc p = { 0 }, *q;
+		bool fresh;
+
+		if (!rr_all_digits(e->d_name))
+			continue;
+		if (!top_read_stat(t->v.pid, e->d_name, t->clk_tck, &p))
+			continue; /* exited while we looked */
+		q = hmap_get(procs, sizeof(*q), strtoull(e->d_name, NULL, 10), &fresh);
+		if (!q) {
+			closedir(d);
+			return -ENOMEM;
+		}
+		q->state = p.state;
+		q->cpu_ns = p.cpu_ns;
+		memcpy(q->comm, p.comm, sizeof(q->comm));
+	}
+	closedir(d);
+	return 0;
+}
+
+/* CPU used by tid since the previous refresh (0 at the first one). */
+static uint64_t top_cpu_delta(struct top *t, int32_t tid, uint64_t cpu_ns)
+{
+	struct top_cpu *c;
+	uint64_t d = 0;
+	bool fresh;
+
+	c = hmap_get(&t->cpus.h, sizeof(*c), (uint32_t)tid, &fresh);
+	if (!c)
+		return 0;
+	if (!fresh && c->round + 1 == t->round && cpu_ns >= c->cpu_ns)
+		d = cpu_ns - c->cpu_ns;
+	c->cpu_ns = cpu_ns;
+	c->round = t->round;
+	return d;
+}
+
+/* Forget the tids not seen in this refresh once they outnumber the others (thread churn). */
+static int top_cpu_prune(struct top *t)
+{
+	HMAP_OF(struct top_cpu) keep = { 0 };
+	size_t live = 0;
+
+	for (size_t i = 0; i < t->cpus.cap; i++)
+		live += t->cpus.v[i].used && t->cpus.v[i].round == t->round;
+	if (t->cpus.n <= 2 * live + 1024)
+		return 0;
+	for (size_t i = 0; i < t->cpus.cap; i++) {
+		const struct top_cpu *c = &t->cpus.v[i];
+		struct top_cpu *d;
+		bool fresh;
+
+		if (!c->used || c->round != t->round)
+			continue;
+		d = hmap_get(&keep.h, sizeof(*d), c->key, &fresh);
+		if (!d) {
+			hmap_free(&keep.h);
+			return -ENOMEM;
+		}
+		d->cpu_ns = c->cpu_ns;
+		d->round = c->round;
+	}
+	hmap_free(&t->cpus.h);
+	t->cpus.h = keep.h;
+	return 0;
+}
+
+/* ---- groups ------------------------------------------------------------------------ */
+
+static uint64_t top_hash(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *s = p;
+
+	for (size_t i = 0; i < n; i++) {
+		h ^= s[i];
+		h *= 0x100000001b3ull;
+	}
+	return h;
+}
+
+/* The group of (kind, wait kind, site): found or added.  NULL without memory. */
+static struct top_group *top_group(struct top *t, struct hmap *keys, enum top_kind kind,
+				   uint32_t wait_kind, const struct top_site *site, uint64_t addr)
+{
+	const char *func = site ? site->func : NULL;
+	uint64_t k = 0xcbf29ce484222325ull;
+	struct top_gkey *g;
+	struct top_group *gr;
+	bool fresh;
+
+	k = top_hash(k, &kind, sizeof(kind));
+	k = top_hash(k, &wait_kind, sizeof(wait_kind));
+	if (func)
+		k = top_hash(k, func, strlen(func));
+	g = hmap_get(keys, sizeof(*g), k, &fresh);
+	if (!g)
+		return NULL;
+	if (!fresh)
+		return &t->v.groups[g->idx];
+	if (t->v.ngroups == t->gcap) {
+		size_t ncap = t->gcap ? t->gcap * 2 : 64;
+		struct top_group *n = realloc(t->v.groups, ncap * sizeof(*n));
+
+		if (!n) {
+			hmap_del(keys, sizeof(*g), g);
+			return NULL;
+		}
+		t->v.groups = n;
+		t->gcap = ncap;
+	}
+	g->idx = t->v.ngroups++;
+	gr = &t->v.groups[g->idx];
+	memset(gr, 0, sizeof(*gr));
+	gr->kind = kind;
+	gr->wait_kind = wait_kind;
+	gr->func = func;
+	gr->file = site ? site->file : NULL;
+	gr->line = site ? site->line : 0;
+	gr->addr = addr;
+	gr->wait_ns = -1;
+	gr->key = k;
+	return gr;
+}
+
+static struct top_thread *top_thread_add(struct top *t)
+{
+	if (t->v.nthreads == t->tcap) {
+		size_t ncap = t->tcap ? t->tcap * 2 : 64;
+		struct top_thread *n = realloc(t->v.threads, ncap * sizeof(*n));
+
+		if (!n)
+			return NULL;
+		t->v.threads = n;
+		t->tcap = ncap;
+	}
+	memset(&t->v.threads[t->v.nthreads], 0, sizeof(t->v.threads[0]));
+	return &t->v.threads[t->v.nthreads++];
+}
+
+/* ---- refresh ----------------------------------------------------------------------- */
+
+int top_new(struct rr_file *f, const struct top_opts *o, struct top **out, char *err,
+	    size_t errlen)
+{
+	struct top *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return rr_fail(err, errlen, -ENOMEM, "out of memory");
+	if (f->legacy_raw) {
+		free(t);
+		return rr_fail(err, errlen, -EINVAL,
+			       "%s: a file of the original librip header has no samples or waits",
+			       f->path);
+	}
+	t->f = f;
+	if (o)
+		t->o = *o;
+	t->seen = calloc(f->hdr.slot_count ? f->hdr.slot_count : 1, sizeof(*t->seen));
+	if (!t->seen) {
+		free(t);
+		return rr_fail(err, errlen, -ENOMEM, "out of memory");
+	}
+	t->clk_tck = sysconf(_SC_CLK_TCK);
+	if (t->clk_tck <= 0 || t->clk_tck > 1000000000)
+		t->clk_tck = 100;
+	t->v.pid = f->hdr.pid;
+	*out = t;
+	return 0;
+}
+
+/*
+ * The samples of slot s: the newest sample's IP into *ip, into ips[] (at
+ * most RIP_SNAP_DEPTH) the IPs of the samples at positions >= from, and
+ * into *entries the ring entries those samples took.
+ */
+static uint32_t top_samples(const struct rr_slot *s, uint32_t from, uint64_t *ip, uint64_t *ips,
+			    uint32_t *entries)
+{
+	uint32_t n = 0;
+
+	*ip = 0;
+	*entries = 0;
+	for (uint32_t k = 0; k < s->nsamp; k++) {
+		uint64_t e = s->samp[k];
+		bool fresh = (int32_t)(s->samp_pos[k] - from) >= 0;
+		bool head = RIP_SAMPLE_DEPTH_OF(e) == 0;
+
+		/* Entries from the first whole sample on: a headless tail is not one. */
+		if (fresh && (n || head))
+			(*entries)++;
+		if (!head)
+			continue;
+		*ip = e & RIP_SAMPLE_ADDR_MASK;
+		if (fresh)
+			ips[n++] = *ip;
+	}
+	return n;
+}
+
+/*
+ * How many samples the thread took since position from, when the ring kept
+ * only the last n of them (in entries entries): the entries written since,
+ * at the visible samples' entries per sample.  A program that also calls
+ * rip_snap() makes this an overestimate.
+ */
+static double top_estimate(const struct rr_slot *s, uint32_t from, uint32_t n, uint32_t entries)
+{
+	uint32_t written = s->seq - from;
+
+	if (!n || written <= entries)
+		return n;
+	return (double)written * n / entries;
+}
+
+/* Account one slot's thread; 0 or -ENOMEM. */
+static int top_slot(struct top *t, struct hmap *keys, struct hmap *procs, const struct rr_slot *s,
+		    uint64_t now_ticks)
+{
+	struct top_seen *seen = &t->seen[s->index];
+	struct top_proc *p = NULL;
+	struct top_thread *th;
+	struct top_group *g;
+	const struct rip_wait *w = &s->wait;
+	uint64_t ips[RIP_SNAP_DEPTH], from, delta = 0;
+	uint32_t n, entries;
+	double est;
+
+	if (t->v.alive) {
+		p = hmap_find(procs, sizeof(*p), (uint32_t)s->tid);
+		if (!p || p->matched)
+			return 0; /* its thread is gone (the slot outlived it) */
+		p->matched = true;
+	}
+	/* A slot taken again since the last refresh starts over. */
+	from = (!t->v.first && seen->gen == s->gen) ? seen->seq : 0;
+	if (t->v.first && t->v.alive)
+		from = 0;
+	seen->gen = s->gen;
+	seen->seq = s->seq;
+	th = top_thread_add(t);
+	if (!th)
+		return -ENOMEM;
+	th->tid = s->tid;
+	th->slot = s->index + 1;
+	memcpy(th->name, s->name, sizeof(th->name));
+	th->state = p ? p->state : '?';
+	th->wait_ns = -1;
+	n = top_samples(s, (uint32_t)from, &th->ip, ips, &entries);
+	est = top_estimate(s, (uint32_t)from, n, entries);
+	th->samples = (uint32_t)(est + 0.5);
+	t->v.samples += est;
+	if (p) {
+		th->cpu_ns = p->cpu_ns;
+		delta = top_cpu_delta(t, s->tid, p->cpu_ns);
+		if (t->v.interval_ns > 0)
+			th->cpu = (double)delta / (double)t->v.interval_ns;
+	}
+	t->v.cpu += th->cpu;
+	/* Where its CPU went: split between the functions it was sampled in. */
+	for (uint32_t k = 0; k < n; k++) {
+		g = top_group(t, keys, TOP_RUN, 0, top_site(t, ips[k]), ips[k]);
+		if (!g)
+			return -ENOMEM;
+		g->samples += est / n;
+		g->cpu += th->cpu / n;
+	}
+	if (!n && th->cpu > 0) {
+		g = top_group(t, keys, TOP_RUN, 0, th->ip ? top_site(t, th->ip) : NULL, th->ip);
+		if (!g)
+			return -ENOMEM;
+		g->cpu += th->cpu;
+	}
+	/* Where it is now. */
+	if (w->kind) {
+		const struct top_site *site = w->ra ? top_site(t, w->ra - 1) : NULL;
+
+		th->wait_kind = w->kind;
+		th->wait_ra = w->ra;
+		if (t->v.alive && w->since && now_ticks > w->since)
+			th->wait_ns = rr_ticks_to_ns(&t->v.hdr, now_ticks) -
+				      rr_ticks_to_ns(&t->v.hdr, w->since);
+		g = top_group(t, keys, TOP_WAIT, w->kind, site, w->ra);
+	} else if (th->state == 'R' || delta > 0 || (!t->v.alive && th->ip)) {
+		g = top_group(t, keys, TOP_RUN, 0, th->ip ? top_site(t, th->ip) : NULL, th->ip);
+	} else {
+		g = top_group(t, keys, TOP_SLEEP, 0, NULL, 0);
+	}
+	if (!g)
+		return -ENOMEM;
+	g->threads++;
+	if (th->wait_ns > g->wait_ns)
+		g->wait_ns = th->wait_ns;
+	th->group = (size_t)(g - t->v.groups);
+	th->group_key = g->key;
+	return 0;
+}
+
+/* Threads of /proc that have no slot: one group, with their CPU. */
+static int top_noslot(struct top *t, struct hmap *keys, struct hmap *procs)
+{
+	HMAP_OF(struct top_proc) *pv = (void *)procs;
+
+	for (size_t i = 0; i < pv->cap; i++) {
+		struct top_proc *p = &pv->v[i];
+		struct top_thread *th;
+		struct top_group *g;
+		uint64_t d;
+
+		if (!p->used || p->matched)
+			continue;
+		th = top_thread_add(t);
+		if (!th)
+			return -ENOMEM;
+		th->tid = (int32_t)p->key;
+		snprintf(th->name, sizeof(th->name), "%s", p->comm);
+		th->state = p->state;
+		th->cpu_ns = p->cpu_ns;
+		th->wait_ns = -1;
+		d = top_cpu_delta(t, th->tid, p->cpu_ns);
+		if (t->v.interval_ns > 0)
+			th->cpu = (double)d / (double)t->v.interval_ns;
+		t->v.cpu += th->cpu;
+		g = top_group(t, keys, TOP_NOSLOT, 0, NULL, 0);
+		if (!g)
+			return -ENOMEM;
+		g->threads++;
+		g->cpu += th->cpu;
+		th->group = (size_t)(g - t->v.groups);
+	th->group_key = g->key;
+	}
+	return 0;
+}
+
+int top_refresh(struct top *t, char *err, size_t errlen)
+{
+	struct hmap keys = { 0 }, procs = { 0 };
+	struct rr_slots sl;
+	uint64_t now_ticks = 0;
+	int64_t now;
+	int ret;
+
+	ret = rr_live_hdr(t->f, &t->v.hdr, err, errlen);
+	if (ret)
+		return ret;
+	t->v.alive = rr_alive(t->f) == 1;
+	now = top_now_ns();
+	t->v.first = !t->last_ns;
+	t->v.interval_ns = t->last_ns ? now - t->last_ns : 0;
+	t->last_ns = now;
+	t->round++;
+	t->v.ngroups = 0;
+	t->v.nthreads = 0;
+	t->v.cpu = 0;
+	t->v.samples = 0;
+	ret = top_symbols(t, err, errlen);
+	if (ret)
+		return ret;
+	if (t->v.alive) {
+		now_ticks = rr_now_ticks(&t->v.hdr);
+		ret = top_read_proc(t, &procs);
+		if (ret == -ENOENT || ret == -ESRCH) {
+			t->v.alive = false; /* it ended just now */
+		} else if (ret) {
+			hmap_free(&procs);
+			return rr_fail(err, errlen, ret, "/proc/%d/task: %s", (int)t->v.pid,
+				       strerror(-ret));
+		}
+	}
+	ret = rr_read_slots(t->f, &sl, err, errlen);
+	if (ret) {
+		hmap_free(&procs);
+		return ret;
+	}
+	t->v.corrupt = sl.corrupt;
+	t->v.changing = sl.changing;
+	for (size_t i = 0; i < sl.n && !ret; i++) {
+		const struct rr_slot *s = &sl.v[i];
+
+		if (s->kind != RIP_KIND_THREAD || s->state != RIP_SLOT_RUNNING ||
+		    s->index >= t->f->hdr.slot_count)
+			continue;
+		ret = top_slot(t, &keys, &procs, s, now_ticks);
+	}
+	if (!ret && t->v.alive)
+		ret = top_noslot(t, &keys, &procs);
+	rr_slots_free(&sl);
+	hmap_free(&procs);
+	hmap_free(&keys);
+	if (!ret)
+		ret = top_cpu_prune(t);
+	if (ret)
+		return rr_fail(err, errlen, ret, "out of memory");
+	/* No process: a group's CPU is its share of the samples. */
+	if (!t->v.alive && t->v.samples) {
+		for (size_t i = 0; i < t->v.ngroups; i++)
+			t->v.groups[i].cpu = (double)t->v.groups[i].samples / (double)t->v.samples;
+		t->v.cpu = 1;
+	}
+	return 0;
+}
+
+/* ---- sorting ----------------------------------------------------------------------- */
+
+static int top_cmp_d(double a, double b)
+{
+	return a > b ? -1 : a < b;
+}
+
+static int top_cmp_u(uint64_t a, uint64_t b)
+{
+	return a > b ? -1 : a < b;
+}
+
+static int top_tie(const struct top_group *a, const struct top_group *b)
+{
+	int c = top_cmp_u(a->threads, b->threads);
+
+	if (!c)
+		c = top_cmp_d(a->samples, b->samples);
+	if (!c)
+		c = strcmp(a->func ? a->func : "", b->func ? b->func : "");
+	if (!c)
+		c = top_cmp_u(b->key, a->key);
+	return c;
+}
+
+static int top_by_cpu(const void *x, const void *y)
+{
+	const struct top_group *a = x, *b = y;
+	int c = top_cmp_d(a->cpu, b->cpu);
+
+	return c ? c : top_tie(a, b);
+}
+
+static int top_by_count(const void *x, const void *y)
+{
+	const struct top_group *a = x, *b = y;
+	int c = top_cmp_u(a->threads, b->threads);
+
+	if (!c)
+		c = top_cmp_d(a->cpu, b->cpu);
+	return c ? c : top_tie(a, b);
+}
+
+static int top_by_wait(const void *x, const void *y)
+{
+	const struct top_group *a = x, *b = y;
+	int c = top_cmp_u((uint64_t)(a->wait_ns + 1), (uint64_t)(b->wait_ns + 1));
+
+	return c ? c : top_tie(a, b);
+}
+
+void top_sort(struct top *t, enum top_sort by)
+{
+	struct top_view *v = &t->v;
+	struct hmap keys = { 0 };
+
+	qsort(v->groups, v->ngroups, sizeof(*v->groups),
+	      by == TOP_SORT_COUNT ? top_by_count : by == TOP_SORT_WAIT ? top_by_wait : top_by_cpu);
+	/* Each thread finds its group again by key. */
+	for (size_t g = 0; g < v->ngroups; g++) {
+		bool fresh;
+		struct top_gkey *k = hmap_get(&keys, sizeof(*k), v->groups[g].key, &fresh);
+
+		if (k)
+			k->idx = g;
+	}
+	for (size_t i = 0; i < v->nthreads; i++) {
+		struct top_gkey *k = hmap_find(&keys, sizeof(*k), v->threads[i].group_key);
+
+		if (k)
+			v->threads[i].group = k->idx;
+	}
+	hmap_free(&keys);
+}
+
+const struct top_view *top_view(const struct top *t)
+{
+	return &t->v;
+}
+
+int top_sym_problems(struct top *t,
+		     void (*cb)(const char *path, const char *why, unsigned hits, void *arg),
+		     void *arg)
+{
+	return t->sym ? rip_sym_problems(t->sym, cb, arg) : 0;
+}
+
+void top_free(struct top *t)
+{
+	if (!t)
+		return;
+	top_sites_free(t);
+	hmap_free(&t->cpus.h);
+	rip_sym_free(t->sym);
+	free(t->seen);
+	free(t->v.groups);
+	free(t->v.threads);
+	free(t);
+}

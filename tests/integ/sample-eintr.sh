@@ -1,0 +1,16 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+#
+# Description: CPU sampling never interrupts a wait.  Under rip run
+# --sample=1000, three threads alternate 2 ms of CPU work and a 5 ms
+# epoll_wait, poll or nanosleep while a fourth spins, for 5 seconds: no call
+# may fail with EINTR or return early.
+# Timeout: 120
+. tests/data/common.sh
+prog=$BUILD/tests/integ/topprog
+need_bin "$prog" "$RIP"
+
+"$RIP" run -q --sample=1000 -o "$TEST_TMP/trace" -- "$prog" eintr 5 >"$TEST_TMP/out" \
+	2>"$TEST_TMP/err" || fail "exit $?: $(cat "$TEST_TMP/out" "$TEST_TMP/err" | head -n 20)"
+grep -q "bad 0" "$TEST_TMP/out" || fail "interrupted waits: $(cat "$TEST_TMP/out")"
+t_done

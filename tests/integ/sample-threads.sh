@@ -1,0 +1,39 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+#
+# Description: 10,000 short-lived threads (64 alive at a time) with CPU
+# sampling on and RLIMIT_SIGPENDING lowered to 16, so that timer_create
+# fails for most of them: the program runs to the end, the failures are
+# counted in the file (with EAGAIN) and every timer made was deleted.  Then
+# the same without the limit, through rip run --sample: no crash.
+# Timeout: 300
+. tests/data/common.sh
+prog=$BUILD/tests/integ/topprog
+need_bin "$prog" "$RIP"
+command -v python3 >/dev/null || skip "python3 is needed to check the JSON output"
+ring=$TEST_TMP/many.ring
+
+python3 -c '
+import os, resource, sys
+resource.setrlimit(resource.RLIMIT_SIGPENDING, (16, 16))
+os.execvp(sys.argv[1], sys.argv[1:])' env RIP_RING="$ring" RIP_DISABLE=1,2,3 RIP_SAMPLE=100 \
+	LD_PRELOAD="$BUILD/librip-preload.so" "$prog" many 10000 >"$TEST_TMP/out" 2>"$TEST_TMP/err"
+rc=$?
+[ $rc = 0 ] || fail "exit $rc under a low RLIMIT_SIGPENDING: $(head -n 5 "$TEST_TMP/err")"
+grep -q "threads 10000" "$TEST_TMP/out" || fail "the program did not finish its threads"
+
+"$RIP" top --json "$ring" >"$TEST_TMP/top.json" || die "rip top on the file failed"
+python3 - "$TEST_TMP/top.json" <<'PY' || fail "the failures are not counted"
+import errno, json, sys
+s = json.load(open(sys.argv[1]))["sampling"]
+# The main thread's timer is the only one left (its thread never exited).
+ok = s["timer_failures"] > 0 and s["errno"] == errno.EAGAIN and s["timers"] <= 1
+if not ok:
+    print("sampling:", s, file=sys.stderr)
+sys.exit(0 if ok else 1)
+PY
+
+"$RIP" run -q --sample -o "$TEST_TMP/trace" -- "$prog" many 10000 >"$TEST_TMP/out" \
+	2>"$TEST_TMP/err" || fail "exit $? under rip run --sample: $(head -n 5 "$TEST_TMP/err")"
+grep -q "threads 10000" "$TEST_TMP/out" || fail "the program did not finish under rip run"
+t_done

@@ -1,0 +1,75 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+#
+# Description: rip top in a terminal (tmux: new-session, send-keys,
+# capture-pane).  A program run with rip run --sample has one thread
+# spinning in top_spin_here() and others waiting: the screen must show the
+# spinning function (waited for with a generous bound, since no sample is
+# due in any given time), the other threads (by their waits when the
+# preload library records them, else as sleeping), refresh (the sample
+# count on the screen moves), re-sort on n, w and c, and quit on q with
+# exit status 0.
+# Timeout: 180
+. tests/data/common.sh
+prog=$BUILD/tests/integ/topprog
+need_bin "$prog" "$RIP"
+command -v tmux >/dev/null || skip "tmux is not installed"
+sock=$TEST_TMP/tmux.sock
+screen=$TEST_TMP/screen
+
+t_bg "$RIP" run -q --sample -o "$TEST_TMP/trace" -- "$prog" top "$TEST_TMP/ready"
+wait_file "$TEST_TMP/ready" 60 || die "the helper did not start its threads in 60s"
+pid=$(cat "$TEST_TMP/ready")
+# rip run does not take its program down when it is killed: the cleanup must.
+T_PIDS="$T_PIDS $pid"
+
+# The view in a 150x40 terminal; its exit status goes to a file.
+tmux -S "$sock" -f /dev/null new-session -d -x 150 -y 40 \
+	"'$RIP' top -d 200ms $pid; echo \$? >'$TEST_TMP/status'" ||
+	die "tmux could not start a session"
+tpid=$(tmux -S "$sock" display-message -p '#{pid}' 2>/dev/null)
+[ -n "$tpid" ] && T_PIDS="$T_PIDS $tpid"
+
+grab() {
+	tmux -S "$sock" capture-pane -p >"$screen" 2>/dev/null
+}
+shows() {
+	grab && grep -q -- "$1" "$screen"
+}
+samples_now() {
+	grab && sed -n 's/.*sampling: [0-9]* Hz, [0-9]* timers, \([0-9]*\) samples.*/\1/p' "$screen"
+}
+
+wait_until 90 shows "run   top_spin_here" ||
+	{ cat "$screen" >&2; die "the screen never showed top_spin_here in 90s"; }
+wait_until 30 shows "keys: c cpu" || fail "no key help line"
+
+# The other threads: by what they wait in once the wrappers record waits.
+if nm -D "$BUILD/librip-preload.so" 2>/dev/null | grep -q ' T epoll_wait$'; then
+	for w in "sleep in sleeper" "poll in poller" "epoll_wait in epoller" \
+		"cond_wait in condwaiter"; do
+		wait_until 30 shows "wait  $w" || fail "the screen does not show '$w'"
+	done
+else
+	wait_until 30 shows "sleep (blocked" || fail "the waiting threads are not on the screen"
+fi
+
+# It refreshes: the sample count it shows moves (the spinner keeps running).
+first=$(samples_now)
+[ -n "$first" ] || fail "no sample count on the screen"
+moved() {
+	now=$(samples_now)
+	[ -n "$now" ] && [ "$now" != "$first" ]
+}
+wait_until 90 moved || fail "the screen did not refresh (samples stayed at $first)"
+
+for k in n:count w:wait c:cpu; do
+	tmux -S "$sock" send-keys "${k%%:*}"
+	wait_until 30 shows "sort: ${k#*:}" || fail "key ${k%%:*} did not sort by ${k#*:}"
+done
+
+tmux -S "$sock" send-keys q
+wait_file "$TEST_TMP/status" 30 || { grab; cat "$screen" >&2; die "rip top did not quit on q"; }
+[ "$(cat "$TEST_TMP/status")" = 0 ] || fail "rip top exited with $(cat "$TEST_TMP/status")"
+tmux -S "$sock" kill-server 2>/dev/null
+t_done

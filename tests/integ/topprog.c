@@ -1,0 +1,445 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Description: the helper of the rip top and --sample tests: a program that
+ * never calls rip_snap(), run under `rip run --sample`.  Modes:
+ *
+ *   top READY           one thread spins in top_spin_here(), others wait
+ *                       (nanosleep, poll, epoll_wait, a condition variable);
+ *                       READY is written once they are all started; runs
+ *                       until killed
+ *   eintr SECONDS       three threads alternate CPU work and a timed wait
+ *                       (epoll_wait, poll, nanosleep), a fourth spins; any
+ *                       EINTR or early return fails (exit 1)
+ *   sigprof N           owns SIGPROF (setitimer ITIMER_PROF) and counts its
+ *                       own signals until N arrived; installs a handler for
+ *                       SIGRTMAX too and raises it 3 times: exactly those 3
+ *                       must arrive, with si_code SI_TKILL
+ *   signalfd ROUNDS     every signal blocked, read through a signalfd: each
+ *                       round burns CPU, sends itself SIGUSR1 and must read
+ *                       exactly that one signal
+ *   sigwait ROUNDS      the same with sigwaitinfo and sigtimedwait; then
+ *                       a ppoll of 20 ms with every signal unblocked must
+ *                       time out, not end early
+ *   many N              N short-lived threads, 64 alive at a time, each
+ *                       burning a little CPU
+ *   fork                vfork + exec of true, posix_spawn of true, then a
+ *                       fork without exec whose child burns 300 ms of CPU;
+ *                       prints the child's pid
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static volatile unsigned long sink;
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Burn ns of this thread's CPU time. */
+static __attribute__((noinline)) void burn(uint64_t ns)
+{
+	uint64_t end = cpu_ns() + ns;
+
+	while (cpu_ns() < end)
+		for (int i = 0; i < 1000; i++)
+			sink += (unsigned long)i * 7;
+}
+
+void top_spin_here(void);
+
+__attribute__((noinline)) void top_spin_here(void)
+{
+	for (;;) {
+		for (int i = 0; i < 100000; i++)
+			sink += (unsigned long)i ^ sink;
+		__asm__ volatile("" ::: "memory");
+	}
+}
+
+static void *spinner(void *arg)
+{
+	(void)arg;
+	top_spin_here();
+	return NULL;
+}
+
+static int pipefd[2];
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+
+static void *sleeper(void *arg)
+{
+	(void)arg;
+	for (;;)
+		sleep(1000);
+	return NULL;
+}
+
+static void *poller(void *arg)
+{
+	struct pollfd p = { .fd = pipefd[0], .events = POLLIN };
+
+	(void)arg;
+	for (;;)
+		poll(&p, 1, -1);
+	return NULL;
+}
+
+static void *epoller(void *arg)
+{
+	int ep = epoll_create1(0);
+	struct epoll_event ev = { .events = EPOLLIN }, out;
+
+	(void)arg;
+	epoll_ctl(ep, EPOLL_CTL_ADD, pipefd[0], &ev);
+	for (;;)
+		epoll_wait(ep, &out, 1, -1);
+	return NULL;
+}
+
+static void *condwaiter(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&mu);
+	for (;;)
+		pthread_cond_wait(&cv, &mu);
+	return NULL;
+}
+
+static int mode_top(const char *ready)
+{
+	void *(*fns[])(void *) = { spinner, sleeper, poller, epoller, condwaiter };
+	pthread_t t;
+	FILE *f;
+
+	if (pipe(pipefd))
+		return 1;
+	for (size_t i = 0; i < sizeof(fns) / sizeof(fns[0]); i++)
+		if (pthread_create(&t, NULL, fns[i], NULL))
+			return 1;
+	f = fopen(ready, "w");
+	if (!f)
+		return 1;
+	fprintf(f, "%d\n", (int)getpid());
+	fclose(f);
+	for (;;)
+		pause();
+}
+
+/* ---- eintr ---- */
+
+static volatile int stop;
+static int bad;
+
+static void check(const char *what, int r, uint64_t t0, uint64_t want_ns)
+{
+	uint64_t took = now_ns() - t0;
+
+	if (r < 0 && errno == EINTR) {
+		fprintf(stderr, "%s: EINTR\n", what);
+		__atomic_add_fetch(&bad, 1, __ATOMIC_RELAXED);
+	} else if (took + 200000 < want_ns) {
+		fprintf(stderr, "%s: returned after %lu ns of %lu\n", what, (unsigned long)took,
+			(unsigned long)want_ns);
+		__atomic_add_fetch(&bad, 1, __ATOMIC_RELAXED);
+	}
+}
+
+static unsigned long waits;
+
+static void *eintr_worker(void *arg)
+{
+	int kind = (int)(long)arg, ep = epoll_create1(0);
+	struct epoll_event ev = { .events = EPOLLIN }, out;
+	struct pollfd p = { .fd = pipefd[0], .events = POLLIN };
+
+	epoll_ctl(ep, EPOLL_CTL_ADD, pipefd[0], &ev);
+	while (!stop) {
+		struct timespec ts = { 0, 5000000 };
+		uint64_t t0;
+		int r;
+
+		burn(2000000);
+		t0 = now_ns();
+		if (kind == 0)
+			r = epoll_wait(ep, &out, 1, 5), check("epoll_wait", r, t0, 5000000);
+		else if (kind == 1)
+			r = poll(&p, 1, 5), check("poll", r, t0, 5000000);
+		else
+			r = nanosleep(&ts, NULL), check("nanosleep", r, t0, 5000000);
+		__atomic_add_fetch(&waits, 1, __ATOMIC_RELAXED);
+	}
+	return NULL;
+}
+
+static void *eintr_spinner(void *arg)
+{
+	(void)arg;
+	while (!stop)
+		burn(1000000);
+	return NULL;
+}
+
+static int mode_eintr(int seconds)
+{
+	pthread_t t[4];
+
+	if (pipe(pipefd))
+		return 1;
+	for (long i = 0; i < 3; i++)
+		pthread_create(&t[i], NULL, eintr_worker, (void *)i);
+	pthread_create(&t[3], NULL, eintr_spinner, NULL);
+	sleep((unsigned)seconds);
+	stop = 1;
+	for (int i = 0; i < 4; i++)
+		pthread_join(t[i], NULL);
+	printf("waits %lu bad %d\n", waits, bad);
+	return bad ? 1 : 0;
+}
+
+/* ---- sigprof ---- */
+
+static volatile sig_atomic_t prof_count, rt_count, rt_wrong;
+
+static void on_prof(int sig)
+{
+	(void)sig;
+	prof_count++;
+}
+
+static void on_rt(int sig, siginfo_t *si, void *uc)
+{
+	(void)sig;
+	(void)uc;
+	rt_count++;
+	if (si->si_code != SI_TKILL)
+		rt_wrong++;
+}
+
+static int mode_sigprof(int n)
+{
+	struct itimerval it = { { 0, 10000 }, { 0, 10000 } };
+	struct sigaction sa;
+	uint64_t end = now_ns() + 120ull * 1000000000u;
+	pthread_t t;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_prof;
+	sa.sa_flags = SA_RESTART;
+	sigaction(SIGPROF, &sa, NULL);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_rt;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigaction(SIGRTMAX, &sa, NULL);
+	/* A second thread burns CPU too: its timer's signals must never reach on_rt. */
+	pthread_create(&t, NULL, eintr_spinner, NULL);
+	setitimer(ITIMER_PROF, &it, NULL);
+	for (int i = 0; i < 3; i++)
+		raise(SIGRTMAX);
+	while (prof_count < n && now_ns() < end)
+		burn(1000000);
+	stop = 1;
+	pthread_join(t, NULL);
+	printf("sigprof %d rtmax %d wrong %d\n", (int)prof_count, (int)rt_count, (int)rt_wrong);
+	return prof_count >= n && rt_count == 3 && !rt_wrong ? 0 : 1;
+}
+
+/* ---- signalfd ---- */
+
+static int mode_signalfd(int rounds)
+{
+	sigset_t all;
+	int fd;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	fd = signalfd(-1, &all, SFD_NONBLOCK | SFD_CLOEXEC);
+	if (fd < 0) {
+		perror("signalfd");
+		return 1;
+	}
+	for (int r = 0; r < rounds; r++) {
+		struct signalfd_siginfo si;
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+
+		burn(100000000); /* 100 ms of CPU: ten of our timers' periods at 100 Hz */
+		kill(getpid(), SIGUSR1);
+		if (poll(&p, 1, 10000) != 1) {
+			fprintf(stderr, "round %d: SIGUSR1 did not come\n", r);
+			return 1;
+		}
+		while (read(fd, &si, sizeof(si)) == sizeof(si)) {
+			if (si.ssi_signo != SIGUSR1) {
+				fprintf(stderr, "round %d: read signal %u, code %d\n", r,
+					si.ssi_signo, si.ssi_code);
+				return 1;
+			}
+		}
+		if (errno != EAGAIN) {
+			perror("read");
+			return 1;
+		}
+	}
+	printf("signalfd ok\n");
+	return 0;
+}
+
+static int mode_sigwait(int rounds)
+{
+	struct timespec zero = { 0, 0 };
+	sigset_t all;
+	siginfo_t si;
+	int s;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	for (int r = 0; r < rounds; r++) {
+		burn(100000000);
+		kill(getpid(), SIGUSR1);
+		s = sigwaitinfo(&all, &si);
+		if (s != SIGUSR1) {
+			fprintf(stderr, "round %d: sigwaitinfo gave %d, code %d\n", r, s, si.si_code);
+			return 1;
+		}
+		s = sigtimedwait(&all, &si, &zero);
+		if (s >= 0 || errno != EAGAIN) {
+			fprintf(stderr, "round %d: sigtimedwait gave %d, code %d\n", r, s, si.si_code);
+			return 1;
+		}
+	}
+	for (int r = 0; r < rounds; r++) {
+		struct timespec ts = { 0, 20000000 };
+		sigset_t none;
+		uint64_t t0;
+
+		sigemptyset(&none);
+		burn(100000000);
+		t0 = now_ns();
+		s = ppoll(NULL, 0, &ts, &none);
+		if (s != 0 || now_ns() - t0 < 19000000) {
+			fprintf(stderr, "round %d: ppoll gave %d (%s) after %lu ns\n", r, s,
+				s < 0 ? strerror(errno) : "", (unsigned long)(now_ns() - t0));
+			return 1;
+		}
+	}
+	printf("sigwait ok\n");
+	return 0;
+}
+
+/* ---- many ---- */
+
+static void *short_lived(void *arg)
+{
+	(void)arg;
+	burn(200000);
+	return NULL;
+}
+
+static int mode_many(int n)
+{
+	pthread_t t[64];
+
+	for (int done = 0; done < n;) {
+		int k = n - done < 64 ? n - done : 64;
+
+		for (int i = 0; i < k; i++)
+			if (pthread_create(&t[i], NULL, short_lived, NULL)) {
+				perror("pthread_create");
+				return 1;
+			}
+		for (int i = 0; i < k; i++)
+			pthread_join(t[i], NULL);
+		done += k;
+	}
+	printf("threads %d\n", n);
+	return 0;
+}
+
+/* ---- fork ---- */
+
+extern char **environ;
+
+static int reap(pid_t p, const char *what)
+{
+	int st;
+
+	if (p < 0 || waitpid(p, &st, 0) != p || !WIFEXITED(st) || WEXITSTATUS(st)) {
+		fprintf(stderr, "%s failed\n", what);
+		return 1;
+	}
+	return 0;
+}
+
+static int mode_fork(void)
+{
+	char *argv[] = { "true", NULL };
+	pid_t p;
+	int failed = 0;
+
+	burn(50000000);
+	p = vfork();
+	if (p == 0) {
+		execvp("true", argv);
+		_exit(127);
+	}
+	failed |= reap(p, "vfork");
+	if (posix_spawnp(&p, "true", NULL, NULL, argv, environ))
+		p = -1;
+	failed |= reap(p, "posix_spawn");
+	p = fork();
+	if (p == 0) {
+		burn(300000000);
+		_exit(0);
+	}
+	printf("child %d\n", (int)p);
+	fflush(stdout);
+	failed |= reap(p, "fork");
+	burn(50000000);
+	return failed;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 2 && !strcmp(argv[1], "fork"))
+		return mode_fork();
+	if (argc == 3 && !strcmp(argv[1], "top"))
+		return mode_top(argv[2]);
+	if (argc == 3 && !strcmp(argv[1], "eintr"))
+		return mode_eintr(atoi(argv[2]));
+	if (argc == 3 && !strcmp(argv[1], "sigprof"))
+		return mode_sigprof(atoi(argv[2]));
+	if (argc == 3 && !strcmp(argv[1], "signalfd"))
+		return mode_signalfd(atoi(argv[2]));
+	if (argc == 3 && !strcmp(argv[1], "sigwait"))
+		return mode_sigwait(atoi(argv[2]));
+	if (argc == 3 && !strcmp(argv[1], "many"))
+		return mode_many(atoi(argv[2]));
+	fprintf(stderr, "usage: topprog top READY | eintr SECONDS | sigprof N | signalfd ROUNDS "
+			"| sigwait ROUNDS | many N | fork\n");
+	return 2;
+}
