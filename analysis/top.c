@@ -668,7 +668,8 @@ static int top_by_count(const void *x, const void *y)
 static int top_by_wait(const void *x, const void *y)
 {
 	const struct top_group *a = x, *b = y;
-	int c = top_cmp_u((uint64_t)(a->wait_ns + 1), (uint64_t)(b->wait_ns + 1));
+	/* unsigned: -1 (unknown) sorts as 0, below every known wait */
+	int c = top_cmp_u((uint64_t)a->wait_ns + 1, (uint64_t)b->wait_ns + 1);
 
 	return c ? c : top_tie(a, b);
 }
@@ -678,8 +679,11 @@ void top_sort(struct top *t, enum top_sort by)
 	struct top_view *v = &t->v;
 	struct hmap keys = { 0 };
 
-	qsort(v->groups, v->ngroups, sizeof(*v->groups),
-	      by == TOP_SORT_COUNT ? top_by_count : by == TOP_SORT_WAIT ? top_by_wait : top_by_cpu);
+	if (v->ngroups) /* (groups may be NULL then) */
+		qsort(v->groups, v->ngroups, sizeof(*v->groups),
+		      by == TOP_SORT_COUNT ? top_by_count :
+		      by == TOP_SORT_WAIT  ? top_by_wait :
+					     top_by_cpu);
 	/* Each thread finds its group again by key. */
 	for (size_t g = 0; g < v->ngroups; g++) {
 		bool fresh;
