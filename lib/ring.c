@@ -1270,8 +1270,17 @@ static void rip_atfork_child(void)
 			continue;
 		if ((s == me->thread && !(me->flags & RIP_SELF_DUMMY)) || s == me->cur ||
 		    (__rip_proc.flags & RIP_F_LEGACY_API)) {
-			if (s == me->thread || s == me->cur)
+			if (s == me->thread || s == me->cur) {
 				s->tid = me->tid;
+				/*
+				 * The parent's thread may have entered a wrapped wait
+				 * (waitpid) between fork and this copy, and its watcher's
+				 * record describes the parent's thread: this one is in
+				 * fork, in no wait.
+				 */
+				memset(&s->wait, 0, sizeof(s->wait));
+				memset(&s->watch, 0, sizeof(s->watch));
+			}
 			h->live_threads++;
 			continue;
 		}
