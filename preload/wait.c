@@ -341,72 +341,37 @@ RIP_PL_WRAP(int, pclose, RIP_WAIT_SYSTEM, rip_pl_file_fd(fp), (FILE *fp), (fp))
  * trylock answers as lock would for every kind of mutex, except that it
  * says EBUSY where lock would wait (or, for an error-checking mutex the
  * caller holds, EDEADLK: lock then says so).
+ *
+ * RIP_PL_WRAP_TRY(name, try, type, kind, (params), (args)): a lock wrapper
+ * whose first parameter is the lock l; try is its trylock, called first.
  */
-RIP_PL_EXPORT int pthread_mutex_lock(pthread_mutex_t *m)
-{
-	static int (*real)(pthread_mutex_t *), (*try)(pthread_mutex_t *);
-	int ret;
-
-	if (!RIP_PL_REAL(real, "pthread_mutex_lock"))
-		return ENOSYS;
-	if (RIP_LIKELY(RIP_PL_REAL(try, "pthread_mutex_trylock"))) {
-		ret = try(m);
-		if (RIP_LIKELY(ret != EBUSY))
-			return ret;
+#define RIP_PL_WRAP_TRY(NAME, TRY, TYPE, KIND, PARAMS, ARGS)                                       \
+	RIP_PL_EXPORT int NAME PARAMS                                                              \
+	{                                                                                          \
+		static int(*real) PARAMS;                                                          \
+		static int (*try)(TYPE *);                                                         \
+		int ret;                                                                           \
+                                                                                                   \
+		if (!RIP_PL_REAL(real, #NAME))                                                     \
+			return ENOSYS;                                                             \
+		if (RIP_LIKELY(RIP_PL_REAL(try, TRY))) {                                           \
+			ret = try(l);                                                              \
+			if (RIP_LIKELY(ret != EBUSY))                                              \
+				return ret;                                                        \
+		}                                                                                  \
+		RIP_PL_WAIT(KIND, (uintptr_t)l, true);                                             \
+		return real ARGS;                                                                  \
 	}
-	RIP_PL_WAIT(RIP_WAIT_MUTEX, (uintptr_t)m, true);
-	return real(m);
-}
 
-RIP_PL_EXPORT int pthread_mutex_timedlock(pthread_mutex_t *restrict m,
-					  const struct timespec *restrict ts)
-{
-	static int (*real)(pthread_mutex_t *restrict, const struct timespec *restrict);
-	static int (*try)(pthread_mutex_t *);
-	int ret;
-
-	if (!RIP_PL_REAL(real, "pthread_mutex_timedlock"))
-		return ENOSYS;
-	if (RIP_LIKELY(RIP_PL_REAL(try, "pthread_mutex_trylock"))) {
-		ret = try(m);
-		if (RIP_LIKELY(ret != EBUSY))
-			return ret;
-	}
-	RIP_PL_WAIT(RIP_WAIT_MUTEX, (uintptr_t)m, true);
-	return real(m, ts);
-}
-
-RIP_PL_EXPORT int pthread_rwlock_rdlock(pthread_rwlock_t *l)
-{
-	static int (*real)(pthread_rwlock_t *), (*try)(pthread_rwlock_t *);
-	int ret;
-
-	if (!RIP_PL_REAL(real, "pthread_rwlock_rdlock"))
-		return ENOSYS;
-	if (RIP_LIKELY(RIP_PL_REAL(try, "pthread_rwlock_tryrdlock"))) {
-		ret = try(l);
-		if (RIP_LIKELY(ret != EBUSY))
-			return ret;
-	}
-	RIP_PL_WAIT(RIP_WAIT_RWLOCK, (uintptr_t)l, true);
-	return real(l);
-}
-
-RIP_PL_EXPORT int pthread_rwlock_wrlock(pthread_rwlock_t *l)
-{
-	static int (*real)(pthread_rwlock_t *), (*try)(pthread_rwlock_t *);
-	int ret;
-
-	if (!RIP_PL_REAL(real, "pthread_rwlock_wrlock"))
-		return ENOSYS;
-	if (RIP_LIKELY(RIP_PL_REAL(try, "pthread_rwlock_trywrlock"))) {
-		ret = try(l);
-		if (RIP_LIKELY(ret != EBUSY))
-			return ret;
-	}
-	RIP_PL_WAIT(RIP_WAIT_RWLOCK, (uintptr_t)l, true);
-	return real(l);
-}
+RIP_PL_WRAP_TRY(pthread_mutex_lock, "pthread_mutex_trylock", pthread_mutex_t, RIP_WAIT_MUTEX,
+		(pthread_mutex_t * l), (l))
+RIP_PL_WRAP_TRY(pthread_mutex_timedlock, "pthread_mutex_trylock", pthread_mutex_t,
+		RIP_WAIT_MUTEX, (pthread_mutex_t *restrict l, const struct timespec *restrict ts),
+		(l, ts))
+RIP_PL_WRAP_TRY(pthread_rwlock_rdlock, "pthread_rwlock_tryrdlock", pthread_rwlock_t,
+		RIP_WAIT_RWLOCK, (pthread_rwlock_t * l), (l))
+RIP_PL_WRAP_TRY(pthread_rwlock_wrlock, "pthread_rwlock_trywrlock", pthread_rwlock_t,
+		RIP_WAIT_RWLOCK, (pthread_rwlock_t * l), (l))
 
 RIP_PL_WRAP_PT(pthread_barrier_wait, "pthread_barrier_wait", RIP_WAIT_BARRIER, (uintptr_t)b,
 	       (pthread_barrier_t *b), (b))
