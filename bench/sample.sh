@@ -23,14 +23,8 @@ PROG=$top/$BUILD/bench/sample
 REPS=${SAMPLE_REPS:-7}
 ITERS=${SAMPLE_ITERS:-6000000}
 dir=${1:?usage: sample.sh DIR}
-work=$dir/sample
-rm -rf "$work"
-mkdir -p "$work" || exit 1
-trap 'rm -rf "$work"' EXIT
-trap 'exit 130' INT TERM HUP
-RIP_DIR=$work
-export RIP_DIR
-. bench/lib.sh # now_ns, median
+. bench/lib.sh # now_ns, median, bench_work
+bench_work "$dir/sample"
 failed=0
 
 echo ""

@@ -22,14 +22,9 @@ RIP=$top/$BUILD/rip
 REPS=${SPAWN_REPS:-5}
 FILES=${SPAWN_FILES:-24}
 dir=${1:?usage: spawn.sh DIR}
-work=$dir/spawn
-rm -rf "$work"
+. bench/lib.sh # now_ns, median, bench_work
+bench_work "$dir/spawn"
 mkdir -p "$work/proj" || exit 1
-trap 'rm -rf "$work"' EXIT
-trap 'exit 130' INT TERM HUP
-RIP_DIR=$work
-export RIP_DIR
-. bench/lib.sh # now_ns, median
 failed=0
 have_ht=1
 command -v heaptrack >/dev/null 2>&1 || have_ht=0

@@ -32,14 +32,8 @@ MANY=$BUILD/tests/integ/manythreads
 PAIRS=${THR_PAIRS:-1000000}
 REPS=${THR_REPS:-3}
 dir=${1:?usage: threads.sh DIR}
-work=$dir/thr
-rm -rf "$work"
-mkdir -p "$work" || exit 1
-trap 'rm -rf "$work"' EXIT
-trap 'exit 130' INT TERM HUP
-RIP_DIR=$work
-export RIP_DIR
-. bench/lib.sh # now_ns, median
+. bench/lib.sh # now_ns, median, bench_work
+bench_work "$dir/thr"
 failed=0
 have_ht=1
 command -v heaptrack >/dev/null 2>&1 && command -v heaptrack_print >/dev/null 2>&1 || have_ht=0
