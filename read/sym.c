@@ -109,6 +109,7 @@ struct sym_mod {
 	bool dwarf;
 	struct sym_elf *syms; /* function symbols by address */
 	size_t nsyms;
+	bool symtab;	      /* they come from a .symtab (else .dynsym: exported ones only) */
 	struct sym_fn_range *cu_ranges; /* CU DIEs by address, built on first use */
 	size_t ncu_ranges;
 	Dwarf_Addr cu_bias;
@@ -570,6 +571,18 @@ static unsigned sym_rank(const char *name, int bind)
 	return r;
 }
 
+/* Has elf a .symtab (libdwfl reads it, from the object or its debug file, before .dynsym)? */
+static bool sym_has_symtab(Elf *elf)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr shdr;
+
+	while (elf && (scn = elf_nextscn(elf, scn)))
+		if (gelf_getshdr(scn, &shdr) && shdr.sh_type == SHT_SYMTAB)
+			return true;
+	return false;
+}
+
 /*
  * Index the function symbols (.symtab, else .dynsym) by address: libdwfl's
  * dwfl_module_addrinfo scans the whole table on every call.
@@ -597,6 +610,8 @@ static int sym_elf_index(struct sym_mod *m)
 		if (!name || !*name || sym.st_shndx == SHN_UNDEF || shndx == SHN_UNDEF ||
 		    shndx == SHN_ABS)
 			continue;
+		if (!n)
+			m->symtab = sym_has_symtab(elf);
 		if (type == STT_NOTYPE) {
 			GElf_Shdr shdr;
 			Elf_Scn *scn = elf ? elf_getscn(elf, shndx) : NULL;
@@ -649,8 +664,12 @@ static const struct sym_elf *sym_elf_find(const struct sym_mod *m, Dwarf_Addr a)
 	for (size_t i = lo - 1, k = 0; i-- > 0 && k < 8; k++)
 		if (m->syms[i].size && a - m->syms[i].lo < m->syms[i].size)
 			return &m->syms[i];
-	/* hand-written code often runs past its symbol's size: take the closest */
-	return a - best->lo < SYM_NEAREST_MAX ? best : NULL;
+	/*
+	 * Hand-written code often runs past its symbol's size: take the closest.
+	 * Not in a stripped object (.dynsym only): there the gap after an
+	 * exported function is most often a static one, which has no name.
+	 */
+	return m->symtab && a - best->lo < SYM_NEAREST_MAX ? best : NULL;
 }
 
 static void sym_mod_close(struct sym_mod *m)

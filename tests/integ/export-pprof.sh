@@ -109,9 +109,14 @@ def no(*msg):
 mem = [g for g in r["leaks"] if g["resource"] == "mem"]
 if len(mem) < 6:
     no("rip leaks found", len(mem), "memory groups, the program leaks 6 sites")
+# a frame with no function name is MODULE+0xOFFSET in the profile, as rip names it
+def fname(f):
+    if f["function"]:
+        return f["function"]
+    return "%s+0x%x" % (f["module"].rsplit("/", 1)[-1], f["offset"]) if f.get("module") else f["addr"]
 simple = lambda f: re.sub(r"\(.*\)$", "", f or "")
 def stk(g, full=False):
-    return tuple((f["function"] if full else simple(f["function"])) for f in g["stack"] or [])
+    return tuple((fname(f) if full else simple(fname(f))) for f in g["stack"] or [])
 
 # go tool pprof -top: flat per leaf function and the total, bytes and blocks
 def top(path):
@@ -189,7 +194,11 @@ r = json.load(open(sys.argv[1]))
 p = pprof.load(open(sys.argv[2], "rb").read())
 got = sorted(tuple((ln["function"], ln["file"], ln["line"]) for i in s["locations"]
                    for ln in p["locations"][i]["lines"]) for s in p["samples"])
-want = sorted(tuple((f["function"], f["file"] or "", f["line"] or 0) for f in g["stack"])
+def fname(f):
+    if f["function"]:
+        return f["function"]
+    return "%s+0x%x" % (f["module"].rsplit("/", 1)[-1], f["offset"]) if f.get("module") else f["addr"]
+want = sorted(tuple((fname(f), f["file"] or "", f["line"] or 0) for f in g["stack"])
               for g in r["leaks"] if g["resource"] == "mem")
 if got != want:
     print("FAIL: lines", got, "want", want, file=sys.stderr)
