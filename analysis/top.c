@@ -518,7 +518,7 @@ static int top_slot(struct top *t, struct hmap *keys, struct hmap *procs, const 
 	return 0;
 }
 
-/* Threads of /proc that have no slot: one group, with their CPU. */
+/* Threads of /proc that have no slot: one group (librip's watcher another), with their CPU. */
 static int top_noslot(struct top *t, struct hmap *keys, struct hmap *procs)
 {
 	HMAP_OF(struct top_proc) *pv = (void *)procs;
@@ -543,7 +543,10 @@ static int top_noslot(struct top *t, struct hmap *keys, struct hmap *procs)
 		if (t->v.interval_ns > 0)
 			th->cpu = (double)d / (double)t->v.interval_ns;
 		t->v.cpu += th->cpu;
-		g = top_group(t, keys, TOP_NOSLOT, 0, NULL, 0);
+		g = top_group(t, keys,
+			      t->v.hdr.watch_tid && th->tid == t->v.hdr.watch_tid ? TOP_OWN :
+										   TOP_NOSLOT,
+			      0, NULL, 0);
 		if (!g)
 			return -ENOMEM;
 		g->threads++;

@@ -13,7 +13,9 @@
  *  - TOP_RUN: running, or used CPU in the interval: by the function of its
  *    newest sample;
  *  - TOP_SLEEP: neither (blocked somewhere the wrappers do not see);
- *  - TOP_NOSLOT: in /proc but with no slot in the file.
+ *  - TOP_NOSLOT: in /proc but with no slot in the file;
+ *  - TOP_OWN: the preload library's own watcher thread (the header's
+ *    watch_tid), which takes no slot.
  * A group's CPU is the CPU its functions used: each thread's CPU of the
  * interval is split between the functions of the samples it took in it
  * (the newest sample's function when it took none), whatever group the
@@ -42,6 +44,7 @@ enum top_kind {
 	TOP_WAIT,
 	TOP_SLEEP,
 	TOP_NOSLOT,
+	TOP_OWN,
 };
 
 enum top_sort {

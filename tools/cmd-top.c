@@ -91,6 +91,9 @@ static void top_where(const struct top_group *g, bool sampled, char *buf, size_t
 	case TOP_SLEEP:
 		snprintf(buf, len, "sleep (blocked outside the wrapped calls: no wait record)");
 		break;
+	case TOP_OWN:
+		snprintf(buf, len, "(librip's watcher thread: it sees the threads no wrapper covers)");
+		break;
 	default:
 		snprintf(buf, len, "(threads with no slot in the file: started before tracing?)");
 		break;
@@ -212,9 +215,9 @@ static void top_json(FILE *out, const struct top_view *v, const struct top_cli *
 		v->samples, v->corrupt, v->changing);
 	for (size_t i = 0; i < v->ngroups; i++) {
 		const struct top_group *g = &v->groups[i];
-		static const char *const kinds[] = { "?", "run", "wait", "sleep", "noslot" };
+		static const char *const kinds[] = { "?", "run", "wait", "sleep", "noslot", "librip" };
 
-		fprintf(out, "%s{\"kind\":\"%s\",", i ? "," : "", kinds[g->kind <= 4 ? g->kind : 0]);
+		fprintf(out, "%s{\"kind\":\"%s\",", i ? "," : "", kinds[g->kind <= TOP_OWN ? g->kind : 0]);
 		if (g->kind == TOP_WAIT)
 			fprintf(out, "\"wait\":\"%s\",", top_wait_name(g->wait_kind));
 		fprintf(out, "\"function\":");
