@@ -6,9 +6,10 @@
 # spinning in top_spin_here() and others waiting: the screen must show the
 # spinning function (waited for with a generous bound, since no sample is
 # due in any given time), the other threads (by their waits when the
-# preload library records them, else as sleeping), refresh (the sample
-# count on the screen moves), re-sort on n, w and c, and quit on q with
-# exit status 0.
+# preload library records them, else as sleeping), refresh (the screen
+# changes), re-sort on n, w and c, and quit on q with exit status 0.  If no
+# sample arrives at all in the bound (a kernel may deliver none), the
+# spinning thread must still show as running.
 # Timeout: 180
 . tests/data/common.sh
 prog=$BUILD/tests/integ/topprog
@@ -40,8 +41,18 @@ samples_now() {
 	grab && sed -n 's/.*sampling: [0-9]* Hz, [0-9]* timers, \([0-9]*\) samples.*/\1/p' "$screen"
 }
 
-wait_until 90 shows "run   top_spin_here" ||
-	{ cat "$screen" >&2; die "the screen never showed top_spin_here in 90s"; }
+# No sample is due in any given time (a kernel may deliver none): when none came
+# at all, the spinning thread must still be on the screen as running, from /proc.
+if ! wait_until 90 shows "run   top_spin_here"; then
+	n=$(samples_now)
+	if [ "$n" = 0 ]; then
+		echo "note: no timer sample arrived in 90 s: the running row is checked without its function"
+		shows "run   " || { cat "$screen" >&2; fail "the spinning thread is not shown running"; }
+	else
+		cat "$screen" >&2
+		die "the screen never showed top_spin_here in 90s, with $n samples stored"
+	fi
+fi
 wait_until 30 shows "keys: c cpu" || fail "no key help line"
 
 # The other threads: by what they wait in once the wrappers record waits.
@@ -54,14 +65,15 @@ else
 	wait_until 30 shows "sleep (blocked" || fail "the waiting threads are not on the screen"
 fi
 
-# It refreshes: the sample count it shows moves (the spinner keeps running).
-first=$(samples_now)
-[ -n "$first" ] || fail "no sample count on the screen"
+# It refreshes: the screen changes (the waits' durations grow, the spinner's CPU
+# moves; samples need not come).
+[ -n "$(samples_now)" ] || fail "no sample count on the screen"
+grab
+cp "$screen" "$TEST_TMP/first"
 moved() {
-	now=$(samples_now)
-	[ -n "$now" ] && [ "$now" != "$first" ]
+	grab && ! cmp -s "$screen" "$TEST_TMP/first"
 }
-wait_until 90 moved || fail "the screen did not refresh (samples stayed at $first)"
+wait_until 30 moved || fail "the screen did not refresh"
 
 for k in n:count w:wait c:cpu; do
 	tmux -S "$sock" send-keys "${k%%:*}"
