@@ -349,12 +349,35 @@ static void rip_pl_atfork_parent(void)
 	rip_pl_self.guard = rip_pl_fork_guard;
 }
 
+/* Resource tracing started (the stack table, the pagemap signal): set once, by the constructor. */
+static bool rip_pl_res_started;
+
 static void rip_pl_atfork_child(void)
 {
 	/* The child's trace is its own: new stacks are defined again there. */
-	rip_pl_bt_fork_child();
-	rip_pl_pagemap_fork_child();
+	if (rip_pl_res_started) {
+		rip_pl_bt_fork_child();
+		rip_pl_pagemap_fork_child();
+	}
 	rip_pl_self.guard = rip_pl_fork_guard;
+}
+
+/*
+ * The guard stays up across fork until our child handler, which runs after
+ * librip's: librip's handler writes the child's ring file through write(),
+ * whose wrapper would otherwise record a wait in the slot the child still
+ * shares with its parent.  0 or -ENOMEM.
+ */
+static int rip_pl_atfork_init(void)
+{
+	int ret;
+
+	rip_pl_self.guard++;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST); /* pairs with the hooks' checks */
+	ret = pthread_atfork(rip_pl_atfork_prepare, rip_pl_atfork_parent, rip_pl_atfork_child);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	rip_pl_self.guard--;
+	return ret ? -ENOMEM : 0;
 }
 
 /*
@@ -475,8 +498,12 @@ __attribute__((constructor)) static void rip_pl_init(void)
 	rip_pl_watch_init();
 	if (early && __atomic_load_n(&rip_pl_off, __ATOMIC_RELAXED))
 		return; /* the early start failed: it said why */
-	if (rip_pl_no_resources())
-		return; /* slots and waits only: the hooks keep forwarding */
+	if (rip_pl_no_resources()) {
+		/* slots and waits only: the hooks keep forwarding */
+		if (__atomic_load_n(&rip_pl_waits, __ATOMIC_RELAXED))
+			rip_pl_atfork_init(); /* else the fork child's wait records go astray */
+		return;
+	}
 	/* Tracing may be on already (early): our own work (dlopen of libunwind) is not traced. */
 	rip_pl_self.guard++;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST); /* pairs with the hooks' checks */
@@ -486,8 +513,9 @@ __attribute__((constructor)) static void rip_pl_init(void)
 		err = rip_pl_pagemap_init();
 	if (!err)
 		err = rip_pl_sample_init();
-	if (!err && pthread_atfork(rip_pl_atfork_prepare, rip_pl_atfork_parent, rip_pl_atfork_child))
-		err = -ENOMEM;
+	rip_pl_res_started = !err;
+	if (!err)
+		err = rip_pl_atfork_init();
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	rip_pl_self.guard--;
 	if (err) {
