@@ -507,6 +507,17 @@ static void print_header(const struct ps_state *st, FILE *out)
 	fputc('\n', out);
 }
 
+/* The end of a --json document: what the watcher saw, then the last brace. */
+static int ps_json_end(struct ps_state *st, FILE *out)
+{
+	struct psw_opts po = { .alive = st->alive, .now_ticks = st->now_ticks,
+			       .sysroot = st->o.sysroot };
+	int ret = psw_json(&st->f, &st->s, st->sym, &po, out);
+
+	fprintf(out, "}\n");
+	return ret;
+}
+
 static int ps_grouped(struct ps_state *st, FILE *out)
 {
 	struct pw_ctx pw = ps_pw(st);
@@ -604,7 +615,8 @@ static int ps_grouped(struct ps_state *st, FILE *out)
 			}
 			fprintf(out, "]}");
 		}
-		fprintf(out, "]}\n");
+		fputc(']', out);
+		ret = ps_json_end(st, out);
 		goto out_free;
 	}
 
@@ -759,8 +771,10 @@ static int ps_threads(struct ps_state *st, FILE *out)
 			k += r;
 		}
 	}
-	if (st->o.json)
-		fprintf(out, "]}\n");
+	if (st->o.json) {
+		fputc(']', out);
+		return ps_json_end(st, out);
+	}
 	return 0;
 }
 
@@ -857,7 +871,7 @@ static int cmd_ps(int argc, char **argv)
 	}
 	st.alive = rr_alive(&st.f) == 1;
 	/* A fresh sweep of the watcher thread first (bounded wait), then the slots. */
-	psw_request(&st.f, st.alive && !st.o.json, &wreq);
+	psw_request(&st.f, st.alive, &wreq);
 	ret = rr_read_slots(&st.f, &st.s, err, sizeof(err));
 	if (ret) {
 		tool_err("%s", err);

@@ -269,25 +269,23 @@ static void psw_status(const struct rr_file *f, const struct rip_file_hdr *live,
 		fprintf(out, "note: could not ask for a fresh sweep: %s\n", req->why);
 }
 
-int psw_print(struct rr_file *f, const struct rr_slots *s, struct rip_sym *sym,
-	      const struct psw_opts *o, const struct wt_request *req, FILE *out)
+/*
+ * The threads the watcher last saw blocked in the kernel with no wait record,
+ * each with its stack unwound from its copy: *out (free each with
+ * wt_thread_free, then the array), *n of them; *running counts those it saw
+ * running.  0 or -ENOMEM.
+ */
+static int psw_collect(struct rr_file *f, const struct rr_slots *s, const struct psw_opts *o,
+		       struct psw_thread **out, size_t *nout, size_t *running)
 {
-	struct rip_file_hdr live;
-	struct psw_thread *v = NULL, **sorted = NULL;
-	struct psw_group *groups = NULL;
-	struct wt_unwinder *u = NULL;
 	struct rip_module *mods = NULL;
-	size_t n = 0, nmods = 0, ngroups = 0, running = 0, nthreads = 0;
+	struct wt_unwinder *u = NULL;
+	struct psw_thread *v;
+	size_t n = 0, nmods = 0;
 	char err[RR_ERR_MAX];
-	int ret = 0;
 
-	if (f->legacy_raw)
-		return 0;
-	rr_live_hdr(f, &live, err, sizeof(err));
-	if (live.watch_status == RIP_WATCHER_NONE && !live.watch_sweeps)
-		return 0; /* no watcher ever: a program that reports itself */
-	fputc('\n', out);
-	psw_status(f, &live, o, req, out);
+	*out = NULL;
+	*nout = *running = 0;
 	v = calloc(s->n ? s->n : 1, sizeof(*v));
 	if (!v)
 		return -ENOMEM;
@@ -301,7 +299,6 @@ int psw_print(struct rr_file *f, const struct rr_slots *s, struct rip_sym *sym,
 
 		if (sl->kind != RIP_KIND_THREAD || sl->state != RIP_SLOT_RUNNING)
 			continue;
-		nthreads++;
 		r = wt_read(f, sl->index, sl->tid, &p->t, err, sizeof(err));
 		if (r < 0) {
 			tool_err("%s", err);
@@ -314,7 +311,7 @@ int psw_print(struct rr_file *f, const struct rr_slots *s, struct rip_sym *sym,
 			continue;
 		}
 		if (!(p->t.rec.flags & RIP_WATCH_BLOCKED)) {
-			running += !!(p->t.rec.flags & RIP_WATCH_RUNNING);
+			*running += !!(p->t.rec.flags & RIP_WATCH_RUNNING);
 			wt_thread_free(&p->t);
 			continue;
 		}
@@ -328,6 +325,33 @@ int psw_print(struct rr_file *f, const struct rr_slots *s, struct rip_sym *sym,
 		p->t.stack = NULL; /* have_copy stays: it had one */
 		n++;
 	}
+	wt_unwinder_free(u);
+	free(mods);
+	*out = v;
+	*nout = n;
+	return 0;
+}
+
+int psw_print(struct rr_file *f, const struct rr_slots *s, struct rip_sym *sym,
+	      const struct psw_opts *o, const struct wt_request *req, FILE *out)
+{
+	struct rip_file_hdr live;
+	struct psw_thread *v = NULL, **sorted = NULL;
+	struct psw_group *groups = NULL;
+	size_t n = 0, ngroups = 0, running = 0;
+	char err[RR_ERR_MAX];
+	int ret = 0;
+
+	if (f->legacy_raw)
+		return 0;
+	rr_live_hdr(f, &live, err, sizeof(err));
+	if (live.watch_status == RIP_WATCHER_NONE && !live.watch_sweeps)
+		return 0; /* no watcher ever: a program that reports itself */
+	fputc('\n', out);
+	psw_status(f, &live, o, req, out);
+	ret = psw_collect(f, s, o, &v, &n, &running);
+	if (ret)
+		goto out;
 	if (!n) {
 		if (running)
 			fprintf(out,
@@ -396,7 +420,6 @@ int psw_print(struct rr_file *f, const struct rr_slots *s, struct rip_sym *sym,
 		fprintf(out, "%zu other threads with no wait record were running at the sweep\n",
 			running);
 out:
-	(void)nthreads;
 	for (size_t i = 0; i < n; i++) {
 		wt_thread_free(&v[i].t);
 		free(v[i].sig);
@@ -404,7 +427,65 @@ out:
 	free(v);
 	free(sorted);
 	free(groups);
-	wt_unwinder_free(u);
-	free(mods);
 	return ret;
+}
+
+int psw_json(struct rr_file *f, const struct rr_slots *s, struct rip_sym *sym,
+	     const struct psw_opts *o, FILE *out)
+{
+	static const char *const status[] = { "none",	 "running", "off",    "denied",
+					      "failed", "stopped", "pending" };
+	struct rip_file_hdr live;
+	struct psw_thread *v = NULL;
+	size_t n = 0, running = 0;
+	char err[RR_ERR_MAX], sb[32];
+	int ret;
+
+	if (f->legacy_raw)
+		return 0;
+	rr_live_hdr(f, &live, err, sizeof(err));
+	if (live.watch_status == RIP_WATCHER_NONE && !live.watch_sweeps)
+		return 0; /* no watcher ever: the document is as it was */
+	ret = psw_collect(f, s, o, &v, &n, &running);
+	if (ret)
+		return ret;
+	fprintf(out, ",\"watcher\":{\"status\":\"%s\",\"sweeps\":%llu,\"running\":%zu}",
+		live.watch_status < sizeof(status) / sizeof(status[0]) ? status[live.watch_status] :
+									 "unknown",
+		(unsigned long long)live.watch_sweeps, running);
+	fprintf(out, ",\"kernel_blocked\":[");
+	for (size_t i = 0; i < n; i++) {
+		const struct psw_thread *p = &v[i];
+		const struct rip_watch *r = &p->t.rec;
+		uint64_t until = o->alive ? o->now_ticks : r->sweep_ts;
+
+		if (until < r->since_ts)
+			until = r->since_ts;
+		fprintf(out, "%s{\"slot\":%u,\"tid\":%d,\"name\":", i ? "," : "", p->slot->index,
+			p->t.tid);
+		json_str(out, p->slot->name);
+		fprintf(out, ",\"syscall\":");
+		json_str(out, psw_sysname(r->nr, sb, sizeof(sb)));
+		fprintf(out, ",\"nr\":%d,\"blocked_ns\":%lld,\"copy\":%s,\"stack\":[", r->nr,
+			(long long)(rr_ticks_to_ns(&f->hdr, until) -
+				    rr_ticks_to_ns(&f->hdr, r->since_ts)),
+			p->t.have_copy ? "true" : "false");
+		for (int k = 0; k < p->npcs; k++) {
+			struct rip_frame fr[8];
+			int nf = psw_lookup(sym, p->pcs[k], k > 0, fr, 8);
+
+			fprintf(out, "%s{\"function\":", k ? "," : "");
+			json_str(out, psw_func(fr, nf));
+			fprintf(out, ",\"file\":");
+			json_str(out, nf > 0 ? fr[0].file : NULL);
+			fprintf(out, ",\"line\":%d,\"address\":\"0x%" PRIx64 "\"}",
+				nf > 0 ? fr[0].line : 0, p->pcs[k]);
+		}
+		fprintf(out, "]}");
+	}
+	fputc(']', out);
+	for (size_t i = 0; i < n; i++)
+		wt_thread_free(&v[i].t);
+	free(v);
+	return 0;
 }

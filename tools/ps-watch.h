@@ -31,4 +31,11 @@ void psw_request(struct rr_file *f, bool alive, struct wt_request *req);
 int psw_print(struct rr_file *f, const struct rr_slots *s, struct rip_sym *sym,
 	      const struct psw_opts *o, const struct wt_request *req, FILE *out);
 
+/*
+ * For --json: ',"watcher":{...},"kernel_blocked":[...]' to go before the
+ * document's last brace; nothing for a file without a watcher.  0 or -errno.
+ */
+int psw_json(struct rr_file *f, const struct rr_slots *s, struct rip_sym *sym,
+	     const struct psw_opts *o, FILE *out);
+
 #endif /* RIP_TOOLS_PS_WATCH_H */
