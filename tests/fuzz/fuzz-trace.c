@@ -6,7 +6,8 @@
  *	u8 id, u32 length (little-endian), that many bytes   ... repeated
  *
  * id 0 is .rip-index, id N (1..254) is stream_<N-1>, 255 is the TSDL metadata
- * (our readers never parse it; it is written for completeness).  A short last
+ * (the readers parse its env block of the index when there is no .rip-index:
+ * relayd's copies).  A short last
  * file takes what is left.  The directory is read through every pass
  * (fz_passes).  Seeds: traces of real programs, packed by tests/fuzz/seeds.sh.
  */

@@ -8,7 +8,9 @@
 #            program that only snaps, and of one that fills a ring with
 #            events of its own types
 #   trace/   traces of `rip run --mem --fd --shm` packed as fuzz-trace reads
-#            them (u8 id, u32 length, bytes: 0 .rip-index, N stream_<N-1>)
+#            them (u8 id, u32 length, bytes: 0 .rip-index, N stream_<N-1>), and
+#            relayd's copy of one (255 metadata with the index in it; no .rip-index)
+#            when lttng-relayd is installed
 #   index/   those traces' .rip-index files
 #   legacy/  raw files of the original librip format (tests/data/legacy_raw.py)
 #   live/    the ring files again, each followed by a few changes (fuzz-live.c)
@@ -81,6 +83,52 @@ for name in [".rip-index"] + sorted(f for f in os.listdir(d) if f.startswith("st
 open(out, "wb").write(b)
 PY
 done
+
+# a trace as lttng-relayd stores it (rip run --relayd): no .rip-index, the index in
+# the metadata's env block, which the trace reader then parses (id 255 in the pack)
+if command -v lttng-relayd >/dev/null 2>&1 && command -v ss >/dev/null 2>&1; then
+	for attempt in 1 2 3 4 5; do
+		c=$(( ($$ * 13 + attempt * 2003) % 30000 + 20000 ))
+		ss -Hltn "sport = :$c" | grep -q . && continue
+		ss -Hltn "sport = :$((c + 1))" | grep -q . && continue
+		ss -Hltn "sport = :$((c + 2))" | grep -q . && continue
+		mkdir -p "$tmp/rd-home"
+		LTTNG_HOME=$tmp/rd-home lttng-relayd -C "tcp://127.0.0.1:$c" \
+			-D "tcp://127.0.0.1:$((c + 1))" -L "tcp://127.0.0.1:$((c + 2))" \
+			-o "$tmp/rd-out" >"$tmp/rd.log" 2>&1 &
+		rd=$!
+		i=0
+		while [ $i -lt 100 ] && kill -0 $rd 2>/dev/null &&
+			! ss -Hltn "sport = :$((c + 1))" | grep -q .; do
+			sleep 0.1
+			i=$((i + 1))
+		done
+		if kill -0 $rd 2>/dev/null; then
+			"$RIP" run -q --mem --relayd="net://127.0.0.1:$c:$((c + 1))" --session=seed \
+				--hostname=fz -o - -- "$BUILD/tests/integ/memprog" basic >/dev/null 2>&1
+			rc=$?
+			kill $rd
+			wait $rd 2>/dev/null
+			[ $rc = 0 ] || die "rip run --relayd failed"
+			break
+		fi
+		wait $rd 2>/dev/null
+	done
+	copy=$(ls -d "$tmp"/rd-out/fz/seed-* 2>/dev/null | head -n 1)
+	[ -n "$copy" ] || die "no relayd copy (lttng-relayd would not start: $tmp/rd.log)"
+	python3 - "$copy" "$out/trace/relayd-copy.trace" <<'PY' || die "packing the relayd copy failed"
+import os, struct, sys
+d, out = sys.argv[1], sys.argv[2]
+b = bytearray()
+for name in ["metadata"] + sorted(f for f in os.listdir(d) if f.startswith("stream_")):
+    fid = 255 if name == "metadata" else int(name[7:]) + 1
+    if fid > 254 and name != "metadata":
+        continue
+    data = open(os.path.join(d, name), "rb").read()
+    b += struct.pack("<BI", fid, len(data)) + data
+open(out, "wb").write(b)
+PY
+fi
 
 # legacy raw files, with made-up addresses for the functions legacy_raw.py names
 printf '%s\n' "0000000000401000 T raw_alpha" "0000000000401100 T raw_beta" \
