@@ -354,10 +354,19 @@ static bool rip_pl_res_started;
 
 static void rip_pl_atfork_child(void)
 {
-	/* The child's trace is its own: new stacks are defined again there. */
 	if (rip_pl_res_started) {
-		rip_pl_bt_fork_child();
-		rip_pl_pagemap_fork_child();
+		if (__rip_file_hdr()) {
+			/* The child's trace is its own: new stacks are defined again there. */
+			rip_pl_bt_fork_child();
+			rip_pl_pagemap_fork_child();
+		} else {
+			/*
+			 * A child rip run does not follow (librip's handler, which ran
+			 * first, left it no file): nothing is recorded, so the hooks
+			 * forward from now on, and the stack table stays as it is.
+			 */
+			__atomic_store_n(&rip_pl_off, 1, __ATOMIC_RELAXED);
+		}
 	}
 	rip_pl_self.guard = rip_pl_fork_guard;
 }
