@@ -442,15 +442,13 @@ __attribute__((noinline)) uint32_t rip_pl_backtrace_id(void)
 
 /* ---- setup ---- */
 
+/* Whether a fork child finds the stack table empty without our help. */
+static bool rip_pl_tab_wiped;
+
 static int rip_pl_tab_map(void)
 {
-	void *p = mmap(NULL, (size_t)RIP_PL_TAB_CAP * sizeof(uint64_t), PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-
-	if (p == MAP_FAILED)
-		return -ENOMEM;
-	rip_pl_tab = p;
-	return 0;
+	rip_pl_tab = rip_pl_table_map((size_t)RIP_PL_TAB_CAP * sizeof(uint64_t), &rip_pl_tab_wiped);
+	return rip_pl_tab ? 0 : -ENOMEM;
 }
 
 /*
@@ -502,12 +500,14 @@ int rip_pl_bt_init(void)
 void rip_pl_bt_fork_child(void)
 {
 	/*
-	 * Only this thread exists: swap in an empty table.  Ids go on from
-	 * the parent's, so the copy of its events in the child's file keeps
-	 * meaning what it meant.
+	 * Only this thread exists: the table must be empty (the kernel wiped
+	 * it, or we swap in a new one).  Ids go on from the parent's, so the
+	 * copy of its events in the child's file keeps meaning what it meant.
 	 */
 	uint64_t *old = rip_pl_tab;
 
+	if (rip_pl_tab_wiped)
+		return;
 	rip_pl_tab = NULL;
 	if (rip_pl_tab_map()) {
 		rip_pl_fail(-ENOMEM);

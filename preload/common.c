@@ -21,6 +21,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "common.h"
@@ -92,6 +93,17 @@ void rip_pl_fail(int err)
 	/* Relaxed: a hook that still sees 0 traces one more call, harmlessly. */
 	__atomic_store_n(&rip_pl_err, err, __ATOMIC_RELAXED);
 	__atomic_store_n(&rip_pl_off, 1, __ATOMIC_RELAXED);
+}
+
+void *rip_pl_table_map(size_t len, bool *wiped)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	if (p == MAP_FAILED)
+		return NULL;
+	*wiped = !madvise(p, len, MADV_WIPEONFORK);
+	return p;
 }
 
 int rip_pl_enosys(void)

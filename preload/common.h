@@ -263,6 +263,16 @@ bool rip_pl_shm_remapped(void *old, size_t old_len, void *addr, size_t len, uint
 
 /* ---- backtrace.c internals shared with common.c ---- */
 
+/*
+ * rip_pl_table_map - a private, lazily backed table of LEN zero bytes, or NULL.
+ * A fork child gets it empty (MADV_WIPEONFORK) rather than a copy: fork
+ * then neither copies its page tables nor write-protects the parent's pages
+ * (a traced shell's fork cost twice as much with the copy).  *WIPED says
+ * whether the kernel took the advice (Linux 4.14); if not, the child's copy
+ * is the parent's, and the caller empties it itself.
+ */
+void *rip_pl_table_map(size_t len, bool *wiped);
+
 /* Frames kept per stack (RIP_DEPTH, 1..RIP_BT_MAX_DEPTH; default 32). */
 extern uint32_t rip_pl_depth;
 

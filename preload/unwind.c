@@ -880,13 +880,11 @@ fail:
 
 int rip_pl_unwind_init(void)
 {
-	void *p = mmap(NULL, (size_t)RIP_PL_RULE_CAP * sizeof(struct rip_pl_rent),
-		       PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	/* A fork child that finds it wiped learns the rules again; one that does not keeps them. */
+	bool wiped;
 
-	if (p == MAP_FAILED)
-		return -ENOMEM;
-	rip_pl_rtab = p;
-	return 0;
+	rip_pl_rtab = rip_pl_table_map((size_t)RIP_PL_RULE_CAP * sizeof(struct rip_pl_rent), &wiped);
+	return rip_pl_rtab ? 0 : -ENOMEM;
 }
 
 #else /* !__x86_64__ */
