@@ -1149,21 +1149,30 @@ static void rip_fifo_rebuild(struct rip_file_hdr *h, uint32_t used)
  */
 static void rip_child_untraced(struct rip_file_hdr *h, size_t len)
 {
-	void *copy = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	uint32_t used = __atomic_load_n(&h->fresh, __ATOMIC_RELAXED);
+	size_t head;
+	void *copy;
 
+	/*
+	 * Only the header and the slots in use: the thread's and the
+	 * coroutines' slots are all the child can still touch (the rest
+	 * stays untouched zero pages, free).  Copying the whole file made
+	 * every fork of a big ring file cost milliseconds.  They go aside,
+	 * and a private mapping replaces the shared one in place: the
+	 * child has no page tables for the shared one (fork copies none),
+	 * so this costs what the head costs, where moving a mapping of the
+	 * file's size into place walked all of it.
+	 */
+	if (used > h->slot_count)
+		used = h->slot_count;
+	head = RIP_SLOTS_OFFSET + (size_t)used * RIP_SLOT_SIZE;
+	copy = mmap(NULL, head, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (copy != MAP_FAILED) {
-		/*
-		 * Only the header and the slots in use: the thread's and the
-		 * coroutines' slots are all the child can still touch (the rest
-		 * stays untouched zero pages, free).  Copying the whole file made
-		 * every fork of a big ring file cost milliseconds.
-		 */
-		if (used > h->slot_count)
-			used = h->slot_count;
-		memcpy(copy, h, RIP_SLOTS_OFFSET + (size_t)used * RIP_SLOT_SIZE);
-		if (mremap(copy, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, h) == MAP_FAILED)
-			munmap(copy, len);
+		memcpy(copy, h, head);
+		if (mmap(h, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED,
+			 -1, 0) != MAP_FAILED)
+			memcpy(h, copy, head);
+		munmap(copy, head);
 	}
 	__rip_proc.path[0] = 0;
 	/* Nothing new is taken from the copy, and no events are written. */
