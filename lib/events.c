@@ -95,6 +95,8 @@ static struct rip_fifo rip_fifo_rings(struct rip_file_hdr *h)
 		.n = h->ev_rings,
 		.head = &h->ev_fifo_head,
 		.tail = &h->ev_fifo_tail,
+		.h = h,
+		.backed = __rip_proc.sparse ? &__rip_proc.rings_backed : NULL,
 	};
 }
 
@@ -114,7 +116,9 @@ static void rip_type_write(struct rip_file_hdr *h, const struct rip_event_type *
 	uint32_t n = __atomic_load_n(&h->types_count, __ATOMIC_RELAXED);
 	struct rip_evtype *e;
 
-	if (n >= h->types_cap)
+	/* Backed before it is written; a tmpfs too full for it leaves the type out. */
+	if (n >= h->types_cap ||
+	    __rip_commit(h, h->types_off + (uint64_t)n * RIP_EVTYPE_SIZE, RIP_EVTYPE_SIZE))
 		return;
 	e = (struct rip_evtype *)((char *)h + h->types_off + (size_t)n * RIP_EVTYPE_SIZE);
 	memset(e, 0, sizeof(*e));
@@ -329,9 +333,7 @@ void __rip_events_fork_child(struct rip_file_hdr *h, struct rip_self *me)
 	 * record) does not, and nobody should wait for it here.
 	 */
 	rip_file_set_consumer(h, rip_env_consumer());
-	for (uint64_t i = 0; i < q.n; i++)
-		q.cells[i].seq = i;
-	*q.head = *q.tail = 0;
+	__rip_fifo_reset(q);
 	for (uint32_t i = 0; i < used && i < h->ev_rings; i++) {
 		struct rip_evring *r = rip_evring_at(h, i);
 

@@ -59,6 +59,8 @@ struct rip_proc {
 	bool atfork_pending;	  /* opened early: rip_auto_open registers the fork handler */
 	bool scan_pending;	  /* opened early: rip_auto_open scans the module map */
 	bool sparse;		  /* the file is backed as it is used: __rip_commit before use */
+	uint64_t slots_backed;	  /* struct rip_fifo.backed of the slots' queue */
+	uint64_t rings_backed;	  /* ... and of the event rings' queue (events.c) */
 	size_t page;		  /* the page size */
 };
 
@@ -74,12 +76,22 @@ struct rip_fifo {
 	struct rip_fifo_cell *cells;
 	uint64_t n;
 	uint64_t *head, *tail;
+	/*
+	 * In a sparse file: the file, and how many cells from the first are
+	 * known to be backed (this process's count, moved by pushes; the
+	 * queue's own cells stay holes until a push reaches them).  NULL in a
+	 * file backed all at once.
+	 */
+	struct rip_file_hdr *h;
+	uint64_t *backed;
 };
 
 /* ring.c */
 struct rip_fifo __rip_fifo_slots(struct rip_file_hdr *h) __hidden;
 int __rip_fifo_push(struct rip_fifo q, uint32_t item) __hidden;
 int __rip_fifo_pop(struct rip_fifo q, uint32_t *item) __hidden;
+/* Empty the queue (a fork child's, only this thread running). */
+void __rip_fifo_reset(struct rip_fifo q) __hidden;
 int __rip_open_locked(const char *path, const char *dir, uint32_t slots, uint32_t flags,
 		      const struct rip_ev_config *ev) __hidden;
 int __rip_slot_take(struct rip_file_hdr *h, uint32_t *out) __hidden;

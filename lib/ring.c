@@ -160,7 +160,49 @@ struct rip_fifo __rip_fifo_slots(struct rip_file_hdr *h)
 		.n = h->slot_count,
 		.head = &h->fifo_head,
 		.tail = &h->fifo_tail,
+		.h = h,
+		.backed = __rip_proc.sparse ? &__rip_proc.slots_backed : NULL,
 	};
+}
+
+/*
+ * The cells are stored relative to their index (rip/abi.h): a cell holds
+ * seq - i, so that a hole (all zero) is an empty cell of the first lap and
+ * the queues need neither writing nor backing when the file is created.
+ */
+static inline uint64_t rip_cell_seq(const struct rip_fifo_cell *c, uint64_t i)
+{
+	return __atomic_load_n(&c->seq, __ATOMIC_ACQUIRE) + i;
+}
+
+/*
+ * Back cell i's page before the first push there (cells are filled in
+ * order, so a count of the cells backed is enough).  0 or -errno (tmpfs
+ * full: the item is lost to the pool).
+ */
+static int rip_fifo_back(struct rip_fifo q, uint64_t i)
+{
+	uint64_t cells = (uint64_t)((char *)q.cells - (char *)q.h), off, end, got;
+	uint64_t have = __atomic_load_n(q.backed, __ATOMIC_RELAXED);
+	int err;
+
+	if (i < have)
+		return 0;
+	off = cells + i * sizeof(struct rip_fifo_cell);
+	err = __rip_commit(q.h, off, sizeof(struct rip_fifo_cell));
+	if (err)
+		return err;
+	/* Every cell that ends on or before the end of that page is backed now. */
+	end = (off + __rip_proc.page) & ~((uint64_t)__rip_proc.page - 1);
+	got = (end - cells) / sizeof(struct rip_fifo_cell);
+	if (got > q.n)
+		got = q.n;
+	/* A count only: the page itself was backed by the call above, in this process. */
+	while (have < got &&
+	       !__atomic_compare_exchange_n(q.backed, &have, got, true, __ATOMIC_RELAXED,
+					    __ATOMIC_RELAXED))
+		;
+	return 0;
 }
 
 int __rip_fifo_push(struct rip_fifo q, uint32_t item)
@@ -170,13 +212,19 @@ int __rip_fifo_push(struct rip_fifo q, uint32_t item)
 	unsigned spins = 0;
 
 	for (;;) {
-		c = &q.cells[pos % q.n];
+		uint64_t i = pos % q.n;
+
+		/* Its page first: never a cell read or written where no memory stands behind. */
+		if (q.backed && rip_fifo_back(q, i))
+			return -ENOSPC;
+		c = &q.cells[i];
 		/* Pairs with the release store of c->seq in __rip_fifo_pop: the cell is empty. */
-		uint64_t seq = __atomic_load_n(&c->seq, __ATOMIC_ACQUIRE);
+		uint64_t seq = rip_cell_seq(c, i);
 		int64_t dif = (int64_t)(seq - pos);
 
 		if (dif == 0) {
-			if (__atomic_compare_exchange_n(q.tail, &pos, pos + 1, true, __ATOMIC_RELAXED,
+			/* Release: the cell's page is backed before a popper sees the new tail. */
+			if (__atomic_compare_exchange_n(q.tail, &pos, pos + 1, true, __ATOMIC_RELEASE,
 							__ATOMIC_RELAXED))
 				break;
 		} else if (dif < 0) {
@@ -190,8 +238,22 @@ int __rip_fifo_push(struct rip_fifo q, uint32_t item)
 	}
 	c->slot = item;
 	/* Publish the cell: pairs with the acquire load of c->seq in __rip_fifo_pop. */
-	__atomic_store_n(&c->seq, pos + 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&c->seq, pos + 1 - pos % q.n, __ATOMIC_RELEASE);
 	return 0;
+}
+
+void __rip_fifo_reset(struct rip_fifo q)
+{
+	/*
+	 * A sparse child file has the queue as holes (rip_copy_rings leaves
+	 * it out), all empty; a file backed all at once has the parent's
+	 * cells, which go back to zero.
+	 */
+	if (q.backed)
+		*q.backed = 0;
+	else
+		memset(q.cells, 0, q.n * sizeof(*q.cells));
+	*q.head = *q.tail = 0;
 }
 
 int __rip_fifo_pop(struct rip_fifo q, uint32_t *item)
@@ -201,9 +263,18 @@ int __rip_fifo_pop(struct rip_fifo q, uint32_t *item)
 	unsigned spins = 0;
 
 	for (;;) {
-		c = &q.cells[pos % q.n];
+		uint64_t i = pos % q.n;
+
+		/*
+		 * Empty: do not even read the cell, whose page may be a hole
+		 * (reading one backs it).  Pairs with the release CAS of the
+		 * tail in __rip_fifo_push: cells below the tail are backed.
+		 */
+		if (pos == __atomic_load_n(q.tail, __ATOMIC_ACQUIRE))
+			return -ENOSPC;
+		c = &q.cells[i];
 		/* Pairs with the release store of c->seq in __rip_fifo_push: the cell is full. */
-		uint64_t seq = __atomic_load_n(&c->seq, __ATOMIC_ACQUIRE);
+		uint64_t seq = rip_cell_seq(c, i);
 		int64_t dif = (int64_t)(seq - (pos + 1));
 
 		if (dif == 0) {
@@ -227,7 +298,7 @@ int __rip_fifo_pop(struct rip_fifo q, uint32_t *item)
 	}
 	*item = (uint32_t)c->slot;
 	/* Free the cell for the push one lap later: pairs with the acquire in __rip_fifo_push. */
-	__atomic_store_n(&c->seq, pos + q.n, __ATOMIC_RELEASE);
+	__atomic_store_n(&c->seq, pos + q.n - pos % q.n, __ATOMIC_RELEASE);
 	return *item < q.n ? 0 : -EUCLEAN;
 }
 
@@ -753,7 +824,7 @@ static bool rip_follows(const char *what)
 /* The bytes rip_file_create reserves up front for a file of len bytes laid out as h says. */
 static size_t rip_file_reserved(size_t len, const struct rip_file_hdr *h, bool sparse)
 {
-	return sparse ? RIP_SLOTS_OFFSET + (h->ev_ctl_off - h->fifo_off) : len;
+	return sparse ? RIP_SLOTS_OFFSET + (h->ev_fifo_off - h->cats_off) : len;
 }
 
 /*
@@ -780,8 +851,8 @@ static void rip_mark_failed(const char *path, int err, size_t need)
 
 /*
  * Create a file of len bytes at path, laid out as h says, and back with
- * memory what is written before first use: the header, the free queues,
- * the module map, types and category names.  Slots and event rings are
+ * memory what is written before first use: the header and the category
+ * names.  Slots, event rings, the queues' cells, modules and types are
  * backed as they are first used (__rip_commit), or all at once with
  * sparse false.  Returns the fd or -errno.
  */
@@ -804,8 +875,8 @@ static int rip_file_create(const char *path, size_t len, const struct rip_file_h
 	} else {
 		err = posix_fallocate(fd, 0, RIP_SLOTS_OFFSET);
 		if (!err)
-			err = posix_fallocate(fd, (off_t)h->fifo_off,
-					      (off_t)(h->ev_ctl_off - h->fifo_off));
+			err = posix_fallocate(fd, (off_t)h->cats_off,
+					      (off_t)(h->ev_fifo_off - h->cats_off));
 	}
 	if (err)
 		goto err_unlink;
@@ -869,8 +940,6 @@ static bool rip_sparse_ok(void)
 static void rip_hdr_init(struct rip_file_hdr *h, const struct rip_file_hdr *layout, size_t len,
 			 uint32_t slots, uint32_t flags, const struct rip_ev_config *ev)
 {
-	struct rip_fifo_cell *cells;
-
 	h->version = RIP_FORMAT_VERSION;
 	h->hdr_size = RIP_HDR_SIZE;
 	h->byte_order = RIP_BYTE_ORDER_MARK;
@@ -906,14 +975,9 @@ static void rip_hdr_init(struct rip_file_hdr *h, const struct rip_file_hdr *layo
 	h->watch_off = layout->watch_off;
 	h->watch_copy_size = layout->watch_copy_size;
 	h->watch_copies = layout->watch_copies;
-	cells = (struct rip_fifo_cell *)((char *)h + h->ev_fifo_off);
-	for (uint32_t i = 0; i < h->ev_rings; i++)
-		cells[i].seq = i;
+	/* The queues' cells stay zero, which is empty (rip_cell_seq): nothing to write. */
 	rip_hdr_identity(h);
 	__rip_clock_init(h);
-	cells = __rip_fifo_slots(h).cells;
-	for (uint32_t i = 0; i < slots; i++)
-		cells[i].seq = i;
 	/* A slot's index is set when it is taken (__rip_slot_take): unused slots stay holes. */
 	if (!__rip_proc.sparse)
 		for (uint32_t i = 0; i < slots; i++)
@@ -1121,9 +1185,7 @@ static void rip_fifo_rebuild(struct rip_file_hdr *h, uint32_t used)
 	size_t bytes = (size_t)(used ? used : 1) * sizeof(uint32_t);
 	uint32_t *v, n = 0;
 
-	for (uint64_t i = 0; i < q.n; i++)
-		q.cells[i].seq = i;
-	*q.head = *q.tail = 0;
+	__rip_fifo_reset(q);
 	v = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	for (uint32_t i = 0; i < used; i++) {
 		if (rip_slot_at(h, i)->state != RIP_SLOT_EXITED)
@@ -1190,14 +1252,22 @@ static int rip_copy_rings(int fd, struct rip_file_hdr *h, size_t len)
 {
 	uint32_t used = __atomic_load_n(&h->ev_fresh, __ATOMIC_RELAXED), big;
 
+	uint32_t mods = h->mod_count < h->mod_cap ? h->mod_count : h->mod_cap;
+	uint32_t types = h->types_count < h->types_cap ? h->types_count : h->types_cap;
+
 	if (!__rip_proc.sparse)
 		return rip_write_all(fd, (char *)h + h->fifo_off, len - h->fifo_off,
 				     (off_t)h->fifo_off);
 	if (used > h->ev_rings)
 		used = h->ev_rings;
 	big = h->ev_big && h->ev_big < used ? h->ev_big : used;
-	if (rip_write_all(fd, (char *)h + h->fifo_off, h->ev_ctl_off - h->fifo_off,
-			  (off_t)h->fifo_off) ||
+	/* Not the queues: the child starts them empty (__rip_fifo_reset), as holes. */
+	if (rip_write_all(fd, (char *)h + h->mod_off, (size_t)mods * RIP_MODULE_SIZE,
+			  (off_t)h->mod_off) ||
+	    rip_write_all(fd, (char *)h + h->types_off, (size_t)types * RIP_EVTYPE_SIZE,
+			  (off_t)h->types_off) ||
+	    rip_write_all(fd, (char *)h + h->cats_off, h->ev_fifo_off - h->cats_off,
+			  (off_t)h->cats_off) ||
 	    rip_write_all(fd, (char *)h + h->ev_ctl_off, (size_t)used * RIP_EVRING_SIZE,
 			  (off_t)h->ev_ctl_off) ||
 	    rip_write_all(fd, (char *)h + h->ev_off, (size_t)big * h->ev_ring_size,
