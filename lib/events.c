@@ -280,7 +280,11 @@ static uint32_t rip_env_consumer(void)
 	return (uint32_t)pid;
 }
 
-/* A ring file was just mapped (under __rip_proc.lock): give it the types and names. */
+/*
+ * A ring file was just mapped (under __rip_proc.lock), and is not yet
+ * published: give it the types and names, so that a reader that finds it
+ * finds them too.  Events flow from __rip_events_start, once it is.
+ */
 void __rip_events_open(struct rip_file_hdr *h)
 {
 	struct rip_category *c = (struct rip_category *)((char *)h + h->cats_off);
@@ -297,6 +301,10 @@ void __rip_events_open(struct rip_file_hdr *h)
 	rip_apply_disable(h);
 	rip_reg.file = h;
 	pthread_mutex_unlock(&rip_reg.lock);
+}
+
+void __rip_events_start(struct rip_file_hdr *h)
+{
 	/* Events may flow from here on: pairs with the relaxed loads in the fast path. */
 	__atomic_store_n(&__rip_enable, h->enable, __ATOMIC_RELEASE);
 }

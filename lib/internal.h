@@ -133,6 +133,7 @@ RIP_API void __rip_legacy_exit(int32_t slot);
 /* events.c */
 int __rip_events_config(const struct rip_ring_opts *o, struct rip_ev_config *c) __hidden;
 void __rip_events_open(struct rip_file_hdr *h) __hidden;
+void __rip_events_start(struct rip_file_hdr *h) __hidden;
 void __rip_events_close(void) __hidden;
 void __rip_events_thread_exit(struct rip_file_hdr *h, struct rip_self *me) __hidden;
 void __rip_events_fork_child(struct rip_file_hdr *h, struct rip_self *me) __hidden;

@@ -1045,6 +1045,8 @@ int __rip_open_locked(const char *path, const char *dir, uint32_t slots, uint32_
 		else
 			__rip_proc.atfork_pending = true;
 	}
+	/* Types and category names before the magic: a reader finds them with the file. */
+	__rip_events_open(h);
 	/* Magic last: a reader that sees it sees a complete header (pairs with its acquire). */
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 	memcpy(h->magic, RIP_MAGIC, sizeof(h->magic));
@@ -1053,7 +1055,7 @@ int __rip_open_locked(const char *path, const char *dir, uint32_t slots, uint32_
 	snprintf(__rip_proc.path, sizeof(__rip_proc.path), "%s", path);
 	/* Pairs with the acquire loads of hdr in the attach and coroutine paths. */
 	__atomic_store_n(&__rip_proc.hdr, h, __ATOMIC_RELEASE);
-	__rip_events_open(h);
+	__rip_events_start(h);
 	return 0;
 
 err_unlink:
