@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "read/consume.h"
@@ -138,6 +139,26 @@ static bool rec_refresh_types(struct rec *r)
 	return true;
 }
 
+/*
+ * The per-ring arrays are sized for every ring the file may have (16,384
+ * with the defaults: 2 MB), of which a process uses a few: mapped, they
+ * are zero pages until used, where malloc, once its threshold has risen,
+ * would clear all of them for every child rip run follows.
+ */
+static void *rec_zalloc(size_t n, size_t size)
+{
+	void *p = mmap(NULL, (n ? n : 1) * size, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static void rec_zfree(void *p, size_t n, size_t size)
+{
+	if (p)
+		munmap(p, (n ? n : 1) * size);
+}
+
 int rec_attach(struct rec *r, const char *path, char *err, size_t errlen)
 {
 	int ret;
@@ -153,17 +174,16 @@ int rec_attach(struct rec *r, const char *path, char *err, size_t errlen)
 		ret = -ENODATA;
 		goto err_close;
 	}
-	r->types = calloc(1, sizeof(*r->types));
-	r->bad = calloc(r->f.hdr.ev_rings, sizeof(*r->bad));
-	r->discarded0 = calloc(r->f.hdr.ev_rings, sizeof(*r->discarded0));
-	r->pc = calloc(r->f.hdr.ev_rings, sizeof(*r->pc));
+	r->nrings = r->f.hdr.ev_rings;
+	r->types = rec_zalloc(1, sizeof(*r->types));
+	r->bad = rec_zalloc(r->nrings, sizeof(*r->bad));
+	r->discarded0 = rec_zalloc(r->nrings, sizeof(*r->discarded0));
+	r->pc = rec_zalloc(r->nrings, sizeof(*r->pc));
 	if (!r->types || !r->bad || !r->discarded0 || !r->pc) {
 		snprintf(err, errlen, "out of memory");
 		ret = -ENOMEM;
 		goto err_close;
 	}
-	for (uint32_t i = 0; i < r->f.hdr.ev_rings; i++)
-		r->pc[i].seq = UINT64_MAX;
 	ret = ev_consumer_open(&r->f, err, errlen);
 	if (ret)
 		goto err_close;
@@ -193,6 +213,12 @@ int rec_open_trace(struct rec *r, const char *dir, char *err, size_t errlen)
 	if (!ret)
 		snprintf(r->dir, sizeof(r->dir), "%s", dir);
 	return ret;
+}
+
+void rec_defer_sync(struct rec *r)
+{
+	if (r->w)
+		trace_w_nosync(r->w);
 }
 
 /* Streaming to relayd failed: say why once; the local trace goes on. */
@@ -385,9 +411,9 @@ static int rec_packet(const struct ev_packet *p, void *arg)
 	if (p->ring >= r->f.hdr.ev_rings || p->len < sizeof(hdr))
 		return 0;
 	pc = &r->pc[p->ring];
-	if (pc->seq == p->hdr.packet_seq_num) {
+	if (pc->seq1 && pc->seq1 - 1 == p->hdr.packet_seq_num) {
 		/* sent in part (rec_tick): the rest goes out as the last piece */
-		pc->seq = UINT64_MAX;
+		pc->seq1 = 0;
 		if (pc->off > p->len || pc->events > p->hdr.events ||
 		    (pc->events == p->hdr.events &&
 		     p->hdr.events_discarded == pc->last.events_discarded)) {
@@ -550,9 +576,9 @@ int rec_tick(struct rec *r, uint64_t margin_ns, char *err, size_t errlen)
 
 		if (r->bad[i])
 			continue;
-		ret = ev_peek_open(&r->f, r->types, i, pc->seq, pc->off, &p, why, sizeof(why));
+		ret = ev_peek_open(&r->f, r->types, i, pc->seq1 - 1, pc->off, &p, why, sizeof(why));
 		if (ret < 0 && ret != -EAGAIN && rec_refresh_types(r))
-			ret = ev_peek_open(&r->f, r->types, i, pc->seq, pc->off, &p, why,
+			ret = ev_peek_open(&r->f, r->types, i, pc->seq1 - 1, pc->off, &p, why,
 					   sizeof(why));
 		if (ret == -EIO || ret == -ENOMEM) {
 			snprintf(err, errlen, "%s", why);
@@ -561,7 +587,7 @@ int rec_tick(struct rec *r, uint64_t margin_ns, char *err, size_t errlen)
 		if (ret < 0)
 			continue; /* packets to take first, or not readable yet: no beacon */
 		if (ret == 1) {
-			bool part = pc->seq == p.hdr.packet_seq_num;
+			bool part = pc->seq1 && pc->seq1 - 1 == p.hdr.packet_seq_num;
 			uint32_t sent = part ? pc->events : 0;
 			size_t off = part ? pc->off : sizeof(p.hdr);
 
@@ -577,7 +603,7 @@ int rec_tick(struct rec *r, uint64_t margin_ns, char *err, size_t errlen)
 					snprintf(err, errlen, "%s", r->cb_err);
 					return ret;
 				}
-				pc->seq = p.hdr.packet_seq_num;
+				pc->seq1 = p.hdr.packet_seq_num + 1;
 				pc->off = p.len;
 				pc->events = p.hdr.events;
 				pc->last_ts = p.hdr.timestamp_end;
@@ -744,10 +770,10 @@ void rec_close(struct rec *r)
 	if (r->f.fd >= 0 || r->f.map)
 		rr_close(&r->f);
 	r->f.fd = -1;
-	free(r->types);
-	free(r->bad);
-	free(r->discarded0);
-	free(r->pc);
+	rec_zfree(r->types, 1, sizeof(*r->types));
+	rec_zfree(r->bad, r->nrings, sizeof(*r->bad));
+	rec_zfree(r->discarded0, r->nrings, sizeof(*r->discarded0));
+	rec_zfree(r->pc, r->nrings, sizeof(*r->pc));
 	free(r->declared);
 	rly_free(r->rly);
 	r->types = NULL;

@@ -49,7 +49,7 @@ struct rec_stats {
 
 /* Per ring: the open packet sent in pieces so far (rec_tick), and what went out last. */
 struct rec_piece {
-	uint64_t seq;	       /* the ring's packet sent in part, UINT64_MAX: none */
+	uint64_t seq1;	       /* the ring's packet sent in part, + 1; 0: none (calloc'd) */
 	size_t off;	       /* its bytes sent, header included */
 	uint32_t events;       /* its events sent */
 	uint64_t last_ts;      /* the time of the last of them */
@@ -70,6 +70,7 @@ struct rec {
 	struct rec_stats st;
 	char cb_err[RR_ERR_MAX];
 	struct rec_piece *pc; /* per ring */
+	uint32_t nrings;      /* the per-ring arrays' length */
 	uint32_t nstreams;    /* highest ring written + 1 */
 	struct rly *rly;      /* streaming to relayd; NULL: not */
 	bool rly_failed;
@@ -95,6 +96,8 @@ int rec_attach(struct rec *r, const char *path, char *err, size_t errlen);
 pid_t rec_other_consumer(struct rr_file *f);
 /* Create the trace directory (it must not exist). */
 int rec_open_trace(struct rec *r, const char *dir, char *err, size_t errlen);
+/* After rec_open_trace: rec_finish does not fsync; the caller syncs the file system. */
+void rec_defer_sync(struct rec *r);
 /*
  * One pass over every ring in use: copy the closed packets into the trace.
  * Returns the packets taken (written or counted lost), or -errno when the
