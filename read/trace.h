@@ -84,6 +84,11 @@ int trace_info_from_file(struct rr_file *f, struct trace_info *info, char *err, 
 void trace_w_abort(struct trace_w *w);
 /* Write metadata and the index, close everything.  w is freed either way. */
 int trace_w_finish(struct trace_w *w, struct trace_info *info, char *err, size_t errlen);
+/*
+ * Finish without fsync: for a caller that writes many traces (rip run's
+ * followed children) and makes them durable at once with syncfs(2).
+ */
+void trace_w_nosync(struct trace_w *w);
 void trace_info_free(struct trace_info *info);
 
 /* ---- reading ---- */

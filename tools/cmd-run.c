@@ -1212,6 +1212,8 @@ static bool run_sub_start(struct run_state *s, struct run_sub *sub)
 		sub->done = true;
 		return true;
 	}
+	/* Many small traces: one syncfs at the end (run_subs_sync), not an fsync per file. */
+	rec_defer_sync(&sub->rec);
 	sub->active = true;
 	return true;
 }
@@ -1344,6 +1346,23 @@ static void run_subs_end(struct run_state *s)
 		}
 	}
 	run_take_failed(s, true);
+}
+
+/* The children's traces were written without fsync: make them durable together. */
+static void run_subs_sync(struct run_state *s)
+{
+	int fd;
+
+	if (!s->sub_traces || s->no_local)
+		return;
+	fd = open(s->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 || syncfs(fd)) {
+		tool_err("%s: the children's traces may not be on disk yet: %s", s->dir,
+			 strerror(errno));
+		s->sub_failed++;
+	}
+	if (fd >= 0)
+		close(fd);
 }
 
 static void run_subs_free(struct run_state *s)
@@ -1507,6 +1526,7 @@ static void run_loop(struct run_state *s)
 	if (!s->failed)
 		run_relay_check(s);
 	run_subs_end(s);
+	run_subs_sync(s);
 	if (!s->failed)
 		run_summary(s);
 	run_subs_free(s);
