@@ -52,6 +52,7 @@
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -138,6 +139,7 @@ RIP_COMMAND(cmd_run_def);
 
 #define RUN_IDLE_MIN_NS 50000L	 /* sleep after a pass that found nothing: at first, */
 #define RUN_IDLE_MAX_NS 2000000L /* doubling up to this while there is nothing */
+#define RUN_ALIVE_NS 100000000L /* a child that says nothing: /proc is read this often */
 #define RUN_ATTACH_NS 20000L	 /* poll for the ring file's magic while it is being created */
 
 #define RUN_RES_MEM 0x1u
@@ -520,6 +522,7 @@ struct run_sub {
 	bool cut;      /* the process still ran when we finished its trace */
 	char comm[17]; /* the process's name, from its ring file */
 	uint64_t events, lost, corrupt;
+	int64_t alive_ns; /* when rr_alive last said it runs (run_sub_gone) */
 	struct rec rec;
 	char dir[PATH_MAX];
 };
@@ -1297,6 +1300,41 @@ static void run_sub_finish(struct run_state *s, struct run_sub *sub)
 	sub->name[0] = 0; /* the name is free for the next image */
 }
 
+static int64_t run_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/*
+ * Has sub's process exited or exec'd, so that its file is done?  rr_alive
+ * reads /proc, and a compiler's maps are long: polled at every pass, that
+ * was most of what rip run spent on a followed make.  The file's own flags
+ * answer first; a process that says nothing is asked at most every
+ * RUN_ALIVE_NS (a child killed outright is finished that much later).
+ */
+static bool run_sub_gone(struct run_sub *sub)
+{
+	struct rr_file *f = &sub->rec.f;
+	char err[RR_ERR_MAX];
+	uint32_t flags = 0;
+	int64_t now;
+
+	if (!rr_live_u32(f, offsetof(struct rip_file_hdr, proc_flags), &flags, err, sizeof(err))) {
+		if (flags & RIP_P_EXECED)
+			return true; /* its new image marked it: it is written no more */
+		if (flags & RIP_P_EXITED) /* exiting: gone once the process is */
+			return rr_proc_start_ticks(f->hdr.pid) != f->hdr.start_ticks;
+	}
+	now = run_now_ns();
+	if (now - sub->alive_ns < RUN_ALIVE_NS)
+		return false;
+	sub->alive_ns = now;
+	return rr_alive(f) == 0;
+}
+
 /* One pass over the recorded children; returns the packets taken. */
 static int run_subs_poll(struct run_state *s)
 {
@@ -1319,8 +1357,8 @@ static int run_subs_poll(struct run_state *s)
 			continue;
 		}
 		total += n;
-		/* Its process exited or exec'd (rr_alive says so): finish now. */
-		if (!n && rr_alive(&sub->rec.f) == 0)
+		/* Its process exited or exec'd: finish now. */
+		if (!n && run_sub_gone(sub))
 			run_sub_finish(s, sub);
 	}
 	return total;
@@ -1406,14 +1444,6 @@ static void run_no_trace(struct run_state *s)
 	tool_err("%s created no ring file, so there are no events to record: is it linked "
 		 "with librip? (else try rip run --preload)",
 		 s->ring[0] ? s->ring : "the program");
-}
-
-static int64_t run_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
 /* Say once that relayd went away; the local trace goes on. */
