@@ -131,7 +131,7 @@ static bool rec_refresh_types(struct rec *r)
 
 	if (n == r->types_seen)
 		return false;
-	if (ev_read_types(&r->f, r->types, err, sizeof(err))) {
+	if (ev_read_types_more(&r->f, r->types, err, sizeof(err))) {
 		rec_warn(r, "%s", err);
 		return false;
 	}
@@ -189,7 +189,8 @@ int rec_attach(struct rec *r, const char *path, char *err, size_t errlen)
 		goto err_close;
 	r->attached = true;
 	r->types_seen = rec_u32(r, REC_HDR(types_count));
-	ret = ev_read_types(&r->f, r->types, err, errlen);
+	/* zero pages so far (rec_zalloc): only the types in use are written */
+	ret = ev_read_types_more(&r->f, r->types, err, errlen);
 	if (ret)
 		goto err_close;
 	/* Rings used so far (the others have discarded nothing yet). */

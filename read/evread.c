@@ -64,10 +64,15 @@ int ev_type_load(const struct rip_evtype *e, struct ev_type *t)
 
 int ev_read_types(struct rr_file *f, struct ev_types *out, char *err, size_t errlen)
 {
+	memset(out, 0, sizeof(*out));
+	return ev_read_types_more(f, out, err, errlen);
+}
+
+int ev_read_types_more(struct rr_file *f, struct ev_types *out, char *err, size_t errlen)
+{
 	sigjmp_buf jb;
 	uint32_t n;
 
-	memset(out, 0, sizeof(*out));
 	if (f->legacy_raw || !f->hdr.types_cap)
 		return 0;
 	/* Pairs with the release store of types_count in rip_type_write. */

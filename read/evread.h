@@ -108,6 +108,12 @@ static inline int ev_header(const uint8_t *data, size_t len, size_t off, uint32_
 
 /* Copy the type table and category names out of a ring file. */
 int ev_read_types(struct rr_file *f, struct ev_types *out, char *err, size_t errlen);
+/*
+ * The same into out that is zeroed or holds what was read from f before:
+ * only the types new since are added (a writer never removes one), and
+ * the 400 KiB of out are not cleared again.
+ */
+int ev_read_types_more(struct rr_file *f, struct ev_types *out, char *err, size_t errlen);
 /* Validate one type entry (from a file or a trace index) into out. */
 int ev_type_load(const struct rip_evtype *e, struct ev_type *out);
 
