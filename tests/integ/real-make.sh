@@ -12,6 +12,9 @@
 # Timeout: 180
 . tests/data/real.sh
 real_need make gcc ar
+# The makes here are our own: not children of an outer `make -jN check`,
+# whose jobserver descriptors one run may see and the other not.
+unset MAKEFLAGS MFLAGS MAKELEVEL
 m=$W/proj
 mkdir -p "$m"
 for i in 1 2 3 4 5; do
