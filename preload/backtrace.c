@@ -547,25 +547,24 @@ static int rip_pl_bt_tables(uintptr_t pc, uintptr_t sp, uintptr_t fp, uint64_t *
 	struct rip_pl_thread *t = &rip_pl_self;
 	struct rip_pl_wlog log;
 	uint32_t pre = max < RIP_PL_SC_KEY ? max : RIP_PL_SC_KEY, id;
+	uint32_t epoch = rip_pl_unwind_epoch();
 	uint64_t key;
 	int m;
 
-	m = rip_pl_dwarf_walk(pc, sp, fp, frames, pre, &log);
+	/* the first frames, for the key: no log (a miss walks again with one) */
+	m = rip_pl_dwarf_walk(pc, sp, fp, frames, pre, NULL);
 	if (m < 0)
 		return -1;
 	/* the walk checked the stack's bounds: t->stack_hi > sp */
 	key = rip_pl_sc_key(pc, sp, fp, frames, (uint32_t)m);
 	if (RIP_LIKELY(rip_pl_sc) &&
-	    (id = rip_pl_sc_find(key, pc, sp, fp, t->stack_hi, log.epoch)) != 0) {
+	    (id = rip_pl_sc_find(key, pc, sp, fp, t->stack_hi, epoch)) != 0) {
 		*idp = id;
 		return 0;
 	}
-	/* a prefix that ended before pre is the whole stack */
-	if ((uint32_t)m == pre && pre < max) {
-		m = rip_pl_dwarf_walk(pc, sp, fp, frames, max, &log);
-		if (m < 0)
-			return -1;
-	}
+	m = rip_pl_dwarf_walk(pc, sp, fp, frames, max, &log);
+	if (m < 0)
+		return -1;
 	*idp = 0;
 	if (!m)
 		return 0;

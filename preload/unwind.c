@@ -761,10 +761,13 @@ static inline uint64_t rip_pl_rule_get(const struct rip_pl_rent *tab, uintptr_t 
 	return rule;
 }
 
-/* Log the load at off that found val; past RIP_PL_WLOG loads, only count. */
-static inline void rip_pl_wlog_add(struct rip_pl_wlog *log, uint32_t *ln, uint32_t off,
-				   uint64_t val)
+/* Log the load at off that found val (log NULL: none); past RIP_PL_WLOG loads, only count. */
+static inline __attribute__((always_inline)) void rip_pl_wlog_add(struct rip_pl_wlog *log,
+								  uint32_t *ln, uint32_t off,
+								  uint64_t val)
 {
+	if (!log)
+		return;
 	if (RIP_LIKELY(*ln < RIP_PL_WLOG)) {
 		log->off[*ln] = off;
 		log->val[*ln] = val;
@@ -772,8 +775,11 @@ static inline void rip_pl_wlog_add(struct rip_pl_wlog *log, uint32_t *ln, uint32
 	(*ln)++;
 }
 
-int rip_pl_dwarf_walk(uintptr_t pc, uintptr_t sp, uintptr_t fp, uint64_t *out, uint32_t max,
-		      struct rip_pl_wlog *log)
+/* The walk, with a log or (log NULL) without: each is a copy of its own. */
+static inline __attribute__((always_inline)) int rip_pl_walk(uintptr_t pc, uintptr_t sp,
+							     uintptr_t fp, uint64_t *out,
+							     uint32_t max,
+							     struct rip_pl_wlog *log)
 {
 	struct rip_pl_thread *t = &rip_pl_self;
 	const struct rip_pl_rent *tab = rip_pl_rtab;
@@ -812,7 +818,7 @@ int rip_pl_dwarf_walk(uintptr_t pc, uintptr_t sp, uintptr_t fp, uint64_t *out, u
 			 * from call to call.
 			 */
 			cfa = fp;
-			if (fpo != UINT32_MAX) {
+			if (log && fpo != UINT32_MAX) {
 				rip_pl_wlog_add(log, &ln, fpo, fp);
 				fpo = UINT32_MAX;
 			}
@@ -827,7 +833,8 @@ int rip_pl_dwarf_walk(uintptr_t pc, uintptr_t sp, uintptr_t fp, uint64_t *out, u
 			if (RIP_UNLIKELY(slot + 8 - lo > span))
 				return -1;
 			fp = *(const uintptr_t *)slot;
-			fpo = (uint32_t)(slot - sp0);
+			if (log)
+				fpo = (uint32_t)(slot - sp0);
 		}
 		pc = ((const uintptr_t *)cfa)[-1];
 		rip_pl_wlog_add(log, &ln, (uint32_t)(cfa - 8 - sp0), pc);
@@ -839,9 +846,23 @@ int rip_pl_dwarf_walk(uintptr_t pc, uintptr_t sp, uintptr_t fp, uint64_t *out, u
 		}
 		out[n++] = pc;
 	}
-	log->n = ln > RIP_PL_WLOG ? RIP_PL_WLOG + 1 : ln;
-	log->epoch = epoch;
+	if (log) {
+		log->n = ln > RIP_PL_WLOG ? RIP_PL_WLOG + 1 : ln;
+		log->epoch = epoch;
+	}
 	return (int)n;
+}
+
+int rip_pl_dwarf_walk(uintptr_t pc, uintptr_t sp, uintptr_t fp, uint64_t *out, uint32_t max,
+		      struct rip_pl_wlog *log)
+{
+	return log ? rip_pl_walk(pc, sp, fp, out, max, log) : rip_pl_walk(pc, sp, fp, out, max, NULL);
+}
+
+uint32_t rip_pl_unwind_epoch(void)
+{
+	/* Acquire: pairs with the release in dlclose. */
+	return __atomic_load_n(&rip_pl_unw_epoch, __ATOMIC_ACQUIRE);
 }
 
 int rip_pl_unwind_init(void)
@@ -862,6 +883,11 @@ int rip_pl_dwarf_walk(uintptr_t pc, uintptr_t sp, uintptr_t fp, uint64_t *out, u
 }
 
 int rip_pl_unwind_init(void)
+{
+	return 0;
+}
+
+uint32_t rip_pl_unwind_epoch(void)
 {
 	return 0;
 }

@@ -32,12 +32,16 @@ struct rip_pl_wlog {
  * address pc whose caller's stack pointer (its CFA) is sp, rbp being fp
  * there: at most max into out.  The number of frames, or -1 when the walk
  * is not sure to give exactly what libunwind's unw_backtrace would (the
- * caller asks libunwind then).  The loads it depends on go to log.
+ * caller asks libunwind then).  The loads it depends on go to log (NULL:
+ * not logged).
  * Never allocates, locks, faults or makes a system call.  Always -1 but on
  * x86-64.
  */
 int rip_pl_dwarf_walk(uintptr_t pc, uintptr_t sp, uintptr_t fp, uint64_t *out, uint32_t max,
 		      struct rip_pl_wlog *log);
+
+/* The dlclose epoch now (rip_pl_wlog's): a walk's log holds the one it used. */
+uint32_t rip_pl_unwind_epoch(void);
 
 /* From rip_pl_bt_init: the table of rules.  0 or -errno. */
 int rip_pl_unwind_init(void);
