@@ -368,7 +368,9 @@ static uint32_t rip_pl_intern(const uint64_t *f, uint32_t n, uint64_t h)
  * on the stack gives the same frames (unwind.h, struct rip_pl_wlog).  So
  * the id of each stack walked is kept with what its walk read: the
  * starting state (the hook's pc, sp, fp), the dlclose epoch, the stack's
- * top, and every load (its offset from sp, its value).  A later call walks
+ * top, and the loads its frames depend on (each one's offset from sp and
+ * value: every return address, and an rbp a later CFA came from).  Stacks
+ * of more than RIP_PL_SC_READS such loads are not kept.  A later call walks
  * its first RIP_PL_SC_KEY frames only, finds the entries keyed by those
  * and its state, and reads the stack again at the entry's offsets: all
  * equal, the id is the entry's, with no further walk, hash or interning.
