@@ -700,8 +700,9 @@ int rip_pl_bt_init_early(void)
 #endif
 	/* the rule table is an anonymous mapping; the walk finds tables with _dl_find_object */
 	err = rip_pl_tab_map();
+	/* the stack cache is a speed-up: without its mapping, every stack is walked */
 	if (!err)
-		err = rip_pl_sc_map();
+		rip_pl_sc_map();
 	return err ? err : rip_pl_unwind_init();
 }
 
@@ -729,13 +730,10 @@ void rip_pl_bt_fork_child(void)
 	uint64_t *old = rip_pl_tab;
 	struct rip_pl_sc_ent *sc = rip_pl_sc;
 
-	/* the cache's ids are the parent's: it goes with the table */
-	if (!rip_pl_sc_wiped) {
+	/* the cache's ids are the parent's: it goes with the table (none if it cannot be made) */
+	if (sc && !rip_pl_sc_wiped) {
 		rip_pl_sc = NULL;
-		if (rip_pl_sc_map()) {
-			rip_pl_fail(-ENOMEM);
-			return;
-		}
+		rip_pl_sc_map();
 		munmap(sc, RIP_PL_SC_LEN);
 	}
 	if (rip_pl_tab_wiped)
