@@ -14,6 +14,10 @@
  * stack).  RIP_UNWIND=libunwind: libunwind for every stack; =tables: the
  * tables' walk alone (no stack where it declines), for tests.
  *
+ * Stacks seen before: a cache of the loads each walk depended on, read
+ * again at the next call from the same state, gives the id of a repeated
+ * stack without a whole walk, hash or lookup (below, "the stack cache").
+ *
  * Interning: the frames hash to 64 bits; an open-addressing table of
  * 64-bit entries (44 bits of the hash over a 20-bit id) in an anonymous
  * mapping takes new stacks by CAS on an empty entry, so no thread ever
@@ -356,6 +360,223 @@ static uint32_t rip_pl_intern(const uint64_t *f, uint32_t n, uint64_t h)
 	return 0; /* a cluster this long: treat as full */
 }
 
+/* ---- the stack cache ---- */
+
+/*
+ * Most stacks a program allocates from are stacks it allocated from a
+ * moment ago, and a walk from the same state that finds the same values
+ * on the stack gives the same frames (unwind.h, struct rip_pl_wlog).  So
+ * the id of each stack walked is kept with what its walk read: the
+ * starting state (the hook's pc, sp, fp), the dlclose epoch, the stack's
+ * top, and the loads its frames depend on (each one's offset from sp and
+ * value: every return address, and an rbp a later CFA came from).  Stacks
+ * of more than RIP_PL_SC_READS such loads are not kept.  A later call walks
+ * its first RIP_PL_SC_KEY frames only, finds the entries keyed by those
+ * and its state, and reads the stack again at the entry's offsets: all
+ * equal, the id is the entry's, with no further walk, hash or interning.
+ * Anything unequal is a miss, and the whole walk runs as without the cache.
+ * The checks are exact (no hash decides a hit), so the frames are always
+ * what the walk would have given.
+ *
+ * One table for all threads, as the stack table: its keys hold a stack
+ * address, so threads use disjoint entries; it is bounded however many
+ * threads there are; a fork child finds it empty with the stack table
+ * (ids are the child's own).  Sets of RIP_PL_SC_WAYS entries, each behind
+ * a sequence count (odd while written): readers never wait and never
+ * write, a writer that finds the entry being written gives up; a signal
+ * handler's hook cannot walk while its thread writes (the guard is up).
+ */
+#define RIP_PL_SC_KEY 4u /* frames walked before the lookup */
+#define RIP_PL_SC_WAYS 4u
+#define RIP_PL_SC_SETS 1024u
+#define RIP_PL_SC_READS 56u /* loads kept: 28 frames with rbp saved in each */
+
+struct rip_pl_sc_ent {
+	uint64_t seq;	    /* odd: being written */
+	uint64_t key;	    /* rip_pl_sc_key; 0: empty */
+	uintptr_t pc, sp, fp; /* the starting state */
+	uintptr_t hi;	    /* the thread's stack top: the walk's bounds, with sp */
+	uint32_t epoch;	    /* dlclose epoch of the walk */
+	uint32_t id;	    /* the stack's id */
+	uint32_t n;	    /* loads in off, val */
+	uint32_t off[RIP_PL_SC_READS];
+	uint64_t val[RIP_PL_SC_READS];
+};
+
+#define RIP_PL_SC_LEN ((size_t)RIP_PL_SC_SETS * RIP_PL_SC_WAYS * sizeof(struct rip_pl_sc_ent))
+
+static struct rip_pl_sc_ent *rip_pl_sc;
+static bool rip_pl_sc_wiped;
+
+static int rip_pl_sc_map(void)
+{
+	rip_pl_sc = rip_pl_table_map(RIP_PL_SC_LEN, &rip_pl_sc_wiped);
+	return rip_pl_sc ? 0 : -ENOMEM;
+}
+
+/* The key of a walk from (pc, sp, fp) whose first frames are f[0 .. n - 1]: never 0. */
+static inline uint64_t rip_pl_sc_key(uintptr_t pc, uintptr_t sp, uintptr_t fp, const uint64_t *f,
+				     uint32_t n)
+{
+	uint64_t a = (pc ^ (sp << 16)) * 0x9e3779b97f4a7c15ull, b = fp ^ n;
+
+	for (uint32_t i = 0; i < n; i++) {
+		b ^= f[i];
+		b *= 0xff51afd7ed558ccdull;
+	}
+	a ^= b;
+	a ^= a >> 31;
+	a *= 0xbf58476d1ce4e5b9ull;
+	a ^= a >> 29;
+	return a | 1;
+}
+
+static inline struct rip_pl_sc_ent *rip_pl_sc_set(uint64_t key)
+{
+	return &rip_pl_sc[((key >> 1) & (RIP_PL_SC_SETS - 1)) * RIP_PL_SC_WAYS];
+}
+
+/*
+ * Nonzero unless each of the n loads off, val finds its value at sp + off
+ * now.  Every offset is kept at most lim (inside the stack) whatever the
+ * entry holds: it may be being rewritten.  A loop of its own, so that
+ * its few values stay in registers.
+ */
+static __attribute__((noinline)) uint64_t rip_pl_sc_diff(uintptr_t sp, uintptr_t lim,
+							const uint32_t *off, const uint64_t *val,
+							uint32_t n)
+{
+	uint64_t diff = 0;
+
+	for (uint32_t i = 0; i < n; i++) {
+		/* Relaxed: the entry's count, read again by the caller, says whether they held. */
+		uintptr_t o = __atomic_load_n(&off[i], __ATOMIC_RELAXED);
+
+		o = o < lim ? o : lim;
+		diff |= *(const uint64_t *)(sp + o) ^ __atomic_load_n(&val[i], __ATOMIC_RELAXED);
+	}
+	return diff;
+}
+
+/*
+ * The id of a stack walked before from (pc, sp, fp) with key key, epoch
+ * epoch, whose loads find the same values now; 0 if none.  The stack's
+ * bounds are [sp, hi): every offset read is checked against them (an
+ * entry being rewritten may hold anything until its count says so).
+ */
+static uint32_t rip_pl_sc_find(uint64_t key, uintptr_t pc, uintptr_t sp, uintptr_t fp, uintptr_t hi,
+			       uint32_t epoch)
+{
+	struct rip_pl_sc_ent *e = rip_pl_sc_set(key);
+	const uintptr_t lim = hi - sp - 8; /* the last offset a load may have */
+
+	for (uint32_t w = 0; w < RIP_PL_SC_WAYS; w++, e++) {
+		uint64_t seq, diff;
+		uint32_t n, id;
+
+		/* Relaxed: a filter only; the count decides. */
+		if (__atomic_load_n(&e->key, __ATOMIC_RELAXED) != key)
+			continue;
+		/* Acquire: pairs with the release store that ends the entry's write. */
+		seq = __atomic_load_n(&e->seq, __ATOMIC_ACQUIRE);
+		/* Relaxed field loads: the count, read again below, says whether they hold. */
+		n = __atomic_load_n(&e->n, __ATOMIC_RELAXED);
+		if ((seq & 1) || __atomic_load_n(&e->pc, __ATOMIC_RELAXED) != pc ||
+		    __atomic_load_n(&e->sp, __ATOMIC_RELAXED) != sp ||
+		    __atomic_load_n(&e->fp, __ATOMIC_RELAXED) != fp ||
+		    __atomic_load_n(&e->hi, __ATOMIC_RELAXED) != hi ||
+		    __atomic_load_n(&e->epoch, __ATOMIC_RELAXED) != epoch || n > RIP_PL_SC_READS)
+			continue;
+		diff = rip_pl_sc_diff(sp, lim, e->off, e->val, n);
+		id = __atomic_load_n(&e->id, __ATOMIC_RELAXED);
+		/* Acquire fence: the loads above happen before the count is read again. */
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (!diff && __atomic_load_n(&e->seq, __ATOMIC_RELAXED) == seq)
+			return id;
+	}
+	return 0;
+}
+
+/* Keep id for the walk from (pc, sp, fp) with key key whose loads log holds. */
+static void rip_pl_sc_put(uint64_t key, uintptr_t pc, uintptr_t sp, uintptr_t fp, uintptr_t hi,
+			  const struct rip_pl_wlog *log, uint32_t id)
+{
+	struct rip_pl_sc_ent *set = rip_pl_sc_set(key), *e = NULL;
+	uint64_t seq;
+
+	if (log->n > RIP_PL_SC_READS)
+		return;
+	/* the way that holds the key already, else an empty one, else one the key picks */
+	for (uint32_t w = 0; w < RIP_PL_SC_WAYS && !e; w++)
+		if (__atomic_load_n(&set[w].key, __ATOMIC_RELAXED) == key)
+			e = &set[w];
+	for (uint32_t w = 0; w < RIP_PL_SC_WAYS && !e; w++)
+		if (!__atomic_load_n(&set[w].key, __ATOMIC_RELAXED))
+			e = &set[w];
+	if (!e)
+		e = &set[(key >> 40) % RIP_PL_SC_WAYS];
+	seq = __atomic_load_n(&e->seq, __ATOMIC_RELAXED);
+	/* Relaxed CAS: it only makes this thread the entry's one writer; the fence publishes. */
+	if ((seq & 1) || !__atomic_compare_exchange_n(&e->seq, &seq, seq + 1, false,
+						      __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		return; /* another thread is writing it */
+	/* Release fence: the odd count is seen before any field changes (pairs with find's fence). */
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	__atomic_store_n(&e->key, key, __ATOMIC_RELAXED);
+	__atomic_store_n(&e->pc, pc, __ATOMIC_RELAXED);
+	__atomic_store_n(&e->sp, sp, __ATOMIC_RELAXED);
+	__atomic_store_n(&e->fp, fp, __ATOMIC_RELAXED);
+	__atomic_store_n(&e->hi, hi, __ATOMIC_RELAXED);
+	__atomic_store_n(&e->epoch, log->epoch, __ATOMIC_RELAXED);
+	__atomic_store_n(&e->id, id, __ATOMIC_RELAXED);
+	__atomic_store_n(&e->n, log->n, __ATOMIC_RELAXED);
+	for (uint32_t i = 0; i < log->n; i++) {
+		__atomic_store_n(&e->off[i], log->off[i], __ATOMIC_RELAXED);
+		__atomic_store_n(&e->val[i], log->val[i], __ATOMIC_RELAXED);
+	}
+	/* Release: pairs with the acquire load of the count in rip_pl_sc_find. */
+	__atomic_store_n(&e->seq, seq + 2, __ATOMIC_RELEASE);
+}
+
+/*
+ * The id of the stack above the hook (frames from its return address pc,
+ * sp, fp) through the unwind tables, the cache first; -1 when the walk
+ * declines.  frames: room for max.
+ */
+static int rip_pl_bt_tables(uintptr_t pc, uintptr_t sp, uintptr_t fp, uint64_t *frames,
+			    uint32_t max, uint32_t *idp)
+{
+	struct rip_pl_thread *t = &rip_pl_self;
+	struct rip_pl_wlog log;
+	uint32_t pre = max < RIP_PL_SC_KEY ? max : RIP_PL_SC_KEY, id;
+	uint32_t epoch = rip_pl_unwind_epoch();
+	uint64_t key;
+	int m;
+
+	/* the first frames, for the key: no log (a miss walks again with one) */
+	m = rip_pl_dwarf_walk(pc, sp, fp, frames, pre, NULL);
+	if (m < 0)
+		return -1;
+	/* the walk checked the stack's bounds: t->stack_hi > sp */
+	key = rip_pl_sc_key(pc, sp, fp, frames, (uint32_t)m);
+	if (RIP_LIKELY(rip_pl_sc) &&
+	    (id = rip_pl_sc_find(key, pc, sp, fp, t->stack_hi, epoch)) != 0) {
+		*idp = id;
+		return 0;
+	}
+	m = rip_pl_dwarf_walk(pc, sp, fp, frames, max, &log);
+	if (m < 0)
+		return -1;
+	*idp = 0;
+	if (!m)
+		return 0;
+	id = rip_pl_intern(frames, (uint32_t)m, rip_pl_hash(frames, (uint32_t)m));
+	if (id && rip_pl_sc)
+		rip_pl_sc_put(key, pc, sp, fp, t->stack_hi, &log, id);
+	*idp = id;
+	return 0;
+}
+
 /* RIP_UNWIND: how stacks are walked. */
 enum rip_pl_unwind_mode {
 	RIP_PL_UNW_AUTO,      /* the unwind tables (unwind.c), libunwind where it declines */
@@ -398,9 +619,8 @@ __attribute__((noinline)) uint32_t rip_pl_backtrace_id(void)
 {
 	uint64_t frames[RIP_BT_MAX_DEPTH];
 	const uintptr_t *self = __builtin_frame_address(0);
-	uint32_t n = 0, max = rip_pl_depth;
+	uint32_t n = 0, max = rip_pl_depth, id;
 	uint64_t h = 0;
-	int m;
 
 	if (!rip_pl_tab)
 		return 0;
@@ -410,19 +630,17 @@ __attribute__((noinline)) uint32_t rip_pl_backtrace_id(void)
 		 * From the hook's return address, our caller's stack pointer
 		 * (just above our frame: frame pointers here) and rbp there.
 		 */
-		m = rip_pl_dwarf_walk(self[1], (uintptr_t)(self + 2), self[0], frames, max);
-		if (RIP_LIKELY(m >= 0)) {
-			n = (uint32_t)m;
-			break;
-		}
+		if (RIP_LIKELY(!rip_pl_bt_tables(self[1], (uintptr_t)(self + 2), self[0], frames, max,
+						 &id)))
+			goto done;
 		/* before our constructor loaded libunwind (other libraries' constructors): frame pointers */
 		n = rip_pl_unw_backtrace ? rip_pl_unwind(self[1], frames, max)
 					 : rip_pl_bt_fp(self, frames, max, &h);
 		break;
 	case RIP_PL_UNW_TABLES:
-		m = rip_pl_dwarf_walk(self[1], (uintptr_t)(self + 2), self[0], frames, max);
-		n = m > 0 ? (uint32_t)m : 0;
-		break;
+		if (rip_pl_bt_tables(self[1], (uintptr_t)(self + 2), self[0], frames, max, &id))
+			id = 0;
+		goto done;
 	case RIP_PL_UNW_FP:
 		n = rip_pl_bt_fp(self, frames, max, &h);
 		break;
@@ -430,14 +648,16 @@ __attribute__((noinline)) uint32_t rip_pl_backtrace_id(void)
 		n = rip_pl_unwind(self[1], frames, max);
 		break;
 	}
-	if (!n)
-		return 0;
-	if (!h)
-		h = rip_pl_hash(frames, n);
-	n = rip_pl_intern(frames, n, h);
+	id = 0;
+	if (n) {
+		if (!h)
+			h = rip_pl_hash(frames, n);
+		id = rip_pl_intern(frames, n, h);
+	}
+done:
 	/* Not a tail call: this frame must stay until the walk is done (it is). */
 	__asm__ __volatile__("" ::: "memory");
-	return n;
+	return id;
 }
 
 /* ---- setup ---- */
@@ -480,6 +700,9 @@ int rip_pl_bt_init_early(void)
 #endif
 	/* the rule table is an anonymous mapping; the walk finds tables with _dl_find_object */
 	err = rip_pl_tab_map();
+	/* the stack cache is a speed-up: without its mapping, every stack is walked */
+	if (!err)
+		rip_pl_sc_map();
 	return err ? err : rip_pl_unwind_init();
 }
 
@@ -505,7 +728,14 @@ void rip_pl_bt_fork_child(void)
 	 * copy of its events in the child's file keeps meaning what it meant.
 	 */
 	uint64_t *old = rip_pl_tab;
+	struct rip_pl_sc_ent *sc = rip_pl_sc;
 
+	/* the cache's ids are the parent's: it goes with the table (none if it cannot be made) */
+	if (sc && !rip_pl_sc_wiped) {
+		rip_pl_sc = NULL;
+		rip_pl_sc_map();
+		munmap(sc, RIP_PL_SC_LEN);
+	}
 	if (rip_pl_tab_wiped)
 		return;
 	rip_pl_tab = NULL;

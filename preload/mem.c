@@ -104,8 +104,11 @@ static inline void rip_pl_mem_prepare(void)
  * this set, and every free looks for its block there first: found, it is
  * removed and the free forwarded unrecorded.  The set is a table of
  * buckets of 8 addresses, one cache line each, claimed by CAS, no lock: an
- * address has one bucket, a lookup reads that line only (a free pays one
- * line, and nothing while the set is empty), a removal writes 0 back (no
+ * address has one bucket, a lookup reads that line only, and only when
+ * the bucket's count (a small array of its own, which stays in cache) says
+ * it holds anything: a free pays nothing while the set is empty, and a
+ * count's load while it is not (the tracer's blocks of a few threads stay
+ * there for the program's life); a removal writes 0 back (no
  * tombstones, so lookups never get longer).  A full bucket drops the block
  * (its free is then counted as never seen made, as before): with 2048
  * buckets, that starts to happen past a few thousand threads alive at once.
@@ -118,17 +121,19 @@ struct rip_pl_own_bucket {
 } __attribute__((aligned(64)));
 
 static struct rip_pl_own_bucket rip_pl_own[RIP_PL_OWN_BUCKETS];
+static uint32_t rip_pl_own_cnt[RIP_PL_OWN_BUCKETS]; /* blocks in each bucket */
 static uint32_t rip_pl_own_n; /* blocks in the set: 0 spares every free the lookup */
 
-static inline struct rip_pl_own_bucket *rip_pl_own_bucket(uintptr_t a)
+static inline uint32_t rip_pl_own_index(uintptr_t a)
 {
-	return &rip_pl_own[(((uint64_t)a * 0x9e3779b97f4a7c15ull) >> 40) % RIP_PL_OWN_BUCKETS];
+	return (uint32_t)((((uint64_t)a * 0x9e3779b97f4a7c15ull) >> 40) % RIP_PL_OWN_BUCKETS);
 }
 
 /* p was allocated guard up: the tracer's. */
 static void rip_pl_own_add(void *p)
 {
-	struct rip_pl_own_bucket *b = rip_pl_own_bucket((uintptr_t)p);
+	uint32_t x = rip_pl_own_index((uintptr_t)p);
+	struct rip_pl_own_bucket *b = &rip_pl_own[x];
 
 	if (!p || !rip_category_enabled(RIP_CAT_MEM))
 		return;
@@ -144,6 +149,8 @@ static void rip_pl_own_add(void *p)
 		if (__atomic_load_n(&b->a[i], __ATOMIC_RELAXED) == 0 &&
 		    __atomic_compare_exchange_n(&b->a[i], &v, (uintptr_t)p, false, __ATOMIC_RELEASE,
 						__ATOMIC_RELAXED)) {
+			/* Release both: pair with the acquire loads in rip_pl_own_take. */
+			__atomic_fetch_add(&rip_pl_own_cnt[x], 1, __ATOMIC_RELEASE);
 			__atomic_fetch_add(&rip_pl_own_n, 1, __ATOMIC_RELEASE);
 			return;
 		}
@@ -154,11 +161,16 @@ static void rip_pl_own_add(void *p)
 static inline bool rip_pl_own_take(void *p)
 {
 	struct rip_pl_own_bucket *b;
+	uint32_t x;
 
 	/* Acquire: pairs with the release increment in rip_pl_own_add. */
 	if (RIP_LIKELY(!__atomic_load_n(&rip_pl_own_n, __ATOMIC_ACQUIRE)))
 		return false;
-	b = rip_pl_own_bucket((uintptr_t)p);
+	x = rip_pl_own_index((uintptr_t)p);
+	/* Acquire: pairs with the release increment of the bucket's count in rip_pl_own_add. */
+	if (RIP_LIKELY(!__atomic_load_n(&rip_pl_own_cnt[x], __ATOMIC_ACQUIRE)))
+		return false;
+	b = &rip_pl_own[x];
 	for (uint32_t i = 0; i < RIP_PL_OWN_WAYS; i++) {
 		/* Acquire: pairs with the release CAS of rip_pl_own_add. */
 		uintptr_t v = __atomic_load_n(&b->a[i], __ATOMIC_ACQUIRE);
@@ -167,6 +179,7 @@ static inline bool rip_pl_own_take(void *p)
 		if (v == (uintptr_t)p && __atomic_compare_exchange_n(&b->a[i], &v, 0, false,
 								    __ATOMIC_RELAXED,
 								    __ATOMIC_RELAXED)) {
+			__atomic_fetch_sub(&rip_pl_own_cnt[x], 1, __ATOMIC_RELAXED);
 			__atomic_fetch_sub(&rip_pl_own_n, 1, __ATOMIC_RELAXED);
 			return true;
 		}

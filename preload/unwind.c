@@ -740,36 +740,11 @@ static __attribute__((noinline)) uint64_t rip_pl_rule_slow(uintptr_t pc, uint64_
 /* ---- the walk ---- */
 
 /*
- * A step's critical path is a chain: a return address, its rule, the CFA,
- * the next return address, each load waiting for the one before.  But a
- * thread's stacks mostly repeat its previous ones: the same outer frames,
- * a free after the malloc of the same function.  So each thread keeps the
- * steps of its last walks by depth: from which state (return address, rbp,
- * and the stack pointer, known to be the same when the steps below it
- * were) to which CFA and rbp slot, by which rule.  A step from the same
- * state goes to the same CFA; its loads then wait for nothing but the
- * memo, and only the comparison waits for the stack.  Other steps look
- * their rule up and update the memo.  Every address is checked against
- * this walk's bounds before it is read; what is read is what a walk
- * without the memo would read.
+ * A step is a rule lookup and one or two loads, each address checked
+ * against this walk's bounds first.  Repeated stacks do not come here
+ * again: backtrace.c keeps the id of each stack walked with the loads its
+ * walk depended on, which the log collects.
  */
-#define RIP_PL_MEMO 33 /* steps: the default 32 frames, and the last rule */
-
-struct rip_pl_step {
-	uintptr_t pc, fp; /* the state: its return address, its rbp */
-	uint64_t rule;	  /* pc's rule */
-	uintptr_t cfa;	  /* where it went: the next state's stack pointer */
-	uintptr_t slot;	  /* and where rbp was read from (0: unchanged) */
-};
-
-struct rip_pl_memo {
-	uint32_t m;	/* steps kept: 0 .. m - 1 */
-	uint32_t epoch; /* rip_pl_unw_epoch when they were taken (their rules) */
-	uintptr_t sp;	/* the first state's stack pointer */
-	struct rip_pl_step s[RIP_PL_MEMO];
-};
-
-static __thread struct rip_pl_memo rip_pl_memo RIP_PL_TLS;
 
 /* The rule of pc from the table (first slot), or from the slow path. */
 static inline uint64_t rip_pl_rule_get(const struct rip_pl_rent *tab, uintptr_t pc, uint64_t ekey)
@@ -786,96 +761,108 @@ static inline uint64_t rip_pl_rule_get(const struct rip_pl_rent *tab, uintptr_t 
 	return rule;
 }
 
-int rip_pl_dwarf_walk(uintptr_t pc, uintptr_t sp, uintptr_t fp, uint64_t *out, uint32_t max)
+/* Log the load at off that found val (log NULL: none); past RIP_PL_WLOG loads, only count. */
+static inline __attribute__((always_inline)) void rip_pl_wlog_add(struct rip_pl_wlog *log,
+								  uint32_t *ln, uint32_t off,
+								  uint64_t val)
+{
+	if (!log)
+		return;
+	if (RIP_LIKELY(*ln < RIP_PL_WLOG)) {
+		log->off[*ln] = off;
+		log->val[*ln] = val;
+	}
+	(*ln)++;
+}
+
+/* The walk, with a log or (log NULL) without: each is a copy of its own. */
+static inline __attribute__((always_inline)) int rip_pl_walk(uintptr_t pc, uintptr_t sp,
+							     uintptr_t fp, uint64_t *out,
+							     uint32_t max,
+							     struct rip_pl_wlog *log)
 {
 	struct rip_pl_thread *t = &rip_pl_self;
-	struct rip_pl_memo *mo = &rip_pl_memo;
 	const struct rip_pl_rent *tab = rip_pl_rtab;
 	/* Acquire: pairs with the release in dlclose (the rules of a closed object are stale). */
 	uint32_t epoch = __atomic_load_n(&rip_pl_unw_epoch, __ATOMIC_ACQUIRE);
 	const uint64_t ekey = (uint64_t)(epoch + 1) << 48;
 	/* an address a is readable when a - lo <= span: [sp + 8, hi], above our frame */
-	const uintptr_t lo = sp + 8, span = t->stack_hi - lo;
-	struct rip_pl_step *st = mo->s, *const send = mo->s + RIP_PL_MEMO;
-	/* one past the steps kept, which are from this walk's state when same */
-	struct rip_pl_step *mend = mo->s + (mo->epoch == epoch ? mo->m : 0);
-	bool same = sp == mo->sp; /* this state's stack pointer is the memo's */
+	const uintptr_t lo = sp + 8, span = t->stack_hi - lo, sp0 = sp;
+	/* loads logged; a stack taller than offsets can say logs none */
+	uint32_t ln = span >= UINT32_MAX ? RIP_PL_WLOG + 1 : 0;
+	/* where fp was loaded from, until a step uses it (logged then); UINT32_MAX: not loaded */
+	uint32_t fpo = UINT32_MAX;
 	uint32_t n = 0;
 
 	/* Past RIP_PL_EPOCH_MAX dlcloses, libunwind does every stack. */
 	if (!tab || t->stack_ok != 1 || sp < t->stack_lo || sp + 16 > t->stack_hi ||
 	    epoch >= RIP_PL_EPOCH_MAX || (pc >> 48))
 		return -1;
-	mo->sp = sp;
 	while (n < max) {
-		uintptr_t cfa, slot;
-		uint64_t rule;
+		uint64_t rule = rip_pl_rule_get(tab, pc, ekey);
+		uintptr_t cfa;
 
-		if (RIP_LIKELY(same && st < mend && st->pc == pc &&
-			       (st->fp == fp || (st->rule & RIP_PL_R_RSP)))) {
-			/* the memo's step: its CFA and slot, without waiting for the rule */
-			rule = st->rule;
-			cfa = st->cfa;
-			slot = st->slot;
-		} else {
-			rule = rip_pl_rule_get(tab, pc, ekey);
-			if (RIP_LIKELY((rule & RIP_PL_R_KIND) == RIP_PL_R_STD)) {
-				cfa = ((rule & RIP_PL_R_RSP) ? sp : fp) +
-				      (uintptr_t)((int64_t)rule >> 32);
-				slot = (rule & RIP_PL_R_RBP) ?
-					       cfa + (uintptr_t)(int64_t)(int16_t)(rule >> 16) :
-					       0;
-			} else {
-				cfa = slot = 0;
-			}
-			if (st < send) {
-				/*
-				 * The next state's stack pointer is the memo's if
-				 * this CFA is its; if not, the memo's deeper steps
-				 * went from other stack pointers: they go (this walk
-				 * writes them anew).
-				 */
-				same = st < mend && st->cfa == cfa;
-				if (!same)
-					mend = st;
-				st->pc = pc;
-				st->fp = fp;
-				st->rule = rule;
-				st->cfa = cfa;
-				st->slot = slot;
-				if (mend <= st)
-					mend = st + 1;
-			} else {
-				same = false; /* deeper than the memo */
-			}
-		}
 		if (RIP_UNLIKELY((rule & RIP_PL_R_KIND) != RIP_PL_R_STD)) {
 			if ((rule & RIP_PL_R_KIND) == RIP_PL_R_LAST)
 				break;
-			goto fail;
+			return -1;
 		}
+		if (rule & RIP_PL_R_RSP) {
+			cfa = sp;
+		} else {
+			/*
+			 * A CFA from rbp: the walk depends on the rbp value
+			 * loaded, which goes to the log now.  A loaded value
+			 * no step uses (rbp as a general register in code
+			 * without frame pointers) is not logged: it changes
+			 * from call to call.
+			 */
+			cfa = fp;
+			if (log && fpo != UINT32_MAX) {
+				rip_pl_wlog_add(log, &ln, fpo, fp);
+				fpo = UINT32_MAX;
+			}
+		}
+		cfa += (uintptr_t)((int64_t)rule >> 32);
 		/* the return address at cfa - 8, and rbp's slot, inside the stack above us */
-		if (RIP_UNLIKELY(cfa - lo > span || (slot && slot + 8 - lo > span)))
-			goto fail;
-		if (slot)
+		if (RIP_UNLIKELY(cfa - lo > span))
+			return -1;
+		if (rule & RIP_PL_R_RBP) {
+			uintptr_t slot = cfa + (uintptr_t)(int64_t)(int16_t)(rule >> 16);
+
+			if (RIP_UNLIKELY(slot + 8 - lo > span))
+				return -1;
 			fp = *(const uintptr_t *)slot;
+			if (log)
+				fpo = (uint32_t)(slot - sp0);
+		}
 		pc = ((const uintptr_t *)cfa)[-1];
+		rip_pl_wlog_add(log, &ln, (uint32_t)(cfa - 8 - sp0), pc);
 		sp = cfa;
 		if (RIP_UNLIKELY(pc - 0x4000 >= (1ull << 48) - 0x4000)) {
 			if (pc < 0x4000)
 				break; /* libunwind stops there too, without the frame */
-			goto fail;     /* past 48 bits: no key for it; libunwind */
+			return -1;     /* past 48 bits: no key for it; libunwind */
 		}
 		out[n++] = pc;
-		if (st < send)
-			st++;
 	}
-	mo->m = (uint32_t)(mend - mo->s);
-	mo->epoch = epoch;
+	if (log) {
+		log->n = ln > RIP_PL_WLOG ? RIP_PL_WLOG + 1 : ln;
+		log->epoch = epoch;
+	}
 	return (int)n;
-fail:
-	mo->m = 0;
-	return -1;
+}
+
+int rip_pl_dwarf_walk(uintptr_t pc, uintptr_t sp, uintptr_t fp, uint64_t *out, uint32_t max,
+		      struct rip_pl_wlog *log)
+{
+	return log ? rip_pl_walk(pc, sp, fp, out, max, log) : rip_pl_walk(pc, sp, fp, out, max, NULL);
+}
+
+uint32_t rip_pl_unwind_epoch(void)
+{
+	/* Acquire: pairs with the release in dlclose. */
+	return __atomic_load_n(&rip_pl_unw_epoch, __ATOMIC_ACQUIRE);
 }
 
 int rip_pl_unwind_init(void)
@@ -889,12 +876,18 @@ int rip_pl_unwind_init(void)
 
 #else /* !__x86_64__ */
 
-int rip_pl_dwarf_walk(uintptr_t pc, uintptr_t sp, uintptr_t fp, uint64_t *out, uint32_t max)
+int rip_pl_dwarf_walk(uintptr_t pc, uintptr_t sp, uintptr_t fp, uint64_t *out, uint32_t max,
+		      struct rip_pl_wlog *log)
 {
 	return -1; /* libunwind, or frame pointers, do it */
 }
 
 int rip_pl_unwind_init(void)
+{
+	return 0;
+}
+
+uint32_t rip_pl_unwind_epoch(void)
 {
 	return 0;
 }

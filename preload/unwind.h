@@ -7,15 +7,41 @@
 
 #include <stdint.h>
 
+/* Loads a walk may log (see struct rip_pl_wlog): 32 frames with rbp saved in each, and more. */
+#define RIP_PL_WLOG 72u
+
+/*
+ * The loads a walk's frames depend on: each load's address less the
+ * walk's starting stack pointer, and the value found there (every return
+ * address read; an rbp read from the stack when a later step's CFA comes
+ * from rbp).  A walk is a function of its starting state (pc, sp, fp), the
+ * dlclose epoch (which rules), its bounds (sp and the thread's stack top),
+ * max, and these values: a later walk from the same state that finds the
+ * same values at the same places gives the same frames (backtrace.c's
+ * stack cache).
+ */
+struct rip_pl_wlog {
+	uint32_t n;	/* loads logged; RIP_PL_WLOG + 1: too many, not kept */
+	uint32_t epoch; /* the dlclose epoch of the rules used */
+	uint32_t off[RIP_PL_WLOG];
+	uint64_t val[RIP_PL_WLOG];
+};
+
 /*
  * rip_pl_dwarf_walk - the return addresses above the frame of return
  * address pc whose caller's stack pointer (its CFA) is sp, rbp being fp
  * there: at most max into out.  The number of frames, or -1 when the walk
  * is not sure to give exactly what libunwind's unw_backtrace would (the
- * caller asks libunwind then).  Never allocates, locks, faults or makes a
- * system call.  Always -1 but on x86-64.
+ * caller asks libunwind then).  The loads it depends on go to log (NULL:
+ * not logged).
+ * Never allocates, locks, faults or makes a system call.  Always -1 but on
+ * x86-64.
  */
-int rip_pl_dwarf_walk(uintptr_t pc, uintptr_t sp, uintptr_t fp, uint64_t *out, uint32_t max);
+int rip_pl_dwarf_walk(uintptr_t pc, uintptr_t sp, uintptr_t fp, uint64_t *out, uint32_t max,
+		      struct rip_pl_wlog *log);
+
+/* The dlclose epoch now (rip_pl_wlog's): a walk's log holds the one it used. */
+uint32_t rip_pl_unwind_epoch(void);
 
 /* From rip_pl_bt_init: the table of rules.  0 or -errno. */
 int rip_pl_unwind_init(void);

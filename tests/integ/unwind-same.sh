@@ -91,6 +91,25 @@ __attribute__((noinline)) static void *rec(int d, size_t n)
 	return p;
 }
 
+/*
+ * Five frames alike, and above them one of two callers with frames of one
+ * size: the same first frames from the same stack pointer, two stacks (a
+ * cache of stacks must read past the frames it is keyed by).
+ */
+__attribute__((noinline)) static void *c1(size_t n)
+{
+	void *p = malloc(n);
+
+	sink += 1;
+	return p;
+}
+__attribute__((noinline)) static void *c2(size_t n) { void *p = c1(n); sink += 2; return p; }
+__attribute__((noinline)) static void *c3(size_t n) { void *p = c2(n); sink += 3; return p; }
+__attribute__((noinline)) static void *c4(size_t n) { void *p = c3(n); sink += 4; return p; }
+__attribute__((noinline)) static void *c5(size_t n) { void *p = c4(n); sink += 5; return p; }
+__attribute__((noinline)) static void *top_a(size_t n) { void *p = c5(n); sink += 6; return p; }
+__attribute__((noinline)) static void *top_b(size_t n) { void *p = c5(n); sink += 7; return p; }
+
 static long cb(long i)
 {
 	void *p = rec((int)i % 5, 40);
@@ -125,6 +144,8 @@ int main(void)
 
 	for (int i = 0; i < 600; i++)
 		free(rec(i % 41, 32 + (size_t)(i % 7)));
+	for (int i = 0; i < 200; i++)
+		free((i % 3 ? top_a : top_b)(48));
 	sink += step_through(cb, 20);
 	for (int i = 0; i < 24; i++)
 		v[i] = (i * 7919) % 24;
