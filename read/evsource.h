@@ -197,21 +197,34 @@ struct evs_fast {
 };
 
 /*
+ * The head went past the bound (EVS_FAST_SIFT): put it back in the merge
+ * and take the head of the stream that leads now, without handing an event
+ * out.  True when the fast path may go on (EVS_FAST_HEAD).
+ */
+bool evs_fast_switch(struct evs *s);
+
+/*
  * evs_next for a source in lazy mode (evs_set_lazy), inline.  Same results,
  * in the same order.
  */
 static inline int evs_next_fast(struct evs *s, struct evs_event *e, char *err, size_t errlen)
 {
 	struct evs_fast *f = (struct evs_fast *)s; /* the first member of struct evs */
-	const struct evs_plan *pl = &f->plan[f->id];
-	const uint8_t *d = f->data;
-	size_t off, len = f->len;
+	const struct evs_plan *pl;
+	const uint8_t *d;
+	size_t off, len;
 	uint64_t ts;
 	uint32_t id;
 	int hl;
 
-	if (__builtin_expect(f->state != EVS_FAST_HEAD || pl->slow, 0))
+	if (__builtin_expect(f->state != EVS_FAST_HEAD, 0) &&
+	    (f->state != EVS_FAST_SIFT || !evs_fast_switch(s)))
 		return evs_next(s, e, err, errlen);
+	pl = &f->plan[f->id];
+	if (__builtin_expect(pl->slow, 0))
+		return evs_next(s, e, err, errlen);
+	d = f->data;
+	len = f->len;
 	off = f->fields;
 	if (__builtin_expect(off + pl->fixed + 8 > len, 0))
 		return evs_next(s, e, err, errlen); /* too near the end for 8-byte loads */
