@@ -207,7 +207,8 @@ bool evs_fast_switch(struct evs *s);
  * evs_next for a source in lazy mode (evs_set_lazy), inline.  Same results,
  * in the same order.
  */
-static inline int evs_next_fast(struct evs *s, struct evs_event *e, char *err, size_t errlen)
+static inline __attribute__((always_inline)) int evs_next_fast(struct evs *s, struct evs_event *e,
+								  char *err, size_t errlen)
 {
 	struct evs_fast *f = (struct evs_fast *)s; /* the first member of struct evs */
 	const struct evs_plan *pl;
