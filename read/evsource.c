@@ -808,7 +808,7 @@ static inline bool evs_before(const struct evs_hent *a, const struct evs_hent *b
  * stream) orders the heads strictly, so the order events come out in does
  * not depend on the shape of the heap.
  */
-static void evs_sift_top(struct evs *s)
+static inline void evs_sift_top(struct evs *s)
 {
 	struct evs_hent *h = s->heap, x;
 	uint32_t n = s->nheap, i = 0;
@@ -846,7 +846,7 @@ static void evs_sift_up(struct evs *s, uint32_t i)
 }
 
 /* Note which stream comes second (the earlier child of the top), for evs_next. */
-static void evs_bound(struct evs *s)
+static inline void evs_bound(struct evs *s)
 {
 	const struct evs_hent *c;
 
@@ -1043,7 +1043,7 @@ static void evs_sync(struct evs *s)
 }
 
 /* Let evs_next_fast go on with the leading stream's head, when nothing else is due. */
-static void evs_arm(struct evs *s)
+static inline __attribute__((always_inline)) void evs_arm(struct evs *s)
 {
 	struct evs_fast *f = &s->fast;
 	const struct evs_stream *st;
@@ -1068,9 +1068,22 @@ static void evs_arm(struct evs *s)
 
 bool evs_fast_switch(struct evs *s)
 {
-	evs_sync(s);
+	struct evs_fast *f = &s->fast;
+	struct evs_stream *st = &s->st[f->index];
+
+	/* evs_sync of a head past the bound, inline: it goes back to its stream, the heap moves */
+	s->tot.events += f->events;
+	f->events = 0;
+	st->cur = f->cur;
+	st->after = f->after;
+	st->ts = f->ts;
+	st->id = f->id;
+	st->count = f->count;
+	evs_sift_top(s);
+	evs_bound(s);
+	f->state = EVS_FAST_OFF;
 	evs_arm(s);
-	return s->fast.state == EVS_FAST_HEAD;
+	return f->state == EVS_FAST_HEAD;
 }
 
 int evs_next(struct evs *s, struct evs_event *e, char *err, size_t errlen)
