@@ -30,6 +30,8 @@
 
 /* ---- state --------------------------------------------------------------------------- */
 
+#define RP_TCACHE 64 /* a power of two */
+
 struct rp_priv {
 	struct live l;		 /* blocks (val: index of the site), descriptors, segments, maps */
 	struct stk_map site_idx; /* backtrace id -> a: index of the site */
@@ -40,6 +42,14 @@ struct rp_priv {
 	/* the thread of the last memory event (runs of events come from one thread) */
 	int32_t last_tid;
 	long last_thread; /* its index, -1: none yet */
+	/*
+	 * Threads by tid % RP_TCACHE, before the hash: with many threads, two
+	 * or so run at once and their events alternate every few.
+	 */
+	struct {
+		int32_t tid;
+		uint32_t idx1; /* index + 1, 0: empty */
+	} tcache[RP_TCACHE];
 	uint64_t peak_seq;
 	struct rp_point *pt;	 /* the series point of the memory event being counted */
 	const struct evs_event *cut_e; /* the mem:unmap (or mapping) being counted, for rp_cut */
@@ -123,10 +133,15 @@ static __attribute__((noinline)) struct rp_thread *rp_thread_slow(struct rp *rp,
 {
 	struct rp_priv *p = rp->p;
 	long i = rp_index(&p->thread_idx, (uint32_t)tid, rp->nthreads);
+
 	if (i < 0)
 		return NULL;
 	p->last_tid = tid;
 	p->last_thread = i;
+	if (i < UINT32_MAX - 1) {
+		p->tcache[(uint32_t)tid & (RP_TCACHE - 1)].tid = tid;
+		p->tcache[(uint32_t)tid & (RP_TCACHE - 1)].idx1 = (uint32_t)i + 1;
+	}
 	if ((size_t)i == rp->nthreads) {
 		if (rp_grow_array((void **)&rp->threads, &p->threadcap, rp->nthreads + 1,
 				  sizeof(*rp->threads)))
@@ -140,8 +155,15 @@ RP_HOT struct rp_thread *rp_thread(struct rp *rp, int32_t tid)
 {
 	struct rp_priv *p = rp->p;
 
+	uint32_t c = (uint32_t)tid & (RP_TCACHE - 1);
+
 	if (p->last_thread >= 0 && p->last_tid == tid)
 		return &rp->threads[p->last_thread];
+	if (p->tcache[c].idx1 && p->tcache[c].tid == tid) {
+		p->last_tid = tid;
+		p->last_thread = p->tcache[c].idx1 - 1;
+		return &rp->threads[p->last_thread];
+	}
 	return rp_thread_slow(rp, tid);
 }
 
