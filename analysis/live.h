@@ -138,7 +138,7 @@ struct live {
 	struct role_map r;	  /* the trace's types by role */
 	struct stk_bts bts;	  /* its rip:bt definitions */
 	struct hmap t[LIVE_NRES]; /* what is live now, by resource */
-	uint16_t pf_off[EV_MAX_TYPES]; /* live_prefetch_next's: LIVE_PF_NONE, or where the address is */
+	uint16_t pf_off[EV_MAX_TYPES]; /* live_prefetch_next's: where the address is, by type */
 };
 
 #define LIVE_PF_NONE 0xffffu
