@@ -157,8 +157,11 @@ const uint64_t *lk_bt(const struct lk *lk, uint32_t id, uint32_t *n)
 
 /* ---- the pass ------------------------------------------------------------------------ */
 
+/* What every event does is inline in the pass (live_run), the rest out of line. */
+#define LK_HOT static inline __attribute__((always_inline))
+
 /* Is a resource made by tid at ns one the options ask for? */
-static bool lk_wanted(const struct lk *lk, int32_t tid, int64_t ns)
+LK_HOT bool lk_wanted(const struct lk *lk, int32_t tid, int64_t ns)
 {
 	int64_t rel = ns - lk->first_ns;
 
@@ -168,7 +171,7 @@ static bool lk_wanted(const struct lk *lk, int32_t tid, int64_t ns)
 }
 
 /* d->key made live in table r by event e. */
-static int lk_make(struct lk *lk, enum lk_res r, const struct role_res *d,
+LK_HOT int lk_make(struct lk *lk, enum lk_res r, const struct role_res *d,
 		   const struct evs_event *e)
 {
 	bool fresh;
@@ -258,17 +261,23 @@ static int lk_attach(struct lk *lk, const struct role_res *d, const struct evs_e
 	return lk_make(lk, LK_SHM_MAP, &m, e);
 }
 
-static void lk_release(struct lk *lk, enum lk_res r, uint64_t key)
+/* key was not live in table r when released: a mapping's start, or unseen. */
+static __attribute__((noinline)) void lk_release_unseen(struct lk *lk, enum lk_res r,
+							uint64_t key)
 {
 	const struct live_piece *p;
 
-	if (live_release(&lk->live, (enum live_res)r, key, NULL))
-		return;
 	/* a trace from before mem:unmap: munmap was a mem:free of the start */
 	if (r == LK_MEM && (p = live_maps_at(&lk->live.maps, key)) &&
 	    lk_unmap(lk, p->start, p->end - p->start, RIP_MEM_MUNMAP) == 0)
 		return;
 	lk->un.release[r]++;
+}
+
+LK_HOT void lk_release(struct lk *lk, enum lk_res r, uint64_t key)
+{
+	if (!live_release(&lk->live, (enum live_res)r, key, NULL))
+		lk_release_unseen(lk, r, key);
 }
 
 /* A mapping made at [d->key, d->key + d->size), over whatever was there. */

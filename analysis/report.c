@@ -30,6 +30,8 @@
 
 /* ---- state --------------------------------------------------------------------------- */
 
+#define RP_TCACHE 64 /* a power of two */
+
 struct rp_priv {
 	struct live l;		 /* blocks (val: index of the site), descriptors, segments, maps */
 	struct stk_map site_idx; /* backtrace id -> a: index of the site */
@@ -40,6 +42,14 @@ struct rp_priv {
 	/* the thread of the last memory event (runs of events come from one thread) */
 	int32_t last_tid;
 	long last_thread; /* its index, -1: none yet */
+	/*
+	 * Threads by tid % RP_TCACHE, before the hash: with many threads, two
+	 * or so run at once and their events alternate every few.
+	 */
+	struct {
+		int32_t tid;
+		uint32_t idx1; /* index + 1, 0: empty */
+	} tcache[RP_TCACHE];
 	uint64_t peak_seq;
 	struct rp_point *pt;	 /* the series point of the memory event being counted */
 	const struct evs_event *cut_e; /* the mem:unmap (or mapping) being counted, for rp_cut */
@@ -84,15 +94,16 @@ static int rp_grow_array(void **a, size_t *cap, size_t need, size_t size)
 
 #define RP_SITE_FAST_MAX (1u << 20)
 
-static struct rp_site *rp_site(struct rp *rp, uint32_t bt)
+/*
+ * The per-event work of the pass is inline (RP_HOT) down to the counters,
+ * with what is rare (a new site or thread, a new series bucket) out of line.
+ */
+#define RP_HOT static inline __attribute__((always_inline))
+
+static __attribute__((noinline)) struct rp_site *rp_site_slow(struct rp *rp, uint32_t bt)
 {
 	struct rp_priv *p = rp->p;
-	long i;
-
-	/* ids are handed out from 1 up: small ones index an array, no hashing */
-	if (bt < p->site_fastcap && p->site_fast[bt])
-		return &rp->sites[p->site_fast[bt] - 1];
-	i = rp_index(&p->site_idx, bt, rp->nsites);
+	long i = rp_index(&p->site_idx, bt, rp->nsites);
 	if (i < 0)
 		return NULL;
 	if (bt < RP_SITE_FAST_MAX && i < UINT32_MAX - 1 &&
@@ -108,18 +119,29 @@ static struct rp_site *rp_site(struct rp *rp, uint32_t bt)
 	return &rp->sites[i];
 }
 
-static inline struct rp_thread *rp_thread(struct rp *rp, int32_t tid)
+RP_HOT struct rp_site *rp_site(struct rp *rp, uint32_t bt)
 {
 	struct rp_priv *p = rp->p;
-	long i;
 
-	if (p->last_thread >= 0 && p->last_tid == tid)
-		return &rp->threads[p->last_thread];
-	i = rp_index(&p->thread_idx, (uint32_t)tid, rp->nthreads);
+	/* ids are handed out from 1 up: small ones index an array, no hashing */
+	if (bt < p->site_fastcap && p->site_fast[bt])
+		return &rp->sites[p->site_fast[bt] - 1];
+	return rp_site_slow(rp, bt);
+}
+
+static __attribute__((noinline)) struct rp_thread *rp_thread_slow(struct rp *rp, int32_t tid)
+{
+	struct rp_priv *p = rp->p;
+	long i = rp_index(&p->thread_idx, (uint32_t)tid, rp->nthreads);
+
 	if (i < 0)
 		return NULL;
 	p->last_tid = tid;
 	p->last_thread = i;
+	if (i < UINT32_MAX - 1) {
+		p->tcache[(uint32_t)tid & (RP_TCACHE - 1)].tid = tid;
+		p->tcache[(uint32_t)tid & (RP_TCACHE - 1)].idx1 = (uint32_t)i + 1;
+	}
 	if ((size_t)i == rp->nthreads) {
 		if (rp_grow_array((void **)&rp->threads, &p->threadcap, rp->nthreads + 1,
 				  sizeof(*rp->threads)))
@@ -129,8 +151,24 @@ static inline struct rp_thread *rp_thread(struct rp *rp, int32_t tid)
 	return &rp->threads[i];
 }
 
+RP_HOT struct rp_thread *rp_thread(struct rp *rp, int32_t tid)
+{
+	struct rp_priv *p = rp->p;
+
+	uint32_t c = (uint32_t)tid & (RP_TCACHE - 1);
+
+	if (p->last_thread >= 0 && p->last_tid == tid)
+		return &rp->threads[p->last_thread];
+	if (p->tcache[c].idx1 && p->tcache[c].tid == tid) {
+		p->last_tid = tid;
+		p->last_thread = p->tcache[c].idx1 - 1;
+		return &rp->threads[p->last_thread];
+	}
+	return rp_thread_slow(rp, tid);
+}
+
 /* The site is about to change at event seq: keep what it held at the peak. */
-static void rp_touch(struct rp *rp, struct rp_site *s)
+RP_HOT void rp_touch(struct rp *rp, struct rp_site *s)
 {
 	if (s->mod_seq <= rp->p->peak_seq) {
 		s->peak_bytes = s->live_bytes;
@@ -146,7 +184,7 @@ const uint64_t *rp_bt(const struct rp *rp, uint32_t id, uint32_t *n)
 
 /* ---- memory --------------------------------------------------------------------------- */
 
-static unsigned rp_size_bucket(uint64_t size)
+RP_HOT unsigned rp_size_bucket(uint64_t size)
 {
 	return size ? 64u - (unsigned)__builtin_clzll(size) : 0;
 }
@@ -163,7 +201,7 @@ uint64_t rp_life_limit(unsigned k)
 	return k < RP_LIFE - 1 ? rp_life_lim[k] : 0;
 }
 
-static unsigned rp_life_bucket(int64_t ns)
+RP_HOT unsigned rp_life_bucket(int64_t ns)
 {
 	uint64_t v = (uint64_t)(ns < 0 ? 0 : ns);
 	unsigned k = 0;
@@ -174,7 +212,7 @@ static unsigned rp_life_bucket(int64_t ns)
 }
 
 /* Block e (live) stops counting as live, at its site and in all. */
-static void rp_unlive(struct rp *rp, const struct live_ent *e)
+RP_HOT void rp_unlive(struct rp *rp, const struct live_ent *e)
 {
 	struct rp_site *s = &rp->sites[e->val];
 
@@ -186,7 +224,7 @@ static void rp_unlive(struct rp *rp, const struct live_ent *e)
 }
 
 /* Block e, released at time ns by thread t. */
-static void rp_release(struct rp *rp, const struct live_ent *e, int64_t ns, struct rp_thread *t)
+RP_HOT void rp_release(struct rp *rp, const struct live_ent *e, int64_t ns, struct rp_thread *t)
 {
 	struct rp_bucket *b = &rp->life[rp_life_bucket(ns - e->ns)];
 
@@ -200,7 +238,7 @@ static void rp_release(struct rp *rp, const struct live_ent *e, int64_t ns, stru
 	t->freed_bytes += e->size;
 }
 
-static int rp_alloc(struct rp *rp, const struct evs_event *e, uint64_t addr, uint64_t size,
+RP_HOT int rp_alloc(struct rp *rp, const struct evs_event *e, uint64_t addr, uint64_t size,
 		    uint32_t bt, struct rp_thread *t)
 {
 	struct rp_site *s = rp_site(rp, bt);
@@ -253,7 +291,7 @@ static int rp_alloc(struct rp *rp, const struct evs_event *e, uint64_t addr, uin
 static int rp_cut(void *arg, const struct live_cut *c)
 {
 	struct rp *rp = arg;
-	struct live_ent *b = live_find(&rp->p->l, LIVE_MEM, c->origin), old;
+	struct live_ent *b = live_find(&rp->p->l, LIVE_MEM, c->origin), old = { 0 };
 	uint64_t gone = c->hi - c->lo;
 	struct rp_site *s;
 
@@ -289,7 +327,7 @@ static int rp_unmap(struct rp *rp, const struct evs_event *e, uint64_t addr, uin
 	return 0;
 }
 
-static void rp_free_addr(struct rp *rp, const struct evs_event *e, uint64_t addr,
+RP_HOT void rp_free_addr(struct rp *rp, const struct evs_event *e, uint64_t addr,
 			 struct rp_thread *t)
 {
 	const struct live_piece *p;
@@ -356,14 +394,11 @@ static void rp_series_merge(struct rp *rp)
  * rp_alloc and rp_release add what it makes and frees to it (p->pt), and
  * rp_sample notes the bytes in use after it.
  */
-static struct rp_point *rp_point_at(struct rp *rp, int64_t ns)
+static __attribute__((noinline)) struct rp_point *rp_point_slow(struct rp *rp, uint64_t d)
 {
 	struct rp_priv *p = rp->p;
-	uint64_t d = ns > rp->first_ns ? (uint64_t)(ns - rp->first_ns) : 0;
 	size_t i;
 
-	if (d >= p->s_lo && d < p->s_hi)
-		return &rp->series[p->s_i]; /* the last event's bucket, the last one: no division */
 	while ((i = (size_t)(d / rp->series_ns)) >= RP_SERIES)
 		rp_series_merge(rp);
 	p->s_lo = p->s_hi = 0;
@@ -380,8 +415,18 @@ static struct rp_point *rp_point_at(struct rp *rp, int64_t ns)
 	return &rp->series[i];
 }
 
+RP_HOT struct rp_point *rp_point_at(struct rp *rp, int64_t ns)
+{
+	struct rp_priv *p = rp->p;
+	uint64_t d = ns > rp->first_ns ? (uint64_t)(ns - rp->first_ns) : 0;
+
+	if (d >= p->s_lo && d < p->s_hi)
+		return &rp->series[p->s_i]; /* the last event's bucket, the last one: no division */
+	return rp_point_slow(rp, d);
+}
+
 /* After a memory event counted in pt: the bytes in use now. */
-static void rp_sample(struct rp *rp, struct rp_point *pt)
+RP_HOT void rp_sample(struct rp *rp, struct rp_point *pt)
 {
 	if (!pt->events || rp->live_bytes < pt->min_bytes)
 		pt->min_bytes = rp->live_bytes;
@@ -558,7 +603,7 @@ static int rp_shm_attach(struct rp *rp, uint64_t addr, uint64_t size)
 
 /* ---- the pass ------------------------------------------------------------------------- */
 
-static int rp_mem_event(struct rp *rp, const struct evs_event *e, const struct role_res *d)
+RP_HOT int rp_mem_event(struct rp *rp, const struct evs_event *e, const struct role_res *d)
 {
 	struct rp_thread *t;
 

@@ -150,8 +150,9 @@ struct role_res {
 uint64_t role_seg_key(uint64_t kind, int64_t id, const char *name);
 
 /* Resource event e (role_is_resource(role)) into d. */
-static inline void role_decode(const struct role_map *r, const struct evs_event *e, int role,
-			       struct role_res *d)
+static inline __attribute__((always_inline)) void role_decode(const struct role_map *r,
+							       const struct evs_event *e, int role,
+							       struct role_res *d)
 {
 	const uint8_t *fi = r->fi[e->type->id];
 

@@ -10,7 +10,11 @@
  * decoded once with ev_decode into a compact list of (time, offset, id);
  * the fields are read again from the packet when the event is handed out.
  * The streams sit in a binary min-heap keyed by the time of their next
- * event, so the merge costs O(log streams) per event.
+ * event (kept in the heap's entries, so sifting reads one small array), so
+ * the merge costs O(log streams) when the lead changes; while the leading
+ * stream stays ahead of the next one, its events come out with no heap work
+ * (evs_next_fast), and a change of lead goes straight on to the new
+ * leader's head (evs_fast_switch) without building an event the slow way.
  *
  * The coroutine an event ran on is tracked per stream: the packet header
  * says which one ran when the packet began, and every rip:coro_switch event
@@ -72,6 +76,16 @@ struct evs_stream {
 	uint32_t coro;
 };
 
+/*
+ * An entry of the merge's heap: a stream and the time of its head, kept
+ * here so that sifting reads one small array, not the streams (the top's
+ * time is brought up to date before it sifts).
+ */
+struct evs_hent {
+	uint64_t ts;
+	uint32_t st;
+};
+
 struct evs_name {
 	int32_t tid;
 	uint64_t when; /* attach time: the newest owner of a tid wins */
@@ -96,7 +110,7 @@ struct evs {
 	/* streams and the heap of those with an event to give */
 	struct evs_stream *st;
 	uint32_t nst;
-	uint32_t *heap;
+	struct evs_hent *heap;
 	uint32_t nheap;
 	/* the head of the heap's second stream: the top stays on top while before it */
 	uint64_t bound_ts;
@@ -605,9 +619,13 @@ static int evs_count_ok(struct evs *s, const struct evs_stream *st, char *err,
  * Make the n bytes of the stream file at st->foff readable at st->buf +
  * st->bpos (n no more than what is left in the file): keep what the buffer
  * already holds and read on, a chunk at a time, so that a packet costs no
- * system call of its own.  0 or -errno with the message in err.
+ * system call of its own.  When it reads, it reads ahead bytes at least
+ * (a guess at what is wanted next: a packet's header is read with as many
+ * bytes as the packet before it had, so that the packet comes in the same
+ * read).  0 or -errno with the message in err.
  */
-static int evs_fill(struct evs *s, struct evs_stream *st, size_t n, char *err, size_t errlen)
+static int evs_fill(struct evs *s, struct evs_stream *st, size_t n, size_t ahead, char *err,
+		    size_t errlen)
 {
 	size_t have = st->blen - st->bpos, want;
 	ssize_t got;
@@ -617,6 +635,8 @@ static int evs_fill(struct evs *s, struct evs_stream *st, size_t n, char *err, s
 		return 0;
 	/* the bytes still unread go to the front; then read a chunk, or n if more */
 	want = n > s->chunk ? n : s->chunk;
+	if (want < ahead)
+		want = ahead;
 	if (want > st->fsize - st->foff)
 		want = (size_t)(st->fsize - st->foff);
 	if (want > st->bufcap) {
@@ -654,6 +674,7 @@ static int evs_read_packet(struct evs *s, struct evs_stream *st, struct rip_pack
 			   char *err, size_t errlen)
 {
 	uint64_t left = st->fsize - st->foff, size;
+	size_t ahead;
 	char why[256];
 	int ret;
 
@@ -664,7 +685,14 @@ static int evs_read_packet(struct evs *s, struct evs_stream *st, struct rip_pack
 				"%s: offset %" PRIu64 ": packet header cut (%" PRIu64
 				" bytes left)",
 				evs_path(s, st), st->foff, left);
-	ret = evs_fill(s, st, RIP_PACKET_HDR_SIZE, err, errlen);
+	/*
+	 * Many streams read small chunks: the size of a packet of the ring (at
+	 * first as the header says, then the last packet's, in pages) brings a
+	 * packet in one read.  A guess only: any value reads the same bytes.
+	 */
+	ahead = st->len ? st->len : rip_evring_packet_bytes(s->hdr, st->index);
+	ahead = ahead > (1u << 20) ? 0 : (ahead + 4095) & ~(size_t)4095;
+	ret = evs_fill(s, st, RIP_PACKET_HDR_SIZE, ahead, err, errlen);
 	if (ret)
 		return ret;
 	memcpy(hdr, st->buf + st->bpos, sizeof(*hdr));
@@ -683,7 +711,7 @@ static int evs_read_packet(struct evs *s, struct evs_stream *st, struct rip_pack
 				evs_path(s, st), st->foff, hdr->stream_instance_id, hdr->content_size,
 				hdr->packet_size);
 	size = hdr->content_size / 8; /* ev_check_packet: no more than what is left */
-	ret = evs_fill(s, st, (size_t)size, err, errlen);
+	ret = evs_fill(s, st, (size_t)size, 0, err, errlen);
 	if (ret)
 		return ret;
 	st->pkt_off = st->foff;
@@ -769,61 +797,69 @@ static int evs_load(struct evs *s, struct evs_stream *st, char *err, size_t errl
 
 /* ---- the merge -------------------------------------------------------------------- */
 
-static bool evs_before(const struct evs *s, uint32_t a, uint32_t b)
+/* Does heap entry a come before b: earlier, or at the same time from a lower stream? */
+static inline bool evs_before(const struct evs_hent *a, const struct evs_hent *b)
 {
-	const struct evs_stream *x = &s->st[a], *y = &s->st[b];
-	uint64_t tx = x->ts, ty = y->ts;
-
-	return tx < ty || (tx == ty && a < b);
+	return a->ts < b->ts || (a->ts == b->ts && a->st < b->st);
 }
 
-static void evs_sift_down(struct evs *s, uint32_t i)
+/*
+ * The top's stream moved on (its head is later now): sift it down.  (ts,
+ * stream) orders the heads strictly, so the order events come out in does
+ * not depend on the shape of the heap.
+ */
+static inline void evs_sift_top(struct evs *s)
 {
-	for (;;) {
-		uint32_t l = 2 * i + 1, r = l + 1, m = i, t;
+	struct evs_hent *h = s->heap, x;
+	uint32_t n = s->nheap, i = 0;
 
-		if (l < s->nheap && evs_before(s, s->heap[l], s->heap[m]))
-			m = l;
-		if (r < s->nheap && evs_before(s, s->heap[r], s->heap[m]))
-			m = r;
-		if (m == i)
-			return;
-		t = s->heap[i];
-		s->heap[i] = s->heap[m];
-		s->heap[m] = t;
+	x.st = h[0].st;
+	x.ts = s->st[x.st].ts;
+	for (;;) {
+		uint32_t l = 2 * i + 1, m = l;
+
+		if (l >= n)
+			break;
+		if (l + 1 < n && evs_before(&h[l + 1], &h[l]))
+			m = l + 1;
+		if (!evs_before(&h[m], &x))
+			break;
+		h[i] = h[m];
 		i = m;
 	}
+	h[i] = x;
 }
 
 static void evs_sift_up(struct evs *s, uint32_t i)
 {
-	while (i) {
-		uint32_t p = (i - 1) / 2, t;
+	struct evs_hent *h = s->heap, x = h[i];
 
-		if (!evs_before(s, s->heap[i], s->heap[p]))
-			return;
-		t = s->heap[i];
-		s->heap[i] = s->heap[p];
-		s->heap[p] = t;
+	while (i) {
+		uint32_t p = (i - 1) / 2;
+
+		if (!evs_before(&x, &h[p]))
+			break;
+		h[i] = h[p];
 		i = p;
 	}
+	h[i] = x;
 }
 
 /* Note which stream comes second (the earlier child of the top), for evs_next. */
-static void evs_bound(struct evs *s)
+static inline void evs_bound(struct evs *s)
 {
-	uint32_t c;
+	const struct evs_hent *c;
 
 	if (s->nheap < 2) {
 		s->bound_ts = UINT64_MAX;
 		s->bound_st = UINT32_MAX;
 		return;
 	}
-	c = s->heap[1];
-	if (s->nheap > 2 && evs_before(s, s->heap[2], c))
-		c = s->heap[2];
-	s->bound_ts = s->st[c].ts;
-	s->bound_st = c;
+	c = &s->heap[1];
+	if (s->nheap > 2 && evs_before(&s->heap[2], c))
+		c = &s->heap[2];
+	s->bound_ts = c->ts;
+	s->bound_st = c->st;
 }
 
 static int evs_prime(struct evs *s, char *err, size_t errlen)
@@ -835,8 +871,8 @@ static int evs_prime(struct evs *s, char *err, size_t errlen)
 		if (ret < 0)
 			return ret;
 		if (ret) {
-			s->heap[s->nheap++] = i;
-			evs_sift_up(s, s->nheap - 1);
+			s->heap[s->nheap] = (struct evs_hent){ .ts = s->st[i].ts, .st = i };
+			evs_sift_up(s, s->nheap++);
 		}
 	}
 	evs_bound(s);
@@ -883,7 +919,7 @@ static inline void evs_fields(const struct evs_plan *pl, const uint8_t *data, si
 /* The stream at the top of the heap used up its packet: load the next or drop it. */
 static int evs_refill(struct evs *s, char *err, size_t errlen)
 {
-	struct evs_stream *st = &s->st[s->heap[0]];
+	struct evs_stream *st = &s->st[s->heap[0].st];
 	int ret = evs_count_ok(s, st, err, errlen);
 
 	if (ret)
@@ -896,7 +932,7 @@ static int evs_refill(struct evs *s, char *err, size_t errlen)
 	if (!ret)
 		s->heap[0] = s->heap[--s->nheap];
 	if (s->nheap)
-		evs_sift_down(s, 0);
+		evs_sift_top(s);
 	evs_bound(s);
 	return 0;
 }
@@ -932,7 +968,7 @@ static int evs_next1(struct evs *s, struct evs_event *e, char *err, size_t errle
 		}
 		return 0;
 	}
-	st = &s->st[s->heap[0]];
+	st = &s->st[s->heap[0].st];
 	id = st->id;
 	e->ts = st->ts;
 	e->ns = evs_ns(s, st->ts);
@@ -962,7 +998,7 @@ static int evs_next1(struct evs *s, struct evs_event *e, char *err, size_t errle
 	ret = evs_head(s, st, s->why, sizeof(s->why));
 	if (__builtin_expect(ret > 0, 1)) {
 		if (st->ts > s->bound_ts || (st->ts == s->bound_ts && st->index > s->bound_st)) {
-			evs_sift_down(s, 0);
+			evs_sift_top(s);
 			evs_bound(s);
 		}
 	} else if (!ret) {
@@ -996,7 +1032,7 @@ static void evs_sync(struct evs *s)
 	if (f->state == EVS_FAST_ADVANCE)
 		ret = evs_head(s, st, s->why, sizeof(s->why));
 	if (ret > 0 && (st->ts > s->bound_ts || (st->ts == s->bound_ts && st->index > s->bound_st))) {
-		evs_sift_down(s, 0);
+		evs_sift_top(s);
 		evs_bound(s);
 	} else if (!ret) {
 		s->refill = true;
@@ -1007,14 +1043,14 @@ static void evs_sync(struct evs *s)
 }
 
 /* Let evs_next_fast go on with the leading stream's head, when nothing else is due. */
-static void evs_arm(struct evs *s)
+static inline __attribute__((always_inline)) void evs_arm(struct evs *s)
 {
 	struct evs_fast *f = &s->fast;
 	const struct evs_stream *st;
 
 	if (!s->lazy || !s->primed || s->refill || s->failed || !s->nheap)
 		return;
-	st = &s->st[s->heap[0]];
+	st = &s->st[s->heap[0].st];
 	f->data = st->data;
 	f->len = st->len;
 	f->cur = st->cur;
@@ -1028,6 +1064,26 @@ static void evs_arm(struct evs *s)
 	f->bound_ts = s->bound_ts;
 	f->bound_st = s->bound_st;
 	f->state = EVS_FAST_HEAD;
+}
+
+bool evs_fast_switch(struct evs *s)
+{
+	struct evs_fast *f = &s->fast;
+	struct evs_stream *st = &s->st[f->index];
+
+	/* evs_sync of a head past the bound, inline: it goes back to its stream, the heap moves */
+	s->tot.events += f->events;
+	f->events = 0;
+	st->cur = f->cur;
+	st->after = f->after;
+	st->ts = f->ts;
+	st->id = f->id;
+	st->count = f->count;
+	evs_sift_top(s);
+	evs_bound(s);
+	f->state = EVS_FAST_OFF;
+	evs_arm(s);
+	return f->state == EVS_FAST_HEAD;
 }
 
 int evs_next(struct evs *s, struct evs_event *e, char *err, size_t errlen)
