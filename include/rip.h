@@ -256,10 +256,10 @@ RIP_INLINE void __rip_event_commit(struct rip_evw *w, char *end, uint64_t ts)
 /*
  * Unroll the loops over a type's fields: with the type a constant they then
  * fold into straight stores (gcc -O2 keeps a loop of four fields, twice
- * over, which cost a resource event about 100 instructions).
+ * over, which cost a resource event about 100 instructions).  For gcc 8+.
  */
 #if defined(__clang__)
-#define __RIP_UNROLL _Pragma("unroll")
+#define __RIP_UNROLL /* clang unrolls these itself, and warns where a pragma cannot be met */
 #elif defined(__GNUC__) && __GNUC__ >= 8
 #define __RIP_UNROLL _Pragma("GCC unroll 16")
 #else
