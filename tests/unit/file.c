@@ -145,11 +145,23 @@ static void case_bad_opts(void)
 	T_CHECK(access(path, F_OK) != 0);
 }
 
-static off_t st_fill_size(const char *path)
+/* Fill the tmpfs at dir with dir/fill, then give back keep bytes of it. */
+static void fill_tmpfs(const char *dir, off_t keep)
 {
+	char fill[PATH_MAX + 8];
+	static char block[4096];
 	struct stat st;
+	int fd;
 
-	return stat(path, &st) ? 0 : st.st_size;
+	snprintf(fill, sizeof(fill), "%s/fill", dir);
+	fd = open(fill, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	T_CHECK(fd >= 0);
+	while (fd >= 0 && write(fd, block, sizeof(block)) == (ssize_t)sizeof(block))
+		;
+	if (fd >= 0)
+		close(fd);
+	if (keep)
+		T_EQ(stat(fill, &st) || truncate(fill, st.st_size - keep), 0);
 }
 
 static void case_full_tmpfs(void)
@@ -173,19 +185,11 @@ static void case_full_tmpfs(void)
 	 */
 	{
 		char fill[PATH_MAX + 8];
-		static char block[4096];
-		int fd;
 
-		snprintf(fill, sizeof(fill), "%s/fill", dir);
-		fd = open(fill, O_WRONLY | O_CREAT | O_EXCL, 0600);
-		T_CHECK(fd >= 0);
-		while (fd >= 0 && write(fd, block, sizeof(block)) == (ssize_t)sizeof(block))
-			;
-		if (fd >= 0)
-			close(fd);
-		T_EQ(truncate(fill, (off_t)st_fill_size(fill) - 8192), 0);
+		fill_tmpfs(dir, 8192);
 		T_EQ(open_at(path, 100000), -ENOSPC);
 		T_CHECK(stat(path, &st) != 0);
+		snprintf(fill, sizeof(fill), "%s/fill", dir);
 		unlink(fill);
 	}
 	T_EQ(open_at(path, 100000), 0);
@@ -202,17 +206,11 @@ static void case_full_tmpfs(void)
 	 * run untraced (no SIGBUS), and each is counted in overflow.
 	 */
 	{
-		char fill[PATH_MAX + 8], err[RR_ERR_MAX];
-		static char block[4096];
+		char err[RR_ERR_MAX];
 		struct rr_file f;
 		pthread_t t[20];
-		int fd;
 
-		snprintf(fill, sizeof(fill), "%s/fill", dir);
-		fd = open(fill, O_WRONLY | O_CREAT | O_EXCL, 0600);
-		T_CHECK(fd >= 0);
-		while (fd >= 0 && write(fd, block, sizeof(block)) == (ssize_t)sizeof(block))
-			;
+		fill_tmpfs(dir, 0);
 		pthread_barrier_init(&snap_barrier, NULL, 20);
 		for (int i = 0; i < 20; i++)
 			T_EQ(pthread_create(&t[i], NULL, snap_thread, NULL), 0);
@@ -223,8 +221,6 @@ static void case_full_tmpfs(void)
 				     __ATOMIC_RELAXED),
 		     13);
 		rr_close(&f);
-		if (fd >= 0)
-			close(fd);
 	}
 	rip_ring_close();
 	umount2(dir, MNT_DETACH);
