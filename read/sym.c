@@ -911,12 +911,22 @@ static bool sym_fn_find(struct sym_cu_fns *fns, Dwarf_Addr pc, Dwarf_Die *out)
 
 /*
  * The CU around pc.  Not through dwfl_module_addrdie alone: elfutils before
- * 0.191 finds CUs only through .debug_aranges, which clang does not emit.
+ * 0.191 finds CUs only through .debug_aranges, which clang does not emit;
+ * when it finds none, our own index of every CU's ranges does.
  */
 static bool sym_cu_find(struct sym_mod *m, Dwarf_Addr dwaddr, Dwarf_Die *cu, Dwarf_Addr *bias)
 {
 	Dwarf_Die *hit;
 
+	/*
+	 * .debug_aranges first, when it has the address: indexing every CU
+	 * reads each one's abbreviations (glibc's debug info: 2,175 CUs, 17 MB
+	 * and 6-8 ms, for one address in libc).
+	 */
+	if (!m->cu_indexed && (hit = dwfl_module_addrdie(m->dm, dwaddr, bias))) {
+		*cu = *hit;
+		return true;
+	}
 	if (!m->cu_indexed) {
 		struct sym_fn_vec fv = { 0 };
 		Dwarf_Die *d = NULL;
