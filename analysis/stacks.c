@@ -209,6 +209,7 @@ struct stk_warm *stk_warm_start(struct evs *s, const char *sysroot, const char *
 	w->s = s;
 	if (stk_sym_open(s, sysroot, debug_dir, &w->sym, err, sizeof(err)))
 		goto free_w;
+	rip_sym_set_quiet(w->sym, true); /* what it resolves ahead is not asked for yet */
 	pthread_mutex_init(&w->lock, NULL);
 	pthread_cond_init(&w->cond, NULL);
 	if (pthread_create(&w->thread, NULL, stk_warm_main, w))
@@ -239,6 +240,7 @@ struct rip_sym *stk_warm_stop(struct stk_warm *w)
 	pthread_mutex_unlock(&w->lock);
 	pthread_join(w->thread, NULL); /* the symbolizer is ours again after this */
 	sym = w->sym;
+	rip_sym_set_quiet(sym, false);
 	pthread_cond_destroy(&w->cond);
 	pthread_mutex_destroy(&w->lock);
 	free(w->q);

@@ -128,11 +128,13 @@ struct sym_cframe {
 struct sym_entry {
 	struct sym_mod *mod;
 	unsigned gen; /* for entries in no module: sym->gen when resolved */
+	bool counted; /* in its module's hits (by a lookup that was not quiet) */
 	unsigned n;
 	struct sym_cframe f[];
 };
 
 struct rip_sym {
+	bool quiet; /* rip_sym_set_quiet */
 	char *sysroot; /* "" when none */
 	char *debuginfo_path;
 	Dwfl_Callbacks cb;
@@ -1189,10 +1191,10 @@ int rip_sym_lookup(struct rip_sym *s, uint64_t addr, struct rip_frame *frames, i
 		err = map_put(&s->cache, addr, e);
 		if (err)
 			return err;
-		/*
-		 * Distinct addresses, counted when first resolved: lookups would
-		 * count the background warm-up's too, as many as it got to.
-		 */
+	}
+	/* Distinct addresses asked for; not those a warm-up resolved ahead (however many). */
+	if (!e->counted && !s->quiet) {
+		e->counted = true;
 		if (e->mod && e->mod->why)
 			e->mod->hits++;
 	}
@@ -1212,6 +1214,11 @@ int rip_sym_lookup(struct rip_sym *s, uint64_t addr, struct rip_frame *frames, i
 		};
 	}
 	return (int)n;
+}
+
+void rip_sym_set_quiet(struct rip_sym *s, bool quiet)
+{
+	s->quiet = quiet;
 }
 
 int rip_sym_problems(struct rip_sym *s,

@@ -65,6 +65,13 @@ void rip_sym_add_modules(struct rip_sym *sym, const struct rip_module *mods, siz
 int rip_sym_lookup(struct rip_sym *sym, uint64_t addr, struct rip_frame *frames, int max);
 
 /*
+ * Lookups from now on only warm the cache (quiet true): the addresses they
+ * resolve count for rip_sym_problems when a lookup that is not quiet asks
+ * for them, so that the counts do not depend on how far a warm-up got.
+ */
+void rip_sym_set_quiet(struct rip_sym *sym, bool quiet);
+
+/*
  * Is fr librip's own: rip_snap and what it inlines (rip.h, librip.h), the
  * coroutine switches?  rip ps and the profiles leave such frames out.
  */
