@@ -41,7 +41,13 @@
 #define EVS_MAX_PACKET (1u << 30)
 
 struct evs_stream {
-	uint32_t index;
+	/* first: the head (see evsource.h), also by its fields' names */
+	union {
+		struct evs_head h;
+		struct {
+			EVS_HEAD_FIELDS
+		};
+	};
 	/* ring file: the copied packets */
 	struct ev_packet *pk;
 	size_t npk, next;
@@ -53,25 +59,13 @@ struct evs_stream {
 	uint64_t foff, fsize;
 	uint8_t *buf;	   /* bytes of the file from foff - bpos on, blen of them */
 	size_t bufcap, blen, bpos;
-	/* the packet being handed out */
-	const uint8_t *data;
-	size_t len;
-	uint64_t pkt_off; /* its offset in the stream file (traces) */
-	/*
-	 * The head: the next event to hand out, parsed and checked, at offset
-	 * cur; the one after it starts at after.  count: events of the packet
-	 * parsed so far, head included, to check against the header's.
-	 */
-	size_t cur, after;
-	uint64_t ts;	   /* the head's time */
-	uint32_t id;	   /* the head's type */
-	uint32_t count, pk_events;
+	uint64_t pkt_off; /* the offset in the stream file of the packet (traces) */
+	uint32_t pk_events; /* its header's count of events, to check count against */
 	bool check_count;  /* a trace's packet: its events count must match */
 	uint64_t ts_begin;
 	/* state */
 	bool seen;
 	uint64_t seq, discarded;
-	int32_t tid;
 	const char *thread;
 	uint32_t coro;
 };
@@ -552,7 +546,7 @@ static inline __attribute__((always_inline)) int evs_head(struct evs *s, struct 
 {
 	const uint8_t *d = st->data;
 	const struct evs_plan *pl;
-	size_t len = st->len, off = st->after;
+	size_t len = st->len, off = st->after, fields;
 	uint64_t ts = st->ts;
 	uint32_t id;
 	int hl;
@@ -565,6 +559,7 @@ static inline __attribute__((always_inline)) int evs_head(struct evs *s, struct 
 	off += (size_t)hl;
 	if (id >= EV_MAX_TYPES || !(pl = &s->plan[id])->valid || len - off < pl->fixed)
 		goto slow;
+	fields = off;
 	off += pl->fixed;
 	if (pl->tail == RIP_FT_STRING) {
 		size_t max = len - off < RIP_STRING_MAX ? len - off : RIP_STRING_MAX;
@@ -584,6 +579,7 @@ static inline __attribute__((always_inline)) int evs_head(struct evs *s, struct 
 		off += 4 + (size_t)cnt * 8;
 	}
 	st->cur = st->after;
+	st->fields = fields;
 	st->after = off;
 	st->ts = ts;
 	st->id = id;
@@ -1022,12 +1018,7 @@ static void evs_sync(struct evs *s)
 		return;
 	s->tot.events += f->events;
 	f->events = 0;
-	st = &s->st[f->index];
-	st->cur = f->cur;
-	st->after = f->after;
-	st->ts = f->ts;
-	st->id = f->id;
-	st->count = f->count;
+	st = &s->st[f->h->index]; /* the head moved in place */
 	ret = 1;
 	if (f->state == EVS_FAST_ADVANCE)
 		ret = evs_head(s, st, s->why, sizeof(s->why));
@@ -1046,21 +1037,10 @@ static void evs_sync(struct evs *s)
 static inline __attribute__((always_inline)) void evs_arm(struct evs *s)
 {
 	struct evs_fast *f = &s->fast;
-	const struct evs_stream *st;
 
 	if (!s->lazy || !s->primed || s->refill || s->failed || !s->nheap)
 		return;
-	st = &s->st[s->heap[0].st];
-	f->data = st->data;
-	f->len = st->len;
-	f->cur = st->cur;
-	f->fields = st->cur + ((st->data[st->cur] & 31) == RIP_EVENT_ID_EXTENDED ? 13 : 4);
-	f->after = st->after;
-	f->ts = st->ts;
-	f->id = st->id;
-	f->count = st->count;
-	f->tid = st->tid;
-	f->index = st->index;
+	f->h = &s->st[s->heap[0].st].h;
 	f->bound_ts = s->bound_ts;
 	f->bound_st = s->bound_st;
 	f->state = EVS_FAST_HEAD;
@@ -1069,21 +1049,27 @@ static inline __attribute__((always_inline)) void evs_arm(struct evs *s)
 bool evs_fast_switch(struct evs *s)
 {
 	struct evs_fast *f = &s->fast;
-	struct evs_stream *st = &s->st[f->index];
 
-	/* evs_sync of a head past the bound, inline: it goes back to its stream, the heap moves */
-	s->tot.events += f->events;
-	f->events = 0;
-	st->cur = f->cur;
-	st->after = f->after;
-	st->ts = f->ts;
-	st->id = f->id;
-	st->count = f->count;
+	/*
+	 * The head moved in place and its count waits in f->events: only the
+	 * merge moves.  What evs_arm checks has not changed since it armed.
+	 */
 	evs_sift_top(s);
 	evs_bound(s);
-	f->state = EVS_FAST_OFF;
-	evs_arm(s);
-	return f->state == EVS_FAST_HEAD;
+	f->h = &s->st[s->heap[0].st].h;
+	f->bound_ts = s->bound_ts;
+	f->bound_st = s->bound_st;
+	f->state = EVS_FAST_HEAD;
+	if (s->nheap > 1) {
+		/*
+		 * The next stream is likely to lead next: with hundreds of
+		 * streams its head and its packet are out of the caches by now.
+		 */
+		const struct evs_head *n = &s->st[s->bound_st].h;
+
+		__builtin_prefetch(n->data + n->fields);
+	}
+	return true;
 }
 
 int evs_next(struct evs *s, struct evs_event *e, char *err, size_t errlen)

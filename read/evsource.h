@@ -178,17 +178,30 @@ enum evs_fast_state {
 	EVS_FAST_ADVANCE, /* the head was handed out; evs_next parses the next one */
 };
 
+/*
+ * The head of a stream: its packet, and the next event to hand out, parsed
+ * and checked, at offset cur, its fields at fields, the one after it at
+ * after; count: events of the packet parsed so far, head included.  It is
+ * part of the stream (evsource.c), so that the fast path moves it in place
+ * and taking the lead is a change of pointer.
+ */
+#define EVS_HEAD_FIELDS                                                                            \
+	const uint8_t *data; /* the packet being handed out */                                     \
+	size_t len;                                                                                \
+	size_t cur, after, fields;                                                                 \
+	uint64_t ts; /* the head's time */                                                         \
+	uint32_t id; /* the head's type */                                                         \
+	uint32_t count;                                                                            \
+	int32_t tid;                                                                               \
+	uint32_t index; /* the stream */
+
+struct evs_head {
+	EVS_HEAD_FIELDS
+};
+
 struct evs_fast {
 	enum evs_fast_state state;
-	const uint8_t *data; /* the packet */
-	size_t len;
-	size_t cur, after;   /* the head event, the one after it */
-	size_t fields;	     /* the head's fields (after its header) */
-	uint64_t ts;	     /* the head's time */
-	uint32_t id;	     /* the head's type */
-	uint32_t count;	     /* events of the packet parsed, head included */
-	int32_t tid;
-	uint32_t index;	     /* the stream */
+	struct evs_head *h;  /* the leading stream's head */
 	uint64_t bound_ts;   /* the next stream's head: time, index */
 	uint32_t bound_st;
 	uint64_t events;     /* handed out here, not yet in the totals */
@@ -212,6 +225,7 @@ static inline __attribute__((always_inline)) int evs_next_fast(struct evs *s, st
 {
 	struct evs_fast *f = (struct evs_fast *)s; /* the first member of struct evs */
 	const struct evs_plan *pl;
+	struct evs_head *h;
 	const uint8_t *d;
 	size_t off, len;
 	uint64_t ts;
@@ -221,17 +235,18 @@ static inline __attribute__((always_inline)) int evs_next_fast(struct evs *s, st
 	if (__builtin_expect(f->state != EVS_FAST_HEAD, 0) &&
 	    (f->state != EVS_FAST_SIFT || !evs_fast_switch(s)))
 		return evs_next(s, e, err, errlen);
-	pl = &f->plan[f->id];
+	h = f->h;
+	pl = &f->plan[h->id];
 	if (__builtin_expect(pl->slow, 0))
 		return evs_next(s, e, err, errlen);
-	d = f->data;
-	len = f->len;
-	off = f->fields;
+	d = h->data;
+	len = h->len;
+	off = h->fields;
 	if (__builtin_expect(off + pl->fixed + 8 > len, 0))
 		return evs_next(s, e, err, errlen); /* too near the end for 8-byte loads */
-	e->ts = f->ts;
-	e->ns = rr_clock_ns(&f->clock, f->ts);
-	e->tid = f->tid;
+	e->ts = h->ts;
+	e->ns = rr_clock_ns(&f->clock, h->ts);
+	e->tid = h->tid;
 	e->type = pl->type;
 	e->plan = pl;
 	e->raw = d + off;
@@ -251,15 +266,15 @@ static inline __attribute__((always_inline)) int evs_next_fast(struct evs *s, st
 	f->events++;
 
 	/* the next head, checked as evs_next would; anything unusual is left to it */
-	off = f->after;
-	ts = f->ts;
+	off = h->after;
+	ts = h->ts;
 	if (off >= len || (hl = ev_header(d, len, off, &id, &ts)) <= 0 || id >= EV_MAX_TYPES)
 		goto advance;
 	off += (size_t)hl;
 	pl = &f->plan[id];
 	if (!pl->valid || len - off < pl->fixed)
 		goto advance;
-	f->fields = off;
+	h->fields = off;
 	off += pl->fixed;
 	if (pl->tail == RIP_FT_STRING) {
 		size_t max = len - off < RIP_STRING_MAX ? len - off : RIP_STRING_MAX;
@@ -278,12 +293,12 @@ static inline __attribute__((always_inline)) int evs_next_fast(struct evs *s, st
 			goto advance;
 		off += 4 + (size_t)cnt * 8;
 	}
-	f->cur = f->after;
-	f->after = off;
-	f->ts = ts;
-	f->id = id;
-	f->count++;
-	if (ts > f->bound_ts || (ts == f->bound_ts && f->index > f->bound_st))
+	h->cur = h->after;
+	h->after = off;
+	h->ts = ts;
+	h->id = id;
+	h->count++;
+	if (ts > f->bound_ts || (ts == f->bound_ts && h->index > f->bound_st))
 		f->state = EVS_FAST_SIFT;
 	return 1;
 
@@ -308,13 +323,14 @@ static inline const struct evs_plan *evs_plan_of(const struct evs *s, uint32_t i
 static inline const uint8_t *evs_peek_fast(const struct evs *s, uint32_t *id)
 {
 	const struct evs_fast *f = (const struct evs_fast *)s;
+	const struct evs_head *h = f->h;
 
 	if (f->state != EVS_FAST_HEAD && f->state != EVS_FAST_SIFT)
 		return NULL;
-	if (f->fields + f->plan[f->id].fixed + 8 > f->len)
+	if (h->fields + f->plan[h->id].fixed + 8 > h->len)
 		return NULL;
-	*id = f->id;
-	return f->data + f->fields;
+	*id = h->id;
+	return h->data + h->fields;
 }
 
 #endif /* RIP_READ_EVSOURCE_H */
