@@ -2,11 +2,16 @@
 /*
  * analysis/live.c - the tables of what is live during a resource pass (see
  * live.h): entries of named tables made, the pieces of the mappings, and
- * the tables freed.
+ * the tables freed; and the reader thread of a pass on two threads.
  */
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <rip/abi.h>
 
 #include "analysis/live.h"
 
@@ -194,4 +199,296 @@ void live_free(struct live *l)
 	live_maps_free(&l->maps);
 	live_maps_free(&l->smaps);
 	stk_bts_free(&l->bts);
+}
+
+/* ---- the pass on two threads (live_run) ---------------------------------------------- */
+
+#define LIVE_PIPE_NB 4	    /* batches: one being filled, one being handed on, two ahead */
+#define LIVE_PIPE_SPIN 2000 /* polls (tens of microseconds) before a side sleeps */
+
+/*
+ * The batches are a ring: head counts those filled, tail those handed on,
+ * batch i is b[i % LIVE_PIPE_NB].  Each side polls the other's counter for
+ * a while before it sleeps: a wake-up through the kernel takes longer than
+ * a batch does, and a pass that slept at every batch ran no faster than on
+ * one thread.
+ */
+enum { LIVE_PIPE_PASS, LIVE_PIPE_READER }; /* who sleeps (waiting[], cond[]) */
+
+struct live_pipe {
+	struct live *l;
+	struct evs *s;
+	bool threaded; /* false: on the pass's thread, one batch at a time */
+	pthread_t thread;
+	/* atomics (see live_pipe_ready) */
+	uint64_t head, tail;
+	bool stop;	 /* the pass gave up: the reader stops at its next batch */
+	bool end;	 /* the reader is done: ret and err say how */
+	bool waiting[2]; /* a side is about to sleep, or sleeps, on cond[side] */
+	pthread_mutex_t lock; /* what a sleeper and its waker agree on */
+	pthread_cond_t cond[2];
+	int ret;
+	/* the reader's own until it is joined */
+	struct live_trace tr;
+	char err[512];
+	struct live_batch b[]; /* LIVE_PIPE_NB, or 1 when not threaded */
+};
+
+static inline void live_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield" ::: "memory");
+#endif
+}
+
+/*
+ * Can side who go on: the pass, a batch is filled or the reader ended; the
+ * reader, a batch is free or the pass stopped.  seq_cst: the load of the
+ * counter after the store of waiting[who] (live_pipe_wait) against the
+ * store of the counter before the load of waiting[who] (live_pipe_wake):
+ * one of the two sees the other's; and acquire, pairing with the release
+ * of the counter, so that a batch's records are seen whole.
+ */
+static bool live_pipe_ready(struct live_pipe *p, int who)
+{
+	uint64_t head = __atomic_load_n(&p->head, __ATOMIC_SEQ_CST);
+	uint64_t tail = __atomic_load_n(&p->tail, __ATOMIC_SEQ_CST);
+
+	if (who == LIVE_PIPE_PASS)
+		return head != tail || __atomic_load_n(&p->end, __ATOMIC_SEQ_CST);
+	return head - tail < LIVE_PIPE_NB || __atomic_load_n(&p->stop, __ATOMIC_SEQ_CST);
+}
+
+/* Side who waits until it can go on: polls, then sleeps. */
+static void live_pipe_wait(struct live_pipe *p, int who)
+{
+	for (int i = 0; i < LIVE_PIPE_SPIN; i++) {
+		if (live_pipe_ready(p, who))
+			return;
+		live_cpu_relax();
+	}
+	pthread_mutex_lock(&p->lock);
+	__atomic_store_n(&p->waiting[who], true, __ATOMIC_SEQ_CST);
+	while (!live_pipe_ready(p, who))
+		pthread_cond_wait(&p->cond[who], &p->lock);
+	__atomic_store_n(&p->waiting[who], false, __ATOMIC_RELAXED); /* only a hint to the waker */
+	pthread_mutex_unlock(&p->lock);
+}
+
+/* Side who may go on now (a counter or flag was just stored, seq_cst): wake it if it sleeps. */
+static void live_pipe_wake(struct live_pipe *p, int who)
+{
+	if (!__atomic_load_n(&p->waiting[who], __ATOMIC_SEQ_CST))
+		return;
+	/* under the lock: the sleeper either has not checked yet, or is inside pthread_cond_wait */
+	pthread_mutex_lock(&p->lock);
+	pthread_cond_signal(&p->cond[who]);
+	pthread_mutex_unlock(&p->lock);
+}
+
+/* A batch to fill, NULL when the pass stopped (the reader's thread). */
+static struct live_batch *live_pipe_claim(struct live_pipe *p)
+{
+	live_pipe_wait(p, LIVE_PIPE_READER);
+	if (__atomic_load_n(&p->stop, __ATOMIC_ACQUIRE))
+		return NULL;
+	return &p->b[p->head % LIVE_PIPE_NB]; /* head: only this thread stores it */
+}
+
+/* Hand the batch claimed on. */
+static void live_pipe_publish(struct live_pipe *p)
+{
+	/* seq_cst (release at least): pairs with live_pipe_ready's loads */
+	__atomic_store_n(&p->head, p->head + 1, __ATOMIC_SEQ_CST);
+	live_pipe_wake(p, LIVE_PIPE_PASS);
+}
+
+/* Keep name in b (it has room: the caller checked), NULL stays NULL. */
+static const char *live_pipe_name(struct live_batch *b, const char *name)
+{
+	size_t n;
+	char *c;
+
+	if (!name)
+		return NULL;
+	n = strnlen(name, RIP_STRING_MAX - 1);
+	c = b->names + b->names_used;
+	memcpy(c, name, n);
+	c[n] = 0;
+	b->names_used += n + 1;
+	return c;
+}
+
+/*
+ * Fill b with the next resource events of the trace: 1 when it is full,
+ * 0 when the events ended (p->ret: 0, or what evs_next said, with p->err).
+ */
+static int live_pipe_fill(struct live_pipe *p, struct live_batch *b)
+{
+	struct evs_event e;
+	int ret;
+
+	b->n = 0;
+	b->names_used = 0;
+	for (;;) {
+		struct live_trace *tr = &p->tr;
+		struct live_rec *r;
+		int role;
+
+		/* a record's seq is 32 bits from seq0 */
+		if (b->n && tr->events - b->seq0 >= UINT32_MAX / 2)
+			goto full;
+		ret = evs_next_fast(p->s, &e, p->err, sizeof(p->err));
+		if (ret <= 0)
+			break;
+		role = role_of(&p->l->r, &e);
+
+		if (!tr->any_event) {
+			tr->first_ns = e.ns;
+			tr->any_event = true;
+		}
+		tr->last_ns = e.ns;
+		tr->events++;
+		if (role == ROLE_BT) {
+			tr->bt_defs++;
+			ret = stk_bt_define(&p->l->bts,
+					    (uint32_t)role_val(&p->l->r, &e, ROLE_BT_ID), &e);
+			if (ret) {
+				snprintf(p->err, sizeof(p->err), "out of memory");
+				break;
+			}
+			continue;
+		}
+		if (!role_is_resource(role))
+			continue;
+		tr->res_events++;
+		r = &b->r[b->n];
+		role_decode(&p->l->r, &e, role, &r->d);
+		if (!b->n)
+			b->seq0 = tr->events - 1;
+		r->ns = e.ns;
+		r->seq = (uint32_t)(tr->events - b->seq0);
+		r->tid = e.tid;
+		r->d.name = live_pipe_name(b, r->d.name);
+		if (++b->n == LIVE_PIPE_RECS || b->names_used + RIP_STRING_MAX > LIVE_PIPE_NAMES)
+			goto full;
+	}
+	p->ret = ret;
+	b->first_ns = p->tr.first_ns;
+	b->any_event = p->tr.any_event;
+	return 0;
+
+full:
+	b->first_ns = p->tr.first_ns;
+	b->any_event = p->tr.any_event;
+	return 1;
+}
+
+/* The reader's thread: fills batches until the events end or the pass stops. */
+static void *live_pipe_main(void *arg)
+{
+	struct live_pipe *p = arg;
+	struct live_batch *b;
+
+	while ((b = live_pipe_claim(p)) && live_pipe_fill(p, b))
+		live_pipe_publish(p);
+	if (b && b->n)
+		live_pipe_publish(p);
+	/* seq_cst (release at least): ret, err and tr are read after live_pipe_ready sees it */
+	__atomic_store_n(&p->end, true, __ATOMIC_SEQ_CST);
+	live_pipe_wake(p, LIVE_PIPE_PASS);
+	return NULL;
+}
+
+/* Can a second thread run beside this one? */
+static bool live_two_cpus(void)
+{
+	cpu_set_t set;
+
+	if (sched_getaffinity(0, sizeof(set), &set))
+		return false;
+	return CPU_COUNT(&set) >= 2;
+}
+
+int live_pipe_start(struct live_pipe **out, struct live *l, struct evs *s,
+		    const struct live_trace *tr)
+{
+	bool two = evs_size(s) >= LIVE_PIPE_MIN && live_two_cpus();
+	/* one batch, filled in turn, when on one thread */
+	size_t size = offsetof(struct live_pipe, b) + (two ? LIVE_PIPE_NB : 1) * sizeof(struct live_batch);
+	struct live_pipe *p;
+	void *mem;
+
+	if (posix_memalign(&mem, _Alignof(struct live_pipe), size)) /* records: a cache line each */
+		return -ENOMEM;
+	p = memset(mem, 0, size);
+	p->l = l;
+	p->s = s;
+	p->tr = *tr;
+	if (!two)
+		goto out;
+	pthread_mutex_init(&p->lock, NULL);
+	pthread_cond_init(&p->cond[LIVE_PIPE_PASS], NULL);
+	pthread_cond_init(&p->cond[LIVE_PIPE_READER], NULL);
+	if (pthread_create(&p->thread, NULL, live_pipe_main, p)) {
+		pthread_cond_destroy(&p->cond[LIVE_PIPE_READER]);
+		pthread_cond_destroy(&p->cond[LIVE_PIPE_PASS]);
+		pthread_mutex_destroy(&p->lock);
+		goto out; /* on one thread, then */
+	}
+	p->threaded = true;
+out:
+	*out = p;
+	return 0;
+}
+
+struct live_batch *live_pipe_next(struct live_pipe *p)
+{
+	if (!p->threaded) {
+		if (p->end)
+			return NULL;
+		p->end = !live_pipe_fill(p, &p->b[0]);
+		return p->b[0].n ? &p->b[0] : NULL;
+	}
+	live_pipe_wait(p, LIVE_PIPE_PASS);
+	/* acquire: pairs with the release of head in live_pipe_publish */
+	if (__atomic_load_n(&p->head, __ATOMIC_ACQUIRE) == p->tail)
+		return NULL; /* the end, and nothing left */
+	return &p->b[p->tail % LIVE_PIPE_NB]; /* tail: only this thread stores it */
+}
+
+void live_pipe_done(struct live_pipe *p)
+{
+	if (!p->threaded)
+		return;
+	/* seq_cst (release at least): the reader refills the batch only after we are done with it */
+	__atomic_store_n(&p->tail, p->tail + 1, __ATOMIC_SEQ_CST);
+	live_pipe_wake(p, LIVE_PIPE_READER);
+}
+
+int live_pipe_end(struct live_pipe *p, bool stop, struct live_trace *tr, char *err,
+		  size_t errlen)
+{
+	int ret;
+
+	if (p->threaded) {
+		if (stop) {
+			/* seq_cst: pairs with live_pipe_ready */
+			__atomic_store_n(&p->stop, true, __ATOMIC_SEQ_CST);
+			live_pipe_wake(p, LIVE_PIPE_READER);
+		}
+		pthread_join(p->thread, NULL); /* what it wrote is ours after this */
+		pthread_cond_destroy(&p->cond[LIVE_PIPE_READER]);
+		pthread_cond_destroy(&p->cond[LIVE_PIPE_PASS]);
+		pthread_mutex_destroy(&p->lock);
+	}
+	ret = stop ? 0 : p->ret;
+	if (ret < 0)
+		snprintf(err, errlen, "%s", p->err);
+	*tr = p->tr;
+	tr->bt_bad = p->l->bts.bad;
+	free(p);
+	return ret;
 }

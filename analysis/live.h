@@ -26,6 +26,7 @@
 #ifndef RIP_ANALYSIS_LIVE_H
 #define RIP_ANALYSIS_LIVE_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -138,10 +139,7 @@ struct live {
 	struct role_map r;	  /* the trace's types by role */
 	struct stk_bts bts;	  /* its rip:bt definitions */
 	struct hmap t[LIVE_NRES]; /* what is live now, by resource */
-	uint16_t pf_off[EV_MAX_TYPES]; /* live_prefetch_next's: where the address is, by type */
 };
-
-#define LIVE_PF_NONE 0xffffu
 
 /* What every resource pass tells of the trace it read. */
 #define LIVE_TRACE_FIELDS                                                                          \
@@ -272,59 +270,94 @@ int live_keys_in(const struct hmap *t, size_t esz, uint64_t lo, uint64_t hi, uin
 typedef int live_fn(void *arg, const struct evs_event *e, const struct role_res *d);
 
 /*
- * The event after this one (when the source knows it yet) makes or releases
- * a heap block: bring its slot in LIVE_MEM towards the cache while this one
- * is handled.  With thousands of live blocks the table outgrows the caches,
- * and that miss was the largest single cost of rip leaks at 1,000 threads
- * (two thirds of the samples of its insertions); below LIVE_PREFETCH_CAP
- * slots the table stays in the caches, and nothing is done.
+ * The pass on two threads (live.c): a thread of the pipe reads, merges and
+ * decodes the events (evs_next_fast, live_take) into batches of records,
+ * while the pass's thread hands them to the pass.  Reading is about half
+ * of a pass's time, so with two CPUs the pass takes about half as long;
+ * the records are in the same order, with the same counts, so the results
+ * are the same.  The batches are few and reused: memory does not grow with
+ * the trace.  Only when there are two CPUs to run on and the trace is big
+ * enough for a thread to pay (LIVE_PIPE_MIN bytes).
+ */
+#define LIVE_PIPE_RECS 2048	/* records in a batch */
+#define LIVE_PIPE_NAMES 16384	/* bytes of the names of a batch's records (>= RIP_STRING_MAX) */
+#define LIVE_PIPE_MIN (1u << 20) /* bytes of packets below which a pass stays on one thread */
+
+/* A resource event as the pass sees it: what live_fn reads of it.  One cache line. */
+struct live_rec {
+	struct role_res d; /* d.name: in the batch's names */
+	int64_t ns;
+	int32_t tid;
+	uint32_t seq; /* its number among the events of the trace (tr->events then), from seq0 */
+} __attribute__((aligned(64)));
+_Static_assert(sizeof(struct live_rec) == 64, "a record of the pass is one cache line");
+
+struct live_batch {
+	struct live_rec r[LIVE_PIPE_RECS];
+	uint32_t n;
+	bool any_event;
+	int64_t first_ns;
+	uint64_t seq0; /* the events of the trace before the batch's first record */
+	size_t names_used;
+	char names[LIVE_PIPE_NAMES];
+};
+
+struct live_pipe;
+
+/*
+ * Start reading s on a thread of its own into *out (l's types bound, s
+ * lazy).  0, or -errno when the pass had better run on one thread (one CPU,
+ * a small trace, no memory or thread): then nothing was read.
+ */
+int live_pipe_start(struct live_pipe **out, struct live *l, struct evs *s,
+		    const struct live_trace *tr);
+/* The next batch of records, NULL when there are no more (then live_pipe_end). */
+struct live_batch *live_pipe_next(struct live_pipe *p);
+/* The batch live_pipe_next gave is done with: the reader may fill it again. */
+void live_pipe_done(struct live_pipe *p);
+/*
+ * Stop the reader (stop: before the end, the pass failed), wait for it and
+ * free p.  What it counted goes to tr.  0, or what evs_next said (-errno,
+ * with its message in err) or -ENOMEM.
+ */
+int live_pipe_end(struct live_pipe *p, bool stop, struct live_trace *tr, char *err,
+		  size_t errlen);
+
+/*
+ * Bring the slot of record r's block in LIVE_MEM towards the cache, a few
+ * records ahead of the one handled.  With thousands of live blocks the
+ * table outgrows the caches, and that miss was the largest single cost of
+ * rip leaks at 1,000 threads (two thirds of the samples of its
+ * insertions); below LIVE_PREFETCH_CAP slots the table stays in the
+ * caches, and nothing is done.
  */
 #define LIVE_PREFETCH_CAP 8192
-static inline __attribute__((always_inline)) void live_prefetch_next(const struct live *l,
-								      const struct evs *s)
+static inline __attribute__((always_inline)) void live_prefetch_rec(const struct live *l,
+								     const struct live_rec *r)
 {
 	const struct hmap *t = &l->t[LIVE_MEM];
-	const uint8_t *raw;
-	uint64_t key;
-	uint32_t id;
+	uint64_t key = r->d.role == ROLE_MEM_REALLOC && r->d.old ? r->d.old : r->d.key;
 
-	if (t->cap < LIVE_PREFETCH_CAP || !(raw = evs_peek_fast(s, &id)) ||
-	    l->pf_off[id] == LIVE_PF_NONE)
-		return;
-	__builtin_memcpy(&key, raw + l->pf_off[id], 8);
-	__builtin_prefetch(hmap_slot(t, sizeof(struct live_ent), hmap_hash(key, t->cap)), 1);
-}
-
-/* For live_prefetch_next: where the address of a block is in each type's fields. */
-static inline void live_prefetch_plan(struct live *l, const struct evs *s)
-{
-	for (uint32_t id = 0; id < EV_MAX_TYPES; id++) {
-		const struct evs_plan *pl = evs_plan_of(s, id);
-		int role = l->r.role[id];
-		/* the address: field 0 of mem:alloc and mem:free, 1 of mem:realloc */
-		uint8_t fi = l->r.fi[id][role == ROLE_MEM_REALLOC];
-
-		l->pf_off[id] = LIVE_PF_NONE;
-		if (pl->valid && (role == ROLE_MEM_ALLOC || role == ROLE_MEM_FREE ||
-				  role == ROLE_MEM_REALLOC) &&
-		    fi < pl->nfix && pl->size[fi] == 8)
-			l->pf_off[id] = pl->off[fi];
-	}
+	if (t->cap >= LIVE_PREFETCH_CAP && r->d.role >= ROLE_MEM_ALLOC &&
+	    r->d.role <= ROLE_MEM_UNMAP)
+		__builtin_prefetch(hmap_slot(t, sizeof(struct live_ent), hmap_hash(key, t->cap)), 1);
 }
 
 /*
  * Bind the types of s, then read every event of s, counting them in tr,
  * keeping rip:bt definitions in l->bts and handing each resource event to
- * fn(arg, ...).  0, or -errno with a message in err (what evs_next said of
- * a corrupt source; a type of rip/resource.h with other fields; out of
- * memory).  Inline, so that fn is a direct call in each pass.
+ * fn(arg, ...): e has ns and tid, d the rest.  0, or -errno with a message
+ * in err (what evs_next said of a corrupt source; a type of rip/resource.h
+ * with other fields; out of memory).  Inline, so that fn is a direct call
+ * in each pass.  On two threads when it pays (live_pipe_start).
  */
 static inline __attribute__((always_inline)) int live_run(struct live *l, struct evs *s,
 							  struct live_trace *tr, live_fn *fn,
 							  void *arg, char *err, size_t errlen)
 {
-	struct evs_event e;
-	struct role_res d;
+	struct evs_event e = { 0 };
+	struct live_pipe *p;
+	struct live_batch *b;
 	int ret;
 
 	ret = role_bind(&l->r, evs_types(s), err, errlen);
@@ -332,32 +365,33 @@ static inline __attribute__((always_inline)) int live_run(struct live *l, struct
 	if (ret)
 		return ret;
 	evs_set_lazy(s, true); /* every field is read with evs_val */
-	live_prefetch_plan(l, s);
-	while ((ret = evs_next_fast(s, &e, err, errlen)) > 0) {
-		int role = role_of(&l->r, &e), fail = 0;
-
-		if (!tr->any_event) {
-			tr->first_ns = e.ns;
-			tr->any_event = true;
-		}
-		tr->last_ns = e.ns;
-		tr->events++;
-		if (role == ROLE_BT) {
-			tr->bt_defs++;
-			fail = stk_bt_define(&l->bts, (uint32_t)role_val(&l->r, &e, ROLE_BT_ID), &e);
-		} else if (role_is_resource(role)) {
-			tr->res_events++;
-			live_prefetch_next(l, s);
-			role_decode(&l->r, &e, role, &d);
-			fail = fn(arg, &e, &d);
-		}
-		if (fail) {
-			snprintf(err, errlen, "out of memory");
-			return fail;
-		}
+	if (live_pipe_start(&p, l, s, tr)) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
 	}
-	tr->bt_bad = l->bts.bad;
-	return ret;
+	while ((b = live_pipe_next(p))) {
+		tr->first_ns = b->first_ns;
+		tr->any_event = b->any_event;
+		for (uint32_t i = 0; i < b->n; i++) {
+			const struct live_rec *r = &b->r[i];
+
+			/* the records were just written on the other CPU: ask for them early */
+			__builtin_prefetch(r + 16);
+			if (i + 8 < b->n)
+				live_prefetch_rec(l, r + 8);
+			e.ns = r->ns;
+			e.tid = r->tid;
+			tr->events = b->seq0 + r->seq;
+			ret = fn(arg, &e, &r->d);
+			if (ret) {
+				live_pipe_end(p, true, tr, err, errlen);
+				snprintf(err, errlen, "out of memory");
+				return ret;
+			}
+		}
+		live_pipe_done(p);
+	}
+	return live_pipe_end(p, false, tr, err, errlen);
 }
 
 #endif /* RIP_ANALYSIS_LIVE_H */

@@ -135,11 +135,11 @@ static inline uint64_t role_val(const struct role_map *r, const struct evs_event
  */
 struct role_res {
 	int role;
+	uint32_t bt;
 	uint64_t key;
 	uint64_t old;	    /* mem:realloc: the block it releases, 0: none */
 	uint64_t size;
 	uint64_t kind;	    /* enum rip_*_kind; mem:realloc's is RIP_MEM_REALLOC */
-	uint32_t bt;
 	const char *name;   /* fd:open's path, shm:create's name */
 };
 

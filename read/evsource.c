@@ -1121,6 +1121,11 @@ const struct ev_types *evs_types(const struct evs *s)
 	return s->types;
 }
 
+uint64_t evs_size(const struct evs *s)
+{
+	return s->total;
+}
+
 uint32_t evs_nstreams(const struct evs *s)
 {
 	return s->nst;

@@ -132,6 +132,8 @@ const char *evs_coro_name(struct evs *s, uint32_t coro);
 const char *evs_thread_name(struct evs *s, int32_t tid);
 /* Number of streams (evs_event.stream < this). */
 uint32_t evs_nstreams(const struct evs *s);
+/* Bytes of packets in all the streams (what the progress callback counts to). */
+uint64_t evs_size(const struct evs *s);
 /*
  * The module map (for symbols): the trace's index, or the ring file's map
  * read now.  *out stays owned by s (valid until evs_close).  0 or -errno.
@@ -311,26 +313,6 @@ advance:
 static inline const struct evs_plan *evs_plan_of(const struct evs *s, uint32_t id)
 {
 	return &((const struct evs_fast *)s)->plan[id];
-}
-
-/*
- * The fields of the event evs_next_fast will hand out next, when the fast
- * path knows it already (the leading stream's next head, parsed and
- * checked, with 8 bytes readable at each fixed field's offset, as
- * evs_plan_of says): its type in *id.  NULL otherwise.  A hint, for a pass
- * that prefetches what that event will touch.
- */
-static inline const uint8_t *evs_peek_fast(const struct evs *s, uint32_t *id)
-{
-	const struct evs_fast *f = (const struct evs_fast *)s;
-	const struct evs_head *h = f->h;
-
-	if (f->state != EVS_FAST_HEAD && f->state != EVS_FAST_SIFT)
-		return NULL;
-	if (h->fields + f->plan[h->id].fixed + 8 > h->len)
-		return NULL;
-	*id = h->id;
-	return h->data + h->fields;
 }
 
 #endif /* RIP_READ_EVSOURCE_H */
