@@ -327,23 +327,16 @@ static const char *live_pipe_name(struct live_batch *b, const char *name)
  */
 static int live_pipe_fill(struct live_pipe *p, struct live_batch *b)
 {
+	struct live_trace *tr = &p->tr;
 	struct evs_event e;
 	int ret;
 
 	b->n = 0;
 	b->names_used = 0;
-	for (;;) {
-		struct live_trace *tr = &p->tr;
+	b->seq0 = tr->events;
+	while ((ret = evs_next_fast(p->s, &e, p->err, sizeof(p->err))) > 0) {
+		int role = role_of(&p->l->r, &e);
 		struct live_rec *r;
-		int role;
-
-		/* a record's seq is 32 bits from seq0 */
-		if (b->n && tr->events - b->seq0 >= UINT32_MAX / 2)
-			goto full;
-		ret = evs_next_fast(p->s, &e, p->err, sizeof(p->err));
-		if (ret <= 0)
-			break;
-		role = role_of(&p->l->r, &e);
 
 		if (!tr->any_event) {
 			tr->first_ns = e.ns;
@@ -351,38 +344,48 @@ static int live_pipe_fill(struct live_pipe *p, struct live_batch *b)
 		}
 		tr->last_ns = e.ns;
 		tr->events++;
-		if (role == ROLE_BT) {
-			tr->bt_defs++;
-			ret = stk_bt_define(&p->l->bts,
-					    (uint32_t)role_val(&p->l->r, &e, ROLE_BT_ID), &e);
-			if (ret) {
-				snprintf(p->err, sizeof(p->err), "out of memory");
-				break;
+		if (!role_is_resource(role)) {
+			if (role == ROLE_BT) {
+				tr->bt_defs++;
+				ret = stk_bt_define(&p->l->bts,
+						    (uint32_t)role_val(&p->l->r, &e, ROLE_BT_ID), &e);
+				if (ret) {
+					snprintf(p->err, sizeof(p->err), "out of memory");
+					break;
+				}
+			}
+			/* a record's seq counts from seq0 in 32 bits: only events without one can push it */
+			if (tr->events - b->seq0 >= UINT32_MAX / 2) {
+				if (b->n)
+					goto full;
+				b->seq0 = tr->events;
 			}
 			continue;
 		}
-		if (!role_is_resource(role))
-			continue;
 		tr->res_events++;
 		r = &b->r[b->n];
 		role_decode(&p->l->r, &e, role, &r->d);
-		if (!b->n)
-			b->seq0 = tr->events - 1;
 		r->ns = e.ns;
 		r->seq = (uint32_t)(tr->events - b->seq0);
 		r->tid = e.tid;
-		r->d.name = live_pipe_name(b, r->d.name);
-		if (++b->n == LIVE_PIPE_RECS || b->names_used + RIP_STRING_MAX > LIVE_PIPE_NAMES)
+		if (r->d.name) {
+			r->d.name = live_pipe_name(b, r->d.name);
+			if (b->names_used + RIP_STRING_MAX > LIVE_PIPE_NAMES) {
+				b->n++;
+				goto full;
+			}
+		}
+		if (++b->n == LIVE_PIPE_RECS)
 			goto full;
 	}
 	p->ret = ret;
-	b->first_ns = p->tr.first_ns;
-	b->any_event = p->tr.any_event;
+	b->first_ns = tr->first_ns;
+	b->any_event = tr->any_event;
 	return 0;
 
 full:
-	b->first_ns = p->tr.first_ns;
-	b->any_event = p->tr.any_event;
+	b->first_ns = tr->first_ns;
+	b->any_event = tr->any_event;
 	return 1;
 }
 

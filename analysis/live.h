@@ -297,7 +297,7 @@ struct live_batch {
 	uint32_t n;
 	bool any_event;
 	int64_t first_ns;
-	uint64_t seq0; /* the events of the trace before the batch's first record */
+	uint64_t seq0; /* events of the trace before the batch's (records' seq count from it) */
 	size_t names_used;
 	char names[LIVE_PIPE_NAMES];
 };
