@@ -37,6 +37,28 @@
 #define RR_LEGACY_SLOT 320u /* 64-byte name + 32 entries */
 #define RR_LEGACY_EXIT UINT64_MAX
 
+int rr_mkdirs(char *path)
+{
+	struct stat st;
+
+	for (char *p = path + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = 0;
+		if (mkdir(path, 0700) && errno != EEXIST) {
+			*p = '/';
+			return -errno;
+		}
+		*p = '/';
+	}
+	if (mkdir(path, 0700) && errno != EEXIST)
+		return -errno;
+	if (lstat(path, &st) || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
+	    (st.st_mode & 022))
+		return -EPERM;
+	return 0;
+}
+
 int rr_fail(char *err, size_t len, int code, const char *fmt, ...)
 {
 	va_list ap;

@@ -102,6 +102,13 @@ struct rr_slots {
 	char why[128];	 /* what was wrong with it */
 };
 
+/*
+ * mkdir -p of an absolute path (changed in place, restored), each new level
+ * 0700; the last must be a directory of ours that others cannot write (a
+ * symlink planted there is not followed).  0 or -errno (-EPERM: not ours).
+ */
+int rr_mkdirs(char *path);
+
 /* Format a one-line error into err (if given) and return code. */
 int rr_fail(char *err, size_t len, int code, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));

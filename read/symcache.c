@@ -38,6 +38,7 @@
 #include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
 
+#include "read/ringfile.h"
 #include "read/symcache.h"
 
 #define SYMCACHE_BUILD_ID_MAX 64
@@ -46,30 +47,6 @@
 
 static pthread_once_t symcache_once = PTHREAD_ONCE_INIT;
 static char *symcache_dir; /* NULL: no cache */
-
-/* mkdir -p of an absolute path, each new level 0700; the last must be ours. */
-static int symcache_mkdirs(char *path)
-{
-	struct stat st;
-
-	for (char *p = path + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = 0;
-		if (mkdir(path, 0700) && errno != EEXIST) {
-			*p = '/';
-			return -errno;
-		}
-		*p = '/';
-	}
-	if (mkdir(path, 0700) && errno != EEXIST)
-		return -errno;
-	/* lstat: a symlink planted in the cache's place is not followed */
-	if (lstat(path, &st) || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
-	    (st.st_mode & 022))
-		return -EPERM;
-	return 0;
-}
 
 static void symcache_init(void)
 {
@@ -87,7 +64,7 @@ static void symcache_init(void)
 		if (asprintf(&dir, "%s/.cache/rip/debug", base) < 0)
 			dir = NULL;
 	}
-	if (dir && symcache_mkdirs(dir)) {
+	if (dir && rr_mkdirs(dir)) {
 		free(dir);
 		dir = NULL;
 	}

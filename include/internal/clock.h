@@ -72,24 +72,32 @@ static inline uint64_t rip_clock_raw_ns(void)
 }
 
 /*
- * The TSC's rate in Hz when it is invariant (constant_tsc and nonstop_tsc)
- * and the kernel itself keeps time with it (clocksource tsc), measured for
- * 5 ms against CLOCK_MONOTONIC_RAW (a few ppm, enough for durations); 0 when
- * it cannot be used.  RIP_CLOCK=mono says not to use it.
+ * Can the TSC keep time: invariant (constant_tsc and nonstop_tsc), and the
+ * kernel itself keeps time with it (clocksource tsc)?  RIP_CLOCK=mono says
+ * not to use it.
  */
-static inline uint64_t rip_clock_tsc_measure(void)
+static inline int rip_clock_tsc_usable(void)
 {
 	const char *env = getenv("RIP_CLOCK");
-	uint64_t t0, n0, t1, n1, hz;
 
 	if (env && !strcmp(env, "mono"))
 		return 0;
 	/* the first processor's flags line is enough: the flags are uniform */
-	if (!rip_clock_file_has("/proc/cpuinfo", "constant_tsc", 8192) ||
-	    !rip_clock_file_has("/proc/cpuinfo", "nonstop_tsc", 8192) ||
-	    !rip_clock_file_has("/sys/devices/system/clocksource/clocksource0/current_clocksource",
-				"tsc", 64))
-		return 0;
+	return rip_clock_file_has("/proc/cpuinfo", "constant_tsc", 8192) &&
+	       rip_clock_file_has("/proc/cpuinfo", "nonstop_tsc", 8192) &&
+	       rip_clock_file_has(
+		       "/sys/devices/system/clocksource/clocksource0/current_clocksource", "tsc",
+		       64);
+}
+
+/*
+ * The TSC's rate in Hz, measured for 5 ms against CLOCK_MONOTONIC_RAW (a few
+ * ppm, enough for durations); 0 when out of range.  Only if it is usable.
+ */
+static inline uint64_t rip_clock_tsc_rate(void)
+{
+	uint64_t t0, n0, t1, n1, hz;
+
 	t0 = rip_clock_rdtsc();
 	n0 = rip_clock_raw_ns();
 	do {
@@ -102,11 +110,22 @@ static inline uint64_t rip_clock_tsc_measure(void)
 	return hz >= RIP_CLOCK_HZ_MIN && hz <= RIP_CLOCK_HZ_MAX ? hz : 0;
 }
 #else
-static inline uint64_t rip_clock_tsc_measure(void)
+static inline int rip_clock_tsc_usable(void)
+{
+	return 0;
+}
+
+static inline uint64_t rip_clock_tsc_rate(void)
 {
 	return 0;
 }
 #endif
+
+/* The TSC's rate in Hz when it is usable (rip_clock_tsc_usable), measured now; else 0. */
+static inline uint64_t rip_clock_tsc_measure(void)
+{
+	return rip_clock_tsc_usable() ? rip_clock_tsc_rate() : 0;
+}
 
 /* RIP_CLOCK_HZ as rip run set it: the rate, or 0 (unset, malformed, out of range, RIP_CLOCK=mono). */
 static inline uint64_t rip_clock_env_hz(void)
