@@ -185,6 +185,14 @@ static void run_on_signal(int sig, siginfo_t *si, void *uc)
 	errno = saved;
 }
 
+static volatile sig_atomic_t run_chld; /* a SIGCHLD since run_loop last looked */
+
+static void run_on_child(int sig)
+{
+	(void)sig;
+	run_chld = 1; /* and the sleep it interrupts ends */
+}
+
 static void run_signals(bool install)
 {
 	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
@@ -200,6 +208,16 @@ static void run_signals(bool install)
 	sigemptyset(&sa.sa_mask);
 	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
 		sigaction(sigs[i], &sa, NULL);
+	/*
+	 * A child's exit ends run_loop's idle sleep at once (nanosleep is never
+	 * restarted after a handler), or the sleep is skipped (run_chld),
+	 * instead of waiting up to RUN_IDLE_MAX_NS; SA_RESTART for the rest.
+	 */
+	if (install) {
+		sa.sa_handler = run_on_child;
+		sa.sa_flags = SA_RESTART | SA_NOCLDSTOP;
+	}
+	sigaction(SIGCHLD, &sa, NULL);
 }
 
 /* The boot's id (/proc/sys/kernel/random/boot_id) in id[37]; false if unknown. */
@@ -1592,7 +1610,9 @@ static void run_loop(struct run_state *s)
 				continue;
 			}
 			/* A busy writer fills a ring in about a ms: look again soon. */
-			run_sleep(idle);
+			if (!run_chld)
+				run_sleep(idle);
+			run_chld = 0;
 			idle = idle * 2 > RUN_IDLE_MAX_NS ? RUN_IDLE_MAX_NS : idle * 2;
 		} else if (!attached) {
 			struct pollfd pfd = { .fd = s->inotify, .events = POLLIN };
