@@ -270,14 +270,15 @@ int live_keys_in(const struct hmap *t, size_t esz, uint64_t lo, uint64_t hi, uin
 typedef int live_fn(void *arg, const struct evs_event *e, const struct role_res *d);
 
 /*
- * The pass on two threads (live.c): a thread of the pipe reads, merges and
- * decodes the events (evs_next_fast, live_take) into batches of records,
- * while the pass's thread hands them to the pass.  Reading is about half
- * of a pass's time, so with two CPUs the pass takes about half as long;
- * the records are in the same order, with the same counts, so the results
- * are the same.  The batches are few and reused: memory does not grow with
- * the trace.  Only when there are two CPUs to run on and the trace is big
- * enough for a thread to pay (LIVE_PIPE_MIN bytes).
+ * The pass on two threads (live.c): a reader thread reads, merges and
+ * decodes the events (evs_next_fast, role_decode) into batches of records,
+ * while the pass's thread hands them to the pass.  Reading is most of a
+ * pass's work, so the two run side by side (doc/design.md says what it
+ * gives); the records are in the same order, with the same counts, so the
+ * results are the same.  The batches are few and reused: memory does not
+ * grow with the trace.  Only when there are two CPUs to run on and the
+ * trace is big enough for a thread to pay (LIVE_PIPE_MIN bytes); else the
+ * same batches are filled in turn on the pass's thread.
  */
 #define LIVE_PIPE_RECS 2048	/* records in a batch */
 #define LIVE_PIPE_NAMES 16384	/* bytes of the names of a batch's records (>= RIP_STRING_MAX) */
@@ -305,9 +306,8 @@ struct live_batch {
 struct live_pipe;
 
 /*
- * Start reading s on a thread of its own into *out (l's types bound, s
- * lazy).  0, or -errno when the pass had better run on one thread (one CPU,
- * a small trace, no memory or thread): then nothing was read.
+ * Start reading s (l's types bound, s lazy) into *out: on a thread of its
+ * own when it pays, else in turn by live_pipe_next.  0 or -ENOMEM.
  */
 int live_pipe_start(struct live_pipe **out, struct live *l, struct evs *s,
 		    const struct live_trace *tr);
@@ -376,7 +376,8 @@ static inline __attribute__((always_inline)) int live_run(struct live *l, struct
 			const struct live_rec *r = &b->r[i];
 
 			/* the records were just written on the other CPU: ask for them early */
-			__builtin_prefetch(r + 16);
+			if (i + 16 < b->n)
+				__builtin_prefetch(r + 16);
 			if (i + 8 < b->n)
 				live_prefetch_rec(l, r + 8);
 			e.ns = r->ns;

@@ -309,10 +309,4 @@ advance:
 	return 1;
 }
 
-/* How the fields of type id are read (valid false: no such type). */
-static inline const struct evs_plan *evs_plan_of(const struct evs *s, uint32_t id)
-{
-	return &((const struct evs_fast *)s)->plan[id];
-}
-
 #endif /* RIP_READ_EVSOURCE_H */
