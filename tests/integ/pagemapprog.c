@@ -5,7 +5,8 @@
  *
  *   pagemapprog block K M        a 64 MiB malloc block (its own mmap, no huge
  *                                pages) with its first K pages written with
- *                                nonzero bytes and the next M with zeros, a
+ *                                nonzero bytes (every other one only its
+ *                                last byte) and the next M with zeros, a
  *                                1 MB region of the heap freed; then exit
  *   pagemapprog signal K M K2    the same, then kill(self, SIGUSR2), then K2
  *                                more pages written, then exit
@@ -51,6 +52,12 @@ static char *block_setup(unsigned k, unsigned m)
 		char *pg = base + (size_t)i * PAGE;
 		char *from = pg < p ? p : pg;
 
+		/* every other page is zero but for its last byte: not a zero page */
+		if (i % 2 && pg >= p) {
+			memset(pg, 0, PAGE - 1);
+			pg[PAGE - 1] = 0x5a;
+			continue;
+		}
 		memset(from, 0x5a, (size_t)(pg + PAGE - from));
 	}
 	for (unsigned i = k; i < k + m; i++)
