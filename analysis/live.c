@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <rip/abi.h>
 
@@ -203,8 +204,8 @@ void live_free(struct live *l)
 
 /* ---- the pass on two threads (live_run) ---------------------------------------------- */
 
-#define LIVE_PIPE_NB 4	    /* batches: one being filled, one being handed on, two ahead */
-#define LIVE_PIPE_SPIN 2000 /* polls (tens of microseconds) before a side sleeps */
+#define LIVE_PIPE_NB 4		  /* batches: one being filled, one being handed on, two ahead */
+#define LIVE_PIPE_SPIN_NS 200000 /* how long a side polls before it sleeps: a few batches */
 
 /*
  * The batches are a ring: head counts those filled, tail those handed on,
@@ -261,13 +262,37 @@ static bool live_pipe_ready(struct live_pipe *p, int who)
 	return head - tail < LIVE_PIPE_NB || __atomic_load_n(&p->stop, __ATOMIC_SEQ_CST);
 }
 
-/* Side who waits until it can go on: polls, then sleeps. */
+static uint64_t live_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * Side who waits until it can go on: polls for LIVE_PIPE_SPIN_NS, then
+ * sleeps.  By time, not by count: a pause instruction takes from a few
+ * cycles to over a hundred depending on the processor, and a side that
+ * slept while the other was about to hand a batch over slept at most
+ * batches (a wake-up through the kernel takes longer than a batch).
+ */
 static void live_pipe_wait(struct live_pipe *p, int who)
 {
-	for (int i = 0; i < LIVE_PIPE_SPIN; i++) {
+	uint64_t end = 0;
+
+	for (unsigned i = 0;; i++) {
 		if (live_pipe_ready(p, who))
 			return;
 		live_cpu_relax();
+		if (i % 64 == 0) {
+			uint64_t now = live_now_ns();
+
+			if (!end)
+				end = now + LIVE_PIPE_SPIN_NS;
+			else if (now > end)
+				break;
+		}
 	}
 	pthread_mutex_lock(&p->lock);
 	__atomic_store_n(&p->waiting[who], true, __ATOMIC_SEQ_CST);

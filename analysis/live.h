@@ -139,7 +139,11 @@ struct live {
 	struct role_map r;	  /* the trace's types by role */
 	struct stk_bts bts;	  /* its rip:bt definitions */
 	struct hmap t[LIVE_NRES]; /* what is live now, by resource */
+	uint16_t pf_off[EV_MAX_TYPES]; /* live_prefetch_next's: where the address is, by type */
 };
+
+#define LIVE_PF_NONE 0xffffu
+#define LIVE_PREFETCH_CAP 8192 /* slots of LIVE_MEM from which the passes prefetch them */
 
 /* What every resource pass tells of the trace it read. */
 #define LIVE_TRACE_FIELDS                                                                          \
@@ -325,13 +329,8 @@ int live_pipe_end(struct live_pipe *p, bool stop, struct live_trace *tr, char *e
 
 /*
  * Bring the slot of record r's block in LIVE_MEM towards the cache, a few
- * records ahead of the one handled.  With thousands of live blocks the
- * table outgrows the caches, and that miss was the largest single cost of
- * rip leaks at 1,000 threads (two thirds of the samples of its
- * insertions); below LIVE_PREFETCH_CAP slots the table stays in the
- * caches, and nothing is done.
+ * records ahead of the one handled (as live_prefetch_next does).
  */
-#define LIVE_PREFETCH_CAP 8192
 static inline __attribute__((always_inline)) void live_prefetch_rec(const struct live *l,
 								     const struct live_rec *r)
 {
@@ -344,16 +343,104 @@ static inline __attribute__((always_inline)) void live_prefetch_rec(const struct
 }
 
 /*
+ * The event after this one (when the source knows it yet) makes or releases
+ * a heap block: bring its slot in LIVE_MEM towards the cache while this one
+ * is handled.  With thousands of live blocks the table outgrows the caches,
+ * and that miss was the largest single cost of rip leaks at 1,000 threads
+ * (two thirds of the samples of its insertions); below LIVE_PREFETCH_CAP
+ * slots the table stays in the caches, and nothing is done.
+ */
+static inline __attribute__((always_inline)) void live_prefetch_next(const struct live *l,
+								      const struct evs *s)
+{
+	const struct hmap *t = &l->t[LIVE_MEM];
+	const uint8_t *raw;
+	uint64_t key;
+	uint32_t id;
+
+	if (t->cap < LIVE_PREFETCH_CAP || !(raw = evs_peek_fast(s, &id)) ||
+	    l->pf_off[id] == LIVE_PF_NONE)
+		return;
+	__builtin_memcpy(&key, raw + l->pf_off[id], 8);
+	__builtin_prefetch(hmap_slot(t, sizeof(struct live_ent), hmap_hash(key, t->cap)), 1);
+}
+
+/* For live_prefetch_next: where the address of a block is in each type's fields. */
+static inline void live_prefetch_plan(struct live *l, const struct evs *s)
+{
+	for (uint32_t id = 0; id < EV_MAX_TYPES; id++) {
+		const struct evs_plan *pl = evs_plan_of(s, id);
+		int role = l->r.role[id];
+		/* the address: field 0 of mem:alloc and mem:free, 1 of mem:realloc */
+		uint8_t fi = l->r.fi[id][role == ROLE_MEM_REALLOC];
+
+		l->pf_off[id] = LIVE_PF_NONE;
+		if (pl->valid && (role == ROLE_MEM_ALLOC || role == ROLE_MEM_FREE ||
+				  role == ROLE_MEM_REALLOC) &&
+		    fi < pl->nfix && pl->size[fi] == 8)
+			l->pf_off[id] = pl->off[fi];
+	}
+}
+
+/*
  * Bind the types of s, then read every event of s, counting them in tr,
  * keeping rip:bt definitions in l->bts and handing each resource event to
- * fn(arg, ...): e has ns and tid, d the rest.  0, or -errno with a message
- * in err (what evs_next said of a corrupt source; a type of rip/resource.h
- * with other fields; out of memory).  Inline, so that fn is a direct call
- * in each pass.  On two threads when it pays (live_pipe_start).
+ * fn(arg, ...).  0, or -errno with a message in err (what evs_next said of
+ * a corrupt source; a type of rip/resource.h with other fields; out of
+ * memory).  Inline, so that fn is a direct call in each pass.
  */
 static inline __attribute__((always_inline)) int live_run(struct live *l, struct evs *s,
 							  struct live_trace *tr, live_fn *fn,
 							  void *arg, char *err, size_t errlen)
+{
+	struct evs_event e;
+	struct role_res d;
+	int ret;
+
+	ret = role_bind(&l->r, evs_types(s), err, errlen);
+	tr->has_types = role_has_resources(&l->r);
+	if (ret)
+		return ret;
+	evs_set_lazy(s, true); /* every field is read with evs_val */
+	live_prefetch_plan(l, s);
+	while ((ret = evs_next_fast(s, &e, err, errlen)) > 0) {
+		int role = role_of(&l->r, &e), fail = 0;
+
+		if (!tr->any_event) {
+			tr->first_ns = e.ns;
+			tr->any_event = true;
+		}
+		tr->last_ns = e.ns;
+		tr->events++;
+		if (role == ROLE_BT) {
+			tr->bt_defs++;
+			fail = stk_bt_define(&l->bts, (uint32_t)role_val(&l->r, &e, ROLE_BT_ID), &e);
+		} else if (role_is_resource(role)) {
+			tr->res_events++;
+			live_prefetch_next(l, s);
+			role_decode(&l->r, &e, role, &d);
+			fail = fn(arg, &e, &d);
+		}
+		if (fail) {
+			snprintf(err, errlen, "out of memory");
+			return fail;
+		}
+	}
+	tr->bt_bad = l->bts.bad;
+	return ret;
+}
+
+/*
+ * live_run for a pass that does much per event (report): the events are
+ * read on a second thread when it pays (live_pipe_start), fn sees only ns
+ * and tid in e.  A light pass (leaks) gains nothing from it, since the
+ * reader then sets the pace alone, and loses the hand-over: it calls
+ * live_run.
+ */
+static inline __attribute__((always_inline)) int live_run_piped(struct live *l, struct evs *s,
+								 struct live_trace *tr,
+								 live_fn *fn, void *arg, char *err,
+								 size_t errlen)
 {
 	struct evs_event e = { 0 };
 	struct live_pipe *p;

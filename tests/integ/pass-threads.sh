@@ -1,13 +1,14 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
 #
-# Description: rip leaks and rip report read a big trace on two threads
-# (analysis/live.c: one reads and decodes, the pass runs beside it) and on
-# one (taskset to one CPU): the outputs are byte for byte the same, text and
-# JSON, with descriptors (names carried across), heap blocks from several
-# threads, and a known count of descriptors left open.  A trace damaged in
-# the middle of a stream fails the same way on both, with what came before
-# it handed on, and the ASan build reads both without a report.
+# Description: rip report reads a big trace on two threads (analysis/live.c:
+# one reads and decodes, the pass runs beside it) and on one (taskset to one
+# CPU): the outputs are byte for byte the same, text and JSON, with
+# descriptors (names carried across) and heap blocks from several threads;
+# rip leaks (always on one) agrees with itself and finds a known count of
+# descriptors left open.  A trace damaged in the middle of a stream fails
+# the same way on both, with what came before it handed on, and the ASan
+# build reads both without a report.
 # Timeout: 300
 . tests/data/common.sh
 need_bin "$RIP" "$RIP_ASAN"
@@ -83,9 +84,9 @@ if len(offs) < 3:
 f.seek(offs[len(offs) // 2])
 f.write(b"\0\0\0\0")
 EOF
-"$RIP" leaks "$bad" >"$TEST_TMP/two" 2>"$TEST_TMP/two.err"
+"$RIP" report "$bad" >"$TEST_TMP/two" 2>"$TEST_TMP/two.err"
 rc_two=$?
-taskset -c 0 "$RIP" leaks "$bad" >"$TEST_TMP/one" 2>"$TEST_TMP/one.err"
+taskset -c 0 "$RIP" report "$bad" >"$TEST_TMP/one" 2>"$TEST_TMP/one.err"
 rc_one=$?
 [ "$rc_two" = 1 ] || fail "damaged trace: exit $rc_two, want 1"
 [ "$rc_one" = "$rc_two" ] || fail "damaged trace: exit $rc_two on two threads, $rc_one on one"
@@ -94,5 +95,6 @@ cmp -s "$TEST_TMP/two.err" "$TEST_TMP/one.err" || {
 	cat "$TEST_TMP/two.err" "$TEST_TMP/one.err" | cut -c 1-200 >&2
 }
 grep -q "$(basename "$big")" "$TEST_TMP/two.err" || fail "damaged trace: the message does not name the stream: $(cat "$TEST_TMP/two.err")"
+asan_run report "$bad"
 asan_run leaks "$bad"
 t_done
