@@ -360,25 +360,15 @@ static int live_pipe_fill(struct live_pipe *p, struct live_batch *b)
 	b->names_used = 0;
 	b->seq0 = tr->events;
 	while ((ret = evs_next_fast(p->s, &e, p->err, sizeof(p->err))) > 0) {
-		int role = role_of(&p->l->r, &e);
-		struct live_rec *r;
+		struct live_rec *r = &b->r[b->n];
+		int fail = 0, role = live_take(p->l, &e, tr, &r->d, &fail);
 
-		if (!tr->any_event) {
-			tr->first_ns = e.ns;
-			tr->any_event = true;
+		if (fail) {
+			ret = fail;
+			snprintf(p->err, sizeof(p->err), "out of memory");
+			break;
 		}
-		tr->last_ns = e.ns;
-		tr->events++;
 		if (!role_is_resource(role)) {
-			if (role == ROLE_BT) {
-				tr->bt_defs++;
-				ret = stk_bt_define(&p->l->bts,
-						    (uint32_t)role_val(&p->l->r, &e, ROLE_BT_ID), &e);
-				if (ret) {
-					snprintf(p->err, sizeof(p->err), "out of memory");
-					break;
-				}
-			}
 			/* a record's seq counts from seq0 in 32 bits: only events without one can push it */
 			if (tr->events - b->seq0 >= UINT32_MAX / 2) {
 				if (b->n)
@@ -387,9 +377,6 @@ static int live_pipe_fill(struct live_pipe *p, struct live_batch *b)
 			}
 			continue;
 		}
-		tr->res_events++;
-		r = &b->r[b->n];
-		role_decode(&p->l->r, &e, role, &r->d);
 		r->ns = e.ns;
 		r->seq = (uint32_t)(tr->events - b->seq0);
 		r->tid = e.tid;

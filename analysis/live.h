@@ -383,6 +383,34 @@ static inline void live_prefetch_plan(struct live *l, const struct evs *s)
 }
 
 /*
+ * One event of a pass, as read (both loops: live_run's, and the reader's of
+ * live_run_piped): counted in tr, a rip:bt definition kept in l->bts, a
+ * resource event decoded into *d.  Its role, and 0 or -ENOMEM in *fail.
+ */
+static inline __attribute__((always_inline)) int live_take(struct live *l,
+							   const struct evs_event *e,
+							   struct live_trace *tr,
+							   struct role_res *d, int *fail)
+{
+	int role = role_of(&l->r, e);
+
+	if (!tr->any_event) {
+		tr->first_ns = e->ns;
+		tr->any_event = true;
+	}
+	tr->last_ns = e->ns;
+	tr->events++;
+	if (role == ROLE_BT) {
+		tr->bt_defs++;
+		*fail = stk_bt_define(&l->bts, (uint32_t)role_val(&l->r, e, ROLE_BT_ID), e);
+	} else if (role_is_resource(role)) {
+		tr->res_events++;
+		role_decode(&l->r, e, role, d);
+	}
+	return role;
+}
+
+/*
  * Bind the types of s, then read every event of s, counting them in tr,
  * keeping rip:bt definitions in l->bts and handing each resource event to
  * fn(arg, ...).  0, or -errno with a message in err (what evs_next said of
@@ -404,21 +432,10 @@ static inline __attribute__((always_inline)) int live_run(struct live *l, struct
 	evs_set_lazy(s, true); /* every field is read with evs_val */
 	live_prefetch_plan(l, s);
 	while ((ret = evs_next_fast(s, &e, err, errlen)) > 0) {
-		int role = role_of(&l->r, &e), fail = 0;
+		int fail = 0, role = live_take(l, &e, tr, &d, &fail);
 
-		if (!tr->any_event) {
-			tr->first_ns = e.ns;
-			tr->any_event = true;
-		}
-		tr->last_ns = e.ns;
-		tr->events++;
-		if (role == ROLE_BT) {
-			tr->bt_defs++;
-			fail = stk_bt_define(&l->bts, (uint32_t)role_val(&l->r, &e, ROLE_BT_ID), &e);
-		} else if (role_is_resource(role)) {
-			tr->res_events++;
+		if (!fail && role_is_resource(role)) {
 			live_prefetch_next(l, s);
-			role_decode(&l->r, &e, role, &d);
 			fail = fn(arg, &e, &d);
 		}
 		if (fail) {
