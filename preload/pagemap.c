@@ -140,6 +140,18 @@ static long pm_copy(struct pm_scratch *s, int memfd, char *buf, uint32_t n)
 	return -1;
 }
 
+/* Is page i of the chunk in s->words present (and not yet known zero)? */
+static inline bool pm_present(const struct pm_scratch *s, uint32_t i)
+{
+	return ((s->words[i / 32] >> (i % 32 * 2)) & 3) == RIP_PM_PRESENT;
+}
+
+/* Page i of the chunk is present and all zero. */
+static inline void pm_mark_zero(struct pm_scratch *s, uint32_t i)
+{
+	s->words[i / 32] |= (uint64_t)RIP_PM_ZERO << (i % 32 * 2);
+}
+
 /* Zero-test the present pages of the chunk in s->words; false when no copy works. */
 static bool pm_zero_test(struct pm_scratch *s, int memfd, uint64_t start, uint32_t npages)
 {
@@ -152,7 +164,7 @@ static bool pm_zero_test(struct pm_scratch *s, int memfd, uint64_t start, uint32
 		long got;
 
 		for (; i < npages && n < PM_READ_PAGES; i++) {
-			if (((s->words[i / 32] >> (i % 32 * 2)) & 3) != RIP_PM_PRESENT)
+			if (!pm_present(s, i))
 				continue;
 			idx[n] = i;
 			s->remote[n].iov_base =
@@ -167,7 +179,7 @@ static bool pm_zero_test(struct pm_scratch *s, int memfd, uint64_t start, uint32
 			return false;
 		for (long k = 0; k < got; k++)
 			if (pm_page_zero(buf + k * pm_page_size, pm_page_size))
-				s->words[idx[k] / 32] |= (uint64_t)RIP_PM_ZERO << (idx[k] % 32 * 2);
+				pm_mark_zero(s, idx[k]);
 		/* Page idx[got] could not be read (it is left "present"): go on after it. */
 		if ((uint32_t)got < n)
 			i = idx[got] + 1;
@@ -185,10 +197,10 @@ static bool pm_zero_test(struct pm_scratch *s, int memfd, uint64_t start, uint32
 static void pm_zero_direct(struct pm_scratch *s, uint64_t start, uint32_t npages)
 {
 	for (uint32_t i = 0; i < npages; i++)
-		if (((s->words[i / 32] >> (i % 32 * 2)) & 3) == RIP_PM_PRESENT &&
+		if (pm_present(s, i) &&
 		    pm_page_zero((const void *)(uintptr_t)(start + (uint64_t)i * pm_page_size),
 				 pm_page_size))
-			s->words[i / 32] |= (uint64_t)RIP_PM_ZERO << (i % 32 * 2);
+			pm_mark_zero(s, i);
 }
 
 /* Is this thread the process's only one (/proc/self/status)?  s->line is used. */
