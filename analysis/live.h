@@ -383,6 +383,22 @@ static inline void live_prefetch_plan(struct live *l, const struct evs *s)
 }
 
 /*
+ * Before a pass: the types of s bound to the roles (tr says whether there
+ * are resource types at all), s made lazy (every field is read with
+ * evs_val).  0, or -EBADMSG with a message in err (role_bind).
+ */
+static inline int live_begin(struct live *l, struct evs *s, struct live_trace *tr, char *err,
+			     size_t errlen)
+{
+	int ret = role_bind(&l->r, evs_types(s), err, errlen);
+
+	tr->has_types = role_has_resources(&l->r);
+	if (!ret)
+		evs_set_lazy(s, true);
+	return ret;
+}
+
+/*
  * One event of a pass, as read (both loops: live_run's, and the reader's of
  * live_run_piped): counted in tr, a rip:bt definition kept in l->bts, a
  * resource event decoded into *d.  Its role, and 0 or -ENOMEM in *fail.
@@ -425,11 +441,9 @@ static inline __attribute__((always_inline)) int live_run(struct live *l, struct
 	struct role_res d;
 	int ret;
 
-	ret = role_bind(&l->r, evs_types(s), err, errlen);
-	tr->has_types = role_has_resources(&l->r);
+	ret = live_begin(l, s, tr, err, errlen);
 	if (ret)
 		return ret;
-	evs_set_lazy(s, true); /* every field is read with evs_val */
 	live_prefetch_plan(l, s);
 	while ((ret = evs_next_fast(s, &e, err, errlen)) > 0) {
 		int fail = 0, role = live_take(l, &e, tr, &d, &fail);
@@ -464,11 +478,9 @@ static inline __attribute__((always_inline)) int live_run_piped(struct live *l, 
 	struct live_batch *b;
 	int ret;
 
-	ret = role_bind(&l->r, evs_types(s), err, errlen);
-	tr->has_types = role_has_resources(&l->r);
+	ret = live_begin(l, s, tr, err, errlen);
 	if (ret)
 		return ret;
-	evs_set_lazy(s, true); /* every field is read with evs_val */
 	if (live_pipe_start(&p, l, s, tr)) {
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
