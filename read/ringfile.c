@@ -837,7 +837,7 @@ uint64_t rr_proc_start_ticks(pid_t pid)
 	return state && state != 'Z' && state != 'X' && state != 'x' ? start : 0;
 }
 
-static void rr_boot_id(char *buf, size_t len)
+void rr_boot_id(char *buf, size_t len)
 {
 	int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
 	ssize_t n = fd >= 0 ? read(fd, buf, len - 1) : -1;

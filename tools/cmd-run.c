@@ -220,23 +220,6 @@ static void run_signals(bool install)
 	sigaction(SIGCHLD, &sa, NULL);
 }
 
-/* The boot's id (/proc/sys/kernel/random/boot_id) in id[37]; false if unknown. */
-static bool run_boot_id(char *id)
-{
-	int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
-	ssize_t n = fd >= 0 ? read(fd, id, 36) : -1;
-
-	if (fd >= 0)
-		close(fd);
-	if (n != 36)
-		return false;
-	id[36] = 0;
-	for (int i = 0; i < 36; i++)
-		if (!strchr("0123456789abcdef-", id[i]))
-			return false;
-	return true;
-}
-
 /*
  * The TSC's rate for the family (0: not to be used), measured once per boot:
  * kept with the boot's id in $XDG_CACHE_HOME/rip/clock (~/.cache/rip/clock),
@@ -260,7 +243,8 @@ static uint64_t run_clock_hz(void)
 		len = snprintf(dir, sizeof(dir), "%s/.cache/rip", home);
 	else
 		len = -1;
-	if (len < 0 || (size_t)len >= sizeof(dir) || !run_boot_id(id) || rr_mkdirs(dir))
+	rr_boot_id(id, sizeof(id));
+	if (len < 0 || (size_t)len >= sizeof(dir) || strlen(id) != 36 || rr_mkdirs(dir))
 		return rip_clock_tsc_rate();
 	snprintf(path, sizeof(path), "%s/clock", dir);
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
