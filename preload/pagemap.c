@@ -334,7 +334,8 @@ static void pm_snapshot(uint32_t why)
 	struct pm_scratch *s;
 	uint32_t seq, nmaps = 0;
 	size_t have = 0, used = 0;
-	bool single;
+	uint64_t all = ~0ull, held = 0; /* the kernel's signal sets (64 signals here) */
+	bool single = false, masked = false;
 	long m;
 
 	if (!pm_page_size || !rip_category_enabled(RIP_CAT_MEM))
@@ -368,7 +369,19 @@ static void pm_snapshot(uint32_t why)
 	}
 	if (pm_copy_way == 1 || pm_copy_way == 0)
 		memfd = pm_open("/proc/self/mem"); /* used only if process_vm_readv is refused */
-	single = pm_single_thread(s);
+	/*
+	 * In place only with every signal held: a handler that runs meanwhile
+	 * on this thread may free memory, and free may give the heap's tail
+	 * back to the kernel.  Held first, then the threads counted.
+	 */
+	masked = !pm_sys(SYS_rt_sigprocmask, SIG_SETMASK, (long)&all, (long)&held,
+			 (long)sizeof(all));
+	single = masked && pm_single_thread(s);
+	if (masked && !single) {
+		/* copies: signals may come as they would */
+		pm_sys(SYS_rt_sigprocmask, SIG_SETMASK, (long)&held, 0, (long)sizeof(held));
+		masked = false;
+	}
 	for (;;) {
 		char *nl = memchr(s->maps + used, '\n', have - used);
 		long n;
@@ -401,6 +414,8 @@ static void pm_snapshot(uint32_t why)
 		have += (size_t)n;
 	}
 out_close:
+	if (masked)
+		pm_sys(SYS_rt_sigprocmask, SIG_SETMASK, (long)&held, 0, (long)sizeof(held));
 	pm_close(memfd);
 	pm_close(pmfd);
 	pm_close(mapsfd);
