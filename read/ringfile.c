@@ -891,9 +891,22 @@ static bool rr_same_process(const struct rr_file *f)
 	return !strcmp(boot, f->hdr.boot_id);
 }
 
+/*
+ * Has the image that wrote f exec'd?  Its successor marks the file (it maps
+ * the header for a moment to do so, so that /proc/PID/maps may show the file
+ * mapped then: the mark is what tells).
+ */
+static bool rr_execed(const struct rr_file *f)
+{
+	uint32_t flags;
+
+	return !rr_live_u32(f, offsetof(struct rip_file_hdr, proc_flags), &flags, NULL, 0) &&
+	       (flags & RIP_P_EXECED);
+}
+
 int rr_alive(struct rr_file *f)
 {
-	if (!rr_same_process(f))
+	if (!rr_same_process(f) || rr_execed(f))
 		return 0;
 	/* Same process: is this file still mapped by it (not a pre-exec image's)? */
 	return rr_maps_file(f->hdr.pid, f->fd);
@@ -901,7 +914,7 @@ int rr_alive(struct rr_file *f)
 
 bool rr_replaced(const struct rr_file *f)
 {
-	return rr_same_process(f) && rr_maps_file(f->hdr.pid, f->fd) == 0;
+	return rr_same_process(f) && (rr_execed(f) || rr_maps_file(f->hdr.pid, f->fd) == 0);
 }
 
 /*
