@@ -1348,8 +1348,14 @@ static void run_scan(struct run_state *s)
 	closedir(d);
 }
 
-/* Finish sub's trace: drain, metadata, index; its ring file goes. */
-static void run_sub_finish(struct run_state *s, struct run_sub *sub)
+/*
+ * Finish sub's trace: drain, metadata, index; its ring file goes.  gone:
+ * run_sub_gone saw its image go; else (the program ended first) whether it
+ * still runs is asked now.  Not asked again after run_sub_gone: an image
+ * that exec'd is seen mapped for a moment while its successor marks the
+ * file (lib/ring.c rip_mark_execed), and was then reported cut.
+ */
+static void run_sub_finish(struct run_state *s, struct run_sub *sub, bool gone)
 {
 	char err[RR_ERR_MAX], path[PATH_MAX + NAME_MAX + 2];
 
@@ -1357,7 +1363,7 @@ static void run_sub_finish(struct run_state *s, struct run_sub *sub)
 		return;
 	sub->active = false;
 	sub->done = true;
-	sub->cut = rr_alive(&sub->rec.f) == 1;
+	sub->cut = !gone && rr_alive(&sub->rec.f) == 1;
 	snprintf(sub->comm, sizeof(sub->comm), "%.16s", sub->rec.f.hdr.comm);
 	if (rec_finish(&sub->rec, err, sizeof(err))) {
 		tool_err("pid %d: %s", (int)sub->pid, err);
@@ -1434,7 +1440,7 @@ static int run_subs_poll(struct run_state *s)
 		total += n;
 		/* Its process exited or exec'd: finish now. */
 		if (!n && run_sub_gone(sub))
-			run_sub_finish(s, sub);
+			run_sub_finish(s, sub, true);
 	}
 	return total;
 }
@@ -1450,7 +1456,7 @@ static void run_subs_end(struct run_state *s)
 		struct run_sub *sub = s->subs[i];
 
 		if (sub->active && !s->failed)
-			run_sub_finish(s, sub);
+			run_sub_finish(s, sub, false);
 		else if (sub->active)
 			rec_close(&sub->rec); /* the main trace failed: its children go too */
 		if ((!sub->follow || s->failed) && sub->name[0]) {
