@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include <internal/relax.h>
 #include <rip/abi.h>
 
 #include "analysis/live.h"
@@ -235,15 +236,6 @@ struct live_pipe {
 	struct live_batch b[]; /* LIVE_PIPE_NB, or 1 when not threaded */
 };
 
-static inline void live_cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#elif defined(__aarch64__)
-	__asm__ __volatile__("yield" ::: "memory");
-#endif
-}
-
 /*
  * Can side who go on: the pass, a batch is filled or the reader ended; the
  * reader, a batch is free or the pass stopped.  seq_cst: the load of the
@@ -284,7 +276,7 @@ static void live_pipe_wait(struct live_pipe *p, int who)
 	for (unsigned i = 0;; i++) {
 		if (live_pipe_ready(p, who))
 			return;
-		live_cpu_relax();
+		rip_cpu_relax();
 		if (i % 64 == 0) {
 			uint64_t now = live_now_ns();
 

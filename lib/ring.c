@@ -44,6 +44,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <internal/relax.h>
 #include <rip/proc.h>
 
 #include "internal.h"
@@ -61,15 +62,6 @@ struct rip_proc __rip_proc = {
  */
 #define RIP_DUMMIES 64
 static struct rip_slot rip_dummy[RIP_DUMMIES] __attribute__((aligned(64)));
-
-static inline void rip_cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#elif defined(__aarch64__)
-	__asm__ __volatile__("yield" ::: "memory");
-#endif
-}
 
 pid_t __rip_gettid(void)
 {
