@@ -254,14 +254,6 @@ static bool live_pipe_ready(struct live_pipe *p, int who)
 	return head - tail < LIVE_PIPE_NB || __atomic_load_n(&p->stop, __ATOMIC_SEQ_CST);
 }
 
-static uint64_t live_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /*
  * Side who waits until it can go on: polls for LIVE_PIPE_SPIN_NS, then
  * sleeps.  By time, not by count: a pause instruction takes from a few
@@ -271,14 +263,14 @@ static uint64_t live_now_ns(void)
  */
 static void live_pipe_wait(struct live_pipe *p, int who)
 {
-	uint64_t end = 0;
+	int64_t end = 0;
 
 	for (unsigned i = 0;; i++) {
 		if (live_pipe_ready(p, who))
 			return;
 		rip_cpu_relax();
 		if (i % 64 == 0) {
-			uint64_t now = live_now_ns();
+			int64_t now = rr_mono_ns();
 
 			if (!end)
 				end = now + LIVE_PIPE_SPIN_NS;

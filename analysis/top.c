@@ -93,14 +93,6 @@ const char *top_wait_name(uint32_t kind)
 	return n ? n : "unknown";
 }
 
-static int64_t top_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 /* ---- symbols ---------------------------------------------------------------------- */
 
 static void top_sites_free(struct top *t)
@@ -569,7 +561,7 @@ int top_refresh(struct top *t, char *err, size_t errlen)
 	if (ret)
 		return ret;
 	t->v.alive = rr_alive(t->f) == 1;
-	now = top_now_ns();
+	now = rr_mono_ns();
 	t->v.first = !t->last_ns;
 	t->v.interval_ns = t->last_ns ? now - t->last_ns : 0;
 	t->last_ns = now;

@@ -837,6 +837,14 @@ uint64_t rr_proc_start_ticks(pid_t pid)
 	return state && state != 'Z' && state != 'X' && state != 'x' ? start : 0;
 }
 
+int64_t rr_mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
 void rr_boot_id(char *buf, size_t len)
 {
 	int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);

@@ -112,6 +112,9 @@ int rr_mkdirs(char *path);
 /* This boot's id (/proc/sys/kernel/random/boot_id) in buf, "" when unknown. */
 void rr_boot_id(char *buf, size_t len);
 
+/* CLOCK_MONOTONIC in ns: for timeouts, periods and rates of the tools. */
+int64_t rr_mono_ns(void);
+
 /* Format a one-line error into err (if given) and return code. */
 int rr_fail(char *err, size_t len, int code, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));

@@ -36,19 +36,11 @@
 
 /* ---- asking for a sweep ---- */
 
-static int64_t wt_mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 void wt_request_sweep(struct rr_file *f, int timeout_ms, struct wt_request *out)
 {
 	struct rip_file_hdr *h;
 	char err[RR_ERR_MAX];
-	int64_t t0 = wt_mono_ns(), end = t0 + (int64_t)timeout_ms * 1000000;
+	int64_t t0 = rr_mono_ns(), end = t0 + (int64_t)timeout_ms * 1000000;
 	uint32_t req, status = 0;
 	sigjmp_buf jb;
 
@@ -79,7 +71,7 @@ void wt_request_sweep(struct rr_file *f, int timeout_ms, struct wt_request *out)
 	for (;;) {
 		/* Acquire: pairs with the watcher's release store after its sweep. */
 		uint32_t done = __atomic_load_n(&h->watch_done, __ATOMIC_ACQUIRE);
-		int64_t now = wt_mono_ns(), left = end - now;
+		int64_t now = rr_mono_ns(), left = end - now;
 		struct timespec ts;
 
 		if ((int32_t)(done - req) >= 0) {
@@ -93,7 +85,7 @@ void wt_request_sweep(struct rr_file *f, int timeout_ms, struct wt_request *out)
 		syscall(SYS_futex, &h->watch_done, FUTEX_WAIT, done, &ts, NULL, 0);
 	}
 	rr_guard_leave();
-	out->waited_ns = wt_mono_ns() - t0;
+	out->waited_ns = rr_mono_ns() - t0;
 }
 
 /* ---- records ---- */

@@ -66,14 +66,6 @@ static void record_on_signal(int sig)
 	record_stop = sig;
 }
 
-static int64_t record_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 static void record_summary(const struct rec *r, bool quiet)
 {
 	const struct rec_stats *st = &r->st;
@@ -237,12 +229,12 @@ static int cmd_record(int argc, char **argv)
 		fprintf(stderr, "%s record: recording %s (pid %d) into %s%s; Ctrl-C to stop\n",
 			rip_prog, r->f.hdr.comm, r->f.hdr.pid, no_local ? "relayd" : dir,
 			no_local ? "" : "/");
-	start = last_alive = record_now_ns();
+	start = last_alive = rr_mono_ns();
 	while (!record_stop) {
 		struct timespec ts = { 0, 0 };
 		int64_t now;
 
-		now = record_now_ns();
+		now = rr_mono_ns();
 		if (r->rly && live && now >= next_tick) {
 			next_tick = now + live;
 			n = rec_tick(r, live / 2 < 20000000 ? (uint64_t)live / 2 : 20000000, err,
@@ -264,7 +256,7 @@ static int cmd_record(int argc, char **argv)
 				tool_err("%s; streaming to relayd stops, the local trace %s goes on",
 					 rec_relayd_error(r), dir);
 		}
-		now = record_now_ns();
+		now = rr_mono_ns();
 		if (duration && now - start >= duration)
 			break;
 		if (now - last_alive >= RECORD_ALIVE_NS) {

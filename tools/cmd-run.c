@@ -1381,14 +1381,6 @@ static void run_sub_finish(struct run_state *s, struct run_sub *sub, bool gone)
 	sub->name[0] = 0; /* the name is free for the next image */
 }
 
-static int64_t run_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 /*
  * Has sub's process exited or exec'd, so that its file is done?  rr_alive
  * reads /proc, and a compiler's maps are long: polled at every pass, that
@@ -1409,7 +1401,7 @@ static bool run_sub_gone(struct run_sub *sub)
 		if (flags & RIP_P_EXITED) /* exiting: gone once the process is */
 			return rr_proc_start_ticks(f->hdr.pid) != f->hdr.start_ticks;
 	}
-	now = run_now_ns();
+	now = rr_mono_ns();
 	if (now - sub->alive_ns < RUN_ALIVE_NS)
 		return false;
 	sub->alive_ns = now;
@@ -1552,7 +1544,7 @@ static int run_poll(struct run_state *s, char *err, size_t errlen)
 
 	if (!s->rec.rly || !live) {
 		n = rec_poll(&s->rec, err, errlen);
-	} else if ((now = run_now_ns()) >= s->next_tick) {
+	} else if ((now = rr_mono_ns()) >= s->next_tick) {
 		s->next_tick = now + live;
 		n = rec_tick(&s->rec, live / 2 < 20000000 ? (uint64_t)live / 2 : 20000000, err,
 			     errlen);
