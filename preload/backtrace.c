@@ -264,12 +264,31 @@ static uint32_t rip_pl_unwind(uintptr_t hook_ret, uint64_t *out, uint32_t max)
 
 /* ---- interning ---- */
 
+/*
+ * Stacks are interned in open-addressing tables of 64-bit entries, tag
+ * (the hash's high bits) and id: a small one first, and a big one once the
+ * small one is full.  Every page of a table a program writes costs it a
+ * page fault or two (a read maps the zero page, the write then copies it),
+ * and stacks land on pages at random: with one big table, gcc's cc1
+ * faulted in all 2,048 pages of 8 MiB for its 5,900 stacks, a fifth of
+ * what tracing a compiler cost.  The small table is 64 pages; programs with
+ * more than RIP_PL_TAB0_LOAD stacks (or a stack that finds its run of
+ * the small table too long) go on in the big one, looked up after the
+ * small one.  Two threads interning the same new stack at the moment
+ * the small table fills may give it two ids: readers see two stacks with
+ * the same frames, which is what they are.
+ */
 #define RIP_PL_ID_BITS 20u
-#define RIP_PL_TAB_CAP (1u << RIP_PL_ID_BITS) /* entries */
+#define RIP_PL_TAB_CAP (1u << RIP_PL_ID_BITS) /* entries of the big table */
 #define RIP_PL_ID_MASK ((1ull << RIP_PL_ID_BITS) - 1)
 #define RIP_PL_TAB_LOAD (RIP_PL_TAB_CAP / 4 * 3) /* ids past this: table full, id 0 */
+#define RIP_PL_TAB0_CAP (1u << 15)		  /* entries of the small table */
+#define RIP_PL_TAB0_LOAD (RIP_PL_TAB0_CAP / 2)	  /* entries the small table takes */
+#define RIP_PL_TAB_PROBES 64u
 
-static uint64_t *rip_pl_tab; /* entries: tag (hash >> 20) << 20 | id; 0: empty */
+static uint64_t *rip_pl_tab;  /* the small table: entries tag | id; 0: empty */
+static uint64_t *rip_pl_tab1; /* the big table, NULL until the small one is full */
+static uint32_t rip_pl_tab0_used; /* entries of the small table taken (or being taken) */
 static uint32_t rip_pl_next_id = 1;
 
 /* Two independent lanes (even and odd frames): half the chain of dependent multiplies. */
@@ -307,15 +326,15 @@ static bool rip_pl_frames_exec(const uint64_t *f, uint32_t n)
 	return true;
 }
 
-/* The id of a stack already interned (its frames were checked then), 0 if none. */
-static uint32_t rip_pl_lookup(uint64_t h)
+/* The id of hash h in table tab of cap entries, 0 if none. */
+static uint32_t rip_pl_tab_find(const uint64_t *tab, uint32_t cap, uint64_t h)
 {
 	uint64_t tag = h & ~RIP_PL_ID_MASK;
-	uint32_t i = (uint32_t)h & (RIP_PL_TAB_CAP - 1);
+	uint32_t i = (uint32_t)h & (cap - 1);
 
-	for (uint32_t probes = 0; probes < 64; probes++, i = (i + 1) & (RIP_PL_TAB_CAP - 1)) {
-		/* Pairs with the release CAS in rip_pl_intern: the entry is whole once seen. */
-		uint64_t e = __atomic_load_n(&rip_pl_tab[i], __ATOMIC_ACQUIRE);
+	for (uint32_t probes = 0; probes < RIP_PL_TAB_PROBES; probes++, i = (i + 1) & (cap - 1)) {
+		/* Pairs with the release CAS in rip_pl_tab_put: the entry is whole once seen. */
+		uint64_t e = __atomic_load_n(&tab[i], __ATOMIC_ACQUIRE);
 
 		if (!e)
 			return 0;
@@ -325,15 +344,32 @@ static uint32_t rip_pl_lookup(uint64_t h)
 	return 0;
 }
 
-static uint32_t rip_pl_intern(const uint64_t *f, uint32_t n, uint64_t h)
+/* The id of a stack already interned (its frames were checked then), 0 if none. */
+static uint32_t rip_pl_lookup(uint64_t h)
 {
-	uint64_t *tab = rip_pl_tab;
-	uint64_t tag = h & ~RIP_PL_ID_MASK;
-	uint32_t i = (uint32_t)h & (RIP_PL_TAB_CAP - 1), id = 0, probes;
+	/* Acquire: pairs with the release CAS that published the big table. */
+	const uint64_t *big = __atomic_load_n(&rip_pl_tab1, __ATOMIC_ACQUIRE);
+	uint32_t id = rip_pl_tab_find(rip_pl_tab, RIP_PL_TAB0_CAP, h);
 
-	if (!tab)
-		return 0;
-	for (probes = 0; probes < 64; probes++, i = (i + 1) & (RIP_PL_TAB_CAP - 1)) {
+	if (!id && big)
+		id = rip_pl_tab_find(big, RIP_PL_TAB_CAP, h);
+	return id;
+}
+
+/*
+ * The id of stack f (hash h) in table tab of cap entries: found, or given
+ * to it now (its definition emitted).  used: the count of entries taken,
+ * at most load of them (NULL: no limit but the ids').  0 when the table
+ * has no room for it (full, or a cluster this long) or the ids ran out.
+ */
+static uint32_t rip_pl_tab_put(uint64_t *tab, uint32_t cap, uint32_t *used, uint32_t load,
+			       const uint64_t *f, uint32_t n, uint64_t h)
+{
+	uint64_t tag = h & ~RIP_PL_ID_MASK;
+	uint32_t i = (uint32_t)h & (cap - 1), id = 0, probes;
+	bool room = !used;
+
+	for (probes = 0; probes < RIP_PL_TAB_PROBES; probes++, i = (i + 1) & (cap - 1)) {
 		/* Pairs with the release CAS below: the entry is whole once seen. */
 		uint64_t e = __atomic_load_n(&tab[i], __ATOMIC_ACQUIRE);
 
@@ -342,6 +378,10 @@ static uint32_t rip_pl_intern(const uint64_t *f, uint32_t n, uint64_t h)
 				return (uint32_t)(e & RIP_PL_ID_MASK);
 			continue;
 		}
+		/* Relaxed: a count of entries, not an order; a lost CAS leaves it one high. */
+		if (!room && __atomic_fetch_add(used, 1, __ATOMIC_RELAXED) >= load)
+			return 0;
+		room = true;
 		if (!id) {
 			/* Relaxed: ids only need to be unique; the CAS publishes the entry. */
 			id = __atomic_fetch_add(&rip_pl_next_id, 1, __ATOMIC_RELAXED);
@@ -358,6 +398,55 @@ static uint32_t rip_pl_intern(const uint64_t *f, uint32_t n, uint64_t h)
 			return (uint32_t)(e & RIP_PL_ID_MASK);
 	}
 	return 0; /* a cluster this long: treat as full */
+}
+
+/* The big table, mapped now if it is not yet (a new stack's slow path); NULL if it cannot be. */
+static uint64_t *rip_pl_tab1_get(void)
+{
+	/* Acquire: pairs with the release CAS below (another thread's). */
+	uint64_t *big = __atomic_load_n(&rip_pl_tab1, __ATOMIC_ACQUIRE), *none = NULL;
+	bool wiped;
+
+	if (big)
+		return big;
+	/* (our mmap hook records nothing: the caller's hook holds the guard) */
+	big = rip_pl_table_map((size_t)RIP_PL_TAB_CAP * sizeof(uint64_t), &wiped);
+	if (!big)
+		return NULL;
+	/* Release: the mapping is published whole; pairs with the acquire loads here and in lookup. */
+	(void)wiped; /* a fork child unmaps it whatever the kernel did (rip_pl_bt_fork_child) */
+	if (__atomic_compare_exchange_n(&rip_pl_tab1, &none, big, false, __ATOMIC_ACQ_REL,
+					__ATOMIC_ACQUIRE))
+		return big;
+	munmap(big, (size_t)RIP_PL_TAB_CAP * sizeof(uint64_t)); /* another thread's won */
+	return none;
+}
+
+static uint32_t rip_pl_intern(const uint64_t *f, uint32_t n, uint64_t h)
+{
+	uint64_t *big;
+	uint32_t id;
+
+	if (!rip_pl_tab)
+		return 0;
+	/* Acquire: pairs with the release CAS in rip_pl_tab1_get. */
+	big = __atomic_load_n(&rip_pl_tab1, __ATOMIC_ACQUIRE);
+	if (big) {
+		/* the small table is full: what it holds stays there */
+		id = rip_pl_tab_find(rip_pl_tab, RIP_PL_TAB0_CAP, h);
+		if (id)
+			return id;
+	} else {
+		id = rip_pl_tab_put(rip_pl_tab, RIP_PL_TAB0_CAP, &rip_pl_tab0_used,
+				    RIP_PL_TAB0_LOAD, f, n, h);
+		/* found or added, or out of ids; else full, or a cluster too long: the big one */
+		if (id || __atomic_load_n(&rip_pl_next_id, __ATOMIC_RELAXED) >= RIP_PL_TAB_LOAD)
+			return id;
+		big = rip_pl_tab1_get();
+		if (!big)
+			return 0;
+	}
+	return rip_pl_tab_put(big, RIP_PL_TAB_CAP, NULL, 0, f, n, h);
 }
 
 /* ---- the stack cache ---- */
@@ -662,12 +751,12 @@ done:
 
 /* ---- setup ---- */
 
-/* Whether a fork child finds the stack table empty without our help. */
+/* Whether a fork child finds the small stack table empty without our help. */
 static bool rip_pl_tab_wiped;
 
 static int rip_pl_tab_map(void)
 {
-	rip_pl_tab = rip_pl_table_map((size_t)RIP_PL_TAB_CAP * sizeof(uint64_t), &rip_pl_tab_wiped);
+	rip_pl_tab = rip_pl_table_map((size_t)RIP_PL_TAB0_CAP * sizeof(uint64_t), &rip_pl_tab_wiped);
 	return rip_pl_tab ? 0 : -ENOMEM;
 }
 
@@ -727,7 +816,7 @@ void rip_pl_bt_fork_child(void)
 	 * it, or we swap in a new one).  Ids go on from the parent's, so the
 	 * copy of its events in the child's file keeps meaning what it meant.
 	 */
-	uint64_t *old = rip_pl_tab;
+	uint64_t *old = rip_pl_tab, *big = rip_pl_tab1;
 	struct rip_pl_sc_ent *sc = rip_pl_sc;
 
 	/* the cache's ids are the parent's: it goes with the table (none if it cannot be made) */
@@ -735,6 +824,12 @@ void rip_pl_bt_fork_child(void)
 		rip_pl_sc = NULL;
 		rip_pl_sc_map();
 		munmap(sc, RIP_PL_SC_LEN);
+	}
+	/* the child starts with the small table again (the big one is mapped when it fills) */
+	rip_pl_tab0_used = 0;
+	if (big) {
+		rip_pl_tab1 = NULL;
+		munmap(big, (size_t)RIP_PL_TAB_CAP * sizeof(uint64_t));
 	}
 	if (rip_pl_tab_wiped)
 		return;
@@ -744,5 +839,5 @@ void rip_pl_bt_fork_child(void)
 		return;
 	}
 	if (old)
-		munmap(old, (size_t)RIP_PL_TAB_CAP * sizeof(uint64_t));
+		munmap(old, (size_t)RIP_PL_TAB0_CAP * sizeof(uint64_t));
 }
