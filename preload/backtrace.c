@@ -470,14 +470,20 @@ static uint32_t rip_pl_intern(const uint64_t *f, uint32_t n, uint64_t h)
  * One table for all threads, as the stack table: its keys hold a stack
  * address, so threads use disjoint entries; it is bounded however many
  * threads there are; a fork child finds it empty with the stack table
- * (ids are the child's own).  Sets of RIP_PL_SC_WAYS entries, each behind
+ * (ids are the child's own).  It starts small (RIP_PL_SC_SETS0 sets: a
+ * program pays a page fault for each page of it it writes, and short ones
+ * write most of it), and grows once to RIP_PL_SC_SETS when RIP_PL_SC_GROW
+ * walks found a stack known already (the cache is too small for the
+ * stacks in use: many threads, whose stacks are told apart by address).  Sets of RIP_PL_SC_WAYS entries, each behind
  * a sequence count (odd while written): readers never wait and never
  * write, a writer that finds the entry being written gives up; a signal
  * handler's hook cannot walk while its thread writes (the guard is up).
  */
 #define RIP_PL_SC_KEY 4u /* frames walked before the lookup */
 #define RIP_PL_SC_WAYS 4u
-#define RIP_PL_SC_SETS 1024u
+#define RIP_PL_SC_SETS0 256u  /* sets of the first cache */
+#define RIP_PL_SC_SETS 1024u  /* sets once grown */
+#define RIP_PL_SC_GROW 4096u  /* walks of known stacks that grow it */
 #define RIP_PL_SC_READS 56u /* loads kept: 28 frames with rbp saved in each */
 
 struct rip_pl_sc_ent {
@@ -492,15 +498,41 @@ struct rip_pl_sc_ent {
 	uint64_t val[RIP_PL_SC_READS];
 };
 
-#define RIP_PL_SC_LEN ((size_t)RIP_PL_SC_SETS * RIP_PL_SC_WAYS * sizeof(struct rip_pl_sc_ent))
+/* A cache: its entries, sets of RIP_PL_SC_WAYS. */
+struct rip_pl_scd {
+	struct rip_pl_sc_ent *e;
+	uint32_t sets;
+	bool wiped; /* a fork child finds it empty without our help */
+};
 
-static struct rip_pl_sc_ent *rip_pl_sc;
-static bool rip_pl_sc_wiped;
+static struct rip_pl_scd rip_pl_scd[2]; /* the first cache, the grown one */
+static struct rip_pl_scd *rip_pl_sc;    /* the one in use, NULL: none */
+static uint32_t rip_pl_sc_rewalks;	 /* walks of stacks known already */
 
-static int rip_pl_sc_map(void)
+static size_t rip_pl_sc_len(uint32_t sets)
 {
-	rip_pl_sc = rip_pl_table_map(RIP_PL_SC_LEN, &rip_pl_sc_wiped);
-	return rip_pl_sc ? 0 : -ENOMEM;
+	return (size_t)sets * RIP_PL_SC_WAYS * sizeof(struct rip_pl_sc_ent);
+}
+
+/* Map cache d with sets sets.  0 or -ENOMEM. */
+static int rip_pl_sc_map(struct rip_pl_scd *d, uint32_t sets)
+{
+	d->sets = sets;
+	d->e = rip_pl_table_map(rip_pl_sc_len(sets), &d->wiped);
+	return d->e ? 0 : -ENOMEM;
+}
+
+/*
+ * The first cache was too small: put the big one in its place (from a
+ * hook's slow path, once).  The first stays mapped, for the walks still
+ * reading it.
+ */
+static void rip_pl_sc_grow(void)
+{
+	if (rip_pl_sc_map(&rip_pl_scd[1], RIP_PL_SC_SETS))
+		return;
+	/* Release: the mapping is published whole; pairs with the acquire in rip_pl_bt_tables. */
+	__atomic_store_n(&rip_pl_sc, &rip_pl_scd[1], __ATOMIC_RELEASE);
 }
 
 /* The key of a walk from (pc, sp, fp) whose first frames are f[0 .. n - 1]: never 0. */
@@ -520,9 +552,9 @@ static inline uint64_t rip_pl_sc_key(uintptr_t pc, uintptr_t sp, uintptr_t fp, c
 	return a | 1;
 }
 
-static inline struct rip_pl_sc_ent *rip_pl_sc_set(uint64_t key)
+static inline struct rip_pl_sc_ent *rip_pl_sc_set(const struct rip_pl_scd *d, uint64_t key)
 {
-	return &rip_pl_sc[((key >> 1) & (RIP_PL_SC_SETS - 1)) * RIP_PL_SC_WAYS];
+	return &d->e[((key >> 1) & (d->sets - 1)) * RIP_PL_SC_WAYS];
 }
 
 /*
@@ -553,10 +585,10 @@ static __attribute__((noinline)) uint64_t rip_pl_sc_diff(uintptr_t sp, uintptr_t
  * bounds are [sp, hi): every offset read is checked against them (an
  * entry being rewritten may hold anything until its count says so).
  */
-static uint32_t rip_pl_sc_find(uint64_t key, uintptr_t pc, uintptr_t sp, uintptr_t fp, uintptr_t hi,
+static uint32_t rip_pl_sc_find(const struct rip_pl_scd *d, uint64_t key, uintptr_t pc, uintptr_t sp, uintptr_t fp, uintptr_t hi,
 			       uint32_t epoch)
 {
-	struct rip_pl_sc_ent *e = rip_pl_sc_set(key);
+	struct rip_pl_sc_ent *e = rip_pl_sc_set(d, key);
 	const uintptr_t lim = hi - sp - 8; /* the last offset a load may have */
 
 	for (uint32_t w = 0; w < RIP_PL_SC_WAYS; w++, e++) {
@@ -587,10 +619,10 @@ static uint32_t rip_pl_sc_find(uint64_t key, uintptr_t pc, uintptr_t sp, uintptr
 }
 
 /* Keep id for the walk from (pc, sp, fp) with key key whose loads log holds. */
-static void rip_pl_sc_put(uint64_t key, uintptr_t pc, uintptr_t sp, uintptr_t fp, uintptr_t hi,
+static void rip_pl_sc_put(const struct rip_pl_scd *d, uint64_t key, uintptr_t pc, uintptr_t sp, uintptr_t fp, uintptr_t hi,
 			  const struct rip_pl_wlog *log, uint32_t id)
 {
-	struct rip_pl_sc_ent *set = rip_pl_sc_set(key), *e = NULL;
+	struct rip_pl_sc_ent *set = rip_pl_sc_set(d, key), *e = NULL;
 	uint64_t seq;
 
 	if (log->n > RIP_PL_SC_READS)
@@ -637,8 +669,10 @@ static int rip_pl_bt_tables(uintptr_t pc, uintptr_t sp, uintptr_t fp, uint64_t *
 {
 	struct rip_pl_thread *t = &rip_pl_self;
 	struct rip_pl_wlog log;
-	uint32_t pre = max < RIP_PL_SC_KEY ? max : RIP_PL_SC_KEY, id;
+	uint32_t pre = max < RIP_PL_SC_KEY ? max : RIP_PL_SC_KEY, id, known;
 	uint32_t epoch = rip_pl_unwind_epoch();
+	/* Acquire: pairs with the release in rip_pl_sc_grow (the cache is whole). */
+	const struct rip_pl_scd *sc = __atomic_load_n(&rip_pl_sc, __ATOMIC_ACQUIRE);
 	uint64_t key;
 	int m;
 
@@ -648,8 +682,7 @@ static int rip_pl_bt_tables(uintptr_t pc, uintptr_t sp, uintptr_t fp, uint64_t *
 		return -1;
 	/* the walk checked the stack's bounds: t->stack_hi > sp */
 	key = rip_pl_sc_key(pc, sp, fp, frames, (uint32_t)m);
-	if (RIP_LIKELY(rip_pl_sc) &&
-	    (id = rip_pl_sc_find(key, pc, sp, fp, t->stack_hi, epoch)) != 0) {
+	if (RIP_LIKELY(sc) && (id = rip_pl_sc_find(sc, key, pc, sp, fp, t->stack_hi, epoch)) != 0) {
 		*idp = id;
 		return 0;
 	}
@@ -659,9 +692,16 @@ static int rip_pl_bt_tables(uintptr_t pc, uintptr_t sp, uintptr_t fp, uint64_t *
 	*idp = 0;
 	if (!m)
 		return 0;
+	/* ids are given in order: one below this had been given before the walk */
+	known = __atomic_load_n(&rip_pl_next_id, __ATOMIC_RELAXED);
 	id = rip_pl_intern(frames, (uint32_t)m, rip_pl_hash(frames, (uint32_t)m));
-	if (id && rip_pl_sc)
-		rip_pl_sc_put(key, pc, sp, fp, t->stack_hi, &log, id);
+	if (id && sc) {
+		rip_pl_sc_put(sc, key, pc, sp, fp, t->stack_hi, &log, id);
+		/* Relaxed: a count; the one call that reaches the limit grows the cache. */
+		if (id < known && sc == &rip_pl_scd[0] &&
+		    __atomic_add_fetch(&rip_pl_sc_rewalks, 1, __ATOMIC_RELAXED) == RIP_PL_SC_GROW)
+			rip_pl_sc_grow();
+	}
 	*idp = id;
 	return 0;
 }
@@ -790,8 +830,8 @@ int rip_pl_bt_init_early(void)
 	/* the rule table is an anonymous mapping; the walk finds tables with _dl_find_object */
 	err = rip_pl_tab_map();
 	/* the stack cache is a speed-up: without its mapping, every stack is walked */
-	if (!err)
-		rip_pl_sc_map();
+	if (!err && !rip_pl_sc_map(&rip_pl_scd[0], RIP_PL_SC_SETS0))
+		rip_pl_sc = &rip_pl_scd[0];
 	return err ? err : rip_pl_unwind_init();
 }
 
@@ -817,13 +857,16 @@ void rip_pl_bt_fork_child(void)
 	 * copy of its events in the child's file keeps meaning what it meant.
 	 */
 	uint64_t *old = rip_pl_tab, *big = rip_pl_tab1;
-	struct rip_pl_sc_ent *sc = rip_pl_sc;
+	struct rip_pl_scd *sc = rip_pl_sc;
 
 	/* the cache's ids are the parent's: it goes with the table (none if it cannot be made) */
-	if (sc && !rip_pl_sc_wiped) {
+	if (sc && !sc->wiped) {
+		struct rip_pl_sc_ent *e = sc->e;
+
 		rip_pl_sc = NULL;
-		rip_pl_sc_map();
-		munmap(sc, RIP_PL_SC_LEN);
+		if (!rip_pl_sc_map(sc, sc->sets))
+			rip_pl_sc = sc;
+		munmap(e, rip_pl_sc_len(sc->sets));
 	}
 	/* the child starts with the small table again (the big one is mapped when it fills) */
 	rip_pl_tab0_used = 0;
