@@ -470,6 +470,16 @@ static int rip_packet_open(struct rip_file_hdr *h, struct rip_self *me, uint64_t
 	struct rip_packet *pk =
 		(struct rip_packet *)(rip_evdata_at(h, ri) + (size_t)(seq % n) * psize);
 
+	/*
+	 * The ring's first turn: back this packet before it is written (a
+	 * sparse file, see __rip_commit).  A program that writes a few events
+	 * backs a packet, not the whole ring: 4 pages instead of 64 by
+	 * default, for each short program a traced one runs.  tmpfs full: the
+	 * event is dropped and counted, as when the ring is full.
+	 */
+	if (seq < n && __rip_commit(h, rip_evring_data_off(h, ri) + (uint64_t)(seq % n) * psize,
+				    psize))
+		return -ENOSPC;
 	if (seq >= n && seq - consumed >= n) {
 		uint32_t mode = h->ev_mode;
 
@@ -557,10 +567,9 @@ static int rip_ring_take(struct rip_file_hdr *h, struct rip_self *me, bool first
 		if (__atomic_compare_exchange_n(&h->ev_fresh, &f, f + 1, true, __ATOMIC_RELAXED,
 						__ATOMIC_RELAXED)) {
 			idx = f;
-			/* Never used: back its control line and its packets first. */
+			/* Never used: back its control line first (its packets: rip_packet_open). */
 			if (__rip_commit(h, h->ev_ctl_off + (uint64_t)idx * RIP_EVRING_SIZE,
-					 RIP_EVRING_SIZE) ||
-			    __rip_commit(h, rip_evring_data_off(h, idx), rip_evring_bytes(h, idx))) {
+					 RIP_EVRING_SIZE)) {
 				/* tmpfs full: the ring is lost to the pool, and counted */
 				__atomic_fetch_add(&h->ev_overflow, 1, __ATOMIC_RELAXED);
 				return -ENOSPC;

@@ -364,7 +364,8 @@ static bool ev_ring_ok(struct rr_file *f, uint32_t ring)
 int ev_copy_ring(struct rr_file *f, const struct ev_types *types, uint32_t ring,
 		 struct ev_packet **out, size_t *n, size_t *torn, char *err, size_t errlen)
 {
-	uint32_t npk;
+	uint32_t npk, lim;
+	uint64_t written;
 	struct ev_packet *v;
 	volatile size_t got = 0; /* read after a siglongjmp */
 	sigjmp_buf jb;
@@ -382,7 +383,15 @@ int ev_copy_ring(struct rr_file *f, const struct ev_types *types, uint32_t ring,
 		ev_packets_free(v, got);
 		return rr_fail(err, errlen, -EIO, "%s: the file shrank while being read", f->path);
 	}
-	for (uint32_t k = 0; k < npk; k++) {
+	/*
+	 * A ring in its first turn: the packets past the open one were never
+	 * written, nor backed (librip backs a packet when it opens it).  Not
+	 * reading them keeps a full tmpfs from failing the read, and a reader
+	 * from backing them.
+	 */
+	written = rip_evring_written((struct rip_evring *)ev_ctl(f, ring));
+	lim = written < npk ? (uint32_t)written + 1 : npk;
+	for (uint32_t k = 0; k < lim; k++) {
 		ret = ev_copy_packet(f, types, ring, k, UINT64_MAX, &v[got], err, errlen);
 		if (ret < 0)
 			break;
