@@ -287,7 +287,8 @@ static uint32_t rip_pl_unwind(uintptr_t hook_ret, uint64_t *out, uint32_t max)
 #define RIP_PL_TAB_PROBES 64u
 
 static uint64_t *rip_pl_tab;  /* the small table: entries tag | id; 0: empty */
-static uint64_t *rip_pl_tab1; /* the big table, NULL until the small one is full */
+static uint64_t *rip_pl_tab1; /* the big table (memory only where written), NULL: none */
+static bool rip_pl_tab1_on;   /* the small one is full: new stacks go to the big one */
 static uint32_t rip_pl_tab0_used; /* entries of the small table taken (or being taken) */
 static uint32_t rip_pl_next_id = 1;
 
@@ -347,12 +348,11 @@ static uint32_t rip_pl_tab_find(const uint64_t *tab, uint32_t cap, uint64_t h)
 /* The id of a stack already interned (its frames were checked then), 0 if none. */
 static uint32_t rip_pl_lookup(uint64_t h)
 {
-	/* Acquire: pairs with the release CAS that published the big table. */
-	const uint64_t *big = __atomic_load_n(&rip_pl_tab1, __ATOMIC_ACQUIRE);
 	uint32_t id = rip_pl_tab_find(rip_pl_tab, RIP_PL_TAB0_CAP, h);
 
-	if (!id && big)
-		id = rip_pl_tab_find(big, RIP_PL_TAB_CAP, h);
+	/* Relaxed: the entries' own acquire loads order what they hold. */
+	if (!id && __atomic_load_n(&rip_pl_tab1_on, __ATOMIC_RELAXED))
+		id = rip_pl_tab_find(rip_pl_tab1, RIP_PL_TAB_CAP, h);
 	return id;
 }
 
@@ -400,38 +400,14 @@ static uint32_t rip_pl_tab_put(uint64_t *tab, uint32_t cap, uint32_t *used, uint
 	return 0; /* a cluster this long: treat as full */
 }
 
-/* The big table, mapped now if it is not yet (a new stack's slow path); NULL if it cannot be. */
-static uint64_t *rip_pl_tab1_get(void)
-{
-	/* Acquire: pairs with the release CAS below (another thread's). */
-	uint64_t *big = __atomic_load_n(&rip_pl_tab1, __ATOMIC_ACQUIRE), *none = NULL;
-	bool wiped;
-
-	if (big)
-		return big;
-	/* (our mmap hook records nothing: the caller's hook holds the guard) */
-	big = rip_pl_table_map((size_t)RIP_PL_TAB_CAP * sizeof(uint64_t), &wiped);
-	if (!big)
-		return NULL;
-	/* Release: the mapping is published whole; pairs with the acquire loads here and in lookup. */
-	(void)wiped; /* a fork child unmaps it whatever the kernel did (rip_pl_bt_fork_child) */
-	if (__atomic_compare_exchange_n(&rip_pl_tab1, &none, big, false, __ATOMIC_ACQ_REL,
-					__ATOMIC_ACQUIRE))
-		return big;
-	munmap(big, (size_t)RIP_PL_TAB_CAP * sizeof(uint64_t)); /* another thread's won */
-	return none;
-}
-
 static uint32_t rip_pl_intern(const uint64_t *f, uint32_t n, uint64_t h)
 {
-	uint64_t *big;
 	uint32_t id;
 
 	if (!rip_pl_tab)
 		return 0;
-	/* Acquire: pairs with the release CAS in rip_pl_tab1_get. */
-	big = __atomic_load_n(&rip_pl_tab1, __ATOMIC_ACQUIRE);
-	if (big) {
+	/* Relaxed: a switch; the entries' own acquire loads and CAS order what they hold. */
+	if (__atomic_load_n(&rip_pl_tab1_on, __ATOMIC_RELAXED)) {
 		/* the small table is full: what it holds stays there */
 		id = rip_pl_tab_find(rip_pl_tab, RIP_PL_TAB0_CAP, h);
 		if (id)
@@ -440,13 +416,12 @@ static uint32_t rip_pl_intern(const uint64_t *f, uint32_t n, uint64_t h)
 		id = rip_pl_tab_put(rip_pl_tab, RIP_PL_TAB0_CAP, &rip_pl_tab0_used,
 				    RIP_PL_TAB0_LOAD, f, n, h);
 		/* found or added, or out of ids; else full, or a cluster too long: the big one */
-		if (id || __atomic_load_n(&rip_pl_next_id, __ATOMIC_RELAXED) >= RIP_PL_TAB_LOAD)
+		if (id || __atomic_load_n(&rip_pl_next_id, __ATOMIC_RELAXED) >= RIP_PL_TAB_LOAD ||
+		    !rip_pl_tab1)
 			return id;
-		big = rip_pl_tab1_get();
-		if (!big)
-			return 0;
+		__atomic_store_n(&rip_pl_tab1_on, true, __ATOMIC_RELAXED);
 	}
-	return rip_pl_tab_put(big, RIP_PL_TAB_CAP, NULL, 0, f, n, h);
+	return rip_pl_tab_put(rip_pl_tab1, RIP_PL_TAB_CAP, NULL, 0, f, n, h);
 }
 
 /* ---- the stack cache ---- */
@@ -523,15 +498,15 @@ static int rip_pl_sc_map(struct rip_pl_scd *d, uint32_t sets)
 }
 
 /*
- * The first cache was too small: put the big one in its place (from a
- * hook's slow path, once).  The first stays mapped, for the walks still
+ * The first cache was too small: put the big one (mapped with it, memory
+ * only where written) in its place.  The first stays, for the walks still
  * reading it.
  */
 static void rip_pl_sc_grow(void)
 {
-	if (rip_pl_sc_map(&rip_pl_scd[1], RIP_PL_SC_SETS))
+	if (!rip_pl_scd[1].e)
 		return;
-	/* Release: the mapping is published whole; pairs with the acquire in rip_pl_bt_tables. */
+	/* Release: pairs with the acquire in rip_pl_bt_tables (the descriptor is whole). */
 	__atomic_store_n(&rip_pl_sc, &rip_pl_scd[1], __ATOMIC_RELEASE);
 }
 
@@ -791,12 +766,14 @@ done:
 
 /* ---- setup ---- */
 
-/* Whether a fork child finds the small stack table empty without our help. */
-static bool rip_pl_tab_wiped;
+/* Whether a fork child finds the stack tables empty without our help. */
+static bool rip_pl_tab_wiped, rip_pl_tab1_wiped;
 
+/* Both stack tables (the big one costs nothing until written); without the big one, 16,384 stacks. */
 static int rip_pl_tab_map(void)
 {
 	rip_pl_tab = rip_pl_table_map((size_t)RIP_PL_TAB0_CAP * sizeof(uint64_t), &rip_pl_tab_wiped);
+	rip_pl_tab1 = rip_pl_table_map((size_t)RIP_PL_TAB_CAP * sizeof(uint64_t), &rip_pl_tab1_wiped);
 	return rip_pl_tab ? 0 : -ENOMEM;
 }
 
@@ -830,8 +807,10 @@ int rip_pl_bt_init_early(void)
 	/* the rule table is an anonymous mapping; the walk finds tables with _dl_find_object */
 	err = rip_pl_tab_map();
 	/* the stack cache is a speed-up: without its mapping, every stack is walked */
-	if (!err && !rip_pl_sc_map(&rip_pl_scd[0], RIP_PL_SC_SETS0))
+	if (!err && !rip_pl_sc_map(&rip_pl_scd[0], RIP_PL_SC_SETS0)) {
 		rip_pl_sc = &rip_pl_scd[0];
+		rip_pl_sc_map(&rip_pl_scd[1], RIP_PL_SC_SETS); /* for rip_pl_sc_grow; none: no growth */
+	}
 	return err ? err : rip_pl_unwind_init();
 }
 
@@ -858,29 +837,31 @@ void rip_pl_bt_fork_child(void)
 	 */
 	uint64_t *old = rip_pl_tab, *big = rip_pl_tab1;
 	struct rip_pl_scd *sc = rip_pl_sc;
+	bool wiped = rip_pl_tab_wiped && rip_pl_tab1_wiped;
 
-	/* the cache's ids are the parent's: it goes with the table (none if it cannot be made) */
-	if (sc && !sc->wiped) {
-		struct rip_pl_sc_ent *e = sc->e;
+	/* the caches' ids are the parent's: they go with the table (none if one cannot be made) */
+	for (unsigned i = 0; i < 2; i++) {
+		struct rip_pl_scd *d = &rip_pl_scd[i];
+		struct rip_pl_sc_ent *e = d->e;
 
-		rip_pl_sc = NULL;
-		if (!rip_pl_sc_map(sc, sc->sets))
-			rip_pl_sc = sc;
-		munmap(e, rip_pl_sc_len(sc->sets));
+		if (!e || d->wiped)
+			continue;
+		if (rip_pl_sc_map(d, d->sets) && sc == d)
+			rip_pl_sc = NULL;
+		munmap(e, rip_pl_sc_len(d->sets));
 	}
-	/* the child starts with the small table again (the big one is mapped when it fills) */
+	/* the child starts with the small table again */
 	rip_pl_tab0_used = 0;
-	if (big) {
-		rip_pl_tab1 = NULL;
-		munmap(big, (size_t)RIP_PL_TAB_CAP * sizeof(uint64_t));
-	}
-	if (rip_pl_tab_wiped)
+	rip_pl_tab1_on = false;
+	if (wiped)
 		return;
-	rip_pl_tab = NULL;
+	rip_pl_tab = rip_pl_tab1 = NULL;
 	if (rip_pl_tab_map()) {
 		rip_pl_fail(-ENOMEM);
 		return;
 	}
 	if (old)
 		munmap(old, (size_t)RIP_PL_TAB0_CAP * sizeof(uint64_t));
+	if (big)
+		munmap(big, (size_t)RIP_PL_TAB_CAP * sizeof(uint64_t));
 }
