@@ -36,6 +36,8 @@
 #include <link.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "common.h"
 #include "unwind.h"
@@ -290,6 +292,83 @@ struct rip_pl_cie {
 
 #define RIP_PL_REMEMBER 8
 
+/*
+ * The rule of a frame in state s (after the CIE's program and the FDE's up
+ * to its address): the kinds of frame libunwind's fast trace handles, and
+ * the ends of the stack.
+ */
+static uint64_t rip_pl_rule_of(const struct rip_pl_cfa *s)
+{
+	const uint64_t unsup = RIP_PL_R_UNSUP;
+
+	if (s->cfa_reg != RIP_PL_RSP && s->cfa_reg != RIP_PL_RBP)
+		return unsup;
+	/* the return address or rbp undefined: the outermost frame (unw_step returns 0) */
+	if (s->where[2] == RIP_PL_W_UNDEF)
+		return rip_pl_rule(RIP_PL_R_LAST, false, false, 0, 0);
+	if (s->where[2] != RIP_PL_W_CFAREL)
+		return unsup;
+	if (s->where[0] == RIP_PL_W_UNDEF)
+		return rip_pl_rule(RIP_PL_R_LAST, false, false, 0, 0);
+	if (s->cfa_off <= -(1 << 28) || s->cfa_off >= (1 << 28) || s->off[2] != -8)
+		return unsup;
+	if (s->where[1] == RIP_PL_W_OTHER ||
+	    (s->where[1] == RIP_PL_W_CFAREL &&
+	     (s->off[1] <= -(1 << 14) || s->off[1] >= (1 << 14) || s->off[1] == -1)))
+		return unsup;
+	if (s->where[0] == RIP_PL_W_OTHER ||
+	    (s->where[0] == RIP_PL_W_CFAREL &&
+	     (s->off[0] <= -(1 << 14) || s->off[0] >= (1 << 14) || s->off[0] == -1)))
+		return unsup;
+	return rip_pl_rule(RIP_PL_R_STD, s->cfa_reg == RIP_PL_RSP, s->where[0] == RIP_PL_W_CFAREL,
+			   (int16_t)s->off[0], (int32_t)s->cfa_off);
+}
+
+/*
+ * The rows of an FDE's whole program (see "rows" below): from each
+ * location on, the rule there, until the next row.  v NULL: only count.
+ */
+struct rip_pl_row {
+	uint64_t loc, rule;
+};
+
+struct rip_pl_rows {
+	struct rip_pl_row *v;
+	uint32_t n, max;
+	uint64_t last; /* the last row's rule */
+	bool bad;      /* the locations wrapped: no rows for this FDE */
+};
+
+/* The rule from loc on is rule (the last row goes on if it has the same). */
+static void rip_pl_rows_add(struct rip_pl_rows *rows, uint64_t loc, uint64_t rule)
+{
+	if (!rows || (rows->n && rows->last == rule))
+		return;
+	if (rows->v && rows->n < rows->max)
+		rows->v[rows->n] = (struct rip_pl_row){ loc, rule };
+	rows->last = rule;
+	rows->n++;
+}
+
+/*
+ * The location moves on by delta.  With rows: the state so far holds from
+ * the old location to the new one.  False: it wrapped (rows are then
+ * dropped for this FDE; the direct run does the same as before).
+ */
+static inline bool rip_pl_advance(struct rip_pl_rows *rows, const struct rip_pl_cfa *s,
+				  uint64_t *loc, uint64_t delta)
+{
+	if (rows) {
+		if (*loc + delta < *loc) {
+			rows->bad = true;
+			return false;
+		}
+		rip_pl_rows_add(rows, *loc, rip_pl_rule_of(s));
+	}
+	*loc += delta;
+	return true;
+}
+
 /* DW_CFA_offset and its extended forms: reg saved at CFA + v * data_align.  False: no such reg. */
 static bool rip_pl_cfa_offset(struct rip_pl_cfa *s, const struct rip_pl_cie *ci, uint64_t reg,
 			      uint64_t v)
@@ -313,7 +392,8 @@ static bool rip_pl_cfa_offset(struct rip_pl_cfa *s, const struct rip_pl_cie *ci,
  * does not do exactly as libunwind: the frame is then "unsupported".
  */
 static bool rip_pl_cfa_run(struct rip_pl_rd *r, const struct rip_pl_cie *ci, struct rip_pl_cfa *s,
-			   const struct rip_pl_cfa *init, uint64_t loc, uint64_t target)
+			   const struct rip_pl_cfa *init, uint64_t loc, uint64_t target,
+			   struct rip_pl_rows *rows)
 {
 	struct rip_pl_cfa stack[RIP_PL_REMEMBER];
 	unsigned depth = 0;
@@ -325,18 +405,19 @@ static bool rip_pl_cfa_run(struct rip_pl_rd *r, const struct rip_pl_cie *ci, str
 
 		switch (op & 0xc0) {
 		case 0x40: /* DW_CFA_advance_loc */
-			loc += (op & 0x3f) * ci->code_align;
+			if (!rip_pl_advance(rows, s, &loc, (op & 0x3f) * ci->code_align))
+				goto fail;
 			continue;
 		case 0x80: /* DW_CFA_offset */
 			reg = op & 0x3f;
 			v = rip_pl_rd_uleb(r);
 			if (!rip_pl_cfa_offset(s, ci, reg, v))
-				return false;
+				goto fail;
 			continue;
 		case 0xc0: /* DW_CFA_restore */
 			reg = op & 0x3f;
 			if (reg >= RIP_PL_NREGS)
-				return false;
+				goto fail;
 			c = rip_pl_col(reg);
 			if (c >= 0) {
 				s->where[c] = init->where[c];
@@ -348,27 +429,25 @@ static bool rip_pl_cfa_run(struct rip_pl_rd *r, const struct rip_pl_cie *ci, str
 		case 0x00: /* DW_CFA_nop */
 			break;
 		case 0x02: /* DW_CFA_advance_loc1 */
-			loc += rip_pl_rd_n(r, 1) * ci->code_align;
-			break;
 		case 0x03: /* DW_CFA_advance_loc2 */
-			loc += rip_pl_rd_n(r, 2) * ci->code_align;
-			break;
 		case 0x04: /* DW_CFA_advance_loc4 */
-			loc += rip_pl_rd_n(r, 4) * ci->code_align;
+			v = rip_pl_rd_n(r, op == 0x02 ? 1 : op == 0x03 ? 2 : 4);
+			if (!rip_pl_advance(rows, s, &loc, v * ci->code_align))
+				goto fail;
 			break;
 		case 0x05: /* DW_CFA_offset_extended */
 		case 0x11: /* DW_CFA_offset_extended_sf */
 			reg = rip_pl_rd_uleb(r);
 			v = op == 0x05 ? rip_pl_rd_uleb(r) : (uint64_t)rip_pl_rd_sleb(r);
 			if (!rip_pl_cfa_offset(s, ci, reg, v))
-				return false;
+				goto fail;
 			break;
 		case 0x06: /* DW_CFA_restore_extended */
 		case 0x07: /* DW_CFA_undefined */
 		case 0x08: /* DW_CFA_same_value */
 			reg = rip_pl_rd_uleb(r);
 			if (reg >= RIP_PL_NREGS)
-				return false;
+				goto fail;
 			c = rip_pl_col(reg);
 			if (c < 0)
 				break;
@@ -384,26 +463,26 @@ static bool rip_pl_cfa_run(struct rip_pl_rd *r, const struct rip_pl_cie *ci, str
 			reg = rip_pl_rd_uleb(r);
 			v = rip_pl_rd_uleb(r);
 			if (reg >= RIP_PL_NREGS || v >= RIP_PL_NREGS)
-				return false;
+				goto fail;
 			c = rip_pl_col(reg);
 			if (c >= 0)
 				s->where[c] = RIP_PL_W_OTHER;
 			break;
 		case 0x0a: /* DW_CFA_remember_state */
 			if (depth == RIP_PL_REMEMBER)
-				return false;
+				goto fail;
 			stack[depth++] = *s;
 			break;
 		case 0x0b: /* DW_CFA_restore_state */
 			if (!depth)
-				return false;
+				goto fail;
 			*s = stack[--depth];
 			break;
 		case 0x0c: /* DW_CFA_def_cfa */
 			reg = rip_pl_rd_uleb(r);
 			v = rip_pl_rd_uleb(r);
 			if (reg >= RIP_PL_NREGS)
-				return false;
+				goto fail;
 			s->cfa_reg = (uint8_t)reg;
 			s->cfa_off = (int64_t)v;
 			break;
@@ -411,14 +490,14 @@ static bool rip_pl_cfa_run(struct rip_pl_rd *r, const struct rip_pl_cie *ci, str
 			reg = rip_pl_rd_uleb(r);
 			v = (uint64_t)rip_pl_rd_sleb(r);
 			if (reg >= RIP_PL_NREGS)
-				return false;
+				goto fail;
 			s->cfa_reg = (uint8_t)reg;
 			s->cfa_off = (int64_t)v * ci->data_align;
 			break;
 		case 0x0d: /* DW_CFA_def_cfa_register */
 			reg = rip_pl_rd_uleb(r);
 			if (reg >= RIP_PL_NREGS)
-				return false;
+				goto fail;
 			s->cfa_reg = (uint8_t)reg;
 			break;
 		case 0x0e: /* DW_CFA_def_cfa_offset */
@@ -436,10 +515,18 @@ static bool rip_pl_cfa_run(struct rip_pl_rd *r, const struct rip_pl_cie *ci, str
 			 * val_expression: stack realignment, signal frames),
 			 * set_loc, val_offset and the rest: libunwind's own.
 			 */
-			return false;
+			goto fail;
 		}
 	}
-	return !r->bad;
+	if (r->bad)
+		goto fail;
+	if (rows)
+		rip_pl_rows_add(rows, loc, rip_pl_rule_of(s)); /* from the last location on */
+	return true;
+
+fail:
+	rip_pl_rows_add(rows, loc, RIP_PL_R_UNSUP); /* the op at loc is not done */
+	return false;
 }
 
 /* ---- finding the FDE ---- */
@@ -550,8 +637,132 @@ static bool rip_pl_cie_parse(const struct rip_pl_obj *o, uintptr_t a, struct rip
 	return !r.bad;
 }
 
+/* ---- rows of long programs ---- */
+
+/*
+ * A rule is the state of its FDE's program run up to its address, and each
+ * call site of a function needs its own run.  Compilers' big functions
+ * have long programs: cc1's 3,720 rules ran 1.2 MB of program, 332 bytes a
+ * rule, a quarter of what tracing it added.  So a program of
+ * RIP_PL_ROWS_MIN bytes or more is run once, whole, into rows (from each
+ * location on, the rule there, as rip_pl_cfa_run's own advances say),
+ * kept in an arena with a table keyed like the rules (the FDE's address
+ * and the dlclose epoch); a rule of that FDE is then a binary search.  The
+ * rows give exactly what running the program up to the address gives: a
+ * row starts where the state the run would stop in holds.  Lock-free like
+ * the rules: a writer fills its rows in its own part of the arena, then
+ * publishes them with the table entry; two threads making the same rows
+ * keep one.  A full arena or table, or a program that wraps its locations,
+ * and the program is run as before.  A fork child keeps them (the same
+ * objects at the same addresses).
+ */
+#define RIP_PL_ROWS_MIN 128u	       /* program bytes from which rows are made */
+#define RIP_PL_ROWS_MAX 0xffffu	       /* rows of one FDE at most */
+#define RIP_PL_FTAB_CAP 4096u	       /* FDEs with rows */
+#define RIP_PL_FTAB_PROBES 16u
+#define RIP_PL_ARENA_ROWS (1u << 19) /* rows in all: 8 MiB, backed as used */
+#define RIP_PL_PC_MASK ((1ull << 48) - 1)
+
+struct rip_pl_fent {
+	uint64_t key;  /* FDE address | (epoch + 1) << 48; 0: empty; written once */
+	uint64_t meta; /* first row << 16 | rows; 0: being written */
+};
+
+struct rip_pl_rowmem {
+	struct rip_pl_fent f[RIP_PL_FTAB_CAP];
+	struct rip_pl_row r[RIP_PL_ARENA_ROWS];
+};
+
+static struct rip_pl_rowmem *rip_pl_rowmem; /* NULL: no rows (it could not be mapped) */
+static uint32_t rip_pl_rows_used;	    /* rows of the arena handed out */
+
+/* The rule at ip in rows v[0 .. n) (v[0].loc <= ip: the FDE's start). */
+static uint64_t rip_pl_rows_find(const struct rip_pl_row *v, uint32_t n, uint64_t ip)
+{
+	uint32_t lo = 0, hi = n;
+
+	/* the last row whose location is <= ip */
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (ip < v[mid].loc)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return hi ? v[hi - 1].rule : RIP_PL_R_UNSUP;
+}
+
+/*
+ * The rule at ip of the FDE key (address and epoch) whose program r holds
+ * (from its start, at location start, after the CIE's program left init),
+ * from its rows, made now if need be.  0: no rows (run the program).
+ */
+static uint64_t rip_pl_rows_rule(uint64_t key, const struct rip_pl_rd *r,
+				 const struct rip_pl_cie *ci, const struct rip_pl_cfa *init,
+				 uint64_t start, uint64_t ip)
+{
+	struct rip_pl_rowmem *m = rip_pl_rowmem;
+	struct rip_pl_rows rows = { 0 };
+	struct rip_pl_rd rd;
+	struct rip_pl_cfa s;
+	uint32_t i, p, first;
+	uint64_t meta;
+
+	if (!m)
+		return 0;
+	i = (uint32_t)((key >> 3) ^ (key >> 17)) & (RIP_PL_FTAB_CAP - 1);
+	for (p = 0; p < RIP_PL_FTAB_PROBES; p++, i = (i + 1) & (RIP_PL_FTAB_CAP - 1)) {
+		/* Relaxed: a key is written once; its meta is read with acquire. */
+		uint64_t k = __atomic_load_n(&m->f[i].key, __ATOMIC_RELAXED);
+
+		if (k == key) {
+			/* Pairs with the release store of meta below (another thread's). */
+			meta = __atomic_load_n(&m->f[i].meta, __ATOMIC_ACQUIRE);
+			return meta ? rip_pl_rows_find(&m->r[meta >> 16], (uint32_t)(meta & 0xffff), ip)
+				    : 0;
+		}
+		if (!k)
+			break;
+	}
+	if (p == RIP_PL_FTAB_PROBES)
+		return 0; /* the table is full around here */
+	/* count, then fill the rows handed out */
+	rd = *r;
+	s = *init;
+	rip_pl_cfa_run(&rd, ci, &s, init, start, ~0ull, &rows);
+	/* Relaxed, here and below: a bump allocator; the entry's release publishes the rows. */
+	if (rows.bad || !rows.n || rows.n > RIP_PL_ROWS_MAX ||
+	    __atomic_load_n(&rip_pl_rows_used, __ATOMIC_RELAXED) >= RIP_PL_ARENA_ROWS)
+		return 0; /* (so the count never wraps: it passes the end by a few FDEs at most) */
+	first = __atomic_fetch_add(&rip_pl_rows_used, rows.n, __ATOMIC_RELAXED);
+	if (first > RIP_PL_ARENA_ROWS - rows.n || first > RIP_PL_ARENA_ROWS)
+		return 0;
+	rows = (struct rip_pl_rows){ .v = &m->r[first], .max = rows.n };
+	rd = *r;
+	s = *init;
+	rip_pl_cfa_run(&rd, ci, &s, init, start, ~0ull, &rows);
+	if (rows.bad || rows.n != rows.max)
+		return 0; /* cannot be: the same program twice */
+	meta = (uint64_t)first << 16 | rows.n;
+	for (; p < RIP_PL_FTAB_PROBES; p++, i = (i + 1) & (RIP_PL_FTAB_CAP - 1)) {
+		uint64_t k = 0;
+
+		/* Relaxed: the entry is published by the release store of its meta. */
+		if (__atomic_compare_exchange_n(&m->f[i].key, &k, key, false, __ATOMIC_RELAXED,
+						__ATOMIC_RELAXED)) {
+			/* Pairs with the acquire load of meta above (another thread's). */
+			__atomic_store_n(&m->f[i].meta, meta, __ATOMIC_RELEASE);
+			break;
+		}
+		if (k == key)
+			break; /* another thread made them: the same rows */
+	}
+	return rip_pl_rows_find(rows.v, rows.n, ip);
+}
+
 /* The rule for return address pc (its state at pc - 1, as libunwind's). */
-static uint64_t rip_pl_rule_compute(uintptr_t pc)
+static uint64_t rip_pl_rule_compute(uintptr_t pc, uint64_t ekey)
 {
 	const uint64_t unsup = RIP_PL_R_UNSUP;
 	uintptr_t ip = pc - 1, hdr, tab, fde, cie;
@@ -640,35 +851,20 @@ static uint64_t rip_pl_rule_compute(uintptr_t pc)
 	{
 		struct rip_pl_rd cr = { ci.instr, ci.instr_end, false };
 
-		if (!rip_pl_cfa_run(&cr, &ci, &init, &init, 0, ~0ull))
+		if (!rip_pl_cfa_run(&cr, &ci, &init, &init, 0, ~0ull, NULL))
 			return unsup;
 	}
-	s = init;
-	if (!rip_pl_cfa_run(&r, &ci, &s, &init, start, ip))
-		return unsup;
+	/* a long program: its rows, made once */
+	if (ekey && r.end - r.p >= RIP_PL_ROWS_MIN) {
+		uint64_t rule = rip_pl_rows_rule(fde | ekey, &r, &ci, &init, start, ip);
 
-	/* the kinds of frame libunwind's fast trace handles, and the ends of the stack */
-	if (s.cfa_reg != RIP_PL_RSP && s.cfa_reg != RIP_PL_RBP)
+		if (rule)
+			return rule;
+	}
+	s = init;
+	if (!rip_pl_cfa_run(&r, &ci, &s, &init, start, ip, NULL))
 		return unsup;
-	/* the return address or rbp undefined: the outermost frame (unw_step returns 0) */
-	if (s.where[2] == RIP_PL_W_UNDEF)
-		return rip_pl_rule(RIP_PL_R_LAST, false, false, 0, 0);
-	if (s.where[2] != RIP_PL_W_CFAREL)
-		return unsup;
-	if (s.where[0] == RIP_PL_W_UNDEF)
-		return rip_pl_rule(RIP_PL_R_LAST, false, false, 0, 0);
-	if (s.cfa_off <= -(1 << 28) || s.cfa_off >= (1 << 28) || s.off[2] != -8)
-		return unsup;
-	if (s.where[1] == RIP_PL_W_OTHER ||
-	    (s.where[1] == RIP_PL_W_CFAREL &&
-	     (s.off[1] <= -(1 << 14) || s.off[1] >= (1 << 14) || s.off[1] == -1)))
-		return unsup;
-	if (s.where[0] == RIP_PL_W_OTHER ||
-	    (s.where[0] == RIP_PL_W_CFAREL &&
-	     (s.off[0] <= -(1 << 14) || s.off[0] >= (1 << 14) || s.off[0] == -1)))
-		return unsup;
-	return rip_pl_rule(RIP_PL_R_STD, s.cfa_reg == RIP_PL_RSP, s.where[0] == RIP_PL_W_CFAREL,
-			   (int16_t)s.off[0], (int32_t)s.cfa_off);
+	return rip_pl_rule_of(&s);
 }
 
 /* ---- the table of rules ---- */
@@ -715,12 +911,12 @@ static __attribute__((noinline)) uint64_t rip_pl_rule_slow(uintptr_t pc, uint64_
 		if (k == key) {
 			/* Pairs with the release store below (another thread's). */
 			rule = __atomic_load_n(&tab[i].rule, __ATOMIC_ACQUIRE);
-			return rule ? rule : rip_pl_rule_compute(pc);
+			return rule ? rule : rip_pl_rule_compute(pc, key & ~RIP_PL_PC_MASK);
 		}
 		if (!k)
 			break;
 	}
-	rule = rip_pl_rule_compute(pc);
+	rule = rip_pl_rule_compute(pc, key & ~RIP_PL_PC_MASK);
 	for (; p < RIP_PL_RULE_PROBES; p++, i = (i + 1) & (RIP_PL_RULE_CAP - 1)) {
 		uint64_t k = 0;
 
@@ -869,8 +1065,17 @@ int rip_pl_unwind_init(void)
 {
 	/* A fork child that finds it wiped learns the rules again; one that does not keeps them. */
 	bool wiped;
+	long m;
 
 	rip_pl_rtab = rip_pl_table_map((size_t)RIP_PL_RULE_CAP * sizeof(struct rip_pl_rent), &wiped);
+	/*
+	 * The rows: memory only where written, and kept by a fork child (the
+	 * same objects at the same addresses).  Without them, programs are run.
+	 * The system call, so that our mmap hook does not see the tracer's own mapping.
+	 */
+	m = syscall(SYS_mmap, NULL, sizeof(*rip_pl_rowmem), PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	rip_pl_rowmem = m == -1 ? NULL : (struct rip_pl_rowmem *)m;
 	return rip_pl_rtab ? 0 : -ENOMEM;
 }
 
