@@ -4,8 +4,10 @@
 # Description: the preload library's own walk of the unwind tables gives
 # exactly libunwind's stacks.  A program built -O2 -fomit-frame-pointer
 # with varied frames (recursion of every depth past RIP_DEPTH, a 5000-byte
-# frame, alloca (an rbp-based CFA), callbacks through a shared library of
-# ours and through libc's qsort, a signal handler, a second thread) is
+# frame, alloca (an rbp-based CFA), calls with stack arguments from 16
+# sites of one function (a CFA program long enough to be kept in rows),
+# callbacks through a shared library of ours and through libc's qsort, a
+# signal handler, a second thread) is
 # recorded three times (the first two again with RIP_DEPTH=64), address
 # space layout randomisation off:
 # RIP_UNWIND=libunwind (every stack from libunwind), the default (the
@@ -110,6 +112,39 @@ __attribute__((noinline)) static void *c5(size_t n) { void *p = c4(n); sink += 5
 __attribute__((noinline)) static void *top_a(size_t n) { void *p = c5(n); sink += 6; return p; }
 __attribute__((noinline)) static void *top_b(size_t n) { void *p = c5(n); sink += 7; return p; }
 
+__attribute__((noinline)) static void *ten(long a, long b, long c, long d, long e, long f, long g,
+					   long h, long i, long j)
+{
+	return leaf((size_t)(a + b + c + d + e + f + g + h + i + j) % 64 + 8);
+}
+
+/* calls with arguments on the stack from many sites: a long CFA program (kept in rows) */
+__attribute__((noinline)) static void *wide(long k)
+{
+	void *p = NULL;
+
+	switch (k % 16) {
+	case 0: p = ten(k, k + 0, 0, k * 2, 0, 5, k - 0, 0, k ^ 0, 11); sink += 1; break;
+	case 1: p = ten(k, k + 1, 3, k * 3, 1, 6, k - 1, 7, k ^ 1, 12); sink += 2; break;
+	case 2: p = ten(k, k + 2, 6, k * 4, 2, 7, k - 2, 14, k ^ 2, 13); sink += 3; break;
+	case 3: p = ten(k, k + 3, 9, k * 5, 3, 8, k - 3, 21, k ^ 3, 14); sink += 4; break;
+	case 4: p = ten(k, k + 4, 12, k * 6, 4, 9, k - 4, 28, k ^ 4, 15); sink += 5; break;
+	case 5: p = ten(k, k + 5, 15, k * 7, 5, 10, k - 5, 35, k ^ 5, 16); sink += 6; break;
+	case 6: p = ten(k, k + 6, 18, k * 8, 6, 11, k - 6, 42, k ^ 6, 17); sink += 7; break;
+	case 7: p = ten(k, k + 7, 21, k * 9, 7, 12, k - 7, 49, k ^ 7, 18); sink += 8; break;
+	case 8: p = ten(k, k + 8, 24, k * 10, 8, 13, k - 8, 56, k ^ 8, 19); sink += 9; break;
+	case 9: p = ten(k, k + 9, 27, k * 11, 9, 14, k - 9, 63, k ^ 9, 20); sink += 10; break;
+	case 10: p = ten(k, k + 10, 30, k * 12, 10, 15, k - 10, 70, k ^ 10, 21); sink += 11; break;
+	case 11: p = ten(k, k + 11, 33, k * 13, 11, 16, k - 11, 77, k ^ 11, 22); sink += 12; break;
+	case 12: p = ten(k, k + 12, 36, k * 14, 12, 17, k - 12, 84, k ^ 12, 23); sink += 13; break;
+	case 13: p = ten(k, k + 13, 39, k * 15, 13, 18, k - 13, 91, k ^ 13, 24); sink += 14; break;
+	case 14: p = ten(k, k + 14, 42, k * 16, 14, 19, k - 14, 98, k ^ 14, 25); sink += 15; break;
+	case 15: p = ten(k, k + 15, 45, k * 17, 15, 20, k - 15, 105, k ^ 15, 26); sink += 16; break;
+	}
+	sink += k;
+	return p;
+}
+
 static long cb(long i)
 {
 	void *p = rec((int)i % 5, 40);
@@ -133,6 +168,8 @@ static void *thread(void *arg)
 {
 	for (int i = 0; i < 300; i++)
 		free(rec(i % 11, 16 + (size_t)i));
+	for (int i = 0; i < 64; i++)
+		free(wide(i));
 	return arg;
 }
 
@@ -146,6 +183,8 @@ int main(void)
 		free(rec(i % 41, 32 + (size_t)(i % 7)));
 	for (int i = 0; i < 200; i++)
 		free((i % 3 ? top_a : top_b)(48));
+	for (int i = 0; i < 100; i++)
+		free(wide(i * 7));
 	sink += step_through(cb, 20);
 	for (int i = 0; i < 24; i++)
 		v[i] = (i * 7919) % 24;
