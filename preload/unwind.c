@@ -869,8 +869,14 @@ static uint64_t rip_pl_rule_compute(uintptr_t pc, uint64_t ekey)
 
 /* ---- the table of rules ---- */
 
-#define RIP_PL_RULE_BITS 17u
-#define RIP_PL_RULE_CAP (1u << RIP_PL_RULE_BITS)
+/*
+ * Two tables, as for stacks (backtrace.c): every page a program writes costs
+ * it a page fault or two, and cc1's 3,700 rules wrote all 512 pages of one
+ * 2 MiB table.  Rules go to a small table (256 KiB) first, and to the big
+ * one only where the small one's run of slots is full.
+ */
+#define RIP_PL_RULE_CAP0 (1u << 14) /* slots of the small table */
+#define RIP_PL_RULE_CAP (1u << 17)  /* slots of the big one */
 #define RIP_PL_RULE_PROBES 32u
 #define RIP_PL_EPOCH_MAX 0xffffu /* keys hold 16 bits of it; past that, nothing is kept */
 
@@ -879,7 +885,8 @@ struct rip_pl_rent {
 	uint64_t rule; /* 0: being written */
 };
 
-static struct rip_pl_rent *rip_pl_rtab;
+static struct rip_pl_rent *rip_pl_rtab;  /* the small table: the walk looks here first */
+static struct rip_pl_rent *rip_pl_rtab1; /* the big one (memory only where written), or NULL */
 
 /*
  * Nearby code, nearby entries: a slot per 16 bytes of code, so that the
@@ -889,48 +896,63 @@ static struct rip_pl_rent *rip_pl_rtab;
  * start at slot 0.  Two shifts, a xor and a mask: the walk's critical path
  * goes through here once a frame.
  */
-static inline uint32_t rip_pl_rslot(uint64_t key)
+static inline uint32_t rip_pl_rslot(uint64_t key, uint32_t cap)
 {
-	return (uint32_t)(((key >> 4) ^ (key >> 17)) & (RIP_PL_RULE_CAP - 1));
+	return (uint32_t)(((key >> 4) ^ (key >> 17)) & (cap - 1));
 }
 
 /*
- * The rule of pc (key: its key, 0 when it must not be kept), from the table
- * past the first slot or computed and kept.  The walk's slow path.
+ * The rule of pc (key: its key) in table tab of cap slots, found or
+ * computed and kept there: true and *rule.  False: its run of slots is full
+ * (nothing computed).
  */
-static __attribute__((noinline)) uint64_t rip_pl_rule_slow(uintptr_t pc, uint64_t key)
+static bool rip_pl_rule_in(struct rip_pl_rent *tab, uint32_t cap, uintptr_t pc, uint64_t key,
+			   uint64_t *rule)
 {
-	struct rip_pl_rent *tab = rip_pl_rtab;
-	uint32_t i = rip_pl_rslot(key), p;
-	uint64_t rule;
+	uint32_t i = rip_pl_rslot(key, cap), p;
 
-	for (p = 0; p < RIP_PL_RULE_PROBES; p++, i = (i + 1) & (RIP_PL_RULE_CAP - 1)) {
+	for (p = 0; p < RIP_PL_RULE_PROBES; p++, i = (i + 1) & (cap - 1)) {
 		/* Relaxed: a key is written once; its rule is read with acquire. */
 		uint64_t k = __atomic_load_n(&tab[i].key, __ATOMIC_RELAXED);
 
 		if (k == key) {
 			/* Pairs with the release store below (another thread's). */
-			rule = __atomic_load_n(&tab[i].rule, __ATOMIC_ACQUIRE);
-			return rule ? rule : rip_pl_rule_compute(pc, key & ~RIP_PL_PC_MASK);
+			*rule = __atomic_load_n(&tab[i].rule, __ATOMIC_ACQUIRE);
+			if (!*rule)
+				*rule = rip_pl_rule_compute(pc, key & ~RIP_PL_PC_MASK);
+			return true;
 		}
 		if (!k)
 			break;
 	}
-	rule = rip_pl_rule_compute(pc, key & ~RIP_PL_PC_MASK);
-	for (; p < RIP_PL_RULE_PROBES; p++, i = (i + 1) & (RIP_PL_RULE_CAP - 1)) {
+	if (p == RIP_PL_RULE_PROBES)
+		return false;
+	*rule = rip_pl_rule_compute(pc, key & ~RIP_PL_PC_MASK);
+	for (; p < RIP_PL_RULE_PROBES; p++, i = (i + 1) & (cap - 1)) {
 		uint64_t k = 0;
 
 		/* Relaxed: the entry's rule is published by the release store below. */
 		if (__atomic_compare_exchange_n(&tab[i].key, &k, key, false, __ATOMIC_RELAXED,
 						__ATOMIC_RELAXED)) {
 			/* Pairs with the acquire loads of the rule here and in the walk. */
-			__atomic_store_n(&tab[i].rule, rule, __ATOMIC_RELEASE);
+			__atomic_store_n(&tab[i].rule, *rule, __ATOMIC_RELEASE);
 			break;
 		}
 		if (k == key)
 			break; /* another thread is writing it: the same rule */
 	}
-	return rule;
+	return true;
+}
+
+/* The rule of pc (key: its key), from the tables past the first slot or computed and kept. */
+static __attribute__((noinline)) uint64_t rip_pl_rule_slow(uintptr_t pc, uint64_t key)
+{
+	uint64_t rule;
+
+	if (rip_pl_rule_in(rip_pl_rtab, RIP_PL_RULE_CAP0, pc, key, &rule) ||
+	    (rip_pl_rtab1 && rip_pl_rule_in(rip_pl_rtab1, RIP_PL_RULE_CAP, pc, key, &rule)))
+		return rule;
+	return rip_pl_rule_compute(pc, key & ~RIP_PL_PC_MASK); /* both runs full: not kept */
 }
 
 /* ---- the walk ---- */
@@ -946,7 +968,7 @@ static __attribute__((noinline)) uint64_t rip_pl_rule_slow(uintptr_t pc, uint64_
 static inline uint64_t rip_pl_rule_get(const struct rip_pl_rent *tab, uintptr_t pc, uint64_t ekey)
 {
 	const uint64_t key = pc | ekey;
-	const struct rip_pl_rent *e = &tab[rip_pl_rslot(key)];
+	const struct rip_pl_rent *e = &tab[rip_pl_rslot(key, RIP_PL_RULE_CAP0)];
 	uint64_t rule = 0;
 
 	/* Relaxed key, acquire rule: pairs with the release store in rip_pl_rule_slow. */
@@ -1067,7 +1089,8 @@ int rip_pl_unwind_init(void)
 	bool wiped;
 	long m;
 
-	rip_pl_rtab = rip_pl_table_map((size_t)RIP_PL_RULE_CAP * sizeof(struct rip_pl_rent), &wiped);
+	rip_pl_rtab = rip_pl_table_map((size_t)RIP_PL_RULE_CAP0 * sizeof(struct rip_pl_rent), &wiped);
+	rip_pl_rtab1 = rip_pl_table_map((size_t)RIP_PL_RULE_CAP * sizeof(struct rip_pl_rent), &wiped);
 	/*
 	 * The rows: memory only where written, and kept by a fork child (the
 	 * same objects at the same addresses).  Without them, programs are run.
