@@ -61,10 +61,15 @@ int rr_unpack(int fd, const char *path, int *out, char *err, size_t errlen);
 /*
  * Reads of a mapping that its owner may truncate: if (rr_guard_enter(&jb))
  * { the file shrank } ... rr_guard_leave();
+ *
+ * The signal mask is not saved: the handler runs with SA_NODEFER and an
+ * empty sa_mask, so the mask it jumps back with is the one of the read that
+ * faulted; saving it cost a system call per guarded read (rip run guards
+ * each read of each followed child's rings).
  */
 void rr_guard_set(sigjmp_buf *jb);
 void rr_guard_leave(void);
-#define rr_guard_enter(jb) (sigsetjmp(*(jb), 1) ? (rr_guard_leave(), 1) : (rr_guard_set(jb), 0))
+#define rr_guard_enter(jb) (sigsetjmp(*(jb), 0) ? (rr_guard_leave(), 1) : (rr_guard_set(jb), 0))
 
 /* One slot as read: consistent, entries oldest to newest. */
 struct rr_slot {
