@@ -449,14 +449,15 @@ static uint32_t rip_pl_intern(const uint64_t *f, uint32_t n, uint64_t h)
  * program pays a page fault for each page of it it writes, and short ones
  * write most of it), and grows once to RIP_PL_SC_SETS when RIP_PL_SC_GROW
  * walks found a stack known already (the cache is too small for the
- * stacks in use: many threads, whose stacks are told apart by address).  Sets of RIP_PL_SC_WAYS entries, each behind
- * a sequence count (odd while written): readers never wait and never
- * write, a writer that finds the entry being written gives up; a signal
- * handler's hook cannot walk while its thread writes (the guard is up).
+ * stacks in use: many threads, whose stacks are told apart by address).
+ * Sets of RIP_PL_SC_WAYS entries, each behind a sequence count (odd while
+ * written): readers never wait and never write, a writer that finds the
+ * entry being written gives up; a signal handler's hook cannot walk while
+ * its thread writes (the guard is up).
  */
 #define RIP_PL_SC_KEY 4u /* frames walked before the lookup */
 #define RIP_PL_SC_WAYS 4u
-#define RIP_PL_SC_SETS0 256u  /* sets of the first cache */
+#define RIP_PL_SC_SETS0 64u   /* sets of the first cache */
 #define RIP_PL_SC_SETS 1024u  /* sets once grown */
 #define RIP_PL_SC_GROW 4096u  /* walks of known stacks that grow it */
 #define RIP_PL_SC_READS 56u /* loads kept: 28 frames with rbp saved in each */
@@ -560,8 +561,8 @@ static __attribute__((noinline)) uint64_t rip_pl_sc_diff(uintptr_t sp, uintptr_t
  * bounds are [sp, hi): every offset read is checked against them (an
  * entry being rewritten may hold anything until its count says so).
  */
-static uint32_t rip_pl_sc_find(const struct rip_pl_scd *d, uint64_t key, uintptr_t pc, uintptr_t sp, uintptr_t fp, uintptr_t hi,
-			       uint32_t epoch)
+static uint32_t rip_pl_sc_find(const struct rip_pl_scd *d, uint64_t key, uintptr_t pc,
+			       uintptr_t sp, uintptr_t fp, uintptr_t hi, uint32_t epoch)
 {
 	struct rip_pl_sc_ent *e = rip_pl_sc_set(d, key);
 	const uintptr_t lim = hi - sp - 8; /* the last offset a load may have */
@@ -594,8 +595,8 @@ static uint32_t rip_pl_sc_find(const struct rip_pl_scd *d, uint64_t key, uintptr
 }
 
 /* Keep id for the walk from (pc, sp, fp) with key key whose loads log holds. */
-static void rip_pl_sc_put(const struct rip_pl_scd *d, uint64_t key, uintptr_t pc, uintptr_t sp, uintptr_t fp, uintptr_t hi,
-			  const struct rip_pl_wlog *log, uint32_t id)
+static void rip_pl_sc_put(const struct rip_pl_scd *d, uint64_t key, uintptr_t pc, uintptr_t sp,
+			  uintptr_t fp, uintptr_t hi, const struct rip_pl_wlog *log, uint32_t id)
 {
 	struct rip_pl_sc_ent *set = rip_pl_sc_set(d, key), *e = NULL;
 	uint64_t seq;
@@ -769,7 +770,10 @@ done:
 /* Whether a fork child finds the stack tables empty without our help. */
 static bool rip_pl_tab_wiped, rip_pl_tab1_wiped;
 
-/* Both stack tables (the big one costs nothing until written); without the big one, 16,384 stacks. */
+/*
+ * Both stack tables (the big one costs nothing until written); without the
+ * big one, 16,384 stacks.
+ */
 static int rip_pl_tab_map(void)
 {
 	rip_pl_tab = rip_pl_table_map((size_t)RIP_PL_TAB0_CAP * sizeof(uint64_t), &rip_pl_tab_wiped);
