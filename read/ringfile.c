@@ -710,7 +710,6 @@ int rr_read_slots(struct rr_file *f, struct rr_slots *out, char *err, size_t err
 {
 	sigjmp_buf jb;
 	uint32_t used;
-	int sig;
 
 	memset(out, 0, sizeof(*out));
 	out->first_bad = -1;
@@ -735,13 +734,10 @@ int rr_read_slots(struct rr_file *f, struct rr_slots *out, char *err, size_t err
 	out->v = calloc(used ? used : 1, sizeof(*out->v));
 	if (!out->v)
 		return rr_fail(err, errlen, -ENOMEM, "out of memory");
-	sig = sigsetjmp(jb, 1);
-	if (sig) {
-		rr_guard_leave();
+	if (rr_guard_enter(&jb)) {
 		rr_slots_free(out);
 		return rr_fail(err, errlen, -EIO, "%s: the file shrank while being read", f->path);
 	}
-	rr_guard_set(&jb);
 	for (uint32_t i = 0; i < used; i++) {
 		const struct rip_slot *src =
 			(const struct rip_slot *)(f->map + f->hdr.slot_off +
@@ -808,12 +804,10 @@ int rr_read_modules(struct rr_file *f, struct rip_module **out, size_t *n, char 
 	v = calloc(count ? count : 1, sizeof(*v));
 	if (!v)
 		return rr_fail(err, errlen, -ENOMEM, "out of memory");
-	if (sigsetjmp(jb, 1)) {
-		rr_guard_leave();
+	if (rr_guard_enter(&jb)) {
 		free(v);
 		return rr_fail(err, errlen, -EIO, "%s: the file shrank while being read", f->path);
 	}
-	rr_guard_set(&jb);
 	memcpy(v, f->map + f->hdr.mod_off, (size_t)count * sizeof(*v));
 	rr_guard_leave();
 	for (uint32_t i = 0; i < count; i++) {
