@@ -477,8 +477,7 @@ static int rip_packet_open(struct rip_file_hdr *h, struct rip_self *me, uint64_t
 	 * default, for each short program a traced one runs.  tmpfs full: the
 	 * event is dropped and counted, as when the ring is full.
 	 */
-	if (seq < n && __rip_commit(h, rip_evring_data_off(h, ri) + (uint64_t)(seq % n) * psize,
-				    psize))
+	if (seq < n && __rip_commit(h, (uint64_t)((char *)pk - (char *)h), psize))
 		return -ENOSPC;
 	if (seq >= n && seq - consumed >= n) {
 		uint32_t mode = h->ev_mode;
