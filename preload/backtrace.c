@@ -852,6 +852,7 @@ void rip_pl_bt_fork_child(void)
 			continue;
 		if (rip_pl_sc_map(d, d->sets) && sc == d)
 			rip_pl_sc = NULL;
+		rip_pl_own_map_del(e);
 		munmap(e, rip_pl_sc_len(d->sets));
 	}
 	/* the child starts with the small table again */
@@ -864,8 +865,12 @@ void rip_pl_bt_fork_child(void)
 		rip_pl_fail(-ENOMEM);
 		return;
 	}
-	if (old)
+	if (old) {
+		rip_pl_own_map_del(old);
 		munmap(old, (size_t)RIP_PL_TAB0_CAP * sizeof(uint64_t));
-	if (big)
+	}
+	if (big) {
+		rip_pl_own_map_del(big);
 		munmap(big, (size_t)RIP_PL_TAB_CAP * sizeof(uint64_t));
+	}
 }

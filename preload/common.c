@@ -95,6 +95,57 @@ void rip_pl_fail(int err)
 	__atomic_store_n(&rip_pl_off, 1, __ATOMIC_RELAXED);
 }
 
+/*
+ * The tracer's own mappings: entries with hi 0 are free.  Written by one
+ * thread at a time (the constructor, a fork child); a snapshot may read
+ * them from another thread or a signal handler, entry by entry, relaxed: an
+ * entry read half-written leaves out a range that is ours or keeps one in,
+ * never more.
+ */
+static struct rip_pl_range rip_pl_own[RIP_PL_OWN_MAPS];
+
+void rip_pl_own_map_add(const void *p, size_t len)
+{
+	for (unsigned i = 0; i < RIP_PL_OWN_MAPS; i++) {
+		if (__atomic_load_n(&rip_pl_own[i].hi, __ATOMIC_RELAXED))
+			continue;
+		__atomic_store_n(&rip_pl_own[i].lo, (uintptr_t)p, __ATOMIC_RELAXED);
+		__atomic_store_n(&rip_pl_own[i].hi, (uintptr_t)p + len, __ATOMIC_RELAXED);
+		return;
+	}
+	/* more than RIP_PL_OWN_MAPS: the rest shows in snapshots, as all did before */
+}
+
+void rip_pl_own_map_del(const void *p)
+{
+	for (unsigned i = 0; i < RIP_PL_OWN_MAPS; i++)
+		if (__atomic_load_n(&rip_pl_own[i].lo, __ATOMIC_RELAXED) == (uintptr_t)p)
+			__atomic_store_n(&rip_pl_own[i].hi, 0, __ATOMIC_RELAXED);
+}
+
+uint32_t rip_pl_own_maps(struct rip_pl_range *out)
+{
+	uint32_t n = 0;
+
+	for (unsigned i = 0; i < RIP_PL_OWN_MAPS; i++) {
+		struct rip_pl_range r = {
+			__atomic_load_n(&rip_pl_own[i].lo, __ATOMIC_RELAXED),
+			__atomic_load_n(&rip_pl_own[i].hi, __ATOMIC_RELAXED),
+		};
+		uint32_t j = n++;
+
+		if (r.hi <= r.lo) {
+			n--;
+			continue;
+		}
+		/* insertion by start: a handful of entries */
+		for (; j && out[j - 1].lo > r.lo; j--)
+			out[j] = out[j - 1];
+		out[j] = r;
+	}
+	return n;
+}
+
 void *rip_pl_table_map(size_t len, bool *wiped)
 {
 	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
@@ -103,6 +154,7 @@ void *rip_pl_table_map(size_t len, bool *wiped)
 	if (p == MAP_FAILED)
 		return NULL;
 	*wiped = !madvise(p, len, MADV_WIPEONFORK);
+	rip_pl_own_map_add(p, len);
 	return p;
 }
 

@@ -273,6 +273,22 @@ bool rip_pl_shm_remapped(void *old, size_t old_len, void *addr, size_t len, uint
  */
 void *rip_pl_table_map(size_t len, bool *wiped);
 
+/*
+ * The tracer's own private mappings (its tables, the rows of unwind.c), so
+ * that a pagemap snapshot leaves them out: they are not the program's
+ * memory.  rip_pl_own_map_add records [p, p + len) (from the constructor or
+ * a fork child: one thread); rip_pl_own_map_del forgets it again (a fork
+ * child that remaps).  rip_pl_own_maps copies them, sorted by start, into
+ * out (RIP_PL_OWN_MAPS at most) and returns how many.
+ */
+#define RIP_PL_OWN_MAPS 16
+struct rip_pl_range {
+	uintptr_t lo, hi;
+};
+void rip_pl_own_map_add(const void *p, size_t len);
+void rip_pl_own_map_del(const void *p);
+uint32_t rip_pl_own_maps(struct rip_pl_range *out);
+
 /* Frames kept per stack (RIP_DEPTH, 1..RIP_BT_MAX_DEPTH; default 32). */
 extern uint32_t rip_pl_depth;
 

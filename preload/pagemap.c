@@ -20,7 +20,9 @@
  *
  * Shared mappings are left out (they are not the program's private memory,
  * and the ring file itself is one of them), and so are mappings that are not
- * writable ([vvar], [vsyscall], PROT_NONE guard pages, code).
+ * writable ([vvar], [vsyscall], PROT_NONE guard pages, code) and the
+ * tracer's own tables (rip_pl_own_maps): tens of MiB reserved in every
+ * traced process, which the program never asked for.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -49,6 +51,8 @@ struct pm_scratch {
 	struct iovec remote[PM_READ_PAGES];
 	char line[PM_LINE_MAX];
 	char maps[PM_MAPS_BUF];
+	struct rip_pl_range own[RIP_PL_OWN_MAPS]; /* the tracer's own mappings, by start */
+	uint32_t nown;
 	/* then PM_READ_PAGES pages of copy buffer, page aligned */
 };
 
@@ -293,7 +297,8 @@ static uint64_t pm_hex(const char **p)
 
 /*
  * One line of /proc/self/maps ("start-end perms offset dev inode   path"):
- * describe it if it is private and writable.  Returns 1 if it was.
+ * describe it if it is private and writable.  Returns the mappings
+ * described (pieces, when the tracer's tables are cut out of it).
  */
 static int pm_line(struct pm_scratch *s, int pmfd, int memfd, uint32_t seq, uintptr_t skip_lo,
 		   uintptr_t skip_hi, bool single)
@@ -301,6 +306,7 @@ static int pm_line(struct pm_scratch *s, int pmfd, int memfd, uint32_t seq, uint
 	const char *p = s->line;
 	uint64_t start, end;
 	uint32_t prot = 0;
+	int n = 0;
 
 	start = pm_hex(&p);
 	if (*p++ != '-')
@@ -320,9 +326,27 @@ static int pm_line(struct pm_scratch *s, int pmfd, int memfd, uint32_t seq, uint
 		while (*p == ' ')
 			p++;
 	}
-	/* anonymous: no path, or [heap], [stack], [anon:NAME] */
+	/*
+	 * anonymous: no path, or [heap], [stack], [anon:NAME].  The tracer's
+	 * own tables are cut out (the kernel may have merged them with each
+	 * other or with a mapping of the program's): the pieces left are the
+	 * program's.
+	 */
+	for (uint32_t i = 0; i < s->nown && start < end; i++) {
+		const struct rip_pl_range *o = &s->own[i];
+
+		if (o->hi <= start || o->lo >= end)
+			continue;
+		if (o->lo > start)
+			pm_mapping(s, pmfd, memfd, seq, start, o->lo, prot, p,
+				   single && (!*p || *p == '['));
+		n += o->lo > start;
+		start = o->hi;
+	}
+	if (start >= end)
+		return n;
 	pm_mapping(s, pmfd, memfd, seq, start, end, prot, p, single && (!*p || *p == '['));
-	return 1;
+	return n + 1;
 }
 
 /* Take one snapshot, guard up; why is RIP_PM_EXIT or RIP_PM_SIGNAL. */
@@ -361,6 +385,7 @@ static void pm_snapshot(uint32_t why)
 		err = -ENOMEM;
 		goto out_unmap;
 	}
+	s->nown = rip_pl_own_maps(s->own);
 	mapsfd = pm_open("/proc/self/maps");
 	pmfd = pm_open("/proc/self/pagemap");
 	if (mapsfd < 0 || pmfd < 0) {

@@ -1099,6 +1099,8 @@ int rip_pl_unwind_init(void)
 	m = syscall(SYS_mmap, NULL, sizeof(*rip_pl_rowmem), PROT_READ | PROT_WRITE,
 		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	rip_pl_rowmem = m == -1 ? NULL : (struct rip_pl_rowmem *)m;
+	if (rip_pl_rowmem)
+		rip_pl_own_map_add(rip_pl_rowmem, sizeof(*rip_pl_rowmem));
 	return rip_pl_rtab ? 0 : -ENOMEM;
 }
 

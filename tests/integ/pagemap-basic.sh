@@ -5,7 +5,8 @@
 # (its own mapping, no huge pages) with K pages written nonzero and M with
 # zeros shows exactly K+M present pages, M zero, the block's bytes live on
 # every page and no unused page; a megabyte freed in the heap shows as
-# present pages no live allocation is on; the text table and the JSON agree.
+# present pages no live allocation is on; the text table and the JSON agree;
+# the tracer's own tables are not in the snapshot.
 # Real programs (python3, bash) under rip run --mem give a sane report.
 . tests/data/common.sh
 prog=$BUILD/tests/integ/pagemapprog
@@ -118,6 +119,19 @@ r = json.load(open(sys.argv[1]))
 assert r["snapshot"]["reason"] == "exit" and r["snapshot"]["seq"] == 2, r["snapshot"]
 t = r["total"]
 assert len(r["mappings"]) > 10 and t["present"] > 500 and t["zero"] <= t["present"], t
+PY
+
+# The tracer's own tables (over 20 MiB reserved in every traced process: stacks,
+# unwind rules, the stack cache) are not the program's memory and are left out:
+# /bin/true's private writable mappings come to well under a MiB.
+"$RIP" run -q --mem -o "$TEST_TMP/true" -- /bin/true || die "rip run --mem /bin/true failed"
+expect_status 0 "rip pagemap /bin/true" "$RIP" pagemap --json "$TEST_TMP/true"
+python3 - "$TEST_TMP/out" <<'PY' || fail "/bin/true: the tracer's tables are in the snapshot"
+import json, sys
+r = json.load(open(sys.argv[1]))
+t = r["total"]
+assert r["complete"] is True and t["mappings"] >= 3, r
+assert t["size"] < 4 << 20, [(m["start"], m["size"], m["name"]) for m in r["mappings"]]
 PY
 
 # bash, which exits through exit() (dash calls _exit: no snapshot at exit)
