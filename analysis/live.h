@@ -202,7 +202,7 @@ live_make_sz(struct live *l, enum live_res r, uint64_t key, bool *fresh, size_t 
 	struct hmap *t = &l->t[r];
 
 	/* grow before looking: the slots of a table then lie as they always did */
-	if ((t->n + 1) * 2 > t->cap && hmap_reserve(t, esz, t->cap ? t->cap * 2 : LIVE_FIRST_CAP))
+	if (!hmap_has_room(t) && hmap_reserve(t, esz, t->cap ? t->cap * 2 : LIVE_FIRST_CAP))
 		return NULL;
 	return hmap_get(t, esz, key, fresh);
 }
