@@ -736,7 +736,7 @@ static uint64_t rip_pl_rows_rule(uint64_t key, const struct rip_pl_rd *r,
 	    __atomic_load_n(&rip_pl_rows_used, __ATOMIC_RELAXED) >= RIP_PL_ARENA_ROWS)
 		return 0; /* (so the count never wraps: it passes the end by a few FDEs at most) */
 	first = __atomic_fetch_add(&rip_pl_rows_used, rows.n, __ATOMIC_RELAXED);
-	if (first > RIP_PL_ARENA_ROWS - rows.n || first > RIP_PL_ARENA_ROWS)
+	if (first > RIP_PL_ARENA_ROWS - rows.n) /* rows.n <= RIP_PL_ROWS_MAX: no wrap */
 		return 0;
 	rows = (struct rip_pl_rows){ .v = &m->r[first], .max = rows.n };
 	rd = *r;
