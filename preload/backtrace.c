@@ -4,8 +4,9 @@
  *
  * Capture (RIP_UNWIND): by default on x86-64, unwind.c's walk of the
  * unwind tables (.eh_frame), which gives exactly the frames libunwind's
- * unw_backtrace would, much faster; where it declines (a signal frame, an
- * expression, no unwind information), libunwind does the whole stack.
+ * unw_backtrace would, much faster; where it declines (an expression, no
+ * unwind information), libunwind does the whole stack (not from a signal
+ * handler in a thread that never called it: see rip_pl_unwind).
  * RIP_UNWIND=fp, and the default elsewhere: a frame-pointer walk from the
  * hook's frame, every step checked (the frame inside the thread's stack,
  * frames strictly increasing, the return address inside an executable
@@ -235,19 +236,52 @@ bool rip_pl_from_unwinder(const void *ret)
 }
 
 /*
+ * Is there a signal frame between sp and the top of the thread's stack (a
+ * word that is the address of the signal trampoline)?  False when the
+ * stack's bounds are not known.
+ */
+static bool rip_pl_sig_on_stack(uintptr_t sp)
+{
+	const struct rip_pl_thread *t = &rip_pl_self;
+	uintptr_t a;
+
+	if (t->stack_ok != 1 || sp < t->stack_lo || sp >= t->stack_hi)
+		return false;
+	for (a = sp & ~(uintptr_t)7; a + 8 <= t->stack_hi; a += 8)
+		if (rip_pl_sigret_at(*(const uintptr_t *)a))
+			return true;
+	return false;
+}
+
+/*
  * From the unwind tables: the frames above the hook whose return address is
  * hook_ret.  libunwind finds the tables with dl_iterate_phdr, whose lock is
  * recursive (a hook inside a dl_iterate_phdr callback of the same thread
  * goes through); the guard keeps anything libunwind allocates untraced.
+ *
+ * A thread's first unw_backtrace mallocs: __tls_get_addr makes the
+ * thread's block of libunwind's TLS (libunwind is dlopened).  In a signal
+ * handler that interrupted malloc or free, that corrupts the heap (a crash
+ * seen: the block handed out while the interrupted free still wrote to
+ * it).  So a thread's first call is never made from a signal handler: sig
+ * (the walk of the tables crossed a signal frame), or a signal frame found
+ * on the stack; the hook then has no stack (id 0), and the thread's first
+ * call outside a handler makes the block.
  */
-static uint32_t rip_pl_unwind(uintptr_t hook_ret, uint64_t *out, uint32_t max)
+static uint32_t rip_pl_unwind(uintptr_t hook_ret, uint64_t *out, uint32_t max, bool sig)
 {
+	struct rip_pl_thread *t = &rip_pl_self;
 	void *buf[RIP_BT_MAX_DEPTH + 8];
 	int got, skip = -1, i;
 	uint32_t n = 0;
 
 	if (!rip_pl_unw_backtrace)
 		return 0;
+	if (RIP_UNLIKELY(!t->unw_ready)) {
+		if (sig || rip_pl_sig_on_stack((uintptr_t)__builtin_frame_address(0)))
+			return 0;
+		t->unw_ready = 1;
+	}
 	got = rip_pl_unw_backtrace(buf, (int)(max + 8));
 	for (i = 0; i < got && i < 8; i++) {
 		if ((uintptr_t)buf[i] == hook_ret) {
@@ -637,8 +671,8 @@ static void rip_pl_sc_put(const struct rip_pl_scd *d, uint64_t key, uintptr_t pc
 
 /*
  * The id of the stack above the hook (frames from its return address pc,
- * sp, fp) through the unwind tables, the cache first; -1 when the walk
- * declines.  frames: room for max.
+ * sp, fp) through the unwind tables, the cache first; the walk's -1 or -2
+ * when it declines.  frames: room for max.
  */
 static int rip_pl_bt_tables(uintptr_t pc, uintptr_t sp, uintptr_t fp, uint64_t *frames,
 			    uint32_t max, uint32_t *idp)
@@ -655,7 +689,7 @@ static int rip_pl_bt_tables(uintptr_t pc, uintptr_t sp, uintptr_t fp, uint64_t *
 	/* the first frames, for the key: no log (a miss walks again with one) */
 	m = rip_pl_dwarf_walk(pc, sp, fp, frames, pre, NULL);
 	if (m < 0)
-		return -1;
+		return m;
 	/* the walk checked the stack's bounds: t->stack_hi > sp */
 	key = rip_pl_sc_key(pc, sp, fp, frames, (uint32_t)m);
 	if (RIP_LIKELY(sc) && (id = rip_pl_sc_find(sc, key, pc, sp, fp, t->stack_hi, epoch)) != 0) {
@@ -664,7 +698,7 @@ static int rip_pl_bt_tables(uintptr_t pc, uintptr_t sp, uintptr_t fp, uint64_t *
 	}
 	m = rip_pl_dwarf_walk(pc, sp, fp, frames, max, &log);
 	if (m < 0)
-		return -1;
+		return m;
 	*idp = 0;
 	if (!m)
 		return 0;
@@ -709,7 +743,7 @@ static uint32_t rip_pl_bt_fp(const uintptr_t *self, uint64_t *frames, uint32_t m
 			return n;
 	}
 	*hp = 0;
-	m = rip_pl_unwind(self[1], frames, max);
+	m = rip_pl_unwind(self[1], frames, max, false);
 	/* libunwind's frames come from the unwind tables: no further check */
 	if (m >= n)
 		return m;
@@ -726,6 +760,7 @@ __attribute__((noinline)) uint32_t rip_pl_backtrace_id(void)
 	const uintptr_t *self = __builtin_frame_address(0);
 	uint32_t n = 0, max = rip_pl_depth, id;
 	uint64_t h = 0;
+	int r;
 
 	if (!rip_pl_tab)
 		return 0;
@@ -735,11 +770,11 @@ __attribute__((noinline)) uint32_t rip_pl_backtrace_id(void)
 		 * From the hook's return address, our caller's stack pointer
 		 * (just above our frame: frame pointers here) and rbp there.
 		 */
-		if (RIP_LIKELY(!rip_pl_bt_tables(self[1], (uintptr_t)(self + 2), self[0], frames, max,
-						 &id)))
+		r = rip_pl_bt_tables(self[1], (uintptr_t)(self + 2), self[0], frames, max, &id);
+		if (RIP_LIKELY(!r))
 			goto done;
 		/* before our constructor loaded libunwind (other libraries' constructors): frame pointers */
-		n = rip_pl_unw_backtrace ? rip_pl_unwind(self[1], frames, max)
+		n = rip_pl_unw_backtrace ? rip_pl_unwind(self[1], frames, max, r == -2)
 					 : rip_pl_bt_fp(self, frames, max, &h);
 		break;
 	case RIP_PL_UNW_TABLES:
@@ -750,7 +785,7 @@ __attribute__((noinline)) uint32_t rip_pl_backtrace_id(void)
 		n = rip_pl_bt_fp(self, frames, max, &h);
 		break;
 	case RIP_PL_UNW_LIBUNWIND:
-		n = rip_pl_unwind(self[1], frames, max);
+		n = rip_pl_unwind(self[1], frames, max, false);
 		break;
 	}
 	id = 0;

@@ -47,6 +47,7 @@ struct rip_pl_thread {
 	uint32_t stack_ok;  /* 1: stack_lo/hi hold this thread's stack; 2: could not tell */
 	uint32_t boot;	    /* inside dlsym: allocations come from the bootstrap buffer */
 	uint32_t vfork;	    /* 1: vfork was called (wait.c): are we its child? */
+	uint32_t unw_ready; /* 1: libunwind's TLS block is made, or being made (backtrace.c) */
 	uintptr_t stack_lo; /* lowest address of the thread's stack */
 	uintptr_t stack_hi; /* one past its highest address */
 };

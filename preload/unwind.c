@@ -17,11 +17,12 @@
  * x86-64, "tdep_trace") uses for a standard frame, read from the same
  * tables the same way: the FDE of address - 1 found through .eh_frame_hdr's
  * binary search table, its CIE's and its own CFA program run up to that
- * address.  Anything the walk is not sure to do exactly as libunwind would
- * (an expression, a signal frame, stack realignment, no unwind
- * information, a read outside the stack) makes it decline, and the caller
- * asks libunwind for the whole stack: the stacks are libunwind's either way
- * (tests/integ/unwind-same.sh compares them event by event).
+ * address, and signal frames as libunwind steps through them.  Anything
+ * the walk is not sure to do exactly as libunwind would (an expression,
+ * stack realignment, no unwind information, a read outside the stack)
+ * makes it decline, and the caller asks libunwind for the whole stack:
+ * the stacks are libunwind's either way (tests/integ/unwind-same.sh
+ * compares them event by event).
  *
  * A rule is computed from the object that holds the address, found with
  * _dl_find_object (glibc 2.35: no lock, async-signal-safe), which gives its
@@ -34,9 +35,11 @@
 #include <elf.h>
 #include <errno.h>
 #include <link.h>
+#include <stddef.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #include "common.h"
@@ -72,7 +75,8 @@ RIP_PL_EXPORT int dlclose(void *handle)
 /*
  * A rule in 64 bits, never 0: bits 0-1 the kind, bit 2 CFA from rsp (else
  * rbp), bit 3 rbp saved, bits 16-31 rbp's offset from the CFA (int16),
- * bits 32-63 the CFA's offset (int32).
+ * bits 32-63 the CFA's offset (int32).  Kind 0 is one rule only,
+ * RIP_PL_R_SIGRET: the return address is the signal trampoline.
  */
 #define RIP_PL_R_STD 1u
 #define RIP_PL_R_LAST 2u
@@ -80,6 +84,25 @@ RIP_PL_EXPORT int dlclose(void *handle)
 #define RIP_PL_R_KIND 3u
 #define RIP_PL_R_RSP 4u
 #define RIP_PL_R_RBP 8u
+#define RIP_PL_R_SIGRET RIP_PL_R_RSP
+
+/*
+ * A signal handler returns to the trampoline that makes the rt_sigreturn
+ * system call (glibc's __restore_rt): "mov $15, %rax; syscall", the bytes
+ * libunwind recognises a signal frame by.  The handler's CFA is then the
+ * ucontext_t the kernel saved, and the interrupted code's rip, rsp and rbp
+ * are in it (x86-64 Linux's layout, as libunwind reads it).
+ */
+static const uint8_t rip_pl_sigret_code[9] = {
+	0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05
+};
+#define RIP_PL_UC_RBP 0x78 /* offsetof(ucontext_t, uc_mcontext.gregs[REG_RBP]) */
+#define RIP_PL_UC_RSP 0xa0 /* ... [REG_RSP] */
+#define RIP_PL_UC_RIP 0xa8 /* ... [REG_RIP] */
+_Static_assert(offsetof(ucontext_t, uc_mcontext.gregs) + REG_RBP * 8 == RIP_PL_UC_RBP &&
+		       offsetof(ucontext_t, uc_mcontext.gregs) + REG_RSP * 8 == RIP_PL_UC_RSP &&
+		       offsetof(ucontext_t, uc_mcontext.gregs) + REG_RIP * 8 == RIP_PL_UC_RIP,
+	       "the ucontext_t layout the walk reads");
 
 static inline uint64_t rip_pl_rule(unsigned kind, bool rsp, bool rbp, int16_t rbp_off,
 				   int32_t cfa_off)
@@ -775,7 +798,13 @@ static uint64_t rip_pl_rule_compute(uintptr_t pc, uint64_t ekey)
 	int64_t rel;
 	int32_t e[2];
 
-	if (!rip_pl_obj_find(ip, &o, &hdr) || !rip_pl_obj_has(&o, hdr, 4))
+	if (!rip_pl_obj_find(ip, &o, &hdr))
+		return unsup;
+	/* the signal trampoline (its own unwind information is an expression) */
+	if (rip_pl_obj_has(&o, pc, sizeof(rip_pl_sigret_code)) &&
+	    !memcmp((const void *)pc, rip_pl_sigret_code, sizeof(rip_pl_sigret_code)))
+		return RIP_PL_R_SIGRET;
+	if (!rip_pl_obj_has(&o, hdr, 4))
 		return unsup;
 	/* .eh_frame_hdr: version, three encodings, eh_frame_ptr, fde_count, the table */
 	r.p = hdr;
@@ -993,24 +1022,45 @@ static inline __attribute__((always_inline)) void rip_pl_wlog_add(struct rip_pl_
 	(*ln)++;
 }
 
-/* The walk, with a log or (log NULL) without: each is a copy of its own. */
+/* The walk's end: its count of loads (past RIP_PL_WLOG: too many) and epoch into log. */
+static inline void rip_pl_wlog_end(struct rip_pl_wlog *log, uint32_t ln, uint32_t epoch)
+{
+	if (log) {
+		log->n = ln > RIP_PL_WLOG ? RIP_PL_WLOG + 1 : ln;
+		log->epoch = epoch;
+	}
+}
+
+/* Where a walk is: what goes on from one part of it to the next, across a signal frame. */
+struct rip_pl_wpos {
+	uintptr_t sp0;	/* the first part's sp: bounds and log offsets are from it */
+	uintptr_t sp;	/* at a signal frame: the CFA there (its ucontext_t) */
+	uint32_t n;	/* frames so far */
+	uint32_t ln;	/* loads logged so far (see rip_pl_wlog_add) */
+	uint32_t fpo;	/* where fp was loaded from, until a step uses it; UINT32_MAX: not loaded */
+	uint32_t epoch; /* the dlclose epoch of the rules */
+};
+
+#define RIP_PL_W_SIGFRAME (-3) /* the walk stopped at a signal frame (pos->sp) */
+
+/*
+ * A part of the walk, with a log or (log NULL) without: each is a copy of
+ * its own.  It stops at a signal frame, which rip_pl_dwarf_walk steps
+ * through, out of the loop: the loop's registers stay the common step's.
+ */
 static inline __attribute__((always_inline)) int rip_pl_walk(uintptr_t pc, uintptr_t sp,
 							     uintptr_t fp, uint64_t *out,
 							     uint32_t max,
-							     struct rip_pl_wlog *log)
+							     struct rip_pl_wlog *log,
+							     struct rip_pl_wpos *pos)
 {
 	struct rip_pl_thread *t = &rip_pl_self;
 	const struct rip_pl_rent *tab = rip_pl_rtab;
-	/* Acquire: pairs with the release in dlclose (the rules of a closed object are stale). */
-	uint32_t epoch = __atomic_load_n(&rip_pl_unw_epoch, __ATOMIC_ACQUIRE);
+	const uint32_t epoch = pos->epoch;
 	const uint64_t ekey = (uint64_t)(epoch + 1) << 48;
-	/* an address a is readable when a - lo <= span: [sp + 8, hi], above our frame */
-	const uintptr_t lo = sp + 8, span = t->stack_hi - lo, sp0 = sp;
-	/* loads logged; a stack taller than offsets can say logs none */
-	uint32_t ln = span >= UINT32_MAX ? RIP_PL_WLOG + 1 : 0;
-	/* where fp was loaded from, until a step uses it (logged then); UINT32_MAX: not loaded */
-	uint32_t fpo = UINT32_MAX;
-	uint32_t n = 0;
+	/* an address a is readable when a - lo <= span: [sp0 + 8, hi], above our frame */
+	const uintptr_t sp0 = pos->sp0, lo = sp0 + 8, span = t->stack_hi - lo;
+	uint32_t ln = pos->ln, fpo = pos->fpo, n = pos->n;
 
 	/* Past RIP_PL_EPOCH_MAX dlcloses, libunwind does every stack. */
 	if (!tab || t->stack_ok != 1 || sp < t->stack_lo || sp + 16 > t->stack_hi ||
@@ -1023,7 +1073,13 @@ static inline __attribute__((always_inline)) int rip_pl_walk(uintptr_t pc, uintp
 		if (RIP_UNLIKELY((rule & RIP_PL_R_KIND) != RIP_PL_R_STD)) {
 			if ((rule & RIP_PL_R_KIND) == RIP_PL_R_LAST)
 				break;
-			return -1;
+			if (rule != RIP_PL_R_SIGRET)
+				return -1;
+			pos->sp = sp;
+			pos->n = n;
+			pos->ln = ln;
+			pos->fpo = fpo;
+			return RIP_PL_W_SIGFRAME;
 		}
 		if (rule & RIP_PL_R_RSP) {
 			cfa = sp;
@@ -1064,17 +1120,69 @@ static inline __attribute__((always_inline)) int rip_pl_walk(uintptr_t pc, uintp
 		}
 		out[n++] = pc;
 	}
-	if (log) {
-		log->n = ln > RIP_PL_WLOG ? RIP_PL_WLOG + 1 : ln;
-		log->epoch = epoch;
-	}
+	rip_pl_wlog_end(log, ln, epoch);
 	return (int)n;
 }
 
 int rip_pl_dwarf_walk(uintptr_t pc, uintptr_t sp, uintptr_t fp, uint64_t *out, uint32_t max,
 		      struct rip_pl_wlog *log)
 {
-	return log ? rip_pl_walk(pc, sp, fp, out, max, log) : rip_pl_walk(pc, sp, fp, out, max, NULL);
+	/* Acquire: pairs with the release in dlclose (the rules of a closed object are stale). */
+	struct rip_pl_wpos pos = { .sp0 = sp,
+				   .fpo = UINT32_MAX,
+				   .epoch = __atomic_load_n(&rip_pl_unw_epoch, __ATOMIC_ACQUIRE) };
+	const uintptr_t lo = sp + 8, span = rip_pl_self.stack_hi - lo;
+	bool sig = false;
+	int m;
+
+	/* loads logged; a stack taller than offsets can say logs none */
+	pos.ln = span >= UINT32_MAX ? RIP_PL_WLOG + 1 : 0;
+	for (;;) {
+		uintptr_t uc;
+
+		m = log ? rip_pl_walk(pc, sp, fp, out, max, log, &pos)
+			: rip_pl_walk(pc, sp, fp, out, max, NULL, &pos);
+		if (RIP_LIKELY(m != RIP_PL_W_SIGFRAME))
+			break;
+		/*
+		 * A signal frame: the ucontext_t at its CFA holds the
+		 * interrupted code's registers.  Its rip is a frame as it is
+		 * (not a return address: the next rule is that of the state
+		 * at rip, which is the rule of rip + 1 as a return address),
+		 * as libunwind does.
+		 */
+		sig = true;
+		uc = pos.sp;
+		if (uc + RIP_PL_UC_RIP + 8 - lo > span)
+			return -2;
+		fp = *(const uintptr_t *)(uc + RIP_PL_UC_RBP);
+		if (log)
+			pos.fpo = (uint32_t)(uc + RIP_PL_UC_RBP - pos.sp0);
+		pc = *(const uintptr_t *)(uc + RIP_PL_UC_RIP);
+		rip_pl_wlog_add(log, &pos.ln, (uint32_t)(uc + RIP_PL_UC_RIP - pos.sp0), pc);
+		sp = *(const uintptr_t *)(uc + RIP_PL_UC_RSP);
+		rip_pl_wlog_add(log, &pos.ln, (uint32_t)(uc + RIP_PL_UC_RSP - pos.sp0), sp);
+		if (pc >= (1ull << 48) - 1)
+			return -2; /* past 48 bits (pc + 1 too): no key for it */
+		/* below 0x4000 libunwind stops, without the frame */
+		if (pc >= 0x4000)
+			out[pos.n++] = pc++;
+		if (pc < 0x4000 || pos.n == max) {
+			rip_pl_wlog_end(log, pos.ln, pos.epoch);
+			m = (int)pos.n;
+			break;
+		}
+	}
+	return m == -1 && sig ? -2 : m;
+}
+
+bool rip_pl_sigret_at(uintptr_t a)
+{
+	struct rip_pl_obj o;
+	uintptr_t hdr;
+
+	return rip_pl_obj_find(a, &o, &hdr) && rip_pl_obj_has(&o, a, sizeof(rip_pl_sigret_code)) &&
+	       !memcmp((const void *)a, rip_pl_sigret_code, sizeof(rip_pl_sigret_code));
 }
 
 uint32_t rip_pl_unwind_epoch(void)
@@ -1110,6 +1218,11 @@ int rip_pl_dwarf_walk(uintptr_t pc, uintptr_t sp, uintptr_t fp, uint64_t *out, u
 		      struct rip_pl_wlog *log)
 {
 	return -1; /* libunwind, or frame pointers, do it */
+}
+
+bool rip_pl_sigret_at(uintptr_t a)
+{
+	return false;
 }
 
 int rip_pl_unwind_init(void)

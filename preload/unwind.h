@@ -5,6 +5,7 @@
 #ifndef RIP_PRELOAD_UNWIND_H
 #define RIP_PRELOAD_UNWIND_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 /* Loads a walk may log (see struct rip_pl_wlog): 32 frames with rbp saved in each, and more. */
@@ -32,13 +33,21 @@ struct rip_pl_wlog {
  * address pc whose caller's stack pointer (its CFA) is sp, rbp being fp
  * there: at most max into out.  The number of frames, or -1 when the walk
  * is not sure to give exactly what libunwind's unw_backtrace would (the
- * caller asks libunwind then).  The loads it depends on go to log (NULL:
- * not logged).
+ * caller asks libunwind then), -2 when it declined after stepping through
+ * a signal frame (the call is in a signal handler).  The loads it depends
+ * on go to log (NULL: not logged).
  * Never allocates, locks, faults or makes a system call.  Always -1 but on
  * x86-64.
  */
 int rip_pl_dwarf_walk(uintptr_t pc, uintptr_t sp, uintptr_t fp, uint64_t *out, uint32_t max,
 		      struct rip_pl_wlog *log);
+
+/*
+ * Is a the signal return trampoline a handler returns to?  Reads code only
+ * inside a readable segment of the object that holds a; no lock.  Always
+ * false but on x86-64.
+ */
+bool rip_pl_sigret_at(uintptr_t a);
 
 /* The dlclose epoch now (rip_pl_wlog's): a walk's log holds the one it used. */
 uint32_t rip_pl_unwind_epoch(void);
