@@ -57,6 +57,13 @@ need_bin() {
 	done
 }
 
+# need_libunwind: skip unless libunwind.so.8 (which the preload library opens) is installed.
+need_libunwind() {
+	[ -e /usr/lib/x86_64-linux-gnu/libunwind.so.8 ] || [ -e /usr/lib/libunwind.so.8 ] ||
+		ldconfig -p 2>/dev/null | grep -q 'libunwind\.so\.8 ' ||
+		skip "libunwind.so.8 is not installed"
+}
+
 # wait_until SECONDS CMD...: run CMD every 50 ms until it succeeds; return 1
 # if it still fails after SECONDS of wall time.  Wait for something the
 # program under test makes true, never for a fixed time: the deadline only

@@ -24,8 +24,7 @@ CC=${CC:-cc}
 need_bin "$RIP"
 [ -f "$lib" ] || die "$lib is missing: run make"
 [ "$(uname -m)" = x86_64 ] || skip "the unwind-table walk is x86-64 only"
-[ -e /usr/lib/x86_64-linux-gnu/libunwind.so.8 ] || [ -e /usr/lib/libunwind.so.8 ] ||
-	ldconfig -p 2>/dev/null | grep -q 'libunwind\.so\.8 ' || skip "libunwind.so.8 is not installed"
+need_libunwind
 command -v "$CC" >/dev/null 2>&1 || skip "no C compiler ($CC)"
 setarch "$(uname -m)" -R true 2>/dev/null ||
 	skip "setarch -R (no address space randomisation) is not permitted here"
@@ -221,25 +220,7 @@ stacks() {
 		die "rip dump ($1) failed: $(head -n 3 "$TEST_TMP/$1.err")"
 	grep -q ' 0 discarded/overwritten, 0 packets lost' "$TEST_TMP/$1$2.dump" ||
 		fail "RIP_UNWIND=$1: events lost: $(tail -n 1 "$TEST_TMP/$1$2.dump")"
-	awk '
-	$3 == "rip:bt" {
-		id = ""; fr = ""
-		for (i = 4; i <= NF; i++) {
-			if ($i ~ /^id=/) id = substr($i, 4)
-			if ($i ~ /^frames=/) fr = substr($i, 8)
-		}
-		bt[id] = fr
-		next
-	}
-	$3 ~ /^mem:(alloc|free|realloc)$/ {
-		if (!($2 in th)) th[$2] = ++nth
-		size = "-"; b = ""
-		for (i = 4; i <= NF; i++) {
-			if ($i ~ /^size=/) size = substr($i, 6)
-			if ($i ~ /^bt=/) b = substr($i, 4)
-		}
-		print th[$2], $3, size, (b == "0" ? "none" : bt[b])
-	}' "$TEST_TMP/$1$2.dump" | sort -s -k1,1n >"$TEST_TMP/$1$2.stacks"
+	awk -f tests/data/mem-stacks.awk "$TEST_TMP/$1$2.dump" | sort -s -k1,1n >"$TEST_TMP/$1$2.stacks"
 }
 
 stacks libunwind

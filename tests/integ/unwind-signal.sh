@@ -23,8 +23,7 @@ need_bin "$RIP"
 [ -f "$lib" ] || die "$lib is missing: run make"
 [ "$(uname -m)" = x86_64 ] || skip "the test's code page is x86-64"
 command -v "$CC" >/dev/null 2>&1 || skip "no C compiler ($CC)"
-ldconfig -p 2>/dev/null | grep -q 'libunwind\.so\.8 ' || [ -e /usr/lib/x86_64-linux-gnu/libunwind.so.8 ] ||
-	skip "libunwind.so.8 is not installed"
+need_libunwind
 
 cat >"$TEST_TMP/prog.c" <<'EOF'
 #define _GNU_SOURCE
@@ -125,29 +124,16 @@ $CC -O1 -g -fno-omit-frame-pointer -pthread -o "$TEST_TMP/prog" "$TEST_TMP/prog.
 run() {
 	ring=$TEST_TMP/$1.ring
 	env RIP_UNWIND="$1" LD_PRELOAD="$lib" RIP_RING="$ring" RIP_MODE=block "$TEST_TMP/prog" \
-		>"$TEST_TMP/$1.out" 2>&1 || fail "RIP_UNWIND=$1: the program failed: $(head -n 3 "$TEST_TMP/$1.out")"
+		>"$TEST_TMP/$1.out" 2>&1 ||
+		fail "RIP_UNWIND=$1: the program failed: $(head -n 3 "$TEST_TMP/$1.out")"
 	"$RIP" dump "$ring" >"$TEST_TMP/$1.dump" 2>"$TEST_TMP/$1.err" ||
 		die "rip dump ($1) failed: $(head -n 3 "$TEST_TMP/$1.err")"
 }
 
 # stacks MODE SIZE: the frames of each allocation of SIZE, in order ("none": no stack)
 stacks() {
-	awk -v size="$2" '
-	$3 == "rip:bt" {
-		id = ""; fr = ""
-		for (i = 4; i <= NF; i++) {
-			if ($i ~ /^id=/) id = substr($i, 4)
-			if ($i ~ /^frames=/) fr = substr($i, 8)
-		}
-		bt[id] = fr
-		next
-	}
-	$3 == "mem:alloc" && (" " $0 " ") ~ (" size=" size " ") {
-		b = ""
-		for (i = 4; i <= NF; i++)
-			if ($i ~ /^bt=/) b = substr($i, 4)
-		print (b == "0" || b == "" ? "none" : bt[b])
-	}' "$TEST_TMP/$1.dump"
+	awk -f tests/data/mem-stacks.awk "$TEST_TMP/$1.dump" |
+		awk -v size="$2" '$2 == "mem:alloc" && $3 == size { print $4 }'
 }
 
 run auto
@@ -158,12 +144,15 @@ stacks auto 4343 >"$TEST_TMP/c.stacks"
 [ "$(wc -l <"$TEST_TMP/h.stacks")" = 2 ] ||
 	die "want 2 allocations of 4242 (from the handler), got $(wc -l <"$TEST_TMP/h.stacks")"
 [ "$(sed -n 1p "$TEST_TMP/h.stacks")" = none ] ||
-	fail "(1) the handler's allocation has a stack before the thread ever called libunwind: $(sed -n 1p "$TEST_TMP/h.stacks")"
+	fail "(1) the handler's allocation has a stack before the thread called libunwind:" \
+		"$(sed -n 1p "$TEST_TMP/h.stacks")"
 ret=$(printf '%x' $((0x$page + 32)))
-grep -q "0x$ret[],]" "$TEST_TMP/c.stacks" ||
-	fail "(2) the call from the page has no stack through it (libunwind's): $(cat "$TEST_TMP/c.stacks")"
-sed -n 2p "$TEST_TMP/h.stacks" | grep -q "0x$page[],]" ||
-	fail "(3) the handler's second allocation has no stack with the interrupted page in it: $(sed -n 2p "$TEST_TMP/h.stacks")"
+grep -q "0x${ret}[],]" "$TEST_TMP/c.stacks" ||
+	fail "(2) the call from the page has no stack through it (libunwind's):" \
+		"$(cat "$TEST_TMP/c.stacks")"
+sed -n 2p "$TEST_TMP/h.stacks" | grep -q "0x${page}[],]" ||
+	fail "(3) the handler's second allocation has no stack with the interrupted page in it:" \
+		"$(sed -n 2p "$TEST_TMP/h.stacks")"
 
 run libunwind
 stacks libunwind 4242 >"$TEST_TMP/hl.stacks"
