@@ -238,7 +238,9 @@ bool rip_pl_from_unwinder(const void *ret)
 /*
  * Is there a signal frame between sp and the top of the thread's stack (a
  * word that is the address of the signal trampoline)?  False when the
- * stack's bounds are not known.
+ * stack's bounds are not known.  sp is the hook's caller's: our own frames
+ * below it hold stale words (the frames of an earlier walk), which could
+ * name the trampoline long after its handler returned.
  */
 static bool rip_pl_sig_on_stack(uintptr_t sp)
 {
@@ -265,10 +267,11 @@ static bool rip_pl_sig_on_stack(uintptr_t sp)
  * seen: the block handed out while the interrupted free still wrote to
  * it).  So a thread's first call is never made from a signal handler: sig
  * (the walk of the tables crossed a signal frame), or a signal frame found
- * on the stack; the hook then has no stack (id 0), and the thread's first
- * call outside a handler makes the block.
+ * on the stack above sp (the hook's caller's); the hook then has no stack
+ * (id 0), and the thread's first call outside a handler makes the block.
  */
-static uint32_t rip_pl_unwind(uintptr_t hook_ret, uint64_t *out, uint32_t max, bool sig)
+static uint32_t rip_pl_unwind(uintptr_t hook_ret, uintptr_t sp, uint64_t *out, uint32_t max,
+			      bool sig)
 {
 	struct rip_pl_thread *t = &rip_pl_self;
 	void *buf[RIP_BT_MAX_DEPTH + 8];
@@ -278,7 +281,7 @@ static uint32_t rip_pl_unwind(uintptr_t hook_ret, uint64_t *out, uint32_t max, b
 	if (!rip_pl_unw_backtrace)
 		return 0;
 	if (RIP_UNLIKELY(!t->unw_ready)) {
-		if (sig || rip_pl_sig_on_stack((uintptr_t)__builtin_frame_address(0)))
+		if (sig || rip_pl_sig_on_stack(sp))
 			return 0;
 		t->unw_ready = 1;
 	}
@@ -743,7 +746,7 @@ static uint32_t rip_pl_bt_fp(const uintptr_t *self, uint64_t *frames, uint32_t m
 			return n;
 	}
 	*hp = 0;
-	m = rip_pl_unwind(self[1], frames, max, false);
+	m = rip_pl_unwind(self[1], (uintptr_t)(self + 2), frames, max, false);
 	/* libunwind's frames come from the unwind tables: no further check */
 	if (m >= n)
 		return m;
@@ -774,8 +777,10 @@ __attribute__((noinline)) uint32_t rip_pl_backtrace_id(void)
 		if (RIP_LIKELY(!r))
 			goto done;
 		/* before our constructor loaded libunwind (other libraries' constructors): frame pointers */
-		n = rip_pl_unw_backtrace ? rip_pl_unwind(self[1], frames, max, r == -2)
-					 : rip_pl_bt_fp(self, frames, max, &h);
+		if (rip_pl_unw_backtrace)
+			n = rip_pl_unwind(self[1], (uintptr_t)(self + 2), frames, max, r == -2);
+		else
+			n = rip_pl_bt_fp(self, frames, max, &h);
 		break;
 	case RIP_PL_UNW_TABLES:
 		if (rip_pl_bt_tables(self[1], (uintptr_t)(self + 2), self[0], frames, max, &id))
@@ -785,7 +790,7 @@ __attribute__((noinline)) uint32_t rip_pl_backtrace_id(void)
 		n = rip_pl_bt_fp(self, frames, max, &h);
 		break;
 	case RIP_PL_UNW_LIBUNWIND:
-		n = rip_pl_unwind(self[1], frames, max, false);
+		n = rip_pl_unwind(self[1], (uintptr_t)(self + 2), frames, max, false);
 		break;
 	}
 	id = 0;
