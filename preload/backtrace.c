@@ -862,6 +862,7 @@ int rip_pl_bt_init_early(void)
 int rip_pl_bt_init_late(void)
 {
 	rip_pl_unwind_load();
+	rip_pl_rc_init();
 	return rip_pl_xmap_build();
 }
 

@@ -784,8 +784,8 @@ static uint64_t rip_pl_rows_rule(uint64_t key, const struct rip_pl_rd *r,
 	return rip_pl_rows_find(rows.v, rows.n, ip);
 }
 
-/* The rule for return address pc (its state at pc - 1, as libunwind's). */
-static uint64_t rip_pl_rule_compute(uintptr_t pc, uint64_t ekey)
+/* The rule for return address pc (its state at pc - 1, as libunwind's), from the tables. */
+static uint64_t rip_pl_rule_tables(uintptr_t pc, uint64_t ekey)
 {
 	const uint64_t unsup = RIP_PL_R_UNSUP;
 	uintptr_t ip = pc - 1, hdr, tab, fde, cie;
@@ -894,6 +894,19 @@ static uint64_t rip_pl_rule_compute(uintptr_t pc, uint64_t ekey)
 	if (!rip_pl_cfa_run(&r, &ci, &s, &init, start, ip, NULL))
 		return unsup;
 	return rip_pl_rule_of(&s);
+}
+
+/* The rule for return address pc: kept by an earlier process (rulecache.c), or computed. */
+static uint64_t rip_pl_rule_compute(uintptr_t pc, uint64_t ekey)
+{
+	void *slot;
+	uint64_t rule = rip_pl_rc_get(pc, &slot);
+
+	if (rule)
+		return rule;
+	rule = rip_pl_rule_tables(pc, ekey);
+	rip_pl_rc_put(slot, pc, rule);
+	return rule;
 }
 
 /* ---- the table of rules ---- */

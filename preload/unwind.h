@@ -55,4 +55,16 @@ uint32_t rip_pl_unwind_epoch(void);
 /* From rip_pl_bt_init: the table of rules.  0 or -errno. */
 int rip_pl_unwind_init(void);
 
+/*
+ * The rule cache shared through RIP_RULE_CACHE (rulecache.c).
+ * rip_pl_rc_get - the kept rule of return address pc, or 0; *slot is what
+ * rip_pl_rc_put then wants (NULL: nothing to keep it in).
+ * rip_pl_rc_put - keep the rule computed for pc, for this process's file.
+ * rip_pl_rc_init - from the constructor: read RIP_RULE_CACHE, map the arena.
+ * No lock, no allocation; system calls on an object's first rule only.
+ */
+uint64_t rip_pl_rc_get(uintptr_t pc, void **slot);
+void rip_pl_rc_put(void *slot, uintptr_t pc, uint64_t rule);
+int rip_pl_rc_init(void);
+
 #endif /* RIP_PRELOAD_UNWIND_H */

@@ -141,6 +141,12 @@ RIP_COMMAND(cmd_run_def);
 #define RUN_IDLE_MAX_NS 2000000L /* doubling up to this while there is nothing */
 #define RUN_ALIVE_NS 100000000L /* a child that says nothing: /proc is read this often */
 #define RUN_ATTACH_NS 20000L	 /* poll for the ring file's magic while it is being created */
+/*
+ * The directory of unwind rules the family shares (preload/rulecache.c),
+ * inside the ring directory: files there are not ring files, and a
+ * subdirectory's are not seen by our watch of the ring directory.
+ */
+#define RUN_RULES_DIR "rules"
 
 #define RUN_RES_MEM 0x1u
 #define RUN_RES_FD 0x2u
@@ -736,6 +742,10 @@ static void run_exec(struct run_opts *o, const char *ringdir, const char *lib, i
 			setenv("RIP_PAGEMAP", "0", 1);
 		if (o->no_waits)
 			setenv("RIP_WAITS", "0", 1);
+		/* unwind rules computed once for the family (run_rules_dir made it) */
+		snprintf(ring, sizeof(ring), "%s/" RUN_RULES_DIR, ringdir);
+		if (!access(ring, W_OK))
+			setenv("RIP_RULE_CACHE", ring, 1);
 	} else if (o->waits) {
 		/*
 		 * Slots and waits only: the resource hooks forward and leave the
@@ -807,11 +817,40 @@ static bool run_signal_name(const char *s)
 	return end != s && !*end && v > 0 && v < NSIG && v != SIGKILL && v != SIGSTOP;
 }
 
+/* Make it (a failure only costs speed: every process computes its rules). */
+static void run_rules_dir(const char *ringdir)
+{
+	char path[PATH_MAX];
+
+	if (snprintf(path, sizeof(path), "%s/" RUN_RULES_DIR, ringdir) < (int)sizeof(path))
+		mkdir(path, 0700);
+}
+
+/* Remove the rules directory and what it holds. */
+static void run_rules_cleanup(const char *ringdir)
+{
+	char path[PATH_MAX];
+	DIR *d;
+	struct dirent *e;
+
+	if (snprintf(path, sizeof(path), "%s/" RUN_RULES_DIR, ringdir) >= (int)sizeof(path))
+		return;
+	d = opendir(path);
+	if (!d)
+		return;
+	while ((e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+			unlinkat(dirfd(d), e->d_name, 0);
+	closedir(d);
+	rmdir(path);
+}
+
 /* Remove our ring file and directory; say where anything else was left. */
 static void run_cleanup_ringdir(const char *dir, const char *recorded, bool keep)
 {
 	if (recorded && *recorded && !keep)
 		unlink(recorded);
+	run_rules_cleanup(dir);
 	if (rmdir(dir) && errno != ENOENT)
 		tool_err("note: ring files of other processes (PROG's children?) were left in %s",
 			 dir);
@@ -1693,6 +1732,8 @@ static int cmd_run(int argc, char **argv)
 		tool_err("cannot create a directory for the ring file: %s", strerror(-ret));
 		goto out_free;
 	}
+	if (run_resources(&s->o))
+		run_rules_dir(s->ringdir); /* before the watch: not a ring file to look at */
 	s->inotify = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
 	if (s->inotify >= 0)
 		inotify_add_watch(s->inotify, s->ringdir, IN_CREATE | IN_MOVED_TO);
