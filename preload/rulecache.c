@@ -111,15 +111,12 @@ static void *rip_pl_rc_alloc(uint64_t len)
 /* The GNU build ID of the object whose ELF header is at base (its first page). */
 static uint32_t rip_pl_rc_build_id(uintptr_t base, uintptr_t bias, uintptr_t end, uint8_t *out)
 {
-	const ElfW(Ehdr) *eh = (const ElfW(Ehdr) *)base;
-	const ElfW(Phdr) *ph;
+	unsigned nph;
+	const ElfW(Phdr) *ph = rip_pl_elf_phdrs(base, &nph);
 
-	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
-	    eh->e_phentsize != sizeof(ElfW(Phdr)) || eh->e_phoff < sizeof(*eh) ||
-	    eh->e_phoff > 4096 || eh->e_phnum > (4096 - eh->e_phoff) / sizeof(ElfW(Phdr)))
+	if (!ph)
 		return 0;
-	ph = (const ElfW(Phdr) *)(base + eh->e_phoff);
-	for (unsigned i = 0; i < eh->e_phnum; i++) {
+	for (unsigned i = 0; i < nph; i++) {
 		uintptr_t p = bias + ph[i].p_vaddr, e = p + ph[i].p_filesz;
 
 		if (ph[i].p_type != PT_NOTE || p < base || e > end || e < p)

@@ -68,6 +68,25 @@ RIP_PL_EXPORT int dlclose(void *handle)
 	return ret;
 }
 
+/* ---- the program headers of a loaded object (here and rulecache.c) ---- */
+
+const ElfW(Phdr) * rip_pl_elf_phdrs(uintptr_t base, unsigned *n)
+{
+	/*
+	 * The first page of an object's mapping is its first segment, which
+	 * holds the ELF header and the program headers in every object a
+	 * linker makes (checked: magic, class, sizes within the page).
+	 */
+	const ElfW(Ehdr) *eh = (const ElfW(Ehdr) *)base;
+
+	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh->e_phentsize != sizeof(ElfW(Phdr)) || eh->e_phoff < sizeof(*eh) ||
+	    eh->e_phoff > 4096 || eh->e_phnum > (4096 - eh->e_phoff) / sizeof(ElfW(Phdr)))
+		return NULL;
+	*n = eh->e_phnum;
+	return (const ElfW(Phdr) *)(base + eh->e_phoff);
+}
+
 #if defined(__x86_64__)
 
 /* ---- rules ---- */
@@ -558,28 +577,20 @@ fail:
 static bool rip_pl_obj_find(uintptr_t pc, struct rip_pl_obj *o, uintptr_t *hdr)
 {
 	struct dl_find_object fo;
-	const ElfW(Ehdr) * eh;
 	const ElfW(Phdr) * ph;
 	uintptr_t base, bias, end;
+	unsigned nph;
 
 	if (_dl_find_object((void *)pc, &fo) != 0 || !fo.dlfo_eh_frame || !fo.dlfo_link_map)
 		return false;
 	base = (uintptr_t)fo.dlfo_map_start;
 	end = (uintptr_t)fo.dlfo_map_end;
 	bias = fo.dlfo_link_map->l_addr;
-	/*
-	 * The ELF header and the program headers: the first page of the
-	 * object's mapping is its first segment, which holds them in every
-	 * object a linker makes (checked: magic, class, sizes within the page).
-	 */
-	eh = (const ElfW(Ehdr) *)base;
-	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
-	    eh->e_phentsize != sizeof(ElfW(Phdr)) || eh->e_phoff < sizeof(*eh) ||
-	    eh->e_phoff > 4096 || eh->e_phnum > (4096 - eh->e_phoff) / sizeof(ElfW(Phdr)))
+	ph = rip_pl_elf_phdrs(base, &nph);
+	if (!ph)
 		return false;
-	ph = (const ElfW(Phdr) *)(base + eh->e_phoff);
 	o->n = 0;
-	for (unsigned i = 0; i < eh->e_phnum && o->n < RIP_PL_SEGS; i++) {
+	for (unsigned i = 0; i < nph && o->n < RIP_PL_SEGS; i++) {
 		uintptr_t lo = bias + ph[i].p_vaddr, hi = lo + ph[i].p_filesz;
 
 		if (ph[i].p_type != PT_LOAD || !(ph[i].p_flags & PF_R) || hi <= lo || lo < base ||

@@ -5,6 +5,7 @@
 #ifndef RIP_PRELOAD_UNWIND_H
 #define RIP_PRELOAD_UNWIND_H
 
+#include <link.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -64,6 +65,8 @@ int rip_pl_unwind_init(void);
  * No lock, no allocation; system calls on an object's first rule only.
  */
 uint64_t rip_pl_rc_get(uintptr_t pc, void **slot);
+/* The program headers (*n of them) of the object mapped at base, or NULL if it has none we trust. */
+const ElfW(Phdr) * rip_pl_elf_phdrs(uintptr_t base, unsigned *n);
 void rip_pl_rc_put(void *slot, uintptr_t pc, uint64_t rule);
 int rip_pl_rc_init(void);
 
