@@ -664,7 +664,7 @@ static void run_exec(struct run_opts *o, const char *ringdir, const char *lib, i
 {
 	static const char *const cats[] = { "1", "2", "3" }; /* RIP_CAT_MEM, _FD, _SHM */
 	char disable[16] = "";
-	char ring[PATH_MAX + 2], pre[2 * PATH_MAX + 2];
+	char ring[PATH_MAX + 2], pre[2 * PATH_MAX + 2], rules[PATH_MAX];
 	const char *old = getenv("LD_PRELOAD");
 	char c;
 	int e;
@@ -743,9 +743,9 @@ static void run_exec(struct run_opts *o, const char *ringdir, const char *lib, i
 		if (o->no_waits)
 			setenv("RIP_WAITS", "0", 1);
 		/* unwind rules computed once for the family (run_rules_dir made it) */
-		snprintf(ring, sizeof(ring), "%s/" RUN_RULES_DIR, ringdir);
-		if (!access(ring, W_OK))
-			setenv("RIP_RULE_CACHE", ring, 1);
+		if (snprintf(rules, sizeof(rules), "%s/" RUN_RULES_DIR, ringdir) < (int)sizeof(rules) &&
+		    !access(rules, W_OK))
+			setenv("RIP_RULE_CACHE", rules, 1);
 	} else if (o->waits) {
 		/*
 		 * Slots and waits only: the resource hooks forward and leave the
