@@ -274,75 +274,6 @@ int live_keys_in(const struct hmap *t, size_t esz, uint64_t lo, uint64_t hi, uin
 typedef int live_fn(void *arg, const struct evs_event *e, const struct role_res *d);
 
 /*
- * The pass on two threads (live.c): a reader thread reads, merges and
- * decodes the events (evs_next_fast, role_decode) into batches of records,
- * while the pass's thread hands them to the pass.  Reading is most of a
- * pass's work, so the two run side by side (doc/design.md says what it
- * gives); the records are in the same order, with the same counts, so the
- * results are the same.  The batches are few and reused: memory does not
- * grow with the trace.  Only when there are two CPUs to run on and the
- * trace is big enough for a thread to pay (LIVE_PIPE_MIN bytes); else the
- * same batches are filled in turn on the pass's thread.
- */
-#define LIVE_PIPE_RECS 2048	/* records in a batch */
-#define LIVE_PIPE_NAMES 16384	/* bytes of the names of a batch's records (>= RIP_STRING_MAX) */
-#define LIVE_PIPE_MIN (1u << 20) /* bytes of packets below which a pass stays on one thread */
-
-/* A resource event as the pass sees it: what live_fn reads of it.  One cache line. */
-struct live_rec {
-	struct role_res d; /* d.name: in the batch's names */
-	int64_t ns;
-	int32_t tid;
-	uint32_t seq; /* its number among the events of the trace (tr->events then), from seq0 */
-} __attribute__((aligned(64)));
-_Static_assert(sizeof(struct live_rec) == 64, "a record of the pass is one cache line");
-
-struct live_batch {
-	struct live_rec r[LIVE_PIPE_RECS];
-	uint32_t n;
-	bool any_event;
-	int64_t first_ns;
-	uint64_t seq0; /* events of the trace before the batch's (records' seq count from it) */
-	size_t names_used;
-	char names[LIVE_PIPE_NAMES];
-};
-
-struct live_pipe;
-
-/*
- * Start reading s (l's types bound, s lazy) into *out: on a thread of its
- * own when it pays, else in turn by live_pipe_next.  0 or -ENOMEM.
- */
-int live_pipe_start(struct live_pipe **out, struct live *l, struct evs *s,
-		    const struct live_trace *tr);
-/* The next batch of records, NULL when there are no more (then live_pipe_end). */
-struct live_batch *live_pipe_next(struct live_pipe *p);
-/* The batch live_pipe_next gave is done with: the reader may fill it again. */
-void live_pipe_done(struct live_pipe *p);
-/*
- * Stop the reader (stop: before the end, the pass failed), wait for it and
- * free p.  What it counted goes to tr.  0, or what evs_next said (-errno,
- * with its message in err) or -ENOMEM.
- */
-int live_pipe_end(struct live_pipe *p, bool stop, struct live_trace *tr, char *err,
-		  size_t errlen);
-
-/*
- * Bring the slot of record r's block in LIVE_MEM towards the cache, a few
- * records ahead of the one handled (as live_prefetch_next does).
- */
-static inline __attribute__((always_inline)) void live_prefetch_rec(const struct live *l,
-								     const struct live_rec *r)
-{
-	const struct hmap *t = &l->t[LIVE_MEM];
-	uint64_t key = r->d.role == ROLE_MEM_REALLOC && r->d.old ? r->d.old : r->d.key;
-
-	if (t->cap >= LIVE_PREFETCH_CAP && r->d.role >= ROLE_MEM_ALLOC &&
-	    r->d.role <= ROLE_MEM_UNMAP)
-		__builtin_prefetch(hmap_slot(t, sizeof(struct live_ent), hmap_hash(key, t->cap)), 1);
-}
-
-/*
  * The event after this one (when the source knows it yet) makes or releases
  * a heap block: bring its slot in LIVE_MEM towards the cache while this one
  * is handled.  With thousands of live blocks the table outgrows the caches,
@@ -399,8 +330,7 @@ static inline int live_begin(struct live *l, struct evs *s, struct live_trace *t
 }
 
 /*
- * One event of a pass, as read (both loops: live_run's, and the reader's of
- * live_run_piped): counted in tr, a rip:bt definition kept in l->bts, a
+ * One event of a pass, as read: counted in tr, a rip:bt definition kept in l->bts, a
  * resource event decoded into *d.  Its role, and 0 or -ENOMEM in *fail.
  */
 static inline __attribute__((always_inline)) int live_take(struct live *l,
@@ -459,56 +389,6 @@ static inline __attribute__((always_inline)) int live_run(struct live *l, struct
 	}
 	tr->bt_bad = l->bts.bad;
 	return ret;
-}
-
-/*
- * live_run for a pass that does much per event (report): the events are
- * read on a second thread when it pays (live_pipe_start), fn sees only ns
- * and tid in e.  A light pass (leaks) gains nothing from it, since the
- * reader then sets the pace alone, and loses the hand-over: it calls
- * live_run.
- */
-static inline __attribute__((always_inline)) int live_run_piped(struct live *l, struct evs *s,
-								 struct live_trace *tr,
-								 live_fn *fn, void *arg, char *err,
-								 size_t errlen)
-{
-	struct evs_event e = { 0 };
-	struct live_pipe *p;
-	struct live_batch *b;
-	int ret;
-
-	ret = live_begin(l, s, tr, err, errlen);
-	if (ret)
-		return ret;
-	if (live_pipe_start(&p, l, s, tr)) {
-		snprintf(err, errlen, "out of memory");
-		return -ENOMEM;
-	}
-	while ((b = live_pipe_next(p))) {
-		tr->first_ns = b->first_ns;
-		tr->any_event = b->any_event;
-		for (uint32_t i = 0; i < b->n; i++) {
-			const struct live_rec *r = &b->r[i];
-
-			/* the records were just written on the other CPU: ask for them early */
-			if (i + 16 < b->n)
-				__builtin_prefetch(r + 16);
-			if (i + 8 < b->n)
-				live_prefetch_rec(l, r + 8);
-			e.ns = r->ns;
-			e.tid = r->tid;
-			tr->events = b->seq0 + r->seq;
-			ret = fn(arg, &e, &r->d);
-			if (ret) {
-				live_pipe_end(p, true, tr, err, errlen);
-				snprintf(err, errlen, "out of memory");
-				return ret;
-			}
-		}
-		live_pipe_done(p);
-	}
-	return live_pipe_end(p, false, tr, err, errlen);
 }
 
 #endif /* RIP_ANALYSIS_LIVE_H */

@@ -718,7 +718,7 @@ static void rp_finish(struct rp *rp)
 
 int rp_run(struct rp *rp, struct evs *s, char *err, size_t errlen)
 {
-	int ret = live_run_piped(&rp->p->l, s, &rp->tr, rp_event, rp, err, errlen);
+	int ret = live_run(&rp->p->l, s, &rp->tr, rp_event, rp, err, errlen);
 
 	if (!ret)
 		rp_finish(rp);

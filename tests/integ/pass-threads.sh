@@ -1,20 +1,20 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
 #
-# Description: rip report reads a big trace on two threads (analysis/live.c:
-# one reads and decodes, the pass runs beside it) and on one (taskset to one
-# CPU): the outputs are byte for byte the same, text and JSON, with
-# descriptors (names carried across) and heap blocks from several threads;
-# rip leaks (always on one) agrees with itself and finds a known count of
-# descriptors left open.  A trace damaged in the middle of a stream fails
-# the same way on both, with what came before it handed on, and the ASan
-# build reads both without a report.
+# Description: rip report and rip leaks read a big trace with two CPUs (the
+# symbols of the stacks are looked up on a second thread beside the pass,
+# analysis/stacks.c) and with one (taskset): the outputs are byte for byte
+# the same, text and JSON, with descriptors (with their names) and heap
+# blocks from several threads; rip leaks finds a known count of descriptors
+# left open.  A trace damaged in the middle of a stream fails the same way
+# on both, with what came before it handed on, and the ASan build reads
+# both without a report.
 # Timeout: 300
 . tests/data/common.sh
 need_bin "$RIP" "$RIP_ASAN"
 [ -x /usr/bin/python3 ] || skip "/usr/bin/python3 is needed (the traced program)"
 command -v taskset >/dev/null || skip "taskset (util-linux) is needed"
-[ "$(nproc)" -ge 2 ] || skip "one CPU: the two-thread pass cannot run here"
+[ "$(nproc)" -ge 2 ] || skip "one CPU: the symbols' thread cannot run beside the pass here"
 
 tr=$TEST_TMP/tr
 # 4 threads x 1500 opens (every 50th kept: 120 left open) and lists built and dropped
@@ -33,8 +33,8 @@ ts = [threading.Thread(target=work) for k in range(4)]
 [t.join() for t in ts]
 ' >"$TEST_TMP/run.out" 2>"$TEST_TMP/run.err" || die "rip run failed: $(tail -n 2 "$TEST_TMP/run.err")"
 kb=$(du -sk "$tr" | cut -f1)
-# LIVE_PIPE_MIN: below 1 MiB of packets a pass stays on one thread
-[ "$kb" -ge 1200 ] || die "the trace is $kb KiB: too small for the two-thread pass"
+# big enough for the symbols' thread to overlap the pass
+[ "$kb" -ge 1200 ] || die "the trace is $kb KiB: smaller than the test means"
 
 for cmd in "leaks" "leaks --json" "report" "report --json" "leaks --resource fd --json"; do
 	# shellcheck disable=SC2086
@@ -43,12 +43,12 @@ for cmd in "leaks" "leaks --json" "report" "report --json" "leaks --resource fd 
 	taskset -c 0 "$RIP" $cmd "$tr" >"$TEST_TMP/one" 2>"$TEST_TMP/one.err" ||
 		fail "rip $cmd (one CPU) failed"
 	cmp -s "$TEST_TMP/two" "$TEST_TMP/one" || {
-		fail "rip $cmd: two threads and one differ"
+		fail "rip $cmd: two CPUs and one differ"
 		diff "$TEST_TMP/two" "$TEST_TMP/one" | cut -c 1-200 | head -n 10 >&2
 	}
 done
 
-# the descriptors left open, with their path (names go through the batches)
+# the descriptors left open, with their path
 "$RIP" leaks --resource fd --json "$tr" >"$TEST_TMP/fd.json" || fail "rip leaks --resource fd"
 python3 - "$TEST_TMP/fd.json" <<'EOF' || fail "descriptors left open: not 120 of /etc/hostname"
 import json, sys
@@ -89,7 +89,7 @@ rc_two=$?
 taskset -c 0 "$RIP" report "$bad" >"$TEST_TMP/one" 2>"$TEST_TMP/one.err"
 rc_one=$?
 [ "$rc_two" = 1 ] || fail "damaged trace: exit $rc_two, want 1"
-[ "$rc_one" = "$rc_two" ] || fail "damaged trace: exit $rc_two on two threads, $rc_one on one"
+[ "$rc_one" = "$rc_two" ] || fail "damaged trace: exit $rc_two with two CPUs, $rc_one with one"
 cmp -s "$TEST_TMP/two.err" "$TEST_TMP/one.err" || {
 	fail "damaged trace: the messages differ"
 	cat "$TEST_TMP/two.err" "$TEST_TMP/one.err" | cut -c 1-200 >&2
