@@ -352,6 +352,7 @@ static int cmd_calltree(int argc, char **argv)
 			 "install graphviz), or write the .dot file and render it elsewhere");
 		return EXIT_FAIL;
 	}
+	tool_heap_big();
 	ret = evs_open(a.target, &s, err, sizeof(err));
 	if (ret) {
 		tool_err("%s", err);

@@ -689,6 +689,7 @@ static int cmd_export(int argc, char **argv)
 	po.sysroot = sysroot;
 	po.debug_dir = debug_dir;
 
+	tool_heap_big();
 	ret = evs_open(argv[optind], &s, err, sizeof(err));
 	if (ret) {
 		tool_err("%s", err);

@@ -49,8 +49,10 @@ int opts_operand(const struct rip_cmd *cmd, int argc, char **argv, struct opts *
 int opts_open(struct opts_src *src, const struct opts *o, const char *target, const char *label)
 {
 	char err[RR_ERR_MAX + PATH_MAX];
-	int ret = evs_open(target, &src->s, err, sizeof(err));
+	int ret;
 
+	tool_heap_big();
+	ret = evs_open(target, &src->s, err, sizeof(err));
 	if (ret) {
 		tool_err("%s", err);
 		return -1;

@@ -12,6 +12,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
+#include <stdint.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "read/ringfile.h"
@@ -78,6 +81,38 @@ FILE *tool_create(const char *path, bool replace)
 		errno = e;
 	}
 	return f;
+}
+
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define TOOL_SANITIZED 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define TOOL_SANITIZED 1
+#endif
+
+void tool_heap_big(void)
+{
+#ifndef TOOL_SANITIZED
+	const uintptr_t huge = 2u << 20;
+	uintptr_t lo, hi;
+	void *m;
+
+	mallopt(M_ARENA_MAX, 1);		/* the symbols' thread too: no heap of its own */
+	mallopt(M_MMAP_THRESHOLD, 32 << 20);	/* tables and read buffers: in the heap, reused */
+	mallopt(M_TRIM_THRESHOLD, 256 << 20);	/* and kept */
+	mallopt(M_TOP_PAD, 64 << 20);		/* the heap grows 64 MiB at a time */
+	m = malloc(1u << 20); /* more than the heap has left: it grows, by M_TOP_PAD more */
+	if (!m)
+		return;
+	lo = ((uintptr_t)m + huge - 1) & ~(huge - 1);
+	hi = (uintptr_t)sbrk(0) & ~(huge - 1);
+	free(m);
+	/* m may come from mmap when the heap cannot grow: then hi < lo, or far */
+	if (hi > lo && hi - lo <= (128u << 20))
+		madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
+#endif
 }
 
 int tool_flush(FILE *out)
