@@ -307,6 +307,8 @@ static int evs_stream_fd(struct evs *s, struct evs_stream *st, char *err, size_t
 		return rr_fail(err, errlen, -EINVAL, "%s: not a regular file", path);
 	if (st->exists && (sb.st_dev != st->dev || sb.st_ino != st->ino))
 		return rr_fail(err, errlen, -ESTALE, "%s: replaced while being read", path);
+	if (!st->exists)
+		st->fsize = (uint64_t)sb.st_size; /* what is read: a file that grows later is read as it was */
 	st->exists = true;
 	st->dev = sb.st_dev;
 	st->ino = sb.st_ino;
@@ -472,10 +474,7 @@ static int evs_open_trace(struct evs *s, const char *dir, char *err, size_t errl
 			continue; /* a ring that wrote nothing */
 		if (ret)
 			return ret;
-		st->fsize = (uint64_t)lseek(st->fd, 0, SEEK_END);
-		if (st->fsize == (uint64_t)-1)
-			return rr_fail(err, errlen, -errno, "%s: %s", evs_path(s, st), strerror(errno));
-		s->total += st->fsize;
+		s->total += st->fsize; /* measured by evs_stream_fd */
 	}
 	return 0;
 }
