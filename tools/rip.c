@@ -15,6 +15,7 @@
 #include <malloc.h>
 #include <stdint.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "read/ringfile.h"
@@ -113,6 +114,18 @@ void tool_heap_big(void)
 	if (hi > lo && hi - lo <= (128u << 20))
 		madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
 #endif
+	tool_files_many();
+}
+
+void tool_files_many(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur >= rl.rlim_max)
+		return;
+	rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > (1u << 20) ? (1u << 20)
+										 : rl.rlim_max;
+	setrlimit(RLIMIT_NOFILE, &rl); /* as it was if it fails: streams are then opened in turn */
 }
 
 int tool_flush(FILE *out)
