@@ -93,7 +93,8 @@ FILE *tool_create(const char *path, bool replace)
 #define TOOL_SANITIZED 1
 #endif
 
-void tool_heap_big(void)
+/* The heap in huge pages (see tool_heap_big); nothing under a sanitizer, whose allocator is its own. */
+static void tool_heap_huge(void)
 {
 #ifndef TOOL_SANITIZED
 	const uintptr_t huge = 2u << 20;
@@ -114,6 +115,11 @@ void tool_heap_big(void)
 	if (hi > lo && hi - lo <= (128u << 20))
 		madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
 #endif
+}
+
+void tool_heap_big(void)
+{
+	tool_heap_huge();
 	tool_files_many();
 }
 
