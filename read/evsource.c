@@ -276,8 +276,8 @@ static const char *evs_path(struct evs *s, const struct evs_stream *st)
 /*
  * The descriptor of st's file.  Streams may outnumber the descriptors a
  * process can have: at most fds_max are open at once, and the one opened
- * longest ago (in turn) is closed to make room.  A file opened again must
- * be the one that was measured at the start.  0 or -errno.
+ * longest ago (in turn) is closed to make room.  The first open measures
+ * the file (fsize); a file opened again must be the same one.  0 or -errno.
  */
 static int evs_stream_fd(struct evs *s, struct evs_stream *st, char *err, size_t errlen)
 {
@@ -461,8 +461,11 @@ static int evs_open_trace(struct evs *s, const char *dir, char *err, size_t errl
 	s->chunk = (4u << 20) / nst;
 	if (s->chunk > (1u << 20))
 		s->chunk = 1u << 20;
-	if (s->chunk < (64u << 10))
-		s->chunk = (16u << 20) / nst < (64u << 10) ? (16u << 20) / nst : (64u << 10);
+	if (s->chunk < (64u << 10)) { /* hundreds of streams: 16 MiB in all, 64 KiB a read at most */
+		s->chunk = (16u << 20) / nst;
+		if (s->chunk > (64u << 10))
+			s->chunk = 64u << 10;
+	}
 	if (s->chunk < (4u << 10))
 		s->chunk = 4u << 10;
 	s->fds_max = evs_fds_max();
