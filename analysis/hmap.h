@@ -106,14 +106,15 @@ int hmap_reserve(struct hmap *m, size_t esz, size_t cap);
 
 /*
  * How full a table gets before it doubles: a quarter while it is small
- * (under HMAP_SPARSE_CAP slots, 512 KiB of 32-byte slots: it stays in the
- * caches, and shorter runs of slots mean fewer probes), half past that
- * (doubling a table that has outgrown the caches costs more misses than the
- * probes it saves).  rip leaks on 60 threads' 2M events: 640.4M -> 626.4M
- * instructions and about 8 % less wall time; at 1,000 threads (16,000 live
- * blocks) a quarter made it no faster.
+ * (under HMAP_SPARSE_CAP slots, 4 MiB of 32-byte slots), half past that.
+ * A quarter keeps the runs of used slots short, and each probe or shift
+ * along a run is a branch that depends on a load: at 1,000 threads' 16,000
+ * live blocks, rip report took 0.138 -> 0.122 s and rip leaks 0.106 ->
+ * 0.099 s in a quarter (2 MiB) than in half (1 MiB).  A table that has
+ * outgrown the caches pays for its size instead: 120,000 live blocks cost
+ * 26-37 ns a malloc + free at half (8 MiB), 38-47 ns at a quarter.
  */
-#define HMAP_SPARSE_CAP 16384
+#define HMAP_SPARSE_CAP 131072
 
 /* Is there room for one more entry without passing the table's load? */
 static inline bool hmap_has_room(const struct hmap *m)
