@@ -201,13 +201,19 @@ uint64_t rp_life_limit(unsigned k)
 	return k < RP_LIFE - 1 ? rp_life_lim[k] : 0;
 }
 
+/*
+ * The limits rise, so the bucket is how many of them ns reaches: counted
+ * without a branch, since lifetimes come in no order a predictor could
+ * follow (a loop that stopped at the first limit above ns cost a
+ * mispredicted branch on a third of the frees at 1,000 threads).
+ */
 RP_HOT unsigned rp_life_bucket(int64_t ns)
 {
 	uint64_t v = (uint64_t)(ns < 0 ? 0 : ns);
 	unsigned k = 0;
 
-	while (k < RP_LIFE - 1 && v >= rp_life_lim[k])
-		k++;
+	for (unsigned i = 0; i < RP_LIFE - 1; i++)
+		k += v >= rp_life_lim[i];
 	return k;
 }
 
