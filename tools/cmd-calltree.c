@@ -390,6 +390,7 @@ static int cmd_calltree(int argc, char **argv)
 	if (ct_output(&a, text, tlen))
 		goto out;
 	status = EXIT_OK;
+	tool_exit_unfreed(status);
 	goto out;
 nomem:
 	tool_err("out of memory");

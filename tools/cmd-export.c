@@ -732,6 +732,7 @@ static int cmd_export(int argc, char **argv)
 		goto out;
 	}
 	status = EXIT_OK;
+	tool_exit_unfreed(status);
 out:
 	if (status != EXIT_OK && created)
 		unlink(outpath);

@@ -907,6 +907,7 @@ static int cmd_leaks(int argc, char **argv)
 			rip_sym_problems(st.src.sym, tool_sym_problem, &problems);
 	}
 	status = EXIT_OK;
+	tool_exit_unfreed(status);
 out:
 	leaks_unload(&old);
 	leaks_unload(&st);

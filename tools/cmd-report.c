@@ -786,6 +786,7 @@ static int cmd_report(int argc, char **argv)
 	if (!st.o.t.json && st.src.sym)
 		rip_sym_problems(st.src.sym, tool_sym_problem, &problems);
 	status = EXIT_OK;
+	tool_exit_unfreed(status);
 out:
 	free(st.by_bytes);
 	free(st.by_count);
