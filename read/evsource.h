@@ -246,6 +246,7 @@ static inline __attribute__((always_inline)) int evs_next_fast(struct evs *s, st
 		return evs_next(s, e, err, errlen); /* too near the end for 8-byte loads */
 	e->ts = h->ts;
 	e->ns = rr_clock_ns(&f->clock, h->ts);
+	e->stream = h->index;
 	e->tid = h->tid;
 	e->type = pl->type;
 	e->plan = pl;
