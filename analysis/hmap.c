@@ -9,7 +9,8 @@
 
 int hmap_reserve(struct hmap *m, size_t esz, size_t cap)
 {
-	size_t ncap = m->cap ? m->cap : 1;
+	size_t ncap = m->cap ? m->cap : 2;
+	unsigned nshift;
 	char *nv;
 
 	while (ncap < cap)
@@ -19,6 +20,7 @@ int hmap_reserve(struct hmap *m, size_t esz, size_t cap)
 	nv = calloc(ncap, esz);
 	if (!nv)
 		return -ENOMEM;
+	nshift = 64u - (unsigned)__builtin_ctzll(ncap);
 	/* the used slots in slot order: where each lands depends on the ones before */
 	for (size_t i = 0; i < m->cap; i++) {
 		const void *s = hmap_slot(m, esz, i);
@@ -26,13 +28,15 @@ int hmap_reserve(struct hmap *m, size_t esz, size_t cap)
 
 		if (!hmap_used(s))
 			continue;
-		for (h = hmap_hash(hmap_key(s), ncap); hmap_used(nv + h * esz); h = (h + 1) & (ncap - 1))
+		for (h = hmap_hash(hmap_key(s), nshift); hmap_used(nv + h * esz); h = (h + 1) & (ncap - 1))
 			;
 		memcpy(nv + h * esz, s, esz);
 	}
 	free(m->v);
 	m->v = nv;
 	m->cap = ncap;
+	m->shift = nshift;
+	m->room = ncap < HMAP_SPARSE_CAP ? ncap / 4 : ncap / 2; /* see HMAP_SPARSE_CAP */
 	return 0;
 }
 

@@ -36,7 +36,9 @@
 
 struct hmap {
 	void *v;	/* cap slots */
-	size_t cap, n;	/* cap: 0 or a power of two; n: slots in use */
+	size_t cap, n;	/* cap: 0 or a power of two, 2 or more; n: slots in use */
+	size_t room;	/* n below room: no need to grow yet (hmap_has_room) */
+	unsigned shift; /* 64 - log2(cap): what hmap_hash keeps of a key's hash */
 };
 
 #define HMAP_FIRST_CAP 256 /* slots at the first insertion, unless hmap_reserve said more */
@@ -56,8 +58,11 @@ struct hmap {
 			       offsetof(T, used) == 8 && sizeof(((T *)0)->used) == 1,              \
 		       #T ": a slot of a hmap starts with uint64_t key, then a one-byte used")
 
-/* The home slot of key in a table of cap slots: the one hash function of analysis/. */
-static inline size_t hmap_hash(uint64_t key, size_t cap)
+/*
+ * The home slot of key in a table whose shift is shift (2^(64 - shift)
+ * slots): the one hash function of analysis/.
+ */
+static inline size_t hmap_hash(uint64_t key, unsigned shift)
 {
 	/*
 	 * Fibonacci hashing: the top bits of the product depend on every bit
@@ -67,7 +72,13 @@ static inline size_t hmap_hash(uint64_t key, size_t cap)
 	 */
 	key ^= key >> 31;
 	key *= 0x9e3779b97f4a7c15ull;
-	return cap > 1 ? (size_t)(key >> (64 - __builtin_ctzll(cap))) : 0;
+	return (size_t)(key >> shift); /* shift < 64: a table has 2 slots or more */
+}
+
+/* The home slot of key in m (m->cap > 0). */
+static inline size_t hmap_home(const struct hmap *m, uint64_t key)
+{
+	return hmap_hash(key, m->shift);
 }
 
 /* Slot i (< m->cap), used or not. */
@@ -91,7 +102,7 @@ static inline void *hmap_find(const struct hmap *m, size_t esz, uint64_t key)
 {
 	if (!m->cap)
 		return NULL;
-	for (size_t h = hmap_hash(key, m->cap);; h = (h + 1) & (m->cap - 1)) {
+	for (size_t h = hmap_home(m, key);; h = (h + 1) & (m->cap - 1)) {
 		void *s = hmap_slot(m, esz, h);
 
 		if (!hmap_used(s))
@@ -119,7 +130,7 @@ int hmap_reserve(struct hmap *m, size_t esz, size_t cap);
 /* Is there room for one more entry without passing the table's load? */
 static inline bool hmap_has_room(const struct hmap *m)
 {
-	return (m->n + 1) * (m->cap < HMAP_SPARSE_CAP ? 4 : 2) <= m->cap;
+	return m->n < m->room; /* room: a quarter of cap, or half (hmap_reserve) */
 }
 
 /*
@@ -144,7 +155,7 @@ static inline void *hmap_get(struct hmap *m, size_t esz, uint64_t key, bool *fre
 	void *s = NULL;
 
 	for (;;) {
-		for (size_t h = m->cap ? hmap_hash(key, m->cap) : 0; m->cap; h = (h + 1) & (m->cap - 1)) {
+		for (size_t h = m->cap ? hmap_home(m, key) : 0; m->cap; h = (h + 1) & (m->cap - 1)) {
 			s = hmap_slot(m, esz, h);
 			if (!hmap_used(s))
 				break;
@@ -179,7 +190,7 @@ static inline void hmap_del(struct hmap *m, size_t esz, void *s)
 			j = (j + 1) & mask;
 			if (!hmap_used(hmap_slot(m, esz, j)))
 				goto done;
-			home = hmap_hash(hmap_key(hmap_slot(m, esz, j)), m->cap);
+			home = hmap_home(m, hmap_key(hmap_slot(m, esz, j)));
 			/* j may move to i if its home is not in (i, j] cyclically */
 			if (i <= j ? (home <= i || home > j) : (home <= i && home > j))
 				break;

@@ -293,7 +293,7 @@ static inline __attribute__((always_inline)) void live_prefetch_next(const struc
 	    l->pf_off[id] == LIVE_PF_NONE)
 		return;
 	__builtin_memcpy(&key, raw + l->pf_off[id], 8);
-	__builtin_prefetch(hmap_slot(t, sizeof(struct live_ent), hmap_hash(key, t->cap)), 1);
+	__builtin_prefetch(hmap_slot(t, sizeof(struct live_ent), hmap_home(t, key)), 1);
 }
 
 /* For live_prefetch_next: where the address of a block is in each type's fields. */
