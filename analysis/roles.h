@@ -116,10 +116,13 @@ static inline int role_of(const struct role_map *r, const struct evs_event *e)
 	return r->role[e->type->id];
 }
 
-/* Field k (ROLE_ALLOC_SIZE...) of e, whose role has it. */
+/*
+ * Field k (ROLE_ALLOC_SIZE...) of e, whose role has it: an integer field
+ * (role_bind checked), so a fixed-size one (evs_fixed).
+ */
 static inline uint64_t role_val(const struct role_map *r, const struct evs_event *e, unsigned k)
 {
-	return evs_val(e, r->fi[e->type->id][k]);
+	return evs_fixed(e, r->fi[e->type->id][k]);
 }
 
 /*
@@ -156,7 +159,7 @@ static inline __attribute__((always_inline)) void role_decode(const struct role_
 {
 	const uint8_t *fi = r->fi[e->type->id];
 
-#define V(k) evs_val(e, fi[k])
+#define V(k) evs_fixed(e, fi[k]) /* integer fields: role_bind checked */
 #define RES(KEY, OLD, SIZE, KIND, BT, NAME)                                                        \
 	(struct role_res){ .role = role, .key = (KEY), .old = (OLD), .size = (SIZE),               \
 			   .kind = (KIND), .bt = (uint32_t)(BT), .name = (NAME) }
