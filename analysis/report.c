@@ -54,8 +54,9 @@ struct rp_priv {
 	struct rp_point *pt;	 /* the series point of the memory event being counted */
 	const struct evs_event *cut_e; /* the mem:unmap (or mapping) being counted, for rp_cut */
 	struct rp_thread *cut_t;	 /* its thread */
-	uint64_t s_lo, s_hi;	 /* the series bucket of the last sample: [lo, hi) ns in */
-	size_t s_i;
+	/* the series bucket of the last sample, and its times [lo, hi) (none: lo > hi) */
+	struct rp_point *s_pt;
+	int64_t s_lo, s_hi;
 };
 
 /* The index of key in m, or (when new) next.  -ENOMEM. */
@@ -412,7 +413,8 @@ static void rp_series_merge(struct rp *rp)
 	memset(&rp->series[n], 0, (rp->nseries - n) * sizeof(rp->series[0]));
 	rp->nseries = n;
 	rp->series_ns *= 2;
-	rp->p->s_lo = rp->p->s_hi = 0; /* buckets changed: forget the last one */
+	rp->p->s_lo = INT64_MAX; /* buckets changed: forget the last one */
+	rp->p->s_hi = INT64_MIN;
 }
 
 /*
@@ -427,14 +429,24 @@ static __attribute__((noinline)) struct rp_point *rp_point_slow(struct rp *rp, u
 
 	while ((i = (size_t)(d / rp->series_ns)) >= RP_SERIES)
 		rp_series_merge(rp);
-	p->s_lo = p->s_hi = 0;
+	p->s_lo = INT64_MAX;
+	p->s_hi = INT64_MIN;
 	if (i < rp->nseries - (rp->nseries > 0)) {
 		i = rp->nseries - 1; /* time went back (threads' clocks): the last bucket */
 	} else {
-		/* remember the bucket: it is the last one, and holds this event */
-		p->s_i = i;
-		p->s_lo = (uint64_t)i * rp->series_ns;
-		p->s_hi = p->s_lo + rp->series_ns;
+		/*
+		 * Remember the bucket: it is the last one, and holds this event.
+		 * In event times, so that the next event tests its own time
+		 * (when they fit: not in a trace whose times are near the ends).
+		 */
+		uint64_t lo = (uint64_t)i * rp->series_ns; /* no more than d */
+		uint64_t room = rp->first_ns >= 0 ? (uint64_t)(INT64_MAX - rp->first_ns) : 0;
+
+		if (lo <= room && rp->series_ns <= room - lo) {
+			p->s_pt = &rp->series[i];
+			p->s_lo = rp->first_ns + (int64_t)lo;
+			p->s_hi = p->s_lo + (int64_t)rp->series_ns;
+		}
 	}
 	if (i >= rp->nseries)
 		rp->nseries = i + 1;
@@ -444,11 +456,9 @@ static __attribute__((noinline)) struct rp_point *rp_point_slow(struct rp *rp, u
 RP_HOT struct rp_point *rp_point_at(struct rp *rp, int64_t ns)
 {
 	struct rp_priv *p = rp->p;
-	uint64_t d = ns > rp->first_ns ? (uint64_t)(ns - rp->first_ns) : 0;
-
-	if (d >= p->s_lo && d < p->s_hi)
-		return &rp->series[p->s_i]; /* the last event's bucket, the last one: no division */
-	return rp_point_slow(rp, d);
+	if (ns >= p->s_lo && ns < p->s_hi)
+		return p->s_pt; /* the last event's bucket, the last one: no division */
+	return rp_point_slow(rp, ns > rp->first_ns ? (uint64_t)(ns - rp->first_ns) : 0);
 }
 
 /* After a memory event counted in pt: the bytes in use now. */
@@ -776,6 +786,8 @@ struct rp *rp_new(void)
 		return NULL;
 	m->rp.p = &m->p; /* freed with rp */
 	m->rp.series_ns = 1000;
+	m->p.s_lo = INT64_MAX; /* no bucket yet */
+	m->p.s_hi = INT64_MIN;
 	return &m->rp;
 }
 
