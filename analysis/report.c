@@ -639,18 +639,20 @@ static int rp_shm_attach(struct rp *rp, uint64_t addr, uint64_t size)
 
 /* ---- the pass ------------------------------------------------------------------------- */
 
-RP_HOT int rp_mem_event(struct rp *rp, const struct evs_event *e, const struct role_res *d)
+/* A memory event of role role (d->role, a constant where this is inlined). */
+RP_HOT int rp_mem_event(struct rp *rp, const struct evs_event *e, const struct role_res *d,
+			int role)
 {
 	struct rp_thread *t;
 
-	if (d->role == ROLE_MEM_ALLOC && !d->key) {
+	if (role == ROLE_MEM_ALLOC && !d->key) {
 		rp->failed++;
 		return 0;
 	}
 	t = rp_thread(rp, e->stream, e->tid);
 	if (!t)
 		return -ENOMEM;
-	switch (d->role) {
+	switch (role) {
 	case ROLE_MEM_ALLOC:
 		if (live_is_mapping(d->kind))
 			return rp_map(rp, e, d->key, d->size, d->bt, t);
@@ -675,21 +677,33 @@ RP_HOT int rp_mem_event(struct rp *rp, const struct evs_event *e, const struct r
 	return 0;
 }
 
+/* A memory event, counted in its series point. */
+RP_HOT int rp_mem_turn(struct rp *rp, const struct evs_event *e, const struct role_res *d,
+		       int role)
+{
+	int ret;
+
+	rp->p->pt = rp_point_at(rp, e->ns);
+	ret = rp_mem_event(rp, e, d, role);
+	if (!ret)
+		rp_sample(rp, rp->p->pt);
+	return ret;
+}
+
 static int rp_event(void *arg, const struct evs_event *e, const struct role_res *d)
 {
 	struct rp *rp = arg;
-	int ret;
 
+	/* one dispatch on the role: each case passes it on as a constant */
 	switch (d->role) {
 	case ROLE_MEM_ALLOC:
+		return rp_mem_turn(rp, e, d, ROLE_MEM_ALLOC);
 	case ROLE_MEM_FREE:
+		return rp_mem_turn(rp, e, d, ROLE_MEM_FREE);
 	case ROLE_MEM_REALLOC:
+		return rp_mem_turn(rp, e, d, ROLE_MEM_REALLOC);
 	case ROLE_MEM_UNMAP:
-		rp->p->pt = rp_point_at(rp, e->ns);
-		ret = rp_mem_event(rp, e, d);
-		if (!ret)
-			rp_sample(rp, rp->p->pt);
-		return ret;
+		return rp_mem_turn(rp, e, d, ROLE_MEM_UNMAP);
 	case ROLE_FD_OPEN:
 		return rp_fd_open(rp, (int64_t)d->key, d->kind);
 	case ROLE_FD_CLOSE:
