@@ -13,6 +13,10 @@
 #     once by each tracer, then `rip leaks`, `rip report` and
 #     `heaptrack_print` THR_REPS times each, interleaved: median wall time,
 #     heaptrack_print's time over each (goal: 5x or more) and peak RSS.
+#     The ratios are the medians of each repetition's (as in
+#     bench/analysis.sh): the three runs of a repetition follow each other,
+#     so that a host whose speed drifts between minutes (a shared virtual
+#     machine) moves both sides of a ratio alike.
 #  3. Tmpfs bytes of a flight-recorder ring file with the defaults, at 100,
 #     1,000 and 10,000 live threads that each emitted events
 #     (build/tests/integ/manythreads events N 200 wait): the blocks the file
@@ -117,6 +121,7 @@ done
 
 echo ""
 echo "threads: rip leaks, rip report against heaptrack_print at 1, 60, 1000 threads [9]"
+echo "  (times and RSS: medians of $REPS; ht/leaks, ht/report: medians of each repetition's ratio, goal >= 5)"
 printf '  %-8s %8s %9s %9s %9s %8s %8s %9s %9s %9s\n' threads events leaks_s report_s htprint_s \
 	ht/leaks ht/report leaks_MB report_MB htprint_MB
 for t in 1 60 1000; do
@@ -154,10 +159,17 @@ for t in 1 60 1000; do
 	lm=$(awk '{ print $2 }' "$work/l" | grep -v - | median)
 	rm_=$(awk '{ print $2 }' "$work/rp" | grep -v - | median)
 	hm=$(awk '{ print $2 }' "$work/hp" | grep -v - | median)
-	ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a != "-" && b != "-" && b > 0) printf "%.1f", a / b; else print "-" }'; }
+	# each repetition's ratios: line i of hp over line i of l and of rp
+	paste "$work/hp" "$work/l" | awk '$1 != "-" && $3 != "-" && $3 > 0 { printf "%.2f\n", $1 / $3 }' >"$work/rl"
+	paste "$work/hp" "$work/rp" | awk '$1 != "-" && $3 != "-" && $3 > 0 { printf "%.2f\n", $1 / $3 }' >"$work/rr"
+	rl=$(median <"$work/rl")
+	rr=$(median <"$work/rr")
 	mb() { awk -v a="$1" 'BEGIN { if (a != "-") printf "%.1f", a / 1024; else print "-" }'; }
-	printf '  %-8s %8s %9s %9s %9s %8s %8s %9s %9s %9s\n' "$t" "${ev:--}" "$lw" "$rw" "$hw" \
-		"$(ratio "$hw" "$lw")" "$(ratio "$hw" "$rw")" "$(mb "$lm")" "$(mb "$rm_")" "$(mb "$hm")"
+	printf '  %-8s %8s %9s %9s %9s %8s %8s %9s %9s %9s  (each: %s| %s)\n' "$t" "${ev:--}" \
+		"$lw" "$rw" "$hw" "$(awk -v a="$rl" 'BEGIN { if (a != "-" && a != "") printf "%.1f", a; else print "-" }')" \
+		"$(awk -v a="$rr" 'BEGIN { if (a != "-" && a != "") printf "%.1f", a; else print "-" }')" \
+		"$(mb "$lm")" "$(mb "$rm_")" "$(mb "$hm")" "$(tr '\n' ' ' <"$work/rl")" \
+		"$(tr '\n' ' ' <"$work/rr")"
 done
 rm -rf "$work/tr" "$work"/ht*
 
