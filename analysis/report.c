@@ -456,6 +456,7 @@ static __attribute__((noinline)) struct rp_point *rp_point_slow(struct rp *rp, u
 RP_HOT struct rp_point *rp_point_at(struct rp *rp, int64_t ns)
 {
 	struct rp_priv *p = rp->p;
+
 	if (ns >= p->s_lo && ns < p->s_hi)
 		return p->s_pt; /* the last event's bucket, the last one: no division */
 	return rp_point_slow(rp, ns > rp->first_ns ? (uint64_t)(ns - rp->first_ns) : 0);
