@@ -66,27 +66,11 @@ struct evs_event {
 };
 
 /*
- * Field i of e (e->v[i]), read from the packet when evs_next left it there
- * (evs_set_lazy): a consumer that reads few of an event's fields, or reads
- * them once, saves decoding the others.
- */
-static inline uint64_t evs_val(const struct evs_event *e, uint32_t i)
-{
-	const struct evs_plan *pl = e->plan;
-	uint64_t v;
-
-	if (i >= pl->nfix)
-		return e->v[i]; /* the tail's count, or 0 */
-	__builtin_memcpy(&v, e->raw + pl->off[i], 8); /* evs_next made 8 bytes readable */
-	v <<= pl->shift[i];
-	return pl->sign[i] ? (uint64_t)((int64_t)v >> pl->shift[i]) : v >> pl->shift[i];
-}
-
-/*
  * Field i of e when it is one of the fixed-size fields (i below the
  * plan's nfix: every integer field, as a string or an array can only be
- * the last field of a type).  evs_val without its test, and without a
- * branch on the sign: the resource passes read three fields an event.
+ * the last field of a type), read from the packet without a branch on the
+ * sign.  evs_val is this and a test for the tail; the resource passes call
+ * it directly, three fields an event.
  */
 static inline uint64_t evs_fixed(const struct evs_event *e, uint32_t i)
 {
@@ -99,6 +83,18 @@ static inline uint64_t evs_fixed(const struct evs_event *e, uint32_t i)
 	s = (int64_t)v >> pl->shift[i];
 	v >>= pl->shift[i];
 	return pl->sign[i] ? (uint64_t)s : v;
+}
+
+/*
+ * Field i of e (e->v[i]), read from the packet when evs_next left it there
+ * (evs_set_lazy): a consumer that reads few of an event's fields, or reads
+ * them once, saves decoding the others.
+ */
+static inline uint64_t evs_val(const struct evs_event *e, uint32_t i)
+{
+	if (i >= e->plan->nfix)
+		return e->v[i]; /* the tail's count, or 0 */
+	return evs_fixed(e, i);
 }
 
 struct evs_totals {
