@@ -55,21 +55,13 @@ FILE *tool_create(const char *path, bool replace);
  * For a command about to read a whole trace: its heap in huge pages where
  * the kernel gives them on request (transparent_hugepage = madvise), one
  * heap for every thread, big blocks reused rather than mapped and
- * unmapped (nothing of this under ASan or TSan); and tool_files_many.
+ * unmapped (nothing of this under ASan or TSan); and its soft limit of
+ * open files raised to the hard one (a stream file per thread).
  * Where every first touch of a page is a fault that costs microseconds
  * (virtual machines), the huge pages halved `rip leaks`' time on a trace
  * of 1,000 threads (doc/design.md, issue 9).
  */
 void tool_heap_big(void);
-
-/*
- * The soft limit of open files raised to the hard one (as tool_heap_big
- * does for the readers): a trace of 1,000 threads has 1,000 stream files,
- * and with Debian's soft limit of 1,024 the reader opened each three times
- * over (3,350 opens instead of 1,020).  The only program a reader starts,
- * graphviz's dot for rip calltree, inherits the higher limit: harmless.
- */
-void tool_files_many(void);
 
 /*
  * A command that has said everything, successfully, ends here: exit with
