@@ -159,15 +159,14 @@ for t in 1 60 1000; do
 	lm=$(awk '{ print $2 }' "$work/l" | grep -v - | median)
 	rm_=$(awk '{ print $2 }' "$work/rp" | grep -v - | median)
 	hm=$(awk '{ print $2 }' "$work/hp" | grep -v - | median)
-	# each repetition's ratios: line i of hp over line i of l and of rp
-	paste "$work/hp" "$work/l" | awk '$1 != "-" && $3 != "-" && $3 > 0 { printf "%.2f\n", $1 / $3 }' >"$work/rl"
-	paste "$work/hp" "$work/rp" | awk '$1 != "-" && $3 != "-" && $3 > 0 { printf "%.2f\n", $1 / $3 }' >"$work/rr"
-	rl=$(median <"$work/rl")
-	rr=$(median <"$work/rr")
+	# each repetition's ratio: line i of hp (heaptrack_print) over line i of FILE
+	ratios() { paste "$work/hp" "$1" | awk '$1 != "-" && $3 != "-" && $3 > 0 { printf "%.2f\n", $1 / $3 }'; }
+	ratios "$work/l" >"$work/rl"
+	ratios "$work/rp" >"$work/rr"
+	dec1() { awk -v a="$1" 'BEGIN { if (a != "-" && a != "") printf "%.1f", a; else print "-" }'; }
 	mb() { awk -v a="$1" 'BEGIN { if (a != "-") printf "%.1f", a / 1024; else print "-" }'; }
 	printf '  %-8s %8s %9s %9s %9s %8s %8s %9s %9s %9s  (each: %s| %s)\n' "$t" "${ev:--}" \
-		"$lw" "$rw" "$hw" "$(awk -v a="$rl" 'BEGIN { if (a != "-" && a != "") printf "%.1f", a; else print "-" }')" \
-		"$(awk -v a="$rr" 'BEGIN { if (a != "-" && a != "") printf "%.1f", a; else print "-" }')" \
+		"$lw" "$rw" "$hw" "$(dec1 "$(median <"$work/rl")")" "$(dec1 "$(median <"$work/rr")")" \
 		"$(mb "$lm")" "$(mb "$rm_")" "$(mb "$hm")" "$(tr '\n' ' ' <"$work/rl")" \
 		"$(tr '\n' ' ' <"$work/rr")"
 done
