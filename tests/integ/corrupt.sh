@@ -14,6 +14,9 @@
 # sanitizer report.  A directory, /dev/null and a fifo as TARGET: exit 1, a
 # clear message, no hang.  `rip ls` and `rip gc` list corrupt files in
 # RIP_DIR as bad and never remove them.
+# 650 runs of the ASan build (0.1 s each of start and leak check alone): 80 s
+# alone, up to 3 minutes beside other tests on a busy host.
+# Timeout: 480
 . tests/data/common.sh
 prog=$BUILD/tests/integ/snapper
 need_bin "$prog" "$RIP" "$RIP_ASAN"
