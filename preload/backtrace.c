@@ -468,10 +468,11 @@ static uint32_t rip_pl_intern(const uint64_t *f, uint32_t n, uint64_t h)
  * moment ago, and a walk from the same state that finds the same values
  * on the stack gives the same frames (unwind.h, struct rip_pl_wlog).  So
  * the id of each stack walked is kept with what its walk read: the
- * starting state (the hook's pc, sp, fp), the dlclose epoch, the stack's
- * top, and the loads its frames depend on (each one's offset from sp and
- * value: every return address, and an rbp a later CFA came from).  Stacks
- * of more than RIP_PL_SC_READS such loads are not kept.  A later call walks
+ * starting state (the hook's pc; sp as its distance from the stack's top,
+ * fp as its distance from sp), the dlclose epoch, and the loads its frames
+ * depend on (each one's offset from sp and value: every return address,
+ * and an rbp a later CFA came from, as its distance from sp).  Stacks of
+ * more than RIP_PL_SC_READS such loads are not kept.  A later call walks
  * its first RIP_PL_SC_KEY frames only, finds the entries keyed by those
  * and its state, and reads the stack again at the entry's offsets: all
  * equal, the id is the entry's, with no further walk, hash or interning.
@@ -479,9 +480,13 @@ static uint32_t rip_pl_intern(const uint64_t *f, uint32_t n, uint64_t h)
  * The checks are exact (no hash decides a hit), so the frames are always
  * what the walk would have given.
  *
- * One table for all threads, as the stack table: its keys hold a stack
- * address, so threads use disjoint entries; it is bounded however many
- * threads there are; a fork child finds it empty with the stack table
+ * One table for all threads, as the stack table.  Positions are kept as
+ * distances (a walk without a signal frame gives the same frames wherever
+ * the stack is: unwind.h), so threads that run the same code at the same
+ * depth share entries: 512 threads of one program need the entries of
+ * one, not 512 times as many.  A walk through a signal frame also keeps sp
+ * itself, and matches only at that address.  The table is bounded however
+ * many threads there are; a fork child finds it empty with the stack table
  * (ids are the child's own).  It starts small (RIP_PL_SC_SETS0 sets: a
  * program pays a page fault for each page of it it writes, and short ones
  * write most of it), and grows once to RIP_PL_SC_SETS when RIP_PL_SC_GROW
@@ -502,12 +507,15 @@ static uint32_t rip_pl_intern(const uint64_t *f, uint32_t n, uint64_t h)
 struct rip_pl_sc_ent {
 	uint64_t seq;	    /* odd: being written */
 	uint64_t key;	    /* rip_pl_sc_key; 0: empty */
-	uintptr_t pc, sp, fp; /* the starting state */
-	uintptr_t hi;	    /* the thread's stack top: the walk's bounds, with sp */
+	uintptr_t pc;	    /* the starting state: pc, */
+	uintptr_t depth;    /* the stack's top less sp (the walk's bounds), */
+	uintptr_t fpr;	    /* fp less sp, */
+	uintptr_t sp;	    /* and sp if the walk stepped through a signal frame (else 0) */
 	uint32_t epoch;	    /* dlclose epoch of the walk */
 	uint32_t id;	    /* the stack's id */
 	uint32_t n;	    /* loads in off, val */
-	uint32_t off[RIP_PL_SC_READS];
+	uint32_t nabs;	    /* the first nabs hold values; the others stack addresses less sp */
+	uint32_t off[RIP_PL_SC_READS]; /* from sp */
 	uint64_t val[RIP_PL_SC_READS];
 };
 
@@ -548,11 +556,14 @@ static void rip_pl_sc_grow(void)
 	__atomic_store_n(&rip_pl_sc, &rip_pl_scd[1], __ATOMIC_RELEASE);
 }
 
-/* The key of a walk from (pc, sp, fp) whose first frames are f[0 .. n - 1]: never 0. */
-static inline uint64_t rip_pl_sc_key(uintptr_t pc, uintptr_t sp, uintptr_t fp, const uint64_t *f,
-				     uint32_t n)
+/*
+ * The key of a walk from pc, depth below the stack's top, fp at fpr from sp, whose first
+ * frames are f[0 .. n - 1]: never 0.
+ */
+static inline uint64_t rip_pl_sc_key(uintptr_t pc, uintptr_t depth, uintptr_t fpr,
+				     const uint64_t *f, uint32_t n)
 {
-	uint64_t a = (pc ^ (sp << 16)) * 0x9e3779b97f4a7c15ull, b = fp ^ n;
+	uint64_t a = (pc ^ (depth << 16)) * 0x9e3779b97f4a7c15ull, b = fpr ^ n;
 
 	for (uint32_t i = 0; i < n; i++) {
 		b ^= f[i];
@@ -572,22 +583,32 @@ static inline struct rip_pl_sc_ent *rip_pl_sc_set(const struct rip_pl_scd *d, ui
 
 /*
  * Nonzero unless each of the n loads off, val finds its value at sp + off
- * now.  Every offset is kept at most lim (inside the stack) whatever the
- * entry holds: it may be being rewritten.  A loop of its own, so that
- * its few values stay in registers.
+ * now: val itself for the first nabs, val + sp for the others (stack
+ * addresses).  Every offset is kept at most lim (inside the stack)
+ * whatever the entry holds: it may be being rewritten.  A function of its
+ * own, so that its few values stay in registers.
  */
 static __attribute__((noinline)) uint64_t rip_pl_sc_diff(uintptr_t sp, uintptr_t lim,
 							const uint32_t *off, const uint64_t *val,
-							uint32_t n)
+							uint32_t nabs, uint32_t n)
 {
 	uint64_t diff = 0;
+	uint32_t i = 0;
 
-	for (uint32_t i = 0; i < n; i++) {
-		/* Relaxed: the entry's count, read again by the caller, says whether they held. */
+	nabs = nabs < n ? nabs : n;
+	/* Relaxed loads: the entry's count, read again by the caller, says whether they held. */
+	for (; i < nabs; i++) {
 		uintptr_t o = __atomic_load_n(&off[i], __ATOMIC_RELAXED);
 
 		o = o < lim ? o : lim;
 		diff |= *(const uint64_t *)(sp + o) ^ __atomic_load_n(&val[i], __ATOMIC_RELAXED);
+	}
+	for (; i < n; i++) {
+		uintptr_t o = __atomic_load_n(&off[i], __ATOMIC_RELAXED);
+
+		o = o < lim ? o : lim;
+		diff |= *(const uint64_t *)(sp + o) ^
+			(__atomic_load_n(&val[i], __ATOMIC_RELAXED) + sp);
 	}
 	return diff;
 }
@@ -603,9 +624,11 @@ static uint32_t rip_pl_sc_find(const struct rip_pl_scd *d, uint64_t key, uintptr
 {
 	struct rip_pl_sc_ent *e = rip_pl_sc_set(d, key);
 	const uintptr_t lim = hi - sp - 8; /* the last offset a load may have */
+	const uintptr_t depth = hi - sp, fpr = fp - sp;
 
 	for (uint32_t w = 0; w < RIP_PL_SC_WAYS; w++, e++) {
 		uint64_t seq, diff;
+		uintptr_t esp;
 		uint32_t n, id;
 
 		/* Relaxed: a filter only; the count decides. */
@@ -615,13 +638,14 @@ static uint32_t rip_pl_sc_find(const struct rip_pl_scd *d, uint64_t key, uintptr
 		seq = __atomic_load_n(&e->seq, __ATOMIC_ACQUIRE);
 		/* Relaxed field loads: the count, read again below, says whether they hold. */
 		n = __atomic_load_n(&e->n, __ATOMIC_RELAXED);
+		esp = __atomic_load_n(&e->sp, __ATOMIC_RELAXED);
 		if ((seq & 1) || __atomic_load_n(&e->pc, __ATOMIC_RELAXED) != pc ||
-		    __atomic_load_n(&e->sp, __ATOMIC_RELAXED) != sp ||
-		    __atomic_load_n(&e->fp, __ATOMIC_RELAXED) != fp ||
-		    __atomic_load_n(&e->hi, __ATOMIC_RELAXED) != hi ||
+		    __atomic_load_n(&e->depth, __ATOMIC_RELAXED) != depth ||
+		    __atomic_load_n(&e->fpr, __ATOMIC_RELAXED) != fpr || (esp && esp != sp) ||
 		    __atomic_load_n(&e->epoch, __ATOMIC_RELAXED) != epoch || n > RIP_PL_SC_READS)
 			continue;
-		diff = rip_pl_sc_diff(sp, lim, e->off, e->val, n);
+		diff = rip_pl_sc_diff(sp, lim, e->off, e->val,
+				      __atomic_load_n(&e->nabs, __ATOMIC_RELAXED), n);
 		id = __atomic_load_n(&e->id, __ATOMIC_RELAXED);
 		/* Acquire fence: the loads above happen before the count is read again. */
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
@@ -631,12 +655,21 @@ static uint32_t rip_pl_sc_find(const struct rip_pl_scd *d, uint64_t key, uintptr
 	return 0;
 }
 
+/* Load i of entry e: at off from sp, val there (stores for rip_pl_sc_put's writer). */
+static inline void rip_pl_sc_load(struct rip_pl_sc_ent *e, uint32_t i, uint32_t off, uint64_t val)
+{
+	/* Relaxed: inside the entry's odd count; the release store that ends it publishes. */
+	__atomic_store_n(&e->off[i], off, __ATOMIC_RELAXED);
+	__atomic_store_n(&e->val[i], val, __ATOMIC_RELAXED);
+}
+
 /* Keep id for the walk from (pc, sp, fp) with key key whose loads log holds. */
 static void rip_pl_sc_put(const struct rip_pl_scd *d, uint64_t key, uintptr_t pc, uintptr_t sp,
 			  uintptr_t fp, uintptr_t hi, const struct rip_pl_wlog *log, uint32_t id)
 {
 	struct rip_pl_sc_ent *set = rip_pl_sc_set(d, key), *e = NULL;
 	uint64_t seq;
+	uint32_t j = 0;
 
 	if (log->n > RIP_PL_SC_READS)
 		return;
@@ -658,16 +691,20 @@ static void rip_pl_sc_put(const struct rip_pl_scd *d, uint64_t key, uintptr_t pc
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 	__atomic_store_n(&e->key, key, __ATOMIC_RELAXED);
 	__atomic_store_n(&e->pc, pc, __ATOMIC_RELAXED);
-	__atomic_store_n(&e->sp, sp, __ATOMIC_RELAXED);
-	__atomic_store_n(&e->fp, fp, __ATOMIC_RELAXED);
-	__atomic_store_n(&e->hi, hi, __ATOMIC_RELAXED);
+	__atomic_store_n(&e->depth, hi - sp, __ATOMIC_RELAXED);
+	__atomic_store_n(&e->fpr, fp - sp, __ATOMIC_RELAXED);
+	__atomic_store_n(&e->sp, log->sig ? sp : 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&e->epoch, log->epoch, __ATOMIC_RELAXED);
 	__atomic_store_n(&e->id, id, __ATOMIC_RELAXED);
 	__atomic_store_n(&e->n, log->n, __ATOMIC_RELAXED);
-	for (uint32_t i = 0; i < log->n; i++) {
-		__atomic_store_n(&e->off[i], log->off[i], __ATOMIC_RELAXED);
-		__atomic_store_n(&e->val[i], log->val[i], __ATOMIC_RELAXED);
-	}
+	/* the values first, then the stack addresses, less sp */
+	for (uint32_t i = 0; i < log->n; i++)
+		if (!(log->off[i] & RIP_PL_WLOG_REL))
+			rip_pl_sc_load(e, j++, log->off[i], log->val[i]);
+	__atomic_store_n(&e->nabs, j, __ATOMIC_RELAXED);
+	for (uint32_t i = 0; i < log->n; i++)
+		if (log->off[i] & RIP_PL_WLOG_REL)
+			rip_pl_sc_load(e, j++, log->off[i] & ~RIP_PL_WLOG_REL, log->val[i] - sp);
 	/* Release: pairs with the acquire load of the count in rip_pl_sc_find. */
 	__atomic_store_n(&e->seq, seq + 2, __ATOMIC_RELEASE);
 }
@@ -694,7 +731,7 @@ static int rip_pl_bt_tables(uintptr_t pc, uintptr_t sp, uintptr_t fp, uint64_t *
 	if (m < 0)
 		return m;
 	/* the walk checked the stack's bounds: t->stack_hi > sp */
-	key = rip_pl_sc_key(pc, sp, fp, frames, (uint32_t)m);
+	key = rip_pl_sc_key(pc, t->stack_hi - sp, fp - sp, frames, (uint32_t)m);
 	if (RIP_LIKELY(sc) && (id = rip_pl_sc_find(sc, key, pc, sp, fp, t->stack_hi, epoch)) != 0) {
 		*idp = id;
 		return 0;

@@ -1117,7 +1117,7 @@ static inline __attribute__((always_inline)) int rip_pl_walk(uintptr_t pc, uintp
 			 */
 			cfa = fp;
 			if (log && fpo != UINT32_MAX) {
-				rip_pl_wlog_add(log, &ln, fpo, fp);
+				rip_pl_wlog_add(log, &ln, fpo | RIP_PL_WLOG_REL, fp);
 				fpo = UINT32_MAX;
 			}
 		}
@@ -1159,15 +1159,18 @@ int rip_pl_dwarf_walk(uintptr_t pc, uintptr_t sp, uintptr_t fp, uint64_t *out, u
 	bool sig = false;
 	int m;
 
-	/* loads logged; a stack taller than offsets can say logs none */
-	pos.ln = span >= UINT32_MAX ? RIP_PL_WLOG + 1 : 0;
+	/* loads logged; a stack taller than offsets can say (below RIP_PL_WLOG_REL) logs none */
+	pos.ln = span >= RIP_PL_WLOG_REL - 16 ? RIP_PL_WLOG + 1 : 0;
 	for (;;) {
 		uintptr_t uc;
 
 		m = log ? rip_pl_walk(pc, sp, fp, out, max, log, &pos)
 			: rip_pl_walk(pc, sp, fp, out, max, NULL, &pos);
-		if (RIP_LIKELY(m != RIP_PL_W_SIGFRAME))
+		if (RIP_LIKELY(m != RIP_PL_W_SIGFRAME)) {
+			if (log)
+				log->sig = sig;
 			break;
+		}
 		/*
 		 * A signal frame: the ucontext_t at its CFA holds the
 		 * interrupted code's registers.  Its rip is a frame as it is
@@ -1193,6 +1196,8 @@ int rip_pl_dwarf_walk(uintptr_t pc, uintptr_t sp, uintptr_t fp, uint64_t *out, u
 			out[pos.n++] = pc++;
 		if (pc < 0x4000 || pos.n == max) {
 			rip_pl_wlog_end(log, pos.ln, pos.epoch);
+			if (log)
+				log->sig = true;
 			m = (int)pos.n;
 			break;
 		}

@@ -12,6 +12,9 @@
 /* Loads a walk may log (see struct rip_pl_wlog): 32 frames with rbp saved in each, and more. */
 #define RIP_PL_WLOG 72u
 
+/* In a logged offset: the value is a stack address (see struct rip_pl_wlog). */
+#define RIP_PL_WLOG_REL 0x80000000u
+
 /*
  * The loads a walk's frames depend on: each load's address less the
  * walk's starting stack pointer, and the value found there (every return
@@ -21,11 +24,20 @@
  * max, and these values: a later walk from the same state that finds the
  * same values at the same places gives the same frames (backtrace.c's
  * stack cache).
+ *
+ * More: without a signal frame (sig false), the walk uses stack addresses
+ * only as offsets from sp (its bounds are sp + 8 and the stack's top; each
+ * CFA comes from sp or from an rbp, whose value is a stack address, and is
+ * checked against them).  Its rbp values are logged with RIP_PL_WLOG_REL in
+ * their offset.  So a walk in any thread from the same pc, with fp - sp,
+ * top - sp, and every load the same (the rbp values as offsets from sp)
+ * gives the same frames: the same code at the same depth in two threads.
  */
 struct rip_pl_wlog {
 	uint32_t n;	/* loads logged; RIP_PL_WLOG + 1: too many, not kept */
 	uint32_t epoch; /* the dlclose epoch of the rules used */
-	uint32_t off[RIP_PL_WLOG];
+	bool sig;	/* stepped through a signal frame: sp itself counts */
+	uint32_t off[RIP_PL_WLOG]; /* from sp; RIP_PL_WLOG_REL: val is a stack address */
 	uint64_t val[RIP_PL_WLOG];
 };
 

@@ -7,7 +7,10 @@
 # frame, alloca (an rbp-based CFA), calls with stack arguments from 16
 # sites of one function (a CFA program long enough to be kept in rows),
 # callbacks through a shared library of ours and through libc's qsort, a
-# signal handler, a second thread) is
+# signal handler, four threads alive at once that run the same code in
+# turn, so that the same stacks are at the same depths in four stacks: the
+# stack cache shares their entries, and must still tell top_a from top_b
+# and one alloca's size from another) is
 # recorded three times (the first two again with RIP_DEPTH=64), address
 # space layout randomisation off:
 # RIP_UNWIND=libunwind (every stack from libunwind), the default (the
@@ -164,19 +167,37 @@ static void handler(int sig)
 	free(rec(2, 24 + (size_t)sig));
 }
 
+#define THREADS 4
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+static long turn = -1;
+
+/* thread k waits for its turn (the threads' first events come in order), runs, passes it on */
 static void *thread(void *arg)
 {
+	long k = (long)arg;
+
+	pthread_mutex_lock(&mu);
+	while (turn != k)
+		pthread_cond_wait(&cv, &mu);
+	pthread_mutex_unlock(&mu);
 	for (int i = 0; i < 300; i++)
-		free(rec(i % 11, 16 + (size_t)i));
+		free(rec(i % 11, 16 + (size_t)(i + k)));
+	for (int i = 0; i < 200; i++)
+		free(((i + k) % 3 ? top_a : top_b)(48));
 	for (int i = 0; i < 64; i++)
-		free(wide(i));
-	return arg;
+		free(wide(i + k));
+	pthread_mutex_lock(&mu);
+	turn++;
+	pthread_cond_broadcast(&cv);
+	pthread_mutex_unlock(&mu);
+	return NULL;
 }
 
 int main(void)
 {
 	int v[24];
-	pthread_t th;
+	pthread_t th[THREADS];
 	void *q;
 
 	for (int i = 0; i < 600; i++)
@@ -195,8 +216,16 @@ int main(void)
 	q = calloc(3, 100);
 	q = realloc(q, 5000);
 	free(q);
-	if (pthread_create(&th, NULL, thread, NULL) || pthread_join(th, NULL))
-		return 1;
+	for (long k = 0; k < THREADS; k++)
+		if (pthread_create(&th[k], NULL, thread, (void *)k))
+			return 1;
+	pthread_mutex_lock(&mu);
+	turn = 0;
+	pthread_cond_broadcast(&cv);
+	pthread_mutex_unlock(&mu);
+	for (int k = 0; k < THREADS; k++)
+		if (pthread_join(th[k], NULL))
+			return 1;
 	printf("done %d\n", v[0]);
 	return 0;
 }
