@@ -241,22 +241,28 @@ static int rec_declare(struct rec *r, char *err, size_t errlen);
 /* The head of the metadata and the types known, to a new relayd session. */
 static int rec_rly_head(struct rec *r, char *err, size_t errlen)
 {
-	struct trace_info info;
+	struct trace_info *info = calloc(1, sizeof(*info)); /* 430 KB: not on the stack */
 	char *text = NULL;
 	size_t len = 0;
 	FILE *out;
 	int ret;
 
-	ret = trace_info_from_file(&r->f, &info, err, errlen);
-	if (ret)
+	if (!info)
+		return rr_fail(err, errlen, -ENOMEM, "out of memory");
+	ret = trace_info_from_file(&r->f, info, err, errlen);
+	if (ret) {
+		free(info);
 		return ret;
+	}
 	out = open_memstream(&text, &len);
 	if (!out) {
-		trace_info_free(&info);
+		trace_info_free(info);
+		free(info);
 		return rr_fail(err, errlen, -ENOMEM, "out of memory");
 	}
-	ret = ctf_write_head(out, &info, true);
-	trace_info_free(&info);
+	ret = ctf_write_head(out, info, true);
+	trace_info_free(info);
+	free(info);
 	if (fclose(out) && !ret)
 		ret = -ENOMEM;
 	if (ret) {
@@ -649,11 +655,13 @@ static int rec_lost(struct rec *r, uint64_t lost, char *err, size_t errlen)
 	return ret;
 }
 
-/* The end for relayd: the index in the metadata, then every stream closed. */
+/*
+ * The end for relayd: the index in the metadata, then every stream closed.
+ * info's counts become the session's (the caller is done with them).
+ */
 static void rec_relayd_end(struct rec *r, struct trace_info *info)
 {
 	char why[RR_ERR_MAX], *text = NULL;
-	struct trace_info part = *info;
 	uint8_t *idx = NULL;
 	size_t len = 0, ilen = 0;
 	FILE *out;
@@ -663,9 +671,8 @@ static void rec_relayd_end(struct rec *r, struct trace_info *info)
 		return;
 	if (r->rly_reconnects) {
 		/* a session after relayd was lost holds the rest only: its index says so */
-		part.idx.events = r->rly_events;
-		part.idx.lost_packets += r->st.packets - r->rly_packets;
-		info = &part;
+		info->idx.events = r->rly_events;
+		info->idx.lost_packets += r->st.packets - r->rly_packets;
 	}
 	ret = trace_index_pack(info, &idx, &ilen, why, sizeof(why));
 	if (!ret) {
@@ -692,12 +699,15 @@ static void rec_relayd_end(struct rec *r, struct trace_info *info)
 
 int rec_finish(struct rec *r, char *err, size_t errlen)
 {
-	struct trace_info info;
+	struct trace_info *info; /* 430 KB (its type table): not on the stack */
 	struct trace_w *w = r->w;
 	int ret = 0, n;
 
 	if (!w && !r->rly)
 		return 0;
+	info = calloc(1, sizeof(*info));
+	if (!info)
+		return rr_fail(err, errlen, -ENOMEM, "out of memory");
 	/* Everything closed, then the open packets, closed in the copy. */
 	for (int pass = 0; pass < REC_DRAIN_PASSES; pass++) {
 		n = rec_poll(r, err, errlen);
@@ -723,30 +733,30 @@ int rec_finish(struct rec *r, char *err, size_t errlen)
 		/* Close what was written; the error above is the one to report. */
 		char ignore[RR_ERR_MAX];
 
-		memset(&info, 0, sizeof(info));
-		if (w && !trace_info_from_file(&r->f, &info, ignore, sizeof(ignore)))
-			trace_w_finish(w, &info, ignore, sizeof(ignore));
-		trace_info_free(&info);
-		return ret;
+		if (w && !trace_info_from_file(&r->f, info, ignore, sizeof(ignore)))
+			trace_w_finish(w, info, ignore, sizeof(ignore));
+		goto out_info;
 	}
-	ret = trace_info_from_file(&r->f, &info, err, errlen);
+	ret = trace_info_from_file(&r->f, info, err, errlen);
 	if (ret) {
 		char ignore[RR_ERR_MAX];
 
-		trace_info_free(&info);
-		memset(&info, 0, sizeof(info));
+		trace_info_free(info);
+		memset(info, 0, sizeof(*info));
 		if (w)
-			trace_w_finish(w, &info, ignore, sizeof(ignore));
+			trace_w_finish(w, info, ignore, sizeof(ignore));
 		rec_rly_fail(r, err);
-		return ret;
+		goto out_info;
 	}
-	info.idx.lost_packets = r->st.lost_packets + r->st.corrupt;
-	info.idx.nstreams = r->nstreams;
-	info.idx.events = r->st.events;
+	info->idx.lost_packets = r->st.lost_packets + r->st.corrupt;
+	info->idx.nstreams = r->nstreams;
+	info->idx.events = r->st.events;
 	if (w)
-		ret = trace_w_finish(w, &info, err, errlen);
-	rec_relayd_end(r, &info);
-	trace_info_free(&info);
+		ret = trace_w_finish(w, info, err, errlen);
+	rec_relayd_end(r, info);
+out_info:
+	trace_info_free(info);
+	free(info);
 	return ret;
 }
 

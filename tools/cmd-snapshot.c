@@ -309,7 +309,7 @@ static int cmd_snapshot(int argc, char **argv)
 	};
 	char dirbuf[PATH_MAX], err[RR_ERR_MAX];
 	const char *target, *dir = NULL;
-	struct trace_info info;
+	struct trace_info *info = NULL; /* 430 KB (its type table): not on the stack */
 	struct snap_out o = { 0 };
 	struct relay_opts relay;
 	bool no_local;
@@ -319,7 +319,6 @@ static int cmd_snapshot(int argc, char **argv)
 	bool json = false, alive;
 	int c, ret, status = EXIT_FAIL;
 
-	memset(&info, 0, sizeof(info));
 	memset(&f, 0, sizeof(f));
 	f.fd = -1;
 	relay_opts_init(&relay);
@@ -376,13 +375,18 @@ static int cmd_snapshot(int argc, char **argv)
 		goto out_close;
 	}
 	alive = rr_alive(&f) == 1;
-	ret = trace_info_from_file(&f, &info, err, sizeof(err));
+	info = calloc(1, sizeof(*info));
+	if (!info) {
+		tool_err("out of memory");
+		goto out_close;
+	}
+	ret = trace_info_from_file(&f, info, err, sizeof(err));
 	if (ret) {
 		tool_err("%s", err);
 		goto out_info;
 	}
 	if (!dir || no_local) {
-		default_dir(&info.idx.file, dirbuf, sizeof(dirbuf));
+		default_dir(&info->idx.file, dirbuf, sizeof(dirbuf));
 		dir = dirbuf;
 	}
 	if (!no_local) {
@@ -398,8 +402,8 @@ static int cmd_snapshot(int argc, char **argv)
 				trace_w_abort(o.w);
 			goto out_info;
 		}
-		info.idx.flags |= TRACE_F_SNAPSHOT | (alive ? 0 : TRACE_F_DEAD);
-		ret = snap_rly_head(&o, &info);
+		info->idx.flags |= TRACE_F_SNAPSHOT | (alive ? 0 : TRACE_F_DEAD);
+		ret = snap_rly_head(&o, info);
 		if (ret || (o.rly_failed && !o.w)) {
 			tool_err("%s", ret ? "cannot write the metadata" : o.rly_err);
 			if (o.w)
@@ -407,19 +411,22 @@ static int cmd_snapshot(int argc, char **argv)
 			goto out_info;
 		}
 	}
-	ret = snap_rings(&f, &info, &o, &sum, err, sizeof(err));
+	ret = snap_rings(&f, info, &o, &sum, err, sizeof(err));
 	if (ret == -EBADMSG && alive && !sum.packets) {
 		/* maybe a type registered after we read the table: read it again, once */
-		struct trace_info again;
+		struct trace_info *again = calloc(1, sizeof(*again));
 
-		if (!trace_info_from_file(&f, &again, err, sizeof(err))) {
-			trace_info_free(&info);
+		if (again && !trace_info_from_file(&f, again, err, sizeof(err))) {
+			trace_info_free(info);
+			free(info);
 			info = again;
+			again = NULL;
 			memset(&sum, 0, sizeof(sum));
 			if (o.rly)
-				snap_rly_head(&o, &info); /* the types added: declared again */
-			ret = snap_rings(&f, &info, &o, &sum, err, sizeof(err));
+				snap_rly_head(&o, info); /* the types added: declared again */
+			ret = snap_rings(&f, info, &o, &sum, err, sizeof(err));
 		}
+		free(again);
 	}
 	if (ret) {
 		tool_err("%s", err);
@@ -427,7 +434,7 @@ static int cmd_snapshot(int argc, char **argv)
 			trace_w_abort(o.w);
 		goto out_info;
 	}
-	info.idx.flags |= TRACE_F_SNAPSHOT | (alive ? 0 : TRACE_F_DEAD);
+	info->idx.flags |= TRACE_F_SNAPSHOT | (alive ? 0 : TRACE_F_DEAD);
 	/*
 	 * What the packets say was lost, so that our readers agree with CTF
 	 * readers, and the events no ring could count (the header's ev_lost),
@@ -435,21 +442,21 @@ static int cmd_snapshot(int argc, char **argv)
 	 */
 	if (!rr_live_u64(&f, offsetof(struct rip_file_hdr, ev_lost), &lost, err, sizeof(err)))
 		sum.lost += lost; /* (the file shrank: the packets' count only) */
-	info.idx.discarded = sum.lost;
-	info.idx.lost_packets = sum.torn;
+	info->idx.discarded = sum.lost;
+	info->idx.lost_packets = sum.torn;
 	/* as trace_w_finish counts them, for relayd's index */
-	info.idx.nstreams = o.nstreams;
-	info.idx.events = sum.events;
-	ret = o.w ? trace_w_finish(o.w, &info, err, sizeof(err)) : 0;
+	info->idx.nstreams = o.nstreams;
+	info->idx.events = sum.events;
+	ret = o.w ? trace_w_finish(o.w, info, err, sizeof(err)) : 0;
 	if (ret) {
 		tool_err("%s", err);
 		remove_partial(dir);
 		goto out_info;
 	}
-	snap_rly_end(&o, &info);
+	snap_rly_end(&o, info);
 	if (o.rly_failed) {
 		tool_err("%s%s", o.rly_err, no_local ? "" : "; the local trace is whole");
-		print_summary(no_local ? "relayd" : dir, &info.idx.file, alive, &sum, json);
+		print_summary(no_local ? "relayd" : dir, &info->idx.file, alive, &sum, json);
 		goto out_info;
 	}
 	if (o.rly && !json) {
@@ -462,12 +469,13 @@ static int cmd_snapshot(int argc, char **argv)
 		tool_err("warning: %llu packets were reused by the running process while being "
 			 "copied and were left out",
 			 (unsigned long long)sum.torn);
-	print_summary(no_local ? "relayd" : dir, &info.idx.file, alive, &sum, json);
+	print_summary(no_local ? "relayd" : dir, &info->idx.file, alive, &sum, json);
 	status = EXIT_OK;
 out_info:
-	trace_info_free(&info);
+	trace_info_free(info);
 	rly_free(o.rly);
 out_close:
 	rr_close(&f);
+	free(info);
 	return status;
 }
