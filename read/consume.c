@@ -250,31 +250,30 @@ static int rec_rly_head(struct rec *r, char *err, size_t errlen)
 	if (!info)
 		return rr_fail(err, errlen, -ENOMEM, "out of memory");
 	ret = trace_info_from_file(&r->f, info, err, errlen);
-	if (ret) {
-		free(info);
-		return ret;
-	}
+	if (ret)
+		goto out_info;
 	out = open_memstream(&text, &len);
 	if (!out) {
-		trace_info_free(info);
-		free(info);
-		return rr_fail(err, errlen, -ENOMEM, "out of memory");
+		ret = rr_fail(err, errlen, -ENOMEM, "out of memory");
+		goto out_info;
 	}
 	ret = ctf_write_head(out, info, true);
-	trace_info_free(info);
-	free(info);
 	if (fclose(out) && !ret)
 		ret = -ENOMEM;
 	if (ret) {
-		free(text);
-		return rr_fail(err, errlen, ret, "cannot write the metadata");
+		ret = rr_fail(err, errlen, ret, "cannot write the metadata");
+		goto out_text;
 	}
 	ret = rly_metadata(r->rly, text, len, err, errlen);
-	free(text);
 	memset(r->declared, 0, EV_MAX_TYPES * sizeof(*r->declared));
 	r->ndeclared = 0;
 	if (!ret)
 		ret = rec_declare(r, err, errlen);
+out_text:
+	free(text);
+out_info:
+	trace_info_free(info);
+	free(info);
 	return ret;
 }
 
