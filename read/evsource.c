@@ -415,9 +415,10 @@ static bool evs_thp_madvise(void)
 /*
  * The streams' first buffers (chunk bytes each) in one mapping of huge
  * pages, when there are enough of them to fill some (hundreds of streams:
- * 16 MiB).  Their first reads touched 4,096 fresh pages at 1,000 streams,
- * a page fault each: 7 to 58 ms from run to run here, more than the rest
- * of the opening; 8 huge pages are 8 faults.  Without huge pages (or
+ * 16 MiB).  From malloc, one by one, their first touches were where the
+ * time of opening 1,000 streams swung (7 to 58 ms of first reads from run
+ * to run here); huge pages took 300 of rip leaks' 1,031 page faults off
+ * and the slow runs with them.  Without huge pages (or
  * without the mapping) the buffers come from malloc, as a stream's buffer
  * that must grow does: a fresh mapping of small pages was slower than the
  * heap, whose pages are partly touched already.
