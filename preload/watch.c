@@ -15,6 +15,18 @@
  * child has a ring file of its own) starts its own at once.  RIP_WATCH=0
  * turns it off.
  *
+ * Its first act is unshare(CLONE_FS | CLONE_FILES): a descriptor table and
+ * filesystem state of its own.  The program's close_range, closefrom or
+ * dup2 can then never close or replace a descriptor of ours, ours never
+ * take a number the program expects to get or sees in /proc/self/fd, and
+ * the program's setns(CLONE_NEWNS), which the kernel refuses while another
+ * thread shares the filesystem state, works as it does untraced.  The copy
+ * of the table that unshare makes holds the program's files open for a
+ * moment: the watcher closes every one of them at once (POSIX locks belong
+ * to a table, so the program's stay).  A kernel that refuses the unshare
+ * gets no watcher (its status says why): a watcher sharing the table could
+ * close a number the program reused.
+ *
  * A sweep reads, for each thread slot whose thread has no wait record,
  * /proc/self/task/TID/schedstat and syscall; for a thread blocked in the
  * kernel it reads stat (the state letter; only when the thread was not
@@ -38,8 +50,9 @@
  *
  * The watcher holds its guard up for good (hooks only forward its calls),
  * allocates nothing from the program's allocator, opens files with
- * O_CLOEXEC and closes them before the next thread.  Every failure is
- * counted or shown in the file, never raised in the program.
+ * O_CLOEXEC in its own table and closes them before the next thread.
+ * Every failure is counted or shown in the file, never raised in the
+ * program.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -141,31 +154,14 @@ static long rip_pl_pread(int fd, char *buf, size_t len)
 	return n;
 }
 
-/*
- * Descriptors the program closed under us (a close-every-descriptor loop):
- * a read that says EBADF, or ESPIPE (the number is now one of its pipes or
- * sockets), means the number is not ours any more: never close it.
- */
-static bool rip_pl_fd_lost;
-
-static long rip_pl_pread_own(int fd, char *buf, size_t len)
+static void rip_pl_close(int fd)
 {
-	long n = rip_pl_pread(fd, buf, len);
-
-	if (fd >= 0 && (n == -EBADF || n == -ESPIPE))
-		rip_pl_fd_lost = true;
-	return n;
-}
-
-static void rip_pl_close_own(int fd)
-{
-	if (fd >= 0 && !rip_pl_fd_lost)
+	if (fd >= 0)
 		syscall(SYS_close, fd);
 }
 
 /* The sweep's descriptor of /proc/self/task: files are opened relative to it (shorter walks). */
 static int rip_pl_taskdir = -1;
-static bool rip_pl_taskdir_lost; /* not ours any more: never closed (see rip_pl_close_own) */
 
 static int rip_pl_open(int32_t tid, const char *name)
 {
@@ -174,9 +170,6 @@ static int rip_pl_open(int32_t tid, const char *name)
 
 	rip_pl_task_path(path, tid, name);
 	fd = syscall(SYS_openat, rip_pl_taskdir, path, O_RDONLY | O_CLOEXEC);
-	/* The program closed our directory descriptor (and maybe reused its number). */
-	if (fd < 0 && (errno == EBADF || errno == ENOTDIR))
-		rip_pl_taskdir_lost = true;
 	return fd < 0 ? -errno : (int)fd;
 }
 
@@ -353,9 +346,9 @@ static char rip_pl_state_letter(int32_t tid)
 {
 	char buf[512], *p;
 	int fd = rip_pl_open(tid, "stat");
-	long n = rip_pl_pread_own(fd, buf, sizeof(buf));
+	long n = rip_pl_pread(fd, buf, sizeof(buf));
 
-	rip_pl_close_own(fd);
+	rip_pl_close(fd);
 	if (n <= 0 || !(p = strrchr(buf, ')')) || p[1] != ' ')
 		return 0;
 	return p[2];
@@ -374,7 +367,6 @@ static void rip_pl_probe(struct rip_file_hdr *h, uint32_t si, int32_t tid, struc
 	memset(w, 0, sizeof(*w));
 	w->flags = RIP_WATCH_SEEN;
 	w->sweep_ts = sw->ts;
-	rip_pl_fd_lost = false;
 	fsys = rip_pl_open(tid, "syscall");
 	if (fsys < 0) {
 		if (fsys == -EACCES || fsys == -EPERM) {
@@ -386,9 +378,9 @@ static void rip_pl_probe(struct rip_file_hdr *h, uint32_t si, int32_t tid, struc
 		goto out_free;
 	}
 	fsch = rip_pl_open(tid, "schedstat");
-	if (rip_pl_pread_own(fsch, sch1, sizeof(sch1)) < 0)
+	if (rip_pl_pread(fsch, sch1, sizeof(sch1)) < 0)
 		sch1[0] = 0;
-	if (rip_pl_pread_own(fsys, sys1, sizeof(sys1)) < 0) {
+	if (rip_pl_pread(fsys, sys1, sizeof(sys1)) < 0) {
 		w->flags |= RIP_WATCH_GONE; /* ESRCH: it exited under us */
 		goto out_close;
 	}
@@ -452,10 +444,10 @@ static void rip_pl_probe(struct rip_file_hdr *h, uint32_t si, int32_t tid, struc
 		c->nr = sc.nr;
 		memcpy(c->args, sc.args, sizeof(c->args));
 		/* Did it move while we copied?  Its syscall file and its switch counts say. */
-		if (n <= 0 || rip_pl_pread_own(fsys, sys2, sizeof(sys2)) < 0 ||
+		if (n <= 0 || rip_pl_pread(fsys, sys2, sizeof(sys2)) < 0 ||
 		    strcmp(sys1, sys2) ||
 		    (sch1[0] &&
-		     (rip_pl_pread_own(fsch, sch2, sizeof(sch2)) < 0 || strcmp(sch1, sch2)))) {
+		     (rip_pl_pread(fsch, sch2, sizeof(sch2)) < 0 || strcmp(sch1, sch2)))) {
 			c->slot = 0;
 			c->len = 0;
 			rip_pl_seq_end(&c->seq);
@@ -473,9 +465,8 @@ static void rip_pl_probe(struct rip_file_hdr *h, uint32_t si, int32_t tid, struc
 		}
 	}
 out_close:
-	rip_pl_close_own(fsch);
-	rip_pl_close_own(fsys);
-	rip_pl_fd_lost = false;
+	rip_pl_close(fsch);
+	rip_pl_close(fsys);
 out_free:
 	if (old.copy && old.copy <= h->watch_copies && old.copy - 1 != ci &&
 	    W.owner[old.copy - 1] == si + 1)
@@ -609,10 +600,8 @@ idle:
 			rip_pl_seq_end(&s->watch.seq);
 		}
 	}
-	if (!rip_pl_taskdir_lost)
-		syscall(SYS_close, rip_pl_taskdir);
+	rip_pl_close(rip_pl_taskdir);
 	rip_pl_taskdir = -1;
-	rip_pl_taskdir_lost = false;
 	for (size_t k = 0; k < W.ntids; k++)
 		if (!W.matched[k] && W.tids[k] != W.tid)
 			noslot++;
@@ -636,13 +625,65 @@ idle:
 
 /* ---- the thread ---- */
 
+#ifndef SYS_close_range
+#define SYS_close_range 436
+#endif
+
+/*
+ * A descriptor table and filesystem state of the watcher's own, emptied of
+ * the program's files that unshare copied into it (see the top of the
+ * file).  Raw system calls: the wrappers must not see them.  0 or -errno.
+ */
+static int rip_pl_watch_private(void)
+{
+	char buf[4096];
+	long dir, n;
+
+	if (syscall(SYS_unshare, CLONE_FILES | CLONE_FS))
+		return -errno;
+	if (syscall(SYS_close_range, 0U, ~0U, 0U) == 0)
+		return 0;
+	/* Before Linux 5.9: the numbers the table holds, from /proc/self/fd (ours now). */
+	dir = syscall(SYS_openat, AT_FDCWD, "/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dir < 0)
+		return -errno;
+	while ((n = syscall(SYS_getdents64, (int)dir, buf, sizeof(buf))) > 0) {
+		for (long off = 0; off < n;) {
+			const struct {
+				uint64_t ino;
+				int64_t off;
+				unsigned short reclen;
+				unsigned char type;
+				char name[];
+			} *d = (const void *)(buf + off);
+			uint64_t fd;
+
+			off += d->reclen;
+			if (d->name[0] < '0' || d->name[0] > '9')
+				continue;
+			rip_pl_num(d->name, &fd);
+			if (fd != (uint64_t)dir)
+				syscall(SYS_close, (int)fd);
+		}
+	}
+	syscall(SYS_close, (int)dir);
+	return n < 0 ? -errno : 0;
+}
+
 static void *rip_pl_watch_main(void *arg)
 {
 	struct rip_file_hdr *h = arg;
 	size_t slots = h->watch_copies ? h->watch_copies : 1;
+	int err;
 
 	rip_pl_self.guard = 1; /* for good: the hooks forward our calls */
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	err = rip_pl_watch_private();
+	if (err) {
+		__atomic_store_n(&h->watch_err, -err, __ATOMIC_RELAXED);
+		__atomic_store_n(&h->watch_status, RIP_WATCHER_FAILED, __ATOMIC_RELEASE);
+		return NULL;
+	}
 	prctl(PR_SET_NAME, "rip-watch", 0, 0, 0);
 	W.tid = (int32_t)syscall(SYS_gettid);
 	W.seen = mmap(NULL, slots * (sizeof(uint32_t) + sizeof(uint64_t) + 1),
