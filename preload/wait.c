@@ -47,6 +47,7 @@
 #include <linux/futex.h>
 
 #include "wait.h"
+#include "watch.h"
 
 /* ---- threads without a slot, vfork ---- */
 
@@ -471,6 +472,17 @@ RIP_PL_EXPORT long syscall(long n, ...)
 	if (n == SYS_futex && rip_pl_futex_waits(a[1])) {
 		RIP_PL_WAIT(RIP_WAIT_FUTEX, (uintptr_t)a[0], true);
 		return real(n, a[0], a[1], a[2], a[3], a[4], a[5]);
+	}
+	if (RIP_UNLIKELY(n == SYS_unshare || n == SYS_setns)) {
+		/* As the unshare and setns wrappers (watch.c): no thread of ours in the way. */
+		bool stopped = rip_pl_watch_pause(n == SYS_setns, n == SYS_setns ? a[1] : a[0]);
+		long ret = real(n, a[0], a[1], a[2], a[3], a[4], a[5]);
+		int e = errno;
+
+		if (stopped)
+			rip_pl_watch_resume();
+		errno = e;
+		return ret;
 	}
 	return real(n, a[0], a[1], a[2], a[3], a[4], a[5]);
 }

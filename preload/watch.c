@@ -6,14 +6,16 @@
  *
  * One thread, every signal blocked, started lazily: at the program's first
  * pthread_create (after the program's thread exists), never in a
- * single-threaded program.  A single-threaded process may still call
- * unshare(CLONE_NEWUSER) or setns() into a user namespace, which the kernel
- * refuses to a multithreaded one; starting a thread of ours there would
+ * single-threaded program.  A single-threaded process may call
+ * unshare(CLONE_NEWUSER) or setns() into a user namespace, which the
+ * kernel refuses to a multithreaded one, even with the system call
+ * instruction itself, which no wrapper sees: a thread of ours there would
  * break it.  A program that creates threads is multithreaded anyway, and
- * the wrappers of unshare and setns below stop the watcher for the call
- * and start it again after.  A fork child whose parent had one (the
- * child has a ring file of its own) starts its own at once.  RIP_WATCH=0
- * turns it off.
+ * the wrappers of unshare and setns below (and of syscall(2) for
+ * SYS_unshare and SYS_setns: wait.c) stop the watcher for the call and
+ * start it again after, so that a program whose threads came and went
+ * keeps working.  A fork child starts its own the same way, at its own
+ * first pthread_create.  RIP_WATCH=0 turns it off.
  *
  * Its first act is unshare(CLONE_FS | CLONE_FILES): a descriptor table and
  * filesystem state of its own.  The program's close_range, closefrom or
@@ -818,16 +820,21 @@ static bool rip_pl_watch_stop(void)
 	return true;
 }
 
-static void rip_pl_watch_resume(void)
+void rip_pl_watch_resume(void)
 {
 	__atomic_store_n(&W.state, W_IDLE, __ATOMIC_RELEASE);
 	rip_pl_watch_start();
 }
 
-/* In a fork child: the watcher did not come along.  Start one if the parent had one. */
+/*
+ * In a fork child: the watcher did not come along, and the child is
+ * single-threaded.  Its own first pthread_create starts one, as in the
+ * parent (starting one here made the child multithreaded: setns and
+ * unshare(CLONE_NEWUSER) then failed in it, and pthread_create is no call
+ * for a fork child of a multithreaded program).
+ */
 static void rip_pl_watch_child(void)
 {
-	bool had = __atomic_load_n(&W.state, __ATOMIC_RELAXED) == W_RUNNING;
 	struct rip_file_hdr *h = __rip_file_hdr();
 
 	W.state = W_IDLE;
@@ -838,8 +845,6 @@ static void rip_pl_watch_child(void)
 	/* The child's copy of the parent's words: no watcher until ours runs. */
 	h->watch_tid = 0;
 	h->watch_status = W.enabled ? RIP_WATCHER_PENDING : RIP_WATCHER_OFF;
-	if (had)
-		rip_pl_watch_start();
 }
 
 void rip_pl_watch_init(void)
@@ -868,16 +873,23 @@ void rip_pl_watch_init(void)
 
 /* ---- calls the kernel refuses to a multithreaded process ---- */
 
+bool rip_pl_watch_pause(bool is_setns, long flags)
+{
+	/* setns type 0: any kind, a user namespace maybe. */
+	if (is_setns ? flags && !(flags & CLONE_NEWUSER) : !(flags & CLONE_NEWUSER))
+		return false;
+	return rip_pl_watch_stop();
+}
+
 RIP_PL_EXPORT int unshare(int flags)
 {
 	static int (*real)(int);
-	bool stopped = false;
+	bool stopped;
 	int ret, e;
 
 	if (!RIP_PL_REAL(real, "unshare"))
 		return rip_pl_enosys();
-	if (flags & CLONE_NEWUSER)
-		stopped = rip_pl_watch_stop();
+	stopped = rip_pl_watch_pause(false, flags);
 	ret = real(flags);
 	e = errno;
 	if (stopped)
@@ -889,14 +901,12 @@ RIP_PL_EXPORT int unshare(int flags)
 RIP_PL_EXPORT int setns(int fd, int nstype)
 {
 	static int (*real)(int, int);
-	bool stopped = false;
+	bool stopped;
 	int ret, e;
 
 	if (!RIP_PL_REAL(real, "setns"))
 		return rip_pl_enosys();
-	/* 0: any kind, a user namespace maybe. */
-	if (!nstype || (nstype & CLONE_NEWUSER))
-		stopped = rip_pl_watch_stop();
+	stopped = rip_pl_watch_pause(true, nstype);
 	ret = real(fd, nstype);
 	e = errno;
 	if (stopped)

@@ -6,6 +6,7 @@
 #ifndef RIP_PRELOAD_WATCH_H
 #define RIP_PRELOAD_WATCH_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -18,7 +19,15 @@ int __rip_file_commit(uint64_t off, size_t len);
 /* The constructor, with a ring file open: read RIP_WATCH*, arm the lazy start. */
 void rip_pl_watch_init(void);
 
-/* The program created a thread (or a fork child needs one): start the watcher once. */
+/* The program created a thread: start the watcher once. */
 void rip_pl_watch_start(void);
+
+/*
+ * Before unshare or setns (is_setns) with flags, which the kernel refuses
+ * to a multithreaded process when they ask for a user namespace: stop the
+ * watcher.  True when it ran; then rip_pl_watch_resume() after the call.
+ */
+bool rip_pl_watch_pause(bool is_setns, long flags);
+void rip_pl_watch_resume(void);
 
 #endif /* RIP_PRELOAD_WATCH_H */

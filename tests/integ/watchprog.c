@@ -18,8 +18,9 @@
  *             "unshare ok" or "unshare failed: ERR" (then goes on)
  *  - unshare-after-thread: the same after a thread was created and joined
  *             (the watcher runs then: the wrapper must stop it for the call)
- *  - fork:    after the threads started, fork; the child blocks its main
- *             thread in child_waiter (raw futex) and writes READY.child
+ *  - fork:    after the threads started, fork; the child makes a thread,
+ *             blocks it and its main thread in child_waiter (raw futex) and
+ *             writes READY.child
  *
  * Each thread attaches a slot with rip_thread_attach (the preload library
  * will do it at birth; until then the test does it).  When READY exists the
@@ -201,6 +202,12 @@ __attribute__((noinline)) static void child_waiter(void)
 		raw_syscall(SYS_futex, (long)&never, FUTEX_WAIT, 0, 0);
 }
 
+static void *child_thread(void *arg)
+{
+	child_waiter();
+	return arg;
+}
+
 static void touch(const char *path)
 {
 	FILE *f = fopen(path, "w");
@@ -283,8 +290,10 @@ int main(int argc, char **argv)
 
 		if (pid == 0) {
 			char path[4096];
+			pthread_t t;
 
 			snprintf(path, sizeof(path), "%s.child", argv[1]);
+			pthread_create(&t, NULL, child_thread, NULL);
 			touch(path);
 			child_waiter();
 		}
