@@ -729,10 +729,38 @@ static int rip_default_dir(char *buf, size_t len)
 	return n > 0 && (size_t)n < len ? 0 : -ENAMETOOLONG;
 }
 
+/* Append n bytes of s at *at in buf of len (kept NUL-terminated); false if it does not fit. */
+static bool rip_str_add(char *buf, size_t len, size_t *at, const char *s, size_t n)
+{
+	if (n >= len - *at)
+		return false;
+	memcpy(buf + *at, s, n);
+	*at += n;
+	buf[*at] = 0;
+	return true;
+}
+
+/* The same with v in decimal. */
+static bool rip_num_add(char *buf, size_t len, size_t *at, uint64_t v)
+{
+	char tmp[24];
+	size_t n = sizeof(tmp);
+
+	do
+		tmp[--n] = (char)('0' + v % 10);
+	while ((v /= 10));
+	return rip_str_add(buf, len, at, tmp + n, sizeof(tmp) - n);
+}
+
+/*
+ * DIR/rip-PID-START.ring into buf.  No stdio: a fork child makes its path
+ * here, where only async-signal-safe calls are allowed (dir given).
+ */
 static int rip_file_path(char *buf, size_t len, const char *dir, pid_t pid, uint64_t start)
 {
 	char d[PATH_MAX];
-	int n, err;
+	size_t at = 0;
+	int err;
 
 	if (!dir) {
 		err = rip_default_dir(d, sizeof(d));
@@ -740,8 +768,15 @@ static int rip_file_path(char *buf, size_t len, const char *dir, pid_t pid, uint
 			return err;
 		dir = d;
 	}
-	n = snprintf(buf, len, "%s/rip-%d-%llu.ring", dir, (int)pid, (unsigned long long)start);
-	return n > 0 && (size_t)n < len ? 0 : -ENAMETOOLONG;
+	if (!len)
+		return -ENAMETOOLONG;
+	buf[0] = 0;
+	if (!rip_str_add(buf, len, &at, dir, strlen(dir)) ||
+	    !rip_str_add(buf, len, &at, "/rip-", 5) || !rip_num_add(buf, len, &at, (uint64_t)pid) ||
+	    !rip_str_add(buf, len, &at, "-", 1) || !rip_num_add(buf, len, &at, start) ||
+	    !rip_str_add(buf, len, &at, ".ring", 5))
+		return -ENAMETOOLONG;
+	return 0;
 }
 
 /*
@@ -831,10 +866,16 @@ static void rip_mark_failed(const char *path, int err, size_t need)
 {
 	const char *consumer = getenv("RIP_CONSUMER");
 	char mark[PATH_MAX];
+	size_t at = 0;
 	int fd;
 
-	if (!consumer || !*consumer ||
-	    snprintf(mark, sizeof(mark), "%s.failed-%d-%zu", path, err, need) >= (int)sizeof(mark))
+	/* No stdio: a fork child comes here (rip_atfork_child). */
+	mark[0] = 0;
+	if (!consumer || !*consumer || !rip_str_add(mark, sizeof(mark), &at, path, strlen(path)) ||
+	    !rip_str_add(mark, sizeof(mark), &at, ".failed-", 8) ||
+	    !rip_num_add(mark, sizeof(mark), &at, (uint64_t)err) ||
+	    !rip_str_add(mark, sizeof(mark), &at, "-", 1) ||
+	    !rip_num_add(mark, sizeof(mark), &at, need))
 		return;
 	fd = open(mark, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd >= 0)
@@ -1158,20 +1199,50 @@ static int rip_write_all(int fd, const void *buf, size_t len, off_t off)
 	return 0;
 }
 
-static const struct rip_file_hdr *rip_sort_hdr;
-
-static int rip_by_exit(const void *a, const void *b)
+/* The exit time of slot v[i] (rip_fifo_rebuild's sort key). */
+static uint64_t rip_exit_of(const struct rip_file_hdr *h, const uint32_t *v, uint32_t i)
 {
-	uint64_t x = rip_slot_at((struct rip_file_hdr *)rip_sort_hdr, *(const uint32_t *)a)->exit_ts;
-	uint64_t y = rip_slot_at((struct rip_file_hdr *)rip_sort_hdr, *(const uint32_t *)b)->exit_ts;
+	return rip_slot_at((struct rip_file_hdr *)h, v[i])->exit_ts;
+}
 
-	return x < y ? -1 : x > y;
+/* Move v[i] down the heap v[0 .. n) (largest exit time on top). */
+static void rip_sift(const struct rip_file_hdr *h, uint32_t *v, uint32_t i, uint32_t n)
+{
+	for (;;) {
+		uint32_t c = 2 * i + 1, t;
+
+		if (c >= n)
+			return;
+		if (c + 1 < n && rip_exit_of(h, v, c + 1) > rip_exit_of(h, v, c))
+			c++;
+		if (rip_exit_of(h, v, i) >= rip_exit_of(h, v, c))
+			return;
+		t = v[i];
+		v[i] = v[c];
+		v[c] = t;
+		i = c;
+	}
+}
+
+/* Sort slot indices by exit time, oldest first: a heap sort (qsort may allocate). */
+static void rip_sort_by_exit(const struct rip_file_hdr *h, uint32_t *v, uint32_t n)
+{
+	for (uint32_t i = n / 2; i-- > 0;)
+		rip_sift(h, v, i, n);
+	for (uint32_t end = n; end > 1; end--) {
+		uint32_t t = v[0];
+
+		v[0] = v[end - 1];
+		v[end - 1] = t;
+		rip_sift(h, v, 0, end - 1);
+	}
 }
 
 /*
  * In the child: the free queue was copied while the parent's threads used
  * it, so its head, tail and cells may disagree.  Only this thread exists
  * here: empty it and give it back every exited slot, oldest exit first.
+ * The buffer comes from the system call itself (no hook sees it).
  */
 static void rip_fifo_rebuild(struct rip_file_hdr *h, uint32_t used)
 {
@@ -1180,7 +1251,8 @@ static void rip_fifo_rebuild(struct rip_file_hdr *h, uint32_t used)
 	uint32_t *v, n = 0;
 
 	__rip_fifo_reset(q);
-	v = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	v = (uint32_t *)syscall(SYS_mmap, NULL, bytes, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	for (uint32_t i = 0; i < used; i++) {
 		if (rip_slot_at(h, i)->state != RIP_SLOT_EXITED)
 			continue;
@@ -1191,11 +1263,10 @@ static void rip_fifo_rebuild(struct rip_file_hdr *h, uint32_t used)
 	}
 	if (v == MAP_FAILED)
 		return;
-	rip_sort_hdr = h;
-	qsort(v, n, sizeof(*v), rip_by_exit);
+	rip_sort_by_exit(h, v, n);
 	for (uint32_t i = 0; i < n; i++)
 		__rip_fifo_push(q, v[i]);
-	munmap(v, bytes);
+	syscall(SYS_munmap, v, bytes);
 }
 
 /*
@@ -1222,13 +1293,15 @@ static void rip_child_untraced(struct rip_file_hdr *h, size_t len)
 	if (used > h->slot_count)
 		used = h->slot_count;
 	head = RIP_SLOTS_OFFSET + (size_t)used * RIP_SLOT_SIZE;
-	copy = mmap(NULL, head, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	/* The system calls themselves: a fork child (no hook may see them). */
+	copy = (void *)syscall(SYS_mmap, NULL, head, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (copy != MAP_FAILED) {
 		memcpy(copy, h, head);
-		if (mmap(h, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED,
-			 -1, 0) != MAP_FAILED)
+		if ((void *)syscall(SYS_mmap, h, len, PROT_READ | PROT_WRITE,
+				    MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) != MAP_FAILED)
 			memcpy(h, copy, head);
-		munmap(copy, head);
+		syscall(SYS_munmap, copy, head);
 	}
 	__rip_proc.path[0] = 0;
 	/* Nothing new is taken from the copy, and no events are written. */
@@ -1280,9 +1353,15 @@ static void rip_atfork_child(void)
 	struct rip_self *me = &__rip_self;
 	size_t len = __rip_proc.map_len;
 	char path[PATH_MAX];
-	int fd, n;
+	bool ok;
+	int fd;
 	uint32_t used;
 
+	/*
+	 * Only async-signal-safe calls from here on: the child of a
+	 * multithreaded program may make no other until it execs (no stdio, no
+	 * allocation, no qsort; the system calls themselves for mmap).
+	 */
 	pthread_mutex_init(&__rip_proc.lock, NULL);
 	__rip_events_fork_lock();
 	me->tid = __rip_gettid();
@@ -1291,17 +1370,24 @@ static void rip_atfork_child(void)
 	/* RIP_FOLLOW without fork (rip run without --follow-fork): children are not traced. */
 	if (!rip_follows("fork"))
 		goto err_private;
-	if (__rip_proc.flags & RIP_F_LEGACY_API)
-		n = snprintf(path, sizeof(path), "%s.%d", __rip_proc.path, (int)getpid());
-	else {
-		char *slash = strrchr(__rip_proc.path, '/');
+	if (__rip_proc.flags & RIP_F_LEGACY_API) {
+		size_t at = 0;
+
+		path[0] = 0;
+		ok = rip_str_add(path, sizeof(path), &at, __rip_proc.path, strlen(__rip_proc.path)) &&
+		     rip_str_add(path, sizeof(path), &at, ".", 1) &&
+		     rip_num_add(path, sizeof(path), &at, (uint64_t)getpid());
+	} else {
+		const char *slash = strrchr(__rip_proc.path, '/');
+		size_t dlen = slash ? (size_t)(slash - __rip_proc.path) : 1;
 		char dir[PATH_MAX];
 
-		snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - __rip_proc.path) : 1,
-			 slash ? __rip_proc.path : ".");
-		n = rip_file_path(path, sizeof(path), dir, getpid(), __rip_start_ticks(0)) ? -1 : 0;
+		/* dlen < sizeof(dir): the path it is part of fits __rip_proc.path, no longer */
+		memcpy(dir, slash ? __rip_proc.path : ".", dlen);
+		dir[dlen] = 0;
+		ok = !rip_file_path(path, sizeof(path), dir, getpid(), __rip_start_ticks(0));
 	}
-	if (n < 0 || (size_t)n >= sizeof(path))
+	if (!ok)
 		goto err_private;
 	fd = rip_file_create(path, len, h, __rip_proc.sparse);
 	if (fd < 0)
@@ -1321,10 +1407,11 @@ static void rip_atfork_child(void)
 			  (off_t)sizeof(h->magic)) ||
 	    rip_copy_rings(fd, h, len))
 		goto err_unlink;
-	if (mmap(h, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) == MAP_FAILED)
+	if ((void *)syscall(SYS_mmap, h, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd,
+			    0) == MAP_FAILED)
 		goto err_unlink;
 	close(fd);
-	snprintf(__rip_proc.path, sizeof(__rip_proc.path), "%s", path);
+	memcpy(__rip_proc.path, path, sizeof(path)); /* both PATH_MAX */
 	h->flags |= RIP_F_FORKED;
 	rip_hdr_identity(h);
 	h->exit_ts = 0;

@@ -59,11 +59,10 @@ static inline uint64_t rip_proc_start(int pid, char *state)
 	int fd;
 
 	*state = 0;
+	/* No formatting for this process: a fork child calls this (async-signal-safe calls only). */
 	if (pid)
 		snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	else
-		snprintf(path, sizeof(path), "/proc/self/stat");
-	fd = open(path, O_RDONLY | RIP_PROC_CLOEXEC);
+	fd = open(pid ? path : "/proc/self/stat", O_RDONLY | RIP_PROC_CLOEXEC);
 	if (fd < 0)
 		return 0;
 	n = read(fd, buf, sizeof(buf) - 1);
