@@ -672,15 +672,18 @@ void __rip_event_nested(void)
 static void rip_event_write(const struct rip_event_type *t, const uint64_t *v, const void *tail,
 			    size_t tlen, uint64_t ts)
 {
-	struct rip_file_hdr *h = __atomic_load_n(&__rip_proc.hdr, __ATOMIC_ACQUIRE);
 	struct rip_self *me = &__rip_self;
 	struct rip_evw *w = &me->ev;
+	struct rip_file_hdr *h;
 	uint32_t id, payload = 0, hsize, size, psize;
 	size_t slen = 0;
 	uint32_t last = t && t->nfields ? t->fields[t->nfields - 1].type : 0;
 	bool late = false;
 	char *p;
 
+	/* A child of a raw clone writes into its own file (or none), never its parent's. */
+	__rip_fork_check();
+	h = __atomic_load_n(&__rip_proc.hdr, __ATOMIC_ACQUIRE);
 	/* Called with w->nest raised by the fast path (or rip_event_str). */
 	if (!h || !t)
 		goto out;

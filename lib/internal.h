@@ -116,6 +116,14 @@ RIP_API int __rip_auto_open_early(const struct rip_event_type *const *types, siz
 int __rip_type_register(const struct rip_event_type *t, bool early) __hidden;
 uint64_t __rip_start_ticks(pid_t pid) __hidden;
 
+/*
+ * A child of a raw clone or clone3, which ran no fork handler (it still maps
+ * its parent's file): run the handler now, so that it writes a file of its
+ * own or none.  1 if it ran, 0 otherwise.  Called by the slow paths and by
+ * the preload library's hooks (declared in preload/common.h too).
+ */
+RIP_API int __rip_fork_check(void);
+
 /* The preload library's watcher (preload/watch.c; declared in preload/watch.h too). */
 RIP_API struct rip_file_hdr *__rip_file_hdr(void);
 RIP_API int __rip_file_commit(uint64_t off, size_t len);

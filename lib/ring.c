@@ -442,15 +442,65 @@ static void rip_thread_exit(void *arg)
 	rip_use_dummy(me);
 }
 
+/* ---- children no fork handler saw ---------------------------------- */
+
+/*
+ * One word in a page the kernel empties in a child made without CLONE_VM
+ * (MADV_WIPEONFORK, Linux 4.14): 1 in this process, set again by the fork
+ * handler in a fork child, and 0 in a child of a raw clone or clone3, which
+ * runs no handler.  Such a child still maps its parent's ring file shared:
+ * the slow paths below, and the preload library's hooks, look at the word
+ * before they write, and make the child's own file (or none) first.  NULL
+ * until a file is open, or when the kernel does not wipe.
+ */
+static uint32_t *rip_fork_word;
+
+static void rip_atfork_child(void);
+
+/* Map the word (a file was just opened, lock held). */
+static void rip_fork_word_map(void)
+{
+	uint32_t *w;
+
+	if (__atomic_load_n(&rip_fork_word, __ATOMIC_RELAXED))
+		return;
+	/* The system calls: the preload library's hooks must not see the tracer's mmap. */
+	w = (uint32_t *)syscall(SYS_mmap, NULL, __rip_proc.page, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (w == MAP_FAILED)
+		return;
+	if (syscall(SYS_madvise, w, __rip_proc.page, MADV_WIPEONFORK)) {
+		syscall(SYS_munmap, w, __rip_proc.page);
+		return;
+	}
+	*w = 1;
+	/* Release: the 1 before the pointer (pairs with the acquire in __rip_fork_check). */
+	__atomic_store_n(&rip_fork_word, w, __ATOMIC_RELEASE);
+}
+
+int __rip_fork_check(void)
+{
+	/* Acquire: pairs with the release store of the pointer in rip_fork_word_map. */
+	uint32_t *w = __atomic_load_n(&rip_fork_word, __ATOMIC_ACQUIRE);
+
+	/* Relaxed: only this thread exists in a child that finds 0. */
+	if (RIP_LIKELY(!w || __atomic_load_n(w, __ATOMIC_RELAXED)))
+		return 0;
+	rip_atfork_child();
+	return 1;
+}
+
 static int rip_attach(struct rip_self *me)
 {
 	/* Pairs with the release store of hdr in rip_ring_open. */
-	struct rip_file_hdr *h = __atomic_load_n(&__rip_proc.hdr, __ATOMIC_ACQUIRE);
+	struct rip_file_hdr *h;
 	char comm[17] = "";
 	struct rip_slot *s;
 	uint32_t idx;
 	int err;
 
+	__rip_fork_check(); /* a child of a raw clone: its own file (or none) first */
+	h = __atomic_load_n(&__rip_proc.hdr, __ATOMIC_ACQUIRE);
 	if (me->flags & RIP_SELF_ATTACHING) {
 		/* A signal handler snapped while this thread was attaching: use a dummy
 		 * until the interrupted attach finishes and sets cur for real. */
@@ -1019,8 +1069,6 @@ static void rip_hdr_init(struct rip_file_hdr *h, const struct rip_file_hdr *layo
 	memset(h->enable, 0xff, sizeof(h->enable));
 }
 
-static void rip_atfork_child(void);
-
 int __rip_open_locked(const char *path, const char *dir, uint32_t slots, uint32_t flags,
 		      const struct rip_ev_config *ev)
 {
@@ -1068,6 +1116,7 @@ int __rip_open_locked(const char *path, const char *dir, uint32_t slots, uint32_
 	}
 	rip_hdr_init(h, &layout, len, slots, flags, ev);
 	close(fd); /* the mapping is all we need */
+	rip_fork_word_map();
 	if (!__rip_proc.key_ok) {
 		/* Lock-free in glibc (a compare-and-swap on the key's sequence). */
 		if (pthread_key_create(&__rip_proc.key, rip_thread_exit) == 0)
@@ -1365,6 +1414,9 @@ static void rip_atfork_child(void)
 	pthread_mutex_init(&__rip_proc.lock, NULL);
 	__rip_events_fork_lock();
 	me->tid = __rip_gettid();
+	/* Relaxed: only this thread exists here; __rip_fork_check now finds this child set up. */
+	if (rip_fork_word)
+		__atomic_store_n(rip_fork_word, 1, __ATOMIC_RELAXED);
 	if (!h)
 		return;
 	/* RIP_FOLLOW without fork (rip run without --follow-fork): children are not traced. */

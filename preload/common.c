@@ -416,7 +416,7 @@ static void rip_pl_atfork_parent(void)
 /* Resource tracing started (the stack table, the pagemap signal): set once, by the constructor. */
 static bool rip_pl_res_started;
 
-static void rip_pl_atfork_child(void)
+void rip_pl_res_fork_child(void)
 {
 	if (rip_pl_res_started) {
 		if (__rip_file_hdr()) {
@@ -432,6 +432,11 @@ static void rip_pl_atfork_child(void)
 			__atomic_store_n(&rip_pl_off, 1, __ATOMIC_RELAXED);
 		}
 	}
+}
+
+static void rip_pl_atfork_child(void)
+{
+	rip_pl_res_fork_child();
 	rip_pl_self.guard = rip_pl_fork_guard;
 }
 
@@ -541,6 +546,7 @@ __attribute__((constructor)) static void rip_pl_init(void)
 		/* RIP_PL_EARLY: take it over. */
 	}
 	early = state == RIP_PL_EARLY;
+	rip_pl_alive_init();
 	/* Release: hooks that see it never start early again. */
 	__atomic_store_n(&rip_pl_started, 1, __ATOMIC_RELEASE);
 	err = rip_pl_mem_resolve();

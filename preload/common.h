@@ -48,6 +48,8 @@ struct rip_pl_thread {
 	uint32_t boot;	    /* inside dlsym: allocations come from the bootstrap buffer */
 	uint32_t vfork;	    /* 1: vfork was called (wait.c): are we its child? */
 	uint32_t unw_ready; /* 1: libunwind's TLS block is made, or being made (backtrace.c) */
+	uint32_t vm;	    /* CLONE_VM children of clone(3) running on this TLS (clone.c) */
+	int32_t vm_owner;   /* while vm: the tid of the thread whose TLS this is */
 	uintptr_t stack_lo; /* lowest address of the thread's stack */
 	uintptr_t stack_hi; /* one past its highest address */
 };
@@ -69,6 +71,42 @@ extern int rip_pl_started;
  * when tracing is on.
  */
 bool rip_pl_start_early(void);
+
+/*
+ * The process's word in a page the kernel empties in a child made without
+ * CLONE_VM (clone.c): 0 in a child of a raw clone or clone3, which ran no
+ * fork handler.  Points at a constant 1 until the constructor maps it.
+ */
+extern uint32_t *rip_pl_alive __attribute__((visibility("hidden")));
+
+/*
+ * In such a child, before anything is written into the parent's file: run
+ * librip's fork handler and ours now (clone.c).  True when tracing goes on.
+ */
+bool rip_pl_child_setup(void);
+
+/* librip: a child of a raw clone sets itself up (lib/ring.c; 1 if it did). */
+int __rip_fork_check(void);
+
+/*
+ * The slow half of rip_pl_enter: the guard is up (nested calls forward), or
+ * a CLONE_VM child of clone(3) shares this thread's TLS (clone.c): true
+ * when the call may be traced as this thread's.
+ */
+bool rip_pl_enter_odd(struct rip_pl_thread *t);
+/* For a wait wrapper while t->vm is up: is the caller such a child (not to record)? */
+bool rip_pl_wait_foreign(struct rip_pl_thread *t);
+/* After syscall(2) made a clone, clone3 or fork: set up the child at once (clone.c). */
+void rip_pl_syscall_cloned(long ret);
+
+/* Map the word rip_pl_alive points to (the constructor, first thing). */
+void rip_pl_alive_init(void);
+
+/* The fork-child handlers of each part, run by fork or by rip_pl_child_setup. */
+void rip_pl_res_fork_child(void);
+void rip_pl_wait_fork_child(void);
+void rip_pl_watch_fork_child(void);
+void rip_pl_sample_fork_child(void);
 
 /* librip: open the ring file from a hook, taking no lock a caller may hold (lib/ring.c). */
 int __rip_auto_open_early(const struct rip_event_type *const *types, size_t ntypes);
@@ -106,7 +144,13 @@ static inline __attribute__((always_inline)) bool rip_pl_enter(unsigned category
 		   (__atomic_load_n(&rip_pl_started, __ATOMIC_RELAXED) || !rip_pl_start_early())) {
 		return false; /* off for good, or not started and it cannot start now */
 	}
-	if (RIP_UNLIKELY(t->guard) || RIP_UNLIKELY(rip_pl_off))
+	/* A child of a raw clone (its parent's file still mapped): set it up first. */
+	if (RIP_UNLIKELY(!*rip_pl_alive) &&
+	    (t->guard || !rip_pl_child_setup() || !rip_category_enabled(category)))
+		return false;
+	if (RIP_UNLIKELY(t->guard | t->vm) && !rip_pl_enter_odd(t))
+		return false;
+	if (RIP_UNLIKELY(rip_pl_off))
 		return false;
 	t->guard = 1;
 	/* Guard up before any work: pairs with the check above in a signal handler. */

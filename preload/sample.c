@@ -403,8 +403,10 @@ void rip_pl_sample_filter(const sigset_t *in, sigset_t *out)
 
 /* ---- start ---- */
 
-static void sp_fork_child(void)
+void rip_pl_sample_fork_child(void)
 {
+	if (!sp_sig)
+		return; /* sampling is off */
 	/* Timers are not inherited: the one thread of the child starts its own, in its file. */
 	sp_timer = 0;
 	__atomic_store_n(&sp_hdr, sp_find_hdr(), __ATOMIC_RELAXED);
@@ -475,7 +477,7 @@ int rip_pl_sample_init(void)
 	sp_prog[0].sa_handler = SIG_DFL;
 	sp_prog[1] = sp_prog[0];
 	sp_key_ok = pthread_key_create(&sp_key, sp_thread_exit) == 0;
-	if (pthread_atfork(NULL, NULL, sp_fork_child))
+	if (pthread_atfork(NULL, NULL, rip_pl_sample_fork_child))
 		return 0;
 	h->sample_sig = (uint32_t)sig;
 	sp_hz = (uint32_t)hz;

@@ -314,6 +314,9 @@ RIP_PL_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
 
 	if (!RIP_PL_REAL(real, "pthread_create"))
 		return ENOSYS;
+	/* A child of a raw clone: its own file first, then its threads. */
+	if (RIP_UNLIKELY(!*rip_pl_alive))
+		rip_pl_child_setup();
 	rip_pl_watch_start(); /* the program becomes multithreaded: the watcher may start */
 	/* Relaxed both: set once by the constructor (waits on even when resources are off). */
 	if (__atomic_load_n(&rip_pl_off, __ATOMIC_RELAXED) &&

@@ -73,15 +73,15 @@ struct rip_slot *rip_pl_wait_slot(void)
 
 static pid_t rip_pl_pid;
 
-static void rip_pl_wait_forked(void)
+void rip_pl_wait_fork_child(void)
 {
 	rip_pl_pid = (pid_t)syscall(SYS_getpid);
 }
 
 __attribute__((constructor)) static void rip_pl_wait_init(void)
 {
-	rip_pl_wait_forked();
-	pthread_atfork(NULL, NULL, rip_pl_wait_forked);
+	rip_pl_wait_fork_child();
+	pthread_atfork(NULL, NULL, rip_pl_wait_fork_child);
 }
 
 bool rip_pl_vfork_child(void)
@@ -472,6 +472,12 @@ RIP_PL_EXPORT long syscall(long n, ...)
 	if (n == SYS_futex && rip_pl_futex_waits(a[1])) {
 		RIP_PL_WAIT(RIP_WAIT_FUTEX, (uintptr_t)a[0], true);
 		return real(n, a[0], a[1], a[2], a[3], a[4], a[5]);
+	}
+	if (RIP_UNLIKELY(n == SYS_clone || n == SYS_clone3 || n == SYS_fork)) {
+		long ret = real(n, a[0], a[1], a[2], a[3], a[4], a[5]);
+
+		rip_pl_syscall_cloned(ret); /* a child no fork handler ran in: set it up */
+		return ret;
 	}
 	if (RIP_UNLIKELY(n == SYS_unshare || n == SYS_setns)) {
 		/* As the unshare and setns wrappers (watch.c): no thread of ours in the way. */

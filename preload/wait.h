@@ -85,8 +85,15 @@ rip_pl_wait_begin(struct rip_pl_wt *c, uint32_t kind, uint64_t arg, bool timed, 
 	/* Relaxed: set once by the constructor. */
 	if (RIP_UNLIKELY(!__atomic_load_n(&rip_pl_waits, __ATOMIC_RELAXED)))
 		return;
-	/* Inside a hook's own work (not the program's wait), or a vfork child. */
-	if (RIP_UNLIKELY(t->guard | t->vfork) && (t->guard || rip_pl_vfork_child()))
+	/* A child of a raw clone (its parent's file still mapped): set it up first. */
+	if (RIP_UNLIKELY(!*rip_pl_alive) && (t->guard || !rip_pl_child_setup()))
+		return;
+	/*
+	 * Inside a hook's own work (not the program's wait), a vfork child, or
+	 * a CLONE_VM child of clone(3) on this thread's TLS.
+	 */
+	if (RIP_UNLIKELY(t->guard | t->vfork | t->vm) &&
+	    (t->guard || (t->vfork && rip_pl_vfork_child()) || (t->vm && rip_pl_wait_foreign(t))))
 		return;
 	s = __rip_self.thread;
 	if (RIP_UNLIKELY(!s) && !(s = rip_pl_wait_slot()))

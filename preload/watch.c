@@ -844,10 +844,12 @@ void rip_pl_watch_resume(void)
  * unshare(CLONE_NEWUSER) then failed in it, and pthread_create is no call
  * for a fork child of a multithreaded program).
  */
-static void rip_pl_watch_child(void)
+void rip_pl_watch_fork_child(void)
 {
 	struct rip_file_hdr *h = __rip_file_hdr();
 
+	if (!__atomic_load_n(&W.enabled, __ATOMIC_RELAXED))
+		return;
 	W.state = W_IDLE;
 	W.tid = 0;
 	W.stop = 0;
@@ -879,7 +881,7 @@ void rip_pl_watch_init(void)
 	h->watch_status = RIP_WATCHER_PENDING;
 	/* Before the program's threads exist: rip_pl_watch_start reads it relaxed. */
 	__atomic_store_n(&W.enabled, 1, __ATOMIC_RELEASE);
-	pthread_atfork(NULL, NULL, rip_pl_watch_child);
+	pthread_atfork(NULL, NULL, rip_pl_watch_fork_child);
 }
 
 /* ---- calls the kernel refuses to a multithreaded process ---- */
