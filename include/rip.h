@@ -172,6 +172,14 @@ RIP_API void rip_event_array(const struct rip_event_type *type, const uint64_t *
 RIP_API void __rip_event_slow(const struct rip_event_type *type, const uint64_t *vals,
 			      const char *str, uint64_t ts);
 RIP_API void __rip_event_nested(void);
+/*
+ * An event written while this thread's writer was busy (a signal handler
+ * that interrupted it): librip may keep it for later, else it counts it as
+ * lost.  The fast path's cold branch; __rip_event_nested is the same
+ * without the event, for code built against older headers.
+ */
+RIP_API void __rip_event_nested_v(const struct rip_event_type *type, const uint64_t *vals,
+				  uint32_t nvals);
 
 /*
  * Is category on?  One load, one test, one branch at the call site: a byte
@@ -278,7 +286,7 @@ RIP_INLINE void __rip_event_emit(const struct rip_event_type *t, const uint64_t 
 	char *p;
 
 	if (RIP_UNLIKELY(w->nest)) {
-		__rip_event_nested();
+		__rip_event_nested_v(t, v, nv);
 		return;
 	}
 	__RIP_UNROLL

@@ -665,6 +665,34 @@ void __rip_event_nested(void)
 	rip_count_drop(__atomic_load_n(&__rip_proc.hdr, __ATOMIC_ACQUIRE), &__rip_self.ev);
 }
 
+/* Who may keep a nested event for later (the preload library's hooks); NULL: nobody. */
+static bool (*rip_nest_keeper)(const struct rip_event_type *t, const uint64_t *v, uint32_t nv,
+			       const void *tail, uint32_t tlen);
+
+void __rip_event_set_keeper(bool (*keep)(const struct rip_event_type *t, const uint64_t *v,
+					 uint32_t nv, const void *tail, uint32_t tlen))
+{
+	/* Release: the keeper's own state is set up before it is called (acquire below). */
+	__atomic_store_n(&rip_nest_keeper, keep, __ATOMIC_RELEASE);
+}
+
+/* An event of a nested writer: kept by the keeper (it writes it later), or counted lost. */
+static void rip_event_nested_tail(const struct rip_event_type *t, const uint64_t *v, uint32_t nv,
+				  const void *tail, uint32_t tlen)
+{
+	/* Acquire: pairs with the release in __rip_event_set_keeper. */
+	bool (*keep)(const struct rip_event_type *, const uint64_t *, uint32_t, const void *,
+		     uint32_t) = __atomic_load_n(&rip_nest_keeper, __ATOMIC_ACQUIRE);
+
+	if (!keep || !keep(t, v, nv, tail, tlen))
+		__rip_event_nested();
+}
+
+void __rip_event_nested_v(const struct rip_event_type *t, const uint64_t *v, uint32_t nv)
+{
+	rip_event_nested_tail(t, v, nv, NULL, 0);
+}
+
 /*
  * The slow path proper: fields v, then the variable tail (a string with its
  * NUL, or an array's count and elements) when the type ends with one.
@@ -814,6 +842,26 @@ void __rip_event_slow(const struct rip_event_type *t, const uint64_t *v, const c
 	rip_event_write(t, v, buf, n + 1, ts);
 }
 
+void __rip_event_replay(const struct rip_event_type *t, const uint64_t *v, uint32_t nv,
+			const void *tail, size_t tlen, uint64_t ts)
+{
+	uint64_t all[RIP_EVENT_MAX_FIELDS] = { 0 };
+	struct rip_evw *w = &__rip_self.ev;
+
+	if (!t || !rip_category_enabled(t->category))
+		return;
+	if (w->nest) {
+		__rip_event_nested();
+		return;
+	}
+	for (uint32_t i = 0; i < nv && i < RIP_EVENT_MAX_FIELDS; i++)
+		all[i] = v[i];
+	w->nest = 1;
+	/* The flag before the slow path reads anything: pairs with a handler's check. */
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	rip_event_write(t, all, tail, tail ? tlen : 0, ts);
+}
+
 void rip_event_str(const struct rip_event_type *t, const uint64_t *vals, const char *str)
 {
 	static const uint64_t none[RIP_EVENT_MAX_FIELDS];
@@ -823,7 +871,14 @@ void rip_event_str(const struct rip_event_type *t, const uint64_t *vals, const c
 	if (!t || !rip_category_enabled(t->category))
 		return;
 	if (w->nest) {
-		__rip_event_nested();
+		char buf[RIP_STRING_MAX];
+		size_t n = str ? strnlen(str, RIP_STRING_MAX - 1) : 0;
+
+		if (n)
+			memcpy(buf, str, n);
+		buf[n] = 0;
+		rip_event_nested_tail(t, vals ? vals : none, t->nfields ? t->nfields - 1 : 0, buf,
+				      (uint32_t)n + 1);
 		return;
 	}
 	w->nest = 1;
@@ -841,15 +896,16 @@ void rip_event_array(const struct rip_event_type *t, const uint64_t *vals, const
 
 	if (!t || !rip_category_enabled(t->category))
 		return;
-	if (w->nest) {
-		__rip_event_nested();
-		return;
-	}
 	if (n > RIP_ARRAY_MAX)
 		n = RIP_ARRAY_MAX;
 	memcpy(tail, &n, 4);
 	if (n)
 		memcpy(tail + 4, arr, (size_t)n * 8);
+	if (w->nest) {
+		rip_event_nested_tail(t, vals ? vals : none, t->nfields ? t->nfields - 1 : 0, tail,
+				      4 + n * 8);
+		return;
+	}
 	w->nest = 1;
 	/* The flag before the slow path reads anything: pairs with a handler's check. */
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);

@@ -124,6 +124,24 @@ uint64_t __rip_start_ticks(pid_t pid) __hidden;
  */
 RIP_API int __rip_fork_check(void);
 
+/*
+ * Write an event with fields v[0 .. nv) and the variable tail as the slow
+ * path takes it, at time ts (no earlier than the stream's last event): the
+ * events the preload library kept while a signal handler interrupted the
+ * writing of another (preload/nest.c; declared in preload/common.h too).
+ */
+RIP_API void __rip_event_replay(const struct rip_event_type *t, const uint64_t *v, uint32_t nv,
+				const void *tail, size_t tlen, uint64_t ts);
+
+/*
+ * The preload library keeps the events of a signal handler's hooks that
+ * interrupted the writing of another (preload/nest.c; declared in
+ * preload/common.h too): keep returns true when it took (or counted) one.
+ */
+RIP_API void __rip_event_set_keeper(bool (*keep)(const struct rip_event_type *t,
+						 const uint64_t *v, uint32_t nv, const void *tail,
+						 uint32_t tlen));
+
 /* The preload library's watcher (preload/watch.c; declared in preload/watch.h too). */
 RIP_API struct rip_file_hdr *__rip_file_hdr(void);
 RIP_API int __rip_file_commit(uint64_t off, size_t len);

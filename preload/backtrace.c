@@ -278,14 +278,20 @@ static uint32_t rip_pl_unwind(uintptr_t hook_ret, uintptr_t sp, uint64_t *out, u
 	int got, skip = -1, i;
 	uint32_t n = 0;
 
-	if (!rip_pl_unw_backtrace)
+	/* A signal handler's hook that interrupted libunwind on this thread (nest.c): not again. */
+	if (!rip_pl_unw_backtrace || RIP_UNLIKELY(t->in_unw))
 		return 0;
 	if (RIP_UNLIKELY(!t->unw_ready)) {
 		if (sig || rip_pl_sig_on_stack(sp))
 			return 0;
 		t->unw_ready = 1;
 	}
+	t->in_unw = 1;
+	/* The flag before the call: pairs with the check above in a handler's hook. */
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	got = rip_pl_unw_backtrace(buf, (int)(max + 8));
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	t->in_unw = 0;
 	for (i = 0; i < got && i < 8; i++) {
 		if ((uintptr_t)buf[i] == hook_ret) {
 			skip = i + 1;
@@ -818,6 +824,18 @@ __attribute__((noinline)) uint32_t rip_pl_backtrace_id(void)
 			n = rip_pl_unwind(self[1], (uintptr_t)(self + 2), frames, max, r == -2);
 		else
 			n = rip_pl_bt_fp(self, frames, max, &h);
+		/*
+		 * A signal handler's call where libunwind cannot go (its first
+		 * on this thread, or it interrupted libunwind: nest.c): the
+		 * handler's frames, at least, when the interrupted ones do not
+		 * unwind.
+		 */
+		if (!n && r == -2) {
+			int m = rip_pl_dwarf_walk_partial(self[1], (uintptr_t)(self + 2), self[0],
+							  frames, max);
+
+			n = m > 0 ? (uint32_t)m : 0;
+		}
 		break;
 	case RIP_PL_UNW_TABLES:
 		if (rip_pl_bt_tables(self[1], (uintptr_t)(self + 2), self[0], frames, max, &id))

@@ -86,12 +86,12 @@ void rip_pl_alive_init(void)
 bool rip_pl_child_setup(void)
 {
 	struct rip_pl_thread *t = &rip_pl_self;
-	uint32_t guard = t->guard;
+	uintptr_t guard = t->guard;
 	int err = errno;
 
 	/* Relaxed: the child has one thread until this returns. */
 	if (!__atomic_load_n(rip_pl_alive, __ATOMIC_RELAXED)) {
-		t->guard = 1;
+		t->guard = rip_pl_guard_up();
 		__atomic_signal_fence(__ATOMIC_SEQ_CST); /* pairs with the hooks' checks */
 		/* In the order fork runs them: librip's handler, then ours. */
 		__rip_fork_check();
@@ -109,26 +109,13 @@ bool rip_pl_child_setup(void)
 
 /* ---- CLONE_VM children on a thread's TLS ---- */
 
-/* Is the caller a CLONE_VM child running on the TLS of the thread t is? */
-static bool rip_pl_vm_child(const struct rip_pl_thread *t)
+bool rip_pl_vm_child(const struct rip_pl_thread *t)
 {
 	int err = errno;
 	bool child = (int32_t)syscall(SYS_gettid) != __atomic_load_n(&t->vm_owner, __ATOMIC_RELAXED);
 
 	errno = err;
 	return child;
-}
-
-bool rip_pl_enter_odd(struct rip_pl_thread *t)
-{
-	if (t->guard)
-		return false;
-	/* Relaxed: the count is written before the clone system call that makes the child. */
-	if (__atomic_load_n(&t->vm, __ATOMIC_RELAXED) && rip_pl_vm_child(t)) {
-		__rip_event_nested(); /* not recorded: counted lost, so reports say so */
-		return false;
-	}
-	return true;
 }
 
 bool rip_pl_wait_foreign(struct rip_pl_thread *t)

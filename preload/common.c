@@ -182,7 +182,8 @@ int rip_pl_started;
 void *rip_pl_next(const char *name)
 {
 	struct rip_pl_thread *t = &rip_pl_self;
-	uint32_t guard = t->guard, boot = t->boot;
+	uintptr_t guard = t->guard;
+	uint32_t boot = t->boot;
 	void *fn;
 
 	/* Acquire: pairs with the release store in rip_pl_resolve_all. */
@@ -198,7 +199,7 @@ void *rip_pl_next(const char *name)
 			return fn;
 	}
 	/* dlsym may calloc (its error state): the guard and boot send that to the buffer. */
-	t->guard = 1;
+	t->guard = rip_pl_guard_up();
 	t->boot = 1;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST); /* pairs with the hooks' checks */
 	if (strchr(name, '@')) {
@@ -400,12 +401,12 @@ void rip_pl_mem_pagemap_end(uint32_t seq, uint32_t mappings, uint32_t reason, in
  * after librip's: the guard is up before librip's handler runs and goes
  * down after it.
  */
-static __thread uint32_t rip_pl_fork_guard RIP_PL_TLS;
+static __thread uintptr_t rip_pl_fork_guard RIP_PL_TLS;
 
 static void rip_pl_atfork_prepare(void)
 {
 	rip_pl_fork_guard = rip_pl_self.guard;
-	rip_pl_self.guard = 1;
+	rip_pl_self.guard = rip_pl_guard_up();
 }
 
 static void rip_pl_atfork_parent(void)
@@ -500,7 +501,7 @@ bool rip_pl_start_early(void)
 	if (!__atomic_compare_exchange_n(&rip_pl_state, &expect, RIP_PL_STARTING, false,
 					 __ATOMIC_ACQUIRE, __ATOMIC_ACQUIRE))
 		return false; /* another thread starts, or it is done: this call forwards */
-	t->guard = 1;
+	t->guard = rip_pl_guard_up();
 	__atomic_signal_fence(__ATOMIC_SEQ_CST); /* pairs with the hooks' checks */
 	err = rip_pl_mem_resolve();
 	if (!err)
@@ -547,6 +548,7 @@ __attribute__((constructor)) static void rip_pl_init(void)
 	}
 	early = state == RIP_PL_EARLY;
 	rip_pl_alive_init();
+	__rip_event_set_keeper(rip_pl_keep);
 	/* Release: hooks that see it never start early again. */
 	__atomic_store_n(&rip_pl_started, 1, __ATOMIC_RELEASE);
 	err = rip_pl_mem_resolve();

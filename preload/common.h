@@ -43,7 +43,7 @@
 
 /* Per thread; initial-exec TLS: no allocation, no lock, safe in a signal handler. */
 struct rip_pl_thread {
-	uint32_t guard;	    /* nonzero: inside a hook's own work; nested calls just forward */
+	uintptr_t guard;    /* nonzero: inside our own work (rip_pl_guard_up); see nest.c */
 	uint32_t stack_ok;  /* 1: stack_lo/hi hold this thread's stack; 2: could not tell */
 	uint32_t boot;	    /* inside dlsym: allocations come from the bootstrap buffer */
 	uint32_t vfork;	    /* 1: vfork was called (wait.c): are we its child? */
@@ -52,7 +52,41 @@ struct rip_pl_thread {
 	int32_t vm_owner;   /* while vm: the tid of the thread whose TLS this is */
 	uintptr_t stack_lo; /* lowest address of the thread's stack */
 	uintptr_t stack_hi; /* one past its highest address */
+	uintptr_t nest_sp;  /* while nested: sp of the hook of the signal handler (nest.c) */
+	uint32_t nested;    /* RIP_PL_NESTED, RIP_PL_PENDING (nest.c) */
+	uint32_t in_unw;    /* 1: inside libunwind's unw_backtrace (backtrace.c) */
+	void *pend;	    /* the events left, NULL: none */
 };
+
+/* rip_pl_thread.nested */
+#define RIP_PL_NESTED 1u  /* a hook of a signal handler that interrupted our work runs */
+#define RIP_PL_PENDING 2u /* such hooks left events for the interrupted one to write */
+
+/* The stack pointer here (the caller's frame, inlined). */
+static inline __attribute__((always_inline)) uintptr_t rip_pl_sp(void)
+{
+	uintptr_t sp;
+
+#if defined(__x86_64__)
+	__asm__("mov %%rsp, %0" : "=r"(sp));
+#elif defined(__aarch64__)
+	__asm__("mov %0, sp" : "=r"(sp));
+#else
+	sp = (uintptr_t)__builtin_frame_address(0);
+#endif
+	return sp;
+}
+
+/*
+ * The value of the guard while our work runs here: the stack pointer of
+ * the frame that raises it, with the low bit set (never 0).  One store
+ * both raises the guard and says where: a signal handler's hook that finds
+ * it up tells by it whether it interrupted our work (nest.c).
+ */
+static inline __attribute__((always_inline)) uintptr_t rip_pl_guard_up(void)
+{
+	return rip_pl_sp() | 1;
+}
 
 extern __thread struct rip_pl_thread rip_pl_self RIP_PL_TLS;
 
@@ -89,11 +123,33 @@ bool rip_pl_child_setup(void);
 int __rip_fork_check(void);
 
 /*
- * The slow half of rip_pl_enter: the guard is up (nested calls forward), or
- * a CLONE_VM child of clone(3) shares this thread's TLS (clone.c): true
- * when the call may be traced as this thread's.
+ * The slow half of rip_pl_enter: the guard is up, or a CLONE_VM child of
+ * clone(3) shares this thread's TLS (nest.c).  0: forward (our own work, or
+ * the child's call, counted lost); 1: trace as usual (the guard is down);
+ * 2: a hook of a signal handler that interrupted our work: traced, nested
+ * (RIP_PL_NESTED, the guard stays up as it was until rip_pl_leave).
  */
-bool rip_pl_enter_odd(struct rip_pl_thread *t);
+int rip_pl_enter_odd(struct rip_pl_thread *t, uintptr_t sp);
+/* Is the caller a CLONE_VM child running on the TLS of the thread t is (clone.c)? */
+bool rip_pl_vm_child(const struct rip_pl_thread *t);
+/* rip_pl_leave's slow half: a nested hook ends, or events wait (nest.c). */
+void rip_pl_leave_slow(struct rip_pl_thread *t);
+/*
+ * librip's nested writer calls this for an event written while the thread
+ * was writing another (a signal handler's): a hook of a handler that
+ * interrupted our work keeps it for the interrupted hook to write after
+ * (nest.c; true: kept, or counted lost here).  false: not ours, librip
+ * counts it lost.  tail is the variable part as librip writes it (a string
+ * with its NUL, or an array's count and elements).
+ */
+bool rip_pl_keep(const struct rip_event_type *type, const uint64_t *v, uint32_t nv,
+		 const void *tail, uint32_t tlen);
+/* librip: who keeps nested events (lib/events.c). */
+void __rip_event_set_keeper(bool (*keep)(const struct rip_event_type *t, const uint64_t *v,
+					 uint32_t nv, const void *tail, uint32_t tlen));
+/* librip: write an event at time ts from outside the fast path (lib/events.c). */
+void __rip_event_replay(const struct rip_event_type *type, const uint64_t *v, uint32_t nv,
+			const void *tail, size_t tlen, uint64_t ts);
 /* For a wait wrapper while t->vm is up: is the caller such a child (not to record)? */
 bool rip_pl_wait_foreign(struct rip_pl_thread *t);
 /* After syscall(2) made a clone, clone3 or fork: set up the child at once (clone.c). */
@@ -148,11 +204,15 @@ static inline __attribute__((always_inline)) bool rip_pl_enter(unsigned category
 	if (RIP_UNLIKELY(!*rip_pl_alive) &&
 	    (t->guard || !rip_pl_child_setup() || !rip_category_enabled(category)))
 		return false;
-	if (RIP_UNLIKELY(t->guard | t->vm) && !rip_pl_enter_odd(t))
-		return false;
+	if (RIP_UNLIKELY(t->guard | t->vm)) {
+		int odd = rip_pl_enter_odd(t, rip_pl_sp());
+
+		if (odd != 1)
+			return odd == 2; /* 2: a signal handler's hook, nested (guard as it was) */
+	}
 	if (RIP_UNLIKELY(rip_pl_off))
 		return false;
-	t->guard = 1;
+	t->guard = rip_pl_guard_up();
 	/* Guard up before any work: pairs with the check above in a signal handler. */
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	if (RIP_UNLIKELY(t->stack_ok == 0) && !rip_pl_thread_init()) {
@@ -181,9 +241,15 @@ void rip_pl_pagemap_pending(void);
 
 static inline __attribute__((always_inline)) void rip_pl_leave(void)
 {
+	struct rip_pl_thread *t = &rip_pl_self;
+
 	/* All work done before the guard drops: pairs with the check in rip_pl_enter. */
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	rip_pl_self.guard = 0;
+	if (RIP_UNLIKELY(t->nested)) {
+		rip_pl_leave_slow(t);
+		return;
+	}
+	t->guard = 0;
 	/* Relaxed: pairs with the store of a signal handler that found us busy. */
 	if (RIP_UNLIKELY(__atomic_load_n(&rip_pl_pm_pending, __ATOMIC_RELAXED)))
 		rip_pl_pagemap_pending();

@@ -477,7 +477,7 @@ static void pm_on_signal(int sig, siginfo_t *si, void *uc)
 		__atomic_store_n(&rip_pl_pm_pending, 1, __ATOMIC_RELAXED);
 		goto out;
 	}
-	rip_pl_self.guard = 1;
+	rip_pl_self.guard = rip_pl_guard_up();
 	/* Guard up before the work: pairs with the check of a hook this handler may run into. */
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	pm_snapshot(RIP_PM_SIGNAL);

@@ -289,7 +289,7 @@ static void *rip_pl_thread_start(void *p)
 	struct rip_pl_thread *t = &rip_pl_self;
 	struct rip_pl_start s = *(struct rip_pl_start *)p;
 
-	t->guard = 1;
+	t->guard = rip_pl_guard_up();
 	/* Guard up before the calls: pairs with rip_pl_enter's check in a signal handler. */
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	free(p);
@@ -309,7 +309,7 @@ RIP_PL_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
 	static int (*real)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
 	struct rip_pl_thread *t = &rip_pl_self;
 	struct rip_pl_start *s;
-	uint32_t guard = t->guard;
+	uintptr_t guard = t->guard;
 	int err;
 
 	if (!RIP_PL_REAL(real, "pthread_create"))
@@ -323,7 +323,7 @@ RIP_PL_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
 	    !__atomic_load_n(&rip_pl_waits, __ATOMIC_RELAXED))
 		return real(th, attr, fn, arg);
 	/* Ours, not the program's: the guard keeps the block out of the trace. */
-	t->guard = 1;
+	t->guard = rip_pl_guard_up();
 	__atomic_signal_fence(__ATOMIC_SEQ_CST); /* pairs with rip_pl_enter's check */
 	s = malloc(sizeof(*s));
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
@@ -334,7 +334,7 @@ RIP_PL_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
 	s->arg = arg;
 	err = real(th, attr, rip_pl_thread_start, s);
 	if (err) {
-		t->guard = 1;
+		t->guard = rip_pl_guard_up();
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		free(s);
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);

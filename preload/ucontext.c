@@ -115,7 +115,7 @@ RIP_PL_EXPORT void makecontext(ucontext_t *uc, void (*fn)(void), int argc, ...)
 		struct rip_coro *co;
 		int err = errno;
 
-		t->guard = 1;
+		t->guard = rip_pl_guard_up();
 		/* Guard up before the work: pairs with rip_pl_enter's check in a signal handler. */
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		co = rip_pl_ctx_get(uc, true);

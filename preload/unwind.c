@@ -1148,8 +1148,12 @@ static inline __attribute__((always_inline)) int rip_pl_walk(uintptr_t pc, uintp
 	return (int)n;
 }
 
-int rip_pl_dwarf_walk(uintptr_t pc, uintptr_t sp, uintptr_t fp, uint64_t *out, uint32_t max,
-		      struct rip_pl_wlog *log)
+/*
+ * rip_pl_dwarf_walk; partial: after a signal frame, a failure keeps the
+ * frames so far.  Inlined into both: each is a copy of its own, as before.
+ */
+static inline __attribute__((always_inline)) int rip_pl_dwarf_walk2(uintptr_t pc, uintptr_t sp, uintptr_t fp, uint64_t *out,
+			      uint32_t max, struct rip_pl_wlog *log, bool partial)
 {
 	/* Acquire: pairs with the release in dlclose (the rules of a closed object are stale). */
 	struct rip_pl_wpos pos = { .sp0 = sp,
@@ -1202,7 +1206,21 @@ int rip_pl_dwarf_walk(uintptr_t pc, uintptr_t sp, uintptr_t fp, uint64_t *out, u
 			break;
 		}
 	}
+	if (m == -1 && sig && partial)
+		return (int)pos.n;
 	return m == -1 && sig ? -2 : m;
+}
+
+int rip_pl_dwarf_walk(uintptr_t pc, uintptr_t sp, uintptr_t fp, uint64_t *out, uint32_t max,
+		      struct rip_pl_wlog *log)
+{
+	return rip_pl_dwarf_walk2(pc, sp, fp, out, max, log, false);
+}
+
+int rip_pl_dwarf_walk_partial(uintptr_t pc, uintptr_t sp, uintptr_t fp, uint64_t *out,
+			      uint32_t max)
+{
+	return rip_pl_dwarf_walk2(pc, sp, fp, out, max, NULL, true);
 }
 
 bool rip_pl_sigret_at(uintptr_t a)
@@ -1247,6 +1265,12 @@ int rip_pl_dwarf_walk(uintptr_t pc, uintptr_t sp, uintptr_t fp, uint64_t *out, u
 		      struct rip_pl_wlog *log)
 {
 	return -1; /* libunwind, or frame pointers, do it */
+}
+
+int rip_pl_dwarf_walk_partial(uintptr_t pc, uintptr_t sp, uintptr_t fp, uint64_t *out,
+			      uint32_t max)
+{
+	return -1;
 }
 
 bool rip_pl_sigret_at(uintptr_t a)

@@ -56,6 +56,16 @@ int rip_pl_dwarf_walk(uintptr_t pc, uintptr_t sp, uintptr_t fp, uint64_t *out, u
 		      struct rip_pl_wlog *log);
 
 /*
+ * The same, no log, except that a walk that fails past a signal frame
+ * (-2 above) gives the frames it had: the signal handler's part of the
+ * stack, the trampoline and the interrupted code's first frames.  For a
+ * hook of a handler that interrupted our own work (nest.c), whose caller
+ * is known but whose interrupted frames are ours.
+ */
+int rip_pl_dwarf_walk_partial(uintptr_t pc, uintptr_t sp, uintptr_t fp, uint64_t *out,
+			      uint32_t max);
+
+/*
  * Is a the signal return trampoline a handler returns to?  Reads code only
  * inside a readable segment of the object that holds a; no lock.  Always
  * false but on x86-64.

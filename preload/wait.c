@@ -62,7 +62,7 @@ struct rip_slot *rip_pl_wait_slot(void)
 
 	if (t->guard)
 		return NULL;
-	t->guard = 1;
+	t->guard = rip_pl_guard_up();
 	/* Guard up before the work: pairs with rip_pl_enter's check in a signal handler. */
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	rip_pl_thread_born(0);
@@ -112,15 +112,15 @@ pid_t rip_pl_vfork_fallback(void)
 
 /*
  * vfork returns twice on one stack: no frame of ours may stay under it.
- * Mark the thread (rip_pl_self.vfork, offset 12) and jump to the real one.
+ * Mark the thread (rip_pl_self.vfork, offset 16) and jump to the real one.
  */
-_Static_assert(__builtin_offsetof(struct rip_pl_thread, vfork) == 12, "vfork mark");
+_Static_assert(__builtin_offsetof(struct rip_pl_thread, vfork) == 16, "vfork mark");
 __asm__(".text\n"
 	".globl vfork\n"
 	".type vfork, @function\n"
 	"vfork:\n"
 	"	movq rip_pl_self@gottpoff(%rip), %rax\n"
-	"	movl $1, %fs:12(%rax)\n"
+	"	movl $1, %fs:16(%rax)\n"
 	"	movq rip_pl_vfork_real(%rip), %rax\n"
 	"	testq %rax, %rax\n"
 	"	jz 1f\n"

@@ -773,14 +773,14 @@ void rip_pl_watch_start(void)
 	err = pthread_attr_init(&attr);
 	if (!err) {
 		struct rip_pl_thread *t = &rip_pl_self;
-		uint32_t guard = t->guard;
+		uintptr_t guard = t->guard;
 
 		pthread_attr_setstacksize(&attr, WATCH_STACK);
 		/*
 		 * Guard up: what pthread_create allocates for the new thread (its
 		 * DTV) is ours, not the program's (a block its leak report showed).
 		 */
-		t->guard = 1;
+		t->guard = rip_pl_guard_up();
 		__atomic_signal_fence(__ATOMIC_SEQ_CST); /* pairs with rip_pl_enter's check */
 		err = real(&W.th, &attr, rip_pl_watch_main, h);
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);

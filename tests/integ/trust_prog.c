@@ -16,8 +16,16 @@
  *    malloc/free pairs of 32-95 bytes and exits, the parent (after the
  *    child ended, for clone-vm, whose child shares its heap) as many.  The
  *    only leak is the parent's 64 KiB block.
+ *  - signal, signal-altstack: a SIGALRM handler (on an alternate signal
+ *    stack for the second) leaks one 48-byte block per signal, 500 signals
+ *    (an interval timer of 200 us, stopped by the 500th), while the main
+ *    loop churns traced calls: mmap/munmap of a page, and open/close (not
+ *    malloc: a handler's malloc that interrupts malloc is the program's
+ *    own undefined behaviour, and corrupts glibc's heap).  The only leaks
+ *    are the handler's 500 blocks.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +35,7 @@
 #include <linux/sched.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -83,6 +92,19 @@ __attribute__((noinline)) static void churn(void)
 	}
 }
 
+__attribute__((noinline)) static void churn_calls(void)
+{
+	for (int i = 0; i < 200; i++) {
+		void *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		int fd = open("/dev/null", O_RDONLY);
+
+		if (p != MAP_FAILED)
+			munmap(p, 4096);
+		if (fd >= 0)
+			close(fd);
+	}
+}
+
 static int vm_child(void *arg)
 {
 	churn();
@@ -131,6 +153,52 @@ static int mode_clone(const char *how)
 	return !WIFEXITED(st) || WEXITSTATUS(st) != 0;
 }
 
+#define NSIG_WANT 500
+static void *from_handler[NSIG_WANT];
+static volatile sig_atomic_t nsig;
+
+__attribute__((noinline)) static void on_alarm(int sig)
+{
+	(void)sig;
+	if (nsig < NSIG_WANT)
+		from_handler[nsig] = malloc(48);
+	if (++nsig == NSIG_WANT) {
+		struct itimerval off = { { 0, 0 }, { 0, 0 } };
+
+		setitimer(ITIMER_REAL, &off, NULL);
+	}
+}
+
+static int mode_signal(int altstack)
+{
+	struct itimerval it = { { 0, 200 }, { 0, 200 } };
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_alarm;
+	sa.sa_flags = SA_RESTART;
+	if (altstack) {
+		stack_t ss = { .ss_sp = malloc(1 << 16), .ss_size = 1 << 16 };
+
+		if (!ss.ss_sp || sigaltstack(&ss, NULL))
+			return 1;
+		sa.sa_flags |= SA_ONSTACK;
+	}
+	if (sigaction(SIGALRM, &sa, NULL) || setitimer(ITIMER_REAL, &it, NULL))
+		return 1;
+	while (nsig < NSIG_WANT)
+		churn_calls();
+	if (altstack) {
+		/* the signal stack is freed: only the handler's blocks stay */
+		stack_t ss = { .ss_flags = SS_DISABLE }, old;
+
+		if (sigaltstack(&ss, &old))
+			return 1;
+		free(old.ss_sp);
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 2 && !strcmp(argv[1], "thread"))
@@ -139,6 +207,11 @@ int main(int argc, char **argv)
 		return mode_fork();
 	if (argc == 2 && !strncmp(argv[1], "clone", 5))
 		return mode_clone(argv[1]);
-	fprintf(stderr, "usage: trust_prog thread|fork|clone-fork|clone3|clone-vm\n");
+	if (argc == 2 && !strcmp(argv[1], "signal"))
+		return mode_signal(0);
+	if (argc == 2 && !strcmp(argv[1], "signal-altstack"))
+		return mode_signal(1);
+	fprintf(stderr, "usage: trust_prog thread|fork|clone-fork|clone3|clone-vm|signal|"
+			"signal-altstack\n");
 	return 2;
 }
