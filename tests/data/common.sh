@@ -152,6 +152,12 @@ cpu_timers() {
 	[ "$T_CPUTIMERS" = 0 ]
 }
 
+# cpu_seconds PID: the CPU time process PID used so far, in whole seconds (/proc/PID/stat).
+cpu_seconds() {
+	sed 's/.*) //' "/proc/$1/stat" 2>/dev/null |
+		awk -v hz="$(getconf CLK_TCK)" '{ print int(($12 + $13) / hz) } END { if (!NR) print 0 }'
+}
+
 # samples_stored RING WHAT: the ring file RING of a process sampled by rip run
 # --sample (RIP_SAMPLE) holds CPU samples, where timers deliver signals here
 # (cpu_timers): samples counted in the header ("sampling" of rip top --json),
