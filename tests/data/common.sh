@@ -77,11 +77,12 @@ need_cmd() {
 	done
 }
 
-# need_libunwind: skip unless libunwind.so.8 (which the preload library opens) is installed.
+# need_libunwind: libunwind.so.8, which the preload library opens, is installed
+# (make installs libunwind-dev, which brings it).
 need_libunwind() {
 	[ -e /usr/lib/x86_64-linux-gnu/libunwind.so.8 ] || [ -e /usr/lib/libunwind.so.8 ] ||
 		ldconfig -p 2>/dev/null | grep -q 'libunwind\.so\.8 ' ||
-		skip "libunwind.so.8 is not installed"
+		die "libunwind.so.8 is not installed: make installs libunwind-dev (mk/deps.sh)"
 }
 
 # wait_until SECONDS CMD...: run CMD every 50 ms until it succeeds; return 1

@@ -6,7 +6,8 @@
 # stop it by pid, find the trace it wrote, and read a session live with
 # babeltrace2.
 #
-#	relayd_need			skip without lttng-relayd or babeltrace2
+#	relayd_need			fail without lttng-relayd or babeltrace2 (make check
+#					installs them), skip without ss
 #	relayd_start NAME		RD_C, RD_D, RD_L (ports), RD_OUT, RD_PID, RD_URL
 #	relayd_stop			SIGTERM, then SIGKILL; reaped
 #	relayd_copy HOST SESSION	prints the directory of relayd's copy
@@ -15,10 +16,7 @@
 #	live_wait SECONDS		wait for it to end; its status in LIVE_RC
 
 relayd_need() {
-	command -v lttng-relayd >/dev/null 2>&1 ||
-		skip "lttng-relayd is not installed (apt-get install lttng-tools)"
-	command -v babeltrace2 >/dev/null 2>&1 ||
-		skip "babeltrace2 is not installed (apt-get install babeltrace2)"
+	need_cmd lttng-relayd babeltrace2
 	command -v ss >/dev/null 2>&1 || skip "ss (iproute2) is needed to find free ports"
 }
 

@@ -12,7 +12,7 @@
 . tests/data/common.sh
 prog=$BUILD/tests/integ/calltreeprog
 need_bin "$prog" "$RIP"
-command -v python3 >/dev/null || skip "python3 is needed to read the dot file"
+need_cmd python3
 
 ring=$("$prog") || die "calltreeprog failed"
 [ -s "$ring" ] || die "calltreeprog made no ring file ($ring)"

@@ -20,7 +20,7 @@
 . tests/data/common.sh
 prog=$BUILD/tests/integ/snapper
 need_bin "$prog" "$RIP" "$RIP_ASAN"
-command -v python3 >/dev/null || skip "python3 is needed for the generator"
+need_cmd python3
 flips=${CORRUPT_FLIPS:-300}
 seed=${CORRUPT_SEED:-1}
 

@@ -14,7 +14,7 @@
 . tests/data/common.sh
 prog=$BUILD/tests/integ/dumpprog
 need_bin "$prog" "$RIP" "$RIP_ASAN"
-command -v python3 >/dev/null || skip "python3 is needed to damage the files"
+need_cmd python3
 flips=${CORRUPT_FLIPS:-60}
 
 # a small file (few slots, few small event rings): every damaged copy is a copy of it

@@ -11,7 +11,7 @@
 . tests/data/common.sh
 prog=$BUILD/tests/integ/dumpprog
 need_bin "$prog" "$RIP" "$RIP_ASAN"
-command -v python3 >/dev/null || skip "python3 is needed to parse the JSON"
+need_cmd python3
 
 ring=$("$prog" exit) || die "dumpprog exit failed"
 [ -s "$ring" ] || die "dumpprog made no ring file ($ring)"

@@ -12,6 +12,7 @@
 . tests/data/common.sh
 prog=$BUILD/tests/integ/exportprog
 need_bin "$prog" "$RIP" "$RIP_ASAN"
+need_cmd python3
 
 ring=$("$prog" exit) || die "exportprog exit failed"
 [ -s "$ring" ] || die "exportprog made no ring file ($ring)"
@@ -86,22 +87,20 @@ b[i - 4:i] = (0x7fffffff).to_bytes(4, "little")
 open(p, "wb").write(b)
 PY
 }
-if command -v python3 >/dev/null; then
-	# in a ring file the packet is dropped and counted: a warning, exit 0
-	cp "$cring" "$TEST_TMP/damaged.ring"
-	damage "$TEST_TMP/damaged.ring"
-	asan_run export --format=folded -o - "$TEST_TMP/damaged.ring"
-	[ "$asan_rc" = 0 ] || fail "damaged ring: exit $asan_rc, want 0"
-	grep -q 'incomplete' "$TEST_TMP/asan.err" || fail "damaged ring: no warning"
-	# in a trace directory it is corruption: exit 1 with the reason
-	if "$RIP" help snapshot >/dev/null 2>&1; then
-		expect_status 0 "rip snapshot (corrupt)" "$RIP" snapshot -o "$TEST_TMP/ctrace" "$cring"
-		damage "$TEST_TMP/ctrace/stream_0"
-		asan_run export --format=folded -o "$TEST_TMP/c.folded" "$TEST_TMP/ctrace"
-		[ "$asan_rc" = 1 ] || fail "damaged trace: exit $asan_rc, want 1"
-		grep -q 'stream_0' "$TEST_TMP/asan.err" || fail "damaged trace: no clear message"
-		[ -e "$TEST_TMP/c.folded" ] && fail "damaged trace: OUT left behind"
-	fi
+# in a ring file the packet is dropped and counted: a warning, exit 0
+cp "$cring" "$TEST_TMP/damaged.ring"
+damage "$TEST_TMP/damaged.ring"
+asan_run export --format=folded -o - "$TEST_TMP/damaged.ring"
+[ "$asan_rc" = 0 ] || fail "damaged ring: exit $asan_rc, want 0"
+grep -q 'incomplete' "$TEST_TMP/asan.err" || fail "damaged ring: no warning"
+# in a trace directory it is corruption: exit 1 with the reason
+if "$RIP" help snapshot >/dev/null 2>&1; then
+	expect_status 0 "rip snapshot (corrupt)" "$RIP" snapshot -o "$TEST_TMP/ctrace" "$cring"
+	damage "$TEST_TMP/ctrace/stream_0"
+	asan_run export --format=folded -o "$TEST_TMP/c.folded" "$TEST_TMP/ctrace"
+	[ "$asan_rc" = 1 ] || fail "damaged trace: exit $asan_rc, want 1"
+	grep -q 'stream_0' "$TEST_TMP/asan.err" || fail "damaged trace: no clear message"
+	[ -e "$TEST_TMP/c.folded" ] && fail "damaged trace: OUT left behind"
 fi
 
 t_done

@@ -14,7 +14,7 @@
 . tests/data/common.sh
 prog=$BUILD/tests/integ/leakprog
 need_bin "$prog" "$RIP" "$RIP_ASAN"
-command -v python3 >/dev/null || skip "python3 is needed to read the JSON"
+need_cmd python3
 
 ring=$("$prog" exit) || die "leakprog exit failed"
 [ -s "$ring" ] || die "leakprog made no ring file ($ring)"

@@ -12,9 +12,8 @@
 # on one thread, every id used is defined in the same trace (the child's
 # ids are its own), and rip report names the program's leaf function.
 . tests/data/common.sh
-need_bin "$RIP"
-[ -e "$BUILD/librip-preload.so" ] || skip "no $BUILD/librip-preload.so"
-command -v python3 >/dev/null || skip "python3 is needed to check the stacks"
+need_bin "$RIP" "$BUILD/librip-preload.so"
+need_cmd python3
 CC=${CC:-cc}
 
 cat >"$TEST_TMP/stacks.c" <<'C'

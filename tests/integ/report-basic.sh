@@ -14,7 +14,7 @@
 . tests/data/common.sh
 prog=$BUILD/tests/integ/reportprog
 need_bin "$prog" "$RIP"
-command -v python3 >/dev/null || skip "python3 is needed to read the JSON"
+need_cmd python3
 
 ring=$("$prog" known) || die "reportprog known failed"
 [ -s "$ring" ] || die "reportprog made no ring file ($ring)"

@@ -10,7 +10,7 @@
 . tests/data/common.sh
 prog=$BUILD/tests/integ/reportprog
 need_bin "$prog" "$RIP" "$RIP_ASAN"
-command -v python3 >/dev/null || skip "python3 is needed"
+need_cmd python3
 
 ring=$("$prog" bad) || die "reportprog bad failed"
 

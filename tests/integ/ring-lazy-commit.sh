@@ -11,8 +11,7 @@
 # failure (the packets never opened are not read), and the shell's run
 # ends with its trace written.
 . tests/data/common.sh
-need_bin "$RIP"
-[ -e "$BUILD/librip-preload.so" ] || skip "no $BUILD/librip-preload.so"
+need_bin "$RIP" "$BUILD/librip-preload.so"
 RIP=$(cd "$(dirname "$RIP")" && pwd)/$(basename "$RIP")
 cd "$TEST_TMP" || exit 1
 MNT=""
