@@ -33,7 +33,7 @@ check() {
 	shift 2
 	"$RIP" leaks --json "$@" "$ring" >"$TEST_TMP/f.json" 2>"$TEST_TMP/f.err" ||
 		{ fail "$what: exit $?"; return; }
-	got=$(groups "$TEST_TMP/f.json")
+	got=$(groups "$TEST_TMP/f.json") || { fail "$what: cannot read the JSON report"; return; }
 	[ "$got" = "$want" ] || fail "$what: got '$got', want '$want'"
 }
 
