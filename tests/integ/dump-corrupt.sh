@@ -118,7 +118,7 @@ i=0
 while [ "$i" -lt "$flips" ]; do
 	rm -rf "$TEST_TMP/tf"
 	cp -r "$trace" "$TEST_TMP/tf"
-	python3 - "$TEST_TMP/tf/stream_0" "$i" <<'PY'
+	python3 - "$TEST_TMP/tf/stream_0" "$i" <<'PY' || die "cannot flip bits"
 import random, sys
 b = bytearray(open(sys.argv[1], "rb").read())
 random.seed(int(sys.argv[2]))

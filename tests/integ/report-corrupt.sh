@@ -78,7 +78,7 @@ done
 for seed in 1 2 3 4 5 6 7 8 9 10 11 12; do
 	rm -rf "$TEST_TMP/flip"
 	cp -r "$TEST_TMP/ktrace" "$TEST_TMP/flip"
-	python3 - "$TEST_TMP/flip/stream_0" "$seed" <<'EOF'
+	python3 - "$TEST_TMP/flip/stream_0" "$seed" <<'EOF' || die "cannot flip bits"
 import random, sys
 p = sys.argv[1]
 random.seed(int(sys.argv[2]))
