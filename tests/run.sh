@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 #
 # tests/run.sh - run every test with a timeout, several at once, and print
-# "N passed, N failed" (", N skipped" when some were) as the very last line.
+# "N passed, N failed" as the very last line; when tests skipped, the same
+# line goes on with ", N skipped (NAME, NAME...)": how many, and which.
 #
 # A test is either a program build/tests/unit/NAME (from tests/unit/NAME.c),
 # the same built with ThreadSanitizer, build/tsan/tests/unit/NAME (named
@@ -242,7 +243,6 @@ t1=$(now_ms)
 
 n=$((pass + fail + skip))
 [ -n "$failed" ] && echo "failed:$failed"
-[ -n "$skipped" ] && echo "skipped:$skipped"
 case ${RIP_CHECK_START:-} in
 '' | *[!0-9]*) echo "time: $(fmt_ms $((t1 - t0))) for $n tests, $JOBS at once" ;;
 *)
@@ -251,8 +251,11 @@ case ${RIP_CHECK_START:-} in
 		"$(fmt_ms "$b") to build, $(fmt_ms $((t1 - t0))) for $n tests, $JOBS at once"
 	;;
 esac
+# The last line: a skipped test is a check that did not run, so it is named there.
 if [ "$skip" -gt 0 ]; then
-	echo "$pass passed, $fail failed, $skip skipped"
+	# shellcheck disable=SC2086 # one name per word
+	names=$(printf '%s\n' $skipped | sort | sed ':a;N;$!ba;s/\n/, /g')
+	echo "$pass passed, $fail failed, $skip skipped ($names)"
 else
 	echo "$pass passed, $fail failed"
 fi

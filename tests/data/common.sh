@@ -14,6 +14,7 @@
 export RIP_DIR
 T_PIDS=""
 T_FAILED=0
+T_SKIP=""
 
 t_cleanup() {
 	for p in $T_PIDS; do
@@ -44,8 +45,17 @@ skip() {
 	exit 77
 }
 
+# skip_part REASON: a part of the test cannot run here, for REASON (never for a tool
+# make check installs, nor for a helper that failed: those fail).  The test goes on with
+# its other checks; at t_done it skips with the reason, unless one of them failed.
+skip_part() {
+	echo "not checked: $*"
+	T_SKIP="${T_SKIP:+$T_SKIP; }$*"
+}
+
 t_done() {
 	[ "$T_FAILED" -eq 0 ] || die "$T_FAILED check(s) failed"
+	[ -z "$T_SKIP" ] || skip "$T_SKIP (the rest passed)"
 	echo "ok"
 	exit 0
 }
@@ -57,11 +67,22 @@ need_bin() {
 	done
 }
 
-# need_libunwind: skip unless libunwind.so.8 (which the preload library opens) is installed.
+# need_cmd CMD...: the tools this test drives.  make check installs each of them
+# (mk/deps.sh check), so a missing one fails the test rather than skip it:
+# a test that skipped would hide that nothing was checked.
+need_cmd() {
+	for c in "$@"; do
+		command -v "$c" >/dev/null 2>&1 ||
+			die "$c is not installed: make check installs it (or run sh mk/deps.sh check)"
+	done
+}
+
+# need_libunwind: libunwind.so.8, which the preload library opens, is installed
+# (make installs libunwind-dev, which brings it).
 need_libunwind() {
 	[ -e /usr/lib/x86_64-linux-gnu/libunwind.so.8 ] || [ -e /usr/lib/libunwind.so.8 ] ||
 		ldconfig -p 2>/dev/null | grep -q 'libunwind\.so\.8 ' ||
-		skip "libunwind.so.8 is not installed"
+		die "libunwind.so.8 is not installed: make installs libunwind-dev (mk/deps.sh)"
 }
 
 # wait_until SECONDS CMD...: run CMD every 50 ms until it succeeds; return 1
@@ -112,6 +133,48 @@ expect_status() {
 		fail "$what: exit $got, want $want: $*"
 		sed 's/^/    err: /' "$TEST_TMP/err" | head -n 5 >&2
 	fi
+	return 0
+}
+
+# cpu_timers: does a timer on a thread's CPU-time clock (what rip run --sample arms
+# for each thread) deliver its signal on this kernel?  Asked once, of topprog
+# cputimer without the preload library.  Returns 1 (after skip_part) if not; a
+# helper that fails otherwise fails the test.
+cpu_timers() {
+	if [ -z "${T_CPUTIMERS:-}" ]; then
+		"$BUILD/tests/integ/topprog" cputimer >"$TEST_TMP/cputimer" 2>&1
+		T_CPUTIMERS=$?
+		case $T_CPUTIMERS in
+		0) ;;
+		3) skip_part "CPU samples: $(cat "$TEST_TMP/cputimer")" ;;
+		*) die "topprog cputimer: exit $T_CPUTIMERS: $(head -n 3 "$TEST_TMP/cputimer")" ;;
+		esac
+	fi
+	[ "$T_CPUTIMERS" = 0 ]
+}
+
+# cpu_seconds PID: the CPU time process PID used so far, in whole seconds (/proc/PID/stat).
+cpu_seconds() {
+	sed 's/.*) //' "/proc/$1/stat" 2>/dev/null |
+		awk -v hz="$(getconf CLK_TCK)" '{ print int(($12 + $13) / hz) } END { if (!NR) print 0 }'
+}
+
+# samples_stored RING WHAT: the ring file RING of a process sampled by rip run
+# --sample (RIP_SAMPLE) holds CPU samples, where timers deliver signals here
+# (cpu_timers): samples counted in the header ("sampling" of rip top --json),
+# and samples read back from the slots' snap rings (its top-level "samples").
+# WHAT names the run in the failure.
+samples_stored() {
+	cpu_timers || return 0
+	"$RIP" top --json "$1" >"$TEST_TMP/samples.json" 2>"$TEST_TMP/samples.err" || {
+		fail "$2: rip top --json $1: $(head -n 3 "$TEST_TMP/samples.err")"
+		return 0
+	}
+	ss_counted=$(sed -n 's/.*"sampling":{[^}]*"samples":\([0-9]*\).*/\1/p' "$TEST_TMP/samples.json")
+	ss_read=$(sed -n 's/.*"sampling":{[^}]*},"samples":\([0-9]*\).*/\1/p' "$TEST_TMP/samples.json")
+	[ "${ss_counted:-0}" -gt 0 ] && [ "${ss_read:-0}" -gt 0 ] ||
+		fail "$2: no CPU sample stored: ${ss_counted:-no} counted, ${ss_read:-no} in the" \
+			"snap rings: $(head -c 300 "$TEST_TMP/samples.json")"
 	return 0
 }
 

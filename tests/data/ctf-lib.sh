@@ -11,9 +11,7 @@ CTF_CHECK=tests/data/ctf-check.py
 # ctf_need: the tools these tests drive (babeltrace2 is Debian's babeltrace2).
 ctf_need() {
 	need_bin "$EVPROG" "$RIP"
-	command -v python3 >/dev/null || skip "python3 is needed to check the traces"
-	command -v babeltrace2 >/dev/null ||
-		skip "babeltrace2 is not installed (apt-get install babeltrace2, or mk/deps.sh check)"
+	need_cmd python3 babeltrace2
 }
 
 # evprog_run NAME ARGS...: run evprog to the end; sets EV_PID and EV_EMITTED.

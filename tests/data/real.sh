@@ -24,11 +24,10 @@ export RIP_DIR
 mkdir -p "$RIP_DIR"
 real_n=0
 
-# real_need CMD...: skip unless every CMD is installed.
+# real_need CMD...: the programs the test runs; make check installs them all
+# (mk/deps.sh check), so a missing one fails the test.
 real_need() {
-	for p in "$@"; do
-		command -v "$p" >/dev/null 2>&1 || skip "$p is not installed (mk/deps.sh check installs it)"
-	done
+	need_cmd "$@"
 }
 
 # real_python: the path of a real python3 interpreter (not a pyenv shim,

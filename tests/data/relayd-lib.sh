@@ -6,7 +6,8 @@
 # stop it by pid, find the trace it wrote, and read a session live with
 # babeltrace2.
 #
-#	relayd_need			skip without lttng-relayd or babeltrace2
+#	relayd_need			fail without lttng-relayd or babeltrace2 (make check
+#					installs them)
 #	relayd_start NAME		RD_C, RD_D, RD_L (ports), RD_OUT, RD_PID, RD_URL
 #	relayd_stop			SIGTERM, then SIGKILL; reaped
 #	relayd_copy HOST SESSION	prints the directory of relayd's copy
@@ -15,20 +16,25 @@
 #	live_wait SECONDS		wait for it to end; its status in LIVE_RC
 
 relayd_need() {
-	command -v lttng-relayd >/dev/null 2>&1 ||
-		skip "lttng-relayd is not installed (apt-get install lttng-tools)"
-	command -v babeltrace2 >/dev/null 2>&1 ||
-		skip "babeltrace2 is not installed (apt-get install babeltrace2)"
-	command -v ss >/dev/null 2>&1 || skip "ss (iproute2) is needed to find free ports"
+	need_cmd lttng-relayd babeltrace2
 }
 
-# rd_listening PORT: is something listening on 127.0.0.1:PORT?
+# rd_listening PORT: is something listening on PORT?  /proc/net/tcp and tcp6 (what
+# ss reads; iproute2 is not always installed): a local address ending in the port
+# in hex, in state 0A (LISTEN).
 rd_listening() {
-	ss -Hltn "sport = :$1" 2>/dev/null | grep -q .
+	cat /proc/net/tcp /proc/net/tcp6 2>/dev/null |
+		awk -v p="$(printf ':%04X' "$1")" \
+			'$4 == "0A" && substr($2, length($2) - 4) == p { f = 1 } END { exit !f }'
 }
 
 rd_all_listen() {
 	rd_listening "$RD_C" && rd_listening "$RD_D" && rd_listening "$RD_L"
+}
+
+# rd_up: relayd listens on its three ports, or is gone
+rd_up() {
+	! kill -0 "$RD_PID" 2>/dev/null || rd_all_listen
 }
 
 relayd_start() {
@@ -47,9 +53,7 @@ relayd_start() {
 			>"$TEST_TMP/$rd_name.log" 2>&1
 		RD_PID=$T_LAST
 		# listening, or gone (a port taken after we looked): then other ports
-		wait_until 20 sh -c "! kill -0 $RD_PID 2>/dev/null || \
-			{ ss -Hltn 'sport = :$RD_C' | grep -q . && ss -Hltn 'sport = :$RD_D' | grep -q . && \
-			  ss -Hltn 'sport = :$RD_L' | grep -q .; }"
+		wait_until 20 rd_up
 		if kill -0 "$RD_PID" 2>/dev/null && rd_all_listen; then
 			RD_URL=net://127.0.0.1:$RD_C:$RD_D
 			return 0

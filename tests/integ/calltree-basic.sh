@@ -11,8 +11,8 @@
 # Graphviz in PATH is a clear failure; usage errors exit 2.
 . tests/data/common.sh
 prog=$BUILD/tests/integ/calltreeprog
-need_bin "$prog" "$RIP"
-command -v python3 >/dev/null || skip "python3 is needed to read the dot file"
+need_bin "$prog" "$RIP" "$RIP_ASAN"
+need_cmd python3
 
 ring=$("$prog") || die "calltreeprog failed"
 [ -s "$ring" ] || die "calltreeprog made no ring file ($ring)"
@@ -89,17 +89,13 @@ check "--min-bytes" "$TEST_TMP/out" \
 # standard output without -o; the same from a trace directory
 expect_status 0 "rip calltree RING (stdout)" "$RIP" calltree "$ring"
 cmp -s "$TEST_TMP/out" "$TEST_TMP/u.dot" || fail "stdout differs from -o FILE"
-if "$RIP" help snapshot >/dev/null 2>&1; then
-	expect_status 0 "rip snapshot" "$RIP" snapshot -o "$TEST_TMP/trace" "$ring"
-	expect_status 0 "rip calltree TRACE" "$RIP" calltree "$TEST_TMP/trace" -o "$TEST_TMP/d.dot"
-	check "trace directory" "$TEST_TMP/d.dot" "$UNREL_N" "$UNREL_E"
-fi
+expect_status 0 "rip snapshot" "$RIP" snapshot -o "$TEST_TMP/trace" "$ring"
+expect_status 0 "rip calltree TRACE" "$RIP" calltree "$TEST_TMP/trace" -o "$TEST_TMP/d.dot"
+check "trace directory" "$TEST_TMP/d.dot" "$UNREL_N" "$UNREL_E"
 
-if [ -x "$RIP_ASAN" ]; then
-	asan_run calltree --all "$ring"
-	[ "$asan_rc" = 0 ] || fail "asan calltree --all: exit $asan_rc"
-	cmp -s "$TEST_TMP/asan.out" "$TEST_TMP/a.dot" || fail "asan calltree --all output differs"
-fi
+asan_run calltree --all "$ring"
+[ "$asan_rc" = 0 ] || fail "asan calltree --all: exit $asan_rc"
+cmp -s "$TEST_TMP/asan.out" "$TEST_TMP/a.dot" || fail "asan calltree --all output differs"
 
 # --svg without Graphviz: exit 1 and say what to install
 mkdir -p "$TEST_TMP/nodot"

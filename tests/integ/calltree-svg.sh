@@ -4,12 +4,11 @@
 # Description: Graphviz accepts what rip calltree writes: `dot -Tsvg` renders
 # the graph of calltreeprog's events (unreleased and --all) without a
 # warning, and rip calltree --svg runs it itself and writes an SVG that
-# names the functions.  Skipped (77) without Graphviz (apt-get install
-# graphviz).
+# names the functions.  Graphviz is one of the tools make check installs.
 . tests/data/common.sh
 prog=$BUILD/tests/integ/calltreeprog
 need_bin "$prog" "$RIP"
-command -v dot >/dev/null || skip "Graphviz's dot is not installed (apt-get install graphviz)"
+need_cmd dot
 
 ring=$("$prog") || die "calltreeprog failed"
 for mode in "" --all; do

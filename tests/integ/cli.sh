@@ -11,7 +11,7 @@
 . tests/data/common.sh
 prog=$BUILD/tests/integ/snapper
 need_bin "$prog" "$RIP"
-command -v python3 >/dev/null || skip "python3 is needed to parse the JSON output"
+need_cmd python3
 json_ok() { python3 -c 'import json,sys; json.load(sys.stdin)' <"$1"; }
 
 for args in "--help" "help" "help ps" "help ls" "help gc" "ps --help" "ls --help" "gc --help" \

@@ -20,7 +20,7 @@
 . tests/data/common.sh
 prog=$BUILD/tests/integ/snapper
 need_bin "$prog" "$RIP" "$RIP_ASAN"
-command -v python3 >/dev/null || skip "python3 is needed for the generator"
+need_cmd python3
 flips=${CORRUPT_FLIPS:-300}
 seed=${CORRUPT_SEED:-1}
 
@@ -54,7 +54,7 @@ echo "$n damaged files refused cleanly"
 
 # A damaged slot (the only one in use): the slot is skipped with one line that
 # says so, exit 1, and no sanitizer report.
-python3 - "$src" "$TEST_TMP/slot.ring" <<'PY'
+python3 - "$src" "$TEST_TMP/slot.ring" <<'PY' || die "cannot damage the copy"
 import struct, sys
 b = bytearray(open(sys.argv[1], "rb").read())
 struct.pack_into("<I", b, 4096 + 4, 7)  # slot 0: state 7 (no such state)

@@ -90,17 +90,13 @@ expect_status 0 "rip dump PID (live)" "$RIP" dump "$pid"
 check_golden "dump of the live pid" "$TEST_TMP/out"
 t_kill "$pid"
 
-# a trace directory written by rip snapshot (a colleague's command)
-if "$RIP" help snapshot >/dev/null 2>&1; then
-	expect_status 0 "rip snapshot" "$RIP" snapshot -o "$TEST_TMP/trace" "$ring"
-	expect_status 0 "rip dump TRACE" "$RIP" dump "$TEST_TMP/trace"
-	check_golden "dump of the trace directory" "$TEST_TMP/out"
-	cmp -s "$TEST_TMP/out" "$TEST_TMP/dead.txt" || fail "trace and ring file dumps differ"
-	asan_run dump "$TEST_TMP/trace"
-	[ "$asan_rc" = 0 ] || fail "asan dump of the trace: exit $asan_rc"
-else
-	echo "note: no 'rip snapshot' in this build; trace-directory part skipped"
-fi
+# a trace directory written by rip snapshot
+expect_status 0 "rip snapshot" "$RIP" snapshot -o "$TEST_TMP/trace" "$ring"
+expect_status 0 "rip dump TRACE" "$RIP" dump "$TEST_TMP/trace"
+check_golden "dump of the trace directory" "$TEST_TMP/out"
+cmp -s "$TEST_TMP/out" "$TEST_TMP/dead.txt" || fail "trace and ring file dumps differ"
+asan_run dump "$TEST_TMP/trace"
+[ "$asan_rc" = 0 ] || fail "asan dump of the trace: exit $asan_rc"
 
 # usage and failures
 expect_status 2 "no target" "$RIP" dump

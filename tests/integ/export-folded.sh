@@ -12,6 +12,7 @@
 . tests/data/common.sh
 prog=$BUILD/tests/integ/exportprog
 need_bin "$prog" "$RIP" "$RIP_ASAN"
+need_cmd python3
 
 ring=$("$prog" exit) || die "exportprog exit failed"
 [ -s "$ring" ] || die "exportprog made no ring file ($ring)"
@@ -55,13 +56,11 @@ for v in bytes count leaked; do
 	check "--value=$v" "$TEST_TMP/asan.out" "$TEST_TMP/want.$v"
 done
 
-# through a trace directory, when rip snapshot exists
-if "$RIP" help snapshot >/dev/null 2>&1; then
-	expect_status 0 "rip snapshot" "$RIP" snapshot -o "$TEST_TMP/trace" "$ring"
-	expect_status 0 "folded (trace)" "$RIP" export --format=folded --value=leaked \
-		"$TEST_TMP/trace" -o "$TEST_TMP/t.leaked"
-	check "trace directory" "$TEST_TMP/t.leaked" "$TEST_TMP/want.leaked"
-fi
+# through a trace directory written by rip snapshot
+expect_status 0 "rip snapshot" "$RIP" snapshot -o "$TEST_TMP/trace" "$ring"
+expect_status 0 "folded (trace)" "$RIP" export --format=folded --value=leaked \
+	"$TEST_TMP/trace" -o "$TEST_TMP/t.leaked"
+check "trace directory" "$TEST_TMP/t.leaked" "$TEST_TMP/want.leaked"
 
 # usage
 expect_status 2 "bad --value" "$RIP" export --format=folded --value=pages "$ring" -o -
@@ -86,22 +85,18 @@ b[i - 4:i] = (0x7fffffff).to_bytes(4, "little")
 open(p, "wb").write(b)
 PY
 }
-if command -v python3 >/dev/null; then
-	# in a ring file the packet is dropped and counted: a warning, exit 0
-	cp "$cring" "$TEST_TMP/damaged.ring"
-	damage "$TEST_TMP/damaged.ring"
-	asan_run export --format=folded -o - "$TEST_TMP/damaged.ring"
-	[ "$asan_rc" = 0 ] || fail "damaged ring: exit $asan_rc, want 0"
-	grep -q 'incomplete' "$TEST_TMP/asan.err" || fail "damaged ring: no warning"
-	# in a trace directory it is corruption: exit 1 with the reason
-	if "$RIP" help snapshot >/dev/null 2>&1; then
-		expect_status 0 "rip snapshot (corrupt)" "$RIP" snapshot -o "$TEST_TMP/ctrace" "$cring"
-		damage "$TEST_TMP/ctrace/stream_0"
-		asan_run export --format=folded -o "$TEST_TMP/c.folded" "$TEST_TMP/ctrace"
-		[ "$asan_rc" = 1 ] || fail "damaged trace: exit $asan_rc, want 1"
-		grep -q 'stream_0' "$TEST_TMP/asan.err" || fail "damaged trace: no clear message"
-		[ -e "$TEST_TMP/c.folded" ] && fail "damaged trace: OUT left behind"
-	fi
-fi
+# in a ring file the packet is dropped and counted: a warning, exit 0
+cp "$cring" "$TEST_TMP/damaged.ring"
+damage "$TEST_TMP/damaged.ring"
+asan_run export --format=folded -o - "$TEST_TMP/damaged.ring"
+[ "$asan_rc" = 0 ] || fail "damaged ring: exit $asan_rc, want 0"
+grep -q 'incomplete' "$TEST_TMP/asan.err" || fail "damaged ring: no warning"
+# in a trace directory it is corruption: exit 1 with the reason
+expect_status 0 "rip snapshot (corrupt)" "$RIP" snapshot -o "$TEST_TMP/ctrace" "$cring"
+damage "$TEST_TMP/ctrace/stream_0"
+asan_run export --format=folded -o "$TEST_TMP/c.folded" "$TEST_TMP/ctrace"
+[ "$asan_rc" = 1 ] || fail "damaged trace: exit $asan_rc, want 1"
+grep -q 'stream_0' "$TEST_TMP/asan.err" || fail "damaged trace: no clear message"
+[ -e "$TEST_TMP/c.folded" ] && fail "damaged trace: OUT left behind"
 
 t_done

@@ -25,9 +25,9 @@
 . tests/data/common.sh
 need_bin "$RIP" "$RIP_ASAN" "$BUILD/tests/integ/exportprog" "$BUILD/tests/integ/pprofprog" \
 	"$BUILD/tests/integ/postmortem_prog"
-[ -e "$BUILD/librip-preload.so" ] || skip "no $BUILD/librip-preload.so"
-command -v python3 >/dev/null || skip "python3 is needed to decode the profiles"
-command -v go >/dev/null || skip "go is not installed (make check installs golang-go)"
+need_bin "$BUILD/librip-preload.so"
+need_cmd python3
+need_cmd go
 CXX=${CXX:-c++}
 command -v "$CXX" >/dev/null || die "no C++ compiler ($CXX): make check installs g++ (mk/deps.sh)"
 # go tool pprof: no network, caches in the test's directory

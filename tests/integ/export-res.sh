@@ -11,7 +11,7 @@
 . tests/data/common.sh
 prog=$BUILD/tests/integ/exportprog
 need_bin "$prog" "$RIP" "$RIP_ASAN"
-command -v python3 >/dev/null || skip "python3 is needed to parse the JSON"
+need_cmd python3
 
 ring=$("$prog" exit) || die "exportprog exit failed"
 [ -s "$ring" ] || die "exportprog made no ring file ($ring)"
@@ -66,12 +66,10 @@ cp "$TEST_TMP/asan.out" "$TEST_TMP/s.json"
 # one sample at the first change, then (10 s later at the earliest) the last value
 check "$TEST_TMP/s.json" "--counter-interval" 2
 
-if "$RIP" help snapshot >/dev/null 2>&1; then
-	expect_status 0 "rip snapshot" "$RIP" snapshot -o "$TEST_TMP/trace" "$ring"
-	expect_status 0 "chrome (trace)" "$RIP" export --format=chrome "$TEST_TMP/trace" \
-		-o "$TEST_TMP/t.json"
-	check "$TEST_TMP/t.json" "trace directory" 1000
-fi
+expect_status 0 "rip snapshot" "$RIP" snapshot -o "$TEST_TMP/trace" "$ring"
+expect_status 0 "chrome (trace)" "$RIP" export --format=chrome "$TEST_TMP/trace" \
+	-o "$TEST_TMP/t.json"
+check "$TEST_TMP/t.json" "trace directory" 1000
 
 expect_status 2 "bad interval" "$RIP" export --format=chrome --counter-interval=soon "$ring" -o -
 
@@ -79,10 +77,9 @@ expect_status 2 "bad interval" "$RIP" export --format=chrome --counter-interval=
 asan_run export --format=chrome -o "$TEST_TMP/never" /dev/null
 [ "$asan_rc" = 1 ] || fail "chrome /dev/null: exit $asan_rc, want 1"
 [ -e "$TEST_TMP/never" ] && fail "failed export left OUT behind"
-if "$RIP" help snapshot >/dev/null 2>&1; then
-	cring=$("$prog" corrupt) || die "exportprog corrupt failed"
-	expect_status 0 "rip snapshot (corrupt)" "$RIP" snapshot -o "$TEST_TMP/ctrace" "$cring"
-	python3 - "$TEST_TMP/ctrace/stream_0" <<'PY' || die "cannot damage the trace"
+cring=$("$prog" corrupt) || die "exportprog corrupt failed"
+expect_status 0 "rip snapshot (corrupt)" "$RIP" snapshot -o "$TEST_TMP/ctrace" "$cring"
+python3 - "$TEST_TMP/ctrace/stream_0" <<'PY' || die "cannot damage the trace"
 import sys
 p = sys.argv[1]
 b = bytearray(open(p, "rb").read())
@@ -91,9 +88,8 @@ assert i > 4
 b[i - 4:i] = (0x7fffffff).to_bytes(4, "little")
 open(p, "wb").write(b)
 PY
-	asan_run export --format=chrome -o "$TEST_TMP/c2.json" "$TEST_TMP/ctrace"
-	[ "$asan_rc" = 1 ] || fail "damaged trace: exit $asan_rc, want 1"
-	[ -e "$TEST_TMP/c2.json" ] && fail "damaged trace: OUT left behind"
-fi
+asan_run export --format=chrome -o "$TEST_TMP/c2.json" "$TEST_TMP/ctrace"
+[ "$asan_rc" = 1 ] || fail "damaged trace: exit $asan_rc, want 1"
+[ -e "$TEST_TMP/c2.json" ] && fail "damaged trace: OUT left behind"
 
 t_done

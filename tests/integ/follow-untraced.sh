@@ -60,6 +60,7 @@ expect_status 0 "rip leaks on the shell's trace" "$RIP" leaks "$TEST_TMP/trace"
 # librip's entries (and keeps the user's own), so the loader maps nothing of
 # ours into it.  With --follow-exec the entries stay.
 other=$(find /lib /usr/lib -name 'libz.so.1' 2>/dev/null | head -n 1)
+[ -n "$other" ] || die "no libz.so.1 to preload as the user's own (make installs zlib1g-dev)"
 LD_PRELOAD=$other expect_status 0 "rip run of a child that reads its maps" "$RIP" run --mem -q \
 	-o "$TEST_TMP/maps" -- sh -c 'grep -c librip /proc/self/maps; echo "pre=$LD_PRELOAD"'
 [ "$(head -n 1 "$TEST_TMP/out")" = 0 ] ||

@@ -19,9 +19,8 @@
 # The program wipes stale copies of its pointers before it returns
 # (tests/vgscrub.h), so valgrind's verdict is the same on every run.
 . tests/data/common.sh
-need_bin "$RIP" "$RIP_ASAN"
-[ -e "$BUILD/librip-preload.so" ] || skip "no $BUILD/librip-preload.so"
-command -v python3 >/dev/null || skip "python3 is needed to read the JSON"
+need_bin "$RIP" "$RIP_ASAN" "$BUILD/librip-preload.so"
+need_cmd python3 valgrind
 CXX=${CXX:-c++}
 command -v "$CXX" >/dev/null || die "no C++ compiler ($CXX): make check installs g++ (mk/deps.sh)"
 
@@ -240,11 +239,10 @@ asan_run leaks --json "$TEST_TMP/trace"
 cmp -s "$TEST_TMP/asan.out" "$TEST_TMP/leaks.json" || fail "asan rip leaks --json differs"
 
 # ---- valgrind: the same definitely-lost bytes, in total and per site ----
-if command -v valgrind >/dev/null; then
-	valgrind --leak-check=full --num-callers=8 "$prog" "$shm-vg" >/dev/null 2>"$TEST_TMP/vg.err" ||
-		fail "the program under valgrind failed"
-	rm -f "/dev/shm$shm-vg"
-	python3 - "$TEST_TMP/vg.err" "$TEST_TMP/ours.json" "$(basename "$src")" <<'EOF' ||
+valgrind --leak-check=full --num-callers=8 "$prog" "$shm-vg" >/dev/null 2>"$TEST_TMP/vg.err" ||
+	fail "the program under valgrind failed"
+rm -f "/dev/shm$shm-vg"
+python3 - "$TEST_TMP/vg.err" "$TEST_TMP/ours.json" "$(basename "$src")" <<'EOF' ||
 import json, re, sys
 vg = open(sys.argv[1]).read().split("\n")
 ours = json.load(open(sys.argv[2]))
@@ -282,8 +280,5 @@ if not ok:
             print(l, file=sys.stderr)
 sys.exit(0 if ok else 1)
 EOF
-		fail "valgrind and rip leaks disagree on what is definitely lost"
-else
-	echo "note: no valgrind: the comparison is skipped"
-fi
+	fail "valgrind and rip leaks disagree on what is definitely lost"
 t_done

@@ -17,9 +17,8 @@
 # index, and a directory that does not exist.  Then random bit flips in the
 # packet headers: exit 0 or 1, never a crash or a sanitizer report.
 . tests/data/common.sh
-need_bin "$RIP" "$RIP_ASAN"
-[ -e "$BUILD/librip-preload.so" ] || skip "no $BUILD/librip-preload.so"
-command -v python3 >/dev/null || skip "python3 is needed to damage the trace"
+need_bin "$RIP" "$RIP_ASAN" "$BUILD/librip-preload.so"
+need_cmd python3
 CXX=${CXX:-c++}
 command -v "$CXX" >/dev/null || die "no C++ compiler ($CXX): make check installs g++ (mk/deps.sh)"
 

@@ -11,7 +11,7 @@
 . tests/data/common.sh
 prog=$BUILD/tests/integ/leakprog2
 need_bin "$prog" "$RIP" "$RIP_ASAN"
-command -v python3 >/dev/null || skip "python3 is needed to read the JSON"
+need_cmd python3
 
 old=$("$prog" diff 2) || die "leakprog2 diff 2 failed"
 new=$("$prog" diff 5) || die "leakprog2 diff 5 failed"

@@ -11,7 +11,7 @@
 . tests/data/common.sh
 prog=$BUILD/tests/integ/leakprog2
 need_bin "$prog" "$RIP"
-command -v python3 >/dev/null || skip "python3 is needed to read the JSON"
+need_cmd python3
 
 "$prog" filters >"$TEST_TMP/prog.out" || die "leakprog2 filters failed"
 ring=$(head -n 1 "$TEST_TMP/prog.out")
@@ -33,7 +33,7 @@ check() {
 	shift 2
 	"$RIP" leaks --json "$@" "$ring" >"$TEST_TMP/f.json" 2>"$TEST_TMP/f.err" ||
 		{ fail "$what: exit $?"; return; }
-	got=$(groups "$TEST_TMP/f.json")
+	got=$(groups "$TEST_TMP/f.json") || { fail "$what: cannot read the JSON report"; return; }
 	[ "$got" = "$want" ] || fail "$what: got '$got', want '$want'"
 }
 

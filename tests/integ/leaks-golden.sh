@@ -20,9 +20,8 @@
 #	RIP_GOLDEN_UPDATE=1 sh tests/run.sh leaks-golden
 # then review `git diff tests/data/leaks-golden.txt` before committing.
 . tests/data/common.sh
-need_bin "$RIP" "$RIP_ASAN"
-[ -e "$BUILD/librip-preload.so" ] || skip "no $BUILD/librip-preload.so"
-command -v python3 >/dev/null || skip "python3 is needed for the normalisation"
+need_bin "$RIP" "$RIP_ASAN" "$BUILD/librip-preload.so"
+need_cmd python3
 CXX=${CXX:-c++}
 command -v "$CXX" >/dev/null || die "no C++ compiler ($CXX): make check installs g++ (mk/deps.sh)"
 golden=$PWD/tests/data/leaks-golden.txt

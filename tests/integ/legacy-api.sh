@@ -11,7 +11,7 @@
 . tests/data/common.sh
 prog=$BUILD/tests/integ/legacy_prog
 need_bin "$prog" "$RIP" "$RIP_ASAN"
-command -v python3 >/dev/null || skip "python3 is needed to check the JSON output"
+need_cmd python3
 cc=${CC:-cc}
 
 # Unchanged source, plain flags, only -lrip: as a user of the original would build it.

@@ -12,12 +12,12 @@
 # number of slots: exit 1 and a clear message.
 . tests/data/common.sh
 need_bin "$RIP" "$RIP_ASAN"
-command -v python3 >/dev/null || skip "python3 is needed for the generator"
-command -v nm >/dev/null || skip "nm (binutils) is needed"
+need_cmd python3
+need_cmd nm
 cc=${CC:-cc}
 exe=$TEST_TMP/legacy_raw_prog
 "$cc" -O1 -g -no-pie -fno-pie -o "$exe" tests/data/legacy_raw_prog.c 2>"$TEST_TMP/cc.err" ||
-	skip "cannot build a non-PIE program here: $(head -n 2 "$TEST_TMP/cc.err")"
+	die "cannot build a non-PIE program: $(head -n 2 "$TEST_TMP/cc.err")"
 nm "$exe" >"$TEST_TMP/nm" || die "nm $exe"
 raw=$TEST_TMP/raw.ring
 python3 tests/data/legacy_raw.py "$TEST_TMP/nm" "$raw" >"$TEST_TMP/expected" || die "generator"

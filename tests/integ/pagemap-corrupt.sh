@@ -56,7 +56,7 @@ done
 for seed in 1 2 3 4 5 6 7 8 9 10 11 12; do
 	rm -rf "$TEST_TMP/f"
 	cp -r "$TEST_TMP/t" "$TEST_TMP/f"
-	python3 - "$TEST_TMP/f/$(basename "$stream")" "$seed" <<'PY'
+	python3 - "$TEST_TMP/f/$(basename "$stream")" "$seed" <<'PY' || die "cannot flip bits"
 import random, sys
 p = sys.argv[1]
 random.seed(int(sys.argv[2]))

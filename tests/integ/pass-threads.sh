@@ -12,7 +12,7 @@
 # Timeout: 300
 . tests/data/common.sh
 need_bin "$RIP" "$RIP_ASAN"
-[ -x /usr/bin/python3 ] || skip "/usr/bin/python3 is needed (the traced program)"
+[ -x /usr/bin/python3 ] || die "/usr/bin/python3 (the traced program) is missing: make check installs it"
 command -v taskset >/dev/null || skip "taskset (util-linux) is needed"
 [ "$(nproc)" -ge 2 ] || skip "one CPU: the symbols' thread cannot run beside the pass here"
 

@@ -10,8 +10,8 @@
 . tests/data/common.sh
 prog=$BUILD/tests/integ/postmortem_prog
 need_bin "$prog" "$RIP"
-command -v python3 >/dev/null || skip "python3 is needed to check the JSON output"
-command -v nm >/dev/null || skip "nm (binutils) is needed for the function sizes"
+need_cmd python3
+need_cmd nm # the function sizes
 n=1000
 ring=$TEST_TMP/postmortem.ring
 

@@ -5,13 +5,15 @@
 # before the preload library's, are recorded.  A shared library whose
 # constructor leaks 777 bytes (malloc), linked to a program: rip leaks
 # --json shows exactly 777 bytes in 1 block from that constructor, as
-# valgrind does (compared when valgrind is installed).  A C++ program: the
+# valgrind does.  A C++ program: the
 # allocation count and bytes match valgrind's exactly, libstdc++'s emergency
 # exception pool (allocated by its constructor) included.  Before the fix
 # rip saw nothing of the 777 bytes, and one allocation less in C++.
 . tests/data/common.sh
 CC=${CC:-cc}
 CXX=${CXX:-c++}
+need_bin "$RIP"
+need_cmd "$CC" "$CXX" valgrind
 cd "$TEST_TMP" || exit 1
 
 cat >ctorlib.c <<'SRC'
@@ -38,13 +40,11 @@ grep -q '"totals":{"mem":{"count":1,"bytes":777,' leaks.json ||
 	fail "leaked memory is not exactly 1 block of 777 bytes: $(grep -o '"totals":{"mem":{[^}]*}' leaks.json)"
 grep -q '"function":"ctor_leak"' leaks.json || fail "the leak is not from ctor_leak: $(head -c 600 leaks.json)"
 
-if command -v valgrind >/dev/null; then
-	valgrind --leak-check=full ./ctormain >/dev/null 2>vg.err
-	grep -q "definitely lost: 777 bytes in 1 blocks" vg.err ||
-		fail "valgrind disagrees: $(grep -E 'lost|heap usage' vg.err)"
+valgrind --leak-check=full ./ctormain >/dev/null 2>vg.err
+grep -q "definitely lost: 777 bytes in 1 blocks" vg.err ||
+	fail "valgrind disagrees: $(grep -E 'lost|heap usage' vg.err)"
 
-	if command -v "$CXX" >/dev/null; then
-		cat >cxx.cc <<'SRC'
+cat >cxx.cc <<'SRC'
 #include <string>
 #include <vector>
 int main()
@@ -55,20 +55,16 @@ int main()
 	return v.size() == 10 ? 0 : 1;
 }
 SRC
-		$CXX -O2 -g -o cxx cxx.cc || die "cannot build the C++ program"
-		valgrind ./cxx >/dev/null 2>vg2.err
-		want=$(sed -n 's/.*total heap usage: \([0-9,]*\) allocs, [0-9,]* frees, \([0-9,]*\) bytes allocated.*/\1 \2/p' vg2.err | tr -d ,)
-		"$RIP" run --mem -q -o t2 -- ./cxx >out 2>err || fail "rip run (C++): $(cat err)"
-		"$RIP" report --json t2 >rep.json 2>err || fail "rip report (C++): $(cat err)"
-		got=$(sed -n 's/.*"memory":{"allocations":\([0-9]*\),"bytes":\([0-9]*\),.*/\1 \2/p' rep.json)
-		[ -n "$want" ] && [ "$got" = "$want" ] ||
-			fail "C++: rip counts '$got' (allocations bytes), valgrind '$want'"
-		# libstdc++'s emergency pool: its constructor's block, never freed by the program
-		"$RIP" leaks --json t2 >leaks2.json 2>err || fail "rip leaks (C++): $(cat err)"
-		grep -q '"kinds":\["malloc"\]' leaks2.json && grep -q 'libstdc++' leaks2.json ||
-			fail "C++: no block from libstdc++'s initialisation: $(head -c 400 leaks2.json)"
-	fi
-else
-	echo "note: valgrind is not installed: the counts are checked without it"
-fi
+$CXX -O2 -g -o cxx cxx.cc || die "cannot build the C++ program"
+valgrind ./cxx >/dev/null 2>vg2.err
+want=$(sed -n 's/.*total heap usage: \([0-9,]*\) allocs, [0-9,]* frees, \([0-9,]*\) bytes allocated.*/\1 \2/p' vg2.err | tr -d ,)
+"$RIP" run --mem -q -o t2 -- ./cxx >out 2>err || fail "rip run (C++): $(cat err)"
+"$RIP" report --json t2 >rep.json 2>err || fail "rip report (C++): $(cat err)"
+got=$(sed -n 's/.*"memory":{"allocations":\([0-9]*\),"bytes":\([0-9]*\),.*/\1 \2/p' rep.json)
+[ -n "$want" ] && [ "$got" = "$want" ] ||
+	fail "C++: rip counts '$got' (allocations bytes), valgrind '$want'"
+# libstdc++'s emergency pool: its constructor's block, never freed by the program
+"$RIP" leaks --json t2 >leaks2.json 2>err || fail "rip leaks (C++): $(cat err)"
+grep -q '"kinds":\["malloc"\]' leaks2.json && grep -q 'libstdc++' leaks2.json ||
+	fail "C++: no block from libstdc++'s initialisation: $(head -c 400 leaks2.json)"
 t_done

@@ -8,9 +8,8 @@
 # counts each descriptor opened once and closed once, none "opened again
 # while open" and no close "never seen opened", and leaks nothing.
 . tests/data/common.sh
-need_bin "$RIP"
-[ -e "$BUILD/librip-preload.so" ] || skip "no $BUILD/librip-preload.so"
-command -v python3 >/dev/null || skip "python3 is needed to read the JSON"
+need_bin "$RIP" "$BUILD/librip-preload.so"
+need_cmd python3
 CC=${CC:-cc}
 
 cat >"$TEST_TMP/fo.c" <<'C'

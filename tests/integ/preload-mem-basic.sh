@@ -7,13 +7,13 @@
 # interned stack for 100 calls from one site, nothing for free(NULL), no
 # event lost; the program's output and status are those of an untraced
 # run.  Then C++: every operator new and delete variant, by kind and size,
-# from a small program built with g++ (skipped without g++).  The frames
+# from a small program built with g++.  The frames
 # themselves are checked by the unit test preload_bt.
 . tests/data/common.sh
 prog=$BUILD/tests/integ/memprog
 lib=$PWD/$BUILD/librip-preload.so
-need_bin "$prog" "$RIP"
-[ -f "$lib" ] || die "$lib is missing: run make"
+need_bin "$prog" "$RIP" "$lib"
+need_cmd g++
 
 ring=$TEST_TMP/basic.ring
 "$prog" basic >"$TEST_TMP/plain.out" 2>&1

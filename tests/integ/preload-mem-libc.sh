@@ -8,9 +8,8 @@
 # bytes at its site, nothing made again while live, and valgrind's
 # definitely-lost set is the same.
 . tests/data/common.sh
-need_bin "$RIP"
-[ -e "$BUILD/librip-preload.so" ] || skip "no $BUILD/librip-preload.so"
-command -v python3 >/dev/null || skip "python3 is needed to read the JSON"
+need_bin "$RIP" "$BUILD/librip-preload.so"
+need_cmd python3 valgrind
 CC=${CC:-cc}
 
 cat >"$TEST_TMP/ra.c" <<'C'
@@ -75,12 +74,10 @@ assert t["made_again"] == 0, ("made again while live", t)
 assert r["complete"], "incomplete trace"
 PY
 
-if command -v valgrind >/dev/null; then
-	valgrind --leak-check=full "$TEST_TMP/ra" >/dev/null 2>"$TEST_TMP/vg.err" ||
-		fail "the program under valgrind failed"
-	grep -q 'definitely lost: 300 bytes in 1 blocks' "$TEST_TMP/vg.err" ||
-		fail "valgrind does not agree: $(grep 'definitely lost' "$TEST_TMP/vg.err")"
-	grep -q 'total heap usage: 4 allocs, 3 frees' "$TEST_TMP/vg.err" ||
-		fail "valgrind counts other calls: $(grep 'total heap usage' "$TEST_TMP/vg.err")"
-fi
+valgrind --leak-check=full "$TEST_TMP/ra" >/dev/null 2>"$TEST_TMP/vg.err" ||
+	fail "the program under valgrind failed"
+grep -q 'definitely lost: 300 bytes in 1 blocks' "$TEST_TMP/vg.err" ||
+	fail "valgrind does not agree: $(grep 'definitely lost' "$TEST_TMP/vg.err")"
+grep -q 'total heap usage: 4 allocs, 3 frees' "$TEST_TMP/vg.err" ||
+	fail "valgrind counts other calls: $(grep 'total heap usage' "$TEST_TMP/vg.err")"
 t_done

@@ -9,9 +9,8 @@
 # each site (1 MiB - 1 page at the mmap; 6 pages at the other mmap; 4 pages
 # at the mremap), and the program's own /proc/self/maps must agree.
 . tests/data/common.sh
-need_bin "$RIP"
-[ -e "$BUILD/librip-preload.so" ] || skip "no $BUILD/librip-preload.so"
-command -v python3 >/dev/null || skip "python3 is needed to read the JSON"
+need_bin "$RIP" "$BUILD/librip-preload.so"
+need_cmd python3
 CC=${CC:-cc}
 
 cat >"$TEST_TMP/mu.c" <<'C'

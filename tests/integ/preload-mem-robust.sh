@@ -11,8 +11,8 @@
 . tests/data/common.sh
 prog=$BUILD/tests/integ/memprog
 lib=$PWD/$BUILD/librip-preload.so
-need_bin "$prog" "$RIP"
-[ -f "$lib" ] || die "$lib is missing: run make"
+need_bin "$prog" "$RIP" "$lib"
+need_cmd python3
 rings=$TEST_TMP/rings
 mkdir -p "$rings"
 
@@ -32,8 +32,7 @@ same() {
 
 same "bash pipeline" bash -c 'ls / | wc -l; ls /nonexistent-rip 2>/dev/null; echo $?'
 same "bash failing" bash -c 'exit 3'
-if command -v python3 >/dev/null 2>&1; then
-	same "python3 threads" python3 -c '
+same "python3 threads" python3 -c '
 import threading
 out = []
 def work(n):
@@ -42,7 +41,6 @@ ts = [threading.Thread(target=work, args=(i,)) for i in range(8)]
 [t.start() for t in ts]
 [t.join() for t in ts]
 print(len(out), sorted(out)[0])'
-fi
 same "signal handler frees" "$prog" signal
 same "threads" "$prog" threads 16
 

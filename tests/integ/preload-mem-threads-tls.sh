@@ -12,9 +12,8 @@
 # counts no free of a block never seen allocated and nothing allocated
 # again while live, and rip report's text says neither.
 . tests/data/common.sh
-need_bin "$RIP"
-[ -e "$BUILD/librip-preload.so" ] || skip "no $BUILD/librip-preload.so"
-command -v python3 >/dev/null || skip "python3 is needed to read the JSON"
+need_bin "$RIP" "$BUILD/librip-preload.so"
+need_cmd python3
 CC=${CC:-cc}
 
 cat >"$TEST_TMP/tl.c" <<'C'

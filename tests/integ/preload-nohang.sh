@@ -10,11 +10,11 @@
 # threads that each ask pthread_getattr_np first.  The leaks of the threads
 # are found at their functions with whole stacks (the stack bounds a thread
 # gets at its start are right).  A Rust program with threads and `java
-# -version` run too when rustc and java are installed.
+# -version` run too (make check installs rustc and java).
 . tests/data/common.sh
 prog=$BUILD/tests/integ/nohangprog
-need_bin "$prog" "$RIP"
-[ -e "$BUILD/librip-preload.so" ] || skip "no $BUILD/librip-preload.so"
+need_bin "$prog" "$RIP" "$BUILD/librip-preload.so"
+need_cmd python3 rustc java
 
 # traced NAME CMD...: plain and traced runs agree (status, stdout, stderr), and the
 # traced one ends in time
@@ -65,9 +65,8 @@ if traced threads "$prog" threads 64; then
 	leaks threads leak_in_thread 3131 64
 fi
 
-# real programs that hung, where they are installed
-if command -v rustc >/dev/null 2>&1; then
-	cat >"$TEST_TMP/hello.rs" <<'RS'
+# real programs that hung
+cat >"$TEST_TMP/hello.rs" <<'RS'
 use std::thread;
 fn main() {
     let hs: Vec<_> = (0..4).map(|i| thread::spawn(move || (0..1000u64).sum::<u64>() + i)).collect();
@@ -75,17 +74,10 @@ fn main() {
     println!("hi {}", s);
 }
 RS
-	if rustc -O -o "$TEST_TMP/hello" "$TEST_TMP/hello.rs" 2>"$TEST_TMP/rustc.err"; then
-		traced rust "$TEST_TMP/hello"
-	else
-		fail "rustc could not build a hello world: $(head -c 300 "$TEST_TMP/rustc.err")"
-	fi
+if rustc -O -o "$TEST_TMP/hello" "$TEST_TMP/hello.rs" 2>"$TEST_TMP/rustc.err"; then
+	traced rust "$TEST_TMP/hello"
 else
-	echo "note: no rustc: the Rust program is not run"
+	fail "rustc could not build a hello world: $(head -c 300 "$TEST_TMP/rustc.err")"
 fi
-if command -v java >/dev/null 2>&1; then
-	traced java java -version
-else
-	echo "note: no java: the JVM is not run"
-fi
+traced java java -version
 t_done

@@ -10,13 +10,13 @@
 . tests/data/common.sh
 prog=$BUILD/tests/integ/leakprog
 need_bin "$prog" "$RIP"
+need_cmd python3
 
 ring=$("$prog" exit) || die "leakprog exit failed"
 [ -s "$ring" ] || die "leakprog made no ring file ($ring)"
 "$RIP" snapshot -o "$TEST_TMP/tr" "$ring" >/dev/null 2>"$TEST_TMP/snap.err" ||
 	die "rip snapshot failed: $(cat "$TEST_TMP/snap.err")"
 esc=$(printf '\033')
-cr=$(printf '\r')
 
 for cmd in leaks report; do
 	RIP_PROGRESS=0 "$RIP" $cmd "$TEST_TMP/tr" >"$TEST_TMP/$cmd.plain" 2>"$TEST_TMP/$cmd.err0" ||
@@ -42,5 +42,4 @@ wipe = s.find(b"\r\x1b[K", last)
 sys.exit(0 if last >= 0 and wipe > last else 1)
 EOF
 done
-[ -n "$cr" ] || fail "no carriage return"
 t_done

@@ -16,7 +16,7 @@
 # host, bad ports, bad labels, no --pyroscope.
 . tests/data/common.sh
 need_bin "$RIP" "$BUILD/tests/integ/pprofprog" "$BUILD/tests/integ/exportprog"
-command -v python3 >/dev/null || skip "python3 is needed for the mock server"
+need_cmd python3
 
 # mock NAME ARGS...: start a mock server; its port in $port
 mock() {

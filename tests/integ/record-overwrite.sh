@@ -16,7 +16,7 @@
 . tests/data/common.sh
 ev=$PWD/$BUILD/tests/integ/recprog
 need_bin "$ev" "$RIP"
-command -v babeltrace2 >/dev/null 2>&1 || skip "babeltrace2 is not installed (apt-get install babeltrace2)"
+need_cmd babeltrace2
 SECS=${RECORD_SECS:-10}
 export RIP_DIR="$TEST_TMP/rings"
 mkdir -p "$RIP_DIR"

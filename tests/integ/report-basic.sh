@@ -13,8 +13,8 @@
 # gives the same events, and against the sleeps' lower bounds.
 . tests/data/common.sh
 prog=$BUILD/tests/integ/reportprog
-need_bin "$prog" "$RIP"
-command -v python3 >/dev/null || skip "python3 is needed to read the JSON"
+need_bin "$prog" "$RIP" "$RIP_ASAN"
+need_cmd python3
 
 ring=$("$prog" known) || die "reportprog known failed"
 [ -s "$ring" ] || die "reportprog made no ring file ($ring)"
@@ -131,18 +131,14 @@ cp "$TEST_TMP/out" "$TEST_TMP/report.json"
 expect_status 0 "rip report --json --top=2" "$RIP" report --json --top=2 "$ring"
 check_json "--top=2" "$TEST_TMP/out" 2
 
-if [ -x "$RIP_ASAN" ]; then
-	asan_run report --json "$ring"
-	[ "$asan_rc" = 0 ] || fail "asan report: exit $asan_rc"
-	check_json "asan" "$TEST_TMP/asan.out"
-fi
+asan_run report --json "$ring"
+[ "$asan_rc" = 0 ] || fail "asan report: exit $asan_rc"
+check_json "asan" "$TEST_TMP/asan.out"
 
 # the same from a trace directory
-if "$RIP" help snapshot >/dev/null 2>&1; then
-	expect_status 0 "rip snapshot" "$RIP" snapshot -o "$TEST_TMP/trace" "$ring"
-	expect_status 0 "rip report --json TRACE" "$RIP" report --json "$TEST_TMP/trace"
-	check_json "trace directory" "$TEST_TMP/out"
-fi
+expect_status 0 "rip snapshot" "$RIP" snapshot -o "$TEST_TMP/trace" "$ring"
+expect_status 0 "rip report --json TRACE" "$RIP" report --json "$TEST_TMP/trace"
+check_json "trace directory" "$TEST_TMP/out"
 
 # text
 expect_status 0 "rip report RING" "$RIP" report "$ring"

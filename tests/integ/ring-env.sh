@@ -11,6 +11,7 @@
 . tests/data/common.sh
 prog=$BUILD/tests/integ/snapper
 need_bin "$prog" "$RIP"
+need_cmd python3
 export RIP_DIR="$TEST_TMP/rings"
 mkdir -p "$RIP_DIR"
 
@@ -51,9 +52,9 @@ rm -f "$RIP_DIR"/*
 # the real interpreter, not a wrapper script (pyenv) that would exec through bash first
 pyexe=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null)
 pyexe=$(readlink -f "$pyexe" 2>/dev/null)
-if [ -x "$pyexe" ]; then
-	pycomm=$(basename "$pyexe" | cut -c 1-15)
-	t_bg env LD_PRELOAD="$lib" RIP_RING=1 "$pyexe" -c '
+[ -x "$pyexe" ] || die "python3 runs no interpreter of its own: '$pyexe'"
+pycomm=$(basename "$pyexe" | cut -c 1-15)
+t_bg env LD_PRELOAD="$lib" RIP_RING=1 "$pyexe" -c '
 import sys, threading
 ev = threading.Event()
 ts = [threading.Thread(target=ev.wait) for _ in range(4)]
@@ -61,21 +62,18 @@ for t in ts: t.start()
 open(sys.argv[1], "w").write("ready\n")
 ev.wait()  # until killed: alive for as long as the checks take
 ' "$TEST_TMP/py-ready"
-	py=$T_LAST
-	wait_file "$TEST_TMP/py-ready" 60 || fail "python3 with librip preloaded did not start"
-	expect_status 0 "rip ps PID (python3, live)" "$RIP" ps "$py"
-	grep -q "^$pycomm (pid $py) alive" "$TEST_TMP/out" ||
-		fail "rip ps on python3: $(head -n 2 "$TEST_TMP/out") $(cat "$TEST_TMP/err")"
-	expect_status 0 "rip ls (python3)" "$RIP" ls
-	grep -q "^$py  *$pycomm  *alive" "$TEST_TMP/out" || fail "rip ls: python3 not alive"
-	t_kill "$py"
-	f=$(ls "$RIP_DIR"/rip-"$py"-*.ring 2>/dev/null)
-	[ "$(echo "$f" | wc -w)" = 1 ] || fail "want one ring file for python3 (pid $py): $f"
-	[ -n "$f" ] && expect_status 0 "rip ps FILE (python3, dead)" "$RIP" ps "$f"
-	grep -q "dead (killed or crashed)" "$TEST_TMP/out" || fail "python3: not dead after kill"
-else
-	echo "note: no python3, its part is skipped"
-fi
+py=$T_LAST
+wait_file "$TEST_TMP/py-ready" 60 || fail "python3 with librip preloaded did not start"
+expect_status 0 "rip ps PID (python3, live)" "$RIP" ps "$py"
+grep -q "^$pycomm (pid $py) alive" "$TEST_TMP/out" ||
+	fail "rip ps on python3: $(head -n 2 "$TEST_TMP/out") $(cat "$TEST_TMP/err")"
+expect_status 0 "rip ls (python3)" "$RIP" ls
+grep -q "^$py  *$pycomm  *alive" "$TEST_TMP/out" || fail "rip ls: python3 not alive"
+t_kill "$py"
+f=$(ls "$RIP_DIR"/rip-"$py"-*.ring 2>/dev/null)
+[ "$(echo "$f" | wc -w)" = 1 ] || fail "want one ring file for python3 (pid $py): $f"
+[ -n "$f" ] && expect_status 0 "rip ps FILE (python3, dead)" "$RIP" ps "$f"
+grep -q "dead (killed or crashed)" "$TEST_TMP/out" || fail "python3: not dead after kill"
 export RIP_DIR="$TEST_TMP/bash"
 mkdir -p "$RIP_DIR"
 LD_PRELOAD=$lib RIP_RING=1 bash -c 'echo $$ >"$1"; exit 0' bash "$TEST_TMP/bash.pid" ||

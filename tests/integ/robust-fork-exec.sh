@@ -16,7 +16,7 @@
 prog=$PWD/$BUILD/tests/integ/robust_fork
 need_bin "$prog" "$RIP"
 [ -f "$BUILD/librip-preload.so" ] || die "$BUILD/librip-preload.so is missing: run make"
-command -v python3 >/dev/null || skip "python3 is needed to read the JSON"
+need_cmd python3
 RIP_DIR=$TEST_TMP/rings
 export RIP_DIR
 mkdir -p "$RIP_DIR"

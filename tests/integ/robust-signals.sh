@@ -18,9 +18,9 @@
 prog=$PWD/$BUILD/tests/integ/robust_sig
 need_bin "$prog" "$RIP"
 [ -f "$BUILD/librip-preload.so" ] || die "$BUILD/librip-preload.so is missing: run make"
-command -v python3 >/dev/null || skip "python3 is needed to read the JSON"
+need_cmd python3
 CC=${CC:-cc}
-command -v "$CC" >/dev/null || skip "no C compiler ($CC) to build the dlopen'd library"
+need_cmd "$CC" # to build the dlopen'd library
 
 # dump_ok WHAT DIR: decode DIR into $TEST_TMP/dump with nothing lost
 dump_ok() {

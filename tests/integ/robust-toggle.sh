@@ -15,7 +15,7 @@
 prog=$PWD/$BUILD/tests/integ/robust_toggle
 need_bin "$prog" "$RIP"
 [ -f "$BUILD/librip-preload.so" ] || die "$BUILD/librip-preload.so is missing: run make"
-command -v python3 >/dev/null || skip "python3 is needed to read the JSON"
+need_cmd python3
 cd "$TEST_TMP" || die "no TEST_TMP"
 mkfifo ctl || die "mkfifo failed"
 

@@ -12,7 +12,7 @@
 . tests/data/common.sh
 ev=$PWD/$BUILD/examples/events
 need_bin "$ev" "$RIP"
-command -v babeltrace2 >/dev/null 2>&1 || skip "babeltrace2 is not installed (apt-get install babeltrace2)"
+need_cmd babeltrace2
 N=${RUN_BLOCK_N:-1000000}
 cd "$TEST_TMP" || die "no TEST_TMP"
 

@@ -11,7 +11,8 @@
 # directory".  (c) A tmpfs with room for the shell's ring file only, under
 # --follow-fork --follow-exec: the shell's trace is written and rip run
 # warns that its children were not traced, for want of space.  Parts that
-# need root (setuid files, setcap, mount) skip with the reason when not root.
+# need root (setuid files, setcap, mount) do not run without it, and the test
+# then skips with the reason.
 . tests/data/common.sh
 prog=$PWD/$BUILD/tests/integ/burstprog
 need_bin "$prog"
@@ -110,5 +111,6 @@ else
 	rm -f "$MNT/fill"
 	umount "$MNT" && MNT=""
 fi
-[ -n "$skipped" ] && echo "note: skipped$skipped"
+skipped=${skipped%;}
+[ -n "$skipped" ] && skip_part "${skipped# }"
 t_done

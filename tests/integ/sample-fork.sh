@@ -6,12 +6,12 @@
 # forks a child that burns CPU without exec'ing: everything exits 0, the
 # parent's file still counts one timer (its own thread's), and the child's
 # own file (forks followed) says its timer was made again in the child
-# (POSIX timers are not inherited).
+# (POSIX timers are not inherited); both files hold samples.
 # Timeout: 120
 . tests/data/common.sh
 prog=$BUILD/tests/integ/topprog
 need_bin "$prog" "$RIP"
-command -v python3 >/dev/null || skip "python3 is needed to check the JSON output"
+need_cmd python3
 dir=$TEST_TMP/rings
 mkdir -p "$dir"
 
@@ -32,6 +32,7 @@ if not ok:
     print(sys.argv[2], s, file=sys.stderr)
 sys.exit(0 if ok else 1)
 PY
+	samples_stored "$1" "$2"
 }
 set -- "$dir"/rip-"$ppid"-*.ring
 [ -e "$1" ] && check "$1" parent || fail "no ring file of the parent"

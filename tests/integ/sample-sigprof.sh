@@ -5,13 +5,13 @@
 # its own ITIMER_PROF signals to 50, installs a handler for SIGRTMAX (the
 # signal the sampler takes) and raises it 3 times.  With RIP_SAMPLE on, the
 # program gets exactly its own signals (3, with si_code SI_TKILL: none of
-# the sampler's timers reach its handler), and the file says the signal is
-# shared and that 3 foreign signals were passed on.
+# the sampler's timers reach its handler), the file says the signal is
+# shared and that 3 foreign signals were passed on, and it holds samples.
 # Timeout: 180
 . tests/data/common.sh
 prog=$BUILD/tests/integ/topprog
 need_bin "$prog" "$RIP"
-command -v python3 >/dev/null || skip "python3 is needed to check the JSON output"
+need_cmd python3
 ring=$TEST_TMP/sigprof.ring
 
 RIP_RING=$ring RIP_DISABLE=1,2,3 RIP_SAMPLE=100 LD_PRELOAD=$BUILD/librip-preload.so \
@@ -29,4 +29,5 @@ if not ok:
     print("sampling:", s, file=sys.stderr)
 sys.exit(0 if ok else 1)
 PY
+samples_stored "$ring" sigprof
 t_done

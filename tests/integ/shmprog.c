@@ -10,7 +10,8 @@
  *	shmprog DIR
  *
  * The shm:* and fd:* events the resource tracer must record are written,
- * in order and as `rip dump` prints them (bt=*), to fd 9 if it is open.
+ * in order and as `rip dump` prints them (bt=*), to fd 9 if it is open; the
+ * mem:unmap events of the private mappings it unmaps, to fd 8 if it is open.
  * stdout is the same with and without the preload library; failures go to
  * stderr and make the exit status 1.  Ends with exit().
  */
@@ -29,7 +30,7 @@
 
 #define SENTINEL 4242
 
-static int expect_fd = -1;
+static int expect_fd = -1, expect_mem_fd = -1;
 static int failures;
 static size_t page;
 
@@ -51,19 +52,33 @@ static void fail(const char *fmt, ...)
 			fail(__VA_ARGS__);                                                         \
 	} while (0)
 
-static void expect(const char *fmt, ...)
+static void vexpect(int fd, const char *fmt, va_list ap)
 {
 	char line[1024];
-	va_list ap;
 	int n;
 
-	if (expect_fd < 0)
+	if (fd < 0)
 		return;
-	va_start(ap, fmt);
 	n = vsnprintf(line, sizeof(line) - 1, fmt, ap);
-	va_end(ap);
 	line[n++] = '\n';
-	if (write(expect_fd, line, (size_t)n) != n)
+	if (write(fd, line, (size_t)n) != n)
+		fail("cannot write the expected events");
+}
+
+static void expect(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vexpect(expect_fd, fmt, ap);
+	va_end(ap);
+}
+
+/* A munmap of private memory: a mem:unmap event, never a shm:detach. */
+static void ev_unmap_private(const void *addr, size_t size)
+{
+	if (expect_mem_fd >= 0 &&
+	    dprintf(expect_mem_fd, "mem:unmap addr=%p size=%zu bt=* kind=munmap\n", addr, size) < 0)
 		fail("cannot write the expected events");
 }
 
@@ -158,6 +173,7 @@ static void mappings(const char *dir)
 	/* private mappings are not shared memory: no shm event */
 	p = map(NULL, page, MAP_PRIVATE | MAP_ANONYMOUS, -1);
 	unmap(p, page);
+	ev_unmap_private(p, page);
 	snprintf(path, sizeof(path), "%s/file", dir);
 	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
 	CHECK(fd >= 0 && ftruncate(fd, page) == 0, "file: %s", strerror(errno));
@@ -165,6 +181,7 @@ static void mappings(const char *dir)
 	       path);
 	p = map(NULL, page, MAP_PRIVATE, fd);
 	unmap(p, page);
+	ev_unmap_private(p, page);
 
 	/* a shared file mapping is: id = the fd */
 	p = map(NULL, page, MAP_SHARED, fd);
@@ -273,6 +290,8 @@ int main(int argc, char **argv)
 	}
 	if (fcntl(9, F_GETFD) >= 0)
 		expect_fd = 9;
+	if (fcntl(8, F_GETFD) >= 0)
+		expect_mem_fd = 8;
 	page = (size_t)sysconf(_SC_PAGESIZE);
 	posix_shm();
 	mappings(argv[1]);

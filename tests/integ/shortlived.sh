@@ -11,7 +11,7 @@
 . tests/data/common.sh
 prog=$BUILD/tests/integ/shortlived_prog
 need_bin "$prog" "$RIP"
-command -v python3 >/dev/null || skip "python3 is needed to check the output"
+need_cmd python3
 n=${SHORTLIVED_THREADS:-100000}
 ring=$TEST_TMP/shortlived.ring
 

@@ -10,11 +10,8 @@
 # symlink in the cache's place and RIP_DEBUG_CACHE=0 are all ignored and
 # change nothing.
 . tests/data/common.sh
-need_bin "$RIP"
-[ -e "$BUILD/librip-preload.so" ] || skip "no $BUILD/librip-preload.so"
-for tool in "${CC:-cc}" objcopy readelf python3; do
-	command -v "$tool" >/dev/null 2>&1 || skip "$tool is not installed"
-done
+need_bin "$RIP" "$BUILD/librip-preload.so"
+need_cmd "${CC:-cc}" objcopy readelf python3 strace
 unset DEBUGINFOD_URLS
 cd "$TEST_TMP" || die "no $TEST_TMP"
 top=$OLDPWD
@@ -31,7 +28,7 @@ int main(void)
 }
 EOC
 "${CC:-cc}" -O0 -g -gz=zlib -fno-omit-frame-pointer -o leaky leaky.c 2>cc.err ||
-	skip "the compiler cannot write compressed DWARF: $(head -n 1 cc.err)"
+	die "the compiler cannot write compressed DWARF: $(head -n 1 cc.err)"
 line=$(grep -n "LEAK" leaky.c | cut -d: -f1)
 id=$(readelf -n leaky | sed -n 's/.*Build ID: *\([0-9a-f]*\).*/\1/p')
 [ -n "$id" ] || die "no build-id in the test program"
@@ -72,15 +69,10 @@ left=$(compressed "$c")
 [ -z "$left" ] || fail "still compressed in the cache: $left"
 ls "$cache" | grep -q XXXXXX && fail "a temporary file was left in the cache"
 
-if command -v strace >/dev/null 2>&1; then
-	RIP_DEBUG_CACHE=$cache strace -f -e trace=openat -o strace.out "$RIP" leaks --debug-dir=dbg \
-		trace >out2 2>err2 || fail "second run failed: $(cat err2)"
-	grep -q "$id.debug\", O_RDONLY.* = [0-9]" strace.out ||
-		fail "the second run did not open the cached copy"
-else
-	RIP_DEBUG_CACHE=$cache "$RIP" leaks --debug-dir=dbg trace >out2 2>err2 ||
-		fail "second run failed: $(cat err2)"
-fi
+RIP_DEBUG_CACHE=$cache strace -f -e trace=openat -o strace.out "$RIP" leaks --debug-dir=dbg \
+	trace >out2 2>err2 || fail "second run failed: $(cat err2)"
+grep -q "$id.debug\", O_RDONLY.* = [0-9]" strace.out ||
+	fail "the second run did not open the cached copy"
 cmp -s out1 out2 || fail "the second run (from the cache) says something else"
 
 # files that are not an inflated copy for this build-id: ignored

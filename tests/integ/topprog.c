@@ -9,22 +9,33 @@
  *                       until killed
  *   eintr SECONDS       three threads alternate CPU work and a timed wait
  *                       (epoll_wait, poll, nanosleep), a fourth spins; any
- *                       EINTR or early return fails (exit 1)
+ *                       EINTR or early return fails (exit 1); then the main
+ *                       thread burns 20 ms
  *   sigprof N           owns SIGPROF (setitimer ITIMER_PROF) and counts its
  *                       own signals until N arrived; installs a handler for
  *                       SIGRTMAX too and raises it 3 times: exactly those 3
  *                       must arrive, with si_code SI_TKILL
  *   signalfd ROUNDS     every signal blocked, read through a signalfd: each
  *                       round burns CPU, sends itself SIGUSR1 and must read
- *                       exactly that one signal
+ *                       exactly that one signal; then every signal is
+ *                       unblocked (the timer signal left pending is taken)
  *   sigwait ROUNDS      the same with sigwaitinfo and sigtimedwait; then
  *                       a ppoll of 20 ms with every signal unblocked must
- *                       time out, not end early
+ *                       time out, not end early; then the same unblocking
  *   many N              N short-lived threads, 64 alive at a time, each
- *                       burning a little CPU
+ *                       burning a little CPU; then the main thread burns
+ *                       50 ms (five periods at 100 Hz)
  *   fork                vfork + exec of true, posix_spawn of true, then a
  *                       fork without exec whose child burns 300 ms of CPU;
  *                       prints the child's pid
+ *   cputimer            without the preload library: does a timer on the
+ *                       thread's CPU-time clock (the sampler's kind) deliver
+ *                       its signal here?  Exit 0 if it does, 3 if none came
+ *                       in 1 s of CPU time or the kernel refused the timer
+ *
+ * With TOPPROG_RING=PATH, a mode that returns first makes PATH a hard link to
+ * the ring file the process maps (rip run removes its own name for it when
+ * the program ends): the test then reads the samples the process left.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -37,10 +48,15 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
+#include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#ifndef sigev_notify_thread_id
+#define sigev_notify_thread_id _sigev_un._tid
+#endif
 
 static volatile unsigned long sink;
 
@@ -218,6 +234,8 @@ static int mode_eintr(int seconds)
 	stop = 1;
 	for (int i = 0; i < 4; i++)
 		pthread_join(t[i], NULL);
+	/* Samples of a thread still running when the process ends (the others' slots are free). */
+	burn(20000000);
 	printf("waits %lu bad %d\n", waits, bad);
 	return bad ? 1 : 0;
 }
@@ -305,6 +323,8 @@ static int mode_signalfd(int rounds)
 			return 1;
 		}
 	}
+	/* The timer signals left pending go to the sampler's handler, not to a default action. */
+	pthread_sigmask(SIG_UNBLOCK, &all, NULL);
 	printf("signalfd ok\n");
 	return 0;
 }
@@ -347,6 +367,7 @@ static int mode_sigwait(int rounds)
 			return 1;
 		}
 	}
+	pthread_sigmask(SIG_UNBLOCK, &all, NULL);
 	printf("sigwait ok\n");
 	return 0;
 }
@@ -376,6 +397,7 @@ static int mode_many(int n)
 			pthread_join(t[i], NULL);
 		done += k;
 	}
+	burn(50000000);
 	printf("threads %d\n", n);
 	return 0;
 }
@@ -423,10 +445,89 @@ static int mode_fork(void)
 	return failed;
 }
 
-int main(int argc, char **argv)
+/* ---- cputimer ---- */
+
+static volatile sig_atomic_t ticks;
+
+static void on_tick(int sig)
+{
+	(void)sig;
+	ticks++;
+}
+
+static int mode_cputimer(void)
+{
+	struct itimerspec its = { { 0, 10000000 }, { 0, 10000000 } };
+	struct sigevent sev;
+	struct sigaction sa;
+	uint64_t end = cpu_ns() + 1000000000u;
+	timer_t t;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_tick;
+	sa.sa_flags = SA_RESTART;
+	if (sigaction(SIGUSR2, &sa, NULL)) {
+		perror("sigaction");
+		return 1;
+	}
+	memset(&sev, 0, sizeof(sev));
+	sev.sigev_notify = SIGEV_THREAD_ID;
+	sev.sigev_signo = SIGUSR2;
+	sev.sigev_notify_thread_id = (pid_t)syscall(SYS_gettid);
+	if (timer_create(CLOCK_THREAD_CPUTIME_ID, &sev, &t) || timer_settime(t, 0, &its, NULL)) {
+		printf("cputimer: no timer on the thread's CPU-time clock: %s\n", strerror(errno));
+		return 3;
+	}
+	while (!ticks && cpu_ns() < end)
+		burn(1000000);
+	printf("cputimer: %d signal(s)%s\n", (int)ticks, ticks ? "" : " in 1 s of CPU time");
+	return ticks ? 0 : 3;
+}
+
+/* ---- TOPPROG_RING ---- */
+
+static int keep_ring(void)
+{
+	const char *to = getenv("TOPPROG_RING");
+	char line[4096 + 256];
+	int ret = 1;
+	FILE *f;
+
+	if (!to)
+		return 0;
+	f = fopen("/proc/self/maps", "re");
+	if (!f) {
+		perror("topprog: /proc/self/maps");
+		return 1;
+	}
+	while (ret && fgets(line, sizeof(line), f)) {
+		char *path = strchr(line, '/');
+		size_t n;
+
+		if (!path)
+			continue;
+		n = strcspn(path, "\n");
+		path[n] = 0;
+		if (n < 5 || strcmp(path + n - 5, ".ring"))
+			continue;
+		if (link(path, to)) {
+			fprintf(stderr, "topprog: link %s %s: %s\n", path, to, strerror(errno));
+			break;
+		}
+		ret = 0;
+	}
+	fclose(f);
+	if (ret)
+		fprintf(stderr, "topprog: no ring file kept at %s\n", to);
+	return ret;
+}
+
+static int run_mode(int argc, char **argv)
 {
 	if (argc == 2 && !strcmp(argv[1], "fork"))
 		return mode_fork();
+	if (argc == 2 && !strcmp(argv[1], "cputimer"))
+		return mode_cputimer();
 	if (argc == 3 && !strcmp(argv[1], "top"))
 		return mode_top(argv[2]);
 	if (argc == 3 && !strcmp(argv[1], "eintr"))
@@ -440,6 +541,15 @@ int main(int argc, char **argv)
 	if (argc == 3 && !strcmp(argv[1], "many"))
 		return mode_many(atoi(argv[2]));
 	fprintf(stderr, "usage: topprog top READY | eintr SECONDS | sigprof N | signalfd ROUNDS "
-			"| sigwait ROUNDS | many N | fork\n");
+			"| sigwait ROUNDS | many N | fork | cputimer\n");
 	return 2;
+}
+
+int main(int argc, char **argv)
+{
+	int rc = run_mode(argc, argv);
+
+	if (rc == 0 && keep_ring())
+		rc = 1;
+	return rc;
 }

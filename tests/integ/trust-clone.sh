@@ -15,7 +15,7 @@
 . tests/data/common.sh
 prog=$BUILD/tests/integ/trust_prog
 need_bin "$prog" "$RIP"
-command -v python3 >/dev/null || skip "python3 is needed to read the JSON"
+need_cmd python3
 
 # check_leaks TRACE WHAT COMPLETE: exactly one leak, of 65536 bytes
 check_leaks() {

@@ -19,9 +19,9 @@ CC=${CC:-cc}
 need_bin "$RIP"
 [ -f "$lib" ] || die "$lib is missing: run make"
 [ "$(uname -m)" = x86_64 ] || skip "the unwind-table walk is x86-64 only"
-command -v "$CC" >/dev/null 2>&1 || skip "no C compiler ($CC)"
+need_cmd "$CC"
 need_libunwind
-command -v readelf >/dev/null 2>&1 || skip "no readelf (binutils)"
+need_cmd readelf
 setarch "$(uname -m)" -R true 2>/dev/null ||
 	skip "setarch -R (no address space randomisation) is not permitted here"
 

@@ -28,7 +28,7 @@ need_bin "$RIP"
 [ -f "$lib" ] || die "$lib is missing: run make"
 [ "$(uname -m)" = x86_64 ] || skip "the unwind-table walk is x86-64 only"
 need_libunwind
-command -v "$CC" >/dev/null 2>&1 || skip "no C compiler ($CC)"
+need_cmd "$CC"
 setarch "$(uname -m)" -R true 2>/dev/null ||
 	skip "setarch -R (no address space randomisation) is not permitted here"
 

@@ -23,7 +23,7 @@ CC=${CC:-cc}
 need_bin "$RIP"
 [ -f "$lib" ] || die "$lib is missing: run make"
 [ "$(uname -m)" = x86_64 ] || skip "the test's code page is x86-64"
-command -v "$CC" >/dev/null 2>&1 || skip "no C compiler ($CC)"
+need_cmd "$CC"
 need_libunwind
 
 cat >"$TEST_TMP/prog.c" <<'EOF'

@@ -11,7 +11,7 @@
 . tests/data/common.sh
 need_bin "$RIP"
 [ -f "$BUILD/librip-preload.so" ] || die "$BUILD/librip-preload.so is missing: run make"
-command -v python3 >/dev/null || skip "python3 is needed to check the JSON output"
+need_cmd python3
 CXX=${CXX:-c++}
 command -v "$CXX" >/dev/null || die "no C++ compiler ($CXX): make check installs g++ (mk/deps.sh)"
 cp tests/integ/waits_cancel.cc "$TEST_TMP/" || die "no tests/integ/waits_cancel.cc"

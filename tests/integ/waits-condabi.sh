@@ -13,7 +13,7 @@
 need_bin "$RIP"
 [ "$(uname -m)" = x86_64 ] || skip "two pthread_cond_wait versions exist on x86-64 only"
 [ -f "$BUILD/librip-preload.so" ] || die "$BUILD/librip-preload.so is missing: run make"
-command -v python3 >/dev/null || skip "python3 is needed to check the JSON output"
+need_cmd python3
 CC=${CC:-cc}
 cp tests/integ/waits_condabi.c "$TEST_TMP/" || die "no tests/integ/waits_condabi.c"
 cd "$TEST_TMP" || die "no $TEST_TMP"

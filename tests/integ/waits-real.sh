@@ -13,7 +13,7 @@
 . tests/data/common.sh
 need_bin "$RIP"
 [ -f "$BUILD/librip-preload.so" ] || die "$BUILD/librip-preload.so is missing: run make"
-command -v python3 >/dev/null || skip "python3 is needed to check the JSON output"
+need_cmd python3 sqlite3
 preload=$PWD/$BUILD/librip-preload.so
 cd "$TEST_TMP" || die "no $TEST_TMP"
 
@@ -35,14 +35,14 @@ ps_waits() {
 	shift 2
 	"$RIP" ps --json "$p" >"$j" 2>/dev/null && waits "$j" "$@"
 }
-# child_of PID: the program rip run started.
+# child_of PID: the program rip run started; fails while there is none.
 child_of() {
-	pgrep -P "$1" | head -n 1
+	pgrep -P "$1" | head -n 1 | grep .
 }
 
 # 1. python3: 64 workers waiting on a queue.
 py=/usr/bin/python3
-[ -x "$py" ] || skip "no /usr/bin/python3"
+[ -x "$py" ] || die "$py is missing: make check installs python3"
 cat >pool.py <<'PY'
 import concurrent.futures, os, queue, sys, threading
 q = queue.Queue()
@@ -75,37 +75,44 @@ waits py-dead.json sem_wait 64 $fn ||
 	fail "python3 after kill -9: $("$RIP" ps py.ring 2>&1 | head -n 12)"
 
 # 2. sqlite3 waiting for a lock another sqlite3 holds.
-if command -v sqlite3 >/dev/null; then
-	sqlite3 db 'create table t(x); insert into t values(1);' || die "sqlite3 cannot make a database"
-	mkfifo fifo || die "mkfifo"
-	sqlite3 db <fifo >/dev/null 2>&1 &
-	holder=$!
-	T_PIDS="$T_PIDS $holder"
-	exec 7>fifo
-	echo "BEGIN EXCLUSIVE; insert into t values(2);" >&7
-	# the holder has the lock once a plain reader is refused
-	locked() { ! sqlite3 db 'select count(*) from t' >/dev/null 2>&1 7>&-; }
-	wait_until 20 locked || die "the first sqlite3 did not take the lock"
-	"$RIP" run -q -o tr-sq -- sqlite3 -cmd '.timeout 120000' db 'select count(*) from t' \
-		>sq.out 2>sq.err 7>&- &
-	run=$!
-	T_PIDS="$T_PIDS $run"
-	wait_until 20 child_of "$run" >/dev/null || die "rip run did not start sqlite3"
-	pid=$(child_of "$run")
-	wait_until 30 ps_waits "$pid" sq.json sleep 1 ||
-		fail "sqlite3 waiting for a lock: $("$RIP" ps --threads "$pid" 2>&1 | head -n 8)"
-	python3 - sq.json <<'PY' || fail "sqlite3: the sleep is not called from libsqlite3"
+sqlite3 db 'create table t(x); insert into t values(1);' || die "sqlite3 cannot make a database"
+mkfifo fifo || die "mkfifo"
+sqlite3 db <fifo >/dev/null 2>&1 &
+holder=$!
+T_PIDS="$T_PIDS $holder"
+exec 7>fifo
+echo "BEGIN EXCLUSIVE; insert into t values(2);" >&7
+# the holder has the lock once a plain reader is refused
+locked() { ! sqlite3 db 'select count(*) from t' >/dev/null 2>&1 7>&-; }
+wait_until 20 locked || die "the first sqlite3 did not take the lock"
+"$RIP" run -q -o tr-sq -- sqlite3 -cmd '.timeout 120000' db 'select count(*) from t' \
+	>sq.out 2>sq.err 7>&- &
+run=$!
+T_PIDS="$T_PIDS $run"
+wait_until 20 child_of "$run" >/dev/null || die "rip run did not start sqlite3"
+pid=$(child_of "$run")
+wait_until 30 ps_waits "$pid" sq.json sleep 1 ||
+	fail "sqlite3 waiting for a lock: $("$RIP" ps --threads "$pid" 2>&1 | head -n 8)"
+# (the caller's address in a mapping of libsqlite3, whether it has symbols or not)
+python3 - sq.json "/proc/$pid/maps" <<'PY' || fail "sqlite3: the sleep is not called from libsqlite3"
 import json, sys
 d = json.load(open(sys.argv[1]))
-ok = any(g["wait"]["in"] == "sleep" for g in d["waits"])
+lib = []
+for line in open(sys.argv[2]):
+    f = line.split()
+    if len(f) > 5 and "/libsqlite3" in f[5]:
+        lo, hi = f[0].split("-")
+        lib.append((int(lo, 16), int(hi, 16)))
+ok = any(g["wait"]["in"] == "sleep" and
+         any(lo <= int(g["wait"]["caller"]["address"], 16) < hi for lo, hi in lib)
+         for g in d["waits"])
+if not ok:
+    print("waits:", d["waits"], "libsqlite3 at", lib, file=sys.stderr)
 sys.exit(0 if ok else 1)
 PY
-	exec 7>&-
-	wait "$holder"
-	wait "$run"
-else
-	echo "note: no sqlite3, its part is not run"
-fi
+exec 7>&-
+wait "$holder"
+wait "$run"
 
 # 3. coreutils sleep.
 "$RIP" run -q -o tr-sl -- sleep 600 &

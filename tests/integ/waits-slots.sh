@@ -13,7 +13,7 @@
 prog=$PWD/$BUILD/tests/integ/slots_prog
 need_bin "$prog" "$RIP"
 [ -f "$BUILD/librip-preload.so" ] || die "$BUILD/librip-preload.so is missing: run make"
-command -v python3 >/dev/null || skip "python3 is needed to check the JSON output"
+need_cmd python3
 
 cd "$TEST_TMP" || die "no $TEST_TMP"
 t_bg "$RIP" run -q -o tr -- "$prog" "$TEST_TMP/ready"

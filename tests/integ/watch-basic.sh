@@ -10,6 +10,7 @@
 # off and rip ps says so.
 . tests/data/common.sh
 . tests/data/watch.sh
+need_cmd python3
 
 w_start "$TEST_TMP/a" futex=3 read=2
 ring=$(w_ring "$TEST_TMP/a")
@@ -52,13 +53,9 @@ sys.exit(1 if bad else 0)
 PY
 	done
 }
-if command -v python3 >/dev/null; then
-	json_check live
-fi
+json_check live
 t_kill "$W_PID"
-if command -v python3 >/dev/null; then
-	json_check "after kill -9"
-fi
+json_check "after kill -9"
 w_ps_has "$ring" "dead" "3 threads in syscall futex \(since sweep at [0-9:.]+, at least" \
 	"futex_waiter" "futex_thread" "2 threads in syscall read" "pipe_reader" "read_thread" ||
 	fail "rip ps after kill -9: $(cat "$TEST_TMP/ps.out" "$TEST_TMP/ps.err")"

@@ -11,7 +11,9 @@
  *  - read=N:  N threads in pipe_reader -> a raw read on a pipe
  *  - uring=N: N threads in uring_waiter -> io_uring_enter waiting for a
  *             completion of nothing ("uring unavailable: ERR" if the kernel
- *             refuses io_uring_setup); never woken
+ *             refuses io_uring_setup: ENOSYS, EPERM, EACCES, or ENOMEM of a
+ *             small RLIMIT_MEMLOCK; "uring failed: ERR" for any other
+ *             error, ours); never woken
  *  - churn:   a thread that keeps creating threads which block a moment and exit
  *  - nodump:  prctl(PR_SET_DUMPABLE, 0) first
  *  - unshare: single-threaded, calls unshare(CLONE_NEWUSER) first and prints
@@ -37,6 +39,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -187,7 +190,10 @@ static void *uring_thread(void *arg)
 	rip_thread_set_name("uring");
 	fd = syscall(SYS_io_uring_setup, 4, &p);
 	if (fd < 0) {
-		printf("uring unavailable: %s\n", strerror(errno));
+		int e = errno;
+		bool refused = e == ENOSYS || e == EPERM || e == EACCES || e == ENOMEM;
+
+		printf("uring %s: %s\n", refused ? "unavailable" : "failed", strerror(e));
 		return NULL;
 	}
 	uring_waiter((int)fd);

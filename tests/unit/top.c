@@ -65,6 +65,7 @@ int main(void)
 	uintptr_t a = (uintptr_t)&unit_busy_a + 2, b = (uintptr_t)&unit_busy_b + 2;
 	uintptr_t ret = (uintptr_t)&main + 1;
 	int32_t tid = 0;
+	int found;
 
 	snprintf(path, sizeof(path), "%s/top-unit.ring", dir ? dir : "/tmp");
 	unlink(path);
@@ -72,7 +73,9 @@ int main(void)
 	T_EQ(rip_ring_open(&o), 0);
 	T_EQ(rip_thread_attach(), 0);
 	s = __rip_self.thread;
-	T_SKIP_IF(!s, "no slot");
+	T_CHECK(s != NULL); /* attached: the thread has a slot */
+	if (!s)
+		return T_FAIL;
 	tid = s->tid;
 
 	/* The reader: three samples, no snap. */
@@ -80,14 +83,17 @@ int main(void)
 		put_sample(s, a, ret);
 	T_EQ(rr_open(path, &f, err, sizeof(err)), 0);
 	T_EQ(rr_read_slots(&f, &sl, err, sizeof(err)), 0);
+	found = 0;
 	for (size_t i = 0; i < sl.n; i++) {
 		if (sl.v[i].tid != tid)
 			continue;
+		found++;
 		T_EQ(sl.v[i].n, 0);
 		T_EQ(sl.v[i].nsamp, 6);
 		T_EQ(sl.v[i].samp[0], RIP_SAMPLE_ENTRY(0, a));
 		T_EQ(sl.v[i].samp_pos[5], 5);
 	}
+	T_EQ(found, 1); /* the checks above ran, once */
 	rr_slots_free(&sl);
 
 	/* The first look counts every sample in the ring. */
@@ -118,18 +124,25 @@ int main(void)
 		T_STREQ(g->func, "unit_busy_b");
 		T_EQ((long long)(g->samples + 0.5), 20);
 	}
+	found = 0;
 	for (size_t i = 0; i < v->nthreads; i++)
-		if (v->threads[i].tid == tid)
+		if (v->threads[i].tid == tid) {
+			found++;
 			T_EQ(v->threads[i].samples, 20);
+		}
+	T_EQ(found, 1);
 
 	/* A snap of the program's own stays a snap. */
 	__rip_snap_store(s, a);
 	T_EQ(rr_read_slots(&f, &sl, err, sizeof(err)), 0);
+	found = 0;
 	for (size_t i = 0; i < sl.n; i++)
 		if (sl.v[i].tid == tid) {
+			found++;
 			T_EQ(sl.v[i].n, 1);
 			T_EQ(sl.v[i].ip[0], a);
 		}
+	T_EQ(found, 1);
 	rr_slots_free(&sl);
 	top_free(t);
 	rr_close(&f);
