@@ -13,6 +13,7 @@
 prog=$BUILD/tests/integ/trust_prog
 need_bin "$prog" "$RIP"
 CC=${CC:-cc}
+need_cmd "$CC"
 
 cat >"$TEST_TMP/count.c" <<'C'
 #define _GNU_SOURCE

@@ -11,7 +11,7 @@
 . tests/data/common.sh
 prog=$BUILD/tests/integ/trust_prog
 need_bin "$prog" "$RIP"
-command -v python3 >/dev/null || skip "python3 is needed to read the JSON"
+need_cmd python3
 
 for mode in signal signal-altstack; do
 	t=$TEST_TMP/$mode
