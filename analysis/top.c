@@ -415,12 +415,12 @@ static uint32_t top_samples(const struct rr_slot *s, uint32_t from, uint64_t *ip
 /*
  * How many samples the thread took since position from, when the ring kept
  * only the last n of them (in entries entries): the entries written since,
- * at the visible samples' entries per sample.  A program that also calls
- * rip_snap() makes this an overestimate.
+ * at the visible samples' entries per sample (in a file without sample
+ * rings, a program that also calls rip_snap() makes this an overestimate).
  */
 static double top_estimate(const struct rr_slot *s, uint32_t from, uint32_t n, uint32_t entries)
 {
-	uint32_t written = s->seq - from;
+	uint32_t written = s->samp_seq - from;
 
 	if (!n || written <= entries)
 		return n;
@@ -451,7 +451,7 @@ static int top_slot(struct top *t, struct hmap *keys, struct hmap *procs, const 
 	if (t->v.first && t->v.alive)
 		from = 0;
 	seen->gen = s->gen;
-	seen->seq = s->seq;
+	seen->seq = s->samp_seq;
 	th = top_thread_add(t);
 	if (!th)
 		return -ENOMEM;

@@ -80,8 +80,15 @@ void __rip_name_copy(char *dst, const char *src, size_t len)
 #define RIP_PAGE_UP(x) (((x) + 4095) & ~(size_t)4095)
 
 /* Lay the areas out one after the other (rip/abi.h); returns the file size. */
+/*
+ * Defined by librip-preload.so (preload/watch.c), which alone has a watcher:
+ * a program without it gets no copy area, and its file stays as small as
+ * before (tools that copy ring files whole pay for every byte of its size).
+ */
+extern const int __rip_preload_watch __attribute__((weak, visibility("default")));
+
 static size_t rip_file_layout(struct rip_file_hdr *h, uint32_t slots,
-			      const struct rip_ev_config *ev, uint32_t copies)
+			      const struct rip_ev_config *ev, uint32_t copies, bool samples)
 {
 	size_t off = RIP_SLOTS_OFFSET + (size_t)slots * RIP_SLOT_SIZE;
 
@@ -109,7 +116,25 @@ static size_t rip_file_layout(struct rip_file_hdr *h, uint32_t slots,
 		h->watch_off = off = RIP_PAGE_UP(off);
 		off += (size_t)copies * RIP_WATCH_COPY_SIZE;
 	}
+	/* The CPU samples (preload/sample.c), one ring per slot: holes until sampled. */
+	h->sample_off = 0;
+	h->sample_size = samples ? RIP_SAMPLE_RING_SIZE : 0;
+	if (samples) {
+		h->sample_off = off = RIP_PAGE_UP(off);
+		off += (size_t)slots * RIP_SAMPLE_RING_SIZE;
+	}
 	return off;
+}
+
+/*
+ * A sample area for a sparse file of a process with the preload library
+ * (the sampler's) that asked for sampling (RIP_SAMPLE set, not 0).
+ */
+static bool rip_env_samples(void)
+{
+	const char *s = getenv("RIP_SAMPLE");
+
+	return &__rip_preload_watch && s && *s && strcmp(s, "0") != 0;
 }
 
 /*
@@ -119,13 +144,6 @@ static size_t rip_file_layout(struct rip_file_hdr *h, uint32_t slots,
  * one (not with RIP_WATCH=0): a file backed all at once would pay for all
  * of it.
  */
-/*
- * Defined by librip-preload.so (preload/watch.c), which alone has a watcher:
- * a program without it gets no copy area, and its file stays as small as
- * before (tools that copy ring files whole pay for every byte of its size).
- */
-extern const int __rip_preload_watch __attribute__((weak, visibility("default")));
-
 static uint32_t rip_env_watch_copies(void)
 {
 	const char *s = getenv("RIP_WATCH_COPIES"), *w = getenv("RIP_WATCH");
@@ -1058,6 +1076,8 @@ static void rip_hdr_init(struct rip_file_hdr *h, const struct rip_file_hdr *layo
 	h->watch_off = layout->watch_off;
 	h->watch_copy_size = layout->watch_copy_size;
 	h->watch_copies = layout->watch_copies;
+	h->sample_off = layout->sample_off;
+	h->sample_size = layout->sample_size;
 	/* The queues' cells stay zero, which is empty (rip_cell_seq): nothing to write. */
 	rip_hdr_identity(h);
 	__rip_clock_init(h);
@@ -1093,7 +1113,8 @@ int __rip_open_locked(const char *path, const char *dir, uint32_t slots, uint32_
 	/* A <librip.h> file's slots are the program's ids: all backed at once. */
 	__rip_proc.page = (size_t)sysconf(_SC_PAGESIZE);
 	__rip_proc.sparse = !(flags & RIP_F_LEGACY_API) && rip_sparse_ok();
-	len = rip_file_layout(&layout, slots, ev, __rip_proc.sparse ? rip_env_watch_copies() : 0);
+	len = rip_file_layout(&layout, slots, ev, __rip_proc.sparse ? rip_env_watch_copies() : 0,
+			      __rip_proc.sparse && rip_env_samples());
 	fd = rip_file_create(path, len, &layout, __rip_proc.sparse);
 	if (fd == -EEXIST && path == buf && __rip_proc.no_exec_follow) {
 		/* An image exec'd into, not followed (RIP_FOLLOW): no file, no cost. */

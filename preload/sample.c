@@ -4,9 +4,14 @@
  * RIP_SAMPLE=HZ): each thread gets a timer on its own CPU-time clock
  * (timer_create, CLOCK_THREAD_CPUTIME_ID, SIGEV_THREAD_ID), and the timer's
  * signal handler stores the interrupted instruction pointer and a short
- * frame-pointer stack into the slot the thread runs (its own, or the
- * coroutine's), as tagged entries of the slot's snap ring (rip/abi.h,
- * RIP_SAMPLE_TAG).
+ * frame-pointer stack into the sample ring of the slot the thread runs
+ * (its own, or the coroutine's: rip/abi.h, struct rip_sample_ring).  The
+ * handler alone writes a sample ring, so it never races with anything:
+ * the samples used to go into the slot's snap ring, whose sequence word
+ * rip_snap() loads and stores without a fence, and a signal between the
+ * two moved the sequence back (a snap lost, or samples hidden).  The ring's
+ * pages are backed (MADV_POPULATE_WRITE, a system call) the first time a
+ * sample lands in one, once per page and process.
  *
  * Only CPU time makes a timer fire: a thread blocked in epoll_wait, poll or
  * nanosleep uses none, so it is never interrupted by us (wall-clock signals
@@ -40,6 +45,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -47,6 +53,7 @@
 #include <unistd.h>
 
 #include "common.h"
+#include "watch.h"
 
 #ifndef sigev_notify_thread_id
 #define sigev_notify_thread_id _sigev_un._tid
@@ -61,6 +68,10 @@ static uint64_t sp_cookie;	/* in si_value of our timers' signals */
 static struct rip_file_hdr *sp_hdr; /* the open file's header; NULL: none (relaxed) */
 static pthread_key_t sp_key;	/* its destructor deletes the thread's timer */
 static bool sp_key_ok;
+
+/* Pages of the sample area known backed, a bit each (mapped at start; a fork child clears it). */
+static uint64_t *sp_backed;
+static size_t sp_backed_len;
 
 /* The thread's timer: kernel id + 1; 0 when it has none. */
 static __thread int sp_timer RIP_PL_TLS;
@@ -188,10 +199,35 @@ static uint32_t sp_walk(const ucontext_t *uc, uint64_t *e)
 #endif
 }
 
+/*
+ * The sample ring of slot s, its page backed; NULL when the file has no
+ * sample area or the page cannot be backed (a full tmpfs).  From the
+ * handler: a system call, once per page.
+ */
+static struct rip_sample_ring *sp_ring(struct rip_file_hdr *h, const struct rip_slot *s)
+{
+	size_t i = (size_t)((const char *)s - ((const char *)h + RIP_SLOTS_OFFSET)) / RIP_SLOT_SIZE;
+	uint64_t off = h->sample_off + (uint64_t)i * RIP_SAMPLE_RING_SIZE;
+	size_t page = (size_t)(off - h->sample_off) / 4096, w = page / 64;
+	uint64_t bit = 1ull << (page % 64);
+
+	if (!h->sample_off || h->sample_size != RIP_SAMPLE_RING_SIZE || !sp_backed ||
+	    w >= sp_backed_len)
+		return NULL;
+	/* Relaxed: a hint; a page backed twice costs one more system call. */
+	if (!(__atomic_load_n(&sp_backed[w], __ATOMIC_RELAXED) & bit)) {
+		if (__rip_file_commit(off, RIP_SAMPLE_RING_SIZE))
+			return NULL;
+		__atomic_fetch_or(&sp_backed[w], bit, __ATOMIC_RELAXED);
+	}
+	return (struct rip_sample_ring *)((char *)h + off);
+}
+
 static void sp_on_signal(int sig, siginfo_t *si, void *ucv)
 {
 	int saved = errno;
 	struct rip_file_hdr *h;
+	struct rip_sample_ring *r;
 	struct rip_slot *s;
 	uint64_t e[SP_DEPTH];
 	uint32_t n, i;
@@ -211,12 +247,19 @@ static void sp_on_signal(int sig, siginfo_t *si, void *ucv)
 	n = sp_walk(ucv, e);
 	if (!n)
 		goto out;
-	/* The snap-ring protocol (rip/abi.h) with n entries: one publication for all. */
-	i = s->snap_seq;
+	r = sp_ring(h, s);
+	if (!r) {
+		__atomic_fetch_add(&h->sample_noslot, 1, __ATOMIC_RELAXED);
+		goto out;
+	}
+	/* The sample-ring protocol (rip/abi.h) with n entries: one publication for all. */
+	i = r->seq;
+	/* Relaxed: the slot's gen, as its owner set it; readers compare it with the slot's. */
+	r->gen = __atomic_load_n(&s->gen, __ATOMIC_RELAXED);
 	for (uint32_t k = 0; k < n; k++)
-		s->snap[(i + k) & (RIP_SNAP_DEPTH - 1)] = e[k];
-	/* Publish the entries: pairs with the acquire loads of snap_seq in the readers. */
-	__atomic_store_n(&s->snap_seq, i + n, __ATOMIC_RELEASE);
+		r->e[(i + k) % RIP_SAMPLE_RING] = e[k];
+	/* Publish the entries: pairs with the acquire loads of seq in the readers. */
+	__atomic_store_n(&r->seq, i + n, __ATOMIC_RELEASE);
 	__atomic_fetch_add(&h->samples, 1, __ATOMIC_RELAXED);
 out:
 	errno = saved;
@@ -409,6 +452,9 @@ void rip_pl_sample_fork_child(void)
 		return; /* sampling is off */
 	/* Timers are not inherited: the one thread of the child starts its own, in its file. */
 	sp_timer = 0;
+	/* The child's file is new: none of its sample pages is backed yet. */
+	if (sp_backed)
+		memset(sp_backed, 0, sp_backed_len * 8);
 	__atomic_store_n(&sp_hdr, sp_find_hdr(), __ATOMIC_RELAXED);
 	if (sp_hdr) {
 		__atomic_store_n(&sp_hdr->sample_timers, 0, __ATOMIC_RELAXED);
@@ -449,6 +495,17 @@ int rip_pl_sample_init(void)
 	h = sp_find_hdr();
 	if (!h)
 		return 0;
+	if (h->sample_off) {
+		/* A bit per 4 KiB page of the area, each page RIP_SAMPLE_RING_SIZE-aligned rings. */
+		size_t pages = ((size_t)h->slot_count * RIP_SAMPLE_RING_SIZE + 4095) / 4096;
+
+		sp_backed_len = (pages + 63) / 64;
+		sp_backed = (uint64_t *)syscall(SYS_mmap, NULL, sp_backed_len * 8,
+						PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+						-1, 0);
+		if (sp_backed == MAP_FAILED)
+			sp_backed = NULL;
+	}
 	__atomic_store_n(&sp_hdr, h, __ATOMIC_RELAXED);
 	h->sample_hz = (uint32_t)hz;
 	h->sample_depth = SP_DEPTH;

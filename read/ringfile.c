@@ -241,6 +241,10 @@ static int rr_check_hdr(const struct rip_file_hdr *h, uint64_t st_size, char *er
 	if (h->types_count > h->types_cap)
 		return rr_fail(err, len, -EBADMSG, "corrupt header: %u event types in a table of %u",
 			       h->types_count, h->types_cap);
+	if (h->sample_off && (h->sample_size != RIP_SAMPLE_RING_SIZE || (h->sample_off & 7) ||
+			      !rr_in_file(h->sample_off, h->slot_count, RIP_SAMPLE_RING_SIZE,
+					  st_size)))
+		return rr_fail(err, len, -EBADMSG, "corrupt header: CPU sample area outside the file");
 	if (!rr_aligned(h))
 		return rr_fail(err, len, -EBADMSG,
 			       "corrupt header: an area's offset is not a multiple of 8");
@@ -585,7 +589,53 @@ static void rr_copy_wait(const struct rip_wait *src, struct rr_slot *d)
 	d->wait_torn = true;
 }
 
-static int rr_copy_slot(const struct rip_slot *src, struct rr_slot *d)
+/*
+ * The CPU samples of a slot from its sample ring (rip/abi.h; NULL: the file
+ * has none), into d->samp[] with their positions, when they are the samples
+ * of the slot's current owner (gen).  The snap-ring protocol's read side.
+ */
+static void rr_copy_samples(const struct rip_sample_ring *r, struct rr_slot *d)
+{
+	uint64_t raw[RIP_SAMPLE_RING];
+	uint32_t s1, s2, lo, n, gen;
+
+	if (!r)
+		return;
+	/* The samples are in the ring, not the snap ring (whatever tagged entries it holds). */
+	d->nsamp = 0;
+	d->samp_seq = 0;
+	/* Pairs with the release store of seq in the sampler's handler. */
+	s1 = __atomic_load_n(&r->seq, __ATOMIC_ACQUIRE);
+	gen = __atomic_load_n(&r->gen, __ATOMIC_RELAXED);
+	for (uint32_t k = 0; k < RIP_SAMPLE_RING; k++)
+		raw[k] = __atomic_load_n(&r->e[k], __ATOMIC_RELAXED);
+	/* The entries above are read before seq is read again. */
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	s2 = __atomic_load_n(&r->seq, __ATOMIC_RELAXED);
+	if (gen != d->gen)
+		return; /* an earlier owner's, or none yet */
+	d->samp_seq = s1;
+	/* Entry s is intact if its overwriter (s + RIP_SAMPLE_RING) had not started. */
+	lo = s2 >= RIP_SAMPLE_RING - 1 ? s2 - (RIP_SAMPLE_RING - 1) : 0;
+	n = s1 - lo;
+	if ((int32_t)n < 0)
+		n = 0;
+	if (n > s1)
+		n = s1;
+	if (n > RIP_SAMPLE_RING - 1)
+		n = RIP_SAMPLE_RING - 1;
+	for (uint32_t k = 0; k < n; k++) {
+		uint64_t e = raw[(s1 - n + k) % RIP_SAMPLE_RING];
+
+		if (!RIP_SAMPLE_IS(e))
+			continue; /* not a sample entry: a damaged file */
+		d->samp_pos[d->nsamp] = s1 - n + k;
+		d->samp[d->nsamp++] = e;
+	}
+}
+
+static int rr_copy_slot(const struct rip_slot *src, const struct rip_sample_ring *sr,
+			struct rr_slot *d)
 {
 	for (int tries = 0; tries < 4; tries++) {
 		/* Seqlock read side: pairs with the gen stores in __rip_slot_setup. */
@@ -629,6 +679,7 @@ static int rr_copy_slot(const struct rip_slot *src, struct rr_slot *d)
 		if (n > RIP_SNAP_DEPTH - 1)
 			n = RIP_SNAP_DEPTH - 1;
 		d->seq = s1;
+		d->samp_seq = s1; /* a file without sample rings: the samples are in this one */
 		d->n = 0;
 		d->nsamp = 0;
 		/* CPU samples (tagged) apart from the program's own snaps. */
@@ -643,6 +694,7 @@ static int rr_copy_slot(const struct rip_slot *src, struct rr_slot *d)
 			}
 		}
 
+		rr_copy_samples(sr, d);
 		g2 = __atomic_load_n(&src->gen, __ATOMIC_RELAXED);
 		if (g1 == g2)
 			return 0;
@@ -742,11 +794,17 @@ int rr_read_slots(struct rr_file *f, struct rr_slots *out, char *err, size_t err
 		const struct rip_slot *src =
 			(const struct rip_slot *)(f->map + f->hdr.slot_off +
 						  (size_t)i * RIP_SLOT_SIZE);
+		const struct rip_sample_ring *sr =
+			f->hdr.sample_off ? (const struct rip_sample_ring *)(f->map +
+									      f->hdr.sample_off +
+									      (size_t)i *
+										      RIP_SAMPLE_RING_SIZE)
+					  : NULL;
 		struct rr_slot *d = &out->v[out->n];
 		const char *why;
 
 		memset(d, 0, sizeof(*d));
-		if (rr_copy_slot(src, d)) {
+		if (rr_copy_slot(src, sr, d)) {
 			out->changing++;
 			continue;
 		}

@@ -89,13 +89,16 @@ struct rr_slot {
 	struct rip_wait wait; /* what it blocks in (kind 0: nothing, or not readable) */
 	bool wait_torn;	      /* the record was being written (odd seq, or kept moving) */
 	/*
-	 * The CPU samples among the valid entries (rip/abi.h, RIP_SAMPLE_TAG),
-	 * raw, oldest to newest; samp_pos[k] is the entry's position in the ring
-	 * (0 .. seq - 1), so that a reader tells the samples it saw already.
+	 * The CPU samples (rip/abi.h, RIP_SAMPLE_TAG) of the slot's sample ring,
+	 * or of its snap ring in files without a sample area, raw, oldest to
+	 * newest; samp_pos[k] is the entry's position in its ring (0 ..
+	 * samp_seq - 1), so that a reader tells the samples it saw already.
 	 */
 	uint32_t nsamp;
 	uint64_t samp[RIP_SNAP_DEPTH];
 	uint32_t samp_pos[RIP_SNAP_DEPTH];
+	/* Sample entries written so far (the sample ring's seq; seq in older files). */
+	uint32_t samp_seq;
 };
 
 struct rr_slots {

@@ -194,17 +194,21 @@ enum rip_clock_kind {
 #define RIP_SAMPLE_F_NO_FP 0x8u	     /* no frame-pointer walk on this architecture: IPs only */
 
 /*
- * A CPU sample in a snap ring (rip run --sample): the interrupted
- * instruction pointer, then the return addresses of a frame-pointer walk,
- * each entry tagged in its top 16 bits so that readers tell it from a
- * rip_snap() position (a user-space address, top 16 bits zero):
+ * A CPU sample (rip run --sample): the interrupted instruction pointer,
+ * then the return addresses of a frame-pointer walk, each entry tagged in
+ * its top 16 bits:
  *
  *	entry = RIP_SAMPLE_TAG << 56 | depth << 48 | address (48 bits)
  *
  * depth 0 is the interrupted IP (a sample starts there), 1.. the return
  * addresses, outermost last.  A sample is written as one batch of entries
- * and published by a single store-release of snap_seq (the snap-ring
- * protocol).
+ * into the sample ring of the slot the thread runs (struct
+ * rip_sample_ring), which the sampler's signal handler alone writes: the
+ * entries, then a single store-release of seq.  Files made before the
+ * sample area (hdr.sample_off 0) hold them in the snap rings instead,
+ * where the tag told them from rip_snap() positions; a handler that
+ * interrupted rip_snap() between its load and its store of snap_seq could
+ * move the sequence back there, which is why they moved.
  */
 #define RIP_SAMPLE_TAG 0x5Au
 #define RIP_SAMPLE_MAX_DEPTH 8u
@@ -261,7 +265,11 @@ struct rip_file_hdr {
 	uint64_t watch_off;	  /* 0: the file has no copy area */
 	uint32_t watch_copy_size; /* bytes per buffer: a struct rip_watch_copy, then stack */
 	uint32_t watch_copies;	  /* buffers in the pool */
-	uint8_t pad1w[240 - 192];
+	/* CPU samples (rip run --sample): one struct rip_sample_ring per slot from sample_off */
+	uint64_t sample_off;	  /* 0: none (samples are tagged snap-ring entries, if any) */
+	uint32_t sample_size;	  /* RIP_SAMPLE_RING_SIZE */
+	uint32_t pad1s;
+	uint8_t pad1w[240 - 208];
 	/* CPU sampling (rip run --sample), set by the preload library at start: 240 */
 	uint32_t sample_hz;	  /* samples per second of CPU time asked; 0: sampling off */
 	uint32_t sample_sig;	  /* the realtime signal its timers send */
@@ -483,6 +491,23 @@ struct rip_slot {
 	uint64_t snap[RIP_SNAP_DEPTH]; /* instruction pointers */
 };
 
+/*
+ * The CPU samples of one slot (hdr.sample_off + index * RIP_SAMPLE_RING_SIZE):
+ * entry k of the ring holds sample entry k, k + RIP_SAMPLE_RING, ...; seq
+ * counts the entries written (store-release after them), gen is the slot's
+ * gen when they were (samples of an earlier owner of the slot are not the
+ * current one's).  Written only by the sampler's handler on the thread
+ * running the slot; readers copy, then check seq again (the snap-ring
+ * protocol).
+ */
+#define RIP_SAMPLE_RING 31u
+#define RIP_SAMPLE_RING_SIZE 256u
+struct rip_sample_ring {
+	uint32_t seq;
+	uint32_t gen;
+	uint64_t e[RIP_SAMPLE_RING];
+};
+
 /* Per event ring: the writer's line, then the consumer's. */
 struct rip_evring {
 	uint64_t written;	  /* packets closed since the ring was created (release) */
@@ -690,6 +715,8 @@ RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_slot, watch) == 176, "slot watch
 RIP_STATIC_ASSERT(sizeof(struct rip_watch) == 80, "watcher record");
 RIP_STATIC_ASSERT(sizeof(struct rip_watch_copy) == RIP_WATCH_COPY_HDR, "copy head");
 RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, watch_off) == 176, "copy area");
+RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, sample_off) == 192, "sample area");
+RIP_STATIC_ASSERT(sizeof(struct rip_sample_ring) == RIP_SAMPLE_RING_SIZE, "sample ring");
 RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, watch_req) == 2080, "watch words");
 RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, pad5w) == 2160, "watch counters");
 RIP_STATIC_ASSERT((1u << RIP_SLOT_SHIFT) == RIP_SLOT_SIZE, "slot shift");

@@ -162,7 +162,7 @@ cpu_seconds() {
 # samples_stored RING WHAT: the ring file RING of a process sampled by rip run
 # --sample (RIP_SAMPLE) holds CPU samples, where timers deliver signals here
 # (cpu_timers): samples counted in the header ("sampling" of rip top --json),
-# and samples read back from the slots' snap rings (its top-level "samples").
+# and samples read back from the slots' sample rings (its top-level "samples").
 # WHAT names the run in the failure.
 samples_stored() {
 	cpu_timers || return 0
@@ -174,7 +174,7 @@ samples_stored() {
 	ss_read=$(sed -n 's/.*"sampling":{[^}]*},"samples":\([0-9]*\).*/\1/p' "$TEST_TMP/samples.json")
 	[ "${ss_counted:-0}" -gt 0 ] && [ "${ss_read:-0}" -gt 0 ] ||
 		fail "$2: no CPU sample stored: ${ss_counted:-no} counted, ${ss_read:-no} in the" \
-			"snap rings: $(head -c 300 "$TEST_TMP/samples.json")"
+			"sample rings: $(head -c 300 "$TEST_TMP/samples.json")"
 	return 0
 }
 
