@@ -19,7 +19,7 @@ static const char *const wt_names[RIP_WAIT_KINDS] = {
 	[RIP_WAIT_COND] = "cond_wait", [RIP_WAIT_JOIN] = "join",      [RIP_WAIT_SEM] = "sem_wait",
 	[RIP_WAIT_SIGNAL] = "signal", [RIP_WAIT_CHILD] = "waitpid",   [RIP_WAIT_FUTEX] = "futex",
 	[RIP_WAIT_STDIO] = "stdio",   [RIP_WAIT_SYSTEM] = "system",   [RIP_WAIT_RWLOCK] = "rwlock",
-	[RIP_WAIT_BARRIER] = "barrier",
+	[RIP_WAIT_BARRIER] = "barrier", [RIP_WAIT_SYSCALL] = "syscall",
 };
 
 const char *wt_kind_name(uint32_t kind)
@@ -56,6 +56,8 @@ enum wt_arg wt_arg_kind(uint32_t kind)
 		return WT_ARG_PID;
 	case RIP_WAIT_SIGNAL:
 		return WT_ARG_SIGSET;
+	case RIP_WAIT_SYSCALL:
+		return WT_ARG_SYSCALL;
 	default:
 		return WT_ARG_NONE;
 	}

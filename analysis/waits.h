@@ -29,6 +29,7 @@ enum wt_arg {
 	WT_ARG_NS,	/* nanoseconds asked (sleeps) */
 	WT_ARG_PID,	/* a pid asked for, -1 any */
 	WT_ARG_SIGSET,	/* the first word of a signal set */
+	WT_ARG_SYSCALL, /* a system call's number */
 };
 enum wt_arg wt_arg_kind(uint32_t kind);
 

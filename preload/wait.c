@@ -456,6 +456,14 @@ static bool rip_pl_futex_waits(long op)
  * Six arguments are passed on whatever the call takes, as glibc's own
  * syscall() reads them: the ones not given are whatever the registers
  * and stack hold, and the kernel ignores them.
+ *
+ * Any other system call made here gets a wait record of its own
+ * (RIP_WAIT_SYSCALL, its number): a thread blocked in one was left to the
+ * watcher, whose copy of the stack unwinds with sp and pc alone (/proc
+ * gives no frame pointer), and stopped at this function, whose frame is
+ * found from its frame pointer.  The record names the caller exactly.
+ * Calls that do not return (exit, exit_group, a successful execve) leave
+ * no record behind.
  */
 RIP_PL_EXPORT long syscall(long n, ...)
 {
@@ -490,5 +498,9 @@ RIP_PL_EXPORT long syscall(long n, ...)
 		errno = e;
 		return ret;
 	}
+	if (n == SYS_exit || n == SYS_exit_group || n == SYS_execve || n == SYS_execveat ||
+	    n == SYS_rt_sigreturn || n == SYS_vfork)
+		return real(n, a[0], a[1], a[2], a[3], a[4], a[5]);
+	RIP_PL_WAIT(RIP_WAIT_SYSCALL, (uint64_t)n, true);
 	return real(n, a[0], a[1], a[2], a[3], a[4], a[5]);
 }

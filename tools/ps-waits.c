@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "analysis/waits.h"
+#include "read/watch.h"
 #include "tools/format.h"
 #include "tools/ps-waits.h"
 #include "tools/tool.h"
@@ -59,6 +60,12 @@ static const char *pw_arg(uint32_t kind, uint64_t arg, char *buf, size_t len)
 		break;
 	case WT_ARG_SIGSET:
 		snprintf(buf, len, "set 0x%" PRIx64, arg);
+		break;
+	case WT_ARG_SYSCALL:
+		if (wt_syscall_name((long)arg))
+			snprintf(buf, len, "%s", wt_syscall_name((long)arg));
+		else
+			snprintf(buf, len, "nr %" PRId64, (int64_t)arg);
 		break;
 	default:
 		buf[0] = 0;

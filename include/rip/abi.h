@@ -379,6 +379,7 @@ enum rip_wait_kind {
 	RIP_WAIT_SYSTEM,	/* system, popen's pclose */
 	RIP_WAIT_RWLOCK,	/* pthread_rwlock_rdlock, _wrlock (arg: lock address) */
 	RIP_WAIT_BARRIER,	/* pthread_barrier_wait (arg: barrier address) */
+	RIP_WAIT_SYSCALL,	/* any other system call made through syscall() (arg: its number) */
 	RIP_WAIT_KINDS		/* one past the last */
 };
 

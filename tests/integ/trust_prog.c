@@ -23,6 +23,9 @@
  *    malloc: a handler's malloc that interrupts malloc is the program's
  *    own undefined behaviour, and corrupts glibc's heap).  The only leaks
  *    are the handler's 500 blocks.
+ *  - syscall READY: a thread blocks in pause made through syscall(2), from
+ *    park_deep; main writes its pid into the file READY and waits for a
+ *    signal.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -199,6 +202,34 @@ static int mode_signal(int altstack)
 	return 0;
 }
 
+__attribute__((noinline)) static void park_deep(void)
+{
+	syscall(SYS_pause);
+	__asm__ volatile("" ::: "memory"); /* not a tail call: park_deep stays the caller */
+}
+
+static void *parker(void *arg)
+{
+	park_deep();
+	return arg;
+}
+
+static int mode_syscall(const char *ready)
+{
+	pthread_t t;
+	FILE *f;
+
+	if (pthread_create(&t, NULL, parker, NULL))
+		return 1;
+	f = fopen(ready, "w");
+	if (!f)
+		return 1;
+	fprintf(f, "%d\n", (int)getpid());
+	fclose(f);
+	pause();
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 2 && !strcmp(argv[1], "thread"))
@@ -211,7 +242,9 @@ int main(int argc, char **argv)
 		return mode_signal(0);
 	if (argc == 2 && !strcmp(argv[1], "signal-altstack"))
 		return mode_signal(1);
+	if (argc == 3 && !strcmp(argv[1], "syscall"))
+		return mode_syscall(argv[2]);
 	fprintf(stderr, "usage: trust_prog thread|fork|clone-fork|clone3|clone-vm|signal|"
-			"signal-altstack\n");
+			"signal-altstack|syscall READY\n");
 	return 2;
 }
