@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include <rip/abi.h>
@@ -131,11 +132,29 @@ bool rr_is_ring(const char *path);
 bool rr_all_digits(const char *s);
 
 /*
- * Open TARGET, a pid (its ring file: rr_find_pid) or a ring file path,
- * validated as rr_open does.  0, or -errno with the reason in err (-ERANGE:
- * a number that cannot be a pid).
+ * The copy of its ring file that rip run keeps in a trace directory (a
+ * dot file: CTF readers skip it), for rip ps and rip top after the process
+ * is gone.
+ */
+#define RR_TRACE_RING ".rip-ring"
+
+/*
+ * Open TARGET, a pid (its ring file: rr_find_pid), a ring file path or a
+ * trace directory (its RR_TRACE_RING copy), validated as rr_open does.  0,
+ * or -errno with the reason in err (-ERANGE: a number that cannot be a pid;
+ * -ENOENT for a trace without a copy).
  */
 int rr_open_target(const char *target, struct rr_file *f, char *err, size_t errlen);
+
+/*
+ * Copy the ring file f to dst, a new file (O_EXCL|O_NOFOLLOW, mode 0600):
+ * its holes stay holes (a ring file reserves its whole size, of which a
+ * process touches little), and so do pages of zeros.  With sync, fsync'd.
+ * Read through the descriptor, never the mapping: a file that shrinks under
+ * us gives a short copy, not a SIGBUS.  0, or -errno with a message (what
+ * was written is removed).
+ */
+int rr_copy(const struct rr_file *f, const char *dst, bool sync, char *err, size_t errlen);
 
 /*
  * Open and validate a ring file.  0, or -errno with a one-line explanation
