@@ -218,8 +218,22 @@ int rec_open_trace(struct rec *r, const char *dir, char *err, size_t errlen)
 
 void rec_defer_sync(struct rec *r)
 {
+	r->nosync = true;
 	if (r->w)
 		trace_w_nosync(r->w);
+}
+
+/* The copy of the ring file in the trace (keep_ring); ring_err says why not. */
+static void rec_keep_ring(struct rec *r)
+{
+	char path[PATH_MAX + 16];
+
+	if (snprintf(path, sizeof(path), "%s/%s", r->dir, RR_TRACE_RING) >= (int)sizeof(path)) {
+		rr_fail(r->ring_err, sizeof(r->ring_err), -ENAMETOOLONG, "%s: path too long", r->dir);
+		return;
+	}
+	if (!rr_copy(&r->f, path, !r->nosync, r->ring_err, sizeof(r->ring_err)))
+		r->ring_kept = true;
 }
 
 /* Streaming to relayd failed: say why once; the local trace goes on. */
@@ -752,6 +766,8 @@ int rec_finish(struct rec *r, char *err, size_t errlen)
 	info->idx.events = r->st.events;
 	if (w)
 		ret = trace_w_finish(w, info, err, errlen);
+	if (w && !ret && r->keep_ring)
+		rec_keep_ring(r);
 	rec_relayd_end(r, info);
 out_info:
 	trace_info_free(info);

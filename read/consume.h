@@ -81,6 +81,15 @@ struct rec {
 	unsigned rly_linger_ms; /* streams stay open this long after the end (rly_close) */
 	bool *declared;	      /* per type id: its TSDL went to relayd */
 	uint32_t ndeclared;
+	bool nosync;	      /* rec_defer_sync: the caller syncs the file system */
+	/*
+	 * Set by the caller before rec_finish: keep a copy of the ring file in
+	 * the trace (RR_TRACE_RING), for rip ps and rip top after the process;
+	 * ring_kept says whether it was made; if not, ring_err why (the trace
+	 * is whole without it).
+	 */
+	bool keep_ring, ring_kept;
+	char ring_err[RR_ERR_MAX + 64];
 	/* Called with each warning (a packet skipped, a type table unreadable); NULL: none. */
 	void (*warn)(const char *msg, void *arg);
 	void *warn_arg;
@@ -123,7 +132,10 @@ const char *rec_relayd_error(const struct rec *r);
  * in flight is missing from relayd's copies.  Why, or NULL.
  */
 const char *rec_relayd_gap(const struct rec *r);
-/* Drain what is left, take the open packets, write metadata and index. */
+/*
+ * Drain what is left, take the open packets, write metadata and index (and
+ * with keep_ring the copy of the ring file).
+ */
 int rec_finish(struct rec *r, char *err, size_t errlen);
 /*
  * Stop consuming (writers in block mode stop waiting for us) and free
