@@ -1085,13 +1085,169 @@ bool rr_is_ring(const char *path)
 	return ok;
 }
 
+int rr_run_dir_hold(const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	if (flock(fd, LOCK_EX | LOCK_NB)) {
+		int e = errno;
+
+		close(fd);
+		return -e;
+	}
+	return fd;
+}
+
+bool rr_run_dir_held(const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	bool held;
+
+	if (fd < 0)
+		return true;
+	held = flock(fd, LOCK_EX | LOCK_NB) != 0;
+	close(fd); /* and the lock we may have taken with it */
+	return held;
+}
+
+int rr_run_dir_release(const char *path, char *out, size_t len)
+{
+	const char *base = strrchr(path, '/'), *dir;
+	int n;
+
+	if (!base || base == path)
+		return -EINVAL;
+	/* the directory that holds rip run's: path is PARENT/rip-run.XXXXXX/NAME */
+	for (dir = base - 1; dir > path && *dir != '/'; dir--)
+		;
+	if (*dir != '/' || strncmp(dir + 1, RR_RUN_DIR_PREFIX, strlen(RR_RUN_DIR_PREFIX)))
+		return -EINVAL;
+	n = snprintf(out, len, "%.*s%s", (int)(dir - path), path, base);
+	if (n < 0 || (size_t)n >= len)
+		return -ENAMETOOLONG;
+	/* link never replaces a file; a rename would */
+	if (link(path, out))
+		return -errno;
+	if (unlink(path)) {
+		int e = errno;
+
+		unlink(out);
+		return -e;
+	}
+	return 0;
+}
+
+pid_t rr_ring_name_pid(const char *name)
+{
+	size_t n = strlen(name);
+	char *end;
+	long pid;
+
+	if (strncmp(name, "rip-", 4) || n < 10 || strcmp(name + n - 5, ".ring"))
+		return 0;
+	errno = 0;
+	pid = strtol(name + 4, &end, 10);
+	if (errno || *end != '-' || pid <= 0 || pid > 0x3fffffff || end == name + 4)
+		return 0;
+	return (pid_t)pid;
+}
+
+/* Is name one of rip run's directories? */
+static bool rr_run_dir_name(const char *name)
+{
+	return !strncmp(name, RR_RUN_DIR_PREFIX, strlen(RR_RUN_DIR_PREFIX)) &&
+	       name[strlen(RR_RUN_DIR_PREFIX)] && !strchr(name, '/');
+}
+
+/* The caller's regular files of dir, and (depth 0) of its rip run directories. */
+static int rr_each_in(const char *dir, int depth, rr_file_cb cb, void *arg)
+{
+	struct dirent **names;
+	int n = scandir(dir, &names, NULL, alphasort), ret = 0;
+	uid_t me = geteuid();
+
+	if (n < 0)
+		return -errno;
+	for (int k = 0; k < n; k++) {
+		char path[PATH_MAX];
+		struct stat st;
+		int len;
+
+		if (ret)
+			goto next;
+		len = snprintf(path, sizeof(path), "%s/%s", dir, names[k]->d_name);
+		if (len < 0 || (size_t)len >= sizeof(path) || lstat(path, &st) || st.st_uid != me)
+			goto next;
+		if (S_ISREG(st.st_mode)) {
+			ret = cb(path, &st, arg);
+		} else if (S_ISDIR(st.st_mode) && depth == 0 && rr_run_dir_name(names[k]->d_name) &&
+			   !(st.st_mode & 022)) {
+			int e = rr_each_in(path, 1, cb, arg);
+
+			if (e > 0)
+				ret = e; /* the callback's: stop; an unreadable directory is skipped */
+			else if (e < 0 && e != -ENOENT && e != -EACCES && e != -ENOTDIR)
+				ret = e;
+			else
+				ret = cb(path, &st, arg); /* the directory itself, after its files */
+		}
+	next:
+		free(names[k]);
+	}
+	free(names);
+	return ret;
+}
+
+int rr_each_file(const char *only_dir, rr_file_cb cb, void *arg, char *err, size_t errlen)
+{
+	char dirs[3][PATH_MAX];
+	int nd, ret = 0;
+
+	if (only_dir) {
+		ret = rr_each_in(only_dir, 0, cb, arg);
+		if (ret < 0 && ret != -ENOMEM)
+			return rr_fail(err, errlen, ret, "%s: %s", only_dir, strerror(-ret));
+		return ret;
+	}
+	nd = rr_dirs(dirs, 3);
+	for (int i = 0; i < nd && !ret; i++) {
+		ret = rr_each_in(dirs[i], 0, cb, arg);
+		if (ret < 0 && ret != -ENOMEM)
+			ret = 0; /* a directory that is not there */
+	}
+	if (ret == -ENOMEM)
+		rr_fail(err, errlen, ret, "out of memory");
+	return ret;
+}
+
+struct rr_find {
+	pid_t pid;
+	char best[PATH_MAX];
+	time_t mtime;
+};
+
+static int rr_find_one(const char *path, const struct stat *st, void *arg)
+{
+	struct rr_find *fd = arg;
+	const char *base = strrchr(path, '/');
+
+	if (!S_ISREG(st->st_mode) || rr_ring_name_pid(base ? base + 1 : path) != fd->pid)
+		return 0;
+	if (!fd->best[0] || st->st_mtime >= fd->mtime) {
+		snprintf(fd->best, sizeof(fd->best), "%s", path);
+		fd->mtime = st->st_mtime;
+	}
+	return 0;
+}
+
 int rr_find_pid(pid_t pid, char *path, size_t len, char *err, size_t errlen)
 {
-	char dirs[3][PATH_MAX], maps[64], line[PATH_MAX + 256], best[PATH_MAX] = "";
-	char prefix[32];
-	time_t best_mtime = 0;
+	char maps[64], line[PATH_MAX + 256];
+	struct rr_find fd = { .pid = pid };
 	FILE *fp;
-	int nd;
+	int ret;
 
 	/* A live process: whatever ring file it has mapped, wherever it is. */
 	snprintf(maps, sizeof(maps), "/proc/%d/maps", (int)pid);
@@ -1118,41 +1274,18 @@ int rr_find_pid(pid_t pid, char *path, size_t len, char *err, size_t errlen)
 		}
 		fclose(fp);
 	}
-	/* A dead one (or one we cannot inspect): its file by name, the newest. */
-	snprintf(prefix, sizeof(prefix), "rip-%d-", (int)pid);
-	nd = rr_dirs(dirs, 3);
-	for (int i = 0; i < nd; i++) {
-		DIR *d = opendir(dirs[i]);
-		struct dirent *e;
-
-		if (!d)
-			continue;
-		while ((e = readdir(d))) {
-			char full[PATH_MAX];
-			struct stat st;
-			int n;
-
-			if (strncmp(e->d_name, prefix, strlen(prefix)))
-				continue;
-			n = snprintf(full, sizeof(full), "%s/%s", dirs[i], e->d_name);
-			if (n < 0 || (size_t)n >= sizeof(full) || lstat(full, &st) ||
-			    !S_ISREG(st.st_mode))
-				continue;
-			if (!best[0] || st.st_mtime >= best_mtime) {
-				snprintf(best, sizeof(best), "%s", full);
-				best_mtime = st.st_mtime;
-			}
-		}
-		closedir(d);
-	}
-	if (!best[0])
+	/* A dead one (or one we cannot inspect): its file by name, the newest of ours. */
+	ret = rr_each_file(NULL, rr_find_one, &fd, err, errlen);
+	if (ret < 0)
+		return ret;
+	if (!fd.best[0])
 		return rr_fail(err, errlen, -ENOENT,
 			       "no ring file for pid %d (is it linked with librip and run with "
 			       "RIP_RING=1? is RIP_DIR the same?)",
 			       (int)pid);
-	if (strlen(best) >= len)
+	if (strlen(fd.best) >= len)
 		return rr_fail(err, errlen, -ENAMETOOLONG, "path too long");
-	snprintf(path, len, "%s", best);
+	snprintf(path, len, "%s", fd.best);
 	return 0;
 }
 

@@ -278,8 +278,47 @@ uint64_t rr_now_ticks(const struct rip_file_hdr *h);
 int rr_dirs(char dirs[][PATH_MAX], int max);
 
 /*
+ * The private directories rip run makes in a ring directory,
+ * rip-run.XXXXXX, for the ring files of the program it runs and of its
+ * children.  Files can outlive rip run there (one killed, a file being
+ * created when it ended): rip ls and rip gc look into them, rr_find_pid too.
+ * rip run holds a lock on its directory while it lives (rr_run_dir_hold),
+ * so that rip gc removes only a directory nobody uses (rr_run_dir_held).
+ */
+#define RR_RUN_DIR_PREFIX "rip-run."
+
+/* Lock dir for as long as the descriptor returned is open (-errno: no lock). */
+int rr_run_dir_hold(const char *dir);
+/* Does a live rip run hold dir (or can we not tell)? */
+bool rr_run_dir_held(const char *dir);
+/*
+ * Move the ring file at path, in one of rip run's directories, to the
+ * ring directory above it, under the same name (never replacing a file
+ * there): where it outlives rip run, and rip ls, rip gc and rip ps PID find
+ * it as any other.  Its new path into out.  0 or -errno.
+ */
+int rr_run_dir_release(const char *path, char *out, size_t len);
+
+/*
+ * Visit the caller's own files in the ring directories (only_dir instead,
+ * if given): every regular file owned by the caller (a shared directory is
+ * hostile: others' files are not read), in each directory and in the
+ * RR_RUN_DIR_PREFIX directories of the caller there, in name order.
+ * cb(path, st, arg) for each, and for each of those directories after its
+ * files (S_ISDIR(st->st_mode)); a nonzero return stops the walk and is
+ * returned.  A directory that cannot be read is skipped, or, for only_dir,
+ * -errno with a message in err.
+ */
+typedef int (*rr_file_cb)(const char *path, const struct stat *st, void *arg);
+int rr_each_file(const char *only_dir, rr_file_cb cb, void *arg, char *err, size_t errlen);
+
+/* Is name a ring file's name, rip-PID-START[.N].ring?  Its pid, else 0. */
+pid_t rr_ring_name_pid(const char *name);
+
+/*
  * Find the ring file of pid: a ring mapped by the live process (from
- * /proc/PID/maps), else rip-PID-*.ring in the ring directories (the newest).
+ * /proc/PID/maps), else the caller's newest rip-PID-*.ring in the ring
+ * directories or in rip run's directories there (rr_each_file).
  */
 int rr_find_pid(pid_t pid, char *path, size_t len, char *err, size_t errlen);
 
