@@ -845,6 +845,39 @@ static void run_rules_cleanup(const char *ringdir)
 	rmdir(path);
 }
 
+/* A ring file that outlives us (rr_run_dir_release), for the last lines. */
+struct run_kept {
+	pid_t pid;
+	char comm[17];
+	char path[PATH_MAX];
+	int sig; /* the program was killed by this signal */
+};
+
+static struct run_kept *run_kept;
+static size_t run_nkept;
+
+/* Move the ring file at path up into the ring directory, where it stays; false if it cannot. */
+static bool run_keep(const char *path, pid_t pid, const char *comm, int sig)
+{
+	struct run_kept *v = realloc(run_kept, (run_nkept + 1) * sizeof(*v)), *k;
+	int ret;
+
+	if (!v)
+		return false;
+	run_kept = v;
+	k = &v[run_nkept];
+	ret = rr_run_dir_release(path, k->path, sizeof(k->path));
+	if (ret) {
+		tool_err("cannot keep %s: %s", path, strerror(-ret));
+		return false;
+	}
+	k->pid = pid;
+	k->sig = sig;
+	snprintf(k->comm, sizeof(k->comm), "%.16s", comm && *comm ? comm : "?");
+	run_nkept++;
+	return true;
+}
+
 /* Remove our ring file and directory; say where anything else was left. */
 static void run_cleanup_ringdir(const char *dir, const char *recorded, bool keep)
 {
@@ -854,6 +887,23 @@ static void run_cleanup_ringdir(const char *dir, const char *recorded, bool keep
 	if (rmdir(dir) && errno != ENOENT)
 		tool_err("note: ring files of other processes (PROG's children?) were left in %s",
 			 dir);
+}
+
+/* The last lines: the ring files that stay, and what to do with them. */
+static void run_kept_lines(const char *trace, bool trace_ring)
+{
+	for (size_t i = 0; i < run_nkept; i++) {
+		const struct run_kept *k = &run_kept[i];
+
+		fprintf(stderr,
+			"%s run: %s (pid %d) was killed by signal %d (%s): rip ps %d%s%s shows "
+			"where its threads were; its ring file stays as %s (rip gc removes it)\n",
+			rip_prog, k->comm, (int)k->pid, k->sig, strsignal(k->sig), (int)k->pid,
+			trace_ring ? " or rip ps " : "", trace_ring ? trace : "", k->path);
+	}
+	free(run_kept);
+	run_kept = NULL;
+	run_nkept = 0;
 }
 
 static int run_parse(int argc, char **argv, struct run_opts *o)
@@ -1663,10 +1713,14 @@ static void run_loop(struct run_state *s)
 	}
 	if (!s->failed)
 		run_scan(s); /* files made since the last look */
+	s->rec.keep_ring = true; /* for rip ps DIR and rip top DIR */
 	if (!s->failed && rec_finish(&s->rec, err, sizeof(err))) {
 		tool_err("%s", err);
 		s->failed = true;
 	}
+	if (!s->failed && !s->no_local && !s->rec.ring_kept)
+		tool_err("warning: no copy of the ring file in %s (rip ps %s will not work): %s",
+			 s->dir, s->dir, s->rec.ring_err);
 	if (!s->failed)
 		run_relay_check(s);
 	run_subs_end(s);
@@ -1798,8 +1852,13 @@ static int cmd_run(int argc, char **argv)
 	status = run_exit_status(s->status);
 	if ((s->failed || s->nofile_failed || s->relay_lost || s->relay_gap) && status == 0)
 		status = EXIT_FAIL;
+	/* Killed: its file stays where rip ps PID looks (and rip gc collects it). */
+	if (WIFSIGNALED(s->status) && s->ring[0] && s->rec.f.fd >= 0 &&
+	    run_keep(s->ring, s->rec.f.hdr.pid, s->rec.f.hdr.comm, WTERMSIG(s->status)))
+		s->ring[0] = 0;
 	rec_close(&s->rec);
 	run_cleanup_ringdir(s->ringdir, s->ring, s->failed);
+	run_kept_lines(s->dir, s->rec.ring_kept);
 	goto out_free;
 
 out_dir:
