@@ -300,7 +300,7 @@ static int run_ring_dir(char *buf, size_t len)
 	snprintf(dirs[n++], PATH_MAX, "%s", tmp && *tmp ? tmp : "/tmp");
 	for (int i = 0; i < n; i++) {
 		mkdir(dirs[i], 0700); /* $XDG_RUNTIME_DIR/rip may not exist yet */
-		if (snprintf(buf, len, "%s/rip-run.XXXXXX", dirs[i]) >= (int)len)
+		if (snprintf(buf, len, "%s/" RR_RUN_DIR_PREFIX "XXXXXX", dirs[i]) >= (int)len)
 			continue;
 		if (mkdtemp(buf))
 			return 0;
@@ -630,6 +630,7 @@ struct run_state {
 	bool relay_gap;			/* lost, then connected again: we fail too */
 	bool no_local;			/* -o -: relayd only */
 	int64_t next_tick;		/* the next live period's end (CLOCK_MONOTONIC ns) */
+	int ringdir_lock;		/* held while we live: rip gc leaves the directory alone */
 };
 
 /* Has the program exited?  Reaps it (and forgets its pid: no signal goes to a reused one). */
@@ -850,7 +851,7 @@ struct run_kept {
 	pid_t pid;
 	char comm[17];
 	char path[PATH_MAX];
-	int sig; /* the program was killed by this signal */
+	int sig; /* the program's, killed by this signal; 0: a process that still runs */
 };
 
 static struct run_kept *run_kept;
@@ -878,14 +879,38 @@ static bool run_keep(const char *path, pid_t pid, const char *comm, int sig)
 	return true;
 }
 
-/* Remove our ring file and directory; say where anything else was left. */
+/*
+ * Remove our ring file and directory.  A complete ring file of a live
+ * process found there (one made after our last look: a daemon's child) is
+ * kept; anything else left (a file being created) is named.
+ */
 static void run_cleanup_ringdir(const char *dir, const char *recorded, bool keep)
 {
+	DIR *d;
+	struct dirent *e;
+
 	if (recorded && *recorded && !keep)
 		unlink(recorded);
 	run_rules_cleanup(dir);
+	d = opendir(dir);
+	while (d && (e = readdir(d))) {
+		char path[PATH_MAX + NAME_MAX + 2], err[RR_ERR_MAX];
+		struct rr_file f;
+
+		if (!rr_ring_name_pid(e->d_name))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		if (!rr_is_ring(path) || rr_open(path, &f, err, sizeof(err)))
+			continue;
+		if (rr_alive(&f) == 1)
+			run_keep(path, f.hdr.pid, f.hdr.comm, 0);
+		rr_close(&f);
+	}
+	if (d)
+		closedir(d);
 	if (rmdir(dir) && errno != ENOENT)
-		tool_err("note: ring files of other processes (PROG's children?) were left in %s",
+		tool_err("note: files of other processes (PROG's children, still being created?) "
+			 "were left in %s: rip ls and rip gc see them there",
 			 dir);
 }
 
@@ -895,11 +920,18 @@ static void run_kept_lines(const char *trace, bool trace_ring)
 	for (size_t i = 0; i < run_nkept; i++) {
 		const struct run_kept *k = &run_kept[i];
 
-		fprintf(stderr,
-			"%s run: %s (pid %d) was killed by signal %d (%s): rip ps %d%s%s shows "
-			"where its threads were; its ring file stays as %s (rip gc removes it)\n",
-			rip_prog, k->comm, (int)k->pid, k->sig, strsignal(k->sig), (int)k->pid,
-			trace_ring ? " or rip ps " : "", trace_ring ? trace : "", k->path);
+		if (k->sig)
+			fprintf(stderr,
+				"%s run: %s (pid %d) was killed by signal %d (%s): rip ps %d%s%s shows "
+				"where its threads were; its ring file stays as %s (rip gc removes "
+				"it)\n",
+				rip_prog, k->comm, (int)k->pid, k->sig, strsignal(k->sig), (int)k->pid,
+				trace_ring ? " or rip ps " : "", trace_ring ? trace : "", k->path);
+		else
+			fprintf(stderr,
+				"%s run: %s (pid %d) still runs: its ring file stays as %s (rip ps "
+				"%d; rip gc removes it once the process is gone)\n",
+				rip_prog, k->comm, (int)k->pid, k->path, (int)k->pid);
 	}
 	free(run_kept);
 	run_kept = NULL;
@@ -1466,7 +1498,9 @@ static void run_sub_finish(struct run_state *s, struct run_sub *sub, bool gone)
 	}
 	rec_close(&sub->rec);
 	snprintf(path, sizeof(path), "%s/%s", s->ringdir, sub->name);
-	unlink(path);
+	/* A process that outlives us (a daemon's child) keeps its file, where rip ps finds it. */
+	if (!sub->cut || !run_keep(path, sub->pid, sub->comm, 0))
+		unlink(path);
 	sub->name[0] = 0; /* the name is free for the next image */
 }
 
@@ -1744,6 +1778,7 @@ static int cmd_run(int argc, char **argv)
 	}
 	rec_init(&s->rec);
 	s->inotify = -1;
+	s->ringdir_lock = -1;
 	ret = run_parse(argc, argv, &s->o);
 	if (ret) {
 		free(s);
@@ -1786,6 +1821,7 @@ static int cmd_run(int argc, char **argv)
 		tool_err("cannot create a directory for the ring file: %s", strerror(-ret));
 		goto out_free;
 	}
+	s->ringdir_lock = rr_run_dir_hold(s->ringdir);
 	if (run_resources(&s->o))
 		run_rules_dir(s->ringdir); /* before the watch: not a ring file to look at */
 	s->inotify = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
@@ -1872,6 +1908,8 @@ out_free:
 	}
 	if (s->inotify >= 0)
 		close(s->inotify);
+	if (s->ringdir_lock >= 0)
+		close(s->ringdir_lock);
 	rly_free(s->rly);
 	free(s);
 	return status;
