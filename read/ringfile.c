@@ -876,6 +876,50 @@ int rr_read_slots(struct rr_file *f, struct rr_slots *out, char *err, size_t err
 	return 0;
 }
 
+int rr_slot_marks(struct rr_file *f, uint64_t *marks, uint32_t n, char *err, size_t errlen)
+{
+	sigjmp_buf jb;
+
+	if (f->legacy_raw || n > f->hdr.slot_count)
+		return rr_fail(err, errlen, -EINVAL, "%s: no such slots", f->path);
+	if (rr_guard_enter(&jb))
+		return rr_fail(err, errlen, -EIO, "%s: the file shrank while being read", f->path);
+	for (uint32_t i = 0; i < n; i++) {
+		const struct rip_slot *src =
+			(const struct rip_slot *)(f->map + f->hdr.slot_off + (size_t)i * RIP_SLOT_SIZE);
+		/* Marks only: whoever acts on a change copies the slot (rr_read_slot) with the protocol. */
+		uint32_t gen = __atomic_load_n(&src->gen, __ATOMIC_RELAXED);
+		uint32_t seq = __atomic_load_n(&src->snap_seq, __ATOMIC_RELAXED);
+
+		marks[i] = (uint64_t)gen << 32 | seq;
+	}
+	rr_guard_leave();
+	return 0;
+}
+
+int rr_read_slot(struct rr_file *f, uint32_t i, struct rr_slot *d, char *err, size_t errlen)
+{
+	const struct rip_slot *src;
+	const char *why;
+	sigjmp_buf jb;
+	int changing;
+
+	memset(d, 0, sizeof(*d));
+	if (f->legacy_raw || i >= f->hdr.slot_count)
+		return rr_fail(err, errlen, -EINVAL, "%s: no slot %u", f->path, i);
+	src = (const struct rip_slot *)(f->map + f->hdr.slot_off + (size_t)i * RIP_SLOT_SIZE);
+	if (rr_guard_enter(&jb))
+		return rr_fail(err, errlen, -EIO, "%s: the file shrank while being read", f->path);
+	changing = rr_copy_slot(src, d);
+	rr_guard_leave();
+	if (changing || (d->state == RIP_SLOT_FREE && d->kind == RIP_KIND_NONE))
+		return 1; /* free (as rr_read_slots: never used, or taken and not set up yet) */
+	why = rr_slot_invalid(d, i);
+	if (why)
+		return rr_fail(err, errlen, -EBADMSG, "%s: slot %u: %s", f->path, i, why);
+	return d->state == RIP_SLOT_FREE;
+}
+
 void rr_slots_free(struct rr_slots *s)
 {
 	free(s->v);

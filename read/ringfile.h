@@ -190,6 +190,20 @@ int rr_open_legacy(const char *path, struct rr_file *f, char *err, size_t errlen
 int rr_read_slots(struct rr_file *f, struct rr_slots *out, char *err, size_t errlen);
 void rr_slots_free(struct rr_slots *s);
 
+/*
+ * For a reader that polls a live file for what moved: marks[i] = gen << 32 |
+ * snap_seq of slot i, for i < n (n at most the slots ever used, which the
+ * caller read from the header: fresh), two loads a slot.  0, or -EIO when
+ * the file shrank.
+ */
+int rr_slot_marks(struct rr_file *f, uint64_t *marks, uint32_t n, char *err, size_t errlen);
+/*
+ * One consistent copy of slot i (i < slot_count), as rr_read_slots makes
+ * it: 0, 1 when it is free or kept changing while we read it, -EBADMSG
+ * when it is corrupt (why in err), -EIO when the file shrank.
+ */
+int rr_read_slot(struct rr_file *f, uint32_t i, struct rr_slot *d, char *err, size_t errlen);
+
 /* The module map: entries [0, n), each path NUL-terminated.  Free with free(). */
 int rr_read_modules(struct rr_file *f, struct rip_module **out, size_t *n, char *err,
 		    size_t errlen);
