@@ -427,6 +427,29 @@ static double top_estimate(const struct rr_slot *s, uint32_t from, uint32_t n, u
 	return (double)written * n / entries;
 }
 
+/*
+ * The samples a thread that exited left in its slot (a dead process's
+ * file): they count in the groups of their functions, the thread in none.
+ */
+static int top_gone(struct top *t, struct hmap *keys, const struct rr_slot *s)
+{
+	uint64_t ips[RIP_SNAP_DEPTH], ip;
+	uint32_t n, entries;
+	double est;
+
+	n = top_samples(s, 0, &ip, ips, &entries);
+	est = top_estimate(s, 0, n, entries);
+	t->v.samples += est;
+	for (uint32_t k = 0; k < n; k++) {
+		struct top_group *g = top_group(t, keys, TOP_RUN, 0, top_site(t, ips[k]), ips[k]);
+
+		if (!g)
+			return -ENOMEM;
+		g->samples += est / n;
+	}
+	return 0;
+}
+
 /* Account one slot's thread; 0 or -ENOMEM. */
 static int top_slot(struct top *t, struct hmap *keys, struct hmap *procs, const struct rr_slot *s,
 		    uint64_t now_ticks)
@@ -446,10 +469,8 @@ static int top_slot(struct top *t, struct hmap *keys, struct hmap *procs, const 
 			return 0; /* its thread is gone (the slot outlived it) */
 		p->matched = true;
 	}
-	/* A slot taken again since the last refresh starts over. */
-	from = (!t->v.first && seen->gen == s->gen) ? seen->seq : 0;
-	if (t->v.first && t->v.alive)
-		from = 0;
+	/* A slot taken again since the last refresh starts over; dead, every sample counts. */
+	from = (!t->v.first && t->v.alive && seen->gen == s->gen) ? seen->seq : 0;
 	seen->gen = s->gen;
 	seen->seq = s->seq;
 	th = top_thread_add(t);
@@ -594,10 +615,12 @@ int top_refresh(struct top *t, char *err, size_t errlen)
 	for (size_t i = 0; i < sl.n && !ret; i++) {
 		const struct rr_slot *s = &sl.v[i];
 
-		if (s->kind != RIP_KIND_THREAD || s->state != RIP_SLOT_RUNNING ||
-		    s->index >= t->f->hdr.slot_count)
+		if (s->kind != RIP_KIND_THREAD || s->index >= t->f->hdr.slot_count)
 			continue;
-		ret = top_slot(t, &keys, &procs, s, now_ticks);
+		if (s->state == RIP_SLOT_RUNNING)
+			ret = top_slot(t, &keys, &procs, s, now_ticks);
+		else if (s->state == RIP_SLOT_EXITED && !t->v.alive)
+			ret = top_gone(t, &keys, s); /* dead: what exited threads sampled counts */
 	}
 	if (!ret && t->v.alive)
 		ret = top_noslot(t, &keys, &procs);

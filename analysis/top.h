@@ -23,7 +23,8 @@
  * (8 of 4 entries): the count of a busy thread is estimated from how far
  * its ring moved.  The first refresh has no interval: CPU is 0 and
  * every sample in the rings counts.  A file whose process is gone has no
- * /proc: CPU is then each group's share of the samples.
+ * /proc: CPU is then each group's share of the samples, and the samples
+ * that threads which exited left in their slots count too.
  *
  * Never prints; symbols through read/sym.h.
  */
