@@ -227,6 +227,8 @@ static void push_type_config(struct pp_buf *b, enum pp_kind kind, bool leaks)
 		{ "inuse_space", "bytes", "average", PP_HEAP, true },
 		{ "threads", "goroutines", "average", PP_THREADS, true },
 		{ "events", "samples", "sum", PP_EVENTS, true },
+		{ "samples", "samples", "sum", PP_CPU, true },
+		{ "cpu", "nanoseconds", "sum", PP_CPU, true },
 	};
 	bool first = true;
 
