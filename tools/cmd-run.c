@@ -1291,7 +1291,8 @@ static void run_summary(struct run_state *s)
 		cut += sub->cut;
 	}
 	sub_bad = lossy || s->sub_failed || s->sub_nofile;
-	if (s->o.quiet && !lost && !st->corrupt && !sub_bad)
+	if (s->o.quiet && !lost && !st->corrupt && !sub_bad && !st->samples_lost &&
+	    !s->rec.smp_err[0])
 		return;
 	if (s->rec.rly && !s->relay_lost && !s->relay_gap) {
 		char where[PATH_MAX + 300];
@@ -1309,6 +1310,12 @@ static void run_summary(struct run_state *s)
 	if (st->corrupt)
 		fprintf(stderr, ", %llu corrupt packets skipped", (unsigned long long)st->corrupt);
 	fputc('\n', stderr);
+	if (st->samples || st->samples_lost || s->rec.smp_err[0])
+		fprintf(stderr, "%s run: %llu CPU samples of them%s%s%s, %llu lost%s%s\n", rip_prog,
+			(unsigned long long)st->samples, s->no_local ? "" : " (rip top ",
+			s->no_local ? "" : s->dir, s->no_local ? "" : ")",
+			(unsigned long long)st->samples_lost, s->rec.smp_err[0] ? ": " : "",
+			s->rec.smp_err);
 	if (s->sub_traces) {
 		fprintf(stderr,
 			"%s run: %u child trace%s (children, new images) in %s/PID[.N]/: %llu "
