@@ -1062,6 +1062,40 @@ bool rr_replaced(const struct rr_file *f)
 	return rr_same_process(f) && (rr_execed(f) || rr_maps_file(f->hdr.pid, f->fd) == 0);
 }
 
+int rr_exec_image(const struct rr_file *f, pid_t pid, bool exited, char *buf, size_t len)
+{
+	char path[64], img[PATH_MAX];
+	ssize_t n = -1;
+	int fd;
+
+	if (!exited) {
+		snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+		n = readlink(path, img, sizeof(img) - 1);
+	}
+	if (n > 0) {
+		img[n] = 0;
+		if (!strcmp(img, f->hdr.exe))
+			return 0;
+		snprintf(buf, len, "%s", img);
+		return 1;
+	}
+	/* exited (its image is released, its name stays until it is reaped) */
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, img, 64);
+	close(fd);
+	if (n <= 0)
+		return -EIO;
+	img[n] = 0;
+	img[strcspn(img, "\n")] = 0;
+	if (!strcmp(img, f->hdr.comm))
+		return 0;
+	snprintf(buf, len, "%s", img);
+	return 1;
+}
+
 /*
  * Ticks to ns as a multiply and a shift (ns = d * mult >> 32, mult =
  * 1e9 * 2^32 / hz): readers convert every event, and a 128-bit division

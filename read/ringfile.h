@@ -220,6 +220,15 @@ int rr_alive(struct rr_file *f);
 bool rr_replaced(const struct rr_file *f);
 
 /*
+ * Does pid, the process that wrote f (alive, or exited and not reaped yet:
+ * exited), run another image now, one that loaded no librip (an execve rip
+ * run does not follow)?  1 with the image in buf: its path
+ * (/proc/PID/exe), or only its name (comm) once it exited; 0 when it runs
+ * f's image; -errno when it cannot be told.
+ */
+int rr_exec_image(const struct rr_file *f, pid_t pid, bool exited, char *buf, size_t len);
+
+/*
  * Check the clock fields of a header (kind, rate, base, realtime offset are in
  * range): 0, or -EBADMSG with a message.  rr_open does it; a trace's index too.
  */

@@ -631,15 +631,44 @@ struct run_state {
 	bool no_local;			/* -o -: relayd only */
 	int64_t next_tick;		/* the next live period's end (CLOCK_MONOTONIC ns) */
 	int ringdir_lock;		/* held while we live: rip gc leaves the directory alone */
+	char exec_img[PATH_MAX];	/* the image the program exec'd into, not followed */
+	int64_t exec_next;		/* when to look for one next (CLOCK_MONOTONIC ns) */
 };
+
+#define RUN_EXEC_NS 10000000L /* how often to look for an exec we do not follow */
+
+/*
+ * Did the program exec an image we do not follow (one that loads no
+ * librip: a shim that execs the real program)?  Its path, looked for now
+ * and then while it runs; exited (not reaped yet), the name of its last.
+ */
+static void run_exec_check(struct run_state *s, bool exited)
+{
+	char img[PATH_MAX];
+	int64_t now = rr_mono_ns();
+
+	if (s->o.follow_exec || s->rec.f.fd < 0 || (!exited && now < s->exec_next))
+		return;
+	s->exec_next = now + RUN_EXEC_NS;
+	/* a path seen while it ran says more than a name at the end (of a symbolic link, often) */
+	if ((!exited || !s->exec_img[0]) &&
+	    rr_exec_image(&s->rec.f, s->child, exited, img, sizeof(img)) == 1)
+		snprintf(s->exec_img, sizeof(s->exec_img), "%s", img);
+}
 
 /* Has the program exited?  Reaps it (and forgets its pid: no signal goes to a reused one). */
 static bool run_reap(struct run_state *s, int flags)
 {
+	siginfo_t si;
 	pid_t p;
 
 	if (s->exited)
 		return true;
+	memset(&si, 0, sizeof(si));
+	if (!s->o.follow_exec && s->rec.f.fd >= 0 &&
+	    !waitid(P_PID, (id_t)s->child, &si, WEXITED | WNOHANG | WNOWAIT) &&
+	    si.si_pid == s->child)
+		run_exec_check(s, true); /* exited: what it ran last, before it is reaped */
 	do
 		p = waitpid(s->child, &s->status, flags);
 	while (p < 0 && errno == EINTR);
@@ -1708,6 +1737,7 @@ static void run_loop(struct run_state *s)
 			if (s->rescan)
 				run_scan(s);
 			n = run_poll(s, err, sizeof(err));
+			run_exec_check(s, false);
 			if (n < 0) {
 				tool_err(
 					"%s; recording stops (the trace is removed), the program runs on",
@@ -1768,6 +1798,10 @@ static void run_loop(struct run_state *s)
 	run_subs_sync(s);
 	if (!s->failed)
 		run_summary(s);
+	if (s->exec_img[0] && !s->o.quiet)
+		fprintf(stderr, "%s run: %s exec'd %s (not followed; --follow-exec records it)\n",
+			rip_prog, s->rec.f.hdr.comm[0] ? s->rec.f.hdr.comm : "the program",
+			s->exec_img);
 	run_subs_free(s);
 }
 
