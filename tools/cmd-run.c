@@ -529,49 +529,74 @@ static const char *run_secure_exec(const char *path)
 	return NULL;
 }
 
-/*
- * Can LD_PRELOAD reach PROG?  false (with a message) when it is statically
- * linked, or when the loader will ignore LD_PRELOAD for it (secure
- * execution).  A script is judged by its interpreter; what we cannot read
- * or do not understand is left to execve.
- */
-static bool run_preloadable(const char *prog, bool say)
+/* Does the file at path hold librip's magic (a static program that links librip)? */
+static bool run_has_librip(const char *path)
 {
-	char path[PATH_MAX], line[PATH_MAX];
+	static char buf[1 << 20];
+	const size_t tail = sizeof(RIP_MAGIC) - 1; /* kept from a chunk for a magic across two */
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	size_t have = 0;
+	bool found = false;
+	ssize_t n = 0;
+
+	if (fd < 0)
+		return true; /* cannot tell: say nothing yet */
+	while (!found && (n = read(fd, buf + have, sizeof(buf) - have)) > 0) {
+		have += (size_t)n;
+		found = memmem(buf, have, RIP_MAGIC, sizeof(RIP_MAGIC)) != NULL;
+		if (have > tail) {
+			memmove(buf, buf + have - tail, tail);
+			have = tail;
+		}
+	}
+	close(fd);
+	return found || n < 0;
+}
+
+enum { RUN_PRELOADABLE, RUN_STATIC, RUN_SECURE };
+
+/*
+ * Can LD_PRELOAD reach PROG?  RUN_STATIC when it is statically linked,
+ * RUN_SECURE when the loader will ignore LD_PRELOAD for it (secure
+ * execution), with the message in why and the file in path.  A script is
+ * judged by its interpreter; what we cannot read or do not understand is
+ * left to execve.
+ */
+static int run_preloadable(const char *prog, char *why, size_t len, char *path)
+{
+	char line[PATH_MAX];
 	int fd, dyn;
 
-	if (run_which(prog, path, sizeof(path)))
-		return true; /* execvp reports it */
+	if (run_which(prog, path, PATH_MAX))
+		return RUN_PRELOADABLE; /* execvp reports it */
 	for (int depth = 0; depth < 2; depth++) {
 		ssize_t n;
 
 		fd = open(path, O_RDONLY | O_CLOEXEC);
 		if (fd < 0)
-			return true;
+			return RUN_PRELOADABLE;
 		dyn = run_elf_dynamic(fd);
 		n = dyn < 0 ? pread(fd, line, sizeof(line) - 1, 0) : 0;
 		close(fd);
 		if (dyn == 0) {
-			if (!say)
-				return false;
-			tool_err("%s is statically linked: LD_PRELOAD cannot trace it (link it "
+			snprintf(why, len,
+				 "%s is statically linked: LD_PRELOAD cannot trace it (link it "
 				 "dynamically, or link librip and emit events yourself)",
 				 depth ? path : prog);
-			return false;
+			return RUN_STATIC;
 		}
 		if (dyn > 0) {
-			const char *why = run_secure_exec(path);
+			const char *what = run_secure_exec(path);
 
-			if (!why)
-				return true;
-			if (!say)
-				return false;
-			tool_err("%s is %s: the dynamic loader ignores LD_PRELOAD for it (secure "
+			if (!what)
+				return RUN_PRELOADABLE;
+			snprintf(why, len,
+				 "%s is %s: the dynamic loader ignores LD_PRELOAD for it (secure "
 				 "execution), so rip cannot trace it as you; run rip as the user it "
 				 "becomes (root for file capabilities), or trace a copy without that "
 				 "privilege",
-				 depth ? path : prog, why);
-			return false;
+				 depth ? path : prog, what);
+			return RUN_SECURE;
 		}
 		if (n < 3 || line[0] != '#' || line[1] != '!')
 			return true;
@@ -583,11 +608,11 @@ static bool run_preloadable(const char *prog, bool say)
 			p += strspn(p, " \t");
 			end = p + strcspn(p, " \t\n");
 			*end = 0;
-			if (!*p || snprintf(path, sizeof(path), "%s", p) >= (int)sizeof(path))
-				return true;
+			if (!*p || snprintf(path, PATH_MAX, "%s", p) >= PATH_MAX)
+				return RUN_PRELOADABLE;
 		}
 	}
-	return true;
+	return RUN_PRELOADABLE;
 }
 
 /* Wait until the header is complete: librip stores the magic last. */
@@ -631,6 +656,8 @@ struct run_state {
 	bool no_local;			/* -o -: relayd only */
 	int64_t next_tick;		/* the next live period's end (CLOCK_MONOTONIC ns) */
 	int ringdir_lock;		/* held while we live: rip gc leaves the directory alone */
+	char untraced[PATH_MAX + 400];	/* why LD_PRELOAD cannot reach PROG, if it cannot */
+	bool untraced_said;		/* and that was said at the start */
 	char exec_img[PATH_MAX];	/* the image the program exec'd into, not followed */
 	int64_t exec_next;		/* when to look for one next (CLOCK_MONOTONIC ns) */
 };
@@ -1673,6 +1700,12 @@ static void run_no_trace(struct run_state *s)
 		return;
 	}
 	s->nofile_failed = false;
+	if (s->untraced_said)
+		return;
+	if (s->untraced[0]) {
+		tool_err("the program created no ring file: %s", s->untraced);
+		return;
+	}
 	tool_err("%s created no ring file, so there are no events to record: is it linked "
 		 "with librip? (else try rip run --preload)",
 		 s->ring[0] ? s->ring : "the program");
@@ -1808,6 +1841,7 @@ static void run_loop(struct run_state *s)
 static int cmd_run(int argc, char **argv)
 {
 	struct run_state *s;
+	char bin[PATH_MAX];
 	int go[2] = { -1, -1 }, rep[2] = { -1, -1 }, ret, e, status = EXIT_FAIL;
 	struct stat st;
 	ssize_t got;
@@ -1839,12 +1873,22 @@ static int cmd_run(int argc, char **argv)
 			 rip_prog);
 		goto out_free;
 	}
-	if ((run_resources(&s->o) || s->o.preload) && !run_preloadable(argv[0], true))
+	if ((run_resources(&s->o) || s->o.preload) &&
+	    run_preloadable(argv[0], s->untraced, sizeof(s->untraced), bin)) {
+		tool_err("%s", s->untraced);
 		goto out_free;
+	}
 	/* Plain rip run: the wait wrappers, where the preload library can go (quietly). */
 	if (!run_resources(&s->o) && !s->o.preload && !s->o.no_waits &&
-	    !run_find_lib("librip-preload.so", s->lib, sizeof(s->lib)))
-		s->o.waits = run_preloadable(argv[0], false);
+	    !run_find_lib("librip-preload.so", s->lib, sizeof(s->lib))) {
+		ret = run_preloadable(argv[0], s->untraced, sizeof(s->untraced), bin);
+		s->o.waits = ret == RUN_PRELOADABLE;
+		/* Untraced for sure (librip ignores RIP_* under secure execution too): say so now. */
+		if (ret == RUN_SECURE || (ret == RUN_STATIC && !run_has_librip(bin))) {
+			tool_err("%s; it runs untraced", s->untraced);
+			s->untraced_said = true;
+		}
+	}
 	if (!run_resources(&s->o) && !s->o.preload && !s->o.waits)
 		s->lib[0] = 0;
 	s->no_local = s->o.out && !strcmp(s->o.out, "-");
