@@ -19,7 +19,7 @@
 struct cpu_key {
 	uint64_t key; /* hash of the frames (+ tries) */
 	uint8_t used;
-	size_t idx;   /* in stacks[] */
+	size_t idx; /* in stacks[] */
 };
 HMAP_SLOT_CHECK(struct cpu_key);
 
@@ -38,12 +38,12 @@ struct cpu_ent {
 };
 
 struct cpu_prof {
-	uint32_t id;	     /* the rip:sample type's id; UINT32_MAX: none */
+	uint32_t id; /* the rip:sample type's id; UINT32_MAX: none */
 	HMAP_OF(struct cpu_key) keys;
 	HMAP_OF(struct cpu_tkey) tids;
 	struct cpu_ent *ents;
 	size_t nents, capents;
-	uint64_t *frames;    /* every stack's frames, one after the other */
+	uint64_t *frames; /* every stack's frames, one after the other */
 	size_t nframes, capframes;
 	struct cpu_stack *stacks;   /* cpu_stacks' array */
 	struct cpu_thread *threads; /* cpu_threads' array */

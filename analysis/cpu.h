@@ -30,14 +30,14 @@
 struct cpu_stack {
 	const uint64_t *pcs; /* n frames: the IP, then return addresses */
 	uint32_t n;
-	uint64_t count;	     /* samples with this stack */
+	uint64_t count; /* samples with this stack */
 };
 
 struct cpu_thread {
 	int32_t tid;
 	uint64_t samples;
-	uint64_t ip;	     /* its newest sample's IP */
-	int64_t last_ns;     /* when it was taken (CLOCK_MONOTONIC_RAW ns) */
+	uint64_t ip;	 /* its newest sample's IP */
+	int64_t last_ns; /* when it was taken (CLOCK_MONOTONIC_RAW ns) */
 };
 
 struct cpu_prof;

@@ -38,16 +38,16 @@
 
 struct smp {
 	struct rr_file *f;
-	int fd;			 /* the packets, waiting */
-	uint32_t nslots;	 /* slot_count */
-	uint64_t *seen;		 /* per slot: gen << 32 | snap_seq read up to */
-	uint64_t *now;		 /* per slot: the marks of this pass */
-	uint32_t *named;	 /* per slot: gen + 1 of the owner whose name is kept, 0: none */
+	int fd;		 /* the packets, waiting */
+	uint32_t nslots; /* slot_count */
+	uint64_t *seen;	 /* per slot: gen << 32 | snap_seq read up to */
+	uint64_t *now;	 /* per slot: the marks of this pass */
+	uint32_t *named; /* per slot: gen + 1 of the owner whose name is kept, 0: none */
 	int64_t next_ns, period_ns;
 	uint64_t taken, packets;
 	struct trace_name *names;
 	size_t nnames, capnames;
-	uint8_t *buf;		 /* the packet being made */
+	uint8_t *buf; /* the packet being made */
 	size_t cap;
 };
 
@@ -355,7 +355,8 @@ int smp_emit(struct smp *s, uint32_t stream, uint64_t lost, smp_emit_cb cb, void
 		if (!ret)
 			ret = smp_read(s->fd, s->buf + sizeof(h), len - sizeof(h));
 		if (ret)
-			return rr_fail(err, errlen, ret, "the CPU samples: cannot read them back: %s",
+			return rr_fail(err, errlen, ret,
+				       "the CPU samples: cannot read them back: %s",
 				       strerror(-ret));
 		h.stream_instance_id = stream;
 		h.events_discarded = i + 1 == s->packets ? lost : 0;
