@@ -380,9 +380,9 @@ int rr_open_target(const char *target, struct rr_file *f, char *err, size_t errl
 			return rr_fail(err, errlen, -ENAMETOOLONG, "%s: path too long", target);
 		if (lstat(path, &st) || !S_ISREG(st.st_mode))
 			return rr_fail(err, errlen, -ENOENT,
-				       "%s: a directory without a ring file (%s): a trace of rip "
-				       "run keeps one (rip record and rip snapshot do not); give a "
-				       "pid or a ring file",
+				       "%s: a directory without a ring file (%s): rip run keeps one "
+				       "in its program's trace (not in its children's, nor rip "
+				       "record or rip snapshot in theirs); give a pid or a ring file",
 				       target, RR_TRACE_RING);
 		target = path;
 	}
