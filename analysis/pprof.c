@@ -21,6 +21,7 @@
 
 #include <rip/abi.h>
 
+#include "analysis/cpu.h"
 #include "analysis/pprof.h"
 #include "analysis/roles.h"
 #include "analysis/stacks.h"
@@ -510,6 +511,7 @@ int pp_encode(struct pp_prof *p, struct pp_buf *out)
 
 #define PP_MAX_INLINE 16
 #define PP_MADE_UP (1ull << 63) /* keys of made-up frames: this bit | string index */
+#define PP_EXACT (1ull << 62)	/* keys of a CPU sample's interrupted IP: this bit | address */
 
 struct pp_pass {
 	const struct pp_opts *o;
@@ -522,6 +524,7 @@ struct pp_pass {
 	int64_t *mapid;		/* by module: its mapping, 0: none */
 	struct stk_map skip;	/* addresses of librip-preload's own frames */
 	bool snaps;		/* addresses are instruction pointers, not return addresses */
+	bool cpu;		/* a CPU profile: librip-preload's frames are CPU spent too */
 	uint64_t *stack;	/* location ids of one sample */
 	size_t capstack;
 };
@@ -592,13 +595,19 @@ static int64_t pp_made_up(struct pp_pass *ps, const char *name)
 	return pp_location(ps->p, PP_MADE_UP | (uint64_t)k, 0, 0, &l, 1, &fresh);
 }
 
-/* The location of a frame: id, 0 for a frame of librip-preload's own, or -ENOMEM. */
-static int64_t pp_frame(struct pp_pass *ps, uint64_t a)
+/*
+ * The location of a frame: id, 0 for a frame of librip-preload's own, or
+ * -ENOMEM.  a is a return address (looked up at a - 1), unless the pass
+ * reads snaps or ip says it is a CPU sample's interrupted instruction.
+ */
+static int64_t pp_frame(struct pp_pass *ps, uint64_t a, bool ip)
 {
 	struct rip_frame fr[PP_MAX_INLINE];
 	struct pp_line lines[PP_MAX_INLINE];
 	char names[PP_MAX_INLINE][128];
-	uint64_t id = pp_location_find(ps->p, a), pc = ps->snaps || !a ? a : a - 1;
+	bool exact = ps->snaps || ip;
+	uint64_t key = ip && !ps->snaps ? a | PP_EXACT : a, pc = exact || !a ? a : a - 1;
+	uint64_t id = pp_location_find(ps->p, key);
 	const char *mod;
 	int n, k = 0;
 	size_t nl = 0;
@@ -606,7 +615,7 @@ static int64_t pp_frame(struct pp_pass *ps, uint64_t a)
 
 	if (id)
 		return (int64_t)id;
-	if (stk_map_find(&ps->skip, a))
+	if (!exact && stk_map_find(&ps->skip, a))
 		return 0;
 	n = ps->sym && a ? rip_sym_lookup(ps->sym, pc, fr, PP_MAX_INLINE) : -1;
 	if (n <= 0) {
@@ -614,7 +623,7 @@ static int64_t pp_frame(struct pp_pass *ps, uint64_t a)
 		n = 1;
 	}
 	mod = fr[n - 1].module;
-	if (!ps->snaps && mod && !strncmp(pp_base(mod), "librip-preload", 14)) {
+	if (!exact && !ps->cpu && mod && !strncmp(pp_base(mod), "librip-preload", 14)) {
 		bool f;
 
 		return stk_map_get(&ps->skip, a, &f) ? 0 : -ENOMEM; /* the unwinder's own */
@@ -636,7 +645,7 @@ static int64_t pp_frame(struct pp_pass *ps, uint64_t a)
 			snprintf(names[nl], sizeof(names[nl]), "0x%" PRIx64, a);
 		lines[nl].func = names[nl];
 	}
-	return pp_location(ps->p, a, pc, (uint64_t)pp_map_of(ps, pc), lines, nl, &fresh);
+	return pp_location(ps->p, key, pc, (uint64_t)pp_map_of(ps, pc), lines, nl, &fresh);
 }
 
 static int pp_push(struct pp_pass *ps, size_t *n, uint64_t id)
@@ -665,7 +674,7 @@ static long pp_bt_stack(struct pp_pass *ps, const struct stk_bts *bts, uint32_t 
 
 	pcs = bt ? stk_bt(bts, bt, &n) : NULL;
 	for (uint32_t i = 0; pcs && i < n; i++) {
-		id = pp_frame(ps, pcs[i]);
+		id = pp_frame(ps, pcs[i], false);
 		if (id < 0)
 			return id;
 		if (id && pp_push(ps, &k, (uint64_t)id))
@@ -716,6 +725,7 @@ struct pp_heap {
 	struct stk_map live;   /* block address -> a: size, b: backtrace */
 	struct stk_map sites;  /* backtrace -> a: bytes allocated, b: allocations */
 	struct stk_map events; /* type id << 32 | backtrace -> a: events */
+	struct cpu_prof *cpu;  /* the CPU samples */
 	uint64_t mem_events;
 	int64_t first_ns, last_ns;
 	bool any;
@@ -777,6 +787,10 @@ static int pp_read(struct pp_heap *h, struct evs *s, char *err, size_t errlen)
 	ret = role_bind(&h->r, evs_types(s), err, errlen);
 	if (ret)
 		return ret;
+	if (cpu_new(evs_types(s), &h->cpu)) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
 	evs_set_lazy(s, true);
 	while ((ret = evs_next_fast(s, &e, err, errlen)) > 0) {
 		int role = role_of(&h->r, &e), fail = 0;
@@ -788,6 +802,13 @@ static int pp_read(struct pp_heap *h, struct evs *s, char *err, size_t errlen)
 			h->first_ns = e.ns;
 		h->any = true;
 		h->last_ns = e.ns;
+		fail = cpu_event(h->cpu, &e);
+		if (fail > 0) {
+			fail = 0; /* a sample: counted there, and as an event below */
+		} else if (fail) {
+			snprintf(err, errlen, "out of memory");
+			return fail;
+		}
 		if (role == ROLE_BT) {
 			fail = stk_bt_define(&h->bts, (uint32_t)role_val(&h->r, &e, ROLE_BT_ID), &e);
 		} else {
@@ -910,6 +931,45 @@ out:
 	return ret;
 }
 
+/* CPU samples by stack: samples and CPU time (a sample stands for 1/rate s of CPU). */
+static int pp_cpu_profile(struct pp_pass *ps, struct pp_heap *h)
+{
+	uint32_t hz = evs_file_hdr(ps->s)->sample_hz;
+	int64_t period = 1000000000 / (hz ? hz : 100);
+	const struct cpu_stack *st;
+	size_t n;
+
+	if (pp_sample_type(ps->p, "samples", "count") ||
+	    pp_sample_type(ps->p, "cpu", "nanoseconds") || pp_default_type(ps->p, "cpu") ||
+	    pp_period(ps->p, "cpu", "nanoseconds", period))
+		return -ENOMEM;
+	st = cpu_stacks(h->cpu, &n);
+	if (!st)
+		return -ENOMEM;
+	ps->cpu = true;
+	for (size_t i = 0; i < n; i++) {
+		int64_t v[2] = { (int64_t)st[i].count, (int64_t)st[i].count * period };
+		size_t k = 0;
+
+		/* leaf first: the interrupted IP, then the return addresses */
+		for (uint32_t j = 0; j < st[i].n; j++) {
+			int64_t id = pp_frame(ps, st[i].pcs[j], j == 0);
+
+			if (id < 0 || (id && pp_push(ps, &k, (uint64_t)id)))
+				return -ENOMEM;
+		}
+		if (!k) {
+			int64_t id = pp_made_up(ps, "[empty sample]");
+
+			if (id < 0 || pp_push(ps, &k, (uint64_t)id))
+				return -ENOMEM;
+		}
+		if (pp_sample(ps->p, ps->stack, k, v, NULL, 0))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 /* As rip ps names them. */
 static const char *pp_state_name(uint32_t state, uint32_t kind)
 {
@@ -965,7 +1025,7 @@ static int pp_threads_profile(struct pp_pass *ps, char *err, size_t errlen)
 		for (uint32_t j = t->n; j-- > 0;) {
 			if (j + 1 < t->n && t->ip[j] == t->ip[j + 1])
 				continue;
-			id = pp_frame(ps, t->ip[j]);
+			id = pp_frame(ps, t->ip[j], false);
 			if (id < 0 || (id && pp_push(ps, &k, (uint64_t)id)))
 				goto free_slots;
 		}
@@ -991,9 +1051,9 @@ close:
 
 const char *pp_kind_name(enum pp_kind k)
 {
-	static const char *const names[] = { "auto", "heap", "threads", "events" };
+	static const char *const names[] = { "auto", "heap", "threads", "events", "cpu" };
 
-	return k <= PP_EVENTS ? names[k] : "?";
+	return k <= PP_CPU ? names[k] : "?";
 }
 
 int pp_export(struct evs *s, const struct pp_opts *o, struct pp_buf *out, struct pp_result *res,
@@ -1023,7 +1083,10 @@ int pp_export(struct evs *s, const struct pp_opts *o, struct pp_buf *out, struct
 			goto out;
 	}
 	if (kind == PP_AUTO)
-		kind = h.mem_events ? PP_HEAP : evs_is_trace(s) ? PP_EVENTS : PP_THREADS;
+		kind = h.mem_events		? PP_HEAP
+		       : cpu_samples(h.cpu) ? PP_CPU
+		       : evs_is_trace(s)    ? PP_EVENTS
+					    : PP_THREADS;
 	res->kind = kind;
 	if (stk_sym_open(s, o->sysroot, o->debug_dir, &ps.sym, res->sym_err,
 			 sizeof(res->sym_err))) {
@@ -1047,6 +1110,8 @@ int pp_export(struct evs *s, const struct pp_opts *o, struct pp_buf *out, struct
 	}
 	if (kind == PP_HEAP)
 		ret = pp_heap_profile(&ps, &h);
+	else if (kind == PP_CPU)
+		ret = pp_cpu_profile(&ps, &h);
 	else if (kind == PP_EVENTS)
 		ret = pp_events_profile(&ps, &h);
 	else
@@ -1077,6 +1142,7 @@ out:
 	stk_map_free(&h.sites);
 	stk_map_free(&h.events);
 	stk_bts_free(&h.bts);
+	cpu_free(h.cpu);
 	pp_free(ps.p);
 	return ret;
 }
@@ -1085,9 +1151,10 @@ int pp_kind_parse(const char *word, enum pp_kind *kind)
 {
 	static const char *const words[] = { [PP_HEAP] = "heap",
 					     [PP_THREADS] = "threads",
-					     [PP_EVENTS] = "events" };
+					     [PP_EVENTS] = "events",
+					     [PP_CPU] = "cpu" };
 
-	for (int k = PP_HEAP; k <= PP_EVENTS; k++) {
+	for (int k = PP_HEAP; k <= PP_CPU; k++) {
 		if (!strcmp(word, words[k])) {
 			*kind = (enum pp_kind)k;
 			return 0;

@@ -31,6 +31,9 @@
  *            its stack the slot's recent path, newest first, as `rip ps
  *            --threads` shows it, labelled with the thread's name, tid,
  *            kind and state
+ *   cpu      the CPU samples of a trace (rip run --sample; analysis/cpu.h):
+ *            samples/count and cpu/nanoseconds (a sample is 1/rate s of
+ *            CPU) by stack, the interrupted IP as the leaf
  *   events   of any other source: events counted by stack (the backtrace of
  *            resource events) and by type; an event without a backtrace is
  *            one frame named after its type
@@ -126,14 +129,15 @@ int pp_encode(struct pp_prof *p, struct pp_buf *out);
 
 /* ---- the pass -------------------------------------------------------------------------- */
 
-enum pp_kind { PP_AUTO, PP_HEAP, PP_THREADS, PP_EVENTS };
+enum pp_kind { PP_AUTO, PP_HEAP, PP_THREADS, PP_EVENTS, PP_CPU };
 
-/* --profile's word (heap, threads or events) into *kind: 0, or -EINVAL for another. */
+/* --profile's word (heap, threads, events or cpu) into *kind: 0, or -EINVAL for another. */
 int pp_kind_parse(const char *word, enum pp_kind *kind);
 
 struct pp_opts {
-	enum pp_kind kind;	/* PP_AUTO: heap if there are memory events, threads for a
-				   ring file, events otherwise */
+	enum pp_kind kind;	/* PP_AUTO: heap if there are memory events, else cpu if
+				   there are CPU samples, threads for a ring file, events
+				   otherwise */
 	bool leaks;		/* heap: only what was never freed */
 	bool all;		/* threads: exited threads and destroyed coroutines too */
 	const char *sysroot;	/* find the traced host's binaries under it */

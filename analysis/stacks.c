@@ -257,16 +257,23 @@ static const char *stk_base(const char *path)
 	return s ? s + 1 : path;
 }
 
-int stk_frame_names(struct rip_sym *sym, uint64_t ra, char names[][256], int max)
+/*
+ * The names of the frames at pc (looked up as it is), outermost first;
+ * shown names an address without a module.  0 for a frame of
+ * librip-preload when skip_preload.
+ */
+static int stk_names(struct rip_sym *sym, uint64_t pc, uint64_t shown, bool skip_preload,
+		     char names[][256], int max)
 {
 	struct rip_frame fr[STK_MAX_INLINE];
-	int n = sym && ra ? rip_sym_lookup(sym, ra - 1, fr, STK_MAX_INLINE) : -1;
+	int n = sym && shown ? rip_sym_lookup(sym, pc, fr, STK_MAX_INLINE) : -1;
 
 	if (n <= 0) {
 		memset(fr, 0, sizeof(*fr));
 		n = 1;
 	}
-	if (fr[n - 1].module && !strncmp(stk_base(fr[n - 1].module), "librip-preload", 14))
+	if (skip_preload && fr[n - 1].module &&
+	    !strncmp(stk_base(fr[n - 1].module), "librip-preload", 14))
 		return 0;
 	if (n > max)
 		n = max;
@@ -280,10 +287,20 @@ int stk_frame_names(struct rip_sym *sym, uint64_t ra, char names[][256], int max
 		else if (f->module)
 			snprintf(names[i], 256, "%s+0x%" PRIx64, stk_base(f->module), f->offset);
 		else
-			snprintf(names[i], 256, "0x%" PRIx64, ra);
+			snprintf(names[i], 256, "0x%" PRIx64, shown);
 		for (p = names[i]; *p; p++)
 			if (*p == ';' || *p == '\n')
 				*p = ':';
 	}
 	return n;
+}
+
+int stk_frame_names(struct rip_sym *sym, uint64_t ra, char names[][256], int max)
+{
+	return stk_names(sym, ra - 1, ra, true, names, max);
+}
+
+int stk_sample_names(struct rip_sym *sym, uint64_t pc, bool ip, char names[][256], int max)
+{
+	return stk_names(sym, ip || !pc ? pc : pc - 1, pc, false, names, max);
 }

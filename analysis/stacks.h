@@ -109,5 +109,12 @@ struct rip_sym *stk_warm_stop(struct stk_warm *w);
  * when the address is in librip-preload itself (the unwinder's own frame).
  */
 int stk_frame_names(struct rip_sym *sym, uint64_t ra, char names[][256], int max);
+/*
+ * The same for a frame of a CPU sample (analysis/cpu.h): pc is looked up as
+ * it is when ip (the interrupted instruction), else as a return address
+ * (pc - 1); a frame of librip-preload is named too (the CPU went there).
+ * The count (>= 1).
+ */
+int stk_sample_names(struct rip_sym *sym, uint64_t pc, bool ip, char names[][256], int max);
 
 #endif /* RIP_ANALYSIS_STACKS_H */

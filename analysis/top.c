@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "analysis/cpu.h"
 #include "analysis/hmap.h"
 #include "analysis/top.h"
 #include "analysis/waits.h"
@@ -84,6 +85,9 @@ struct top {
 	long clk_tck;
 	struct top_view v;
 	size_t gcap, tcap;
+	struct cpu_prof *cpu;	/* a trace's samples (top_use_samples), instead of the rings' */
+	const struct cpu_thread *cthreads; /* cpu's threads, by tid */
+	size_t ncthreads;
 };
 
 const char *top_wait_name(uint32_t kind)
@@ -427,6 +431,47 @@ static double top_estimate(const struct rr_slot *s, uint32_t from, uint32_t n, u
 	return (double)written * n / entries;
 }
 
+/* The samples of tid in the trace (top_use_samples), or NULL. */
+static const struct cpu_thread *top_cthread(const struct top *t, int32_t tid)
+{
+	size_t lo = 0, hi = t->ncthreads;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (t->cthreads[mid].tid == tid)
+			return &t->cthreads[mid];
+		if (t->cthreads[mid].tid < tid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+/*
+ * The samples a thread that exited left in its slot (a dead process's
+ * file): they count in the groups of their functions, the thread in none.
+ */
+static int top_gone(struct top *t, struct hmap *keys, const struct rr_slot *s)
+{
+	uint64_t ips[RIP_SNAP_DEPTH], ip;
+	uint32_t n, entries;
+	double est;
+
+	n = top_samples(s, 0, &ip, ips, &entries);
+	est = top_estimate(s, 0, n, entries);
+	t->v.samples += est;
+	for (uint32_t k = 0; k < n; k++) {
+		struct top_group *g = top_group(t, keys, TOP_RUN, 0, top_site(t, ips[k]), ips[k]);
+
+		if (!g)
+			return -ENOMEM;
+		g->samples += est / n;
+	}
+	return 0;
+}
+
 /* Account one slot's thread; 0 or -ENOMEM. */
 static int top_slot(struct top *t, struct hmap *keys, struct hmap *procs, const struct rr_slot *s,
 		    uint64_t now_ticks)
@@ -446,10 +491,8 @@ static int top_slot(struct top *t, struct hmap *keys, struct hmap *procs, const 
 			return 0; /* its thread is gone (the slot outlived it) */
 		p->matched = true;
 	}
-	/* A slot taken again since the last refresh starts over. */
-	from = (!t->v.first && seen->gen == s->gen) ? seen->seq : 0;
-	if (t->v.first && t->v.alive)
-		from = 0;
+	/* A slot taken again since the last refresh starts over; dead, every sample counts. */
+	from = (!t->v.first && t->v.alive && seen->gen == s->gen) ? seen->seq : 0;
 	seen->gen = s->gen;
 	seen->seq = s->samp_seq;
 	th = top_thread_add(t);
@@ -460,10 +503,20 @@ static int top_slot(struct top *t, struct hmap *keys, struct hmap *procs, const 
 	memcpy(th->name, s->name, sizeof(th->name));
 	th->state = p ? p->state : '?';
 	th->wait_ns = -1;
-	n = top_samples(s, (uint32_t)from, &th->ip, ips, &entries);
-	est = top_estimate(s, (uint32_t)from, n, entries);
-	th->samples = (uint32_t)(est + 0.5);
-	t->v.samples += est;
+	if (t->cpu) {
+		/* a trace: its samples are counted by function in top_trace_groups */
+		const struct cpu_thread *c = top_cthread(t, s->tid);
+
+		n = 0;
+		est = 0;
+		th->ip = c ? c->ip : 0;
+		th->samples = c ? (uint32_t)c->samples : 0;
+	} else {
+		n = top_samples(s, (uint32_t)from, &th->ip, ips, &entries);
+		est = top_estimate(s, (uint32_t)from, n, entries);
+		th->samples = (uint32_t)(est + 0.5);
+		t->v.samples += est;
+	}
 	if (p) {
 		th->cpu_ns = p->cpu_ns;
 		delta = top_cpu_delta(t, s->tid, p->cpu_ns);
@@ -549,6 +602,37 @@ static int top_noslot(struct top *t, struct hmap *keys, struct hmap *procs)
 	return 0;
 }
 
+/* A trace's samples, by the function of each stack's leaf. */
+static int top_trace_groups(struct top *t, struct hmap *keys)
+{
+	const struct cpu_stack *st;
+	size_t n;
+
+	st = cpu_stacks(t->cpu, &n);
+	if (!st)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t ip = st[i].n ? st[i].pcs[0] : 0;
+		struct top_group *g = top_group(t, keys, TOP_RUN, 0, ip ? top_site(t, ip) : NULL, ip);
+
+		if (!g)
+			return -ENOMEM;
+		g->samples += (double)st[i].count;
+		t->v.samples += (double)st[i].count;
+	}
+	return 0;
+}
+
+int top_use_samples(struct top *t, struct cpu_prof *cpu, char *err, size_t errlen)
+{
+	t->cpu = cpu;
+	t->cthreads = cpu_threads(cpu, &t->ncthreads);
+	if (!t->cthreads)
+		return rr_fail(err, errlen, -ENOMEM, "out of memory");
+	t->v.trace = true;
+	return 0;
+}
+
 int top_refresh(struct top *t, char *err, size_t errlen)
 {
 	struct hmap keys = { 0 }, procs = { 0 };
@@ -560,7 +644,7 @@ int top_refresh(struct top *t, char *err, size_t errlen)
 	ret = rr_live_hdr(t->f, &t->v.hdr, err, errlen);
 	if (ret)
 		return ret;
-	t->v.alive = rr_alive(t->f) == 1;
+	t->v.alive = !t->cpu && rr_alive(t->f) == 1;
 	now = rr_mono_ns();
 	t->v.first = !t->last_ns;
 	t->v.interval_ns = t->last_ns ? now - t->last_ns : 0;
@@ -591,13 +675,17 @@ int top_refresh(struct top *t, char *err, size_t errlen)
 	}
 	t->v.corrupt = sl.corrupt;
 	t->v.changing = sl.changing;
+	if (t->cpu)
+		ret = top_trace_groups(t, &keys);
 	for (size_t i = 0; i < sl.n && !ret; i++) {
 		const struct rr_slot *s = &sl.v[i];
 
-		if (s->kind != RIP_KIND_THREAD || s->state != RIP_SLOT_RUNNING ||
-		    s->index >= t->f->hdr.slot_count)
+		if (s->kind != RIP_KIND_THREAD || s->index >= t->f->hdr.slot_count)
 			continue;
-		ret = top_slot(t, &keys, &procs, s, now_ticks);
+		if (s->state == RIP_SLOT_RUNNING)
+			ret = top_slot(t, &keys, &procs, s, now_ticks);
+		else if (s->state == RIP_SLOT_EXITED && !t->v.alive && !t->cpu)
+			ret = top_gone(t, &keys, s); /* dead: what exited threads sampled counts */
 	}
 	if (!ret && t->v.alive)
 		ret = top_noslot(t, &keys, &procs);

@@ -23,7 +23,10 @@
  * (8 of 4 entries): the count of a busy thread is estimated from how far
  * its ring moved.  The first refresh has no interval: CPU is 0 and
  * every sample in the rings counts.  A file whose process is gone has no
- * /proc: CPU is then each group's share of the samples.
+ * /proc: CPU is then each group's share of the samples, and the samples
+ * that threads which exited left in their slots count too.  Of a recorded
+ * trace (top_use_samples), every sample it holds counts, by the function
+ * it was taken in.
  *
  * Never prints; symbols through read/sym.h.
  */
@@ -91,6 +94,7 @@ struct top_group {
 struct top_view {
 	pid_t pid;
 	bool alive;
+	bool trace;		/* the samples are a recorded trace's (top_use_samples) */
 	bool first;		/* the first refresh: no interval yet */
 	int64_t interval_ns;	/* since the previous refresh */
 	struct rip_file_hdr hdr; /* the header as it was read (sampling status) */
@@ -108,6 +112,14 @@ struct top;
 /* A pass over the file f (opened by the caller, who closes it after top_free). */
 int top_new(struct rr_file *f, const struct top_opts *o, struct top **out, char *err,
 	    size_t errlen);
+/*
+ * A recorded trace's view (rip run --sample): the samples are cpu's (every
+ * rip:sample event of the trace, analysis/cpu.h, owned by the caller and
+ * kept until top_free), the threads and waits those of f, the copy of the
+ * ring file the trace keeps.  0 or -ENOMEM.
+ */
+struct cpu_prof;
+int top_use_samples(struct top *t, struct cpu_prof *cpu, char *err, size_t errlen);
 /* Read the file and /proc again.  0 or -errno with a message. */
 int top_refresh(struct top *t, char *err, size_t errlen);
 /* Sort the groups (each thread's group index follows). */

@@ -22,6 +22,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <rip/resource.h>
+
 #include "read/consume.h"
 
 #define REC_MAX_WARNINGS 10
@@ -178,7 +180,8 @@ int rec_attach(struct rec *r, const char *path, char *err, size_t errlen)
 	r->types = rec_zalloc(1, sizeof(*r->types));
 	r->bad = rec_zalloc(r->nrings, sizeof(*r->bad));
 	r->discarded0 = rec_zalloc(r->nrings, sizeof(*r->discarded0));
-	r->pc = rec_zalloc(r->nrings, sizeof(*r->pc));
+	/* one more: the stream of the CPU samples may come after every ring's */
+	r->pc = rec_zalloc(r->nrings + 1, sizeof(*r->pc));
 	if (!r->types || !r->bad || !r->discarded0 || !r->pc) {
 		snprintf(err, errlen, "out of memory");
 		ret = -ENOMEM;
@@ -218,8 +221,22 @@ int rec_open_trace(struct rec *r, const char *dir, char *err, size_t errlen)
 
 void rec_defer_sync(struct rec *r)
 {
+	r->nosync = true;
 	if (r->w)
 		trace_w_nosync(r->w);
+}
+
+/* The copy of the ring file in the trace (keep_ring); ring_err says why not. */
+static void rec_keep_ring(struct rec *r)
+{
+	char path[PATH_MAX + 16];
+
+	if (snprintf(path, sizeof(path), "%s/%s", r->dir, RR_TRACE_RING) >= (int)sizeof(path)) {
+		rr_fail(r->ring_err, sizeof(r->ring_err), -ENAMETOOLONG, "%s: path too long", r->dir);
+		return;
+	}
+	if (!rr_copy(&r->f, path, !r->nosync, r->ring_err, sizeof(r->ring_err)))
+		r->ring_kept = true;
 }
 
 /* Streaming to relayd failed: say why once; the local trace goes on. */
@@ -540,6 +557,47 @@ static int rec_rly_flush(struct rec *r, char *err, size_t errlen)
 	return -EIO;
 }
 
+/*
+ * The CPU samples' pass when one is due (always with final): the collector
+ * is made once the file says the sampler started.  An error that only
+ * costs the samples stops taking them (smp_err says why); -EIO (the file
+ * shrank) is returned.
+ */
+static int rec_samples(struct rec *r, bool final, char *err, size_t errlen)
+{
+	const char *tmp = getenv("TMPDIR");
+	char why[RR_ERR_MAX];
+	uint32_t hz;
+	int ret;
+
+	if (r->smp_off)
+		return 0;
+	if (!r->smp) {
+		if (rr_live_u32(&r->f, offsetof(struct rip_file_hdr, sample_hz), &hz, why,
+				sizeof(why)) || !hz)
+			return 0;
+		ret = rr_live_hdr(&r->f, &r->f.hdr, why, sizeof(why));
+		if (!ret)
+			ret = smp_new(&r->f, r->w ? r->dir : tmp && *tmp ? tmp : "/tmp", &r->smp,
+				      why, sizeof(why));
+		if (ret) {
+			snprintf(r->smp_err, sizeof(r->smp_err), "%s", why);
+			r->smp_off = true;
+			return 0;
+		}
+	}
+	ret = smp_poll(r->smp, final, why, sizeof(why));
+	if (ret == -EIO) {
+		snprintf(err, errlen, "%s", why);
+		return ret;
+	}
+	if (ret < 0) {
+		snprintf(r->smp_err, sizeof(r->smp_err), "%s", why);
+		r->smp_off = true;
+	}
+	return 0;
+}
+
 int rec_poll(struct rec *r, char *err, size_t errlen)
 {
 	uint32_t n = rec_rings_used(r);
@@ -554,6 +612,9 @@ int rec_poll(struct rec *r, char *err, size_t errlen)
 		if (ret < 0)
 			return ret;
 	}
+	ret = rec_samples(r, false, err, errlen);
+	if (ret)
+		return ret;
 	ret = rec_rly_flush(r, err, errlen);
 	if (ret)
 		return ret;
@@ -629,6 +690,71 @@ int rec_tick(struct rec *r, uint64_t margin_ns, char *err, size_t errlen)
 	if (ret)
 		return ret;
 	return (int)(r->st.packets - before);
+}
+
+static int rec_smp_packet(uint32_t stream, const struct rip_packet *hdr, const uint8_t *body,
+			  size_t blen, void *arg)
+{
+	struct rec *r = arg;
+
+	return rec_emit(r, stream, hdr, body, blen);
+}
+
+/* The last pass over the samples, and every sample, as the stream after the rings'. */
+static int rec_samples_end(struct rec *r, char *err, size_t errlen)
+{
+	uint32_t stream = r->nstreams;
+	int ret;
+
+	ret = rec_samples(r, true, err, errlen);
+	if (ret || !r->smp)
+		return ret;
+	r->st.samples = smp_taken(r->smp);
+	r->st.samples_lost = smp_lost(r->smp);
+	if (!r->st.samples)
+		return 0;
+	if (stream >= TRACE_MAX_STREAMS || stream > r->nrings) {
+		snprintf(r->smp_err, sizeof(r->smp_err),
+			 "no stream left for the CPU samples (%u streams)", stream);
+		r->st.samples_lost += r->st.samples;
+		r->st.samples = 0;
+		return 0;
+	}
+	/* the type, for relayd's metadata (rec_declare) */
+	smp_type(&r->types->t[SMP_TYPE_ID]);
+	ret = smp_emit(r->smp, stream, r->st.samples_lost, rec_smp_packet, r, err, errlen);
+	if (ret && r->cb_failed)
+		snprintf(err, errlen, "%s", r->cb_err);
+	return ret;
+}
+
+/* The trace's index names the samples' type, its category and the threads that took them. */
+static int rec_samples_info(struct rec *r, struct trace_info *info, char *err, size_t errlen)
+{
+	const struct trace_name *v;
+	struct trace_name *names;
+	size_t n;
+
+	if (!r->smp || !r->st.samples)
+		return 0;
+	if (!info->types.t[SMP_TYPE_ID].valid)
+		info->types.count++;
+	smp_type(&info->types.t[SMP_TYPE_ID]);
+	if (!info->types.cats[RIP_CAT_SAMPLE][0])
+		snprintf(info->types.cats[RIP_CAT_SAMPLE], RIP_CATEGORY_NAME_MAX, "%s",
+			 SMP_CATEGORY_NAME);
+	smp_names(r->smp, &v, &n);
+	if (!n)
+		return 0;
+	names = realloc(info->names, (info->idx.nnames + n) * sizeof(*names));
+	if (!names)
+		return rr_fail(err, errlen, -ENOMEM, "out of memory");
+	/* before the slots' own entries, which name what the file holds at the end: they win */
+	memmove(names + n, names, info->idx.nnames * sizeof(*names));
+	memcpy(names, v, n * sizeof(*names));
+	info->names = names;
+	info->idx.nnames += (uint32_t)n;
+	return 0;
 }
 
 /* Events no ring counted (ev_lost): one more empty packet at the end of the first stream. */
@@ -718,6 +844,8 @@ int rec_finish(struct rec *r, char *err, size_t errlen)
 	for (uint32_t i = 0; !ret && i < rec_rings_used(r); i++)
 		if (!r->bad[i])
 			ret = rec_consume(r, i, true, err, errlen);
+	if (!ret)
+		ret = rec_samples_end(r, err, errlen);
 	r->st.discarded = rec_discarded_now(r) - r->st.discarded_before;
 	/*
 	 * What no ring counted, into the trace's packets too (all of it, as the
@@ -750,8 +878,18 @@ int rec_finish(struct rec *r, char *err, size_t errlen)
 	info->idx.lost_packets = r->st.lost_packets + r->st.corrupt;
 	info->idx.nstreams = r->nstreams;
 	info->idx.events = r->st.events;
+	ret = rec_samples_info(r, info, err, errlen);
+	if (ret) {
+		char ignore[RR_ERR_MAX];
+
+		if (w)
+			trace_w_finish(w, info, ignore, sizeof(ignore));
+		goto out_info;
+	}
 	if (w)
 		ret = trace_w_finish(w, info, err, errlen);
+	if (w && !ret && r->keep_ring)
+		rec_keep_ring(r);
 	rec_relayd_end(r, info);
 out_info:
 	trace_info_free(info);
@@ -783,7 +921,9 @@ void rec_close(struct rec *r)
 	rec_zfree(r->types, 1, sizeof(*r->types));
 	rec_zfree(r->bad, r->nrings, sizeof(*r->bad));
 	rec_zfree(r->discarded0, r->nrings, sizeof(*r->discarded0));
-	rec_zfree(r->pc, r->nrings, sizeof(*r->pc));
+	rec_zfree(r->pc, r->nrings + 1, sizeof(*r->pc));
+	smp_free(r->smp);
+	r->smp = NULL;
 	free(r->declared);
 	rly_free(r->rly);
 	r->types = NULL;

@@ -14,6 +14,10 @@
  *	rec_finish(&r, err, len);		  drain, metadata, index
  *	rec_close(&r);				  detach, free
  *
+ * CPU samples (rip run --sample) are taken out of the snap rings as they
+ * come (read/samples.h) and written, at the end, as a stream of their own
+ * after the rings'.
+ *
  * Streaming to lttng-relayd too (or only: no rec_open_trace), after
  * rec_attach: rec_relayd(&r, rly, ...) sends the metadata's head, then
  * every packet goes to both; rec_tick(&r, ...) once per live period sends
@@ -33,6 +37,7 @@
 #include "read/evread.h"
 #include "read/relayd.h"
 #include "read/ringfile.h"
+#include "read/samples.h"
 #include "read/trace.h"
 
 struct rec_stats {
@@ -45,6 +50,8 @@ struct rec_stats {
 	uint64_t discarded;	   /* events dropped or overwritten while we recorded */
 	uint64_t noring_before;	   /* of discarded_before: events that found no ring (ev_lost) */
 	uint64_t noring;	   /* events that found no ring, in all (ev_lost at the end) */
+	uint64_t samples;	   /* CPU samples written (rip:sample events, read/samples.h) */
+	uint64_t samples_lost;	   /* stored by the sampler but never seen by us */
 };
 
 /* Per ring: the open packet sent in pieces so far (rec_tick), and what went out last. */
@@ -81,6 +88,18 @@ struct rec {
 	unsigned rly_linger_ms; /* streams stay open this long after the end (rly_close) */
 	bool *declared;	      /* per type id: its TSDL went to relayd */
 	uint32_t ndeclared;
+	bool nosync;	      /* rec_defer_sync: the caller syncs the file system */
+	struct smp *smp;      /* the CPU samples being taken (read/samples.h), NULL: none yet */
+	bool smp_off;	      /* not to be taken (smp_err says why, if it is an error) */
+	char smp_err[RR_ERR_MAX];
+	/*
+	 * Set by the caller before rec_finish: keep a copy of the ring file in
+	 * the trace (RR_TRACE_RING), for rip ps and rip top after the process;
+	 * ring_kept says whether it was made; if not, ring_err why (the trace
+	 * is whole without it).
+	 */
+	bool keep_ring, ring_kept;
+	char ring_err[RR_ERR_MAX + 64];
 	/* Called with each warning (a packet skipped, a type table unreadable); NULL: none. */
 	void (*warn)(const char *msg, void *arg);
 	void *warn_arg;
@@ -123,7 +142,10 @@ const char *rec_relayd_error(const struct rec *r);
  * in flight is missing from relayd's copies.  Why, or NULL.
  */
 const char *rec_relayd_gap(const struct rec *r);
-/* Drain what is left, take the open packets, write metadata and index. */
+/*
+ * Drain what is left, take the open packets, write metadata and index (and
+ * with keep_ring the copy of the ring file).
+ */
 int rec_finish(struct rec *r, char *err, size_t errlen);
 /*
  * Stop consuming (writers in block mode stop waiting for us) and free

@@ -364,6 +364,7 @@ bool rr_all_digits(const char *s)
 int rr_open_target(const char *target, struct rr_file *f, char *err, size_t errlen)
 {
 	char path[PATH_MAX];
+	struct stat st;
 	int ret;
 
 	memset(f, 0, sizeof(*f));
@@ -377,8 +378,106 @@ int rr_open_target(const char *target, struct rr_file *f, char *err, size_t errl
 		if (ret)
 			return ret;
 		target = path;
+	} else if (!stat(target, &st) && S_ISDIR(st.st_mode)) {
+		/* A trace directory: the copy of the ring file rip run kept there. */
+		if (snprintf(path, sizeof(path), "%s/%s", target, RR_TRACE_RING) >= (int)sizeof(path))
+			return rr_fail(err, errlen, -ENAMETOOLONG, "%s: path too long", target);
+		if (lstat(path, &st) || !S_ISREG(st.st_mode))
+			return rr_fail(err, errlen, -ENOENT,
+				       "%s: a directory without a ring file (%s): rip run keeps one "
+				       "in its program's trace (not in its children's, nor rip "
+				       "record or rip snapshot in theirs); give a pid or a ring file",
+				       target, RR_TRACE_RING);
+		target = path;
 	}
 	return rr_open(target, f, err, errlen);
+}
+
+/* Are the n bytes at p all zero? */
+static bool rr_zero(const uint8_t *p, size_t n)
+{
+	const uint64_t *w = (const uint64_t *)p;
+	size_t k;
+
+	for (k = 0; k < n / 8; k++)
+		if (w[k])
+			return false;
+	for (k *= 8; k < n; k++)
+		if (p[k])
+			return false;
+	return true;
+}
+
+int rr_copy(const struct rr_file *f, const char *dst, bool sync, char *err, size_t errlen)
+{
+	const size_t chunk = 1u << 20;
+	uint64_t size = f->len, off = 0;
+	uint8_t *buf = NULL;
+	int out, ret = 0;
+
+	if (f->fd < 0 || f->legacy_raw)
+		return rr_fail(err, errlen, -EINVAL, "%s: not a ring file to copy", f->path);
+	out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (out < 0)
+		return rr_fail(err, errlen, -errno, "%s: %s", dst, strerror(errno));
+	buf = malloc(chunk);
+	if (!buf) {
+		ret = rr_fail(err, errlen, -ENOMEM, "out of memory");
+		goto err_unlink;
+	}
+	while (off < size) {
+		off_t data = lseek(f->fd, (off_t)off, SEEK_DATA), hole;
+
+		if (data < 0 && errno == ENXIO)
+			break; /* holes to the end */
+		if (data < 0)
+			data = (off_t)off; /* no SEEK_DATA here: read it all, zeros stay holes */
+		hole = lseek(f->fd, data, SEEK_HOLE);
+		if (hole < 0 || (uint64_t)hole > size)
+			hole = (off_t)size;
+		for (uint64_t p = (uint64_t)data; p < (uint64_t)hole;) {
+			size_t want = (uint64_t)hole - p < chunk ? (size_t)((uint64_t)hole - p) : chunk;
+			ssize_t n = pread(f->fd, buf, want, (off_t)p);
+
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n < 0) {
+				ret = rr_fail(err, errlen, -errno, "%s: %s", f->path, strerror(errno));
+				goto err_unlink;
+			}
+			if (n == 0) {
+				size = p; /* it shrank: what is there */
+				break;
+			}
+			if (!rr_zero(buf, (size_t)n)) {
+				ssize_t w = pwrite(out, buf, (size_t)n, (off_t)p);
+				int e = w < 0 ? errno : ENOSPC; /* a short write: the disk is full */
+
+				if (w < 0 && e == EINTR)
+					continue;
+				if (w != n) {
+					ret = rr_fail(err, errlen, -e, "%s: %s", dst, strerror(e));
+					goto err_unlink;
+				}
+			}
+			p += (uint64_t)n;
+		}
+		off = (uint64_t)hole;
+	}
+	if (ftruncate(out, (off_t)size) || (sync && fsync(out))) {
+		ret = rr_fail(err, errlen, -errno, "%s: %s", dst, strerror(errno));
+		goto err_unlink;
+	}
+	free(buf);
+	if (close(out))
+		return rr_fail(err, errlen, -errno, "%s: %s", dst, strerror(errno));
+	return 0;
+
+err_unlink:
+	free(buf);
+	close(out);
+	unlink(dst);
+	return ret;
 }
 
 int rr_open_legacy(const char *path, struct rr_file *f, char *err, size_t errlen)
@@ -589,6 +688,16 @@ static void rr_copy_wait(const struct rip_wait *src, struct rr_slot *d)
 	d->wait_torn = true;
 }
 
+/* Slot i's sample ring (rip/abi.h), NULL when the file has no sample area. */
+static const struct rip_sample_ring *rr_sample_ring(const struct rr_file *f, uint32_t i)
+{
+	if (!f->hdr.sample_off)
+		return NULL;
+	/* rr_check_hdr: slot_count rings fit the file from sample_off */
+	return (const struct rip_sample_ring *)(f->map + f->hdr.sample_off +
+						(size_t)i * RIP_SAMPLE_RING_SIZE);
+}
+
 /*
  * The CPU samples of a slot from its sample ring (rip/abi.h; NULL: the file
  * has none), into d->samp[] with their positions, when they are the samples
@@ -794,12 +903,7 @@ int rr_read_slots(struct rr_file *f, struct rr_slots *out, char *err, size_t err
 		const struct rip_slot *src =
 			(const struct rip_slot *)(f->map + f->hdr.slot_off +
 						  (size_t)i * RIP_SLOT_SIZE);
-		const struct rip_sample_ring *sr =
-			f->hdr.sample_off ? (const struct rip_sample_ring *)(f->map +
-									      f->hdr.sample_off +
-									      (size_t)i *
-										      RIP_SAMPLE_RING_SIZE)
-					  : NULL;
+		const struct rip_sample_ring *sr = rr_sample_ring(f, i);
 		struct rr_slot *d = &out->v[out->n];
 		const char *why;
 
@@ -833,6 +937,53 @@ int rr_read_slots(struct rr_file *f, struct rr_slots *out, char *err, size_t err
 	}
 	rr_guard_leave();
 	return 0;
+}
+
+int rr_slot_marks(struct rr_file *f, uint64_t *marks, uint32_t n, char *err, size_t errlen)
+{
+	sigjmp_buf jb;
+
+	if (f->legacy_raw || n > f->hdr.slot_count)
+		return rr_fail(err, errlen, -EINVAL, "%s: no such slots", f->path);
+	if (rr_guard_enter(&jb))
+		return rr_fail(err, errlen, -EIO, "%s: the file shrank while being read", f->path);
+	for (uint32_t i = 0; i < n; i++) {
+		const struct rip_slot *src =
+			(const struct rip_slot *)(f->map + f->hdr.slot_off + (size_t)i * RIP_SLOT_SIZE);
+		const struct rip_sample_ring *sr = rr_sample_ring(f, i);
+		/* Marks only: whoever acts on a change copies the slot (rr_read_slot) with the protocol. */
+		uint32_t gen = __atomic_load_n(&src->gen, __ATOMIC_RELAXED);
+		/* the samples' own sequence, or the snap ring's in a file without sample rings */
+		uint32_t seq = sr ? __atomic_load_n(&sr->seq, __ATOMIC_RELAXED)
+				  : __atomic_load_n(&src->snap_seq, __ATOMIC_RELAXED);
+
+		marks[i] = (uint64_t)gen << 32 | seq;
+	}
+	rr_guard_leave();
+	return 0;
+}
+
+int rr_read_slot(struct rr_file *f, uint32_t i, struct rr_slot *d, char *err, size_t errlen)
+{
+	const struct rip_slot *src;
+	const char *why;
+	sigjmp_buf jb;
+	int changing;
+
+	memset(d, 0, sizeof(*d));
+	if (f->legacy_raw || i >= f->hdr.slot_count)
+		return rr_fail(err, errlen, -EINVAL, "%s: no slot %u", f->path, i);
+	src = (const struct rip_slot *)(f->map + f->hdr.slot_off + (size_t)i * RIP_SLOT_SIZE);
+	if (rr_guard_enter(&jb))
+		return rr_fail(err, errlen, -EIO, "%s: the file shrank while being read", f->path);
+	changing = rr_copy_slot(src, rr_sample_ring(f, i), d);
+	rr_guard_leave();
+	if (changing || (d->state == RIP_SLOT_FREE && d->kind == RIP_KIND_NONE))
+		return 1; /* free (as rr_read_slots: never used, or taken and not set up yet) */
+	why = rr_slot_invalid(d, i);
+	if (why)
+		return rr_fail(err, errlen, -EBADMSG, "%s: slot %u: %s", f->path, i, why);
+	return d->state == RIP_SLOT_FREE;
 }
 
 void rr_slots_free(struct rr_slots *s)
@@ -977,6 +1128,40 @@ bool rr_replaced(const struct rr_file *f)
 	return rr_same_process(f) && (rr_execed(f) || rr_maps_file(f->hdr.pid, f->fd) == 0);
 }
 
+int rr_exec_image(const struct rr_file *f, pid_t pid, bool exited, char *buf, size_t len)
+{
+	char path[64], img[PATH_MAX];
+	ssize_t n = -1;
+	int fd;
+
+	if (!exited) {
+		snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+		n = readlink(path, img, sizeof(img) - 1);
+	}
+	if (n > 0) {
+		img[n] = 0;
+		if (!strcmp(img, f->hdr.exe))
+			return 0;
+		snprintf(buf, len, "%s", img);
+		return 1;
+	}
+	/* exited (its image is released, its name stays until it is reaped) */
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, img, 64);
+	close(fd);
+	if (n <= 0)
+		return -EIO;
+	img[n] = 0;
+	img[strcspn(img, "\n")] = 0;
+	if (!strcmp(img, f->hdr.comm))
+		return 0;
+	snprintf(buf, len, "%s", img);
+	return 1;
+}
+
 /*
  * Ticks to ns as a multiply and a shift (ns = d * mult >> 32, mult =
  * 1e9 * 2^32 / hz): readers convert every event, and a 128-bit division
@@ -1044,13 +1229,169 @@ bool rr_is_ring(const char *path)
 	return ok;
 }
 
+int rr_run_dir_hold(const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	if (flock(fd, LOCK_EX | LOCK_NB)) {
+		int e = errno;
+
+		close(fd);
+		return -e;
+	}
+	return fd;
+}
+
+bool rr_run_dir_held(const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	bool held;
+
+	if (fd < 0)
+		return true;
+	held = flock(fd, LOCK_EX | LOCK_NB) != 0;
+	close(fd); /* and the lock we may have taken with it */
+	return held;
+}
+
+int rr_run_dir_release(const char *path, char *out, size_t len)
+{
+	const char *base = strrchr(path, '/'), *dir;
+	int n;
+
+	if (!base || base == path)
+		return -EINVAL;
+	/* the directory that holds rip run's: path is PARENT/rip-run.XXXXXX/NAME */
+	for (dir = base - 1; dir > path && *dir != '/'; dir--)
+		;
+	if (*dir != '/' || strncmp(dir + 1, RR_RUN_DIR_PREFIX, strlen(RR_RUN_DIR_PREFIX)))
+		return -EINVAL;
+	n = snprintf(out, len, "%.*s%s", (int)(dir - path), path, base);
+	if (n < 0 || (size_t)n >= len)
+		return -ENAMETOOLONG;
+	/* link never replaces a file; a rename would */
+	if (link(path, out))
+		return -errno;
+	if (unlink(path)) {
+		int e = errno;
+
+		unlink(out);
+		return -e;
+	}
+	return 0;
+}
+
+pid_t rr_ring_name_pid(const char *name)
+{
+	size_t n = strlen(name);
+	char *end;
+	long pid;
+
+	if (strncmp(name, "rip-", 4) || n < 10 || strcmp(name + n - 5, ".ring"))
+		return 0;
+	errno = 0;
+	pid = strtol(name + 4, &end, 10);
+	if (errno || *end != '-' || pid <= 0 || pid > 0x3fffffff || end == name + 4)
+		return 0;
+	return (pid_t)pid;
+}
+
+/* Is name one of rip run's directories? */
+static bool rr_run_dir_name(const char *name)
+{
+	return !strncmp(name, RR_RUN_DIR_PREFIX, strlen(RR_RUN_DIR_PREFIX)) &&
+	       name[strlen(RR_RUN_DIR_PREFIX)] && !strchr(name, '/');
+}
+
+/* The caller's regular files of dir, and (depth 0) of its rip run directories. */
+static int rr_each_in(const char *dir, int depth, rr_file_cb cb, void *arg)
+{
+	struct dirent **names;
+	int n = scandir(dir, &names, NULL, alphasort), ret = 0;
+	uid_t me = geteuid();
+
+	if (n < 0)
+		return -errno;
+	for (int k = 0; k < n; k++) {
+		char path[PATH_MAX];
+		struct stat st;
+		int len;
+
+		if (ret)
+			goto next;
+		len = snprintf(path, sizeof(path), "%s/%s", dir, names[k]->d_name);
+		if (len < 0 || (size_t)len >= sizeof(path) || lstat(path, &st) || st.st_uid != me)
+			goto next;
+		if (S_ISREG(st.st_mode)) {
+			ret = cb(path, &st, arg);
+		} else if (S_ISDIR(st.st_mode) && depth == 0 && rr_run_dir_name(names[k]->d_name) &&
+			   !(st.st_mode & 022)) {
+			int e = rr_each_in(path, 1, cb, arg);
+
+			if (e > 0)
+				ret = e; /* the callback's: stop; an unreadable directory is skipped */
+			else if (e < 0 && e != -ENOENT && e != -EACCES && e != -ENOTDIR)
+				ret = e;
+			else
+				ret = cb(path, &st, arg); /* the directory itself, after its files */
+		}
+	next:
+		free(names[k]);
+	}
+	free(names);
+	return ret;
+}
+
+int rr_each_file(const char *only_dir, rr_file_cb cb, void *arg, char *err, size_t errlen)
+{
+	char dirs[3][PATH_MAX];
+	int nd, ret = 0;
+
+	if (only_dir) {
+		ret = rr_each_in(only_dir, 0, cb, arg);
+		if (ret < 0 && ret != -ENOMEM)
+			return rr_fail(err, errlen, ret, "%s: %s", only_dir, strerror(-ret));
+		return ret;
+	}
+	nd = rr_dirs(dirs, 3);
+	for (int i = 0; i < nd && !ret; i++) {
+		ret = rr_each_in(dirs[i], 0, cb, arg);
+		if (ret < 0 && ret != -ENOMEM)
+			ret = 0; /* a directory that is not there */
+	}
+	if (ret == -ENOMEM)
+		rr_fail(err, errlen, ret, "out of memory");
+	return ret;
+}
+
+struct rr_find {
+	pid_t pid;
+	char best[PATH_MAX];
+	time_t mtime;
+};
+
+static int rr_find_one(const char *path, const struct stat *st, void *arg)
+{
+	struct rr_find *fd = arg;
+	const char *base = strrchr(path, '/');
+
+	if (!S_ISREG(st->st_mode) || rr_ring_name_pid(base ? base + 1 : path) != fd->pid)
+		return 0;
+	if (!fd->best[0] || st->st_mtime >= fd->mtime) {
+		snprintf(fd->best, sizeof(fd->best), "%s", path);
+		fd->mtime = st->st_mtime;
+	}
+	return 0;
+}
+
 int rr_find_pid(pid_t pid, char *path, size_t len, char *err, size_t errlen)
 {
-	char dirs[3][PATH_MAX], maps[64], line[PATH_MAX + 256], best[PATH_MAX] = "";
-	char prefix[32];
-	time_t best_mtime = 0;
+	char maps[64], line[PATH_MAX + 256];
+	struct rr_find fd = { .pid = pid };
 	FILE *fp;
-	int nd;
+	int ret;
 
 	/* A live process: whatever ring file it has mapped, wherever it is. */
 	snprintf(maps, sizeof(maps), "/proc/%d/maps", (int)pid);
@@ -1077,41 +1418,18 @@ int rr_find_pid(pid_t pid, char *path, size_t len, char *err, size_t errlen)
 		}
 		fclose(fp);
 	}
-	/* A dead one (or one we cannot inspect): its file by name, the newest. */
-	snprintf(prefix, sizeof(prefix), "rip-%d-", (int)pid);
-	nd = rr_dirs(dirs, 3);
-	for (int i = 0; i < nd; i++) {
-		DIR *d = opendir(dirs[i]);
-		struct dirent *e;
-
-		if (!d)
-			continue;
-		while ((e = readdir(d))) {
-			char full[PATH_MAX];
-			struct stat st;
-			int n;
-
-			if (strncmp(e->d_name, prefix, strlen(prefix)))
-				continue;
-			n = snprintf(full, sizeof(full), "%s/%s", dirs[i], e->d_name);
-			if (n < 0 || (size_t)n >= sizeof(full) || lstat(full, &st) ||
-			    !S_ISREG(st.st_mode))
-				continue;
-			if (!best[0] || st.st_mtime >= best_mtime) {
-				snprintf(best, sizeof(best), "%s", full);
-				best_mtime = st.st_mtime;
-			}
-		}
-		closedir(d);
-	}
-	if (!best[0])
+	/* A dead one (or one we cannot inspect): its file by name, the newest of ours. */
+	ret = rr_each_file(NULL, rr_find_one, &fd, err, errlen);
+	if (ret < 0)
+		return ret;
+	if (!fd.best[0])
 		return rr_fail(err, errlen, -ENOENT,
 			       "no ring file for pid %d (is it linked with librip and run with "
 			       "RIP_RING=1? is RIP_DIR the same?)",
 			       (int)pid);
-	if (strlen(best) >= len)
+	if (strlen(fd.best) >= len)
 		return rr_fail(err, errlen, -ENAMETOOLONG, "path too long");
-	snprintf(path, len, "%s", best);
+	snprintf(path, len, "%s", fd.best);
 	return 0;
 }
 

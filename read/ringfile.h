@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include <rip/abi.h>
@@ -134,11 +135,29 @@ bool rr_is_ring(const char *path);
 bool rr_all_digits(const char *s);
 
 /*
- * Open TARGET, a pid (its ring file: rr_find_pid) or a ring file path,
- * validated as rr_open does.  0, or -errno with the reason in err (-ERANGE:
- * a number that cannot be a pid).
+ * The copy of its ring file that rip run keeps in a trace directory (a
+ * dot file: CTF readers skip it), for rip ps and rip top after the process
+ * is gone.
+ */
+#define RR_TRACE_RING ".rip-ring"
+
+/*
+ * Open TARGET, a pid (its ring file: rr_find_pid), a ring file path or a
+ * trace directory (its RR_TRACE_RING copy), validated as rr_open does.  0,
+ * or -errno with the reason in err (-ERANGE: a number that cannot be a pid;
+ * -ENOENT for a trace without a copy).
  */
 int rr_open_target(const char *target, struct rr_file *f, char *err, size_t errlen);
+
+/*
+ * Copy the ring file f to dst, a new file (O_EXCL|O_NOFOLLOW, mode 0600):
+ * its holes stay holes (a ring file reserves its whole size, of which a
+ * process touches little), and so do pages of zeros.  With sync, fsync'd.
+ * Read through the descriptor, never the mapping: a file that shrinks under
+ * us gives a short copy, not a SIGBUS.  0, or -errno with a message (what
+ * was written is removed).
+ */
+int rr_copy(const struct rr_file *f, const char *dst, bool sync, char *err, size_t errlen);
 
 /*
  * Open and validate a ring file.  0, or -errno with a one-line explanation
@@ -174,6 +193,20 @@ int rr_open_legacy(const char *path, struct rr_file *f, char *err, size_t errlen
 int rr_read_slots(struct rr_file *f, struct rr_slots *out, char *err, size_t errlen);
 void rr_slots_free(struct rr_slots *s);
 
+/*
+ * For a reader that polls a live file for what moved: marks[i] = gen << 32 |
+ * snap_seq of slot i, for i < n (n at most the slots ever used, which the
+ * caller read from the header: fresh), two loads a slot.  0, or -EIO when
+ * the file shrank.
+ */
+int rr_slot_marks(struct rr_file *f, uint64_t *marks, uint32_t n, char *err, size_t errlen);
+/*
+ * One consistent copy of slot i (i < slot_count), as rr_read_slots makes
+ * it: 0, 1 when it is free or kept changing while we read it, -EBADMSG
+ * when it is corrupt (why in err), -EIO when the file shrank.
+ */
+int rr_read_slot(struct rr_file *f, uint32_t i, struct rr_slot *d, char *err, size_t errlen);
+
 /* The module map: entries [0, n), each path NUL-terminated.  Free with free(). */
 int rr_read_modules(struct rr_file *f, struct rip_module **out, size_t *n, char *err,
 		    size_t errlen);
@@ -188,6 +221,15 @@ int rr_alive(struct rr_file *f);
  * (an exec rip run does not follow loads no librip) is found this way.
  */
 bool rr_replaced(const struct rr_file *f);
+
+/*
+ * Does pid, the process that wrote f (alive, or exited and not reaped yet:
+ * exited), run another image now, one that loaded no librip (an execve rip
+ * run does not follow)?  1 with the image in buf: its path
+ * (/proc/PID/exe), or only its name (comm) once it exited; 0 when it runs
+ * f's image; -errno when it cannot be told.
+ */
+int rr_exec_image(const struct rr_file *f, pid_t pid, bool exited, char *buf, size_t len);
 
 /*
  * Check the clock fields of a header (kind, rate, base, realtime offset are in
@@ -262,8 +304,47 @@ uint64_t rr_now_ticks(const struct rip_file_hdr *h);
 int rr_dirs(char dirs[][PATH_MAX], int max);
 
 /*
+ * The private directories rip run makes in a ring directory,
+ * rip-run.XXXXXX, for the ring files of the program it runs and of its
+ * children.  Files can outlive rip run there (one killed, a file being
+ * created when it ended): rip ls and rip gc look into them, rr_find_pid too.
+ * rip run holds a lock on its directory while it lives (rr_run_dir_hold),
+ * so that rip gc removes only a directory nobody uses (rr_run_dir_held).
+ */
+#define RR_RUN_DIR_PREFIX "rip-run."
+
+/* Lock dir for as long as the descriptor returned is open (-errno: no lock). */
+int rr_run_dir_hold(const char *dir);
+/* Does a live rip run hold dir (or can we not tell)? */
+bool rr_run_dir_held(const char *dir);
+/*
+ * Move the ring file at path, in one of rip run's directories, to the
+ * ring directory above it, under the same name (never replacing a file
+ * there): where it outlives rip run, and rip ls, rip gc and rip ps PID find
+ * it as any other.  Its new path into out.  0 or -errno.
+ */
+int rr_run_dir_release(const char *path, char *out, size_t len);
+
+/*
+ * Visit the caller's own files in the ring directories (only_dir instead,
+ * if given): every regular file owned by the caller (a shared directory is
+ * hostile: others' files are not read), in each directory and in the
+ * RR_RUN_DIR_PREFIX directories of the caller there, in name order.
+ * cb(path, st, arg) for each, and for each of those directories after its
+ * files (S_ISDIR(st->st_mode)); a nonzero return stops the walk and is
+ * returned.  A directory that cannot be read is skipped, or, for only_dir,
+ * -errno with a message in err.
+ */
+typedef int (*rr_file_cb)(const char *path, const struct stat *st, void *arg);
+int rr_each_file(const char *only_dir, rr_file_cb cb, void *arg, char *err, size_t errlen);
+
+/* Is name a ring file's name, rip-PID-START[.N].ring?  Its pid, else 0. */
+pid_t rr_ring_name_pid(const char *name);
+
+/*
  * Find the ring file of pid: a ring mapped by the live process (from
- * /proc/PID/maps), else rip-PID-*.ring in the ring directories (the newest).
+ * /proc/PID/maps), else the caller's newest rip-PID-*.ring in the ring
+ * directories or in rip run's directories there (rr_each_file).
  */
 int rr_find_pid(pid_t pid, char *path, size_t len, char *err, size_t errlen);
 

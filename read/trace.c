@@ -20,7 +20,6 @@
 
 #include "read/trace.h"
 
-#define TRACE_MAX_STREAMS 65536u
 #define TRACE_MAX_NAMES (1u << 23)
 #define TRACE_MAX_MODS (1u << 20)
 

@@ -27,6 +27,7 @@
 #include "read/ringfile.h"
 
 #define TRACE_INDEX ".rip-index"
+#define TRACE_MAX_STREAMS 65536u /* stream_N files, N below this */
 #define TRACE_MAGIC "RIPTRACE" /* its 8 characters, no NUL stored */
 #define TRACE_VERSION 1
 

@@ -13,11 +13,13 @@
  *           tracks: heap memory in use and open descriptors
  *   folded  one line per distinct stack, "outermost;...;leaf VALUE", for
  *           flamegraph.pl and speedscope: bytes allocated (or allocations,
- *           or bytes never freed) by the stacks of rip:bt, symbolized
+ *           or bytes never freed) by the stacks of rip:bt, or CPU samples
+ *           by the stacks of rip:sample (analysis/cpu.h), symbolized
  *   pprof   a gzipped profile.proto for go tool pprof, Pyroscope, Parca:
  *           a heap profile of the memory events (allocated and in use by
- *           stack, or only what leaked), where the threads of a ring file
- *           were, or events by stack and type (analysis/pprof.c)
+ *           stack, or only what leaked), a CPU profile of the samples,
+ *           where the threads of a ring file were, or events by stack and
+ *           type (analysis/pprof.c)
  *   text    exactly what `rip dump` prints
  *
  * Both chrome and folded follow memory and descriptors through
@@ -38,6 +40,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "analysis/cpu.h"
 #include "analysis/follow.h"
 #include "analysis/pprof.h"
 #include "analysis/stacks.h"
@@ -62,10 +65,13 @@ static const struct rip_cmd cmd_export_def = {
 		 "          runs as slices named after the coroutine, resource events with\n"
 		 "          their kind, counter tracks of memory in use and open descriptors\n"
 		 "  folded  folded stacks for flamegraph.pl and speedscope: one line\n"
-		 "          'outermost;...;leaf VALUE' per distinct allocation stack\n"
+		 "          'outermost;...;leaf VALUE' per distinct allocation stack, or\n"
+		 "          per CPU sample stack of a trace of rip run --sample\n"
 		 "  pprof   a gzipped pprof profile (go tool pprof, Grafana Pyroscope, Parca):\n"
 		 "          a heap profile when the trace has memory events (rip run --mem):\n"
 		 "          alloc_objects, alloc_space, inuse_objects, inuse_space by stack;\n"
+		 "          else a CPU profile when it has CPU samples (rip run --sample):\n"
+		 "          samples and cpu (nanoseconds) by stack;\n"
 		 "          of a ring file without them, where its threads were (one sample\n"
 		 "          per thread, its recent path as the stack); else events counted\n"
 		 "          by stack and type\n"
@@ -73,12 +79,14 @@ static const struct rip_cmd cmd_export_def = {
 		 "\n"
 		 "  -f, --format=FORMAT      chrome, folded, pprof or text (required)\n"
 		 "  -o, --output=OUT         the file to write; - for standard output\n"
-		 "      --value=WHAT         folded: bytes allocated (default), count of\n"
-		 "                           allocations, or leaked: bytes never freed\n"
+		 "      --value=WHAT         folded: bytes allocated (the default when there\n"
+		 "                           are allocations), count of allocations,\n"
+		 "                           leaked: bytes never freed, or samples: CPU\n"
+		 "                           samples (the default for a trace of them)\n"
 		 "      --leaks              pprof: only what was never freed (inuse_objects\n"
 		 "                           and inuse_space of the stacks that leaked)\n"
-		 "      --profile=KIND       pprof: heap, threads or events instead of the\n"
-		 "                           one the source suggests\n"
+		 "      --profile=KIND       pprof: heap, cpu, threads or events instead of\n"
+		 "                           the one the source suggests\n"
 		 "      --counter-interval=US  chrome: at most one counter sample per US\n"
 		 "                           microseconds (default 0: at every change)\n"
 		 "      --sysroot=DIR        find the traced host's binaries under DIR\n"
@@ -378,7 +386,7 @@ out:
 
 /* ---- folded --------------------------------------------------------------------------- */
 
-enum fo_value { FO_BYTES, FO_COUNT, FO_LEAKED };
+enum fo_value { FO_AUTO, FO_BYTES, FO_COUNT, FO_LEAKED, FO_SAMPLES };
 
 struct fo_line {
 	char *stack;
@@ -451,11 +459,39 @@ static char *fo_stack(const struct xr *x, struct rip_sym *sym, uint32_t bt)
 	return buf;
 }
 
+/* The folded stack of a CPU sample, outermost frame first; NULL when out of memory. */
+static char *fo_sample_stack(struct rip_sym *sym, const struct cpu_stack *st)
+{
+	char names[STK_MAX_INLINE][256], *buf = NULL;
+	size_t len = 0, cap = 0;
+	int ret = 0;
+
+	/* pcs[0] is where the thread was interrupted, the rest return addresses */
+	for (uint32_t i = st->n; i-- > 0 && !ret;) {
+		int k = stk_sample_names(sym, st->pcs[i], i == 0, names, STK_MAX_INLINE);
+
+		for (int j = 0; j < k && !ret; j++) {
+			if (len)
+				ret = fo_append(&buf, &len, &cap, ";");
+			if (!ret)
+				ret = fo_append(&buf, &len, &cap, names[j]);
+		}
+	}
+	if (!ret && !len)
+		ret = fo_append(&buf, &len, &cap, "[empty sample]");
+	if (ret) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
 static int export_folded(struct evs *s, FILE *out, enum fo_value what, const char *sysroot,
 			 const char *debug_dir, char *err, size_t errlen)
 {
 	struct stk_map leaked = { 0 };
 	struct fo_line *lines = NULL;
+	struct cpu_prof *cpu = NULL;
 	struct rip_sym *sym = NULL;
 	struct evs_totals tot;
 	struct evs_event e;
@@ -466,8 +502,15 @@ static int export_folded(struct evs *s, FILE *out, enum fo_value what, const cha
 	ret = xr_new(evs_types(s), true, &x, err, errlen);
 	if (ret)
 		return ret;
+	if (cpu_new(evs_types(s), &cpu)) {
+		snprintf(err, errlen, "out of memory");
+		ret = -ENOMEM;
+		goto out;
+	}
 	while ((ret = evs_next(s, &e, err, errlen)) > 0) {
 		ret = xr_event(x, &e);
+		if (ret >= 0)
+			ret = cpu_event(cpu, &e);
 		if (ret < 0) {
 			snprintf(err, errlen, "out of memory");
 			goto out;
@@ -475,12 +518,35 @@ static int export_folded(struct evs *s, FILE *out, enum fo_value what, const cha
 	}
 	if (ret < 0)
 		goto out;
+	/* Unasked, a trace of CPU samples and no allocations folds its samples. */
+	if (what == FO_AUTO)
+		what = !x->sites.n && cpu_samples(cpu) ? FO_SAMPLES : FO_BYTES;
 	ret = -ENOMEM;
 	snprintf(err, errlen, "out of memory");
 	/* What is live at the end, by backtrace. */
 	if (what == FO_LEAKED && xr_leaked(x, &leaked))
 		goto out;
-	{
+	if (what == FO_SAMPLES) {
+		char serr[RR_ERR_MAX];
+		const struct cpu_stack *st;
+		size_t n;
+
+		st = cpu_stacks(cpu, &n);
+		lines = calloc(n ? n : 1, sizeof(*lines));
+		if (!st || !lines)
+			goto out;
+		if (n && stk_sym_open(s, sysroot, debug_dir, &sym, serr, sizeof(serr)))
+			tool_err("warning: no symbols, frames are addresses: %s", serr);
+		for (size_t i = 0; i < n; i++) {
+			lines[nlines].stack = fo_sample_stack(sym, &st[i]);
+			if (!lines[nlines].stack)
+				goto out;
+			lines[nlines++].value = st[i].count;
+		}
+		if (!n)
+			tool_err("warning: no CPU samples in %s (record with rip run --sample)",
+				 evs_source(s));
+	} else {
 		const struct stk_map *m = what == FO_LEAKED ? &leaked : &x->sites;
 		char serr[RR_ERR_MAX];
 
@@ -523,6 +589,7 @@ out:
 	if (sym)
 		rip_sym_free(sym);
 	stk_map_free(&leaked);
+	cpu_free(cpu);
 	xr_free(x);
 	return ret;
 }
@@ -586,7 +653,7 @@ static int cmd_export(int argc, char **argv)
 	static char obuf[1 << 16];
 	char err[RR_ERR_MAX + PATH_MAX];
 	const char *fmt = NULL, *outpath = NULL, *value = NULL, *sysroot = NULL, *debug_dir = NULL;
-	enum fo_value what = FO_BYTES;
+	enum fo_value what = FO_AUTO;
 	struct pp_opts po = { 0 };
 	bool pprof_opt = false;
 	int64_t interval = 0;
@@ -616,9 +683,11 @@ static int cmd_export(int argc, char **argv)
 				what = FO_COUNT;
 			else if (!strcmp(optarg, "leaked"))
 				what = FO_LEAKED;
+			else if (!strcmp(optarg, "samples"))
+				what = FO_SAMPLES;
 			else
 				return tool_usage_error(&cmd_export_def,
-							"--value=%s: bytes, count or leaked",
+							"--value=%s: bytes, count, leaked or samples",
 							optarg);
 			break;
 		case 'I': {
@@ -642,7 +711,7 @@ static int cmd_export(int argc, char **argv)
 			pprof_opt = true;
 			if (pp_kind_parse(optarg, &po.kind))
 				return tool_usage_error(&cmd_export_def,
-							"--profile=%s: heap, threads or events",
+							"--profile=%s: heap, cpu, threads or events",
 							optarg);
 			break;
 		case 'S':

@@ -28,7 +28,8 @@ static const struct rip_cmd cmd_ls_def = {
 	.summary = "list ring files: pid, program, alive or dead, slots in use",
 	.usage = "usage: rip ls [options]\n"
 		 "\n"
-		 "List the ring files in $RIP_DIR, else $XDG_RUNTIME_DIR/rip and /dev/shm.\n"
+		 "List the ring files in $RIP_DIR, else $XDG_RUNTIME_DIR/rip and /dev/shm,\n"
+		 "and in the directories rip run keeps there (rip-run.XXXXXX): yours only.\n"
 		 "\n"
 		 "  -d, --dir DIR   look in DIR instead\n"
 		 "  -j, --json      machine-readable output\n"
@@ -42,8 +43,10 @@ static const struct rip_cmd cmd_gc_def = {
 	.usage = "usage: rip gc [options]\n"
 		 "\n"
 		 "Remove the ring files of dead processes from $RIP_DIR, else\n"
-		 "$XDG_RUNTIME_DIR/rip and /dev/shm.  Live processes' files, and files that\n"
-		 "are not valid ring files, are left alone.\n"
+		 "$XDG_RUNTIME_DIR/rip and /dev/shm, and from the directories rip run keeps\n"
+		 "there (rip-run.XXXXXX), with such a directory once no rip run holds it.\n"
+		 "Live processes' files, files that are not valid ring files and other\n"
+		 "users' files are left alone.\n"
 		 "\n"
 		 "  -d, --dir DIR   look in DIR instead\n"
 		 "  -n, --dry-run   only say what would be removed\n"
@@ -67,90 +70,74 @@ struct ls_entry {
 
 typedef int (*ls_fn)(struct ls_entry *e, void *arg);
 
-/* Visit every file that looks like a ring file (magic or rip-*.ring name). */
-static int ls_scan(const char *only_dir, ls_fn fn, void *arg, size_t *seen)
+struct ls_walk {
+	ls_fn fn;
+	void *arg;
+	int (*dir_fn)(const char *path, void *arg); /* rip run's directories, after their files */
+};
+
+/* One file of rr_each_file: a ring file (magic or rip-*.ring name) goes to the walk's fn. */
+static int ls_one(const char *path, const struct stat *st, void *arg)
 {
-	char dirs[3][PATH_MAX];
-	int nd, ret = 0;
+	struct ls_walk *w = arg;
+	const char *base = strrchr(path, '/');
+	struct ls_entry *e;
+	struct rr_file f;
+	char magic[8] = "";
+	int fd, ret;
 
-	if (only_dir) {
-		snprintf(dirs[0], PATH_MAX, "%s", only_dir);
-		nd = 1;
-	} else {
-		nd = rr_dirs(dirs, 3);
+	base = base ? base + 1 : path;
+	if (S_ISDIR(st->st_mode))
+		return w->dir_fn ? w->dir_fn(path, w->arg) : 0;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
+	if (fd >= 0) {
+		if (pread(fd, magic, sizeof(magic), 0) != (ssize_t)sizeof(magic))
+			magic[0] = 0;
+		close(fd);
 	}
-	for (int i = 0; i < nd && !ret; i++) {
-		struct dirent **names;
-		int n = scandir(dirs[i], &names, NULL, alphasort);
+	if (!rr_ring_name_pid(base) && memcmp(magic, RIP_MAGIC, sizeof(magic)))
+		return 0;
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	snprintf(e->path, sizeof(e->path), "%s", path);
+	e->mtime = st->st_mtime;
+	if (rr_open(e->path, &f, e->why, sizeof(e->why)) == 0) {
+		struct rip_file_hdr live;
+		char why[RR_ERR_MAX];
 
-		if (n < 0) {
-			if (only_dir) {
-				tool_err("%s: %s", only_dir, strerror(errno));
-				return -errno;
-			}
-			continue;
-		}
-		for (int k = 0; k < n; k++) {
-			struct ls_entry *e = calloc(1, sizeof(*e));
-			struct rr_file f;
-			struct stat st;
-			char magic[8] = "";
-			int fd, len;
-			bool named;
-
-			if (!e) {
-				ret = -ENOMEM;
-				break;
-			}
-			len = snprintf(e->path, sizeof(e->path), "%s/%s", dirs[i], names[k]->d_name);
-			if (len < 0 || (size_t)len >= sizeof(e->path) || lstat(e->path, &st) ||
-			    !S_ISREG(st.st_mode))
-				goto next;
-			named = !strncmp(names[k]->d_name, "rip-", 4) &&
-				strlen(names[k]->d_name) > 5 &&
-				!strcmp(names[k]->d_name + strlen(names[k]->d_name) - 5, ".ring");
-			fd = open(e->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-			if (fd >= 0) {
-				if (pread(fd, magic, sizeof(magic), 0) != (ssize_t)sizeof(magic))
-					magic[0] = 0;
-				close(fd);
-			}
-			if (!named && memcmp(magic, RIP_MAGIC, sizeof(magic)))
-				goto next;
-			e->mtime = st.st_mtime;
-			if (rr_open(e->path, &f, e->why, sizeof(e->why)) == 0) {
-				struct rip_file_hdr live;
-				char why[RR_ERR_MAX];
-
-				/* the file shrank since it was opened: what it said then */
-				rr_live_hdr(&f, &live, why, sizeof(why));
-				e->valid = true;
-				e->hdr = f.hdr;
-				e->alive = rr_alive(&f);
-				e->threads = live.live_threads;
-				e->coros = live.live_coros;
-				e->used = live.fresh;
-				e->clean_exit = live.proc_flags & (RIP_P_EXITED | RIP_P_CLOSED);
-				e->execed = (live.proc_flags & RIP_P_EXECED) ||
-					    (!e->alive && rr_replaced(&f));
-				e->closed = !(live.proc_flags & RIP_P_EXITED) &&
-					    (live.proc_flags & RIP_P_CLOSED);
-				rr_close(&f);
-			}
-			if (seen)
-				(*seen)++;
-			ret = fn(e, arg);
-		next:
-			free(e);
-			free(names[k]);
-			if (ret) {
-				for (int q = k + 1; q < n; q++)
-					free(names[q]);
-				break;
-			}
-		}
-		free(names);
+		/* the file shrank since it was opened: what it said then */
+		rr_live_hdr(&f, &live, why, sizeof(why));
+		e->valid = true;
+		e->hdr = f.hdr;
+		e->alive = rr_alive(&f);
+		e->threads = live.live_threads;
+		e->coros = live.live_coros;
+		e->used = live.fresh;
+		e->clean_exit = live.proc_flags & (RIP_P_EXITED | RIP_P_CLOSED);
+		e->execed = (live.proc_flags & RIP_P_EXECED) || (!e->alive && rr_replaced(&f));
+		e->closed = !(live.proc_flags & RIP_P_EXITED) && (live.proc_flags & RIP_P_CLOSED);
+		rr_close(&f);
 	}
+	ret = w->fn(e, w->arg);
+	free(e);
+	return ret;
+}
+
+/*
+ * Visit every ring file of ours (magic or rip-*.ring name) in the ring
+ * directories and in the directories rip run keeps there (rr_each_file);
+ * dir_fn, if given, gets each of rip run's directories after its files.
+ */
+static int ls_scan(const char *only_dir, ls_fn fn, int (*dir_fn)(const char *path, void *arg),
+		   void *arg)
+{
+	struct ls_walk w = { .fn = fn, .arg = arg, .dir_fn = dir_fn };
+	char err[RR_ERR_MAX];
+	int ret = rr_each_file(only_dir, ls_one, &w, err, sizeof(err));
+
+	if (ret < 0)
+		tool_err("%s", err);
 	return ret;
 }
 
@@ -245,7 +232,7 @@ static int cmd_ls(int argc, char **argv)
 	else
 		printf("%-8s %-16s %-7s %8s %8s %14s %19s  %s\n", "PID", "PROGRAM", "STATE",
 		       "THREADS", "COROS", "INUSE/SLOTS", "CREATED", "FILE");
-	ret = ls_scan(dir, ls_print, &o, NULL);
+	ret = ls_scan(dir, ls_print, NULL, &o);
 	if (o.json)
 		printf("]\n");
 	return ret ? EXIT_FAIL : EXIT_OK;
@@ -278,6 +265,91 @@ static int gc_one(struct ls_entry *e, void *arg)
 	} else {
 		printf("%s %s (pid %d, %s)\n", g->dry ? "would remove" : "removed", e->path,
 		       e->hdr.pid, e->hdr.comm);
+	}
+	g->removed++;
+	return 0;
+}
+
+/*
+ * What is left in a directory of rip run's (RR_RUN_DIR_PREFIX) that no rip
+ * run holds any more: librip's markers of files it could not create, the
+ * unwind rules the family shared, files of processes that died while
+ * creating them; then the directory itself.  Ring files were seen first
+ * (gc_one), and one of a live process keeps the directory.
+ */
+static int gc_run_dir(const char *path, void *arg)
+{
+	struct gc_state *g = arg;
+	struct dirent *e;
+	bool rest = false;
+	DIR *d;
+
+	if (rr_run_dir_held(path))
+		return 0; /* its rip run runs */
+	d = opendir(path);
+	if (!d)
+		return 0;
+	while ((e = readdir(d))) {
+		const char *n = e->d_name;
+		char sub[PATH_MAX];
+		pid_t pid = rr_ring_name_pid(n);
+		struct stat st;
+		bool junk;
+
+		if (!strcmp(n, ".") || !strcmp(n, ".."))
+			continue;
+		if (snprintf(sub, sizeof(sub), "%s/%s", path, n) >= (int)sizeof(sub) ||
+		    lstat(sub, &st) || st.st_uid != geteuid()) {
+			rest = true;
+			continue;
+		}
+		if (S_ISDIR(st.st_mode) && !strcmp(n, "rules")) {
+			junk = true;
+		} else if (S_ISREG(st.st_mode) && strstr(n, ".ring.failed-")) {
+			junk = true;
+		} else if (S_ISREG(st.st_mode) && pid) {
+			/*
+			 * A ring file gc_one kept: one never finished (invalid), junk once
+			 * its process (pid, start time) is gone; or one gc_one would remove
+			 * but for --dry-run.
+			 */
+			const char *start = strchr(n + 4, '-');
+
+			junk = !start || rr_proc_start_ticks(pid) != strtoull(start + 1, NULL, 10);
+		} else {
+			junk = false; /* not ours to judge */
+		}
+		if (!junk) {
+			rest = true;
+			continue;
+		}
+		if (g->dry)
+			continue;
+		if (S_ISDIR(st.st_mode)) {
+			DIR *r = opendir(sub);
+			struct dirent *x;
+
+			while (r && (x = readdir(r)))
+				if (strcmp(x->d_name, ".") && strcmp(x->d_name, ".."))
+					unlinkat(dirfd(r), x->d_name, 0);
+			if (r)
+				closedir(r);
+			if (rmdir(sub))
+				rest = true;
+		} else if (unlink(sub)) {
+			rest = true;
+		}
+	}
+	closedir(d);
+	if (rest || (!g->dry && rmdir(path)))
+		return 0;
+	if (g->json) {
+		printf("%s{\"path\":", g->removed ? "," : "");
+		json_str(stdout, path);
+		printf(",\"directory\":true,\"removed\":%s}", g->dry ? "false" : "true");
+	} else {
+		printf("%s %s (a directory rip run left)\n", g->dry ? "would remove" : "removed",
+		       path);
 	}
 	g->removed++;
 	return 0;
@@ -320,7 +392,7 @@ static int cmd_gc(int argc, char **argv)
 		return tool_usage_error(&cmd_gc_def, "unexpected argument '%s'", argv[optind]);
 	if (g.json)
 		printf("[");
-	ret = ls_scan(dir, gc_one, &g, NULL);
+	ret = ls_scan(dir, gc_one, gc_run_dir, &g);
 	if (g.json)
 		printf("]\n");
 	else

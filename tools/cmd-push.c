@@ -49,8 +49,9 @@ static const struct rip_cmd cmd_push_def = {
 	.usage = "usage: rip push --pyroscope=URL [options] TRACE-OR-TARGET\n"
 		 "\n"
 		 "Make the pprof profile 'rip export --format=pprof' writes (a heap profile\n"
-		 "of the memory events, where the threads of a ring file were, or events by\n"
-		 "stack) and send it to the ingest API of a Grafana Pyroscope server:\n"
+		 "of the memory events, a CPU profile of the samples of rip run --sample,\n"
+		 "where the threads of a ring file were, or events by stack) and send it to\n"
+		 "the ingest API of a Grafana Pyroscope server:\n"
 		 "POST URL/ingest?name=APP[{LABELS}]&from=..&until=..&format=pprof.\n"
 		 "\n"
 		 "  -p, --pyroscope=URL      the server: http://HOST[:PORT][/PREFIX]\n"
@@ -60,8 +61,8 @@ static const struct rip_cmd cmd_push_def = {
 		 "  -l, --label=KEY=VALUE    a label of the series; may be repeated\n"
 		 "      --tenant=ID          send X-Scope-OrgID: ID (multi-tenant servers)\n"
 		 "      --leaks              only what was never freed (inuse_* sample types)\n"
-		 "      --profile=KIND       heap, threads or events instead of the one the\n"
-		 "                           source suggests\n"
+		 "      --profile=KIND       heap, cpu, threads or events instead of the one\n"
+		 "                           the source suggests\n"
 		 "      --timeout=SECONDS    give up connecting, sending or waiting for the\n"
 		 "                           answer after this long (default 30)\n"
 		 "      --sysroot=DIR        find the traced host's binaries under DIR\n"
@@ -227,6 +228,8 @@ static void push_type_config(struct pp_buf *b, enum pp_kind kind, bool leaks)
 		{ "inuse_space", "bytes", "average", PP_HEAP, true },
 		{ "threads", "goroutines", "average", PP_THREADS, true },
 		{ "events", "samples", "sum", PP_EVENTS, true },
+		{ "samples", "samples", "sum", PP_CPU, true },
+		{ "cpu", "nanoseconds", "sum", PP_CPU, true },
 	};
 	bool first = true;
 
@@ -491,7 +494,7 @@ static int cmd_push(int argc, char **argv)
 		case 'P':
 			if (pp_kind_parse(optarg, &po.kind))
 				return tool_usage_error(&cmd_push_def,
-							"--profile=%s: heap, threads or events",
+							"--profile=%s: heap, cpu, threads or events",
 							optarg);
 			break;
 		case 't': {

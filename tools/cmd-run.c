@@ -116,7 +116,8 @@ static const struct rip_cmd cmd_run_def = {
 		 "                        rip pagemap; one is always taken at exit\n"
 		 "      --no-pagemap      with --mem, no pagemap snapshot at exit\n"
 		 "      --sample[=HZ]     sample where each thread runs, HZ times per second of\n"
-		 "                        its CPU time (default 100, at most 1000), for rip top;\n"
+		 "                        its CPU time (default 100, at most 1000), for rip top\n"
+		 "                        (live, and of the trace: the samples are kept in it);\n"
 		 "                        preloads librip-preload.so (resources stay off unless\n"
 		 "                        asked for).  Threads that wait are never interrupted\n"
 		 "      --follow-fork     trace forked children too, each into DIR/PID/\n"
@@ -127,6 +128,10 @@ static const struct rip_cmd cmd_run_def = {
 		 "\n"
 		 "  -q, --quiet           no summary unless something was lost\n"
 		 "  -h, --help            this text\n"
+		 "\n"
+		 "The trace keeps a copy of PROG's ring file (DIR/.rip-ring) for rip ps DIR;\n"
+		 "if PROG dies of a signal its ring file stays in RIP_DIR too, for rip ps PID\n"
+		 "(the last line names it; rip gc removes it).\n"
 		 "\n"
 		 "Ctrl-C reaches PROG as usual; rip keeps recording until PROG exits.  A\n"
 		 "statically linked PROG cannot be resource-traced (LD_PRELOAD does not reach it).\n"
@@ -300,7 +305,7 @@ static int run_ring_dir(char *buf, size_t len)
 	snprintf(dirs[n++], PATH_MAX, "%s", tmp && *tmp ? tmp : "/tmp");
 	for (int i = 0; i < n; i++) {
 		mkdir(dirs[i], 0700); /* $XDG_RUNTIME_DIR/rip may not exist yet */
-		if (snprintf(buf, len, "%s/rip-run.XXXXXX", dirs[i]) >= (int)len)
+		if (snprintf(buf, len, "%s/" RR_RUN_DIR_PREFIX "XXXXXX", dirs[i]) >= (int)len)
 			continue;
 		if (mkdtemp(buf))
 			return 0;
@@ -529,49 +534,74 @@ static const char *run_secure_exec(const char *path)
 	return NULL;
 }
 
-/*
- * Can LD_PRELOAD reach PROG?  false (with a message) when it is statically
- * linked, or when the loader will ignore LD_PRELOAD for it (secure
- * execution).  A script is judged by its interpreter; what we cannot read
- * or do not understand is left to execve.
- */
-static bool run_preloadable(const char *prog, bool say)
+/* Does the file at path hold librip's magic (a static program that links librip)? */
+static bool run_has_librip(const char *path)
 {
-	char path[PATH_MAX], line[PATH_MAX];
+	static char buf[1 << 20];
+	const size_t tail = sizeof(RIP_MAGIC) - 1; /* kept from a chunk for a magic across two */
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	size_t have = 0;
+	bool found = false;
+	ssize_t n = 0;
+
+	if (fd < 0)
+		return true; /* cannot tell: say nothing yet */
+	while (!found && (n = read(fd, buf + have, sizeof(buf) - have)) > 0) {
+		have += (size_t)n;
+		found = memmem(buf, have, RIP_MAGIC, sizeof(RIP_MAGIC)) != NULL;
+		if (have > tail) {
+			memmove(buf, buf + have - tail, tail);
+			have = tail;
+		}
+	}
+	close(fd);
+	return found || n < 0;
+}
+
+enum { RUN_PRELOADABLE, RUN_STATIC, RUN_SECURE };
+
+/*
+ * Can LD_PRELOAD reach PROG?  RUN_STATIC when it is statically linked,
+ * RUN_SECURE when the loader will ignore LD_PRELOAD for it (secure
+ * execution), with the message in why and the file in path.  A script is
+ * judged by its interpreter; what we cannot read or do not understand is
+ * left to execve.
+ */
+static int run_preloadable(const char *prog, char *why, size_t len, char *path)
+{
+	char line[PATH_MAX];
 	int fd, dyn;
 
-	if (run_which(prog, path, sizeof(path)))
-		return true; /* execvp reports it */
+	if (run_which(prog, path, PATH_MAX))
+		return RUN_PRELOADABLE; /* execvp reports it */
 	for (int depth = 0; depth < 2; depth++) {
 		ssize_t n;
 
 		fd = open(path, O_RDONLY | O_CLOEXEC);
 		if (fd < 0)
-			return true;
+			return RUN_PRELOADABLE;
 		dyn = run_elf_dynamic(fd);
 		n = dyn < 0 ? pread(fd, line, sizeof(line) - 1, 0) : 0;
 		close(fd);
 		if (dyn == 0) {
-			if (!say)
-				return false;
-			tool_err("%s is statically linked: LD_PRELOAD cannot trace it (link it "
+			snprintf(why, len,
+				 "%s is statically linked: LD_PRELOAD cannot trace it (link it "
 				 "dynamically, or link librip and emit events yourself)",
 				 depth ? path : prog);
-			return false;
+			return RUN_STATIC;
 		}
 		if (dyn > 0) {
-			const char *why = run_secure_exec(path);
+			const char *what = run_secure_exec(path);
 
-			if (!why)
-				return true;
-			if (!say)
-				return false;
-			tool_err("%s is %s: the dynamic loader ignores LD_PRELOAD for it (secure "
+			if (!what)
+				return RUN_PRELOADABLE;
+			snprintf(why, len,
+				 "%s is %s: the dynamic loader ignores LD_PRELOAD for it (secure "
 				 "execution), so rip cannot trace it as you; run rip as the user it "
 				 "becomes (root for file capabilities), or trace a copy without that "
 				 "privilege",
-				 depth ? path : prog, why);
-			return false;
+				 depth ? path : prog, what);
+			return RUN_SECURE;
 		}
 		if (n < 3 || line[0] != '#' || line[1] != '!')
 			return true;
@@ -583,11 +613,11 @@ static bool run_preloadable(const char *prog, bool say)
 			p += strspn(p, " \t");
 			end = p + strcspn(p, " \t\n");
 			*end = 0;
-			if (!*p || snprintf(path, sizeof(path), "%s", p) >= (int)sizeof(path))
-				return true;
+			if (!*p || snprintf(path, PATH_MAX, "%s", p) >= PATH_MAX)
+				return RUN_PRELOADABLE;
 		}
 	}
-	return true;
+	return RUN_PRELOADABLE;
 }
 
 /* Wait until the header is complete: librip stores the magic last. */
@@ -630,15 +660,47 @@ struct run_state {
 	bool relay_gap;			/* lost, then connected again: we fail too */
 	bool no_local;			/* -o -: relayd only */
 	int64_t next_tick;		/* the next live period's end (CLOCK_MONOTONIC ns) */
+	int ringdir_lock;		/* held while we live: rip gc leaves the directory alone */
+	char untraced[PATH_MAX + 400];	/* why LD_PRELOAD cannot reach PROG, if it cannot */
+	bool untraced_said;		/* and that was said at the start */
+	char exec_img[PATH_MAX];	/* the image the program exec'd into, not followed */
+	int64_t exec_next;		/* when to look for one next (CLOCK_MONOTONIC ns) */
 };
+
+#define RUN_EXEC_NS 10000000L /* how often to look for an exec we do not follow */
+
+/*
+ * Did the program exec an image we do not follow (one that loads no
+ * librip: a shim that execs the real program)?  Its path, looked for now
+ * and then while it runs; exited (not reaped yet), the name of its last.
+ */
+static void run_exec_check(struct run_state *s, bool exited)
+{
+	char img[PATH_MAX];
+	int64_t now = rr_mono_ns();
+
+	if (s->o.follow_exec || s->rec.f.fd < 0 || (!exited && now < s->exec_next))
+		return;
+	s->exec_next = now + RUN_EXEC_NS;
+	/* a path seen while it ran says more than a name at the end (of a symbolic link, often) */
+	if ((!exited || !s->exec_img[0]) &&
+	    rr_exec_image(&s->rec.f, s->child, exited, img, sizeof(img)) == 1)
+		snprintf(s->exec_img, sizeof(s->exec_img), "%s", img);
+}
 
 /* Has the program exited?  Reaps it (and forgets its pid: no signal goes to a reused one). */
 static bool run_reap(struct run_state *s, int flags)
 {
+	siginfo_t si;
 	pid_t p;
 
 	if (s->exited)
 		return true;
+	memset(&si, 0, sizeof(si));
+	if (!s->o.follow_exec && s->rec.f.fd >= 0 &&
+	    !waitid(P_PID, (id_t)s->child, &si, WEXITED | WNOHANG | WNOWAIT) &&
+	    si.si_pid == s->child)
+		run_exec_check(s, true); /* exited: what it ran last, before it is reaped */
 	do
 		p = waitpid(s->child, &s->status, flags);
 	while (p < 0 && errno == EINTR);
@@ -845,15 +907,96 @@ static void run_rules_cleanup(const char *ringdir)
 	rmdir(path);
 }
 
-/* Remove our ring file and directory; say where anything else was left. */
+/* A ring file that outlives us (rr_run_dir_release), for the last lines. */
+struct run_kept {
+	pid_t pid;
+	char comm[17];
+	char path[PATH_MAX];
+	int sig; /* the program's, killed by this signal; 0: a process that still runs */
+};
+
+static struct run_kept *run_kept;
+static size_t run_nkept;
+
+/* Move the ring file at path up into the ring directory, where it stays; false if it cannot. */
+static bool run_keep(const char *path, pid_t pid, const char *comm, int sig)
+{
+	struct run_kept *v = realloc(run_kept, (run_nkept + 1) * sizeof(*v)), *k;
+	int ret;
+
+	if (!v)
+		return false;
+	run_kept = v;
+	k = &v[run_nkept];
+	ret = rr_run_dir_release(path, k->path, sizeof(k->path));
+	if (ret) {
+		tool_err("cannot keep %s: %s", path, strerror(-ret));
+		return false;
+	}
+	k->pid = pid;
+	k->sig = sig;
+	snprintf(k->comm, sizeof(k->comm), "%.16s", comm && *comm ? comm : "?");
+	run_nkept++;
+	return true;
+}
+
+/*
+ * Remove our ring file and directory.  A complete ring file of a live
+ * process found there (one made after our last look: a daemon's child) is
+ * kept; anything else left (a file being created) is named.
+ */
 static void run_cleanup_ringdir(const char *dir, const char *recorded, bool keep)
 {
+	DIR *d;
+	struct dirent *e;
+
 	if (recorded && *recorded && !keep)
 		unlink(recorded);
 	run_rules_cleanup(dir);
+	d = opendir(dir);
+	while (d && (e = readdir(d))) {
+		char path[PATH_MAX + NAME_MAX + 2], err[RR_ERR_MAX];
+		struct rr_file f;
+
+		if (!rr_ring_name_pid(e->d_name))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		if (!rr_is_ring(path) || rr_open(path, &f, err, sizeof(err)))
+			continue;
+		if (rr_alive(&f) == 1)
+			run_keep(path, f.hdr.pid, f.hdr.comm, 0);
+		rr_close(&f);
+	}
+	if (d)
+		closedir(d);
 	if (rmdir(dir) && errno != ENOENT)
-		tool_err("note: ring files of other processes (PROG's children?) were left in %s",
+		tool_err("note: files of other processes (PROG's children, still being created?) "
+			 "were left in %s: rip ls and rip gc see them there",
 			 dir);
+}
+
+/* The last lines: the ring files that stay, and what to do with them. */
+static void run_kept_lines(const char *trace, bool trace_ring)
+{
+	for (size_t i = 0; i < run_nkept; i++) {
+		const struct run_kept *k = &run_kept[i];
+
+		if (k->sig)
+			fprintf(stderr,
+				"%s run: %s (pid %d) was killed by signal %d (%s): rip ps %d%s%s shows "
+				"where its threads were; its ring file stays as %s (rip gc removes "
+				"it)\n",
+				rip_prog, k->comm, (int)k->pid, k->sig, strsignal(k->sig), (int)k->pid,
+				trace_ring ? " or rip ps " : "", trace_ring ? trace : "", k->path);
+		else
+			fprintf(stderr,
+				"%s run: %s (pid %d) still runs: its ring file stays as %s (rip ps "
+				"%d; rip gc removes it once the process is gone)\n",
+				rip_prog, k->comm, (int)k->pid, k->path, (int)k->pid);
+	}
+	free(run_kept);
+	run_kept = NULL;
+	run_nkept = 0;
 }
 
 static int run_parse(int argc, char **argv, struct run_opts *o)
@@ -1209,7 +1352,8 @@ static void run_summary(struct run_state *s)
 		cut += sub->cut;
 	}
 	sub_bad = lossy || s->sub_failed || s->sub_nofile;
-	if (s->o.quiet && !lost && !st->corrupt && !sub_bad)
+	if (s->o.quiet && !lost && !st->corrupt && !sub_bad && !st->samples_lost &&
+	    !s->rec.smp_err[0])
 		return;
 	if (s->rec.rly && !s->relay_lost && !s->relay_gap) {
 		char where[PATH_MAX + 300];
@@ -1227,6 +1371,12 @@ static void run_summary(struct run_state *s)
 	if (st->corrupt)
 		fprintf(stderr, ", %llu corrupt packets skipped", (unsigned long long)st->corrupt);
 	fputc('\n', stderr);
+	if (st->samples || st->samples_lost || s->rec.smp_err[0])
+		fprintf(stderr, "%s run: %llu CPU samples of them%s%s%s, %llu lost%s%s\n", rip_prog,
+			(unsigned long long)st->samples, s->no_local ? "" : " (rip top ",
+			s->no_local ? "" : s->dir, s->no_local ? "" : ")",
+			(unsigned long long)st->samples_lost, s->rec.smp_err[0] ? ": " : "",
+			s->rec.smp_err);
 	if (s->sub_traces) {
 		fprintf(stderr,
 			"%s run: %u child trace%s (children, new images) in %s/PID[.N]/: %llu "
@@ -1416,7 +1566,9 @@ static void run_sub_finish(struct run_state *s, struct run_sub *sub, bool gone)
 	}
 	rec_close(&sub->rec);
 	snprintf(path, sizeof(path), "%s/%s", s->ringdir, sub->name);
-	unlink(path);
+	/* A process that outlives us (a daemon's child) keeps its file, where rip ps finds it. */
+	if (!sub->cut || !run_keep(path, sub->pid, sub->comm, 0))
+		unlink(path);
 	sub->name[0] = 0; /* the name is free for the next image */
 }
 
@@ -1553,6 +1705,12 @@ static void run_no_trace(struct run_state *s)
 		return;
 	}
 	s->nofile_failed = false;
+	if (s->untraced_said)
+		return;
+	if (s->untraced[0]) {
+		tool_err("the program created no ring file: %s", s->untraced);
+		return;
+	}
 	tool_err("%s created no ring file, so there are no events to record: is it linked "
 		 "with librip? (else try rip run --preload)",
 		 s->ring[0] ? s->ring : "the program");
@@ -1617,6 +1775,7 @@ static void run_loop(struct run_state *s)
 			if (s->rescan)
 				run_scan(s);
 			n = run_poll(s, err, sizeof(err));
+			run_exec_check(s, false);
 			if (n < 0) {
 				tool_err(
 					"%s; recording stops (the trace is removed), the program runs on",
@@ -1663,22 +1822,31 @@ static void run_loop(struct run_state *s)
 	}
 	if (!s->failed)
 		run_scan(s); /* files made since the last look */
+	s->rec.keep_ring = true; /* for rip ps DIR and rip top DIR */
 	if (!s->failed && rec_finish(&s->rec, err, sizeof(err))) {
 		tool_err("%s", err);
 		s->failed = true;
 	}
+	if (!s->failed && !s->no_local && !s->rec.ring_kept)
+		tool_err("warning: no copy of the ring file in %s (rip ps %s will not work): %s",
+			 s->dir, s->dir, s->rec.ring_err);
 	if (!s->failed)
 		run_relay_check(s);
 	run_subs_end(s);
 	run_subs_sync(s);
 	if (!s->failed)
 		run_summary(s);
+	if (s->exec_img[0] && !s->o.quiet)
+		fprintf(stderr, "%s run: %s exec'd %s (not followed; --follow-exec records it)\n",
+			rip_prog, s->rec.f.hdr.comm[0] ? s->rec.f.hdr.comm : "the program",
+			s->exec_img);
 	run_subs_free(s);
 }
 
 static int cmd_run(int argc, char **argv)
 {
 	struct run_state *s;
+	char bin[PATH_MAX];
 	int go[2] = { -1, -1 }, rep[2] = { -1, -1 }, ret, e, status = EXIT_FAIL;
 	struct stat st;
 	ssize_t got;
@@ -1690,6 +1858,7 @@ static int cmd_run(int argc, char **argv)
 	}
 	rec_init(&s->rec);
 	s->inotify = -1;
+	s->ringdir_lock = -1;
 	ret = run_parse(argc, argv, &s->o);
 	if (ret) {
 		free(s);
@@ -1709,12 +1878,22 @@ static int cmd_run(int argc, char **argv)
 			 rip_prog);
 		goto out_free;
 	}
-	if ((run_resources(&s->o) || s->o.preload) && !run_preloadable(argv[0], true))
+	if ((run_resources(&s->o) || s->o.preload) &&
+	    run_preloadable(argv[0], s->untraced, sizeof(s->untraced), bin)) {
+		tool_err("%s", s->untraced);
 		goto out_free;
+	}
 	/* Plain rip run: the wait wrappers, where the preload library can go (quietly). */
 	if (!run_resources(&s->o) && !s->o.preload && !s->o.no_waits &&
-	    !run_find_lib("librip-preload.so", s->lib, sizeof(s->lib)))
-		s->o.waits = run_preloadable(argv[0], false);
+	    !run_find_lib("librip-preload.so", s->lib, sizeof(s->lib))) {
+		ret = run_preloadable(argv[0], s->untraced, sizeof(s->untraced), bin);
+		s->o.waits = ret == RUN_PRELOADABLE;
+		/* Untraced for sure (librip ignores RIP_* under secure execution too): say so now. */
+		if (ret == RUN_SECURE || (ret == RUN_STATIC && !run_has_librip(bin))) {
+			tool_err("%s; it runs untraced", s->untraced);
+			s->untraced_said = true;
+		}
+	}
 	if (!run_resources(&s->o) && !s->o.preload && !s->o.waits)
 		s->lib[0] = 0;
 	s->no_local = s->o.out && !strcmp(s->o.out, "-");
@@ -1732,6 +1911,7 @@ static int cmd_run(int argc, char **argv)
 		tool_err("cannot create a directory for the ring file: %s", strerror(-ret));
 		goto out_free;
 	}
+	s->ringdir_lock = rr_run_dir_hold(s->ringdir);
 	if (run_resources(&s->o))
 		run_rules_dir(s->ringdir); /* before the watch: not a ring file to look at */
 	s->inotify = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
@@ -1798,8 +1978,13 @@ static int cmd_run(int argc, char **argv)
 	status = run_exit_status(s->status);
 	if ((s->failed || s->nofile_failed || s->relay_lost || s->relay_gap) && status == 0)
 		status = EXIT_FAIL;
+	/* Killed: its file stays where rip ps PID looks (and rip gc collects it). */
+	if (WIFSIGNALED(s->status) && s->ring[0] && s->rec.f.fd >= 0 &&
+	    run_keep(s->ring, s->rec.f.hdr.pid, s->rec.f.hdr.comm, WTERMSIG(s->status)))
+		s->ring[0] = 0;
 	rec_close(&s->rec);
 	run_cleanup_ringdir(s->ringdir, s->ring, s->failed);
+	run_kept_lines(s->dir, s->rec.ring_kept);
 	goto out_free;
 
 out_dir:
@@ -1813,6 +1998,8 @@ out_free:
 	}
 	if (s->inotify >= 0)
 		close(s->inotify);
+	if (s->ringdir_lock >= 0)
+		close(s->ringdir_lock);
 	rly_free(s->rly);
 	free(s);
 	return status;

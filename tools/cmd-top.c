@@ -19,8 +19,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "analysis/cpu.h"
 #include "analysis/top.h"
 #include "read/ringfile.h"
+#include "read/trace.h"
 #include "tools/format.h"
 #include "tools/tool.h"
 
@@ -33,7 +35,8 @@ static const struct rip_cmd cmd_top_def = {
 	.usage = "usage: rip top [options] TARGET\n"
 		 "\n"
 		 "Show where the threads of a process run and wait, refreshed like top(1).\n"
-		 "TARGET is a pid or a ring file.  Threads are grouped by the function their\n"
+		 "TARGET is a pid, a ring file or a trace of rip run --sample (one view of\n"
+		 "every sample it recorded).  Threads are grouped by the function their\n"
 		 "CPU samples are in (run PROG with rip run --sample) and by the call they wait\n"
 		 "in and its caller (the wait records of rip run's preload library), with the\n"
 		 "CPU each group used (samples and /proc/PID/task/TID/stat).\n"
@@ -161,9 +164,14 @@ static void top_text(FILE *out, const struct top_view *v, const struct top_cli *
 		snprintf(buf, sizeof(buf), "first look");
 	else
 		rr_fmt_duration(v->interval_ns, buf, sizeof(buf));
+	if (v->trace)
+		snprintf(buf, sizeof(buf), "the trace");
 	TOP_LINE("rip top - pid %d (%.16s)%s - %zu threads - CPU %.1f%% over %s - sort: %s",
-		 (int)v->pid, v->hdr.comm, v->alive ? "" : " (exited: its samples)", v->nthreads,
-		 v->cpu * 100, buf, top_sort_name(c->sort));
+		 (int)v->pid, v->hdr.comm,
+		 v->trace   ? " (a trace: the samples it recorded)"
+		 : v->alive ? ""
+			    : " (exited: its samples)",
+		 v->nthreads, v->cpu * 100, buf, top_sort_name(c->sort));
 	top_sampling(&v->hdr, s, sizeof(s));
 	TOP_LINE("%s", s);
 	if (v->corrupt || v->changing)
@@ -199,9 +207,10 @@ static void top_json(FILE *out, const struct top_view *v, const struct top_cli *
 
 	fprintf(out, "{\"pid\":%d,\"comm\":", (int)v->pid);
 	json_str(out, h->comm);
-	fprintf(out, ",\"alive\":%s,\"interval_ns\":%lld,\"sort\":\"%s\",\"cpu\":%.4f,",
-		v->alive ? "true" : "false", (long long)v->interval_ns, top_sort_name(c->sort),
-		v->cpu);
+	fprintf(out, ",\"alive\":%s,\"trace\":%s,\"interval_ns\":%lld,\"sort\":\"%s\","
+		     "\"cpu\":%.4f,",
+		v->alive ? "true" : "false", v->trace ? "true" : "false", (long long)v->interval_ns,
+		top_sort_name(c->sort), v->cpu);
 	fprintf(out,
 		"\"sampling\":{\"hz\":%u,\"signal\":%u,\"timers\":%u,\"samples\":%llu,"
 		"\"timer_failures\":%llu,\"errno\":%d,\"no_slot\":%llu,\"foreign\":%llu,"
@@ -495,6 +504,7 @@ static int cmd_top(int argc, char **argv)
 	struct rr_file f;
 	struct top_cli c;
 	struct top *t = NULL;
+	struct cpu_prof *cpu = NULL;
 	const char *target = NULL;
 	unsigned probs = 0;
 	int ret;
@@ -504,13 +514,24 @@ static int cmd_top(int argc, char **argv)
 		return ret < 0 ? EXIT_OK : ret;
 	if (!c.once && (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)))
 		c.once = true;
+	/* A trace: its samples, with the threads and waits of the ring file it keeps. */
+	if (trace_is_dir(target)) {
+		c.once = true;
+		if (cpu_read(target, &cpu, err, sizeof(err))) {
+			tool_err("%s", err);
+			return EXIT_FAIL;
+		}
+	}
 	ret = tool_open_target(&cmd_top_def, target, &f);
-	if (ret)
+	if (ret) {
+		cpu_free(cpu);
 		return ret;
-	if (top_new(&f, &c.o, &t, err, sizeof(err))) {
+	}
+	if (top_new(&f, &c.o, &t, err, sizeof(err)) ||
+	    (cpu && top_use_samples(t, cpu, err, sizeof(err)))) {
 		tool_err("%s", err);
 		ret = EXIT_FAIL;
-		goto out_close;
+		goto out_free;
 	}
 	if (!c.once) {
 		ret = top_live(t, &c);
@@ -540,7 +561,7 @@ fail:
 	ret = EXIT_FAIL;
 out_free:
 	top_free(t);
-out_close:
+	cpu_free(cpu);
 	rr_close(&f);
 	return ret;
 }

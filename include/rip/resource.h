@@ -67,6 +67,12 @@
 #define RIP_CAT_FD 2u
 #define RIP_CAT_SHM 3u
 #define RIP_CAT_BT 4u /* backtrace definitions: on whenever another of these is */
+/*
+ * CPU samples (rip run --sample): the rip:sample events of a trace, which
+ * the recorder writes from the snap rings (read/samples.h); no program
+ * emits them.
+ */
+#define RIP_CAT_SAMPLE 5u
 
 #define RIP_BT_MAX_DEPTH 64u /* frames kept per backtrace at most (RIP_DEPTH, default 32) */
 

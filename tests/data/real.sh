@@ -7,7 +7,9 @@
 # the test says otherwise) and exit status, within a time limit, a summary
 # line of rip run that says 0 lost, and every trace of the run (the
 # program's and each followed child's or new image's) complete and read by
-# rip leaks and rip report.  A loss is printed with its exact figure.
+# rip leaks and rip report; no ring file left but the one rip run keeps,
+# and names, for a program killed by a signal.  A loss is printed with its
+# exact figure.
 
 . tests/data/common.sh
 need_bin "$RIP"
@@ -159,6 +161,17 @@ real_run() {
 		grep -Ev "^rip run: [0-9]+ more traces? \(children, new images\) in [^,]*$" |
 		grep -Ev ', 0 lost$' | grep -Ei 'lost|corrupt|could not|incomplete|missing' >"$TEST_TMP/other"
 	[ -s "$TEST_TMP/other" ] && fail "$r_what (rip run $r_opts): $(head -n 3 "$TEST_TMP/other")"
+	# a program killed by a signal keeps its ring file, which rip run names: nothing else stays
+	sed -n 's/^rip run: .* was killed by signal .* its ring file stays as \([^ ]*\) (.*/\1/p' \
+		"$TEST_TMP/summary" >"$TEST_TMP/kept"
+	if [ "$real_prc" -gt 128 ] && [ ! -s "$TEST_TMP/kept" ]; then
+		fail "$r_what (rip run $r_opts): killed, but rip run names no ring file it keeps"
+	fi
+	while read -r r_kept; do
+		[ "$real_prc" -gt 128 ] || fail "$r_what (rip run $r_opts): keeps $r_kept, not killed"
+		[ -f "$r_kept" ] || fail "$r_what (rip run $r_opts): says it keeps $r_kept, not there"
+		rm -f "$r_kept"
+	done <"$TEST_TMP/kept"
 	real_check_traces "$r_what (rip run $r_opts)" "$real_trace" "$r_opts"
 	echo "  $real_traces trace(s) checked"
 	return 0

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "analysis/calltree.h"
+#include "analysis/cpu.h"
 #include "analysis/follow.h"
 #include "analysis/leaks.h"
 #include "analysis/pagemap.h"
@@ -350,5 +351,24 @@ void fz_passes(const char *target)
 			fz_sink += 1;
 		pm_free(pm);
 		evs_close(s);
+	}
+	{
+		/* rip top and rip export's CPU profile of a trace: the rip:sample events */
+		struct cpu_prof *p;
+
+		if (!cpu_read(target, &p, err, sizeof(err))) {
+			const struct cpu_stack *st;
+			const struct cpu_thread *th;
+			size_t n;
+
+			st = cpu_stacks(p, &n);
+			for (size_t i = 0; st && i < n; i++)
+				for (uint32_t k = 0; k < st[i].n; k++)
+					fz_sink += st[i].pcs[k] ^ st[i].count;
+			th = cpu_threads(p, &n);
+			for (size_t i = 0; th && i < n; i++)
+				fz_sink += th[i].ip + th[i].samples;
+			cpu_free(p);
+		}
 	}
 }

@@ -7,8 +7,9 @@
 #            event rings so that each file stays under a megabyte), of a
 #            program that only snaps, and of one that fills a ring with
 #            events of its own types
-#   trace/   traces of `rip run --mem --fd --shm` packed as fuzz-trace reads
-#            them (u8 id, u32 length, bytes: 0 .rip-index, N stream_<N-1>), and
+#   trace/   traces of `rip run --mem --fd --shm` (and one of `rip run --sample`)
+#            packed as fuzz-trace reads them (u8 id, u32 length, bytes: 0
+#            .rip-index, N stream_<N-1>), and
 #            relayd's copy of one (255 metadata with the index in it; no .rip-index)
 #            when lttng-relayd is installed
 #   index/   those traces' .rip-index files
@@ -60,17 +61,9 @@ ring=$(RIP_DIR=$tmp small "$BUILD/tests/integ/dumpprog" fill 300) || die "dumppr
 mv "$ring" "$out/ring/dumpprog.ring" || die "no ring file from dumpprog"
 
 # traces (small programs: a trace of a megabyte takes a second a run under the sanitizers)
-n=0
-mkdir -p "$tmp/fd"
-for cmd in "/bin/true" "/bin/ls /" "$BUILD/tests/integ/memprog basic" \
-	"$BUILD/tests/integ/fdprog $tmp/fd"; do
-	n=$((n + 1))
-	# shellcheck disable=SC2086
-	[ -x "${cmd%% *}" ] || continue
-	"$RIP" run -q --mem --fd --shm -o "$tmp/t$n" -- $cmd >/dev/null 2>&1 </dev/null ||
-		die "rip run $cmd failed"
-	cp "$tmp/t$n/.rip-index" "$out/index/t$n.rip-index"
-	python3 - "$tmp/t$n" "$out/trace/t$n.trace" <<'PY' || die "packing trace $n failed"
+# pack_trace DIR OUT: a trace directory as fuzz-trace reads it
+pack_trace() {
+	python3 - "$1" "$2" <<'PY'
 import os, struct, sys
 d, out = sys.argv[1], sys.argv[2]
 b = bytearray()
@@ -82,7 +75,23 @@ for name in [".rip-index"] + sorted(f for f in os.listdir(d) if f.startswith("st
     b += struct.pack("<BI", fid, len(data)) + data
 open(out, "wb").write(b)
 PY
+}
+n=0
+mkdir -p "$tmp/fd"
+for cmd in "/bin/true" "/bin/ls /" "$BUILD/tests/integ/memprog basic" \
+	"$BUILD/tests/integ/fdprog $tmp/fd"; do
+	n=$((n + 1))
+	# shellcheck disable=SC2086
+	[ -x "${cmd%% *}" ] || continue
+	"$RIP" run -q --mem --fd --shm -o "$tmp/t$n" -- $cmd >/dev/null 2>&1 </dev/null ||
+		die "rip run $cmd failed"
+	cp "$tmp/t$n/.rip-index" "$out/index/t$n.rip-index"
+	pack_trace "$tmp/t$n" "$out/trace/t$n.trace" || die "packing trace $n failed"
 done
+# CPU samples in a trace (rip:sample events: rip run --sample)
+"$RIP" run -q --sample=1000 -o "$tmp/ts" -- "$BUILD/tests/integ/topprog" burn 50 \
+	>/dev/null 2>&1 </dev/null || die "rip run --sample topprog burn failed"
+pack_trace "$tmp/ts" "$out/trace/sampled.trace" || die "packing the sampled trace failed"
 
 # a trace as lttng-relayd stores it (rip run --relayd): no .rip-index, the index in
 # the metadata's env block, which the trace reader then parses (id 255 in the pack)

@@ -5,7 +5,8 @@
 # for reasons outside rip.  (a) A set-user-ID root copy of /bin/true, and a
 # copy given file capabilities, run by an unprivileged user (setpriv to
 # nobody): the loader ignores LD_PRELOAD for them, and rip run says so
-# before it runs them, instead of "is it linked with librip?".  (b) A ring
+# before it runs them, instead of "is it linked with librip?" (with --mem it
+# refuses to; plain rip run runs it untraced).  (b) A ring
 # directory on a full 1 MiB tmpfs: rip run says "no space left in DIR for
 # its ring file (needs N bytes" and fails, instead of "No such file or
 # directory".  (c) A tmpfs with room for the shell's ring file only, under
@@ -59,6 +60,13 @@ else
 	# found through PATH too
 	PATH=$PUB/bin:$PATH as_nobody "$RIP" run --mem -o t2 -- suid 10 >out.txt 2>err.txt
 	grep -q "suid is set-user-ID root" err.txt || fail "setuid through PATH: $(cat err.txt)"
+	# plain rip run runs it, untraced, and says why at once
+	as_nobody "$RIP" run -o t5 -- "$PUB/bin/suid" 10 >out.txt 2>err.txt
+	rc=$?
+	[ "$rc" = 0 ] || fail "setuid as nobody, plain rip run: exit $rc, want 0: $(cat err.txt)"
+	grep -q "bin/suid is set-user-ID root: the dynamic loader ignores LD_PRELOAD.*; it runs untraced" \
+		err.txt || fail "setuid, plain rip run: no clear message: $(cat err.txt)"
+	grep -q "linked with librip" err.txt && fail "setuid, plain rip run: still asks if it is linked with librip"
 	# root runs it as itself: nothing changes, it is traced
 	"$RIP" run --mem -q -o t3 -- "$PUB/bin/suid" 10 >out.txt 2>err.txt ||
 		fail "setuid run by root: $(cat err.txt)"

@@ -32,6 +32,9 @@
  *                       thread's CPU-time clock (the sampler's kind) deliver
  *                       its signal here?  Exit 0 if it does, 3 if none came
  *                       in 1 s of CPU time or the kernel refused the timer
+ *   burn MS             two threads each burn MS ms of CPU in
+ *                       top_burn_here(), called from top_burn_caller();
+ *                       then the program exits normally (prints "burned")
  *
  * With TOPPROG_RING=PATH, a mode that returns first makes PATH a hard link to
  * the ring file the process maps (rip run removes its own name for it when
@@ -402,6 +405,49 @@ static int mode_many(int n)
 	return 0;
 }
 
+/* ---- burn ---- */
+
+void top_burn_here(uint64_t ns);
+void top_burn_caller(uint64_t ns);
+
+__attribute__((noinline)) void top_burn_here(uint64_t ns)
+{
+	uint64_t end = cpu_ns() + ns;
+
+	do {
+		for (int i = 0; i < 2000000; i++)
+			sink += (unsigned long)i ^ sink;
+		__asm__ volatile("" ::: "memory");
+	} while (cpu_ns() < end);
+}
+
+__attribute__((noinline)) void top_burn_caller(uint64_t ns)
+{
+	top_burn_here(ns);
+	__asm__ volatile("" ::: "memory"); /* a call, not a tail jump: this frame stays */
+}
+
+static void *burner(void *arg)
+{
+	top_burn_caller((uint64_t)(uintptr_t)arg * 1000000u);
+	return NULL;
+}
+
+static int mode_burn(int ms)
+{
+	pthread_t t[2];
+
+	for (int i = 0; i < 2; i++)
+		if (pthread_create(&t[i], NULL, burner, (void *)(uintptr_t)ms)) {
+			perror("pthread_create");
+			return 1;
+		}
+	for (int i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	printf("burned\n");
+	return 0;
+}
+
 /* ---- fork ---- */
 
 extern char **environ;
@@ -540,8 +586,10 @@ static int run_mode(int argc, char **argv)
 		return mode_sigwait(atoi(argv[2]));
 	if (argc == 3 && !strcmp(argv[1], "many"))
 		return mode_many(atoi(argv[2]));
+	if (argc == 3 && !strcmp(argv[1], "burn"))
+		return mode_burn(atoi(argv[2]));
 	fprintf(stderr, "usage: topprog top READY | eintr SECONDS | sigprof N | signalfd ROUNDS "
-			"| sigwait ROUNDS | many N | fork | cputimer\n");
+			"| sigwait ROUNDS | many N | fork | cputimer | burn MS\n");
 	return 2;
 }
 

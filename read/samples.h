@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * read/samples.h - the CPU samples of `rip run --sample`, taken out of a
+ * live ring file by its consumer and written into the trace.
+ *
+ * The sampler (preload/sample.c) stores each sample, the interrupted IP and
+ * a few return addresses, as tagged entries of the sample ring of the slot
+ * the thread runs (rip/abi.h, struct rip_sample_ring; the snap ring in
+ * older files).  A ring holds the last few samples only, and a slot
+ * released at thread exit is taken again by the next thread: left there,
+ * the samples of a program that exits are gone.  So the consumer reads, a
+ * few times per ring's worth of samples (smp_poll: a pass over the slots
+ * whose sample rings moved), every new whole
+ * sample, and keeps it as a rip:sample event in a packet of the sampled
+ * thread (its tid, the coroutine whose slot it was), timed when the pass
+ * found it: a sample carries no time of its own.  The packets wait in an
+ * unnamed temporary file; at the end smp_emit hands them over, in the
+ * order they were made, for a stream of their own after the rings'.
+ *
+ * What the consumer did not see (overwritten in the ring, or in a slot
+ * taken again, between two passes) is counted: the file's samples counter
+ * minus the samples taken (smp_lost), which the last packet carries as its
+ * events_discarded, so that every reader reports it.
+ *
+ *	smp_new(f, tmpdir, &s, err, len);	  f: the ring file consumed (not owned)
+ *	while (it runs) smp_poll(s, false, ...);  cheap when no pass is due
+ *	smp_poll(s, true, ...);			  the last pass
+ *	smp_emit(s, stream, lost, cb, arg, ...);  the packets, oldest first
+ *	smp_free(s);
+ */
+#ifndef RIP_READ_SAMPLES_H
+#define RIP_READ_SAMPLES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <rip/abi.h>
+
+#include "read/evread.h"
+#include "read/ringfile.h"
+#include "read/trace.h"
+
+/*
+ * The rip:sample event in a trace: one field, "stack", an array of u64: the
+ * interrupted instruction pointer first, then the return addresses of the
+ * frame-pointer walk, outermost last.  Its id is the trace's, not the
+ * writer's (a writer's ids are below 256), and its category RIP_CAT_SAMPLE.
+ */
+#define SMP_TYPE_ID 1023u
+#define SMP_TYPE_NAME "rip:sample"
+#define SMP_CATEGORY_NAME "sample"
+
+/* The type of rip:sample, for a trace's type table. */
+void smp_type(struct ev_type *t);
+
+struct smp;
+
+/*
+ * A collector of f's samples; its packets wait in a temporary file made in
+ * tmpdir (0600, unnamed when the file system allows it).  0, or -errno
+ * with a message.
+ */
+int smp_new(struct rr_file *f, const char *tmpdir, struct smp **out, char *err, size_t errlen);
+
+/*
+ * One pass over the slots whose sample rings moved, when one is due (always
+ * with final): new samples become packets.  The samples taken in the pass,
+ * 0 when none was due, or -errno (the file shrank, the temporary file
+ * cannot be written).
+ */
+int smp_poll(struct smp *s, bool final, char *err, size_t errlen);
+
+/* Samples taken so far. */
+uint64_t smp_taken(const struct smp *s);
+/* What the file says it stored beyond them (read now): lost before we saw them. */
+uint64_t smp_lost(struct smp *s);
+
+/* A thread that took samples: its name as its slot had it, for the trace's index. */
+void smp_names(const struct smp *s, const struct trace_name **v, size_t *n);
+
+/*
+ * Hand every packet to cb in order, as stream (stream_instance_id), the
+ * last with events_discarded = lost.  cb gets the header and the bytes
+ * after it (body lies in a buffer that holds the header before it).  0, or
+ * cb's error, or -errno with a message.
+ */
+typedef int (*smp_emit_cb)(uint32_t stream, const struct rip_packet *hdr, const uint8_t *body,
+			   size_t blen, void *arg);
+int smp_emit(struct smp *s, uint32_t stream, uint64_t lost, smp_emit_cb cb, void *arg, char *err,
+	     size_t errlen);
+
+void smp_free(struct smp *s);
+
+#endif /* RIP_READ_SAMPLES_H */
