@@ -453,6 +453,60 @@ static bool rip_pl_futex_waits(long op)
 }
 
 /*
+ * Does system call n get a wait record (RIP_WAIT_SYSCALL)?  Not the ones
+ * that never block, which our own code makes through syscall(2) too (the
+ * vfork check's getpid would come back here), nor those that do not
+ * return (exit, exit_group, a successful execve, rt_sigreturn, vfork).
+ */
+static bool rip_pl_syscall_waits(long n)
+{
+	switch (n) {
+	case SYS_getpid:
+	case SYS_gettid:
+	case SYS_getppid:
+	case SYS_tgkill:
+	case SYS_tkill:
+	case SYS_kill:
+	case SYS_mmap:
+	case SYS_munmap:
+	case SYS_mprotect:
+	case SYS_madvise:
+	case SYS_mremap:
+	case SYS_brk:
+	case SYS_close:
+	case SYS_close_range:
+	case SYS_dup:
+	case SYS_dup3:
+	case SYS_fcntl:
+	case SYS_clock_gettime:
+	case SYS_gettimeofday:
+	case SYS_rt_sigprocmask:
+	case SYS_rt_sigaction:
+	case SYS_sigaltstack:
+	case SYS_prctl:
+	case SYS_sched_yield:
+	case SYS_sched_getaffinity:
+	case SYS_set_robust_list:
+	case SYS_set_tid_address:
+	case SYS_rseq:
+	case SYS_membarrier:
+	case SYS_timer_create:
+	case SYS_timer_settime:
+	case SYS_timer_delete:
+	case SYS_prlimit64:
+	case SYS_exit:
+	case SYS_exit_group:
+	case SYS_execve:
+	case SYS_execveat:
+	case SYS_rt_sigreturn:
+	case SYS_vfork:
+		return false;
+	default:
+		return true;
+	}
+}
+
+/*
  * Six arguments are passed on whatever the call takes, as glibc's own
  * syscall() reads them: the ones not given are whatever the registers
  * and stack hold, and the kernel ignores them.
@@ -461,9 +515,8 @@ static bool rip_pl_futex_waits(long op)
  * (RIP_WAIT_SYSCALL, its number): a thread blocked in one was left to the
  * watcher, whose copy of the stack unwinds with sp and pc alone (/proc
  * gives no frame pointer), and stopped at this function, whose frame is
- * found from its frame pointer.  The record names the caller exactly.
- * Calls that do not return (exit, exit_group, a successful execve) leave
- * no record behind.
+ * found from its frame pointer.  The record names the caller exactly
+ * (rip_pl_syscall_waits says which calls).
  */
 RIP_PL_EXPORT long syscall(long n, ...)
 {
@@ -498,8 +551,7 @@ RIP_PL_EXPORT long syscall(long n, ...)
 		errno = e;
 		return ret;
 	}
-	if (n == SYS_exit || n == SYS_exit_group || n == SYS_execve || n == SYS_execveat ||
-	    n == SYS_rt_sigreturn || n == SYS_vfork)
+	if (!rip_pl_syscall_waits(n))
 		return real(n, a[0], a[1], a[2], a[3], a[4], a[5]);
 	RIP_PL_WAIT(RIP_WAIT_SYSCALL, (uint64_t)n, true);
 	return real(n, a[0], a[1], a[2], a[3], a[4], a[5]);
