@@ -2,13 +2,15 @@
 /*
  * lib/clock.c - the ring file's clock.
  *
- * rip_clock_ticks() reads the TSC when it is invariant (constant_tsc and
- * nonstop_tsc) and the kernel itself keeps time with it (clocksource tsc),
- * so that a read is one instruction and agrees across CPUs; otherwise it
- * falls back to CLOCK_MONOTONIC_RAW in nanoseconds.  The TSC rate is
- * calibrated against CLOCK_MONOTONIC_RAW when the ring is created, and the
- * header keeps the calibration and the CLOCK_REALTIME offset, so a reader
- * turns ticks into nanoseconds and wall time with nothing but the file.
+ * rip_clock_ticks() reads the TSC when it is invariant and the kernel trusts
+ * it (internal/clock.h: its clocksource, or a frequency it knows, as on
+ * kvm-clock guests), so that a read is one instruction and agrees across
+ * CPUs; otherwise it falls back to CLOCK_MONOTONIC_RAW in nanoseconds.  The
+ * TSC rate is calibrated against CLOCK_MONOTONIC_RAW when the ring is
+ * created, and the header keeps the calibration, the CLOCK_REALTIME offset
+ * and calibration pairs added later (at exit, by the watcher, by a
+ * recorder), so a reader turns ticks into nanoseconds and wall time with
+ * nothing but the file.
  * Under rip run the rate comes measured in RIP_CLOCK_HZ (internal/clock.h), once
  * for the whole traced family.  RIP_CLOCK=mono forces the fallback.
  */
@@ -48,10 +50,14 @@ void __rip_clock_init(struct rip_file_hdr *h)
 	clock_gettime(CLOCK_REALTIME, &rt);
 	clock_gettime(CLOCK_MONOTONIC_RAW, &raw);
 	h->clock_base_ns = (uint64_t)raw.tv_sec * 1000000000ull + (uint64_t)raw.tv_nsec;
-#if defined(__x86_64__)
-	h->clock_base_ticks = kind == RIP_CLOCK_TSC ? rip_clock_rdtsc() : h->clock_base_ns;
-#else
 	h->clock_base_ticks = h->clock_base_ns;
+#if defined(__x86_64__)
+	if (kind == RIP_CLOCK_TSC) {
+		/* the base is the first calibration pair: read as tight as one (rip_clock_pair_read) */
+		uint64_t width;
+
+		rip_clock_pair_read(&h->clock_base_ticks, &h->clock_base_ns, &width);
+	}
 #endif
 	h->realtime_offset = (int64_t)((uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec) -
 			     (int64_t)h->clock_base_ns;

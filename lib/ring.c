@@ -47,6 +47,8 @@
 #include <internal/relax.h>
 #include <rip/proc.h>
 
+#include <internal/clock.h>
+
 #include "internal.h"
 
 __thread struct rip_self __rip_self __attribute__((tls_model("initial-exec")));
@@ -1221,6 +1223,7 @@ int rip_ring_close(void)
 	}
 	__atomic_store_n(&__rip_proc.hdr, NULL, __ATOMIC_RELEASE);
 	__rip_events_close();
+	rip_clock_pair_add(h);
 	h->exit_ts = rip_clock_ticks();
 	/* After exit_ts: pairs with the acquire load of proc_flags in readers. */
 	__atomic_fetch_or(&h->proc_flags, RIP_P_CLOSED, __ATOMIC_RELEASE);
@@ -1686,6 +1689,8 @@ __attribute__((destructor)) static void rip_at_exit(void)
 	 * destructors run.
 	 */
 	__rip_modules_maybe_rescan();
+	/* A calibration pair at the end: readers take the rate over the whole run. */
+	rip_clock_pair_add(h);
 	h->exit_ts = rip_clock_ticks();
 	/* After exit_ts: pairs with the acquire load of proc_flags in readers. */
 	__atomic_fetch_or(&h->proc_flags, RIP_P_EXITED, __ATOMIC_RELEASE);

@@ -72,6 +72,7 @@
 #include <unistd.h>
 
 #include <rip/abi.h>
+#include <internal/clock.h>
 
 #include "common.h"
 #include "watch.h"
@@ -725,6 +726,8 @@ static void *rip_pl_watch_main(void *arg)
 		    (__atomic_load_n(&h->proc_flags, __ATOMIC_ACQUIRE) & RIP_P_CLOSED))
 			break;
 		rip_pl_sweep(h);
+		/* A calibration pair every sweep: readers correct the TSC's rate with them. */
+		rip_clock_pair_add(h);
 		/* Release: the records and counters of the sweep before the word (rip ps acquires). */
 		__atomic_store_n(&h->watch_done, req, __ATOMIC_RELEASE);
 		rip_pl_futex(&h->watch_done, FUTEX_WAKE, INT32_MAX, NULL);

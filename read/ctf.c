@@ -268,18 +268,25 @@ static void ctf_env(FILE *out, const struct trace_info *info, bool live)
 static int ctf_clock(FILE *out, const struct trace_info *info, const char *name)
 {
 	const struct rip_file_hdr *h = &info->idx.file;
+	uint64_t hz, base_ticks, base_ns;
 	__int128 base_rt, cycles;
 	int64_t offset_s, offset;
 	char uuid[37];
 
-	if (!h->clock_hz || h->clock_hz > (uint64_t)INT64_MAX)
+	/*
+	 * The line through the file's calibration pairs when they fit one
+	 * (rr_clock_line: a rate measured over the whole run); CTF has no way
+	 * to say more.  Our readers follow each segment when the rate changed.
+	 */
+	rr_clock_line(h, &hz, &base_ticks, &base_ns);
+	if (!hz || hz > (uint64_t)INT64_MAX || base_ns > (uint64_t)INT64_MAX)
 		return -EINVAL;
-	base_rt = (__int128)h->clock_base_ns + h->realtime_offset;
-	cycles = base_rt * (__int128)h->clock_hz / 1000000000 - (__int128)h->clock_base_ticks;
-	offset_s = (int64_t)(cycles / (__int128)h->clock_hz);
-	offset = (int64_t)(cycles % (__int128)h->clock_hz);
+	base_rt = (__int128)base_ns + h->realtime_offset;
+	cycles = base_rt * (__int128)hz / 1000000000 - (__int128)base_ticks;
+	offset_s = (int64_t)(cycles / (__int128)hz);
+	offset = (int64_t)(cycles % (__int128)hz);
 	if (offset < 0) {
-		offset += (int64_t)h->clock_hz;
+		offset += (int64_t)hz;
 		offset_s--;
 	}
 	ctf_clock_uuid(h, uuid);
@@ -297,7 +304,7 @@ static int ctf_clock(FILE *out, const struct trace_info *info, const char *name)
 		name, uuid,
 		h->clock_kind == RIP_CLOCK_TSC ? "x86 invariant TSC (rdtsc)"
 					       : "CLOCK_MONOTONIC_RAW nanoseconds",
-		h->clock_hz, offset_s, offset);
+		hz, offset_s, offset);
 	return 0;
 }
 

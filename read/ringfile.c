@@ -629,6 +629,25 @@ int rr_live_hdr(const struct rr_file *f, struct rip_file_hdr *out, char *err, si
 	return 0;
 }
 
+int rr_live_clock(const struct rr_file *f, struct rip_file_hdr *h, char *err, size_t errlen)
+{
+	const struct rip_file_hdr *src = (const struct rip_file_hdr *)f->map;
+	sigjmp_buf jb;
+
+	if (f->legacy_raw || !f->map || f->len < sizeof(*h))
+		return rr_fail(err, errlen, -EINVAL, "%s: no header", f->path);
+	if (rr_guard_enter(&jb))
+		return rr_fail(err, errlen, -EIO, "%s: the file shrank while being read", f->path);
+	h->clock_npairs = __atomic_load_n(&src->clock_npairs, __ATOMIC_RELAXED);
+	for (uint32_t i = 0; i < RIP_CLOCK_PAIRS; i++) {
+		/* Pairs with the writer's release stores (internal/clock.h): ns before ticks. */
+		h->clock_pairs[i].ticks = __atomic_load_n(&src->clock_pairs[i].ticks, __ATOMIC_ACQUIRE);
+		h->clock_pairs[i].ns = __atomic_load_n(&src->clock_pairs[i].ns, __ATOMIC_RELAXED);
+	}
+	rr_guard_leave();
+	return 0;
+}
+
 int rr_set_consumer(struct rr_file *f, uint32_t pid, char *err, size_t errlen)
 {
 	sigjmp_buf jb;
@@ -1162,23 +1181,158 @@ int rr_exec_image(const struct rr_file *f, pid_t pid, bool exited, char *buf, si
 	return 1;
 }
 
+/* ---- the clock -------------------------------------------------------------- */
+
+struct rr_point {
+	uint64_t ticks;
+	int64_t ns;
+};
+
+/*
+ * The header's base and its calibration pairs, sorted by ticks, each
+ * strictly after the one before in both ticks and time, at a rate within a
+ * factor of two of clock_hz (a pair torn by a writer, or any hostile
+ * value, is left out).  How many, into p (RIP_CLOCK_PAIRS + 1 room).
+ */
+static uint32_t rr_clock_points(const struct rip_file_hdr *h, struct rr_point *p)
+{
+	uint32_t n = 0, m = 0, pairs = h->clock_npairs < RIP_CLOCK_PAIRS ? h->clock_npairs
+									  : RIP_CLOCK_PAIRS;
+
+	if (!h->clock_hz || h->clock_kind != RIP_CLOCK_TSC || h->clock_base_ns > INT64_MAX)
+		return 0;
+	p[n++] = (struct rr_point){ h->clock_base_ticks, (int64_t)h->clock_base_ns };
+	for (uint32_t i = 0; i < pairs; i++) {
+		struct rr_point q = { h->clock_pairs[i].ticks, (int64_t)h->clock_pairs[i].ns };
+		uint32_t j = n++;
+
+		if (!q.ticks || h->clock_pairs[i].ns > INT64_MAX) {
+			n--;
+			continue;
+		}
+		for (; j && p[j - 1].ticks > q.ticks; j--)
+			p[j] = p[j - 1];
+		p[j] = q;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		if (m) {
+			uint64_t dt = p[i].ticks - p[m - 1].ticks;
+			int64_t dn = p[i].ns - p[m - 1].ns;
+			/* ticks per second over this stretch, against the header's rate */
+			unsigned __int128 rate = dn > 0 ? (unsigned __int128)dt * 1000000000u / (uint64_t)dn : 0;
+
+			if (!dt || dn <= 0 || rate < h->clock_hz / 2 || rate > (unsigned __int128)h->clock_hz * 2)
+				continue;
+		}
+		p[m++] = p[i];
+	}
+	return m;
+}
+
+/* The slope from a to b: ns per tick, 32.32 fixed point. */
+static unsigned __int128 rr_slope(const struct rr_point *a, const struct rr_point *b)
+{
+	return ((unsigned __int128)(uint64_t)(b->ns - a->ns) << 32) / (b->ticks - a->ticks);
+}
+
+void rr_clock_init(struct rr_clock *c, const struct rip_file_hdr *h)
+{
+	struct rr_point p[RIP_CLOCK_PAIRS + 1];
+	uint32_t n = rr_clock_points(h, p);
+	unsigned __int128 mult;
+	bool line = true;
+
+	memset(c, 0, sizeof(*c));
+	c->base_ticks = h->clock_hz ? h->clock_base_ticks : 0;
+	c->base_ns = h->clock_hz ? (int64_t)h->clock_base_ns : 0;
+	c->mult = h->clock_hz ? ((unsigned __int128)1000000000u << 32) / h->clock_hz : 0;
+	if (n < 2)
+		return;
+	/* One line through the first and the last, if every pair lies near it. */
+	mult = rr_slope(&p[0], &p[n - 1]);
+	for (uint32_t i = 1; i + 1 < n && line; i++) {
+		int64_t d = rr_line_ns(p[0].ticks, p[0].ns, mult, p[i].ticks) - p[i].ns;
+
+		line = d >= -RR_CLOCK_FIT_NS && d <= RR_CLOCK_FIT_NS;
+	}
+	if (line) {
+		c->base_ticks = p[0].ticks;
+		c->base_ns = p[0].ns;
+		c->mult = mult;
+		return;
+	}
+	/* A segment per stretch; the last one's rate goes on past it. */
+	for (uint32_t i = 0; i < n; i++) {
+		c->seg[i].ticks = p[i].ticks;
+		c->seg[i].ns = p[i].ns;
+		c->seg[i].mult = i + 1 < n ? rr_slope(&p[i], &p[i + 1]) : c->seg[i - 1].mult;
+	}
+	c->nseg = n;
+}
+
+int64_t rr_clock_seg_ns(const struct rr_clock *c, uint64_t ticks)
+{
+	uint32_t lo = 0, hi = c->nseg;
+
+	/* the last segment that starts at or before ticks (the first one before it all) */
+	while (hi - lo > 1) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (c->seg[mid].ticks <= ticks)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return rr_line_ns(c->seg[lo].ticks, c->seg[lo].ns, c->seg[lo].mult, ticks);
+}
+
+int rr_clock_line(const struct rip_file_hdr *h, uint64_t *hz, uint64_t *base_ticks,
+		  uint64_t *base_ns)
+{
+	struct rr_clock c;
+
+	*hz = h->clock_hz;
+	*base_ticks = h->clock_base_ticks;
+	*base_ns = h->clock_base_ns;
+	rr_clock_init(&c, h);
+	if (c.nseg)
+		return -EDOM;
+	if (c.mult) {
+		/* ticks per second: 1e9 * 2^32 / mult, rounded */
+		unsigned __int128 r = (((unsigned __int128)1000000000u << 33) / c.mult + 1) / 2;
+
+		if (r >= RIP_CLOCK_HZ_MIN_READ && r <= RIP_CLOCK_HZ_MAX_READ) {
+			*hz = (uint64_t)r;
+			*base_ticks = c.base_ticks;
+			*base_ns = (uint64_t)c.base_ns;
+		}
+	}
+	return 0;
+}
+
 /*
  * Ticks to ns as a multiply and a shift (ns = d * mult >> 32, mult =
  * 1e9 * 2^32 / hz): readers convert every event, and a 128-bit division
- * each time showed in their profiles.  The factor is kept per thread for
- * the last rate seen.
+ * each time showed in their profiles.  The clock is kept per thread for the
+ * last header seen (its rate, base and pairs).
  */
 int64_t rr_ticks_to_ns(const struct rip_file_hdr *h, uint64_t ticks)
 {
 	/* the clock of the last file asked about: no 128-bit division per call */
-	static __thread uint64_t hz, base_ticks, base_ns;
+	static __thread uint64_t hz, base_ticks, base_ns, last_pair;
+	static __thread uint32_t npairs;
 	static __thread struct rr_clock c;
+	uint64_t lp = h->clock_npairs ? h->clock_pairs[(h->clock_npairs - 1) % RIP_CLOCK_PAIRS].ticks
+				      : 0;
 
-	if (h->clock_hz != hz || h->clock_base_ticks != base_ticks || h->clock_base_ns != base_ns) {
+	if (h->clock_hz != hz || h->clock_base_ticks != base_ticks ||
+	    h->clock_base_ns != base_ns || h->clock_npairs != npairs || lp != last_pair) {
 		rr_clock_init(&c, h);
 		hz = h->clock_hz;
 		base_ticks = h->clock_base_ticks;
 		base_ns = h->clock_base_ns;
+		npairs = h->clock_npairs;
+		last_pair = lp;
 	}
 	return rr_clock_ns(&c, ticks);
 }

@@ -251,6 +251,11 @@ int rr_live_u64(const struct rr_file *f, size_t off, uint64_t *v, char *err, siz
  * open (f->hdr) when the file shrank.  Not for a legacy raw file.
  */
 int rr_live_hdr(const struct rr_file *f, struct rip_file_hdr *out, char *err, size_t errlen);
+/*
+ * The calibration pairs as they are now into h (clock_npairs, clock_pairs:
+ * added while the process runs), read under the same guard: 0 or -EIO.
+ */
+int rr_live_clock(const struct rr_file *f, struct rip_file_hdr *h, char *err, size_t errlen);
 /* Store pid as the consumer in the writable mapping, guarded the same way.  0 or -EIO. */
 int rr_set_consumer(struct rr_file *f, uint32_t pid, char *err, size_t errlen);
 
@@ -260,20 +265,62 @@ int64_t rr_ticks_to_ns(const struct rip_file_hdr *h, uint64_t ticks);
 /*
  * The file's clock worked out once, for converting many times: ns =
  * base_ns + (ticks - base_ticks) * mult / 2^32, and 0 without a clock (all
- * three 0 then).
+ * three 0 then).  With calibration pairs (rip/abi.h, clock_pairs) the line
+ * goes through the first and the last of them when every pair lies within
+ * RR_CLOCK_FIT_NS of it (a rate measured over the whole run rather than 5
+ * ms); else the pairs cut it into segments, one per rate (nseg of them: a
+ * virtual machine that moved to a host with another TSC rate).
  */
+#define RR_CLOCK_FIT_NS 200
+#define RIP_CLOCK_HZ_MIN_READ 1000000ull	 /* 1 MHz: as librip's own bounds */
+#define RIP_CLOCK_HZ_MAX_READ 100000000000ull /* 100 GHz */
+struct rr_clock_seg {
+	uint64_t ticks;
+	int64_t ns;
+	unsigned __int128 mult;
+};
+
 struct rr_clock {
 	uint64_t base_ticks;
 	int64_t base_ns;
 	unsigned __int128 mult; /* ns per tick, 32.32 fixed point */
+	uint32_t nseg;		/* 0: the line above; else seg[0 .. nseg) by ticks */
+	struct rr_clock_seg seg[RIP_CLOCK_PAIRS + 1];
 };
 
-static inline void rr_clock_init(struct rr_clock *c, const struct rip_file_hdr *h)
+/* Work the file's clock out from its header (clock_hz, the base, the pairs). */
+void rr_clock_init(struct rr_clock *c, const struct rip_file_hdr *h);
+
+/*
+ * The rate and base a single line through the pairs gives (what CTF's
+ * clock declaration holds): 0, or -EDOM when the pairs do not fit one
+ * rate (then the header's own).
+ */
+int rr_clock_line(const struct rip_file_hdr *h, uint64_t *hz, uint64_t *base_ticks,
+		  uint64_t *base_ns);
+
+/* ns of ticks on the line through (base_ticks, base_ns) of slope mult, saturated. */
+static inline int64_t rr_line_ns(uint64_t base_ticks, int64_t base_ns, unsigned __int128 mult,
+				 uint64_t ticks)
 {
-	c->base_ticks = h->clock_hz ? h->clock_base_ticks : 0;
-	c->base_ns = h->clock_hz ? (int64_t)h->clock_base_ns : 0;
-	c->mult = h->clock_hz ? ((unsigned __int128)1000000000u << 32) / h->clock_hz : 0;
+	unsigned __int128 d;
+	int64_t r;
+
+	if (ticks >= base_ticks) {
+		d = ((unsigned __int128)(ticks - base_ticks) * mult) >> 32;
+		if (__builtin_expect(d > INT64_MAX ||
+					     __builtin_add_overflow(base_ns, (int64_t)d, &r), 0))
+			return INT64_MAX;
+		return r;
+	}
+	d = ((unsigned __int128)(base_ticks - ticks) * mult) >> 32;
+	if (__builtin_expect(d > INT64_MAX || __builtin_sub_overflow(base_ns, (int64_t)d, &r), 0))
+		return INT64_MIN;
+	return r;
 }
+
+/* The segmented case of rr_clock_ns (ringfile.c). */
+int64_t rr_clock_seg_ns(const struct rr_clock *c, uint64_t ticks);
 
 /*
  * rr_ticks_to_ns through a clock from rr_clock_init.  Event times come from
@@ -282,21 +329,9 @@ static inline void rr_clock_init(struct rr_clock *c, const struct rip_file_hdr *
  */
 static inline int64_t rr_clock_ns(const struct rr_clock *c, uint64_t ticks)
 {
-	unsigned __int128 d;
-	int64_t r;
-
-	if (ticks >= c->base_ticks) {
-		d = ((unsigned __int128)(ticks - c->base_ticks) * c->mult) >> 32;
-		if (__builtin_expect(d > INT64_MAX ||
-					     __builtin_add_overflow(c->base_ns, (int64_t)d, &r), 0))
-			return INT64_MAX;
-		return r;
-	}
-	d = ((unsigned __int128)(c->base_ticks - ticks) * c->mult) >> 32;
-	if (__builtin_expect(d > INT64_MAX || __builtin_sub_overflow(c->base_ns, (int64_t)d, &r),
-			     0))
-		return INT64_MIN;
-	return r;
+	if (__builtin_expect(c->nseg != 0, 0))
+		return rr_clock_seg_ns(c, ticks);
+	return rr_line_ns(c->base_ticks, c->base_ns, c->mult, ticks);
 }
 uint64_t rr_now_ticks(const struct rip_file_hdr *h);
 

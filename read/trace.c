@@ -149,7 +149,8 @@ int trace_info_from_file(struct rr_file *f, struct trace_info *info, char *err, 
 	if (rr_live_u32(f, offsetof(struct rip_file_hdr, fresh), &h->fresh, err, errlen) ||
 	    rr_live_u32(f, offsetof(struct rip_file_hdr, ev_fresh), &h->ev_fresh, err, errlen) ||
 	    rr_live_u32(f, offsetof(struct rip_file_hdr, proc_flags), &h->proc_flags, err, errlen) ||
-	    rr_live_u64(f, offsetof(struct rip_file_hdr, exit_ts), &h->exit_ts, err, errlen))
+	    rr_live_u64(f, offsetof(struct rip_file_hdr, exit_ts), &h->exit_ts, err, errlen) ||
+	    rr_live_clock(f, h, err, errlen))
 		return -EIO;
 	ret = ev_read_types(f, &info->types, err, errlen);
 	if (ret)

@@ -256,7 +256,7 @@ static uint64_t run_clock_hz(void)
 		len = -1;
 	rr_boot_id(id, sizeof(id));
 	if (len < 0 || (size_t)len >= sizeof(dir) || strlen(id) != 36 || rr_mkdirs(dir))
-		return rip_clock_tsc_rate();
+		return rip_clock_tsc_synced() ? rip_clock_tsc_rate() : 0;
 	snprintf(path, sizeof(path), "%s/clock", dir);
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	if (fd >= 0) {
@@ -273,7 +273,8 @@ static uint64_t run_clock_hz(void)
 				return hz;
 		}
 	}
-	hz = rip_clock_tsc_rate();
+	/* once per boot: the TSC must not go back from one CPU to another */
+	hz = rip_clock_tsc_synced() ? rip_clock_tsc_rate() : 0;
 	if (!hz)
 		return 0;
 	snprintf(tmp, sizeof(tmp), "%s/.clock.%ld", dir, (long)getpid());
@@ -743,6 +744,9 @@ static void run_exec(struct run_opts *o, const char *ringdir, const char *lib, i
 		if (hz) {
 			snprintf(v, sizeof(v), "%" PRIu64, hz);
 			setenv(RIP_CLOCK_HZ_ENV, v, 1);
+		} else if (rip_clock_tsc_usable()) {
+			/* usable by its flags, but not here (it goes back across CPUs): nobody uses it */
+			setenv("RIP_CLOCK", "mono", 1);
 		}
 	}
 	if (read(go, &c, 1) != 1)

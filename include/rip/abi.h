@@ -170,6 +170,8 @@ enum rip_slot_kind {
 	RIP_KIND_CORO = 2,
 };
 
+#define RIP_CLOCK_PAIRS 24u /* calibration pairs kept in the header */
+
 /* hdr.clock_kind: what the tick counts in the file are */
 enum rip_clock_kind {
 	RIP_CLOCK_MONO_RAW = 1, /* CLOCK_MONOTONIC_RAW nanoseconds */
@@ -295,7 +297,21 @@ struct rip_file_hdr {
 	uint64_t clock_base_ticks; /* a tick count ... */
 	uint64_t clock_base_ns;	  /* ... and CLOCK_MONOTONIC_RAW at the same instant */
 	int64_t realtime_offset;  /* CLOCK_REALTIME - CLOCK_MONOTONIC_RAW, ns, at creation */
-	uint8_t pad4[2048 - 1536 - 40];
+	/*
+	 * Calibration pairs (ticks, CLOCK_MONOTONIC_RAW ns) read together, a
+	 * ring of RIP_CLOCK_PAIRS: 1576.  Added from time to time (at exit, by
+	 * the watcher's sweeps, by a recorder) so that readers turn ticks into
+	 * nanoseconds from the pairs rather than from clock_hz alone: a rate
+	 * measured in 5 ms is good to a few ppm (tens of us after 10 s), and a
+	 * virtual machine moved to another host may tick at another rate.
+	 */
+	uint32_t clock_npairs;	  /* pairs added so far (the newest RIP_CLOCK_PAIRS are kept) */
+	uint32_t pad3b;
+	struct rip_clock_pair {
+		uint64_t ticks;	  /* 0: none (or being written) */
+		uint64_t ns;
+	} clock_pairs[RIP_CLOCK_PAIRS];
+	uint8_t pad4[2048 - 1536 - 48 - 16 * RIP_CLOCK_PAIRS];
 
 	/* control words: 2048; written from outside by rip enable/disable */
 	uint64_t enable[RIP_CATEGORY_WORDS]; /* one bit per category */
@@ -697,6 +713,7 @@ RIP_STATIC_ASSERT(sizeof(struct rip_file_hdr) == RIP_HDR_SIZE, "header size");
 RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, pid) == 512, "process block");
 RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, exe) == 592, "exe");
 RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, clock_kind) == 1536, "clock block");
+RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, clock_npairs) == 1576, "clock pairs");
 RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, enable) == 2048, "control words");
 RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, fresh) == 3072, "counters");
 RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, sample_hz) == 240, "sampling rate");
