@@ -19,6 +19,8 @@
  * whole CU per call); the inline chain then descends one function's subtree.
  * Results are cached per address; strings point into libdw's own data,
  * which lives until rip_sym_free, except demangled names, kept in an arena.
+ * C++ names are demangled by libstdc++'s __cxa_demangle, Rust names (v0
+ * and legacy) by read/demangle.c.
  *
  * Not thread-safe: use one struct rip_sym per thread.
  */
@@ -37,6 +39,7 @@
 
 #include <rip/abi.h>
 
+#include "read/demangle.h"
 #include "read/sym.h"
 #include "read/symcache.h"
 
@@ -46,6 +49,7 @@
 #define SYM_BUILD_ID_MAX 256
 #define SYM_CHUNK (1u << 20)
 #define SYM_NEAREST_MAX 0x10000 /* furthest past a symbol's end still named after it */
+#define SYM_RUST_MAX 4096	/* longest demangled Rust name kept (longer: the mangled one) */
 
 static const char why_not_found[] = "not found";
 static const char why_unreadable[] = "cannot be read";
@@ -269,7 +273,7 @@ static char *str_join(const char *a, const char *b, const char *c)
 	return r;
 }
 
-/* ---- C++ demangling through libstdc++, loaded only when first needed ---- */
+/* ---- demangling: Rust here (read/demangle.c), C++ through libstdc++, loaded when first needed ---- */
 
 typedef char *(*sym_demangle_fn)(const char *, char *, size_t *, int *);
 static sym_demangle_fn sym_demangler;
@@ -291,17 +295,33 @@ static void sym_demangler_load(void)
 static const char *sym_demangle(struct rip_sym *s, const char *name)
 {
 	const char *hit;
-	char *d;
+	char *d, rust[SYM_RUST_MAX];
 	size_t len;
 	int status = -1;
 
-	if (!name || name[0] != '_' || name[1] != 'Z')
+	if (!name || name[0] != '_' ||
+	    (name[1] != 'Z' && name[1] != 'R' && (name[1] != '_' || name[2] != 'R')))
 		return name;
 	hit = map_get(&s->demangled, (uintptr_t)name);
 	if (hit)
 		return hit;
-	pthread_once(&sym_demangler_once, sym_demangler_load);
 	hit = name;
+	/* Rust first: a legacy Rust name is a C++ name too, with its hash as a last element */
+	if (!dm_rust(name, rust, sizeof(rust))) {
+		len = strlen(rust) + 1;
+		d = arena_alloc(s, len);
+		if (d) {
+			memcpy(d, rust, len);
+			hit = d;
+		}
+		map_put(&s->demangled, (uintptr_t)name, (void *)hit);
+		return hit;
+	}
+	if (name[1] != 'Z') {
+		map_put(&s->demangled, (uintptr_t)name, (void *)hit);
+		return hit;
+	}
+	pthread_once(&sym_demangler_once, sym_demangler_load);
 	d = sym_demangler ? sym_demangler(name, NULL, NULL, &status) : NULL;
 	if (d && status == 0) {
 		char *copy;

@@ -8,7 +8,7 @@
  * are checked: a binary on disk whose build-id differs from the recorded one
  * is reported, not silently misresolved.  Separate debug files are found by
  * build-id (/usr/lib/debug/.build-id/xx/yyyy.debug) and .gnu_debuglink, under
- * the debug directories given and /usr/lib/debug.  C++ names are demangled.
+ * the debug directories given and /usr/lib/debug.  C++ and Rust names are demangled.
  */
 #ifndef RIP_READ_SYM_H
 #define RIP_READ_SYM_H
