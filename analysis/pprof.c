@@ -636,6 +636,9 @@ static int64_t pp_frame(struct pp_pass *ps, uint64_t a, bool ip)
 		const struct rip_frame *f = &fr[i];
 
 		lines[nl] = (struct pp_line){ .func = f->func, .file = f->file, .line = f->line };
+		/* pprof's viewers drop what is inside <> (C++ template arguments) */
+		if (f->sigframe)
+			lines[nl].func = "[signal handler]";
 		if (f->func)
 			continue;
 		if (f->module)

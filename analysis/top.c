@@ -8,7 +8,15 @@
  *
  * State kept between refreshes: per slot, its generation and the snap-ring
  * position read up to (samples beyond it are new); per tid, the CPU time
- * read last.  Symbols are looked up once per address (a table of sites) and
+ * read last and whether it blocks the sampling signal.
+ *
+ * A thread that blocks the sampling signal (a server's workers that inherit
+ * a mask blocking every signal, to leave them to one sigwait thread) is
+ * never sampled: its timer's signal stays pending.  Whether it blocks it is
+ * the SigBlk line of /proc/PID/task/TID/status, read when a thread is first
+ * seen, and again only when it used CPU in an interval without taking a
+ * sample (a thread that does take one does not block it), so that a
+ * refresh reads only the status files of the suspects.  Symbols are looked up once per address (a table of sites) and
  * the symbolizer is made again when the module map grew.
  */
 #include <dirent.h>
@@ -42,8 +50,15 @@ HMAP_SLOT_CHECK(struct top_site);
 struct top_cpu {
 	uint64_t key; /* tid */
 	uint8_t used;
+	uint8_t blk; /* the sampling signal: TOP_BLK_* */
 	uint64_t cpu_ns;
 	uint64_t round;
+};
+
+enum {
+	TOP_BLK_UNKNOWN, /* not read yet (or not for this thread: its tid was gone a round) */
+	TOP_BLK_NO,
+	TOP_BLK_YES,
 };
 HMAP_SLOT_CHECK(struct top_cpu);
 
@@ -206,6 +221,55 @@ static bool top_read_stat(pid_t pid, const char *tid, long tck, struct top_proc 
 	return true;
 }
 
+/* Does tid block signal sig (its SigBlk in /proc/PID/task/TID/status)?  -1: unknown. */
+static int top_read_sigblk(pid_t pid, int32_t tid, uint32_t sig)
+{
+	char path[64], buf[4096], *s;
+	unsigned long long m;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)pid, (int)tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	s = strstr(buf, "\nSigBlk:");
+	if (!s || sscanf(s + 8, " %llx", &m) != 1)
+		return -1;
+	return (int)(m >> (sig - 1) & 1);
+}
+
+/*
+ * Does the thread tid, which used delta ns of CPU in the interval and took
+ * samples samples, block the sampling signal?  Its status file is read when
+ * nothing is known of it yet, or when it ran without a sample.
+ */
+static bool top_sigblk(struct top *t, int32_t tid, uint64_t delta, uint32_t samples)
+{
+	uint32_t sig = t->v.hdr.sample_sig;
+	struct top_cpu *c;
+	int b;
+
+	if (!t->v.alive || !(t->v.hdr.sample_flags & RIP_SAMPLE_F_ON) || !sig || sig > 64)
+		return false;
+	c = hmap_find(&t->cpus.h, sizeof(*c), (uint32_t)tid);
+	if (!c)
+		return false;
+	if (samples) {
+		c->blk = TOP_BLK_NO; /* its signal came */
+	} else if (c->blk == TOP_BLK_UNKNOWN || (c->blk == TOP_BLK_NO && delta)) {
+		b = top_read_sigblk(t->v.pid, tid, sig);
+		if (b >= 0)
+			c->blk = b ? TOP_BLK_YES : TOP_BLK_NO;
+	}
+	return c->blk == TOP_BLK_YES;
+}
+
 static int top_read_proc(struct top *t, struct hmap *procs)
 {
 	char path[64];
@@ -247,6 +311,8 @@ static uint64_t top_cpu_delta(struct top *t, int32_t tid, uint64_t cpu_ns)
 	c = hmap_get(&t->cpus.h, sizeof(*c), (uint32_t)tid, &fresh);
 	if (!c)
 		return 0;
+	if (fresh || c->round + 1 != t->round)
+		c->blk = TOP_BLK_UNKNOWN; /* a thread of its own, maybe, with the tid again */
 	if (!fresh && c->round + 1 == t->round && cpu_ns >= c->cpu_ns)
 		d = cpu_ns - c->cpu_ns;
 	c->cpu_ns = cpu_ns;
@@ -278,6 +344,7 @@ static int top_cpu_prune(struct top *t)
 		}
 		d->cpu_ns = c->cpu_ns;
 		d->round = c->round;
+		d->blk = c->blk;
 	}
 	hmap_free(&t->cpus.h);
 	t->cpus.h = keep.h;
@@ -522,6 +589,8 @@ static int top_slot(struct top *t, struct hmap *keys, struct hmap *procs, const 
 		delta = top_cpu_delta(t, s->tid, p->cpu_ns);
 		if (t->v.interval_ns > 0)
 			th->cpu = (double)delta / (double)t->v.interval_ns;
+		th->sig_blocked = top_sigblk(t, s->tid, delta, n);
+		t->v.sig_blocked += th->sig_blocked;
 	}
 	t->v.cpu += th->cpu;
 	/* Where its CPU went: split between the functions it was sampled in. */
@@ -537,6 +606,7 @@ static int top_slot(struct top *t, struct hmap *keys, struct hmap *procs, const 
 		if (!g)
 			return -ENOMEM;
 		g->cpu += th->cpu;
+		g->sig_blocked += th->sig_blocked;
 	}
 	/* Where it is now. */
 	if (w->kind) {
@@ -654,6 +724,7 @@ int top_refresh(struct top *t, char *err, size_t errlen)
 	t->v.nthreads = 0;
 	t->v.cpu = 0;
 	t->v.samples = 0;
+	t->v.sig_blocked = 0;
 	ret = top_symbols(t, err, errlen);
 	if (ret)
 		return ret;

@@ -26,7 +26,10 @@
  * /proc: CPU is then each group's share of the samples, and the samples
  * that threads which exited left in their slots count too.  Of a recorded
  * trace (top_use_samples), every sample it holds counts, by the function
- * it was taken in.
+ * it was taken in.  While the process lives, the threads (with a slot)
+ * that block the sampling signal, and so are never sampled, are counted
+ * (/proc/PID/task/TID/status, read for the threads that ran without a
+ * sample: top.c).
  *
  * Never prints; symbols through read/sym.h.
  */
@@ -73,6 +76,7 @@ struct top_thread {
 	uint32_t wait_kind;	/* enum rip_wait_kind; 0: not in a wrapped call */
 	uint64_t wait_ra;	/* the wrapped call's return address */
 	int64_t wait_ns;	/* how long it has waited; -1: unknown */
+	bool sig_blocked;	/* live: it blocks the sampling signal (never sampled) */
 	size_t group;		/* index in the view's groups (kept right by top_sort) */
 	uint64_t group_key;	/* the group's key */
 };
@@ -88,6 +92,8 @@ struct top_group {
 	double cpu;		/* share of one CPU (live), or of the samples (post-mortem) */
 	double samples;		/* samples in the interval in its function (estimated) */
 	int64_t wait_ns;	/* the longest wait in it; -1: none known */
+	uint32_t sig_blocked;	/* TOP_RUN: threads whose CPU came here unsampled because they
+				   block the sampling signal */
 	uint64_t key;
 };
 
@@ -105,6 +111,7 @@ struct top_view {
 	double cpu;		/* every thread's CPU share summed */
 	double samples;		/* samples in the interval (estimated) */
 	size_t corrupt, changing; /* slots skipped, as rr_read_slots counts them */
+	size_t sig_blocked;	/* live threads that block the sampling signal */
 };
 
 struct top;

@@ -70,6 +70,14 @@ bool wt_waiting(const struct rr_slot *s)
 	       s->state == RIP_SLOT_RUNNING;
 }
 
+bool wt_timeout(const struct rr_slot *s, uint64_t *ns)
+{
+	if (!s->wait_tmo || !s->wait.since)
+		return false;
+	*ns = rip_wait_tmo_ns(s->wait_tmo);
+	return true;
+}
+
 static int wt_cmp(const void *pa, const void *pb)
 {
 	const struct wt_group *a = pa, *b = pb;
@@ -87,6 +95,7 @@ int wt_group(const struct rr_slots *slots, bool all, struct wt_groups *out)
 	for (size_t i = 0; i < slots->n; i++) {
 		const struct rr_slot *s = &slots->v[i];
 		struct wt_group *g = NULL;
+		uint64_t tmo;
 
 		if (!all && s->state == RIP_SLOT_EXITED)
 			continue;
@@ -126,6 +135,13 @@ int wt_group(const struct rr_slots *slots, bool all, struct wt_groups *out)
 		}
 		g->members[g->n++] = i;
 		g->same_arg &= g->arg == s->wait.arg;
+		if (wt_timeout(s, &tmo)) {
+			if (!g->timed || tmo < g->tmo_min)
+				g->tmo_min = tmo;
+			if (!g->timed || tmo > g->tmo_max)
+				g->tmo_max = tmo;
+			g->timed++;
+		}
 		if (s->wait.since) {
 			if (!g->since_min || s->wait.since < g->since_min)
 				g->since_min = s->wait.since;

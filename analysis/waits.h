@@ -26,7 +26,7 @@ enum wt_arg {
 	WT_ARG_FD,	/* a descriptor */
 	WT_ARG_COUNT,	/* a number of descriptors (poll, select) */
 	WT_ARG_ADDR,	/* an address (a lock, a condition, a futex...) */
-	WT_ARG_NS,	/* nanoseconds asked (sleeps) */
+	WT_ARG_NS,	/* nanoseconds to sleep (sleeps) */
 	WT_ARG_PID,	/* a pid asked for, -1 any */
 	WT_ARG_SIGSET,	/* the first word of a signal set */
 	WT_ARG_SYSCALL, /* a system call's number */
@@ -36,6 +36,13 @@ enum wt_arg wt_arg_kind(uint32_t kind);
 /* Does slot s show a wait: a running thread with a record of some kind? */
 bool wt_waiting(const struct rr_slot *s);
 
+/*
+ * The timeout of slot s's wait, in ns from its since (a deadline the call
+ * was given is recorded as the time that was left when the wait began);
+ * false when it has none, or its since is unknown.
+ */
+bool wt_timeout(const struct rr_slot *s, uint64_t *ns);
+
 struct wt_group {
 	uint32_t kind;
 	uint64_t ra;		/* the caller's return address */
@@ -44,6 +51,8 @@ struct wt_group {
 	uint64_t since_min, since_max; /* ticks of the oldest and newest timed wait; 0: none */
 	bool same_arg;		/* every member waits on arg */
 	uint64_t arg;
+	size_t timed;		/* members with a timeout (wt_timeout) */
+	uint64_t tmo_min, tmo_max; /* their shortest and longest timeouts, ns */
 };
 
 struct wt_groups {

@@ -132,36 +132,45 @@ __asm__(".text\n"
 /* ---- wrappers ---- */
 
 /*
- * RIP_PL_WRAP_OR(ret, name, kind, arg, fail, (params), (args)): a wrapper
- * that records kind on arg and forwards; when the real function is missing
- * it sets errno to ENOSYS and returns fail.  RIP_PL_WRAP: fail is -1.
+ * RIP_PL_WRAP_W(ret, name, sym, fail, wait, (params), (args)): a wrapper
+ * that runs the statement wait (an RIP_PL_WAIT...) and forwards to sym;
+ * when sym is missing it runs the statement fail.
  */
-#define RIP_PL_WRAP_OR(RET, NAME, KIND, ARG, FAIL, PARAMS, ARGS)                                  \
+#define RIP_PL_WRAP_W(RET, NAME, SYM, FAIL, WAIT, PARAMS, ARGS)                                   \
 	RIP_PL_EXPORT RET NAME PARAMS                                                              \
 	{                                                                                          \
 		static RET(*real) PARAMS;                                                          \
                                                                                                    \
-		if (!RIP_PL_REAL(real, #NAME)) {                                                   \
-			rip_pl_enosys();                                                           \
-			return FAIL;                                                               \
+		if (!RIP_PL_REAL(real, SYM)) {                                                     \
+			FAIL;                                                                      \
 		}                                                                                  \
-		RIP_PL_WAIT(KIND, ARG, true);                                                      \
+		WAIT;                                                                              \
 		return real ARGS;                                                                  \
 	}
+
+/*
+ * RIP_PL_WRAP_OR(ret, name, kind, arg, fail, (params), (args)): a wrapper
+ * that records kind on arg and forwards; when the real function is missing
+ * it sets errno to ENOSYS and returns fail.  RIP_PL_WRAP: fail is -1.
+ * RIP_PL_WRAP_TMO: the same for a call with a timeout tmo (wait.h).
+ */
+#define RIP_PL_WRAP_OR(RET, NAME, KIND, ARG, FAIL, PARAMS, ARGS)                                  \
+	RIP_PL_WRAP_W(RET, NAME, #NAME, rip_pl_enosys(); return FAIL,                              \
+		      RIP_PL_WAIT(KIND, ARG, true), PARAMS, ARGS)
 #define RIP_PL_WRAP(RET, NAME, KIND, ARG, PARAMS, ARGS)                                            \
 	RIP_PL_WRAP_OR(RET, NAME, KIND, ARG, (RET)-1, PARAMS, ARGS)
+#define RIP_PL_WRAP_TMO(RET, NAME, KIND, ARG, TMO, PARAMS, ARGS)                                  \
+	RIP_PL_WRAP_W(RET, NAME, #NAME, rip_pl_enosys(); return (RET)-1,                           \
+		      RIP_PL_WAIT_TMO(KIND, ARG, TMO), PARAMS, ARGS)
 
 /* The same for the pthread functions, which return an error number. */
 #define RIP_PL_WRAP_PT(NAME, SYM, KIND, ARG, PARAMS, ARGS)                                        \
-	RIP_PL_EXPORT int NAME PARAMS                                                              \
-	{                                                                                          \
-		static int(*real) PARAMS;                                                          \
-                                                                                                   \
-		if (!RIP_PL_REAL(real, SYM))                                                       \
-			return ENOSYS;                                                             \
-		RIP_PL_WAIT(KIND, ARG, true);                                                      \
-		return real ARGS;                                                                  \
-	}
+	RIP_PL_WRAP_W(int, NAME, SYM, return ENOSYS, RIP_PL_WAIT(KIND, ARG, true), PARAMS, ARGS)
+#define RIP_PL_WRAP_PT_TMO(NAME, SYM, KIND, ARG, TMO, PARAMS, ARGS)                               \
+	RIP_PL_WRAP_W(int, NAME, SYM, return ENOSYS, RIP_PL_WAIT_TMO(KIND, ARG, TMO), PARAMS, ARGS)
+
+/* A timeout in milliseconds (poll, epoll_wait): negative waits for ever. */
+#define RIP_PL_TMO_MS(MS) RIP_PL_TMO_REL((MS) < 0 ? -1 : (int64_t)(MS) * 1000000)
 
 /* The fortified variants are declared only under _FORTIFY_SOURCE. */
 ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen);
@@ -229,49 +238,61 @@ RIP_PL_WRAP(ssize_t, sendmsg, RIP_WAIT_SEND, fd, (int fd, const struct msghdr *m
 RIP_PL_WRAP(int, connect, RIP_WAIT_CONNECT, fd,
 	    (int fd, __CONST_SOCKADDR_ARG addr, socklen_t len), (fd, addr, len))
 
-/* multiplexing (the masks of the p-variants keep the CPU sampler's signal blocked: sample.c) */
-RIP_PL_WRAP(int, poll, RIP_WAIT_POLL, nfds, (struct pollfd *fds, nfds_t nfds, int timeout),
-	    (fds, nfds, timeout))
-RIP_PL_WRAP(int, ppoll, RIP_WAIT_POLL, nfds,
-	    (struct pollfd *fds, nfds_t nfds, const struct timespec *timeout, const sigset_t *ss),
-	    (fds, nfds, timeout, rip_pl_sample_mask(ss)))
-RIP_PL_WRAP(int, __poll_chk, RIP_WAIT_POLL, nfds,
-	    (struct pollfd *fds, nfds_t nfds, int timeout, size_t fdslen),
-	    (fds, nfds, timeout, fdslen))
-RIP_PL_WRAP(int, __ppoll_chk, RIP_WAIT_POLL, nfds,
-	    (struct pollfd *fds, nfds_t nfds, const struct timespec *timeout, const sigset_t *ss,
-	     size_t fdslen),
-	    (fds, nfds, timeout, rip_pl_sample_mask(ss), fdslen))
-RIP_PL_WRAP(int, select, RIP_WAIT_SELECT, nfds,
-	    (int nfds, fd_set *restrict r, fd_set *restrict w, fd_set *restrict x,
-	     struct timeval *restrict timeout),
-	    (nfds, r, w, x, timeout))
-RIP_PL_WRAP(int, pselect, RIP_WAIT_SELECT, nfds,
-	    (int nfds, fd_set *restrict r, fd_set *restrict w, fd_set *restrict x,
-	     const struct timespec *restrict timeout, const sigset_t *restrict ss),
-	    (nfds, r, w, x, timeout, rip_pl_sample_mask(ss)))
-RIP_PL_WRAP(int, epoll_wait, RIP_WAIT_EPOLL, epfd,
-	    (int epfd, struct epoll_event *ev, int max, int timeout), (epfd, ev, max, timeout))
-RIP_PL_WRAP(int, epoll_pwait, RIP_WAIT_EPOLL, epfd,
-	    (int epfd, struct epoll_event *ev, int max, int timeout, const sigset_t *ss),
-	    (epfd, ev, max, timeout, rip_pl_sample_mask(ss)))
-
-/* sleeping: arg is the time asked, in nanoseconds */
-static uint64_t rip_pl_ts_ns(const struct timespec *ts)
+/* A select timeout, relative; -1 for none (or one select refuses). */
+static int64_t rip_pl_tv_ns(const struct timeval *tv)
 {
-	if (!ts || ts->tv_sec < 0 || ts->tv_nsec < 0)
-		return 0;
-	return (uint64_t)ts->tv_sec * 1000000000u + (uint64_t)ts->tv_nsec;
+	if (!tv || tv->tv_sec < 0 || tv->tv_usec < 0 || tv->tv_usec >= 1000000)
+		return -1;
+	if ((uint64_t)tv->tv_sec >= (uint64_t)INT64_MAX / 1000000000u)
+		return INT64_MAX;
+	return (int64_t)tv->tv_sec * 1000000000 + (int64_t)tv->tv_usec * 1000;
 }
 
-RIP_PL_WRAP(int, nanosleep, RIP_WAIT_SLEEP, rip_pl_ts_ns(req),
-	    (const struct timespec *req, struct timespec *rem), (req, rem))
-RIP_PL_WRAP_PT(clock_nanosleep, "clock_nanosleep", RIP_WAIT_SLEEP, rip_pl_ts_ns(req),
-	       (clockid_t clk, int flags, const struct timespec *req, struct timespec *rem),
-	       (clk, flags, req, rem))
-RIP_PL_WRAP_OR(unsigned int, sleep, RIP_WAIT_SLEEP, (uint64_t)s * 1000000000u, s,
-	       (unsigned int s), (s))
-RIP_PL_WRAP(int, usleep, RIP_WAIT_SLEEP, (uint64_t)us * 1000u, (useconds_t us), (us))
+/* multiplexing (the masks of the p-variants keep the CPU sampler's signal blocked: sample.c) */
+RIP_PL_WRAP_TMO(int, poll, RIP_WAIT_POLL, nfds, RIP_PL_TMO_MS(timeout),
+		(struct pollfd *fds, nfds_t nfds, int timeout), (fds, nfds, timeout))
+RIP_PL_WRAP_TMO(int, ppoll, RIP_WAIT_POLL, nfds, RIP_PL_TMO_REL(rip_pl_ts_ns(timeout)),
+		(struct pollfd *fds, nfds_t nfds, const struct timespec *timeout,
+		 const sigset_t *ss),
+		(fds, nfds, timeout, rip_pl_sample_mask(ss)))
+RIP_PL_WRAP_TMO(int, __poll_chk, RIP_WAIT_POLL, nfds, RIP_PL_TMO_MS(timeout),
+		(struct pollfd *fds, nfds_t nfds, int timeout, size_t fdslen),
+		(fds, nfds, timeout, fdslen))
+RIP_PL_WRAP_TMO(int, __ppoll_chk, RIP_WAIT_POLL, nfds, RIP_PL_TMO_REL(rip_pl_ts_ns(timeout)),
+		(struct pollfd *fds, nfds_t nfds, const struct timespec *timeout,
+		 const sigset_t *ss, size_t fdslen),
+		(fds, nfds, timeout, rip_pl_sample_mask(ss), fdslen))
+RIP_PL_WRAP_TMO(int, select, RIP_WAIT_SELECT, nfds, RIP_PL_TMO_REL(rip_pl_tv_ns(timeout)),
+		(int nfds, fd_set *restrict r, fd_set *restrict w, fd_set *restrict x,
+		 struct timeval *restrict timeout),
+		(nfds, r, w, x, timeout))
+RIP_PL_WRAP_TMO(int, pselect, RIP_WAIT_SELECT, nfds, RIP_PL_TMO_REL(rip_pl_ts_ns(timeout)),
+		(int nfds, fd_set *restrict r, fd_set *restrict w, fd_set *restrict x,
+		 const struct timespec *restrict timeout, const sigset_t *restrict ss),
+		(nfds, r, w, x, timeout, rip_pl_sample_mask(ss)))
+RIP_PL_WRAP_TMO(int, epoll_wait, RIP_WAIT_EPOLL, epfd, RIP_PL_TMO_MS(timeout),
+		(int epfd, struct epoll_event *ev, int max, int timeout), (epfd, ev, max, timeout))
+RIP_PL_WRAP_TMO(int, epoll_pwait, RIP_WAIT_EPOLL, epfd, RIP_PL_TMO_MS(timeout),
+		(int epfd, struct epoll_event *ev, int max, int timeout, const sigset_t *ss),
+		(epfd, ev, max, timeout, rip_pl_sample_mask(ss)))
+
+/*
+ * sleeping: arg is the time to sleep, in nanoseconds, as the timeout; an
+ * absolute clock_nanosleep (Python's time.sleep) records the time left
+ * when it began, not the clock's value of its deadline.
+ */
+RIP_PL_WRAP_W(int, nanosleep, "nanosleep", rip_pl_enosys(); return -1,
+	      RIP_PL_WAIT_SLEEP(RIP_PL_TMO_REL(rip_pl_ts_ns(req))),
+	      (const struct timespec *req, struct timespec *rem), (req, rem))
+RIP_PL_WRAP_W(int, clock_nanosleep, "clock_nanosleep", return ENOSYS,
+	      RIP_PL_WAIT_SLEEP(flags & TIMER_ABSTIME ? RIP_PL_TMO_ABS(clk, req)
+						      : RIP_PL_TMO_REL(rip_pl_ts_ns(req))),
+	      (clockid_t clk, int flags, const struct timespec *req, struct timespec *rem),
+	      (clk, flags, req, rem))
+RIP_PL_WRAP_W(unsigned int, sleep, "sleep", rip_pl_enosys(); return s,
+	      RIP_PL_WAIT_SLEEP(RIP_PL_TMO_REL((int64_t)s * 1000000000)), (unsigned int s), (s))
+RIP_PL_WRAP_W(int, usleep, "usleep", rip_pl_enosys(); return -1,
+	      RIP_PL_WAIT_SLEEP(RIP_PL_TMO_REL((int64_t)us * 1000)), (useconds_t us), (us))
 
 /* signals: arg is the first word of the set (signals 1 to 64) */
 static uint64_t rip_pl_set_word(const sigset_t *ss)
@@ -289,10 +310,11 @@ RIP_PL_WRAP_PT(sigwait, "sigwait", RIP_WAIT_SIGNAL, rip_pl_set_word(set),
 RIP_PL_WRAP(int, sigwaitinfo, RIP_WAIT_SIGNAL, rip_pl_set_word(set),
 	    (const sigset_t *restrict set, siginfo_t *restrict info),
 	    (rip_pl_sample_set(set), info))
-RIP_PL_WRAP(int, sigtimedwait, RIP_WAIT_SIGNAL, rip_pl_set_word(set),
-	    (const sigset_t *restrict set, siginfo_t *restrict info,
-	     const struct timespec *restrict timeout),
-	    (rip_pl_sample_set(set), info, timeout))
+RIP_PL_WRAP_TMO(int, sigtimedwait, RIP_WAIT_SIGNAL, rip_pl_set_word(set),
+		RIP_PL_TMO_REL(rip_pl_ts_ns(timeout)),
+		(const sigset_t *restrict set, siginfo_t *restrict info,
+		 const struct timespec *restrict timeout),
+		(rip_pl_sample_set(set), info, timeout))
 RIP_PL_WRAP(int, sigsuspend, RIP_WAIT_SIGNAL, rip_pl_set_word(set), (const sigset_t *set),
 	    (rip_pl_sample_mask(set)))
 RIP_PL_WRAP(int, pause, RIP_WAIT_SIGNAL, 0, (void), ())
@@ -343,10 +365,12 @@ RIP_PL_WRAP(int, pclose, RIP_WAIT_SYSTEM, rip_pl_file_fd(fp), (FILE *fp), (fp))
  * says EBUSY where lock would wait (or, for an error-checking mutex the
  * caller holds, EDEADLK: lock then says so).
  *
- * RIP_PL_WRAP_TRY(name, try, type, kind, (params), (args)): a lock wrapper
- * whose first parameter is the lock l; try is its trylock, called first.
+ * RIP_PL_WRAP_TRY(name, try, type, kind, tmo, (params), (args)): a lock
+ * wrapper whose first parameter is the lock l; try is its trylock, called
+ * first; tmo its timeout.  The timed ones measure an absolute deadline on
+ * CLOCK_REALTIME, the clock ones on the clock given.
  */
-#define RIP_PL_WRAP_TRY(NAME, TRY, TYPE, KIND, PARAMS, ARGS)                                       \
+#define RIP_PL_WRAP_TRY(NAME, TRY, TYPE, KIND, TMO, PARAMS, ARGS)                                  \
 	RIP_PL_EXPORT int NAME PARAMS                                                              \
 	{                                                                                          \
 		static int(*real) PARAMS;                                                          \
@@ -360,26 +384,62 @@ RIP_PL_WRAP(int, pclose, RIP_WAIT_SYSTEM, rip_pl_file_fd(fp), (FILE *fp), (fp))
 			if (RIP_LIKELY(ret != EBUSY))                                              \
 				return ret;                                                        \
 		}                                                                                  \
-		RIP_PL_WAIT(KIND, (uintptr_t)l, true);                                             \
+		RIP_PL_WAIT_TMO(KIND, (uintptr_t)l, TMO);                                          \
 		return real ARGS;                                                                  \
 	}
 
 RIP_PL_WRAP_TRY(pthread_mutex_lock, "pthread_mutex_trylock", pthread_mutex_t, RIP_WAIT_MUTEX,
-		(pthread_mutex_t * l), (l))
+		RIP_PL_TMO_NONE, (pthread_mutex_t * l), (l))
 RIP_PL_WRAP_TRY(pthread_mutex_timedlock, "pthread_mutex_trylock", pthread_mutex_t,
-		RIP_WAIT_MUTEX, (pthread_mutex_t *restrict l, const struct timespec *restrict ts),
-		(l, ts))
+		RIP_WAIT_MUTEX, RIP_PL_TMO_ABS(CLOCK_REALTIME, ts),
+		(pthread_mutex_t *restrict l, const struct timespec *restrict ts), (l, ts))
+RIP_PL_WRAP_TRY(pthread_mutex_clocklock, "pthread_mutex_trylock", pthread_mutex_t,
+		RIP_WAIT_MUTEX, RIP_PL_TMO_ABS(clk, ts),
+		(pthread_mutex_t *restrict l, clockid_t clk, const struct timespec *restrict ts),
+		(l, clk, ts))
 RIP_PL_WRAP_TRY(pthread_rwlock_rdlock, "pthread_rwlock_tryrdlock", pthread_rwlock_t,
-		RIP_WAIT_RWLOCK, (pthread_rwlock_t * l), (l))
+		RIP_WAIT_RWLOCK, RIP_PL_TMO_NONE, (pthread_rwlock_t * l), (l))
 RIP_PL_WRAP_TRY(pthread_rwlock_wrlock, "pthread_rwlock_trywrlock", pthread_rwlock_t,
-		RIP_WAIT_RWLOCK, (pthread_rwlock_t * l), (l))
+		RIP_WAIT_RWLOCK, RIP_PL_TMO_NONE, (pthread_rwlock_t * l), (l))
+RIP_PL_WRAP_TRY(pthread_rwlock_timedrdlock, "pthread_rwlock_tryrdlock", pthread_rwlock_t,
+		RIP_WAIT_RWLOCK, RIP_PL_TMO_ABS(CLOCK_REALTIME, ts),
+		(pthread_rwlock_t *restrict l, const struct timespec *restrict ts), (l, ts))
+RIP_PL_WRAP_TRY(pthread_rwlock_timedwrlock, "pthread_rwlock_trywrlock", pthread_rwlock_t,
+		RIP_WAIT_RWLOCK, RIP_PL_TMO_ABS(CLOCK_REALTIME, ts),
+		(pthread_rwlock_t *restrict l, const struct timespec *restrict ts), (l, ts))
+RIP_PL_WRAP_TRY(pthread_rwlock_clockrdlock, "pthread_rwlock_tryrdlock", pthread_rwlock_t,
+		RIP_WAIT_RWLOCK, RIP_PL_TMO_ABS(clk, ts),
+		(pthread_rwlock_t *restrict l, clockid_t clk, const struct timespec *restrict ts),
+		(l, clk, ts))
+RIP_PL_WRAP_TRY(pthread_rwlock_clockwrlock, "pthread_rwlock_trywrlock", pthread_rwlock_t,
+		RIP_WAIT_RWLOCK, RIP_PL_TMO_ABS(clk, ts),
+		(pthread_rwlock_t *restrict l, clockid_t clk, const struct timespec *restrict ts),
+		(l, clk, ts))
 
 RIP_PL_WRAP_PT(pthread_barrier_wait, "pthread_barrier_wait", RIP_WAIT_BARRIER, (uintptr_t)b,
 	       (pthread_barrier_t *b), (b))
 
 /*
+ * The clock of a condition's timed wait: CLOCK_REALTIME unless its
+ * attributes chose another (pthread_condattr_setclock), which glibc keeps
+ * in a bit of the condition (__wrefs & 2: CLOCK_MONOTONIC; set when the
+ * condition is made, read without a lock as glibc does).
+ */
+static clockid_t rip_pl_cond_clock(pthread_cond_t *c)
+{
+#ifdef __GLIBC__
+	return __atomic_load_n(&c->__data.__wrefs, __ATOMIC_RELAXED) & 2 ? CLOCK_MONOTONIC
+									 : CLOCK_REALTIME;
+#else
+	return CLOCK_REALTIME;
+#endif
+}
+
+/*
  * Condition variables: one wrapper per version glibc exports, each
- * forwarding to the real function of its own version.
+ * forwarding to the real function of its own version.  The old version's
+ * conditions always measure on CLOCK_REALTIME (glibc makes each one with
+ * the default attributes).
  */
 #if defined(__x86_64__)
 #define RIP_PL_COND_OLD "GLIBC_2.2.5"
@@ -399,39 +459,44 @@ RIP_PL_WRAP_PT(rip_pl_cond_wait_new, "pthread_cond_wait@" RIP_PL_COND_NEW, RIP_W
 	       (uintptr_t)c, (pthread_cond_t *c, pthread_mutex_t *m), (c, m))
 RIP_PL_WRAP_PT(rip_pl_cond_wait_old, "pthread_cond_wait@" RIP_PL_COND_OLD, RIP_WAIT_COND,
 	       (uintptr_t)c, (pthread_cond_t *c, pthread_mutex_t *m), (c, m))
-RIP_PL_WRAP_PT(rip_pl_cond_timedwait_new, "pthread_cond_timedwait@" RIP_PL_COND_NEW,
-	       RIP_WAIT_COND, (uintptr_t)c,
-	       (pthread_cond_t *c, pthread_mutex_t *m, const struct timespec *ts), (c, m, ts))
-RIP_PL_WRAP_PT(rip_pl_cond_timedwait_old, "pthread_cond_timedwait@" RIP_PL_COND_OLD,
-	       RIP_WAIT_COND, (uintptr_t)c,
-	       (pthread_cond_t *c, pthread_mutex_t *m, const struct timespec *ts), (c, m, ts))
+RIP_PL_WRAP_PT_TMO(rip_pl_cond_timedwait_new, "pthread_cond_timedwait@" RIP_PL_COND_NEW,
+		   RIP_WAIT_COND, (uintptr_t)c, RIP_PL_TMO_ABS(rip_pl_cond_clock(c), ts),
+		   (pthread_cond_t *c, pthread_mutex_t *m, const struct timespec *ts), (c, m, ts))
+RIP_PL_WRAP_PT_TMO(rip_pl_cond_timedwait_old, "pthread_cond_timedwait@" RIP_PL_COND_OLD,
+		   RIP_WAIT_COND, (uintptr_t)c, RIP_PL_TMO_ABS(CLOCK_REALTIME, ts),
+		   (pthread_cond_t *c, pthread_mutex_t *m, const struct timespec *ts), (c, m, ts))
 #else
 RIP_PL_WRAP_PT(pthread_cond_wait, "pthread_cond_wait", RIP_WAIT_COND, (uintptr_t)c,
 	       (pthread_cond_t *restrict c, pthread_mutex_t *restrict m), (c, m))
-RIP_PL_WRAP_PT(pthread_cond_timedwait, "pthread_cond_timedwait", RIP_WAIT_COND, (uintptr_t)c,
-	       (pthread_cond_t *restrict c, pthread_mutex_t *restrict m,
-		const struct timespec *restrict ts),
-	       (c, m, ts))
+RIP_PL_WRAP_PT_TMO(pthread_cond_timedwait, "pthread_cond_timedwait", RIP_WAIT_COND, (uintptr_t)c,
+		   RIP_PL_TMO_ABS(rip_pl_cond_clock(c), ts),
+		   (pthread_cond_t *restrict c, pthread_mutex_t *restrict m,
+		    const struct timespec *restrict ts),
+		   (c, m, ts))
 #endif
-RIP_PL_WRAP_PT(pthread_cond_clockwait, "pthread_cond_clockwait", RIP_WAIT_COND, (uintptr_t)c,
-	       (pthread_cond_t *restrict c, pthread_mutex_t *restrict m, clockid_t clk,
-		const struct timespec *restrict ts),
-	       (c, m, clk, ts))
+RIP_PL_WRAP_PT_TMO(pthread_cond_clockwait, "pthread_cond_clockwait", RIP_WAIT_COND, (uintptr_t)c,
+		   RIP_PL_TMO_ABS(clk, ts),
+		   (pthread_cond_t *restrict c, pthread_mutex_t *restrict m, clockid_t clk,
+		    const struct timespec *restrict ts),
+		   (c, m, clk, ts))
 
 RIP_PL_WRAP_PT(pthread_join, "pthread_join", RIP_WAIT_JOIN, (uintptr_t)th,
 	       (pthread_t th, void **ret), (th, ret))
-RIP_PL_WRAP_PT(pthread_timedjoin_np, "pthread_timedjoin_np", RIP_WAIT_JOIN, (uintptr_t)th,
-	       (pthread_t th, void **ret, const struct timespec *ts), (th, ret, ts))
-RIP_PL_WRAP_PT(pthread_clockjoin_np, "pthread_clockjoin_np", RIP_WAIT_JOIN, (uintptr_t)th,
-	       (pthread_t th, void **ret, clockid_t clk, const struct timespec *ts),
-	       (th, ret, clk, ts))
+RIP_PL_WRAP_PT_TMO(pthread_timedjoin_np, "pthread_timedjoin_np", RIP_WAIT_JOIN, (uintptr_t)th,
+		   RIP_PL_TMO_ABS(CLOCK_REALTIME, ts),
+		   (pthread_t th, void **ret, const struct timespec *ts), (th, ret, ts))
+RIP_PL_WRAP_PT_TMO(pthread_clockjoin_np, "pthread_clockjoin_np", RIP_WAIT_JOIN, (uintptr_t)th,
+		   RIP_PL_TMO_ABS(clk, ts),
+		   (pthread_t th, void **ret, clockid_t clk, const struct timespec *ts),
+		   (th, ret, clk, ts))
 
-/* semaphores */
+/* semaphores: sem_timedwait measures on CLOCK_REALTIME */
 RIP_PL_WRAP(int, sem_wait, RIP_WAIT_SEM, (uintptr_t)s, (sem_t *s), (s))
-RIP_PL_WRAP(int, sem_timedwait, RIP_WAIT_SEM, (uintptr_t)s,
-	    (sem_t *restrict s, const struct timespec *restrict ts), (s, ts))
-RIP_PL_WRAP(int, sem_clockwait, RIP_WAIT_SEM, (uintptr_t)s,
-	    (sem_t *restrict s, clockid_t clk, const struct timespec *restrict ts), (s, clk, ts))
+RIP_PL_WRAP_TMO(int, sem_timedwait, RIP_WAIT_SEM, (uintptr_t)s, RIP_PL_TMO_ABS(CLOCK_REALTIME, ts),
+		(sem_t *restrict s, const struct timespec *restrict ts), (s, ts))
+RIP_PL_WRAP_TMO(int, sem_clockwait, RIP_WAIT_SEM, (uintptr_t)s, RIP_PL_TMO_ABS(clk, ts),
+		(sem_t *restrict s, clockid_t clk, const struct timespec *restrict ts),
+		(s, clk, ts))
 
 /* ---- syscall(SYS_futex, ...) ---- */
 
@@ -507,6 +572,27 @@ static bool rip_pl_syscall_waits(long n)
 }
 
 /*
+ * The timeout of a futex wait (its fourth argument): FUTEX_WAIT's is
+ * relative; FUTEX_LOCK_PI's an absolute CLOCK_REALTIME deadline; the
+ * others' (WAIT_BITSET, WAIT_REQUEUE_PI, LOCK_PI2) absolute, on
+ * CLOCK_MONOTONIC unless FUTEX_CLOCK_REALTIME is in op.
+ */
+static struct rip_pl_tmo rip_pl_futex_tmo(long op, const struct timespec *ts)
+{
+	if (!ts)
+		return RIP_PL_TMO_NONE;
+	switch (op & FUTEX_CMD_MASK) {
+	case FUTEX_WAIT:
+		return RIP_PL_TMO_REL(rip_pl_ts_ns(ts));
+	case FUTEX_LOCK_PI:
+		return RIP_PL_TMO_ABS(CLOCK_REALTIME, ts);
+	default:
+		return RIP_PL_TMO_ABS(op & FUTEX_CLOCK_REALTIME ? CLOCK_REALTIME : CLOCK_MONOTONIC,
+				      ts);
+	}
+}
+
+/*
  * Six arguments are passed on whatever the call takes, as glibc's own
  * syscall() reads them: the ones not given are whatever the registers
  * and stack hold, and the kernel ignores them.
@@ -531,7 +617,8 @@ RIP_PL_EXPORT long syscall(long n, ...)
 		a[i] = va_arg(ap, long);
 	va_end(ap);
 	if (n == SYS_futex && rip_pl_futex_waits(a[1])) {
-		RIP_PL_WAIT(RIP_WAIT_FUTEX, (uintptr_t)a[0], true);
+		RIP_PL_WAIT_TMO(RIP_WAIT_FUTEX, (uintptr_t)a[0],
+				rip_pl_futex_tmo(a[1], (const struct timespec *)a[3]));
 		return real(n, a[0], a[1], a[2], a[3], a[4], a[5]);
 	}
 	if (RIP_UNLIKELY(n == SYS_clone || n == SYS_clone3 || n == SYS_fork)) {

@@ -680,11 +680,13 @@ static const char *rr_slot_invalid(const struct rr_slot *s, uint32_t i)
  * The wait record (preload/wait.h writes it): seqlock read side, a few
  * tries.  A record still odd or moving is left out and marked torn.
  */
-static void rr_copy_wait(const struct rip_wait *src, struct rr_slot *d)
+static void rr_copy_wait(const struct rip_slot *slot, struct rr_slot *d)
 {
+	const struct rip_wait *src = &slot->wait;
+
 	for (int tries = 0; tries < 4; tries++) {
 		/* Pairs with the wrapper's closing increment of seq (a release). */
-		uint32_t q1 = __atomic_load_n(&src->seq, __ATOMIC_ACQUIRE), q2;
+		uint32_t q1 = __atomic_load_n(&src->seq, __ATOMIC_ACQUIRE), q2, tmo;
 		struct rip_wait w;
 
 		w.kind = __atomic_load_n(&src->kind, __ATOMIC_RELAXED);
@@ -693,17 +695,20 @@ static void rr_copy_wait(const struct rip_wait *src, struct rr_slot *d)
 		w.cfa = __atomic_load_n(&src->cfa, __ATOMIC_RELAXED);
 		w.fp = __atomic_load_n(&src->fp, __ATOMIC_RELAXED);
 		w.arg = __atomic_load_n(&src->arg, __ATOMIC_RELAXED);
+		tmo = __atomic_load_n(&slot->wait_tmo, __ATOMIC_RELAXED);
 		/* The fields are read before seq is read again. */
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
 		q2 = __atomic_load_n(&src->seq, __ATOMIC_RELAXED);
 		if (q1 == q2 && !(q1 & 1)) {
 			w.seq = q1;
 			d->wait = w;
+			d->wait_tmo = tmo;
 			d->wait_torn = false;
 			return;
 		}
 	}
 	memset(&d->wait, 0, sizeof(d->wait));
+	d->wait_tmo = 0;
 	d->wait_torn = true;
 }
 
@@ -786,7 +791,7 @@ static int rr_copy_slot(const struct rip_slot *src, const struct rip_sample_ring
 		for (size_t k = 0; k < RIP_NAME_MAX; k++)
 			d->name[k] = __atomic_load_n(&src->name[k], __ATOMIC_RELAXED);
 		d->name[RIP_NAME_MAX - 1] = 0;
-		rr_copy_wait(&src->wait, d);
+		rr_copy_wait(src, d);
 
 		/* Snap ring read side: pairs with the release store in __rip_snap_store. */
 		s1 = __atomic_load_n(&src->snap_seq, __ATOMIC_ACQUIRE);

@@ -88,6 +88,7 @@ struct rr_slot {
 	uint64_t ip[RIP_SNAP_DEPTH]; /* rip_snap() positions, oldest to newest */
 	char name[RIP_NAME_MAX];
 	struct rip_wait wait; /* what it blocks in (kind 0: nothing, or not readable) */
+	uint32_t wait_tmo;    /* its timeout: slot.wait_tmo (rip/abi.h), 0: none */
 	bool wait_torn;	      /* the record was being written (odd seq, or kept moving) */
 	/*
 	 * The CPU samples (rip/abi.h, RIP_SAMPLE_TAG) of the slot's sample ring,

@@ -19,6 +19,8 @@
  * whole CU per call); the inline chain then descends one function's subtree.
  * Results are cached per address; strings point into libdw's own data,
  * which lives until rip_sym_free, except demangled names, kept in an arena.
+ * C++ names are demangled by libstdc++'s __cxa_demangle, Rust names (v0
+ * and legacy) by read/demangle.c.
  *
  * Not thread-safe: use one struct rip_sym per thread.
  */
@@ -37,6 +39,7 @@
 
 #include <rip/abi.h>
 
+#include "read/demangle.h"
 #include "read/sym.h"
 #include "read/symcache.h"
 
@@ -46,6 +49,7 @@
 #define SYM_BUILD_ID_MAX 256
 #define SYM_CHUNK (1u << 20)
 #define SYM_NEAREST_MAX 0x10000 /* furthest past a symbol's end still named after it */
+#define SYM_RUST_MAX 4096	/* longest demangled Rust name kept (longer: the mangled one) */
 
 static const char why_not_found[] = "not found";
 static const char why_unreadable[] = "cannot be read";
@@ -53,6 +57,7 @@ static const char why_not_elf[] = "not an ELF file";
 static const char why_no_syms[] = "no symbols";
 static const char why_no_dwarf[] = "no debug info (function names only)";
 static const char why_build_id[] = "build-id differs: rebuilt since the trace?";
+static const char sym_sigframe_name[] = "<signal handler>";
 
 /* Open addressing, linear probing; a NULL value marks an empty slot. */
 struct sym_map {
@@ -123,6 +128,7 @@ struct sym_cframe {
 	int32_t line;
 	uint16_t column;
 	uint8_t inlined;
+	uint8_t sigframe; /* the signal trampoline (rip_frame.sigframe) */
 };
 
 struct sym_entry {
@@ -269,7 +275,7 @@ static char *str_join(const char *a, const char *b, const char *c)
 	return r;
 }
 
-/* ---- C++ demangling through libstdc++, loaded only when first needed ---- */
+/* ---- demangling: Rust here (read/demangle.c), C++ through libstdc++, loaded when first needed ---- */
 
 typedef char *(*sym_demangle_fn)(const char *, char *, size_t *, int *);
 static sym_demangle_fn sym_demangler;
@@ -291,17 +297,33 @@ static void sym_demangler_load(void)
 static const char *sym_demangle(struct rip_sym *s, const char *name)
 {
 	const char *hit;
-	char *d;
+	char *d, rust[SYM_RUST_MAX];
 	size_t len;
 	int status = -1;
 
-	if (!name || name[0] != '_' || name[1] != 'Z')
+	if (!name || name[0] != '_' ||
+	    (name[1] != 'Z' && name[1] != 'R' && (name[1] != '_' || name[2] != 'R')))
 		return name;
 	hit = map_get(&s->demangled, (uintptr_t)name);
 	if (hit)
 		return hit;
-	pthread_once(&sym_demangler_once, sym_demangler_load);
 	hit = name;
+	/* Rust first: a legacy Rust name is a C++ name too, with its hash as a last element */
+	if (!dm_rust(name, rust, sizeof(rust))) {
+		len = strlen(rust) + 1;
+		d = arena_alloc(s, len);
+		if (d) {
+			memcpy(d, rust, len);
+			hit = d;
+		}
+		map_put(&s->demangled, (uintptr_t)name, (void *)hit);
+		return hit;
+	}
+	if (name[1] != 'Z') {
+		map_put(&s->demangled, (uintptr_t)name, (void *)hit);
+		return hit;
+	}
+	pthread_once(&sym_demangler_once, sym_demangler_load);
 	d = sym_demangler ? sym_demangler(name, NULL, NULL, &status) : NULL;
 	if (d && status == 0) {
 		char *copy;
@@ -795,6 +817,76 @@ static void sym_mod_open(struct rip_sym *s, struct sym_mod *m)
 		m->why = m->nsyms ? why_no_dwarf : why_no_syms;
 }
 
+/* ---- the signal trampoline ---- */
+
+/*
+ * The code the kernel returns to from a signal handler (sa_restorer, glibc's
+ * __restore_rt, musl's __restore_rt): rt_sigreturn and nothing else.  A
+ * handler's return address is its first byte, so the lookup of that address
+ * - 1 lands in whatever precedes it (glibc: "sigaction+0x3f").
+ */
+static const uint8_t sym_sigret_x86_64[] = { 0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, /* mov $15,%rax */
+					     0x0f, 0x05 };			    /* syscall */
+static const uint8_t sym_sigret_aarch64[] = { 0x68, 0x11, 0x80, 0xd2,  /* mov x8, #139 */
+					      0x01, 0x00, 0x00, 0xd4 }; /* svc #0 */
+
+/* Does the code at ELF address a of m's file start with rt_sigreturn? */
+static bool sym_sigret_code(struct sym_mod *m, GElf_Addr a)
+{
+	const uint8_t *want, *raw;
+	size_t len, phnum, size;
+	Dwarf_Addr b;
+	GElf_Ehdr eh;
+	Elf *elf = dwfl_module_getelf(m->dm, &b);
+
+	if (!elf || !gelf_getehdr(elf, &eh) || elf_getphdrnum(elf, &phnum))
+		return false;
+	if (eh.e_machine == EM_X86_64) {
+		want = sym_sigret_x86_64;
+		len = sizeof(sym_sigret_x86_64);
+	} else if (eh.e_machine == EM_AARCH64) {
+		want = sym_sigret_aarch64;
+		len = sizeof(sym_sigret_aarch64);
+	} else {
+		return false;
+	}
+	/* the file as libelf mapped it: no copy, no allocation per lookup */
+	raw = (const uint8_t *)elf_rawfile(elf, &size);
+	if (!raw)
+		return false;
+	for (size_t i = 0; i < phnum; i++) {
+		GElf_Phdr ph;
+		uint64_t off;
+
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD || !(ph.p_flags & PF_X) ||
+		    a < ph.p_vaddr || a - ph.p_vaddr > ph.p_filesz ||
+		    ph.p_filesz - (a - ph.p_vaddr) < len)
+			continue;
+		off = ph.p_offset + (a - ph.p_vaddr);
+		return off >= ph.p_offset && off <= size && size - off >= len &&
+		       !memcmp(raw + off, want, len);
+	}
+	return false;
+}
+
+/*
+ * Is address a (libdwfl's), looked up as a return address - 1 or as an exact
+ * address, the signal trampoline?  By its code, or by glibc's name for it
+ * when the code is not in the file (a separate debug file stands in).
+ */
+static bool sym_sigtramp(struct sym_mod *m, Dwarf_Addr a)
+{
+	for (int k = 1; k >= 0; k--) {
+		const struct sym_elf *es = sym_elf_find(m, a + (Dwarf_Addr)k);
+
+		if (es && es->lo == a + (Dwarf_Addr)k && !strcmp(es->name, "__restore_rt"))
+			return true;
+		if (a + (Dwarf_Addr)k >= m->dwbias && sym_sigret_code(m, a + (Dwarf_Addr)k - m->dwbias))
+			return true;
+	}
+	return false;
+}
+
 /* ---- DWARF ---- */
 
 struct sym_fn_vec {
@@ -1105,6 +1197,12 @@ static struct sym_entry *sym_resolve(struct rip_sym *s, struct sym_mod *m, uint6
 		goto one_frame;
 
 	dwaddr = addr - m->bias + m->dwbias;
+	if (sym_sigtramp(m, dwaddr)) {
+		inner.func = sym_sigframe_name;
+		inner.offset = 0;
+		inner.sigframe = 1;
+		goto one_frame;
+	}
 	es = sym_elf_find(m, dwaddr);
 	if (es) {
 		symname = sym_demangle(s, es->name);
@@ -1211,6 +1309,7 @@ int rip_sym_lookup(struct rip_sym *s, uint64_t addr, struct rip_frame *frames, i
 			.module = m ? m->path : NULL,
 			.offset = f->offset,
 			.inlined = f->inlined,
+			.sigframe = f->sigframe,
 		};
 	}
 	return (int)n;

@@ -8,7 +8,7 @@
  * are checked: a binary on disk whose build-id differs from the recorded one
  * is reported, not silently misresolved.  Separate debug files are found by
  * build-id (/usr/lib/debug/.build-id/xx/yyyy.debug) and .gnu_debuglink, under
- * the debug directories given and /usr/lib/debug.  C++ names are demangled.
+ * the debug directories given and /usr/lib/debug.  C++ and Rust names are demangled.
  */
 #ifndef RIP_READ_SYM_H
 #define RIP_READ_SYM_H
@@ -32,6 +32,8 @@ struct rip_frame {
 	const char *module; /* path of the module the address is in; NULL: in no module */
 	uint64_t offset;    /* addr - function start, or addr - bias without a function */
 	bool inlined;	    /* this frame was inlined into frames[i + 1] */
+	bool sigframe;	    /* the signal trampoline a handler returns to (func is
+			       "<signal handler>"; no file, line or offset to show) */
 };
 
 /* 0 or -errno; *out is freed with rip_sym_free. opts may be NULL. */
@@ -58,7 +60,8 @@ void rip_sym_add_modules(struct rip_sym *sym, const struct rip_module *mods, siz
 
 /*
  * Resolve addr.  frames[0] is the innermost (inlined) frame, the last one the
- * real function; returns how many frames were filled (at least 1, at most
+ * real function; the signal trampoline (the return address of a signal
+ * handler, looked up as itself or minus one) is one frame, "<signal handler>"; returns how many frames were filled (at least 1, at most
  * max), or -errno.  An address in no module, or in a module without symbols,
  * gives one frame with func == NULL.  Strings stay valid until rip_sym_free.
  */

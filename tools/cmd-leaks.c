@@ -130,7 +130,7 @@ static void leaks_frame_text(struct leaks_state *st, uint64_t addr, const struct
 		fputs(f->func, out);
 		if (f->file && f->line)
 			fprintf(out, " (%s:%d)", f->file, f->line);
-		else if (f->module)
+		else if (f->module && !f->sigframe)
 			fprintf(out, "+0x%" PRIx64 " (%s)", f->offset, tool_base(f->module));
 	} else if (f->module) {
 		fprintf(out, "%s+0x%" PRIx64, tool_base(f->module), f->offset);
@@ -623,6 +623,8 @@ static char *leaks_stack_key(struct leaks_state *st, const struct lk_group *g)
 		for (int j = 0; j < k; j++, sep = ";") {
 			if (fr[j].func && fr[j].line)
 				fprintf(f, "%s%s:%d", sep, fr[j].func, fr[j].line);
+			else if (fr[j].func && fr[j].sigframe)
+				fprintf(f, "%s%s", sep, fr[j].func);
 			else if (fr[j].func)
 				fprintf(f, "%s%s+0x%" PRIx64, sep, fr[j].func, fr[j].offset);
 			else if (fr[j].module)

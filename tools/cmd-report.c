@@ -202,6 +202,8 @@ static const char *report_frame_str(const struct rip_frame *f, uint64_t addr, ch
 {
 	if (f->func && f->file && f->line)
 		snprintf(buf, len, "%s (%s:%d)", f->func, f->file, f->line);
+	else if (f->func && f->sigframe)
+		snprintf(buf, len, "%s", f->func);
 	else if (f->func)
 		snprintf(buf, len, "%s+0x%" PRIx64 " (%s)", f->func, f->offset,
 			 f->module ? tool_base(f->module) : "?");

@@ -82,9 +82,10 @@ static void top_where(const struct top_group *g, bool sampled, char *buf, size_t
 	switch (g->kind) {
 	case TOP_RUN:
 		snprintf(buf, len, "run   %s%s",
-			 g->func      ? g->func
-			 : sampled ? "(no sample yet)"
-				   : "(where: not sampled, see rip run --sample)",
+			 g->func          ? g->func
+			 : g->sig_blocked ? "(never sampled: they block the sampling signal)"
+			 : sampled        ? "(no sample yet)"
+					  : "(where: not sampled, see rip run --sample)",
 			 at);
 		break;
 	case TOP_WAIT:
@@ -174,6 +175,9 @@ static void top_text(FILE *out, const struct top_view *v, const struct top_cli *
 		 v->nthreads, v->cpu * 100, buf, top_sort_name(c->sort));
 	top_sampling(&v->hdr, s, sizeof(s));
 	TOP_LINE("%s", s);
+	if (v->sig_blocked)
+		TOP_LINE("%zu thread%s the sampling signal: never sampled", v->sig_blocked,
+			 v->sig_blocked == 1 ? " blocks" : "s block");
 	if (v->corrupt || v->changing)
 		TOP_LINE("%zu slots corrupt, %zu changing while read: not shown", v->corrupt,
 			 v->changing);
@@ -214,12 +218,12 @@ static void top_json(FILE *out, const struct top_view *v, const struct top_cli *
 	fprintf(out,
 		"\"sampling\":{\"hz\":%u,\"signal\":%u,\"timers\":%u,\"samples\":%llu,"
 		"\"timer_failures\":%llu,\"errno\":%d,\"no_slot\":%llu,\"foreign\":%llu,"
-		"\"no_signal\":%s,\"signal_shared\":%s},",
+		"\"no_signal\":%s,\"signal_shared\":%s,\"signal_blocked\":%zu},",
 		h->sample_hz, h->sample_sig, h->sample_timers, (unsigned long long)h->samples,
 		(unsigned long long)h->sample_fail, h->sample_errno,
 		(unsigned long long)h->sample_noslot, (unsigned long long)h->sample_foreign,
 		(h->sample_flags & RIP_SAMPLE_F_NO_SIGNAL) ? "true" : "false",
-		(h->sample_flags & RIP_SAMPLE_F_SIG_SHARED) ? "true" : "false");
+		(h->sample_flags & RIP_SAMPLE_F_SIG_SHARED) ? "true" : "false", v->sig_blocked);
 	fprintf(out, "\"samples\":%.0f,\"corrupt\":%zu,\"changing\":%zu,\"groups\":[",
 		v->samples, v->corrupt, v->changing);
 	for (size_t i = 0; i < v->ngroups; i++) {
@@ -260,7 +264,8 @@ static void top_json(FILE *out, const struct top_view *v, const struct top_cli *
 				(long long)t->wait_ns);
 		else
 			fprintf(out, "null");
-		fprintf(out, ",\"group\":%zu}", t->group);
+		fprintf(out, ",\"signal_blocked\":%s,\"group\":%zu}",
+			t->sig_blocked ? "true" : "false", t->group);
 	}
 	fprintf(out, "]}\n");
 }

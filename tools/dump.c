@@ -198,7 +198,9 @@ static void lb_symbol(struct lb *b, struct dump_ctx *c, uint64_t a)
 	int n = sym ? rip_sym_lookup(sym, a - 1, fr, 8) : 0;
 	const struct rip_frame *f = n > 0 ? &fr[n - 1] : NULL;
 
-	if (f && f->func) {
+	if (f && f->sigframe) {
+		lb_name(b, "signal handler"); /* the dump's own <> around it */
+	} else if (f && f->func) {
 		lb_name(b, f->func);
 		lb_ch(b, '+');
 		lb_hex(b, f->offset + 1);

@@ -4,7 +4,9 @@
  * threads (analysis/waits.c groups them): by what they wait in and the
  * function and line that called it, with how long they have waited (live:
  * a duration; after a crash: the wall-clock time each wait began, since the
- * time of death is not in the file) and what on (a descriptor, an address).
+ * time of death is not in the file), what on (a descriptor, an address) and,
+ * for a call with a timeout, how long it has left (live) or its timeout and
+ * the wall-clock time of its deadline (after a crash).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -73,6 +75,122 @@ static const char *pw_arg(uint32_t kind, uint64_t arg, char *buf, size_t len)
 	return buf;
 }
 
+/* The wall-clock time of ns (realtime) as HH:MM:SS.mmm; "?" when it cannot be said. */
+static const char *pw_clock(int64_t rt, char *buf, size_t len)
+{
+	time_t sec = (time_t)(rt / 1000000000);
+	struct tm tm;
+
+	if (rt <= 0 || !localtime_r(&sec, &tm))
+		snprintf(buf, len, "?");
+	else
+		snprintf(buf, len, "%02d:%02d:%02d.%03d", tm.tm_hour, tm.tm_min, tm.tm_sec,
+			 (int)(rt % 1000000000 / 1000000));
+	return buf;
+}
+
+/* ns a - b, saturated. */
+static int64_t pw_sub(int64_t a, int64_t b)
+{
+	int64_t d;
+
+	if (__builtin_sub_overflow(a, b, &d))
+		d = b < 0 ? INT64_MAX : INT64_MIN;
+	return d;
+}
+
+/* How long slot s has waited at now (live), at least 0. */
+static int64_t pw_waited(const struct pw_ctx *c, const struct rr_slot *s)
+{
+	int64_t d =
+		pw_sub(rr_ticks_to_ns(c->hdr, c->now_ticks), rr_ticks_to_ns(c->hdr, s->wait.since));
+
+	return d < 0 ? 0 : d;
+}
+
+/*
+ * The time slot s's wait has left (live; negative: its deadline is past)
+ * and its timeout; false when it has none.
+ */
+static bool pw_left(const struct pw_ctx *c, const struct rr_slot *s, int64_t *left, int64_t *tmo)
+{
+	uint64_t t;
+
+	if (!wt_timeout(s, &t))
+		return false;
+	*tmo = t > INT64_MAX ? INT64_MAX : (int64_t)t;
+	*left = c->alive ? pw_sub(*tmo, pw_waited(c, s)) : *tmo;
+	return true;
+}
+
+/* The wall-clock time of slot s's deadline, in ns; 0 when unknown. */
+static int64_t pw_deadline(const struct pw_ctx *c, const struct rr_slot *s, int64_t tmo)
+{
+	int64_t rt, d;
+
+	if (__builtin_add_overflow(rr_ticks_to_ns(c->hdr, s->wait.since), c->hdr->realtime_offset,
+				   &rt) ||
+	    __builtin_add_overflow(rt, tmo, &d) || rt <= 0)
+		return 0;
+	return d;
+}
+
+/* "59.5s", or "overdue" once the deadline is past. */
+static const char *pw_fmt_left(int64_t left, char *buf, size_t len)
+{
+	if (left < 0)
+		snprintf(buf, len, "overdue");
+	else
+		rr_fmt_duration(left, buf, len);
+	return buf;
+}
+
+/*
+ * The LEFT (live) or TIMEOUT (dead) column of a group: the range of what
+ * its members have left, or of their timeouts and the first deadline;
+ * "(k of n)" when only some have a timeout; "-" when none has.
+ */
+static const char *pw_group_tmo(const struct pw_ctx *c, const struct wt_group *gr, char *buf,
+				size_t len)
+{
+	int64_t lo = 0, hi = 0, first = 0;
+	char a[32], b[32], d[32];
+	size_t k = 0, n = 0;
+
+	if (!gr->timed)
+		return snprintf(buf, len, "-"), buf;
+	for (size_t m = 0; m < gr->n; m++) {
+		const struct rr_slot *s = &c->s->v[gr->members[m]];
+		int64_t left, tmo, dl;
+
+		if (!pw_left(c, s, &left, &tmo))
+			continue;
+		dl = pw_deadline(c, s, tmo);
+		if (!n || left < lo)
+			lo = left;
+		if (!n || left > hi)
+			hi = left;
+		if (dl && (!first || dl < first))
+			first = dl;
+		n++;
+	}
+	if (c->alive) {
+		pw_fmt_left(lo, a, sizeof(a));
+		pw_fmt_left(hi, b, sizeof(b));
+	} else {
+		rr_fmt_duration(lo, a, sizeof(a));
+		rr_fmt_duration(hi, b, sizeof(b));
+	}
+	k = (size_t)snprintf(buf, len, "%s%s%s", a, strcmp(a, b) ? ".." : "",
+			     strcmp(a, b) ? b : "");
+	if (!c->alive && first && k < len)
+		k += (size_t)snprintf(buf + k, len - k, " (until %s)",
+				      pw_clock(first, d, sizeof(d)));
+	if (n < gr->n && k < len)
+		snprintf(buf + k, len - k, " (%zu of %zu)", n, gr->n);
+	return buf;
+}
+
 /* How long a wait that began at since has lasted (live), or when it began (dead). */
 static const char *pw_when(const struct pw_ctx *c, uint64_t since, char *buf, size_t len)
 {
@@ -86,14 +204,11 @@ static const char *pw_when(const struct pw_ctx *c, uint64_t since, char *buf, si
 		snprintf(buf, len, "%s", rr_fmt_duration(ns < 0 ? 0 : ns, d, sizeof(d)));
 	} else {
 		int64_t rt = rr_ticks_to_ns(c->hdr, since) + c->hdr->realtime_offset;
-		time_t sec = (time_t)(rt / 1000000000);
-		struct tm tm;
 
-		if (rt <= 0 || !localtime_r(&sec, &tm))
+		if (rt <= 0)
 			snprintf(buf, len, "?");
 		else
-			snprintf(buf, len, "since %02d:%02d:%02d.%03d", tm.tm_hour, tm.tm_min,
-				 tm.tm_sec, (int)(rt % 1000000000 / 1000000));
+			snprintf(buf, len, "since %s", pw_clock(rt, d, sizeof(d)));
 	}
 	return buf;
 }
@@ -116,7 +231,7 @@ static void pw_loc(const struct pw_site *site, char *buf, size_t len)
 int pw_print_groups(const struct pw_ctx *c, FILE *out)
 {
 	struct wt_groups g;
-	char kb[32], ab[64], w1[48], w2[48], loc[256], in[128];
+	char kb[32], ab[64], w1[48], w2[48], when[100], tb[128], loc[256], in[128];
 	int ret = wt_group(c->s, c->all, &g);
 
 	if (ret)
@@ -125,8 +240,8 @@ int pw_print_groups(const struct pw_ctx *c, FILE *out)
 		goto out;
 	fprintf(out, "\n%zu thread%s waiting in wrapped calls (%s):\n", g.waiting,
 		g.waiting == 1 ? "" : "s", c->alive ? "for how long" : "when each wait began");
-	fprintf(out, "%7s  %-24s %-28s %-24s %s\n", "COUNT", "WAITING IN", "CALLER", "LOCATION",
-		c->alive ? "FOR" : "SINCE");
+	fprintf(out, "%7s  %-24s %-28s %-24s %-20s %s\n", "COUNT", "WAITING IN", "CALLER",
+		"LOCATION", c->alive ? "FOR" : "SINCE", c->alive ? "LEFT" : "TIMEOUT");
 	for (size_t k = 0; k < g.n; k++) {
 		const struct wt_group *gr = &g.v[k];
 		struct pw_site site;
@@ -147,11 +262,12 @@ int pw_print_groups(const struct pw_ctx *c, FILE *out)
 		pw_when(c, gr->since_min, w1, sizeof(w1));
 		if (gr->since_max != gr->since_min && c->alive) {
 			pw_when(c, gr->since_max, w2, sizeof(w2));
-			fprintf(out, "%7zu  %-24s %-28s %-24s %s..%s\n", gr->n, in, site.func, loc, w2,
-				w1);
+			snprintf(when, sizeof(when), "%s..%s", w2, w1);
 		} else {
-			fprintf(out, "%7zu  %-24s %-28s %-24s %s\n", gr->n, in, site.func, loc, w1);
+			snprintf(when, sizeof(when), "%s", w1);
 		}
+		fprintf(out, "%7zu  %-24s %-28s %-24s %-20s %s\n", gr->n, in, site.func, loc, when,
+			pw_group_tmo(c, gr, tb, sizeof(tb)));
 	}
 	if (g.torn)
 		fprintf(out, "%7zu  (a wait record being written%s)\n", g.torn,
@@ -161,8 +277,24 @@ out:
 	return 0;
 }
 
-static void pw_json_wait(const struct pw_ctx *c, const struct rip_wait *w, FILE *out)
+/* ,"timeout_ns":...,"deadline_realtime_ns":...[,"left_ns":...] when slot s's wait has a timeout */
+static void pw_json_tmo(const struct pw_ctx *c, const struct rr_slot *s, FILE *out)
 {
+	int64_t left, tmo, dl;
+
+	if (!pw_left(c, s, &left, &tmo))
+		return;
+	fprintf(out, ",\"timeout_ns\":%" PRId64, tmo);
+	dl = pw_deadline(c, s, tmo);
+	if (dl)
+		fprintf(out, ",\"deadline_realtime_ns\":%" PRId64, dl);
+	if (c->alive)
+		fprintf(out, ",\"left_ns\":%" PRId64, left);
+}
+
+static void pw_json_wait(const struct pw_ctx *c, const struct rr_slot *s, FILE *out)
+{
+	const struct rip_wait *w = &s->wait;
 	struct pw_site site;
 	char kb[32];
 
@@ -184,6 +316,7 @@ static void pw_json_wait(const struct pw_ctx *c, const struct rip_wait *w, FILE 
 			fprintf(out, ",\"waited_ns\":%" PRId64, d < 0 ? 0 : d);
 		}
 	}
+	pw_json_tmo(c, s, out);
 	fputc('}', out);
 }
 
@@ -200,7 +333,7 @@ int pw_json_groups(const struct pw_ctx *c, FILE *out)
 		const struct rr_slot *first = &c->s->v[gr->members[0]];
 
 		fprintf(out, "%s{\"count\":%zu,\"wait\":", k ? "," : "", gr->n);
-		pw_json_wait(c, &first->wait, out);
+		pw_json_wait(c, first, out);
 		fprintf(out, ",\"members\":[");
 		for (size_t m = 0; m < gr->n; m++) {
 			const struct rr_slot *s = &c->s->v[gr->members[m]];
@@ -208,7 +341,9 @@ int pw_json_groups(const struct pw_ctx *c, FILE *out)
 			fprintf(out, "%s{\"slot\":%u,\"tid\":%d,\"name\":", m ? "," : "", s->index,
 				s->tid);
 			json_str(out, s->name);
-			fprintf(out, ",\"arg\":%" PRId64 "}", (int64_t)s->wait.arg);
+			fprintf(out, ",\"arg\":%" PRId64, (int64_t)s->wait.arg);
+			pw_json_tmo(c, s, out);
+			fputc('}', out);
 		}
 		fprintf(out, "]}");
 	}
@@ -220,7 +355,8 @@ int pw_json_groups(const struct pw_ctx *c, FILE *out)
 void pw_print_thread(const struct pw_ctx *c, const struct rr_slot *s, FILE *out)
 {
 	struct pw_site site;
-	char kb[32], ab[64], w[48], loc[256];
+	char kb[32], ab[64], w[48], loc[256], tb[100] = "", d1[32], d2[32];
+	int64_t left, tmo, dl;
 
 	if (!pw_waiting(s)) {
 		if (s->wait_torn)
@@ -231,9 +367,18 @@ void pw_print_thread(const struct pw_ctx *c, const struct rr_slot *s, FILE *out)
 	pw_loc(&site, loc, sizeof(loc));
 	pw_arg(s->wait.kind, s->wait.arg, ab, sizeof(ab));
 	pw_when(c, s->wait.since, w, sizeof(w));
-	fprintf(out, "      waiting in %s%s%s%s %s%s, called from %s (%s)\n",
+	if (pw_left(c, s, &left, &tmo) && c->alive) {
+		snprintf(tb, sizeof(tb), ", %s%s", pw_fmt_left(left, d1, sizeof(d1)),
+			 left < 0 ? "" : " left");
+	} else if (pw_left(c, s, &left, &tmo)) {
+		dl = pw_deadline(c, s, tmo);
+		snprintf(tb, sizeof(tb), ", timeout %s%s%s%s", rr_fmt_duration(tmo, d1, sizeof(d1)),
+			 dl ? " (until " : "", dl ? pw_clock(dl, d2, sizeof(d2)) : "",
+			 dl ? ")" : "");
+	}
+	fprintf(out, "      waiting in %s%s%s%s %s%s%s, called from %s (%s)\n",
 		pw_kind(s->wait.kind, kb, sizeof(kb)), ab[0] ? "(" : "", ab, ab[0] ? ")" : "",
-		c->alive && s->wait.since ? "for " : "", w, site.func, loc);
+		c->alive && s->wait.since ? "for " : "", w, tb, site.func, loc);
 }
 
 void pw_json_thread(const struct pw_ctx *c, const struct rr_slot *s, FILE *out)
@@ -241,5 +386,5 @@ void pw_json_thread(const struct pw_ctx *c, const struct rr_slot *s, FILE *out)
 	if (!pw_waiting(s))
 		return;
 	fprintf(out, ",\"wait\":");
-	pw_json_wait(c, &s->wait, out);
+	pw_json_wait(c, s, out);
 }

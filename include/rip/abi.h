@@ -383,7 +383,7 @@ enum rip_wait_kind {
 	RIP_WAIT_POLL,		/* poll, ppoll (arg: nfds) */
 	RIP_WAIT_SELECT,	/* select, pselect (arg: nfds) */
 	RIP_WAIT_EPOLL,		/* epoll_wait, epoll_pwait (arg: epoll fd) */
-	RIP_WAIT_SLEEP,		/* nanosleep, clock_nanosleep, sleep, usleep (arg: ns asked) */
+	RIP_WAIT_SLEEP,		/* nanosleep, clock_nanosleep, sleep, usleep (arg: ns to sleep) */
 	RIP_WAIT_MUTEX,		/* pthread_mutex_lock, _timedlock (arg: mutex address) */
 	RIP_WAIT_COND,		/* pthread_cond_wait, _timedwait (arg: cond address) */
 	RIP_WAIT_JOIN,		/* pthread_join (arg: pthread_t) */
@@ -421,6 +421,39 @@ struct rip_wait {
 	uint64_t fp;		  /* the caller's frame pointer */
 	uint64_t arg;		  /* what it waits on, by kind (see enum rip_wait_kind) */
 };
+
+/*
+ * slot.wait_tmo: how long the wait of the record may last, counted from
+ * wait.since, as the wrapper was given it (an absolute deadline is turned
+ * into the time left when the wait began, against the clock the call
+ * measures it with).  Written and read under wait.seq, with the record.
+ *
+ *	0			no timeout (or none known)
+ *	bit 31 clear		microseconds, 1 to 2^31 - 1 (up to 35 minutes)
+ *	bit 31 set		seconds in bits 0-30 (0: a deadline already past;
+ *				RIP_WAIT_TMO_MAX: 68 years or more)
+ */
+#define RIP_WAIT_TMO_SEC 0x80000000u
+#define RIP_WAIT_TMO_MAX 0xffffffffu
+
+/* The slot.wait_tmo of a timeout of ns nanoseconds (never 0). */
+static inline uint32_t rip_wait_tmo_pack(uint64_t ns)
+{
+	uint64_t us = ns / 1000 + (ns % 1000 != 0), s;
+
+	if (ns && us < RIP_WAIT_TMO_SEC)
+		return (uint32_t)us;
+	s = ns / 1000000000u;
+	return s < (RIP_WAIT_TMO_MAX & ~RIP_WAIT_TMO_SEC) ? RIP_WAIT_TMO_SEC | (uint32_t)s
+							   : RIP_WAIT_TMO_MAX;
+}
+
+/* The nanoseconds of a slot.wait_tmo that is not 0. */
+static inline uint64_t rip_wait_tmo_ns(uint32_t v)
+{
+	return v & RIP_WAIT_TMO_SEC ? (uint64_t)(v & ~RIP_WAIT_TMO_SEC) * 1000000000u
+				    : (uint64_t)v * 1000u;
+}
 
 /* hdr.watch_status */
 enum rip_watcher_status {
@@ -500,7 +533,7 @@ struct rip_slot {
 	uint32_t switches;	  /* coroutine: times switched in */
 	uint32_t index;		  /* this slot's own index (self-check for readers) */
 	uint32_t user_id;	  /* librip.h: the id given to rip_init() */
-	uint8_t pad0[64 - 60];
+	uint32_t wait_tmo;	  /* the wait record's timeout (RIP_WAIT_TMO_*), under wait.seq */
 
 	char name[RIP_NAME_MAX];  /* NUL-terminated */
 	struct rip_wait wait;	  /* 128: what the thread blocks in, written by its wrappers */
@@ -728,6 +761,7 @@ RIP_STATIC_ASSERT(sizeof(struct rip_slot) == RIP_SLOT_SIZE, "slot size");
 RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_slot, name) == 64, "slot name");
 RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_slot, snap) == RIP_SNAP_OFFSET, "slot snap");
 RIP_STATIC_ASSERT(sizeof(struct rip_wait) == 48, "wait record");
+RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_slot, wait_tmo) == 60, "slot wait timeout");
 RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_slot, wait) == 128, "slot wait");
 RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_slot, watch) == 176, "slot watch");
 RIP_STATIC_ASSERT(sizeof(struct rip_watch) == 80, "watcher record");
