@@ -22,8 +22,9 @@
  *              it held are added to ring->discarded (flight recorder)
  *   discard    when the consumer is n packets behind, new events are dropped
  *              and counted until it catches up
- *   block      the writer waits for the consumer, at most RIP_BLOCK_MS per
- *              packet and only while the consumer lives; then it discards
+ *   block      the writer waits for the consumer while it lives and goes
+ *              over the rings (its heartbeat); one whose beat stood still
+ *              for RIP_BLOCK_MS is not waited for: the writer discards
  *
  * Nested writers: the fast path raises the thread's ev.nest before it reads
  * its position and drops it after the commit; the slow path runs with it
@@ -44,7 +45,7 @@
 #include "internal.h"
 #include "rip/resource.h"
 
-#define RIP_BLOCK_MS 3000 /* a consumer that does not move for this long is not waited for */
+#define RIP_BLOCK_MS 3000 /* a consumer whose beat stands still this long is not waited for */
 #define RIP_MAX_TYPES RIP_TYPES_CAP /* one file entry per registered type */
 
 static uint64_t rip_no_enable[RIP_CATEGORY_WORDS];
@@ -446,14 +447,19 @@ static bool rip_consumer_alive_recent(struct rip_file_hdr *h)
  * The writer sleeps on the ring's futex word and the consumer wakes it when
  * it moves consumed (rip_evring_wait_arm, rip_evring_waiter), so that a
  * thousand waiting threads cost nothing while they wait; every 10 ms it
- * checks that the consumer is still alive.  A consumer that made no
- * progress for RIP_BLOCK_MS is not waited for again until it moves: the
- * program runs on, dropping and counting.
+ * checks that the consumer is still alive, and how far its heartbeat moved
+ * (rip_file_beats).  It waits for as long as the consumer goes over the
+ * rings, however long it takes to come back to this one (3,000 threads
+ * that all write keep it busy for seconds): only a consumer whose beat
+ * stood still for RIP_BLOCK_MS (stopped, or stuck) is given up on, and not
+ * waited for again until it moves: the program runs on, dropping and
+ * counting.
  */
 static bool rip_wait_consumer(struct rip_file_hdr *h, struct rip_evring *r, uint64_t seq,
 			      uint32_t n)
 {
 	uint64_t consumed = rip_evring_consumed(r);
+	uint32_t beat = rip_file_beats(h);
 	int saved = errno;
 	int64_t start;
 	bool room = false;
@@ -464,13 +470,21 @@ static bool rip_wait_consumer(struct rip_file_hdr *h, struct rip_evring *r, uint
 	start = rip_mono_ms();
 	for (;;) {
 		struct timespec ts = { 0, 10 * 1000 * 1000 };
+		uint32_t b;
 
 		if (seq - rip_evring_consumed(r) < n) {
 			room = true;
 			break;
 		}
-		if (!rip_consumer_alive_recent(h) || rip_mono_ms() - start >= RIP_BLOCK_MS)
+		if (!rip_consumer_alive_recent(h))
 			break;
+		b = rip_file_beats(h);
+		if (b != beat) {
+			beat = b; /* it moves: the bound counts from now */
+			start = rip_mono_ms();
+		} else if (rip_mono_ms() - start >= RIP_BLOCK_MS) {
+			break;
+		}
 		rip_evring_wait_arm(r);
 		if (seq - rip_evring_consumed(r) < n) {
 			room = true;

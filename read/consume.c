@@ -606,6 +606,9 @@ int rec_poll(struct rec *r, char *err, size_t errlen)
 
 	rec_refresh_types(r);
 	for (uint32_t i = 0; i < n; i++) {
+		/* writers that wait wait on while it beats (rip/abi.h, ev_beat) */
+		if (!(i & 63))
+			rr_beat(&r->f);
 		if (r->bad[i])
 			continue;
 		ret = rec_consume(r, i, false, err, errlen);

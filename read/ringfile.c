@@ -648,6 +648,16 @@ int rr_live_clock(const struct rr_file *f, struct rip_file_hdr *h, char *err, si
 	return 0;
 }
 
+void rr_beat(struct rr_file *f)
+{
+	sigjmp_buf jb;
+
+	if (!f->wmap || rr_guard_enter(&jb))
+		return; /* the file shrank: the next read says so */
+	rip_file_beat((struct rip_file_hdr *)f->wmap);
+	rr_guard_leave();
+}
+
 int rr_set_consumer(struct rr_file *f, uint32_t pid, char *err, size_t errlen)
 {
 	sigjmp_buf jb;

@@ -257,6 +257,11 @@ int rr_live_hdr(const struct rr_file *f, struct rip_file_hdr *out, char *err, si
  * added while the process runs), read under the same guard: 0 or -EIO.
  */
 int rr_live_clock(const struct rr_file *f, struct rip_file_hdr *h, char *err, size_t errlen);
+/*
+ * The consumer's heartbeat (rip/abi.h, ev_beat) through the writable
+ * mapping, guarded the same way; nothing when there is none.
+ */
+void rr_beat(struct rr_file *f);
 /* Store pid as the consumer in the writable mapping, guarded the same way.  0 or -EIO. */
 int rr_set_consumer(struct rr_file *f, uint32_t pid, char *err, size_t errlen);
 

@@ -364,7 +364,8 @@ struct rip_file_hdr {
 	uint32_t ev_consumer;	  /* pid of the consumer of every ring, 0: none (a hint) */
 	uint64_t ev_lost;	  /* events lost with no ring to count them: none free, or
 				     emitted by a signal handler while the thread took one */
-	uint8_t pad10[3328 - 3320];
+	uint32_t ev_beat;	  /* the consumer's heartbeat: +1 as it goes over the rings */
+	uint32_t pad10;
 	uint64_t ev_fifo_head;	  /* free event-ring queue: next cell to take */
 	uint8_t pad11[56];
 	uint64_t ev_fifo_tail;	  /* free event-ring queue: next cell to fill */
@@ -655,6 +656,23 @@ static inline uint32_t rip_file_consumer(const struct rip_file_hdr *h)
 }
 
 /*
+ * ev_beat: the consumer adds 1 as it goes over the rings (rip_file_beat),
+ * busy or not; a blocking writer whose ring stays full waits for as long
+ * as the beat moves, and gives up only when it stood still for the bound
+ * (a consumer stopped, or stuck).  A count only: no data is read through
+ * it, so both sides use relaxed atomics.
+ */
+static inline void rip_file_beat(struct rip_file_hdr *h)
+{
+	__atomic_fetch_add(&h->ev_beat, 1, __ATOMIC_RELAXED); /* a count: see above */
+}
+
+static inline uint32_t rip_file_beats(const struct rip_file_hdr *h)
+{
+	return __atomic_load_n(&h->ev_beat, __ATOMIC_RELAXED); /* a count: see above */
+}
+
+/*
  * Where event ring i is: rings [0, ev_big) are big (ev_ring_size bytes cut
  * into ev_packet_size packets, from ev_off), the rest small (from
  * ev_small_off).  A file with ev_big 0 has big rings only.  The caller checks
@@ -779,6 +797,7 @@ RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, ev_mode) == 148, "even
 RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, ev_small_off) == 168, "small rings");
 RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, ev_consumer) == 3308, "consumer");
 RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, ev_lost) == 3312, "events lost");
+RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, ev_beat) == 3320, "consumer beat");
 RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, types_count) == 3296, "types count");
 RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, ev_fifo_head) == 3328, "ev fifo head");
 RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, ev_fifo_tail) == 3392, "ev fifo tail");
