@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "read/legacy.h"
 #include "read/ringfile.h"
 #include "read/sym.h"
 #include "tools/ps-waits.h"
@@ -47,7 +48,10 @@ static const struct rip_cmd cmd_ps_def = {
 		 "  -v, --verbose         raw addresses and inline frames\n"
 		 "  -j, --json            machine-readable output\n"
 		 "      --legacy FILE     read a raw file of the original librip header\n"
-		 "      --exe EXE         the (non-PIE) executable that wrote --legacy FILE\n"
+		 "      --exe EXE         the executable that wrote --legacy FILE\n"
+		 "      --base=ADDR       where EXE was loaded (hex: the start of its first line\n"
+		 "                        in /proc/PID/maps); found from the file when not given\n"
+		 "      --pid=PID         read EXE's load address from PID's /proc/PID/maps\n"
 		 "      --sysroot DIR     find the traced binaries under DIR\n"
 		 "      --debug-dir DIR   look for separate debug files under DIR too\n"
 		 "  -h, --help            this text\n"
@@ -59,6 +63,9 @@ struct ps_opts {
 	bool threads, all, verbose, json;
 	int64_t still_ns;
 	const char *legacy, *exe, *sysroot, *debug_dir;
+	bool have_base;
+	uint64_t base;
+	pid_t pid;
 };
 
 /* Where one address resolves: the first frame that is not librip's own. */
@@ -86,7 +93,173 @@ struct ps_state {
 	size_t nsites, cap;
 	uint8_t *still; /* per slot in s.v: 1 if it did not move */
 	bool have_still;
+	/* --legacy: the executable, its load bias and how it was found */
+	struct lg_exe exe;
+	bool have_exe;
+	uint64_t bias;
+	const char *base_from; /* "fixed", "option", "maps", "inferred", "functions"; NULL: unknown */
+	pid_t writer;	       /* "maps": whose */
 };
+
+/* ---- the original's raw files ---------------------------------------------------------- */
+
+static int ps_legacy_addrs(const struct ps_state *st, uint64_t **out, size_t *n)
+{
+	size_t total = 0, k = 0;
+	uint64_t *v;
+
+	for (size_t i = 0; i < st->s.n; i++)
+		total += st->s.v[i].n;
+	v = malloc((total ? total : 1) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < st->s.n; i++)
+		for (uint32_t j = 0; j < st->s.v[i].n; j++)
+			v[k++] = st->s.v[i].ip[j];
+	*out = v;
+	*n = k;
+	return 0;
+}
+
+/*
+ * Where --exe was loaded when it wrote the raw file: nowhere else than its
+ * link address if it is not position-independent; else --base, the maps of
+ * --pid or of the process still writing the file, or the one load address
+ * that fits the snapped addresses (read/legacy.h).  0, or -errno reported.
+ */
+static int ps_legacy_base(struct ps_state *st)
+{
+	char err[RR_ERR_MAX], path[PATH_MAX];
+	const char *root = st->o.sysroot && *st->o.sysroot ? st->o.sysroot : "";
+	struct lg_fit fit = { 0 };
+	uint64_t *addr;
+	size_t n;
+	int ret;
+
+	/* The symbolizer finds --exe under --sysroot: so does the search. */
+	if (snprintf(path, sizeof(path), "%s%s%s", root, *root && *st->o.exe != '/' ? "/" : "",
+		     st->o.exe) >= (int)sizeof(path)) {
+		tool_err("%s: path too long", st->o.exe);
+		return -ENAMETOOLONG;
+	}
+	ret = lg_exe_open(path, &st->exe, err, sizeof(err));
+	if (ret) {
+		tool_err("%s", err);
+		return ret;
+	}
+	st->have_exe = true;
+	if (!st->exe.pie) {
+		if (st->o.have_base || st->o.pid)
+			fprintf(stderr,
+				"note: %s is not position-independent: it is always loaded at "
+				"0x%llx, %s is not used\n",
+				st->o.exe, (unsigned long long)st->exe.lo,
+				st->o.have_base ? "--base" : "--pid");
+		st->base_from = "fixed";
+		return 0;
+	}
+	if (st->o.have_base) {
+		/* Snapped addresses hold 56 bits: so must every address of the executable. */
+		if (st->o.base < st->exe.lo || st->o.base > (1ull << 56) - (st->exe.hi - st->exe.lo)) {
+			tool_err("--base 0x%llx cannot hold %s, which spans 0x%llx..0x%llx",
+				 (unsigned long long)st->o.base, st->o.exe,
+				 (unsigned long long)st->exe.lo, (unsigned long long)st->exe.hi);
+			return -EINVAL;
+		}
+		st->bias = st->o.base - st->exe.lo;
+		st->base_from = "option";
+	} else if (st->o.pid) {
+		ret = lg_maps_bias(st->o.pid, &st->exe, &st->bias, err, sizeof(err));
+		if (ret) {
+			tool_err("%s", err);
+			return ret;
+		}
+		st->base_from = "maps";
+		st->writer = st->o.pid;
+	} else {
+		ret = lg_writer_bias(st->f.path, &st->exe, &st->writer, &st->bias, err,
+				     sizeof(err));
+		if (!ret)
+			st->base_from = "maps";
+		else if (ret != -ENOENT)
+			fprintf(stderr, "note: %s; looking for the load address in the file\n",
+				err);
+	}
+	ret = ps_legacy_addrs(st, &addr, &n);
+	if (ret) {
+		tool_err("out of memory");
+		return ret;
+	}
+	if (!st->base_from && n) {
+		struct lg_guess g;
+
+		ret = lg_infer(&st->exe, addr, n, &g, err, sizeof(err));
+		if (ret) {
+			tool_err("%s", err);
+			goto out_free;
+		}
+		st->bias = g.bias;
+		st->base_from = g.by_funcs ? "functions" : "inferred";
+		fit = g.fit;
+		if (g.by_funcs)
+			fprintf(stderr,
+				"note: no load address of %s puts most snapped addresses just "
+				"after a snap; 0x%llx, the only one that puts them all in its "
+				"functions, is a weaker guess: give --base if you know better\n",
+				st->o.exe, (unsigned long long)(st->exe.lo + g.bias));
+		else if (fit.snaps < fit.n)
+			fprintf(stderr,
+				"note: %zu of the %zu snapped addresses are not just after a snap "
+				"in %s loaded at 0x%llx (records of an earlier run?)\n",
+				fit.n - fit.snaps, fit.n, st->o.exe,
+				(unsigned long long)(st->exe.lo + g.bias));
+	} else if (st->base_from) {
+		ret = lg_fit(&st->exe, st->bias, addr, n, &fit);
+		if (ret) {
+			tool_err("out of memory");
+			goto out_free;
+		}
+		if (fit.snaps < fit.n)
+			fprintf(stderr,
+				"note: %zu of the %zu snapped addresses are not just after a snap "
+				"in %s loaded at 0x%llx: is that where it was loaded?\n",
+				fit.n - fit.snaps, fit.n, st->o.exe,
+				(unsigned long long)(st->exe.lo + st->bias));
+	}
+out_free:
+	free(addr);
+	return ret;
+}
+
+/* How the header and --json say where --exe was loaded. */
+static const char *ps_base_how(const struct ps_state *st, char *buf, size_t len)
+{
+	if (!strcmp(st->base_from, "option"))
+		return "given with --base";
+	if (!strcmp(st->base_from, "maps")) {
+		snprintf(buf, len, "from /proc/%d/maps", (int)st->writer);
+		return buf;
+	}
+	if (!strcmp(st->base_from, "inferred"))
+		return "found from the snapped addresses";
+	if (!strcmp(st->base_from, "functions"))
+		return "guessed from function bounds";
+	return "not position-independent";
+}
+
+static void ps_json_legacy(const struct ps_state *st, FILE *out)
+{
+	if (!st->f.legacy_raw)
+		return;
+	fprintf(out, ",\"exe\":");
+	json_str(out, st->o.exe);
+	if (!st->base_from)
+		return;
+	fprintf(out, ",\"exe_base\":\"0x%llx\",\"base_from\":\"%s\"",
+		(unsigned long long)(st->exe.lo + st->bias), st->base_from);
+	if (st->writer)
+		fprintf(out, ",\"writer_pid\":%d", (int)st->writer);
+}
 
 /* ---- symbols ---------------------------------------------------------------------- */
 
@@ -178,9 +351,14 @@ static int ps_symbols(struct ps_state *st)
 		return ret;
 	}
 	if (st->o.legacy) {
-		/* The original header wrote absolute addresses of a non-PIE executable. */
-		return rip_sym_add_module(st->sym, 0, UINT64_MAX, 0, st->o.exe, NULL, 0,
-					  RIP_MOD_EXE);
+		/* The original header wrote absolute addresses: ps_legacy_base found the bias. */
+		if (!st->exe.pie)
+			return rip_sym_add_module(st->sym, 0, UINT64_MAX, 0, st->o.exe, NULL, 0,
+						  RIP_MOD_EXE);
+		if (!st->base_from)
+			return 0;
+		return rip_sym_add_module(st->sym, st->exe.lo + st->bias, st->exe.hi + st->bias,
+					  st->bias, st->o.exe, NULL, 0, RIP_MOD_EXE);
 	}
 	ret = rr_read_modules(&st->f, &mods, &n, err, sizeof(err));
 	if (ret) {
@@ -489,8 +667,13 @@ static void print_header(const struct ps_state *st, FILE *out)
 			threads++;
 	}
 	if (st->f.legacy_raw) {
-		fprintf(out, "%s: original librip file, %zu threads, %zu exited\n", st->f.path,
+		fprintf(out, "%s: original librip file, %zu threads, %zu exited", st->f.path,
 			threads, exited);
+		if (st->base_from && st->exe.pie)
+			fprintf(out, "; %s loaded at 0x%llx (%s)", tool_base(st->o.exe),
+				(unsigned long long)(st->exe.lo + st->bias),
+				ps_base_how(st, why, sizeof(why)));
+		fputc('\n', out);
 		return;
 	}
 	rr_live_hdr(&st->f, &live, why, sizeof(why)); /* the file shrank: what it said at open */
@@ -581,6 +764,7 @@ static int ps_grouped(struct ps_state *st, FILE *out)
 		fprintf(out, ",\"ring\":");
 		json_str(out, st->f.path);
 		fprintf(out, ",\"alive\":%s", st->alive ? "true" : "false");
+		ps_json_legacy(st, out);
 		ret = pw_json_groups(&pw, out);
 		if (ret)
 			goto out_free;
@@ -701,7 +885,9 @@ static int ps_threads(struct ps_state *st, FILE *out)
 		json_str(out, st->f.hdr.comm);
 		fprintf(out, ",\"ring\":");
 		json_str(out, st->f.path);
-		fprintf(out, ",\"alive\":%s,\"slots\":[", st->alive ? "true" : "false");
+		fprintf(out, ",\"alive\":%s", st->alive ? "true" : "false");
+		ps_json_legacy(st, out);
+		fprintf(out, ",\"slots\":[");
 	} else {
 		print_header(st, out);
 	}
@@ -781,6 +967,24 @@ static int ps_threads(struct ps_state *st, FILE *out)
 
 /* ---- main ------------------------------------------------------------------------------------ */
 
+/* A load address: hexadecimal (as /proc/PID/maps, cores and logs write it), page-aligned. */
+static int ps_parse_base(const char *arg, uint64_t *out)
+{
+	unsigned long long v;
+	char *end;
+
+	if (!strncmp(arg, "0x", 2) || !strncmp(arg, "0X", 2))
+		arg += 2;
+	if (!*arg || !strchr("0123456789abcdefABCDEF", *arg))
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(arg, &end, 16);
+	if (errno || *end || (v & (LG_PAGE - 1)))
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
 RIP_COMMAND(cmd_ps_def);
 
 static int cmd_ps(int argc, char **argv)
@@ -790,7 +994,8 @@ static int cmd_ps(int argc, char **argv)
 		{ "all", no_argument, NULL, 'a' },	   { "verbose", no_argument, NULL, 'v' },
 		{ "json", no_argument, NULL, 'j' },	   { "legacy", required_argument, NULL, 'L' },
 		{ "exe", required_argument, NULL, 'E' },   { "sysroot", required_argument, NULL, 'R' },
-		{ "debug-dir", required_argument, NULL, 'D' }, { "help", no_argument, NULL, 'h' },
+		{ "debug-dir", required_argument, NULL, 'D' }, { "base", required_argument, NULL, 'B' },
+		{ "pid", required_argument, NULL, 'P' },       { "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	struct ps_state st;
@@ -837,6 +1042,20 @@ static int cmd_ps(int argc, char **argv)
 		case 'D':
 			st.o.debug_dir = optarg;
 			break;
+		case 'B':
+			if (ps_parse_base(optarg, &st.o.base))
+				return tool_usage_error(&cmd_ps_def,
+							"--base wants a page-aligned hex address like "
+							"0x55d0c8a00000, not '%s'",
+							optarg);
+			st.o.have_base = true;
+			break;
+		case 'P':
+			if (!rr_all_digits(optarg) || strlen(optarg) > 9 || atoi(optarg) <= 0)
+				return tool_usage_error(&cmd_ps_def, "--pid wants a pid, not '%s'",
+							optarg);
+			st.o.pid = atoi(optarg);
+			break;
 		case 'h':
 			tool_help(&cmd_ps_def);
 			return EXIT_OK;
@@ -852,11 +1071,14 @@ static int cmd_ps(int argc, char **argv)
 						"the file");
 		if (optind != argc)
 			return tool_usage_error(&cmd_ps_def, "--legacy takes no TARGET");
+		if (st.o.have_base && st.o.pid)
+			return tool_usage_error(&cmd_ps_def, "--base or --pid, not both");
 		target = st.o.legacy;
 		ret = rr_open_legacy(target, &st.f, err, sizeof(err));
 	} else {
-		if (st.o.exe)
-			return tool_usage_error(&cmd_ps_def, "--exe goes with --legacy");
+		if (st.o.exe || st.o.have_base || st.o.pid)
+			return tool_usage_error(&cmd_ps_def, "%s goes with --legacy",
+						st.o.exe ? "--exe" : st.o.have_base ? "--base" : "--pid");
 		if (optind + 1 != argc)
 			return tool_usage_error(&cmd_ps_def, optind == argc
 								     ? "which process? give a pid or "
@@ -904,6 +1126,10 @@ static int cmd_ps(int argc, char **argv)
 			goto out_sym;
 		}
 	}
+	if (st.f.legacy_raw && ps_legacy_base(&st)) {
+		status = EXIT_FAIL;
+		goto out_sym;
+	}
 	if (ps_symbols(&st)) {
 		status = EXIT_FAIL;
 		goto out_sym;
@@ -943,6 +1169,8 @@ out_sym:
 		free(st.sites[i]);
 	free(st.sites);
 	free(st.still);
+	if (st.have_exe)
+		lg_exe_close(&st.exe);
 	rr_slots_free(&st.s);
 out_close:
 	rr_close(&st.f);
