@@ -253,6 +253,18 @@ static bool rec_rly_on(const struct rec *r)
 	return r->rly && !r->rly_failed;
 }
 
+/*
+ * Streamed: lttng-relayd and its live readers get the clock the metadata
+ * declares at the start, from the header's rate and base alone (the
+ * calibration pairs come later, and CTF cannot change a clock); the local
+ * trace keeps that same clock, so that both copies time every event alike.
+ */
+static void rec_clock_as_streamed(struct trace_info *info)
+{
+	info->idx.file.clock_npairs = 0;
+	memset(info->idx.file.clock_pairs, 0, sizeof(info->idx.file.clock_pairs));
+}
+
 static int rec_declare(struct rec *r, char *err, size_t errlen);
 
 /* The head of the metadata and the types known, to a new relayd session. */
@@ -269,6 +281,7 @@ static int rec_rly_head(struct rec *r, char *err, size_t errlen)
 	ret = trace_info_from_file(&r->f, info, err, errlen);
 	if (ret)
 		goto out_info;
+	rec_clock_as_streamed(info);
 	out = open_memstream(&text, &len);
 	if (!out) {
 		ret = rr_fail(err, errlen, -ENOMEM, "out of memory");
@@ -868,6 +881,8 @@ int rec_finish(struct rec *r, char *err, size_t errlen)
 		goto out_info;
 	}
 	ret = trace_info_from_file(&r->f, info, err, errlen);
+	if (!ret && rec_rly_on(r))
+		rec_clock_as_streamed(info);
 	if (ret) {
 		char ignore[RR_ERR_MAX];
 
