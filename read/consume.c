@@ -618,6 +618,11 @@ int rec_poll(struct rec *r, char *err, size_t errlen)
 	int ret;
 
 	rec_refresh_types(r);
+	/* a calibration pair every second or so: readers follow the TSC's rate with them */
+	if (rr_mono_ns() - r->pair_ns >= 1000000000) {
+		rr_clock_pair(&r->f);
+		r->pair_ns = rr_mono_ns();
+	}
 	for (uint32_t i = 0; i < n; i++) {
 		/* writers that wait wait on while it beats (rip/abi.h, ev_beat) */
 		if (!(i & 63))

@@ -83,6 +83,7 @@ struct rec {
 	bool rly_failed;
 	char rly_err[RR_ERR_MAX];
 	unsigned rly_reconnects;
+	int64_t pair_ns; /* when the last calibration pair was added (rr_clock_pair) */
 	uint64_t rly_events, rly_packets; /* sent to relayd's current session */
 	char rly_gap[RR_ERR_MAX + 128];
 	unsigned rly_linger_ms; /* streams stay open this long after the end (rly_close) */

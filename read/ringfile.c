@@ -30,6 +30,8 @@
 
 #include <rip/proc.h>
 
+#include <internal/clock.h>
+
 #include "read/ringfile.h"
 
 #define RR_MAX_SLOTS (1u << 22)
@@ -646,6 +648,16 @@ int rr_live_clock(const struct rr_file *f, struct rip_file_hdr *h, char *err, si
 	}
 	rr_guard_leave();
 	return 0;
+}
+
+void rr_clock_pair(struct rr_file *f)
+{
+	sigjmp_buf jb;
+
+	if (!f->wmap || rr_guard_enter(&jb))
+		return; /* the file shrank: the next read says so */
+	rip_clock_pair_add((struct rip_file_hdr *)f->wmap);
+	rr_guard_leave();
 }
 
 void rr_beat(struct rr_file *f)

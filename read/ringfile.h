@@ -262,6 +262,8 @@ int rr_live_clock(const struct rr_file *f, struct rip_file_hdr *h, char *err, si
  * mapping, guarded the same way; nothing when there is none.
  */
 void rr_beat(struct rr_file *f);
+/* Add a calibration pair (rip/abi.h, clock_pairs) through the writable mapping, guarded. */
+void rr_clock_pair(struct rr_file *f);
 /* Store pid as the consumer in the writable mapping, guarded the same way.  0 or -EIO. */
 int rr_set_consumer(struct rr_file *f, uint32_t pid, char *err, size_t errlen);
 
