@@ -83,11 +83,12 @@ void __rip_name_copy(char *dst, const char *src, size_t len)
 
 /* Lay the areas out one after the other (rip/abi.h); returns the file size. */
 /*
- * Defined by librip-preload.so (preload/watch.c), which alone has a watcher:
- * a program without it gets no copy area, and its file stays as small as
- * before (tools that copy ring files whole pay for every byte of its size).
+ * __rip_preload_watch (internal/preload.h) is defined by librip-preload.so
+ * alone: a program without it gets no copy area, and its file stays as
+ * small as before (tools that copy ring files whole pay for every byte of
+ * its size).  A weak reference: 0 without it.
  */
-extern const int __rip_preload_watch __attribute__((weak, visibility("default")));
+#pragma weak __rip_preload_watch
 
 static size_t rip_file_layout(struct rip_file_hdr *h, uint32_t slots,
 			      const struct rip_ev_config *ev, uint32_t copies, bool samples)
