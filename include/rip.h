@@ -28,11 +28,38 @@ extern "C" {
 #define RIP_VERSION_MINOR 1
 
 /*
+ * The first of a macro's variable arguments, and the others (call both with
+ * an empty argument last: `__RIP_HEAD(__VA_ARGS__, )`, so that ISO C and
+ * C++ before C++20 see an argument for their `...` however few the
+ * caller passed).
+ */
+#define __RIP_HEAD(X, ...) X
+#define __RIP_TAIL(X, ...) __VA_ARGS__
+
+/*
  * Options carry their own size so that new fields never need new symbols:
  *	RIP_OPTS(rip_ring_opts, o, .slots = 20000);
  *	rip_ring_open(&o);
+ * RIP_OPTS(TYPE, NAME, fields...) declares NAME; the fields may be left out.
+ * __extension__: designated initializers are C++20 (g++ and clang++ accept
+ * them before).  g++ -Wextra also warns about the members a designated
+ * initializer leaves out, in C++ only (they are zero, which is the point):
+ * not for this declaration, whose last line takes the caller's `;`.
  */
-#define RIP_OPTS(TYPE, NAME, ...) struct TYPE NAME = { .sz = sizeof(struct TYPE), __VA_ARGS__ }
+#define __RIP_OPTS(TYPE, ...)                                                                      \
+	__extension__ struct TYPE __RIP_HEAD(__VA_ARGS__, ) = { .sz = sizeof(struct TYPE),         \
+								__RIP_TAIL(__VA_ARGS__, ) }
+#ifdef __cplusplus
+#define __RIP_OPTS_PUSH                                                                            \
+	_Pragma("GCC diagnostic push")                                                             \
+		_Pragma("GCC diagnostic ignored \"-Wmissing-field-initializers\"")
+#define __RIP_OPTS_POP _Pragma("GCC diagnostic pop")
+#define RIP_OPTS(TYPE, ...)                                                                        \
+	__RIP_OPTS_PUSH __RIP_OPTS(TYPE, __VA_ARGS__);                                             \
+	__RIP_OPTS_POP RIP_STATIC_ASSERT(1, "RIP_OPTS")
+#else
+#define RIP_OPTS(TYPE, ...) __RIP_OPTS(TYPE, __VA_ARGS__)
+#endif
 
 struct rip_ring_opts {
 	size_t sz;	  /* sizeof(struct rip_ring_opts) */
@@ -140,24 +167,32 @@ struct rip_event_type {
 #define RIP_FIELD(TYPE, NAME) { .type = RIP_FT_##TYPE, .name = NAME }
 
 /*
- * RIP_EVENT_TYPE(ident, "name", category, RIP_FIELD(U64, "bytes"), ...)
- * defines `static const struct rip_event_type ident` and registers it.
+ * RIP_EVENT_TYPE(ident, "name", category, RIP_FIELD(U64, "bytes"), ...);
+ * defines `static const struct rip_event_type ident` and registers it (at
+ * file scope, with a `;` after it like any declaration).  The arguments
+ * after the name are the category and the fields, if any: the fields
+ * counted with { 0, 0 } in front (0 of them: an array of one).
+ * __extension__: compound literals and designated initializers are C99 but
+ * C++20 only, and empty braces (no fields) C23; g++ and clang++ accept them
+ * all.  The last line takes the caller's `;`.
  */
-#define RIP_EVENT_TYPE(IDENT, NAME, CATEGORY, ...)                                                 \
+#define RIP_EVENT_TYPE(IDENT, NAME, ...)                                                           \
 	static uint32_t IDENT##__rip_id = UINT32_MAX;                                              \
-	static const struct rip_event_type IDENT = {                                               \
+	__extension__ static const struct rip_event_type IDENT = {                                 \
 		.name = NAME,                                                                      \
-		.category = CATEGORY,                                                              \
-		.nfields = sizeof((struct rip_event_field[]){ { 0, 0 }, ##__VA_ARGS__ }) /          \
+		.category = __RIP_HEAD(__VA_ARGS__, ),                                             \
+		.nfields = sizeof((struct rip_event_field[]){ { 0, 0 },                            \
+							      __RIP_TAIL(__VA_ARGS__, ) }) /       \
 				   sizeof(struct rip_event_field) -                                \
 			   1,                                                                      \
-		.fields = { __VA_ARGS__ },                                                         \
+		.fields = { __RIP_TAIL(__VA_ARGS__, ) },                                           \
 		.id = &IDENT##__rip_id,                                                            \
 	};                                                                                         \
 	__attribute__((constructor)) static void IDENT##__rip_register(void)                      \
 	{                                                                                          \
 		rip_event_register(&IDENT);                                                        \
-	}
+	}                                                                                          \
+	RIP_STATIC_ASSERT(1, "RIP_EVENT_TYPE")
 
 /* Register an event type now (RIP_EVENT_TYPE does it for you).  0 or -errno. */
 RIP_API int rip_event_register(const struct rip_event_type *type);
