@@ -40,6 +40,8 @@ extern "C" {
  * Options carry their own size so that new fields never need new symbols:
  *	RIP_OPTS(rip_ring_opts, o, .slots = 20000);
  *	rip_ring_open(&o);
+ * A library older than the header takes them if the fields it does not
+ * know are 0, and fails with -E2BIG otherwise.
  * RIP_OPTS(TYPE, NAME, fields...) declares NAME; the fields may be left out.
  * __extension__: designated initializers are C++20 (g++ and clang++ accept
  * them before).  g++ -Wextra also warns about the members a designated

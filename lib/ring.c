@@ -1194,6 +1194,13 @@ int rip_ring_open(const struct rip_ring_opts *opts)
 		/* Fields past the caller's sz stay 0: an older caller gets the defaults. */
 		if (opts->sz < offsetof(struct rip_ring_opts, flags))
 			return -EINVAL;
+		/*
+		 * A newer caller's fields past ours: refused unless zero (what it
+		 * asks for, this library cannot do), as libbpf's OPTS_VALID.
+		 */
+		for (size_t i = sizeof(o); i < opts->sz; i++)
+			if (((const char *)opts)[i])
+				return -E2BIG;
 		memcpy(&o, opts, opts->sz < sizeof(o) ? opts->sz : sizeof(o));
 		o.sz = sizeof(o);
 		if (o.flags)
