@@ -106,6 +106,24 @@ RIP_API int rip_coro_destroy(struct rip_coro *co);
 RIP_API int rip_coro_set_name(struct rip_coro *co, const char *name);
 
 /*
+ * rip_clock_ticks - the file's clock: the TSC where it is invariant and the
+ * kernel's clocksource, else CLOCK_MONOTONIC_RAW nanoseconds.  The header
+ * of the ring file holds the calibration to nanoseconds.
+ */
+RIP_INLINE uint64_t rip_clock_ticks(void)
+{
+#if defined(__x86_64__)
+	if (RIP_LIKELY(__rip_clock_tsc)) {
+		uint32_t lo, hi;
+
+		__asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
+		return ((uint64_t)hi << 32) | lo;
+	}
+#endif
+	return __rip_clock_fallback();
+}
+
+/*
  * The event fast path's clock: the raw TSC on x86-64 (one instruction, no
  * test).  Where the TSC is not the file's clock, the library keeps every
  * thread's packet "full" so that all events take the slow path, which reads
@@ -122,24 +140,6 @@ RIP_INLINE uint64_t __rip_event_clock(void)
 #else
 	return rip_clock_ticks();
 #endif
-}
-
-/*
- * rip_clock_ticks - the file's clock: the TSC where it is invariant and the
- * kernel's clocksource, else CLOCK_MONOTONIC_RAW nanoseconds.  The header
- * of the ring file holds the calibration to nanoseconds.
- */
-RIP_INLINE uint64_t rip_clock_ticks(void)
-{
-#if defined(__x86_64__)
-	if (RIP_LIKELY(__rip_clock_tsc)) {
-		uint32_t lo, hi;
-
-		__asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
-		return ((uint64_t)hi << 32) | lo;
-	}
-#endif
-	return __rip_clock_fallback();
 }
 
 /* Record where the calling thread or coroutine is: see rip/snap.h. */

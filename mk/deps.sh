@@ -49,6 +49,9 @@ if [ "$what" = check ]; then
 	have_cmd chromium || need="$need chromium"
 	# the second compiler of make check and of tests/integ/headers.sh
 	have_cmd clang || need="$need clang"
+	# make cross-aarch64 (tests/integ/cross-aarch64.sh): the cross compiler and its libc
+	have_cmd aarch64-linux-gnu-gcc || need="$need gcc-aarch64-linux-gnu"
+	[ -e /usr/aarch64-linux-gnu/include/stdio.h ] || need="$need libc6-dev-arm64-cross"
 	# clang's AddressSanitizer runtime for the reader tests
 	[ -n "$(find /usr/lib/llvm-*/lib/clang/*/lib/linux -name 'libclang_rt.asan-x86_64.a' 2>/dev/null | head -n 1)" ] ||
 		[ -n "$(gcc -print-file-name=libasan.so 2>/dev/null | grep /)" ] || need="$need libasan8"

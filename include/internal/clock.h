@@ -26,6 +26,15 @@
 #define RIP_CLOCK_HZ_MIN 1000000ull	   /* 1 MHz */
 #define RIP_CLOCK_HZ_MAX 100000000000ull /* 100 GHz */
 
+/* CLOCK_MONOTONIC_RAW in ns: the clock where the TSC cannot be used, and its yardstick. */
+static inline uint64_t rip_clock_raw_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 #if defined(__x86_64__)
 /* Does the file at path (its first max bytes) hold word, standing alone? */
 static inline int rip_clock_file_has(const char *path, const char *word, size_t max)
@@ -64,14 +73,6 @@ static inline uint64_t rip_clock_rdtsc(void)
 
 	__asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
 	return ((uint64_t)hi << 32) | lo;
-}
-
-static inline uint64_t rip_clock_raw_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 /*
