@@ -166,7 +166,10 @@ struct rip_event_type {
 	uint32_t *id;	  /* set by registration; UINT32_MAX until then */
 };
 
+/* (clang-format would spread the braces over four lines) */
+/* clang-format off */
 #define RIP_FIELD(TYPE, NAME) { .type = RIP_FT_##TYPE, .name = NAME }
+/* clang-format on */
 
 /*
  * RIP_EVENT_TYPE(ident, "name", category, RIP_FIELD(U64, "bytes"), ...);

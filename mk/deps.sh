@@ -51,6 +51,8 @@ if [ "$what" = check ]; then
 	have_cmd clang || need="$need clang"
 	# tests/integ/shellcheck.sh: every script make check runs
 	have_cmd shellcheck || need="$need shellcheck"
+	# tests/integ/clang-format.sh: the version that formats the library's sources
+	have_cmd clang-format-14 || need="$need clang-format-14"
 	# make cross-aarch64 (tests/integ/cross-aarch64.sh): the cross compiler and its libc
 	have_cmd aarch64-linux-gnu-gcc || need="$need gcc-aarch64-linux-gnu"
 	[ -e /usr/aarch64-linux-gnu/include/stdio.h ] || need="$need libc6-dev-arm64-cross"

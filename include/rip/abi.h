@@ -191,8 +191,8 @@ enum rip_clock_kind {
 /* hdr.sample_flags */
 #define RIP_SAMPLE_F_ON 0x1u	     /* the sampler started (a handler, timers per thread) */
 #define RIP_SAMPLE_F_NO_SIGNAL 0x2u  /* no free realtime signal: nothing is sampled */
-#define RIP_SAMPLE_F_SIG_SHARED 0x4u /* the program installed a handler for our signal: it
-					 gets the signals that are not our timers' */
+/* the program installed a handler for our signal: it gets the signals that are not our timers' */
+#define RIP_SAMPLE_F_SIG_SHARED 0x4u
 #define RIP_SAMPLE_F_NO_FP 0x8u	     /* no frame-pointer walk on this architecture: IPs only */
 
 /*
@@ -219,7 +219,7 @@ enum rip_clock_kind {
 #define RIP_SAMPLE_DEPTH_OF(e) ((uint32_t)((uint64_t)(e) >> 48) & 0xffu)
 #define RIP_SAMPLE_ENTRY(depth, addr)                                                              \
 	((uint64_t)RIP_SAMPLE_TAG << 56 | (uint64_t)(depth) << 48 |                                \
-	 ((uint64_t)(addr) & RIP_SAMPLE_ADDR_MASK))
+	 (RIP_SAMPLE_ADDR_MASK & (uint64_t)(addr)))
 
 /* module.flags */
 #define RIP_MOD_EXE 0x1u        /* the main executable */
