@@ -148,7 +148,7 @@ RIP_INLINE uint64_t __rip_event_clock(void)
 /* ---- events -------------------------------------------------------------------------- */
 
 struct rip_event_field {
-	uint32_t type;	  /* enum rip_field_type */
+	uint32_t type; /* enum rip_field_type */
 	const char *name;
 };
 
@@ -163,7 +163,7 @@ struct rip_event_type {
 	uint32_t category;
 	uint32_t nfields;
 	struct rip_event_field fields[RIP_EVENT_MAX_FIELDS];
-	uint32_t *id;	  /* set by registration; UINT32_MAX until then */
+	uint32_t *id; /* set by registration; UINT32_MAX until then */
 };
 
 /* (clang-format would spread the braces over four lines) */
@@ -193,7 +193,7 @@ struct rip_event_type {
 		.fields = { __RIP_TAIL(__VA_ARGS__, ) },                                           \
 		.id = &IDENT##__rip_id,                                                            \
 	};                                                                                         \
-	__attribute__((constructor)) static void IDENT##__rip_register(void)                      \
+	__attribute__((constructor)) static void IDENT##__rip_register(void)                       \
 	{                                                                                          \
 		rip_event_register(&IDENT);                                                        \
 	}                                                                                          \
@@ -319,7 +319,7 @@ RIP_INLINE void __rip_event_commit(struct rip_evw *w, char *end, uint64_t ts)
  * sizes fold away: the clock, three checks, the stores, the commit.
  */
 RIP_INLINE void __rip_event_emit(const struct rip_event_type *t, const uint64_t *v, uint32_t nv,
-				  uint64_t ts)
+				 uint64_t ts)
 {
 	struct rip_evw *w = &__rip_self.ev;
 	uint32_t size = 4, i;
@@ -359,7 +359,8 @@ RIP_INLINE void __rip_event_emit(const struct rip_event_type *t, const uint64_t 
 		const struct rip_event_type *__t = (T);                                            \
 		if (RIP_UNLIKELY(rip_category_enabled(__t->category))) {                           \
 			const uint64_t __v[] = { __VA_ARGS__ };                                    \
-			__rip_event_emit(__t, __v, sizeof(__v) / sizeof(__v[0]), __rip_event_clock()); \
+			__rip_event_emit(__t, __v, sizeof(__v) / sizeof(__v[0]),                   \
+					 __rip_event_clock());                                     \
 		}                                                                                  \
 	} while (0)
 

@@ -24,16 +24,16 @@
 #define RIP_EV_SMALL_RINGS 16320u /* with the 64 big ones: 16,384 threads with rings */
 #define RIP_MAX_SLOTS (1u << 22)
 #define RIP_MOD_CAP 1024u
-#define RIP_WATCH_COPY_SIZE 16384u	/* bytes per buffer of the watcher's copy area */
-#define RIP_WATCH_COPIES_DEFAULT 4096u	/* buffers: at most 64 MiB, backed as filled */
+#define RIP_WATCH_COPY_SIZE 16384u     /* bytes per buffer of the watcher's copy area */
+#define RIP_WATCH_COPIES_DEFAULT 4096u /* buffers: at most 64 MiB, backed as filled */
 #define RIP_WATCH_COPIES_MAX 65536u
 
 /* __rip_self.flags */
-#define RIP_SELF_EXITING 0x1u /* key destructor ran: never attach again */
-#define RIP_SELF_DUMMY 0x2u   /* writing into a dummy slot (no ring, or pool full) */
-#define RIP_SELF_ATTACHING 0x4u /* inside rip_attach (a signal handler may interrupt it) */
+#define RIP_SELF_EXITING 0x1u	   /* key destructor ran: never attach again */
+#define RIP_SELF_DUMMY 0x2u	   /* writing into a dummy slot (no ring, or pool full) */
+#define RIP_SELF_ATTACHING 0x4u	   /* inside rip_attach (a signal handler may interrupt it) */
 #define RIP_SELF_EXIT_PUT_OFF 0x8u /* thread exit put off to the next key-destructor round */
-#define RIP_TYPES_CAP 256u /* as many as the registry holds (events.c) */
+#define RIP_TYPES_CAP 256u	   /* as many as the registry holds (events.c) */
 
 /* Event ring geometry for a new file. */
 /*
@@ -50,20 +50,20 @@ struct rip_proc {
 	pthread_mutex_t lock;
 	struct rip_file_hdr *hdr; /* NULL while closed: release store, acquire loads */
 	size_t map_len;
-	uint32_t flags;		  /* RIP_F_* of the file */
+	uint32_t flags; /* RIP_F_* of the file */
 	char path[PATH_MAX];
 	pthread_key_t key;
 	bool key_ok;
-	uint32_t *legacy_map;	  /* librip.h: id -> slot index + 1 */
+	uint32_t *legacy_map; /* librip.h: id -> slot index + 1 */
 	uint32_t legacy_ids;
-	bool no_exec_follow;	  /* RIP_FOLLOW without exec: an exec'd image gets no file */
-	bool early;		  /* opening from a hook (__rip_auto_open_early): no atfork */
-	bool atfork_pending;	  /* opened early: rip_auto_open registers the fork handler */
-	bool scan_pending;	  /* opened early: rip_auto_open scans the module map */
-	bool sparse;		  /* the file is backed as it is used: __rip_commit before use */
-	uint64_t slots_backed;	  /* struct rip_fifo.backed of the slots' queue */
-	uint64_t rings_backed;	  /* ... and of the event rings' queue (events.c) */
-	size_t page;		  /* the page size */
+	bool no_exec_follow;   /* RIP_FOLLOW without exec: an exec'd image gets no file */
+	bool early;	       /* opening from a hook (__rip_auto_open_early): no atfork */
+	bool atfork_pending;   /* opened early: rip_auto_open registers the fork handler */
+	bool scan_pending;     /* opened early: rip_auto_open scans the module map */
+	bool sparse;	       /* the file is backed as it is used: __rip_commit before use */
+	uint64_t slots_backed; /* struct rip_fifo.backed of the slots' queue */
+	uint64_t rings_backed; /* ... and of the event rings' queue (events.c) */
+	size_t page;	       /* the page size */
 };
 
 extern struct rip_proc __rip_proc __hidden;

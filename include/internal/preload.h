@@ -64,8 +64,8 @@ RIP_PRIVATE void __rip_event_set_keeper(bool (*keep)(const struct rip_event_type
  * events kept above, written once the interrupted hook is done
  * (lib/events.c).
  */
-RIP_PRIVATE void __rip_event_replay(const struct rip_event_type *t, const uint64_t *v,
-				    uint32_t nv, const void *tail, size_t tlen, uint64_t ts);
+RIP_PRIVATE void __rip_event_replay(const struct rip_event_type *t, const uint64_t *v, uint32_t nv,
+				    const void *tail, size_t tlen, uint64_t ts);
 
 /* The watcher and the sampler (preload/watch.c, sample.c): the open file, NULL if none. */
 RIP_PRIVATE struct rip_file_hdr *__rip_file_hdr(void);
