@@ -8,8 +8,9 @@
 #   build/examples/*                 examples/*.c
 #   build/tests/*                    tests/unit/*.c, tests/integ/*.c helpers
 #   build/clang/                     the same built with clang (make clang, part of check)
+#   build/aarch64/                   lib/ and the headers' programs for aarch64 (make cross-aarch64)
 #   build/asan/ build/tsan/          rip under ASan, the concurrency tests under TSan (tests)
-# Targets: all (default), check, demo, bench, fuzz, install, clean.
+# Targets: all (default), check, demo, bench, fuzz, install, clean, clang, cross-aarch64.
 
 VERSION := 0.1.0
 SOMAJOR := 0
@@ -39,7 +40,7 @@ ALL_CFLAGS := $(BASE) $(WARN) $(WERROR) $(CFLAGS)
 # when the goal is check, bench, fuzz or tests (which builds the fuzz harnesses with clang
 # and libFuzzer).  Reading this Makefile installs nothing (make clean,
 # make -n), so libdw's flags are asked for when a recipe runs, after `deps`.
-DEPS_FOR := $(if $(filter check bench fuzz tests,$(MAKECMDGOALS)),check,build)
+DEPS_FOR := $(if $(filter check bench fuzz tests cross-aarch64,$(MAKECMDGOALS)),check,build)
 DW_CFLAGS = $(shell pkg-config --cflags libdw libelf zlib libzstd 2>/dev/null)
 DW_LIBS = $(shell pkg-config --libs libdw libelf zlib libzstd 2>/dev/null)
 
@@ -262,6 +263,23 @@ tests: progs $(if $(TOOL_SRC),$(BUILD)/asan/rip) $(TSAN_TESTS) $(FUZZ_BINS)
 clang: | deps
 	+$(MAKE) --no-print-directory CC=$(CLANG) BUILD=$(BUILD)/clang WERROR=-Werror progs
 
+# lib/ and the public headers once more for aarch64 (their __aarch64__ branches: rip/snap.h's
+# RIP_HERE, internal/relax.h, the clock without a TSC), with Debian's cross compiler, warnings
+# as errors, into $(BUILD)/aarch64: librip.so, librip.a, and the two programs of
+# tests/integ/headers.sh that use every public macro, as C11 -pedantic, linked with it.
+# Compiled only (nothing runs them); tests/integ/cross-aarch64.sh runs this in make check.
+# librip-preload.so is not built: it is x86-64 only (syscalls aarch64 lacks, glibc's
+# x86-64 symbol versions in preload/preload.map).
+CROSS_AARCH64 ?= aarch64-linux-gnu-gcc
+A64 := $(BUILD)/aarch64
+cross-aarch64: | deps
+	+$(MAKE) --no-print-directory CC=$(CROSS_AARCH64) BUILD=$(A64) WERROR=-Werror \
+		$(A64)/librip.so $(A64)/librip.a $(A64)/headers-api $(A64)/headers-legacy
+
+# (for cross-aarch64, which calls it with CC and BUILD set)
+$(BUILD)/headers-%: tests/data/headers-%.c $(LIBSO)
+	$(CC) -std=c11 -pedantic $(WARN) -Werror -O2 -Iinclude -o $@ $< -L$(BUILD) -lrip
+
 deps:
 	@sh mk/deps.sh $(DEPS_FOR)
 
@@ -301,7 +319,7 @@ install: all
 clean:
 	rm -rf $(BUILD)
 
-.PHONY: all deps progs tests clang check demo bench fuzz install clean
+.PHONY: all deps progs tests clang cross-aarch64 check demo bench fuzz install clean
 .SECONDARY:
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -951,21 +951,19 @@ int __rip_events_config(const struct rip_ring_opts *o, struct rip_ev_config *c)
 	const char *mode = getenv("RIP_MODE");
 
 	c->rings = o && o->ev_rings ? o->ev_rings : rip_env_size("RIP_EVENT_RINGS", 64);
-	c->ring_size = o && o->ev_ring_size ? o->ev_ring_size
-					    : rip_env_size("RIP_EVENT_RING_SIZE", 256u << 10);
-	c->packet_size = o && o->ev_packet_size
-				 ? o->ev_packet_size
-				 : rip_env_size("RIP_EVENT_PACKET_SIZE", 16u << 10);
+	c->ring_size = o && o->ev_ring_size ? o->ev_ring_size :
+					      rip_env_size("RIP_EVENT_RING_SIZE", 256u << 10);
+	c->packet_size = o && o->ev_packet_size ? o->ev_packet_size :
+						  rip_env_size("RIP_EVENT_PACKET_SIZE", 16u << 10);
 	/*
 	 * The threads past the big rings get small ones: 10,000 live threads
 	 * take about 170 MiB, backed only as rings are first used.  A caller
 	 * that chose the number of rings gets exactly that, unless it asks for
 	 * small ones too.
 	 */
-	c->small_rings = rip_env_size("RIP_EVENT_SMALL_RINGS",
-				      (o && o->ev_rings) || getenv("RIP_EVENT_RINGS")
-					      ? 0
-					      : RIP_EV_SMALL_RINGS);
+	c->small_rings = rip_env_size(
+		"RIP_EVENT_SMALL_RINGS",
+		(o && o->ev_rings) || getenv("RIP_EVENT_RINGS") ? 0 : RIP_EV_SMALL_RINGS);
 	c->small_ring_size = rip_env_size("RIP_EVENT_SMALL_RING_SIZE", 16u << 10);
 	c->small_packet_size = rip_env_size("RIP_EVENT_SMALL_PACKET_SIZE", 4u << 10);
 	if (o && o->ev_mode)
@@ -987,14 +985,13 @@ int __rip_events_config(const struct rip_ring_opts *o, struct rip_ev_config *c)
 		return 0; /* events off */
 	}
 	if (c->packet_size < 1024 || c->packet_size > (64u << 20) ||
-	    (c->packet_size & (c->packet_size - 1)) ||
-	    c->ring_size < 2 * c->packet_size || (c->ring_size & (c->ring_size - 1)))
+	    (c->packet_size & (c->packet_size - 1)) || c->ring_size < 2 * c->packet_size ||
+	    (c->ring_size & (c->ring_size - 1)))
 		return -EINVAL;
-	if (c->small_rings &&
-	    (c->small_packet_size < 4096 || c->small_packet_size > (64u << 20) ||
-	     (c->small_packet_size & (c->small_packet_size - 1)) ||
-	     c->small_ring_size < 2 * c->small_packet_size ||
-	     (c->small_ring_size & (c->small_ring_size - 1))))
+	if (c->small_rings && (c->small_packet_size < 4096 || c->small_packet_size > (64u << 20) ||
+			       (c->small_packet_size & (c->small_packet_size - 1)) ||
+			       c->small_ring_size < 2 * c->small_packet_size ||
+			       (c->small_ring_size & (c->small_ring_size - 1))))
 		return -EINVAL;
 	return 0;
 }

@@ -83,11 +83,12 @@ void __rip_name_copy(char *dst, const char *src, size_t len)
 
 /* Lay the areas out one after the other (rip/abi.h); returns the file size. */
 /*
- * Defined by librip-preload.so (preload/watch.c), which alone has a watcher:
- * a program without it gets no copy area, and its file stays as small as
- * before (tools that copy ring files whole pay for every byte of its size).
+ * __rip_preload_watch (internal/preload.h) is defined by librip-preload.so
+ * alone: a program without it gets no copy area, and its file stays as
+ * small as before (tools that copy ring files whole pay for every byte of
+ * its size).  A weak reference: 0 without it.
  */
-extern const int __rip_preload_watch __attribute__((weak, visibility("default")));
+#pragma weak __rip_preload_watch
 
 static size_t rip_file_layout(struct rip_file_hdr *h, uint32_t slots,
 			      const struct rip_ev_config *ev, uint32_t copies, bool samples)
@@ -210,9 +211,8 @@ static int rip_fifo_back(struct rip_fifo q, uint64_t i)
 	if (got > q.n)
 		got = q.n;
 	/* A count only: the page itself was backed by the call above, in this process. */
-	while (have < got &&
-	       !__atomic_compare_exchange_n(q.backed, &have, got, true, __ATOMIC_RELAXED,
-					    __ATOMIC_RELAXED))
+	while (have < got && !__atomic_compare_exchange_n(q.backed, &have, got, true,
+							  __ATOMIC_RELAXED, __ATOMIC_RELAXED))
 		;
 	return 0;
 }
@@ -236,8 +236,8 @@ int __rip_fifo_push(struct rip_fifo q, uint32_t item)
 
 		if (dif == 0) {
 			/* Release: the cell's page is backed before a popper sees the new tail. */
-			if (__atomic_compare_exchange_n(q.tail, &pos, pos + 1, true, __ATOMIC_RELEASE,
-							__ATOMIC_RELAXED))
+			if (__atomic_compare_exchange_n(q.tail, &pos, pos + 1, true,
+							__ATOMIC_RELEASE, __ATOMIC_RELAXED))
 				break;
 		} else if (dif < 0) {
 			return -ENOSPC; /* more releases than items: a corrupted file */
@@ -290,8 +290,8 @@ int __rip_fifo_pop(struct rip_fifo q, uint32_t *item)
 		int64_t dif = (int64_t)(seq - (pos + 1));
 
 		if (dif == 0) {
-			if (__atomic_compare_exchange_n(q.head, &pos, pos + 1, true, __ATOMIC_RELAXED,
-							__ATOMIC_RELAXED))
+			if (__atomic_compare_exchange_n(q.head, &pos, pos + 1, true,
+							__ATOMIC_RELAXED, __ATOMIC_RELAXED))
 				break;
 		} else if (dif < 0) {
 			/*
@@ -959,8 +959,7 @@ static void rip_mark_failed(const char *path, int err, size_t need)
  * backed as they are first used (__rip_commit), or all at once with
  * sparse false.  Returns the fd or -errno.
  */
-static int rip_file_create(const char *path, size_t len, const struct rip_file_hdr *h,
-			   bool sparse)
+static int rip_file_create(const char *path, size_t len, const struct rip_file_hdr *h, bool sparse)
 {
 	int fd, err;
 
@@ -1193,6 +1192,13 @@ int rip_ring_open(const struct rip_ring_opts *opts)
 		/* Fields past the caller's sz stay 0: an older caller gets the defaults. */
 		if (opts->sz < offsetof(struct rip_ring_opts, flags))
 			return -EINVAL;
+		/*
+		 * A newer caller's fields past ours: refused unless zero (what it
+		 * asks for, this library cannot do), as libbpf's OPTS_VALID.
+		 */
+		for (size_t i = sizeof(o); i < opts->sz; i++)
+			if (((const char *)opts)[i])
+				return -E2BIG;
 		memcpy(&o, opts, opts->sz < sizeof(o) ? opts->sz : sizeof(o));
 		o.sz = sizeof(o);
 		if (o.flags)
@@ -1413,9 +1419,9 @@ static int rip_copy_rings(int fd, struct rip_file_hdr *h, size_t len)
 	    rip_write_all(fd, (char *)h + h->ev_off, (size_t)big * h->ev_ring_size,
 			  (off_t)h->ev_off))
 		return -1;
-	if (used > big && rip_write_all(fd, (char *)h + h->ev_small_off,
-					(size_t)(used - big) * h->ev_small_ring_size,
-					(off_t)h->ev_small_off))
+	if (used > big &&
+	    rip_write_all(fd, (char *)h + h->ev_small_off,
+			  (size_t)(used - big) * h->ev_small_ring_size, (off_t)h->ev_small_off))
 		return -1;
 	return 0;
 }
@@ -1450,7 +1456,8 @@ static void rip_atfork_child(void)
 		size_t at = 0;
 
 		path[0] = 0;
-		ok = rip_str_add(path, sizeof(path), &at, __rip_proc.path, strlen(__rip_proc.path)) &&
+		ok = rip_str_add(path, sizeof(path), &at, __rip_proc.path,
+				 strlen(__rip_proc.path)) &&
 		     rip_str_add(path, sizeof(path), &at, ".", 1) &&
 		     rip_num_add(path, sizeof(path), &at, (uint64_t)getpid());
 	} else {

@@ -106,7 +106,6 @@ static struct {
 } W = { .period_ms = WATCH_PERIOD_MS };
 
 /* Tells librip (a weak reference in lib/ring.c) that a watcher may need a copy area. */
-RIP_PL_EXPORT extern const int __rip_preload_watch;
 const int __rip_preload_watch = 1;
 
 static long rip_pl_futex(uint32_t *w, int op, uint32_t val, const struct timespec *ts)

@@ -81,8 +81,8 @@ mkdir -p "$tmp/fd"
 for cmd in "/bin/true" "/bin/ls /" "$BUILD/tests/integ/memprog basic" \
 	"$BUILD/tests/integ/fdprog $tmp/fd"; do
 	n=$((n + 1))
-	# shellcheck disable=SC2086
 	[ -x "${cmd%% *}" ] || continue
+	# shellcheck disable=SC2086 # the command and its arguments
 	"$RIP" run -q --mem --fd --shm -o "$tmp/t$n" -- $cmd >/dev/null 2>&1 </dev/null ||
 		die "rip run $cmd failed"
 	cp "$tmp/t$n/.rip-index" "$out/index/t$n.rip-index"

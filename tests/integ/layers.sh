@@ -35,7 +35,7 @@ check() {
 					[ "$d" = "$dir" ] && allowed=1
 				done
 				if [ $allowed = 0 ]; then
-					echo "${f#$root/}:$line: includes \"$inc\" ($layer may use: $ok, include/)"
+					echo "${f#"$root"/}:$line: includes \"$inc\" ($layer may use: $ok, include/)"
 					bad=1
 				fi
 			done <"$TEST_TMP/inc"
@@ -47,7 +47,7 @@ check() {
 		sed -e 's://.*$::' -e '/^[[:space:]]*\*/d' -e '/^[[:space:]]*\/\*/d' "$f" |
 			grep -nE '(^|[^a-z_])(printf|puts|perror|fputs_unlocked)[[:space:]]*\(|(^|[^a-z_])(stdout|stderr)([^a-z_]|$)|(^|[^a-z_])_?exit[[:space:]]*\(|getopt' |
 			grep -v 'snprintf\|vsnprintf\|asprintf\|fprintf(out\|fprintf(f,' |
-			sed "s|^|${f#$root/}:|" >"$TEST_TMP/pr"
+			sed "s|^|${f#"$root"/}:|" >"$TEST_TMP/pr"
 		if [ -s "$TEST_TMP/pr" ]; then
 			sed 's/$/  (read\/ and analysis\/ never print, exit or parse argv)/' "$TEST_TMP/pr"
 			bad=1
