@@ -158,7 +158,7 @@ static bool rr_aligned(const struct rip_file_hdr *h)
 	return !(any & 7);
 }
 
-static int rr_check_hdr(const struct rip_file_hdr *h, uint64_t st_size, char *err, size_t len)
+int rr_check_hdr(const struct rip_file_hdr *h, uint64_t st_size, char *err, size_t len)
 {
 	if (memcmp(h->magic, RIP_MAGIC, sizeof(h->magic))) {
 		static const char zero[8];
@@ -253,12 +253,56 @@ static int rr_check_hdr(const struct rip_file_hdr *h, uint64_t st_size, char *er
 	return rr_check_clock(h, err, len);
 }
 
-/* A compressed copy (.gz, .zst) is read through an unpacked memory copy. */
-static int rr_open_unpacked(struct rr_file *f, struct stat *st, char *err, size_t len)
+/* The end of an area of count entries of size bytes at off (0 for none). */
+static uint64_t rr_area_end(uint64_t off, uint64_t count, uint64_t size)
+{
+	return count ? off + count * size : 0;
+}
+
+static uint64_t rr_max(uint64_t a, uint64_t b)
+{
+	return a > b ? a : b;
+}
+
+uint64_t rr_hdr_extent(const struct rip_file_hdr *h)
+{
+	uint64_t end = rr_area_end(h->slot_off, h->slot_count, RIP_SLOT_SIZE);
+
+	/* rr_check_hdr put every area inside file_size: no sum below overflows */
+	end = rr_max(end, rr_area_end(h->fifo_off, h->slot_count, sizeof(struct rip_fifo_cell)));
+	end = rr_max(end, rr_area_end(h->mod_off, h->mod_cap, RIP_MODULE_SIZE));
+	end = rr_max(end, rr_area_end(h->types_off, h->types_cap, RIP_EVTYPE_SIZE));
+	end = rr_max(end, rr_area_end(h->cats_off, RIP_CATEGORIES, RIP_CATEGORY_NAME_MAX));
+	if (h->ev_rings) {
+		uint32_t big = h->ev_big ? h->ev_big : h->ev_rings;
+
+		end = rr_max(end, rr_area_end(h->ev_fifo_off, h->ev_rings,
+					      sizeof(struct rip_fifo_cell)));
+		end = rr_max(end, rr_area_end(h->ev_ctl_off, h->ev_rings, RIP_EVRING_SIZE));
+		end = rr_max(end, rr_area_end(h->ev_off, big, h->ev_ring_size));
+		if (h->ev_big)
+			end = rr_max(end, rr_area_end(h->ev_small_off, h->ev_rings - h->ev_big,
+						      h->ev_small_ring_size));
+	}
+	/* the watcher's copies: not checked by rr_check_hdr, counted only when in the file */
+	if (h->watch_off && rr_in_file(h->watch_off, h->watch_copies, h->watch_copy_size,
+				       h->file_size))
+		end = rr_max(end, rr_area_end(h->watch_off, h->watch_copies, h->watch_copy_size));
+	if (h->sample_off)
+		end = rr_max(end, rr_area_end(h->sample_off, h->slot_count, RIP_SAMPLE_RING_SIZE));
+	return end;
+}
+
+/*
+ * A compressed copy (.gz, .zst) is read through an unpacked memory copy:
+ * of a ring file, or (raw_max not 0) of a raw file of at most raw_max bytes.
+ */
+static int rr_open_unpacked(struct rr_file *f, struct stat *st, uint64_t raw_max, char *err,
+			    size_t len)
 {
 	int ret, mem;
 
-	ret = rr_unpack(f->fd, f->path, &mem, err, len);
+	ret = rr_unpack(f->fd, f->path, raw_max, &mem, err, len);
 	if (!ret && mem < 0)
 		return 0;
 	close(f->fd);
@@ -274,8 +318,8 @@ static int rr_open_unpacked(struct rr_file *f, struct stat *st, char *err, size_
 	return ret;
 }
 
-static int rr_open_fd(const char *path, struct rr_file *f, struct stat *st, char *err,
-		      size_t len)
+static int rr_open_fd(const char *path, struct rr_file *f, struct stat *st, uint64_t raw_max,
+		      char *err, size_t len)
 {
 	memset(f, 0, sizeof(*f));
 	f->fd = -1;
@@ -297,7 +341,7 @@ static int rr_open_fd(const char *path, struct rr_file *f, struct stat *st, char
 		f->fd = -1;
 		return rr_fail(err, len, -EINVAL, "%s: not a regular file", path);
 	}
-	return rr_open_unpacked(f, st, err, len);
+	return rr_open_unpacked(f, st, raw_max, err, len);
 }
 
 static int rr_map(struct rr_file *f, size_t size, char *err, size_t len)
@@ -319,7 +363,7 @@ int rr_open(const char *path, struct rr_file *f, char *err, size_t errlen)
 	int ret;
 	char why[RR_ERR_MAX];
 
-	ret = rr_open_fd(path, f, &st, err, errlen);
+	ret = rr_open_fd(path, f, &st, 0, err, errlen);
 	if (ret)
 		return ret;
 	if ((uint64_t)st.st_size < RIP_HDR_SIZE) {
@@ -487,7 +531,7 @@ int rr_open_legacy(const char *path, struct rr_file *f, char *err, size_t errlen
 	struct stat st;
 	int ret;
 
-	ret = rr_open_fd(path, f, &st, err, errlen);
+	ret = rr_open_fd(path, f, &st, (uint64_t)RR_LEGACY_SLOT * RR_MAX_SLOTS, err, errlen);
 	if (ret)
 		return ret;
 	if (st.st_size == 0 || st.st_size % RR_LEGACY_SLOT ||

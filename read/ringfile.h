@@ -44,8 +44,19 @@ enum rr_packing {
 	RR_PACK_ZSTD,
 };
 
-/* Unpacked copies hold at most this many bytes (a zip bomb stops there). */
-#define RR_UNPACK_MAX (16ull << 30)
+/*
+ * What a compressed copy may unpack to (read/unpack.c says why): at most
+ * RIP_UNPACK_MAX bytes (a size with an optional k, m, g or t), else
+ * RR_UNPACK_MAX; of a ring file, no more than its header's file_size, which
+ * must be what a file of its layout holds; and past the first
+ * RR_UNPACK_FLOOR bytes of data (pages not all zero: pages of zeros stay
+ * holes and cost nothing), no more than RR_UNPACK_RATIO bytes of data per
+ * compressed byte read.
+ */
+#define RR_UNPACK_MAX (4ull << 30)
+#define RR_UNPACK_FLOOR (32ull << 20)
+#define RR_UNPACK_RATIO 256u
+#define RR_UNPACK_ENV "RIP_UNPACK_MAX"
 
 /* The compression its first n bytes show. */
 enum rr_packing rr_packing_of(const uint8_t *head, size_t n);
@@ -53,11 +64,26 @@ enum rr_packing rr_packing_of(const uint8_t *head, size_t n);
 /*
  * If the file open on fd is gzip or zstd data, unpack it into a memory file
  * (pages of zeros left as holes) and set *out to its descriptor, which the
- * caller closes; else *out = -1.  0, or -errno with the reason in err
- * (-EBADMSG: corrupt or truncated data; -EFBIG: more than RR_UNPACK_MAX, or
- * than the unpacked ring header's file_size).
+ * caller closes; else *out = -1.  raw_max 0: the data must be a ring file,
+ * refused as soon as its header is out if the header is not one rr_open
+ * takes; else a raw file of at most raw_max bytes.  0, or -errno with the
+ * reason in err (-EBADMSG: corrupt or truncated data, or a bad ring header;
+ * -EFBIG: past one of the bounds above; -EINVAL: RIP_UNPACK_MAX is not a
+ * size).
  */
-int rr_unpack(int fd, const char *path, int *out, char *err, size_t errlen);
+int rr_unpack(int fd, const char *path, uint64_t raw_max, int *out, char *err, size_t errlen);
+
+/*
+ * Check a ring file's header against the file's size (every offset and
+ * count, without overflow): 0, or -errno with the reason in err.
+ */
+int rr_check_hdr(const struct rip_file_hdr *h, uint64_t st_size, char *err, size_t len);
+
+/*
+ * Where the last area of a header that rr_check_hdr took ends: the
+ * file_size a writer gives a file of that layout.
+ */
+uint64_t rr_hdr_extent(const struct rip_file_hdr *h);
 
 /*
  * Reads of a mapping that its owner may truncate: if (rr_guard_enter(&jb))
