@@ -27,6 +27,9 @@ if [ "$what" = check ]; then
 	have_cmd python3 || need="$need python3"
 	have_cmd gdb || need="$need gdb"
 	have_cmd strace || need="$need strace"
+	# tests/integ/ring-bombs.sh: compressed ring files, the time and memory of rip ls
+	have_cmd zstd || need="$need zstd"
+	have_cmd /usr/bin/time || need="$need time"
 	have_cmd sqlite3 || need="$need sqlite3"
 	have_cmd git || need="$need git"
 	# the real programs of tests/integ/real-*.sh (any rustc found will do)
