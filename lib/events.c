@@ -224,7 +224,7 @@ int rip_category_name(unsigned bit, const char *name)
  */
 static void rip_apply_disable(struct rip_file_hdr *h)
 {
-	const char *s = getenv("RIP_DISABLE");
+	const char *s = secure_getenv("RIP_DISABLE");
 	char word[RIP_CATEGORY_NAME_MAX];
 
 	while (s && *s) {
@@ -261,7 +261,7 @@ static void rip_apply_disable(struct rip_file_hdr *h)
  */
 static uint32_t rip_env_consumer(void)
 {
-	const char *v = getenv("RIP_CONSUMER");
+	const char *v = secure_getenv("RIP_CONSUMER");
 	unsigned long long start;
 	char *end;
 	long pid;
@@ -930,7 +930,7 @@ void rip_event_array(const struct rip_event_type *t, const uint64_t *vals, const
 
 static uint32_t rip_env_size(const char *name, uint32_t def)
 {
-	const char *s = getenv(name);
+	const char *s = secure_getenv(name);
 	char *end;
 	unsigned long long v;
 
@@ -948,7 +948,7 @@ static uint32_t rip_env_size(const char *name, uint32_t def)
 
 int __rip_events_config(const struct rip_ring_opts *o, struct rip_ev_config *c)
 {
-	const char *mode = getenv("RIP_MODE");
+	const char *mode = secure_getenv("RIP_MODE");
 
 	c->rings = o && o->ev_rings ? o->ev_rings : rip_env_size("RIP_EVENT_RINGS", 64);
 	c->ring_size = o && o->ev_ring_size ? o->ev_ring_size :
@@ -963,7 +963,7 @@ int __rip_events_config(const struct rip_ring_opts *o, struct rip_ev_config *c)
 	 */
 	c->small_rings = rip_env_size(
 		"RIP_EVENT_SMALL_RINGS",
-		(o && o->ev_rings) || getenv("RIP_EVENT_RINGS") ? 0 : RIP_EV_SMALL_RINGS);
+		(o && o->ev_rings) || secure_getenv("RIP_EVENT_RINGS") ? 0 : RIP_EV_SMALL_RINGS);
 	c->small_ring_size = rip_env_size("RIP_EVENT_SMALL_RING_SIZE", 16u << 10);
 	c->small_packet_size = rip_env_size("RIP_EVENT_SMALL_PACKET_SIZE", 4u << 10);
 	if (o && o->ev_mode)

@@ -30,6 +30,13 @@
  * the very same address (MAP_FIXED), so every pointer (slots, coroutine
  * handles, librip.h's rip_ring) stays valid and no write ever reaches the
  * parent's file.
+ *
+ * The environment (RIP_*, XDG_RUNTIME_DIR) is read with secure_getenv, here
+ * and in events.c, clock.h and the preload library: under secure execution
+ * (a set-user-ID or set-group-ID program, file capabilities: AT_SECURE) it
+ * belongs to whoever ran the program, who must not choose where a file is
+ * made, nor anything else.  Such a program then opens no file by itself
+ * (RIP_RING is unset for it), and one it asks for goes to the default place.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -135,7 +142,7 @@ static size_t rip_file_layout(struct rip_file_hdr *h, uint32_t slots,
  */
 static bool rip_env_samples(void)
 {
-	const char *s = getenv("RIP_SAMPLE");
+	const char *s = secure_getenv("RIP_SAMPLE");
 
 	return &__rip_preload_watch && s && *s && strcmp(s, "0") != 0;
 }
@@ -149,7 +156,7 @@ static bool rip_env_samples(void)
  */
 static uint32_t rip_env_watch_copies(void)
 {
-	const char *s = getenv("RIP_WATCH_COPIES"), *w = getenv("RIP_WATCH");
+	const char *s = secure_getenv("RIP_WATCH_COPIES"), *w = secure_getenv("RIP_WATCH");
 	char *end;
 	unsigned long v;
 
@@ -783,8 +790,8 @@ static void rip_hdr_identity(struct rip_file_hdr *h)
 /* The directory for ring files: $RIP_DIR, $XDG_RUNTIME_DIR/rip, /dev/shm. */
 static int rip_default_dir(char *buf, size_t len)
 {
-	const char *d = getenv("RIP_DIR");
-	const char *x = getenv("XDG_RUNTIME_DIR");
+	const char *d = secure_getenv("RIP_DIR");
+	const char *x = secure_getenv("XDG_RUNTIME_DIR");
 	int n;
 
 	if (d && *d) {
@@ -903,7 +910,7 @@ out_close:
  */
 static bool rip_follows(const char *what)
 {
-	const char *s = getenv("RIP_FOLLOW");
+	const char *s = secure_getenv("RIP_FOLLOW");
 	size_t n = strlen(what);
 
 	if (!s || !*s || !strcmp(s, "1") || !strcmp(s, "all"))
@@ -934,7 +941,7 @@ static size_t rip_file_reserved(size_t len, const struct rip_file_hdr *h, bool s
  */
 static void rip_mark_failed(const char *path, int err, size_t need)
 {
-	const char *consumer = getenv("RIP_CONSUMER");
+	const char *consumer = secure_getenv("RIP_CONSUMER");
 	char mark[PATH_MAX];
 	size_t at = 0;
 	int fd;
@@ -1170,7 +1177,7 @@ err_unlink:
 
 static uint32_t rip_env_slots(void)
 {
-	const char *s = getenv("RIP_SLOTS");
+	const char *s = secure_getenv("RIP_SLOTS");
 	char *end;
 	unsigned long v;
 
@@ -1554,7 +1561,7 @@ err_private:
  */
 static bool rip_auto_opts(struct rip_ring_opts *o)
 {
-	const char *v = getenv("RIP_RING"), *root = getenv("RIP_ROOT");
+	const char *v = secure_getenv("RIP_RING"), *root = secure_getenv("RIP_ROOT");
 	struct stat st;
 
 	if (!v || !*v || !strcmp(v, "0"))
@@ -1630,7 +1637,7 @@ out_unlock:
 static void rip_env_unpreload(void)
 {
 	static const char key[] = "LD_PRELOAD=";
-	const char *f = getenv("RIP_FOLLOW");
+	const char *f = secure_getenv("RIP_FOLLOW");
 
 	if (!f || !*f || rip_follows("exec"))
 		return;

@@ -34,6 +34,7 @@
 #include <stddef.h>
 #include <signal.h>
 #include <stdint.h>
+#include <sys/auxv.h>
 #include <sys/types.h>
 #include <internal/preload.h>
 #include <rip.h>
@@ -96,6 +97,16 @@ extern int rip_pl_off;
 
 /* Turn tracing off for good (fail open); err is kept for `rip` to show. */
 void rip_pl_fail(int err);
+
+/*
+ * Secure execution (AT_SECURE: set-user-ID, set-group-ID, file
+ * capabilities): the preload library does nothing at all, whatever the
+ * environment says.  No lock: getauxval reads what the kernel gave at exec.
+ */
+static inline bool rip_pl_secure(void)
+{
+	return getauxval(AT_SECURE) != 0;
+}
 
 /* Nonzero once tracing has started (early or by the constructor): see rip_pl_enter. */
 extern int rip_pl_started;

@@ -864,7 +864,7 @@ void rip_pl_watch_fork_child(void)
 
 void rip_pl_watch_init(void)
 {
-	const char *v = getenv("RIP_WATCH"), *p = getenv("RIP_WATCH_PERIOD");
+	const char *v = secure_getenv("RIP_WATCH"), *p = secure_getenv("RIP_WATCH_PERIOD");
 	struct rip_file_hdr *h = __rip_file_hdr();
 
 	if (!h)

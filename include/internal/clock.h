@@ -122,7 +122,7 @@ static inline int rip_clock_tsc_usable(void)
 			rip_clock_cpuid_invariant();
 
 	return rip_clock_tsc_decide(
-		getenv("RIP_CLOCK"), invariant,
+		secure_getenv("RIP_CLOCK"), invariant,
 		rip_clock_file_has(
 			"/sys/devices/system/clocksource/clocksource0/current_clocksource", "tsc",
 			64),
@@ -229,7 +229,7 @@ static inline uint64_t rip_clock_tsc_measure(void)
 /* RIP_CLOCK_HZ as rip run set it: the rate, or 0 (unset, malformed, out of range, RIP_CLOCK=mono). */
 static inline uint64_t rip_clock_env_hz(void)
 {
-	const char *s = getenv(RIP_CLOCK_HZ_ENV), *mono = getenv("RIP_CLOCK");
+	const char *s = secure_getenv(RIP_CLOCK_HZ_ENV), *mono = secure_getenv("RIP_CLOCK");
 	uint64_t v = 0;
 
 	if (!s || !*s || (mono && !strcmp(mono, "mono")))
