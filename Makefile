@@ -145,6 +145,9 @@ $(BUILD)/tests/integ/%: tests/integ/%.c $(LIBSO)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -Itests -o $@ $< $(LINK_RIP)
 
+# tests/integ/secure-exec.sh runs a copy set-user-ID, where the loader ignores $ORIGIN
+$(BUILD)/tests/integ/secure_prog: LINK_RIP += -Wl,-rpath,$(abspath $(BUILD)) -ldl
+
 $(BUILD)/bench/%: bench/%.c $(LIBSO)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(LINK_RIP)
