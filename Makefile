@@ -249,9 +249,10 @@ $(BUILD)/fuzz/libripanalysis.a: $(FUZZ_ANALYSIS_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
-# rip dump's writer (and the escapes it uses) is the one part of tools/ the harnesses call
+# the parts of tools/ the harnesses call: rip dump's writer (and the escapes it uses), rip
+# push's HTTP client
 $(BUILD)/fuzz/fuzz-%: $(BUILD)/fuzz/tests/fuzz/fuzz-%.o $(BUILD)/fuzz/tests/fuzz/fuzz.o \
-		$(BUILD)/fuzz/tools/dump.o $(BUILD)/fuzz/tools/format.o \
+		$(BUILD)/fuzz/tools/dump.o $(BUILD)/fuzz/tools/format.o $(BUILD)/fuzz/tools/http.o \
 		$(BUILD)/fuzz/libripanalysis.a $(BUILD)/fuzz/libripread.a
 	$(CLANG) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ $(DW_LIBS) -lm -ldl -pthread
 
