@@ -21,6 +21,7 @@
 #            the magic, each followed by 40 MiB of one byte or 8 MiB of zeros
 #   reply/   a relayd session's exact answers, in a few shapes (fuzz-reply.c), one
 #            that breaks and reconnects, and a few HTTP answers of a Pyroscope server
+#   pack/    packed blocks (read/pack.h) of the packets tests/unit/pack.c writes
 # Needs a built tree (make tests), python3, gzip and zstd.  Exit 0, or 1 with a message.
 set -u
 [ $# = 1 ] || {
@@ -36,14 +37,14 @@ die() {
 	exit 1
 }
 for b in "$RIP" "$pre" "$BUILD/tests/integ/snapper" "$BUILD/tests/integ/dumpprog" \
-	"$BUILD/tests/integ/topprog"; do
+	"$BUILD/tests/integ/topprog" "$BUILD/tests/unit/pack"; do
 	[ -e "$b" ] || die "$b is missing: run make tests"
 done
 for c in python3 gzip zstd; do
 	command -v $c >/dev/null || die "$c is needed"
 done
 mkdir -p "$out/ring" "$out/trace" "$out/index" "$out/legacy" "$out/live" "$out/unpack" \
-	"$out/reply" || die "mkdir $out"
+	"$out/reply" "$out/pack" || die "mkdir $out"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/rip-seeds.XXXXXX") || die "mktemp"
 trap 'rm -rf "$tmp"' EXIT
 
@@ -275,4 +276,7 @@ for name, ans in [
         ("http-garbage", b"SSH-2.0-OpenSSH_9.6\r\n")]:
     open("%s/%s" % (out, name), "wb").write(b"\x01" + ans)
 PY
+
+# packed blocks (fuzz-pack.c)
+"$BUILD/tests/unit/pack" --seeds "$out/pack" || die "tests/unit/pack --seeds failed"
 exit 0
