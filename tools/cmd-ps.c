@@ -785,8 +785,9 @@ static void names_add(struct ps_row *r, const char *name)
 
 	while (p > 0 && name[p - 1] >= '0' && name[p - 1] <= '9' && l - p < 15)
 		p--;
-	if (p < l)
-		num = strtoll(name + p, NULL, 10);
+	/* at most 15 digits: no overflow (strtoll's locale and checks cost a million names) */
+	for (size_t k = p; k < l; k++)
+		num = (num < 0 ? 0 : num * 10) + (name[k] - '0');
 	for (size_t k = 0; k < r->nruns; k++)
 		if (!strncmp(r->runs[k].prefix, name, p) && r->runs[k].prefix[p] == 0 &&
 		    r->runs[k].numbered == (num >= 0))
