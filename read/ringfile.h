@@ -216,9 +216,61 @@ int rr_enable_set(struct rr_file *f, const uint64_t *bits, bool on, uint64_t *be
  */
 int rr_open_legacy(const char *path, struct rr_file *f, char *err, size_t errlen);
 
-/* Copy every slot that has ever been used.  Frees with rr_slots_free. */
+/*
+ * Copy every slot that has ever been used (rr_cursor_next's, in an array).
+ * Frees with rr_slots_free.
+ */
 int rr_read_slots(struct rr_file *f, struct rr_slots *out, char *err, size_t errlen);
 void rr_slots_free(struct rr_slots *s);
+
+/*
+ * The slots ever used one at a time, for a reader that keeps what it
+ * needs of each (counts, groups) rather than a copy of a million slots:
+ *
+ *	struct rr_cursor c;
+ *	struct rr_slot s;
+ *
+ *	rr_cursor_open(f, &c, err, len);
+ *	while ((ret = rr_cursor_next(&c, &s, err, len)) == 1)
+ *		... s, one slot in use, as rr_read_slots copies it ...
+ *	rr_cursor_close(&c);
+ *
+ * Slots are visited in index order up to the slots used when it was opened
+ * (the live counter: fresh), each read under the SIGBUS guard with the
+ * writer's protocols, and skipped as rr_read_slots skips them, with the same
+ * counts.  The caller's code runs outside the guard.  Two things keep the
+ * reader light on a big sparse file: the pages of the mapping behind the
+ * cursor are given back (MADV_DONTNEED) every RR_CUR_WINDOW bytes, so it
+ * holds a window of the file and not all it read; and sample rings that are
+ * holes in the file are not read (a read of a hole in a tmpfs mapping
+ * allocates it, growing the traced program's file).
+ */
+struct rr_cursor {
+	struct rr_file *f;
+	uint32_t next;	 /* the next slot to look at */
+	uint32_t end;	 /* slots ever used when opened */
+	size_t corrupt;	 /* as in struct rr_slots */
+	size_t changing;
+	int first_bad;
+	char why[128];
+	/* private */
+	uint64_t slot_lo, samp_lo; /* where the pages not given back yet begin */
+	uint64_t seg_lo, seg_hi;   /* a range of the sample area known to be ... */
+	bool seg_hole;		   /* ... a hole, or data */
+};
+
+/* 0, or -errno with a message (-EIO: the file shrank; -EBADMSG: a corrupt header). */
+int rr_cursor_open(struct rr_file *f, struct rr_cursor *c, char *err, size_t errlen);
+/* The next slot in use into *d: 1, 0 at the end, -EIO when the file shrank. */
+int rr_cursor_next(struct rr_cursor *c, struct rr_slot *d, char *err, size_t errlen);
+/*
+ * Slot i out of order (a thread's coroutine, by its link), filtered the
+ * same way but not counted: 1 when it is in use, 0 when not, -EINVAL (no
+ * such slot) or -EIO.  Its pages are given back unless the window holds them.
+ */
+int rr_cursor_get(struct rr_cursor *c, uint32_t i, struct rr_slot *d, char *err, size_t errlen);
+/* Give back the pages still held.  The counts stay readable. */
+void rr_cursor_close(struct rr_cursor *c);
 
 /*
  * For a reader that polls a live file for what moved: marks[i] = gen << 32 |
