@@ -222,14 +222,13 @@ static void hostile(struct pkt *v, size_t n)
 	struct pk_enc *e;
 	const uint8_t *b;
 	uint8_t *copy;
-	size_t bl, raw = 0;
+	size_t bl;
 	char err[256];
 	uint32_t refused = 0;
 
 	T_EQ(pk_enc_new(&e, &types, 1), 0);
 	for (size_t i = 0; i < n; i++) {
 		T_EQ(pk_enc_add(e, v[i].d, v[i].len), 0);
-		raw += v[i].len;
 	}
 	T_EQ(pk_enc_take(e, &b, &bl, err, sizeof(err)), 0);
 	copy = malloc(bl);
