@@ -33,6 +33,7 @@
 #include <internal/clock.h>
 
 #include "read/ringfile.h"
+#include "read/ringname.h"
 
 #define RR_MAX_SLOTS (1u << 22)
 #define RR_MAX_MODULES (1u << 20)
@@ -1721,21 +1722,6 @@ int rr_run_dir_release(const char *path, char *out, size_t len)
 	return 0;
 }
 
-pid_t rr_ring_name_pid(const char *name)
-{
-	size_t n = strlen(name);
-	char *end;
-	long pid;
-
-	if (strncmp(name, "rip-", 4) || n < 10 || strcmp(name + n - 5, ".ring"))
-		return 0;
-	errno = 0;
-	pid = strtol(name + 4, &end, 10);
-	if (errno || *end != '-' || pid <= 0 || pid > 0x3fffffff || end == name + 4)
-		return 0;
-	return (pid_t)pid;
-}
-
 /* Is name one of rip run's directories? */
 static bool rr_run_dir_name(const char *name)
 {
@@ -1814,8 +1800,9 @@ static int rr_find_one(const char *path, const struct stat *st, void *arg)
 {
 	struct rr_find *fd = arg;
 	const char *base = strrchr(path, '/');
+	struct rn_name n;
 
-	if (!S_ISREG(st->st_mode) || rr_ring_name_pid(base ? base + 1 : path) != fd->pid)
+	if (!S_ISREG(st->st_mode) || rn_parse(base ? base + 1 : path, &n) || n.pid != fd->pid)
 		return 0;
 	if (!fd->best[0] || st->st_mtime >= fd->mtime) {
 		snprintf(fd->best, sizeof(fd->best), "%s", path);

@@ -459,9 +459,6 @@ int rr_run_dir_release(const char *path, char *out, size_t len);
 typedef int (*rr_file_cb)(const char *path, const struct stat *st, void *arg);
 int rr_each_file(const char *only_dir, rr_file_cb cb, void *arg, char *err, size_t errlen);
 
-/* Is name a ring file's name, rip-PID-START[.N].ring?  Its pid, else 0. */
-pid_t rr_ring_name_pid(const char *name);
-
 /*
  * Find the ring file of pid: a ring mapped by the live process (from
  * /proc/PID/maps), else the caller's newest rip-PID-*.ring in the ring

@@ -70,6 +70,7 @@
 #include <rip/resource.h>
 
 #include "read/consume.h"
+#include "read/ringname.h"
 #include "tools/format.h"
 #include "tools/relay.h"
 #include "tools/tool.h"
@@ -359,28 +360,6 @@ static int run_parent_writable(const char *path)
 }
 
 /*
- * Is name a ring file name, rip-PID-START[.N].ring?  Its pid (0 if not),
- * and N in *gen (0 for the first image of the process).
- */
-static pid_t run_ring_name(const char *name, unsigned *gen)
-{
-	size_t n = strlen(name);
-	long pid;
-	char *end;
-
-	*gen = 0;
-	if (strncmp(name, "rip-", 4) || n < 10 || strcmp(name + n - 5, ".ring"))
-		return 0;
-	pid = strtol(name + 4, &end, 10);
-	if (*end != '-' || pid <= 0)
-		return 0;
-	strtoull(end + 1, &end, 10);
-	if (*end == '.' && end[1] != 'r')
-		*gen = (unsigned)strtoul(end + 1, NULL, 10);
-	return (pid_t)pid;
-}
-
-/*
  * The ring file to record: the program's own first image, else its first
  * one that appeared, else any (a wrapper's child).  Fills path; counts
  * every ring file in *n.
@@ -396,18 +375,17 @@ static bool run_find_ring(const char *dir, pid_t child, char *path, size_t len, 
 	if (!d)
 		return false;
 	while ((e = readdir(d))) {
-		unsigned gen;
-		pid_t pid = run_ring_name(e->d_name, &gen);
+		struct rn_name rn;
 		int rank;
 
-		if (!pid)
+		if (rn_parse(e->d_name, &rn))
 			continue;
 		(*n)++;
-		rank = pid != child ? 1 : gen ? 2 : 3;
-		if ((rank > best || (rank == 2 && best == 2 && gen < best_gen)) &&
+		rank = rn.pid != child ? 1 : rn.gen ? 2 : 3;
+		if ((rank > best || (rank == 2 && best == 2 && rn.gen < best_gen)) &&
 		    snprintf(path, len, "%s/%s", dir, e->d_name) < (int)len) {
 			best = rank;
-			best_gen = gen;
+			best_gen = rn.gen;
 		}
 	}
 	closedir(d);
@@ -962,7 +940,9 @@ static void run_cleanup_ringdir(const char *dir, const char *recorded, bool keep
 		char path[PATH_MAX + NAME_MAX + 2], err[RR_ERR_MAX];
 		struct rr_file f;
 
-		if (!rr_ring_name_pid(e->d_name))
+		struct rn_name rn;
+
+		if (rn_parse(e->d_name, &rn))
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
 		if (!rr_is_ring(path) || rr_open(path, &f, err, sizeof(err)))
@@ -1169,33 +1149,6 @@ static int run_parse(int argc, char **argv, struct run_opts *o)
 }
 
 /*
- * Is name librip's marker of a ring file it could not create,
- * RING.failed-ERRNO-BYTES?  Its pid (0 if not), with the error and the
- * bytes the file needed.
- */
-static pid_t run_failed_name(const char *name, int *err, unsigned long long *need)
-{
-	const char *m = strstr(name, ".ring.failed-");
-	char ring[NAME_MAX + 1], *end;
-	unsigned gen;
-	pid_t pid;
-	long e;
-
-	if (!m || (size_t)(m - name) + 5 >= sizeof(ring))
-		return 0;
-	snprintf(ring, sizeof(ring), "%.*s", (int)(m - name) + 5, name);
-	pid = run_ring_name(ring, &gen);
-	e = strtol(m + 13, &end, 10);
-	if (!pid || *end != '-' || e <= 0 || e > 4095)
-		return 0;
-	*need = strtoull(end + 1, &end, 10);
-	if (*end)
-		return 0;
-	*err = (int)e;
-	return pid;
-}
-
-/*
  * Take librip's markers of ring files it could not create (removing them):
  * the program's own before we attached to it, else a child's or a new
  * image's, counted.
@@ -1209,15 +1162,15 @@ static void run_take_failed(struct run_state *s, bool attached)
 		return;
 	while ((e = readdir(d))) {
 		char path[PATH_MAX + NAME_MAX + 2];
-		unsigned long long need;
+		struct rn_name rn;
+		uint64_t need;
 		int err;
-		pid_t pid = run_failed_name(e->d_name, &err, &need);
 
-		if (!pid)
+		if (rn_parse_failed(e->d_name, &rn, &err, &need))
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", s->ringdir, e->d_name);
 		unlink(path);
-		if (!attached && pid == s->child) {
+		if (!attached && rn.pid == s->child) {
 			s->main_nofile = true;
 			s->main_err = err;
 			s->main_need = need;
@@ -1287,9 +1240,9 @@ static bool run_try_attach(struct run_state *s)
 	}
 	{
 		const char *base = strrchr(s->ring, '/');
-		unsigned gen;
+		struct rn_name rn;
 
-		s->main_pid = run_ring_name(base ? base + 1 : s->ring, &gen);
+		s->main_pid = rn_parse(base ? base + 1 : s->ring, &rn) ? 0 : rn.pid;
 		s->rescan = true; /* others may be there already */
 	}
 	ret = rec_attach(&s->rec, s->ring, err, sizeof(err));
@@ -1503,11 +1456,15 @@ static void run_scan(struct run_state *s)
 	main_name = main_name ? main_name + 1 : s->ring;
 	while ((e = readdir(d))) {
 		struct run_sub *sub, **v;
+		struct rn_name rn;
 		unsigned gen;
-		pid_t pid = run_ring_name(e->d_name, &gen);
+		pid_t pid;
 
-		if (!pid || !strcmp(e->d_name, main_name) || strlen(e->d_name) > NAME_MAX)
+		if (rn_parse(e->d_name, &rn) || !strcmp(e->d_name, main_name) ||
+		    strlen(e->d_name) > NAME_MAX)
 			continue;
+		pid = rn.pid;
+		gen = rn.gen;
 		sub = run_sub_find(s, e->d_name);
 		if (!sub) {
 			sub = calloc(1, sizeof(*sub));
