@@ -742,7 +742,7 @@ static int rec_samples_end(struct rec *r, char *err, size_t errlen)
 		return 0;
 	}
 	/* the type, for relayd's metadata (rec_declare) */
-	smp_type(&r->types->t[SMP_TYPE_ID]);
+	trace_sample_type(&r->types->t[TRACE_SAMPLE_ID]);
 	ret = smp_emit(r->smp, stream, r->st.samples_lost, rec_smp_packet, r, err, errlen);
 	if (ret && r->cb_failed)
 		snprintf(err, errlen, "%s", r->cb_err);
@@ -758,12 +758,12 @@ static int rec_samples_info(struct rec *r, struct trace_info *info, char *err, s
 
 	if (!r->smp || !r->st.samples)
 		return 0;
-	if (!info->types.t[SMP_TYPE_ID].valid)
+	if (!info->types.t[TRACE_SAMPLE_ID].valid)
 		info->types.count++;
-	smp_type(&info->types.t[SMP_TYPE_ID]);
+	trace_sample_type(&info->types.t[TRACE_SAMPLE_ID]);
 	if (!info->types.cats[RIP_CAT_SAMPLE][0])
 		snprintf(info->types.cats[RIP_CAT_SAMPLE], RIP_CATEGORY_NAME_MAX, "%s",
-			 SMP_CATEGORY_NAME);
+			 TRACE_SAMPLE_CATEGORY);
 	smp_names(r->smp, &v, &n);
 	if (!n)
 		return 0;

@@ -11,7 +11,7 @@
  * the samples of a program that exits are gone.  So the consumer reads, a
  * few times per ring's worth of samples (smp_poll: a pass over the slots
  * whose sample rings moved), every new whole
- * sample, and keeps it as a rip:sample event in a packet of the sampled
+ * sample, and keeps it as a rip:sample event (read/trace.h) in a packet of the sampled
  * thread (its tid, the coroutine whose slot it was), timed when the pass
  * found it: a sample carries no time of its own.  The packets wait in an
  * unnamed temporary file; at the end smp_emit hands them over, in the
@@ -40,19 +40,6 @@
 #include "read/evread.h"
 #include "read/ringfile.h"
 #include "read/trace.h"
-
-/*
- * The rip:sample event in a trace: one field, "stack", an array of u64: the
- * interrupted instruction pointer first, then the return addresses of the
- * frame-pointer walk, outermost last.  Its id is the trace's, not the
- * writer's (a writer's ids are below 256), and its category RIP_CAT_SAMPLE.
- */
-#define SMP_TYPE_ID 1023u
-#define SMP_TYPE_NAME "rip:sample"
-#define SMP_CATEGORY_NAME "sample"
-
-/* The type of rip:sample, for a trace's type table. */
-void smp_type(struct ev_type *t);
 
 struct smp;
 

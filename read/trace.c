@@ -18,6 +18,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <rip/resource.h>
+
 #include "read/trace.h"
 
 #define TRACE_MAX_NAMES (1u << 23)
@@ -39,6 +41,19 @@ static int tr_write_all(int fd, const void *buf, size_t len)
 		len -= (size_t)n;
 	}
 	return 0;
+}
+
+void trace_sample_type(struct ev_type *t)
+{
+	memset(t, 0, sizeof(*t));
+	t->valid = true;
+	t->id = TRACE_SAMPLE_ID;
+	t->category = RIP_CAT_SAMPLE;
+	t->nfields = 1;
+	snprintf(t->name, sizeof(t->name), "%s", TRACE_SAMPLE_NAME);
+	snprintf(t->fields[0].name, sizeof(t->fields[0].name), "stack");
+	t->fields[0].type = RIP_FT_HEX64_ARRAY;
+	t->array = true;
 }
 
 /* ---- writing ---------------------------------------------------------------------- */

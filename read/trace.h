@@ -68,6 +68,20 @@ struct trace_info {
 	struct rip_module *mods;
 };
 
+/*
+ * The rip:sample event of a trace (rip run --sample: the recorder writes it
+ * from the sample rings, record/samples.h): one field, "stack", an array of
+ * u64: the interrupted instruction pointer first, then the return addresses
+ * of the frame-pointer walk, outermost last.  Its id is the trace's, not a
+ * writer's (a writer's ids are below 256), and its category RIP_CAT_SAMPLE.
+ */
+#define TRACE_SAMPLE_ID 1023u
+#define TRACE_SAMPLE_NAME "rip:sample"
+#define TRACE_SAMPLE_CATEGORY "sample"
+
+/* The type of rip:sample, for a trace's type table. */
+void trace_sample_type(struct ev_type *t);
+
 /* ---- writing ---- */
 
 struct trace_w;
