@@ -4,7 +4,7 @@
  * file and stream its events into a CTF trace directory until it exits,
  * the duration is up, or we get SIGINT / SIGTERM.
  *
- * We become the consumer of every event ring (read/consume.c).  What the
+ * We become the consumer of every event ring (record/consume.c).  What the
  * process's writers do when we fall behind is the mode its ring was
  * opened with: in overwrite mode they do not wait, so packets can be
  * overwritten before we read them; those are counted and reported, and the
@@ -19,7 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "read/consume.h"
+#include "record/consume.h"
 #include "tools/format.h"
 #include "tools/relay.h"
 #include "tools/tool.h"

@@ -69,8 +69,8 @@
 #include <rip/proc.h>
 #include <rip/resource.h>
 
-#include "read/consume.h"
 #include "read/ringname.h"
+#include "record/consume.h"
 #include "tools/format.h"
 #include "tools/relay.h"
 #include "tools/tool.h"

@@ -21,9 +21,9 @@
 #include <unistd.h>
 
 #include "read/evread.h"
-#include "read/relayd.h"
 #include "read/ringfile.h"
 #include "read/trace.h"
+#include "record/relayd.h"
 #include "tools/relay.h"
 #include "tools/tool.h"
 

@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "read/relayd.h"
+#include "record/relayd.h"
 #include "tools/tool.h"
 
 #define RELAY_OPT_URL 0x1001

@@ -14,13 +14,14 @@
 check() {
 	root=$1
 	bad=0
-	for layer in lib preload read analysis tools; do
+	for layer in lib preload read analysis record tools; do
 		case $layer in
 		lib) ok="lib" ;;
 		preload) ok="preload lib" ;;
 		read) ok="read" ;;
 		analysis) ok="analysis read" ;;
-		tools) ok="tools analysis read" ;;
+		record) ok="record read" ;;
+		tools) ok="tools analysis record read" ;;
 		esac
 		for f in "$root/$layer"/*.c "$root/$layer"/*.h; do
 			[ -f "$f" ] || continue
@@ -41,7 +42,7 @@ check() {
 			done <"$TEST_TMP/inc"
 		done
 	done
-	for f in "$root"/read/*.[ch] "$root"/analysis/*.[ch]; do
+	for f in "$root"/read/*.[ch] "$root"/analysis/*.[ch] "$root"/record/*.[ch]; do
 		[ -f "$f" ] || continue
 		# comments and strings aside, crudely: drop // and /* */ lines first
 		sed -e 's://.*$::' -e '/^[[:space:]]*\*/d' -e '/^[[:space:]]*\/\*/d' "$f" |
@@ -49,7 +50,7 @@ check() {
 			grep -v 'snprintf\|vsnprintf\|asprintf\|fprintf(out\|fprintf(f,' |
 			sed "s|^|${f#"$root"/}:|" >"$TEST_TMP/pr"
 		if [ -s "$TEST_TMP/pr" ]; then
-			sed 's/$/  (read\/ and analysis\/ never print, exit or parse argv)/' "$TEST_TMP/pr"
+			sed 's/$/  (read\/, analysis\/ and record\/ never print, exit or parse argv)/' "$TEST_TMP/pr"
 			bad=1
 		fi
 	done
@@ -60,7 +61,7 @@ check "$PWD" >"$TEST_TMP/violations" || fail "the layers are broken: $(cat "$TES
 
 # the check catches a planted violation of each kind
 mkdir -p "$TEST_TMP/tree"
-cp -r lib preload read analysis tools "$TEST_TMP/tree/"
+cp -r lib preload read analysis record tools "$TEST_TMP/tree/"
 echo '#include "tools/tool.h"' >>"$TEST_TMP/tree/read/evread.c"
 check "$TEST_TMP/tree" >/dev/null && fail "an include of tools/ from read/ was not caught"
 cp read/evread.c "$TEST_TMP/tree/read/evread.c"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * read/consume.h - the streaming loop that `rip run` and `rip record` share:
+ * record/consume.h - the streaming loop that `rip run` and `rip record` share:
  * attach to a live ring file as its consumer, copy every closed packet of
  * every event ring into a CTF trace directory, and at the end take the
  * open packets too and write the metadata and the index.
@@ -15,7 +15,7 @@
  *	rec_close(&r);				  detach, free
  *
  * CPU samples (rip run --sample) are taken out of the snap rings as they
- * come (read/samples.h) and written, at the end, as a stream of their own
+ * come (record/samples.h) and written, at the end, as a stream of their own
  * after the rings'.
  *
  * Streaming to lttng-relayd too (or only: no rec_open_trace), after
@@ -28,17 +28,17 @@
  * session, a bounded number of times: rec_relayd_gap); one that stays lost
  * leaves the local trace whole: rec_relayd_error says why.
  */
-#ifndef RIP_READ_CONSUME_H
-#define RIP_READ_CONSUME_H
+#ifndef RIP_RECORD_CONSUME_H
+#define RIP_RECORD_CONSUME_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "read/evread.h"
-#include "read/relayd.h"
 #include "read/ringfile.h"
-#include "read/samples.h"
 #include "read/trace.h"
+#include "record/relayd.h"
+#include "record/samples.h"
 
 struct rec_stats {
 	uint64_t packets;	   /* packets written to the trace */
@@ -50,7 +50,7 @@ struct rec_stats {
 	uint64_t discarded;	   /* events dropped or overwritten while we recorded */
 	uint64_t noring_before;	   /* of discarded_before: events that found no ring (ev_lost) */
 	uint64_t noring;	   /* events that found no ring, in all (ev_lost at the end) */
-	uint64_t samples;	   /* CPU samples written (rip:sample events, read/samples.h) */
+	uint64_t samples;	   /* CPU samples written (rip:sample events, record/samples.h) */
 	uint64_t samples_lost;	   /* stored by the sampler but never seen by us */
 };
 
@@ -90,7 +90,7 @@ struct rec {
 	bool *declared;	      /* per type id: its TSDL went to relayd */
 	uint32_t ndeclared;
 	bool nosync;	      /* rec_defer_sync: the caller syncs the file system */
-	struct smp *smp;      /* the CPU samples being taken (read/samples.h), NULL: none yet */
+	struct smp *smp;      /* the CPU samples being taken (record/samples.h), NULL: none yet */
 	bool smp_off;	      /* not to be taken (smp_err says why, if it is an error) */
 	char smp_err[RR_ERR_MAX];
 	/*
@@ -172,4 +172,4 @@ uint64_t rec_lost_events(const struct rec *r);
  */
 void rec_default_dir(char *buf, size_t len, const char *name, pid_t pid);
 
-#endif /* RIP_READ_CONSUME_H */
+#endif /* RIP_RECORD_CONSUME_H */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * read/samples.h - the CPU samples of `rip run --sample`, taken out of a
+ * record/samples.h - the CPU samples of `rip run --sample`, taken out of a
  * live ring file by its consumer and written into the trace.
  *
  * The sampler (preload/sample.c) stores each sample, the interrupted IP and
@@ -28,8 +28,8 @@
  *	smp_emit(s, stream, lost, cb, arg, ...);  the packets, oldest first
  *	smp_free(s);
  */
-#ifndef RIP_READ_SAMPLES_H
-#define RIP_READ_SAMPLES_H
+#ifndef RIP_RECORD_SAMPLES_H
+#define RIP_RECORD_SAMPLES_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -79,4 +79,4 @@ int smp_emit(struct smp *s, uint32_t stream, uint64_t lost, smp_emit_cb cb, void
 
 void smp_free(struct smp *s);
 
-#endif /* RIP_READ_SAMPLES_H */
+#endif /* RIP_RECORD_SAMPLES_H */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * read/consume.c - the streaming loop of `rip run` and `rip record`.
+ * record/consume.c - the streaming loop of `rip run` and `rip record`.
  *
  * We are the one consumer of a live ring file: ev_consumer_open puts our
  * pid in every ring's consumer_pid, which tells writers in discard and
@@ -24,7 +24,7 @@
 
 #include <rip/resource.h>
 
-#include "read/consume.h"
+#include "record/consume.h"
 
 #define REC_MAX_WARNINGS 10
 #define REC_DRAIN_PASSES 100000

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * read/samples.c - CPU samples out of a live ring file's sample rings into
- * rip:sample packets (read/samples.h says what and why).
+ * record/samples.c - CPU samples out of a live ring file's sample rings into
+ * rip:sample packets (record/samples.h says what and why).
  *
  * A pass reads two words of every slot ever used (rr_slot_marks: gen and
  * the sample ring's seq, or snap_seq in files without sample rings) and
@@ -31,7 +31,7 @@
 
 #include <rip/resource.h>
 
-#include "read/samples.h"
+#include "record/samples.h"
 
 #define SMP_PERIOD_MIN_NS 2000000LL
 #define SMP_PERIOD_MAX_NS 200000000LL
