@@ -13,6 +13,7 @@
  *
  * The index is what our readers (rip dump, export, leaks) need beyond the
  * packets; they never parse the TSDL.  Every field read back is validated.
+ * The recorders write traces (record/tracew.h); this is their format.
  */
 #ifndef RIP_READ_TRACE_H
 #define RIP_READ_TRACE_H
@@ -82,28 +83,13 @@ struct trace_info {
 /* The type of rip:sample, for a trace's type table. */
 void trace_sample_type(struct ev_type *t);
 
-/* ---- writing ---- */
+/* ---- the index of a trace, from a ring file (the writer's: record/tracew.h) ---- */
 
-struct trace_w;
-
-/* Create DIR (it must not exist: traces are never overwritten). */
-int trace_w_open(const char *dir, struct trace_w **out, char *err, size_t errlen);
-/* Append a packet to stream_<p->ring>. */
-int trace_w_packet(struct trace_w *w, const struct ev_packet *p, char *err, size_t errlen);
 /*
  * Fill info from a ring file (header, types, names of every slot, modules),
  * for trace_w_finish.  Free with trace_info_free.
  */
 int trace_info_from_file(struct rr_file *f, struct trace_info *info, char *err, size_t errlen);
-/* Give up: remove what was written and the directory.  w is freed. */
-void trace_w_abort(struct trace_w *w);
-/* Write metadata and the index, close everything.  w is freed either way. */
-int trace_w_finish(struct trace_w *w, struct trace_info *info, char *err, size_t errlen);
-/*
- * Finish without fsync: for a caller that writes many traces (rip run's
- * followed children) and makes them durable at once with syncfs(2).
- */
-void trace_w_nosync(struct trace_w *w);
 void trace_info_free(struct trace_info *info);
 
 /* ---- reading ---- */

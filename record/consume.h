@@ -38,6 +38,7 @@
 #include "read/ringfile.h"
 #include "read/trace.h"
 #include "record/relayd.h"
+#include "record/tracew.h"
 #include "record/samples.h"
 
 struct rec_stats {

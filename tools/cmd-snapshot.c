@@ -24,6 +24,7 @@
 #include "read/ringfile.h"
 #include "read/trace.h"
 #include "record/relayd.h"
+#include "record/tracew.h"
 #include "tools/relay.h"
 #include "tools/tool.h"
 
