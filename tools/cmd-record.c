@@ -217,8 +217,7 @@ static int cmd_record(int argc, char **argv)
 		goto out_close;
 	}
 	if (rly) {
-		r->rly_linger_ms = relay_linger_ms(&relay);
-		ret = rec_relayd(r, rly, err, sizeof(err));
+		ret = rec_relayd(r, rly, relay_linger_ms(&relay), err, sizeof(err));
 		rly = NULL; /* the recorder's now */
 		if (ret) {
 			tool_err("%s", err);
@@ -235,7 +234,7 @@ static int cmd_record(int argc, char **argv)
 		int64_t now;
 
 		now = rr_mono_ns();
-		if (r->rly && live && now >= next_tick) {
+		if (rec_relayd_path(r) && live && now >= next_tick) {
 			next_tick = now + live;
 			n = rec_tick(r, live / 2 < 20000000 ? (uint64_t)live / 2 : 20000000, err,
 				     sizeof(err));
@@ -282,10 +281,10 @@ static int cmd_record(int argc, char **argv)
 		tool_err("%s%s", rec_relayd_error(r),
 			 no_local ? "" : "; the local trace is whole");
 	}
-	if (r->rly && !lost && !quiet) {
+	if (rec_relayd_path(r) && !lost && !quiet) {
 		char where[PATH_MAX + 300];
 
-		relay_where(&relay, r->rly, where, sizeof(where));
+		relay_where(&relay, rec_relayd_path(r), where, sizeof(where));
 		fprintf(stderr, "%s record: streamed to %s\n", rip_prog, where);
 	}
 	record_summary(r, quiet);

@@ -1253,15 +1253,12 @@ static bool run_try_attach(struct run_state *s)
 	}
 	ret = s->no_local ? 0 : rec_open_trace(&s->rec, s->dir, err, sizeof(err));
 	if (!ret && s->rly) {
-		s->rec.rly_linger_ms = relay_linger_ms(&s->o.relay);
-		ret = rec_relayd(&s->rec, s->rly, err, sizeof(err));
+		ret = rec_relayd(&s->rec, s->rly, relay_linger_ms(&s->o.relay), err, sizeof(err));
 		s->rly = NULL; /* the recorder's now */
 		if (ret && !s->no_local) {
 			/* relayd went away already: the local trace goes on */
 			tool_err("%s; streaming to relayd stops, the local trace goes on", err);
 			s->relay_lost = true;
-			rly_free(s->rec.rly);
-			s->rec.rly = NULL;
 			ret = 0;
 		}
 	}
@@ -1312,10 +1309,10 @@ static void run_summary(struct run_state *s)
 	if (s->o.quiet && !lost && !st->corrupt && !sub_bad && !st->samples_lost &&
 	    !s->rec.smp_err[0])
 		return;
-	if (s->rec.rly && !s->relay_lost && !s->relay_gap) {
+	if (rec_relayd_path(&s->rec) && !s->relay_lost && !s->relay_gap) {
 		char where[PATH_MAX + 300];
 
-		relay_where(&s->o.relay, s->rec.rly, where, sizeof(where));
+		relay_where(&s->o.relay, rec_relayd_path(&s->rec), where, sizeof(where));
 		fprintf(stderr, "%s run: streamed to %s\n", rip_prog, where);
 	}
 	fprintf(stderr, "%s run: %llu events (%s) recorded in %s%s, %llu lost", rip_prog,
@@ -1700,7 +1697,7 @@ static int run_poll(struct run_state *s, char *err, size_t errlen)
 	int64_t live = relay_live_ns(&s->o.relay), now;
 	int n;
 
-	if (!s->rec.rly || !live) {
+	if (!rec_relayd_path(&s->rec) || !live) {
 		n = rec_poll(&s->rec, err, errlen);
 	} else if ((now = rr_mono_ns()) >= s->next_tick) {
 		s->next_tick = now + live;

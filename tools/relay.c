@@ -126,7 +126,7 @@ unsigned relay_linger_ms(const struct relay_opts *o)
 	return !o->live_ns ? 0 : ms > 5000 ? 5000 : (unsigned)ms;
 }
 
-void relay_where(const struct relay_opts *o, const struct rly *r, char *buf, size_t len)
+void relay_where(const struct relay_opts *o, const char *path, char *buf, size_t len)
 {
-	snprintf(buf, len, "relayd %s (%s)", o->url, rly_path(r));
+	snprintf(buf, len, "relayd %s (%s)", o->url, path);
 }

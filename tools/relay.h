@@ -61,7 +61,7 @@ int relay_connect(struct relay_opts *o, const char *session_default, struct rly 
 int64_t relay_live_ns(const struct relay_opts *o);
 /* How long to stay connected after the end, for live readers to read the tail (ms). */
 unsigned relay_linger_ms(const struct relay_opts *o);
-/* Where the trace went on relayd, for a summary line. */
-void relay_where(const struct relay_opts *o, const struct rly *r, char *buf, size_t len);
+/* Where the trace went on relayd (path: rly_path's), for a summary line. */
+void relay_where(const struct relay_opts *o, const char *path, char *buf, size_t len);
 
 #endif /* RIP_TOOLS_RELAY_H */
