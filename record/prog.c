@@ -207,7 +207,7 @@ int prog_preloadable(const char *prog, char *why, size_t len, char *path)
 			return PROG_SECURE;
 		}
 		if (n < 3 || line[0] != '#' || line[1] != '!')
-			return true;
+			return PROG_PRELOADABLE; /* execve's to judge (execvp runs it with sh) */
 		/* #!interpreter: check that instead */
 		line[n] = 0;
 		{
