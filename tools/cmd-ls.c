@@ -18,6 +18,7 @@
 
 #include "read/ringfile.h"
 #include "read/ringname.h"
+#include "record/family.h"
 #include "tools/tool.h"
 
 static int cmd_ls(int argc, char **argv);
@@ -307,7 +308,7 @@ static int gc_run_dir(const char *path, void *arg)
 			rest = true;
 			continue;
 		}
-		if (S_ISDIR(st.st_mode) && !strcmp(n, "rules")) {
+		if (S_ISDIR(st.st_mode) && !strcmp(n, FAM_RULES_DIR)) {
 			junk = true;
 		} else if (S_ISREG(st.st_mode) && !rn_parse_failed(n, &rn, &err, &need)) {
 			junk = true;
