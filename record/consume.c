@@ -590,6 +590,16 @@ int rec_tick(struct rec *r, uint64_t margin_ns, char *err, size_t errlen)
 	return (int)(r->st.packets - before);
 }
 
+int rec_pass(struct rec *r, int64_t live_ns, int64_t *next_tick, char *err, size_t errlen)
+{
+	int64_t now;
+
+	if (!live_ns || (now = rr_mono_ns()) < *next_tick)
+		return rec_poll(r, err, errlen);
+	*next_tick = now + live_ns;
+	return rec_tick(r, live_ns / 2 < 20000000 ? (uint64_t)live_ns / 2 : 20000000, err, errlen);
+}
+
 static int rec_smp_packet(uint32_t stream, const struct rip_packet *hdr, const uint8_t *body,
 			  size_t blen, void *arg)
 {

@@ -123,6 +123,12 @@ int rec_poll(struct rec *r, char *err, size_t errlen);
  */
 int rec_tick(struct rec *r, uint64_t margin_ns, char *err, size_t errlen);
 /*
+ * A pass as rip run and rip record make them: once every live_ns (the live
+ * period; *next_tick, CLOCK_MONOTONIC ns, says when) a live tick, with a
+ * margin of half the period (20 ms at most), else a poll.  As rec_poll.
+ */
+int rec_pass(struct rec *r, int64_t live_ns, int64_t *next_tick, char *err, size_t errlen);
+/*
  * Drain what is left, take the open packets, write metadata and index (and
  * with keep_ring the copy of the ring file).
  */

@@ -33,6 +33,7 @@
 #include "record/family.h"
 
 #define FAM_ALIVE_NS 100000000L /* an other that says nothing: /proc is read this often */
+#define FAM_EXEC_NS 10000000L	/* how often to look for an exec we do not follow */
 
 bool fam_resources(const struct fam_opts *o)
 {
@@ -62,6 +63,7 @@ void fam_init(struct fam *f, const struct fam_opts *o)
 	f->o = o;
 	f->lock = -1;
 	f->inotify = -1;
+	rec_init(&f->rec);
 }
 
 /* ---- the directory ---------------------------------------------------------------------- */
@@ -146,15 +148,16 @@ bool fam_keep(struct fam *f, const char *path, pid_t pid, const char *comm, int 
 	return true;
 }
 
-void fam_cleanup(struct fam *f, const char *recorded, bool keep)
+void fam_cleanup(struct fam *f, bool keep)
 {
 	DIR *d;
 	struct dirent *e;
 
+	rec_close(&f->rec);
 	if (!f->ringdir[0])
 		return;
-	if (recorded && *recorded && !keep)
-		unlink(recorded);
+	if (f->attached && f->ring[0] && !keep)
+		unlink(f->ring);
 	fam_rules_cleanup(f->ringdir);
 	d = opendir(f->ringdir);
 	while (d && (e = readdir(d))) {
@@ -427,6 +430,50 @@ int fam_ready(struct fam *f)
 		return -ENOENT;
 	}
 	return 0;
+}
+
+int fam_attach(struct fam *f, char *err, size_t errlen)
+{
+	int ret;
+
+	f->attached = true;
+	ret = rec_attach(&f->rec, f->ring, err, errlen);
+	if (!ret && !f->no_local)
+		ret = rec_open_trace(&f->rec, f->dir, err, errlen);
+	if (ret)
+		rec_close(&f->rec);
+	return ret;
+}
+
+void fam_exec_check(struct fam *f, bool exited)
+{
+	char img[PATH_MAX];
+	int64_t now = rr_mono_ns();
+
+	if (f->o->follow_exec || f->rec.f.fd < 0 || (!exited && now < f->exec_next))
+		return;
+	f->exec_next = now + FAM_EXEC_NS;
+	/* a path seen while it ran says more than a name at the end (of a symbolic link, often) */
+	if ((!exited || !f->exec_img[0]) &&
+	    rr_exec_image(&f->rec.f, f->child, exited, img, sizeof(img)) == 1)
+		snprintf(f->exec_img, sizeof(f->exec_img), "%s", img);
+}
+
+int fam_pass(struct fam *f, char *err, size_t errlen)
+{
+	int n;
+
+	fam_look(f);
+	n = rec_pass(&f->rec, f->live_ns, &f->next_tick, err, errlen);
+	fam_exec_check(f, false);
+	return n < 0 ? n : n + fam_poll(f);
+}
+
+int fam_finish(struct fam *f, char *err, size_t errlen)
+{
+	fam_scan(f); /* files made since the last look */
+	f->rec.keep_ring = true; /* for rip ps DIR and rip top DIR */
+	return rec_finish(&f->rec, err, errlen);
 }
 
 void fam_take_failed(struct fam *f, bool attached)

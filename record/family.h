@@ -7,17 +7,19 @@
  * (RR_RUN_DIR_PREFIX in the ring directory) and an environment that makes
  * librip create every file there and name rip run the consumer of each
  * from its first event.  Everything found in that directory is this
- * module's: the program's own ring file (the one rip run records into the
- * trace, with a consumer of its own), the others (each recorded into
- * DIR/PID[.N]/ when rip run follows it, else silenced: every category off,
- * nobody waited for), librip's markers of files it could not create, and
- * at the end the files of processes that outlive rip run, which move up
- * into the ring directory.
+ * module's: the program's own ring file, recorded into the trace DIR (and
+ * to relayd, when the caller adds it: rec_relayd on f->rec), the others
+ * (each recorded into DIR/PID[.N]/ when rip run follows it, else silenced:
+ * every category off, nobody waited for), librip's markers of files it
+ * could not create, and at the end the files of processes that outlive rip
+ * run, which move up into the ring directory.
  *
  *	fam_init(&f, &opts);  fam_open(&f);	  the directory, its lock and watch
  *	fork: fam_clock_env(), fam_env(&f, lib), exec
  *	fam_find(&f) + fam_ready(&f)		  the program's ring file, complete
- *	while it runs: fam_look(&f); fam_poll(&f)  new files; the others' packets
+ *	fam_attach(&f, ...);			  its consumer, its trace
+ *	while it runs: fam_pass(&f, ...)	  new files; every trace's packets
+ *	fam_finish(&f, ...);			  the program's trace finished
  *	fam_end(&f, failed, sync);		  every other trace finished
  *	fam_keep(...); fam_cleanup(&f, ...);	  what outlives us, the directory
  *	fam_free(&f);
@@ -102,8 +104,15 @@ struct fam {
 	bool rescan;		/* look into it at the next fam_look */
 	pid_t child;		/* the program (set by the caller once forked) */
 	char dir[PATH_MAX];	/* its trace (set by the caller); the others' in DIR/PID[.N] */
+	bool no_local;		/* (set by the caller) relayd only: no trace in dir */
+	int64_t live_ns;	/* (set by the caller) relayd's live period; 0: none (rec_pass) */
 	char ring[PATH_MAX];	/* its ring file, once found (fam_find) */
 	pid_t main_pid;		/* whose ring file that is */
+	struct rec rec;		/* its consumer (fam_attach) */
+	bool attached;		/* fam_attach was called (whatever it said) */
+	int64_t next_tick;	/* the next live period's end (CLOCK_MONOTONIC ns) */
+	char exec_img[PATH_MAX]; /* the image the program exec'd into, not followed */
+	int64_t exec_next;	/* when to look for one next (CLOCK_MONOTONIC ns) */
 	struct fam_sub **subs;	/* the others */
 	size_t nsubs;
 	unsigned traces, failed; /* the others' traces written, and those that could not be */
@@ -154,6 +163,34 @@ bool fam_find(struct fam *f);
 int fam_ready(struct fam *f);
 
 /*
+ * Attach to the program's ring file (complete: fam_ready) as its consumer
+ * and create its trace, DIR, unless no_local.  0, or -errno with the
+ * consumer closed.
+ */
+int fam_attach(struct fam *f, char *err, size_t errlen);
+/*
+ * One pass while the program runs: look for new ring files (fam_look), the
+ * program's packets (rec_pass: a live tick when one is due), an exec we do
+ * not follow (fam_exec_check), the others' packets (fam_poll).  The
+ * packets taken, or -errno when the program's trace cannot be written (the
+ * others are not polled then).
+ */
+int fam_pass(struct fam *f, char *err, size_t errlen);
+/*
+ * Did the program exec an image we do not follow (one that loads no
+ * librip: a shim that execs the real program)?  Its path in f->exec_img,
+ * looked for now and then while it runs; exited (not reaped yet), the name
+ * of its last.
+ */
+void fam_exec_check(struct fam *f, bool exited);
+/*
+ * The end of the program's trace: the last look for new files, then its
+ * packets drained, metadata, index, and a copy of its ring file kept in the
+ * trace (f->rec.ring_kept says whether).  0 or -errno.
+ */
+int fam_finish(struct fam *f, char *err, size_t errlen);
+
+/*
  * Take librip's markers of ring files it could not create (removing them):
  * the program's own before we attached to it, else a child's or a new
  * image's, counted.
@@ -193,11 +230,12 @@ void fam_totals(const struct fam *f, struct fam_totals *t);
  */
 bool fam_keep(struct fam *f, const char *path, pid_t pid, const char *comm, int sig);
 /*
- * Remove the directory: recorded (the program's ring file) unless keep,
+ * Close the program's consumer, and remove the directory: the program's
+ * ring file unless keep (or it went: fam_keep),
  * the rules, and what else is there, but for the complete ring file of a
  * live process (made after our last look: a daemon's child), which is kept.
  */
-void fam_cleanup(struct fam *f, const char *recorded, bool keep);
+void fam_cleanup(struct fam *f, bool keep);
 /* Close the directory's descriptors and free everything. */
 void fam_free(struct fam *f);
 

@@ -225,43 +225,17 @@ static int run_parent_writable(const char *path)
 struct run_state {
 	struct run_opts o;
 	struct fam fam;			/* the ring files of the program and its family */
-	struct rec rec;			/* the program's: into the trace, fam.dir */
 	char lib[PATH_MAX];		/* what goes into LD_PRELOAD; "": nothing */
 	pid_t child;
 	int status;
 	bool exited, failed;
 	bool nofile_failed;		/* the program's ring file could not be created: we fail */
 	struct rly *rly;		/* relayd, connected before PROG starts */
-	bool relay_lost;		/* and lost since: we fail, the local trace is whole */
+	bool relay_lost;		/* relayd lost since: we fail, the local trace is whole */
 	bool relay_gap;			/* lost, then connected again: we fail too */
-	bool no_local;			/* -o -: relayd only */
-	int64_t next_tick;		/* the next live period's end (CLOCK_MONOTONIC ns) */
 	char untraced[PATH_MAX + 400];	/* why LD_PRELOAD cannot reach PROG, if it cannot */
 	bool untraced_said;		/* and that was said at the start */
-	char exec_img[PATH_MAX];	/* the image the program exec'd into, not followed */
-	int64_t exec_next;		/* when to look for one next (CLOCK_MONOTONIC ns) */
 };
-
-#define RUN_EXEC_NS 10000000L /* how often to look for an exec we do not follow */
-
-/*
- * Did the program exec an image we do not follow (one that loads no
- * librip: a shim that execs the real program)?  Its path, looked for now
- * and then while it runs; exited (not reaped yet), the name of its last.
- */
-static void run_exec_check(struct run_state *s, bool exited)
-{
-	char img[PATH_MAX];
-	int64_t now = rr_mono_ns();
-
-	if (s->o.fam.follow_exec || s->rec.f.fd < 0 || (!exited && now < s->exec_next))
-		return;
-	s->exec_next = now + RUN_EXEC_NS;
-	/* a path seen while it ran says more than a name at the end (of a symbolic link, often) */
-	if ((!exited || !s->exec_img[0]) &&
-	    rr_exec_image(&s->rec.f, s->child, exited, img, sizeof(img)) == 1)
-		snprintf(s->exec_img, sizeof(s->exec_img), "%s", img);
-}
 
 /* Has the program exited?  Reaps it (and forgets its pid: no signal goes to a reused one). */
 static bool run_reap(struct run_state *s, int flags)
@@ -272,10 +246,10 @@ static bool run_reap(struct run_state *s, int flags)
 	if (s->exited)
 		return true;
 	memset(&si, 0, sizeof(si));
-	if (!s->o.fam.follow_exec && s->rec.f.fd >= 0 &&
+	if (!s->o.fam.follow_exec && s->fam.rec.f.fd >= 0 &&
 	    !waitid(P_PID, (id_t)s->child, &si, WEXITED | WNOHANG | WNOWAIT) &&
 	    si.si_pid == s->child)
-		run_exec_check(s, true); /* exited: what it ran last, before it is reaped */
+		fam_exec_check(&s->fam, true); /* exited: what it ran last, before it is reaped */
 	do
 		p = waitpid(s->child, &s->status, flags);
 	while (p < 0 && errno == EINTR);
@@ -351,7 +325,7 @@ static bool run_signal_name(const char *s)
 static void run_kept_lines(const struct run_state *s)
 {
 	const char *trace = s->fam.dir;
-	bool trace_ring = s->rec.ring_kept;
+	bool trace_ring = s->fam.rec.ring_kept;
 
 	for (size_t i = 0; i < s->fam.nkept; i++) {
 		const struct fam_kept *k = &s->fam.kept[i];
@@ -586,17 +560,12 @@ static bool run_try_attach(struct run_state *s)
 		run_sleep(RUN_ATTACH_NS);
 	if (ret < 0)
 		return false; /* its creator gave up (no space: see fam_take_failed) */
-	ret = rec_attach(&s->rec, s->fam.ring, err, sizeof(err));
-	if (ret) {
-		tool_err("%s", err);
-		s->failed = true;
-		return true;
-	}
-	ret = s->no_local ? 0 : rec_open_trace(&s->rec, s->fam.dir, err, sizeof(err));
+	ret = fam_attach(&s->fam, err, sizeof(err));
 	if (!ret && s->rly) {
-		ret = rec_relayd(&s->rec, s->rly, relay_linger_ms(&s->o.relay), err, sizeof(err));
+		ret = rec_relayd(&s->fam.rec, s->rly, relay_linger_ms(&s->o.relay), err,
+				 sizeof(err));
 		s->rly = NULL; /* the recorder's now */
-		if (ret && !s->no_local) {
+		if (ret && !s->fam.no_local) {
 			/* relayd went away already: the local trace goes on */
 			tool_err("%s; streaming to relayd stops, the local trace goes on", err);
 			s->relay_lost = true;
@@ -605,7 +574,7 @@ static bool run_try_attach(struct run_state *s)
 	}
 	if (ret) {
 		tool_err("%s", err);
-		rec_close(&s->rec);
+		rec_close(&s->fam.rec);
 		s->failed = true;
 	}
 	return true;
@@ -630,9 +599,9 @@ static void run_sub_line(const struct fam_sub *sub)
 
 static void run_summary(struct run_state *s)
 {
-	const struct rec_stats *st = &s->rec.st;
 	const struct fam *f = &s->fam;
-	uint64_t lost = rec_lost_events(&s->rec);
+	const struct rec_stats *st = &f->rec.st;
+	uint64_t lost = rec_lost_events(&f->rec);
 	unsigned shown = 0;
 	struct fam_totals t;
 	bool sub_bad;
@@ -641,17 +610,17 @@ static void run_summary(struct run_state *s)
 	fam_totals(f, &t);
 	sub_bad = t.lossy || f->failed || f->sub_nofile;
 	if (s->o.quiet && !lost && !st->corrupt && !sub_bad && !st->samples_lost &&
-	    !s->rec.smp_err[0])
+	    !f->rec.smp_err[0])
 		return;
-	if (rec_relayd_path(&s->rec) && !s->relay_lost && !s->relay_gap) {
+	if (rec_relayd_path(&f->rec) && !s->relay_lost && !s->relay_gap) {
 		char where[PATH_MAX + 300];
 
-		relay_where(&s->o.relay, rec_relayd_path(&s->rec), where, sizeof(where));
+		relay_where(&s->o.relay, rec_relayd_path(&f->rec), where, sizeof(where));
 		fprintf(stderr, "%s run: streamed to %s\n", rip_prog, where);
 	}
 	fprintf(stderr, "%s run: %llu events (%s) recorded in %s%s, %llu lost", rip_prog,
 		(unsigned long long)st->events, fmt_bytes(st->bytes, b, sizeof(b)),
-		s->no_local ? "relayd only" : f->dir, s->no_local ? "" : "/",
+		f->no_local ? "relayd only" : f->dir, f->no_local ? "" : "/",
 		(unsigned long long)lost);
 	if (st->lost_packets)
 		fprintf(stderr, " (%llu packets overwritten before rip read them)",
@@ -659,12 +628,12 @@ static void run_summary(struct run_state *s)
 	if (st->corrupt)
 		fprintf(stderr, ", %llu corrupt packets skipped", (unsigned long long)st->corrupt);
 	fputc('\n', stderr);
-	if (st->samples || st->samples_lost || s->rec.smp_err[0])
+	if (st->samples || st->samples_lost || f->rec.smp_err[0])
 		fprintf(stderr, "%s run: %llu CPU samples of them%s%s%s, %llu lost%s%s\n", rip_prog,
-			(unsigned long long)st->samples, s->no_local ? "" : " (rip top ",
-			s->no_local ? "" : f->dir, s->no_local ? "" : ")",
-			(unsigned long long)st->samples_lost, s->rec.smp_err[0] ? ": " : "",
-			s->rec.smp_err);
+			(unsigned long long)st->samples, f->no_local ? "" : " (rip top ",
+			f->no_local ? "" : f->dir, f->no_local ? "" : ")",
+			(unsigned long long)st->samples_lost, f->rec.smp_err[0] ? ": " : "",
+			f->rec.smp_err);
 	if (f->traces) {
 		fprintf(stderr,
 			"%s run: %u child trace%s (children, new images) in %s/PID[.N]/: %llu "
@@ -769,7 +738,7 @@ static void run_no_trace(struct run_state *s)
 /* Say once that relayd went away; the local trace goes on. */
 static void run_relay_check(struct run_state *s)
 {
-	const char *why = rec_relayd_error(&s->rec), *gap = rec_relayd_gap(&s->rec);
+	const char *why = rec_relayd_error(&s->fam.rec), *gap = rec_relayd_gap(&s->fam.rec);
 
 	if (gap && !s->relay_gap) {
 		s->relay_gap = true;
@@ -778,28 +747,9 @@ static void run_relay_check(struct run_state *s)
 	if (!why || s->relay_lost)
 		return;
 	s->relay_lost = true;
-	if (s->no_local)
+	if (s->fam.no_local)
 		return; /* the recording fails with it: said there */
 	tool_err("%s; streaming to relayd stops, the local trace %s goes on", why, s->fam.dir);
-}
-
-/* The main trace's pass: a live tick once per --live-timer period with relayd, else a poll. */
-static int run_poll(struct run_state *s, char *err, size_t errlen)
-{
-	int64_t live = relay_live_ns(&s->o.relay), now;
-	int n;
-
-	if (!rec_relayd_path(&s->rec) || !live) {
-		n = rec_poll(&s->rec, err, errlen);
-	} else if ((now = rr_mono_ns()) >= s->next_tick) {
-		s->next_tick = now + live;
-		n = rec_tick(&s->rec, live / 2 < 20000000 ? (uint64_t)live / 2 : 20000000, err,
-			     errlen);
-	} else {
-		n = rec_poll(&s->rec, err, errlen);
-	}
-	run_relay_check(s);
-	return n;
 }
 
 /* Stream until the program exits; then drain and finish the trace. */
@@ -817,18 +767,15 @@ static void run_loop(struct run_state *s)
 		if (s->exited)
 			break;
 		if (attached && !s->failed) {
-			fam_look(&s->fam);
-			n = run_poll(s, err, sizeof(err));
-			run_exec_check(s, false);
+			n = fam_pass(&s->fam, err, sizeof(err));
+			run_relay_check(s);
 			if (n < 0) {
 				tool_err(
 					"%s; recording stops (the trace is removed), the program runs on",
 					err);
-				rec_close(&s->rec);
+				rec_close(&s->fam.rec);
 				s->failed = true;
 			}
-			if (n >= 0)
-				n += fam_poll(&s->fam);
 			if (n > 0) {
 				idle = RUN_IDLE_MIN_NS;
 				continue;
@@ -863,25 +810,22 @@ static void run_loop(struct run_state *s)
 		fam_end(&s->fam, s->failed, false);
 		return;
 	}
-	if (!s->failed)
-		fam_scan(&s->fam); /* files made since the last look */
-	s->rec.keep_ring = true; /* for rip ps DIR and rip top DIR */
-	if (!s->failed && rec_finish(&s->rec, err, sizeof(err))) {
+	if (!s->failed && fam_finish(&s->fam, err, sizeof(err))) {
 		tool_err("%s", err);
 		s->failed = true;
 	}
-	if (!s->failed && !s->no_local && !s->rec.ring_kept)
+	if (!s->failed && !s->fam.no_local && !s->fam.rec.ring_kept)
 		tool_err("warning: no copy of the ring file in %s (rip ps %s will not work): %s",
-			 s->fam.dir, s->fam.dir, s->rec.ring_err);
+			 s->fam.dir, s->fam.dir, s->fam.rec.ring_err);
 	if (!s->failed)
 		run_relay_check(s);
-	fam_end(&s->fam, s->failed, !s->no_local);
+	fam_end(&s->fam, s->failed, !s->fam.no_local);
 	if (!s->failed)
 		run_summary(s);
-	if (s->exec_img[0] && !s->o.quiet)
+	if (s->fam.exec_img[0] && !s->o.quiet)
 		fprintf(stderr, "%s run: %s exec'd %s (not followed; --follow-exec records it)\n",
-			rip_prog, s->rec.f.hdr.comm[0] ? s->rec.f.hdr.comm : "the program",
-			s->exec_img);
+			rip_prog, s->fam.rec.f.hdr.comm[0] ? s->fam.rec.f.hdr.comm : "the program",
+			s->fam.exec_img);
 }
 
 static int cmd_run(int argc, char **argv)
@@ -897,7 +841,6 @@ static int cmd_run(int argc, char **argv)
 		tool_err("out of memory");
 		return EXIT_FAIL;
 	}
-	rec_init(&s->rec);
 	fam_init(&s->fam, &s->o.fam);
 	s->fam.warn = run_warn;
 	ret = run_parse(argc, argv, &s->o);
@@ -937,13 +880,14 @@ static int cmd_run(int argc, char **argv)
 	}
 	if (!fam_resources(&s->o.fam) && !s->o.preload && !s->o.fam.waits)
 		s->lib[0] = 0;
-	s->no_local = s->o.out && !strcmp(s->o.out, "-");
-	if (s->o.out && !s->no_local && lstat(s->o.out, &st) == 0) {
+	s->fam.no_local = s->o.out && !strcmp(s->o.out, "-");
+	s->fam.live_ns = relay_live_ns(&s->o.relay);
+	if (s->o.out && !s->fam.no_local && lstat(s->o.out, &st) == 0) {
 		tool_err("%s exists: traces are never overwritten; choose another with -o",
 			 s->o.out);
 		goto out_free;
 	}
-	if (s->o.out && !s->no_local && run_parent_writable(s->o.out)) {
+	if (s->o.out && !s->fam.no_local && run_parent_writable(s->o.out)) {
 		tool_err("cannot create %s: %s", s->o.out, strerror(errno));
 		goto out_free;
 	}
@@ -971,11 +915,11 @@ static int cmd_run(int argc, char **argv)
 	close(rep[1]);
 	go[0] = rep[1] = -1;
 	s->fam.child = s->child;
-	if (s->o.out && !s->no_local)
+	if (s->o.out && !s->fam.no_local)
 		snprintf(s->fam.dir, sizeof(s->fam.dir), "%s", s->o.out);
 	else
 		rec_default_dir(s->fam.dir, sizeof(s->fam.dir), argv[0], s->child);
-	if (!s->no_local && lstat(s->fam.dir, &st) == 0) {
+	if (!s->fam.no_local && lstat(s->fam.dir, &st) == 0) {
 		tool_err("%s exists: traces are never overwritten; choose another with -o",
 			 s->fam.dir);
 		close(go[1]); /* the child exits without running PROG */
@@ -1016,17 +960,16 @@ static int cmd_run(int argc, char **argv)
 	if ((s->failed || s->nofile_failed || s->relay_lost || s->relay_gap) && status == 0)
 		status = EXIT_FAIL;
 	/* Killed: its file stays where rip ps PID looks (and rip gc collects it). */
-	if (WIFSIGNALED(s->status) && s->fam.ring[0] && s->rec.f.fd >= 0 &&
-	    fam_keep(&s->fam, s->fam.ring, s->rec.f.hdr.pid, s->rec.f.hdr.comm,
+	if (WIFSIGNALED(s->status) && s->fam.ring[0] && s->fam.rec.f.fd >= 0 &&
+	    fam_keep(&s->fam, s->fam.ring, s->fam.rec.f.hdr.pid, s->fam.rec.f.hdr.comm,
 		     WTERMSIG(s->status)))
 		s->fam.ring[0] = 0;
-	rec_close(&s->rec);
-	fam_cleanup(&s->fam, s->fam.ring, s->failed);
+	fam_cleanup(&s->fam, s->failed);
 	run_kept_lines(s);
 	goto out_free;
 
 out_dir:
-	fam_cleanup(&s->fam, NULL, false);
+	fam_cleanup(&s->fam, false);
 out_free:
 	for (int i = 0; i < 2; i++) {
 		if (go[i] >= 0)
