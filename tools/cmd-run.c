@@ -64,6 +64,7 @@
 #include "record/prog.h"
 #include "tools/format.h"
 #include "tools/relay.h"
+#include "tools/summary.h"
 #include "tools/tool.h"
 
 static int cmd_run(int argc, char **argv);
@@ -231,8 +232,7 @@ struct run_state {
 	bool exited, failed;
 	bool nofile_failed;		/* the program's ring file could not be created: we fail */
 	struct rly *rly;		/* relayd, connected before PROG starts */
-	bool relay_lost;		/* relayd lost since: we fail, the local trace is whole */
-	bool relay_gap;			/* lost, then connected again: we fail too */
+	struct relay_said relay;	/* relayd lost, or lost and connected again: we fail */
 	char untraced[PATH_MAX + 400];	/* why LD_PRELOAD cannot reach PROG, if it cannot */
 	bool untraced_said;		/* and that was said at the start */
 };
@@ -568,7 +568,7 @@ static bool run_try_attach(struct run_state *s)
 		if (ret && !s->fam.no_local) {
 			/* relayd went away already: the local trace goes on */
 			tool_err("%s; streaming to relayd stops, the local trace goes on", err);
-			s->relay_lost = true;
+			s->relay.lost = true;
 			ret = 0;
 		}
 	}
@@ -605,29 +605,19 @@ static void run_summary(struct run_state *s)
 	unsigned shown = 0;
 	struct fam_totals t;
 	bool sub_bad;
-	char b[32];
 
 	fam_totals(f, &t);
 	sub_bad = t.lossy || f->failed || f->sub_nofile;
 	if (s->o.quiet && !lost && !st->corrupt && !sub_bad && !st->samples_lost &&
 	    !f->rec.smp_err[0])
 		return;
-	if (rec_relayd_path(&f->rec) && !s->relay_lost && !s->relay_gap) {
+	if (rec_relayd_path(&f->rec) && !s->relay.lost && !s->relay.gap) {
 		char where[PATH_MAX + 300];
 
 		relay_where(&s->o.relay, rec_relayd_path(&f->rec), where, sizeof(where));
 		fprintf(stderr, "%s run: streamed to %s\n", rip_prog, where);
 	}
-	fprintf(stderr, "%s run: %llu events (%s) recorded in %s%s, %llu lost", rip_prog,
-		(unsigned long long)st->events, fmt_bytes(st->bytes, b, sizeof(b)),
-		f->no_local ? "relayd only" : f->dir, f->no_local ? "" : "/",
-		(unsigned long long)lost);
-	if (st->lost_packets)
-		fprintf(stderr, " (%llu packets overwritten before rip read them)",
-			(unsigned long long)st->lost_packets);
-	if (st->corrupt)
-		fprintf(stderr, ", %llu corrupt packets skipped", (unsigned long long)st->corrupt);
-	fputc('\n', stderr);
+	sum_recorded("run", &f->rec, lost, "");
 	if (st->samples || st->samples_lost || f->rec.smp_err[0])
 		fprintf(stderr, "%s run: %llu CPU samples of them%s%s%s, %llu lost%s%s\n", rip_prog,
 			(unsigned long long)st->samples, f->no_local ? "" : " (rip top ",
@@ -735,23 +725,6 @@ static void run_no_trace(struct run_state *s)
 		 s->fam.ring[0] ? s->fam.ring : "the program");
 }
 
-/* Say once that relayd went away; the local trace goes on. */
-static void run_relay_check(struct run_state *s)
-{
-	const char *why = rec_relayd_error(&s->fam.rec), *gap = rec_relayd_gap(&s->fam.rec);
-
-	if (gap && !s->relay_gap) {
-		s->relay_gap = true;
-		tool_err("%s", gap);
-	}
-	if (!why || s->relay_lost)
-		return;
-	s->relay_lost = true;
-	if (s->fam.no_local)
-		return; /* the recording fails with it: said there */
-	tool_err("%s; streaming to relayd stops, the local trace %s goes on", why, s->fam.dir);
-}
-
 /* Stream until the program exits; then drain and finish the trace. */
 static void run_loop(struct run_state *s)
 {
@@ -768,7 +741,7 @@ static void run_loop(struct run_state *s)
 			break;
 		if (attached && !s->failed) {
 			n = fam_pass(&s->fam, err, sizeof(err));
-			run_relay_check(s);
+			relay_report(&s->fam.rec, s->fam.no_local ? NULL : s->fam.dir, &s->relay);
 			if (n < 0) {
 				tool_err(
 					"%s; recording stops (the trace is removed), the program runs on",
@@ -818,7 +791,7 @@ static void run_loop(struct run_state *s)
 		tool_err("warning: no copy of the ring file in %s (rip ps %s will not work): %s",
 			 s->fam.dir, s->fam.dir, s->fam.rec.ring_err);
 	if (!s->failed)
-		run_relay_check(s);
+		relay_report(&s->fam.rec, s->fam.no_local ? NULL : s->fam.dir, &s->relay);
 	fam_end(&s->fam, s->failed, !s->fam.no_local);
 	if (!s->failed)
 		run_summary(s);
@@ -957,7 +930,7 @@ static int cmd_run(int argc, char **argv)
 	run_loop(s);
 	run_reap(s, 0);
 	status = run_exit_status(s->status);
-	if ((s->failed || s->nofile_failed || s->relay_lost || s->relay_gap) && status == 0)
+	if ((s->failed || s->nofile_failed || s->relay.lost || s->relay.gap) && status == 0)
 		status = EXIT_FAIL;
 	/* Killed: its file stays where rip ps PID looks (and rip gc collects it). */
 	if (WIFSIGNALED(s->status) && s->fam.ring[0] && s->fam.rec.f.fd >= 0 &&
