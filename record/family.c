@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -24,6 +25,7 @@
 #include <string.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <internal/clock.h>
@@ -34,6 +36,7 @@
 
 #define FAM_ALIVE_NS 100000000L /* an other that says nothing: /proc is read this often */
 #define FAM_EXEC_NS 10000000L	/* how often to look for an exec we do not follow */
+#define FAM_WAIT_NS 50000L	/* without a watch: the wait for the program's ring file */
 
 bool fam_resources(const struct fam_opts *o)
 {
@@ -432,6 +435,21 @@ int fam_ready(struct fam *f)
 	return 0;
 }
 
+void fam_wait(struct fam *f)
+{
+	struct pollfd pfd = { .fd = f->inotify, .events = POLLIN };
+	struct timespec ts = { 0, FAM_WAIT_NS };
+	char buf[4096];
+
+	if (f->inotify < 0)
+		nanosleep(&ts, NULL);
+	else if (poll(&pfd, 1, 5) > 0)
+		while (read(f->inotify, buf, sizeof(buf)) > 0)
+			;
+	if (!f->main_nofile)
+		fam_take_failed(f, false);
+}
+
 int fam_attach(struct fam *f, char *err, size_t errlen)
 {
 	int ret;
@@ -471,8 +489,9 @@ int fam_pass(struct fam *f, char *err, size_t errlen)
 
 int fam_finish(struct fam *f, char *err, size_t errlen)
 {
-	fam_scan(f); /* files made since the last look */
-	f->rec.keep_ring = true; /* for rip ps DIR and rip top DIR */
+	/* the files made since the last look; the copy of the ring file for rip ps and top DIR */
+	fam_scan(f);
+	f->rec.keep_ring = true;
 	return rec_finish(&f->rec, err, errlen);
 }
 

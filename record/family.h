@@ -98,22 +98,22 @@ struct fam_kept {
 
 struct fam {
 	const struct fam_opts *o;
-	char ringdir[PATH_MAX]; /* the private directory (fam_open) */
-	int lock;		/* held while we live: rip gc leaves the directory alone */
-	int inotify;		/* its watch; -1: none */
-	bool rescan;		/* look into it at the next fam_look */
-	pid_t child;		/* the program (set by the caller once forked) */
-	char dir[PATH_MAX];	/* its trace (set by the caller); the others' in DIR/PID[.N] */
-	bool no_local;		/* (set by the caller) relayd only: no trace in dir */
-	int64_t live_ns;	/* (set by the caller) relayd's live period; 0: none (rec_pass) */
-	char ring[PATH_MAX];	/* its ring file, once found (fam_find) */
-	pid_t main_pid;		/* whose ring file that is */
-	struct rec rec;		/* its consumer (fam_attach) */
-	bool attached;		/* fam_attach was called (whatever it said) */
-	int64_t next_tick;	/* the next live period's end (CLOCK_MONOTONIC ns) */
+	char ringdir[PATH_MAX];	 /* the private directory (fam_open) */
+	int lock;		 /* held while we live: rip gc leaves the directory alone */
+	int inotify;		 /* its watch; -1: none */
+	bool rescan;		 /* look into it at the next fam_look */
+	pid_t child;		 /* the program (set by the caller once forked) */
+	char dir[PATH_MAX];	 /* its trace (set by the caller); the others' in DIR/PID[.N] */
+	bool no_local;		 /* (set by the caller) relayd only: no trace in dir */
+	int64_t live_ns;	 /* (set by the caller) relayd's live period; 0: none (rec_pass) */
+	char ring[PATH_MAX];	 /* its ring file, once found (fam_find) */
+	pid_t main_pid;		 /* whose ring file that is */
+	struct rec rec;		 /* its consumer (fam_attach) */
+	bool attached;		 /* fam_attach was called (whatever it said) */
+	int64_t next_tick;	 /* the next live period's end (CLOCK_MONOTONIC ns) */
 	char exec_img[PATH_MAX]; /* the image the program exec'd into, not followed */
-	int64_t exec_next;	/* when to look for one next (CLOCK_MONOTONIC ns) */
-	struct fam_sub **subs;	/* the others */
+	int64_t exec_next;	 /* when to look for one next (CLOCK_MONOTONIC ns) */
+	struct fam_sub **subs;	 /* the others */
 	size_t nsubs;
 	unsigned traces, failed; /* the others' traces written, and those that could not be */
 	/* Ring files librip could not create (its RING.failed-ERRNO-BYTES markers): */
@@ -162,6 +162,12 @@ bool fam_find(struct fam *f);
  */
 int fam_ready(struct fam *f);
 
+/*
+ * While the program's ring file is not there: wait (5 ms at most) for the
+ * watch to say the directory changed, then take librip's marker of the
+ * program's file if it could not be created (f->main_nofile).
+ */
+void fam_wait(struct fam *f);
 /*
  * Attach to the program's ring file (complete: fam_ready) as its consumer
  * and create its trace, DIR, unless no_local.  0, or -errno with the

@@ -46,7 +46,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -759,19 +758,9 @@ static void run_loop(struct run_state *s)
 			run_chld = 0;
 			idle = idle * 2 > RUN_IDLE_MAX_NS ? RUN_IDLE_MAX_NS : idle * 2;
 		} else if (!attached) {
-			struct pollfd pfd = { .fd = s->fam.inotify, .events = POLLIN };
-			char buf[4096];
-
-			if (s->fam.inotify < 0)
-				run_sleep(RUN_IDLE_MIN_NS);
-			else if (poll(&pfd, 1, 5) > 0)
-				while (read(s->fam.inotify, buf, sizeof(buf)) > 0)
-					;
-			if (!s->fam.main_nofile) {
-				fam_take_failed(&s->fam, false);
-				if (s->fam.main_nofile)
-					run_no_trace(s); /* now: it runs on untraced */
-			}
+			fam_wait(&s->fam);
+			if (s->fam.main_nofile)
+				run_no_trace(s); /* now (once): it runs on untraced */
 		} else {
 			/* Recording failed: just wait for the program. */
 			run_reap(s, 0);
