@@ -1,41 +1,24 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tools/cmd-run.c - `rip run`: run a program and record its events into a
- * CTF trace directory while it runs.
- *
- * The program gets RIP_RING=<a private directory of ours>/ (librip's
- * constructor creates its ring file there at start) and RIP_MODE=block,
- * so that writers wait for us rather than lose events.  We watch the
- * directory with inotify, attach as the consumer the moment the ring file
- * is complete, stream its closed packets to the trace while the program
- * runs, and when it exits take the rest, open packets included.
- *
- * RIP_CONSUMER=PID:START names us the consumer of every ring file the
- * family creates (the program's, and those of the children and images we
- * follow: the others open none), so their writers block for us from their
- * first event, before we have attached.  A file librip could not create
- * (a full tmpfs) leaves a marker, NAME.failed-ERRNO-BYTES, that we report.
- * The summary gives the program's trace and every child's, with losses.
+ * CTF trace directory while it runs.  The recording is record/family.h's:
+ * a private directory for the family's ring files, the environment that
+ * sends them there and names us their consumer from the first event (in
+ * block mode writers wait for us rather than lose events), the program's
+ * trace, and with --follow-fork / --follow-exec the children's and new
+ * images' in DIR/PID[.N]/.  Here: the options, the process, and what is
+ * said (the summary gives the program's trace and every child's, with
+ * losses; librip's markers of files it could not create become messages).
  *
  * Every dynamically linked program gets librip-preload.so (unless
- * --no-waits): each of its threads takes a slot at birth and its wrappers of
- * blocking calls record what each thread waits in, so that `rip ps PID`
+ * --no-waits): each of its threads takes a slot at birth and its wrappers
+ * of blocking calls record what each thread waits in, so that `rip ps PID`
  * works for a program that never heard of librip; its resource hooks only
- * forward then (RIP_RESOURCES=0).  A program the preload library cannot reach (static,
- * secure execution) just runs without it.
- *
- * Resource tracing (--mem, --fd, --shm) preloads librip-preload.so, whose
- * hooks record allocations, descriptors and shared memory with backtraces
- * (rip/resource.h); RIP_DISABLE turns off the categories not asked for, so
- * `rip enable PID mem` can still turn them on later.  A statically linked
- * program cannot be preloaded into: we look at its ELF program headers
- * first and say so rather than record an empty trace.
- *
- * Children and new images: librip gives a forked child a ring file of its
- * own, and an execve'd image a new rip-PID-START.N.ring.  With
- * --follow-fork / --follow-exec each such file is recorded into
- * DIR/PID[.N]/, a trace of its own; files we do not follow are silenced
- * (every category turned off, nobody waited for) and removed at the end.
+ * forward then (RIP_RESOURCES=0).  Resource tracing (--mem, --fd, --shm)
+ * preloads it with its hooks on for the categories asked for, so that `rip
+ * enable PID mem` can still turn the others on later.  A program the
+ * preload library cannot reach (static, secure execution: record/prog.h)
+ * is said so at once rather than recorded into an empty trace.
  *
  * The program keeps our stdin, stdout and stderr, and its exit status is
  * ours (128 + N for a death by signal N).  A SIGINT, SIGTERM, SIGHUP or
