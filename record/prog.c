@@ -246,3 +246,30 @@ int prog_find_lib(const char *name, char *buf, size_t len)
 	}
 	return -ENOENT;
 }
+
+int prog_plan(const char *prog, bool resources, bool preload, bool no_waits, char *lib,
+	      size_t liblen, bool *waits, char *why, size_t whylen)
+{
+	char bin[PATH_MAX];
+	int ret = PROG_PLAN_OK, reach;
+
+	*waits = false;
+	if (resources && prog_find_lib("librip-preload.so", lib, liblen))
+		return PROG_PLAN_NO_PRELOAD;
+	if (!resources && preload && prog_find_lib("librip.so", lib, liblen))
+		return PROG_PLAN_NO_LIBRIP;
+	if ((resources || preload) && prog_preloadable(prog, why, whylen, bin))
+		return PROG_PLAN_UNREACHABLE;
+	/* Plain rip run: the wait wrappers, where the preload library can go (quietly). */
+	if (!resources && !preload && !no_waits &&
+	    !prog_find_lib("librip-preload.so", lib, liblen)) {
+		reach = prog_preloadable(prog, why, whylen, bin);
+		*waits = reach == PROG_PRELOADABLE;
+		/* Untraced for sure (librip ignores RIP_* under secure execution too). */
+		if (reach == PROG_SECURE || (reach == PROG_STATIC && !prog_has_librip(bin)))
+			ret = PROG_PLAN_UNTRACED;
+	}
+	if (!resources && !preload && !*waits)
+		lib[0] = 0;
+	return ret;
+}

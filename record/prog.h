@@ -43,4 +43,25 @@ bool prog_has_librip(const char *path);
  */
 int prog_find_lib(const char *name, char *buf, size_t len);
 
+/* What rip run preloads into PROG: prog_plan. */
+enum {
+	PROG_PLAN_OK,	       /* lib holds the library ("": none) */
+	PROG_PLAN_NO_PRELOAD,  /* resource tracing needs librip-preload.so: not found */
+	PROG_PLAN_NO_LIBRIP,   /* --preload: librip.so not found */
+	PROG_PLAN_UNREACHABLE, /* resource tracing or --preload: LD_PRELOAD cannot reach PROG */
+	PROG_PLAN_UNTRACED,    /* neither: PROG runs untraced for sure (static, secure) */
+};
+
+/*
+ * The library rip run preloads into PROG (its path into lib, LIB_MAX
+ * bytes; "" for none): librip-preload.so for resource tracing, librip.so
+ * for --preload, else librip-preload.so for its slots and wait records
+ * only (*waits) where it can reach PROG and no_waits does not say no.
+ * PROG_PLAN_*; why (whylen bytes) says why LD_PRELOAD cannot reach PROG
+ * whenever that was found, PROG_PLAN_OK included (a static program that
+ * links librip), for a message later.
+ */
+int prog_plan(const char *prog, bool resources, bool preload, bool no_waits, char *lib,
+	      size_t liblen, bool *waits, char *why, size_t whylen);
+
 #endif /* RIP_RECORD_PROG_H */

@@ -776,7 +776,6 @@ static void run_loop(struct run_state *s)
 static int cmd_run(int argc, char **argv)
 {
 	struct run_state *s;
-	char bin[PATH_MAX];
 	int go[2] = { -1, -1 }, rep[2] = { -1, -1 }, ret, e, status = EXIT_FAIL;
 	struct stat st;
 	ssize_t got;
@@ -794,37 +793,24 @@ static int cmd_run(int argc, char **argv)
 		return ret < 0 ? EXIT_OK : ret;
 	}
 	argv += optind;
-	if (fam_resources(&s->o.fam) &&
-	    prog_find_lib("librip-preload.so", s->lib, sizeof(s->lib))) {
+	ret = prog_plan(argv[0], fam_resources(&s->o.fam), s->o.preload, s->o.fam.no_waits,
+			s->lib, sizeof(s->lib), &s->o.fam.waits, s->untraced, sizeof(s->untraced));
+	if (ret == PROG_PLAN_NO_PRELOAD)
 		tool_err("resource tracing needs librip-preload.so, which is not next to %s nor "
 			 "in its lib directory: build it (make) or install it",
 			 rip_prog);
-		goto out_free;
-	}
-	if (!fam_resources(&s->o.fam) && s->o.preload &&
-	    prog_find_lib("librip.so", s->lib, sizeof(s->lib))) {
+	else if (ret == PROG_PLAN_NO_LIBRIP)
 		tool_err("--preload: cannot find librip.so next to %s or in its lib directory",
 			 rip_prog);
-		goto out_free;
-	}
-	if ((fam_resources(&s->o.fam) || s->o.preload) &&
-	    prog_preloadable(argv[0], s->untraced, sizeof(s->untraced), bin)) {
+	else if (ret == PROG_PLAN_UNREACHABLE)
 		tool_err("%s", s->untraced);
+	if (ret != PROG_PLAN_OK && ret != PROG_PLAN_UNTRACED)
 		goto out_free;
+	/* Untraced for sure: say so now. */
+	if (ret == PROG_PLAN_UNTRACED) {
+		tool_err("%s; it runs untraced", s->untraced);
+		s->untraced_said = true;
 	}
-	/* Plain rip run: the wait wrappers, where the preload library can go (quietly). */
-	if (!fam_resources(&s->o.fam) && !s->o.preload && !s->o.fam.no_waits &&
-	    !prog_find_lib("librip-preload.so", s->lib, sizeof(s->lib))) {
-		ret = prog_preloadable(argv[0], s->untraced, sizeof(s->untraced), bin);
-		s->o.fam.waits = ret == PROG_PRELOADABLE;
-		/* Untraced for sure (librip ignores RIP_* under secure execution too): say so now. */
-		if (ret == PROG_SECURE || (ret == PROG_STATIC && !prog_has_librip(bin))) {
-			tool_err("%s; it runs untraced", s->untraced);
-			s->untraced_said = true;
-		}
-	}
-	if (!fam_resources(&s->o.fam) && !s->o.preload && !s->o.fam.waits)
-		s->lib[0] = 0;
 	s->fam.no_local = s->o.out && !strcmp(s->o.out, "-");
 	s->fam.live_ns = relay_live_ns(&s->o.relay);
 	if (s->o.out && !s->fam.no_local && lstat(s->o.out, &st) == 0) {
