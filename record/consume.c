@@ -628,7 +628,13 @@ static int rec_samples_end(struct rec *r, char *err, size_t errlen)
 		r->st.samples = 0;
 		return 0;
 	}
-	/* the type, for relayd's metadata (declared before the first packet) */
+	/*
+	 * The type, for relayd's metadata (declared before the first packet):
+	 * counted, for the sink declares types while it has seen fewer than
+	 * there are.
+	 */
+	if (!r->types->t[TRACE_SAMPLE_ID].valid)
+		r->types->count++;
 	trace_sample_type(&r->types->t[TRACE_SAMPLE_ID]);
 	ret = smp_emit(r->smp, stream, r->st.samples_lost, rec_smp_packet, r, err, errlen);
 	if (ret && r->cb_failed)
