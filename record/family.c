@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -89,6 +90,22 @@ static int fam_mkdtemp(char *buf, size_t len)
 	return -errno;
 }
 
+/* Lock dir for as long as the descriptor returned is open (-errno: no lock): rr_run_dir_held. */
+static int fam_hold(const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	if (flock(fd, LOCK_EX | LOCK_NB)) {
+		int e = errno;
+
+		close(fd);
+		return -e;
+	}
+	return fd;
+}
+
 int fam_open(struct fam *f)
 {
 	char path[PATH_MAX];
@@ -97,7 +114,7 @@ int fam_open(struct fam *f)
 	ret = fam_mkdtemp(f->ringdir, sizeof(f->ringdir));
 	if (ret)
 		return ret;
-	f->lock = rr_run_dir_hold(f->ringdir);
+	f->lock = fam_hold(f->ringdir);
 	/*
 	 * The unwind rules, before the watch: not a ring file to look at (a
 	 * failure only costs speed: every process computes its rules).
@@ -130,6 +147,39 @@ static void fam_rules_cleanup(const char *ringdir)
 	rmdir(path);
 }
 
+/*
+ * Move the ring file at path, in one of rip run's directories, to the
+ * ring directory above it, under the same name (never replacing a file
+ * there): where it outlives rip run, and rip ls, rip gc and rip ps PID find
+ * it as any other.  Its new path into out.  0 or -errno.
+ */
+static int fam_release(const char *path, char *out, size_t len)
+{
+	const char *base = strrchr(path, '/'), *dir;
+	int n;
+
+	if (!base || base == path)
+		return -EINVAL;
+	/* the directory that holds rip run's: path is PARENT/rip-run.XXXXXX/NAME */
+	for (dir = base - 1; dir > path && *dir != '/'; dir--)
+		;
+	if (*dir != '/' || strncmp(dir + 1, RR_RUN_DIR_PREFIX, strlen(RR_RUN_DIR_PREFIX)))
+		return -EINVAL;
+	n = snprintf(out, len, "%.*s%s", (int)(dir - path), path, base);
+	if (n < 0 || (size_t)n >= len)
+		return -ENAMETOOLONG;
+	/* link never replaces a file; a rename would */
+	if (link(path, out))
+		return -errno;
+	if (unlink(path)) {
+		int e = errno;
+
+		unlink(out);
+		return -e;
+	}
+	return 0;
+}
+
 bool fam_keep(struct fam *f, const char *path, pid_t pid, const char *comm, int sig)
 {
 	struct fam_kept *v = realloc(f->kept, (f->nkept + 1) * sizeof(*v)), *k;
@@ -139,7 +189,7 @@ bool fam_keep(struct fam *f, const char *path, pid_t pid, const char *comm, int 
 		return false;
 	f->kept = v;
 	k = &v[f->nkept];
-	ret = rr_run_dir_release(path, k->path, sizeof(k->path));
+	ret = fam_release(path, k->path, sizeof(k->path));
 	if (ret) {
 		fam_warn(f, "cannot keep %s: %s", path, strerror(-ret));
 		return false;

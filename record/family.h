@@ -231,8 +231,8 @@ struct fam_totals {
 void fam_totals(const struct fam *f, struct fam_totals *t);
 
 /*
- * Move the ring file at path up into the ring directory, where it stays
- * (rr_run_dir_release), and list it in f->kept; false if it cannot be.
+ * Move the ring file at path up into the ring directory, where it stays,
+ * and list it in f->kept; false if it cannot be.
  */
 bool fam_keep(struct fam *f, const char *path, pid_t pid, const char *comm, int sig);
 /*
