@@ -33,6 +33,7 @@
 #include <internal/clock.h>
 
 #include "read/ringfile.h"
+#include "read/ringname.h"
 
 #define RR_MAX_SLOTS (1u << 22)
 #define RR_MAX_MODULES (1u << 20)
@@ -437,93 +438,6 @@ int rr_open_target(const char *target, struct rr_file *f, char *err, size_t errl
 		target = path;
 	}
 	return rr_open(target, f, err, errlen);
-}
-
-/* Are the n bytes at p all zero? */
-static bool rr_zero(const uint8_t *p, size_t n)
-{
-	const uint64_t *w = (const uint64_t *)p;
-	size_t k;
-
-	for (k = 0; k < n / 8; k++)
-		if (w[k])
-			return false;
-	for (k *= 8; k < n; k++)
-		if (p[k])
-			return false;
-	return true;
-}
-
-int rr_copy(const struct rr_file *f, const char *dst, bool sync, char *err, size_t errlen)
-{
-	const size_t chunk = 1u << 20;
-	uint64_t size = f->len, off = 0;
-	uint8_t *buf = NULL;
-	int out, ret = 0;
-
-	if (f->fd < 0 || f->legacy_raw)
-		return rr_fail(err, errlen, -EINVAL, "%s: not a ring file to copy", f->path);
-	out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (out < 0)
-		return rr_fail(err, errlen, -errno, "%s: %s", dst, strerror(errno));
-	buf = malloc(chunk);
-	if (!buf) {
-		ret = rr_fail(err, errlen, -ENOMEM, "out of memory");
-		goto err_unlink;
-	}
-	while (off < size) {
-		off_t data = lseek(f->fd, (off_t)off, SEEK_DATA), hole;
-
-		if (data < 0 && errno == ENXIO)
-			break; /* holes to the end */
-		if (data < 0)
-			data = (off_t)off; /* no SEEK_DATA here: read it all, zeros stay holes */
-		hole = lseek(f->fd, data, SEEK_HOLE);
-		if (hole < 0 || (uint64_t)hole > size)
-			hole = (off_t)size;
-		for (uint64_t p = (uint64_t)data; p < (uint64_t)hole;) {
-			size_t want = (uint64_t)hole - p < chunk ? (size_t)((uint64_t)hole - p) : chunk;
-			ssize_t n = pread(f->fd, buf, want, (off_t)p);
-
-			if (n < 0 && errno == EINTR)
-				continue;
-			if (n < 0) {
-				ret = rr_fail(err, errlen, -errno, "%s: %s", f->path, strerror(errno));
-				goto err_unlink;
-			}
-			if (n == 0) {
-				size = p; /* it shrank: what is there */
-				break;
-			}
-			if (!rr_zero(buf, (size_t)n)) {
-				ssize_t w = pwrite(out, buf, (size_t)n, (off_t)p);
-				int e = w < 0 ? errno : ENOSPC; /* a short write: the disk is full */
-
-				if (w < 0 && e == EINTR)
-					continue;
-				if (w != n) {
-					ret = rr_fail(err, errlen, -e, "%s: %s", dst, strerror(e));
-					goto err_unlink;
-				}
-			}
-			p += (uint64_t)n;
-		}
-		off = (uint64_t)hole;
-	}
-	if (ftruncate(out, (off_t)size) || (sync && fsync(out))) {
-		ret = rr_fail(err, errlen, -errno, "%s: %s", dst, strerror(errno));
-		goto err_unlink;
-	}
-	free(buf);
-	if (close(out))
-		return rr_fail(err, errlen, -errno, "%s: %s", dst, strerror(errno));
-	return 0;
-
-err_unlink:
-	free(buf);
-	close(out);
-	unlink(dst);
-	return ret;
 }
 
 int rr_open_legacy(const char *path, struct rr_file *f, char *err, size_t errlen)
@@ -1667,21 +1581,6 @@ bool rr_is_ring(const char *path)
 	return ok;
 }
 
-int rr_run_dir_hold(const char *dir)
-{
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-
-	if (fd < 0)
-		return -errno;
-	if (flock(fd, LOCK_EX | LOCK_NB)) {
-		int e = errno;
-
-		close(fd);
-		return -e;
-	}
-	return fd;
-}
-
 bool rr_run_dir_held(const char *dir)
 {
 	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -1692,48 +1591,6 @@ bool rr_run_dir_held(const char *dir)
 	held = flock(fd, LOCK_EX | LOCK_NB) != 0;
 	close(fd); /* and the lock we may have taken with it */
 	return held;
-}
-
-int rr_run_dir_release(const char *path, char *out, size_t len)
-{
-	const char *base = strrchr(path, '/'), *dir;
-	int n;
-
-	if (!base || base == path)
-		return -EINVAL;
-	/* the directory that holds rip run's: path is PARENT/rip-run.XXXXXX/NAME */
-	for (dir = base - 1; dir > path && *dir != '/'; dir--)
-		;
-	if (*dir != '/' || strncmp(dir + 1, RR_RUN_DIR_PREFIX, strlen(RR_RUN_DIR_PREFIX)))
-		return -EINVAL;
-	n = snprintf(out, len, "%.*s%s", (int)(dir - path), path, base);
-	if (n < 0 || (size_t)n >= len)
-		return -ENAMETOOLONG;
-	/* link never replaces a file; a rename would */
-	if (link(path, out))
-		return -errno;
-	if (unlink(path)) {
-		int e = errno;
-
-		unlink(out);
-		return -e;
-	}
-	return 0;
-}
-
-pid_t rr_ring_name_pid(const char *name)
-{
-	size_t n = strlen(name);
-	char *end;
-	long pid;
-
-	if (strncmp(name, "rip-", 4) || n < 10 || strcmp(name + n - 5, ".ring"))
-		return 0;
-	errno = 0;
-	pid = strtol(name + 4, &end, 10);
-	if (errno || *end != '-' || pid <= 0 || pid > 0x3fffffff || end == name + 4)
-		return 0;
-	return (pid_t)pid;
 }
 
 /* Is name one of rip run's directories? */
@@ -1814,8 +1671,9 @@ static int rr_find_one(const char *path, const struct stat *st, void *arg)
 {
 	struct rr_find *fd = arg;
 	const char *base = strrchr(path, '/');
+	struct rn_name n;
 
-	if (!S_ISREG(st->st_mode) || rr_ring_name_pid(base ? base + 1 : path) != fd->pid)
+	if (!S_ISREG(st->st_mode) || rn_parse(base ? base + 1 : path, &n) || n.pid != fd->pid)
 		return 0;
 	if (!fd->best[0] || st->st_mtime >= fd->mtime) {
 		snprintf(fd->best, sizeof(fd->best), "%s", path);

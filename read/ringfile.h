@@ -176,15 +176,6 @@ bool rr_all_digits(const char *s);
  */
 int rr_open_target(const char *target, struct rr_file *f, char *err, size_t errlen);
 
-/*
- * Copy the ring file f to dst, a new file (O_EXCL|O_NOFOLLOW, mode 0600):
- * its holes stay holes (a ring file reserves its whole size, of which a
- * process touches little), and so do pages of zeros.  With sync, fsync'd.
- * Read through the descriptor, never the mapping: a file that shrinks under
- * us gives a short copy, not a SIGBUS.  0, or -errno with a message (what
- * was written is removed).
- */
-int rr_copy(const struct rr_file *f, const char *dst, bool sync, char *err, size_t errlen);
 
 /*
  * Open and validate a ring file.  0, or -errno with a one-line explanation
@@ -429,22 +420,14 @@ int rr_dirs(char dirs[][PATH_MAX], int max);
  * rip-run.XXXXXX, for the ring files of the program it runs and of its
  * children.  Files can outlive rip run there (one killed, a file being
  * created when it ended): rip ls and rip gc look into them, rr_find_pid too.
- * rip run holds a lock on its directory while it lives (rr_run_dir_hold),
- * so that rip gc removes only a directory nobody uses (rr_run_dir_held).
+ * rip run holds an flock on its directory while it lives (fam_open,
+ * record/family.c), so that rip gc removes only a directory nobody uses
+ * (rr_run_dir_held).
  */
 #define RR_RUN_DIR_PREFIX "rip-run."
 
-/* Lock dir for as long as the descriptor returned is open (-errno: no lock). */
-int rr_run_dir_hold(const char *dir);
 /* Does a live rip run hold dir (or can we not tell)? */
 bool rr_run_dir_held(const char *dir);
-/*
- * Move the ring file at path, in one of rip run's directories, to the
- * ring directory above it, under the same name (never replacing a file
- * there): where it outlives rip run, and rip ls, rip gc and rip ps PID find
- * it as any other.  Its new path into out.  0 or -errno.
- */
-int rr_run_dir_release(const char *path, char *out, size_t len);
 
 /*
  * Visit the caller's own files in the ring directories (only_dir instead,
@@ -458,9 +441,6 @@ int rr_run_dir_release(const char *path, char *out, size_t len);
  */
 typedef int (*rr_file_cb)(const char *path, const struct stat *st, void *arg);
 int rr_each_file(const char *only_dir, rr_file_cb cb, void *arg, char *err, size_t errlen);
-
-/* Is name a ring file's name, rip-PID-START[.N].ring?  Its pid, else 0. */
-pid_t rr_ring_name_pid(const char *name);
 
 /*
  * Find the ring file of pid: a ring mapped by the live process (from

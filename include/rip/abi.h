@@ -578,7 +578,7 @@ struct rip_evring {
 /*
  * The edges of the event-ring protocol, by name: every access to written,
  * consumed and the file's ev_consumer from the writer (lib/events.c) or a
- * consumer (read/evread.c, read/consume.c) goes through these, so that each
+ * consumer (read/evread.c, record/consume.c) goes through these, so that each
  * pair can be found by name.
  *
  *  - written: the writer counts a packet written after its contents and

@@ -69,7 +69,7 @@
 #define RIP_CAT_BT 4u /* backtrace definitions: on whenever another of these is */
 /*
  * CPU samples (rip run --sample): the rip:sample events of a trace, which
- * the recorder writes from the snap rings (read/samples.h); no program
+ * the recorder writes from the snap rings (record/samples.h); no program
  * emits them.
  */
 #define RIP_CAT_SAMPLE 5u

@@ -5,7 +5,7 @@
  * thread) over real TCP connections on the loopback, to the very code the
  * commands run:
  *
- *   byte 0 even: lttng-relayd (read/relayd.c).  Bytes 1-2 (little-endian)
+ *   byte 0 even: lttng-relayd (record/relayd.c).  Bytes 1-2 (little-endian)
  *	are the length of the answers on the first control connection, which
  *	follow; the rest answers a second one, after rly_reconnect.  The
  *	client plays a short rip run --relayd whose shape the rest of byte 0
@@ -39,7 +39,7 @@
 
 #include <rip/abi.h>
 
-#include "read/relayd.h"
+#include "record/relayd.h"
 #include "read/ringfile.h"
 #include "tools/http.h"
 #include "fuzz.h"
