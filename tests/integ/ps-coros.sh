@@ -23,8 +23,8 @@ wait_file "$TEST_TMP/ready" 60 || die "the helper did not park its $n coroutines
 
 # check WHAT: the grouped output in $TEST_TMP/out, its cost in $TEST_TMP/ru
 check() {
-	set -- "$1" $(cat "$TEST_TMP/ru")
-	[ "$3" -le "$limit" ] || fail "$1: peak RSS $3 KiB, over the $limit KiB budget"
+	read -r _ms kb <"$TEST_TMP/ru"
+	[ "$kb" -le "$limit" ] || fail "$1: peak RSS $kb KiB, over the $limit KiB budget"
 	grep -q "^5 threads, $n coroutines ($n waiting), 0 exited" "$TEST_TMP/out" ||
 		fail "$1: header: $(sed -n 2p "$TEST_TMP/out")"
 	# four groups of 50,000 coroutines, one per function (by name when symbols are there)
@@ -51,8 +51,8 @@ check "rip ps FILE (after SIGKILL)"
 c=$("$ru" "$TEST_TMP/ru" "$RIP" ps --threads "$TEST_TMP/coros.ring" 2>"$TEST_TMP/err" |
 	grep -c '^coroutine co-')
 [ "$c" = "$n" ] || fail "rip ps --threads FILE: $c coroutines listed, want $n: $(head -n 3 "$TEST_TMP/err")"
-set -- $(cat "$TEST_TMP/ru")
-[ "$2" -le "$limit" ] || fail "rip ps --threads FILE: peak RSS $2 KiB, over the $limit KiB budget"
+read -r _ms kb <"$TEST_TMP/ru"
+[ "$kb" -le "$limit" ] || fail "rip ps --threads FILE: peak RSS $kb KiB, over the $limit KiB budget"
 
 # the streamed views under AddressSanitizer: --json keeps each member packed
 asan_run ps --json --still=1ms "$TEST_TMP/coros.ring"
