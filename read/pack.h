@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * read/pack.h - packed blocks: many CTF packets of a trace, from any of its
- * streams, stored losslessly in a tenth of their size.
+ * streams, stored losslessly in a tenth of their size.  This is the format
+ * and its decoder; record/packw.h is the coder.
  *
  * A trace's packets are what the writers put in their rings: fixed-size
  * fields, 8-byte addresses, 27-bit timestamps.  That is cheap to write and
@@ -67,32 +68,6 @@ struct pk_col {
 };
 
 #define PK_COL_ZSTD 0x1u
-
-struct pk_enc;
-
-/*
- * A coder for types (kept by reference: it may grow between packets, as a
- * recorder's copy does), compressing at zstd level (1 to 19).  0 or -errno.
- */
-int pk_enc_new(struct pk_enc **out, const struct ev_types *types, int level);
-void pk_enc_free(struct pk_enc *e);
-
-/*
- * Add one packet: its content (header and events, content_size / 8 bytes).
- * -E2BIG when the block would pass PK_RAW_MAX: take the block first.
- */
-int pk_enc_add(struct pk_enc *e, const uint8_t *pkt, size_t len);
-
-/* Bytes and packets added since the last block was taken. */
-size_t pk_enc_raw(const struct pk_enc *e);
-uint32_t pk_enc_packets(const struct pk_enc *e);
-
-/*
- * The block of what was added since the last one, in *out (the coder's
- * memory, valid until its next call), and start a new one.  0 or -errno
- * (-ENODATA: nothing was added).
- */
-int pk_enc_take(struct pk_enc *e, const uint8_t **out, size_t *len, char *err, size_t errlen);
 
 /* A block decoded: its packets back to back, in the order they were added. */
 struct pk_block {

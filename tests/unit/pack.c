@@ -18,6 +18,7 @@
 #include "helpers.h"
 #include "packtypes.h"
 #include "read/pack.h"
+#include "record/packw.h"
 
 static struct ev_types types;
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
