@@ -101,9 +101,12 @@ struct evs_totals {
 	uint64_t events;	  /* events handed out */
 	uint64_t packets;	  /* packets read */
 	uint64_t streams;	  /* streams in the source */
-	uint64_t discarded;	  /* events discarded or overwritten by the writers */
-	uint64_t lost_packets;	  /* packets missing: gaps in sequence numbers */
+	uint64_t discarded;	  /* events discarded or overwritten by the writers, or in
+				     chunks of a packed trace that are gone (--max-size) */
+	uint64_t lost_packets;	  /* packets missing: gaps in sequence numbers, and those
+				     chunks' packets */
 	uint64_t torn;		  /* packets of a live ring reused while being copied */
+	uint32_t gone_chunks;	  /* a packed trace's chunks gone (dropped, missing, cut) */
 };
 
 /*
