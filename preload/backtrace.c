@@ -535,6 +535,7 @@ struct rip_pl_scd {
 static struct rip_pl_scd rip_pl_scd[2]; /* the first cache, the grown one */
 static struct rip_pl_scd *rip_pl_sc;    /* the one in use, NULL: none */
 static uint32_t rip_pl_sc_rewalks;	 /* walks of stacks known already */
+static uint32_t rip_pl_sc_victim;	 /* the way a full set gives up next (a rotation) */
 
 static size_t rip_pl_sc_len(uint32_t sets)
 {
@@ -679,15 +680,23 @@ static void rip_pl_sc_put(const struct rip_pl_scd *d, uint64_t key, uintptr_t pc
 
 	if (log->n > RIP_PL_SC_READS)
 		return;
-	/* the way that holds the key already, else an empty one, else one the key picks */
-	for (uint32_t w = 0; w < RIP_PL_SC_WAYS && !e; w++)
-		if (__atomic_load_n(&set[w].key, __ATOMIC_RELAXED) == key)
-			e = &set[w];
+	/*
+	 * An empty way, else the next in turn.  Not the way that holds the key
+	 * already: stacks whose first frames are the same share a key (a leaf
+	 * called from many paths), and two of them used in turn would each
+	 * put the other out, missing every other time (half the calls of
+	 * bench/malloc-nofp walked the whole stack).
+	 */
 	for (uint32_t w = 0; w < RIP_PL_SC_WAYS && !e; w++)
 		if (!__atomic_load_n(&set[w].key, __ATOMIC_RELAXED))
 			e = &set[w];
-	if (!e)
-		e = &set[(key >> 40) % RIP_PL_SC_WAYS];
+	if (!e) {
+		/* Relaxed load and store, no RMW: a hint; two threads may pick the same way. */
+		uint32_t v = __atomic_load_n(&rip_pl_sc_victim, __ATOMIC_RELAXED);
+
+		__atomic_store_n(&rip_pl_sc_victim, v + 1, __ATOMIC_RELAXED);
+		e = &set[v % RIP_PL_SC_WAYS];
+	}
 	seq = __atomic_load_n(&e->seq, __ATOMIC_RELAXED);
 	/* Relaxed CAS: it only makes this thread the entry's one writer; the fence publishes. */
 	if ((seq & 1) || !__atomic_compare_exchange_n(&e->seq, &seq, seq + 1, false,
