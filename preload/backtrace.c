@@ -593,7 +593,9 @@ static inline struct rip_pl_sc_ent *rip_pl_sc_set(const struct rip_pl_scd *d, ui
  * now: val itself for the first nabs, val + sp for the others (stack
  * addresses).  Every offset is kept at most lim (inside the stack)
  * whatever the entry holds: it may be being rewritten.  A function of its
- * own, so that its few values stay in registers.
+ * own, so that its few values stay in registers.  Four loads at a time,
+ * and out at the first four that differ: a stack that shares its first
+ * frames with the one looked for (the same key) differs a few frames up.
  */
 static __attribute__((noinline)) uint64_t rip_pl_sc_diff(uintptr_t sp, uintptr_t lim,
 							const uint32_t *off, const uint64_t *val,
@@ -604,6 +606,23 @@ static __attribute__((noinline)) uint64_t rip_pl_sc_diff(uintptr_t sp, uintptr_t
 
 	nabs = nabs < n ? nabs : n;
 	/* Relaxed loads: the entry's count, read again by the caller, says whether they held. */
+	for (; i + 4 <= nabs; i += 4) {
+		uintptr_t o0 = __atomic_load_n(&off[i], __ATOMIC_RELAXED);
+		uintptr_t o1 = __atomic_load_n(&off[i + 1], __ATOMIC_RELAXED);
+		uintptr_t o2 = __atomic_load_n(&off[i + 2], __ATOMIC_RELAXED);
+		uintptr_t o3 = __atomic_load_n(&off[i + 3], __ATOMIC_RELAXED);
+
+		o0 = o0 < lim ? o0 : lim;
+		o1 = o1 < lim ? o1 : lim;
+		o2 = o2 < lim ? o2 : lim;
+		o3 = o3 < lim ? o3 : lim;
+		diff = (*(const uint64_t *)(sp + o0) ^ __atomic_load_n(&val[i], __ATOMIC_RELAXED)) |
+		       (*(const uint64_t *)(sp + o1) ^ __atomic_load_n(&val[i + 1], __ATOMIC_RELAXED)) |
+		       (*(const uint64_t *)(sp + o2) ^ __atomic_load_n(&val[i + 2], __ATOMIC_RELAXED)) |
+		       (*(const uint64_t *)(sp + o3) ^ __atomic_load_n(&val[i + 3], __ATOMIC_RELAXED));
+		if (diff)
+			return diff;
+	}
 	for (; i < nabs; i++) {
 		uintptr_t o = __atomic_load_n(&off[i], __ATOMIC_RELAXED);
 
@@ -742,9 +761,12 @@ static int rip_pl_bt_tables(uintptr_t pc, uintptr_t sp, uintptr_t fp, uint64_t *
 	int m;
 
 	/* the first frames, for the key: no log (a miss walks again with one) */
-	m = rip_pl_dwarf_walk(pc, sp, fp, frames, pre, NULL);
-	if (m < 0)
-		return m;
+	m = rip_pl_dwarf_prefix(pc, sp, fp, frames, pre, epoch);
+	if (RIP_UNLIKELY(m < 0)) {
+		m = rip_pl_dwarf_walk(pc, sp, fp, frames, pre, NULL);
+		if (m < 0)
+			return m;
+	}
 	/* the walk checked the stack's bounds: t->stack_hi > sp */
 	key = rip_pl_sc_key(pc, t->stack_hi - sp, fp - sp, frames, (uint32_t)m);
 	if (RIP_LIKELY(sc) && (id = rip_pl_sc_find(sc, key, pc, sp, fp, t->stack_hi, epoch)) != 0) {
