@@ -565,18 +565,19 @@ static void rip_pl_sc_grow(void)
 
 /*
  * The key of a walk from pc, depth below the stack's top, fp at fpr from sp, whose first
- * frames are f[0 .. n - 1]: never 0.
+ * frames are f[0 .. n - 1] (the others of the RIP_PL_SC_KEY 0): never 0.  Four independent
+ * products, then a finaliser.
  */
 static inline uint64_t rip_pl_sc_key(uintptr_t pc, uintptr_t depth, uintptr_t fpr,
 				     const uint64_t *f, uint32_t n)
 {
-	uint64_t a = (pc ^ (depth << 16)) * 0x9e3779b97f4a7c15ull, b = fpr ^ n;
+	_Static_assert(RIP_PL_SC_KEY == 4, "the key hashes four frames");
+	uint64_t a = (pc ^ depth << 24 ^ (uint64_t)n << 58) * 0x9e3779b97f4a7c15ull;
+	uint64_t b = (fpr ^ f[0]) * 0xff51afd7ed558ccdull;
+	uint64_t c = (f[1] ^ f[2] << 21 ^ f[2] >> 43) * 0xc4ceb9fe1a85ec53ull;
+	uint64_t d = f[3] * 0x94d049bb133111ebull;
 
-	for (uint32_t i = 0; i < n; i++) {
-		b ^= f[i];
-		b *= 0xff51afd7ed558ccdull;
-	}
-	a ^= b;
+	a ^= b ^ (c >> 7 | c << 57) ^ (d >> 19 | d << 45);
 	a ^= a >> 31;
 	a *= 0xbf58476d1ce4e5b9ull;
 	a ^= a >> 29;
@@ -757,19 +758,36 @@ static int rip_pl_bt_tables(uintptr_t pc, uintptr_t sp, uintptr_t fp, uint64_t *
 	uint32_t epoch = rip_pl_unwind_epoch();
 	/* Acquire: pairs with the release in rip_pl_sc_grow (the cache is whole). */
 	const struct rip_pl_scd *sc = __atomic_load_n(&rip_pl_sc, __ATOMIC_ACQUIRE);
+	const uintptr_t hi = t->stack_hi;
 	uint64_t key;
-	int m;
+	int m = -1;
 
-	/* the first frames, for the key: no log (a miss walks again with one) */
-	m = rip_pl_dwarf_prefix(pc, sp, fp, frames, pre, epoch);
+	/*
+	 * The first frames, for the key: no log (a miss walks again with one).
+	 * The first is the hook's caller's, from the hook's frame (ours, with a
+	 * frame pointer: fp is its rbp), and rip_pl_dwarf_prefix gives the
+	 * others; where it declines, or fp is not in the stack above sp, the
+	 * whole walk gives them all.  Only the key depends on this choice,
+	 * which is the same at every call from the same state: a hit is
+	 * decided by the entry's loads alone.
+	 */
+	frames[1] = frames[2] = frames[3] = 0;
+	if (RIP_LIKELY(pre == RIP_PL_SC_KEY && fp >= sp && hi >= 16 && fp <= hi - 16 && !(fp & 7))) {
+		const uintptr_t *hook = (const uintptr_t *)fp;
+
+		frames[0] = hook[1];
+		m = rip_pl_dwarf_prefix(hook[1], fp + 16, hook[0], frames + 1, pre - 1, epoch);
+		m = m < 0 ? -1 : m + 1;
+	}
 	if (RIP_UNLIKELY(m < 0)) {
+		frames[0] = 0;
 		m = rip_pl_dwarf_walk(pc, sp, fp, frames, pre, NULL);
 		if (m < 0)
 			return m;
 	}
-	/* the walk checked the stack's bounds: t->stack_hi > sp */
-	key = rip_pl_sc_key(pc, t->stack_hi - sp, fp - sp, frames, (uint32_t)m);
-	if (RIP_LIKELY(sc) && (id = rip_pl_sc_find(sc, key, pc, sp, fp, t->stack_hi, epoch)) != 0) {
+	/* the walk checked the stack's bounds: hi > sp */
+	key = rip_pl_sc_key(pc, hi - sp, fp - sp, frames, (uint32_t)m);
+	if (RIP_LIKELY(sc) && (id = rip_pl_sc_find(sc, key, pc, sp, fp, hi, epoch)) != 0) {
 		*idp = id;
 		return 0;
 	}
@@ -783,7 +801,7 @@ static int rip_pl_bt_tables(uintptr_t pc, uintptr_t sp, uintptr_t fp, uint64_t *
 	known = __atomic_load_n(&rip_pl_next_id, __ATOMIC_RELAXED);
 	id = rip_pl_intern(frames, (uint32_t)m, rip_pl_hash(frames, (uint32_t)m));
 	if (id && sc) {
-		rip_pl_sc_put(sc, key, pc, sp, fp, t->stack_hi, &log, id);
+		rip_pl_sc_put(sc, key, pc, sp, fp, hi, &log, id);
 		/* Relaxed: a count; the one call that reaches the limit grows the cache. */
 		if (id < known && sc == &rip_pl_scd[0] &&
 		    __atomic_add_fetch(&rip_pl_sc_rewalks, 1, __ATOMIC_RELAXED) == RIP_PL_SC_GROW)
