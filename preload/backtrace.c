@@ -744,6 +744,117 @@ static void rip_pl_sc_put(const struct rip_pl_scd *d, uint64_t key, uintptr_t pc
 	__atomic_store_n(&e->seq, seq + 2, __ATOMIC_RELEASE);
 }
 
+/* ---- shapes: the stack cache's key without a walk ---- */
+
+/*
+ * A key made by walking the first frames costs a rule lookup per frame,
+ * more than the rest of a hit.  But the calls of one hook at one depth
+ * (distance from the stack's top) mostly come through frames of the same
+ * sizes, so their return addresses are at the same offsets from sp: a
+ * shape.  The first walk of a class (hook pc, depth, fp less sp) keeps
+ * the offsets of its first RIP_PL_SH_K return addresses; a later call of
+ * the class reads the words at those offsets and hashes them into a key
+ * (rip_pl_sh_key), with no rule lookup.  Stacks that fit the shape are kept
+ * under that key; others (other frame sizes at the same depth, a signal
+ * frame) under the walked key, which a call that misses with the shape's
+ * tries next.  As for the walked key, only where to look depends on it: a
+ * hit is decided by the entry's loads alone, so a torn or stale shape only
+ * costs a miss.  Direct-mapped and written once per slot (a class whose
+ * slot another holds uses the walked key): no lock, no wait.
+ */
+#define RIP_PL_SH_K 6u		/* return addresses in a shape */
+#define RIP_PL_SH_SLOTS 4096u	/* classes kept */
+
+struct rip_pl_shape {
+	uint64_t tag;		     /* the class's hash, less its low 3 bits | n; 0: free */
+	uint32_t off[RIP_PL_SH_K]; /* the first n return addresses' offsets from sp */
+};
+
+static struct rip_pl_shape *rip_pl_shapes; /* NULL: none (the walked key only) */
+
+/* The class of a call: its hook pc, depth below the stack's top and fp less sp. */
+static inline uint64_t rip_pl_sh_class(uintptr_t pc, uintptr_t depth, uintptr_t fpr)
+{
+	uint64_t h = (pc ^ depth << 20 ^ fpr << 44) * 0x9e3779b97f4a7c15ull;
+
+	return h ^ h >> 29;
+}
+
+/*
+ * The key of the stack at sp under shape off[0 .. n - 1] of class cls: the
+ * words at those offsets (each kept at most lim: the shape may be being
+ * written), in two lanes of products.  Never 0.
+ */
+static inline uint64_t rip_pl_sh_key(uint64_t cls, uintptr_t sp, uintptr_t lim,
+				     const uint32_t *off, uint32_t n)
+{
+	uint64_t a = cls ^ n, b = 0xbf58476d1ce4e5b9ull;
+	uint32_t i;
+
+	for (i = 0; i + 1 < n; i += 2) {
+		/* Relaxed: a torn shape only makes a key that finds nothing. */
+		uintptr_t o0 = __atomic_load_n(&off[i], __ATOMIC_RELAXED);
+		uintptr_t o1 = __atomic_load_n(&off[i + 1], __ATOMIC_RELAXED);
+
+		o0 = o0 < lim ? o0 : lim;
+		o1 = o1 < lim ? o1 : lim;
+		a = (a ^ *(const uint64_t *)(sp + o0)) * 0xff51afd7ed558ccdull;
+		b = (b ^ *(const uint64_t *)(sp + o1)) * 0xc4ceb9fe1a85ec53ull;
+	}
+	if (i < n) {
+		uintptr_t o = __atomic_load_n(&off[i], __ATOMIC_RELAXED);
+
+		o = o < lim ? o : lim;
+		a = (a ^ *(const uint64_t *)(sp + o)) * 0xff51afd7ed558ccdull;
+	}
+	a ^= b ^ b >> 31;
+	a ^= a >> 29;
+	a *= 0x94d049bb133111ebull;
+	a ^= a >> 32;
+	return a | 1;
+}
+
+/*
+ * Under which key to keep a stack just walked from sp (its loads in log),
+ * of class cls, whose walked key is key: the key of its class's shape if
+ * it fits it (the shape is made now, from this walk, if the class has
+ * none and its slot is free), else key.
+ */
+static uint64_t rip_pl_sh_put_key(uint64_t cls, uintptr_t sp, uintptr_t lim,
+				  const struct rip_pl_wlog *log, uint64_t key)
+{
+	struct rip_pl_shape *sh;
+	uint32_t off[RIP_PL_SH_K], n = 0;
+	uint64_t tag, want;
+
+	if (!rip_pl_shapes || log->sig)
+		return key;
+	/* without a signal frame, the loads that are not stack addresses are the return addresses */
+	for (uint32_t i = 0; i < log->n && n < RIP_PL_SH_K; i++)
+		if (!(log->off[i] & RIP_PL_WLOG_REL))
+			off[n++] = log->off[i];
+	if (!n)
+		return key;
+	sh = &rip_pl_shapes[cls & (RIP_PL_SH_SLOTS - 1)];
+	want = (cls & ~7ull) | n;
+	/* Relaxed: the slot is a hint (see above); the CAS only makes one thread its writer. */
+	tag = __atomic_load_n(&sh->tag, __ATOMIC_RELAXED);
+	if (!tag) {
+		if (!__atomic_compare_exchange_n(&sh->tag, &tag, want, false, __ATOMIC_RELAXED,
+						 __ATOMIC_RELAXED))
+			return key;
+		for (uint32_t i = 0; i < n; i++)
+			__atomic_store_n(&sh->off[i], off[i], __ATOMIC_RELAXED);
+		return rip_pl_sh_key(cls, sp, lim, off, n);
+	}
+	if (tag != want)
+		return key;
+	for (uint32_t i = 0; i < n; i++)
+		if (__atomic_load_n(&sh->off[i], __ATOMIC_RELAXED) != off[i])
+			return key;
+	return rip_pl_sh_key(cls, sp, lim, off, n);
+}
+
 /*
  * The id of the stack above the hook (frames from its return address pc,
  * sp, fp) through the unwind tables, the cache first; the walk's -1 or -2
@@ -759,8 +870,30 @@ static int rip_pl_bt_tables(uintptr_t pc, uintptr_t sp, uintptr_t fp, uint64_t *
 	/* Acquire: pairs with the release in rip_pl_sc_grow (the cache is whole). */
 	const struct rip_pl_scd *sc = __atomic_load_n(&rip_pl_sc, __ATOMIC_ACQUIRE);
 	const uintptr_t hi = t->stack_hi;
-	uint64_t key;
+	uint64_t key, cls = 0;
+	bool shaped = false; /* cls is the call's class */
 	int m = -1;
+
+	/* the class's shape first: a key without a walk */
+	if (RIP_LIKELY(sc && rip_pl_shapes && t->stack_ok == 1 && sp >= t->stack_lo && hi >= 16 &&
+		       sp <= hi - 16)) {
+		const struct rip_pl_shape *sh;
+		uint64_t tag;
+
+		cls = rip_pl_sh_class(pc, hi - sp, fp - sp);
+		shaped = true;
+		sh = &rip_pl_shapes[cls & (RIP_PL_SH_SLOTS - 1)];
+		/* Relaxed: a hint; a torn shape makes a key that finds nothing. */
+		tag = __atomic_load_n(&sh->tag, __ATOMIC_RELAXED);
+		if ((tag & ~7ull) == (cls & ~7ull) && (tag & 7) && (tag & 7) <= RIP_PL_SH_K) {
+			key = rip_pl_sh_key(cls, sp, hi - sp - 8, sh->off, (uint32_t)(tag & 7));
+			id = rip_pl_sc_find(sc, key, pc, sp, fp, hi, epoch);
+			if (id) {
+				*idp = id;
+				return 0;
+			}
+		}
+	}
 
 	/*
 	 * The first frames, for the key: no log (a miss walks again with one).
@@ -801,6 +934,8 @@ static int rip_pl_bt_tables(uintptr_t pc, uintptr_t sp, uintptr_t fp, uint64_t *
 	known = __atomic_load_n(&rip_pl_next_id, __ATOMIC_RELAXED);
 	id = rip_pl_intern(frames, (uint32_t)m, rip_pl_hash(frames, (uint32_t)m));
 	if (id && sc) {
+		if (shaped)
+			key = rip_pl_sh_put_key(cls, sp, hi - sp - 8, &log, key);
 		rip_pl_sc_put(sc, key, pc, sp, fp, hi, &log, id);
 		/* Relaxed: a count; the one call that reaches the limit grows the cache. */
 		if (id < known && sc == &rip_pl_scd[0] &&
@@ -956,8 +1091,12 @@ int rip_pl_bt_init_early(void)
 	err = rip_pl_tab_map();
 	/* the stack cache is a speed-up: without its mapping, every stack is walked */
 	if (!err && !rip_pl_sc_map(&rip_pl_scd[0], RIP_PL_SC_SETS0)) {
+		bool wiped;
+
 		rip_pl_sc = &rip_pl_scd[0];
 		rip_pl_sc_map(&rip_pl_scd[1], RIP_PL_SC_SETS); /* for rip_pl_sc_grow; none: no growth */
+		/* shapes hold offsets only: a fork child may keep them, wiped or not */
+		rip_pl_shapes = rip_pl_table_map(RIP_PL_SH_SLOTS * sizeof(struct rip_pl_shape), &wiped);
 	}
 	return err ? err : rip_pl_unwind_init();
 }
