@@ -856,44 +856,21 @@ static uint64_t rip_pl_sh_put_key(uint64_t cls, uintptr_t sp, uintptr_t lim,
 }
 
 /*
- * The id of the stack above the hook (frames from its return address pc,
- * sp, fp) through the unwind tables, the cache first; the walk's -1 or -2
- * when it declines.  frames: room for max.
+ * The rest of rip_pl_bt_tables when the class's shape found nothing: the
+ * walked key, then the whole walk, kept for the next time.  Out of line, so
+ * that the lookup by shape, which nearly every call ends with, keeps its
+ * registers and a small frame (the walk's log is 900 bytes).
  */
-static int rip_pl_bt_tables(uintptr_t pc, uintptr_t sp, uintptr_t fp, uint64_t *frames,
-			    uint32_t max, uint32_t *idp)
+static __attribute__((noinline)) int rip_pl_bt_miss(uintptr_t pc, uintptr_t sp, uintptr_t fp,
+						     uint64_t *frames, uint32_t max, uint32_t epoch,
+						     const struct rip_pl_scd *sc, uint64_t cls,
+						     bool shaped, uint32_t *idp)
 {
-	struct rip_pl_thread *t = &rip_pl_self;
-	struct rip_pl_wlog log;
+	const uintptr_t hi = rip_pl_self.stack_hi;
 	uint32_t pre = max < RIP_PL_SC_KEY ? max : RIP_PL_SC_KEY, id, known;
-	uint32_t epoch = rip_pl_unwind_epoch();
-	/* Acquire: pairs with the release in rip_pl_sc_grow (the cache is whole). */
-	const struct rip_pl_scd *sc = __atomic_load_n(&rip_pl_sc, __ATOMIC_ACQUIRE);
-	const uintptr_t hi = t->stack_hi;
-	uint64_t key, cls = 0;
-	bool shaped = false; /* cls is the call's class */
+	struct rip_pl_wlog log;
+	uint64_t key;
 	int m = -1;
-
-	/* the class's shape first: a key without a walk */
-	if (RIP_LIKELY(sc && rip_pl_shapes && t->stack_ok == 1 && sp >= t->stack_lo && hi >= 16 &&
-		       sp <= hi - 16)) {
-		const struct rip_pl_shape *sh;
-		uint64_t tag;
-
-		cls = rip_pl_sh_class(pc, hi - sp, fp - sp);
-		shaped = true;
-		sh = &rip_pl_shapes[cls & (RIP_PL_SH_SLOTS - 1)];
-		/* Relaxed: a hint; a torn shape makes a key that finds nothing. */
-		tag = __atomic_load_n(&sh->tag, __ATOMIC_RELAXED);
-		if ((tag & ~7ull) == (cls & ~7ull) && (tag & 7) && (tag & 7) <= RIP_PL_SH_K) {
-			key = rip_pl_sh_key(cls, sp, hi - sp - 8, sh->off, (uint32_t)(tag & 7));
-			id = rip_pl_sc_find(sc, key, pc, sp, fp, hi, epoch);
-			if (id) {
-				*idp = id;
-				return 0;
-			}
-		}
-	}
 
 	/*
 	 * The first frames, for the key: no log (a miss walks again with one).
@@ -944,6 +921,47 @@ static int rip_pl_bt_tables(uintptr_t pc, uintptr_t sp, uintptr_t fp, uint64_t *
 	}
 	*idp = id;
 	return 0;
+}
+
+/*
+ * The id of the stack above the hook (frames from its return address pc,
+ * sp, fp) through the unwind tables, the cache first; the walk's -1 or -2
+ * when it declines.  frames: room for max.
+ */
+static inline int rip_pl_bt_tables(uintptr_t pc, uintptr_t sp, uintptr_t fp, uint64_t *frames,
+				   uint32_t max, uint32_t *idp)
+{
+	const struct rip_pl_thread *t = &rip_pl_self;
+	const uint32_t epoch = rip_pl_unwind_epoch();
+	/* Acquire: pairs with the release in rip_pl_sc_grow (the cache is whole). */
+	const struct rip_pl_scd *sc = __atomic_load_n(&rip_pl_sc, __ATOMIC_ACQUIRE);
+	const uintptr_t hi = t->stack_hi;
+	uint64_t cls = 0;
+
+	/* the class's shape first: a key without a walk */
+	if (RIP_LIKELY(sc && rip_pl_shapes && t->stack_ok == 1 && sp >= t->stack_lo && hi >= 16 &&
+		       sp <= hi - 16)) {
+		const struct rip_pl_shape *sh;
+		uint64_t tag;
+		uint32_t id;
+
+		cls = rip_pl_sh_class(pc, hi - sp, fp - sp);
+		sh = &rip_pl_shapes[cls & (RIP_PL_SH_SLOTS - 1)];
+		/* Relaxed: a hint; a torn shape makes a key that finds nothing. */
+		tag = __atomic_load_n(&sh->tag, __ATOMIC_RELAXED);
+		if ((tag & ~7ull) == (cls & ~7ull) && (tag & 7) && (tag & 7) <= RIP_PL_SH_K) {
+			uint64_t key = rip_pl_sh_key(cls, sp, hi - sp - 8, sh->off,
+						     (uint32_t)(tag & 7));
+
+			id = rip_pl_sc_find(sc, key, pc, sp, fp, hi, epoch);
+			if (RIP_LIKELY(id)) {
+				*idp = id;
+				return 0;
+			}
+		}
+		return rip_pl_bt_miss(pc, sp, fp, frames, max, epoch, sc, cls, true, idp);
+	}
+	return rip_pl_bt_miss(pc, sp, fp, frames, max, epoch, sc, cls, false, idp);
 }
 
 /* RIP_UNWIND: how stacks are walked. */
