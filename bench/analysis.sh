@@ -27,7 +27,7 @@
 #   ANA_DEEP_PAIRS=1800000          its pairs in all, split over the threads
 #   ANA_DEEP_REPS=3                 its repetitions
 #
-# Then the deep-stack block [12]: build/bench/malloc-nofp (no frame pointers, 8 to 11
+# Then the deep-stack block [11d]: build/bench/malloc-nofp (no frame pointers, 8 to 11
 # frames across 256 stacks, 256 live blocks a thread: issue 27's shape) at each of
 # ANA_DEEP threads, ANA_DEEP_PAIRS pairs in all, recorded once by each tracer; rip leaks,
 # rip report and heaptrack_print on each pair of files, ANA_DEEP_REPS times interleaved;
@@ -269,7 +269,7 @@ if [ "$G" -gt 1 ]; then
 	fi
 fi
 
-# ---- [12] deep stacks without frame pointers, as the threads grow --------------------------
+# ---- [11d] deep stacks without frame pointers, as the threads grow --------------------------
 
 DEEP=${ANA_DEEP-2 60 1000}
 DPAIRS=${ANA_DEEP_PAIRS:-1800000}
@@ -277,7 +277,7 @@ DREPS=${ANA_DEEP_REPS:-3}
 DPROG=$BUILD/bench/malloc-nofp
 [ -z "$DEEP" ] && exit $failed
 say ""
-say "analysis: rip leaks, rip report against heaptrack_print, deep stacks, no frame pointers [12]"
+say "analysis: rip leaks, rip report against heaptrack_print, deep stacks, no frame pointers [11d]"
 if [ ! -x "$DPROG" ]; then
 	say "  skipped: $DPROG is missing (make tests)"
 	exit 1
@@ -355,7 +355,7 @@ END {
 		printf "  %-8s %-9s %8.3f s %8.3f s %8.3f s   (CPU: user + system)\n", "", "",
 			med(C[t, "leaks"]), med(C[t, "report"]), med(C[t, "ht"])
 	}
-	print "[12] build/bench/malloc-nofp T " pairs "/T (issue 27'"'"'s shape: no frame pointers,"
+	print "[11d] build/bench/malloc-nofp T " pairs "/T (issue 27'"'"'s shape: no frame pointers,"
 	print "    8-11 frames, 256 stacks, 256 live blocks a thread) recorded once by rip run --mem"
 	print "    and once by heaptrack at each T; then rip leaks, rip report and heaptrack_print,"
 	print "    " reps " times interleaved.  Wall time, medians; ratios: medians of the ratios within"
