@@ -311,7 +311,7 @@ static int lk_close_range(struct lk *lk, uint64_t first, uint64_t last)
 
 /* always_inline: live_run and live_run_held call it, each as fast as one */
 static inline __attribute__((always_inline)) int lk_event(void *arg, const struct evs_event *e,
-						       const struct role_res *d)
+							  const struct role_res *d)
 {
 	struct lk *lk = arg;
 

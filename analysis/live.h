@@ -405,7 +405,8 @@ static inline __attribute__((always_inline)) void live_fetch(const struct hmap *
 /* Hold e (a heap event, d decoded; q not full) and fetch its slots towards the cache. */
 static inline __attribute__((always_inline)) void live_hold(struct live *l, struct live_delay *q,
 							    const struct evs_event *e,
-							    const struct role_res *d, uint64_t events)
+							    const struct role_res *d,
+							    uint64_t events)
 {
 	const struct hmap *t = &l->t[LIVE_MEM];
 	struct live_held *h = &q->q[(q->head + q->n++) & (LIVE_DELAY - 1)];

@@ -693,7 +693,7 @@ RP_HOT int rp_mem_turn(struct rp *rp, const struct evs_event *e, const struct ro
 
 /* always_inline: live_run and live_run_held call it, each as fast as one */
 static inline __attribute__((always_inline)) int rp_event(void *arg, const struct evs_event *e,
-						       const struct role_res *d)
+							  const struct role_res *d)
 {
 	struct rp *rp = arg;
 

@@ -274,8 +274,8 @@ int main(int argc, char **argv)
 	}
 	printf("malloc threads %ld pairs %ld depth %u seconds %.4f ns_per_pair %.2f "
 	       "cpu_ns_per_pair %.2f live %u depth_min %u\n",
-	       nthr, pairs, depth, t1 - t0, (t1 - t0) * 1e9 / pairs, cpu / nthr * 1e9 / pairs,
-	       LIVE, depth > DEPTH_SPAN - 1 ? depth - (DEPTH_SPAN - 1) : 1);
+	       nthr, pairs, depth, t1 - t0, (t1 - t0) * 1e9 / pairs, cpu / nthr * 1e9 / pairs, LIVE,
+	       depth > DEPTH_SPAN - 1 ? depth - (DEPTH_SPAN - 1) : 1);
 	free(th);
 	return 0;
 }

@@ -618,9 +618,12 @@ static __attribute__((noinline)) uint64_t rip_pl_sc_diff(uintptr_t sp, uintptr_t
 		o2 = o2 < lim ? o2 : lim;
 		o3 = o3 < lim ? o3 : lim;
 		diff = (*(const uint64_t *)(sp + o0) ^ __atomic_load_n(&val[i], __ATOMIC_RELAXED)) |
-		       (*(const uint64_t *)(sp + o1) ^ __atomic_load_n(&val[i + 1], __ATOMIC_RELAXED)) |
-		       (*(const uint64_t *)(sp + o2) ^ __atomic_load_n(&val[i + 2], __ATOMIC_RELAXED)) |
-		       (*(const uint64_t *)(sp + o3) ^ __atomic_load_n(&val[i + 3], __ATOMIC_RELAXED));
+		       (*(const uint64_t *)(sp + o1) ^
+			__atomic_load_n(&val[i + 1], __ATOMIC_RELAXED)) |
+		       (*(const uint64_t *)(sp + o2) ^
+			__atomic_load_n(&val[i + 2], __ATOMIC_RELAXED)) |
+		       (*(const uint64_t *)(sp + o3) ^
+			__atomic_load_n(&val[i + 3], __ATOMIC_RELAXED));
 		if (diff)
 			return diff;
 	}
@@ -762,11 +765,11 @@ static void rip_pl_sc_put(const struct rip_pl_scd *d, uint64_t key, uintptr_t pc
  * costs a miss.  Direct-mapped and written once per slot (a class whose
  * slot another holds uses the walked key): no lock, no wait.
  */
-#define RIP_PL_SH_K 6u		/* return addresses in a shape */
-#define RIP_PL_SH_SLOTS 4096u	/* classes kept */
+#define RIP_PL_SH_K 6u	      /* return addresses in a shape */
+#define RIP_PL_SH_SLOTS 4096u /* classes kept */
 
 struct rip_pl_shape {
-	uint64_t tag;		     /* the class's hash, less its low 3 bits | n; 0: free */
+	uint64_t tag;		   /* the class's hash, less its low 3 bits | n; 0: free */
 	uint32_t off[RIP_PL_SH_K]; /* the first n return addresses' offsets from sp */
 };
 
@@ -785,8 +788,8 @@ static inline uint64_t rip_pl_sh_class(uintptr_t pc, uintptr_t depth, uintptr_t 
  * words at those offsets (each kept at most lim: the shape may be being
  * written), in two lanes of products.  Never 0.
  */
-static inline uint64_t rip_pl_sh_key(uint64_t cls, uintptr_t sp, uintptr_t lim,
-				     const uint32_t *off, uint32_t n)
+static inline uint64_t rip_pl_sh_key(uint64_t cls, uintptr_t sp, uintptr_t lim, const uint32_t *off,
+				     uint32_t n)
 {
 	uint64_t a = cls ^ n, b = 0xbf58476d1ce4e5b9ull;
 	uint32_t i;
@@ -862,9 +865,9 @@ static uint64_t rip_pl_sh_put_key(uint64_t cls, uintptr_t sp, uintptr_t lim,
  * registers and a small frame (the walk's log is 900 bytes).
  */
 static __attribute__((noinline)) int rip_pl_bt_miss(uintptr_t pc, uintptr_t sp, uintptr_t fp,
-						     uint64_t *frames, uint32_t max, uint32_t epoch,
-						     const struct rip_pl_scd *sc, uint64_t cls,
-						     bool shaped, uint32_t *idp)
+						    uint64_t *frames, uint32_t max, uint32_t epoch,
+						    const struct rip_pl_scd *sc, uint64_t cls,
+						    bool shaped, uint32_t *idp)
 {
 	const uintptr_t hi = rip_pl_self.stack_hi;
 	uint32_t pre = max < RIP_PL_SC_KEY ? max : RIP_PL_SC_KEY, id, known;
@@ -882,7 +885,8 @@ static __attribute__((noinline)) int rip_pl_bt_miss(uintptr_t pc, uintptr_t sp, 
 	 * decided by the entry's loads alone.
 	 */
 	frames[1] = frames[2] = frames[3] = 0;
-	if (RIP_LIKELY(pre == RIP_PL_SC_KEY && fp >= sp && hi >= 16 && fp <= hi - 16 && !(fp & 7))) {
+	if (RIP_LIKELY(pre == RIP_PL_SC_KEY && fp >= sp && hi >= 16 && fp <= hi - 16 &&
+		       !(fp & 7))) {
 		const uintptr_t *hook = (const uintptr_t *)fp;
 
 		frames[0] = hook[1];
@@ -950,8 +954,8 @@ static inline int rip_pl_bt_tables(uintptr_t pc, uintptr_t sp, uintptr_t fp, uin
 		/* Relaxed: a hint; a torn shape makes a key that finds nothing. */
 		tag = __atomic_load_n(&sh->tag, __ATOMIC_RELAXED);
 		if ((tag & ~7ull) == (cls & ~7ull) && (tag & 7) && (tag & 7) <= RIP_PL_SH_K) {
-			uint64_t key = rip_pl_sh_key(cls, sp, hi - sp - 8, sh->off,
-						     (uint32_t)(tag & 7));
+			uint64_t key =
+				rip_pl_sh_key(cls, sp, hi - sp - 8, sh->off, (uint32_t)(tag & 7));
 
 			id = rip_pl_sc_find(sc, key, pc, sp, fp, hi, epoch);
 			if (RIP_LIKELY(id)) {
@@ -1114,7 +1118,8 @@ int rip_pl_bt_init_early(void)
 		rip_pl_sc = &rip_pl_scd[0];
 		rip_pl_sc_map(&rip_pl_scd[1], RIP_PL_SC_SETS); /* for rip_pl_sc_grow; none: no growth */
 		/* shapes hold offsets only: a fork child may keep them, wiped or not */
-		rip_pl_shapes = rip_pl_table_map(RIP_PL_SH_SLOTS * sizeof(struct rip_pl_shape), &wiped);
+		rip_pl_shapes =
+			rip_pl_table_map(RIP_PL_SH_SLOTS * sizeof(struct rip_pl_shape), &wiped);
 	}
 	return err ? err : rip_pl_unwind_init();
 }

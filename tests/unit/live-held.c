@@ -25,7 +25,10 @@
 #define N 20000 /* blocks made by the first thread, all live at once */
 #define NBT 8
 
-enum { BT_FREE = 7, BT_FD = 8 };
+enum {
+	BT_FREE = 7,
+	BT_FD = 8
+};
 
 /* The model: what is live at each of the addresses the trace uses. */
 struct blk {
@@ -39,8 +42,14 @@ static uint64_t m_events, m_unseen, m_live_bytes, m_live_count, m_peak_bytes, m_
 static uint64_t m_peak_event, m_fds;
 
 /* the address of block i of the first thread (A), and where the second moves it (R) */
-static uint64_t addr_a(uint64_t i) { return 0x100000 + i * 0x40; }
-static uint64_t addr_r(uint64_t i) { return 0x900000 + i * 0x40; }
+static uint64_t addr_a(uint64_t i)
+{
+	return 0x100000 + i * 0x40;
+}
+static uint64_t addr_r(uint64_t i)
+{
+	return 0x900000 + i * 0x40;
+}
 
 static struct blk *slot_of(uint64_t addr)
 {
@@ -107,7 +116,7 @@ static void fd(int64_t n, bool open)
 	m_events++;
 	m_fds += open ? 1 : -1;
 	if (open)
-		rt_ev(ROLE_FD_OPEN, (uint64_t)n, BT_FD, RIP_FD_OPEN, 0, (uintptr_t)"/tmp/held");
+		rt_ev(ROLE_FD_OPEN, (uint64_t)n, BT_FD, RIP_FD_OPEN, 0, (uintptr_t) "/tmp/held");
 	else
 		rt_ev(ROLE_FD_CLOSE, (uint64_t)n, BT_FREE, RIP_FD_CLOSE);
 }
