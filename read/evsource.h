@@ -333,6 +333,19 @@ advance:
 	return 1;
 }
 
+/*
+ * Will the next evs_next_fast hand out the leading stream's head without
+ * loading a packet?  Then the events handed out before stay good (their
+ * fields, string and array stay where they are) through that call too; a
+ * call when it is false may load the next packet of a stream into the
+ * bytes an earlier event of it pointed to.  For a pass that keeps a few
+ * events a moment before it uses them.
+ */
+static inline bool evs_fast_steady(const struct evs *s)
+{
+	return ((const struct evs_fast *)s)->state == EVS_FAST_HEAD;
+}
+
 /* How the fields of type id are read (valid false: no such type). */
 static inline const struct evs_plan *evs_plan_of(const struct evs *s, uint32_t id)
 {
