@@ -23,7 +23,11 @@ started() {
 	prog=$(pgrep -P "$rp" -f recprog | head -n 1)
 	[ -n "$prog" ] && [ -n "$(ls t/chunk-* 2>/dev/null)" ]
 }
-wait_until 20 started || die "the program did not start: $(cat err)"
+wait_until 20 started || {
+	pkill -KILL -P "$rp" 2>/dev/null # rip run's child outlives the cleanup's SIGKILL of rip run
+	die "the program did not start: $(cat err)"
+}
+T_PIDS="$T_PIDS $prog"
 kill -STOP "$rp"
 # the stop: on purpose, longer than the 3 s bound
 sleep 6
