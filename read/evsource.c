@@ -614,46 +614,10 @@ static __attribute__((noinline)) int evs_head_bad(struct evs *s, struct evs_stre
 static inline __attribute__((always_inline)) int evs_head(struct evs *s, struct evs_stream *st,
 							  char *why, size_t whylen)
 {
-	const uint8_t *d = st->data;
-	const struct evs_plan *pl;
-	size_t len = st->len, off = st->after, fields;
-	uint64_t ts = st->ts;
-	uint32_t id;
-	int hl;
-
-	if (off >= len)
+	if (st->after >= st->len)
 		return 0;
-	hl = ev_header(d, len, off, &id, &ts);
-	if (hl <= 0)
+	if (!evs_head_next(&st->h, s->plan))
 		goto slow;
-	off += (size_t)hl;
-	if (id >= EV_MAX_TYPES || !(pl = &s->plan[id])->valid || len - off < pl->fixed)
-		goto slow;
-	fields = off;
-	off += pl->fixed;
-	if (pl->tail == RIP_FT_STRING) {
-		size_t max = len - off < RIP_STRING_MAX ? len - off : RIP_STRING_MAX;
-		const uint8_t *nul = memchr(d + off, 0, max);
-
-		if (!nul)
-			goto slow;
-		off = (size_t)(nul - d) + 1;
-	} else if (pl->tail == RIP_FT_HEX64_ARRAY) {
-		uint32_t cnt;
-
-		if (len - off < 4)
-			goto slow;
-		memcpy(&cnt, d + off, 4);
-		if (cnt > RIP_ARRAY_MAX || len - off - 4 < (size_t)cnt * 8)
-			goto slow;
-		off += 4 + (size_t)cnt * 8;
-	}
-	st->cur = st->after;
-	st->fields = fields;
-	st->after = off;
-	st->ts = ts;
-	st->id = id;
-	st->count++;
 	return 1;
 
 slow:
