@@ -241,7 +241,7 @@ static void evs_plan_types(struct evs *s)
 				pl->tail = (uint8_t)ty;
 				break;
 			}
-			pl->size[i] = (uint8_t)ev_field_size(ty);
+			pl->size[i] = (uint8_t)rip_field_size(ty);
 			pl->sign[i] = ty == RIP_FT_S8 || ty == RIP_FT_S16 || ty == RIP_FT_S32
 					      ? pl->size[i]
 					      : 0;

@@ -502,7 +502,7 @@ static struct eplan *enc_plan(struct pk_enc *e, const struct ev_type *t)
 	pl->nf = t->nfields;
 	for (uint32_t i = 0; i < t->nfields; i++) {
 		pl->f[i].op = field_op(t->fields[i].type);
-		pl->f[i].size = (uint8_t)ev_field_size(t->fields[i].type);
+		pl->f[i].size = (uint8_t)rip_field_size(t->fields[i].type);
 		pl->f[i].col = enc_col(e, field_key(t, i));
 	}
 	pl->gen = e->gen;
@@ -911,7 +911,7 @@ static struct dplan *dec_plan(struct dec *d, const struct ev_type *t)
 	pl->nf = t->nfields;
 	for (uint32_t i = 0; i < t->nfields; i++) {
 		pl->f[i].op = field_op(t->fields[i].type);
-		pl->f[i].size = (uint8_t)ev_field_size(t->fields[i].type);
+		pl->f[i].size = (uint8_t)rip_field_size(t->fields[i].type);
 		pl->f[i].col = dec_col(d, field_key(t, i));
 	}
 	pl->ready = true;
