@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include <rip/resource.h>
+#include <internal/grow.h>
 
 #include "analysis/leaks.h"
 #include "analysis/live.h"
@@ -388,15 +389,9 @@ static int lk_group(struct lk *lk)
 			if (!x)
 				goto nomem;
 			if (fresh) {
-				if (n == cap) {
-					size_t ncap = cap ? cap * 2 : 64;
-					struct lk_group *ng = realloc(g, ncap * sizeof(*ng));
+				if (RIP_GROW(g, cap, n + 1, 64))
+					goto nomem;
 
-					if (!ng)
-						goto nomem;
-					g = ng;
-					cap = ncap;
-				}
 				x->a = n;
 				g[n++] = (struct lk_group){
 					.res = (enum lk_res)r,

@@ -20,6 +20,7 @@
 #include <zlib.h>
 
 #include <rip/abi.h>
+#include <internal/grow.h>
 
 #include "analysis/cpu.h"
 #include "analysis/pprof.h"
@@ -32,28 +33,12 @@
 
 static bool pp_reserve(struct pp_buf *b, size_t more)
 {
-	size_t cap;
-	uint8_t *v;
-
 	if (b->oom)
 		return false;
-	if (b->len + more <= b->cap)
-		return true;
-	cap = b->cap ? b->cap : 256;
-	while (cap < b->len + more) {
-		if (cap > SIZE_MAX / 2) {
-			b->oom = true;
-			return false;
-		}
-		cap *= 2;
-	}
-	v = realloc(b->p, cap);
-	if (!v) {
+	if (more > SIZE_MAX - b->len || RIP_GROW(b->p, b->cap, b->len + more, 256)) {
 		b->oom = true;
 		return false;
 	}
-	b->p = v;
-	b->cap = cap;
 	return true;
 }
 
@@ -275,14 +260,9 @@ int64_t pp_string(struct pp_prof *p, const char *s)
 			return p->sidx[h] - 1;
 	if (p->nstrs >= UINT32_MAX - 1)
 		return -ENOMEM;
-	if (p->nstrs == p->capstrs) {
-		char **v = realloc(p->strs, p->capstrs * 2 * sizeof(*v));
+	if (RIP_GROW(p->strs, p->capstrs, p->nstrs + 1, 64))
+		return -ENOMEM;
 
-		if (!v)
-			return -ENOMEM;
-		p->strs = v;
-		p->capstrs *= 2;
-	}
 	p->strs[p->nstrs] = strdup(s);
 	if (!p->strs[p->nstrs])
 		return -ENOMEM;
@@ -653,15 +633,9 @@ static int64_t pp_frame(struct pp_pass *ps, uint64_t a, bool ip)
 
 static int pp_push(struct pp_pass *ps, size_t *n, uint64_t id)
 {
-	if (*n == ps->capstack) {
-		size_t cap = ps->capstack ? ps->capstack * 2 : 64;
-		uint64_t *v = realloc(ps->stack, cap * sizeof(*v));
+	if (RIP_GROW(ps->stack, ps->capstack, *n + 1, 64))
+		return -ENOMEM;
 
-		if (!v)
-			return -ENOMEM;
-		ps->stack = v;
-		ps->capstack = cap;
-	}
 	ps->stack[(*n)++] = id;
 	return 0;
 }

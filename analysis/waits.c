@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <internal/grow.h>
 
 #include "analysis/waits.h"
 
@@ -108,15 +109,8 @@ int wt_group(const struct rr_slots *slots, bool all, struct wt_groups *out)
 			if (out->v[k].kind == s->wait.kind && out->v[k].ra == s->wait.ra)
 				g = &out->v[k];
 		if (!g) {
-			if (out->n == out->cap) {
-				size_t nc = out->cap ? out->cap * 2 : 16;
-				struct wt_group *nv = realloc(out->v, nc * sizeof(*nv));
-
-				if (!nv)
-					goto err_nomem;
-				out->v = nv;
-				out->cap = nc;
-			}
+			if (RIP_GROW(out->v, out->cap, out->n + 1, 16))
+				goto err_nomem;
 			g = &out->v[out->n++];
 			memset(g, 0, sizeof(*g));
 			g->kind = s->wait.kind;
@@ -124,15 +118,9 @@ int wt_group(const struct rr_slots *slots, bool all, struct wt_groups *out)
 			g->same_arg = true;
 			g->arg = s->wait.arg;
 		}
-		if (g->n == g->cap) {
-			size_t nc = g->cap ? g->cap * 2 : 8;
-			size_t *nm = realloc(g->members, nc * sizeof(*nm));
+		if (RIP_GROW(g->members, g->cap, g->n + 1, 8))
+			goto err_nomem;
 
-			if (!nm)
-				goto err_nomem;
-			g->members = nm;
-			g->cap = nc;
-		}
 		g->members[g->n++] = i;
 		g->same_arg &= g->arg == s->wait.arg;
 		if (wt_timeout(s, &tmo)) {

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <zlib.h>
 #include <zstd.h>
+#include <internal/grow.h>
 
 #include "read/pack.h"
 
@@ -106,21 +107,11 @@ struct buf {
 
 static int buf_room(struct buf *b, size_t more)
 {
-	size_t cap;
-	uint8_t *p;
-
-	if (b->cap - b->len >= more)
-		return 0;
-	cap = b->cap ? b->cap : 256;
-	while (cap - b->len < more)
-		cap *= 2;
-	p = realloc(b->p, cap);
-	if (!p)
+	if (more > SIZE_MAX - b->len)
 		return -ENOMEM;
-	b->p = p;
-	b->cap = cap;
-	return 0;
+	return RIP_GROW(b->p, b->cap, b->len + more, 256);
 }
+
 
 /* The caller made room (pk_enc_add reserves room in every column for a packet). */
 static inline void put_uv(struct buf *b, uint64_t v)

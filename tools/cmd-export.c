@@ -39,6 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <internal/grow.h>
 
 #include "analysis/cpu.h"
 #include "analysis/follow.h"
@@ -161,15 +162,8 @@ static int ch_thread_name(struct ch_state *c, int32_t tid, const char *name)
 		else
 			hi = mid;
 	}
-	if (c->nnamed == c->capnamed) {
-		size_t cap = c->capnamed ? c->capnamed * 2 : 64;
-		int32_t *v = realloc(c->named, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		c->named = v;
-		c->capnamed = cap;
-	}
+	if (RIP_GROW(c->named, c->capnamed, c->nnamed + 1, 64))
+		return -ENOMEM;
 	memmove(c->named + lo + 1, c->named + lo, (c->nnamed - lo) * sizeof(*c->named));
 	c->named[lo] = tid;
 	c->nnamed++;
@@ -403,18 +397,9 @@ static int fo_append(char **buf, size_t *len, size_t *cap, const char *s)
 {
 	size_t n = strlen(s);
 
-	if (*len + n + 1 > *cap) {
-		size_t nc = *cap ? *cap : 256;
-		char *v;
+	if (RIP_GROW(*buf, *cap, *len + n + 1, 256))
+		return -ENOMEM;
 
-		while (nc < *len + n + 1)
-			nc *= 2;
-		v = realloc(*buf, nc);
-		if (!v)
-			return -ENOMEM;
-		*buf = v;
-		*cap = nc;
-	}
 	memcpy(*buf + *len, s, n + 1);
 	*len += n;
 	return 0;
