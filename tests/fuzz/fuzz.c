@@ -19,7 +19,9 @@
 #include "analysis/calltree.h"
 #include "analysis/cpu.h"
 #include "analysis/follow.h"
+#include "analysis/leakdiff.h"
 #include "analysis/leaks.h"
+
 #include "analysis/pagemap.h"
 #include "analysis/report.h"
 #include "analysis/top.h"
@@ -326,23 +328,31 @@ void fz_passes(const char *target)
 	fz_dump(target);
 	if (!evs_open(target, &s, err, sizeof(err))) {
 		struct lk_opts o = { .to_ns = INT64_MAX };
-		struct lk *lk = lk_new(&o);
+		struct lk_opts o2 = { .sort = LK_SORT_COUNT, .time_range = true, .from_ns = 1,
+				      .to_ns = INT64_MAX, .min_size = 16 };
+		struct lk *lk = lk_new(&o), *lk2 = lk_new(&o2);
+		struct ld_diff d;
+		struct evs *s2;
+		bool ran = lk && !lk_run(lk, s, err, sizeof(err));
 
-		if (lk && !lk_run(lk, s, err, sizeof(err)))
+		if (ran)
 			fz_sink += lk->ngroups;
+		if (lk2 && !evs_open(target, &s2, err, sizeof(err))) {
+			if (!lk_run(lk2, s2, err, sizeof(err))) {
+				fz_sink += lk2->ngroups;
+				/* rip leaks --diff, without symbols: the second report against the first */
+				if (ran && !ld_run(lk2, NULL, lk, NULL, &d)) {
+					fz_sink += d.n + d.nnew;
+					ld_free(&d);
+				}
+			}
+			evs_close(s2);
+		}
 		lk_free(lk);
+		lk_free(lk2);
 		evs_close(s);
 	}
-	if (!evs_open(target, &s, err, sizeof(err))) {
-		struct lk_opts o = { .sort = LK_SORT_COUNT, .time_range = true, .from_ns = 1,
-				     .to_ns = INT64_MAX, .min_size = 16 };
-		struct lk *lk = lk_new(&o);
 
-		if (lk && !lk_run(lk, s, err, sizeof(err)))
-			fz_sink += lk->ngroups;
-		lk_free(lk);
-		evs_close(s);
-	}
 	if (!evs_open(target, &s, err, sizeof(err))) {
 		struct rp *rp = rp_new();
 
