@@ -19,12 +19,12 @@
 
 #include <rip/resource.h>
 
+#include "analysis/escape.h"
 #include "analysis/leaks.h"
 #include "analysis/stacks.h"
 #include "read/evsource.h"
 #include "read/sym.h"
 #include "tools/dump.h"
-#include "tools/tool.h"
 
 /* ---- a line buffer ------------------------------------------------------------------ */
 
@@ -116,17 +116,17 @@ static void lb_name(struct lb *b, const char *s)
 		lb_ch(b, *p < 0x20 || *p == 0x7f ? '?' : *p == ' ' ? '_' : (char)*p);
 }
 
-/* A quoted string, escaped (fmt_escape); what does not fit is cut as lb_mem cuts. */
-static void lb_quoted(struct lb *b, const char *s, enum fmt_esc mode)
+/* A quoted string, escaped (esc_str); what does not fit is cut as lb_mem cuts. */
+static void lb_quoted(struct lb *b, const char *s, enum esc_mode mode)
 {
 	lb_ch(b, '"');
-	b->p += fmt_escape(b->p, (size_t)(b->end - b->p), &s, mode);
+	b->p += esc_str(b->p, (size_t)(b->end - b->p), &s, mode);
 	if (*s) {
-		char t[FMT_ESC_MAX];
+		char t[ESC_MAX];
 		const char *rest = s;
 
 		/* the line is full but for part of the next escape: that part */
-		lb_mem(b, t, fmt_escape(t, sizeof(t), &rest, mode));
+		lb_mem(b, t, esc_str(t, sizeof(t), &rest, mode));
 	}
 	lb_ch(b, '"');
 }
@@ -134,7 +134,7 @@ static void lb_quoted(struct lb *b, const char *s, enum fmt_esc mode)
 /* A JSON string, as json_str writes it, but bytes >= 0x80 escaped: the source is not UTF-8. */
 static void lb_json(struct lb *b, const char *s)
 {
-	lb_quoted(b, s ? s : "", FMT_ESC_JSON_ASCII);
+	lb_quoted(b, s ? s : "", ESC_JSON_ASCII);
 }
 
 /* Wall clock, local time: 2026-11-21 10:04:05.123456789 (localtime once a second). */
@@ -273,7 +273,7 @@ static void dump_text(struct lb *b, struct dump_ctx *c, const struct evs_event *
 		lb_name(b, f->name);
 		lb_ch(b, '=');
 		if (f->type == RIP_FT_STRING) {
-			lb_quoted(b, e->str ? e->str : "", FMT_ESC_C);
+			lb_quoted(b, e->str ? e->str : "", ESC_C);
 		} else if (f->type == RIP_FT_HEX64_ARRAY) {
 			lb_ch(b, '[');
 			for (uint32_t k = 0; k < e->narr; k++) {
@@ -299,7 +299,7 @@ static void dump_text(struct lb *b, struct dump_ctx *c, const struct evs_event *
 				continue;
 			lb_ch(b, ' ');
 			lb_str(b, i ? "from_name=" : "to_name=");
-			lb_quoted(b, evs_coro_name(s, (uint32_t)e->v[i]), FMT_ESC_C);
+			lb_quoted(b, evs_coro_name(s, (uint32_t)e->v[i]), ESC_C);
 		}
 	}
 }
