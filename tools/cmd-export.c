@@ -48,7 +48,7 @@
 #include "read/evsource.h"
 #include "read/sym.h"
 #include "tools/progress.h"
-#include "tools/dump.h"
+#include "analysis/dump.h"
 #include "tools/tool.h"
 
 static int cmd_export(int argc, char **argv);
@@ -766,7 +766,7 @@ static int cmd_export(int argc, char **argv)
 	}
 	setvbuf(out, obuf, _IOFBF, sizeof(obuf));
 	if (!strcmp(fmt, "text"))
-		ret = evs_dump(s, out, 0, err, sizeof(err));
+		ret = dump_write(s, out, 0, err, sizeof(err));
 	else if (!strcmp(fmt, "pprof"))
 		ret = export_pprof(s, out, &po, err, sizeof(err));
 	else if (!strcmp(fmt, "folded"))

@@ -2,9 +2,10 @@
 /*
  * tests/fuzz/fuzz.c - the harnesses' shared part (fuzz.h): their private
  * directory and the walk of a source through every reader and pass, as the
- * commands drive them, and rip dump's writer (tools/dump.c, linked in).  Results are only looked at enough that nothing is
- * optimised away and every string and array a reader hands out is read to
- * its end (so a bad length or a missing NUL shows under ASan).
+ * commands drive them, rip dump's writer (analysis/dump.c) included.
+ * Results are only looked at enough that nothing is optimised away and
+ * every string and array a reader hands out is read to its end (so a bad
+ * length or a missing NUL shows under ASan).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -29,7 +30,7 @@
 #include "read/evsource.h"
 #include "read/ringfile.h"
 #include "read/watch.h"
-#include "tools/dump.h"
+#include "analysis/dump.h"
 #include "fuzz.h"
 
 static char fz_dir[PATH_MAX];
@@ -309,11 +310,11 @@ static void fz_dump(const char *target)
 	if (!null && !(null = fopen("/dev/null", "w")))
 		abort();
 	if (!evs_open(target, &s, err, sizeof(err))) {
-		evs_dump(s, null, EVS_DUMP_WALL, err, sizeof(err));
+		dump_write(s, null, DUMP_WALL, err, sizeof(err));
 		evs_close(s);
 	}
 	if (!evs_open(target, &s, err, sizeof(err))) {
-		evs_dump(s, null, EVS_DUMP_JSON | EVS_DUMP_WALL, err, sizeof(err));
+		dump_write(s, null, DUMP_JSON | DUMP_WALL, err, sizeof(err));
 		evs_close(s);
 	}
 }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * tools/dump.c - the dump format: every event of a source as text, one line
+ * analysis/dump.c - the dump format: every event of a source as text, one line
  * per event in time order, then a summary line that reports every loss; or
  * the same as JSON Lines.  `rip dump` and `rip export --format=text` both
  * write it (dump.h), so the two never drift apart.
@@ -24,7 +24,7 @@
 #include "analysis/stacks.h"
 #include "read/evsource.h"
 #include "read/sym.h"
-#include "tools/dump.h"
+#include "analysis/dump.h"
 
 /* ---- a line buffer ------------------------------------------------------------------ */
 
@@ -250,7 +250,7 @@ static void dump_text(struct lb *b, struct dump_ctx *c, const struct evs_event *
 
 	lb_secs(b, e->ns - first);
 	lb_ch(b, ' ');
-	if (flags & EVS_DUMP_WALL) {
+	if (flags & DUMP_WALL) {
 		lb_wall(b, wc, e->wall_ns);
 		lb_ch(b, ' ');
 	}
@@ -280,7 +280,7 @@ static void dump_text(struct lb *b, struct dump_ctx *c, const struct evs_event *
 				if (k)
 					lb_ch(b, ',');
 				lb_hex(b, evs_arr(e, k));
-				if (flags & EVS_DUMP_SYM) {
+				if (flags & DUMP_SYM) {
 					lb_ch(b, '<');
 					lb_symbol(b, c, evs_arr(e, k));
 					lb_ch(b, '>');
@@ -351,7 +351,7 @@ static void dump_json(struct lb *b, struct dump_ctx *c, const struct evs_event *
 				lb_ch(b, '"');
 			}
 			lb_ch(b, ']');
-			if (c->flags & EVS_DUMP_SYM) {
+			if (c->flags & DUMP_SYM) {
 				lb_str(b, ",\"");
 				lb_name(b, f->name);
 				lb_str(b, "_sym\":[");
@@ -390,7 +390,7 @@ static void dump_json(struct lb *b, struct dump_ctx *c, const struct evs_event *
 	lb_str(b, "}}");
 }
 
-int evs_dump(struct evs *s, FILE *out, unsigned flags, char *err, size_t errlen)
+int dump_write(struct evs *s, FILE *out, unsigned flags, char *err, size_t errlen)
 {
 	struct wall_cache wc = { 0 };
 	struct dump_ctx c = { .s = s, .flags = flags };
@@ -412,7 +412,7 @@ int evs_dump(struct evs *s, FILE *out, unsigned flags, char *err, size_t errlen)
 			any = true;
 		}
 		lb_init(b);
-		if (flags & EVS_DUMP_JSON)
+		if (flags & DUMP_JSON)
 			dump_json(b, &c, &e, first);
 		else
 			dump_text(b, &c, &e, first, flags, &wc);
@@ -431,7 +431,7 @@ int evs_dump(struct evs *s, FILE *out, unsigned flags, char *err, size_t errlen)
 		return ret;
 	}
 	evs_totals(s, &tot);
-	if (flags & EVS_DUMP_JSON)
+	if (flags & DUMP_JSON)
 		fprintf(out,
 			"{\"summary\":{\"events\":%" PRIu64 ",\"packets\":%" PRIu64
 			",\"streams\":%" PRIu64 ",\"discarded\":%" PRIu64
