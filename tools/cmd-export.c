@@ -584,7 +584,7 @@ out:
 static int export_pprof(struct evs *s, FILE *out, const struct pp_opts *o, char *err,
 			size_t errlen)
 {
-	struct pp_buf buf = { 0 };
+	struct pb_buf buf = { 0 };
 	struct pp_result res;
 	int ret;
 
@@ -605,7 +605,7 @@ static int export_pprof(struct evs *s, FILE *out, const struct pp_opts *o, char 
 	if (!res.samples)
 		tool_err("warning: the %s profile has no samples", pp_kind_name(res.kind));
 out:
-	pp_buf_free(&buf);
+	pb_buf_free(&buf);
 	return ret;
 }
 
