@@ -117,9 +117,7 @@ static const struct rip_cmd cmd_run_def = {
 
 RIP_COMMAND(cmd_run_def);
 
-#define RUN_IDLE_MIN_NS 50000L	 /* sleep after a pass that found nothing: at first, */
-#define RUN_IDLE_MAX_NS 2000000L /* doubling up to this while there is nothing */
-#define RUN_ATTACH_NS 20000L	 /* poll for the ring file's magic while it is being created */
+#define RUN_ATTACH_NS 20000L /* poll for the ring file's magic while it is being created */
 
 struct run_opts {
 	const char *out;
@@ -170,7 +168,7 @@ static void run_signals(bool install)
 	/*
 	 * A child's exit ends run_loop's idle sleep at once (nanosleep is never
 	 * restarted after a handler), or the sleep is skipped (run_chld),
-	 * instead of waiting up to RUN_IDLE_MAX_NS; SA_RESTART for the rest.
+	 * instead of waiting up to REC_IDLE_MAX_NS; SA_RESTART for the rest.
 	 */
 	if (install) {
 		sa.sa_handler = run_on_child;
@@ -712,7 +710,7 @@ static void run_loop(struct run_state *s)
 {
 	char err[RR_ERR_MAX];
 	bool attached = false;
-	long idle = RUN_IDLE_MIN_NS;
+	long idle = REC_IDLE_MIN_NS;
 	int n;
 
 	for (;;) {
@@ -732,14 +730,14 @@ static void run_loop(struct run_state *s)
 				s->failed = true;
 			}
 			if (n > 0) {
-				idle = RUN_IDLE_MIN_NS;
+				idle = REC_IDLE_MIN_NS;
 				continue;
 			}
 			/* A busy writer fills a ring in about a ms: look again soon. */
 			if (!run_chld)
 				run_sleep(idle);
 			run_chld = 0;
-			idle = idle * 2 > RUN_IDLE_MAX_NS ? RUN_IDLE_MAX_NS : idle * 2;
+			idle = rec_idle_next(idle);
 		} else if (!attached) {
 			fam_wait(&s->fam);
 			if (s->fam.main_nofile)
