@@ -108,7 +108,7 @@ struct top {
 
 const char *top_wait_name(uint32_t kind)
 {
-	const char *n = wt_kind_name(kind);
+	const char *n = wa_kind_name(kind);
 
 	return n ? n : "unknown";
 }
