@@ -418,7 +418,7 @@ int rip_sym_new(const struct rip_sym_opts *opts, struct rip_sym **out)
 	free(dd);
 
 	s->cb.find_elf = sym_find_elf_none;
-	s->cb.find_debuginfo = sym_cache_find_debuginfo;
+	s->cb.find_debuginfo = symcache_find_debuginfo;
 	s->cb.section_address = dwfl_offline_section_address;
 	s->cb.debuginfo_path = &s->debuginfo_path;
 	*out = s;
