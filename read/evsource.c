@@ -415,13 +415,14 @@ static bool evs_thp_madvise(void)
 /*
  * The streams' first buffers (chunk bytes each) in one mapping of huge
  * pages, when there are enough of them to fill some (hundreds of streams:
- * 16 MiB).  From malloc, one by one, their first touches were where the
- * time of opening 1,000 streams swung (7 to 58 ms of first reads from run
- * to run here); huge pages took 300 of rip leaks' 1,031 page faults off
- * and the slow runs with them.  Without huge pages (or
- * without the mapping) the buffers come from malloc, as a stream's buffer
- * that must grow does: a fresh mapping of small pages was slower than the
- * heap, whose pages are partly touched already.
+ * 16 MiB).  Their first reads are the first touches of their pages, and
+ * where a first touch is a fault of microseconds (a virtual machine) those
+ * faults are most of what opening a thousand streams costs, and what makes
+ * it vary from run to run: huge pages make them a few (doc/design.md,
+ * "Reading a trace fast", for the figures).  Without huge pages (or without
+ * the mapping) the buffers come from malloc, as a stream's buffer that must
+ * grow does: a fresh mapping of small pages is slower than the heap, whose
+ * pages are partly touched already.
  */
 static void evs_pool_map(struct evs *s)
 {
