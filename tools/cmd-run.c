@@ -40,6 +40,7 @@
 #include <unistd.h>
 
 #include <rip/resource.h>
+#include <internal/pagemap.h>
 
 #include "record/consume.h"
 #include "record/family.h"
@@ -274,33 +275,6 @@ static void run_exec(const struct run_state *s, int go, int report, char **argv)
 	_exit(e == ENOENT ? 127 : 126);
 }
 
-/*
- * Is s a signal librip-preload.so takes for RIP_PAGEMAP_SIGNAL: USR1, USR2,
- * HUP, URG, PWR, WINCH, TTIN, TTOU (SIG prefix allowed), RTMIN or RTMIN+N,
- * or a number other than KILL and STOP?
- */
-static bool run_signal_name(const char *s)
-{
-	static const char *const names[] = { "USR1", "USR2", "HUP",  "URG",
-					     "PWR",  "WINCH", "TTIN", "TTOU" };
-	char *end;
-	long v;
-
-	if (!strncmp(s, "SIG", 3))
-		s += 3;
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (!strcmp(s, names[i]))
-			return true;
-	if (!strncmp(s, "RTMIN", 5)) {
-		if (!s[5])
-			return true;
-		v = s[5] == '+' && s[6] >= '0' && s[6] <= '9' ? strtol(s + 6, &end, 10) : -1;
-		return v >= 0 && !*end && SIGRTMIN + v <= SIGRTMAX;
-	}
-	v = strtol(s, &end, 10);
-	return end != s && !*end && v > 0 && v < NSIG && v != SIGKILL && v != SIGSTOP;
-}
-
 /* The last lines: the ring files that stay, and what to do with them. */
 static void run_kept_lines(const struct run_state *s)
 {
@@ -422,7 +396,7 @@ static int run_parse(int argc, char **argv, struct run_opts *o)
 			break;
 		}
 		case 'P':
-			if (!run_signal_name(optarg))
+			if (!rip_pagemap_signal(optarg))
 				return tool_usage_error(&cmd_run_def,
 							"--pagemap-signal wants USR1, USR2, RTMIN+N or "
 							"a signal number, not '%s'",
