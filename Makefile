@@ -273,10 +273,9 @@ $(BUILD)/fuzz/libriprecord.a: $(FUZZ_RECORD_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
-# the parts of tools/ the harnesses call: rip dump's writer (and the escapes it uses), rip
-# push's HTTP client
+# the part of tools/ the harnesses call: rip push's HTTP client
 $(BUILD)/fuzz/fuzz-%: $(BUILD)/fuzz/tests/fuzz/fuzz-%.o $(BUILD)/fuzz/tests/fuzz/fuzz.o \
-		$(BUILD)/fuzz/tools/dump.o $(BUILD)/fuzz/tools/format.o $(BUILD)/fuzz/tools/http.o \
+		$(BUILD)/fuzz/tools/http.o \
 		$(BUILD)/fuzz/libripanalysis.a $(BUILD)/fuzz/libriprecord.a $(BUILD)/fuzz/libripread.a
 	$(CLANG) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ $(DW_LIBS) -lm -ldl -pthread
 

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <internal/grow.h>
 
 #include "analysis/calltree.h"
 #include "analysis/leaks.h"
@@ -70,21 +71,9 @@ struct ct_priv {
 
 static int ct_grow(void *pp, size_t *cap, size_t need, size_t size)
 {
-	void **p = pp;
-	size_t ncap = *cap ? *cap : 16;
-	void *n;
-
-	if (need <= *cap)
-		return 0;
-	while (ncap < need)
-		ncap *= 2;
-	n = realloc(*p, ncap * size);
-	if (!n)
-		return -ENOMEM;
-	*p = n;
-	*cap = ncap;
-	return 0;
+	return rip_grow(pp, cap, size, need, 16);
 }
+
 
 static uint64_t ct_str_hash(const char *s)
 {

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <internal/grow.h>
 
 #include "analysis/cpu.h"
 #include "analysis/hmap.h"
@@ -102,27 +103,10 @@ static long cpu_intern(struct cpu_prof *p, const uint8_t *a, uint32_t n)
 				return (long)k->idx;
 			continue; /* another stack with this hash */
 		}
-		if (p->nents == p->capents) {
-			size_t c = p->capents ? p->capents * 2 : 256;
-			struct cpu_ent *v = realloc(p->ents, c * sizeof(*v));
+		if (RIP_GROW(p->ents, p->capents, p->nents + 1, 256) ||
+		    RIP_GROW(p->frames, p->capframes, p->nframes + n, 4096))
+			goto nomem;
 
-			if (!v)
-				goto nomem;
-			p->ents = v;
-			p->capents = c;
-		}
-		if (p->nframes + n > p->capframes) {
-			size_t c = p->capframes ? p->capframes * 2 : 4096;
-			uint64_t *v;
-
-			while (c < p->nframes + n)
-				c *= 2;
-			v = realloc(p->frames, c * sizeof(*v));
-			if (!v)
-				goto nomem;
-			p->frames = v;
-			p->capframes = c;
-		}
 		if (n)
 			memcpy(p->frames + p->nframes, a, (size_t)n * 8);
 		en = &p->ents[p->nents];

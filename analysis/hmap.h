@@ -119,11 +119,10 @@ int hmap_reserve(struct hmap *m, size_t esz, size_t cap);
  * How full a table gets before it doubles: a quarter while it is small
  * (under HMAP_SPARSE_CAP slots, 4 MiB of 32-byte slots), half past that.
  * A quarter keeps the runs of used slots short, and each probe or shift
- * along a run is a branch that depends on a load: at 1,000 threads' 16,000
- * live blocks, rip report took 0.138 -> 0.122 s and rip leaks 0.106 ->
- * 0.099 s in a quarter (2 MiB) than in half (1 MiB).  A table that has
- * outgrown the caches pays for its size instead: 120,000 live blocks cost
- * 26-37 ns a malloc + free at half (8 MiB), 38-47 ns at a quarter.
+ * along a run is a branch that depends on a load; a table that has
+ * outgrown the caches pays for its size instead, so past HMAP_SPARSE_CAP
+ * half full is the cheaper (doc/design.md, "Reading a trace fast", has
+ * the figures at 16,000 and 120,000 live blocks).
  */
 #define HMAP_SPARSE_CAP 131072
 

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include <rip/resource.h>
+#include <internal/grow.h>
 
 #include "analysis/leaks.h"
 #include "analysis/live.h"
@@ -29,71 +30,12 @@
 
 /* ---- kinds ------------------------------------------------------------------------- */
 
-static const char *const lk_mem_kinds[] = {
-	[RIP_MEM_MALLOC] = "malloc",
-	[RIP_MEM_CALLOC] = "calloc",
-	[RIP_MEM_REALLOC] = "realloc",
-	[RIP_MEM_REALLOCARRAY] = "reallocarray",
-	[RIP_MEM_POSIX_MEMALIGN] = "posix_memalign",
-	[RIP_MEM_ALIGNED_ALLOC] = "aligned_alloc",
-	[RIP_MEM_MEMALIGN] = "memalign",
-	[RIP_MEM_VALLOC] = "valloc",
-	[RIP_MEM_PVALLOC] = "pvalloc",
-	[RIP_MEM_NEW] = "new",
-	[RIP_MEM_NEW_ARRAY] = "new[]",
-	[RIP_MEM_MMAP] = "mmap",
-	[RIP_MEM_MREMAP] = "mremap",
-	[RIP_MEM_FREE] = "free",
-	[RIP_MEM_DELETE] = "delete",
-	[RIP_MEM_DELETE_ARRAY] = "delete[]",
-	[RIP_MEM_MUNMAP] = "munmap",
-};
-
-static const char *const lk_fd_kinds[] = {
-	[RIP_FD_OPEN] = "open",
-	[RIP_FD_OPENAT] = "openat",
-	[RIP_FD_CREAT] = "creat",
-	[RIP_FD_DUP] = "dup",
-	[RIP_FD_DUP2] = "dup2",
-	[RIP_FD_DUP3] = "dup3",
-	[RIP_FD_FCNTL_DUPFD] = "fcntl_dupfd",
-	[RIP_FD_PIPE] = "pipe",
-	[RIP_FD_SOCKET] = "socket",
-	[RIP_FD_SOCKETPAIR] = "socketpair",
-	[RIP_FD_ACCEPT] = "accept",
-	[RIP_FD_EVENTFD] = "eventfd",
-	[RIP_FD_TIMERFD] = "timerfd",
-	[RIP_FD_SIGNALFD] = "signalfd",
-	[RIP_FD_EPOLL] = "epoll",
-	[RIP_FD_INOTIFY] = "inotify",
-	[RIP_FD_MEMFD] = "memfd",
-	[RIP_FD_SCM_RIGHTS] = "scm_rights",
-	[RIP_FD_FOPEN] = "fopen",
-	[RIP_FD_FDOPEN] = "fdopen",
-	[RIP_FD_FREOPEN] = "freopen",
-	[RIP_FD_OPENDIR] = "opendir",
-	[RIP_FD_CLOSE] = "close",
-	[RIP_FD_FCLOSE] = "fclose",
-	[RIP_FD_CLOSEDIR] = "closedir",
-	[RIP_FD_REPLACED] = "replaced",
-	[RIP_FD_PIDFD_OPEN] = "pidfd_open",
-	[RIP_FD_PIDFD_GETFD] = "pidfd_getfd",
-	[RIP_FD_CLOSE_RANGE] = "close_range",
-	[RIP_FD_CLOSEFROM] = "closefrom",
-};
-
-static const char *const lk_shm_kinds[] = {
-	[RIP_SHM_OPEN] = "shm_open",
-	[RIP_SHM_GET] = "shmget",
-	[RIP_SHM_MEMFD] = "memfd_create",
-	[RIP_SHM_AT] = "shmat",
-	[RIP_SHM_MMAP] = "mmap",
-	[RIP_SHM_DT] = "shmdt",
-	[RIP_SHM_MUNMAP] = "munmap",
-	[RIP_SHM_UNLINK] = "shm_unlink",
-	[RIP_SHM_RMID] = "IPC_RMID",
-	[RIP_SHM_FTRUNCATE] = "ftruncate",
-};
+#define LK_MEM_NAME(suffix, name) [RIP_MEM_##suffix] = name,
+#define LK_FD_NAME(suffix, name) [RIP_FD_##suffix] = name,
+#define LK_SHM_NAME(suffix, name) [RIP_SHM_##suffix] = name,
+static const char *const lk_mem_kinds[] = { RIP_MEM_KINDS(LK_MEM_NAME) };
+static const char *const lk_fd_kinds[] = { RIP_FD_KINDS(LK_FD_NAME) };
+static const char *const lk_shm_kinds[] = { RIP_SHM_KINDS(LK_SHM_NAME) };
 
 #define LK_NELEM(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -449,15 +391,9 @@ static int lk_group(struct lk *lk)
 			if (!x)
 				goto nomem;
 			if (fresh) {
-				if (n == cap) {
-					size_t ncap = cap ? cap * 2 : 64;
-					struct lk_group *ng = realloc(g, ncap * sizeof(*ng));
+				if (RIP_GROW(g, cap, n + 1, 64))
+					goto nomem;
 
-					if (!ng)
-						goto nomem;
-					g = ng;
-					cap = ncap;
-				}
 				x->a = n;
 				g[n++] = (struct lk_group){
 					.res = (enum lk_res)r,

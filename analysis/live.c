@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <internal/grow.h>
 
 #include "analysis/live.h"
 
@@ -61,18 +62,9 @@ int live_keys_in(const struct hmap *t, size_t esz, uint64_t lo, uint64_t hi, uin
 
 static int live_maps_grow(struct live_maps *m)
 {
-	size_t cap = m->cap ? m->cap * 2 : 64;
-	struct live_piece *v;
-
-	if (m->n < m->cap)
-		return 0;
-	v = realloc(m->v, cap * sizeof(*v));
-	if (!v)
-		return -ENOMEM;
-	m->v = v;
-	m->cap = cap;
-	return 0;
+	return RIP_GROW(m->v, m->cap, m->n + 1, 64);
 }
+
 
 /* The index of the first piece that ends after addr (m->n: none). */
 static size_t live_maps_after(const struct live_maps *m, uint64_t addr)

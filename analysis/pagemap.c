@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include <rip/resource.h>
+#include <internal/grow.h>
 
 #include "analysis/live.h"
 #include "analysis/pagemap.h"
@@ -214,15 +215,8 @@ static int pm_on_mapping(struct pm *pm, const struct evs_event *e)
 			       "mem:mapping of snapshot %u: bad range 0x%" PRIx64 "-0x%" PRIx64
 			       " or page size %" PRIu64,
 			       seq, start, end, ps);
-	if (pm->p->cur.n == pm->p->cur.cap) {
-		size_t ncap = pm->p->cur.cap ? pm->p->cur.cap * 2 : 64;
-		struct pm_map *nm = realloc(pm->p->cur.maps, ncap * sizeof(*nm));
-
-		if (!nm)
-			return -ENOMEM;
-		pm->p->cur.maps = nm;
-		pm->p->cur.cap = ncap;
-	}
+	if (RIP_GROW(pm->p->cur.maps, pm->p->cur.cap, pm->p->cur.n + 1, 64))
+		return -ENOMEM;
 	m = &pm->p->cur.maps[pm->p->cur.n];
 	memset(m, 0, sizeof(*m));
 	m->path = strdup(e->str ? e->str : "");
@@ -265,15 +259,8 @@ static int pm_on_pagemap(struct pm *pm, const struct evs_event *e)
 			       "mem:pagemap of snapshot %u: %" PRIu64 " pages at 0x%" PRIx64
 			       " run past the end of mapping 0x%" PRIx64 "-0x%" PRIx64,
 			       seq, npages, start, m->start, m->end);
-	if (m->nchunks == m->chunkcap) {
-		size_t ncap = m->chunkcap ? m->chunkcap * 2 : 8;
-		struct pm_chunk *nc = realloc(m->chunks, ncap * sizeof(*nc));
-
-		if (!nc)
-			return -ENOMEM;
-		m->chunks = nc;
-		m->chunkcap = ncap;
-	}
+	if (RIP_GROW(m->chunks, m->chunkcap, m->nchunks + 1, 8))
+		return -ENOMEM;
 	c = &m->chunks[m->nchunks];
 	c->words = malloc((size_t)nwords * 8);
 	if (!c->words)
@@ -317,15 +304,9 @@ static int pm_span_add(struct pm_map *m, uint64_t lo, uint64_t hi)
 			last->hi = hi;
 		return 0;
 	}
-	if (m->nspans == m->spancap) {
-		size_t ncap = m->spancap ? m->spancap * 2 : 16;
-		struct pm_span *ns = realloc(m->spans, ncap * sizeof(*ns));
+	if (RIP_GROW(m->spans, m->spancap, m->nspans + 1, 16))
+		return -ENOMEM;
 
-		if (!ns)
-			return -ENOMEM;
-		m->spans = ns;
-		m->spancap = ncap;
-	}
 	m->spans[m->nspans++] = (struct pm_span){ lo, hi };
 	return 0;
 }

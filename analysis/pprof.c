@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * analysis/pprof.c - pprof profiles of traces and ring files (see pprof.h):
- * a protobuf writer, the builder of a Profile message (profile.proto, as
- * github.com/google/pprof documents its fields), and the pass that fills
- * it from a source.
+ * the builder of a Profile message (profile.proto, as
+ * github.com/google/pprof documents its fields, written with protobuf.h),
+ * and the pass that fills it from a source.
  *
  * The builder keeps each string, function, mapping and location once, and
  * encodes each as it is made into the buffer of its field; pp_encode only
@@ -17,9 +17,8 @@
 #include <string.h>
 #include <time.h>
 
-#include <zlib.h>
-
 #include <rip/abi.h>
+#include <internal/grow.h>
 
 #include "analysis/cpu.h"
 #include "analysis/pprof.h"
@@ -27,138 +26,6 @@
 #include "analysis/stacks.h"
 #include "read/ringfile.h"
 #include "read/sym.h"
-
-/* ---- the protobuf writer ------------------------------------------------------------- */
-
-static bool pp_reserve(struct pp_buf *b, size_t more)
-{
-	size_t cap;
-	uint8_t *v;
-
-	if (b->oom)
-		return false;
-	if (b->len + more <= b->cap)
-		return true;
-	cap = b->cap ? b->cap : 256;
-	while (cap < b->len + more) {
-		if (cap > SIZE_MAX / 2) {
-			b->oom = true;
-			return false;
-		}
-		cap *= 2;
-	}
-	v = realloc(b->p, cap);
-	if (!v) {
-		b->oom = true;
-		return false;
-	}
-	b->p = v;
-	b->cap = cap;
-	return true;
-}
-
-void pp_put(struct pp_buf *b, const void *data, size_t n)
-{
-	if (!n || !pp_reserve(b, n))
-		return;
-	memcpy(b->p + b->len, data, n);
-	b->len += n;
-}
-
-void pp_varint(struct pp_buf *b, uint64_t v)
-{
-	if (!pp_reserve(b, 10))
-		return;
-	while (v >= 0x80) {
-		b->p[b->len++] = (uint8_t)(v | 0x80);
-		v >>= 7;
-	}
-	b->p[b->len++] = (uint8_t)v;
-}
-
-void pp_tag(struct pp_buf *b, uint32_t field, enum pp_wire w)
-{
-	pp_varint(b, (uint64_t)field << 3 | w);
-}
-
-void pp_uint(struct pp_buf *b, uint32_t field, uint64_t v, bool zero_too)
-{
-	if (!v && !zero_too)
-		return;
-	pp_tag(b, field, PP_VARINT);
-	pp_varint(b, v);
-}
-
-void pp_bytes(struct pp_buf *b, uint32_t field, const void *data, size_t n)
-{
-	pp_tag(b, field, PP_LEN);
-	pp_varint(b, n);
-	pp_put(b, data, n);
-}
-
-static size_t pp_varint_len(uint64_t v)
-{
-	size_t n = 1;
-
-	while (v >= 0x80) {
-		v >>= 7;
-		n++;
-	}
-	return n;
-}
-
-void pp_packed(struct pp_buf *b, uint32_t field, const uint64_t *v, size_t n)
-{
-	size_t len = 0;
-
-	if (!n)
-		return;
-	for (size_t i = 0; i < n; i++)
-		len += pp_varint_len(v[i]);
-	pp_tag(b, field, PP_LEN);
-	pp_varint(b, len);
-	for (size_t i = 0; i < n; i++)
-		pp_varint(b, v[i]);
-}
-
-void pp_buf_free(struct pp_buf *b)
-{
-	free(b->p);
-	*b = (struct pp_buf){ 0 };
-}
-
-int pp_gzip(const uint8_t *in, size_t n, struct pp_buf *out)
-{
-	z_stream z = { 0 };
-	int zr;
-
-	if (n > UINT32_MAX)
-		return -EFBIG;
-	/* 15 + 16: a gzip header and trailer around the deflate stream */
-	if (deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-		return -ENOMEM;
-	z.next_in = (Bytef *)(uintptr_t)in;
-	z.avail_in = (uInt)n;
-	do {
-		uInt room;
-
-		if (!pp_reserve(out, 1 << 16)) {
-			deflateEnd(&z);
-			return -ENOMEM;
-		}
-		room = out->cap - out->len > UINT32_MAX ? UINT32_MAX : (uInt)(out->cap - out->len);
-		z.next_out = out->p + out->len;
-		z.avail_out = room;
-		zr = deflate(&z, Z_FINISH);
-		out->len += room - z.avail_out;
-		if (zr != Z_OK && zr != Z_STREAM_END && zr != Z_BUF_ERROR) {
-			deflateEnd(&z);
-			return -EIO;
-		}
-	} while (zr != Z_STREAM_END);
-	deflateEnd(&z);
-	return 0;
-}
 
 /* ---- the profile builder -------------------------------------------------------------- */
 
@@ -183,7 +50,7 @@ struct pp_prof {
 	size_t nstrs, capstrs;
 	uint32_t *sidx;		/* open addressing: index + 1 into strs, 0 empty */
 	size_t scap;
-	struct pp_buf types, samples, maps, locs, funcs, tmp, sub;
+	struct pb_buf types, samples, maps, locs, funcs, tmp, sub;
 	struct stk_map locmap;	/* key -> a: location id */
 	struct stk_map funcmap; /* name << 32 | file -> a: function id */
 	uint64_t nlocs, nfuncs, nmaps, nsamples, ntypes;
@@ -220,13 +87,13 @@ void pp_free(struct pp_prof *p)
 		free(p->strs[i]);
 	free(p->strs);
 	free(p->sidx);
-	pp_buf_free(&p->types);
-	pp_buf_free(&p->samples);
-	pp_buf_free(&p->maps);
-	pp_buf_free(&p->locs);
-	pp_buf_free(&p->funcs);
-	pp_buf_free(&p->tmp);
-	pp_buf_free(&p->sub);
+	pb_buf_free(&p->types);
+	pb_buf_free(&p->samples);
+	pb_buf_free(&p->maps);
+	pb_buf_free(&p->locs);
+	pb_buf_free(&p->funcs);
+	pb_buf_free(&p->tmp);
+	pb_buf_free(&p->sub);
 	stk_map_free(&p->locmap);
 	stk_map_free(&p->funcmap);
 	free(p->comments);
@@ -275,14 +142,9 @@ int64_t pp_string(struct pp_prof *p, const char *s)
 			return p->sidx[h] - 1;
 	if (p->nstrs >= UINT32_MAX - 1)
 		return -ENOMEM;
-	if (p->nstrs == p->capstrs) {
-		char **v = realloc(p->strs, p->capstrs * 2 * sizeof(*v));
+	if (RIP_GROW(p->strs, p->capstrs, p->nstrs + 1, 64))
+		return -ENOMEM;
 
-		if (!v)
-			return -ENOMEM;
-		p->strs = v;
-		p->capstrs *= 2;
-	}
 	p->strs[p->nstrs] = strdup(s);
 	if (!p->strs[p->nstrs])
 		return -ENOMEM;
@@ -291,7 +153,7 @@ int64_t pp_string(struct pp_prof *p, const char *s)
 }
 
 /* A ValueType message (type, unit) into b as field. */
-static int pp_value_type(struct pp_prof *p, struct pp_buf *b, uint32_t field, const char *type,
+static int pp_value_type(struct pp_prof *p, struct pb_buf *b, uint32_t field, const char *type,
 			 const char *unit)
 {
 	int64_t t = pp_string(p, type), u = pp_string(p, unit);
@@ -299,9 +161,9 @@ static int pp_value_type(struct pp_prof *p, struct pp_buf *b, uint32_t field, co
 	if (t < 0 || u < 0)
 		return -ENOMEM;
 	p->sub.len = 0;
-	pp_uint(&p->sub, 1, (uint64_t)t, false);
-	pp_uint(&p->sub, 2, (uint64_t)u, false);
-	pp_bytes(b, field, p->sub.p, p->sub.len);
+	pb_uint(&p->sub, 1, (uint64_t)t, false);
+	pb_uint(&p->sub, 2, (uint64_t)u, false);
+	pb_bytes(b, field, p->sub.p, p->sub.len);
 	return b->oom || p->sub.oom ? -ENOMEM : 0;
 }
 
@@ -360,22 +222,22 @@ int64_t pp_mapping(struct pp_prof *p, uint64_t lo, uint64_t hi, uint64_t offset,
 		   const char *file, const char *build_id, bool lines)
 {
 	int64_t f = pp_string(p, file), b = pp_string(p, build_id);
-	struct pp_buf *m = &p->tmp;
+	struct pb_buf *m = &p->tmp;
 
 	if (f < 0 || b < 0)
 		return -ENOMEM;
 	m->len = 0;
-	pp_uint(m, 1, p->nmaps + 1, true);
-	pp_uint(m, 2, lo, false);
-	pp_uint(m, 3, hi, false);
-	pp_uint(m, 4, offset, false);
-	pp_uint(m, 5, (uint64_t)f, false);
-	pp_uint(m, 6, (uint64_t)b, false);
-	pp_uint(m, 7, lines, false);  /* has_functions */
-	pp_uint(m, 8, lines, false);  /* has_filenames */
-	pp_uint(m, 9, lines, false);  /* has_line_numbers */
-	pp_uint(m, 10, lines, false); /* has_inline_frames */
-	pp_bytes(&p->maps, PF_MAPPING, m->p, m->len);
+	pb_uint(m, 1, p->nmaps + 1, true);
+	pb_uint(m, 2, lo, false);
+	pb_uint(m, 3, hi, false);
+	pb_uint(m, 4, offset, false);
+	pb_uint(m, 5, (uint64_t)f, false);
+	pb_uint(m, 6, (uint64_t)b, false);
+	pb_uint(m, 7, lines, false);  /* has_functions */
+	pb_uint(m, 8, lines, false);  /* has_filenames */
+	pb_uint(m, 9, lines, false);  /* has_line_numbers */
+	pb_uint(m, 10, lines, false); /* has_inline_frames */
+	pb_bytes(&p->maps, PF_MAPPING, m->p, m->len);
 	if (m->oom || p->maps.oom)
 		return -ENOMEM;
 	return (int64_t)++p->nmaps;
@@ -386,7 +248,7 @@ static int64_t pp_function(struct pp_prof *p, const char *name, const char *file
 {
 	int64_t n = pp_string(p, name), f = pp_string(p, file);
 	struct stk_ent *e;
-	struct pp_buf *m = &p->sub;
+	struct pb_buf *m = &p->sub;
 	bool fresh;
 
 	if (n < 0 || f < 0)
@@ -398,11 +260,11 @@ static int64_t pp_function(struct pp_prof *p, const char *name, const char *file
 		return (int64_t)e->a;
 	e->a = ++p->nfuncs;
 	m->len = 0;
-	pp_uint(m, 1, e->a, true);
-	pp_uint(m, 2, (uint64_t)n, false); /* name */
-	pp_uint(m, 3, (uint64_t)n, false); /* system_name */
-	pp_uint(m, 4, (uint64_t)f, false); /* filename */
-	pp_bytes(&p->funcs, PF_FUNCTION, m->p, m->len);
+	pb_uint(m, 1, e->a, true);
+	pb_uint(m, 2, (uint64_t)n, false); /* name */
+	pb_uint(m, 3, (uint64_t)n, false); /* system_name */
+	pb_uint(m, 4, (uint64_t)f, false); /* filename */
+	pb_bytes(&p->funcs, PF_FUNCTION, m->p, m->len);
 	return m->oom || p->funcs.oom ? -ENOMEM : (int64_t)e->a;
 }
 
@@ -417,7 +279,7 @@ int64_t pp_location(struct pp_prof *p, uint64_t key, uint64_t addr, uint64_t map
 		    const struct pp_line *lines, size_t n, bool *fresh)
 {
 	struct stk_ent *e = stk_map_get(&p->locmap, key, fresh);
-	struct pp_buf *m = &p->tmp;
+	struct pb_buf *m = &p->tmp;
 	uint64_t id;
 
 	if (!e)
@@ -426,9 +288,9 @@ int64_t pp_location(struct pp_prof *p, uint64_t key, uint64_t addr, uint64_t map
 		return (int64_t)e->a;
 	id = p->nlocs + 1;
 	m->len = 0;
-	pp_uint(m, 1, id, true);
-	pp_uint(m, 2, mapping, false);
-	pp_uint(m, 3, addr, false);
+	pb_uint(m, 1, id, true);
+	pb_uint(m, 2, mapping, false);
+	pb_uint(m, 3, addr, false);
 	for (size_t i = 0; i < n; i++) {
 		int64_t f = pp_function(p, lines[i].func, lines[i].file);
 
@@ -437,11 +299,11 @@ int64_t pp_location(struct pp_prof *p, uint64_t key, uint64_t addr, uint64_t map
 			return f;
 		}
 		p->sub.len = 0;
-		pp_uint(&p->sub, 1, (uint64_t)f, false);
-		pp_uint(&p->sub, 2, (uint64_t)lines[i].line, false);
-		pp_bytes(m, 4, p->sub.p, p->sub.len);
+		pb_uint(&p->sub, 1, (uint64_t)f, false);
+		pb_uint(&p->sub, 2, (uint64_t)lines[i].line, false);
+		pb_bytes(m, 4, p->sub.p, p->sub.len);
 	}
-	pp_bytes(&p->locs, PF_LOCATION, m->p, m->len);
+	pb_bytes(&p->locs, PF_LOCATION, m->p, m->len);
 	if (m->oom || p->locs.oom || p->sub.oom)
 		return -ENOMEM;
 	/* pp_function may have grown funcmap only: e is still good (another table) */
@@ -453,11 +315,11 @@ int64_t pp_location(struct pp_prof *p, uint64_t key, uint64_t addr, uint64_t map
 int pp_sample(struct pp_prof *p, const uint64_t *locs, size_t nlocs, const int64_t *values,
 	      const struct pp_label *labels, size_t nlabels)
 {
-	struct pp_buf *m = &p->tmp;
+	struct pb_buf *m = &p->tmp;
 
 	m->len = 0;
-	pp_packed(m, 1, locs, nlocs);
-	pp_packed(m, 2, (const uint64_t *)values, p->ntypes);
+	pb_packed(m, 1, locs, nlocs);
+	pb_packed(m, 2, (const uint64_t *)values, p->ntypes);
 	for (size_t i = 0; i < nlabels; i++) {
 		int64_t k = pp_string(p, labels[i].key);
 		int64_t s = labels[i].str ? pp_string(p, labels[i].str) : 0;
@@ -465,14 +327,14 @@ int pp_sample(struct pp_prof *p, const uint64_t *locs, size_t nlocs, const int64
 		if (k < 0 || s < 0)
 			return -ENOMEM;
 		p->sub.len = 0;
-		pp_uint(&p->sub, 1, (uint64_t)k, false);
+		pb_uint(&p->sub, 1, (uint64_t)k, false);
 		if (labels[i].str)
-			pp_uint(&p->sub, 2, (uint64_t)s, false);
+			pb_uint(&p->sub, 2, (uint64_t)s, false);
 		else
-			pp_uint(&p->sub, 3, (uint64_t)labels[i].num, true);
-		pp_bytes(m, 3, p->sub.p, p->sub.len);
+			pb_uint(&p->sub, 3, (uint64_t)labels[i].num, true);
+		pb_bytes(m, 3, p->sub.p, p->sub.len);
 	}
-	pp_bytes(&p->samples, PF_SAMPLE, m->p, m->len);
+	pb_bytes(&p->samples, PF_SAMPLE, m->p, m->len);
 	if (m->oom || p->sub.oom || p->samples.oom)
 		return -ENOMEM;
 	p->nsamples++;
@@ -484,26 +346,26 @@ uint64_t pp_nsamples(const struct pp_prof *p)
 	return p->nsamples;
 }
 
-int pp_encode(struct pp_prof *p, struct pp_buf *out)
+int pp_encode(struct pp_prof *p, struct pb_buf *out)
 {
-	pp_put(out, p->types.p, p->types.len);
-	pp_put(out, p->samples.p, p->samples.len);
-	pp_put(out, p->maps.p, p->maps.len);
-	pp_put(out, p->locs.p, p->locs.len);
-	pp_put(out, p->funcs.p, p->funcs.len);
+	pb_put(out, p->types.p, p->types.len);
+	pb_put(out, p->samples.p, p->samples.len);
+	pb_put(out, p->maps.p, p->maps.len);
+	pb_put(out, p->locs.p, p->locs.len);
+	pb_put(out, p->funcs.p, p->funcs.len);
 	for (size_t i = 0; i < p->nstrs; i++)
-		pp_bytes(out, PF_STRING, p->strs[i], strlen(p->strs[i]));
-	pp_uint(out, PF_TIME, (uint64_t)p->time_ns, false);
-	pp_uint(out, PF_DURATION, (uint64_t)p->duration_ns, false);
+		pb_bytes(out, PF_STRING, p->strs[i], strlen(p->strs[i]));
+	pb_uint(out, PF_TIME, (uint64_t)p->time_ns, false);
+	pb_uint(out, PF_DURATION, (uint64_t)p->duration_ns, false);
 	if (p->period_type) {
 		p->sub.len = 0;
-		pp_uint(&p->sub, 1, (uint64_t)p->period_type, false);
-		pp_uint(&p->sub, 2, (uint64_t)p->period_unit, false);
-		pp_bytes(out, PF_PERIOD_TYPE, p->sub.p, p->sub.len);
-		pp_uint(out, PF_PERIOD, (uint64_t)p->period, false);
+		pb_uint(&p->sub, 1, (uint64_t)p->period_type, false);
+		pb_uint(&p->sub, 2, (uint64_t)p->period_unit, false);
+		pb_bytes(out, PF_PERIOD_TYPE, p->sub.p, p->sub.len);
+		pb_uint(out, PF_PERIOD, (uint64_t)p->period, false);
 	}
-	pp_packed(out, PF_COMMENT, (const uint64_t *)p->comments, p->ncomments);
-	pp_uint(out, PF_DEFAULT_TYPE, (uint64_t)p->default_type, false);
+	pb_packed(out, PF_COMMENT, (const uint64_t *)p->comments, p->ncomments);
+	pb_uint(out, PF_DEFAULT_TYPE, (uint64_t)p->default_type, false);
 	return out->oom || p->sub.oom ? -ENOMEM : 0;
 }
 
@@ -653,15 +515,9 @@ static int64_t pp_frame(struct pp_pass *ps, uint64_t a, bool ip)
 
 static int pp_push(struct pp_pass *ps, size_t *n, uint64_t id)
 {
-	if (*n == ps->capstack) {
-		size_t cap = ps->capstack ? ps->capstack * 2 : 64;
-		uint64_t *v = realloc(ps->stack, cap * sizeof(*v));
+	if (RIP_GROW(ps->stack, ps->capstack, *n + 1, 64))
+		return -ENOMEM;
 
-		if (!v)
-			return -ENOMEM;
-		ps->stack = v;
-		ps->capstack = cap;
-	}
 	ps->stack[(*n)++] = id;
 	return 0;
 }
@@ -1059,12 +915,12 @@ const char *pp_kind_name(enum pp_kind k)
 	return k <= PP_CPU ? names[k] : "?";
 }
 
-int pp_export(struct evs *s, const struct pp_opts *o, struct pp_buf *out, struct pp_result *res,
+int pp_export(struct evs *s, const struct pp_opts *o, struct pb_buf *out, struct pp_result *res,
 	      char *err, size_t errlen)
 {
 	struct pp_pass ps = { .o = o, .s = s, .res = res };
 	struct pp_heap h = { 0 };
-	struct pp_buf raw = { 0 };
+	struct pb_buf raw = { 0 };
 	enum pp_kind kind = o->kind;
 	int ret;
 
@@ -1124,7 +980,7 @@ int pp_export(struct evs *s, const struct pp_opts *o, struct pp_buf *out, struct
 	if (ret)
 		goto out;
 	if (pp_comment(ps.p, "made by rip export --format=pprof") || pp_encode(ps.p, &raw) ||
-	    pp_gzip(raw.p, raw.len, out))
+	    pb_gzip(raw.p, raw.len, out))
 		goto nomem;
 	res->samples = pp_nsamples(ps.p);
 	res->locations = ps.p->nlocs;
@@ -1135,7 +991,7 @@ nomem:
 	ret = -ENOMEM;
 	snprintf(err, errlen, "out of memory");
 out:
-	pp_buf_free(&raw);
+	pb_buf_free(&raw);
 	if (ps.sym)
 		rip_sym_free(ps.sym);
 	free(ps.mapid);

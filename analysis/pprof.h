@@ -2,12 +2,8 @@
 /*
  * analysis/pprof.h - profiles in pprof's format (profile.proto, gzipped):
  * what `go tool pprof`, Grafana Pyroscope, Parca and the cloud profilers
- * read.  Three layers, each usable alone:
- *
- * The protobuf writer (pp_buf): varints, tags, length-delimited fields and
- * packed repeated integers into a growing byte buffer; a message inside a
- * message is written into a buffer of its own and appended as bytes.  No
- * libprotobuf: profile.proto needs nothing more.
+ * read.  Two layers, each usable alone, over the protobuf writer of
+ * protobuf.h:
  *
  * The profile builder (pp_prof): the string table, functions, mappings and
  * locations kept once each, and samples encoded as they are added.
@@ -16,7 +12,7 @@
  *	pp_sample_type(p, "alloc_space", "bytes");
  *	loc = pp_location(p, key, addr, mapping, lines, n);
  *	pp_sample(p, locs, nlocs, values, labels, nlabels);
- *	pp_encode(p, &raw);	pp_gzip(raw.p, raw.len, &gz);
+ *	pp_encode(p, &raw);	pb_gzip(raw.p, raw.len, &gz);
  *
  * The pass (pp_export): a trace or a ring file made a profile, chosen by
  * what the source holds (or by the caller):
@@ -48,32 +44,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "analysis/protobuf.h"
 #include "read/evsource.h"
-
-/* ---- the protobuf writer ------------------------------------------------------------- */
-
-/* A growing byte buffer.  oom: an append failed (the buffer is then unusable). */
-struct pp_buf {
-	uint8_t *p;
-	size_t len, cap;
-	bool oom;
-};
-
-enum pp_wire { PP_VARINT = 0, PP_I64 = 1, PP_LEN = 2, PP_I32 = 5 };
-
-void pp_put(struct pp_buf *b, const void *data, size_t n);
-void pp_varint(struct pp_buf *b, uint64_t v);
-void pp_tag(struct pp_buf *b, uint32_t field, enum pp_wire w);
-/* A varint field; 0 is written too (zero_too) or left out as proto3 does. */
-void pp_uint(struct pp_buf *b, uint32_t field, uint64_t v, bool zero_too);
-/* A length-delimited field: bytes, a string, or an encoded message. */
-void pp_bytes(struct pp_buf *b, uint32_t field, const void *data, size_t n);
-/* A packed repeated integer field (nothing when n is 0). */
-void pp_packed(struct pp_buf *b, uint32_t field, const uint64_t *v, size_t n);
-void pp_buf_free(struct pp_buf *b);
-
-/* Gzip n bytes of in into out (appended).  0 or -ENOMEM / -EIO. */
-int pp_gzip(const uint8_t *in, size_t n, struct pp_buf *out);
 
 /* ---- the profile builder -------------------------------------------------------------- */
 
@@ -125,7 +97,7 @@ int pp_sample(struct pp_prof *p, const uint64_t *locs, size_t nlocs, const int64
 /* Samples added so far. */
 uint64_t pp_nsamples(const struct pp_prof *p);
 /* The Profile message (not compressed) appended to out.  0 or -ENOMEM. */
-int pp_encode(struct pp_prof *p, struct pp_buf *out);
+int pp_encode(struct pp_prof *p, struct pb_buf *out);
 
 /* ---- the pass -------------------------------------------------------------------------- */
 
@@ -160,7 +132,7 @@ struct pp_result {
  * gzipped, to out.  0, or -errno with a message in err (a corrupt source, a
  * ring file that cannot be read, out of memory).
  */
-int pp_export(struct evs *s, const struct pp_opts *o, struct pp_buf *out, struct pp_result *res,
+int pp_export(struct evs *s, const struct pp_opts *o, struct pb_buf *out, struct pp_result *res,
 	      char *err, size_t errlen);
 
 const char *pp_kind_name(enum pp_kind k);

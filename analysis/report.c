@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include <rip/resource.h>
+#include <internal/grow.h>
 
 #include "analysis/live.h"
 #include "analysis/report.h"
@@ -72,24 +73,17 @@ static long rp_index(struct stk_map *m, uint64_t key, size_t next)
 	return (long)e->a;
 }
 
+/* rip_grow, with the new elements zeroed. */
 static int rp_grow_array(void **a, size_t *cap, size_t need, size_t size)
 {
-	size_t ncap;
-	void *na;
+	size_t old = *cap;
+	int ret = rip_grow(a, cap, size, need, 64);
 
-	if (need <= *cap)
-		return 0;
-	ncap = *cap ? *cap * 2 : 64;
-	while (ncap < need)
-		ncap *= 2;
-	na = realloc(*a, ncap * size);
-	if (!na)
-		return -ENOMEM;
-	memset((char *)na + *cap * size, 0, (ncap - *cap) * size);
-	*a = na;
-	*cap = ncap;
-	return 0;
+	if (!ret)
+		memset((char *)*a + old * size, 0, (*cap - old) * size);
+	return ret;
 }
+
 
 /* ---- sites, threads, backtraces ------------------------------------------------------- */
 

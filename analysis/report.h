@@ -21,7 +21,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <stdio.h>
 
 #include "analysis/live.h"
 #include "read/evsource.h"
@@ -116,10 +115,5 @@ void rp_free(struct rp *rp);
 /* Upper bound (ns) of lifetime bucket k, 0 for the last (unbounded) one. */
 uint64_t rp_life_limit(unsigned k);
 
-/*
- * tools/report-html.c: write the page of `rip report --html` around json,
- * the data the page draws (cmd-report.c).  0, or -1 on a write error.
- */
-int rp_html_page(FILE *out, const char *json, size_t len);
 
 #endif /* RIP_ANALYSIS_REPORT_H */

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <internal/grow.h>
 
 #include "analysis/stacks.h"
 #include "read/sym.h"
@@ -39,19 +40,9 @@ int stk_bt_define(struct stk_bts *b, uint32_t id, const struct evs_event *e)
 				}
 		return 0;
 	}
-	if (b->nframes + e->narr > b->capframes) {
-		size_t cap = b->capframes ? b->capframes : 1024;
-		uint64_t *v;
-
-		while (cap < b->nframes + e->narr)
-			cap *= 2;
-		v = realloc(b->frames, cap * sizeof(*v));
-		if (!v) {
-			stk_map_del(&b->ids, ent);
-			return -ENOMEM;
-		}
-		b->frames = v;
-		b->capframes = cap;
+	if (RIP_GROW(b->frames, b->capframes, b->nframes + e->narr, 1024)) {
+		stk_map_del(&b->ids, ent);
+		return -ENOMEM;
 	}
 	ent->a = b->nframes;
 	ent->b = e->narr;
@@ -179,20 +170,11 @@ static void stk_warm_bt(void *arg, const uint8_t *frames, uint32_t n)
 	if (!k)
 		return;
 	pthread_mutex_lock(&w->lock);
-	if (w->nq + k > w->capq) {
-		size_t cap = w->capq ? w->capq * 2 : 1024;
-		uint64_t *q;
-
-		while (cap < w->nq + k)
-			cap *= 2;
-		q = realloc(w->q, cap * sizeof(*q));
-		if (!q) {
-			pthread_mutex_unlock(&w->lock);
-			return; /* only a head start lost: the lookups happen later anyway */
-		}
-		w->q = q;
-		w->capq = cap;
+	if (RIP_GROW(w->q, w->capq, w->nq + k, 1024)) {
+		pthread_mutex_unlock(&w->lock);
+		return; /* only a head start lost: the lookups happen later anyway */
 	}
+
 	memcpy(w->q + w->nq, fresh, k * sizeof(*fresh));
 	w->nq += k;
 	pthread_cond_signal(&w->cond);

@@ -27,6 +27,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <internal/grow.h>
 
 #include "analysis/cpu.h"
 #include "analysis/hmap.h"
@@ -107,7 +108,7 @@ struct top {
 
 const char *top_wait_name(uint32_t kind)
 {
-	const char *n = wt_kind_name(kind);
+	const char *n = wa_kind_name(kind);
 
 	return n ? n : "unknown";
 }
@@ -383,16 +384,9 @@ static struct top_group *top_group(struct top *t, struct hmap *keys, enum top_ki
 		return NULL;
 	if (!fresh)
 		return &t->v.groups[g->idx];
-	if (t->v.ngroups == t->gcap) {
-		size_t ncap = t->gcap ? t->gcap * 2 : 64;
-		struct top_group *n = realloc(t->v.groups, ncap * sizeof(*n));
-
-		if (!n) {
-			hmap_del(keys, sizeof(*g), g);
-			return NULL;
-		}
-		t->v.groups = n;
-		t->gcap = ncap;
+	if (RIP_GROW(t->v.groups, t->gcap, t->v.ngroups + 1, 64)) {
+		hmap_del(keys, sizeof(*g), g);
+		return NULL;
 	}
 	g->idx = t->v.ngroups++;
 	gr = &t->v.groups[g->idx];
@@ -410,15 +404,9 @@ static struct top_group *top_group(struct top *t, struct hmap *keys, enum top_ki
 
 static struct top_thread *top_thread_add(struct top *t)
 {
-	if (t->v.nthreads == t->tcap) {
-		size_t ncap = t->tcap ? t->tcap * 2 : 64;
-		struct top_thread *n = realloc(t->v.threads, ncap * sizeof(*n));
+	if (RIP_GROW(t->v.threads, t->tcap, t->v.nthreads + 1, 64))
+		return NULL;
 
-		if (!n)
-			return NULL;
-		t->v.threads = n;
-		t->tcap = ncap;
-	}
 	memset(&t->v.threads[t->v.nthreads], 0, sizeof(t->v.threads[0]));
 	return &t->v.threads[t->v.nthreads++];
 }

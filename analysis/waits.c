@@ -8,10 +8,11 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <internal/grow.h>
 
 #include "analysis/waits.h"
 
-static const char *const wt_names[RIP_WAIT_KINDS] = {
+static const char *const wa_names[RIP_WAIT_KINDS] = {
 	[RIP_WAIT_NONE] = "none",     [RIP_WAIT_READ] = "read",	      [RIP_WAIT_WRITE] = "write",
 	[RIP_WAIT_RECV] = "recv",     [RIP_WAIT_SEND] = "send",	      [RIP_WAIT_ACCEPT] = "accept",
 	[RIP_WAIT_CONNECT] = "connect", [RIP_WAIT_POLL] = "poll",     [RIP_WAIT_SELECT] = "select",
@@ -22,12 +23,12 @@ static const char *const wt_names[RIP_WAIT_KINDS] = {
 	[RIP_WAIT_BARRIER] = "barrier", [RIP_WAIT_SYSCALL] = "syscall",
 };
 
-const char *wt_kind_name(uint32_t kind)
+const char *wa_kind_name(uint32_t kind)
 {
-	return kind < RIP_WAIT_KINDS ? wt_names[kind] : NULL;
+	return kind < RIP_WAIT_KINDS ? wa_names[kind] : NULL;
 }
 
-enum wt_arg wt_arg_kind(uint32_t kind)
+enum wa_arg wa_arg_kind(uint32_t kind)
 {
 	switch (kind) {
 	case RIP_WAIT_READ:
@@ -38,10 +39,10 @@ enum wt_arg wt_arg_kind(uint32_t kind)
 	case RIP_WAIT_CONNECT:
 	case RIP_WAIT_EPOLL:
 	case RIP_WAIT_STDIO:
-		return WT_ARG_FD;
+		return WA_ARG_FD;
 	case RIP_WAIT_POLL:
 	case RIP_WAIT_SELECT:
-		return WT_ARG_COUNT;
+		return WA_ARG_COUNT;
 	case RIP_WAIT_MUTEX:
 	case RIP_WAIT_COND:
 	case RIP_WAIT_JOIN:
@@ -49,28 +50,28 @@ enum wt_arg wt_arg_kind(uint32_t kind)
 	case RIP_WAIT_FUTEX:
 	case RIP_WAIT_RWLOCK:
 	case RIP_WAIT_BARRIER:
-		return WT_ARG_ADDR;
+		return WA_ARG_ADDR;
 	case RIP_WAIT_SLEEP:
-		return WT_ARG_NS;
+		return WA_ARG_NS;
 	case RIP_WAIT_CHILD:
-		return WT_ARG_PID;
+		return WA_ARG_PID;
 	case RIP_WAIT_SIGNAL:
-		return WT_ARG_SIGSET;
+		return WA_ARG_SIGSET;
 	case RIP_WAIT_SYSCALL:
-		return WT_ARG_SYSCALL;
+		return WA_ARG_SYSCALL;
 	default:
-		return WT_ARG_NONE;
+		return WA_ARG_NONE;
 	}
 }
 
-bool wt_waiting(const struct rr_slot *s)
+bool wa_waiting(const struct rr_slot *s)
 {
 	/* An exited slot's record is stale (a forked child's copy of its parent's threads). */
 	return s->wait.kind != RIP_WAIT_NONE && s->kind == RIP_KIND_THREAD &&
 	       s->state == RIP_SLOT_RUNNING;
 }
 
-bool wt_timeout(const struct rr_slot *s, uint64_t *ns)
+bool wa_timeout(const struct rr_slot *s, uint64_t *ns)
 {
 	if (!s->wait_tmo || !s->wait.since)
 		return false;
@@ -78,9 +79,9 @@ bool wt_timeout(const struct rr_slot *s, uint64_t *ns)
 	return true;
 }
 
-static int wt_cmp(const void *pa, const void *pb)
+static int wa_cmp(const void *pa, const void *pb)
 {
-	const struct wt_group *a = pa, *b = pb;
+	const struct wa_group *a = pa, *b = pb;
 
 	if (a->n != b->n)
 		return a->n > b->n ? -1 : 1;
@@ -89,18 +90,18 @@ static int wt_cmp(const void *pa, const void *pb)
 	return a->ra < b->ra ? -1 : a->ra > b->ra;
 }
 
-int wt_group(const struct rr_slots *slots, bool all, struct wt_groups *out)
+int wa_group(const struct rr_slots *slots, bool all, struct wa_groups *out)
 {
 	memset(out, 0, sizeof(*out));
 	for (size_t i = 0; i < slots->n; i++) {
 		const struct rr_slot *s = &slots->v[i];
-		struct wt_group *g = NULL;
+		struct wa_group *g = NULL;
 		uint64_t tmo;
 
 		if (!all && s->state == RIP_SLOT_EXITED)
 			continue;
 		out->torn += s->wait_torn && s->kind == RIP_KIND_THREAD;
-		if (!wt_waiting(s))
+		if (!wa_waiting(s))
 			continue;
 		out->waiting++;
 		/* groups are few (call sites): a linear scan is enough */
@@ -108,15 +109,8 @@ int wt_group(const struct rr_slots *slots, bool all, struct wt_groups *out)
 			if (out->v[k].kind == s->wait.kind && out->v[k].ra == s->wait.ra)
 				g = &out->v[k];
 		if (!g) {
-			if (out->n == out->cap) {
-				size_t nc = out->cap ? out->cap * 2 : 16;
-				struct wt_group *nv = realloc(out->v, nc * sizeof(*nv));
-
-				if (!nv)
-					goto err_nomem;
-				out->v = nv;
-				out->cap = nc;
-			}
+			if (RIP_GROW(out->v, out->cap, out->n + 1, 16))
+				goto err_nomem;
 			g = &out->v[out->n++];
 			memset(g, 0, sizeof(*g));
 			g->kind = s->wait.kind;
@@ -124,18 +118,12 @@ int wt_group(const struct rr_slots *slots, bool all, struct wt_groups *out)
 			g->same_arg = true;
 			g->arg = s->wait.arg;
 		}
-		if (g->n == g->cap) {
-			size_t nc = g->cap ? g->cap * 2 : 8;
-			size_t *nm = realloc(g->members, nc * sizeof(*nm));
+		if (RIP_GROW(g->members, g->cap, g->n + 1, 8))
+			goto err_nomem;
 
-			if (!nm)
-				goto err_nomem;
-			g->members = nm;
-			g->cap = nc;
-		}
 		g->members[g->n++] = i;
 		g->same_arg &= g->arg == s->wait.arg;
-		if (wt_timeout(s, &tmo)) {
+		if (wa_timeout(s, &tmo)) {
 			if (!g->timed || tmo < g->tmo_min)
 				g->tmo_min = tmo;
 			if (!g->timed || tmo > g->tmo_max)
@@ -150,15 +138,15 @@ int wt_group(const struct rr_slots *slots, bool all, struct wt_groups *out)
 		}
 	}
 	if (out->n)
-		qsort(out->v, out->n, sizeof(*out->v), wt_cmp);
+		qsort(out->v, out->n, sizeof(*out->v), wa_cmp);
 	return 0;
 
 err_nomem:
-	wt_groups_free(out);
+	wa_groups_free(out);
 	return -ENOMEM;
 }
 
-void wt_groups_free(struct wt_groups *g)
+void wa_groups_free(struct wa_groups *g)
 {
 	for (size_t i = 0; i < g->n; i++)
 		free(g->v[i].members);

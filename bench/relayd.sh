@@ -1,8 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
 #
-# bench/relayd.sh - events streamed through lttng-relayd on loopback (issue
-# 13's row): build/bench/stream on 2 threads (RLY_N u64 events each, as fast
+# bench/relayd.sh - events streamed through lttng-relayd on loopback:
+# build/bench/stream on 2 threads (RLY_N u64 events each, as fast
 # as they can) under a lossless consumer, in the same run:
 #
 #   disk     rip run --buffer=4m -o DIR             (block mode: nothing lost)

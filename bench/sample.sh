@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
 #
-# bench/sample.sh - the cost of CPU sampling (#10's row): build/bench/sample,
+# bench/sample.sh - the cost of CPU sampling: build/bench/sample,
 # a CPU-bound program with 2 threads (SAMPLE_ITERS rounds each), under `rip
 # run` (which preloads librip-preload.so for slots and wait records) and
 # under `rip run --sample` (the same, plus 100 samples per second of each

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
 #
-# bench/spawn.sh - programs that start many short programs (#12's rows): a
+# bench/spawn.sh - programs that start many short programs: a
 # bash loop running /bin/true 100 times, and make -j2 of a small generated
 # C project (SPAWN_FILES files), each plain, under `rip run --mem` (the
 # children untraced), under `rip run --mem --follow-fork --follow-exec`

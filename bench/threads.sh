@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
 #
-# bench/threads.sh - tracing and analysis as the threads grow (#9's rows).
+# bench/threads.sh - tracing and analysis as the threads grow.
 #
 #  1. malloc + free traced at 1, 2, 64 and 512 threads: build/bench/malloc
 #     (THR_PAIRS pairs in all, split over the threads, all threads alive at

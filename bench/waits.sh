@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
 #
-# bench/waits.sh - the cost of the wait wrappers (issue 10) on calls that do
+# bench/waits.sh - the cost of the wait wrappers on calls that do
 # not wait: build/bench/waits under librip-preload.so as plain `rip run`
 # loads it (resource hooks forwarding), an uncontended mutex lock + unlock and
 # a 1-byte read of /dev/zero, each through the wrapper and through libc's

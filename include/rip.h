@@ -242,23 +242,6 @@ RIP_INLINE int rip_category_enabled(unsigned category)
 	return (__atomic_load_n(byte, __ATOMIC_RELAXED) >> (category & 7)) & 1;
 }
 
-RIP_INLINE uint32_t __rip_field_size(uint32_t type)
-{
-	switch (type) {
-	case RIP_FT_U8:
-	case RIP_FT_S8:
-		return 1;
-	case RIP_FT_U16:
-	case RIP_FT_S16:
-		return 2;
-	case RIP_FT_U32:
-	case RIP_FT_S32:
-		return 4;
-	default:
-		return 8;
-	}
-}
-
 /*
  * The fast path in two halves.  __rip_event_reserve raises w->nest before
  * it reads the writer's position: a signal handler that emits while it is
@@ -331,7 +314,7 @@ RIP_INLINE void __rip_event_emit(const struct rip_event_type *t, const uint64_t 
 	}
 	__RIP_UNROLL
 	for (i = 0; i < t->nfields; i++)
-		size += __rip_field_size(t->fields[i].type);
+		size += rip_field_size(t->fields[i].type);
 	/* Pairs with the release store of the id in rip_event_register (a plain load on x86). */
 	p = __rip_event_reserve(w, __atomic_load_n(t->id, __ATOMIC_ACQUIRE), size, ts);
 	if (RIP_UNLIKELY(!p)) {
@@ -344,7 +327,7 @@ RIP_INLINE void __rip_event_emit(const struct rip_event_type *t, const uint64_t 
 	}
 	__RIP_UNROLL
 	for (i = 0; i < t->nfields; i++) {
-		uint32_t n = __rip_field_size(t->fields[i].type);
+		uint32_t n = rip_field_size(t->fields[i].type);
 		uint64_t x = i < nv ? v[i] : 0;
 
 		memcpy(p, &x, n); /* little-endian: the low bytes */

@@ -770,7 +770,7 @@ static void rip_event_write(const struct rip_event_type *t, const uint64_t *v, c
 		goto out_drop;
 	for (uint32_t i = 0; i < t->nfields; i++)
 		if (!RIP_FT_IS_TAIL(t->fields[i].type))
-			payload += __rip_field_size(t->fields[i].type);
+			payload += rip_field_size(t->fields[i].type);
 	/* A tail goes exactly where the type declares one (empty if none given). */
 	if (RIP_FT_IS_TAIL(last)) {
 		static const uint32_t none;
@@ -812,7 +812,7 @@ static void rip_event_write(const struct rip_event_type *t, const uint64_t *v, c
 
 		if (RIP_FT_IS_TAIL(t->fields[i].type))
 			break;
-		n = __rip_field_size(t->fields[i].type);
+		n = rip_field_size(t->fields[i].type);
 		memcpy(p, &v[i], n);
 		p += n;
 	}

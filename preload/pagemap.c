@@ -34,6 +34,8 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <internal/pagemap.h>
+
 #include "common.h"
 
 /* u64 per mem:pagemap: an event of 64 fits the smallest packet librip allows (1 KiB) */
@@ -505,38 +507,6 @@ void rip_pl_pagemap_fork_child(void)
 	rip_pl_pm_pending = 0;
 }
 
-/* "USR2", "SIGUSR2", "12", "RTMIN+3": the signal number, or 0. */
-static int pm_signal_number(const char *s)
-{
-	static const struct {
-		const char *name;
-		int sig;
-	} names[] = {
-		{ "USR1", SIGUSR1 }, { "USR2", SIGUSR2 }, { "HUP", SIGHUP },
-		{ "URG", SIGURG },   { "PWR", SIGPWR },	  { "WINCH", SIGWINCH },
-		{ "TTIN", SIGTTIN }, { "TTOU", SIGTTOU },
-	};
-	char *end;
-	long v;
-
-	if (!strncmp(s, "SIG", 3))
-		s += 3;
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (!strcmp(s, names[i].name))
-			return names[i].sig;
-	if (!strncmp(s, "RTMIN", 5)) {
-		v = s[5] == '+' ? strtol(s + 6, &end, 10) : 0;
-		if ((s[5] && s[5] != '+') || (s[5] == '+' && *end) || v < 0 ||
-		    SIGRTMIN + v > SIGRTMAX)
-			return 0;
-		return SIGRTMIN + (int)v;
-	}
-	v = strtol(s, &end, 10);
-	if (end == s || *end || v <= 0 || v >= NSIG || v == SIGKILL || v == SIGSTOP)
-		return 0;
-	return (int)v;
-}
-
 int rip_pl_pagemap_init(void)
 {
 	const char *on = secure_getenv("RIP_PAGEMAP"), *sig = secure_getenv("RIP_PAGEMAP_SIGNAL");
@@ -551,7 +521,7 @@ int rip_pl_pagemap_init(void)
 		pm_at_exit = false;
 	if (!sig || !*sig)
 		return 0;
-	n = pm_signal_number(sig);
+	n = rip_pagemap_signal(sig);
 	if (!n)
 		return 0; /* rip run checked it; a hand-set bad value only loses the feature */
 	memset(&sa, 0, sizeof(sa));

@@ -25,7 +25,8 @@
  * backtrace of that thread.
  *
  * The same start gives every thread a slot in the ring file from its first
- * instruction (issue 10: `rip ps` for programs that never call rip_snap),
+ * instruction (so that `rip ps` shows the threads of a program that never
+ * calls rip_snap),
  * and its first snap is the address of its start routine, which readers
  * symbolize (no symbol lookup here: that takes the loader's lock).  The
  * slot goes back at exit through librip's key destructor, which

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * preload/ucontext.c - coroutines built on ucontext (makecontext,
- * swapcontext, setcontext) get slots of their own (issue 10, item 5), as
- * if their library called rip_coro_create and rip_coro_switch_in itself.
+ * swapcontext, setcontext) get slots of their own, as if their library
+ * called rip_coro_create and rip_coro_switch_in itself.
  *
  * makecontext gives the context a coroutine slot (once per ucontext_t
  * address; a context made again keeps its slot) whose first snap is the

@@ -4,7 +4,7 @@
  * each writes into its thread's slot what it waits in and where it was
  * called from (struct rip_wait, the protocol of wait.h) before the real
  * call and clears it after, so that `rip ps` tells where every thread of
- * an uninstrumented program waits, live or after kill -9 (issue 10).
+ * an uninstrumented program waits, live or after kill -9.
  *
  * Which entry points: calls inside libc bypass the PLT (sleep calls the
  * internal nanosleep, fread the internal read, system spawns through

@@ -56,7 +56,7 @@ int ev_type_load(const struct rip_evtype *e, struct ev_type *t)
 			t->array = ty == RIP_FT_HEX64_ARRAY;
 			continue;
 		}
-		t->fixed += ev_field_size(ty);
+		t->fixed += rip_field_size(ty);
 	}
 	t->valid = true;
 	return 0;
@@ -192,7 +192,7 @@ int ev_decode(const struct ev_types *types, const uint8_t *data, size_t len, uin
 				off += 4 + (size_t)cnt * 8;
 				break;
 			}
-			n = ev_field_size(ty);
+			n = rip_field_size(ty);
 			e.v[i] = ev_sign(ev_get(data + off, n), ty);
 			off += n;
 		}

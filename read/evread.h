@@ -53,27 +53,6 @@ struct ev_event {
 	size_t offset;	       /* byte offset in the packet */
 };
 
-/* Bytes of a fixed-size field of this type on the wire (0 for string/array). */
-static inline uint32_t ev_field_size(uint32_t type)
-{
-	switch (type) {
-	case RIP_FT_U8:
-	case RIP_FT_S8:
-		return 1;
-	case RIP_FT_U16:
-	case RIP_FT_S16:
-		return 2;
-	case RIP_FT_U32:
-	case RIP_FT_S32:
-		return 4;
-	case RIP_FT_STRING:
-	case RIP_FT_HEX64_ARRAY:
-		return 0;
-	default:
-		return 8;
-	}
-}
-
 /*
  * The event header at data + off (len bytes in all): its type id in *id
  * and its time in *ts, which holds the time of the event before (a compact

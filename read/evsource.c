@@ -243,7 +243,7 @@ static void evs_plan_types(struct evs *s)
 				pl->tail = (uint8_t)ty;
 				break;
 			}
-			pl->size[i] = (uint8_t)ev_field_size(ty);
+			pl->size[i] = (uint8_t)rip_field_size(ty);
 			pl->sign[i] = ty == RIP_FT_S8 || ty == RIP_FT_S16 || ty == RIP_FT_S32
 					      ? pl->size[i]
 					      : 0;
@@ -417,13 +417,14 @@ static bool evs_thp_madvise(void)
 /*
  * The streams' first buffers (chunk bytes each) in one mapping of huge
  * pages, when there are enough of them to fill some (hundreds of streams:
- * 16 MiB).  From malloc, one by one, their first touches were where the
- * time of opening 1,000 streams swung (7 to 58 ms of first reads from run
- * to run here); huge pages took 300 of rip leaks' 1,031 page faults off
- * and the slow runs with them.  Without huge pages (or
- * without the mapping) the buffers come from malloc, as a stream's buffer
- * that must grow does: a fresh mapping of small pages was slower than the
- * heap, whose pages are partly touched already.
+ * 16 MiB).  Their first reads are the first touches of their pages, and
+ * where a first touch is a fault of microseconds (a virtual machine) those
+ * faults are most of what opening a thousand streams costs, and what makes
+ * it vary from run to run: huge pages make them a few (doc/design.md,
+ * "Reading a trace fast", for the figures).  Without huge pages (or without
+ * the mapping) the buffers come from malloc, as a stream's buffer that must
+ * grow does: a fresh mapping of small pages is slower than the heap, whose
+ * pages are partly touched already.
  */
 static void evs_pool_map(struct evs *s)
 {
@@ -623,46 +624,10 @@ static __attribute__((noinline)) int evs_head_bad(struct evs *s, struct evs_stre
 static inline __attribute__((always_inline)) int evs_head(struct evs *s, struct evs_stream *st,
 							  char *why, size_t whylen)
 {
-	const uint8_t *d = st->data;
-	const struct evs_plan *pl;
-	size_t len = st->len, off = st->after, fields;
-	uint64_t ts = st->ts;
-	uint32_t id;
-	int hl;
-
-	if (off >= len)
+	if (st->after >= st->len)
 		return 0;
-	hl = ev_header(d, len, off, &id, &ts);
-	if (hl <= 0)
+	if (!evs_head_next(&st->h, s->plan))
 		goto slow;
-	off += (size_t)hl;
-	if (id >= EV_MAX_TYPES || !(pl = &s->plan[id])->valid || len - off < pl->fixed)
-		goto slow;
-	fields = off;
-	off += pl->fixed;
-	if (pl->tail == RIP_FT_STRING) {
-		size_t max = len - off < RIP_STRING_MAX ? len - off : RIP_STRING_MAX;
-		const uint8_t *nul = memchr(d + off, 0, max);
-
-		if (!nul)
-			goto slow;
-		off = (size_t)(nul - d) + 1;
-	} else if (pl->tail == RIP_FT_HEX64_ARRAY) {
-		uint32_t cnt;
-
-		if (len - off < 4)
-			goto slow;
-		memcpy(&cnt, d + off, 4);
-		if (cnt > RIP_ARRAY_MAX || len - off - 4 < (size_t)cnt * 8)
-			goto slow;
-		off += 4 + (size_t)cnt * 8;
-	}
-	st->cur = st->after;
-	st->fields = fields;
-	st->after = off;
-	st->ts = ts;
-	st->id = id;
-	st->count++;
 	return 1;
 
 slow:

@@ -229,6 +229,60 @@ struct evs_fast {
 };
 
 /*
+ * Move head h on to the event after its current one (at h->after, below
+ * h->len), parsed with the types' plans: its offset, its fields' and the
+ * next one's, its time and type, and the packet's count of events.  Checks
+ * what ev_decode checks (a known type, fields and tail inside the packet, a
+ * string's NUL within RIP_STRING_MAX, an array's count within RIP_ARRAY_MAX)
+ * and at the first problem returns false with h unchanged, leaving ev_decode
+ * to say what it is.  The one parser of the heads of evs_next and
+ * evs_next_fast.
+ */
+static inline __attribute__((always_inline)) bool evs_head_next(struct evs_head *h,
+								    const struct evs_plan *plan)
+{
+	const uint8_t *d = h->data;
+	const struct evs_plan *pl;
+	size_t len = h->len, off = h->after, fields;
+	uint64_t ts = h->ts;
+	uint32_t id;
+	int hl = ev_header(d, len, off, &id, &ts);
+
+	if (hl <= 0 || id >= EV_MAX_TYPES)
+		return false;
+	off += (size_t)hl;
+	pl = &plan[id];
+	if (!pl->valid || len - off < pl->fixed)
+		return false;
+	fields = off;
+	off += pl->fixed;
+	if (pl->tail == RIP_FT_STRING) {
+		size_t max = len - off < RIP_STRING_MAX ? len - off : RIP_STRING_MAX;
+		const uint8_t *nul = (const uint8_t *)__builtin_memchr(d + off, 0, max);
+
+		if (!nul)
+			return false;
+		off = (size_t)(nul - d) + 1;
+	} else if (pl->tail == RIP_FT_HEX64_ARRAY) {
+		uint32_t cnt;
+
+		if (len - off < 4)
+			return false;
+		__builtin_memcpy(&cnt, d + off, 4);
+		if (cnt > RIP_ARRAY_MAX || len - off - 4 < (size_t)cnt * 8)
+			return false;
+		off += 4 + (size_t)cnt * 8;
+	}
+	h->cur = h->after;
+	h->fields = fields;
+	h->after = off;
+	h->ts = ts;
+	h->id = id;
+	h->count++;
+	return true;
+}
+
+/*
  * The head went past the bound: put it back in the merge and take the head
  * of the stream that leads now (EVS_FAST_HEAD still), without handing an
  * event out.
@@ -248,8 +302,6 @@ static inline __attribute__((always_inline)) int evs_next_fast(struct evs *s, st
 	const uint8_t *d;
 	size_t off, len;
 	uint64_t ts;
-	uint32_t id;
-	int hl;
 
 	if (__builtin_expect(f->state != EVS_FAST_HEAD, 0))
 		return evs_next(s, e, err, errlen);
@@ -285,38 +337,9 @@ static inline __attribute__((always_inline)) int evs_next_fast(struct evs *s, st
 	f->events++;
 
 	/* the next head, checked as evs_next would; anything unusual is left to it */
-	off = h->after;
+	if (h->after >= len || !evs_head_next(h, f->plan))
+		goto advance;
 	ts = h->ts;
-	if (off >= len || (hl = ev_header(d, len, off, &id, &ts)) <= 0 || id >= EV_MAX_TYPES)
-		goto advance;
-	off += (size_t)hl;
-	pl = &f->plan[id];
-	if (!pl->valid || len - off < pl->fixed)
-		goto advance;
-	h->fields = off;
-	off += pl->fixed;
-	if (pl->tail == RIP_FT_STRING) {
-		size_t max = len - off < RIP_STRING_MAX ? len - off : RIP_STRING_MAX;
-		const uint8_t *nul = (const uint8_t *)__builtin_memchr(d + off, 0, max);
-
-		if (!nul)
-			goto advance;
-		off = (size_t)(nul - d) + 1;
-	} else if (pl->tail == RIP_FT_HEX64_ARRAY) {
-		uint32_t cnt;
-
-		if (len - off < 4)
-			goto advance;
-		__builtin_memcpy(&cnt, d + off, 4);
-		if (cnt > RIP_ARRAY_MAX || len - off - 4 < (size_t)cnt * 8)
-			goto advance;
-		off += 4 + (size_t)cnt * 8;
-	}
-	h->cur = h->after;
-	h->after = off;
-	h->ts = ts;
-	h->id = id;
-	h->count++;
 	/*
 	 * Another stream leads now: the merge moves at once, not on the next
 	 * call, so that the state that call tests is nearly always HEAD (a

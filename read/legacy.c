@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
+#include <internal/grow.h>
 
 #include "read/legacy.h"
 #include "read/ringfile.h"
@@ -71,15 +72,9 @@ static int lg_cmp_func(const void *a, const void *b)
 
 static int lg_push(void **v, size_t *n, size_t *cap, size_t size, const void *item)
 {
-	if (*n == *cap) {
-		size_t nc = *cap ? *cap * 2 : 64;
-		void *nv = realloc(*v, nc * size);
+	if (rip_grow(v, cap, size, *n + 1, 64))
+		return -ENOMEM;
 
-		if (!nv)
-			return -ENOMEM;
-		*v = nv;
-		*cap = nc;
-	}
 	memcpy((char *)*v + *n * size, item, size);
 	(*n)++;
 	return 0;

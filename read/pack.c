@@ -261,7 +261,7 @@ static struct dplan *dec_plan(struct pk_dec *d, const struct ev_type *t)
 	pl->nf = t->nfields;
 	for (uint32_t i = 0; i < t->nfields; i++) {
 		pl->f[i].op = field_op(t->fields[i].type);
-		pl->f[i].size = (uint8_t)ev_field_size(t->fields[i].type);
+		pl->f[i].size = (uint8_t)rip_field_size(t->fields[i].type);
 		pl->f[i].col = dec_col(d, field_key(t, i));
 	}
 	pl->ready = true;

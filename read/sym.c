@@ -38,6 +38,7 @@
 #include <elfutils/libdwfl.h>
 
 #include <rip/abi.h>
+#include <internal/grow.h>
 
 #include "read/demangle.h"
 #include "read/sym.h"
@@ -417,7 +418,7 @@ int rip_sym_new(const struct rip_sym_opts *opts, struct rip_sym **out)
 	free(dd);
 
 	s->cb.find_elf = sym_find_elf_none;
-	s->cb.find_debuginfo = sym_cache_find_debuginfo;
+	s->cb.find_debuginfo = symcache_find_debuginfo;
 	s->cb.section_address = dwfl_offline_section_address;
 	s->cb.debuginfo_path = &s->debuginfo_path;
 	*out = s;
@@ -475,15 +476,8 @@ int rip_sym_add_module(struct rip_sym *s, uint64_t lo, uint64_t hi, uint64_t bia
 	if (!s || lo >= hi || (!path && !(flags & RIP_MOD_VDSO)) || (build_id_len && !build_id) ||
 	    build_id_len > SYM_BUILD_ID_MAX)
 		return -EINVAL;
-	if (s->nmods == s->capmods) {
-		size_t cap = s->capmods ? s->capmods * 2 : 32;
-		struct sym_mod **v = realloc(s->mods, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		s->mods = v;
-		s->capmods = cap;
-	}
+	if (RIP_GROW(s->mods, s->capmods, s->nmods + 1, 32))
+		return -ENOMEM;
 	m = calloc(1, sizeof(*m));
 	if (!m)
 		return -ENOMEM;
@@ -903,17 +897,11 @@ static void sym_fn_add(struct sym_fn_vec *fv, Dwarf_Die *die)
 	while ((off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0) {
 		if (lo >= hi)
 			continue;
-		if (fv->n == fv->cap) {
-			size_t cap = fv->cap ? fv->cap * 2 : 64;
-			struct sym_fn_range *v = realloc(fv->v, cap * sizeof(*v));
-
-			if (!v) {
-				fv->oom = true;
-				return;
-			}
-			fv->v = v;
-			fv->cap = cap;
+		if (RIP_GROW(fv->v, fv->cap, fv->n + 1, 64)) {
+			fv->oom = true;
+			return;
 		}
+
 		fv->v[fv->n++] = (struct sym_fn_range){ .lo = lo, .hi = hi, .die = *die };
 	}
 }

@@ -204,9 +204,9 @@ out_free:
 	return ret;
 }
 
-int sym_cache_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
-			     GElf_Addr base, const char *file_name, const char *debuglink_file,
-			     GElf_Word debuglink_crc, char **debuginfo_file_name)
+int symcache_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
+			    GElf_Addr base, const char *file_name, const char *debuglink_file,
+			    GElf_Word debuglink_crc, char **debuginfo_file_name)
 {
 	const unsigned char *id;
 	char hex[2 * SYMCACHE_BUILD_ID_MAX + 1], *path = NULL;

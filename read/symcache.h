@@ -10,8 +10,8 @@
 #include <elfutils/libdwfl.h>
 
 /* dwfl_standard_find_debuginfo, then the inflated copy when it has or makes one. */
-int sym_cache_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
-			     GElf_Addr base, const char *file_name, const char *debuglink_file,
-			     GElf_Word debuglink_crc, char **debuginfo_file_name);
+int symcache_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
+			    GElf_Addr base, const char *file_name, const char *debuglink_file,
+			    GElf_Word debuglink_crc, char **debuginfo_file_name);
 
 #endif /* RIP_READ_SYMCACHE_H */

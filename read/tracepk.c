@@ -27,6 +27,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <internal/grow.h>
+
 #include "read/pack.h"
 #include "read/trace.h"
 
@@ -49,7 +51,7 @@ struct tpk_ref {
 
 struct tpk_stream {
 	struct tpk_ref *v;
-	uint64_t n, cap;
+	size_t n, cap;
 };
 
 enum { TPK_EMPTY, TPK_FREE, TPK_BUSY, TPK_VALID };
@@ -162,15 +164,8 @@ static int tpk_open_chunk(struct trace_r *r, uint32_t chunk, uint64_t *size, cha
 
 static int tpk_add_ref(struct tpk_stream *st, uint32_t block, uint32_t idx)
 {
-	if (st->n == st->cap) {
-		uint64_t cap = st->cap ? st->cap * 2 : 16;
-		struct tpk_ref *v = realloc(st->v, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		st->v = v;
-		st->cap = cap;
-	}
+	if (RIP_GROW(st->v, st->cap, st->n + 1, 16))
+		return -ENOMEM;
 	st->v[st->n++] = (struct tpk_ref){ .block = block, .idx = idx };
 	return 0;
 }
@@ -246,16 +241,9 @@ static int tpk_scan(struct trace_r *r, struct trace_pk *pk, uint32_t chunk, int 
 			ret = rr_fail(err, errlen, ret, "%s: %s", path, strerror(-ret));
 			break;
 		}
-		if (pk->nblocks == pk->cap) {
-			size_t cap = pk->cap ? pk->cap * 2 : 64;
-			struct tpk_block *v = realloc(pk->blocks, cap * sizeof(*v));
-
-			if (!v) {
-				ret = rr_fail(err, errlen, -ENOMEM, "out of memory");
-				break;
-			}
-			pk->blocks = v;
-			pk->cap = cap;
+		if (RIP_GROW(pk->blocks, pk->cap, pk->nblocks + 1, 64)) {
+			ret = rr_fail(err, errlen, -ENOMEM, "out of memory");
+			break;
 		}
 		b = (uint32_t)pk->nblocks++;
 		pk->blocks[b] = (struct tpk_block){ .chunk = chunk,

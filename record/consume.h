@@ -136,6 +136,21 @@ int rec_tick(struct rec *r, uint64_t margin_ns, char *err, size_t errlen);
  */
 int rec_pass(struct rec *r, int64_t live_ns, int64_t *next_tick, char *err, size_t errlen);
 /*
+ * How long rip run and rip record sleep between passes that find nothing:
+ * REC_IDLE_MIN_NS after one that found something, doubling up to
+ * REC_IDLE_MAX_NS while nothing comes (a busy writer fills a ring in
+ * about a ms, so the first look again is soon; an idle program costs a
+ * wake-up every 2 ms at most).
+ */
+#define REC_IDLE_MIN_NS 50000L
+#define REC_IDLE_MAX_NS 2000000L
+
+/* The sleep after one more empty pass than idle's. */
+static inline long rec_idle_next(long idle)
+{
+	return idle * 2 > REC_IDLE_MAX_NS ? REC_IDLE_MAX_NS : idle * 2;
+}
+/*
  * Drain what is left, take the open packets, write metadata and index (and
  * with keep_ring the copy of the ring file).
  */

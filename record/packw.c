@@ -11,6 +11,8 @@
 #include <zlib.h>
 #include <zstd.h>
 
+#include <internal/grow.h>
+
 #include "read/packfmt.h"
 #include "record/packw.h"
 
@@ -21,20 +23,9 @@ struct buf {
 
 static int buf_room(struct buf *b, size_t more)
 {
-	size_t cap;
-	uint8_t *p;
-
-	if (b->cap - b->len >= more)
-		return 0;
-	cap = b->cap ? b->cap : 256;
-	while (cap - b->len < more)
-		cap *= 2;
-	p = realloc(b->p, cap);
-	if (!p)
+	if (more > SIZE_MAX - b->len)
 		return -ENOMEM;
-	b->p = p;
-	b->cap = cap;
-	return 0;
+	return RIP_GROW(b->p, b->cap, b->len + more, 256);
 }
 
 /* The caller made room (pk_enc_add reserves room in every column for a packet). */
@@ -169,7 +160,7 @@ static struct eplan *enc_plan(struct pk_enc *e, const struct ev_type *t)
 	pl->nf = t->nfields;
 	for (uint32_t i = 0; i < t->nfields; i++) {
 		pl->f[i].op = field_op(t->fields[i].type);
-		pl->f[i].size = (uint8_t)ev_field_size(t->fields[i].type);
+		pl->f[i].size = (uint8_t)rip_field_size(t->fields[i].type);
 		pl->f[i].col = enc_col(e, field_key(t, i));
 	}
 	pl->gen = e->gen;

@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include <rip/resource.h>
+#include <internal/grow.h>
 
 #include "record/samples.h"
 
@@ -127,19 +128,7 @@ err_free:
 
 static int smp_reserve(struct smp *s, size_t need)
 {
-	size_t cap = s->cap ? s->cap : 4096;
-	uint8_t *b;
-
-	if (need <= s->cap)
-		return 0;
-	while (cap < need)
-		cap *= 2;
-	b = realloc(s->buf, cap);
-	if (!b)
-		return -ENOMEM;
-	s->buf = b;
-	s->cap = cap;
-	return 0;
+	return RIP_GROW(s->buf, s->cap, need, 4096);
 }
 
 /* Keep the name of slot d's owner once (the index of a trace names threads by tid). */
@@ -149,15 +138,9 @@ static int smp_name(struct smp *s, const struct rr_slot *d)
 
 	if (s->named[d->index] == d->gen + 1)
 		return 0;
-	if (s->nnames == s->capnames) {
-		size_t cap = s->capnames ? s->capnames * 2 : 64;
-		struct trace_name *v = realloc(s->names, cap * sizeof(*v));
+	if (RIP_GROW(s->names, s->capnames, s->nnames + 1, 64))
+		return -ENOMEM;
 
-		if (!v)
-			return -ENOMEM;
-		s->names = v;
-		s->capnames = cap;
-	}
 	n = &s->names[s->nnames++];
 	memset(n, 0, sizeof(*n));
 	n->tid = d->tid;

@@ -28,6 +28,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <internal/grow.h>
+
 #include "record/packw.h"
 #include "record/tracew.h"
 
@@ -197,15 +199,8 @@ static int tw_open_chunk(struct trace_w *w, char *err, size_t errlen)
 	if (w->store.nchunks >= TRACE_MAX_CHUNKS)
 		return rr_fail(err, errlen, -EFBIG, "%s: %u chunks: no more", w->dir,
 			       TRACE_MAX_CHUNKS);
-	if (w->store.nchunks == w->chunkcap) {
-		size_t cap = w->chunkcap ? w->chunkcap * 2 : 16;
-		struct tw_chunk *v = realloc(w->chunks, cap * sizeof(*v));
-
-		if (!v)
-			return rr_fail(err, errlen, -ENOMEM, "out of memory");
-		w->chunks = v;
-		w->chunkcap = cap;
-	}
+	if (RIP_GROW(w->chunks, w->chunkcap, (size_t)w->store.nchunks + 1, 16))
+		return rr_fail(err, errlen, -ENOMEM, "out of memory");
 	snprintf(name, sizeof(name), TRACE_CHUNK_NAME, w->store.nchunks);
 	fd = tr_create(w->dir, name, 0600, err, errlen);
 	if (fd < 0)
@@ -288,15 +283,8 @@ static int tw_packet(struct trace_w *w, const struct ev_packet *p, const struct 
 		w->stage = v;
 		w->stagecap = p->len;
 	}
-	if (w->nbst == w->bstcap) {
-		size_t cap = w->bstcap ? w->bstcap * 2 : 256;
-		uint32_t *v = realloc(w->bst, cap * sizeof(*v));
-
-		if (!v)
-			return rr_fail(err, errlen, -ENOMEM, "out of memory");
-		w->bst = v;
-		w->bstcap = cap;
-	}
+	if (RIP_GROW(w->bst, w->bstcap, w->nbst + 1, 256))
+		return rr_fail(err, errlen, -ENOMEM, "out of memory");
 	memcpy(w->stage, hdr, sizeof(*hdr));
 	memcpy(w->stage + sizeof(*hdr), p->data + sizeof(*hdr), p->len - sizeof(*hdr));
 	ret = pk_enc_add(w->enc, w->stage, p->len);

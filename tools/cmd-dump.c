@@ -4,7 +4,7 @@
  * file as text, one line per event in time order, then a summary line that
  * reports every loss; or the same as JSON Lines.
  *
- * The format itself is tools/dump.c, which `rip export --format=text`
+ * The format itself is analysis/dump.c, which `rip export --format=text`
  * writes too.
  */
 #include <errno.h>
@@ -23,7 +23,7 @@
 #include "analysis/leaks.h"
 #include "read/sym.h"
 #include "analysis/stacks.h"
-#include "tools/dump.h"
+#include "analysis/dump.h"
 #include "tools/progress.h"
 #include "tools/tool.h"
 
@@ -76,10 +76,10 @@ static int cmd_dump(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "jvh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'j':
-			flags |= EVS_DUMP_JSON;
+			flags |= DUMP_JSON;
 			break;
 		case 'v':
-			flags |= EVS_DUMP_WALL | EVS_DUMP_SYM;
+			flags |= DUMP_WALL | DUMP_SYM;
 			break;
 		case 'h':
 			tool_help(&cmd_dump_def);
@@ -102,7 +102,7 @@ static int cmd_dump(int argc, char **argv)
 	setvbuf(stdout, obuf, _IOFBF, sizeof(obuf));
 	if (!isatty(STDOUT_FILENO)) /* not in the middle of the dump itself */
 		progress_bar(s, "rip dump");
-	ret = evs_dump(s, stdout, flags, err, sizeof(err));
+	ret = dump_write(s, stdout, flags, err, sizeof(err));
 	fflush(stdout);
 	evs_close(s);
 	if (ret) {

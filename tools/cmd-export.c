@@ -39,6 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <internal/grow.h>
 
 #include "analysis/cpu.h"
 #include "analysis/follow.h"
@@ -49,7 +50,7 @@
 #include "read/trace.h"
 #include "record/tracew.h"
 #include "tools/progress.h"
-#include "tools/dump.h"
+#include "analysis/dump.h"
 #include "tools/tool.h"
 
 static int cmd_export(int argc, char **argv);
@@ -169,15 +170,8 @@ static int ch_thread_name(struct ch_state *c, int32_t tid, const char *name)
 		else
 			hi = mid;
 	}
-	if (c->nnamed == c->capnamed) {
-		size_t cap = c->capnamed ? c->capnamed * 2 : 64;
-		int32_t *v = realloc(c->named, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		c->named = v;
-		c->capnamed = cap;
-	}
+	if (RIP_GROW(c->named, c->capnamed, c->nnamed + 1, 64))
+		return -ENOMEM;
 	memmove(c->named + lo + 1, c->named + lo, (c->nnamed - lo) * sizeof(*c->named));
 	c->named[lo] = tid;
 	c->nnamed++;
@@ -411,18 +405,9 @@ static int fo_append(char **buf, size_t *len, size_t *cap, const char *s)
 {
 	size_t n = strlen(s);
 
-	if (*len + n + 1 > *cap) {
-		size_t nc = *cap ? *cap : 256;
-		char *v;
+	if (RIP_GROW(*buf, *cap, *len + n + 1, 256))
+		return -ENOMEM;
 
-		while (nc < *len + n + 1)
-			nc *= 2;
-		v = realloc(*buf, nc);
-		if (!v)
-			return -ENOMEM;
-		*buf = v;
-		*cap = nc;
-	}
 	memcpy(*buf + *len, s, n + 1);
 	*len += n;
 	return 0;
@@ -607,7 +592,7 @@ out:
 static int export_pprof(struct evs *s, FILE *out, const struct pp_opts *o, char *err,
 			size_t errlen)
 {
-	struct pp_buf buf = { 0 };
+	struct pb_buf buf = { 0 };
 	struct pp_result res;
 	int ret;
 
@@ -628,7 +613,7 @@ static int export_pprof(struct evs *s, FILE *out, const struct pp_opts *o, char 
 	if (!res.samples)
 		tool_err("warning: the %s profile has no samples", pp_kind_name(res.kind));
 out:
-	pp_buf_free(&buf);
+	pb_buf_free(&buf);
 	return ret;
 }
 
@@ -829,7 +814,7 @@ static int cmd_export(int argc, char **argv)
 	}
 	setvbuf(out, obuf, _IOFBF, sizeof(obuf));
 	if (!strcmp(fmt, "text"))
-		ret = evs_dump(s, out, 0, err, sizeof(err));
+		ret = dump_write(s, out, 0, err, sizeof(err));
 	else if (!strcmp(fmt, "pprof"))
 		ret = export_pprof(s, out, &po, err, sizeof(err));
 	else if (!strcmp(fmt, "folded"))

@@ -20,6 +20,7 @@
 
 #include <rip/resource.h>
 
+#include "analysis/leakdiff.h"
 #include "analysis/leaks.h"
 #include "read/sym.h"
 #include "analysis/stacks.h"
@@ -583,137 +584,13 @@ static void leaks_unload(struct leaks_state *st)
 
 /* ---- --diff -------------------------------------------------------------------------- */
 
-/*
- * Backtrace ids differ from one trace to another, and so do addresses: a
- * group is known across traces by its resource and its symbolized stack,
- * "function:line" per frame (module+offset without symbols), joined by ";".
- */
-struct leaks_dent {
-	enum lk_res res;
-	char *key;
-	uint64_t count, bytes;	      /* in NEW (or in OLD, for OLD's table) */
-	uint64_t ocount, obytes;      /* in OLD */
-	const struct lk_group *g;     /* the first group of NEW with this key */
-};
-
-static char *leaks_stack_key(struct leaks_state *st, const struct lk_group *g)
-{
-	struct rip_frame fr[STK_MAX_INLINE];
-	const uint64_t *pcs;
-	const char *sep = "";
-	char *buf = NULL;
-	size_t len = 0;
-	uint32_t n = 0;
-	FILE *f;
-
-	pcs = g->bt ? lk_bt(st->lk, g->bt, &n) : NULL;
-	f = open_memstream(&buf, &len);
-	if (!f)
-		return NULL;
-	if (!g->bt)
-		fputs("(no backtrace)", f);
-	else if (!pcs)
-		fputs("(undefined backtrace)", f);
-	for (uint32_t i = 0; pcs && i < n; i++) {
-		int k = opts_resolve(&st->src, pcs[i], fr);
-
-		if (i + 1 < n && leaks_internal(&fr[k - 1]))
-			continue;
-		for (int j = 0; j < k; j++, sep = ";") {
-			if (fr[j].func && fr[j].line)
-				fprintf(f, "%s%s:%d", sep, fr[j].func, fr[j].line);
-			else if (fr[j].func && fr[j].sigframe)
-				fprintf(f, "%s%s", sep, fr[j].func);
-			else if (fr[j].func)
-				fprintf(f, "%s%s+0x%" PRIx64, sep, fr[j].func, fr[j].offset);
-			else if (fr[j].module)
-				fprintf(f, "%s%s+0x%" PRIx64, sep, tool_base(fr[j].module),
-					fr[j].offset);
-			else
-				fprintf(f, "%s?", sep);
-		}
-	}
-	if (fclose(f)) {
-		free(buf);
-		return NULL;
-	}
-	return buf;
-}
-
-static int leaks_dent_cmp_key(const void *a, const void *b)
-{
-	const struct leaks_dent *x = a, *y = b;
-
-	if (x->res != y->res)
-		return x->res < y->res ? -1 : 1;
-	return strcmp(x->key, y->key);
-}
-
-static int leaks_dent_cmp_growth(const void *a, const void *b)
-{
-	const struct leaks_dent *x = a, *y = b;
-	int64_t xb = (int64_t)(x->bytes - x->obytes), yb = (int64_t)(y->bytes - y->obytes);
-	int64_t xc = (int64_t)(x->count - x->ocount), yc = (int64_t)(y->count - y->ocount);
-
-	if (xb != yb)
-		return xb > yb ? -1 : 1;
-	if (xc != yc)
-		return xc > yc ? -1 : 1;
-	return leaks_dent_cmp_key(a, b);
-}
-
-static void leaks_dents_free(struct leaks_dent *d, size_t n)
-{
-	for (size_t i = 0; d && i < n; i++)
-		free(d[i].key);
-	free(d);
-}
-
-/* The groups of st by (resource, stack key), sorted by key, duplicates merged. */
-static int leaks_dents(struct leaks_state *st, struct leaks_dent **out, size_t *nout)
-{
-	const struct lk *lk = st->lk;
-	struct leaks_dent *d = calloc(lk->ngroups ? lk->ngroups : 1, sizeof(*d));
-	size_t n = 0;
-
-	if (!d)
-		return -ENOMEM;
-	for (size_t i = 0; i < lk->ngroups; i++) {
-		d[i].res = lk->groups[i].res;
-		d[i].count = lk->groups[i].count;
-		d[i].bytes = lk->groups[i].bytes;
-		d[i].g = &lk->groups[i];
-		d[i].key = leaks_stack_key(st, &lk->groups[i]);
-		if (!d[i].key) {
-			leaks_dents_free(d, i);
-			return -ENOMEM;
-		}
-	}
-	/* stable enough: groups are in report order, the first of equal keys is kept */
-	qsort(d, lk->ngroups, sizeof(*d), leaks_dent_cmp_key);
-	for (size_t i = 0; i < lk->ngroups; i++) {
-		if (n && !leaks_dent_cmp_key(&d[n - 1], &d[i])) {
-			d[n - 1].count += d[i].count;
-			d[n - 1].bytes += d[i].bytes;
-			if (d[i].g < d[n - 1].g)
-				d[n - 1].g = d[i].g;
-			free(d[i].key);
-			continue;
-		}
-		d[n++] = d[i];
-	}
-	*out = d;
-	*nout = n;
-	return 0;
-}
-
 static const char *leaks_unit(enum lk_res r, uint64_t n)
 {
 	return r == LK_FD ? (n == 1 ? "descriptor" : "descriptors") : leaks_noun(r, n);
 }
 
 static void leaks_diff_text(struct leaks_state *old, struct leaks_state *st,
-			    const struct leaks_dent *d, size_t n, size_t nnew)
+			    const struct ld_diff *d)
 {
 	FILE *out = st->out;
 	char b[48];
@@ -733,8 +610,8 @@ static void leaks_diff_text(struct leaks_state *old, struct leaks_state *st,
 			k ? "new" : "old", evs_source(x->src.s), (int)h->pid, comm, x->lk->events,
 			x->lk->any_event ? leaks_secs(x->lk, x->lk->last_ns) : 0.0);
 	}
-	for (size_t i = 0; i < n && (!st->o.t.top || i < st->o.t.top); i++) {
-		const struct leaks_dent *e = &d[i];
+	for (size_t i = 0; i < d->n && (!st->o.t.top || i < st->o.t.top); i++) {
+		const struct ld_group *e = &d->v[i];
 
 		fprintf(out, "\n%+" PRId64 " %s", (int64_t)(e->count - e->ocount),
 			leaks_unit(e->res, 2));
@@ -753,10 +630,10 @@ static void leaks_diff_text(struct leaks_state *old, struct leaks_state *st,
 		fputs(")\n", out);
 		leaks_stack_text(st, e->g);
 	}
-	if (st->o.t.top && n > st->o.t.top)
+	if (st->o.t.top && d->n > st->o.t.top)
 		fprintf(out, "\n(%zu more groups: --top=%" PRIu64 " shows the biggest only)\n",
-			n - (size_t)st->o.t.top, st->o.t.top);
-	fprintf(out, "\n%zu groups new, %zu grown; total:", nnew, n - nnew);
+			d->n - (size_t)st->o.t.top, st->o.t.top);
+	fprintf(out, "\n%zu groups new, %zu grown; total:", d->nnew, d->n - d->nnew);
 	for (int r = 0; r < LK_NRES; r++)
 		fprintf(out, "%s %s %+" PRId64 " (%+" PRId64 " bytes)", r ? "," : "",
 			lk_res_name((enum lk_res)r),
@@ -785,7 +662,7 @@ static void leaks_diff_json_side(FILE *out, struct leaks_state *x)
 }
 
 static void leaks_diff_json(struct leaks_state *old, struct leaks_state *st,
-			    const struct leaks_dent *d, size_t n, size_t nnew)
+			    const struct ld_diff *d)
 {
 	FILE *out = st->out;
 
@@ -794,8 +671,8 @@ static void leaks_diff_json(struct leaks_state *old, struct leaks_state *st,
 	fputs(",\"new\":", out);
 	leaks_diff_json_side(out, st);
 	fputs(",\"groups\":[", out);
-	for (size_t i = 0; i < n && (!st->o.t.top || i < st->o.t.top); i++) {
-		const struct leaks_dent *e = &d[i];
+	for (size_t i = 0; i < d->n && (!st->o.t.top || i < st->o.t.top); i++) {
+		const struct ld_group *e = &d->v[i];
 
 		fprintf(out, "%s{\"resource\":\"%s\",\"status\":\"%s\",\"count\":%" PRIu64
 			     ",\"bytes\":%" PRIu64 ",\"old_count\":%" PRIu64
@@ -811,7 +688,8 @@ static void leaks_diff_json(struct leaks_state *old, struct leaks_state *st,
 		leaks_stack_json(st, e->g);
 		fputc('}', out);
 	}
-	fprintf(out, "],\"new_groups\":%zu,\"grown_groups\":%zu,\"totals\":{", nnew, n - nnew);
+	fprintf(out, "],\"new_groups\":%zu,\"grown_groups\":%zu,\"totals\":{", d->nnew,
+		d->n - d->nnew);
 	for (int r = 0; r < LK_NRES; r++)
 		fprintf(out, "%s\"%s\":{\"count\":%" PRIu64 ",\"bytes\":%" PRIu64
 			     ",\"old_count\":%" PRIu64 ",\"old_bytes\":%" PRIu64
@@ -823,48 +701,20 @@ static void leaks_diff_json(struct leaks_state *old, struct leaks_state *st,
 	fputs("}}\n", out);
 }
 
-/*
- * Match NEW's groups to OLD's by key (both sorted by key), keep those absent
- * from OLD or grown in count or bytes, and print them by growth in bytes.
- */
+/* Print the groups of NEW absent from OLD or grown, by growth in bytes (leakdiff.h). */
 static int leaks_diff(struct leaks_state *old, struct leaks_state *st)
 {
-	struct leaks_dent *od = NULL, *nd = NULL;
-	size_t on = 0, nn = 0, n = 0, nnew = 0, j = 0;
-	int ret;
+	struct ld_diff d;
 
-	ret = leaks_dents(old, &od, &on);
-	if (!ret)
-		ret = leaks_dents(st, &nd, &nn);
-	if (ret) {
+	if (ld_run(old->lk, old->src.sym, st->lk, st->src.sym, &d)) {
 		tool_err("out of memory");
-		leaks_dents_free(od, on);
-		return ret;
+		return -ENOMEM;
 	}
-	for (size_t i = 0; i < nn; i++) {
-		struct leaks_dent *e = &nd[i];
-		int c = 1;
-
-		while (j < on && (c = leaks_dent_cmp_key(&od[j], e)) < 0)
-			j++;
-		if (j < on && !c) {
-			e->ocount = od[j].count;
-			e->obytes = od[j].bytes;
-		}
-		if (e->ocount && e->count <= e->ocount && e->bytes <= e->obytes) {
-			free(e->key);
-			continue;
-		}
-		nnew += !e->ocount;
-		nd[n++] = *e;
-	}
-	qsort(nd, n, sizeof(*nd), leaks_dent_cmp_growth);
 	if (st->o.t.json)
-		leaks_diff_json(old, st, nd, n, nnew);
+		leaks_diff_json(old, st, &d);
 	else
-		leaks_diff_text(old, st, nd, n, nnew);
-	leaks_dents_free(od, on);
-	leaks_dents_free(nd, n);
+		leaks_diff_text(old, st, &d);
+	ld_free(&d);
 	return 0;
 }
 

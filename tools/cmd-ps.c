@@ -25,6 +25,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <internal/grow.h>
 
 #include "analysis/hmap.h"
 #include "read/legacy.h"
@@ -207,15 +208,8 @@ static int ps_keep_thread(struct ps_state *st, const struct rr_slot *s)
 {
 	struct rr_slots *t = &st->thr;
 
-	if (t->n == st->capthr) {
-		size_t nc = st->capthr ? st->capthr * 2 : 16;
-		struct rr_slot *nv = realloc(t->v, nc * sizeof(*nv));
-
-		if (!nv)
-			return -ENOMEM;
-		t->v = nv;
-		st->capthr = nc;
-	}
+	if (RIP_GROW(t->v, st->capthr, t->n + 1, 16))
+		return -ENOMEM;
 	t->v[t->n++] = *s;
 	return 0;
 }
@@ -293,18 +287,8 @@ static void ps_now(struct ps_state *st)
 static int ps_legacy_addr(struct ps_state *st, const struct rr_slot *s, bool still)
 {
 	(void)still;
-	if (st->naddrs + s->n > st->capaddrs) {
-		size_t nc = st->capaddrs ? st->capaddrs * 2 : 1024;
-		uint64_t *nv;
-
-		while (nc < st->naddrs + s->n)
-			nc *= 2;
-		nv = realloc(st->addrs, nc * sizeof(*nv));
-		if (!nv)
-			return -ENOMEM;
-		st->addrs = nv;
-		st->capaddrs = nc;
-	}
+	if (RIP_GROW(st->addrs, st->capaddrs, st->naddrs + s->n, 1024))
+		return -ENOMEM;
 	memcpy(st->addrs + st->naddrs, s->ip, s->n * sizeof(*s->ip));
 	st->naddrs += s->n;
 	return 0;
@@ -756,15 +740,8 @@ static struct ps_row *row_of(struct ps_state *st, struct ps_site *site)
 			k = NULL;
 		}
 	}
-	if (st->nrows == st->caprows) {
-		size_t nc = st->caprows ? st->caprows * 2 : 64;
-		struct ps_row *nv = realloc(st->rows, nc * sizeof(*nv));
-
-		if (!nv)
-			return NULL;
-		st->rows = nv;
-		st->caprows = nc;
-	}
+	if (RIP_GROW(st->rows, st->caprows, st->nrows + 1, 64))
+		return NULL;
 	r = &st->rows[st->nrows++];
 	memset(r, 0, sizeof(*r));
 	r->func = site->func;
@@ -853,18 +830,9 @@ static int row_member(struct ps_row *r, const struct rr_slot *s, bool still)
 			       .state = (uint8_t)s->state, .still = still };
 	size_t need = sizeof(m) + strlen(s->name) + 1;
 
-	if (r->memlen + need > r->memcap) {
-		size_t nc = r->memcap ? r->memcap * 2 : 256;
-		uint8_t *nv;
+	if (RIP_GROW(r->mem, r->memcap, r->memlen + need, 256))
+		return -ENOMEM;
 
-		while (nc < r->memlen + need)
-			nc *= 2;
-		nv = realloc(r->mem, nc);
-		if (!nv)
-			return -ENOMEM;
-		r->mem = nv;
-		r->memcap = nc;
-	}
 	memcpy(r->mem + r->memlen, &m, sizeof(m));
 	memcpy(r->mem + r->memlen + sizeof(m), s->name, need - sizeof(m));
 	r->memlen += need;

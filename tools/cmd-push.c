@@ -175,7 +175,7 @@ static int push_parse_url(const char *url, struct push_url *u, char *err, size_t
 /* ---- the request -------------------------------------------------------------------- */
 
 /* Append s to b, percent-encoded as a query value (RFC 3986 unreserved characters kept). */
-static void push_qesc(struct pp_buf *b, const char *s)
+static void push_qesc(struct pb_buf *b, const char *s)
 {
 	static const char hex[] = "0123456789ABCDEF";
 
@@ -184,22 +184,22 @@ static void push_qesc(struct pp_buf *b, const char *s)
 
 		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
 		    c == '-' || c == '_' || c == '.' || c == '~') {
-			pp_put(b, s, 1);
+			pb_put(b, s, 1);
 		} else {
 			char e[3] = { '%', hex[c >> 4], hex[c & 15] };
 
-			pp_put(b, e, 3);
+			pb_put(b, e, 3);
 		}
 	}
 }
 
-static void push_str(struct pp_buf *b, const char *s)
+static void push_str(struct pb_buf *b, const char *s)
 {
-	pp_put(b, s, strlen(s));
+	pb_put(b, s, strlen(s));
 }
 
-static void push_fmt(struct pp_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void push_fmt(struct pp_buf *b, const char *fmt, ...)
+static void push_fmt(struct pb_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void push_fmt(struct pb_buf *b, const char *fmt, ...)
 {
 	char tmp[512];
 	va_list ap;
@@ -209,11 +209,11 @@ static void push_fmt(struct pp_buf *b, const char *fmt, ...)
 	n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
 	va_end(ap);
 	if (n > 0)
-		pp_put(b, tmp, (size_t)n < sizeof(tmp) ? (size_t)n : sizeof(tmp) - 1);
+		pb_put(b, tmp, (size_t)n < sizeof(tmp) ? (size_t)n : sizeof(tmp) - 1);
 }
 
 /* How Pyroscope should aggregate and show each sample type rip makes. */
-static void push_type_config(struct pp_buf *b, enum pp_kind kind, bool leaks)
+static void push_type_config(struct pb_buf *b, enum pp_kind kind, bool leaks)
 {
 	static const struct {
 		const char *type, *units, *aggregation;
@@ -244,13 +244,13 @@ static void push_type_config(struct pp_buf *b, enum pp_kind kind, bool leaks)
 }
 
 /* The multipart body: the profile and its sample type configuration. */
-static void push_body(struct pp_buf *b, const char *boundary, const struct pp_buf *prof,
+static void push_body(struct pb_buf *b, const char *boundary, const struct pb_buf *prof,
 		      enum pp_kind kind, bool leaks)
 {
 	push_fmt(b, "--%s\r\nContent-Disposition: form-data; name=\"profile\"; "
 		 "filename=\"profile.pb.gz\"\r\nContent-Type: application/octet-stream\r\n\r\n",
 		 boundary);
-	pp_put(b, prof->p, prof->len);
+	pb_put(b, prof->p, prof->len);
 	push_fmt(b, "\r\n--%s\r\nContent-Disposition: form-data; name=\"sample_type_config\"; "
 		 "filename=\"sample_type_config.json\"\r\nContent-Type: application/json\r\n\r\n",
 		 boundary);
@@ -291,7 +291,7 @@ static int cmd_push(int argc, char **argv)
 	};
 	char err[RR_ERR_MAX + PATH_MAX];
 	const char *url = NULL, *app = NULL, *tenant = NULL, *labels[PUSH_MAX_LABELS];
-	struct pp_buf prof = { 0 }, head = { 0 }, body = { 0 };
+	struct pb_buf prof = { 0 }, head = { 0 }, body = { 0 };
 	struct pp_opts po = { 0 };
 	struct pp_result res;
 	struct push_url u;
@@ -417,7 +417,7 @@ static int cmd_push(int argc, char **argv)
 	push_str(&head, u.prefix); /* checked: no spaces, controls, '?' or '#' */
 	push_str(&head, "/ingest?name=");
 	{
-		struct pp_buf name = { 0 };
+		struct pb_buf name = { 0 };
 
 		push_str(&name, app);
 		for (int i = 0; i < nlabels; i++) {
@@ -426,11 +426,11 @@ static int cmd_push(int argc, char **argv)
 		}
 		if (nlabels)
 			push_str(&name, "}");
-		pp_put(&name, "", 1);
+		pb_put(&name, "", 1);
 		if (!name.oom)
 			push_qesc(&head, (const char *)name.p);
 		head.oom |= name.oom;
-		pp_buf_free(&name);
+		pb_buf_free(&name);
 	}
 	push_fmt(&head, "&from=%" PRId64 "&until=%" PRId64 "&format=pprof&spyName=rip HTTP/1.1\r\n",
 		 from, until);
@@ -454,9 +454,9 @@ static int cmd_push(int argc, char **argv)
 		"%s: %d\n", pp_kind_name(res.kind), res.samples, prof.len, url, app, status);
 	rc = EXIT_OK;
 out:
-	pp_buf_free(&prof);
-	pp_buf_free(&head);
-	pp_buf_free(&body);
+	pb_buf_free(&prof);
+	pb_buf_free(&head);
+	pb_buf_free(&body);
 	evs_close(s);
 	return rc;
 }

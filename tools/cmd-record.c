@@ -57,8 +57,6 @@ static const struct rip_cmd cmd_record_def = {
 
 RIP_COMMAND(cmd_record_def);
 
-#define RECORD_IDLE_MIN_NS 50000L
-#define RECORD_IDLE_MAX_NS 2000000L
 #define RECORD_ALIVE_NS 50000000L /* how often we ask whether the process still runs */
 
 static volatile sig_atomic_t record_stop;
@@ -104,7 +102,7 @@ static int cmd_record(int argc, char **argv)
 	struct relay_said said = { 0 };
 	bool no_local;
 	char path[PATH_MAX], dir[PATH_MAX], err[RR_ERR_MAX];
-	int64_t duration = 0, start, last_alive, idle = RECORD_IDLE_MIN_NS;
+	int64_t duration = 0, start, last_alive, idle = REC_IDLE_MIN_NS;
 	struct sigaction sa;
 	struct rec *r;
 	bool quiet = false;
@@ -253,12 +251,12 @@ static int cmd_record(int argc, char **argv)
 			last_alive = now;
 		}
 		if (n > 0) {
-			idle = RECORD_IDLE_MIN_NS;
+			idle = REC_IDLE_MIN_NS;
 			continue;
 		}
 		ts.tv_nsec = idle;
 		nanosleep(&ts, NULL);
-		idle = idle * 2 > RECORD_IDLE_MAX_NS ? RECORD_IDLE_MAX_NS : idle * 2;
+		idle = rec_idle_next(idle);
 	}
 	ret = rec_finish(r, err, sizeof(err));
 	if (ret) {

@@ -31,6 +31,7 @@
 #include "analysis/stacks.h"
 #include "tools/format.h"
 #include "tools/opts.h"
+#include "tools/report-html.h"
 #include "tools/tool.h"
 
 static int cmd_report(int argc, char **argv);
@@ -693,7 +694,7 @@ static int report_print_html(struct report_state *st)
 		free(buf);
 		return -1;
 	}
-	ret = rp_html_page(f, buf, len);
+	ret = rh_page(f, buf, len);
 	if (fclose(f) || ret) {
 		tool_err("write error on %s: %s", st->o.html, strerror(errno));
 		ret = -1;

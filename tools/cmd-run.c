@@ -40,6 +40,7 @@
 #include <unistd.h>
 
 #include <rip/resource.h>
+#include <internal/pagemap.h>
 
 #include "record/consume.h"
 #include "record/family.h"
@@ -119,9 +120,7 @@ static const struct rip_cmd cmd_run_def = {
 
 RIP_COMMAND(cmd_run_def);
 
-#define RUN_IDLE_MIN_NS 50000L	 /* sleep after a pass that found nothing: at first, */
-#define RUN_IDLE_MAX_NS 2000000L /* doubling up to this while there is nothing */
-#define RUN_ATTACH_NS 20000L	 /* poll for the ring file's magic while it is being created */
+#define RUN_ATTACH_NS 20000L /* poll for the ring file's magic while it is being created */
 
 struct run_opts {
 	const char *out;
@@ -172,7 +171,7 @@ static void run_signals(bool install)
 	/*
 	 * A child's exit ends run_loop's idle sleep at once (nanosleep is never
 	 * restarted after a handler), or the sleep is skipped (run_chld),
-	 * instead of waiting up to RUN_IDLE_MAX_NS; SA_RESTART for the rest.
+	 * instead of waiting up to REC_IDLE_MAX_NS; SA_RESTART for the rest.
 	 */
 	if (install) {
 		sa.sa_handler = run_on_child;
@@ -276,33 +275,6 @@ static void run_exec(const struct run_state *s, int go, int report, char **argv)
 	if (write(report, &e, sizeof(e)) < 0)
 		_exit(127);
 	_exit(e == ENOENT ? 127 : 126);
-}
-
-/*
- * Is s a signal librip-preload.so takes for RIP_PAGEMAP_SIGNAL: USR1, USR2,
- * HUP, URG, PWR, WINCH, TTIN, TTOU (SIG prefix allowed), RTMIN or RTMIN+N,
- * or a number other than KILL and STOP?
- */
-static bool run_signal_name(const char *s)
-{
-	static const char *const names[] = { "USR1", "USR2", "HUP",  "URG",
-					     "PWR",  "WINCH", "TTIN", "TTOU" };
-	char *end;
-	long v;
-
-	if (!strncmp(s, "SIG", 3))
-		s += 3;
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (!strcmp(s, names[i]))
-			return true;
-	if (!strncmp(s, "RTMIN", 5)) {
-		if (!s[5])
-			return true;
-		v = s[5] == '+' && s[6] >= '0' && s[6] <= '9' ? strtol(s + 6, &end, 10) : -1;
-		return v >= 0 && !*end && SIGRTMIN + v <= SIGRTMAX;
-	}
-	v = strtol(s, &end, 10);
-	return end != s && !*end && v > 0 && v < NSIG && v != SIGKILL && v != SIGSTOP;
 }
 
 /* The last lines: the ring files that stay, and what to do with them. */
@@ -427,7 +399,7 @@ static int run_parse(int argc, char **argv, struct run_opts *o)
 			break;
 		}
 		case 'P':
-			if (!run_signal_name(optarg))
+			if (!rip_pagemap_signal(optarg))
 				return tool_usage_error(&cmd_run_def,
 							"--pagemap-signal wants USR1, USR2, RTMIN+N or "
 							"a signal number, not '%s'",
@@ -724,7 +696,7 @@ static void run_loop(struct run_state *s)
 {
 	char err[RR_ERR_MAX];
 	bool attached = false;
-	long idle = RUN_IDLE_MIN_NS;
+	long idle = REC_IDLE_MIN_NS;
 	int n;
 
 	for (;;) {
@@ -744,14 +716,14 @@ static void run_loop(struct run_state *s)
 				s->failed = true;
 			}
 			if (n > 0) {
-				idle = RUN_IDLE_MIN_NS;
+				idle = REC_IDLE_MIN_NS;
 				continue;
 			}
 			/* A busy writer fills a ring in about a ms: look again soon. */
 			if (!run_chld)
 				run_sleep(idle);
 			run_chld = 0;
-			idle = idle * 2 > RUN_IDLE_MAX_NS ? RUN_IDLE_MAX_NS : idle * 2;
+			idle = rec_idle_next(idle);
 		} else if (!attached) {
 			fam_wait(&s->fam);
 			if (s->fam.main_nofile)

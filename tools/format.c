@@ -42,61 +42,6 @@ const char *fmt_size_bin(uint64_t bytes, char *buf, size_t len)
 	return buf;
 }
 
-size_t fmt_escape(char *out, size_t len, const char **s, enum fmt_esc mode)
-{
-	static const char digits[] = "0123456789abcdef";
-	const unsigned char *p = (const unsigned char *)*s;
-	char *o = out, *end = out + len;
-
-	for (; *p; p++) {
-		char e[FMT_ESC_MAX];
-		size_t n = 2;
-
-		if (*p >= 0x20 && *p != '"' && *p != '\\' &&
-		    (*p < 0x7f || (*p > 0x7f && mode == FMT_ESC_JSON))) {
-			if (o == end)
-				break;
-			*o++ = (char)*p;
-			continue;
-		}
-		e[0] = '\\';
-		switch (*p) {
-		case '"':
-		case '\\':
-			e[1] = (char)*p;
-			break;
-		case '\n':
-			e[1] = 'n';
-			break;
-		case '\t':
-			e[1] = 't';
-			break;
-		case '\r':
-			if (mode == FMT_ESC_C) {
-				e[1] = 'r';
-				break;
-			}
-			/* fall through */
-		default:
-			if (mode == FMT_ESC_C) {
-				e[1] = 'x';
-				n = 4;
-			} else {
-				memcpy(e + 1, "u00", 3);
-				n = 6;
-			}
-			e[n - 2] = digits[*p >> 4];
-			e[n - 1] = digits[*p & 15];
-		}
-		if ((size_t)(end - o) < n)
-			break;
-		memcpy(o, e, n);
-		o += n;
-	}
-	*s = (const char *)p;
-	return (size_t)(o - out);
-}
-
 void json_str(FILE *out, const char *s)
 {
 	char buf[256];
@@ -105,7 +50,7 @@ void json_str(FILE *out, const char *s)
 		s = "";
 	fputc('"', out);
 	while (*s) {
-		size_t n = fmt_escape(buf, sizeof(buf), &s, FMT_ESC_JSON);
+		size_t n = esc_str(buf, sizeof(buf), &s, ESC_JSON);
 
 		fwrite(buf, 1, n, out);
 	}

@@ -22,12 +22,12 @@
 
 bool pw_waiting(const struct rr_slot *s)
 {
-	return wt_waiting(s);
+	return wa_waiting(s);
 }
 
 static const char *pw_kind(uint32_t kind, char *buf, size_t len)
 {
-	const char *n = wt_kind_name(kind);
+	const char *n = wa_kind_name(kind);
 
 	if (n)
 		return n;
@@ -40,30 +40,30 @@ static const char *pw_arg(uint32_t kind, uint64_t arg, char *buf, size_t len)
 {
 	char d[32];
 
-	switch (wt_arg_kind(kind)) {
-	case WT_ARG_FD:
+	switch (wa_arg_kind(kind)) {
+	case WA_ARG_FD:
 		snprintf(buf, len, "fd %" PRId64, (int64_t)arg);
 		break;
-	case WT_ARG_COUNT:
+	case WA_ARG_COUNT:
 		snprintf(buf, len, "%" PRIu64 " fds", arg);
 		break;
-	case WT_ARG_ADDR:
+	case WA_ARG_ADDR:
 		snprintf(buf, len, "0x%" PRIx64, arg);
 		break;
-	case WT_ARG_NS:
+	case WA_ARG_NS:
 		snprintf(buf, len, "%s", rr_fmt_duration(arg > INT64_MAX ? INT64_MAX : (int64_t)arg,
 							 d, sizeof(d)));
 		break;
-	case WT_ARG_PID:
+	case WA_ARG_PID:
 		if ((int64_t)arg == -1)
 			snprintf(buf, len, "any child");
 		else
 			snprintf(buf, len, "pid %" PRId64, (int64_t)arg);
 		break;
-	case WT_ARG_SIGSET:
+	case WA_ARG_SIGSET:
 		snprintf(buf, len, "set 0x%" PRIx64, arg);
 		break;
-	case WT_ARG_SYSCALL:
+	case WA_ARG_SYSCALL:
 		if (wt_syscall_name((long)arg))
 			snprintf(buf, len, "%s", wt_syscall_name((long)arg));
 		else
@@ -116,7 +116,7 @@ static bool pw_left(const struct pw_ctx *c, const struct rr_slot *s, int64_t *le
 {
 	uint64_t t;
 
-	if (!wt_timeout(s, &t))
+	if (!wa_timeout(s, &t))
 		return false;
 	*tmo = t > INT64_MAX ? INT64_MAX : (int64_t)t;
 	*left = c->alive ? pw_sub(*tmo, pw_waited(c, s)) : *tmo;
@@ -150,7 +150,7 @@ static const char *pw_fmt_left(int64_t left, char *buf, size_t len)
  * its members have left, or of their timeouts and the first deadline;
  * "(k of n)" when only some have a timeout; "-" when none has.
  */
-static const char *pw_group_tmo(const struct pw_ctx *c, const struct wt_group *gr, char *buf,
+static const char *pw_group_tmo(const struct pw_ctx *c, const struct wa_group *gr, char *buf,
 				size_t len)
 {
 	int64_t lo = 0, hi = 0, first = 0;
@@ -230,9 +230,9 @@ static void pw_loc(const struct pw_site *site, char *buf, size_t len)
 
 int pw_print_groups(const struct pw_ctx *c, FILE *out)
 {
-	struct wt_groups g;
+	struct wa_groups g;
 	char kb[32], ab[64], w1[48], w2[48], when[100], tb[128], loc[256], in[128];
-	int ret = wt_group(c->s, c->all, &g);
+	int ret = wa_group(c->s, c->all, &g);
 
 	if (ret)
 		return ret;
@@ -243,7 +243,7 @@ int pw_print_groups(const struct pw_ctx *c, FILE *out)
 	fprintf(out, "%7s  %-24s %-28s %-24s %-20s %s\n", "COUNT", "WAITING IN", "CALLER",
 		"LOCATION", c->alive ? "FOR" : "SINCE", c->alive ? "LEFT" : "TIMEOUT");
 	for (size_t k = 0; k < g.n; k++) {
-		const struct wt_group *gr = &g.v[k];
+		const struct wa_group *gr = &g.v[k];
 		struct pw_site site;
 
 		pw_where(c, gr->ra, &site);
@@ -273,7 +273,7 @@ int pw_print_groups(const struct pw_ctx *c, FILE *out)
 		fprintf(out, "%7zu  (a wait record being written%s)\n", g.torn,
 			c->alive ? "" : " when the process died");
 out:
-	wt_groups_free(&g);
+	wa_groups_free(&g);
 	return 0;
 }
 
@@ -322,14 +322,14 @@ static void pw_json_wait(const struct pw_ctx *c, const struct rr_slot *s, FILE *
 
 int pw_json_groups(const struct pw_ctx *c, FILE *out)
 {
-	struct wt_groups g;
-	int ret = wt_group(c->s, c->all, &g);
+	struct wa_groups g;
+	int ret = wa_group(c->s, c->all, &g);
 
 	if (ret)
 		return ret;
 	fprintf(out, ",\"waiting\":%zu,\"waits_torn\":%zu,\"waits\":[", g.waiting, g.torn);
 	for (size_t k = 0; k < g.n; k++) {
-		const struct wt_group *gr = &g.v[k];
+		const struct wa_group *gr = &g.v[k];
 		const struct rr_slot *first = &c->s->v[gr->members[0]];
 
 		fprintf(out, "%s{\"count\":%zu,\"wait\":", k ? "," : "", gr->n);
@@ -348,7 +348,7 @@ int pw_json_groups(const struct pw_ctx *c, FILE *out)
 		fprintf(out, "]}");
 	}
 	fputc(']', out);
-	wt_groups_free(&g);
+	wa_groups_free(&g);
 	return 0;
 }
 

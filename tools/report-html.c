@@ -14,7 +14,7 @@
  */
 #include <stdio.h>
 
-#include "analysis/report.h"
+#include "tools/report-html.h"
 
 static const char rh_head[] =
 	"<!DOCTYPE html>\n"
@@ -347,7 +347,7 @@ static const char rh_tail[] =
 	"</body>\n"
 	"</html>\n";
 
-int rp_html_page(FILE *out, const char *json, size_t len)
+int rh_page(FILE *out, const char *json, size_t len)
 {
 	fputs(rh_head, out);
 	for (size_t i = 0; i < len; i++) {

@@ -58,18 +58,19 @@ FILE *tool_create(const char *path, bool replace);
  * unmapped (nothing of this under ASan or TSan); and its soft limit of
  * open files raised to the hard one (a stream file per thread).
  * Where every first touch of a page is a fault that costs microseconds
- * (virtual machines), the huge pages halved `rip leaks`' time on a trace
- * of 1,000 threads (doc/design.md, issue 9).
+ * (virtual machines), most of a reader's page faults go with the huge
+ * pages, and with them much of its time on a trace of many threads
+ * (doc/design.md, "Reading a trace fast").
  */
 void tool_heap_big(void);
 
 /*
  * A command that has said everything, successfully, ends here: exit with
  * status without freeing what it holds, as the kernel takes memory and
- * descriptors back at once (freeing the symbol tables and closing 1,000
- * stream files took 2-4 ms of a reader's 60-120).  In a build with a
- * sanitizer it returns, and the caller frees as usual, so that the leak
- * checker still sees every path.
+ * descriptors back at once (freeing the symbol tables and closing a
+ * thousand stream files is a few per cent of a reader's time).  In a
+ * build with a sanitizer it returns, and the caller frees as usual, so
+ * that the leak checker still sees every path.
  */
 void tool_exit_unfreed(int status);
 

@@ -155,6 +155,31 @@ enum rip_field_type {
 /* Does a field of this type end the event with variable-size data? */
 #define RIP_FT_IS_TAIL(t) ((t) == RIP_FT_STRING || (t) == RIP_FT_HEX64_ARRAY)
 
+/*
+ * Bytes of a field of this type in an event: 1, 2, 4 or 8 for an integer,
+ * 0 for a tail (its size is in the event).  The writer's fast path, its slow
+ * path and every reader size fields with this one function.
+ */
+static inline uint32_t rip_field_size(uint32_t type)
+{
+	switch (type) {
+	case RIP_FT_U8:
+	case RIP_FT_S8:
+		return 1;
+	case RIP_FT_U16:
+	case RIP_FT_S16:
+		return 2;
+	case RIP_FT_U32:
+	case RIP_FT_S32:
+		return 4;
+	case RIP_FT_STRING:
+	case RIP_FT_HEX64_ARRAY:
+		return 0;
+	default:
+		return 8;
+	}
+}
+
 /* slot.state */
 enum rip_slot_state {
 	RIP_SLOT_FREE = 0,    /* never used */

@@ -97,6 +97,29 @@ enum rip_mem_kind {
 	RIP_MEM_MUNMAP,
 };
 
+/*
+ * What readers call each kind (rip dump's kind=, rip leaks' sites): X(SUFFIX, "name")
+ * for RIP_MEM_SUFFIX.  Their one list: build tables with [RIP_MEM_##SUFFIX] = "name".
+ */
+#define RIP_MEM_KINDS(X)                                                                           \
+	X(MALLOC, "malloc")                                                                        \
+	X(CALLOC, "calloc")                                                                        \
+	X(REALLOC, "realloc")                                                                      \
+	X(REALLOCARRAY, "reallocarray")                                                            \
+	X(POSIX_MEMALIGN, "posix_memalign")                                                        \
+	X(ALIGNED_ALLOC, "aligned_alloc")                                                          \
+	X(MEMALIGN, "memalign")                                                                    \
+	X(VALLOC, "valloc")                                                                        \
+	X(PVALLOC, "pvalloc")                                                                      \
+	X(NEW, "new")                                                                              \
+	X(NEW_ARRAY, "new[]")                                                                      \
+	X(MMAP, "mmap")                                                                            \
+	X(MREMAP, "mremap")                                                                        \
+	X(FREE, "free")                                                                            \
+	X(DELETE, "delete")                                                                        \
+	X(DELETE_ARRAY, "delete[]")                                                                \
+	X(MUNMAP, "munmap")
+
 /* fd:open / fd:close kind */
 enum rip_fd_kind {
 	RIP_FD_OPEN = 1,
@@ -131,6 +154,42 @@ enum rip_fd_kind {
 	RIP_FD_CLOSEFROM,
 };
 
+/*
+ * What readers call each kind (rip dump's kind=, rip leaks' sites): X(SUFFIX, "name")
+ * for RIP_FD_SUFFIX.  Their one list: build tables with [RIP_FD_##SUFFIX] = "name".
+ */
+#define RIP_FD_KINDS(X)                                                                            \
+	X(OPEN, "open")                                                                            \
+	X(OPENAT, "openat")                                                                        \
+	X(CREAT, "creat")                                                                          \
+	X(DUP, "dup")                                                                              \
+	X(DUP2, "dup2")                                                                            \
+	X(DUP3, "dup3")                                                                            \
+	X(FCNTL_DUPFD, "fcntl_dupfd")                                                              \
+	X(PIPE, "pipe")                                                                            \
+	X(SOCKET, "socket")                                                                        \
+	X(SOCKETPAIR, "socketpair")                                                                \
+	X(ACCEPT, "accept")                                                                        \
+	X(EVENTFD, "eventfd")                                                                      \
+	X(TIMERFD, "timerfd")                                                                      \
+	X(SIGNALFD, "signalfd")                                                                    \
+	X(EPOLL, "epoll")                                                                          \
+	X(INOTIFY, "inotify")                                                                      \
+	X(MEMFD, "memfd")                                                                          \
+	X(SCM_RIGHTS, "scm_rights")                                                                \
+	X(FOPEN, "fopen")                                                                          \
+	X(FDOPEN, "fdopen")                                                                        \
+	X(FREOPEN, "freopen")                                                                      \
+	X(OPENDIR, "opendir")                                                                      \
+	X(CLOSE, "close")                                                                          \
+	X(FCLOSE, "fclose")                                                                        \
+	X(CLOSEDIR, "closedir")                                                                    \
+	X(REPLACED, "replaced")                                                                    \
+	X(PIDFD_OPEN, "pidfd_open")                                                                \
+	X(PIDFD_GETFD, "pidfd_getfd")                                                              \
+	X(CLOSE_RANGE, "close_range")                                                              \
+	X(CLOSEFROM, "closefrom")
+
 /* shm:* kind */
 enum rip_shm_kind {
 	RIP_SHM_OPEN = 1, /* shm_open */
@@ -144,6 +203,22 @@ enum rip_shm_kind {
 	RIP_SHM_RMID,	   /* shmctl IPC_RMID */
 	RIP_SHM_FTRUNCATE, /* ftruncate, ftruncate64 (shm:resize) */
 };
+
+/*
+ * What readers call each kind (rip dump's kind=, rip leaks' sites): X(SUFFIX, "name")
+ * for RIP_SHM_SUFFIX.  Their one list: build tables with [RIP_SHM_##SUFFIX] = "name".
+ */
+#define RIP_SHM_KINDS(X)                                                                           \
+	X(OPEN, "shm_open")                                                                        \
+	X(GET, "shmget")                                                                           \
+	X(MEMFD, "memfd_create")                                                                   \
+	X(AT, "shmat")                                                                             \
+	X(MMAP, "mmap")                                                                            \
+	X(DT, "shmdt")                                                                             \
+	X(MUNMAP, "munmap")                                                                        \
+	X(UNLINK, "shm_unlink")                                                                    \
+	X(RMID, "IPC_RMID")                                                                        \
+	X(FTRUNCATE, "ftruncate")
 
 /* mem:pagemap: the state of one page, 2 bits */
 enum rip_pm_page {

@@ -2,9 +2,10 @@
 /*
  * tests/fuzz/fuzz.c - the harnesses' shared part (fuzz.h): their private
  * directory and the walk of a source through every reader and pass, as the
- * commands drive them, and rip dump's writer (tools/dump.c, linked in).  Results are only looked at enough that nothing is
- * optimised away and every string and array a reader hands out is read to
- * its end (so a bad length or a missing NUL shows under ASan).
+ * commands drive them, rip dump's writer (analysis/dump.c) included.
+ * Results are only looked at enough that nothing is optimised away and
+ * every string and array a reader hands out is read to its end (so a bad
+ * length or a missing NUL shows under ASan).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -19,7 +20,9 @@
 #include "analysis/calltree.h"
 #include "analysis/cpu.h"
 #include "analysis/follow.h"
+#include "analysis/leakdiff.h"
 #include "analysis/leaks.h"
+
 #include "analysis/pagemap.h"
 #include "analysis/report.h"
 #include "analysis/top.h"
@@ -27,7 +30,7 @@
 #include "read/evsource.h"
 #include "read/ringfile.h"
 #include "read/watch.h"
-#include "tools/dump.h"
+#include "analysis/dump.h"
 #include "fuzz.h"
 
 static char fz_dir[PATH_MAX];
@@ -307,11 +310,11 @@ static void fz_dump(const char *target)
 	if (!null && !(null = fopen("/dev/null", "w")))
 		abort();
 	if (!evs_open(target, &s, err, sizeof(err))) {
-		evs_dump(s, null, EVS_DUMP_WALL, err, sizeof(err));
+		dump_write(s, null, DUMP_WALL, err, sizeof(err));
 		evs_close(s);
 	}
 	if (!evs_open(target, &s, err, sizeof(err))) {
-		evs_dump(s, null, EVS_DUMP_JSON | EVS_DUMP_WALL, err, sizeof(err));
+		dump_write(s, null, DUMP_JSON | DUMP_WALL, err, sizeof(err));
 		evs_close(s);
 	}
 }
@@ -326,23 +329,31 @@ void fz_passes(const char *target)
 	fz_dump(target);
 	if (!evs_open(target, &s, err, sizeof(err))) {
 		struct lk_opts o = { .to_ns = INT64_MAX };
-		struct lk *lk = lk_new(&o);
+		struct lk_opts o2 = { .sort = LK_SORT_COUNT, .time_range = true, .from_ns = 1,
+				      .to_ns = INT64_MAX, .min_size = 16 };
+		struct lk *lk = lk_new(&o), *lk2 = lk_new(&o2);
+		struct ld_diff d;
+		struct evs *s2;
+		bool ran = lk && !lk_run(lk, s, err, sizeof(err));
 
-		if (lk && !lk_run(lk, s, err, sizeof(err)))
+		if (ran)
 			fz_sink += lk->ngroups;
+		if (lk2 && !evs_open(target, &s2, err, sizeof(err))) {
+			if (!lk_run(lk2, s2, err, sizeof(err))) {
+				fz_sink += lk2->ngroups;
+				/* rip leaks --diff, without symbols: the second report against the first */
+				if (ran && !ld_run(lk2, NULL, lk, NULL, &d)) {
+					fz_sink += d.n + d.nnew;
+					ld_free(&d);
+				}
+			}
+			evs_close(s2);
+		}
 		lk_free(lk);
+		lk_free(lk2);
 		evs_close(s);
 	}
-	if (!evs_open(target, &s, err, sizeof(err))) {
-		struct lk_opts o = { .sort = LK_SORT_COUNT, .time_range = true, .from_ns = 1,
-				     .to_ns = INT64_MAX, .min_size = 16 };
-		struct lk *lk = lk_new(&o);
 
-		if (lk && !lk_run(lk, s, err, sizeof(err)))
-			fz_sink += lk->ngroups;
-		lk_free(lk);
-		evs_close(s);
-	}
 	if (!evs_open(target, &s, err, sizeof(err))) {
 		struct rp *rp = rp_new();
 

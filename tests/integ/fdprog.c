@@ -83,34 +83,8 @@ static void expect(const char *fmt, ...)
 }
 
 /* enum rip_fd_kind as rip dump names it (the test maps bare numbers to these too) */
-static const char *const kind_names[] = {
-	[RIP_FD_OPEN] = "open",
-	[RIP_FD_OPENAT] = "openat",
-	[RIP_FD_CREAT] = "creat",
-	[RIP_FD_DUP] = "dup",
-	[RIP_FD_DUP2] = "dup2",
-	[RIP_FD_DUP3] = "dup3",
-	[RIP_FD_FCNTL_DUPFD] = "fcntl_dupfd",
-	[RIP_FD_PIPE] = "pipe",
-	[RIP_FD_SOCKET] = "socket",
-	[RIP_FD_SOCKETPAIR] = "socketpair",
-	[RIP_FD_ACCEPT] = "accept",
-	[RIP_FD_EVENTFD] = "eventfd",
-	[RIP_FD_TIMERFD] = "timerfd",
-	[RIP_FD_SIGNALFD] = "signalfd",
-	[RIP_FD_EPOLL] = "epoll",
-	[RIP_FD_INOTIFY] = "inotify",
-	[RIP_FD_MEMFD] = "memfd",
-	[RIP_FD_SCM_RIGHTS] = "scm_rights",
-	[RIP_FD_FOPEN] = "fopen",
-	[RIP_FD_FDOPEN] = "fdopen",
-	[RIP_FD_FREOPEN] = "freopen",
-	[RIP_FD_OPENDIR] = "opendir",
-	[RIP_FD_CLOSE] = "close",
-	[RIP_FD_FCLOSE] = "fclose",
-	[RIP_FD_CLOSEDIR] = "closedir",
-	[RIP_FD_REPLACED] = "replaced",
-};
+#define KIND_NAME(suffix, name) [RIP_FD_##suffix] = name,
+static const char *const kind_names[] = { RIP_FD_KINDS(KIND_NAME) };
 
 static void ev_open(int fd, int kind, int flags, const char *path)
 {

@@ -5,11 +5,14 @@
 # include/ <- lib/ <- preload/, include/ <- read/ <- analysis/ <- tools/ and
 # include/ <- read/ <- record/ <- tools/ (record/ and analysis/ are beside
 # each other: neither uses the other): every #include "..." in a layer names
-# a header of its own layer or of one it may use (include/ through <...>),
-# and read/, analysis/ and record/ never print to stdout or stderr, exit or
-# parse argv (printf, puts, perror, stdout, stderr, exit(, getopt).  A
-# violation of each kind planted in a copy of the tree makes the check fail
-# (so the check itself can fail), record/'s included.
+# a header of its own layer or of one it may use (include/ through <...>);
+# a header declares only functions that its own layer or one it may use
+# defines (no declaration in analysis/ of a function of tools/); and read/,
+# analysis/ and record/ never print to stdout or stderr, exit or parse argv
+# (printf, puts, perror, stdout, stderr, exit(, getopt).  A violation of
+# each kind planted in a copy of the tree makes the check fail (so the
+# check itself can fail), record/'s included.
+
 . tests/data/common.sh
 
 # check DIR: the rules over the tree at DIR; prints each violation.  One awk over every
@@ -64,6 +67,16 @@ check() {
 			bad = 1
 		}
 	}
+	# functions declared at file scope in a header, and defined (not static) in a .c: a
+	# header may declare only what its own layer or one it may use defines
+	FILENAME ~ /\.h$/ && /^[A-Za-z_]/ && !/^(static|typedef|struct|union|enum|extern|#)/ {
+		if ((name = fn_name($0)) != "")
+			decl[rel ":" FNR] = name
+	}
+	FILENAME ~ /\.c$/ && /^[A-Za-z_]/ && !/^(static|typedef|#)/ && !/;[[:space:]]*$/ {
+		if ((name = fn_name($0)) != "")
+			def[name] = rel
+	}
 	FILENAME in silent {
 		# comments and strings aside, crudely: drop // tails and /* */ lines first
 		line = $0
@@ -77,8 +90,36 @@ check() {
 			bad = 1
 		}
 	}
-	END { exit bad }' <"$TEST_TMP/files"
+	END {
+		for (at in decl) {
+			name = decl[at]
+			if (!(name in def))
+				continue
+			dl = at
+			sub(/\/.*/, "", dl)
+			fl = def[name]
+			sub(/\/.*/, "", fl)
+			if (dl == fl || index(" " ok[dl] " ", " " fl " "))
+				continue
+			printf "%s: declares %s(), defined in %s (%s may use: %s)\n", at, name, def[name],
+				dl, ok[dl]
+			bad = 1
+		}
+
+		exit bad
+	}
+	# the name of the function a line declares or defines: the word before its first "(",
+	# attributes aside; "" when there is none
+	function fn_name(line) {
+		gsub(/__attribute__[[:space:]]*\(\([^)]*\)\)/, "", line)
+		if (!match(line, /[A-Za-z_][A-Za-z_0-9]*[[:space:]]*\(/))
+			return ""
+		line = substr(line, RSTART, RLENGTH)
+		sub(/[[:space:]]*\($/, "", line)
+		return line ~ /^(_Static_assert|static_assert)$/ ? "" : line
+	}' <"$TEST_TMP/files"
 }
+
 
 check "$PWD" >"$TEST_TMP/violations" || fail "the layers are broken: $(cat "$TEST_TMP/violations")"
 
@@ -110,5 +151,16 @@ for call in 'printf("x")' 'fprintf(stderr, "x")' 'exit(1)' 'getopt(0, 0, "")'; d
 	check "$TEST_TMP/tree" >/dev/null && fail "$call in record/ was not caught"
 	cp record/family.c "$TEST_TMP/tree/record/family.c"
 done
+# a header of a lower layer that declares what a higher one (or a sibling) defines
+for plant in "analysis/report.h:int rh_page(FILE *out, const char *json, size_t len);:tools/" \
+	"record/consume.h:const char *lk_kind_name(uint32_t cat, uint64_t kind);:analysis/"; do
+	file=${plant%%:*}
+	rest=${plant#*:}
+	echo "${rest%%:*}" >>"$TEST_TMP/tree/$file"
+	check "$TEST_TMP/tree" >/dev/null &&
+		fail "a declaration in $file of a function of ${rest#*:} was not caught"
+	cp "$file" "$TEST_TMP/tree/$file"
+done
 check "$TEST_TMP/tree" >/dev/null || fail "the restored copy does not pass"
+
 t_done

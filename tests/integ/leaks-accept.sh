@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
 #
-# Description: the acceptance test of rip leaks (issue 5).  The C++ program
+# Description: the acceptance test of rip leaks.  The C++ program
 # tests/integ/leaks_accept.cc, built here with -O0 -g, leaks known sites with
 # exact sizes: malloc (5 x 48), calloc, a realloc chain (the block takes the
 # last realloc's line), realloc(NULL), new and new[] of a trivial type, an

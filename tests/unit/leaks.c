@@ -5,13 +5,16 @@
  * resource and backtrace, with their counts, bytes, kinds and samples;
  * the totals; releases of what was never made, things made again while
  * live, failed allocations; a backtrace defined after its use by another
- * thread; and the --tid and --min-size filters.
+ * thread; the --tid and --min-size filters; and rip leaks --diff of two
+ * reports (analysis/leakdiff.c).
+
  */
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "analysis/leakdiff.h"
 #include "analysis/leaks.h"
 #include "helpers.h"
 #include "restrace.h"
@@ -184,10 +187,53 @@ static void check_filters(void)
 	lk_free(lk);
 }
 
+/*
+ * rip leaks --diff (analysis/leakdiff.c) of the whole report against the
+ * worker's alone, without symbols: every frame is "?", so the memory groups
+ * of two-frame stacks are one group (BT_CALLOC, BT_THREAD, BT_MALLOC: 5
+ * blocks, 5173 bytes), grown from the worker's 1 block of 777 bytes.
+ */
+static void check_diff(void)
+{
+	struct lk_opts o = { .tid = worker_tid };
+	struct lk *old = run(&o), *nw = run(NULL);
+	struct ld_diff d;
+
+	T_EQ(ld_run(old, NULL, nw, NULL, &d), 0);
+	T_EQ(d.n, 4);
+	T_EQ(d.nnew, 3);
+	if (d.n == 4) {
+		T_EQ(d.v[0].res, LK_SHM); /* by growth in bytes */
+		T_EQ(d.v[0].bytes, 65536);
+		T_EQ(d.v[0].ocount, 0);
+		T_STREQ(d.v[0].key, "?;?");
+		T_EQ(d.v[1].res, LK_MEM);
+		T_STREQ(d.v[1].key, "?;?");
+		T_EQ(d.v[1].count, 5);
+		T_EQ(d.v[1].bytes, 4096 + 777 + 300);
+		T_EQ(d.v[1].ocount, 1);
+		T_EQ(d.v[1].obytes, 777);
+		T_EQ(d.v[2].res, LK_MEM);
+		T_STREQ(d.v[2].key, "?;?;?");
+		T_EQ(d.v[2].bytes, 50);
+		T_EQ(d.v[3].res, LK_FD);
+		T_EQ(d.v[3].count, 1);
+		T_CHECK(d.v[3].g && d.v[3].g->bt == BT_FD);
+	}
+	ld_free(&d);
+	/* a report against itself: nothing new, nothing grown */
+	T_EQ(ld_run(nw, NULL, nw, NULL, &d), 0);
+	T_EQ(d.n, 0);
+	ld_free(&d);
+	lk_free(old);
+	lk_free(nw);
+}
+
 int main(void)
 {
 	write_trace();
 	check_all();
 	check_filters();
+	check_diff();
 	return t_result();
 }

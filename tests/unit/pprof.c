@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Description: the protobuf writer and the profile builder of
- * analysis/pprof.c, byte for byte: varints (0, 1, 127, 128, 300, 2^64-1),
+ * Description: the protobuf writer of analysis/protobuf.c and the profile
+ * builder of analysis/pprof.c, byte for byte: varints (0, 1, 127, 128, 300, 2^64-1),
+
  * tags, fields left out at 0 or written, length-delimited fields, the
  * packed example of the protobuf encoding guide (3, 270, 86942); a profile
  * keeps each string, function and location once (the same key, the same
  * id; "" is string 0), and its encoding has exactly one field per sample
- * type, sample, location, function and string; pp_gzip's output is a gzip
+ * type, sample, location, function and string; pb_gzip's output is a gzip
  * stream that inflates back to the input.
  */
 #include <stdlib.h>
@@ -17,7 +18,7 @@
 #include "helpers.h"
 #include "analysis/pprof.h"
 
-static int same(const struct pp_buf *b, const uint8_t *want, size_t n)
+static int same(const struct pb_buf *b, const uint8_t *want, size_t n)
 {
 	if (b->oom || b->len != n || memcmp(b->p, want, n)) {
 		fprintf(stderr, "got %zu bytes:", b->len);
@@ -33,32 +34,32 @@ static int same(const struct pp_buf *b, const uint8_t *want, size_t n)
 
 static void writer(void)
 {
-	struct pp_buf b = { 0 };
+	struct pb_buf b = { 0 };
 	const uint64_t packed[3] = { 3, 270, 86942 };
 
-	pp_varint(&b, 0);
-	pp_varint(&b, 1);
-	pp_varint(&b, 127);
-	pp_varint(&b, 128);
-	pp_varint(&b, 300);
+	pb_varint(&b, 0);
+	pb_varint(&b, 1);
+	pb_varint(&b, 127);
+	pb_varint(&b, 128);
+	pb_varint(&b, 300);
 	T_CHECK(same(&b, BYTES(0x00, 0x01, 0x7f, 0x80, 0x01, 0xac, 0x02)));
 	b.len = 0;
-	pp_varint(&b, UINT64_MAX);
+	pb_varint(&b, UINT64_MAX);
 	T_CHECK(same(&b, BYTES(0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01)));
 	b.len = 0;
-	pp_tag(&b, 1, PP_LEN);
-	pp_uint(&b, 2, 150, false);
-	pp_uint(&b, 3, 0, false); /* left out */
-	pp_uint(&b, 1, 0, true);
-	pp_bytes(&b, 6, "ab", 2);
-	pp_bytes(&b, 16, "", 0);
+	pb_tag(&b, 1, PB_LEN);
+	pb_uint(&b, 2, 150, false);
+	pb_uint(&b, 3, 0, false); /* left out */
+	pb_uint(&b, 1, 0, true);
+	pb_bytes(&b, 6, "ab", 2);
+	pb_bytes(&b, 16, "", 0);
 	T_CHECK(same(&b, BYTES(0x0a, 0x10, 0x96, 0x01, 0x08, 0x00, 0x32, 0x02, 'a', 'b', 0x82,
 			       0x01, 0x00)));
 	b.len = 0;
-	pp_packed(&b, 4, packed, 3);
-	pp_packed(&b, 5, packed, 0); /* nothing */
+	pb_packed(&b, 4, packed, 3);
+	pb_packed(&b, 5, packed, 0); /* nothing */
 	T_CHECK(same(&b, BYTES(0x22, 0x06, 0x03, 0x8e, 0x02, 0x9e, 0xa7, 0x05)));
-	pp_buf_free(&b);
+	pb_buf_free(&b);
 }
 
 /* Read a varint at *i of b (n bytes); false when it runs off the end. */
@@ -83,7 +84,7 @@ static void builder(void)
 	};
 	const struct pp_line l1[1] = { { .func = "outer", .file = "a.c", .line = 9 } };
 	const struct pp_label lab = { .key = "thread", .str = "main" };
-	struct pp_buf raw = { 0 }, gz = { 0 };
+	struct pb_buf raw = { 0 }, gz = { 0 };
 	struct pp_prof *p;
 	uint64_t locs[2], counts[16] = { 0 }, v;
 	int64_t vals[2] = { 5, 4096 };
@@ -125,7 +126,7 @@ static void builder(void)
 		}
 		if ((key >> 3) < 16)
 			counts[key >> 3]++;
-		if ((key & 7) == PP_LEN) {
+		if ((key & 7) == PB_LEN) {
 			if (!rd(raw.p, raw.len, &i, &v) || v > raw.len - i) {
 				T_CHECK(!"a length past the end");
 				break;
@@ -147,7 +148,7 @@ static void builder(void)
 	T_EQ(counts[9], 1);
 	T_EQ(counts[10], 1);
 
-	T_EQ(pp_gzip(raw.p, raw.len, &gz), 0);
+	T_EQ(pb_gzip(raw.p, raw.len, &gz), 0);
 	T_CHECK(gz.len > 18 && gz.p[0] == 0x1f && gz.p[1] == 0x8b);
 	{
 		uint8_t *back = malloc(raw.len + 1);
@@ -166,8 +167,8 @@ static void builder(void)
 		}
 		free(back);
 	}
-	pp_buf_free(&raw);
-	pp_buf_free(&gz);
+	pb_buf_free(&raw);
+	pb_buf_free(&gz);
 	pp_free(p);
 }
 

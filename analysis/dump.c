@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * tools/dump.c - the dump format: every event of a source as text, one line
+ * analysis/dump.c - the dump format: every event of a source as text, one line
  * per event in time order, then a summary line that reports every loss; or
  * the same as JSON Lines.  `rip dump` and `rip export --format=text` both
  * write it (dump.h), so the two never drift apart.
@@ -19,12 +19,12 @@
 
 #include <rip/resource.h>
 
+#include "analysis/escape.h"
 #include "analysis/leaks.h"
 #include "analysis/stacks.h"
 #include "read/evsource.h"
 #include "read/sym.h"
-#include "tools/dump.h"
-#include "tools/tool.h"
+#include "analysis/dump.h"
 
 /* ---- a line buffer ------------------------------------------------------------------ */
 
@@ -116,17 +116,17 @@ static void lb_name(struct lb *b, const char *s)
 		lb_ch(b, *p < 0x20 || *p == 0x7f ? '?' : *p == ' ' ? '_' : (char)*p);
 }
 
-/* A quoted string, escaped (fmt_escape); what does not fit is cut as lb_mem cuts. */
-static void lb_quoted(struct lb *b, const char *s, enum fmt_esc mode)
+/* A quoted string, escaped (esc_str); what does not fit is cut as lb_mem cuts. */
+static void lb_quoted(struct lb *b, const char *s, enum esc_mode mode)
 {
 	lb_ch(b, '"');
-	b->p += fmt_escape(b->p, (size_t)(b->end - b->p), &s, mode);
+	b->p += esc_str(b->p, (size_t)(b->end - b->p), &s, mode);
 	if (*s) {
-		char t[FMT_ESC_MAX];
+		char t[ESC_MAX];
 		const char *rest = s;
 
 		/* the line is full but for part of the next escape: that part */
-		lb_mem(b, t, fmt_escape(t, sizeof(t), &rest, mode));
+		lb_mem(b, t, esc_str(t, sizeof(t), &rest, mode));
 	}
 	lb_ch(b, '"');
 }
@@ -134,7 +134,7 @@ static void lb_quoted(struct lb *b, const char *s, enum fmt_esc mode)
 /* A JSON string, as json_str writes it, but bytes >= 0x80 escaped: the source is not UTF-8. */
 static void lb_json(struct lb *b, const char *s)
 {
-	lb_quoted(b, s ? s : "", FMT_ESC_JSON_ASCII);
+	lb_quoted(b, s ? s : "", ESC_JSON_ASCII);
 }
 
 /* Wall clock, local time: 2026-11-21 10:04:05.123456789 (localtime once a second). */
@@ -250,7 +250,7 @@ static void dump_text(struct lb *b, struct dump_ctx *c, const struct evs_event *
 
 	lb_secs(b, e->ns - first);
 	lb_ch(b, ' ');
-	if (flags & EVS_DUMP_WALL) {
+	if (flags & DUMP_WALL) {
 		lb_wall(b, wc, e->wall_ns);
 		lb_ch(b, ' ');
 	}
@@ -273,14 +273,14 @@ static void dump_text(struct lb *b, struct dump_ctx *c, const struct evs_event *
 		lb_name(b, f->name);
 		lb_ch(b, '=');
 		if (f->type == RIP_FT_STRING) {
-			lb_quoted(b, e->str ? e->str : "", FMT_ESC_C);
+			lb_quoted(b, e->str ? e->str : "", ESC_C);
 		} else if (f->type == RIP_FT_HEX64_ARRAY) {
 			lb_ch(b, '[');
 			for (uint32_t k = 0; k < e->narr; k++) {
 				if (k)
 					lb_ch(b, ',');
 				lb_hex(b, evs_arr(e, k));
-				if (flags & EVS_DUMP_SYM) {
+				if (flags & DUMP_SYM) {
 					lb_ch(b, '<');
 					lb_symbol(b, c, evs_arr(e, k));
 					lb_ch(b, '>');
@@ -299,7 +299,7 @@ static void dump_text(struct lb *b, struct dump_ctx *c, const struct evs_event *
 				continue;
 			lb_ch(b, ' ');
 			lb_str(b, i ? "from_name=" : "to_name=");
-			lb_quoted(b, evs_coro_name(s, (uint32_t)e->v[i]), FMT_ESC_C);
+			lb_quoted(b, evs_coro_name(s, (uint32_t)e->v[i]), ESC_C);
 		}
 	}
 }
@@ -351,7 +351,7 @@ static void dump_json(struct lb *b, struct dump_ctx *c, const struct evs_event *
 				lb_ch(b, '"');
 			}
 			lb_ch(b, ']');
-			if (c->flags & EVS_DUMP_SYM) {
+			if (c->flags & DUMP_SYM) {
 				lb_str(b, ",\"");
 				lb_name(b, f->name);
 				lb_str(b, "_sym\":[");
@@ -390,7 +390,7 @@ static void dump_json(struct lb *b, struct dump_ctx *c, const struct evs_event *
 	lb_str(b, "}}");
 }
 
-int evs_dump(struct evs *s, FILE *out, unsigned flags, char *err, size_t errlen)
+int dump_write(struct evs *s, FILE *out, unsigned flags, char *err, size_t errlen)
 {
 	struct wall_cache wc = { 0 };
 	struct dump_ctx c = { .s = s, .flags = flags };
@@ -412,7 +412,7 @@ int evs_dump(struct evs *s, FILE *out, unsigned flags, char *err, size_t errlen)
 			any = true;
 		}
 		lb_init(b);
-		if (flags & EVS_DUMP_JSON)
+		if (flags & DUMP_JSON)
 			dump_json(b, &c, &e, first);
 		else
 			dump_text(b, &c, &e, first, flags, &wc);
@@ -431,7 +431,7 @@ int evs_dump(struct evs *s, FILE *out, unsigned flags, char *err, size_t errlen)
 		return ret;
 	}
 	evs_totals(s, &tot);
-	if (flags & EVS_DUMP_JSON)
+	if (flags & DUMP_JSON)
 		fprintf(out,
 			"{\"summary\":{\"events\":%" PRIu64 ",\"packets\":%" PRIu64
 			",\"streams\":%" PRIu64 ",\"discarded\":%" PRIu64
