@@ -85,6 +85,10 @@ $(BUILD)/obj/lib/%.o: lib/%.c
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -fvisibility=hidden -c $< -o $@
 
+# The function-tracing hooks run at every call of an instrumented program: no frame pointer
+# to set up (they find the caller's frame by its return address, lib/func.c).
+$(BUILD)/pic/lib/func.o $(BUILD)/obj/lib/func.o: ALL_CFLAGS += -fomit-frame-pointer
+
 $(BUILD)/obj/read/%.o: read/%.c | deps
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(DW_CFLAGS) $(TREE) -c $< -o $@

@@ -69,9 +69,12 @@ static struct {
 	struct rip_file_hdr *file; /* the open ring file, once it has the list */
 } rip_reg = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
-	.types = { &__rip_coro_switch_type },
-	.ntypes = 1,
+	/* The built-in types at their fixed ids (rip/abi.h): the hooks write them inline. */
+	.types = { &__rip_coro_switch_type, &__rip_fn_entry_type, &__rip_fn_exit_type,
+		   &__rip_fn_def_type },
+	.ntypes = 4,
 	.cats = { [RIP_CAT_CORO] = "coro",
+		  [RIP_CAT_FUNC] = "func",
 		  [RIP_CAT_MEM] = "mem",
 		  [RIP_CAT_FD] = "fd",
 		  [RIP_CAT_SHM] = "shm",

@@ -165,6 +165,21 @@ void __rip_events_thread_exit(struct rip_file_hdr *h, struct rip_self *me) __hid
 void __rip_events_fork_child(struct rip_file_hdr *h, struct rip_self *me) __hidden;
 void __rip_events_fork_lock(void) __hidden;
 
+/* func.c: function tracing (the hooks are exported by their compiler-given names) */
+extern const struct rip_event_type __rip_fn_entry_type __hidden;
+extern const struct rip_event_type __rip_fn_exit_type __hidden;
+extern const struct rip_event_type __rip_fn_def_type __hidden;
+/* Lay out the shadow stacks and the function table from off: the new end. */
+size_t __rip_fn_layout(struct rip_file_hdr *h, size_t off, uint32_t slots, bool sparse) __hidden;
+/* A file was opened (lock held), or closed: the hooks keep its stacks, or none. */
+void __rip_fn_open(struct rip_file_hdr *h) __hidden;
+void __rip_fn_close(void) __hidden;
+/* A fork child's copy of what the hooks wrote: 0 or -1. */
+int __rip_fn_fork_copy(int fd, struct rip_file_hdr *h, uint32_t used,
+		       int (*write_all)(int fd, const void *buf, size_t len, off_t off)) __hidden;
+RIP_API void __cyg_profile_func_enter(void *this_fn, void *call_site);
+RIP_API void __cyg_profile_func_exit(void *this_fn, void *call_site);
+
 /* modules.c */
 void __rip_modules_scan(void) __hidden;
 void __rip_modules_maybe_rescan(void) __hidden;
