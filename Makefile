@@ -148,6 +148,9 @@ $(BUILD)/tests/integ/%: tests/integ/%.c $(LIBSO)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -Itests -o $@ $< $(LINK_RIP)
 
+# The function-tracing tests' program: every function of it calls the hooks of lib/func.c.
+$(BUILD)/tests/integ/funcprog: ALL_CFLAGS += -finstrument-functions
+
 $(BUILD)/bench/%: bench/%.c $(LIBSO)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(LINK_RIP)

@@ -7,7 +7,9 @@
  * biggest groups first, so that ten thousand threads fit on a screen; the
  * odd ones out (stuck, deadlocked, spinning) stand alone in small groups.
  * --threads lists every slot with its recent path instead.  --still=DUR
- * reads the file twice and marks what did not move in between.
+ * reads the file twice and marks what did not move in between.  --stacks
+ * shows the shadow call stacks of a program built for function tracing
+ * instead (tools/ps-stacks.c).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -18,8 +20,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "read/funcs.h"
 #include "read/ringfile.h"
 #include "read/sym.h"
+#include "tools/ps-stacks.h"
 #include "tools/ps-waits.h"
 #include "tools/ps-watch.h"
 #include "tools/tool.h"
@@ -41,6 +45,10 @@ static const struct rip_cmd cmd_ps_def = {
 		 "\n"
 		 "  -t, --threads         each thread and coroutine with its recent path\n"
 		 "                        (oldest to newest) instead of groups\n"
+		 "  -S, --stacks          the call stack of each thread and coroutine, from\n"
+		 "                        the hooks of code built with -finstrument-functions\n"
+		 "                        (no unwinding): grouped by path, or one by one\n"
+		 "                        with --threads\n"
 		 "  -s, --still=DURATION  read twice, DURATION apart (e.g. 2s, 500ms), and mark\n"
 		 "                        what did not move: stuck or blocked\n"
 		 "  -a, --all             include exited threads and destroyed coroutines\n"
@@ -56,7 +64,7 @@ static const struct rip_cmd cmd_ps_def = {
 };
 
 struct ps_opts {
-	bool threads, all, verbose, json;
+	bool threads, all, verbose, json, stacks;
 	int64_t still_ns;
 	const char *legacy, *exe, *sysroot, *debug_dir;
 };
@@ -779,6 +787,40 @@ static int ps_threads(struct ps_state *st, FILE *out)
 	return 0;
 }
 
+/* ---- call stacks (tools/ps-stacks.c prints them) ------------------------------------------- */
+
+static int ps_stacks(struct ps_state *st, FILE *out)
+{
+	struct rfn_stack *stacks = NULL;
+	struct pst_ctx c;
+	char err[RR_ERR_MAX];
+	int ret;
+
+	ret = rfn_read_stacks(&st->f, &st->s, &stacks, err, sizeof(err));
+	if (ret) {
+		tool_err("%s", err);
+		return ret;
+	}
+	c = (struct pst_ctx){ .f = &st->f, .s = &st->s, .st = stacks, .threads = st->o.threads,
+			      .all = st->o.all, .verbose = st->o.verbose, .json = st->o.json,
+			      .alive = st->alive, .now_ticks = st->now_ticks, .site = ps_pw_site,
+			      .arg = st };
+	if (st->o.json) {
+		fprintf(out, "{\"pid\":%d,\"comm\":", st->f.hdr.pid);
+		json_str(out, st->f.hdr.comm);
+		fprintf(out, ",\"ring\":");
+		json_str(out, st->f.path);
+		fprintf(out, ",\"alive\":%s", st->alive ? "true" : "false");
+	} else {
+		print_header(st, out);
+	}
+	ret = pst_print(&c, out);
+	if (!ret && st->o.json)
+		fprintf(out, "}\n");
+	free(stacks);
+	return ret;
+}
+
 /* ---- main ------------------------------------------------------------------------------------ */
 
 RIP_COMMAND(cmd_ps_def);
@@ -787,6 +829,7 @@ static int cmd_ps(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "threads", no_argument, NULL, 't' },	   { "still", required_argument, NULL, 's' },
+		{ "stacks", no_argument, NULL, 'S' },
 		{ "all", no_argument, NULL, 'a' },	   { "verbose", no_argument, NULL, 'v' },
 		{ "json", no_argument, NULL, 'j' },	   { "legacy", required_argument, NULL, 'L' },
 		{ "exe", required_argument, NULL, 'E' },   { "sysroot", required_argument, NULL, 'R' },
@@ -804,10 +847,13 @@ static int cmd_ps(int argc, char **argv)
 	st.f.fd = -1;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "ts:avjh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "tSs:avjh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 't':
 			st.o.threads = true;
+			break;
+		case 'S':
+			st.o.stacks = true;
 			break;
 		case 's':
 			if (rr_parse_duration(optarg, &st.o.still_ns) || st.o.still_ns <= 0)
@@ -845,6 +891,8 @@ static int cmd_ps(int argc, char **argv)
 						argv[optind - 1]);
 		}
 	}
+	if (st.o.stacks && (st.o.legacy || st.o.still_ns))
+		return tool_usage_error(&cmd_ps_def, "--stacks goes with neither --legacy nor --still");
 	if (st.o.legacy) {
 		if (!st.o.exe)
 			return tool_usage_error(&cmd_ps_def,
@@ -908,12 +956,16 @@ static int cmd_ps(int argc, char **argv)
 		status = EXIT_FAIL;
 		goto out_sym;
 	}
-	ret = st.o.threads ? ps_threads(&st, stdout) : ps_grouped(&st, stdout);
+	if (st.o.stacks)
+		ret = ps_stacks(&st, stdout);
+	else
+		ret = st.o.threads ? ps_threads(&st, stdout) : ps_grouped(&st, stdout);
 	if (ret) {
-		tool_err("%s", strerror(-ret));
+		if (ret != -EIO)
+			tool_err("%s", strerror(-ret));
 		status = EXIT_FAIL;
 	}
-	if (!ret && !st.o.json) {
+	if (!ret && !st.o.json && !st.o.stacks) {
 		struct psw_opts po = { .alive = st.alive, .threads = st.o.threads,
 				       .verbose = st.o.verbose, .all = st.o.all,
 				       .now_ticks = st.now_ticks, .sysroot = st.o.sysroot };
