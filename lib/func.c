@@ -349,6 +349,22 @@ static __fninline uintptr_t rip_fn_cfa(const uintptr_t *p, uintptr_t site, uintp
 	return (uintptr_t)(p + i + 1);
 }
 
+static void rip_fn_record(const struct rip_event_type *t, uint32_t ev, uintptr_t fn);
+
+/*
+ * Frames [lo, hi) of st are dropped without their exits: with the func
+ * category on, write their exits now (innermost first), so that a trace
+ * pairs every entry it has with an exit, where the hooks saw it end.
+ */
+static __nofn void rip_fn_dropped(const struct rip_fn_stack *st, uint32_t lo, uint32_t hi)
+{
+	if (!rip_category_enabled(RIP_CAT_FUNC))
+		return;
+	while (hi-- > lo)
+		rip_fn_record(&__rip_fn_exit_type, RIP_EV_FN_EXIT,
+			      (uintptr_t)(st->frame[hi].fn & RIP_FN_ADDR_MASK));
+}
+
 /*
  * Pop the frames that are gone at an entry whose cfa is cfa; the new state.
  * An entry far above the outermost frame is on another stack (a signal
@@ -366,6 +382,7 @@ static __nofn __attribute__((noinline)) uint64_t rip_fn_resync(struct rip_fn_sta
 		d--;
 		drop++;
 	}
+	rip_fn_dropped(st, d, d + drop);
 	st->resync += drop;
 	w -= drop;
 	/* Readers see the shorter stack before any frame above it is rewritten. */
@@ -398,6 +415,7 @@ static __nofn __attribute__((noinline)) void rip_fn_exit_slow(struct rip_fn_stac
 		return;
 	}
 	drop = RIP_FN_STATE_DEPTH(w) - d;
+	rip_fn_dropped(st, d, d + drop);
 	st->resync += drop;
 	__atomic_store_n(&st->state, w - drop - 1, __ATOMIC_RELEASE);
 }
