@@ -120,6 +120,10 @@ static const struct rip_cmd cmd_run_def = {
 		 "                        (live, and of the trace: the samples are kept in it);\n"
 		 "                        preloads librip-preload.so (resources stay off unless\n"
 		 "                        asked for).  Threads that wait are never interrupted\n"
+		 "      --functions       record the calls of code built with\n"
+		 "                        -finstrument-functions (rip report --functions);\n"
+		 "                        without it only the call stacks are kept (rip ps\n"
+		 "                        --stacks), and rip enable PID func records later\n"
 		 "      --follow-fork     trace forked children too, each into DIR/PID/\n"
 		 "      --follow-exec     trace the programs exec'd into, into DIR/PID.N/\n"
 		 "                        (spawned programs, fork + exec: give both)\n"
@@ -172,6 +176,7 @@ struct run_opts {
 	bool waits;	  /* preload librip-preload.so for slots and waits only */
 	bool no_waits;	  /* --no-waits: no slots at birth, no wait records (RIP_WAITS=0) */
 	unsigned sample;  /* RIP_SAMPLE: CPU samples per second per thread, 0: none */
+	bool functions;	  /* --functions: the func category on (function records streamed) */
 };
 
 /* Is resource tracing on (the preload library goes in)? */
@@ -827,6 +832,14 @@ static void run_exec(struct run_opts *o, const char *ringdir, const char *lib, i
 	} else {
 		unsetenv("RIP_SAMPLE");
 	}
+	if (!o->functions) {
+		/* Function records (category 6, func) only when asked for: shadow stacks are kept. */
+		const char *d = getenv("RIP_DISABLE");
+		char off[256];
+
+		snprintf(off, sizeof(off), "%s%s6", d && *d ? d : "", d && *d ? "," : "");
+		setenv("RIP_DISABLE", off, 1);
+	}
 	{
 		/*
 		 * What is not recorded is best not traced at all: a forked child or
@@ -1025,6 +1038,7 @@ static int run_parse(int argc, char **argv, struct run_opts *o)
 		RELAY_LONGOPTS,
 		{ "no-waits", no_argument, NULL, 'W' },
 		{ "sample", optional_argument, NULL, 's' },
+		{ "functions", no_argument, NULL, 'U' },
 		{ 0 },
 	};
 	int c, ret;
@@ -1130,6 +1144,9 @@ static int run_parse(int argc, char **argv, struct run_opts *o)
 			break;
 		case 'W':
 			o->no_waits = true;
+			break;
+		case 'U':
+			o->functions = true;
 			break;
 		case 'h':
 			tool_help(&cmd_run_def);
