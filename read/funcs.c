@@ -208,3 +208,20 @@ int rfn_read_table(struct rr_file *f, uint64_t **out, uint32_t *n, char *err, si
 	*n = count;
 	return 0;
 }
+
+int rfn_source_table(const char *source, uint64_t **out, uint32_t *n, char *err, size_t errlen)
+{
+	struct rr_file f;
+	int ret;
+
+	*out = NULL;
+	*n = 0;
+	ret = rr_open_target(source, &f, err, errlen);
+	if (ret == -ENOENT)
+		return 0; /* a trace without the copy of its ring file */
+	if (ret)
+		return ret;
+	ret = rfn_read_table(&f, out, n, err, errlen);
+	rr_close(&f);
+	return ret;
+}

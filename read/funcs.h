@@ -54,4 +54,12 @@ void rfn_copy_stack(const struct rip_fn_stack *src, uint32_t owner, struct rfn_s
  */
 int rfn_read_table(struct rr_file *f, uint64_t **out, uint32_t *n, char *err, size_t errlen);
 
+/*
+ * The function table of the ring file behind an event source: source is
+ * a ring file, or a trace directory whose copy of its ring file
+ * (.rip-ring) has one.  0 with *n 0 when there is none; -errno with a
+ * message in err when the file is there and cannot be read.
+ */
+int rfn_source_table(const char *source, uint64_t **out, uint32_t *n, char *err, size_t errlen);
+
 #endif /* RIP_READ_FUNCS_H */
