@@ -51,6 +51,7 @@ TOOL_SRC := $(wildcard tools/*.c)
 EX_SRC := $(wildcard examples/*.c)
 UNIT_SRC := $(wildcard tests/unit/*.c)
 INTEG_SRC := $(wildcard tests/integ/*.c)
+INTEG_CXX_SRC := $(wildcard tests/integ/*.cc)
 BENCH_SRC := $(filter-out bench/lttng-%.c,$(wildcard bench/*.c))
 
 LIB_PIC_OBJ := $(LIB_SRC:%.c=$(BUILD)/pic/%.o)
@@ -61,7 +62,8 @@ ANALYSIS_OBJ := $(ANALYSIS_SRC:%.c=$(BUILD)/obj/%.o)
 TOOL_OBJ := $(TOOL_SRC:%.c=$(BUILD)/obj/%.o)
 EXAMPLES := $(EX_SRC:examples/%.c=$(BUILD)/examples/%)
 UNIT := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/unit/%)
-INTEG := $(INTEG_SRC:tests/integ/%.c=$(BUILD)/tests/integ/%)
+INTEG := $(INTEG_SRC:tests/integ/%.c=$(BUILD)/tests/integ/%) \
+	$(INTEG_CXX_SRC:tests/integ/%.cc=$(BUILD)/tests/integ/%)
 BENCHES := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%) $(BUILD)/bench/malloc-nofp
 
 SONAME := librip.so.$(SOMAJOR)
@@ -148,8 +150,24 @@ $(BUILD)/tests/integ/%: tests/integ/%.c $(LIBSO)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -Itests -o $@ $< $(LINK_RIP)
 
-# The function-tracing tests' program: every function of it calls the hooks of lib/func.c.
+# The function-tracing tests' programs: every function of them calls the hooks of lib/func.c.
 $(BUILD)/tests/integ/funcprog: ALL_CFLAGS += -finstrument-functions
+
+# The C++ programs of the tests (exceptions through traced frames), with the C++ compiler;
+# funcprog-cxx has C frames too (tests/data/fnframes.c: no exit hooks when unwound).
+CXX_FLAGS := -std=gnu++17 -Iinclude -Wall -Wextra -Wno-unused-parameter $(WERROR) $(CFLAGS)
+$(BUILD)/tests/integ/%: tests/integ/%.cc $(LIBSO)
+	@mkdir -p $(@D)
+	$(CXX) $(CXX_FLAGS) -finstrument-functions -Itests -o $@ $< $(LINK_RIP)
+
+$(BUILD)/tests/fnframes.o: tests/data/fnframes.c
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -fno-exceptions -finstrument-functions -c $< -o $@
+
+$(BUILD)/tests/integ/funcprog-cxx: tests/integ/funcprog-cxx.cc $(BUILD)/tests/fnframes.o $(LIBSO)
+	@mkdir -p $(@D)
+	$(CXX) $(CXX_FLAGS) -finstrument-functions -Itests -o $@ $< $(BUILD)/tests/fnframes.o \
+		$(LINK_RIP)
 
 $(BUILD)/bench/%: bench/%.c $(LIBSO)
 	@mkdir -p $(@D)

@@ -11,9 +11,13 @@
 # thread and went on on another; the threads that ran the coroutines show
 # their own paths, not the coroutines'.  The grouped view puts the two
 # threads parked in park_here at different depths apart and counts the rest.
+# funcprog-cxx: exceptions thrown through 10 traced C++ frames, rethrown,
+# and thrown through 5 C frames whose exits the unwinding does not run (the
+# hooks drop them, and say so with -v).
 . tests/data/common.sh
 prog=$PWD/$BUILD/tests/integ/funcprog
-need_bin "$prog" "$RIP"
+cxx=$PWD/$BUILD/tests/integ/funcprog-cxx
+need_bin "$prog" "$cxx" "$RIP"
 need_cmd python3
 paths=$PWD/tests/data/fn-paths.py
 cd "$TEST_TMP" || die "no TEST_TMP"
@@ -74,4 +78,20 @@ check dead "$ring"
 "$RIP" ps --stacks "$ring" | grep -q 'dead (killed or crashed)' ||
 	fail "rip ps --stacks does not say the process died"
 check trace tr
+
+# exceptions: C++ frames (their exit hooks run in the unwinding's cleanups), C frames (not)
+cat >want.txt <<EOW
+cthrow thread running: cthrow_thread>cthrow_base>cthrow_park>park_here
+rethrow thread running: rethrow_thread>rethrow_base>rethrow_park>park_here
+thrower thread running: throw_thread>throw_base>throw_park>park_here
+EOW
+RIP_RING=1 "$cxx" "$TEST_TMP/ready-cxx" >cxx.out 2>cxx.err &
+cpid=$!
+T_PIDS="$T_PIDS $cpid"
+wait_file "$TEST_TMP/ready-cxx" 60 || die "funcprog-cxx never got ready: $(cat cxx.err)"
+check cxx "$cpid"
+"$RIP" ps --stacks --threads -v "$cpid" >cxx-v.txt 2>&1
+grep -q '^thread cthrow .*, 4 frames, 5 frames dropped by longjmp or exceptions:$' cxx-v.txt ||
+	fail "the 5 C frames the exception unwound are not counted: $(cat cxx-v.txt)"
+t_kill "$cpid"
 t_done
