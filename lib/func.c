@@ -525,19 +525,61 @@ static __nofn __attribute__((noinline)) void rip_fn_record_nested(const struct r
  * of line, called last by the hooks (a jump): the registers it needs are
  * not saved on the way through the shadow stack alone.
  */
+static __nofn __attribute__((noinline)) void rip_fn_record_id(const struct rip_event_type *t,
+							      uint32_t ev, uint32_t id);
+
+/* The record of a function the fast path found no id for (a new one, or one in a probe). */
+static __nofn __attribute__((noinline)) void rip_fn_record_new(const struct rip_event_type *t,
+							       uint32_t ev, uintptr_t fn)
+{
+	rip_fn_record_id(t, ev, rip_fn_id_slow(fn));
+}
+
 static __nofn __attribute__((noinline)) void rip_fn_record(const struct rip_event_type *t,
 							   uint32_t ev, uintptr_t fn)
 {
+	uint64_t e = __atomic_load_n(&rip_fn_hash[rip_fn_hash_of(fn)], __ATOMIC_RELAXED);
 	struct rip_evw *w = &__rip_self.ev;
-	uint32_t id = rip_fn_id(fn);
-	uint64_t ts = __rip_event_clock();
+	uint32_t id = (uint32_t)e & RIP_FN_IDS;
+	uint64_t ts;
+	char *p;
+
+	/* A function seen before, the TSC, room in the packet: nothing else is called. */
+	if (RIP_UNLIKELY(e >> RIP_FN_ID_BITS != fn))
+		return rip_fn_record_new(t, ev, fn);
+	if (RIP_UNLIKELY(w->nest || !__rip_clock_tsc))
+		return rip_fn_record_id(t, ev, id);
+	ts = __rip_event_clock();
+	p = __rip_event_reserve(w, ev, 8, ts);
+	if (RIP_UNLIKELY(!p))
+		return rip_fn_record_slow(t, id, ts);
+	memcpy(p, &id, 4);
+	__rip_event_commit(w, p + 4, ts);
+}
+
+/* The record of function id, whatever the clock, from a nested writer too. */
+static __nofn __attribute__((noinline)) void rip_fn_record_id(const struct rip_event_type *t,
+							      uint32_t ev, uint32_t id)
+{
+	struct rip_evw *w = &__rip_self.ev;
+	uint64_t ts;
 	char *p;
 
 	if (RIP_UNLIKELY(w->nest)) {
 		rip_fn_record_nested(t, id);
 		return;
 	}
-	p = __rip_event_reserve(w, ev, 8, ts);
+	if (RIP_LIKELY(__rip_clock_tsc)) {
+		ts = __rip_event_clock();
+		p = __rip_event_reserve(w, ev, 8, ts);
+	} else {
+		/* Another clock: read it here, where the packet's real end is known. */
+		ts = __rip_clock_fallback();
+		w->nest = 1;
+		/* The flag before the position is read: pairs with a handler's check of nest. */
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		p = __rip_event_reserve_any(w, ev, 8, ts);
+	}
 	if (RIP_UNLIKELY(!p)) {
 		rip_fn_record_slow(t, id, ts);
 		return;
@@ -547,6 +589,19 @@ static __nofn __attribute__((noinline)) void rip_fn_record(const struct rip_even
 }
 
 /* ---- the hooks ----------------------------------------------------------------------- */
+
+/*
+ * Is the func category on in h, the file the hooks keep stacks in (the
+ * one __rip_enable points into)?  The same byte rip_category_enabled
+ * tests, found from h, which the hooks hold already: no load of
+ * __rip_enable.  Relaxed, as there: no data hangs on the bit.
+ */
+static __fninline bool rip_fn_timed(const struct rip_file_hdr *h)
+{
+	return (__atomic_load_n((const uint8_t *)h->enable + RIP_CAT_FUNC / 8, __ATOMIC_RELAXED) >>
+		(RIP_CAT_FUNC % 8)) &
+	       1;
+}
 
 /*
  * The hooks' fast paths make no call but their last (a jump), so that they
@@ -561,7 +616,8 @@ static __fninline void rip_fn_push(struct rip_fn_stack *st, uint64_t w, uintptr_
 	uint32_t d = RIP_FN_STATE_DEPTH(w);
 
 	if (RIP_LIKELY(d < RIP_FN_DEPTH)) {
-		st->frame[d].fn = (fn & RIP_FN_ADDR_MASK) | (uint64_t)k << RIP_FN_ADDR_BITS;
+		/* fn fits 48 bits (x86-64 user addresses without 5-level paging) */
+		st->frame[d].fn = fn | (uint64_t)k << RIP_FN_ADDR_BITS;
 		st->frame[d].cfa = cfa;
 	}
 	/* Publish the frame: pairs with the acquire loads of state in the readers. */
@@ -576,19 +632,14 @@ rip_fn_enter_resync(struct rip_fn_stack *st, uint64_t w, uintptr_t fn, uintptr_t
 		rip_fn_record(&__rip_fn_entry_type, RIP_EV_FN_ENTRY, fn);
 }
 
-/* An entry whose thread moved to another slot (or has none yet). */
-static __nofn __attribute__((noinline)) void rip_fn_enter_slow(uintptr_t fn, const uintptr_t *p,
-							       uintptr_t site)
+/* An entry on st the fast path does not finish: a frame past the first scan. */
+static __nofn __attribute__((noinline)) void rip_fn_enter_on(struct rip_fn_stack *st, uintptr_t fn,
+							     const uintptr_t *p, uintptr_t site)
 {
-	struct rip_fn_stack *st;
 	uint32_t d, k;
 	uintptr_t cfa;
 	uint64_t w;
 
-	/* Relaxed: a hint; the slow path loads it again with acquire. */
-	if (!__atomic_load_n(&rip_fn.h, __ATOMIC_RELAXED))
-		return;
-	st = rip_fn_stack_slow();
 	if (st) {
 		cfa = rip_fn_cfa(p, site, fn, &k);
 		w = st->state;
@@ -601,26 +652,46 @@ static __nofn __attribute__((noinline)) void rip_fn_enter_slow(uintptr_t fn, con
 		rip_fn_record(&__rip_fn_entry_type, RIP_EV_FN_ENTRY, fn);
 }
 
+/* An entry whose thread moved to another slot (or has none yet). */
+static __nofn __attribute__((noinline)) void rip_fn_enter_slow(uintptr_t fn, const uintptr_t *p,
+							       uintptr_t site)
+{
+	rip_fn_enter_on(rip_fn_stack_slow(), fn, p, site);
+}
+
 __nofn RIP_API void __cyg_profile_func_enter(void *this_fn, void *call_site)
 {
 	const uintptr_t *p = (const uintptr_t *)__builtin_dwarf_cfa();
 	struct rip_fn_tls *t = &rip_fn_tls;
 	struct rip_fn_stack *st = t->st;
-	uintptr_t fn = (uintptr_t)this_fn, cfa;
+	uintptr_t fn = (uintptr_t)this_fn, site = (uintptr_t)call_site, cfa;
+	/* Off (no file with stacks): one load.  Relaxed: a hint, the slow path acquires. */
+	const struct rip_file_hdr *h = __atomic_load_n(&rip_fn.h, __ATOMIC_RELAXED);
 	uint32_t d, k;
 	uint64_t w;
 
+	if (RIP_UNLIKELY(!h))
+		return;
 	if (RIP_UNLIKELY(t->of != __rip_self.cur || !st))
-		return rip_fn_enter_slow(fn, p, (uintptr_t)call_site);
-	cfa = rip_fn_cfa(p, (uintptr_t)call_site, fn, &k);
+		return rip_fn_enter_slow(fn, p, site);
+	/* The function's return address, a few words up (rip_fn_cfa, without its far case). */
+	for (k = 0; k < RIP_FN_SCAN; k++)
+		if (p[k] == site)
+			break;
+	if (RIP_UNLIKELY(k == RIP_FN_SCAN))
+		return rip_fn_enter_on(st, fn, p, site);
+	cfa = (uintptr_t)(p + k + 1);
 	w = st->state;
 	d = RIP_FN_STATE_DEPTH(w);
 	if (RIP_UNLIKELY(d - 1 < RIP_FN_DEPTH && st->frame[d - 1].cfa <= cfa))
 		return rip_fn_enter_resync(st, w, fn, cfa, k);
 	rip_fn_push(st, w, fn, cfa, k);
-	if (RIP_UNLIKELY(rip_category_enabled(RIP_CAT_FUNC)))
+	if (RIP_UNLIKELY(rip_fn_timed(h)))
 		return rip_fn_record(&__rip_fn_entry_type, RIP_EV_FN_ENTRY, fn);
 }
+
+/* Did the function jump to the exit hook after its epilogue (the hook returns to its caller)? */
+#define RIP_FN_TAIL(site) ((uintptr_t)__builtin_return_address(0) == (site))
 
 /*
  * The cfa that frame f would have if it were the frame of the function
@@ -680,27 +751,32 @@ __nofn RIP_API void __cyg_profile_func_exit(void *this_fn, void *call_site)
 	struct rip_fn_tls *t = &rip_fn_tls;
 	struct rip_fn_stack *st = t->st;
 	uintptr_t fn = (uintptr_t)this_fn, site = (uintptr_t)call_site;
-	/* Jumped to after the function's epilogue: the hook returns to its caller. */
-	bool tail = (uintptr_t)__builtin_return_address(0) == site;
+	/* Off (no file with stacks): one load.  Relaxed: a hint, the slow path acquires. */
+	const struct rip_file_hdr *h = __atomic_load_n(&rip_fn.h, __ATOMIC_RELAXED);
 	uint32_t d;
 	uint64_t w;
 
+	if (RIP_UNLIKELY(!h))
+		return;
 	if (RIP_UNLIKELY(t->of != __rip_self.cur || !st))
-		return rip_fn_exit_other(fn, p, site, tail, true);
+		return rip_fn_exit_other(fn, p, site, RIP_FN_TAIL(site), true);
 	w = st->state;
 	d = RIP_FN_STATE_DEPTH(w);
 	if (RIP_LIKELY(d - 1 < RIP_FN_DEPTH)) {
 		const struct rip_fn_frame *f = &st->frame[d - 1];
+		uint64_t x = f->fn;
 
-		/* The same function, the same frame. */
-		if (RIP_UNLIKELY(((f->fn ^ fn) & RIP_FN_ADDR_MASK) ||
-				 rip_fn_exit_cfa(f, p, tail) != f->cfa))
-			return rip_fn_exit_other(fn, p, site, tail, false);
+		/* The same function (the low 48 bits), the same frame. */
+		if (RIP_UNLIKELY((x ^ fn) << (64 - RIP_FN_ADDR_BITS)))
+			return rip_fn_exit_other(fn, p, site, RIP_FN_TAIL(site), false);
+		if (RIP_UNLIKELY((uintptr_t)(p + (x >> RIP_FN_ADDR_BITS) + 1) != f->cfa) &&
+		    !(RIP_FN_TAIL(site) && (uintptr_t)p == f->cfa))
+			return rip_fn_exit_other(fn, p, site, RIP_FN_TAIL(site), false);
 	} else if (RIP_UNLIKELY(!d)) {
-		return rip_fn_exit_other(fn, p, site, tail, false);
+		return rip_fn_exit_other(fn, p, site, RIP_FN_TAIL(site), false);
 	}
 	/* Pairs with the acquire loads of state in the readers. */
 	__atomic_store_n(&st->state, w - 1, __ATOMIC_RELEASE);
-	if (RIP_UNLIKELY(rip_category_enabled(RIP_CAT_FUNC)))
+	if (RIP_UNLIKELY(rip_fn_timed(h)))
 		return rip_fn_record(&__rip_fn_exit_type, RIP_EV_FN_EXIT, fn);
 }

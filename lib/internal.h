@@ -164,6 +164,8 @@ void __rip_events_close(void) __hidden;
 void __rip_events_thread_exit(struct rip_file_hdr *h, struct rip_self *me) __hidden;
 void __rip_events_fork_child(struct rip_file_hdr *h, struct rip_self *me) __hidden;
 void __rip_events_fork_lock(void) __hidden;
+/* rip.h's __rip_event_reserve for a writer that read the file's clock, TSC or not. */
+char *__rip_event_reserve_any(struct rip_evw *w, uint32_t id, uint32_t size, uint64_t ts) __hidden;
 
 /* func.c: function tracing (the hooks are exported by their compiler-given names) */
 extern const struct rip_event_type __rip_fn_entry_type __hidden;
