@@ -52,7 +52,7 @@ EX_SRC := $(wildcard examples/*.c)
 UNIT_SRC := $(wildcard tests/unit/*.c)
 INTEG_SRC := $(wildcard tests/integ/*.c)
 INTEG_CXX_SRC := $(wildcard tests/integ/*.cc)
-BENCH_SRC := $(filter-out bench/lttng-%.c,$(wildcard bench/*.c))
+BENCH_SRC := $(filter-out bench/lttng-%.c bench/funcs-hooks.c,$(wildcard bench/*.c))
 
 LIB_PIC_OBJ := $(LIB_SRC:%.c=$(BUILD)/pic/%.o)
 PRELOAD_OBJ := $(PRELOAD_SRC:%.c=$(BUILD)/pic/%.o)
@@ -64,7 +64,9 @@ EXAMPLES := $(EX_SRC:examples/%.c=$(BUILD)/examples/%)
 UNIT := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/unit/%)
 INTEG := $(INTEG_SRC:tests/integ/%.c=$(BUILD)/tests/integ/%) \
 	$(INTEG_CXX_SRC:tests/integ/%.cc=$(BUILD)/tests/integ/%)
-BENCHES := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%) $(BUILD)/bench/malloc-nofp
+BENCHES := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%) $(BUILD)/bench/malloc-nofp \
+	$(BUILD)/bench/funcs-instr $(BUILD)/bench/funcs-empty $(BUILD)/bench/funcs-floor \
+	$(BUILD)/bench/funcs-patch $(BUILD)/bench/many-fn
 
 SONAME := librip.so.$(SOMAJOR)
 LIBSO := $(BUILD)/librip.so
@@ -172,6 +174,31 @@ $(BUILD)/tests/integ/funcprog-cxx: tests/integ/funcprog-cxx.cc $(BUILD)/tests/fn
 $(BUILD)/bench/%: bench/%.c $(LIBSO)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(LINK_RIP)
+
+# The function-tracing benchmark (bench/funcs.c), built the ways it compares: librip's hooks,
+# empty hooks of its own, floor hooks (rdtsc and a store), nops at each entry.
+$(BUILD)/bench/funcs-instr: bench/funcs.c $(LIBSO)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -finstrument-functions -o $@ $< $(LINK_RIP)
+
+$(BUILD)/bench/funcs-empty: bench/funcs.c bench/funcs-hooks.c
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -DBENCH_HOOKS=1 -c bench/funcs-hooks.c -o $@-hooks.o
+	$(CC) $(ALL_CFLAGS) -finstrument-functions -o $@ $< $@-hooks.o -pthread
+
+$(BUILD)/bench/funcs-floor: bench/funcs.c bench/funcs-hooks.c
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -DBENCH_HOOKS=2 -c bench/funcs-hooks.c -o $@-hooks.o
+	$(CC) $(ALL_CFLAGS) -finstrument-functions -o $@ $< $@-hooks.o -pthread
+
+$(BUILD)/bench/funcs-patch: bench/funcs.c $(LIBSO)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -fpatchable-function-entry=5 -o $@ $< $(LINK_RIP)
+
+# bench/many.c with its threads and coroutines parked in traced calls, for rip ps --stacks.
+$(BUILD)/bench/many-fn: bench/many.c $(LIBSO)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -finstrument-functions -DBENCH_FN -o $@ $< $(LINK_RIP)
 
 # The malloc benchmark as production binaries are built: without frame pointers.
 $(BUILD)/bench/malloc-nofp: bench/malloc.c $(LIBSO)
