@@ -28,6 +28,10 @@
  *	THREADS threads call spin_a > spin_b > spin_c in a loop for SECONDS
  *	and check every result (a patched program that misbehaves fails);
  *	READY is written once all of them run.  Prints the calls made.
+ *   funcprog many THREADS N
+ *	THREADS threads, all alive at once (a barrier), each many_thread >
+ *	spin_a > spin_b > spin_c x 2, N times: 4 N + 1 calls a thread; the
+ *	main thread's functions are not traced.
  *
  * Threads name their slots (rip_thread_set_name), so that the tests find
  * them by name.
@@ -331,6 +335,45 @@ N static void *spin_thread(void *arg)
 	return (void *)(uintptr_t)calls;
 }
 
+static pthread_barrier_t many_all;
+
+N static void *many_thread(void *arg)
+{
+	uint64_t n = (uint64_t)(uintptr_t)arg, bad = 0;
+
+	pthread_barrier_wait(&many_all);
+	for (uint64_t x = 0; x < n; x++)
+		bad += spin_a(x) != ((x * 3 + 1 + (x + 1) * 3 + 1) ^ 5);
+	pthread_barrier_wait(&many_all);
+	return (void *)(uintptr_t)bad;
+}
+
+__attribute__((no_instrument_function)) static int many(int nthreads, long n)
+{
+	pthread_t *t = calloc((size_t)(nthreads > 0 ? nthreads : 1), sizeof(*t));
+	pthread_attr_t attr;
+	int bad = 0;
+
+	if (!t || nthreads < 1 || n < 0 || pthread_barrier_init(&many_all, NULL, (unsigned)nthreads))
+		return 2;
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, 64 << 10);
+	for (int i = 0; i < nthreads; i++)
+		if (pthread_create(&t[i], &attr, many_thread, (void *)(uintptr_t)n)) {
+			fprintf(stderr, "funcprog: pthread_create failed at thread %d\n", i);
+			return 3;
+		}
+	for (int i = 0; i < nthreads; i++) {
+		void *r;
+
+		pthread_join(t[i], &r);
+		bad += r != NULL;
+	}
+	free(t);
+	printf("calls %llu\n", (unsigned long long)nthreads * (4 * (unsigned long long)n + 1));
+	return bad ? 4 : 0;
+}
+
 static int spin(int seconds, int nthreads, const char *ready)
 {
 	pthread_t t[64];
@@ -383,6 +426,9 @@ int main(int argc, char **argv)
 	}
 	if ((argc == 4 || argc == 5) && !strcmp(argv[1], "spin"))
 		return spin(atoi(argv[2]), atoi(argv[3]), argc == 5 ? argv[4] : NULL);
-	fprintf(stderr, "usage: funcprog park READY | count N | spin SECONDS THREADS [READY]\n");
+	if (argc == 4 && !strcmp(argv[1], "many"))
+		return many(atoi(argv[2]), strtol(argv[3], NULL, 10));
+	fprintf(stderr, "usage: funcprog park READY | count N | spin SECONDS THREADS [READY] | "
+			"many THREADS N\n");
 	return 2;
 }
