@@ -155,6 +155,19 @@ static bool rip_fn_env_on(void)
 	return !s || strcmp(s, "0") != 0;
 }
 
+/* RIP_FUNCTION_IDS: entries of the function table, 1 to RIP_FN_IDS (the default). */
+static uint32_t rip_fn_env_ids(void)
+{
+	const char *s = getenv("RIP_FUNCTION_IDS");
+	char *end;
+	unsigned long v;
+
+	if (!s || !*s)
+		return RIP_FN_IDS;
+	v = strtoul(s, &end, 10);
+	return *end || !v || v > RIP_FN_IDS ? RIP_FN_IDS : (uint32_t)v;
+}
+
 size_t __rip_fn_layout(struct rip_file_hdr *h, size_t off, uint32_t slots, bool sparse)
 {
 	h->fn_off = 0;
@@ -168,8 +181,8 @@ size_t __rip_fn_layout(struct rip_file_hdr *h, size_t off, uint32_t slots, bool 
 	h->fn_size = RIP_FN_STACK_SIZE;
 	off += (size_t)slots * RIP_FN_STACK_SIZE;
 	h->fn_tab_off = off = (off + 4095) & ~(size_t)4095;
-	h->fn_ids = RIP_FN_IDS;
-	return off + (size_t)RIP_FN_IDS * sizeof(uint64_t);
+	h->fn_ids = rip_fn_env_ids();
+	return off + (size_t)h->fn_ids * sizeof(uint64_t);
 }
 
 void __rip_fn_open(struct rip_file_hdr *h)
