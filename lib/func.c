@@ -506,15 +506,6 @@ static __nofn __attribute__((noinline)) uint32_t rip_fn_id_slow(uintptr_t a)
 	return 0;
 }
 
-static __fninline uint32_t rip_fn_id(uintptr_t a)
-{
-	uint64_t e = __atomic_load_n(&rip_fn_hash[rip_fn_hash_of(a)], __ATOMIC_RELAXED);
-
-	if (RIP_LIKELY(e >> RIP_FN_ID_BITS == a))
-		return (uint32_t)e & RIP_FN_IDS;
-	return rip_fn_id_slow(a);
-}
-
 /* ---- timed records ------------------------------------------------------------------- */
 
 static __nofn __attribute__((noinline)) void rip_fn_record_slow(const struct rip_event_type *t,
