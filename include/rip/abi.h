@@ -350,7 +350,14 @@ struct rip_file_hdr {
 	uint32_t watch_noslot;	  /* ... threads with no slot (not seen) */
 	uint32_t watch_denied;	  /* ... threads whose /proc files refused us (EACCES) */
 	uint32_t pad5a;
-	uint8_t pad5w[2304 - 2160];
+	/* patching (-fpatchable-function-entry): 2160; rip enable asks, the watcher answers */
+	uint32_t patch_req;	  /* a requester adds 1 (the sites in PATH.patch), then wakes watch_req */
+	uint32_t patch_done;	  /* futex word: the patch_req value the watcher served last */
+	int32_t patch_err;	  /* that request's errno, 0: none */
+	uint32_t patch_ok;	  /* sites it changed */
+	uint32_t patch_failed;	  /* sites it left as they were */
+	uint32_t patch_on;	  /* sites patched now */
+	uint8_t pad5w[2304 - 2184];
 	/* CPU sampling status: 2304; written by the traced process (relaxed counters) */
 	uint32_t sample_flags;	  /* RIP_SAMPLE_F_* */
 	uint32_t sample_timers;	  /* per-thread timers armed now */
@@ -604,6 +611,21 @@ struct rip_sample_ring {
 #define RIP_FN_PUSH ((1ull << 32) | 1u) /* state: one more push, one level deeper */
 #define RIP_FN_STATE_DEPTH(s) ((uint32_t)(s))
 #define RIP_FN_STATE_PUSHES(s) ((uint32_t)((uint64_t)(s) >> 32))
+
+/*
+ * A request to patch or unpatch functions built with
+ * -fpatchable-function-entry (lib/patch.c), in the file PATH.patch next to
+ * the ring file PATH: this header, then n u64 addresses of the sites (the
+ * functions' entries).  Unpatching with n 0: every site patched.
+ */
+#define RIP_PATCH_MAGIC "RIPPATCH" /* 8 bytes with the NUL */
+#define RIP_PATCH_MAX (1u << 22)
+struct rip_patch_list {
+	char magic[8];
+	uint32_t op;		  /* 1: patch, 0: unpatch */
+	uint32_t n;
+	/* uint64_t addr[n] */
+};
 struct rip_fn_frame {
 	uint64_t fn;		  /* the function's entry address */
 	uint64_t cfa;		  /* its canonical frame address */
@@ -832,7 +854,8 @@ RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, fn_tab_off) == 224, "f
 RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, fn_count) == 3320, "function ids");
 RIP_STATIC_ASSERT(sizeof(struct rip_fn_stack) == RIP_FN_STACK_SIZE, "function stack");
 RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, watch_req) == 2080, "watch words");
-RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, pad5w) == 2160, "watch counters");
+RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, patch_req) == 2160, "patch words");
+RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, pad5w) == 2184, "watch counters");
 RIP_STATIC_ASSERT((1u << RIP_SLOT_SHIFT) == RIP_SLOT_SIZE, "slot shift");
 RIP_STATIC_ASSERT((RIP_SNAP_DEPTH & (RIP_SNAP_DEPTH - 1)) == 0, "depth power of two");
 RIP_STATIC_ASSERT(sizeof(struct rip_fifo_cell) == 16, "fifo cell");
