@@ -784,3 +784,53 @@ __nofn RIP_API void __cyg_profile_func_exit(void *this_fn, void *call_site)
 	if (RIP_UNLIKELY(rip_fn_timed(h)))
 		return rip_fn_record(&__rip_fn_exit_type, RIP_EV_FN_EXIT, fn);
 }
+
+/* ---- for patched entries (patch.c) ----------------------------------------------------- */
+
+struct rip_fn_stack *__rip_fn_stack_now(uint32_t *index)
+{
+	struct rip_fn_tls *t = &rip_fn_tls;
+	struct rip_file_hdr *h = __atomic_load_n(&rip_fn.h, __ATOMIC_RELAXED);
+	struct rip_fn_stack *st;
+
+	if (!h)
+		return NULL;
+	st = t->of == __rip_self.cur && t->st ? t->st : rip_fn_stack_slow();
+	if (st && index)
+		*index = (uint32_t)(((char *)st - ((char *)h + h->fn_off)) / RIP_FN_STACK_SIZE);
+	return st;
+}
+
+void __rip_fn_enter_at(uintptr_t fn, uintptr_t cfa)
+{
+	const struct rip_file_hdr *h = __atomic_load_n(&rip_fn.h, __ATOMIC_RELAXED);
+	struct rip_fn_stack *st = __rip_fn_stack_now(NULL);
+
+	if (!h)
+		return;
+	if (st) {
+		uint64_t w = st->state;
+		uint32_t d = RIP_FN_STATE_DEPTH(w);
+
+		if (d - 1 < RIP_FN_DEPTH && st->frame[d - 1].cfa <= cfa)
+			w = rip_fn_resync(st, w, cfa);
+		/* k 0: the exit comes through __rip_fn_exit_at, which knows the cfa */
+		rip_fn_push(st, w, fn, cfa, 0);
+	}
+	if (RIP_UNLIKELY(rip_fn_timed(h)))
+		rip_fn_record(&__rip_fn_entry_type, RIP_EV_FN_ENTRY, fn);
+}
+
+void __rip_fn_exit_at(uintptr_t fn, uintptr_t cfa)
+{
+	const struct rip_file_hdr *h = __atomic_load_n(&rip_fn.h, __ATOMIC_RELAXED);
+	struct rip_fn_stack *st = __rip_fn_stack_now(NULL);
+
+	if (!h)
+		return;
+	/* The exit slow path with the cfa known: a tail-call exit's is its hook's own. */
+	if (st)
+		rip_fn_exit_slow(st, st->state, fn, (const uintptr_t *)cfa, 0, true);
+	if (RIP_UNLIKELY(rip_fn_timed(h)))
+		rip_fn_record(&__rip_fn_exit_type, RIP_EV_FN_EXIT, fn);
+}

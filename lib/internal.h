@@ -179,8 +179,29 @@ void __rip_fn_close(void) __hidden;
 /* A fork child's copy of what the hooks wrote: 0 or -1. */
 int __rip_fn_fork_copy(int fd, struct rip_file_hdr *h, uint32_t used,
 		       int (*write_all)(int fd, const void *buf, size_t len, off_t off)) __hidden;
+/*
+ * For patched entries (patch.c): the stack of the slot the thread runs now
+ * and its index (NULL: none kept); a function entered or left at cfa.
+ */
+struct rip_fn_stack *__rip_fn_stack_now(uint32_t *index) __hidden;
+void __rip_fn_enter_at(uintptr_t fn, uintptr_t cfa) __hidden;
+void __rip_fn_exit_at(uintptr_t fn, uintptr_t cfa) __hidden;
 RIP_API void __cyg_profile_func_enter(void *this_fn, void *call_site);
 RIP_API void __cyg_profile_func_exit(void *this_fn, void *call_site);
+
+/* patch.c: -fpatchable-function-entry, for the preload library's watcher and hooks */
+/*
+ * Patch (on) or unpatch the n sites at addrs (the entries of functions
+ * built with -fpatchable-function-entry); !on and addrs NULL: every site
+ * patched so far.  *ok and *failed count the sites.  0, or -errno of a
+ * failure (-EPERM: a user shadow stack is on).
+ */
+RIP_API int __rip_fn_patch(const uint64_t *addrs, uint32_t n, bool on, uint32_t *ok,
+			   uint32_t *failed);
+/* Sites patched now. */
+RIP_API uint32_t __rip_fn_patched(void);
+/* An exception is about to unwind this thread's stack: the real return addresses back. */
+RIP_API void __rip_fn_unwinding(void);
 
 /* modules.c */
 void __rip_modules_scan(void) __hidden;
