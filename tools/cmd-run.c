@@ -124,6 +124,8 @@ static const struct rip_cmd cmd_run_def = {
 		 "                        -finstrument-functions (rip report --functions);\n"
 		 "                        without it only the call stacks are kept (rip ps\n"
 		 "                        --stacks), and rip enable PID func records later\n"
+		 "                        (code built with -fpatchable-function-entry is\n"
+		 "                        traced from rip enable PID func on)\n"
 		 "      --follow-fork     trace forked children too, each into DIR/PID/\n"
 		 "      --follow-exec     trace the programs exec'd into, into DIR/PID.N/\n"
 		 "                        (spawned programs, fork + exec: give both)\n"

@@ -219,7 +219,7 @@ static int pst_grouped(const struct pst_ctx *c, FILE *out)
 	if (!g.n)
 		fprintf(out,
 			"\nno thread or coroutine is inside a function built for tracing "
-			"(-finstrument-functions)%s\n",
+			"(-finstrument-functions, or -fpatchable-function-entry and rip enable)%s\n",
 			c->f->hdr.fn_off ? "" : ": this ring file has no stacks (RIP_FUNCTIONS=0)");
 	else if (g.nostack)
 		fprintf(out, "\n%zu other threads and coroutines are in no traced function\n",
