@@ -63,7 +63,8 @@ TOOL_OBJ := $(TOOL_SRC:%.c=$(BUILD)/obj/%.o)
 EXAMPLES := $(EX_SRC:examples/%.c=$(BUILD)/examples/%)
 UNIT := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/unit/%)
 INTEG := $(INTEG_SRC:tests/integ/%.c=$(BUILD)/tests/integ/%) \
-	$(INTEG_CXX_SRC:tests/integ/%.cc=$(BUILD)/tests/integ/%)
+	$(INTEG_CXX_SRC:tests/integ/%.cc=$(BUILD)/tests/integ/%) \
+	$(BUILD)/tests/integ/funcprog-patch $(BUILD)/tests/integ/funcprog-patch-clang
 BENCHES := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%) $(BUILD)/bench/malloc-nofp \
 	$(BUILD)/bench/funcs-instr $(BUILD)/bench/funcs-empty $(BUILD)/bench/funcs-floor \
 	$(BUILD)/bench/funcs-patch $(BUILD)/bench/many-fn
@@ -154,6 +155,18 @@ $(BUILD)/tests/integ/%: tests/integ/%.c $(LIBSO)
 
 # The function-tracing tests' programs: every function of them calls the hooks of lib/func.c.
 $(BUILD)/tests/integ/funcprog: ALL_CFLAGS += -finstrument-functions
+
+# funcprog again with nops at every function's entry, by each compiler (their nops differ);
+# no sibling calls and no folding of identical functions, so that its paths are the ones the
+# -finstrument-functions build has (a function that ends by jumping to another leaves the stack).
+PATCH_FLAGS := -fpatchable-function-entry=5 -fno-optimize-sibling-calls
+$(BUILD)/tests/integ/funcprog-patch: tests/integ/funcprog.c $(LIBSO)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(PATCH_FLAGS) -fno-ipa-icf -Itests -o $@ $< $(LINK_RIP)
+
+$(BUILD)/tests/integ/funcprog-patch-clang: tests/integ/funcprog.c $(LIBSO)
+	@mkdir -p $(@D)
+	$(CLANG) $(BASE) $(WARN) $(WERROR) $(CFLAGS) $(PATCH_FLAGS) -Itests -o $@ $< $(LINK_RIP)
 
 # The C++ programs of the tests (exceptions through traced frames), with the C++ compiler;
 # funcprog-cxx has C frames too (tests/data/fnframes.c: no exit hooks when unwound).

@@ -4,9 +4,12 @@
  * -finstrument-functions (and, as funcprog-patch, with
  * -fpatchable-function-entry) and linked with librip.
  *
- *   funcprog park READY
+ *   funcprog park READY [GO]
  *	threads and a coroutine park at known depths, then READY is
- *	written and the program waits to be killed:
+ *	written and the program waits to be killed (with GO, the program
+ *	first starts a thread, writes READY.gate and waits for the file GO:
+ *	time to patch its functions, which needs a thread of librip's, and
+ *	librip-preload.so starts that one with the program's first thread):
  *	  chain    chain_thread > chain_01 > ... > chain_20 > chain_park
  *	  reader   reader_thread > reader_wait (blocked in read of a pipe)
  *	  jumper   jump_thread > jump_base > jump_park, after a longjmp from
@@ -26,15 +29,19 @@
  *	(10N calls); exits 0
  *   funcprog spin SECONDS THREADS [READY]
  *	THREADS threads call spin_a > spin_b > spin_c in a loop for SECONDS
- *	and check every result (a patched program that misbehaves fails);
- *	READY is written once all of them run.  Prints the calls made.
+ *	(or until SIGINT) and check every result (a patched program that
+ *	misbehaves fails); READY is written once all of them run.  Prints the
+ *	calls made.
  *   funcprog many THREADS N
  *	THREADS threads, all alive at once (a barrier), each many_thread >
  *	spin_a > spin_b > spin_c x 2, N times: 4 N + 1 calls a thread; the
  *	main thread's functions are not traced.
  *
  * Threads name their slots (rip_thread_set_name), so that the tests find
- * them by name.
+ * them by name.  The coroutines are named co-mid and co-hop, and switched
+ * with the rip_coro API around swapcontext, unless librip-preload.so is
+ * loaded: its hooks of swapcontext make and switch the coroutines' slots
+ * then (named ucontext).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -168,7 +175,8 @@ static struct co co_mid, co_hop;
 
 N static void co_pause(struct co *c)
 {
-	rip_coro_switch_out();
+	if (c->rc)
+		rip_coro_switch_out();
 	swapcontext(&c->ctx, c->back);
 }
 
@@ -177,7 +185,8 @@ N static void co_resume(struct co *c)
 	ucontext_t here;
 
 	c->back = &here;
-	rip_coro_switch_in(c->rc);
+	if (c->rc)
+		rip_coro_switch_in(c->rc);
 	swapcontext(&here, &c->ctx);
 }
 
@@ -213,7 +222,11 @@ N static void co_hop_entry(void)
 
 static void co_make(struct co *c, const char *name, void (*fn)(void))
 {
-	if (rip_coro_create(name, &c->rc)) {
+	const char *pre = getenv("LD_PRELOAD");
+
+	if (pre && strstr(pre, "librip-preload"))
+		c->rc = NULL; /* its swapcontext hooks switch the coroutines */
+	else if (rip_coro_create(name, &c->rc)) {
 		fprintf(stderr, "funcprog: rip_coro_create failed (no ring open?)\n");
 		exit(3);
 	}
@@ -244,6 +257,23 @@ N static void main_park(const char *ready)
 	write_file(ready, "ready\n");
 	for (;;)
 		pause();
+}
+
+static const char *gate_go;
+
+/* Wait for the file GO (no traced call: it stands at no depth of any path). */
+__attribute__((no_instrument_function, patchable_function_entry(0, 0))) static void
+gate_wait(void)
+{
+	while (gate_go && access(gate_go, F_OK))
+		usleep(1000);
+}
+
+__attribute__((no_instrument_function, patchable_function_entry(0, 0))) static void *
+gate_thread(void *arg)
+{
+	gate_wait();
+	return arg;
 }
 
 N static void sched_run(const char *ready)
@@ -374,6 +404,12 @@ __attribute__((no_instrument_function)) static int many(int nthreads, long n)
 	return bad ? 4 : 0;
 }
 
+__attribute__((no_instrument_function)) static void spin_int(int sig)
+{
+	(void)sig;
+	spin_stop = 1;
+}
+
 static int spin(int seconds, int nthreads, const char *ready)
 {
 	pthread_t t[64];
@@ -394,9 +430,10 @@ static int spin(int seconds, int nthreads, const char *ready)
 			break;
 		usleep(1000);
 	}
+	signal(SIGINT, spin_int);
 	if (ready)
 		write_file(ready, "ready\n");
-	while (nanosleep(&ts, &ts) && errno == EINTR)
+	while (!spin_stop && nanosleep(&ts, &ts) && errno == EINTR)
 		;
 	spin_stop = 1;
 	for (int i = 0; i < nthreads; i++) {
@@ -411,10 +448,21 @@ static int spin(int seconds, int nthreads, const char *ready)
 
 int main(int argc, char **argv)
 {
-	if (argc == 3 && !strcmp(argv[1], "park")) {
+	if ((argc == 3 || argc == 4) && !strcmp(argv[1], "park")) {
 		if (pipe(pipefd) || pthread_barrier_init(&parked, NULL, 5))
 			return 3;
 		rip_thread_set_name("main");
+		if (argc == 4) {
+			pthread_t g;
+			char path[4096];
+
+			gate_go = argv[3];
+			snprintf(path, sizeof(path), "%s.gate", argv[2]);
+			if (pthread_create(&g, NULL, gate_thread, NULL))
+				return 3;
+			write_file(path, "gate\n");
+			pthread_join(g, NULL);
+		}
 		sched_run(argv[2]);
 		return 0;
 	}
@@ -428,7 +476,7 @@ int main(int argc, char **argv)
 		return spin(atoi(argv[2]), atoi(argv[3]), argc == 5 ? argv[4] : NULL);
 	if (argc == 4 && !strcmp(argv[1], "many"))
 		return many(atoi(argv[2]), strtol(argv[3], NULL, 10));
-	fprintf(stderr, "usage: funcprog park READY | count N | spin SECONDS THREADS [READY] | "
+	fprintf(stderr, "usage: funcprog park READY [GO] | count N | spin SECONDS THREADS [READY] | "
 			"many THREADS N\n");
 	return 2;
 }
