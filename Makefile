@@ -64,7 +64,8 @@ EXAMPLES := $(EX_SRC:examples/%.c=$(BUILD)/examples/%)
 UNIT := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/unit/%)
 INTEG := $(INTEG_SRC:tests/integ/%.c=$(BUILD)/tests/integ/%) \
 	$(INTEG_CXX_SRC:tests/integ/%.cc=$(BUILD)/tests/integ/%) \
-	$(BUILD)/tests/integ/funcprog-patch $(BUILD)/tests/integ/funcprog-patch-clang
+	$(BUILD)/tests/integ/funcprog-patch $(BUILD)/tests/integ/funcprog-patch-clang \
+	$(BUILD)/tests/integ/funcprog-cxx-patch
 BENCHES := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%) $(BUILD)/bench/malloc-nofp \
 	$(BUILD)/bench/funcs-instr $(BUILD)/bench/funcs-empty $(BUILD)/bench/funcs-floor \
 	$(BUILD)/bench/funcs-patch $(BUILD)/bench/many-fn
@@ -183,6 +184,17 @@ $(BUILD)/tests/integ/funcprog-cxx: tests/integ/funcprog-cxx.cc $(BUILD)/tests/fn
 	@mkdir -p $(@D)
 	$(CXX) $(CXX_FLAGS) -finstrument-functions -Itests -o $@ $< $(BUILD)/tests/fnframes.o \
 		$(LINK_RIP)
+
+# ... and with patchable entries (and gcc's nops: its C frames too)
+$(BUILD)/tests/fnframes-patch.o: tests/data/fnframes.c
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -fno-exceptions $(PATCH_FLAGS) -fno-ipa-icf -c $< -o $@
+
+$(BUILD)/tests/integ/funcprog-cxx-patch: tests/integ/funcprog-cxx.cc $(BUILD)/tests/fnframes-patch.o \
+		$(LIBSO)
+	@mkdir -p $(@D)
+	$(CXX) $(CXX_FLAGS) $(PATCH_FLAGS) -fno-ipa-icf -Itests -o $@ $< \
+		$(BUILD)/tests/fnframes-patch.o $(LINK_RIP)
 
 $(BUILD)/bench/%: bench/%.c $(LIBSO)
 	@mkdir -p $(@D)

@@ -834,3 +834,22 @@ void __rip_fn_exit_at(uintptr_t fn, uintptr_t cfa)
 	if (RIP_UNLIKELY(rip_fn_timed(h)))
 		rip_fn_record(&__rip_fn_exit_type, RIP_EV_FN_EXIT, fn);
 }
+
+/*
+ * A catch block begins (the preload library's hook of __cxa_begin_catch):
+ * the frames at or below cfa, the catching frame's sp, were unwound; the
+ * exits of C frames never ran, nor those of patched functions.
+ */
+__nofn RIP_API void __rip_fn_caught(uintptr_t cfa)
+{
+	struct rip_fn_stack *st = __rip_fn_stack_now(NULL);
+
+	if (st) {
+		uint64_t w = st->state;
+		uint32_t d = RIP_FN_STATE_DEPTH(w);
+
+		if (d - 1 < RIP_FN_DEPTH && st->frame[d - 1].cfa <= cfa)
+			rip_fn_resync(st, w, cfa);
+	}
+	__rip_fn_rets_caught(cfa);
+}

@@ -202,6 +202,10 @@ RIP_API int __rip_fn_patch(const uint64_t *addrs, uint32_t n, bool on, uint32_t 
 RIP_API uint32_t __rip_fn_patched(void);
 /* An exception is about to unwind this thread's stack: the real return addresses back. */
 RIP_API void __rip_fn_unwinding(void);
+/* A catch block begins in the frame whose sp is cfa: the frames below it are gone (func.c). */
+RIP_API void __rip_fn_caught(uintptr_t cfa);
+/* ... the patched ones' return addresses (patch.c). */
+void __rip_fn_rets_caught(uintptr_t cfa) __hidden;
 
 /* modules.c */
 void __rip_modules_scan(void) __hidden;

@@ -47,7 +47,9 @@
  * __rip_fn_pexit is provably gone.  Before an exception unwinds the stack,
  * the preload library's hooks of _Unwind_* put every real return address
  * of the thread's slot back (__rip_fn_unwinding): the unwinder never sees
- * the trampoline.
+ * the trampoline.  At the catch (its hook of __cxa_begin_catch), the
+ * entries of the frames unwound go, and the frames that live on get the
+ * trampoline again (__rip_fn_rets_caught), so that their exits are seen.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -382,14 +384,54 @@ void __rip_fn_unwinding(void)
 		return;
 	rip_fn_busy = 1;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	/* Every return address still ours goes back: the unwinder must see the real ones. */
+	/*
+	 * Every return address still ours goes back: the unwinder must see the
+	 * real ones.  The entries stay, for __rip_fn_rets_caught to sort out
+	 * (an entry whose slot holds no __rip_fn_pexit is dropped at any entry
+	 * above its frame, or at the catch).
+	 */
 	for (uint32_t k = r->n; k-- > 0;) {
 		uintptr_t *slot = (uintptr_t *)(r->e[k].cfa - 8);
 
 		if (*slot == (uintptr_t)__rip_fn_pexit)
 			*slot = r->e[k].ra;
 	}
-	r->n = 0;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	rip_fn_busy = 0;
+}
+
+void __rip_fn_rets_caught(uintptr_t cfa)
+{
+	struct rip_file_hdr *h = __atomic_load_n(&__rip_proc.hdr, __ATOMIC_ACQUIRE);
+	struct rip_fn_rets *r;
+	uint32_t index, n;
+
+	if (!h || !__atomic_load_n(&rip_fn_rets, __ATOMIC_ACQUIRE) || rip_fn_busy ||
+	    !__rip_fn_stack_now(&index) || !(r = rip_fn_rets_of(h, index)))
+		return;
+	rip_fn_busy = 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	/*
+	 * The frames the exception unwound, at or below the catching frame's sp
+	 * (cfa), go; an entry whose slot holds __rip_fn_pexit is never dropped
+	 * (it was made after the unwinding restored the others: it is live).
+	 */
+	n = r->n;
+	while (n && r->e[n - 1].cfa <= cfa &&
+	       *(const uintptr_t *)(r->e[n - 1].cfa - 8) != (uintptr_t)__rip_fn_pexit)
+		n--;
+	r->n = n;
+	/*
+	 * The frames above it live on: their return addresses, which the
+	 * unwinding put back, are ours again, so that their exits are seen.
+	 * Only where the slot still holds that very address: the frame is there.
+	 */
+	for (uint32_t k = 0; k < n; k++) {
+		uintptr_t *slot = (uintptr_t *)(r->e[k].cfa - 8);
+
+		if (r->e[k].cfa > cfa && *slot == r->e[k].ra)
+			*slot = (uintptr_t)__rip_fn_pexit;
+	}
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	rip_fn_busy = 0;
 }
@@ -815,6 +857,10 @@ uint32_t __rip_fn_patched(void)
 }
 
 void __rip_fn_unwinding(void)
+{
+}
+
+void __rip_fn_rets_caught(uintptr_t cfa)
 {
 }
 

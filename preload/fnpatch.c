@@ -18,11 +18,18 @@
  *    addresses back where librip put its trampoline, so that the unwinder
  *    walks real frames: the calls it unwinds are seen leaving by the
  *    repair of the shadow stack, not by the trampoline.
+ *
+ *  - a catch block's start (__cxa_begin_catch, which every C++ catch calls
+ *    first): the frames below the catching one are gone, whether their
+ *    exit hooks ran (C++ code built with -finstrument-functions) or not
+ *    (C frames, patched functions): the shadow stack drops them now, and
+ *    the patched frames that live on get the trampoline back.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/futex.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -39,6 +46,7 @@
 int __rip_fn_patch(const uint64_t *addrs, uint32_t n, bool on, uint32_t *ok, uint32_t *failed);
 uint32_t __rip_fn_patched(void);
 void __rip_fn_unwinding(void);
+void __rip_fn_caught(uintptr_t cfa);
 
 /* Read the request's list; its addresses (a mapping to unmap) into *out.  0 or -errno. */
 static int rip_pl_fn_list(const char *path, struct rip_patch_list *l, uint64_t **out, size_t *len)
@@ -133,4 +141,16 @@ RIP_PL_EXPORT _Unwind_Reason_Code _Unwind_ForcedUnwind(struct _Unwind_Exception 
 	if (!RIP_PL_REAL(real, "_Unwind_ForcedUnwind"))
 		return _URC_FATAL_PHASE1_ERROR;
 	return real(e, stop, arg);
+}
+
+/* The catching frame's sp: this hook's cfa (its caller's sp at the call). */
+RIP_PL_EXPORT void *__cxa_begin_catch(void *e);
+RIP_PL_EXPORT void *__cxa_begin_catch(void *e)
+{
+	static void *(*real)(void *);
+
+	__rip_fn_caught((uintptr_t)__builtin_frame_address(0) + 2 * sizeof(void *));
+	if (!RIP_PL_REAL(real, "__cxa_begin_catch"))
+		abort(); /* a catch with no C++ runtime: cannot be */
+	return real(e);
 }

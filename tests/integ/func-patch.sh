@@ -13,6 +13,11 @@
 # start: the paths of rip ps --stacks are exact, through a longjmp over 10
 # patched frames and coroutines switched mid-chain (librip-preload.so's
 # hooks of swapcontext give them their slots, named ucontext).
+# funcprog-cxx-patch: exceptions through 10 patched frames, rethrown, and
+# through 5 patched C frames: the unwinder sees the real return addresses,
+# the catch drops the frames unwound and gives the frames that live on the
+# return trampoline again (rehook's catching function returns, and its
+# exit is seen).
 . tests/data/common.sh
 need_cmd python3
 paths=$PWD/tests/data/fn-paths.py
@@ -111,4 +116,30 @@ $(cat paths.$v.diff)"
 	wait "$run"
 done
 
+# ---- exceptions through patched frames ----
+cat >want.txt <<EOW
+caught thread running: caught_thread>caught_base
+cthrow thread running: cthrow_thread>cthrow_base>cthrow_park>park_here
+rehook thread running: rehook_thread>rehook_base
+rethrow thread running: rethrow_thread>rethrow_base>rethrow_park>park_here
+thrower thread running: throw_thread>throw_base>throw_park>park_here
+EOW
+prog=$OLDPWD/$BUILD/tests/integ/funcprog-cxx-patch
+need_bin "$prog"
+"$RIP" run --functions -o tx -- "$prog" "$TEST_TMP/cxx" "$TEST_TMP/go.cxx" >runx.out 2>runx.err &
+run=$!
+T_PIDS="$T_PIDS $run"
+wait_file "$TEST_TMP/cxx.gate" 60 || die "funcprog-cxx-patch never opened its gate: $(cat runx.err)"
+live_pid "$run" || die "no funcprog-cxx-patch under rip run"
+expect_status 0 "rip enable PID func (cxx)" "$RIP" enable "$pid" func
+: >go.cxx
+wait_file "$TEST_TMP/cxx" 60 || die "funcprog-cxx-patch never got ready: $(cat runx.err)"
+"$RIP" ps --stacks --threads --json "$pid" | python3 "$paths" | grep -v ': $' >cxx.txt
+diff want.txt cxx.txt >cxx.diff || fail "cxx: the paths differ (want, got):
+$(cat cxx.diff)"
+kill -INT "$pid"
+wait "$run"
+"$RIP" report --functions --json tx | python3 "$rep" >repx.txt || fail "cxx: rip report"
+grep -q "^rehook_mid 1 0\$" repx.txt || fail "cxx: rehook_mid's one call, ended: $(grep rehook repx.txt)"
+grep -q "^no_exit 0\$" repx.txt || fail "cxx: calls without their exit: $(grep no_ repx.txt)"
 t_done

@@ -13,7 +13,8 @@
 # threads parked in park_here at different depths apart and counts the rest.
 # funcprog-cxx: exceptions thrown through 10 traced C++ frames, rethrown,
 # and thrown through 5 C frames whose exits the unwinding does not run (the
-# hooks drop them, and say so with -v).
+# catch drops them, and rip ps -v says so); the stack is right at the catch
+# (a thread parks in the catching function) and after it returns.
 . tests/data/common.sh
 prog=$PWD/$BUILD/tests/integ/funcprog
 cxx=$PWD/$BUILD/tests/integ/funcprog-cxx
@@ -79,19 +80,28 @@ check dead "$ring"
 	fail "rip ps --stacks does not say the process died"
 check trace tr
 
-# exceptions: C++ frames (their exit hooks run in the unwinding's cleanups), C frames (not)
+# exceptions: C++ frames (their exit hooks run in the unwinding's cleanups), C frames (not),
+# under rip run: the preload library's hook of __cxa_begin_catch drops the unwound frames at
+# the catch (caught parks in the catching function, after no traced call)
 cat >want.txt <<EOW
+caught thread running: caught_thread>caught_base
 cthrow thread running: cthrow_thread>cthrow_base>cthrow_park>park_here
+rehook thread running: rehook_thread>rehook_base
 rethrow thread running: rethrow_thread>rethrow_base>rethrow_park>park_here
 thrower thread running: throw_thread>throw_base>throw_park>park_here
 EOW
-RIP_RING=1 "$cxx" "$TEST_TMP/ready-cxx" >cxx.out 2>cxx.err &
-cpid=$!
-T_PIDS="$T_PIDS $cpid"
+"$RIP" run -o trc -- "$cxx" "$TEST_TMP/ready-cxx" >cxx.out 2>cxx.err &
+crun=$!
+T_PIDS="$T_PIDS $crun"
 wait_file "$TEST_TMP/ready-cxx" 60 || die "funcprog-cxx never got ready: $(cat cxx.err)"
-check cxx "$cpid"
+cpid=$(ps -o pid= --ppid "$crun" | tr -d ' ')
+[ -n "$cpid" ] || die "no funcprog-cxx under rip run"
+"$RIP" ps --stacks --threads --json "$cpid" | python3 "$paths" | grep -v ': $' >cxx.txt
+diff want.txt cxx.txt >cxx.diff || fail "cxx: the paths differ (want, got):
+$(cat cxx.diff)"
 "$RIP" ps --stacks --threads -v "$cpid" >cxx-v.txt 2>&1
-grep -q '^thread cthrow .*, 4 frames, 5 frames dropped by longjmp or exceptions:$' cxx-v.txt ||
+grep -q '^thread cthrow .*, 4 frames, .*5 frames dropped by longjmp or exceptions:$' cxx-v.txt ||
 	fail "the 5 C frames the exception unwound are not counted: $(cat cxx-v.txt)"
-t_kill "$cpid"
+kill -9 "$cpid"
+wait "$crun"
 t_done
