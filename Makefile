@@ -65,6 +65,7 @@ UNIT := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/unit/%)
 INTEG := $(INTEG_SRC:tests/integ/%.c=$(BUILD)/tests/integ/%) \
 	$(INTEG_CXX_SRC:tests/integ/%.cc=$(BUILD)/tests/integ/%) \
 	$(BUILD)/tests/integ/funcprog-patch $(BUILD)/tests/integ/funcprog-patch-clang \
+	$(BUILD)/tests/integ/funcprog-patch-nopie \
 	$(BUILD)/tests/integ/funcprog-cxx-patch
 BENCHES := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%) $(BUILD)/bench/malloc-nofp \
 	$(BUILD)/bench/funcs-instr $(BUILD)/bench/funcs-empty $(BUILD)/bench/funcs-floor \
@@ -164,6 +165,11 @@ PATCH_FLAGS := -fpatchable-function-entry=5 -fno-optimize-sibling-calls
 $(BUILD)/tests/integ/funcprog-patch: tests/integ/funcprog.c $(LIBSO)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(PATCH_FLAGS) -fno-ipa-icf -Itests -o $@ $< $(LINK_RIP)
+
+# gcc's nops in an executable loaded at 4 MiB: no pad is reachable, rip enable says so
+$(BUILD)/tests/integ/funcprog-patch-nopie: tests/integ/funcprog.c $(LIBSO)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(PATCH_FLAGS) -fno-pie -no-pie -Itests -o $@ $< $(LINK_RIP)
 
 $(BUILD)/tests/integ/funcprog-patch-clang: tests/integ/funcprog.c $(LIBSO)
 	@mkdir -p $(@D)

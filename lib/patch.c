@@ -739,7 +739,7 @@ static int rip_fn_site(struct rip_file_hdr *h, int fd, uintptr_t a, bool on, int
 		return -EILSEQ;
 	g = rip_fn_region(m, mi, kind);
 	if (!g)
-		return -ENOMEM;
+		return -ERANGE; /* no free address space a displacement of these bytes reaches */
 	padat = a + 5 + (intptr_t)g->disp;
 	if (padat < g->base + 4096 || padat + 5 > g->base + g->len)
 		return -ERANGE;

@@ -254,7 +254,7 @@ static int rpt_ask(struct rr_file *f, int timeout_ms, struct rpt_answer *out)
 
 		if ((int32_t)(done - req) >= 0) {
 			out->done = true;
-			out->err = -__atomic_load_n(&h->patch_err, __ATOMIC_RELAXED);
+			out->err = __atomic_load_n(&h->patch_err, __ATOMIC_RELAXED);
 			out->ok = __atomic_load_n(&h->patch_ok, __ATOMIC_RELAXED);
 			out->failed = __atomic_load_n(&h->patch_failed, __ATOMIC_RELAXED);
 			out->on = __atomic_load_n(&h->patch_on, __ATOMIC_RELAXED);

@@ -105,8 +105,10 @@ int enf_run(struct rr_file *f, bool on, const char *const *globs, size_t nglobs,
 	if (ans.err && !ans.ok)
 		tool_err("%s (pid %d): %s functions: %s%s", f->hdr.comm, f->hdr.pid,
 			 on ? "patching" : "unpatching", strerror(ans.err),
-			 ans.err == EPERM ? " (a user shadow stack is on: no return trampoline)" :
-					    "");
+			 ans.err == EPERM  ? " (a user shadow stack is on: no return trampoline)" :
+			 ans.err == ERANGE ? " (no address space for the calls' pads: gcc's nops "
+					     "in an executable that is not position-independent?)" :
+					     "");
 	else
 		status = EXIT_OK;
 	if (!quiet && status == EXIT_OK)

@@ -13,6 +13,8 @@
 # start: the paths of rip ps --stacks are exact, through a longjmp over 10
 # patched frames and coroutines switched mid-chain (librip-preload.so's
 # hooks of swapcontext give them their slots, named ucontext).
+# funcprog-patch-nopie (gcc, not position-independent): rip enable fails,
+# saying why, and leaves the code alone.
 # funcprog-cxx-patch: exceptions through 10 patched frames, rethrown, and
 # through 5 patched C frames: the unwinder sees the real return addresses,
 # the catch drops the frames unwound and gives the frames that live on the
@@ -115,6 +117,24 @@ $(cat paths.$v.diff)"
 	kill -9 "$pid"
 	wait "$run"
 done
+
+# ---- gcc's nops in an executable that is not position-independent: refused, untouched ----
+prog=$OLDPWD/$BUILD/tests/integ/funcprog-patch-nopie
+need_bin "$prog"
+rm -f ready.np
+"$RIP" run -o tnp -- "$prog" spin 600 1 "$TEST_TMP/ready.np" >runnp.out 2>runnp.err &
+run=$!
+T_PIDS="$T_PIDS $run"
+wait_file "$TEST_TMP/ready.np" 60 || die "funcprog-patch-nopie never got ready: $(cat runnp.err)"
+live_pid "$run" || die "no funcprog-patch-nopie under rip run"
+before=$(python3 "$texthash" "$pid" "$prog") || die "nopie: cannot read the program's code"
+expect_status 1 "nopie: rip enable PID func" "$RIP" enable "$pid" func
+grep -q "no address space for the calls' pads" err ||
+	fail "nopie: rip enable did not say why: $(cat err)"
+after=$(python3 "$texthash" "$pid" "$prog")
+[ "$after" = "$before" ] || fail "nopie: the code changed"
+kill -INT "$pid"
+wait "$run" || fail "nopie: the program did not end well: $(cat runnp.err)"
 
 # ---- exceptions through patched frames ----
 cat >want.txt <<EOW
