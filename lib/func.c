@@ -801,10 +801,9 @@ struct rip_fn_stack *__rip_fn_stack_now(uint32_t *index)
 	return st;
 }
 
-void __rip_fn_enter_at(uintptr_t fn, uintptr_t cfa)
+void __rip_fn_enter_at(struct rip_fn_stack *st, uintptr_t fn, uintptr_t cfa)
 {
 	const struct rip_file_hdr *h = __atomic_load_n(&rip_fn.h, __ATOMIC_RELAXED);
-	struct rip_fn_stack *st = __rip_fn_stack_now(NULL);
 
 	if (!h)
 		return;
@@ -821,16 +820,24 @@ void __rip_fn_enter_at(uintptr_t fn, uintptr_t cfa)
 		rip_fn_record(&__rip_fn_entry_type, RIP_EV_FN_ENTRY, fn);
 }
 
-void __rip_fn_exit_at(uintptr_t fn, uintptr_t cfa)
+void __rip_fn_exit_at(struct rip_fn_stack *st, uintptr_t fn, uintptr_t cfa)
 {
 	const struct rip_file_hdr *h = __atomic_load_n(&rip_fn.h, __ATOMIC_RELAXED);
-	struct rip_fn_stack *st = __rip_fn_stack_now(NULL);
 
 	if (!h)
 		return;
-	/* The exit slow path with the cfa known: a tail-call exit's is its hook's own. */
-	if (st)
-		rip_fn_exit_slow(st, st->state, fn, (const uintptr_t *)cfa, 0, true);
+	if (st) {
+		uint64_t w = st->state;
+		uint32_t d = RIP_FN_STATE_DEPTH(w);
+
+		/* Its frame on top: pop it (pairs with the readers' acquire loads of state). */
+		if (RIP_LIKELY(d - 1 < RIP_FN_DEPTH) &&
+		    !((st->frame[d - 1].fn ^ fn) << (64 - RIP_FN_ADDR_BITS)) &&
+		    st->frame[d - 1].cfa == cfa)
+			__atomic_store_n(&st->state, w - 1, __ATOMIC_RELEASE);
+		else /* the slow path with the cfa known, as for a tail-call exit */
+			rip_fn_exit_slow(st, w, fn, (const uintptr_t *)cfa, 0, true);
+	}
 	if (RIP_UNLIKELY(rip_fn_timed(h)))
 		rip_fn_record(&__rip_fn_exit_type, RIP_EV_FN_EXIT, fn);
 }

@@ -181,11 +181,12 @@ int __rip_fn_fork_copy(int fd, struct rip_file_hdr *h, uint32_t used,
 		       int (*write_all)(int fd, const void *buf, size_t len, off_t off)) __hidden;
 /*
  * For patched entries (patch.c): the stack of the slot the thread runs now
- * and its index (NULL: none kept); a function entered or left at cfa.
+ * and its index (NULL: none kept); a function entered or left at cfa, on
+ * that stack (NULL: none, the timed record only).
  */
 struct rip_fn_stack *__rip_fn_stack_now(uint32_t *index) __hidden;
-void __rip_fn_enter_at(uintptr_t fn, uintptr_t cfa) __hidden;
-void __rip_fn_exit_at(uintptr_t fn, uintptr_t cfa) __hidden;
+void __rip_fn_enter_at(struct rip_fn_stack *st, uintptr_t fn, uintptr_t cfa) __hidden;
+void __rip_fn_exit_at(struct rip_fn_stack *st, uintptr_t fn, uintptr_t cfa) __hidden;
 RIP_API void __cyg_profile_func_enter(void *this_fn, void *call_site);
 RIP_API void __cyg_profile_func_exit(void *this_fn, void *call_site);
 

@@ -280,8 +280,9 @@ void __rip_fn_penter(uintptr_t *slot)
 {
 	struct rip_file_hdr *h = __atomic_load_n(&__rip_proc.hdr, __ATOMIC_ACQUIRE);
 	uintptr_t fn = slot[0] - 5, *ra = &slot[1], cfa = (uintptr_t)&slot[2];
+	struct rip_fn_stack *st;
 	struct rip_fn_rets *r;
-	uint32_t index, n;
+	uint32_t index = 0, n;
 	int saved = errno;
 
 	if (rip_fn_busy) {
@@ -290,8 +291,9 @@ void __rip_fn_penter(uintptr_t *slot)
 	}
 	rip_fn_busy = 1;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	__rip_fn_enter_at(fn, cfa);
-	if (!h || !__rip_fn_stack_now(&index) || !(r = rip_fn_rets_of(h, index)))
+	st = __rip_fn_stack_now(&index);
+	__rip_fn_enter_at(st, fn, cfa);
+	if (!h || !st || !(r = rip_fn_rets_of(h, index)))
 		goto out;
 	/* Entries at or below this cfa whose return address is ours no more are gone. */
 	n = r->n;
@@ -344,12 +346,13 @@ uintptr_t __rip_fn_pexit_c(uintptr_t cfa)
 {
 	struct rip_file_hdr *h = __atomic_load_n(&__rip_proc.hdr, __ATOMIC_ACQUIRE);
 	struct rip_fn_rets *r = __atomic_load_n(&rip_fn_rets, __ATOMIC_ACQUIRE);
+	struct rip_fn_stack *st = NULL;
 	uintptr_t ra = 0, fn = 0;
-	uint32_t index;
+	uint32_t index = 0;
 	int saved = errno;
 
 	/* The slot the thread runs, then its own, then any (a switch inside the function). */
-	if (h && __rip_fn_stack_now(&index) && (r = rip_fn_rets_of(h, index)))
+	if (h && (st = __rip_fn_stack_now(&index)) && (r = rip_fn_rets_of(h, index)))
 		ra = rip_fn_ret_take(r, cfa, &fn);
 	if (!ra && h && __rip_self.thread) {
 		index = (uint32_t)(((char *)__rip_self.thread - ((char *)h + h->slot_off)) >>
@@ -365,7 +368,7 @@ uintptr_t __rip_fn_pexit_c(uintptr_t cfa)
 	if (!rip_fn_busy) {
 		rip_fn_busy = 1;
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-		__rip_fn_exit_at(fn, cfa);
+		__rip_fn_exit_at(st, fn, cfa);
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		rip_fn_busy = 0;
 	}
