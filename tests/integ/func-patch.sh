@@ -15,6 +15,9 @@
 # hooks of swapcontext give them their slots, named ucontext).
 # funcprog-patch-nopie (gcc, not position-independent): rip enable fails,
 # saying why, and leaves the code alone.
+# fntail: sibling calls (one return through three trampolines), stacks
+# 8 bytes off the ABI's alignment (gcc calls chains it knows need none so),
+# a longjmp: 4 threads check every result while patched.
 # funcprog-cxx-patch: exceptions through 10 patched frames, rethrown, and
 # through 5 patched C frames: the unwinder sees the real return addresses,
 # the catch drops the frames unwound and gives the frames that live on the
@@ -135,6 +138,24 @@ after=$(python3 "$texthash" "$pid" "$prog")
 [ "$after" = "$before" ] || fail "nopie: the code changed"
 kill -INT "$pid"
 wait "$run" || fail "nopie: the program did not end well: $(cat runnp.err)"
+
+# ---- sibling calls, a stack off the ABI's alignment, a longjmp: the program runs on ----
+prog=$OLDPWD/$BUILD/tests/integ/fntail
+need_bin "$prog"
+rm -f ready.tail
+"$RIP" run --functions -o tt -- "$prog" "$TEST_TMP/ready.tail" 2 >runt.out 2>runt.err &
+run=$!
+T_PIDS="$T_PIDS $run"
+wait_file "$TEST_TMP/ready.tail" 60 || die "fntail never got ready: $(cat runt.err)"
+live_pid "$run" || die "no fntail under rip run"
+expect_status 0 "fntail: rip enable PID func" "$RIP" enable "$pid" func
+wait "$run"
+rc=$?
+[ $rc = 0 ] || fail "fntail: exit $rc: $(cat runt.out runt.err | tail -n 5)"
+grep -q "^bad 0\$" runt.out || fail "fntail: wrong results: $(cat runt.out)"
+"$RIP" report --functions --json tt | python3 "$rep" >rept.txt || fail "fntail: rip report"
+grep -q "^tail_leaf [1-9]" rept.txt && grep -q "^tail_1 [1-9]" rept.txt &&
+	grep -q "^jump_down [1-9]" rept.txt || fail "fntail: calls missing: $(cat rept.txt)"
 
 # ---- exceptions through patched frames ----
 cat >want.txt <<EOW
