@@ -28,6 +28,7 @@
 #include "read/patchable.h"
 
 #define RPT_SECTION "__patchable_function_entries"
+#define RPT_POLL_NS 100000000 /* while waiting, whether the process still lives */
 
 static int rpt_cmp(const void *a, const void *b)
 {
@@ -231,12 +232,39 @@ static int rpt_write_list(const char *path, bool on, const uint64_t *addr, size_
 	return 0;
 }
 
-/* Bump the request under the SIGBUS guard, wait for the answer.  0 or -EIO. */
+/*
+ * The answer to request req, if it came (true); under the SIGBUS guard
+ * (*shrank: the file shrank).
+ */
+static bool rpt_answered(struct rip_file_hdr *h, uint32_t req, uint32_t *done,
+			 struct rpt_answer *out, bool *shrank)
+{
+	sigjmp_buf jb;
+
+	if (rr_guard_enter(&jb)) {
+		*shrank = true;
+		return false;
+	}
+	/* Acquire: pairs with the watcher's release store of patch_done. */
+	*done = __atomic_load_n(&h->patch_done, __ATOMIC_ACQUIRE);
+	if ((int32_t)(*done - req) >= 0) {
+		out->done = true;
+		out->err = __atomic_load_n(&h->patch_err, __ATOMIC_RELAXED);
+		out->ok = __atomic_load_n(&h->patch_ok, __ATOMIC_RELAXED);
+		out->failed = __atomic_load_n(&h->patch_failed, __ATOMIC_RELAXED);
+		out->on = __atomic_load_n(&h->patch_on, __ATOMIC_RELAXED);
+	}
+	rr_guard_leave();
+	return out->done;
+}
+
+/* Bump the request, wait for the answer.  0 or -EIO (the file shrank). */
 static int rpt_ask(struct rr_file *f, int timeout_ms, struct rpt_answer *out)
 {
 	struct rip_file_hdr *h = (struct rip_file_hdr *)f->wmap;
 	int64_t end = rr_mono_ns() + (int64_t)timeout_ms * 1000000;
-	uint32_t req;
+	bool shrank = false;
+	uint32_t req, done;
 	sigjmp_buf jb;
 
 	if (rr_guard_enter(&jb))
@@ -245,29 +273,26 @@ static int rpt_ask(struct rr_file *f, int timeout_ms, struct rpt_answer *out)
 	req = __atomic_add_fetch(&h->patch_req, 1, __ATOMIC_SEQ_CST);
 	/* The watcher sleeps on watch_req: wake it there (a sweep comes with it). */
 	__atomic_add_fetch(&h->watch_req, 1, __ATOMIC_SEQ_CST);
+	rr_guard_leave();
 	syscall(SYS_futex, &h->watch_req, FUTEX_WAKE, INT32_MAX, NULL, NULL, 0);
-	for (;;) {
-		/* Acquire: pairs with the watcher's release store of patch_done. */
-		uint32_t done = __atomic_load_n(&h->patch_done, __ATOMIC_ACQUIRE);
+	while (!rpt_answered(h, req, &done, out, &shrank) && !shrank) {
 		int64_t left = end - rr_mono_ns();
 		struct timespec ts;
 
-		if ((int32_t)(done - req) >= 0) {
-			out->done = true;
-			out->err = __atomic_load_n(&h->patch_err, __ATOMIC_RELAXED);
-			out->ok = __atomic_load_n(&h->patch_ok, __ATOMIC_RELAXED);
-			out->failed = __atomic_load_n(&h->patch_failed, __ATOMIC_RELAXED);
-			out->on = __atomic_load_n(&h->patch_on, __ATOMIC_RELAXED);
-			break;
-		}
 		if (left <= 0)
 			break;
+		if (!rr_alive(f)) {
+			out->gone = true; /* died (of the patching, maybe): no answer comes */
+			break;
+		}
+		if (left > RPT_POLL_NS)
+			left = RPT_POLL_NS;
 		ts.tv_sec = (time_t)(left / 1000000000);
 		ts.tv_nsec = (long)(left % 1000000000);
+		/* A page gone past the file's end makes this EFAULT, not SIGBUS. */
 		syscall(SYS_futex, &h->patch_done, FUTEX_WAIT, done, &ts, NULL, 0);
 	}
-	rr_guard_leave();
-	return 0;
+	return shrank ? -EIO : 0;
 }
 
 int rpt_request(struct rr_file *f, bool on, const uint64_t *addr, size_t n, int timeout_ms,

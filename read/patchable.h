@@ -38,6 +38,7 @@ void rpt_sites_free(struct rpt_sites *s);
 
 struct rpt_answer {
 	bool done; /* the watcher answered in time */
+	bool gone; /* the process ended first */
 	int err;   /* its errno, 0: none */
 	uint32_t ok, failed, on;
 };

@@ -97,6 +97,11 @@ int enf_run(struct rr_file *f, bool on, const char *const *globs, size_t nglobs,
 		tool_err("%s", err);
 		goto out;
 	}
+	if (ans.gone) {
+		tool_err("%s (pid %d): the process ended before the watcher answered", f->hdr.comm,
+			 f->hdr.pid);
+		goto out;
+	}
 	if (!ans.done) {
 		tool_err("%s (pid %d): the watcher did not answer in %d s", f->hdr.comm, f->hdr.pid,
 			 ENF_TIMEOUT_MS / 1000);

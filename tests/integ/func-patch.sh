@@ -17,7 +17,8 @@
 # saying why, and leaves the code alone.
 # fntail: sibling calls (one return through three trampolines), stacks
 # 8 bytes off the ABI's alignment (gcc calls chains it knows need none so),
-# a longjmp: 4 threads check every result while patched.
+# a longjmp: 4 threads check every result while patched.  rip enable on a
+# process that dies (stopped, then killed) while it waits says so at once.
 # funcprog-cxx-patch: exceptions through 10 patched frames, rethrown, and
 # through 5 patched C frames: the unwinder sees the real return addresses,
 # the catch drops the frames unwound and gives the frames that live on the
@@ -156,6 +157,31 @@ grep -q "^bad 0\$" runt.out || fail "fntail: wrong results: $(cat runt.out)"
 "$RIP" report --functions --json tt | python3 "$rep" >rept.txt || fail "fntail: rip report"
 grep -q "^tail_leaf [1-9]" rept.txt && grep -q "^tail_1 [1-9]" rept.txt &&
 	grep -q "^jump_down [1-9]" rept.txt || fail "fntail: calls missing: $(cat rept.txt)"
+
+# ---- a process that dies while rip enable waits for its answer: rip enable says so, at once ----
+rm -f ready.die
+"$RIP" run -o td -- "$prog" "$TEST_TMP/ready.die" 600 >rund.out 2>rund.err &
+run=$!
+T_PIDS="$T_PIDS $run"
+wait_file "$TEST_TMP/ready.die" 60 || die "fntail (die) never got ready: $(cat rund.err)"
+live_pid "$run" || die "no fntail (die) under rip run"
+kill -STOP "$pid"
+"$RIP" enable "$pid" func >en.out 2>en.err &
+en=$!
+T_PIDS="$T_PIDS $en"
+# its request written (the list next to the ring file), the answer awaited
+wait_until 10 sh -c "find '$RIP_DIR' -name 'rip-$pid-*.ring.patch' | grep -q ." ||
+	fail "rip enable wrote no request"
+kill -9 "$pid"
+t0=$(date +%s)
+wait "$en"
+rc=$?
+t1=$(date +%s)
+wait "$run"
+[ $rc = 1 ] || fail "rip enable on a process that died: exit $rc, want 1: $(cat en.err)"
+grep -q "the process ended before the watcher answered" en.err ||
+	fail "rip enable did not say the process ended: $(cat en.err)"
+[ $((t1 - t0)) -lt 10 ] || fail "rip enable waited $((t1 - t0)) s for a dead process"
 
 # ---- exceptions through patched frames ----
 cat >want.txt <<EOW
