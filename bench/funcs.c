@@ -15,12 +15,18 @@
  *                and store 8 bytes into a thread-local buffer: the floor of
  *                a timed record per entry and per exit
  *   funcs-patch  -fpatchable-function-entry=5: nops at each entry, never
- *                patched
+ *                patched; or patched by rip enable PID func under rip run
+ *                (GATE GO below), and under uftrace record -P (its dynamic
+ *                tracing)
  *
  *   funcs time REPS N WORK   best of REPS timings of N chains, each 8 calls
  *                            deep through 8 distinct functions that do WORK
  *                            rounds of arithmetic each (0: none): prints
  *                            "ns_per_call NS" (the calling thread's CPU time)
+ *   funcs time REPS N WORK GATE GO
+ *                            the same, once a thread started (rip run's
+ *                            watcher starts with it), GATE written and the
+ *                            file GO there: the functions patched meanwhile
  *   funcs threads T N        T threads, N chains each, then exit 0
  *
  * The chain's result is checked, so that no build computes anything else.
@@ -30,6 +36,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "bench.h"
 
@@ -87,9 +94,33 @@ NOFN static void *thread_main(void *arg)
 	return (void *)(uintptr_t)(run_chains(n) != expect(n));
 }
 
+/* Wait for the file GO. */
+NOFN __attribute__((patchable_function_entry(0, 0))) static void *gate_main(void *go)
+{
+	while (access((const char *)go, F_OK))
+		usleep(1000);
+	return NULL;
+}
+
+/* Start a thread that waits for GO, write GATE, wait for the thread.  0 or -1. */
+NOFN __attribute__((patchable_function_entry(0, 0))) static int gate(const char *path,
+								     const char *go)
+{
+	pthread_t t;
+	FILE *f;
+
+	if (pthread_create(&t, NULL, gate_main, (void *)go))
+		return -1;
+	f = fopen(path, "w");
+	if (!f || fputs("gate\n", f) < 0 || fclose(f))
+		return -1;
+	pthread_join(t, NULL);
+	return 0;
+}
+
 NOFN int main(int argc, char **argv)
 {
-	if (argc == 5 && !strcmp(argv[1], "time")) {
+	if ((argc == 5 || argc == 7) && !strcmp(argv[1], "time")) {
 		int reps = atoi(argv[2]);
 		uint64_t n = strtoull(argv[3], NULL, 10);
 		double best = 1e300;
@@ -97,6 +128,8 @@ NOFN int main(int argc, char **argv)
 		work_rounds = (unsigned)atoi(argv[4]);
 		if (reps < 1 || reps > BENCH_MAX_REPS || !n)
 			return 2;
+		if (argc == 7 && gate(argv[5], argv[6]))
+			return 3;
 		if (!work_rounds && run_chains(1000) != expect(1000)) {
 			fprintf(stderr, "funcs: the chain computes something else\n");
 			return 1;
@@ -132,6 +165,6 @@ NOFN int main(int argc, char **argv)
 		free(t);
 		return bad ? 1 : 0;
 	}
-	fprintf(stderr, "usage: funcs time REPS N WORK | funcs threads T N\n");
+	fprintf(stderr, "usage: funcs time REPS N WORK [GATE GO] | funcs threads T N\n");
 	return 2;
 }

@@ -19,6 +19,11 @@
 #                      is not the TSC
 #   uftrace            uftrace record of the librip build (libmcount takes the
 #                      hooks), data in the scratch directory
+#   patched, timed     the patchable build under rip run --functions, its
+#                      functions patched by rip enable PID func before the
+#                      timing starts (the trampolines of lib/patch.c)
+#   uftrace -P .       uftrace record -P . of the patchable build: its dynamic
+#                      tracing, which patches the same nops
 #
 # with bodies of no work (FN_WORK0) and of some (FN_WORK1 rounds of a
 # multiply-add: a call-heavy loop that does something), then the bytes a
@@ -60,6 +65,30 @@ if command -v uftrace >/dev/null 2>&1 || sh mk/deps-bench.sh uftrace; then
 	have_uftrace=1
 fi
 
+# patched WORK: time funcs-patch under rip run --functions, patched by rip enable first
+patched() {
+	rm -f "$work/gate" "$work/go"
+	"$RIP" run --functions -o "$work/t" -- "$B/funcs-patch" time 1 "$N" "$1" "$work/gate" \
+		"$work/go" >"$work/out" 2>"$work/err" &
+	prun=$!
+	i=0
+	while [ ! -f "$work/gate" ] && kill -0 "$prun" 2>/dev/null && [ $i -lt 600 ]; do
+		sleep 0.05
+		i=$((i + 1))
+	done
+	ppid=$(ps -o pid= --ppid "$prun" | tr -d ' ')
+	if [ -z "$ppid" ] || ! "$RIP" enable -q "$ppid" func 2>>"$work/err"; then
+		echo "  failed: patched $1: $(tail -n 1 "$work/err")" >&2
+		failed=1
+		kill "$prun" 2>/dev/null
+	fi
+	: >"$work/go"
+	if wait "$prun"; then
+		awk '$1 == "ns_per_call" { print $2 }' "$work/out" >>"$work/ptimed.$1"
+	fi
+	rm -rf "$work/t" "$work"/rip-*.ring
+}
+
 # one NAME WORK CMD...: run a timing, append its ns per call to $work/NAME.WORK
 one() {
 	name=$1 w=$2
@@ -75,7 +104,7 @@ one() {
 }
 
 for w in 0 "$WORK1"; do
-	for k in plain patch empty floor off shadow timed mono uftrace; do
+	for k in plain patch empty floor off shadow timed mono uftrace ptimed puftrace; do
 		: >"$work/$k.$w"
 	done
 done
@@ -91,6 +120,9 @@ for rep in $(seq "$REPS"); do
 		one timed "$w" env RIP_RING=1 "$B/funcs-instr"
 		one mono "$w" env RIP_RING=1 RIP_CLOCK=mono "$B/funcs-instr"
 		[ $have_uftrace = 1 ] && one uftrace "$w" uftrace record -d "$work/u.data" "$B/funcs-instr"
+		patched "$w"
+		[ $have_uftrace = 1 ] &&
+			one puftrace "$w" uftrace record -d "$work/u.data" -P . "$B/funcs-patch"
 	done
 done
 
@@ -108,6 +140,7 @@ for w in 0 "$WORK1"; do
 	plain=$(med plain "$w") patch=$(med patch "$w") empty=$(med empty "$w")
 	floor=$(med floor "$w") off=$(med off "$w") shadow=$(med shadow "$w")
 	timed=$(med timed "$w") mono=$(med mono "$w") uft=$(med uftrace "$w")
+	ptimed=$(med ptimed "$w") puft=$(med puftrace "$w")
 	added() { calc "%+.2f" "a - b" "$1" "$2"; }
 	echo ""
 	if [ "$w" = 0 ]; then
@@ -139,6 +172,14 @@ for w in 0 "$WORK1"; do
 			"$(calc "%.2fx uftrace's added cost (budget: 0.3x)" "a / b" "$a_timed" "$a_uft")"
 	else
 		row "uftrace record" "-" "" "skipped: not installed (mk/deps-bench.sh uftrace)"
+	fi
+	a_pt=$(added "$ptimed" "$plain") a_pu=$(added "$puft" "$plain")
+	row "patched (rip enable), timed" "$ptimed" "$a_pt" \
+		"$(calc "%.2fx the -finstrument-functions timed added" "a / b" "$a_pt" "$a_timed")"
+	if [ $have_uftrace = 1 ]; then
+		row "uftrace record -P . (patched)" "$puft" "$a_pu" ""
+		row "librip patched, against uftrace -P" "" "" \
+			"$(calc "%.2fx uftrace's added cost (budget: 0.3x)" "a / b" "$a_pt" "$a_pu")"
 	fi
 done
 
