@@ -162,9 +162,10 @@ $(BUILD)/tests/integ/funcprog: ALL_CFLAGS += -finstrument-functions
 # no sibling calls and no folding of identical functions, so that its paths are the ones the
 # -finstrument-functions build has (a function that ends by jumping to another leaves the stack).
 PATCH_FLAGS := -fpatchable-function-entry=5 -fno-optimize-sibling-calls
+NO_ICF := $(if $(findstring clang,$(shell $(CC) --version)),,-fno-ipa-icf)
 $(BUILD)/tests/integ/funcprog-patch: tests/integ/funcprog.c $(LIBSO)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) $(PATCH_FLAGS) -fno-ipa-icf -Itests -o $@ $< $(LINK_RIP)
+	$(CC) $(ALL_CFLAGS) $(PATCH_FLAGS) $(NO_ICF) -Itests -o $@ $< $(LINK_RIP)
 
 # Sibling calls, and stacks 8 bytes off the ABI's alignment (gcc's own calls of a chain it
 # knows needs none; production builds have no frame pointers), through patched entries.
@@ -198,7 +199,7 @@ $(BUILD)/tests/integ/funcprog-cxx: tests/integ/funcprog-cxx.cc $(BUILD)/tests/fn
 # ... and with patchable entries (and gcc's nops: its C frames too)
 $(BUILD)/tests/fnframes-patch.o: tests/data/fnframes.c
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -fno-exceptions $(PATCH_FLAGS) -fno-ipa-icf -c $< -o $@
+	$(CC) $(ALL_CFLAGS) -fno-exceptions $(PATCH_FLAGS) $(NO_ICF) -c $< -o $@
 
 $(BUILD)/tests/integ/funcprog-cxx-patch: tests/integ/funcprog-cxx.cc $(BUILD)/tests/fnframes-patch.o \
 		$(LIBSO)
