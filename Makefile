@@ -4,12 +4,14 @@
 #   build/librip.so build/librip.a   the library (lib/)
 #   build/libripread.a               formats and sources (read/)
 #   build/libripanalysis.a           passes over events (analysis/)
-#   build/rip                        the command (tools/ on the two archives)
+#   build/libriprecord.a             recording: consumer, trace writer, relayd (record/)
+#   build/rip                        the command (tools/ on the three archives)
 #   build/examples/*                 examples/*.c
 #   build/tests/*                    tests/unit/*.c, tests/integ/*.c helpers
 #   build/clang/                     the same built with clang (make clang, part of check)
+#   build/aarch64/                   lib/ and the headers' programs for aarch64 (make cross-aarch64)
 #   build/asan/ build/tsan/          rip under ASan, the concurrency tests under TSan (tests)
-# Targets: all (default), check, demo, bench, fuzz, install, clean.
+# Targets: all (default), check, demo, bench, fuzz, install, clean, clang, cross-aarch64.
 
 VERSION := 0.1.0
 SOMAJOR := 0
@@ -27,7 +29,7 @@ MANDIR ?= $(PREFIX)/share/man
 CFLAGS ?= -O2 -g
 WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-unused-parameter
 BASE := -std=gnu11 -D_GNU_SOURCE -DRIP_VERSION_STRING=\"$(VERSION)\" -Iinclude -fno-omit-frame-pointer -MMD -MP
-# read/, analysis/ and tools/ include each other's headers by folder: "read/evread.h"
+# read/, analysis/, record/ and tools/ include each other's headers by folder: "read/evread.h"
 TREE := -I.
 # Warnings are errors for make check (CI runs it on a clean tree), never for a plain make.
 # Objects a plain make built already are not compiled again: their warnings showed then.
@@ -39,7 +41,7 @@ ALL_CFLAGS := $(BASE) $(WARN) $(WERROR) $(CFLAGS)
 # when the goal is check, bench, fuzz or tests (which builds the fuzz harnesses with clang
 # and libFuzzer).  Reading this Makefile installs nothing (make clean,
 # make -n), so libdw's flags are asked for when a recipe runs, after `deps`.
-DEPS_FOR := $(if $(filter check bench fuzz tests,$(MAKECMDGOALS)),check,build)
+DEPS_FOR := $(if $(filter check bench fuzz tests cross-aarch64,$(MAKECMDGOALS)),check,build)
 DW_CFLAGS = $(shell pkg-config --cflags libdw libelf zlib libzstd 2>/dev/null)
 DW_LIBS = $(shell pkg-config --libs libdw libelf zlib libzstd 2>/dev/null)
 
@@ -47,6 +49,7 @@ LIB_SRC := $(wildcard lib/*.c)
 PRELOAD_SRC := $(wildcard preload/*.c)
 READ_SRC := $(wildcard read/*.c)
 ANALYSIS_SRC := $(wildcard analysis/*.c)
+RECORD_SRC := $(wildcard record/*.c)
 TOOL_SRC := $(wildcard tools/*.c)
 EX_SRC := $(wildcard examples/*.c)
 UNIT_SRC := $(wildcard tests/unit/*.c)
@@ -59,6 +62,7 @@ PRELOAD_OBJ := $(PRELOAD_SRC:%.c=$(BUILD)/pic/%.o)
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 READ_OBJ := $(READ_SRC:%.c=$(BUILD)/obj/%.o)
 ANALYSIS_OBJ := $(ANALYSIS_SRC:%.c=$(BUILD)/obj/%.o)
+RECORD_OBJ := $(RECORD_SRC:%.c=$(BUILD)/obj/%.o)
 TOOL_OBJ := $(TOOL_SRC:%.c=$(BUILD)/obj/%.o)
 EXAMPLES := $(EX_SRC:examples/%.c=$(BUILD)/examples/%)
 UNIT := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/unit/%)
@@ -77,6 +81,7 @@ LIBA := $(BUILD)/librip.a
 PRELOAD := $(BUILD)/librip-preload.so
 LIBREAD := $(BUILD)/libripread.a
 LIBANALYSIS := $(BUILD)/libripanalysis.a
+LIBRECORD := $(BUILD)/libriprecord.a
 RIP := $(BUILD)/rip
 RPATH := -Wl,-rpath,'$$ORIGIN/..' -Wl,-rpath,'$$ORIGIN/../..'
 LINK_RIP := -L$(BUILD) -lrip $(RPATH) -pthread
@@ -101,6 +106,10 @@ $(BUILD)/obj/read/%.o: read/%.c | deps
 	$(CC) $(ALL_CFLAGS) $(DW_CFLAGS) $(TREE) -c $< -o $@
 
 $(BUILD)/obj/analysis/%.o: analysis/%.c | deps
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(DW_CFLAGS) $(TREE) -c $< -o $@
+
+$(BUILD)/obj/record/%.o: record/%.c | deps
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(DW_CFLAGS) $(TREE) -c $< -o $@
 
@@ -139,16 +148,20 @@ $(LIBANALYSIS): $(ANALYSIS_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(RIP): $(TOOL_OBJ) $(LIBANALYSIS) $(LIBREAD)
-	$(CC) -o $@ $(TOOL_OBJ) $(LIBANALYSIS) $(LIBREAD) $(DW_LIBS) -lm -ldl -pthread
+$(LIBRECORD): $(RECORD_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(RIP): $(TOOL_OBJ) $(LIBANALYSIS) $(LIBRECORD) $(LIBREAD)
+	$(CC) -o $@ $(TOOL_OBJ) $(LIBANALYSIS) $(LIBRECORD) $(LIBREAD) $(DW_LIBS) -lm -ldl -pthread
 
 $(BUILD)/examples/%: examples/%.c $(LIBSO)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(LINK_RIP)
 
-$(BUILD)/tests/unit/%: tests/unit/%.c $(LIBSO) $(LIBANALYSIS) $(LIBREAD) | deps
+$(BUILD)/tests/unit/%: tests/unit/%.c $(LIBSO) $(LIBANALYSIS) $(LIBRECORD) $(LIBREAD) | deps
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) $(DW_CFLAGS) $(TREE) -Itests -o $@ $< $(LIBANALYSIS) $(LIBREAD) \
+	$(CC) $(ALL_CFLAGS) $(DW_CFLAGS) $(TREE) -Itests -o $@ $< $(LIBANALYSIS) $(LIBRECORD) $(LIBREAD) \
 		$(LINK_RIP) $(DW_LIBS) -lm
 
 $(BUILD)/tests/integ/%: tests/integ/%.c $(LIBSO)
@@ -207,6 +220,9 @@ $(BUILD)/tests/integ/funcprog-cxx-patch: tests/integ/funcprog-cxx.cc $(BUILD)/te
 	$(CXX) $(CXX_FLAGS) $(PATCH_FLAGS) -fno-ipa-icf -Itests -o $@ $< \
 		$(BUILD)/tests/fnframes-patch.o $(LINK_RIP)
 
+# tests/integ/secure-exec.sh runs a copy set-user-ID, where the loader ignores $ORIGIN
+$(BUILD)/tests/integ/secure_prog: LINK_RIP += -Wl,-rpath,$(abspath $(BUILD)) -ldl
+
 $(BUILD)/bench/%: bench/%.c $(LIBSO)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(LINK_RIP)
@@ -251,6 +267,7 @@ ASAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 ASAN_TOOL_OBJ := $(TOOL_SRC:%.c=$(BUILD)/asan/%.o)
 ASAN_READ_OBJ := $(READ_SRC:%.c=$(BUILD)/asan/%.o)
 ASAN_ANALYSIS_OBJ := $(ANALYSIS_SRC:%.c=$(BUILD)/asan/%.o)
+ASAN_RECORD_OBJ := $(RECORD_SRC:%.c=$(BUILD)/asan/%.o)
 $(BUILD)/asan/%.o: %.c | deps
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(ASAN_FLAGS) $(DW_CFLAGS) $(TREE) -c $< -o $@
@@ -263,9 +280,14 @@ $(BUILD)/asan/libripanalysis.a: $(ASAN_ANALYSIS_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(BUILD)/asan/rip: $(ASAN_TOOL_OBJ) $(BUILD)/asan/libripanalysis.a $(BUILD)/asan/libripread.a
+$(BUILD)/asan/libriprecord.a: $(ASAN_RECORD_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/asan/rip: $(ASAN_TOOL_OBJ) $(BUILD)/asan/libripanalysis.a $(BUILD)/asan/libriprecord.a \
+		$(BUILD)/asan/libripread.a
 	$(CC) $(ASAN_FLAGS) -o $@ $(ASAN_TOOL_OBJ) $(BUILD)/asan/libripanalysis.a \
-		$(BUILD)/asan/libripread.a $(DW_LIBS) -lm -ldl -pthread
+		$(BUILD)/asan/libriprecord.a $(BUILD)/asan/libripread.a $(DW_LIBS) -lm -ldl -pthread
 
 # The concurrency unit tests again, under ThreadSanitizer, into $(BUILD)/tsan, with the library
 # and the readers they link built with it too (linked statically); tests/run.sh runs them as
@@ -309,7 +331,8 @@ $(BUILD)/tsan/tests/unit/%: tests/unit/%.c $(BUILD)/tsan/libripread.a $(BUILD)/t
 		$(BUILD)/tsan/libripread.a $(BUILD)/tsan/librip.a $(DW_LIBS) -lm -ldl -pthread
 
 # The libFuzzer harnesses of tests/fuzz/ (one per input kind), always built with clang: the
-# readers and the passes again with -fsanitize=fuzzer-no-link,address,undefined into
+# readers, the passes and record/ (relayd's client) again with
+# -fsanitize=fuzzer-no-link,address,undefined into
 # $(BUILD)/fuzz, each harness linked with libFuzzer.  make check runs each briefly
 # (tests/integ/fuzz.sh); make fuzz runs each for FUZZ_TIME seconds on a corpus kept in
 # $(BUILD)/fuzz/corpus (tests/fuzz/run.sh).
@@ -319,6 +342,7 @@ FUZZ_HARNESS := $(patsubst tests/fuzz/%.c,%,$(wildcard tests/fuzz/fuzz-*.c))
 FUZZ_BINS := $(FUZZ_HARNESS:%=$(BUILD)/fuzz/%)
 FUZZ_READ_OBJ := $(READ_SRC:%.c=$(BUILD)/fuzz/%.o)
 FUZZ_ANALYSIS_OBJ := $(ANALYSIS_SRC:%.c=$(BUILD)/fuzz/%.o)
+FUZZ_RECORD_OBJ := $(RECORD_SRC:%.c=$(BUILD)/fuzz/%.o)
 FUZZ_CFLAGS = $(BASE) $(WARN) $(WERROR) -O1 -g $(FUZZ_SAN) $(DW_CFLAGS) $(TREE)
 
 $(BUILD)/fuzz/%.o: %.c | deps
@@ -333,10 +357,15 @@ $(BUILD)/fuzz/libripanalysis.a: $(FUZZ_ANALYSIS_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
-# rip dump's writer (and the escapes it uses) is the one part of tools/ the harnesses call
+$(BUILD)/fuzz/libriprecord.a: $(FUZZ_RECORD_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+# the parts of tools/ the harnesses call: rip dump's writer (and the escapes it uses), rip
+# push's HTTP client
 $(BUILD)/fuzz/fuzz-%: $(BUILD)/fuzz/tests/fuzz/fuzz-%.o $(BUILD)/fuzz/tests/fuzz/fuzz.o \
-		$(BUILD)/fuzz/tools/dump.o $(BUILD)/fuzz/tools/format.o \
-		$(BUILD)/fuzz/libripanalysis.a $(BUILD)/fuzz/libripread.a
+		$(BUILD)/fuzz/tools/dump.o $(BUILD)/fuzz/tools/format.o $(BUILD)/fuzz/tools/http.o \
+		$(BUILD)/fuzz/libripanalysis.a $(BUILD)/fuzz/libriprecord.a $(BUILD)/fuzz/libripread.a
 	$(CLANG) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ $(DW_LIBS) -lm -ldl -pthread
 
 # Every program of the tree: the library, the preload library, rip, the examples, the tests'
@@ -349,6 +378,23 @@ tests: progs $(if $(TOOL_SRC),$(BUILD)/asan/rip) $(TSAN_TESTS) $(FUZZ_BINS)
 # builds it; the tests run on the default build).
 clang: | deps
 	+$(MAKE) --no-print-directory CC=$(CLANG) BUILD=$(BUILD)/clang WERROR=-Werror progs
+
+# lib/ and the public headers once more for aarch64 (their __aarch64__ branches: rip/snap.h's
+# RIP_HERE, internal/relax.h, the clock without a TSC), with Debian's cross compiler, warnings
+# as errors, into $(BUILD)/aarch64: librip.so, librip.a, and the two programs of
+# tests/integ/headers.sh that use every public macro, as C11 -pedantic, linked with it.
+# Compiled only (nothing runs them); tests/integ/cross-aarch64.sh runs this in make check.
+# librip-preload.so is not built: it is x86-64 only (syscalls aarch64 lacks, glibc's
+# x86-64 symbol versions in preload/preload.map).
+CROSS_AARCH64 ?= aarch64-linux-gnu-gcc
+A64 := $(BUILD)/aarch64
+cross-aarch64: | deps
+	+$(MAKE) --no-print-directory CC=$(CROSS_AARCH64) BUILD=$(A64) WERROR=-Werror \
+		$(A64)/librip.so $(A64)/librip.a $(A64)/headers-api $(A64)/headers-legacy
+
+# (for cross-aarch64, which calls it with CC and BUILD set)
+$(BUILD)/headers-%: tests/data/headers-%.c $(LIBSO)
+	$(CC) -std=c11 -pedantic $(WARN) -Werror -O2 -Iinclude -o $@ $< -L$(BUILD) -lrip
 
 deps:
 	@sh mk/deps.sh $(DEPS_FOR)
@@ -389,7 +435,7 @@ install: all
 clean:
 	rm -rf $(BUILD)
 
-.PHONY: all deps progs tests clang check demo bench fuzz install clean
+.PHONY: all deps progs tests clang cross-aarch64 check demo bench fuzz install clean
 .SECONDARY:
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -14,7 +14,7 @@
 
 #include "analysis/cpu.h"
 #include "analysis/hmap.h"
-#include "read/samples.h"
+#include "read/trace.h"
 
 struct cpu_key {
 	uint64_t key; /* hash of the frames (+ tries) */
@@ -61,7 +61,7 @@ int cpu_new(const struct ev_types *types, struct cpu_prof **out)
 	for (uint32_t id = 0; types && id < EV_MAX_TYPES; id++) {
 		const struct ev_type *t = &types->t[id];
 
-		if (t->valid && t->array && t->nfields == 1 && !strcmp(t->name, SMP_TYPE_NAME))
+		if (t->valid && t->array && t->nfields == 1 && !strcmp(t->name, TRACE_SAMPLE_NAME))
 			p->id = id;
 	}
 	*out = p;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * analysis/cpu.h - the CPU profile of a trace: its rip:sample events (rip
- * run --sample; read/samples.h writes them) counted by stack and by thread.
+ * run --sample; record/samples.h writes them) counted by stack and by thread.
  * rip export's folded stacks and pprof cpu profile, and rip top of a
  * trace, read it.
  *

@@ -4,8 +4,9 @@
  * thread blocks in, written by librip-preload.so's wrappers) named and
  * grouped by what they wait in and the call site that waits, for rip ps.
  *
- * Driven as: wt_group(slots, all, &groups) after rr_read_slots, then the
- * front-end symbolizes each group's return address and prints;
+ * Driven as: wt_group(slots, all, &groups) on the slots read (the thread
+ * slots are enough: only threads wait here; rip ps keeps only those), then
+ * the front-end symbolizes each group's return address and prints;
  * wt_groups_free.  No printing here.
  */
 #ifndef RIP_ANALYSIS_WAITS_H

@@ -3,7 +3,7 @@
  * bench/many.c - a process with many threads and coroutines for timing
  * `rip ps` on a big ring, live and post-mortem.
  *
- *   many [THREADS [COROS]]      default 10000 threads, 100000 coroutines
+ *   many [THREADS [COROS]]      default 10000 threads, 1000000 coroutines
  *
  * It opens a ring with a slot for each of them, starts THREADS threads on
  * 64 KiB stacks that snap a few times in one of PARKS functions and then
@@ -149,7 +149,7 @@ static double now_ms(void)
 int main(int argc, char **argv)
 {
 	unsigned long nthreads = argc > 1 ? strtoul(argv[1], NULL, 10) : 10000;
-	unsigned long ncoros = argc > 2 ? strtoul(argv[2], NULL, 10) : 100000;
+	unsigned long ncoros = argc > 2 ? strtoul(argv[2], NULL, 10) : 1000000;
 	RIP_OPTS(rip_ring_opts, o, .slots = (uint32_t)(nthreads + ncoros + 1000));
 	double t0 = now_ms();
 	char path[4096], name[32];

@@ -39,6 +39,14 @@ for p in snap snap-legacy many events; do
 		exit 1
 	fi
 done
+# wall time and peak RSS (ru_maxrss) of a command, for the rip ps rows
+RUSAGE=$BUILD/tests/integ/rusage
+if [ ! -x "$RUSAGE" ]; then
+	echo "bench: $RUSAGE is missing; build it with: make tests" >&2
+	exit 1
+fi
+# the coroutines of bench/many for the rip ps rows (the threads are 10,000)
+PS_COROS=${PS_COROS:-1000000}
 
 # ring files belong on a tmpfs (the design's rule, and no disk writeback in the timings)
 tmpfs=/dev/shm
@@ -245,28 +253,31 @@ else
 	d_ev_empty=- d_ev_rdtsc16=- d_ev_event=- d_ev_disabled=-
 fi
 
-# ---- 4. rip ps on 10,000 threads + 100,000 coroutines ------------------------------------------
+# ---- 4. rip ps on 10,000 threads + 1,000,000 coroutines ----------------------------------------
 
-# tps ARGS...: time `rip ps ARGS >/dev/null` three times; prints "median raw raw raw" in ms,
-# then keeps the first lines of one more, untimed, run's output in $tmp/ps.head
+# tps ARGS...: run `rip ps ARGS >/dev/null` three times through integ/rusage; prints "MEDIAN_MS
+# PEAK_MB ms,ms,ms MB,MB,MB" (PEAK_MB: the largest peak RSS of the three), or "- -", then keeps
+# the first lines of one more, untimed, run's output in $tmp/ps.head
 tps() {
-	raw=""
+	raw="" rss=""
 	for r in 1 2 3; do
-		s=$(now_ns)
-		if ! timeout 60 "$RIP" ps "$@" >/dev/null 2>"$tmp/ps.err"; then
+		if ! "$RUSAGE" "$tmp/ps.ru" timeout 60 "$RIP" ps "$@" >/dev/null 2>"$tmp/ps.err"; then
 			echo "bench: rip ps $* failed: $(head -n 2 "$tmp/ps.err")" >&2
-			echo -
+			echo - -
 			return
 		fi
-		e=$(now_ns)
-		raw="$raw $(((e - s) / 1000000))"
+		read -r ms kb <"$tmp/ps.ru"
+		raw="$raw${raw:+,}$ms"
+		rss="$rss${rss:+,}$(awk -v k="$kb" 'BEGIN { printf "%.1f", k / 1024 }')"
 	done
 	echo "== rip ps $*" >>"$tmp/ps.head"
 	timeout 60 "$RIP" ps "$@" 2>&1 | head -n 4 >>"$tmp/ps.head"
-	echo "$(echo $raw | tr ' ' '\n' | median)$raw"
+	echo "$(echo "$raw" | tr ',' '\n' | median) $(echo "$rss" | tr ',' '\n' | sort -n | tail -n 1)" \
+		"$raw $rss"
 }
 
-ps_live=- ps_dead=- ps_threads=- ps_note="" many_ms=- many_thr=10000 many_co=100000
+ps_live=- ps_dead=- ps_threads=- ps_note="" many_ms=- many_thr=10000 many_co=$PS_COROS
+ps_live_mb=- ps_dead_mb=- ps_threads_mb=-
 ps_raw_live="" ps_raw_dead="" ps_raw_threads=""
 # only one 10,000-thread process at a time on this machine: not a second bench/many
 other=$(ps -eo pid=,nlwp=,comm= 2>/dev/null | awk '$3 == "many" && $2 > 100 { print $1; exit }')
@@ -275,8 +286,8 @@ if [ ! -x "$RIP" ]; then
 elif [ -n "$other" ]; then
 	ps_note="rip ps: skipped, another bench/many (pid $other) runs; one at a time"
 else
-	echo "starting bench/many (10,000 threads, 100,000 coroutines) ..." >&2
-	"$B/many" >"$tmp/many.out" 2>"$tmp/many.err" &
+	echo "starting bench/many (10,000 threads, $PS_COROS coroutines) ..." >&2
+	"$B/many" 10000 "$PS_COROS" >"$tmp/many.out" 2>"$tmp/many.err" &
 	many_pid=$!
 	i=0
 	while ! grep -q '^ready ' "$tmp/many.out" 2>/dev/null; do
@@ -298,20 +309,20 @@ if [ -n "$many_pid" ]; then
 	ring=$1 mpid=$2 many_thr=$3 many_co=$4 many_ms=$5
 	echo "timing rip ps ..." >&2
 	set -- $(tps "$mpid")
-	ps_live=$1
-	shift
+	ps_live=$1 ps_live_mb=$2
+	shift 2
 	ps_raw_live="$*"
 	# measured: the 10,000 tasks go back to the machine at once; the file stays
 	kill -9 "$many_pid" 2>/dev/null
 	wait "$many_pid" 2>/dev/null
 	many_pid=""
 	set -- $(tps "$ring")
-	ps_dead=$1
-	shift
+	ps_dead=$1 ps_dead_mb=$2
+	shift 2
 	ps_raw_dead="$*"
 	set -- $(tps --threads "$ring")
-	ps_threads=$1
-	shift
+	ps_threads=$1 ps_threads_mb=$2
+	shift 2
 	ps_raw_threads="$*"
 	rm -f "$ring"
 fi
@@ -432,6 +443,7 @@ big="$(count "$many_thr") thr + $(count "$many_co") coro"
 row() { printf '%-40s %10s  %-19s %9s %9s %8s\n' "$@"; }
 ns() { [ "$1" = - ] && echo - || echo "$1 ns"; }
 ms() { [ "$1" = - ] && echo - || echo "$1 ms"; }
+mb() { [ "$1" = - ] && echo - || echo "$1 MB"; }
 
 row "path" "time/iter" "time ratio" "instr/it" "instr" "objdump"
 row "" "(median)" "(same run)" "callgrind" "ratio" "loop"
@@ -456,11 +468,13 @@ if [ -n "$ps_note" ]; then
 	row "rip ps PID ($big)" "-" "$ps_note" "" "" ""
 	row "rip ps FILE (same, after SIGKILL)" "-" "$ps_note" "" "" ""
 else
-	row "rip ps PID ($big)" "$(ms "$ps_live")" "$(ratio "$ps_live" 1000) goal 1 s" "" "" ""
+	row "rip ps PID ($big)" "$(ms "$ps_live")" "$(ratio "$ps_live" 500) goal 0.5 s" "" "" ""
+	row "  peak RSS [ps]" "$(mb "$ps_live_mb")" "$(ratio "$ps_live_mb" 100) goal 100 MB" "" "" ""
 	row "rip ps FILE (same, after SIGKILL)" "$(ms "$ps_dead")" \
-		"$(ratio "$ps_dead" 1000) goal 1 s" "" "" ""
-	row "rip ps --threads FILE (every slot)" "$(ms "$ps_threads")" \
-		"$(ratio "$ps_threads" 1000) 1 s" "" "" ""
+		"$(ratio "$ps_dead" 500) goal 0.5 s" "" "" ""
+	row "  peak RSS" "$(mb "$ps_dead_mb")" "$(ratio "$ps_dead_mb" 100) goal 100 MB" "" "" ""
+	row "rip ps --threads FILE (every slot)" "$(ms "$ps_threads")" "no budget" "" "" ""
+	row "  peak RSS" "$(mb "$ps_threads_mb")" "no budget" "" "" ""
 fi
 echo "instr/it is per loop iteration, the 3-instruction loop (add, cmp, jne) included, like the"
 echo "original's 12; instr ratio is against those 12.  objdump loop counts the same instructions"
@@ -475,6 +489,8 @@ echo "[3] each thread snaps into its own slot; on average $c2 of the 2 threads r
 echo "    once (2.00: fully concurrent; less means the shared machine time-sliced them)."
 echo "[4] the same snap loop with __rip_self.cur pointed at a malloc'd slot outside the ring:"
 echo "    whatever 2 threads cost each other there is the hardware's (vCPUs sharing a core)."
+echo "[ps] rip ps: median wall time of 3 runs (>/dev/null); peak RSS is the largest ru_maxrss of"
+echo "     the 3 (integ/rusage), the pages of the ring file it maps included."
 
 # the events block
 E=$tmp/ev.txt
@@ -634,8 +650,10 @@ echo "  rip_snap 2 threads / 1 thread: $r2 (must not grow beyond the controls: p
 	"$(calc "%.2f" "a" "$(fig "$H" ratio private 2 1)" 0)," \
 	"floor $(calc "%.2f" "a" "$(fig "$H" ratio floor 2 1)" 0))"
 if [ -z "$ps_note" ]; then
-	verdict "rip ps live, ms" "$ps_live" 1000
-	verdict "rip ps post-mortem, ms" "$ps_dead" 1000
+	verdict "rip ps live, ms" "$ps_live" 500
+	verdict "rip ps live, peak RSS MB" "$ps_live_mb" 100
+	verdict "rip ps post-mortem, ms" "$ps_dead" 500
+	verdict "rip ps post-mortem, peak RSS MB" "$ps_dead_mb" 100
 else
 	echo "  $ps_note"
 fi
@@ -696,9 +714,9 @@ fi
 	echo "bench/many: ready after ${many_ms} ms (ring open, threads parked, coroutines" \
 		"switched)"
 [ -s "$tmp/many.err" ] && sed 's/^/  /' "$tmp/many.err"
-[ -n "$ps_raw_live" ] && echo "rip ps live, ms: $ps_raw_live"
-[ -n "$ps_raw_dead" ] && echo "rip ps post-mortem, ms: $ps_raw_dead"
-[ -n "$ps_raw_threads" ] && echo "rip ps --threads post-mortem, ms: $ps_raw_threads"
+[ -n "$ps_raw_live" ] && echo "rip ps live, ms then peak RSS MB: $ps_raw_live"
+[ -n "$ps_raw_dead" ] && echo "rip ps post-mortem, ms then peak RSS MB: $ps_raw_dead"
+[ -n "$ps_raw_threads" ] && echo "rip ps --threads post-mortem, ms then peak RSS MB: $ps_raw_threads"
 sed 's/^/  events      /' "$E" 2>/dev/null
 sed 's/^/  events      /' "$tmp/evbytes.txt" 2>/dev/null
 sed 's/^/  lttng       /' "$LT" 2>/dev/null

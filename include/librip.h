@@ -43,10 +43,9 @@ extern thread_local uint8_t rip_ctr;
 extern struct rip_ring *rip_ring;
 
 __attribute__((visibility("default"))) struct rip_ring *__rip_legacy_create(const char *file,
-									   uint32_t max_procs);
-__attribute__((visibility("default"))) int32_t __rip_legacy_init(uint32_t id, const char *name,
-								 size_t namelen, uint8_t idx,
-								 uint8_t ctr);
+									    uint32_t max_procs);
+__attribute__((visibility("default"))) int32_t
+__rip_legacy_init(uint32_t id, const char *name, size_t namelen, uint8_t idx, uint8_t ctr);
 __attribute__((visibility("default"))) void __rip_legacy_exit(int32_t slot);
 
 /* Create the ring file at file for ids below max_procs (0: the system's pid_max). */

@@ -28,11 +28,40 @@ extern "C" {
 #define RIP_VERSION_MINOR 1
 
 /*
+ * The first of a macro's variable arguments, and the others (call both with
+ * an empty argument last: `__RIP_HEAD(__VA_ARGS__, )`, so that ISO C and
+ * C++ before C++20 see an argument for their `...` however few the
+ * caller passed).
+ */
+#define __RIP_HEAD(X, ...) X
+#define __RIP_TAIL(X, ...) __VA_ARGS__
+
+/*
  * Options carry their own size so that new fields never need new symbols:
  *	RIP_OPTS(rip_ring_opts, o, .slots = 20000);
  *	rip_ring_open(&o);
+ * A library older than the header takes them if the fields it does not
+ * know are 0, and fails with -E2BIG otherwise.
+ * RIP_OPTS(TYPE, NAME, fields...) declares NAME; the fields may be left out.
+ * __extension__: designated initializers are C++20 (g++ and clang++ accept
+ * them before).  g++ -Wextra also warns about the members a designated
+ * initializer leaves out, in C++ only (they are zero, which is the point):
+ * not for this declaration, whose last line takes the caller's `;`.
  */
-#define RIP_OPTS(TYPE, NAME, ...) struct TYPE NAME = { .sz = sizeof(struct TYPE), __VA_ARGS__ }
+#define __RIP_OPTS(TYPE, ...)                                                                      \
+	__extension__ struct TYPE __RIP_HEAD(__VA_ARGS__, ) = { .sz = sizeof(struct TYPE),         \
+								__RIP_TAIL(__VA_ARGS__, ) }
+#ifdef __cplusplus
+#define __RIP_OPTS_PUSH                                                                            \
+	_Pragma("GCC diagnostic push")                                                             \
+		_Pragma("GCC diagnostic ignored \"-Wmissing-field-initializers\"")
+#define __RIP_OPTS_POP _Pragma("GCC diagnostic pop")
+#define RIP_OPTS(TYPE, ...)                                                                        \
+	__RIP_OPTS_PUSH __RIP_OPTS(TYPE, __VA_ARGS__);                                             \
+	__RIP_OPTS_POP RIP_STATIC_ASSERT(1, "RIP_OPTS")
+#else
+#define RIP_OPTS(TYPE, ...) __RIP_OPTS(TYPE, __VA_ARGS__)
+#endif
 
 struct rip_ring_opts {
 	size_t sz;	  /* sizeof(struct rip_ring_opts) */
@@ -77,6 +106,24 @@ RIP_API int rip_coro_destroy(struct rip_coro *co);
 RIP_API int rip_coro_set_name(struct rip_coro *co, const char *name);
 
 /*
+ * rip_clock_ticks - the file's clock: the TSC where it is invariant and the
+ * kernel's clocksource, else CLOCK_MONOTONIC_RAW nanoseconds.  The header
+ * of the ring file holds the calibration to nanoseconds.
+ */
+RIP_INLINE uint64_t rip_clock_ticks(void)
+{
+#if defined(__x86_64__)
+	if (RIP_LIKELY(__rip_clock_tsc)) {
+		uint32_t lo, hi;
+
+		__asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
+		return ((uint64_t)hi << 32) | lo;
+	}
+#endif
+	return __rip_clock_fallback();
+}
+
+/*
  * The event fast path's clock: the raw TSC on x86-64 (one instruction, no
  * test).  Where the TSC is not the file's clock, the library keeps every
  * thread's packet "full" so that all events take the slow path, which reads
@@ -95,31 +142,13 @@ RIP_INLINE uint64_t __rip_event_clock(void)
 #endif
 }
 
-/*
- * rip_clock_ticks - the file's clock: the TSC where it is invariant and the
- * kernel's clocksource, else CLOCK_MONOTONIC_RAW nanoseconds.  The header
- * of the ring file holds the calibration to nanoseconds.
- */
-RIP_INLINE uint64_t rip_clock_ticks(void)
-{
-#if defined(__x86_64__)
-	if (RIP_LIKELY(__rip_clock_tsc)) {
-		uint32_t lo, hi;
-
-		__asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
-		return ((uint64_t)hi << 32) | lo;
-	}
-#endif
-	return __rip_clock_fallback();
-}
-
 /* Record where the calling thread or coroutine is: see rip/snap.h. */
 #define rip_snap() __rip_snap(RIP_HERE())
 
 /* ---- events -------------------------------------------------------------------------- */
 
 struct rip_event_field {
-	uint32_t type;	  /* enum rip_field_type */
+	uint32_t type; /* enum rip_field_type */
 	const char *name;
 };
 
@@ -134,30 +163,41 @@ struct rip_event_type {
 	uint32_t category;
 	uint32_t nfields;
 	struct rip_event_field fields[RIP_EVENT_MAX_FIELDS];
-	uint32_t *id;	  /* set by registration; UINT32_MAX until then */
+	uint32_t *id; /* set by registration; UINT32_MAX until then */
 };
 
+/* (clang-format would spread the braces over four lines) */
+/* clang-format off */
 #define RIP_FIELD(TYPE, NAME) { .type = RIP_FT_##TYPE, .name = NAME }
+/* clang-format on */
 
 /*
- * RIP_EVENT_TYPE(ident, "name", category, RIP_FIELD(U64, "bytes"), ...)
- * defines `static const struct rip_event_type ident` and registers it.
+ * RIP_EVENT_TYPE(ident, "name", category, RIP_FIELD(U64, "bytes"), ...);
+ * defines `static const struct rip_event_type ident` and registers it (at
+ * file scope, with a `;` after it like any declaration).  The arguments
+ * after the name are the category and the fields, if any: the fields
+ * counted with { 0, 0 } in front (0 of them: an array of one).
+ * __extension__: compound literals and designated initializers are C99 but
+ * C++20 only, and empty braces (no fields) C23; g++ and clang++ accept them
+ * all.  The last line takes the caller's `;`.
  */
-#define RIP_EVENT_TYPE(IDENT, NAME, CATEGORY, ...)                                                 \
+#define RIP_EVENT_TYPE(IDENT, NAME, ...)                                                           \
 	static uint32_t IDENT##__rip_id = UINT32_MAX;                                              \
-	static const struct rip_event_type IDENT = {                                               \
+	__extension__ static const struct rip_event_type IDENT = {                                 \
 		.name = NAME,                                                                      \
-		.category = CATEGORY,                                                              \
-		.nfields = sizeof((struct rip_event_field[]){ { 0, 0 }, ##__VA_ARGS__ }) /          \
+		.category = __RIP_HEAD(__VA_ARGS__, ),                                             \
+		.nfields = sizeof((struct rip_event_field[]){ { 0, 0 },                            \
+							      __RIP_TAIL(__VA_ARGS__, ) }) /       \
 				   sizeof(struct rip_event_field) -                                \
 			   1,                                                                      \
-		.fields = { __VA_ARGS__ },                                                         \
+		.fields = { __RIP_TAIL(__VA_ARGS__, ) },                                           \
 		.id = &IDENT##__rip_id,                                                            \
 	};                                                                                         \
-	__attribute__((constructor)) static void IDENT##__rip_register(void)                      \
+	__attribute__((constructor)) static void IDENT##__rip_register(void)                       \
 	{                                                                                          \
 		rip_event_register(&IDENT);                                                        \
-	}
+	}                                                                                          \
+	RIP_STATIC_ASSERT(1, "RIP_EVENT_TYPE")
 
 /* Register an event type now (RIP_EVENT_TYPE does it for you).  0 or -errno. */
 RIP_API int rip_event_register(const struct rip_event_type *type);
@@ -279,7 +319,7 @@ RIP_INLINE void __rip_event_commit(struct rip_evw *w, char *end, uint64_t ts)
  * sizes fold away: the clock, three checks, the stores, the commit.
  */
 RIP_INLINE void __rip_event_emit(const struct rip_event_type *t, const uint64_t *v, uint32_t nv,
-				  uint64_t ts)
+				 uint64_t ts)
 {
 	struct rip_evw *w = &__rip_self.ev;
 	uint32_t size = 4, i;
@@ -319,7 +359,8 @@ RIP_INLINE void __rip_event_emit(const struct rip_event_type *t, const uint64_t 
 		const struct rip_event_type *__t = (T);                                            \
 		if (RIP_UNLIKELY(rip_category_enabled(__t->category))) {                           \
 			const uint64_t __v[] = { __VA_ARGS__ };                                    \
-			__rip_event_emit(__t, __v, sizeof(__v) / sizeof(__v[0]), __rip_event_clock()); \
+			__rip_event_emit(__t, __v, sizeof(__v) / sizeof(__v[0]),                   \
+					 __rip_event_clock());                                     \
 		}                                                                                  \
 	} while (0)
 
@@ -424,6 +465,17 @@ RIP_INLINE void rip_coro_switch_out(void)
 	t->coro = 0;
 	__rip_self.cur = t;
 }
+
+/*
+ * Function tracing: librip defines the hooks that code built with
+ * -finstrument-functions calls at the entry and the exit of every function
+ * it compiled so (the shadow call stacks of rip ps --stacks, the records of
+ * rip report --functions).  Programs never call them.
+ */
+void __cyg_profile_func_enter(void *this_fn, void *call_site)
+	__attribute__((no_instrument_function));
+void __cyg_profile_func_exit(void *this_fn, void *call_site)
+	__attribute__((no_instrument_function));
 
 #ifdef __cplusplus
 }

@@ -22,8 +22,9 @@
  *              it held are added to ring->discarded (flight recorder)
  *   discard    when the consumer is n packets behind, new events are dropped
  *              and counted until it catches up
- *   block      the writer waits for the consumer, at most RIP_BLOCK_MS per
- *              packet and only while the consumer lives; then it discards
+ *   block      the writer waits for the consumer while it lives and goes
+ *              over the rings (its heartbeat); one whose beat stood still
+ *              for RIP_BLOCK_MS is not waited for: the writer discards
  *
  * Nested writers: the fast path raises the thread's ev.nest before it reads
  * its position and drops it after the commit; the slow path runs with it
@@ -44,7 +45,7 @@
 #include "internal.h"
 #include "rip/resource.h"
 
-#define RIP_BLOCK_MS 3000 /* a consumer that does not move for this long is not waited for */
+#define RIP_BLOCK_MS 3000 /* a consumer whose beat stands still this long is not waited for */
 #define RIP_MAX_TYPES RIP_TYPES_CAP /* one file entry per registered type */
 
 static uint64_t rip_no_enable[RIP_CATEGORY_WORDS];
@@ -226,7 +227,7 @@ int rip_category_name(unsigned bit, const char *name)
  */
 static void rip_apply_disable(struct rip_file_hdr *h)
 {
-	const char *s = getenv("RIP_DISABLE");
+	const char *s = secure_getenv("RIP_DISABLE");
 	char word[RIP_CATEGORY_NAME_MAX];
 
 	while (s && *s) {
@@ -263,7 +264,7 @@ static void rip_apply_disable(struct rip_file_hdr *h)
  */
 static uint32_t rip_env_consumer(void)
 {
-	const char *v = getenv("RIP_CONSUMER");
+	const char *v = secure_getenv("RIP_CONSUMER");
 	unsigned long long start;
 	char *end;
 	long pid;
@@ -449,14 +450,19 @@ static bool rip_consumer_alive_recent(struct rip_file_hdr *h)
  * The writer sleeps on the ring's futex word and the consumer wakes it when
  * it moves consumed (rip_evring_wait_arm, rip_evring_waiter), so that a
  * thousand waiting threads cost nothing while they wait; every 10 ms it
- * checks that the consumer is still alive.  A consumer that made no
- * progress for RIP_BLOCK_MS is not waited for again until it moves: the
- * program runs on, dropping and counting.
+ * checks that the consumer is still alive, and how far its heartbeat moved
+ * (rip_file_beats).  It waits for as long as the consumer goes over the
+ * rings, however long it takes to come back to this one (3,000 threads
+ * that all write keep it busy for seconds): only a consumer whose beat
+ * stood still for RIP_BLOCK_MS (stopped, or stuck) is given up on, and not
+ * waited for again until it moves: the program runs on, dropping and
+ * counting.
  */
 static bool rip_wait_consumer(struct rip_file_hdr *h, struct rip_evring *r, uint64_t seq,
 			      uint32_t n)
 {
 	uint64_t consumed = rip_evring_consumed(r);
+	uint32_t beat = rip_file_beats(h);
 	int saved = errno;
 	int64_t start;
 	bool room = false;
@@ -467,13 +473,21 @@ static bool rip_wait_consumer(struct rip_file_hdr *h, struct rip_evring *r, uint
 	start = rip_mono_ms();
 	for (;;) {
 		struct timespec ts = { 0, 10 * 1000 * 1000 };
+		uint32_t b;
 
 		if (seq - rip_evring_consumed(r) < n) {
 			room = true;
 			break;
 		}
-		if (!rip_consumer_alive_recent(h) || rip_mono_ms() - start >= RIP_BLOCK_MS)
+		if (!rip_consumer_alive_recent(h))
 			break;
+		b = rip_file_beats(h);
+		if (b != beat) {
+			beat = b; /* it moves: the bound counts from now */
+			start = rip_mono_ms();
+		} else if (rip_mono_ms() - start >= RIP_BLOCK_MS) {
+			break;
+		}
 		rip_evring_wait_arm(r);
 		if (seq - rip_evring_consumed(r) < n) {
 			room = true;
@@ -950,7 +964,7 @@ void rip_event_array(const struct rip_event_type *t, const uint64_t *vals, const
 
 static uint32_t rip_env_size(const char *name, uint32_t def)
 {
-	const char *s = getenv(name);
+	const char *s = secure_getenv(name);
 	char *end;
 	unsigned long long v;
 
@@ -968,24 +982,22 @@ static uint32_t rip_env_size(const char *name, uint32_t def)
 
 int __rip_events_config(const struct rip_ring_opts *o, struct rip_ev_config *c)
 {
-	const char *mode = getenv("RIP_MODE");
+	const char *mode = secure_getenv("RIP_MODE");
 
 	c->rings = o && o->ev_rings ? o->ev_rings : rip_env_size("RIP_EVENT_RINGS", 64);
-	c->ring_size = o && o->ev_ring_size ? o->ev_ring_size
-					    : rip_env_size("RIP_EVENT_RING_SIZE", 256u << 10);
-	c->packet_size = o && o->ev_packet_size
-				 ? o->ev_packet_size
-				 : rip_env_size("RIP_EVENT_PACKET_SIZE", 16u << 10);
+	c->ring_size = o && o->ev_ring_size ? o->ev_ring_size :
+					      rip_env_size("RIP_EVENT_RING_SIZE", 256u << 10);
+	c->packet_size = o && o->ev_packet_size ? o->ev_packet_size :
+						  rip_env_size("RIP_EVENT_PACKET_SIZE", 16u << 10);
 	/*
 	 * The threads past the big rings get small ones: 10,000 live threads
 	 * take about 170 MiB, backed only as rings are first used.  A caller
 	 * that chose the number of rings gets exactly that, unless it asks for
 	 * small ones too.
 	 */
-	c->small_rings = rip_env_size("RIP_EVENT_SMALL_RINGS",
-				      (o && o->ev_rings) || getenv("RIP_EVENT_RINGS")
-					      ? 0
-					      : RIP_EV_SMALL_RINGS);
+	c->small_rings = rip_env_size(
+		"RIP_EVENT_SMALL_RINGS",
+		(o && o->ev_rings) || secure_getenv("RIP_EVENT_RINGS") ? 0 : RIP_EV_SMALL_RINGS);
 	c->small_ring_size = rip_env_size("RIP_EVENT_SMALL_RING_SIZE", 16u << 10);
 	c->small_packet_size = rip_env_size("RIP_EVENT_SMALL_PACKET_SIZE", 4u << 10);
 	if (o && o->ev_mode)
@@ -1007,14 +1019,13 @@ int __rip_events_config(const struct rip_ring_opts *o, struct rip_ev_config *c)
 		return 0; /* events off */
 	}
 	if (c->packet_size < 1024 || c->packet_size > (64u << 20) ||
-	    (c->packet_size & (c->packet_size - 1)) ||
-	    c->ring_size < 2 * c->packet_size || (c->ring_size & (c->ring_size - 1)))
+	    (c->packet_size & (c->packet_size - 1)) || c->ring_size < 2 * c->packet_size ||
+	    (c->ring_size & (c->ring_size - 1)))
 		return -EINVAL;
-	if (c->small_rings &&
-	    (c->small_packet_size < 4096 || c->small_packet_size > (64u << 20) ||
-	     (c->small_packet_size & (c->small_packet_size - 1)) ||
-	     c->small_ring_size < 2 * c->small_packet_size ||
-	     (c->small_ring_size & (c->small_ring_size - 1))))
+	if (c->small_rings && (c->small_packet_size < 4096 || c->small_packet_size > (64u << 20) ||
+			       (c->small_packet_size & (c->small_packet_size - 1)) ||
+			       c->small_ring_size < 2 * c->small_packet_size ||
+			       (c->small_ring_size & (c->small_ring_size - 1))))
 		return -EINVAL;
 	return 0;
 }

@@ -150,7 +150,7 @@ const struct rip_event_type __rip_fn_def_type = {
 /* RIP_FUNCTIONS=0 turns function tracing off: the file has no area, the hooks return. */
 static bool rip_fn_env_on(void)
 {
-	const char *s = getenv("RIP_FUNCTIONS");
+	const char *s = secure_getenv("RIP_FUNCTIONS");
 
 	return !s || strcmp(s, "0") != 0;
 }
@@ -158,7 +158,7 @@ static bool rip_fn_env_on(void)
 /* RIP_FUNCTION_IDS: entries of the function table, 1 to RIP_FN_IDS (the default). */
 static uint32_t rip_fn_env_ids(void)
 {
-	const char *s = getenv("RIP_FUNCTION_IDS");
+	const char *s = secure_getenv("RIP_FUNCTION_IDS");
 	char *end;
 	unsigned long v;
 
@@ -847,7 +847,7 @@ void __rip_fn_exit_at(struct rip_fn_stack *st, uintptr_t fn, uintptr_t cfa)
  * the frames at or below cfa, the catching frame's sp, were unwound; the
  * exits of C frames never ran, nor those of patched functions.
  */
-__nofn RIP_API void __rip_fn_caught(uintptr_t cfa)
+__nofn void __rip_fn_caught(uintptr_t cfa)
 {
 	struct rip_fn_stack *st = __rip_fn_stack_now(NULL);
 

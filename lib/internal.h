@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * lib/internal.h - what the parts of librip share and do not export:
- * the process-wide ring state, the clock and module-map helpers.
+ * the process-wide ring state, the clock and module-map helpers.  What
+ * librip-preload.so calls is in internal/preload.h, included here.
  */
 #ifndef RIP_LIB_INTERNAL_H
 #define RIP_LIB_INTERNAL_H
@@ -12,7 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "rip.h"
+#include <internal/preload.h>
+#include <rip.h>
 
 #define __hidden __attribute__((visibility("hidden")))
 /* rip_evw.ring past any ring: none was free (try again at the next event), or exited */
@@ -22,16 +24,16 @@
 #define RIP_EV_SMALL_RINGS 16320u /* with the 64 big ones: 16,384 threads with rings */
 #define RIP_MAX_SLOTS (1u << 22)
 #define RIP_MOD_CAP 1024u
-#define RIP_WATCH_COPY_SIZE 16384u	/* bytes per buffer of the watcher's copy area */
-#define RIP_WATCH_COPIES_DEFAULT 4096u	/* buffers: at most 64 MiB, backed as filled */
+#define RIP_WATCH_COPY_SIZE 16384u     /* bytes per buffer of the watcher's copy area */
+#define RIP_WATCH_COPIES_DEFAULT 4096u /* buffers: at most 64 MiB, backed as filled */
 #define RIP_WATCH_COPIES_MAX 65536u
 
 /* __rip_self.flags */
-#define RIP_SELF_EXITING 0x1u /* key destructor ran: never attach again */
-#define RIP_SELF_DUMMY 0x2u   /* writing into a dummy slot (no ring, or pool full) */
-#define RIP_SELF_ATTACHING 0x4u /* inside rip_attach (a signal handler may interrupt it) */
+#define RIP_SELF_EXITING 0x1u	   /* key destructor ran: never attach again */
+#define RIP_SELF_DUMMY 0x2u	   /* writing into a dummy slot (no ring, or pool full) */
+#define RIP_SELF_ATTACHING 0x4u	   /* inside rip_attach (a signal handler may interrupt it) */
 #define RIP_SELF_EXIT_PUT_OFF 0x8u /* thread exit put off to the next key-destructor round */
-#define RIP_TYPES_CAP 256u /* as many as the registry holds (events.c) */
+#define RIP_TYPES_CAP 256u	   /* as many as the registry holds (events.c) */
 
 /* Event ring geometry for a new file. */
 /*
@@ -48,20 +50,20 @@ struct rip_proc {
 	pthread_mutex_t lock;
 	struct rip_file_hdr *hdr; /* NULL while closed: release store, acquire loads */
 	size_t map_len;
-	uint32_t flags;		  /* RIP_F_* of the file */
+	uint32_t flags; /* RIP_F_* of the file */
 	char path[PATH_MAX];
 	pthread_key_t key;
 	bool key_ok;
-	uint32_t *legacy_map;	  /* librip.h: id -> slot index + 1 */
+	uint32_t *legacy_map; /* librip.h: id -> slot index + 1 */
 	uint32_t legacy_ids;
-	bool no_exec_follow;	  /* RIP_FOLLOW without exec: an exec'd image gets no file */
-	bool early;		  /* opening from a hook (__rip_auto_open_early): no atfork */
-	bool atfork_pending;	  /* opened early: rip_auto_open registers the fork handler */
-	bool scan_pending;	  /* opened early: rip_auto_open scans the module map */
-	bool sparse;		  /* the file is backed as it is used: __rip_commit before use */
-	uint64_t slots_backed;	  /* struct rip_fifo.backed of the slots' queue */
-	uint64_t rings_backed;	  /* ... and of the event rings' queue (events.c) */
-	size_t page;		  /* the page size */
+	bool no_exec_follow;   /* RIP_FOLLOW without exec: an exec'd image gets no file */
+	bool early;	       /* opening from a hook (__rip_auto_open_early): no atfork */
+	bool atfork_pending;   /* opened early: rip_auto_open registers the fork handler */
+	bool scan_pending;     /* opened early: rip_auto_open scans the module map */
+	bool sparse;	       /* the file is backed as it is used: __rip_commit before use */
+	uint64_t slots_backed; /* struct rip_fifo.backed of the slots' queue */
+	uint64_t rings_backed; /* ... and of the event rings' queue (events.c) */
+	size_t page;	       /* the page size */
 };
 
 extern struct rip_proc __rip_proc __hidden;
@@ -107,44 +109,8 @@ void __rip_slot_setup(struct rip_slot *s, uint32_t kind, int32_t tid, const char
 		      size_t namelen) __hidden;
 void __rip_name_copy(char *dst, const char *src, size_t len) __hidden;
 pid_t __rip_gettid(void) __hidden;
-/* For the preload library's pthread_setname_np (declared in preload/common.h too). */
-RIP_API int __rip_thread_name(int32_t tid, const char *name);
-/* For the preload library's makecontext: rip_coro_create without the module rescan. */
-RIP_API int __rip_coro_new(const char *name, struct rip_coro **out);
-/* The preload library's first hook opens the ring file (declared in preload/common.h too). */
-RIP_API int __rip_auto_open_early(const struct rip_event_type *const *types, size_t ntypes);
 int __rip_type_register(const struct rip_event_type *t, bool early) __hidden;
 uint64_t __rip_start_ticks(pid_t pid) __hidden;
-
-/*
- * A child of a raw clone or clone3, which ran no fork handler (it still maps
- * its parent's file): run the handler now, so that it writes a file of its
- * own or none.  1 if it ran, 0 otherwise.  Called by the slow paths and by
- * the preload library's hooks (declared in preload/common.h too).
- */
-RIP_API int __rip_fork_check(void);
-
-/*
- * Write an event with fields v[0 .. nv) and the variable tail as the slow
- * path takes it, at time ts (no earlier than the stream's last event): the
- * events the preload library kept while a signal handler interrupted the
- * writing of another (preload/nest.c; declared in preload/common.h too).
- */
-RIP_API void __rip_event_replay(const struct rip_event_type *t, const uint64_t *v, uint32_t nv,
-				const void *tail, size_t tlen, uint64_t ts);
-
-/*
- * The preload library keeps the events of a signal handler's hooks that
- * interrupted the writing of another (preload/nest.c; declared in
- * preload/common.h too): keep returns true when it took (or counted) one.
- */
-RIP_API void __rip_event_set_keeper(bool (*keep)(const struct rip_event_type *t,
-						 const uint64_t *v, uint32_t nv, const void *tail,
-						 uint32_t tlen));
-
-/* The preload library's watcher (preload/watch.c; declared in preload/watch.h too). */
-RIP_API struct rip_file_hdr *__rip_file_hdr(void);
-RIP_API int __rip_file_commit(uint64_t off, size_t len);
 
 /* clock.c */
 void __rip_clock_init(struct rip_file_hdr *h) __hidden;
@@ -187,25 +153,12 @@ int __rip_fn_fork_copy(int fd, struct rip_file_hdr *h, uint32_t used,
 struct rip_fn_stack *__rip_fn_stack_now(uint32_t *index) __hidden;
 void __rip_fn_enter_at(struct rip_fn_stack *st, uintptr_t fn, uintptr_t cfa) __hidden;
 void __rip_fn_exit_at(struct rip_fn_stack *st, uintptr_t fn, uintptr_t cfa) __hidden;
-RIP_API void __cyg_profile_func_enter(void *this_fn, void *call_site);
-RIP_API void __cyg_profile_func_exit(void *this_fn, void *call_site);
 
-/* patch.c: -fpatchable-function-entry, for the preload library's watcher and hooks */
 /*
- * Patch (on) or unpatch the n sites at addrs (the entries of functions
- * built with -fpatchable-function-entry); !on and addrs NULL: every site
- * patched so far.  *ok and *failed count the sites.  0, or -errno of a
- * failure (-EPERM: a user shadow stack is on).
+ * patch.c: -fpatchable-function-entry (what the preload library calls is in
+ * internal/preload.h); a catch's part for the patched calls' return
+ * addresses (__rip_fn_caught's).
  */
-RIP_API int __rip_fn_patch(const uint64_t *addrs, uint32_t n, bool on, uint32_t *ok,
-			   uint32_t *failed);
-/* Sites patched now. */
-RIP_API uint32_t __rip_fn_patched(void);
-/* An exception is about to unwind this thread's stack: the real return addresses back. */
-RIP_API void __rip_fn_unwinding(void);
-/* A catch block begins in the frame whose sp is cfa: the frames below it are gone (func.c). */
-RIP_API void __rip_fn_caught(uintptr_t cfa);
-/* ... the patched ones' return addresses (patch.c). */
 void __rip_fn_rets_caught(uintptr_t cfa) __hidden;
 
 /* modules.c */

@@ -54,7 +54,7 @@ static bool rip_file_in_use(const char *file)
 }
 
 __attribute__((visibility("default"))) struct rip_ring *__rip_legacy_create(const char *file,
-									   uint32_t max_procs)
+									    uint32_t max_procs)
 {
 	uint32_t ids = max_procs ? max_procs : rip_pid_max();
 	uint32_t slots = max_procs ? max_procs + 1 : RIP_LEGACY_DEFAULT_SLOTS;
@@ -111,9 +111,8 @@ static int32_t rip_legacy_use(struct rip_file_hdr *h, uint32_t slot)
 	return (int32_t)slot;
 }
 
-__attribute__((visibility("default"))) int32_t __rip_legacy_init(uint32_t id, const char *name,
-								 size_t namelen, uint8_t idx,
-								 uint8_t ctr)
+__attribute__((visibility("default"))) int32_t
+__rip_legacy_init(uint32_t id, const char *name, size_t namelen, uint8_t idx, uint8_t ctr)
 {
 	struct rip_file_hdr *h = __atomic_load_n(&__rip_proc.hdr, __ATOMIC_ACQUIRE);
 	uint32_t *map = __rip_proc.legacy_map;
@@ -138,8 +137,7 @@ __attribute__((visibility("default"))) int32_t __rip_legacy_init(uint32_t id, co
 	if (__rip_slot_take(h, &slot))
 		return rip_legacy_use(h, 0);
 	s = rip_slot_at(h, slot);
-	__rip_slot_setup(s, RIP_KIND_THREAD, __rip_gettid(), name ? name : "",
-			 name ? namelen : 0);
+	__rip_slot_setup(s, RIP_KIND_THREAD, __rip_gettid(), name ? name : "", name ? namelen : 0);
 	s->user_id = id;
 	/* Publish id -> slot: pairs with the acquire load above in other threads. */
 	cur = 0;

@@ -160,7 +160,8 @@ void __rip_modules_scan(void)
 			continue;
 		/* An entry is backed before it is written (tmpfs full: the map is full). */
 		if (count >= h->mod_cap ||
-		    __rip_commit(h, h->mod_off + (uint64_t)count * RIP_MODULE_SIZE, RIP_MODULE_SIZE)) {
+		    __rip_commit(h, h->mod_off + (uint64_t)count * RIP_MODULE_SIZE,
+				 RIP_MODULE_SIZE)) {
 			/* Readers only test the bit: no ordering needed. */
 			__atomic_fetch_or(&h->proc_flags, RIP_P_MOD_FULL, __ATOMIC_RELAXED);
 			break;

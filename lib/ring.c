@@ -30,6 +30,13 @@
  * the very same address (MAP_FIXED), so every pointer (slots, coroutine
  * handles, librip.h's rip_ring) stays valid and no write ever reaches the
  * parent's file.
+ *
+ * The environment (RIP_*, XDG_RUNTIME_DIR) is read with secure_getenv, here
+ * and in events.c, clock.h and the preload library: under secure execution
+ * (a set-user-ID or set-group-ID program, file capabilities: AT_SECURE) it
+ * belongs to whoever ran the program, who must not choose where a file is
+ * made, nor anything else.  Such a program then opens no file by itself
+ * (RIP_RING is unset for it), and one it asks for goes to the default place.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -83,11 +90,12 @@ void __rip_name_copy(char *dst, const char *src, size_t len)
 
 /* Lay the areas out one after the other (rip/abi.h); returns the file size. */
 /*
- * Defined by librip-preload.so (preload/watch.c), which alone has a watcher:
- * a program without it gets no copy area, and its file stays as small as
- * before (tools that copy ring files whole pay for every byte of its size).
+ * __rip_preload_watch (internal/preload.h) is defined by librip-preload.so
+ * alone: a program without it gets no copy area, and its file stays as
+ * small as before (tools that copy ring files whole pay for every byte of
+ * its size).  A weak reference: 0 without it.
  */
-extern const int __rip_preload_watch __attribute__((weak, visibility("default")));
+#pragma weak __rip_preload_watch
 
 static size_t rip_file_layout(struct rip_file_hdr *h, uint32_t slots,
 			      const struct rip_ev_config *ev, uint32_t copies, bool samples)
@@ -135,7 +143,7 @@ static size_t rip_file_layout(struct rip_file_hdr *h, uint32_t slots,
  */
 static bool rip_env_samples(void)
 {
-	const char *s = getenv("RIP_SAMPLE");
+	const char *s = secure_getenv("RIP_SAMPLE");
 
 	return &__rip_preload_watch && s && *s && strcmp(s, "0") != 0;
 }
@@ -149,7 +157,7 @@ static bool rip_env_samples(void)
  */
 static uint32_t rip_env_watch_copies(void)
 {
-	const char *s = getenv("RIP_WATCH_COPIES"), *w = getenv("RIP_WATCH");
+	const char *s = secure_getenv("RIP_WATCH_COPIES"), *w = secure_getenv("RIP_WATCH");
 	char *end;
 	unsigned long v;
 
@@ -211,9 +219,8 @@ static int rip_fifo_back(struct rip_fifo q, uint64_t i)
 	if (got > q.n)
 		got = q.n;
 	/* A count only: the page itself was backed by the call above, in this process. */
-	while (have < got &&
-	       !__atomic_compare_exchange_n(q.backed, &have, got, true, __ATOMIC_RELAXED,
-					    __ATOMIC_RELAXED))
+	while (have < got && !__atomic_compare_exchange_n(q.backed, &have, got, true,
+							  __ATOMIC_RELAXED, __ATOMIC_RELAXED))
 		;
 	return 0;
 }
@@ -237,8 +244,8 @@ int __rip_fifo_push(struct rip_fifo q, uint32_t item)
 
 		if (dif == 0) {
 			/* Release: the cell's page is backed before a popper sees the new tail. */
-			if (__atomic_compare_exchange_n(q.tail, &pos, pos + 1, true, __ATOMIC_RELEASE,
-							__ATOMIC_RELAXED))
+			if (__atomic_compare_exchange_n(q.tail, &pos, pos + 1, true,
+							__ATOMIC_RELEASE, __ATOMIC_RELAXED))
 				break;
 		} else if (dif < 0) {
 			return -ENOSPC; /* more releases than items: a corrupted file */
@@ -291,8 +298,8 @@ int __rip_fifo_pop(struct rip_fifo q, uint32_t *item)
 		int64_t dif = (int64_t)(seq - (pos + 1));
 
 		if (dif == 0) {
-			if (__atomic_compare_exchange_n(q.head, &pos, pos + 1, true, __ATOMIC_RELAXED,
-							__ATOMIC_RELAXED))
+			if (__atomic_compare_exchange_n(q.head, &pos, pos + 1, true,
+							__ATOMIC_RELAXED, __ATOMIC_RELAXED))
 				break;
 		} else if (dif < 0) {
 			/*
@@ -784,8 +791,8 @@ static void rip_hdr_identity(struct rip_file_hdr *h)
 /* The directory for ring files: $RIP_DIR, $XDG_RUNTIME_DIR/rip, /dev/shm. */
 static int rip_default_dir(char *buf, size_t len)
 {
-	const char *d = getenv("RIP_DIR");
-	const char *x = getenv("XDG_RUNTIME_DIR");
+	const char *d = secure_getenv("RIP_DIR");
+	const char *x = secure_getenv("XDG_RUNTIME_DIR");
 	int n;
 
 	if (d && *d) {
@@ -904,7 +911,7 @@ out_close:
  */
 static bool rip_follows(const char *what)
 {
-	const char *s = getenv("RIP_FOLLOW");
+	const char *s = secure_getenv("RIP_FOLLOW");
 	size_t n = strlen(what);
 
 	if (!s || !*s || !strcmp(s, "1") || !strcmp(s, "all"))
@@ -935,7 +942,7 @@ static size_t rip_file_reserved(size_t len, const struct rip_file_hdr *h, bool s
  */
 static void rip_mark_failed(const char *path, int err, size_t need)
 {
-	const char *consumer = getenv("RIP_CONSUMER");
+	const char *consumer = secure_getenv("RIP_CONSUMER");
 	char mark[PATH_MAX];
 	size_t at = 0;
 	int fd;
@@ -960,8 +967,7 @@ static void rip_mark_failed(const char *path, int err, size_t need)
  * backed as they are first used (__rip_commit), or all at once with
  * sparse false.  Returns the fd or -errno.
  */
-static int rip_file_create(const char *path, size_t len, const struct rip_file_hdr *h,
-			   bool sparse)
+static int rip_file_create(const char *path, size_t len, const struct rip_file_hdr *h, bool sparse)
 {
 	int fd, err;
 
@@ -1177,7 +1183,7 @@ err_unlink:
 
 static uint32_t rip_env_slots(void)
 {
-	const char *s = getenv("RIP_SLOTS");
+	const char *s = secure_getenv("RIP_SLOTS");
 	char *end;
 	unsigned long v;
 
@@ -1199,6 +1205,13 @@ int rip_ring_open(const struct rip_ring_opts *opts)
 		/* Fields past the caller's sz stay 0: an older caller gets the defaults. */
 		if (opts->sz < offsetof(struct rip_ring_opts, flags))
 			return -EINVAL;
+		/*
+		 * A newer caller's fields past ours: refused unless zero (what it
+		 * asks for, this library cannot do), as libbpf's OPTS_VALID.
+		 */
+		for (size_t i = sizeof(o); i < opts->sz; i++)
+			if (((const char *)opts)[i])
+				return -E2BIG;
 		memcpy(&o, opts, opts->sz < sizeof(o) ? opts->sz : sizeof(o));
 		o.sz = sizeof(o);
 		if (o.flags)
@@ -1421,9 +1434,9 @@ static int rip_copy_rings(int fd, struct rip_file_hdr *h, size_t len)
 	    rip_write_all(fd, (char *)h + h->ev_off, (size_t)big * h->ev_ring_size,
 			  (off_t)h->ev_off))
 		return -1;
-	if (used > big && rip_write_all(fd, (char *)h + h->ev_small_off,
-					(size_t)(used - big) * h->ev_small_ring_size,
-					(off_t)h->ev_small_off))
+	if (used > big &&
+	    rip_write_all(fd, (char *)h + h->ev_small_off,
+			  (size_t)(used - big) * h->ev_small_ring_size, (off_t)h->ev_small_off))
 		return -1;
 	/* The shadow stacks of the slots in use, and the function table. */
 	return __rip_fn_fork_copy(fd, h, __atomic_load_n(&h->fresh, __ATOMIC_RELAXED),
@@ -1460,7 +1473,8 @@ static void rip_atfork_child(void)
 		size_t at = 0;
 
 		path[0] = 0;
-		ok = rip_str_add(path, sizeof(path), &at, __rip_proc.path, strlen(__rip_proc.path)) &&
+		ok = rip_str_add(path, sizeof(path), &at, __rip_proc.path,
+				 strlen(__rip_proc.path)) &&
 		     rip_str_add(path, sizeof(path), &at, ".", 1) &&
 		     rip_num_add(path, sizeof(path), &at, (uint64_t)getpid());
 	} else {
@@ -1557,7 +1571,7 @@ err_private:
  */
 static bool rip_auto_opts(struct rip_ring_opts *o)
 {
-	const char *v = getenv("RIP_RING"), *root = getenv("RIP_ROOT");
+	const char *v = secure_getenv("RIP_RING"), *root = secure_getenv("RIP_ROOT");
 	struct stat st;
 
 	if (!v || !*v || !strcmp(v, "0"))
@@ -1633,7 +1647,7 @@ out_unlock:
 static void rip_env_unpreload(void)
 {
 	static const char key[] = "LD_PRELOAD=";
-	const char *f = getenv("RIP_FOLLOW");
+	const char *f = secure_getenv("RIP_FOLLOW");
 
 	if (!f || !*f || rip_follows("exec"))
 		return;

@@ -49,6 +49,7 @@ else
 fi
 echo "bench: installing the $what comparison's packages: $line" >&2
 export DEBIAN_FRONTEND=noninteractive
+# shellcheck disable=SC2086 # a list of packages
 if ! { $sudo apt-get update -qq && $sudo apt-get install -y -qq --no-install-recommends $need; } \
 	>&2; then
 	echo "bench: installing failed; run:  apt-get update && $line" >&2

@@ -27,6 +27,9 @@ if [ "$what" = check ]; then
 	have_cmd python3 || need="$need python3"
 	have_cmd gdb || need="$need gdb"
 	have_cmd strace || need="$need strace"
+	# tests/integ/ring-bombs.sh: compressed ring files, the time and memory of rip ls
+	have_cmd zstd || need="$need zstd"
+	have_cmd /usr/bin/time || need="$need time"
 	have_cmd sqlite3 || need="$need sqlite3"
 	have_cmd git || need="$need git"
 	# the real programs of tests/integ/real-*.sh (any rustc found will do)
@@ -49,9 +52,16 @@ if [ "$what" = check ]; then
 	have_cmd chromium || need="$need chromium"
 	# the second compiler of make check and of tests/integ/headers.sh
 	have_cmd clang || need="$need clang"
+	# tests/integ/shellcheck.sh: every script make check runs
+	have_cmd shellcheck || need="$need shellcheck"
+	# tests/integ/clang-format.sh: the version that formats the library's sources
+	have_cmd clang-format-14 || need="$need clang-format-14"
+	# make cross-aarch64 (tests/integ/cross-aarch64.sh): the cross compiler and its libc
+	have_cmd aarch64-linux-gnu-gcc || need="$need gcc-aarch64-linux-gnu"
+	[ -e /usr/aarch64-linux-gnu/include/stdio.h ] || need="$need libc6-dev-arm64-cross"
 	# clang's AddressSanitizer runtime for the reader tests
 	[ -n "$(find /usr/lib/llvm-*/lib/clang/*/lib/linux -name 'libclang_rt.asan-x86_64.a' 2>/dev/null | head -n 1)" ] ||
-		[ -n "$(gcc -print-file-name=libasan.so 2>/dev/null | grep /)" ] || need="$need libasan8"
+		gcc -print-file-name=libasan.so 2>/dev/null | grep -q / || need="$need libasan8"
 	# libFuzzer, for the harnesses of tests/fuzz (make fuzz, tests/integ/fuzz.sh): in the
 	# runtime package of the clang installed (of Debian's default clang when none is yet)
 	if have_cmd clang; then
@@ -62,7 +72,7 @@ if [ "$what" = check ]; then
 	fi
 	# ThreadSanitizer's runtime for the concurrency tests (build/tsan)
 	[ -n "$(find /usr/lib/llvm-*/lib/clang/*/lib/linux -name 'libclang_rt.tsan-x86_64.a' 2>/dev/null | head -n 1)" ] ||
-		[ -n "$(gcc -print-file-name=libtsan.so 2>/dev/null | grep /)" ] || need="$need libtsan2"
+		gcc -print-file-name=libtsan.so 2>/dev/null | grep -q / || need="$need libtsan2"
 fi
 [ -z "$need" ] && exit 0
 
@@ -78,6 +88,7 @@ else
 fi
 echo "librip: installing them: $line" >&2
 export DEBIAN_FRONTEND=noninteractive
+# shellcheck disable=SC2086 # a list of packages
 if ! { $sudo apt-get update -qq && $sudo apt-get install -y -qq --no-install-recommends $need; } >&2; then
 	echo "librip: installing failed; run:  apt-get update && $line" >&2
 	exit 1

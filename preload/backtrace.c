@@ -882,7 +882,7 @@ static int rip_pl_tab_map(void)
  */
 int rip_pl_bt_init_early(void)
 {
-	const char *s = getenv("RIP_DEPTH");
+	const char *s = secure_getenv("RIP_DEPTH");
 	int err;
 
 	if (s && *s) {
@@ -892,7 +892,7 @@ int rip_pl_bt_init_early(void)
 		if (!*end && v >= 1)
 			rip_pl_depth = v > RIP_BT_MAX_DEPTH ? RIP_BT_MAX_DEPTH : (uint32_t)v;
 	}
-	s = getenv("RIP_UNWIND");
+	s = secure_getenv("RIP_UNWIND");
 	if (s && !strcmp(s, "fp"))
 		rip_pl_unwind_mode = RIP_PL_UNW_FP;
 	else if (s && !strcmp(s, "libunwind"))

@@ -463,12 +463,12 @@ static int rip_pl_atfork_init(void)
  * RIP_RESOURCES=0 (plain rip run): the resource hooks only forward, the
  * costly start (libunwind, the stack table, pagemap) is skipped, and the
  * ring file's categories stay as the program sets them, for its own
- * events; threads' slots and wait records work all the same.  getenv only
- * reads environ: no lock.
+ * events; threads' slots and wait records work all the same.
+ * secure_getenv only reads environ and libc's flag: no lock.
  */
 static bool rip_pl_no_resources(void)
 {
-	const char *v = getenv("RIP_RESOURCES");
+	const char *v = secure_getenv("RIP_RESOURCES");
 
 	return v && strcmp(v, "0") == 0;
 }
@@ -487,6 +487,12 @@ bool rip_pl_start_early(void)
 {
 	struct rip_pl_thread *t = &rip_pl_self;
 	int expect = RIP_PL_UNSTARTED, err;
+
+	if (rip_pl_secure()) {
+		/* Release: as below; tracing stays off (rip_pl_off), the hooks only forward. */
+		__atomic_store_n(&rip_pl_started, 1, __ATOMIC_RELEASE);
+		return false;
+	}
 
 	/*
 	 * Inside a hook, or before libc's constructor has set environ (the
@@ -546,6 +552,20 @@ __attribute__((constructor)) static void rip_pl_init(void)
 		}
 		/* RIP_PL_EARLY: take it over. */
 	}
+	if (rip_pl_secure()) {
+		/*
+		 * Secure execution (a set-user-ID or set-group-ID program, file
+		 * capabilities): whoever runs it may not steer it through RIP_*,
+		 * and glibc lets a preload library into such a program only from
+		 * a trusted place.  Whatever let us in, we do nothing: the hooks
+		 * only forward to the real functions, for good.
+		 */
+		rip_pl_mem_resolve();
+		rip_pl_resolve_all();
+		/* Release: pairs with the hooks' loads; rip_pl_off stays 1. */
+		__atomic_store_n(&rip_pl_started, 1, __ATOMIC_RELEASE);
+		return;
+	}
 	early = state == RIP_PL_EARLY;
 	rip_pl_alive_init();
 	__rip_event_set_keeper(rip_pl_keep);
@@ -564,7 +584,7 @@ __attribute__((constructor)) static void rip_pl_init(void)
 		return;
 	{
 		/* Slots at thread birth and wait records, unless RIP_WAITS=0 (thread.c, wait.c). */
-		const char *w = getenv("RIP_WAITS");
+		const char *w = secure_getenv("RIP_WAITS");
 
 		if (!w || strcmp(w, "0") != 0) {
 			/* Relaxed: threads that see 0 only miss their slot at birth. */

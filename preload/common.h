@@ -34,7 +34,9 @@
 #include <stddef.h>
 #include <signal.h>
 #include <stdint.h>
+#include <sys/auxv.h>
 #include <sys/types.h>
+#include <internal/preload.h>
 #include <rip.h>
 #include <rip/resource.h>
 
@@ -96,6 +98,16 @@ extern int rip_pl_off;
 /* Turn tracing off for good (fail open); err is kept for `rip` to show. */
 void rip_pl_fail(int err);
 
+/*
+ * Secure execution (AT_SECURE: set-user-ID, set-group-ID, file
+ * capabilities): the preload library does nothing at all, whatever the
+ * environment says.  No lock: getauxval reads what the kernel gave at exec.
+ */
+static inline bool rip_pl_secure(void)
+{
+	return getauxval(AT_SECURE) != 0;
+}
+
 /* Nonzero once tracing has started (early or by the constructor): see rip_pl_enter. */
 extern int rip_pl_started;
 
@@ -119,9 +131,6 @@ extern uint32_t *rip_pl_alive __attribute__((visibility("hidden")));
  */
 bool rip_pl_child_setup(void);
 
-/* librip: a child of a raw clone sets itself up (lib/ring.c; 1 if it did). */
-int __rip_fork_check(void);
-
 /*
  * The slow half of rip_pl_enter: the guard is up, or a CLONE_VM child of
  * clone(3) shares this thread's TLS (nest.c).  0: forward (our own work, or
@@ -144,12 +153,6 @@ void rip_pl_leave_slow(struct rip_pl_thread *t);
  */
 bool rip_pl_keep(const struct rip_event_type *type, const uint64_t *v, uint32_t nv,
 		 const void *tail, uint32_t tlen);
-/* librip: who keeps nested events (lib/events.c). */
-void __rip_event_set_keeper(bool (*keep)(const struct rip_event_type *t, const uint64_t *v,
-					 uint32_t nv, const void *tail, uint32_t tlen));
-/* librip: write an event at time ts from outside the fast path (lib/events.c). */
-void __rip_event_replay(const struct rip_event_type *type, const uint64_t *v, uint32_t nv,
-			const void *tail, size_t tlen, uint64_t ts);
 /* For a wait wrapper while t->vm is up: is the caller such a child (not to record)? */
 bool rip_pl_wait_foreign(struct rip_pl_thread *t);
 /* After syscall(2) made a clone, clone3 or fork: set up the child at once (clone.c). */
@@ -163,9 +166,6 @@ void rip_pl_res_fork_child(void);
 void rip_pl_wait_fork_child(void);
 void rip_pl_watch_fork_child(void);
 void rip_pl_sample_fork_child(void);
-
-/* librip: open the ring file from a hook, taking no lock a caller may hold (lib/ring.c). */
-int __rip_auto_open_early(const struct rip_event_type *const *types, size_t ntypes);
 
 /* The next definition of name after this library, from the symbol tables; no lock (resolve.c). */
 void *rip_pl_lookup_next(const char *name);
@@ -231,8 +231,6 @@ static inline __attribute__((always_inline)) bool rip_pl_enter(unsigned category
 extern int rip_pl_waits;
 /* A slot for the calling thread, with a first snap at start (0: none); errno kept. */
 void rip_pl_thread_born(uintptr_t start);
-/* librip: name the slot of thread tid (0: the caller), taking no lock (lib/ring.c). */
-int __rip_thread_name(int32_t tid, const char *name);
 
 /* Nonzero: a pagemap snapshot was asked for while it could not be taken (pagemap.c). */
 extern int rip_pl_pm_pending;

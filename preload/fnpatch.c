@@ -42,11 +42,6 @@
 #include "common.h"
 #include "watch.h"
 
-/* librip (lib/patch.c, lib/internal.h) */
-int __rip_fn_patch(const uint64_t *addrs, uint32_t n, bool on, uint32_t *ok, uint32_t *failed);
-uint32_t __rip_fn_patched(void);
-void __rip_fn_unwinding(void);
-void __rip_fn_caught(uintptr_t cfa);
 
 /* Read the request's list; its addresses (a mapping to unmap) into *out.  0 or -errno. */
 static int rip_pl_fn_list(const char *path, struct rip_patch_list *l, uint64_t **out, size_t *len)

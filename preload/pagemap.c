@@ -539,7 +539,7 @@ static int pm_signal_number(const char *s)
 
 int rip_pl_pagemap_init(void)
 {
-	const char *on = getenv("RIP_PAGEMAP"), *sig = getenv("RIP_PAGEMAP_SIGNAL");
+	const char *on = secure_getenv("RIP_PAGEMAP"), *sig = secure_getenv("RIP_PAGEMAP_SIGNAL");
 	long ps = sysconf(_SC_PAGESIZE);
 	struct sigaction sa;
 	int n;

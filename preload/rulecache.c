@@ -423,7 +423,7 @@ __attribute__((destructor)) static void rip_pl_rc_at_exit(void)
 
 int rip_pl_rc_init(void)
 {
-	const char *d = getenv("RIP_RULE_CACHE");
+	const char *d = secure_getenv("RIP_RULE_CACHE");
 	void *p;
 
 	if (!d || d[0] != '/' || strlen(d) >= sizeof(rip_pl_rc_dir))

@@ -478,7 +478,7 @@ static int sp_pick_signal(void)
 
 int rip_pl_sample_init(void)
 {
-	const char *env = getenv("RIP_SAMPLE");
+	const char *env = secure_getenv("RIP_SAMPLE");
 	struct rip_file_hdr *h;
 	struct sigaction sa;
 	unsigned long hz;

@@ -35,9 +35,6 @@ struct rip_pl_ctx {
 
 static struct rip_pl_ctx rip_pl_ctxs[RIP_PL_CTX_MAX];
 
-/* librip: rip_coro_create without its module rescan (lib/ring.c). */
-int __rip_coro_new(const char *name, struct rip_coro **out);
-
 static uint32_t rip_pl_ctx_hash(const ucontext_t *uc)
 {
 	uint64_t x = (uintptr_t)uc;

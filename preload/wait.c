@@ -80,6 +80,8 @@ void rip_pl_wait_fork_child(void)
 
 __attribute__((constructor)) static void rip_pl_wait_init(void)
 {
+	if (rip_pl_secure())
+		return; /* wait records stay off (common.c) */
 	rip_pl_wait_fork_child();
 	pthread_atfork(NULL, NULL, rip_pl_wait_fork_child);
 }

@@ -106,7 +106,6 @@ static struct {
 } W = { .period_ms = WATCH_PERIOD_MS };
 
 /* Tells librip (a weak reference in lib/ring.c) that a watcher may need a copy area. */
-RIP_PL_EXPORT extern const int __rip_preload_watch;
 const int __rip_preload_watch = 1;
 
 static long rip_pl_futex(uint32_t *w, int op, uint32_t val, const struct timespec *ts)
@@ -866,7 +865,7 @@ void rip_pl_watch_fork_child(void)
 
 void rip_pl_watch_init(void)
 {
-	const char *v = getenv("RIP_WATCH"), *p = getenv("RIP_WATCH_PERIOD");
+	const char *v = secure_getenv("RIP_WATCH"), *p = secure_getenv("RIP_WATCH_PERIOD");
 	struct rip_file_hdr *h = __rip_file_hdr();
 
 	if (!h)

@@ -10,12 +10,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct rip_file_hdr;
-
-/* librip (lib/ring.c): the open file, and backing part of it before use. */
-struct rip_file_hdr *__rip_file_hdr(void);
-int __rip_file_commit(uint64_t off, size_t len);
-
 /* The constructor, with a ring file open: read RIP_WATCH*, arm the lazy start. */
 void rip_pl_watch_init(void);
 

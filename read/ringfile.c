@@ -30,7 +30,10 @@
 
 #include <rip/proc.h>
 
+#include <internal/clock.h>
+
 #include "read/ringfile.h"
+#include "read/ringname.h"
 
 #define RR_MAX_SLOTS (1u << 22)
 #define RR_MAX_MODULES (1u << 20)
@@ -157,7 +160,7 @@ static bool rr_aligned(const struct rip_file_hdr *h)
 	return !(any & 7);
 }
 
-static int rr_check_hdr(const struct rip_file_hdr *h, uint64_t st_size, char *err, size_t len)
+int rr_check_hdr(const struct rip_file_hdr *h, uint64_t st_size, char *err, size_t len)
 {
 	if (memcmp(h->magic, RIP_MAGIC, sizeof(h->magic))) {
 		static const char zero[8];
@@ -259,12 +262,56 @@ static int rr_check_hdr(const struct rip_file_hdr *h, uint64_t st_size, char *er
 	return rr_check_clock(h, err, len);
 }
 
-/* A compressed copy (.gz, .zst) is read through an unpacked memory copy. */
-static int rr_open_unpacked(struct rr_file *f, struct stat *st, char *err, size_t len)
+/* The end of an area of count entries of size bytes at off (0 for none). */
+static uint64_t rr_area_end(uint64_t off, uint64_t count, uint64_t size)
+{
+	return count ? off + count * size : 0;
+}
+
+static uint64_t rr_max(uint64_t a, uint64_t b)
+{
+	return a > b ? a : b;
+}
+
+uint64_t rr_hdr_extent(const struct rip_file_hdr *h)
+{
+	uint64_t end = rr_area_end(h->slot_off, h->slot_count, RIP_SLOT_SIZE);
+
+	/* rr_check_hdr put every area inside file_size: no sum below overflows */
+	end = rr_max(end, rr_area_end(h->fifo_off, h->slot_count, sizeof(struct rip_fifo_cell)));
+	end = rr_max(end, rr_area_end(h->mod_off, h->mod_cap, RIP_MODULE_SIZE));
+	end = rr_max(end, rr_area_end(h->types_off, h->types_cap, RIP_EVTYPE_SIZE));
+	end = rr_max(end, rr_area_end(h->cats_off, RIP_CATEGORIES, RIP_CATEGORY_NAME_MAX));
+	if (h->ev_rings) {
+		uint32_t big = h->ev_big ? h->ev_big : h->ev_rings;
+
+		end = rr_max(end, rr_area_end(h->ev_fifo_off, h->ev_rings,
+					      sizeof(struct rip_fifo_cell)));
+		end = rr_max(end, rr_area_end(h->ev_ctl_off, h->ev_rings, RIP_EVRING_SIZE));
+		end = rr_max(end, rr_area_end(h->ev_off, big, h->ev_ring_size));
+		if (h->ev_big)
+			end = rr_max(end, rr_area_end(h->ev_small_off, h->ev_rings - h->ev_big,
+						      h->ev_small_ring_size));
+	}
+	/* the watcher's copies: not checked by rr_check_hdr, counted only when in the file */
+	if (h->watch_off && rr_in_file(h->watch_off, h->watch_copies, h->watch_copy_size,
+				       h->file_size))
+		end = rr_max(end, rr_area_end(h->watch_off, h->watch_copies, h->watch_copy_size));
+	if (h->sample_off)
+		end = rr_max(end, rr_area_end(h->sample_off, h->slot_count, RIP_SAMPLE_RING_SIZE));
+	return end;
+}
+
+/*
+ * A compressed copy (.gz, .zst) is read through an unpacked memory copy:
+ * of a ring file, or (raw_max not 0) of a raw file of at most raw_max bytes.
+ */
+static int rr_open_unpacked(struct rr_file *f, struct stat *st, uint64_t raw_max, char *err,
+			    size_t len)
 {
 	int ret, mem;
 
-	ret = rr_unpack(f->fd, f->path, &mem, err, len);
+	ret = rr_unpack(f->fd, f->path, raw_max, &mem, err, len);
 	if (!ret && mem < 0)
 		return 0;
 	close(f->fd);
@@ -280,8 +327,8 @@ static int rr_open_unpacked(struct rr_file *f, struct stat *st, char *err, size_
 	return ret;
 }
 
-static int rr_open_fd(const char *path, struct rr_file *f, struct stat *st, char *err,
-		      size_t len)
+static int rr_open_fd(const char *path, struct rr_file *f, struct stat *st, uint64_t raw_max,
+		      char *err, size_t len)
 {
 	memset(f, 0, sizeof(*f));
 	f->fd = -1;
@@ -303,7 +350,7 @@ static int rr_open_fd(const char *path, struct rr_file *f, struct stat *st, char
 		f->fd = -1;
 		return rr_fail(err, len, -EINVAL, "%s: not a regular file", path);
 	}
-	return rr_open_unpacked(f, st, err, len);
+	return rr_open_unpacked(f, st, raw_max, err, len);
 }
 
 static int rr_map(struct rr_file *f, size_t size, char *err, size_t len)
@@ -325,7 +372,7 @@ int rr_open(const char *path, struct rr_file *f, char *err, size_t errlen)
 	int ret;
 	char why[RR_ERR_MAX];
 
-	ret = rr_open_fd(path, f, &st, err, errlen);
+	ret = rr_open_fd(path, f, &st, 0, err, errlen);
 	if (ret)
 		return ret;
 	if ((uint64_t)st.st_size < RIP_HDR_SIZE) {
@@ -401,99 +448,12 @@ int rr_open_target(const char *target, struct rr_file *f, char *err, size_t errl
 	return rr_open(target, f, err, errlen);
 }
 
-/* Are the n bytes at p all zero? */
-static bool rr_zero(const uint8_t *p, size_t n)
-{
-	const uint64_t *w = (const uint64_t *)p;
-	size_t k;
-
-	for (k = 0; k < n / 8; k++)
-		if (w[k])
-			return false;
-	for (k *= 8; k < n; k++)
-		if (p[k])
-			return false;
-	return true;
-}
-
-int rr_copy(const struct rr_file *f, const char *dst, bool sync, char *err, size_t errlen)
-{
-	const size_t chunk = 1u << 20;
-	uint64_t size = f->len, off = 0;
-	uint8_t *buf = NULL;
-	int out, ret = 0;
-
-	if (f->fd < 0 || f->legacy_raw)
-		return rr_fail(err, errlen, -EINVAL, "%s: not a ring file to copy", f->path);
-	out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (out < 0)
-		return rr_fail(err, errlen, -errno, "%s: %s", dst, strerror(errno));
-	buf = malloc(chunk);
-	if (!buf) {
-		ret = rr_fail(err, errlen, -ENOMEM, "out of memory");
-		goto err_unlink;
-	}
-	while (off < size) {
-		off_t data = lseek(f->fd, (off_t)off, SEEK_DATA), hole;
-
-		if (data < 0 && errno == ENXIO)
-			break; /* holes to the end */
-		if (data < 0)
-			data = (off_t)off; /* no SEEK_DATA here: read it all, zeros stay holes */
-		hole = lseek(f->fd, data, SEEK_HOLE);
-		if (hole < 0 || (uint64_t)hole > size)
-			hole = (off_t)size;
-		for (uint64_t p = (uint64_t)data; p < (uint64_t)hole;) {
-			size_t want = (uint64_t)hole - p < chunk ? (size_t)((uint64_t)hole - p) : chunk;
-			ssize_t n = pread(f->fd, buf, want, (off_t)p);
-
-			if (n < 0 && errno == EINTR)
-				continue;
-			if (n < 0) {
-				ret = rr_fail(err, errlen, -errno, "%s: %s", f->path, strerror(errno));
-				goto err_unlink;
-			}
-			if (n == 0) {
-				size = p; /* it shrank: what is there */
-				break;
-			}
-			if (!rr_zero(buf, (size_t)n)) {
-				ssize_t w = pwrite(out, buf, (size_t)n, (off_t)p);
-				int e = w < 0 ? errno : ENOSPC; /* a short write: the disk is full */
-
-				if (w < 0 && e == EINTR)
-					continue;
-				if (w != n) {
-					ret = rr_fail(err, errlen, -e, "%s: %s", dst, strerror(e));
-					goto err_unlink;
-				}
-			}
-			p += (uint64_t)n;
-		}
-		off = (uint64_t)hole;
-	}
-	if (ftruncate(out, (off_t)size) || (sync && fsync(out))) {
-		ret = rr_fail(err, errlen, -errno, "%s: %s", dst, strerror(errno));
-		goto err_unlink;
-	}
-	free(buf);
-	if (close(out))
-		return rr_fail(err, errlen, -errno, "%s: %s", dst, strerror(errno));
-	return 0;
-
-err_unlink:
-	free(buf);
-	close(out);
-	unlink(dst);
-	return ret;
-}
-
 int rr_open_legacy(const char *path, struct rr_file *f, char *err, size_t errlen)
 {
 	struct stat st;
 	int ret;
 
-	ret = rr_open_fd(path, f, &st, err, errlen);
+	ret = rr_open_fd(path, f, &st, (uint64_t)RR_LEGACY_SLOT * RR_MAX_SLOTS, err, errlen);
 	if (ret)
 		return ret;
 	if (st.st_size == 0 || st.st_size % RR_LEGACY_SLOT ||
@@ -656,6 +616,26 @@ int rr_live_clock(const struct rr_file *f, struct rip_file_hdr *h, char *err, si
 	return 0;
 }
 
+void rr_clock_pair(struct rr_file *f)
+{
+	sigjmp_buf jb;
+
+	if (!f->wmap || rr_guard_enter(&jb))
+		return; /* the file shrank: the next read says so */
+	rip_clock_pair_add((struct rip_file_hdr *)f->wmap);
+	rr_guard_leave();
+}
+
+void rr_beat(struct rr_file *f)
+{
+	sigjmp_buf jb;
+
+	if (!f->wmap || rr_guard_enter(&jb))
+		return; /* the file shrank: the next read says so */
+	rip_file_beat((struct rip_file_hdr *)f->wmap);
+	rr_guard_leave();
+}
+
 int rr_set_consumer(struct rr_file *f, uint32_t pid, char *err, size_t errlen)
 {
 	sigjmp_buf jb;
@@ -719,6 +699,9 @@ static void rr_copy_wait(const struct rip_slot *slot, struct rr_slot *d)
 	d->wait_tmo = 0;
 	d->wait_torn = true;
 }
+
+/* What a ring that is a hole in the file reads as. */
+static const struct rip_sample_ring rr_no_samples;
 
 /* Slot i's sample ring (rip/abi.h), NULL when the file has no sample area. */
 static const struct rip_sample_ring *rr_sample_ring(const struct rr_file *f, uint32_t i)
@@ -843,131 +826,341 @@ static int rr_copy_slot(const struct rip_slot *src, const struct rip_sample_ring
 	return 1;
 }
 
-static int rr_read_legacy_slots(struct rr_file *f, struct rr_slots *out)
+/* Slot i of a raw file of the original header into d (zeroed): false when never used. */
+static bool rr_legacy_slot(const struct rr_file *f, uint32_t i, struct rr_slot *d)
 {
-	uint32_t count = f->hdr.slot_count;
+	const uint8_t *p = f->map + (size_t)i * RR_LEGACY_SLOT;
+	uint64_t e[RIP_SNAP_DEPTH];
+	bool used = false, exited = false;
+	int newest = -1;
 
-	out->v = calloc(count, sizeof(*out->v));
-	if (!out->v)
-		return -ENOMEM;
-	for (uint32_t i = 0; i < count; i++) {
-		const uint8_t *p = f->map + (size_t)i * RR_LEGACY_SLOT;
-		uint64_t e[RIP_SNAP_DEPTH];
-		struct rr_slot *d = &out->v[out->n];
-		bool used = false, exited = false;
-		int newest = -1;
+	memcpy(e, p + 64, sizeof(e));
+	for (int k = 0; k < (int)RIP_SNAP_DEPTH; k++) {
+		if (e[k] == RR_LEGACY_EXIT)
+			exited = true;
+		else if (e[k])
+			used = true;
+	}
+	if (!used && !exited && !p[0])
+		return false;
+	memcpy(d->name, p, 63);
+	d->name[63] = 0;
+	d->index = i;
+	d->tid = (int32_t)i;
+	d->kind = RIP_KIND_THREAD;
+	d->state = exited ? RIP_SLOT_EXITED : RIP_SLOT_RUNNING;
+	/* Counters go up by one along the ring; the newest entry is where that breaks. */
+	for (int k = 0; k < (int)RIP_SNAP_DEPTH && newest < 0; k++) {
+		uint64_t a = e[k], b = e[(k + 1) % RIP_SNAP_DEPTH];
 
-		memcpy(e, p + 64, sizeof(e));
-		memset(d, 0, sizeof(*d));
-		for (int k = 0; k < (int)RIP_SNAP_DEPTH; k++) {
-			if (e[k] == RR_LEGACY_EXIT)
-				exited = true;
-			else if (e[k])
-				used = true;
-		}
-		if (!used && !exited && !p[0])
+		if (!a || a == RR_LEGACY_EXIT)
 			continue;
-		memcpy(d->name, p, 63);
-		d->name[63] = 0;
-		d->index = i;
-		d->tid = (int32_t)i;
-		d->kind = RIP_KIND_THREAD;
-		d->state = exited ? RIP_SLOT_EXITED : RIP_SLOT_RUNNING;
-		/* Counters go up by one along the ring; the newest entry is where that breaks. */
-		for (int k = 0; k < (int)RIP_SNAP_DEPTH && newest < 0; k++) {
-			uint64_t a = e[k], b = e[(k + 1) % RIP_SNAP_DEPTH];
-
-			if (!a || a == RR_LEGACY_EXIT)
-				continue;
-			if (!b || b == RR_LEGACY_EXIT || ((a >> 56) + 1) % 256 != (b >> 56))
+		if (!b || b == RR_LEGACY_EXIT || ((a >> 56) + 1) % 256 != (b >> 56))
+			newest = k;
+	}
+	if (newest < 0) {
+		for (int k = 0; k < (int)RIP_SNAP_DEPTH; k++)
+			if (e[k] && e[k] != RR_LEGACY_EXIT)
 				newest = k;
-		}
-		if (newest < 0) {
-			for (int k = 0; k < (int)RIP_SNAP_DEPTH; k++)
-				if (e[k] && e[k] != RR_LEGACY_EXIT)
-					newest = k;
-		}
-		for (int k = 1; newest >= 0 && k <= (int)RIP_SNAP_DEPTH; k++) {
-			uint64_t v = e[(newest + k) % RIP_SNAP_DEPTH];
+	}
+	for (int k = 1; newest >= 0 && k <= (int)RIP_SNAP_DEPTH; k++) {
+		uint64_t v = e[(newest + k) % RIP_SNAP_DEPTH];
 
-			if (v && v != RR_LEGACY_EXIT)
-				d->ip[d->n++] = v & ((1ull << 56) - 1);
+		if (v && v != RR_LEGACY_EXIT)
+			d->ip[d->n++] = v & ((1ull << 56) - 1);
+	}
+	d->seq = d->n;
+	return true;
+}
+
+/* ---- the cursor: slots one at a time ------------------------------------------ */
+
+/* Bytes of an area read before the cursor gives their pages back. */
+#define RR_CUR_WINDOW (4u << 20)
+
+static size_t rr_page_size(void)
+{
+	static size_t page;
+
+	if (!page) {
+		long p = sysconf(_SC_PAGESIZE);
+
+		page = p > 0 ? (size_t)p : 4096;
+	}
+	return page;
+}
+
+/*
+ * Give back the pages of the mapping in [lo, hi) (byte offsets; outward:
+ * the pages that hold any of it, else only those wholly inside).  The
+ * mapping is shared and read-only: MADV_DONTNEED drops our page table
+ * entries and the file keeps its pages, so a later read faults them in
+ * again with the same bytes.  MADV_COLD would leave them mapped (they count
+ * in our RSS until reclaim); MADV_PAGEOUT would push the writer's pages out
+ * too.  A failure only leaves them mapped.
+ */
+static void rr_give_back(const struct rr_file *f, uint64_t lo, uint64_t hi, bool outward)
+{
+	uint64_t page = rr_page_size(), a, b;
+
+	if (hi > f->len)
+		hi = f->len;
+	a = outward ? lo & ~(page - 1) : (lo + page - 1) & ~(page - 1);
+	b = outward ? (hi + page - 1) & ~(page - 1) : hi & ~(page - 1);
+	if (a < b)
+		madvise((void *)(f->map + a), b - a, MADV_DONTNEED);
+}
+
+/* The slot area of the file (a raw file's slots included) and the size of a slot. */
+static uint64_t rr_slot_area(const struct rr_file *f, uint32_t *size)
+{
+	*size = f->legacy_raw ? RR_LEGACY_SLOT : RIP_SLOT_SIZE;
+	return f->legacy_raw ? 0 : f->hdr.slot_off;
+}
+
+/*
+ * Is the sample ring at byte off in a hole of the file?  A read of a hole
+ * through a tmpfs mapping allocates its page: rings never sampled (most of
+ * a million coroutines') are holes, and reading them would grow the traced
+ * program's file by a page per 16 of them.  lseek(SEEK_DATA) says where the
+ * next data is; the answer is kept for the range it covers ([lo, hi)).  A
+ * ring whose first word (seq, gen) is in a hole reads as no samples, which
+ * is what reading its zeros gives.  When the file system cannot tell, the
+ * ring is read.
+ */
+static bool rr_cur_hole(struct rr_cursor *c, uint64_t off)
+{
+	off_t d, h;
+
+	if (off >= c->seg_lo && off < c->seg_hi)
+		return c->seg_hole;
+	c->seg_lo = off;
+	d = lseek(c->f->fd, (off_t)off, SEEK_DATA);
+	if (d < 0) {
+		c->seg_hole = errno == ENXIO; /* no data from off on */
+		c->seg_hi = c->seg_hole ? c->f->len : off + RIP_SAMPLE_RING_SIZE;
+	} else if ((uint64_t)d > off) {
+		c->seg_hole = true;
+		c->seg_hi = (uint64_t)d;
+	} else {
+		h = lseek(c->f->fd, (off_t)off, SEEK_HOLE);
+		c->seg_hole = false;
+		c->seg_hi = h > d ? (uint64_t)h : off + RIP_SAMPLE_RING_SIZE;
+	}
+	return c->seg_hole;
+}
+
+int rr_cursor_open(struct rr_file *f, struct rr_cursor *c, char *err, size_t errlen)
+{
+	uint32_t used;
+
+	memset(c, 0, sizeof(*c));
+	c->f = f;
+	c->first_bad = -1;
+	if (f->legacy_raw) {
+		c->end = f->hdr.slot_count;
+	} else {
+		/* The live counter, not the header copy: slots keep being taken. */
+		if (rr_live_u32(f, offsetof(struct rip_file_hdr, fresh), &used, err, errlen))
+			return -EIO;
+		if (used > f->hdr.slot_count)
+			return rr_fail(err, errlen, -EBADMSG,
+				       "%s: corrupt header: %u slots used of %u", f->path, used,
+				       f->hdr.slot_count);
+		c->end = used;
+	}
+	c->slot_lo = rr_slot_area(f, &used);
+	c->samp_lo = f->hdr.sample_off;
+	return 0;
+}
+
+/* rr_copy_slot under the guard: -1 when the file shrank. */
+static int rr_guarded_copy(const struct rip_slot *src, const struct rip_sample_ring *sr,
+			   struct rr_slot *d)
+{
+	sigjmp_buf jb;
+	int busy;
+
+	if (rr_guard_enter(&jb))
+		return -1;
+	busy = rr_copy_slot(src, sr, d);
+	rr_guard_leave();
+	return busy;
+}
+
+/*
+ * Copy slot i into d (zeroed first): 1 when it is a slot in use, 0 when it
+ * is not (free, never set up, or changing: *changing set; corrupt: the
+ * reason in *why), -1 when the file shrank.  The filter of rr_read_slots.
+ */
+static int rr_cur_copy(struct rr_cursor *c, uint32_t i, struct rr_slot *d, bool *changing,
+		       const char **why)
+{
+	struct rr_file *f = c->f;
+	const struct rip_slot *src;
+	const struct rip_sample_ring *sr = NULL;
+	sigjmp_buf jb;
+	int busy;
+
+	memset(d, 0, sizeof(*d));
+	*changing = false;
+	*why = NULL;
+	if (f->legacy_raw) {
+		bool used;
+
+		if (rr_guard_enter(&jb))
+			return -1;
+		used = rr_legacy_slot(f, i, d);
+		rr_guard_leave();
+		return used;
+	}
+	src = (const struct rip_slot *)(f->map + f->hdr.slot_off + (size_t)i * RIP_SLOT_SIZE);
+	if (f->hdr.sample_off)
+		sr = rr_cur_hole(c, f->hdr.sample_off + (uint64_t)i * RIP_SAMPLE_RING_SIZE)
+			     ? &rr_no_samples
+			     : rr_sample_ring(f, i);
+	busy = rr_guarded_copy(src, sr, d);
+	if (busy < 0)
+		return -1;
+	if (busy) {
+		*changing = true;
+		return 0;
+	}
+	if (d->state == RIP_SLOT_FREE && d->kind == RIP_KIND_NONE && d->index == i)
+		return 0;
+	/*
+	 * Taken (fresh moved past it) but not set up yet: librip backs a
+	 * slot and writes its index only after it took it, so a slot still
+	 * all zero is free, not corrupt (live, or a process killed then).
+	 */
+	if (d->gen == 0 && d->state == RIP_SLOT_FREE && d->kind == RIP_KIND_NONE && d->index == 0)
+		return 0;
+	*why = rr_slot_invalid(d, i);
+	if (*why)
+		return 0;
+	return d->state != RIP_SLOT_FREE; /* free: the sink of librip.h files */
+}
+
+int rr_cursor_next(struct rr_cursor *c, struct rr_slot *d, char *err, size_t errlen)
+{
+	uint32_t size;
+	uint64_t area = rr_slot_area(c->f, &size);
+
+	while (c->next < c->end) {
+		uint32_t i = c->next++;
+		uint64_t hi = area + (uint64_t)c->next * size;
+		const char *why;
+		bool changing;
+		int r = rr_cur_copy(c, i, d, &changing, &why);
+
+		if (r < 0)
+			return rr_fail(err, errlen, -EIO, "%s: the file shrank while being read",
+				       c->f->path);
+		/* What is behind the cursor goes back once a window of it was read. */
+		if (hi - c->slot_lo >= RR_CUR_WINDOW) {
+			rr_give_back(c->f, c->slot_lo, hi, false);
+			c->slot_lo = hi & ~(uint64_t)(rr_page_size() - 1);
 		}
-		d->seq = d->n;
-		out->n++;
+		if (c->f->hdr.sample_off) {
+			uint64_t shi = c->f->hdr.sample_off + (uint64_t)c->next * RIP_SAMPLE_RING_SIZE;
+
+			if (shi - c->samp_lo >= RR_CUR_WINDOW) {
+				rr_give_back(c->f, c->samp_lo, shi, false);
+				c->samp_lo = shi & ~(uint64_t)(rr_page_size() - 1);
+			}
+		}
+		c->changing += changing;
+		if (why) {
+			if (c->first_bad < 0) {
+				c->first_bad = (int)i;
+				snprintf(c->why, sizeof(c->why), "%s", why);
+			}
+			c->corrupt++;
+		}
+		if (r)
+			return 1;
 	}
 	return 0;
 }
 
+/*
+ * Give back the pages of [off, off + size) that a random read touched,
+ * unless the cursor's window ([lo, hi), which it reads on from) holds them.
+ */
+static void rr_cur_drop_one(const struct rr_file *f, uint64_t off, uint64_t size, uint64_t lo,
+			    uint64_t hi)
+{
+	uint64_t mask = ~(uint64_t)(rr_page_size() - 1);
+	uint64_t a = off & mask, b = (off + size - 1) & mask;
+
+	if (b < (lo & mask) || a > ((hi - 1) & mask))
+		rr_give_back(f, off, off + size, true);
+}
+
+int rr_cursor_get(struct rr_cursor *c, uint32_t i, struct rr_slot *d, char *err, size_t errlen)
+{
+	const struct rr_file *f = c->f;
+	uint32_t size;
+	uint64_t area = rr_slot_area(f, &size);
+	const char *why;
+	bool changing;
+	int r;
+
+	if (i >= f->hdr.slot_count)
+		return rr_fail(err, errlen, -EINVAL, "%s: no slot %u", f->path, i);
+	r = rr_cur_copy(c, i, d, &changing, &why);
+	if (r < 0)
+		return rr_fail(err, errlen, -EIO, "%s: the file shrank while being read", f->path);
+	rr_cur_drop_one(f, area + (uint64_t)i * size, size, c->slot_lo,
+			area + (uint64_t)c->next * size + 1);
+	if (f->hdr.sample_off)
+		rr_cur_drop_one(f, f->hdr.sample_off + (uint64_t)i * RIP_SAMPLE_RING_SIZE,
+				RIP_SAMPLE_RING_SIZE, c->samp_lo,
+				f->hdr.sample_off + (uint64_t)c->next * RIP_SAMPLE_RING_SIZE + 1);
+	return r;
+}
+
+void rr_cursor_close(struct rr_cursor *c)
+{
+	uint32_t size;
+	uint64_t area;
+
+	if (!c->f)
+		return;
+	area = rr_slot_area(c->f, &size);
+	rr_give_back(c->f, c->slot_lo, area + (uint64_t)c->next * size, true);
+	if (c->f->hdr.sample_off)
+		rr_give_back(c->f, c->samp_lo,
+			     c->f->hdr.sample_off + (uint64_t)c->next * RIP_SAMPLE_RING_SIZE, true);
+	c->f = NULL;
+}
+
 int rr_read_slots(struct rr_file *f, struct rr_slots *out, char *err, size_t errlen)
 {
-	sigjmp_buf jb;
-	uint32_t used;
+	struct rr_cursor c;
+	int ret;
 
 	memset(out, 0, sizeof(*out));
 	out->first_bad = -1;
-	if (f->legacy_raw) {
-		int ret;
-
-		if (rr_guard_enter(&jb)) {
-			rr_slots_free(out);
-			return rr_fail(err, errlen, -EIO, "%s: the file shrank while being read",
-				       f->path);
-		}
-		ret = rr_read_legacy_slots(f, out);
-		rr_guard_leave();
-		return ret ? rr_fail(err, errlen, -ENOMEM, "out of memory") : 0;
-	}
-	/* The live counter, not the header copy: slots keep being taken. */
-	if (rr_live_u32(f, offsetof(struct rip_file_hdr, fresh), &used, err, errlen))
-		return -EIO;
-	if (used > f->hdr.slot_count)
-		return rr_fail(err, errlen, -EBADMSG, "%s: corrupt header: %u slots used of %u",
-			       f->path, used, f->hdr.slot_count);
-	out->v = calloc(used ? used : 1, sizeof(*out->v));
-	if (!out->v)
+	ret = rr_cursor_open(f, &c, err, errlen);
+	if (ret)
+		return ret;
+	out->v = calloc(c.end ? c.end : 1, sizeof(*out->v));
+	if (!out->v) {
+		rr_cursor_close(&c);
 		return rr_fail(err, errlen, -ENOMEM, "out of memory");
-	if (rr_guard_enter(&jb)) {
-		rr_slots_free(out);
-		return rr_fail(err, errlen, -EIO, "%s: the file shrank while being read", f->path);
 	}
-	for (uint32_t i = 0; i < used; i++) {
-		const struct rip_slot *src =
-			(const struct rip_slot *)(f->map + f->hdr.slot_off +
-						  (size_t)i * RIP_SLOT_SIZE);
-		const struct rip_sample_ring *sr = rr_sample_ring(f, i);
-		struct rr_slot *d = &out->v[out->n];
-		const char *why;
-
-		memset(d, 0, sizeof(*d));
-		if (rr_copy_slot(src, sr, d)) {
-			out->changing++;
-			continue;
-		}
-		if (d->state == RIP_SLOT_FREE && d->kind == RIP_KIND_NONE && d->index == i)
-			continue;
-		/*
-		 * Taken (fresh moved past it) but not set up yet: librip backs a
-		 * slot and writes its index only after it took it, so a slot still
-		 * all zero is free, not corrupt (live, or a process killed then).
-		 */
-		if (d->gen == 0 && d->state == RIP_SLOT_FREE && d->kind == RIP_KIND_NONE &&
-		    d->index == 0)
-			continue;
-		why = rr_slot_invalid(d, i);
-		if (why) {
-			if (out->first_bad < 0) {
-				out->first_bad = (int)i;
-				snprintf(out->why, sizeof(out->why), "%s", why);
-			}
-			out->corrupt++;
-			continue;
-		}
-		if (d->state == RIP_SLOT_FREE)
-			continue; /* the sink of librip.h files */
+	while ((ret = rr_cursor_next(&c, &out->v[out->n], err, errlen)) == 1)
 		out->n++;
+	rr_cursor_close(&c);
+	if (ret < 0) {
+		rr_slots_free(out);
+		return ret;
 	}
-	rr_guard_leave();
+	out->corrupt = c.corrupt;
+	out->changing = c.changing;
+	out->first_bad = c.first_bad;
+	memcpy(out->why, c.why, sizeof(out->why));
 	return 0;
 }
 
@@ -1396,21 +1589,6 @@ bool rr_is_ring(const char *path)
 	return ok;
 }
 
-int rr_run_dir_hold(const char *dir)
-{
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-
-	if (fd < 0)
-		return -errno;
-	if (flock(fd, LOCK_EX | LOCK_NB)) {
-		int e = errno;
-
-		close(fd);
-		return -e;
-	}
-	return fd;
-}
-
 bool rr_run_dir_held(const char *dir)
 {
 	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -1421,48 +1599,6 @@ bool rr_run_dir_held(const char *dir)
 	held = flock(fd, LOCK_EX | LOCK_NB) != 0;
 	close(fd); /* and the lock we may have taken with it */
 	return held;
-}
-
-int rr_run_dir_release(const char *path, char *out, size_t len)
-{
-	const char *base = strrchr(path, '/'), *dir;
-	int n;
-
-	if (!base || base == path)
-		return -EINVAL;
-	/* the directory that holds rip run's: path is PARENT/rip-run.XXXXXX/NAME */
-	for (dir = base - 1; dir > path && *dir != '/'; dir--)
-		;
-	if (*dir != '/' || strncmp(dir + 1, RR_RUN_DIR_PREFIX, strlen(RR_RUN_DIR_PREFIX)))
-		return -EINVAL;
-	n = snprintf(out, len, "%.*s%s", (int)(dir - path), path, base);
-	if (n < 0 || (size_t)n >= len)
-		return -ENAMETOOLONG;
-	/* link never replaces a file; a rename would */
-	if (link(path, out))
-		return -errno;
-	if (unlink(path)) {
-		int e = errno;
-
-		unlink(out);
-		return -e;
-	}
-	return 0;
-}
-
-pid_t rr_ring_name_pid(const char *name)
-{
-	size_t n = strlen(name);
-	char *end;
-	long pid;
-
-	if (strncmp(name, "rip-", 4) || n < 10 || strcmp(name + n - 5, ".ring"))
-		return 0;
-	errno = 0;
-	pid = strtol(name + 4, &end, 10);
-	if (errno || *end != '-' || pid <= 0 || pid > 0x3fffffff || end == name + 4)
-		return 0;
-	return (pid_t)pid;
 }
 
 /* Is name one of rip run's directories? */
@@ -1543,8 +1679,9 @@ static int rr_find_one(const char *path, const struct stat *st, void *arg)
 {
 	struct rr_find *fd = arg;
 	const char *base = strrchr(path, '/');
+	struct rn_name n;
 
-	if (!S_ISREG(st->st_mode) || rr_ring_name_pid(base ? base + 1 : path) != fd->pid)
+	if (!S_ISREG(st->st_mode) || rn_parse(base ? base + 1 : path, &n) || n.pid != fd->pid)
 		return 0;
 	if (!fd->best[0] || st->st_mtime >= fd->mtime) {
 		snprintf(fd->best, sizeof(fd->best), "%s", path);

@@ -44,8 +44,19 @@ enum rr_packing {
 	RR_PACK_ZSTD,
 };
 
-/* Unpacked copies hold at most this many bytes (a zip bomb stops there). */
-#define RR_UNPACK_MAX (16ull << 30)
+/*
+ * What a compressed copy may unpack to (read/unpack.c says why): at most
+ * RIP_UNPACK_MAX bytes (a size with an optional k, m, g or t), else
+ * RR_UNPACK_MAX; of a ring file, no more than its header's file_size, which
+ * must be what a file of its layout holds; and past the first
+ * RR_UNPACK_FLOOR bytes of data (pages not all zero: pages of zeros stay
+ * holes and cost nothing), no more than RR_UNPACK_RATIO bytes of data per
+ * compressed byte read.
+ */
+#define RR_UNPACK_MAX (4ull << 30)
+#define RR_UNPACK_FLOOR (32ull << 20)
+#define RR_UNPACK_RATIO 256u
+#define RR_UNPACK_ENV "RIP_UNPACK_MAX"
 
 /* The compression its first n bytes show. */
 enum rr_packing rr_packing_of(const uint8_t *head, size_t n);
@@ -53,11 +64,26 @@ enum rr_packing rr_packing_of(const uint8_t *head, size_t n);
 /*
  * If the file open on fd is gzip or zstd data, unpack it into a memory file
  * (pages of zeros left as holes) and set *out to its descriptor, which the
- * caller closes; else *out = -1.  0, or -errno with the reason in err
- * (-EBADMSG: corrupt or truncated data; -EFBIG: more than RR_UNPACK_MAX, or
- * than the unpacked ring header's file_size).
+ * caller closes; else *out = -1.  raw_max 0: the data must be a ring file,
+ * refused as soon as its header is out if the header is not one rr_open
+ * takes; else a raw file of at most raw_max bytes.  0, or -errno with the
+ * reason in err (-EBADMSG: corrupt or truncated data, or a bad ring header;
+ * -EFBIG: past one of the bounds above; -EINVAL: RIP_UNPACK_MAX is not a
+ * size).
  */
-int rr_unpack(int fd, const char *path, int *out, char *err, size_t errlen);
+int rr_unpack(int fd, const char *path, uint64_t raw_max, int *out, char *err, size_t errlen);
+
+/*
+ * Check a ring file's header against the file's size (every offset and
+ * count, without overflow): 0, or -errno with the reason in err.
+ */
+int rr_check_hdr(const struct rip_file_hdr *h, uint64_t st_size, char *err, size_t len);
+
+/*
+ * Where the last area of a header that rr_check_hdr took ends: the
+ * file_size a writer gives a file of that layout.
+ */
+uint64_t rr_hdr_extent(const struct rip_file_hdr *h);
 
 /*
  * Reads of a mapping that its owner may truncate: if (rr_guard_enter(&jb))
@@ -150,15 +176,6 @@ bool rr_all_digits(const char *s);
  */
 int rr_open_target(const char *target, struct rr_file *f, char *err, size_t errlen);
 
-/*
- * Copy the ring file f to dst, a new file (O_EXCL|O_NOFOLLOW, mode 0600):
- * its holes stay holes (a ring file reserves its whole size, of which a
- * process touches little), and so do pages of zeros.  With sync, fsync'd.
- * Read through the descriptor, never the mapping: a file that shrinks under
- * us gives a short copy, not a SIGBUS.  0, or -errno with a message (what
- * was written is removed).
- */
-int rr_copy(const struct rr_file *f, const char *dst, bool sync, char *err, size_t errlen);
 
 /*
  * Open and validate a ring file.  0, or -errno with a one-line explanation
@@ -190,9 +207,61 @@ int rr_enable_set(struct rr_file *f, const uint64_t *bits, bool on, uint64_t *be
  */
 int rr_open_legacy(const char *path, struct rr_file *f, char *err, size_t errlen);
 
-/* Copy every slot that has ever been used.  Frees with rr_slots_free. */
+/*
+ * Copy every slot that has ever been used (rr_cursor_next's, in an array).
+ * Frees with rr_slots_free.
+ */
 int rr_read_slots(struct rr_file *f, struct rr_slots *out, char *err, size_t errlen);
 void rr_slots_free(struct rr_slots *s);
+
+/*
+ * The slots ever used one at a time, for a reader that keeps what it
+ * needs of each (counts, groups) rather than a copy of a million slots:
+ *
+ *	struct rr_cursor c;
+ *	struct rr_slot s;
+ *
+ *	rr_cursor_open(f, &c, err, len);
+ *	while ((ret = rr_cursor_next(&c, &s, err, len)) == 1)
+ *		... s, one slot in use, as rr_read_slots copies it ...
+ *	rr_cursor_close(&c);
+ *
+ * Slots are visited in index order up to the slots used when it was opened
+ * (the live counter: fresh), each read under the SIGBUS guard with the
+ * writer's protocols, and skipped as rr_read_slots skips them, with the same
+ * counts.  The caller's code runs outside the guard.  Two things keep the
+ * reader light on a big sparse file: the pages of the mapping behind the
+ * cursor are given back (MADV_DONTNEED) every RR_CUR_WINDOW bytes, so it
+ * holds a window of the file and not all it read; and sample rings that are
+ * holes in the file are not read (a read of a hole in a tmpfs mapping
+ * allocates it, growing the traced program's file).
+ */
+struct rr_cursor {
+	struct rr_file *f;
+	uint32_t next;	 /* the next slot to look at */
+	uint32_t end;	 /* slots ever used when opened */
+	size_t corrupt;	 /* as in struct rr_slots */
+	size_t changing;
+	int first_bad;
+	char why[128];
+	/* private */
+	uint64_t slot_lo, samp_lo; /* where the pages not given back yet begin */
+	uint64_t seg_lo, seg_hi;   /* a range of the sample area known to be ... */
+	bool seg_hole;		   /* ... a hole, or data */
+};
+
+/* 0, or -errno with a message (-EIO: the file shrank; -EBADMSG: a corrupt header). */
+int rr_cursor_open(struct rr_file *f, struct rr_cursor *c, char *err, size_t errlen);
+/* The next slot in use into *d: 1, 0 at the end, -EIO when the file shrank. */
+int rr_cursor_next(struct rr_cursor *c, struct rr_slot *d, char *err, size_t errlen);
+/*
+ * Slot i out of order (a thread's coroutine, by its link), filtered the
+ * same way but not counted: 1 when it is in use, 0 when not, -EINVAL (no
+ * such slot) or -EIO.  Its pages are given back unless the window holds them.
+ */
+int rr_cursor_get(struct rr_cursor *c, uint32_t i, struct rr_slot *d, char *err, size_t errlen);
+/* Give back the pages still held.  The counts stay readable. */
+void rr_cursor_close(struct rr_cursor *c);
 
 /*
  * For a reader that polls a live file for what moved: marks[i] = gen << 32 |
@@ -257,6 +326,13 @@ int rr_live_hdr(const struct rr_file *f, struct rip_file_hdr *out, char *err, si
  * added while the process runs), read under the same guard: 0 or -EIO.
  */
 int rr_live_clock(const struct rr_file *f, struct rip_file_hdr *h, char *err, size_t errlen);
+/*
+ * The consumer's heartbeat (rip/abi.h, ev_beat) through the writable
+ * mapping, guarded the same way; nothing when there is none.
+ */
+void rr_beat(struct rr_file *f);
+/* Add a calibration pair (rip/abi.h, clock_pairs) through the writable mapping, guarded. */
+void rr_clock_pair(struct rr_file *f);
 /* Store pid as the consumer in the writable mapping, guarded the same way.  0 or -EIO. */
 int rr_set_consumer(struct rr_file *f, uint32_t pid, char *err, size_t errlen);
 
@@ -344,22 +420,14 @@ int rr_dirs(char dirs[][PATH_MAX], int max);
  * rip-run.XXXXXX, for the ring files of the program it runs and of its
  * children.  Files can outlive rip run there (one killed, a file being
  * created when it ended): rip ls and rip gc look into them, rr_find_pid too.
- * rip run holds a lock on its directory while it lives (rr_run_dir_hold),
- * so that rip gc removes only a directory nobody uses (rr_run_dir_held).
+ * rip run holds an flock on its directory while it lives (fam_open,
+ * record/family.c), so that rip gc removes only a directory nobody uses
+ * (rr_run_dir_held).
  */
 #define RR_RUN_DIR_PREFIX "rip-run."
 
-/* Lock dir for as long as the descriptor returned is open (-errno: no lock). */
-int rr_run_dir_hold(const char *dir);
 /* Does a live rip run hold dir (or can we not tell)? */
 bool rr_run_dir_held(const char *dir);
-/*
- * Move the ring file at path, in one of rip run's directories, to the
- * ring directory above it, under the same name (never replacing a file
- * there): where it outlives rip run, and rip ls, rip gc and rip ps PID find
- * it as any other.  Its new path into out.  0 or -errno.
- */
-int rr_run_dir_release(const char *path, char *out, size_t len);
 
 /*
  * Visit the caller's own files in the ring directories (only_dir instead,
@@ -373,9 +441,6 @@ int rr_run_dir_release(const char *path, char *out, size_t len);
  */
 typedef int (*rr_file_cb)(const char *path, const struct stat *st, void *arg);
 int rr_each_file(const char *only_dir, rr_file_cb cb, void *arg, char *err, size_t errlen);
-
-/* Is name a ring file's name, rip-PID-START[.N].ring?  Its pid, else 0. */
-pid_t rr_ring_name_pid(const char *name);
 
 /*
  * Find the ring file of pid: a ring mapped by the live process (from

@@ -13,6 +13,7 @@
  *
  * The index is what our readers (rip dump, export, leaks) need beyond the
  * packets; they never parse the TSDL.  Every field read back is validated.
+ * The recorders write traces (record/tracew.h); this is their format.
  */
 #ifndef RIP_READ_TRACE_H
 #define RIP_READ_TRACE_H
@@ -68,28 +69,27 @@ struct trace_info {
 	struct rip_module *mods;
 };
 
-/* ---- writing ---- */
+/*
+ * The rip:sample event of a trace (rip run --sample: the recorder writes it
+ * from the sample rings, record/samples.h): one field, "stack", an array of
+ * u64: the interrupted instruction pointer first, then the return addresses
+ * of the frame-pointer walk, outermost last.  Its id is the trace's, not a
+ * writer's (a writer's ids are below 256), and its category RIP_CAT_SAMPLE.
+ */
+#define TRACE_SAMPLE_ID 1023u
+#define TRACE_SAMPLE_NAME "rip:sample"
+#define TRACE_SAMPLE_CATEGORY "sample"
 
-struct trace_w;
+/* The type of rip:sample, for a trace's type table. */
+void trace_sample_type(struct ev_type *t);
 
-/* Create DIR (it must not exist: traces are never overwritten). */
-int trace_w_open(const char *dir, struct trace_w **out, char *err, size_t errlen);
-/* Append a packet to stream_<p->ring>. */
-int trace_w_packet(struct trace_w *w, const struct ev_packet *p, char *err, size_t errlen);
+/* ---- the index of a trace, from a ring file (the writer's: record/tracew.h) ---- */
+
 /*
  * Fill info from a ring file (header, types, names of every slot, modules),
  * for trace_w_finish.  Free with trace_info_free.
  */
 int trace_info_from_file(struct rr_file *f, struct trace_info *info, char *err, size_t errlen);
-/* Give up: remove what was written and the directory.  w is freed. */
-void trace_w_abort(struct trace_w *w);
-/* Write metadata and the index, close everything.  w is freed either way. */
-int trace_w_finish(struct trace_w *w, struct trace_info *info, char *err, size_t errlen);
-/*
- * Finish without fsync: for a caller that writes many traces (rip run's
- * followed children) and makes them durable at once with syncfs(2).
- */
-void trace_w_nosync(struct trace_w *w);
 void trace_info_free(struct trace_info *info);
 
 /* ---- reading ---- */

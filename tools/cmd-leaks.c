@@ -21,7 +21,6 @@
 #include <rip/resource.h>
 
 #include "analysis/leaks.h"
-#include "read/consume.h"
 #include "read/sym.h"
 #include "analysis/stacks.h"
 #include "tools/format.h"

@@ -17,6 +17,8 @@
 #include <unistd.h>
 
 #include "read/ringfile.h"
+#include "read/ringname.h"
+#include "record/family.h"
 #include "tools/tool.h"
 
 static int cmd_ls(int argc, char **argv);
@@ -84,6 +86,7 @@ static int ls_one(const char *path, const struct stat *st, void *arg)
 	struct ls_entry *e;
 	struct rr_file f;
 	char magic[8] = "";
+	struct rn_name rn;
 	int fd, ret;
 
 	base = base ? base + 1 : path;
@@ -95,7 +98,7 @@ static int ls_one(const char *path, const struct stat *st, void *arg)
 			magic[0] = 0;
 		close(fd);
 	}
-	if (!rr_ring_name_pid(base) && memcmp(magic, RIP_MAGIC, sizeof(magic)))
+	if (rn_parse(base, &rn) && memcmp(magic, RIP_MAGIC, sizeof(magic)))
 		return 0;
 	e = calloc(1, sizeof(*e));
 	if (!e)
@@ -292,9 +295,11 @@ static int gc_run_dir(const char *path, void *arg)
 	while ((e = readdir(d))) {
 		const char *n = e->d_name;
 		char sub[PATH_MAX];
-		pid_t pid = rr_ring_name_pid(n);
+		struct rn_name rn;
 		struct stat st;
+		uint64_t need;
 		bool junk;
+		int err;
 
 		if (!strcmp(n, ".") || !strcmp(n, ".."))
 			continue;
@@ -303,19 +308,17 @@ static int gc_run_dir(const char *path, void *arg)
 			rest = true;
 			continue;
 		}
-		if (S_ISDIR(st.st_mode) && !strcmp(n, "rules")) {
+		if (S_ISDIR(st.st_mode) && !strcmp(n, FAM_RULES_DIR)) {
 			junk = true;
-		} else if (S_ISREG(st.st_mode) && strstr(n, ".ring.failed-")) {
+		} else if (S_ISREG(st.st_mode) && !rn_parse_failed(n, &rn, &err, &need)) {
 			junk = true;
-		} else if (S_ISREG(st.st_mode) && pid) {
+		} else if (S_ISREG(st.st_mode) && !rn_parse(n, &rn)) {
 			/*
 			 * A ring file gc_one kept: one never finished (invalid), junk once
 			 * its process (pid, start time) is gone; or one gc_one would remove
 			 * but for --dry-run.
 			 */
-			const char *start = strchr(n + 4, '-');
-
-			junk = !start || rr_proc_start_ticks(pid) != strtoull(start + 1, NULL, 10);
+			junk = rr_proc_start_ticks(rn.pid) != rn.start;
 		} else {
 			junk = false; /* not ours to judge */
 		}

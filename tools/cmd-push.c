@@ -14,22 +14,19 @@
  *
  * from and until are the first and last event's CLOCK_REALTIME in seconds
  * (for the threads of a ring file: now).  The HTTP/1.1 client is the
- * smallest that does this: one request on one TCP connection (IPv4 or
- * IPv6, through getaddrinfo), Connection: close, the status line and the
- * start of the body read back.  No TLS: an https:// URL is refused with a
- * message saying so.
+ * smallest that does this (tools/http.c): one request on one TCP
+ * connection (IPv4 or IPv6, through getaddrinfo), Connection: close, the
+ * status line and the start of the body read back.  No TLS: an https://
+ * URL is refused with a message saying so.
  */
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdarg.h>
-#include <netdb.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -37,6 +34,7 @@
 
 #include "analysis/pprof.h"
 #include "read/evsource.h"
+#include "tools/http.h"
 #include "tools/progress.h"
 #include "tools/tool.h"
 
@@ -260,162 +258,6 @@ static void push_body(struct pp_buf *b, const char *boundary, const struct pp_bu
 	push_fmt(b, "\r\n--%s--\r\n", boundary);
 }
 
-/* ---- HTTP ----------------------------------------------------------------------------- */
-
-/* Connect to u within timeout seconds: the socket, or -1 with why in err. */
-static int push_connect(const struct push_url *u, int timeout, char *err, size_t errlen)
-{
-	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM };
-	struct timeval tv = { .tv_sec = timeout };
-	struct addrinfo *ai, *a;
-	int fd = -1, r, last = 0;
-
-	r = getaddrinfo(u->host, u->port, &hints, &ai);
-	if (r) {
-		snprintf(err, errlen, "cannot resolve %s: %s", u->host,
-			 r == EAI_SYSTEM ? strerror(errno) : gai_strerror(r));
-		return -1;
-	}
-	for (a = ai; a; a = a->ai_next) {
-		fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
-		if (fd < 0) {
-			last = errno;
-			continue;
-		}
-		/* connect(2) on Linux gives up after SO_SNDTIMEO too */
-		setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-		if (!connect(fd, a->ai_addr, a->ai_addrlen))
-			break;
-		last = errno;
-		close(fd);
-		fd = -1;
-	}
-	freeaddrinfo(ai);
-	if (fd < 0)
-		snprintf(err, errlen, "cannot connect to %s%s%s:%s: %s%s", u->v6 ? "[" : "",
-			 u->host, u->v6 ? "]" : "", u->port,
-			 last == EINPROGRESS || last == EAGAIN ? "timed out" : strerror(last),
-			 last == ECONNREFUSED ? " (is Pyroscope listening there?)" : "");
-	return fd;
-}
-
-static int push_send_all(int fd, const uint8_t *p, size_t n)
-{
-	while (n) {
-		ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return w < 0 ? -errno : -EIO;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
-/*
- * Read the answer: until the server closes, or the head and Content-Length
- * bytes are in, or 64 KiB (the rest is of no use to us).  Its length, or
- * -errno.
- */
-static ssize_t push_recv(int fd, char *buf, size_t cap)
-{
-	size_t n = 0;
-
-	while (n + 1 < cap) {
-		ssize_t r = recv(fd, buf + n, cap - 1 - n, 0);
-		char *head;
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			return n ? (ssize_t)n : -errno;
-		if (!r)
-			break;
-		n += (size_t)r;
-		buf[n] = 0;
-		head = strstr(buf, "\r\n\r\n");
-		if (head) {
-			const char *cl = strcasestr(buf, "\r\ncontent-length:");
-
-			if (cl && cl < head &&
-			    (size_t)(head + 4 - buf) + strtoull(cl + 17, NULL, 10) <= n)
-				break;
-		}
-	}
-	buf[n] = 0;
-	return (ssize_t)n;
-}
-
-/* The body of an answer, its first line, cut to fit a message. */
-static void push_body_line(const char *resp, char *out, size_t len)
-{
-	const char *b = strstr(resp, "\r\n\r\n");
-	size_t n;
-
-	out[0] = 0;
-	if (!b)
-		return;
-	b += 4;
-	n = strcspn(b, "\r\n");
-	if (n >= len)
-		n = len - 1;
-	memcpy(out, b, n);
-	out[n] = 0;
-	for (size_t i = 0; i < n; i++)
-		if ((unsigned char)out[i] < ' ')
-			out[i] = ' ';
-}
-
-/*
- * POST head + body to u.  0 when the server answered 2xx (its status in
- * *status), else -1 with why in err.
- */
-static int push_post(const struct push_url *u, const struct pp_buf *head,
-		     const struct pp_buf *body, int timeout, int *status, char *err,
-		     size_t errlen)
-{
-	static char resp[1 << 16];
-	char line[200];
-	ssize_t n;
-	int fd, ret, code = 0;
-
-	*status = 0;
-	fd = push_connect(u, timeout, err, errlen);
-	if (fd < 0)
-		return -1;
-	ret = push_send_all(fd, head->p, head->len);
-	if (!ret)
-		ret = push_send_all(fd, body->p, body->len);
-	/* A server that refuses early may close before the body is in: read its answer anyway. */
-	n = push_recv(fd, resp, sizeof(resp));
-	close(fd);
-	if (n > 0 && sscanf(resp, "HTTP/1.%*1[01] %3d", &code) != 1)
-		code = 0;
-	*status = code;
-	if (code >= 200 && code < 300)
-		return 0;
-	if (code) {
-		size_t k = strcspn(resp + 9, "\r\n"); /* after "HTTP/1.x " */
-
-		push_body_line(resp, line, sizeof(line));
-		snprintf(err, errlen, "the server answered %.*s%s%s", (int)(k > 80 ? 80 : k),
-			 resp + 9, line[0] ? ": " : "", line);
-	} else if (ret) {
-		snprintf(err, errlen, "sending to %s:%s failed: %s", u->host, u->port,
-			 ret == -EAGAIN ? "timed out" : strerror(-ret));
-	} else if (n < 0) {
-		snprintf(err, errlen, "no answer from %s:%s: %s", u->host, u->port,
-			 n == -EAGAIN ? "timed out" : strerror((int)-n));
-	} else {
-		snprintf(err, errlen, "%s from %s:%s", n ? "not an HTTP answer" :
-			 "the connection was closed without an answer", u->host, u->port);
-	}
-	return -1;
-}
-
 /* ---- the command ----------------------------------------------------------------------- */
 
 /* A label key Pyroscope takes: [A-Za-z_][A-Za-z0-9_.]*; a value without {},= or quotes. */
@@ -603,7 +445,8 @@ static int cmd_push(int argc, char **argv)
 		tool_err("out of memory");
 		goto out;
 	}
-	if (push_post(&u, &head, &body, timeout, &status, err, sizeof(err))) {
+	if (http_post(u.host, u.port, u.v6, head.p, head.len, body.p, body.len, timeout, &status,
+		      err, sizeof(err))) {
 		tool_err("%s: %s", url, err);
 		goto out;
 	}

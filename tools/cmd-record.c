@@ -4,7 +4,7 @@
  * file and stream its events into a CTF trace directory until it exits,
  * the duration is up, or we get SIGINT / SIGTERM.
  *
- * We become the consumer of every event ring (read/consume.c).  What the
+ * We become the consumer of every event ring (record/consume.c).  What the
  * process's writers do when we fall behind is the mode its ring was
  * opened with: in overwrite mode they do not wait, so packets can be
  * overwritten before we read them; those are counted and reported, and the
@@ -19,9 +19,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "read/consume.h"
-#include "tools/format.h"
+#include "record/consume.h"
 #include "tools/relay.h"
+#include "tools/summary.h"
 #include "tools/tool.h"
 
 static int cmd_record(int argc, char **argv);
@@ -69,20 +69,10 @@ static void record_on_signal(int sig)
 static void record_summary(const struct rec *r, bool quiet)
 {
 	const struct rec_stats *st = &r->st;
-	char b[32];
 
 	if (quiet && !st->discarded && !st->lost_packets && !st->corrupt)
 		return;
-	fprintf(stderr, "%s record: %llu events (%s) recorded in %s%s, %llu lost while recording",
-		rip_prog, (unsigned long long)st->events, fmt_bytes(st->bytes, b, sizeof(b)),
-		r->dir[0] ? r->dir : "relayd only", r->dir[0] ? "/" : "",
-		(unsigned long long)st->discarded);
-	if (st->lost_packets)
-		fprintf(stderr, " (%llu packets overwritten before rip read them)",
-			(unsigned long long)st->lost_packets);
-	if (st->corrupt)
-		fprintf(stderr, ", %llu corrupt packets skipped", (unsigned long long)st->corrupt);
-	fputc('\n', stderr);
+	sum_recorded("record", r, st->discarded, " while recording");
 	if (st->discarded_before)
 		fprintf(stderr, "%s record: %llu events had been overwritten before rip attached\n",
 			rip_prog, (unsigned long long)st->discarded_before);
@@ -107,7 +97,8 @@ static int cmd_record(int argc, char **argv)
 	struct relay_opts relay;
 	struct rly *rly = NULL;
 	int64_t live, next_tick = 0;
-	bool no_local, lost = false, gap = false;
+	struct relay_said said = { 0 };
+	bool no_local;
 	char path[PATH_MAX], dir[PATH_MAX], err[RR_ERR_MAX];
 	int64_t duration = 0, start, last_alive, idle = RECORD_IDLE_MIN_NS;
 	struct sigaction sa;
@@ -217,8 +208,7 @@ static int cmd_record(int argc, char **argv)
 		goto out_close;
 	}
 	if (rly) {
-		r->rly_linger_ms = relay_linger_ms(&relay);
-		ret = rec_relayd(r, rly, err, sizeof(err));
+		ret = rec_relayd(r, rly, relay_linger_ms(&relay), err, sizeof(err));
 		rly = NULL; /* the recorder's now */
 		if (ret) {
 			tool_err("%s", err);
@@ -234,28 +224,12 @@ static int cmd_record(int argc, char **argv)
 		struct timespec ts = { 0, 0 };
 		int64_t now;
 
-		now = rr_mono_ns();
-		if (r->rly && live && now >= next_tick) {
-			next_tick = now + live;
-			n = rec_tick(r, live / 2 < 20000000 ? (uint64_t)live / 2 : 20000000, err,
-				     sizeof(err));
-		} else {
-			n = rec_poll(r, err, sizeof(err));
-		}
+		n = rec_pass(r, live, &next_tick, err, sizeof(err));
 		if (n < 0) {
 			tool_err("%s", err);
 			goto out_close;
 		}
-		if (!gap && rec_relayd_gap(r)) {
-			gap = true;
-			tool_err("%s", rec_relayd_gap(r));
-		}
-		if (!lost && rec_relayd_error(r)) {
-			lost = true;
-			if (!no_local)
-				tool_err("%s; streaming to relayd stops, the local trace %s goes on",
-					 rec_relayd_error(r), dir);
-		}
+		relay_report(r, no_local ? NULL : dir, &said);
 		now = rr_mono_ns();
 		if (duration && now - start >= duration)
 			break;
@@ -277,23 +251,23 @@ static int cmd_record(int argc, char **argv)
 		tool_err("%s", err);
 		goto out_close;
 	}
-	if (!lost && rec_relayd_error(r)) {
-		lost = true;
+	if (!said.lost && rec_relayd_error(r)) {
+		said.lost = true;
 		tool_err("%s%s", rec_relayd_error(r),
 			 no_local ? "" : "; the local trace is whole");
 	}
-	if (r->rly && !lost && !quiet) {
+	if (rec_relayd_path(r) && !said.lost && !quiet) {
 		char where[PATH_MAX + 300];
 
-		relay_where(&relay, r->rly, where, sizeof(where));
+		relay_where(&relay, rec_relayd_path(r), where, sizeof(where));
 		fprintf(stderr, "%s record: streamed to %s\n", rip_prog, where);
 	}
 	record_summary(r, quiet);
-	if (!gap && rec_relayd_gap(r)) {
-		gap = true;
+	if (!said.gap && rec_relayd_gap(r)) {
+		said.gap = true;
 		tool_err("%s", rec_relayd_gap(r));
 	}
-	status = lost || gap ? EXIT_FAIL : EXIT_OK;
+	status = said.lost || said.gap ? EXIT_FAIL : EXIT_OK;
 out_close:
 	rec_close(r);
 out_free:

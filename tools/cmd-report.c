@@ -26,7 +26,6 @@
 #include <rip/resource.h>
 
 #include "analysis/leaks.h"
-#include "read/consume.h"
 #include "analysis/report.h"
 #include "read/sym.h"
 #include "analysis/stacks.h"

@@ -21,9 +21,10 @@
 #include <unistd.h>
 
 #include "read/evread.h"
-#include "read/relayd.h"
 #include "read/ringfile.h"
 #include "read/trace.h"
+#include "record/relayd.h"
+#include "record/tracew.h"
 #include "tools/relay.h"
 #include "tools/tool.h"
 
@@ -462,7 +463,7 @@ static int cmd_snapshot(int argc, char **argv)
 	if (o.rly && !json) {
 		char where[PATH_MAX + 300];
 
-		relay_where(&relay, o.rly, where, sizeof(where));
+		relay_where(&relay, rly_path(o.rly), where, sizeof(where));
 		printf("sent to %s\n", where);
 	}
 	if (sum.torn)

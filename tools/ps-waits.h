@@ -3,7 +3,8 @@
  * tools/ps-waits.h - rip ps's view of the wait records (what each thread
  * of a program run under librip-preload.so blocks in, and who called it):
  * the grouped table, the line of one thread, and their JSON.  cmd-ps.c
- * owns the slots and the symbols; it passes them in a pw_ctx.
+ * owns the slots (the thread slots: it keeps no others) and the symbols;
+ * it passes them in a pw_ctx.
  */
 #ifndef RIP_TOOLS_PS_WAITS_H
 #define RIP_TOOLS_PS_WAITS_H

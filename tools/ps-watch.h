@@ -27,7 +27,10 @@ struct psw_opts {
 /* Before the slots are read: ask a live process's watcher for a sweep (bounded wait). */
 void psw_request(struct rr_file *f, bool alive, struct wt_request *req);
 
-/* After the slot listing: the watcher's section (nothing for a file without a watcher). */
+/*
+ * After the slot listing: the watcher's section (nothing for a file without a
+ * watcher).  s holds the thread slots at least (rip ps passes only those).
+ */
 int psw_print(struct rr_file *f, const struct rr_slots *s, struct rip_sym *sym,
 	      const struct psw_opts *o, const struct wt_request *req, FILE *out);
 

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "read/ringfile.h"
+#include "record/consume.h"
 #include "tools/relay.h"
 
 #define RELAY_ATTEMPTS 4     /* connection attempts: 0.2 s, 0.4 s, 0.8 s apart */
@@ -126,7 +127,22 @@ unsigned relay_linger_ms(const struct relay_opts *o)
 	return !o->live_ns ? 0 : ms > 5000 ? 5000 : (unsigned)ms;
 }
 
-void relay_where(const struct relay_opts *o, const struct rly *r, char *buf, size_t len)
+void relay_where(const struct relay_opts *o, const char *path, char *buf, size_t len)
 {
-	snprintf(buf, len, "relayd %s (%s)", o->url, rly_path(r));
+	snprintf(buf, len, "relayd %s (%s)", o->url, path);
+}
+
+void relay_report(const struct rec *r, const char *dir, struct relay_said *said)
+{
+	const char *why = rec_relayd_error(r), *gap = rec_relayd_gap(r);
+
+	if (gap && !said->gap) {
+		said->gap = true;
+		tool_err("%s", gap);
+	}
+	if (!why || said->lost)
+		return;
+	said->lost = true;
+	if (dir)
+		tool_err("%s; streaming to relayd stops, the local trace %s goes on", why, dir);
 }

@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "read/relayd.h"
+#include "record/relayd.h"
 #include "tools/tool.h"
 
 #define RELAY_OPT_URL 0x1001
@@ -61,7 +61,20 @@ int relay_connect(struct relay_opts *o, const char *session_default, struct rly 
 int64_t relay_live_ns(const struct relay_opts *o);
 /* How long to stay connected after the end, for live readers to read the tail (ms). */
 unsigned relay_linger_ms(const struct relay_opts *o);
-/* Where the trace went on relayd, for a summary line. */
-void relay_where(const struct relay_opts *o, const struct rly *r, char *buf, size_t len);
+/* What was said about relayd during a recording (relay_report), so that it is said once. */
+struct relay_said {
+	bool lost, gap;
+};
+/*
+ * After a pass of the recorder r: say once that relayd was lost and
+ * connected again (rec_relayd_gap), and once that it is lost for good
+ * (rec_relayd_error): "...; streaming to relayd stops, the local trace DIR
+ * goes on", or nothing with no local trace (dir NULL: the recording fails
+ * with it and says so).
+ */
+struct rec;
+void relay_report(const struct rec *r, const char *dir, struct relay_said *said);
+/* Where the trace went on relayd (path: rly_path's), for a summary line. */
+void relay_where(const struct relay_opts *o, const char *path, char *buf, size_t len);
 
 #endif /* RIP_TOOLS_RELAY_H */

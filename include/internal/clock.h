@@ -23,8 +23,17 @@
 
 /* The rate rip run measured; librip trusts it as it would its own measurement. */
 #define RIP_CLOCK_HZ_ENV "RIP_CLOCK_HZ"
-#define RIP_CLOCK_HZ_MIN 1000000ull	   /* 1 MHz */
+#define RIP_CLOCK_HZ_MIN 1000000ull	 /* 1 MHz */
 #define RIP_CLOCK_HZ_MAX 100000000000ull /* 100 GHz */
+
+/* CLOCK_MONOTONIC_RAW in ns: the clock where the TSC cannot be used, and its yardstick. */
+static inline uint64_t rip_clock_raw_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 
 #if defined(__x86_64__)
 /* Does the file at path (its first max bytes) hold word, standing alone? */
@@ -64,14 +73,6 @@ static inline uint64_t rip_clock_rdtsc(void)
 
 	__asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
 	return ((uint64_t)hi << 32) | lo;
-}
-
-static inline uint64_t rip_clock_raw_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 /*
@@ -121,9 +122,10 @@ static inline int rip_clock_tsc_usable(void)
 			rip_clock_cpuid_invariant();
 
 	return rip_clock_tsc_decide(
-		getenv("RIP_CLOCK"), invariant,
-		rip_clock_file_has("/sys/devices/system/clocksource/clocksource0/current_clocksource",
-				   "tsc", 64),
+		secure_getenv("RIP_CLOCK"), invariant,
+		rip_clock_file_has(
+			"/sys/devices/system/clocksource/clocksource0/current_clocksource", "tsc",
+			64),
 		rip_clock_file_has("/proc/cpuinfo", "tsc_known_freq", 8192),
 		rip_clock_file_has("/proc/cpuinfo", "tsc_reliable", 8192));
 }
@@ -198,8 +200,7 @@ static inline uint64_t rip_clock_tsc_rate(void)
 		rip_clock_pair_read(&t1, &n1, &w1);
 	} while (n1 - n0 < 5000000);
 	/* (t1 - t0) * 1e9 overflows 64 bits past 18 s of ticks: divide in two steps */
-	hz = (t1 - t0) / (n1 - n0) * 1000000000u +
-	     (t1 - t0) % (n1 - n0) * 1000000000u / (n1 - n0);
+	hz = (t1 - t0) / (n1 - n0) * 1000000000u + (t1 - t0) % (n1 - n0) * 1000000000u / (n1 - n0);
 	return hz >= RIP_CLOCK_HZ_MIN && hz <= RIP_CLOCK_HZ_MAX ? hz : 0;
 }
 #else
@@ -228,7 +229,7 @@ static inline uint64_t rip_clock_tsc_measure(void)
 /* RIP_CLOCK_HZ as rip run set it: the rate, or 0 (unset, malformed, out of range, RIP_CLOCK=mono). */
 static inline uint64_t rip_clock_env_hz(void)
 {
-	const char *s = getenv(RIP_CLOCK_HZ_ENV), *mono = getenv("RIP_CLOCK");
+	const char *s = secure_getenv(RIP_CLOCK_HZ_ENV), *mono = secure_getenv("RIP_CLOCK");
 	uint64_t v = 0;
 
 	if (!s || !*s || (mono && !strcmp(mono, "mono")))

@@ -100,7 +100,7 @@
 
 #include <stdint.h>
 
-#define RIP_MAGIC "RIPRING"           /* 8 bytes with the NUL */
+#define RIP_MAGIC "RIPRING" /* 8 bytes with the NUL */
 #define RIP_FORMAT_VERSION 1
 #define RIP_BYTE_ORDER_MARK 0x0102030405060708ull
 
@@ -108,14 +108,14 @@
 #define RIP_SLOTS_OFFSET RIP_HDR_SIZE /* fixed: the librip.h fast path relies on it */
 #define RIP_SLOT_SIZE 512u
 #define RIP_SLOT_SHIFT 9
-#define RIP_SNAP_DEPTH 32u             /* entries per snap ring, a power of two */
-#define RIP_SNAP_OFFSET 256u           /* offset of snap[] inside a slot */
-#define RIP_NAME_MAX 64u               /* bytes of a slot name, NUL included */
+#define RIP_SNAP_DEPTH 32u   /* entries per snap ring, a power of two */
+#define RIP_SNAP_OFFSET 256u /* offset of snap[] inside a slot */
+#define RIP_NAME_MAX 64u     /* bytes of a slot name, NUL included */
 #define RIP_MODULE_SIZE 512u
 #define RIP_MODULE_PATH_MAX 416u
 #define RIP_BUILD_ID_MAX 32u
 #define RIP_EXE_MAX 512u
-#define RIP_CATEGORY_WORDS 4u          /* 256 category enable bits */
+#define RIP_CATEGORY_WORDS 4u /* 256 category enable bits */
 #define RIP_CATEGORIES 256u
 #define RIP_CATEGORY_NAME_MAX 32u
 #define RIP_EVTYPE_SIZE 512u
@@ -125,10 +125,10 @@
 #define RIP_EVRING_SIZE 128u
 #define RIP_PACKET_HDR_SIZE 80u
 #define RIP_CTF_MAGIC 0xC1FC1FC1u
-#define RIP_EVENT_ID_COMPACT_MAX 30u   /* ids 0..30 fit the compact header */
+#define RIP_EVENT_ID_COMPACT_MAX 30u /* ids 0..30 fit the compact header */
 #define RIP_EVENT_ID_EXTENDED 31u
 #define RIP_EVENT_TS_BITS 27u
-#define RIP_STRING_MAX 256u            /* bytes of a string field, NUL included */
+#define RIP_STRING_MAX 256u /* bytes of a string field, NUL included */
 
 /* Built-in categories (bits); programs use 8..255. */
 #define RIP_CAT_CORO 0u /* coroutine switches */
@@ -144,8 +144,8 @@
 /* hdr.ev_mode: what a writer does when its ring is full */
 enum rip_ev_mode {
 	RIP_MODE_OVERWRITE = 0, /* flight recorder: overwrite the oldest packet (default) */
-	RIP_MODE_DISCARD = 1,   /* drop new events and count them */
-	RIP_MODE_BLOCK = 2,     /* wait for the consumer (bounded: then discard and count) */
+	RIP_MODE_DISCARD = 1,	/* drop new events and count them */
+	RIP_MODE_BLOCK = 2,	/* wait for the consumer (bounded: then discard and count) */
 };
 
 /* struct rip_evtype.fields[].type */
@@ -158,8 +158,8 @@ enum rip_field_type {
 	RIP_FT_S16,
 	RIP_FT_S32,
 	RIP_FT_S64,
-	RIP_FT_HEX64, /* u64 shown in hex (addresses, handles) */
-	RIP_FT_STRING, /* NUL-terminated, at most RIP_STRING_MAX bytes; last field only */
+	RIP_FT_HEX64,	    /* u64 shown in hex (addresses, handles) */
+	RIP_FT_STRING,	    /* NUL-terminated, at most RIP_STRING_MAX bytes; last field only */
 	RIP_FT_HEX64_ARRAY, /* u32 count then count u64 (at most RIP_ARRAY_MAX); last field only */
 };
 
@@ -187,7 +187,7 @@ enum rip_slot_kind {
 /* hdr.clock_kind: what the tick counts in the file are */
 enum rip_clock_kind {
 	RIP_CLOCK_MONO_RAW = 1, /* CLOCK_MONOTONIC_RAW nanoseconds */
-	RIP_CLOCK_TSC = 2,      /* x86 invariant TSC, calibrated by clock_hz */
+	RIP_CLOCK_TSC = 2,	/* x86 invariant TSC, calibrated by clock_hz */
 };
 
 /* hdr.flags */
@@ -195,17 +195,17 @@ enum rip_clock_kind {
 #define RIP_F_FORKED 0x2u     /* the file of a child, copied from its parent at fork */
 
 /* hdr.proc_flags: written while the process runs */
-#define RIP_P_EXITED 0x1u      /* the process returned from main or called exit() */
-#define RIP_P_MOD_FULL 0x2u    /* the module map ran out of entries */
-#define RIP_P_CLOSED 0x4u      /* rip_ring_close() was called: no new slots are taken */
-#define RIP_P_EXECED 0x8u      /* the process called execve(): its new image has a new file */
+#define RIP_P_EXITED 0x1u   /* the process returned from main or called exit() */
+#define RIP_P_MOD_FULL 0x2u /* the module map ran out of entries */
+#define RIP_P_CLOSED 0x4u   /* rip_ring_close() was called: no new slots are taken */
+#define RIP_P_EXECED 0x8u   /* the process called execve(): its new image has a new file */
 
 /* hdr.sample_flags */
-#define RIP_SAMPLE_F_ON 0x1u	     /* the sampler started (a handler, timers per thread) */
-#define RIP_SAMPLE_F_NO_SIGNAL 0x2u  /* no free realtime signal: nothing is sampled */
-#define RIP_SAMPLE_F_SIG_SHARED 0x4u /* the program installed a handler for our signal: it
-					 gets the signals that are not our timers' */
-#define RIP_SAMPLE_F_NO_FP 0x8u	     /* no frame-pointer walk on this architecture: IPs only */
+#define RIP_SAMPLE_F_ON 0x1u	    /* the sampler started (a handler, timers per thread) */
+#define RIP_SAMPLE_F_NO_SIGNAL 0x2u /* no free realtime signal: nothing is sampled */
+/* the program installed a handler for our signal: it gets the signals that are not our timers' */
+#define RIP_SAMPLE_F_SIG_SHARED 0x4u
+#define RIP_SAMPLE_F_NO_FP 0x8u /* no frame-pointer walk on this architecture: IPs only */
 
 /*
  * A CPU sample (rip run --sample): the interrupted instruction pointer,
@@ -231,68 +231,68 @@ enum rip_clock_kind {
 #define RIP_SAMPLE_DEPTH_OF(e) ((uint32_t)((uint64_t)(e) >> 48) & 0xffu)
 #define RIP_SAMPLE_ENTRY(depth, addr)                                                              \
 	((uint64_t)RIP_SAMPLE_TAG << 56 | (uint64_t)(depth) << 48 |                                \
-	 ((uint64_t)(addr) & RIP_SAMPLE_ADDR_MASK))
+	 (RIP_SAMPLE_ADDR_MASK & (uint64_t)(addr)))
 
 /* module.flags */
-#define RIP_MOD_EXE 0x1u        /* the main executable */
-#define RIP_MOD_VDSO 0x2u       /* the kernel's vDSO (no file) */
-#define RIP_MOD_UNLOADED 0x4u   /* dlclose'd; unload_ts says when */
+#define RIP_MOD_EXE 0x1u	/* the main executable */
+#define RIP_MOD_VDSO 0x2u	/* the kernel's vDSO (no file) */
+#define RIP_MOD_UNLOADED 0x4u	/* dlclose'd; unload_ts says when */
 #define RIP_MOD_PATH_TRUNC 0x8u /* path longer than RIP_MODULE_PATH_MAX - 1 */
 
 struct rip_file_hdr {
 	/* identity: 0 */
-	char magic[8];		  /* RIP_MAGIC */
-	uint32_t version;	  /* RIP_FORMAT_VERSION */
-	uint32_t hdr_size;	  /* RIP_HDR_SIZE */
-	uint64_t byte_order;	  /* RIP_BYTE_ORDER_MARK as the writer stores it */
-	uint8_t ptr_size;	  /* sizeof(void *) of the writer */
+	char magic[8];	     /* RIP_MAGIC */
+	uint32_t version;    /* RIP_FORMAT_VERSION */
+	uint32_t hdr_size;   /* RIP_HDR_SIZE */
+	uint64_t byte_order; /* RIP_BYTE_ORDER_MARK as the writer stores it */
+	uint8_t ptr_size;    /* sizeof(void *) of the writer */
 	uint8_t pad0[3];
-	uint32_t flags;		  /* RIP_F_* */
-	uint64_t file_size;	  /* bytes; equals the file's size */
-	uint64_t slot_off;	  /* RIP_SLOTS_OFFSET */
-	uint32_t slot_size;	  /* RIP_SLOT_SIZE */
-	uint32_t slot_count;	  /* slots in the pool */
-	uint32_t snap_depth;	  /* RIP_SNAP_DEPTH */
-	uint32_t snap_off;	  /* RIP_SNAP_OFFSET */
-	uint64_t fifo_off;	  /* free queue: slot_count cells */
-	uint64_t mod_off;	  /* module map */
-	uint32_t mod_size;	  /* RIP_MODULE_SIZE */
-	uint32_t mod_cap;	  /* entries the map holds */
-	uint64_t types_off;	  /* event types: types_cap entries */
+	uint32_t flags;	     /* RIP_F_* */
+	uint64_t file_size;  /* bytes; equals the file's size */
+	uint64_t slot_off;   /* RIP_SLOTS_OFFSET */
+	uint32_t slot_size;  /* RIP_SLOT_SIZE */
+	uint32_t slot_count; /* slots in the pool */
+	uint32_t snap_depth; /* RIP_SNAP_DEPTH */
+	uint32_t snap_off;   /* RIP_SNAP_OFFSET */
+	uint64_t fifo_off;   /* free queue: slot_count cells */
+	uint64_t mod_off;    /* module map */
+	uint32_t mod_size;   /* RIP_MODULE_SIZE */
+	uint32_t mod_cap;    /* entries the map holds */
+	uint64_t types_off;  /* event types: types_cap entries */
 	uint32_t types_cap;
-	uint32_t type_size;	  /* RIP_EVTYPE_SIZE */
-	uint64_t cats_off;	  /* category names: RIP_CATEGORIES entries */
-	uint64_t ev_fifo_off;	  /* free event-ring queue: ev_rings cells */
-	uint64_t ev_ctl_off;	  /* struct rip_evring [ev_rings] */
-	uint64_t ev_off;	  /* data of the big rings: ev_big * ev_ring_size bytes */
-	uint32_t ev_rings;	  /* event rings in the pool, big and small (0: no events) */
-	uint32_t ev_ring_size;	  /* bytes per big ring, a power of two */
-	uint32_t ev_packet_size;  /* bytes per packet of a big ring, a power of two */
-	uint32_t ev_mode;	  /* enum rip_ev_mode */
+	uint32_t type_size;	 /* RIP_EVTYPE_SIZE */
+	uint64_t cats_off;	 /* category names: RIP_CATEGORIES entries */
+	uint64_t ev_fifo_off;	 /* free event-ring queue: ev_rings cells */
+	uint64_t ev_ctl_off;	 /* struct rip_evring [ev_rings] */
+	uint64_t ev_off;	 /* data of the big rings: ev_big * ev_ring_size bytes */
+	uint32_t ev_rings;	 /* event rings in the pool, big and small (0: no events) */
+	uint32_t ev_ring_size;	 /* bytes per big ring, a power of two */
+	uint32_t ev_packet_size; /* bytes per packet of a big ring, a power of two */
+	uint32_t ev_mode;	 /* enum rip_ev_mode */
 	/* rings [ev_big, ev_rings) are small (ev_big 0: every ring is big, as before these) */
-	uint32_t ev_big;	  /* big rings, the first taken */
+	uint32_t ev_big;	       /* big rings, the first taken */
 	uint32_t ev_small_ring_size;   /* bytes per small ring, a power of two */
 	uint32_t ev_small_packet_size; /* bytes per packet of a small ring */
 	uint32_t pad1a;
-	uint64_t ev_small_off;	  /* data of the small rings */
+	uint64_t ev_small_off; /* data of the small rings */
 	/* the watcher's stack copies (preload/watch.c): watch_copies buffers from watch_off */
 	uint64_t watch_off;	  /* 0: the file has no copy area */
 	uint32_t watch_copy_size; /* bytes per buffer: a struct rip_watch_copy, then stack */
 	uint32_t watch_copies;	  /* buffers in the pool */
 	/* CPU samples (rip run --sample): one struct rip_sample_ring per slot from sample_off */
-	uint64_t sample_off;	  /* 0: none (samples are tagged snap-ring entries, if any) */
-	uint32_t sample_size;	  /* RIP_SAMPLE_RING_SIZE */
+	uint64_t sample_off;  /* 0: none (samples are tagged snap-ring entries, if any) */
+	uint32_t sample_size; /* RIP_SAMPLE_RING_SIZE */
 	uint32_t pad1s;
 	/* function tracing: one struct rip_fn_stack per slot from fn_off, and the function table */
-	uint64_t fn_off;	  /* 0: none (the file of a process that traces no functions) */
-	uint32_t fn_size;	  /* RIP_FN_STACK_SIZE */
-	uint32_t fn_ids;	  /* entries of the function table: ids 1..fn_ids */
-	uint64_t fn_tab_off;	  /* the function table: u64 [fn_ids], entry id - 1 (0: none yet) */
+	uint64_t fn_off;     /* 0: none (the file of a process that traces no functions) */
+	uint32_t fn_size;    /* RIP_FN_STACK_SIZE */
+	uint32_t fn_ids;     /* entries of the function table: ids 1..fn_ids */
+	uint64_t fn_tab_off; /* the function table: u64 [fn_ids], entry id - 1 (0: none yet) */
 	uint8_t pad1w[240 - 232];
 	/* CPU sampling (rip run --sample), set by the preload library at start: 240 */
-	uint32_t sample_hz;	  /* samples per second of CPU time asked; 0: sampling off */
-	uint32_t sample_sig;	  /* the realtime signal its timers send */
-	uint32_t sample_depth;	  /* frames per sample at most, the interrupted IP included */
+	uint32_t sample_hz;    /* samples per second of CPU time asked; 0: sampling off */
+	uint32_t sample_sig;   /* the realtime signal its timers send */
+	uint32_t sample_depth; /* frames per sample at most, the interrupted IP included */
 	uint32_t pad1b;
 	uint8_t pad1c[512 - 256];
 
@@ -308,12 +308,12 @@ struct rip_file_hdr {
 	uint8_t pad2[1536 - 512 - 592 - 64];
 
 	/* clock: 1536 */
-	uint32_t clock_kind;	  /* enum rip_clock_kind */
+	uint32_t clock_kind; /* enum rip_clock_kind */
 	uint32_t pad3;
-	uint64_t clock_hz;	  /* ticks per second */
+	uint64_t clock_hz;	   /* ticks per second */
 	uint64_t clock_base_ticks; /* a tick count ... */
-	uint64_t clock_base_ns;	  /* ... and CLOCK_MONOTONIC_RAW at the same instant */
-	int64_t realtime_offset;  /* CLOCK_REALTIME - CLOCK_MONOTONIC_RAW, ns, at creation */
+	uint64_t clock_base_ns;	   /* ... and CLOCK_MONOTONIC_RAW at the same instant */
+	int64_t realtime_offset;   /* CLOCK_REALTIME - CLOCK_MONOTONIC_RAW, ns, at creation */
 	/*
 	 * Calibration pairs (ticks, CLOCK_MONOTONIC_RAW ns) read together, a
 	 * ring of RIP_CLOCK_PAIRS: 1576.  Added from time to time (at exit, by
@@ -322,10 +322,10 @@ struct rip_file_hdr {
 	 * measured in 5 ms is good to a few ppm (tens of us after 10 s), and a
 	 * virtual machine moved to another host may tick at another rate.
 	 */
-	uint32_t clock_npairs;	  /* pairs added so far (the newest RIP_CLOCK_PAIRS are kept) */
+	uint32_t clock_npairs; /* pairs added so far (the newest RIP_CLOCK_PAIRS are kept) */
 	uint32_t pad3b;
 	struct rip_clock_pair {
-		uint64_t ticks;	  /* 0: none (or being written) */
+		uint64_t ticks; /* 0: none (or being written) */
 		uint64_t ns;
 	} clock_pairs[RIP_CLOCK_PAIRS];
 	uint8_t pad4[2048 - 1536 - 48 - 16 * RIP_CLOCK_PAIRS];
@@ -351,77 +351,80 @@ struct rip_file_hdr {
 	uint32_t watch_denied;	  /* ... threads whose /proc files refused us (EACCES) */
 	uint32_t pad5a;
 	/* patching (-fpatchable-function-entry): 2160; rip enable asks, the watcher answers */
-	uint32_t patch_req;	  /* a requester adds 1 (the sites in PATH.patch), then wakes watch_req */
-	uint32_t patch_done;	  /* futex word: the patch_req value the watcher served last */
-	int32_t patch_err;	  /* that request's errno, 0: none */
-	uint32_t patch_ok;	  /* sites it changed */
-	uint32_t patch_failed;	  /* sites it left as they were */
-	uint32_t patch_on;	  /* sites patched now */
+	uint32_t patch_req; /* a requester adds 1 (the sites in PATH.patch), then wakes watch_req */
+	uint32_t patch_done;   /* futex word: the patch_req value the watcher served last */
+	int32_t patch_err;     /* that request's errno, 0: none */
+	uint32_t patch_ok;     /* sites it changed */
+	uint32_t patch_failed; /* sites it left as they were */
+	uint32_t patch_on;     /* sites patched now */
 	uint8_t pad5w[2304 - 2184];
 	/* CPU sampling status: 2304; written by the traced process (relaxed counters) */
-	uint32_t sample_flags;	  /* RIP_SAMPLE_F_* */
-	uint32_t sample_timers;	  /* per-thread timers armed now */
-	uint64_t sample_fail;	  /* timer_create failures (threads left unsampled) */
-	int32_t sample_errno;	  /* the errno of the last failure */
+	uint32_t sample_flags;	/* RIP_SAMPLE_F_* */
+	uint32_t sample_timers; /* per-thread timers armed now */
+	uint64_t sample_fail;	/* timer_create failures (threads left unsampled) */
+	int32_t sample_errno;	/* the errno of the last failure */
 	uint32_t pad5b;
-	uint64_t samples;	  /* samples stored into slots */
-	uint64_t sample_noslot;	  /* timer signals on a thread with no slot (dropped, counted) */
-	uint64_t sample_foreign;  /* signals of our number that were not our timers' */
+	uint64_t samples;	 /* samples stored into slots */
+	uint64_t sample_noslot;	 /* timer signals on a thread with no slot (dropped, counted) */
+	uint64_t sample_foreign; /* signals of our number that were not our timers' */
 	uint8_t pad5c[3072 - 2352];
 
 	/* counters: 3072; the contended ones (FIFO head and tail) on their own cache lines */
-	uint32_t fresh;		  /* slots [0, fresh) have been used at least once */
-	uint32_t overflow;	  /* attach attempts that found the pool empty */
+	uint32_t fresh;	   /* slots [0, fresh) have been used at least once */
+	uint32_t overflow; /* attach attempts that found the pool empty */
 	uint8_t pad6[56];
-	uint64_t fifo_head;	  /* free queue: next cell to take */
+	uint64_t fifo_head; /* free queue: next cell to take */
 	uint8_t pad7[56];
-	uint64_t fifo_tail;	  /* free queue: next cell to fill */
+	uint64_t fifo_tail; /* free queue: next cell to fill */
 	uint8_t pad8[56];
-	uint32_t mod_count;	  /* module entries [0, mod_count) are valid (release) */
-	uint32_t proc_flags;	  /* RIP_P_* */
-	uint64_t exit_ts;	  /* clock ticks at a clean exit, 0 otherwise */
-	uint64_t live_threads;	  /* thread slots attached now */
-	uint64_t live_coros;	  /* coroutine slots that exist now */
-	uint32_t types_count;	  /* event types [0, types_count) are valid (release) */
-	uint32_t ev_fresh;	  /* event rings [0, ev_fresh) have been used */
-	uint32_t ev_overflow;	  /* threads that found no free event ring */
-	uint32_t ev_consumer;	  /* pid of the consumer of every ring, 0: none (a hint) */
-	uint64_t ev_lost;	  /* events lost with no ring to count them: none free, or
+	uint32_t mod_count;    /* module entries [0, mod_count) are valid (release) */
+	uint32_t proc_flags;   /* RIP_P_* */
+	uint64_t exit_ts;      /* clock ticks at a clean exit, 0 otherwise */
+	uint64_t live_threads; /* thread slots attached now */
+	uint64_t live_coros;   /* coroutine slots that exist now */
+	uint32_t types_count;  /* event types [0, types_count) are valid (release) */
+	uint32_t ev_fresh;     /* event rings [0, ev_fresh) have been used */
+	uint32_t ev_overflow;  /* threads that found no free event ring */
+	uint32_t ev_consumer;  /* pid of the consumer of every ring, 0: none (a hint) */
+	uint64_t ev_lost;      /* events lost with no ring to count them: none free, or
 				     emitted by a signal handler while the thread took one */
-	uint32_t fn_count;	  /* function ids handed out (entries [0, fn_count) written, or 0) */
-	uint32_t fn_full;	  /* functions left without an id: the table was full */
-	uint64_t ev_fifo_head;	  /* free event-ring queue: next cell to take */
+	uint32_t ev_beat;      /* the consumer's heartbeat: +1 as it goes over the rings */
+	uint32_t pad10;
+	uint64_t ev_fifo_head; /* free event-ring queue: next cell to take */
 	uint8_t pad11[56];
-	uint64_t ev_fifo_tail;	  /* free event-ring queue: next cell to fill */
-	uint8_t pad12[4096 - 3400];
+	uint64_t ev_fifo_tail; /* free event-ring queue: next cell to fill */
+	uint8_t pad12[56];
+	uint32_t fn_count; /* function ids handed out (entries [0, fn_count) written, or 0) */
+	uint32_t fn_full;  /* functions left without an id: the table was full */
+	uint8_t pad13[4096 - 3464];
 };
 
 /* slot.wait.kind: the blocking call a thread is in (preload wrappers) */
 enum rip_wait_kind {
-	RIP_WAIT_NONE = 0,	/* not in a wrapped call */
-	RIP_WAIT_READ,		/* read, readv, pread (arg: fd) */
-	RIP_WAIT_WRITE,		/* write, writev, pwrite (arg: fd) */
-	RIP_WAIT_RECV,		/* recv, recvfrom, recvmsg (arg: fd) */
-	RIP_WAIT_SEND,		/* send, sendto, sendmsg (arg: fd) */
-	RIP_WAIT_ACCEPT,	/* accept, accept4 (arg: fd) */
-	RIP_WAIT_CONNECT,	/* connect (arg: fd) */
-	RIP_WAIT_POLL,		/* poll, ppoll (arg: nfds) */
-	RIP_WAIT_SELECT,	/* select, pselect (arg: nfds) */
-	RIP_WAIT_EPOLL,		/* epoll_wait, epoll_pwait (arg: epoll fd) */
-	RIP_WAIT_SLEEP,		/* nanosleep, clock_nanosleep, sleep, usleep (arg: ns to sleep) */
-	RIP_WAIT_MUTEX,		/* pthread_mutex_lock, _timedlock (arg: mutex address) */
-	RIP_WAIT_COND,		/* pthread_cond_wait, _timedwait (arg: cond address) */
-	RIP_WAIT_JOIN,		/* pthread_join (arg: pthread_t) */
-	RIP_WAIT_SEM,		/* sem_wait, sem_timedwait (arg: sem address) */
-	RIP_WAIT_SIGNAL,	/* sigwait, sigwaitinfo, sigtimedwait, pause, sigsuspend */
-	RIP_WAIT_CHILD,		/* wait, waitpid, wait4, waitid (arg: pid asked) */
-	RIP_WAIT_FUTEX,		/* syscall(SYS_futex) (arg: futex address) */
-	RIP_WAIT_STDIO,		/* fread, fgets, getline... on a FILE (arg: fd) */
-	RIP_WAIT_SYSTEM,	/* system, popen's pclose */
-	RIP_WAIT_RWLOCK,	/* pthread_rwlock_rdlock, _wrlock (arg: lock address) */
-	RIP_WAIT_BARRIER,	/* pthread_barrier_wait (arg: barrier address) */
-	RIP_WAIT_SYSCALL,	/* any other system call made through syscall() (arg: its number) */
-	RIP_WAIT_KINDS		/* one past the last */
+	RIP_WAIT_NONE = 0, /* not in a wrapped call */
+	RIP_WAIT_READ,	   /* read, readv, pread (arg: fd) */
+	RIP_WAIT_WRITE,	   /* write, writev, pwrite (arg: fd) */
+	RIP_WAIT_RECV,	   /* recv, recvfrom, recvmsg (arg: fd) */
+	RIP_WAIT_SEND,	   /* send, sendto, sendmsg (arg: fd) */
+	RIP_WAIT_ACCEPT,   /* accept, accept4 (arg: fd) */
+	RIP_WAIT_CONNECT,  /* connect (arg: fd) */
+	RIP_WAIT_POLL,	   /* poll, ppoll (arg: nfds) */
+	RIP_WAIT_SELECT,   /* select, pselect (arg: nfds) */
+	RIP_WAIT_EPOLL,	   /* epoll_wait, epoll_pwait (arg: epoll fd) */
+	RIP_WAIT_SLEEP,	   /* nanosleep, clock_nanosleep, sleep, usleep (arg: ns to sleep) */
+	RIP_WAIT_MUTEX,	   /* pthread_mutex_lock, _timedlock (arg: mutex address) */
+	RIP_WAIT_COND,	   /* pthread_cond_wait, _timedwait (arg: cond address) */
+	RIP_WAIT_JOIN,	   /* pthread_join (arg: pthread_t) */
+	RIP_WAIT_SEM,	   /* sem_wait, sem_timedwait (arg: sem address) */
+	RIP_WAIT_SIGNAL,   /* sigwait, sigwaitinfo, sigtimedwait, pause, sigsuspend */
+	RIP_WAIT_CHILD,	   /* wait, waitpid, wait4, waitid (arg: pid asked) */
+	RIP_WAIT_FUTEX,	   /* syscall(SYS_futex) (arg: futex address) */
+	RIP_WAIT_STDIO,	   /* fread, fgets, getline... on a FILE (arg: fd) */
+	RIP_WAIT_SYSTEM,   /* system, popen's pclose */
+	RIP_WAIT_RWLOCK,   /* pthread_rwlock_rdlock, _wrlock (arg: lock address) */
+	RIP_WAIT_BARRIER,  /* pthread_barrier_wait (arg: barrier address) */
+	RIP_WAIT_SYSCALL,  /* any other system call made through syscall() (arg: its number) */
+	RIP_WAIT_KINDS	   /* one past the last */
 };
 
 /*
@@ -438,13 +441,13 @@ enum rip_wait_kind {
  * odd seq says the record was half-written.
  */
 struct rip_wait {
-	uint32_t kind;		  /* enum rip_wait_kind; 0: none */
-	uint32_t seq;		  /* seqlock, written by the thread */
-	uint64_t since;		  /* ticks when the wait began (0: not timed) */
-	uint64_t ra;		  /* the wrapped function's return address (its caller) */
-	uint64_t cfa;		  /* the caller's stack pointer at the call (the wrapper's CFA) */
-	uint64_t fp;		  /* the caller's frame pointer */
-	uint64_t arg;		  /* what it waits on, by kind (see enum rip_wait_kind) */
+	uint32_t kind;	/* enum rip_wait_kind; 0: none */
+	uint32_t seq;	/* seqlock, written by the thread */
+	uint64_t since; /* ticks when the wait began (0: not timed) */
+	uint64_t ra;	/* the wrapped function's return address (its caller) */
+	uint64_t cfa;	/* the caller's stack pointer at the call (the wrapper's CFA) */
+	uint64_t fp;	/* the caller's frame pointer */
+	uint64_t arg;	/* what it waits on, by kind (see enum rip_wait_kind) */
 };
 
 /*
@@ -469,15 +472,15 @@ static inline uint32_t rip_wait_tmo_pack(uint64_t ns)
 	if (ns && us < RIP_WAIT_TMO_SEC)
 		return (uint32_t)us;
 	s = ns / 1000000000u;
-	return s < (RIP_WAIT_TMO_MAX & ~RIP_WAIT_TMO_SEC) ? RIP_WAIT_TMO_SEC | (uint32_t)s
-							   : RIP_WAIT_TMO_MAX;
+	return s < (RIP_WAIT_TMO_MAX & ~RIP_WAIT_TMO_SEC) ? RIP_WAIT_TMO_SEC | (uint32_t)s :
+							    RIP_WAIT_TMO_MAX;
 }
 
 /* The nanoseconds of a slot.wait_tmo that is not 0. */
 static inline uint64_t rip_wait_tmo_ns(uint32_t v)
 {
-	return v & RIP_WAIT_TMO_SEC ? (uint64_t)(v & ~RIP_WAIT_TMO_SEC) * 1000000000u
-				    : (uint64_t)v * 1000u;
+	return v & RIP_WAIT_TMO_SEC ? (uint64_t)(v & ~RIP_WAIT_TMO_SEC) * 1000000000u :
+				      (uint64_t)v * 1000u;
 }
 
 /* hdr.watch_status */
@@ -509,17 +512,17 @@ enum rip_watcher_status {
  * /proc/self/task/TID/syscall (nr -1: blocked outside a system call).
  */
 struct rip_watch {
-	uint32_t seq;		  /* seqlock, written by the watcher */
-	uint32_t flags;		  /* RIP_WATCH_* */
-	int32_t nr;		  /* system call number */
-	uint32_t copy;		  /* index + 1 of its buffer in the copy area, 0: none */
-	uint64_t sweep_ts;	  /* ticks of the sweep that wrote this */
-	uint64_t since_ts;	  /* ticks of the first sweep that saw it blocked here */
-	uint64_t sp;		  /* user stack pointer at the system call */
-	uint64_t pc;		  /* user instruction pointer (after the syscall instruction) */
-	uint64_t args[3];	  /* the first three arguments */
-	uint32_t copy_len;	  /* bytes of stack in the copy */
-	char state;		  /* /proc stat state letter (S, D, T...), 0: not read */
+	uint32_t seq;	   /* seqlock, written by the watcher */
+	uint32_t flags;	   /* RIP_WATCH_* */
+	int32_t nr;	   /* system call number */
+	uint32_t copy;	   /* index + 1 of its buffer in the copy area, 0: none */
+	uint64_t sweep_ts; /* ticks of the sweep that wrote this */
+	uint64_t since_ts; /* ticks of the first sweep that saw it blocked here */
+	uint64_t sp;	   /* user stack pointer at the system call */
+	uint64_t pc;	   /* user instruction pointer (after the syscall instruction) */
+	uint64_t args[3];  /* the first three arguments */
+	uint32_t copy_len; /* bytes of stack in the copy */
+	char state;	   /* /proc stat state letter (S, D, T...), 0: not read */
 	uint8_t pad[3];
 };
 
@@ -530,12 +533,12 @@ struct rip_watch {
  * takes it only when they match the slot whose record points here.
  */
 struct rip_watch_copy {
-	uint32_t seq;		  /* seqlock, written by the watcher */
-	uint32_t slot;		  /* index + 1 of the slot of the thread, 0: free */
-	int32_t tid;		  /* the thread */
-	uint32_t len;		  /* bytes of stack that follow */
-	uint64_t sweep_ts;	  /* ticks of the sweep that copied it */
-	uint64_t sp;		  /* address of the first byte copied */
+	uint32_t seq;	   /* seqlock, written by the watcher */
+	uint32_t slot;	   /* index + 1 of the slot of the thread, 0: free */
+	int32_t tid;	   /* the thread */
+	uint32_t len;	   /* bytes of stack that follow */
+	uint64_t sweep_ts; /* ticks of the sweep that copied it */
+	uint64_t sp;	   /* address of the first byte copied */
 	uint64_t pc;
 	int64_t nr;
 	uint64_t args[6];
@@ -546,23 +549,23 @@ struct rip_watch_copy {
 
 struct rip_slot {
 	/* hot line: written by the slot's owner */
-	uint32_t snap_seq;	  /* snaps taken since the slot was (re)used */
-	uint32_t state;		  /* enum rip_slot_state */
-	uint64_t switch_ts;	  /* ticks of the last state change */
-	int32_t tid;		  /* owning thread; for a coroutine, where it last ran */
-	uint32_t kind;		  /* enum rip_slot_kind */
-	uint32_t gen;		  /* seqlock: odd while being set up, +2 each time taken */
-	uint32_t coro;		  /* thread slot: index + 1 of the coroutine running on it */
-	uint64_t attach_ts;	  /* ticks when taken */
-	uint64_t exit_ts;	  /* ticks when released, 0 while in use */
-	uint32_t switches;	  /* coroutine: times switched in */
-	uint32_t index;		  /* this slot's own index (self-check for readers) */
-	uint32_t user_id;	  /* librip.h: the id given to rip_init() */
-	uint32_t wait_tmo;	  /* the wait record's timeout (RIP_WAIT_TMO_*), under wait.seq */
+	uint32_t snap_seq;  /* snaps taken since the slot was (re)used */
+	uint32_t state;	    /* enum rip_slot_state */
+	uint64_t switch_ts; /* ticks of the last state change */
+	int32_t tid;	    /* owning thread; for a coroutine, where it last ran */
+	uint32_t kind;	    /* enum rip_slot_kind */
+	uint32_t gen;	    /* seqlock: odd while being set up, +2 each time taken */
+	uint32_t coro;	    /* thread slot: index + 1 of the coroutine running on it */
+	uint64_t attach_ts; /* ticks when taken */
+	uint64_t exit_ts;   /* ticks when released, 0 while in use */
+	uint32_t switches;  /* coroutine: times switched in */
+	uint32_t index;	    /* this slot's own index (self-check for readers) */
+	uint32_t user_id;   /* librip.h: the id given to rip_init() */
+	uint32_t wait_tmo;  /* the wait record's timeout (RIP_WAIT_TMO_*), under wait.seq */
 
-	char name[RIP_NAME_MAX];  /* NUL-terminated */
-	struct rip_wait wait;	  /* 128: what the thread blocks in, written by its wrappers */
-	struct rip_watch watch;	  /* 176: what the watcher thread last saw (format.md) */
+	char name[RIP_NAME_MAX];       /* NUL-terminated */
+	struct rip_wait wait;	       /* 128: what the thread blocks in, written by its wrappers */
+	struct rip_watch watch;	       /* 176: what the watcher thread last saw (format.md) */
 	uint64_t snap[RIP_SNAP_DEPTH]; /* instruction pointers */
 };
 
@@ -622,42 +625,42 @@ struct rip_sample_ring {
 #define RIP_PATCH_MAX (1u << 22)
 struct rip_patch_list {
 	char magic[8];
-	uint32_t op;		  /* 1: patch, 0: unpatch */
+	uint32_t op; /* 1: patch, 0: unpatch */
 	uint32_t n;
 	/* uint64_t addr[n] */
 };
 struct rip_fn_frame {
-	uint64_t fn;		  /* the function's entry address */
-	uint64_t cfa;		  /* its canonical frame address */
+	uint64_t fn;  /* the function's entry address */
+	uint64_t cfa; /* its canonical frame address */
 };
 
 struct rip_fn_stack {
-	uint64_t state;		  /* depth | pushes << 32 */
-	uint32_t owner;		  /* (uint32_t)slot.attach_ts when the stack started */
-	uint32_t resync;	  /* frames dropped without their exit, exits without a frame */
+	uint64_t state;	 /* depth | pushes << 32 */
+	uint32_t owner;	 /* (uint32_t)slot.attach_ts when the stack started */
+	uint32_t resync; /* frames dropped without their exit, exits without a frame */
 	struct rip_fn_frame frame[RIP_FN_DEPTH];
 };
 
 /* Per event ring: the writer's line, then the consumer's. */
 struct rip_evring {
-	uint64_t written;	  /* packets closed since the ring was created (release) */
-	uint64_t discarded;	  /* events dropped or overwritten, running total */
-	uint32_t owner;		  /* slot index + 1 of the writing thread, 0: free */
-	int32_t tid;		  /* the writing thread */
-	uint64_t attach_ts;	  /* ticks when the current owner took it */
-	uint64_t blocked;	  /* times a blocking writer had to wait */
-	uint64_t stalled;	  /* consumed + 1 when a blocking writer gave up waiting */
+	uint64_t written;   /* packets closed since the ring was created (release) */
+	uint64_t discarded; /* events dropped or overwritten, running total */
+	uint32_t owner;	    /* slot index + 1 of the writing thread, 0: free */
+	int32_t tid;	    /* the writing thread */
+	uint64_t attach_ts; /* ticks when the current owner took it */
+	uint64_t blocked;   /* times a blocking writer had to wait */
+	uint64_t stalled;   /* consumed + 1 when a blocking writer gave up waiting */
 	uint8_t pad0[64 - 48];
-	uint64_t consumed;	  /* packets read by a streaming consumer (release) */
-	uint32_t consumer_pid;	  /* unused: the file's ev_consumer names the consumer */
-	uint32_t waiting;	  /* futex word: 1 while a blocking writer may sleep on it */
+	uint64_t consumed;     /* packets read by a streaming consumer (release) */
+	uint32_t consumer_pid; /* unused: the file's ev_consumer names the consumer */
+	uint32_t waiting;      /* futex word: 1 while a blocking writer may sleep on it */
 	uint8_t pad1[64 - 16];
 };
 
 /*
  * The edges of the event-ring protocol, by name: every access to written,
  * consumed and the file's ev_consumer from the writer (lib/events.c) or a
- * consumer (read/evread.c, read/consume.c) goes through these, so that each
+ * consumer (read/evread.c, record/consume.c) goes through these, so that each
  * pair can be found by name.
  *
  *  - written: the writer counts a packet written after its contents and
@@ -735,6 +738,23 @@ static inline uint32_t rip_file_consumer(const struct rip_file_hdr *h)
 }
 
 /*
+ * ev_beat: the consumer adds 1 as it goes over the rings (rip_file_beat),
+ * busy or not; a blocking writer whose ring stays full waits for as long
+ * as the beat moves, and gives up only when it stood still for the bound
+ * (a consumer stopped, or stuck).  A count only: no data is read through
+ * it, so both sides use relaxed atomics.
+ */
+static inline void rip_file_beat(struct rip_file_hdr *h)
+{
+	__atomic_fetch_add(&h->ev_beat, 1, __ATOMIC_RELAXED); /* a count: see above */
+}
+
+static inline uint32_t rip_file_beats(const struct rip_file_hdr *h)
+{
+	return __atomic_load_n(&h->ev_beat, __ATOMIC_RELAXED); /* a count: see above */
+}
+
+/*
  * Where event ring i is: rings [0, ev_big) are big (ev_ring_size bytes cut
  * into ev_packet_size packets, from ev_off), the rest small (from
  * ev_small_off).  A file with ev_big 0 has big rings only.  The caller checks
@@ -747,9 +767,9 @@ static inline int rip_evring_is_big(const struct rip_file_hdr *h, uint32_t i)
 
 static inline uint64_t rip_evring_data_off(const struct rip_file_hdr *h, uint32_t i)
 {
-	return rip_evring_is_big(h, i)
-		       ? h->ev_off + (uint64_t)i * h->ev_ring_size
-		       : h->ev_small_off + (uint64_t)(i - h->ev_big) * h->ev_small_ring_size;
+	return rip_evring_is_big(h, i) ?
+		       h->ev_off + (uint64_t)i * h->ev_ring_size :
+		       h->ev_small_off + (uint64_t)(i - h->ev_big) * h->ev_small_ring_size;
 }
 
 static inline uint32_t rip_evring_bytes(const struct rip_file_hdr *h, uint32_t i)
@@ -764,30 +784,30 @@ static inline uint32_t rip_evring_packet_bytes(const struct rip_file_hdr *h, uin
 
 /* The start of every packet: CTF packet.header then packet.context. */
 struct rip_packet {
-	uint32_t magic;		  /* RIP_CTF_MAGIC */
-	uint32_t stream_id;	  /* 0: the only stream class */
+	uint32_t magic;		     /* RIP_CTF_MAGIC */
+	uint32_t stream_id;	     /* 0: the only stream class */
 	uint64_t stream_instance_id; /* the ring's index */
-	uint64_t timestamp_begin; /* ticks */
-	uint64_t timestamp_end;	  /* ticks; 0 while the packet is open */
-	uint64_t content_size;	  /* bits used: header + events (commit, while open) */
-	uint64_t packet_size;	  /* bits: ev_packet_size * 8 */
-	uint64_t packet_seq_num;  /* ring->written when the packet was opened */
-	uint64_t events_discarded; /* ring->discarded when the packet was closed */
-	int32_t tid;		  /* the thread that wrote it */
-	uint32_t coro;		  /* slot index + 1 of the coroutine running at begin, 0 none */
-	uint32_t events;	  /* events in the packet; set when closed */
-	uint32_t open;		  /* 1 while being written, 0 once closed */
+	uint64_t timestamp_begin;    /* ticks */
+	uint64_t timestamp_end;	     /* ticks; 0 while the packet is open */
+	uint64_t content_size;	     /* bits used: header + events (commit, while open) */
+	uint64_t packet_size;	     /* bits: ev_packet_size * 8 */
+	uint64_t packet_seq_num;     /* ring->written when the packet was opened */
+	uint64_t events_discarded;   /* ring->discarded when the packet was closed */
+	int32_t tid;		     /* the thread that wrote it */
+	uint32_t coro;		     /* slot index + 1 of the coroutine running at begin, 0 none */
+	uint32_t events;	     /* events in the packet; set when closed */
+	uint32_t open;		     /* 1 while being written, 0 once closed */
 };
 
 struct rip_evfield {
 	char name[RIP_FIELD_NAME_MAX];
-	uint32_t type;		  /* enum rip_field_type */
+	uint32_t type; /* enum rip_field_type */
 	uint32_t pad;
 };
 
 struct rip_evtype {
-	uint32_t id;		  /* the event id in headers */
-	uint32_t category;	  /* enable bit */
+	uint32_t id;	   /* the event id in headers */
+	uint32_t category; /* enable bit */
 	uint32_t nfields;
 	uint32_t flags;
 	char name[RIP_EVTYPE_NAME_MAX];
@@ -800,17 +820,17 @@ struct rip_category {
 };
 
 struct rip_fifo_cell {
-	uint64_t seq;		  /* Vyukov bounded-queue sequence number */
-	uint64_t slot;		  /* slot index */
+	uint64_t seq;  /* Vyukov bounded-queue sequence number */
+	uint64_t slot; /* slot index */
 };
 
 struct rip_module {
-	uint64_t bias;		  /* load bias: runtime address - ELF vaddr */
-	uint64_t lo, hi;	  /* runtime range covered by its PT_LOAD segments */
-	uint64_t load_ts;	  /* ticks when found mapped; 0 for the first scan, at open */
-	uint64_t unload_ts;	  /* ticks when dlclose'd, 0 while mapped */
-	uint32_t flags;		  /* RIP_MOD_* */
-	uint32_t build_id_len;	  /* 0 when the object has no NT_GNU_BUILD_ID */
+	uint64_t bias;	       /* load bias: runtime address - ELF vaddr */
+	uint64_t lo, hi;       /* runtime range covered by its PT_LOAD segments */
+	uint64_t load_ts;      /* ticks when found mapped; 0 for the first scan, at open */
+	uint64_t unload_ts;    /* ticks when dlclose'd, 0 while mapped */
+	uint32_t flags;	       /* RIP_MOD_* */
+	uint32_t build_id_len; /* 0 when the object has no NT_GNU_BUILD_ID */
 	uint8_t build_id[RIP_BUILD_ID_MAX];
 	char path[RIP_MODULE_PATH_MAX]; /* NUL-terminated */
 	uint8_t pad[RIP_MODULE_SIZE - 48 - RIP_BUILD_ID_MAX - RIP_MODULE_PATH_MAX];
@@ -851,7 +871,7 @@ RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, sample_off) == 192, "s
 RIP_STATIC_ASSERT(sizeof(struct rip_sample_ring) == RIP_SAMPLE_RING_SIZE, "sample ring");
 RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, fn_off) == 208, "function area");
 RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, fn_tab_off) == 224, "function table");
-RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, fn_count) == 3320, "function ids");
+RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, fn_count) == 3456, "function ids");
 RIP_STATIC_ASSERT(sizeof(struct rip_fn_stack) == RIP_FN_STACK_SIZE, "function stack");
 RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, watch_req) == 2080, "watch words");
 RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, patch_req) == 2160, "patch words");
@@ -864,6 +884,7 @@ RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, ev_mode) == 148, "even
 RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, ev_small_off) == 168, "small rings");
 RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, ev_consumer) == 3308, "consumer");
 RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, ev_lost) == 3312, "events lost");
+RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, ev_beat) == 3320, "consumer beat");
 RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, types_count) == 3296, "types count");
 RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, ev_fifo_head) == 3328, "ev fifo head");
 RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, ev_fifo_tail) == 3392, "ev fifo tail");

@@ -69,7 +69,7 @@
 #define RIP_CAT_BT 4u /* backtrace definitions: on whenever another of these is */
 /*
  * CPU samples (rip run --sample): the rip:sample events of a trace, which
- * the recorder writes from the snap rings (read/samples.h); no program
+ * the recorder writes from the snap rings (record/samples.h); no program
  * emits them.
  */
 #define RIP_CAT_SAMPLE 5u
@@ -92,7 +92,7 @@ enum rip_mem_kind {
 	RIP_MEM_MMAP,	   /* anonymous private mmap */
 	RIP_MEM_MREMAP,
 	RIP_MEM_FREE,
-	RIP_MEM_DELETE,	   /* operator delete, all variants */
+	RIP_MEM_DELETE, /* operator delete, all variants */
 	RIP_MEM_DELETE_ARRAY,
 	RIP_MEM_MUNMAP,
 };
@@ -140,8 +140,8 @@ enum rip_shm_kind {
 	RIP_SHM_MMAP,	  /* mmap MAP_SHARED */
 	RIP_SHM_DT,	  /* shmdt */
 	RIP_SHM_MUNMAP,
-	RIP_SHM_UNLINK,	  /* shm_unlink */
-	RIP_SHM_RMID,	  /* shmctl IPC_RMID */
+	RIP_SHM_UNLINK,	   /* shm_unlink */
+	RIP_SHM_RMID,	   /* shmctl IPC_RMID */
 	RIP_SHM_FTRUNCATE, /* ftruncate, ftruncate64 (shm:resize) */
 };
 

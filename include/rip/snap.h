@@ -32,13 +32,13 @@ extern "C" {
 
 /* Where the calling thread writes events: its current packet. */
 struct rip_evw {
-	char *pos;		 /* next byte to write; NULL: no ring yet */
-	char *end;		 /* end of the current packet */
-	struct rip_packet *pkt;	 /* the current packet */
-	uint64_t last;		 /* clock of the last event written */
-	uint32_t events;	 /* events in the current packet */
-	uint32_t ring;		 /* ring index + 1; 0: none yet */
-	uint8_t nest;		 /* 1 while this thread writes an event (see rip.h) */
+	char *pos;		/* next byte to write; NULL: no ring yet */
+	char *end;		/* end of the current packet */
+	struct rip_packet *pkt; /* the current packet */
+	uint64_t last;		/* clock of the last event written */
+	uint32_t events;	/* events in the current packet */
+	uint32_t ring;		/* ring index + 1; 0: none yet */
+	uint8_t nest;		/* 1 while this thread writes an event (see rip.h) */
 };
 
 /* The calling thread's view of the ring: where rip_snap() writes. */
@@ -59,30 +59,31 @@ RIP_API void __rip_attach_slow(void);
  * address of the one instruction that computes it.  The asm is not volatile,
  * so a compiler may hoist it out of a loop (the value is the same on every
  * iteration), but each expansion carries its own __COUNTER__ in the text so
- * that no compiler merges two different call sites into one.
+ * that no compiler merges two different call sites into one.  A statement
+ * expression, a GNU extension: __extension__ says so to -pedantic.
  */
 #define RIP_STR_(x) #x
 #define RIP_HERE() RIP_HERE_(__COUNTER__)
 #define RIP_HERE_(n) RIP_HERE__(n)
 #if defined(__x86_64__)
 #define RIP_HERE__(n)                                                                              \
-	({                                                                                         \
+	__extension__({                                                                            \
 		uintptr_t __ip;                                                                    \
-		__asm__("1: lea 1b(%%rip), %0 /* rip_snap " RIP_STR_(n) " */" : "=r"(__ip));      \
+		__asm__("1: lea 1b(%%rip), %0 /* rip_snap " RIP_STR_(n) " */" : "=r"(__ip));       \
 		__ip;                                                                              \
 	})
 #elif defined(__aarch64__)
 #define RIP_HERE__(n)                                                                              \
-	({                                                                                         \
+	__extension__({                                                                            \
 		uintptr_t __ip;                                                                    \
-		__asm__("adr %0, . /* rip_snap " RIP_STR_(n) " */" : "=r"(__ip));                 \
+		__asm__("adr %0, . /* rip_snap " RIP_STR_(n) " */" : "=r"(__ip));                  \
 		__ip;                                                                              \
 	})
 #else
 #define RIP_HERE__(n)                                                                              \
-	({                                                                                         \
+	__extension__({                                                                            \
 		__label__ __here;                                                                  \
-	__here:                                                                                    \
+__here:                                                                                            \
 		(uintptr_t) && __here;                                                             \
 	})
 #endif
@@ -123,7 +124,6 @@ RIP_INLINE void __rip_snap(uintptr_t ip)
  * writes into a scratch slot that is never read, until it calls
  * rip_thread_attach().
  */
-
 
 #ifdef __cplusplus
 }

@@ -4,7 +4,8 @@
  * header, for integ/legacy-raw.sh.  It is built there with -no-pie -g (the
  * original stored absolute addresses) and never run: the test only takes
  * the addresses of these functions from nm and writes a raw ring file that
- * points into them.
+ * points into them.  integ/legacy-pie.sh builds it as a PIE and moves those
+ * addresses to a load address of its own.
  */
 #include <stdio.h>
 

@@ -55,6 +55,7 @@ relayd_start() {
 		# listening, or gone (a port taken after we looked): then other ports
 		wait_until 20 rd_up
 		if kill -0 "$RD_PID" 2>/dev/null && rd_all_listen; then
+			# shellcheck disable=SC2034 # for the tests that source this file
 			RD_URL=net://127.0.0.1:$RD_C:$RD_D
 			return 0
 		fi
@@ -88,6 +89,7 @@ live_wait() {
 		return 1
 	fi
 	wait "$LIVE_PID" 2>/dev/null
+	# shellcheck disable=SC2034 # for the tests that source this file
 	LIVE_RC=$?
 	return 0
 }

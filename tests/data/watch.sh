@@ -17,6 +17,7 @@ w_start() {
 	W_OUT=$w_dir/out
 	t_bg env RIP_RING="$w_dir/" LD_PRELOAD="$W_PRELOAD" RIP_DISABLE=1,2,3 \
 		"$W_PROG" "$w_dir/ready" "$@" >"$W_OUT" 2>&1
+	# shellcheck disable=SC2034 # for the tests that source this file
 	W_PID=$T_LAST
 	wait_file "$w_dir/ready" 30 || die "watchprog did not start: $(cat "$W_OUT")"
 }

@@ -163,6 +163,23 @@ void fz_ring(const char *path, void (*step)(void *arg), void *arg)
 	}
 	STEP();
 	{
+		/* rip ps's stream: a change in the middle of it; coroutines read by their links. */
+		struct rr_slot s, o;
+		struct rr_cursor c;
+
+		if (!rr_cursor_open(&f, &c, err, sizeof(err))) {
+			for (uint32_t k = 0; rr_cursor_next(&c, &s, err, sizeof(err)) == 1; k++) {
+				if (s.coro && rr_cursor_get(&c, s.coro - 1, &o, err, sizeof(err)) == 1)
+					h += strlen(o.name);
+				if (k == 1)
+					STEP();
+			}
+			h += c.corrupt + c.changing;
+			rr_cursor_close(&c);
+		}
+	}
+	STEP();
+	{
 		/* rip top's pass, without symbols (module paths are the input's). */
 		struct top_opts o = { .nosym = true };
 		struct top *t;

@@ -15,7 +15,14 @@
 #   index/   those traces' .rip-index files
 #   legacy/  raw files of the original librip format (tests/data/legacy_raw.py)
 #   live/    the ring files again, each followed by a few changes (fuzz-live.c)
-# Needs a built tree (make tests) and python3.  Exit 0, or 1 with a message.
+#   unpack/  small ring files and a legacy file compressed with gzip and zstd, and
+#            small bombs: a real header whose file_size says more than its layout
+#            holds, a header of a 50 MB layout, one of a 64 MiB layout, one without
+#            the magic, each followed by 40 MiB of one byte or 8 MiB of zeros
+#   reply/   a relayd session's exact answers, in a few shapes (fuzz-reply.c), one
+#            that breaks and reconnects, and a few HTTP answers of a Pyroscope server
+#   pack/    packed blocks (read/pack.h) of the packets tests/unit/pack.c writes
+# Needs a built tree (make tests), python3, gzip and zstd.  Exit 0, or 1 with a message.
 set -u
 [ $# = 1 ] || {
 	echo "usage: tests/fuzz/seeds.sh OUT" >&2
@@ -30,11 +37,14 @@ die() {
 	exit 1
 }
 for b in "$RIP" "$pre" "$BUILD/tests/integ/snapper" "$BUILD/tests/integ/dumpprog" \
-	"$BUILD/tests/integ/topprog" "$BUILD/tests/integ/funcprog"; do
+	"$BUILD/tests/integ/topprog" "$BUILD/tests/unit/pack" "$BUILD/tests/integ/funcprog"; do
 	[ -e "$b" ] || die "$b is missing: run make tests"
 done
-command -v python3 >/dev/null || die "python3 is needed"
-mkdir -p "$out/ring" "$out/trace" "$out/index" "$out/legacy" "$out/live" || die "mkdir $out"
+for c in python3 gzip zstd; do
+	command -v $c >/dev/null || die "$c is needed"
+done
+mkdir -p "$out/ring" "$out/trace" "$out/index" "$out/legacy" "$out/live" "$out/unpack" \
+	"$out/reply" "$out/pack" || die "mkdir $out"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/rip-seeds.XXXXXX") || die "mktemp"
 trap 'rm -rf "$tmp"' EXIT
 
@@ -42,7 +52,7 @@ trap 'rm -rf "$tmp"' EXIT
 small() {
 	env RIP_SLOTS=16 RIP_EVENT_RINGS=2 RIP_EVENT_RING_SIZE=16k RIP_EVENT_PACKET_SIZE=2k \
 		RIP_EVENT_SMALL_RINGS=2 RIP_EVENT_SMALL_RING_SIZE=8k RIP_EVENT_SMALL_PACKET_SIZE=4k \
-		RIP_FUNCTIONS=${RIP_FUNCTIONS:-0} RIP_FUNCTION_IDS=64 "$@"
+		RIP_FUNCTIONS="${RIP_FUNCTIONS:-0}" RIP_FUNCTION_IDS=64 "$@"
 }
 
 # ring files
@@ -84,8 +94,8 @@ mkdir -p "$tmp/fd"
 for cmd in "/bin/true" "/bin/ls /" "$BUILD/tests/integ/memprog basic" \
 	"$BUILD/tests/integ/fdprog $tmp/fd"; do
 	n=$((n + 1))
-	# shellcheck disable=SC2086
 	[ -x "${cmd%% *}" ] || continue
+	# shellcheck disable=SC2086 # the command and its arguments
 	"$RIP" run -q --mem --fd --shm -o "$tmp/t$n" -- $cmd >/dev/null 2>&1 </dev/null ||
 		die "rip run $cmd failed"
 	cp "$tmp/t$n/.rip-index" "$out/index/t$n.rip-index"
@@ -171,4 +181,109 @@ for name in sorted(os.listdir(src)):
         ops += struct.pack("<IBBHQ", off, op, rnd.randrange(8), 0, rnd.getrandbits(64))
     open(os.path.join(dst, name), "wb").write(b + ops)
 PY
+
+# compressed copies (fuzz-unpack.c) of the small files (the preload library's are 64 MiB
+# of copy area, mostly holes: one of them, smaller, made again)
+small RIP_WATCH_COPIES=8 RIP_MODE=overwrite RIP_RING="$tmp/preload.ring" LD_PRELOAD="$pre" \
+	/bin/ls / >/dev/null 2>&1 || die "/bin/ls / under the preload library failed"
+for f in "$out/ring/snapper.ring" "$out/ring/dumpprog.ring" "$tmp/preload.ring" \
+	"$out/legacy/legacy.raw"; do
+	b=${f##*/}
+	gzip -c "$f" >"$out/unpack/$b.gz" || die "gzip $f"
+	zstd -q -c "$f" >"$out/unpack/$b.zst" || die "zstd $f"
+done
+# bombs, small compressed: headers followed by 40 MiB of 'A' or 8 MiB of zeros.  A layout
+# of 50 MB (200 event rings of 256 KiB, a sparse file) lets the 'A's past 32 MiB of data;
+# the preload library's 64 MiB is over fuzz-unpack's RIP_UNPACK_MAX.
+RIP_EVENT_RINGS=200 RIP_RING="$tmp/big.ring" "$BUILD/tests/integ/snapper" || die "snapper failed"
+python3 - "$out/ring/snapper.ring" "$tmp/big.ring" "$out/ring/preload-1.ring" "$tmp" <<'PY' ||
+import struct, sys
+small, big, huge, tmp = sys.argv[1:5]
+h = bytearray(open(small, "rb").read(4096))
+struct.pack_into("<Q", h, 32, 8 << 30)  # file_size: more than its layout holds
+open(tmp + "/h-claims", "wb").write(h)
+open(tmp + "/h-big", "wb").write(open(big, "rb").read(4096))
+open(tmp + "/h-huge", "wb").write(open(huge, "rb").read(4096))
+h[0:8] = b"XXXXXXXX"
+open(tmp + "/h-nomagic", "wb").write(h)
+PY
+	die "bomb headers failed"
+python3 -c 'import sys; sys.stdout.buffer.write(b"A" * (40 << 20))' >"$tmp/a40" || die "python3"
+head -c $((8 << 20)) /dev/zero >"$tmp/z8" || die "head"
+for h in claims big huge nomagic; do
+	for run in a40 z8; do
+		cat "$tmp/h-$h" "$tmp/$run" | gzip -c >"$out/unpack/bomb-$h-$run.gz" || die "gzip"
+		cat "$tmp/h-$h" "$tmp/$run" | zstd -q -c >"$out/unpack/bomb-$h-$run.zst" || die "zstd"
+	done
+done
+rm -f "$tmp/a40" "$tmp/z8"
+
+# what servers answer (fuzz-reply.c): relayd sessions simulated as the client reads them
+python3 - "$out/reply" <<'PY' || die "reply seeds failed"
+import struct, sys
+out = sys.argv[1]
+OK = struct.pack(">I", 10)
+
+def handle(n):
+    return struct.pack(">Q", 100 + n) + OK
+
+def session(streams, packets):
+    # the answers to fuzz-reply.c's session, in the order the client reads them
+    a = struct.pack(">II", 2, 10) + struct.pack(">Q", 1) + OK + handle(0)
+    queued, added, sent, last = 0, set(), set(), {}
+    nstreams = 0
+    for i in range(packets):
+        s = i % streams
+        if s not in added:
+            # every index queued so far is answered, then ADD_STREAM, STREAMS_SENT
+            a += OK * queued
+            queued = 0
+            nstreams += 1
+            a += handle(nstreams) + OK
+            added.add(s)
+        queued += 1
+        sent.add(s)
+        end = 1000 + i * 10 + 5
+        last[s] = end
+        if i % 7 == 3 and end + 100 > last[s]:
+            queued += 1
+            last[s] = end + 100
+    # rly_close: the indexes, DATA_PENDING 0 for each stream that sent, the closing
+    # beacons of the streams that end before the last one, the stream closes, metadata's
+    a += OK * queued
+    a += struct.pack(">I", 0) * len(sent)
+    top = max(last.values()) if last else 0
+    a += OK * sum(1 for s in sent if last[s] < top)
+    a += OK * len(added) + OK
+    return a
+
+def relayd(opts, first, second=b""):
+    return bytes([opts << 1]) + struct.pack("<H", len(first)) + first + second
+
+shapes = [(0, 0), (1, 1), (3, 6), (1, 7), (2, 4)]  # (streams - 1, packet class)
+for st, pc in shapes:
+    for live in (0, 4):
+        opts = st | live | pc << 4
+        data = relayd(opts, session(st + 1, 1 + pc * 5))
+        open("%s/relayd-%d-%d%s" % (out, st + 1, 1 + pc * 5, "-live" if live else ""),
+             "wb").write(data)
+# the first connection ends after the metadata stream; a reconnection then runs a
+# session of 3 packets in 2 streams
+first = struct.pack(">II", 2, 10) + struct.pack(">Q", 1) + OK + handle(0)
+open(out + "/relayd-reconnect", "wb").write(relayd(1 | 8 | 2 << 4, first, session(2, 3)))
+open(out + "/relayd-old", "wb").write(relayd(0, struct.pack(">II", 2, 4)))
+for name, ans in [
+        ("http-200", b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"),
+        ("http-204", b"HTTP/1.1 204 No Content\r\nConnection: close\r\n\r\n"),
+        ("http-400", b"HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain\r\n"
+                     b"Content-Length: 34\r\n\r\nprofile: unknown sample type \"x\"\n"),
+        ("http-500", b"HTTP/1.0 500 Internal Server Error\r\n\r\nupstream\r\nfailed"),
+        ("http-chunked", b"HTTP/1.1 413 Payload Too Large\r\nTransfer-Encoding: chunked"
+                         b"\r\n\r\n10\r\nrequest too big\n\r\n0\r\n\r\n"),
+        ("http-garbage", b"SSH-2.0-OpenSSH_9.6\r\n")]:
+    open("%s/%s" % (out, name), "wb").write(b"\x01" + ans)
+PY
+
+# packed blocks (fuzz-pack.c)
+"$BUILD/tests/unit/pack" --seeds "$out/pack" || die "tests/unit/pack --seeds failed"
 exit 0

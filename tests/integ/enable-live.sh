@@ -38,7 +38,7 @@ above() { [ "$(emitted)" -gt "$1" ]; }
 # every 10 ms, but the write we see first may have counted before we came:
 # the second newer one counted after the first newer one was out.
 count_now() {
-	for k in 1 2; do
+	for _ in 1 2; do
 		c=$(emitted)
 		wait_until 60 above "$c" || die "the program stopped emitting ($c events): $(cat err)"
 	done

@@ -32,7 +32,7 @@ CXX=${CXX:-c++}
 command -v "$CXX" >/dev/null || die "no C++ compiler ($CXX): make check installs g++ (mk/deps.sh)"
 # go tool pprof: no network, caches in the test's directory
 export HOME="$TEST_TMP/home" GOCACHE="$TEST_TMP/gocache" GOPATH="$TEST_TMP/gopath" GOPROXY=off \
-	GOFLAGS= GOTOOLCHAIN=local PPROF_TMPDIR="$TEST_TMP/pprof"
+	GOFLAGS='' GOTOOLCHAIN=local PPROF_TMPDIR="$TEST_TMP/pprof"
 mkdir -p "$HOME" "$PPROF_TMPDIR"
 PP="python3 tests/data/pprof.py"
 gopprof() {

@@ -5,7 +5,12 @@
 # on its own and all of them together, warnings as errors: as C (gnu11, and
 # c11 with -pedantic) with cc and clang, and as C++11, C++17 and C++20 with
 # g++ and clang++ (make check installs them all).  A user's program may
-# include them in any of these; none may need another header first.
+# include them in any of these; none may need another header first.  Then
+# the same for what the headers' macros and inline functions expand to:
+# two programs that use every one of them (tests/data/headers-api.c for
+# rip.h's API, headers-legacy.c for librip.h's) compile as C11 and as
+# C++11/17/20, -pedantic, warnings as errors, with each compiler, link with
+# librip and run.
 . tests/data/common.sh
 
 cflags="-Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Werror"
@@ -72,5 +77,40 @@ for h in $headers all; do
 		done
 	done
 done
-echo "$n compilations: headers$headers, alone and together; C with $ccs; C++ with$cxxs"
+
+# use WHAT PROGRAM COMPILER FLAGS... SOURCE: compile, link with librip and run PROGRAM
+need_bin "$BUILD/librip.so"
+use() {
+	what=$1
+	prog=$2
+	shift 2
+	n=$((n + 1))
+	if ! "$@" -x none -Iinclude -O2 -o "$TEST_TMP/$prog" -L"$BUILD" -lrip \
+		-Wl,-rpath,"$PWD/$BUILD" >"$TEST_TMP/cc.err" 2>&1; then
+		fail "$what: $*"
+		head -n 8 "$TEST_TMP/cc.err" | sed 's/^/    /' >&2
+		return
+	fi
+	rm -f "$TEST_TMP/legacy.ring"
+	if ! "$TEST_TMP/$prog" "$TEST_TMP/legacy.ring" >"$TEST_TMP/run.out" 2>&1; then
+		fail "$what: the program failed: $(head -n 4 "$TEST_TMP/run.out")"
+	fi
+}
+
+for prog in headers-api headers-legacy; do
+	src=tests/data/$prog.c
+	for cc in $ccs; do
+		# shellcheck disable=SC2086
+		use "$prog as c11 -pedantic ($cc)" "$prog" "$cc" -std=c11 -pedantic $cflags -x c "$src"
+	done
+	for cxx in $cxxs; do
+		for std in c++11 c++17 c++20; do
+			# shellcheck disable=SC2086
+			use "$prog as $std ($cxx)" "$prog" "$cxx" -std=$std $cxxflags -x c++ "$src"
+		done
+	done
+done
+
+echo "$n compilations: headers$headers, alone and together, and the programs that use them;" \
+	"C with $ccs; C++ with$cxxs"
 t_done

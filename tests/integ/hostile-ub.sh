@@ -76,7 +76,7 @@ ubsan_ok "ring: realtime_offset INT64_MIN" 1 "realtime offset .* out of range"
 
 # ... and in a trace's index (the ring file's header at byte 56 of .rip-index)
 tr=$TEST_TMP/true
-for f in 1616:"<Q":0x7fffffffffffffff:"clock base" 1624:"<q":0x7fffffffffffffff:"realtime offset"; do
+for f in "1616:<Q:0x7fffffffffffffff:clock base" "1624:<q:0x7fffffffffffffff:realtime offset"; do
 	off=${f%%:*} rest=${f#*:}
 	fmt=${rest%%:*} rest=${rest#*:}
 	val=${rest%%:*} want=${rest#*:}

@@ -2,65 +2,89 @@
 # SPDX-License-Identifier: Apache-2.0
 #
 # Description: the layers of doc/hacking.md hold.  Includes point only along
-# include/ <- lib/ <- preload/ and include/ <- read/ <- analysis/ <- tools/:
-# every #include "..." in a layer names a header of its own layer or of one
-# it may use (include/ through <...>), and read/ and analysis/ never print
-# to stdout or stderr, exit or parse argv (printf, puts, perror, stdout,
-# stderr, exit(, getopt).  A violation planted in a copy of the tree makes
-# the check fail (so the check itself can fail).
+# include/ <- lib/ <- preload/, include/ <- read/ <- analysis/ <- tools/ and
+# include/ <- read/ <- record/ <- tools/ (record/ and analysis/ are beside
+# each other: neither uses the other): every #include "..." in a layer names
+# a header of its own layer or of one it may use (include/ through <...>),
+# and read/, analysis/ and record/ never print to stdout or stderr, exit or
+# parse argv (printf, puts, perror, stdout, stderr, exit(, getopt).  A
+# violation of each kind planted in a copy of the tree makes the check fail
+# (so the check itself can fail), record/'s included.
 . tests/data/common.sh
 
-# check DIR: the rules over the tree at DIR; prints each violation
+# check DIR: the rules over the tree at DIR; prints each violation.  One awk over every
+# file (a shell loop per include took a second a check).
 check() {
 	root=$1
-	bad=0
-	for layer in lib preload read analysis tools; do
-		case $layer in
-		lib) ok="lib" ;;
-		preload) ok="preload lib" ;;
-		read) ok="read" ;;
-		analysis) ok="analysis read" ;;
-		tools) ok="tools analysis read" ;;
-		esac
+	find include -name '*.h' | sed 's|^include/||' >"$TEST_TMP/public"
+	for layer in lib preload read analysis record tools; do
 		for f in "$root/$layer"/*.c "$root/$layer"/*.h; do
-			[ -f "$f" ] || continue
-			grep -n '^[[:space:]]*#[[:space:]]*include[[:space:]]*"' "$f" |
-				sed 's/^\([0-9]*\):.*"\(.*\)".*/\1 \2/' >"$TEST_TMP/inc"
-			while read -r line inc; do
-				dir=${inc%%/*}
-				[ "$dir" = "$inc" ] && dir=$layer # "x.h": the file's own folder
-				allowed=0
-				[ -f "include/$inc" ] && allowed=1 # a public header, quoted
-				for d in $ok; do
-					[ "$d" = "$dir" ] && allowed=1
-				done
-				if [ $allowed = 0 ]; then
-					echo "${f#$root/}:$line: includes \"$inc\" ($layer may use: $ok, include/)"
-					bad=1
-				fi
-			done <"$TEST_TMP/inc"
+			[ -f "$f" ] && echo "$f"
 		done
-	done
-	for f in "$root"/read/*.[ch] "$root"/analysis/*.[ch]; do
-		[ -f "$f" ] || continue
-		# comments and strings aside, crudely: drop // and /* */ lines first
-		sed -e 's://.*$::' -e '/^[[:space:]]*\*/d' -e '/^[[:space:]]*\/\*/d' "$f" |
-			grep -nE '(^|[^a-z_])(printf|puts|perror|fputs_unlocked)[[:space:]]*\(|(^|[^a-z_])(stdout|stderr)([^a-z_]|$)|(^|[^a-z_])_?exit[[:space:]]*\(|getopt' |
-			grep -v 'snprintf\|vsnprintf\|asprintf\|fprintf(out\|fprintf(f,' |
-			sed "s|^|${f#$root/}:|" >"$TEST_TMP/pr"
-		if [ -s "$TEST_TMP/pr" ]; then
-			sed 's/$/  (read\/ and analysis\/ never print, exit or parse argv)/' "$TEST_TMP/pr"
-			bad=1
-		fi
-	done
-	return $bad
+	done >"$TEST_TMP/files"
+	for f in "$root"/read/*.[ch] "$root"/analysis/*.[ch] "$root"/record/*.[ch]; do
+		[ -f "$f" ] && echo "$f"
+	done >"$TEST_TMP/quiet"
+	# shellcheck disable=SC2016 # awk's own $
+	xargs awk -v root="$root/" -v public="$TEST_TMP/public" -v quiet="$TEST_TMP/quiet" '
+	BEGIN {
+		ok["lib"] = "lib"
+		ok["preload"] = "preload lib"
+		ok["read"] = "read"
+		ok["analysis"] = "analysis read"
+		ok["record"] = "record read"
+		ok["tools"] = "tools analysis record read"
+		while ((getline h <public) > 0)
+			pub[h] = 1
+		while ((getline h <quiet) > 0)
+			silent[h] = 1
+	}
+	{
+		rel = substr(FILENAME, length(root) + 1)
+		layer = rel
+		sub(/\/.*/, "", layer)
+	}
+	/^[[:space:]]*#[[:space:]]*include[[:space:]]*"/ {
+		inc = $0
+		sub(/^[^"]*"/, "", inc)
+		sub(/".*/, "", inc)
+		dir = inc
+		if (index(inc, "/"))
+			sub(/\/.*/, "", dir)
+		else
+			dir = layer # "x.h": the folder of the file
+		allowed = inc in pub # a public header, quoted
+		n = split(ok[layer], may, " ")
+		for (k = 1; k <= n; k++)
+			if (may[k] == dir)
+				allowed = 1
+		if (!allowed) {
+			printf "%s:%d: includes \"%s\" (%s may use: %s, include/)\n", rel, FNR, inc,
+				layer, ok[layer]
+			bad = 1
+		}
+	}
+	FILENAME in silent {
+		# comments and strings aside, crudely: drop // tails and /* */ lines first
+		line = $0
+		sub(/\/\/.*$/, "", line)
+		if (line ~ /^[[:space:]]*\*/ || line ~ /^[[:space:]]*\/\*/)
+			next
+		if (line ~ /(^|[^a-z_])(printf|puts|perror|fputs_unlocked)[[:space:]]*\(|(^|[^a-z_])(stdout|stderr)([^a-z_]|$)|(^|[^a-z_])_?exit[[:space:]]*\(|getopt/ &&
+		    line !~ /snprintf|vsnprintf|asprintf|fprintf\(out|fprintf\(f,/) {
+			printf "%s:%d:%s  (read/, analysis/ and record/ never print, exit or parse argv)\n",
+				rel, FNR, line
+			bad = 1
+		}
+	}
+	END { exit bad }' <"$TEST_TMP/files"
 }
 
 check "$PWD" >"$TEST_TMP/violations" || fail "the layers are broken: $(cat "$TEST_TMP/violations")"
 
 # the check catches a planted violation of each kind
 mkdir -p "$TEST_TMP/tree"
-cp -r lib preload read analysis tools "$TEST_TMP/tree/"
+cp -r lib preload read analysis record tools "$TEST_TMP/tree/"
 echo '#include "tools/tool.h"' >>"$TEST_TMP/tree/read/evread.c"
 check "$TEST_TMP/tree" >/dev/null && fail "an include of tools/ from read/ was not caught"
 cp read/evread.c "$TEST_TMP/tree/read/evread.c"
@@ -70,5 +94,21 @@ cp analysis/leaks.c "$TEST_TMP/tree/analysis/leaks.c"
 echo '#include "read/evread.h"' >>"$TEST_TMP/tree/lib/ring.c"
 check "$TEST_TMP/tree" >/dev/null && fail "an include of read/ from lib/ was not caught"
 cp lib/ring.c "$TEST_TMP/tree/lib/ring.c"
+# record/: above read/ only, below tools/, beside analysis/, and silent
+for plant in "record/consume.c:tools/tool.h:tools/ from record/" \
+	"record/consume.c:analysis/leaks.h:analysis/ from record/" \
+	"read/trace.c:record/tracew.h:record/ from read/" \
+	"analysis/cpu.c:record/samples.h:record/ from analysis/"; do
+	file=${plant%%:*}
+	rest=${plant#*:}
+	echo "#include \"${rest%%:*}\"" >>"$TEST_TMP/tree/$file"
+	check "$TEST_TMP/tree" >/dev/null && fail "an include of ${rest#*:} was not caught"
+	cp "$file" "$TEST_TMP/tree/$file"
+done
+for call in 'printf("x")' 'fprintf(stderr, "x")' 'exit(1)' 'getopt(0, 0, "")'; do
+	printf 'static void f(void) { %s; }\n' "$call" >>"$TEST_TMP/tree/record/family.c"
+	check "$TEST_TMP/tree" >/dev/null && fail "$call in record/ was not caught"
+	cp record/family.c "$TEST_TMP/tree/record/family.c"
+done
 check "$TEST_TMP/tree" >/dev/null || fail "the restored copy does not pass"
 t_done

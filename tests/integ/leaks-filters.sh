@@ -49,6 +49,7 @@ check "--tid --resource=fd" "site_fd:1:0" --tid="$tid_t2" --resource=fd
 
 # the bounds between phases, in microseconds from the first event
 "$RIP" leaks --json "$ring" >"$TEST_TMP/all.json" || die "rip leaks --json"
+# shellcheck disable=SC2046 # the words it prints
 set -- $(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); \
 f={g["stack"][0]["function"]: g for g in r["leaks"]}; \
 a=f["site_a"]["last"]; b0=min(f[x]["first"] for x in ("site_t1","site_t2","site_bmain","site_fd")); \

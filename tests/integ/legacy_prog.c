@@ -3,6 +3,8 @@
  * Description: helper of integ/legacy-api.sh, written for the ORIGINAL
  * librip API only (librip.h, the storage it asks the program to define,
  * rip_create_ring, rip_init, rip_snap, rip_exit) and built unchanged.
+ * integ/legacy-pie.sh builds it as a PIE against tests/data/orig/librip.h,
+ * the original header's stand-in, which writes the original raw file.
  * Threads park-1..park-4 snap in legacy_step() then park in legacy_parked();
  * gone-5..gone-7 snap in legacy_step() and legacy_before_exit(), call
  * rip_exit() and end; id 10 ("coro-10") is a coroutine in the original's

@@ -65,6 +65,7 @@ PY
 expect_status 0 "rip pagemap" "$RIP" pagemap "$TEST_TMP/t"
 start=$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); a=int(open(sys.argv[2]).read().split()[1],16); print([m["start"][2:] for m in r["mappings"] if int(m["start"],16) <= a < int(m["end"],16)][0])' "$TEST_TMP/pm.json" "$TEST_TMP/prog.out")
 row=$(grep "^$start-" "$TEST_TMP/out")
+# shellcheck disable=SC2086 # its columns
 set -- $row
 [ "$2 $3 $4 $5 $6 ${10} ${11}" = "64M 16385 $((K + M)) 0 $M 0 [anon]" ] ||
 	fail "text row of the block: '$row'"

@@ -26,6 +26,7 @@ rc=$?
 cmp -s "$TEST_TMP/plain.out" "$TEST_TMP/traced.out" ||
 	fail "output differs with the preload library"
 
+# shellcheck disable=SC2046 # the three numbers
 set -- $(sed -nE 's/^closed ([0-9]+) ring-fd (-?[0-9]+) pid ([0-9]+)$/\1 \2 \3/p' \
 	"$TEST_TMP/traced.err")
 [ $# = 3 ] || die "no 'closed N ring-fd R pid P' line from fdprog: $(cat "$TEST_TMP/traced.err")"

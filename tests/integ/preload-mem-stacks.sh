@@ -99,7 +99,7 @@ C
 tr=$TEST_TMP/tr
 "$RIP" run -q --mem --depth=32 --follow-fork -o "$tr" -- "$TEST_TMP/stacks" >"$TEST_TMP/out" \
 	2>"$TEST_TMP/err" || die "rip run failed: $(tail -n 3 "$TEST_TMP/err")"
-[ "$(cat "$TEST_TMP/out")" = done ] || fail "the program's output: $(cat "$TEST_TMP/out")"
+[ "$(cat "$TEST_TMP/out")" = "done" ] || fail "the program's output: $(cat "$TEST_TMP/out")"
 child=$(ls "$tr" | grep -E '^[0-9]+$' | head -n 1)
 [ -n "$child" ] || die "no child trace in $tr: $(ls "$tr")"
 

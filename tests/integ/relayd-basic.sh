@@ -7,7 +7,9 @@
 # prints for the local trace, and so does babeltrace2 on relayd's copy on
 # disk.  relayd's copy has no .rip-index, yet `rip dump`,
 # `rip leaks --json` and `rip report --json` on it (a second, --mem run) equal the local ones,
-# because the index travels in the CTF metadata.  (The live comparison
+# because the index travels in the CTF metadata; a third run, with CPU
+# samples (--sample) beside resource events, reads the same from relayd's
+# copy as from the local trace.  (The live comparison
 # uses the run without --mem: babeltrace2 2.0's live reader prints an
 # empty string field as the string before it, which its reader of the
 # same bytes on disk does not.)
@@ -16,7 +18,7 @@
 . tests/data/relayd-lib.sh
 relayd_need
 prog=$BUILD/tests/integ/relaydprog
-need_bin "$prog"
+need_bin "$prog" "$BUILD/tests/integ/topprog"
 
 relayd_start rd
 go=$TEST_TMP/go
@@ -74,6 +76,19 @@ grep -q '4096' "$TEST_TMP/leaks.b" || fail "rip leaks on relayd's copy misses th
 "$RIP" report --json "$TEST_TMP/mem" 2>&1 | sed "s|$TEST_TMP/mem|TRACE|g" >"$TEST_TMP/report.a"
 "$RIP" report --json "$copy" 2>&1 | sed "s|$copy|TRACE|g" >"$TEST_TMP/report.b"
 cmp -s "$TEST_TMP/report.a" "$TEST_TMP/report.b" || fail "rip report --json differs on relayd's copy"
+
+# CPU samples with resource events: the rip:sample type, made by the recorder at the end,
+# must reach relayd's metadata too, after the types it declared already.
+"$RIP" run -q --mem --sample=1000 --relayd="$RD_URL" --session=smp --hostname=hosta --live-timer=0 \
+	-o "$TEST_TMP/smp" -- "$BUILD/tests/integ/topprog" burn 100 >/dev/null 2>"$TEST_TMP/run.err" ||
+	{ cat "$TEST_TMP/run.err" >&2; die "rip run --sample --relayd failed"; }
+copy=$(relayd_copy hosta smp)
+[ -n "$copy" ] || die "no trace for hosta/smp in $RD_OUT"
+babeltrace2 "$TEST_TMP/smp" >"$TEST_TMP/local.txt" 2>/dev/null
+grep -q 'rip:sample' "$TEST_TMP/local.txt" || die "no CPU sample in the local trace of a busy loop"
+babeltrace2 "$copy" >"$TEST_TMP/disk.txt" 2>"$TEST_TMP/disk.err" ||
+	fail "babeltrace2 on relayd's copy (--sample) failed: $(grep -m 1 'E PLUGIN' "$TEST_TMP/disk.err")"
+cmp -s "$TEST_TMP/disk.txt" "$TEST_TMP/local.txt" || fail "relayd's copy differs from the local trace (--sample)"
 
 relayd_stop
 t_done

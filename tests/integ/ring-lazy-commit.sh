@@ -45,7 +45,7 @@ for buf in 32k 4m; do
 	eval "b_$buf=\$(ring_bytes rings \$(cat t$buf.pid))"
 	echo go >t$buf.go
 	wait || true
-	grep -q done t$buf.out || fail "-b $buf: the shell did not finish: $(cat t$buf.err)"
+	grep -q "done" t$buf.out || fail "-b $buf: the shell did not finish: $(cat t$buf.err)"
 	[ -f t$buf/metadata ] || fail "-b $buf: no trace"
 done
 # shellcheck disable=SC2154
@@ -68,6 +68,6 @@ grep -q 'shrank' dump.err && fail "rip dump: $(cat dump.err)"
 echo go >full.go
 wait || true
 rm -f "$MNT/fill"
-grep -q done full.out || fail "full tmpfs: the shell did not finish: $(cat full.err)"
+grep -q "done" full.out || fail "full tmpfs: the shell did not finish: $(cat full.err)"
 [ -f full/metadata ] || fail "full tmpfs: no trace: $(cat full.err)"
 t_done

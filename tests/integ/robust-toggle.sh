@@ -75,6 +75,7 @@ T_PIDS=""
 [ "$rc" = 0 ] || fail "rip run: exit $rc: $(cat err)"
 [ -f t/.rip-index ] || die "no trace"
 
+# shellcheck disable=SC2094 # dump, the command, is not the file dump
 "$RIP" dump t >dump 2>dump.err || die "rip dump failed: $(cat dump.err)"
 tail -n 1 dump | grep -q ' 0 discarded/overwritten, 0 packets lost$' || fail "$(tail -n 1 dump)"
 # allocs N SIZE PHASE

@@ -86,5 +86,5 @@ expect_status 0 "rip run --help" "$RIP" run --help
 expect_status 2 "rip run without PROG" "$RIP" run
 expect_status 2 "rip run --mode=bad" "$RIP" run --mode=bad -- true
 # nothing left behind in the ring directory
-[ -z "$(ls "$RIP_DIR" | grep rip-run)" ] || fail "ring directories left: $(ls "$RIP_DIR")"
+ls "$RIP_DIR" | grep -q rip-run && fail "ring directories left: $(ls "$RIP_DIR")"
 t_done

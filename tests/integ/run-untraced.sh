@@ -9,8 +9,11 @@
 # the kind.  (b) A statically linked program without librip under plain rip
 # run: rip run must say at once that LD_PRELOAD cannot reach it and that it
 # runs untraced, and never ask "is it linked with librip? (else try rip run
-# --preload)"; the program still runs, with its exit status.  (The
-# set-user-ID case is in run-messages.sh.)
+# --preload)"; the program still runs, with its exit status.  (c) A script
+# without "#!", which execvp runs with /bin/sh: neither static nor secure,
+# so it runs traced, under rip run --mem and plain rip run alike, with its
+# exit status and no word of being untraced.  (The set-user-ID case is in
+# run-messages.sh.)
 . tests/data/common.sh
 need_bin "$RIP"
 cd "$TEST_TMP" || die "no $TEST_TMP"
@@ -43,4 +46,16 @@ if echo 'int main(void){return 3;}' >st.c && "${CC:-cc}" -static -o st st.c 2>/d
 else
 	echo "note: no static libc (cc -static failed): part (b) is not run"
 fi
+
+# (c) a script without #!
+printf 'echo from the script\nexit 4\n' >plain.sh
+chmod +x plain.sh
+for opt in --mem --no-waits ""; do
+	# shellcheck disable=SC2086 # no option: no word
+	"$RIP" run $opt -o "T5$opt" -- ./plain.sh >c.out 2>c.err
+	rc=$?
+	[ "$rc" = 4 ] || fail "script without #! ($opt): exit $rc, want its own 4: $(cat c.err)"
+	grep -q "from the script" c.out || fail "script without #! ($opt): it did not run: $(cat c.err)"
+	grep -q "untraced\|cannot" c.err && fail "script without #! ($opt): $(cat c.err)"
+done
 t_done

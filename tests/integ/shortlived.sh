@@ -46,6 +46,7 @@ expect_status 0 "rip ps --threads --all --json" "$RIP" ps --threads --all --json
 [ -s "$TEST_TMP/err" ] && fail "rip ps complained: $(head -n 3 "$TEST_TMP/err")"
 last=$(sed -n 's/^last \([0-9]*\) \([0-9]*\) \([0-9]*\)$/\1 \2 \3/p' "$TEST_TMP/progress")
 [ -n "$last" ] || die "shortlived_prog did not say which threads came last"
+# shellcheck disable=SC2086 # the three numbers
 set -- $last
 [ "$3" = 0 ] || echo "note: $3 batches were cut short (pthread_create: EAGAIN)"
 python3 - "$TEST_TMP/out" "$n" "$1" "$2" <<'PY' || {

@@ -21,7 +21,7 @@ need_cmd python3
 check_leaks() {
 	"$RIP" leaks --json "$1" >"$TEST_TMP/leaks.json" 2>"$TEST_TMP/leaks.err" ||
 		{ fail "$2: rip leaks failed: $(cat "$TEST_TMP/leaks.err")"; return; }
-	python3 - "$TEST_TMP/leaks.json" "$3" <<'PY' || fail "$2: wrong leaks: $(cat "$TEST_TMP/leaks.json" | head -c 600)"
+	python3 - "$TEST_TMP/leaks.json" "$3" <<'PY' || fail "$2: wrong leaks: $(head -c 600 "$TEST_TMP/leaks.json")"
 import json, sys
 r = json.load(open(sys.argv[1]))
 t = r["totals"]["mem"]

@@ -18,7 +18,7 @@ cp tests/integ/waits_cancel.cc "$TEST_TMP/" || die "no tests/integ/waits_cancel.
 cd "$TEST_TMP" || die "no $TEST_TMP"
 "$CXX" -O1 -g -pthread -o waits_cancel waits_cancel.cc || die "cannot build waits_cancel.cc"
 
-"$RIP" run -q -o tr -- ./waits_cancel ready go done >out 2>err &
+"$RIP" run -q -o tr -- ./waits_cancel ready go "done" >out 2>err &
 run=$!
 T_PIDS="$T_PIDS $run"
 wait_file ready 30 || die "the program did not start"
@@ -33,7 +33,7 @@ PY
 }
 wait_until 20 both || fail "rip ps did not show reader in read and condw in cond_wait: $(head -c 400 before.json)"
 touch go
-wait_file done 30 || die "the program did not finish cancelling: $(cat out err)"
+wait_file "done" 30 || die "the program did not finish cancelling: $(cat out err)"
 grep -qx 'caught 1' out || fail "the catch(...) that rethrows did not run once: $(cat out)"
 grep -qx 'canceled 2' out || fail "the joins did not both return PTHREAD_CANCELED: $(cat out)"
 "$RIP" ps --threads --all --json "$pid" >after.json 2>ps.err || fail "rip ps: $(cat ps.err)"

@@ -18,7 +18,7 @@ for follow in none fork; do
 		"$prog" "$TEST_TMP/f-$follow.ring" >"$TEST_TMP/out" 2>"$TEST_TMP/err"
 	rc=$?
 	[ "$rc" = 0 ] || fail "RIP_FOLLOW=$follow: exit $rc: $(cat "$TEST_TMP/out" "$TEST_TMP/err")"
-	grep -qx done "$TEST_TMP/out" || fail "RIP_FOLLOW=$follow: did not finish"
+	grep -qx "done" "$TEST_TMP/out" || fail "RIP_FOLLOW=$follow: did not finish"
 	[ "$(grep -c '^ok ' "$TEST_TMP/out")" = 5 ] ||
 		fail "RIP_FOLLOW=$follow: $(grep -v '^ok ' "$TEST_TMP/out")"
 done

@@ -33,6 +33,7 @@ futex_mono futex_real futex_rel mutex_timed mutex_clock rw_timed rw_clock join_t
 # timeout of about 60 s (from waiting 18 threads' start to now: at least 30
 # s, at most 60 s) in each output; MODE alive or dead.
 check() {
+	# shellcheck disable=SC2086 # one name a word
 	python3 - "$@" $names <<'PY'
 import json, re, sys
 mode, doc, text, grouped, gtext = sys.argv[1:6]

@@ -17,11 +17,11 @@ wait_file "$TEST_TMP/a/ready.child" 30 || die "no child"
 child=$(sed -n 's/^child \([0-9]*\)$/\1/p' "$W_OUT")
 [ -n "$child" ] || die "watchprog did not say its child: $(cat "$W_OUT")"
 T_PIDS="$T_PIDS $child"
-cring=$(ls "$TEST_TMP/a"/rip-"$child"-*.ring 2>/dev/null | head -n 1)
+cring=$(ls "$TEST_TMP/a/rip-$child"-*.ring 2>/dev/null | head -n 1)
 [ -n "$cring" ] || die "the child has no ring file"
 wait_until 20 w_ps_has "$cring" "2 blocked with no wait record" "child_thread" "main" ||
 	fail "child: $(cat "$TEST_TMP/ps.out" "$TEST_TMP/ps.err")"
-wait_until 20 w_ps_has "$(ls "$TEST_TMP/a"/rip-"$W_PID"-*.ring)" "2 threads in syscall futex" ||
+wait_until 20 w_ps_has "$(ls "$TEST_TMP/a/rip-$W_PID"-*.ring)" "2 threads in syscall futex" ||
 	fail "parent: $(cat "$TEST_TMP/ps.out" "$TEST_TMP/ps.err")"
 kill -9 "$child"
 t_done

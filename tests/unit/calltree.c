@@ -4,7 +4,7 @@
  * writes itself: mem:alloc, mem:free, mem:realloc and rip:bt stacks made of
  * its own functions' addresses, emitted through rip.h into its own ring
  * file, then read back through the event source, once from the ring file
- * and once from a trace directory the consumer (read/consume.c) writes.
+ * and once from a trace directory the consumer (record/consume.c) writes.
  * Every node and edge has exact bytes and blocks: for the unreleased
  * blocks, for every block allocated (all), and with top and min_bytes;
  * recursion counts once per stack, the functions under 1% (and the stacks
@@ -34,9 +34,9 @@
 #include "analysis/stacks.h"
 #include "helpers.h"
 #include "resevents.h"
-#include "read/consume.h"
 #include "read/evsource.h"
 #include "read/sym.h"
+#include "record/consume.h"
 
 RIP_EVENT_TYPE(ev_realloc, "mem:realloc", RIP_CAT_MEM, RIP_FIELD(HEX64, "old"),
 	       RIP_FIELD(HEX64, "addr"), RIP_FIELD(U64, "size"), RIP_FIELD(U32, "bt"));

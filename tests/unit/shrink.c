@@ -17,10 +17,10 @@
 #include <rip.h>
 
 #include "helpers.h"
-#include "read/consume.h"
 #include "read/evread.h"
 #include "read/ringfile.h"
 #include "read/trace.h"
+#include "record/consume.h"
 
 static int make_ring(const char *path)
 {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * read/consume.h - the streaming loop that `rip run` and `rip record` share:
+ * record/consume.h - the streaming loop that `rip run` and `rip record` share:
  * attach to a live ring file as its consumer, copy every closed packet of
  * every event ring into a CTF trace directory, and at the end take the
  * open packets too and write the metadata and the index.
@@ -15,30 +15,31 @@
  *	rec_close(&r);				  detach, free
  *
  * CPU samples (rip run --sample) are taken out of the snap rings as they
- * come (read/samples.h) and written, at the end, as a stream of their own
+ * come (record/samples.h) and written, at the end, as a stream of their own
  * after the rings'.
  *
- * Streaming to lttng-relayd too (or only: no rec_open_trace), after
- * rec_attach: rec_relayd(&r, rly, ...) sends the metadata's head, then
- * every packet goes to both; rec_tick(&r, ...) once per live period sends
- * what the open packets hold so far (as packets of their own, in both
- * copies, so that they stay the same) and beacons for the idle streams,
- * and rec_finish ends with the index in the metadata and closes relayd's
- * streams.  A relayd lost in the middle is connected to again (a new
- * session, a bounded number of times: rec_relayd_gap); one that stays lost
- * leaves the local trace whole: rec_relayd_error says why.
+ * The packets go to sinks (record/sink.h), fed in the order they were
+ * added: the local trace (rec_open_trace) and lttng-relayd too, or only
+ * (rec_relayd, after rec_attach: the metadata's head goes at once).  With
+ * relayd, rec_tick(&r, ...) once per live period sends what the open
+ * packets hold so far (as packets of their own, in both copies, so that
+ * they stay the same) and beacons for the idle streams, and rec_finish
+ * ends with the index in the metadata and closes relayd's streams.  A
+ * relayd lost in the middle is connected to again (a new session, a
+ * bounded number of times: rec_relayd_gap); one that stays lost leaves the
+ * local trace whole: rec_relayd_error says why.
  */
-#ifndef RIP_READ_CONSUME_H
-#define RIP_READ_CONSUME_H
+#ifndef RIP_RECORD_CONSUME_H
+#define RIP_RECORD_CONSUME_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "read/evread.h"
-#include "read/relayd.h"
 #include "read/ringfile.h"
-#include "read/samples.h"
 #include "read/trace.h"
+#include "record/samples.h"
+#include "record/sink.h"
 
 struct rec_stats {
 	uint64_t packets;	   /* packets written to the trace */
@@ -50,7 +51,7 @@ struct rec_stats {
 	uint64_t discarded;	   /* events dropped or overwritten while we recorded */
 	uint64_t noring_before;	   /* of discarded_before: events that found no ring (ev_lost) */
 	uint64_t noring;	   /* events that found no ring, in all (ev_lost at the end) */
-	uint64_t samples;	   /* CPU samples written (rip:sample events, read/samples.h) */
+	uint64_t samples;	   /* CPU samples written (rip:sample events, record/samples.h) */
 	uint64_t samples_lost;	   /* stored by the sampler but never seen by us */
 };
 
@@ -71,25 +72,17 @@ struct rec {
 	uint32_t types_seen;  /* types_count when types was read */
 	bool *bad;	      /* per ring: gave up on it */
 	uint64_t *discarded0; /* per ring: ring->discarded when we attached */
-	struct trace_w *w;
-	char dir[PATH_MAX];
+	char dir[PATH_MAX];   /* the local trace (rec_open_trace); "": none */
 	bool attached, finished, cb_failed;
 	struct rec_stats st;
 	char cb_err[RR_ERR_MAX];
 	struct rec_piece *pc; /* per ring */
 	uint32_t nrings;      /* the per-ring arrays' length */
 	uint32_t nstreams;    /* highest ring written + 1 */
-	struct rly *rly;      /* streaming to relayd; NULL: not */
-	bool rly_failed;
-	char rly_err[RR_ERR_MAX];
-	unsigned rly_reconnects;
-	uint64_t rly_events, rly_packets; /* sent to relayd's current session */
-	char rly_gap[RR_ERR_MAX + 128];
-	unsigned rly_linger_ms; /* streams stay open this long after the end (rly_close) */
-	bool *declared;	      /* per type id: its TSDL went to relayd */
-	uint32_t ndeclared;
+	struct rec_sink *sinks; /* where the packets go, in the order added (record/sink.h) */
+	int64_t pair_ns; /* when the last calibration pair was added (rr_clock_pair) */
 	bool nosync;	      /* rec_defer_sync: the caller syncs the file system */
-	struct smp *smp;      /* the CPU samples being taken (read/samples.h), NULL: none yet */
+	struct smp *smp;      /* the CPU samples being taken (record/samples.h), NULL: none yet */
 	bool smp_off;	      /* not to be taken (smp_err says why, if it is an error) */
 	char smp_err[RR_ERR_MAX];
 	/*
@@ -113,35 +106,28 @@ int rec_attach(struct rec *r, const char *path, char *err, size_t errlen);
  * (Two consumers would each take half of the packets.)
  */
 pid_t rec_other_consumer(struct rr_file *f);
-/* Create the trace directory (it must not exist). */
-int rec_open_trace(struct rec *r, const char *dir, char *err, size_t errlen);
-/* After rec_open_trace: rec_finish does not fsync; the caller syncs the file system. */
+/* rec_open_trace and rec_relayd add the sinks: record/sink.h. */
+/* rec_finish does not fsync the local trace; the caller syncs the file system. */
 void rec_defer_sync(struct rec *r);
 /*
  * One pass over every ring in use: copy the closed packets into the trace.
  * Returns the packets taken (written or counted lost), or -errno when the
- * trace cannot be written.  Corrupt packets are reported to r->warn, counted
- * and skipped.
+ * trace cannot be written (a sink failed that the recording cannot do
+ * without).  Corrupt packets are reported to r->warn, counted and skipped.
  */
 int rec_poll(struct rec *r, char *err, size_t errlen);
-/*
- * Stream to relayd too (r attached; rly from rly_open, which r now owns):
- * sends the head of the metadata.  0 or -errno (rly is freed).
- */
-int rec_relayd(struct rec *r, struct rly *rly, char *err, size_t errlen);
 /*
  * Once per live period: take the closed packets, then send what every open
  * packet holds beyond what was sent, and beacons at now - margin_ns for the
  * streams with nothing more.  Packets sent, or -errno (as rec_poll).
  */
 int rec_tick(struct rec *r, uint64_t margin_ns, char *err, size_t errlen);
-/* Why streaming to relayd stopped (the local trace goes on); NULL if it did not. */
-const char *rec_relayd_error(const struct rec *r);
 /*
- * relayd was lost and connected again (into a new session, "-rN"): what was
- * in flight is missing from relayd's copies.  Why, or NULL.
+ * A pass as rip run and rip record make them: once every live_ns (the live
+ * period; *next_tick, CLOCK_MONOTONIC ns, says when) a live tick, with a
+ * margin of half the period (20 ms at most), else a poll.  As rec_poll.
  */
-const char *rec_relayd_gap(const struct rec *r);
+int rec_pass(struct rec *r, int64_t live_ns, int64_t *next_tick, char *err, size_t errlen);
 /*
  * Drain what is left, take the open packets, write metadata and index (and
  * with keep_ring the copy of the ring file).
@@ -149,7 +135,8 @@ const char *rec_relayd_gap(const struct rec *r);
 int rec_finish(struct rec *r, char *err, size_t errlen);
 /*
  * Stop consuming (writers in block mode stop waiting for us) and free
- * everything; a trace not finished with rec_finish is removed.
+ * everything, the sinks too; a trace not finished with rec_finish is
+ * removed.
  */
 void rec_close(struct rec *r);
 
@@ -171,4 +158,4 @@ uint64_t rec_lost_events(const struct rec *r);
  */
 void rec_default_dir(char *buf, size_t len, const char *name, pid_t pid);
 
-#endif /* RIP_READ_CONSUME_H */
+#endif /* RIP_RECORD_CONSUME_H */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * read/relayd.h - a producer for LTTng's relay daemon (lttng-relayd): the
+ * record/relayd.h - a producer for LTTng's relay daemon (lttng-relayd): the
  * network sink of `rip run --relayd` and `rip record --relayd`.
  *
  * relayd takes CTF packets from producers on two TCP connections and writes
@@ -24,8 +24,8 @@
  * daemon is a peer on the network, its bytes are hostile input.  Nothing
  * here prints; errors are -errno with a message in err.
  */
-#ifndef RIP_READ_RELAYD_H
-#define RIP_READ_RELAYD_H
+#ifndef RIP_RECORD_RELAYD_H
+#define RIP_RECORD_RELAYD_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -113,4 +113,4 @@ const char *rly_path(const struct rly *r);
 /* Did the connection fail (relayd gone)?  Then every call fails at once. */
 bool rly_broken(const struct rly *r);
 
-#endif /* RIP_READ_RELAYD_H */
+#endif /* RIP_RECORD_RELAYD_H */

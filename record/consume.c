@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * read/consume.c - the streaming loop of `rip run` and `rip record`.
+ * record/consume.c - the streaming loop of `rip run` and `rip record`.
  *
  * We are the one consumer of a live ring file: ev_consumer_open puts our
  * pid in every ring's consumer_pid, which tells writers in discard and
@@ -24,7 +24,7 @@
 
 #include <rip/resource.h>
 
-#include "read/consume.h"
+#include "record/consume.h"
 
 #define REC_MAX_WARNINGS 10
 #define REC_DRAIN_PASSES 100000
@@ -210,207 +210,104 @@ err_close:
 	return ret;
 }
 
-int rec_open_trace(struct rec *r, const char *dir, char *err, size_t errlen)
-{
-	int ret = trace_w_open(dir, &r->w, err, errlen);
-
-	if (!ret)
-		snprintf(r->dir, sizeof(r->dir), "%s", dir);
-	return ret;
-}
-
 void rec_defer_sync(struct rec *r)
 {
 	r->nosync = true;
-	if (r->w)
-		trace_w_nosync(r->w);
 }
 
-/* The copy of the ring file in the trace (keep_ring); ring_err says why not. */
-static void rec_keep_ring(struct rec *r)
+void rec_sink_add(struct rec *r, struct rec_sink *s)
 {
-	char path[PATH_MAX + 16];
+	struct rec_sink **at = &r->sinks;
 
-	if (snprintf(path, sizeof(path), "%s/%s", r->dir, RR_TRACE_RING) >= (int)sizeof(path)) {
-		rr_fail(r->ring_err, sizeof(r->ring_err), -ENAMETOOLONG, "%s: path too long", r->dir);
-		return;
-	}
-	if (!rr_copy(&r->f, path, !r->nosync, r->ring_err, sizeof(r->ring_err)))
-		r->ring_kept = true;
+	while (*at)
+		at = &(*at)->next;
+	s->rec = r;
+	s->next = NULL;
+	*at = s;
 }
 
-/* Streaming to relayd failed: say why once; the local trace goes on. */
-static void rec_rly_fail(struct rec *r, const char *why)
+/* Does a sink still work (other than the one that failed)? */
+static bool rec_sinks_work(const struct rec *r)
 {
-	if (r->rly_failed)
-		return;
-	r->rly_failed = true;
-	snprintf(r->rly_err, sizeof(r->rly_err), "%s", why);
+	for (const struct rec_sink *s = r->sinks; s; s = s->next)
+		if (!s->failed)
+			return true;
+	return false;
 }
 
-static bool rec_rly_on(const struct rec *r)
+/* Is a sink that got the metadata at the start still fed (record/sink.h, streams)? */
+static bool rec_streamed(const struct rec *r)
 {
-	return r->rly && !r->rly_failed;
+	for (const struct rec_sink *s = r->sinks; s; s = s->next)
+		if (!s->failed && s->streams)
+			return true;
+	return false;
 }
 
-static int rec_declare(struct rec *r, char *err, size_t errlen);
-
-/* The head of the metadata and the types known, to a new relayd session. */
-static int rec_rly_head(struct rec *r, char *err, size_t errlen)
+void rec_clock_as_streamed(struct trace_info *info)
 {
-	struct trace_info *info = calloc(1, sizeof(*info)); /* 430 KB: not on the stack */
-	char *text = NULL;
-	size_t len = 0;
-	FILE *out;
-	int ret;
-
-	if (!info)
-		return rr_fail(err, errlen, -ENOMEM, "out of memory");
-	ret = trace_info_from_file(&r->f, info, err, errlen);
-	if (ret)
-		goto out_info;
-	out = open_memstream(&text, &len);
-	if (!out) {
-		ret = rr_fail(err, errlen, -ENOMEM, "out of memory");
-		goto out_info;
-	}
-	ret = ctf_write_head(out, info, true);
-	if (fclose(out) && !ret)
-		ret = -ENOMEM;
-	if (ret) {
-		ret = rr_fail(err, errlen, ret, "cannot write the metadata");
-		goto out_text;
-	}
-	ret = rly_metadata(r->rly, text, len, err, errlen);
-	memset(r->declared, 0, EV_MAX_TYPES * sizeof(*r->declared));
-	r->ndeclared = 0;
-	if (!ret)
-		ret = rec_declare(r, err, errlen);
-out_text:
-	free(text);
-out_info:
-	trace_info_free(info);
-	free(info);
-	return ret;
+	info->idx.file.clock_npairs = 0;
+	memset(info->idx.file.clock_pairs, 0, sizeof(info->idx.file.clock_pairs));
 }
-
-#define REC_RLY_RECONNECTS 2	  /* new sessions after relayd was lost, at most */
-#define REC_RLY_ATTEMPTS 4	  /* connections tried each time: 0.25, 0.5, 1, 2 s apart */
-#define REC_RLY_BACKOFF_MS 250
 
 /*
- * relayd was lost (why): connect again into a new session, a bounded number
- * of times; true if streaming goes on (what was in flight is lost to
- * relayd's copies, which rec_relayd_gap then says), false if it stops.
+ * Sink s failed (why): it is fed no more.  True when the recording fails
+ * with it: it was not optional, or no sink works any more.
  */
-static bool rec_rly_lost(struct rec *r, const char *why)
+static bool rec_sink_fail(struct rec *r, struct rec_sink *s, const char *why)
 {
-	char e[RR_ERR_MAX];
-
-	if (r->rly_failed)
-		return false;
-	if (r->rly_reconnects >= REC_RLY_RECONNECTS ||
-	    rly_reconnect(r->rly, REC_RLY_ATTEMPTS, REC_RLY_BACKOFF_MS, e, sizeof(e)) ||
-	    rec_rly_head(r, e, sizeof(e))) {
-		rec_rly_fail(r, why);
-		return false;
+	if (!s->failed) {
+		s->failed = true;
+		snprintf(s->err, sizeof(s->err), "%s", why);
 	}
-	r->rly_reconnects++;
-	snprintf(r->rly_gap, sizeof(r->rly_gap),
-		 "%s; connected again: relayd's copy goes on in %s, without what was in flight",
-		 why, rly_path(r->rly));
-	return true;
+	return !s->optional || !rec_sinks_work(r);
 }
 
-/* The TSDL of the types relayd has not seen yet, before a packet that may use them. */
-static int rec_declare(struct rec *r, char *err, size_t errlen)
+/* Is a live sink working (rec_tick sends it the open packets in pieces)? */
+static bool rec_live(const struct rec *r)
 {
-	char *text = NULL;
-	size_t len = 0;
-	FILE *out;
-	int ret = 0;
-
-	if (r->types->count == r->ndeclared)
-		return 0;
-	out = open_memstream(&text, &len);
-	if (!out)
-		return rr_fail(err, errlen, -ENOMEM, "out of memory");
-	for (uint32_t id = 0; id < EV_MAX_TYPES && !ret; id++) {
-		if (!r->types->t[id].valid || r->declared[id])
-			continue;
-		ret = ctf_write_event(out, &r->types->t[id]);
-		r->declared[id] = true;
-		r->ndeclared++;
-	}
-	if (fclose(out) && !ret)
-		ret = -ENOMEM;
-	if (!ret)
-		ret = rly_metadata(r->rly, text, len, err, errlen);
-	else
-		rr_fail(err, errlen, ret, "event type %u cannot be described in TSDL", 0);
-	free(text);
-	return ret;
+	for (const struct rec_sink *s = r->sinks; s; s = s->next)
+		if (!s->failed && s->ops->beacon)
+			return true;
+	return false;
 }
 
 /*
- * Write one packet, hdr then blen bytes of events at body, to the trace and
- * to relayd.  body lies inside a packet copy, after at least a header's
- * worth of bytes (trace_w_packet takes the bytes after the header).
+ * Write one packet, hdr then blen bytes of events at body, to every working
+ * sink.  body lies inside a packet copy, after at least a header's worth of
+ * bytes (the trace writer takes the bytes after the header).
  */
 static int rec_emit(struct rec *r, uint32_t ring, const struct rip_packet *hdr0,
 		    const uint8_t *body, size_t blen)
 {
 	struct rip_packet hdr = *hdr0;
 	char why[RR_ERR_MAX];
+	bool floored = false;
 	int ret;
 
 	hdr.packet_size = hdr.content_size = (uint64_t)(sizeof(hdr) + blen) * 8;
 	hdr.open = 0;
-	if (r->rly) {
-		/*
-		 * Never before a beacon sent for the stream: live readers took it
-		 * as "nothing before this".  The events are after it (rec_tick), and
-		 * compact timestamps decode the same from any base between the
-		 * event before and theirs.
-		 */
-		uint64_t after = rly_stream_end(r->rly, ring);
+	/* not before what a sink said the stream holds nothing before: in every copy */
+	for (struct rec_sink *s = r->sinks; s; s = s->next) {
+		uint64_t after;
 
+		if (!s->ops->floor)
+			continue;
+		after = s->ops->floor(s, ring);
 		if (hdr.timestamp_begin < after)
 			hdr.timestamp_begin = after;
-		if (hdr.timestamp_end < hdr.timestamp_begin)
-			hdr.timestamp_end = hdr.timestamp_begin;
+		floored = true;
 	}
-	if (r->w) {
-		struct ev_packet p = { .ring = ring, .hdr = hdr, .len = sizeof(hdr) + blen };
-
-		/* trace_w_packet writes p.hdr, then the bytes after the header */
-		p.data = (uint8_t *)body - sizeof(hdr);
-		ret = trace_w_packet(r->w, &p, r->cb_err, sizeof(r->cb_err));
-		if (ret) {
+	if (floored && hdr.timestamp_end < hdr.timestamp_begin)
+		hdr.timestamp_end = hdr.timestamp_begin;
+	for (struct rec_sink *s = r->sinks; s; s = s->next) {
+		if (s->failed)
+			continue;
+		ret = s->ops->packet(s, ring, &hdr, body, blen, why, sizeof(why));
+		if (ret && rec_sink_fail(r, s, why)) {
+			snprintf(r->cb_err, sizeof(r->cb_err), "%s", why);
 			r->cb_failed = true;
 			return ret;
-		}
-	}
-	if (rec_rly_on(r)) {
-		ret = rec_declare(r, why, sizeof(why));
-		if (!ret)
-			ret = rly_packet(r->rly, ring, &hdr, body, blen, why, sizeof(why));
-		if (ret && rec_rly_lost(r, why)) {
-			r->rly_events = r->rly_packets = 0; /* what this session holds */
-			ret = rec_declare(r, why, sizeof(why));
-			if (!ret)
-				ret = rly_packet(r->rly, ring, &hdr, body, blen, why, sizeof(why));
-		}
-		if (ret) {
-			rec_rly_fail(r, why);
-			if (!r->w) {
-				snprintf(r->cb_err, sizeof(r->cb_err), "%s", why);
-				r->cb_failed = true;
-				return ret;
-			}
-		} else {
-			r->rly_events += hdr.events;
-			r->rly_packets++;
 		}
 	}
 	r->pc[ring].last = hdr;
@@ -450,27 +347,6 @@ static int rec_packet(const struct ev_packet *p, void *arg)
 	}
 	hdr.packet_seq_num += pc->extra;
 	return rec_emit(r, p->ring, &hdr, body, blen);
-}
-
-int rec_relayd(struct rec *r, struct rly *rly, char *err, size_t errlen)
-{
-	r->declared = calloc(EV_MAX_TYPES, sizeof(*r->declared));
-	if (!r->declared) {
-		rly_free(rly);
-		return rr_fail(err, errlen, -ENOMEM, "out of memory");
-	}
-	r->rly = rly;
-	return rec_rly_head(r, err, errlen);
-}
-
-const char *rec_relayd_error(const struct rec *r)
-{
-	return r->rly_failed ? r->rly_err : NULL;
-}
-
-const char *rec_relayd_gap(const struct rec *r)
-{
-	return r->rly_gap[0] ? r->rly_gap : NULL;
 }
 
 /*
@@ -544,17 +420,34 @@ static int rec_consume(struct rec *r, uint32_t i, bool final, char *err, size_t 
 	}
 }
 
-/* The indexes queued for relayd go out at the end of each pass. */
-static int rec_rly_flush(struct rec *r, char *err, size_t errlen)
+/* The end of a pass, for the sinks that want it (relayd: the indexes queued). */
+static int rec_sinks_pass(struct rec *r, char *err, size_t errlen)
 {
 	char why[RR_ERR_MAX];
 
-	if (!rec_rly_on(r) || !rly_flush(r->rly, why, sizeof(why)) || rec_rly_lost(r, why))
-		return 0;
-	if (r->w)
-		return 0;
-	snprintf(err, errlen, "%s", why);
-	return -EIO;
+	for (struct rec_sink *s = r->sinks; s; s = s->next) {
+		if (s->failed || !s->ops->pass || !s->ops->pass(s, why, sizeof(why)) ||
+		    !rec_sink_fail(r, s, why))
+			continue;
+		snprintf(err, errlen, "%s", why);
+		return -EIO;
+	}
+	return 0;
+}
+
+/* Stream i holds nothing before ts, for the live sinks (that have had a packet of it). */
+static int rec_beacon(struct rec *r, uint32_t i, uint64_t ts, char *err, size_t errlen)
+{
+	char why[RR_ERR_MAX];
+
+	for (struct rec_sink *s = r->sinks; s; s = s->next) {
+		if (s->failed || !s->ops->beacon || !s->ops->beacon(s, i, ts, why, sizeof(why)) ||
+		    !rec_sink_fail(r, s, why))
+			continue;
+		snprintf(err, errlen, "%s", why);
+		return -EIO;
+	}
+	return 0;
 }
 
 /*
@@ -565,7 +458,7 @@ static int rec_rly_flush(struct rec *r, char *err, size_t errlen)
  */
 static int rec_samples(struct rec *r, bool final, char *err, size_t errlen)
 {
-	const char *tmp = getenv("TMPDIR");
+	const char *tmp = getenv("TMPDIR"), *dir = r->dir[0] ? r->dir : tmp && *tmp ? tmp : "/tmp";
 	char why[RR_ERR_MAX];
 	uint32_t hz;
 	int ret;
@@ -578,8 +471,7 @@ static int rec_samples(struct rec *r, bool final, char *err, size_t errlen)
 			return 0;
 		ret = rr_live_hdr(&r->f, &r->f.hdr, why, sizeof(why));
 		if (!ret)
-			ret = smp_new(&r->f, r->w ? r->dir : tmp && *tmp ? tmp : "/tmp", &r->smp,
-				      why, sizeof(why));
+			ret = smp_new(&r->f, dir, &r->smp, why, sizeof(why));
 		if (ret) {
 			snprintf(r->smp_err, sizeof(r->smp_err), "%s", why);
 			r->smp_off = true;
@@ -605,7 +497,15 @@ int rec_poll(struct rec *r, char *err, size_t errlen)
 	int ret;
 
 	rec_refresh_types(r);
+	/* a calibration pair every second or so: readers follow the TSC's rate with them */
+	if (rr_mono_ns() - r->pair_ns >= 1000000000) {
+		rr_clock_pair(&r->f);
+		r->pair_ns = rr_mono_ns();
+	}
 	for (uint32_t i = 0; i < n; i++) {
+		/* writers that wait wait on while it beats (rip/abi.h, ev_beat) */
+		if (!(i & 63))
+			rr_beat(&r->f);
 		if (r->bad[i])
 			continue;
 		ret = rec_consume(r, i, false, err, errlen);
@@ -615,7 +515,7 @@ int rec_poll(struct rec *r, char *err, size_t errlen)
 	ret = rec_samples(r, false, err, errlen);
 	if (ret)
 		return ret;
-	ret = rec_rly_flush(r, err, errlen);
+	ret = rec_sinks_pass(r, err, errlen);
 	if (ret)
 		return ret;
 	return (int)(r->st.packets + r->st.lost_packets + r->st.corrupt - before);
@@ -627,7 +527,7 @@ int rec_tick(struct rec *r, uint64_t margin_ns, char *err, size_t errlen)
 	uint32_t n;
 	int ret;
 
-	if (!rec_rly_on(r))
+	if (!rec_live(r))
 		return rec_poll(r, err, errlen);
 	/* now first: every ring in use after this holds only later events */
 	ret = rec_poll(r, err, errlen);
@@ -678,18 +578,26 @@ int rec_tick(struct rec *r, uint64_t margin_ns, char *err, size_t errlen)
 			}
 			free(p.data);
 		}
-		if (rec_rly_on(r) && pc->any && now > margin &&
-		    rly_beacon(r->rly, i, now - margin, why, sizeof(why)) && !rec_rly_lost(r, why)) {
-			if (!r->w) {
-				snprintf(err, errlen, "%s", why);
-				return -EIO;
-			}
+		if (pc->any && now > margin) {
+			ret = rec_beacon(r, i, now - margin, err, errlen);
+			if (ret)
+				return ret;
 		}
 	}
-	ret = rec_rly_flush(r, err, errlen);
+	ret = rec_sinks_pass(r, err, errlen);
 	if (ret)
 		return ret;
 	return (int)(r->st.packets - before);
+}
+
+int rec_pass(struct rec *r, int64_t live_ns, int64_t *next_tick, char *err, size_t errlen)
+{
+	int64_t now;
+
+	if (!live_ns || (now = rr_mono_ns()) < *next_tick)
+		return rec_poll(r, err, errlen);
+	*next_tick = now + live_ns;
+	return rec_tick(r, live_ns / 2 < 20000000 ? (uint64_t)live_ns / 2 : 20000000, err, errlen);
 }
 
 static int rec_smp_packet(uint32_t stream, const struct rip_packet *hdr, const uint8_t *body,
@@ -720,8 +628,14 @@ static int rec_samples_end(struct rec *r, char *err, size_t errlen)
 		r->st.samples = 0;
 		return 0;
 	}
-	/* the type, for relayd's metadata (rec_declare) */
-	smp_type(&r->types->t[SMP_TYPE_ID]);
+	/*
+	 * The type, for relayd's metadata (declared before the first packet):
+	 * counted, for the sink declares types while it has seen fewer than
+	 * there are.
+	 */
+	if (!r->types->t[TRACE_SAMPLE_ID].valid)
+		r->types->count++;
+	trace_sample_type(&r->types->t[TRACE_SAMPLE_ID]);
 	ret = smp_emit(r->smp, stream, r->st.samples_lost, rec_smp_packet, r, err, errlen);
 	if (ret && r->cb_failed)
 		snprintf(err, errlen, "%s", r->cb_err);
@@ -737,12 +651,12 @@ static int rec_samples_info(struct rec *r, struct trace_info *info, char *err, s
 
 	if (!r->smp || !r->st.samples)
 		return 0;
-	if (!info->types.t[SMP_TYPE_ID].valid)
+	if (!info->types.t[TRACE_SAMPLE_ID].valid)
 		info->types.count++;
-	smp_type(&info->types.t[SMP_TYPE_ID]);
+	trace_sample_type(&info->types.t[TRACE_SAMPLE_ID]);
 	if (!info->types.cats[RIP_CAT_SAMPLE][0])
 		snprintf(info->types.cats[RIP_CAT_SAMPLE], RIP_CATEGORY_NAME_MAX, "%s",
-			 SMP_CATEGORY_NAME);
+			 TRACE_SAMPLE_CATEGORY);
 	smp_names(r->smp, &v, &n);
 	if (!n)
 		return 0;
@@ -781,54 +695,36 @@ static int rec_lost(struct rec *r, uint64_t lost, char *err, size_t errlen)
 }
 
 /*
- * The end for relayd: the index in the metadata, then every stream closed.
- * info's counts become the session's (the caller is done with them).
+ * Every sink's end (ok: the recording is whole; a sink that failed is ended
+ * as if it were not).  The error of the first sink that is not optional;
+ * an optional one that fails only fails.
  */
-static void rec_relayd_end(struct rec *r, struct trace_info *info)
+static int rec_sinks_end(struct rec *r, struct trace_info *info, bool ok, char *err, size_t errlen)
 {
-	char why[RR_ERR_MAX], *text = NULL;
-	uint8_t *idx = NULL;
-	size_t len = 0, ilen = 0;
-	FILE *out;
-	int ret;
+	char why[RR_ERR_MAX];
+	int ret = 0, e;
 
-	if (!rec_rly_on(r))
-		return;
-	if (r->rly_reconnects) {
-		/* a session after relayd was lost holds the rest only: its index says so */
-		info->idx.events = r->rly_events;
-		info->idx.lost_packets += r->st.packets - r->rly_packets;
-	}
-	ret = trace_index_pack(info, &idx, &ilen, why, sizeof(why));
-	if (!ret) {
-		out = open_memstream(&text, &len);
-		if (!out) {
-			ret = rr_fail(why, sizeof(why), -ENOMEM, "out of memory");
-		} else {
-			ret = ctf_write_index_env(out, info, idx, ilen);
-			if (fclose(out) && !ret)
-				ret = -ENOMEM;
-			if (ret)
-				rr_fail(why, sizeof(why), ret, "cannot write the index");
+	for (struct rec_sink *s = r->sinks; s; s = s->next) {
+		e = s->ops->end(s, info, ok && !s->failed, why, sizeof(why));
+		if (!e)
+			continue;
+		if (s->optional) {
+			rec_sink_fail(r, s, why);
+		} else if (!ret) {
+			snprintf(err, errlen, "%s", why);
+			ret = e;
 		}
 	}
-	if (!ret)
-		ret = rly_metadata(r->rly, text, len, why, sizeof(why));
-	if (!ret)
-		ret = rly_close(r->rly, 30000, r->rly_linger_ms, why, sizeof(why));
-	if (ret)
-		rec_rly_fail(r, why);
-	free(idx);
-	free(text);
+	return ret;
 }
 
 int rec_finish(struct rec *r, char *err, size_t errlen)
 {
 	struct trace_info *info; /* 430 KB (its type table): not on the stack */
-	struct trace_w *w = r->w;
-	int ret = 0, n;
+	char ignore[RR_ERR_MAX];
+	int ret = 0, n, e;
 
-	if (!w && !r->rly)
+	if (!r->sinks || r->finished)
 		return 0;
 	info = calloc(1, sizeof(*info));
 	if (!info)
@@ -854,44 +750,27 @@ int rec_finish(struct rec *r, char *err, size_t errlen)
 	r->st.noring = rec_u64(r, REC_HDR(ev_lost));
 	if (!ret)
 		ret = rec_lost(r, r->st.noring, err, errlen);
-	r->w = NULL;
 	r->finished = true;
-	if (ret) {
-		/* Close what was written; the error above is the one to report. */
-		char ignore[RR_ERR_MAX];
-
-		if (w && !trace_info_from_file(&r->f, info, ignore, sizeof(ignore)))
-			trace_w_finish(w, info, ignore, sizeof(ignore));
-		goto out_info;
-	}
-	ret = trace_info_from_file(&r->f, info, err, errlen);
-	if (ret) {
-		char ignore[RR_ERR_MAX];
-
+	/* The index, from the file; when even that fails, an empty one closes the trace. */
+	e = trace_info_from_file(&r->f, info, ret ? ignore : err, ret ? sizeof(ignore) : errlen);
+	if (e) {
 		trace_info_free(info);
 		memset(info, 0, sizeof(*info));
-		if (w)
-			trace_w_finish(w, info, ignore, sizeof(ignore));
-		rec_rly_fail(r, err);
-		goto out_info;
+		if (!ret)
+			ret = e;
 	}
-	info->idx.lost_packets = r->st.lost_packets + r->st.corrupt;
-	info->idx.nstreams = r->nstreams;
-	info->idx.events = r->st.events;
-	ret = rec_samples_info(r, info, err, errlen);
-	if (ret) {
-		char ignore[RR_ERR_MAX];
-
-		if (w)
-			trace_w_finish(w, info, ignore, sizeof(ignore));
-		goto out_info;
+	if (!ret && rec_streamed(r))
+		rec_clock_as_streamed(info);
+	if (!ret) {
+		info->idx.lost_packets = r->st.lost_packets + r->st.corrupt;
+		info->idx.nstreams = r->nstreams;
+		info->idx.events = r->st.events;
+		ret = rec_samples_info(r, info, err, errlen);
 	}
-	if (w)
-		ret = trace_w_finish(w, info, err, errlen);
-	if (w && !ret && r->keep_ring)
-		rec_keep_ring(r);
-	rec_relayd_end(r, info);
-out_info:
+	/* With an error above, the sinks close what was written, and that error is reported. */
+	e = rec_sinks_end(r, info, !ret, err, errlen);
+	if (!ret)
+		ret = e;
 	trace_info_free(info);
 	free(info);
 	return ret;
@@ -910,10 +789,12 @@ void rec_close(struct rec *r)
 		rr_guard_leave();
 	}
 	r->attached = false;
-	if (r->w) {
-		/* Never finished: remove what was written. */
-		trace_w_abort(r->w);
-		r->w = NULL;
+	/* (a sink never ended removes what it wrote) */
+	while (r->sinks) {
+		struct rec_sink *s = r->sinks;
+
+		r->sinks = s->next;
+		s->ops->free(s);
 	}
 	if (r->f.fd >= 0 || r->f.map)
 		rr_close(&r->f);
@@ -924,14 +805,10 @@ void rec_close(struct rec *r)
 	rec_zfree(r->pc, r->nrings + 1, sizeof(*r->pc));
 	smp_free(r->smp);
 	r->smp = NULL;
-	free(r->declared);
-	rly_free(r->rly);
 	r->types = NULL;
 	r->bad = NULL;
 	r->discarded0 = NULL;
 	r->pc = NULL;
-	r->declared = NULL;
-	r->rly = NULL;
 }
 
 int rec_silence(const char *path, char *err, size_t errlen)

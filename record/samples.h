@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * read/samples.h - the CPU samples of `rip run --sample`, taken out of a
+ * record/samples.h - the CPU samples of `rip run --sample`, taken out of a
  * live ring file by its consumer and written into the trace.
  *
  * The sampler (preload/sample.c) stores each sample, the interrupted IP and
@@ -11,7 +11,7 @@
  * the samples of a program that exits are gone.  So the consumer reads, a
  * few times per ring's worth of samples (smp_poll: a pass over the slots
  * whose sample rings moved), every new whole
- * sample, and keeps it as a rip:sample event in a packet of the sampled
+ * sample, and keeps it as a rip:sample event (read/trace.h) in a packet of the sampled
  * thread (its tid, the coroutine whose slot it was), timed when the pass
  * found it: a sample carries no time of its own.  The packets wait in an
  * unnamed temporary file; at the end smp_emit hands them over, in the
@@ -28,8 +28,8 @@
  *	smp_emit(s, stream, lost, cb, arg, ...);  the packets, oldest first
  *	smp_free(s);
  */
-#ifndef RIP_READ_SAMPLES_H
-#define RIP_READ_SAMPLES_H
+#ifndef RIP_RECORD_SAMPLES_H
+#define RIP_RECORD_SAMPLES_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -40,19 +40,6 @@
 #include "read/evread.h"
 #include "read/ringfile.h"
 #include "read/trace.h"
-
-/*
- * The rip:sample event in a trace: one field, "stack", an array of u64: the
- * interrupted instruction pointer first, then the return addresses of the
- * frame-pointer walk, outermost last.  Its id is the trace's, not the
- * writer's (a writer's ids are below 256), and its category RIP_CAT_SAMPLE.
- */
-#define SMP_TYPE_ID 1023u
-#define SMP_TYPE_NAME "rip:sample"
-#define SMP_CATEGORY_NAME "sample"
-
-/* The type of rip:sample, for a trace's type table. */
-void smp_type(struct ev_type *t);
 
 struct smp;
 
@@ -92,4 +79,4 @@ int smp_emit(struct smp *s, uint32_t stream, uint64_t lost, smp_emit_cb cb, void
 
 void smp_free(struct smp *s);
 
-#endif /* RIP_READ_SAMPLES_H */
+#endif /* RIP_RECORD_SAMPLES_H */

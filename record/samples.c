@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * read/samples.c - CPU samples out of a live ring file's sample rings into
- * rip:sample packets (read/samples.h says what and why).
+ * record/samples.c - CPU samples out of a live ring file's sample rings into
+ * rip:sample packets (record/samples.h says what and why).
  *
  * A pass reads two words of every slot ever used (rr_slot_marks: gen and
  * the sample ring's seq, or snap_seq in files without sample rings) and
@@ -31,7 +31,7 @@
 
 #include <rip/resource.h>
 
-#include "read/samples.h"
+#include "record/samples.h"
 
 #define SMP_PERIOD_MIN_NS 2000000LL
 #define SMP_PERIOD_MAX_NS 200000000LL
@@ -51,19 +51,6 @@ struct smp {
 	uint8_t *buf; /* the packet being made */
 	size_t cap;
 };
-
-void smp_type(struct ev_type *t)
-{
-	memset(t, 0, sizeof(*t));
-	t->valid = true;
-	t->id = SMP_TYPE_ID;
-	t->category = RIP_CAT_SAMPLE;
-	t->nfields = 1;
-	snprintf(t->name, sizeof(t->name), "%s", SMP_TYPE_NAME);
-	snprintf(t->fields[0].name, sizeof(t->fields[0].name), "stack");
-	t->fields[0].type = RIP_FT_HEX64_ARRAY;
-	t->array = true;
-}
 
 static void *smp_zalloc(size_t n, size_t size)
 {
@@ -197,7 +184,7 @@ static int smp_slot(struct smp *s, const struct rr_slot *d, uint32_t from, uint6
 	if (smp_reserve(s, sizeof(h) + (size_t)d->nsamp * (SMP_EV_HDR + 4 + 8)))
 		return rr_fail(err, errlen, -ENOMEM, "out of memory");
 	for (uint32_t k = 0; k < d->nsamp;) {
-		uint32_t id = SMP_TYPE_ID, n = 1, pos = d->samp_pos[k];
+		uint32_t id = TRACE_SAMPLE_ID, n = 1, pos = d->samp_pos[k];
 		uint8_t *p = s->buf + len;
 
 		if (RIP_SAMPLE_DEPTH_OF(d->samp[k]) != 0 || (int32_t)(pos - from) < 0) {

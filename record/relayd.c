@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * read/relayd.c - a producer for lttng-relayd (read/relayd.h), written from
+ * record/relayd.c - a producer for lttng-relayd (record/relayd.h), written from
  * the behaviour of relayd 2.13: the encodings below are our own.
  *
  * Two TCP connections.  The control one carries commands, each a 24-byte
@@ -50,8 +50,8 @@
 
 #include <rip/abi.h>
 
-#include "read/relayd.h"
 #include "read/ringfile.h"
+#include "record/relayd.h"
 
 enum {
 	RLY_ADD_STREAM = 1,

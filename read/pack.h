@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * read/pack.h - packed blocks: many CTF packets of a trace, from any of its
+ * streams, stored losslessly in a tenth of their size.  This is the format
+ * and its decoder; record/packw.h is the coder.
+ *
+ * A trace's packets are what the writers put in their rings: fixed-size
+ * fields, 8-byte addresses, 27-bit timestamps.  That is cheap to write and
+ * to read but takes 20 to 30 bytes an event on disk.  A block keeps the
+ * same bytes in columns, one per kind of value, each coded for what it
+ * holds, then compressed with zstd:
+ *
+ *   - event ids, and times as the ticks since the event before (a column
+ *     per event type: the gap before a free is not the gap before a malloc);
+ *   - integer fields as varints, a column per field name (the "bt" of every
+ *     resource event in one column), signed ones zigzagged;
+ *   - 64-bit hex fields (addresses, handles) by the value's rank in one of
+ *     two move-to-front lists: a value seen an odd number of times in the
+ *     block (a live block, an open handle) or an even number (freed, closed).
+ *     A free names a block allocated a few allocations ago and a malloc
+ *     usually returns one freed a few frees ago, so ranks are small; values
+ *     not seen before are written as the difference from the last value of
+ *     the same field;
+ *   - strings and arrays, and the 80-byte packet headers, as they are.
+ *
+ * A packet the coder does not understand (an event id it has no type for,
+ * bytes past the last event) is kept whole, so a block holds exactly the
+ * bytes it was given whatever they are.  Every block is decoded on its own:
+ * nothing is carried from one block to the next.
+ *
+ * Decoding needs the type table the packets were written with (a type
+ * table only grows, so the trace's final one does).  pk_decode treats the
+ * block as hostile: a checksum covers all of it, and every length, count
+ * and rank is checked besides; its output is at most the size the block
+ * declares, itself bounded.
+ */
+#ifndef RIP_READ_PACK_H
+#define RIP_READ_PACK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "read/evread.h"
+
+#define PK_MAGIC "RIPK"	       /* its 4 characters, no NUL stored */
+#define PK_VERSION 1
+#define PK_RAW_MAX (16u << 20) /* packet bytes one block may hold */
+
+/* A block on disk: this header, ncols struct pk_col, then the columns' bytes. */
+struct pk_hdr {
+	char magic[4];
+	uint32_t version;
+	uint32_t npackets;
+	uint32_t ncols;
+	uint64_t raw;	/* bytes of the packets it holds, back to back */
+	uint64_t size;	/* bytes of the block, this header included */
+	uint64_t events;
+	uint64_t ts_min, ts_max; /* the packets' timestamp_begin and _end extremes */
+	uint32_t crc;	/* CRC-32 (zlib's) of the block with this field 0 */
+	uint32_t pad;
+};
+
+struct pk_col {
+	uint32_t key;	/* what it holds (read/pack.c) */
+	uint32_t flags; /* PK_COL_ZSTD: compressed */
+	uint32_t raw;	/* bytes decoded */
+	uint32_t size;	/* bytes stored */
+};
+
+#define PK_COL_ZSTD 0x1u
+
+/* A block decoded: its packets back to back, in the order they were added. */
+struct pk_block {
+	uint8_t *data;
+	size_t len;
+	uint32_t npackets;
+	uint64_t events;
+	size_t *off; /* packet i starts at data + off[i]; its length is in its header */
+};
+
+/*
+ * Check the header and column table of a block of len bytes (at least
+ * sizeof(struct pk_hdr)): 0 and *hdr, or -EBADMSG with the reason in err.
+ */
+int pk_peek(const uint8_t *blk, size_t len, struct pk_hdr *hdr, char *err, size_t errlen);
+
+/* Decode a block.  0, or -EBADMSG / -ENOMEM with the reason in err.  */
+int pk_decode(const struct ev_types *types, const uint8_t *blk, size_t len, struct pk_block *out,
+	      char *err, size_t errlen);
+void pk_block_free(struct pk_block *b);
+
+#endif /* RIP_READ_PACK_H */

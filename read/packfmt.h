@@ -1,0 +1,240 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * read/packfmt.h - what the coder of packed blocks (record/packw.c) and their
+ * decoder (read/pack.c) must agree on, byte for byte: the column keys, how a
+ * field is coded, the little-endian loads, zigzag, and the two move-to-front
+ * lists of hex values, kept the same on both sides.  Internal to the two.
+ *
+ * A list is a bitmap over "stamps" (every hex value coded takes the next
+ * stamp; a value's entry moves to its new stamp), so the rank of an entry
+ * (how many entries of its list are newer) and the entry of a rank are
+ * found a word at a time.
+ */
+#ifndef RIP_READ_PACKFMT_H
+#define RIP_READ_PACKFMT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "read/pack.h"
+
+/* Column keys.  The fixed ones: */
+enum {
+	K_PKT,	  /* per packet: 0 coded, 1 kept whole */
+	K_PHDR,	  /* the 80-byte headers of coded packets */
+	K_RAW,	  /* packets kept whole: varint length, bytes */
+	K_EVID,	  /* per event: varint id << 1 | extended header */
+	K_STR,	  /* string fields, their NUL included */
+	K_ARR,	  /* array fields: varint count, then the u64 as they are */
+	K_HEXLIT, /* hex values not in a list: zigzag difference from the field's last */
+	K_OTHER,  /* fields past PK_MAXCOLS columns */
+	K_FIXED
+};
+#define K_TS(id) (0x10000u | (id))		       /* time since the event before, per type */
+#define K_HEX(id, i) (0x20000u | (id) << 3 | (i))      /* hex fields' list codes */
+#define K_NAME(h) (0x80000000u | ((h) & 0x7fffffffu)) /* integer fields, by name */
+
+#define PK_MAXCOLS 512u
+#define PK_HDR RIP_PACKET_HDR_SIZE
+#define PK_SMALL 64u /* columns shorter than this are stored as they are */
+
+_Static_assert(sizeof(struct pk_hdr) == 64, "pk_hdr is 64 bytes on disk");
+_Static_assert(sizeof(struct pk_col) == 16, "pk_col is 16 bytes on disk");
+_Static_assert(RIP_EVENT_MAX_FIELDS <= 8, "K_HEX keeps 3 bits for the field");
+
+/* ---- little pieces ---------------------------------------------------------------- */
+
+/* A field of n bytes (1, 2, 4 or 8), little-endian as the writer (checked at open). */
+static inline uint64_t ld(const uint8_t *p, uint32_t n)
+{
+	uint64_t v8;
+	uint32_t v4;
+	uint16_t v2;
+
+	switch (n) {
+	case 1:
+		return *p;
+	case 2:
+		memcpy(&v2, p, 2);
+		return v2;
+	case 4:
+		memcpy(&v4, p, 4);
+		return v4;
+	default:
+		memcpy(&v8, p, 8);
+		return v8;
+	}
+}
+
+static inline uint64_t zig(int64_t v)
+{
+	return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+}
+
+static inline int64_t unzig(uint64_t v)
+{
+	return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+}
+
+static inline int64_t sext(uint64_t v, uint32_t bytes)
+{
+	uint32_t sh = 64 - 8 * bytes;
+
+	return (int64_t)(v << sh) >> sh;
+}
+
+static inline bool is_signed(uint32_t ty)
+{
+	return ty >= RIP_FT_S8 && ty <= RIP_FT_S64;
+}
+
+static inline uint32_t name_hash(const char *s)
+{
+	uint32_t h = 2166136261u;
+
+	for (; *s; s++)
+		h = (h ^ (uint8_t)*s) * 16777619u;
+	return h;
+}
+
+/* ---- the two lists ---------------------------------------------------------------- */
+
+/*
+ * Only the last PK_WINDOW stamps are kept: an entry PK_WINDOW stamps old
+ * leaves its list (its value is written out in full if it comes back).
+ * Stamp s sits at position s % PK_WINDOW, and each list is a bitmap of
+ * the positions it holds: the rank of an entry is the number of its
+ * list's bits between it and the newest stamp, counted a 64-bit word at a
+ * time from the newest, so a small rank (the usual one) costs a word or
+ * two.  Everything stays in the first-level cache.
+ */
+#ifndef PK_WINDOW
+#define PK_WINDOW 8192u
+#endif
+#define PK_WMASK (PK_WINDOW - 1)
+#define PK_WORDS (PK_WINDOW / 64)
+_Static_assert((PK_WINDOW & PK_WMASK) == 0 && PK_WINDOW >= 64, "PK_WINDOW: a power of 2");
+
+struct mtf {
+	uint64_t val[PK_WINDOW];	    /* by position */
+	uint8_t list[PK_WINDOW];	    /* 0 or 1, or 2: none (moved on, or never used) */
+	uint64_t bits[2][PK_WORDS];	    /* the positions each list holds */
+	uint8_t wc[2][PK_WORDS];	    /* bits set in each word */
+	uint16_t gc[2][PK_WORDS / 8];	    /* in each group of 8 words */
+	uint32_t count[2];
+	uint32_t n; /* stamps used */
+};
+_Static_assert(PK_WORDS % 8 == 0, "words come in groups of 8");
+
+/* Bits 0 .. b of a word. */
+static inline uint64_t upto(uint32_t b)
+{
+	return b == 63 ? ~0ull : (2ull << b) - 1;
+}
+
+/*
+ * Count with the popcnt instruction where the CPU has it (chosen at load
+ * time: the baseline x86-64 lacks it, and the fallback is a dozen
+ * instructions).
+ */
+#if defined(__x86_64__) && !defined(__clang__)
+#define PK_POPCNT __attribute__((target_clones("popcnt", "default")))
+#else
+#define PK_POPCNT
+#endif
+
+/*
+ * Words are numbered as stamps are, without wrapping (stamp >> 6); word w
+ * sits at w % PK_WORDS.  The entries of list l in the words strictly
+ * between lo and hi (whole words, less than a lap apart).
+ */
+static inline uint32_t mtf_between(const struct mtf *m, int l, uint32_t lo, uint32_t hi)
+{
+	uint32_t r = 0;
+
+	for (uint32_t w = lo + 1; w < hi;) {
+		if (w % 8 == 0 && w + 8 <= hi) {
+			r += m->gc[l][(w % PK_WORDS) / 8];
+			w += 8;
+		} else {
+			r += m->wc[l][w % PK_WORDS];
+			w++;
+		}
+	}
+	return r;
+}
+
+static inline void mtf_drop(struct mtf *m, uint32_t pos)
+{
+	uint32_t l = m->list[pos];
+
+	if (l == 2)
+		return;
+	m->list[pos] = 2;
+	m->bits[l][pos / 64] &= ~(1ull << (pos % 64));
+	m->wc[l][pos / 64]--;
+	m->gc[l][pos / 512]--;
+	m->count[l]--;
+}
+
+/* Put v at a new stamp in list l, pushing out the entry PK_WINDOW stamps older. */
+static inline uint32_t mtf_push(struct mtf *m, uint64_t v, uint32_t l)
+{
+	uint32_t s = m->n++, p = s & PK_WMASK;
+
+	mtf_drop(m, p);
+	m->val[p] = v;
+	m->list[p] = (uint8_t)l;
+	m->bits[l][p / 64] |= 1ull << (p % 64);
+	m->wc[l][p / 64]++;
+	m->gc[l][p / 512]++;
+	m->count[l]++;
+	return s;
+}
+
+static inline void mtf_reset(struct mtf *m)
+{
+	m->n = 0;
+	m->count[0] = m->count[1] = 0;
+	memset(m->list, 2, sizeof(m->list));
+	memset(m->bits, 0, sizeof(m->bits));
+	memset(m->wc, 0, sizeof(m->wc));
+	memset(m->gc, 0, sizeof(m->gc));
+}
+
+/* ---- the plan of a type -------------------------------------------------------------- */
+
+/* What to do with each field, worked out once a block for each type it meets. */
+enum { OP_U, OP_S, OP_HEX, OP_STR, OP_ARR };
+
+static inline uint8_t field_op(uint32_t ty)
+{
+	switch (ty) {
+	case RIP_FT_HEX64:
+		return OP_HEX;
+	case RIP_FT_STRING:
+		return OP_STR;
+	case RIP_FT_HEX64_ARRAY:
+		return OP_ARR;
+	default:
+		return is_signed(ty) ? OP_S : OP_U;
+	}
+}
+
+/* The column key of field i of t. */
+static inline uint32_t field_key(const struct ev_type *t, uint32_t i)
+{
+	switch (field_op(t->fields[i].type)) {
+	case OP_HEX:
+		return K_HEX(t->id, i);
+	case OP_STR:
+		return K_STR;
+	case OP_ARR:
+		return K_ARR;
+	default:
+		return K_NAME(name_hash(t->fields[i].name));
+	}
+}
+
+#endif /* RIP_READ_PACKFMT_H */

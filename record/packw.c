@@ -1,0 +1,476 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * record/packw.c - the coder of packed blocks (record/packw.h): packets in,
+ * a block out, that read/pack.c decodes to the same bytes.  What the two
+ * share is read/packfmt.h.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+#include <zstd.h>
+
+#include "read/packfmt.h"
+#include "record/packw.h"
+
+struct buf {
+	uint8_t *p;
+	size_t len, cap;
+};
+
+static int buf_room(struct buf *b, size_t more)
+{
+	size_t cap;
+	uint8_t *p;
+
+	if (b->cap - b->len >= more)
+		return 0;
+	cap = b->cap ? b->cap : 256;
+	while (cap - b->len < more)
+		cap *= 2;
+	p = realloc(b->p, cap);
+	if (!p)
+		return -ENOMEM;
+	b->p = p;
+	b->cap = cap;
+	return 0;
+}
+
+/* The caller made room (pk_enc_add reserves room in every column for a packet). */
+static inline void put_uv(struct buf *b, uint64_t v)
+{
+	uint8_t *p = b->p + b->len; /* stores through p may alias b: b->len is written once */
+	size_t n = 0;
+
+	while (v >= 0x80) {
+		p[n++] = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	p[n++] = (uint8_t)v;
+	b->len += n;
+}
+
+/* Entries of list l newer than the one at stamp s (which it holds). */
+PK_POPCNT static uint32_t mtf_rank(const struct mtf *m, int l, uint32_t s)
+{
+	uint32_t newest = m->n - 1, wn = newest >> 6, ws = s >> 6;
+	uint64_t top = m->bits[l][wn % PK_WORDS] & upto(newest & 63);
+
+	if (wn == ws)
+		return (uint32_t)__builtin_popcountll(top & ~upto(s & 63));
+	return (uint32_t)__builtin_popcountll(top) + mtf_between(m, l, ws, wn) +
+	       (uint32_t)__builtin_popcountll(m->bits[l][ws % PK_WORDS] & ~upto(s & 63));
+}
+
+/* ---- the coder -------------------------------------------------------------------- */
+
+struct slot {
+	uint64_t v;
+	uint32_t stamp;
+	uint32_t gen; /* the block it was set in: a new block empties the table */
+};
+
+struct eplan {
+	uint32_t gen; /* the block it was made for */
+	uint32_t nf;
+	struct buf *ts;
+	struct {
+		uint8_t op, size;
+		struct buf *col;
+	} f[RIP_EVENT_MAX_FIELDS];
+};
+
+struct pk_enc {
+	const struct ev_types *types;
+	int level;
+	ZSTD_CCtx *zc;
+	uint32_t ncols;
+	uint32_t key[PK_MAXCOLS];
+	struct buf col[PK_MAXCOLS];
+	size_t reserve; /* room every column has for the packet being coded */
+	bool oom;	/* a column could not get it: the block is lost */
+	struct eplan plan[EV_MAX_TYPES];
+	uint64_t last[EV_MAX_TYPES][RIP_EVENT_MAX_FIELDS]; /* of hex fields */
+	struct mtf mtf;
+	struct slot *hash;
+	uint32_t hmask, hused, gen;
+	struct buf out;
+	uint64_t raw, events, ts_min, ts_max;
+	uint32_t npackets;
+};
+
+int pk_enc_new(struct pk_enc **out, const struct ev_types *types, int level)
+{
+	struct pk_enc *e = calloc(1, sizeof(*e));
+
+	if (!e)
+		return -ENOMEM;
+	e->zc = ZSTD_createCCtx();
+	if (!e->zc) {
+		free(e);
+		return -ENOMEM;
+	}
+	e->types = types;
+	e->level = level < 1 ? 1 : level > 19 ? 19 : level;
+	e->gen = 1;
+	e->ts_min = UINT64_MAX;
+	mtf_reset(&e->mtf);
+	*out = e;
+	return 0;
+}
+
+void pk_enc_free(struct pk_enc *e)
+{
+	if (!e)
+		return;
+	for (uint32_t i = 0; i < PK_MAXCOLS; i++)
+		free(e->col[i].p);
+	free(e->out.p);
+	free(e->hash);
+	ZSTD_freeCCtx(e->zc);
+	free(e);
+}
+
+size_t pk_enc_raw(const struct pk_enc *e)
+{
+	return e->raw;
+}
+
+uint32_t pk_enc_packets(const struct pk_enc *e)
+{
+	return e->npackets;
+}
+
+/* The column of key, made now if it is new (K_OTHER's when the table is full). */
+static struct buf *enc_col(struct pk_enc *e, uint32_t key)
+{
+	for (uint32_t i = 0; i < e->ncols; i++)
+		if (e->key[i] == key)
+			return &e->col[i];
+	if (e->ncols == PK_MAXCOLS)
+		return &e->col[K_OTHER];
+	e->col[e->ncols].len = 0;
+	if (buf_room(&e->col[e->ncols], e->reserve)) {
+		e->oom = true;
+		return &e->col[K_OTHER];
+	}
+	e->key[e->ncols] = key;
+	return &e->col[e->ncols++];
+}
+
+static struct eplan *enc_plan(struct pk_enc *e, const struct ev_type *t)
+{
+	struct eplan *pl = &e->plan[t->id];
+
+	if (pl->gen == e->gen)
+		return pl;
+	pl->ts = enc_col(e, K_TS(t->id));
+	pl->nf = t->nfields;
+	for (uint32_t i = 0; i < t->nfields; i++) {
+		pl->f[i].op = field_op(t->fields[i].type);
+		pl->f[i].size = (uint8_t)ev_field_size(t->fields[i].type);
+		pl->f[i].col = enc_col(e, field_key(t, i));
+	}
+	pl->gen = e->gen;
+	return pl;
+}
+
+static int hash_grow(struct pk_enc *e)
+{
+	uint32_t cap = e->hmask ? (e->hmask + 1) * 2 : 8192;
+	struct slot *h = calloc(cap, sizeof(*h));
+
+	if (!h)
+		return -ENOMEM;
+	for (uint32_t i = 0; e->hmask && i <= e->hmask; i++) {
+		struct slot *s = &e->hash[i];
+		uint32_t j;
+
+		if (s->gen != e->gen)
+			continue;
+		for (j = (uint32_t)((s->v * 0x9e3779b97f4a7c15ull) >> 40) & (cap - 1); h[j].gen;
+		     j = (j + 1) & (cap - 1))
+			;
+		h[j] = *s;
+	}
+	free(e->hash);
+	e->hash = h;
+	e->hmask = cap - 1;
+	e->gen = 1; /* only the live entries were copied, now of generation 1 */
+	for (uint32_t i = 0; i < cap; i++)
+		if (h[i].gen)
+			h[i].gen = 1;
+	return 0;
+}
+
+/* Code the hex value v into column b: its rank in a list, or its difference from *last. */
+static int enc_hex(struct pk_enc *e, struct buf *b, uint64_t *last, uint64_t v)
+{
+	struct mtf *m = &e->mtf;
+	struct slot *s;
+	uint32_t j;
+	int ret;
+
+	if ((e->hused + 1) * 2 > e->hmask + 1 && (ret = hash_grow(e)))
+		return ret;
+	for (j = (uint32_t)((v * 0x9e3779b97f4a7c15ull) >> 40) & e->hmask;; j = (j + 1) & e->hmask) {
+		s = &e->hash[j];
+		if (s->gen != e->gen || s->v == v)
+			break;
+	}
+	if (s->gen == e->gen && m->n - s->stamp <= PK_WINDOW) {
+		uint32_t p = s->stamp & PK_WMASK;
+		uint32_t l = m->list[p];
+
+		put_uv(b, ((uint64_t)mtf_rank(m, l, s->stamp) << 1 | (uint64_t)l) + 1);
+		mtf_drop(m, p);
+		s->stamp = mtf_push(m, v, l ^ 1);
+	} else {
+		put_uv(b, 0);
+		put_uv(&e->col[K_HEXLIT], zig((int64_t)(v - *last)));
+		if (s->gen != e->gen)
+			e->hused++;
+		s->v = v;
+		s->gen = e->gen;
+		s->stamp = mtf_push(m, v, 1);
+	}
+	*last = v;
+	return 0;
+}
+
+/*
+ * Walk the events of a packet as ev_decode does: 1 when every byte is an
+ * event of a known type (the coder can take it), 0 when not.
+ */
+static int enc_check(const struct ev_types *types, const uint8_t *d, size_t len)
+{
+	size_t off = PK_HDR;
+	uint64_t ts = 0;
+
+	while (off < len) {
+		const struct ev_type *t;
+		uint32_t id;
+		int hl = ev_header(d, len, off, &id, &ts);
+
+		if (hl <= 0 || (hl == 13 && d[off] != RIP_EVENT_ID_EXTENDED))
+			return 0;
+		off += (size_t)hl;
+		if (id >= EV_MAX_TYPES || !types->t[id].valid)
+			return 0;
+		t = &types->t[id];
+		if (len - off < t->fixed)
+			return 0;
+		off += t->fixed;
+		if (t->string) {
+			size_t max = len - off < RIP_STRING_MAX ? len - off : RIP_STRING_MAX;
+			const uint8_t *nul = memchr(d + off, 0, max);
+
+			if (!nul)
+				return 0;
+			off += (size_t)(nul - (d + off)) + 1;
+		} else if (t->array) {
+			uint64_t cnt;
+
+			if (len - off < 4 || (cnt = ld(d + off, 4)) > RIP_ARRAY_MAX ||
+			    len - off - 4 < cnt * 8)
+				return 0;
+			off += 4 + cnt * 8;
+		}
+	}
+	return 1;
+}
+
+/* The events of a packet enc_check passed, into the columns. */
+static int enc_events(struct pk_enc *e, const uint8_t *d, size_t len, uint64_t ts)
+{
+	struct buf *evid = &e->col[K_EVID];
+	size_t off = PK_HDR;
+	int ret;
+
+	while (off < len) {
+		const struct ev_type *t;
+		struct eplan *pl;
+		uint64_t prev = ts;
+		uint32_t id = 0;
+		int hl = ev_header(d, len, off, &id, &ts);
+
+		off += (size_t)hl;
+		t = &e->types->t[id];
+		pl = enc_plan(e, t);
+		put_uv(evid, (uint64_t)id << 1 | (hl == 13));
+		put_uv(pl->ts, hl == 13 ? zig((int64_t)(ts - prev)) : ts - prev);
+		e->events++;
+		for (uint32_t i = 0, nf = pl->nf; i < nf; i++) {
+			struct buf *b = pl->f[i].col;
+			uint32_t n = pl->f[i].size;
+			uint64_t v;
+
+			switch (pl->f[i].op) {
+			case OP_STR:
+				n = (uint32_t)strnlen((const char *)d + off, len - off) + 1;
+				memcpy(b->p + b->len, d + off, n);
+				b->len += n;
+				off += n;
+				break;
+			case OP_ARR:
+				v = ld(d + off, 4);
+				put_uv(b, v);
+				memcpy(b->p + b->len, d + off + 4, v * 8);
+				b->len += v * 8;
+				off += 4 + v * 8;
+				break;
+			case OP_HEX:
+				ret = enc_hex(e, b, &e->last[id][i], ld(d + off, 8));
+				if (ret)
+					return ret;
+				off += 8;
+				break;
+			case OP_S:
+				put_uv(b, zig(sext(ld(d + off, n), n)));
+				off += n;
+				break;
+			default:
+				put_uv(b, ld(d + off, n));
+				off += n;
+			}
+		}
+	}
+	return 0;
+}
+
+int pk_enc_add(struct pk_enc *e, const uint8_t *pkt, size_t len)
+{
+	struct rip_packet h;
+	bool coded = false;
+	struct buf *b;
+	int ret = 0;
+
+	if (!len)
+		return -EINVAL;
+	if (len > PK_RAW_MAX || e->raw + len > PK_RAW_MAX)
+		return -E2BIG;
+	/* room in every column for what this packet can add to it (2 bytes a byte at most) */
+	e->reserve = 2 * len + 64;
+	if (!e->ncols) /* a new block: the fixed columns first, in key order */
+		for (uint32_t k = 0; k < K_FIXED; k++)
+			enc_col(e, k);
+	for (uint32_t k = 0; k < e->ncols; k++)
+		if (buf_room(&e->col[k], e->reserve))
+			e->oom = true;
+	if (e->oom)
+		return -ENOMEM;
+	if (len >= PK_HDR) {
+		memcpy(&h, pkt, sizeof(h));
+		coded = h.magic == RIP_CTF_MAGIC && h.content_size % 8 == 0 &&
+			h.content_size / 8 == len && enc_check(e->types, pkt, len);
+		if (h.magic == RIP_CTF_MAGIC) {
+			if (h.timestamp_begin < e->ts_min)
+				e->ts_min = h.timestamp_begin;
+			if (h.timestamp_end > e->ts_max)
+				e->ts_max = h.timestamp_end;
+		}
+	}
+	b = &e->col[K_PKT];
+	b->p[b->len++] = !coded;
+	if (coded) {
+		b = &e->col[K_PHDR];
+		memcpy(b->p + b->len, pkt, PK_HDR);
+		b->len += PK_HDR;
+		ret = enc_events(e, pkt, len, h.timestamp_begin);
+	} else {
+		b = &e->col[K_RAW];
+		put_uv(b, len);
+		memcpy(b->p + b->len, pkt, len);
+		b->len += len;
+	}
+	if (ret || e->oom) {
+		e->oom = true; /* the block is lost: pk_enc_take says so */
+		return ret ? ret : -ENOMEM;
+	}
+	e->raw += len;
+	e->npackets++;
+	return 0;
+}
+
+static void enc_reset(struct pk_enc *e)
+{
+	e->ncols = 0;
+	e->raw = e->events = 0;
+	e->npackets = 0;
+	e->ts_min = UINT64_MAX;
+	e->ts_max = 0;
+	memset(e->last, 0, sizeof(e->last));
+	mtf_reset(&e->mtf);
+	e->hused = 0;
+	e->oom = false;
+	if (++e->gen == 0) { /* after 4 billion blocks: clear the tables for real */
+		if (e->hash)
+			memset(e->hash, 0, (e->hmask + 1) * sizeof(*e->hash));
+		for (uint32_t i = 0; i < EV_MAX_TYPES; i++)
+			e->plan[i].gen = 0;
+		e->gen = 1;
+	}
+}
+
+int pk_enc_take(struct pk_enc *e, const uint8_t **out, size_t *len, char *err, size_t errlen)
+{
+	size_t need = sizeof(struct pk_hdr) + e->ncols * sizeof(struct pk_col), pos;
+	struct pk_hdr h;
+	int ret;
+
+	if (e->oom) {
+		enc_reset(e);
+		return rr_fail(err, errlen, -ENOMEM, "packing a block: out of memory");
+	}
+	if (!e->npackets)
+		return -ENODATA;
+	for (uint32_t i = 0; i < e->ncols; i++)
+		need += ZSTD_compressBound(e->col[i].len);
+	e->out.len = 0;
+	if ((ret = buf_room(&e->out, need))) {
+		enc_reset(e);
+		return rr_fail(err, errlen, ret, "packing a block: out of memory");
+	}
+	pos = sizeof(h) + e->ncols * sizeof(struct pk_col);
+	for (uint32_t i = 0; i < e->ncols; i++) {
+		struct pk_col c = { .key = e->key[i], .raw = (uint32_t)e->col[i].len };
+		size_t z = 0;
+
+		if (c.raw >= PK_SMALL) {
+			z = ZSTD_compressCCtx(e->zc, e->out.p + pos, need - pos, e->col[i].p, c.raw,
+					      e->level);
+			if (ZSTD_isError(z)) {
+				enc_reset(e);
+				return rr_fail(err, errlen, -EIO, "zstd: %s", ZSTD_getErrorName(z));
+			}
+		}
+		if (z && z < c.raw) {
+			c.flags = PK_COL_ZSTD;
+			c.size = (uint32_t)z;
+		} else {
+			memcpy(e->out.p + pos, e->col[i].p, c.raw);
+			c.size = c.raw;
+		}
+		pos += c.size;
+		memcpy(e->out.p + sizeof(h) + i * sizeof(c), &c, sizeof(c));
+	}
+	memset(&h, 0, sizeof(h));
+	memcpy(h.magic, PK_MAGIC, 4);
+	h.version = PK_VERSION;
+	h.npackets = e->npackets;
+	h.ncols = e->ncols;
+	h.raw = e->raw;
+	h.size = pos;
+	h.events = e->events;
+	h.ts_min = e->ts_min == UINT64_MAX ? 0 : e->ts_min;
+	h.ts_max = e->ts_max;
+	memcpy(e->out.p, &h, sizeof(h));
+	h.crc = (uint32_t)crc32(0, e->out.p, (uInt)pos);
+	memcpy(e->out.p, &h, sizeof(h));
+	*out = e->out.p;
+	*len = pos;
+	enc_reset(e);
+	return 0;
+}
+

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * record/packw.h - the coder of packed blocks (read/pack.h): add packets,
+ * take a block.
+ *
+ *	pk_enc_new(&e, types, level);
+ *	pk_enc_add(e, packet, len);	     ... until pk_enc_raw(e) is enough
+ *	pk_enc_take(e, &block, &len, err, errlen);
+ *	pk_enc_free(e);
+ */
+#ifndef RIP_RECORD_PACKW_H
+#define RIP_RECORD_PACKW_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "read/pack.h"
+
+struct pk_enc;
+
+/*
+ * A coder for types (kept by reference: it may grow between packets, as a
+ * recorder's copy does), compressing at zstd level (1 to 19).  0 or -errno.
+ */
+int pk_enc_new(struct pk_enc **out, const struct ev_types *types, int level);
+void pk_enc_free(struct pk_enc *e);
+
+/*
+ * Add one packet: its content (header and events, content_size / 8 bytes).
+ * -E2BIG when the block would pass PK_RAW_MAX: take the block first.
+ */
+int pk_enc_add(struct pk_enc *e, const uint8_t *pkt, size_t len);
+
+/* Bytes and packets added since the last block was taken. */
+size_t pk_enc_raw(const struct pk_enc *e);
+uint32_t pk_enc_packets(const struct pk_enc *e);
+
+/*
+ * The block of what was added since the last one, in *out (the coder's
+ * memory, valid until its next call), and start a new one.  0 or -errno
+ * (-ENODATA: nothing was added).
+ */
+int pk_enc_take(struct pk_enc *e, const uint8_t **out, size_t *len, char *err, size_t errlen);
+
+#endif /* RIP_RECORD_PACKW_H */

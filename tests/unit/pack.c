@@ -1,0 +1,355 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Description: packed blocks (read/pack.c) give back exactly the packets
+ * they were given: events of every field type (signed, unsigned, hex,
+ * strings, arrays), compact and extended headers, gaps in time past the
+ * 27 bits of a compact header, hex values met again after more than the
+ * coder's window, blocks of one packet and of hundreds; packets the coder
+ * cannot read (an unknown event id, a wrong size, a few stray bytes) are
+ * kept whole.  A block with any of its bytes changed or cut short is
+ * refused (its checksum), and cleanly.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "helpers.h"
+#include "packtypes.h"
+#include "read/pack.h"
+#include "record/packw.h"
+
+static struct ev_types types;
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+
+static uint64_t rnd(void)
+{
+	rng ^= rng >> 12;
+	rng ^= rng << 25;
+	rng ^= rng >> 27;
+	return rng * 2685821657736338717ull;
+}
+
+struct pkt {
+	uint8_t *d;
+	size_t len;
+};
+
+static void put(uint8_t *d, size_t *off, uint64_t v, uint32_t n)
+{
+	memcpy(d + *off, &v, n);
+	*off += n;
+}
+
+/* One packet of about n events from ring ring; live[] holds addresses to free. */
+static struct pkt make_packet(uint32_t ring, uint64_t *ts, uint32_t n, uint64_t *live,
+			      uint32_t *nlive)
+{
+	struct pkt p = { .d = calloc(1, 80 + n * 2200) };
+	struct rip_packet h = { .magic = RIP_CTF_MAGIC, .stream_instance_id = ring };
+	uint64_t t = *ts;
+	size_t off = 80;
+
+	h.timestamp_begin = t;
+	for (uint32_t k = 0; k < n; k++) {
+		uint32_t id = (uint32_t)(rnd() % 6), r = (uint32_t)rnd();
+		uint64_t gap = r % 16 == 0 ? (1ull << 27) * (1 + rnd() % 3) + rnd() % 1000 : rnd() % 3000;
+		bool ext;
+
+		if (id == 5)
+			id = 40;
+		if (id == 1 && !*nlive)
+			id = 0;
+		t += gap;
+		/* a writer goes extended for big gaps; this one also does sometimes, and sometimes not */
+		ext = id >= 31 || r % 29 == 0 || (gap >= (1ull << 27) && r % 2);
+		if (ext) {
+			p.d[off++] = RIP_EVENT_ID_EXTENDED;
+			put(p.d, &off, id, 4);
+			put(p.d, &off, t, 8);
+		} else {
+			put(p.d, &off, id | (t & ((1ull << 27) - 1)) << 5, 4);
+		}
+		switch (id) {
+		case 0: {
+			/* addresses: mostly ones freed a moment ago, some new, a few far back */
+			uint64_t a = r % 7 == 0 ? 0x7f0000000000ull + (rnd() % 100000) * 16
+						: 0x55aa00000000ull + (rnd() % 300) * 32;
+
+			put(p.d, &off, r % 4, 1);
+			put(p.d, &off, (uint64_t)(int64_t)(r % 100 - 50), 2);
+			put(p.d, &off, a, 8);
+			put(p.d, &off, r % 50 ? 16 + rnd() % 4000 : rnd(), 8);
+			put(p.d, &off, rnd() % 40, 4);
+			if (*nlive < 4096)
+				live[(*nlive)++] = a;
+			break;
+		}
+		case 1: {
+			uint32_t i = (uint32_t)(rnd() % *nlive);
+
+			put(p.d, &off, live[i], 8);
+			live[i] = live[--*nlive];
+			put(p.d, &off, rnd() % 40, 4);
+			break;
+		}
+		case 2: {
+			uint32_t sl = r % 5 ? (uint32_t)(r % 8) * 20 : (uint32_t)(rnd() % 255);
+
+			put(p.d, &off, (uint64_t)(int64_t)(int32_t)(rnd() % 2000 - 1000), 4);
+			for (uint32_t c = 0; c < sl; c++) /* a few paths, and some noise */
+				p.d[off++] = (uint8_t)('a' + (r % 5 ? c % 26 : rnd() % 26));
+			p.d[off++] = 0;
+			break;
+		}
+		case 3: {
+			uint32_t cnt = (uint32_t)(rnd() % 40);
+
+			put(p.d, &off, rnd() % 1000, 4);
+			put(p.d, &off, cnt, 4);
+			for (uint32_t c = 0; c < cnt; c++) /* return addresses of a few functions */
+				put(p.d, &off, 0x401000 + (rnd() % 64) * 0x40 + c, 8);
+			break;
+		}
+		case 40:
+			put(p.d, &off, rnd() % 3 ? rnd() % 100000 : rnd(), 8);
+			put(p.d, &off, rnd(), 1);
+			break;
+		}
+	}
+	h.timestamp_end = t;
+	h.content_size = h.packet_size = off * 8;
+	h.events = n;
+	h.tid = 1000 + (int32_t)ring;
+	memcpy(p.d, &h, sizeof(h));
+	p.len = off;
+	*ts = t;
+	return p;
+}
+
+static size_t round_trip(struct pkt *v, size_t n, size_t blk, int level);
+
+/* A packet of t:free events naming addrs[0..n) in order. */
+static struct pkt free_packet(const uint64_t *addrs, uint32_t n)
+{
+	struct pkt p = { .d = calloc(1, 80 + n * 16) };
+	struct rip_packet h = { .magic = RIP_CTF_MAGIC, .timestamp_begin = 5 };
+	size_t off = 80;
+
+	for (uint32_t k = 0; k < n; k++) {
+		put(p.d, &off, 1 | (uint64_t)(5 + k) << 5, 4);
+		put(p.d, &off, addrs[k], 8);
+		put(p.d, &off, 7, 4);
+	}
+	h.timestamp_end = 5 + n;
+	h.content_size = h.packet_size = off * 8;
+	h.events = n;
+	memcpy(p.d, &h, sizeof(h));
+	p.len = off;
+	return p;
+}
+
+/*
+ * Values named again right at the edge of the coder's window (8192
+ * values), where the oldest entries share a word of the lists with the
+ * newest, and just past it.
+ */
+static void window_edge(void)
+{
+	enum { NEW = 8301, ALL = NEW + 600 };
+	static uint64_t a[ALL];
+	struct pkt p;
+
+	/* value j is the one coded at stamp j: fresh values, then every other one from 8192 back */
+	for (uint32_t j = 0; j < ALL; j++)
+		a[j] = j >= NEW && j % 2 ? a[j - 8192 + (j % 3 == 0)] : 0x10000 + j * 16ull;
+	p = free_packet(a, ALL);
+	round_trip(&p, 1, PK_RAW_MAX, 1);
+	free(p.d);
+}
+
+/* Encode v[0..n) in blocks of at most blk bytes; check each decodes to exactly its packets. */
+static size_t round_trip(struct pkt *v, size_t n, size_t blk, int level)
+{
+	struct pk_enc *e;
+	size_t first = 0, packed = 0;
+	char err[256];
+
+	T_EQ(pk_enc_new(&e, &types, level), 0);
+	for (size_t i = 0; i <= n; i++) {
+		if (i == n || (i > first && pk_enc_raw(e) + v[i].len > blk)) {
+			const uint8_t *b;
+			struct pk_block d;
+			size_t bl, off = 0;
+			int ret = pk_enc_take(e, &b, &bl, err, sizeof(err));
+
+			if (i == first) {
+				T_EQ(ret, -ENODATA);
+				break;
+			}
+			T_EQ(ret, 0);
+			packed += bl;
+			ret = pk_decode(&types, b, bl, &d, err, sizeof(err));
+			if (ret) {
+				fprintf(stderr, "decode: %s\n", err);
+				t_failures++;
+				break;
+			}
+			T_EQ(d.npackets, i - first);
+			for (size_t k = first; k < i; k++) {
+				T_EQ(d.off[k - first], off);
+				if (memcmp(d.data + off, v[k].d, v[k].len)) {
+					fprintf(stderr, "packet %zu differs after the round trip\n", k);
+					t_failures++;
+				}
+				off += v[k].len;
+			}
+			T_EQ(d.len, off);
+			pk_block_free(&d);
+			first = i;
+			if (i == n)
+				break;
+		}
+		T_EQ(pk_enc_add(e, v[i].d, v[i].len), 0);
+	}
+	pk_enc_free(e);
+	return packed;
+}
+
+/* Change bytes of a block (or cut it): decoding fails cleanly or keeps to the declared size. */
+static void hostile(struct pkt *v, size_t n)
+{
+	struct pk_enc *e;
+	const uint8_t *b;
+	uint8_t *copy;
+	size_t bl;
+	char err[256];
+	uint32_t refused = 0;
+
+	T_EQ(pk_enc_new(&e, &types, 1), 0);
+	for (size_t i = 0; i < n; i++) {
+		T_EQ(pk_enc_add(e, v[i].d, v[i].len), 0);
+	}
+	T_EQ(pk_enc_take(e, &b, &bl, err, sizeof(err)), 0);
+	copy = malloc(bl);
+	for (uint32_t k = 0; k < 3000; k++) {
+		struct pk_block d;
+		size_t len = bl;
+		int ret;
+
+		memcpy(copy, b, bl);
+		if (k % 10 == 9)
+			len = rnd() % bl; /* cut short */
+		else
+			for (uint32_t f = 0; f <= k % 3; f++)
+				copy[rnd() % bl] ^= (uint8_t)(1 + rnd() % 255);
+		ret = pk_decode(&types, copy, len, &d, err, sizeof(err));
+		if (ret) {
+			T_CHECK(ret == -EBADMSG && err[0]);
+			refused++;
+			continue;
+		}
+		T_CHECK(d.len <= PK_RAW_MAX);
+		pk_block_free(&d);
+	}
+	T_EQ(refused, 3000); /* the block's checksum sees every change */
+	free(copy);
+	pk_enc_free(e);
+}
+
+/* Write the block of v[0..n) to dir/block-k (seeds of fuzz-pack). */
+static void write_seed(const char *dir, int k, struct pkt *v, size_t n)
+{
+	struct pk_enc *e;
+	const uint8_t *b;
+	char path[4096], err[256];
+	size_t bl;
+	FILE *f;
+
+	T_EQ(pk_enc_new(&e, &types, 3), 0);
+	for (size_t i = 0; i < n; i++)
+		T_EQ(pk_enc_add(e, v[i].d, v[i].len), 0);
+	T_EQ(pk_enc_take(e, &b, &bl, err, sizeof(err)), 0);
+	snprintf(path, sizeof(path), "%s/block-%d", dir, k);
+	f = fopen(path, "wx");
+	T_CHECK(f && fwrite(b, 1, bl, f) == bl);
+	if (f)
+		T_EQ(fclose(f), 0);
+	pk_enc_free(e);
+}
+
+/*
+ * usage: pack, the test; pack --seeds DIR, write a few blocks of the
+ * test's packets into DIR instead (tests/fuzz/seeds.sh).
+ */
+int main(int argc, char **argv)
+{
+	static uint64_t live[4096];
+	uint32_t nlive = 0;
+	struct pkt v[400];
+	size_t n = 0, raw = 0, packed;
+	uint64_t ts = 1000;
+
+	T_EQ(pt_types(&types), 0);
+	for (uint32_t i = 0; i < 360; i++)
+		v[n++] = make_packet(i % 7, &ts, 1 + (uint32_t)(rnd() % 300), live, &nlive);
+	/* what the coder cannot read, kept whole */
+	v[n] = make_packet(9, &ts, 20, live, &nlive);
+	v[n].d[80] = 17;
+	n++;
+	v[n] = make_packet(9, &ts, 20, live, &nlive);
+	v[n].len -= 3; /* content_size no longer says its length */
+	n++;
+	v[n].d = malloc(10);
+	memset(v[n].d, 0xab, 10);
+	v[n++].len = 10;
+	for (size_t i = 0; i < n; i++)
+		raw += v[i].len;
+	if (argc == 3 && !strcmp(argv[1], "--seeds")) {
+		write_seed(argv[2], 0, v, 3);
+		write_seed(argv[2], 1, v + 3, 30);
+		write_seed(argv[2], 2, v + n - 3, 3); /* packets kept whole */
+		return t_result();
+	}
+
+	packed = round_trip(v, n, PK_RAW_MAX, 3); /* one block */
+	T_CHECK(packed < raw / 3);
+	round_trip(v, n, 1, 1);	    /* a packet a block */
+	round_trip(v, n, 64 << 10, 5); /* a few */
+
+	/* a window's worth of other values between a value and its return */
+	{
+		struct pk_enc *e;
+		const uint8_t *b;
+		struct pk_block d;
+		size_t bl;
+		char err[256];
+		struct pkt big[3];
+
+		nlive = 0;
+		for (int k = 0; k < 3; k++)
+			big[k] = make_packet(1, &ts, 9000, live, &nlive);
+		T_EQ(pk_enc_new(&e, &types, 1), 0);
+		for (int k = 0; k < 3; k++)
+			T_EQ(pk_enc_add(e, big[k].d, big[k].len), 0);
+		T_EQ(pk_enc_take(e, &b, &bl, err, sizeof(err)), 0);
+		T_EQ(pk_decode(&types, b, bl, &d, err, sizeof(err)), 0);
+		T_EQ(d.len, big[0].len + big[1].len + big[2].len);
+		T_CHECK(d.len == big[0].len + big[1].len + big[2].len &&
+			!memcmp(d.data, big[0].d, big[0].len) &&
+			!memcmp(d.data + big[0].len, big[1].d, big[1].len) &&
+			!memcmp(d.data + big[0].len + big[1].len, big[2].d, big[2].len));
+		pk_block_free(&d);
+		T_EQ(pk_enc_add(e, big[0].d, PK_RAW_MAX + 1), -E2BIG);
+		pk_enc_free(e);
+		for (int k = 0; k < 3; k++)
+			free(big[k].d);
+	}
+
+	window_edge();
+	hostile(v, 40);
+	for (size_t i = 0; i < n; i++)
+		free(v[i].d);
+	return t_result();
+}

@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * tools/summary.c - the summary line of rip run and rip record
+ * (tools/summary.h).
+ */
+#include <stdio.h>
+
+#include "record/consume.h"
+#include "tools/format.h"
+#include "tools/summary.h"
+#include "tools/tool.h"
+
+void sum_recorded(const char *cmd, const struct rec *r, uint64_t lost, const char *what)
+{
+	const struct rec_stats *st = &r->st;
+	char b[32];
+
+	fprintf(stderr, "%s %s: %llu events (%s) recorded in %s%s, %llu lost%s", rip_prog, cmd,
+		(unsigned long long)st->events, fmt_bytes(st->bytes, b, sizeof(b)),
+		r->dir[0] ? r->dir : "relayd only", r->dir[0] ? "/" : "", (unsigned long long)lost,
+		what);
+	if (st->lost_packets)
+		fprintf(stderr, " (%llu packets overwritten before rip read them)",
+			(unsigned long long)st->lost_packets);
+	if (st->corrupt)
+		fprintf(stderr, ", %llu corrupt packets skipped", (unsigned long long)st->corrupt);
+	fputc('\n', stderr);
+}
