@@ -255,7 +255,7 @@ $(BUILD)/bench/many-fn: bench/many.c $(LIBSO)
 # The malloc benchmark as production binaries are built: without frame pointers.
 $(BUILD)/bench/malloc-nofp: bench/malloc.c $(LIBSO)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -fomit-frame-pointer -o $@ $< $(LINK_RIP)
+	$(CC) $(ALL_CFLAGS) -fomit-frame-pointer -DMALLOC_SHAPE_REAL -o $@ $< $(LINK_RIP)
 
 $(BUILD)/librip.pc: mk/librip.pc.in Makefile
 	@mkdir -p $(@D)

@@ -309,7 +309,9 @@ static int lk_close_range(struct lk *lk, uint64_t first, uint64_t last)
 	return 0;
 }
 
-static int lk_event(void *arg, const struct evs_event *e, const struct role_res *d)
+/* always_inline: live_run and live_run_held call it, each as fast as one */
+static inline __attribute__((always_inline)) int lk_event(void *arg, const struct evs_event *e,
+							  const struct role_res *d)
 {
 	struct lk *lk = arg;
 
@@ -490,9 +492,19 @@ nomem:
 	return -ENOMEM;
 }
 
+/* The rest of the pass once the table of blocks is big (live_run_held), out of line. */
+static __attribute__((noinline)) int lk_held(void *arg, struct evs *s, struct evs_event *e,
+					     struct role_res *d, int role, int *fail, char *err,
+					     size_t errlen)
+{
+	struct lk *lk = arg;
+
+	return live_run_held(&lk->live, s, &lk->tr, lk_event, lk, e, d, role, fail, err, errlen);
+}
+
 int lk_run(struct lk *lk, struct evs *s, char *err, size_t errlen)
 {
-	int ret = live_run(&lk->live, s, &lk->tr, lk_event, lk, err, errlen);
+	int ret = live_run(&lk->live, s, &lk->tr, lk_event, lk_held, lk, err, errlen);
 
 	if (ret)
 		return ret;

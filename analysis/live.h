@@ -357,15 +357,184 @@ static inline __attribute__((always_inline)) int live_take(struct live *l,
 }
 
 /*
+ * Heap events held back, so that their slots in LIVE_MEM are fetched
+ * towards the cache LIVE_DELAY events before they are used.  Once the table
+ * outgrows the caches (1,000 threads' 256,000 live blocks: 16 MiB of slots)
+ * each malloc or free misses, and the prefetch of the next event's slot
+ * (live_prefetch_next) hides little of it: an event takes less time than a
+ * miss.  An event held keeps its fields where they are, in its packet, which
+ * does not move while the source is steady (evs_fast_steady); it keeps
+ * tr->events as it was when read (report.c reads it); and the pass sees
+ * every event in the order read: any other resource event, and any call of
+ * the source that may load a packet, lets the held ones go first.  Only
+ * from LIVE_HOLD_CAP slots on: below, the table stays in the caches enough
+ * that holding costs more than it saves.
+ */
+#define LIVE_DELAY 8	     /* heap events held at most (a power of two) */
+#define LIVE_HOLD_CAP 131072 /* slots of LIVE_MEM (4 MiB) from which heap events are held */
+
+struct live_held {
+	struct evs_event e; /* what the passes read: ts, ns, stream, tid, type, plan, raw... */
+	struct role_res d;
+	uint64_t events; /* tr->events when it was read */
+};
+
+struct live_delay {
+	struct live_held q[LIVE_DELAY];
+	unsigned head, n;
+};
+
+/* Is role a heap event whose slots live_hold fetches? */
+static inline bool live_holdable(int role)
+{
+	return role == ROLE_MEM_ALLOC || role == ROLE_MEM_FREE || role == ROLE_MEM_REALLOC;
+}
+
+/*
+ * Bring the slot of key in t towards the cache, and the line after it: a
+ * probe or a deletion (which looks at the next slot) may go on there.
+ */
+static inline __attribute__((always_inline)) void live_fetch(const struct hmap *t, uint64_t key)
+{
+	const char *slot = hmap_slot(t, sizeof(struct live_ent), hmap_home(t, key));
+
+	__builtin_prefetch(slot, 1);
+	__builtin_prefetch(slot + sizeof(struct live_ent), 1);
+}
+
+/* Hold e (a heap event, d decoded; q not full) and fetch its slots towards the cache. */
+static inline __attribute__((always_inline)) void live_hold(struct live *l, struct live_delay *q,
+							    const struct evs_event *e,
+							    const struct role_res *d,
+							    uint64_t events)
+{
+	const struct hmap *t = &l->t[LIVE_MEM];
+	struct live_held *h = &q->q[(q->head + q->n++) & (LIVE_DELAY - 1)];
+
+	h->e.ts = e->ts;
+	h->e.ns = e->ns;
+	h->e.stream = e->stream;
+	h->e.tid = e->tid;
+	h->e.type = e->type;
+	h->e.plan = e->plan;
+	h->e.raw = e->raw;
+	h->e.str = e->str;
+	h->e.arr = e->arr;
+	h->e.narr = e->narr;
+	h->d = *d;
+	h->events = events;
+	live_fetch(t, d->key);
+	if (d->role == ROLE_MEM_REALLOC)
+		live_fetch(t, d->old);
+}
+
+/*
+ * live_run from the moment LIVE_MEM is big (see struct live_held) to the
+ * end: e, decoded in d, is the resource event just read.  One loop with one
+ * call of fn: the oldest event held when more than keep are, else e to hold
+ * (push) or to hand out (cur), else the next event of the source.
+ */
+static inline __attribute__((always_inline)) int live_run_held(struct live *l, struct evs *s,
+							       struct live_trace *tr, live_fn *fn,
+							       void *arg, struct evs_event *e,
+							       struct role_res *d, int role,
+							       int *failp, char *err, size_t errlen)
+{
+	struct live_delay *q = calloc(1, sizeof(*q));
+	unsigned keep = LIVE_DELAY; /* hand out held events while more than this are held */
+	bool push = live_holdable(role), cur = !push, end = false;
+	int ret = 1, fail = 0;
+
+	*failp = 0;
+	if (!q) {
+		*failp = -ENOMEM;
+		return 0;
+	}
+	if (cur)
+		keep = 0;
+	for (;;) {
+		const struct evs_event *pe;
+		const struct role_res *pd;
+		uint64_t at, now = tr->events;
+
+		if (q->n > keep) {
+			struct live_held *h = &q->q[q->head];
+
+			q->head = (q->head + 1) & (LIVE_DELAY - 1);
+			q->n--;
+			pe = &h->e;
+			pd = &h->d;
+			at = h->events;
+		} else if (push) {
+			live_hold(l, q, e, d, now);
+			push = false;
+			continue;
+		} else if (cur) {
+			cur = false;
+			pe = e;
+			pd = d;
+			at = now;
+		} else if (end) {
+			break;
+		} else if (q->n && !evs_fast_steady(s)) {
+			keep = 0; /* the next call may load a packet: the held events go first */
+			continue;
+		} else {
+			keep = LIVE_DELAY;
+			ret = evs_next_fast(s, e, err, errlen);
+			if (ret <= 0) {
+				end = true; /* what is held was read before */
+				keep = 0;
+				continue;
+			}
+			role = live_take(l, e, tr, d, &fail);
+			if (fail)
+				break;
+			if (!role_is_resource(role))
+				continue;
+			push = live_holdable(role);
+			cur = !push;
+			if (push && q->n == LIVE_DELAY)
+				keep = LIVE_DELAY - 1; /* one goes to make room */
+			else if (cur)
+				keep = 0; /* all held go first */
+			continue;
+		}
+		tr->events = at;
+		fail = fn(arg, pe, pd);
+		tr->events = now;
+		if (fail)
+			break;
+	}
+	free(q);
+	*failp = fail;
+	return ret;
+}
+
+/*
+ * A pass's live_run_held with its own fn, out of line (so that live_run's
+ * loop keeps its registers):
+ *	static __attribute__((noinline)) int my_held(void *arg, struct evs *s,
+ *		struct evs_event *e, struct role_res *d, int role, int *fail, char *err,
+ *		size_t errlen)
+ *	{ return live_run_held(&me->l, s, &me->tr, my_event, arg, e, d, role, fail, err, errlen); }
+ */
+typedef int live_held_fn(void *arg, struct evs *s, struct evs_event *e, struct role_res *d,
+			 int role, int *fail, char *err, size_t errlen);
+
+/*
  * Bind the types of s, then read every event of s, counting them in tr,
  * keeping rip:bt definitions in l->bts and handing each resource event to
  * fn(arg, ...).  0, or -errno with a message in err (what evs_next said of
  * a corrupt source; a type of rip/resource.h with other fields; out of
- * memory).  Inline, so that fn is a direct call in each pass.
+ * memory).  Inline, so that fn is a direct call in each pass.  Once LIVE_MEM
+ * is big, held (the pass's live_run_held) reads the rest: heap events then
+ * reach fn a few events late, in order.
  */
 static inline __attribute__((always_inline)) int live_run(struct live *l, struct evs *s,
 							  struct live_trace *tr, live_fn *fn,
-							  void *arg, char *err, size_t errlen)
+							  live_held_fn *held, void *arg, char *err,
+							  size_t errlen)
 {
 	struct evs_event e;
 	struct role_res d;
@@ -379,8 +548,14 @@ static inline __attribute__((always_inline)) int live_run(struct live *l, struct
 		int fail = 0, role = live_take(l, &e, tr, &d, &fail);
 
 		if (!fail && role_is_resource(role)) {
-			live_prefetch_next(l, s);
-			fail = fn(arg, &e, &d);
+			if (__builtin_expect(l->t[LIVE_MEM].cap >= LIVE_HOLD_CAP, 0)) {
+				ret = held(arg, s, &e, &d, role, &fail, err, errlen);
+				if (!fail)
+					break;
+			} else {
+				live_prefetch_next(l, s);
+				fail = fn(arg, &e, &d);
+			}
 		}
 		if (fail) {
 			snprintf(err, errlen, "out of memory");

@@ -691,7 +691,9 @@ RP_HOT int rp_mem_turn(struct rp *rp, const struct evs_event *e, const struct ro
 	return ret;
 }
 
-static int rp_event(void *arg, const struct evs_event *e, const struct role_res *d)
+/* always_inline: live_run and live_run_held call it, each as fast as one */
+static inline __attribute__((always_inline)) int rp_event(void *arg, const struct evs_event *e,
+							  const struct role_res *d)
 {
 	struct rp *rp = arg;
 
@@ -726,6 +728,16 @@ static int rp_event(void *arg, const struct evs_event *e, const struct role_res 
 		return rp_shm_detach(rp, d->key, d->size, false);
 	}
 	return 0;
+}
+
+/* The rest of the pass once the table of blocks is big (live_run_held), out of line. */
+static __attribute__((noinline)) int rp_held(void *arg, struct evs *s, struct evs_event *e,
+					     struct role_res *d, int role, int *fail, char *err,
+					     size_t errlen)
+{
+	struct rp *rp = arg;
+
+	return live_run_held(&rp->p->l, s, &rp->tr, rp_event, rp, e, d, role, fail, err, errlen);
 }
 
 static void rp_finish(struct rp *rp)
@@ -784,7 +796,7 @@ int rp_run(struct rp *rp, struct evs *s, char *err, size_t errlen)
 		}
 		rp->p->nstreams = (uint32_t)t.streams;
 	}
-	ret = live_run(&rp->p->l, s, &rp->tr, rp_event, rp, err, errlen);
+	ret = live_run(&rp->p->l, s, &rp->tr, rp_event, rp_held, rp, err, errlen);
 	if (!ret)
 		rp_finish(rp);
 	return ret;

@@ -23,6 +23,15 @@
 #   ANA_N=2000000 ANA_REPS=5        pairs (as heaptrack.sh's MEM_N), repetitions (defaults)
 #   ANA_GROW=5                      also rip leaks' peak memory on a trace this many
 #                                   times longer (1: skip)
+#   ANA_DEEP="2 60 1000"            the deep-stack block's thread counts ("": skip it)
+#   ANA_DEEP_PAIRS=1800000          its pairs in all, split over the threads
+#   ANA_DEEP_REPS=3                 its repetitions
+#
+# Then the deep-stack block [11d]: build/bench/malloc-nofp (no frame pointers, 8 to 11
+# frames across 256 stacks, 256 live blocks a thread: issue 27's shape) at each of
+# ANA_DEEP threads, ANA_DEEP_PAIRS pairs in all, recorded once by each tracer; rip leaks,
+# rip report and heaptrack_print on each pair of files, ANA_DEEP_REPS times interleaved;
+# the medians of the ratios within each repetition, against the same 5x goal.
 #
 # Exit status 1 when a program failed, 0 otherwise (missing heaptrack included).
 set -u
@@ -44,7 +53,7 @@ trace=$dir/ana-trace
 ht=$dir/ana-ht
 cleanup() {
 	rm -rf "$trace" "$dir"/ana-ht.* "$dir"/ana-out "$dir"/ana-err "$dir"/ana-time "$dir"/ana-raw \
-		"$dir"/ana-cache
+		"$dir"/ana-cache "$dir"/ana-deep*
 	[ -n "$own" ] && rm -rf "$own"
 }
 trap cleanup EXIT
@@ -259,4 +268,105 @@ if [ "$G" -gt 1 ]; then
 		failed=1
 	fi
 fi
+
+# ---- [11d] deep stacks without frame pointers, as the threads grow --------------------------
+
+DEEP=${ANA_DEEP-2 60 1000}
+DPAIRS=${ANA_DEEP_PAIRS:-1800000}
+DREPS=${ANA_DEEP_REPS:-3}
+DPROG=$BUILD/bench/malloc-nofp
+[ -z "$DEEP" ] && exit $failed
+say ""
+say "analysis: rip leaks, rip report against heaptrack_print, deep stacks, no frame pointers [11d]"
+if [ ! -x "$DPROG" ]; then
+	say "  skipped: $DPROG is missing (make tests)"
+	exit 1
+fi
+if [ $have_ht = 0 ]; then
+	say "  skipped: ${ht_note:-heaptrack is not installed}"
+	exit $failed
+fi
+: >"$dir/ana-deep-raw"
+for t in $DEEP; do
+	n=$((DPAIRS / t))
+	echo "  analysis: deep stacks, $t threads: recording ..." >&2
+	rm -rf "$dir/ana-deep-tr" "$dir"/ana-deep-ht.*
+	if ! timeout 120 "$RIP" run --mem -o "$dir/ana-deep-tr" -- "$DPROG" "$t" "$n" >/dev/null \
+		2>"$dir/ana-err" ||
+		! timeout 300 heaptrack -o "$dir/ana-deep-ht" "$DPROG" "$t" "$n" >/dev/null 2>&1 ||
+		! dht=$(ls "$dir"/ana-deep-ht.* 2>/dev/null | head -n 1) || [ -z "$dht" ]; then
+		say "  $t threads: recording failed: $(head -n 2 "$dir/ana-err" | tr '\n' ' ')"
+		failed=1
+		continue
+	fi
+	devents=$(sed -n 's/^.* run: \([0-9]*\) events .*/\1/p' "$dir/ana-err")
+	"$RIP" leaks "$dir/ana-deep-tr" >/dev/null 2>&1 # the debug cache, filled once
+	for r in $(seq "$DREPS"); do
+		echo "  analysis: deep stacks, $t threads: repetition $r of $DREPS ..." >&2
+		for c in leaks report ht; do
+			if [ $c = ht ]; then
+				m=$(measure heaptrack_print "$dht")
+			else
+				m=$(measure "$RIP" "$c" "$dir/ana-deep-tr")
+			fi
+			if [ "$m" = - ]; then
+				say "  $t threads: $c failed: $(head -n 2 "$dir/ana-err" | tr '\n' ' ')"
+				failed=1
+			fi
+			echo "$t $r $c ${devents:-0} $m" >>"$dir/ana-deep-raw"
+		done
+	done
+	rm -rf "$dir/ana-deep-tr" "$dir"/ana-deep-ht.*
+done
+awk -v pairs="$DPAIRS" -v reps="$DREPS" '
+function med(s,   v, k, i, j, x) {
+	k = split(s, v, " ")
+	for (i = 2; i <= k; i++)
+		for (j = i; j > 1 && v[j - 1] + 0 > v[j] + 0; j--) {
+			x = v[j]; v[j] = v[j - 1]; v[j - 1] = x
+		}
+	if (!k)
+		return "-"
+	return k % 2 ? v[(k + 1) / 2] : (v[k / 2] + v[k / 2 + 1]) / 2
+}
+$5 != "-" {
+	t = $1; r = $2; c = $3
+	if (!(t in seen)) { order[++nt] = t; seen[t] = 1 }
+	ev[t] = $4
+	W[t, c] = W[t, c] " " $5; C[t, c] = C[t, c] " " $6
+	T[t, r, c] = $5
+}
+END {
+	printf "  %-8s %-9s %10s %10s %10s %10s %10s\n", "threads", "events", "leaks", "report",
+		"ht_print", "ht/leaks", "ht/report"
+	for (i = 1; i <= nt; i++) {
+		t = order[i]
+		pl = pr = ""
+		for (r = 1; r <= reps; r++) {
+			if (T[t, r, "ht"] == "") continue
+			if (T[t, r, "leaks"] > 0)
+				pl = pl sprintf(" %.2f", T[t, r, "ht"] / T[t, r, "leaks"])
+			if (T[t, r, "report"] > 0)
+				pr = pr sprintf(" %.2f", T[t, r, "ht"] / T[t, r, "report"])
+		}
+		RL[t] = med(pl); RR[t] = med(pr); PL[t] = pl; PR[t] = pr
+		printf "  %-8s %-9s %8.3f s %8.3f s %8.3f s %9.2fx %9.2fx\n", t, ev[t],
+			med(W[t, "leaks"]), med(W[t, "report"]), med(W[t, "ht"]), RL[t], RR[t]
+		printf "  %-8s %-9s %8.3f s %8.3f s %8.3f s   (CPU: user + system)\n", "", "",
+			med(C[t, "leaks"]), med(C[t, "report"]), med(C[t, "ht"])
+	}
+	print "[11d] build/bench/malloc-nofp T " pairs "/T (issue 27'"'"'s shape: no frame pointers,"
+	print "    8-11 frames, 256 stacks, 256 live blocks a thread) recorded once by rip run --mem"
+	print "    and once by heaptrack at each T; then rip leaks, rip report and heaptrack_print,"
+	print "    " reps " times interleaved.  Wall time, medians; ratios: medians of the ratios within"
+	print "    each repetition."
+	print "budget:"
+	for (i = 1; i <= nt; i++) {
+		t = order[i]
+		printf "  deep stacks, %d threads: rip leaks vs heaptrack_print %.2fx, rip report %.2fx" \
+			" (goal >= 5x): %s\n", t, RL[t], RR[t],
+			(RL[t] >= 5 && RR[t] >= 5 ? "goal met" : "goal NOT met")
+		print "    (ratios of each repetition:" PL[t] " |" PR[t] " )"
+	}
+}' "$dir/ana-deep-raw"
 exit $failed

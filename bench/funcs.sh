@@ -187,13 +187,24 @@ done
 
 echo ""
 echo "  a trace of 100,000 chains under rip run --functions (900,000 calls):"
-if "$RIP" run --functions -o "$work/t" -- "$B/funcs-instr" time 1 100000 0 >/dev/null 2>"$work/run.err"; then
+# --ctf: the records as the rings hold them (CTF packets); then the default, packed
+if "$RIP" run --functions --ctf -o "$work/t" -- "$B/funcs-instr" time 1 100000 0 >/dev/null \
+	2>"$work/run.err"; then
 	evs=$(sed -n 's/^rip run: \([0-9]*\) events .*/\1/p' "$work/run.err")
 	lost=$(sed -n 's/^rip run: .*, \([0-9]*\) lost$/\1/p' "$work/run.err")
 	bytes=$(cat "$work/t"/stream_* | wc -c)
-	awk -v e="${evs:-0}" -v l="${lost:-?}" -v b="$bytes" 'BEGIN { if (e) printf "    %d records, %s lost; stream files %.2f bytes a record (packet headers and rip:fn included), %.2f a call (uftrace: 16 a record, 32 a call)\n", e, l, b / e, b / 900000 }'
+	awk -v e="${evs:-0}" -v l="${lost:-?}" -v b="$bytes" 'BEGIN { if (e) printf "    %d records, %s lost; CTF stream files %.2f bytes a record (packet headers and rip:fn included), %.2f a call (uftrace: 16 a record, 32 a call)\n", e, l, b / e, b / 900000 }'
 else
 	echo "    failed: $(tail -n 1 "$work/run.err")"
+	failed=1
+fi
+rm -rf "$work/t" "$work"/rip-*.ring
+if "$RIP" run --functions -o "$work/t" -- "$B/funcs-instr" time 1 100000 0 >/dev/null \
+	2>"$work/run.err"; then
+	kb=$(du -sk "$work/t" | cut -f1)
+	awk -v k="$kb" 'BEGIN { printf "    packed (the default): the trace directory takes %d KiB, %.2f bytes a call\n", k, k * 1024 / 900000 }'
+else
+	echo "    failed (packed): $(tail -n 1 "$work/run.err")"
 	failed=1
 fi
 rm -rf "$work/t" "$work"/rip-*.ring

@@ -5,20 +5,36 @@
  *
  * Each of THREADS threads does PAIRS malloc/free pairs.  Sizes come from a
  * cheap per-thread PRNG (xorshift64*), 16 to 4096 bytes in four size mixes;
- * every new block replaces a random one of 16 kept live in a per-thread
+ * every new block replaces a random one of LIVE kept live in a per-thread
  * array, so blocks are freed out of order and a while after they were
  * made, not reused at once.  Every pair is made through a chain of DEPTH
- * (default 10) distinct noipa functions, the leaf included: the levels come
- * in two variants picked by bits of a per-pair route and the leaf in four
- * (one per size mix), so there are 32 distinct allocation stacks, each
- * DEPTH frames deep below the thread's own loop.  The first LIVE frees are
- * free(NULL) and the LIVE blocks left are freed at the end, so a trace holds
- * 2 * PAIRS + 16 malloc and free events per thread, and the few of start-up.
+ * distinct noipa functions, the leaf included: the levels come in two
+ * variants picked by bits of a per-pair route (bit d % PATH_BITS at level
+ * d) and the leaf in four (one per size mix).  Two shapes, chosen when
+ * built:
  *
- *   malloc THREADS PAIRS [DEPTH]
+ *  - `malloc` (the defaults): 16 live, DEPTH 10 for every pair: 32
+ *    distinct allocation stacks, each 10 frames deep below the thread's
+ *    own loop.
+ *  - `malloc-nofp` (-DMALLOC_SHAPE_REAL, built -fomit-frame-pointer as
+ *    Debian builds): shaped like real code, as issue 27 measured it: 256
+ *    live, and a DEPTH that varies per pair from 8 to 11 frames (two bits
+ *    of the route), 16 paths through the levels: 256 distinct stacks.
+ *    Sizes go in steps of 16 bytes (a call site allocates a few sizes, not
+ *    any byte count): heaptrack 1.4's interpreter runs out of memory (18
+ *    GB, std::bad_alloc) once it has seen some 130,000 distinct pairs of
+ *    size and stack, which byte-exact sizes over 256 stacks pass.
+ *
+ * The first LIVE frees are free(NULL) and the LIVE blocks left are freed
+ * at the end, so a trace holds 2 * PAIRS + LIVE malloc and free events per
+ * thread, and the few of start-up.
+ *
+ *   malloc THREADS PAIRS [DEPTH]      (DEPTH: the deepest chain, the others
+ *                                      down to DEPTH - DEPTH_SPAN + 1)
  *
  * prints one line:
- *   malloc threads T pairs N depth D seconds S ns_per_pair P cpu_ns_per_pair C
+ *   malloc threads T pairs N depth D seconds S ns_per_pair P cpu_ns_per_pair C live L
+ *   depth_min M
  * S is the wall time of the timed part (threads started to all joined),
  * P = S / PAIRS (each thread does PAIRS, side by side), C the mean CPU time
  * of one thread per pair.  THREADS (1 to 100,000) are all alive before any
@@ -34,7 +50,19 @@
 
 #include "bench.h"
 
-#define LIVE 16		/* blocks kept live per thread */
+#ifdef MALLOC_SHAPE_REAL
+#define LIVE 256	 /* blocks kept live per thread */
+#define DEPTH_DEFAULT 11 /* the deepest chain */
+#define DEPTH_SPAN 4	 /* chains of DEPTH - 3 to DEPTH frames, picked per pair */
+#define PATH_BITS 4	 /* level d's variant: bit d % PATH_BITS of the route */
+#define SIZE_STEP 16	 /* sizes in steps of 16 bytes, as a call site's structs and strings */
+#else
+#define LIVE 16
+#define DEPTH_DEFAULT 10
+#define DEPTH_SPAN 1
+#define PATH_BITS 3
+#define SIZE_STEP 1
+#endif
 #define MAX_DEPTH 16
 #define NOIPA BENCH_NOINLINE
 
@@ -62,7 +90,7 @@ static inline void pair(struct thr *t, size_t min, size_t span)
 {
 	uint64_t r = rnd(t);
 	unsigned slot = r & (LIVE - 1);
-	size_t size = min + (r >> 8) % span;
+	size_t size = min + (r >> 8) % span / SIZE_STEP * SIZE_STEP;
 	char *p = malloc(size);
 
 	if (!p) {
@@ -89,14 +117,20 @@ typedef void level_fn(struct thr *t, unsigned d, unsigned route);
 static level_fn *const lvl_a[MAX_DEPTH], *const lvl_b[MAX_DEPTH];
 
 /*
- * Level d calls level d-1, variant a or b after bit d % 3 of the route, and
- * level 1 calls the leaf that bits 3-4 pick: 2^3 paths times 4 leaves.
+ * Level d calls level d-1, variant a or b after bit d % PATH_BITS of the
+ * route, and level 1 calls the leaf that the two bits above those pick:
+ * 2^PATH_BITS paths times 4 leaves (times DEPTH_SPAN depths).
  */
+static inline void leaf(struct thr *t, unsigned route)
+{
+	leaves[(route >> PATH_BITS) & 3](t);
+}
+
 static inline void down(struct thr *t, unsigned d, unsigned route)
 {
 	if (d <= 1)
-		leaves[(route >> 3) & 3](t);
-	else if ((route >> (d % 3)) & 1)
+		leaf(t, route);
+	else if ((route >> (d % PATH_BITS)) & 1)
 		lvl_b[d - 1](t, d - 1, route);
 	else
 		lvl_a[d - 1](t, d - 1, route);
@@ -126,18 +160,22 @@ static level_fn *const lvl_b[MAX_DEPTH] = {
 	lvl9b, lvl10b, lvl11b, lvl12b, lvl13b, lvl14b, lvl15b,
 };
 
-/* N pairs, each through DEPTH frames: DEPTH - 1 levels and the leaf */
+/*
+ * N pairs, each through DEPTH frames (DEPTH - 1 levels and the leaf), DEPTH
+ * picked per pair by the two route bits above the leaf's among the
+ * DEPTH_SPAN deepest (at least 1).
+ */
 static NOIPA void run_pairs(struct thr *t, long n)
 {
-	unsigned top = t->depth - 1;
-
 	for (long i = 0; i < n && !t->failed; i++) {
 		unsigned route = (unsigned)(rnd(t) >> 40);
+		unsigned less = DEPTH_SPAN > 1 ? ((route >> (PATH_BITS + 2)) & 3) % DEPTH_SPAN : 0;
+		unsigned top = t->depth > less + 1 ? t->depth - 1 - less : 0;
 
 		if (top)
 			lvl_a[top](t, top, route);
 		else
-			leaves[(route >> 3) & 3](t);
+			leaf(t, route);
 	}
 }
 
@@ -187,7 +225,7 @@ int main(int argc, char **argv)
 {
 	struct thr *th;
 	long nthr, pairs;
-	unsigned depth = 10;
+	unsigned depth = DEPTH_DEFAULT;
 	double t0, t1, cpu = 0;
 	pthread_attr_t attr;
 	int failed = 0;
@@ -235,8 +273,9 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	printf("malloc threads %ld pairs %ld depth %u seconds %.4f ns_per_pair %.2f "
-	       "cpu_ns_per_pair %.2f\n",
-	       nthr, pairs, depth, t1 - t0, (t1 - t0) * 1e9 / pairs, cpu / nthr * 1e9 / pairs);
+	       "cpu_ns_per_pair %.2f live %u depth_min %u\n",
+	       nthr, pairs, depth, t1 - t0, (t1 - t0) * 1e9 / pairs, cpu / nthr * 1e9 / pairs, LIVE,
+	       depth > DEPTH_SPAN - 1 ? depth - (DEPTH_SPAN - 1) : 1);
 	free(th);
 	return 0;
 }

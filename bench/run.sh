@@ -406,14 +406,53 @@ if [ ! -x "$RIP" ] || ! "$RIP" run --help >/dev/null 2>&1; then
 elif ! BUILD=$BUILD sh bench/heaptrack.sh "$tmp" >"$M"; then
 	failed=1
 fi
-# the same, built without frame pointers (as Debian's packages and most production builds):
-# rip's walk of the unwind tables then (RIP_UNWIND, preload/unwind.c), heaptrack's libunwind
+# the workload shaped like real code (issue 27): built without frame pointers (as Debian's
+# packages and most production builds), 256 live blocks a thread, 8-11 frames across 256
+# stacks: rip's walk of the unwind tables then (RIP_UNWIND, preload/unwind.c), heaptrack's
+# libunwind.  MEM_NOFP_N pairs a thread (default 1,000,000, as the issue measured).
 echo "timing malloc + free without frame pointers (build/bench/malloc-nofp) ..." >&2
 MN=$tmp/mem-nofp.txt
 if [ -n "$mem_note" ]; then
 	: >"$MN"
-elif ! BUILD=$BUILD MEM_PROG=$B/malloc-nofp sh bench/heaptrack.sh "$tmp" >"$MN"; then
+elif ! BUILD=$BUILD MEM_PROG=$B/malloc-nofp MEM_N=${MEM_NOFP_N:-1000000} \
+	sh bench/heaptrack.sh "$tmp" >"$MN"; then
 	failed=1
+fi
+
+# same_stacks: are the stacks rip records of build/bench/malloc-nofp 2 20000 (the default
+# walk) libunwind's (RIP_UNWIND=libunwind), event by event?  Both runs without address space
+# randomisation (setarch -R), so that both give the same addresses; each thread's sequence of
+# mem events with its frames (tests/data/mem-stacks.awk) is summed (cksum), and the sums of
+# the threads compared as a set (which thread is numbered 1 differs from run to run).
+# Prints "same N", "differ N" or "-" (a run failed, or setarch -R is not allowed here).
+same_stacks() {
+	setarch "$(uname -m)" -R true 2>/dev/null || { echo -; return; }
+	for m in libunwind auto; do
+		rm -rf "$tmp/same-$m"
+		if ! RIP_UNWIND=$m timeout 60 setarch "$(uname -m)" -R "$RIP" run --mem \
+			-o "$tmp/same-$m" -- "$B/malloc-nofp" 2 20000 >/dev/null 2>&1 ||
+			! "$RIP" dump "$tmp/same-$m" >"$tmp/same-$m.dump" 2>&1; then
+			echo -
+			return
+		fi
+		awk -f tests/data/mem-stacks.awk "$tmp/same-$m.dump" >"$tmp/same-$m.stacks"
+		n=$(wc -l <"$tmp/same-$m.stacks")
+		for t in $(awk '{ print $1 }' "$tmp/same-$m.stacks" | sort -u); do
+			awk -v t="$t" '$1 == t { $1 = ""; print }' "$tmp/same-$m.stacks" | cksum
+		done | sort >"$tmp/same-$m.sums"
+		rm -rf "$tmp/same-$m" "$tmp/same-$m.dump" "$tmp/same-$m.stacks"
+	done
+	if cmp -s "$tmp/same-libunwind.sums" "$tmp/same-auto.sums"; then
+		echo "same $n"
+	else
+		echo "differ $n"
+	fi
+	rm -f "$tmp"/same-*.sums
+}
+same_nofp=-
+if [ -z "$mem_note" ] && [ -x "$B/malloc-nofp" ]; then
+	echo "comparing malloc-nofp's stacks with libunwind's ..." >&2
+	same_nofp=$(same_stacks)
 fi
 
 # ---- the table ---------------------------------------------------------------------------------
@@ -626,9 +665,18 @@ echo "    added ns per event: rip $(xx "$(mf growth rip)"), heaptrack" \
 	"$(xx "$(mf growth heaptrack)"); plain's time (control:"
 echo "    what the machine gives 2 threads) $(xx "$(mf growth plain)"); added CPU ns per event" \
 	"of a thread: rip $(xx "$(mf cpugrowth rip)")."
-echo "[9f] build/bench/malloc-nofp: the same, built -fomit-frame-pointer; stacks then come from"
-echo "    rip's own walk of the unwind tables (preload/unwind.c; libunwind where it declines),"
-echo "    heaptrack's from libunwind.  Its own interleaved repetitions, after the others."
+echo "[9f] build/bench/malloc-nofp THREADS $(fig "$MN" mem pairs): shaped like real code (issue 27),"
+echo "    built -fomit-frame-pointer: 256 blocks kept live a thread, each pair through a chain of"
+echo "    8 to 11 frames picked per pair (256 distinct stacks, sizes in steps of 16 bytes); stacks"
+echo "    then come from rip's own walk of the unwind tables (preload/unwind.c; libunwind where it"
+echo "    declines), heaptrack's from libunwind.  Its own interleaved repetitions, after the others."
+case $same_nofp in
+same*) echo "    Stacks: rip's of malloc-nofp 2 20000 are libunwind's (RIP_UNWIND=libunwind), event by"
+	echo "    event: ${same_nofp#same } mem events, every thread's sequence the same." ;;
+differ*) echo "    Stacks: rip's of malloc-nofp 2 20000 DIFFER from libunwind's (${same_nofp#differ }" \
+	"events)." ;;
+*) echo "    Stacks: not compared with libunwind's (a run failed)." ;;
+esac
 [ -n "$mem_note" ] && echo "    $mem_note"
 sed -n 's/^mem note /    note: /p' "$M"
 sed -n 's/^mem note /    note (no frame pointers): /p' "$MN"
@@ -687,6 +735,12 @@ verdict "malloc+free, 2 threads: rip's overhead / heaptrack's" "$(mf share 2)" 0
 verdict "malloc+free, no frame pointers, 1 thread: overhead / heaptrack's" "$(mfn share 1)" 0.333
 verdict "malloc+free, no frame pointers, 2 threads: overhead / heaptrack's" "$(mfn share 2)" \
 	0.333
+case $same_nofp in
+same*) echo "  malloc+free, no frame pointers: stacks the same as libunwind's" \
+	"(${same_nofp#same } events), within budget" ;;
+differ*) echo "  malloc+free, no frame pointers: stacks DIFFER from libunwind's, OVER budget" ;;
+*) echo "  malloc+free, no frame pointers: stacks not compared" ;;
+esac
 verdict "malloc+free, added CPU ns/event, 2 threads / 1 thread" "$(mf cpugrowth rip)" 1.10
 g_rip=$(mf growth rip) g_plain=$(mf growth plain)
 verdict "malloc+free, added wall ns/event 2 thr / 1 thr, over plain's" \

@@ -535,6 +535,7 @@ struct rip_pl_scd {
 static struct rip_pl_scd rip_pl_scd[2]; /* the first cache, the grown one */
 static struct rip_pl_scd *rip_pl_sc;    /* the one in use, NULL: none */
 static uint32_t rip_pl_sc_rewalks;	 /* walks of stacks known already */
+static uint32_t rip_pl_sc_victim;	 /* the way a full set gives up next (a rotation) */
 
 static size_t rip_pl_sc_len(uint32_t sets)
 {
@@ -564,18 +565,19 @@ static void rip_pl_sc_grow(void)
 
 /*
  * The key of a walk from pc, depth below the stack's top, fp at fpr from sp, whose first
- * frames are f[0 .. n - 1]: never 0.
+ * frames are f[0 .. n - 1] (the others of the RIP_PL_SC_KEY 0): never 0.  Four independent
+ * products, then a finaliser.
  */
 static inline uint64_t rip_pl_sc_key(uintptr_t pc, uintptr_t depth, uintptr_t fpr,
 				     const uint64_t *f, uint32_t n)
 {
-	uint64_t a = (pc ^ (depth << 16)) * 0x9e3779b97f4a7c15ull, b = fpr ^ n;
+	_Static_assert(RIP_PL_SC_KEY == 4, "the key hashes four frames");
+	uint64_t a = (pc ^ depth << 24 ^ (uint64_t)n << 58) * 0x9e3779b97f4a7c15ull;
+	uint64_t b = (fpr ^ f[0]) * 0xff51afd7ed558ccdull;
+	uint64_t c = (f[1] ^ f[2] << 21 ^ f[2] >> 43) * 0xc4ceb9fe1a85ec53ull;
+	uint64_t d = f[3] * 0x94d049bb133111ebull;
 
-	for (uint32_t i = 0; i < n; i++) {
-		b ^= f[i];
-		b *= 0xff51afd7ed558ccdull;
-	}
-	a ^= b;
+	a ^= b ^ (c >> 7 | c << 57) ^ (d >> 19 | d << 45);
 	a ^= a >> 31;
 	a *= 0xbf58476d1ce4e5b9ull;
 	a ^= a >> 29;
@@ -592,7 +594,9 @@ static inline struct rip_pl_sc_ent *rip_pl_sc_set(const struct rip_pl_scd *d, ui
  * now: val itself for the first nabs, val + sp for the others (stack
  * addresses).  Every offset is kept at most lim (inside the stack)
  * whatever the entry holds: it may be being rewritten.  A function of its
- * own, so that its few values stay in registers.
+ * own, so that its few values stay in registers.  Four loads at a time,
+ * and out at the first four that differ: a stack that shares its first
+ * frames with the one looked for (the same key) differs a few frames up.
  */
 static __attribute__((noinline)) uint64_t rip_pl_sc_diff(uintptr_t sp, uintptr_t lim,
 							const uint32_t *off, const uint64_t *val,
@@ -603,6 +607,26 @@ static __attribute__((noinline)) uint64_t rip_pl_sc_diff(uintptr_t sp, uintptr_t
 
 	nabs = nabs < n ? nabs : n;
 	/* Relaxed loads: the entry's count, read again by the caller, says whether they held. */
+	for (; i + 4 <= nabs; i += 4) {
+		uintptr_t o0 = __atomic_load_n(&off[i], __ATOMIC_RELAXED);
+		uintptr_t o1 = __atomic_load_n(&off[i + 1], __ATOMIC_RELAXED);
+		uintptr_t o2 = __atomic_load_n(&off[i + 2], __ATOMIC_RELAXED);
+		uintptr_t o3 = __atomic_load_n(&off[i + 3], __ATOMIC_RELAXED);
+
+		o0 = o0 < lim ? o0 : lim;
+		o1 = o1 < lim ? o1 : lim;
+		o2 = o2 < lim ? o2 : lim;
+		o3 = o3 < lim ? o3 : lim;
+		diff = (*(const uint64_t *)(sp + o0) ^ __atomic_load_n(&val[i], __ATOMIC_RELAXED)) |
+		       (*(const uint64_t *)(sp + o1) ^
+			__atomic_load_n(&val[i + 1], __ATOMIC_RELAXED)) |
+		       (*(const uint64_t *)(sp + o2) ^
+			__atomic_load_n(&val[i + 2], __ATOMIC_RELAXED)) |
+		       (*(const uint64_t *)(sp + o3) ^
+			__atomic_load_n(&val[i + 3], __ATOMIC_RELAXED));
+		if (diff)
+			return diff;
+	}
 	for (; i < nabs; i++) {
 		uintptr_t o = __atomic_load_n(&off[i], __ATOMIC_RELAXED);
 
@@ -679,15 +703,23 @@ static void rip_pl_sc_put(const struct rip_pl_scd *d, uint64_t key, uintptr_t pc
 
 	if (log->n > RIP_PL_SC_READS)
 		return;
-	/* the way that holds the key already, else an empty one, else one the key picks */
-	for (uint32_t w = 0; w < RIP_PL_SC_WAYS && !e; w++)
-		if (__atomic_load_n(&set[w].key, __ATOMIC_RELAXED) == key)
-			e = &set[w];
+	/*
+	 * An empty way, else the next in turn.  Not the way that holds the key
+	 * already: stacks whose first frames are the same share a key (a leaf
+	 * called from many paths), and two of them used in turn would each
+	 * put the other out, missing every other time (half the calls of
+	 * bench/malloc-nofp walked the whole stack).
+	 */
 	for (uint32_t w = 0; w < RIP_PL_SC_WAYS && !e; w++)
 		if (!__atomic_load_n(&set[w].key, __ATOMIC_RELAXED))
 			e = &set[w];
-	if (!e)
-		e = &set[(key >> 40) % RIP_PL_SC_WAYS];
+	if (!e) {
+		/* Relaxed load and store, no RMW: a hint; two threads may pick the same way. */
+		uint32_t v = __atomic_load_n(&rip_pl_sc_victim, __ATOMIC_RELAXED);
+
+		__atomic_store_n(&rip_pl_sc_victim, v + 1, __ATOMIC_RELAXED);
+		e = &set[v % RIP_PL_SC_WAYS];
+	}
 	seq = __atomic_load_n(&e->seq, __ATOMIC_RELAXED);
 	/* Relaxed CAS: it only makes this thread the entry's one writer; the fence publishes. */
 	if ((seq & 1) || !__atomic_compare_exchange_n(&e->seq, &seq, seq + 1, false,
@@ -715,30 +747,161 @@ static void rip_pl_sc_put(const struct rip_pl_scd *d, uint64_t key, uintptr_t pc
 	__atomic_store_n(&e->seq, seq + 2, __ATOMIC_RELEASE);
 }
 
-/*
- * The id of the stack above the hook (frames from its return address pc,
- * sp, fp) through the unwind tables, the cache first; the walk's -1 or -2
- * when it declines.  frames: room for max.
- */
-static int rip_pl_bt_tables(uintptr_t pc, uintptr_t sp, uintptr_t fp, uint64_t *frames,
-			    uint32_t max, uint32_t *idp)
-{
-	struct rip_pl_thread *t = &rip_pl_self;
-	struct rip_pl_wlog log;
-	uint32_t pre = max < RIP_PL_SC_KEY ? max : RIP_PL_SC_KEY, id, known;
-	uint32_t epoch = rip_pl_unwind_epoch();
-	/* Acquire: pairs with the release in rip_pl_sc_grow (the cache is whole). */
-	const struct rip_pl_scd *sc = __atomic_load_n(&rip_pl_sc, __ATOMIC_ACQUIRE);
-	uint64_t key;
-	int m;
+/* ---- shapes: the stack cache's key without a walk ---- */
 
-	/* the first frames, for the key: no log (a miss walks again with one) */
-	m = rip_pl_dwarf_walk(pc, sp, fp, frames, pre, NULL);
-	if (m < 0)
-		return m;
-	/* the walk checked the stack's bounds: t->stack_hi > sp */
-	key = rip_pl_sc_key(pc, t->stack_hi - sp, fp - sp, frames, (uint32_t)m);
-	if (RIP_LIKELY(sc) && (id = rip_pl_sc_find(sc, key, pc, sp, fp, t->stack_hi, epoch)) != 0) {
+/*
+ * A key made by walking the first frames costs a rule lookup per frame,
+ * more than the rest of a hit.  But the calls of one hook at one depth
+ * (distance from the stack's top) mostly come through frames of the same
+ * sizes, so their return addresses are at the same offsets from sp: a
+ * shape.  The first walk of a class (hook pc, depth, fp less sp) keeps
+ * the offsets of its first RIP_PL_SH_K return addresses; a later call of
+ * the class reads the words at those offsets and hashes them into a key
+ * (rip_pl_sh_key), with no rule lookup.  Stacks that fit the shape are kept
+ * under that key; others (other frame sizes at the same depth, a signal
+ * frame) under the walked key, which a call that misses with the shape's
+ * tries next.  As for the walked key, only where to look depends on it: a
+ * hit is decided by the entry's loads alone, so a torn or stale shape only
+ * costs a miss.  Direct-mapped and written once per slot (a class whose
+ * slot another holds uses the walked key): no lock, no wait.
+ */
+#define RIP_PL_SH_K 6u	      /* return addresses in a shape */
+#define RIP_PL_SH_SLOTS 4096u /* classes kept */
+
+struct rip_pl_shape {
+	uint64_t tag;		   /* the class's hash, less its low 3 bits | n; 0: free */
+	uint32_t off[RIP_PL_SH_K]; /* the first n return addresses' offsets from sp */
+};
+
+static struct rip_pl_shape *rip_pl_shapes; /* NULL: none (the walked key only) */
+
+/* The class of a call: its hook pc, depth below the stack's top and fp less sp. */
+static inline uint64_t rip_pl_sh_class(uintptr_t pc, uintptr_t depth, uintptr_t fpr)
+{
+	uint64_t h = (pc ^ depth << 20 ^ fpr << 44) * 0x9e3779b97f4a7c15ull;
+
+	return h ^ h >> 29;
+}
+
+/*
+ * The key of the stack at sp under shape off[0 .. n - 1] of class cls: the
+ * words at those offsets (each kept at most lim: the shape may be being
+ * written), in two lanes of products.  Never 0.
+ */
+static inline uint64_t rip_pl_sh_key(uint64_t cls, uintptr_t sp, uintptr_t lim, const uint32_t *off,
+				     uint32_t n)
+{
+	uint64_t a = cls ^ n, b = 0xbf58476d1ce4e5b9ull;
+	uint32_t i;
+
+	for (i = 0; i + 1 < n; i += 2) {
+		/* Relaxed: a torn shape only makes a key that finds nothing. */
+		uintptr_t o0 = __atomic_load_n(&off[i], __ATOMIC_RELAXED);
+		uintptr_t o1 = __atomic_load_n(&off[i + 1], __ATOMIC_RELAXED);
+
+		o0 = o0 < lim ? o0 : lim;
+		o1 = o1 < lim ? o1 : lim;
+		a = (a ^ *(const uint64_t *)(sp + o0)) * 0xff51afd7ed558ccdull;
+		b = (b ^ *(const uint64_t *)(sp + o1)) * 0xc4ceb9fe1a85ec53ull;
+	}
+	if (i < n) {
+		uintptr_t o = __atomic_load_n(&off[i], __ATOMIC_RELAXED);
+
+		o = o < lim ? o : lim;
+		a = (a ^ *(const uint64_t *)(sp + o)) * 0xff51afd7ed558ccdull;
+	}
+	a ^= b ^ b >> 31;
+	a ^= a >> 29;
+	a *= 0x94d049bb133111ebull;
+	a ^= a >> 32;
+	return a | 1;
+}
+
+/*
+ * Under which key to keep a stack just walked from sp (its loads in log),
+ * of class cls, whose walked key is key: the key of its class's shape if
+ * it fits it (the shape is made now, from this walk, if the class has
+ * none and its slot is free), else key.
+ */
+static uint64_t rip_pl_sh_put_key(uint64_t cls, uintptr_t sp, uintptr_t lim,
+				  const struct rip_pl_wlog *log, uint64_t key)
+{
+	struct rip_pl_shape *sh;
+	uint32_t off[RIP_PL_SH_K], n = 0;
+	uint64_t tag, want;
+
+	if (!rip_pl_shapes || log->sig)
+		return key;
+	/* without a signal frame, the loads that are not stack addresses are the return addresses */
+	for (uint32_t i = 0; i < log->n && n < RIP_PL_SH_K; i++)
+		if (!(log->off[i] & RIP_PL_WLOG_REL))
+			off[n++] = log->off[i];
+	if (!n)
+		return key;
+	sh = &rip_pl_shapes[cls & (RIP_PL_SH_SLOTS - 1)];
+	want = (cls & ~7ull) | n;
+	/* Relaxed: the slot is a hint (see above); the CAS only makes one thread its writer. */
+	tag = __atomic_load_n(&sh->tag, __ATOMIC_RELAXED);
+	if (!tag) {
+		if (!__atomic_compare_exchange_n(&sh->tag, &tag, want, false, __ATOMIC_RELAXED,
+						 __ATOMIC_RELAXED))
+			return key;
+		for (uint32_t i = 0; i < n; i++)
+			__atomic_store_n(&sh->off[i], off[i], __ATOMIC_RELAXED);
+		return rip_pl_sh_key(cls, sp, lim, off, n);
+	}
+	if (tag != want)
+		return key;
+	for (uint32_t i = 0; i < n; i++)
+		if (__atomic_load_n(&sh->off[i], __ATOMIC_RELAXED) != off[i])
+			return key;
+	return rip_pl_sh_key(cls, sp, lim, off, n);
+}
+
+/*
+ * The rest of rip_pl_bt_tables when the class's shape found nothing: the
+ * walked key, then the whole walk, kept for the next time.  Out of line, so
+ * that the lookup by shape, which nearly every call ends with, keeps its
+ * registers and a small frame (the walk's log is 900 bytes).
+ */
+static __attribute__((noinline)) int rip_pl_bt_miss(uintptr_t pc, uintptr_t sp, uintptr_t fp,
+						    uint64_t *frames, uint32_t max, uint32_t epoch,
+						    const struct rip_pl_scd *sc, uint64_t cls,
+						    bool shaped, uint32_t *idp)
+{
+	const uintptr_t hi = rip_pl_self.stack_hi;
+	uint32_t pre = max < RIP_PL_SC_KEY ? max : RIP_PL_SC_KEY, id, known;
+	struct rip_pl_wlog log;
+	uint64_t key;
+	int m = -1;
+
+	/*
+	 * The first frames, for the key: no log (a miss walks again with one).
+	 * The first is the hook's caller's, from the hook's frame (ours, with a
+	 * frame pointer: fp is its rbp), and rip_pl_dwarf_prefix gives the
+	 * others; where it declines, or fp is not in the stack above sp, the
+	 * whole walk gives them all.  Only the key depends on this choice,
+	 * which is the same at every call from the same state: a hit is
+	 * decided by the entry's loads alone.
+	 */
+	frames[1] = frames[2] = frames[3] = 0;
+	if (RIP_LIKELY(pre == RIP_PL_SC_KEY && fp >= sp && hi >= 16 && fp <= hi - 16 &&
+		       !(fp & 7))) {
+		const uintptr_t *hook = (const uintptr_t *)fp;
+
+		frames[0] = hook[1];
+		m = rip_pl_dwarf_prefix(hook[1], fp + 16, hook[0], frames + 1, pre - 1, epoch);
+		m = m < 0 ? -1 : m + 1;
+	}
+	if (RIP_UNLIKELY(m < 0)) {
+		frames[0] = 0;
+		m = rip_pl_dwarf_walk(pc, sp, fp, frames, pre, NULL);
+		if (m < 0)
+			return m;
+	}
+	/* the walk checked the stack's bounds: hi > sp */
+	key = rip_pl_sc_key(pc, hi - sp, fp - sp, frames, (uint32_t)m);
+	if (RIP_LIKELY(sc) && (id = rip_pl_sc_find(sc, key, pc, sp, fp, hi, epoch)) != 0) {
 		*idp = id;
 		return 0;
 	}
@@ -752,7 +915,9 @@ static int rip_pl_bt_tables(uintptr_t pc, uintptr_t sp, uintptr_t fp, uint64_t *
 	known = __atomic_load_n(&rip_pl_next_id, __ATOMIC_RELAXED);
 	id = rip_pl_intern(frames, (uint32_t)m, rip_pl_hash(frames, (uint32_t)m));
 	if (id && sc) {
-		rip_pl_sc_put(sc, key, pc, sp, fp, t->stack_hi, &log, id);
+		if (shaped)
+			key = rip_pl_sh_put_key(cls, sp, hi - sp - 8, &log, key);
+		rip_pl_sc_put(sc, key, pc, sp, fp, hi, &log, id);
 		/* Relaxed: a count; the one call that reaches the limit grows the cache. */
 		if (id < known && sc == &rip_pl_scd[0] &&
 		    __atomic_add_fetch(&rip_pl_sc_rewalks, 1, __ATOMIC_RELAXED) == RIP_PL_SC_GROW)
@@ -760,6 +925,47 @@ static int rip_pl_bt_tables(uintptr_t pc, uintptr_t sp, uintptr_t fp, uint64_t *
 	}
 	*idp = id;
 	return 0;
+}
+
+/*
+ * The id of the stack above the hook (frames from its return address pc,
+ * sp, fp) through the unwind tables, the cache first; the walk's -1 or -2
+ * when it declines.  frames: room for max.
+ */
+static inline int rip_pl_bt_tables(uintptr_t pc, uintptr_t sp, uintptr_t fp, uint64_t *frames,
+				   uint32_t max, uint32_t *idp)
+{
+	const struct rip_pl_thread *t = &rip_pl_self;
+	const uint32_t epoch = rip_pl_unwind_epoch();
+	/* Acquire: pairs with the release in rip_pl_sc_grow (the cache is whole). */
+	const struct rip_pl_scd *sc = __atomic_load_n(&rip_pl_sc, __ATOMIC_ACQUIRE);
+	const uintptr_t hi = t->stack_hi;
+	uint64_t cls = 0;
+
+	/* the class's shape first: a key without a walk */
+	if (RIP_LIKELY(sc && rip_pl_shapes && t->stack_ok == 1 && sp >= t->stack_lo && hi >= 16 &&
+		       sp <= hi - 16)) {
+		const struct rip_pl_shape *sh;
+		uint64_t tag;
+		uint32_t id;
+
+		cls = rip_pl_sh_class(pc, hi - sp, fp - sp);
+		sh = &rip_pl_shapes[cls & (RIP_PL_SH_SLOTS - 1)];
+		/* Relaxed: a hint; a torn shape makes a key that finds nothing. */
+		tag = __atomic_load_n(&sh->tag, __ATOMIC_RELAXED);
+		if ((tag & ~7ull) == (cls & ~7ull) && (tag & 7) && (tag & 7) <= RIP_PL_SH_K) {
+			uint64_t key =
+				rip_pl_sh_key(cls, sp, hi - sp - 8, sh->off, (uint32_t)(tag & 7));
+
+			id = rip_pl_sc_find(sc, key, pc, sp, fp, hi, epoch);
+			if (RIP_LIKELY(id)) {
+				*idp = id;
+				return 0;
+			}
+		}
+		return rip_pl_bt_miss(pc, sp, fp, frames, max, epoch, sc, cls, true, idp);
+	}
+	return rip_pl_bt_miss(pc, sp, fp, frames, max, epoch, sc, cls, false, idp);
 }
 
 /* RIP_UNWIND: how stacks are walked. */
@@ -907,8 +1113,13 @@ int rip_pl_bt_init_early(void)
 	err = rip_pl_tab_map();
 	/* the stack cache is a speed-up: without its mapping, every stack is walked */
 	if (!err && !rip_pl_sc_map(&rip_pl_scd[0], RIP_PL_SC_SETS0)) {
+		bool wiped;
+
 		rip_pl_sc = &rip_pl_scd[0];
 		rip_pl_sc_map(&rip_pl_scd[1], RIP_PL_SC_SETS); /* for rip_pl_sc_grow; none: no growth */
+		/* shapes hold offsets only: a fork child may keep them, wiped or not */
+		rip_pl_shapes =
+			rip_pl_table_map(RIP_PL_SH_SLOTS * sizeof(struct rip_pl_shape), &wiped);
 	}
 	return err ? err : rip_pl_unwind_init();
 }

@@ -1223,6 +1223,59 @@ int rip_pl_dwarf_walk_partial(uintptr_t pc, uintptr_t sp, uintptr_t fp, uint64_t
 	return rip_pl_dwarf_walk2(pc, sp, fp, out, max, NULL, true);
 }
 
+/*
+ * The first frames only, for the stack cache's key: the same steps as
+ * rip_pl_walk's without a log, and none of its rarer cases (a signal
+ * frame, a rule it declines, a read outside the stack): those give -1 and
+ * the caller asks rip_pl_dwarf_walk, which knows them.  Where it gives
+ * frames, they are rip_pl_dwarf_walk's.  Its own function, not the walk
+ * with max small: that one's set-up (the position kept across signal
+ * frames, the log's offsets) cost as much as its four steps.
+ */
+int rip_pl_dwarf_prefix(uintptr_t pc, uintptr_t sp, uintptr_t fp, uint64_t *out, uint32_t max,
+			uint32_t epoch)
+{
+	const struct rip_pl_thread *t = &rip_pl_self;
+	const struct rip_pl_rent *tab = rip_pl_rtab;
+	const uint64_t ekey = (uint64_t)(epoch + 1) << 48;
+	/* an address a is readable when a - lo <= span: [sp + 8, hi], above our frame */
+	const uintptr_t lo = sp + 8, hi = t->stack_hi, span = hi - lo;
+	uint32_t n = 0;
+
+	if (!tab || t->stack_ok != 1 || sp < t->stack_lo || sp + 16 > hi ||
+	    epoch >= RIP_PL_EPOCH_MAX || (pc >> 48))
+		return -1;
+	while (n < max) {
+		uint64_t rule = rip_pl_rule_get(tab, pc, ekey);
+		uintptr_t cfa;
+
+		if (RIP_UNLIKELY((rule & RIP_PL_R_KIND) != RIP_PL_R_STD)) {
+			if ((rule & RIP_PL_R_KIND) == RIP_PL_R_LAST)
+				break;
+			return -1; /* unsupported, or a signal frame */
+		}
+		cfa = ((rule & RIP_PL_R_RSP) ? sp : fp) + (uintptr_t)((int64_t)rule >> 32);
+		if (RIP_UNLIKELY(cfa - lo > span))
+			return -1;
+		if (rule & RIP_PL_R_RBP) {
+			uintptr_t slot = cfa + (uintptr_t)(int64_t)(int16_t)(rule >> 16);
+
+			if (RIP_UNLIKELY(slot + 8 - lo > span))
+				return -1;
+			fp = *(const uintptr_t *)slot;
+		}
+		pc = ((const uintptr_t *)cfa)[-1];
+		sp = cfa;
+		if (RIP_UNLIKELY(pc - 0x4000 >= (1ull << 48) - 0x4000)) {
+			if (pc < 0x4000)
+				break;
+			return -1;
+		}
+		out[n++] = pc;
+	}
+	return (int)n;
+}
+
 bool rip_pl_sigret_at(uintptr_t a)
 {
 	struct rip_pl_obj o;
@@ -1269,6 +1322,12 @@ int rip_pl_dwarf_walk(uintptr_t pc, uintptr_t sp, uintptr_t fp, uint64_t *out, u
 
 int rip_pl_dwarf_walk_partial(uintptr_t pc, uintptr_t sp, uintptr_t fp, uint64_t *out,
 			      uint32_t max)
+{
+	return -1;
+}
+
+int rip_pl_dwarf_prefix(uintptr_t pc, uintptr_t sp, uintptr_t fp, uint64_t *out, uint32_t max,
+			uint32_t epoch)
 {
 	return -1;
 }

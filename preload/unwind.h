@@ -66,6 +66,16 @@ int rip_pl_dwarf_walk_partial(uintptr_t pc, uintptr_t sp, uintptr_t fp, uint64_t
 			      uint32_t max);
 
 /*
+ * rip_pl_dwarf_prefix - the first frames alone (at most max), as
+ * rip_pl_dwarf_walk gives them, with the rules of dlclose epoch epoch
+ * (rip_pl_unwind_epoch); -1 where that walk would have to do more than
+ * the common step (a signal frame, a rule it declines, a read outside the
+ * stack): ask it then.  Cheaper than it: for the stack cache's key.
+ */
+int rip_pl_dwarf_prefix(uintptr_t pc, uintptr_t sp, uintptr_t fp, uint64_t *out, uint32_t max,
+			uint32_t epoch);
+
+/*
  * Is a the signal return trampoline a handler returns to?  Reads code only
  * inside a readable segment of the object that holds a; no lock.  Always
  * false but on x86-64.

@@ -114,6 +114,8 @@ struct evs {
 	bool primed, refill;
 	struct evs_totals tot;
 	uint64_t idx_lost, idx_discarded;
+	uint64_t gone_packets, gone_events; /* a packed trace's dropped or missing chunks */
+	uint32_t gone_chunks;
 	struct rip_module *mods; /* ring files: read on demand */
 	size_t nmods;
 	bool mods_read;
@@ -481,6 +483,7 @@ static int evs_open_trace(struct evs *s, const char *dir, char *err, size_t errl
 	s->types = &in->types;
 	s->idx_lost = in->idx.lost_packets;
 	s->idx_discarded = in->idx.discarded;
+	trace_r_gone(&s->tr, &s->gone_packets, &s->gone_events, &s->gone_chunks);
 	for (uint32_t i = 0; i < in->idx.nnames; i++) {
 		if (in->names[i].kind == RIP_KIND_CORO && in->names[i].slot + 1 > s->ncoros &&
 		    in->names[i].slot < (1u << 24))
@@ -526,6 +529,12 @@ static int evs_open_trace(struct evs *s, const char *dir, char *err, size_t errl
 	if (s->chunk < (4u << 10))
 		s->chunk = 4u << 10;
 	evs_pool_map(s);
+	if (s->tr.pk) { /* packed: the packets come from the chunks, decoded (read/trace.h) */
+		s->total = trace_r_raw_bytes(&s->tr);
+		for (uint32_t i = 0; i < s->nst; i++)
+			s->st[i].exists = trace_r_npackets(&s->tr, i) > 0;
+		return 0;
+	}
 	s->fds_max = evs_fds_max();
 	for (uint32_t i = 0; i < s->nst; i++) {
 		struct evs_stream *st = &s->st[i];
@@ -664,6 +673,9 @@ slow:
 static int evs_bad(struct evs *s, const struct evs_stream *st, int ret, const char *why,
 		   char *err, size_t errlen)
 {
+	if (s->tr.pk)
+		return rr_fail(err, errlen, ret, "%s: stream %" PRIu32 ", packet %" PRIu64 ": %s",
+			       s->src, st->index, st->pkt_off, why);
 	if (s->trace)
 		return rr_fail(err, errlen, ret, "%s: offset %" PRIu64 ": %s", evs_path(s, st),
 			       st->pkt_off, why);
@@ -676,6 +688,11 @@ static int evs_count_ok(struct evs *s, const struct evs_stream *st, char *err,
 {
 	if (!st->check_count || st->count == st->pk_events)
 		return 0;
+	if (s->tr.pk)
+		return rr_fail(err, errlen, -EBADMSG,
+			       "%s: stream %" PRIu32 ", packet %" PRIu64 ": it says %" PRIu32
+			       " events, holds %" PRIu32,
+			       s->src, st->index, st->pkt_off, st->pk_events, st->count);
 	return rr_fail(err, errlen, -EBADMSG,
 		       "%s: offset %" PRIu64 ": packet says %" PRIu32 " events, holds %" PRIu32,
 		       s->trace ? evs_path(s, st) : s->src, st->pkt_off, st->pk_events, st->count);
@@ -735,6 +752,57 @@ static int evs_fill(struct evs *s, struct evs_stream *st, size_t n, size_t ahead
 		st->blen += (size_t)got;
 	}
 	return 0;
+}
+
+/*
+ * The next packet of a packed trace's stream (st->next counts them),
+ * copied into st's buffer: the block it was decoded in may be dropped by
+ * the next read.  1: got one, 0: end.
+ */
+static int evs_read_packed(struct evs *s, struct evs_stream *st, struct rip_packet *hdr,
+			   char *err, size_t errlen)
+{
+	const uint8_t *data;
+	char why[256];
+	size_t len;
+	int ret;
+
+	if (st->next >= trace_r_npackets(&s->tr, st->index))
+		return 0;
+	ret = trace_r_packet(&s->tr, st->index, st->next, &data, &len, err, errlen);
+	if (ret)
+		return ret;
+	st->pkt_off = st->next++;
+	if (len < sizeof(*hdr))
+		return rr_fail(err, errlen, -EBADMSG,
+			       "%s: stream %" PRIu32 ", packet %" PRIu64 ": shorter than its header",
+			       s->src, st->index, st->pkt_off);
+	memcpy(hdr, data, sizeof(*hdr));
+	ret = ev_check_packet(hdr, len, why, sizeof(why));
+	if (!ret && (hdr->stream_id != 0 || hdr->content_size != hdr->packet_size ||
+		     hdr->content_size / 8 != len || hdr->stream_instance_id != st->index))
+		ret = rr_fail(why, sizeof(why), -EBADMSG,
+			      "packet does not belong here (stream %" PRIu64 ", %" PRIu64
+			      " of %" PRIu64 " bits used, %zu bytes)",
+			      hdr->stream_instance_id, hdr->content_size, hdr->packet_size, len);
+	if (ret)
+		return rr_fail(err, errlen, ret, "%s: stream %" PRIu32 ", packet %" PRIu64 ": %s",
+			       s->src, st->index, st->pkt_off, why);
+	if (len > st->bufcap) {
+		uint8_t *b = malloc(len);
+
+		if (!b)
+			return rr_fail(err, errlen, -ENOMEM, "out of memory");
+		if (!st->pooled)
+			free(st->buf);
+		st->pooled = false;
+		st->buf = b;
+		st->bufcap = len;
+	}
+	memcpy(st->buf, data, len);
+	st->data = st->buf;
+	st->len = len;
+	return 1;
 }
 
 /* Read the next packet of a trace stream file.  1: got one, 0: end. */
@@ -807,7 +875,11 @@ static int evs_load(struct evs *s, struct evs_stream *st, char *err, size_t errl
 		char why[256];
 		int ret;
 
-		if (s->trace) {
+		if (s->tr.pk) {
+			ret = evs_read_packed(s, st, &hdr, err, errlen);
+			if (ret <= 0)
+				return ret;
+		} else if (s->trace) {
 			ret = evs_read_packet(s, st, &hdr, err, errlen);
 			if (ret <= 0)
 				return ret;
@@ -826,13 +898,12 @@ static int evs_load(struct evs *s, struct evs_stream *st, char *err, size_t errl
 			evs_bar(s, false);
 		if (st->seen) {
 			if (hdr.packet_seq_num <= st->seq) {
-				if (s->trace)
-					return rr_fail(err, errlen, -EBADMSG,
-							"%s: offset %" PRIu64
-							": packet sequence number %" PRIu64
-							" after %" PRIu64,
-							evs_path(s, st), st->pkt_off, hdr.packet_seq_num,
-							st->seq);
+				if (s->trace) {
+					rr_fail(why, sizeof(why), -EBADMSG,
+						"packet sequence number %" PRIu64 " after %" PRIu64,
+						hdr.packet_seq_num, st->seq);
+					return evs_bad(s, st, -EBADMSG, why, err, errlen);
+				}
 			} else {
 				s->tot.lost_packets += hdr.packet_seq_num - st->seq - 1;
 			}
@@ -1025,13 +1096,22 @@ static int evs_next1(struct evs *s, struct evs_event *e, char *err, size_t errle
 	}
 	if (!s->nheap) {
 		evs_bar(s, true);
-		/* The index counts what the recorder wrote: fewer or more means damage. */
-		if (s->trace && s->tot.events != s->tr.info.idx.events) {
+		/*
+		 * The index counts what the recorder wrote (less a packed trace's
+		 * chunks found missing or cut, counted as lost): fewer or more
+		 * means damage.
+		 */
+		uint64_t want = s->tr.info.idx.events -
+				(s->gone_events - s->tr.info.store.dropped_events);
+
+		if (s->trace && s->tot.events != want) {
 			s->failed = rr_fail(s->fail_msg, sizeof(s->fail_msg), -EBADMSG,
-					    "%s: the stream files hold %" PRIu64
-					    " events, the index says %" PRIu64
-					    ": a stream file was cut, emptied or lost",
-					    s->src, s->tot.events, (uint64_t)s->tr.info.idx.events);
+					    "%s: the %s hold %" PRIu64 " events, the index says %" PRIu64
+					    ": %s",
+					    s->src, s->tr.pk ? "chunks" : "stream files", s->tot.events,
+					    want,
+					    s->tr.pk ? "a chunk was damaged"
+						     : "a stream file was cut, emptied or lost");
 			return rr_fail(err, errlen, s->failed, "%s", s->fail_msg);
 		}
 		return 0;
@@ -1180,6 +1260,9 @@ void evs_totals(const struct evs *s, struct evs_totals *t)
 		t->discarded = s->idx_discarded;
 	if (s->idx_lost > t->lost_packets)
 		t->lost_packets = s->idx_lost;
+	t->discarded += s->gone_events;
+	t->lost_packets += s->gone_packets;
+	t->gone_chunks = s->gone_chunks;
 }
 
 const struct rip_file_hdr *evs_file_hdr(const struct evs *s)

@@ -101,9 +101,12 @@ struct evs_totals {
 	uint64_t events;	  /* events handed out */
 	uint64_t packets;	  /* packets read */
 	uint64_t streams;	  /* streams in the source */
-	uint64_t discarded;	  /* events discarded or overwritten by the writers */
-	uint64_t lost_packets;	  /* packets missing: gaps in sequence numbers */
+	uint64_t discarded;	  /* events discarded or overwritten by the writers, or in
+				     chunks of a packed trace that are gone (--max-size) */
+	uint64_t lost_packets;	  /* packets missing: gaps in sequence numbers, and those
+				     chunks' packets */
 	uint64_t torn;		  /* packets of a live ring reused while being copied */
+	uint32_t gone_chunks;	  /* a packed trace's chunks gone (dropped, missing, cut) */
 };
 
 /*
@@ -328,6 +331,19 @@ static inline __attribute__((always_inline)) int evs_next_fast(struct evs *s, st
 advance:
 	f->state = EVS_FAST_ADVANCE;
 	return 1;
+}
+
+/*
+ * Will the next evs_next_fast hand out the leading stream's head without
+ * loading a packet?  Then the events handed out before stay good (their
+ * fields, string and array stay where they are) through that call too; a
+ * call when it is false may load the next packet of a stream into the
+ * bytes an earlier event of it pointed to.  For a pass that keeps a few
+ * events a moment before it uses them.
+ */
+static inline bool evs_fast_steady(const struct evs *s)
+{
+	return ((const struct evs_fast *)s)->state == EVS_FAST_HEAD;
 }
 
 /* How the fields of type id are read (valid false: no such type). */

@@ -14,115 +14,6 @@
 
 #include "read/packfmt.h"
 
-/* A column being read. */
-struct rd {
-	const uint8_t *p;
-	size_t len, pos;
-};
-
-static int get_uv_slow(struct rd *r, uint64_t *v)
-{
-	uint64_t x = 0;
-
-	if (r->len - r->pos >= 10) { /* no varint is longer: no bound to check on the way */
-		const uint8_t *p = r->p + r->pos;
-
-		for (uint32_t k = 0; k < 10; k++) {
-			x |= (uint64_t)(p[k] & 0x7f) << (7 * k);
-			if (!(p[k] & 0x80)) {
-				r->pos += k + 1;
-				*v = x;
-				return 0;
-			}
-		}
-		return -1;
-	}
-	for (uint32_t sh = 0; sh < 64; sh += 7) {
-		uint8_t c;
-
-		if (r->pos >= r->len)
-			return -1;
-		c = r->p[r->pos++];
-		x |= (uint64_t)(c & 0x7f) << sh;
-		if (!(c & 0x80)) {
-			*v = x;
-			return 0;
-		}
-	}
-	return -1;
-}
-
-/* A varint: 0, or -1 when the column ends in it or it is longer than 64 bits. */
-static inline int get_uv(struct rd *r, uint64_t *v)
-{
-	const uint8_t *p = r->p + r->pos;
-	size_t left = r->len - r->pos;
-
-	if (left >= 2 && p[0] < 0x80) { /* one byte or two: the usual */
-		*v = p[0];
-		r->pos++;
-		return 0;
-	}
-	if (left >= 2 && p[1] < 0x80) {
-		*v = (p[0] & 0x7fu) | (uint64_t)p[1] << 7;
-		r->pos += 2;
-		return 0;
-	}
-	return get_uv_slow(r, v);
-}
-
-static const uint8_t *get_bytes(struct rd *r, size_t n)
-{
-	const uint8_t *p;
-
-	if (r->len - r->pos < n)
-		return NULL;
-	p = r->p + r->pos;
-	r->pos += n;
-	return p;
-}
-
-/* The j-th highest bit set in w (j below c, the bits set), cleared from the nearer end. */
-static uint32_t select_high(uint64_t w, uint32_t j, uint32_t c)
-{
-	if (j < c / 2) {
-		while (j--)
-			w &= ~(1ull << (63 - __builtin_clzll(w)));
-		return (uint32_t)(63 - __builtin_clzll(w));
-	}
-	for (j = c - 1 - j; j; j--)
-		w &= w - 1;
-	return (uint32_t)__builtin_ctzll(w);
-}
-
-/* The stamp of list l's entry of this rank (below count[l]), or UINT32_MAX. */
-PK_POPCNT static uint32_t mtf_find(const struct mtf *m, int l, uint32_t rank)
-{
-	uint32_t newest = m->n - 1, wn = newest >> 6;
-	uint32_t oldest = wn >= PK_WORDS ? wn - PK_WORDS : 0; /* the lowest word still held */
-	uint64_t w = m->bits[l][wn % PK_WORDS] & upto(newest & 63);
-	uint32_t c = (uint32_t)__builtin_popcountll(w);
-
-	if (rank < c)
-		return wn << 6 | select_high(w, rank, c);
-	rank -= c;
-	for (uint32_t k = wn; k-- > oldest;) {
-		if (k % 8 == 7 && k >= oldest + 8 && m->gc[l][(k % PK_WORDS) / 8] <= rank) {
-			rank -= m->gc[l][(k % PK_WORDS) / 8]; /* the group k - 7 .. k, all held */
-			k -= 7;
-			continue;
-		}
-		w = m->bits[l][k % PK_WORDS];
-		if (k == oldest && wn >= PK_WORDS) /* the newest word's place: the lap before */
-			w &= ~upto(newest & 63);
-		c = (uint32_t)__builtin_popcountll(w);
-		if (rank < c)
-			return k << 6 | select_high(w, rank, c);
-		rank -= c;
-	}
-	return UINT32_MAX;
-}
-
 /* ---- the decoder ------------------------------------------------------------------ */
 
 /* Bytes of columns a block of raw bytes in npackets packets can need at most. */
@@ -186,30 +77,173 @@ int pk_peek(const uint8_t *blk, size_t len, struct pk_hdr *hdr, char *err, size_
 	return 0;
 }
 
+/*
+ * A column as read.  The bytes of the packets' headers, of the packets
+ * kept whole, of strings and arrays are taken as they come (p, len, pos);
+ * every other column is a run of varints, decoded at once into values (v,
+ * nv) and taken one by one (at).
+ */
+struct dcol {
+	const uint8_t *p;
+	size_t len, pos;
+	uint64_t *v;
+	size_t nv, at;
+};
+
+static bool dcol_is_bytes(uint32_t key)
+{
+	return key == K_PKT || key == K_PHDR || key == K_RAW || key == K_STR || key == K_ARR;
+}
+
+/*
+ * The varints of c into v (room for c->len of them: a value takes a byte at
+ * least): 0, or -1 when one is cut or longer than 64 bits.
+ */
+static int dcol_values(struct dcol *c, uint64_t *v)
+{
+	const uint8_t *p = c->p;
+	size_t n = 0, i = 0, len = c->len;
+
+	c->v = v;
+	while (i < len) {
+		uint64_t x = p[i++];
+
+		if (x >= 0x80) {
+			x &= 0x7f;
+			for (uint32_t sh = 7;; sh += 7) {
+				uint64_t b;
+
+				if (i >= len || sh > 63)
+					return -1;
+				b = p[i++];
+				x |= (b & 0x7f) << sh;
+				if (b < 0x80)
+					break;
+			}
+		}
+		c->v[n++] = x;
+	}
+	c->nv = n;
+	return 0;
+}
+
+static inline int dcol_get(struct dcol *c, uint64_t *v)
+{
+	if (c->at >= c->nv)
+		return -1;
+	*v = c->v[c->at++];
+	return 0;
+}
+
+static const uint8_t *dcol_bytes(struct dcol *c, size_t n)
+{
+	const uint8_t *p;
+
+	if (c->len - c->pos < n)
+		return NULL;
+	p = c->p + c->pos;
+	c->pos += n;
+	return p;
+}
+
+/* A varint of a bytes column (the counts of arrays, the lengths of packets kept whole). */
+static int dcol_uv(struct dcol *c, uint64_t *v)
+{
+	uint64_t x = 0;
+
+	for (uint32_t sh = 0; sh < 64; sh += 7) {
+		uint8_t b;
+
+		if (c->pos >= c->len)
+			return -1;
+		b = c->p[c->pos++];
+		x |= (uint64_t)(b & 0x7f) << sh;
+		if (b < 0x80) {
+			*v = x;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/*
+ * The decoder's lists: the entries each holds, oldest first, as arrays of
+ * values and stamps (from head to tail).  The rank of an entry counts from
+ * the newest, so the usual small rank is an entry near the tail, taken out
+ * by moving the few after it.  The same entries as the coder's bitmaps
+ * (read/packfmt.h): a stamp older than the window leaves at the front.
+ */
+struct dlist {
+	uint64_t val[2 * PK_WINDOW];
+	uint32_t stamp[2 * PK_WINDOW];
+	uint32_t head, tail;
+};
+
+struct dmtf {
+	struct dlist l[2];
+	uint32_t n; /* stamps used */
+};
+
+static void dmtf_push(struct dmtf *m, uint64_t v, uint32_t l)
+{
+	struct dlist *d = &m->l[l];
+
+	if (d->tail == 2 * PK_WINDOW) { /* no room at the end: the entries to the front */
+		uint32_t k = d->tail - d->head;
+
+		memmove(d->val, d->val + d->head, k * sizeof(d->val[0]));
+		memmove(d->stamp, d->stamp + d->head, k * sizeof(d->stamp[0]));
+		d->head = 0;
+		d->tail = k;
+	}
+	d->val[d->tail] = v;
+	d->stamp[d->tail++] = m->n++;
+}
+
+/* Entries older than the window leave, before a code is read at stamp n. */
+static void dmtf_age(struct dmtf *m)
+{
+	if (m->n < PK_WINDOW)
+		return;
+	for (int l = 0; l < 2; l++) {
+		struct dlist *d = &m->l[l];
+
+		while (d->head < d->tail && d->stamp[d->head] < m->n - PK_WINDOW)
+			d->head++;
+	}
+}
+
+/* ---- the decoder's state ----------------------------------------------------------------- */
+
 struct dplan {
 	bool ready;
 	uint32_t nf;
-	struct rd *ts;
+	struct dcol *ts;
 	struct {
 		uint8_t op, size;
-		struct rd *col;
+		struct dcol *col;
 	} f[RIP_EVENT_MAX_FIELDS];
 };
 
-struct dec {
+struct pk_dec {
+	uint8_t *cols; /* the columns decompressed */
+	size_t colscap;
+	uint64_t *vals; /* the varint columns' values */
+	size_t valscap;
+	ZSTD_DCtx *zd;
 	const struct ev_types *types;
 	uint32_t ncols;
 	uint32_t key[PK_MAXCOLS];
-	struct rd col[PK_MAXCOLS];
+	struct dcol col[PK_MAXCOLS];
 	struct dplan plan[EV_MAX_TYPES];
 	uint64_t last[EV_MAX_TYPES][RIP_EVENT_MAX_FIELDS];
-	struct mtf mtf;
+	struct dmtf mtf;
 	char *err;
 	size_t errlen;
 };
 
 /* The column of key: that column, K_OTHER's when the block has none (the table was full). */
-static struct rd *dec_col(struct dec *d, uint32_t key)
+static struct dcol *dec_col(struct pk_dec *d, uint32_t key)
 {
 	for (uint32_t i = 0; i < d->ncols; i++)
 		if (d->key[i] == key)
@@ -217,7 +251,7 @@ static struct rd *dec_col(struct dec *d, uint32_t key)
 	return &d->col[K_OTHER];
 }
 
-static struct dplan *dec_plan(struct dec *d, const struct ev_type *t)
+static struct dplan *dec_plan(struct pk_dec *d, const struct ev_type *t)
 {
 	struct dplan *pl = &d->plan[t->id];
 
@@ -234,46 +268,46 @@ static struct dplan *dec_plan(struct dec *d, const struct ev_type *t)
 	return pl;
 }
 
-static int bad(struct dec *d, const char *what, uint32_t p)
+static int bad(struct pk_dec *d, const char *what, uint32_t p)
 {
 	return rr_fail(d->err, d->errlen, -EBADMSG, "packed block: %s (packet %u)", what, p);
 }
 
-static int dec_hex(struct dec *d, struct rd *r, uint64_t *last, uint64_t *v, uint32_t p)
+static int dec_hex(struct pk_dec *d, struct dcol *c, uint64_t *last, uint64_t *v, uint32_t p)
 {
-	struct mtf *m = &d->mtf;
+	struct dmtf *m = &d->mtf;
 	uint64_t code, dv;
 
-	if (get_uv(r, &code))
+	if (dcol_get(c, &code))
 		return bad(d, "hex code column cut", p);
+	dmtf_age(m);
 	if (!code) {
-		if (get_uv(&d->col[K_HEXLIT], &dv))
+		if (dcol_get(&d->col[K_HEXLIT], &dv))
 			return bad(d, "hex literal column cut", p);
 		*v = *last + (uint64_t)unzig(dv);
-		mtf_push(m, *v, 1);
+		dmtf_push(m, *v, 1);
 	} else {
-		int l = (int)((code - 1) & 1);
+		uint32_t l = (uint32_t)((code - 1) & 1), i;
 		uint64_t rank = (code - 1) >> 1;
-		uint32_t pos;
+		struct dlist *dl = &m->l[l];
 
-		if (rank >= m->count[l])
+		if (rank >= dl->tail - dl->head)
 			return bad(d, "hex rank past its list", p);
-		pos = mtf_find(m, l, (uint32_t)rank);
-		if (pos == UINT32_MAX || m->n - pos > PK_WINDOW || m->list[pos & PK_WMASK] != l)
-			return bad(d, "hex list inconsistent", p);
-		pos &= PK_WMASK;
-		*v = m->val[pos];
-		mtf_drop(m, pos);
-		mtf_push(m, *v, (uint32_t)l ^ 1);
+		i = dl->tail - 1 - (uint32_t)rank;
+		*v = dl->val[i];
+		memmove(dl->val + i, dl->val + i + 1, (size_t)rank * sizeof(dl->val[0]));
+		memmove(dl->stamp + i, dl->stamp + i + 1, (size_t)rank * sizeof(dl->stamp[0]));
+		dl->tail--;
+		dmtf_push(m, *v, l ^ 1);
 	}
 	*last = *v;
 	return 0;
 }
 
 /* The events of one coded packet into o[PK_HDR .. len). */
-static int dec_events(struct dec *d, uint8_t *o, size_t len, uint64_t ts, uint32_t p)
+static int dec_events(struct pk_dec *d, uint8_t *o, size_t len, uint64_t ts, uint32_t p)
 {
-	struct rd *evid = &d->col[K_EVID];
+	struct dcol *evid = &d->col[K_EVID];
 	size_t off = PK_HDR;
 	int ret;
 
@@ -283,7 +317,7 @@ static int dec_events(struct dec *d, uint8_t *o, size_t len, uint64_t ts, uint32
 		uint64_t code, dt, id;
 		bool ext;
 
-		if (get_uv(evid, &code))
+		if (dcol_get(evid, &code))
 			return bad(d, "event id column cut", p);
 		id = code >> 1;
 		ext = code & 1;
@@ -292,7 +326,7 @@ static int dec_events(struct dec *d, uint8_t *o, size_t len, uint64_t ts, uint32
 			return bad(d, "unknown event id", p);
 		t = &d->types->t[id];
 		pl = dec_plan(d, t);
-		if (get_uv(pl->ts, &dt))
+		if (dcol_get(pl->ts, &dt))
 			return bad(d, "time column cut", p);
 		if (len - off < (ext ? 13u : 4u) + t->fixed)
 			return bad(d, "event past its packet's end", p);
@@ -313,7 +347,7 @@ static int dec_events(struct dec *d, uint8_t *o, size_t len, uint64_t ts, uint32
 			off += 4;
 		}
 		for (uint32_t i = 0, nf = pl->nf; i < nf; i++) {
-			struct rd *r = pl->f[i].col;
+			struct dcol *c = pl->f[i].col;
 			uint32_t n = pl->f[i].size;
 			const uint8_t *src, *nul;
 			uint64_t v = 0;
@@ -323,18 +357,18 @@ static int dec_events(struct dec *d, uint8_t *o, size_t len, uint64_t ts, uint32
 			switch (pl->f[i].op) {
 			case OP_STR:
 				max = len - off < RIP_STRING_MAX ? len - off : RIP_STRING_MAX;
-				if (r->len - r->pos < max)
-					max = r->len - r->pos;
-				nul = memchr(r->p + r->pos, 0, max);
+				if (c->len - c->pos < max)
+					max = c->len - c->pos;
+				nul = memchr(c->p + c->pos, 0, max);
 				if (!nul)
 					return bad(d, "string past its packet or column", p);
-				max = (size_t)(nul - (r->p + r->pos)) + 1;
-				memcpy(o + off, get_bytes(r, max), max);
+				max = (size_t)(nul - (c->p + c->pos)) + 1;
+				memcpy(o + off, dcol_bytes(c, max), max);
 				off += max;
 				continue;
 			case OP_ARR:
-				if (get_uv(r, &v) || v > RIP_ARRAY_MAX || len - off < 4 + v * 8 ||
-				    !(src = get_bytes(r, v * 8)))
+				if (dcol_uv(c, &v) || v > RIP_ARRAY_MAX || len - off < 4 + v * 8 ||
+				    !(src = dcol_bytes(c, v * 8)))
 					return bad(d, "array past its packet or column", p);
 				c32 = (uint32_t)v;
 				memcpy(o + off, &c32, 4);
@@ -342,16 +376,16 @@ static int dec_events(struct dec *d, uint8_t *o, size_t len, uint64_t ts, uint32
 				off += 4 + v * 8;
 				continue;
 			case OP_HEX:
-				if ((ret = dec_hex(d, r, &d->last[id][i], &v, p)))
+				if ((ret = dec_hex(d, c, &d->last[id][i], &v, p)))
 					return ret;
 				break;
 			case OP_S:
-				if (get_uv(r, &v))
+				if (dcol_get(c, &v))
 					return bad(d, "field column cut", p);
 				v = (uint64_t)unzig(v);
 				break;
 			default:
-				if (get_uv(r, &v))
+				if (dcol_get(c, &v))
 					return bad(d, "field column cut", p);
 			}
 			memcpy(o + off, &v, 8); /* the low n bytes count; the block has 8 to spare */
@@ -361,30 +395,66 @@ static int dec_events(struct dec *d, uint8_t *o, size_t len, uint64_t ts, uint32
 	return off == len ? 0 : bad(d, "events past their packet", p);
 }
 
-int pk_decode(const struct ev_types *types, const uint8_t *blk, size_t len, struct pk_block *out,
-	      char *err, size_t errlen)
+int pk_dec_new(struct pk_dec **out)
 {
+	struct pk_dec *d = calloc(1, sizeof(*d));
+
+	if (!d || !(d->zd = ZSTD_createDCtx())) {
+		free(d);
+		return -ENOMEM;
+	}
+	*out = d;
+	return 0;
+}
+
+void pk_dec_free(struct pk_dec *d)
+{
+	if (!d)
+		return;
+	ZSTD_freeDCtx(d->zd);
+	free(d->cols);
+	free(d->vals);
+	free(d);
+}
+
+/* Room for n bytes at *p (holding *cap): 0 or -ENOMEM. */
+static int pk_room(void **p, size_t *cap, size_t n)
+{
+	void *v;
+
+	if (n <= *cap)
+		return 0;
+	v = realloc(*p, n);
+	if (!v)
+		return -ENOMEM;
+	*p = v;
+	*cap = n;
+	return 0;
+}
+
+int pk_decode(struct pk_dec *dd, const struct ev_types *types, const uint8_t *blk, size_t len,
+	      struct pk_block *out, char *err, size_t errlen)
+{
+	struct pk_dec *d = dd;
 	struct pk_hdr h;
-	struct dec *d;
-	uint8_t *cols = NULL;
-	size_t pos, cpos = 0, total = 0, o = 0;
-	ZSTD_DCtx *zd = NULL;
+	size_t pos, cpos = 0, total = 0, o = 0, vpos = 0;
 	int ret;
 
-	memset(out, 0, sizeof(*out));
+	out->len = 0;
+	out->npackets = 0;
 	if ((ret = pk_peek(blk, len, &h, err, errlen)))
 		return ret;
-	d = malloc(sizeof(*d));
-	if (!d)
+	if (!d && pk_dec_new(&d))
 		return rr_fail(err, errlen, -ENOMEM, "decoding a packed block: out of memory");
 	d->types = types;
-	d->ncols = h.ncols;
+	d->ncols = 0;
 	d->err = err;
 	d->errlen = errlen;
 	for (uint32_t i = 0; i < EV_MAX_TYPES; i++)
 		d->plan[i].ready = false;
 	memset(d->last, 0, sizeof(d->last));
-	mtf_reset(&d->mtf);
+	d->mtf.n = 0;
+	d->mtf.l[0].head = d->mtf.l[0].tail = d->mtf.l[1].head = d->mtf.l[1].tail = 0;
 	pos = sizeof(h) + h.ncols * sizeof(struct pk_col);
 	for (uint32_t i = 0; i < h.ncols; i++) {
 		struct pk_col c;
@@ -392,14 +462,12 @@ int pk_decode(const struct ev_types *types, const uint8_t *blk, size_t len, stru
 		memcpy(&c, blk + sizeof(h) + i * sizeof(c), sizeof(c));
 		total += c.raw;
 	}
-	ret = -ENOMEM;
-	cols = malloc(total ? total : 1);
-	out->data = malloc(h.raw + 8);
-	out->off = malloc(h.npackets * sizeof(*out->off));
-	zd = ZSTD_createDCtx();
-	if (!cols || !out->data || !out->off || !zd) {
-		rr_fail(err, errlen, ret, "decoding a packed block: out of memory");
-		goto free_all;
+	if (pk_room((void **)&d->cols, &d->colscap, total ? total : 1) ||
+	    pk_room((void **)&d->vals, &d->valscap, (total ? total : 1) * sizeof(uint64_t)) ||
+	    pk_room((void **)&out->data, &out->cap, h.raw + 8) ||
+	    pk_room((void **)&out->off, &out->offcap, h.npackets * sizeof(*out->off))) {
+		ret = rr_fail(err, errlen, -ENOMEM, "decoding a packed block: out of memory");
+		goto out;
 	}
 	for (uint32_t i = 0; i < h.ncols; i++) {
 		struct pk_col c;
@@ -407,82 +475,91 @@ int pk_decode(const struct ev_types *types, const uint8_t *blk, size_t len, stru
 		memcpy(&c, blk + sizeof(h) + i * sizeof(c), sizeof(c));
 		d->key[i] = c.key;
 		if (c.flags & PK_COL_ZSTD) {
-			size_t z = ZSTD_decompressDCtx(zd, cols + cpos, c.raw, blk + pos, c.size);
+			size_t z = ZSTD_decompressDCtx(d->zd, d->cols + cpos, c.raw, blk + pos, c.size);
 
 			if (ZSTD_isError(z) || z != c.raw) {
 				ret = rr_fail(err, errlen, -EBADMSG, "packed block: column %u: %s", i,
 					      ZSTD_isError(z) ? ZSTD_getErrorName(z) : "short");
-				goto free_all;
+				goto out;
 			}
 		} else {
-			memcpy(cols + cpos, blk + pos, c.raw);
+			memcpy(d->cols + cpos, blk + pos, c.raw);
 		}
-		d->col[i] = (struct rd){ .p = cols + cpos, .len = c.raw };
+		d->col[i] = (struct dcol){ .p = d->cols + cpos, .len = c.raw };
+		d->ncols = i + 1;
+		if (!dcol_is_bytes(c.key)) {
+			if (dcol_values(&d->col[i], d->vals + vpos)) {
+				ret = rr_fail(err, errlen, -EBADMSG,
+					      "packed block: column 0x%x: a varint is cut", c.key);
+				goto out;
+			}
+			vpos += d->col[i].nv;
+		}
 		cpos += c.raw;
 		pos += c.size;
 	}
 	for (uint32_t p = 0; p < h.npackets; p++) {
-		struct rd *pk = &d->col[K_PKT];
+		struct dcol *pk = &d->col[K_PKT];
 		const uint8_t *src;
 		uint8_t kind;
 		uint64_t n;
 
 		ret = bad(d, "packet column cut", p);
 		if (pk->pos >= pk->len)
-			goto free_all;
+			goto out;
 		kind = pk->p[pk->pos++];
 		out->off[p] = o;
 		if (kind == 1) {
-			if (get_uv(&d->col[K_RAW], &n) || n > h.raw - o ||
-			    !(src = get_bytes(&d->col[K_RAW], n))) {
+			if (dcol_uv(&d->col[K_RAW], &n) || n > h.raw - o ||
+			    !(src = dcol_bytes(&d->col[K_RAW], n))) {
 				ret = bad(d, "kept packet past the block", p);
-				goto free_all;
+				goto out;
 			}
 			memcpy(out->data + o, src, n);
 			o += n;
 		} else if (kind == 0) {
 			struct rip_packet ph;
 
-			if (!(src = get_bytes(&d->col[K_PHDR], PK_HDR))) {
+			if (!(src = dcol_bytes(&d->col[K_PHDR], PK_HDR))) {
 				ret = bad(d, "packet header column cut", p);
-				goto free_all;
+				goto out;
 			}
 			memcpy(&ph, src, sizeof(ph));
 			n = ph.content_size / 8;
 			if (ph.content_size % 8 || n < PK_HDR || n > h.raw - o) {
 				ret = bad(d, "packet size out of range", p);
-				goto free_all;
+				goto out;
 			}
 			memcpy(out->data + o, src, PK_HDR);
 			if ((ret = dec_events(d, out->data + o, n, ph.timestamp_begin, p)))
-				goto free_all;
+				goto out;
 			o += n;
 		} else {
 			ret = bad(d, "bad packet kind", p);
-			goto free_all;
+			goto out;
 		}
 	}
-	for (uint32_t i = 0; i < h.ncols; i++)
-		if (d->col[i].pos != d->col[i].len) {
+	for (uint32_t i = 0; i < h.ncols; i++) {
+		const struct dcol *c = &d->col[i];
+
+		if (dcol_is_bytes(d->key[i]) ? c->pos != c->len : c->at != c->nv) {
 			ret = rr_fail(err, errlen, -EBADMSG,
 				      "packed block: column 0x%x has bytes no packet used", d->key[i]);
-			goto free_all;
+			goto out;
 		}
+	}
 	if (o != h.raw) {
 		ret = rr_fail(err, errlen, -EBADMSG,
 			      "packed block: %zu bytes of packets, %" PRIu64 " declared", o, h.raw);
-		goto free_all;
+		goto out;
 	}
 	out->len = o;
 	out->npackets = h.npackets;
 	out->events = h.events;
 	ret = 0;
-free_all:
-	if (ret)
-		pk_block_free(out);
-	ZSTD_freeDCtx(zd);
-	free(cols);
-	free(d);
+out:
+	if (d != dd)
+		pk_dec_free(d);
 	return ret;
 }
 
@@ -492,4 +569,3 @@ void pk_block_free(struct pk_block *b)
 	free(b->off);
 	memset(b, 0, sizeof(*b));
 }
-

@@ -76,6 +76,7 @@ struct pk_block {
 	uint32_t npackets;
 	uint64_t events;
 	size_t *off; /* packet i starts at data + off[i]; its length is in its header */
+	size_t cap, offcap; /* what data and off hold room for */
 };
 
 /*
@@ -84,9 +85,22 @@ struct pk_block {
  */
 int pk_peek(const uint8_t *blk, size_t len, struct pk_hdr *hdr, char *err, size_t errlen);
 
-/* Decode a block.  0, or -EBADMSG / -ENOMEM with the reason in err.  */
-int pk_decode(const struct ev_types *types, const uint8_t *blk, size_t len, struct pk_block *out,
-	      char *err, size_t errlen);
+/*
+ * A decoder's memory, kept from block to block (a reader decodes many: the
+ * columns' buffers and the lists are made once).  0 or -ENOMEM.
+ */
+struct pk_dec;
+int pk_dec_new(struct pk_dec **out);
+void pk_dec_free(struct pk_dec *d);
+
+/*
+ * Decode a block with d (NULL: a decoder made for this block only) into
+ * out, which is zeroed or holds a block decoded before (its memory is used
+ * again).  0, or -EBADMSG / -ENOMEM with the reason in err (out then holds
+ * nothing, but its memory).
+ */
+int pk_decode(struct pk_dec *d, const struct ev_types *types, const uint8_t *blk, size_t len,
+	      struct pk_block *out, char *err, size_t errlen);
 void pk_block_free(struct pk_block *b);
 
 #endif /* RIP_READ_PACK_H */

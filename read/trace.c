@@ -115,8 +115,10 @@ void trace_info_free(struct trace_info *info)
 {
 	free(info->names);
 	free(info->mods);
+	free(info->chunks);
 	info->names = NULL;
 	info->mods = NULL;
+	info->chunks = NULL;
 }
 
 int trace_index_pack(struct trace_info *info, uint8_t **out, size_t *len, char *err,
@@ -130,9 +132,11 @@ int trace_index_pack(struct trace_info *info, uint8_t **out, size_t *len, char *
 	info->idx.ntypes = 0;
 	for (uint32_t i = 0; i < EV_MAX_TYPES; i++)
 		info->idx.ntypes += info->types.t[i].valid;
+	info->idx.version = TRACE_VERSION;
 	n = sizeof(info->idx) + (size_t)info->idx.ntypes * sizeof(e) + sizeof(cats) +
 	    (size_t)info->idx.nnames * sizeof(*info->names) +
-	    (size_t)info->idx.nmods * sizeof(*info->mods);
+	    (size_t)info->idx.nmods * sizeof(*info->mods) + sizeof(info->store) +
+	    (size_t)info->store.nchunks * sizeof(*info->chunks);
 	buf = p = malloc(n);
 	if (!buf)
 		return rr_fail(err, errlen, -ENOMEM, "out of memory");
@@ -162,6 +166,11 @@ int trace_index_pack(struct trace_info *info, uint8_t **out, size_t *len, char *
 	p += info->idx.nnames * sizeof(*info->names);
 	if (info->idx.nmods)
 		memcpy(p, info->mods, info->idx.nmods * sizeof(*info->mods));
+	p += info->idx.nmods * sizeof(*info->mods);
+	memcpy(p, &info->store, sizeof(info->store));
+	p += sizeof(info->store);
+	if (info->store.nchunks)
+		memcpy(p, info->chunks, info->store.nchunks * sizeof(*info->chunks));
 	*out = buf;
 	*len = n;
 	return 0;
@@ -280,6 +289,18 @@ static int tr_parse_index(struct trace_r *r, const uint8_t *buf, size_t len, con
 	need = sizeof(*h) + (uint64_t)h->ntypes * sizeof(struct rip_evtype) + sizeof(cats) +
 	       (uint64_t)h->nnames * sizeof(struct trace_name) +
 	       (uint64_t)h->nmods * sizeof(struct rip_module);
+	if (h->version >= 2) { /* the store, and its count of chunks at the store's start */
+		struct trace_store st;
+
+		need += sizeof(st);
+		if (len >= need) {
+			memcpy(&st, buf + need - sizeof(st), sizeof(st));
+			if (st.nchunks > TRACE_MAX_CHUNKS)
+				return rr_fail(err, errlen, -EBADMSG,
+					       "%s: corrupt index (%u chunks)", path, st.nchunks);
+			need += (uint64_t)st.nchunks * sizeof(struct trace_chunk_info);
+		}
+	}
 	if ((uint64_t)len != need)
 		return rr_fail(err, errlen, -EBADMSG,
 			       "%s: corrupt index: %llu bytes, its counts say %llu", path,
@@ -308,9 +329,28 @@ static int tr_parse_index(struct trace_r *r, const uint8_t *buf, size_t len, con
 		return rr_fail(err, errlen, -ENOMEM, "out of memory");
 	}
 	if (!tr_take(&p, end, r->info.names, (size_t)h->nnames * sizeof(*r->info.names)) ||
-	    !tr_take(&p, end, r->info.mods, (size_t)h->nmods * sizeof(*r->info.mods))) {
+	    !tr_take(&p, end, r->info.mods, (size_t)h->nmods * sizeof(*r->info.mods)) ||
+	    (h->version >= 2 && !tr_take(&p, end, &r->info.store, sizeof(r->info.store)))) {
 		trace_info_free(&r->info);
 		return rr_fail(err, errlen, -EBADMSG, "%s: truncated index", path);
+	}
+	if (r->info.store.nchunks) {
+		r->info.chunks = calloc(r->info.store.nchunks, sizeof(*r->info.chunks));
+		if (!r->info.chunks ||
+		    !tr_take(&p, end, r->info.chunks,
+			     r->info.store.nchunks * sizeof(*r->info.chunks))) {
+			trace_info_free(&r->info);
+			return rr_fail(err, errlen, r->info.chunks ? -EBADMSG : -ENOMEM,
+				       "%s: %s", path,
+				       r->info.chunks ? "truncated index" : "out of memory");
+		}
+	}
+	if (r->info.store.format > TRACE_STORE_PACKED ||
+	    r->info.store.first_chunk > r->info.store.nchunks ||
+	    r->info.store.nchunks > TRACE_MAX_CHUNKS) {
+		trace_info_free(&r->info);
+		return rr_fail(err, errlen, -EBADMSG, "%s: corrupt index (storage out of range)",
+			       path);
 	}
 	for (uint32_t i = 0; i < h->nnames; i++)
 		r->info.names[i].name[RIP_NAME_MAX - 1] = 0;
@@ -324,6 +364,16 @@ static int tr_parse_index(struct trace_r *r, const uint8_t *buf, size_t len, con
 	h->file.exe[sizeof(h->file.exe) - 1] = 0;
 	h->file.host[sizeof(h->file.host) - 1] = 0;
 	return 0;
+}
+
+/* After the index: a packed trace's chunks (an index that failed is freed). */
+static int tr_open_packed(struct trace_r *r, char *err, size_t errlen)
+{
+	int ret = trace_pk_open(r, err, errlen);
+
+	if (ret)
+		trace_info_free(&r->info);
+	return ret;
 }
 
 int trace_r_open(const char *dir, struct trace_r *r, char *err, size_t errlen)
@@ -372,7 +422,7 @@ int trace_r_open(const char *dir, struct trace_r *r, char *err, size_t errlen)
 			return rr_fail(err, errlen, e, "%s: %s", path, why);
 		ret = tr_parse_index(r, idx, ilen, path, err, errlen);
 		free(idx);
-		return ret;
+		return ret ? ret : tr_open_packed(r, err, errlen);
 	}
 	if (ret < 0 && ret != -EFBIG && ret != -EINVAL && ret != -EBADMSG && ret != -ENOMEM)
 		return rr_fail(err, errlen, ret, "%s: not a rip trace (%s)", dir, strerror(-ret));
@@ -380,12 +430,61 @@ int trace_r_open(const char *dir, struct trace_r *r, char *err, size_t errlen)
 		return ret;
 	ret = tr_parse_index(r, buf, len, path, err, errlen);
 	free(buf);
-	return ret;
+	return ret ? ret : tr_open_packed(r, err, errlen);
 }
 
 void trace_r_close(struct trace_r *r)
 {
+	trace_pk_close(r);
 	trace_info_free(&r->info);
+}
+
+/* trace_r_stream of a packed trace: the same checks, packets from the chunks. */
+static int tr_stream_packed(struct trace_r *r, uint32_t stream, ev_packet_cb cb, void *arg,
+			    char *err, size_t errlen)
+{
+	uint64_t n = trace_r_npackets(r, stream), expect_seq = 0;
+	char why[256];
+	int ret = 0;
+
+	for (uint64_t k = 0; k < n && !ret; k++) {
+		const uint8_t *data;
+		struct ev_packet p;
+		size_t len;
+
+		memset(&p, 0, sizeof(p));
+		ret = trace_r_packet(r, stream, k, &data, &len, err, errlen);
+		if (ret)
+			break;
+		if (len < sizeof(p.hdr)) {
+			ret = rr_fail(why, sizeof(why), -EBADMSG, "shorter than its header");
+		} else {
+			memcpy(&p.hdr, data, sizeof(p.hdr));
+			ret = ev_check_packet(&p.hdr, len, why, sizeof(why));
+		}
+		if (!ret && (p.hdr.content_size != p.hdr.packet_size ||
+			     p.hdr.content_size / 8 != len || p.hdr.stream_instance_id != stream))
+			ret = rr_fail(why, sizeof(why), -EBADMSG, "packet does not belong here");
+		if (!ret && k && p.hdr.packet_seq_num < expect_seq)
+			ret = rr_fail(why, sizeof(why), -EBADMSG, "packet sequence goes back");
+		if (!ret) {
+			ret = ev_decode(&r->info.types, data, len, p.hdr.timestamp_begin, NULL, NULL,
+					why, sizeof(why));
+			if (ret >= 0 && (uint32_t)ret != p.hdr.events)
+				ret = rr_fail(why, sizeof(why), -EBADMSG,
+					      "packet says %u events, holds %d", p.hdr.events, ret);
+			ret = ret < 0 ? ret : 0;
+		}
+		if (ret)
+			return rr_fail(err, errlen, -EBADMSG, "%s: stream %u, packet %" PRIu64 ": %s",
+				       r->dir, stream, k, why);
+		p.len = len;
+		p.ring = stream;
+		p.data = (uint8_t *)data;
+		ret = cb(&p, arg);
+		expect_seq = p.hdr.packet_seq_num + 1;
+	}
+	return ret;
 }
 
 int trace_r_stream(struct trace_r *r, uint32_t stream, ev_packet_cb cb, void *arg, char *err,
@@ -397,6 +496,8 @@ int trace_r_stream(struct trace_r *r, uint32_t stream, ev_packet_cb cb, void *ar
 	int fd, ret = 0, n;
 	bool first = true;
 
+	if (r->pk)
+		return tr_stream_packed(r, stream, cb, arg, err, errlen);
 	n = snprintf(path, sizeof(path), "%s/stream_%u", r->dir, stream);
 	if (n < 0 || (size_t)n >= sizeof(path))
 		return rr_fail(err, errlen, -ENAMETOOLONG, "%s: path too long", r->dir);

@@ -1,15 +1,33 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * read/trace.h - recorded traces: CTF 1.8 directories.
+ * read/trace.h - recorded traces: directories of CTF 1.8 packets, kept as
+ * CTF or packed.
  *
- *   DIR/metadata        TSDL text (read/ctf.c) that babeltrace2 reads
- *   DIR/stream_N        the packets of event ring N, in order: the ring's own
- *                       bytes, each packet cut to its content (packet_size =
- *                       content_size), so recording is copying
  *   DIR/.rip-index      our own index (hidden: CTF readers skip dot files):
  *                       a copy of the ring file's header (clock calibration,
  *                       process), event types, category names, thread and
- *                       coroutine names, the module map, and what was lost
+ *                       coroutine names, the module map, what was lost, and
+ *                       how the packets are stored (struct trace_store)
+ *
+ * then, as CTF (babeltrace2 reads the directory as it is):
+ *
+ *   DIR/metadata        TSDL text (read/ctf.c)
+ *   DIR/stream_N        the packets of event ring N, in order: the ring's own
+ *                       bytes, each packet cut to its content (packet_size =
+ *                       content_size), so recording is copying
+ *
+ * or packed (the default: a tenth of the size; rip export --format=ctf
+ * writes the CTF form of it):
+ *
+ *   DIR/chunk-NNNNNN.rpk  chunk files, numbered from 0: a struct
+ *                       trace_chunk_hdr, then records, each a struct
+ *                       trace_rec_hdr, the stream of each of its packets
+ *                       (u32), and a packed block of those packets
+ *                       (read/pack.h) in the order they were taken.  A
+ *                       stream's packets are in order across blocks and
+ *                       chunks.  A recorder that rotates (--max-size) drops
+ *                       the oldest chunks; the index says how many and what
+ *                       they held.
  *
  * The index is what our readers (rip dump, export, leaks) need beyond the
  * packets; they never parse the TSDL.  Every field read back is validated.
@@ -18,6 +36,7 @@
 #ifndef RIP_READ_TRACE_H
 #define RIP_READ_TRACE_H
 
+#include <inttypes.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -30,7 +49,7 @@
 #define TRACE_INDEX ".rip-index"
 #define TRACE_MAX_STREAMS 65536u /* stream_N files, N below this */
 #define TRACE_MAGIC "RIPTRACE" /* its 8 characters, no NUL stored */
-#define TRACE_VERSION 1
+#define TRACE_VERSION 2	       /* 2: struct trace_store after the modules */
 
 /* A thread or coroutine seen in the trace. */
 struct trace_name {
@@ -55,7 +74,53 @@ struct trace_index_hdr {
 	uint64_t events;	 /* events recorded */
 	struct rip_file_hdr file; /* the ring file's header when recording ended */
 	/* then: rip_evtype[ntypes], rip_category[RIP_CATEGORIES], trace_name[nnames],
-	 * rip_module[nmods] */
+	 * rip_module[nmods], and from version 2 a struct trace_store and
+	 * trace_chunk_info[store.nchunks] */
+};
+
+/* How a trace keeps its packets (the end of a version 2 index). */
+struct trace_store {
+	uint32_t format;	  /* TRACE_STORE_* */
+	uint32_t nchunks;	  /* packed: chunk files written, numbered 0 .. nchunks - 1 */
+	uint32_t first_chunk;	  /* packed: the oldest one kept (the ones before were dropped) */
+	uint32_t pad;
+	uint64_t trace_id;	  /* packed: in each of its chunks' header */
+	uint64_t dropped_bytes;	  /* what the dropped chunks held: file bytes, */
+	uint64_t dropped_packets; /* packets */
+	uint64_t dropped_events;  /* and events */
+	uint64_t kept_bytes;	  /* the bytes of the packets' files kept, when it ended */
+	uint64_t pad2;
+};
+
+/* After the struct trace_store of a packed trace: one of these for each chunk written. */
+struct trace_chunk_info {
+	uint64_t bytes, packets, events;
+};
+
+#define TRACE_STORE_CTF 0    /* stream_N files and metadata */
+#define TRACE_STORE_PACKED 1 /* chunk files */
+
+#define TRACE_CHUNK_MAGIC "RIPCHUNK" /* its 8 characters */
+#define TRACE_MAX_CHUNKS 1000000u    /* chunk-NNNNNN.rpk */
+#define TRACE_REC_MAX (40ull << 20)  /* bytes of one block */
+#define TRACE_CHUNK_VERSION 1
+#define TRACE_CHUNK_NAME "chunk-%06" PRIu32 ".rpk"
+#define TRACE_REC_MAGIC "RIPB"	     /* a record of a block */
+
+struct trace_chunk_hdr {
+	char magic[8];	   /* TRACE_CHUNK_MAGIC */
+	uint32_t version;  /* TRACE_CHUNK_VERSION */
+	uint32_t seq;	   /* the chunk's number */
+	uint64_t trace_id; /* the index's */
+	uint64_t pad[5];
+};
+
+struct trace_rec_hdr {
+	char magic[4];	   /* TRACE_REC_MAGIC */
+	uint32_t npackets; /* then npackets u32: each packet's stream */
+	uint64_t size;	   /* then the block: size bytes */
+	uint64_t raw;	   /* the bytes of the packets it holds (the block's own count) */
+	uint64_t events;   /* and their events */
 };
 
 #define TRACE_F_SNAPSHOT 0x1u /* a flight-recorder snapshot, not a stream */
@@ -64,6 +129,8 @@ struct trace_index_hdr {
 /* Everything a finished trace says about itself. */
 struct trace_info {
 	struct trace_index_hdr idx;
+	struct trace_store store;
+	struct trace_chunk_info *chunks; /* store.nchunks of them (packed) */
 	struct ev_types types;
 	struct trace_name *names;
 	struct rip_module *mods;
@@ -94,13 +161,47 @@ void trace_info_free(struct trace_info *info);
 
 /* ---- reading ---- */
 
+struct trace_pk;
+
 struct trace_r {
 	char dir[PATH_MAX];
 	struct trace_info info;
+	struct trace_pk *pk; /* a packed trace's chunks: NULL for CTF */
 };
 
+/*
+ * Open a trace directory: its index, and a packed trace's chunks (each
+ * record's list of packets: the blocks are read when their packets are).
+ */
 int trace_r_open(const char *dir, struct trace_r *r, char *err, size_t errlen);
 void trace_r_close(struct trace_r *r);
+
+/*
+ * A packed trace: how many packets stream holds, and the k-th of them (k
+ * below that), decoded, in *data (len bytes, valid until the next call on
+ * r).  0, or -errno with the reason in err.
+ */
+uint64_t trace_r_npackets(const struct trace_r *r, uint32_t stream);
+/* The bytes of all a packed trace's packets (as its records say). */
+uint64_t trace_r_raw_bytes(const struct trace_r *r);
+int trace_r_packet(struct trace_r *r, uint32_t stream, uint64_t k, const uint8_t **data,
+		   size_t *len, char *err, size_t errlen);
+/*
+ * What reading a packed trace's chunks found missing: chunks the index
+ * counts that are not there (handed to a command by rotation, or removed)
+ * and chunks cut short (a recorder that was killed); 0s for CTF.
+ */
+void trace_r_missing(const struct trace_r *r, uint32_t *chunks, uint32_t *cut);
+/*
+ * Packets and events a packed trace does not hold any more, and the chunks
+ * they were in: chunks its recorder dropped (--max-size), missing from the
+ * directory, or cut short.  0s for CTF.
+ */
+void trace_r_gone(const struct trace_r *r, uint64_t *packets, uint64_t *events,
+		  uint32_t *chunks);
+/* read/tracepk.c, for trace_r_open and trace_r_close: the chunks' lists, and their end. */
+int trace_pk_open(struct trace_r *r, char *err, size_t errlen);
+void trace_pk_close(struct trace_r *r);
 
 /*
  * Read stream N packet by packet, validating each (header, sizes, events

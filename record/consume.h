@@ -40,6 +40,7 @@
 #include "read/trace.h"
 #include "record/samples.h"
 #include "record/sink.h"
+#include "record/tracew.h"
 
 struct rec_stats {
 	uint64_t packets;	   /* packets written to the trace */
@@ -73,6 +74,12 @@ struct rec {
 	bool *bad;	      /* per ring: gave up on it */
 	uint64_t *discarded0; /* per ring: ring->discarded when we attached */
 	char dir[PATH_MAX];   /* the local trace (rec_open_trace); "": none */
+	/*
+	 * How rec_open_trace stores it (record/tracew.h; set before: rec_init
+	 * makes it packed); its types are the consumer's.
+	 */
+	struct trace_w_opts store;
+	struct trace_store stored; /* how it was stored, once rec_finish wrote it */
 	bool attached, finished, cb_failed;
 	struct rec_stats st;
 	char cb_err[RR_ERR_MAX];

@@ -514,6 +514,7 @@ int fam_attach(struct fam *f, char *err, size_t errlen)
 
 	f->attached = true;
 	ret = rec_attach(&f->rec, f->ring, err, errlen);
+	f->rec.store = f->o->store;
 	if (!ret && !f->no_local)
 		ret = rec_open_trace(&f->rec, f->dir, err, errlen);
 	if (ret)
@@ -619,6 +620,7 @@ static bool fam_sub_start(struct fam *f, struct fam_sub *sub)
 		return true;
 	}
 	rec_init(&sub->rec);
+	sub->rec.store = f->o->store;
 	if (rec_attach(&sub->rec, path, err, sizeof(err)) ||
 	    rec_open_trace(&sub->rec, sub->dir, err, sizeof(err))) {
 		fam_warn(f, "pid %d: %s; it is not recorded", (int)sub->pid, err);

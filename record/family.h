@@ -38,6 +38,7 @@
 #include <sys/types.h>
 
 #include "record/consume.h"
+#include "record/tracew.h"
 
 /*
  * The directory of unwind rules the family shares (preload/rulecache.c),
@@ -67,6 +68,7 @@ struct fam_opts {
 	unsigned sample; /* RIP_SAMPLE: CPU samples per second per thread, 0: none */
 	bool functions;	 /* the func category on (function records); else in RIP_DISABLE */
 	bool follow_fork, follow_exec; /* record children, new images (RIP_FOLLOW) */
+	struct trace_w_opts store;     /* how each trace is stored (record/tracew.h) */
 };
 
 /* Is resource tracing on (librip-preload.so goes in, with its hooks)? */

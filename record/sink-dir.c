@@ -143,6 +143,13 @@ static void rec_dir_keep_ring(struct rec *r)
 		r->ring_kept = true;
 }
 
+static int rec_dir_pass(struct rec_sink *s, char *err, size_t errlen)
+{
+	struct rec_dir *d = (struct rec_dir *)s;
+
+	return d->w ? trace_w_pass(d->w, err, errlen) : 0;
+}
+
 static int rec_dir_end(struct rec_sink *s, struct trace_info *info, bool ok, char *err,
 		       size_t errlen)
 {
@@ -160,6 +167,7 @@ static int rec_dir_end(struct rec_sink *s, struct trace_info *info, bool ok, cha
 		return 0;
 	}
 	ret = trace_w_finish(w, info, err, errlen);
+	s->rec->stored = info->store;
 	if (!ret && s->rec->keep_ring)
 		rec_dir_keep_ring(s->rec);
 	return ret;
@@ -177,6 +185,7 @@ static void rec_dir_free(struct rec_sink *s)
 
 static const struct rec_sink_ops rec_dir_ops = {
 	.packet = rec_dir_packet,
+	.pass = rec_dir_pass,
 	.end = rec_dir_end,
 	.free = rec_dir_free,
 };
@@ -188,7 +197,8 @@ int rec_open_trace(struct rec *r, const char *dir, char *err, size_t errlen)
 
 	if (!d)
 		return rr_fail(err, errlen, -ENOMEM, "out of memory");
-	ret = trace_w_open(dir, &d->w, err, errlen);
+	r->store.types = r->types;
+	ret = trace_w_open(dir, &r->store, &d->w, err, errlen);
 	if (ret) {
 		free(d);
 		return ret;

@@ -211,7 +211,17 @@ static int rec_rly_end(struct rec_sink *s, struct trace_info *info, bool ok, cha
 		info->idx.events = k->events;
 		info->idx.lost_packets += s->rec->st.packets - k->packets;
 	}
-	ret = trace_index_pack(info, &idx, &ilen, err, errlen);
+	{
+		/* relayd's copy is CTF whatever the local trace is */
+		struct trace_store store = info->store;
+		struct trace_chunk_info *chunks = info->chunks;
+
+		memset(&info->store, 0, sizeof(info->store));
+		info->chunks = NULL;
+		ret = trace_index_pack(info, &idx, &ilen, err, errlen);
+		info->store = store;
+		info->chunks = chunks;
+	}
 	if (!ret) {
 		out = open_memstream(&text, &len);
 		if (!out) {

@@ -1,23 +1,39 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * record/tracew.c - writing a recorded trace (record/tracew.h): a CTF
- * directory of stream files, then the TSDL metadata (read/ctf.c) and our
- * own .rip-index (trace_index_pack), in the format read/trace.c reads.
+ * record/tracew.c - writing a recorded trace (record/tracew.h), in the
+ * format read/trace.c reads: packed, chunk files of packed blocks
+ * (record/packw.h), or CTF, a directory of stream files and the TSDL
+ * metadata (read/ctf.c); then our own .rip-index (trace_index_pack).
  *
  * The directory is created with mkdir (never an existing one), files with
  * O_EXCL|O_NOFOLLOW, mode 0600 (the directory 0700): a trace holds a
  * program's addresses, paths and data, for its owner only.  A packet is
- * written as the ring held it, its packet_size cut down to its content.
+ * taken as the ring held it, its packet_size cut down to its content.
+ *
+ * Packed, packets go into a block until it holds TW_BLOCK bytes of them or
+ * its first is a second old (trace_w_pass), then the block is written to
+ * the chunk file, after its record header and the stream of each packet.
+ * A chunk past chunk_bytes is closed and the next one begun; past
+ * max_bytes of closed chunks, the oldest are removed and what they held
+ * counted in the index (struct trace_store), so that a recorder left
+ * running keeps the last max_bytes of its trace.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "record/packw.h"
 #include "record/tracew.h"
+
+#define TW_BLOCK (4u << 20)	  /* packet bytes in a block: its best size (doc/design.md) */
+#define TW_BLOCK_NS 1000000000ll /* and the oldest packet a block holds before it is written */
+#define TW_CHUNK_MIN (1u << 20)	  /* the smallest chunk --max-size makes */
 
 static int tr_write_all(int fd, const void *buf, size_t len)
 {
@@ -36,13 +52,31 @@ static int tr_write_all(int fd, const void *buf, size_t len)
 	return 0;
 }
 
+struct tw_chunk {
+	uint64_t bytes, packets, events;
+};
+
 struct trace_w {
 	char dir[PATH_MAX];
-	int *fds; /* per stream, -1 until the first packet */
+	struct trace_w_opts o;
+	bool packed;
+	int *fds; /* CTF: per stream, -1 until the first packet */
 	uint32_t nfds;
 	uint32_t nstreams; /* highest stream written + 1 */
 	uint64_t events;
-	bool nosync; /* trace_w_nosync: the caller syncs the file system */
+	uint64_t bytes; /* of the files kept */
+	bool nosync;	/* trace_w_nosync: the caller syncs the file system */
+	/* packed */
+	struct pk_enc *enc;
+	uint32_t *bst; /* the stream of each packet in the block */
+	size_t nbst, bstcap;
+	uint8_t *stage; /* a packet, its header and its events together */
+	size_t stagecap;
+	int64_t block_t0; /* when the block's first packet came (CLOCK_MONOTONIC ns) */
+	int cfd;	  /* the chunk being written, -1: none open */
+	struct trace_store store;
+	struct tw_chunk *chunks; /* per chunk written */
+	size_t chunkcap;
 };
 
 static int tr_create(const char *dir, const char *name, mode_t mode, char *err, size_t errlen)
@@ -58,9 +92,11 @@ static int tr_create(const char *dir, const char *name, mode_t mode, char *err, 
 	return fd;
 }
 
-int trace_w_open(const char *dir, struct trace_w **out, char *err, size_t errlen)
+int trace_w_open(const char *dir, const struct trace_w_opts *opts, struct trace_w **out,
+		 char *err, size_t errlen)
 {
 	struct trace_w *w;
+	int ret;
 
 	*out = NULL;
 	if (strlen(dir) >= sizeof(w->dir) - 32)
@@ -79,8 +115,210 @@ int trace_w_open(const char *dir, struct trace_w **out, char *err, size_t errlen
 		return rr_fail(err, errlen, -ENOMEM, "out of memory");
 	}
 	snprintf(w->dir, sizeof(w->dir), "%s", dir);
+	w->cfd = -1;
+	if (opts)
+		w->o = *opts;
+	w->packed = opts && !opts->ctf;
+	if (w->packed) {
+		w->store.format = TRACE_STORE_PACKED;
+		if (w->o.max_bytes && !w->o.chunk_bytes)
+			w->o.chunk_bytes = w->o.max_bytes / 4;
+		if (w->o.chunk_bytes && w->o.chunk_bytes < TW_CHUNK_MIN)
+			w->o.chunk_bytes = TW_CHUNK_MIN;
+		if (getrandom(&w->store.trace_id, sizeof(w->store.trace_id), 0) !=
+		    sizeof(w->store.trace_id))
+			w->store.trace_id = (uint64_t)rr_mono_ns() ^ (uint64_t)getpid() << 40;
+		ret = pk_enc_new(&w->enc, opts->types, opts->level ? opts->level : 3);
+		if (ret) {
+			free(w);
+			rmdir(dir);
+			return rr_fail(err, errlen, ret, "out of memory");
+		}
+	}
 	*out = w;
 	return 0;
+}
+
+/* ---- packed ------------------------------------------------------------------------- */
+
+static int tw_chunk_path(const struct trace_w *w, uint32_t chunk, char *path, size_t len)
+{
+	size_t d = strlen(w->dir);
+
+	if (d + 32 > len)
+		return -ENAMETOOLONG;
+	memcpy(path, w->dir, d);
+	snprintf(path + d, len - d, "/" TRACE_CHUNK_NAME, chunk);
+	return 0;
+}
+
+/* Close the chunk being written (fsync'd unless the caller syncs), then drop old ones. */
+static int tw_close_chunk(struct trace_w *w, char *err, size_t errlen)
+{
+	char path[PATH_MAX];
+	int ret = 0;
+
+	if (w->cfd < 0)
+		return 0;
+	if (!w->nosync && fsync(w->cfd))
+		ret = -errno;
+	if (close(w->cfd) && !ret)
+		ret = -errno;
+	w->cfd = -1;
+	if (ret) {
+		tw_chunk_path(w, w->store.nchunks - 1, path, sizeof(path));
+		return rr_fail(err, errlen, ret, "%s: %s", path, strerror(-ret));
+	}
+	/* keep the last max_bytes: the chunk just closed stays whatever its size */
+	while (w->o.max_bytes && w->bytes > w->o.max_bytes &&
+	       w->store.first_chunk + 1 < w->store.nchunks) {
+		const struct tw_chunk *c = &w->chunks[w->store.first_chunk];
+
+		tw_chunk_path(w, w->store.first_chunk, path, sizeof(path));
+		if (unlink(path) && errno != ENOENT)
+			return rr_fail(err, errlen, -errno, "%s: %s", path, strerror(errno));
+		w->bytes -= c->bytes;
+		w->events -= c->events;
+		w->store.dropped_bytes += c->bytes;
+		w->store.dropped_packets += c->packets;
+		w->store.dropped_events += c->events;
+		w->store.first_chunk++;
+	}
+	return 0;
+}
+
+/* Begin chunk number store.nchunks: its file and its header. */
+static int tw_open_chunk(struct trace_w *w, char *err, size_t errlen)
+{
+	struct trace_chunk_hdr h;
+	char name[32];
+	int fd, ret;
+
+	if (w->store.nchunks >= TRACE_MAX_CHUNKS)
+		return rr_fail(err, errlen, -EFBIG, "%s: %u chunks: no more", w->dir,
+			       TRACE_MAX_CHUNKS);
+	if (w->store.nchunks == w->chunkcap) {
+		size_t cap = w->chunkcap ? w->chunkcap * 2 : 16;
+		struct tw_chunk *v = realloc(w->chunks, cap * sizeof(*v));
+
+		if (!v)
+			return rr_fail(err, errlen, -ENOMEM, "out of memory");
+		w->chunks = v;
+		w->chunkcap = cap;
+	}
+	snprintf(name, sizeof(name), TRACE_CHUNK_NAME, w->store.nchunks);
+	fd = tr_create(w->dir, name, 0600, err, errlen);
+	if (fd < 0)
+		return fd;
+	memset(&h, 0, sizeof(h));
+	memcpy(h.magic, TRACE_CHUNK_MAGIC, sizeof(h.magic));
+	h.version = TRACE_CHUNK_VERSION;
+	h.seq = w->store.nchunks;
+	h.trace_id = w->store.trace_id;
+	ret = tr_write_all(fd, &h, sizeof(h));
+	if (ret) {
+		close(fd);
+		return rr_fail(err, errlen, ret, "%s/%s: %s", w->dir, name, strerror(-ret));
+	}
+	w->cfd = fd;
+	w->chunks[w->store.nchunks] = (struct tw_chunk){ .bytes = sizeof(h) };
+	w->bytes += sizeof(h);
+	w->store.nchunks++;
+	return 0;
+}
+
+/* Write the block being packed into the chunk, after its record header and streams. */
+static int tw_flush(struct trace_w *w, char *err, size_t errlen)
+{
+	struct trace_rec_hdr rh;
+	struct tw_chunk *c;
+	struct pk_hdr ph;
+	const uint8_t *blk;
+	size_t len;
+	int ret;
+
+	if (!w->nbst)
+		return 0;
+	ret = pk_enc_take(w->enc, &blk, &len, err, errlen);
+	if (ret)
+		return ret;
+	memcpy(&ph, blk, sizeof(ph));
+	if (w->cfd < 0 && (ret = tw_open_chunk(w, err, errlen)))
+		return ret;
+	memcpy(rh.magic, TRACE_REC_MAGIC, sizeof(rh.magic));
+	rh.npackets = (uint32_t)w->nbst;
+	rh.size = len;
+	rh.raw = ph.raw;
+	rh.events = ph.events;
+	ret = tr_write_all(w->cfd, &rh, sizeof(rh));
+	if (!ret)
+		ret = tr_write_all(w->cfd, w->bst, w->nbst * sizeof(*w->bst));
+	if (!ret)
+		ret = tr_write_all(w->cfd, blk, len);
+	if (ret) {
+		char path[PATH_MAX];
+
+		tw_chunk_path(w, w->store.nchunks - 1, path, sizeof(path));
+		return rr_fail(err, errlen, ret, "%s: %s", path, strerror(-ret));
+	}
+	c = &w->chunks[w->store.nchunks - 1];
+	len += sizeof(rh) + w->nbst * sizeof(*w->bst);
+	c->bytes += len;
+	c->packets += w->nbst;
+	c->events += ph.events;
+	w->bytes += len;
+	w->nbst = 0;
+	if (w->o.chunk_bytes && c->bytes >= w->o.chunk_bytes)
+		return tw_close_chunk(w, err, errlen);
+	return 0;
+}
+
+static int tw_packet(struct trace_w *w, const struct ev_packet *p, const struct rip_packet *hdr,
+		     char *err, size_t errlen)
+{
+	int ret;
+
+	if (w->nbst && pk_enc_raw(w->enc) + p->len > TW_BLOCK && (ret = tw_flush(w, err, errlen)))
+		return ret;
+	if (p->len > w->stagecap) {
+		uint8_t *v = realloc(w->stage, p->len);
+
+		if (!v)
+			return rr_fail(err, errlen, -ENOMEM, "out of memory");
+		w->stage = v;
+		w->stagecap = p->len;
+	}
+	if (w->nbst == w->bstcap) {
+		size_t cap = w->bstcap ? w->bstcap * 2 : 256;
+		uint32_t *v = realloc(w->bst, cap * sizeof(*v));
+
+		if (!v)
+			return rr_fail(err, errlen, -ENOMEM, "out of memory");
+		w->bst = v;
+		w->bstcap = cap;
+	}
+	memcpy(w->stage, hdr, sizeof(*hdr));
+	memcpy(w->stage + sizeof(*hdr), p->data + sizeof(*hdr), p->len - sizeof(*hdr));
+	ret = pk_enc_add(w->enc, w->stage, p->len);
+	if (ret)
+		return rr_fail(err, errlen, ret, "%s: packing a packet of stream %u: %s", w->dir,
+			       p->ring, strerror(-ret));
+	if (!w->nbst)
+		w->block_t0 = rr_mono_ns();
+	w->bst[w->nbst++] = p->ring;
+	return 0;
+}
+
+int trace_w_pass(struct trace_w *w, char *err, size_t errlen)
+{
+	if (!w->packed || !w->nbst || rr_mono_ns() - w->block_t0 < TW_BLOCK_NS)
+		return 0;
+	return tw_flush(w, err, errlen);
+}
+
+uint64_t trace_w_bytes(const struct trace_w *w)
+{
+	return w->bytes;
 }
 
 int trace_w_packet(struct trace_w *w, const struct ev_packet *p, char *err, size_t errlen)
@@ -91,6 +329,19 @@ int trace_w_packet(struct trace_w *w, const struct ev_packet *p, char *err, size
 
 	if (p->ring >= TRACE_MAX_STREAMS || p->len < sizeof(hdr))
 		return rr_fail(err, errlen, -EINVAL, "bad packet for stream %u", p->ring);
+	/* The packet as the ring held it, cut to its content. */
+	hdr = p->hdr;
+	hdr.packet_size = hdr.content_size = (uint64_t)p->len * 8;
+	hdr.open = 0;
+	if (w->packed) {
+		ret = tw_packet(w, p, &hdr, err, errlen);
+		if (ret)
+			return ret;
+		if (p->ring >= w->nstreams)
+			w->nstreams = p->ring + 1;
+		w->events += p->hdr.events;
+		return 0;
+	}
 	if (p->ring >= w->nfds) {
 		uint32_t n = p->ring + 1 > w->nfds * 2 ? p->ring + 1 : w->nfds * 2;
 		int *fds = realloc(w->fds, n * sizeof(*fds));
@@ -111,10 +362,6 @@ int trace_w_packet(struct trace_w *w, const struct ev_packet *p, char *err, size
 	}
 	if (p->ring >= w->nstreams)
 		w->nstreams = p->ring + 1;
-	/* The packet as the ring held it, cut to its content. */
-	hdr = p->hdr;
-	hdr.packet_size = hdr.content_size = (uint64_t)p->len * 8;
-	hdr.open = 0;
 	ret = tr_write_all(w->fds[p->ring], &hdr, sizeof(hdr));
 	if (!ret)
 		ret = tr_write_all(w->fds[p->ring], p->data + sizeof(hdr), p->len - sizeof(hdr));
@@ -122,6 +369,7 @@ int trace_w_packet(struct trace_w *w, const struct ev_packet *p, char *err, size
 		return rr_fail(err, errlen, ret, "%s/stream_%u: %s", w->dir, p->ring,
 			       strerror(-ret));
 	w->events += p->hdr.events;
+	w->bytes += p->len;
 	return 0;
 }
 
@@ -149,6 +397,16 @@ static int tr_write_index(struct trace_w *w, struct trace_info *info, char *err,
 	return 0;
 }
 
+static void tw_free(struct trace_w *w)
+{
+	pk_enc_free(w->enc);
+	free(w->bst);
+	free(w->stage);
+	free(w->chunks);
+	free(w->fds);
+	free(w);
+}
+
 void trace_w_abort(struct trace_w *w)
 {
 	char path[PATH_MAX + 32];
@@ -160,9 +418,13 @@ void trace_w_abort(struct trace_w *w)
 		snprintf(path, sizeof(path), "%s/stream_%u", w->dir, i);
 		unlink(path);
 	}
+	if (w->cfd >= 0)
+		close(w->cfd);
+	for (uint32_t c = w->store.first_chunk; c < w->store.nchunks; c++)
+		if (!tw_chunk_path(w, c, path, sizeof(path)))
+			unlink(path);
 	rmdir(w->dir);
-	free(w->fds);
-	free(w);
+	tw_free(w);
 }
 
 void trace_w_nosync(struct trace_w *w)
@@ -175,6 +437,29 @@ int trace_w_finish(struct trace_w *w, struct trace_info *info, char *err, size_t
 	FILE *meta = NULL;
 	int fd, ret = 0;
 
+	if (w->packed) {
+		ret = tw_flush(w, err, errlen);
+		if (!ret)
+			ret = tw_close_chunk(w, err, errlen);
+		if (ret)
+			goto out_free;
+		info->idx.nstreams = w->nstreams;
+		info->idx.events = w->events;
+		w->store.kept_bytes = w->bytes;
+		info->store = w->store;
+		info->chunks = calloc(w->store.nchunks ? w->store.nchunks : 1,
+				      sizeof(*info->chunks));
+		if (!info->chunks) {
+			ret = rr_fail(err, errlen, -ENOMEM, "out of memory");
+			goto out_free;
+		}
+		for (uint32_t c = 0; c < w->store.nchunks; c++)
+			info->chunks[c] = (struct trace_chunk_info){ .bytes = w->chunks[c].bytes,
+								     .packets = w->chunks[c].packets,
+								     .events = w->chunks[c].events };
+		ret = tr_write_index(w, info, err, errlen);
+		goto out_free;
+	}
 	for (uint32_t i = 0; i < w->nfds; i++) {
 		if (w->fds[i] >= 0 && !w->nosync && fsync(w->fds[i]) && !ret)
 			ret = rr_fail(err, errlen, -errno, "%s/stream_%u: %s", w->dir, i,
@@ -186,6 +471,7 @@ int trace_w_finish(struct trace_w *w, struct trace_info *info, char *err, size_t
 		goto out_free;
 	info->idx.nstreams = w->nstreams;
 	info->idx.events = w->events;
+	info->store.kept_bytes = w->bytes;
 	fd = tr_create(w->dir, "metadata", 0600, err, errlen);
 	if (fd < 0) {
 		ret = fd;
@@ -208,7 +494,131 @@ int trace_w_finish(struct trace_w *w, struct trace_info *info, char *err, size_t
 	}
 	ret = tr_write_index(w, info, err, errlen);
 out_free:
-	free(w->fds);
-	free(w);
+	if (w->cfd >= 0)
+		close(w->cfd);
+	tw_free(w);
+	return ret;
+}
+
+/* ---- a copy in another storage ------------------------------------------------------ */
+
+struct tw_copy {
+	struct trace_w *w;
+	void (*progress)(uint64_t done, uint64_t total, void *arg);
+	void *arg;
+	uint64_t done, total;
+	char *err;
+	size_t errlen;
+};
+
+static int tw_copy_packet(const struct ev_packet *p, void *arg)
+{
+	struct tw_copy *c = arg;
+	int ret = trace_w_packet(c->w, p, c->err, c->errlen);
+
+	c->done += p->len;
+	if (c->progress)
+		c->progress(c->done, c->total, c->arg);
+	return ret;
+}
+
+/* Copy src's RR_TRACE_RING into dst's, if it has one: holes stay holes. */
+static int tw_copy_ring(const char *src, const char *dst, char *err, size_t errlen)
+{
+	char from[PATH_MAX + 16], to[PATH_MAX + 16];
+	uint8_t buf[1u << 16];
+	off_t off = 0;
+	int in, out, ret = 0;
+
+	snprintf(from, sizeof(from), "%s/%s", src, RR_TRACE_RING);
+	snprintf(to, sizeof(to), "%s/%s", dst, RR_TRACE_RING);
+	in = open(from, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	if (in < 0)
+		return errno == ENOENT ? 0 : rr_fail(err, errlen, -errno, "%s: %s", from,
+						      strerror(errno));
+	out = open(to, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (out < 0) {
+		ret = rr_fail(err, errlen, -errno, "%s: %s", to, strerror(errno));
+		close(in);
+		return ret;
+	}
+	for (;;) {
+		off_t data = lseek(in, off, SEEK_DATA);
+		ssize_t n;
+
+		if (data < 0)
+			break; /* holes to the end (or no SEEK_DATA: read on) */
+		n = pread(in, buf, sizeof(buf), data);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		if (pwrite(out, buf, (size_t)n, data) != n) {
+			ret = rr_fail(err, errlen, -EIO, "%s: %s", to, strerror(errno));
+			break;
+		}
+		off = data + n;
+	}
+	if (!ret) {
+		struct stat sb;
+
+		if (fstat(in, &sb) || ftruncate(out, sb.st_size))
+			ret = rr_fail(err, errlen, -errno, "%s: %s", to, strerror(errno));
+	}
+	close(in);
+	close(out);
+	if (ret)
+		unlink(to);
+	return ret;
+}
+
+/* Remove dir, which we made: the files in it, then it. */
+static void tw_remove_dir(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+
+	if (d) {
+		while ((e = readdir(d)))
+			if (e->d_name[0] != '.' || (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")))
+				unlinkat(dirfd(d), e->d_name, 0);
+		closedir(d);
+	}
+	rmdir(dir);
+}
+
+int trace_w_copy(struct trace_r *r, const char *dst, const struct trace_w_opts *opts,
+		 void (*progress)(uint64_t done, uint64_t total, void *arg), void *arg, char *err,
+		 size_t errlen)
+{
+	struct tw_copy c = { .progress = progress, .arg = arg, .err = err, .errlen = errlen };
+	struct trace_info info;
+	uint64_t gone_packets, gone_events;
+	uint32_t gone_chunks;
+	int ret;
+
+	ret = trace_w_open(dst, opts, &c.w, err, errlen);
+	if (ret)
+		return ret;
+	c.total = trace_r_raw_bytes(r);
+	for (uint32_t s = 0; s < r->info.idx.nstreams && !ret; s++)
+		ret = trace_r_stream(r, s, tw_copy_packet, &c, err, errlen);
+	if (ret) {
+		trace_w_abort(c.w);
+		return ret;
+	}
+	/* the index as the source's, its losses (and what its dropped chunks held) kept */
+	info = r->info;
+	memset(&info.store, 0, sizeof(info.store));
+	info.chunks = NULL;
+	trace_r_gone(r, &gone_packets, &gone_events, &gone_chunks);
+	info.idx.discarded += gone_events;
+	info.idx.lost_packets += gone_packets;
+	ret = trace_w_finish(c.w, &info, err, errlen);
+	free(info.chunks); /* a packed copy's, made by trace_w_finish */
+	if (!ret)
+		ret = tw_copy_ring(r->dir, dst, err, errlen);
+	if (ret)
+		tw_remove_dir(dst); /* whole but for the error: take it all away */
 	return ret;
 }

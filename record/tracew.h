@@ -1,12 +1,16 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * record/tracew.h - writing a recorded trace, the CTF 1.8 directory that
- * read/trace.h describes and reads: its stream files as packets come, then
- * the metadata and the index at the end.
+ * record/tracew.h - writing a recorded trace, the directory that
+ * read/trace.h describes and reads: packed (chunk files of packed blocks,
+ * the default) or CTF (stream files), then the index at the end (and, for
+ * CTF, the metadata).
  *
- *	trace_w_open(dir, &w, err, len);	   DIR must not exist
- *	trace_w_packet(w, packet, err, len);	   appended to stream_<ring>
- *	trace_w_finish(w, info, err, len);	   metadata, .rip-index; w freed
+ *	trace_w_open(dir, opts, &w, err, len);	   DIR must not exist
+ *	trace_w_packet(w, packet, err, len);	   into the block being packed,
+ *						   or appended to stream_<ring>
+ *	trace_w_pass(w, err, len);		   now and then: a block taken
+ *						   once it is a second old
+ *	trace_w_finish(w, info, err, len);	   the rest, .rip-index; w freed
  *   or trace_w_abort(w);			   nothing left behind
  */
 #ifndef RIP_RECORD_TRACEW_H
@@ -17,10 +21,30 @@
 
 struct trace_w;
 
-/* Create DIR (it must not exist: traces are never overwritten). */
-int trace_w_open(const char *dir, struct trace_w **out, char *err, size_t errlen);
-/* Append a packet to stream_<p->ring>. */
+struct trace_w_opts {
+	bool ctf;		      /* stream files and metadata, not chunks */
+	const struct ev_types *types; /* packed: the packets' types (kept by reference: it grows) */
+	uint64_t chunk_bytes;	      /* packed: start a new chunk file past this; 0: one chunk */
+	uint64_t max_bytes;	      /* packed: then drop the oldest chunks past this; 0: never */
+	int level;		      /* packed: zstd's level, 0: the default (3) */
+};
+
+/*
+ * Create DIR (it must not exist: traces are never overwritten), for a trace
+ * stored as opts says (NULL: CTF).
+ */
+int trace_w_open(const char *dir, const struct trace_w_opts *opts, struct trace_w **out,
+		 char *err, size_t errlen);
+/* Add a packet of stream p->ring (into the block being packed, or to stream_<p->ring>). */
 int trace_w_packet(struct trace_w *w, const struct ev_packet *p, char *err, size_t errlen);
+/*
+ * Packed: take the block being packed if its first packet came a second
+ * ago or more, so that a trace whose recorder is killed loses little.
+ * 0 or -errno.
+ */
+int trace_w_pass(struct trace_w *w, char *err, size_t errlen);
+/* Bytes the trace's files hold now (packed: chunks kept; CTF: stream files). */
+uint64_t trace_w_bytes(const struct trace_w *w);
 /* Give up: remove what was written and the directory.  w is freed. */
 void trace_w_abort(struct trace_w *w);
 /*
@@ -34,5 +58,18 @@ int trace_w_finish(struct trace_w *w, struct trace_info *info, char *err, size_t
  * followed children) and makes them durable at once with syncfs(2).
  */
 void trace_w_nosync(struct trace_w *w);
+
+/*
+ * Write the trace r (open) again into dst (which must not exist), stored as
+ * opts says: a packed trace as CTF for babeltrace2 (rip export
+ * --format=ctf).  Every packet is checked as it is read; what the source
+ * lost (its dropped chunks too) stays counted in the copy's index; the
+ * copy of the ring file (RR_TRACE_RING) comes along.  progress, if not
+ * NULL, is called with the bytes done and in all.  0, or -errno with the
+ * reason in err (nothing is left of dst).
+ */
+int trace_w_copy(struct trace_r *r, const char *dst, const struct trace_w_opts *opts,
+		 void (*progress)(uint64_t done, uint64_t total, void *arg), void *arg, char *err,
+		 size_t errlen);
 
 #endif /* RIP_RECORD_TRACEW_H */

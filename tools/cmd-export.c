@@ -50,6 +50,8 @@
 #include "analysis/stacks.h"
 #include "read/evsource.h"
 #include "read/sym.h"
+#include "read/trace.h"
+#include "record/tracew.h"
 #include "tools/export-funcs.h"
 #include "tools/funcs.h"
 #include "tools/progress.h"
@@ -84,9 +86,15 @@ static const struct rip_cmd cmd_export_def = {
 		 "          per thread, its recent path as the stack); else events counted\n"
 		 "          by stack and type\n"
 		 "  text    what 'rip dump' prints\n"
+		 "  ctf     a recorded trace (packed, as rip run and rip record write them)\n"
+		 "          as a CTF 1.8 directory that babeltrace2 reads: OUT is a new\n"
+		 "          directory; every packet is checked on the way, the trace's\n"
+		 "          index (and losses) and its copy of the ring file come along,\n"
+		 "          so every rip command reads OUT as well\n"
 		 "\n"
-		 "  -f, --format=FORMAT      chrome, folded, pprof or text (required)\n"
-		 "  -o, --output=OUT         the file to write; - for standard output\n"
+		 "  -f, --format=FORMAT      chrome, folded, pprof, text or ctf (required)\n"
+		 "  -o, --output=OUT         the file (ctf: the directory) to write; - for\n"
+		 "                           standard output\n"
 		 "      --value=WHAT         folded: bytes allocated (the default when there\n"
 		 "                           are allocations), count of allocations,\n"
 		 "                           leaked: bytes never freed, or samples: CPU\n"
@@ -110,7 +118,7 @@ static const struct rip_cmd cmd_export_def = {
 
 RIP_COMMAND(cmd_export_def);
 
-static const char *const formats[] = { "chrome", "folded", "pprof", "text" };
+static const char *const formats[] = { "chrome", "folded", "pprof", "text", "ctf" };
 
 /* ---- chrome ------------------------------------------------------------------------- */
 
@@ -725,6 +733,44 @@ out:
 	return ret;
 }
 
+/* ---- ctf ---------------------------------------------------------------------------- */
+
+/* A recorded trace as a CTF directory (record/tracew.h's copy). */
+static int export_ctf(const char *src, const char *dst, bool force)
+{
+	const struct trace_w_opts o = { .ctf = true };
+	char err[RR_ERR_MAX + PATH_MAX];
+	struct trace_r r;
+	int ret;
+
+	if (force)
+		return tool_usage_error(&cmd_export_def, "--force is not for --format=ctf: OUT is a "
+					"new directory");
+	if (!strcmp(dst, "-"))
+		return tool_usage_error(&cmd_export_def, "--format=ctf writes a directory, not "
+					"standard output");
+	if (!trace_is_dir(src)) {
+		tool_err("%s: not a recorded trace directory (--format=ctf converts a trace; "
+			 "record a process with rip record)",
+			 src);
+		return EXIT_FAIL;
+	}
+	ret = trace_r_open(src, &r, err, sizeof(err));
+	if (ret) {
+		tool_err("%s", err);
+		return EXIT_FAIL;
+	}
+	progress_begin("rip export");
+	ret = trace_w_copy(&r, dst, &o, progress_step, NULL, err, sizeof(err));
+	progress_end();
+	trace_r_close(&r);
+	if (ret) {
+		tool_err("%s", err);
+		return EXIT_FAIL;
+	}
+	return EXIT_OK;
+}
+
 /* ---- the command -------------------------------------------------------------------- */
 
 static int export_usage_formats(const char *fmt)
@@ -840,9 +886,9 @@ static int cmd_export(int argc, char **argv)
 	}
 	if (!fmt)
 		return tool_usage_error(&cmd_export_def,
-					"which format? --format=chrome, folded, pprof or text");
+					"which format? --format=chrome, folded, pprof, text or ctf");
 	if (strcmp(fmt, "chrome") && strcmp(fmt, "folded") && strcmp(fmt, "pprof") &&
-	    strcmp(fmt, "text"))
+	    strcmp(fmt, "text") && strcmp(fmt, "ctf"))
 		return export_usage_formats(fmt);
 	if (pprof_opt && strcmp(fmt, "pprof"))
 		return tool_usage_error(&cmd_export_def, "--leaks and --profile are for "
@@ -858,6 +904,8 @@ static int cmd_export(int argc, char **argv)
 						       : "one TRACE-OR-TARGET only");
 	if (!outpath)
 		return tool_usage_error(&cmd_export_def, "where to? give -o OUT (- for stdout)");
+	if (!strcmp(fmt, "ctf"))
+		return export_ctf(argv[optind], outpath, force);
 	if (!strcmp(fmt, "pprof") && !strcmp(outpath, "-") && isatty(STDOUT_FILENO))
 		return tool_usage_error(&cmd_export_def, "a pprof profile is binary: give -o "
 					"FILE.pb.gz, or redirect standard output");

@@ -21,6 +21,7 @@
 
 #include "record/consume.h"
 #include "tools/relay.h"
+#include "tools/store.h"
 #include "tools/summary.h"
 #include "tools/tool.h"
 
@@ -42,6 +43,7 @@ static const struct rip_cmd cmd_record_def = {
 		 "  -d, --duration=DURATION stop after DURATION (e.g. 10s, 500ms, 2m)\n"
 		 "  -q, --quiet             no summary line unless events were lost\n"
 		 "  -h, --help              this text\n"
+		 "\n" STORE_HELP
 		 "\n" RELAY_HELP
 		 "\n"
 		 "In overwrite mode (librip's default) the threads do not wait for rip: what\n"
@@ -91,10 +93,12 @@ static int cmd_record(int argc, char **argv)
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		RELAY_LONGOPTS,
+		STORE_LONGOPTS,
 		{ 0 },
 	};
 	const char *out = NULL, *target;
 	struct relay_opts relay;
+	struct trace_w_opts store = { 0 };
 	struct rly *rly = NULL;
 	int64_t live, next_tick = 0;
 	struct relay_said said = { 0 };
@@ -136,6 +140,13 @@ static int cmd_record(int argc, char **argv)
 			if (ret)
 				return ret;
 			break;
+		case STORE_OPT_CTF:
+		case STORE_OPT_MAX:
+		case STORE_OPT_CHUNK:
+			ret = store_opt(&cmd_record_def, &store, c, optarg);
+			if (ret)
+				return ret;
+			break;
 		default:
 			return tool_usage_error(&cmd_record_def, "unknown option '%s'",
 						argv[optind - 1]);
@@ -147,6 +158,8 @@ static int cmd_record(int argc, char **argv)
 								 "ring file" :
 								 "one TARGET only");
 	ret = relay_check(&cmd_record_def, &relay);
+	if (!ret)
+		ret = store_check(&cmd_record_def, &store);
 	if (ret)
 		return ret;
 	no_local = out && !strcmp(out, "-");
@@ -202,6 +215,7 @@ static int cmd_record(int argc, char **argv)
 		tool_err("%s", err);
 		goto out_free;
 	}
+	r->store = store;
 	ret = no_local ? 0 : rec_open_trace(r, dir, err, sizeof(err));
 	if (ret) {
 		tool_err("%s", err);

@@ -46,6 +46,7 @@
 #include "record/prog.h"
 #include "tools/format.h"
 #include "tools/relay.h"
+#include "tools/store.h"
 #include "tools/summary.h"
 #include "tools/tool.h"
 
@@ -105,6 +106,7 @@ static const struct rip_cmd cmd_run_def = {
 		 "      --follow-exec     trace the programs exec'd into, into DIR/PID.N/\n"
 		 "                        (spawned programs, fork + exec: give both)\n"
 		 "\n"
+		 "\n" STORE_HELP
 		 "\n" RELAY_HELP
 		 "\n"
 		 "  -q, --quiet           no summary unless something was lost\n"
@@ -353,6 +355,7 @@ static int run_parse(int argc, char **argv, struct run_opts *o)
 		{ "follow-fork", no_argument, NULL, 'f' },
 		{ "follow-exec", no_argument, NULL, 'e' },
 		RELAY_LONGOPTS,
+		STORE_LONGOPTS,
 		{ "no-waits", no_argument, NULL, 'W' },
 		{ "sample", optional_argument, NULL, 's' },
 		{ "functions", no_argument, NULL, 'U' },
@@ -476,6 +479,13 @@ static int run_parse(int argc, char **argv, struct run_opts *o)
 			if (ret)
 				return ret;
 			break;
+		case STORE_OPT_CTF:
+		case STORE_OPT_MAX:
+		case STORE_OPT_CHUNK:
+			ret = store_opt(&cmd_run_def, &o->fam.store, c, optarg);
+			if (ret)
+				return ret;
+			break;
 		case '?':
 		default:
 			return tool_usage_error(&cmd_run_def, "unknown option '%s'",
@@ -483,6 +493,8 @@ static int run_parse(int argc, char **argv, struct run_opts *o)
 		}
 	}
 	ret = relay_check(&cmd_run_def, &o->relay);
+	if (!ret)
+		ret = store_check(&cmd_run_def, &o->fam.store);
 	if (ret)
 		return ret;
 	o->fam.relayd = o->relay.url != NULL;

@@ -391,7 +391,7 @@ static int cmd_snapshot(int argc, char **argv)
 		dir = dirbuf;
 	}
 	if (!no_local) {
-		ret = trace_w_open(dir, &o.w, err, sizeof(err));
+		ret = trace_w_open(dir, NULL, &o.w, err, sizeof(err));
 		if (ret) {
 			tool_err("%s", err);
 			goto out_info;

@@ -441,8 +441,10 @@ int evs_dump(struct evs *s, FILE *out, unsigned flags, char *err, size_t errlen)
 	else
 		fprintf(out,
 			"%" PRIu64 " events, %" PRIu64 " streams, %" PRIu64
-			" discarded/overwritten, %" PRIu64 " packets lost\n",
-			tot.events, tot.streams, tot.discarded, tot.lost_packets);
+			" discarded/overwritten, %" PRIu64 " packets lost%s%.0u%s\n",
+			tot.events, tot.streams, tot.discarded, tot.lost_packets,
+			tot.gone_chunks ? " (in them: " : "", tot.gone_chunks,
+			tot.gone_chunks ? " chunks of the trace gone)" : "");
 	if (fflush(out) || ferror(out)) {
 		snprintf(err, errlen, "write error: %s", strerror(errno));
 		return -EIO;

@@ -62,7 +62,7 @@ static void progress_draw(uint64_t done_b, uint64_t total_b, bool end, void *arg
 		eta);
 }
 
-void progress_bar(struct evs *s, const char *what)
+void progress_begin(const char *what)
 {
 	const char *env = getenv("RIP_PROGRESS");
 
@@ -72,5 +72,21 @@ void progress_bar(struct evs *s, const char *what)
 	bar.shown = false;
 	bar.now = env && !strcmp(env, "1"); /* asked for: from the first packet on */
 	clock_gettime(CLOCK_MONOTONIC, &bar.start);
-	evs_set_progress(s, progress_draw, NULL);
+}
+
+void progress_step(uint64_t done, uint64_t total, void *arg)
+{
+	progress_draw(done, total, false, arg);
+}
+
+void progress_end(void)
+{
+	progress_draw(0, 0, true, NULL);
+}
+
+void progress_bar(struct evs *s, const char *what)
+{
+	progress_begin(what);
+	if (bar.what)
+		evs_set_progress(s, progress_draw, NULL);
 }

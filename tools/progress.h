@@ -9,9 +9,19 @@
 #ifndef RIP_TOOLS_PROGRESS_H
 #define RIP_TOOLS_PROGRESS_H
 
+#include <stdint.h>
+
 struct evs;
 
 /* Show the bar while the events of s are read; what names the command. */
 void progress_bar(struct evs *s, const char *what);
+/*
+ * The same for work that is not a read of events: progress_begin, then
+ * progress_step as a callback (bytes done and in all; arg unused), then
+ * progress_end.
+ */
+void progress_begin(const char *what);
+void progress_step(uint64_t done, uint64_t total, void *arg);
+void progress_end(void);
 
 #endif /* RIP_TOOLS_PROGRESS_H */

@@ -15,10 +15,20 @@ void sum_recorded(const char *cmd, const struct rec *r, uint64_t lost, const cha
 	const struct rec_stats *st = &r->st;
 	char b[32];
 
-	fprintf(stderr, "%s %s: %llu events (%s) recorded in %s%s, %llu lost%s", rip_prog, cmd,
-		(unsigned long long)st->events, fmt_bytes(st->bytes, b, sizeof(b)),
+	const struct trace_store *ts = &r->stored;
+	char d[32];
+
+	if (ts->format == TRACE_STORE_PACKED && r->dir[0])
+		snprintf(d, sizeof(d), ", %s on disk", fmt_bytes(ts->kept_bytes, b, sizeof(b)));
+	else
+		d[0] = 0;
+	fprintf(stderr, "%s %s: %llu events (%s%s) recorded in %s%s, %llu lost%s", rip_prog, cmd,
+		(unsigned long long)st->events, fmt_bytes(st->bytes, b, sizeof(b)), d,
 		r->dir[0] ? r->dir : "relayd only", r->dir[0] ? "/" : "", (unsigned long long)lost,
 		what);
+	if (ts->first_chunk)
+		fprintf(stderr, "; the oldest %llu events (%u chunks) removed to keep within --max-size",
+			(unsigned long long)ts->dropped_events, ts->first_chunk);
 	if (st->lost_packets)
 		fprintf(stderr, " (%llu packets overwritten before rip read them)",
 			(unsigned long long)st->lost_packets);

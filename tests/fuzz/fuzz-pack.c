@@ -20,7 +20,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct ev_types types;
 	static int ready;
-	struct pk_block b;
+	struct pk_block b = { 0 };
 	struct pk_hdr h;
 	uint8_t *copy;
 	char err[256];
@@ -44,7 +44,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		h.crc = crc;
 		memcpy(copy, &h, sizeof(h));
 	}
-	if (!pk_decode(&types, copy, size, &b, err, sizeof(err))) {
+	if (!pk_decode(NULL, &types, copy, size, &b, err, sizeof(err))) {
 		for (uint32_t i = 0; i < b.npackets; i++) {
 			size_t end = i + 1 < b.npackets ? b.off[i + 1] : b.len;
 			struct rip_packet ph;
@@ -55,8 +55,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			ev_decode(&types, b.data + b.off[i], end - b.off[i], ph.timestamp_begin, NULL,
 				  NULL, err, sizeof(err));
 		}
-		pk_block_free(&b);
 	}
+	pk_block_free(&b);
 	free(copy);
 	return 0;
 }

@@ -44,6 +44,9 @@ PY
 "$RIP" run -o "$TEST_TMP/t" -- "$prog" 10 >"$TEST_TMP/run.out" 2>&1 ||
 	die "rip run: $(cat "$TEST_TMP/run.out")"
 "$RIP" dump -j "$TEST_TMP/t" >"$TEST_TMP/dump.json" || die "rip dump failed"
+# babeltrace2 reads the CTF form of the (packed) trace
+"$RIP" export --format=ctf "$TEST_TMP/t" -o "$TEST_TMP/t.ctf" 2>"$TEST_TMP/ex.err" ||
+	die "rip export --format=ctf: $(cat "$TEST_TMP/ex.err")"
 within "$TEST_TMP/dump.json" 2>"$TEST_TMP/within" ||
 	fail "event times off CLOCK_MONOTONIC_RAW: $(cat "$TEST_TMP/within")"
 
@@ -56,15 +59,15 @@ if grep -qw constant_tsc /proc/cpuinfo && grep -qw nonstop_tsc /proc/cpuinfo; th
 	fi
 fi
 if [ $tsc = yes ]; then
-	grep -q 'description = "x86 invariant TSC' "$TEST_TMP/t/metadata" ||
+	grep -q 'description = "x86 invariant TSC' "$TEST_TMP/t.ctf/metadata" ||
 		fail "the TSC is invariant and trusted here, but the trace's clock is not it"
 else
-	grep -q 'description = "CLOCK_MONOTONIC_RAW' "$TEST_TMP/t/metadata" ||
+	grep -q 'description = "CLOCK_MONOTONIC_RAW' "$TEST_TMP/t.ctf/metadata" ||
 		fail "no usable TSC here, but the trace's clock is not CLOCK_MONOTONIC_RAW"
 fi
 
 # babeltrace2 times the events as rip does (its wall clock, within 100 ns)
-babeltrace2 --clock-seconds --clock-gmt "$TEST_TMP/t" >"$TEST_TMP/bt.txt" 2>"$TEST_TMP/bt.err" ||
+babeltrace2 --clock-seconds --clock-gmt "$TEST_TMP/t.ctf" >"$TEST_TMP/bt.txt" 2>"$TEST_TMP/bt.err" ||
 	fail "babeltrace2: $(head -n 3 "$TEST_TMP/bt.err")"
 python3 - "$TEST_TMP/bt.txt" "$TEST_TMP/dump.json" <<'PY' || fail "babeltrace2 times the events otherwise"
 import json, re, sys
@@ -77,7 +80,7 @@ print("babeltrace2 - rip: from", min(d), "to", max(d), "ns", file=sys.stderr)
 assert max(d) - min(d) <= 100
 PY
 
-RIP_CLOCK=mono "$RIP" run -o "$TEST_TMP/m" -- "$prog" 1 >"$TEST_TMP/run.out" 2>&1 ||
+RIP_CLOCK=mono "$RIP" run --ctf -o "$TEST_TMP/m" -- "$prog" 1 >"$TEST_TMP/run.out" 2>&1 ||
 	die "rip run (mono): $(cat "$TEST_TMP/run.out")"
 grep -q 'description = "CLOCK_MONOTONIC_RAW' "$TEST_TMP/m/metadata" ||
 	fail "RIP_CLOCK=mono: the trace's clock is not CLOCK_MONOTONIC_RAW"

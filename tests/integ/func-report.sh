@@ -80,8 +80,9 @@ grep -qx "main;count_run;count_outer;count_inner;count_leaf $((2 * n))" f.txt ||
 "$RIP" export --format=folded t -o ft.txt 2>exp.err || fail "rip export folded (time): $(cat exp.err)"
 grep -Eq '^main;count_run;count_rec;count_rec [0-9]+$' ft.txt || fail "folded time: $(cat ft.txt)"
 
-# CTF: babeltrace2 names the records
-babeltrace2 t >bt.txt 2>bt.err || fail "babeltrace2: $(head -n 3 bt.err)"
+# CTF (the trace exported: rip run packs it): babeltrace2 names the records
+"$RIP" export --format=ctf -o t.ctf t 2>ex.err || fail "rip export --format=ctf: $(cat ex.err)"
+babeltrace2 t.ctf >bt.txt 2>bt.err || fail "babeltrace2: $(head -n 3 bt.err)"
 [ "$(grep -c ' rip:fn_entry: {.*}, { fn = [0-9]* }$' bt.txt)" = $((16 * n + 2)) ] ||
 	fail "babeltrace2: $(grep -c ' rip:fn_entry: {.*}, { fn = [0-9]* }$' bt.txt) rip:fn_entry, want $((16 * n + 2))"
 grep -q ' rip:fn: {.*}, { id = 1, addr = 0x[0-9A-F]* }$' bt.txt ||

@@ -29,7 +29,7 @@ trap 't_cleanup; rm -f "/dev/shm$shm"' EXIT
 cp tests/integ/leaks_accept.cc "$src" || die "no tests/integ/leaks_accept.cc"
 "$CXX" -O0 -g -fno-omit-frame-pointer -Wl,-z,now -Itests -o "$prog" "$src" || die "cannot build $src"
 good=$TEST_TMP/good
-"$RIP" run --mem --fd --shm -q -o "$good" -- "$prog" "$shm" 300 >/dev/null 2>"$TEST_TMP/run.err" ||
+"$RIP" run --ctf --mem --fd --shm -q -o "$good" -- "$prog" "$shm" 300 >/dev/null 2>"$TEST_TMP/run.err" ||
 	{ cat "$TEST_TMP/run.err" >&2; die "rip run failed"; }
 rm -f "/dev/shm$shm"
 expect_status 0 "rip leaks on the intact trace" "$RIP" leaks "$good"
@@ -130,7 +130,7 @@ damaged idx-short && truncate -s 100 "$d/.rip-index"
 refused "index cut short" "$d/.rip-index" "$d"
 damaged idx-long && head -c 10 /dev/zero >>"$d/.rip-index"
 refused "index too long" "$d/.rip-index" "$d"
-damaged idx-version && poke "$d/.rip-index" 8 '<I' 2
+damaged idx-version && poke "$d/.rip-index" 8 '<I' 3
 refused "newer index version" "$d/.rip-index" "$d"
 damaged idx-ntypes && poke "$d/.rip-index" 12 '<I' 0x7fffffff
 refused "absurd type count" "$d/.rip-index" "$d"

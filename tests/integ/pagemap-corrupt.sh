@@ -15,7 +15,7 @@ need_bin "$prog" "$RIP" "$RIP_ASAN"
 command -v python3 >/dev/null || die "python3 is needed"
 
 for c in short-array past-end overlap twice bad-range orphan; do
-	"$RIP" run -q -o "$TEST_TMP/$c" -- "$prog" hostile $c || die "pagemapprog hostile $c failed"
+	"$RIP" run --ctf -q -o "$TEST_TMP/$c" -- "$prog" hostile $c || die "pagemapprog hostile $c failed"
 	asan_run pagemap "$TEST_TMP/$c"
 	[ "$asan_rc" = 1 ] || fail "$c: exit $asan_rc, want 1"
 	grep -q 'snapshot [0-9]' "$TEST_TMP/asan.err" || fail "$c: message: $(cat "$TEST_TMP/asan.err")"
@@ -24,7 +24,7 @@ for c in short-array past-end overlap twice bad-range orphan; do
 	[ -s "$TEST_TMP/asan.out" ] && fail "$c --json: output on failure"
 done
 
-"$RIP" run -q -o "$TEST_TMP/huge" -- "$prog" hostile huge || die "pagemapprog hostile huge failed"
+"$RIP" run --ctf -q -o "$TEST_TMP/huge" -- "$prog" hostile huge || die "pagemapprog hostile huge failed"
 asan_run pagemap --json "$TEST_TMP/huge"
 [ "$asan_rc" = 0 ] || fail "huge: exit $asan_rc, want 0"
 python3 - "$TEST_TMP/asan.out" <<'PY' || fail "huge: JSON"
@@ -35,13 +35,13 @@ assert len(m) == 1 and m[0]["pages"] == 1 << 34 and m[0]["present"] == 32, m
 assert m[0]["live_blocks"] == 2 and m[0]["live_pages"] == 1 << 34 and m[0]["unused"] == 0, m
 PY
 
-"$RIP" run -q -o "$TEST_TMP/cut" -- "$prog" hostile cut || die "pagemapprog hostile cut failed"
+"$RIP" run --ctf -q -o "$TEST_TMP/cut" -- "$prog" hostile cut || die "pagemapprog hostile cut failed"
 asan_run pagemap "$TEST_TMP/cut"
 [ "$asan_rc" = 1 ] || fail "cut: exit $asan_rc, want 1"
 grep -q 'cut short' "$TEST_TMP/asan.err" || fail "cut: message"
 
 # a real trace, damaged
-"$RIP" run -q --mem -o "$TEST_TMP/t" -- "$prog" block 50 50 >/dev/null || die "rip run block failed"
+"$RIP" run --ctf -q --mem -o "$TEST_TMP/t" -- "$prog" block 50 50 >/dev/null || die "rip run block failed"
 asan_run pagemap "$TEST_TMP/t"
 [ "$asan_rc" = 0 ] || fail "intact trace: exit $asan_rc"
 stream=$(ls "$TEST_TMP"/t/stream_* | head -n 1)

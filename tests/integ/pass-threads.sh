@@ -18,7 +18,7 @@ command -v taskset >/dev/null || skip "taskset (util-linux) is needed"
 
 tr=$TEST_TMP/tr
 # 4 threads x 1500 opens (every 50th kept: 120 left open) and lists built and dropped
-"$RIP" run --mem --fd -o "$tr" -- /usr/bin/python3 -c '
+"$RIP" run --ctf --mem --fd -o "$tr" -- /usr/bin/python3 -c '
 import os, threading
 keep = []
 def work():

@@ -83,7 +83,8 @@ cat check.txt
 [ "$rc" = 0 ] || fail "counts do not add up"
 
 # babeltrace2 reads all of it, with the same number of events
-babeltrace2 rec -c sink.utils.counter -p step=+0 >bt.txt 2>bt.err ||
+"$RIP" export --format=ctf rec -o rec.ctf 2>ex.err || fail "rip export --format=ctf: $(cat ex.err)"
+babeltrace2 rec.ctf -c sink.utils.counter -p step=+0 >bt.txt 2>bt.err ||
 	fail "babeltrace2 cannot read the recording: $(grep -v WARNING bt.err | head -n 3)"
 bt=$(awk '/Event messages/ { n = $1 } END { print n + 0 }' bt.txt)
 [ "$bt" = "$recorded" ] || fail "babeltrace2 reads $bt events, rip record wrote $recorded"

@@ -22,7 +22,7 @@ need_bin "$prog" "$BUILD/tests/integ/topprog"
 
 relayd_start rd
 go=$TEST_TMP/go
-t_bg "$RIP" run -q --relayd="$RD_URL" --session=basic --hostname=hosta \
+t_bg "$RIP" run -q --ctf --relayd="$RD_URL" --session=basic --hostname=hosta \
 	--live-timer=100ms -o "$TEST_TMP/local" -- "$prog" --go "$go" --events 2000 --gap-us 300 \
 	>"$TEST_TMP/prog.out" 2>"$TEST_TMP/run.err"
 run_pid=$T_LAST
@@ -53,7 +53,7 @@ babeltrace2 "$copy" >"$TEST_TMP/disk.txt" 2>"$TEST_TMP/disk.err" || fail "babelt
 cmp -s "$TEST_TMP/disk.txt" "$TEST_TMP/local.txt" || fail "relayd's copy differs from the local trace (babeltrace2)"
 
 # The --mem run, relayd's copy on disk against the local trace.
-"$RIP" run -q --mem --relayd="$RD_URL" --session=mem --hostname=hosta --live-timer=100ms \
+"$RIP" run -q --ctf --mem --relayd="$RD_URL" --session=mem --hostname=hosta --live-timer=100ms \
 	-o "$TEST_TMP/mem" -- "$prog" --events 500 --mem >/dev/null 2>"$TEST_TMP/run.err" ||
 	{ cat "$TEST_TMP/run.err" >&2; die "rip run --mem --relayd failed"; }
 copy=$(relayd_copy hosta mem)
@@ -79,7 +79,7 @@ cmp -s "$TEST_TMP/report.a" "$TEST_TMP/report.b" || fail "rip report --json diff
 
 # CPU samples with resource events: the rip:sample type, made by the recorder at the end,
 # must reach relayd's metadata too, after the types it declared already.
-"$RIP" run -q --mem --sample=1000 --relayd="$RD_URL" --session=smp --hostname=hosta --live-timer=0 \
+"$RIP" run -q --ctf --mem --sample=1000 --relayd="$RD_URL" --session=smp --hostname=hosta --live-timer=0 \
 	-o "$TEST_TMP/smp" -- "$BUILD/tests/integ/topprog" burn 100 >/dev/null 2>"$TEST_TMP/run.err" ||
 	{ cat "$TEST_TMP/run.err" >&2; die "rip run --sample --relayd failed"; }
 copy=$(relayd_copy hosta smp)

@@ -44,7 +44,7 @@ grep -q 'no-such-host.invalid' "$TEST_TMP/err" || fail "unknown host: the messag
 
 # relayd killed in the middle: the local trace is whole, exit 1.
 relayd_start rd2
-t_bg "$RIP" run -q --relayd="$RD_URL" --session=lost --hostname=hoste --live-timer=100ms \
+t_bg "$RIP" run -q --ctf --relayd="$RD_URL" --session=lost --hostname=hoste --live-timer=100ms \
 	-o "$TEST_TMP/local" -- "$prog" --events 3000 --gap-us 10000 >/dev/null 2>"$TEST_TMP/run.err"
 run_pid=$T_LAST
 wait_until 30 sh -c "ls '$RD_OUT'/hoste/lost-*/stream_2 >/dev/null 2>&1" ||
@@ -62,7 +62,7 @@ n=$(babeltrace2 "$TEST_TMP/local" 2>/dev/null | grep -c 'relaydprog:tick')
 
 # relayd killed, then started again on its ports: rip connects again.
 relayd_start rd3
-t_bg "$RIP" run -q --relayd="$RD_URL" --session=again --hostname=hoste --live-timer=100ms \
+t_bg "$RIP" run -q --ctf --relayd="$RD_URL" --session=again --hostname=hoste --live-timer=100ms \
 	-o "$TEST_TMP/local2" -- "$prog" --events 4000 --gap-us 10000 >/dev/null 2>"$TEST_TMP/run2.err"
 run_pid=$T_LAST
 wait_until 30 sh -c "ls '$RD_OUT'/hoste/again-*/stream_2 >/dev/null 2>&1" ||

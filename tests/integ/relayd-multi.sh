@@ -18,7 +18,7 @@ relayd_start rd
 
 # Two hosts, one session name each, at the same time.
 for h in hostb1 hostb2; do
-	t_bg "$RIP" run -q --relayd="$RD_URL" --session=pair --hostname="$h" --live-timer=100ms \
+	t_bg "$RIP" run -q --ctf --relayd="$RD_URL" --session=pair --hostname="$h" --live-timer=100ms \
 		-o "$TEST_TMP/$h" -- "$prog" --events 700 --gap-us 200 >/dev/null 2>"$TEST_TMP/$h.err"
 	eval "pid_$h=\$T_LAST"
 done
@@ -37,7 +37,7 @@ cmp -s "$TEST_TMP/merged.copy" "$TEST_TMP/merged.local" || fail "the merged copi
 
 # One thread idle for 4 s; the others emit 1500 events each over about 1 s.
 go=$TEST_TMP/go
-t_bg "$RIP" run -q --relayd="$RD_URL" --session=idle --hostname=hostc --live-timer=100ms \
+t_bg "$RIP" run -q --ctf --relayd="$RD_URL" --session=idle --hostname=hostc --live-timer=100ms \
 	-o "$TEST_TMP/idle" -- "$prog" --go "$go" --events 1500 --gap-us 7000 --idle 4000 \
 	>/dev/null 2>"$TEST_TMP/idle.err"
 run_pid=$T_LAST
@@ -71,7 +71,7 @@ prog_pid=$T_LAST
 touch "$go" # its ring file comes with its first event
 wait_until 20 sh -c "'$RIP' ps $prog_pid >/dev/null 2>&1" ||
 	die "relaydprog made no ring file in $RIP_DIR"
-t_bg "$RIP" record -q --relayd="$RD_URL" --session=rec --hostname=hostd --live-timer=100ms \
+t_bg "$RIP" record -q --ctf --relayd="$RD_URL" --session=rec --hostname=hostd --live-timer=100ms \
 	-o - "$prog_pid" 2>"$TEST_TMP/rec.err"
 rec_pid=$T_LAST
 wait "$prog_pid"

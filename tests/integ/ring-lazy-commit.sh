@@ -46,7 +46,7 @@ for buf in 32k 4m; do
 	echo go >t$buf.go
 	wait || true
 	grep -q "done" t$buf.out || fail "-b $buf: the shell did not finish: $(cat t$buf.err)"
-	[ -f t$buf/metadata ] || fail "-b $buf: no trace"
+	[ -f t$buf/.rip-index ] || fail "-b $buf: no trace"
 done
 # shellcheck disable=SC2154
 echo "ring file bytes: -b 32k $b_32k, -b 4m $b_4m"
@@ -69,5 +69,5 @@ echo go >full.go
 wait || true
 rm -f "$MNT/fill"
 grep -q "done" full.out || fail "full tmpfs: the shell did not finish: $(cat full.err)"
-[ -f full/metadata ] || fail "full tmpfs: no trace: $(cat full.err)"
+[ -f full/.rip-index ] || fail "full tmpfs: no trace: $(cat full.err)"
 t_done

@@ -24,8 +24,10 @@ grep -q "^thread 0 emitted $N\$" out && grep -q "^thread 1 emitted $N\$" out ||
 	fail "PROG's stdout did not pass through: $(cat out)"
 grep -q "^rip run: $((2 * N)) events (.*) recorded in t1/, 0 lost\$" err ||
 	fail "summary line: $(cat err)"
-[ -f t1/metadata ] && [ -f t1/.rip-index ] || die "t1 is not a trace: $(ls -a t1)"
-babeltrace2 t1 >bt.txt 2>bt.err || fail "babeltrace2 cannot read the trace: $(head -n 3 bt.err)"
+[ -f t1/.rip-index ] && [ -f t1/chunk-000000.rpk ] || die "t1 is not a packed trace: $(ls -a t1)"
+# the packed trace as CTF for babeltrace2: the one documented command
+"$RIP" export --format=ctf t1 -o t1.ctf 2>ex.err || fail "rip export --format=ctf: $(cat ex.err)"
+babeltrace2 t1.ctf >bt.txt 2>bt.err || fail "babeltrace2 cannot read the trace: $(head -n 3 bt.err)"
 grep -q WARNING bt.err && fail "babeltrace2 reports losses: $(head -n 3 bt.err)"
 # every thread: n = 0, 1, ..., N-1 in order
 awk -v N="$N" '
@@ -57,8 +59,9 @@ rc=$?
 [ "$rc" = 4 ] || fail "rip run --preload: exit $rc, want 4: $(cat err)"
 [ "$(cat out)" = preloaded ] || fail "rip run --preload: stdout $(cat out)"
 grep -q "^rip run: 0 events .* recorded in t3/, 0 lost\$" err || fail "--preload summary: $(cat err)"
-[ -f t3/metadata ] || fail "--preload: no trace written"
-babeltrace2 t3 >/dev/null 2>bt.err || fail "babeltrace2 cannot read an empty trace: $(head -n 3 bt.err)"
+[ -f t3/.rip-index ] || fail "--preload: no trace written"
+"$RIP" export --format=ctf t3 -o t3.ctf 2>ex.err || fail "rip export of an empty trace: $(cat ex.err)"
+babeltrace2 t3.ctf >/dev/null 2>bt.err || fail "babeltrace2 cannot read an empty trace: $(head -n 3 bt.err)"
 "$RIP" run -o t4 -- sh -c 'kill -TERM $$' >out 2>err
 rc=$?
 [ "$rc" = 143 ] || fail "rip run of a program killed by SIGTERM: exit $rc, want 143"
@@ -78,7 +81,7 @@ grep -q "exists" err || fail "rip run -o EXISTING: message $(cat err)"
 # 4. The default directory: rip-events-PID in the current directory.
 "$RIP" run -q -- "$ev" 1000 >out 2>err || fail "rip run without -o: $(cat err)"
 d=$(ls -d rip-events-* 2>/dev/null)
-[ "$(echo "$d" | wc -w)" = 1 ] && [ -f "$d/metadata" ] || fail "default trace directory: '$d'"
+[ "$(echo "$d" | wc -w)" = 1 ] && [ -f "$d/.rip-index" ] || fail "default trace directory: '$d'"
 [ -s err ] && fail "rip run -q printed: $(cat err)"
 
 # 5. Usage.

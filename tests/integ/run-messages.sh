@@ -70,7 +70,7 @@ else
 	# root runs it as itself: nothing changes, it is traced
 	"$RIP" run --mem -q -o t3 -- "$PUB/bin/suid" 10 >out.txt 2>err.txt ||
 		fail "setuid run by root: $(cat err.txt)"
-	[ -f t3/metadata ] || fail "setuid run by root: no trace"
+	[ -f t3/.rip-index ] || fail "setuid run by root: no trace"
 	cp "$true" "$PUB/bin/caps"
 	if command -v setcap >/dev/null && setcap cap_net_raw+ep "$PUB/bin/caps" 2>/dev/null; then
 		as_nobody "$RIP" run --mem -o t4 -- "$PUB/bin/caps" 10 >out.txt 2>err.txt
@@ -112,7 +112,7 @@ else
 	wait $runpid
 	rc=$?
 	[ "$rc" = 0 ] || fail "small tmpfs: exit $rc: $(cat err.txt)"
-	[ -f t6/metadata ] || fail "small tmpfs: the shell's trace is missing"
+	[ -f t6/.rip-index ] || fail "small tmpfs: the shell's trace is missing"
 	grep -q "^rip run: warning: [1-9][0-9]* child.* not traced: no space left in $MNT for" \
 		err.txt || fail "small tmpfs: no warning about the children not traced: $(cat err.txt)"
 	grep -q "were left" err.txt && fail "small tmpfs: files left behind: $(cat err.txt)"

@@ -21,7 +21,7 @@ rp=$T_LAST
 prog=
 started() {
 	prog=$(pgrep -P "$rp" -f recprog | head -n 1)
-	[ -n "$prog" ] && [ -n "$(ls t/stream_* 2>/dev/null)" ]
+	[ -n "$prog" ] && [ -n "$(ls t/chunk-* 2>/dev/null)" ]
 }
 wait_until 20 started || die "the program did not start: $(cat err)"
 kill -STOP "$rp"

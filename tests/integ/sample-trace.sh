@@ -30,7 +30,8 @@ grep -q 'CPU samples of them' run.err || fail "rip run does not count the sample
 n=$(grep -c ' rip:sample ' dump.txt)
 [ "$n" -gt 0 ] || die "no rip:sample event in the trace: $(cat run.err)"
 if command -v babeltrace2 >/dev/null; then
-	babeltrace2 T >bt.txt 2>bt.err || fail "babeltrace2 T: $(head -n 3 bt.err)"
+	"$RIP" export --format=ctf T -o T.ctf 2>ex.err || fail "rip export --format=ctf: $(cat ex.err)"
+	babeltrace2 T.ctf >bt.txt 2>bt.err || fail "babeltrace2 T: $(head -n 3 bt.err)"
 	b=$(grep -c ' rip:sample: ' bt.txt)
 	[ "$b" = "$n" ] || fail "babeltrace2 sees $b samples, rip dump $n"
 fi

@@ -3,9 +3,9 @@
 # Timeout: 600
 #
 # Description: thousands of threads, end to end, with the default settings.
-# - 2,000 live threads x 100 events under rip run: babeltrace2 counts
-#   exactly 200,000 events, and rip dump's summary says the same, nothing
-#   lost.  With 100 threads and only 2 rings, the 9,800 events that found
+# - 3,000 live threads x 1,000 events under rip run: nothing lost (its
+#   summary), and rip dump counts exactly 3,000,000 events; at 100 events a
+#   thread, babeltrace2 counts exactly 300,000 in the trace's CTF export.  With 100 threads and only 2 rings, the 9,800 events that found
 #   no ring are counted: rip run's summary, rip dump, and the warnings of
 #   rip leaks (text and JSON), rip report and rip calltree say so.
 # - rip run --mem on 1,000 and 3,000 live threads that each leak one
@@ -22,14 +22,22 @@ need_bin "$prog" "$RIP"
 command -v babeltrace2 >/dev/null || die "babeltrace2 is missing: make check installs it"
 command -v python3 >/dev/null || die "python3 is missing: make check installs it"
 
-# ---- 2,000 threads x 100 events: every one recorded ----
-expect_status 0 "rip run, 2000 threads" "$RIP" run -q -o "$TEST_TMP/ev" -- "$prog" events 2000 100
-grep -q '^emitted 200000$' "$TEST_TMP/out" || fail "events: the program did not emit 200000"
-n=$(babeltrace2 "$TEST_TMP/ev" 2>"$TEST_TMP/bt.err" | grep -c ' test:tick: ')
-[ "$n" = 200000 ] || fail "events: babeltrace2 counts $n test:tick events, want 200000"
+# ---- 3,000 threads x 1,000 events: every one recorded ----
+expect_status 0 "rip run, 3000 threads" "$RIP" run -o "$TEST_TMP/ev" -- "$prog" events 3000 1000
+grep -q '^emitted 3000000$' "$TEST_TMP/out" || fail "events: the program did not emit 3000000"
+grep -q ': 3000000 events (.*) recorded in .*, 0 lost$' "$TEST_TMP/err" ||
+	fail "events: rip run's summary: $(cat "$TEST_TMP/err")"
 expect_status 0 "rip dump" "$RIP" dump "$TEST_TMP/ev"
-tail -n 1 "$TEST_TMP/out" | grep -q '^200000 events, 2000 streams, 0 discarded/overwritten, 0 packets lost' ||
+tail -n 1 "$TEST_TMP/out" | grep -q '^3000000 events, 3000 streams, 0 discarded/overwritten, 0 packets lost' ||
 	fail "events: rip dump says $(tail -n 1 "$TEST_TMP/out")"
+# babeltrace2 on the CTF export (at 100 events a thread: its muxer takes about 60 us an
+# event across 3,000 streams, 3 minutes for the run above; make bench counts that one)
+expect_status 0 "rip run, 3000 threads x 100" "$RIP" run -q -o "$TEST_TMP/ev1" -- "$prog" events 3000 100
+expect_status 0 "rip export --format=ctf" "$RIP" export --format=ctf "$TEST_TMP/ev1" -o "$TEST_TMP/ev1.ctf"
+babeltrace2 "$TEST_TMP/ev1.ctf" -c sink.utils.counter -p step=+0 >"$TEST_TMP/bt.txt" \
+	2>"$TEST_TMP/bt.err" || fail "events: babeltrace2 failed: $(head -n 3 "$TEST_TMP/bt.err")"
+n=$(awk '/Event messages/ { print $1 }' "$TEST_TMP/bt.txt")
+[ "$n" = 300000 ] || fail "events: babeltrace2 counts $n events, want 300000"
 
 # ---- forced loss: 100 threads and 2 rings; every lost event counted and shown ----
 RIP_EVENT_RINGS=2 "$RIP" run -o "$TEST_TMP/lossy" -- "$prog" events 100 100 >"$TEST_TMP/out" \
@@ -59,7 +67,9 @@ grep -q '"complete":false,"discarded":9800' "$TEST_TMP/lossy.html" &&
 	grep -q 'This trace is incomplete' "$TEST_TMP/lossy.html" ||
 	fail "lossy run: rip report --html does not carry the loss and its warning"
 # the events no ring could count reach the CTF packets: babeltrace2 warns of all 9800
-babeltrace2 "$TEST_TMP/lossy" >/dev/null 2>"$TEST_TMP/bt.err" || fail "lossy run: babeltrace2 failed"
+expect_status 0 "rip export --format=ctf, lossy" "$RIP" export --format=ctf "$TEST_TMP/lossy" \
+	-o "$TEST_TMP/lossy.ctf"
+babeltrace2 "$TEST_TMP/lossy.ctf" >/dev/null 2>"$TEST_TMP/bt.err" || fail "lossy run: babeltrace2 failed"
 n=$(grep -o 'discarded [0-9]* events' "$TEST_TMP/bt.err" | awk '{ s += $2 } END { print s + 0 }')
 [ "$n" = 9800 ] || fail "lossy run: babeltrace2 warns of $n discarded events, want 9800"
 

@@ -10,7 +10,9 @@
 # signal handler, four threads alive at once that run the same code in
 # turn, so that the same stacks are at the same depths in four stacks: the
 # stack cache shares their entries, and must still tell top_a from top_b
-# and one alloca's size from another) is
+# and one alloca's size from another; two paths to one call at one depth
+# whose frames differ in size, so that the return addresses of one are
+# not where the other's are) is
 # recorded three times (the first two again with RIP_DEPTH=64), address
 # space layout randomisation off:
 # RIP_UNWIND=libunwind (every stack from libunwind), the default (the
@@ -115,6 +117,36 @@ __attribute__((noinline)) static void *c5(size_t n) { void *p = c4(n); sink += 5
 __attribute__((noinline)) static void *top_a(size_t n) { void *p = c5(n); sink += 6; return p; }
 __attribute__((noinline)) static void *top_b(size_t n) { void *p = c5(n); sink += 7; return p; }
 
+/*
+ * Two paths to one malloc call at one depth through frames of other
+ * sizes (the big frame below on one path, above on the other): their
+ * return addresses at other offsets from the same stack pointer, so that
+ * one shape (backtrace.c) fits one of them only.
+ */
+__attribute__((noinline)) static void *sh_leaf(size_t n)
+{
+	void *p = malloc(n);
+
+	sink += 1;
+	return p;
+}
+__attribute__((noinline)) static void *sh_a1(size_t n)
+{
+	volatile char pad[96];
+
+	pad[n % 96] = 1;
+	return (char *)sh_leaf(n) + pad[0] * 0;
+}
+__attribute__((noinline)) static void *sh_b1(size_t n) { void *p = sh_leaf(n); sink += 3; return p; }
+__attribute__((noinline)) static void *sh_a2(size_t n) { void *p = sh_a1(n); sink += 4; return p; }
+__attribute__((noinline)) static void *sh_b2(size_t n)
+{
+	volatile char pad[96];
+
+	pad[n % 96] = 1;
+	return (char *)sh_b1(n) + pad[0] * 0;
+}
+
 __attribute__((noinline)) static void *ten(long a, long b, long c, long d, long e, long f, long g,
 					   long h, long i, long j)
 {
@@ -204,6 +236,8 @@ int main(void)
 		free(rec(i % 41, 32 + (size_t)(i % 7)));
 	for (int i = 0; i < 200; i++)
 		free((i % 3 ? top_a : top_b)(48));
+	for (int i = 0; i < 200; i++)
+		free((i % 3 ? sh_a2 : sh_b2)(56));
 	for (int i = 0; i < 100; i++)
 		free(wide(i * 7));
 	sink += step_through(cb, 20);

@@ -180,7 +180,7 @@ static size_t round_trip(struct pkt *v, size_t n, size_t blk, int level)
 	for (size_t i = 0; i <= n; i++) {
 		if (i == n || (i > first && pk_enc_raw(e) + v[i].len > blk)) {
 			const uint8_t *b;
-			struct pk_block d;
+			struct pk_block d = { 0 };
 			size_t bl, off = 0;
 			int ret = pk_enc_take(e, &b, &bl, err, sizeof(err));
 
@@ -190,7 +190,7 @@ static size_t round_trip(struct pkt *v, size_t n, size_t blk, int level)
 			}
 			T_EQ(ret, 0);
 			packed += bl;
-			ret = pk_decode(&types, b, bl, &d, err, sizeof(err));
+			ret = pk_decode(NULL, &types, b, bl, &d, err, sizeof(err));
 			if (ret) {
 				fprintf(stderr, "decode: %s\n", err);
 				t_failures++;
@@ -234,7 +234,7 @@ static void hostile(struct pkt *v, size_t n)
 	T_EQ(pk_enc_take(e, &b, &bl, err, sizeof(err)), 0);
 	copy = malloc(bl);
 	for (uint32_t k = 0; k < 3000; k++) {
-		struct pk_block d;
+		struct pk_block d = { 0 };
 		size_t len = bl;
 		int ret;
 
@@ -244,7 +244,7 @@ static void hostile(struct pkt *v, size_t n)
 		else
 			for (uint32_t f = 0; f <= k % 3; f++)
 				copy[rnd() % bl] ^= (uint8_t)(1 + rnd() % 255);
-		ret = pk_decode(&types, copy, len, &d, err, sizeof(err));
+		ret = pk_decode(NULL, &types, copy, len, &d, err, sizeof(err));
 		if (ret) {
 			T_CHECK(ret == -EBADMSG && err[0]);
 			refused++;
@@ -322,7 +322,7 @@ int main(int argc, char **argv)
 	{
 		struct pk_enc *e;
 		const uint8_t *b;
-		struct pk_block d;
+		struct pk_block d = { 0 };
 		size_t bl;
 		char err[256];
 		struct pkt big[3];
@@ -334,7 +334,7 @@ int main(int argc, char **argv)
 		for (int k = 0; k < 3; k++)
 			T_EQ(pk_enc_add(e, big[k].d, big[k].len), 0);
 		T_EQ(pk_enc_take(e, &b, &bl, err, sizeof(err)), 0);
-		T_EQ(pk_decode(&types, b, bl, &d, err, sizeof(err)), 0);
+		T_EQ(pk_decode(NULL, &types, b, bl, &d, err, sizeof(err)), 0);
 		T_EQ(d.len, big[0].len + big[1].len + big[2].len);
 		T_CHECK(d.len == big[0].len + big[1].len + big[2].len &&
 			!memcmp(d.data, big[0].d, big[0].len) &&

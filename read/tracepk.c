@@ -1,0 +1,629 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * read/tracepk.c - the packets of a packed trace (read/trace.h): its chunk
+ * files scanned at open, a packet fetched by stream and number, its block
+ * decoded on demand and kept in a cache.
+ *
+ * Opening reads each chunk's records but not their blocks: a record's
+ * header and its list of streams say which packets a block holds, and that
+ * makes, for every stream, the list of (block, place in block) of its
+ * packets.  A reader that merges the streams in time order asks for
+ * packets of many streams in turn, mostly of a few neighbouring blocks (a
+ * block holds the packets the recorder took in a few seconds): decoded
+ * blocks are kept, the least recently used dropped past TPK_CACHE_BYTES.
+ *
+ * Everything read is checked: the chunks' headers against the index, each
+ * record's sizes against the file and the format's bounds, each stream
+ * against the index's count of streams.  A chunk that ends in the middle of
+ * a record (its recorder was killed) is read up to there and counted.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "read/pack.h"
+#include "read/trace.h"
+
+#define TPK_CACHE_BYTES (256u << 20) /* decoded blocks kept */
+#define TPK_CACHE_MAX 64u	     /* and at most this many */
+#define TPK_AHEAD 2u		     /* blocks the worker decodes ahead of the reader */
+
+struct tpk_block {
+	uint32_t chunk;
+	uint32_t npackets;
+	uint64_t off; /* of the block in its chunk file */
+	uint64_t size;
+	uint64_t raw; /* bytes of its packets */
+};
+
+struct tpk_ref {
+	uint32_t block;
+	uint32_t idx; /* the packet's place in its block */
+};
+
+struct tpk_stream {
+	struct tpk_ref *v;
+	uint64_t n, cap;
+};
+
+enum { TPK_EMPTY, TPK_FREE, TPK_BUSY, TPK_VALID };
+
+struct tpk_cached {
+	int state;     /* TPK_*: no memory, memory and no block, being decoded, a block */
+	uint32_t block;
+	uint64_t used; /* the clock when it was last used */
+	struct pk_block b;
+};
+
+/* What reads and decodes blocks: one for the reader, one for the worker. */
+struct tpk_rd {
+	struct pk_dec *dec;
+	int fd; /* of chunk fd_chunk, kept open between reads */
+	uint32_t fd_chunk;
+	uint8_t *buf;
+	size_t bufcap;
+};
+
+struct trace_pk {
+	struct tpk_block *blocks;
+	size_t nblocks, cap;
+	struct tpk_stream *st;
+	uint32_t nst;
+	struct tpk_cached cache[TPK_CACHE_MAX];
+	uint64_t clock, cached;
+	uint32_t missing, cut;
+	uint64_t raw;
+	uint64_t gone_packets, gone_events; /* in the chunks missing */
+	struct tpk_rd rd;
+	/*
+	 * The worker decodes ahead of the reader, on another CPU: the blocks
+	 * after want, the last one the reader asked for.  mu guards the cache
+	 * and these; cv says a block is decoded, or that want moved.
+	 */
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	pthread_t worker;
+	bool worker_on, stop;
+	uint32_t want;
+	struct tpk_cached *pinned; /* what the reader was given last: not dropped */
+	struct tpk_rd wrd;
+};
+
+static int tpk_path(const struct trace_r *r, uint32_t chunk, char *path, size_t len)
+{
+	size_t d = strlen(r->dir);
+
+	if (d + 32 > len)
+		return -ENAMETOOLONG;
+	memcpy(path, r->dir, d);
+	snprintf(path + d, len - d, "/" TRACE_CHUNK_NAME, chunk);
+	return 0;
+}
+
+static int tpk_pread(int fd, void *buf, size_t len, uint64_t off)
+{
+	uint8_t *p = buf;
+
+	while (len) {
+		ssize_t n = pread(fd, p, len, (off_t)off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -ENODATA;
+		p += n;
+		len -= (size_t)n;
+		off += (uint64_t)n;
+	}
+	return 0;
+}
+
+/* Open chunk's file, checked: its descriptor, -ENOENT when it is not there, or -errno. */
+static int tpk_open_chunk(struct trace_r *r, uint32_t chunk, uint64_t *size, char *err,
+			  size_t errlen)
+{
+	struct trace_chunk_hdr h;
+	char path[PATH_MAX];
+	struct stat sb;
+	int fd, ret;
+
+	if (tpk_path(r, chunk, path, sizeof(path)))
+		return rr_fail(err, errlen, -ENAMETOOLONG, "%s: path too long", r->dir);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	if (fd < 0)
+		return errno == ENOENT ? -ENOENT
+				       : rr_fail(err, errlen, -errno, "%s: %s", path, strerror(errno));
+	if (fstat(fd, &sb) || !S_ISREG(sb.st_mode)) {
+		close(fd);
+		return rr_fail(err, errlen, -EINVAL, "%s: not a regular file", path);
+	}
+	ret = tpk_pread(fd, &h, sizeof(h), 0);
+	if (ret || memcmp(h.magic, TRACE_CHUNK_MAGIC, sizeof(h.magic)) ||
+	    h.version != TRACE_CHUNK_VERSION || h.seq != chunk ||
+	    h.trace_id != r->info.store.trace_id) {
+		close(fd);
+		return rr_fail(err, errlen, -EBADMSG,
+			       "%s: not chunk %u of this trace (%s)", path, chunk,
+			       ret ? "cut in its header"
+			       : memcmp(h.magic, TRACE_CHUNK_MAGIC, sizeof(h.magic)) ? "bad magic"
+			       : h.version != TRACE_CHUNK_VERSION ? "another version"
+			       : h.seq != chunk ? "another number"
+							  : "another trace's");
+	}
+	*size = (uint64_t)sb.st_size;
+	return fd;
+}
+
+static int tpk_add_ref(struct tpk_stream *st, uint32_t block, uint32_t idx)
+{
+	if (st->n == st->cap) {
+		uint64_t cap = st->cap ? st->cap * 2 : 16;
+		struct tpk_ref *v = realloc(st->v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		st->v = v;
+		st->cap = cap;
+	}
+	st->v[st->n++] = (struct tpk_ref){ .block = block, .idx = idx };
+	return 0;
+}
+
+/* The records of one chunk into pk's lists. */
+static int tpk_scan(struct trace_r *r, struct trace_pk *pk, uint32_t chunk, int fd, uint64_t size,
+		    char *err, size_t errlen)
+{
+	uint64_t off = sizeof(struct trace_chunk_hdr), packets = 0, events = 0;
+	/* a file as long as the index says was written whole: a record past its end is damage */
+	bool whole = r->info.chunks && chunk < r->info.store.nchunks &&
+		     r->info.chunks[chunk].bytes == size;
+	uint32_t *streams = NULL;
+	size_t scap = 0;
+	char path[PATH_MAX];
+	int ret = 0;
+
+	tpk_path(r, chunk, path, sizeof(path));
+	while (off < size) {
+		struct trace_rec_hdr h;
+		uint64_t list;
+		uint32_t b;
+
+		if (size - off < sizeof(h) ||
+		    (ret = tpk_pread(fd, &h, sizeof(h), off)) == -ENODATA) {
+			if (whole) {
+				ret = rr_fail(err, errlen, -EBADMSG,
+					      "%s: offset %" PRIu64 ": a record cut short", path, off);
+				break;
+			}
+			pk->cut++; /* its recorder stopped in the middle of a record */
+			ret = 0;
+			break;
+		}
+		if (ret) {
+			ret = rr_fail(err, errlen, ret, "%s: %s", path, strerror(-ret));
+			break;
+		}
+		list = (uint64_t)h.npackets * 4;
+		if (memcmp(h.magic, TRACE_REC_MAGIC, sizeof(h.magic)) || !h.npackets ||
+		    h.npackets > PK_RAW_MAX / RIP_PACKET_HDR_SIZE || h.size > TRACE_REC_MAX ||
+		    h.size < sizeof(struct pk_hdr) || h.raw > PK_RAW_MAX) {
+			ret = rr_fail(err, errlen, -EBADMSG,
+				      "%s: offset %" PRIu64 ": not a record of packets (%s)", path,
+				      off,
+				      memcmp(h.magic, TRACE_REC_MAGIC, sizeof(h.magic))
+					      ? "bad magic"
+					      : "sizes out of range");
+			break;
+		}
+		if (size - off - sizeof(h) < list + h.size) {
+			if (whole)
+				ret = rr_fail(err, errlen, -EBADMSG,
+					      "%s: offset %" PRIu64 ": a record of %" PRIu64
+					      " bytes runs past the end of the file",
+					      path, off, sizeof(h) + list + h.size);
+			else
+				pk->cut++;
+			break;
+		}
+		if (h.npackets > scap) {
+			uint32_t *v = realloc(streams, h.npackets * sizeof(*v));
+
+			if (!v) {
+				ret = rr_fail(err, errlen, -ENOMEM, "out of memory");
+				break;
+			}
+			streams = v;
+			scap = h.npackets;
+		}
+		ret = tpk_pread(fd, streams, list, off + sizeof(h));
+		if (ret) {
+			ret = rr_fail(err, errlen, ret, "%s: %s", path, strerror(-ret));
+			break;
+		}
+		if (pk->nblocks == pk->cap) {
+			size_t cap = pk->cap ? pk->cap * 2 : 64;
+			struct tpk_block *v = realloc(pk->blocks, cap * sizeof(*v));
+
+			if (!v) {
+				ret = rr_fail(err, errlen, -ENOMEM, "out of memory");
+				break;
+			}
+			pk->blocks = v;
+			pk->cap = cap;
+		}
+		b = (uint32_t)pk->nblocks++;
+		pk->blocks[b] = (struct tpk_block){ .chunk = chunk,
+						    .npackets = h.npackets,
+						    .off = off + sizeof(h) + list,
+						    .size = h.size,
+						    .raw = h.raw };
+		for (uint32_t i = 0; i < h.npackets && !ret; i++) {
+			if (streams[i] >= pk->nst) {
+				ret = rr_fail(err, errlen, -EBADMSG,
+					      "%s: offset %" PRIu64 ": packet of stream %u, the trace "
+					      "has %u",
+					      path, off, streams[i], pk->nst);
+				break;
+			}
+			if (tpk_add_ref(&pk->st[streams[i]], b, i))
+				ret = rr_fail(err, errlen, -ENOMEM, "out of memory");
+		}
+		if (ret)
+			break;
+		pk->raw += h.raw;
+		packets += h.npackets;
+		events += h.events;
+		off += sizeof(h) + list + h.size;
+	}
+	free(streams);
+	/* a chunk cut short: what its records after the cut held is lost (the index knows) */
+	if (!ret && r->info.chunks && chunk < r->info.store.nchunks) {
+		const struct trace_chunk_info *c = &r->info.chunks[chunk];
+
+		if (c->packets > packets)
+			pk->gone_packets += c->packets - packets;
+		if (c->events > events)
+			pk->gone_events += c->events - events;
+	}
+	return ret;
+}
+
+static void tpk_rd_free(struct tpk_rd *rd)
+{
+	pk_dec_free(rd->dec);
+	if (rd->fd >= 0)
+		close(rd->fd);
+	free(rd->buf);
+}
+
+static void tpk_free(struct trace_pk *pk)
+{
+	if (!pk)
+		return;
+	if (pk->worker_on) {
+		pthread_mutex_lock(&pk->mu);
+		pk->stop = true;
+		pthread_cond_broadcast(&pk->cv); /* pairs with the worker's wait */
+		pthread_mutex_unlock(&pk->mu);
+		pthread_join(pk->worker, NULL);
+		tpk_rd_free(&pk->wrd);
+	}
+	pthread_mutex_destroy(&pk->mu);
+	pthread_cond_destroy(&pk->cv);
+	for (uint32_t i = 0; i < TPK_CACHE_MAX; i++)
+		pk_block_free(&pk->cache[i].b);
+	for (uint32_t i = 0; i < pk->nst; i++)
+		free(pk->st[i].v);
+	tpk_rd_free(&pk->rd);
+	free(pk->st);
+	free(pk->blocks);
+	free(pk);
+}
+
+int trace_pk_open(struct trace_r *r, char *err, size_t errlen)
+{
+	const struct trace_store *s = &r->info.store;
+	struct trace_pk *pk;
+	int ret = 0;
+
+	if (s->format != TRACE_STORE_PACKED)
+		return 0;
+	pk = calloc(1, sizeof(*pk));
+	if (!pk || !(pk->st = calloc(r->info.idx.nstreams ? r->info.idx.nstreams : 1,
+				     sizeof(*pk->st)))) {
+		free(pk);
+		return rr_fail(err, errlen, -ENOMEM, "out of memory");
+	}
+	pk->nst = r->info.idx.nstreams;
+	pk->rd.fd = pk->wrd.fd = -1;
+	pthread_mutex_init(&pk->mu, NULL);
+	pthread_cond_init(&pk->cv, NULL);
+	if (pk_dec_new(&pk->rd.dec)) {
+		tpk_free(pk);
+		return rr_fail(err, errlen, -ENOMEM, "out of memory");
+	}
+	for (uint32_t c = s->first_chunk; c < s->nchunks && !ret; c++) {
+		uint64_t size;
+		int fd = tpk_open_chunk(r, c, &size, err, errlen);
+
+		if (fd == -ENOENT) {
+			pk->missing++;
+			if (r->info.chunks) {
+				pk->gone_packets += r->info.chunks[c].packets;
+				pk->gone_events += r->info.chunks[c].events;
+			}
+			continue;
+		}
+		if (fd < 0) {
+			ret = fd;
+			break;
+		}
+		ret = tpk_scan(r, pk, c, fd, size, err, errlen);
+		close(fd);
+	}
+	if (ret) {
+		tpk_free(pk);
+		return ret;
+	}
+	r->pk = pk;
+	return 0;
+}
+
+void trace_pk_close(struct trace_r *r)
+{
+	tpk_free(r->pk);
+	r->pk = NULL;
+}
+
+uint64_t trace_r_npackets(const struct trace_r *r, uint32_t stream)
+{
+	return r->pk && stream < r->pk->nst ? r->pk->st[stream].n : 0;
+}
+
+void trace_r_gone(const struct trace_r *r, uint64_t *packets, uint64_t *events,
+		  uint32_t *chunks)
+{
+	const struct trace_store *s = &r->info.store;
+
+	*packets = s->dropped_packets + (r->pk ? r->pk->gone_packets : 0);
+	*events = s->dropped_events + (r->pk ? r->pk->gone_events : 0);
+	*chunks = s->first_chunk + (r->pk ? r->pk->missing + r->pk->cut : 0);
+}
+
+uint64_t trace_r_raw_bytes(const struct trace_r *r)
+{
+	return r->pk ? r->pk->raw : 0;
+}
+
+void trace_r_missing(const struct trace_r *r, uint32_t *chunks, uint32_t *cut)
+{
+	*chunks = r->pk ? r->pk->missing : 0;
+	*cut = r->pk ? r->pk->cut : 0;
+}
+
+/*
+ * Read and decode block b into out with rd (its own descriptor, buffer and
+ * decoder: the reader's and the worker's run at once).  0, or -errno with
+ * the reason in err.
+ */
+static int tpk_load(struct trace_r *r, struct tpk_rd *rd, uint32_t b, struct pk_block *out,
+		    char *err, size_t errlen)
+{
+	const struct tpk_block *bl = &r->pk->blocks[b];
+	char path[PATH_MAX], why[RR_ERR_MAX];
+	int ret;
+
+	tpk_path(r, bl->chunk, path, sizeof(path));
+	if (rd->fd < 0 || rd->fd_chunk != bl->chunk) {
+		uint64_t size;
+		int fd = tpk_open_chunk(r, bl->chunk, &size, err, errlen);
+
+		if (fd < 0)
+			return fd == -ENOENT ? rr_fail(err, errlen, -ENOENT,
+						       "%s: removed while being read", path)
+					     : fd;
+		if (rd->fd >= 0)
+			close(rd->fd);
+		rd->fd = fd;
+		rd->fd_chunk = bl->chunk;
+	}
+	if (bl->size > rd->bufcap) {
+		uint8_t *v = realloc(rd->buf, bl->size);
+
+		if (!v)
+			return rr_fail(err, errlen, -ENOMEM, "out of memory");
+		rd->buf = v;
+		rd->bufcap = bl->size;
+	}
+	ret = tpk_pread(rd->fd, rd->buf, bl->size, bl->off);
+	if (ret)
+		return rr_fail(err, errlen, ret, "%s: offset %" PRIu64 ": %s", path, bl->off,
+			       ret == -ENODATA ? "the file shrank while being read"
+					       : strerror(-ret));
+	ret = pk_decode(rd->dec, &r->info.types, rd->buf, bl->size, out, why, sizeof(why));
+	if (!ret && (out->npackets != bl->npackets || out->len != bl->raw))
+		ret = rr_fail(why, sizeof(why), -EBADMSG,
+			      "%u packets of %zu bytes, its record says %u of %" PRIu64,
+			      out->npackets, out->len, bl->npackets, bl->raw);
+	if (ret)
+		return rr_fail(err, errlen, ret, "%s: offset %" PRIu64 ": %s", path, bl->off, why);
+	return 0;
+}
+
+/*
+ * An entry to decode a block into, or NULL (all busy or pinned): one that
+ * holds memory but no block, else one never used while under the budget,
+ * else the least recently used block but the reader's and keep's.  With mu.
+ */
+static struct tpk_cached *tpk_victim(struct trace_pk *pk, uint32_t keep_lo, uint32_t keep_hi)
+{
+	struct tpk_cached *lru = NULL, *spare = NULL, *fresh = NULL;
+
+	for (uint32_t i = 0; i < TPK_CACHE_MAX; i++) {
+		struct tpk_cached *c = &pk->cache[i];
+
+		if (c->state == TPK_VALID) {
+			if (c != pk->pinned && (c->block < keep_lo || c->block > keep_hi) &&
+			    (!lru || c->used < lru->used))
+				lru = c;
+		} else if (c->state == TPK_FREE) {
+			spare = spare ? spare : c;
+		} else if (c->state == TPK_EMPTY) {
+			fresh = fresh ? fresh : c;
+		}
+	}
+	if (spare)
+		return spare;
+	if (fresh && (pk->cached < TPK_CACHE_BYTES || !lru))
+		return fresh;
+	return lru;
+}
+
+/* With mu: the entry holding block b (valid or being decoded), or NULL. */
+static struct tpk_cached *tpk_find(struct trace_pk *pk, uint32_t b)
+{
+	for (uint32_t i = 0; i < TPK_CACHE_MAX; i++) {
+		struct tpk_cached *c = &pk->cache[i];
+
+		if ((c->state == TPK_VALID || c->state == TPK_BUSY) && c->block == b)
+			return c;
+	}
+	return NULL;
+}
+
+/* With mu: decode b into c with rd, mu let go meanwhile (c is busy: nobody takes it). */
+static int tpk_fill(struct trace_r *r, struct tpk_rd *rd, struct tpk_cached *c, uint32_t b,
+		    char *err, size_t errlen)
+{
+	struct trace_pk *pk = r->pk;
+	int ret;
+
+	pk->cached -= c->b.cap;
+	c->state = TPK_BUSY;
+	c->block = b;
+	pthread_mutex_unlock(&pk->mu);
+	ret = tpk_load(r, rd, b, &c->b, err, errlen);
+	pthread_mutex_lock(&pk->mu);
+	pk->cached += c->b.cap;
+	c->state = ret ? (c->b.cap ? TPK_FREE : TPK_EMPTY) : TPK_VALID;
+	c->used = ++pk->clock;
+	pthread_cond_broadcast(&pk->cv); /* pairs with tpk_block's wait for a busy block */
+	return ret;
+}
+
+/* The worker: decode the blocks after the reader's, a few ahead. */
+static void *tpk_worker(void *arg)
+{
+	struct trace_r *r = arg;
+	struct trace_pk *pk = r->pk;
+	char err[RR_ERR_MAX];
+
+	pthread_mutex_lock(&pk->mu);
+	while (!pk->stop) {
+		struct tpk_cached *c = NULL;
+		uint32_t b = 0;
+
+		for (uint32_t k = 1; k <= TPK_AHEAD && pk->want + k < pk->nblocks; k++)
+			if (!tpk_find(pk, pk->want + k)) {
+				b = pk->want + k;
+				break;
+			}
+		if (b)
+			c = tpk_victim(pk, pk->want, pk->want + TPK_AHEAD);
+		if (!c) {
+			pthread_cond_wait(&pk->cv, &pk->mu); /* pairs with tpk_block's signal */
+			continue;
+		}
+		tpk_fill(r, &pk->wrd, c, b, err, sizeof(err)); /* an error: the reader meets it */
+	}
+	pthread_mutex_unlock(&pk->mu);
+	return NULL;
+}
+
+/* Start the worker when there is a CPU for it and blocks to decode ahead. */
+static void tpk_start(struct trace_r *r)
+{
+	struct trace_pk *pk = r->pk;
+	sigset_t all, old;
+	const char *env = getenv("RIP_READ_THREADS");
+
+	if (pk->worker_on || pk->nblocks < 2 || sysconf(_SC_NPROCESSORS_ONLN) < 2 ||
+	    (env && !strcmp(env, "0")) || pk_dec_new(&pk->wrd.dec))
+		return;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old); /* the worker takes no signal of ours */
+	pk->worker_on = !pthread_create(&pk->worker, NULL, tpk_worker, r);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (!pk->worker_on) {
+		pk_dec_free(pk->wrd.dec);
+		pk->wrd.dec = NULL;
+	}
+}
+
+/*
+ * Block b decoded: from the cache, from the worker (waited for), or read
+ * now.  It stays valid until the next call.
+ */
+static struct pk_block *tpk_block(struct trace_r *r, uint32_t b, char *err, size_t errlen)
+{
+	struct trace_pk *pk = r->pk;
+	struct tpk_cached *c;
+	int ret = 0;
+
+	if (!pk->worker_on && !pk->stop)
+		tpk_start(r);
+	pthread_mutex_lock(&pk->mu);
+	if (b > pk->want || !pk->clock) {
+		pk->want = b;
+		pthread_cond_broadcast(&pk->cv); /* pairs with the worker's wait */
+	}
+	for (;;) {
+		c = tpk_find(pk, b);
+		if (c && c->state == TPK_VALID)
+			break;
+		if (c) { /* the worker decodes it */
+			pthread_cond_wait(&pk->cv, &pk->mu); /* pairs with tpk_fill's broadcast */
+			continue;
+		}
+		c = tpk_victim(pk, b, b);
+		if (!c) { /* every entry busy or pinned: wait for the worker */
+			pthread_cond_wait(&pk->cv, &pk->mu);
+			continue;
+		}
+		ret = tpk_fill(r, &pk->rd, c, b, err, errlen);
+		if (ret)
+			break;
+	}
+	if (!ret) {
+		c->used = ++pk->clock;
+		pk->pinned = c;
+	}
+	pthread_mutex_unlock(&pk->mu);
+	return ret ? NULL : &c->b;
+}
+
+int trace_r_packet(struct trace_r *r, uint32_t stream, uint64_t k, const uint8_t **data,
+		   size_t *len, char *err, size_t errlen)
+{
+	const struct tpk_ref *ref;
+	struct pk_block *b;
+	size_t end;
+
+	if (!r->pk || stream >= r->pk->nst || k >= r->pk->st[stream].n)
+		return rr_fail(err, errlen, -EINVAL, "%s: no packet %" PRIu64 " in stream %u",
+			       r->dir, k, stream);
+	ref = &r->pk->st[stream].v[k];
+	b = tpk_block(r, ref->block, err, errlen);
+	if (!b)
+		return -EBADMSG;
+	end = ref->idx + 1 < b->npackets ? b->off[ref->idx + 1] : b->len;
+	*data = b->data + b->off[ref->idx];
+	*len = end - b->off[ref->idx];
+	return 0;
+}

@@ -1,0 +1,120 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+#
+# Description: the readers on damaged packed traces (read/trace.h: chunk
+# files of packed blocks).  A real trace of a few blocks (rip run --mem
+# --fd of a program that allocates 400,000 times, --chunk-size=1M so that
+# it has several chunks) is damaged one way at a time: a byte of a block
+# changed (its checksum), a record's magic, a record's list naming a stream
+# the trace does not have, a record whose sizes run past the file, a chunk
+# of another trace put in place of one, a chunk's header cut.  Each must
+# make rip dump, rip leaks and rip export --format=ctf (and the ASan/UBSan
+# build of rip) exit 1 with a line that names the chunk, and leave no
+# export behind.  A chunk cut inside its last record is read up to the cut,
+# what was cut counted as lost; a chunk removed is counted as lost too.
+# Then random bytes changed anywhere in a chunk: exit 0 or 1, never a
+# crash or a sanitizer report.
+. tests/data/common.sh
+need_bin "$RIP" "$RIP_ASAN" "$BUILD/bench/malloc"
+need_cmd python3
+mal=$PWD/$BUILD/bench/malloc
+cd "$TEST_TMP" || die "no TEST_TMP"
+
+"$RIP" run --mem --fd -q --chunk-size=1M -o good -- "$mal" 2 300000 >/dev/null 2>run.err ||
+	die "rip run: $(cat run.err)"
+n=$(ls good/chunk-*.rpk | wc -l)
+[ "$n" -ge 2 ] || die "the trace has $n chunks, want 2 or more"
+"$RIP" dump good >good.txt || die "rip dump of the good trace failed"
+
+# damage WHAT OFFSET-EXPR BYTES: copy good into WHAT and write BYTES (hex) at the offset
+# python computes from the chunk-000000.rpk's records ("rec0", "rec1": their offsets)
+damage() {
+	rm -rf "$1"
+	cp -r good "$1" || die "cp"
+	python3 - "$1/chunk-000000.rpk" "$2" "$3" <<'EOF' || die "could not damage $1"
+import struct, sys
+path, where, data = sys.argv[1], sys.argv[2], bytes.fromhex(sys.argv[3])
+f = open(path, "r+b")
+b = f.read()
+recs, off = [], 64
+while off + 32 <= len(b):
+    magic, npk, size = struct.unpack_from("<4sIQ", b, off)
+    recs.append(off)
+    off += 32 + 4 * npk + size
+env = {"rec0": recs[0], "rec1": recs[1] if len(recs) > 1 else recs[0], "len": len(b),
+       "list0": recs[0] + 32, "blk0": recs[0] + 32 + 4 * struct.unpack_from("<I", b, recs[0] + 4)[0]}
+at = eval(where, {}, env)
+f.seek(at)
+f.write(data)
+EOF
+}
+
+# refused NAME: every reader exits 1 naming a chunk; the export leaves nothing
+refused() {
+	for cmd in dump leaks; do
+		"$RIP" $cmd "$1" >out 2>err
+		rc=$?
+		[ "$rc" = 1 ] || fail "$1: rip $cmd: exit $rc, want 1: $(head -n 2 err)"
+		grep -q 'chunk-0000' err || fail "$1: rip $cmd does not name the chunk: $(head -n 2 err)"
+		asan_run $cmd "$1"
+		[ "$asan_rc" = 1 ] || fail "$1: rip $cmd (asan): exit $asan_rc, want 1"
+	done
+	"$RIP" export --format=ctf "$1" -o "$1.ctf" >out 2>err
+	[ $? = 1 ] || fail "$1: rip export --format=ctf of a damaged trace did not fail"
+	[ -e "$1.ctf" ] && fail "$1: rip export left $1.ctf behind"
+}
+
+damage sum 'blk0 + 200' ff00ff00
+refused sum
+grep -q 'checksum' err || fail "a changed block: not its checksum: $(cat err)"
+
+damage magic rec1 58585858
+refused magic
+damage stream 'list0' ffff0000
+refused stream
+damage sizes 'rec0 + 8' ffffff0000000000
+refused sizes
+damage header 0 00
+refused header
+
+# another trace's chunk in place of one
+"$RIP" run --mem -q --chunk-size=1M -o other -- "$mal" 1 1000 >/dev/null 2>run.err ||
+	die "rip run (other): $(cat run.err)"
+rm -rf swapped
+cp -r good swapped
+cp other/chunk-000000.rpk swapped/chunk-000000.rpk
+refused swapped
+grep -q "another trace" err || fail "another trace's chunk: $(cat err)"
+
+# the last chunk cut inside its last record: read to the cut, the rest counted lost
+last=$(ls good/chunk-*.rpk | tail -n 1)
+rm -rf cut
+cp -r good cut
+size=$(wc -c <"cut/${last#good/}")
+truncate -s $((size - 100)) "cut/${last#good/}"
+"$RIP" dump cut >cut.txt 2>cut.err || fail "rip dump of a cut chunk: $(cat cut.err)"
+tail -n 1 cut.txt | grep -Eq ' [1-9][0-9]* discarded/overwritten, [1-9][0-9]* packets lost \(in them: 1 chunks' ||
+	fail "the cut is not counted: $(tail -n 1 cut.txt)"
+[ "$(wc -l <cut.txt)" -lt "$(wc -l <good.txt)" ] || fail "the cut chunk lost no event"
+asan_run leaks cut
+[ "$asan_rc" = 0 ] || fail "rip leaks (asan) of a cut chunk: exit $asan_rc"
+
+# random bytes changed anywhere in the first chunk: refused or read, never a crash
+python3 - good/chunk-000000.rpk <<'EOF' >flips.txt
+import random, sys
+size = len(open(sys.argv[1], "rb").read())
+random.seed(7)
+for _ in range(40):
+    print(random.randrange(64, size), random.randrange(256))
+EOF
+crashed=0
+while read -r off val; do
+	rm -rf flip
+	cp -r good flip
+	python3 -c 'import sys; f = open(sys.argv[1], "r+b"); f.seek(int(sys.argv[2]));
+f.write(bytes([int(sys.argv[3])]))' flip/chunk-000000.rpk "$off" "$val" || die "flip"
+	asan_run leaks flip
+	[ "$asan_rc" -le 1 ] || crashed=$((crashed + 1))
+done <flips.txt
+[ "$crashed" = 0 ] || fail "$crashed of 40 damaged chunks crashed rip leaks (asan)"
+t_done

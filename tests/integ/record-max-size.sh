@@ -1,0 +1,82 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+#
+# Description: rip record --max-size=4M of a program that emits 8 million
+# events (about 100 MB of packets): the trace never takes more than 4 MiB
+# plus one chunk on disk while it is recorded (its size is polled); at the
+# end it holds the last chunks, whose counters run on to the program's last
+# event; every reader reads what remains and counts what was dropped, and
+# the summary line says so.  A chunk removed by hand after the end is
+# counted too, and the CTF export of the trace reads the same.
+# Timeout: 120
+. tests/data/common.sh
+prog=$PWD/$BUILD/tests/integ/recprog
+need_bin "$prog"
+cd "$TEST_TMP" || die "no TEST_TMP"
+
+N=4000000
+t_bg env RIP_RING=1 RIP_MODE=block "$prog" "$N" --threads 2 --rate 2000000 \
+	--progress progress >prog.out 2>prog.err
+pid=$T_LAST
+wait_file progress 20 || die "the program did not start: $(cat prog.err)"
+"$RIP" record --max-size=4M -o T "$pid" 2>rec.err &
+rp=$!
+# the disk the trace takes, polled while it is written
+max=0
+while kill -0 "$rp" 2>/dev/null; do
+	k=$(du -sk T 2>/dev/null | cut -f1)
+	[ -n "$k" ] && [ "$k" -gt "$max" ] && max=$k
+	sleep 0.02
+done
+wait "$rp" || fail "rip record: exit $?: $(cat rec.err)"
+wait "$pid"
+# 4 MiB, one chunk of 1 MiB (max/4) being written, the index and directory
+[ "$max" -le $((5 * 1024 + 128)) ] || fail "the trace took ${max} KiB on disk, over 4M + a chunk"
+[ "$max" -gt 3000 ] || fail "the trace never got near its bound (${max} KiB): not enough written"
+ls T/chunk-000000.rpk 2>/dev/null && fail "the oldest chunk is still there: $(ls T)"
+grep -Eq 'the oldest [1-9][0-9]* events \([0-9]+ chunks\) removed to keep within --max-size' \
+	rec.err || fail "rip record does not say what it dropped: $(cat rec.err)"
+
+# what remains: each thread's counters run without a gap to N - 1
+"$RIP" dump T >dump.txt 2>dump.err || fail "rip dump: $(cat dump.err)"
+tail -n 1 dump.txt | grep -Eq ' [1-9][0-9]* discarded/overwritten, [1-9][0-9]* packets lost \(in them: [0-9]+ chunks of the trace gone\)$' ||
+	fail "rip dump does not count the dropped chunks: $(tail -n 1 dump.txt)"
+awk -v N="$N" '
+/events:count n=/ {
+	t = $2; n = $NF; sub(/n=/, "", n)
+	if ((t in last) && n + 0 != last[t] + 1) { bad++; if (bad < 4) print t ": " n " after " last[t] }
+	last[t] = n + 0
+}
+END {
+	for (t in last) { threads++; if (last[t] != N - 1) { print t " ends at " last[t]; bad++ } }
+	if (threads != 2) { print threads " threads"; bad++ }
+	exit bad > 0
+}' dump.txt >check.txt || fail "the counters that remain: $(head -n 4 check.txt)"
+kept=$(grep -c 'events:count' dump.txt)
+asan_run leaks T
+[ "$asan_rc" = 0 ] || fail "rip leaks (asan): exit $asan_rc"
+grep -q 'incomplete\|discarded\|lost' "$TEST_TMP/asan.err" "$TEST_TMP/asan.out" ||
+	fail "rip leaks says nothing of the dropped chunks: $(head -n 3 "$TEST_TMP/asan.err")"
+
+# the CTF form: the same events, the losses in its index
+"$RIP" export --format=ctf T -o T.ctf 2>ex.err || fail "rip export --format=ctf: $(cat ex.err)"
+"$RIP" dump T.ctf >dump2.txt 2>&1 || fail "rip dump of the export: $(tail -n 2 dump2.txt)"
+[ "$(grep -c 'events:count' dump2.txt)" = "$kept" ] || fail "the export holds other events"
+tail -n 1 dump2.txt | grep -Eq ' [1-9][0-9]* discarded/overwritten' ||
+	fail "the export forgot the losses: $(tail -n 1 dump2.txt)"
+
+# a chunk taken away by hand (a rotation's command would): counted, the rest read
+first=$(ls T/chunk-*.rpk | head -n 1)
+rm -f "$first"
+"$RIP" dump T >dump3.txt 2>dump3.err || fail "rip dump without $first: $(cat dump3.err)"
+[ "$(grep -c 'events:count' dump3.txt)" -lt "$kept" ] || fail "removing $first removed no event"
+l2=$(tail -n 1 dump.txt | sed -n 's/.* streams, \([0-9]*\) discarded.*/\1/p')
+l3=$(tail -n 1 dump3.txt | sed -n 's/.* streams, \([0-9]*\) discarded.*/\1/p')
+[ "$l3" -gt "$l2" ] || fail "the removed chunk is not counted: $l2 then $l3"
+[ $((l3 - l2)) = $((kept - $(grep -c 'events:count' dump3.txt))) ] ||
+	fail "the removed chunk counted $((l3 - l2)) events, it held $((kept - $(grep -c 'events:count' dump3.txt)))"
+
+expect_status 2 "--max-size too small" "$RIP" record --max-size=1M -o X "$pid"
+expect_status 2 "--max-size with --ctf" "$RIP" record --ctf --max-size=10M -o X "$pid"
+expect_status 2 "--max-size=lots" "$RIP" record --max-size=lots -o X "$pid"
+t_done

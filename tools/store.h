@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * tools/store.h - the options rip run and rip record share for how the
+ * local trace is stored (record/tracew.h): packed (the default) or CTF,
+ * and how big it may grow.
+ */
+#ifndef RIP_TOOLS_STORE_H
+#define RIP_TOOLS_STORE_H
+
+#include <getopt.h>
+
+#include "record/tracew.h"
+#include "tools/tool.h"
+
+#define STORE_OPT_CTF 0x1101
+#define STORE_OPT_MAX 0x1102
+#define STORE_OPT_CHUNK 0x1103
+
+/* The long options, for each command's table. */
+#define STORE_LONGOPTS                                                                           \
+	{ "ctf", no_argument, NULL, STORE_OPT_CTF },                                             \
+		{ "max-size", required_argument, NULL, STORE_OPT_MAX },                          \
+	{                                                                                        \
+		"chunk-size", required_argument, NULL, STORE_OPT_CHUNK                           \
+	}
+
+/* The lines of --help. */
+#define STORE_HELP                                                                               \
+	"The trace on disk (packed by default: about 3 bytes an event, read by every rip\n"       \
+	"command; rip export --format=ctf writes it as CTF for babeltrace2):\n"                    \
+	"      --ctf             write CTF instead (stream files and metadata, about\n"            \
+	"                        24 bytes an event, that babeltrace2 reads as they are)\n"        \
+	"      --max-size=SIZE   keep only the last SIZE (like 100M or 2G): the trace is\n"       \
+	"                        cut into chunks of SIZE/4 and the oldest are removed;\n"          \
+	"                        what they held is counted as lost in every report\n"            \
+	"      --chunk-size=SIZE start a new chunk file every SIZE (default: one file;\n"         \
+	"                        SIZE/4 of --max-size)\n"
+
+/* Take option c (a STORE_OPT_*) into o; EXIT_OK or a usage error's status. */
+int store_opt(const struct rip_cmd *cmd, struct trace_w_opts *o, int c, const char *arg);
+/* After parsing: options that do not go together.  EXIT_OK or a usage error. */
+int store_check(const struct rip_cmd *cmd, const struct trace_w_opts *o);
+
+#endif /* RIP_TOOLS_STORE_H */
