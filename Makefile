@@ -54,7 +54,8 @@ TOOL_SRC := $(wildcard tools/*.c)
 EX_SRC := $(wildcard examples/*.c)
 UNIT_SRC := $(wildcard tests/unit/*.c)
 INTEG_SRC := $(wildcard tests/integ/*.c)
-BENCH_SRC := $(filter-out bench/lttng-%.c,$(wildcard bench/*.c))
+INTEG_CXX_SRC := $(wildcard tests/integ/*.cc)
+BENCH_SRC := $(filter-out bench/lttng-%.c bench/funcs-hooks.c,$(wildcard bench/*.c))
 
 LIB_PIC_OBJ := $(LIB_SRC:%.c=$(BUILD)/pic/%.o)
 PRELOAD_OBJ := $(PRELOAD_SRC:%.c=$(BUILD)/pic/%.o)
@@ -65,8 +66,14 @@ RECORD_OBJ := $(RECORD_SRC:%.c=$(BUILD)/obj/%.o)
 TOOL_OBJ := $(TOOL_SRC:%.c=$(BUILD)/obj/%.o)
 EXAMPLES := $(EX_SRC:examples/%.c=$(BUILD)/examples/%)
 UNIT := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/unit/%)
-INTEG := $(INTEG_SRC:tests/integ/%.c=$(BUILD)/tests/integ/%)
-BENCHES := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%) $(BUILD)/bench/malloc-nofp
+INTEG := $(INTEG_SRC:tests/integ/%.c=$(BUILD)/tests/integ/%) \
+	$(INTEG_CXX_SRC:tests/integ/%.cc=$(BUILD)/tests/integ/%) \
+	$(BUILD)/tests/integ/funcprog-patch $(BUILD)/tests/integ/funcprog-patch-clang \
+	$(BUILD)/tests/integ/funcprog-patch-nopie \
+	$(BUILD)/tests/integ/funcprog-cxx-patch
+BENCHES := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%) $(BUILD)/bench/malloc-nofp \
+	$(BUILD)/bench/funcs-instr $(BUILD)/bench/funcs-empty $(BUILD)/bench/funcs-floor \
+	$(BUILD)/bench/funcs-patch $(BUILD)/bench/many-fn
 
 SONAME := librip.so.$(SOMAJOR)
 LIBSO := $(BUILD)/librip.so
@@ -89,6 +96,10 @@ $(BUILD)/pic/%.o: %.c
 $(BUILD)/obj/lib/%.o: lib/%.c
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -fvisibility=hidden -c $< -o $@
+
+# The function-tracing hooks run at every call of an instrumented program: no frame pointer
+# to set up (they find the caller's frame by its return address, lib/func.c).
+$(BUILD)/pic/lib/func.o $(BUILD)/obj/lib/func.o: ALL_CFLAGS += -fomit-frame-pointer
 
 $(BUILD)/obj/read/%.o: read/%.c | deps
 	@mkdir -p $(@D)
@@ -157,12 +168,89 @@ $(BUILD)/tests/integ/%: tests/integ/%.c $(LIBSO)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -Itests -o $@ $< $(LINK_RIP)
 
+# The function-tracing tests' programs: every function of them calls the hooks of lib/func.c.
+$(BUILD)/tests/integ/funcprog: ALL_CFLAGS += -finstrument-functions
+
+# funcprog again with nops at every function's entry, by each compiler (their nops differ);
+# no sibling calls and no folding of identical functions, so that its paths are the ones the
+# -finstrument-functions build has (a function that ends by jumping to another leaves the stack).
+PATCH_FLAGS := -fpatchable-function-entry=5 -fno-optimize-sibling-calls
+NO_ICF := $(if $(findstring clang,$(shell $(CC) --version)),,-fno-ipa-icf)
+$(BUILD)/tests/integ/funcprog-patch: tests/integ/funcprog.c $(LIBSO)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(PATCH_FLAGS) $(NO_ICF) -Itests -o $@ $< $(LINK_RIP)
+
+# Sibling calls, and stacks 8 bytes off the ABI's alignment (gcc's own calls of a chain it
+# knows needs none; production builds have no frame pointers), through patched entries.
+$(BUILD)/tests/integ/fntail: ALL_CFLAGS += -fpatchable-function-entry=5 -fomit-frame-pointer
+
+# gcc's nops in an executable loaded at 4 MiB: no pad is reachable, rip enable says so
+$(BUILD)/tests/integ/funcprog-patch-nopie: tests/integ/funcprog.c $(LIBSO)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(PATCH_FLAGS) -fno-pie -no-pie -Itests -o $@ $< $(LINK_RIP)
+
+$(BUILD)/tests/integ/funcprog-patch-clang: tests/integ/funcprog.c $(LIBSO)
+	@mkdir -p $(@D)
+	$(CLANG) $(BASE) $(WARN) $(WERROR) $(CFLAGS) $(PATCH_FLAGS) -Itests -o $@ $< $(LINK_RIP)
+
+# The C++ programs of the tests (exceptions through traced frames), with the C++ compiler;
+# funcprog-cxx has C frames too (tests/data/fnframes.c: no exit hooks when unwound).
+CXX_FLAGS := -std=gnu++17 -Iinclude -Wall -Wextra -Wno-unused-parameter $(WERROR) $(CFLAGS)
+$(BUILD)/tests/integ/%: tests/integ/%.cc $(LIBSO)
+	@mkdir -p $(@D)
+	$(CXX) $(CXX_FLAGS) -finstrument-functions -Itests -o $@ $< $(LINK_RIP)
+
+$(BUILD)/tests/fnframes.o: tests/data/fnframes.c
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -fno-exceptions -finstrument-functions -c $< -o $@
+
+$(BUILD)/tests/integ/funcprog-cxx: tests/integ/funcprog-cxx.cc $(BUILD)/tests/fnframes.o $(LIBSO)
+	@mkdir -p $(@D)
+	$(CXX) $(CXX_FLAGS) -finstrument-functions -Itests -o $@ $< $(BUILD)/tests/fnframes.o \
+		$(LINK_RIP)
+
+# ... and with patchable entries (and gcc's nops: its C frames too)
+$(BUILD)/tests/fnframes-patch.o: tests/data/fnframes.c
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -fno-exceptions $(PATCH_FLAGS) $(NO_ICF) -c $< -o $@
+
+$(BUILD)/tests/integ/funcprog-cxx-patch: tests/integ/funcprog-cxx.cc $(BUILD)/tests/fnframes-patch.o \
+		$(LIBSO)
+	@mkdir -p $(@D)
+	$(CXX) $(CXX_FLAGS) $(PATCH_FLAGS) -fno-ipa-icf -Itests -o $@ $< \
+		$(BUILD)/tests/fnframes-patch.o $(LINK_RIP)
+
 # tests/integ/secure-exec.sh runs a copy set-user-ID, where the loader ignores $ORIGIN
 $(BUILD)/tests/integ/secure_prog: LINK_RIP += -Wl,-rpath,$(abspath $(BUILD)) -ldl
 
 $(BUILD)/bench/%: bench/%.c $(LIBSO)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(LINK_RIP)
+
+# The function-tracing benchmark (bench/funcs.c), built the ways it compares: librip's hooks,
+# empty hooks of its own, floor hooks (rdtsc and a store), nops at each entry.
+$(BUILD)/bench/funcs-instr: bench/funcs.c $(LIBSO)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -finstrument-functions -o $@ $< $(LINK_RIP)
+
+$(BUILD)/bench/funcs-empty: bench/funcs.c bench/funcs-hooks.c
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -DBENCH_HOOKS=1 -c bench/funcs-hooks.c -o $@-hooks.o
+	$(CC) $(ALL_CFLAGS) -finstrument-functions -o $@ $< $@-hooks.o -pthread
+
+$(BUILD)/bench/funcs-floor: bench/funcs.c bench/funcs-hooks.c
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -DBENCH_HOOKS=2 -c bench/funcs-hooks.c -o $@-hooks.o
+	$(CC) $(ALL_CFLAGS) -finstrument-functions -o $@ $< $@-hooks.o -pthread
+
+$(BUILD)/bench/funcs-patch: bench/funcs.c $(LIBSO)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -fpatchable-function-entry=5 -o $@ $< $(LINK_RIP)
+
+# bench/many.c with its threads and coroutines parked in traced calls, for rip ps --stacks.
+$(BUILD)/bench/many-fn: bench/many.c $(LIBSO)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -finstrument-functions -DBENCH_FN -o $@ $< $(LINK_RIP)
 
 # The malloc benchmark as production binaries are built: without frame pointers.
 $(BUILD)/bench/malloc-nofp: bench/malloc.c $(LIBSO)

@@ -16,6 +16,12 @@
  * on stdout and sleeps until killed.  bench/run.sh times rip ps on it, then
  * kills it with SIGKILL and times rip ps on the file it leaves.
  *
+ * Built with -finstrument-functions as many-fn (-DBENCH_FN), for rip ps
+ * --stacks (bench/funcs.sh): each thread parks three traced calls deep, and
+ * each coroutine switches out inside its step function, which it leaves
+ * parked on its shadow stack (its exit then comes on the main thread's,
+ * where it has no frame, and changes nothing).
+ *
  * The machine's tasks (kernel pid_max) are shared, so it is a careful
  * neighbour: it never takes the last RESERVE tasks of the system, and when
  * pthread_create fails with EAGAIN it says how many threads it got and goes
@@ -65,11 +71,20 @@ BENCH_NOINLINE static void park_block(void)
 		park_block();                                                                      \
 	}
 /* And twenty for the coroutines: one snap while switched in. */
+#ifdef BENCH_FN
+#define STEP_FN(N)                                                                                 \
+	BENCH_NOINLINE static void step_##N(void)                                                  \
+	{                                                                                          \
+		rip_snap();                                                                        \
+		rip_coro_switch_out();                                                             \
+	}
+#else
 #define STEP_FN(N)                                                                                 \
 	BENCH_NOINLINE static void step_##N(void)                                                  \
 	{                                                                                          \
 		rip_snap();                                                                        \
 	}
+#endif
 #define TWENTY(X)                                                                                  \
 	X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13) X(14) X(15)      \
 		X(16) X(17) X(18) X(19)
@@ -200,7 +215,7 @@ int main(int argc, char **argv)
 		}
 		rip_coro_switch_in(co);
 		step_fns[i % PARKS]();
-		rip_coro_switch_out();
+		rip_coro_switch_out(); /* (with BENCH_FN, step did it: nothing to do) */
 	}
 	/* Pairs with the release increments in park_block: every thread has snapped. */
 	while (__atomic_load_n(&parked, __ATOMIC_ACQUIRE) < nthreads)

@@ -832,4 +832,10 @@ section ps-watch ps-watch.sh "rip ps on blocked threads, against eu-stack and gd
 # ---- 14. CPU sampling for rip top: --sample at 100 Hz, 2 CPU-bound threads -------------------
 
 section sample sample.sh "CPU sampling (rip run --sample)"
+
+# ---- 15. function tracing: the hooks of -finstrument-functions against uftrace --------------
+
+# bench/funcs.sh: per call of a 9-deep chain, the floors, librip's modes and uftrace; bytes a
+# call; 1,000 threads; rip ps --stacks at 10,000 threads + 100,000 coroutines (FN_* variables).
+section funcs funcs.sh "function tracing"
 exit $failed

@@ -449,6 +449,17 @@ RIP_INLINE void rip_coro_switch_out(void)
 	__rip_self.cur = t;
 }
 
+/*
+ * Function tracing: librip defines the hooks that code built with
+ * -finstrument-functions calls at the entry and the exit of every function
+ * it compiled so (the shadow call stacks of rip ps --stacks, the records of
+ * rip report --functions).  Programs never call them.
+ */
+void __cyg_profile_func_enter(void *this_fn, void *call_site)
+	__attribute__((no_instrument_function));
+void __cyg_profile_func_exit(void *this_fn, void *call_site)
+	__attribute__((no_instrument_function));
+
 #ifdef __cplusplus
 }
 #endif

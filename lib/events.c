@@ -70,9 +70,12 @@ static struct {
 	struct rip_file_hdr *file; /* the open ring file, once it has the list */
 } rip_reg = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
-	.types = { &__rip_coro_switch_type },
-	.ntypes = 1,
+	/* The built-in types at their fixed ids (rip/abi.h): the hooks write them inline. */
+	.types = { &__rip_coro_switch_type, &__rip_fn_entry_type, &__rip_fn_exit_type,
+		   &__rip_fn_def_type },
+	.ntypes = 4,
 	.cats = { [RIP_CAT_CORO] = "coro",
+		  [RIP_CAT_FUNC] = "func",
 		  [RIP_CAT_MEM] = "mem",
 		  [RIP_CAT_FD] = "fd",
 		  [RIP_CAT_SHM] = "shm",
@@ -840,6 +843,37 @@ out:
 	/* Everything above before the flag drops: pairs with a handler's check of nest. */
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	w->nest = 0;
+}
+
+/*
+ * The fast path for writers inside librip that read the file's clock
+ * themselves (the hooks of function tracing): room for size bytes of event
+ * id at ts in the thread's open packet, whatever the clock.  Without the
+ * TSC the fast path of rip.h finds every packet full (end == pos: it read
+ * the wrong clock); this one knows the packet's real end, and leaves end ==
+ * pos behind it.  NULL: take the slow path.  The caller raised nest.
+ */
+char *__rip_event_reserve_any(struct rip_evw *w, uint32_t id, uint32_t size, uint64_t ts)
+{
+	struct rip_file_hdr *h = __atomic_load_n(&__rip_proc.hdr, __ATOMIC_RELAXED);
+	char *p = w->pos, *end;
+
+	if (__rip_clock_tsc)
+		return __rip_event_reserve(w, id, size, ts);
+	if (!h || !p || !w->pkt || !w->ring || w->ring > h->ev_rings ||
+	    !rip_in_events(h, (const char *)w->pkt) || id > RIP_EVENT_ID_COMPACT_MAX ||
+	    ts < w->last || ts - w->last >= (1u << RIP_EVENT_TS_BITS))
+		return NULL;
+	end = (char *)w->pkt + rip_evring_packet_bytes(h, w->ring - 1);
+	if (p + size > end)
+		return NULL;
+	w->pos = w->end = p + size;
+	{
+		uint32_t hd = id | (uint32_t)(ts << 5);
+
+		memcpy(p, &hd, 4);
+	}
+	return p + 4;
 }
 
 void __rip_event_slow(const struct rip_event_type *t, const uint64_t *v, const char *str,

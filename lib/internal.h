@@ -130,6 +130,36 @@ void __rip_events_close(void) __hidden;
 void __rip_events_thread_exit(struct rip_file_hdr *h, struct rip_self *me) __hidden;
 void __rip_events_fork_child(struct rip_file_hdr *h, struct rip_self *me) __hidden;
 void __rip_events_fork_lock(void) __hidden;
+/* rip.h's __rip_event_reserve for a writer that read the file's clock, TSC or not. */
+char *__rip_event_reserve_any(struct rip_evw *w, uint32_t id, uint32_t size, uint64_t ts) __hidden;
+
+/* func.c: function tracing (the hooks are exported by their compiler-given names) */
+extern const struct rip_event_type __rip_fn_entry_type __hidden;
+extern const struct rip_event_type __rip_fn_exit_type __hidden;
+extern const struct rip_event_type __rip_fn_def_type __hidden;
+/* Lay out the shadow stacks and the function table from off: the new end. */
+size_t __rip_fn_layout(struct rip_file_hdr *h, size_t off, uint32_t slots, bool sparse) __hidden;
+/* A file was opened (lock held), or closed: the hooks keep its stacks, or none. */
+void __rip_fn_open(struct rip_file_hdr *h) __hidden;
+void __rip_fn_close(void) __hidden;
+/* A fork child's copy of what the hooks wrote: 0 or -1. */
+int __rip_fn_fork_copy(int fd, struct rip_file_hdr *h, uint32_t used,
+		       int (*write_all)(int fd, const void *buf, size_t len, off_t off)) __hidden;
+/*
+ * For patched entries (patch.c): the stack of the slot the thread runs now
+ * and its index (NULL: none kept); a function entered or left at cfa, on
+ * that stack (NULL: none, the timed record only).
+ */
+struct rip_fn_stack *__rip_fn_stack_now(uint32_t *index) __hidden;
+void __rip_fn_enter_at(struct rip_fn_stack *st, uintptr_t fn, uintptr_t cfa) __hidden;
+void __rip_fn_exit_at(struct rip_fn_stack *st, uintptr_t fn, uintptr_t cfa) __hidden;
+
+/*
+ * patch.c: -fpatchable-function-entry (what the preload library calls is in
+ * internal/preload.h); a catch's part for the patched calls' return
+ * addresses (__rip_fn_caught's).
+ */
+void __rip_fn_rets_caught(uintptr_t cfa) __hidden;
 
 /* modules.c */
 void __rip_modules_scan(void) __hidden;

@@ -133,7 +133,8 @@ static size_t rip_file_layout(struct rip_file_hdr *h, uint32_t slots,
 		h->sample_off = off = RIP_PAGE_UP(off);
 		off += (size_t)slots * RIP_SAMPLE_RING_SIZE;
 	}
-	return off;
+	/* The shadow call stacks and the function table (func.c): holes until used. */
+	return __rip_fn_layout(h, off, slots, __rip_proc.sparse);
 }
 
 /*
@@ -1086,6 +1087,10 @@ static void rip_hdr_init(struct rip_file_hdr *h, const struct rip_file_hdr *layo
 	h->watch_copies = layout->watch_copies;
 	h->sample_off = layout->sample_off;
 	h->sample_size = layout->sample_size;
+	h->fn_off = layout->fn_off;
+	h->fn_size = layout->fn_size;
+	h->fn_ids = layout->fn_ids;
+	h->fn_tab_off = layout->fn_tab_off;
 	/* The queues' cells stay zero, which is empty (rip_cell_seq): nothing to write. */
 	rip_hdr_identity(h);
 	__rip_clock_init(h);
@@ -1158,6 +1163,7 @@ int __rip_open_locked(const char *path, const char *dir, uint32_t slots, uint32_
 	}
 	/* Types and category names before the magic: a reader finds them with the file. */
 	__rip_events_open(h);
+	__rip_fn_open(h);
 	/* Magic last: a reader that sees it sees a complete header (pairs with its acquire). */
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 	memcpy(h->magic, RIP_MAGIC, sizeof(h->magic));
@@ -1236,6 +1242,7 @@ int rip_ring_close(void)
 	}
 	__atomic_store_n(&__rip_proc.hdr, NULL, __ATOMIC_RELEASE);
 	__rip_events_close();
+	__rip_fn_close();
 	rip_clock_pair_add(h);
 	h->exit_ts = rip_clock_ticks();
 	/* After exit_ts: pairs with the acquire load of proc_flags in readers. */
@@ -1393,6 +1400,7 @@ static void rip_child_untraced(struct rip_file_hdr *h, size_t len)
 	/* Nothing new is taken from the copy, and no events are written. */
 	__rip_proc.hdr = NULL;
 	__rip_events_close();
+	__rip_fn_close();
 }
 
 /*
@@ -1430,7 +1438,9 @@ static int rip_copy_rings(int fd, struct rip_file_hdr *h, size_t len)
 	    rip_write_all(fd, (char *)h + h->ev_small_off,
 			  (size_t)(used - big) * h->ev_small_ring_size, (off_t)h->ev_small_off))
 		return -1;
-	return 0;
+	/* The shadow stacks of the slots in use, and the function table. */
+	return __rip_fn_fork_copy(fd, h, __atomic_load_n(&h->fresh, __ATOMIC_RELAXED),
+				  rip_write_all);
 }
 
 static void rip_atfork_child(void)

@@ -10,6 +10,7 @@
 #                       password), 1 otherwise, with the exact line to run
 #   mk/deps-bench.sh heaptrack    the same for heaptrack (bench/heaptrack.sh)
 #   mk/deps-bench.sh eu-stack     the same for elfutils and gdb (bench/ps-watch.sh)
+#   mk/deps-bench.sh uftrace      the same for uftrace (bench/funcs.sh)
 #
 # It says on stderr what it installs.  The benchmark skips its LTTng rows,
 # with this script's message, when it fails: LTTng is a peer to compare
@@ -27,6 +28,9 @@ elif [ "${1:-}" = eu-stack ]; then # bench/ps-watch.sh's peers
 	what="eu-stack and gdb"
 	have_cmd eu-stack || need=" elfutils"
 	have_cmd gdb || need="$need gdb"
+elif [ "${1:-}" = uftrace ]; then # bench/funcs.sh's peer (tests/integ/func-uftrace too)
+	what="uftrace"
+	have_cmd uftrace || need=" uftrace"
 else
 	have_cmd pkg-config || need="$need pkg-config"
 	have_cmd lttng-sessiond && have_cmd lttng || need="$need lttng-tools"

@@ -724,6 +724,7 @@ static void *rip_pl_watch_main(void *arg)
 		if (__atomic_load_n(&W.stop, __ATOMIC_ACQUIRE) ||
 		    (__atomic_load_n(&h->proc_flags, __ATOMIC_ACQUIRE) & RIP_P_CLOSED))
 			break;
+		rip_pl_fn_serve(h); /* a request to patch functions (fnpatch.c), if one waits */
 		rip_pl_sweep(h);
 		/* A calibration pair every sweep: readers correct the TSC's rate with them. */
 		rip_clock_pair_add(h);

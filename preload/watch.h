@@ -24,4 +24,7 @@ void rip_pl_watch_start(void);
 bool rip_pl_watch_pause(bool is_setns, long flags);
 void rip_pl_watch_resume(void);
 
+/* The watcher serves a request of rip enable or disable to patch functions (fnpatch.c). */
+void rip_pl_fn_serve(struct rip_file_hdr *h);
+
 #endif /* RIP_PRELOAD_WATCH_H */

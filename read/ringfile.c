@@ -37,6 +37,7 @@
 
 #define RR_MAX_SLOTS (1u << 22)
 #define RR_MAX_MODULES (1u << 20)
+#define RR_MAX_FN_IDS (1u << 24)
 #define RR_LEGACY_SLOT 320u /* 64-byte name + 32 entries */
 #define RR_LEGACY_EXIT UINT64_MAX
 
@@ -248,6 +249,13 @@ int rr_check_hdr(const struct rip_file_hdr *h, uint64_t st_size, char *err, size
 			      !rr_in_file(h->sample_off, h->slot_count, RIP_SAMPLE_RING_SIZE,
 					  st_size)))
 		return rr_fail(err, len, -EBADMSG, "corrupt header: CPU sample area outside the file");
+	if (h->fn_off && (h->fn_size != RIP_FN_STACK_SIZE || (h->fn_off & 7) ||
+			  !rr_in_file(h->fn_off, h->slot_count, RIP_FN_STACK_SIZE, st_size)))
+		return rr_fail(err, len, -EBADMSG,
+			       "corrupt header: function stack area outside the file");
+	if (h->fn_ids && (h->fn_ids > RR_MAX_FN_IDS || (h->fn_tab_off & 7) ||
+			  !rr_in_file(h->fn_tab_off, h->fn_ids, sizeof(uint64_t), st_size)))
+		return rr_fail(err, len, -EBADMSG, "corrupt header: function table outside the file");
 	if (!rr_aligned(h))
 		return rr_fail(err, len, -EBADMSG,
 			       "corrupt header: an area's offset is not a multiple of 8");

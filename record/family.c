@@ -419,6 +419,14 @@ void fam_env(const struct fam *f, const char *lib)
 	} else {
 		unsetenv("RIP_SAMPLE");
 	}
+	if (!o->functions) {
+		/* Function records (category 6, func) only when asked for: shadow stacks are kept. */
+		const char *d = getenv("RIP_DISABLE");
+		char off[256];
+
+		snprintf(off, sizeof(off), "%s%s6", d && *d ? d : "", d && *d ? "," : "");
+		setenv("RIP_DISABLE", off, 1);
+	}
 	/*
 	 * What is not recorded is best not traced at all: a forked child or an
 	 * exec'd image we do not follow opens no ring file (librip reads these

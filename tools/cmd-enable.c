@@ -22,6 +22,7 @@
 
 #include "read/evread.h"
 #include "read/ringfile.h"
+#include "tools/enable-funcs.h"
 #include "tools/tool.h"
 
 static int cmd_enable(int argc, char **argv);
@@ -34,10 +35,13 @@ static int cmd_disable(int argc, char **argv);
 	"event sees it.  TARGET is a pid or a ring file.  CATEGORY is a category name\n"           \
 	"(as the program named it; \"coro\" is librip's coroutine switches), a bit\n"              \
 	"number from 0 to 255, or \"all\".  With no CATEGORY, list the categories and\n"           \
-	"whether each is on.\n"                                                                    \
+	"whether each is on.  \"func\" in a program built with -fpatchable-function-entry\n"      \
+	"and run under rip run also patches (or unpatches) the entries of its functions.\n"       \
 	"\n"                                                                                       \
-	"  -q, --quiet   print nothing on success\n"                                               \
-	"  -h, --help    this text\n"                                                              \
+	"  -q, --quiet            print nothing on success\n"                                      \
+	"      --functions=GLOB   func: only the functions whose name matches GLOB (!GLOB:\n"      \
+	"                         not those); repeatable\n"                                         \
+	"  -h, --help             this text\n"                                                     \
 	"\n"                                                                                       \
 	"Exit status: 0 success, 1 failure (no such process, not running, no write\n"              \
 	"access to its ring file), 2 usage error or unknown category.\n"
@@ -176,8 +180,11 @@ static int en_run(const struct rip_cmd *cmd, bool on, int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "functions", required_argument, NULL, 'F' },
 		{ 0 },
 	};
+	const char *globs[ENF_MAX_GLOBS];
+	size_t nglobs = 0;
 	uint64_t bits[RIP_CATEGORY_WORDS] = { 0 }, named[RIP_CATEGORY_WORDS] = { 0 };
 	uint64_t before[RIP_CATEGORY_WORDS];
 	char err[RR_ERR_MAX];
@@ -193,6 +200,11 @@ static int en_run(const struct rip_cmd *cmd, bool on, int argc, char **argv)
 		switch (c) {
 		case 'q':
 			quiet = true;
+			break;
+		case 'F':
+			if (nglobs == ENF_MAX_GLOBS)
+				return tool_usage_error(cmd, "at most %d --functions", ENF_MAX_GLOBS);
+			globs[nglobs++] = optarg;
 			break;
 		case 'h':
 			tool_help(cmd);
@@ -233,9 +245,26 @@ static int en_run(const struct rip_cmd *cmd, bool on, int argc, char **argv)
 			 s.f.hdr.pid, cmd->name);
 		goto out;
 	}
+	if (nglobs && !((named[RIP_CAT_FUNC / 64] >> (RIP_CAT_FUNC % 64)) & 1))
+		return tool_usage_error(cmd, "--functions goes with the category func");
+	/* Patched entries first, records after: so the first records have their entries. */
+	if (on && ((named[RIP_CAT_FUNC / 64] >> (RIP_CAT_FUNC % 64)) & 1)) {
+		ret = enf_run(&s.f, true, globs, nglobs, quiet);
+		if (ret) {
+			status = ret;
+			goto out;
+		}
+	}
 	if (rr_enable_set(&s.f, bits, on, before, err, sizeof(err))) {
 		tool_err("%s", err);
 		goto out;
+	}
+	if (!on && ((named[RIP_CAT_FUNC / 64] >> (RIP_CAT_FUNC % 64)) & 1)) {
+		ret = enf_run(&s.f, false, globs, nglobs, quiet);
+		if (ret) {
+			status = ret;
+			goto out;
+		}
 	}
 	status = EXIT_OK;
 	if (quiet)

@@ -11,10 +11,14 @@
  *           events (rip/resource.h) also get the name of their kind (and a
  *           free the size it released), and the process gets two counter
  *           tracks: heap memory in use and open descriptors
+ *           function calls (rip:fn_entry, rip:fn_exit) are complete "X"
+ *           spans, on the thread's track or a coroutine's own
+ *           (tools/export-funcs.c)
  *   folded  one line per distinct stack, "outermost;...;leaf VALUE", for
  *           flamegraph.pl and speedscope: bytes allocated (or allocations,
  *           or bytes never freed) by the stacks of rip:bt, or CPU samples
- *           by the stacks of rip:sample (analysis/cpu.h), symbolized
+ *           by the stacks of rip:sample (analysis/cpu.h), or the self time
+ *           (or calls) of the call paths of function records, symbolized
  *   pprof   a gzipped profile.proto for go tool pprof, Pyroscope, Parca:
  *           a heap profile of the memory events (allocated and in use by
  *           stack, or only what leaked), a CPU profile of the samples,
@@ -49,6 +53,8 @@
 #include "read/sym.h"
 #include "read/trace.h"
 #include "record/tracew.h"
+#include "tools/export-funcs.h"
+#include "tools/funcs.h"
 #include "tools/progress.h"
 #include "analysis/dump.h"
 #include "tools/tool.h"
@@ -66,10 +72,12 @@ static const struct rip_cmd cmd_export_def = {
 		 "  chrome  Chrome trace JSON for the Perfetto UI (ui.perfetto.dev) and\n"
 		 "          chrome://tracing: events as instants on their thread, coroutine\n"
 		 "          runs as slices named after the coroutine, resource events with\n"
-		 "          their kind, counter tracks of memory in use and open descriptors\n"
+		 "          their kind, counter tracks of memory in use and open descriptors,\n"
+		 "          function calls (rip run --functions) as spans\n"
 		 "  folded  folded stacks for flamegraph.pl and speedscope: one line\n"
 		 "          'outermost;...;leaf VALUE' per distinct allocation stack, or\n"
-		 "          per CPU sample stack of a trace of rip run --sample\n"
+		 "          per CPU sample stack of a trace of rip run --sample, or per\n"
+		 "          call path of a trace of rip run --functions\n"
 		 "  pprof   a gzipped pprof profile (go tool pprof, Grafana Pyroscope, Parca):\n"
 		 "          a heap profile when the trace has memory events (rip run --mem):\n"
 		 "          alloc_objects, alloc_space, inuse_objects, inuse_space by stack;\n"
@@ -91,7 +99,10 @@ static const struct rip_cmd cmd_export_def = {
 		 "      --value=WHAT         folded: bytes allocated (the default when there\n"
 		 "                           are allocations), count of allocations,\n"
 		 "                           leaked: bytes never freed, or samples: CPU\n"
-		 "                           samples (the default for a trace of them)\n"
+		 "                           samples (the default for a trace of them),\n"
+		 "                           time: the self time of each call path in ns\n"
+		 "                           (the default for function records), calls:\n"
+		 "                           the calls of each path\n"
 		 "      --leaks              pprof: only what was never freed (inuse_objects\n"
 		 "                           and inuse_space of the stacks that leaked)\n"
 		 "      --profile=KIND       pprof: heap, cpu, threads or events instead of\n"
@@ -324,8 +335,10 @@ static int ch_event(struct ch_state *c, const struct evs_event *e)
 	return 0;
 }
 
-static int export_chrome(struct evs *s, FILE *out, int64_t interval, char *err, size_t errlen)
+static int export_chrome(struct evs *s, FILE *out, int64_t interval, const char *sysroot,
+			 const char *debug_dir, char *err, size_t errlen)
 {
+	struct xf_chrome *fx = NULL;
 	struct ch_state c = {
 		.out = out,
 		.s = s,
@@ -348,6 +361,11 @@ static int export_chrome(struct evs *s, FILE *out, int64_t interval, char *err, 
 	ret = xr_new(evs_types(s), false, &c.x, err, errlen);
 	if (ret)
 		goto out;
+	if (xf_chrome_new(s, out, c.pid, &c.first, &c.comma, sysroot, debug_dir, &fx)) {
+		snprintf(err, errlen, "cannot draw the function calls");
+		ret = -EIO;
+		goto out;
+	}
 	fputs("{\"traceEvents\":[", out);
 	ch_sep(&c);
 	fprintf(out, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,\"args\":{\"name\":",
@@ -355,7 +373,16 @@ static int export_chrome(struct evs *s, FILE *out, int64_t interval, char *err, 
 	json_str(out, evs_file_hdr(s)->comm);
 	fputs("}}", out);
 	while ((ret = evs_next(s, &e, err, errlen)) > 0) {
-		ret = ch_event(&c, &e);
+		if (!c.any) {
+			c.first = e.ns;
+			c.any = true;
+		}
+		/* Function records are spans (drawn when they end), not instants. */
+		ret = fx ? xf_chrome_event(fx, &e) : 0;
+		if (ret > 0)
+			ret = ch_thread_name(&c, e.tid, e.thread);
+		else if (!ret)
+			ret = ch_event(&c, &e);
 		if (ret) {
 			snprintf(err, errlen, "out of memory");
 			break;
@@ -364,6 +391,11 @@ static int export_chrome(struct evs *s, FILE *out, int64_t interval, char *err, 
 	}
 	if (ret < 0)
 		goto out;
+	if (fx && xf_chrome_end(fx, last)) {
+		snprintf(err, errlen, "out of memory");
+		ret = -ENOMEM;
+		goto out;
+	}
 	/* The last values, whatever the interval held back. */
 	ch_counter(&c, &c.mem, c.x->mem, last, true);
 	ch_counter(&c, &c.fds, c.x->nfds, last, true);
@@ -380,6 +412,7 @@ static int export_chrome(struct evs *s, FILE *out, int64_t interval, char *err, 
 		c.pid, tot.events, tot.streams, tot.discarded, tot.lost_packets);
 	ret = 0;
 out:
+	xf_chrome_free(fx);
 	xr_free(c.x);
 	free(c.st);
 	free(c.named);
@@ -388,7 +421,7 @@ out:
 
 /* ---- folded --------------------------------------------------------------------------- */
 
-enum fo_value { FO_AUTO, FO_BYTES, FO_COUNT, FO_LEAKED, FO_SAMPLES };
+enum fo_value { FO_AUTO, FO_BYTES, FO_COUNT, FO_LEAKED, FO_SAMPLES, FO_TIME, FO_CALLS };
 
 struct fo_line {
 	char *stack;
@@ -479,6 +512,37 @@ static char *fo_sample_stack(struct rip_sym *sym, const struct cpu_stack *st)
 	return buf;
 }
 
+/* The call paths of the function records of fa with their self time (or calls) into lines. */
+static int fo_funcs(struct evs *s, struct fa *fa, bool calls, const char *sysroot,
+		    const char *debug_dir, struct fo_line **lines, size_t *nlines)
+{
+	const struct fa_node *nodes;
+	struct tfn *names;
+	size_t n;
+
+	nodes = fa_nodes(fa, &n);
+	*lines = calloc(n ? n : 1, sizeof(**lines));
+	if (!*lines)
+		return -ENOMEM;
+	if (tfn_open(s, sysroot, debug_dir, &names))
+		return -EIO;
+	for (uint32_t i = 1; i < n; i++) {
+		uint64_t v = calls ? nodes[i].calls : (uint64_t)nodes[i].self_ns;
+
+		if (!v)
+			continue;
+		(*lines)[*nlines].stack = xf_path(names, nodes, n, i);
+		if (!(*lines)[*nlines].stack) {
+			tfn_free(names);
+			return -ENOMEM;
+		}
+		(*lines)[(*nlines)++].value = v;
+	}
+	tfn_problems(names);
+	tfn_free(names);
+	return 0;
+}
+
 static int export_folded(struct evs *s, FILE *out, enum fo_value what, const char *sysroot,
 			 const char *debug_dir, char *err, size_t errlen)
 {
@@ -486,6 +550,8 @@ static int export_folded(struct evs *s, FILE *out, enum fo_value what, const cha
 	struct fo_line *lines = NULL;
 	struct cpu_prof *cpu = NULL;
 	struct rip_sym *sym = NULL;
+	struct fa *fa = NULL;
+	int64_t last = 0;
 	struct evs_totals tot;
 	struct evs_event e;
 	size_t nlines = 0;
@@ -500,20 +566,43 @@ static int export_folded(struct evs *s, FILE *out, enum fo_value what, const cha
 		ret = -ENOMEM;
 		goto out;
 	}
+	if (tfn_pass(s, NULL, &fa)) {
+		snprintf(err, errlen, "cannot read the function records");
+		ret = -EIO;
+		goto out;
+	}
 	while ((ret = evs_next(s, &e, err, errlen)) > 0) {
 		ret = xr_event(x, &e);
 		if (ret >= 0)
 			ret = cpu_event(cpu, &e);
+		if (ret >= 0)
+			ret = fa_event(fa, &e);
 		if (ret < 0) {
 			snprintf(err, errlen, "out of memory");
 			goto out;
 		}
+		last = e.ns;
 	}
 	if (ret < 0)
 		goto out;
-	/* Unasked, a trace of CPU samples and no allocations folds its samples. */
-	if (what == FO_AUTO)
-		what = !x->sites.n && cpu_samples(cpu) ? FO_SAMPLES : FO_BYTES;
+	if (fa_end(fa, last)) {
+		snprintf(err, errlen, "out of memory");
+		ret = -ENOMEM;
+		goto out;
+	}
+	/*
+	 * Unasked, a trace of CPU samples and no allocations folds its samples,
+	 * one of function records and neither its call paths by self time.
+	 */
+	if (what == FO_AUTO) {
+		size_t nfn;
+
+		fa_funcs(fa, &nfn);
+		what = x->sites.n	 ? FO_BYTES
+		       : cpu_samples(cpu) ? FO_SAMPLES
+		       : nfn		 ? FO_TIME
+					 : FO_BYTES;
+	}
 	ret = -ENOMEM;
 	snprintf(err, errlen, "out of memory");
 	/* What is live at the end, by backtrace. */
@@ -538,6 +627,17 @@ static int export_folded(struct evs *s, FILE *out, enum fo_value what, const cha
 		}
 		if (!n)
 			tool_err("warning: no CPU samples in %s (record with rip run --sample)",
+				 evs_source(s));
+	} else if (what == FO_TIME || what == FO_CALLS) {
+		ret = fo_funcs(s, fa, what == FO_CALLS, sysroot, debug_dir, &lines, &nlines);
+		if (ret == -EIO)
+			snprintf(err, errlen, "no symbols for the functions");
+		if (ret)
+			goto out;
+		ret = -ENOMEM;
+		if (!nlines)
+			tool_err("warning: no function calls in %s (record with rip run "
+				 "--functions a program built with -finstrument-functions)",
 				 evs_source(s));
 	} else {
 		const struct stk_map *m = what == FO_LEAKED ? &leaked : &x->sites;
@@ -583,6 +683,7 @@ out:
 		rip_sym_free(sym);
 	stk_map_free(&leaked);
 	cpu_free(cpu);
+	fa_free(fa);
 	xr_free(x);
 	return ret;
 }
@@ -716,9 +817,14 @@ static int cmd_export(int argc, char **argv)
 				what = FO_LEAKED;
 			else if (!strcmp(optarg, "samples"))
 				what = FO_SAMPLES;
+			else if (!strcmp(optarg, "time"))
+				what = FO_TIME;
+			else if (!strcmp(optarg, "calls"))
+				what = FO_CALLS;
 			else
 				return tool_usage_error(&cmd_export_def,
-							"--value=%s: bytes, count, leaked or samples",
+							"--value=%s: bytes, count, leaked, samples, "
+							"time or calls",
 							optarg);
 			break;
 		case 'I': {
@@ -820,7 +926,7 @@ static int cmd_export(int argc, char **argv)
 	else if (!strcmp(fmt, "folded"))
 		ret = export_folded(s, out, what, sysroot, debug_dir, err, sizeof(err));
 	else
-		ret = export_chrome(s, out, interval, err, sizeof(err));
+		ret = export_chrome(s, out, interval, sysroot, debug_dir, err, sizeof(err));
 	if (!ret && (fflush(out) || ferror(out))) {
 		snprintf(err, sizeof(err), "%s: write error: %s", outpath, strerror(errno));
 		ret = -EIO;

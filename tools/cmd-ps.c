@@ -7,7 +7,9 @@
  * biggest groups first, so that ten thousand threads fit on a screen; the
  * odd ones out (stuck, deadlocked, spinning) stand alone in small groups.
  * --threads lists every slot with its recent path instead.  --still=DUR
- * reads the file twice and marks what did not move in between.
+ * reads the file twice and marks what did not move in between.  --stacks
+ * shows the shadow call stacks of a program built for function tracing
+ * instead (tools/ps-stacks.c).
  *
  * The slots are streamed (rr_cursor: one slot at a time, the file's pages
  * given back behind it), never copied whole: a million coroutines cost
@@ -28,9 +30,11 @@
 #include <internal/grow.h>
 
 #include "analysis/hmap.h"
+#include "read/funcs.h"
 #include "read/legacy.h"
 #include "read/ringfile.h"
 #include "read/sym.h"
+#include "tools/ps-stacks.h"
 #include "tools/ps-waits.h"
 #include "tools/ps-watch.h"
 #include "tools/tool.h"
@@ -52,6 +56,11 @@ static const struct rip_cmd cmd_ps_def = {
 		 "\n"
 		 "  -t, --threads         each thread and coroutine with its recent path\n"
 		 "                        (oldest to newest) instead of groups\n"
+		 "  -S, --stacks          the call stack of each thread and coroutine, from\n"
+		 "                        the hooks of code built with -finstrument-functions\n"
+		 "                        or patched (rip enable PID func), no unwinding:\n"
+		 "                        grouped by path, or one by one\n"
+		 "                        with --threads\n"
 		 "  -s, --still=DURATION  read twice, DURATION apart (e.g. 2s, 500ms), and mark\n"
 		 "                        what did not move: stuck or blocked\n"
 		 "  -a, --all             include exited threads and destroyed coroutines\n"
@@ -70,7 +79,7 @@ static const struct rip_cmd cmd_ps_def = {
 };
 
 struct ps_opts {
-	bool threads, all, verbose, json;
+	bool threads, all, verbose, json, stacks;
 	int64_t still_ns;
 	const char *legacy, *exe, *sysroot, *debug_dir;
 	bool have_base;
@@ -169,6 +178,9 @@ struct ps_state {
 	struct ps_row *rows;
 	size_t nrows, caprows;
 	HMAP_OF(struct row_slot) rowkeys;
+	/* --stacks: every slot in use, in slot order */
+	struct rr_slots all;
+	size_t capall;
 	/* --threads: where it prints; no slot printed yet (the JSON's commas) */
 	FILE *out;
 	bool first;
@@ -1248,6 +1260,63 @@ static int ps_threads(struct ps_state *st, FILE *out)
 	return ret;
 }
 
+/* ---- call stacks (tools/ps-stacks.c prints them) ------------------------------------------- */
+
+/* A pass's visit for --stacks: keep every slot (the stacks are matched to them by index). */
+static int ps_keep_any(struct ps_state *st, const struct rr_slot *s, bool still)
+{
+	struct rr_slots *t = &st->all;
+
+	(void)still;
+	if (t->n == st->capall) {
+		size_t nc = st->capall ? st->capall * 2 : 256;
+		struct rr_slot *nv = realloc(t->v, nc * sizeof(*nv));
+
+		if (!nv)
+			return -ENOMEM;
+		t->v = nv;
+		st->capall = nc;
+	}
+	t->v[t->n++] = *s;
+	return 0;
+}
+
+static int ps_stacks(struct ps_state *st, FILE *out)
+{
+	struct rfn_stack *stacks = NULL;
+	struct pst_ctx c;
+	char err[RR_ERR_MAX];
+	int ret;
+
+	ret = ps_pass(st, ps_keep_any);
+	if (ret)
+		return ret;
+	ps_now(st);
+	ret = rfn_read_stacks(&st->f, &st->all, &stacks, err, sizeof(err));
+	if (ret) {
+		tool_err("%s", err);
+		return ret;
+	}
+	c = (struct pst_ctx){ .f = &st->f, .s = &st->all, .st = stacks, .threads = st->o.threads,
+			      .all = st->o.all, .verbose = st->o.verbose, .json = st->o.json,
+			      .alive = st->alive, .now_ticks = st->now_ticks, .site = ps_pw_site,
+			      .arg = st };
+	if (st->o.json) {
+		fprintf(out, "{\"pid\":%d,\"comm\":", st->f.hdr.pid);
+		json_str(out, st->f.hdr.comm);
+		fprintf(out, ",\"ring\":");
+		json_str(out, st->f.path);
+		fprintf(out, ",\"alive\":%s", st->alive ? "true" : "false");
+	} else {
+		print_header(st, out);
+	}
+	ret = pst_print(&c, out);
+	if (!ret && st->o.json)
+		fprintf(out, "}\n");
+	free(stacks);
+	return ret;
+}
+
 /* ---- main ------------------------------------------------------------------------------------ */
 
 /* A load address: hexadecimal (as /proc/PID/maps, cores and logs write it), page-aligned. */
@@ -1274,6 +1343,7 @@ static int cmd_ps(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "threads", no_argument, NULL, 't' },	   { "still", required_argument, NULL, 's' },
+		{ "stacks", no_argument, NULL, 'S' },
 		{ "all", no_argument, NULL, 'a' },	   { "verbose", no_argument, NULL, 'v' },
 		{ "json", no_argument, NULL, 'j' },	   { "legacy", required_argument, NULL, 'L' },
 		{ "exe", required_argument, NULL, 'E' },   { "sysroot", required_argument, NULL, 'R' },
@@ -1292,10 +1362,13 @@ static int cmd_ps(int argc, char **argv)
 	st.f.fd = -1;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "ts:avjh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "tSs:avjh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 't':
 			st.o.threads = true;
+			break;
+		case 'S':
+			st.o.stacks = true;
 			break;
 		case 's':
 			if (rr_parse_duration(optarg, &st.o.still_ns) || st.o.still_ns <= 0)
@@ -1347,6 +1420,8 @@ static int cmd_ps(int argc, char **argv)
 						argv[optind - 1]);
 		}
 	}
+	if (st.o.stacks && (st.o.legacy || st.o.still_ns))
+		return tool_usage_error(&cmd_ps_def, "--stacks goes with neither --legacy nor --still");
 	if (st.o.legacy) {
 		if (!st.o.exe)
 			return tool_usage_error(&cmd_ps_def,
@@ -1391,10 +1466,13 @@ static int cmd_ps(int argc, char **argv)
 		status = EXIT_FAIL;
 		goto out_sym;
 	}
-	ret = st.o.threads ? ps_threads(&st, stdout) : ps_grouped(&st, stdout);
+	if (st.o.stacks)
+		ret = ps_stacks(&st, stdout);
+	else
+		ret = st.o.threads ? ps_threads(&st, stdout) : ps_grouped(&st, stdout);
 	if (ret)
 		status = EXIT_FAIL;
-	if (!ret && !st.o.json) {
+	if (!ret && !st.o.json && !st.o.stacks) {
 		struct psw_opts po = { .alive = st.alive, .threads = st.o.threads,
 				       .verbose = st.o.verbose, .all = st.o.all,
 				       .now_ticks = st.now_ticks, .sysroot = st.o.sysroot };
@@ -1423,6 +1501,7 @@ out_sym:
 	for (size_t i = 0; i < st.cap; i++)
 		free(st.sites[i]);
 	free(st.sites);
+	rr_slots_free(&st.all);
 	for (size_t r = 0; r < st.nrows; r++)
 		free(st.rows[r].mem);
 	free(st.rows);

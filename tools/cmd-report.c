@@ -32,6 +32,7 @@
 #include "tools/format.h"
 #include "tools/opts.h"
 #include "tools/report-html.h"
+#include "tools/report-funcs.h"
 #include "tools/tool.h"
 
 static int cmd_report(int argc, char **argv);
@@ -51,11 +52,22 @@ static const struct rip_cmd cmd_report_def = {
 		 "named by their first frame outside the allocator, as function (file:line).\n"
 		 "TRACE-OR-TARGET is a trace directory, a pid or a ring file.\n"
 		 "\n"
+		 "      --functions       the function calls of a trace of a program built with\n"
+		 "                        -finstrument-functions or patched entries (rip run\n"
+		 "                        --functions, rip enable PID func): calls,\n"
+		 "                        total, self and longest time of every function\n"
 		 "  -j, --json            one JSON document (see rip-report(1))\n"
 		 "      --html=FILE       write one self-contained HTML page to FILE: memory in\n"
 		 "                        use and allocation rate over time, histograms, a flame\n"
 		 "                        graph of bytes by backtrace, the top sites\n"
-		 "  -n, --top=N           sites in each top list (default 10)\n"
+		 "  -n, --top=N           sites in each top list (default 10; functions: all)\n"
+		 "With --functions:\n"
+		 "      --threads         a table for each thread and coroutine too\n"
+		 "      --depth=N         only calls N deep or less (1: the outermost)\n"
+		 "  -t, --min-time=DUR    only calls that took DUR or more (e.g. 10us, 2ms)\n"
+		 "      --match=GLOB      only functions whose name matches GLOB; !GLOB leaves\n"
+		 "                        them out (repeatable)\n"
+		 "  -s, --sort=KEY        total (default), self, calls, max or name\n"
 		 "      --sysroot=DIR     find the traced host's binaries under DIR\n"
 		 "      --debug-dir=DIR   look for separate debug files in DIR first\n"
 		 "  -h, --help            this text\n"
@@ -73,6 +85,9 @@ RIP_COMMAND(cmd_report_def);
 struct report_opts {
 	struct opts t; /* --json, --top, --sysroot, --debug-dir and the operand */
 	const char *html;
+	bool functions;	    /* --functions: tools/report-funcs.c reports */
+	struct rpf_opts fn; /* its options */
+	bool fn_only;	    /* an option of --functions was given */
 };
 
 struct report_state {
@@ -710,19 +725,61 @@ static int report_parse(int argc, char **argv, struct report_opts *o)
 	static const struct option longopts[] = {
 		OPTS_LONG,
 		{ "html", required_argument, NULL, 'H' },
+		{ "functions", no_argument, NULL, 'F' },
+		{ "threads", no_argument, NULL, 'T' },
+		{ "depth", required_argument, NULL, 'd' },
+		{ "min-time", required_argument, NULL, 't' },
+		{ "match", required_argument, NULL, 'm' },
+		{ "sort", required_argument, NULL, 's' },
 		{ 0 },
 	};
+	uint64_t depth;
 	int c, ret;
 
-	o->t.top = 10;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, OPTS_SHORT, longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, OPTS_SHORT "t:s:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'H':
 			if (!*optarg)
 				return tool_usage_error(&cmd_report_def, "--html wants a file name");
 			o->html = optarg;
+			break;
+		case 'F':
+			o->functions = true;
+			break;
+		case 'T':
+			o->fn.threads = o->fn_only = true;
+			break;
+		case 'd':
+			if (tool_parse_size(optarg, &depth) || !depth || depth > UINT32_MAX)
+				return tool_usage_error(&cmd_report_def,
+							"--depth wants a number > 0, not '%s'", optarg);
+			o->fn.depth = (uint32_t)depth;
+			o->fn_only = true;
+			break;
+		case 't':
+			if (rr_parse_duration(optarg, &o->fn.min_ns) || o->fn.min_ns < 0)
+				return tool_usage_error(&cmd_report_def,
+							"--min-time wants a duration like 10us or "
+							"2ms, not '%s'",
+							optarg);
+			o->fn_only = true;
+			break;
+		case 'm':
+			if (o->fn.nglobs == RPF_MAX_GLOBS)
+				return tool_usage_error(&cmd_report_def, "at most %d --match",
+							RPF_MAX_GLOBS);
+			o->fn.globs[o->fn.nglobs++] = optarg;
+			o->fn_only = true;
+			break;
+		case 's':
+			if (rpf_sort_key(optarg, &o->fn.sort))
+				return tool_usage_error(&cmd_report_def,
+							"--sort wants total, self, calls, max or "
+							"name, not '%s'",
+							optarg);
+			o->fn_only = true;
 			break;
 		default:
 			ret = opts_common(&cmd_report_def, c, argv, &o->t);
@@ -735,6 +792,19 @@ static int report_parse(int argc, char **argv, struct report_opts *o)
 		return ret;
 	if (o->t.json && o->html)
 		return tool_usage_error(&cmd_report_def, "--json or --html, not both");
+	if (o->fn_only && !o->functions)
+		return tool_usage_error(&cmd_report_def,
+					"--threads, --depth, --min-time, --match and --sort go with "
+					"--functions");
+	if (o->functions && o->html)
+		return tool_usage_error(&cmd_report_def, "--functions has no --html page");
+	o->fn.target = o->t.target;
+	o->fn.sysroot = o->t.sysroot;
+	o->fn.debug_dir = o->t.debug_dir;
+	o->fn.json = o->t.json;
+	o->fn.top = o->t.top; /* 0: every function */
+	if (!o->t.top)
+		o->t.top = 10;
 	return 0;
 }
 
@@ -750,6 +820,8 @@ static int cmd_report(int argc, char **argv)
 	ret = report_parse(argc, argv, &st.o);
 	if (ret)
 		return ret < 0 ? EXIT_OK : ret;
+	if (st.o.functions)
+		return rpf_run(&st.o.fn);
 	st.out = stdout;
 	if (opts_open(&st.src, &st.o.t, st.o.t.target, "rip report"))
 		return EXIT_FAIL;

@@ -97,6 +97,12 @@ static const struct rip_cmd cmd_run_def = {
 		 "                        (live, and of the trace: the samples are kept in it);\n"
 		 "                        preloads librip-preload.so (resources stay off unless\n"
 		 "                        asked for).  Threads that wait are never interrupted\n"
+		 "      --functions       record the calls of code built with\n"
+		 "                        -finstrument-functions (rip report --functions);\n"
+		 "                        without it only the call stacks are kept (rip ps\n"
+		 "                        --stacks), and rip enable PID func records later\n"
+		 "                        (code built with -fpatchable-function-entry is\n"
+		 "                        traced from rip enable PID func on)\n"
 		 "      --follow-fork     trace forked children too, each into DIR/PID/\n"
 		 "      --follow-exec     trace the programs exec'd into, into DIR/PID.N/\n"
 		 "                        (spawned programs, fork + exec: give both)\n"
@@ -324,6 +330,7 @@ static int run_parse(int argc, char **argv, struct run_opts *o)
 		STORE_LONGOPTS,
 		{ "no-waits", no_argument, NULL, 'W' },
 		{ "sample", optional_argument, NULL, 's' },
+		{ "functions", no_argument, NULL, 'U' },
 		{ 0 },
 	};
 	int c, ret;
@@ -429,6 +436,9 @@ static int run_parse(int argc, char **argv, struct run_opts *o)
 			break;
 		case 'W':
 			o->fam.no_waits = true;
+			break;
+		case 'U':
+			o->fam.functions = true;
 			break;
 		case 'h':
 			tool_help(&cmd_run_def);

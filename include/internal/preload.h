@@ -67,6 +67,25 @@ RIP_PRIVATE void __rip_event_set_keeper(bool (*keep)(const struct rip_event_type
 RIP_PRIVATE void __rip_event_replay(const struct rip_event_type *t, const uint64_t *v, uint32_t nv,
 				    const void *tail, size_t tlen, uint64_t ts);
 
+/*
+ * Function tracing of code built with -fpatchable-function-entry (lib/patch.c;
+ * preload/fnpatch.c calls them).  Patch (on) or unpatch the n sites at addrs
+ * (the functions' entries); !on and addrs NULL: every site patched so far.
+ * *ok and *failed count the sites.  0, or -errno of a failure (-EPERM: a
+ * user shadow stack is on; -ERANGE: no pad reachable).
+ */
+RIP_PRIVATE int __rip_fn_patch(const uint64_t *addrs, uint32_t n, bool on, uint32_t *ok,
+			       uint32_t *failed);
+/* Sites patched now. */
+RIP_PRIVATE uint32_t __rip_fn_patched(void);
+/* An exception is about to unwind this thread's stack: the real return addresses back. */
+RIP_PRIVATE void __rip_fn_unwinding(void);
+/*
+ * A catch block begins in the frame whose sp is cfa: the frames below it are
+ * gone, from the call stack and the patched calls' return stack (lib/func.c).
+ */
+RIP_PRIVATE void __rip_fn_caught(uintptr_t cfa);
+
 /* The watcher and the sampler (preload/watch.c, sample.c): the open file, NULL if none. */
 RIP_PRIVATE struct rip_file_hdr *__rip_file_hdr(void);
 /* Back [off, off + len) of the open file before its first write: 0 or -errno (lib/ring.c). */

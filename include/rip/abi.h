@@ -47,6 +47,14 @@
  *                                | watch_copies buffers of              |
  *                                |   watch_copy_size bytes: stack       |
  *                                |   copies of the watcher (sparse)     |
+ *   hdr.sample_off               +--------------------------------------+
+ *                                | struct rip_sample_ring [slot_count]  |
+ *   hdr.fn_off                   +--------------------------------------+
+ *                                | struct rip_fn_stack [slot_count]     |
+ *                                |   (1 KiB): shadow call stacks        |
+ *   hdr.fn_tab_off               +--------------------------------------+
+ *                                | u64 [fn_ids]: function id - 1 ->     |
+ *                                |   entry address (sparse)             |
  *   hdr.file_size                +--------------------------------------+
  *
  * Snap ring protocol (single writer: the thread that runs the slot):
@@ -124,10 +132,14 @@
 
 /* Built-in categories (bits); programs use 8..255. */
 #define RIP_CAT_CORO 0u /* coroutine switches */
+#define RIP_CAT_FUNC 6u /* function entries and exits (rip:fn_entry, rip:fn_exit, rip:fn) */
 #define RIP_CAT_USER 8u /* first free for programs */
 
 /* Built-in event ids. */
 #define RIP_EV_CORO_SWITCH 0u /* fields: to, from (slot index + 1 of a coroutine; 0: the thread) */
+#define RIP_EV_FN_ENTRY 1u    /* field: fn (a function id): 8 bytes with the compact header */
+#define RIP_EV_FN_EXIT 2u     /* field: fn */
+#define RIP_EV_FN 3u	      /* fields: id, addr: function id id is the function at addr */
 
 /* hdr.ev_mode: what a writer does when its ring is full */
 enum rip_ev_mode {
@@ -296,7 +308,12 @@ struct rip_file_hdr {
 	uint64_t sample_off;  /* 0: none (samples are tagged snap-ring entries, if any) */
 	uint32_t sample_size; /* RIP_SAMPLE_RING_SIZE */
 	uint32_t pad1s;
-	uint8_t pad1w[240 - 208];
+	/* function tracing: one struct rip_fn_stack per slot from fn_off, and the function table */
+	uint64_t fn_off;     /* 0: none (the file of a process that traces no functions) */
+	uint32_t fn_size;    /* RIP_FN_STACK_SIZE */
+	uint32_t fn_ids;     /* entries of the function table: ids 1..fn_ids */
+	uint64_t fn_tab_off; /* the function table: u64 [fn_ids], entry id - 1 (0: none yet) */
+	uint8_t pad1w[240 - 232];
 	/* CPU sampling (rip run --sample), set by the preload library at start: 240 */
 	uint32_t sample_hz;    /* samples per second of CPU time asked; 0: sampling off */
 	uint32_t sample_sig;   /* the realtime signal its timers send */
@@ -358,7 +375,14 @@ struct rip_file_hdr {
 	uint32_t watch_noslot;	  /* ... threads with no slot (not seen) */
 	uint32_t watch_denied;	  /* ... threads whose /proc files refused us (EACCES) */
 	uint32_t pad5a;
-	uint8_t pad5w[2304 - 2160];
+	/* patching (-fpatchable-function-entry): 2160; rip enable asks, the watcher answers */
+	uint32_t patch_req; /* a requester adds 1 (the sites in PATH.patch), then wakes watch_req */
+	uint32_t patch_done;   /* futex word: the patch_req value the watcher served last */
+	int32_t patch_err;     /* that request's errno, 0: none */
+	uint32_t patch_ok;     /* sites it changed */
+	uint32_t patch_failed; /* sites it left as they were */
+	uint32_t patch_on;     /* sites patched now */
+	uint8_t pad5w[2304 - 2184];
 	/* CPU sampling status: 2304; written by the traced process (relaxed counters) */
 	uint32_t sample_flags;	/* RIP_SAMPLE_F_* */
 	uint32_t sample_timers; /* per-thread timers armed now */
@@ -394,7 +418,10 @@ struct rip_file_hdr {
 	uint64_t ev_fifo_head; /* free event-ring queue: next cell to take */
 	uint8_t pad11[56];
 	uint64_t ev_fifo_tail; /* free event-ring queue: next cell to fill */
-	uint8_t pad12[4096 - 3400];
+	uint8_t pad12[56];
+	uint32_t fn_count; /* function ids handed out (entries [0, fn_count) written, or 0) */
+	uint32_t fn_full;  /* functions left without an id: the table was full */
+	uint8_t pad13[4096 - 3464];
 };
 
 /* slot.wait.kind: the blocking call a thread is in (preload wrappers) */
@@ -582,6 +609,61 @@ struct rip_sample_ring {
 	uint32_t seq;
 	uint32_t gen;
 	uint64_t e[RIP_SAMPLE_RING];
+};
+
+/*
+ * Function tracing (lib/func.c): the shadow call stack of one slot
+ * (hdr.fn_off + index * RIP_FN_STACK_SIZE), what code built with
+ * -finstrument-functions entered and did not leave yet, outermost first.
+ * Written only by the thread running the slot (a coroutine's stack follows
+ * the coroutine from thread to thread):
+ *
+ *	push:	frame[d] = { fn, cfa };  state = state + RIP_FN_PUSH (release)
+ *	pop:	state = state - 1 (release)
+ *
+ * where d is the depth, the low 32 bits of state; frames deeper than
+ * RIP_FN_DEPTH are counted in the depth and not stored.  The high 32 bits
+ * count pushes, so that a reader that loads state (acquire), copies the
+ * frames, fences (acquire) and loads state again knows that no frame
+ * changed under it when the pushes are the same (pops only shorten the
+ * stack).  owner is the low 32 bits of the slot's attach_ts when the stack
+ * was started: a stack of another owner is an earlier owner's (the slot's
+ * gen would not do: a rename moves it).  A frame's cfa is its canonical frame
+ * address (the caller's stack pointer before the call): a frame whose cfa
+ * is at or below the one of a function being entered, on the same stack, is
+ * gone (a longjmp, an exception, a coroutine switch jumped over its exit),
+ * and the hooks drop it, counted in resync.
+ */
+#define RIP_FN_DEPTH 63u
+#define RIP_FN_STACK_SIZE 1024u
+#define RIP_FN_PUSH ((1ull << 32) | 1u) /* state: one more push, one level deeper */
+#define RIP_FN_STATE_DEPTH(s) ((uint32_t)(s))
+#define RIP_FN_STATE_PUSHES(s) ((uint32_t)((uint64_t)(s) >> 32))
+
+/*
+ * A request to patch or unpatch functions built with
+ * -fpatchable-function-entry (lib/patch.c), in the file PATH.patch next to
+ * the ring file PATH: this header, then n u64 addresses of the sites (the
+ * functions' entries).  Unpatching with n 0: every site patched.
+ */
+#define RIP_PATCH_MAGIC "RIPPATCH" /* 8 bytes with the NUL */
+#define RIP_PATCH_MAX (1u << 22)
+struct rip_patch_list {
+	char magic[8];
+	uint32_t op; /* 1: patch, 0: unpatch */
+	uint32_t n;
+	/* uint64_t addr[n] */
+};
+struct rip_fn_frame {
+	uint64_t fn;  /* the function's entry address */
+	uint64_t cfa; /* its canonical frame address */
+};
+
+struct rip_fn_stack {
+	uint64_t state;	 /* depth | pushes << 32 */
+	uint32_t owner;	 /* (uint32_t)slot.attach_ts when the stack started */
+	uint32_t resync; /* frames dropped without their exit, exits without a frame */
+	struct rip_fn_frame frame[RIP_FN_DEPTH];
 };
 
 /* Per event ring: the writer's line, then the consumer's. */
@@ -812,8 +894,13 @@ RIP_STATIC_ASSERT(sizeof(struct rip_watch_copy) == RIP_WATCH_COPY_HDR, "copy hea
 RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, watch_off) == 176, "copy area");
 RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, sample_off) == 192, "sample area");
 RIP_STATIC_ASSERT(sizeof(struct rip_sample_ring) == RIP_SAMPLE_RING_SIZE, "sample ring");
+RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, fn_off) == 208, "function area");
+RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, fn_tab_off) == 224, "function table");
+RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, fn_count) == 3456, "function ids");
+RIP_STATIC_ASSERT(sizeof(struct rip_fn_stack) == RIP_FN_STACK_SIZE, "function stack");
 RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, watch_req) == 2080, "watch words");
-RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, pad5w) == 2160, "watch counters");
+RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, patch_req) == 2160, "patch words");
+RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, pad5w) == 2184, "watch counters");
 RIP_STATIC_ASSERT((1u << RIP_SLOT_SHIFT) == RIP_SLOT_SIZE, "slot shift");
 RIP_STATIC_ASSERT((RIP_SNAP_DEPTH & (RIP_SNAP_DEPTH - 1)) == 0, "depth power of two");
 RIP_STATIC_ASSERT(sizeof(struct rip_fifo_cell) == 16, "fifo cell");

@@ -15,10 +15,16 @@
 extern "C" {
 #endif
 
+/*
+ * no_instrument_function: the fast paths are librip's, not the program's;
+ * with -finstrument-functions they would otherwise each call the hooks
+ * (lib/func.c), and a coroutine switch would do it from one stack into the
+ * other.
+ */
 #if defined(__cplusplus) && __cplusplus >= 202002L
-#define RIP_INLINE inline __attribute__((always_inline))
+#define RIP_INLINE inline __attribute__((always_inline, no_instrument_function))
 #else
-#define RIP_INLINE static inline __attribute__((always_inline))
+#define RIP_INLINE static inline __attribute__((always_inline, no_instrument_function))
 #endif
 #define RIP_API __attribute__((visibility("default")))
 #define RIP_LIKELY(x) __builtin_expect(!!(x), 1)

@@ -19,15 +19,17 @@
 
 #include "analysis/calltree.h"
 #include "analysis/cpu.h"
+#include "analysis/fnstacks.h"
 #include "analysis/follow.h"
 #include "analysis/leakdiff.h"
+#include "analysis/funcs.h"
 #include "analysis/leaks.h"
-
 #include "analysis/pagemap.h"
 #include "analysis/report.h"
 #include "analysis/top.h"
 #include "read/evread.h"
 #include "read/evsource.h"
+#include "read/funcs.h"
 #include "read/ringfile.h"
 #include "read/watch.h"
 #include "analysis/dump.h"
@@ -138,6 +140,27 @@ void fz_ring(const char *path, void (*step)(void *arg), void *arg)
 			}
 		}
 		wt_unwinder_free(u);
+		/* rip ps --stacks: the shadow call stacks, grouped; the function table */
+		{
+			struct rfn_stack *st;
+			struct fsg_groups g;
+			uint64_t *tab;
+			uint32_t ntab;
+
+			if (!rfn_read_stacks(&f, &slots, &st, err, sizeof(err))) {
+				if (!fsg_group(&slots, st, true, &g)) {
+					for (size_t i = 0; i < g.n; i++)
+						h += g.v[i].n + g.v[i].st->depth + g.v[i].st->fn[0];
+					fsg_groups_free(&g);
+				}
+				free(st);
+			}
+			if (!rfn_read_table(&f, &tab, &ntab, err, sizeof(err))) {
+				for (uint32_t i = 0; i < ntab; i++)
+					h ^= tab[i];
+				free(tab);
+			}
+		}
 		rr_slots_free(&slots);
 	}
 	STEP();
@@ -239,6 +262,13 @@ static void fz_bt_hook(void *arg, const uint8_t *frames, uint32_t n)
 		*h += frames[i * 8] + frames[i * 8 + 7];
 }
 
+static void fz_span(void *arg, const struct fa_span *sp)
+{
+	uint64_t *h = arg;
+
+	*h += (uint64_t)(sp->end_ns - sp->start_ns) + sp->depth + sp->id + strlen(sp->ctx->name);
+}
+
 /* rip dump and rip export: every event in order, its strings, the resources followed. */
 static void fz_walk(const char *target)
 {
@@ -251,17 +281,54 @@ static void fz_walk(const char *target)
 	struct xr *x = NULL;
 	uint64_t h = 0;
 	size_t nmods;
+	struct fa *fa = NULL;
+	struct fa_opts fao = { .max_depth = 4, .min_ns = 10, .per_ctx = true, .span = fz_span };
+	int64_t last = 0;
 
 	if (evs_open(target, &s, err, sizeof(err)))
 		return;
 	evs_set_bt_hook(s, fz_bt_hook, &h);
 	if (xr_new(evs_types(s), true, &x, err, sizeof(err)))
 		x = NULL;
+	/* rip report --functions and rip export's spans: calls paired, per thread, filtered */
+	fao.span_arg = &h;
+	if (fa_new(evs_types(s), &fao, &fa))
+		fa = NULL;
+	{
+		uint64_t *tab;
+		uint32_t ntab;
+
+		if (fa && !rfn_source_table(evs_source(s), &tab, &ntab, err, sizeof(err))) {
+			fa_add_table(fa, tab, ntab);
+			free(tab);
+		}
+	}
 	while (evs_next(s, &e, err, sizeof(err)) > 0) {
 		h += fz_event(&e);
 		if (x && xr_event(x, &e) < 0)
 			break;
+		if (fa && fa_event(fa, &e) < 0)
+			break;
+		last = e.ns;
 	}
+	if (fa && !fa_end(fa, last)) {
+		const struct fa_fn *fn;
+		const struct fa_node *nodes;
+		const struct fa_ctx *cx;
+		size_t nfn, nn, nc;
+
+		fn = fa_funcs(fa, &nfn);
+		for (size_t i = 0; i < nfn; i++)
+			h += fn[i].calls + (uint64_t)fn[i].total_ns + (uint64_t)fn[i].self_ns;
+		nodes = fa_nodes(fa, &nn);
+		for (size_t i = 0; i < nn; i++)
+			h += nodes[i].parent + (uint64_t)nodes[i].self_ns;
+		cx = fa_ctxs(fa, &nc);
+		for (size_t i = 0; i < nc; i++)
+			for (size_t k = 0; k < cx[i].nfn; k++)
+				h += cx[i].fn[k].calls + strlen(cx[i].name);
+	}
+	fa_free(fa);
 	if (x && !xr_leaked(x, &leaked))
 		h += leaked.n;
 	stk_map_free(&leaked);

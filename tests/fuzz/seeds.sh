@@ -37,7 +37,7 @@ die() {
 	exit 1
 }
 for b in "$RIP" "$pre" "$BUILD/tests/integ/snapper" "$BUILD/tests/integ/dumpprog" \
-	"$BUILD/tests/integ/topprog" "$BUILD/tests/unit/pack"; do
+	"$BUILD/tests/integ/topprog" "$BUILD/tests/unit/pack" "$BUILD/tests/integ/funcprog"; do
 	[ -e "$b" ] || die "$b is missing: run make tests"
 done
 for c in python3 gzip zstd; do
@@ -48,11 +48,11 @@ mkdir -p "$out/ring" "$out/trace" "$out/index" "$out/legacy" "$out/live" "$out/u
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/rip-seeds.XXXXXX") || die "mktemp"
 trap 'rm -rf "$tmp"' EXIT
 
-# small rings: every seed is a few hundred kilobytes
+# small rings: every seed is a few hundred kilobytes (no function area but in funcprog's)
 small() {
 	env RIP_SLOTS=16 RIP_EVENT_RINGS=2 RIP_EVENT_RING_SIZE=16k RIP_EVENT_PACKET_SIZE=2k \
 		RIP_EVENT_SMALL_RINGS=2 RIP_EVENT_SMALL_RING_SIZE=8k RIP_EVENT_SMALL_PACKET_SIZE=4k \
-		"$@"
+		RIP_FUNCTIONS="${RIP_FUNCTIONS:-0}" RIP_FUNCTION_IDS=64 "$@"
 }
 
 # ring files
@@ -69,6 +69,9 @@ small RIP_RING="$out/ring/sampled.ring" RIP_SAMPLE=1000 RIP_DISABLE=1,2,3 LD_PRE
 	"$BUILD/tests/integ/topprog" sigprof 20 >/dev/null || die "topprog sigprof failed"
 ring=$(RIP_DIR=$tmp small "$BUILD/tests/integ/dumpprog" fill 300) || die "dumpprog fill failed"
 mv "$ring" "$out/ring/dumpprog.ring" || die "no ring file from dumpprog"
+# function tracing: shadow stacks (a longjmp, coroutines), records, the function table
+RIP_FUNCTIONS=1 small RIP_RING="$out/ring/funcprog.ring" "$BUILD/tests/integ/funcprog" count 20 \
+	>/dev/null || die "funcprog count failed"
 
 # traces (small programs: a trace of a megabyte takes a second a run under the sanitizers)
 # pack_trace DIR OUT: a trace directory as fuzz-trace reads it
@@ -98,6 +101,10 @@ for cmd in "/bin/true" "/bin/ls /" "$BUILD/tests/integ/memprog basic" \
 	cp "$tmp/t$n/.rip-index" "$out/index/t$n.rip-index"
 	pack_trace "$tmp/t$n" "$out/trace/t$n.trace" || die "packing trace $n failed"
 done
+# function records in a trace, with their stacks in its .rip-ring (not packed: too big)
+"$RIP" run -q --functions -o "$tmp/tf" -- "$BUILD/tests/integ/funcprog" count 30 \
+	>/dev/null 2>&1 </dev/null || die "rip run --functions funcprog failed"
+pack_trace "$tmp/tf" "$out/trace/funcs.trace" || die "packing the function trace failed"
 # CPU samples in a trace (rip:sample events: rip run --sample)
 "$RIP" run -q --sample=1000 -o "$tmp/ts" -- "$BUILD/tests/integ/topprog" burn 50 \
 	>/dev/null 2>&1 </dev/null || die "rip run --sample topprog burn failed"

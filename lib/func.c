@@ -1,0 +1,862 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * lib/func.c - function tracing: the hooks that code built with
+ * -finstrument-functions calls at every entry and exit
+ * (__cyg_profile_func_enter and _exit), the shadow call stack they keep in
+ * each slot of the ring file, and the timed records they write into the
+ * thread's event ring.
+ *
+ * Shadow stacks (struct rip_fn_stack, rip/abi.h): one per slot, so a
+ * coroutine's stack follows the coroutine from thread to thread.  A
+ * thread caches the stack of the slot it runs (__rip_self.cur) in
+ * rip_fn_tls and works it out again, in rip_fn_stack_slow, whenever cur
+ * moved: a coroutine switch, an attach, an exit.  That slow path also
+ * backs the stack's page of the sparse file (once per page, a bit of
+ * rip_fn.backed) and starts the stack afresh when the slot has a new
+ * owner (its attach_ts).
+ *
+ * Every frame keeps its canonical frame address (cfa: where the stack
+ * pointer was before the call pushed the return address).  The hook finds
+ * it exactly: the instrumented function calls the hook right after its
+ * prologue, so between the hook's own frame and the function's return
+ * address there are only the function's saved registers and locals, and
+ * the return address is the call site the compiler passes in.  The hook
+ * looks for that word upwards from its own frame, at most RIP_FN_SCAN
+ * words (a bigger frame: the cfa is taken RIP_FN_SCAN words up, below the
+ * real one, which is safe: it can only make a frame look alive).  With the
+ * cfa, the stack repairs itself where exits never came:
+ *
+ *   entry   frames whose cfa is at or below the new frame's are gone
+ *           (a longjmp or an exception jumped over their exits; a sibling
+ *           call cannot share a cfa with a live caller): popped first
+ *   exit    the top frame must be this function with this frame (the
+ *           hook's frame lies at the same distance below its cfa, which
+ *           the frame keeps in its top bits, or the function jumped to the
+ *           hook after its epilogue, a tail call: then the hook returns
+ *           where the function would have, and its own cfa is the
+ *           function's); if not, and the function's frame is on the
+ *           stack, it is popped with the frames above it
+ *
+ * Everything dropped that way is counted in the stack's resync.  Frames
+ * past RIP_FN_DEPTH are counted in the depth only: those are neither
+ * checked nor repaired.
+ *
+ * Timed records: when the func category is on, the hooks also write
+ * rip:fn_entry or rip:fn_exit {u32 fn} (8 bytes with the compact header)
+ * through the event fast path of rip.h.  fn is a function id: ids are
+ * handed out in order from the file's fn_count, and entry id - 1 of the
+ * file's function table holds the address, so that a reader maps ids
+ * back, live or after a crash, without the events that defined them; a
+ * rip:fn {id, addr} event goes out too, the first time, for readers of a
+ * recorded trace.  The hooks find an id through a hash table of this
+ * process (rip_fn_hash, in .bss: untouched pages cost nothing), whose
+ * entries pack the address and the id into one word, taken with a CAS so
+ * that threads and signal handlers never wait for each other.  A full
+ * table gives id 0 (counted in fn_full).
+ *
+ * The hooks take no lock, make no system call but once per page of
+ * stacks, and allocate nothing; they are not instrumented themselves
+ * (this file is built without -finstrument-functions, and they say so).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#define __nofn __attribute__((no_instrument_function))
+#define __fninline __nofn __attribute__((always_inline)) inline
+
+/*
+ * Words above the hook's frame where the instrumented function's return
+ * address is looked for first; its frame (saved registers, locals) is
+ * rarely bigger at the call of the hook.  A bigger one is looked up in
+ * rip_fn_big (its distance, as found before, checked), else looked for
+ * up to RIP_FN_SCAN_MAX words; past that, the cfa is taken RIP_FN_SCAN
+ * words up (below the real one: a frame that can only look alive).
+ */
+#define RIP_FN_SCAN 24u
+#define RIP_FN_SCAN_MAX 4096u /* 32 KiB */
+#define RIP_FN_BIG_BITS 12
+#define RIP_FN_BIG_PROBES 16u
+/* A frame's fn word: the address, and in the top bits the words from the hook's frame to cfa. */
+#define RIP_FN_ADDR_BITS 48
+#define RIP_FN_ADDR_MASK ((1ull << RIP_FN_ADDR_BITS) - 1)
+/* An entry this far above the outermost frame is on another stack (rip_fn_resync). */
+#define RIP_FN_FAR (64u << 10)
+
+/* Function ids: at most RIP_FN_IDS, in a hash table of twice as many entries. */
+#define RIP_FN_ID_BITS 17
+#define RIP_FN_IDS ((1u << RIP_FN_ID_BITS) - 1)
+#define RIP_FN_HASH_BITS (RIP_FN_ID_BITS + 1)
+#define RIP_FN_HASH_SIZE (1u << RIP_FN_HASH_BITS)
+#define RIP_FN_PROBES 64u
+
+/* The stack of the slot this thread runs, as last worked out. */
+struct rip_fn_tls {
+	struct rip_slot *of;	 /* __rip_self.cur when st was worked out */
+	struct rip_fn_stack *st; /* its stack; NULL: none kept (no ring, no area, a dummy slot) */
+};
+
+static __thread struct rip_fn_tls rip_fn_tls __attribute__((tls_model("initial-exec")));
+
+static struct {
+	struct rip_file_hdr *h; /* the file whose stacks the hooks keep; NULL: off (acquire) */
+	uint64_t *backed;	/* a bit per page of the stack area that is backed */
+	size_t backed_words;
+} rip_fn;
+
+/* addr << RIP_FN_ID_BITS | id; 0: empty. */
+static uint64_t rip_fn_hash[RIP_FN_HASH_SIZE];
+
+/* Functions with a frame bigger than RIP_FN_SCAN words: addr << 16 | words to the cfa. */
+static uint64_t rip_fn_big[1u << RIP_FN_BIG_BITS];
+
+/* ---- the built-in types ------------------------------------------------------------- */
+
+static uint32_t rip_fn_entry_id = RIP_EV_FN_ENTRY;
+static uint32_t rip_fn_exit_id = RIP_EV_FN_EXIT;
+static uint32_t rip_fn_def_id = RIP_EV_FN;
+
+const struct rip_event_type __rip_fn_entry_type = {
+	.name = "rip:fn_entry",
+	.category = RIP_CAT_FUNC,
+	.nfields = 1,
+	.fields = { RIP_FIELD(U32, "fn") },
+	.id = &rip_fn_entry_id,
+};
+
+const struct rip_event_type __rip_fn_exit_type = {
+	.name = "rip:fn_exit",
+	.category = RIP_CAT_FUNC,
+	.nfields = 1,
+	.fields = { RIP_FIELD(U32, "fn") },
+	.id = &rip_fn_exit_id,
+};
+
+const struct rip_event_type __rip_fn_def_type = {
+	.name = "rip:fn",
+	.category = RIP_CAT_FUNC,
+	.nfields = 2,
+	.fields = { RIP_FIELD(U32, "id"), RIP_FIELD(HEX64, "addr") },
+	.id = &rip_fn_def_id,
+};
+
+/* ---- the file ------------------------------------------------------------------------ */
+
+/* RIP_FUNCTIONS=0 turns function tracing off: the file has no area, the hooks return. */
+static bool rip_fn_env_on(void)
+{
+	const char *s = secure_getenv("RIP_FUNCTIONS");
+
+	return !s || strcmp(s, "0") != 0;
+}
+
+/* RIP_FUNCTION_IDS: entries of the function table, 1 to RIP_FN_IDS (the default). */
+static uint32_t rip_fn_env_ids(void)
+{
+	const char *s = secure_getenv("RIP_FUNCTION_IDS");
+	char *end;
+	unsigned long v;
+
+	if (!s || !*s)
+		return RIP_FN_IDS;
+	v = strtoul(s, &end, 10);
+	return *end || !v || v > RIP_FN_IDS ? RIP_FN_IDS : (uint32_t)v;
+}
+
+size_t __rip_fn_layout(struct rip_file_hdr *h, size_t off, uint32_t slots, bool sparse)
+{
+	h->fn_off = 0;
+	h->fn_size = 0;
+	h->fn_ids = 0;
+	h->fn_tab_off = 0;
+	/* Only a sparse file: one backed all at once would pay for every stack. */
+	if (!sparse || !rip_fn_env_on())
+		return off;
+	h->fn_off = off = (off + 4095) & ~(size_t)4095;
+	h->fn_size = RIP_FN_STACK_SIZE;
+	off += (size_t)slots * RIP_FN_STACK_SIZE;
+	h->fn_tab_off = off = (off + 4095) & ~(size_t)4095;
+	h->fn_ids = rip_fn_env_ids();
+	return off + (size_t)h->fn_ids * sizeof(uint64_t);
+}
+
+void __rip_fn_open(struct rip_file_hdr *h)
+{
+	size_t pages, words;
+	uint64_t *b;
+
+	if (!h->fn_off || h->fn_size != RIP_FN_STACK_SIZE)
+		return;
+	pages = ((size_t)h->slot_count * RIP_FN_STACK_SIZE + __rip_proc.page - 1) / __rip_proc.page;
+	words = (pages + 63) / 64;
+	/* The system call: the preload library's hooks must not see the tracer's mmap. */
+	b = (uint64_t *)syscall(SYS_mmap, NULL, words * 8, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (b == MAP_FAILED)
+		return;
+	/* The ids of an earlier file (closed, then another opened) mean nothing in this one. */
+	if (rip_fn.backed)
+		memset(rip_fn_hash, 0, sizeof(rip_fn_hash));
+	rip_fn.backed = b;
+	rip_fn.backed_words = words;
+	/* The bitmap before the file: pairs with the acquire load of h in the slow path. */
+	__atomic_store_n(&rip_fn.h, h, __ATOMIC_RELEASE);
+}
+
+void __rip_fn_close(void)
+{
+	/* The bitmap stays: a hook may still be reading it. */
+	__atomic_store_n(&rip_fn.h, NULL, __ATOMIC_RELEASE);
+}
+
+/*
+ * A forked child's copy (fd, laid out as h): the stacks of the slots in use
+ * whose pages the parent backed (the others are holes, and reading them
+ * would back them in the parent's file), and the function table so far.
+ */
+int __rip_fn_fork_copy(int fd, struct rip_file_hdr *h, uint32_t used,
+		       int (*write_all)(int fd, const void *buf, size_t len, off_t off))
+{
+	size_t page = __rip_proc.page, per = page / RIP_FN_STACK_SIZE;
+	uint32_t n = __atomic_load_n(&h->fn_count, __ATOMIC_RELAXED);
+
+	if (!h->fn_off || !rip_fn.backed || !per)
+		return 0;
+	for (size_t p = 0; p * per < used && p / 64 < rip_fn.backed_words; p++) {
+		if (!(rip_fn.backed[p / 64] & (1ull << (p % 64))))
+			continue;
+		if (write_all(fd, (char *)h + h->fn_off + p * page, page,
+			      (off_t)(h->fn_off + p * page)))
+			return -1;
+	}
+	if (n > h->fn_ids)
+		n = h->fn_ids;
+	/* The table's pages are backed as ids are handed out: [0, n) are. */
+	if (n && write_all(fd, (char *)h + h->fn_tab_off, (size_t)n * sizeof(uint64_t),
+			   (off_t)h->fn_tab_off))
+		return -1;
+	return 0;
+}
+
+/* ---- shadow stacks ------------------------------------------------------------------- */
+
+/*
+ * The stack of the slot the thread runs now, into the cache (NULL when
+ * none is kept: the ring is closed, the file has no area, the slot is a
+ * dummy, or its page cannot be backed).  Attaches a thread that has no
+ * slot yet, when a ring is open.
+ */
+static __nofn __attribute__((noinline)) struct rip_fn_stack *rip_fn_stack_slow(void)
+{
+	struct rip_file_hdr *h = __atomic_load_n(&rip_fn.h, __ATOMIC_ACQUIRE);
+	struct rip_fn_tls *t = &rip_fn_tls;
+	struct rip_slot *s = __rip_self.cur;
+	struct rip_fn_stack *st;
+	size_t i, page, bit;
+	uint32_t owner;
+
+	t->st = NULL;
+	if (!h) {
+		t->of = s;
+		return NULL;
+	}
+	if (!s) {
+		/* Pairs with the release store of the file in rip_ring_open: one is open. */
+		if (!__atomic_load_n(&__rip_proc.hdr, __ATOMIC_ACQUIRE))
+			return NULL;
+		__rip_attach_slow();
+		s = __rip_self.cur;
+	}
+	t->of = s;
+	if (!s || (__rip_self.flags & RIP_SELF_DUMMY) || h != __rip_proc.hdr)
+		return NULL;
+	i = (size_t)((char *)s - ((char *)h + h->slot_off)) >> RIP_SLOT_SHIFT;
+	if ((char *)s < (char *)h + h->slot_off || i >= h->slot_count)
+		return NULL; /* a dummy slot (a coroutine of a closed file) */
+	page = i * RIP_FN_STACK_SIZE / __rip_proc.page;
+	bit = 1ull << (page % 64);
+	if (page / 64 >= rip_fn.backed_words)
+		return NULL;
+	/* Relaxed: a hint; a page backed twice costs one more system call. */
+	if (!(__atomic_load_n(&rip_fn.backed[page / 64], __ATOMIC_RELAXED) & bit)) {
+		if (__rip_commit(h, h->fn_off + i * RIP_FN_STACK_SIZE, RIP_FN_STACK_SIZE))
+			return NULL; /* tmpfs full: no stack for this slot */
+		__atomic_fetch_or(&rip_fn.backed[page / 64], bit, __ATOMIC_RELAXED);
+	}
+	st = (struct rip_fn_stack *)((char *)h + h->fn_off + i * RIP_FN_STACK_SIZE);
+	owner = (uint32_t)__atomic_load_n(&s->attach_ts, __ATOMIC_RELAXED);
+	if (st->owner != owner) {
+		/* A new owner: its stack starts empty; readers take it once owner matches (release). */
+		__atomic_store_n(&st->state, 0, __ATOMIC_RELAXED);
+		st->resync = 0;
+		__atomic_store_n(&st->owner, owner, __ATOMIC_RELEASE);
+	}
+	t->st = st;
+	return st;
+}
+
+/*
+ * Where the return address of function fn is, RIP_FN_SCAN words or more
+ * above p: as far as the last time (rip_fn_big), else looked for.  The
+ * words from p, or RIP_FN_SCAN when not found.
+ */
+static __nofn __attribute__((noinline)) uint32_t rip_fn_far(const uintptr_t *p, uintptr_t site,
+							    uintptr_t fn)
+{
+	uint32_t h = (uint32_t)((fn * 0x9E3779B97F4A7C15ull) >> (64 - RIP_FN_BIG_BITS)), i;
+	uint64_t want = (uint64_t)fn << 16, e = 0;
+
+	for (i = 0; i < RIP_FN_BIG_PROBES; i++) {
+		e = __atomic_load_n(&rip_fn_big[(h + i) & ((1u << RIP_FN_BIG_BITS) - 1)],
+				    __ATOMIC_RELAXED);
+		if (!e || (e & ~0xffffull) == want)
+			break;
+	}
+	if (e && (e & ~0xffffull) == want && p[e & 0xffff] == site)
+		return (uint32_t)(e & 0xffff);
+	for (i = RIP_FN_SCAN; i < RIP_FN_SCAN_MAX; i++)
+		if (p[i] == site)
+			break;
+	if (i == RIP_FN_SCAN_MAX)
+		return RIP_FN_SCAN;
+	if (fn >> 48)
+		return i;
+	/* Remember it (a signal handler's insert may race ours: the same value, or another slot). */
+	for (uint32_t n = 0; n < RIP_FN_BIG_PROBES; n++) {
+		uint64_t *slot = &rip_fn_big[(h + n) & ((1u << RIP_FN_BIG_BITS) - 1)];
+		uint64_t old = __atomic_load_n(slot, __ATOMIC_RELAXED);
+
+		if ((old & ~0xffffull) == want) {
+			/* Relaxed: the entry is all it says; a stale distance is checked before use. */
+			__atomic_store_n(slot, want | i, __ATOMIC_RELAXED);
+			break;
+		}
+		if (!old && __atomic_compare_exchange_n(slot, &old, want | i, false,
+							__ATOMIC_RELAXED, __ATOMIC_RELAXED))
+			break;
+	}
+	return i;
+}
+
+/*
+ * The cfa of the instrumented function fn that called the hook whose own
+ * cfa is p: one word above its return address, site, looked for upwards;
+ * *k gets how many words up it was.
+ */
+static __fninline uintptr_t rip_fn_cfa(const uintptr_t *p, uintptr_t site, uintptr_t fn,
+				       uint32_t *k)
+{
+	uint32_t i;
+
+	for (i = 0; i < RIP_FN_SCAN; i++)
+		if (p[i] == site)
+			break;
+	if (RIP_UNLIKELY(i == RIP_FN_SCAN))
+		i = rip_fn_far(p, site, fn);
+	*k = i;
+	return (uintptr_t)(p + i + 1);
+}
+
+static void rip_fn_record(const struct rip_event_type *t, uint32_t ev, uintptr_t fn);
+
+/*
+ * Frames [lo, hi) of st are dropped without their exits: with the func
+ * category on, write their exits now (innermost first), so that a trace
+ * pairs every entry it has with an exit, where the hooks saw it end.
+ */
+static __nofn void rip_fn_dropped(const struct rip_fn_stack *st, uint32_t lo, uint32_t hi)
+{
+	if (!rip_category_enabled(RIP_CAT_FUNC))
+		return;
+	while (hi-- > lo)
+		rip_fn_record(&__rip_fn_exit_type, RIP_EV_FN_EXIT,
+			      (uintptr_t)(st->frame[hi].fn & RIP_FN_ADDR_MASK));
+}
+
+/*
+ * Pop the frames that are gone at an entry whose cfa is cfa; the new state.
+ * An entry far above the outermost frame is on another stack (a signal
+ * handler on an alternate stack, coroutines switched without librip): its
+ * frames go on top, and nothing is popped.
+ */
+static __nofn __attribute__((noinline)) uint64_t rip_fn_resync(struct rip_fn_stack *st, uint64_t w,
+							       uintptr_t cfa)
+{
+	uint32_t d = RIP_FN_STATE_DEPTH(w), drop = 0;
+
+	if (cfa - st->frame[0].cfa < (1ull << 63) && cfa - st->frame[0].cfa > RIP_FN_FAR)
+		return w;
+	while (d && d <= RIP_FN_DEPTH && st->frame[d - 1].cfa <= cfa) {
+		d--;
+		drop++;
+	}
+	rip_fn_dropped(st, d, d + drop);
+	st->resync += drop;
+	w -= drop;
+	/* Readers see the shorter stack before any frame above it is rewritten. */
+	__atomic_store_n(&st->state, w, __ATOMIC_RELEASE);
+	return w;
+}
+
+/*
+ * An exit the fast path could not match: if the leaving function's frame
+ * is on the stack, pop it and the frames above it (their exits never
+ * came); else the exit has no frame here (entered before the thread had a
+ * slot, dropped already, or a frame of another stack): nothing moves.
+ */
+static __nofn __attribute__((noinline)) void rip_fn_exit_slow(struct rip_fn_stack *st, uint64_t w,
+							      uintptr_t fn, const uintptr_t *p,
+							      uintptr_t site, bool tail)
+{
+	uint32_t d = RIP_FN_STATE_DEPTH(w), k, drop;
+	uintptr_t cfa = tail ? (uintptr_t)p : rip_fn_cfa(p, site, fn, &k);
+
+	if (d > RIP_FN_DEPTH) {
+		/* Deeper than the frames kept: nothing to check against. */
+		__atomic_store_n(&st->state, w - 1, __ATOMIC_RELEASE);
+		return;
+	}
+	while (d && st->frame[d - 1].cfa < cfa)
+		d--;
+	if (!d || (st->frame[d - 1].fn & RIP_FN_ADDR_MASK) != fn || st->frame[d - 1].cfa != cfa) {
+		st->resync++; /* no frame of its own: counted */
+		return;
+	}
+	drop = RIP_FN_STATE_DEPTH(w) - d;
+	rip_fn_dropped(st, d, d + drop);
+	st->resync += drop;
+	__atomic_store_n(&st->state, w - drop - 1, __ATOMIC_RELEASE);
+}
+
+/* ---- function ids -------------------------------------------------------------------- */
+
+static __fninline uint32_t rip_fn_hash_of(uintptr_t a)
+{
+	return (uint32_t)((a * 0x9E3779B97F4A7C15ull) >> (64 - RIP_FN_HASH_BITS));
+}
+
+/* Write the definition of id into the file's table and as an event.  0 or -ENOSPC. */
+static __nofn int rip_fn_define(struct rip_file_hdr *h, uint32_t id, uintptr_t a)
+{
+	uint64_t *tab = (uint64_t *)((char *)h + h->fn_tab_off);
+	const uint64_t v[RIP_EVENT_MAX_FIELDS] = { id, a };
+	struct rip_evw *w = &__rip_self.ev;
+
+	if (__rip_commit(h, h->fn_tab_off + (uint64_t)(id - 1) * sizeof(uint64_t),
+			 sizeof(uint64_t)))
+		return -ENOSPC;
+	/* Relaxed: readers take an entry still 0 as not defined yet. */
+	__atomic_store_n(&tab[id - 1], (uint64_t)a, __ATOMIC_RELAXED);
+	if (w->nest) {
+		__rip_event_nested_v(&__rip_fn_def_type, v, 2);
+		return 0;
+	}
+	w->nest = 1;
+	/* The flag before the slow path reads anything: pairs with a handler's check. */
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	__rip_event_slow(&__rip_fn_def_type, v, NULL, rip_clock_ticks()); /* drops nest */
+	return 0;
+}
+
+/*
+ * The id of function a, handed out now if it has none yet: 0 when the table
+ * is full (counted), when the address does not fit an entry, or no file is
+ * open.  A slot found empty is taken with the id already reserved, so that
+ * nobody ever sees a taken entry without its id.
+ */
+static __nofn __attribute__((noinline)) uint32_t rip_fn_id_slow(uintptr_t a)
+{
+	struct rip_file_hdr *h = __atomic_load_n(&rip_fn.h, __ATOMIC_ACQUIRE);
+	uint32_t i = rip_fn_hash_of(a), id = 0;
+
+	if (!h || !h->fn_tab_off || a >> (64 - RIP_FN_ID_BITS))
+		return 0;
+	for (uint32_t n = 0; n < RIP_FN_PROBES; n++, i = (i + 1) & (RIP_FN_HASH_SIZE - 1)) {
+		uint64_t e = __atomic_load_n(&rip_fn_hash[i], __ATOMIC_RELAXED);
+
+		if (e >> RIP_FN_ID_BITS == a)
+			return (uint32_t)e & RIP_FN_IDS;
+		if (e)
+			continue;
+		if (!id) {
+			uint32_t c = __atomic_fetch_add(&h->fn_count, 1, __ATOMIC_RELAXED);
+
+			if (c >= h->fn_ids || c >= RIP_FN_IDS)
+				break;
+			id = c + 1;
+		}
+		/* Relaxed: the entry carries all it says (address and id), nothing else hangs on it. */
+		if (__atomic_compare_exchange_n(&rip_fn_hash[i], &e,
+						(uint64_t)a << RIP_FN_ID_BITS | id, false,
+						__ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+			if (rip_fn_define(h, id, a))
+				break;
+			return id;
+		}
+		/* Someone took it first: it may be this very function. */
+		if (e >> RIP_FN_ID_BITS == a)
+			return (uint32_t)e & RIP_FN_IDS; /* our id stays unused: harmless */
+	}
+	__atomic_fetch_add(&h->fn_full, 1, __ATOMIC_RELAXED);
+	return 0;
+}
+
+/* ---- timed records ------------------------------------------------------------------- */
+
+static __nofn __attribute__((noinline)) void rip_fn_record_slow(const struct rip_event_type *t,
+								uint32_t id, uint64_t ts)
+{
+	const uint64_t v[RIP_EVENT_MAX_FIELDS] = { id };
+
+	__rip_event_slow(t, v, NULL, ts); /* drops nest */
+}
+
+static __nofn __attribute__((noinline)) void rip_fn_record_nested(const struct rip_event_type *t,
+								  uint32_t id)
+{
+	const uint64_t v[1] = { id };
+
+	__rip_event_nested_v(t, v, 1);
+}
+
+/*
+ * rip:fn_entry or rip:fn_exit {fn}: 8 bytes, through rip.h's fast path.  Out
+ * of line, called last by the hooks (a jump): the registers it needs are
+ * not saved on the way through the shadow stack alone.
+ */
+static __nofn __attribute__((noinline)) void rip_fn_record_id(const struct rip_event_type *t,
+							      uint32_t ev, uint32_t id);
+
+/* The record of a function the fast path found no id for (a new one, or one in a probe). */
+static __nofn __attribute__((noinline)) void rip_fn_record_new(const struct rip_event_type *t,
+							       uint32_t ev, uintptr_t fn)
+{
+	rip_fn_record_id(t, ev, rip_fn_id_slow(fn));
+}
+
+static __nofn __attribute__((noinline)) void rip_fn_record(const struct rip_event_type *t,
+							   uint32_t ev, uintptr_t fn)
+{
+	uint64_t e = __atomic_load_n(&rip_fn_hash[rip_fn_hash_of(fn)], __ATOMIC_RELAXED);
+	struct rip_evw *w = &__rip_self.ev;
+	uint32_t id = (uint32_t)e & RIP_FN_IDS;
+	uint64_t ts;
+	char *p;
+
+	/* A function seen before, the TSC, room in the packet: nothing else is called. */
+	if (RIP_UNLIKELY(e >> RIP_FN_ID_BITS != fn))
+		return rip_fn_record_new(t, ev, fn);
+	if (RIP_UNLIKELY(w->nest || !__rip_clock_tsc))
+		return rip_fn_record_id(t, ev, id);
+	ts = __rip_event_clock();
+	p = __rip_event_reserve(w, ev, 8, ts);
+	if (RIP_UNLIKELY(!p))
+		return rip_fn_record_slow(t, id, ts);
+	memcpy(p, &id, 4);
+	__rip_event_commit(w, p + 4, ts);
+}
+
+/* The record of function id, whatever the clock, from a nested writer too. */
+static __nofn __attribute__((noinline)) void rip_fn_record_id(const struct rip_event_type *t,
+							      uint32_t ev, uint32_t id)
+{
+	struct rip_evw *w = &__rip_self.ev;
+	uint64_t ts;
+	char *p;
+
+	if (RIP_UNLIKELY(w->nest)) {
+		rip_fn_record_nested(t, id);
+		return;
+	}
+	if (RIP_LIKELY(__rip_clock_tsc)) {
+		ts = __rip_event_clock();
+		p = __rip_event_reserve(w, ev, 8, ts);
+	} else {
+		/* Another clock: read it here, where the packet's real end is known. */
+		ts = __rip_clock_fallback();
+		w->nest = 1;
+		/* The flag before the position is read: pairs with a handler's check of nest. */
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		p = __rip_event_reserve_any(w, ev, 8, ts);
+	}
+	if (RIP_UNLIKELY(!p)) {
+		rip_fn_record_slow(t, id, ts);
+		return;
+	}
+	memcpy(p, &id, 4);
+	__rip_event_commit(w, p + 4, ts);
+}
+
+/* ---- the hooks ----------------------------------------------------------------------- */
+
+/*
+ * Is the func category on in h, the file the hooks keep stacks in (the
+ * one __rip_enable points into)?  The same byte rip_category_enabled
+ * tests, found from h, which the hooks hold already: no load of
+ * __rip_enable.  Relaxed, as there: no data hangs on the bit.
+ */
+static __fninline bool rip_fn_timed(const struct rip_file_hdr *h)
+{
+	return (__atomic_load_n((const uint8_t *)h->enable + RIP_CAT_FUNC / 8, __ATOMIC_RELAXED) >>
+		(RIP_CAT_FUNC % 8)) &
+	       1;
+}
+
+/*
+ * The hooks' fast paths make no call but their last (a jump), so that they
+ * save no register: what is rare (a slot to work out, frames to drop, a
+ * timed record) goes out of line and finishes the hook's work there.
+ */
+
+/* Push fn (its frame k words above p, cfa) on st at state w, then the timed record. */
+static __fninline void rip_fn_push(struct rip_fn_stack *st, uint64_t w, uintptr_t fn, uintptr_t cfa,
+				   uint32_t k)
+{
+	uint32_t d = RIP_FN_STATE_DEPTH(w);
+
+	if (RIP_LIKELY(d < RIP_FN_DEPTH)) {
+		/* fn fits 48 bits (x86-64 user addresses without 5-level paging) */
+		st->frame[d].fn = fn | (uint64_t)k << RIP_FN_ADDR_BITS;
+		st->frame[d].cfa = cfa;
+	}
+	/* Publish the frame: pairs with the acquire loads of state in the readers. */
+	__atomic_store_n(&st->state, w + RIP_FN_PUSH, __ATOMIC_RELEASE);
+}
+
+static __nofn __attribute__((noinline)) void
+rip_fn_enter_resync(struct rip_fn_stack *st, uint64_t w, uintptr_t fn, uintptr_t cfa, uint32_t k)
+{
+	rip_fn_push(st, rip_fn_resync(st, w, cfa), fn, cfa, k);
+	if (RIP_UNLIKELY(rip_category_enabled(RIP_CAT_FUNC)))
+		rip_fn_record(&__rip_fn_entry_type, RIP_EV_FN_ENTRY, fn);
+}
+
+/* An entry on st the fast path does not finish: a frame past the first scan. */
+static __nofn __attribute__((noinline)) void rip_fn_enter_on(struct rip_fn_stack *st, uintptr_t fn,
+							     const uintptr_t *p, uintptr_t site)
+{
+	uint32_t d, k;
+	uintptr_t cfa;
+	uint64_t w;
+
+	if (st) {
+		cfa = rip_fn_cfa(p, site, fn, &k);
+		w = st->state;
+		d = RIP_FN_STATE_DEPTH(w);
+		if (d - 1 < RIP_FN_DEPTH && st->frame[d - 1].cfa <= cfa)
+			w = rip_fn_resync(st, w, cfa);
+		rip_fn_push(st, w, fn, cfa, k);
+	}
+	if (RIP_UNLIKELY(rip_category_enabled(RIP_CAT_FUNC)))
+		rip_fn_record(&__rip_fn_entry_type, RIP_EV_FN_ENTRY, fn);
+}
+
+/* An entry whose thread moved to another slot (or has none yet). */
+static __nofn __attribute__((noinline)) void rip_fn_enter_slow(uintptr_t fn, const uintptr_t *p,
+							       uintptr_t site)
+{
+	rip_fn_enter_on(rip_fn_stack_slow(), fn, p, site);
+}
+
+__nofn RIP_API void __cyg_profile_func_enter(void *this_fn, void *call_site)
+{
+	const uintptr_t *p = (const uintptr_t *)__builtin_dwarf_cfa();
+	struct rip_fn_tls *t = &rip_fn_tls;
+	struct rip_fn_stack *st = t->st;
+	uintptr_t fn = (uintptr_t)this_fn, site = (uintptr_t)call_site, cfa;
+	/* Off (no file with stacks): one load.  Relaxed: a hint, the slow path acquires. */
+	const struct rip_file_hdr *h = __atomic_load_n(&rip_fn.h, __ATOMIC_RELAXED);
+	uint32_t d, k;
+	uint64_t w;
+
+	if (RIP_UNLIKELY(!h))
+		return;
+	if (RIP_UNLIKELY(t->of != __rip_self.cur || !st))
+		return rip_fn_enter_slow(fn, p, site);
+	/* The function's return address, a few words up (rip_fn_cfa, without its far case). */
+	for (k = 0; k < RIP_FN_SCAN; k++)
+		if (p[k] == site)
+			break;
+	if (RIP_UNLIKELY(k == RIP_FN_SCAN))
+		return rip_fn_enter_on(st, fn, p, site);
+	cfa = (uintptr_t)(p + k + 1);
+	w = st->state;
+	d = RIP_FN_STATE_DEPTH(w);
+	if (RIP_UNLIKELY(d - 1 < RIP_FN_DEPTH && st->frame[d - 1].cfa <= cfa))
+		return rip_fn_enter_resync(st, w, fn, cfa, k);
+	rip_fn_push(st, w, fn, cfa, k);
+	if (RIP_UNLIKELY(rip_fn_timed(h)))
+		return rip_fn_record(&__rip_fn_entry_type, RIP_EV_FN_ENTRY, fn);
+}
+
+/* Did the function jump to the exit hook after its epilogue (the hook returns to its caller)? */
+#define RIP_FN_TAIL(site) ((uintptr_t)__builtin_return_address(0) == (site))
+
+/*
+ * The cfa that frame f would have if it were the frame of the function
+ * leaving now, whose hook has its own cfa at p: the function's cfa is p
+ * itself when it jumped to the hook (tail), else as far above p as at the
+ * entry.
+ */
+static __fninline uintptr_t rip_fn_exit_cfa(const struct rip_fn_frame *f, const uintptr_t *p,
+					    bool tail)
+{
+	return tail ? (uintptr_t)p : (uintptr_t)(p + (f->fn >> RIP_FN_ADDR_BITS) + 1);
+}
+
+/* Pop fn from st at state w (d levels), checking it is the top frame. */
+static __fninline void rip_fn_pop(struct rip_fn_stack *st, uint64_t w, uintptr_t fn,
+				  const uintptr_t *p, uintptr_t site, bool tail)
+{
+	uint32_t d = RIP_FN_STATE_DEPTH(w);
+
+	if (d - 1 < RIP_FN_DEPTH) {
+		const struct rip_fn_frame *f = &st->frame[d - 1];
+
+		/* The same function, the same frame. */
+		if ((f->fn & RIP_FN_ADDR_MASK) != (fn & RIP_FN_ADDR_MASK) ||
+		    rip_fn_exit_cfa(f, p, tail) != f->cfa) {
+			rip_fn_exit_slow(st, w, fn & RIP_FN_ADDR_MASK, p, site, tail);
+			return;
+		}
+	} else if (!d) {
+		st->resync++; /* an exit with nothing entered: entered before the slot */
+		return;
+	}
+	/* Pairs with the acquire loads of state in the readers. */
+	__atomic_store_n(&st->state, w - 1, __ATOMIC_RELEASE);
+}
+
+/* An exit the fast path does not finish: another slot, or a frame that does not match. */
+static __nofn __attribute__((noinline)) void
+rip_fn_exit_other(uintptr_t fn, const uintptr_t *p, uintptr_t site, bool tail, bool moved)
+{
+	struct rip_fn_stack *st = rip_fn_tls.st;
+
+	if (moved) {
+		if (!__atomic_load_n(&rip_fn.h, __ATOMIC_RELAXED))
+			return;
+		st = rip_fn_stack_slow();
+	}
+	if (st)
+		rip_fn_pop(st, st->state, fn, p, site, tail);
+	if (RIP_UNLIKELY(rip_category_enabled(RIP_CAT_FUNC)))
+		rip_fn_record(&__rip_fn_exit_type, RIP_EV_FN_EXIT, fn);
+}
+
+__nofn RIP_API void __cyg_profile_func_exit(void *this_fn, void *call_site)
+{
+	const uintptr_t *p = (const uintptr_t *)__builtin_dwarf_cfa();
+	struct rip_fn_tls *t = &rip_fn_tls;
+	struct rip_fn_stack *st = t->st;
+	uintptr_t fn = (uintptr_t)this_fn, site = (uintptr_t)call_site;
+	/* Off (no file with stacks): one load.  Relaxed: a hint, the slow path acquires. */
+	const struct rip_file_hdr *h = __atomic_load_n(&rip_fn.h, __ATOMIC_RELAXED);
+	uint32_t d;
+	uint64_t w;
+
+	if (RIP_UNLIKELY(!h))
+		return;
+	if (RIP_UNLIKELY(t->of != __rip_self.cur || !st))
+		return rip_fn_exit_other(fn, p, site, RIP_FN_TAIL(site), true);
+	w = st->state;
+	d = RIP_FN_STATE_DEPTH(w);
+	if (RIP_LIKELY(d - 1 < RIP_FN_DEPTH)) {
+		const struct rip_fn_frame *f = &st->frame[d - 1];
+		uint64_t x = f->fn;
+
+		/* The same function (the low 48 bits), the same frame. */
+		if (RIP_UNLIKELY((x ^ fn) << (64 - RIP_FN_ADDR_BITS)))
+			return rip_fn_exit_other(fn, p, site, RIP_FN_TAIL(site), false);
+		if (RIP_UNLIKELY((uintptr_t)(p + (x >> RIP_FN_ADDR_BITS) + 1) != f->cfa) &&
+		    !(RIP_FN_TAIL(site) && (uintptr_t)p == f->cfa))
+			return rip_fn_exit_other(fn, p, site, RIP_FN_TAIL(site), false);
+	} else if (RIP_UNLIKELY(!d)) {
+		return rip_fn_exit_other(fn, p, site, RIP_FN_TAIL(site), false);
+	}
+	/* Pairs with the acquire loads of state in the readers. */
+	__atomic_store_n(&st->state, w - 1, __ATOMIC_RELEASE);
+	if (RIP_UNLIKELY(rip_fn_timed(h)))
+		return rip_fn_record(&__rip_fn_exit_type, RIP_EV_FN_EXIT, fn);
+}
+
+/* ---- for patched entries (patch.c) ----------------------------------------------------- */
+
+struct rip_fn_stack *__rip_fn_stack_now(uint32_t *index)
+{
+	struct rip_fn_tls *t = &rip_fn_tls;
+	struct rip_file_hdr *h = __atomic_load_n(&rip_fn.h, __ATOMIC_RELAXED);
+	struct rip_fn_stack *st;
+
+	if (!h)
+		return NULL;
+	st = t->of == __rip_self.cur && t->st ? t->st : rip_fn_stack_slow();
+	if (st && index)
+		*index = (uint32_t)(((char *)st - ((char *)h + h->fn_off)) / RIP_FN_STACK_SIZE);
+	return st;
+}
+
+void __rip_fn_enter_at(struct rip_fn_stack *st, uintptr_t fn, uintptr_t cfa)
+{
+	const struct rip_file_hdr *h = __atomic_load_n(&rip_fn.h, __ATOMIC_RELAXED);
+
+	if (!h)
+		return;
+	if (st) {
+		uint64_t w = st->state;
+		uint32_t d = RIP_FN_STATE_DEPTH(w);
+
+		if (d - 1 < RIP_FN_DEPTH && st->frame[d - 1].cfa <= cfa)
+			w = rip_fn_resync(st, w, cfa);
+		/* k 0: the exit comes through __rip_fn_exit_at, which knows the cfa */
+		rip_fn_push(st, w, fn, cfa, 0);
+	}
+	if (RIP_UNLIKELY(rip_fn_timed(h)))
+		rip_fn_record(&__rip_fn_entry_type, RIP_EV_FN_ENTRY, fn);
+}
+
+void __rip_fn_exit_at(struct rip_fn_stack *st, uintptr_t fn, uintptr_t cfa)
+{
+	const struct rip_file_hdr *h = __atomic_load_n(&rip_fn.h, __ATOMIC_RELAXED);
+
+	if (!h)
+		return;
+	if (st) {
+		uint64_t w = st->state;
+		uint32_t d = RIP_FN_STATE_DEPTH(w);
+
+		/* Its frame on top: pop it (pairs with the readers' acquire loads of state). */
+		if (RIP_LIKELY(d - 1 < RIP_FN_DEPTH) &&
+		    !((st->frame[d - 1].fn ^ fn) << (64 - RIP_FN_ADDR_BITS)) &&
+		    st->frame[d - 1].cfa == cfa)
+			__atomic_store_n(&st->state, w - 1, __ATOMIC_RELEASE);
+		else /* the slow path with the cfa known, as for a tail-call exit */
+			rip_fn_exit_slow(st, w, fn, (const uintptr_t *)cfa, 0, true);
+	}
+	if (RIP_UNLIKELY(rip_fn_timed(h)))
+		rip_fn_record(&__rip_fn_exit_type, RIP_EV_FN_EXIT, fn);
+}
+
+/*
+ * A catch block begins (the preload library's hook of __cxa_begin_catch):
+ * the frames at or below cfa, the catching frame's sp, were unwound; the
+ * exits of C frames never ran, nor those of patched functions.
+ */
+__nofn void __rip_fn_caught(uintptr_t cfa)
+{
+	struct rip_fn_stack *st = __rip_fn_stack_now(NULL);
+
+	if (st) {
+		uint64_t w = st->state;
+		uint32_t d = RIP_FN_STATE_DEPTH(w);
+
+		if (d - 1 < RIP_FN_DEPTH && st->frame[d - 1].cfa <= cfa)
+			rip_fn_resync(st, w, cfa);
+	}
+	__rip_fn_rets_caught(cfa);
+}

@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Description: the program of func-patch's sibling-call part (not a test
+ * itself), built with -fpatchable-function-entry=5 and sibling calls on:
+ * tail_1 jumps to tail_2, which jumps to tail_leaf, so one return goes
+ * through three patched entries' trampolines; and gcc calls tail_1 from
+ * tail_top with the stack 8 bytes off the ABI's alignment (it knows that
+ * the chain needs none), so the trampolines get such a stack.  A longjmp
+ * over 10 patched frames too.  fntail READY SECONDS: 4 threads call both
+ * for SECONDS, checking every result; READY is written once they run;
+ * prints "bad N" and exits 1 when a result was wrong.
+ */
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#define N __attribute__((noinline))
+#define UNTRACED __attribute__((noinline, patchable_function_entry(0, 0)))
+
+static volatile int stop, sink;
+static __thread jmp_buf jb;
+
+// clang-format off
+N static int tail_leaf(int x) { return x * 3 + 1; }
+N static int tail_2(int x) { return tail_leaf(x + 1); }
+N static int tail_1(int x) { return tail_2(x ^ 5); }
+N static int tail_top(int x) { return tail_1(x) + 1; }
+N static void jump_down(int d) { if (!d) longjmp(jb, 1); if (d > 0) jump_down(d - 1); sink++; }
+N static int jump_top(int x) { if (!setjmp(jb)) jump_down(10); return x + 2; }
+// clang-format on
+
+UNTRACED static void *worker(void *arg)
+{
+	long bad = 0;
+
+	/* Batches with pauses: the calls go on throughout, the trace stays small. */
+	while (!stop) {
+		for (int x = 0; x < 100; x++) {
+			bad += tail_top(x) != ((x ^ 5) + 1) * 3 + 2;
+			bad += jump_top(x) != x + 2;
+		}
+		usleep(2000);
+	}
+	return (void *)bad;
+}
+
+UNTRACED int main(int argc, char **argv)
+{
+	pthread_t t[4];
+	long bad = 0;
+	FILE *f;
+
+	if (argc != 3) {
+		fprintf(stderr, "usage: fntail READY SECONDS\n");
+		return 2;
+	}
+	for (int i = 0; i < 4; i++)
+		if (pthread_create(&t[i], NULL, worker, NULL))
+			return 3;
+	f = fopen(argv[1], "w");
+	if (!f || fputs("ready\n", f) < 0 || fclose(f))
+		return 3;
+	sleep((unsigned)atoi(argv[2]));
+	stop = 1;
+	for (int i = 0; i < 4; i++) {
+		void *r;
+
+		pthread_join(t[i], &r);
+		bad += (long)r;
+	}
+	printf("bad %ld\n", bad);
+	return bad != 0;
+}

@@ -1,0 +1,482 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Description: the program of the function-tracing tests, built with
+ * -finstrument-functions (and, as funcprog-patch, with
+ * -fpatchable-function-entry) and linked with librip.
+ *
+ *   funcprog park READY [GO]
+ *	threads and a coroutine park at known depths, then READY is
+ *	written and the program waits to be killed (with GO, the program
+ *	first starts a thread, writes READY.gate and waits for the file GO:
+ *	time to patch its functions, which needs a thread of librip's, and
+ *	librip-preload.so starts that one with the program's first thread):
+ *	  chain    chain_thread > chain_01 > ... > chain_20 > chain_park
+ *	  reader   reader_thread > reader_wait (blocked in read of a pipe)
+ *	  jumper   jump_thread > jump_base > jump_park, after a longjmp from
+ *	           jump_10 (jump_base > jump_01 > ... > jump_10) to jump_base
+ *	  main     main > sched_run > main_park, after it ran the coroutine
+ *	  co-mid   co_entry > co_a > co_b > co_c > co_pause: the coroutine,
+ *	           switched out mid-chain (rip_coro_switch_out)
+ *	  hopper   hop_thread > hop_park, after it ran the coroutine co-hop
+ *	           a second time: co-hop started on main (co_hop_entry >
+ *	           co_hop_a > co_pause), parked, and went on on hopper, where
+ *	           it parked again one call deeper (co_hop_a > co_hop_b >
+ *	           co_pause)
+ *   funcprog count N
+ *	known counts: count_outer N times, count_inner 2N times through
+ *	count_outer, count_leaf 3N times (2N through count_inner, N
+ *	directly from main), count_rec N times as 10-deep recursions
+ *	(10N calls); exits 0
+ *   funcprog spin SECONDS THREADS [READY]
+ *	THREADS threads call spin_a > spin_b > spin_c in a loop for SECONDS
+ *	(or until SIGINT) and check every result (a patched program that
+ *	misbehaves fails); READY is written once all of them run.  Prints the
+ *	calls made.
+ *   funcprog many THREADS N
+ *	THREADS threads, all alive at once (a barrier), each many_thread >
+ *	spin_a > spin_b > spin_c x 2, N times: 4 N + 1 calls a thread; the
+ *	main thread's functions are not traced.
+ *
+ * Threads name their slots (rip_thread_set_name), so that the tests find
+ * them by name.  The coroutines are named co-mid and co-hop, and switched
+ * with the rip_coro API around swapcontext, unless librip-preload.so is
+ * loaded: its hooks of swapcontext make and switch the coroutines' slots
+ * then (named ucontext).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include <rip.h>
+
+#define N __attribute__((noinline))
+
+static volatile int sink;
+static pthread_barrier_t parked;
+
+__attribute__((no_instrument_function)) static void write_file(const char *path, const char *what)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+	if (fd < 0 || write(fd, what, strlen(what)) != (ssize_t)strlen(what)) {
+		perror(path);
+		exit(3);
+	}
+	close(fd);
+}
+
+/* ---- park ---------------------------------------------------------------------------------- */
+
+N static void park_here(void)
+{
+	pthread_barrier_wait(&parked);
+	for (;;)
+		pause();
+}
+
+/* One line each, so that the chains read as chains. */
+/* clang-format off */
+N static void chain_park(void) { park_here(); }
+N static void chain_20(void) { chain_park(); sink++; }
+N static void chain_19(void) { chain_20(); sink++; }
+N static void chain_18(void) { chain_19(); sink++; }
+N static void chain_17(void) { chain_18(); sink++; }
+N static void chain_16(void) { chain_17(); sink++; }
+N static void chain_15(void) { chain_16(); sink++; }
+N static void chain_14(void) { chain_15(); sink++; }
+N static void chain_13(void) { chain_14(); sink++; }
+N static void chain_12(void) { chain_13(); sink++; }
+N static void chain_11(void) { chain_12(); sink++; }
+N static void chain_10(void) { chain_11(); sink++; }
+N static void chain_09(void) { chain_10(); sink++; }
+N static void chain_08(void) { chain_09(); sink++; }
+N static void chain_07(void) { chain_08(); sink++; }
+N static void chain_06(void) { chain_07(); sink++; }
+N static void chain_05(void) { chain_06(); sink++; }
+N static void chain_04(void) { chain_05(); sink++; }
+N static void chain_03(void) { chain_04(); sink++; }
+N static void chain_02(void) { chain_03(); sink++; }
+N static void chain_01(void) { chain_02(); sink++; }
+
+N static void *chain_thread(void *arg)
+{
+	rip_thread_set_name("chain");
+	chain_01();
+	return arg;
+}
+
+static int pipefd[2];
+
+N static void reader_wait(void)
+{
+	char buf[4096]; /* a big frame: its return address is past the hooks' scan */
+	ssize_t n;
+
+	pthread_barrier_wait(&parked);
+	n = read(pipefd[0], buf, sizeof(buf));
+	sink += (int)n + buf[0];
+	for (;;)
+		pause();
+}
+
+N static void *reader_thread(void *arg)
+{
+	rip_thread_set_name("reader");
+	reader_wait();
+	return arg;
+}
+
+static jmp_buf jump_env;
+
+N static void jump_10(void) { longjmp(jump_env, 1); }
+N static void jump_09(void) { jump_10(); sink++; }
+N static void jump_08(void) { jump_09(); sink++; }
+N static void jump_07(void) { jump_08(); sink++; }
+N static void jump_06(void) { jump_07(); sink++; }
+N static void jump_05(void) { jump_06(); sink++; }
+N static void jump_04(void) { jump_05(); sink++; }
+N static void jump_03(void) { jump_04(); sink++; }
+N static void jump_02(void) { jump_03(); sink++; }
+N static void jump_01(void) { jump_02(); sink++; }
+N static void jump_park(void) { park_here(); }
+/* clang-format on */
+
+N static void jump_base(void)
+{
+	if (!setjmp(jump_env))
+		jump_01();
+	jump_park();
+}
+
+N static void *jump_thread(void *arg)
+{
+	rip_thread_set_name("jumper");
+	jump_base();
+	return arg;
+}
+
+/* The coroutines: ucontext stacks, switched with the rip_coro API around swapcontext. */
+struct co {
+	ucontext_t ctx, *back;
+	struct rip_coro *rc;
+	char stack[256 << 10];
+};
+
+static struct co co_mid, co_hop;
+
+N static void co_pause(struct co *c)
+{
+	if (c->rc)
+		rip_coro_switch_out();
+	swapcontext(&c->ctx, c->back);
+}
+
+N static void co_resume(struct co *c)
+{
+	ucontext_t here;
+
+	c->back = &here;
+	if (c->rc)
+		rip_coro_switch_in(c->rc);
+	swapcontext(&here, &c->ctx);
+}
+
+/* clang-format off */
+N static void co_c(void) { co_pause(&co_mid); }
+N static void co_b(void) { co_c(); sink++; }
+N static void co_a(void) { co_b(); sink++; }
+/* clang-format on */
+N static void co_entry(void)
+{
+	co_a();
+	for (;;)
+		co_pause(&co_mid);
+}
+
+N static void co_hop_b(void)
+{
+	co_pause(&co_hop);
+}
+N static void co_hop_a(void)
+{
+	co_pause(&co_hop); /* first park, on main */
+	co_hop_b();	   /* the second, on hopper */
+	sink++;
+}
+
+N static void co_hop_entry(void)
+{
+	co_hop_a();
+	for (;;)
+		co_pause(&co_hop);
+}
+
+static void co_make(struct co *c, const char *name, void (*fn)(void))
+{
+	const char *pre = getenv("LD_PRELOAD");
+
+	if (pre && strstr(pre, "librip-preload"))
+		c->rc = NULL; /* its swapcontext hooks switch the coroutines */
+	else if (rip_coro_create(name, &c->rc)) {
+		fprintf(stderr, "funcprog: rip_coro_create failed (no ring open?)\n");
+		exit(3);
+	}
+	getcontext(&c->ctx);
+	c->ctx.uc_stack.ss_sp = c->stack;
+	c->ctx.uc_stack.ss_size = sizeof(c->stack);
+	c->ctx.uc_link = NULL;
+	makecontext(&c->ctx, fn, 0);
+}
+
+N static void hop_park(void)
+{
+	park_here();
+}
+
+N static void *hop_thread(void *arg)
+{
+	rip_thread_set_name("hopper");
+	co_resume(&co_hop); /* on to its second park */
+	hop_park();
+	return arg;
+}
+
+/* Every thread is parked (the barrier), then READY says so. */
+N static void main_park(const char *ready)
+{
+	pthread_barrier_wait(&parked);
+	write_file(ready, "ready\n");
+	for (;;)
+		pause();
+}
+
+static const char *gate_go;
+
+/* Wait for the file GO (no traced call: it stands at no depth of any path). */
+__attribute__((no_instrument_function, patchable_function_entry(0, 0))) static void
+gate_wait(void)
+{
+	while (gate_go && access(gate_go, F_OK))
+		usleep(1000);
+}
+
+__attribute__((no_instrument_function, patchable_function_entry(0, 0))) static void *
+gate_thread(void *arg)
+{
+	gate_wait();
+	return arg;
+}
+
+N static void sched_run(const char *ready)
+{
+	pthread_t t[4];
+
+	co_make(&co_mid, "co-mid", co_entry);
+	co_make(&co_hop, "co-hop", co_hop_entry);
+	co_resume(&co_mid);
+	co_resume(&co_hop);
+	if (pthread_create(&t[0], NULL, chain_thread, NULL) ||
+	    pthread_create(&t[1], NULL, reader_thread, NULL) ||
+	    pthread_create(&t[2], NULL, jump_thread, NULL) ||
+	    pthread_create(&t[3], NULL, hop_thread, NULL)) {
+		fprintf(stderr, "funcprog: pthread_create failed\n");
+		exit(3);
+	}
+	main_park(ready);
+}
+
+/* ---- count --------------------------------------------------------------------------------- */
+
+N static int count_leaf(int x)
+{
+	sink += x;
+	return x + 1;
+}
+N static int count_inner(int x)
+{
+	return count_leaf(x) + 1;
+}
+N static int count_outer(int x)
+{
+	return count_inner(x) + count_inner(x + 1);
+}
+N static int count_rec(int d)
+{
+	return d ? count_rec(d - 1) + 1 : 0;
+}
+
+N static int count_run(long n)
+{
+	int x = 0;
+
+	for (long i = 0; i < n; i++) {
+		x += count_outer((int)i);
+		x += count_leaf((int)i);
+		x += count_rec(9);
+	}
+	return x;
+}
+
+/* ---- spin ---------------------------------------------------------------------------------- */
+
+static volatile int spin_stop;
+static int spin_ready;
+static pthread_mutex_t spin_lock = PTHREAD_MUTEX_INITIALIZER;
+
+N static uint64_t spin_c(uint64_t x)
+{
+	return x * 3 + 1;
+}
+N static uint64_t spin_b(uint64_t x)
+{
+	return spin_c(x) + spin_c(x + 1);
+}
+N static uint64_t spin_a(uint64_t x)
+{
+	return spin_b(x) ^ 5;
+}
+
+N static void *spin_thread(void *arg)
+{
+	uint64_t calls = 0;
+
+	rip_thread_set_name("spinner");
+	pthread_mutex_lock(&spin_lock);
+	spin_ready++;
+	pthread_mutex_unlock(&spin_lock);
+	while (!spin_stop) {
+		uint64_t x = calls;
+
+		if (spin_a(x) != ((x * 3 + 1 + (x + 1) * 3 + 1) ^ 5)) {
+			fprintf(stderr, "funcprog: spin_a(%llu) is wrong\n", (unsigned long long)x);
+			exit(4);
+		}
+		calls++;
+	}
+	return (void *)(uintptr_t)calls;
+}
+
+static pthread_barrier_t many_all;
+
+N static void *many_thread(void *arg)
+{
+	uint64_t n = (uint64_t)(uintptr_t)arg, bad = 0;
+
+	pthread_barrier_wait(&many_all);
+	for (uint64_t x = 0; x < n; x++)
+		bad += spin_a(x) != ((x * 3 + 1 + (x + 1) * 3 + 1) ^ 5);
+	pthread_barrier_wait(&many_all);
+	return (void *)(uintptr_t)bad;
+}
+
+__attribute__((no_instrument_function)) static int many(int nthreads, long n)
+{
+	pthread_t *t = calloc((size_t)(nthreads > 0 ? nthreads : 1), sizeof(*t));
+	pthread_attr_t attr;
+	int bad = 0;
+
+	if (!t || nthreads < 1 || n < 0 || pthread_barrier_init(&many_all, NULL, (unsigned)nthreads))
+		return 2;
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, 64 << 10);
+	for (int i = 0; i < nthreads; i++)
+		if (pthread_create(&t[i], &attr, many_thread, (void *)(uintptr_t)n)) {
+			fprintf(stderr, "funcprog: pthread_create failed at thread %d\n", i);
+			return 3;
+		}
+	for (int i = 0; i < nthreads; i++) {
+		void *r;
+
+		pthread_join(t[i], &r);
+		bad += r != NULL;
+	}
+	free(t);
+	printf("calls %llu\n", (unsigned long long)nthreads * (4 * (unsigned long long)n + 1));
+	return bad ? 4 : 0;
+}
+
+__attribute__((no_instrument_function)) static void spin_int(int sig)
+{
+	(void)sig;
+	spin_stop = 1;
+}
+
+static int spin(int seconds, int nthreads, const char *ready)
+{
+	pthread_t t[64];
+	uint64_t total = 0;
+	struct timespec ts = { .tv_sec = seconds };
+
+	if (nthreads < 1 || nthreads > 64)
+		return 2;
+	for (int i = 0; i < nthreads; i++)
+		if (pthread_create(&t[i], NULL, spin_thread, NULL))
+			return 3;
+	for (;;) {
+		pthread_mutex_lock(&spin_lock);
+		int n = spin_ready;
+
+		pthread_mutex_unlock(&spin_lock);
+		if (n == nthreads)
+			break;
+		usleep(1000);
+	}
+	signal(SIGINT, spin_int);
+	if (ready)
+		write_file(ready, "ready\n");
+	while (!spin_stop && nanosleep(&ts, &ts) && errno == EINTR)
+		;
+	spin_stop = 1;
+	for (int i = 0; i < nthreads; i++) {
+		void *r;
+
+		pthread_join(t[i], &r);
+		total += (uintptr_t)r;
+	}
+	printf("calls %llu\n", (unsigned long long)total);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if ((argc == 3 || argc == 4) && !strcmp(argv[1], "park")) {
+		if (pipe(pipefd) || pthread_barrier_init(&parked, NULL, 5))
+			return 3;
+		rip_thread_set_name("main");
+		if (argc == 4) {
+			pthread_t g;
+			char path[4096];
+
+			gate_go = argv[3];
+			snprintf(path, sizeof(path), "%s.gate", argv[2]);
+			if (pthread_create(&g, NULL, gate_thread, NULL))
+				return 3;
+			write_file(path, "gate\n");
+			pthread_join(g, NULL);
+		}
+		sched_run(argv[2]);
+		return 0;
+	}
+	if (argc == 3 && !strcmp(argv[1], "count")) {
+		long n = strtol(argv[2], NULL, 10);
+
+		printf("%d\n", count_run(n));
+		return 0;
+	}
+	if ((argc == 4 || argc == 5) && !strcmp(argv[1], "spin"))
+		return spin(atoi(argv[2]), atoi(argv[3]), argc == 5 ? argv[4] : NULL);
+	if (argc == 4 && !strcmp(argv[1], "many"))
+		return many(atoi(argv[2]), strtol(argv[3], NULL, 10));
+	fprintf(stderr, "usage: funcprog park READY [GO] | count N | spin SECONDS THREADS [READY] | "
+			"many THREADS N\n");
+	return 2;
+}

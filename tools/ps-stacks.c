@@ -1,0 +1,274 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * tools/ps-stacks.c - rip ps --stacks (ps-stacks.h): each group of
+ * threads or coroutines with the same call path, its members summed up by
+ * name ("worker-0..999"), what they wait in, and the path from the
+ * outermost function to the innermost, each function with the file and
+ * line where it starts.  The stacks are the ones the function-tracing
+ * hooks keep in the ring file (lib/func.c): no unwinding, no stopping the
+ * program, and the same after it died.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/fnstacks.h"
+#include "analysis/waits.h"
+#include "tools/format.h"
+#include "tools/ps-stacks.h"
+#include "tools/tool.h"
+
+static const char *pst_kind(uint32_t kind, size_t n)
+{
+	if (kind == RIP_KIND_CORO)
+		return n == 1 ? "coroutine" : "coroutines";
+	return n == 1 ? "thread" : "threads";
+}
+
+static const char *pst_state(const struct rr_slot *s)
+{
+	switch (s->state) {
+	case RIP_SLOT_RUNNING:
+		return "running";
+	case RIP_SLOT_WAITING:
+		return "parked";
+	case RIP_SLOT_EXITED:
+		return s->kind == RIP_KIND_CORO ? "destroyed" : "exited";
+	default:
+		return "free";
+	}
+}
+
+/*
+ * The members' names in a few words: "worker-0..999" for a run of numbered
+ * names, the first ones and "+N more" else.
+ */
+static void pst_names(const struct pst_ctx *c, const size_t *m, size_t n, char *buf, size_t len)
+{
+	char prefix[RIP_NAME_MAX] = "";
+	long long lo = 0, hi = 0;
+	size_t plen = 0, off = 0, shown = 0;
+	bool run = n > 1;
+
+	/* One numbered run: the same prefix, a number after it. */
+	for (size_t i = 0; i < n && run; i++) {
+		const char *name = c->s->v[m[i]].name;
+		size_t l = strlen(name), p = l;
+		long long v;
+
+		while (p > 0 && name[p - 1] >= '0' && name[p - 1] <= '9' && l - p < 15)
+			p--;
+		if (p == l) {
+			run = false;
+			break;
+		}
+		v = strtoll(name + p, NULL, 10);
+		if (!i) {
+			memcpy(prefix, name, p);
+			prefix[p] = 0;
+			plen = p;
+			lo = hi = v;
+		} else if (p != plen || strncmp(prefix, name, p)) {
+			run = false;
+		} else {
+			lo = v < lo ? v : lo;
+			hi = v > hi ? v : hi;
+		}
+	}
+	if (run) {
+		snprintf(buf, len, "%s%s%lld..%lld", (long long)n == hi - lo + 1 ? "" : "some of ",
+			 prefix, lo, hi);
+		return;
+	}
+	buf[0] = 0;
+	for (size_t i = 0; i < n && shown < 4 && off < len; i++, shown++) {
+		const struct rr_slot *s = &c->s->v[m[i]];
+		int k;
+
+		if (n == 1)
+			k = snprintf(buf + off, len - off, "%s (tid %d)",
+				     s->name[0] ? s->name : "-", s->tid);
+		else
+			k = snprintf(buf + off, len - off, "%s%s", i ? ", " : "",
+				     s->name[0] ? s->name : "-");
+		if (k < 0)
+			return;
+		off += (size_t)k;
+	}
+	if (n > shown && off < len)
+		snprintf(buf + off, len - off, ", +%zu more", n - shown);
+}
+
+/* What slot s waits in, " in read (fd 3)", or "". */
+static void pst_wait(const struct rr_slot *s, char *buf, size_t len)
+{
+	const char *k = wa_waiting(s) ? wa_kind_name(s->wait.kind) : NULL;
+
+	buf[0] = 0;
+	if (!k)
+		return;
+	if (wa_arg_kind(s->wait.kind) == WA_ARG_FD)
+		snprintf(buf, len, ", in %s (fd %lld)", k, (long long)s->wait.arg);
+	else
+		snprintf(buf, len, ", in %s", k);
+}
+
+static void pst_frames(const struct pst_ctx *c, const struct rfn_stack *st, FILE *out)
+{
+	for (uint32_t k = 0; k < st->n; k++) {
+		struct pw_site site = { 0 };
+		char where[256], addr[32] = "";
+
+		if (!c->site(c->arg, st->fn[k], &site) || !site.func) {
+			snprintf(where, sizeof(where), "?");
+			site.func = NULL;
+		} else if (site.file && site.line) {
+			snprintf(where, sizeof(where), "%s:%d", tool_base(site.file), site.line);
+		} else {
+			snprintf(where, sizeof(where), "%s", site.file ? tool_base(site.file) : "");
+		}
+		if (c->verbose)
+			snprintf(addr, sizeof(addr), " [0x%llx]", (unsigned long long)st->fn[k]);
+		if (site.func)
+			fprintf(out, "      %-30s %s%s\n", site.func, where, addr);
+		else
+			fprintf(out, "      0x%-28llx %s%s\n", (unsigned long long)st->fn[k], where,
+				addr);
+	}
+	if (st->depth > st->n)
+		fprintf(out, "      ... %u deeper (only the outermost %u frames are kept)\n",
+			st->depth - st->n, st->n);
+}
+
+static void pst_json_frames(const struct pst_ctx *c, const struct rfn_stack *st, FILE *out)
+{
+	fprintf(out, "\"depth\":%u,\"frames\":[", st->depth);
+	for (uint32_t k = 0; k < st->n; k++) {
+		struct pw_site site = { 0 };
+
+		if (!c->site(c->arg, st->fn[k], &site))
+			memset(&site, 0, sizeof(site));
+		fprintf(out, "%s{\"function\":", k ? "," : "");
+		json_str(out, site.func);
+		fprintf(out, ",\"file\":");
+		json_str(out, site.file);
+		fprintf(out, ",\"line\":%d,\"address\":\"0x%llx\"}", site.line,
+			(unsigned long long)st->fn[k]);
+	}
+	fputc(']', out);
+}
+
+static void pst_json_member(const struct pst_ctx *c, const struct rr_slot *s, FILE *out)
+{
+	const char *k = wa_waiting(s) ? wa_kind_name(s->wait.kind) : NULL;
+
+	fprintf(out, "{\"slot\":%u,\"tid\":%d,\"kind\":\"%s\",\"state\":\"%s\",\"name\":", s->index,
+		s->tid, s->kind == RIP_KIND_CORO ? "coroutine" : "thread", pst_state(s));
+	json_str(out, s->name);
+	if (k) {
+		fprintf(out, ",\"wait\":");
+		json_str(out, k);
+	}
+	fputc('}', out);
+}
+
+static int pst_grouped(const struct pst_ctx *c, FILE *out)
+{
+	struct fsg_groups g;
+	char names[200], wait[64];
+	int ret;
+
+	ret = fsg_group(c->s, c->st, c->all, &g);
+	if (ret)
+		return ret;
+	if (c->json) {
+		fprintf(out, ",\"stacks\":[");
+		for (size_t i = 0; i < g.n; i++) {
+			const struct fsg_group *gr = &g.v[i];
+
+			fprintf(out, "%s{\"count\":%zu,\"kind\":\"%s\",", i ? "," : "", gr->n,
+				gr->kind == RIP_KIND_CORO ? "coroutine" : "thread");
+			pst_json_frames(c, gr->st, out);
+			fprintf(out, ",\"members\":[");
+			for (size_t m = 0; m < gr->n; m++) {
+				if (m)
+					fputc(',', out);
+				pst_json_member(c, &c->s->v[gr->members[m]], out);
+			}
+			fprintf(out, "]}");
+		}
+		fprintf(out, "],\"without_stack\":%zu,\"torn\":%zu", g.nostack, g.torn);
+		goto out;
+	}
+	fprintf(out, "\nCALL STACKS (outermost function first)\n");
+	for (size_t i = 0; i < g.n; i++) {
+		const struct fsg_group *gr = &g.v[i];
+		const struct rr_slot *first = &c->s->v[gr->members[0]];
+
+		pst_names(c, gr->members, gr->n, names, sizeof(names));
+		pst_wait(first, wait, sizeof(wait));
+		fprintf(out, "\n%zu %s %s%s%s, %u frame%s%s:\n", gr->n, pst_kind(gr->kind, gr->n),
+			names, gr->state ? ", " : "", gr->state ? pst_state(first) : "",
+			gr->st->depth, gr->st->depth == 1 ? "" : "s", wait);
+		pst_frames(c, gr->st, out);
+		if (gr->torn)
+			fprintf(out,
+				"      (%zu of them moved while read: their path is a best guess)\n",
+				gr->torn);
+	}
+	if (!g.n)
+		fprintf(out,
+			"\nno thread or coroutine is inside a function built for tracing "
+			"(-finstrument-functions, or -fpatchable-function-entry and rip enable)%s\n",
+			c->f->hdr.fn_off ? "" : ": this ring file has no stacks (RIP_FUNCTIONS=0)");
+	else if (g.nostack)
+		fprintf(out, "\n%zu other threads and coroutines are in no traced function\n",
+			g.nostack);
+out:
+	fsg_groups_free(&g);
+	return 0;
+}
+
+static int pst_threads(const struct pst_ctx *c, FILE *out)
+{
+	char wait[64];
+	bool first = true;
+
+	if (c->json)
+		fprintf(out, ",\"stacks\":[");
+	else
+		fprintf(out, "\nCALL STACKS (outermost function first)\n");
+	for (size_t i = 0; i < c->s->n; i++) {
+		const struct rr_slot *s = &c->s->v[i];
+		const struct rfn_stack *st = &c->st[i];
+
+		if (!c->all && s->state == RIP_SLOT_EXITED)
+			continue;
+		if (c->json) {
+			fprintf(out, "%s{\"member\":", first ? "" : ",");
+			pst_json_member(c, s, out);
+			fputc(',', out);
+			pst_json_frames(c, st, out);
+			fprintf(out, ",\"torn\":%s,\"resync\":%u}", st->torn ? "true" : "false",
+				st->resync);
+			first = false;
+			continue;
+		}
+		pst_wait(s, wait, sizeof(wait));
+		fprintf(out, "\n%s %s (tid %d), %s, %u frame%s%s%s", pst_kind(s->kind, 1),
+			s->name[0] ? s->name : "-", s->tid, pst_state(s), st->depth,
+			st->depth == 1 ? "" : "s", wait, st->torn ? " (moved while read)" : "");
+		if (c->verbose && st->resync)
+			fprintf(out, ", %u frames dropped by longjmp or exceptions", st->resync);
+		fprintf(out, st->depth ? ":\n" : "\n");
+		pst_frames(c, st, out);
+	}
+	if (c->json)
+		fputc(']', out);
+	return 0;
+}
+
+int pst_print(const struct pst_ctx *c, FILE *out)
+{
+	return c->threads ? pst_threads(c, out) : pst_grouped(c, out);
+}
