@@ -299,6 +299,10 @@ uint64_t rr_hdr_extent(const struct rip_file_hdr *h)
 		end = rr_max(end, rr_area_end(h->watch_off, h->watch_copies, h->watch_copy_size));
 	if (h->sample_off)
 		end = rr_max(end, rr_area_end(h->sample_off, h->slot_count, RIP_SAMPLE_RING_SIZE));
+	if (h->fn_off)
+		end = rr_max(end, rr_area_end(h->fn_off, h->slot_count, RIP_FN_STACK_SIZE));
+	if (h->fn_ids)
+		end = rr_max(end, rr_area_end(h->fn_tab_off, h->fn_ids, sizeof(uint64_t)));
 	return end;
 }
 
