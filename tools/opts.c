@@ -70,9 +70,18 @@ int opts_open(struct opts_src *src, const struct opts *o, const char *target, co
 
 void opts_ran(struct opts_src *src)
 {
-	src->sym = stk_warm_stop(src->warm);
+	if (src->warm)
+		src->sym = stk_warm_stop(src->warm);
 	src->warm = NULL;
 	evs_totals(src->s, &src->tot);
+}
+
+int opts_symbols_now(struct opts_src *src)
+{
+	if (src->warm)
+		src->sym = stk_warm_stop(src->warm);
+	src->warm = NULL;
+	return opts_symbols(src);
 }
 
 int opts_symbols(struct opts_src *src)

@@ -84,6 +84,12 @@ void opts_ran(struct opts_src *src);
 /* Symbols for the stacks to show, if the warm-up had none: 0, or -1 with the message printed. */
 int opts_symbols(struct opts_src *src);
 /*
+ * Symbols before the pass (for a filter that names frames as the events go
+ * by): the warm-up stops and its symbolizer is src->sym.  0, or -1 with
+ * the message printed.
+ */
+int opts_symbols_now(struct opts_src *src);
+/*
  * Resolve return address ra (ra - 1 is looked up) into fr (STK_MAX_INLINE
  * frames, the inline chain, innermost first): their count, at least 1 (an
  * empty frame when nothing is known).
