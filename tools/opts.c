@@ -150,11 +150,16 @@ int opts_through_new(const char *const *pats, size_t n, struct thr **out)
 int opts_through_check(struct thr *t, struct rip_sym *sym, const struct stk_bts *bts,
 		       const char *source)
 {
-	int ret = 0;
-
 	if (!t)
 		return 0;
 	thr_scan(t, sym, bts);
+	return opts_through_unmatched(t, source, !sym);
+}
+
+int opts_through_unmatched(const struct thr *t, const char *source, bool nosym)
+{
+	int ret = 0;
+
 	for (size_t i = 0; i < thr_count(t); i++) {
 		const struct thr_info *f = thr_info(t, i);
 
@@ -162,7 +167,7 @@ int opts_through_check(struct thr *t, struct rip_sym *sym, const struct stk_bts 
 			continue;
 		tool_err("--through=%s: no %s on the stacks of %s%s", f->pat,
 			 f->kind == THR_LINE ? "frame at that line" : "function of that name",
-			 source, sym ? "" : " (no symbols)");
+			 source, nosym ? " (no symbols)" : "");
 		ret = -1;
 	}
 	return ret;

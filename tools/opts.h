@@ -116,6 +116,8 @@ int opts_through_new(const char *const *pats, size_t n, struct thr **out);
  */
 int opts_through_check(struct thr *t, struct rip_sym *sym, const struct stk_bts *bts,
 		       const char *source);
+/* The same once thr_scan was done (nosym: there were no symbols): 0 or -1. */
+int opts_through_unmatched(const struct thr *t, const char *source, bool nosym);
 /* "filter: --through=parse_a (matched parse_a, 2 stacks)" and a newline. */
 void opts_through_text(FILE *out, const struct thr *t);
 /* ,"through":[{"pattern":...,"kind":...,"stacks":N,"matched":[...]}] (nothing for NULL). */
