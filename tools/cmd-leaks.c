@@ -58,6 +58,8 @@ static const struct rip_cmd cmd_leaks_def = {
 		 "      --to=T            seconds from the first event, or with a unit (ns, us,\n"
 		 "                        ms, s): 500ms, 2s; still live at the end of the trace\n"
 		 "      --time-range=FROM,TO  the same as --from=FROM --to=TO\n"
+		 "      --through=FUNC    only what stacks through FUNC made: a function, a\n"
+		 "                        glob (parse_*) or FILE:LINE; repeatable (any of them)\n"
 		 "      --diff            compare two traces: OLD NEW\n"
 		 "  -a, --addresses       print the address of each frame too\n"
 		 "      --sysroot=DIR     find the traced host's binaries under DIR\n"
