@@ -17,6 +17,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+void parse_a(void);
+void parse_b(void);
+void other(void);
+
 static void *keep[64];
 static int nkeep;
 
