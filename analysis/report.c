@@ -760,10 +760,6 @@ static inline __attribute__((always_inline)) int rp_event(void *arg, const struc
 {
 	struct rp *rp = arg;
 
-	/* --through: memory only (descriptors and shared memory are not counted) */
-	if (__builtin_expect(rp->through, 0) && d->role != ROLE_MEM_ALLOC &&
-	    d->role != ROLE_MEM_FREE && d->role != ROLE_MEM_REALLOC && d->role != ROLE_MEM_UNMAP)
-		return 0;
 	/* one dispatch on the role: each case passes it on as a constant */
 	switch (d->role) {
 	case ROLE_MEM_ALLOC:
@@ -774,6 +770,10 @@ static inline __attribute__((always_inline)) int rp_event(void *arg, const struc
 		return rp_mem_turn(rp, e, d, ROLE_MEM_REALLOC);
 	case ROLE_MEM_UNMAP:
 		return rp_mem_turn(rp, e, d, ROLE_MEM_UNMAP);
+	}
+	if (rp->through)
+		return 0; /* --through: memory only (descriptors and shared memory not counted) */
+	switch (d->role) {
 	case ROLE_FD_OPEN:
 		return rp_fd_open(rp, (int64_t)d->key, d->kind);
 	case ROLE_FD_CLOSE:
