@@ -218,6 +218,10 @@ static void leaks_print_text(struct leaks_state *st)
 		evs_source(st->src.s), (int)h->pid, comm, lk->events,
 		lk->any_event ? leaks_secs(lk, lk->last_ns) : 0.0, lk->res_events);
 	opts_through_text(out, st->src.thr);
+	if (st->src.thr && thr_stackless(st->src.thr))
+		fprintf(out, "note: %" PRIu64 " groups without a stack (or with one the trace never "
+			     "defines) are left out\n",
+			thr_stackless(st->src.thr));
 	if (!lk->has_types)
 		fprintf(out, "note: no resource events in this trace: record one with rip run "
 			     "--mem (or --fd, --shm, --all)\n");
@@ -342,6 +346,8 @@ static void leaks_print_json(struct leaks_state *st)
 		st->src.tot.discarded || st->src.tot.lost_packets || st->src.tot.torn ? "false" : "true",
 		st->src.tot.discarded, st->src.tot.lost_packets + st->src.tot.torn);
 	opts_through_json(out, st->src.thr);
+	if (st->src.thr)
+		fprintf(out, ",\"through_stackless\":%" PRIu64, thr_stackless(st->src.thr));
 	fputs(",\"leaks\":[", out);
 	for (size_t i = 0; i < lk->ngroups; i++) {
 		const struct lk_group *g = &lk->groups[i];
