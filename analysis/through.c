@@ -70,8 +70,9 @@ int thr_new(const char *const *pats, size_t n, struct thr **out, char *err, size
 
 		f->pat = pats[i];
 		if (!*pats[i]) {
-			snprintf(err, errlen, "--through wants a function, a glob or FILE:LINE, not "
-					      "an empty word");
+			snprintf(err, errlen,
+				 "--through wants a function, a glob or FILE:LINE, not "
+				 "an empty word");
 			thr_free(t);
 			return -EINVAL;
 		}

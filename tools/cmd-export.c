@@ -979,7 +979,8 @@ static int cmd_export(int argc, char **argv)
 		snprintf(err, sizeof(err), "%s: %s", outpath, strerror(errno));
 		ret = -EIO;
 	}
-	if (!ret && thr && !strcmp(fmt, "pprof") && opts_through_unmatched(thr, evs_source(s), false)) {
+	if (!ret && thr && !strcmp(fmt, "pprof") &&
+	    opts_through_unmatched(thr, evs_source(s), false)) {
 		*err = 0; /* said */
 		ret = -ENOENT;
 	}

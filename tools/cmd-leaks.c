@@ -219,8 +219,9 @@ static void leaks_print_text(struct leaks_state *st)
 		lk->any_event ? leaks_secs(lk, lk->last_ns) : 0.0, lk->res_events);
 	opts_through_text(out, st->src.thr);
 	if (st->src.thr && thr_stackless(st->src.thr))
-		fprintf(out, "note: %" PRIu64 " groups without a stack (or with one the trace never "
-			     "defines) are left out\n",
+		fprintf(out,
+			"note: %" PRIu64 " groups without a stack (or with one the trace "
+			"never defines) are left out\n",
 			thr_stackless(st->src.thr));
 	if (!lk->has_types)
 		fprintf(out, "note: no resource events in this trace: record one with rip run "

@@ -827,8 +827,10 @@ static int report_parse(int argc, char **argv, struct report_opts *o)
 	if (o->functions && o->html)
 		return tool_usage_error(&cmd_report_def, "--functions has no --html page");
 	if (o->t.nthrough && (o->functions || o->html))
-		return tool_usage_error(&cmd_report_def, "--through is for the text and JSON "
-					"reports of memory, not %s", o->functions ? "--functions" : "--html");
+		return tool_usage_error(&cmd_report_def,
+					"--through is for the text and JSON reports of memory, "
+					"not %s",
+					o->functions ? "--functions" : "--html");
 	o->fn.target = o->t.target;
 	o->fn.sysroot = o->t.sysroot;
 	o->fn.debug_dir = o->t.debug_dir;

@@ -190,8 +190,8 @@ void opts_through_text(FILE *out, const struct thr *t)
 		for (size_t k = 0; k < f->nnames && k < THR_NAMES; k++)
 			fprintf(out, "%s%s", k ? ", " : "", f->names[k]);
 		if (f->nnames > THR_NAMES)
-			fprintf(out, " and %s%zu more", f->nnames >= THR_NAMES_MAX ? "at least " : "",
-				f->nnames - THR_NAMES);
+			fprintf(out, " and %s%zu more",
+				f->nnames >= THR_NAMES_MAX ? "at least " : "", f->nnames - THR_NAMES);
 		fprintf(out, "; on %" PRIu64 " stack%s)", f->stacks, f->stacks == 1 ? "" : "s");
 	}
 	fputc('\n', out);
@@ -209,7 +209,9 @@ void opts_through_json(FILE *out, const struct thr *t)
 
 		fputs(i ? ",{\"pattern\":" : "{\"pattern\":", out);
 		json_str(out, f->pat);
-		fprintf(out, ",\"kind\":\"%s\",\"stacks\":%" PRIu64 ",\"functions\":%zu,\"matched\":[",
+		fprintf(out,
+			",\"kind\":\"%s\",\"stacks\":%" PRIu64
+			",\"functions\":%zu,\"matched\":[",
 			kinds[f->kind], f->stacks, f->nnames);
 		for (size_t k = 0; k < f->nnames && k < THR_NAMES; k++) {
 			if (k)
