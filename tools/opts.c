@@ -191,7 +191,8 @@ void opts_through_text(FILE *out, const struct thr *t)
 			fprintf(out, "%s%s", k ? ", " : "", f->names[k]);
 		if (f->nnames > THR_NAMES)
 			fprintf(out, " and %s%zu more",
-				f->nnames >= THR_NAMES_MAX ? "at least " : "", f->nnames - THR_NAMES);
+				f->nnames >= THR_NAMES_MAX ? "at least " : "",
+				f->nnames - THR_NAMES);
 		fprintf(out, "; on %" PRIu64 " stack%s)", f->stacks, f->stacks == 1 ? "" : "s");
 	}
 	fputc('\n', out);
