@@ -13,8 +13,8 @@
  * Packed, packets go into a block until it holds TW_BLOCK bytes of them or
  * its first is a second old (trace_w_pass), then the block is written to
  * the chunk file, after its record header and the stream of each packet.
- * A chunk past chunk_bytes is closed and the next one begun; past
- * max_bytes of closed chunks, the oldest are removed and what they held
+ * A block that would take a chunk past chunk_bytes begins the next one;
+ * past max_bytes of closed chunks, the oldest are removed and what they held
  * counted in the index (struct trace_store), so that a recorder left
  * running keeps the last max_bytes of its trace.
  */
@@ -238,6 +238,17 @@ static int tw_flush(struct trace_w *w, char *err, size_t errlen)
 	if (ret)
 		return ret;
 	memcpy(&ph, blk, sizeof(ph));
+	/*
+	 * A block that would take the chunk past chunk_bytes begins the next
+	 * one: a chunk stays within its size (or is one block bigger than it),
+	 * so the disk a trace takes stays within max_bytes and one chunk.
+	 */
+	if (w->cfd >= 0 && w->o.chunk_bytes &&
+	    w->chunks[w->store.nchunks - 1].bytes > sizeof(struct trace_chunk_hdr) &&
+	    w->chunks[w->store.nchunks - 1].bytes + sizeof(rh) + w->nbst * sizeof(*w->bst) + len >
+		    w->o.chunk_bytes &&
+	    (ret = tw_close_chunk(w, err, errlen)))
+		return ret;
 	if (w->cfd < 0 && (ret = tw_open_chunk(w, err, errlen)))
 		return ret;
 	memcpy(rh.magic, TRACE_REC_MAGIC, sizeof(rh.magic));
