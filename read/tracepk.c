@@ -321,7 +321,13 @@ int trace_pk_open(struct trace_r *r, char *err, size_t errlen)
 	int ret = 0;
 
 	if (s->format != TRACE_STORE_PACKED)
-		return 0;
+		return r->only ? rr_fail(err, errlen, -EINVAL, "%s: a CTF trace has no chunk files",
+					 r->dir)
+			       : 0;
+	if (r->only && (r->only - 1 >= s->nchunks || r->only - 1 < s->first_chunk))
+		return rr_fail(err, errlen, -ENOENT,
+			       "%s: chunk %u is not one of the trace's (%u to %u are kept)", r->dir,
+			       r->only - 1, s->first_chunk, s->nchunks ? s->nchunks - 1 : 0);
 	pk = calloc(1, sizeof(*pk));
 	if (!pk || !(pk->st = calloc(r->info.idx.nstreams ? r->info.idx.nstreams : 1,
 				     sizeof(*pk->st)))) {
@@ -336,7 +342,8 @@ int trace_pk_open(struct trace_r *r, char *err, size_t errlen)
 		tpk_free(pk);
 		return rr_fail(err, errlen, -ENOMEM, "out of memory");
 	}
-	for (uint32_t c = s->first_chunk; c < s->nchunks && !ret; c++) {
+	for (uint32_t c = r->only ? r->only - 1 : s->first_chunk;
+	     c < (r->only ? r->only : s->nchunks) && !ret; c++) {
 		uint64_t size;
 		int fd = tpk_open_chunk(r, c, &size, err, errlen);
 
@@ -378,10 +385,11 @@ void trace_r_gone(const struct trace_r *r, uint64_t *packets, uint64_t *events,
 		  uint32_t *chunks)
 {
 	const struct trace_store *s = &r->info.store;
+	bool all = !r->only; /* one chunk read: the others are not counted */
 
-	*packets = s->dropped_packets + (r->pk ? r->pk->gone_packets : 0);
-	*events = s->dropped_events + (r->pk ? r->pk->gone_events : 0);
-	*chunks = s->first_chunk + (r->pk ? r->pk->missing + r->pk->cut : 0);
+	*packets = (all ? s->dropped_packets : 0) + (r->pk ? r->pk->gone_packets : 0);
+	*events = (all ? s->dropped_events : 0) + (r->pk ? r->pk->gone_events : 0);
+	*chunks = (all ? s->first_chunk : 0) + (r->pk ? r->pk->missing + r->pk->cut : 0);
 }
 
 uint64_t trace_r_raw_bytes(const struct trace_r *r)
