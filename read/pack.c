@@ -167,15 +167,20 @@ static int dcol_uv(struct dcol *c, uint64_t *v)
 }
 
 /*
- * The decoder's lists: the entries each holds, oldest first, as arrays of
- * values and stamps (from head to tail).  The rank of an entry counts from
- * the newest, so the usual small rank is an entry near the tail, taken out
- * by moving the few after it.  The same entries as the coder's bitmaps
- * (read/packfmt.h): a stamp older than the window leaves at the front.
+ * The decoder's lists: the entries each holds, oldest first, as an array of
+ * (value, stamp) from head to tail.  The rank of an entry counts from the
+ * newest, so the usual small rank is an entry near the tail, taken out by
+ * moving the few after it (one move: values and stamps side by side).  The
+ * same entries as the coder's bitmaps (read/packfmt.h): a stamp older than
+ * the window leaves at the front.
  */
+struct dent {
+	uint64_t val;
+	uint64_t stamp;
+};
+
 struct dlist {
-	uint64_t val[2 * PK_WINDOW];
-	uint32_t stamp[2 * PK_WINDOW];
+	struct dent e[2 * PK_WINDOW];
 	uint32_t head, tail;
 };
 
@@ -184,31 +189,32 @@ struct dmtf {
 	uint32_t n; /* stamps used */
 };
 
-static void dmtf_push(struct dmtf *m, uint64_t v, uint32_t l)
+static inline void dmtf_push(struct dmtf *m, uint64_t v, uint32_t l)
 {
 	struct dlist *d = &m->l[l];
 
-	if (d->tail == 2 * PK_WINDOW) { /* no room at the end: the entries to the front */
+	if (__builtin_expect(d->tail == 2 * PK_WINDOW, 0)) { /* the entries to the front */
 		uint32_t k = d->tail - d->head;
 
-		memmove(d->val, d->val + d->head, k * sizeof(d->val[0]));
-		memmove(d->stamp, d->stamp + d->head, k * sizeof(d->stamp[0]));
+		memmove(d->e, d->e + d->head, k * sizeof(d->e[0]));
 		d->head = 0;
 		d->tail = k;
 	}
-	d->val[d->tail] = v;
-	d->stamp[d->tail++] = m->n++;
+	d->e[d->tail++] = (struct dent){ .val = v, .stamp = m->n++ };
 }
 
 /* Entries older than the window leave, before a code is read at stamp n. */
-static void dmtf_age(struct dmtf *m)
+static inline void dmtf_age(struct dmtf *m)
 {
+	uint32_t lim;
+
 	if (m->n < PK_WINDOW)
 		return;
+	lim = m->n - PK_WINDOW;
 	for (int l = 0; l < 2; l++) {
 		struct dlist *d = &m->l[l];
 
-		while (d->head < d->tail && d->stamp[d->head] < m->n - PK_WINDOW)
+		while (d->head < d->tail && d->e[d->head].stamp < lim)
 			d->head++;
 	}
 }
@@ -218,6 +224,7 @@ static void dmtf_age(struct dmtf *m)
 struct dplan {
 	bool ready;
 	uint32_t nf;
+	uint32_t fixed; /* the type's fixed-size bytes (its ev_type's, here at hand) */
 	struct dcol *ts;
 	struct {
 		uint8_t op, size;
@@ -259,6 +266,7 @@ static struct dplan *dec_plan(struct pk_dec *d, const struct ev_type *t)
 		return pl;
 	pl->ts = dec_col(d, K_TS(t->id));
 	pl->nf = t->nfields;
+	pl->fixed = t->fixed;
 	for (uint32_t i = 0; i < t->nfields; i++) {
 		pl->f[i].op = field_op(t->fields[i].type);
 		pl->f[i].size = (uint8_t)rip_field_size(t->fields[i].type);
@@ -273,7 +281,8 @@ static int bad(struct pk_dec *d, const char *what, uint32_t p)
 	return rr_fail(d->err, d->errlen, -EBADMSG, "packed block: %s (packet %u)", what, p);
 }
 
-static int dec_hex(struct pk_dec *d, struct dcol *c, uint64_t *last, uint64_t *v, uint32_t p)
+static inline int dec_hex(struct pk_dec *d, struct dcol *c, uint64_t *last, uint64_t *v,
+			  uint32_t p)
 {
 	struct dmtf *m = &d->mtf;
 	uint64_t code, dv;
@@ -294,9 +303,8 @@ static int dec_hex(struct pk_dec *d, struct dcol *c, uint64_t *last, uint64_t *v
 		if (rank >= dl->tail - dl->head)
 			return bad(d, "hex rank past its list", p);
 		i = dl->tail - 1 - (uint32_t)rank;
-		*v = dl->val[i];
-		memmove(dl->val + i, dl->val + i + 1, (size_t)rank * sizeof(dl->val[0]));
-		memmove(dl->stamp + i, dl->stamp + i + 1, (size_t)rank * sizeof(dl->stamp[0]));
+		*v = dl->e[i].val;
+		memmove(dl->e + i, dl->e + i + 1, (size_t)rank * sizeof(dl->e[0]));
 		dl->tail--;
 		dmtf_push(m, *v, l ^ 1);
 	}
@@ -321,14 +329,18 @@ static int dec_events(struct pk_dec *d, uint8_t *o, size_t len, uint64_t ts, uin
 			return bad(d, "event id column cut", p);
 		id = code >> 1;
 		ext = code & 1;
-		if (id >= EV_MAX_TYPES || !d->types->t[id].valid ||
-		    (!ext && id >= RIP_EVENT_ID_EXTENDED))
+		if (id >= EV_MAX_TYPES || (!ext && id >= RIP_EVENT_ID_EXTENDED))
 			return bad(d, "unknown event id", p);
-		t = &d->types->t[id];
-		pl = dec_plan(d, t);
+		pl = &d->plan[id]; /* a plan is made for a valid type only */
+		if (__builtin_expect(!pl->ready, 0)) {
+			t = &d->types->t[id];
+			if (!t->valid)
+				return bad(d, "unknown event id", p);
+			pl = dec_plan(d, t);
+		}
 		if (dcol_get(pl->ts, &dt))
 			return bad(d, "time column cut", p);
-		if (len - off < (ext ? 13u : 4u) + t->fixed)
+		if (len - off < (ext ? 13u : 4u) + pl->fixed)
 			return bad(d, "event past its packet's end", p);
 		if (ext) {
 			uint32_t id32 = (uint32_t)id;
