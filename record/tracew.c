@@ -166,8 +166,6 @@ static int tw_chunk_path(const struct trace_w *w, uint32_t chunk, char *path, si
 	return 0;
 }
 
-extern char **environ;
-
 /* A command of on_rotate ended with status st: count a failure. */
 static void tw_kid_done(struct trace_w *w, int st)
 {
