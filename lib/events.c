@@ -46,7 +46,7 @@
 #include "internal.h"
 #include "rip/resource.h"
 
-#define RIP_BLOCK_MS 3000 /* a consumer whose beat stands still this long is not waited for */
+#define RIP_BLOCK_MS 3000  /* a consumer whose beat stands still this long is not waited for */
 #define RIP_NAP_MS 100	   /* a waiting writer's first look at the consumer, then twice as long */
 #define RIP_NAP_MAX_MS 800 /* ... up to this */
 #define RIP_MAX_TYPES RIP_TYPES_CAP /* one file entry per registered type */
