@@ -513,9 +513,10 @@ static unsigned lk_bt_alike(const struct lk *lk, uint32_t a, uint32_t b)
  * The references still held on leaked object o (of a refcounted kind),
  * added to its group g.  Who dropped which reference is not recorded: an
  * unref drops the held reference whose stack shares the most callers with
- * its own (a function that refs and unrefs, the same caller of new and of
- * the last unref), the newest of those.  The acquire's own reference is
- * not listed (the group's stack is the acquire's).
+ * its own (a function that refs and unrefs), the newest of those; one that
+ * shares none with any drops the acquire's own reference (the owner's, the
+ * last unref), if it is still held.  The acquire's own reference is not
+ * listed (the group's stack is the acquire's).
  */
 static int lk_held_refs(struct lk *lk, const struct live_ent *o, struct lk_group *g)
 {
@@ -547,14 +548,13 @@ static int lk_held_refs(struct lk *lk, const struct live_ent *o, struct lk_group
 				score = a;
 			}
 		}
-		if (best != UINT32_MAX)
-			held[best] = held[--nh];
-		/* (the order of the rest: the newest of equals is the last one kept) */
-		if (best != UINT32_MAX && best < nh) {
-			uint64_t v = held[best];
-
+		/* like no reference at all: the owner's, the acquire's, if still held */
+		if (!score && nh && (held[0] & LK_ACQ))
+			best = 0;
+		/* dropped, the rest kept in order (the newest last) */
+		if (best != UINT32_MAX) {
 			memmove(&held[best], &held[best + 1], (nh - best - 1) * sizeof(*held));
-			held[nh - 1] = v;
+			nh--;
 		}
 	}
 	for (uint32_t k = 0; k < nh; k++) {
