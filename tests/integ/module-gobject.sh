@@ -7,8 +7,9 @@
 # rip leaks reports exactly the leaked objects: 2 made in make_kept with
 # the extra reference taken in keep_ref still held, and 1 made in
 # make_lost; the balanced ones (ref/unref in use, ref_sink) are not
-# reported.  The kind is named by the trace (rip leaks knows no module),
-# and --list-modules lists the module and its refcounted kind.
+# reported.  The kind is named by the trace (no reader knows a module):
+# rip dump, rip export and rip calltree --kind show it by name; and
+# --list-modules lists the module and its refcounted kind.
 . tests/data/common.sh
 need_bin "$RIP" "$BUILD/librip-preload.so" "$BUILD/modules/gobject.so"
 need_cmd python3 pkg-config cc
@@ -54,4 +55,14 @@ grep -q '^2 gobject never released.*(GObject instance, refcounted)' "$TEST_TMP/l
 grep -q '2 references still held, taken at:' "$TEST_TMP/leaks.txt" ||
 	fail "the text report does not show the reference held"
 grep -q '^gobject: 3 never released' "$TEST_TMP/leaks.txt" || fail "no total for the kind"
+# the other readers name the kind too, from the trace
+"$RIP" dump "$TEST_TMP/t" >"$TEST_TMP/dump.txt" || fail "rip dump failed"
+[ "$(grep -c ' res:acquire .* kind=gobject$' "$TEST_TMP/dump.txt")" = 7 ] ||
+	fail "rip dump does not show 7 res:acquire of kind=gobject"
+"$RIP" export --format=chrome -o "$TEST_TMP/chrome.json" "$TEST_TMP/t" ||
+	fail "rip export --format=chrome failed"
+grep -q '"kind_name":"gobject"' "$TEST_TMP/chrome.json" || fail "rip export does not name the kind"
+"$RIP" calltree --kind=gobject -o "$TEST_TMP/ct.dot" "$TEST_TMP/t" || fail "rip calltree --kind failed"
+grep -q 'in 3 blocks never released' "$TEST_TMP/ct.dot" && grep -q 'make_kept' "$TEST_TMP/ct.dot" ||
+	fail "rip calltree --kind=gobject does not draw the leaked objects"
 t_done
