@@ -216,6 +216,8 @@ static const char *leaks_noun(enum lk_res r, uint64_t n)
 		return n == 1 ? "file descriptor" : "file descriptors";
 	case LK_SHM:
 		return n == 1 ? "shared memory segment" : "shared memory segments";
+	case LK_RES:
+		return n == 1 ? "resource" : "resources";
 	default:
 		return n == 1 ? "shared memory mapping" : "shared memory mappings";
 	}
@@ -735,7 +737,7 @@ static void leaks_diff_text(struct leaks_state *old, struct leaks_state *st,
 			leaks_unit(e->res, 2));
 		if (e->res != LK_FD)
 			fprintf(out, ", %+" PRId64 " bytes", (int64_t)(e->bytes - e->obytes));
-		fprintf(out, " (%s, %s: %" PRIu64 " %s", lk_res_name(e->res),
+		fprintf(out, " (%s, %s: %" PRIu64 " %s", lk_group_name(st->lk, e->g),
 			e->ocount ? "grown" : "new", e->count, leaks_unit(e->res, e->count));
 		if (e->res != LK_FD)
 			fprintf(out, ", %s", fmt_bytes_exact(e->bytes, b, sizeof(b)));
@@ -796,7 +798,7 @@ static void leaks_diff_json(struct leaks_state *old, struct leaks_state *st,
 			     ",\"bytes\":%" PRIu64 ",\"old_count\":%" PRIu64
 			     ",\"old_bytes\":%" PRIu64
 			     ",\"count_delta\":%" PRId64 ",\"bytes_delta\":%" PRId64 ",\"key\":",
-			i ? "," : "", lk_res_name(e->res), e->ocount ? "grown" : "new", e->count,
+			i ? "," : "", lk_group_name(st->lk, e->g), e->ocount ? "grown" : "new", e->count,
 			e->bytes, e->ocount, e->obytes, (int64_t)(e->count - e->ocount),
 			(int64_t)(e->bytes - e->obytes));
 		json_str(out, e->key);
