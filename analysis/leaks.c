@@ -105,6 +105,7 @@ void lk_free(struct lk *lk)
 		free(lk->hist[i].bt);
 	free(lk->hist);
 	stk_map_free(&lk->hidx);
+	free(lk->own_types);
 	live_free(&lk->live);
 	free(lk);
 }
@@ -678,11 +679,18 @@ int lk_run(struct lk *lk, struct evs *s, char *err, size_t errlen)
 
 	lk->types = evs_types(s);
 	ret = live_run(&lk->live, s, &lk->tr, lk_event, lk_held, lk, err, errlen);
-
-	if (ret)
-		return ret;
-	ret = lk_group(lk);
-	if (ret)
+	if (!ret)
+		ret = lk_group(lk);
+	/* the kinds' names outlive the source (rip leaks --diff closes one) */
+	if (!ret && !(lk->own_types = malloc(sizeof(*lk->own_types))))
+		ret = -ENOMEM;
+	if (!ret) {
+		memcpy(lk->own_types, lk->types, sizeof(*lk->own_types));
+		lk->types = lk->own_types;
+	} else {
+		lk->types = NULL;
+	}
+	if (ret == -ENOMEM)
 		snprintf(err, errlen, "out of memory");
 	return ret;
 }

@@ -97,7 +97,8 @@ struct lk {
 	uint64_t bad_events;	 /* resource events with impossible fields, skipped */
 	uint64_t bt_unknown;	 /* groups whose backtrace id is not defined in the trace */
 	struct live live;	 /* the pass's own: what is live, the backtraces */
-	const struct ev_types *types; /* the trace's, for the module kinds (during lk_run) */
+	const struct ev_types *types; /* the trace's (the module kinds): own_types after lk_run */
+	struct ev_types *own_types;
 	/* refcounted module objects: key -> a, the index of their history in hist */
 	struct stk_map hidx;
 	struct lk_hist *hist;
@@ -136,8 +137,7 @@ void lk_free(struct lk *lk);
 const char *lk_res_name(enum lk_res r);
 /*
  * The name of group g's resource: lk_res_name's, or the module kind's
- * ("gobject"; "kind N" if the trace does not name it: lk must still hold
- * the trace's types, which live as long as its source).
+ * ("gobject"; "?" if the trace does not name it).
  */
 const char *lk_group_name(const struct lk *lk, const struct lk_group *g);
 /* The module kind of type id kind, as the trace declares it; NULL if it is none. */

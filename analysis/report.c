@@ -38,6 +38,7 @@ struct rp_priv {
 	struct stk_map msite_idx;  /* kind << 32 | bt -> a: index of the module site */
 	struct stk_map mkind_idx;  /* kind -> a: index in mkinds */
 	struct stk_map mrefs;	   /* refcounted module objects: key -> a: references held */
+	struct ev_types *types;	   /* rp->types once the pass is done: its copy */
 	size_t msitecap, mkindcap;
 	uint32_t *site_fast;	 /* backtrace id -> site index + 1, for ids < RP_SITE_FAST_MAX */
 	size_t site_fastcap;
@@ -920,6 +921,14 @@ int rp_run(struct rp *rp, struct evs *s, char *err, size_t errlen)
 	ret = live_run(&rp->p->l, s, &rp->tr, rp_event, rp_held, rp, err, errlen);
 	if (!ret)
 		rp_finish(rp);
+	/* the kinds' names outlive the source */
+	if (!ret && !(rp->p->types = malloc(sizeof(*rp->p->types)))) {
+		snprintf(err, errlen, "out of memory");
+		ret = -ENOMEM;
+	}
+	if (!ret)
+		memcpy(rp->p->types, rp->types, sizeof(*rp->p->types));
+	rp->types = ret ? NULL : rp->p->types;
 	return ret;
 }
 
@@ -952,6 +961,7 @@ void rp_free(struct rp *rp)
 	stk_map_free(&p->msite_idx);
 	stk_map_free(&p->mkind_idx);
 	stk_map_free(&p->mrefs);
+	free(p->types);
 	free(rp->msites);
 	free(rp->mkinds);
 	free(p->site_fast);

@@ -119,7 +119,7 @@ struct rp {
 	size_t nmsites;
 	struct rp_mkind *mkinds; /* module kinds seen, in order of first use */
 	size_t nmkinds;
-	const struct ev_types *types; /* the trace's (kind names), while its source lives */
+	const struct ev_types *types; /* the trace's (kind names); a copy after rp_run */
 	LIVE_TRACE_OF; /* the trace: events read, the first and last one's time, rip:bt */
 	struct rp_priv *p;
 };
