@@ -592,7 +592,8 @@ static bool lk_kind_wanted(const struct lk *lk, enum lk_res r, const struct live
 
 static int lk_group(struct lk *lk)
 {
-	struct stk_map idx = { 0 }; /* (res, bt) -> a: index in g */
+	struct stk_map idx = { 0 }; /* (res or kind, bt) -> a: index in g */
+	unsigned gk;
 	struct lk_group *g = NULL;
 	size_t n = 0, cap = 0;
 
@@ -608,10 +609,8 @@ static int lk_group(struct lk *lk)
 			    !lk_kind_wanted(lk, (enum lk_res)r, o))
 				continue;
 			/* module kinds: a group per kind and stack */
-			x = stk_map_get(&idx,
-					(uint64_t)(r == LK_RES ? LK_NRES * (1u + o->kind) : (unsigned)r) << 32 |
-						o->val,
-					&fresh);
+			gk = r == LK_RES ? LK_NRES * (1u + o->kind) : (unsigned)r;
+			x = stk_map_get(&idx, (uint64_t)gk << 32 | o->val, &fresh);
 			if (!x)
 				goto nomem;
 			if (fresh) {

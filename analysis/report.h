@@ -81,7 +81,7 @@ struct rp_shm {
 struct rp_msite {
 	uint32_t kind;			 /* the kind's type id (its name: role_kind_name) */
 	uint32_t bt;			 /* backtrace id, 0: none recorded */
-	uint64_t count, bytes;		 /* acquires or transfers made here, and their sizes */
+	uint64_t count, bytes;		 /* acquires or transfers made here, their sizes */
 	uint64_t live_count, live_bytes; /* acquired here and still live at the end */
 };
 

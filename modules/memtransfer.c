@@ -27,7 +27,7 @@ RIP_KIND(copy_kind, "memtransfer", "bytes copied or set, per stack", RIP_KIND_CO
 #define EXPORT __attribute__((visibility("default")))
 
 /* The real function of a wrapper, or the wrapper returns FAIL (the loader's copy is gone). */
-#define REAL(NAME, FAIL)                                                                          \
+#define REAL(NAME, FAIL)                                                                           \
 	if (!RIP_REAL(real, #NAME))                                                                \
 	return FAIL
 

@@ -22,8 +22,7 @@
 
 RIP_MODULE("sqlite3", "SQLite connections and prepared statements");
 RIP_KIND(db_kind, "sqlite3-db", "SQLite connection (sqlite3_open*, sqlite3_close*)", 0);
-RIP_KIND(stmt_kind, "sqlite3-stmt", "SQLite prepared statement (sqlite3_prepare*, finalize)",
-	 0);
+RIP_KIND(stmt_kind, "sqlite3-stmt", "SQLite prepared statement (sqlite3_prepare*, finalize)", 0);
 
 #define EXPORT __attribute__((visibility("default")))
 #define SQLITE_OK 0
@@ -96,11 +95,11 @@ EXPORT int sqlite3_close_v2(sqlite3 *db)
 }
 
 /* The prepare family: the same arguments but for the text's type and v3's flags. */
-#define PREPARE(NAME, TEXT)                                                                       \
+#define PREPARE(NAME, TEXT)                                                                        \
 	EXPORT int NAME(sqlite3 *db, const TEXT *sql, int n, sqlite3_stmt **stmt,                  \
 			const TEXT **tail)                                                         \
 	{                                                                                          \
-		static int (*real)(sqlite3 *, const TEXT *, int, sqlite3_stmt **, const TEXT **); \
+		static int (*real)(sqlite3 *, const TEXT *, int, sqlite3_stmt **, const TEXT **);  \
 		int ret;                                                                           \
                                                                                                    \
 		if (!RIP_REAL(real, #NAME))                                                        \
@@ -116,7 +115,7 @@ PREPARE(sqlite3_prepare_v2, char)
 PREPARE(sqlite3_prepare16, void)
 PREPARE(sqlite3_prepare16_v2, void)
 
-#define PREPARE_V3(NAME, TEXT)                                                                    \
+#define PREPARE_V3(NAME, TEXT)                                                                     \
 	EXPORT int NAME(sqlite3 *db, const TEXT *sql, int n, unsigned int flags,                   \
 			sqlite3_stmt **stmt, const TEXT **tail)                                    \
 	{                                                                                          \

@@ -107,8 +107,8 @@ int mi_read(const char *path, struct mi_module *m, char *err, size_t errlen)
 	}
 	if (mi_pread(fd, (uint64_t)st.st_size, 0, &eh, sizeof(eh)) ||
 	    memcmp(eh.e_ident, ELFMAG, SELFMAG) || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
-	    eh.e_ident[EI_DATA] != (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? ELFDATA2LSB
-										: ELFDATA2MSB) ||
+	    eh.e_ident[EI_DATA] !=
+		    (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? ELFDATA2LSB : ELFDATA2MSB) ||
 	    eh.e_type != ET_DYN || eh.e_shentsize != sizeof(Elf64_Shdr)) {
 		ret = mi_fail(err, errlen, -ENOENT, path,
 			      "not a shared object of this machine (a tracing module is one)");
@@ -131,8 +131,9 @@ int mi_read(const char *path, struct mi_module *m, char *err, size_t errlen)
 		memset(name, 0, sizeof(name));
 		if (sh.sh_name >= strh.sh_size ||
 		    mi_pread(fd, (uint64_t)st.st_size, strh.sh_offset + sh.sh_name, name,
-			     strh.sh_size - sh.sh_name < sizeof(name) - 1 ? strh.sh_size - sh.sh_name
-									 : sizeof(name) - 1) ||
+			     strh.sh_size - sh.sh_name < sizeof(name) - 1 ?
+				     strh.sh_size - sh.sh_name :
+				     sizeof(name) - 1) ||
 		    strcmp(name, "rip_modinfo"))
 			continue;
 		if (sh.sh_type != SHT_PROGBITS || !sh.sh_size || sh.sh_size > MI_MAX_SECT) {

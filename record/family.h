@@ -61,7 +61,7 @@ struct fam_opts {
 	bool relayd;			 /* streamed to relayd: bigger packets */
 	unsigned res;			 /* FAM_RES_*: resource tracing asked for */
 	bool off;			 /* preload with every resource category off */
-	const char *modules;		 /* tracing modules to preload after it: paths, ':' between */
+	const char *modules;		 /* tracing modules to preload after it, ':' between */
 	unsigned depth;			 /* RIP_DEPTH; 0: the preload library's default */
 	const char *pagemap_signal;	 /* RIP_PAGEMAP_SIGNAL for the preload library */
 	bool no_pagemap;		 /* RIP_PAGEMAP=0: no snapshot at exit */

@@ -253,7 +253,8 @@ int prog_find_lib(const char *name, char *buf, size_t len)
 
 int prog_module_dirs(char dirs[][4096])
 {
-	static const char *const rel[] = { "modules", "../lib/rip/modules", "../lib64/rip/modules" };
+	static const char *const rel[] = { "modules", "../lib/rip/modules",
+					   "../lib64/rip/modules" };
 	char self[PATH_MAX], cand[PATH_MAX + 32];
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	char *slash;

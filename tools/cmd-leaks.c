@@ -194,15 +194,16 @@ static void leaks_module_text(struct leaks_state *st, const struct lk_group *g)
 	if (g->bytes)
 		fprintf(out, ", %s", fmt_bytes_exact(g->bytes, b, sizeof(b)));
 	if (t && t->desc[0])
-		fprintf(out, " (%s%s)", t->desc, t->flags & RIP_EVTYPE_REFCOUNT ? ", refcounted" : "");
+		fprintf(out, " (%s%s)", t->desc,
+			t->flags & RIP_EVTYPE_REFCOUNT ? ", refcounted" : "");
 	fprintf(out, ", made at %.6f", leaks_secs(st->lk, g->first_ns));
 	if (g->last_ns != g->first_ns)
 		fprintf(out, "..%.6f", leaks_secs(st->lk, g->last_ns));
 	fprintf(out, " s\n");
 	leaks_bt_text(st, g->bt);
 	for (size_t i = 0; i < g->nrefs; i++) {
-		fprintf(out, "    %" PRIu64 " reference%s still held, taken at:\n", g->refs[i].count,
-			g->refs[i].count == 1 ? "" : "s");
+		fprintf(out, "    %" PRIu64 " reference%s still held, taken at:\n",
+			g->refs[i].count, g->refs[i].count == 1 ? "" : "s");
 		leaks_bt_text(st, g->refs[i].bt);
 	}
 }
@@ -320,11 +321,13 @@ static void leaks_print_text(struct leaks_state *st)
 		if (!t || (t->flags & RIP_EVTYPE_BUILTIN))
 			continue;
 		if (t->flags & RIP_EVTYPE_COUNTER)
-			fprintf(out, "%s: %" PRIu64 " transfers (counted, never live: rip report)\n",
+			fprintf(out,
+				"%s: %" PRIu64 " transfers (counted, never live: rip report)\n",
 				t->name + 5, lk->kind_transfers[k]);
 		else
 			fprintf(out, "%s: %" PRIu64 " never released (%s)\n", t->name + 5,
-				lk->kind_count[k], fmt_bytes_exact(lk->kind_bytes[k], b, sizeof(b)));
+				lk->kind_count[k],
+				fmt_bytes_exact(lk->kind_bytes[k], b, sizeof(b)));
 	}
 	if (lk->un.release[LK_RES] || lk->un.replaced[LK_RES])
 		fprintf(out,
@@ -419,7 +422,8 @@ static void leaks_print_json(struct leaks_state *st)
 			fprintf(out, ",\"refcounted\":%s,\"references\":[",
 				t && (t->flags & RIP_EVTYPE_REFCOUNT) ? "true" : "false");
 			for (size_t k = 0; k < g->nrefs; k++) {
-				fprintf(out, "%s{\"count\":%" PRIu64 ",\"bt\":%" PRIu32 ",\"stack\":",
+				fprintf(out,
+					"%s{\"count\":%" PRIu64 ",\"bt\":%" PRIu32 ",\"stack\":",
 					k ? "," : "", g->refs[k].count, g->refs[k].bt);
 				leaks_bt_json(st, g->refs[k].bt);
 				fputc('}', out);
@@ -428,7 +432,8 @@ static void leaks_print_json(struct leaks_state *st)
 		}
 		fprintf(out, ",\"count\":%" PRIu64 ",\"bytes\":%" PRIu64
 			     ",\"first\":%.9f,\"last\":%.9f,\"kinds\":[",
-			g->count, g->bytes, leaks_secs(lk, g->first_ns), leaks_secs(lk, g->last_ns));
+			g->count, g->bytes, leaks_secs(lk, g->first_ns),
+			leaks_secs(lk, g->last_ns));
 		shown++;
 		for (uint32_t k = 0; k < 32; k++) {
 			const char *name = g->res < LK_RES ? lk_kind_name(cats[g->res], k) : NULL;
@@ -461,7 +466,8 @@ static void leaks_print_json(struct leaks_state *st)
 			continue;
 		fputc(',', out);
 		json_str(out, t->name + 5);
-		fprintf(out, ":{\"count\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"transfers\":%" PRIu64 "}",
+		fprintf(out,
+			":{\"count\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"transfers\":%" PRIu64 "}",
 			lk->kind_count[k], lk->kind_bytes[k], lk->kind_transfers[k]);
 	}
 	fprintf(out,
@@ -548,10 +554,10 @@ static int leaks_parse(int argc, char **argv, struct leaks_opts *o)
 				o->lk.resources |= LK_F_FD;
 			else if (!strcmp(optarg, "shm"))
 				o->lk.resources |= LK_F_SHM;
-			else if (optarg[0] && strspn(optarg, "abcdefghijklmnopqrstuvwxyz"
-							     "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") ==
-							  strlen(optarg) &&
-				 !o->lk.kind) {
+			else if (optarg[0] && !o->lk.kind &&
+				 strspn(optarg, "abcdefghijklmnopqrstuvwxyz"
+						"ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") ==
+					 strlen(optarg)) {
 				/* a module's kind (one): the trace names its kinds */
 				o->lk.resources |= LK_F_RES;
 				o->lk.kind = optarg;
@@ -798,7 +804,8 @@ static void leaks_diff_json(struct leaks_state *old, struct leaks_state *st,
 			     ",\"bytes\":%" PRIu64 ",\"old_count\":%" PRIu64
 			     ",\"old_bytes\":%" PRIu64
 			     ",\"count_delta\":%" PRId64 ",\"bytes_delta\":%" PRId64 ",\"key\":",
-			i ? "," : "", lk_group_name(st->lk, e->g), e->ocount ? "grown" : "new", e->count,
+			i ? "," : "", lk_group_name(st->lk, e->g), e->ocount ? "grown" : "new",
+			e->count,
 			e->bytes, e->ocount, e->obytes, (int64_t)(e->count - e->ocount),
 			(int64_t)(e->bytes - e->obytes));
 		json_str(out, e->key);

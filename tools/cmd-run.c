@@ -320,6 +320,14 @@ static void run_kept_lines(const struct run_state *s)
 	}
 }
 
+static void run_list_kind(const struct mi_kind *k)
+{
+	printf("  kind %s: %s%s\n", k->name, k->desc,
+	       k->flags & RIP_KIND_REFCOUNT   ? " (refcounted)"
+	       : k->flags & RIP_KIND_COUNTER ? " (a counter: bytes per stack)"
+					      : "");
+}
+
 /* --list-modules: the modules rip run finds, with their kinds (as sp-rtrace -l did). */
 static void run_list_modules(void)
 {
@@ -347,12 +355,7 @@ static void run_list_modules(void)
 					printf("\n--module=%.*s: %s (%s)\n", (int)(len - 3), name,
 					       m.desc, path);
 					for (uint32_t j = 0; j < m.nkinds; j++)
-						printf("  kind %s: %s%s\n", m.kinds[j].name,
-						       m.kinds[j].desc,
-						       m.kinds[j].flags & RIP_KIND_REFCOUNT ? " (refcounted)"
-						       : m.kinds[j].flags & RIP_KIND_COUNTER
-							       ? " (a counter: bytes per stack)"
-							       : "");
+						run_list_kind(&m.kinds[j]);
 					shown++;
 				}
 			}

@@ -851,7 +851,7 @@ struct rip_evtype {
 #define RIP_EVTYPE_KIND 0x1u
 #define RIP_EVTYPE_REFCOUNT 0x2u /* RIP_KIND_REFCOUNT */
 #define RIP_EVTYPE_COUNTER 0x4u	 /* RIP_KIND_COUNTER */
-#define RIP_EVTYPE_BUILTIN 0x8u	 /* a kind of librip-preload.so's own (mem, fd, shm, shm-map) */
+#define RIP_EVTYPE_BUILTIN 0x8u	 /* librip-preload.so's own kind: mem, fd, shm, shm-map */
 
 struct rip_category {
 	char name[RIP_CATEGORY_NAME_MAX]; /* NUL-terminated; empty: unnamed */

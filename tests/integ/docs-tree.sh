@@ -17,7 +17,8 @@
 
 # sources ROOT: the source files the README's layout must name, one a line, from ROOT
 sources() {
-	(cd "$1" && find include lib preload modules read record analysis tools examples mk -type f &&
+	(cd "$1" &&
+		find include lib preload modules read record analysis tools examples mk -type f &&
 		ls Makefile .ci/run) | sort
 }
 

@@ -29,7 +29,8 @@ grep -q 'kind gobject: GObject instance (refcounted)' "$TEST_TMP/list" ||
 
 "$RIP" run -q --module=gobject -o "$TEST_TMP/t" -- "$prog" || die "rip run --module=gobject failed"
 "$RIP" leaks --json "$TEST_TMP/t" >"$TEST_TMP/leaks.json" || die "rip leaks failed"
-python3 - "$TEST_TMP/leaks.json" <<'PY' || fail "rip leaks does not report exactly the leaked GObjects"
+python3 - "$TEST_TMP/leaks.json" <<'PY' ||
+	fail "rip leaks does not report exactly the leaked GObjects"
 import json, sys
 r = json.load(open(sys.argv[1]))
 g = [x for x in r["leaks"] if x["resource"] == "gobject"]
@@ -62,7 +63,8 @@ grep -q '^gobject: 3 never released' "$TEST_TMP/leaks.txt" || fail "no total for
 "$RIP" export --format=chrome -o "$TEST_TMP/chrome.json" "$TEST_TMP/t" ||
 	fail "rip export --format=chrome failed"
 grep -q '"kind_name":"gobject"' "$TEST_TMP/chrome.json" || fail "rip export does not name the kind"
-"$RIP" calltree --kind=gobject -o "$TEST_TMP/ct.dot" "$TEST_TMP/t" || fail "rip calltree --kind failed"
+"$RIP" calltree --kind=gobject -o "$TEST_TMP/ct.dot" "$TEST_TMP/t" ||
+	fail "rip calltree --kind failed"
 grep -q 'in 3 blocks never released' "$TEST_TMP/ct.dot" && grep -q 'make_kept' "$TEST_TMP/ct.dot" ||
 	fail "rip calltree --kind=gobject does not draw the leaked objects"
 t_done

@@ -75,11 +75,13 @@ for f in "$bad"/*.so; do
 		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:exitcode=98 \
 		"$RIP_ASAN" run --module="$f" --list-modules >"$TEST_TMP/out" 2>"$TEST_TMP/err"
 	rc=$?
-	if grep -Eq 'Sanitizer|runtime error:' "$TEST_TMP/err" || { [ $rc != 0 ] && [ $rc != 2 ]; }; then
+	if grep -Eq 'Sanitizer|runtime error:' "$TEST_TMP/err" ||
+		{ [ $rc != 0 ] && [ $rc != 2 ]; }; then
 		fail "$(basename "$f"): exit $rc"
 		head -n 15 "$TEST_TMP/err" >&2
 	elif [ $rc = 2 ]; then
-		grep -q "$f" "$TEST_TMP/err" || fail "$(basename "$f"): refused without naming the file"
+		grep -q "$f" "$TEST_TMP/err" ||
+			fail "$(basename "$f"): refused without naming the file"
 		refused=$((refused + 1))
 	else
 		taken=$((taken + 1))

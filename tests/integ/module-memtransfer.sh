@@ -52,7 +52,8 @@ assert not [x for x in r["leaks"] if x.get("module")], r["leaks"]
 assert r["totals"]["memtransfer"]["transfers"] >= 18, r["totals"]
 PY
 # a module without librip-preload.so still forwards every call (the program checks its copies)
-LD_PRELOAD=$BUILD/modules/memtransfer.so "$prog" || fail "memtransfer.so preloaded alone breaks the copies"
+LD_PRELOAD=$BUILD/modules/memtransfer.so "$prog" ||
+	fail "memtransfer.so preloaded alone breaks the copies"
 # an image rip run does not follow drops the modules from LD_PRELOAD with librip-preload.so
 out=$("$RIP" run -q --module=memtransfer -o "$TEST_TMP/t2" -- env sh -c 'echo "[$LD_PRELOAD]"') ||
 	fail "an image exec'd under --module=memtransfer failed"

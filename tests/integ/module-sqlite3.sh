@@ -22,7 +22,8 @@ cc -O0 -g -o "$prog" tests/data/module-sqlite3.c $(pkg-config --cflags --libs sq
 
 "$RIP" run -q --module=sqlite3 -o "$TEST_TMP/t" -- "$prog" || die "rip run --module=sqlite3 failed"
 "$RIP" leaks --json "$TEST_TMP/t" >"$TEST_TMP/leaks.json" || die "rip leaks failed"
-python3 - "$TEST_TMP/leaks.json" <<'PY' || fail "rip leaks does not report exactly the connection and statements left"
+python3 - "$TEST_TMP/leaks.json" <<'PY' ||
+	fail "rip leaks does not report exactly the connection and statements left"
 import json, sys
 r = json.load(open(sys.argv[1]))
 g = [x for x in r["leaks"] if x.get("module")]
@@ -40,7 +41,8 @@ assert r["totals"]["sqlite3-stmt"]["count"] == 2, r["totals"]
 PY
 "$RIP" leaks --json --resource=sqlite3-stmt "$TEST_TMP/t" >"$TEST_TMP/stmt.json" ||
 	fail "rip leaks --resource=sqlite3-stmt failed"
-python3 - "$TEST_TMP/stmt.json" <<'PY' || fail "--resource=sqlite3-stmt does not keep the statements alone"
+python3 - "$TEST_TMP/stmt.json" <<'PY' ||
+	fail "--resource=sqlite3-stmt does not keep the statements alone"
 import json, sys
 r = json.load(open(sys.argv[1]))
 assert [(x["resource"], x["count"]) for x in r["leaks"]] == [("sqlite3-stmt", 2)], r["leaks"]
