@@ -25,6 +25,7 @@
 #include "analysis/leaks.h"
 #include "analysis/roles.h"
 #include "analysis/stacks.h"
+#include "analysis/through.h"
 #include "read/sym.h"
 
 #define CT_MAX_FRAMES 8 /* inline chain of one address */
@@ -238,6 +239,38 @@ static const uint64_t *ct_bt(const struct ct *ct, uint32_t id, uint32_t *n)
 	if (ct->p->lk)
 		return lk_bt(ct->p->lk, id, n);
 	return stk_bt(&ct->p->bts, id, n);
+}
+
+int ct_through(struct ct *ct, struct thr *t, struct rip_sym *sym, char *err, size_t errlen)
+{
+	struct ct_priv *p = ct->p;
+	size_t k = 0;
+
+	ct->total_bytes = ct->total_count = 0;
+	for (size_t i = 0; i < p->ng; i++) {
+		uint32_t n = 0;
+		const uint64_t *f = ct_bt(ct, p->g[i].bt, &n);
+		int in = thr_want(t, sym, p->g[i].bt, f, n);
+
+		if (in < 0) {
+			p->ng = k; /* what is left is not to be drawn: the caller gives up */
+			return ct_nomem(err, errlen);
+		}
+		if (!in)
+			continue;
+		ct->total_bytes += p->g[i].bytes;
+		ct->total_count += p->g[i].count;
+		p->g[k++] = p->g[i];
+	}
+	p->ng = k;
+	ct->nstacks = k;
+	stk_map_free(&p->gmap); /* its indexes are stale; the pass is over */
+	return 0;
+}
+
+const struct stk_bts *ct_bts(const struct ct *ct)
+{
+	return ct->p->lk ? &ct->p->lk->live.bts : &ct->p->bts;
 }
 
 /* ---- the functions on the stacks ----------------------------------------------------- */

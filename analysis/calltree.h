@@ -31,6 +31,8 @@
 #include "read/evsource.h"
 
 struct rip_sym;
+struct stk_bts;
+struct thr;
 
 struct ct_opts {
 	bool all;		 /* every block allocated, freed or not */
@@ -79,6 +81,14 @@ int ct_run(struct ct *ct, struct evs *s, char *err, size_t errlen);
  * the graph: nodes, edges.  0, or -ENOMEM with a message in err.
  */
 int ct_graph(struct ct *ct, struct rip_sym *sym, char *err, size_t errlen);
+/*
+ * Between ct_run and ct_graph: keep only the stacks that pass through t's
+ * patterns (analysis/through.h, with sym), total_*, nstacks theirs.  0, or
+ * -ENOMEM with a message in err.
+ */
+int ct_through(struct ct *ct, struct thr *t, struct rip_sym *sym, char *err, size_t errlen);
+/* The rip:bt definitions the pass read (for thr_scan). */
+const struct stk_bts *ct_bts(const struct ct *ct);
 void ct_free(struct ct *ct);
 
 #endif /* RIP_ANALYSIS_CALLTREE_H */

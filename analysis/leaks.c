@@ -27,6 +27,7 @@
 #include "analysis/live.h"
 #include "analysis/roles.h"
 #include "analysis/stacks.h"
+#include "analysis/through.h"
 
 /* ---- kinds ------------------------------------------------------------------------- */
 
@@ -692,4 +693,35 @@ int lk_run(struct lk *lk, struct evs *s, char *err, size_t errlen)
 	if (ret == -ENOMEM)
 		snprintf(err, errlen, "out of memory");
 	return ret;
+}
+
+int lk_through(struct lk *lk, struct thr *t, struct rip_sym *sym)
+{
+	size_t k = 0;
+
+	memset(lk->total_count, 0, sizeof(lk->total_count));
+	memset(lk->total_bytes, 0, sizeof(lk->total_bytes));
+	lk->bt_unknown = 0;
+	for (size_t i = 0; i < lk->ngroups; i++) {
+		struct lk_group *g = &lk->groups[i];
+		uint32_t nf = 0;
+		const uint64_t *f = g->bt ? lk_bt(lk, g->bt, &nf) : NULL;
+		int in = thr_want(t, sym, g->bt, f, nf);
+
+		if (in < 0) {
+			/* the rest stays, as it was: the caller gives up */
+			memmove(&lk->groups[k], g, (lk->ngroups - i) * sizeof(*g));
+			lk->ngroups = k + lk->ngroups - i;
+			return in;
+		}
+		if (!in) {
+			free(g->sample);
+			continue;
+		}
+		lk->total_count[g->res] += g->count;
+		lk->total_bytes[g->res] += g->bytes;
+		lk->groups[k++] = *g;
+	}
+	lk->ngroups = k;
+	return 0;
 }

@@ -27,6 +27,9 @@
 #include "analysis/live.h"
 #include "read/evsource.h"
 
+struct rip_sym;
+struct thr;
+
 /* What is left live: the resources of live.h. */
 enum lk_res {
 	LK_MEM = LIVE_MEM,	     /* heap blocks and anonymous mappings, by address */
@@ -132,6 +135,12 @@ int lk_run(struct lk *lk, struct evs *s, char *err, size_t errlen);
  * number in *n; NULL when id is 0 or was not defined in the trace.
  */
 const uint64_t *lk_bt(const struct lk *lk, uint32_t id, uint32_t *n);
+/*
+ * After lk_run: keep only the groups whose backtrace passes through t's
+ * patterns (analysis/through.h, symbols from sym), the totals and
+ * bt_unknown theirs.  0 or -ENOMEM.
+ */
+int lk_through(struct lk *lk, struct thr *t, struct rip_sym *sym);
 void lk_free(struct lk *lk);
 
 const char *lk_res_name(enum lk_res r);

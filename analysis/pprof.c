@@ -26,6 +26,7 @@
 #include "analysis/stacks.h"
 #include "read/ringfile.h"
 #include "read/sym.h"
+#include "analysis/through.h"
 
 /* ---- the profile builder -------------------------------------------------------------- */
 
@@ -729,6 +730,16 @@ static int pp_heap_profile(struct pp_pass *ps, struct pp_heap *h)
 		int64_t v[4], *vp = v;
 		long k;
 
+		if (ps->o->through) {
+			uint32_t bt = (uint32_t)keys[i], nf = 0;
+			const uint64_t *f = bt ? stk_bt(&h->bts, bt, &nf) : NULL;
+			int in = thr_want(ps->o->through, ps->sym, bt, f, nf);
+
+			if (in < 0)
+				goto out;
+			if (!in)
+				continue;
+		}
 		if (!ps->o->leaks) {
 			*vp++ = a ? (int64_t)a->b : 0;
 			*vp++ = a ? (int64_t)a->a : 0;
@@ -947,6 +958,12 @@ int pp_export(struct evs *s, const struct pp_opts *o, struct pb_buf *out, struct
 		       : evs_is_trace(s)    ? PP_EVENTS
 					    : PP_THREADS;
 	res->kind = kind;
+	if (o->through && kind != PP_HEAP) {
+		snprintf(err, errlen, "--through is for heap profiles (of rip run --mem), not for "
+			 "a profile of %s", pp_kind_name(kind));
+		ret = -EINVAL;
+		goto out;
+	}
 	if (stk_sym_open(s, o->sysroot, o->debug_dir, &ps.sym, res->sym_err,
 			 sizeof(res->sym_err))) {
 		res->no_symbols = true;
@@ -975,6 +992,16 @@ int pp_export(struct evs *s, const struct pp_opts *o, struct pb_buf *out, struct
 		ret = pp_events_profile(&ps, &h);
 	else
 		ret = pp_threads_profile(&ps, err, errlen);
+	if (!ret && o->through) {
+		ret = thr_scan(o->through, ps.sym, &h.bts); /* patterns on no stack at all */
+		for (size_t i = 0; !ret && i < thr_count(o->through); i++) {
+			char c[300];
+
+			snprintf(c, sizeof(c), "only the stacks through --through=%s",
+				 thr_info(o->through, i)->pat);
+			ret = pp_comment(ps.p, c);
+		}
+	}
 	if (ret == -ENOMEM)
 		goto nomem;
 	if (ret)

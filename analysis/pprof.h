@@ -47,6 +47,8 @@
 #include "analysis/protobuf.h"
 #include "read/evsource.h"
 
+struct thr;
+
 /* ---- the profile builder -------------------------------------------------------------- */
 
 struct pp_prof;
@@ -114,6 +116,9 @@ struct pp_opts {
 	bool all;		/* threads: exited threads and destroyed coroutines too */
 	const char *sysroot;	/* find the traced host's binaries under it */
 	const char *debug_dir;	/* separate debug files */
+	struct thr *through;	/* heap: only the stacks through its patterns
+				   (analysis/through.h); after pp_export, its
+				   patterns on no stack of the trace are marked */
 };
 
 /* What the front-end tells the user. */
@@ -130,7 +135,8 @@ struct pp_result {
 /*
  * Read s (opened by evs_open, nothing read yet) and append its profile,
  * gzipped, to out.  0, or -errno with a message in err (a corrupt source, a
- * ring file that cannot be read, out of memory).
+ * ring file that cannot be read, out of memory; -EINVAL: a filter for a
+ * profile that is not a heap profile).
  */
 int pp_export(struct evs *s, const struct pp_opts *o, struct pb_buf *out, struct pp_result *res,
 	      char *err, size_t errlen);

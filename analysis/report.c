@@ -28,6 +28,8 @@
 #include "analysis/report.h"
 #include "analysis/roles.h"
 #include "analysis/stacks.h"
+#include "analysis/through.h"
+#include "read/sym.h"
 
 /* ---- state --------------------------------------------------------------------------- */
 
@@ -63,7 +65,13 @@ struct rp_priv {
 	/* the series bucket of the last sample, and its times [lo, hi) (none: lo > hi) */
 	struct rp_point *s_pt;
 	int64_t s_lo, s_hi;
+	/* --through: only what stacks through its patterns made counts (rp_set_through) */
+	struct thr *thr;
+	struct rip_sym *sym;
 };
+
+/* live_ent.val of a block that does not pass the --through filter: followed, not counted */
+#define RP_OUT UINT32_MAX
 
 /* The index of key in m, or (when new) next.  -ENOMEM. */
 static long rp_index(struct stk_map *m, uint64_t key, size_t next)
@@ -177,6 +185,38 @@ const uint64_t *rp_bt(const struct rp *rp, uint32_t id, uint32_t *n)
 	return stk_bt(&rp->p->l.bts, id, n);
 }
 
+/* ---- --through ------------------------------------------------------------------------- */
+
+void rp_set_through(struct rp *rp, struct thr *t, struct rip_sym *sym)
+{
+	rp->p->thr = t;
+	rp->p->sym = sym;
+	rp->through = t != NULL;
+}
+
+const struct stk_bts *rp_bts(const struct rp *rp)
+{
+	return &rp->p->l.bts;
+}
+
+/*
+ * Does a resource made by stack bt count?  Always without a filter; else
+ * the filter's answer, kept by bt (a stack not defined yet does not: a
+ * race of two threads, counted in thr_stackless).  -ENOMEM.
+ */
+static __attribute__((noinline)) int rp_through_slow(struct rp *rp, uint32_t bt)
+{
+	uint32_t n = 0;
+	const uint64_t *f = bt ? stk_bt(&rp->p->l.bts, bt, &n) : NULL;
+
+	return thr_want(rp->p->thr, rp->p->sym, bt, f, n);
+}
+
+RP_HOT int rp_through(struct rp *rp, uint32_t bt)
+{
+	return __builtin_expect(!rp->p->thr, 1) ? 1 : rp_through_slow(rp, bt);
+}
+
 /* ---- memory --------------------------------------------------------------------------- */
 
 RP_HOT unsigned rp_size_bucket(uint64_t size)
@@ -254,6 +294,8 @@ RP_HOT void rp_release(struct rp *rp, const struct live_ent *e, int64_t ns, stru
 {
 	struct rp_bucket *b = &rp->life[rp_life_bucket(ns - e->ns)];
 
+	if (__builtin_expect(e->val == RP_OUT, 0))
+		return; /* left out by --through */
 	rp_unlive(rp, e);
 	b->count++;
 	b->bytes += e->size;
@@ -264,19 +306,42 @@ RP_HOT void rp_release(struct rp *rp, const struct live_ent *e, int64_t ns, stru
 	t->freed_bytes += e->size;
 }
 
+/* A block made by a stack the --through filter leaves out: followed so its free matches. */
+static __attribute__((noinline)) int rp_alloc_out(struct rp *rp, const struct evs_event *e,
+						  uint64_t addr, uint64_t size)
+{
+	bool fresh;
+	struct live_ent *b = live_make(&rp->p->l, LIVE_MEM, addr, NULL, &fresh);
+
+	if (!b)
+		return -ENOMEM;
+	if (!fresh && b->val != RP_OUT) {
+		rp->replaced++;
+		rp_unlive(rp, b);
+	}
+	b->size = size;
+	b->ns = e->ns;
+	b->val = RP_OUT;
+	return 0;
+}
+
 RP_HOT int rp_alloc(struct rp *rp, const struct evs_event *e, uint64_t addr, uint64_t size,
 		    uint32_t bt, struct rp_thread *t)
 {
-	struct rp_site *s = rp_site(rp, bt);
+	struct rp_site *s;
 	struct live_ent *b;
 	bool fresh;
+	int in = rp_through(rp, bt);
 
+	if (in <= 0)
+		return in < 0 ? in : rp_alloc_out(rp, e, addr, size);
+	s = rp_site(rp, bt);
 	if (!s)
 		return -ENOMEM;
 	b = live_make(&rp->p->l, LIVE_MEM, addr, NULL, &fresh);
 	if (!b)
 		return -ENOMEM;
-	if (!fresh) {
+	if (!fresh && b->val != RP_OUT) {
 		/* made again while live: its free was not seen; the old block goes */
 		rp->replaced++;
 		rp_unlive(rp, b);
@@ -326,6 +391,10 @@ static int rp_cut(void *arg, const struct live_cut *c)
 	if (gone >= b->size) {
 		live_release(&rp->p->l, LIVE_MEM, c->origin, &old);
 		rp_release(rp, &old, rp->p->cut_e->ns, rp->p->cut_t);
+		return 0;
+	}
+	if (b->val == RP_OUT) {
+		b->size -= gone;
 		return 0;
 	}
 	s = &rp->sites[b->val];
@@ -646,7 +715,7 @@ RP_HOT int rp_mem_event(struct rp *rp, const struct evs_event *e, const struct r
 	struct rp_thread *t;
 
 	if (role == ROLE_MEM_ALLOC && !d->key) {
-		rp->failed++;
+		rp->failed += rp_through(rp, d->bt) > 0;
 		return 0;
 	}
 	t = rp_thread(rp, e->stream, e->tid);
@@ -665,13 +734,13 @@ RP_HOT int rp_mem_event(struct rp *rp, const struct evs_event *e, const struct r
 	case ROLE_MEM_REALLOC:
 		/* old 0: an allocation; addr 0 and size 0: a free of old; addr 0: failed */
 		if (!d->key && d->size) {
-			rp->failed++;
+			rp->failed += rp_through(rp, d->bt) > 0;
 			return 0;
 		}
 		rp_free_addr(rp, e, d->old, t);
 		if (!d->key)
 			return 0;
-		rp->reallocs++;
+		rp->reallocs += rp_through(rp, d->bt) > 0; /* kept: asked again in rp_alloc */
 		return rp_alloc(rp, e, d->key, d->size, d->bt, t);
 	}
 	return 0;
@@ -808,6 +877,10 @@ static inline __attribute__((always_inline)) int rp_event(void *arg, const struc
 		return rp_mem_turn(rp, e, d, ROLE_MEM_REALLOC);
 	case ROLE_MEM_UNMAP:
 		return rp_mem_turn(rp, e, d, ROLE_MEM_UNMAP);
+	}
+	if (rp->through)
+		return 0; /* --through: memory only (descriptors and shared memory not counted) */
+	switch (d->role) {
 	case ROLE_FD_OPEN:
 		return rp_fd_open(rp, (int64_t)d->key, d->kind);
 	case ROLE_FD_CLOSE:
@@ -868,6 +941,8 @@ static void rp_finish(struct rp *rp)
 				continue;
 			switch (r) {
 			case LIVE_MEM:
+				if (o->val == RP_OUT)
+					break;
 				b = &rp->hist_live[rp_size_bucket(o->size)];
 				b->count++;
 				b->bytes += o->size;

@@ -25,6 +25,10 @@
 #include "analysis/live.h"
 #include "read/evsource.h"
 
+struct rip_sym;
+struct stk_bts;
+struct thr;
+
 #define RP_HIST 65  /* size buckets: [0] size 0, [k] sizes in [2^(k-1), 2^k) */
 #define RP_LIFE 9   /* lifetime buckets: < 1 us, < 10 us, ... < 10 s, >= 10 s */
 #define RP_KINDS 32 /* kinds (enum rip_*_kind) counted one by one; the rest in [0] */
@@ -121,6 +125,7 @@ struct rp {
 	size_t nmkinds;
 	const struct ev_types *types; /* the trace's (kind names); a copy after rp_run */
 	LIVE_TRACE_OF; /* the trace: events read, the first and last one's time, rip:bt */
+	bool through;	/* rp_set_through: memory only, of the stacks through its patterns */
 	struct rp_priv *p;
 };
 
@@ -134,6 +139,18 @@ int rp_run(struct rp *rp, struct evs *s, char *err, size_t errlen);
 /* The frames of backtrace id (return addresses, innermost first); NULL if undefined. */
 const uint64_t *rp_bt(const struct rp *rp, uint32_t id, uint32_t *n);
 void rp_free(struct rp *rp);
+/*
+ * Before rp_run: count only what stacks through t's patterns made
+ * (analysis/through.h; sym names their frames, and must be the caller's
+ * alone during the pass): allocations, the frees of those blocks, the
+ * peak, the series, the sites, the threads.  Descriptors and shared memory
+ * are then not counted at all.  A block left out is still followed, so
+ * that its free is not one of a block never seen.  t and sym must outlive
+ * the pass.
+ */
+void rp_set_through(struct rp *rp, struct thr *t, struct rip_sym *sym);
+/* The rip:bt definitions the pass read (for thr_scan). */
+const struct stk_bts *rp_bts(const struct rp *rp);
 
 /* Upper bound (ns) of lifetime bucket k, 0 for the last (unbounded) one. */
 uint64_t rp_life_limit(unsigned k);

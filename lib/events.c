@@ -23,8 +23,9 @@
  *   discard    when the consumer is n packets behind, new events are dropped
  *              and counted until it catches up
  *   block      the writer waits for the consumer while it lives and goes
- *              over the rings (its heartbeat); one whose beat stood still
- *              for RIP_BLOCK_MS is not waited for: the writer discards
+ *              over the rings (its heartbeat) or uses CPU; one whose beat
+ *              and CPU time stood still for RIP_BLOCK_MS is not waited
+ *              for: the writer discards
  *
  * Nested writers: the fast path raises the thread's ev.nest before it reads
  * its position and drops it after the commit; the slow path runs with it
@@ -46,6 +47,8 @@
 #include "rip/resource.h"
 
 #define RIP_BLOCK_MS 3000 /* a consumer whose beat stands still this long is not waited for */
+#define RIP_NAP_MS 100	   /* a waiting writer's first look at the consumer, then twice as long */
+#define RIP_NAP_MAX_MS 800 /* ... up to this */
 #define RIP_MAX_TYPES RIP_TYPES_CAP /* one file entry per registered type */
 
 static uint64_t rip_no_enable[RIP_CATEGORY_WORDS];
@@ -489,25 +492,48 @@ static bool rip_consumer_alive_recent(struct rip_file_hdr *h)
 }
 
 /*
+ * The CPU time the consumer's process has used, in ns; 0 if it cannot be
+ * read (gone).  A clock read of another process: no descriptor, no lock.
+ */
+static uint64_t rip_consumer_cpu(struct rip_file_hdr *h)
+{
+	uint32_t pid = rip_file_consumer(h);
+	struct timespec ts;
+	clockid_t id;
+	int saved = errno;
+	uint64_t ns = 0;
+
+	if (pid && !clock_getcpuclockid((pid_t)pid, &id) && !clock_gettime(id, &ts))
+		ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec + 1;
+	errno = saved;
+	return ns;
+}
+
+/*
  * Wait for the consumer to free the packet seq will reuse; false on timeout.
  * The writer sleeps on the ring's futex word and the consumer wakes it when
  * it moves consumed (rip_evring_wait_arm, rip_evring_waiter), so that a
  * thousand waiting threads cost nothing while they wait; every 10 ms it
  * checks that the consumer is still alive, and how far its heartbeat moved
- * (rip_file_beats).  It waits for as long as the consumer goes over the
- * rings, however long it takes to come back to this one (3,000 threads
- * that all write keep it busy for seconds): only a consumer whose beat
- * stood still for RIP_BLOCK_MS (stopped, or stuck) is given up on, and not
- * waited for again until it moves: the program runs on, dropping and
- * counting.
+ * (rip_file_beats) and its CPU time (rip_consumer_cpu).  It waits for as
+ * long as the consumer goes over the rings, however long it takes to come
+ * back to this one (10,000 threads that all write keep it busy for
+ * seconds), and however little CPU a loaded machine gives it: only a
+ * consumer whose beat and CPU time both stood still for RIP_BLOCK_MS
+ * (stopped, or stuck) is given up on, and not waited for again until it
+ * moves: the program runs on, dropping and counting.  The naps grow from
+ * RIP_NAP_MS to RIP_NAP_MAX_MS: a thousand writers that wait for a busy
+ * consumer wake for it, not for their timers.
  */
 static bool rip_wait_consumer(struct rip_file_hdr *h, struct rip_evring *r, uint64_t seq,
 			      uint32_t n)
 {
 	uint64_t consumed = rip_evring_consumed(r);
 	uint32_t beat = rip_file_beats(h);
+	uint64_t cpu = rip_consumer_cpu(h);
 	int saved = errno;
 	int64_t start;
+	long nap_ms = RIP_NAP_MS;
 	bool room = false;
 
 	if (r->stalled == consumed + 1)
@@ -515,7 +541,8 @@ static bool rip_wait_consumer(struct rip_file_hdr *h, struct rip_evring *r, uint
 	__atomic_fetch_add(&r->blocked, 1, __ATOMIC_RELAXED);
 	start = rip_mono_ms();
 	for (;;) {
-		struct timespec ts = { 0, 10 * 1000 * 1000 };
+		struct timespec ts = { 0, nap_ms * 1000 * 1000 };
+		uint64_t c;
 		uint32_t b;
 
 		if (seq - rip_evring_consumed(r) < n) {
@@ -529,7 +556,11 @@ static bool rip_wait_consumer(struct rip_file_hdr *h, struct rip_evring *r, uint
 			beat = b; /* it moves: the bound counts from now */
 			start = rip_mono_ms();
 		} else if (rip_mono_ms() - start >= RIP_BLOCK_MS) {
-			break;
+			c = rip_consumer_cpu(h);
+			if (c == cpu)
+				break;
+			cpu = c; /* it runs, slowly: a loaded machine */
+			start = rip_mono_ms();
 		}
 		rip_evring_wait_arm(r);
 		if (seq - rip_evring_consumed(r) < n) {
@@ -538,6 +569,8 @@ static bool rip_wait_consumer(struct rip_file_hdr *h, struct rip_evring *r, uint
 		}
 		/* returns at once if the consumer cleared the word in between */
 		syscall(SYS_futex, &r->waiting, FUTEX_WAIT, 1, &ts, NULL, 0);
+		if (nap_ms < RIP_NAP_MAX_MS)
+			nap_ms *= 2;
 	}
 	if (!room && rip_consumer_alive(h))
 		r->stalled = consumed + 1;

@@ -444,6 +444,7 @@ int ev_consume(struct rr_file *f, const struct ev_types *types, uint32_t ring, b
 	uint64_t written, consumed;
 	uint32_t npk;
 	sigjmp_buf jb;
+	bool freed = false;
 	int ret = 0;
 
 	if (!ev_ring_ok(f, ring) || !f->wmap)
@@ -503,7 +504,7 @@ int ev_consume(struct rr_file *f, const struct ev_types *types, uint32_t ring, b
 			continue;
 		}
 		consumed = s + 1;
-		ev_ring_wake(w); /* a blocking writer may reuse it now */
+		freed = true;
 		if (ret == 0 || p.was_open) {
 			if (lost_packets)
 				(*lost_packets)++;
@@ -527,6 +528,13 @@ int ev_consume(struct rr_file *f, const struct ev_types *types, uint32_t ring, b
 		free(p.data);
 	}
 out:
+	/*
+	 * A blocking writer may reuse what we freed: woken once, when all we
+	 * took of its ring is free, not at each packet (at thousands of
+	 * threads a wake per packet is a context switch per packet).
+	 */
+	if (freed)
+		ev_ring_wake(w);
 	rr_guard_leave();
 	return ret;
 }

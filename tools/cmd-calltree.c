@@ -26,6 +26,7 @@
 #include "read/sym.h"
 #include "tools/progress.h"
 #include "tools/format.h"
+#include "tools/opts.h"
 #include "tools/tool.h"
 
 static int cmd_calltree(int argc, char **argv);
@@ -52,6 +53,9 @@ static const struct rip_cmd cmd_calltree_def = {
 		 "  -n, --top=N           keep the N heaviest functions (instead of >= 1%)\n"
 		 "  -m, --min-bytes=N     keep the functions with N bytes or more (instead of\n"
 		 "                        >= 1%; k, m, g suffixes); with --top, both must hold\n"
+		 "      --through=FUNC    only the stacks that pass through FUNC: a function,\n"
+		 "                        a glob (parse_*) or FILE:LINE; repeatable (any of\n"
+		 "                        them)\n"
 		 "      --svg             write SVG: run Graphviz's dot -Tsvg on the graph\n"
 		 "      --sysroot=DIR     find the traced host's binaries under DIR\n"
 		 "      --debug-dir=DIR   look for separate debug files in DIR first\n"
@@ -69,6 +73,8 @@ struct ct_args {
 	struct ct_opts an; /* what the graph keeps */
 	bool svg;
 	const char *out, *sysroot, *debug_dir, *target;
+	const char *through[THR_MAX]; /* --through */
+	size_t nthrough;
 };
 
 /* ---- dot ----------------------------------------------------------------------------- */
@@ -97,7 +103,7 @@ static double ct_share(const struct ct *ct, uint64_t bytes)
 	return ct->total_bytes ? (double)bytes / (double)ct->total_bytes : 0.0;
 }
 
-static void ct_dot(const struct ct *ct, struct evs *s, FILE *out)
+static void ct_dot(const struct ct *ct, struct evs *s, const struct thr *thr, FILE *out)
 {
 	const struct rip_file_hdr *h = evs_file_hdr(s);
 	const char *what = ct->o.kind ? (ct->o.all ? "made or moved" : "never released")
@@ -108,13 +114,32 @@ static void ct_dot(const struct ct *ct, struct evs *s, FILE *out)
 	memcpy(comm, h->comm, sizeof(h->comm));
 	comm[sizeof(h->comm)] = 0;
 	fputs("digraph calltree {\n", out);
+	if (thr) {
+		fputs("\t// ", out);
+		opts_through_text(out, thr);
+	}
 	fprintf(out, "\tgraph [label=\"rip calltree: %s in %" PRIu64 " block%s %s, pid %d (",
 		fmt_bytes_exact(ct->total_bytes, b, sizeof(b)), ct->total_count,
 		ct->total_count == 1 ? "" : "s", what, (int)h->pid);
 	ct_dot_str(out, comm, 0);
-	fprintf(out, ")\", labelloc=t, fontname=\"sans-serif\", total_bytes=%" PRIu64
-		     ", total_count=%" PRIu64 ", mode=\"%s\"];\n",
+	fputc(')', out);
+	for (size_t i = 0; thr && i < thr_count(thr); i++) {
+		fputs(i ? " or " : "\\nthrough ", out);
+		ct_dot_str(out, thr_info(thr, i)->pat, 0);
+	}
+	fprintf(out, "\", labelloc=t, fontname=\"sans-serif\", total_bytes=%" PRIu64
+		     ", total_count=%" PRIu64 ", mode=\"%s\"",
 		ct->total_bytes, ct->total_count, ct->o.all ? "all" : "unreleased");
+	if (thr) {
+		fputs(", through=\"", out);
+		for (size_t i = 0; i < thr_count(thr); i++) {
+			if (i)
+				fputc(';', out);
+			ct_dot_str(out, thr_info(thr, i)->pat, 0);
+		}
+		fputc('"', out);
+	}
+	fputs("];\n", out);
 	fputs("\tnode [shape=box, style=\"rounded,filled\", fontname=\"sans-serif\"];\n"
 	      "\tedge [fontname=\"sans-serif\", fontsize=10];\n",
 	      out);
@@ -269,7 +294,7 @@ static int ct_output(const struct ct_args *a, const char *text, size_t len)
 
 /* ---- the command --------------------------------------------------------------------- */
 
-enum { CT_OPT_SVG = 0x100, CT_OPT_SYSROOT, CT_OPT_DEBUG_DIR };
+enum { CT_OPT_SVG = 0x100, CT_OPT_SYSROOT, CT_OPT_DEBUG_DIR, CT_OPT_THROUGH };
 
 static int ct_parse(int argc, char **argv, struct ct_args *o)
 {
@@ -280,6 +305,7 @@ static int ct_parse(int argc, char **argv, struct ct_args *o)
 		{ "top", required_argument, NULL, 'n' },
 		{ "min-bytes", required_argument, NULL, 'm' },
 		{ "svg", no_argument, NULL, CT_OPT_SVG },
+		{ "through", required_argument, NULL, CT_OPT_THROUGH },
 		{ "sysroot", required_argument, NULL, CT_OPT_SYSROOT },
 		{ "debug-dir", required_argument, NULL, CT_OPT_DEBUG_DIR },
 		{ "help", no_argument, NULL, 'h' },
@@ -317,6 +343,14 @@ static int ct_parse(int argc, char **argv, struct ct_args *o)
 		case CT_OPT_SVG:
 			o->svg = true;
 			break;
+		case CT_OPT_THROUGH: {
+			int ret = opts_through_arg(&cmd_calltree_def, optarg, o->through,
+						   &o->nthrough);
+
+			if (ret)
+				return ret;
+			break;
+		}
 		case CT_OPT_SYSROOT:
 			o->sysroot = optarg;
 			break;
@@ -348,6 +382,7 @@ static int cmd_calltree(int argc, char **argv)
 	struct rip_sym *sym = NULL;
 	struct evs *s = NULL;
 	struct ct *ct = NULL;
+	struct thr *thr = NULL;
 	char *text = NULL;
 	size_t tlen = 0;
 	FILE *mem = NULL;
@@ -384,16 +419,26 @@ static int cmd_calltree(int argc, char **argv)
 			 " packets lost): the graph may miss allocations%s",
 			 tot.discarded, tot.lost_packets + tot.torn,
 			 a.an.all ? "" : " or show freed ones");
-	if (ct->nstacks && stk_sym_open(s, a.sysroot, a.debug_dir, &sym, err, sizeof(err))) {
+	if ((ct->nstacks || a.nthrough) &&
+	    stk_sym_open(s, a.sysroot, a.debug_dir, &sym, err, sizeof(err))) {
 		tool_err("%s", err);
 		goto out;
+	}
+	if (a.nthrough) {
+		/* only the stacks through the functions asked for; one named on none is an error */
+		if (opts_through_new(a.through, a.nthrough, &thr))
+			goto out;
+		if (ct_through(ct, thr, sym, err, sizeof(err)))
+			goto nomem;
+		if (opts_through_check(thr, sym, ct_bts(ct), evs_source(s)))
+			goto out;
 	}
 	if (ct_graph(ct, sym, err, sizeof(err)))
 		goto nomem;
 	mem = open_memstream(&text, &tlen);
 	if (!mem)
 		goto nomem;
-	ct_dot(ct, s, mem);
+	ct_dot(ct, s, thr, mem);
 	if (fclose(mem))
 		goto nomem;
 	if (ct_output(&a, text, tlen))
@@ -407,6 +452,7 @@ out:
 	free(text);
 	if (sym)
 		rip_sym_free(sym);
+	thr_free(thr);
 	ct_free(ct);
 	evs_close(s);
 	return status;

@@ -55,6 +55,7 @@
 #include "record/tracew.h"
 #include "tools/export-funcs.h"
 #include "tools/funcs.h"
+#include "tools/opts.h"
 #include "tools/progress.h"
 #include "analysis/dump.h"
 #include "tools/tool.h"
@@ -107,6 +108,10 @@ static const struct rip_cmd cmd_export_def = {
 		 "                           and inuse_space of the stacks that leaked)\n"
 		 "      --profile=KIND       pprof: heap, cpu, threads or events instead of\n"
 		 "                           the one the source suggests\n"
+		 "      --through=FUNC       pprof (heap) and folded (bytes, count, leaked):\n"
+		 "                           only the stacks that pass through FUNC: a\n"
+		 "                           function, a glob (parse_*) or FILE:LINE;\n"
+		 "                           repeatable (any of them)\n"
 		 "      --counter-interval=US  chrome: at most one counter sample per US\n"
 		 "                           microseconds (default 0: at every change)\n"
 		 "      --sysroot=DIR        find the traced host's binaries under DIR\n"
@@ -543,8 +548,8 @@ static int fo_funcs(struct evs *s, struct fa *fa, bool calls, const char *sysroo
 	return 0;
 }
 
-static int export_folded(struct evs *s, FILE *out, enum fo_value what, const char *sysroot,
-			 const char *debug_dir, char *err, size_t errlen)
+static int export_folded(struct evs *s, FILE *out, enum fo_value what, struct thr *thr,
+			 const char *sysroot, const char *debug_dir, char *err, size_t errlen)
 {
 	struct stk_map leaked = { 0 };
 	struct fo_line *lines = NULL;
@@ -603,6 +608,12 @@ static int export_folded(struct evs *s, FILE *out, enum fo_value what, const cha
 		       : nfn		 ? FO_TIME
 					 : FO_BYTES;
 	}
+	if (thr && what != FO_BYTES && what != FO_COUNT && what != FO_LEAKED) {
+		snprintf(err, errlen, "--through is for the values of memory (--value=bytes, count "
+			 "or leaked) of a trace of rip run --mem");
+		ret = -EINVAL;
+		goto out;
+	}
 	ret = -ENOMEM;
 	snprintf(err, errlen, "out of memory");
 	/* What is live at the end, by backtrace. */
@@ -646,7 +657,7 @@ static int export_folded(struct evs *s, FILE *out, enum fo_value what, const cha
 		lines = calloc(m->n ? m->n : 1, sizeof(*lines));
 		if (!lines)
 			goto out;
-		if (m->n && stk_sym_open(s, sysroot, debug_dir, &sym, serr, sizeof(serr)))
+		if ((m->n || thr) && stk_sym_open(s, sysroot, debug_dir, &sym, serr, sizeof(serr)))
 			tool_err("warning: no symbols, frames are addresses: %s", serr);
 		for (size_t i = 0; i < m->cap; i++) {
 			const struct stk_ent *g = &m->v[i];
@@ -654,10 +665,28 @@ static int export_folded(struct evs *s, FILE *out, enum fo_value what, const cha
 
 			if (!g->used || !v)
 				continue;
+			if (thr) {
+				uint32_t nf = 0, bt = (uint32_t)g->key;
+				const uint64_t *f = bt ? stk_bt(&x->bts, bt, &nf) : NULL;
+				int in = thr_want(thr, sym, bt, f, nf);
+
+				if (in < 0)
+					goto out;
+				if (!in)
+					continue;
+			}
 			lines[nlines].stack = fo_stack(x, sym, (uint32_t)g->key);
 			if (!lines[nlines].stack)
 				goto out;
 			lines[nlines++].value = v;
+		}
+	}
+	if (thr) {
+		thr_scan(thr, sym, &x->bts);
+		if (opts_through_unmatched(thr, evs_source(s), !sym)) {
+			*err = 0; /* said */
+			ret = -ENOENT;
+			goto out;
 		}
 	}
 	/* Distinct backtraces may fold to one stack (two call sites in one function). */
@@ -779,10 +808,14 @@ static int cmd_export(int argc, char **argv)
 		{ "profile", required_argument, NULL, 'P' },
 		{ "sysroot", required_argument, NULL, 'S' },
 		{ "debug-dir", required_argument, NULL, 'D' },
+		{ "through", required_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	static char obuf[1 << 16];
+	const char *through[THR_MAX];
+	size_t nthrough = 0;
+	struct thr *thr = NULL;
 	char err[RR_ERR_MAX + PATH_MAX];
 	const char *fmt = NULL, *outpath = NULL, *value = NULL, *sysroot = NULL, *debug_dir = NULL;
 	enum fo_value what = FO_AUTO;
@@ -857,12 +890,17 @@ static int cmd_export(int argc, char **argv)
 		case 'D':
 			debug_dir = optarg;
 			break;
+		case 'T':
+			ret = opts_through_arg(&cmd_export_def, optarg, through, &nthrough);
+			if (ret)
+				return ret;
+			break;
 		case 'h':
 			tool_help(&cmd_export_def);
 			return EXIT_OK;
 		default:
 			if (optopt == 'f' || optopt == 'o' || optopt == 'V' || optopt == 'I' || optopt == 'P' ||
-			    optopt == 'S' || optopt == 'D')
+			    optopt == 'S' || optopt == 'D' || optopt == 'T')
 				return tool_usage_error(&cmd_export_def, "%s needs an argument",
 							argv[optind - 1]);
 			return tool_usage_error(&cmd_export_def, "unknown option '%s'",
@@ -882,6 +920,9 @@ static int cmd_export(int argc, char **argv)
 		return tool_usage_error(&cmd_export_def, "--leaks is for heap profiles");
 	if (value && strcmp(fmt, "folded"))
 		return tool_usage_error(&cmd_export_def, "--value is for --format=folded");
+	if (nthrough && strcmp(fmt, "pprof") && strcmp(fmt, "folded"))
+		return tool_usage_error(&cmd_export_def, "--through is for --format=pprof and "
+					"--format=folded");
 	if (optind + 1 != argc)
 		return tool_usage_error(&cmd_export_def,
 					optind == argc ? "what to export? give a trace directory, "
@@ -896,6 +937,9 @@ static int cmd_export(int argc, char **argv)
 					"FILE.pb.gz, or redirect standard output");
 	po.sysroot = sysroot;
 	po.debug_dir = debug_dir;
+	if (opts_through_new(through, nthrough, &thr))
+		return EXIT_FAIL;
+	po.through = thr;
 
 	tool_heap_big();
 	ret = evs_open(argv[optind], &s, err, sizeof(err));
@@ -924,7 +968,7 @@ static int cmd_export(int argc, char **argv)
 	else if (!strcmp(fmt, "pprof"))
 		ret = export_pprof(s, out, &po, err, sizeof(err));
 	else if (!strcmp(fmt, "folded"))
-		ret = export_folded(s, out, what, sysroot, debug_dir, err, sizeof(err));
+		ret = export_folded(s, out, what, thr, sysroot, debug_dir, err, sizeof(err));
 	else
 		ret = export_chrome(s, out, interval, sysroot, debug_dir, err, sizeof(err));
 	if (!ret && (fflush(out) || ferror(out))) {
@@ -935,15 +979,24 @@ static int cmd_export(int argc, char **argv)
 		snprintf(err, sizeof(err), "%s: %s", outpath, strerror(errno));
 		ret = -EIO;
 	}
+	if (!ret && thr && !strcmp(fmt, "pprof") &&
+	    opts_through_unmatched(thr, evs_source(s), false)) {
+		*err = 0; /* said */
+		ret = -ENOENT;
+	}
 	if (ret) {
-		tool_err("%s", err);
+		if (*err)
+			tool_err("%s", err);
 		goto out;
 	}
+	/* on standard error: the output may be standard output */
+	opts_through_text(stderr, thr);
 	status = EXIT_OK;
 	tool_exit_unfreed(status);
 out:
 	if (status != EXIT_OK && created)
 		unlink(outpath);
+	thr_free(thr);
 	evs_close(s);
 	return status;
 }

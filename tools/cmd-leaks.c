@@ -62,6 +62,8 @@ static const struct rip_cmd cmd_leaks_def = {
 		 "      --to=T            seconds from the first event, or with a unit (ns, us,\n"
 		 "                        ms, s): 500ms, 2s; still live at the end of the trace\n"
 		 "      --time-range=FROM,TO  the same as --from=FROM --to=TO\n"
+		 "      --through=FUNC    only what stacks through FUNC made: a function, a\n"
+		 "                        glob (parse_*) or FILE:LINE; repeatable (any of them)\n"
 		 "      --diff            compare two traces: OLD NEW\n"
 		 "  -a, --addresses       print the address of each frame too\n"
 		 "      --sysroot=DIR     find the traced host's binaries under DIR\n"
@@ -254,6 +256,12 @@ static void leaks_print_text(struct leaks_state *st)
 		     " of them resource events\n",
 		evs_source(st->src.s), (int)h->pid, comm, lk->events,
 		lk->any_event ? leaks_secs(lk, lk->last_ns) : 0.0, lk->res_events);
+	opts_through_text(out, st->src.thr);
+	if (st->src.thr && thr_stackless(st->src.thr))
+		fprintf(out,
+			"note: %" PRIu64 " groups without a stack (or with one the trace "
+			"never defines) are left out\n",
+			thr_stackless(st->src.thr));
 	if (!lk->has_types)
 		fprintf(out, "note: no resource events in this trace: record one with rip run "
 			     "--mem (or --fd, --shm, --all)\n");
@@ -401,10 +409,14 @@ static void leaks_print_json(struct leaks_state *st)
 	fprintf(out,
 		",\"events\":%" PRIu64 ",\"resource_events\":%" PRIu64
 		",\"duration\":%.9f,\"complete\":%s,\"discarded\":%" PRIu64
-		",\"lost_packets\":%" PRIu64 ",\"leaks\":[",
+		",\"lost_packets\":%" PRIu64,
 		lk->events, lk->res_events, lk->any_event ? leaks_secs(lk, lk->last_ns) : 0.0,
 		st->src.tot.discarded || st->src.tot.lost_packets || st->src.tot.torn ? "false" : "true",
 		st->src.tot.discarded, st->src.tot.lost_packets + st->src.tot.torn);
+	opts_through_json(out, st->src.thr);
+	if (st->src.thr)
+		fprintf(out, ",\"through_stackless\":%" PRIu64, thr_stackless(st->src.thr));
+	fputs(",\"leaks\":[", out);
 	for (size_t i = 0; i < lk->ngroups; i++) {
 		const struct lk_group *g = &lk->groups[i];
 		const char *sep = "";
@@ -684,6 +696,19 @@ static int leaks_load(struct leaks_state *st, const char *target)
 				 evs_source(st->src.s), st->o.lk.kind);
 		return -2;
 	}
+	if (st->o.t.nthrough) {
+		/* only the groups whose stack passes through: symbols first, whatever is left */
+		if (opts_through_new(st->o.t.through, st->o.t.nthrough, &st->src.thr))
+			return -1;
+		if (opts_symbols(&st->src))
+			return -1;
+		if (lk_through(st->lk, st->src.thr, st->src.sym)) {
+			tool_err("out of memory");
+			return -1;
+		}
+		return opts_through_check(st->src.thr, st->src.sym, &st->lk->live.bts,
+					  evs_source(st->src.s));
+	}
 	return st->lk->ngroups ? opts_symbols(&st->src) : 0;
 }
 
@@ -736,6 +761,7 @@ static void leaks_diff_text(struct leaks_state *old, struct leaks_state *st,
 			k ? "new" : "old", evs_source(x->src.s), (int)h->pid, comm, x->lk->events,
 			x->lk->any_event ? leaks_secs(x->lk, x->lk->last_ns) : 0.0);
 	}
+	opts_through_text(out, st->src.thr);
 	for (size_t i = 0; i < d->n && (!st->o.t.top || i < st->o.t.top); i++) {
 		const struct ld_group *e = &d->v[i];
 
@@ -796,6 +822,7 @@ static void leaks_diff_json(struct leaks_state *old, struct leaks_state *st,
 	leaks_diff_json_side(out, old);
 	fputs(",\"new\":", out);
 	leaks_diff_json_side(out, st);
+	opts_through_json(out, st->src.thr);
 	fputs(",\"groups\":[", out);
 	for (size_t i = 0; i < d->n && (!st->o.t.top || i < st->o.t.top); i++) {
 		const struct ld_group *e = &d->v[i];

@@ -62,6 +62,10 @@ static const struct rip_cmd cmd_report_def = {
 		 "                        use and allocation rate over time, histograms, a flame\n"
 		 "                        graph of bytes by backtrace, the top sites\n"
 		 "  -n, --top=N           sites in each top list (default 10; functions: all)\n"
+		 "      --through=FUNC    only the memory that stacks through FUNC allocated: a\n"
+		 "                        function, a glob (parse_*) or FILE:LINE; repeatable\n"
+		 "                        (any of them); descriptors and shared memory are not\n"
+		 "                        counted then\n"
 		 "With --functions:\n"
 		 "      --threads         a table for each thread and coroutine too\n"
 		 "      --depth=N         only calls N deep or less (1: the outermost)\n"
@@ -439,6 +443,11 @@ static void report_print_text(struct report_state *st)
 		" of them resource events\n",
 		evs_source(st->src.s), (int)h->pid, comm, rp->events,
 		rp->any_event ? report_secs(rp, rp->last_ns) : 0.0, rp->res_events);
+	opts_through_text(out, st->src.thr);
+	if (st->src.thr && thr_stackless(st->src.thr))
+		fprintf(out, "note: %" PRIu64 " allocations without a stack (or made before their "
+			     "stack's definition was read) are left out\n",
+			thr_stackless(st->src.thr));
 	if (!rp->has_types)
 		fputs("note: no resource events in this trace: record one with rip run --mem "
 		      "(or --fd, --shm, --all)\n",
@@ -476,6 +485,8 @@ static void report_print_text(struct report_state *st)
 		const struct rp_thread *th = &rp->threads[i];
 		const char *name = evs_thread_name(st->src.s, th->tid);
 
+		if (rp->through && !th->allocs && !th->frees)
+			continue; /* nothing of the filter's */
 		fprintf(out,
 			"  %8d %-16s %10" PRIu64 " %14" PRIu64 " %10" PRIu64 " %14" PRIu64 "\n",
 			(int)th->tid, name && *name ? name : "-", th->allocs, th->bytes, th->frees,
@@ -506,6 +517,12 @@ static void report_print_text(struct report_state *st)
 	fprintf(out, "  %-12s %10" PRIu64 " %14" PRIu64 "\n", "never freed", rp->live_count,
 		rp->live_bytes);
 
+	if (rp->through) {
+		fputs("\n(descriptors, shared memory and the kinds of tracing modules are not "
+		      "counted with --through)\n",
+		      out);
+		return;
+	}
 	fputs("\nFILE DESCRIPTORS\n", out);
 	fprintf(out,
 		"  opened: %" PRIu64 ", closed: %" PRIu64 ", open at the end: %" PRIu64
@@ -626,6 +643,9 @@ static void report_print_json(struct report_state *st)
 		rp->events, rp->res_events, rp->any_event ? report_secs(rp, rp->last_ns) : 0.0,
 		t->discarded || t->lost_packets || t->torn ? "false" : "true", t->discarded,
 		t->lost_packets + t->torn);
+	opts_through_json(out, st->src.thr);
+	if (st->src.thr)
+		fprintf(out, ",\"through_stackless\":%" PRIu64, thr_stackless(st->src.thr));
 	fprintf(out,
 		",\"memory\":{\"allocations\":%" PRIu64 ",\"bytes\":%" PRIu64
 		",\"reallocs\":%" PRIu64 ",\"frees\":%" PRIu64 ",\"freed_bytes\":%" PRIu64
@@ -642,10 +662,14 @@ static void report_print_json(struct report_state *st)
 	report_top_json(st, "top_peak", st->by_peak, st->npeak);
 
 	fputs(",\"threads\":[", out);
+	sep = "";
 	for (size_t i = 0; i < rp->nthreads; i++) {
 		const struct rp_thread *th = &rp->threads[i];
 
-		fprintf(out, "%s{\"tid\":%d,\"name\":", i ? "," : "", (int)th->tid);
+		if (rp->through && !th->allocs && !th->frees)
+			continue; /* nothing of the filter's */
+		fprintf(out, "%s{\"tid\":%d,\"name\":", sep, (int)th->tid);
+		sep = ",";
 		json_str(out, evs_thread_name(st->src.s, th->tid));
 		fprintf(out,
 			",\"allocations\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"frees\":%" PRIu64
@@ -653,6 +677,7 @@ static void report_print_json(struct report_state *st)
 			th->allocs, th->bytes, th->frees, th->freed_bytes);
 	}
 	fputs("],\"sizes\":[", out);
+	sep = "";
 	for (unsigned k = 0; k < RP_HIST; k++) {
 		if (!rp->hist[k].count)
 			continue;
@@ -678,6 +703,11 @@ static void report_print_json(struct report_state *st)
 	}
 	fprintf(out, "],\"never_freed\":{\"count\":%" PRIu64 ",\"bytes\":%" PRIu64 "}",
 		rp->live_count, rp->live_bytes);
+	if (rp->through) {
+		/* not counted with --through */
+		fputs(",\"fd\":null,\"shm\":null,\"modules\":null", out);
+		goto tail;
+	}
 
 	fprintf(out,
 		",\"fd\":{\"opened\":%" PRIu64 ",\"closed\":%" PRIu64 ",\"open_at_end\":%" PRIu64
@@ -711,6 +741,7 @@ static void report_print_json(struct report_state *st)
 		rp->shm.attached_bytes, rp->shm.detached, rp->shm.detached_unseen, rp->shm.mapped,
 		rp->shm.mapped_bytes, rp->shm.peak_mapped_bytes);
 	report_modules_json(st);
+tail:
 	fprintf(out,
 		",\"backtraces\":{\"defined\":%" PRIu64 ",\"bad\":%" PRIu64
 		"},\"symbol_problems\":[",
@@ -923,6 +954,11 @@ static int report_parse(int argc, char **argv, struct report_opts *o)
 					"--functions");
 	if (o->functions && o->html)
 		return tool_usage_error(&cmd_report_def, "--functions has no --html page");
+	if (o->t.nthrough && (o->functions || o->html))
+		return tool_usage_error(&cmd_report_def,
+					"--through is for the text and JSON reports of memory, "
+					"not %s",
+					o->functions ? "--functions" : "--html");
 	o->fn.target = o->t.target;
 	o->fn.sysroot = o->t.sysroot;
 	o->fn.debug_dir = o->t.debug_dir;
@@ -955,12 +991,21 @@ static int cmd_report(int argc, char **argv)
 		tool_err("out of memory");
 		goto out;
 	}
+	if (st.o.t.nthrough) {
+		/* the filter names the frames of each new stack during the pass */
+		if (opts_through_new(st.o.t.through, st.o.t.nthrough, &st.src.thr) ||
+		    opts_symbols_now(&st.src))
+			goto out;
+		rp_set_through(st.rp, st.src.thr, st.src.sym);
+	}
 	ret = rp_run(st.rp, st.src.s, err, sizeof(err));
 	opts_ran(&st.src);
 	if (ret) {
 		tool_err("%s", err);
 		goto out;
 	}
+	if (opts_through_check(st.src.thr, st.src.sym, rp_bts(st.rp), evs_source(st.src.s)))
+		goto out;
 	if (report_sort(&st)) {
 		tool_err("out of memory");
 		goto out;

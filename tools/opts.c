@@ -3,11 +3,13 @@
  * tools/opts.c - the options, the operands and the opening of a trace that
  * rip leaks and rip report share (see opts.h).
  */
+#include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "read/ringfile.h"
+#include "tools/format.h"
 #include "tools/opts.h"
 #include "tools/progress.h"
 
@@ -30,6 +32,8 @@ int opts_common(const struct rip_cmd *cmd, int c, char **argv, struct opts *o)
 	case 'h':
 		tool_help(cmd);
 		return -1;
+	case OPTS_THROUGH:
+		return opts_through_arg(cmd, optarg, o->through, &o->nthrough);
 	}
 	return tool_usage_error(cmd, "unknown option or missing value: '%s'", argv[optind - 1]);
 }
@@ -66,9 +70,18 @@ int opts_open(struct opts_src *src, const struct opts *o, const char *target, co
 
 void opts_ran(struct opts_src *src)
 {
-	src->sym = stk_warm_stop(src->warm);
+	if (src->warm)
+		src->sym = stk_warm_stop(src->warm);
 	src->warm = NULL;
 	evs_totals(src->s, &src->tot);
+}
+
+int opts_symbols_now(struct opts_src *src)
+{
+	if (src->warm)
+		src->sym = stk_warm_stop(src->warm);
+	src->warm = NULL;
+	return opts_symbols(src);
 }
 
 int opts_symbols(struct opts_src *src)
@@ -103,6 +116,110 @@ void opts_close(struct opts_src *src)
 		rip_sym_free(sym);
 	if (src->sym)
 		rip_sym_free(src->sym);
+	thr_free(src->thr);
 	evs_close(src->s);
 	*src = (struct opts_src){ 0 };
+}
+
+/* ---- --through ------------------------------------------------------------------------ */
+
+int opts_through_arg(const struct rip_cmd *cmd, const char *arg, const char **pats, size_t *n)
+{
+	if (!*arg)
+		return tool_usage_error(cmd, "--through wants a function, a glob or FILE:LINE");
+	if (*n == THR_MAX)
+		return tool_usage_error(cmd, "--through at most %d times", THR_MAX);
+	pats[(*n)++] = arg;
+	return 0;
+}
+
+int opts_through_new(const char *const *pats, size_t n, struct thr **out)
+{
+	char err[256];
+
+	*out = NULL;
+	if (!n)
+		return 0;
+	if (thr_new(pats, n, out, err, sizeof(err))) {
+		tool_err("%s", err);
+		return -1;
+	}
+	return 0;
+}
+
+int opts_through_check(struct thr *t, struct rip_sym *sym, const struct stk_bts *bts,
+		       const char *source)
+{
+	if (!t)
+		return 0;
+	thr_scan(t, sym, bts);
+	return opts_through_unmatched(t, source, !sym);
+}
+
+int opts_through_unmatched(const struct thr *t, const char *source, bool nosym)
+{
+	int ret = 0;
+
+	for (size_t i = 0; i < thr_count(t); i++) {
+		const struct thr_info *f = thr_info(t, i);
+
+		if (f->anywhere)
+			continue;
+		tool_err("--through=%s: no %s on the stacks of %s%s", f->pat,
+			 f->kind == THR_LINE ? "frame at that line" : "function of that name",
+			 source, nosym ? " (no symbols)" : "");
+		ret = -1;
+	}
+	return ret;
+}
+
+void opts_through_text(FILE *out, const struct thr *t)
+{
+	if (!t)
+		return;
+	fputs("filter: only what was made through", out);
+	for (size_t i = 0; i < thr_count(t); i++) {
+		const struct thr_info *f = thr_info(t, i);
+
+		fprintf(out, "%s --through=%s (", i ? "; or" : "", f->pat);
+		if (!f->stacks) {
+			fputs("on none of these stacks)", out);
+			continue;
+		}
+		fputs("matched ", out);
+		for (size_t k = 0; k < f->nnames && k < THR_NAMES; k++)
+			fprintf(out, "%s%s", k ? ", " : "", f->names[k]);
+		if (f->nnames > THR_NAMES)
+			fprintf(out, " and %s%zu more",
+				f->nnames >= THR_NAMES_MAX ? "at least " : "",
+				f->nnames - THR_NAMES);
+		fprintf(out, "; on %" PRIu64 " stack%s)", f->stacks, f->stacks == 1 ? "" : "s");
+	}
+	fputc('\n', out);
+}
+
+void opts_through_json(FILE *out, const struct thr *t)
+{
+	static const char *const kinds[] = { "name", "glob", "line" };
+
+	if (!t)
+		return;
+	fputs(",\"through\":[", out);
+	for (size_t i = 0; i < thr_count(t); i++) {
+		const struct thr_info *f = thr_info(t, i);
+
+		fputs(i ? ",{\"pattern\":" : "{\"pattern\":", out);
+		json_str(out, f->pat);
+		fprintf(out,
+			",\"kind\":\"%s\",\"stacks\":%" PRIu64
+			",\"functions\":%zu,\"matched\":[",
+			kinds[f->kind], f->stacks, f->nnames);
+		for (size_t k = 0; k < f->nnames && k < THR_NAMES; k++) {
+			if (k)
+				fputc(',', out);
+			json_str(out, f->names[k]);
+		}
+		fputs("]}", out);
+	}
+	fputc(']', out);
 }

@@ -24,6 +24,7 @@
 #include <stdint.h>
 
 #include "analysis/stacks.h"
+#include "analysis/through.h"
 #include "read/evsource.h"
 #include "read/sym.h"
 #include "tools/tool.h"
@@ -34,13 +35,17 @@ struct opts {
 	const char *sysroot;	 /* --sysroot=DIR */
 	const char *debug_dir;	 /* --debug-dir=DIR */
 	const char *target;	 /* the operand */
+	const char *through[THR_MAX]; /* --through=FUNC, repeatable */
+	size_t nthrough;
 };
 
 #define OPTS_SHORT "jn:h"
+#define OPTS_THROUGH 1000 /* getopt's value of --through */
 #define OPTS_LONG                                                                                  \
 	{ "json", no_argument, NULL, 'j' }, { "top", required_argument, NULL, 'n' },               \
 		{ "sysroot", required_argument, NULL, 'R' },                                       \
-		{ "debug-dir", required_argument, NULL, 'D' }, { "help", no_argument, NULL, 'h' }
+		{ "debug-dir", required_argument, NULL, 'D' }, { "help", no_argument, NULL, 'h' }, \
+		{ "through", required_argument, NULL, OPTS_THROUGH }
 
 /*
  * Option c of getopt_long (opterr 0), when the command's own switch does
@@ -65,6 +70,7 @@ struct opts_src {
 	struct evs_totals tot;	/* its losses: after opts_ran */
 	const char *sysroot, *debug_dir;
 	struct stk_warm *warm;
+	struct thr *thr;	/* --through: after opts_through */
 };
 
 /*
@@ -78,11 +84,43 @@ void opts_ran(struct opts_src *src);
 /* Symbols for the stacks to show, if the warm-up had none: 0, or -1 with the message printed. */
 int opts_symbols(struct opts_src *src);
 /*
+ * Symbols before the pass (for a filter that names frames as the events go
+ * by): the warm-up stops and its symbolizer is src->sym.  0, or -1 with
+ * the message printed.
+ */
+int opts_symbols_now(struct opts_src *src);
+/*
  * Resolve return address ra (ra - 1 is looked up) into fr (STK_MAX_INLINE
  * frames, the inline chain, innermost first): their count, at least 1 (an
  * empty frame when nothing is known).
  */
 int opts_resolve(const struct opts_src *src, uint64_t ra, struct rip_frame *fr);
 void opts_close(struct opts_src *src);
+
+/*
+ * --through=FUNC (repeatable) into pats[*n] (THR_MAX at most): 0, or the
+ * exit status of a usage error (printed).  rip calltree and rip export
+ * parse it themselves with this.
+ */
+int opts_through_arg(const struct rip_cmd *cmd, const char *arg, const char **pats, size_t *n);
+/*
+ * The filter of patterns pats[n] (one per trace: it keeps answers by
+ * backtrace id): 0 with *out set (NULL when n is 0), or -1 with the
+ * message printed.
+ */
+int opts_through_new(const char *const *pats, size_t n, struct thr **out);
+/*
+ * After the filter was asked about every stack of the result: the patterns
+ * that matched none of them are looked for on every stack of bts; -1 (the
+ * error printed, naming source) when one is on none, else 0.
+ */
+int opts_through_check(struct thr *t, struct rip_sym *sym, const struct stk_bts *bts,
+		       const char *source);
+/* The same once thr_scan was done (nosym: there were no symbols): 0 or -1. */
+int opts_through_unmatched(const struct thr *t, const char *source, bool nosym);
+/* "filter: --through=parse_a (matched parse_a, 2 stacks)" and a newline. */
+void opts_through_text(FILE *out, const struct thr *t);
+/* ,"through":[{"pattern":...,"kind":...,"stacks":N,"matched":[...]}] (nothing for NULL). */
+void opts_through_json(FILE *out, const struct thr *t);
 
 #endif /* RIP_TOOLS_OPTS_H */
