@@ -40,6 +40,13 @@ struct xr {
 	struct stk_bts bts;   /* fold: the rip:bt definitions */
 	uint64_t mem, nfds;   /* heap bytes in use and descriptors open, now */
 	uint64_t freed;	      /* size released by the last event (0: none known) */
+	/*
+	 * Set by the caller before the events: follow this kind of a tracing
+	 * module (rip/module.h) instead of heap memory: its acquires and
+	 * transfers make the sites, what is live is its resources.
+	 */
+	const char *kind;
+	struct stk_map refs; /* kind refcounted: key -> a: references held */
 };
 
 /*

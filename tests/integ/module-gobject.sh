@@ -8,7 +8,8 @@
 # the extra reference taken in keep_ref still held, and 1 made in
 # make_lost; the balanced ones (ref/unref in use, ref_sink) are not
 # reported.  The kind is named by the trace (no reader knows a module):
-# rip dump, rip export and rip calltree --kind show it by name; and
+# rip dump, rip export (chrome's kind_name, folded --kind=gobject of the
+# leaked bytes) and rip calltree --kind show it by name; and
 # --list-modules lists the module and its refcounted kind.
 . tests/data/common.sh
 need_bin "$RIP" "$BUILD/librip-preload.so" "$BUILD/modules/gobject.so"
@@ -67,4 +68,8 @@ grep -q '"kind_name":"gobject"' "$TEST_TMP/chrome.json" || fail "rip export does
 	fail "rip calltree --kind failed"
 grep -q 'in 3 blocks never released' "$TEST_TMP/ct.dot" && grep -q 'make_kept' "$TEST_TMP/ct.dot" ||
 	fail "rip calltree --kind=gobject does not draw the leaked objects"
+"$RIP" export --format=folded --kind=gobject --value=leaked -o "$TEST_TMP/g.folded" "$TEST_TMP/t" ||
+	fail "rip export --format=folded --kind=gobject failed"
+[ "$(sed 's/.*;//' "$TEST_TMP/g.folded" | sort | tr '\n' ' ')" = "make_kept 48 make_lost 24 " ] ||
+	fail "the folded stacks of the leaked GObjects are not make_kept's and make_lost's"
 t_done

@@ -8,7 +8,8 @@
 # transfers and bytes, biggest first (1,000,000 bytes in 10 memcpy from
 # copy_big, 16,000 in 4 wmemcpy from copy_wide, 4,096 in 1 memset from
 # fill, 18 in 3 strcpy from copy_small), and the text report names the top
-# copy site.  rip leaks counts the transfers and reports nothing live.  The
+# copy site; rip export --format=folded --kind=memtransfer gives the bytes
+# per stack.  rip leaks counts the transfers and reports nothing live.  The
 # module preloaded alone (no librip-preload.so) forwards every call, and an
 # image rip run does not follow (env execs sh) drops the module from
 # LD_PRELOAD with librip's own.
@@ -51,6 +52,11 @@ r = json.load(open(sys.argv[1]))
 assert not [x for x in r["leaks"] if x.get("module")], r["leaks"]
 assert r["totals"]["memtransfer"]["transfers"] >= 18, r["totals"]
 PY
+"$RIP" export --format=folded --kind=memtransfer -o "$TEST_TMP/copies.folded" "$TEST_TMP/t" ||
+	fail "rip export --format=folded --kind=memtransfer failed"
+grep -q ';main;copy_big 1000000$' "$TEST_TMP/copies.folded" &&
+	grep -q ';main;copy_wide 16000$' "$TEST_TMP/copies.folded" ||
+	fail "the folded stacks of memtransfer do not give copy_big's and copy_wide's bytes"
 # a module without librip-preload.so still forwards every call (the program checks its copies)
 LD_PRELOAD=$BUILD/modules/memtransfer.so "$prog" ||
 	fail "memtransfer.so preloaded alone breaks the copies"
