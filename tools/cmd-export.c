@@ -585,8 +585,8 @@ static int export_folded(struct evs *s, FILE *out, enum fo_value what, struct th
 		return ret;
 	x->kind = kind;
 	if (kind && !export_has_kind(evs_types(s), kind)) {
-		snprintf(err, errlen, "--kind=%s: %s declares no such kind (rip run --module)", kind,
-			 evs_source(s));
+		snprintf(err, errlen, "--kind=%s: %s declares no such kind (rip run --module)",
+			 kind, evs_source(s));
 		ret = -EINVAL;
 		goto out;
 	}
