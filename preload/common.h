@@ -169,6 +169,8 @@ void rip_pl_sample_fork_child(void);
 
 /* The next definition of name after this library, from the symbol tables; no lock (resolve.c). */
 void *rip_pl_lookup_next(const char *name);
+/* The same after the object whose dynamic section is dyn (a module's: rip_mod_next). */
+void *rip_pl_lookup_after(const void *dyn, const char *name);
 
 /*
  * Slow half of rip_pl_enter: the thread's first traced call, guard up (its
@@ -308,6 +310,14 @@ int rip_pl_enosys(void);
 uint32_t rip_pl_backtrace_id(void);
 
 /*
+ * rip_pl_backtrace_at - the same for a function that a hook calls directly
+ * (rip_mod_acquire..., called by a module's wrapper): frame is that
+ * function's own __builtin_frame_address(0), and frames[0] is the return
+ * address of the hook that called it.
+ */
+uint32_t rip_pl_backtrace_at(const void *frame);
+
+/*
  * Is ret (a hook's return address) in libunwind?  Its calls outside our
  * hooks (its per-thread cache, freed by a key destructor at thread exit)
  * are the tracer's own: the hooks forward them unrecorded.
@@ -337,6 +347,12 @@ void rip_pl_shm_attach(const void *addr, uint64_t size, int64_t id, uint32_t bt,
 void rip_pl_shm_detach(const void *addr, uint64_t size, uint32_t bt, uint32_t kind);
 void rip_pl_shm_remove(int64_t id, uint32_t bt, uint32_t kind, const char *name);
 void rip_pl_shm_resize(int64_t id, uint64_t size, uint32_t bt, uint32_t kind, const char *name);
+
+void rip_pl_res_acquire(uint64_t id, uint64_t size, uint32_t bt, uint32_t kind);
+void rip_pl_res_release(uint64_t id, uint32_t bt, uint32_t kind);
+void rip_pl_res_ref(uint64_t id, uint32_t bt, uint32_t kind);
+void rip_pl_res_unref(uint64_t id, uint32_t bt, uint32_t kind);
+void rip_pl_res_transfer(uint64_t id, uint64_t size, uint32_t bt, uint32_t kind);
 
 void rip_pl_mem_mapping(uint64_t start, uint64_t end, uint32_t seq, uint32_t prot,
 			uint32_t flags, uint32_t page_size, const char *path);
