@@ -2,6 +2,8 @@
 #
 # librip - non-recursive Makefile.  Everything is built into build/:
 #   build/librip.so build/librip.a   the library (lib/)
+#   build/librip-preload.so          the resource hooks (preload/)
+#   build/librip-track.so            rip run --track's audit library (preload/track.c)
 #   build/libripread.a               formats and sources (read/)
 #   build/libripanalysis.a           passes over events (analysis/)
 #   build/libriprecord.a             recording: consumer, trace writer, relayd (record/)
@@ -46,7 +48,7 @@ DW_CFLAGS = $(shell pkg-config --cflags libdw libelf zlib libzstd 2>/dev/null)
 DW_LIBS = $(shell pkg-config --libs libdw libelf zlib libzstd 2>/dev/null)
 
 LIB_SRC := $(wildcard lib/*.c)
-PRELOAD_SRC := $(wildcard preload/*.c)
+PRELOAD_SRC := $(filter-out preload/track.c,$(wildcard preload/*.c))
 READ_SRC := $(wildcard read/*.c)
 ANALYSIS_SRC := $(wildcard analysis/*.c)
 RECORD_SRC := $(wildcard record/*.c)
@@ -79,6 +81,7 @@ SONAME := librip.so.$(SOMAJOR)
 LIBSO := $(BUILD)/librip.so
 LIBA := $(BUILD)/librip.a
 PRELOAD := $(BUILD)/librip-preload.so
+TRACK := $(BUILD)/librip-track.so
 LIBREAD := $(BUILD)/libripread.a
 LIBANALYSIS := $(BUILD)/libripanalysis.a
 LIBRECORD := $(BUILD)/libriprecord.a
@@ -86,7 +89,7 @@ RIP := $(BUILD)/rip
 RPATH := -Wl,-rpath,'$$ORIGIN/..' -Wl,-rpath,'$$ORIGIN/../..'
 LINK_RIP := -L$(BUILD) -lrip $(RPATH) -pthread
 
-all: $(LIBSO) $(LIBA) $(if $(TOOL_SRC),$(RIP)) $(if $(PRELOAD_SRC),$(PRELOAD)) $(EXAMPLES) \
+all: $(LIBSO) $(LIBA) $(if $(TOOL_SRC),$(RIP)) $(if $(PRELOAD_SRC),$(PRELOAD) $(TRACK)) $(EXAMPLES) \
 	$(BUILD)/librip.pc
 
 $(BUILD)/pic/%.o: %.c
@@ -135,6 +138,11 @@ $(PRELOAD): $(PRELOAD_OBJ) $(LIBSO) preload/preload.map
 	$(CC) -shared -Wl,-z,defs -Wl,-z,now -Wl,-z,start-stop-visibility=hidden -o $@ $(PRELOAD_OBJ) \
 		-Wl,--version-script=preload/preload.map \
 		-L$(BUILD) -lrip -Wl,-rpath,'$$ORIGIN' -ldl -pthread
+
+# rip run --track's LD_AUDIT library: loaded by the loader into a namespace of its own, it
+# links nothing of ours (it finds librip-preload.so's module interface in the program's).
+$(TRACK): $(BUILD)/pic/preload/track.o
+	$(CC) -shared -Wl,-z,defs -Wl,-z,now -o $@ $<
 
 $(LIBA): $(LIB_OBJ)
 	@rm -f $@
@@ -419,6 +427,7 @@ install: all
 	install -m 755 $(RIP) $(DESTDIR)$(BINDIR)/rip
 	install -m 755 $(LIBSO).$(VERSION) $(DESTDIR)$(LIBDIR)/
 	if [ -e $(PRELOAD) ]; then install -m 755 $(PRELOAD) $(DESTDIR)$(LIBDIR)/; fi
+	if [ -e $(TRACK) ]; then install -m 755 $(TRACK) $(DESTDIR)$(LIBDIR)/; fi
 	ln -sf librip.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
 	ln -sf librip.so.$(VERSION) $(DESTDIR)$(LIBDIR)/librip.so
 	install -m 644 $(LIBA) $(DESTDIR)$(LIBDIR)/
