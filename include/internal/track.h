@@ -206,8 +206,7 @@ static inline int rip_track_parse(const char *s, size_t len, struct rip_track_sp
 	for (eq = p; eq < end && *eq != '='; eq++)
 		;
 	if (eq >= end) {
-		rip_track_err(err, errlen, "'%s': expected KIND=ACQUIRE(ID),RELEASE(ID) (no '=')",
-			      rip_track_quote(s, end, q));
+		rip_track_err(err, errlen, "expected KIND=ACQUIRE(ID),RELEASE(ID) (no '=')");
 		return -EINVAL;
 	}
 	while (p < eq && (rip_track_alpha(*p) || rip_track_digit(*p) || *p == '-' || *p == '.'))
