@@ -566,7 +566,12 @@ static void *rip_trk_tramp(unsigned i, bool acquire, void *real)
 RIP_TRK_EXPORT uintptr_t la_symbind64(Elf64_Sym *sym, unsigned int ndx, uintptr_t *refcook,
 				      uintptr_t *defcook, unsigned int *flags, const char *symname)
 {
+	unsigned type = ELF64_ST_TYPE(sym->st_info);
+
 	(void)ndx, (void)refcook, (void)defcook, (void)flags;
+	/* Functions only: a variable of a tracked name is bound as it is. */
+	if (type != STT_FUNC && type != STT_GNU_IFUNC)
+		return sym->st_value;
 	for (unsigned i = 0; i < rip_trk_nspecs; i++) {
 		const struct rip_track_spec *t = &rip_trk_specs[i];
 		bool acq = !strcmp(symname, t->acq.name);
