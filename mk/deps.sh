@@ -31,6 +31,8 @@ if [ "$what" = check ]; then
 	have_cmd zstd || need="$need zstd"
 	have_cmd /usr/bin/time || need="$need time"
 	have_cmd sqlite3 || need="$need sqlite3"
+	# the program of rip run --track's tests (tests/integ/trackprog.c) links libsqlite3
+	have_pc sqlite3 || need="$need libsqlite3-dev"
 	have_cmd git || need="$need git"
 	# the real programs of tests/integ/real-*.sh (any rustc found will do)
 	{ have_cmd java && have_cmd javac; } || need="$need default-jdk-headless"
