@@ -57,6 +57,7 @@ EX_SRC := $(wildcard examples/*.c)
 UNIT_SRC := $(wildcard tests/unit/*.c)
 INTEG_SRC := $(wildcard tests/integ/*.c)
 INTEG_CXX_SRC := $(wildcard tests/integ/*.cc)
+MOD_SRC := $(wildcard modules/*.c)
 BENCH_SRC := $(filter-out bench/lttng-%.c bench/funcs-hooks.c,$(wildcard bench/*.c))
 
 LIB_PIC_OBJ := $(LIB_SRC:%.c=$(BUILD)/pic/%.o)
@@ -67,6 +68,7 @@ ANALYSIS_OBJ := $(ANALYSIS_SRC:%.c=$(BUILD)/obj/%.o)
 RECORD_OBJ := $(RECORD_SRC:%.c=$(BUILD)/obj/%.o)
 TOOL_OBJ := $(TOOL_SRC:%.c=$(BUILD)/obj/%.o)
 EXAMPLES := $(EX_SRC:examples/%.c=$(BUILD)/examples/%)
+MODULES := $(MOD_SRC:modules/%.c=$(BUILD)/modules/%.so)
 UNIT := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/unit/%)
 INTEG := $(INTEG_SRC:tests/integ/%.c=$(BUILD)/tests/integ/%) \
 	$(INTEG_CXX_SRC:tests/integ/%.cc=$(BUILD)/tests/integ/%) \
@@ -90,7 +92,7 @@ RPATH := -Wl,-rpath,'$$ORIGIN/..' -Wl,-rpath,'$$ORIGIN/../..'
 LINK_RIP := -L$(BUILD) -lrip $(RPATH) -pthread
 
 all: $(LIBSO) $(LIBA) $(if $(TOOL_SRC),$(RIP)) $(if $(PRELOAD_SRC),$(PRELOAD) $(TRACK)) $(EXAMPLES) \
-	$(BUILD)/librip.pc
+	$(BUILD)/librip.pc $(if $(PRELOAD_SRC),$(MODULES))
 
 $(BUILD)/pic/%.o: %.c
 	@mkdir -p $(@D)
@@ -144,6 +146,14 @@ $(PRELOAD): $(PRELOAD_OBJ) $(LIBSO) preload/preload.map
 $(TRACK): $(BUILD)/pic/preload/track.o
 	$(CC) -shared -Wl,-z,defs -Wl,-z,now -o $@ $<
 
+# The tracing modules rip run --module loads (rip/module.h): built against the header only;
+# librip-preload.so, preloaded first, defines what they call.  -fno-builtin: memtransfer
+# defines memcpy and friends; no prototypes: the wrapped libraries' headers are not included.
+$(BUILD)/modules/%.so: modules/%.c include/rip/module.h
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -Wno-missing-prototypes -fno-builtin -fPIC -fvisibility=hidden -shared \
+		-Wl,-z,now -o $@ $<
+
 $(LIBA): $(LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
@@ -162,6 +172,9 @@ $(LIBRECORD): $(RECORD_OBJ)
 
 $(RIP): $(TOOL_OBJ) $(LIBANALYSIS) $(LIBRECORD) $(LIBREAD)
 	$(CC) -o $@ $(TOOL_OBJ) $(LIBANALYSIS) $(LIBRECORD) $(LIBREAD) $(DW_LIBS) -lm -ldl -pthread
+
+# Where rip run --module looks after the directories next to rip: the install's.
+$(BUILD)/obj/record/prog.o: ALL_CFLAGS += -DRIP_MODULE_DIR=\"$(LIBDIR)/rip/modules\"
 
 $(BUILD)/examples/%: examples/%.c $(LIBSO)
 	@mkdir -p $(@D)
@@ -436,7 +449,9 @@ install: all
 	install -m 644 $(LIBA) $(DESTDIR)$(LIBDIR)/
 	install -m 644 include/rip.h include/librip.h $(DESTDIR)$(INCDIR)/
 	install -m 644 include/rip/abi.h include/rip/snap.h include/rip/resource.h \
-		include/rip/proc.h $(DESTDIR)$(INCDIR)/rip/
+		include/rip/proc.h include/rip/module.h $(DESTDIR)$(INCDIR)/rip/
+	if [ -e $(PRELOAD) ]; then install -d $(DESTDIR)$(LIBDIR)/rip/modules && \
+		for m in $(MODULES); do install -m 755 $$m $(DESTDIR)$(LIBDIR)/rip/modules/; done; fi
 	sed -e "s|@PREFIX@|$(PREFIX)|" -e "s|@LIBDIR@|$(LIBDIR)|" -e "s|@INCDIR@|$(INCDIR)|" \
 		-e "s|@VERSION@|$(VERSION)|" mk/librip.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/librip.pc
 	for m in man/*.1; do [ -e "$$m" ] && install -m 644 $$m $(DESTDIR)$(MANDIR)/man1/; done; true

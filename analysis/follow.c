@@ -24,6 +24,7 @@ int xr_new(const struct ev_types *types, bool fold, struct xr **out, char *err, 
 		return -ENOMEM;
 	}
 	x->fold = fold;
+	x->types = types;
 	/* Find the types of rip/resource.h in the source and check their fields. */
 	ret = role_bind(&x->r, types, err, errlen);
 	if (ret) {
@@ -216,6 +217,11 @@ const char *xr_kind(const struct xr *x, const struct evs_event *e, int role)
 {
 	if (role == ROLE_MEM_REALLOC)
 		return "realloc";
+	if (role_is_module(role))
+		return role_kind_name(x->types,
+				      V(role == ROLE_RES_ACQUIRE || role == ROLE_RES_TRANSFER
+						? ROLE_RACQ_KIND
+						: ROLE_RREL_KIND));
 	if (role <= ROLE_NONE || role >= ROLE_N || !xr_kinds[role].cat)
 		return NULL;
 	return lk_kind_name(xr_kinds[role].cat, V(xr_kinds[role].field));

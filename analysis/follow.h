@@ -31,6 +31,7 @@
 
 struct xr {
 	struct role_map r;    /* the types of rip/resource.h by id, and where their fields are */
+	const struct ev_types *types; /* the source's (the names of module kinds) */
 	bool fold;	      /* keep backtraces and per-backtrace totals */
 	struct stk_map live;  /* heap block address (mapping: key) -> a: size, b: backtrace */
 	struct live_maps maps; /* the pieces of the anonymous mappings */

@@ -351,12 +351,12 @@ void fam_clock_env(void)
 /* The preload library's settings, for resource tracing. */
 static void fam_env_resources(const struct fam *f)
 {
-	static const char *const cats[] = { "1", "2", "3" }; /* RIP_CAT_MEM, _FD, _SHM */
+	static const char *const cats[] = { "1", "2", "3", "7" }; /* RIP_CAT_MEM, _FD, _SHM, _RES */
 	const struct fam_opts *o = f->o;
 	char disable[16] = "", rules[PATH_MAX];
 
 	/* By number: the names are the preload library's to register. */
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < 4; i++) {
 		if (!o->off && (o->res & (1u << i)))
 			continue;
 		if (disable[0])
@@ -400,7 +400,7 @@ static void fam_env_resources(const struct fam *f)
 void fam_env(const struct fam *f, const char *lib)
 {
 	const struct fam_opts *o = f->o;
-	char ring[PATH_MAX + 2], pre[2 * PATH_MAX + 2], root[16], state;
+	char ring[PATH_MAX + 2], pre[2 * PATH_MAX + 2], root[16], state, *all = NULL;
 	const char *old = getenv("LD_PRELOAD");
 
 	snprintf(ring, sizeof(ring), "%s/", f->ringdir);
@@ -467,11 +467,15 @@ void fam_env(const struct fam *f, const char *lib)
 	snprintf(root, sizeof(root), "%d", (int)getpid());
 	setenv("RIP_ROOT", root, 1);
 	if (lib) {
-		if (old && *old)
-			snprintf(pre, sizeof(pre), "%s:%s", lib, old);
-		else
-			snprintf(pre, sizeof(pre), "%s", lib);
-		setenv("LD_PRELOAD", pre, 1);
+		/* the modules after librip-preload.so: their wrappers call into it */
+		const char *mods = fam_resources(o) && o->modules ? o->modules : NULL;
+
+		if (asprintf(&all, "%s%s%s%s%s", lib, mods ? ":" : "", mods ? mods : "",
+			     old && *old ? ":" : "", old && *old ? old : "") < 0)
+			all = NULL;
+		if (all)
+			setenv("LD_PRELOAD", all, 1);
+		free(all);
 	}
 }
 

@@ -57,6 +57,7 @@
 #define FAM_RES_FD 0x2u
 #define FAM_RES_SHM 0x4u
 #define FAM_RES_ALL (FAM_RES_MEM | FAM_RES_FD | FAM_RES_SHM)
+#define FAM_RES_MOD 0x8u /* tracing modules (category res): modules holds them */
 
 /* What the family runs with: rip run's options, as librip's environment says them. */
 struct fam_opts {
@@ -66,6 +67,7 @@ struct fam_opts {
 	bool relayd;			 /* streamed to relayd: bigger packets */
 	unsigned res;			 /* FAM_RES_*: resource tracing asked for */
 	bool off;			 /* preload with every resource category off */
+	const char *modules;		 /* tracing modules to preload after it: paths, ':' between */
 	unsigned depth;			 /* RIP_DEPTH; 0: the preload library's default */
 	const char *pagemap_signal;	 /* RIP_PAGEMAP_SIGNAL for the preload library */
 	bool no_pagemap;		 /* RIP_PAGEMAP=0: no snapshot at exit */
