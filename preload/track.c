@@ -24,7 +24,8 @@
  * What a trampoline cannot see: calls inside the object that defines the
  * function (no PLT), static programs, and calls from librip's own objects
  * (left alone on purpose).  What it cannot forward: more than 64 bytes of
- * stack arguments, x87 (long double) results; a function that returns
+ * stack arguments, x87 (long double) results, the upper halves of AVX
+ * registers (arguments or results wider than 128 bits); a function that returns
  * twice (setjmp, vfork) or looks at its caller (dlopen, dlsym) must not
  * be tracked.  rip-run(1) says so.
  *
@@ -53,7 +54,9 @@
 #endif
 
 #define RIP_TRK_EXPORT __attribute__((visibility("default")))
-#define RIP_TRK_SLOTS 64u /* trampolines: (function, definition) pairs bound */
+#define RIP_TRK_STR_(x) #x
+#define RIP_TRK_STR(x) RIP_TRK_STR_(x)
+#define RIP_TRK_SLOTS 64 /* trampolines: (function, definition) pairs bound (the .rept's count) */
 #define RIP_TRK_STUB 16u  /* bytes of each trampoline's stub */
 #define RIP_TRK_SIZE 1u	  /* the size reported with each acquisition: one object */
 
@@ -206,14 +209,19 @@ __asm__(".text\n"
 	"	ret\n"
 	".cfi_endproc\n"
 	".size rip_trk_common, .-rip_trk_common\n"
-	/* Each stub: its slot's number in r11 (no argument's register), then the common part. */
+	/*
+	 * Each stub (reached by an indirect call: an IBT landing pad first):
+	 * its slot's number in r11 (no argument's register), then the common
+	 * part.  At most 4 + 6 + 5 bytes: 16 apart.
+	 */
 	".p2align 4\n"
 	".hidden rip_trk_stubs\n"
 	".hidden rip_trk_stubs_end\n"
 	"rip_trk_stubs:\n"
 	".cfi_startproc\n"
 	".set rip_trk_i, 0\n"
-	".rept 64\n"
+	".rept " RIP_TRK_STR(RIP_TRK_SLOTS) "\n"
+	"	endbr64\n"
 	"	movl $rip_trk_i, %r11d\n"
 	"	jmp rip_trk_common\n"
 	"	.p2align 4\n"
@@ -256,7 +264,11 @@ static uint64_t rip_trk_id(const struct rip_track_fn *fn, const struct rip_trk_f
 	return 0;
 }
 
-/* A slot's report: its kind (0 while unregistered), or 0 when nothing is to be reported. */
+/*
+ * A slot's kind (0 while unregistered: nothing is reported).  Registering
+ * here happens only for a call made before la_preinit (from a library's
+ * constructor); the program's errno may then change (librip's, not ours).
+ */
 static uint32_t rip_trk_kind_of(const struct rip_trk_slot *s)
 {
 	if (__atomic_load_n(&rip_trk_registered, __ATOMIC_ACQUIRE) != 2)
@@ -547,7 +559,7 @@ static void *rip_trk_tramp(unsigned i, bool acquire, void *real)
 			dprintf(2,
 				"librip-track.so: more than %u definitions of tracked functions: "
 				"calls of the rest are not traced\n",
-				RIP_TRK_SLOTS);
+				(unsigned)RIP_TRK_SLOTS);
 		return NULL;
 	}
 	s = &rip_trk_slots[n];
