@@ -635,7 +635,22 @@ static int leaks_parse(int argc, char **argv, struct leaks_opts *o)
 	return opts_operand(&cmd_leaks_def, argc, argv, &o->t, " (two with --diff)");
 }
 
-/* Open target and run the analysis; symbols too when there is something to show. */
+/* Does the trace declare a module kind of that name? */
+static bool leaks_has_kind(const struct lk *lk, const char *name)
+{
+	for (uint32_t k = 0; k < EV_MAX_TYPES; k++) {
+		const struct ev_type *t = lk_kind(lk, k);
+
+		if (t && !(t->flags & RIP_EVTYPE_BUILTIN) && !strcmp(t->name + 5, name))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Open target and run the analysis; symbols too when there is something to show.
+ * -2: a usage error found in the trace (a kind it does not have).
+ */
 static int leaks_load(struct leaks_state *st, const char *target)
 {
 	char err[RR_ERR_MAX + PATH_MAX];
@@ -653,6 +668,13 @@ static int leaks_load(struct leaks_state *st, const char *target)
 	if (ret) {
 		tool_err("%s", err);
 		return -1;
+	}
+	if (st->o.lk.kind && !leaks_has_kind(st->lk, st->o.lk.kind)) {
+		tool_usage_error(&cmd_leaks_def,
+				 "--resource is mem, fd, shm or a kind %s names (rip run "
+				 "--module), not '%s'",
+				 evs_source(st->src.s), st->o.lk.kind);
+		return -2;
 	}
 	return st->lk->ngroups ? opts_symbols(&st->src) : 0;
 }
@@ -829,10 +851,10 @@ static int cmd_leaks(int argc, char **argv)
 	st.out = stdout;
 	old.o = st.o;
 	old.out = stdout;
-	if (st.o.diff && leaks_load(&old, st.o.old_target))
-		goto out;
-	if (leaks_load(&st, st.o.t.target))
-		goto out;
+	if (st.o.diff && (ret = leaks_load(&old, st.o.old_target)))
+		goto out_load;
+	if ((ret = leaks_load(&st, st.o.t.target)))
+		goto out_load;
 	setvbuf(stdout, obuf, _IOFBF, sizeof(obuf));
 	if (st.o.diff) {
 		if (leaks_diff(&old, &st))
@@ -855,6 +877,10 @@ static int cmd_leaks(int argc, char **argv)
 	}
 	status = EXIT_OK;
 	tool_exit_unfreed(status);
+	goto out;
+out_load:
+	if (ret == -2)
+		status = EXIT_USAGE;
 out:
 	leaks_unload(&old);
 	leaks_unload(&st);

@@ -93,8 +93,8 @@ extern "C" {
  */
 #define RIP_KIND_COUNTER 0x4u
 
-#define RIP_KIND_NAME_MAX 48u  /* bytes of a kind or module name, NUL included */
-#define RIP_KIND_DESC_MAX 96u  /* bytes of a description, NUL included */
+#define RIP_KIND_NAME_MAX 48u	/* bytes of a kind or module name, NUL included */
+#define RIP_KIND_DESC_MAX 96u	/* bytes of a description, NUL included */
 #define RIP_MODULE_KINDS_MAX 8u /* kinds per module at most */
 
 /*
@@ -119,7 +119,7 @@ struct rip_modinfo {
 
 /* One record of a module's rip_modreal section: a real function to resolve at load. */
 struct rip_modreal {
-	void *ptr; /* the address of the wrapper's static function pointer */
+	void *ptr;	  /* the address of the wrapper's static function pointer */
 	const char *name; /* the symbol, or "name@VERSION" */
 };
 
@@ -145,9 +145,9 @@ struct rip_modreal {
  * not registered, nothing is recorded).
  */
 RIP_MODULE_WEAK int rip_mod_register(const struct rip_modinfo *info,
-					   const struct rip_modinfo *info_end,
-					   const struct rip_modreal *real,
-					   const struct rip_modreal *real_end, const void *dyn);
+				     const struct rip_modinfo *info_end,
+				     const struct rip_modreal *real,
+				     const struct rip_modreal *real_end, const void *dyn);
 RIP_MODULE_WEAK void *rip_mod_next(const void *dyn, const char *name);
 RIP_MODULE_WEAK void rip_mod_acquire(uint32_t kind, uint64_t id, uint64_t size);
 RIP_MODULE_WEAK void rip_mod_release(uint32_t kind, uint64_t id);
@@ -169,10 +169,11 @@ extern const struct rip_modreal __stop_rip_modreal[] __attribute__((weak, visibi
  * record, and the constructor that registers it with librip-preload.so.
  */
 #define RIP_MODULE(NAME, DESC)                                                                     \
-	__attribute__((section("rip_modinfo"), used, aligned(8))) static struct rip_modinfo        \
-		__rip_module_info = { RIP_MODINFO_MAGIC, RIP_MODINFO_MODULE, RIP_MODULE_API, 0,   \
-				      0, NAME, DESC };                                             \
-	__attribute__((constructor)) static void __rip_module_ctor(void)                          \
+	__attribute__((section("rip_modinfo"), used,                                               \
+		       aligned(8))) static struct rip_modinfo __rip_module_info = {                \
+		RIP_MODINFO_MAGIC, RIP_MODINFO_MODULE, RIP_MODULE_API, 0, 0, NAME, DESC            \
+	};                                                                                         \
+	__attribute__((constructor)) static void __rip_module_ctor(void)                           \
 	{                                                                                          \
 		if (rip_mod_register)                                                              \
 			rip_mod_register(__start_rip_modinfo, __stop_rip_modinfo,                  \
@@ -188,9 +189,10 @@ extern const struct rip_modreal __stop_rip_modreal[] __attribute__((weak, visibi
  */
 #define RIP_KIND(IDENT, NAME, DESC, FLAGS)                                                         \
 	static uint32_t IDENT;                                                                     \
-	__attribute__((section("rip_modinfo"), used, aligned(8))) static struct rip_modinfo        \
-		IDENT##__rip_info = { RIP_MODINFO_MAGIC, RIP_MODINFO_KIND, RIP_MODULE_API,         \
-				      (FLAGS), &IDENT, NAME, DESC };                               \
+	__attribute__((section("rip_modinfo"), used,                                               \
+		       aligned(8))) static struct rip_modinfo IDENT##__rip_info = {                \
+		RIP_MODINFO_MAGIC, RIP_MODINFO_KIND, RIP_MODULE_API, (FLAGS), &IDENT, NAME, DESC   \
+	};                                                                                         \
 	__RIP_MOD_ASSERT(sizeof(NAME) <= RIP_KIND_NAME_MAX, "kind name too long")
 
 /*
@@ -207,14 +209,15 @@ extern const struct rip_modreal __stop_rip_modreal[] __attribute__((weak, visibi
 			(void *)&(PTR), NAME                                                       \
 		};                                                                                 \
 		/* Relaxed both: the pointer is whole by itself, and it is all there is. */        \
-		__builtin_expect(__atomic_load_n(&(PTR), __ATOMIC_RELAXED) != 0, 1)                \
-		? (PTR)                                                                            \
-		: (rip_mod_next ? __atomic_store_n(&(PTR),                                         \
-						   (__typeof__(PTR))rip_mod_next(                  \
-							   __rip_mod_dynamic, __rip_real_.name),   \
-						   __ATOMIC_RELAXED)                               \
-				: (void)0,                                                         \
-		   (PTR));                                                                         \
+		__builtin_expect(__atomic_load_n(&(PTR), __ATOMIC_RELAXED) != 0, 1) ?              \
+			(PTR) :                                                                    \
+			(rip_mod_next ?                                                            \
+				 __atomic_store_n(&(PTR),                                          \
+						  (__typeof__(PTR))rip_mod_next(__rip_mod_dynamic, \
+										__rip_real_.name), \
+						  __ATOMIC_RELAXED) :                              \
+				 (void)0,                                                          \
+			 (PTR));                                                                   \
 	}))
 
 /*
