@@ -12,7 +12,8 @@
 # resource; the text report names them too.  The same with LD_BIND_NOW=1
 # (every binding made at load, through the GOT, before main), and the
 # program checks every result itself (a trampoline that lost an argument or
-# a result makes it fail).
+# a result makes it fail).  rip run itself under ASan and UBSan, with a
+# function to report missing.
 . tests/data/common.sh
 prog=$BUILD/tests/integ/trackprog
 need_bin "$prog" "$RIP" "$BUILD/librip-track.so" "$BUILD/librip-preload.so"
@@ -79,5 +80,13 @@ EOF
 
 run lazy
 run now LD_BIND_NOW=1
+
+# rip's side (the specs, RIP_TRACK, the marks of found functions) under ASan and UBSan
+asan_run run -q -o "$TEST_TMP/asan" --track='regex=regcomp(1),regfree(1)' \
+	--track='db=sqlite3_open(*2),sqlite3_close(1)' --track='x=rip_no_such_fn(1),sqlite3_finalize(1)' \
+	-- "$prog"
+[ "$asan_rc" = 0 ] || fail "asan rip run --track: exit $asan_rc"
+grep -q "trackprog: done" "$TEST_TMP/asan.out" || fail "asan: trackprog failed"
+grep -q "rip_no_such_fn was not found" "$TEST_TMP/asan.err" || fail "asan: missing not reported"
 
 t_done
