@@ -363,13 +363,15 @@ static void run_track_missing(const struct run_state *s)
 		const struct rip_track_spec *t = &s->o.track[i];
 		const char *fn[2] = { t->acq.name, t->rel.name };
 
-		for (int k = 0; k < 2; k++)
-			if (!fam_track_found(&s->fam, fn[k]))
-				fprintf(stderr,
-					"%s run: warning: --track %s: %s was not found in any object "
-					"the program loaded: its calls were not traced (is the name "
-					"right, and is it exported by a shared library?)\n",
-					rip_prog, t->kind, fn[k]);
+		for (int k = 0; k < 2; k++) {
+			if (fam_track_found(&s->fam, fn[k]))
+				continue;
+			fprintf(stderr,
+				"%s run: warning: --track %s: %s was not found in any object the "
+				"program loaded: its calls were not traced (is the name right, and "
+				"is it exported by a shared library?)\n",
+				rip_prog, t->kind, fn[k]);
+		}
 	}
 }
 

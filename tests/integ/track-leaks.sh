@@ -27,7 +27,8 @@ run() {
 		--track='regex=regcomp(1),regfree(1)' \
 		--track='stmt=sqlite3_prepare_v2(*4),sqlite3_finalize(1)' \
 		--track='db=sqlite3_open(*2),sqlite3_close(1)' -- "$prog"
-	grep -q "trackprog: done" "$TEST_TMP/out" || fail "$name: trackprog failed: $(cat "$TEST_TMP/err")"
+	grep -q "trackprog: done" "$TEST_TMP/out" ||
+		fail "$name: trackprog failed: $(cat "$TEST_TMP/err")"
 	grep -q "not found in any object" "$TEST_TMP/err" &&
 		fail "$name: a function reported missing: $(cat "$TEST_TMP/err")"
 	expect_status 0 "$name: rip leaks --json" "$RIP" leaks --json "$TEST_TMP/$name"
@@ -83,7 +84,8 @@ run now LD_BIND_NOW=1
 
 # rip's side (the specs, RIP_TRACK, the marks of found functions) under ASan and UBSan
 asan_run run -q -o "$TEST_TMP/asan" --track='regex=regcomp(1),regfree(1)' \
-	--track='db=sqlite3_open(*2),sqlite3_close(1)' --track='x=rip_no_such_fn(1),sqlite3_finalize(1)' \
+	--track='db=sqlite3_open(*2),sqlite3_close(1)' \
+	--track='x=rip_no_such_fn(1),sqlite3_finalize(1)' \
 	-- "$prog"
 [ "$asan_rc" = 0 ] || fail "asan rip run --track: exit $asan_rc"
 grep -q "trackprog: done" "$TEST_TMP/asan.out" || fail "asan: trackprog failed"

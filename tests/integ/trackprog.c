@@ -69,9 +69,10 @@ static void balanced_stmts(sqlite3 *db)
 	for (int i = 0; i < STMT_OK; i++) {
 		sqlite3_stmt *st = NULL;
 		const char *tail = NULL;
+		const char *sql = "SELECT ?1 * 2; SELECT 1";
 
-		if (sqlite3_prepare_v2(db, "SELECT ?1 * 2; SELECT 1", -1, &st, &tail) != SQLITE_OK ||
-		    !st || !tail || strcmp(tail, " SELECT 1"))
+		if (sqlite3_prepare_v2(db, sql, -1, &st, &tail) != SQLITE_OK || !st || !tail ||
+		    strcmp(tail, " SELECT 1"))
 			die("sqlite3_prepare_v2");
 		if (sqlite3_bind_int(st, 1, i) != SQLITE_OK || sqlite3_step(st) != SQLITE_ROW ||
 		    sqlite3_column_int(st, 0) != 2 * i)
