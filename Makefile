@@ -242,7 +242,7 @@ $(BUILD)/tests/integ/funcprog-cxx-patch: tests/integ/funcprog-cxx.cc $(BUILD)/te
 		$(BUILD)/tests/fnframes-patch.o $(LINK_RIP)
 
 # rip run --track's program (tests/integ/track-*.sh) uses libsqlite3 (libsqlite3-dev: mk/deps.sh)
-$(BUILD)/tests/integ/trackprog: LINK_RIP += -lsqlite3
+$(BUILD)/tests/integ/trackprog: LINK_RIP += -lsqlite3 -ldl
 
 # tests/integ/secure-exec.sh runs a copy set-user-ID, where the loader ignores $ORIGIN
 $(BUILD)/tests/integ/secure_prog: LINK_RIP += -Wl,-rpath,$(abspath $(BUILD)) -ldl

@@ -12,7 +12,8 @@
 # resource; the text report names them too.  The same with LD_BIND_NOW=1
 # (every binding made at load, through the GOT, before main), and the
 # program checks every result itself (a trampoline that lost an argument or
-# a result makes it fail).  rip run itself under ASan and UBSan, with a
+# a result makes it fail).  A call through a pointer from dlsym is traced
+# too.  rip run itself under ASan and UBSan, with a
 # function to report missing.
 . tests/data/common.sh
 prog=$BUILD/tests/integ/trackprog
@@ -81,6 +82,19 @@ EOF
 
 run lazy
 run now LD_BIND_NOW=1
+
+# a pointer from dlsym is bound to the trampoline too: its leak, with its stack
+expect_status 0 "dlsym: rip run --track" "$RIP" run -o "$TEST_TMP/dlsym" \
+	--track='regex=regcomp(1),regfree(1)' -- "$prog" dlsym
+expect_status 0 "dlsym: rip leaks --json" "$RIP" leaks --json "$TEST_TMP/dlsym"
+python3 - "$TEST_TMP/out" <<'EOF' || fail "dlsym: the JSON report differs"
+import json, sys
+r = json.load(open(sys.argv[1]))
+got = [(g["resource"], g["count"], g["stack"][0]["function"]) for g in r["leaks"]]
+if got != [("regex", 1, "leak_dlsym")]:
+    print("got:", got, file=sys.stderr)
+    sys.exit(1)
+EOF
 
 # rip's side (the specs, RIP_TRACK, the marks of found functions) under ASan and UBSan
 asan_run run -q -o "$TEST_TMP/asan" --track='regex=regcomp(1),regfree(1)' \

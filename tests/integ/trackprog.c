@@ -12,11 +12,15 @@
  *	stmt:  STMT_OK statements prepared and finalized on each connection,
  *	       STMT_LEAK prepared in leak_stmt on the leaked one
  *
+ * With the argument dlsym it only compiles one regular expression through
+ * a pointer from dlsym(3), in leak_dlsym, and never frees it.
+ *
  * It checks each call's result itself (exit 1 when one failed: a
  * trampoline that lost an argument or a result shows here first), and
  * that a variadic call with floating-point arguments (sqlite3_mprintf)
  * still formats them through the trampolines when tracked.
  */
+#include <dlfcn.h>
 #include <regex.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -63,6 +67,17 @@ static __attribute__((noinline)) void leak_stmt(sqlite3 *db, int i)
 		die("sqlite3_step (leak)");
 }
 
+static __attribute__((noinline)) int leak_dlsym(void)
+{
+	int (*comp)(regex_t *, const char *, int) =
+		(int (*)(regex_t *, const char *, int))dlsym(RTLD_DEFAULT, "regcomp");
+
+	if (!comp || comp(&kept[0], "^d+l$", REG_EXTENDED | REG_NOSUB) ||
+	    regexec(&kept[0], "ddl", 0, NULL, 0))
+		die("regcomp through dlsym");
+	return 0;
+}
+
 /* STMT_OK statements on db, each prepared, run and finalized. */
 static void balanced_stmts(sqlite3 *db)
 {
@@ -82,10 +97,13 @@ static void balanced_stmts(sqlite3 *db)
 	}
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	sqlite3 *db = NULL, *leaked;
 	char *s;
+
+	if (argc > 1 && !strcmp(argv[1], "dlsym"))
+		return leak_dlsym();
 
 	for (int i = 0; i < REGEX_OK; i++) {
 		regex_t re;
