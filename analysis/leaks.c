@@ -102,7 +102,7 @@ void lk_free(struct lk *lk)
 	}
 	free(lk->groups);
 	for (size_t i = 0; i < lk->nhist; i++)
-		free(lk->hist[i].ev);
+		free(lk->hist[i].bt);
 	free(lk->hist);
 	stk_map_free(&lk->hidx);
 	live_free(&lk->live);
@@ -282,7 +282,7 @@ static bool lk_refcounted(const struct lk *lk, uint64_t kind)
 	return t && (t->flags & RIP_EVTYPE_REFCOUNT);
 }
 
-/* The history of the refcounted object of key, emptied when reset; NULL when out of memory. */
+/* The references of the refcounted object of key, none when reset; NULL when out of memory. */
 static struct lk_hist *lk_hist_of(struct lk *lk, uint64_t key, bool reset)
 {
 	bool fresh;
@@ -302,24 +302,74 @@ static struct lk_hist *lk_hist_of(struct lk *lk, uint64_t key, bool reset)
 	h = &lk->hist[x->a];
 	if (reset || fresh) {
 		h->n = 0;
-		h->count = 1;
+		h->acq = true;
 	}
 	return h;
 }
 
-static int lk_hist_add(struct lk_hist *h, uint64_t ev)
+static int lk_ref(struct lk_hist *h, uint32_t bt)
 {
 	if (h->n == h->cap) {
 		uint32_t cap = h->cap ? h->cap * 2 : 4;
-		uint64_t *v = realloc(h->ev, cap * sizeof(*v));
+		uint32_t *v = cap > h->cap ? realloc(h->bt, cap * sizeof(*v)) : NULL;
 
 		if (!v)
 			return -ENOMEM;
-		h->ev = v;
+		h->bt = v;
 		h->cap = cap;
 	}
-	h->ev[h->n++] = ev;
+	h->bt[h->n++] = bt;
 	return 0;
+}
+
+/* How alike two stacks are: the callers they share (frame 0, the call site itself, aside). */
+static unsigned lk_bt_alike(const struct lk *lk, uint32_t a, uint32_t b)
+{
+	const uint64_t *fa, *fb;
+	uint32_t na, nb, i;
+
+	if (a == b)
+		return RIP_BT_MAX_DEPTH + 1;
+	fa = lk_bt(lk, a, &na);
+	fb = lk_bt(lk, b, &nb);
+	if (!fa || !fb)
+		return 0;
+	for (i = 1; i < na && i < nb && fa[i] == fb[i]; i++)
+		;
+	return i - 1;
+}
+
+#define LK_UNREF_SCAN 256 /* the newest references an unref is matched against */
+
+/*
+ * An unref of stack bt drops a reference.  Which one is not recorded: the
+ * held reference whose stack shares the most callers with bt (a function
+ * that refs and unrefs), the newest of those; one that shares none with any
+ * drops the acquire's own (the owner's last unref), if still held, else the
+ * newest.  Stacks defined later in the trace than their use (another
+ * thread's first) compare as sharing none.
+ */
+static void lk_unref(const struct lk *lk, struct lk_hist *h, uint32_t bt)
+{
+	uint32_t best = UINT32_MAX, lo = h->n > LK_UNREF_SCAN ? h->n - LK_UNREF_SCAN : 0;
+	unsigned score = 0;
+
+	for (uint32_t k = lo; k < h->n; k++) {
+		unsigned a = lk_bt_alike(lk, h->bt[k], bt);
+
+		if (best == UINT32_MAX || a >= score) {
+			best = k;
+			score = a;
+		}
+	}
+	if (h->acq && (best == UINT32_MAX || !score)) {
+		h->acq = false;
+		return;
+	}
+	if (best == UINT32_MAX)
+		return;
+	memmove(&h->bt[best], &h->bt[best + 1], (h->n - best - 1) * sizeof(*h->bt));
+	h->n--;
 }
 
 /* A res:* event (the kind is checked: a kind the trace does not declare is a bad event). */
@@ -350,10 +400,12 @@ static __attribute__((noinline)) int lk_module(struct lk *lk, const struct role_
 			return 0;
 		}
 		h = lk_hist_of(lk, d->key, false);
-		if (!h || lk_hist_add(h, d->bt | (d->role == ROLE_RES_UNREF ? LK_UNREF : 0)))
+		if (!h)
 			return -ENOMEM;
-		h->count += d->role == ROLE_RES_REF ? 1 : -1;
-		if (h->count <= 0)
+		if (d->role == ROLE_RES_REF)
+			return lk_ref(h, d->bt);
+		lk_unref(lk, h, d->bt);
+		if (!h->acq && !h->n)
 			live_release(&lk->live, LIVE_RES, d->key, NULL);
 		return 0;
 	case ROLE_RES_TRANSFER:
@@ -490,93 +542,30 @@ static void lk_group_add(struct lk *lk, struct lk_group *x, enum lk_res r,
 	lk->total_bytes[r] += o->size;
 }
 
-/* How alike two stacks are: the callers they share (frame 0, the call site itself, aside). */
-static unsigned lk_bt_alike(const struct lk *lk, uint32_t a, uint32_t b)
-{
-	const uint64_t *fa, *fb;
-	uint32_t na, nb, i;
-
-	if (a == b)
-		return RIP_BT_MAX_DEPTH + 1;
-	fa = lk_bt(lk, a, &na);
-	fb = lk_bt(lk, b, &nb);
-	if (!fa || !fb)
-		return 0;
-	for (i = 1; i < na && i < nb && fa[i] == fb[i]; i++)
-		;
-	return i - 1;
-}
-
-#define LK_ACQ (1ull << 33) /* in lk_held_refs' list: the acquire's own reference */
-
-/*
- * The references still held on leaked object o (of a refcounted kind),
- * added to its group g.  Who dropped which reference is not recorded: an
- * unref drops the held reference whose stack shares the most callers with
- * its own (a function that refs and unrefs), the newest of those; one that
- * shares none with any drops the acquire's own reference (the owner's, the
- * last unref), if it is still held.  The acquire's own reference is not
- * listed (the group's stack is the acquire's).
- */
+/* The references still held on leaked object o (of a refcounted kind), added to its group g. */
 static int lk_held_refs(struct lk *lk, const struct live_ent *o, struct lk_group *g)
 {
 	const struct stk_ent *x = stk_map_find(&lk->hidx, o->key);
 	const struct lk_hist *h;
-	uint64_t *held;
-	uint32_t nh = 0;
 
 	if (!x)
 		return 0;
 	h = &lk->hist[x->a];
-	held = malloc(((size_t)h->n + 1) * sizeof(*held));
-	if (!held)
-		return -ENOMEM;
-	held[nh++] = LK_ACQ | o->val;
-	for (uint32_t i = 0; i < h->n; i++) {
-		uint32_t best = UINT32_MAX;
-		unsigned score = 0;
-
-		if (!(h->ev[i] & LK_UNREF)) {
-			held[nh++] = h->ev[i];
-			continue;
-		}
-		for (uint32_t k = 0; k < nh; k++) {
-			unsigned a = lk_bt_alike(lk, (uint32_t)held[k], (uint32_t)h->ev[i]);
-
-			if (best == UINT32_MAX || a >= score) {
-				best = k;
-				score = a;
-			}
-		}
-		/* like no reference at all: the owner's, the acquire's, if still held */
-		if (!score && nh && (held[0] & LK_ACQ))
-			best = 0;
-		/* dropped, the rest kept in order (the newest last) */
-		if (best != UINT32_MAX) {
-			memmove(&held[best], &held[best + 1], (nh - best - 1) * sizeof(*held));
-			nh--;
-		}
-	}
-	for (uint32_t k = 0; k < nh; k++) {
+	for (uint32_t k = 0; k < h->n; k++) {
 		size_t j;
 
-		if (held[k] & LK_ACQ)
-			continue;
-		for (j = 0; j < g->nrefs && g->refs[j].bt != (uint32_t)held[k]; j++)
+		for (j = 0; j < g->nrefs && g->refs[j].bt != h->bt[k]; j++)
 			;
 		if (j == g->nrefs) {
 			struct lk_ref *v = realloc(g->refs, (g->nrefs + 1) * sizeof(*v));
 
-			if (!v) {
-				free(held);
+			if (!v)
 				return -ENOMEM;
-			}
 			g->refs = v;
-			g->refs[g->nrefs++] = (struct lk_ref){ (uint32_t)held[k], 0 };
+			g->refs[g->nrefs++] = (struct lk_ref){ h->bt[k], 0 };
 		}
 		g->refs[j].count++;
 	}
-	free(held);
 	return 0;
 }
 

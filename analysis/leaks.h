@@ -106,14 +106,17 @@ struct lk {
 	uint64_t kind_transfers[EV_MAX_TYPES]; /* res:transfer events by kind (counters) */
 };
 
-/* The references taken and dropped on one live refcounted object, in order. */
+/*
+ * The references held on one live refcounted object: the acquire's own
+ * (acq), and the stacks of the rip_ref not yet dropped, oldest first.  An
+ * unref drops one as it comes (lk_unref says which), so this holds what
+ * the count is, not the object's history.
+ */
 struct lk_hist {
-	uint64_t *ev; /* bt of a rip_ref, or LK_UNREF | bt of a rip_unref */
+	uint32_t *bt; /* where each reference held was taken */
 	uint32_t n, cap;
-	int64_t count; /* references held: 1 at the acquire */
+	bool acq;     /* the acquire's own reference is held */
 };
-
-#define LK_UNREF (1ull << 32)
 
 /* Returns NULL when out of memory. */
 struct lk *lk_new(const struct lk_opts *opts);

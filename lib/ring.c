@@ -1642,12 +1642,28 @@ out_unlock:
  * librip's own entries are cut from this process's LD_PRELOAD, in place (no
  * allocation, no lock: constructors run before the program's main and its
  * threads), and the programs it execs start as they would untraced.  Unset
- * RIP_FOLLOW (everything followed) keeps LD_PRELOAD as it is.
+ * RIP_FOLLOW (everything followed) keeps LD_PRELOAD as it is.  The tracing
+ * modules rip run preloads after librip-preload.so (RIP_MODULES, their
+ * paths, ':' between) go too: without it they only forward.
  */
+static bool rip_env_is_module(const char *r, size_t n, const char *mods)
+{
+	while (mods && *mods) {
+		size_t m = strcspn(mods, ":");
+
+		if (m == n && !strncmp(r, mods, n))
+			return true;
+		mods += m;
+		mods += *mods == ':';
+	}
+	return false;
+}
+
 static void rip_env_unpreload(void)
 {
 	static const char key[] = "LD_PRELOAD=";
 	const char *f = secure_getenv("RIP_FOLLOW");
+	const char *mods = secure_getenv("RIP_MODULES");
 
 	if (!f || !*f || rip_follows("exec"))
 		return;
@@ -1663,7 +1679,8 @@ static void rip_env_unpreload(void)
 			base = base ? base + 1 : r;
 			bn = n - (size_t)(base - r);
 			if (!((bn >= 17 && !strncmp(base, "librip-preload.so", 17)) ||
-			      (bn >= 9 && !strncmp(base, "librip.so", 9)))) {
+			      (bn >= 9 && !strncmp(base, "librip.so", 9)) ||
+			      rip_env_is_module(r, n, mods))) {
 				if (w != v)
 					*w++ = ':';
 				memmove(w, r, n); /* w <= r: the string only shrinks */

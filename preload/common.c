@@ -239,19 +239,25 @@ void *rip_pl_next(const char *name)
 extern struct rip_pl_sym __start_rip_pl_syms[] __attribute__((visibility("hidden")));
 extern struct rip_pl_sym __stop_rip_pl_syms[] __attribute__((visibility("hidden")));
 
-void rip_pl_resolve_all(void)
+void rip_pl_resolve_reals(const struct rip_modreal *r, const struct rip_modreal *end,
+			  const void *dyn)
 {
-	for (struct rip_pl_sym *s = __start_rip_pl_syms; s < __stop_rip_pl_syms; s++) {
-		void **ptr = s->ptr;
+	for (; r && r < end; r++) {
+		void **ptr = r->ptr;
 		void *fn;
 
 		/* Relaxed: as in RIP_PL_REAL (a function pointer stored as the void * it came as). */
-		if (__atomic_load_n(ptr, __ATOMIC_RELAXED))
+		if (!ptr || !r->name || __atomic_load_n(ptr, __ATOMIC_RELAXED))
 			continue;
-		fn = rip_pl_next(s->name);
+		fn = dyn ? rip_pl_lookup_after(dyn, r->name) : rip_pl_next(r->name);
 		if (fn)
 			__atomic_store_n(ptr, fn, __ATOMIC_RELAXED);
 	}
+}
+
+void rip_pl_resolve_all(void)
+{
+	rip_pl_resolve_reals(__start_rip_pl_syms, __stop_rip_pl_syms, NULL);
 	/* Release: every pointer above is set before a hook can see the flag. */
 	__atomic_store_n(&rip_pl_resolved, 1, __ATOMIC_RELEASE);
 }

@@ -39,6 +39,9 @@
 #include <internal/preload.h>
 #include <rip.h>
 #include <rip/resource.h>
+/* rip/module.h's functions are ours: declared here as defined, not weak */
+#define RIP_MODULE_WEAK
+#include <rip/module.h>
 
 #define RIP_PL_EXPORT __attribute__((visibility("default")))
 #define RIP_PL_TLS __attribute__((tls_model("initial-exec")))
@@ -270,14 +273,24 @@ static inline bool rip_pl_busy(void)
  */
 void *rip_pl_next(const char *name);
 
-/* Where a hook keeps its real function, and its name: one per RIP_PL_REAL use. */
-struct rip_pl_sym {
-	void *ptr; /* the address of the hook's static function pointer */
-	const char *name;
-};
+/*
+ * Where a hook keeps its real function, and its name: one per RIP_PL_REAL
+ * use, the record a module's RIP_REAL leaves (struct rip_modreal of
+ * rip/module.h), in a section of our own.
+ */
+#define rip_pl_sym rip_modreal
 
 /* Resolve the real function of every RIP_PL_REAL use at once (the constructor). */
 void rip_pl_resolve_all(void);
+
+/*
+ * The one loop that resolves real functions, ours and the modules': each
+ * record of [r, end) whose pointer is still NULL gets the next definition
+ * of its name after the object whose dynamic section is dyn (a module's:
+ * rip_pl_lookup_after), or after ours when dyn is NULL (rip_pl_next).
+ */
+void rip_pl_resolve_reals(const struct rip_modreal *r, const struct rip_modreal *end,
+			  const void *dyn);
 
 /*
  * RIP_PL_REAL(ptr, "name") - the real function in ptr (a static function

@@ -22,10 +22,7 @@
 #include <pthread.h>
 #include <string.h>
 
-#define RIP_MODULE_WEAK /* ours: defined here, not weak */
-#include <rip/module.h>
-
-#include "common.h"
+#include "common.h" /* and rip/module.h, its functions declared as ours */
 
 /* Kinds of all modules together, at most; each one type of the table. */
 #define RIP_PL_KINDS 64u
@@ -93,20 +90,16 @@ RIP_PL_EXPORT int rip_mod_register(const struct rip_modinfo *info,
 				   const struct rip_modreal *real,
 				   const struct rip_modreal *real_end, const void *dyn)
 {
-	const uint32_t kflags = RIP_KIND_REFCOUNT | RIP_KIND_COUNTER;
+	/* our own records (the built-in kinds) may say so */
+	const uint32_t kflags = RIP_KIND_REFCOUNT | RIP_KIND_COUNTER |
+				(dyn == (const void *)__rip_mod_dynamic ? RIP_EVTYPE_BUILTIN : 0);
 	int ret = 0;
 
 	if (rip_pl_secure())
 		return -EPERM;
-	/* The real functions first: a wrapper may run as soon as a kind has its id. */
-	for (const struct rip_modreal *r = real; r && r < real_end; r++) {
-		void **ptr = r->ptr;
-
-		if (!ptr || !r->name || __atomic_load_n(ptr, __ATOMIC_RELAXED))
-			continue;
-		/* Relaxed: the pointer is whole by itself (RIP_REAL reads it so). */
-		__atomic_store_n(ptr, rip_pl_lookup_after(dyn, r->name), __ATOMIC_RELAXED);
-	}
+	/* The real functions first, as ours are: a wrapper may run once a kind has its id. */
+	if (dyn)
+		rip_pl_resolve_reals(real, real_end, dyn);
 	for (const struct rip_modinfo *m = info; m && m < info_end; m++) {
 		uint32_t id;
 
@@ -120,7 +113,9 @@ RIP_PL_EXPORT int rip_mod_register(const struct rip_modinfo *info,
 		}
 		if (m->what != RIP_MODINFO_KIND)
 			continue;
-		if (!m->id || (m->flags & ~kflags) || (m->flags & kflags) == kflags) {
+		if (!m->id || (m->flags & ~kflags) ||
+		    (m->flags & (RIP_KIND_REFCOUNT | RIP_KIND_COUNTER)) ==
+			    (RIP_KIND_REFCOUNT | RIP_KIND_COUNTER)) {
 			ret = -EINVAL;
 			continue;
 		}
@@ -182,22 +177,25 @@ RIP_PL_EXPORT __attribute__((noinline)) void rip_mod_transfer(uint32_t kind, uin
 	RIP_PL_REPORT(rip_pl_res_transfer(id, size, bt, kind));
 }
 
-/* ---- the built-in kinds: described in the trace as a module's are ---- */
+/* ---- the built-in kinds: declared and registered as a module's are ---- */
 
-static const struct {
-	const char *name, *desc;
-} rip_pl_builtin_kinds[] = {
-	{ "mem", "heap blocks and anonymous mappings (rip run --mem)" },
-	{ "fd", "file descriptors (rip run --fd)" },
-	{ "shm", "shared memory segments (rip run --shm)" },
-	{ "shm-map", "attachments of shared memory (rip run --shm)" },
-};
+RIP_KIND(rip_pl_kind_mem, "mem", "heap blocks and anonymous mappings (rip run --mem)",
+	 RIP_EVTYPE_BUILTIN);
+RIP_KIND(rip_pl_kind_fd, "fd", "file descriptors (rip run --fd)", RIP_EVTYPE_BUILTIN);
+RIP_KIND(rip_pl_kind_shm, "shm", "shared memory segments (rip run --shm)", RIP_EVTYPE_BUILTIN);
+RIP_KIND(rip_pl_kind_shm_map, "shm-map", "attachments of shared memory (rip run --shm)",
+	 RIP_EVTYPE_BUILTIN);
 
+/*
+ * Their records, in our own rip_modinfo section, go through rip_mod_register
+ * like any module's (the ids are not used: the built-in hooks write the
+ * events of their own resources, mem:*, fd:*, shm:*).
+ */
 __attribute__((constructor)) static void rip_pl_kinds_builtin(void)
 {
-	if (rip_pl_secure())
-		return;
-	for (size_t i = 0; i < sizeof(rip_pl_builtin_kinds) / sizeof(rip_pl_builtin_kinds[0]); i++)
-		rip_pl_kind(rip_pl_builtin_kinds[i].name, RIP_EVTYPE_BUILTIN,
-			    rip_pl_builtin_kinds[i].desc);
+	(void)rip_pl_kind_mem;
+	(void)rip_pl_kind_fd;
+	(void)rip_pl_kind_shm;
+	(void)rip_pl_kind_shm_map;
+	rip_mod_register(__start_rip_modinfo, __stop_rip_modinfo, NULL, NULL, __rip_mod_dynamic);
 }

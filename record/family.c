@@ -470,6 +470,12 @@ void fam_env(const struct fam *f, const char *lib)
 		/* the modules after librip-preload.so: their wrappers call into it */
 		const char *mods = fam_resources(o) && o->modules ? o->modules : NULL;
 
+		/* which of LD_PRELOAD an image not followed drops with librip's own (lib/ring.c) */
+		if (mods)
+			setenv("RIP_MODULES", mods, 1);
+		else
+			unsetenv("RIP_MODULES");
+
 		if (asprintf(&all, "%s%s%s%s%s", lib, mods ? ":" : "", mods ? mods : "",
 			     old && *old ? ":" : "", old && *old ? old : "") < 0)
 			all = NULL;

@@ -64,6 +64,7 @@
 #ifndef RIP_MODULE_H
 #define RIP_MODULE_H
 
+#include <dlfcn.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -139,6 +140,7 @@ struct rip_modreal {
  * rip_mod_next - the next definition of name after the object whose
  * dynamic section is dyn, read from the loaded objects' symbol tables with
  * no lock and no allocation (what RIP_REAL uses); NULL if there is none.
+ * Without librip-preload.so, RIP_REAL and the constructor use dlsym.
  *
  * rip_mod_acquire ... rip_mod_transfer - the reports; call them through
  * the macros below, directly from the wrapper.  kind is a kind's id (0:
@@ -154,6 +156,21 @@ RIP_MODULE_WEAK void rip_mod_release(uint32_t kind, uint64_t id);
 RIP_MODULE_WEAK void rip_mod_ref(uint32_t kind, uint64_t id);
 RIP_MODULE_WEAK void rip_mod_unref(uint32_t kind, uint64_t id);
 RIP_MODULE_WEAK void rip_mod_transfer(uint32_t kind, uint64_t id, uint64_t size);
+
+/* dlsym's RTLD_NEXT, which <dlfcn.h> defines only with _GNU_SOURCE. */
+#ifdef RTLD_NEXT
+#define __RIP_RTLD_NEXT RTLD_NEXT
+#else
+#define __RIP_RTLD_NEXT ((void *)-1l)
+#endif
+
+/*
+ * The next definition of name after this module: librip-preload.so's
+ * lookup (no lock), or without it (a module preloaded alone, which traces
+ * nothing) dlsym.
+ */
+#define __RIP_MOD_NEXT(NAME)                                                                       \
+	(rip_mod_next ? rip_mod_next(__rip_mod_dynamic, (NAME)) : dlsym(__RIP_RTLD_NEXT, (NAME)))
 
 /* This object's dynamic section, whatever <link.h> calls it. */
 extern const char __rip_mod_dynamic[] __asm__("_DYNAMIC") __attribute__((visibility("hidden")));
@@ -175,10 +192,17 @@ extern const struct rip_modreal __stop_rip_modreal[] __attribute__((weak, visibi
 	};                                                                                         \
 	__attribute__((constructor)) static void __rip_module_ctor(void)                           \
 	{                                                                                          \
-		if (rip_mod_register)                                                              \
+		if (rip_mod_register) {                                                            \
 			rip_mod_register(__start_rip_modinfo, __stop_rip_modinfo,                  \
 					 __start_rip_modreal, __stop_rip_modreal,                  \
 					 __rip_mod_dynamic);                                       \
+			return;                                                                    \
+		}                                                                                  \
+		/* alone: the real functions still, for the wrappers to forward to */              \
+		for (const struct rip_modreal *r = __start_rip_modreal; r < __stop_rip_modreal;    \
+		     r++)                                                                          \
+			if (!*(void **)r->ptr)                                                     \
+				*(void **)r->ptr = __RIP_MOD_NEXT(r->name);                        \
 	}                                                                                          \
 	__RIP_MOD_ASSERT(1, "RIP_MODULE")
 
@@ -211,12 +235,9 @@ extern const struct rip_modreal __stop_rip_modreal[] __attribute__((weak, visibi
 		/* Relaxed both: the pointer is whole by itself, and it is all there is. */        \
 		__builtin_expect(__atomic_load_n(&(PTR), __ATOMIC_RELAXED) != 0, 1) ?              \
 			(PTR) :                                                                    \
-			(rip_mod_next ?                                                            \
-				 __atomic_store_n(&(PTR),                                          \
-						  (__typeof__(PTR))rip_mod_next(__rip_mod_dynamic, \
-										__rip_real_.name), \
-						  __ATOMIC_RELAXED) :                              \
-				 (void)0,                                                          \
+			(__atomic_store_n(&(PTR),                                                  \
+					  (__typeof__(PTR))__RIP_MOD_NEXT(__rip_real_.name),       \
+					  __ATOMIC_RELAXED),                                       \
 			 (PTR));                                                                   \
 	}))
 

@@ -8,7 +8,10 @@
 # transfers and bytes, biggest first (1,000,000 bytes in 10 memcpy from
 # copy_big, 16,000 in 4 wmemcpy from copy_wide, 4,096 in 1 memset from
 # fill, 18 in 3 strcpy from copy_small), and the text report names the top
-# copy site.  rip leaks counts the transfers and reports nothing live.
+# copy site.  rip leaks counts the transfers and reports nothing live.  The
+# module preloaded alone (no librip-preload.so) forwards every call, and an
+# image rip run does not follow (env execs sh) drops the module from
+# LD_PRELOAD with librip's own.
 . tests/data/common.sh
 need_bin "$RIP" "$BUILD/librip-preload.so" "$BUILD/modules/memtransfer.so"
 need_cmd python3 cc
@@ -48,4 +51,10 @@ r = json.load(open(sys.argv[1]))
 assert not [x for x in r["leaks"] if x.get("module")], r["leaks"]
 assert r["totals"]["memtransfer"]["transfers"] >= 18, r["totals"]
 PY
+# a module without librip-preload.so still forwards every call (the program checks its copies)
+LD_PRELOAD=$BUILD/modules/memtransfer.so "$prog" || fail "memtransfer.so preloaded alone breaks the copies"
+# an image rip run does not follow drops the modules from LD_PRELOAD with librip-preload.so
+out=$("$RIP" run -q --module=memtransfer -o "$TEST_TMP/t2" -- env sh -c 'echo "[$LD_PRELOAD]"') ||
+	fail "an image exec'd under --module=memtransfer failed"
+[ "$out" = "[]" ] || fail "an image not followed keeps LD_PRELOAD=$out"
 t_done
