@@ -9,7 +9,9 @@
 # part, and the program never runs.  A function that no object of the
 # program defines is named at the end (exit status the program's), and the
 # other function of the same spec, which libc defines, is not; the calls of
-# the spec's found function are still traced.
+# the spec's found function are still traced.  A program the run does not
+# follow (an exec'd image) loses librip-track.so from LD_AUDIT, as it loses
+# librip's LD_PRELOAD entries; with --follow-fork --follow-exec it keeps it.
 . tests/data/common.sh
 prog=$BUILD/tests/integ/trackprog
 need_bin "$prog" "$RIP" "$BUILD/librip-track.so"
@@ -58,5 +60,18 @@ grep -q "trackprog: done" "$TEST_TMP/out" || fail "trackprog did not run to its 
 n=$(grep -c ' res:acquire ' "$TEST_TMP/dump")
 [ "$n" = 6 ] || fail "regcomp: $n acquisitions recorded, want 6"
 grep -q ' res:release ' "$TEST_TMP/dump" && fail "a release was recorded"
+
+# not followed: the shell's children start without the audit library
+expect_status 0 "rip run --track of a shell" "$RIP" run -q -o "$TEST_TMP/sh" \
+	--track='regex=regcomp(1),regfree(1)' -- \
+	sh -c 'grep -c librip-track /proc/self/maps; echo "aud=$LD_AUDIT"'
+[ "$(head -n 1 "$TEST_TMP/out")" = 0 ] ||
+	fail "a child not followed maps librip-track.so: $(cat "$TEST_TMP/out")"
+grep -qx "aud=" "$TEST_TMP/out" || fail "LD_AUDIT kept librip-track.so: $(cat "$TEST_TMP/out")"
+expect_status 0 "rip run --track --follow-fork --follow-exec" "$RIP" run -q -o "$TEST_TMP/sh2" \
+	--follow-fork --follow-exec --track='regex=regcomp(1),regfree(1)' -- \
+	sh -c 'grep -c librip-track /proc/self/maps'
+[ "$(head -n 1 "$TEST_TMP/out")" -gt 0 ] ||
+	fail "with --follow-exec the child did not load librip-track.so: $(cat "$TEST_TMP/out")"
 
 t_done
