@@ -2,6 +2,8 @@
 #
 # librip - non-recursive Makefile.  Everything is built into build/:
 #   build/librip.so build/librip.a   the library (lib/)
+#   build/librip-preload.so          the resource hooks (preload/)
+#   build/librip-track.so            rip run --track's audit library (preload/track.c)
 #   build/libripread.a               formats and sources (read/)
 #   build/libripanalysis.a           passes over events (analysis/)
 #   build/libriprecord.a             recording: consumer, trace writer, relayd (record/)
@@ -46,7 +48,7 @@ DW_CFLAGS = $(shell pkg-config --cflags libdw libelf zlib libzstd 2>/dev/null)
 DW_LIBS = $(shell pkg-config --libs libdw libelf zlib libzstd 2>/dev/null)
 
 LIB_SRC := $(wildcard lib/*.c)
-PRELOAD_SRC := $(wildcard preload/*.c)
+PRELOAD_SRC := $(filter-out preload/track.c,$(wildcard preload/*.c))
 READ_SRC := $(wildcard read/*.c)
 ANALYSIS_SRC := $(wildcard analysis/*.c)
 RECORD_SRC := $(wildcard record/*.c)
@@ -81,6 +83,7 @@ SONAME := librip.so.$(SOMAJOR)
 LIBSO := $(BUILD)/librip.so
 LIBA := $(BUILD)/librip.a
 PRELOAD := $(BUILD)/librip-preload.so
+TRACK := $(BUILD)/librip-track.so
 LIBREAD := $(BUILD)/libripread.a
 LIBANALYSIS := $(BUILD)/libripanalysis.a
 LIBRECORD := $(BUILD)/libriprecord.a
@@ -88,7 +91,7 @@ RIP := $(BUILD)/rip
 RPATH := -Wl,-rpath,'$$ORIGIN/..' -Wl,-rpath,'$$ORIGIN/../..'
 LINK_RIP := -L$(BUILD) -lrip $(RPATH) -pthread
 
-all: $(LIBSO) $(LIBA) $(if $(TOOL_SRC),$(RIP)) $(if $(PRELOAD_SRC),$(PRELOAD)) $(EXAMPLES) \
+all: $(LIBSO) $(LIBA) $(if $(TOOL_SRC),$(RIP)) $(if $(PRELOAD_SRC),$(PRELOAD) $(TRACK)) $(EXAMPLES) \
 	$(BUILD)/librip.pc $(if $(PRELOAD_SRC),$(MODULES))
 
 $(BUILD)/pic/%.o: %.c
@@ -137,6 +140,11 @@ $(PRELOAD): $(PRELOAD_OBJ) $(LIBSO) preload/preload.map
 	$(CC) -shared -Wl,-z,defs -Wl,-z,now -Wl,-z,start-stop-visibility=hidden -o $@ $(PRELOAD_OBJ) \
 		-Wl,--version-script=preload/preload.map \
 		-L$(BUILD) -lrip -Wl,-rpath,'$$ORIGIN' -ldl -pthread
+
+# rip run --track's LD_AUDIT library: loaded by the loader into a namespace of its own, it
+# links nothing of ours (it finds librip-preload.so's module interface in the program's).
+$(TRACK): $(BUILD)/pic/preload/track.o
+	$(CC) -shared -Wl,-z,defs -Wl,-z,now -o $@ $<
 
 # The tracing modules rip run --module loads (rip/module.h): built against the header only;
 # librip-preload.so, preloaded first, defines what they call.  -fno-builtin: memtransfer
@@ -232,6 +240,9 @@ $(BUILD)/tests/integ/funcprog-cxx-patch: tests/integ/funcprog-cxx.cc $(BUILD)/te
 	@mkdir -p $(@D)
 	$(CXX) $(CXX_FLAGS) $(PATCH_FLAGS) -fno-ipa-icf -Itests -o $@ $< \
 		$(BUILD)/tests/fnframes-patch.o $(LINK_RIP)
+
+# rip run --track's program (tests/integ/track-*.sh) uses libsqlite3 (libsqlite3-dev: mk/deps.sh)
+$(BUILD)/tests/integ/trackprog: LINK_RIP += -lsqlite3 -ldl
 
 # tests/integ/secure-exec.sh runs a copy set-user-ID, where the loader ignores $ORIGIN
 $(BUILD)/tests/integ/secure_prog: LINK_RIP += -Wl,-rpath,$(abspath $(BUILD)) -ldl
@@ -432,6 +443,7 @@ install: all
 	install -m 755 $(RIP) $(DESTDIR)$(BINDIR)/rip
 	install -m 755 $(LIBSO).$(VERSION) $(DESTDIR)$(LIBDIR)/
 	if [ -e $(PRELOAD) ]; then install -m 755 $(PRELOAD) $(DESTDIR)$(LIBDIR)/; fi
+	if [ -e $(TRACK) ]; then install -m 755 $(TRACK) $(DESTDIR)$(LIBDIR)/; fi
 	ln -sf librip.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
 	ln -sf librip.so.$(VERSION) $(DESTDIR)$(LIBDIR)/librip.so
 	install -m 644 $(LIBA) $(DESTDIR)$(LIBDIR)/
