@@ -251,16 +251,13 @@ int __rip_fn_fork_copy(int fd, struct rip_file_hdr *h, uint32_t used,
  * dummy, or its page cannot be backed).  Attaches a thread that has no
  * slot yet, when a ring is open.
  */
-static __nofn __attribute__((noinline)) struct rip_fn_stack *rip_fn_stack_slow(void)
+static __nofn struct rip_fn_stack *rip_fn_stack_slow_on(struct rip_file_hdr *h, struct rip_slot *s)
 {
-	struct rip_file_hdr *h = __atomic_load_n(&rip_fn.h, __ATOMIC_ACQUIRE);
 	struct rip_fn_tls *t = &rip_fn_tls;
-	struct rip_slot *s = __rip_self.cur;
 	struct rip_fn_stack *st;
 	size_t i, page, bit;
 	uint32_t owner;
 
-	t->st = NULL;
 	if (!h) {
 		t->of = s;
 		return NULL;
@@ -296,8 +293,19 @@ static __nofn __attribute__((noinline)) struct rip_fn_stack *rip_fn_stack_slow(v
 		st->resync = 0;
 		__atomic_store_n(&st->owner, owner, __ATOMIC_RELEASE);
 	}
-	t->st = st;
 	return st;
+}
+
+static __nofn __attribute__((noinline)) struct rip_fn_stack *rip_fn_stack_slow(void)
+{
+	struct rip_file_hdr *h = __atomic_load_n(&rip_fn.h, __ATOMIC_ACQUIRE);
+	struct rip_fn_tls *t = &rip_fn_tls;
+	int saved = errno; /* the program's: an attach or a page backed may set it */
+
+	t->st = NULL;
+	t->st = rip_fn_stack_slow_on(h, __rip_self.cur);
+	errno = saved;
+	return t->st;
 }
 
 /*
