@@ -34,6 +34,8 @@
 #
 #   sh bench/funcs.sh DIR      (from the top of a built tree; DIR: scratch)
 #   FN_REPS=7 FN_N=2000000 FN_WORK1=16 FN_THREADS=1000 FN_THREAD_CHAINS=500   (defaults)
+#   FN_PS_THREADS=10000 FN_PS_COROS=100000: bench/many-fn's threads and coroutines for rip ps
+#   --stacks (the budget's counts; many-fn alone defaults to 1,000,000 coroutines)
 #   FN_PAIR_BEST=5: plain and patchable (the 2% budget) take the best of 5 timings in each
 #   round (the other variants one): their difference is a few hundredths of a ns a call,
 #   less than one timing's noise here (one timing each gave 1.067x, 1.018x and 1.075x in
@@ -52,6 +54,8 @@ WORK1=${FN_WORK1:-16}
 THREADS=${FN_THREADS:-1000}
 TCHAINS=${FN_THREAD_CHAINS:-500}
 PBEST=${FN_PAIR_BEST:-5}
+PS_THREADS=${FN_PS_THREADS:-10000} # the budget's: rip ps --stacks under 1 s at these
+PS_COROS=${FN_PS_COROS:-100000}
 dir=${1:?usage: funcs.sh DIR}
 . bench/lib.sh # now_ns, median, bench_work
 bench_work "$dir/funcs"
@@ -250,7 +254,7 @@ if [ -n "$other" ]; then
 	echo "  rip ps --stacks: skipped, another bench/many (pid $other) runs; one at a time"
 	exit $failed
 fi
-"$B/many-fn" >"$work/many.out" 2>"$work/many.err" &
+"$B/many-fn" "$PS_THREADS" "$PS_COROS" >"$work/many.out" 2>"$work/many.err" &
 mpid=$!
 i=0
 while ! grep -q '^ready ' "$work/many.out" 2>/dev/null; do
