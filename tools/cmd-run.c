@@ -120,12 +120,14 @@ static const struct rip_cmd cmd_run_def = {
 		 "                        (live, and of the trace: the samples are kept in it);\n"
 		 "                        preloads librip-preload.so (resources stay off unless\n"
 		 "                        asked for).  Threads that wait are never interrupted\n"
-		 "      --functions       record the calls of code built with\n"
+		 "      --functions[=GLOB]  record the calls of code built with\n"
 		 "                        -finstrument-functions (rip report --functions);\n"
 		 "                        without it only the call stacks are kept (rip ps\n"
-		 "                        --stacks), and rip enable PID func records later\n"
-		 "                        (code built with -fpatchable-function-entry is\n"
-		 "                        traced from rip enable PID func on)\n"
+		 "                        --stacks), and rip enable PID func records later.\n"
+		 "                        With GLOB (again for more; !GLOB leaves names out),\n"
+		 "                        the functions built with -fpatchable-function-entry\n"
+		 "                        that it names are patched before main (RIP_FUNCTIONS);\n"
+		 "                        without, they are traced from rip enable PID func on\n"
 		 "      --follow-fork     trace forked children too, each into DIR/PID/\n"
 		 "      --follow-exec     trace the programs exec'd into, into DIR/PID.N/\n"
 		 "                        (spawned programs, fork + exec: give both)\n"
@@ -152,6 +154,7 @@ RIP_COMMAND(cmd_run_def);
 #define RUN_ATTACH_NS 20000L /* poll for the ring file's magic while it is being created */
 
 #define RUN_MODULES_MAX 16 /* --module at most */
+#define RUN_MAX_GLOBS 32 /* --functions=GLOB: as many as the preload library takes */
 
 struct run_opts {
 	const char *out;
@@ -162,6 +165,8 @@ struct run_opts {
 	bool list_modules;		      /* --list-modules */
 	unsigned nmodules;		      /* --module: their paths in modules, ':' between */
 	char modules[RUN_MODULES_MAX * 512];
+	char globs[4096]; /* --functions=GLOB, joined by commas */
+	unsigned nglobs;
 	struct relay_opts relay; /* --relayd */
 	struct fam_opts fam;	 /* what the family runs with */
 };
@@ -454,6 +459,26 @@ static int run_add_module(struct run_opts *o, const char *spec)
 	return 0;
 }
 
+/*
+ * One more glob of --functions=GLOB, into o->fam.function_globs (joined
+ * by commas, as RIP_FUNCTIONS takes them).  0, or -EINVAL: empty, holds a
+ * comma, or one too many.
+ */
+static int run_add_glob(struct run_opts *o, const char *g)
+{
+	size_t have = strlen(o->globs);
+
+	if (!*g || strchr(g, ',') || o->nglobs == RUN_MAX_GLOBS ||
+	    have + !!have + strlen(g) >= sizeof(o->globs))
+		return -EINVAL;
+	if (have)
+		o->globs[have++] = ',';
+	strcpy(o->globs + have, g);
+	o->nglobs++;
+	o->fam.function_globs = o->globs;
+	return 0;
+}
+
 static int run_parse(int argc, char **argv, struct run_opts *o)
 {
 	static const struct option longopts[] = {
@@ -477,7 +502,7 @@ static int run_parse(int argc, char **argv, struct run_opts *o)
 		STORE_LONGOPTS,
 		{ "no-waits", no_argument, NULL, 'W' },
 		{ "sample", optional_argument, NULL, 's' },
-		{ "functions", no_argument, NULL, 'U' },
+		{ "functions", optional_argument, NULL, 'U' },
 		{ "track", required_argument, NULL, 'T' },
 		{ "module", required_argument, NULL, 'X' },
 		{ "list-modules", no_argument, NULL, 'L' },
@@ -589,6 +614,11 @@ static int run_parse(int argc, char **argv, struct run_opts *o)
 			break;
 		case 'U':
 			o->fam.functions = true;
+			if (optarg && run_add_glob(o, optarg))
+				return tool_usage_error(&cmd_run_def,
+							"--functions=GLOB: an empty glob, a comma in "
+							"one, or more than %d of them",
+							RUN_MAX_GLOBS);
 			break;
 		case 'T':
 			ret = run_track_opt(o, optarg);
@@ -977,6 +1007,14 @@ static int cmd_run(int argc, char **argv)
 			goto out_free;
 		}
 		s->o.fam.audit = s->audit;
+	}
+	if (ret == PROG_PLAN_OK && s->o.nglobs && !strstr(s->lib, "librip-preload.so")) {
+		tool_err("--functions=GLOB: librip-preload.so patches the functions before main, "
+			 "and %s would run without it (--no-waits, --preload, or it cannot reach "
+			 "the program): use rip enable PID func once it runs",
+			 argv[0]);
+		status = EXIT_USAGE;
+		goto out_free;
 	}
 	/* Untraced for sure: say so now. */
 	if (ret == PROG_PLAN_UNTRACED) {
