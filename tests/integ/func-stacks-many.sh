@@ -21,8 +21,9 @@ nco=30000
 mpid=$!
 T_PIDS="$T_PIDS $mpid"
 wait_until 120 grep -q '^ready ' many.out || die "bench/many-fn never got ready: $(cat many.err)"
-set -- $(sed -n 's/^ready //p' many.out)
-ring=$1 nthr=$3 nco=$4
+read -r ring _ nthr nco _ <<READY
+$(sed -n 's/^ready //p' many.out)
+READY
 kill -9 "$mpid"
 wait "$mpid" 2>/dev/null
 [ -f "$ring" ] || die "no ring file $ring"
