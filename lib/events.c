@@ -176,13 +176,43 @@ int rip_event_register(const struct rip_event_type *t)
 }
 
 /*
+ * Add t to the registry and the file, with its kind flags and description
+ * (0 and NULL for an event type), under rip_reg.lock; 0 if it was there.
+ */
+static int rip_reg_add_locked(const struct rip_event_type *t, uint32_t flags, const char *desc)
+{
+	struct rip_file_hdr *h;
+	uint32_t id;
+	size_t n;
+
+	for (uint32_t i = 0; i < rip_reg.ntypes; i++)
+		if (rip_reg.types[i] == t)
+			return 0;
+	if (rip_reg.ntypes == RIP_MAX_TYPES)
+		return -ENOSPC;
+	id = rip_reg.ntypes;
+	/* the flags before the type is written (a kind registered again keeps its first ones) */
+	rip_reg.flags[id] = flags;
+	/* no snprintf: an early registration comes from a hook */
+	n = desc ? strnlen(desc, RIP_EVTYPE_DESC_MAX - 1) : 0;
+	memcpy(rip_reg.desc[id], desc ? desc : "", n);
+	rip_reg.desc[id][n] = 0;
+	rip_reg.types[rip_reg.ntypes++] = t;
+	h = rip_reg.file;
+	if (h)
+		rip_type_write(h, t, id);
+	/* After the type's entry in the file: pairs with the acquire loads of t->id. */
+	__atomic_store_n(t->id, id, __ATOMIC_RELEASE);
+	return 0;
+}
+
+/*
  * Register t (valid).  early: from a hook (__rip_auto_open_early), which
  * must not wait: the lock is only tried (-EBUSY), and no module rescan.
  */
 int __rip_type_register(const struct rip_event_type *t, bool early)
 {
-	struct rip_file_hdr *h;
-	uint32_t id;
+	int ret;
 
 	if (!early)
 		pthread_mutex_lock(&rip_reg.lock);
@@ -190,61 +220,25 @@ int __rip_type_register(const struct rip_event_type *t, bool early)
 		return -EINVAL;
 	else if (pthread_mutex_trylock(&rip_reg.lock))
 		return -EBUSY;
-	for (uint32_t i = 0; i < rip_reg.ntypes; i++) {
-		if (rip_reg.types[i] == t) {
-			pthread_mutex_unlock(&rip_reg.lock);
-			return 0;
-		}
-	}
-	if (rip_reg.ntypes == RIP_MAX_TYPES) {
-		pthread_mutex_unlock(&rip_reg.lock);
-		return -ENOSPC;
-	}
-	id = rip_reg.ntypes;
-	rip_reg.types[rip_reg.ntypes++] = t;
-	h = rip_reg.file;
-	if (h)
-		rip_type_write(h, t, id);
-	/* After the type's entry in the file: pairs with the acquire load in the fast path. */
-	__atomic_store_n(t->id, id, __ATOMIC_RELEASE);
+	ret = rip_reg_add_locked(t, 0, NULL);
 	pthread_mutex_unlock(&rip_reg.lock);
-	return 0;
+	return ret;
 }
 
 /*
  * A resource kind: t ("kind:NAME", no fields) registered with its flags and
- * description in the type table.  The flags are set before the type is
- * written (a kind registered again keeps its first ones).
+ * description in the type table.
  */
 int __rip_kind_register(const struct rip_event_type *t, uint32_t flags, const char *desc)
 {
-	struct rip_file_hdr *h;
-	uint32_t id;
+	int ret;
 
 	if (!rip_type_valid(t) || t->nfields || strncmp(t->name, "kind:", 5))
 		return -EINVAL;
 	pthread_mutex_lock(&rip_reg.lock);
-	for (uint32_t i = 0; i < rip_reg.ntypes; i++) {
-		if (rip_reg.types[i] == t) {
-			pthread_mutex_unlock(&rip_reg.lock);
-			return 0;
-		}
-	}
-	if (rip_reg.ntypes == RIP_MAX_TYPES) {
-		pthread_mutex_unlock(&rip_reg.lock);
-		return -ENOSPC;
-	}
-	id = rip_reg.ntypes;
-	rip_reg.flags[id] = flags | RIP_EVTYPE_KIND;
-	snprintf(rip_reg.desc[id], RIP_EVTYPE_DESC_MAX, "%s", desc ? desc : "");
-	rip_reg.types[rip_reg.ntypes++] = t;
-	h = rip_reg.file;
-	if (h)
-		rip_type_write(h, t, id);
-	/* After the type's entry in the file: pairs with the acquire loads of t->id. */
-	__atomic_store_n(t->id, id, __ATOMIC_RELEASE);
+	ret = rip_reg_add_locked(t, flags | RIP_EVTYPE_KIND, desc);
 	pthread_mutex_unlock(&rip_reg.lock);
-	return 0;
+	return ret;
 }
 
 int rip_category_name(unsigned bit, const char *name)
