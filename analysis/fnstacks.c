@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <internal/grow.h>
+
 #include "analysis/fnstacks.h"
 #include "analysis/hmap.h"
 #include "analysis/waits.h"
@@ -48,20 +50,8 @@ static bool fsg_same(const struct fsg_group *g, const struct rr_slot *sl,
 	       g->st.n == st->n && !memcmp(g->st.fn, st->fn, st->n * sizeof(st->fn[0]));
 }
 
-static int fsg_join(struct fsg_group *g, const struct rr_slot *sl)
+void fsg_member_of(const struct rr_slot *sl, struct fsg_member *m)
 {
-	struct fsg_member *m;
-
-	if (g->n == g->cap) {
-		size_t nc = g->cap ? g->cap * 2 : 4;
-		struct fsg_member *nm = realloc(g->members, nc * sizeof(*nm));
-
-		if (!nm)
-			return -ENOMEM;
-		g->members = nm;
-		g->cap = nc;
-	}
-	m = &g->members[g->n++];
 	m->index = sl->index;
 	m->tid = sl->tid;
 	m->kind = sl->kind;
@@ -71,6 +61,13 @@ static int fsg_join(struct fsg_group *g, const struct rr_slot *sl)
 	m->wait_arg = sl->wait.arg;
 	memcpy(m->name, sl->name, sizeof(m->name));
 	m->name[sizeof(m->name) - 1] = 0;
+}
+
+static int fsg_join(struct fsg_group *g, const struct rr_slot *sl)
+{
+	if (RIP_GROW(g->members, g->cap, g->n + 1, 4))
+		return -ENOMEM;
+	fsg_member_of(sl, &g->members[g->n++]);
 	return 0;
 }
 

@@ -34,6 +34,9 @@ struct fsg_member {
 	char name[RIP_NAME_MAX];
 };
 
+/* What a group keeps of slot sl, into m. */
+void fsg_member_of(const struct rr_slot *sl, struct fsg_member *m);
+
 struct fsg_group {
 	struct rfn_stack st; /* the path of the group (its first member's stack) */
 	uint32_t kind;	     /* RIP_KIND_THREAD or RIP_KIND_CORO */

@@ -39,20 +39,6 @@ static const char *pst_state(const struct fsg_member *s)
 	}
 }
 
-/* What of slot s is shown (as a group keeps it of its members). */
-static void pst_member(const struct rr_slot *s, struct fsg_member *m)
-{
-	m->index = s->index;
-	m->tid = s->tid;
-	m->kind = s->kind;
-	m->state = s->state;
-	m->waiting = wa_waiting(s);
-	m->wait_kind = s->wait.kind;
-	m->wait_arg = s->wait.arg;
-	memcpy(m->name, s->name, sizeof(m->name));
-	m->name[sizeof(m->name) - 1] = 0;
-}
-
 /*
  * The members' names in a few words: "worker-0..999" for a run of numbered
  * names, the first ones and "+N more" else.
@@ -253,7 +239,7 @@ void pst_thread(struct pst_ctx *c, const struct rr_slot *sl, const struct rfn_st
 
 	if (!c->all && sl->state == RIP_SLOT_EXITED)
 		return;
-	pst_member(sl, &m);
+	fsg_member_of(sl, &m);
 	if (c->json) {
 		fprintf(out, "%s{\"member\":", c->first ? "" : ",");
 		pst_json_member(s, out);
