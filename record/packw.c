@@ -188,10 +188,11 @@ static int hash_grow(struct pk_enc *e)
 	free(e->hash);
 	e->hash = h;
 	e->hmask = cap - 1;
-	e->gen = 1; /* only the live entries were copied, now of generation 1 */
-	for (uint32_t i = 0; i < cap; i++)
-		if (h[i].gen)
-			h[i].gen = 1;
+	/*
+	 * Only the live entries were copied, with the block's generation:
+	 * e->gen stays, for the plans are of it too (a plan of an earlier
+	 * block must not look current).
+	 */
 	return 0;
 }
 

@@ -4,7 +4,8 @@
  * they were given: events of every field type (signed, unsigned, hex,
  * strings, arrays), compact and extended headers, gaps in time past the
  * 27 bits of a compact header, hex values met again after more than the
- * coder's window, blocks of one packet and of hundreds; packets the coder
+ * coder's window, blocks of one packet and of hundreds, a type met again
+ * after the coder's hash grew in a later block; packets the coder
  * cannot read (an unknown event id, a wrong size, a few stray bytes) are
  * kept whole.  A block with any of its bytes changed or cut short is
  * refused (its checksum), and cleanly.
@@ -167,6 +168,52 @@ static void window_edge(void)
 	p = free_packet(a, ALL);
 	round_trip(&p, 1, PK_RAW_MAX, 1);
 	free(p.d);
+}
+
+/* A packet of n events of type 40 (extended headers: an id past 30). */
+static struct pkt t40_packet(uint32_t n)
+{
+	struct pkt p = { .d = calloc(1, 80 + n * 24) };
+	struct rip_packet h = { .magic = RIP_CTF_MAGIC, .timestamp_begin = 5 };
+	size_t off = 80;
+
+	for (uint32_t k = 0; k < n; k++) {
+		p.d[off++] = RIP_EVENT_ID_EXTENDED;
+		put(p.d, &off, 40, 4);
+		put(p.d, &off, 5 + k, 8);
+		put(p.d, &off, k * 3, 8);
+		put(p.d, &off, k & 0xff, 1);
+	}
+	h.timestamp_end = 5 + n;
+	h.content_size = h.packet_size = off * 8;
+	h.events = n;
+	memcpy(p.d, &h, sizeof(h));
+	p.len = off;
+	return p;
+}
+
+/*
+ * A type's plan made in an early block, met again after the coder's hash
+ * of hex values grew in a later one (more than 4,096 values new in it):
+ * the plan belongs to its block, whatever the hash does.  (The hash once
+ * restarted its generations when it grew, which made a plan of block 1
+ * look current in block 2: its events went into another type's columns.)
+ */
+static void stale_plans(void)
+{
+	enum { N = 6000 };
+	static uint64_t a[N];
+	struct pkt v[3];
+
+	for (uint32_t j = 0; j < N; j++)
+		a[j] = 0x10000 + j * 16ull;
+	v[0] = t40_packet(20);
+	v[1] = free_packet(a, N);
+	v[2] = t40_packet(10);
+	/* block 1: v[0]; block 2: v[1] then v[2] */
+	round_trip(v, 3, v[1].len + v[2].len, 1);
+	for (int k = 0; k < 3; k++)
+		free(v[k].d);
 }
 
 /* Encode v[0..n) in blocks of at most blk bytes; check each decodes to exactly its packets. */
@@ -348,6 +395,7 @@ int main(int argc, char **argv)
 	}
 
 	window_edge();
+	stale_plans();
 	hostile(v, 40);
 	for (size_t i = 0; i < n; i++)
 		free(v[i].d);
