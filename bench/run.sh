@@ -657,7 +657,7 @@ echo "interpreting and zstd compressing included); slowdn = traced / plain, ns/e
 echo "events of one thread (2 x $(count "$mem_pairs") pairs each), added = (traced - plain) / events."
 echo "[9] build/bench/malloc THREADS $mem_pairs: each thread does the pairs, 16-4096 bytes, 16 kept"
 echo "    live, through 10 noipa frames (32 distinct stacks); rip run --mem -o DIR -- ..., and"
-echo "    heaptrack -o FILE ...: bytes on disk are du -sb DIR and heaptrack's file (its default"
+echo "    heaptrack -o FILE ...: bytes on disk are du -sk DIR and heaptrack's file (its default"
 echo "    compression), over 2 x pairs x threads.  Medians of $(echo $(sed -n \
 	's/^mem time plain 1 [^ ]* //p' "$M") | wc -w) interleaved repetitions (MEM_REPS)."
 echo "[10] overhead = slowdown - 1; rip's over heaptrack's, per repetition.  2 threads / 1 thread,"
