@@ -9,7 +9,9 @@
 # stacks) is recorded once with `rip run --mem` and once with heaptrack;
 # then `rip leaks DIR`, `rip report DIR` and `heaptrack_print FILE` (each
 # > /dev/null) run ANA_REPS times each, interleaved, so a busy neighbour
-# slows all alike.  Each run gives its wall time (start to exit), its CPU time and
+# slows all alike; so does `rip leaks` on the trace's CTF export (`rip
+# export --format=ctf`), the control that says what the decoding of the
+# packed form costs under the same load.  Each run gives its wall time (start to exit), its CPU time and
 # its peak RSS (/usr/bin/time -f, or VmHWM polled in /proc without it);
 # the medians are printed, with the speed ratios (heaptrack_print's time
 # over rip leaks' and rip report's, goal: 5x or more), the events each reads
@@ -52,7 +54,7 @@ fi
 trace=$dir/ana-trace
 ht=$dir/ana-ht
 cleanup() {
-	rm -rf "$trace" "$dir"/ana-ht.* "$dir"/ana-out "$dir"/ana-err "$dir"/ana-time "$dir"/ana-raw \
+	rm -rf "$trace" "$trace.ctf" "$dir"/ana-ht.* "$dir"/ana-out "$dir"/ana-err "$dir"/ana-time "$dir"/ana-raw \
 		"$dir"/ana-cache "$dir"/ana-deep*
 	[ -n "$own" ] && rm -rf "$own"
 }
@@ -126,6 +128,8 @@ if ! timeout 60 "$RIP" run --mem -o "$trace" -- "$PROG" 1 "$N" >/dev/null 2>"$di
 	exit 1
 fi
 events=$(sed -n 's/^.* run: \([0-9]*\) events .*/\1/p' "$dir/ana-err")
+rm -rf "$trace.ctf"
+"$RIP" export --format=ctf "$trace" -o "$trace.ctf" >/dev/null 2>&1 || rm -rf "$trace.ctf"
 if [ $have_ht = 1 ]; then
 	rm -f "$ht".*
 	if ! timeout 60 heaptrack -o "$ht" "$PROG" 1 "$N" >/dev/null 2>&1 ||
@@ -154,6 +158,9 @@ for r in $(seq "$REPS"); do
 		failed=1
 	fi
 	echo "rep $m" >>"$dir/ana-raw"
+	if [ -d "$trace.ctf" ]; then
+		echo "ctf $(measure "$RIP" leaks "$trace.ctf")" >>"$dir/ana-raw"
+	fi
 	if [ $have_ht = 1 ]; then
 		m=$(measure heaptrack_print "$htfile")
 		if [ "$m" = - ]; then
@@ -181,10 +188,11 @@ function med(s,   v, k, i, j, x) {
 }
 $2 != "-" { W[$1] = W[$1] " " $2; C[$1] = C[$1] " " $3; M[$1] = M[$1] " " $4 }
 # per repetition (rip, rep, ht in turn): the ratios of the same repetition
-$1 == "rip" { lr = $2 } $1 == "rep" { lp = $2 }
+$1 == "rip" { lr = $2 } $1 == "rep" { lp = $2 } $1 == "ctf" { lc = $2 }
 $1 == "ht" && $2 != "-" {
 	if (lr != "-" && lr > 0) PR = PR " " $2 / lr
 	if (lp != "-" && lp > 0) PP = PP " " $2 / lp
+	if (lc != "-" && lc > 0) PC = PC " " $2 / lc
 }
 function row(name, t,   w, c, m) {
 	w = med(W[t]); c = med(C[t]); m = med(M[t])
@@ -201,6 +209,8 @@ END {
 		"peak RSS", "events/s"
 	row("rip leaks DIR > /dev/null", "rip")
 	row("rip report DIR > /dev/null", "rep")
+	if ("ctf" in W)
+		row("rip leaks CTF-EXPORT > /dev/null", "ctf")
 	if (have_ht)
 		row("heaptrack_print FILE > /dev/null", "ht")
 	else
@@ -217,6 +227,10 @@ END {
 			(CM["rep"] > 0 ? CM["ht"] / CM["rep"] : 0),
 			(MM["rep"] > 0 ? MM["ht"] / MM["rep"] : 0)
 	}
+	if (("ctf" in WM) && ("ht" in WM) && WM["ctf"] > 0)
+		printf "  %-34s %8.2fx %9.2fx %9.2fx\n", "heaptrack_print / rip leaks (CTF)",
+			WM["ht"] / WM["ctf"], (CM["ctf"] > 0 ? CM["ht"] / CM["ctf"] : 0),
+			(MM["ctf"] > 0 ? MM["ht"] / MM["ctf"] : 0)
 	print "[11] build/bench/malloc 1 " n " recorded once with rip run --mem and once with"
 	how = rmem ? "/usr/bin/time -f %M" : "VmHWM polled in /proc"
 	print "    heaptrack -o FILE; " ev " events (rip run'"'"'s count, backtrace definitions"
@@ -225,7 +239,9 @@ END {
 	print "    symbolizes what is left, rip report builds the whole report; both read"
 	print "    with a second thread resolving symbols as backtraces appear.  heaptrack_print"
 	print "    reads a file heaptrack already interpreted (symbols resolved while"
-	print "    recording).  Ratios above 1x favour rip."
+	print "    recording).  Ratios above 1x favour rip.  DIR is packed (the default);"
+	print "    CTF-EXPORT is rip export --format=ctf of it, read the same way: the control"
+	print "    for what decoding the packed form costs under the same load."
 	print "budget:"
 	if (PR != "") {
 		pr = med(PR)
@@ -240,6 +256,9 @@ END {
 	} else
 		print "  rip report vs heaptrack_print: not measured"
 	print "  (medians of the ratios of each repetition: " PR " | " PP " )"
+	if (PC != "")
+		printf "  (control: rip leaks on the CTF export vs heaptrack_print, wall time: %.2fx)\n",
+			med(PC)
 	if (cold != "-" && cold != "")
 		printf "  rip leaks, first run with an empty debug cache: %.3f s\n", cold
 }' "$dir/ana-raw"
@@ -300,6 +319,8 @@ for t in $DEEP; do
 		continue
 	fi
 	devents=$(sed -n 's/^.* run: \([0-9]*\) events .*/\1/p' "$dir/ana-err")
+rm -rf "$trace.ctf"
+"$RIP" export --format=ctf "$trace" -o "$trace.ctf" >/dev/null 2>&1 || rm -rf "$trace.ctf"
 	"$RIP" leaks "$dir/ana-deep-tr" >/dev/null 2>&1 # the debug cache, filled once
 	for r in $(seq "$DREPS"); do
 		echo "  analysis: deep stacks, $t threads: repetition $r of $DREPS ..." >&2

@@ -32,10 +32,10 @@
 #   mem cpugrowth rip               added CPU ns per event, 2 threads / 1 thread
 #   mem lost T                      events rip run's summary says it lost, all runs
 #   mem events T                    events rip recorded (last run), bt records included
-#   mem bytes rip|heaptrack T       bytes on disk per event (2 * pairs * T events):
-#                                   du -sk of the trace directory (blocks held: the
-#                                   trace keeps a sparse copy of the ring, .rip-ring,
-#                                   whose size is mostly holes), heaptrack's file
+#   mem bytes rip|heaptrack T       bytes on disk per event (2 * pairs * T events): the
+#                                   trace directory's files (disk_bytes: chunks, index, and
+#                                   the pages the sparse copy of the ring file holds), and
+#                                   heaptrack's file
 #   mem file rip|heaptrack T        those sizes in bytes
 #   mem note TEXT                   why something was skipped or failed
 # Exit status 1 when a program failed, 0 otherwise (missing heaptrack included).
@@ -50,7 +50,7 @@ dir=${1:?usage: sh bench/heaptrack.sh DIR}
 failed=0
 
 note() { echo "mem note $*"; }
-. bench/lib.sh # now_ns, median
+. bench/lib.sh # now_ns, median, disk_bytes
 
 if [ ! -x "$PROG" ]; then
 	note "$PROG is missing (make tests), skipped"
@@ -108,7 +108,7 @@ for r in $(seq "$REPS"); do
 		if [ "$q" != - ] && [ -n "$l" ]; then
 			set -- $l
 			eval "events_$t=$1; lost_$t=\$((lost_$t + $2))"
-			eval "rfile_$t=$(($(du -sk "$dir/trace" | cut -f1) * 1024))"
+			eval "rfile_$t=$(disk_bytes "$dir/trace")"
 		elif [ "$q" != - ]; then
 			echo "mem note rip run printed no summary: $(head -n 2 "$dir/err" | tr '\n' ' ')" \
 				>>"$dir/notes"

@@ -6,6 +6,15 @@
 # nanoseconds of the wall clock
 now_ns() { date +%s%N; }
 
+# disk_bytes PATH...: the bytes the files under PATH take on disk: each file's size, or what
+# it has allocated when that is less (a sparse file, like a trace's copy of the ring file,
+# .rip-ring, counts for the pages it holds, not its length).  du -sb counts sparse files
+# at their length; du -sk rounds every file up to whole blocks.
+disk_bytes() {
+	find "$@" -type f -printf '%s %b\n' 2>/dev/null |
+		awk '{ a = $2 * 512; s += $1 < a ? $1 : a } END { printf "%d\n", s }'
+}
+
 # median of the numbers on stdin ("-" when there are none)
 median() {
 	sort -n | awk '{ v[NR] = $1 } END { if (!NR) print "-"

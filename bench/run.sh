@@ -95,7 +95,7 @@ ratio() {
 	calc "%.2fx" "(b > 0 ? a / b : 0)" "$1" "$2"
 }
 
-. bench/lib.sh # now_ns, median
+. bench/lib.sh # now_ns, median, disk_bytes
 
 echo "librip bench: $(date -u '+%Y-%m-%d %H:%M:%S UTC'), $(nproc) CPUs," \
 	"$(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -n 1)"
@@ -378,17 +378,20 @@ else
 		# events/s of this run, and what the trace holds
 		run_raw="$run_raw $(awk -v n="$RUN_N" -v t=$((e - s)) \
 			'BEGIN { printf "%.2f", 2 * n / (t / 1e9) / 1e6 }')"
-		"$B/events" trace "$tmp/trace" >"$tmp/trace.txt" 2>&1
+		# the trace is packed: bench/events reads its CTF form, its bytes are the packed ones
+		rm -rf "$tmp/trace.ctf"
+		"$RIP" export --format=ctf "$tmp/trace" -o "$tmp/trace.ctf" >/dev/null 2>&1
+		"$B/events" trace "$tmp/trace.ctf" >"$tmp/trace.txt" 2>&1
 		set -- $(cat "$tmp/trace.txt")
 		# trace streams S packets P events E discarded D bytes B gaps G bad X
 		if [ "${1:-}" != trace ] || [ "$7" != $((2 * RUN_N)) ] || [ "$9" != 0 ] ||
 			[ "${13}" != 0 ] || [ "${15}" != 0 ]; then
 			run_check="$run_check run $r: $*;"
 		fi
-		run_bytes=$(calc "%.2f" "a / b" "${11:-0}" "${7:-0}")
+		run_bytes=$(calc "%.2f" "a / b" "$(disk_bytes "$tmp/trace")" "${7:-0}")
 		run_trace="$*"
 	done
-	rm -rf "$tmp/trace"
+	rm -rf "$tmp/trace" "$tmp/trace.ctf"
 	[ -z "$run_note" ] && run_rate=$(echo $run_raw | tr ' ' '\n' | median)
 fi
 
@@ -569,7 +572,7 @@ erow "bytes per event in the ring" "$(unit "$b_ring" B)" "budget 12 B" "" "" ""
 if [ -n "$run_note" ]; then
 	erow "rip run, 2 threads, block [8]" "-" "$run_note" "" "" ""
 else
-	erow "bytes per event on disk, rip run [8]" "$(unit "$run_bytes" B)" "packet headers included" \
+	erow "bytes per event on disk, rip run [8]" "$(unit "$run_bytes" B)" "packed, index included" \
 		"" "" ""
 	erow "rip run, 2 threads, block [8]" "$(unit "$run_rate" M/s)" \
 		"$(ratio "$run_rate" 20) goal 20M events/s" "" "" ""
@@ -590,7 +593,8 @@ if [ -z "$lt_note" ]; then
 fi
 if [ -z "$run_note" ]; then
 	echo "[8] rip run -o DIR -- examples/events $RUN_N --threads 2 (RIP_MODE=block, rip run's"
-	echo "    default), wall time from start to exit, median of 3:$run_raw M/s.  The trace:"
+	echo "    default), wall time from start to exit, median of 3:$run_raw M/s.  The trace (its"
+	echo "    CTF export read by bench/events; bytes: the packed trace's files, index included):"
 	echo "    ${run_trace:-?}"
 	if [ -z "$run_check" ]; then
 		echo "    every count of both threads in order, nothing discarded: zero loss."
@@ -657,8 +661,9 @@ echo "interpreting and zstd compressing included); slowdn = traced / plain, ns/e
 echo "events of one thread (2 x $(count "$mem_pairs") pairs each), added = (traced - plain) / events."
 echo "[9] build/bench/malloc THREADS $mem_pairs: each thread does the pairs, 16-4096 bytes, 16 kept"
 echo "    live, through 10 noipa frames (32 distinct stacks); rip run --mem -o DIR -- ..., and"
-echo "    heaptrack -o FILE ...: bytes on disk are du -sk DIR and heaptrack's file (its default"
-echo "    compression), over 2 x pairs x threads.  Medians of $(echo $(sed -n \
+echo "    heaptrack -o FILE ...: bytes on disk are the trace directory's files (packed chunks,"
+echo "    index, and the pages its sparse copy of the ring file holds, not its length) and"
+echo "    heaptrack's file (its default zstd compression), over 2 x pairs x threads.  Medians of $(echo $(sed -n \
 	's/^mem time plain 1 [^ ]* //p' "$M") | wc -w) interleaved repetitions (MEM_REPS)."
 echo "[10] overhead = slowdown - 1; rip's over heaptrack's, per repetition.  2 threads / 1 thread,"
 echo "    added ns per event: rip $(xx "$(mf growth rip)"), heaptrack" \
@@ -753,8 +758,11 @@ elif [ "$l1" = 0 ] && [ "$l2" = 0 ] && ! grep -q '^mem note rip recorded' "$M"; 
 else
 	echo "  rip run --mem: events LOST ($l1 on 1 thread, $l2 on 2), see [10]"
 fi
-echo "  malloc+free bytes per event on disk: rip $(unit "$(mf bytes rip 2)" B), heaptrack" \
-	"$(unit "$(mf bytes heaptrack 2)" B) (no budget; 2 threads)"
+for t in 1 2; do
+	verdict "malloc+free, $t thread(s): trace bytes per event, rip $(mf bytes rip $t) B / \
+heaptrack $(mf bytes heaptrack $t) B" \
+		"$(calc "%.3f" "(b > 0 ? a / b : 0)" "$(mf bytes rip $t)" "$(mf bytes heaptrack $t)")" 1
+done
 echo
 echo "raw numbers (ns per iteration: median, then each repetition):"
 sed 's/^/  snap        /' "$T" 2>/dev/null
@@ -804,6 +812,12 @@ section() {
 # heaptrack_print on what they wrote (median of 3, peak RSS, events per second) and prints its
 # own block and budget line; without heaptrack its row says why it was skipped.
 section analysis analysis.sh "the readers: rip leaks, heaptrack_print"
+
+# ---- 8b. recording in bounded disk: rip record --max-size ------------------------------------
+
+# bench/store.sh: rip record --max-size=10M of a program recorded for some 200 MB, the disk
+# use polled, and what the readers count as dropped (STORE_N, STORE_RATE, STORE_MAX).
+section store store.sh "rip record --max-size"
 
 # ---- 9. as the threads grow: tracing at 1-512 threads, readers at 1-1,000, tmpfs bytes -------
 

@@ -858,51 +858,94 @@ static int rip_file_path(char *buf, size_t len, const char *dir, pid_t pid, uint
 }
 
 /*
- * After execve the pid and start time stay the same: the new image gets
- * rip-PID-START.N.ring, N counting the images.
+ * The random part of a name (RIP_NAME_TAG_LEN lowercase letters, about 37
+ * bits), for a name another user took first: getrandom, or when it cannot
+ * give (an old kernel, a seccomp filter) the clock, the pid and a counter
+ * mixed, which no other user can predict to the nanosecond either.  No
+ * stdio, no locks: a fork child comes here.
  */
-static int rip_file_path_next(char *buf, size_t len, unsigned gen)
-{
-	char *dot = strrchr(buf, '.');
-	size_t stem = dot ? (size_t)(dot - buf) : strlen(buf);
-	char *ndot;
-	int n;
+#define RIP_NAME_TAG_LEN 8 /* read/ringname.h RN_TAG_LEN */
 
-	/* strip an earlier ".N" */
-	buf[stem] = 0;
-	ndot = strrchr(buf, '.');
-	if (ndot && ndot > strrchr(buf, '-') && strspn(ndot + 1, "0123456789") == strlen(ndot + 1))
-		*ndot = 0;
-	n = snprintf(buf + strlen(buf), len - strlen(buf), ".%u.ring", gen);
-	return n > 0 && (size_t)n < len ? 0 : -ENAMETOOLONG;
+static void rip_name_tag(char tag[RIP_NAME_TAG_LEN + 1])
+{
+	static uint64_t salt; /* another tag at each call (atomic: threads may race here) */
+	unsigned char r[RIP_NAME_TAG_LEN];
+	int err = errno;
+
+	if (syscall(SYS_getrandom, r, sizeof(r), 1 /* GRND_NONBLOCK */) != (long)sizeof(r)) {
+		struct timespec ts;
+		uint64_t x;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		/* Relaxed, pairs with nothing: the counter only has to differ between calls. */
+		x = (uint64_t)ts.tv_nsec ^ (uint64_t)ts.tv_sec << 30 ^ (uint64_t)getpid() << 40 ^
+		    __atomic_add_fetch(&salt, 0x9e3779b97f4a7c15ull, __ATOMIC_RELAXED);
+		for (size_t i = 0; i < sizeof(r); i++) {
+			/* splitmix64's finaliser, a byte at a time */
+			x = (x ^ x >> 30) * 0xbf58476d1ce4e5b9ull;
+			x = (x ^ x >> 27) * 0x94d049bb133111ebull;
+			r[i] = (unsigned char)(x ^ x >> 31);
+		}
+	}
+	for (size_t i = 0; i < sizeof(r); i++)
+		tag[i] = (char)('a' + r[i] % 26);
+	tag[RIP_NAME_TAG_LEN] = 0;
+	errno = err;
 }
 
 /*
- * path exists and has our pid and start time: it is the file of this
- * process's image before an execve.  Say so in it, for readers.
+ * Rename buf, a DIR/rip-PID-START... path, to image gen's name:
+ * DIR/rip-PID-START[.gen][.tag].ring (no .gen for 0, no tag for NULL).
+ * After execve the pid and start time stay the same: the new image gets
+ * rip-PID-START.N.ring, N counting the images.
  */
-static void rip_mark_execed(const char *path)
+static int rip_file_path_next(char *buf, size_t len, unsigned gen, const char *tag)
+{
+	char *slash = strrchr(buf, '/');
+	char *dot = strchr(slash ? slash : buf, '.');
+	size_t at = dot ? (size_t)(dot - buf) : strlen(buf);
+
+	/* the stem, rip-PID-START, has no dot: cut what follows it */
+	buf[at] = 0;
+	if ((gen && (!rip_str_add(buf, len, &at, ".", 1) || !rip_num_add(buf, len, &at, gen))) ||
+	    (tag && (!rip_str_add(buf, len, &at, ".", 1) ||
+		     !rip_str_add(buf, len, &at, tag, strlen(tag)))) ||
+	    !rip_str_add(buf, len, &at, ".ring", 5))
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+/*
+ * path exists: is it the file of this process's image before an execve
+ * (ours, with our pid and start time)?  Then say so in it, for readers, and
+ * return true.  false for a file in the way that is not ours: another
+ * user's, planted, or something else than a ring file.
+ */
+static bool rip_mark_execed(const char *path)
 {
 	int fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
 	struct rip_file_hdr *old;
 	struct stat st;
+	bool ours = false;
 
 	if (fd < 0)
-		return;
+		return false;
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
 	    (size_t)st.st_size < sizeof(*old))
 		goto out_close;
 	old = mmap(NULL, sizeof(*old), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (old == MAP_FAILED)
 		goto out_close;
-	if (!memcmp(old->magic, RIP_MAGIC, sizeof(old->magic)) && old->pid == getpid() &&
-	    old->start_ticks == __rip_start_ticks(0) &&
+	ours = !memcmp(old->magic, RIP_MAGIC, sizeof(old->magic)) && old->pid == getpid() &&
+	       old->start_ticks == __rip_start_ticks(0);
+	if (ours &&
 	    !(__atomic_load_n(&old->proc_flags, __ATOMIC_RELAXED) & (RIP_P_CLOSED | RIP_P_EXITED)))
 		/* Readers only test the bit. */
 		__atomic_fetch_or(&old->proc_flags, RIP_P_EXECED, __ATOMIC_RELAXED);
 	munmap(old, sizeof(*old));
 out_close:
 	close(fd);
+	return ours;
 }
 
 /*
@@ -997,6 +1040,33 @@ err_unlink:
 	close(fd);
 	rip_mark_failed(path, err, rip_file_reserved(len, h, sparse));
 	return -err;
+}
+
+/*
+ * Create the file at buf (a default name, image gen's) when a file was in
+ * the way there that is not ours: the same name with a random part, tried
+ * up to RIP_NAME_TRIES times (O_EXCL: a name taken meanwhile is never
+ * opened).  Another user can take every name librip would try without one
+ * (rip-PID-START.ring, .1 ... .99, predictable), never these.  The fd, or
+ * -errno (-EEXIST when every try was taken, which only a guess of 37 random
+ * bits at each try could do).
+ */
+#define RIP_NAME_TRIES 16
+
+static int rip_file_create_tagged(char *buf, size_t blen, unsigned gen, size_t len,
+				  const struct rip_file_hdr *h, bool sparse)
+{
+	char tag[RIP_NAME_TAG_LEN + 1];
+	int fd = -EEXIST, err;
+
+	for (int i = 0; i < RIP_NAME_TRIES && fd == -EEXIST; i++) {
+		rip_name_tag(tag);
+		err = rip_file_path_next(buf, blen, gen, tag);
+		if (err)
+			return err;
+		fd = rip_file_create(buf, len, h, sparse);
+	}
+	return fd;
 }
 
 #ifndef MADV_POPULATE_WRITE
@@ -1129,17 +1199,29 @@ int __rip_open_locked(const char *path, const char *dir, uint32_t slots, uint32_
 	len = rip_file_layout(&layout, slots, ev, __rip_proc.sparse ? rip_env_watch_copies() : 0,
 			      __rip_proc.sparse && rip_env_samples());
 	fd = rip_file_create(path, len, &layout, __rip_proc.sparse);
-	if (fd == -EEXIST && path == buf && __rip_proc.no_exec_follow) {
-		/* An image exec'd into, not followed (RIP_FOLLOW): no file, no cost. */
-		rip_mark_execed(buf);
-		return -ESRCH;
-	}
-	for (unsigned gen = 1; fd == -EEXIST && path == buf && gen < 100; gen++) {
-		rip_mark_execed(buf);
-		err = rip_file_path_next(buf, sizeof(buf), gen);
-		if (err)
-			return err;
-		fd = rip_file_create(path, len, &layout, __rip_proc.sparse);
+	if (fd == -EEXIST && path == buf) {
+		/*
+		 * The name is taken: by this process's image before an execve
+		 * (ours: marked, and the next image's name is tried), or by a file
+		 * in the way that is not ours (another user's, planted: names are
+		 * predictable), which gets the same name with a random part.
+		 */
+		unsigned gen = 0;
+		bool ours = rip_mark_execed(buf);
+
+		if (ours && __rip_proc.no_exec_follow)
+			return -ESRCH; /* an image exec'd into, not followed (RIP_FOLLOW): no cost */
+		while (fd == -EEXIST && ours && gen < 99) {
+			err = rip_file_path_next(buf, sizeof(buf), ++gen, NULL);
+			if (err)
+				return err;
+			fd = rip_file_create(path, len, &layout, __rip_proc.sparse);
+			if (fd == -EEXIST)
+				ours = rip_mark_execed(buf);
+		}
+		if (fd == -EEXIST)
+			fd = rip_file_create_tagged(buf, sizeof(buf), gen, len, &layout,
+						    __rip_proc.sparse);
 	}
 	if (fd < 0)
 		return fd;
@@ -1490,6 +1572,9 @@ static void rip_atfork_child(void)
 	if (!ok)
 		goto err_private;
 	fd = rip_file_create(path, len, h, __rip_proc.sparse);
+	/* A name in the way (another user's: a child's pid is predictable): a random part. */
+	if (fd == -EEXIST && !(__rip_proc.flags & RIP_F_LEGACY_API))
+		fd = rip_file_create_tagged(path, sizeof(path), 0, len, h, __rip_proc.sparse);
 	if (fd < 0)
 		goto err_private;
 	/*

@@ -438,7 +438,7 @@ int ev_consume(struct rr_file *f, const struct ev_types *types, uint32_t ring, b
 	uint64_t written, consumed;
 	uint32_t npk;
 	sigjmp_buf jb;
-	bool freed = false;
+	volatile bool freed = false; /* read after the guard's sigsetjmp */
 	int ret = 0;
 
 	if (!ev_ring_ok(f, ring) || !f->wmap)

@@ -78,62 +78,15 @@ int pk_peek(const uint8_t *blk, size_t len, struct pk_hdr *hdr, char *err, size_
 }
 
 /*
- * A column as read.  The bytes of the packets' headers, of the packets
- * kept whole, of strings and arrays are taken as they come (p, len, pos);
- * every other column is a run of varints, decoded at once into values (v,
- * nv) and taken one by one (at).
+ * A column as read: its bytes (p, len) and how far they are taken (pos).
+ * Varints are decoded as they are taken, a byte that is a whole value (the
+ * usual one) on the inline path: decoding every varint column into an
+ * array of values first, then taking them from there, cost 10% more.
  */
 struct dcol {
 	const uint8_t *p;
 	size_t len, pos;
-	uint64_t *v;
-	size_t nv, at;
 };
-
-static bool dcol_is_bytes(uint32_t key)
-{
-	return key == K_PKT || key == K_PHDR || key == K_RAW || key == K_STR || key == K_ARR;
-}
-
-/*
- * The varints of c into v (room for c->len of them: a value takes a byte at
- * least): 0, or -1 when one is cut or longer than 64 bits.
- */
-static int dcol_values(struct dcol *c, uint64_t *v)
-{
-	const uint8_t *p = c->p;
-	size_t n = 0, i = 0, len = c->len;
-
-	c->v = v;
-	while (i < len) {
-		uint64_t x = p[i++];
-
-		if (x >= 0x80) {
-			x &= 0x7f;
-			for (uint32_t sh = 7;; sh += 7) {
-				uint64_t b;
-
-				if (i >= len || sh > 63)
-					return -1;
-				b = p[i++];
-				x |= (b & 0x7f) << sh;
-				if (b < 0x80)
-					break;
-			}
-		}
-		c->v[n++] = x;
-	}
-	c->nv = n;
-	return 0;
-}
-
-static inline int dcol_get(struct dcol *c, uint64_t *v)
-{
-	if (c->at >= c->nv)
-		return -1;
-	*v = c->v[c->at++];
-	return 0;
-}
 
 static const uint8_t *dcol_bytes(struct dcol *c, size_t n)
 {
@@ -146,7 +99,7 @@ static const uint8_t *dcol_bytes(struct dcol *c, size_t n)
 	return p;
 }
 
-/* A varint of a bytes column (the counts of arrays, the lengths of packets kept whole). */
+/* The next varint of c: 0, or -1 when it is cut or longer than 10 bytes. */
 static int dcol_uv(struct dcol *c, uint64_t *v)
 {
 	uint64_t x = 0;
@@ -166,16 +119,30 @@ static int dcol_uv(struct dcol *c, uint64_t *v)
 	return -1;
 }
 
+static inline int dcol_get(struct dcol *c, uint64_t *v)
+{
+	if (__builtin_expect(c->pos < c->len && c->p[c->pos] < 0x80, 1)) {
+		*v = c->p[c->pos++];
+		return 0;
+	}
+	return dcol_uv(c, v);
+}
+
 /*
- * The decoder's lists: the entries each holds, oldest first, as arrays of
- * values and stamps (from head to tail).  The rank of an entry counts from
- * the newest, so the usual small rank is an entry near the tail, taken out
- * by moving the few after it.  The same entries as the coder's bitmaps
- * (read/packfmt.h): a stamp older than the window leaves at the front.
+ * The decoder's lists: the entries each holds, oldest first, as an array of
+ * (value, stamp) from head to tail.  The rank of an entry counts from the
+ * newest, so the usual small rank is an entry near the tail, taken out by
+ * moving the few after it (one move: values and stamps side by side).  The
+ * same entries as the coder's bitmaps (read/packfmt.h): a stamp older than
+ * the window leaves at the front.
  */
+struct dent {
+	uint64_t val;
+	uint64_t stamp;
+};
+
 struct dlist {
-	uint64_t val[2 * PK_WINDOW];
-	uint32_t stamp[2 * PK_WINDOW];
+	struct dent e[2 * PK_WINDOW];
 	uint32_t head, tail;
 };
 
@@ -184,31 +151,32 @@ struct dmtf {
 	uint32_t n; /* stamps used */
 };
 
-static void dmtf_push(struct dmtf *m, uint64_t v, uint32_t l)
+static inline void dmtf_push(struct dmtf *m, uint64_t v, uint32_t l)
 {
 	struct dlist *d = &m->l[l];
 
-	if (d->tail == 2 * PK_WINDOW) { /* no room at the end: the entries to the front */
+	if (__builtin_expect(d->tail == 2 * PK_WINDOW, 0)) { /* the entries to the front */
 		uint32_t k = d->tail - d->head;
 
-		memmove(d->val, d->val + d->head, k * sizeof(d->val[0]));
-		memmove(d->stamp, d->stamp + d->head, k * sizeof(d->stamp[0]));
+		memmove(d->e, d->e + d->head, k * sizeof(d->e[0]));
 		d->head = 0;
 		d->tail = k;
 	}
-	d->val[d->tail] = v;
-	d->stamp[d->tail++] = m->n++;
+	d->e[d->tail++] = (struct dent){ .val = v, .stamp = m->n++ };
 }
 
 /* Entries older than the window leave, before a code is read at stamp n. */
-static void dmtf_age(struct dmtf *m)
+static inline void dmtf_age(struct dmtf *m)
 {
+	uint32_t lim;
+
 	if (m->n < PK_WINDOW)
 		return;
+	lim = m->n - PK_WINDOW;
 	for (int l = 0; l < 2; l++) {
 		struct dlist *d = &m->l[l];
 
-		while (d->head < d->tail && d->stamp[d->head] < m->n - PK_WINDOW)
+		while (d->head < d->tail && d->e[d->head].stamp < lim)
 			d->head++;
 	}
 }
@@ -218,6 +186,7 @@ static void dmtf_age(struct dmtf *m)
 struct dplan {
 	bool ready;
 	uint32_t nf;
+	uint32_t fixed; /* the type's fixed-size bytes (its ev_type's, here at hand) */
 	struct dcol *ts;
 	struct {
 		uint8_t op, size;
@@ -228,8 +197,6 @@ struct dplan {
 struct pk_dec {
 	uint8_t *cols; /* the columns decompressed */
 	size_t colscap;
-	uint64_t *vals; /* the varint columns' values */
-	size_t valscap;
 	ZSTD_DCtx *zd;
 	const struct ev_types *types;
 	uint32_t ncols;
@@ -259,6 +226,7 @@ static struct dplan *dec_plan(struct pk_dec *d, const struct ev_type *t)
 		return pl;
 	pl->ts = dec_col(d, K_TS(t->id));
 	pl->nf = t->nfields;
+	pl->fixed = t->fixed;
 	for (uint32_t i = 0; i < t->nfields; i++) {
 		pl->f[i].op = field_op(t->fields[i].type);
 		pl->f[i].size = (uint8_t)rip_field_size(t->fields[i].type);
@@ -273,7 +241,8 @@ static int bad(struct pk_dec *d, const char *what, uint32_t p)
 	return rr_fail(d->err, d->errlen, -EBADMSG, "packed block: %s (packet %u)", what, p);
 }
 
-static int dec_hex(struct pk_dec *d, struct dcol *c, uint64_t *last, uint64_t *v, uint32_t p)
+static inline int dec_hex(struct pk_dec *d, struct dcol *c, uint64_t *last, uint64_t *v,
+			  uint32_t p)
 {
 	struct dmtf *m = &d->mtf;
 	uint64_t code, dv;
@@ -294,9 +263,8 @@ static int dec_hex(struct pk_dec *d, struct dcol *c, uint64_t *last, uint64_t *v
 		if (rank >= dl->tail - dl->head)
 			return bad(d, "hex rank past its list", p);
 		i = dl->tail - 1 - (uint32_t)rank;
-		*v = dl->val[i];
-		memmove(dl->val + i, dl->val + i + 1, (size_t)rank * sizeof(dl->val[0]));
-		memmove(dl->stamp + i, dl->stamp + i + 1, (size_t)rank * sizeof(dl->stamp[0]));
+		*v = dl->e[i].val;
+		memmove(dl->e + i, dl->e + i + 1, (size_t)rank * sizeof(dl->e[0]));
 		dl->tail--;
 		dmtf_push(m, *v, l ^ 1);
 	}
@@ -321,14 +289,18 @@ static int dec_events(struct pk_dec *d, uint8_t *o, size_t len, uint64_t ts, uin
 			return bad(d, "event id column cut", p);
 		id = code >> 1;
 		ext = code & 1;
-		if (id >= EV_MAX_TYPES || !d->types->t[id].valid ||
-		    (!ext && id >= RIP_EVENT_ID_EXTENDED))
+		if (id >= EV_MAX_TYPES || (!ext && id >= RIP_EVENT_ID_EXTENDED))
 			return bad(d, "unknown event id", p);
-		t = &d->types->t[id];
-		pl = dec_plan(d, t);
+		pl = &d->plan[id]; /* a plan is made for a valid type only */
+		if (__builtin_expect(!pl->ready, 0)) {
+			t = &d->types->t[id];
+			if (!t->valid)
+				return bad(d, "unknown event id", p);
+			pl = dec_plan(d, t);
+		}
 		if (dcol_get(pl->ts, &dt))
 			return bad(d, "time column cut", p);
-		if (len - off < (ext ? 13u : 4u) + t->fixed)
+		if (len - off < (ext ? 13u : 4u) + pl->fixed)
 			return bad(d, "event past its packet's end", p);
 		if (ext) {
 			uint32_t id32 = (uint32_t)id;
@@ -413,7 +385,6 @@ void pk_dec_free(struct pk_dec *d)
 		return;
 	ZSTD_freeDCtx(d->zd);
 	free(d->cols);
-	free(d->vals);
 	free(d);
 }
 
@@ -437,7 +408,7 @@ int pk_decode(struct pk_dec *dd, const struct ev_types *types, const uint8_t *bl
 {
 	struct pk_dec *d = dd;
 	struct pk_hdr h;
-	size_t pos, cpos = 0, total = 0, o = 0, vpos = 0;
+	size_t pos, cpos = 0, total = 0, o = 0;
 	int ret;
 
 	out->len = 0;
@@ -463,7 +434,6 @@ int pk_decode(struct pk_dec *dd, const struct ev_types *types, const uint8_t *bl
 		total += c.raw;
 	}
 	if (pk_room((void **)&d->cols, &d->colscap, total ? total : 1) ||
-	    pk_room((void **)&d->vals, &d->valscap, (total ? total : 1) * sizeof(uint64_t)) ||
 	    pk_room((void **)&out->data, &out->cap, h.raw + 8) ||
 	    pk_room((void **)&out->off, &out->offcap, h.npackets * sizeof(*out->off))) {
 		ret = rr_fail(err, errlen, -ENOMEM, "decoding a packed block: out of memory");
@@ -487,14 +457,6 @@ int pk_decode(struct pk_dec *dd, const struct ev_types *types, const uint8_t *bl
 		}
 		d->col[i] = (struct dcol){ .p = d->cols + cpos, .len = c.raw };
 		d->ncols = i + 1;
-		if (!dcol_is_bytes(c.key)) {
-			if (dcol_values(&d->col[i], d->vals + vpos)) {
-				ret = rr_fail(err, errlen, -EBADMSG,
-					      "packed block: column 0x%x: a varint is cut", c.key);
-				goto out;
-			}
-			vpos += d->col[i].nv;
-		}
 		cpos += c.raw;
 		pos += c.size;
 	}
@@ -542,7 +504,7 @@ int pk_decode(struct pk_dec *dd, const struct ev_types *types, const uint8_t *bl
 	for (uint32_t i = 0; i < h.ncols; i++) {
 		const struct dcol *c = &d->col[i];
 
-		if (dcol_is_bytes(d->key[i]) ? c->pos != c->len : c->at != c->nv) {
+		if (c->pos != c->len) {
 			ret = rr_fail(err, errlen, -EBADMSG,
 				      "packed block: column 0x%x has bytes no packet used", d->key[i]);
 			goto out;

@@ -15,6 +15,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pwd.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -331,28 +332,62 @@ static int rr_open_unpacked(struct rr_file *f, struct stat *st, uint64_t raw_max
 	return ret;
 }
 
-static int rr_open_fd(const char *path, struct rr_file *f, struct stat *st, uint64_t raw_max,
-		      char *err, size_t len)
+#define RR_ANY_OWNER ((uid_t)-1)
+
+const char *rr_user_name(uid_t uid, char *buf, size_t len)
 {
+	struct passwd pw, *res = NULL;
+	char tmp[1024];
+
+	if (!getpwuid_r(uid, &pw, tmp, sizeof(tmp), &res) && res && res->pw_name)
+		snprintf(buf, len, "%s (uid %u)", res->pw_name, (unsigned)uid);
+	else
+		snprintf(buf, len, "uid %u", (unsigned)uid);
+	return buf;
+}
+
+/*
+ * Open path (extra open flags oflags) into f, its fstat in f->st and *st: a
+ * regular file, of owner unless that is RR_ANY_OWNER.
+ */
+static int rr_open_fd(const char *path, struct rr_file *f, struct stat *st, uint64_t raw_max,
+		      int oflags, uid_t owner, char *err, size_t len)
+{
+	char who[128];
+	int e;
+
 	memset(f, 0, sizeof(*f));
 	f->fd = -1;
 	if (strlen(path) >= sizeof(f->path))
 		return rr_fail(err, len, -ENAMETOOLONG, "%s: path too long", path);
 	snprintf(f->path, sizeof(f->path), "%s", path);
-	f->fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (f->fd < 0)
-		return rr_fail(err, len, -errno, "%s: %s", path, strerror(errno));
+	f->fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | oflags);
+	if (f->fd < 0) {
+		e = errno;
+		if (e == ELOOP && (oflags & O_NOFOLLOW))
+			return rr_fail(err, len, -ELOOP, "%s: a symbolic link: not followed", path);
+		return rr_fail(err, len, -e, "%s: %s", path, strerror(e));
+	}
 	if (fstat(f->fd, st)) {
-		int e = errno;
-
+		e = errno;
 		close(f->fd);
 		f->fd = -1;
 		return rr_fail(err, len, -e, "%s: %s", path, strerror(e));
 	}
+	f->st = *st;
 	if (!S_ISREG(st->st_mode)) {
 		close(f->fd);
 		f->fd = -1;
 		return rr_fail(err, len, -EINVAL, "%s: not a regular file", path);
+	}
+	if (owner != RR_ANY_OWNER && st->st_uid != owner) {
+		close(f->fd);
+		f->fd = -1;
+		return rr_fail(err, len, -EPERM,
+			       "%s: owned by %s, not by %s: refused (in a shared directory, "
+			       "anyone may put a file there)",
+			       path, rr_user_name(st->st_uid, who, sizeof(who)),
+			       owner == geteuid() ? "you" : "the process");
 	}
 	return rr_open_unpacked(f, st, raw_max, err, len);
 }
@@ -369,14 +404,16 @@ static int rr_map(struct rr_file *f, size_t size, char *err, size_t len)
 	return 0;
 }
 
-int rr_open(const char *path, struct rr_file *f, char *err, size_t errlen)
+/* rr_open and rr_open_owned: rr_open_fd's flags and owner. */
+static int rr_open_how(const char *path, int oflags, uid_t owner, struct rr_file *f, char *err,
+		       size_t errlen)
 {
 	struct stat st;
 	ssize_t n;
 	int ret;
 	char why[RR_ERR_MAX];
 
-	ret = rr_open_fd(path, f, &st, 0, err, errlen);
+	ret = rr_open_fd(path, f, &st, 0, oflags, owner, err, errlen);
 	if (ret)
 		return ret;
 	if ((uint64_t)st.st_size < RIP_HDR_SIZE) {
@@ -410,6 +447,16 @@ err_close:
 	return ret;
 }
 
+int rr_open(const char *path, struct rr_file *f, char *err, size_t errlen)
+{
+	return rr_open_how(path, 0, RR_ANY_OWNER, f, err, errlen);
+}
+
+int rr_open_owned(const char *path, uid_t owner, struct rr_file *f, char *err, size_t errlen)
+{
+	return rr_open_how(path, O_NOFOLLOW, owner, f, err, errlen);
+}
+
 bool rr_all_digits(const char *s)
 {
 	if (!*s)
@@ -424,6 +471,7 @@ int rr_open_target(const char *target, struct rr_file *f, char *err, size_t errl
 {
 	char path[PATH_MAX];
 	struct stat st;
+	uid_t owner;
 	int ret;
 
 	memset(f, 0, sizeof(*f));
@@ -433,10 +481,19 @@ int rr_open_target(const char *target, struct rr_file *f, char *err, size_t errl
 
 		if (pid <= 0 || pid > 0x3fffffff)
 			return rr_fail(err, errlen, -ERANGE, "bad pid '%s'", target);
-		ret = rr_find_pid((pid_t)pid, path, sizeof(path), err, errlen);
+		ret = rr_find_pid((pid_t)pid, path, sizeof(path), &owner, err, errlen);
 		if (ret)
 			return ret;
-		target = path;
+		/* The file found, opened again: the same checks on what the descriptor is. */
+		ret = rr_open_owned(path, owner, f, err, errlen);
+		if (!ret && f->hdr.pid != (pid_t)pid) {
+			rr_close(f);
+			ret = rr_fail(err, errlen, -EBADMSG,
+				      "%s: refused: its header is of pid %d, not %ld (it changed "
+				      "since it was found)",
+				      path, (int)f->hdr.pid, pid);
+		}
+		return ret;
 	} else if (!stat(target, &st) && S_ISDIR(st.st_mode)) {
 		/* A trace directory: the copy of the ring file rip run kept there. */
 		if (snprintf(path, sizeof(path), "%s/%s", target, RR_TRACE_RING) >= (int)sizeof(path))
@@ -457,7 +514,8 @@ int rr_open_legacy(const char *path, struct rr_file *f, char *err, size_t errlen
 	struct stat st;
 	int ret;
 
-	ret = rr_open_fd(path, f, &st, (uint64_t)RR_LEGACY_SLOT * RR_MAX_SLOTS, err, errlen);
+	ret = rr_open_fd(path, f, &st, (uint64_t)RR_LEGACY_SLOT * RR_MAX_SLOTS, 0, RR_ANY_OWNER,
+			 err, errlen);
 	if (ret)
 		return ret;
 	if (st.st_size == 0 || st.st_size % RR_LEGACY_SLOT ||
@@ -1612,12 +1670,16 @@ static bool rr_run_dir_name(const char *name)
 	       name[strlen(RR_RUN_DIR_PREFIX)] && !strchr(name, '/');
 }
 
-/* The caller's regular files of dir, and (depth 0) of its rip run directories. */
-static int rr_each_in(const char *dir, int depth, rr_file_cb cb, void *arg)
+/*
+ * The caller's regular files of dir, and (depth 0) of its rip run
+ * directories; every user's with RR_EACH_ALL_USERS.
+ */
+static int rr_each_in(const char *dir, int depth, unsigned flags, rr_file_cb cb, void *arg)
 {
 	struct dirent **names;
 	int n = scandir(dir, &names, NULL, alphasort), ret = 0;
 	uid_t me = geteuid();
+	bool all = flags & RR_EACH_ALL_USERS;
 
 	if (n < 0)
 		return -errno;
@@ -1629,13 +1691,14 @@ static int rr_each_in(const char *dir, int depth, rr_file_cb cb, void *arg)
 		if (ret)
 			goto next;
 		len = snprintf(path, sizeof(path), "%s/%s", dir, names[k]->d_name);
-		if (len < 0 || (size_t)len >= sizeof(path) || lstat(path, &st) || st.st_uid != me)
+		if (len < 0 || (size_t)len >= sizeof(path) || lstat(path, &st) ||
+		    (st.st_uid != me && !all))
 			goto next;
 		if (S_ISREG(st.st_mode)) {
 			ret = cb(path, &st, arg);
 		} else if (S_ISDIR(st.st_mode) && depth == 0 && rr_run_dir_name(names[k]->d_name) &&
 			   !(st.st_mode & 022)) {
-			int e = rr_each_in(path, 1, cb, arg);
+			int e = rr_each_in(path, 1, flags, cb, arg);
 
 			if (e > 0)
 				ret = e; /* the callback's: stop; an unreadable directory is skipped */
@@ -1651,20 +1714,21 @@ static int rr_each_in(const char *dir, int depth, rr_file_cb cb, void *arg)
 	return ret;
 }
 
-int rr_each_file(const char *only_dir, rr_file_cb cb, void *arg, char *err, size_t errlen)
+int rr_each_file(const char *only_dir, unsigned flags, rr_file_cb cb, void *arg, char *err,
+		 size_t errlen)
 {
 	char dirs[3][PATH_MAX];
 	int nd, ret = 0;
 
 	if (only_dir) {
-		ret = rr_each_in(only_dir, 0, cb, arg);
+		ret = rr_each_in(only_dir, 0, flags, cb, arg);
 		if (ret < 0 && ret != -ENOMEM)
 			return rr_fail(err, errlen, ret, "%s: %s", only_dir, strerror(-ret));
 		return ret;
 	}
 	nd = rr_dirs(dirs, 3);
 	for (int i = 0; i < nd && !ret; i++) {
-		ret = rr_each_in(dirs[i], 0, cb, arg);
+		ret = rr_each_in(dirs[i], 0, flags, cb, arg);
 		if (ret < 0 && ret != -ENOMEM)
 			ret = 0; /* a directory that is not there */
 	}
@@ -1673,20 +1737,90 @@ int rr_each_file(const char *only_dir, rr_file_cb cb, void *arg, char *err, size
 	return ret;
 }
 
+/*
+ * Is path, opened without following a link and checked on its descriptor,
+ * a regular file of owner (unless RR_ANY_OWNER) whose header (magic) has pid
+ * and start?  1 or 0, with the header in h and the owner in *uid; -2 for
+ * another owner; -1 when it cannot be read or has no magic.
+ */
+static int rr_hdr_is(const char *path, pid_t pid, uint64_t start, uid_t owner, uid_t *uid,
+		     struct rip_file_hdr *h)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY | O_NOFOLLOW);
+	struct stat st;
+	int ok = -1;
+
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode))
+		goto out_close;
+	*uid = st.st_uid;
+	if (owner != RR_ANY_OWNER && st.st_uid != owner) {
+		ok = -2;
+		goto out_close;
+	}
+	if (pread(fd, h, sizeof(*h), 0) != (ssize_t)sizeof(*h) ||
+	    memcmp(h->magic, RIP_MAGIC, sizeof(h->magic)))
+		goto out_close;
+	ok = h->pid == pid && h->start_ticks == start;
+out_close:
+	close(fd);
+	return ok;
+}
+
 struct rr_find {
 	pid_t pid;
-	char best[PATH_MAX];
+	uint64_t now;	     /* the start time of the process that has pid now, or 0 */
+	char best[PATH_MAX]; /* the newest of ours whose header matches */
 	time_t mtime;
+	char theirs[PATH_MAX]; /* another user's, refused */
+	uid_t their_uid;
+	char bad[PATH_MAX]; /* ours, but its header is another process's */
+	pid_t bad_pid;
+	uint64_t bad_start, bad_name_start;
+	char earlier[PATH_MAX]; /* ours, of an earlier process with the same pid */
+	uint64_t earlier_start;
 };
 
 static int rr_find_one(const char *path, const struct stat *st, void *arg)
 {
 	struct rr_find *fd = arg;
 	const char *base = strrchr(path, '/');
+	struct rip_file_hdr h;
 	struct rn_name n;
+	uid_t uid;
+	int ok;
 
 	if (!S_ISREG(st->st_mode) || rn_parse(base ? base + 1 : path, &n) || n.pid != fd->pid)
 		return 0;
+	if (st->st_uid != geteuid()) {
+		snprintf(fd->theirs, sizeof(fd->theirs), "%s", path);
+		fd->their_uid = st->st_uid;
+		return 0;
+	}
+	ok = rr_hdr_is(path, n.pid, n.start, geteuid(), &uid, &h);
+	if (ok == -2) { /* swapped since the scan's lstat */
+		snprintf(fd->theirs, sizeof(fd->theirs), "%s", path);
+		fd->their_uid = uid;
+		return 0;
+	}
+	if (ok == 0) {
+		snprintf(fd->bad, sizeof(fd->bad), "%s", path);
+		fd->bad_pid = h.pid;
+		fd->bad_start = h.start_ticks;
+		fd->bad_name_start = n.start;
+		return 0;
+	}
+	/*
+	 * ok < 0: no magic (a file being created, or broken): a candidate all
+	 * the same, so that rr_open tells what is wrong with it; rr_open_target
+	 * checks its pid once it is valid.
+	 */
+	if (fd->now && n.start != fd->now) {
+		snprintf(fd->earlier, sizeof(fd->earlier), "%s", path);
+		fd->earlier_start = n.start;
+		return 0;
+	}
 	if (!fd->best[0] || st->st_mtime >= fd->mtime) {
 		snprintf(fd->best, sizeof(fd->best), "%s", path);
 		fd->mtime = st->st_mtime;
@@ -1694,51 +1828,105 @@ static int rr_find_one(const char *path, const struct stat *st, void *arg)
 	return 0;
 }
 
-int rr_find_pid(pid_t pid, char *path, size_t len, char *err, size_t errlen)
+/* The ring file the live process pid maps whose header is its own: 0, or -ENOENT. */
+static int rr_find_mapped(pid_t pid, uint64_t start, char *path, size_t len, uid_t *owner)
 {
 	char maps[64], line[PATH_MAX + 256];
-	struct rr_find fd = { .pid = pid };
+	struct stat pst;
 	FILE *fp;
-	int ret;
+	int ret = -ENOENT;
 
-	/* A live process: whatever ring file it has mapped, wherever it is. */
+	snprintf(maps, sizeof(maps), "/proc/%d", (int)pid);
+	if (stat(maps, &pst))
+		return -ENOENT;
 	snprintf(maps, sizeof(maps), "/proc/%d/maps", (int)pid);
 	fp = fopen(maps, "re");
-	if (fp) {
-		while (fgets(line, sizeof(line), fp)) {
-			char *p = strchr(line, '/');
-			size_t l;
+	if (!fp)
+		return -ENOENT;
+	while (ret && fgets(line, sizeof(line), fp)) {
+		char *p = strchr(line, '/');
+		struct rip_file_hdr h;
+		size_t l;
+		uid_t uid;
 
-			if (!p || !strstr(line, " rw-s "))
-				continue;
-			l = strlen(p);
-			if (l && p[l - 1] == '\n')
-				p[--l] = 0;
-			if (l >= 10 && !strcmp(p + l - 10, " (deleted)"))
-				continue;
-			if (rr_is_ring(p)) {
-				fclose(fp);
-				if (strlen(p) >= len)
-					return rr_fail(err, errlen, -ENAMETOOLONG, "path too long");
-				snprintf(path, len, "%s", p);
-				return 0;
+		if (!p || !strstr(line, " rw-s "))
+			continue;
+		l = strlen(p);
+		if (l && p[l - 1] == '\n')
+			p[--l] = 0;
+		if (l >= 10 && !strcmp(p + l - 10, " (deleted)"))
+			continue;
+		/*
+		 * Its own file, the caller's or the process's user's: not one it
+		 * maps of another process (rip record maps its target's).
+		 */
+		if (rr_hdr_is(p, pid, start, RR_ANY_OWNER, &uid, &h) == 1 &&
+		    (uid == geteuid() || uid == pst.st_uid)) {
+			if (l >= len) {
+				ret = -ENAMETOOLONG;
+				break;
 			}
+			snprintf(path, len, "%s", p);
+			*owner = uid;
+			ret = 0;
 		}
-		fclose(fp);
+	}
+	fclose(fp);
+	return ret;
+}
+
+int rr_find_pid(pid_t pid, char *path, size_t len, uid_t *owner, char *err, size_t errlen)
+{
+	struct rr_find fd = { .pid = pid, .now = rr_proc_start_ticks(pid) };
+	char who[128];
+	int ret;
+
+	/* A live process: whatever ring file of its own it has mapped, wherever it is. */
+	if (fd.now) {
+		ret = rr_find_mapped(pid, fd.now, path, len, owner);
+		if (ret != -ENOENT)
+			return ret ? rr_fail(err, errlen, ret, "path too long") : 0;
 	}
 	/* A dead one (or one we cannot inspect): its file by name, the newest of ours. */
-	ret = rr_each_file(NULL, rr_find_one, &fd, err, errlen);
+	ret = rr_each_file(NULL, 0, rr_find_one, &fd, err, errlen);
 	if (ret < 0)
 		return ret;
+	/* Others' files are not read, but named: the user sees why there is none. */
 	if (!fd.best[0])
+		ret = rr_each_file(NULL, RR_EACH_ALL_USERS, rr_find_one, &fd, err, errlen);
+	if (ret < 0)
+		return ret;
+	if (fd.best[0]) {
+		if (strlen(fd.best) >= len)
+			return rr_fail(err, errlen, -ENAMETOOLONG, "path too long");
+		snprintf(path, len, "%s", fd.best);
+		*owner = geteuid();
+		return 0;
+	}
+	if (fd.bad[0])
+		return rr_fail(err, errlen, -EBADMSG,
+			       "%s: refused: its header is of pid %d started at %llu, not of pid %d "
+			       "started at %llu as its name says (a file made to look like another "
+			       "process's?)",
+			       fd.bad, (int)fd.bad_pid, (unsigned long long)fd.bad_start, (int)pid,
+			       (unsigned long long)fd.bad_name_start);
+	if (fd.earlier[0])
 		return rr_fail(err, errlen, -ENOENT,
-			       "no ring file for pid %d (is it linked with librip and run with "
-			       "RIP_RING=1? is RIP_DIR the same?)",
-			       (int)pid);
-	if (strlen(fd.best) >= len)
-		return rr_fail(err, errlen, -ENAMETOOLONG, "path too long");
-	snprintf(path, len, "%s", fd.best);
-	return 0;
+			       "pid %d is a process started at %llu without a ring file; %s is of "
+			       "an earlier process with that pid (started at %llu): name the file "
+			       "to read it",
+			       (int)pid, (unsigned long long)fd.now, fd.earlier,
+			       (unsigned long long)fd.earlier_start);
+	if (fd.theirs[0])
+		return rr_fail(err, errlen, -EPERM,
+			       "%s: owned by %s, not by you: refused (in a shared directory, anyone "
+			       "may put a file there)%s",
+			       fd.theirs, rr_user_name(fd.their_uid, who, sizeof(who)),
+			       geteuid() == 0 ? "; name the file to read it anyway" : "");
+	return rr_fail(err, errlen, -ENOENT,
+		       "no ring file for pid %d (is it linked with librip and run with "
+		       "RIP_RING=1? is RIP_DIR the same?)",
+		       (int)pid);
 }
 
 /* ---- durations -------------------------------------------------------------------- */

@@ -35,6 +35,7 @@ struct rr_file {
 	bool legacy_raw;	 /* a raw file of the original librip header */
 	uint8_t *wmap;		 /* a writable mapping (consumers, rip enable), or NULL */
 	bool unpacked;		 /* fd is a memory copy of a compressed file: never live */
+	struct stat st;		 /* what was opened at path (fstat of its descriptor) */
 };
 
 /* How a file given to a reader is compressed (read/unpack.c). */
@@ -169,10 +170,11 @@ bool rr_all_digits(const char *s);
 #define RR_TRACE_RING ".rip-ring"
 
 /*
- * Open TARGET, a pid (its ring file: rr_find_pid), a ring file path or a
- * trace directory (its RR_TRACE_RING copy), validated as rr_open does.  0,
- * or -errno with the reason in err (-ERANGE: a number that cannot be a pid;
- * -ENOENT for a trace without a copy).
+ * Open TARGET, a pid (its ring file: rr_find_pid, opened as rr_open_owned
+ * does and its header's pid checked again), a ring file path or a trace
+ * directory (its RR_TRACE_RING copy), validated as rr_open does.  0, or
+ * -errno with the reason in err (-ERANGE: a number that cannot be a pid;
+ * -ENOENT for a trace without a copy; -EPERM, -EBADMSG: rr_find_pid).
  */
 int rr_open_target(const char *target, struct rr_file *f, char *err, size_t errlen);
 
@@ -182,6 +184,17 @@ int rr_open_target(const char *target, struct rr_file *f, char *err, size_t errl
  * in err (what is wrong, and what to do when there is something to do).
  */
 int rr_open(const char *path, struct rr_file *f, char *err, size_t errlen);
+
+/*
+ * rr_open for a file found in a shared directory, not named by the user: a
+ * symbolic link is not followed (O_NOFOLLOW), and what was opened (fstat of
+ * the descriptor, not of the name, which another user may swap) must be a
+ * regular file owned by owner, else -EPERM with a message naming its owner.
+ */
+int rr_open_owned(const char *path, uid_t owner, struct rr_file *f, char *err, size_t errlen);
+
+/* "NAME (uid N)" for uid, or "uid N" when it has no name, into buf. */
+const char *rr_user_name(uid_t uid, char *buf, size_t len);
 void rr_close(struct rr_file *f);
 
 /*
@@ -437,17 +450,28 @@ bool rr_run_dir_held(const char *dir);
  * cb(path, st, arg) for each, and for each of those directories after its
  * files (S_ISDIR(st->st_mode)); a nonzero return stops the walk and is
  * returned.  A directory that cannot be read is skipped, or, for only_dir,
- * -errno with a message in err.
+ * -errno with a message in err.  With RR_EACH_ALL_USERS, every user's files
+ * and rip run directories (rip gc --all-users; st->st_uid says whose, from
+ * lstat: open them with rr_open_owned).
  */
+#define RR_EACH_ALL_USERS 1u
 typedef int (*rr_file_cb)(const char *path, const struct stat *st, void *arg);
-int rr_each_file(const char *only_dir, rr_file_cb cb, void *arg, char *err, size_t errlen);
+int rr_each_file(const char *only_dir, unsigned flags, rr_file_cb cb, void *arg, char *err,
+		 size_t errlen);
 
 /*
  * Find the ring file of pid: a ring mapped by the live process (from
- * /proc/PID/maps), else the caller's newest rip-PID-*.ring in the ring
- * directories or in rip run's directories there (rr_each_file).
+ * /proc/PID/maps) whose header has its pid and start time, else the
+ * caller's newest rip-PID-*.ring in the ring directories or in rip run's
+ * directories there whose header has the pid and the start time of its name
+ * (and, if a process has that pid now, its start time: not a file of an
+ * earlier process with the same pid).  0 with the path, and the owner the
+ * file must have when it is opened (*owner: the caller, or the live
+ * process's user); -ENOENT, -EPERM (only another user's file: its owner is
+ * named) or -EBADMSG (only files whose header is of another process) with a
+ * message in err.
  */
-int rr_find_pid(pid_t pid, char *path, size_t len, char *err, size_t errlen);
+int rr_find_pid(pid_t pid, char *path, size_t len, uid_t *owner, char *err, size_t errlen);
 
 /* /proc/PID/stat start time in clock ticks, 0 if there is no such process. */
 uint64_t rr_proc_start_ticks(pid_t pid);

@@ -39,6 +39,7 @@ static int rn_parse_prefix(const char *name, struct rn_name *out, const char **e
 {
 	const char *p = name;
 	uint64_t pid, start, gen = 0;
+	char tag[RN_TAG_LEN + 1] = "";
 
 	if (strncmp(p, "rip-", 4))
 		return -EINVAL;
@@ -50,11 +51,18 @@ static int rn_parse_prefix(const char *name, struct rn_name *out, const char **e
 		if (!rn_num(&p, UINT32_MAX, &gen) || !gen)
 			return -EINVAL;
 	}
+	/* the random part: exactly RN_TAG_LEN lowercase letters (it may begin with "ring") */
+	if (*p == '.' && strspn(p + 1, "abcdefghijklmnopqrstuvwxyz") == RN_TAG_LEN &&
+	    p[1 + RN_TAG_LEN] == '.') {
+		memcpy(tag, p + 1, RN_TAG_LEN);
+		p += 1 + RN_TAG_LEN;
+	}
 	if (strncmp(p, ".ring", 5))
 		return -EINVAL;
 	out->pid = (pid_t)pid;
 	out->start = start;
 	out->gen = (unsigned)gen;
+	memcpy(out->tag, tag, sizeof(out->tag));
 	*end = p + 5;
 	return 0;
 }

@@ -7,6 +7,12 @@
  *
  *	rip-PID-START.ring		  the first image of process PID
  *	rip-PID-START.N.ring		  the image after its Nth execve (N >= 1)
+ *	rip-PID-START[.N].TAG.ring	  the same, when the name without TAG was
+ *					  another's (a file in the way that is not
+ *					  this process's): TAG is RN_TAG_LEN random
+ *					  lowercase letters, drawn until a name is
+ *					  free (O_EXCL), so that nobody can take
+ *					  every name first
  *	RING.failed-ERRNO-BYTES		  librip could not create RING (under rip
  *					  run): the error, and the bytes it needed
  *
@@ -24,14 +30,19 @@
 
 #define RN_PID_MAX 0x3fffffff /* the kernel's pids fit in FUTEX_TID_MASK */
 #define RN_FAILED ".failed-"  /* after the ring file's name, in librip's marker */
+#define RN_TAG_LEN 8	      /* the random part's letters (lib/ring.c RIP_NAME_TAG_LEN) */
 
 struct rn_name {
 	pid_t pid;	/* 1 to RN_PID_MAX */
 	uint64_t start; /* its start time, clock ticks after boot */
 	unsigned gen;	/* N, the image: 0 for the first (no .N in the name) */
+	char tag[RN_TAG_LEN + 1]; /* the random part, "" when the name has none */
 };
 
-/* Is name (a file name, no directory) a ring file's, rip-PID-START[.N].ring?  0, else -EINVAL. */
+/*
+ * Is name (a file name, no directory) a ring file's, rip-PID-START[.N][.TAG].ring?
+ * 0, else -EINVAL.
+ */
 int rn_parse(const char *name, struct rn_name *out);
 
 /*

@@ -708,26 +708,31 @@ static const char *sym_mod_report(struct rip_sym *s, struct sym_mod *m, const ch
 	ssize_t got;
 	int fd, len;
 
-	/* O_NONBLOCK: a FIFO in the path must not hang the reader */
-	fd = open(file, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	/*
+	 * O_NONBLOCK: a FIFO in the path must not hang the reader.  The
+	 * descriptor checked is the one libdw reads: a name opened again could
+	 * have been swapped for a FIFO in between.
+	 */
+	fd = open(file, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0)
 		return errno == ENOENT || errno == ENOTDIR ? why_not_found : why_unreadable;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return why_not_elf;
-	}
-	got = read(fd, magic, sizeof(magic));
-	close(fd);
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode))
+		goto err_fd;
+	got = pread(fd, magic, sizeof(magic), 0);
 	if (got != (ssize_t)sizeof(magic) || memcmp(magic, ELFMAG, SELFMAG))
-		return why_not_elf;
+		goto err_fd;
 
 	m->dwfl = dwfl_begin(&s->cb);
-	if (!m->dwfl)
+	if (!m->dwfl) {
+		close(fd);
 		return why_unreadable;
+	}
 	dwfl_report_begin(m->dwfl);
-	/* ET_DYN: placed at bias + p_vaddr; ET_EXEC: at its own p_vaddr. */
-	m->dm = dwfl_report_elf(m->dwfl, m->path, file, -1, m->bias, true);
+	/* ET_DYN: placed at bias + p_vaddr; ET_EXEC: at its own p_vaddr.  fd is libdw's if taken. */
+	m->dm = dwfl_report_elf(m->dwfl, m->path, file, fd, m->bias, true);
 	dwfl_report_end(m->dwfl, NULL, NULL);
+	if (!m->dm)
+		close(fd);
 	if (!m->dm || !dwfl_module_getelf(m->dm, &m->dwbias))
 		goto err_close;
 	if (m->build_id_len) {
@@ -741,6 +746,10 @@ static const char *sym_mod_report(struct rip_sym *s, struct sym_mod *m, const ch
 
 err_close:
 	sym_mod_close(m);
+	return why_not_elf;
+
+err_fd:
+	close(fd);
 	return why_not_elf;
 }
 

@@ -195,12 +195,50 @@ static int tr_read_exact(int fd, void *buf, size_t len)
 	return 0;
 }
 
+/*
+ * Is path DIR/chunk-NNNNNN.rpk (a regular file)?  Its number in *chunk and
+ * DIR in dir (of len bytes), or false.
+ */
+static bool tr_chunk_path(const char *path, uint32_t *chunk, char *dir, size_t len)
+{
+	const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
+	unsigned long v = 0;
+	struct stat st;
+	size_t dl;
+
+	if (strlen(base) != 16 || strncmp(base, "chunk-", 6) || strcmp(base + 12, ".rpk"))
+		return false;
+	for (int i = 6; i < 12; i++) {
+		if (base[i] < '0' || base[i] > '9')
+			return false;
+		v = v * 10 + (unsigned long)(base[i] - '0');
+	}
+	dl = slash ? (size_t)(slash - path) : 1;
+	if (dl >= len || stat(path, &st) || !S_ISREG(st.st_mode))
+		return false;
+	if (!slash)
+		memcpy(dir, ".", 1);
+	else if (dl == 0) /* /chunk-NNNNNN.rpk */
+		memcpy(dir, "/", (dl = 1));
+	else
+		memcpy(dir, path, dl);
+	dir[dl] = 0;
+	*chunk = (uint32_t)v;
+	return true;
+}
+
 bool trace_is_dir(const char *path)
 {
-	char p[PATH_MAX];
+	char p[PATH_MAX], d[PATH_MAX];
 	struct stat st;
-	int n = snprintf(p, sizeof(p), "%s/%s", path, TRACE_INDEX);
+	uint32_t chunk;
+	int n;
 
+	if (tr_chunk_path(path, &chunk, d, sizeof(d))) {
+		n = snprintf(p, sizeof(p), "%s/%s", d, TRACE_INDEX);
+		return n > 0 && (size_t)n < sizeof(p) && lstat(p, &st) == 0 && S_ISREG(st.st_mode);
+	}
+	n = snprintf(p, sizeof(p), "%s/%s", path, TRACE_INDEX);
 	if (n <= 0 || (size_t)n >= sizeof(p) || stat(path, &st) || !S_ISDIR(st.st_mode))
 		return false;
 	if (lstat(p, &st) == 0 && S_ISREG(st.st_mode))
@@ -378,7 +416,7 @@ static int tr_open_packed(struct trace_r *r, char *err, size_t errlen)
 
 int trace_r_open(const char *dir, struct trace_r *r, char *err, size_t errlen)
 {
-	char path[PATH_MAX], why[RR_ERR_MAX];
+	char path[PATH_MAX + 16], why[RR_ERR_MAX];
 	uint8_t *buf = NULL, *idx = NULL;
 	size_t len = 0, ilen = 0;
 	int ret, n;
@@ -387,6 +425,10 @@ int trace_r_open(const char *dir, struct trace_r *r, char *err, size_t errlen)
 	if (strlen(dir) >= sizeof(r->dir))
 		return rr_fail(err, errlen, -ENAMETOOLONG, "%s: path too long", dir);
 	snprintf(r->dir, sizeof(r->dir), "%s", dir);
+	if (tr_chunk_path(dir, &r->only, r->dir, sizeof(r->dir))) {
+		r->only++;
+		dir = r->dir;
+	}
 	n = snprintf(path, sizeof(path), "%s/%s", dir, TRACE_INDEX);
 	if (n < 0 || (size_t)n >= sizeof(path))
 		return rr_fail(err, errlen, -ENAMETOOLONG, "%s: path too long", dir);

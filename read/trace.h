@@ -26,8 +26,11 @@
  *                       (read/pack.h) in the order they were taken.  A
  *                       stream's packets are in order across blocks and
  *                       chunks.  A recorder that rotates (--max-size) drops
- *                       the oldest chunks; the index says how many and what
- *                       they held.
+ *                       the oldest chunks; one that hands them on
+ *                       (--rotate, --on-rotate) gives each closed chunk to a
+ *                       command that may take it away.  The index says how
+ *                       many and what each held; a reader counts what is not
+ *                       there.
  *
  * The index is what our readers (rip dump, export, leaks) need beyond the
  * packets; they never parse the TSDL.  Every field read back is validated.
@@ -83,13 +86,13 @@ struct trace_store {
 	uint32_t format;	  /* TRACE_STORE_* */
 	uint32_t nchunks;	  /* packed: chunk files written, numbered 0 .. nchunks - 1 */
 	uint32_t first_chunk;	  /* packed: the oldest one kept (the ones before were dropped) */
-	uint32_t pad;
+	uint32_t handed;	  /* packed: chunks handed to --on-rotate's command once closed */
 	uint64_t trace_id;	  /* packed: in each of its chunks' header */
 	uint64_t dropped_bytes;	  /* what the dropped chunks held: file bytes, */
 	uint64_t dropped_packets; /* packets */
 	uint64_t dropped_events;  /* and events */
 	uint64_t kept_bytes;	  /* the bytes of the packets' files kept, when it ended */
-	uint64_t pad2;
+	uint64_t handed_failed;	  /* of those, the ones whose command could not run or failed */
 };
 
 /* After the struct trace_store of a packed trace: one of these for each chunk written. */
@@ -167,11 +170,15 @@ struct trace_r {
 	char dir[PATH_MAX];
 	struct trace_info info;
 	struct trace_pk *pk; /* a packed trace's chunks: NULL for CTF */
+	uint32_t only;	     /* one chunk read: its number + 1 (0: all of them) */
 };
 
 /*
  * Open a trace directory: its index, and a packed trace's chunks (each
  * record's list of packets: the blocks are read when their packets are).
+ * dir may also name one chunk file of a packed trace, DIR/chunk-NNNNNN.rpk:
+ * that chunk alone is read, with DIR's index (the other chunks, there or
+ * not, are neither read nor counted).
  */
 int trace_r_open(const char *dir, struct trace_r *r, char *err, size_t errlen);
 void trace_r_close(struct trace_r *r);
@@ -211,7 +218,10 @@ void trace_pk_close(struct trace_r *r);
 int trace_r_stream(struct trace_r *r, uint32_t stream, ev_packet_cb cb, void *arg, char *err,
 		   size_t errlen);
 
-/* Is path a trace directory (has .rip-index, or metadata that may carry it)? */
+/*
+ * Is path a trace directory (has .rip-index, or metadata that may carry
+ * it), or a chunk file in a directory with .rip-index?
+ */
 bool trace_is_dir(const char *path);
 
 /* ---- CTF metadata (read/ctf.c) ---- */

@@ -13,19 +13,28 @@
  * Packed, packets go into a block until it holds TW_BLOCK bytes of them or
  * its first is a second old (trace_w_pass), then the block is written to
  * the chunk file, after its record header and the stream of each packet.
- * A chunk past chunk_bytes is closed and the next one begun; past
- * max_bytes of closed chunks, the oldest are removed and what they held
+ * A block that would take a chunk past chunk_bytes begins the next one;
+ * past max_bytes of closed chunks, the oldest are removed and what they held
  * counted in the index (struct trace_store), so that a recorder left
- * running keeps the last max_bytes of its trace.
+ * running keeps the last max_bytes of its trace.  With rotate_ns a chunk
+ * is also closed once it is that old (at the next trace_w_pass).  With
+ * on_rotate each closed chunk is handed to a command, run without a shell
+ * with the chunk's path as its argument: the chunk is the command's from
+ * then on (it may move it, send it away, remove it) and no longer counts in
+ * the trace's bytes; the commands run while the recording goes on, are
+ * reaped at each pass and waited for at the end.
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <internal/grow.h>
@@ -75,7 +84,10 @@ struct trace_w {
 	uint8_t *stage; /* a packet, its header and its events together */
 	size_t stagecap;
 	int64_t block_t0; /* when the block's first packet came (CLOCK_MONOTONIC ns) */
+	int64_t chunk_t0; /* when the chunk being written was begun */
 	int cfd;	  /* the chunk being written, -1: none open */
+	pid_t *kids;	  /* on_rotate's commands still running */
+	size_t nkids, kidcap;
 	struct trace_store store;
 	struct tw_chunk *chunks; /* per chunk written */
 	size_t chunkcap;
@@ -154,6 +166,76 @@ static int tw_chunk_path(const struct trace_w *w, uint32_t chunk, char *path, si
 	return 0;
 }
 
+/* A command of on_rotate ended with status st: count a failure. */
+static void tw_kid_done(struct trace_w *w, int st)
+{
+	if (!WIFEXITED(st) || WEXITSTATUS(st))
+		w->store.handed_failed++;
+}
+
+/* Reap the commands that are done; with wait, all of them. */
+static void tw_reap(struct trace_w *w, bool wait)
+{
+	for (size_t i = 0; i < w->nkids;) {
+		int st;
+		pid_t p = waitpid(w->kids[i], &st, wait ? 0 : WNOHANG);
+
+		if (p < 0 && errno == EINTR)
+			continue;
+		if (p == 0) {
+			i++;
+			continue;
+		}
+		if (p > 0)
+			tw_kid_done(w, st);
+		/* p < 0: reaped by someone else (ECHILD), its status unknown */
+		w->kids[i] = w->kids[--w->nkids];
+	}
+}
+
+/*
+ * Hand chunk c (closed) to on_rotate's command: run it with the chunk's
+ * path, stdin from /dev/null, default signal dispositions and mask.  A
+ * command that cannot start is counted as failed; the recording goes on.
+ */
+static void tw_hand(struct trace_w *w, uint32_t c)
+{
+	char path[PATH_MAX];
+	char *argv[3];
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t at;
+	sigset_t none, all;
+	pid_t pid;
+	int ret;
+
+	w->store.handed++;
+	if (tw_chunk_path(w, c, path, sizeof(path)) ||
+	    RIP_GROW(w->kids, w->kidcap, w->nkids + 1, 8)) {
+		w->store.handed_failed++;
+		return;
+	}
+	argv[0] = (char *)w->o.on_rotate;
+	argv[1] = path;
+	argv[2] = NULL;
+	sigemptyset(&none);
+	sigfillset(&all);
+	posix_spawn_file_actions_init(&fa);
+	posix_spawnattr_init(&at);
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	posix_spawnattr_setsigmask(&at, &none);
+	posix_spawnattr_setsigdefault(&at, &all);
+	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+	ret = posix_spawnp(&pid, w->o.on_rotate, &fa, &at, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&at);
+	if (ret) {
+		w->store.handed_failed++;
+		return;
+	}
+	w->bytes -= w->chunks[c].bytes; /* the command's now */
+	w->kids[w->nkids++] = pid;
+}
+
 /* Close the chunk being written (fsync'd unless the caller syncs), then drop old ones. */
 static int tw_close_chunk(struct trace_w *w, char *err, size_t errlen)
 {
@@ -170,6 +252,10 @@ static int tw_close_chunk(struct trace_w *w, char *err, size_t errlen)
 	if (ret) {
 		tw_chunk_path(w, w->store.nchunks - 1, path, sizeof(path));
 		return rr_fail(err, errlen, ret, "%s: %s", path, strerror(-ret));
+	}
+	if (w->o.on_rotate) {
+		tw_hand(w, w->store.nchunks - 1);
+		return 0; /* no chunk stays to be dropped (store_check: not with max_bytes) */
 	}
 	/* keep the last max_bytes: the chunk just closed stays whatever its size */
 	while (w->o.max_bytes && w->bytes > w->o.max_bytes &&
@@ -216,6 +302,7 @@ static int tw_open_chunk(struct trace_w *w, char *err, size_t errlen)
 		return rr_fail(err, errlen, ret, "%s/%s: %s", w->dir, name, strerror(-ret));
 	}
 	w->cfd = fd;
+	w->chunk_t0 = rr_mono_ns();
 	w->chunks[w->store.nchunks] = (struct tw_chunk){ .bytes = sizeof(h) };
 	w->bytes += sizeof(h);
 	w->store.nchunks++;
@@ -238,6 +325,17 @@ static int tw_flush(struct trace_w *w, char *err, size_t errlen)
 	if (ret)
 		return ret;
 	memcpy(&ph, blk, sizeof(ph));
+	/*
+	 * A block that would take the chunk past chunk_bytes begins the next
+	 * one: a chunk stays within its size (or is one block bigger than it),
+	 * so the disk a trace takes stays within max_bytes and one chunk.
+	 */
+	if (w->cfd >= 0 && w->o.chunk_bytes &&
+	    w->chunks[w->store.nchunks - 1].bytes > sizeof(struct trace_chunk_hdr) &&
+	    w->chunks[w->store.nchunks - 1].bytes + sizeof(rh) + w->nbst * sizeof(*w->bst) + len >
+		    w->o.chunk_bytes &&
+	    (ret = tw_close_chunk(w, err, errlen)))
+		return ret;
 	if (w->cfd < 0 && (ret = tw_open_chunk(w, err, errlen)))
 		return ret;
 	memcpy(rh.magic, TRACE_REC_MAGIC, sizeof(rh.magic));
@@ -299,7 +397,18 @@ static int tw_packet(struct trace_w *w, const struct ev_packet *p, const struct 
 
 int trace_w_pass(struct trace_w *w, char *err, size_t errlen)
 {
-	if (!w->packed || !w->nbst || rr_mono_ns() - w->block_t0 < TW_BLOCK_NS)
+	int64_t now = rr_mono_ns();
+	int ret = 0;
+
+	if (!w->packed)
+		return 0;
+	if (w->nkids)
+		tw_reap(w, false);
+	if (w->o.rotate_ns && w->cfd >= 0 && now - w->chunk_t0 >= w->o.rotate_ns) {
+		ret = tw_flush(w, err, errlen); /* the block goes into the chunk it closes */
+		return ret ? ret : tw_close_chunk(w, err, errlen);
+	}
+	if (!w->nbst || now - w->block_t0 < TW_BLOCK_NS)
 		return 0;
 	return tw_flush(w, err, errlen);
 }
@@ -387,6 +496,8 @@ static int tr_write_index(struct trace_w *w, struct trace_info *info, char *err,
 
 static void tw_free(struct trace_w *w)
 {
+	tw_reap(w, true);
+	free(w->kids);
 	pk_enc_free(w->enc);
 	free(w->bst);
 	free(w->stage);
@@ -406,9 +517,13 @@ void trace_w_abort(struct trace_w *w)
 		snprintf(path, sizeof(path), "%s/stream_%u", w->dir, i);
 		unlink(path);
 	}
-	if (w->cfd >= 0)
+	if (w->cfd >= 0) {
 		close(w->cfd);
-	for (uint32_t c = w->store.first_chunk; c < w->store.nchunks; c++)
+		/* the chunks handed on are their command's: only the open one goes */
+		if (w->o.on_rotate && !tw_chunk_path(w, w->store.nchunks - 1, path, sizeof(path)))
+			unlink(path);
+	}
+	for (uint32_t c = w->store.first_chunk; c < w->store.nchunks && !w->o.on_rotate; c++)
 		if (!tw_chunk_path(w, c, path, sizeof(path)))
 			unlink(path);
 	rmdir(w->dir);
@@ -431,6 +546,7 @@ int trace_w_finish(struct trace_w *w, struct trace_info *info, char *err, size_t
 			ret = tw_close_chunk(w, err, errlen);
 		if (ret)
 			goto out_free;
+		tw_reap(w, true); /* what every command did goes into the index */
 		info->idx.nstreams = w->nstreams;
 		info->idx.events = w->events;
 		w->store.kept_bytes = w->bytes;

@@ -27,6 +27,9 @@ struct trace_w_opts {
 	uint64_t chunk_bytes;	      /* packed: start a new chunk file past this; 0: one chunk */
 	uint64_t max_bytes;	      /* packed: then drop the oldest chunks past this; 0: never */
 	int level;		      /* packed: zstd's level, 0: the default (3) */
+	int64_t rotate_ns;	      /* packed: close a chunk this old (ns) at the next pass; 0: never */
+	const char *on_rotate;	      /* packed: run this program with each chunk's path once closed
+					 (no shell; the chunk is its from then on), NULL: none */
 };
 
 /*
@@ -39,8 +42,9 @@ int trace_w_open(const char *dir, const struct trace_w_opts *opts, struct trace_
 int trace_w_packet(struct trace_w *w, const struct ev_packet *p, char *err, size_t errlen);
 /*
  * Packed: take the block being packed if its first packet came a second
- * ago or more, so that a trace whose recorder is killed loses little.
- * 0 or -errno.
+ * ago or more, so that a trace whose recorder is killed loses little;
+ * close the chunk when rotate_ns says it is time; reap the commands of
+ * on_rotate that are done.  0 or -errno.
  */
 int trace_w_pass(struct trace_w *w, char *err, size_t errlen);
 /* Bytes the trace's files hold now (packed: chunks kept; CTF: stream files). */
@@ -50,7 +54,8 @@ void trace_w_abort(struct trace_w *w);
 /*
  * Write metadata and the index (info, from trace_info_from_file: its
  * stream and event counts become the ones written), close everything.  w
- * is freed either way.
+ * is freed either way.  With on_rotate, the last chunk is handed on too,
+ * and every command waited for before the index is written.
  */
 int trace_w_finish(struct trace_w *w, struct trace_info *info, char *err, size_t errlen);
 /*

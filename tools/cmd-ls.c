@@ -51,6 +51,7 @@ static const struct rip_cmd cmd_gc_def = {
 		 "users' files are left alone.\n"
 		 "\n"
 		 "  -d, --dir DIR   look in DIR instead\n"
+		 "  -a, --all-users every user's files of dead processes too (root)\n"
 		 "  -n, --dry-run   only say what would be removed\n"
 		 "  -j, --json      machine-readable output\n"
 		 "  -h, --help      this text\n",
@@ -58,6 +59,8 @@ static const struct rip_cmd cmd_gc_def = {
 
 struct ls_entry {
 	char path[PATH_MAX];
+	dev_t dev; /* the file that was read, for rip gc to remove that one only */
+	ino_t ino;
 	bool valid;
 	char why[RR_ERR_MAX];
 	int alive;
@@ -92,9 +95,17 @@ static int ls_one(const char *path, const struct stat *st, void *arg)
 	base = base ? base + 1 : path;
 	if (S_ISDIR(st->st_mode))
 		return w->dir_fn ? w->dir_fn(path, w->arg) : 0;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
+	/*
+	 * What the scan saw (lstat) is checked again on the descriptor: a name
+	 * in a shared directory can be swapped for a link, a FIFO or another
+	 * user's file in between.
+	 */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY);
 	if (fd >= 0) {
-		if (pread(fd, magic, sizeof(magic), 0) != (ssize_t)sizeof(magic))
+		struct stat fst;
+
+		if (fstat(fd, &fst) || !S_ISREG(fst.st_mode) || fst.st_uid != st->st_uid ||
+		    pread(fd, magic, sizeof(magic), 0) != (ssize_t)sizeof(magic))
 			magic[0] = 0;
 		close(fd);
 	}
@@ -105,13 +116,16 @@ static int ls_one(const char *path, const struct stat *st, void *arg)
 		return -ENOMEM;
 	snprintf(e->path, sizeof(e->path), "%s", path);
 	e->mtime = st->st_mtime;
-	if (rr_open(e->path, &f, e->why, sizeof(e->why)) == 0) {
+	/* The owner the scan saw, checked on the descriptor; a link is not followed. */
+	if (rr_open_owned(e->path, st->st_uid, &f, e->why, sizeof(e->why)) == 0) {
 		struct rip_file_hdr live;
 		char why[RR_ERR_MAX];
 
 		/* the file shrank since it was opened: what it said then */
 		rr_live_hdr(&f, &live, why, sizeof(why));
 		e->valid = true;
+		e->dev = f.st.st_dev;
+		e->ino = f.st.st_ino;
 		e->hdr = f.hdr;
 		e->alive = rr_alive(&f);
 		e->threads = live.live_threads;
@@ -132,12 +146,12 @@ static int ls_one(const char *path, const struct stat *st, void *arg)
  * directories and in the directories rip run keeps there (rr_each_file);
  * dir_fn, if given, gets each of rip run's directories after its files.
  */
-static int ls_scan(const char *only_dir, ls_fn fn, int (*dir_fn)(const char *path, void *arg),
-		   void *arg)
+static int ls_scan(const char *only_dir, unsigned flags, ls_fn fn,
+		   int (*dir_fn)(const char *path, void *arg), void *arg)
 {
 	struct ls_walk w = { .fn = fn, .arg = arg, .dir_fn = dir_fn };
 	char err[RR_ERR_MAX];
-	int ret = rr_each_file(only_dir, ls_one, &w, err, sizeof(err));
+	int ret = rr_each_file(only_dir, flags, ls_one, &w, err, sizeof(err));
 
 	if (ret < 0)
 		tool_err("%s", err);
@@ -235,22 +249,28 @@ static int cmd_ls(int argc, char **argv)
 	else
 		printf("%-8s %-16s %-7s %8s %8s %14s %19s  %s\n", "PID", "PROGRAM", "STATE",
 		       "THREADS", "COROS", "INUSE/SLOTS", "CREATED", "FILE");
-	ret = ls_scan(dir, ls_print, NULL, &o);
+	ret = ls_scan(dir, 0, ls_print, NULL, &o);
 	if (o.json)
 		printf("]\n");
 	return ret ? EXIT_FAIL : EXIT_OK;
 }
 
 struct gc_state {
-	bool dry, json;
+	bool dry, json, all;
 	size_t removed, failed, kept;
 };
 
 static int gc_one(struct ls_entry *e, void *arg)
 {
 	struct gc_state *g = arg;
+	struct stat st;
 
 	if (!e->valid || e->alive) {
+		g->kept++;
+		return 0;
+	}
+	/* The file that was read, still there under its name: not one swapped in since. */
+	if (lstat(e->path, &st) || st.st_dev != e->dev || st.st_ino != e->ino) {
 		g->kept++;
 		return 0;
 	}
@@ -283,12 +303,16 @@ static int gc_one(struct ls_entry *e, void *arg)
 static int gc_run_dir(const char *path, void *arg)
 {
 	struct gc_state *g = arg;
+	struct stat dst;
 	struct dirent *e;
 	bool rest = false;
 	DIR *d;
 
 	if (rr_run_dir_held(path))
 		return 0; /* its rip run runs */
+	/* The directory's owner's files (the caller's but with --all-users) */
+	if (lstat(path, &dst) || !S_ISDIR(dst.st_mode))
+		return 0;
 	d = opendir(path);
 	if (!d)
 		return 0;
@@ -304,7 +328,7 @@ static int gc_run_dir(const char *path, void *arg)
 		if (!strcmp(n, ".") || !strcmp(n, ".."))
 			continue;
 		if (snprintf(sub, sizeof(sub), "%s/%s", path, n) >= (int)sizeof(sub) ||
-		    lstat(sub, &st) || st.st_uid != geteuid()) {
+		    lstat(sub, &st) || st.st_uid != dst.st_uid) {
 			rest = true;
 			continue;
 		}
@@ -362,6 +386,7 @@ static int cmd_gc(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "dir", required_argument, NULL, 'd' },
+		{ "all-users", no_argument, NULL, 'a' },
 		{ "dry-run", no_argument, NULL, 'n' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
@@ -373,10 +398,13 @@ static int cmd_gc(int argc, char **argv)
 
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "d:njh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "d:anjh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
 			dir = optarg;
+			break;
+		case 'a':
+			g.all = true;
 			break;
 		case 'n':
 			g.dry = true;
@@ -395,7 +423,7 @@ static int cmd_gc(int argc, char **argv)
 		return tool_usage_error(&cmd_gc_def, "unexpected argument '%s'", argv[optind]);
 	if (g.json)
 		printf("[");
-	ret = ls_scan(dir, gc_one, gc_run_dir, &g);
+	ret = ls_scan(dir, g.all ? RR_EACH_ALL_USERS : 0, gc_one, gc_run_dir, &g);
 	if (g.json)
 		printf("]\n");
 	else

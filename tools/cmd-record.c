@@ -141,6 +141,8 @@ static int cmd_record(int argc, char **argv)
 		case STORE_OPT_CTF:
 		case STORE_OPT_MAX:
 		case STORE_OPT_CHUNK:
+		case STORE_OPT_ROTATE:
+		case STORE_OPT_ON_ROTATE:
 			ret = store_opt(&cmd_record_def, &store, c, optarg);
 			if (ret)
 				return ret;

@@ -454,6 +454,8 @@ static int run_parse(int argc, char **argv, struct run_opts *o)
 		case STORE_OPT_CTF:
 		case STORE_OPT_MAX:
 		case STORE_OPT_CHUNK:
+		case STORE_OPT_ROTATE:
+		case STORE_OPT_ON_ROTATE:
 			ret = store_opt(&cmd_run_def, &o->fam.store, c, optarg);
 			if (ret)
 				return ret;

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tools/store.c - the storage options of rip run and rip record
- * (tools/store.h): --ctf, --max-size, --chunk-size.
+ * (tools/store.h): --ctf, --max-size, --chunk-size, --rotate, --on-rotate.
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "tools/store.h"
 
@@ -51,8 +52,35 @@ static int store_size(const char *arg, uint64_t *out)
 	return 0;
 }
 
+/* TIME: a number of seconds with s, min, h or d after it (m alone is a size: MiB). */
+static int store_time(const char *arg, int64_t *ns)
+{
+	static const struct {
+		const char *unit;
+		int64_t s;
+	} u[] = { { "s", 1 }, { "sec", 1 }, { "min", 60 }, { "h", 3600 }, { "d", 86400 } };
+	unsigned long long v;
+	char *end;
+
+	if (arg[0] < '0' || arg[0] > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(arg, &end, 10);
+	if (errno || !v)
+		return -EINVAL;
+	for (size_t i = 0; i < sizeof(u) / sizeof(u[0]); i++)
+		if (!strcmp(end, u[i].unit)) {
+			if (v > (unsigned long long)(INT64_MAX / 1000000000 / u[i].s))
+				return -EINVAL;
+			*ns = (int64_t)v * u[i].s * 1000000000;
+			return 0;
+		}
+	return -EINVAL;
+}
+
 int store_opt(const struct rip_cmd *cmd, struct trace_w_opts *o, int c, const char *arg)
 {
+	int64_t ns;
 	uint64_t v;
 
 	switch (c) {
@@ -75,14 +103,40 @@ int store_opt(const struct rip_cmd *cmd, struct trace_w_opts *o, int c, const ch
 						arg);
 		o->chunk_bytes = v;
 		return EXIT_OK;
+	case STORE_OPT_ROTATE:
+		if (!store_time(arg, &ns)) {
+			o->rotate_ns = ns;
+			return EXIT_OK;
+		}
+		if (store_size(arg, &v) || v < (1u << 20))
+			return tool_usage_error(cmd,
+						"--rotate wants a size of at least 1M (like 64M) or a "
+						"time (like 30s, 10min, 1h, 1d), not '%s'",
+						arg);
+		o->chunk_bytes = v;
+		return EXIT_OK;
+	case STORE_OPT_ON_ROTATE:
+		if (!arg[0])
+			return tool_usage_error(cmd, "--on-rotate wants a program");
+		o->on_rotate = arg;
+		return EXIT_OK;
 	}
 	return tool_usage_error(cmd, "unknown storage option");
 }
 
 int store_check(const struct rip_cmd *cmd, const struct trace_w_opts *o)
 {
-	if (o->ctf && (o->max_bytes || o->chunk_bytes))
+	if (o->ctf && (o->max_bytes || o->chunk_bytes || o->rotate_ns || o->on_rotate))
 		return tool_usage_error(cmd, "--%s is for packed traces, not with --ctf",
-					o->max_bytes ? "max-size" : "chunk-size");
+					o->max_bytes	 ? "max-size"
+					: o->on_rotate ? "on-rotate"
+					: o->rotate_ns ? "rotate"
+							 : "chunk-size or --rotate");
+	if (o->on_rotate && o->max_bytes)
+		return tool_usage_error(cmd, "--max-size with --on-rotate: the closed chunks are "
+					     "the command's, there is none to drop");
+	if (o->on_rotate && !o->chunk_bytes && !o->rotate_ns)
+		return tool_usage_error(cmd, "--on-rotate wants --rotate=SIZE|TIME: when to hand "
+					     "a chunk on");
 	return EXIT_OK;
 }

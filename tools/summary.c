@@ -29,6 +29,11 @@ void sum_recorded(const char *cmd, const struct rec *r, uint64_t lost, const cha
 	if (ts->first_chunk)
 		fprintf(stderr, "; the oldest %llu events (%u chunks) removed to keep within --max-size",
 			(unsigned long long)ts->dropped_events, ts->first_chunk);
+	if (ts->handed)
+		fprintf(stderr, "; %u chunk%s handed to --on-rotate's command%s%.0llu%s", ts->handed,
+			ts->handed == 1 ? "" : "s",
+			ts->handed_failed ? " (" : "", (unsigned long long)ts->handed_failed,
+			ts->handed_failed ? " of them failed)" : "");
 	if (st->lost_packets)
 		fprintf(stderr, " (%llu packets overwritten before rip read them)",
 			(unsigned long long)st->lost_packets);

@@ -3,7 +3,8 @@
 #
 # Description: rip record --max-size=4M of a program that emits 8 million
 # events (about 100 MB of packets): the trace never takes more than 4 MiB
-# plus one chunk on disk while it is recorded (its size is polled); at the
+# plus one chunk on disk while it is recorded (its size is polled), each
+# chunk within its 1 MiB whatever the blocks' sizes; at the
 # end it holds the last chunks, whose counters run on to the program's last
 # event; every reader reads what remains and counts what was dropped, and
 # the summary line says so.  A chunk removed by hand after the end is
@@ -21,11 +22,15 @@ pid=$T_LAST
 wait_file progress 20 || die "the program did not start: $(cat prog.err)"
 "$RIP" record --max-size=4M -o T "$pid" 2>rec.err &
 rp=$!
-# the disk the trace takes, polled while it is written
-max=0
+# the disk the trace takes (each file's size, or its allocated bytes when fewer: the
+# copy of the ring file is sparse), polled while it is written, and the largest chunk
+max=0 big=0
 while kill -0 "$rp" 2>/dev/null; do
-	k=$(du -sk T 2>/dev/null | cut -f1)
-	[ -n "$k" ] && [ "$k" -gt "$max" ] && max=$k
+	set -- $(find T -type f -printf '%s %b %f\n' 2>/dev/null | awk '
+		{ a = $2 * 512; s += $1 < a ? $1 : a; if ($3 ~ /^chunk-/ && $1 > c) c = $1 }
+		END { printf "%d %d\n", s / 1024, c / 1024 }')
+	[ "${1:-0}" -gt "$max" ] && max=$1
+	[ "${2:-0}" -gt "$big" ] && big=$2
 	sleep 0.02
 done
 wait "$rp" || fail "rip record: exit $?: $(cat rec.err)"
@@ -33,6 +38,8 @@ wait "$pid"
 # 4 MiB, one chunk of 1 MiB (max/4) being written, the index and directory
 [ "$max" -le $((5 * 1024 + 128)) ] || fail "the trace took ${max} KiB on disk, over 4M + a chunk"
 [ "$max" -gt 3000 ] || fail "the trace never got near its bound (${max} KiB): not enough written"
+# a chunk stays within its size: the bound above holds however the blocks fall
+[ "$big" -le 1024 ] || fail "a chunk of ${big} KiB, over --max-size/4 (1 MiB)"
 ls T/chunk-000000.rpk 2>/dev/null && fail "the oldest chunk is still there: $(ls T)"
 grep -Eq 'the oldest [1-9][0-9]* events \([0-9]+ chunks\) removed to keep within --max-size' \
 	rec.err || fail "rip record does not say what it dropped: $(cat rec.err)"

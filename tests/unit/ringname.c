@@ -6,10 +6,12 @@
  * and the new image opens one too (rip-PID-START.ring, then
  * rip-PID-START.1.ring): each name parses to the pid and start time its
  * header holds, and to the image's number.  Then names made as lib/ring.c
- * makes them, at the bounds of each number, and hostile ones (signs,
- * spaces, leading zeros, overflow by one, missing or extra parts, bytes
- * past the end, librip's markers of files it could not create, mangled):
- * each is taken or refused as the grammar says.
+ * makes them, at the bounds of each number, with the random part librip
+ * adds when a name is taken by another's file, and hostile ones (signs,
+ * spaces, leading zeros, overflow by one, missing or extra parts, random
+ * parts of the wrong length or letters, bytes past the end, librip's
+ * markers of files it could not create, mangled): each is taken or refused
+ * as the grammar says.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -86,16 +88,21 @@ struct good {
 	pid_t pid;
 	uint64_t start;
 	unsigned gen;
+	const char *tag;
 };
 
 static const struct good goods[] = {
-	{ "rip-1-0.ring", 1, 0, 0 },
-	{ "rip-4242-123456.ring", 4242, 123456, 0 },
-	{ "rip-4242-123456.1.ring", 4242, 123456, 1 },
-	{ "rip-4242-123456.99.ring", 4242, 123456, 99 },
-	{ "rip-1073741823-18446744073709551615.ring", 0x3fffffff, UINT64_MAX, 0 },
-	{ "rip-7-8.4294967295.ring", 7, 8, 4294967295u },
-	{ "rip-10-20.10.ring", 10, 20, 10 },
+	{ "rip-1-0.ring", 1, 0, 0, "" },
+	{ "rip-4242-123456.ring", 4242, 123456, 0, "" },
+	{ "rip-4242-123456.1.ring", 4242, 123456, 1, "" },
+	{ "rip-4242-123456.99.ring", 4242, 123456, 99, "" },
+	{ "rip-1073741823-18446744073709551615.ring", 0x3fffffff, UINT64_MAX, 0, "" },
+	{ "rip-7-8.4294967295.ring", 7, 8, 4294967295u, "" },
+	{ "rip-10-20.10.ring", 10, 20, 10, "" },
+	{ "rip-4242-123456.abcdefgh.ring", 4242, 123456, 0, "abcdefgh" },
+	{ "rip-4242-123456.3.zzzzzzzz.ring", 4242, 123456, 3, "zzzzzzzz" },
+	{ "rip-4242-123456.ringabcd.ring", 4242, 123456, 0, "ringabcd" },
+	{ "rip-4242-123456.ringring.ring", 4242, 123456, 0, "ringring" },
 };
 
 static const char *const bads[] = {
@@ -143,6 +150,17 @@ static const char *const bads[] = {
 	"rip-1/2-3.ring",
 	"../rip-1-2.ring",
 	"rip-1-2.ring.failed-28-4096", /* a marker is not a ring file */
+	"rip-1-2.abcdefg.ring",	       /* the random part: 8 letters, no fewer */
+	"rip-1-2.abcdefghi.ring",      /* nor more */
+	"rip-1-2.abcDefgh.ring",
+	"rip-1-2.abcdefg1.ring",
+	"rip-1-2.abcdefgh.3.ring",     /* N before it, never after */
+	"rip-1-2.abcdefgh..ring",
+	"rip-1-2..abcdefgh.ring",
+	"rip-1-2.0.abcdefgh.ring",
+	"rip-1-2.abcdefgh.abcdefgh.ring",
+	"rip-1-2.abcdefgh",
+	"rip-1-2.ringabcd",
 };
 
 struct failed {
@@ -158,6 +176,7 @@ static const struct failed markers[] = {
 	{ "rip-12-34.2.ring.failed-122-0", 1, 12, 122, 0 },
 	{ "rip-12-34.ring.failed-4095-18446744073709551615", 1, 12, 4095, UINT64_MAX },
 	{ "rip-12-34.ring.failed-1-1", 1, 12, 1, 1 },
+	{ "rip-12-34.qwertyui.ring.failed-28-1", 1, 12, 28, 1 },
 	{ "rip-12-34.ring.failed-0-1", 0, 0, 0, 0 },
 	{ "rip-12-34.ring.failed-4096-1", 0, 0, 0, 0 },
 	{ "rip-12-34.ring.failed--28-1", 0, 0, 0, 0 },
@@ -197,6 +216,7 @@ int main(int argc, char **argv)
 		T_EQ(n.pid, goods[i].pid);
 		T_CHECK(n.start == goods[i].start);
 		T_EQ(n.gen, goods[i].gen);
+		T_CHECK(!strcmp(n.tag, goods[i].tag));
 	}
 	for (size_t i = 0; i < sizeof(bads) / sizeof(bads[0]); i++) {
 		memset(&n, 0, sizeof(n));
