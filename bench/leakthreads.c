@@ -82,8 +82,8 @@ int main(int argc, char **argv)
 		int e = pthread_create(&t[i], NULL, worker, (void *)(uintptr_t)(i + 1));
 
 		if (e) {
-			fprintf(stderr, "leakthreads: pthread_create, thread %ld of %ld: %s\n", i + 1,
-				n, strerror(e));
+			fprintf(stderr, "leakthreads: pthread_create, thread %ld of %ld: %s\n",
+				i + 1, n, strerror(e));
 			return 1; /* the started ones wait at the barrier: exit takes them */
 		}
 	}

@@ -126,6 +126,7 @@ printf '  %-7s %4s %8s %8s %8s %7s %7s %7s %6s %9s %6s %8s %8s\n' threads reps p
 for t in $THREADS; do
 	reps=$REPS
 	[ "$t" -ge "$BIG" ] && reps=$BIG_REPS
+	# shellcheck disable=SC2046 # the words of task_room's line, split on purpose
 	set -- $(task_room)
 	room=$1
 	shift
@@ -137,10 +138,12 @@ for t in $THREADS; do
 	: >"$work/rows"
 	for rep in $(seq "$reps"); do
 		echo "  leakthreads $t threads, repetition $rep of $reps ..." >&2
+		# shellcheck disable=SC2046 # watch's three fields, split on purpose (the same below)
 		set -- $(watch "$work/none" "$PROG" "$t" "$PAIRS")
 		p=$1
 		[ "$p" = - ] && failed=1
 		rm -rf "$work/tr" "$work/rd"/*
+		# shellcheck disable=SC2046
 		set -- $(watch "$work/rd" env RIP_DIR="$work/rd" "$RIP" run --mem -o "$work/tr" -- \
 			"$PROG" "$t" "$PAIRS")
 		r=$1 rss=$2 ring=$3
@@ -162,6 +165,7 @@ for t in $THREADS; do
 		h=-
 		if [ $have_ht = 1 ]; then
 			rm -f "$work"/ht.*
+			# shellcheck disable=SC2046
 			set -- $(watch "$work/none" heaptrack -o "$work/ht" "$PROG" "$t" "$PAIRS")
 			h=$1
 			[ "$h" = - ] && failed=1
