@@ -2,6 +2,8 @@
 #
 # librip - non-recursive Makefile.  Everything is built into build/:
 #   build/librip.so build/librip.a   the library (lib/)
+#   build/librip-preload.so          the resource hooks (preload/)
+#   build/librip-track.so            rip run --track's audit library (preload/track.c)
 #   build/libripread.a               formats and sources (read/)
 #   build/libripanalysis.a           passes over events (analysis/)
 #   build/libriprecord.a             recording: consumer, trace writer, relayd (record/)
@@ -46,7 +48,7 @@ DW_CFLAGS = $(shell pkg-config --cflags libdw libelf zlib libzstd 2>/dev/null)
 DW_LIBS = $(shell pkg-config --libs libdw libelf zlib libzstd 2>/dev/null)
 
 LIB_SRC := $(wildcard lib/*.c)
-PRELOAD_SRC := $(wildcard preload/*.c)
+PRELOAD_SRC := $(filter-out preload/track.c,$(wildcard preload/*.c))
 READ_SRC := $(wildcard read/*.c)
 ANALYSIS_SRC := $(wildcard analysis/*.c)
 RECORD_SRC := $(wildcard record/*.c)
@@ -55,6 +57,7 @@ EX_SRC := $(wildcard examples/*.c)
 UNIT_SRC := $(wildcard tests/unit/*.c)
 INTEG_SRC := $(wildcard tests/integ/*.c)
 INTEG_CXX_SRC := $(wildcard tests/integ/*.cc)
+MOD_SRC := $(wildcard modules/*.c)
 BENCH_SRC := $(filter-out bench/lttng-%.c bench/funcs-hooks.c,$(wildcard bench/*.c))
 
 LIB_PIC_OBJ := $(LIB_SRC:%.c=$(BUILD)/pic/%.o)
@@ -65,6 +68,7 @@ ANALYSIS_OBJ := $(ANALYSIS_SRC:%.c=$(BUILD)/obj/%.o)
 RECORD_OBJ := $(RECORD_SRC:%.c=$(BUILD)/obj/%.o)
 TOOL_OBJ := $(TOOL_SRC:%.c=$(BUILD)/obj/%.o)
 EXAMPLES := $(EX_SRC:examples/%.c=$(BUILD)/examples/%)
+MODULES := $(MOD_SRC:modules/%.c=$(BUILD)/modules/%.so)
 UNIT := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/unit/%)
 INTEG := $(INTEG_SRC:tests/integ/%.c=$(BUILD)/tests/integ/%) \
 	$(INTEG_CXX_SRC:tests/integ/%.cc=$(BUILD)/tests/integ/%) \
@@ -79,6 +83,7 @@ SONAME := librip.so.$(SOMAJOR)
 LIBSO := $(BUILD)/librip.so
 LIBA := $(BUILD)/librip.a
 PRELOAD := $(BUILD)/librip-preload.so
+TRACK := $(BUILD)/librip-track.so
 LIBREAD := $(BUILD)/libripread.a
 LIBANALYSIS := $(BUILD)/libripanalysis.a
 LIBRECORD := $(BUILD)/libriprecord.a
@@ -86,8 +91,8 @@ RIP := $(BUILD)/rip
 RPATH := -Wl,-rpath,'$$ORIGIN/..' -Wl,-rpath,'$$ORIGIN/../..'
 LINK_RIP := -L$(BUILD) -lrip $(RPATH) -pthread
 
-all: $(LIBSO) $(LIBA) $(if $(TOOL_SRC),$(RIP)) $(if $(PRELOAD_SRC),$(PRELOAD)) $(EXAMPLES) \
-	$(BUILD)/librip.pc
+all: $(LIBSO) $(LIBA) $(if $(TOOL_SRC),$(RIP)) $(if $(PRELOAD_SRC),$(PRELOAD) $(TRACK)) $(EXAMPLES) \
+	$(BUILD)/librip.pc $(if $(PRELOAD_SRC),$(MODULES))
 
 $(BUILD)/pic/%.o: %.c
 	@mkdir -p $(@D)
@@ -136,6 +141,19 @@ $(PRELOAD): $(PRELOAD_OBJ) $(LIBSO) preload/preload.map
 		-Wl,--version-script=preload/preload.map \
 		-L$(BUILD) -lrip -Wl,-rpath,'$$ORIGIN' -ldl -pthread
 
+# rip run --track's LD_AUDIT library: loaded by the loader into a namespace of its own, it
+# links nothing of ours (it finds librip-preload.so's module interface in the program's).
+$(TRACK): $(BUILD)/pic/preload/track.o
+	$(CC) -shared -Wl,-z,defs -Wl,-z,now -o $@ $<
+
+# The tracing modules rip run --module loads (rip/module.h): built against the header only;
+# librip-preload.so, preloaded first, defines what they call.  -fno-builtin: memtransfer
+# defines memcpy and friends; no prototypes: the wrapped libraries' headers are not included.
+$(BUILD)/modules/%.so: modules/%.c include/rip/module.h
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -Wno-missing-prototypes -fno-builtin -fPIC -fvisibility=hidden -shared \
+		-Wl,-z,now -o $@ $<
+
 $(LIBA): $(LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
@@ -154,6 +172,9 @@ $(LIBRECORD): $(RECORD_OBJ)
 
 $(RIP): $(TOOL_OBJ) $(LIBANALYSIS) $(LIBRECORD) $(LIBREAD)
 	$(CC) -o $@ $(TOOL_OBJ) $(LIBANALYSIS) $(LIBRECORD) $(LIBREAD) $(DW_LIBS) -lm -ldl -pthread
+
+# Where rip run --module looks after the directories next to rip: the install's.
+$(BUILD)/obj/record/prog.o: ALL_CFLAGS += -DRIP_MODULE_DIR=\"$(LIBDIR)/rip/modules\"
 
 $(BUILD)/examples/%: examples/%.c $(LIBSO)
 	@mkdir -p $(@D)
@@ -219,6 +240,9 @@ $(BUILD)/tests/integ/funcprog-cxx-patch: tests/integ/funcprog-cxx.cc $(BUILD)/te
 	@mkdir -p $(@D)
 	$(CXX) $(CXX_FLAGS) $(PATCH_FLAGS) -fno-ipa-icf -Itests -o $@ $< \
 		$(BUILD)/tests/fnframes-patch.o $(LINK_RIP)
+
+# rip run --track's program (tests/integ/track-*.sh) uses libsqlite3 (libsqlite3-dev: mk/deps.sh)
+$(BUILD)/tests/integ/trackprog: LINK_RIP += -lsqlite3 -ldl
 
 # tests/integ/secure-exec.sh runs a copy set-user-ID, where the loader ignores $ORIGIN
 $(BUILD)/tests/integ/secure_prog: LINK_RIP += -Wl,-rpath,$(abspath $(BUILD)) -ldl
@@ -429,12 +453,15 @@ install: all
 	install -m 755 $(RIP) $(DESTDIR)$(BINDIR)/rip
 	install -m 755 $(LIBSO).$(VERSION) $(DESTDIR)$(LIBDIR)/
 	if [ -e $(PRELOAD) ]; then install -m 755 $(PRELOAD) $(DESTDIR)$(LIBDIR)/; fi
+	if [ -e $(TRACK) ]; then install -m 755 $(TRACK) $(DESTDIR)$(LIBDIR)/; fi
 	ln -sf librip.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
 	ln -sf librip.so.$(VERSION) $(DESTDIR)$(LIBDIR)/librip.so
 	install -m 644 $(LIBA) $(DESTDIR)$(LIBDIR)/
 	install -m 644 include/rip.h include/librip.h $(DESTDIR)$(INCDIR)/
 	install -m 644 include/rip/abi.h include/rip/snap.h include/rip/resource.h \
-		include/rip/proc.h $(DESTDIR)$(INCDIR)/rip/
+		include/rip/proc.h include/rip/module.h $(DESTDIR)$(INCDIR)/rip/
+	if [ -e $(PRELOAD) ]; then install -d $(DESTDIR)$(LIBDIR)/rip/modules && \
+		for m in $(MODULES); do install -m 755 $$m $(DESTDIR)$(LIBDIR)/rip/modules/; done; fi
 	sed -e "s|@PREFIX@|$(PREFIX)|" -e "s|@LIBDIR@|$(LIBDIR)|" -e "s|@INCDIR@|$(INCDIR)|" \
 		-e "s|@VERSION@|$(VERSION)|" mk/librip.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/librip.pc
 	for m in man/*.1; do [ -e "$$m" ] && install -m 644 $$m $(DESTDIR)$(MANDIR)/man1/; done; true

@@ -152,7 +152,7 @@ static int ct_group_add(struct ct *ct, uint32_t bt, uint64_t count, uint64_t byt
 /* Unreleased blocks: analysis/leaks.c's groups. */
 static int ct_leaks(struct ct *ct, struct evs *s, char *err, size_t errlen)
 {
-	struct lk_opts lo = { .resources = LK_F_MEM };
+	struct lk_opts lo = { .resources = ct->o.kind ? LK_F_RES : LK_F_MEM, .kind = ct->o.kind };
 	struct lk *lk;
 	int ret;
 
@@ -166,7 +166,8 @@ static int ct_leaks(struct ct *ct, struct evs *s, char *err, size_t errlen)
 	for (size_t i = 0; i < lk->ngroups; i++) {
 		const struct lk_group *g = &lk->groups[i];
 
-		if (g->res == LK_MEM && ct_group_add(ct, g->bt, g->count, g->bytes))
+		if ((g->res == LK_MEM || g->res == LK_RES) &&
+		    ct_group_add(ct, g->bt, g->count, g->bytes))
 			return ct_nomem(err, errlen);
 	}
 	return 0;
@@ -184,7 +185,7 @@ static int ct_all(struct ct *ct, struct evs *s, char *err, size_t errlen)
 		return ret;
 	while ((ret = evs_next(s, &e, err, errlen)) == 1) {
 		int r = role_of(&p->r, &e);
-		struct role_res d;
+		struct role_res d = { 0 };
 		struct stk_ent *g;
 		bool fresh;
 
@@ -195,11 +196,18 @@ static int ct_all(struct ct *ct, struct evs *s, char *err, size_t errlen)
 				return ct_nomem(err, errlen);
 			continue;
 		}
-		if (r != ROLE_MEM_ALLOC && r != ROLE_MEM_REALLOC)
+		if (ct->o.kind ? r != ROLE_RES_ACQUIRE && r != ROLE_RES_TRANSFER
+			       : r != ROLE_MEM_ALLOC && r != ROLE_MEM_REALLOC)
 			continue;
 		role_decode(&p->r, &e, r, &d); /* key: the block made, or 0 */
-		if (!d.key)
+		if (ct->o.kind) {
+			const char *name = role_kind_name(evs_types(s), d.kind);
+
+			if (!name || strcmp(name, ct->o.kind))
+				continue; /* another kind */
+		} else if (!d.key) {
 			continue; /* a failed allocation, or realloc(p, 0) */
+		}
 		g = stk_map_get(&p->gmap, d.bt, &fresh);
 		if (!g)
 			return ct_nomem(err, errlen);

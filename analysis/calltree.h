@@ -39,6 +39,7 @@ struct ct_opts {
 	bool top_set;		 /* keep the top heaviest functions (instead of >= 1%) */
 	bool min_set;		 /* keep the functions of min_bytes or more (instead of >= 1%) */
 	uint64_t top, min_bytes; /* with both set, both must hold */
+	const char *kind;	 /* a module's kind instead of heap memory (rip/module.h) */
 };
 
 /* A function of the graph (or "(others)"). */

@@ -21,6 +21,7 @@
 
 #include "analysis/escape.h"
 #include "analysis/leaks.h"
+#include "analysis/roles.h"
 #include "analysis/stacks.h"
 #include "read/evsource.h"
 #include "read/sym.h"
@@ -215,11 +216,18 @@ static void lb_symbol(struct lb *b, struct dump_ctx *c, uint64_t a)
 	}
 }
 
-/* The kind field of a resource event, by name: kind=malloc. */
-static const char *dump_kind(const struct ev_type *t, uint32_t i, uint64_t v)
+/*
+ * The kind field of a resource event, by name: kind=malloc; of a module's
+ * res:* event, the kind the trace names (kind=gobject).
+ */
+static const char *dump_kind(const struct dump_ctx *c, const struct ev_type *t, uint32_t i,
+			     uint64_t v)
 {
-	if (strcmp(t->fields[i].name, "kind") ||
-	    (t->category != RIP_CAT_MEM && t->category != RIP_CAT_FD && t->category != RIP_CAT_SHM))
+	if (strcmp(t->fields[i].name, "kind"))
+		return NULL;
+	if (t->category == RIP_CAT_RES && !strncmp(t->name, "res:", 4))
+		return role_kind_name(evs_types(c->s), v);
+	if (t->category != RIP_CAT_MEM && t->category != RIP_CAT_FD && t->category != RIP_CAT_SHM)
 		return NULL;
 	return lk_kind_name(t->category, v);
 }
@@ -287,7 +295,7 @@ static void dump_text(struct lb *b, struct dump_ctx *c, const struct evs_event *
 				}
 			}
 			lb_ch(b, ']');
-		} else if ((kind = dump_kind(t, i, e->v[i]))) {
+		} else if ((kind = dump_kind(c, t, i, e->v[i]))) {
 			lb_str(b, kind);
 		} else {
 			text_value(b, f->type, e->v[i]);
@@ -373,7 +381,7 @@ static void dump_json(struct lb *b, struct dump_ctx *c, const struct evs_event *
 			lb_ch(b, '"');
 		} else {
 			text_value(b, f->type, e->v[i]);
-			if ((kind = dump_kind(t, i, e->v[i]))) {
+			if ((kind = dump_kind(c, t, i, e->v[i]))) {
 				lb_str(b, ",\"kind_name\":");
 				lb_json(b, kind);
 			}

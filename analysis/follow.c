@@ -24,6 +24,7 @@ int xr_new(const struct ev_types *types, bool fold, struct xr **out, char *err, 
 		return -ENOMEM;
 	}
 	x->fold = fold;
+	x->types = types;
 	/* Find the types of rip/resource.h in the source and check their fields. */
 	ret = role_bind(&x->r, types, err, errlen);
 	if (ret) {
@@ -42,6 +43,7 @@ void xr_free(struct xr *x)
 	live_maps_free(&x->maps);
 	stk_map_free(&x->fds);
 	stk_map_free(&x->sites);
+	stk_map_free(&x->refs);
 	stk_bts_free(&x->bts);
 	free(x);
 }
@@ -116,6 +118,57 @@ static int xr_map(struct xr *x, uint64_t addr, uint64_t size, uint32_t bt)
 
 #define V(k) role_val(&x->r, e, k)
 
+/* A res:* event of x->kind (a tracing module's), in place of heap memory. */
+static int xr_module(struct xr *x, const struct evs_event *e, int role)
+{
+	bool acq = role == ROLE_RES_ACQUIRE || role == ROLE_RES_TRANSFER;
+	uint64_t kind = V(acq ? ROLE_RACQ_KIND : ROLE_RREL_KIND);
+	uint64_t key = role_res_key(V(acq ? ROLE_RACQ_ID : ROLE_RREL_ID), kind);
+	const struct ev_type *t = role_kind(x->types, kind);
+	struct stk_ent *ent;
+	bool fresh;
+
+	if (!t || strcmp(t->name + 5, x->kind))
+		return 0; /* another kind, or none */
+	switch (role) {
+	case ROLE_RES_TRANSFER:
+		/* moved, never live: the sites only */
+		ent = stk_map_get(&x->sites, (uint32_t)V(ROLE_RACQ_BT), &fresh);
+		if (!ent)
+			return -ENOMEM;
+		ent->a += V(ROLE_RACQ_SIZE);
+		ent->b++;
+		return 0;
+	case ROLE_RES_ACQUIRE:
+		if (t->flags & RIP_EVTYPE_REFCOUNT) {
+			ent = stk_map_get(&x->refs, key, &fresh);
+			if (!ent)
+				return -ENOMEM;
+			ent->a = 1;
+		}
+		return xr_alloc(x, key, V(ROLE_RACQ_SIZE), (uint32_t)V(ROLE_RACQ_BT));
+	case ROLE_RES_REF:
+	case ROLE_RES_UNREF:
+		ent = stk_map_find(&x->refs, key);
+		if (!ent || !stk_map_find(&x->live, key))
+			return 0;
+		if (role == ROLE_RES_REF || --ent->a) {
+			ent->a += role == ROLE_RES_REF;
+			return 0;
+		}
+		stk_map_del(&x->refs, ent);
+		xr_release(x, key);
+		return 0;
+	case ROLE_RES_RELEASE:
+		ent = stk_map_find(&x->refs, key);
+		if (ent)
+			stk_map_del(&x->refs, ent);
+		xr_release(x, key);
+		return 0;
+	}
+	return 0;
+}
+
 int xr_event(struct xr *x, const struct evs_event *e)
 {
 	int role = role_of(&x->r, e);
@@ -124,6 +177,11 @@ int xr_event(struct xr *x, const struct evs_event *e)
 	int ret = 0;
 
 	x->freed = 0;
+	if (x->kind && role != ROLE_BT) {
+		/* a module's kind instead of memory: the others are not followed */
+		ret = role_is_module(role) ? xr_module(x, e, role) : 0;
+		return ret < 0 ? ret : role;
+	}
 	switch (role) {
 	case ROLE_BT:
 		if (x->fold)
@@ -216,6 +274,11 @@ const char *xr_kind(const struct xr *x, const struct evs_event *e, int role)
 {
 	if (role == ROLE_MEM_REALLOC)
 		return "realloc";
+	if (role_is_module(role))
+		return role_kind_name(x->types,
+				      V(role == ROLE_RES_ACQUIRE || role == ROLE_RES_TRANSFER
+						? ROLE_RACQ_KIND
+						: ROLE_RREL_KIND));
 	if (role <= ROLE_NONE || role >= ROLE_N || !xr_kinds[role].cat)
 		return NULL;
 	return lk_kind_name(xr_kinds[role].cat, V(xr_kinds[role].field));

@@ -31,6 +31,7 @@
 
 struct xr {
 	struct role_map r;    /* the types of rip/resource.h by id, and where their fields are */
+	const struct ev_types *types; /* the source's (the names of module kinds) */
 	bool fold;	      /* keep backtraces and per-backtrace totals */
 	struct stk_map live;  /* heap block address (mapping: key) -> a: size, b: backtrace */
 	struct live_maps maps; /* the pieces of the anonymous mappings */
@@ -39,6 +40,13 @@ struct xr {
 	struct stk_bts bts;   /* fold: the rip:bt definitions */
 	uint64_t mem, nfds;   /* heap bytes in use and descriptors open, now */
 	uint64_t freed;	      /* size released by the last event (0: none known) */
+	/*
+	 * Set by the caller before the events: follow this kind of a tracing
+	 * module (rip/module.h) instead of heap memory: its acquires and
+	 * transfers make the sites, what is live is its resources.
+	 */
+	const char *kind;
+	struct stk_map refs; /* kind refcounted: key -> a: references held */
 };
 
 /*

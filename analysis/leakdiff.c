@@ -39,6 +39,9 @@ static char *ld_key(const struct lk *lk, struct rip_sym *sym, const struct lk_gr
 	f = open_memstream(&buf, &len);
 	if (!f)
 		return NULL;
+	/* a module's kind by name: its id is the trace's own */
+	if (g->res == LK_RES)
+		fprintf(f, "[%s] ", lk_group_name(lk, g));
 	if (!g->bt)
 		fputs("(no backtrace)", f);
 	else if (!pcs)

@@ -55,9 +55,24 @@ const char *lk_kind_name(uint32_t cat, uint64_t kind)
 
 const char *lk_res_name(enum lk_res r)
 {
-	static const char *const names[] = { "mem", "fd", "shm", "shm-map" };
+	static const char *const names[] = { "mem", "fd", "shm", "shm-map", "res" };
 
 	return r < LK_NRES ? names[r] : "?";
+}
+
+const struct ev_type *lk_kind(const struct lk *lk, uint32_t kind)
+{
+	return role_kind(lk->types, kind);
+}
+
+const char *lk_group_name(const struct lk *lk, const struct lk_group *g)
+{
+	const char *name;
+
+	if (g->res != LK_RES)
+		return lk_res_name(g->res);
+	name = role_kind_name(lk->types, g->kind);
+	return name ? name : "?";
 }
 
 /* ---- setup --------------------------------------------------------------------------- */
@@ -73,7 +88,7 @@ struct lk *lk_new(const struct lk_opts *opts)
 	if (opts)
 		lk->o = *opts;
 	if (!lk->o.resources)
-		lk->o.resources = LK_F_MEM | LK_F_FD | LK_F_SHM;
+		lk->o.resources = LK_F_MEM | LK_F_FD | LK_F_SHM | LK_F_RES;
 	lk->live.named = true; /* descriptors and segments keep their path or name */
 	return lk;
 }
@@ -82,9 +97,16 @@ void lk_free(struct lk *lk)
 {
 	if (!lk)
 		return;
-	for (size_t i = 0; i < lk->ngroups; i++)
+	for (size_t i = 0; i < lk->ngroups; i++) {
 		free(lk->groups[i].sample);
+		free(lk->groups[i].refs);
+	}
 	free(lk->groups);
+	for (size_t i = 0; i < lk->nhist; i++)
+		free(lk->hist[i].bt);
+	free(lk->hist);
+	stk_map_free(&lk->hidx);
+	free(lk->own_types);
 	live_free(&lk->live);
 	free(lk);
 }
@@ -252,6 +274,150 @@ static int lk_close_range(struct lk *lk, uint64_t first, uint64_t last)
 	return 0;
 }
 
+/* ---- the resources of tracing modules ------------------------------------------------ */
+
+/* Is kind (a type id) a refcounted kind of the trace's? */
+static bool lk_refcounted(const struct lk *lk, uint64_t kind)
+{
+	const struct ev_type *t = role_kind(lk->types, kind);
+
+	return t && (t->flags & RIP_EVTYPE_REFCOUNT);
+}
+
+/* The references of the refcounted object of key, none when reset; NULL when out of memory. */
+static struct lk_hist *lk_hist_of(struct lk *lk, uint64_t key, bool reset)
+{
+	bool fresh;
+	struct stk_ent *x = stk_map_get(&lk->hidx, key, &fresh);
+	struct lk_hist *h;
+
+	if (!x)
+		return NULL;
+	if (fresh) {
+		if (RIP_GROW(lk->hist, lk->caphist, lk->nhist + 1, 64)) {
+			stk_map_del(&lk->hidx, x);
+			return NULL;
+		}
+		x->a = lk->nhist;
+		lk->hist[lk->nhist++] = (struct lk_hist){ 0 };
+	}
+	h = &lk->hist[x->a];
+	if (reset || fresh) {
+		h->n = 0;
+		h->acq = true;
+	}
+	return h;
+}
+
+static int lk_ref(struct lk_hist *h, uint32_t bt)
+{
+	if (h->n == h->cap) {
+		uint32_t cap = h->cap ? h->cap * 2 : 4;
+		uint32_t *v = cap > h->cap ? realloc(h->bt, cap * sizeof(*v)) : NULL;
+
+		if (!v)
+			return -ENOMEM;
+		h->bt = v;
+		h->cap = cap;
+	}
+	h->bt[h->n++] = bt;
+	return 0;
+}
+
+/* How alike two stacks are: the callers they share (frame 0, the call site itself, aside). */
+static unsigned lk_bt_alike(const struct lk *lk, uint32_t a, uint32_t b)
+{
+	const uint64_t *fa, *fb;
+	uint32_t na, nb, i;
+
+	if (a == b)
+		return RIP_BT_MAX_DEPTH + 1;
+	fa = lk_bt(lk, a, &na);
+	fb = lk_bt(lk, b, &nb);
+	if (!fa || !fb)
+		return 0;
+	for (i = 1; i < na && i < nb && fa[i] == fb[i]; i++)
+		;
+	return i - 1;
+}
+
+#define LK_UNREF_SCAN 256 /* the newest references an unref is matched against */
+
+/*
+ * An unref of stack bt drops a reference.  Which one is not recorded: the
+ * held reference whose stack shares the most callers with bt (a function
+ * that refs and unrefs), the newest of those; one that shares none with any
+ * drops the acquire's own (the owner's last unref), if still held, else the
+ * newest.  Stacks defined later in the trace than their use (another
+ * thread's first) compare as sharing none.
+ */
+static void lk_unref(const struct lk *lk, struct lk_hist *h, uint32_t bt)
+{
+	uint32_t best = UINT32_MAX, lo = h->n > LK_UNREF_SCAN ? h->n - LK_UNREF_SCAN : 0;
+	unsigned score = 0;
+
+	for (uint32_t k = lo; k < h->n; k++) {
+		unsigned a = lk_bt_alike(lk, h->bt[k], bt);
+
+		if (best == UINT32_MAX || a >= score) {
+			best = k;
+			score = a;
+		}
+	}
+	if (h->acq && (best == UINT32_MAX || !score)) {
+		h->acq = false;
+		return;
+	}
+	if (best == UINT32_MAX)
+		return;
+	memmove(&h->bt[best], &h->bt[best + 1], (h->n - best - 1) * sizeof(*h->bt));
+	h->n--;
+}
+
+/* A res:* event (the kind is checked: a kind the trace does not declare is a bad event). */
+static __attribute__((noinline)) int lk_module(struct lk *lk, const struct role_res *d,
+					       const struct evs_event *e)
+{
+	struct live_ent *o;
+	struct lk_hist *h;
+
+	if (!role_kind(lk->types, d->kind)) {
+		lk->bad_events++;
+		return 0;
+	}
+	switch (d->role) {
+	case ROLE_RES_ACQUIRE:
+		if (lk_refcounted(lk, d->kind) && !lk_hist_of(lk, d->key, true))
+			return -ENOMEM;
+		return lk_make(lk, LK_RES, d, e);
+	case ROLE_RES_RELEASE:
+		lk_release(lk, LK_RES, d->key);
+		return 0;
+	case ROLE_RES_REF:
+	case ROLE_RES_UNREF:
+		o = live_find(&lk->live, LIVE_RES, d->key);
+		if (!o || !lk_refcounted(lk, d->kind)) {
+			/* a reference to something never seen made (or of a kind not counted) */
+			lk->un.release[LK_RES] += d->role == ROLE_RES_UNREF;
+			return 0;
+		}
+		h = lk_hist_of(lk, d->key, false);
+		if (!h)
+			return -ENOMEM;
+		if (d->role == ROLE_RES_REF)
+			return lk_ref(h, d->bt);
+		lk_unref(lk, h, d->bt);
+		if (!h->acq && !h->n)
+			live_release(&lk->live, LIVE_RES, d->key, NULL);
+		return 0;
+	case ROLE_RES_TRANSFER:
+		/* a counter: nothing stays live (rip report sums them) */
+		lk->kind_transfers[d->kind]++;
+		return 0;
+	}
+	return 0;
+}
+
 /* always_inline: live_run and live_run_held call it, each as fast as one */
 static inline __attribute__((always_inline)) int lk_event(void *arg, const struct evs_event *e,
 							  const struct role_res *d)
@@ -318,6 +484,12 @@ static inline __attribute__((always_inline)) int lk_event(void *arg, const struc
 		return lk_attach(lk, d, e);
 	case ROLE_SHM_DETACH:
 		return lk_detach(lk, d->key, d->size, false);
+	case ROLE_RES_ACQUIRE:
+	case ROLE_RES_RELEASE:
+	case ROLE_RES_REF:
+	case ROLE_RES_UNREF:
+	case ROLE_RES_TRANSFER:
+		return lk_module(lk, d, e);
 	}
 	return 0;
 }
@@ -366,15 +538,63 @@ static void lk_group_add(struct lk *lk, struct lk_group *x, enum lk_res r,
 	}
 	if (o->ns > x->last_ns)
 		x->last_ns = o->ns;
-	if (o->kind < 32)
+	if (o->kind < 32 && r != LK_RES)
 		x->kinds |= 1u << o->kind;
 	lk->total_count[r]++;
 	lk->total_bytes[r] += o->size;
 }
 
+/* The references still held on leaked object o (of a refcounted kind), added to its group g. */
+static int lk_held_refs(struct lk *lk, const struct live_ent *o, struct lk_group *g)
+{
+	const struct stk_ent *x = stk_map_find(&lk->hidx, o->key);
+	const struct lk_hist *h;
+
+	if (!x)
+		return 0;
+	h = &lk->hist[x->a];
+	for (uint32_t k = 0; k < h->n; k++) {
+		size_t j;
+
+		for (j = 0; j < g->nrefs && g->refs[j].bt != h->bt[k]; j++)
+			;
+		if (j == g->nrefs) {
+			struct lk_ref *v = realloc(g->refs, (g->nrefs + 1) * sizeof(*v));
+
+			if (!v)
+				return -ENOMEM;
+			g->refs = v;
+			g->refs[g->nrefs++] = (struct lk_ref){ h->bt[k], 0 };
+		}
+		g->refs[j].count++;
+	}
+	return 0;
+}
+
+static int lk_ref_cmp(const void *a, const void *b)
+{
+	const struct lk_ref *x = a, *y = b;
+
+	if (x->count != y->count)
+		return x->count > y->count ? -1 : 1;
+	return x->bt < y->bt ? -1 : x->bt > y->bt;
+}
+
+/* Is live entry o of table r wanted by the kind filter (module kinds only)? */
+static bool lk_kind_wanted(const struct lk *lk, enum lk_res r, const struct live_ent *o)
+{
+	const char *name;
+
+	if (r != LK_RES || !lk->o.kind)
+		return true;
+	name = role_kind_name(lk->types, o->kind);
+	return name && !strcmp(name, lk->o.kind);
+}
+
 static int lk_group(struct lk *lk)
 {
-	struct stk_map idx = { 0 }; /* (res, bt) -> a: index in g */
+	struct stk_map idx = { 0 }; /* (res or kind, bt) -> a: index in g */
+	unsigned gk;
 	struct lk_group *g = NULL;
 	size_t n = 0, cap = 0;
 
@@ -386,9 +606,12 @@ static int lk_group(struct lk *lk)
 			struct stk_ent *x;
 			bool fresh;
 
-			if (o->used != LK_IN || (r != LK_FD && o->size < lk->o.min_size))
+			if (o->used != LK_IN || (r != LK_FD && o->size < lk->o.min_size) ||
+			    !lk_kind_wanted(lk, (enum lk_res)r, o))
 				continue;
-			x = stk_map_get(&idx, (uint64_t)r << 32 | o->val, &fresh);
+			/* module kinds: a group per kind and stack */
+			gk = r == LK_RES ? LK_NRES * (1u + o->kind) : (unsigned)r;
+			x = stk_map_get(&idx, (uint64_t)gk << 32 | o->val, &fresh);
 			if (!x)
 				goto nomem;
 			if (fresh) {
@@ -401,10 +624,17 @@ static int lk_group(struct lk *lk)
 					.bt = o->val,
 					.first_ns = o->ns,
 					.last_ns = o->ns,
+					.kind = r == LK_RES ? o->kind : 0,
 				};
 			}
 			lk_group_add(lk, &g[x->a], (enum lk_res)r, o,
 				     live_name(&lk->live, (enum live_res)r, o));
+			if (r == LK_RES) {
+				lk->kind_count[o->kind]++;
+				lk->kind_bytes[o->kind] += o->size;
+				if (lk_refcounted(lk, o->kind) && lk_held_refs(lk, o, &g[x->a]))
+					goto nomem;
+			}
 		}
 	}
 	stk_map_free(&idx);
@@ -416,14 +646,18 @@ static int lk_group(struct lk *lk)
 
 		if (g[i].bt && !lk_bt(lk, g[i].bt, &nf))
 			lk->bt_unknown++;
+		if (g[i].nrefs > 1)
+			qsort(g[i].refs, g[i].nrefs, sizeof(g[i].refs[0]), lk_ref_cmp);
 	}
 	lk->groups = g;
 	lk->ngroups = n;
 	return 0;
 
 nomem:
-	for (size_t k = 0; k < n; k++)
+	for (size_t k = 0; k < n; k++) {
 		free(g[k].sample);
+		free(g[k].refs);
+	}
 	free(g);
 	stk_map_free(&idx);
 	return -ENOMEM;
@@ -441,12 +675,22 @@ static __attribute__((noinline)) int lk_held(void *arg, struct evs *s, struct ev
 
 int lk_run(struct lk *lk, struct evs *s, char *err, size_t errlen)
 {
-	int ret = live_run(&lk->live, s, &lk->tr, lk_event, lk_held, lk, err, errlen);
+	int ret;
 
-	if (ret)
-		return ret;
-	ret = lk_group(lk);
-	if (ret)
+	lk->types = evs_types(s);
+	ret = live_run(&lk->live, s, &lk->tr, lk_event, lk_held, lk, err, errlen);
+	if (!ret)
+		ret = lk_group(lk);
+	/* the kinds' names outlive the source (rip leaks --diff closes one) */
+	if (!ret && !(lk->own_types = malloc(sizeof(*lk->own_types))))
+		ret = -ENOMEM;
+	if (!ret) {
+		memcpy(lk->own_types, lk->types, sizeof(*lk->own_types));
+		lk->types = lk->own_types;
+	} else {
+		lk->types = NULL;
+	}
+	if (ret == -ENOMEM)
 		snprintf(err, errlen, "out of memory");
 	return ret;
 }

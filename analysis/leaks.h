@@ -36,17 +36,26 @@ enum lk_res {
 	LK_FD = LIVE_FD,	     /* file descriptors, by number */
 	LK_SHM = LIVE_SHM,	     /* shared memory segments (shm_open by name, shmget by id) */
 	LK_SHM_MAP = LIVE_SHM_MAP, /* attachments of shared memory (shmat, MAP_SHARED) */
+	LK_RES = LIVE_RES,	     /* the kinds of tracing modules (res:*), each by its name */
 	LK_NRES = LIVE_NRES,
 };
 
 #define LK_F_MEM (1u << LK_MEM)
 #define LK_F_FD (1u << LK_FD)
 #define LK_F_SHM ((1u << LK_SHM) | (1u << LK_SHM_MAP))
+#define LK_F_RES (1u << LK_RES)
+
+/* References still held on the leaked objects of a group (refcounted kinds), by stack. */
+struct lk_ref {
+	uint32_t bt;	/* where the reference was taken (rip_ref) */
+	uint64_t count; /* references held that were taken there */
+};
 
 enum lk_sort { LK_SORT_BYTES, LK_SORT_COUNT };
 
 struct lk_opts {
 	unsigned resources; /* LK_F_*; 0: all */
+	const char *kind;   /* with LK_F_RES: only this module kind (NULL: every one) */
 	uint64_t min_size;  /* ignore blocks (and segments, mappings) smaller than this */
 	enum lk_sort sort;
 	int32_t tid;	    /* only what this thread made; 0: any thread */
@@ -66,8 +75,12 @@ struct lk_group {
 	uint64_t bytes;	     /* their sizes (0 for descriptors) */
 	int64_t first_ns;    /* when the oldest of them was made (CLOCK_MONOTONIC_RAW) */
 	int64_t last_ns;     /* when the newest was */
-	uint32_t kinds;	     /* bit k: made by kind k (enum rip_*_kind, < 32) */
+	uint32_t kinds;	     /* bit k: made by kind k (enum rip_*_kind, < 32); LK_RES: 0 */
 	char *sample;	     /* a path or name of one of them (fds, shm), or NULL */
+	/* LK_RES */
+	uint32_t kind;	     /* the module kind: its type id (lk_kind) */
+	struct lk_ref *refs; /* refcounted kinds: the references still held, most first */
+	size_t nrefs;
 };
 
 /* Releases that matched nothing live, per resource: not errors, counted. */
@@ -87,6 +100,26 @@ struct lk {
 	uint64_t bad_events;	 /* resource events with impossible fields, skipped */
 	uint64_t bt_unknown;	 /* groups whose backtrace id is not defined in the trace */
 	struct live live;	 /* the pass's own: what is live, the backtraces */
+	const struct ev_types *types; /* the trace's (the module kinds): own_types after lk_run */
+	struct ev_types *own_types;
+	/* refcounted module objects: key -> a, the index of their history in hist */
+	struct stk_map hidx;
+	struct lk_hist *hist;
+	size_t nhist, caphist;
+	uint64_t kind_count[EV_MAX_TYPES], kind_bytes[EV_MAX_TYPES]; /* LK_RES totals by kind */
+	uint64_t kind_transfers[EV_MAX_TYPES]; /* res:transfer events by kind (counters) */
+};
+
+/*
+ * The references held on one live refcounted object: the acquire's own
+ * (acq), and the stacks of the rip_ref not yet dropped, oldest first.  An
+ * unref drops one as it comes (lk_unref says which), so this holds what
+ * the count is, not the object's history.
+ */
+struct lk_hist {
+	uint32_t *bt; /* where each reference held was taken */
+	uint32_t n, cap;
+	bool acq;     /* the acquire's own reference is held */
 };
 
 /* Returns NULL when out of memory. */
@@ -111,6 +144,13 @@ int lk_through(struct lk *lk, struct thr *t, struct rip_sym *sym);
 void lk_free(struct lk *lk);
 
 const char *lk_res_name(enum lk_res r);
+/*
+ * The name of group g's resource: lk_res_name's, or the module kind's
+ * ("gobject"; "?" if the trace does not name it).
+ */
+const char *lk_group_name(const struct lk *lk, const struct lk_group *g);
+/* The module kind of type id kind, as the trace declares it; NULL if it is none. */
+const struct ev_type *lk_kind(const struct lk *lk, uint32_t kind);
 /* "malloc", "open", "shmget"...; NULL for an unknown kind.  cat: RIP_CAT_*. */
 const char *lk_kind_name(uint32_t cat, uint64_t kind);
 

@@ -43,6 +43,7 @@ enum live_res {
 	LIVE_FD,      /* file descriptors, by number */
 	LIVE_SHM,     /* shared memory segments (shm_open by name, shmget by id) */
 	LIVE_SHM_MAP, /* attachments of shared memory (shmat, MAP_SHARED), by address */
+	LIVE_RES,     /* the resources of tracing modules, by id and kind (role_res_key) */
 	LIVE_NRES,
 };
 
@@ -50,7 +51,7 @@ enum live_res {
 struct live_ent {
 	uint64_t key;
 	uint8_t used;  /* hmap's mark: 1, or another non-zero mark of the pass's */
-	uint16_t kind; /* enum rip_*_kind that made it */
+	uint16_t kind; /* enum rip_*_kind that made it; LIVE_RES: its kind's type id */
 	uint32_t val;  /* the pass's: a backtrace id (leaks), a site (report) */
 	uint64_t size;
 	int64_t ns;    /* when it was made */

@@ -37,6 +37,11 @@ struct rp_priv {
 	struct live l;		 /* blocks (val: index of the site), descriptors, segments, maps */
 	struct stk_map site_idx; /* backtrace id -> a: index of the site */
 	struct stk_map thread_idx; /* tid -> a: index of the thread */
+	struct stk_map msite_idx;  /* kind << 32 | bt -> a: index of the module site */
+	struct stk_map mkind_idx;  /* kind -> a: index in mkinds */
+	struct stk_map mrefs;	   /* refcounted module objects: key -> a: references held */
+	struct ev_types *types;	   /* rp->types once the pass is done: its copy */
+	size_t msitecap, mkindcap;
 	uint32_t *site_fast;	 /* backtrace id -> site index + 1, for ids < RP_SITE_FAST_MAX */
 	size_t site_fastcap;
 	size_t sitecap, threadcap;
@@ -754,6 +759,108 @@ RP_HOT int rp_mem_turn(struct rp *rp, const struct evs_event *e, const struct ro
 	return ret;
 }
 
+/* ---- the kinds of tracing modules ---- */
+
+static struct rp_mkind *rp_mkind_of(struct rp *rp, uint32_t kind)
+{
+	long i = rp_index(&rp->p->mkind_idx, kind, rp->nmkinds);
+
+	if (i < 0)
+		return NULL;
+	if ((size_t)i == rp->nmkinds) {
+		if (RIP_GROW(rp->mkinds, rp->p->mkindcap, rp->nmkinds + 1, 8))
+			return NULL;
+		rp->mkinds[rp->nmkinds++] = (struct rp_mkind){ .kind = kind };
+	}
+	return &rp->mkinds[i];
+}
+
+static long rp_msite_of(struct rp *rp, uint32_t kind, uint32_t bt)
+{
+	long i = rp_index(&rp->p->msite_idx, (uint64_t)kind << 32 | bt, rp->nmsites);
+
+	if (i < 0)
+		return i;
+	if ((size_t)i == rp->nmsites) {
+		if (RIP_GROW(rp->msites, rp->p->msitecap, rp->nmsites + 1, 64))
+			return -ENOMEM;
+		rp->msites[rp->nmsites++] = (struct rp_msite){ .kind = kind, .bt = bt };
+	}
+	return i;
+}
+
+/* A res:* event of a kind the trace declares (others are not counted). */
+static __attribute__((noinline)) int rp_module(struct rp *rp, const struct evs_event *e,
+					       const struct role_res *d)
+{
+	const struct ev_type *t = role_kind(rp->types, d->kind);
+	struct rp_mkind *k;
+	struct live_ent *o;
+	struct stk_ent *x;
+	bool fresh;
+	long i;
+
+	if (!t)
+		return 0;
+	k = rp_mkind_of(rp, (uint32_t)d->kind);
+	if (!k)
+		return -ENOMEM;
+	switch (d->role) {
+	case ROLE_RES_ACQUIRE:
+	case ROLE_RES_TRANSFER:
+		i = rp_msite_of(rp, (uint32_t)d->kind, d->bt);
+		if (i < 0)
+			return -ENOMEM;
+		rp->msites[i].count++;
+		rp->msites[i].bytes += d->size;
+		k->count++;
+		k->bytes += d->size;
+		if (d->role == ROLE_RES_TRANSFER)
+			return 0;
+		o = live_make(&rp->p->l, LIVE_RES, d->key, NULL, &fresh);
+		if (!o)
+			return -ENOMEM;
+		o->used = 1;
+		o->kind = (uint16_t)d->kind;
+		o->val = (uint32_t)i;
+		o->size = d->size;
+		o->ns = e->ns;
+		if (t->flags & RIP_EVTYPE_REFCOUNT) {
+			x = stk_map_get(&rp->p->mrefs, d->key, &fresh);
+			if (!x)
+				return -ENOMEM;
+			x->a = 1;
+		}
+		return 0;
+	case ROLE_RES_REF:
+	case ROLE_RES_UNREF:
+		x = stk_map_find(&rp->p->mrefs, d->key);
+		if (!x || !live_find(&rp->p->l, LIVE_RES, d->key))
+			return 0;
+		if (d->role == ROLE_RES_REF) {
+			x->a++;
+			return 0;
+		}
+		if (--x->a)
+			return 0;
+		stk_map_del(&rp->p->mrefs, x);
+		/* the last reference: released */
+		break;
+	case ROLE_RES_RELEASE:
+		x = stk_map_find(&rp->p->mrefs, d->key);
+		if (x)
+			stk_map_del(&rp->p->mrefs, x);
+		break;
+	default:
+		return 0;
+	}
+	if (live_release(&rp->p->l, LIVE_RES, d->key, NULL))
+		k->releases++;
+	else
+		k->releases_unseen++;
+	return 0;
+}
+
 /* always_inline: live_run and live_run_held call it, each as fast as one */
 static inline __attribute__((always_inline)) int rp_event(void *arg, const struct evs_event *e,
 							  const struct role_res *d)
@@ -793,6 +900,12 @@ static inline __attribute__((always_inline)) int rp_event(void *arg, const struc
 		return rp_shm_attach(rp, d->key, d->size);
 	case ROLE_SHM_DETACH:
 		return rp_shm_detach(rp, d->key, d->size, false);
+	case ROLE_RES_ACQUIRE:
+	case ROLE_RES_RELEASE:
+	case ROLE_RES_REF:
+	case ROLE_RES_UNREF:
+	case ROLE_RES_TRANSFER:
+		return rp_module(rp, e, d);
 	}
 	return 0;
 }
@@ -841,6 +954,20 @@ static void rp_finish(struct rp *rp)
 			case LIVE_SHM:
 				rp->shm.live_bytes += o->size;
 				break;
+			case LIVE_RES: {
+				struct rp_mkind *k;
+
+				if (o->val >= rp->nmsites)
+					break;
+				rp->msites[o->val].live_count++;
+				rp->msites[o->val].live_bytes += o->size;
+				k = rp_mkind_of(rp, o->kind); /* seen: no allocation */
+				if (k) {
+					k->live_count++;
+					k->live_bytes += o->size;
+				}
+				break;
+			}
 			}
 		}
 	}
@@ -865,9 +992,18 @@ int rp_run(struct rp *rp, struct evs *s, char *err, size_t errlen)
 		}
 		rp->p->nstreams = (uint32_t)t.streams;
 	}
+	rp->types = evs_types(s);
 	ret = live_run(&rp->p->l, s, &rp->tr, rp_event, rp_held, rp, err, errlen);
 	if (!ret)
 		rp_finish(rp);
+	/* the kinds' names outlive the source */
+	if (!ret && !(rp->p->types = malloc(sizeof(*rp->p->types)))) {
+		snprintf(err, errlen, "out of memory");
+		ret = -ENOMEM;
+	}
+	if (!ret)
+		memcpy(rp->p->types, rp->types, sizeof(*rp->p->types));
+	rp->types = ret ? NULL : rp->p->types;
 	return ret;
 }
 
@@ -897,6 +1033,12 @@ void rp_free(struct rp *rp)
 	live_free(&p->l);
 	stk_map_free(&p->site_idx);
 	stk_map_free(&p->thread_idx);
+	stk_map_free(&p->msite_idx);
+	stk_map_free(&p->mkind_idx);
+	stk_map_free(&p->mrefs);
+	free(p->types);
+	free(rp->msites);
+	free(rp->mkinds);
 	free(p->site_fast);
 	free(p->by_stream);
 	free(rp->sites);

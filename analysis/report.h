@@ -77,6 +77,24 @@ struct rp_shm {
 	uint64_t detached_unseen;
 };
 
+/*
+ * What the kinds of tracing modules did at one stack (rip/module.h):
+ * res:acquire (count, bytes; live at the end) or res:transfer (count,
+ * bytes moved) of one kind, by one backtrace.
+ */
+struct rp_msite {
+	uint32_t kind;			 /* the kind's type id (its name: role_kind_name) */
+	uint32_t bt;			 /* backtrace id, 0: none recorded */
+	uint64_t count, bytes;		 /* acquires or transfers made here, their sizes */
+	uint64_t live_count, live_bytes; /* acquired here and still live at the end */
+};
+
+/* The totals of one module kind. */
+struct rp_mkind {
+	uint32_t kind; /* the kind's type id */
+	uint64_t count, bytes, live_count, live_bytes, releases, releases_unseen;
+};
+
 struct rp {
 	/* memory */
 	uint64_t allocs, alloc_bytes;	 /* successful allocations (reallocs included) */
@@ -101,6 +119,11 @@ struct rp {
 	size_t nthreads;
 	struct rp_fd fd;
 	struct rp_shm shm;
+	struct rp_msite *msites; /* module kinds, by kind and backtrace, in order of first use */
+	size_t nmsites;
+	struct rp_mkind *mkinds; /* module kinds seen, in order of first use */
+	size_t nmkinds;
+	const struct ev_types *types; /* the trace's (kind names); a copy after rp_run */
 	LIVE_TRACE_OF; /* the trace: events read, the first and last one's time, rip:bt */
 	bool through;	/* rp_set_through: memory only, of the stacks through its patterns */
 	struct rp_priv *p;

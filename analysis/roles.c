@@ -50,6 +50,18 @@ const struct role_spec role_specs[ROLE_N] = {
 	[ROLE_SHM_RESIZE] = { "shm:resize",
 			      { F(RESIZE_ID, "id"), F(RESIZE_SIZE, "size"), F(RESIZE_BT, "bt"),
 				F(RESIZE_KIND, "kind"), F(RESIZE_NAME, "$name") } },
+	[ROLE_RES_ACQUIRE] = { "res:acquire",
+			       { F(RACQ_ID, "id"), F(RACQ_SIZE, "size"), F(RACQ_BT, "bt"),
+				 F(RACQ_KIND, "kind") } },
+	[ROLE_RES_RELEASE] = { "res:release",
+			       { F(RREL_ID, "id"), F(RREL_BT, "bt"), F(RREL_KIND, "kind") } },
+	[ROLE_RES_REF] = { "res:ref",
+			   { F(RREL_ID, "id"), F(RREL_BT, "bt"), F(RREL_KIND, "kind") } },
+	[ROLE_RES_UNREF] = { "res:unref",
+			     { F(RREL_ID, "id"), F(RREL_BT, "bt"), F(RREL_KIND, "kind") } },
+	[ROLE_RES_TRANSFER] = { "res:transfer",
+				{ F(RACQ_ID, "id"), F(RACQ_SIZE, "size"), F(RACQ_BT, "bt"),
+				  F(RACQ_KIND, "kind") } },
 	[ROLE_MEM_MAPPING] = { "mem:mapping",
 			       { F(MAPPING_START, "start"), F(MAPPING_END, "end"),
 				 F(MAPPING_SEQ, "seq"), F(MAPPING_PROT, "prot"),
@@ -127,4 +139,21 @@ uint64_t role_seg_key(uint64_t kind, int64_t id, const char *name)
 	for (const unsigned char *s = (const unsigned char *)name; *s; s++)
 		h = (h ^ *s) * 0x100000001b3ull;
 	return (h << 1) | 1;
+}
+
+const struct ev_type *role_kind(const struct ev_types *types, uint64_t kind)
+{
+	const struct ev_type *t;
+
+	if (!types || kind >= EV_MAX_TYPES)
+		return NULL;
+	t = &types->t[kind];
+	return t->valid && (t->flags & RIP_EVTYPE_KIND) ? t : NULL;
+}
+
+const char *role_kind_name(const struct ev_types *types, uint64_t kind)
+{
+	const struct ev_type *t = role_kind(types, kind);
+
+	return t ? t->name + 5 : NULL;
 }

@@ -43,6 +43,11 @@ enum role {
 	ROLE_SHM_DETACH,     /* shm:detach */
 	ROLE_SHM_REMOVE,     /* shm:remove */
 	ROLE_SHM_RESIZE,     /* shm:resize */
+	ROLE_RES_ACQUIRE,    /* res:acquire (tracing modules: rip/module.h) */
+	ROLE_RES_RELEASE,    /* res:release */
+	ROLE_RES_REF,	     /* res:ref */
+	ROLE_RES_UNREF,	     /* res:unref */
+	ROLE_RES_TRANSFER,   /* res:transfer */
 	ROLE_MEM_MAPPING,    /* mem:mapping */
 	ROLE_MEM_PAGEMAP,    /* mem:pagemap */
 	ROLE_MEM_PAGEMAP_END, /* mem:pagemap_end */
@@ -52,7 +57,13 @@ enum role {
 /* Is role one of the resource events (made or released things), rip:bt and pagemaps not? */
 static inline bool role_is_resource(int role)
 {
-	return role >= ROLE_MEM_ALLOC && role <= ROLE_SHM_RESIZE;
+	return role >= ROLE_MEM_ALLOC && role <= ROLE_RES_TRANSFER;
+}
+
+/* Is role one of the res:* events of the tracing modules? */
+static inline bool role_is_module(int role)
+{
+	return role >= ROLE_RES_ACQUIRE && role <= ROLE_RES_TRANSFER;
 }
 
 /*
@@ -72,6 +83,8 @@ enum { ROLE_ATTACH_ADDR, ROLE_ATTACH_SIZE, ROLE_ATTACH_ID, ROLE_ATTACH_BT, ROLE_
 enum { ROLE_DETACH_ADDR, ROLE_DETACH_SIZE, ROLE_DETACH_BT, ROLE_DETACH_KIND };
 enum { ROLE_REMOVE_ID, ROLE_REMOVE_BT, ROLE_REMOVE_KIND, ROLE_REMOVE_NAME };
 enum { ROLE_RESIZE_ID, ROLE_RESIZE_SIZE, ROLE_RESIZE_BT, ROLE_RESIZE_KIND, ROLE_RESIZE_NAME };
+enum { ROLE_RACQ_ID, ROLE_RACQ_SIZE, ROLE_RACQ_BT, ROLE_RACQ_KIND }; /* and res:transfer */
+enum { ROLE_RREL_ID, ROLE_RREL_BT, ROLE_RREL_KIND };		  /* and res:ref, res:unref */
 enum {
 	ROLE_MAPPING_START,
 	ROLE_MAPPING_END,
@@ -133,7 +146,9 @@ static inline uint64_t role_val(const struct role_map *r, const struct evs_event
  * release (mem:free, fd:close, shm:detach, shm:remove) only the key is
  * decoded, but for mem:unmap, a range: key, size, kind and bt, and
  * fd:close_range: key the first descriptor, size the last; shm:resize is
- * the segment's key and its new size.  Fields a role does not have are 0
+ * the segment's key and its new size.  Of every res:* event: key (the id
+ * and kind together), old the id itself, kind (the kind's type id) and bt,
+ * and size for res:acquire and res:transfer.  Fields a role does not have are 0
  * (NULL).
  */
 struct role_res {
@@ -145,6 +160,24 @@ struct role_res {
 	uint64_t kind;	    /* enum rip_*_kind; mem:realloc's is RIP_MEM_REALLOC */
 	const char *name;   /* fd:open's path, shm:create's name */
 };
+
+/*
+ * The kind that a res:* event's kind field names: the trace's type of that
+ * id, when it is a kind ("kind:NAME", RIP_EVTYPE_KIND); NULL otherwise.
+ * Its name without "kind:" is role_kind_name's.
+ */
+const struct ev_type *role_kind(const struct ev_types *types, uint64_t kind);
+/* The name of a module's kind ("gobject"), NULL when kind is none of the trace's kinds. */
+const char *role_kind_name(const struct ev_types *types, uint64_t kind);
+
+/*
+ * The key of a module's resource in one table for all kinds: id and kind
+ * together (ids are pointers or small integers: exact for those).
+ */
+static inline uint64_t role_res_key(uint64_t id, uint64_t kind)
+{
+	return ((id << 10) | (id >> 54)) ^ (kind & (EV_MAX_TYPES - 1));
+}
 
 /*
  * The key of a shared memory segment: shm_open's by name (a hash, odd),
@@ -209,6 +242,18 @@ static inline __attribute__((always_inline)) void role_decode(const struct role_
 	case ROLE_SHM_RESIZE:
 		*d = RES(role_seg_key(V(ROLE_RESIZE_KIND), (int64_t)V(ROLE_RESIZE_ID), e->str), 0,
 			 V(ROLE_RESIZE_SIZE), V(ROLE_RESIZE_KIND), V(ROLE_RESIZE_BT), e->str);
+		break;
+	case ROLE_RES_ACQUIRE:
+	case ROLE_RES_TRANSFER:
+		/* key: the module's id and kind together (role_res_key); old: the id itself */
+		*d = RES(role_res_key(V(ROLE_RACQ_ID), V(ROLE_RACQ_KIND)), V(ROLE_RACQ_ID),
+			 V(ROLE_RACQ_SIZE), V(ROLE_RACQ_KIND), V(ROLE_RACQ_BT), NULL);
+		break;
+	case ROLE_RES_RELEASE:
+	case ROLE_RES_REF:
+	case ROLE_RES_UNREF:
+		*d = RES(role_res_key(V(ROLE_RREL_ID), V(ROLE_RREL_KIND)), V(ROLE_RREL_ID), 0,
+			 V(ROLE_RREL_KIND), V(ROLE_RREL_BT), NULL);
 		break;
 	}
 #undef RES

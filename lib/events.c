@@ -46,7 +46,7 @@
 #include "internal.h"
 #include "rip/resource.h"
 
-#define RIP_BLOCK_MS 3000 /* a consumer whose beat stands still this long is not waited for */
+#define RIP_BLOCK_MS 3000  /* a consumer whose beat stands still this long is not waited for */
 #define RIP_NAP_MS 100	   /* a waiting writer's first look at the consumer, then twice as long */
 #define RIP_NAP_MAX_MS 800 /* ... up to this */
 #define RIP_MAX_TYPES RIP_TYPES_CAP /* one file entry per registered type */
@@ -71,6 +71,9 @@ static struct {
 	uint32_t ntypes;
 	char cats[RIP_CATEGORIES][RIP_CATEGORY_NAME_MAX];
 	struct rip_file_hdr *file; /* the open ring file, once it has the list */
+	/* by type id: a resource kind's flags (RIP_EVTYPE_*) and description, else 0 */
+	uint32_t flags[RIP_MAX_TYPES];
+	char desc[RIP_MAX_TYPES][RIP_EVTYPE_DESC_MAX];
 } rip_reg = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	/* The built-in types at their fixed ids (rip/abi.h): the hooks write them inline. */
@@ -82,7 +85,8 @@ static struct {
 		  [RIP_CAT_MEM] = "mem",
 		  [RIP_CAT_FD] = "fd",
 		  [RIP_CAT_SHM] = "shm",
-		  [RIP_CAT_BT] = "bt" },
+		  [RIP_CAT_BT] = "bt",
+		  [RIP_CAT_RES] = "res" },
 };
 
 static struct rip_evring *rip_evring_at(struct rip_file_hdr *h, uint32_t i)
@@ -132,6 +136,9 @@ static void rip_type_write(struct rip_file_hdr *h, const struct rip_event_type *
 	e->id = id;
 	e->category = t->category;
 	e->nfields = t->nfields;
+	e->flags = id < RIP_MAX_TYPES ? rip_reg.flags[id] : 0;
+	if (e->flags)
+		memcpy(e->desc, rip_reg.desc[id], sizeof(e->desc));
 	snprintf(e->name, sizeof(e->name), "%s", t->name ? t->name : "");
 	for (uint32_t i = 0; i < t->nfields && i < RIP_EVENT_MAX_FIELDS; i++) {
 		e->fields[i].type = t->fields[i].type;
@@ -199,6 +206,42 @@ int __rip_type_register(const struct rip_event_type *t, bool early)
 	if (h)
 		rip_type_write(h, t, id);
 	/* After the type's entry in the file: pairs with the acquire load in the fast path. */
+	__atomic_store_n(t->id, id, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&rip_reg.lock);
+	return 0;
+}
+
+/*
+ * A resource kind: t ("kind:NAME", no fields) registered with its flags and
+ * description in the type table.  The flags are set before the type is
+ * written (a kind registered again keeps its first ones).
+ */
+int __rip_kind_register(const struct rip_event_type *t, uint32_t flags, const char *desc)
+{
+	struct rip_file_hdr *h;
+	uint32_t id;
+
+	if (!rip_type_valid(t) || t->nfields || strncmp(t->name, "kind:", 5))
+		return -EINVAL;
+	pthread_mutex_lock(&rip_reg.lock);
+	for (uint32_t i = 0; i < rip_reg.ntypes; i++) {
+		if (rip_reg.types[i] == t) {
+			pthread_mutex_unlock(&rip_reg.lock);
+			return 0;
+		}
+	}
+	if (rip_reg.ntypes == RIP_MAX_TYPES) {
+		pthread_mutex_unlock(&rip_reg.lock);
+		return -ENOSPC;
+	}
+	id = rip_reg.ntypes;
+	rip_reg.flags[id] = flags | RIP_EVTYPE_KIND;
+	snprintf(rip_reg.desc[id], RIP_EVTYPE_DESC_MAX, "%s", desc ? desc : "");
+	rip_reg.types[rip_reg.ntypes++] = t;
+	h = rip_reg.file;
+	if (h)
+		rip_type_write(h, t, id);
+	/* After the type's entry in the file: pairs with the acquire loads of t->id. */
 	__atomic_store_n(t->id, id, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&rip_reg.lock);
 	return 0;

@@ -1727,38 +1727,73 @@ out_unlock:
  * librip's own entries are cut from this process's LD_PRELOAD, in place (no
  * allocation, no lock: constructors run before the program's main and its
  * threads), and the programs it execs start as they would untraced.  Unset
- * RIP_FOLLOW (everything followed) keeps LD_PRELOAD as it is.
+ * RIP_FOLLOW (everything followed) keeps LD_PRELOAD as it is.  The tracing
+ * modules rip run preloads after librip-preload.so (RIP_MODULES, their
+ * paths, ':' between) go too: without it they only forward; and so does
+ * librip-track.so from LD_AUDIT (rip run --track), whose trampolines would
+ * only forward too.
  */
+static bool rip_env_is_module(const char *r, size_t n, const char *mods)
+{
+	while (mods && *mods) {
+		size_t m = strcspn(mods, ":");
+
+		if (m == n && !strncmp(r, mods, n))
+			return true;
+		mods += m;
+		mods += *mods == ':';
+	}
+	return false;
+}
+
+/* Is the entry [r, r + n) of a list of paths one of librip's (its base name starts with lib)? */
+static bool rip_env_is_ours(const char *r, size_t n, const char *lib)
+{
+	const char *base = memrchr(r, '/', n);
+	size_t bn, ln = strlen(lib);
+
+	base = base ? base + 1 : r;
+	bn = n - (size_t)(base - r);
+	return bn >= ln && !strncmp(base, lib, ln);
+}
+
+/* Cut librip's entries from the list of paths v (LD_PRELOAD's, audit: LD_AUDIT's), in place. */
+static void rip_env_cut(char *v, bool audit, const char *mods)
+{
+	char *w = v, *r = v;
+
+	while (*r) {
+		size_t n = strcspn(r, audit ? ":" : ": ");
+
+		if (audit ? !rip_env_is_ours(r, n, "librip-track.so") :
+			    !(rip_env_is_ours(r, n, "librip-preload.so") ||
+			      rip_env_is_ours(r, n, "librip.so") ||
+			      rip_env_is_module(r, n, mods))) {
+			if (w != v)
+				*w++ = ':';
+			memmove(w, r, n); /* w <= r: the string only shrinks */
+			w += n;
+		}
+		r += n;
+		while (*r == ':' || (!audit && *r == ' '))
+			r++;
+	}
+	*w = 0;
+}
+
 static void rip_env_unpreload(void)
 {
-	static const char key[] = "LD_PRELOAD=";
+	static const char pre[] = "LD_PRELOAD=", aud[] = "LD_AUDIT=";
 	const char *f = secure_getenv("RIP_FOLLOW");
+	const char *mods = secure_getenv("RIP_MODULES");
 
 	if (!f || !*f || rip_follows("exec"))
 		return;
 	for (char **e = environ; e && *e; e++) {
-		char *v = *e + sizeof(key) - 1, *w = v, *r = v;
-
-		if (strncmp(*e, key, sizeof(key) - 1))
-			continue;
-		while (*r) {
-			size_t n = strcspn(r, ": "), bn;
-			const char *base = memrchr(r, '/', n);
-
-			base = base ? base + 1 : r;
-			bn = n - (size_t)(base - r);
-			if (!((bn >= 17 && !strncmp(base, "librip-preload.so", 17)) ||
-			      (bn >= 9 && !strncmp(base, "librip.so", 9)))) {
-				if (w != v)
-					*w++ = ':';
-				memmove(w, r, n); /* w <= r: the string only shrinks */
-				w += n;
-			}
-			r += n;
-			while (*r == ':' || *r == ' ')
-				r++;
-		}
-		*w = 0;
+		if (!strncmp(*e, pre, sizeof(pre) - 1))
+			rip_env_cut(*e + sizeof(pre) - 1, false, mods);
+		else if (!strncmp(*e, aud, sizeof(aud) - 1))
+			rip_env_cut(*e + sizeof(aud) - 1, true, mods);
 	}
 }
 

@@ -31,6 +31,10 @@ if [ "$what" = check ]; then
 	have_cmd zstd || need="$need zstd"
 	have_cmd /usr/bin/time || need="$need time"
 	have_cmd sqlite3 || need="$need sqlite3"
+	# the programs of the module tests (tests/integ/module-*.sh): GLib's GObject, SQLite;
+	# SQLite for rip run --track's too (tests/integ/trackprog.c)
+	have_pc gobject-2.0 || need="$need libglib2.0-dev"
+	have_pc sqlite3 || need="$need libsqlite3-dev"
 	have_cmd git || need="$need git"
 	# the real programs of tests/integ/real-*.sh (any rustc found will do)
 	{ have_cmd java && have_cmd javac; } || need="$need default-jdk-headless"

@@ -1003,13 +1003,12 @@ static uint32_t rip_pl_bt_fp(const uintptr_t *self, uint64_t *frames, uint32_t m
 }
 
 /*
- * noinline: its frame is the one skipped.  The hook's frame pointer is our
- * saved one, and the hook's return address is the first frame.
+ * The stack of the hook that called the function whose frame is self: that
+ * function's return address is in the hook, the hook's caller is frame 0.
  */
-__attribute__((noinline)) uint32_t rip_pl_backtrace_id(void)
+static inline __attribute__((always_inline)) uint32_t rip_pl_bt_of(const uintptr_t *self)
 {
 	uint64_t frames[RIP_BT_MAX_DEPTH];
-	const uintptr_t *self = __builtin_frame_address(0);
 	uint32_t n = 0, max = rip_pl_depth, id;
 	uint64_t h = 0;
 	int r;
@@ -1061,7 +1060,27 @@ __attribute__((noinline)) uint32_t rip_pl_backtrace_id(void)
 		id = rip_pl_intern(frames, n, h);
 	}
 done:
+	return id;
+}
+
+/*
+ * noinline: its frame is the one skipped.  The hook's frame pointer is our
+ * saved one, and the hook's return address is the first frame.
+ */
+__attribute__((noinline)) uint32_t rip_pl_backtrace_id(void)
+{
+	uint32_t id = rip_pl_bt_of(__builtin_frame_address(0));
+
 	/* Not a tail call: this frame must stay until the walk is done (it is). */
+	__asm__ __volatile__("" ::: "memory");
+	return id;
+}
+
+__attribute__((noinline)) uint32_t rip_pl_backtrace_at(const void *frame)
+{
+	uint32_t id = rip_pl_bt_of(frame);
+
+	/* Not a tail call: frame's function waits for us, and so does its caller's frame. */
 	__asm__ __volatile__("" ::: "memory");
 	return id;
 }

@@ -69,6 +69,17 @@ RIP_EVENT_TYPE(rip_ev_mem_pagemap, "mem:pagemap", RIP_CAT_MEM, RIP_FIELD(HEX64, 
 RIP_EVENT_TYPE(rip_ev_mem_pagemap_end, "mem:pagemap_end", RIP_CAT_MEM, RIP_FIELD(U32, "seq"),
 	       RIP_FIELD(U32, "mappings"), RIP_FIELD(U32, "reason"), RIP_FIELD(S32, "error"));
 
+RIP_EVENT_TYPE(rip_ev_res_acquire, "res:acquire", RIP_CAT_RES, RIP_FIELD(HEX64, "id"),
+	       RIP_FIELD(U64, "size"), RIP_FIELD(U32, "bt"), RIP_FIELD(U32, "kind"));
+RIP_EVENT_TYPE(rip_ev_res_release, "res:release", RIP_CAT_RES, RIP_FIELD(HEX64, "id"),
+	       RIP_FIELD(U32, "bt"), RIP_FIELD(U32, "kind"));
+RIP_EVENT_TYPE(rip_ev_res_ref, "res:ref", RIP_CAT_RES, RIP_FIELD(HEX64, "id"),
+	       RIP_FIELD(U32, "bt"), RIP_FIELD(U32, "kind"));
+RIP_EVENT_TYPE(rip_ev_res_unref, "res:unref", RIP_CAT_RES, RIP_FIELD(HEX64, "id"),
+	       RIP_FIELD(U32, "bt"), RIP_FIELD(U32, "kind"));
+RIP_EVENT_TYPE(rip_ev_res_transfer, "res:transfer", RIP_CAT_RES, RIP_FIELD(HEX64, "id"),
+	       RIP_FIELD(U64, "size"), RIP_FIELD(U32, "bt"), RIP_FIELD(U32, "kind"));
+
 /*
  * Every type above, for a hook that starts before our constructors ran
  * (rip_pl_start_early registers them through __rip_auto_open_early).  A
@@ -80,6 +91,8 @@ static const struct rip_event_type *const rip_pl_types[] = {
 	&rip_ev_fd_open,	&rip_ev_fd_close,    &rip_ev_shm_create,  &rip_ev_shm_attach,
 	&rip_ev_shm_detach,	&rip_ev_shm_remove,  &rip_ev_mem_mapping, &rip_ev_mem_pagemap,
 	&rip_ev_mem_pagemap_end, &rip_ev_mem_unmap, &rip_ev_fd_close_range, &rip_ev_shm_resize,
+	&rip_ev_res_acquire, &rip_ev_res_release, &rip_ev_res_ref, &rip_ev_res_unref,
+	&rip_ev_res_transfer,
 };
 
 __thread struct rip_pl_thread rip_pl_self RIP_PL_TLS;
@@ -226,19 +239,25 @@ void *rip_pl_next(const char *name)
 extern struct rip_pl_sym __start_rip_pl_syms[] __attribute__((visibility("hidden")));
 extern struct rip_pl_sym __stop_rip_pl_syms[] __attribute__((visibility("hidden")));
 
-void rip_pl_resolve_all(void)
+void rip_pl_resolve_reals(const struct rip_modreal *r, const struct rip_modreal *end,
+			  const void *dyn)
 {
-	for (struct rip_pl_sym *s = __start_rip_pl_syms; s < __stop_rip_pl_syms; s++) {
-		void **ptr = s->ptr;
+	for (; r && r < end; r++) {
+		void **ptr = r->ptr;
 		void *fn;
 
 		/* Relaxed: as in RIP_PL_REAL (a function pointer stored as the void * it came as). */
-		if (__atomic_load_n(ptr, __ATOMIC_RELAXED))
+		if (!ptr || !r->name || __atomic_load_n(ptr, __ATOMIC_RELAXED))
 			continue;
-		fn = rip_pl_next(s->name);
+		fn = dyn ? rip_pl_lookup_after(dyn, r->name) : rip_pl_next(r->name);
 		if (fn)
 			__atomic_store_n(ptr, fn, __ATOMIC_RELAXED);
 	}
+}
+
+void rip_pl_resolve_all(void)
+{
+	rip_pl_resolve_reals(__start_rip_pl_syms, __stop_rip_pl_syms, NULL);
 	/* Release: every pointer above is set before a hook can see the flag. */
 	__atomic_store_n(&rip_pl_resolved, 1, __ATOMIC_RELEASE);
 }
@@ -305,6 +324,31 @@ void rip_pl_mem_free(const void *addr, uint32_t bt, uint32_t kind)
 void rip_pl_mem_realloc(const void *old, const void *addr, uint64_t size, uint32_t bt)
 {
 	rip_event4(&rip_ev_mem_realloc, (uintptr_t)old, (uintptr_t)addr, size, bt);
+}
+
+void rip_pl_res_acquire(uint64_t id, uint64_t size, uint32_t bt, uint32_t kind)
+{
+	rip_event4(&rip_ev_res_acquire, id, size, bt, kind);
+}
+
+void rip_pl_res_release(uint64_t id, uint32_t bt, uint32_t kind)
+{
+	rip_event3(&rip_ev_res_release, id, bt, kind);
+}
+
+void rip_pl_res_ref(uint64_t id, uint32_t bt, uint32_t kind)
+{
+	rip_event3(&rip_ev_res_ref, id, bt, kind);
+}
+
+void rip_pl_res_unref(uint64_t id, uint32_t bt, uint32_t kind)
+{
+	rip_event3(&rip_ev_res_unref, id, bt, kind);
+}
+
+void rip_pl_res_transfer(uint64_t id, uint64_t size, uint32_t bt, uint32_t kind)
+{
+	rip_event4(&rip_ev_res_transfer, id, size, bt, kind);
 }
 
 void rip_pl_mem_unmap(const void *addr, uint64_t size, uint32_t bt, uint32_t kind)

@@ -39,6 +39,9 @@
 #include <internal/preload.h>
 #include <rip.h>
 #include <rip/resource.h>
+/* rip/module.h's functions are ours: declared here as defined, not weak */
+#define RIP_MODULE_WEAK
+#include <rip/module.h>
 
 #define RIP_PL_EXPORT __attribute__((visibility("default")))
 #define RIP_PL_TLS __attribute__((tls_model("initial-exec")))
@@ -169,6 +172,8 @@ void rip_pl_sample_fork_child(void);
 
 /* The next definition of name after this library, from the symbol tables; no lock (resolve.c). */
 void *rip_pl_lookup_next(const char *name);
+/* The same after the object whose dynamic section is dyn (a module's: rip_mod_next). */
+void *rip_pl_lookup_after(const void *dyn, const char *name);
 
 /*
  * Slow half of rip_pl_enter: the thread's first traced call, guard up (its
@@ -268,14 +273,24 @@ static inline bool rip_pl_busy(void)
  */
 void *rip_pl_next(const char *name);
 
-/* Where a hook keeps its real function, and its name: one per RIP_PL_REAL use. */
-struct rip_pl_sym {
-	void *ptr; /* the address of the hook's static function pointer */
-	const char *name;
-};
+/*
+ * Where a hook keeps its real function, and its name: one per RIP_PL_REAL
+ * use, the record a module's RIP_REAL leaves (struct rip_modreal of
+ * rip/module.h), in a section of our own.
+ */
+#define rip_pl_sym rip_modreal
 
 /* Resolve the real function of every RIP_PL_REAL use at once (the constructor). */
 void rip_pl_resolve_all(void);
+
+/*
+ * The one loop that resolves real functions, ours and the modules': each
+ * record of [r, end) whose pointer is still NULL gets the next definition
+ * of its name after the object whose dynamic section is dyn (a module's:
+ * rip_pl_lookup_after), or after ours when dyn is NULL (rip_pl_next).
+ */
+void rip_pl_resolve_reals(const struct rip_modreal *r, const struct rip_modreal *end,
+			  const void *dyn);
 
 /*
  * RIP_PL_REAL(ptr, "name") - the real function in ptr (a static function
@@ -308,6 +323,14 @@ int rip_pl_enosys(void);
 uint32_t rip_pl_backtrace_id(void);
 
 /*
+ * rip_pl_backtrace_at - the same for a function that a hook calls directly
+ * (rip_mod_acquire..., called by a module's wrapper): frame is that
+ * function's own __builtin_frame_address(0), and frames[0] is the return
+ * address of the hook that called it.
+ */
+uint32_t rip_pl_backtrace_at(const void *frame);
+
+/*
  * Is ret (a hook's return address) in libunwind?  Its calls outside our
  * hooks (its per-thread cache, freed by a key destructor at thread exit)
  * are the tracer's own: the hooks forward them unrecorded.
@@ -337,6 +360,12 @@ void rip_pl_shm_attach(const void *addr, uint64_t size, int64_t id, uint32_t bt,
 void rip_pl_shm_detach(const void *addr, uint64_t size, uint32_t bt, uint32_t kind);
 void rip_pl_shm_remove(int64_t id, uint32_t bt, uint32_t kind, const char *name);
 void rip_pl_shm_resize(int64_t id, uint64_t size, uint32_t bt, uint32_t kind, const char *name);
+
+void rip_pl_res_acquire(uint64_t id, uint64_t size, uint32_t bt, uint32_t kind);
+void rip_pl_res_release(uint64_t id, uint32_t bt, uint32_t kind);
+void rip_pl_res_ref(uint64_t id, uint32_t bt, uint32_t kind);
+void rip_pl_res_unref(uint64_t id, uint32_t bt, uint32_t kind);
+void rip_pl_res_transfer(uint64_t id, uint64_t size, uint32_t bt, uint32_t kind);
 
 void rip_pl_mem_mapping(uint64_t start, uint64_t end, uint32_t seq, uint32_t prot,
 			uint32_t flags, uint32_t page_size, const char *path);

@@ -180,6 +180,11 @@ static const ElfW(Sym) *rip_pl_obj_find(const struct rip_pl_obj *o, const char *
 
 void *rip_pl_lookup_next(const char *name)
 {
+	return rip_pl_lookup_after(_DYNAMIC, name);
+}
+
+void *rip_pl_lookup_after(const void *dyn, const char *name)
+{
 	const char *at = strchr(name, '@');
 	char base[64];
 	bool after = false;
@@ -200,7 +205,7 @@ void *rip_pl_lookup_next(const char *name)
 		uintptr_t addr;
 
 		if (!after) {
-			after = l->l_ld == _DYNAMIC;
+			after = (const void *)l->l_ld == dyn;
 			continue;
 		}
 		unsigned ver = 0;

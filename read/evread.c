@@ -42,6 +42,12 @@ int ev_type_load(const struct rip_evtype *e, struct ev_type *t)
 	t->name[sizeof(t->name) - 1] = 0;
 	if (!t->name[0])
 		return -EBADMSG;
+	/* a kind: "kind:NAME" with no fields (rip/resource.h); other flags are not ours to judge */
+	t->flags = e->flags;
+	if ((t->flags & RIP_EVTYPE_KIND) && (e->nfields || strncmp(t->name, "kind:", 5)))
+		t->flags = 0;
+	memcpy(t->desc, e->desc, sizeof(t->desc));
+	t->desc[sizeof(t->desc) - 1] = 0;
 	for (uint32_t i = 0; i < e->nfields; i++) {
 		uint32_t ty = e->fields[i].type;
 

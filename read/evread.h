@@ -23,6 +23,8 @@ struct ev_type {
 	uint32_t id, category, nfields;
 	char name[RIP_EVTYPE_NAME_MAX];
 	struct rip_evfield fields[RIP_EVENT_MAX_FIELDS];
+	uint32_t flags;	  /* RIP_EVTYPE_*: a resource kind's ("kind:NAME") */
+	char desc[RIP_EVTYPE_DESC_MAX]; /* a kind's description, NUL-terminated */
 	uint32_t fixed;	  /* bytes of the fixed-size fields */
 	bool string;	  /* the last field is a string */
 	bool array;	  /* the last field is an array of u64 */

@@ -151,8 +151,10 @@ int trace_index_pack(struct trace_info *info, uint8_t **out, size_t *len, char *
 		e.id = t->id;
 		e.category = t->category;
 		e.nfields = t->nfields;
+		e.flags = t->flags;
 		memcpy(e.name, t->name, sizeof(e.name));
 		memcpy(e.fields, t->fields, sizeof(e.fields));
+		memcpy(e.desc, t->desc, sizeof(e.desc));
 		memcpy(p, &e, sizeof(e));
 		p += sizeof(e);
 	}

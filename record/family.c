@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include <internal/clock.h>
+#include <internal/track.h>
 #include <rip/proc.h>
 
 #include "read/ringname.h"
@@ -41,7 +42,7 @@
 
 bool fam_resources(const struct fam_opts *o)
 {
-	return o->res || o->off || o->sample;
+	return o->res || o->off || o->sample || o->track;
 }
 
 /* Hand a message to the caller's warn callback (the library never prints). */
@@ -122,29 +123,43 @@ int fam_open(struct fam *f)
 	if (fam_resources(f->o) &&
 	    snprintf(path, sizeof(path), "%s/" FAM_RULES_DIR, f->ringdir) < (int)sizeof(path))
 		mkdir(path, 0700);
+	/* The marks of the functions --track finds (preload/track.c). */
+	if (f->o->track &&
+	    snprintf(path, sizeof(path), "%s/" FAM_TRACK_DIR, f->ringdir) < (int)sizeof(path))
+		mkdir(path, 0700);
 	f->inotify = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
 	if (f->inotify >= 0)
 		inotify_add_watch(f->inotify, f->ringdir, IN_CREATE | IN_MOVED_TO);
 	return 0;
 }
 
-/* Remove the rules directory and what it holds. */
-static void fam_rules_cleanup(const char *ringdir)
+/* Remove the directory sub of the ring directory (rules, --track's marks) and what it holds. */
+static void fam_sub_cleanup(const char *ringdir, const char *sub)
 {
 	char path[PATH_MAX];
 	DIR *d;
 	struct dirent *e;
 
-	if (snprintf(path, sizeof(path), "%s/" FAM_RULES_DIR, ringdir) >= (int)sizeof(path))
+	if (snprintf(path, sizeof(path), "%s/%s", ringdir, sub) >= (int)sizeof(path))
 		return;
 	d = opendir(path);
 	if (!d)
 		return;
 	while ((e = readdir(d)))
-		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
-			unlinkat(dirfd(d), e->d_name, 0);
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") &&
+		    unlinkat(dirfd(d), e->d_name, 0) && errno == EISDIR)
+			unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR);
 	closedir(d);
 	rmdir(path);
+}
+
+bool fam_track_found(const struct fam *f, const char *name)
+{
+	char path[PATH_MAX];
+
+	return snprintf(path, sizeof(path), "%s/" FAM_TRACK_DIR "/%s", f->ringdir, name) <
+		       (int)sizeof(path) &&
+	       !access(path, F_OK);
 }
 
 /*
@@ -211,7 +226,8 @@ void fam_cleanup(struct fam *f, bool keep)
 		return;
 	if (f->attached && f->ring[0] && !keep)
 		unlink(f->ring);
-	fam_rules_cleanup(f->ringdir);
+	fam_sub_cleanup(f->ringdir, FAM_RULES_DIR);
+	fam_sub_cleanup(f->ringdir, FAM_TRACK_DIR);
 	d = opendir(f->ringdir);
 	while (d && (e = readdir(d))) {
 		char path[PATH_MAX + NAME_MAX + 2], err[RR_ERR_MAX];
@@ -335,12 +351,12 @@ void fam_clock_env(void)
 /* The preload library's settings, for resource tracing. */
 static void fam_env_resources(const struct fam *f)
 {
-	static const char *const cats[] = { "1", "2", "3" }; /* RIP_CAT_MEM, _FD, _SHM */
+	static const char *const cats[] = { "1", "2", "3", "7" }; /* RIP_CAT_MEM, _FD, _SHM, _RES */
 	const struct fam_opts *o = f->o;
 	char disable[16] = "", rules[PATH_MAX];
 
 	/* By number: the names are the preload library's to register. */
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < 4; i++) {
 		if (!o->off && (o->res & (1u << i)))
 			continue;
 		if (disable[0])
@@ -363,6 +379,18 @@ static void fam_env_resources(const struct fam *f)
 		setenv("RIP_PAGEMAP", "0", 1);
 	if (o->no_waits)
 		setenv("RIP_WAITS", "0", 1);
+	if (o->track && o->audit) {
+		const char *old = getenv("LD_AUDIT");
+		char audit[2 * PATH_MAX + 2];
+
+		/* librip-track.so, the loader's audit library, before any the user has */
+		setenv(RIP_TRACK_ENV, o->track, 1);
+		if (old && *old)
+			snprintf(audit, sizeof(audit), "%s:%s", o->audit, old);
+		else
+			snprintf(audit, sizeof(audit), "%s", o->audit);
+		setenv("LD_AUDIT", audit, 1);
+	}
 	/* unwind rules computed once for the family (fam_open made the directory) */
 	if (snprintf(rules, sizeof(rules), "%s/" FAM_RULES_DIR, f->ringdir) < (int)sizeof(rules) &&
 	    !access(rules, W_OK))
@@ -372,7 +400,7 @@ static void fam_env_resources(const struct fam *f)
 void fam_env(const struct fam *f, const char *lib)
 {
 	const struct fam_opts *o = f->o;
-	char ring[PATH_MAX + 2], pre[2 * PATH_MAX + 2], root[16], state;
+	char ring[PATH_MAX + 2], pre[2 * PATH_MAX + 2], root[16], state, *all = NULL;
 	const char *old = getenv("LD_PRELOAD");
 
 	snprintf(ring, sizeof(ring), "%s/", f->ringdir);
@@ -439,11 +467,21 @@ void fam_env(const struct fam *f, const char *lib)
 	snprintf(root, sizeof(root), "%d", (int)getpid());
 	setenv("RIP_ROOT", root, 1);
 	if (lib) {
-		if (old && *old)
-			snprintf(pre, sizeof(pre), "%s:%s", lib, old);
+		/* the modules after librip-preload.so: their wrappers call into it */
+		const char *mods = fam_resources(o) && o->modules ? o->modules : NULL;
+
+		/* which of LD_PRELOAD an image not followed drops with librip's own (lib/ring.c) */
+		if (mods)
+			setenv("RIP_MODULES", mods, 1);
 		else
-			snprintf(pre, sizeof(pre), "%s", lib);
-		setenv("LD_PRELOAD", pre, 1);
+			unsetenv("RIP_MODULES");
+
+		if (asprintf(&all, "%s%s%s%s%s", lib, mods ? ":" : "", mods ? mods : "",
+			     old && *old ? ":" : "", old && *old ? old : "") < 0)
+			all = NULL;
+		if (all)
+			setenv("LD_PRELOAD", all, 1);
+		free(all);
 	}
 }
 

@@ -46,11 +46,18 @@
  * subdirectory's are not seen by the watch of the ring directory.
  */
 #define FAM_RULES_DIR "rules"
+/*
+ * The directory where librip-track.so marks each --track function it found
+ * in an object of a process of the family (a subdirectory named after it),
+ * inside the ring directory for the same reason.
+ */
+#define FAM_TRACK_DIR "track"
 
 #define FAM_RES_MEM 0x1u /* resource tracing: the categories asked for */
 #define FAM_RES_FD 0x2u
 #define FAM_RES_SHM 0x4u
 #define FAM_RES_ALL (FAM_RES_MEM | FAM_RES_FD | FAM_RES_SHM)
+#define FAM_RES_MOD 0x8u /* tracing modules (category res): modules holds them */
 
 /* What the family runs with: rip run's options, as librip's environment says them. */
 struct fam_opts {
@@ -60,6 +67,7 @@ struct fam_opts {
 	bool relayd;			 /* streamed to relayd: bigger packets */
 	unsigned res;			 /* FAM_RES_*: resource tracing asked for */
 	bool off;			 /* preload with every resource category off */
+	const char *modules;		 /* tracing modules to preload after it, ':' between */
 	unsigned depth;			 /* RIP_DEPTH; 0: the preload library's default */
 	const char *pagemap_signal;	 /* RIP_PAGEMAP_SIGNAL for the preload library */
 	bool no_pagemap;		 /* RIP_PAGEMAP=0: no snapshot at exit */
@@ -69,6 +77,8 @@ struct fam_opts {
 	bool functions;	 /* the func category on (function records); else in RIP_DISABLE */
 	bool follow_fork, follow_exec; /* record children, new images (RIP_FOLLOW) */
 	struct trace_w_opts store;     /* how each trace is stored (record/tracew.h) */
+	const char *track;	       /* RIP_TRACK: the --track specs joined by ';'; NULL: none */
+	const char *audit;	       /* with track: librip-track.so, put in LD_AUDIT */
 };
 
 /* Is resource tracing on (librip-preload.so goes in, with its hooks)? */
@@ -130,6 +140,12 @@ struct fam {
 	void (*warn)(const char *msg, void *arg);
 	void *warn_arg;
 };
+
+/*
+ * Was the function name of a --track spec found in an object of a process
+ * of the family (librip-track.so marked it)?  Ask before fam_cleanup.
+ */
+bool fam_track_found(const struct fam *f, const char *name);
 
 void fam_init(struct fam *f, const struct fam_opts *o);
 /*

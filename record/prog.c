@@ -247,6 +247,63 @@ int prog_find_lib(const char *name, char *buf, size_t len)
 	return -ENOENT;
 }
 
+#ifndef RIP_MODULE_DIR
+#define RIP_MODULE_DIR "/usr/local/lib/rip/modules"
+#endif
+
+int prog_module_dirs(char dirs[][4096])
+{
+	static const char *const rel[] = { "modules", "../lib/rip/modules",
+					   "../lib64/rip/modules" };
+	char self[PATH_MAX], cand[PATH_MAX + 32];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	char *slash;
+	int k = 0;
+
+	if (n > 0) {
+		self[n] = 0;
+		slash = strrchr(self, '/');
+		if (slash)
+			*slash = 0;
+		for (size_t i = 0; slash && i < sizeof(rel) / sizeof(rel[0]); i++) {
+			snprintf(cand, sizeof(cand), "%s/%s", self, rel[i]);
+			if (!access(cand, R_OK | X_OK) && realpath(cand, dirs[k]))
+				k++;
+		}
+	}
+	if (!access(RIP_MODULE_DIR, R_OK | X_OK) && realpath(RIP_MODULE_DIR, dirs[k])) {
+		for (int i = 0; i < k; i++)
+			if (!strcmp(dirs[i], dirs[k]))
+				return k; /* the same directory, by another path */
+		k++;
+	}
+	return k;
+}
+
+int prog_find_module(const char *spec, char *buf, size_t len)
+{
+	char dirs[PROG_MODULE_DIRS][4096], cand[4096 + 80];
+	int n;
+
+	if (strchr(spec, '/')) {
+		if (access(spec, R_OK) || !realpath(spec, cand) || strlen(cand) >= len)
+			return -ENOENT;
+		strcpy(buf, cand);
+		return 0;
+	}
+	if (!*spec || strlen(spec) > 64)
+		return -ENOENT;
+	n = prog_module_dirs(dirs);
+	for (int i = 0; i < n; i++) {
+		snprintf(cand, sizeof(cand), "%.4095s/%.64s.so", dirs[i], spec);
+		if (!access(cand, R_OK) && strlen(cand) < len) {
+			strcpy(buf, cand);
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
 int prog_plan(const char *prog, bool resources, bool preload, bool no_waits, char *lib,
 	      size_t liblen, bool *waits, char *why, size_t whylen)
 {

@@ -43,6 +43,22 @@ bool prog_has_librip(const char *path);
  */
 int prog_find_lib(const char *name, char *buf, size_t len);
 
+/*
+ * The directories tracing modules are looked for in, in order (at most
+ * PROG_MODULE_DIRS, each PATH_MAX bytes): next to the rip binary
+ * (modules/: the build tree), its install libdir's rip/modules (../lib,
+ * ../lib64), and RIP_MODULE_DIR as built.  Those that exist; their number.
+ */
+#define PROG_MODULE_DIRS 4
+int prog_module_dirs(char dirs[][4096]);
+
+/*
+ * The module spec of rip run --module: a path (it has a slash) as it is,
+ * else NAME.so in the first of prog_module_dirs that has it.  Its real path
+ * into buf; 0 or -ENOENT.
+ */
+int prog_find_module(const char *spec, char *buf, size_t len);
+
 /* What rip run preloads into PROG: prog_plan. */
 enum {
 	PROG_PLAN_OK,	       /* lib holds the library ("": none) */

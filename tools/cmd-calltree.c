@@ -47,6 +47,9 @@ static const struct rip_cmd cmd_calltree_def = {
 		 "\n"
 		 "  -o, --output=FILE     write to FILE (default, or -: standard output)\n"
 		 "  -a, --all             every allocation made, freed or not\n"
+		 "  -k, --kind=NAME       the resources of a tracing module's kind instead of\n"
+		 "                        heap memory (rip run --module: gobject, sqlite3-stmt,\n"
+		 "                        memtransfer...; with a counter kind, use --all)\n"
 		 "  -n, --top=N           keep the N heaviest functions (instead of >= 1%)\n"
 		 "  -m, --min-bytes=N     keep the functions with N bytes or more (instead of\n"
 		 "                        >= 1%; k, m, g suffixes); with --top, both must hold\n"
@@ -103,7 +106,9 @@ static double ct_share(const struct ct *ct, uint64_t bytes)
 static void ct_dot(const struct ct *ct, struct evs *s, const struct thr *thr, FILE *out)
 {
 	const struct rip_file_hdr *h = evs_file_hdr(s);
-	const char *what = ct->o.all ? "allocated" : "never freed";
+	const char *what = ct->o.kind ? (ct->o.all ? "made or moved" : "never released")
+			   : ct->o.all ? "allocated"
+				       : "never freed";
 	char comm[sizeof(h->comm) + 1], b[64];
 
 	memcpy(comm, h->comm, sizeof(h->comm));
@@ -296,6 +301,7 @@ static int ct_parse(int argc, char **argv, struct ct_args *o)
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "all", no_argument, NULL, 'a' },
+		{ "kind", required_argument, NULL, 'k' },
 		{ "top", required_argument, NULL, 'n' },
 		{ "min-bytes", required_argument, NULL, 'm' },
 		{ "svg", no_argument, NULL, CT_OPT_SVG },
@@ -309,13 +315,16 @@ static int ct_parse(int argc, char **argv, struct ct_args *o)
 
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "o:an:m:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:ak:n:m:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			o->out = optarg;
 			break;
 		case 'a':
 			o->an.all = true;
+			break;
+		case 'k':
+			o->an.kind = optarg;
 			break;
 		case 'n':
 			if (tool_parse_size(optarg, &o->an.top) || !o->an.top)

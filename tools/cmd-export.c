@@ -112,6 +112,10 @@ static const struct rip_cmd cmd_export_def = {
 		 "                           only the stacks that pass through FUNC: a\n"
 		 "                           function, a glob (parse_*) or FILE:LINE;\n"
 		 "                           repeatable (any of them)\n"
+		 "      --kind=NAME          folded: the resources of a tracing module's kind\n"
+		 "                           (rip run --module: gobject, memtransfer...)\n"
+		 "                           instead of heap memory: bytes made or moved,\n"
+		 "                           count, or leaked: bytes never released\n"
 		 "      --counter-interval=US  chrome: at most one counter sample per US\n"
 		 "                           microseconds (default 0: at every change)\n"
 		 "      --sysroot=DIR        find the traced host's binaries under DIR\n"
@@ -548,8 +552,21 @@ static int fo_funcs(struct evs *s, struct fa *fa, bool calls, const char *sysroo
 	return 0;
 }
 
+/* Does the trace declare a module kind of that name? */
+static bool export_has_kind(const struct ev_types *types, const char *name)
+{
+	for (uint32_t k = 0; k < EV_MAX_TYPES; k++) {
+		const char *n = role_kind_name(types, k);
+
+		if (n && !strcmp(n, name))
+			return true;
+	}
+	return false;
+}
+
 static int export_folded(struct evs *s, FILE *out, enum fo_value what, struct thr *thr,
-			 const char *sysroot, const char *debug_dir, char *err, size_t errlen)
+			 const char *kind, const char *sysroot, const char *debug_dir, char *err,
+			 size_t errlen)
 {
 	struct stk_map leaked = { 0 };
 	struct fo_line *lines = NULL;
@@ -566,6 +583,18 @@ static int export_folded(struct evs *s, FILE *out, enum fo_value what, struct th
 	ret = xr_new(evs_types(s), true, &x, err, errlen);
 	if (ret)
 		return ret;
+	x->kind = kind;
+	if (kind && !export_has_kind(evs_types(s), kind)) {
+		snprintf(err, errlen, "--kind=%s: %s declares no such kind (rip run --module)",
+			 kind, evs_source(s));
+		ret = -EINVAL;
+		goto out;
+	}
+	if (kind && what != FO_AUTO && what != FO_BYTES && what != FO_COUNT && what != FO_LEAKED) {
+		snprintf(err, errlen, "--kind is for --value=bytes, count or leaked");
+		ret = -EINVAL;
+		goto out;
+	}
 	if (cpu_new(evs_types(s), &cpu)) {
 		snprintf(err, errlen, "out of memory");
 		ret = -ENOMEM;
@@ -809,6 +838,7 @@ static int cmd_export(int argc, char **argv)
 		{ "sysroot", required_argument, NULL, 'S' },
 		{ "debug-dir", required_argument, NULL, 'D' },
 		{ "through", required_argument, NULL, 'T' },
+		{ "kind", required_argument, NULL, 'K' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -818,6 +848,7 @@ static int cmd_export(int argc, char **argv)
 	struct thr *thr = NULL;
 	char err[RR_ERR_MAX + PATH_MAX];
 	const char *fmt = NULL, *outpath = NULL, *value = NULL, *sysroot = NULL, *debug_dir = NULL;
+	const char *kind = NULL;
 	enum fo_value what = FO_AUTO;
 	struct pp_opts po = { 0 };
 	bool pprof_opt = false;
@@ -839,6 +870,9 @@ static int cmd_export(int argc, char **argv)
 			break;
 		case 'F':
 			force = true;
+			break;
+		case 'K':
+			kind = optarg;
 			break;
 		case 'V':
 			value = optarg;
@@ -918,6 +952,8 @@ static int cmd_export(int argc, char **argv)
 					"--format=pprof");
 	if (po.leaks && po.kind != PP_AUTO && po.kind != PP_HEAP)
 		return tool_usage_error(&cmd_export_def, "--leaks is for heap profiles");
+	if (kind && strcmp(fmt, "folded"))
+		return tool_usage_error(&cmd_export_def, "--kind is for --format=folded");
 	if (value && strcmp(fmt, "folded"))
 		return tool_usage_error(&cmd_export_def, "--value is for --format=folded");
 	if (nthrough && strcmp(fmt, "pprof") && strcmp(fmt, "folded"))
@@ -968,7 +1004,7 @@ static int cmd_export(int argc, char **argv)
 	else if (!strcmp(fmt, "pprof"))
 		ret = export_pprof(s, out, &po, err, sizeof(err));
 	else if (!strcmp(fmt, "folded"))
-		ret = export_folded(s, out, what, thr, sysroot, debug_dir, err, sizeof(err));
+		ret = export_folded(s, out, what, thr, kind, sysroot, debug_dir, err, sizeof(err));
 	else
 		ret = export_chrome(s, out, interval, sysroot, debug_dir, err, sizeof(err));
 	if (!ret && (fflush(out) || ferror(out))) {

@@ -37,9 +37,12 @@ static const struct rip_cmd cmd_leaks_def = {
 	.usage = "usage: rip leaks [options] TRACE-OR-TARGET\n"
 		 "       rip leaks --diff [options] OLD NEW\n"
 		 "\n"
-		 "Read the resource events of a trace (rip run --mem/--fd/--shm) and report\n"
-		 "what was still live at its end: heap blocks and anonymous mappings, file\n"
-		 "descriptors, shared memory segments and mappings.  They are grouped by the\n"
+		 "Read the resource events of a trace (rip run --mem/--fd/--shm/--module) and\n"
+		 "report what was still live at its end: heap blocks and anonymous mappings,\n"
+		 "file descriptors, shared memory segments and mappings, and the kinds of the\n"
+		 "tracing modules (by the names the trace gives them; a refcounted kind's\n"
+		 "object is live until its count reaches 0, and the references still held\n"
+		 "are listed with the stacks that took them).  They are grouped by the\n"
 		 "backtrace that made them, biggest first; each group gives the count, the\n"
 		 "bytes, when the oldest and the newest were made (seconds from the first\n"
 		 "event) and the stack, symbolized.  A trace that lost events is reported as\n"
@@ -49,7 +52,8 @@ static const struct rip_cmd cmd_leaks_def = {
 		 "\n"
 		 "  -j, --json            one JSON document (see rip-leaks(1))\n"
 		 "  -s, --sort=KEY        bytes (default) or count\n"
-		 "  -r, --resource=RES    only mem, fd or shm (may be repeated)\n"
+		 "  -r, --resource=RES    only mem, fd, shm or one kind of a tracing module\n"
+		 "                        (gobject...: rip run --module) (may be repeated)\n"
 		 "  -m, --min-size=N      ignore blocks, segments, mappings under N bytes\n"
 		 "                        (k, m, g suffixes)\n"
 		 "  -n, --top=N           print the N biggest groups only (totals cover all)\n"
@@ -142,19 +146,19 @@ static void leaks_frame_text(struct leaks_state *st, uint64_t addr, const struct
 	fputc('\n', out);
 }
 
-static void leaks_stack_text(struct leaks_state *st, const struct lk_group *g)
+static void leaks_bt_text(struct leaks_state *st, uint32_t bt)
 {
 	struct rip_frame fr[STK_MAX_INLINE];
 	const uint64_t *pcs;
 	uint32_t n, i = 0;
 
-	if (!g->bt) {
+	if (!bt) {
 		fputs("      (no backtrace recorded)\n", st->out);
 		return;
 	}
-	pcs = lk_bt(st->lk, g->bt, &n);
+	pcs = lk_bt(st->lk, bt, &n);
 	if (!pcs) {
-		fprintf(st->out, "      (backtrace %" PRIu32 " is not defined in the trace)\n", g->bt);
+		fprintf(st->out, "      (backtrace %" PRIu32 " is not defined in the trace)\n", bt);
 		return;
 	}
 	if (!n)
@@ -169,6 +173,43 @@ static void leaks_stack_text(struct leaks_state *st, const struct lk_group *g)
 	}
 }
 
+static void leaks_stack_text(struct leaks_state *st, const struct lk_group *g)
+{
+	leaks_bt_text(st, g->bt);
+}
+
+static double leaks_secs(const struct lk *lk, int64_t ns)
+{
+	return (double)(ns - lk->first_ns) / 1e9;
+}
+
+
+/* A module kind's group: what it is, and the references still held (refcounted kinds). */
+static void leaks_module_text(struct leaks_state *st, const struct lk_group *g)
+{
+	const struct ev_type *t = lk_kind(st->lk, g->kind);
+	const char *name = lk_group_name(st->lk, g);
+	FILE *out = st->out;
+	char b[48];
+
+	fprintf(out, "%" PRIu64 " %s never released", g->count, name);
+	if (g->bytes)
+		fprintf(out, ", %s", fmt_bytes_exact(g->bytes, b, sizeof(b)));
+	if (t && t->desc[0])
+		fprintf(out, " (%s%s)", t->desc,
+			t->flags & RIP_EVTYPE_REFCOUNT ? ", refcounted" : "");
+	fprintf(out, ", made at %.6f", leaks_secs(st->lk, g->first_ns));
+	if (g->last_ns != g->first_ns)
+		fprintf(out, "..%.6f", leaks_secs(st->lk, g->last_ns));
+	fprintf(out, " s\n");
+	leaks_bt_text(st, g->bt);
+	for (size_t i = 0; i < g->nrefs; i++) {
+		fprintf(out, "    %" PRIu64 " reference%s still held, taken at:\n",
+			g->refs[i].count, g->refs[i].count == 1 ? "" : "s");
+		leaks_bt_text(st, g->refs[i].bt);
+	}
+}
+
 static const char *leaks_noun(enum lk_res r, uint64_t n)
 {
 	switch (r) {
@@ -178,15 +219,13 @@ static const char *leaks_noun(enum lk_res r, uint64_t n)
 		return n == 1 ? "file descriptor" : "file descriptors";
 	case LK_SHM:
 		return n == 1 ? "shared memory segment" : "shared memory segments";
+	case LK_RES:
+		return n == 1 ? "resource" : "resources";
 	default:
 		return n == 1 ? "shared memory mapping" : "shared memory mappings";
 	}
 }
 
-static double leaks_secs(const struct lk *lk, int64_t ns)
-{
-	return (double)(ns - lk->first_ns) / 1e9;
-}
 
 static void leaks_lossy_text(struct leaks_state *st)
 {
@@ -234,6 +273,10 @@ static void leaks_print_text(struct leaks_state *st)
 			continue;
 		shown++;
 		fputc('\n', out);
+		if (g->res == LK_RES) {
+			leaks_module_text(st, g);
+			continue;
+		}
 		if (g->res == LK_FD)
 			fprintf(out, "%" PRIu64 " %s left open", g->count, leaks_noun(g->res, g->count));
 		else
@@ -280,6 +323,25 @@ static void leaks_print_text(struct leaks_state *st)
 			" mappings\n",
 			lk->un.replaced[LK_MEM], lk->un.replaced[LK_FD], lk->un.replaced[LK_SHM],
 			lk->un.replaced[LK_SHM_MAP]);
+	for (uint32_t k = 0; k < EV_MAX_TYPES; k++) {
+		const struct ev_type *t = lk_kind(lk, k);
+
+		if (!t || (t->flags & RIP_EVTYPE_BUILTIN))
+			continue;
+		if (t->flags & RIP_EVTYPE_COUNTER)
+			fprintf(out,
+				"%s: %" PRIu64 " transfers (counted, never live: rip report)\n",
+				t->name + 5, lk->kind_transfers[k]);
+		else
+			fprintf(out, "%s: %" PRIu64 " never released (%s)\n", t->name + 5,
+				lk->kind_count[k],
+				fmt_bytes_exact(lk->kind_bytes[k], b, sizeof(b)));
+	}
+	if (lk->un.release[LK_RES] || lk->un.replaced[LK_RES])
+		fprintf(out,
+			"module resources released but not seen made: %" PRIu64
+			", made again while live: %" PRIu64 "\n",
+			lk->un.release[LK_RES], lk->un.replaced[LK_RES]);
 	if (lk->failed_allocs)
 		fprintf(out, "failed allocations (not leaks): %" PRIu64 "\n", lk->failed_allocs);
 }
@@ -294,7 +356,7 @@ static void leaks_json_opt(FILE *out, const char *s)
 		fputs("null", out);
 }
 
-static void leaks_stack_json(struct leaks_state *st, const struct lk_group *g)
+static void leaks_bt_json(struct leaks_state *st, uint32_t bt)
 {
 	struct rip_frame fr[STK_MAX_INLINE];
 	FILE *out = st->out;
@@ -302,7 +364,7 @@ static void leaks_stack_json(struct leaks_state *st, const struct lk_group *g)
 	const char *sep = "";
 	uint32_t n;
 
-	pcs = g->bt ? lk_bt(st->lk, g->bt, &n) : NULL;
+	pcs = bt ? lk_bt(st->lk, bt, &n) : NULL;
 	if (!pcs) {
 		fputs("null", out);
 		return;
@@ -326,6 +388,11 @@ static void leaks_stack_json(struct leaks_state *st, const struct lk_group *g)
 		}
 	}
 	fputc(']', out);
+}
+
+static void leaks_stack_json(struct leaks_state *st, const struct lk_group *g)
+{
+	leaks_bt_json(st, g->bt);
 }
 
 static void leaks_print_json(struct leaks_state *st)
@@ -357,13 +424,31 @@ static void leaks_print_json(struct leaks_state *st)
 		sites[g->res]++;
 		if (st->o.t.top && shown >= st->o.t.top)
 			continue;
-		fprintf(out, "%s{\"resource\":\"%s\",\"count\":%" PRIu64 ",\"bytes\":%" PRIu64
+		fprintf(out, "%s{\"resource\":", shown ? "," : "");
+		json_str(out, lk_group_name(lk, g));
+		if (g->res == LK_RES) {
+			const struct ev_type *t = lk_kind(lk, g->kind);
+
+			fputs(",\"module\":true,\"description\":", out);
+			json_str(out, t ? t->desc : "");
+			fprintf(out, ",\"refcounted\":%s,\"references\":[",
+				t && (t->flags & RIP_EVTYPE_REFCOUNT) ? "true" : "false");
+			for (size_t k = 0; k < g->nrefs; k++) {
+				fprintf(out,
+					"%s{\"count\":%" PRIu64 ",\"bt\":%" PRIu32 ",\"stack\":",
+					k ? "," : "", g->refs[k].count, g->refs[k].bt);
+				leaks_bt_json(st, g->refs[k].bt);
+				fputc('}', out);
+			}
+			fputc(']', out);
+		}
+		fprintf(out, ",\"count\":%" PRIu64 ",\"bytes\":%" PRIu64
 			     ",\"first\":%.9f,\"last\":%.9f,\"kinds\":[",
-			shown ? "," : "", lk_res_name(g->res), g->count, g->bytes,
-			leaks_secs(lk, g->first_ns), leaks_secs(lk, g->last_ns));
+			g->count, g->bytes, leaks_secs(lk, g->first_ns),
+			leaks_secs(lk, g->last_ns));
 		shown++;
 		for (uint32_t k = 0; k < 32; k++) {
-			const char *name = lk_kind_name(cats[g->res], k);
+			const char *name = g->res < LK_RES ? lk_kind_name(cats[g->res], k) : NULL;
 
 			if (!(g->kinds & (1u << k)))
 				continue;
@@ -386,6 +471,17 @@ static void leaks_print_json(struct leaks_state *st)
 			     ",\"released_unseen\":%" PRIu64 ",\"made_again\":%" PRIu64 "}",
 			r ? "," : "", lk_res_name((enum lk_res)r), lk->total_count[r],
 			lk->total_bytes[r], sites[r], lk->un.release[r], lk->un.replaced[r]);
+	for (uint32_t k = 0; k < EV_MAX_TYPES; k++) {
+		const struct ev_type *t = lk_kind(lk, k);
+
+		if (!t || (t->flags & RIP_EVTYPE_BUILTIN))
+			continue;
+		fputc(',', out);
+		json_str(out, t->name + 5);
+		fprintf(out,
+			":{\"count\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"transfers\":%" PRIu64 "}",
+			lk->kind_count[k], lk->kind_bytes[k], lk->kind_transfers[k]);
+	}
 	fprintf(out,
 		"},\"failed_allocs\":%" PRIu64 ",\"backtraces\":{\"defined\":%" PRIu64
 		",\"bad\":%" PRIu64 ",\"undefined\":%" PRIu64 "},\"symbol_problems\":[",
@@ -470,9 +566,17 @@ static int leaks_parse(int argc, char **argv, struct leaks_opts *o)
 				o->lk.resources |= LK_F_FD;
 			else if (!strcmp(optarg, "shm"))
 				o->lk.resources |= LK_F_SHM;
-			else
+			else if (optarg[0] && !o->lk.kind &&
+				 strspn(optarg, "abcdefghijklmnopqrstuvwxyz"
+						"ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") ==
+					 strlen(optarg)) {
+				/* a module's kind (one): the trace names its kinds */
+				o->lk.resources |= LK_F_RES;
+				o->lk.kind = optarg;
+			} else
 				return tool_usage_error(&cmd_leaks_def,
-							"--resource is mem, fd or shm, not '%s'",
+							"--resource is mem, fd, shm or the name of "
+							"one module kind, not '%s'",
 							optarg);
 			break;
 		case 'm':
@@ -551,7 +655,22 @@ static int leaks_parse(int argc, char **argv, struct leaks_opts *o)
 	return opts_operand(&cmd_leaks_def, argc, argv, &o->t, " (two with --diff)");
 }
 
-/* Open target and run the analysis; symbols too when there is something to show. */
+/* Does the trace declare a module kind of that name? */
+static bool leaks_has_kind(const struct lk *lk, const char *name)
+{
+	for (uint32_t k = 0; k < EV_MAX_TYPES; k++) {
+		const struct ev_type *t = lk_kind(lk, k);
+
+		if (t && !(t->flags & RIP_EVTYPE_BUILTIN) && !strcmp(t->name + 5, name))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Open target and run the analysis; symbols too when there is something to show.
+ * -2: a usage error found in the trace (a kind it does not have).
+ */
 static int leaks_load(struct leaks_state *st, const char *target)
 {
 	char err[RR_ERR_MAX + PATH_MAX];
@@ -569,6 +688,13 @@ static int leaks_load(struct leaks_state *st, const char *target)
 	if (ret) {
 		tool_err("%s", err);
 		return -1;
+	}
+	if (st->o.lk.kind && !leaks_has_kind(st->lk, st->o.lk.kind)) {
+		tool_usage_error(&cmd_leaks_def,
+				 "--resource is mem, fd, shm or a kind %s names (rip run "
+				 "--module), not '%s'",
+				 evs_source(st->src.s), st->o.lk.kind);
+		return -2;
 	}
 	if (st->o.t.nthrough) {
 		/* only the groups whose stack passes through: symbols first, whatever is left */
@@ -643,7 +769,7 @@ static void leaks_diff_text(struct leaks_state *old, struct leaks_state *st,
 			leaks_unit(e->res, 2));
 		if (e->res != LK_FD)
 			fprintf(out, ", %+" PRId64 " bytes", (int64_t)(e->bytes - e->obytes));
-		fprintf(out, " (%s, %s: %" PRIu64 " %s", lk_res_name(e->res),
+		fprintf(out, " (%s, %s: %" PRIu64 " %s", lk_group_name(st->lk, e->g),
 			e->ocount ? "grown" : "new", e->count, leaks_unit(e->res, e->count));
 		if (e->res != LK_FD)
 			fprintf(out, ", %s", fmt_bytes_exact(e->bytes, b, sizeof(b)));
@@ -705,7 +831,8 @@ static void leaks_diff_json(struct leaks_state *old, struct leaks_state *st,
 			     ",\"bytes\":%" PRIu64 ",\"old_count\":%" PRIu64
 			     ",\"old_bytes\":%" PRIu64
 			     ",\"count_delta\":%" PRId64 ",\"bytes_delta\":%" PRId64 ",\"key\":",
-			i ? "," : "", lk_res_name(e->res), e->ocount ? "grown" : "new", e->count,
+			i ? "," : "", lk_group_name(st->lk, e->g), e->ocount ? "grown" : "new",
+			e->count,
 			e->bytes, e->ocount, e->obytes, (int64_t)(e->count - e->ocount),
 			(int64_t)(e->bytes - e->obytes));
 		json_str(out, e->key);
@@ -760,10 +887,10 @@ static int cmd_leaks(int argc, char **argv)
 	st.out = stdout;
 	old.o = st.o;
 	old.out = stdout;
-	if (st.o.diff && leaks_load(&old, st.o.old_target))
-		goto out;
-	if (leaks_load(&st, st.o.t.target))
-		goto out;
+	if (st.o.diff && (ret = leaks_load(&old, st.o.old_target)))
+		goto out_load;
+	if ((ret = leaks_load(&st, st.o.t.target)))
+		goto out_load;
 	setvbuf(stdout, obuf, _IOFBF, sizeof(obuf));
 	if (st.o.diff) {
 		if (leaks_diff(&old, &st))
@@ -786,6 +913,10 @@ static int cmd_leaks(int argc, char **argv)
 	}
 	status = EXIT_OK;
 	tool_exit_unfreed(status);
+	goto out;
+out_load:
+	if (ret == -2)
+		status = EXIT_USAGE;
 out:
 	leaks_unload(&old);
 	leaks_unload(&st);

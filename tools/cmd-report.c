@@ -27,6 +27,7 @@
 
 #include "analysis/leaks.h"
 #include "analysis/report.h"
+#include "analysis/roles.h"
 #include "read/sym.h"
 #include "analysis/stacks.h"
 #include "tools/format.h"
@@ -298,6 +299,128 @@ static const char *report_life_name(unsigned k, char *buf, size_t len)
 	return buf;
 }
 
+/* ---- the kinds of tracing modules ---- */
+
+static void report_site_json(struct report_state *st, const struct rp_site *s);
+
+static const struct rp_msite *report_msites; /* for the comparator */
+
+static int report_cmp_msite(const void *a, const void *b)
+{
+	const struct rp_msite *x = &report_msites[*(const size_t *)a],
+			      *y = &report_msites[*(const size_t *)b];
+
+	if (x->bytes != y->bytes)
+		return x->bytes > y->bytes ? -1 : 1;
+	if (x->count != y->count)
+		return x->count > y->count ? -1 : 1;
+	return x->bt < y->bt ? -1 : x->bt > y->bt;
+}
+
+/* The sites of kind k, biggest first: a new array of indexes in rp->msites, their number. */
+static size_t report_kind_sites(const struct rp *rp, uint32_t k, size_t **out)
+{
+	size_t n = 0, *idx = malloc((rp->nmsites ? rp->nmsites : 1) * sizeof(*idx));
+
+	*out = idx;
+	if (!idx)
+		return 0;
+	for (size_t i = 0; i < rp->nmsites; i++)
+		if (rp->msites[i].kind == k)
+			idx[n++] = i;
+	report_msites = rp->msites;
+	if (n)
+		qsort(idx, n, sizeof(*idx), report_cmp_msite);
+	return n;
+}
+
+/* A module site as an allocation site (report_site_*: its backtrace, its counts). */
+static struct rp_site report_msite_site(const struct rp_msite *m)
+{
+	return (struct rp_site){ .bt = m->bt, .count = m->count, .bytes = m->bytes,
+				 .live_count = m->live_count, .live_bytes = m->live_bytes };
+}
+
+static void report_modules_text(struct report_state *st)
+{
+	const struct rp *rp = st->rp;
+	FILE *out = st->out;
+	char b[48], b2[48];
+
+	for (size_t i = 0; i < rp->nmkinds; i++) {
+		const struct rp_mkind *k = &rp->mkinds[i];
+		const struct ev_type *t = role_kind(rp->types, k->kind);
+		bool counter = t && (t->flags & RIP_EVTYPE_COUNTER);
+		size_t *idx, n = report_kind_sites(rp, k->kind, &idx), shown;
+
+		if (!t)
+			continue;
+		fprintf(out, "\nMODULE KIND %s (%s)\n", t->name + 5, t->desc);
+		if (counter)
+			fprintf(out, "  %" PRIu64 " transfers, %s moved\n", k->count,
+				fmt_bytes_exact(k->bytes, b, sizeof(b)));
+		else
+			fprintf(out,
+				"  %" PRIu64 " acquired (%s), %" PRIu64 " released, %" PRIu64
+				" left (%s)\n",
+				k->count, fmt_bytes_exact(k->bytes, b, sizeof(b)), k->releases,
+				k->live_count, fmt_bytes_exact(k->live_bytes, b2, sizeof(b2)));
+		fprintf(out, "  top sites, by bytes:\n  %14s %10s  site\n", "bytes",
+			counter ? "transfers" : "acquired");
+		shown = n < st->o.t.top ? n : (size_t)st->o.t.top;
+		for (size_t j = 0; j < shown; j++) {
+			const struct rp_msite *m = &rp->msites[idx[j]];
+			struct rp_site site = report_msite_site(m);
+
+			fprintf(out, "  %14" PRIu64 " %10" PRIu64 "  ", m->bytes, m->count);
+			report_site_text(st, &site);
+		}
+		if (shown < n)
+			fprintf(out, "  (%zu more sites)\n", n - shown);
+		free(idx);
+	}
+}
+
+static void report_modules_json(struct report_state *st)
+{
+	const struct rp *rp = st->rp;
+	FILE *out = st->out;
+	size_t nk = 0;
+
+	fputs(",\"modules\":[", out);
+	for (size_t i = 0; i < rp->nmkinds; i++) {
+		const struct rp_mkind *k = &rp->mkinds[i];
+		const struct ev_type *t = role_kind(rp->types, k->kind);
+		size_t *idx, n = report_kind_sites(rp, k->kind, &idx), shown;
+
+		if (!t) {
+			free(idx);
+			continue;
+		}
+		fputs(nk++ ? ",{\"kind\":" : "{\"kind\":", out);
+		json_str(out, t->name + 5);
+		fputs(",\"description\":", out);
+		json_str(out, t->desc);
+		fprintf(out,
+			",\"counter\":%s,\"refcounted\":%s,\"count\":%" PRIu64 ",\"bytes\":%" PRIu64
+			",\"released\":%" PRIu64 ",\"released_unseen\":%" PRIu64
+			",\"live_count\":%" PRIu64 ",\"live_bytes\":%" PRIu64 ",\"sites\":[",
+			t->flags & RIP_EVTYPE_COUNTER ? "true" : "false",
+			t->flags & RIP_EVTYPE_REFCOUNT ? "true" : "false", k->count, k->bytes,
+			k->releases, k->releases_unseen, k->live_count, k->live_bytes);
+		shown = n < st->o.t.top ? n : (size_t)st->o.t.top;
+		for (size_t j = 0; j < shown; j++) {
+			struct rp_site site = report_msite_site(&rp->msites[idx[j]]);
+
+			fputs(j ? "," : "", out);
+			report_site_json(st, &site);
+		}
+		fputs("]}", out);
+		free(idx);
+	}
+	fputc(']', out);
+}
+
 static void report_print_text(struct report_state *st)
 {
 	const struct rp *rp = st->rp;
@@ -395,7 +518,9 @@ static void report_print_text(struct report_state *st)
 		rp->live_bytes);
 
 	if (rp->through) {
-		fputs("\n(descriptors and shared memory are not counted with --through)\n", out);
+		fputs("\n(descriptors, shared memory and the kinds of tracing modules are not "
+		      "counted with --through)\n",
+		      out);
 		return;
 	}
 	fputs("\nFILE DESCRIPTORS\n", out);
@@ -432,6 +557,7 @@ static void report_print_text(struct report_state *st)
 		rp->shm.attached, fmt_bytes_exact(rp->shm.attached_bytes, b, sizeof(b)),
 		rp->shm.detached, rp->shm.mapped,
 		fmt_bytes_exact(rp->shm.mapped_bytes, b2, sizeof(b2)));
+	report_modules_text(st);
 }
 
 /* ---- JSON ----------------------------------------------------------------------------- */
@@ -578,7 +704,8 @@ static void report_print_json(struct report_state *st)
 	fprintf(out, "],\"never_freed\":{\"count\":%" PRIu64 ",\"bytes\":%" PRIu64 "}",
 		rp->live_count, rp->live_bytes);
 	if (rp->through) {
-		fputs(",\"fd\":null,\"shm\":null", out); /* not counted with --through */
+		/* not counted with --through */
+		fputs(",\"fd\":null,\"shm\":null,\"modules\":null", out);
 		goto tail;
 	}
 
@@ -613,6 +740,7 @@ static void report_print_json(struct report_state *st)
 		rp->shm.live, rp->shm.live_bytes, rp->shm.memfd, rp->shm.attached,
 		rp->shm.attached_bytes, rp->shm.detached, rp->shm.detached_unseen, rp->shm.mapped,
 		rp->shm.mapped_bytes, rp->shm.peak_mapped_bytes);
+	report_modules_json(st);
 tail:
 	fprintf(out,
 		",\"backtraces\":{\"defined\":%" PRIu64 ",\"bad\":%" PRIu64

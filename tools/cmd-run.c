@@ -20,6 +20,12 @@
  * preload library cannot reach (static, secure execution: record/prog.h)
  * is said so at once rather than recorded into an empty trace.
  *
+ * --track='KIND=ACQUIRE(ID),RELEASE(ID)' (internal/track.h checks each, and
+ * says which part is wrong) adds librip-track.so to LD_AUDIT with the specs
+ * in RIP_TRACK: its trampolines report the calls through librip-preload.so's
+ * module interface.  At the end, a function no process of the family found
+ * in an object it loaded is named (it was not traced).
+ *
  * The program keeps our stdin, stdout and stderr, and its exit status is
  * ours (128 + N for a death by signal N).  A SIGINT, SIGTERM, SIGHUP or
  * SIGQUIT sent to us is passed on to it; one from the terminal already
@@ -28,6 +34,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <dirent.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -41,10 +48,12 @@
 
 #include <rip/resource.h>
 #include <internal/pagemap.h>
+#include <internal/track.h>
 
 #include "record/consume.h"
 #include "record/family.h"
 #include "record/prog.h"
+#include "read/modinfo.h"
 #include "tools/format.h"
 #include "tools/relay.h"
 #include "tools/store.h"
@@ -85,8 +94,22 @@ static const struct rip_cmd cmd_run_def = {
 		 "      --fd              trace file descriptors: open, socket, pipe, dup, close...\n"
 		 "      --shm             trace shared memory: shm_open, shmget, shmat, MAP_SHARED\n"
 		 "      --all             all three\n"
-		 "      --off             preload, but start with all three off: turn them on\n"
-		 "                        later with rip enable PID mem (or fd, shm)\n"
+		 "      --off             preload, but start with all three (and the modules'\n"
+		 "                        kinds) off: turn them on later with rip enable PID\n"
+		 "                        mem (or fd, shm, res)\n"
+		 "      --module=NAME|PATH.so  load a tracing module (repeatable): a small\n"
+		 "                        preloaded library that traces a resource of its own\n"
+		 "                        (gobject, sqlite3, memtransfer...; librip-module(3));\n"
+		 "                        rip leaks and rip report show its kinds by name\n"
+		 "      --list-modules    list the installed modules and their kinds, and exit\n"
+		 "      --track='KIND=ACQUIRE(ID),RELEASE(ID)'  trace the resources of kind KIND\n"
+		 "                        made by calls of function ACQUIRE and ended by calls of\n"
+		 "                        RELEASE (calls between shared objects); ID says where\n"
+		 "                        the resource's id is: ret (the return value), N (the\n"
+		 "                        value of argument N, 1 to 6) or *N (what argument N\n"
+		 "                        points to, after the call); repeatable.  E.g.\n"
+		 "                        --track='regex=regcomp(1),regfree(1)'\n"
+		 "                        --track='db=sqlite3_open(*2),sqlite3_close(1)'\n"
 		 "      --depth=N         backtrace frames kept, 1 to 64 (default 32)\n"
 		 "      --pagemap-signal=SIG  with --mem, signal SIG (USR1, USR2, RTMIN+N or a\n"
 		 "                        number) makes PROG record a pagemap snapshot for\n"
@@ -128,9 +151,17 @@ RIP_COMMAND(cmd_run_def);
 
 #define RUN_ATTACH_NS 20000L /* poll for the ring file's magic while it is being created */
 
+#define RUN_MODULES_MAX 16 /* --module at most */
+
 struct run_opts {
 	const char *out;
 	bool preload, quiet;
+	struct rip_track_spec track[RIP_TRACK_MAX]; /* --track, checked */
+	unsigned ntrack;
+	char track_env[RIP_TRACK_MAX * 320];	    /* the same as RIP_TRACK says them */
+	bool list_modules;		      /* --list-modules */
+	unsigned nmodules;		      /* --module: their paths in modules, ':' between */
+	char modules[RUN_MODULES_MAX * 512];
 	struct relay_opts relay; /* --relayd */
 	struct fam_opts fam;	 /* what the family runs with */
 };
@@ -216,6 +247,7 @@ struct run_state {
 	struct run_opts o;
 	struct fam fam;			/* the ring files of the program and its family */
 	char lib[PATH_MAX];		/* what goes into LD_PRELOAD; "": nothing */
+	char audit[PATH_MAX];		/* --track: librip-track.so, for LD_AUDIT */
 	pid_t child;
 	int status;
 	bool exited, failed;
@@ -307,6 +339,121 @@ static void run_kept_lines(const struct run_state *s)
 	}
 }
 
+static void run_list_kind(const struct mi_kind *k)
+{
+	printf("  kind %s: %s%s\n", k->name, k->desc,
+	       k->flags & RIP_KIND_REFCOUNT   ? " (refcounted)"
+	       : k->flags & RIP_KIND_COUNTER ? " (a counter: bytes per stack)"
+					      : "");
+}
+
+/* One --track: checked against the grammar and the others, added to RIP_TRACK's value. */
+static int run_track_opt(struct run_opts *o, const char *spec)
+{
+	size_t len = strlen(o->track_env), n = strlen(spec);
+	char err[256];
+
+	if (rip_track_add(spec, n, o->track, &o->ntrack, RIP_TRACK_MAX, err, sizeof(err)))
+		return tool_usage_error(&cmd_run_def, "--track='%s': %s", spec, err);
+	if (len + n + 2 > sizeof(o->track_env))
+		return tool_usage_error(&cmd_run_def, "--track='%s': the specs are too long",
+					spec);
+	snprintf(o->track_env + len, sizeof(o->track_env) - len, "%s%s", len ? ";" : "", spec);
+	o->fam.track = o->track_env;
+	o->fam.res |= FAM_RES_MOD; /* the category of the modules' kinds, which ours are */
+	return 0;
+}
+
+/* The functions of --track that no process of the family found in an object it loaded. */
+static void run_track_missing(const struct run_state *s)
+{
+	for (unsigned i = 0; i < s->o.ntrack; i++) {
+		const struct rip_track_spec *t = &s->o.track[i];
+		const char *fn[2] = { t->acq.name, t->rel.name };
+
+		for (int k = 0; k < 2; k++) {
+			if (fam_track_found(&s->fam, fn[k]))
+				continue;
+			fprintf(stderr,
+				"%s run: warning: --track %s: %s was not found in any object the "
+				"program loaded: its calls were not traced (is the name right, and "
+				"is it exported by a shared library?)\n",
+				rip_prog, t->kind, fn[k]);
+		}
+	}
+}
+
+/* --list-modules: the modules rip run finds, with their kinds (as sp-rtrace -l did). */
+static void run_list_modules(void)
+{
+	char dirs[PROG_MODULE_DIRS][4096], err[512];
+	int n = prog_module_dirs(dirs), shown = 0;
+
+	printf("Built in (librip-preload.so): --mem, --fd, --shm\n"
+	       "  kind mem: heap blocks and anonymous mappings\n"
+	       "  kind fd: file descriptors\n"
+	       "  kind shm: shared memory segments\n"
+	       "  kind shm-map: attachments of shared memory\n");
+	for (int d = 0; d < n; d++) {
+		struct dirent **ents;
+		int k = scandir(dirs[d], &ents, NULL, alphasort);
+
+		for (int i = 0; i < k; i++) {
+			const char *name = ents[i]->d_name;
+			size_t len = strlen(name);
+			char path[4096 + 258];
+			struct mi_module m;
+
+			if (len > 3 && !strcmp(name + len - 3, ".so")) {
+				snprintf(path, sizeof(path), "%.4095s/%.255s", dirs[d], name);
+				if (!mi_read(path, &m, err, sizeof(err))) {
+					printf("\n--module=%.*s: %s (%s)\n", (int)(len - 3), name,
+					       m.desc, path);
+					for (uint32_t j = 0; j < m.nkinds; j++)
+						run_list_kind(&m.kinds[j]);
+					shown++;
+				}
+			}
+			free(ents[i]);
+		}
+		if (k >= 0)
+			free(ents);
+	}
+	if (!shown)
+		printf("\nno tracing module found (looked in %s%s)\n", n ? dirs[0] : "no directory",
+		       n > 1 ? " and others" : "");
+}
+
+/* --module=NAME|PATH.so: found, and a tracing module; its path added to o->modules. */
+static int run_add_module(struct run_opts *o, const char *spec)
+{
+	char path[PATH_MAX], err[PATH_MAX + 128];
+	size_t len = strlen(o->modules);
+	struct mi_module m;
+
+	if (o->nmodules == RUN_MODULES_MAX)
+		return tool_usage_error(&cmd_run_def, "--module: %d modules at most",
+					RUN_MODULES_MAX);
+	if (prog_find_module(spec, path, sizeof(path)))
+		return tool_usage_error(&cmd_run_def,
+					"--module=%s: no such %s (rip run --list-modules lists "
+					"the installed ones)",
+					spec, strchr(spec, '/') ? "file" : "module");
+	if (mi_read(path, &m, err, sizeof(err))) {
+		return tool_usage_error(&cmd_run_def, "--module=%s: %s", spec, err);
+	}
+	if (strpbrk(path, ": \t") || len + strlen(path) + 2 > sizeof(o->modules))
+		return tool_usage_error(&cmd_run_def,
+					"--module=%s: LD_PRELOAD cannot hold %s (a ':' or blank in "
+					"it, or too long)",
+					spec, path);
+	snprintf(o->modules + len, sizeof(o->modules) - len, "%s%s", len ? ":" : "", path);
+	o->nmodules++;
+	o->fam.res |= FAM_RES_MOD;
+	o->fam.modules = o->modules;
+	return 0;
+}
+
 static int run_parse(int argc, char **argv, struct run_opts *o)
 {
 	static const struct option longopts[] = {
@@ -331,6 +478,9 @@ static int run_parse(int argc, char **argv, struct run_opts *o)
 		{ "no-waits", no_argument, NULL, 'W' },
 		{ "sample", optional_argument, NULL, 's' },
 		{ "functions", no_argument, NULL, 'U' },
+		{ "track", required_argument, NULL, 'T' },
+		{ "module", required_argument, NULL, 'X' },
+		{ "list-modules", no_argument, NULL, 'L' },
 		{ 0 },
 	};
 	int c, ret;
@@ -440,6 +590,19 @@ static int run_parse(int argc, char **argv, struct run_opts *o)
 		case 'U':
 			o->fam.functions = true;
 			break;
+		case 'T':
+			ret = run_track_opt(o, optarg);
+			if (ret)
+				return ret;
+			break;
+		case 'X':
+			ret = run_add_module(o, optarg);
+			if (ret)
+				return ret;
+			break;
+		case 'L':
+			o->list_modules = true;
+			break;
 		case 'h':
 			tool_help(&cmd_run_def);
 			return -1;
@@ -471,6 +634,10 @@ static int run_parse(int argc, char **argv, struct run_opts *o)
 		ret = store_check(&cmd_run_def, &o->fam.store);
 	if (ret)
 		return ret;
+	if (o->list_modules) {
+		run_list_modules();
+		return -1;
+	}
 	o->fam.relayd = o->relay.url != NULL;
 	if (o->out && !strcmp(o->out, "-") && !o->relay.url)
 		return tool_usage_error(&cmd_run_def,
@@ -480,8 +647,8 @@ static int run_parse(int argc, char **argv, struct run_opts *o)
 					"which program? rip run [options] -- PROG [ARGS...]");
 	if (o->fam.depth && !fam_resources(&o->fam))
 		return tool_usage_error(&cmd_run_def,
-					"--depth is for resource tracing: add --mem, --fd, --shm "
-					"or --all");
+					"--depth is for resource tracing: add --mem, --fd, --shm, "
+					"--all or --module");
 	if ((o->fam.pagemap_signal || o->fam.no_pagemap) && !(o->fam.res & FAM_RES_MEM) &&
 	    !o->fam.off)
 		return tool_usage_error(&cmd_run_def,
@@ -802,6 +969,15 @@ static int cmd_run(int argc, char **argv)
 		tool_err("%s", s->untraced);
 	if (ret != PROG_PLAN_OK && ret != PROG_PLAN_UNTRACED)
 		goto out_free;
+	if (s->o.ntrack) {
+		if (prog_find_lib("librip-track.so", s->audit, sizeof(s->audit))) {
+			tool_err("--track needs librip-track.so, which is not next to %s nor in "
+				 "its lib directory: build it (make) or install it",
+				 rip_prog);
+			goto out_free;
+		}
+		s->o.fam.audit = s->audit;
+	}
 	/* Untraced for sure: say so now. */
 	if (ret == PROG_PLAN_UNTRACED) {
 		tool_err("%s; it runs untraced", s->untraced);
@@ -883,6 +1059,7 @@ static int cmd_run(int argc, char **argv)
 	}
 	run_loop(s);
 	run_reap(s, 0);
+	run_track_missing(s);
 	status = run_exit_status(s->status);
 	if ((s->failed || s->nofile_failed || s->relay.lost || s->relay.gap) && status == 0)
 		status = EXIT_FAIL;

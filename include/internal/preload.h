@@ -31,6 +31,14 @@ struct rip_file_hdr;
 RIP_PRIVATE int __rip_auto_open_early(const struct rip_event_type *const *types, size_t ntypes);
 
 /*
+ * A resource kind of rip/module.h: t is "kind:NAME" with no fields, flags
+ * its RIP_EVTYPE_* (RIP_EVTYPE_KIND is added), desc what it is; both go
+ * into the type table with it (lib/events.c).  0 or -errno.
+ */
+RIP_PRIVATE int __rip_kind_register(const struct rip_event_type *t, uint32_t flags,
+				    const char *desc);
+
+/*
  * A child of a raw clone or clone3, which ran no fork handler (it still maps
  * its parent's file): run librip's handler now, so that it writes a file of
  * its own or none (lib/ring.c).  1 if it ran, 0 otherwise.

@@ -121,6 +121,7 @@
 #define RIP_EVTYPE_SIZE 512u
 #define RIP_EVTYPE_NAME_MAX 64u
 #define RIP_FIELD_NAME_MAX 32u
+#define RIP_EVTYPE_DESC_MAX 96u /* bytes of a kind's description (struct rip_evtype.desc) */
 #define RIP_EVENT_MAX_FIELDS 8u
 #define RIP_EVRING_SIZE 128u
 #define RIP_PACKET_HDR_SIZE 80u
@@ -837,8 +838,20 @@ struct rip_evtype {
 	uint32_t flags;
 	char name[RIP_EVTYPE_NAME_MAX];
 	struct rip_evfield fields[RIP_EVENT_MAX_FIELDS];
-	uint8_t pad[RIP_EVTYPE_SIZE - 80 - RIP_EVENT_MAX_FIELDS * 40];
+	char desc[RIP_EVTYPE_DESC_MAX]; /* RIP_EVTYPE_KIND: what the kind is; else empty */
+	uint8_t pad[RIP_EVTYPE_SIZE - 80 - RIP_EVENT_MAX_FIELDS * 40 - RIP_EVTYPE_DESC_MAX];
 };
+
+/*
+ * struct rip_evtype.flags.  A type with RIP_EVTYPE_KIND declares a resource
+ * kind (rip/module.h): it is named "kind:NAME", has no fields and is never
+ * emitted; the res:* events of rip/resource.h name the kind by this type's
+ * id.  The kind's flags (rip/module.h's RIP_KIND_*) are its other bits.
+ */
+#define RIP_EVTYPE_KIND 0x1u
+#define RIP_EVTYPE_REFCOUNT 0x2u /* RIP_KIND_REFCOUNT */
+#define RIP_EVTYPE_COUNTER 0x4u	 /* RIP_KIND_COUNTER */
+#define RIP_EVTYPE_BUILTIN 0x8u	 /* librip-preload.so's own kind: mem, fd, shm, shm-map */
 
 struct rip_category {
 	char name[RIP_CATEGORY_NAME_MAX]; /* NUL-terminated; empty: unnamed */

@@ -56,6 +56,24 @@
  *                   reason RIP_PM_EXIT or RIP_PM_SIGNAL; error 0 or -errno
  *                   (then what came before is partial)
  *
+ * Resources of the tracing modules (rip/module.h; category res).  A kind
+ * is the type "kind:NAME" of the type table (struct rip_evtype.flags has
+ * RIP_EVTYPE_KIND and the kind's flags, .desc its description); the events
+ * name it by that type's id, so the trace describes its own kinds:
+ *
+ *   res:acquire  {HEX64 id, U64 size, U32 bt, U32 kind}   a new resource
+ *                   (a refcounted kind's count is 1; an id already live
+ *                   is replaced)
+ *   res:release  {HEX64 id, U32 bt, U32 kind}     gone, whatever its count
+ *   res:ref      {HEX64 id, U32 bt, U32 kind}     one reference more
+ *   res:unref    {HEX64 id, U32 bt, U32 kind}     one less; released at 0
+ *   res:transfer {HEX64 id, U64 size, U32 bt, U32 kind}
+ *                   size bytes moved (a counter kind): nothing stays live
+ *
+ * The built-in resources are kinds too, described the same way:
+ * kind:mem, kind:fd, kind:shm and kind:shm-map (RIP_EVTYPE_BUILTIN), whose
+ * events are the mem:, fd: and shm: ones above.
+ *
  * bt is a backtrace id (0: none recorded); ids are interned per process, so
  * a stack is stored once however often it allocates.
  */
@@ -73,6 +91,8 @@
  * emits them.
  */
 #define RIP_CAT_SAMPLE 5u
+/* The resources of tracing modules (rip/module.h): res:* events. */
+#define RIP_CAT_RES 7u
 
 #define RIP_BT_MAX_DEPTH 64u /* frames kept per backtrace at most (RIP_DEPTH, default 32) */
 

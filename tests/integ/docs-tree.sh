@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 #
 # Description: the guides name the tree as it is.  The README's layout names
-# every source file of include/, lib/, preload/, read/, record/, analysis/,
-# tools/, examples/ and mk/, and the Makefile and .ci/run (a header is named
+# every source file of include/, lib/, preload/, modules/, read/, record/,
+# analysis/, tools/, examples/ and mk/, and the Makefile and .ci/run (a header is named
 # by itself or by the .c of the same name), and every file it names exists;
 # bench/README.md's table names every file of bench/, and only those;
 # doc/hacking.md's prefix table names every .c of read/, record/, analysis/
@@ -17,7 +17,8 @@
 
 # sources ROOT: the source files the README's layout must name, one a line, from ROOT
 sources() {
-	(cd "$1" && find include lib preload read record analysis tools examples mk -type f &&
+	(cd "$1" &&
+		find include lib preload modules read record analysis tools examples mk -type f &&
 		ls Makefile .ci/run) | sort
 }
 
@@ -228,7 +229,7 @@ $(cat "$TEST_TMP/found")"
 
 # the check catches what it is for, planted in a copy of the tree
 mkdir -p "$TEST_TMP/tree/doc" "$TEST_TMP/tree/.ci"
-cp -r include lib preload read record analysis tools examples mk bench Makefile README.md \
+cp -r include lib preload modules read record analysis tools examples mk bench Makefile README.md \
 	"$TEST_TMP/tree/"
 cp .ci/run "$TEST_TMP/tree/.ci/"
 cp doc/hacking.md "$TEST_TMP/tree/doc/"

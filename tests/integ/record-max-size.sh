@@ -26,11 +26,12 @@ rp=$!
 # copy of the ring file is sparse), polled while it is written, and the largest chunk
 max=0 big=0
 while kill -0 "$rp" 2>/dev/null; do
-	set -- $(find T -type f -printf '%s %b %f\n' 2>/dev/null | awk '
+	now=$(find T -type f -printf '%s %b %f\n' 2>/dev/null | awk '
 		{ a = $2 * 512; s += $1 < a ? $1 : a; if ($3 ~ /^chunk-/ && $1 > c) c = $1 }
 		END { printf "%d %d\n", s / 1024, c / 1024 }')
-	[ "${1:-0}" -gt "$max" ] && max=$1
-	[ "${2:-0}" -gt "$big" ] && big=$2
+	disk=${now% *} chunk=${now#* }
+	[ "${disk:-0}" -gt "$max" ] && max=$disk
+	[ "${chunk:-0}" -gt "$big" ] && big=$chunk
 	sleep 0.02
 done
 wait "$rp" || fail "rip record: exit $?: $(cat rec.err)"
