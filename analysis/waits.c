@@ -20,7 +20,7 @@ static const char *const wa_names[RIP_WAIT_KINDS] = {
 	[RIP_WAIT_COND] = "cond_wait", [RIP_WAIT_JOIN] = "join",      [RIP_WAIT_SEM] = "sem_wait",
 	[RIP_WAIT_SIGNAL] = "signal", [RIP_WAIT_CHILD] = "waitpid",   [RIP_WAIT_FUTEX] = "futex",
 	[RIP_WAIT_STDIO] = "stdio",   [RIP_WAIT_SYSTEM] = "system",   [RIP_WAIT_RWLOCK] = "rwlock",
-	[RIP_WAIT_BARRIER] = "barrier", [RIP_WAIT_SYSCALL] = "syscall",
+	[RIP_WAIT_BARRIER] = "barrier", [RIP_WAIT_SYSCALL] = "syscall", [RIP_WAIT_PAUSE] = "pause",
 };
 
 const char *wa_kind_name(uint32_t kind)

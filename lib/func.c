@@ -21,9 +21,11 @@
  * prologue, so between the hook's own frame and the function's return
  * address there are only the function's saved registers and locals, and
  * the return address is the call site the compiler passes in.  The hook
- * looks for that word upwards from its own frame, at most RIP_FN_SCAN
- * words (a bigger frame: the cfa is taken RIP_FN_SCAN words up, below the
- * real one, which is safe: it can only make a frame look alive).  With the
+ * looks for that word just above the function's frame pointer first (code
+ * built with frame pointers: one compare), else upwards from its own
+ * frame, at most RIP_FN_SCAN words (a bigger frame: the cfa is taken
+ * RIP_FN_SCAN words up, below the real one, which is safe: it can only
+ * make a frame look alive).  With the
  * cfa, the stack repairs itself where exits never came:
  *
  *   entry   frames whose cfa is at or below the new frame's are gone
@@ -251,16 +253,13 @@ int __rip_fn_fork_copy(int fd, struct rip_file_hdr *h, uint32_t used,
  * dummy, or its page cannot be backed).  Attaches a thread that has no
  * slot yet, when a ring is open.
  */
-static __nofn __attribute__((noinline)) struct rip_fn_stack *rip_fn_stack_slow(void)
+static __nofn struct rip_fn_stack *rip_fn_stack_slow_on(struct rip_file_hdr *h, struct rip_slot *s)
 {
-	struct rip_file_hdr *h = __atomic_load_n(&rip_fn.h, __ATOMIC_ACQUIRE);
 	struct rip_fn_tls *t = &rip_fn_tls;
-	struct rip_slot *s = __rip_self.cur;
 	struct rip_fn_stack *st;
 	size_t i, page, bit;
 	uint32_t owner;
 
-	t->st = NULL;
 	if (!h) {
 		t->of = s;
 		return NULL;
@@ -296,8 +295,19 @@ static __nofn __attribute__((noinline)) struct rip_fn_stack *rip_fn_stack_slow(v
 		st->resync = 0;
 		__atomic_store_n(&st->owner, owner, __ATOMIC_RELEASE);
 	}
-	t->st = st;
 	return st;
+}
+
+static __nofn __attribute__((noinline)) struct rip_fn_stack *rip_fn_stack_slow(void)
+{
+	struct rip_file_hdr *h = __atomic_load_n(&rip_fn.h, __ATOMIC_ACQUIRE);
+	struct rip_fn_tls *t = &rip_fn_tls;
+	int saved = errno; /* the program's: an attach or a page backed may set it */
+
+	t->st = NULL;
+	t->st = rip_fn_stack_slow_on(h, __rip_self.cur);
+	errno = saved;
+	return t->st;
 }
 
 /*
@@ -668,7 +678,7 @@ __nofn RIP_API void __cyg_profile_func_enter(void *this_fn, void *call_site)
 	const uintptr_t *p = (const uintptr_t *)__builtin_dwarf_cfa();
 	struct rip_fn_tls *t = &rip_fn_tls;
 	struct rip_fn_stack *st = t->st;
-	uintptr_t fn = (uintptr_t)this_fn, site = (uintptr_t)call_site, cfa;
+	uintptr_t fn = (uintptr_t)this_fn, site = (uintptr_t)call_site, cfa, fp;
 	/* Off (no file with stacks): one load.  Relaxed: a hint, the slow path acquires. */
 	const struct rip_file_hdr *h = __atomic_load_n(&rip_fn.h, __ATOMIC_RELAXED);
 	uint32_t d, k;
@@ -678,12 +688,24 @@ __nofn RIP_API void __cyg_profile_func_enter(void *this_fn, void *call_site)
 		return;
 	if (RIP_UNLIKELY(t->of != __rip_self.cur || !st))
 		return rip_fn_enter_slow(fn, p, site);
-	/* The function's return address, a few words up (rip_fn_cfa, without its far case). */
-	for (k = 0; k < RIP_FN_SCAN; k++)
-		if (p[k] == site)
-			break;
-	if (RIP_UNLIKELY(k == RIP_FN_SCAN))
-		return rip_fn_enter_on(st, fn, p, site);
+	/*
+	 * The function's return address, a few words up.  Built with frame
+	 * pointers, the function's rbp (the hook keeps it: a leaf without a
+	 * frame) points just below it: one compare, no loop to mispredict.
+	 * Another rbp (a build without them, a register like any other) is
+	 * only used when it points into the words the scan would read anyway.
+	 */
+	__asm__("mov %%rbp, %0" : "=r"(fp));
+	k = (uint32_t)((fp - (uintptr_t)p) / sizeof(*p)) + 1;
+	if (RIP_UNLIKELY(fp - (uintptr_t)p >= (RIP_FN_SCAN - 1) * sizeof(*p) || fp % sizeof(*p) ||
+			 p[k] != site)) {
+		/* rip_fn_cfa, without its far case */
+		for (k = 0; k < RIP_FN_SCAN; k++)
+			if (p[k] == site)
+				break;
+		if (RIP_UNLIKELY(k == RIP_FN_SCAN))
+			return rip_fn_enter_on(st, fn, p, site);
+	}
 	cfa = (uintptr_t)(p + k + 1);
 	w = st->state;
 	d = RIP_FN_STATE_DEPTH(w);

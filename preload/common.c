@@ -640,6 +640,12 @@ __attribute__((constructor)) static void rip_pl_init(void)
 			rip_pl_self.guard--;
 		}
 	}
+	/* Functions RIP_FUNCTIONS=GLOB picks patched before main (fnpatch.c); our own work. */
+	rip_pl_self.guard++;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST); /* pairs with the hooks' checks */
+	rip_pl_fn_start();
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	rip_pl_self.guard--;
 	rip_pl_watch_init();
 	if (early && __atomic_load_n(&rip_pl_off, __ATOMIC_RELAXED))
 		return; /* the early start failed: it said why */

@@ -25,9 +25,13 @@
  *    (C frames, patched functions): the shadow stack drops them now, and
  *    the patched frames that live on get the trampoline back.
  */
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <limits.h>
+#include <link.h>
+#include <stdio.h>
 #include <linux/futex.h>
 #include <stdlib.h>
 #include <string.h>
@@ -148,4 +152,259 @@ RIP_PL_EXPORT void *__cxa_begin_catch(void *e)
 	if (!RIP_PL_REAL(real, "__cxa_begin_catch"))
 		abort(); /* a catch with no C++ runtime: cannot be */
 	return real(e);
+}
+
+/* ---- patching at start: RIP_FUNCTIONS=GLOB ---------------------------------------------- */
+
+/*
+ * RIP_FUNCTIONS=GLOB[,GLOB...] (rip run --functions=GLOB sets it): the
+ * constructor patches, before main, the patchable entries of the objects
+ * loaded at start whose function names a glob picks (fnmatch; "!GLOB"
+ * leaves names out; only "!GLOB"s: every other function).  The names are
+ * the symbol tables' (.symtab, else .dynsym): C++ names are mangled here,
+ * unlike rip enable's, which rip demangles.  This is the one place the
+ * process reads names; it does so once, in the constructor (no hook runs
+ * it, no caller holds a lock of ours), reading its own binaries.  The
+ * files are read through a private read-only mapping and treated as
+ * hostile all the same: every offset is checked against the file's size.
+ * The sites go to __rip_fn_patch as rip enable's do; the answer is left in
+ * the header's patch words (patch_err, patch_ok, patch_failed, patch_on)
+ * and said on stderr when nothing could be patched.  Objects loaded later
+ * (dlopen) are not patched: rip enable patches them.
+ */
+#define RIP_PL_FN_GLOBS 32
+
+struct rip_pl_fn_pick {
+	char *globs[RIP_PL_FN_GLOBS];
+	size_t n;
+	bool any_plain;
+	uint64_t *addr; /* the picked sites (malloc), runtime addresses */
+	size_t len, cap;
+};
+
+static bool rip_pl_fn_glob_pick(const struct rip_pl_fn_pick *p, const char *name)
+{
+	bool hit = false;
+
+	for (size_t i = 0; i < p->n; i++) {
+		if (p->globs[i][0] == '!') {
+			if (!fnmatch(p->globs[i] + 1, name, 0))
+				return false;
+			continue;
+		}
+		hit = hit || !fnmatch(p->globs[i], name, 0);
+	}
+	return hit || !p->any_plain;
+}
+
+/* Is [off, off + len) inside a file of size sz? */
+static bool rip_pl_fn_in(uint64_t off, uint64_t len, uint64_t sz)
+{
+	return off <= sz && len <= sz - off;
+}
+
+static int rip_pl_fn_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * The sites of the ELF file mapped at f (sz bytes), loaded with bias, that
+ * p's globs pick, appended to p->addr.  0, or -errno (-EBADMSG: not an ELF
+ * file we read, or a corrupt one).
+ */
+static int rip_pl_fn_elf(const uint8_t *f, size_t sz, uintptr_t bias, struct rip_pl_fn_pick *p)
+{
+	const ElfW(Ehdr) *eh = (const ElfW(Ehdr) *)f;
+	const ElfW(Shdr) * sh, *sec = NULL, *str;
+	uint64_t *sites = NULL;
+	uint8_t *picked = NULL;
+	size_t nsites = 0;
+	int symtab = -1, err = 0;
+
+	if (sz < sizeof(*eh) || memcmp(eh->e_ident, ELFMAG, SELFMAG) ||
+	    eh->e_ident[EI_CLASS] != ELFCLASS64 || eh->e_shentsize != sizeof(ElfW(Shdr)) ||
+	    !rip_pl_fn_in(eh->e_shoff, (uint64_t)eh->e_shnum * sizeof(ElfW(Shdr)), sz) ||
+	    eh->e_shstrndx >= eh->e_shnum || eh->e_shoff % 8)
+		return -EBADMSG;
+	sh = (const ElfW(Shdr) *)(f + eh->e_shoff);
+	str = &sh[eh->e_shstrndx];
+	if (!rip_pl_fn_in(str->sh_offset, str->sh_size, sz))
+		return -EBADMSG;
+	for (int i = 0; i < eh->e_shnum; i++) {
+		static const char want[] = "__patchable_function_entries";
+
+		if (sh[i].sh_type == SHT_SYMTAB)
+			symtab = i;
+		else if (sh[i].sh_type == SHT_DYNSYM && symtab < 0)
+			symtab = i;
+		if (sh[i].sh_type == SHT_PROGBITS && (sh[i].sh_flags & SHF_ALLOC) &&
+		    sh[i].sh_name < str->sh_size && str->sh_size - sh[i].sh_name >= sizeof(want) &&
+		    !memcmp(f + str->sh_offset + sh[i].sh_name, want, sizeof(want)))
+			sec = &sh[i];
+	}
+	if (!sec || symtab < 0 || !rip_pl_fn_in(sec->sh_offset, sec->sh_size, sz))
+		return 0; /* no patchable entry, or no names to pick them by */
+	nsites = sec->sh_size / 8;
+	if (!nsites)
+		return 0;
+	sites = malloc(nsites * sizeof(*sites));
+	picked = calloc(nsites, 1);
+	if (!sites || !picked) {
+		err = -ENOMEM;
+		goto out_free;
+	}
+	memcpy(sites, f + sec->sh_offset, nsites * 8);
+	/* A PIE or a shared object: 0 words, filled by R_X86_64_RELATIVE relocations. */
+	for (int i = 0; i < eh->e_shnum; i++) {
+		const ElfW(Rela) * r;
+
+		if (sh[i].sh_type != SHT_RELA || sh[i].sh_entsize != sizeof(*r) ||
+		    !rip_pl_fn_in(sh[i].sh_offset, sh[i].sh_size, sz) || sh[i].sh_offset % 8)
+			continue;
+		r = (const ElfW(Rela) *)(f + sh[i].sh_offset);
+		for (size_t k = 0; k < sh[i].sh_size / sizeof(*r); k++) {
+			uint64_t at = r[k].r_offset - sec->sh_addr;
+
+			if (ELF64_R_TYPE(r[k].r_info) == R_X86_64_RELATIVE &&
+			    r[k].r_offset >= sec->sh_addr && at < nsites * 8 && !(at % 8) &&
+			    !sites[at / 8])
+				sites[at / 8] = (uint64_t)r[k].r_addend;
+		}
+	}
+	qsort(sites, nsites, sizeof(*sites), rip_pl_fn_cmp);
+	{
+		const ElfW(Shdr) *st = &sh[symtab], *ss;
+		const ElfW(Sym) * sym;
+
+		if (st->sh_link >= eh->e_shnum || st->sh_entsize != sizeof(*sym) ||
+		    !rip_pl_fn_in(st->sh_offset, st->sh_size, sz) || st->sh_offset % 8) {
+			err = -EBADMSG;
+			goto out_free;
+		}
+		ss = &sh[st->sh_link];
+		if (!rip_pl_fn_in(ss->sh_offset, ss->sh_size, sz) || !ss->sh_size ||
+		    f[ss->sh_offset + ss->sh_size - 1]) {
+			err = -EBADMSG;
+			goto out_free;
+		}
+		sym = (const ElfW(Sym) *)(f + st->sh_offset);
+		for (size_t k = 0; k < st->sh_size / sizeof(*sym); k++) {
+			size_t lo = 0, hi = nsites;
+
+			if (ELF64_ST_TYPE(sym[k].st_info) != STT_FUNC ||
+			    sym[k].st_shndx == SHN_UNDEF || sym[k].st_name >= ss->sh_size)
+				continue;
+			while (lo < hi) { /* the first site at or above the symbol */
+				size_t mid = lo + (hi - lo) / 2;
+
+				if (sites[mid] < sym[k].st_value)
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			if (lo < nsites && sites[lo] == sym[k].st_value && !picked[lo] &&
+			    rip_pl_fn_glob_pick(p,
+						(const char *)f + ss->sh_offset + sym[k].st_name))
+				picked[lo] = 1;
+		}
+	}
+	for (size_t i = 0; i < nsites; i++) {
+		if (!picked[i] || (i && sites[i] == sites[i - 1]))
+			continue;
+		if (p->len == p->cap) {
+			size_t nc = p->cap ? p->cap * 2 : 256;
+			uint64_t *nv = realloc(p->addr, nc * sizeof(*nv));
+
+			if (!nv) {
+				err = -ENOMEM;
+				goto out_free;
+			}
+			p->addr = nv;
+			p->cap = nc;
+		}
+		p->addr[p->len++] = sites[i] + (eh->e_type == ET_DYN ? bias : 0);
+	}
+out_free:
+	free(picked);
+	free(sites);
+	return err;
+}
+
+static int rip_pl_fn_object(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct rip_pl_fn_pick *p = arg;
+	const char *path = info->dlpi_name && info->dlpi_name[0] ? info->dlpi_name :
+								   "/proc/self/exe";
+	struct stat st;
+	void *m;
+	int fd;
+
+	(void)size;
+	if (info->dlpi_name && info->dlpi_name[0] && info->dlpi_name[0] != '/')
+		return 0; /* the vDSO ("linux-vdso.so.1"), nothing on disk */
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size < (off_t)sizeof(ElfW(Ehdr))) {
+		close(fd);
+		return 0;
+	}
+	m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (m == MAP_FAILED)
+		return 0;
+	/* A file changed under us since the loader mapped it: its sites are checked as nops. */
+	rip_pl_fn_elf(m, (size_t)st.st_size, (uintptr_t)info->dlpi_addr, p);
+	munmap(m, (size_t)st.st_size);
+	return 0;
+}
+
+void rip_pl_fn_start(void)
+{
+	const char *v = secure_getenv("RIP_FUNCTIONS");
+	struct rip_file_hdr *h = __rip_file_hdr();
+	struct rip_pl_fn_pick p = { .n = 0 };
+	uint32_t ok = 0, failed = 0;
+	char *list, *save = NULL;
+	int err = 0;
+
+	if (!v || !*v || !strcmp(v, "0") || !strcmp(v, "1") || !h)
+		return;
+	list = strdup(v);
+	if (!list)
+		return;
+	for (char *g = strtok_r(list, ",", &save); g && p.n < RIP_PL_FN_GLOBS;
+	     g = strtok_r(NULL, ",", &save)) {
+		p.globs[p.n++] = g;
+		p.any_plain = p.any_plain || g[0] != '!';
+	}
+	dl_iterate_phdr(rip_pl_fn_object, &p);
+	if (p.len) {
+		qsort(p.addr, p.len, sizeof(*p.addr), rip_pl_fn_cmp);
+		err = __rip_fn_patch(p.addr,
+				     (uint32_t)(p.len < RIP_PATCH_MAX ? p.len : RIP_PATCH_MAX),
+				     true, &ok, &failed);
+	}
+	__atomic_store_n(&h->patch_err, -err, __ATOMIC_RELAXED);
+	__atomic_store_n(&h->patch_ok, ok, __ATOMIC_RELAXED);
+	__atomic_store_n(&h->patch_failed, failed, __ATOMIC_RELAXED);
+	__atomic_store_n(&h->patch_on, __rip_fn_patched(), __ATOMIC_RELAXED);
+	if (!ok) {
+		char msg[512];
+		int len = snprintf(msg, sizeof(msg),
+				   "librip-preload.so: RIP_FUNCTIONS=%s: no function patched: %s\n",
+				   v,
+				   !p.len ? "it picks no function built with "
+					    "-fpatchable-function-entry" :
+					    strerror(-err));
+
+		if (len > 0 &&
+		    write(2, msg, (size_t)len < sizeof(msg) ? (size_t)len : sizeof(msg) - 1) < 0)
+			(void)0; /* nowhere to say it */
+	}
+	free(p.addr);
+	free(list);
 }

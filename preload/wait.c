@@ -319,7 +319,7 @@ RIP_PL_WRAP_TMO(int, sigtimedwait, RIP_WAIT_SIGNAL, rip_pl_set_word(set),
 		(rip_pl_sample_set(set), info, timeout))
 RIP_PL_WRAP(int, sigsuspend, RIP_WAIT_SIGNAL, rip_pl_set_word(set), (const sigset_t *set),
 	    (rip_pl_sample_mask(set)))
-RIP_PL_WRAP(int, pause, RIP_WAIT_SIGNAL, 0, (void), ())
+RIP_PL_WRAP(int, pause, RIP_WAIT_PAUSE, 0, (void), ())
 
 /* children: arg is the pid (or id) asked for */
 RIP_PL_WRAP(pid_t, wait, RIP_WAIT_CHILD, -1, (int *status), (status))

@@ -27,4 +27,7 @@ void rip_pl_watch_resume(void);
 /* The watcher serves a request of rip enable or disable to patch functions (fnpatch.c). */
 void rip_pl_fn_serve(struct rip_file_hdr *h);
 
+/* The constructor, with a ring file open: patch the functions RIP_FUNCTIONS=GLOB picks. */
+void rip_pl_fn_start(void);
+
 #endif /* RIP_PRELOAD_WATCH_H */

@@ -48,11 +48,6 @@ void rfn_copy_stack(const struct rip_fn_stack *src, uint32_t owner, struct rfn_s
 	d->torn = true;
 }
 
-/* A data range of the file: [lo, hi). */
-struct rfn_range {
-	uint64_t lo, hi;
-};
-
 /*
  * The ranges of [lo, hi) of f that hold data (not holes), in order, into a
  * malloc'd array.  Without SEEK_DATA, all of it.  0 or -ENOMEM.
@@ -101,71 +96,86 @@ static int rfn_data_ranges(const struct rr_file *f, uint64_t lo, uint64_t hi,
 	return 0;
 }
 
-/* Copy the stacks of the slots whose stack lies in a data range (r, nr): under the guard. */
-static void rfn_copy_all(const struct rr_file *f, const struct rr_slots *s,
-			 const struct rfn_range *r, size_t nr, struct rfn_stack *v)
+/* Does slot index's stack lie in a data range of rd (a page holds whole stacks)? */
+static bool rfn_backed(struct rfn_reader *rd, uint64_t off)
 {
-	const struct rip_file_hdr *h = &f->hdr;
-	size_t k = 0;
+	size_t lo = 0, hi = rd->nr;
 
-	/* Slots come in index order (rr_read_slots): the ranges are walked along. */
-	for (size_t i = 0; i < s->n; i++) {
-		const struct rr_slot *sl = &s->v[i];
-		uint64_t off = h->fn_off + (uint64_t)sl->index * RIP_FN_STACK_SIZE;
+	/* Slots mostly come in index order: the last range first, else a binary search. */
+	if (rd->k < rd->nr && rd->r[rd->k].lo <= off && off < rd->r[rd->k].hi)
+		return rd->r[rd->k].hi >= off + RIP_FN_STACK_SIZE;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
 
-		if (sl->index >= h->slot_count)
-			continue;
-		while (k < nr && r[k].hi <= off)
-			k++;
-		/* A hole: ranges are whole pages, and a page holds whole stacks. */
-		if (k == nr || r[k].lo > off || r[k].hi < off + RIP_FN_STACK_SIZE)
-			continue;
-		rfn_copy_stack((const struct rip_fn_stack *)(f->map + off), (uint32_t)sl->attach_ts,
-			       &v[i]);
+		if (rd->r[mid].hi <= off)
+			lo = mid + 1;
+		else
+			hi = mid;
 	}
+	rd->k = lo;
+	return lo < rd->nr && rd->r[lo].lo <= off && rd->r[lo].hi >= off + RIP_FN_STACK_SIZE;
 }
 
-/* rfn_copy_all under the SIGBUS guard: 0, or -EIO when the file shrank. */
-static int rfn_copy_guarded(const struct rr_file *f, const struct rr_slots *s,
-			    const struct rfn_range *r, size_t nr, struct rfn_stack *v)
+int rfn_reader_open(struct rr_file *f, struct rfn_reader *rd, char *err, size_t errlen)
 {
+	const struct rip_file_hdr *h = &f->hdr;
+
+	memset(rd, 0, sizeof(*rd));
+	rd->f = f;
+	/* rr_check_hdr: slot_count stacks fit the file from fn_off */
+	if (f->legacy_raw || !h->fn_off || f->fd < 0)
+		return 0; /* no stacks: every slot reads as none */
+	rd->area = true;
+	if (rfn_data_ranges(f, h->fn_off, h->fn_off + (uint64_t)h->slot_count * RIP_FN_STACK_SIZE,
+			    &rd->r, &rd->nr))
+		return rr_fail(err, errlen, -ENOMEM, "out of memory");
+	return 0;
+}
+
+int rfn_reader_get(struct rfn_reader *rd, const struct rr_slot *sl, struct rfn_stack *out,
+		   char *err, size_t errlen)
+{
+	const struct rip_file_hdr *h = &rd->f->hdr;
+	uint64_t off = h->fn_off + (uint64_t)sl->index * RIP_FN_STACK_SIZE;
 	sigjmp_buf jb;
 
+	memset(out, 0, sizeof(*out));
+	if (!rd->area || sl->index >= h->slot_count || !rfn_backed(rd, off))
+		return 0; /* a hole: never read (it would be backed) */
 	if (rr_guard_enter(&jb))
-		return -EIO;
-	rfn_copy_all(f, s, r, nr, v);
+		return rr_fail(err, errlen, -EIO, "%s: the file shrank while being read",
+			       rd->f->path);
+	rfn_copy_stack((const struct rip_fn_stack *)(rd->f->map + off), (uint32_t)sl->attach_ts,
+		       out);
 	rr_guard_leave();
 	return 0;
+}
+
+void rfn_reader_close(struct rfn_reader *rd)
+{
+	free(rd->r);
+	memset(rd, 0, sizeof(*rd));
 }
 
 int rfn_read_stacks(struct rr_file *f, const struct rr_slots *s, struct rfn_stack **out, char *err,
 		    size_t errlen)
 {
-	const struct rip_file_hdr *h = &f->hdr;
-	struct rfn_range *r = NULL;
+	struct rfn_reader rd;
 	struct rfn_stack *v;
-	size_t nr = 0;
+	int ret;
 
 	*out = NULL;
 	v = calloc(s->n ? s->n : 1, sizeof(*v));
 	if (!v)
 		return rr_fail(err, errlen, -ENOMEM, "out of memory");
-	/* rr_check_hdr: slot_count stacks fit the file from fn_off */
-	if (f->legacy_raw || !h->fn_off || f->fd < 0) {
-		*out = v;
-		return 0;
-	}
-	if (rfn_data_ranges(f, h->fn_off, h->fn_off + (uint64_t)h->slot_count * RIP_FN_STACK_SIZE,
-			    &r, &nr)) {
+	ret = rfn_reader_open(f, &rd, err, errlen);
+	for (size_t i = 0; !ret && i < s->n; i++)
+		ret = rfn_reader_get(&rd, &s->v[i], &v[i], err, errlen);
+	rfn_reader_close(&rd);
+	if (ret) {
 		free(v);
-		return rr_fail(err, errlen, -ENOMEM, "out of memory");
+		return ret;
 	}
-	if (rfn_copy_guarded(f, s, r, nr, v)) {
-		free(r);
-		free(v);
-		return rr_fail(err, errlen, -EIO, "%s: the file shrank while being read", f->path);
-	}
-	free(r);
 	*out = v;
 	return 0;
 }

@@ -29,6 +29,37 @@ struct rfn_stack {
 	uint64_t fn[RIP_FN_DEPTH]; /* entry addresses, outermost first */
 };
 
+/* A data range of the file: [lo, hi). */
+struct rfn_range {
+	uint64_t lo, hi;
+};
+
+/*
+ * The stacks of a file's slots read one at a time, as a pass over its slots
+ * goes (rip ps --stacks keeps no stack per slot): the pages of the stack
+ * area that hold data are found once at open (SEEK_DATA), so that a hole is
+ * never read.
+ */
+struct rfn_reader {
+	struct rr_file *f;
+	bool area; /* the file has a stack area */
+	struct rfn_range *r;
+	size_t nr, k; /* ranges with data; the one the last slot was in */
+};
+
+/* 0, or -errno with a message in err.  Close it with rfn_reader_close. */
+int rfn_reader_open(struct rr_file *f, struct rfn_reader *rd, char *err, size_t errlen);
+
+/*
+ * The stack of slot sl (read from the same file; any order, index order the
+ * fastest) into *out: valid false when it is another owner's (rip/abi.h),
+ * lies in a part of the file never written, or the file has no stack area.
+ * 0, or -EIO with a message when the file shrank.
+ */
+int rfn_reader_get(struct rfn_reader *rd, const struct rr_slot *sl, struct rfn_stack *out,
+		   char *err, size_t errlen);
+void rfn_reader_close(struct rfn_reader *rd);
+
 /*
  * The stacks of the slots s->v[0 .. s->n) (rr_read_slots of the same f)
  * into a calloc'd array *out of s->n entries (free it).  A slot whose stack

@@ -3,8 +3,8 @@
  * read/patchable.h - functions built with -fpatchable-function-entry in a
  * traced process: where they are (the __patchable_function_entries section
  * of each binary of its module map, at the addresses the process loaded
- * them), and the request that has the process patch them or not (the
- * watcher of librip-preload.so does it: lib/patch.c, preload/fnpatch.c).
+ * them).  The request that has the process patch them or not is
+ * record/patchreq.h's.
  */
 #ifndef RIP_READ_PATCHABLE_H
 #define RIP_READ_PATCHABLE_H
@@ -35,21 +35,5 @@ struct rpt_sites {
 int rpt_read_sites(const struct rip_module *mods, size_t n, const char *sysroot,
 		   struct rpt_sites *out, char *err, size_t errlen);
 void rpt_sites_free(struct rpt_sites *s);
-
-struct rpt_answer {
-	bool done; /* the watcher answered in time */
-	bool gone; /* the process ended first */
-	int err;   /* its errno, 0: none */
-	uint32_t ok, failed, on;
-};
-
-/*
- * Ask the process of f to patch (on) or unpatch the n sites addr[] (!on,
- * n 0: every site patched), and wait at most timeout_ms for the answer.
- * The watcher must run (hdr.watch_status).  0 with *out filled (done false
- * after a timeout), or -errno with a message (-ESRCH: no watcher).
- */
-int rpt_request(struct rr_file *f, bool on, const uint64_t *addr, size_t n, int timeout_ms,
-		struct rpt_answer *out, char *err, size_t errlen);
 
 #endif /* RIP_READ_PATCHABLE_H */

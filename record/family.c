@@ -447,6 +447,8 @@ void fam_env(const struct fam *f, const char *lib)
 	} else {
 		unsetenv("RIP_SAMPLE");
 	}
+	if (o->function_globs)
+		setenv("RIP_FUNCTIONS", o->function_globs, 1);
 	if (!o->functions) {
 		/* Function records (category 6, func) only when asked for: shadow stacks are kept. */
 		const char *d = getenv("RIP_DISABLE");

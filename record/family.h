@@ -75,6 +75,7 @@ struct fam_opts {
 	bool no_waits;	 /* no slots at birth, no wait records (RIP_WAITS=0) */
 	unsigned sample; /* RIP_SAMPLE: CPU samples per second per thread, 0: none */
 	bool functions;	 /* the func category on (function records); else in RIP_DISABLE */
+	const char *function_globs; /* RIP_FUNCTIONS: patchable functions patched at start */
 	bool follow_fork, follow_exec; /* record children, new images (RIP_FOLLOW) */
 	struct trace_w_opts store;     /* how each trace is stored (record/tracew.h) */
 	const char *track;	       /* RIP_TRACK: the --track specs joined by ';'; NULL: none */

@@ -178,9 +178,9 @@ struct ps_state {
 	struct ps_row *rows;
 	size_t nrows, caprows;
 	HMAP_OF(struct row_slot) rowkeys;
-	/* --stacks: every slot in use, in slot order */
-	struct rr_slots all;
-	size_t capall;
+	/* --stacks: what its passes share; no thread slots kept */
+	struct ps_stk *stk;
+	bool no_keep;
 	/* --threads: where it prints; no slot printed yet (the JSON's commas) */
 	FILE *out;
 	bool first;
@@ -259,7 +259,7 @@ static int ps_pass(struct ps_state *st, ps_visit_fn visit)
 			st->threads++;
 		if (s->switch_ts > st->max_switch)
 			st->max_switch = s->switch_ts;
-		ret = s->kind == RIP_KIND_THREAD ? ps_keep_thread(st, s) : 0;
+		ret = s->kind == RIP_KIND_THREAD && !st->no_keep ? ps_keep_thread(st, s) : 0;
 		if (!ret && visit)
 			ret = visit(st, s, ps_is_still(st, s));
 		if (ret) {
@@ -1262,45 +1262,43 @@ static int ps_threads(struct ps_state *st, FILE *out)
 
 /* ---- call stacks (tools/ps-stacks.c prints them) ------------------------------------------- */
 
-/* A pass's visit for --stacks: keep every slot (the stacks are matched to them by index). */
-static int ps_keep_any(struct ps_state *st, const struct rr_slot *s, bool still)
+/* --stacks: what its passes share (a visit has the ps_state only) */
+struct ps_stk {
+	struct rfn_reader rd;
+	struct pst_ctx c;
+	struct fsg_groups g;
+	struct rfn_stack st; /* the stack of the slot visited */
+	FILE *out;
+	char err[RR_ERR_MAX];
+};
+
+/* --stacks --threads: the slot visited printed with its stack, then forgotten. */
+static int ps_stack_print(struct ps_state *st, const struct rr_slot *s, bool still)
 {
-	struct rr_slots *t = &st->all;
+	struct ps_stk *k = st->stk;
+	int ret;
 
 	(void)still;
-	if (t->n == st->capall) {
-		size_t nc = st->capall ? st->capall * 2 : 256;
-		struct rr_slot *nv = realloc(t->v, nc * sizeof(*nv));
-
-		if (!nv)
-			return -ENOMEM;
-		t->v = nv;
-		st->capall = nc;
-	}
-	t->v[t->n++] = *s;
+	ret = rfn_reader_get(&k->rd, s, &k->st, k->err, sizeof(k->err));
+	if (ret)
+		return ret;
+	pst_thread(&k->c, s, &k->st, k->out);
 	return 0;
 }
 
-static int ps_stacks(struct ps_state *st, FILE *out)
+/* --stacks: the slot visited joins the group of its path; only what a member shows is kept. */
+static int ps_stack_group(struct ps_state *st, const struct rr_slot *s, bool still)
 {
-	struct rfn_stack *stacks = NULL;
-	struct pst_ctx c;
-	char err[RR_ERR_MAX];
+	struct ps_stk *k = st->stk;
 	int ret;
 
-	ret = ps_pass(st, ps_keep_any);
-	if (ret)
-		return ret;
-	ps_now(st);
-	ret = rfn_read_stacks(&st->f, &st->all, &stacks, err, sizeof(err));
-	if (ret) {
-		tool_err("%s", err);
-		return ret;
-	}
-	c = (struct pst_ctx){ .f = &st->f, .s = &st->all, .st = stacks, .threads = st->o.threads,
-			      .all = st->o.all, .verbose = st->o.verbose, .json = st->o.json,
-			      .alive = st->alive, .now_ticks = st->now_ticks, .site = ps_pw_site,
-			      .arg = st };
+	(void)still;
+	ret = rfn_reader_get(&k->rd, s, &k->st, k->err, sizeof(k->err));
+	return ret ? ret : fsg_add(&k->g, s, &k->st);
+}
+
+static void ps_stacks_head(struct ps_state *st, FILE *out)
+{
 	if (st->o.json) {
 		fprintf(out, "{\"pid\":%d,\"comm\":", st->f.hdr.pid);
 		json_str(out, st->f.hdr.comm);
@@ -1310,10 +1308,63 @@ static int ps_stacks(struct ps_state *st, FILE *out)
 	} else {
 		print_header(st, out);
 	}
-	ret = pst_print(&c, out);
+}
+
+/*
+ * One pass over the slots, each slot's stack read as it comes and nothing
+ * kept per slot: --threads prints it there (after a first pass that counts
+ * for the header; JSON has no counts), the grouped view adds it to its
+ * group.  The threads' slots are not kept either (no watcher section).
+ */
+static int ps_stacks(struct ps_state *st, FILE *out)
+{
+	struct ps_stk *k = calloc(1, sizeof(*k));
+	int ret;
+
+	if (!k) {
+		tool_err("out of memory");
+		return -ENOMEM;
+	}
+	k->out = out;
+	k->c = (struct pst_ctx){ .f = &st->f, .threads = st->o.threads, .all = st->o.all,
+				 .verbose = st->o.verbose, .json = st->o.json,
+				 .site = ps_pw_site, .arg = st };
+	st->stk = k;
+	st->no_keep = true;
+	ret = rfn_reader_open(&st->f, &k->rd, k->err, sizeof(k->err));
+	if (ret) {
+		tool_err("%s", k->err);
+		goto out;
+	}
+	if (st->o.threads) {
+		if (!st->o.json && (ret = ps_pass(st, NULL)))
+			goto out;
+		ps_stacks_head(st, out);
+		pst_begin(&k->c, out);
+		k->err[0] = 0;
+		ret = ps_pass(st, ps_stack_print);
+		pst_end(&k->c, out);
+	} else {
+		ret = fsg_init(&k->g, st->o.all);
+		if (!ret) {
+			k->err[0] = 0;
+			ret = ps_pass(st, ps_stack_group);
+		}
+		if (!ret) {
+			fsg_finish(&k->g);
+			ps_stacks_head(st, out);
+			pst_grouped(&k->c, &k->g, out);
+		}
+	}
+	if (ret && k->err[0])
+		tool_err("%s", k->err);
 	if (!ret && st->o.json)
 		fprintf(out, "}\n");
-	free(stacks);
+out:
+	fsg_groups_free(&k->g);
+	rfn_reader_close(&k->rd);
+	st->stk = NULL;
+	free(k);
 	return ret;
 }
 
@@ -1501,7 +1552,6 @@ out_sym:
 	for (size_t i = 0; i < st.cap; i++)
 		free(st.sites[i]);
 	free(st.sites);
-	rr_slots_free(&st.all);
 	for (size_t r = 0; r < st.nrows; r++)
 		free(st.rows[r].mem);
 	free(st.rows);

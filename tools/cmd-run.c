@@ -1,14 +1,15 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tools/cmd-run.c - `rip run`: run a program and record its events into a
- * CTF trace directory while it runs.  The recording is record/family.h's:
- * a private directory for the family's ring files, the environment that
+ * trace directory while it runs.  The recording is record/family.h's: a
+ * private directory for the family's ring files, the environment that
  * sends them there and names us their consumer from the first event (in
  * block mode writers wait for us rather than lose events), the program's
  * trace, and with --follow-fork / --follow-exec the children's and new
- * images' in DIR/PID[.N]/.  Here: the options, the process, and what is
- * said (the summary gives the program's trace and every child's, with
- * losses; librip's markers of files it could not create become messages).
+ * images' in DIR/PID[.N]/.  Here: the process, and what is said (the
+ * summary gives the program's trace and every child's, with losses;
+ * librip's markers of files it could not create become messages); the
+ * options are tools/run-opts.c's.
  *
  * Every dynamically linked program gets librip-preload.so (unless
  * --no-waits): each of its threads takes a slot at birth and its wrappers
@@ -34,7 +35,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <dirent.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -56,6 +56,7 @@
 #include "read/modinfo.h"
 #include "tools/format.h"
 #include "tools/relay.h"
+#include "tools/run-opts.h"
 #include "tools/store.h"
 #include "tools/summary.h"
 #include "tools/tool.h"
@@ -68,9 +69,10 @@ static const struct rip_cmd cmd_run_def = {
 	.summary = "run a program and record its events into a trace",
 	.usage = "usage: rip run [options] [--] PROG [ARGS...]\n"
 		 "\n"
-		 "Run PROG with its events streamed into a CTF trace directory (babeltrace2\n"
-		 "and Trace Compass read it; so do rip dump and rip export).  PROG must be\n"
-		 "linked with librip, or use --preload.  Its stdin, stdout, stderr and exit\n"
+		 "Run PROG with its events streamed into a trace directory (rip dump, rip\n"
+		 "leaks and the other readers read it; rip export --format=ctf, or --ctf,\n"
+		 "for babeltrace2 and Trace Compass).  PROG must be linked with librip, or\n"
+		 "use --preload.  Its stdin, stdout, stderr and exit\n"
 		 "status pass through; a summary goes to stderr at the end.  A dynamically\n"
 		 "linked PROG gets librip-preload.so: every thread has a slot from its start\n"
 		 "and records what it blocks in, so rip ps PID shows it (no events recorded).\n"
@@ -120,12 +122,14 @@ static const struct rip_cmd cmd_run_def = {
 		 "                        (live, and of the trace: the samples are kept in it);\n"
 		 "                        preloads librip-preload.so (resources stay off unless\n"
 		 "                        asked for).  Threads that wait are never interrupted\n"
-		 "      --functions       record the calls of code built with\n"
+		 "      --functions[=GLOB]  record the calls of code built with\n"
 		 "                        -finstrument-functions (rip report --functions);\n"
 		 "                        without it only the call stacks are kept (rip ps\n"
-		 "                        --stacks), and rip enable PID func records later\n"
-		 "                        (code built with -fpatchable-function-entry is\n"
-		 "                        traced from rip enable PID func on)\n"
+		 "                        --stacks), and rip enable PID func records later.\n"
+		 "                        With GLOB (again for more; !GLOB leaves names out),\n"
+		 "                        the functions built with -fpatchable-function-entry\n"
+		 "                        that it names are patched before main (RIP_FUNCTIONS);\n"
+		 "                        without, they are traced from rip enable PID func on\n"
 		 "      --follow-fork     trace forked children too, each into DIR/PID/\n"
 		 "      --follow-exec     trace the programs exec'd into, into DIR/PID.N/\n"
 		 "                        (spawned programs, fork + exec: give both)\n"
@@ -150,21 +154,6 @@ static const struct rip_cmd cmd_run_def = {
 RIP_COMMAND(cmd_run_def);
 
 #define RUN_ATTACH_NS 20000L /* poll for the ring file's magic while it is being created */
-
-#define RUN_MODULES_MAX 16 /* --module at most */
-
-struct run_opts {
-	const char *out;
-	bool preload, quiet;
-	struct rip_track_spec track[RIP_TRACK_MAX]; /* --track, checked */
-	unsigned ntrack;
-	char track_env[RIP_TRACK_MAX * 320];	    /* the same as RIP_TRACK says them */
-	bool list_modules;		      /* --list-modules */
-	unsigned nmodules;		      /* --module: their paths in modules, ':' between */
-	char modules[RUN_MODULES_MAX * 512];
-	struct relay_opts relay; /* --relayd */
-	struct fam_opts fam;	 /* what the family runs with */
-};
 
 static volatile sig_atomic_t run_child;
 static volatile sig_atomic_t run_signalled;
@@ -339,31 +328,6 @@ static void run_kept_lines(const struct run_state *s)
 	}
 }
 
-static void run_list_kind(const struct mi_kind *k)
-{
-	printf("  kind %s: %s%s\n", k->name, k->desc,
-	       k->flags & RIP_KIND_REFCOUNT   ? " (refcounted)"
-	       : k->flags & RIP_KIND_COUNTER ? " (a counter: bytes per stack)"
-					      : "");
-}
-
-/* One --track: checked against the grammar and the others, added to RIP_TRACK's value. */
-static int run_track_opt(struct run_opts *o, const char *spec)
-{
-	size_t len = strlen(o->track_env), n = strlen(spec);
-	char err[256];
-
-	if (rip_track_add(spec, n, o->track, &o->ntrack, RIP_TRACK_MAX, err, sizeof(err)))
-		return tool_usage_error(&cmd_run_def, "--track='%s': %s", spec, err);
-	if (len + n + 2 > sizeof(o->track_env))
-		return tool_usage_error(&cmd_run_def, "--track='%s': the specs are too long",
-					spec);
-	snprintf(o->track_env + len, sizeof(o->track_env) - len, "%s%s", len ? ";" : "", spec);
-	o->fam.track = o->track_env;
-	o->fam.res |= FAM_RES_MOD; /* the category of the modules' kinds, which ours are */
-	return 0;
-}
-
 /* The functions of --track that no process of the family found in an object it loaded. */
 static void run_track_missing(const struct run_state *s)
 {
@@ -381,280 +345,6 @@ static void run_track_missing(const struct run_state *s)
 				rip_prog, t->kind, fn[k]);
 		}
 	}
-}
-
-/* --list-modules: the modules rip run finds, with their kinds (as sp-rtrace -l did). */
-static void run_list_modules(void)
-{
-	char dirs[PROG_MODULE_DIRS][4096], err[512];
-	int n = prog_module_dirs(dirs), shown = 0;
-
-	printf("Built in (librip-preload.so): --mem, --fd, --shm\n"
-	       "  kind mem: heap blocks and anonymous mappings\n"
-	       "  kind fd: file descriptors\n"
-	       "  kind shm: shared memory segments\n"
-	       "  kind shm-map: attachments of shared memory\n");
-	for (int d = 0; d < n; d++) {
-		struct dirent **ents;
-		int k = scandir(dirs[d], &ents, NULL, alphasort);
-
-		for (int i = 0; i < k; i++) {
-			const char *name = ents[i]->d_name;
-			size_t len = strlen(name);
-			char path[4096 + 258];
-			struct mi_module m;
-
-			if (len > 3 && !strcmp(name + len - 3, ".so")) {
-				snprintf(path, sizeof(path), "%.4095s/%.255s", dirs[d], name);
-				if (!mi_read(path, &m, err, sizeof(err))) {
-					printf("\n--module=%.*s: %s (%s)\n", (int)(len - 3), name,
-					       m.desc, path);
-					for (uint32_t j = 0; j < m.nkinds; j++)
-						run_list_kind(&m.kinds[j]);
-					shown++;
-				}
-			}
-			free(ents[i]);
-		}
-		if (k >= 0)
-			free(ents);
-	}
-	if (!shown)
-		printf("\nno tracing module found (looked in %s%s)\n", n ? dirs[0] : "no directory",
-		       n > 1 ? " and others" : "");
-}
-
-/* --module=NAME|PATH.so: found, and a tracing module; its path added to o->modules. */
-static int run_add_module(struct run_opts *o, const char *spec)
-{
-	char path[PATH_MAX], err[PATH_MAX + 128];
-	size_t len = strlen(o->modules);
-	struct mi_module m;
-
-	if (o->nmodules == RUN_MODULES_MAX)
-		return tool_usage_error(&cmd_run_def, "--module: %d modules at most",
-					RUN_MODULES_MAX);
-	if (prog_find_module(spec, path, sizeof(path)))
-		return tool_usage_error(&cmd_run_def,
-					"--module=%s: no such %s (rip run --list-modules lists "
-					"the installed ones)",
-					spec, strchr(spec, '/') ? "file" : "module");
-	if (mi_read(path, &m, err, sizeof(err))) {
-		return tool_usage_error(&cmd_run_def, "--module=%s: %s", spec, err);
-	}
-	if (strpbrk(path, ": \t") || len + strlen(path) + 2 > sizeof(o->modules))
-		return tool_usage_error(&cmd_run_def,
-					"--module=%s: LD_PRELOAD cannot hold %s (a ':' or blank in "
-					"it, or too long)",
-					spec, path);
-	snprintf(o->modules + len, sizeof(o->modules) - len, "%s%s", len ? ":" : "", path);
-	o->nmodules++;
-	o->fam.res |= FAM_RES_MOD;
-	o->fam.modules = o->modules;
-	return 0;
-}
-
-static int run_parse(int argc, char **argv, struct run_opts *o)
-{
-	static const struct option longopts[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "mode", required_argument, NULL, 'm' },
-		{ "buffer", required_argument, NULL, 'b' },
-		{ "preload", no_argument, NULL, 'p' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "mem", no_argument, NULL, 'M' },
-		{ "fd", no_argument, NULL, 'F' },
-		{ "shm", no_argument, NULL, 'S' },
-		{ "all", no_argument, NULL, 'A' },
-		{ "off", no_argument, NULL, 'O' },
-		{ "depth", required_argument, NULL, 'd' },
-		{ "pagemap-signal", required_argument, NULL, 'P' },
-		{ "no-pagemap", no_argument, NULL, 'N' },
-		{ "follow-fork", no_argument, NULL, 'f' },
-		{ "follow-exec", no_argument, NULL, 'e' },
-		RELAY_LONGOPTS,
-		STORE_LONGOPTS,
-		{ "no-waits", no_argument, NULL, 'W' },
-		{ "sample", optional_argument, NULL, 's' },
-		{ "functions", no_argument, NULL, 'U' },
-		{ "track", required_argument, NULL, 'T' },
-		{ "module", required_argument, NULL, 'X' },
-		{ "list-modules", no_argument, NULL, 'L' },
-		{ 0 },
-	};
-	int c, ret;
-
-	memset(o, 0, sizeof(*o));
-	relay_opts_init(&o->relay);
-	o->fam.mode = "block";
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+o:m:b:pqh", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'o':
-			o->out = optarg;
-			break;
-		case 'm':
-			if (strcmp(optarg, "block") && strcmp(optarg, "discard") &&
-			    strcmp(optarg, "overwrite"))
-				return tool_usage_error(
-					&cmd_run_def,
-					"--mode is block, discard or overwrite, not "
-					"'%s'",
-					optarg);
-			o->fam.mode = optarg;
-			break;
-		case 'b': {
-			char *end;
-			unsigned long long v = strtoull(optarg, &end, 10);
-
-			if (*end == 'k' || *end == 'K')
-				v <<= 10, end++;
-			else if (*end == 'm' || *end == 'M')
-				v <<= 20, end++;
-			if (*end || v < 32768 || v > (1ull << 30) || (v & (v - 1)))
-				return tool_usage_error(&cmd_run_def,
-							"--buffer wants a power of two from 32k to "
-							"1024m, like 1m, not '%s'",
-							optarg);
-			o->fam.buffer = optarg;
-			o->fam.buffer_bytes = v;
-			break;
-		}
-		case 'p':
-			o->preload = true;
-			break;
-		case 'q':
-			o->quiet = true;
-			break;
-		case 'M':
-			o->fam.res |= FAM_RES_MEM;
-			break;
-		case 'F':
-			o->fam.res |= FAM_RES_FD;
-			break;
-		case 'S':
-			o->fam.res |= FAM_RES_SHM;
-			break;
-		case 'A':
-			o->fam.res |= FAM_RES_ALL;
-			break;
-		case 'O':
-			o->fam.off = true;
-			break;
-		case 'd': {
-			char *end;
-			unsigned long v = strtoul(optarg, &end, 10);
-
-			if (*end || !*optarg || v < 1 || v > RIP_BT_MAX_DEPTH)
-				return tool_usage_error(&cmd_run_def,
-							"--depth wants a number of frames from 1 to "
-							"%u, not '%s'",
-							RIP_BT_MAX_DEPTH, optarg);
-			o->fam.depth = (unsigned)v;
-			break;
-		}
-		case 'P':
-			if (!rip_pagemap_signal(optarg))
-				return tool_usage_error(&cmd_run_def,
-							"--pagemap-signal wants USR1, USR2, RTMIN+N or "
-							"a signal number, not '%s'",
-							optarg);
-			o->fam.pagemap_signal = optarg;
-			break;
-		case 'N':
-			o->fam.no_pagemap = true;
-			break;
-		case 'f':
-			o->fam.follow_fork = true;
-			break;
-		case 's': {
-			char *end;
-			unsigned long v = optarg ? strtoul(optarg, &end, 10) : 100;
-
-			if (optarg && (*end || !*optarg || v < 1 || v > 1000))
-				return tool_usage_error(&cmd_run_def,
-							"--sample wants a rate from 1 to 1000 (samples "
-							"per second of CPU time), not '%s'",
-							optarg);
-			o->fam.sample = (unsigned)v;
-			break;
-		}
-		case 'e':
-			o->fam.follow_exec = true;
-			break;
-		case 'W':
-			o->fam.no_waits = true;
-			break;
-		case 'U':
-			o->fam.functions = true;
-			break;
-		case 'T':
-			ret = run_track_opt(o, optarg);
-			if (ret)
-				return ret;
-			break;
-		case 'X':
-			ret = run_add_module(o, optarg);
-			if (ret)
-				return ret;
-			break;
-		case 'L':
-			o->list_modules = true;
-			break;
-		case 'h':
-			tool_help(&cmd_run_def);
-			return -1;
-		case RELAY_OPT_URL:
-		case RELAY_OPT_SESSION:
-		case RELAY_OPT_HOSTNAME:
-		case RELAY_OPT_LIVE:
-			ret = relay_opt(&cmd_run_def, &o->relay, c, optarg);
-			if (ret)
-				return ret;
-			break;
-		case STORE_OPT_CTF:
-		case STORE_OPT_MAX:
-		case STORE_OPT_CHUNK:
-		case STORE_OPT_ROTATE:
-		case STORE_OPT_ON_ROTATE:
-			ret = store_opt(&cmd_run_def, &o->fam.store, c, optarg);
-			if (ret)
-				return ret;
-			break;
-		case '?':
-		default:
-			return tool_usage_error(&cmd_run_def, "unknown option '%s'",
-						argv[optind - 1]);
-		}
-	}
-	ret = relay_check(&cmd_run_def, &o->relay);
-	if (!ret)
-		ret = store_check(&cmd_run_def, &o->fam.store);
-	if (ret)
-		return ret;
-	if (o->list_modules) {
-		run_list_modules();
-		return -1;
-	}
-	o->fam.relayd = o->relay.url != NULL;
-	if (o->out && !strcmp(o->out, "-") && !o->relay.url)
-		return tool_usage_error(&cmd_run_def,
-					"-o - writes no trace: it is for --relayd=URL only");
-	if (optind == argc)
-		return tool_usage_error(&cmd_run_def,
-					"which program? rip run [options] -- PROG [ARGS...]");
-	if (o->fam.depth && !fam_resources(&o->fam))
-		return tool_usage_error(&cmd_run_def,
-					"--depth is for resource tracing: add --mem, --fd, --shm, "
-					"--all or --module");
-	if ((o->fam.pagemap_signal || o->fam.no_pagemap) && !(o->fam.res & FAM_RES_MEM) &&
-	    !o->fam.off)
-		return tool_usage_error(&cmd_run_def,
-					"--pagemap-signal and --no-pagemap are for memory tracing: "
-					"add --mem");
-	return 0;
 }
 
 /* The directory the user chose for ring files: our private one's parent. */
@@ -950,7 +640,7 @@ static int cmd_run(int argc, char **argv)
 	}
 	fam_init(&s->fam, &s->o.fam);
 	s->fam.warn = run_warn;
-	ret = run_parse(argc, argv, &s->o);
+	ret = runo_parse(&cmd_run_def, argc, argv, &s->o);
 	if (ret) {
 		free(s);
 		return ret < 0 ? EXIT_OK : ret;
@@ -977,6 +667,14 @@ static int cmd_run(int argc, char **argv)
 			goto out_free;
 		}
 		s->o.fam.audit = s->audit;
+	}
+	if (ret == PROG_PLAN_OK && s->o.nglobs && !strstr(s->lib, "librip-preload.so")) {
+		tool_err("--functions=GLOB: librip-preload.so patches the functions before main, "
+			 "and %s would run without it (--no-waits, --preload, or it cannot reach "
+			 "the program): use rip enable PID func once it runs",
+			 argv[0]);
+		status = EXIT_USAGE;
+		goto out_free;
 	}
 	/* Untraced for sure: say so now. */
 	if (ret == PROG_PLAN_UNTRACED) {

@@ -4,7 +4,7 @@
  * (enable-funcs.h).  The sites come from the binaries' sections, their
  * names from the binaries' symbols (in rip, never in the process); the
  * request goes to the process's watcher thread, which patches them and
- * answers (read/patchable.c).
+ * answers (record/patchreq.c).
  */
 #include <errno.h>
 #include <fnmatch.h>
@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "read/patchable.h"
+#include "record/patchreq.h"
 #include "read/sym.h"
 #include "tools/enable-funcs.h"
 #include "tools/tool.h"
@@ -51,7 +52,7 @@ int enf_run(struct rr_file *f, bool on, const char *const *globs, size_t nglobs,
 	struct rip_module *mods = NULL;
 	struct rip_sym *sym = NULL;
 	struct rpt_sites sites;
-	struct rpt_answer ans;
+	struct prq_answer ans;
 	char err[RR_ERR_MAX];
 	size_t nmods = 0, n = 0;
 	int ret, status = EXIT_FAIL;
@@ -91,7 +92,7 @@ int enf_run(struct rr_file *f, bool on, const char *const *globs, size_t nglobs,
 		goto out;
 	}
 	/* Unpatching all: the process knows what it patched (some may be of modules gone). */
-	ret = rpt_request(f, on, sites.addr, !on && !nglobs ? 0 : n, ENF_TIMEOUT_MS, &ans, err,
+	ret = prq_request(f, on, sites.addr, !on && !nglobs ? 0 : n, ENF_TIMEOUT_MS, &ans, err,
 			  sizeof(err));
 	if (ret) {
 		tool_err("%s", err);

@@ -3,7 +3,7 @@
  * tools/enable-funcs.h - rip enable and rip disable of the category func in
  * a program built with -fpatchable-function-entry: the entries of its
  * functions (all, or those --functions=GLOB names) patched or unpatched
- * (read/patchable.h), besides the category's bit.
+ * (read/patchable.h, record/patchreq.h), besides the category's bit.
  */
 #ifndef RIP_TOOLS_ENABLE_FUNCS_H
 #define RIP_TOOLS_ENABLE_FUNCS_H

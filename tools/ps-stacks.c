@@ -25,7 +25,7 @@ static const char *pst_kind(uint32_t kind, size_t n)
 	return n == 1 ? "thread" : "threads";
 }
 
-static const char *pst_state(const struct rr_slot *s)
+static const char *pst_state(const struct fsg_member *s)
 {
 	switch (s->state) {
 	case RIP_SLOT_RUNNING:
@@ -39,11 +39,25 @@ static const char *pst_state(const struct rr_slot *s)
 	}
 }
 
+/* What of slot s is shown (as a group keeps it of its members). */
+static void pst_member(const struct rr_slot *s, struct fsg_member *m)
+{
+	m->index = s->index;
+	m->tid = s->tid;
+	m->kind = s->kind;
+	m->state = s->state;
+	m->waiting = wa_waiting(s);
+	m->wait_kind = s->wait.kind;
+	m->wait_arg = s->wait.arg;
+	memcpy(m->name, s->name, sizeof(m->name));
+	m->name[sizeof(m->name) - 1] = 0;
+}
+
 /*
  * The members' names in a few words: "worker-0..999" for a run of numbered
  * names, the first ones and "+N more" else.
  */
-static void pst_names(const struct pst_ctx *c, const size_t *m, size_t n, char *buf, size_t len)
+static void pst_names(const struct fsg_member *m, size_t n, char *buf, size_t len)
 {
 	char prefix[RIP_NAME_MAX] = "";
 	long long lo = 0, hi = 0;
@@ -52,7 +66,7 @@ static void pst_names(const struct pst_ctx *c, const size_t *m, size_t n, char *
 
 	/* One numbered run: the same prefix, a number after it. */
 	for (size_t i = 0; i < n && run; i++) {
-		const char *name = c->s->v[m[i]].name;
+		const char *name = m[i].name;
 		size_t l = strlen(name), p = l;
 		long long v;
 
@@ -82,7 +96,7 @@ static void pst_names(const struct pst_ctx *c, const size_t *m, size_t n, char *
 	}
 	buf[0] = 0;
 	for (size_t i = 0; i < n && shown < 4 && off < len; i++, shown++) {
-		const struct rr_slot *s = &c->s->v[m[i]];
+		const struct fsg_member *s = &m[i];
 		int k;
 
 		if (n == 1)
@@ -99,16 +113,16 @@ static void pst_names(const struct pst_ctx *c, const size_t *m, size_t n, char *
 		snprintf(buf + off, len - off, ", +%zu more", n - shown);
 }
 
-/* What slot s waits in, " in read (fd 3)", or "". */
-static void pst_wait(const struct rr_slot *s, char *buf, size_t len)
+/* What member s waits in, " in read (fd 3)", or "". */
+static void pst_wait(const struct fsg_member *s, char *buf, size_t len)
 {
-	const char *k = wa_waiting(s) ? wa_kind_name(s->wait.kind) : NULL;
+	const char *k = s->waiting ? wa_kind_name(s->wait_kind) : NULL;
 
 	buf[0] = 0;
 	if (!k)
 		return;
-	if (wa_arg_kind(s->wait.kind) == WA_ARG_FD)
-		snprintf(buf, len, ", in %s (fd %lld)", k, (long long)s->wait.arg);
+	if (wa_arg_kind(s->wait_kind) == WA_ARG_FD)
+		snprintf(buf, len, ", in %s (fd %lld)", k, (long long)s->wait_arg);
 	else
 		snprintf(buf, len, ", in %s", k);
 }
@@ -158,9 +172,9 @@ static void pst_json_frames(const struct pst_ctx *c, const struct rfn_stack *st,
 	fputc(']', out);
 }
 
-static void pst_json_member(const struct pst_ctx *c, const struct rr_slot *s, FILE *out)
+static void pst_json_member(const struct fsg_member *s, FILE *out)
 {
-	const char *k = wa_waiting(s) ? wa_kind_name(s->wait.kind) : NULL;
+	const char *k = s->waiting ? wa_kind_name(s->wait_kind) : NULL;
 
 	fprintf(out, "{\"slot\":%u,\"tid\":%d,\"kind\":\"%s\",\"state\":\"%s\",\"name\":", s->index,
 		s->tid, s->kind == RIP_KIND_CORO ? "coroutine" : "thread", pst_state(s));
@@ -172,103 +186,97 @@ static void pst_json_member(const struct pst_ctx *c, const struct rr_slot *s, FI
 	fputc('}', out);
 }
 
-static int pst_grouped(const struct pst_ctx *c, FILE *out)
+void pst_grouped(struct pst_ctx *c, const struct fsg_groups *g, FILE *out)
 {
-	struct fsg_groups g;
 	char names[200], wait[64];
-	int ret;
 
-	ret = fsg_group(c->s, c->st, c->all, &g);
-	if (ret)
-		return ret;
 	if (c->json) {
 		fprintf(out, ",\"stacks\":[");
-		for (size_t i = 0; i < g.n; i++) {
-			const struct fsg_group *gr = &g.v[i];
+		for (size_t i = 0; i < g->n; i++) {
+			const struct fsg_group *gr = &g->v[i];
 
 			fprintf(out, "%s{\"count\":%zu,\"kind\":\"%s\",", i ? "," : "", gr->n,
 				gr->kind == RIP_KIND_CORO ? "coroutine" : "thread");
-			pst_json_frames(c, gr->st, out);
+			pst_json_frames(c, &gr->st, out);
 			fprintf(out, ",\"members\":[");
 			for (size_t m = 0; m < gr->n; m++) {
 				if (m)
 					fputc(',', out);
-				pst_json_member(c, &c->s->v[gr->members[m]], out);
+				pst_json_member(&gr->members[m], out);
 			}
 			fprintf(out, "]}");
 		}
-		fprintf(out, "],\"without_stack\":%zu,\"torn\":%zu", g.nostack, g.torn);
-		goto out;
+		fprintf(out, "],\"without_stack\":%zu,\"torn\":%zu", g->nostack, g->torn);
+		return;
 	}
 	fprintf(out, "\nCALL STACKS (outermost function first)\n");
-	for (size_t i = 0; i < g.n; i++) {
-		const struct fsg_group *gr = &g.v[i];
-		const struct rr_slot *first = &c->s->v[gr->members[0]];
+	for (size_t i = 0; i < g->n; i++) {
+		const struct fsg_group *gr = &g->v[i];
+		const struct fsg_member *first = &gr->members[0];
 
-		pst_names(c, gr->members, gr->n, names, sizeof(names));
+		pst_names(gr->members, gr->n, names, sizeof(names));
 		pst_wait(first, wait, sizeof(wait));
 		fprintf(out, "\n%zu %s %s%s%s, %u frame%s%s:\n", gr->n, pst_kind(gr->kind, gr->n),
 			names, gr->state ? ", " : "", gr->state ? pst_state(first) : "",
-			gr->st->depth, gr->st->depth == 1 ? "" : "s", wait);
-		pst_frames(c, gr->st, out);
+			gr->st.depth, gr->st.depth == 1 ? "" : "s", wait);
+		pst_frames(c, &gr->st, out);
 		if (gr->torn)
 			fprintf(out,
 				"      (%zu of them moved while read: their path is a best guess)\n",
 				gr->torn);
 	}
-	if (!g.n)
+	if (!g->n)
 		fprintf(out,
 			"\nno thread or coroutine is inside a function built for tracing "
 			"(-finstrument-functions, or -fpatchable-function-entry and rip enable)%s\n",
 			c->f->hdr.fn_off ? "" : ": this ring file has no stacks (RIP_FUNCTIONS=0)");
-	else if (g.nostack)
+	else if (g->nostack)
 		fprintf(out, "\n%zu other threads and coroutines are in no traced function\n",
-			g.nostack);
-out:
-	fsg_groups_free(&g);
-	return 0;
+			g->nostack);
 }
 
-static int pst_threads(const struct pst_ctx *c, FILE *out)
+void pst_begin(struct pst_ctx *c, FILE *out)
 {
-	char wait[64];
-	bool first = true;
-
+	c->first = true;
 	if (c->json)
 		fprintf(out, ",\"stacks\":[");
 	else
 		fprintf(out, "\nCALL STACKS (outermost function first)\n");
-	for (size_t i = 0; i < c->s->n; i++) {
-		const struct rr_slot *s = &c->s->v[i];
-		const struct rfn_stack *st = &c->st[i];
-
-		if (!c->all && s->state == RIP_SLOT_EXITED)
-			continue;
-		if (c->json) {
-			fprintf(out, "%s{\"member\":", first ? "" : ",");
-			pst_json_member(c, s, out);
-			fputc(',', out);
-			pst_json_frames(c, st, out);
-			fprintf(out, ",\"torn\":%s,\"resync\":%u}", st->torn ? "true" : "false",
-				st->resync);
-			first = false;
-			continue;
-		}
-		pst_wait(s, wait, sizeof(wait));
-		fprintf(out, "\n%s %s (tid %d), %s, %u frame%s%s%s", pst_kind(s->kind, 1),
-			s->name[0] ? s->name : "-", s->tid, pst_state(s), st->depth,
-			st->depth == 1 ? "" : "s", wait, st->torn ? " (moved while read)" : "");
-		if (c->verbose && st->resync)
-			fprintf(out, ", %u frames dropped by longjmp or exceptions", st->resync);
-		fprintf(out, st->depth ? ":\n" : "\n");
-		pst_frames(c, st, out);
-	}
-	if (c->json)
-		fputc(']', out);
-	return 0;
 }
 
-int pst_print(const struct pst_ctx *c, FILE *out)
+void pst_thread(struct pst_ctx *c, const struct rr_slot *sl, const struct rfn_stack *st,
+		FILE *out)
 {
-	return c->threads ? pst_threads(c, out) : pst_grouped(c, out);
+	struct fsg_member m;
+	const struct fsg_member *s = &m;
+	char wait[64];
+
+	if (!c->all && sl->state == RIP_SLOT_EXITED)
+		return;
+	pst_member(sl, &m);
+	if (c->json) {
+		fprintf(out, "%s{\"member\":", c->first ? "" : ",");
+		pst_json_member(s, out);
+		fputc(',', out);
+		pst_json_frames(c, st, out);
+		fprintf(out, ",\"torn\":%s,\"resync\":%u}", st->torn ? "true" : "false",
+			st->resync);
+		c->first = false;
+		return;
+	}
+	pst_wait(s, wait, sizeof(wait));
+	fprintf(out, "\n%s %s (tid %d), %s, %u frame%s%s%s", pst_kind(s->kind, 1),
+		s->name[0] ? s->name : "-", s->tid, pst_state(s), st->depth,
+		st->depth == 1 ? "" : "s", wait, st->torn ? " (moved while read)" : "");
+	if (c->verbose && st->resync)
+		fprintf(out, ", %u frames dropped by longjmp or exceptions", st->resync);
+	fprintf(out, st->depth ? ":\n" : "\n");
+	pst_frames(c, st, out);
+	c->first = false;
+}
+
+void pst_end(struct pst_ctx *c, FILE *out)
+{
+	if (c->json)
+		fputc(']', out);
 }

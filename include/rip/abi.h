@@ -442,7 +442,7 @@ enum rip_wait_kind {
 	RIP_WAIT_COND,	   /* pthread_cond_wait, _timedwait (arg: cond address) */
 	RIP_WAIT_JOIN,	   /* pthread_join (arg: pthread_t) */
 	RIP_WAIT_SEM,	   /* sem_wait, sem_timedwait (arg: sem address) */
-	RIP_WAIT_SIGNAL,   /* sigwait, sigwaitinfo, sigtimedwait, pause, sigsuspend */
+	RIP_WAIT_SIGNAL,   /* sigwait, sigwaitinfo, sigtimedwait, sigsuspend (arg: the set) */
 	RIP_WAIT_CHILD,	   /* wait, waitpid, wait4, waitid (arg: pid asked) */
 	RIP_WAIT_FUTEX,	   /* syscall(SYS_futex) (arg: futex address) */
 	RIP_WAIT_STDIO,	   /* fread, fgets, getline... on a FILE (arg: fd) */
@@ -450,6 +450,7 @@ enum rip_wait_kind {
 	RIP_WAIT_RWLOCK,   /* pthread_rwlock_rdlock, _wrlock (arg: lock address) */
 	RIP_WAIT_BARRIER,  /* pthread_barrier_wait (arg: barrier address) */
 	RIP_WAIT_SYSCALL,  /* any other system call made through syscall() (arg: its number) */
+	RIP_WAIT_PAUSE,	   /* pause (no arg; files before it recorded RIP_WAIT_SIGNAL, set 0) */
 	RIP_WAIT_KINDS	   /* one past the last */
 };
 

@@ -147,13 +147,24 @@ void fz_ring(const char *path, void (*step)(void *arg), void *arg)
 			uint64_t *tab;
 			uint32_t ntab;
 
+			struct rfn_reader rd;
+
 			if (!rfn_read_stacks(&f, &slots, &st, err, sizeof(err))) {
 				if (!fsg_group(&slots, st, true, &g)) {
 					for (size_t i = 0; i < g.n; i++)
-						h += g.v[i].n + g.v[i].st->depth + g.v[i].st->fn[0];
+						h += g.v[i].n + g.v[i].st.depth + g.v[i].st.fn[0];
 					fsg_groups_free(&g);
 				}
 				free(st);
+			}
+			/* as rip ps --stacks --threads reads them: one at a time, here backwards */
+			if (!rfn_reader_open(&f, &rd, err, sizeof(err))) {
+				struct rfn_stack one;
+
+				for (size_t i = slots.n; i-- > 0;)
+					if (!rfn_reader_get(&rd, &slots.v[i], &one, err, sizeof(err)))
+						h += one.depth;
+				rfn_reader_close(&rd);
 			}
 			if (!rfn_read_table(&f, &tab, &ntab, err, sizeof(err))) {
 				for (uint32_t i = 0; i < ntab; i++)

@@ -11,6 +11,8 @@
 # thread and went on on another; the threads that ran the coroutines show
 # their own paths, not the coroutines'.  The grouped view puts the two
 # threads parked in park_here at different depths apart and counts the rest.
+# Under the preload library, the threads' waits show with their paths, live
+# and in the trace: pause() as pause (not signal), read with its fd.
 # funcprog-cxx: exceptions thrown through 10 traced C++ frames, rethrown,
 # and thrown through 5 C frames whose exits the unwinding does not run (the
 # catch drops them, and rip ps -v says so); the stack is right at the catch
@@ -79,6 +81,27 @@ check dead "$ring"
 "$RIP" ps --stacks "$ring" | grep -q 'dead (killed or crashed)' ||
 	fail "rip ps --stacks does not say the process died"
 check trace tr
+
+# under rip run with the preload library: what the threads wait in, live and in the trace
+# (pause() is a wait of its own, not "signal")
+rm -f "$TEST_TMP/ready-w"
+"$RIP" run -o tw -- "$prog" park "$TEST_TMP/ready-w" >runw.out 2>runw.err &
+run=$!
+T_PIDS="$T_PIDS $run"
+wait_file "$TEST_TMP/ready-w" 60 || die "funcprog (preloaded) never got ready: $(cat runw.err)"
+wpid=$(ps -o pid= --ppid "$run" | tr -d ' ')
+[ -n "$wpid" ] || die "no funcprog under rip run (preloaded)"
+for target in "$wpid" tw; do
+	if [ "$target" = tw ]; then
+		kill -9 "$wpid"
+		wait "$run"
+	fi
+	"$RIP" ps --stacks "$target" >waits.txt 2>waits.err || fail "rip ps --stacks $target: $(cat waits.err)"
+	grep -q '^1 thread chain (tid [0-9]*), running, 23 frames, in pause:$' waits.txt ||
+		fail "$target: the chain thread is not shown in pause: $(grep chain waits.txt | head -n 1)"
+	grep -q '^1 thread reader (tid [0-9]*), running, 2 frames, in read (fd [0-9]*):$' waits.txt ||
+		fail "$target: the reader is not shown in read: $(grep reader waits.txt | head -n 1)"
+done
 
 # exceptions: C++ frames (their exit hooks run in the unwinding's cleanups), C frames (not),
 # under rip run: the preload library's hook of __cxa_begin_catch drops the unwound frames at

@@ -9,7 +9,9 @@
 # a header declares only functions that its own layer or one it may use
 # defines (no declaration in analysis/ of a function of tools/); and read/,
 # analysis/ and record/ never print to stdout or stderr, exit or parse argv
-# (printf, puts, perror, stdout, stderr, exit(, getopt).  A violation of
+# (printf, puts, perror, stdout, stderr, exit(, getopt); read/ opens no
+# file to write (O_WRONLY, O_CREAT, fopen "w"; O_RDWR only in
+# read/ringfile.c, the writable mapping of a ring file).  A violation of
 # each kind planted in a copy of the tree makes the check fail (so the
 # check itself can fail), record/'s included.
 
@@ -90,6 +92,21 @@ check() {
 			bad = 1
 		}
 	}
+	# read/ reads: it opens no file to write and creates none (a request that makes a traced
+	# process act, such as the list of functions to patch, belongs in record/); the few words a
+	# reader writes into a ring file go through the writable mapping of read/ringfile.c
+	rel ~ /^read\/.*\.c$/ {
+		line = $0
+		sub(/\/\/.*$/, "", line)
+		if (line ~ /^[[:space:]]*\*/ || line ~ /^[[:space:]]*\/\*/)
+			next
+		if (line ~ /O_WRONLY|O_CREAT|O_TRUNC|O_APPEND|(^|[^a-z_])(creat|truncate|mkfifo|mknod)[[:space:]]*\(|fopen[[:space:]]*\([^)]*"[wa]/ ||
+		    (line ~ /O_RDWR/ && rel != "read/ringfile.c")) {
+			printf "%s:%d:%s  (read/ opens no file to write: writing is record/\047s)\n",
+				rel, FNR, line
+			bad = 1
+		}
+	}
 	END {
 		for (at in decl) {
 			name = decl[at]
@@ -150,6 +167,12 @@ for call in 'printf("x")' 'fprintf(stderr, "x")' 'exit(1)' 'getopt(0, 0, "")'; d
 	printf 'static void f(void) { %s; }\n' "$call" >>"$TEST_TMP/tree/record/family.c"
 	check "$TEST_TMP/tree" >/dev/null && fail "$call in record/ was not caught"
 	cp record/family.c "$TEST_TMP/tree/record/family.c"
+done
+# read/ writing a file: creating one, opening one to write
+for plant in 'open(p, O_WRONLY | O_CREAT | O_EXCL, 0600)' 'open(p, O_RDWR)' 'fileno(fopen(p, "w"))'; do
+	printf 'static int f(const char *p) { return %s; }\n' "$plant" >>"$TEST_TMP/tree/read/trace.c"
+	check "$TEST_TMP/tree" >/dev/null && fail "$plant in read/ was not caught"
+	cp read/trace.c "$TEST_TMP/tree/read/trace.c"
 done
 # a header of a lower layer that declares what a higher one (or a sibling) defines
 for plant in "analysis/report.h:int rh_page(FILE *out, const char *json, size_t len);:tools/" \

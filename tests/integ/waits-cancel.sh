@@ -46,7 +46,7 @@ for s in d["slots"]:
         if s["state"] != "exited" or "wait" in s:
             bad.append("%s: %s, wait %r" % (s["name"], s["state"], s.get("wait")))
 live = [s for s in d["slots"] if s["state"] == "running"]
-if len(live) != 1 or live[0].get("wait", {}).get("in") != "signal":
+if len(live) != 1 or live[0].get("wait", {}).get("in") != "pause":
     bad.append("live threads: %r" % [(s["name"], s.get("wait")) for s in live])
 for b in bad:
     print(b, file=sys.stderr)

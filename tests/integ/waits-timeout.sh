@@ -103,7 +103,7 @@ rows = 0
 for line in open(gtext):
     m = re.match(r"\s+1\s+.*\s(\S+)$" if alive else
                  r"\s+1\s+.*\s(\S+) \(until \d\d:\d\d:\d\d\.\d\d\d\)$", line)
-    if m and "signal(" not in line:
+    if m and "signal(" not in line and " pause " not in line:
         rows += 1
         near("grouped text: " + line.strip(), dur(m.group(1)), 1)
 if rows != len(names):
