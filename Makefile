@@ -281,6 +281,16 @@ $(BUILD)/bench/malloc-nofp: bench/malloc.c $(LIBSO)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -fomit-frame-pointer -DMALLOC_SHAPE_REAL -o $@ $< $(LINK_RIP)
 
+# Issue 27's workload as a user builds it: no librip, -O1 -g, no frame pointers (bench/leakthreads.sh).
+$(BUILD)/bench/leakthreads: bench/leakthreads.c
+	@mkdir -p $(@D)
+	$(CC) $(WARN) $(WERROR) -std=gnu11 -O1 -g -fomit-frame-pointer -pthread -o $@ $<
+
+# The watcher of bench/leakthreads.sh (wall time, a process's own peak RSS, tmpfs): no librip.
+$(BUILD)/bench/tracewatch: bench/tracewatch.c
+	@mkdir -p $(@D)
+	$(CC) $(BASE) $(WARN) $(WERROR) $(CFLAGS) -o $@ $<
+
 $(BUILD)/librip.pc: mk/librip.pc.in Makefile
 	@mkdir -p $(@D)
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCDIR@|$(INCDIR)|' \

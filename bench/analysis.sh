@@ -350,10 +350,16 @@ function med(s,   v, k, i, j, x) {
 		return "-"
 	return k % 2 ? v[(k + 1) / 2] : (v[k / 2] + v[k / 2 + 1]) / 2
 }
-$5 != "-" {
-	t = $1; r = $2; c = $3
+# a figure, or "failed" when no run gave one (a reader that failed is not 0 s)
+function fsec(v) { return v == "-" ? "failed" : sprintf("%.3f s", v) }
+function fx(v) { return v == "-" ? "-" : sprintf("%.2fx", v) }
+{
+	t = $1
 	if (!(t in seen)) { order[++nt] = t; seen[t] = 1 }
 	ev[t] = $4
+}
+$5 != "-" {
+	t = $1; r = $2; c = $3
 	W[t, c] = W[t, c] " " $5; C[t, c] = C[t, c] " " $6
 	T[t, r, c] = $5
 }
@@ -371,10 +377,11 @@ END {
 				pr = pr sprintf(" %.2f", T[t, r, "ht"] / T[t, r, "report"])
 		}
 		RL[t] = med(pl); RR[t] = med(pr); PL[t] = pl; PR[t] = pr
-		printf "  %-8s %-9s %8.3f s %8.3f s %8.3f s %9.2fx %9.2fx\n", t, ev[t],
-			med(W[t, "leaks"]), med(W[t, "report"]), med(W[t, "ht"]), RL[t], RR[t]
-		printf "  %-8s %-9s %8.3f s %8.3f s %8.3f s   (CPU: user + system)\n", "", "",
-			med(C[t, "leaks"]), med(C[t, "report"]), med(C[t, "ht"])
+		printf "  %-8s %-9s %10s %10s %10s %10s %10s\n", t, ev[t],
+			fsec(med(W[t, "leaks"])), fsec(med(W[t, "report"])), fsec(med(W[t, "ht"])),
+			fx(RL[t]), fx(RR[t])
+		printf "  %-8s %-9s %10s %10s %10s   (CPU: user + system)\n", "", "",
+			fsec(med(C[t, "leaks"])), fsec(med(C[t, "report"])), fsec(med(C[t, "ht"]))
 	}
 	print "[11d] build/bench/malloc-nofp T " pairs "/T (issue 27'"'"'s shape: no frame pointers,"
 	print "    8-11 frames, 256 stacks, 256 live blocks a thread) recorded once by rip run --mem"
@@ -384,6 +391,11 @@ END {
 	print "budget:"
 	for (i = 1; i <= nt; i++) {
 		t = order[i]
+		if (RL[t] == "-" || RR[t] == "-") {
+			printf "  deep stacks, %d threads: rip leaks vs heaptrack_print %s, rip report %s:" \
+				" not measured (a reader failed, see above)\n", t, fx(RL[t]), fx(RR[t])
+			continue
+		}
 		printf "  deep stacks, %d threads: rip leaks vs heaptrack_print %.2fx, rip report %.2fx" \
 			" (goal >= 5x): %s\n", t, RL[t], RR[t],
 			(RL[t] >= 5 && RR[t] >= 5 ? "goal met" : "goal NOT met")

@@ -824,6 +824,11 @@ section store store.sh "rip record --max-size"
 # bench/threads.sh prints its own three blocks (THR_PAIRS, THR_REPS).
 section threads threads.sh "as the threads grow"
 
+# bench/leakthreads.sh: issue 27's workload (N live threads, 2,000 pairs and one leak each) at
+# 1 to 10,000 threads: plain, rip run --mem, heaptrack; loss, leaks exact, tmpfs, rip's RSS
+# (LT_THREADS, LT_PAIRS, LT_REPS, LT_BIG, LT_BIG_REPS, LT_RESERVE).
+section leakthreads leakthreads.sh "issue 27's workload at 1 to 10,000 live threads"
+
 # ---- 10. programs that start short programs: bash loop, make -j2 ---------------------------
 
 section spawn spawn.sh "programs that spawn"
