@@ -673,6 +673,17 @@ static __nofn __attribute__((noinline)) void rip_fn_enter_slow(uintptr_t fn, con
 	rip_fn_enter_on(rip_fn_stack_slow(), fn, p, site);
 }
 
+/* The caller's frame pointer register; 1 where there is no shortcut (the scan finds it). */
+static __always_inline uintptr_t rip_fn_fp(void)
+{
+	uintptr_t fp = 1;
+
+#if defined(__x86_64__)
+	__asm__("mov %%rbp, %0" : "=r"(fp));
+#endif
+	return fp;
+}
+
 __nofn RIP_API void __cyg_profile_func_enter(void *this_fn, void *call_site)
 {
 	const uintptr_t *p = (const uintptr_t *)__builtin_dwarf_cfa();
@@ -695,7 +706,7 @@ __nofn RIP_API void __cyg_profile_func_enter(void *this_fn, void *call_site)
 	 * Another rbp (a build without them, a register like any other) is
 	 * only used when it points into the words the scan would read anyway.
 	 */
-	__asm__("mov %%rbp, %0" : "=r"(fp));
+	fp = rip_fn_fp();
 	k = (uint32_t)((fp - (uintptr_t)p) / sizeof(*p)) + 1;
 	if (RIP_UNLIKELY(fp - (uintptr_t)p >= (RIP_FN_SCAN - 1) * sizeof(*p) || fp % sizeof(*p) ||
 			 p[k] != site)) {
