@@ -58,7 +58,7 @@ grep -q "events (bit 8) on\$" "$TEST_TMP/out" || fail "rip enable said: $(cat "$
 expect_status 0 "rip enable PID events (already on)" "$RIP" enable "$pid" events
 grep -q "on (already)\$" "$TEST_TMP/out" || fail "rip enable again said: $(cat "$TEST_TMP/out")"
 expect_status 2 "rip disable PID nosuch" "$RIP" disable "$pid" nosuch
-grep -q "known categories: coro (0), mem (1), fd (2), shm (3), bt (4), func (6), events (8)" "$TEST_TMP/err" ||
+grep -q "known categories: coro (0), mem (1), fd (2), shm (3), bt (4), func (6), res (7), events (8)" "$TEST_TMP/err" ||
 	fail "unknown category: $(cat "$TEST_TMP/err")"
 expect_status 2 "rip disable PID 256" "$RIP" disable "$pid" 256
 count_now
