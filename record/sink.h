@@ -69,6 +69,7 @@ struct rec_sink {
 	bool optional;	 /* the recording goes on without it while another sink works */
 	bool streams;	 /* it got the metadata at the start: the clock cannot change since */
 	bool failed;	 /* not fed any more: err says why */
+	bool gone;	 /* done: taken out of the list and freed after the pass */
 	char err[RR_ERR_MAX];
 	struct rec_sink *next; /* in the consumer's list */
 };
