@@ -83,6 +83,29 @@ static void record_summary(const struct rec *r, bool quiet)
 			rip_prog);
 }
 
+/* A second recorder's own lines: what the first dropped for it, and how it ended. */
+static void record_sub_summary(const struct rec *r)
+{
+	if (r->sub_fd < 0)
+		return;
+	if (r->sub_missed_events || r->sub_missed_packets)
+		fprintf(stderr,
+			"%s record: pid %d dropped %llu packets (%llu events) for this recorder, "
+			"which read too slowly; they are counted in the lost events above\n",
+			rip_prog, (int)r->sub_pid, (unsigned long long)r->sub_missed_packets,
+			(unsigned long long)r->sub_missed_events);
+	if (r->sub_end == REC_SUB_END_STOP)
+		fprintf(stderr,
+			"%s record: pid %d, the recorder that consumed the rings, stopped while the "
+			"process runs: this trace ends there; run rip record again to go on\n",
+			rip_prog, (int)r->sub_pid);
+	else if (r->sub_end == REC_SUB_END_LOST)
+		fprintf(stderr,
+			"%s record: pid %d, the recorder that consumed the rings, went away without "
+			"a word: events after that are not in this trace\n",
+			rip_prog, (int)r->sub_pid);
+}
+
 static int cmd_record(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -184,11 +207,12 @@ static int cmd_record(int argc, char **argv)
 			 r->f.hdr.comm, r->f.hdr.pid);
 		goto out_close;
 	}
+	/* another recorder consumes the rings: we subscribe to it (record/sub.h) */
 	other = rec_other_consumer(&r->f);
-	if (other) {
-		tool_err("%s (pid %d) is already being recorded by pid %d: two recorders would "
-			 "each get half of the events",
-			 r->f.hdr.comm, r->f.hdr.pid, (int)other);
+	if (other && relay.url) {
+		tool_err("%s (pid %d) is already being recorded by pid %d: a second recorder "
+			 "cannot stream to relayd (record to a directory, or stop pid %d first)",
+			 r->f.hdr.comm, r->f.hdr.pid, (int)other, (int)other);
 		goto out_close;
 	}
 	if (out && !no_local)
@@ -208,7 +232,14 @@ static int cmd_record(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 
-	ret = rec_attach(r, path, err, sizeof(err));
+	ret = other ? rec_subscribe(r, path, other, err, sizeof(err)) :
+		      rec_attach(r, path, err, sizeof(err));
+	if (ret && other) {
+		tool_err("%s (pid %d) is already being recorded by pid %d, which does not take a "
+			 "second recorder: %s",
+			 r->f.hdr.comm, r->f.hdr.pid, (int)other, err);
+		goto out_free;
+	}
 	if (ret) {
 		tool_err("%s", err);
 		goto out_free;
@@ -228,9 +259,12 @@ static int cmd_record(int argc, char **argv)
 		}
 	}
 	if (!quiet)
-		fprintf(stderr, "%s record: recording %s (pid %d) into %s%s; Ctrl-C to stop\n",
+		fprintf(stderr, "%s record: recording %s (pid %d) into %s%s%s; Ctrl-C to stop\n",
 			rip_prog, r->f.hdr.comm, r->f.hdr.pid, no_local ? "relayd" : dir,
-			no_local ? "" : "/");
+			no_local ? "" : "/", other ? ", alongside the recorder that consumes its rings" : "");
+	if (other && !quiet)
+		fprintf(stderr, "%s record: pid %d consumes the rings and copies every packet to us "
+			"from now on\n", rip_prog, (int)other);
 	start = last_alive = rr_mono_ns();
 	while (!record_stop) {
 		struct timespec ts = { 0, 0 };
@@ -245,6 +279,8 @@ static int cmd_record(int argc, char **argv)
 		now = rr_mono_ns();
 		if (duration && now - start >= duration)
 			break;
+		if (r->sub_fd >= 0 && r->sub_end != REC_SUB_ON)
+			break; /* the recorder we subscribed to ended */
 		if (now - last_alive >= RECORD_ALIVE_NS) {
 			if (rr_alive(&r->f) != 1)
 				break;
@@ -275,6 +311,7 @@ static int cmd_record(int argc, char **argv)
 		fprintf(stderr, "%s record: streamed to %s\n", rip_prog, where);
 	}
 	record_summary(r, quiet);
+	record_sub_summary(r);
 	if (!said.gap && rec_relayd_gap(r)) {
 		said.gap = true;
 		tool_err("%s", rec_relayd_gap(r));
