@@ -346,6 +346,32 @@ int rec_emit(struct rec *r, uint32_t ring, const struct rec_src *src,
 	return 0;
 }
 
+bool rec_cut_apply(const struct rec_cut *c, const struct rec_src *src, struct rip_packet *hdr,
+		   struct rec_src *out, const uint8_t **body, size_t *blen)
+{
+	*out = *src;
+	if (!src->ring || !c->seq1)
+		return true;
+	if (src->seq != c->seq1 - 1)
+		return src->seq > c->seq1 - 1;
+	if (c->off >= src->off + *blen)
+		return false;
+	if (c->off > src->off) {
+		uint64_t before = c->events > src->events ? c->events - src->events : 0;
+
+		*body += c->off - src->off;
+		*blen -= c->off - src->off;
+		hdr->events = hdr->events > before ? hdr->events - (uint32_t)before : 0;
+		if (hdr->timestamp_begin < c->ts)
+			hdr->timestamp_begin = c->ts;
+		if (hdr->timestamp_end < hdr->timestamp_begin)
+			hdr->timestamp_end = hdr->timestamp_begin;
+		out->off = c->off;
+		out->events = c->events;
+	}
+	return true;
+}
+
 static int rec_packet(const struct ev_packet *p, void *arg)
 {
 	struct rec *r = arg;
@@ -373,6 +399,21 @@ static int rec_packet(const struct ev_packet *p, void *arg)
 		hdr.timestamp_begin = pc->last_ts;
 		src.off = pc->off;
 		src.events = pc->events;
+	}
+	/* the final pass: where we stopped, for a subscriber that takes over */
+	if (p->was_open && r->endcut)
+		r->endcut[p->ring] = (struct rec_cut){ .seq1 = p->hdr.packet_seq_num + 1,
+						       .off = p->len,
+						       .events = p->hdr.events,
+						       .ts = p->hdr.timestamp_end };
+	/* taken over from a consumer: what it sent us already is not sent again */
+	if (r->cut && r->cut[p->ring].seq1) {
+		struct rec_src cut;
+
+		if (!rec_cut_apply(&r->cut[p->ring], &src, &hdr, &cut, &body, &blen) ||
+		    (!hdr.events && p->hdr.events))
+			return 0;
+		src = cut;
 	}
 	hdr.packet_seq_num += pc->extra;
 	return rec_emit(r, p->ring, &src, &hdr, body, blen);
@@ -797,9 +838,19 @@ int rec_finish(struct rec *r, char *err, size_t errlen)
 		if (n <= 0)
 			break;
 	}
-	for (uint32_t i = 0; !ret && r->sub_fd < 0 && i < rec_rings_used(r); i++)
-		if (!r->bad[i])
-			ret = rec_consume(r, i, true, err, errlen);
+	/* with subscribers: where the final pass stops in each ring, for a takeover */
+	if (r->sub_fd < 0 && rec_srv_count(r) && !r->endcut)
+		r->endcut = calloc(r->nrings, sizeof(*r->endcut));
+	for (uint32_t i = 0; !ret && r->sub_fd < 0 && i < rec_rings_used(r); i++) {
+		uint64_t written, consumed;
+
+		if (r->bad[i])
+			continue;
+		/* no open packet taken: all from the packet the writer is on now */
+		if (r->endcut && !rec_ring_pos(r, i, &written, &consumed))
+			r->endcut[i] = (struct rec_cut){ .seq1 = written + 1 };
+		ret = rec_consume(r, i, true, err, errlen);
+	}
 	if (!ret && r->sub_fd < 0)
 		ret = rec_samples_end(r, err, errlen);
 	/* a subscriber's: what the writers dropped while it recorded, and the consumer for it */
@@ -828,6 +879,8 @@ int rec_finish(struct rec *r, char *err, size_t errlen)
 		info->idx.events = r->st.events;
 		ret = rec_samples_info(r, info, err, errlen);
 	}
+	/* no new subscriber; one may take over and listen at this name (record/sub.h) */
+	rec_srv_close(r);
 	/* With an error above, the sinks close what was written, and that error is reported. */
 	e = rec_sinks_end(r, info, !ret, err, errlen);
 	if (!ret)
@@ -859,6 +912,9 @@ void rec_close(struct rec *r)
 	r->sub_len = r->sub_cap = 0;
 	free(r->sub_disc);
 	r->sub_disc = NULL;
+	free(r->cut);
+	free(r->endcut);
+	r->cut = r->endcut = NULL;
 	/* (a sink never ended removes what it wrote) */
 	while (r->sinks) {
 		struct rec_sink *s = r->sinks;
@@ -908,6 +964,41 @@ void rec_cut_now(struct rec *r, struct rec_cut *cut)
 		cut[i].ts = p.hdr.timestamp_end;
 		free(p.data);
 	}
+}
+
+int rec_take_over(struct rec *r, char *err, size_t errlen)
+{
+	uint32_t n = rec_rings_used(r);
+	int ret;
+
+	if (r->sub_fd >= 0)
+		close(r->sub_fd);
+	r->sub_fd = -1;
+	/* the consumer named us in the file already: writers wait for us, not for it */
+	ret = ev_consumer_open(&r->f, err, errlen);
+	if (ret)
+		return ret;
+	r->attached = true;
+	/*
+	 * Our packets' sequence numbers go on from the last one the consumer
+	 * sent us in each stream (it may have sent pieces: rec_tick).
+	 */
+	for (uint32_t i = 0; i < n && i < r->nrings; i++) {
+		struct rec_piece *pc = &r->pc[i];
+		uint64_t next = r->cut[i].seq1 ? r->cut[i].seq1 - 1 : 0;
+
+		if (pc->any && r->cut[i].seq1 && pc->last.packet_seq_num + 1 > next)
+			pc->extra = pc->last.packet_seq_num + 1 - next;
+	}
+	r->types_seen = rec_u32(r, REC_HDR(types_count));
+	ret = ev_read_types_more(&r->f, r->types, err, errlen);
+	if (ret)
+		return ret;
+	/* and a subscriber of ours may come */
+	if (rec_srv_open(r, r->srv_err, sizeof(r->srv_err)))
+		r->srv = NULL;
+	r->sub_end = REC_SUB_END_TAKEN;
+	return 0;
 }
 
 int rec_flush_to(struct rec *r, struct rec_sink *s, char *err, size_t errlen)

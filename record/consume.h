@@ -141,6 +141,15 @@ struct rec {
 	uint64_t sub_missed_events;  /* dropped for us by the consumer (MISSED) */
 	uint64_t sub_missed_packets;
 	uint64_t *sub_disc;	     /* per stream: of those, added to events_discarded */
+	bool sub_ending;	     /* in rec_sub_finish: a TAKEOVER is declined */
+	/*
+	 * Per ring: what came before is not ours (rec_cut): a subscriber that
+	 * took over skips what it got from the consumer before; NULL: none.
+	 */
+	struct rec_cut *cut;
+	/* Per ring, as the consumer: where the final pass stopped, for a takeover; NULL: none. */
+	struct rec_cut *endcut;
+	bool handed; /* the rings were handed over to a subscriber */
 	uint8_t *sub_buf;	     /* bytes read, not yet a whole frame */
 	size_t sub_len, sub_cap;
 };
@@ -227,6 +236,17 @@ int rec_silence(const char *path, char *err, size_t errlen);
  */
 int rec_emit(struct rec *r, uint32_t ring, const struct rec_src *src,
 	     const struct rip_packet *hdr, const uint8_t *body, size_t blen);
+/*
+ * Cut what src says is sent (hdr, *body, *blen) to what lies after c; out:
+ * src as it is after the cut.  False when nothing does.
+ */
+bool rec_cut_apply(const struct rec_cut *c, const struct rec_src *src, struct rip_packet *hdr,
+		   struct rec_src *out, const uint8_t **body, size_t *blen);
+/*
+ * A subscriber the rings were handed to (TAKEOVER, cut in r->cut): become
+ * their consumer and go on from where the last one stopped.  0 or -errno.
+ */
+int rec_take_over(struct rec *r, char *err, size_t errlen);
 /* The cut of every ring (r->nrings of them) as they are now: a subscriber's start. */
 void rec_cut_now(struct rec *r, struct rec_cut *cut);
 /*

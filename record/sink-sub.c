@@ -40,6 +40,7 @@ struct rec_srv {
 struct rec_sub {
 	struct rec_sink s; /* first: the sink is the struct */
 	int fd;
+	pid_t pid;	     /* its (SO_PEERCRED) */
 	bool ready;	     /* it said HELLO: it gets packets */
 	bool leaving;	     /* END queued: it gets nothing more */
 	int64_t leave_by;    /* when a leaving subscriber is dropped (rr_mono_ns) */
@@ -175,38 +176,20 @@ static void sub_drop(struct rec_sub *u)
 
 /* ---- the sink ---- */
 
-/*
- * src's bytes cut to what lies after u's start in ring stream: false when
- * none does (rec_cut, record/consume.h).
- */
+/* src's bytes cut to what lies after u's start in ring stream: false when none does. */
 static bool sub_cut(const struct rec_sub *u, uint32_t stream, const struct rec_src *src,
 		    struct rip_packet *hdr, struct rec_src *out, const uint8_t **body,
 		    size_t *blen)
 {
-	const struct rec_cut *c;
+	static const struct rec_src own;
 
-	*out = src ? *src : (struct rec_src){ 0 };
-	if (!src || !src->ring || stream >= u->s.rec->nrings || !u->cut[stream].seq1)
+	if (!src)
+		src = &own;
+	if (stream >= u->s.rec->nrings) {
+		*out = *src;
 		return true;
-	c = &u->cut[stream];
-	if (src->seq != c->seq1 - 1)
-		return src->seq > c->seq1 - 1;
-	if (c->off >= src->off + *blen)
-		return false;
-	if (c->off > src->off) {
-		uint64_t before = c->events > src->events ? c->events - src->events : 0;
-
-		*body += c->off - src->off;
-		*blen -= c->off - src->off;
-		hdr->events = hdr->events > before ? hdr->events - (uint32_t)before : 0;
-		if (hdr->timestamp_begin < c->ts)
-			hdr->timestamp_begin = c->ts;
-		if (hdr->timestamp_end < hdr->timestamp_begin)
-			hdr->timestamp_end = hdr->timestamp_begin;
-		out->off = c->off;
-		out->events = c->events;
 	}
-	return true;
+	return rec_cut_apply(&u->cut[stream], src, hdr, out, body, blen);
 }
 
 static int sub_packet(struct rec_sink *s, uint32_t stream, const struct rip_packet *hdr0,
@@ -362,6 +345,38 @@ static int sub_pass(struct rec_sink *s, char *err, size_t errlen)
 	return 0;
 }
 
+/*
+ * The consumer stops while the process runs: the first subscriber that can
+ * takes the rings over (record/sub.h).  0 when u did (END queued), else
+ * -errno.
+ */
+static int sub_hand_over(struct rec_sub *u)
+{
+	struct rec *r = u->s.rec;
+	uint32_t n = rec_rings_used(r);
+	char why[RR_ERR_MAX];
+	int ret;
+
+	if (r->handed || !r->endcut || n > r->nrings ||
+	    (size_t)n * sizeof(struct rec_cut) > REC_SUB_FRAME_MAX)
+		return -EALREADY;
+	ret = sub_queue(u, REC_SUB_TAKEOVER, r->endcut, (size_t)n * sizeof(struct rec_cut), NULL,
+			0);
+	if (ret)
+		return ret;
+	/*
+	 * Writers in block mode wait for it from now on (rip_file_set_consumer's
+	 * release: it started from the consumed words we leave); rec_close
+	 * then leaves the word alone, as it is not ours any more.
+	 */
+	ret = rr_set_consumer(&r->f, (uint32_t)u->pid, why, sizeof(why));
+	if (ret)
+		return ret;
+	r->handed = true;
+	sub_end(u, REC_SUB_END_STOP);
+	return 0;
+}
+
 static int sub_end_op(struct rec_sink *s, struct trace_info *info, bool ok, char *err,
 		      size_t errlen)
 {
@@ -379,7 +394,10 @@ static int sub_end_op(struct rec_sink *s, struct trace_info *info, bool ok, char
 		return 0;
 	}
 	/* the consumer ends: everything it took went out to every sink already */
-	sub_end(u, rr_alive(&s->rec->f) == 1 ? REC_SUB_END_STOP : REC_SUB_END_EXIT);
+	if (rr_alive(&s->rec->f) != 1)
+		sub_end(u, REC_SUB_END_EXIT);
+	else if (!ok || sub_hand_over(u))
+		sub_end(u, REC_SUB_END_STOP);
 	until = rr_mono_ns() + SUB_END_WAIT_NS;
 	/* wait for it to read all, as long as it reads */
 	while (u->fd >= 0 && u->qoff < u->qlen && rr_mono_ns() < until) {
@@ -481,6 +499,7 @@ static void rec_srv_take(struct rec *r, int fd)
 	if (!u)
 		goto err_close;
 	u->fd = fd;
+	u->pid = cred.pid;
 	u->nstreams = r->nrings + 1; /* the rings', then the samples' */
 	u->cut = calloc(r->nrings, sizeof(*u->cut));
 	u->miss_ev = calloc(u->nstreams, sizeof(*u->miss_ev));

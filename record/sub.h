@@ -24,6 +24,14 @@
  *			<-	END		 why it ends: BYE, the process exited, the
  *					 consumer stopped
  *
+ * A consumer that stops while the process runs hands the rings over to
+ * its oldest subscriber: after the last packets it sends TAKEOVER (where
+ * it stopped in each ring) before END, and names the subscriber the
+ * rings' consumer in the file, so that writers in block mode go on
+ * waiting, for it now.  The subscriber becomes the consumer (its own
+ * socket for the next subscribers included) and goes on from exactly
+ * there: its trace has no gap.  The other subscribers end, and say so.
+ *
  * A subscriber that reads too slowly never slows the consumer (and so the
  * program's writers in block mode): what it has not read is queued, up to
  * REC_SUB_QUEUE_MAX bytes, and packets beyond are dropped for it alone and
@@ -58,6 +66,7 @@ enum rec_sub_kind {
 	REC_SUB_MISSED,	   /* struct rec_sub_missed */
 	REC_SUB_BYE,	   /* nothing */
 	REC_SUB_END,	   /* struct rec_sub_end */
+	REC_SUB_TAKEOVER,  /* struct rec_cut per ring in use: where the consumer stopped */
 };
 
 /* Why the subscription ended (struct rec_sub_end, and the subscriber's own). */
@@ -67,6 +76,7 @@ enum rec_sub_why {
 	REC_SUB_END_EXIT,      /* the process exited: the consumer took everything */
 	REC_SUB_END_STOP,      /* the consumer stopped while the process runs */
 	REC_SUB_END_LOST,      /* the connection broke without an END */
+	REC_SUB_END_TAKEN,     /* (the subscriber's own) it took over as the consumer */
 };
 
 struct rec_sub_frame {

@@ -158,6 +158,35 @@ static int sub_packet(struct rec *r, const uint8_t *p, size_t len, char *err, si
 	return 0;
 }
 
+/* TAKEOVER: where the consumer stopped in each ring, into r->cut.  0 or -errno. */
+static int sub_takeover(struct rec *r, const uint8_t *p, size_t len, char *err, size_t errlen)
+{
+	size_t n = len / sizeof(struct rec_cut);
+
+	if (n > r->nrings || r->cut)
+		return rr_fail(err, errlen, -EBADMSG, "the consumer sent a bad takeover");
+	r->cut = calloc(r->nrings, sizeof(*r->cut));
+	if (!r->cut)
+		return rr_fail(err, errlen, -ENOMEM, "out of memory");
+	memcpy(r->cut, p, n * sizeof(*r->cut));
+	return 0;
+}
+
+/*
+ * The consumer named us the rings' consumer and we are ending anyway:
+ * give the word back (to nobody), so that no writer waits for us.
+ */
+static void sub_decline(struct rec *r)
+{
+	char why[RR_ERR_MAX];
+	uint32_t self = (uint32_t)getpid();
+
+	if (rr_map_writable(&r->f, why, sizeof(why)))
+		return;
+	__atomic_compare_exchange_n(&((struct rip_file_hdr *)r->f.wmap)->ev_consumer, &self, 0,
+				    false, __ATOMIC_RELEASE, __ATOMIC_RELAXED);
+}
+
 /* The frames read so far: handled.  Packets taken, or -errno. */
 static int sub_frames(struct rec *r, char *err, size_t errlen)
 {
@@ -191,6 +220,10 @@ static int sub_frames(struct rec *r, char *err, size_t errlen)
 				r->sub_disc[m.stream] += m.events;
 			r->sub_missed_events += m.events;
 			r->sub_missed_packets += m.packets;
+		} else if (fr.kind == REC_SUB_TAKEOVER) {
+			ret = sub_takeover(r, p, fr.len, err, errlen);
+			if (ret)
+				break;
 		} else if (fr.kind == REC_SUB_END && fr.len >= sizeof(struct rec_sub_end)) {
 			struct rec_sub_end e;
 
@@ -208,6 +241,18 @@ static int sub_frames(struct rec *r, char *err, size_t errlen)
 	memmove(r->sub_buf, r->sub_buf + off, r->sub_len - off);
 	r->sub_len -= off;
 	return ret ? ret : n;
+}
+
+/* After the END: take the rings over when they were handed to us, or decline. */
+static int sub_ended(struct rec *r, char *err, size_t errlen)
+{
+	if (!r->cut || r->sub_end != REC_SUB_END_STOP)
+		return 0;
+	if (r->sub_ending) {
+		sub_decline(r);
+		return 0;
+	}
+	return rec_take_over(r, err, errlen);
 }
 
 int rec_sub_poll(struct rec *r, bool wait, char *err, size_t errlen)
@@ -235,8 +280,10 @@ int rec_sub_poll(struct rec *r, bool wait, char *err, size_t errlen)
 		if (ret < 0)
 			return ret;
 		n += ret;
-		if (r->sub_end != REC_SUB_ON)
-			break;
+		if (r->sub_end != REC_SUB_ON) {
+			ret = sub_ended(r, err, errlen);
+			return ret < 0 ? ret : n;
+		}
 	}
 	return n;
 }
@@ -246,6 +293,7 @@ int rec_sub_finish(struct rec *r, char *err, size_t errlen)
 	int64_t until = rr_mono_ns() + SUB_SILENCE_NS;
 
 	/* the consumer sends what the open packets hold for us, then END */
+	r->sub_ending = true;
 	if (r->sub_end == REC_SUB_ON && sub_send(r->sub_fd, REC_SUB_BYE, NULL, 0))
 		r->sub_end = REC_SUB_END_LOST;
 	while (r->sub_end == REC_SUB_ON) {

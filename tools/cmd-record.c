@@ -86,7 +86,7 @@ static void record_summary(const struct rec *r, bool quiet)
 /* A second recorder's own lines: what the first dropped for it, and how it ended. */
 static void record_sub_summary(const struct rec *r)
 {
-	if (r->sub_fd < 0)
+	if (!r->sub_pid)
 		return;
 	if (r->sub_missed_events || r->sub_missed_packets)
 		fprintf(stderr,
@@ -94,10 +94,15 @@ static void record_sub_summary(const struct rec *r)
 			"which read too slowly; they are counted in the lost events above\n",
 			rip_prog, (int)r->sub_pid, (unsigned long long)r->sub_missed_packets,
 			(unsigned long long)r->sub_missed_events);
-	if (r->sub_end == REC_SUB_END_STOP)
+	if (r->sub_end == REC_SUB_END_TAKEN)
 		fprintf(stderr,
 			"%s record: pid %d, the recorder that consumed the rings, stopped while the "
-			"process runs: this trace ends there; run rip record again to go on\n",
+			"process ran: this one took over from exactly there, with no gap\n",
+			rip_prog, (int)r->sub_pid);
+	else if (r->sub_end == REC_SUB_END_STOP)
+		fprintf(stderr,
+			"%s record: pid %d, the recorder that consumed the rings, stopped while the "
+			"process runs and handed them to another recorder: this trace ends there\n",
 			rip_prog, (int)r->sub_pid);
 	else if (r->sub_end == REC_SUB_END_LOST)
 		fprintf(stderr,

@@ -110,4 +110,36 @@ for s in sub1 sub3; do
 	grep -q "recorded in $s/, 0 lost" "$s.err" || fail "$s lost events: $(cat "$s.err")"
 done
 
+
+# rip record as the consumer, stopped while the program runs: the second
+# takes the rings over from where the first stopped, with no gap
+mkdir -p ctl2
+t_bg env RIP_RING=1 RIP_MODE=block "$prog" ctl2 3 "$N" "$T" >prog2.out
+prog2=$T_LAST
+ring2() { ls "$RIP_DIR"/rip-"$prog2"-*.ring >/dev/null 2>&1; }
+wait_until 30 ring2 || die "phaseprog made no ring file"
+pid=$prog2
+t_bg "$RIP" record -o first "$pid" 2>first.err
+first=$T_LAST
+wait_until 30 grep -q "recording phaseprog" first.err ||
+	die "the first rip record did not start: $(cat first.err)"
+touch ctl2/go.0
+wait_until 60 test -e ctl2/done.0 || die "phase 0 did not end"
+start second
+second=$T_LAST
+touch ctl2/go.1
+wait_until 60 test -e ctl2/done.1 || die "phase 1 did not end"
+kill -INT "$first"
+finish first "$first"
+touch ctl2/go.2
+finish second "$second"
+wait "$prog2" || fail "phaseprog under two rip record: exit $?"
+cat first.err second.err
+grep -q "took over from exactly there" second.err ||
+	fail "the second rip record did not take over: $(cat second.err)"
+check first "0=$PER 1=$PER "
+check second "1=$PER 2=$PER "
+for s in first second; do
+	grep -q "recorded in $s/, 0 lost" "$s.err" || fail "$s lost events: $(cat "$s.err")"
+done
 t_done
