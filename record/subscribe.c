@@ -72,8 +72,7 @@ static int sub_connect(struct rec *r, pid_t consumer, char *err, size_t errlen)
 		return ret;
 	if (lstat(path, &st))
 		return rr_fail(err, errlen, -errno,
-			       "it takes no second recorder (no socket %s: an older rip, or "
-			       "another user's)",
+			       "no socket %s (an older rip, or another user's recorder)",
 			       path);
 	if (!S_ISSOCK(st.st_mode) || st.st_uid != getuid())
 		return rr_fail(err, errlen, -EPERM, "%s: not a socket of this user", path);

@@ -4,7 +4,8 @@
  * file and stream its events into a CTF trace directory until it exits,
  * the duration is up, or we get SIGINT / SIGTERM.
  *
- * We become the consumer of every event ring (record/consume.c).  What the
+ * We become the consumer of every event ring (record/consume.c), or, when
+ * another recorder is that already, its subscriber (record/sub.h).  What the
  * process's writers do when we fall behind is the mode its ring was
  * opened with: in overwrite mode they do not wait, so packets can be
  * overwritten before we read them; those are counted and reported, and the
@@ -46,13 +47,19 @@ static const struct rip_cmd cmd_record_def = {
 		 "\n" STORE_HELP
 		 "\n" RELAY_HELP
 		 "\n"
+		 "A process that rip run or another rip record already records can be recorded\n"
+		 "again: this one then subscribes to that recorder, which copies it every packet\n"
+		 "from now on (the program waits for the first recorder only).  When the first\n"
+		 "stops while the process runs, the oldest second one takes over, with no gap.\n"
+		 "Not with --relayd.\n"
+		 "\n"
 		 "In overwrite mode (librip's default) the threads do not wait for rip: what\n"
 		 "they overwrite before rip reads it is lost, and reported.  Run the program\n"
 		 "with RIP_MODE=block (or under rip run) to lose nothing.\n"
 		 "\n"
 		 "Exit status: 0 success (lost events are reported, not an error), 1 failure\n"
-		 "(no such process, not running, already recorded, trace not written, relayd\n"
-		 "lost: the local trace is whole), 2 usage.\n",
+		 "(no such process, not running, recorded by a recorder that takes no second one,\n"
+		 "trace not written, relayd lost: the local trace is whole), 2 usage.\n",
 };
 
 RIP_COMMAND(cmd_record_def);

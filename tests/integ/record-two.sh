@@ -13,6 +13,10 @@
 # and holds exactly phase 4.  rip run's trace holds every phase, the
 # program runs to the end, babeltrace2 counts the same as rip dump, and a
 # second recorder that streams to relayd is still refused, saying why.
+# Then with rip record as the first recorder (RIP_MODE=block): a second
+# one attached after phase 0 takes the rings over when the first gets
+# Ctrl-C during the program's run; the first holds phases 0-1, the
+# second 1-2, nothing lost.
 . tests/data/common.sh
 prog=$PWD/$BUILD/tests/integ/phaseprog
 need_bin "$prog" "$RIP"
