@@ -208,6 +208,13 @@ static int sub_packet(struct rec_sink *s, uint32_t stream, const struct rip_pack
 		return 0;
 	if (src.ring && !hdr.events && hdr0->events)
 		return 0; /* cut to nothing */
+	/*
+	 * Events not out of a ring are the consumer's CPU samples (rip run
+	 * --sample), whose type and threads only its own trace's index
+	 * declares: they stay there.
+	 */
+	if (!src.ring && hdr.events)
+		return 0;
 	hdr.packet_size = hdr.content_size = (uint64_t)(sizeof(hdr) + blen) * 8;
 	/* it does not read: drop for it alone, count, and tell it when it reads again */
 	if (u->qlen - u->qoff + SUB_FRAME_SIZE(sizeof(pk) + blen) > REC_SUB_QUEUE_MAX) {

@@ -121,6 +121,29 @@ static ssize_t sub_recv(struct rec *r, int ms)
 	return n;
 }
 
+static int sub_event(const struct ev_event *e, void *arg)
+{
+	(void)e;
+	(void)arg;
+	return 0;
+}
+
+/*
+ * Do the events at data (a packet header, then len bytes in all) decode,
+ * hdr->events of them?  As the consumer checked its copies out of the
+ * rings, we check what comes over the socket: 0, or -EBADMSG with why.
+ */
+static int sub_check(struct rec *r, const struct rip_packet *hdr, const uint8_t *data,
+		     size_t len, char *why, size_t whylen)
+{
+	int n = ev_decode(r->types, data, len, hdr->timestamp_begin, sub_event, NULL, why, whylen);
+
+	if (n >= 0 && (uint32_t)n != hdr->events)
+		return rr_fail(why, whylen, -EBADMSG, "a packet of %u events holds %d", hdr->events,
+			       n);
+	return n < 0 ? n : 0;
+}
+
 /* A PACKET: into the sinks.  0 or -errno. */
 static int sub_packet(struct rec *r, const uint8_t *p, size_t len, char *err, size_t errlen)
 {
@@ -146,10 +169,26 @@ static int sub_packet(struct rec *r, const uint8_t *p, size_t len, char *err, si
 		if (ev_read_types_more(&r->f, r->types, why, sizeof(why)) && r->warn)
 			r->warn(why, r->warn_arg);
 	}
+	/* the body has the header's bytes before it: pk.hdr, last in rec_sub_pkt */
+	if (sub_check(r, &pk.hdr, p + sizeof(pk) - sizeof(pk.hdr), len - sizeof(pk) + sizeof(pk.hdr),
+		      why, sizeof(why))) {
+		/* a type registered since: read the table again, then give up on the packet */
+		if (ev_read_types_more(&r->f, r->types, why, sizeof(why)) ||
+		    sub_check(r, &pk.hdr, p + sizeof(pk) - sizeof(pk.hdr),
+			      len - sizeof(pk) + sizeof(pk.hdr), why, sizeof(why))) {
+			if (r->st.corrupt++ < 10 && r->warn) {
+				char msg[RR_ERR_MAX + 64];
+
+				snprintf(msg, sizeof(msg), "warning: stream %u: %s: packet skipped",
+					 pk.stream, why);
+				r->warn(msg, r->warn_arg);
+			}
+			return 0;
+		}
+	}
 	src = (struct rec_src){ .ring = pk.from_ring, .seq = pk.seq, .off = (size_t)pk.off,
 				.events = pk.events };
 	pk.hdr.events_discarded += r->sub_disc[pk.stream];
-	/* the body has the header's bytes before it: pk.hdr, last in rec_sub_pkt */
 	if (rec_emit(r, pk.stream, &src, &pk.hdr, p + sizeof(pk), len - sizeof(pk))) {
 		snprintf(err, errlen, "%s", r->cb_err);
 		return -EIO;
