@@ -16,7 +16,9 @@
 # Then with rip record as the first recorder (RIP_MODE=block): a second
 # one attached after phase 0 takes the rings over when the first gets
 # Ctrl-C during the program's run; the first holds phases 0-1, the
-# second 1-2, nothing lost.
+# second 1-2, nothing lost.  Last, a second recorder stopped (SIGSTOP)
+# while 80 MB of events go by: rip run loses nothing and does not wait
+# for it, and its own recorded + lost events add up to those emitted.
 . tests/data/common.sh
 prog=$PWD/$BUILD/tests/integ/phaseprog
 need_bin "$prog" "$RIP"
@@ -146,4 +148,38 @@ check second "1=$PER 2=$PER "
 for s in first second; do
 	grep -q "recorded in $s/, 0 lost" "$s.err" || fail "$s lost events: $(cat "$s.err")"
 done
+
+# a second recorder that does not read (SIGSTOP) while 4 x 1,000,000 events
+# (80 MB) go by: the program and rip run do not wait for it, and what is
+# dropped for it alone is counted, exactly: recorded + lost = emitted
+mkdir -p ctl3
+BIG=1000000
+t_bg "$RIP" run -o prim3 -- "$prog" ctl3 2 "$BIG" "$T" >/dev/null 2>run3.err
+run3=$T_LAST
+touch ctl3/go.0
+wait_until 60 test -e ctl3/done.0 || die "phase 0 did not end: $(cat run3.err)"
+pid=$(ls "$RIP_DIR"/rip-run.*/ 2>/dev/null | sed -n 's/^rip-\([0-9]*\)-[0-9]*\.ring$/\1/p' |
+	grep -v "^$prog2$" | while read -r p; do kill -0 "$p" 2>/dev/null && echo "$p"; done |
+	head -n 1)
+[ -n "$pid" ] || die "no ring file of the third phaseprog"
+start slow
+slow=$T_LAST
+kill -STOP "$slow"
+touch ctl3/go.1
+wait_until 60 test -e ctl3/done.1 || die "phase 1 did not end while a recorder was stopped"
+kill -CONT "$slow"
+kill -INT "$slow"
+finish slow "$slow"
+wait "$run3" || fail "rip run with a stopped second recorder: exit $?: $(cat run3.err)"
+cat run3.err slow.err
+grep -q "recorded in prim3/, 0 lost" run3.err || fail "rip run lost events: $(cat run3.err)"
+line=$(grep '^rip record: [0-9]* events .* recorded in slow/' slow.err)
+got=$(echo "$line" | sed 's/^rip record: \([0-9]*\) events.*/\1/')
+lost=$(echo "$line" | sed -n 's/.*, \([0-9]*\) lost while recording.*/\1/p')
+[ -n "$got" ] && [ -n "$lost" ] || die "no summary line: $(cat slow.err)"
+[ "$((got + lost))" = "$((BIG * T))" ] ||
+	fail "the stopped recorder: $got recorded + $lost lost != $((BIG * T)) emitted"
+[ "$lost" -gt 0 ] || fail "the stopped recorder lost nothing: was it stopped?"
+grep -q "dropped [0-9]* packets ($lost events) for this recorder" slow.err ||
+	fail "the stopped recorder does not say what was dropped for it: $(cat slow.err)"
 t_done
