@@ -8,7 +8,8 @@
  * For each phase P from 0 to PHASES-1 it waits until the file DIR/go.P
  * exists, then THREADS threads (new ones each phase) each emit N
  * "phase:ev" events whose fields are the phase and the event's number,
- * and when all are done it creates DIR/done.P.  So a test knows exactly
+ * and when all are done it creates DIR/done.P.  It prints "ready" once its
+ * ring file is complete, and a line per phase done.  So a test knows exactly
  * which events were emitted between two moments of its own: those of the
  * phases it started in between.  It ends after the last phase.
  */
@@ -89,6 +90,9 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	rip_category_name(RIP_CAT_USER, "phase");
+	/* the ring file is complete: a recorder may attach */
+	printf("ready\n");
+	fflush(stdout);
 	for (phase = 0; phase < phases; phase++) {
 		wait_go(argv[1], phase);
 		for (int i = 0; i < nthreads; i++) {

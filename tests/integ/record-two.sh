@@ -122,8 +122,7 @@ done
 mkdir -p ctl2
 t_bg env RIP_RING=1 RIP_MODE=block "$prog" ctl2 3 "$N" "$T" >prog2.out
 prog2=$T_LAST
-ring2() { ls "$RIP_DIR"/rip-"$prog2"-*.ring >/dev/null 2>&1; }
-wait_until 30 ring2 || die "phaseprog made no ring file"
+wait_until 30 grep -q "^ready$" prog2.out || die "phaseprog did not open its ring file"
 pid=$prog2
 t_bg "$RIP" record -o first "$pid" 2>first.err
 first=$T_LAST
