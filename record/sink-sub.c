@@ -9,9 +9,11 @@
  * A subscriber's sink is optional: whatever happens to it, the consumer's
  * own recording goes on.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,8 +82,28 @@ static int sub_dir(char *buf, size_t len, bool make, char *err, size_t errlen)
 	return 0;
 }
 
-int rec_sub_path(const struct rr_file *f, bool make, char *buf, size_t len, char *err,
-		 size_t errlen)
+/* Remove the sockets in dir of consumers that are gone (killed: they could not). */
+static void sub_sweep(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		unsigned long long dev, ino;
+		int pid, end = 0;
+
+		if (sscanf(e->d_name, "ring-%llx-%llu-%d.sock%n", &dev, &ino, &pid, &end) != 3 ||
+		    e->d_name[end] || pid <= 0 || !kill(pid, 0) || errno != ESRCH)
+			continue;
+		unlinkat(dirfd(d), e->d_name, 0);
+	}
+	closedir(d);
+}
+
+int rec_sub_path(const struct rr_file *f, pid_t consumer, bool make, char *buf, size_t len,
+		 char *err, size_t errlen)
 {
 	char dir[128];
 	struct stat st;
@@ -92,9 +114,11 @@ int rec_sub_path(const struct rr_file *f, bool make, char *buf, size_t len, char
 	ret = sub_dir(dir, sizeof(dir), make, err, errlen);
 	if (ret)
 		return ret;
-	/* the ring file's identity, whatever path either side opened it by */
-	n = snprintf(buf, len, "%s/ring-%llx-%llu.sock", dir, (unsigned long long)st.st_dev,
-		     (unsigned long long)st.st_ino);
+	if (make)
+		sub_sweep(dir);
+	/* the ring file's identity, whatever path either side opened it by, and the consumer */
+	n = snprintf(buf, len, "%s/ring-%llx-%llu-%d.sock", dir, (unsigned long long)st.st_dev,
+		     (unsigned long long)st.st_ino, (int)consumer);
 	if (n < 0 || (size_t)n >= len)
 		return rr_fail(err, errlen, -ENAMETOOLONG, "%s: socket name too long", dir);
 	return 0;
@@ -458,7 +482,7 @@ int rec_srv_open(struct rec *r, char *err, size_t errlen)
 	if (!v)
 		return rr_fail(err, errlen, -ENOMEM, "out of memory");
 	v->fd = -1;
-	ret = rec_sub_path(&r->f, true, v->path, sizeof(v->path), err, errlen);
+	ret = rec_sub_path(&r->f, getpid(), true, v->path, sizeof(v->path), err, errlen);
 	if (ret)
 		goto err_free;
 	/* one left by a consumer that died (we are the consumer now): ours only */

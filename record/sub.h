@@ -7,7 +7,7 @@
  * with a trace writer of its own.
  *
  * The consumer listens on a unix socket named after the ring file (its
- * device and inode) in a directory of the user's own, mode 0700
+ * device and inode) and itself (its pid) in a directory of the user's own, mode 0700
  * (/run/user/UID when it is one, else /tmp/rip-rec-UID, created, its owner
  * and mode checked), and takes only peers of its own uid (SO_PEERCRED); a
  * subscriber checks the socket's owner and that the peer is the pid the
@@ -116,12 +116,13 @@ struct rec_sub_end {
 };
 
 /*
- * The socket of ring file f's consumer, into buf: with make, its
- * directory is created if missing.  0, or -errno with why in err (the
+ * The socket of ring file f's consumer, pid consumer, into buf: with make,
+ * its directory is created if missing, and the sockets in it of consumers
+ * that died (SIGKILL) are removed.  0, or -errno with why in err (the
  * directory is not the user's own and private: never used).
  */
-int rec_sub_path(const struct rr_file *f, bool make, char *buf, size_t len, char *err,
-		 size_t errlen);
+int rec_sub_path(const struct rr_file *f, pid_t consumer, bool make, char *buf, size_t len,
+		 char *err, size_t errlen);
 
 /* ---- the consumer's side: record/sink-sub.c ---- */
 

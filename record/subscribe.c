@@ -67,7 +67,7 @@ static int sub_connect(struct rec *r, pid_t consumer, char *err, size_t errlen)
 	struct stat st;
 	int fd, ret;
 
-	ret = rec_sub_path(&r->f, false, path, sizeof(path), err, errlen);
+	ret = rec_sub_path(&r->f, consumer, false, path, sizeof(path), err, errlen);
 	if (ret)
 		return ret;
 	if (lstat(path, &st))
