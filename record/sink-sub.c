@@ -388,7 +388,8 @@ static int sub_hand_over(struct rec_sub *u)
 	char why[RR_ERR_MAX];
 	int ret;
 
-	if (r->handed || !r->endcut || n > r->nrings ||
+	/* not one that is leaving already (its END is queued) */
+	if (r->handed || !r->endcut || !u->ready || u->leaving || n > r->nrings ||
 	    (size_t)n * sizeof(struct rec_cut) > REC_SUB_FRAME_MAX)
 		return -EALREADY;
 	ret = sub_queue(u, REC_SUB_TAKEOVER, r->endcut, (size_t)n * sizeof(struct rec_cut), NULL,
