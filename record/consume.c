@@ -346,6 +346,34 @@ int rec_emit(struct rec *r, uint32_t ring, const struct rec_src *src,
 	return 0;
 }
 
+static int rec_cut_event(const struct ev_event *e, void *arg)
+{
+	(void)e;
+	(void)arg;
+	return 0;
+}
+
+/*
+ * Does a packet cut by a cut that came from another process (rec_take_over)
+ * decode, hdr's events of them?  0, or -EBADMSG (reported, counted).
+ */
+static int rec_cut_check(struct rec *r, uint32_t ring, const struct rip_packet *hdr,
+			 const uint8_t *body, size_t blen)
+{
+	char why[RR_ERR_MAX];
+	int n;
+
+	/* body has a header's worth of bytes before it: they are not read */
+	n = ev_decode(r->types, body - sizeof(*hdr), sizeof(*hdr) + blen, hdr->timestamp_begin,
+		      rec_cut_event, NULL, why, sizeof(why));
+	if (n >= 0 && (uint32_t)n == hdr->events)
+		return 0;
+	if (r->st.corrupt++ < REC_MAX_WARNINGS)
+		rec_warn(r, "warning: ring %u: the consumer before us stopped inside an event%s%s: "
+			 "packet skipped", ring, n < 0 ? ": " : "", n < 0 ? why : "");
+	return -EBADMSG;
+}
+
 bool rec_cut_apply(const struct rec_cut *c, const struct rec_src *src, struct rip_packet *hdr,
 		   struct rec_src *out, const uint8_t **body, size_t *blen)
 {
@@ -412,6 +440,9 @@ static int rec_packet(const struct ev_packet *p, void *arg)
 
 		if (!rec_cut_apply(&r->cut[p->ring], &src, &hdr, &cut, &body, &blen) ||
 		    (!hdr.events && p->hdr.events))
+			return 0;
+		/* cut where the consumer said: on an event's boundary, or it lied */
+		if (cut.off != src.off && rec_cut_check(r, p->ring, &hdr, body, blen))
 			return 0;
 		src = cut;
 	}

@@ -136,8 +136,15 @@ static int sub_event(const struct ev_event *e, void *arg)
 static int sub_check(struct rec *r, const struct rip_packet *hdr, const uint8_t *data,
 		     size_t len, char *why, size_t whylen)
 {
-	int n = ev_decode(r->types, data, len, hdr->timestamp_begin, sub_event, NULL, why, whylen);
+	struct rip_packet h = *hdr;
+	int n;
 
+	/* its magic and times (the sizes are the frame's) */
+	h.packet_size = h.content_size = (uint64_t)len * 8;
+	n = ev_check_packet(&h, len, why, whylen);
+	if (!n)
+		n = ev_decode(r->types, data, len, hdr->timestamp_begin, sub_event, NULL, why,
+			      whylen);
 	if (n >= 0 && (uint32_t)n != hdr->events)
 		return rr_fail(why, whylen, -EBADMSG, "a packet of %u events holds %d", hdr->events,
 			       n);
