@@ -28,7 +28,7 @@
 #include "record/sink.h"
 #include "record/sub.h"
 
-#define SUB_ACCEPT_NS 20000000L	 /* how often the consumer looks for a subscriber */
+#define SUB_ACCEPT_NS 20000000L	     /* how often the consumer looks for a subscriber */
 #define SUB_END_WAIT_NS 10000000000L /* a subscriber that reads nothing that long is dropped */
 #define SUB_FRAME_SIZE(len) (sizeof(struct rec_sub_frame) + (((size_t)(len) + 7) & ~(size_t)7))
 
@@ -130,8 +130,8 @@ int rec_sub_path(const struct rr_file *f, pid_t consumer, bool make, char *buf, 
 static int sub_flush(struct rec_sub *u)
 {
 	while (u->qoff < u->qlen) {
-		ssize_t n = send(u->fd, u->q + u->qoff, u->qlen - u->qoff,
-				 MSG_NOSIGNAL | MSG_DONTWAIT);
+		ssize_t n =
+			send(u->fd, u->q + u->qoff, u->qlen - u->qoff, MSG_NOSIGNAL | MSG_DONTWAIT);
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -155,7 +155,8 @@ static int sub_flush(struct rec_sub *u)
 static int sub_queue(struct rec_sub *u, uint32_t kind, const void *a, size_t alen, const void *b,
 		     size_t blen)
 {
-	struct rec_sub_frame fr = { .magic = REC_SUB_MAGIC, .kind = kind,
+	struct rec_sub_frame fr = { .magic = REC_SUB_MAGIC,
+				    .kind = kind,
 				    .len = (uint32_t)(alen + blen) };
 	size_t size = SUB_FRAME_SIZE(alen + blen);
 
@@ -175,7 +176,8 @@ static int sub_queue(struct rec_sub *u, uint32_t kind, const void *a, size_t ale
 static int sub_tell_missed(struct rec_sub *u, uint32_t stream)
 {
 	for (uint32_t i = 0; i < u->nstreams; i++) {
-		struct rec_sub_missed m = { .stream = i, .packets = u->miss_pk[i],
+		struct rec_sub_missed m = { .stream = i,
+					    .packets = u->miss_pk[i],
 					    .events = u->miss_ev[i] };
 
 		if ((stream != UINT32_MAX && i != stream) || !m.packets)
@@ -202,8 +204,7 @@ static void sub_drop(struct rec_sub *u)
 
 /* src's bytes cut to what lies after u's start in ring stream: false when none does. */
 static bool sub_cut(const struct rec_sub *u, uint32_t stream, const struct rec_src *src,
-		    struct rip_packet *hdr, struct rec_src *out, const uint8_t **body,
-		    size_t *blen)
+		    struct rip_packet *hdr, struct rec_src *out, const uint8_t **body, size_t *blen)
 {
 	static const struct rec_src own;
 
@@ -248,8 +249,12 @@ static int sub_packet(struct rec_sink *s, uint32_t stream, const struct rip_pack
 		u->missed_ev += hdr.events;
 		goto flush;
 	}
-	pk = (struct rec_sub_pkt){ .stream = stream, .from_ring = src.ring, .seq = src.seq,
-				   .off = src.off, .events = src.events, .hdr = hdr };
+	pk = (struct rec_sub_pkt){ .stream = stream,
+				   .from_ring = src.ring,
+				   .seq = src.seq,
+				   .off = src.off,
+				   .events = src.events,
+				   .hdr = hdr };
 	if (sub_tell_missed(u, stream) ||
 	    sub_queue(u, REC_SUB_PACKET, &pk, sizeof(pk), body, blen)) {
 		sub_drop(u); /* out of memory: this subscriber only */
@@ -289,7 +294,8 @@ static void sub_hello(struct rec_sub *u, const uint8_t *p, size_t len)
 /* Queue the END (after what it missed), and it is leaving. */
 static void sub_end(struct rec_sub *u, uint32_t why)
 {
-	struct rec_sub_end e = { .why = why, .missed_packets = u->missed_pk,
+	struct rec_sub_end e = { .why = why,
+				 .missed_packets = u->missed_pk,
 				 .missed_events = u->missed_ev };
 
 	if (u->leaving)

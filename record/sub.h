@@ -71,12 +71,12 @@ enum rec_sub_kind {
 
 /* Why the subscription ended (struct rec_sub_end, and the subscriber's own). */
 enum rec_sub_why {
-	REC_SUB_ON = 0,	       /* it has not */
-	REC_SUB_END_BYE,       /* the subscriber asked */
-	REC_SUB_END_EXIT,      /* the process exited: the consumer took everything */
-	REC_SUB_END_STOP,      /* the consumer stopped while the process runs */
-	REC_SUB_END_LOST,      /* the connection broke without an END */
-	REC_SUB_END_TAKEN,     /* (the subscriber's own) it took over as the consumer */
+	REC_SUB_ON = 0,	   /* it has not */
+	REC_SUB_END_BYE,   /* the subscriber asked */
+	REC_SUB_END_EXIT,  /* the process exited: the consumer took everything */
+	REC_SUB_END_STOP,  /* the consumer stopped while the process runs */
+	REC_SUB_END_LOST,  /* the connection broke without an END */
+	REC_SUB_END_TAKEN, /* (the subscriber's own) it took over as the consumer */
 };
 
 struct rec_sub_frame {

@@ -26,7 +26,7 @@
 #include "record/consume.h"
 #include "record/sub.h"
 
-#define SUB_WELCOME_MS 5000	     /* how long the consumer may take to answer HELLO */
+#define SUB_WELCOME_MS 5000	    /* how long the consumer may take to answer HELLO */
 #define SUB_SILENCE_NS 10000000000L /* at the end: no byte that long, the consumer is gone */
 #define SUB_FRAME_SIZE(len) (sizeof(struct rec_sub_frame) + (((size_t)(len) + 7) & ~(size_t)7))
 
@@ -72,8 +72,7 @@ static int sub_connect(struct rec *r, pid_t consumer, char *err, size_t errlen)
 		return ret;
 	if (lstat(path, &st))
 		return rr_fail(err, errlen, -errno,
-			       "no socket %s (an older rip, or another user's recorder)",
-			       path);
+			       "no socket %s (an older rip, or another user's recorder)", path);
 	if (!S_ISSOCK(st.st_mode) || st.st_uid != getuid())
 		return rr_fail(err, errlen, -EPERM, "%s: not a socket of this user", path);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -112,8 +111,7 @@ static ssize_t sub_recv(struct rec *r, int ms)
 	if (RIP_GROW(r->sub_buf, r->sub_cap, r->sub_len + (1u << 16), 1u << 17))
 		return -ENOMEM;
 	do
-		n = recv(r->sub_fd, r->sub_buf + r->sub_len, r->sub_cap - r->sub_len,
-			 MSG_DONTWAIT);
+		n = recv(r->sub_fd, r->sub_buf + r->sub_len, r->sub_cap - r->sub_len, MSG_DONTWAIT);
 	while (n < 0 && errno == EINTR);
 	if (n < 0)
 		return errno == EWOULDBLOCK ? -EAGAIN : -errno;
@@ -133,8 +131,8 @@ static int sub_event(const struct ev_event *e, void *arg)
  * hdr->events of them?  As the consumer checked its copies out of the
  * rings, we check what comes over the socket: 0, or -EBADMSG with why.
  */
-static int sub_check(struct rec *r, const struct rip_packet *hdr, const uint8_t *data,
-		     size_t len, char *why, size_t whylen)
+static int sub_check(struct rec *r, const struct rip_packet *hdr, const uint8_t *data, size_t len,
+		     char *why, size_t whylen)
 {
 	struct rip_packet h = *hdr;
 	int n;
@@ -177,8 +175,8 @@ static int sub_packet(struct rec *r, const uint8_t *p, size_t len, char *err, si
 			r->warn(why, r->warn_arg);
 	}
 	/* the body has the header's bytes before it: pk.hdr, last in rec_sub_pkt */
-	if (sub_check(r, &pk.hdr, p + sizeof(pk) - sizeof(pk.hdr), len - sizeof(pk) + sizeof(pk.hdr),
-		      why, sizeof(why))) {
+	if (sub_check(r, &pk.hdr, p + sizeof(pk) - sizeof(pk.hdr),
+		      len - sizeof(pk) + sizeof(pk.hdr), why, sizeof(why))) {
 		/* a type registered since: read the table again, then give up on the packet */
 		if (ev_read_types_more(&r->f, r->types, why, sizeof(why)) ||
 		    sub_check(r, &pk.hdr, p + sizeof(pk) - sizeof(pk.hdr),
@@ -193,8 +191,9 @@ static int sub_packet(struct rec *r, const uint8_t *p, size_t len, char *err, si
 			return 0;
 		}
 	}
-	src = (struct rec_src){ .ring = pk.from_ring, .seq = pk.seq, .off = (size_t)pk.off,
-				.events = pk.events };
+	src = (struct rec_src){
+		.ring = pk.from_ring, .seq = pk.seq, .off = (size_t)pk.off, .events = pk.events
+	};
 	pk.hdr.events_discarded += r->sub_disc[pk.stream];
 	if (rec_emit(r, pk.stream, &src, &pk.hdr, p + sizeof(pk), len - sizeof(pk))) {
 		snprintf(err, errlen, "%s", r->cb_err);
