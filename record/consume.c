@@ -11,7 +11,11 @@
  * and the packet retried; if it still fails it is reported, counted and
  * skipped, so that one bad packet never stalls a writer that waits for us.
  * When we stop, consumer_pid goes back to 0 so that nobody waits for a
- * consumer that left.
+ * consumer that left (or to the subscriber we handed the rings to).
+ * Other recorders of the same file subscribe to us rather than consume
+ * (record/sub.h): they are sinks of ours (record/sink-sub.c), and as a
+ * subscriber this file's rec_poll and rec_finish read from the consumer
+ * (record/subscribe.c) instead of the rings.
  */
 #include <errno.h>
 #include <signal.h>

@@ -28,6 +28,10 @@
  * relayd lost in the middle is connected to again (a new session, a
  * bounded number of times: rec_relayd_gap); one that stays lost leaves the
  * local trace whole: rec_relayd_error says why.
+ *
+ * Several recorders (record/sub.h): rec_attach also listens for a second
+ * rip record, which subscribes with rec_subscribe instead of rec_attach
+ * and then runs the same loop; its packets come from the consumer.
  */
 #ifndef RIP_RECORD_CONSUME_H
 #define RIP_RECORD_CONSUME_H
