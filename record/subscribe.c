@@ -224,11 +224,17 @@ static void sub_decline(struct rec *r)
 {
 	char why[RR_ERR_MAX];
 	uint32_t self = (uint32_t)getpid();
+	sigjmp_buf jb;
 
-	if (rr_map_writable(&r->f, why, sizeof(why)))
+	if (rr_map_writable(&r->f, why, sizeof(why)) || rr_guard_enter(&jb))
 		return;
+	/*
+	 * As rec_close, only if nobody took it since: release, pairs with the
+	 * writers' load in rip_file_consumer (a hint: rip/abi.h).
+	 */
 	__atomic_compare_exchange_n(&((struct rip_file_hdr *)r->f.wmap)->ev_consumer, &self, 0,
 				    false, __ATOMIC_RELEASE, __ATOMIC_RELAXED);
+	rr_guard_leave();
 }
 
 /* The frames read so far: handled.  Packets taken, or -errno. */
