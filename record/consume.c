@@ -992,7 +992,7 @@ void rec_cut_now(struct rec *r, struct rec_cut *cut)
 			ret = ev_peek_open(&r->f, r->types, i, UINT64_MAX, 0, &p, err,
 					   sizeof(err));
 		if (ret != 1)
-			continue; /* none yet (or being switched: the whole of it is the subscriber's) */
+			continue; /* none yet, or being switched: all of it is the subscriber's */
 		cut[i].seq1 = p.hdr.packet_seq_num + 1;
 		cut[i].off = p.len;
 		cut[i].events = p.hdr.events;

@@ -20,7 +20,7 @@
  *			<-	PACKET ...	 every packet taken, cut to after the start
  *			<-	MISSED		 packets dropped for it (it fell behind)
  *	BYE		->
- *			<-	PACKET ...	 what the open packets hold beyond what was sent
+ *			<-	PACKET ...	 what the open packets hold beyond what went
  *			<-	END		 why it ends: BYE, the process exited, the
  *					 consumer stopped
  *

@@ -91,7 +91,7 @@ static void record_summary(const struct rec *r, bool quiet)
 }
 
 /* A second recorder's own lines: what the first dropped for it, and how it ended. */
-static void record_sub_summary(const struct rec *r)
+static void record_sub_summary(const struct rec *r, bool quiet)
 {
 	if (!r->sub_pid)
 		return;
@@ -101,20 +101,21 @@ static void record_sub_summary(const struct rec *r)
 			"which read too slowly; they are counted in the lost events above\n",
 			rip_prog, (int)r->sub_pid, (unsigned long long)r->sub_missed_packets,
 			(unsigned long long)r->sub_missed_events);
-	if (r->sub_end == REC_SUB_END_TAKEN)
+	if (r->sub_end == REC_SUB_END_TAKEN && !quiet)
 		fprintf(stderr,
-			"%s record: pid %d, the recorder that consumed the rings, stopped while the "
-			"process ran: this one took over from exactly there, with no gap\n",
+			"%s record: pid %d, the recorder that consumed the rings, stopped while "
+			"the process ran: this one took over from exactly there, with no gap\n",
 			rip_prog, (int)r->sub_pid);
 	else if (r->sub_end == REC_SUB_END_STOP)
 		fprintf(stderr,
-			"%s record: pid %d, the recorder that consumed the rings, stopped while the "
-			"process runs and handed them to another recorder: this trace ends there\n",
+			"%s record: pid %d, the recorder that consumed the rings, stopped while "
+			"the process runs: this trace ends there (the first recorder that "
+			"subscribed took the rings over; rip record again to go on)\n",
 			rip_prog, (int)r->sub_pid);
 	else if (r->sub_end == REC_SUB_END_LOST)
 		fprintf(stderr,
-			"%s record: pid %d, the recorder that consumed the rings, went away without "
-			"a word: events after that are not in this trace\n",
+			"%s record: pid %d, the recorder that consumed the rings, went away "
+			"without a word: events after that are not in this trace\n",
 			rip_prog, (int)r->sub_pid);
 }
 
@@ -273,10 +274,13 @@ static int cmd_record(int argc, char **argv)
 	if (!quiet)
 		fprintf(stderr, "%s record: recording %s (pid %d) into %s%s%s; Ctrl-C to stop\n",
 			rip_prog, r->f.hdr.comm, r->f.hdr.pid, no_local ? "relayd" : dir,
-			no_local ? "" : "/", other ? ", alongside the recorder that consumes its rings" : "");
+			no_local ? "" : "/",
+			other ? ", alongside the recorder that consumes its rings" : "");
 	if (other && !quiet)
-		fprintf(stderr, "%s record: pid %d consumes the rings and copies every packet to us "
-			"from now on\n", rip_prog, (int)other);
+		fprintf(stderr,
+			"%s record: pid %d consumes the rings and copies every packet to us from "
+			"now on\n",
+			rip_prog, (int)other);
 	start = last_alive = rr_mono_ns();
 	while (!record_stop) {
 		struct timespec ts = { 0, 0 };
@@ -323,7 +327,7 @@ static int cmd_record(int argc, char **argv)
 		fprintf(stderr, "%s record: streamed to %s\n", rip_prog, where);
 	}
 	record_summary(r, quiet);
-	record_sub_summary(r);
+	record_sub_summary(r, quiet);
 	if (!said.gap && rec_relayd_gap(r)) {
 		said.gap = true;
 		tool_err("%s", rec_relayd_gap(r));
