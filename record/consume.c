@@ -1001,7 +1001,44 @@ void rec_cut_now(struct rec *r, struct rec_cut *cut)
 	}
 }
 
-int rec_take_over(struct rec *r, char *err, size_t errlen)
+/*
+ * The packets of ring i the consumer before us took (below consumed) after
+ * what it sent us (r->cut): read again from the ring, as a flight recorder
+ * is, into the sinks; those the writer reused since are counted.
+ */
+static int rec_recover(struct rec *r, uint32_t i, char *err, size_t errlen)
+{
+	uint64_t written, consumed, from = r->cut[i].seq1 ? r->cut[i].seq1 - 1 : 0, have = 0;
+	struct ev_packet *v = NULL;
+	size_t nv = 0, torn = 0;
+	int ret;
+
+	if (rec_ring_pos(r, i, &written, &consumed))
+		return rr_fail(err, errlen, -EIO, "%s: the file shrank while being read", r->f.path);
+	if (consumed <= from)
+		return 0;
+	ret = ev_copy_ring(&r->f, r->types, i, &v, &nv, &torn, err, errlen);
+	if (ret)
+		return ret == -ENOMEM || ret == -EIO ? ret : 0;
+	for (size_t k = 0; k < nv && !ret; k++) {
+		uint64_t s = v[k].hdr.packet_seq_num;
+
+		if (v[k].was_open || s < from || s >= consumed)
+			continue;
+		have++;
+		ret = rec_packet(&v[k], r);
+	}
+	ev_packets_free(v, nv);
+	if (ret) {
+		snprintf(err, errlen, "%s", r->cb_err);
+		return ret;
+	}
+	r->sub_gap += consumed - from - have;
+	r->st.lost_packets += consumed - from - have;
+	return 0;
+}
+
+int rec_take_over(struct rec *r, bool died, char *err, size_t errlen)
 {
 	uint32_t n = rec_rings_used(r);
 	int ret;
@@ -1029,6 +1066,12 @@ int rec_take_over(struct rec *r, char *err, size_t errlen)
 	ret = ev_read_types_more(&r->f, r->types, err, errlen);
 	if (ret)
 		return ret;
+	r->sub_died = died;
+	for (uint32_t i = 0; died && i < n && i < r->nrings; i++) {
+		ret = rec_recover(r, i, err, errlen);
+		if (ret)
+			return ret;
+	}
 	/* and a subscriber of ours may come */
 	if (rec_srv_open(r, r->srv_err, sizeof(r->srv_err)))
 		r->srv = NULL;

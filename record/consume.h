@@ -146,6 +146,9 @@ struct rec {
 	uint64_t sub_missed_packets;
 	uint64_t *sub_disc;	     /* per stream: of those, added to events_discarded */
 	bool sub_ending;	     /* in rec_sub_finish: a TAKEOVER is declined */
+	bool sub_offered;	     /* a TAKEOVER came */
+	bool sub_died;		     /* the consumer died: we took over without one */
+	uint64_t sub_gap;	     /* then: packets it took that the rings no longer held */
 	/*
 	 * Per ring: what came before is not ours (rec_cut): a subscriber that
 	 * took over skips what it got from the consumer before; NULL: none.
@@ -248,9 +251,12 @@ bool rec_cut_apply(const struct rec_cut *c, const struct rec_src *src, struct ri
 		   struct rec_src *out, const uint8_t **body, size_t *blen);
 /*
  * A subscriber the rings were handed to (TAKEOVER, cut in r->cut): become
- * their consumer and go on from where the last one stopped.  0 or -errno.
+ * their consumer and go on from where the last one stopped.  With died
+ * (the consumer died without a word; r->cut: where what it sent ends),
+ * first read again from the rings the packets it took and never sent
+ * (sub_gap counts those gone).  0 or -errno.
  */
-int rec_take_over(struct rec *r, char *err, size_t errlen);
+int rec_take_over(struct rec *r, bool died, char *err, size_t errlen);
 /* The cut of every ring (r->nrings of them) as they are now: a subscriber's start. */
 void rec_cut_now(struct rec *r, struct rec_cut *cut);
 /*

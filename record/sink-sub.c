@@ -271,7 +271,7 @@ static void sub_hello(struct rec_sub *u, const uint8_t *p, size_t len)
 {
 	struct rec *r = u->s.rec;
 	struct rec_sub_welcome w = { .pid = (uint32_t)getpid() };
-	uint32_t version;
+	uint32_t version, n;
 
 	if (len < sizeof(version)) {
 		sub_drop(u);
@@ -284,7 +284,11 @@ static void sub_hello(struct rec_sub *u, const uint8_t *p, size_t len)
 	}
 	rec_cut_now(r, u->cut);
 	w.ticks = rr_now_ticks(&r->f.hdr);
-	if (sub_queue(u, REC_SUB_WELCOME, &w, sizeof(w), NULL, 0)) {
+	/* and the cut, for it to take over from if we die */
+	n = rec_rings_used(r) < r->nrings ? rec_rings_used(r) : r->nrings;
+	if ((size_t)n * sizeof(*u->cut) > REC_SUB_FRAME_MAX - sizeof(w))
+		n = 0;
+	if (sub_queue(u, REC_SUB_WELCOME, &w, sizeof(w), u->cut, (size_t)n * sizeof(*u->cut))) {
 		sub_drop(u);
 		return;
 	}

@@ -31,6 +31,11 @@
  * waiting, for it now.  The subscriber becomes the consumer (its own
  * socket for the next subscribers included) and goes on from exactly
  * there: its trace has no gap.  The other subscribers end, and say so.
+ * A consumer that dies (SIGKILL) says nothing: its oldest subscriber sees the
+ * connection end, finds it gone, and takes over all the same, from where
+ * what it was sent ends in each ring (the WELCOME's cut, moved on by each
+ * PACKET): what the dead one took but never sent is read again from the
+ * rings while they still hold it, and counted lost when they do not.
  *
  * A subscriber that reads too slowly never slows the consumer (and so the
  * program's writers in block mode): what it has not read is queued, up to
@@ -61,7 +66,7 @@ struct rec;
 
 enum rec_sub_kind {
 	REC_SUB_HELLO = 1, /* u32 version */
-	REC_SUB_WELCOME,   /* struct rec_sub_welcome */
+	REC_SUB_WELCOME,   /* struct rec_sub_welcome, then struct rec_cut per ring in use */
 	REC_SUB_PACKET,	   /* struct rec_sub_pkt, then the packet's events */
 	REC_SUB_MISSED,	   /* struct rec_sub_missed */
 	REC_SUB_BYE,	   /* nothing */

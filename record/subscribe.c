@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +20,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <internal/grow.h>
@@ -28,6 +30,7 @@
 
 #define SUB_WELCOME_MS 5000	    /* how long the consumer may take to answer HELLO */
 #define SUB_SILENCE_NS 10000000000L /* at the end: no byte that long, the consumer is gone */
+#define SUB_DYING_NS 1000000000L     /* how long a consumer that hung up may take to die */
 #define SUB_FRAME_SIZE(len) (sizeof(struct rec_sub_frame) + (((size_t)(len) + 7) & ~(size_t)7))
 
 static int sub_send(int fd, uint32_t kind, const void *p, uint32_t len)
@@ -155,10 +158,12 @@ static int sub_packet(struct rec *r, const uint8_t *p, size_t len, char *err, si
 	char why[RR_ERR_MAX];
 	struct rec_sub_pkt pk;
 	struct rec_src src;
-	uint32_t types;
+	uint32_t types, events;
+	size_t blen;
 
 	if (len < sizeof(pk))
 		return rr_fail(err, errlen, -EBADMSG, "the consumer sent a short packet");
+	blen = len - sizeof(pk);
 	memcpy(&pk, p, sizeof(pk));
 	if (pk.stream > r->nrings)
 		return rr_fail(err, errlen, -EBADMSG, "the consumer sent stream %u of %u",
@@ -194,11 +199,18 @@ static int sub_packet(struct rec *r, const uint8_t *p, size_t len, char *err, si
 	src = (struct rec_src){
 		.ring = pk.from_ring, .seq = pk.seq, .off = (size_t)pk.off, .events = pk.events
 	};
+	events = pk.hdr.events;
 	pk.hdr.events_discarded += r->sub_disc[pk.stream];
-	if (rec_emit(r, pk.stream, &src, &pk.hdr, p + sizeof(pk), len - sizeof(pk))) {
+	if (rec_emit(r, pk.stream, &src, &pk.hdr, p + sizeof(pk), blen)) {
 		snprintf(err, errlen, "%s", r->cb_err);
 		return -EIO;
 	}
+	/* where what we have of this ring ends, should we take over without a word */
+	if (pk.from_ring && pk.stream < r->nrings)
+		r->cut[pk.stream] = (struct rec_cut){ .seq1 = pk.seq + 1,
+						      .off = (size_t)pk.off + blen,
+						      .events = pk.events + events,
+						      .ts = pk.hdr.timestamp_end };
 	return 0;
 }
 
@@ -207,13 +219,54 @@ static int sub_takeover(struct rec *r, const uint8_t *p, size_t len, char *err, 
 {
 	size_t n = len / sizeof(struct rec_cut);
 
-	if (n > r->nrings || r->cut)
+	if (n > r->nrings || !r->cut || r->sub_offered)
 		return rr_fail(err, errlen, -EBADMSG, "the consumer sent a bad takeover");
-	r->cut = calloc(r->nrings, sizeof(*r->cut));
-	if (!r->cut)
-		return rr_fail(err, errlen, -ENOMEM, "out of memory");
+	memset(r->cut, 0, (size_t)r->nrings * sizeof(*r->cut));
 	memcpy(r->cut, p, n * sizeof(*r->cut));
+	r->sub_offered = true;
 	return 0;
+}
+
+/* Is pid gone (or a zombie: its parent has not reaped it yet)? */
+static bool sub_gone_now(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	ssize_t n;
+	int fd;
+
+	if (kill(pid, 0) && errno == ESRCH)
+		return true;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = 0;
+	/* the state follows the name, which may hold anything: after its last ')' */
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X');
+}
+
+/*
+ * Is pid, which closed its end of our connection, gone?  A process that is
+ * killed closes its descriptors before it is a zombie: it is given up to
+ * SUB_DYING_NS to become one.
+ */
+static bool sub_gone(pid_t pid)
+{
+	int64_t until = rr_mono_ns() + SUB_DYING_NS;
+
+	while (!sub_gone_now(pid)) {
+		struct timespec ms = { 0, 5000000 };
+
+		if (rr_mono_ns() > until)
+			return false;
+		nanosleep(&ms, NULL);
+	}
+	return true;
 }
 
 /*
@@ -293,16 +346,31 @@ static int sub_frames(struct rec *r, char *err, size_t errlen)
 	return ret ? ret : n;
 }
 
-/* After the END: take the rings over when they were handed to us, or decline. */
+/*
+ * After the END: take the rings over when they were handed to us, or
+ * decline.  After no END: take them over when the consumer died (and
+ * nobody else took them) while the process runs.
+ */
 static int sub_ended(struct rec *r, char *err, size_t errlen)
 {
-	if (!r->cut || r->sub_end != REC_SUB_END_STOP)
-		return 0;
-	if (r->sub_ending) {
+	char why[RR_ERR_MAX];
+	uint32_t word;
+
+	if (r->sub_end == REC_SUB_END_STOP && r->sub_offered) {
+		if (!r->sub_ending)
+			return rec_take_over(r, false, err, errlen);
 		sub_decline(r);
 		return 0;
 	}
-	return rec_take_over(r, err, errlen);
+	if (r->sub_end != REC_SUB_END_LOST || r->sub_ending || !sub_gone(r->sub_pid) ||
+	    rr_alive(&r->f) != 1)
+		return 0;
+	/* nobody else took the rings: the word still names the dead one (or nobody) */
+	if (rr_live_u32(&r->f, offsetof(struct rip_file_hdr, ev_consumer), &word, why,
+			sizeof(why)) ||
+	    (word && word != (uint32_t)r->sub_pid))
+		return 0;
+	return rec_take_over(r, true, err, errlen);
 }
 
 int rec_sub_poll(struct rec *r, bool wait, char *err, size_t errlen)
@@ -324,7 +392,9 @@ int rec_sub_poll(struct rec *r, bool wait, char *err, size_t errlen)
 				return ret;
 			if (r->sub_end == REC_SUB_ON)
 				r->sub_end = REC_SUB_END_LOST;
-			return n + ret;
+			n += ret;
+			ret = sub_ended(r, err, errlen);
+			return ret < 0 ? ret : n;
 		}
 		ret = sub_frames(r, err, errlen);
 		if (ret < 0)
@@ -386,9 +456,22 @@ int rec_subscribe(struct rec *r, const char *path, pid_t consumer, char *err, si
 	}
 	/* WELCOME: from now on every event is ours */
 	until = rr_mono_ns() + (int64_t)SUB_WELCOME_MS * 1000000;
-	while (r->sub_len < SUB_FRAME_SIZE(sizeof(struct rec_sub_welcome))) {
-		ssize_t n = rr_mono_ns() < until ? sub_recv(r, 100) : 0;
+	for (;;) {
+		struct rec_sub_frame fr;
+		ssize_t n;
 
+		if (r->sub_len >= sizeof(fr)) {
+			memcpy(&fr, r->sub_buf, sizeof(fr));
+			if (fr.magic != REC_SUB_MAGIC || fr.kind != REC_SUB_WELCOME ||
+			    fr.len < sizeof(struct rec_sub_welcome) || fr.len > REC_SUB_FRAME_MAX) {
+				ret = rr_fail(err, errlen, -EBADMSG,
+					      "pid %d answered something else", (int)consumer);
+				goto err_close;
+			}
+			if (r->sub_len >= SUB_FRAME_SIZE(fr.len))
+				break;
+		}
+		n = rr_mono_ns() < until ? sub_recv(r, 100) : 0;
 		if (n == -EAGAIN)
 			continue;
 		if (n <= 0) {
@@ -397,15 +480,27 @@ int rec_subscribe(struct rec *r, const char *path, pid_t consumer, char *err, si
 			goto err_close;
 		}
 	}
+	/* where we start in each ring: where we go on from, should the consumer die */
+	r->cut = calloc(r->nrings, sizeof(*r->cut));
+	if (!r->cut) {
+		ret = rr_fail(err, errlen, -ENOMEM, "out of memory");
+		goto err_close;
+	}
 	{
 		struct rec_sub_frame fr;
+		size_t n;
 
 		memcpy(&fr, r->sub_buf, sizeof(fr));
-		if (fr.magic != REC_SUB_MAGIC || fr.kind != REC_SUB_WELCOME) {
-			ret = rr_fail(err, errlen, -EBADMSG, "pid %d answered something else",
+		n = fr.len > sizeof(struct rec_sub_welcome) ?
+			    (fr.len - sizeof(struct rec_sub_welcome)) / sizeof(*r->cut) :
+			    0;
+		if (n > r->nrings || r->sub_len < SUB_FRAME_SIZE(fr.len)) {
+			ret = rr_fail(err, errlen, -EBADMSG, "pid %d sent a bad welcome",
 				      (int)consumer);
 			goto err_close;
 		}
+		memcpy(r->cut, r->sub_buf + sizeof(fr) + sizeof(struct rec_sub_welcome),
+		       n * sizeof(*r->cut));
 	}
 	/* the WELCOME stays in the buffer: sub_frames passes over it */
 	rec_baseline(r);

@@ -101,7 +101,14 @@ static void record_sub_summary(const struct rec *r, bool quiet)
 			"which read too slowly; they are counted in the lost events above\n",
 			rip_prog, (int)r->sub_pid, (unsigned long long)r->sub_missed_packets,
 			(unsigned long long)r->sub_missed_events);
-	if (r->sub_end == REC_SUB_END_TAKEN && !quiet)
+	if (r->sub_end == REC_SUB_END_TAKEN && r->sub_died && (r->sub_gap || !quiet))
+		fprintf(stderr,
+			"%s record: pid %d, the recorder that consumed the rings, died while the "
+			"process ran: this one took over from what it had sent, and read again "
+			"what it took and never sent; %llu packets of that were gone from the "
+			"rings (counted lost)\n",
+			rip_prog, (int)r->sub_pid, (unsigned long long)r->sub_gap);
+	else if (r->sub_end == REC_SUB_END_TAKEN && !quiet)
 		fprintf(stderr,
 			"%s record: pid %d, the recorder that consumed the rings, stopped while "
 			"the process ran: this one took over from exactly there, with no gap\n",
@@ -141,7 +148,7 @@ static int cmd_record(int argc, char **argv)
 	int64_t duration = 0, start, last_alive, idle = REC_IDLE_MIN_NS;
 	struct sigaction sa;
 	struct rec *r;
-	bool quiet = false;
+	bool quiet = false, taken = false;
 	int c, ret, n, status = EXIT_FAIL;
 	pid_t other;
 
@@ -292,6 +299,12 @@ static int cmd_record(int argc, char **argv)
 			goto out_close;
 		}
 		relay_report(r, no_local ? NULL : dir, &said);
+		if (r->sub_end == REC_SUB_END_TAKEN && !taken) {
+			taken = true;
+			fprintf(stderr, "%s record: pid %d %s: this one consumes the rings now\n",
+				rip_prog, (int)r->sub_pid,
+				r->sub_died ? "died" : "stopped and handed them over");
+		}
 		now = rr_mono_ns();
 		if (duration && now - start >= duration)
 			break;

@@ -16,7 +16,8 @@
 # Then with rip record as the first recorder (RIP_MODE=block): a second
 # one attached after phase 0 takes the rings over when the first gets
 # Ctrl-C during the program's run; the first holds phases 0-1, the
-# second 1-2, nothing lost.  Last, a second recorder stopped (SIGSTOP)
+# second 1-2, nothing lost; and when the first is killed (SIGKILL) the
+# second takes over all the same, nothing lost.  Last, a second recorder stopped (SIGSTOP)
 # while 80 MB of events go by: rip run loses nothing and does not wait
 # for it, and its own recorded + lost events add up to those emitted.
 . tests/data/common.sh
@@ -147,6 +148,49 @@ check second "1=$PER 2=$PER "
 for s in first second; do
 	grep -q "recorded in $s/, 0 lost" "$s.err" || fail "$s lost events: $(cat "$s.err")"
 done
+
+# the first rip record killed (SIGKILL) while the program is idle: the
+# second finds it dead, takes over from what it was sent, reads again what
+# the dead one took and never sent (counting what the writers reused since:
+# the killed one may not have sent all of phase 1 yet), and goes on
+mkdir -p ctl4
+t_bg env RIP_RING=1 RIP_MODE=block "$prog" ctl4 3 "$N" "$T" >prog4.out
+prog4=$T_LAST
+wait_until 30 grep -q "^ready$" prog4.out || die "phaseprog did not open its ring file"
+pid=$prog4
+t_bg "$RIP" record -o killed "$pid" 2>killed.err
+killed=$T_LAST
+wait_until 30 grep -q "recording phaseprog" killed.err ||
+	die "the first rip record did not start: $(cat killed.err)"
+touch ctl4/go.0
+wait_until 60 test -e ctl4/done.0 || die "phase 0 did not end"
+start heir
+heir=$T_LAST
+touch ctl4/go.1
+wait_until 60 test -e ctl4/done.1 || die "phase 1 did not end"
+t_kill "$killed"
+wait_until 30 grep -q "pid $killed died: this one consumes the rings now" heir.err ||
+	die "the second rip record did not take over: $(cat heir.err)"
+touch ctl4/go.2
+wait_until 60 test -e ctl4/done.2 || die "phase 2 did not end with its recorder killed"
+finish heir "$heir"
+wait "$prog4" || fail "phaseprog whose recorder was killed: exit $?"
+cat heir.err
+grep -q "died while the process ran: this one took over" heir.err ||
+	fail "the second rip record did not take over from the dead one: $(cat heir.err)"
+# phase 1 whole, unless the killed one had taken packets it had not sent yet and
+# the writers reused them: then they are counted; phase 2 whole in any case
+got=$(count heir)
+gone=$(sed -n 's/.* \([0-9]*\) packets of that were gone from the rings.*/\1/p' heir.err)
+case $got in
+"1=$PER 2=$PER ") ;;
+"1="*" 2=$PER ")
+	[ "${gone:-0}" -gt 0 ] ||
+		fail "heir misses events of phase 1 ($got) and counts no packet lost: $(cat heir.err)"
+	echo "heir: phase 1 lost $gone packets the killed recorder had taken (counted)"
+	;;
+*) fail "heir holds phases '$got', not '1=$PER 2=$PER '" ;;
+esac
 
 # a second recorder that does not read (SIGSTOP) while 4 x 1,000,000 events
 # (80 MB) go by: the program and rip run do not wait for it, and what is
