@@ -347,15 +347,36 @@ static int sub_frames(struct rec *r, char *err, size_t errlen)
 }
 
 /*
+ * Name us the rings' consumer if the word still says was: one subscriber
+ * of a consumer that died wins, the others end.  True when we did.
+ */
+static bool sub_claim(struct rec *r, uint32_t was)
+{
+	char why[RR_ERR_MAX];
+	sigjmp_buf jb;
+	bool won;
+
+	if (rr_map_writable(&r->f, why, sizeof(why)) || rr_guard_enter(&jb))
+		return false;
+	/*
+	 * The release as rip_file_set_consumer's: pairs with the writers' load
+	 * in rip_file_consumer (a hint: rip/abi.h); the acquire with another
+	 * subscriber's CAS here, which then fails.
+	 */
+	won = __atomic_compare_exchange_n(&((struct rip_file_hdr *)r->f.wmap)->ev_consumer, &was,
+					  (uint32_t)getpid(), false, __ATOMIC_ACQ_REL,
+					  __ATOMIC_ACQUIRE);
+	rr_guard_leave();
+	return won;
+}
+
+/*
  * After the END: take the rings over when they were handed to us, or
  * decline.  After no END: take them over when the consumer died (and
  * nobody else took them) while the process runs.
  */
 static int sub_ended(struct rec *r, char *err, size_t errlen)
 {
-	char why[RR_ERR_MAX];
-	uint32_t word;
-
 	if (r->sub_end == REC_SUB_END_STOP && r->sub_offered) {
 		if (!r->sub_ending)
 			return rec_take_over(r, false, err, errlen);
@@ -366,9 +387,7 @@ static int sub_ended(struct rec *r, char *err, size_t errlen)
 	    rr_alive(&r->f) != 1)
 		return 0;
 	/* nobody else took the rings: the word still names the dead one (or nobody) */
-	if (rr_live_u32(&r->f, offsetof(struct rip_file_hdr, ev_consumer), &word, why,
-			sizeof(why)) ||
-	    (word && word != (uint32_t)r->sub_pid))
+	if (!sub_claim(r, (uint32_t)r->sub_pid) && !sub_claim(r, 0))
 		return 0;
 	return rec_take_over(r, true, err, errlen);
 }
