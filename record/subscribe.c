@@ -30,7 +30,7 @@
 
 #define SUB_WELCOME_MS 5000	    /* how long the consumer may take to answer HELLO */
 #define SUB_SILENCE_NS 10000000000L /* at the end: no byte that long, the consumer is gone */
-#define SUB_DYING_NS 1000000000L     /* how long a consumer that hung up may take to die */
+#define SUB_DYING_NS 1000000000L    /* how long a consumer that hung up may take to die */
 #define SUB_FRAME_SIZE(len) (sizeof(struct rec_sub_frame) + (((size_t)(len) + 7) & ~(size_t)7))
 
 static int sub_send(int fd, uint32_t kind, const void *p, uint32_t len)
