@@ -11,7 +11,11 @@
  * and the packet retried; if it still fails it is reported, counted and
  * skipped, so that one bad packet never stalls a writer that waits for us.
  * When we stop, consumer_pid goes back to 0 so that nobody waits for a
- * consumer that left.
+ * consumer that left (or to the subscriber we handed the rings to).
+ * Other recorders of the same file subscribe to us rather than consume
+ * (record/sub.h): they are sinks of ours (record/sink-sub.c), and as a
+ * subscriber this file's rec_poll and rec_finish read from the consumer
+ * (record/subscribe.c) instead of the rings.
  */
 #include <errno.h>
 #include <signal.h>
@@ -33,6 +37,7 @@ void rec_init(struct rec *r)
 {
 	memset(r, 0, sizeof(*r));
 	r->f.fd = -1;
+	r->sub_fd = -1;
 }
 
 /* Hand a message to the caller's warn callback (the library never prints). */
@@ -85,7 +90,7 @@ static uint64_t rec_ring_discarded(struct rec *r, uint32_t i)
 				  offsetof(struct rip_evring, discarded));
 }
 
-static uint32_t rec_rings_used(struct rec *r)
+uint32_t rec_rings_used(struct rec *r)
 {
 	uint32_t n = rec_u32(r, REC_HDR(ev_fresh));
 
@@ -161,7 +166,20 @@ static void rec_zfree(void *p, size_t n, size_t size)
 		munmap(p, (n ? n : 1) * size);
 }
 
-int rec_attach(struct rec *r, const char *path, char *err, size_t errlen)
+void rec_baseline(struct rec *r)
+{
+	r->st.discarded_before = 0;
+	/* Rings used so far (the others have discarded nothing yet). */
+	for (uint32_t i = 0, n = rec_rings_used(r); i < n; i++) {
+		r->discarded0[i] = rec_ring_discarded(r, i);
+		r->st.discarded_before += r->discarded0[i];
+	}
+	r->st.noring_before = rec_u64(r, REC_HDR(ev_lost));
+	r->st.discarded_before += r->st.noring_before;
+}
+
+/* rec_attach, and with consume false rec_open_ro. */
+static int rec_open(struct rec *r, const char *path, bool consume, char *err, size_t errlen)
 {
 	int ret;
 
@@ -187,27 +205,36 @@ int rec_attach(struct rec *r, const char *path, char *err, size_t errlen)
 		ret = -ENOMEM;
 		goto err_close;
 	}
-	ret = ev_consumer_open(&r->f, err, errlen);
-	if (ret)
-		goto err_close;
-	r->attached = true;
+	if (consume) {
+		ret = ev_consumer_open(&r->f, err, errlen);
+		if (ret)
+			goto err_close;
+		r->attached = true;
+	}
 	r->types_seen = rec_u32(r, REC_HDR(types_count));
 	/* zero pages so far (rec_zalloc): only the types in use are written */
 	ret = ev_read_types_more(&r->f, r->types, err, errlen);
 	if (ret)
 		goto err_close;
-	/* Rings used so far (the others have discarded nothing yet). */
-	for (uint32_t i = 0, n = rec_rings_used(r); i < n; i++) {
-		r->discarded0[i] = rec_ring_discarded(r, i);
-		r->st.discarded_before += r->discarded0[i];
-	}
-	r->st.noring_before = rec_u64(r, REC_HDR(ev_lost));
-	r->st.discarded_before += r->st.noring_before;
+	rec_baseline(r);
+	/* a second rip record subscribes to us (record/sub.h); without it, it is refused */
+	if (consume && rec_srv_open(r, r->srv_err, sizeof(r->srv_err)))
+		r->srv = NULL;
 	return 0;
 
 err_close:
 	rec_close(r);
 	return ret;
+}
+
+int rec_attach(struct rec *r, const char *path, char *err, size_t errlen)
+{
+	return rec_open(r, path, true, err, errlen);
+}
+
+int rec_open_ro(struct rec *r, const char *path, char *err, size_t errlen)
+{
+	return rec_open(r, path, false, err, errlen);
 }
 
 void rec_defer_sync(struct rec *r)
@@ -277,8 +304,8 @@ static bool rec_live(const struct rec *r)
  * sink.  body lies inside a packet copy, after at least a header's worth of
  * bytes (the trace writer takes the bytes after the header).
  */
-static int rec_emit(struct rec *r, uint32_t ring, const struct rip_packet *hdr0,
-		    const uint8_t *body, size_t blen)
+int rec_emit(struct rec *r, uint32_t ring, const struct rec_src *src,
+	     const struct rip_packet *hdr0, const uint8_t *body, size_t blen)
 {
 	struct rip_packet hdr = *hdr0;
 	char why[RR_ERR_MAX];
@@ -300,6 +327,7 @@ static int rec_emit(struct rec *r, uint32_t ring, const struct rip_packet *hdr0,
 	}
 	if (floored && hdr.timestamp_end < hdr.timestamp_begin)
 		hdr.timestamp_end = hdr.timestamp_begin;
+	r->src = src;
 	for (struct rec_sink *s = r->sinks; s; s = s->next) {
 		if (s->failed)
 			continue;
@@ -307,9 +335,11 @@ static int rec_emit(struct rec *r, uint32_t ring, const struct rip_packet *hdr0,
 		if (ret && rec_sink_fail(r, s, why)) {
 			snprintf(r->cb_err, sizeof(r->cb_err), "%s", why);
 			r->cb_failed = true;
+			r->src = NULL;
 			return ret;
 		}
 	}
+	r->src = NULL;
 	r->pc[ring].last = hdr;
 	r->pc[ring].any = true;
 	if (ring >= r->nstreams)
@@ -320,6 +350,60 @@ static int rec_emit(struct rec *r, uint32_t ring, const struct rip_packet *hdr0,
 	return 0;
 }
 
+static int rec_cut_event(const struct ev_event *e, void *arg)
+{
+	(void)e;
+	(void)arg;
+	return 0;
+}
+
+/*
+ * Does a packet cut by a cut that came from another process (rec_take_over)
+ * decode, hdr's events of them?  0, or -EBADMSG (reported, counted).
+ */
+static int rec_cut_check(struct rec *r, uint32_t ring, const struct rip_packet *hdr,
+			 const uint8_t *body, size_t blen)
+{
+	char why[RR_ERR_MAX];
+	int n;
+
+	/* body has a header's worth of bytes before it: they are not read */
+	n = ev_decode(r->types, body - sizeof(*hdr), sizeof(*hdr) + blen, hdr->timestamp_begin,
+		      rec_cut_event, NULL, why, sizeof(why));
+	if (n >= 0 && (uint32_t)n == hdr->events)
+		return 0;
+	if (r->st.corrupt++ < REC_MAX_WARNINGS)
+		rec_warn(r, "warning: ring %u: the consumer before us stopped inside an event%s%s: "
+			 "packet skipped", ring, n < 0 ? ": " : "", n < 0 ? why : "");
+	return -EBADMSG;
+}
+
+bool rec_cut_apply(const struct rec_cut *c, const struct rec_src *src, struct rip_packet *hdr,
+		   struct rec_src *out, const uint8_t **body, size_t *blen)
+{
+	*out = *src;
+	if (!src->ring || !c->seq1)
+		return true;
+	if (src->seq != c->seq1 - 1)
+		return src->seq > c->seq1 - 1;
+	if (c->off >= src->off + *blen)
+		return false;
+	if (c->off > src->off) {
+		uint64_t before = c->events > src->events ? c->events - src->events : 0;
+
+		*body += c->off - src->off;
+		*blen -= c->off - src->off;
+		hdr->events = hdr->events > before ? hdr->events - (uint32_t)before : 0;
+		if (hdr->timestamp_begin < c->ts)
+			hdr->timestamp_begin = c->ts;
+		if (hdr->timestamp_end < hdr->timestamp_begin)
+			hdr->timestamp_end = hdr->timestamp_begin;
+		out->off = c->off;
+		out->events = c->events;
+	}
+	return true;
+}
+
 static int rec_packet(const struct ev_packet *p, void *arg)
 {
 	struct rec *r = arg;
@@ -327,6 +411,7 @@ static int rec_packet(const struct ev_packet *p, void *arg)
 	struct rip_packet hdr = p->hdr;
 	const uint8_t *body = p->data + sizeof(hdr);
 	size_t blen = p->len - sizeof(hdr);
+	struct rec_src src = { .ring = true, .seq = p->hdr.packet_seq_num, .off = sizeof(hdr) };
 
 	if (p->ring >= r->f.hdr.ev_rings || p->len < sizeof(hdr))
 		return 0;
@@ -344,9 +429,29 @@ static int rec_packet(const struct ev_packet *p, void *arg)
 		blen = p->len - pc->off;
 		hdr.events = p->hdr.events - pc->events;
 		hdr.timestamp_begin = pc->last_ts;
+		src.off = pc->off;
+		src.events = pc->events;
+	}
+	/* the final pass: where we stopped, for a subscriber that takes over */
+	if (p->was_open && r->endcut)
+		r->endcut[p->ring] = (struct rec_cut){ .seq1 = p->hdr.packet_seq_num + 1,
+						       .off = p->len,
+						       .events = p->hdr.events,
+						       .ts = p->hdr.timestamp_end };
+	/* taken over from a consumer: what it sent us already is not sent again */
+	if (r->cut && r->cut[p->ring].seq1) {
+		struct rec_src cut;
+
+		if (!rec_cut_apply(&r->cut[p->ring], &src, &hdr, &cut, &body, &blen) ||
+		    (!hdr.events && p->hdr.events))
+			return 0;
+		/* cut where the consumer said: on an event's boundary, or it lied */
+		if (cut.off != src.off && rec_cut_check(r, p->ring, &hdr, body, blen))
+			return 0;
+		src = cut;
 	}
 	hdr.packet_seq_num += pc->extra;
-	return rec_emit(r, p->ring, &hdr, body, blen);
+	return rec_emit(r, p->ring, &src, &hdr, body, blen);
 }
 
 /*
@@ -490,12 +595,30 @@ static int rec_samples(struct rec *r, bool final, char *err, size_t errlen)
 	return 0;
 }
 
+/* Free the sinks that are done (a subscriber that left). */
+static void rec_sinks_prune(struct rec *r)
+{
+	for (struct rec_sink **at = &r->sinks; *at;) {
+		struct rec_sink *s = *at;
+
+		if (!s->gone) {
+			at = &s->next;
+			continue;
+		}
+		*at = s->next;
+		s->ops->free(s);
+	}
+}
+
 int rec_poll(struct rec *r, char *err, size_t errlen)
 {
-	uint32_t n = rec_rings_used(r);
+	uint32_t n;
 	uint64_t before = r->st.packets + r->st.lost_packets + r->st.corrupt;
 	int ret;
 
+	if (r->sub_fd >= 0)
+		return rec_sub_poll(r, false, err, errlen);
+	n = rec_rings_used(r);
 	rec_refresh_types(r);
 	/* a calibration pair every second or so: readers follow the TSC's rate with them */
 	if (rr_mono_ns() - r->pair_ns >= 1000000000) {
@@ -518,6 +641,8 @@ int rec_poll(struct rec *r, char *err, size_t errlen)
 	ret = rec_sinks_pass(r, err, errlen);
 	if (ret)
 		return ret;
+	rec_sinks_prune(r);
+	rec_srv_poll(r);
 	return (int)(r->st.packets + r->st.lost_packets + r->st.corrupt - before);
 }
 
@@ -527,7 +652,7 @@ int rec_tick(struct rec *r, uint64_t margin_ns, char *err, size_t errlen)
 	uint32_t n;
 	int ret;
 
-	if (!rec_live(r))
+	if (!rec_live(r) || r->sub_fd >= 0)
 		return rec_poll(r, err, errlen);
 	/* now first: every ring in use after this holds only later events */
 	ret = rec_poll(r, err, errlen);
@@ -560,11 +685,15 @@ int rec_tick(struct rec *r, uint64_t margin_ns, char *err, size_t errlen)
 
 			if (p.hdr.events > sent && p.len > off) {
 				struct rip_packet hdr = p.hdr;
+				struct rec_src src = { .ring = true,
+						       .seq = p.hdr.packet_seq_num,
+						       .off = off,
+						       .events = sent };
 
 				hdr.events = p.hdr.events - sent;
 				hdr.timestamp_begin = part ? pc->last_ts : p.hdr.timestamp_begin;
 				hdr.packet_seq_num = p.hdr.packet_seq_num + pc->extra;
-				ret = rec_emit(r, i, &hdr, p.data + off, p.len - off);
+				ret = rec_emit(r, i, &src, &hdr, p.data + off, p.len - off);
 				if (ret) {
 					free(p.data);
 					snprintf(err, errlen, "%s", r->cb_err);
@@ -605,7 +734,9 @@ static int rec_smp_packet(uint32_t stream, const struct rip_packet *hdr, const u
 {
 	struct rec *r = arg;
 
-	return rec_emit(r, stream, hdr, body, blen);
+	static const struct rec_src own;
+
+	return rec_emit(r, stream, &own, hdr, body, blen);
 }
 
 /* The last pass over the samples, and every sample, as the stream after the rings'. */
@@ -688,7 +819,9 @@ static int rec_lost(struct rec *r, uint64_t lost, char *err, size_t errlen)
 	hdr.events = 0;
 	hdr.events_discarded += lost;
 	hdr.timestamp_begin = hdr.timestamp_end;
-	ret = rec_emit(r, i, &hdr, (const uint8_t *)&r->pc[i].last + sizeof(hdr), 0);
+	static const struct rec_src own;
+
+	ret = rec_emit(r, i, &own, &hdr, (const uint8_t *)&r->pc[i].last + sizeof(hdr), 0);
 	if (ret)
 		snprintf(err, errlen, "%s", r->cb_err);
 	return ret;
@@ -729,20 +862,34 @@ int rec_finish(struct rec *r, char *err, size_t errlen)
 	info = calloc(1, sizeof(*info));
 	if (!info)
 		return rr_fail(err, errlen, -ENOMEM, "out of memory");
+	/* A subscriber takes the rest from the consumer, never from the rings. */
+	if (r->sub_fd >= 0)
+		ret = rec_sub_finish(r, err, errlen);
 	/* Everything closed, then the open packets, closed in the copy. */
-	for (int pass = 0; pass < REC_DRAIN_PASSES; pass++) {
+	for (int pass = 0; !ret && r->sub_fd < 0 && pass < REC_DRAIN_PASSES; pass++) {
 		n = rec_poll(r, err, errlen);
 		if (n < 0)
 			ret = n;
 		if (n <= 0)
 			break;
 	}
-	for (uint32_t i = 0; !ret && i < rec_rings_used(r); i++)
-		if (!r->bad[i])
-			ret = rec_consume(r, i, true, err, errlen);
-	if (!ret)
+	/* with subscribers: where the final pass stops in each ring, for a takeover */
+	if (r->sub_fd < 0 && rec_srv_count(r) && !r->endcut)
+		r->endcut = calloc(r->nrings, sizeof(*r->endcut));
+	for (uint32_t i = 0; !ret && r->sub_fd < 0 && i < rec_rings_used(r); i++) {
+		uint64_t written, consumed;
+
+		if (r->bad[i])
+			continue;
+		/* no open packet taken: all from the packet the writer is on now */
+		if (r->endcut && !rec_ring_pos(r, i, &written, &consumed))
+			r->endcut[i] = (struct rec_cut){ .seq1 = written + 1 };
+		ret = rec_consume(r, i, true, err, errlen);
+	}
+	if (!ret && r->sub_fd < 0)
 		ret = rec_samples_end(r, err, errlen);
-	r->st.discarded = rec_discarded_now(r) - r->st.discarded_before;
+	/* a subscriber's: what the writers dropped while it recorded, and the consumer for it */
+	r->st.discarded = rec_discarded_now(r) - r->st.discarded_before + r->sub_missed_events;
 	/*
 	 * What no ring counted, into the trace's packets too (all of it, as the
 	 * index and the rings' own running totals count from the start).
@@ -762,11 +909,13 @@ int rec_finish(struct rec *r, char *err, size_t errlen)
 	if (!ret && rec_streamed(r))
 		rec_clock_as_streamed(info);
 	if (!ret) {
-		info->idx.lost_packets = r->st.lost_packets + r->st.corrupt;
+		info->idx.lost_packets = r->st.lost_packets + r->st.corrupt + r->sub_missed_packets;
 		info->idx.nstreams = r->nstreams;
 		info->idx.events = r->st.events;
 		ret = rec_samples_info(r, info, err, errlen);
 	}
+	/* no new subscriber; one may take over and listen at this name (record/sub.h) */
+	rec_srv_close(r);
 	/* With an error above, the sinks close what was written, and that error is reported. */
 	e = rec_sinks_end(r, info, !ret, err, errlen);
 	if (!ret)
@@ -789,6 +938,18 @@ void rec_close(struct rec *r)
 		rr_guard_leave();
 	}
 	r->attached = false;
+	rec_srv_close(r);
+	if (r->sub_fd >= 0)
+		close(r->sub_fd);
+	r->sub_fd = -1;
+	free(r->sub_buf);
+	r->sub_buf = NULL;
+	r->sub_len = r->sub_cap = 0;
+	free(r->sub_disc);
+	r->sub_disc = NULL;
+	free(r->cut);
+	free(r->endcut);
+	r->cut = r->endcut = NULL;
 	/* (a sink never ended removes what it wrote) */
 	while (r->sinks) {
 		struct rec_sink *s = r->sinks;
@@ -809,6 +970,164 @@ void rec_close(struct rec *r)
 	r->bad = NULL;
 	r->discarded0 = NULL;
 	r->pc = NULL;
+}
+
+void rec_cut_now(struct rec *r, struct rec_cut *cut)
+{
+	uint32_t n = rec_rings_used(r);
+	char err[RR_ERR_MAX];
+
+	memset(cut, 0, (size_t)r->nrings * sizeof(*cut));
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t written, consumed;
+		struct ev_packet p;
+		int ret;
+
+		if (r->bad[i] || rec_ring_pos(r, i, &written, &consumed))
+			continue;
+		/* all before the open packet, then what it holds now */
+		cut[i].seq1 = written + 1;
+		ret = ev_peek_open(&r->f, r->types, i, UINT64_MAX, 0, &p, err, sizeof(err));
+		if (ret == -EAGAIN && !rec_consume(r, i, false, err, sizeof(err)))
+			ret = ev_peek_open(&r->f, r->types, i, UINT64_MAX, 0, &p, err,
+					   sizeof(err));
+		if (ret != 1)
+			continue; /* none yet, or being switched: all of it is the subscriber's */
+		cut[i].seq1 = p.hdr.packet_seq_num + 1;
+		cut[i].off = p.len;
+		cut[i].events = p.hdr.events;
+		cut[i].ts = p.hdr.timestamp_end;
+		free(p.data);
+	}
+}
+
+/*
+ * The packets of ring i the consumer before us took (below consumed) after
+ * what it sent us (r->cut): read again from the ring, as a flight recorder
+ * is, into the sinks; those the writer reused since are counted.
+ */
+static int rec_recover(struct rec *r, uint32_t i, char *err, size_t errlen)
+{
+	uint64_t written, consumed, from = r->cut[i].seq1 ? r->cut[i].seq1 - 1 : 0, have = 0;
+	struct ev_packet *v = NULL;
+	size_t nv = 0, torn = 0;
+	int ret;
+
+	if (rec_ring_pos(r, i, &written, &consumed))
+		return rr_fail(err, errlen, -EIO, "%s: the file shrank while being read", r->f.path);
+	if (consumed <= from)
+		return 0;
+	ret = ev_copy_ring(&r->f, r->types, i, &v, &nv, &torn, err, errlen);
+	if (ret)
+		return ret == -ENOMEM || ret == -EIO ? ret : 0;
+	for (size_t k = 0; k < nv && !ret; k++) {
+		uint64_t s = v[k].hdr.packet_seq_num;
+
+		if (v[k].was_open || s < from || s >= consumed)
+			continue;
+		have++;
+		ret = rec_packet(&v[k], r);
+	}
+	ev_packets_free(v, nv);
+	if (ret) {
+		snprintf(err, errlen, "%s", r->cb_err);
+		return ret;
+	}
+	r->sub_gap += consumed - from - have;
+	r->st.lost_packets += consumed - from - have;
+	return 0;
+}
+
+int rec_take_over(struct rec *r, bool died, char *err, size_t errlen)
+{
+	uint32_t n = rec_rings_used(r);
+	int ret;
+
+	if (r->sub_fd >= 0)
+		close(r->sub_fd);
+	r->sub_fd = -1;
+	/* the consumer named us in the file already: writers wait for us, not for it */
+	ret = ev_consumer_open(&r->f, err, errlen);
+	if (ret)
+		return ret;
+	r->attached = true;
+	/*
+	 * Our packets' sequence numbers go on from the last one the consumer
+	 * sent us in each stream (it may have sent pieces: rec_tick).
+	 */
+	for (uint32_t i = 0; i < n && i < r->nrings; i++) {
+		struct rec_piece *pc = &r->pc[i];
+		uint64_t next = r->cut[i].seq1 ? r->cut[i].seq1 - 1 : 0;
+
+		if (pc->any && r->cut[i].seq1 && pc->last.packet_seq_num + 1 > next)
+			pc->extra = pc->last.packet_seq_num + 1 - next;
+	}
+	r->types_seen = rec_u32(r, REC_HDR(types_count));
+	ret = ev_read_types_more(&r->f, r->types, err, errlen);
+	if (ret)
+		return ret;
+	r->sub_died = died;
+	for (uint32_t i = 0; died && i < n && i < r->nrings; i++) {
+		ret = rec_recover(r, i, err, errlen);
+		if (ret)
+			return ret;
+	}
+	/* and a subscriber of ours may come */
+	if (rec_srv_open(r, r->srv_err, sizeof(r->srv_err)))
+		r->srv = NULL;
+	r->sub_end = REC_SUB_END_TAKEN;
+	return 0;
+}
+
+int rec_flush_to(struct rec *r, struct rec_sink *s, char *err, size_t errlen)
+{
+	uint32_t n = rec_rings_used(r);
+	int ret;
+
+	for (uint32_t i = 0; i < n; i++) {
+		struct rec_piece *pc = &r->pc[i];
+		struct rip_packet hdr;
+		struct rec_src src;
+		struct ev_packet p;
+		char why[RR_ERR_MAX];
+		bool part;
+
+		if (r->bad[i])
+			continue;
+		ret = ev_peek_open(&r->f, r->types, i, pc->seq1 - 1, pc->off, &p, why, sizeof(why));
+		if (ret == -EAGAIN) {
+			/* a packet closed since the pass: to every sink first */
+			ret = rec_consume(r, i, false, err, errlen);
+			if (ret < 0)
+				return ret;
+			ret = ev_peek_open(&r->f, r->types, i, pc->seq1 - 1, pc->off, &p, why,
+					   sizeof(why));
+		}
+		if (ret != 1)
+			continue; /* nothing beyond what went out (or not readable: lost to it) */
+		part = pc->seq1 && pc->seq1 - 1 == p.hdr.packet_seq_num;
+		src = (struct rec_src){ .ring = true,
+					.seq = p.hdr.packet_seq_num,
+					.off = part ? pc->off : sizeof(p.hdr),
+					.events = part ? pc->events : 0 };
+		if (p.hdr.events <= src.events || p.len <= src.off) {
+			free(p.data);
+			continue;
+		}
+		hdr = p.hdr;
+		hdr.events = p.hdr.events - (uint32_t)src.events;
+		hdr.timestamp_begin = part ? pc->last_ts : p.hdr.timestamp_begin;
+		hdr.packet_seq_num = p.hdr.packet_seq_num + pc->extra;
+		hdr.packet_size = hdr.content_size = (uint64_t)(p.len - src.off + sizeof(hdr)) * 8;
+		hdr.open = 0;
+		r->src = &src;
+		ret = s->ops->packet(s, i, &hdr, p.data + src.off, p.len - src.off, err, errlen);
+		r->src = NULL;
+		free(p.data);
+		if (ret)
+			return ret;
+	}
+	return 0;
 }
 
 int rec_silence(const char *path, char *err, size_t errlen)

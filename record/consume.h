@@ -28,6 +28,10 @@
  * relayd lost in the middle is connected to again (a new session, a
  * bounded number of times: rec_relayd_gap); one that stays lost leaves the
  * local trace whole: rec_relayd_error says why.
+ *
+ * Several recorders (record/sub.h): rec_attach also listens for a second
+ * rip record, which subscribes with rec_subscribe instead of rec_attach
+ * and then runs the same loop; its packets come from the consumer.
  */
 #ifndef RIP_RECORD_CONSUME_H
 #define RIP_RECORD_CONSUME_H
@@ -40,6 +44,7 @@
 #include "read/trace.h"
 #include "record/samples.h"
 #include "record/sink.h"
+#include "record/sub.h"
 #include "record/tracew.h"
 
 struct rec_stats {
@@ -66,6 +71,32 @@ struct rec_piece {
 	struct rip_packet last; /* the header of the last packet written */
 	bool any;	       /* a packet was written */
 };
+
+/*
+ * What rec_emit sends: with ring, bytes [off, ...) of the ring's packet
+ * seq, after events of it; else a packet of the consumer's own (samples,
+ * losses), never cut.  A subscriber's sink cuts by it (record/sink-sub.c).
+ */
+struct rec_src {
+	bool ring;
+	uint64_t seq;
+	size_t off;
+	uint64_t events;
+};
+
+/*
+ * Where a subscriber's recording starts in one ring: packets before seq1 - 1
+ * are not its, and of packet seq1 - 1 only the bytes from off on (after
+ * its first events events, the last of them at ts).  seq1 0: all of it.
+ */
+struct rec_cut {
+	uint64_t seq1;
+	size_t off;
+	uint64_t events;
+	uint64_t ts;
+};
+
+struct rec_srv;
 
 struct rec {
 	struct rr_file f;
@@ -103,11 +134,44 @@ struct rec {
 	/* Called with each warning (a packet skipped, a type table unreadable); NULL: none. */
 	void (*warn)(const char *msg, void *arg);
 	void *warn_arg;
+	const struct rec_src *src; /* during rec_emit: what is sent */
+	/* As the consumer: the subscribers' socket (record/sink-sub.c); NULL: none. */
+	struct rec_srv *srv;
+	char srv_err[RR_ERR_MAX]; /* why there is none */
+	/* As a subscriber (rec_subscribe, record/subscribe.c): sub_fd >= 0. */
+	int sub_fd;
+	pid_t sub_pid;		     /* the consumer's */
+	enum rec_sub_why sub_end;    /* why it ended, REC_SUB_ON while it has not */
+	uint64_t sub_missed_events;  /* dropped for us by the consumer (MISSED) */
+	uint64_t sub_missed_packets;
+	uint64_t *sub_disc;	     /* per stream: of those, added to events_discarded */
+	bool sub_ending;	     /* in rec_sub_finish: a TAKEOVER is declined */
+	bool sub_offered;	     /* a TAKEOVER came */
+	bool sub_died;		     /* the consumer died: we took over without one */
+	uint64_t sub_gap;	     /* then: packets it took that the rings no longer held */
+	/*
+	 * Per ring: what came before is not ours (rec_cut): a subscriber that
+	 * took over skips what it got from the consumer before; NULL: none.
+	 */
+	struct rec_cut *cut;
+	/* Per ring, as the consumer: where the final pass stopped, for a takeover; NULL: none. */
+	struct rec_cut *endcut;
+	bool handed; /* the rings were handed over to a subscriber */
+	uint8_t *sub_buf;	     /* bytes read, not yet a whole frame */
+	size_t sub_len, sub_cap;
 };
 
 void rec_init(struct rec *r);
-/* Open the ring file at path and become the consumer of its rings.  0 or -errno. */
+/*
+ * Open the ring file at path and become the consumer of its rings.  0 or
+ * -errno.  It then takes subscribers (record/sub.h) too, when it can
+ * (srv_err says why not).
+ */
 int rec_attach(struct rec *r, const char *path, char *err, size_t errlen);
+/* The same without consuming: for a subscriber (rec_subscribe).  0 or -errno. */
+int rec_open_ro(struct rec *r, const char *path, char *err, size_t errlen);
+/* The losses counted from now on (a subscriber's start). */
+void rec_baseline(struct rec *r);
 /*
  * Is another live process consuming this file's rings?  Its pid, or 0.
  * (Two consumers would each take half of the packets.)
@@ -170,6 +234,38 @@ void rec_close(struct rec *r);
  * it cannot be done yet (a file still being created), to be tried again.
  */
 int rec_silence(const char *path, char *err, size_t errlen);
+
+/*
+ * For the sinks and the subscriber (record/sink-sub.c, record/subscribe.c):
+ * write one packet to every working sink (hdr then blen bytes of events at
+ * body, which has a header's worth of bytes before it), src saying what
+ * it is; 0 or -errno (cb_err says why).
+ */
+int rec_emit(struct rec *r, uint32_t ring, const struct rec_src *src,
+	     const struct rip_packet *hdr, const uint8_t *body, size_t blen);
+/*
+ * Cut what src says is sent (hdr, *body, *blen) to what lies after c; out:
+ * src as it is after the cut.  False when nothing does.
+ */
+bool rec_cut_apply(const struct rec_cut *c, const struct rec_src *src, struct rip_packet *hdr,
+		   struct rec_src *out, const uint8_t **body, size_t *blen);
+/*
+ * A subscriber the rings were handed to (TAKEOVER, cut in r->cut): become
+ * their consumer and go on from where the last one stopped.  With died
+ * (the consumer died without a word; r->cut: where what it sent ends),
+ * first read again from the rings the packets it took and never sent
+ * (sub_gap counts those gone).  0 or -errno.
+ */
+int rec_take_over(struct rec *r, bool died, char *err, size_t errlen);
+/* The cut of every ring (r->nrings of them) as they are now: a subscriber's start. */
+void rec_cut_now(struct rec *r, struct rec_cut *cut);
+/*
+ * Send sink s alone what the open packets hold beyond what went to every
+ * sink: a subscriber that leaves gets every event up to now.  0 or -errno.
+ */
+int rec_flush_to(struct rec *r, struct rec_sink *s, char *err, size_t errlen);
+/* Rings in use (every ring past them is fresh). */
+uint32_t rec_rings_used(struct rec *r);
 
 /* Events lost in all: overwritten or dropped, before and while recording. */
 uint64_t rec_lost_events(const struct rec *r);

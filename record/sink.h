@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * record/sink.h - where the consumer's packets go (record/consume.h): one
- * interface, two implementations, any number of each in a list that the
+ * interface, three implementations, any number of each in a list that the
  * consumer feeds in the order they were added.
  *
  *	record/sink-dir.c	  the local trace: a CTF directory (record/tracew.h),
@@ -10,6 +10,9 @@
  *				  head and each event type before the first packet
  *				  that uses it, live beacons, a relayd lost connected
  *				  to again, the index in the metadata at the end
+ *	record/sink-sub.c	  a second recorder (record/sub.h): each packet over
+ *				  a socket, cut to what came after its start, and
+ *				  never waited for (optional: its failure is its own)
  *
  * Every packet goes to every working sink, the same bytes to each: a sink
  * that must not see a packet begin before some time in a stream (relayd:
@@ -69,6 +72,7 @@ struct rec_sink {
 	bool optional;	 /* the recording goes on without it while another sink works */
 	bool streams;	 /* it got the metadata at the start: the clock cannot change since */
 	bool failed;	 /* not fed any more: err says why */
+	bool gone;	 /* done: taken out of the list and freed after the pass */
 	char err[RR_ERR_MAX];
 	struct rec_sink *next; /* in the consumer's list */
 };

@@ -4,7 +4,8 @@
  * file and stream its events into a CTF trace directory until it exits,
  * the duration is up, or we get SIGINT / SIGTERM.
  *
- * We become the consumer of every event ring (record/consume.c).  What the
+ * We become the consumer of every event ring (record/consume.c), or, when
+ * another recorder is that already, its subscriber (record/sub.h).  What the
  * process's writers do when we fall behind is the mode its ring was
  * opened with: in overwrite mode they do not wait, so packets can be
  * overwritten before we read them; those are counted and reported, and the
@@ -46,13 +47,19 @@ static const struct rip_cmd cmd_record_def = {
 		 "\n" STORE_HELP
 		 "\n" RELAY_HELP
 		 "\n"
+		 "A process that rip run or another rip record already records can be recorded\n"
+		 "again: this one then subscribes to that recorder, which copies it every packet\n"
+		 "from now on (the program waits for the first recorder only).  When the first\n"
+		 "stops while the process runs, the oldest second one takes over, with no gap.\n"
+		 "Not with --relayd.\n"
+		 "\n"
 		 "In overwrite mode (librip's default) the threads do not wait for rip: what\n"
 		 "they overwrite before rip reads it is lost, and reported.  Run the program\n"
 		 "with RIP_MODE=block (or under rip run) to lose nothing.\n"
 		 "\n"
 		 "Exit status: 0 success (lost events are reported, not an error), 1 failure\n"
-		 "(no such process, not running, already recorded, trace not written, relayd\n"
-		 "lost: the local trace is whole), 2 usage.\n",
+		 "(no such process, not running, recorded by a recorder that takes no second one,\n"
+		 "trace not written, relayd lost: the local trace is whole), 2 usage.\n",
 };
 
 RIP_COMMAND(cmd_record_def);
@@ -83,6 +90,42 @@ static void record_summary(const struct rec *r, bool quiet)
 			rip_prog);
 }
 
+/* A second recorder's own lines: what the first dropped for it, and how it ended. */
+static void record_sub_summary(const struct rec *r, bool quiet)
+{
+	if (!r->sub_pid)
+		return;
+	if (r->sub_missed_events || r->sub_missed_packets)
+		fprintf(stderr,
+			"%s record: pid %d dropped %llu packets (%llu events) for this recorder, "
+			"which read too slowly; they are counted in the lost events above\n",
+			rip_prog, (int)r->sub_pid, (unsigned long long)r->sub_missed_packets,
+			(unsigned long long)r->sub_missed_events);
+	if (r->sub_end == REC_SUB_END_TAKEN && r->sub_died && (r->sub_gap || !quiet))
+		fprintf(stderr,
+			"%s record: pid %d, the recorder that consumed the rings, died while the "
+			"process ran: this one took over from what it had sent, and read again "
+			"what it took and never sent; %llu packets of that were gone from the "
+			"rings (counted lost)\n",
+			rip_prog, (int)r->sub_pid, (unsigned long long)r->sub_gap);
+	else if (r->sub_end == REC_SUB_END_TAKEN && !quiet)
+		fprintf(stderr,
+			"%s record: pid %d, the recorder that consumed the rings, stopped while "
+			"the process ran: this one took over from exactly there, with no gap\n",
+			rip_prog, (int)r->sub_pid);
+	else if (r->sub_end == REC_SUB_END_STOP)
+		fprintf(stderr,
+			"%s record: pid %d, the recorder that consumed the rings, stopped while "
+			"the process runs: this trace ends there (the first recorder that "
+			"subscribed took the rings over; rip record again to go on)\n",
+			rip_prog, (int)r->sub_pid);
+	else if (r->sub_end == REC_SUB_END_LOST)
+		fprintf(stderr,
+			"%s record: pid %d, the recorder that consumed the rings, went away "
+			"without a word: events after that are not in this trace\n",
+			rip_prog, (int)r->sub_pid);
+}
+
 static int cmd_record(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -105,7 +148,7 @@ static int cmd_record(int argc, char **argv)
 	int64_t duration = 0, start, last_alive, idle = REC_IDLE_MIN_NS;
 	struct sigaction sa;
 	struct rec *r;
-	bool quiet = false;
+	bool quiet = false, taken = false;
 	int c, ret, n, status = EXIT_FAIL;
 	pid_t other;
 
@@ -186,11 +229,12 @@ static int cmd_record(int argc, char **argv)
 			 r->f.hdr.comm, r->f.hdr.pid);
 		goto out_close;
 	}
+	/* another recorder consumes the rings: we subscribe to it (record/sub.h) */
 	other = rec_other_consumer(&r->f);
-	if (other) {
-		tool_err("%s (pid %d) is already being recorded by pid %d: two recorders would "
-			 "each get half of the events",
-			 r->f.hdr.comm, r->f.hdr.pid, (int)other);
+	if (other && relay.url) {
+		tool_err("%s (pid %d) is already being recorded by pid %d: a second recorder "
+			 "cannot stream to relayd (record to a directory, or stop pid %d first)",
+			 r->f.hdr.comm, r->f.hdr.pid, (int)other, (int)other);
 		goto out_close;
 	}
 	if (out && !no_local)
@@ -210,7 +254,14 @@ static int cmd_record(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 
-	ret = rec_attach(r, path, err, sizeof(err));
+	ret = other ? rec_subscribe(r, path, other, err, sizeof(err)) :
+		      rec_attach(r, path, err, sizeof(err));
+	if (ret && other) {
+		tool_err("%s (pid %d) is already being recorded by pid %d, which does not take a "
+			 "second recorder: %s",
+			 r->f.hdr.comm, r->f.hdr.pid, (int)other, err);
+		goto out_free;
+	}
 	if (ret) {
 		tool_err("%s", err);
 		goto out_free;
@@ -230,9 +281,15 @@ static int cmd_record(int argc, char **argv)
 		}
 	}
 	if (!quiet)
-		fprintf(stderr, "%s record: recording %s (pid %d) into %s%s; Ctrl-C to stop\n",
+		fprintf(stderr, "%s record: recording %s (pid %d) into %s%s%s; Ctrl-C to stop\n",
 			rip_prog, r->f.hdr.comm, r->f.hdr.pid, no_local ? "relayd" : dir,
-			no_local ? "" : "/");
+			no_local ? "" : "/",
+			other ? ", alongside the recorder that consumes its rings" : "");
+	if (other && !quiet)
+		fprintf(stderr,
+			"%s record: pid %d consumes the rings and copies every packet to us from "
+			"now on\n",
+			rip_prog, (int)other);
 	start = last_alive = rr_mono_ns();
 	while (!record_stop) {
 		struct timespec ts = { 0, 0 };
@@ -244,9 +301,17 @@ static int cmd_record(int argc, char **argv)
 			goto out_close;
 		}
 		relay_report(r, no_local ? NULL : dir, &said);
+		if (r->sub_end == REC_SUB_END_TAKEN && !taken) {
+			taken = true;
+			fprintf(stderr, "%s record: pid %d %s: this one consumes the rings now\n",
+				rip_prog, (int)r->sub_pid,
+				r->sub_died ? "died" : "stopped and handed them over");
+		}
 		now = rr_mono_ns();
 		if (duration && now - start >= duration)
 			break;
+		if (r->sub_fd >= 0 && r->sub_end != REC_SUB_ON)
+			break; /* the recorder we subscribed to ended */
 		if (now - last_alive >= RECORD_ALIVE_NS) {
 			if (rr_alive(&r->f) != 1)
 				break;
@@ -277,6 +342,7 @@ static int cmd_record(int argc, char **argv)
 		fprintf(stderr, "%s record: streamed to %s\n", rip_prog, where);
 	}
 	record_summary(r, quiet);
+	record_sub_summary(r, quiet);
 	if (!said.gap && rec_relayd_gap(r)) {
 		said.gap = true;
 		tool_err("%s", rec_relayd_gap(r));
