@@ -137,6 +137,50 @@ static uint64_t ev_sign(uint64_t v, uint32_t type)
 	}
 }
 
+int ev_walk(const struct ev_types *types, const uint8_t *data, size_t len, uint64_t ts_begin,
+	    uint64_t *last_ts)
+{
+	size_t off = RIP_PACKET_HDR_SIZE;
+	uint64_t ts = ts_begin;
+	int count = 0;
+
+	if (len < RIP_PACKET_HDR_SIZE)
+		return -1;
+	while (off < len) {
+		const struct ev_type *t;
+		uint32_t id;
+		int hl = ev_header(data, len, off, &id, &ts);
+
+		if (hl <= 0)
+			return -1;
+		off += (size_t)hl;
+		if (id >= EV_MAX_TYPES || !types->t[id].valid)
+			return -1;
+		t = &types->t[id];
+		if (len - off < t->fixed)
+			return -1;
+		off += t->fixed;
+		if (t->string) {
+			size_t max = len - off < RIP_STRING_MAX ? len - off : RIP_STRING_MAX;
+			const uint8_t *nul = memchr(data + off, 0, max);
+
+			if (!nul)
+				return -1;
+			off += (size_t)(nul - (data + off)) + 1;
+		} else if (t->array) {
+			uint32_t cnt;
+
+			if (len - off < 4 || (cnt = (uint32_t)ev_get(data + off, 4)) > RIP_ARRAY_MAX ||
+			    len - off - 4 < (size_t)cnt * 8)
+				return -1;
+			off += 4 + (size_t)cnt * 8;
+		}
+		count++;
+	}
+	*last_ts = ts;
+	return count;
+}
+
 int ev_decode(const struct ev_types *types, const uint8_t *data, size_t len, uint64_t ts_begin,
 	      ev_cb cb, void *arg, char *err, size_t errlen)
 {
@@ -235,15 +279,6 @@ struct ev_last {
 	uint32_t n;
 };
 
-static int ev_note_last(const struct ev_event *e, void *arg)
-{
-	struct ev_last *l = arg;
-
-	l->ts = e->ts;
-	l->n++;
-	return 0;
-}
-
 static const struct rip_evring *ev_ctl(struct rr_file *f, uint32_t ring)
 {
 	return (const struct rip_evring *)(f->map + f->hdr.ev_ctl_off +
@@ -316,10 +351,17 @@ static int ev_copy_packet(struct rr_file *f, const struct ev_types *types, uint3
 		     out->hdr.stream_instance_id != ring || out->hdr.packet_seq_num % npk != k))
 		ret = rr_fail(why, sizeof(why), -EBADMSG, "packet does not belong here");
 	if (!ret) {
-		ret = ev_decode(types, out->data, out->len, out->hdr.timestamp_begin, ev_note_last,
-				&last, why, sizeof(why));
-		if (ret >= 0)
+		ret = ev_walk(types, out->data, out->len, out->hdr.timestamp_begin, &last.ts);
+		if (ret >= 0) {
+			last.n = (uint32_t)ret;
 			ret = 0;
+		} else {
+			/* ev_decode says what is wrong */
+			ret = ev_decode(types, out->data, out->len, out->hdr.timestamp_begin, NULL,
+					NULL, why, sizeof(why));
+			if (ret >= 0)
+				ret = rr_fail(why, sizeof(why), -EBADMSG, "events that do not decode");
+		}
 	}
 	if (ret) {
 		free(out->data);

@@ -114,6 +114,14 @@ void ev_packets_free(struct ev_packet *v, size_t n);
  * reason in err when the bytes are not events of known types.
  */
 typedef int (*ev_cb)(const struct ev_event *e, void *arg);
+/*
+ * The same checks as ev_decode without decoding the fields: the number of
+ * events and the last one's time in *last_ts, or -1 when ev_decode would
+ * refuse the packet (it says why).  The recorder's path: every packet it
+ * takes is walked once.
+ */
+int ev_walk(const struct ev_types *types, const uint8_t *data, size_t len, uint64_t ts_begin,
+	    uint64_t *last_ts);
 int ev_decode(const struct ev_types *types, const uint8_t *data, size_t len,
 	      uint64_t ts_begin, ev_cb cb, void *arg, char *err, size_t errlen);
 
