@@ -175,17 +175,7 @@ done
 awk -v ev="${events:-0}" -v have_ht=$have_ht -v note="${ht_note:-}" -v reps="$REPS" \
 	-v cold="$(echo "$cold" | cut -d' ' -f1)" \
 	-v n="$N" -v ver="$(heaptrack --version 2>/dev/null | sed -n 's/^heaptrack //p')" \
-	-v rmem="$gnutime" '
-function med(s,   v, k, i, j, x) {
-	k = split(s, v, " ")
-	for (i = 2; i <= k; i++)
-		for (j = i; j > 1 && v[j - 1] + 0 > v[j] + 0; j--) {
-			x = v[j]; v[j] = v[j - 1]; v[j - 1] = x
-		}
-	if (!k)
-		return "-"
-	return k % 2 ? v[(k + 1) / 2] : (v[k / 2] + v[k / 2 + 1]) / 2
-}
+	-v rmem="$gnutime" "$AWK_MED"'
 $2 != "-" { W[$1] = W[$1] " " $2; C[$1] = C[$1] " " $3; M[$1] = M[$1] " " $4 }
 # per repetition (rip, rep, ht in turn): the ratios of the same repetition
 $1 == "rip" { lr = $2 } $1 == "rep" { lp = $2 } $1 == "ctf" { lc = $2 }
@@ -339,17 +329,7 @@ rm -rf "$trace.ctf"
 	done
 	rm -rf "$dir/ana-deep-tr" "$dir"/ana-deep-ht.*
 done
-awk -v pairs="$DPAIRS" -v reps="$DREPS" '
-function med(s,   v, k, i, j, x) {
-	k = split(s, v, " ")
-	for (i = 2; i <= k; i++)
-		for (j = i; j > 1 && v[j - 1] + 0 > v[j] + 0; j--) {
-			x = v[j]; v[j] = v[j - 1]; v[j - 1] = x
-		}
-	if (!k)
-		return "-"
-	return k % 2 ? v[(k + 1) / 2] : (v[k / 2] + v[k / 2 + 1]) / 2
-}
+awk -v pairs="$DPAIRS" -v reps="$DREPS" "$AWK_MED"'
 # a figure, or "failed" when no run gave one (a reader that failed is not 0 s)
 function fsec(v) { return v == "-" ? "failed" : sprintf("%.3f s", v) }
 function fx(v) { return v == "-" ? "-" : sprintf("%.2fx", v) }

@@ -176,17 +176,7 @@ for t in $THREADS; do
 		[ "$ex" != yes ] && [ "$ex" != - ] && echo "    ($t threads, repetition $rep: $ex)" \
 			>>"$work/notes"
 	done
-	awk -v t="$t" -v big="$BIG" '
-	function med(s,   v, k, i, j, x) {
-		k = split(s, v, " ")
-		for (i = 2; i <= k; i++)
-			for (j = i; j > 1 && v[j - 1] + 0 > v[j] + 0; j--) {
-				x = v[j]; v[j] = v[j - 1]; v[j - 1] = x
-			}
-		if (!k)
-			return "-"
-		return k % 2 ? v[(k + 1) / 2] : (v[k / 2] + v[k / 2 + 1]) / 2
-	}
+	awk -v t="$t" -v big="$BIG" "$AWK_MED"'
 	function f(fmt, x) { return x == "-" ? "-" : sprintf(fmt, x) }
 	{
 		n++

@@ -33,3 +33,18 @@ bench_work() {
 	RIP_DIR=$work
 	export RIP_DIR
 }
+
+# An awk function med(S): the median of the numbers in the blank-separated string S, "-"
+# for none.  Put in front of an awk program: awk -v ... "$AWK_MED"'PROGRAM'
+# shellcheck disable=SC2034 # used by the scripts that source this file
+AWK_MED='function med(s,   v, k, i, j, x) {
+	k = split(s, v, " ")
+	for (i = 2; i <= k; i++)
+		for (j = i; j > 1 && v[j - 1] + 0 > v[j] + 0; j--) {
+			x = v[j]; v[j] = v[j - 1]; v[j - 1] = x
+		}
+	if (!k)
+		return "-"
+	return k % 2 ? v[(k + 1) / 2] : (v[k / 2] + v[k / 2 + 1]) / 2
+}
+'
