@@ -198,25 +198,26 @@ static int tr_read_exact(int fd, void *buf, size_t len)
 }
 
 /*
- * Is path DIR/chunk-NNNNNN.rpk (a regular file)?  Its number in *chunk and
- * DIR in dir (of len bytes), or false.
+ * Is path a chunk file (a regular file that begins with a chunk's header,
+ * whatever its name)?  Its header in *h and the directory it is in in dir
+ * (of len bytes), or false.
  */
-static bool tr_chunk_path(const char *path, uint32_t *chunk, char *dir, size_t len)
+static bool tr_chunk_file(const char *path, struct trace_chunk_hdr *h, char *dir, size_t len)
 {
-	const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
-	unsigned long v = 0;
+	const char *slash = strrchr(path, '/');
 	struct stat st;
 	size_t dl;
+	int fd;
+	bool ok;
 
-	if (strlen(base) != 16 || strncmp(base, "chunk-", 6) || strcmp(base + 12, ".rpk"))
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	if (fd < 0)
 		return false;
-	for (int i = 6; i < 12; i++) {
-		if (base[i] < '0' || base[i] > '9')
-			return false;
-		v = v * 10 + (unsigned long)(base[i] - '0');
-	}
+	ok = !fstat(fd, &st) && S_ISREG(st.st_mode) && !tr_read_exact(fd, h, sizeof(*h)) &&
+	     !memcmp(h->magic, TRACE_CHUNK_MAGIC, sizeof(h->magic)) && h->seq < TRACE_MAX_CHUNKS;
+	close(fd);
 	dl = slash ? (size_t)(slash - path) : 1;
-	if (dl >= len || stat(path, &st) || !S_ISREG(st.st_mode))
+	if (!ok || dl >= len || strlen(path) >= PATH_MAX)
 		return false;
 	if (!slash)
 		memcpy(dir, ".", 1);
@@ -225,21 +226,18 @@ static bool tr_chunk_path(const char *path, uint32_t *chunk, char *dir, size_t l
 	else
 		memcpy(dir, path, dl);
 	dir[dl] = 0;
-	*chunk = (uint32_t)v;
 	return true;
 }
 
 bool trace_is_dir(const char *path)
 {
 	char p[PATH_MAX], d[PATH_MAX];
+	struct trace_chunk_hdr h;
 	struct stat st;
-	uint32_t chunk;
 	int n;
 
-	if (tr_chunk_path(path, &chunk, d, sizeof(d))) {
-		n = snprintf(p, sizeof(p), "%s/%s", d, TRACE_INDEX);
-		return n > 0 && (size_t)n < sizeof(p) && lstat(p, &st) == 0 && S_ISREG(st.st_mode);
-	}
+	if (tr_chunk_file(path, &h, d, sizeof(d)))
+		return true; /* read with its directory's index, or with its own */
 	n = snprintf(p, sizeof(p), "%s/%s", path, TRACE_INDEX);
 	if (n <= 0 || (size_t)n >= sizeof(p) || stat(path, &st) || !S_ISDIR(st.st_mode))
 		return false;
@@ -416,9 +414,103 @@ static int tr_open_packed(struct trace_r *r, char *err, size_t errlen)
 	return ret;
 }
 
+/* The most an index may hold: what tr_parse_index would accept. */
+static uint64_t tr_index_max(void)
+{
+	return sizeof(struct trace_index_hdr) + (uint64_t)EV_MAX_TYPES * sizeof(struct rip_evtype) +
+	       sizeof(struct rip_category) * RIP_CATEGORIES +
+	       (uint64_t)TRACE_MAX_NAMES * sizeof(struct trace_name) +
+	       (uint64_t)TRACE_MAX_MODS * sizeof(struct rip_module) + sizeof(struct trace_store) +
+	       (uint64_t)TRACE_MAX_CHUNKS * sizeof(struct trace_chunk_info);
+}
+
+/* Is the index loaded in r that of the packed trace chunk h is of, and does it count h? */
+static bool tr_index_counts(const struct trace_r *r, const struct trace_chunk_hdr *h)
+{
+	const struct trace_store *s = &r->info.store;
+
+	return s->format == TRACE_STORE_PACKED && s->trace_id == h->trace_id &&
+	       h->seq >= s->first_chunk && h->seq < s->nchunks;
+}
+
+/*
+ * The index of chunk file r->file alone (header h, read): its directory's
+ * .rip-index when that is its trace's and counts it (a chunk of a trace
+ * being recorded or ended, read where it was written), else the one in its
+ * tail (a chunk handed on, anywhere: it carries its trace's index as it was
+ * when the chunk was closed).  Then its records.
+ */
+static int tr_open_chunk(struct trace_r *r, const struct trace_chunk_hdr *h, char *err,
+			 size_t errlen)
+{
+	char path[PATH_MAX + 16], why[RR_ERR_MAX], name[PATH_MAX + 32];
+	struct trace_chunk_tail t;
+	struct stat st;
+	uint8_t *buf = NULL;
+	size_t len = 0;
+	ssize_t got;
+	int fd, ret;
+
+	snprintf(path, sizeof(path), "%s/%s", r->dir, TRACE_INDEX);
+	if (!tr_slurp(path, tr_index_max(), &buf, &len, why, sizeof(why)) &&
+	    !tr_parse_index(r, buf, len, path, why, sizeof(why)) && tr_index_counts(r, h)) {
+		free(buf);
+		return tr_open_packed(r, err, errlen);
+	}
+	free(buf);
+	buf = NULL;
+	trace_info_free(&r->info);
+	memset(&r->info, 0, sizeof(r->info));
+	fd = open(r->file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	if (fd < 0)
+		return rr_fail(err, errlen, -errno, "%s: %s", r->file, strerror(errno));
+	ret = fstat(fd, &st) ? -errno : trace_pk_tail(fd, (uint64_t)st.st_size, h->version, &t);
+	if (ret < 0) {
+		close(fd);
+		return rr_fail(err, errlen, ret, "%s: %s", r->file, strerror(-ret));
+	}
+	if (!ret) {
+		close(fd);
+		return rr_fail(err, errlen, -ENOENT,
+			       "%s: chunk %u of a trace, with no index of its own (%s) and none in "
+			       "%s that counts it: read it with its trace",
+			       r->file, h->seq,
+			       h->version < 2 ? "written by an older rip"
+					      : "not closed: its recording goes on, or was killed",
+			       r->dir);
+	}
+	buf = malloc(t.index_len ? t.index_len : 1);
+	if (!buf) {
+		close(fd);
+		return rr_fail(err, errlen, -ENOMEM, "out of memory");
+	}
+	got = pread(fd, buf, t.index_len, (off_t)t.index_off);
+	close(fd);
+	if (got < 0 || (uint64_t)got != t.index_len) {
+		free(buf);
+		return rr_fail(err, errlen, -EBADMSG, "%s: changed while being read", r->file);
+	}
+	snprintf(name, sizeof(name), "%s (its index)", r->file);
+	ret = tr_parse_index(r, buf, t.index_len, name, err, errlen);
+	free(buf);
+	if (ret) {
+		trace_info_free(&r->info);
+		return ret;
+	}
+	if (!tr_index_counts(r, h)) {
+		trace_info_free(&r->info);
+		return rr_fail(err, errlen, -EBADMSG,
+			       "%s: the index in its tail is not of this chunk's trace, or does not "
+			       "count it",
+			       r->file);
+	}
+	return tr_open_packed(r, err, errlen);
+}
+
 int trace_r_open(const char *dir, struct trace_r *r, char *err, size_t errlen)
 {
 	char path[PATH_MAX + 16], why[RR_ERR_MAX];
+	struct trace_chunk_hdr ch;
 	uint8_t *buf = NULL, *idx = NULL;
 	size_t len = 0, ilen = 0;
 	int ret, n;
@@ -427,9 +519,10 @@ int trace_r_open(const char *dir, struct trace_r *r, char *err, size_t errlen)
 	if (strlen(dir) >= sizeof(r->dir))
 		return rr_fail(err, errlen, -ENAMETOOLONG, "%s: path too long", dir);
 	snprintf(r->dir, sizeof(r->dir), "%s", dir);
-	if (tr_chunk_path(dir, &r->only, r->dir, sizeof(r->dir))) {
-		r->only++;
-		dir = r->dir;
+	if (tr_chunk_file(dir, &ch, r->dir, sizeof(r->dir))) {
+		snprintf(r->file, sizeof(r->file), "%s", dir);
+		r->only = ch.seq + 1;
+		return tr_open_chunk(r, &ch, err, errlen);
 	}
 	n = snprintf(path, sizeof(path), "%s/%s", dir, TRACE_INDEX);
 	if (n < 0 || (size_t)n >= sizeof(path))

@@ -30,7 +30,13 @@
  *                       (--rotate, --on-rotate) gives each closed chunk to a
  *                       command that may take it away.  The index says how
  *                       many and what each held; a reader counts what is not
- *                       there.
+ *                       there.  A closed chunk (version 2) ends with a tail:
+ *                       the trace's index as of its close (the same bytes
+ *                       as .rip-index, its store counting the chunks up to
+ *                       this one), then a struct trace_chunk_tail, so that
+ *                       the chunk is read alone wherever it went; the
+ *                       recorder writes .rip-index anew at each close
+ *                       (TRACE_F_LIVE) and for the last time at the end.
  *
  * The index is what our readers (rip dump, export, leaks) need beyond the
  * packets; they never parse the TSDL.  Every field read back is validated.
@@ -106,7 +112,8 @@ struct trace_chunk_info {
 #define TRACE_CHUNK_MAGIC "RIPCHUNK" /* its 8 characters */
 #define TRACE_MAX_CHUNKS 1000000u    /* chunk-NNNNNN.rpk */
 #define TRACE_REC_MAX (40ull << 20)  /* bytes of one block */
-#define TRACE_CHUNK_VERSION 1
+#define TRACE_CHUNK_VERSION 2	     /* 2: a closed chunk ends with its tail; 1 has none */
+#define TRACE_CHUNK_TAIL_MAGIC "RIPCTAIL" /* its 8 characters */
 #define TRACE_CHUNK_NAME "chunk-%06" PRIu32 ".rpk"
 #define TRACE_REC_MAGIC "RIPB"	     /* a record of a block */
 
@@ -116,6 +123,19 @@ struct trace_chunk_hdr {
 	uint32_t seq;	   /* the chunk's number */
 	uint64_t trace_id; /* the index's */
 	uint64_t pad[5];
+};
+
+/*
+ * The last bytes of a closed chunk (version 2): after its records, the
+ * trace's index as it was when the chunk was closed (index_len bytes at
+ * index_off), then this.  A chunk being written, or one whose recorder was
+ * killed before it closed it, has none: its records run to its end.
+ */
+struct trace_chunk_tail {
+	char magic[8];	    /* TRACE_CHUNK_TAIL_MAGIC */
+	uint64_t index_off; /* where the index begins: the records end there */
+	uint64_t index_len; /* index_off + index_len + sizeof(this) is the file's size */
+	uint64_t pad;
 };
 
 struct trace_rec_hdr {
@@ -128,6 +148,8 @@ struct trace_rec_hdr {
 
 #define TRACE_F_SNAPSHOT 0x1u /* a flight-recorder snapshot, not a stream */
 #define TRACE_F_DEAD 0x2u     /* the process was dead when it was taken */
+/* written at a chunk's close, the recording going on: the chunks after store.nchunks uncounted */
+#define TRACE_F_LIVE 0x4u
 
 /* Everything a finished trace says about itself. */
 struct trace_info {
@@ -171,14 +193,16 @@ struct trace_r {
 	struct trace_info info;
 	struct trace_pk *pk; /* a packed trace's chunks: NULL for CTF */
 	uint32_t only;	     /* one chunk read: its number + 1 (0: all of them) */
+	char file[PATH_MAX]; /* that chunk's file, as it was named (any name, anywhere) */
 };
 
 /*
  * Open a trace directory: its index, and a packed trace's chunks (each
  * record's list of packets: the blocks are read when their packets are).
- * dir may also name one chunk file of a packed trace, DIR/chunk-NNNNNN.rpk:
- * that chunk alone is read, with DIR's index (the other chunks, there or
- * not, are neither read nor counted).
+ * dir may also name one chunk file of a packed trace (any name): that
+ * chunk alone is read (the other chunks, there or not, are neither read
+ * nor counted), with the index of the directory it is in when that index
+ * is its trace's and counts it, else with the index in its own tail.
  */
 int trace_r_open(const char *dir, struct trace_r *r, char *err, size_t errlen);
 void trace_r_close(struct trace_r *r);
@@ -206,6 +230,12 @@ void trace_r_missing(const struct trace_r *r, uint32_t *chunks, uint32_t *cut);
  */
 void trace_r_gone(const struct trace_r *r, uint64_t *packets, uint64_t *events,
 		  uint32_t *chunks);
+/*
+ * read/tracepk.c: the tail of a chunk file (fd, size bytes, of version
+ * version), checked against the file: 1 and *t when it has one, 0 when it
+ * has none (version 1, or not closed), -errno when it cannot be read.
+ */
+int trace_pk_tail(int fd, uint64_t size, uint32_t version, struct trace_chunk_tail *t);
 /* read/tracepk.c, for trace_r_open and trace_r_close: the chunks' lists, and their end. */
 int trace_pk_open(struct trace_r *r, char *err, size_t errlen);
 void trace_pk_close(struct trace_r *r);
@@ -220,7 +250,7 @@ int trace_r_stream(struct trace_r *r, uint32_t stream, ev_packet_cb cb, void *ar
 
 /*
  * Is path a trace directory (has .rip-index, or metadata that may carry
- * it), or a chunk file in a directory with .rip-index?
+ * it), or a chunk file (a regular file that begins as one)?
  */
 bool trace_is_dir(const char *path);
 

@@ -15,7 +15,10 @@
  * Everything read is checked: the chunks' headers against the index, each
  * record's sizes against the file and the format's bounds, each stream
  * against the index's count of streams.  A chunk that ends in the middle of
- * a record (its recorder was killed) is read up to there and counted.
+ * a record (its recorder was killed) is read up to there and counted.  A
+ * closed chunk's records end where its tail begins (trace_pk_tail: the
+ * index it carries, for a chunk read alone, is read by read/trace.c); one
+ * cut inside its tail, after every record the index counts, lost nothing.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -102,6 +105,12 @@ static int tpk_path(const struct trace_r *r, uint32_t chunk, char *path, size_t 
 {
 	size_t d = strlen(r->dir);
 
+	if (r->only && r->file[0]) { /* the one chunk read, under whatever name it has */
+		if (strlen(r->file) >= len)
+			return -ENAMETOOLONG;
+		snprintf(path, len, "%s", r->file);
+		return 0;
+	}
 	if (d + 32 > len)
 		return -ENAMETOOLONG;
 	memcpy(path, r->dir, d);
@@ -127,10 +136,33 @@ static int tpk_pread(int fd, void *buf, size_t len, uint64_t off)
 	return 0;
 }
 
-/* Open chunk's file, checked: its descriptor, -ENOENT when it is not there, or -errno. */
-static int tpk_open_chunk(struct trace_r *r, uint32_t chunk, uint64_t *size, char *err,
-			  size_t errlen)
+int trace_pk_tail(int fd, uint64_t size, uint32_t version, struct trace_chunk_tail *t)
 {
+	const uint64_t least = sizeof(struct trace_chunk_hdr) + sizeof(*t);
+	int ret;
+
+	if (version < 2 || size < least + sizeof(struct trace_index_hdr))
+		return 0;
+	ret = tpk_pread(fd, t, sizeof(*t), size - sizeof(*t));
+	if (ret)
+		return ret == -ENODATA ? 0 : ret; /* it shrank: as if not closed */
+	if (memcmp(t->magic, TRACE_CHUNK_TAIL_MAGIC, sizeof(t->magic)) ||
+	    t->index_off < sizeof(struct trace_chunk_hdr) || t->index_off > size - sizeof(*t) ||
+	    t->index_len != size - sizeof(*t) - t->index_off ||
+	    t->index_len < sizeof(struct trace_index_hdr) || t->index_len > CTF_INDEX_MAX)
+		return 0; /* no tail (its last bytes are a record's): the records run to the end */
+	return 1;
+}
+
+/*
+ * Open chunk's file, checked: its descriptor, -ENOENT when it is not there,
+ * or -errno.  *size: the file's; *end, where its records end (its tail's
+ * index, or the file's end).
+ */
+static int tpk_open_chunk(struct trace_r *r, uint32_t chunk, uint64_t *size, uint64_t *end,
+			  char *err, size_t errlen)
+{
+	struct trace_chunk_tail t;
 	struct trace_chunk_hdr h;
 	char path[PATH_MAX];
 	struct stat sb;
@@ -148,18 +180,25 @@ static int tpk_open_chunk(struct trace_r *r, uint32_t chunk, uint64_t *size, cha
 	}
 	ret = tpk_pread(fd, &h, sizeof(h), 0);
 	if (ret || memcmp(h.magic, TRACE_CHUNK_MAGIC, sizeof(h.magic)) ||
-	    h.version != TRACE_CHUNK_VERSION || h.seq != chunk ||
+	    !h.version || h.version > TRACE_CHUNK_VERSION || h.seq != chunk ||
 	    h.trace_id != r->info.store.trace_id) {
 		close(fd);
 		return rr_fail(err, errlen, -EBADMSG,
 			       "%s: not chunk %u of this trace (%s)", path, chunk,
 			       ret ? "cut in its header"
 			       : memcmp(h.magic, TRACE_CHUNK_MAGIC, sizeof(h.magic)) ? "bad magic"
-			       : h.version != TRACE_CHUNK_VERSION ? "another version"
+			       : !h.version || h.version > TRACE_CHUNK_VERSION ? "another version"
 			       : h.seq != chunk ? "another number"
 							  : "another trace's");
 	}
-	*size = (uint64_t)sb.st_size;
+	*size = *end = (uint64_t)sb.st_size;
+	ret = trace_pk_tail(fd, *size, h.version, &t);
+	if (ret < 0) {
+		close(fd);
+		return rr_fail(err, errlen, ret, "%s: %s", path, strerror(-ret));
+	}
+	if (ret)
+		*end = t.index_off;
 	return fd;
 }
 
@@ -172,13 +211,19 @@ static int tpk_add_ref(struct tpk_stream *st, uint32_t block, uint32_t idx)
 }
 
 /* The records of one chunk into pk's lists. */
-static int tpk_scan(struct trace_r *r, struct trace_pk *pk, uint32_t chunk, int fd, uint64_t size,
-		    char *err, size_t errlen)
+static int tpk_scan(struct trace_r *r, struct trace_pk *pk, uint32_t chunk, int fd, uint64_t fsize,
+		    uint64_t size, char *err, size_t errlen)
 {
 	uint64_t off = sizeof(struct trace_chunk_hdr), packets = 0, events = 0;
-	/* a file as long as the index says was written whole: a record past its end is damage */
+	/*
+	 * A file as long as the index says was written whole: a record past its
+	 * end is damage.  size: where the records end (before a closed chunk's
+	 * tail), fsize the file's.
+	 */
 	bool whole = r->info.chunks && chunk < r->info.store.nchunks &&
-		     r->info.chunks[chunk].bytes == size;
+		     r->info.chunks[chunk].bytes == fsize;
+	const struct trace_chunk_info *ci =
+		r->info.chunks && chunk < r->info.store.nchunks ? &r->info.chunks[chunk] : NULL;
 	uint32_t *streams = NULL;
 	size_t scap = 0;
 	char path[PATH_MAX];
@@ -190,6 +235,12 @@ static int tpk_scan(struct trace_r *r, struct trace_pk *pk, uint32_t chunk, int 
 		uint64_t list;
 		uint32_t b;
 
+		/*
+		 * Every record the index counts read, in a chunk cut short: what
+		 * follows is its tail, cut (its index is not needed here).
+		 */
+		if (!whole && ci && packets == ci->packets && events == ci->events && packets)
+			break;
 		if (size - off < sizeof(h) ||
 		    (ret = tpk_pread(fd, &h, sizeof(h), off)) == -ENODATA) {
 			if (whole) {
@@ -346,8 +397,8 @@ int trace_pk_open(struct trace_r *r, char *err, size_t errlen)
 	}
 	for (uint32_t c = r->only ? r->only - 1 : s->first_chunk;
 	     c < (r->only ? r->only : s->nchunks) && !ret; c++) {
-		uint64_t size;
-		int fd = tpk_open_chunk(r, c, &size, err, errlen);
+		uint64_t size, end;
+		int fd = tpk_open_chunk(r, c, &size, &end, err, errlen);
 
 		if (fd == -ENOENT) {
 			pk->missing++;
@@ -361,7 +412,7 @@ int trace_pk_open(struct trace_r *r, char *err, size_t errlen)
 			ret = fd;
 			break;
 		}
-		ret = tpk_scan(r, pk, c, fd, size, err, errlen);
+		ret = tpk_scan(r, pk, c, fd, size, end, err, errlen);
 		close(fd);
 	}
 	if (ret) {
@@ -419,8 +470,8 @@ static int tpk_load(struct trace_r *r, struct tpk_rd *rd, uint32_t b, struct pk_
 
 	tpk_path(r, bl->chunk, path, sizeof(path));
 	if (rd->fd < 0 || rd->fd_chunk != bl->chunk) {
-		uint64_t size;
-		int fd = tpk_open_chunk(r, bl->chunk, &size, err, errlen);
+		uint64_t size, end;
+		int fd = tpk_open_chunk(r, bl->chunk, &size, &end, err, errlen);
 
 		if (fd < 0)
 			return fd == -ENOENT ? rr_fail(err, errlen, -ENOENT,
