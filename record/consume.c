@@ -802,6 +802,21 @@ static int rec_samples_info(struct rec *r, struct trace_info *info, char *err, s
 	return 0;
 }
 
+int rec_info_now(void *arg, struct trace_info *info, char *err, size_t errlen)
+{
+	struct rec *r = arg;
+	int ret = trace_info_from_file(&r->f, info, err, errlen);
+
+	if (ret)
+		return ret;
+	if (rec_streamed(r))
+		rec_clock_as_streamed(info);
+	info->idx.lost_packets = r->st.lost_packets + r->st.corrupt + r->sub_missed_packets;
+	info->idx.nstreams = r->nstreams;
+	info->idx.events = r->st.events;
+	return rec_samples_info(r, info, err, errlen);
+}
+
 /* Events no ring counted (ev_lost): one more empty packet at the end of the first stream. */
 static int rec_lost(struct rec *r, uint64_t lost, char *err, size_t errlen)
 {

@@ -235,6 +235,8 @@ int rec_open_trace(struct rec *r, const char *dir, char *err, size_t errlen)
 	if (!d)
 		return rr_fail(err, errlen, -ENOMEM, "out of memory");
 	r->store.types = r->types;
+	r->store.info = rec_info_now; /* each chunk closed carries the index as it is then */
+	r->store.info_arg = r;
 	ret = trace_w_open(dir, &r->store, &d->w, err, errlen);
 	if (ret) {
 		free(d);

@@ -87,6 +87,12 @@ void rec_sink_add(struct rec *r, struct rec_sink *s);
  * alike: info's pairs are dropped.
  */
 void rec_clock_as_streamed(struct trace_info *info);
+/*
+ * The trace's index as it is now, while recording (record/tracew.h's
+ * opts.info, arg the struct rec): as rec_finish makes it at the end, from
+ * the ring file and the consumer's counts.  Free with trace_info_free.
+ */
+int rec_info_now(void *arg, struct trace_info *info, char *err, size_t errlen);
 
 /* ---- the local trace: record/sink-dir.c ---- */
 

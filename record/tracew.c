@@ -23,6 +23,13 @@
  * then on (it may move it, send it away, remove it) and no longer counts in
  * the trace's bytes; the commands run while the recording goes on, are
  * reaped at each pass and waited for at the end.
+ *
+ * A chunk closed gets a tail (read/trace.h): the trace's index as it is at
+ * that moment (opts.info makes it: types, names, modules, the clock), so
+ * that the chunk is read alone wherever its command takes it; and
+ * .rip-index is written anew (TRACE_F_LIVE, counting the chunks closed so
+ * far), renamed over the last one, so that the directory is read while the
+ * recording goes on, and what a recorder killed had closed is read whole.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -91,6 +98,9 @@ struct trace_w {
 	struct trace_store store;
 	struct tw_chunk *chunks; /* per chunk written */
 	size_t chunkcap;
+	uint64_t staged_events;	 /* of the packets in the block being packed */
+	uint64_t tail_est;	 /* the bytes a chunk keeps for its tail (0: not known yet) */
+	struct trace_info *live; /* opts.info's, at the last chunk's close */
 };
 
 static int tr_create(const char *dir, const char *name, mode_t mode, char *err, size_t errlen)
@@ -236,14 +246,194 @@ static void tw_hand(struct trace_w *w, uint32_t c)
 	w->kids[w->nkids++] = pid;
 }
 
-/* Close the chunk being written (fsync'd unless the caller syncs), then drop old ones. */
-static int tw_close_chunk(struct trace_w *w, char *err, size_t errlen)
+/*
+ * The bytes of .rip-index into a new file renamed over the last one: a
+ * reader finds one or the other, whole.
+ */
+static int tw_put_index(struct trace_w *w, const uint8_t *buf, size_t len, char *err, size_t errlen)
 {
+	char tmp[PATH_MAX + 32], path[PATH_MAX + 32];
+	int fd, ret;
+
+	snprintf(tmp, sizeof(tmp), "%s/%s.new", w->dir, TRACE_INDEX);
+	snprintf(path, sizeof(path), "%s/%s", w->dir, TRACE_INDEX);
+	unlink(tmp); /* ours, left by a write that failed */
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return rr_fail(err, errlen, -errno, "%s: %s", tmp, strerror(errno));
+	ret = tr_write_all(fd, buf, len);
+	if (!ret && !w->nosync && fsync(fd))
+		ret = -errno;
+	if (close(fd) && !ret)
+		ret = -errno;
+	if (!ret && rename(tmp, path))
+		ret = -errno;
+	if (ret) {
+		unlink(tmp);
+		return rr_fail(err, errlen, ret, "%s: %s", path, strerror(-ret));
+	}
+	return 0;
+}
+
+/*
+ * info's counts and store as the writer's now, for an index that counts
+ * chunks 0 .. nchunks - 1: what each held, the events of those kept (none
+ * of the block being packed), the bytes of the files kept.
+ */
+static int tw_info_fill(struct trace_w *w, struct trace_info *info, uint32_t nchunks, char *err,
+			size_t errlen)
+{
+	struct trace_chunk_info *v = realloc(info->chunks, (nchunks ? nchunks : 1) * sizeof(*v));
+
+	if (!v)
+		return rr_fail(err, errlen, -ENOMEM, "out of memory");
+	info->chunks = v;
+	for (uint32_t c = 0; c < nchunks; c++)
+		v[c] = (struct trace_chunk_info){ .bytes = w->chunks[c].bytes,
+						  .packets = w->chunks[c].packets,
+						  .events = w->chunks[c].events };
+	info->idx.nstreams = w->nstreams;
+	info->idx.events = w->events - w->staged_events;
+	info->store = w->store;
+	info->store.nchunks = nchunks;
+	info->store.kept_bytes = w->bytes;
+	return 0;
+}
+
+/*
+ * The tail of the chunk being closed (read/trace.h): the trace's index as
+ * it is now, counting this chunk whole (tail and all) and handed on if it
+ * is to be, then struct trace_chunk_tail.  fin: the final index (the last
+ * chunk); else opts.info makes it, and *made is that info (for the
+ * directory's index), NULL when it made none: then the chunk has no tail.
+ */
+static int tw_seal(struct trace_w *w, struct trace_info *fin, struct trace_info **made, char *err,
+		   size_t errlen)
+{
+	uint32_t c = w->store.nchunks - 1;
+	struct trace_info *info = fin;
+	struct trace_chunk_tail t;
+	char why[RR_ERR_MAX];
+	uint8_t *buf;
+	size_t len;
+	int ret;
+
+	*made = NULL;
+	if (!info) {
+		if (!w->o.info || (!w->live && !(w->live = calloc(1, sizeof(*w->live)))))
+			return 0;
+		trace_info_free(w->live);
+		memset(w->live, 0, sizeof(*w->live));
+		if (w->o.info(w->o.info_arg, w->live, why, sizeof(why))) {
+			trace_info_free(w->live); /* no tail: read with the final index */
+			return 0;
+		}
+		info = w->live;
+		info->idx.flags |= TRACE_F_LIVE;
+	}
+	ret = tw_info_fill(w, info, c + 1, err, errlen);
+	if (ret)
+		return ret;
+	if (w->o.on_rotate)
+		info->store.handed++;
+	/* its size first: the index counts the chunk with its tail */
+	ret = trace_index_pack(info, &buf, &len, err, errlen);
+	if (ret)
+		return ret;
+	free(buf);
+	info->chunks[c].bytes += len + sizeof(t);
+	info->store.kept_bytes += len + sizeof(t);
+	ret = trace_index_pack(info, &buf, &len, err, errlen);
+	if (ret)
+		return ret;
+	memset(&t, 0, sizeof(t));
+	memcpy(t.magic, TRACE_CHUNK_TAIL_MAGIC, sizeof(t.magic));
+	t.index_off = w->chunks[c].bytes;
+	t.index_len = len;
+	ret = tr_write_all(w->cfd, buf, len);
+	free(buf);
+	if (!ret)
+		ret = tr_write_all(w->cfd, &t, sizeof(t));
+	if (ret) {
+		char path[PATH_MAX];
+
+		tw_chunk_path(w, c, path, sizeof(path));
+		return rr_fail(err, errlen, ret, "%s: %s", path, strerror(-ret));
+	}
+	w->chunks[c].bytes += len + sizeof(t);
+	w->bytes += len + sizeof(t);
+	w->tail_est = len + sizeof(t) + len / 8 + 4096; /* and room to grow (threads, chunks) */
+	*made = fin ? NULL : info;
+	return 0;
+}
+
+/*
+ * The first guess of tail_est, before any tail was written: the index as it
+ * is now, packed.  A chunk keeps room for its tail within chunk_bytes.
+ */
+static void tw_tail_guess(struct trace_w *w)
+{
+	char why[RR_ERR_MAX];
+	uint8_t *buf;
+	size_t len;
+
+	if (!w->o.info || (!w->live && !(w->live = calloc(1, sizeof(*w->live)))))
+		return;
+	trace_info_free(w->live);
+	memset(w->live, 0, sizeof(*w->live));
+	if (!w->o.info(w->o.info_arg, w->live, why, sizeof(why)) &&
+	    !tw_info_fill(w, w->live, w->store.nchunks, why, sizeof(why)) &&
+	    !trace_index_pack(w->live, &buf, &len, why, sizeof(why))) {
+		free(buf);
+		w->tail_est = len + sizeof(struct trace_chunk_tail) + len / 8 + 4096;
+	}
+	trace_info_free(w->live);
+}
+
+/*
+ * .rip-index anew from live (tw_seal's): the chunks closed so far; with
+ * handing, the last of them about to be handed on.
+ */
+static int tw_live_index(struct trace_w *w, struct trace_info *live, bool handing, char *err,
+			 size_t errlen)
+{
+	uint8_t *buf;
+	size_t len;
+	int ret = tw_info_fill(w, live, w->store.nchunks, err, errlen);
+
+	if (ret)
+		return ret;
+	if (handing) {
+		live->store.handed++;
+		live->store.kept_bytes -= w->chunks[w->store.nchunks - 1].bytes;
+	}
+	ret = trace_index_pack(live, &buf, &len, err, errlen);
+	if (ret)
+		return ret;
+	ret = tw_put_index(w, buf, len, err, errlen);
+	free(buf);
+	return ret;
+}
+
+/*
+ * Close the chunk being written, its tail written (fin: the final index,
+ * else opts.info's), fsync'd unless the caller syncs; then hand it on or
+ * drop old ones, and write .rip-index anew.
+ */
+static int tw_close_chunk(struct trace_w *w, struct trace_info *fin, char *err, size_t errlen)
+{
+	struct trace_info *live;
 	char path[PATH_MAX];
 	int ret = 0;
 
 	if (w->cfd < 0)
 		return 0;
+	ret = tw_seal(w, fin, &live, err, errlen);
+	if (ret) {
+		close(w->cfd);
+		w->cfd = -1;
+		return ret;
+	}
 	if (!w->nosync && fsync(w->cfd))
 		ret = -errno;
 	if (close(w->cfd) && !ret)
@@ -254,8 +444,10 @@ static int tw_close_chunk(struct trace_w *w, char *err, size_t errlen)
 		return rr_fail(err, errlen, ret, "%s: %s", path, strerror(-ret));
 	}
 	if (w->o.on_rotate) {
+		/* the directory's index first: the command may read the chunk with it */
+		ret = live ? tw_live_index(w, live, true, err, errlen) : 0;
 		tw_hand(w, w->store.nchunks - 1);
-		return 0; /* no chunk stays to be dropped (store_check: not with max_bytes) */
+		return ret; /* no chunk stays to be dropped (store_check: not with max_bytes) */
 	}
 	/* keep the last max_bytes: the chunk just closed stays whatever its size */
 	while (w->o.max_bytes && w->bytes > w->o.max_bytes &&
@@ -272,7 +464,7 @@ static int tw_close_chunk(struct trace_w *w, char *err, size_t errlen)
 		w->store.dropped_events += c->events;
 		w->store.first_chunk++;
 	}
-	return 0;
+	return live ? tw_live_index(w, live, false, err, errlen) : 0;
 }
 
 /* Begin chunk number store.nchunks: its file and its header. */
@@ -306,6 +498,8 @@ static int tw_open_chunk(struct trace_w *w, char *err, size_t errlen)
 	w->chunks[w->store.nchunks] = (struct tw_chunk){ .bytes = sizeof(h) };
 	w->bytes += sizeof(h);
 	w->store.nchunks++;
+	if (!w->tail_est && w->o.chunk_bytes)
+		tw_tail_guess(w);
 	return 0;
 }
 
@@ -326,15 +520,17 @@ static int tw_flush(struct trace_w *w, char *err, size_t errlen)
 		return ret;
 	memcpy(&ph, blk, sizeof(ph));
 	/*
-	 * A block that would take the chunk past chunk_bytes begins the next
-	 * one: a chunk stays within its size (or is one block bigger than it),
-	 * so the disk a trace takes stays within max_bytes and one chunk.
+	 * A block that would take the chunk past chunk_bytes, with room kept
+	 * for its tail, begins the next one: a chunk stays within its size (or
+	 * is one block bigger than it), so the disk a trace takes stays within
+	 * max_bytes and one chunk.
 	 */
 	if (w->cfd >= 0 && w->o.chunk_bytes &&
 	    w->chunks[w->store.nchunks - 1].bytes > sizeof(struct trace_chunk_hdr) &&
-	    w->chunks[w->store.nchunks - 1].bytes + sizeof(rh) + w->nbst * sizeof(*w->bst) + len >
+	    w->chunks[w->store.nchunks - 1].bytes + sizeof(rh) + w->nbst * sizeof(*w->bst) + len +
+			    w->tail_est >
 		    w->o.chunk_bytes &&
-	    (ret = tw_close_chunk(w, err, errlen)))
+	    (ret = tw_close_chunk(w, NULL, err, errlen)))
 		return ret;
 	if (w->cfd < 0 && (ret = tw_open_chunk(w, err, errlen)))
 		return ret;
@@ -361,8 +557,9 @@ static int tw_flush(struct trace_w *w, char *err, size_t errlen)
 	c->events += ph.events;
 	w->bytes += len;
 	w->nbst = 0;
-	if (w->o.chunk_bytes && c->bytes >= w->o.chunk_bytes)
-		return tw_close_chunk(w, err, errlen);
+	w->staged_events = 0;
+	if (w->o.chunk_bytes && c->bytes + w->tail_est >= w->o.chunk_bytes)
+		return tw_close_chunk(w, NULL, err, errlen);
 	return 0;
 }
 
@@ -406,7 +603,7 @@ int trace_w_pass(struct trace_w *w, char *err, size_t errlen)
 		tw_reap(w, false);
 	if (w->o.rotate_ns && w->cfd >= 0 && now - w->chunk_t0 >= w->o.rotate_ns) {
 		ret = tw_flush(w, err, errlen); /* the block goes into the chunk it closes */
-		return ret ? ret : tw_close_chunk(w, err, errlen);
+		return ret ? ret : tw_close_chunk(w, NULL, err, errlen);
 	}
 	if (!w->nbst || now - w->block_t0 < TW_BLOCK_NS)
 		return 0;
@@ -437,6 +634,7 @@ int trace_w_packet(struct trace_w *w, const struct ev_packet *p, char *err, size
 		if (p->ring >= w->nstreams)
 			w->nstreams = p->ring + 1;
 		w->events += p->hdr.events;
+		w->staged_events += p->hdr.events;
 		return 0;
 	}
 	if (p->ring >= w->nfds) {
@@ -474,24 +672,15 @@ static int tr_write_index(struct trace_w *w, struct trace_info *info, char *err,
 {
 	uint8_t *buf;
 	size_t len;
-	int fd, ret;
+	int ret;
 
+	info->idx.flags &= ~TRACE_F_LIVE; /* the last: the recording ended */
 	ret = trace_index_pack(info, &buf, &len, err, errlen);
 	if (ret)
 		return ret;
-	fd = tr_create(w->dir, TRACE_INDEX, 0600, err, errlen);
-	if (fd < 0) {
-		free(buf);
-		return fd;
-	}
-	ret = tr_write_all(fd, buf, len);
+	ret = tw_put_index(w, buf, len, err, errlen);
 	free(buf);
-	if (!ret && !w->nosync && fsync(fd))
-		ret = -errno;
-	close(fd);
-	if (ret)
-		return rr_fail(err, errlen, ret, "%s/%s: %s", w->dir, TRACE_INDEX, strerror(-ret));
-	return 0;
+	return ret;
 }
 
 static void tw_free(struct trace_w *w)
@@ -503,6 +692,9 @@ static void tw_free(struct trace_w *w)
 	free(w->stage);
 	free(w->chunks);
 	free(w->fds);
+	if (w->live)
+		trace_info_free(w->live);
+	free(w->live);
 	free(w);
 }
 
@@ -526,6 +718,10 @@ void trace_w_abort(struct trace_w *w)
 	for (uint32_t c = w->store.first_chunk; c < w->store.nchunks && !w->o.on_rotate; c++)
 		if (!tw_chunk_path(w, c, path, sizeof(path)))
 			unlink(path);
+	snprintf(path, sizeof(path), "%s/%s", w->dir, TRACE_INDEX);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/%s.new", w->dir, TRACE_INDEX);
+	unlink(path);
 	rmdir(w->dir);
 	tw_free(w);
 }
@@ -541,27 +737,17 @@ int trace_w_finish(struct trace_w *w, struct trace_info *info, char *err, size_t
 	int fd, ret = 0;
 
 	if (w->packed) {
+		info->idx.flags &= ~TRACE_F_LIVE;
 		ret = tw_flush(w, err, errlen);
 		if (!ret)
-			ret = tw_close_chunk(w, err, errlen);
+			ret = tw_close_chunk(w, info, err, errlen);
 		if (ret)
 			goto out_free;
 		tw_reap(w, true); /* what every command did goes into the index */
-		info->idx.nstreams = w->nstreams;
-		info->idx.events = w->events;
 		w->store.kept_bytes = w->bytes;
-		info->store = w->store;
-		info->chunks = calloc(w->store.nchunks ? w->store.nchunks : 1,
-				      sizeof(*info->chunks));
-		if (!info->chunks) {
-			ret = rr_fail(err, errlen, -ENOMEM, "out of memory");
-			goto out_free;
-		}
-		for (uint32_t c = 0; c < w->store.nchunks; c++)
-			info->chunks[c] = (struct trace_chunk_info){ .bytes = w->chunks[c].bytes,
-								     .packets = w->chunks[c].packets,
-								     .events = w->chunks[c].events };
-		ret = tr_write_index(w, info, err, errlen);
+		ret = tw_info_fill(w, info, w->store.nchunks, err, errlen);
+		if (!ret)
+			ret = tr_write_index(w, info, err, errlen);
 		goto out_free;
 	}
 	for (uint32_t i = 0; i < w->nfds; i++) {
@@ -614,6 +800,26 @@ struct tw_copy {
 	char *err;
 	size_t errlen;
 };
+
+/* opts.info of a copy: the source's index (its store is the copy's own). */
+static int tw_copy_info(void *arg, struct trace_info *info, char *err, size_t errlen)
+{
+	const struct trace_r *r = arg;
+	size_t nb = (size_t)r->info.idx.nnames * sizeof(*info->names),
+	       mb = (size_t)r->info.idx.nmods * sizeof(*info->mods);
+
+	info->idx = r->info.idx;
+	info->types = r->info.types;
+	info->names = malloc(nb ? nb : 1);
+	info->mods = malloc(mb ? mb : 1);
+	if (!info->names || !info->mods)
+		return rr_fail(err, errlen, -ENOMEM, "out of memory");
+	if (nb)
+		memcpy(info->names, r->info.names, nb);
+	if (mb)
+		memcpy(info->mods, r->info.mods, mb);
+	return 0;
+}
 
 static int tw_copy_packet(const struct ev_packet *p, void *arg)
 {
@@ -696,11 +902,18 @@ int trace_w_copy(struct trace_r *r, const char *dst, const struct trace_w_opts *
 		 size_t errlen)
 {
 	struct tw_copy c = { .progress = progress, .arg = arg, .err = err, .errlen = errlen };
+	struct trace_w_opts o;
 	struct trace_info info;
 	uint64_t gone_packets, gone_events;
 	uint32_t gone_chunks;
 	int ret;
 
+	if (opts && !opts->ctf) { /* each chunk's tail: the source's index */
+		o = *opts;
+		o.info = tw_copy_info;
+		o.info_arg = r;
+		opts = &o;
+	}
 	ret = trace_w_open(dst, opts, &c.w, err, errlen);
 	if (ret)
 		return ret;

@@ -11,6 +11,8 @@
  *	trace_w_pass(w, err, len);		   now and then: a block taken
  *						   once it is a second old
  *	trace_w_finish(w, info, err, len);	   the rest, .rip-index; w freed
+ *	(packed: each chunk closed gets its tail, the trace's index as it is
+ *	 then, and .rip-index is written anew: opts.info)
  *   or trace_w_abort(w);			   nothing left behind
  */
 #ifndef RIP_RECORD_TRACEW_H
@@ -30,6 +32,18 @@ struct trace_w_opts {
 	int64_t rotate_ns;	      /* packed: close a chunk this old (ns) at the next pass; 0: never */
 	const char *on_rotate;	      /* packed: run this program with each chunk's path once closed
 					 (no shell; the chunk is its from then on), NULL: none */
+	/*
+	 * packed: the trace's index as it is now (types, names, modules, the
+	 * ring file's header, what was lost: as trace_info_from_file makes it),
+	 * asked for at each chunk's close but the last: it goes into the
+	 * chunk's tail and .rip-index is written anew from it, so that the
+	 * chunk and the directory are read while the recording goes on.
+	 * info is zeroed; what it is given is freed with trace_info_free.
+	 * NULL, or an error: the chunk gets no tail (it is read with the
+	 * trace's index once the recording ended).
+	 */
+	int (*info)(void *arg, struct trace_info *info, char *err, size_t errlen);
+	void *info_arg;
 };
 
 /*
@@ -54,8 +68,9 @@ void trace_w_abort(struct trace_w *w);
 /*
  * Write metadata and the index (info, from trace_info_from_file: its
  * stream and event counts become the ones written), close everything.  w
- * is freed either way.  With on_rotate, the last chunk is handed on too,
- * and every command waited for before the index is written.
+ * is freed either way.  Packed, the last chunk gets its tail from info;
+ * with on_rotate, it is handed on too, and every command waited for
+ * before the index is written.
  */
 int trace_w_finish(struct trace_w *w, struct trace_info *info, char *err, size_t errlen);
 /*

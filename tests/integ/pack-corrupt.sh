@@ -11,9 +11,11 @@
 # make rip dump, rip leaks and rip export --format=ctf (and the ASan/UBSan
 # build of rip) exit 1 with a line that names the chunk, and leave no
 # export behind.  A chunk cut inside its last record is read up to the cut,
-# what was cut counted as lost; a chunk removed is counted as lost too.
-# Then random bytes changed anywhere in a chunk: exit 0 or 1, never a
-# crash or a sanitizer report.
+# what was cut counted as lost; a chunk removed is counted as lost too; one
+# cut inside its tail (the index it carries) lost nothing.  A chunk read
+# alone with its tail's index damaged is refused.  Then random bytes
+# changed anywhere in a chunk, and in the tail of a chunk read alone: exit
+# 0 or 1, never a crash or a sanitizer report.
 . tests/data/common.sh
 need_bin "$RIP" "$RIP_ASAN" "$BUILD/bench/malloc"
 need_cmd python3
@@ -36,8 +38,10 @@ import struct, sys
 path, where, data = sys.argv[1], sys.argv[2], bytes.fromhex(sys.argv[3])
 f = open(path, "r+b")
 b = f.read()
-recs, off = [], 64
-while off + 32 <= len(b):
+recs, off, end = [], 64, len(b)
+if b[-32:-24] == b"RIPCTAIL":  # a closed chunk's tail: its records end at its index
+    end = struct.unpack_from("<Q", b, len(b) - 24)[0]
+while off + 32 <= end:
     magic, npk, size = struct.unpack_from("<4sIQ", b, off)
     recs.append(off)
     off += 32 + 4 * npk + size
@@ -86,12 +90,38 @@ cp other/chunk-000000.rpk swapped/chunk-000000.rpk
 refused swapped
 grep -q "another trace" err || fail "another trace's chunk: $(cat err)"
 
-# the last chunk cut inside its last record: read to the cut, the rest counted lost
+# where the records of chunk FILE end: the offset its tail gives
+records_end() {
+	python3 -c 'import struct, sys; b = open(sys.argv[1], "rb").read()
+assert b[-32:-24] == b"RIPCTAIL"; print(struct.unpack_from("<Q", b, len(b) - 24)[0])' "$1"
+}
+
+# the last chunk cut inside its tail: every record is there, nothing lost
 last=$(ls good/chunk-*.rpk | tail -n 1)
+rend=$(records_end "$last") || die "$last has no tail"
+rm -rf cuttail
+cp -r good cuttail
+truncate -s $((rend + 100)) "cuttail/${last#good/}"
+"$RIP" dump cuttail >cuttail.txt 2>cuttail.err || fail "rip dump of a cut tail: $(cat cuttail.err)"
+cmp -s cuttail.txt good.txt || fail "a chunk cut inside its tail: $(tail -n 1 cuttail.txt)"
+
+# a chunk read alone, its tail's index damaged (no index beside it): refused
+mkdir alone
+cp good/chunk-000000.rpk alone/c0
+python3 -c 'import sys; f = open(sys.argv[1], "r+b"); f.seek(int(sys.argv[2]) + 20)
+f.write(b"\xff\xff\xff\x7f")' alone/c0 "$(records_end good/chunk-000000.rpk)" || die "damage the tail"
+for cmd in dump leaks; do
+	"$RIP" $cmd alone/c0 >out 2>err
+	[ $? = 1 ] || fail "rip $cmd of a chunk whose tail's index is damaged did not fail"
+	grep -q 'alone/c0 (its index): corrupt index' err || fail "a damaged tail's index: $(cat err)"
+	asan_run $cmd alone/c0
+	[ "$asan_rc" = 1 ] || fail "rip $cmd (asan) of a damaged tail: exit $asan_rc, want 1"
+done
+
+# the last chunk cut inside its last record: read to the cut, the rest counted lost
 rm -rf cut
 cp -r good cut
-size=$(wc -c <"cut/${last#good/}")
-truncate -s $((size - 100)) "cut/${last#good/}"
+truncate -s $((rend - 100)) "cut/${last#good/}"
 "$RIP" dump cut >cut.txt 2>cut.err || fail "rip dump of a cut chunk: $(cat cut.err)"
 tail -n 1 cut.txt | grep -Eq ' [1-9][0-9]* discarded/overwritten, [1-9][0-9]* packets lost \(in them: 1 chunks' ||
 	fail "the cut is not counted: $(tail -n 1 cut.txt)"
@@ -117,4 +147,22 @@ f.write(bytes([int(sys.argv[3])]))' flip/chunk-000000.rpk "$off" "$val" || die "
 	[ "$asan_rc" -le 1 ] || crashed=$((crashed + 1))
 done <flips.txt
 [ "$crashed" = 0 ] || fail "$crashed of 40 damaged chunks crashed rip leaks (asan)"
+
+# random bytes changed in the tail of a chunk read alone (its index, where it is): the same
+rend=$(records_end good/chunk-000000.rpk) || die "chunk 0 has no tail"
+python3 - good/chunk-000000.rpk "$rend" <<'EOF' >flips.txt
+import random, sys
+size = len(open(sys.argv[1], "rb").read())
+random.seed(11)
+for _ in range(20):
+    print(random.randrange(int(sys.argv[2]), size), random.randrange(256))
+EOF
+while read -r off val; do
+	cp good/chunk-000000.rpk alone/flip
+	python3 -c 'import sys; f = open(sys.argv[1], "r+b"); f.seek(int(sys.argv[2]));
+f.write(bytes([int(sys.argv[3])]))' alone/flip "$off" "$val" || die "flip"
+	asan_run leaks alone/flip
+	[ "$asan_rc" -le 1 ] || crashed=$((crashed + 1))
+done <flips.txt
+[ "$crashed" = 0 ] || fail "$crashed of 20 chunks read alone, their tail damaged, crashed rip (asan)"
 t_done
