@@ -44,7 +44,9 @@
 	"      --on-rotate=CMD   run CMD (a program, no shell) with each closed chunk's\n"       \
 	"                        path as its argument; the chunk is CMD's from then on.\n"       \
 	"                        Without it closed chunks stay for collection.  Readers\n"       \
-	"                        count the chunks no longer there as lost\n"
+	"                        count the chunks no longer there as lost.  A closed\n"          \
+	"                        chunk carries the trace's index: it is read alone at\n"         \
+	"                        once, and the directory while the recording goes on\n"
 
 /* Take option c (a STORE_OPT_*) into o; EXIT_OK or a usage error's status. */
 int store_opt(const struct rip_cmd *cmd, struct trace_w_opts *o, int c, const char *arg);
