@@ -33,7 +33,7 @@ esac
 dir=$1
 shift
 names=$*
-[ -n "$names" ] || names="ring trace index legacy live unpack reply pack"
+[ -n "$names" ] || names="ring trace index legacy live unpack reply pack chunk"
 for n in $names; do
 	[ -x "$BUILD/fuzz/fuzz-$n" ] || {
 		echo "tests/fuzz/run.sh: $BUILD/fuzz/fuzz-$n is missing: run make tests" >&2

@@ -22,6 +22,8 @@
 #   reply/   a relayd session's exact answers, in a few shapes (fuzz-reply.c), one
 #            that breaks and reconnects, and a few HTTP answers of a Pyroscope server
 #   pack/    packed blocks (read/pack.h) of the packets tests/unit/pack.c writes
+#   chunk/   chunk files of packed traces of `rip run --mem --fd`, each read alone
+#            with the index in its tail (fuzz-chunk.c)
 # Needs a built tree (make tests), python3, gzip and zstd.  Exit 0, or 1 with a message.
 set -u
 [ $# = 1 ] || {
@@ -44,7 +46,7 @@ for c in python3 gzip zstd; do
 	command -v $c >/dev/null || die "$c is needed"
 done
 mkdir -p "$out/ring" "$out/trace" "$out/index" "$out/legacy" "$out/live" "$out/unpack" \
-	"$out/reply" "$out/pack" || die "mkdir $out"
+	"$out/reply" "$out/pack" "$out/chunk" || die "mkdir $out"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/rip-seeds.XXXXXX") || die "mktemp"
 trap 'rm -rf "$tmp"' EXIT
 
@@ -286,4 +288,15 @@ PY
 
 # packed blocks (fuzz-pack.c)
 "$BUILD/tests/unit/pack" --seeds "$out/pack" || die "tests/unit/pack --seeds failed"
+
+# chunk files read alone (fuzz-chunk.c): one chunk each, closed with its tail
+n=0
+for cmd in "/bin/true" "/bin/ls /" "$BUILD/tests/integ/memprog basic"; do
+	n=$((n + 1))
+	[ -x "${cmd%% *}" ] || continue
+	# shellcheck disable=SC2086 # the command and its arguments
+	small "$RIP" run -q --mem --fd -o "$tmp/c$n" -- $cmd >/dev/null 2>&1 </dev/null ||
+		die "rip run $cmd failed"
+	cp "$tmp/c$n/chunk-000000.rpk" "$out/chunk/c$n.rpk" || die "no chunk in $tmp/c$n"
+done
 exit 0

@@ -4,13 +4,14 @@
 # Description: a short run of every libFuzzer harness of tests/fuzz/ (ring
 # file, trace directory, .rip-index, legacy raw file, a ring file that changes
 # while it is read, a compressed ring file, the answers of relayd and of a
-# Pyroscope server, a packed block of a trace), FUZZ_CHECK_TIME seconds each (default 12), on seeds made
+# Pyroscope server, a packed block of a trace, a chunk file of a packed trace read
+# alone), FUZZ_CHECK_TIME seconds each (default 12), on seeds made
 # from real runs, replaying tests/fuzz/regress/ too.  Any crash, hang, leak or
 # sanitizer report fails it, whatever the harness's exit status
 # (tests/fuzz/run.sh reads the output).  make fuzz runs them for longer.
 # Timeout: 240
 . tests/data/common.sh
-for n in ring trace index legacy live unpack reply pack; do
+for n in ring trace index legacy live unpack reply pack chunk; do
 	need_bin "$BUILD/fuzz/fuzz-$n"
 done
 command -v python3 >/dev/null || die "python3 is needed to make the seeds"
