@@ -31,9 +31,10 @@ int pk_peek(const uint8_t *blk, size_t len, struct pk_hdr *hdr, char *err, size_
 	memcpy(hdr, blk, sizeof(*hdr));
 	if (memcmp(hdr->magic, PK_MAGIC, 4))
 		return rr_fail(err, errlen, -EBADMSG, "not a packed block (bad magic)");
-	if (hdr->version != PK_VERSION)
-		return rr_fail(err, errlen, -EBADMSG, "packed block of version %u (this rip reads %u)",
-			       hdr->version, PK_VERSION);
+	if (hdr->version < 1 || hdr->version > PK_VERSION)
+		return rr_fail(err, errlen, -EBADMSG,
+			       "packed block of version %u (this rip reads 1 to %u)", hdr->version,
+			       PK_VERSION);
 	if (hdr->size != len || hdr->raw > PK_RAW_MAX || hdr->npackets > hdr->raw ||
 	    !hdr->npackets || hdr->ncols > PK_MAXCOLS || hdr->ncols < K_FIXED)
 		return rr_fail(err, errlen, -EBADMSG,
@@ -86,6 +87,7 @@ int pk_peek(const uint8_t *blk, size_t len, struct pk_hdr *hdr, char *err, size_
 struct dcol {
 	const uint8_t *p;
 	size_t len, pos;
+	struct dcol *hi; /* where the bytes after a varint's first are (read/packfmt.h), or NULL */
 };
 
 static const uint8_t *dcol_bytes(struct dcol *c, size_t n)
@@ -102,19 +104,22 @@ static const uint8_t *dcol_bytes(struct dcol *c, size_t n)
 /* The next varint of c: 0, or -1 when it is cut or longer than 10 bytes. */
 static int dcol_uv(struct dcol *c, uint64_t *v)
 {
+	struct dcol *s = c;
 	uint64_t x = 0;
 
 	for (uint32_t sh = 0; sh < 64; sh += 7) {
 		uint8_t b;
 
-		if (c->pos >= c->len)
+		if (s->pos >= s->len)
 			return -1;
-		b = c->p[c->pos++];
+		b = s->p[s->pos++];
 		x |= (uint64_t)(b & 0x7f) << sh;
 		if (b < 0x80) {
 			*v = x;
 			return 0;
 		}
+		if (c->hi) /* the bytes after the first */
+			s = c->hi;
 	}
 	return -1;
 }
@@ -189,7 +194,7 @@ struct dplan {
 	uint32_t fixed; /* the type's fixed-size bytes (its ev_type's, here at hand) */
 	struct dcol *ts;
 	struct {
-		uint8_t op, size;
+		uint8_t op, size, name;
 		struct dcol *col;
 	} f[RIP_EVENT_MAX_FIELDS];
 };
@@ -205,6 +210,8 @@ struct pk_dec {
 	struct dplan plan[EV_MAX_TYPES];
 	uint64_t last[EV_MAX_TYPES][RIP_EVENT_MAX_FIELDS];
 	struct dmtf mtf;
+	struct pred pred;
+	uint32_t version; /* of the block */
 	char *err;
 	size_t errlen;
 };
@@ -230,7 +237,8 @@ static struct dplan *dec_plan(struct pk_dec *d, const struct ev_type *t)
 	for (uint32_t i = 0; i < t->nfields; i++) {
 		pl->f[i].op = field_op(t->fields[i].type);
 		pl->f[i].size = (uint8_t)rip_field_size(t->fields[i].type);
-		pl->f[i].col = dec_col(d, field_key(t, i));
+		pl->f[i].name = pred_name(&d->pred, t, i);
+		pl->f[i].col = dec_col(d, field_key(t, i, d->version));
 	}
 	pl->ready = true;
 	return pl;
@@ -270,6 +278,12 @@ static inline int dec_hex(struct pk_dec *d, struct dcol *c, uint64_t *last, uint
 	}
 	*last = *v;
 	return 0;
+}
+
+/* The value of an integer field's code c (version 1: the value itself). */
+static inline uint64_t dec_int(struct pk_dec *d, uint8_t name, uint64_t c)
+{
+	return d->version == 1 ? c : pred_value(&d->pred, name, c);
 }
 
 /* The events of one coded packet into o[PK_HDR .. len). */
@@ -354,11 +368,12 @@ static int dec_events(struct pk_dec *d, uint8_t *o, size_t len, uint64_t ts, uin
 			case OP_S:
 				if (dcol_get(c, &v))
 					return bad(d, "field column cut", p);
-				v = (uint64_t)unzig(v);
+				v = (uint64_t)unzig(dec_int(d, pl->f[i].name, v));
 				break;
 			default:
 				if (dcol_get(c, &v))
 					return bad(d, "field column cut", p);
+				v = dec_int(d, pl->f[i].name, v);
 			}
 			memcpy(o + off, &v, 8); /* the low n bytes count; the block has 8 to spare */
 			off += n;
@@ -418,12 +433,14 @@ int pk_decode(struct pk_dec *dd, const struct ev_types *types, const uint8_t *bl
 	if (!d && pk_dec_new(&d))
 		return rr_fail(err, errlen, -ENOMEM, "decoding a packed block: out of memory");
 	d->types = types;
+	d->version = h.version;
 	d->ncols = 0;
 	d->err = err;
 	d->errlen = errlen;
 	for (uint32_t i = 0; i < EV_MAX_TYPES; i++)
 		d->plan[i].ready = false;
 	memset(d->last, 0, sizeof(d->last));
+	memset(&d->pred, 0, sizeof(d->pred));
 	d->mtf.n = 0;
 	d->mtf.l[0].head = d->mtf.l[0].tail = d->mtf.l[1].head = d->mtf.l[1].tail = 0;
 	pos = sizeof(h) + h.ncols * sizeof(struct pk_col);
@@ -460,6 +477,9 @@ int pk_decode(struct pk_dec *dd, const struct ev_types *types, const uint8_t *bl
 		cpos += c.raw;
 		pos += c.size;
 	}
+	for (uint32_t i = 0; h.version > 1 && i < h.ncols; i++)
+		if (key_split(d->key[i]))
+			d->col[i].hi = dec_col(d, K_HI(d->key[i]));
 	for (uint32_t p = 0; p < h.npackets; p++) {
 		struct dcol *pk = &d->col[K_PKT];
 		const uint8_t *src;

@@ -12,8 +12,10 @@
  *
  *   - event ids, and times as the ticks since the event before (a column
  *     per event type: the gap before a free is not the gap before a malloc);
- *   - integer fields as varints, a column per field name (the "bt" of every
- *     resource event in one column), signed ones zigzagged;
+ *   - integer fields as varints, a column per type and field, signed ones
+ *     zigzagged, each coded against a guess: the value that followed the
+ *     last value of its name the last time (a free's "bt" follows its
+ *     malloc's);
  *   - 64-bit hex fields (addresses, handles) by the value's rank in one of
  *     two move-to-front lists: a value seen an odd number of times in the
  *     block (a live block, an open handle) or an even number (freed, closed).
@@ -22,6 +24,12 @@
  *     not seen before are written as the difference from the last value of
  *     the same field;
  *   - strings and arrays, and the 80-byte packet headers, as they are.
+ *
+ * The varints of all but strings, arrays and kept packets put their first
+ * byte in their column and the bytes after it in a second one, so that
+ * zstd codes each kind of byte with its own table.  That and the guesses
+ * are version 2 (PK_VERSION); blocks of version 1 (a column per field
+ * name, no guess, varints whole) are read too.
  *
  * A packet the coder does not understand (an event id it has no type for,
  * bytes past the last event) is kept whole, so a block holds exactly the
@@ -43,7 +51,7 @@
 #include "read/evread.h"
 
 #define PK_MAGIC "RIPK"	       /* its 4 characters, no NUL stored */
-#define PK_VERSION 1
+#define PK_VERSION 2	       /* the version coded; 1 is read too */
 #define PK_RAW_MAX (16u << 20) /* packet bytes one block may hold */
 
 /* A block on disk: this header, ncols struct pk_col, then the columns' bytes. */

@@ -31,9 +31,26 @@ enum {
 	K_OTHER,  /* fields past PK_MAXCOLS columns */
 	K_FIXED
 };
-#define K_TS(id) (0x10000u | (id))		       /* time since the event before, per type */
-#define K_HEX(id, i) (0x20000u | (id) << 3 | (i))      /* hex fields' list codes */
-#define K_NAME(h) (0x80000000u | ((h) & 0x7fffffffu)) /* integer fields, by name */
+#define K_TS(id) (0x10000u | (id))		    /* time since the event before, per type */
+#define K_HEX(id, i) (0x20000u | (id) << 3 | (i))   /* hex fields' list codes */
+#define K_INT(id, i) (0x30000u | (id) << 3 | (i))   /* integer fields' codes (version 2) */
+#define K_NAME(h) (0x80000000u | ((h)&0x7fffffffu)) /* integer fields, by name (version 1) */
+#define K_HI(k) (0x40000000u | (k)) /* the bytes after the first of k's varints (version 2) */
+
+/*
+ * From version 2 the varints of the columns of event ids, hex literals,
+ * times, hex codes and integer fields are cut in two: the first byte of
+ * each in the column, the bytes after it (when the first has its top bit)
+ * in the column K_HI(key) (in K_OTHER when the block has no such column:
+ * the coder's table was full).  zstd's literals are coded a byte at a time
+ * with one table a column: a rank of 300 is a byte of its low 7 bits and a
+ * byte of 2 or 3, and the two kinds of byte in one table cost a bit more
+ * each than in two.
+ */
+static inline bool key_split(uint32_t key)
+{
+	return key == K_EVID || key == K_HEXLIT || (key >= 0x10000u && key < 0x40000u);
+}
 
 #define PK_MAXCOLS 512u
 #define PK_HDR RIP_PACKET_HDR_SIZE
@@ -206,7 +223,13 @@ static inline void mtf_reset(struct mtf *m)
 /* ---- the plan of a type -------------------------------------------------------------- */
 
 /* What to do with each field, worked out once a block for each type it meets. */
-enum { OP_U, OP_S, OP_HEX, OP_STR, OP_ARR };
+enum {
+	OP_U,
+	OP_S,
+	OP_HEX,
+	OP_STR,
+	OP_ARR
+};
 
 static inline uint8_t field_op(uint32_t ty)
 {
@@ -222,8 +245,8 @@ static inline uint8_t field_op(uint32_t ty)
 	}
 }
 
-/* The column key of field i of t. */
-static inline uint32_t field_key(const struct ev_type *t, uint32_t i)
+/* The column key of field i of t in a block of version ver. */
+static inline uint32_t field_key(const struct ev_type *t, uint32_t i, uint32_t ver)
 {
 	switch (field_op(t->fields[i].type)) {
 	case OP_HEX:
@@ -233,8 +256,76 @@ static inline uint32_t field_key(const struct ev_type *t, uint32_t i)
 	case OP_ARR:
 		return K_ARR;
 	default:
-		return K_NAME(name_hash(t->fields[i].name));
+		return ver == 1 ? K_NAME(name_hash(t->fields[i].name)) : K_INT(t->id, i);
 	}
+}
+
+/* ---- integer fields (version 2) --------------------------------------------------------- */
+
+/*
+ * An integer field is coded against a guess: the value that followed, the
+ * last time, the value its name had last (in any type of event).  A free's
+ * "bt" is the one that followed its malloc's "bt" the last time the same
+ * pair of call sites ran, so most of them are a 0.  The code of v for the
+ * guess g swaps two values: 0 when v == g, g when v == 0, v otherwise (a
+ * field that does not repeat keeps its values, and what zstd finds in
+ * them).  Signed fields are guessed on their zigzag.  A name is the index
+ * of its hash among the names the block's types have met, in the order
+ * their first events come (the last index shared past PK_NAMES); the
+ * guesses are kept in a table of PK_PRED_BITS bits indexed by (name,
+ * value)'s hash: a collision costs a bad guess, never a wrong value, for
+ * both sides do the same.  Each block starts with no name and every guess
+ * and last value 0.
+ */
+#define PK_PRED_BITS 14
+#define PK_NAMES 64u
+
+struct pred {
+	uint32_t nnames;
+	uint32_t names[PK_NAMES];	   /* their hashes */
+	uint64_t prev[PK_NAMES];	   /* the last value of each */
+	uint64_t next[1u << PK_PRED_BITS]; /* what followed a value of a name last */
+};
+
+/* The name of field i of t, given one now if it is new. */
+static inline uint8_t pred_name(struct pred *p, const struct ev_type *t, uint32_t i)
+{
+	uint32_t h = name_hash(t->fields[i].name);
+
+	for (uint32_t k = 0; k < p->nnames; k++)
+		if (p->names[k] == h)
+			return (uint8_t)k;
+	if (p->nnames == PK_NAMES)
+		return PK_NAMES - 1;
+	p->names[p->nnames] = h;
+	return (uint8_t)p->nnames++;
+}
+
+static inline uint64_t *pred_at(struct pred *p, uint8_t name)
+{
+	uint64_t h = (p->prev[name] ^ (uint64_t)name << 56) * 0x9e3779b97f4a7c15ull;
+
+	return &p->next[h >> (64 - PK_PRED_BITS)];
+}
+
+/* The code of value v of name (the coder). */
+static inline uint64_t pred_code(struct pred *p, uint8_t name, uint64_t v)
+{
+	uint64_t *s = pred_at(p, name), g = *s;
+
+	*s = v;
+	p->prev[name] = v;
+	return v == g ? 0 : v ? v : g;
+}
+
+/* The value of code c of name (the decoder): any c gives a value. */
+static inline uint64_t pred_value(struct pred *p, uint8_t name, uint64_t c)
+{
+	uint64_t *s = pred_at(p, name), g = *s, v = !c ? g : c == g ? 0 : c;
+
+	*s = v;
+	p->prev[name] = v;
+	return v;
 }
 
 #endif /* RIP_READ_PACKFMT_H */

@@ -19,6 +19,7 @@
 struct buf {
 	uint8_t *p;
 	size_t len, cap;
+	struct buf *hi; /* where the bytes after a varint's first go (read/packfmt.h), or NULL */
 };
 
 static int buf_room(struct buf *b, size_t more)
@@ -31,9 +32,23 @@ static int buf_room(struct buf *b, size_t more)
 /* The caller made room (pk_enc_add reserves room in every column for a packet). */
 static inline void put_uv(struct buf *b, uint64_t v)
 {
+	struct buf *h;
 	uint8_t *p = b->p + b->len; /* stores through p may alias b: b->len is written once */
 	size_t n = 0;
 
+	if (v < 0x80) {
+		*p = (uint8_t)v;
+		b->len++;
+		return;
+	}
+	if (b->hi) { /* the first byte here, the rest in b->hi */
+		h = b->hi;
+		*p = (uint8_t)(v | 0x80);
+		b->len++;
+		v >>= 7;
+		p = h->p + h->len;
+		b = h;
+	}
 	while (v >= 0x80) {
 		p[n++] = (uint8_t)(v | 0x80);
 		v >>= 7;
@@ -67,7 +82,7 @@ struct eplan {
 	uint32_t nf;
 	struct buf *ts;
 	struct {
-		uint8_t op, size;
+		uint8_t op, size, name;
 		struct buf *col;
 	} f[RIP_EVENT_MAX_FIELDS];
 };
@@ -84,6 +99,7 @@ struct pk_enc {
 	struct eplan plan[EV_MAX_TYPES];
 	uint64_t last[EV_MAX_TYPES][RIP_EVENT_MAX_FIELDS]; /* of hex fields */
 	struct mtf mtf;
+	struct pred pred;
 	struct slot *hash;
 	uint32_t hmask, hused, gen;
 	struct buf out;
@@ -104,6 +120,18 @@ int pk_enc_new(struct pk_enc **out, const struct ev_types *types, int level)
 	}
 	e->types = types;
 	e->level = level < 1 ? 1 : level > 19 ? 19 : level;
+	/*
+	 * Matches of 7 bytes at least: most columns are codes of values
+	 * drawn at random (ranks, call sites, sizes), where the short matches
+	 * zstd finds cost more than the literals they replace (3% of a trace
+	 * of malloc and free at level 3: bench/heaptrack.sh).
+	 */
+	if (ZSTD_isError(ZSTD_CCtx_setParameter(e->zc, ZSTD_c_compressionLevel, e->level)) ||
+	    ZSTD_isError(ZSTD_CCtx_setParameter(e->zc, ZSTD_c_minMatch, 7))) {
+		ZSTD_freeCCtx(e->zc);
+		free(e);
+		return -EINVAL;
+	}
 	e->gen = 1;
 	e->ts_min = UINT64_MAX;
 	mtf_reset(&e->mtf);
@@ -142,6 +170,7 @@ static struct buf *enc_col(struct pk_enc *e, uint32_t key)
 	if (e->ncols == PK_MAXCOLS)
 		return &e->col[K_OTHER];
 	e->col[e->ncols].len = 0;
+	e->col[e->ncols].hi = NULL;
 	if (buf_room(&e->col[e->ncols], e->reserve)) {
 		e->oom = true;
 		return &e->col[K_OTHER];
@@ -150,18 +179,29 @@ static struct buf *enc_col(struct pk_enc *e, uint32_t key)
 	return &e->col[e->ncols++];
 }
 
+/* The column of key, with its K_HI column when its varints are cut in two. */
+static struct buf *enc_vcol(struct pk_enc *e, uint32_t key)
+{
+	struct buf *b = enc_col(e, key);
+
+	if (b != &e->col[K_OTHER] && !b->hi && key_split(key))
+		b->hi = enc_col(e, K_HI(key));
+	return b;
+}
+
 static struct eplan *enc_plan(struct pk_enc *e, const struct ev_type *t)
 {
 	struct eplan *pl = &e->plan[t->id];
 
 	if (pl->gen == e->gen)
 		return pl;
-	pl->ts = enc_col(e, K_TS(t->id));
+	pl->ts = enc_vcol(e, K_TS(t->id));
 	pl->nf = t->nfields;
 	for (uint32_t i = 0; i < t->nfields; i++) {
 		pl->f[i].op = field_op(t->fields[i].type);
 		pl->f[i].size = (uint8_t)rip_field_size(t->fields[i].type);
-		pl->f[i].col = enc_col(e, field_key(t, i));
+		pl->f[i].name = pred_name(&e->pred, t, i);
+		pl->f[i].col = enc_vcol(e, field_key(t, i, PK_VERSION));
 	}
 	pl->gen = e->gen;
 	return pl;
@@ -319,11 +359,12 @@ static int enc_events(struct pk_enc *e, const uint8_t *d, size_t len, uint64_t t
 				off += 8;
 				break;
 			case OP_S:
-				put_uv(b, zig(sext(ld(d + off, n), n)));
+				v = zig(sext(ld(d + off, n), n));
+				put_uv(b, pred_code(&e->pred, pl->f[i].name, v));
 				off += n;
 				break;
 			default:
-				put_uv(b, ld(d + off, n));
+				put_uv(b, pred_code(&e->pred, pl->f[i].name, ld(d + off, n)));
 				off += n;
 			}
 		}
@@ -344,9 +385,12 @@ int pk_enc_add(struct pk_enc *e, const uint8_t *pkt, size_t len)
 		return -E2BIG;
 	/* room in every column for what this packet can add to it (2 bytes a byte at most) */
 	e->reserve = 2 * len + 64;
-	if (!e->ncols) /* a new block: the fixed columns first, in key order */
+	if (!e->ncols) { /* a new block: the fixed columns first, in key order */
 		for (uint32_t k = 0; k < K_FIXED; k++)
 			enc_col(e, k);
+		enc_vcol(e, K_EVID);
+		enc_vcol(e, K_HEXLIT);
+	}
 	for (uint32_t k = 0; k < e->ncols; k++)
 		if (buf_room(&e->col[k], e->reserve))
 			e->oom = true;
@@ -394,6 +438,7 @@ static void enc_reset(struct pk_enc *e)
 	e->ts_max = 0;
 	memset(e->last, 0, sizeof(e->last));
 	mtf_reset(&e->mtf);
+	memset(&e->pred, 0, sizeof(e->pred));
 	e->hused = 0;
 	e->oom = false;
 	if (++e->gen == 0) { /* after 4 billion blocks: clear the tables for real */
@@ -420,6 +465,7 @@ int pk_enc_take(struct pk_enc *e, const uint8_t **out, size_t *len, char *err, s
 	for (uint32_t i = 0; i < e->ncols; i++)
 		need += ZSTD_compressBound(e->col[i].len);
 	e->out.len = 0;
+
 	if ((ret = buf_room(&e->out, need))) {
 		enc_reset(e);
 		return rr_fail(err, errlen, ret, "packing a block: out of memory");
@@ -430,8 +476,7 @@ int pk_enc_take(struct pk_enc *e, const uint8_t **out, size_t *len, char *err, s
 		size_t z = 0;
 
 		if (c.raw >= PK_SMALL) {
-			z = ZSTD_compressCCtx(e->zc, e->out.p + pos, need - pos, e->col[i].p, c.raw,
-					      e->level);
+			z = ZSTD_compress2(e->zc, e->out.p + pos, need - pos, e->col[i].p, c.raw);
 			if (ZSTD_isError(z)) {
 				enc_reset(e);
 				return rr_fail(err, errlen, -EIO, "zstd: %s", ZSTD_getErrorName(z));

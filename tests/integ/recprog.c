@@ -3,7 +3,7 @@
  * tests/integ/recprog.c - an event producer for the rip record tests, with
  * the contract of examples/events plus pacing:
  *
- *	recprog N [--threads T] [--forever] [--rate R] [--progress FILE]
+ *	recprog N [--threads T] [--forever] [--rate R] [--progress FILE] [--noise]
  *
  * Each of T threads emits "events:count" events whose u64 field "n" counts
  * 0..N-1 (on and on with --forever, until SIGINT or SIGTERM; SIGKILL is
@@ -13,11 +13,16 @@
  * bursts still overrun small rings.  With --progress, FILE holds one line,
  * the events emitted so far (all threads; whether recorded or not), and is
  * replaced (renamed over) every 10 ms: a test waits on it instead of
- * sleeping.  At the end: "thread I emitted N".
+ * sleeping.  With --noise, every fourth counter is followed by an
+ * "events:noise" event whose u64 field "r" is drawn at random: a trace that
+ * packs to about 2 bytes an event, for the tests of --max-size and
+ * --rotate, where the counters alone pack to a tenth of a byte.  At the
+ * end: "thread I emitted N".
  */
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,9 +34,10 @@
 #define MAX_THREADS 1000
 
 RIP_EVENT_TYPE(ev_count, "events:count", RIP_CAT_USER, RIP_FIELD(U64, "n"));
+RIP_EVENT_TYPE(ev_noise, "events:noise", RIP_CAT_USER, RIP_FIELD(U64, "r"));
 
 static uint64_t count, rate;
-static int forever;
+static int forever, noise;
 static volatile sig_atomic_t stop;
 static atomic_int running;
 
@@ -45,12 +51,20 @@ static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
 	uint64_t n = 0, burst = rate ? (rate + 999) / 1000 : UINT64_MAX;
+	uint64_t rng = 0x9e3779b97f4a7c15ull ^ (uint64_t)(uintptr_t)w;
 	struct timespec next;
 
 	clock_gettime(CLOCK_MONOTONIC, &next);
 	while ((forever || n < count) && !stop) {
-		for (uint64_t i = 0; i < burst && (forever || n < count) && !stop; i++, n++)
+		for (uint64_t i = 0; i < burst && (forever || n < count) && !stop; i++, n++) {
 			rip_event1(&ev_count, n);
+			if (noise && n % 4 == 0) {
+				rng ^= rng >> 12;
+				rng ^= rng << 25;
+				rng ^= rng >> 27;
+				rip_event1(&ev_noise, rng * 2685821657736338717ull);
+			}
+		}
 		atomic_store_explicit(&w->progress, n, memory_order_relaxed);
 		if (!rate)
 			continue;
@@ -95,7 +109,8 @@ static void on_signal(int sig)
 static int usage(void)
 {
 	fprintf(stderr,
-		"usage: recprog N [--threads T] [--forever] [--rate R] [--progress FILE]\n");
+		"usage: recprog N [--threads T] [--forever] [--rate R] [--progress FILE] "
+		"[--noise]\n");
 	return 2;
 }
 
@@ -119,6 +134,8 @@ int main(int argc, char **argv)
 			progress = argv[++i];
 		} else if (!strcmp(argv[i], "--forever")) {
 			forever = 1;
+		} else if (!strcmp(argv[i], "--noise")) {
+			noise = 1;
 		} else if (!have_n && argv[i][0] >= '0' && argv[i][0] <= '9') {
 			count = strtoull(argv[i], &end, 10);
 			if (*end)

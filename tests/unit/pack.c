@@ -7,8 +7,12 @@
  * coder's window, blocks of one packet and of hundreds, a type met again
  * after the coder's hash grew in a later block; packets the coder
  * cannot read (an unknown event id, a wrong size, a few stray bytes) are
- * kept whole.  A block with any of its bytes changed or cut short is
- * refused (its checksum), and cleanly.
+ * kept whole.  Deep stacks repeated many times among a few new ones, and
+ * integer fields that follow each other (a free's "bt" after its
+ * malloc's), 0s and the largest values, round trip too.  A block with any
+ * of its bytes changed or cut short is refused (its checksum), and
+ * cleanly; so is one whose columns are changed under a checksum made
+ * again, or that is of a later version.  A block of version 1 still reads.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -16,8 +20,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <zlib.h>
+
 #include "helpers.h"
 #include "packtypes.h"
+#include "packv1.h"
 #include "read/pack.h"
 #include "record/packw.h"
 
@@ -55,7 +62,8 @@ static struct pkt make_packet(uint32_t ring, uint64_t *ts, uint32_t n, uint64_t 
 	h.timestamp_begin = t;
 	for (uint32_t k = 0; k < n; k++) {
 		uint32_t id = (uint32_t)(rnd() % 6), r = (uint32_t)rnd();
-		uint64_t gap = r % 16 == 0 ? (1ull << 27) * (1 + rnd() % 3) + rnd() % 1000 : rnd() % 3000;
+		uint64_t gap = r % 16 == 0 ? (1ull << 27) * (1 + rnd() % 3) + rnd() % 1000 :
+					     rnd() % 3000;
 		bool ext;
 
 		if (id == 5)
@@ -75,8 +83,8 @@ static struct pkt make_packet(uint32_t ring, uint64_t *ts, uint32_t n, uint64_t 
 		switch (id) {
 		case 0: {
 			/* addresses: mostly ones freed a moment ago, some new, a few far back */
-			uint64_t a = r % 7 == 0 ? 0x7f0000000000ull + (rnd() % 100000) * 16
-						: 0x55aa00000000ull + (rnd() % 300) * 32;
+			uint64_t a = r % 7 == 0 ? 0x7f0000000000ull + (rnd() % 100000) * 16 :
+						  0x55aa00000000ull + (rnd() % 300) * 32;
 
 			put(p.d, &off, r % 4, 1);
 			put(p.d, &off, (uint64_t)(int64_t)(r % 100 - 50), 2);
@@ -158,7 +166,10 @@ static struct pkt free_packet(const uint64_t *addrs, uint32_t n)
  */
 static void window_edge(void)
 {
-	enum { NEW = 8301, ALL = NEW + 600 };
+	enum {
+		NEW = 8301,
+		ALL = NEW + 600
+	};
 	static uint64_t a[ALL];
 	struct pkt p;
 
@@ -201,7 +212,9 @@ static struct pkt t40_packet(uint32_t n)
  */
 static void stale_plans(void)
 {
-	enum { N = 6000 };
+	enum {
+		N = 6000
+	};
 	static uint64_t a[N];
 	struct pkt v[3];
 
@@ -214,6 +227,107 @@ static void stale_plans(void)
 	round_trip(v, 3, v[1].len + v[2].len, 1);
 	for (int k = 0; k < 3; k++)
 		free(v[k].d);
+}
+
+/*
+ * A packet of n events: t:bt with one of 3 deep stacks (40 to 60 frames)
+ * 15 times in 16, a new one else; t:alloc and t:free in pairs whose "bt"
+ * go together (a free's is its malloc's + 1000) as a traced program's do,
+ * with 0s and the largest values among the sizes and signed fields.
+ */
+static struct pkt stack_packet(uint64_t *ts, uint32_t n)
+{
+	static uint64_t stacks[3][60];
+	struct pkt p = { .d = calloc(1, 80 + n * 520) };
+	struct rip_packet h = { .magic = RIP_CTF_MAGIC, .stream_instance_id = 3 };
+	uint64_t t = *ts;
+	size_t off = 80;
+
+	for (uint32_t s = 0; s < 3; s++)
+		for (uint32_t f = 0; f < 60; f++)
+			stacks[s][f] = 0x7f1234560000ull + s * 0x100 + f * 0x40;
+	h.timestamp_begin = t;
+	for (uint32_t k = 0; k < n; k++) {
+		uint32_t r = (uint32_t)rnd(), id = k % 3 == 0 ? 3 : k % 3 == 1 ? 0 : 1;
+		uint64_t bt = 1 + (k / 3) % 37 * 7;
+
+		t += 1 + rnd() % 500;
+		put(p.d, &off, id | (t & ((1ull << 27) - 1)) << 5, 4);
+		if (id == 3) {
+			uint32_t s = r % 3, cnt = 40 + s * 10;
+
+			put(p.d, &off, s, 4);
+			put(p.d, &off, cnt, 4);
+			for (uint32_t f = 0; f < cnt; f++)
+				put(p.d, &off, r % 16 ? stacks[s][f] : rnd(), 8);
+		} else if (id == 0) {
+			put(p.d, &off, r % 5 ? 0 : 255, 1);
+			put(p.d, &off, (uint64_t)(r % 7 ? 0 : r % 2 ? -32768 : 32767), 2);
+			put(p.d, &off, 0x55aa00000000ull + (k / 3) % 64 * 32, 8);
+			put(p.d, &off, r % 9 ? 16 * (1 + r % 64) : r % 2 ? 0 : UINT64_MAX, 8);
+			put(p.d, &off, bt, 4);
+		} else {
+			put(p.d, &off, 0x55aa00000000ull + (k / 3 + 32) % 64 * 32, 8);
+			put(p.d, &off, r % 50 ? bt + 1000 : r % 2 ? 0 : UINT32_MAX, 4);
+		}
+	}
+	h.timestamp_end = t;
+	h.content_size = h.packet_size = off * 8;
+	h.events = n;
+	memcpy(p.d, &h, sizeof(h));
+	p.len = off;
+	*ts = t;
+	return p;
+}
+
+/*
+ * A packet of n t:alloc and t:free in pairs, their "bt" one of 200 drawn at
+ * random; a free's goes with its malloc's (bt + 1000) when follow, else
+ * it is drawn apart.
+ */
+static struct pkt pair_packet(uint32_t n, bool follow)
+{
+	struct pkt p = { .d = calloc(1, 80 + n * 48) };
+	struct rip_packet h = { .magic = RIP_CTF_MAGIC, .timestamp_begin = 5 };
+	size_t off = 80;
+
+	for (uint32_t k = 0; k < n; k++) {
+		uint64_t bt = 1 + rnd() % 200;
+
+		put(p.d, &off, 0 | (uint64_t)(5 + 2 * k) << 5, 4);
+		put(p.d, &off, 0, 1);
+		put(p.d, &off, 0, 2);
+		put(p.d, &off, 0x55aa00000000ull + k * 32, 8);
+		put(p.d, &off, 64, 8);
+		put(p.d, &off, bt, 4);
+		put(p.d, &off, 1 | (uint64_t)(6 + 2 * k) << 5, 4);
+		put(p.d, &off, 0x55aa00000000ull + k * 32, 8);
+		put(p.d, &off, follow ? bt + 1000 : 1001 + rnd() % 200, 4);
+	}
+	h.timestamp_end = 6 + 2 * n;
+	h.content_size = h.packet_size = off * 8;
+	h.events = 2 * n;
+	memcpy(p.d, &h, sizeof(h));
+	p.len = off;
+	return p;
+}
+
+/*
+ * The "bt" of a free that goes with its malloc's costs next to nothing:
+ * the block of such pairs is smaller than one whose frees' are drawn
+ * apart by most of a byte a pair (their 7.6 bits).
+ */
+static void fields_that_follow(void)
+{
+	enum { N = 20000 };
+	struct pkt a = pair_packet(N, true), b = pair_packet(N, false);
+	size_t pa = round_trip(&a, 1, PK_RAW_MAX, 3), pb = round_trip(&b, 1, PK_RAW_MAX, 3);
+
+	if (pa + N * 6 / 8 > pb)
+		fprintf(stderr, "fields that follow: %zu bytes, apart: %zu\n", pa, pb);
+	T_CHECK(pa + N * 6 / 8 <= pb);
+	free(a.d);
+	free(b.d);
 }
 
 /* Encode v[0..n) in blocks of at most blk bytes; check each decodes to exactly its packets. */
@@ -247,7 +361,8 @@ static size_t round_trip(struct pkt *v, size_t n, size_t blk, int level)
 			for (size_t k = first; k < i; k++) {
 				T_EQ(d.off[k - first], off);
 				if (memcmp(d.data + off, v[k].d, v[k].len)) {
-					fprintf(stderr, "packet %zu differs after the round trip\n", k);
+					fprintf(stderr, "packet %zu differs after the round trip\n",
+						k);
 					t_failures++;
 				}
 				off += v[k].len;
@@ -305,6 +420,99 @@ static void hostile(struct pkt *v, size_t n)
 	pk_enc_free(e);
 }
 
+/* The block's checksum made again, after a change. */
+static void recrc(uint8_t *b, size_t len)
+{
+	struct pk_hdr h;
+
+	memcpy(&h, b, sizeof(h));
+	h.crc = 0;
+	memcpy(b, &h, sizeof(h));
+	h.crc = (uint32_t)crc32(0, b, (uInt)len);
+	memcpy(b, &h, sizeof(h));
+}
+
+/*
+ * Change bytes of the columns of a block of small packets (every column
+ * under PK_SMALL bytes: kept as it is, not compressed), then make its
+ * checksum again, so that the decoder meets the changes: a bad count, a
+ * varint cut between a column and its K_HI column, a code past a list,
+ * a column with bytes left.  It refuses the block, saying so, or decodes
+ * at most the bytes it declares; never reads out of bounds (ASan).  A
+ * block of a later version is refused, by name.
+ */
+static void hostile_cols(uint64_t *ts)
+{
+	static uint64_t live[4096];
+	struct pk_block d = { 0 };
+	struct pkt v[2];
+	struct pk_enc *e;
+	const uint8_t *b;
+	uint8_t *copy;
+	size_t bl, data;
+	uint32_t refused = 0, nc;
+	char err[256];
+	struct pk_hdr h;
+
+	uint32_t nlive = 0;
+
+	v[0] = stack_packet(ts, 4);
+	v[1] = make_packet(2, ts, 3, live, &nlive);
+	T_EQ(pk_enc_new(&e, &types, 1), 0);
+	for (int k = 0; k < 2; k++)
+		T_EQ(pk_enc_add(e, v[k].d, v[k].len), 0);
+	T_EQ(pk_enc_take(e, &b, &bl, err, sizeof(err)), 0);
+	memcpy(&h, b, sizeof(h));
+	nc = h.ncols;
+	data = sizeof(h) + nc * sizeof(struct pk_col);
+	T_CHECK(data < bl);
+	copy = malloc(bl);
+	for (uint32_t k = 0; k < 20000; k++) {
+		int ret;
+
+		memcpy(copy, b, bl);
+		for (uint32_t f = 0; f <= k % 4; f++)
+			copy[data + rnd() % (bl - data)] ^= (uint8_t)(1 + rnd() % 255);
+		recrc(copy, bl);
+		ret = pk_decode(NULL, &types, copy, bl, &d, err, sizeof(err));
+		if (ret) {
+			T_CHECK(ret == -EBADMSG && !strncmp(err, "packed block", 12));
+			refused++;
+		} else {
+			T_CHECK(d.len <= h.raw);
+		}
+	}
+	T_CHECK(refused > 10000);
+	/* a later version */
+	memcpy(copy, b, bl);
+	h.version = PK_VERSION + 1;
+	memcpy(copy, &h, sizeof(h));
+	recrc(copy, bl);
+	T_EQ(pk_decode(NULL, &types, copy, bl, &d, err, sizeof(err)), -EBADMSG);
+	T_CHECK(strstr(err, "version 3") != NULL);
+	pk_block_free(&d);
+	free(copy);
+	pk_enc_free(e);
+	for (int k = 0; k < 2; k++)
+		free(v[k].d);
+}
+
+/* A block of version 1 (tests/packv1.h) decodes to its packet. */
+static void version1(void)
+{
+	struct pk_block d = { 0 };
+	char err[256];
+	int ret = pk_decode(NULL, &types, v1_block, sizeof(v1_block), &d, err, sizeof(err));
+
+	if (ret)
+		fprintf(stderr, "version 1: %s\n", err);
+	T_EQ(ret, 0);
+	T_EQ(d.npackets, 1);
+	T_EQ(d.len, sizeof(v1_packet));
+	T_CHECK(d.len == sizeof(v1_packet) && !memcmp(d.data, v1_packet, d.len));
+	pk_block_free(&d);
+}
+
 /* Write the block of v[0..n) to dir/block-k (seeds of fuzz-pack). */
 static void write_seed(const char *dir, int k, struct pkt *v, size_t n)
 {
@@ -354,15 +562,18 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < n; i++)
 		raw += v[i].len;
 	if (argc == 3 && !strcmp(argv[1], "--seeds")) {
+		struct pkt s[2] = { stack_packet(&ts, 60), stack_packet(&ts, 300) };
+
 		write_seed(argv[2], 0, v, 3);
 		write_seed(argv[2], 1, v + 3, 30);
 		write_seed(argv[2], 2, v + n - 3, 3); /* packets kept whole */
+		write_seed(argv[2], 3, s, 2); /* deep stacks, fields that follow each other */
 		return t_result();
 	}
 
 	packed = round_trip(v, n, PK_RAW_MAX, 3); /* one block */
 	T_CHECK(packed < raw / 3);
-	round_trip(v, n, 1, 1);	    /* a packet a block */
+	round_trip(v, n, 1, 1);	       /* a packet a block */
 	round_trip(v, n, 64 << 10, 5); /* a few */
 
 	/* a window's worth of other values between a value and its return */
@@ -394,9 +605,29 @@ int main(int argc, char **argv)
 			free(big[k].d);
 	}
 
+	/* deep stacks, many times the same few, and fields that follow each other */
+	{
+		struct pkt s[40];
+		size_t sraw = 0;
+
+		for (int k = 0; k < 40; k++) {
+			s[k] = stack_packet(&ts, 1 + (uint32_t)(rnd() % 600));
+			sraw += s[k].len;
+		}
+		packed = round_trip(s, 40, PK_RAW_MAX, 3);
+		T_CHECK(packed < sraw / 10); /* a new stack in 16 is most of it */
+		round_trip(s, 40, 1, 1);
+		round_trip(s, 40, 32 << 10, 3);
+		for (int k = 0; k < 40; k++)
+			free(s[k].d);
+	}
+
+	fields_that_follow();
 	window_edge();
 	stale_plans();
 	hostile(v, 40);
+	hostile_cols(&ts);
+	version1();
 	for (size_t i = 0; i < n; i++)
 		free(v[i].d);
 	return t_result();
