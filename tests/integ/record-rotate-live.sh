@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 #
 # Description: a rotated trace read while it is being recorded.  rip record
-# --rotate=1M --on-rotate=CMD of a program that runs until it is stopped:
+# --rotate=1M --on-rotate=CMD of a program that runs until it is stopped (--noise:
+# random fields, so the packed chunks fill at a known pace):
 # CMD runs rip dump and rip leaks on the chunk it is given while the
 # recording goes on (the program is stopped only once three commands have
 # done so), then moves the chunk away, where it is read again alone (with
@@ -43,7 +44,7 @@ echo "\$n" >>"$TEST_TMP/looked"
 EOF
 chmod +x look
 : >looked
-t_bg env RIP_RING=1 RIP_MODE=block "$prog" 1 --forever --threads 2 --rate 400000 \
+t_bg env RIP_RING=1 RIP_MODE=block "$prog" 1 --forever --threads 2 --rate 400000 --noise \
 	--progress progress >p.out 2>p.err
 pid=$T_LAST
 wait_file progress 20 || die "the program did not start: $(cat p.err)"
@@ -88,7 +89,7 @@ sed -n 's/^thread [0-9]* emitted //p' p.out | sort >want.n
 	fail "the threads emitted $(tr '\n' ' ' <want.n), the trace ends at $(tr '\n' ' ' <got.n)"
 
 # ---- 2. the directory read while recording; the recorder killed ----
-t_bg env RIP_RING=1 RIP_MODE=block "$prog" 1 --forever --threads 2 --rate 400000 \
+t_bg env RIP_RING=1 RIP_MODE=block "$prog" 1 --forever --threads 2 --rate 400000 --noise \
 	--progress progress2 >p2.out 2>p2.err
 pid=$T_LAST
 wait_file progress2 20 || die "the program did not start: $(cat p2.err)"
