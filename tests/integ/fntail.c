@@ -6,7 +6,10 @@
  * through three patched entries' trampolines; and gcc calls tail_1 from
  * tail_top with the stack 8 bytes off the ABI's alignment (it knows that
  * the chain needs none), so the trampolines get such a stack.  A longjmp
- * over 10 patched frames too.  fntail READY SECONDS: 4 threads call both
+ * over 10 patched frames too; floating-point arguments in all eight
+ * vector argument registers, and a pair of doubles returned in two (the
+ * trampolines' fast paths never touch them: lib/func.c is built without
+ * vector registers).  fntail READY SECONDS: 4 threads call them all
  * for SECONDS, checking every result; READY is written once they run;
  * prints "bad N" and exits 1 when a result was wrong.
  */
@@ -31,6 +34,27 @@ N static void jump_down(int d) { if (!d) longjmp(jb, 1); if (d > 0) jump_down(d 
 N static int jump_top(int x) { if (!setjmp(jb)) jump_down(10); return x + 2; }
 // clang-format on
 
+struct pair {
+	double a, b;
+};
+
+N static struct pair vec_sum(double a, double b, double c, double d, double e, double f, double g,
+			     double h)
+{
+	struct pair p = { a + 2 * b + 3 * c + 4 * d + 5 * e + 6 * f + 7 * g + 8 * h, h - a };
+
+	return p;
+}
+
+/* 36 x + 168 (the sum of k (x + k - 1), k = 1..8) and 7, in both halves of a pair */
+N static int vec_top(int x)
+{
+	double v = x;
+	struct pair p = vec_sum(v, v + 1, v + 2, v + 3, v + 4, v + 5, v + 6, v + 7);
+
+	return p.a == 36.0 * x + 168.0 && p.b == 7.0;
+}
+
 UNTRACED static void *worker(void *arg)
 {
 	long bad = 0;
@@ -40,6 +64,7 @@ UNTRACED static void *worker(void *arg)
 		for (int x = 0; x < 100; x++) {
 			bad += tail_top(x) != ((x ^ 5) + 1) * 3 + 2;
 			bad += jump_top(x) != x + 2;
+			bad += !vec_top(x);
 		}
 		usleep(2000);
 	}
