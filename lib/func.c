@@ -958,9 +958,9 @@ int __rip_fn_penter_fast(uintptr_t *slot)
 	r = rip_fn_rets_at(h, st, t->of);
 	if (RIP_UNLIKELY(!r))
 		return 1;
-	/* Entries at or below this cfa may be gone, or the stack full: the slow path sees. */
+	/* The stack full, or entries at or below this cfa that may be gone: the slow path sees. */
 	n = r->n;
-	if (RIP_UNLIKELY(n - 1 < RIP_FN_RETS ? r->e[n - 1].cfa <= cfa : n != 0))
+	if (RIP_UNLIKELY(n >= RIP_FN_RETS || (n && r->e[n - 1].cfa <= cfa)))
 		return 1;
 	w = st->state;
 	d = RIP_FN_STATE_DEPTH(w);

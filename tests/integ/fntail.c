@@ -9,7 +9,9 @@
  * over 10 patched frames too; floating-point arguments in all eight
  * vector argument registers, and a pair of doubles returned in two (the
  * trampolines' fast paths never touch them: lib/func.c is built without
- * vector registers).  fntail READY SECONDS: 4 threads call them all
+ * vector registers); a recursion 200 deep, past the 128 entries of a
+ * slot's return stack (the calls past them are not seen leaving, and come
+ * back right).  fntail READY SECONDS: 4 threads call them all
  * for SECONDS, checking every result; READY is written once they run;
  * prints "bad N" and exits 1 when a result was wrong.
  */
@@ -33,6 +35,14 @@ N static int tail_top(int x) { return tail_1(x) + 1; }
 N static void jump_down(int d) { if (!d) longjmp(jb, 1); if (d > 0) jump_down(d - 1); sink++; }
 N static int jump_top(int x) { if (!setjmp(jb)) jump_down(10); return x + 2; }
 // clang-format on
+
+/* d + 1 through d + 1 frames (the local escapes: no loop made of the recursion) */
+N static int deep(int d, volatile int *up)
+{
+	volatile int here = *up + 1;
+
+	return d ? deep(d - 1, &here) : here;
+}
 
 struct pair {
 	double a, b;
@@ -65,6 +75,11 @@ UNTRACED static void *worker(void *arg)
 			bad += tail_top(x) != ((x ^ 5) + 1) * 3 + 2;
 			bad += jump_top(x) != x + 2;
 			bad += !vec_top(x);
+			if (x % 10 == 0) {
+				volatile int zero = 0;
+
+				bad += deep(200, &zero) != 201;
+			}
 		}
 		usleep(2000);
 	}
