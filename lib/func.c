@@ -929,7 +929,7 @@ static __fninline bool rip_fn_reserve(uint32_t ev, uintptr_t fn, char **p, uint3
 	*p = __rip_event_reserve(w, ev, 8, *ts);
 	if (RIP_LIKELY(*p))
 		return true;
-	/* Given back: reserve raised nest and changed nothing else (pairs with a handler's check). */
+	/* Given back: reserve raised nest, nothing else (pairs with a handler's check of nest). */
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	w->nest = 0;
 	return false;
