@@ -105,6 +105,10 @@ $(BUILD)/obj/lib/%.o: lib/%.c
 # The function-tracing hooks run at every call of an instrumented program: no frame pointer
 # to set up (they find the caller's frame by its return address, lib/func.c).
 $(BUILD)/pic/lib/func.o $(BUILD)/obj/lib/func.o: ALL_CFLAGS += -fomit-frame-pointer
+# ... and on x86-64 no vector register: the patched entries' trampolines (lib/patch.c) call its
+# fast paths before they save any (lib/func.c refuses to build otherwise).
+FN_GRO = $(if $(findstring x86_64,$(shell $(CC) -dumpmachine)),-mgeneral-regs-only)
+$(BUILD)/pic/lib/func.o $(BUILD)/obj/lib/func.o $(BUILD)/tsan/lib/func.o: ALL_CFLAGS += $(FN_GRO)
 
 $(BUILD)/obj/read/%.o: read/%.c | deps
 	@mkdir -p $(@D)

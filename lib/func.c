@@ -59,6 +59,10 @@
  * The hooks take no lock, make no system call but once per page of
  * stacks, and allocate nothing; they are not instrumented themselves
  * (this file is built without -finstrument-functions, and they say so).
+ * On x86-64 the file is built with -mgeneral-regs-only: the fast paths of
+ * patched entries and exits (patch.c's trampolines) are here, and run
+ * with the vector registers of the function's arguments and return value
+ * unsaved.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -874,6 +878,165 @@ void __rip_fn_exit_at(struct rip_fn_stack *st, uintptr_t fn, uintptr_t cfa)
 	if (RIP_UNLIKELY(rip_fn_timed(h)))
 		rip_fn_record(&__rip_fn_exit_type, RIP_EV_FN_EXIT, fn);
 }
+
+#if defined(__x86_64__)
+#if defined(__SSE__)
+#error "build lib/func.c with -mgeneral-regs-only (the patched entries call it unsaved)"
+#endif
+
+/*
+ * The patched entries' fast paths, called by the trampolines of patch.c
+ * with only the general registers saved (this file is built with
+ * -mgeneral-regs-only).  They do the common case in one go: the thread's
+ * cached stack, its slot's return stack (the same index), a frame to push
+ * or the top frame to pop with nothing to drop, and with the func category
+ * on, a function that has an id, the TSC and room in the packet.  Anything
+ * else, they decline before they change anything (a record reserved is
+ * given back: only nest was raised), and the slow paths of patch.c, with
+ * the vector registers saved, do the whole entry or exit.
+ */
+
+/* The return stack of the slot whose stack st is (of: the slot), NULL when it must be set up. */
+static __fninline struct rip_fn_rets *rip_fn_rets_at(const struct rip_file_hdr *h,
+						     const struct rip_fn_stack *st,
+						     const struct rip_slot *of)
+{
+	/* Acquire: pairs with the release store of the pointer once it is mapped. */
+	struct rip_fn_rets *r = __atomic_load_n(&__rip_fn_rets, __ATOMIC_ACQUIRE);
+	size_t i = (size_t)((const char *)st - ((const char *)h + h->fn_off)) / RIP_FN_STACK_SIZE;
+
+	if (RIP_UNLIKELY(!r || i >= __rip_fn_nrets))
+		return NULL;
+	r += i;
+	/* Another owner's entries: the slow path starts it afresh. */
+	return r->owner == (uint32_t)of->attach_ts ? r : NULL;
+}
+
+/*
+ * The timed record of fn reserved (entry or exit): *p where its id goes,
+ * *id, *ts; false when it cannot be had here (nothing reserved then).
+ */
+static __fninline bool rip_fn_reserve(uint32_t ev, uintptr_t fn, char **p, uint32_t *id,
+				      uint64_t *ts)
+{
+	uint64_t e = __atomic_load_n(&rip_fn_hash[rip_fn_hash_of(fn)], __ATOMIC_RELAXED);
+	struct rip_evw *w = &__rip_self.ev;
+
+	if (RIP_UNLIKELY(e >> RIP_FN_ID_BITS != fn || w->nest || !__rip_clock_tsc))
+		return false;
+	*id = (uint32_t)e & RIP_FN_IDS;
+	*ts = __rip_event_clock();
+	*p = __rip_event_reserve(w, ev, 8, *ts);
+	if (RIP_LIKELY(*p))
+		return true;
+	/* Given back: reserve raised nest, nothing else (pairs with a handler's check of nest). */
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	w->nest = 0;
+	return false;
+}
+
+static __fninline void rip_fn_commit(char *p, uint32_t id, uint64_t ts)
+{
+	memcpy(p, &id, 4);
+	__rip_event_commit(&__rip_self.ev, p + 4, ts);
+}
+
+int __rip_fn_penter_fast(uintptr_t *slot)
+{
+	const struct rip_file_hdr *h = __atomic_load_n(&rip_fn.h, __ATOMIC_RELAXED);
+	struct rip_fn_tls *t = &rip_fn_tls;
+	struct rip_fn_stack *st = t->st;
+	uintptr_t fn = slot[0] - 5, cfa = (uintptr_t)&slot[2];
+	struct rip_fn_rets *r;
+	uint32_t n, d, id = 0;
+	uint64_t w, ts = 0;
+	char *p = NULL;
+	bool timed;
+
+	if (RIP_UNLIKELY(!h || __rip_fn_busy || t->of != __rip_self.cur || !st))
+		return 1;
+	r = rip_fn_rets_at(h, st, t->of);
+	if (RIP_UNLIKELY(!r))
+		return 1;
+	/* The stack full, or entries at or below this cfa that may be gone: the slow path sees. */
+	n = r->n;
+	if (RIP_UNLIKELY(n >= RIP_FN_RETS || (n && r->e[n - 1].cfa <= cfa)))
+		return 1;
+	w = st->state;
+	d = RIP_FN_STATE_DEPTH(w);
+	if (RIP_UNLIKELY(d - 1 < RIP_FN_DEPTH && st->frame[d - 1].cfa <= cfa))
+		return 1;
+	timed = rip_fn_timed(h);
+	if (timed && !rip_fn_reserve(RIP_EV_FN_ENTRY, fn, &p, &id, &ts))
+		return 1;
+	__rip_fn_busy = 1;
+	/* The flag before the stacks change: pairs with a signal handler's check of it. */
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	rip_fn_push(st, w, fn, cfa, 0); /* k 0: the exit knows the cfa */
+	/* The count first: a signal handler's entries go above this one (as in the slow path). */
+	r->n = n + 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	r->e[n].ra = slot[1];
+	r->e[n].cfa = cfa;
+	r->e[n].fn = fn;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	slot[1] = (uintptr_t)__rip_fn_pexit;
+	/* Everything above before the flag drops: pairs with a signal handler's check. */
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	__rip_fn_busy = 0;
+	if (timed)
+		rip_fn_commit(p, id, ts);
+	return 0;
+}
+
+uintptr_t __rip_fn_pexit_fast(uintptr_t cfa)
+{
+	const struct rip_file_hdr *h = __atomic_load_n(&rip_fn.h, __ATOMIC_RELAXED);
+	struct rip_fn_tls *t = &rip_fn_tls;
+	struct rip_fn_stack *st = t->st;
+	const struct rip_fn_frame *f;
+	struct rip_fn_rets *r;
+	uintptr_t fn, ra;
+	uint32_t n, d, id = 0;
+	uint64_t w, ts = 0;
+	char *p = NULL;
+	bool timed;
+
+	if (RIP_UNLIKELY(!h || __rip_fn_busy || t->of != __rip_self.cur || !st))
+		return 0;
+	r = rip_fn_rets_at(h, st, t->of);
+	if (RIP_UNLIKELY(!r))
+		return 0;
+	/* The top entry is this frame's, and the top frame of the stack too. */
+	n = r->n;
+	if (RIP_UNLIKELY(n - 1 >= RIP_FN_RETS || r->e[n - 1].cfa != cfa))
+		return 0;
+	fn = r->e[n - 1].fn;
+	ra = r->e[n - 1].ra;
+	w = st->state;
+	d = RIP_FN_STATE_DEPTH(w);
+	if (RIP_UNLIKELY(d - 1 >= RIP_FN_DEPTH))
+		return 0;
+	f = &st->frame[d - 1];
+	if (RIP_UNLIKELY(((f->fn ^ fn) << (64 - RIP_FN_ADDR_BITS)) || f->cfa != cfa))
+		return 0;
+	timed = rip_fn_timed(h);
+	if (timed && !rip_fn_reserve(RIP_EV_FN_EXIT, fn, &p, &id, &ts))
+		return 0;
+	__rip_fn_busy = 1;
+	/* The flag before the stacks change: pairs with a signal handler's check of it. */
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	r->n = n - 1;
+	/* Pairs with the acquire loads of state in the readers. */
+	__atomic_store_n(&st->state, w - 1, __ATOMIC_RELEASE);
+	/* Everything above before the flag drops: pairs with a signal handler's check. */
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	__rip_fn_busy = 0;
+	if (timed)
+		rip_fn_commit(p, id, ts);
+	return ra;
+}
+#endif
 
 /*
  * A catch block begins (the preload library's hook of __cxa_begin_catch):

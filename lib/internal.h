@@ -161,6 +161,43 @@ void __rip_fn_exit_at(struct rip_fn_stack *st, uintptr_t fn, uintptr_t cfa) __hi
  */
 void __rip_fn_rets_caught(uintptr_t cfa) __hidden;
 
+#if defined(__x86_64__)
+#define RIP_FN_RETS 128u /* entries of a slot's return stack */
+
+/* A patched call's return address, taken by the exit trampoline. */
+struct rip_fn_ret {
+	uintptr_t ra;  /* where the function returns */
+	uintptr_t cfa; /* its cfa: its return address sits at cfa - 8 */
+	uintptr_t fn;
+};
+
+/* The return stack of a slot. */
+struct rip_fn_rets {
+	uint32_t n;	/* entries in use */
+	uint32_t owner; /* (uint32_t)slot.attach_ts: another owner's entries are gone */
+	struct rip_fn_ret e[RIP_FN_RETS];
+};
+
+/* slot_count return stacks, private memory backed as used (NULL until a first patch). */
+extern struct rip_fn_rets *__rip_fn_rets __hidden;
+extern uint32_t __rip_fn_nrets __hidden;
+/* A patched entry or exit under way on this thread (a signal handler's is not hijacked). */
+extern __thread int __rip_fn_busy __hidden __attribute__((tls_model("initial-exec")));
+/* The exit trampoline: a hijacked return address. */
+extern char __rip_fn_pexit[] __hidden;
+/*
+ * The trampolines' slow paths (patch.c), called with every vector argument
+ * register saved, and their fast paths (func.c, built without vector
+ * registers: the trampolines call them before saving any): an entry whose
+ * patched call pushed *slot, 0 when it is done; an exit at cfa, the
+ * return address (0: take the slow path).
+ */
+void __rip_fn_penter(uintptr_t *slot) __hidden;
+uintptr_t __rip_fn_pexit_c(uintptr_t cfa) __hidden;
+int __rip_fn_penter_fast(uintptr_t *slot) __hidden;
+uintptr_t __rip_fn_pexit_fast(uintptr_t cfa) __hidden;
+#endif
+
 /* modules.c */
 void __rip_modules_scan(void) __hidden;
 void __rip_modules_maybe_rescan(void) __hidden;

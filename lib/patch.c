@@ -33,9 +33,11 @@
  * page, jumps to __rip_fn_pentry.  Pads are written before any call can
  * reach them, then membarrier (SYNC_CORE) before the byte 0 writes.
  *
- * The entry (__rip_fn_pentry, then __rip_fn_penter): the function's
- * arguments are saved (general registers, and vector registers as wide as
- * the CPU has them); the return address pushed by the patched call says
+ * The entry (__rip_fn_pentry, then __rip_fn_penter_fast of func.c, or
+ * when that declines __rip_fn_penter): the function's arguments are saved
+ * (general registers; vector registers as wide as the CPU has them only
+ * around the slow path: the fast one, built with -mgeneral-regs-only,
+ * leaves them alone); the return address pushed by the patched call says
  * which function (site + 5), the one above it is the function's own: it is
  * replaced by __rip_fn_pexit, and the real one kept on the return stack of
  * the slot the thread runs (a coroutine's follows the coroutine), with the
@@ -64,7 +66,6 @@
 
 #if defined(__x86_64__)
 
-#define RIP_FN_RETS 128u       /* entries of a slot's return stack */
 #define RIP_FN_SITES_MIN 4096u /* the patched sites' table, entries at first */
 
 /* What the CPU saves for a vector argument: 0 xmm, 1 ymm, 2 zmm (set before any patch). */
@@ -77,14 +78,19 @@ int __rip_fn_vsave __attribute__((visibility("hidden")));
  * return address.  rsp may be 8 off the ABI's 16-byte alignment: gcc calls
  * a function it knows needs no aligned stack with whatever rsp it has, so
  * both trampolines align their own frame (rbp keeps the way back).  Saved:
- * the argument registers, rax (variadic calls), r10 (static chain), r11,
- * and xmm/ymm/zmm 0-7.
+ * the argument registers, rax (variadic calls), r10 (static chain), r11.
+ * Then the fast path, __rip_fn_penter_fast (lib/func.c, built with
+ * -mgeneral-regs-only: it touches no vector or x87 register), does the
+ * common case; only when it declines (before changing anything) are
+ * xmm/ymm/zmm 0-7 saved too, around the slow path, __rip_fn_penter.
+ * Saving the vector registers at every call cost 1.5-2 ns a call (zmm).
  *
  * __rip_fn_pexit: reached by the function's ret, rsp at its cfa; the
  * return value is in rax, rdx, xmm/ymm/zmm 0-1 (and st0-1, which the C code
- * leaves alone): saved, then the real return address from
- * __rip_fn_pexit_c is where it jumps (through r11, which no return value
- * uses), with rsp at the cfa.  A jump, not a ret: the function's own ret
+ * leaves alone): rax and rdx saved, then the real return address from
+ * __rip_fn_pexit_fast, or when it declines (0), with xmm/ymm/zmm 0-1 saved
+ * too, from __rip_fn_pexit_c, is where it jumps (through r11, which no
+ * return value uses), with rsp at the cfa.  A jump, not a ret: the function's own ret
  * came here against the CPU's return-stack prediction and took the
  * caller's entry off it; a second ret would take the entry of the caller's
  * caller, mispredicting that return and every one above it in the chain
@@ -115,6 +121,10 @@ __asm__(".text\n"
 	"mov %rax, 0x230(%rsp)\n"
 	"mov %r10, 0x238(%rsp)\n"
 	"mov %r11, 0x240(%rsp)\n"
+	"lea 8(%rbp), %rdi\n"
+	"call __rip_fn_penter_fast\n"
+	"test %eax, %eax\n"
+	"jz 4f\n"
 	"cmpl $1, __rip_fn_vsave(%rip)\n"
 	"ja 2f\n"
 	"je 1f\n"
@@ -181,6 +191,7 @@ __asm__(".text\n"
 	"vmovdqu64 0x180(%rsp), %zmm6\n"
 	"vmovdqu64 0x1c0(%rsp), %zmm7\n"
 	"3:\n"
+	"4:\n"
 	"mov 0x200(%rsp), %rdi\n"
 	"mov 0x208(%rsp), %rsi\n"
 	"mov 0x210(%rsp), %rdx\n"
@@ -212,6 +223,10 @@ __asm__(".text\n"
 	"sub $0xc0, %rsp\n"
 	"mov %rax, 0x80(%rsp)\n"
 	"mov %rdx, 0x88(%rsp)\n"
+	"lea 16(%rbp), %rdi\n"
+	"call __rip_fn_pexit_fast\n"
+	"test %rax, %rax\n"
+	"jnz 4f\n"
 	"cmpl $1, __rip_fn_vsave(%rip)\n"
 	"ja 2f\n"
 	"je 1f\n"
@@ -228,7 +243,7 @@ __asm__(".text\n"
 	"3:\n"
 	"lea 16(%rbp), %rdi\n"
 	"call __rip_fn_pexit_c\n"
-	"mov %rax, 8(%rbp)\n"
+	"mov %rax, 0x90(%rsp)\n"
 	"cmpl $1, __rip_fn_vsave(%rip)\n"
 	"ja 2f\n"
 	"je 1f\n"
@@ -243,6 +258,9 @@ __asm__(".text\n"
 	"vmovdqu64 0x000(%rsp), %zmm0\n"
 	"vmovdqu64 0x040(%rsp), %zmm1\n"
 	"3:\n"
+	"mov 0x90(%rsp), %rax\n"
+	"4:\n"
+	"mov %rax, 8(%rbp)\n"
 	"mov 0x80(%rsp), %rax\n"
 	"mov 0x88(%rsp), %rdx\n"
 	"mov 8(%rbp), %r11\n"
@@ -254,30 +272,12 @@ __asm__(".text\n"
 	".size __rip_fn_pexit, .-__rip_fn_pexit\n");
 
 extern char __rip_fn_pentry[] __hidden;
-extern char __rip_fn_pexit[] __hidden;
-void __rip_fn_penter(uintptr_t *slot) __hidden;
-uintptr_t __rip_fn_pexit_c(uintptr_t cfa) __hidden;
 
 /* ---- return stacks, one per slot ------------------------------------------------------ */
 
-struct rip_fn_ret {
-	uintptr_t ra;  /* where the function returns */
-	uintptr_t cfa; /* its cfa: its return address sits at cfa - 8 */
-	uintptr_t fn;
-};
-
-struct rip_fn_rets {
-	uint32_t n;	/* entries in use */
-	uint32_t owner; /* (uint32_t)slot.attach_ts: another owner's entries are gone */
-	struct rip_fn_ret e[RIP_FN_RETS];
-};
-
-/* slot_count return stacks, private memory backed as used (NULL until a first patch). */
-static struct rip_fn_rets *rip_fn_rets;
-static uint32_t rip_fn_nrets;
-
-/* A patched entry or exit under way on this thread (a signal handler's is not hijacked). */
-static __thread int rip_fn_busy __attribute__((tls_model("initial-exec")));
+struct rip_fn_rets *__rip_fn_rets;
+uint32_t __rip_fn_nrets;
+__thread int __rip_fn_busy __attribute__((tls_model("initial-exec")));
 
 /* The return stack of slot index (of the file h), started afresh for a new owner. */
 static struct rip_fn_rets *rip_fn_rets_of(struct rip_file_hdr *h, uint32_t index)
@@ -286,8 +286,8 @@ static struct rip_fn_rets *rip_fn_rets_of(struct rip_file_hdr *h, uint32_t index
 	uint32_t owner;
 
 	/* Acquire: pairs with the release store of the pointer once it is mapped. */
-	r = __atomic_load_n(&rip_fn_rets, __ATOMIC_ACQUIRE);
-	if (!r || index >= rip_fn_nrets || index >= h->slot_count)
+	r = __atomic_load_n(&__rip_fn_rets, __ATOMIC_ACQUIRE);
+	if (!r || index >= __rip_fn_nrets || index >= h->slot_count)
 		return NULL;
 	r += index;
 	owner = (uint32_t)rip_slot_at(h, index)->attach_ts;
@@ -311,9 +311,9 @@ void __rip_fn_penter(uintptr_t *slot)
 	 * slot worked out, a page of stacks backed, a record's slow path)
 	 * keeps it itself, as for the -finstrument-functions hooks.
 	 */
-	if (rip_fn_busy)
+	if (__rip_fn_busy)
 		return; /* a signal handler inside a patched entry or exit: not seen */
-	rip_fn_busy = 1;
+	__rip_fn_busy = 1;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	st = __rip_fn_stack_now(&index);
 	__rip_fn_enter_at(st, fn, cfa);
@@ -338,7 +338,7 @@ void __rip_fn_penter(uintptr_t *slot)
 	*ra = (uintptr_t)__rip_fn_pexit;
 out:
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	rip_fn_busy = 0;
+	__rip_fn_busy = 0;
 }
 
 /* The entry of cfa in r: its real return address (and the entry popped), or 0. */
@@ -368,7 +368,7 @@ __attribute__((noreturn)) static void rip_fn_lost(void)
 uintptr_t __rip_fn_pexit_c(uintptr_t cfa)
 {
 	struct rip_file_hdr *h = __atomic_load_n(&__rip_proc.hdr, __ATOMIC_ACQUIRE);
-	struct rip_fn_rets *r = __atomic_load_n(&rip_fn_rets, __ATOMIC_ACQUIRE);
+	struct rip_fn_rets *r = __atomic_load_n(&__rip_fn_rets, __ATOMIC_ACQUIRE);
 	struct rip_fn_stack *st = NULL;
 	uintptr_t ra = 0, fn = 0;
 	uint32_t index = 0;
@@ -382,17 +382,17 @@ uintptr_t __rip_fn_pexit_c(uintptr_t cfa)
 		if ((r = rip_fn_rets_of(h, index)))
 			ra = rip_fn_ret_take(r, cfa, &fn);
 	}
-	for (uint32_t i = 0; !ra && h && rip_fn_rets && i < rip_fn_nrets && i < h->fresh; i++)
-		if (rip_fn_rets[i].n)
-			ra = rip_fn_ret_take(&rip_fn_rets[i], cfa, &fn);
+	for (uint32_t i = 0; !ra && h && __rip_fn_rets && i < __rip_fn_nrets && i < h->fresh; i++)
+		if (__rip_fn_rets[i].n)
+			ra = rip_fn_ret_take(&__rip_fn_rets[i], cfa, &fn);
 	if (!ra)
 		rip_fn_lost();
-	if (!rip_fn_busy) {
-		rip_fn_busy = 1;
+	if (!__rip_fn_busy) {
+		__rip_fn_busy = 1;
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		__rip_fn_exit_at(st, fn, cfa);
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-		rip_fn_busy = 0;
+		__rip_fn_busy = 0;
 	}
 	return ra;
 }
@@ -403,10 +403,10 @@ void __rip_fn_unwinding(void)
 	struct rip_fn_rets *r;
 	uint32_t index;
 
-	if (!h || !__atomic_load_n(&rip_fn_rets, __ATOMIC_ACQUIRE) || rip_fn_busy ||
+	if (!h || !__atomic_load_n(&__rip_fn_rets, __ATOMIC_ACQUIRE) || __rip_fn_busy ||
 	    !__rip_fn_stack_now(&index) || !(r = rip_fn_rets_of(h, index)))
 		return;
-	rip_fn_busy = 1;
+	__rip_fn_busy = 1;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	/*
 	 * Every return address still ours goes back: the unwinder must see the
@@ -421,7 +421,7 @@ void __rip_fn_unwinding(void)
 			*slot = r->e[k].ra;
 	}
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	rip_fn_busy = 0;
+	__rip_fn_busy = 0;
 }
 
 void __rip_fn_rets_caught(uintptr_t cfa)
@@ -430,10 +430,10 @@ void __rip_fn_rets_caught(uintptr_t cfa)
 	struct rip_fn_rets *r;
 	uint32_t index, n;
 
-	if (!h || !__atomic_load_n(&rip_fn_rets, __ATOMIC_ACQUIRE) || rip_fn_busy ||
+	if (!h || !__atomic_load_n(&__rip_fn_rets, __ATOMIC_ACQUIRE) || __rip_fn_busy ||
 	    !__rip_fn_stack_now(&index) || !(r = rip_fn_rets_of(h, index)))
 		return;
-	rip_fn_busy = 1;
+	__rip_fn_busy = 1;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	/*
 	 * The frames the exception unwound, at or below the catching frame's sp
@@ -457,7 +457,7 @@ void __rip_fn_rets_caught(uintptr_t cfa)
 			*slot = (uintptr_t)__rip_fn_pexit;
 	}
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	rip_fn_busy = 0;
+	__rip_fn_busy = 0;
 }
 
 /* ---- patching ------------------------------------------------------------------------- */
@@ -797,7 +797,7 @@ int __rip_fn_patch(const uint64_t *addrs, uint32_t n, bool on, uint32_t *ok, uin
 		return -ENODEV;
 	if (on && rip_fn_shstk())
 		return -EPERM;
-	if (on && !rip_fn_rets) {
+	if (on && !__rip_fn_rets) {
 		size_t len = (size_t)h->slot_count * sizeof(struct rip_fn_rets);
 		void *r;
 
@@ -806,9 +806,9 @@ int __rip_fn_patch(const uint64_t *addrs, uint32_t n, bool on, uint32_t *ok, uin
 				    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 		if (r == MAP_FAILED)
 			return -ENOMEM;
-		rip_fn_nrets = h->slot_count;
+		__rip_fn_nrets = h->slot_count;
 		/* Release: the memory and the vector mode before any patched call reads them. */
-		__atomic_store_n(&rip_fn_rets, (struct rip_fn_rets *)r, __ATOMIC_RELEASE);
+		__atomic_store_n(&__rip_fn_rets, (struct rip_fn_rets *)r, __ATOMIC_RELEASE);
 	}
 	fd = open("/proc/self/mem", O_RDWR | O_CLOEXEC);
 	if (fd < 0)

@@ -6,14 +6,26 @@
  * through three patched entries' trampolines; and gcc calls tail_1 from
  * tail_top with the stack 8 bytes off the ABI's alignment (it knows that
  * the chain needs none), so the trampolines get such a stack.  A longjmp
- * over 10 patched frames too.  fntail READY SECONDS: 4 threads call both
- * for SECONDS, checking every result; READY is written once they run;
- * prints "bad N" and exits 1 when a result was wrong.
+ * over 10 patched frames too; floating-point arguments in all eight
+ * vector argument registers, and a pair of doubles returned in two (the
+ * trampolines' fast paths never touch them: lib/func.c is built without
+ * vector registers); a recursion 200 deep, past the 128 entries of a
+ * slot's return stack (the calls past them are not seen leaving, and come
+ * back right); a timer's signal every 200 us in each thread, whose
+ * handler calls patched functions too, wherever the thread stands (inside
+ * the trampolines' fast paths among others).  fntail READY
+ * SECONDS: 4 threads call them all
+ * for SECONDS, checking every result (the handler's too); READY is
+ * written once they run; prints "bad N" and "signals N", and exits 1 when
+ * a result was wrong.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 
 #define N __attribute__((noinline))
@@ -31,38 +43,101 @@ N static void jump_down(int d) { if (!d) longjmp(jb, 1); if (d > 0) jump_down(d 
 N static int jump_top(int x) { if (!setjmp(jb)) jump_down(10); return x + 2; }
 // clang-format on
 
+/* d + 1 through d + 1 frames (the local escapes: no loop made of the recursion) */
+N static int deep(int d, volatile int *up)
+{
+	volatile int here = *up + 1;
+
+	return d ? deep(d - 1, &here) : here;
+}
+
+struct pair {
+	double a, b;
+};
+
+N static struct pair vec_sum(double a, double b, double c, double d, double e, double f, double g,
+			     double h)
+{
+	struct pair p = { a + 2 * b + 3 * c + 4 * d + 5 * e + 6 * f + 7 * g + 8 * h, h - a };
+
+	return p;
+}
+
+/* 36 x + 168 (the sum of k (x + k - 1), k = 1..8) and 7, in both halves of a pair */
+N static int vec_top(int x)
+{
+	double v = x;
+	struct pair p = vec_sum(v, v + 1, v + 2, v + 3, v + 4, v + 5, v + 6, v + 7);
+
+	return p.a == 36.0 * x + 168.0 && p.b == 7.0;
+}
+
+static volatile sig_atomic_t sig_bad, sig_n;
+
+/* SIGRTMIN: patched calls from a handler, on top of whatever the thread was doing */
+UNTRACED static void on_timer(int sig)
+{
+	int e = errno, x = (int)(sig_n++ & 63);
+
+	sig_bad += tail_top(x) != ((x ^ 5) + 1) * 3 + 2;
+	sig_bad += !vec_top(x);
+	errno = e;
+}
+
 UNTRACED static void *worker(void *arg)
 {
+	struct sigevent sev = { .sigev_notify = SIGEV_THREAD_ID, .sigev_signo = SIGRTMIN };
+	struct itimerspec it = { { 0, 200000 }, { 0, 200000 } };
 	long bad = 0;
+	timer_t tm;
+
+	/* sigev_notify_thread_id, which this glibc does not name */
+	sev._sigev_un._tid = (pid_t)gettid();
+	if (timer_create(CLOCK_MONOTONIC, &sev, &tm) || timer_settime(tm, 0, &it, NULL))
+		return (void *)1000000L;
 
 	/* Batches with pauses: the calls go on throughout, the trace stays small. */
 	while (!stop) {
 		for (int x = 0; x < 100; x++) {
 			bad += tail_top(x) != ((x ^ 5) + 1) * 3 + 2;
 			bad += jump_top(x) != x + 2;
+			bad += !vec_top(x);
+			if (x % 10 == 0) {
+				volatile int zero = 0;
+
+				bad += deep(200, &zero) != 201;
+			}
 		}
 		usleep(2000);
 	}
+	timer_delete(tm);
 	return (void *)bad;
 }
 
 UNTRACED int main(int argc, char **argv)
 {
+	struct sigaction sa = { .sa_handler = on_timer, .sa_flags = SA_RESTART };
 	pthread_t t[4];
 	long bad = 0;
+	time_t end;
 	FILE *f;
 
 	if (argc != 3) {
 		fprintf(stderr, "usage: fntail READY SECONDS\n");
 		return 2;
 	}
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGRTMIN, &sa, NULL))
+		return 3;
 	for (int i = 0; i < 4; i++)
 		if (pthread_create(&t[i], NULL, worker, NULL))
 			return 3;
 	f = fopen(argv[1], "w");
 	if (!f || fputs("ready\n", f) < 0 || fclose(f))
 		return 3;
-	sleep((unsigned)atoi(argv[2]));
+	/* A signal may cut a sleep short. */
+	for (end = time(NULL) + atoi(argv[2]); time(NULL) < end;)
+		sleep(1);
 	stop = 1;
 	for (int i = 0; i < 4; i++) {
 		void *r;
@@ -70,6 +145,7 @@ UNTRACED int main(int argc, char **argv)
 		pthread_join(t[i], &r);
 		bad += (long)r;
 	}
-	printf("bad %ld\n", bad);
+	bad += sig_bad;
+	printf("bad %ld\nsignals %ld\n", bad, (long)sig_n);
 	return bad != 0;
 }

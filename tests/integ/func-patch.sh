@@ -17,7 +17,11 @@
 # saying why, and leaves the code alone.
 # fntail: sibling calls (one return through three trampolines), stacks
 # 8 bytes off the ABI's alignment (gcc calls chains it knows need none so),
-# a longjmp: 4 threads check every result while patched.  rip enable on a
+# a longjmp, floating-point arguments in every vector argument register and
+# a pair of doubles returned, a recursion deeper than a slot's return stack,
+# a timer's signal every 200 us in each thread, its handler calling patched
+# functions:
+# 4 threads and the handler check every result while patched.  rip enable on a
 # process that dies (stopped, then killed) while it waits says so at once.
 # funcprog-cxx-patch: exceptions through 10 patched frames, rethrown, and
 # through 5 patched C frames: the unwinder sees the real return addresses,
@@ -154,9 +158,10 @@ wait "$run"
 rc=$?
 [ $rc = 0 ] || fail "fntail: exit $rc: $(cat runt.out runt.err | tail -n 5)"
 grep -q "^bad 0\$" runt.out || fail "fntail: wrong results: $(cat runt.out)"
+grep -q "^signals [1-9]" runt.out || fail "fntail: no timer's signal came: $(cat runt.out)"
 "$RIP" report --functions --json tt | python3 "$rep" >rept.txt || fail "fntail: rip report"
 grep -q "^tail_leaf [1-9]" rept.txt && grep -q "^tail_1 [1-9]" rept.txt &&
-	grep -q "^jump_down [1-9]" rept.txt || fail "fntail: calls missing: $(cat rept.txt)"
+	grep -q "^jump_down [1-9]" rept.txt && grep -q "^vec_sum [1-9]" rept.txt && grep -q "^deep [1-9]" rept.txt || fail "fntail: calls missing: $(cat rept.txt)"
 
 # ---- a process that dies while rip enable waits for its answer: rip enable says so, at once ----
 rm -f ready.die
