@@ -134,24 +134,23 @@ static inline int dcol_get(struct dcol *c, uint64_t *v)
 }
 
 /*
- * The decoder's lists: the entries each holds, oldest first, as an array of
- * (value, stamp) from head to tail.  The rank of an entry counts from the
- * newest, so the usual small rank is an entry near the tail, taken out by
- * moving the few after it (one move: values and stamps side by side).  The
+ * The decoder's lists: the stamps of the entries each holds, oldest first,
+ * from head to tail, and the value of stamp s at val[s % PK_WINDOW].  The
+ * rank of an entry counts from the newest, so the usual small rank is an
+ * entry near the tail, taken out by moving the few stamps after it.  The
  * same entries as the coder's bitmaps (read/packfmt.h): a stamp older than
- * the window leaves at the front.
+ * the window leaves at the front, and its value's place is taken by the
+ * stamp PK_WINDOW newer only once it has left.  (The lists held (value,
+ * stamp) pairs, 16 bytes moved an entry against 4 now: the move was a
+ * quarter of the decoder's time at 1 thread, a third at 60.)
  */
-struct dent {
-	uint64_t val;
-	uint64_t stamp;
-};
-
 struct dlist {
-	struct dent e[2 * PK_WINDOW];
+	uint32_t e[2 * PK_WINDOW];
 	uint32_t head, tail;
 };
 
 struct dmtf {
+	uint64_t val[PK_WINDOW];
 	struct dlist l[2];
 	uint32_t n; /* stamps used */
 };
@@ -167,7 +166,8 @@ static inline void dmtf_push(struct dmtf *m, uint64_t v, uint32_t l)
 		d->head = 0;
 		d->tail = k;
 	}
-	d->e[d->tail++] = (struct dent){ .val = v, .stamp = m->n++ };
+	m->val[m->n & PK_WMASK] = v;
+	d->e[d->tail++] = m->n++;
 }
 
 /* Entries older than the window leave, before a code is read at stamp n. */
@@ -181,7 +181,7 @@ static inline void dmtf_age(struct dmtf *m)
 	for (int l = 0; l < 2; l++) {
 		struct dlist *d = &m->l[l];
 
-		while (d->head < d->tail && d->e[d->head].stamp < lim)
+		while (d->head < d->tail && d->e[d->head] < lim)
 			d->head++;
 	}
 }
@@ -271,7 +271,7 @@ static inline int dec_hex(struct pk_dec *d, struct dcol *c, uint64_t *last, uint
 		if (rank >= dl->tail - dl->head)
 			return bad(d, "hex rank past its list", p);
 		i = dl->tail - 1 - (uint32_t)rank;
-		*v = dl->e[i].val;
+		*v = m->val[dl->e[i] & PK_WMASK];
 		memmove(dl->e + i, dl->e + i + 1, (size_t)rank * sizeof(dl->e[0]));
 		dl->tail--;
 		dmtf_push(m, *v, l ^ 1);
