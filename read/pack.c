@@ -144,8 +144,10 @@ static inline int dcol_get(struct dcol *c, uint64_t *v)
  * stamp) pairs, 16 bytes moved an entry against 4 now: the move was a
  * quarter of the decoder's time at 1 thread, a third at 60.)
  */
+#define DMOVE 32u /* ranks below this move DMOVE stamps, whatever is after the tail */
+
 struct dlist {
-	uint32_t e[2 * PK_WINDOW];
+	uint32_t e[2 * PK_WINDOW + DMOVE];
 	uint32_t head, tail;
 };
 
@@ -272,7 +274,14 @@ static inline int dec_hex(struct pk_dec *d, struct dcol *c, uint64_t *last, uint
 			return bad(d, "hex rank past its list", p);
 		i = dl->tail - 1 - (uint32_t)rank;
 		*v = m->val[dl->e[i] & PK_WMASK];
-		memmove(dl->e + i, dl->e + i + 1, (size_t)rank * sizeof(dl->e[0]));
+		if (rank < DMOVE) { /* one fixed move, inline: no call, no branch on the size */
+			uint32_t t[DMOVE];
+
+			memcpy(t, dl->e + i + 1, sizeof(t));
+			memcpy(dl->e + i, t, sizeof(t));
+		} else {
+			memmove(dl->e + i, dl->e + i + 1, (size_t)rank * sizeof(dl->e[0]));
+		}
 		dl->tail--;
 		dmtf_push(m, *v, l ^ 1);
 	}
