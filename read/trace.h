@@ -218,6 +218,16 @@ uint64_t trace_r_raw_bytes(const struct trace_r *r);
 int trace_r_packet(struct trace_r *r, uint32_t stream, uint64_t k, const uint8_t **data,
 		   size_t *len, char *err, size_t errlen);
 /*
+ * The same, the packet held for the caller: it stays valid, whatever is
+ * read meanwhile, until trace_r_packet_release(r, *hold).  When the reader
+ * holds too much already (a bounded number of blocks, within the cache's
+ * budget), *hold is 0 and the packet is valid until the next call only, as
+ * trace_r_packet's: the caller copies it.
+ */
+int trace_r_packet_hold(struct trace_r *r, uint32_t stream, uint64_t k, const uint8_t **data,
+			size_t *len, uint32_t *hold, char *err, size_t errlen);
+void trace_r_packet_release(struct trace_r *r, uint32_t hold);
+/*
  * What reading a packed trace's chunks found missing: chunks the index
  * counts that are not there (handed to a command by rotation, or removed)
  * and chunks cut short (a recorder that was killed); 0s for CTF.

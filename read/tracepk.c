@@ -38,6 +38,8 @@
 #define TPK_CACHE_BYTES (256u << 20) /* decoded blocks kept */
 #define TPK_CACHE_MAX 64u	     /* and at most this many */
 #define TPK_AHEAD 3u		     /* blocks decoded ahead of the reader */
+/* entries a reader may hold packets of (trace_r_packet_hold): the rest stay for decoding */
+#define TPK_HELD_MAX (TPK_CACHE_MAX - TPK_AHEAD - 3u)
 
 struct tpk_block {
 	uint32_t chunk;
@@ -64,6 +66,7 @@ struct tpk_cached {
 	int state;     /* TPK_*: no memory, memory and no block, being decoded, a block */
 	uint32_t block;
 	uint64_t used; /* the clock when it was last used */
+	uint32_t holds; /* packets of it a reader holds (trace_r_packet_hold): not dropped */
 	struct pk_block b;
 };
 
@@ -98,6 +101,7 @@ struct trace_pk {
 	bool worker_on, stop;
 	uint32_t want;
 	struct tpk_cached *pinned; /* what the reader was given last: not dropped */
+	uint32_t held; /* entries with holds */
 	struct tpk_rd wrd;
 };
 
@@ -522,7 +526,8 @@ static struct tpk_cached *tpk_victim(struct trace_pk *pk, uint32_t keep_lo, uint
 		struct tpk_cached *c = &pk->cache[i];
 
 		if (c->state == TPK_VALID) {
-			if (c == pk->pinned || (c->block >= keep_lo && c->block <= keep_hi))
+			if (c == pk->pinned || c->holds ||
+			    (c->block >= keep_lo && c->block <= keep_hi))
 				continue;
 			if (!lru || c->used < lru->used)
 				lru = c;
@@ -690,22 +695,70 @@ static struct pk_block *tpk_block(struct trace_r *r, uint32_t b, char *err, size
 	return ret ? NULL : &c->b;
 }
 
-int trace_r_packet(struct trace_r *r, uint32_t stream, uint64_t k, const uint8_t **data,
-		   size_t *len, char *err, size_t errlen)
+/*
+ * Packet k of stream into *data and *len, from its block decoded; with
+ * hold, the block is held for the caller when it can be (*hold its entry
+ * + 1, else 0).
+ */
+static int tpk_packet(struct trace_r *r, uint32_t stream, uint64_t k, const uint8_t **data,
+		      size_t *len, uint32_t *hold, char *err, size_t errlen)
 {
 	const struct tpk_ref *ref;
+	struct trace_pk *pk = r->pk;
 	struct pk_block *b;
 	size_t end;
 
-	if (!r->pk || stream >= r->pk->nst || k >= r->pk->st[stream].n)
+	if (hold)
+		*hold = 0;
+	if (!pk || stream >= pk->nst || k >= pk->st[stream].n)
 		return rr_fail(err, errlen, -EINVAL, "%s: no packet %" PRIu64 " in stream %u",
 			       r->dir, k, stream);
-	ref = &r->pk->st[stream].v[k];
+	ref = &pk->st[stream].v[k];
 	b = tpk_block(r, ref->block, err, errlen);
 	if (!b)
 		return -EBADMSG;
 	end = ref->idx + 1 < b->npackets ? b->off[ref->idx + 1] : b->len;
 	*data = b->data + b->off[ref->idx];
 	*len = end - b->off[ref->idx];
+	if (hold) {
+		/* the block just given is pinned: only the reader changes holds and pinned */
+		struct tpk_cached *c = pk->pinned;
+
+		pthread_mutex_lock(&pk->mu);
+		if (c->holds || (pk->held < TPK_HELD_MAX && pk->cached <= TPK_CACHE_BYTES)) {
+			pk->held += !c->holds;
+			c->holds++;
+			*hold = (uint32_t)(c - pk->cache) + 1;
+		}
+		pthread_mutex_unlock(&pk->mu);
+	}
 	return 0;
+}
+
+int trace_r_packet(struct trace_r *r, uint32_t stream, uint64_t k, const uint8_t **data,
+		   size_t *len, char *err, size_t errlen)
+{
+	return tpk_packet(r, stream, k, data, len, NULL, err, errlen);
+}
+
+int trace_r_packet_hold(struct trace_r *r, uint32_t stream, uint64_t k, const uint8_t **data,
+			size_t *len, uint32_t *hold, char *err, size_t errlen)
+{
+	return tpk_packet(r, stream, k, data, len, hold, err, errlen);
+}
+
+void trace_r_packet_release(struct trace_r *r, uint32_t hold)
+{
+	struct trace_pk *pk = r->pk;
+	struct tpk_cached *c;
+
+	if (!hold || !pk || hold > TPK_CACHE_MAX)
+		return;
+	c = &pk->cache[hold - 1];
+	pthread_mutex_lock(&pk->mu);
+	if (c->holds && !--c->holds) {
+		pk->held--;
+		pthread_cond_broadcast(&pk->cv); /* pairs with the waits for an entry */
+	}
+	pthread_mutex_unlock(&pk->mu);
 }
