@@ -161,9 +161,13 @@ uint32_t rip_pl_own_maps(struct rip_pl_range *out)
 
 void *rip_pl_table_map(size_t len, bool *wiped)
 {
-	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	void *p;
 
+	/* whole pages, as the kernel maps them: the range kept out of snapshots is all of it */
+	len = (len + page - 1) & ~(page - 1);
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1,
+		 0);
 	if (p == MAP_FAILED)
 		return NULL;
 	*wiped = !madvise(p, len, MADV_WIPEONFORK);
