@@ -47,8 +47,8 @@
 
 /* ---- dlclose: rules of unloaded objects are forgotten ---- */
 
-/* Bumped after each dlclose; keys carry it, so older rules no longer match. */
-static uint32_t rip_pl_unw_epoch;
+/* Bumped after each dlclose; keys carry it, so older rules no longer match (unwind.h). */
+uint32_t rip_pl_unw_epoch;
 
 RIP_PL_EXPORT int dlclose(void *handle)
 {
@@ -1285,12 +1285,6 @@ bool rip_pl_sigret_at(uintptr_t a)
 	       !memcmp((const void *)a, rip_pl_sigret_code, sizeof(rip_pl_sigret_code));
 }
 
-uint32_t rip_pl_unwind_epoch(void)
-{
-	/* Acquire: pairs with the release in dlclose. */
-	return __atomic_load_n(&rip_pl_unw_epoch, __ATOMIC_ACQUIRE);
-}
-
 int rip_pl_unwind_init(void)
 {
 	/* A fork child that finds it wiped learns the rules again; one that does not keeps them. */
@@ -1338,11 +1332,6 @@ bool rip_pl_sigret_at(uintptr_t a)
 }
 
 int rip_pl_unwind_init(void)
-{
-	return 0;
-}
-
-uint32_t rip_pl_unwind_epoch(void)
 {
 	return 0;
 }

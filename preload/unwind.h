@@ -82,8 +82,22 @@ int rip_pl_dwarf_prefix(uintptr_t pc, uintptr_t sp, uintptr_t fp, uint64_t *out,
  */
 bool rip_pl_sigret_at(uintptr_t a);
 
-/* The dlclose epoch now (rip_pl_wlog's): a walk's log holds the one it used. */
-uint32_t rip_pl_unwind_epoch(void);
+/* Bumped by each dlclose (unwind.c): read through rip_pl_unwind_epoch. */
+extern uint32_t rip_pl_unw_epoch;
+
+/*
+ * The dlclose epoch now (rip_pl_wlog's): a walk's log holds the one it used.
+ * Inline: every hook's lookup of the stack cache reads it.
+ */
+static inline uint32_t rip_pl_unwind_epoch(void)
+{
+#if defined(__x86_64__)
+	/* Acquire: pairs with the release in dlclose (unwind.c). */
+	return __atomic_load_n(&rip_pl_unw_epoch, __ATOMIC_ACQUIRE);
+#else
+	return 0; /* no walk of the tables: no rules to date */
+#endif
+}
 
 /* From rip_pl_bt_init: the table of rules.  0 or -errno. */
 int rip_pl_unwind_init(void);
