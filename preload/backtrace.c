@@ -501,7 +501,10 @@ static uint32_t rip_pl_intern(const uint64_t *f, uint32_t n, uint64_t h)
  * Sets of RIP_PL_SC_WAYS entries, each behind a sequence count (odd while
  * written): readers never wait and never write, a writer that finds the
  * entry being written gives up; a signal handler's hook cannot walk while
- * its thread writes (the guard is up).
+ * its thread writes (the guard is up).  The keys of a set's entries sit
+ * together, apart from the entries (a line of their own: a lookup reads
+ * one line to find its way, not one line per way; the entries are 700
+ * bytes apart, and that scan was most of a hit's cache misses).
  */
 #define RIP_PL_SC_KEY 4u /* frames walked before the lookup */
 #define RIP_PL_SC_WAYS 4u
@@ -509,24 +512,32 @@ static uint32_t rip_pl_intern(const uint64_t *f, uint32_t n, uint64_t h)
 #define RIP_PL_SC_SETS 1024u  /* sets once grown */
 #define RIP_PL_SC_GROW 4096u  /* walks of known stacks that grow it */
 #define RIP_PL_SC_READS 56u /* loads kept: 28 frames with rbp saved in each */
+#define RIP_PL_SC_SLOTS 64u /* their slots: each group padded to a multiple of 4 (see put) */
+
+/* Four loads of an entry: what rip_pl_sc_diff checks at a time, together. */
+struct rip_pl_sc_blk {
+	uint32_t off[4]; /* from sp */
+	uint64_t val[4];
+};
 
 struct rip_pl_sc_ent {
 	uint64_t seq;	    /* odd: being written */
-	uint64_t key;	    /* rip_pl_sc_key; 0: empty */
 	uintptr_t pc;	    /* the starting state: pc, */
 	uintptr_t depth;    /* the stack's top less sp (the walk's bounds), */
 	uintptr_t fpr;	    /* fp less sp, */
 	uintptr_t sp;	    /* and sp if the walk stepped through a signal frame (else 0) */
 	uint32_t epoch;	    /* dlclose epoch of the walk */
 	uint32_t id;	    /* the stack's id */
-	uint32_t n;	    /* loads in off, val */
-	uint32_t nabs;	    /* the first nabs hold values; the others stack addresses less sp */
-	uint32_t off[RIP_PL_SC_READS]; /* from sp */
-	uint64_t val[RIP_PL_SC_READS];
+	uint32_t n;	    /* loads in off, val (a multiple of 4, at most RIP_PL_SC_SLOTS) */
+	uint32_t nabs;	    /* the first nabs (a multiple of 4) hold values; the others stack
+			     * addresses less sp */
+	uint64_t pad;	    /* the loads from the next line on, after one line of the above */
+	struct rip_pl_sc_blk b[RIP_PL_SC_SLOTS / 4];
 };
 
-/* A cache: its entries, sets of RIP_PL_SC_WAYS. */
+/* A cache: its entries, sets of RIP_PL_SC_WAYS, and their keys (one mapping, the keys first). */
 struct rip_pl_scd {
+	uint64_t *k; /* entry i's key (rip_pl_sc_key, or a shape's); 0: empty */
 	struct rip_pl_sc_ent *e;
 	uint32_t sets;
 	bool wiped; /* a fork child finds it empty without our help */
@@ -539,15 +550,20 @@ static uint32_t rip_pl_sc_victim;	 /* the way a full set gives up next (a rotati
 
 static size_t rip_pl_sc_len(uint32_t sets)
 {
-	return (size_t)sets * RIP_PL_SC_WAYS * sizeof(struct rip_pl_sc_ent);
+	return (size_t)sets * RIP_PL_SC_WAYS * (sizeof(uint64_t) + sizeof(struct rip_pl_sc_ent));
 }
 
 /* Map cache d with sets sets.  0 or -ENOMEM. */
 static int rip_pl_sc_map(struct rip_pl_scd *d, uint32_t sets)
 {
+	_Static_assert(RIP_PL_SC_WAYS * sizeof(uint64_t) == 32, "a set's keys: half a line");
+	_Static_assert(offsetof(struct rip_pl_sc_ent, b) == 64 &&
+			       sizeof(struct rip_pl_sc_ent) % 64 == 0,
+		       "an entry: whole lines, the loads from its second on");
 	d->sets = sets;
-	d->e = rip_pl_table_map(rip_pl_sc_len(sets), &d->wiped);
-	return d->e ? 0 : -ENOMEM;
+	d->k = rip_pl_table_map(rip_pl_sc_len(sets), &d->wiped);
+	d->e = d->k ? (struct rip_pl_sc_ent *)(d->k + (size_t)sets * RIP_PL_SC_WAYS) : NULL;
+	return d->k ? 0 : -ENOMEM;
 }
 
 /*
@@ -584,9 +600,21 @@ static inline uint64_t rip_pl_sc_key(uintptr_t pc, uintptr_t depth, uintptr_t fp
 	return a | 1;
 }
 
-static inline struct rip_pl_sc_ent *rip_pl_sc_set(const struct rip_pl_scd *d, uint64_t key)
+/* The index of the first entry of key's set. */
+static inline size_t rip_pl_sc_set(const struct rip_pl_scd *d, uint64_t key)
 {
-	return &d->e[((key >> 1) & (d->sets - 1)) * RIP_PL_SC_WAYS];
+	return (size_t)((key >> 1) & (d->sets - 1)) * RIP_PL_SC_WAYS;
+}
+
+/*
+ * The way of its set an entry of key takes when it is free (rip_pl_sc_put),
+ * and so where rip_pl_sc_find looks first: it fetches that entry while it
+ * reads the set's keys, not after (the two were a hit's slowest loads, one
+ * waiting for the other).
+ */
+static inline uint32_t rip_pl_sc_way(uint64_t key)
+{
+	return (uint32_t)(key >> 40) & (RIP_PL_SC_WAYS - 1);
 }
 
 /*
@@ -594,51 +622,61 @@ static inline struct rip_pl_sc_ent *rip_pl_sc_set(const struct rip_pl_scd *d, ui
  * now: val itself for the first nabs, val + sp for the others (stack
  * addresses).  Every offset is kept at most lim (inside the stack)
  * whatever the entry holds: it may be being rewritten.  A function of its
- * own, so that its few values stay in registers.  Four loads at a time,
- * and out at the first four that differ: a stack that shares its first
- * frames with the one looked for (the same key) differs a few frames up.
+ * own, so that its few values stay in registers.  Four loads at a time
+ * (each group is padded to a multiple of four by repeating its last load:
+ * rip_pl_sc_put), and out at the first four that differ: a stack that
+ * shares its first frames with the one looked for (the same key) differs a
+ * few frames up.
  */
 static __attribute__((noinline)) uint64_t rip_pl_sc_diff(uintptr_t sp, uintptr_t lim,
-							const uint32_t *off, const uint64_t *val,
+							const struct rip_pl_sc_blk *b,
 							uint32_t nabs, uint32_t n)
 {
+	const struct rip_pl_sc_blk *end, *abs_end;
 	uint64_t diff = 0;
-	uint32_t i = 0;
 
-	nabs = nabs < n ? nabs : n;
+	/* in blocks: as the entry says if it is whole; else inside the entry (the count tells) */
+	n = (n < RIP_PL_SC_SLOTS ? n : RIP_PL_SC_SLOTS) / 4;
+	nabs = (nabs < n * 4 ? nabs : n * 4) / 4;
+	end = b + n;
+	abs_end = b + nabs;
 	/* Relaxed loads: the entry's count, read again by the caller, says whether they held. */
-	for (; i + 4 <= nabs; i += 4) {
-		uintptr_t o0 = __atomic_load_n(&off[i], __ATOMIC_RELAXED);
-		uintptr_t o1 = __atomic_load_n(&off[i + 1], __ATOMIC_RELAXED);
-		uintptr_t o2 = __atomic_load_n(&off[i + 2], __ATOMIC_RELAXED);
-		uintptr_t o3 = __atomic_load_n(&off[i + 3], __ATOMIC_RELAXED);
+	for (; b < abs_end; b++) {
+		uintptr_t o0 = __atomic_load_n(&b->off[0], __ATOMIC_RELAXED);
+		uintptr_t o1 = __atomic_load_n(&b->off[1], __ATOMIC_RELAXED);
+		uintptr_t o2 = __atomic_load_n(&b->off[2], __ATOMIC_RELAXED);
+		uintptr_t o3 = __atomic_load_n(&b->off[3], __ATOMIC_RELAXED);
 
 		o0 = o0 < lim ? o0 : lim;
 		o1 = o1 < lim ? o1 : lim;
 		o2 = o2 < lim ? o2 : lim;
 		o3 = o3 < lim ? o3 : lim;
-		diff = (*(const uint64_t *)(sp + o0) ^ __atomic_load_n(&val[i], __ATOMIC_RELAXED)) |
-		       (*(const uint64_t *)(sp + o1) ^
-			__atomic_load_n(&val[i + 1], __ATOMIC_RELAXED)) |
-		       (*(const uint64_t *)(sp + o2) ^
-			__atomic_load_n(&val[i + 2], __ATOMIC_RELAXED)) |
-		       (*(const uint64_t *)(sp + o3) ^
-			__atomic_load_n(&val[i + 3], __ATOMIC_RELAXED));
+		diff = (*(const uint64_t *)(sp + o0) ^ __atomic_load_n(&b->val[0], __ATOMIC_RELAXED)) |
+		       (*(const uint64_t *)(sp + o1) ^ __atomic_load_n(&b->val[1], __ATOMIC_RELAXED)) |
+		       (*(const uint64_t *)(sp + o2) ^ __atomic_load_n(&b->val[2], __ATOMIC_RELAXED)) |
+		       (*(const uint64_t *)(sp + o3) ^ __atomic_load_n(&b->val[3], __ATOMIC_RELAXED));
 		if (diff)
 			return diff;
 	}
-	for (; i < nabs; i++) {
-		uintptr_t o = __atomic_load_n(&off[i], __ATOMIC_RELAXED);
+	/* the stack addresses, kept less sp */
+	for (; b < end; b++) {
+		uintptr_t o0 = __atomic_load_n(&b->off[0], __ATOMIC_RELAXED);
+		uintptr_t o1 = __atomic_load_n(&b->off[1], __ATOMIC_RELAXED);
+		uintptr_t o2 = __atomic_load_n(&b->off[2], __ATOMIC_RELAXED);
+		uintptr_t o3 = __atomic_load_n(&b->off[3], __ATOMIC_RELAXED);
 
-		o = o < lim ? o : lim;
-		diff |= *(const uint64_t *)(sp + o) ^ __atomic_load_n(&val[i], __ATOMIC_RELAXED);
-	}
-	for (; i < n; i++) {
-		uintptr_t o = __atomic_load_n(&off[i], __ATOMIC_RELAXED);
-
-		o = o < lim ? o : lim;
-		diff |= *(const uint64_t *)(sp + o) ^
-			(__atomic_load_n(&val[i], __ATOMIC_RELAXED) + sp);
+		o0 = o0 < lim ? o0 : lim;
+		o1 = o1 < lim ? o1 : lim;
+		o2 = o2 < lim ? o2 : lim;
+		o3 = o3 < lim ? o3 : lim;
+		diff |= (*(const uint64_t *)(sp + o0) - sp) ^
+			__atomic_load_n(&b->val[0], __ATOMIC_RELAXED);
+		diff |= (*(const uint64_t *)(sp + o1) - sp) ^
+			__atomic_load_n(&b->val[1], __ATOMIC_RELAXED);
+		diff |= (*(const uint64_t *)(sp + o2) - sp) ^
+			__atomic_load_n(&b->val[2], __ATOMIC_RELAXED);
+		diff |= (*(const uint64_t *)(sp + o3) - sp) ^
+			__atomic_load_n(&b->val[3], __ATOMIC_RELAXED);
 	}
 	return diff;
 }
@@ -649,21 +687,35 @@ static __attribute__((noinline)) uint64_t rip_pl_sc_diff(uintptr_t sp, uintptr_t
  * bounds are [sp, hi): every offset read is checked against them (an
  * entry being rewritten may hold anything until its count says so).
  */
-static uint32_t rip_pl_sc_find(const struct rip_pl_scd *d, uint64_t key, uintptr_t pc,
-			       uintptr_t sp, uintptr_t fp, uintptr_t hi, uint32_t epoch)
+static inline __attribute__((always_inline)) uint32_t
+rip_pl_sc_find(const struct rip_pl_scd *d, uint64_t key, uintptr_t pc, uintptr_t sp, uintptr_t fp,
+	       uintptr_t hi, uint32_t epoch)
 {
-	struct rip_pl_sc_ent *e = rip_pl_sc_set(d, key);
+	const size_t set = rip_pl_sc_set(d, key);
+	const uint64_t *k = &d->k[set];
 	const uintptr_t lim = hi - sp - 8; /* the last offset a load may have */
 	const uintptr_t depth = hi - sp, fpr = fp - sp;
+	const uint32_t way = rip_pl_sc_way(key);
+	const char *pref = (const char *)&d->e[set + way];
 
-	for (uint32_t w = 0; w < RIP_PL_SC_WAYS; w++, e++) {
+	/* its first four lines: the count and state, and 16 loads */
+	__builtin_prefetch(pref);
+	__builtin_prefetch(pref + 64);
+	__builtin_prefetch(pref + 128);
+	__builtin_prefetch(pref + 192);
+	/* that way first */
+#pragma GCC unroll 4
+	for (uint32_t i = 0; i < RIP_PL_SC_WAYS; i++) {
+		const uint32_t w = (way + i) & (RIP_PL_SC_WAYS - 1);
+		const struct rip_pl_sc_ent *e;
 		uint64_t seq, diff;
 		uintptr_t esp;
 		uint32_t n, id;
 
-		/* Relaxed: a filter only; the count decides. */
-		if (__atomic_load_n(&e->key, __ATOMIC_RELAXED) != key)
+		/* Relaxed: a filter only (where to look); the count and the loads decide. */
+		if (RIP_LIKELY(__atomic_load_n(&k[w], __ATOMIC_RELAXED) != key))
 			continue;
+		e = &d->e[set + w];
 		/* Acquire: pairs with the release store that ends the entry's write. */
 		seq = __atomic_load_n(&e->seq, __ATOMIC_ACQUIRE);
 		/* Relaxed field loads: the count, read again below, says whether they hold. */
@@ -672,9 +724,9 @@ static uint32_t rip_pl_sc_find(const struct rip_pl_scd *d, uint64_t key, uintptr
 		if ((seq & 1) || __atomic_load_n(&e->pc, __ATOMIC_RELAXED) != pc ||
 		    __atomic_load_n(&e->depth, __ATOMIC_RELAXED) != depth ||
 		    __atomic_load_n(&e->fpr, __ATOMIC_RELAXED) != fpr || (esp && esp != sp) ||
-		    __atomic_load_n(&e->epoch, __ATOMIC_RELAXED) != epoch || n > RIP_PL_SC_READS)
+		    __atomic_load_n(&e->epoch, __ATOMIC_RELAXED) != epoch)
 			continue;
-		diff = rip_pl_sc_diff(sp, lim, e->off, e->val,
+		diff = rip_pl_sc_diff(sp, lim, e->b,
 				      __atomic_load_n(&e->nabs, __ATOMIC_RELAXED), n);
 		id = __atomic_load_n(&e->id, __ATOMIC_RELAXED);
 		/* Acquire fence: the loads above happen before the count is read again. */
@@ -689,17 +741,18 @@ static uint32_t rip_pl_sc_find(const struct rip_pl_scd *d, uint64_t key, uintptr
 static inline void rip_pl_sc_load(struct rip_pl_sc_ent *e, uint32_t i, uint32_t off, uint64_t val)
 {
 	/* Relaxed: inside the entry's odd count; the release store that ends it publishes. */
-	__atomic_store_n(&e->off[i], off, __ATOMIC_RELAXED);
-	__atomic_store_n(&e->val[i], val, __ATOMIC_RELAXED);
+	__atomic_store_n(&e->b[i / 4].off[i % 4], off, __ATOMIC_RELAXED);
+	__atomic_store_n(&e->b[i / 4].val[i % 4], val, __ATOMIC_RELAXED);
 }
 
 /* Keep id for the walk from (pc, sp, fp) with key key whose loads log holds. */
 static void rip_pl_sc_put(const struct rip_pl_scd *d, uint64_t key, uintptr_t pc, uintptr_t sp,
 			  uintptr_t fp, uintptr_t hi, const struct rip_pl_wlog *log, uint32_t id)
 {
-	struct rip_pl_sc_ent *set = rip_pl_sc_set(d, key), *e = NULL;
-	uint64_t seq;
-	uint32_t j = 0;
+	const size_t set = rip_pl_sc_set(d, key);
+	struct rip_pl_sc_ent *e = NULL;
+	uint64_t seq, *ek = NULL, lv = 0;
+	uint32_t j = 0, lo = 0;
 
 	if (log->n > RIP_PL_SC_READS)
 		return;
@@ -710,15 +763,20 @@ static void rip_pl_sc_put(const struct rip_pl_scd *d, uint64_t key, uintptr_t pc
 	 * put the other out, missing every other time (half the calls of
 	 * bench/malloc-nofp walked the whole stack).
 	 */
-	for (uint32_t w = 0; w < RIP_PL_SC_WAYS && !e; w++)
-		if (!__atomic_load_n(&set[w].key, __ATOMIC_RELAXED))
-			e = &set[w];
+	for (uint32_t i = 0, w; i < RIP_PL_SC_WAYS && !e; i++) {
+		w = (rip_pl_sc_way(key) + i) & (RIP_PL_SC_WAYS - 1);
+		if (!__atomic_load_n(&d->k[set + w], __ATOMIC_RELAXED)) {
+			e = &d->e[set + w];
+			ek = &d->k[set + w];
+		}
+	}
 	if (!e) {
 		/* Relaxed load and store, no RMW: a hint; two threads may pick the same way. */
 		uint32_t v = __atomic_load_n(&rip_pl_sc_victim, __ATOMIC_RELAXED);
 
 		__atomic_store_n(&rip_pl_sc_victim, v + 1, __ATOMIC_RELAXED);
-		e = &set[v % RIP_PL_SC_WAYS];
+		e = &d->e[set + v % RIP_PL_SC_WAYS];
+		ek = &d->k[set + v % RIP_PL_SC_WAYS];
 	}
 	seq = __atomic_load_n(&e->seq, __ATOMIC_RELAXED);
 	/* Relaxed CAS: it only makes this thread the entry's one writer; the fence publishes. */
@@ -727,22 +785,38 @@ static void rip_pl_sc_put(const struct rip_pl_scd *d, uint64_t key, uintptr_t pc
 		return; /* another thread is writing it */
 	/* Release fence: the odd count is seen before any field changes (pairs with find's fence). */
 	__atomic_thread_fence(__ATOMIC_RELEASE);
-	__atomic_store_n(&e->key, key, __ATOMIC_RELAXED);
+	__atomic_store_n(ek, key, __ATOMIC_RELAXED);
 	__atomic_store_n(&e->pc, pc, __ATOMIC_RELAXED);
 	__atomic_store_n(&e->depth, hi - sp, __ATOMIC_RELAXED);
 	__atomic_store_n(&e->fpr, fp - sp, __ATOMIC_RELAXED);
 	__atomic_store_n(&e->sp, log->sig ? sp : 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&e->epoch, log->epoch, __ATOMIC_RELAXED);
 	__atomic_store_n(&e->id, id, __ATOMIC_RELAXED);
-	__atomic_store_n(&e->n, log->n, __ATOMIC_RELAXED);
-	/* the values first, then the stack addresses, less sp */
-	for (uint32_t i = 0; i < log->n; i++)
-		if (!(log->off[i] & RIP_PL_WLOG_REL))
-			rip_pl_sc_load(e, j++, log->off[i], log->val[i]);
+	/*
+	 * The values first, then the stack addresses, less sp; each group
+	 * padded to a multiple of four by repeating its last load (a load
+	 * checked twice), so that rip_pl_sc_diff checks four at a time.
+	 */
+	for (uint32_t i = 0; i < log->n; i++) {
+		if (!(log->off[i] & RIP_PL_WLOG_REL)) {
+			lo = log->off[i];
+			lv = log->val[i];
+			rip_pl_sc_load(e, j++, lo, lv);
+		}
+	}
+	for (; j & 3; j++)
+		rip_pl_sc_load(e, j, lo, lv);
 	__atomic_store_n(&e->nabs, j, __ATOMIC_RELAXED);
-	for (uint32_t i = 0; i < log->n; i++)
-		if (log->off[i] & RIP_PL_WLOG_REL)
-			rip_pl_sc_load(e, j++, log->off[i] & ~RIP_PL_WLOG_REL, log->val[i] - sp);
+	for (uint32_t i = 0; i < log->n; i++) {
+		if (log->off[i] & RIP_PL_WLOG_REL) {
+			lo = log->off[i] & ~RIP_PL_WLOG_REL;
+			lv = log->val[i] - sp;
+			rip_pl_sc_load(e, j++, lo, lv);
+		}
+	}
+	for (; j & 3; j++)
+		rip_pl_sc_load(e, j, lo, lv);
+	__atomic_store_n(&e->n, j, __ATOMIC_RELAXED);
 	/* Release: pairs with the acquire load of the count in rip_pl_sc_find. */
 	__atomic_store_n(&e->seq, seq + 2, __ATOMIC_RELEASE);
 }
@@ -770,7 +844,8 @@ static void rip_pl_sc_put(const struct rip_pl_scd *d, uint64_t key, uintptr_t pc
 
 struct rip_pl_shape {
 	uint64_t tag;		   /* the class's hash, less its low 3 bits | n; 0: free */
-	uint32_t off[RIP_PL_SH_K]; /* the first n return addresses' offsets from sp */
+	uint32_t off[RIP_PL_SH_K]; /* the first n return addresses' offsets from sp, the last
+				    * repeated to fill the K (a key reads K words, no loop) */
 };
 
 static struct rip_pl_shape *rip_pl_shapes; /* NULL: none (the walked key only) */
@@ -783,36 +858,39 @@ static inline uint64_t rip_pl_sh_class(uintptr_t pc, uintptr_t depth, uintptr_t 
 	return h ^ h >> 29;
 }
 
+static inline uint64_t rip_pl_rotl(uint64_t x, unsigned r)
+{
+	return x << r | x >> (64 - r);
+}
+
 /*
- * The key of the stack at sp under shape off[0 .. n - 1] of class cls: the
- * words at those offsets (each kept at most lim: the shape may be being
- * written), in two lanes of products.  Never 0.
+ * The key of the stack at sp under shape off of class cls, whose first n
+ * offsets are its own: the words at all RIP_PL_SH_K offsets (each kept at
+ * most lim: the shape may be being written), in four independent products,
+ * then a finaliser.  Never 0.
  */
 static inline uint64_t rip_pl_sh_key(uint64_t cls, uintptr_t sp, uintptr_t lim, const uint32_t *off,
 				     uint32_t n)
 {
-	uint64_t a = cls ^ n, b = 0xbf58476d1ce4e5b9ull;
-	uint32_t i;
+	_Static_assert(RIP_PL_SH_K == 6, "the key hashes six words");
+	uint64_t w[RIP_PL_SH_K], a, b, c, d;
 
-	for (i = 0; i + 1 < n; i += 2) {
+	/* unrolled: a loop's counting was a quarter of a lookup's instructions */
+#pragma GCC unroll 6
+	for (uint32_t i = 0; i < RIP_PL_SH_K; i++) {
 		/* Relaxed: a torn shape only makes a key that finds nothing. */
-		uintptr_t o0 = __atomic_load_n(&off[i], __ATOMIC_RELAXED);
-		uintptr_t o1 = __atomic_load_n(&off[i + 1], __ATOMIC_RELAXED);
-
-		o0 = o0 < lim ? o0 : lim;
-		o1 = o1 < lim ? o1 : lim;
-		a = (a ^ *(const uint64_t *)(sp + o0)) * 0xff51afd7ed558ccdull;
-		b = (b ^ *(const uint64_t *)(sp + o1)) * 0xc4ceb9fe1a85ec53ull;
-	}
-	if (i < n) {
 		uintptr_t o = __atomic_load_n(&off[i], __ATOMIC_RELAXED);
 
 		o = o < lim ? o : lim;
-		a = (a ^ *(const uint64_t *)(sp + o)) * 0xff51afd7ed558ccdull;
+		w[i] = *(const uint64_t *)(sp + o);
 	}
-	a ^= b ^ b >> 31;
+	a = (cls ^ n ^ w[0]) * 0x9e3779b97f4a7c15ull;
+	b = (w[1] ^ rip_pl_rotl(w[2], 32)) * 0xff51afd7ed558ccdull;
+	c = (w[3] ^ rip_pl_rotl(w[4], 32)) * 0xc4ceb9fe1a85ec53ull;
+	d = w[5] * 0x94d049bb133111ebull;
+	a ^= b ^ rip_pl_rotl(c, 21) ^ rip_pl_rotl(d, 43);
 	a ^= a >> 29;
-	a *= 0x94d049bb133111ebull;
+	a *= 0xbf58476d1ce4e5b9ull;
 	a ^= a >> 32;
 	return a | 1;
 }
@@ -838,6 +916,8 @@ static uint64_t rip_pl_sh_put_key(uint64_t cls, uintptr_t sp, uintptr_t lim,
 			off[n++] = log->off[i];
 	if (!n)
 		return key;
+	for (uint32_t i = n; i < RIP_PL_SH_K; i++)
+		off[i] = off[n - 1];
 	sh = &rip_pl_shapes[cls & (RIP_PL_SH_SLOTS - 1)];
 	want = (cls & ~7ull) | n;
 	/* Relaxed: the slot is a hint (see above); the CAS only makes one thread its writer. */
@@ -846,13 +926,13 @@ static uint64_t rip_pl_sh_put_key(uint64_t cls, uintptr_t sp, uintptr_t lim,
 		if (!__atomic_compare_exchange_n(&sh->tag, &tag, want, false, __ATOMIC_RELAXED,
 						 __ATOMIC_RELAXED))
 			return key;
-		for (uint32_t i = 0; i < n; i++)
+		for (uint32_t i = 0; i < RIP_PL_SH_K; i++)
 			__atomic_store_n(&sh->off[i], off[i], __ATOMIC_RELAXED);
 		return rip_pl_sh_key(cls, sp, lim, off, n);
 	}
 	if (tag != want)
 		return key;
-	for (uint32_t i = 0; i < n; i++)
+	for (uint32_t i = 0; i < RIP_PL_SH_K; i++)
 		if (__atomic_load_n(&sh->off[i], __ATOMIC_RELAXED) != off[i])
 			return key;
 	return rip_pl_sh_key(cls, sp, lim, off, n);
@@ -932,8 +1012,9 @@ static __attribute__((noinline)) int rip_pl_bt_miss(uintptr_t pc, uintptr_t sp, 
  * sp, fp) through the unwind tables, the cache first; the walk's -1 or -2
  * when it declines.  frames: room for max.
  */
-static inline int rip_pl_bt_tables(uintptr_t pc, uintptr_t sp, uintptr_t fp, uint64_t *frames,
-				   uint32_t max, uint32_t *idp)
+static inline __attribute__((always_inline)) int rip_pl_bt_tables(uintptr_t pc, uintptr_t sp,
+								  uintptr_t fp, uint64_t *frames,
+								  uint32_t max, uint32_t *idp)
 {
 	const struct rip_pl_thread *t = &rip_pl_self;
 	const uint32_t epoch = rip_pl_unwind_epoch();
@@ -1172,14 +1253,14 @@ void rip_pl_bt_fork_child(void)
 	/* the caches' ids are the parent's: they go with the table (none if one cannot be made) */
 	for (unsigned i = 0; i < 2; i++) {
 		struct rip_pl_scd *d = &rip_pl_scd[i];
-		struct rip_pl_sc_ent *e = d->e;
+		uint64_t *k = d->k;
 
-		if (!e || d->wiped)
+		if (!k || d->wiped)
 			continue;
 		if (rip_pl_sc_map(d, d->sets) && sc == d)
 			rip_pl_sc = NULL;
-		rip_pl_own_map_del(e);
-		munmap(e, rip_pl_sc_len(d->sets));
+		rip_pl_own_map_del(k);
+		munmap(k, rip_pl_sc_len(d->sets));
 	}
 	/* the child starts with the small table again */
 	rip_pl_tab0_used = 0;
