@@ -99,6 +99,7 @@ struct trace_pk {
 	pthread_cond_t cv;
 	pthread_t worker;
 	bool worker_on, stop;
+	bool idle; /* the worker waits on cv for want to move */
 	uint32_t want;
 	struct tpk_cached *pinned; /* what the reader was given last: not dropped */
 	uint32_t held; /* entries with holds */
@@ -580,6 +581,15 @@ static int tpk_fill(struct trace_r *r, struct tpk_rd *rd, struct tpk_cached *c, 
 	return ret;
 }
 
+/* With mu: the first of the blocks after b the worker decodes ahead that nobody holds, or 0. */
+static uint32_t tpk_ahead(struct trace_pk *pk, uint32_t b)
+{
+	for (uint32_t k = 1; k <= TPK_AHEAD && b + k < pk->nblocks; k++)
+		if (!tpk_find(pk, b + k))
+			return b + k;
+	return 0;
+}
+
 /* The worker: decode the blocks after the reader's, a few ahead. */
 static void *tpk_worker(void *arg)
 {
@@ -590,17 +600,14 @@ static void *tpk_worker(void *arg)
 	pthread_mutex_lock(&pk->mu);
 	while (!pk->stop) {
 		struct tpk_cached *c = NULL;
-		uint32_t b = 0;
+		uint32_t b = tpk_ahead(pk, pk->want);
 
-		for (uint32_t k = 1; k <= TPK_AHEAD && pk->want + k < pk->nblocks; k++)
-			if (!tpk_find(pk, pk->want + k)) {
-				b = pk->want + k;
-				break;
-			}
 		if (b)
 			c = tpk_victim(pk, pk->want, pk->want + TPK_AHEAD);
 		if (!c) {
+			pk->idle = true;
 			pthread_cond_wait(&pk->cv, &pk->mu); /* pairs with tpk_block's signal */
+			pk->idle = false;
 			continue;
 		}
 		tpk_fill(r, &pk->wrd, c, b, err, sizeof(err)); /* an error: the reader meets it */
@@ -647,11 +654,15 @@ static struct pk_block *tpk_block(struct trace_r *r, uint32_t b, char *err, size
 	 * reader moved: a merge that starts with a stream whose first packet is
 	 * in the last block (a thread that wrote one packet, at the end) then
 	 * goes back to block 0, and the worker, waiting past the last block,
-	 * decoded nothing.
+	 * decoded nothing.  The worker is woken only when it waits and the
+	 * blocks after b want decoding: a merge of 1,000 streams moves between
+	 * two or three neighbouring blocks, and a wake-up at every move (10,000
+	 * in a read of 20,000 packets) found nothing to do.
 	 */
 	if (b != pk->want || !pk->clock) {
 		pk->want = b;
-		pthread_cond_broadcast(&pk->cv); /* pairs with the worker's wait */
+		if (!pk->clock || (pk->idle && tpk_ahead(pk, b)))
+			pthread_cond_broadcast(&pk->cv); /* pairs with the worker's wait */
 	}
 	for (;;) {
 		c = tpk_find(pk, b);
