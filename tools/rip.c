@@ -104,7 +104,7 @@ static void tool_heap_huge(void)
 	mallopt(M_ARENA_MAX, 1);		/* the symbols' thread too: no heap of its own */
 	mallopt(M_MMAP_THRESHOLD, 32 << 20);	/* tables and read buffers: in the heap, reused */
 	mallopt(M_TRIM_THRESHOLD, 256 << 20);	/* and kept */
-	mallopt(M_TOP_PAD, 64 << 20);		/* the heap grows 64 MiB at a time */
+	mallopt(M_TOP_PAD, 128 << 20);	/* the heap grows 128 MiB at a time */
 	m = malloc(1u << 20); /* more than the heap has left: it grows, by M_TOP_PAD more */
 	if (!m)
 		return;
@@ -112,7 +112,7 @@ static void tool_heap_huge(void)
 	hi = (uintptr_t)sbrk(0) & ~(huge - 1);
 	free(m);
 	/* m may come from mmap when the heap cannot grow: then hi < lo, or far */
-	if (hi > lo && hi - lo <= (128u << 20))
+	if (hi > lo && hi - lo <= (256u << 20))
 		madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
 #endif
 }
