@@ -618,6 +618,26 @@ static inline uint32_t rip_pl_sc_way(uint64_t key)
 }
 
 /*
+ * The four offsets of block b, each kept at most lim (inside the stack) whatever the entry
+ * holds: it may be being rewritten.  Relaxed loads: the entry's count, read again by the
+ * caller, says whether they held.
+ */
+static inline __attribute__((always_inline)) void
+rip_pl_sc_offs(const struct rip_pl_sc_blk *b, uintptr_t lim, uintptr_t *o0, uintptr_t *o1,
+	       uintptr_t *o2, uintptr_t *o3)
+{
+	uintptr_t v0 = __atomic_load_n(&b->off[0], __ATOMIC_RELAXED);
+	uintptr_t v1 = __atomic_load_n(&b->off[1], __ATOMIC_RELAXED);
+	uintptr_t v2 = __atomic_load_n(&b->off[2], __ATOMIC_RELAXED);
+	uintptr_t v3 = __atomic_load_n(&b->off[3], __ATOMIC_RELAXED);
+
+	*o0 = v0 < lim ? v0 : lim;
+	*o1 = v1 < lim ? v1 : lim;
+	*o2 = v2 < lim ? v2 : lim;
+	*o3 = v3 < lim ? v3 : lim;
+}
+
+/*
  * Nonzero unless each of the n loads off, val finds its value at sp + off
  * now: val itself for the first nabs, val + sp for the others (stack
  * addresses).  Every offset is kept at most lim (inside the stack)
@@ -642,15 +662,9 @@ static __attribute__((noinline)) uint64_t rip_pl_sc_diff(uintptr_t sp, uintptr_t
 	abs_end = b + nabs;
 	/* Relaxed loads: the entry's count, read again by the caller, says whether they held. */
 	for (; b < abs_end; b++) {
-		uintptr_t o0 = __atomic_load_n(&b->off[0], __ATOMIC_RELAXED);
-		uintptr_t o1 = __atomic_load_n(&b->off[1], __ATOMIC_RELAXED);
-		uintptr_t o2 = __atomic_load_n(&b->off[2], __ATOMIC_RELAXED);
-		uintptr_t o3 = __atomic_load_n(&b->off[3], __ATOMIC_RELAXED);
+		uintptr_t o0, o1, o2, o3;
 
-		o0 = o0 < lim ? o0 : lim;
-		o1 = o1 < lim ? o1 : lim;
-		o2 = o2 < lim ? o2 : lim;
-		o3 = o3 < lim ? o3 : lim;
+		rip_pl_sc_offs(b, lim, &o0, &o1, &o2, &o3);
 		diff = (*(const uint64_t *)(sp + o0) ^ __atomic_load_n(&b->val[0], __ATOMIC_RELAXED)) |
 		       (*(const uint64_t *)(sp + o1) ^ __atomic_load_n(&b->val[1], __ATOMIC_RELAXED)) |
 		       (*(const uint64_t *)(sp + o2) ^ __atomic_load_n(&b->val[2], __ATOMIC_RELAXED)) |
@@ -660,15 +674,9 @@ static __attribute__((noinline)) uint64_t rip_pl_sc_diff(uintptr_t sp, uintptr_t
 	}
 	/* the stack addresses, kept less sp */
 	for (; b < end; b++) {
-		uintptr_t o0 = __atomic_load_n(&b->off[0], __ATOMIC_RELAXED);
-		uintptr_t o1 = __atomic_load_n(&b->off[1], __ATOMIC_RELAXED);
-		uintptr_t o2 = __atomic_load_n(&b->off[2], __ATOMIC_RELAXED);
-		uintptr_t o3 = __atomic_load_n(&b->off[3], __ATOMIC_RELAXED);
+		uintptr_t o0, o1, o2, o3;
 
-		o0 = o0 < lim ? o0 : lim;
-		o1 = o1 < lim ? o1 : lim;
-		o2 = o2 < lim ? o2 : lim;
-		o3 = o3 < lim ? o3 : lim;
+		rip_pl_sc_offs(b, lim, &o0, &o1, &o2, &o3);
 		diff |= (*(const uint64_t *)(sp + o0) - sp) ^
 			__atomic_load_n(&b->val[0], __ATOMIC_RELAXED);
 		diff |= (*(const uint64_t *)(sp + o1) - sp) ^
