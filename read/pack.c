@@ -247,7 +247,9 @@ struct pk_dec {
 	struct dcol col[PK_MAXCOLS];
 	struct dplan plan[EV_MAX_TYPES];
 	uint64_t last[EV_MAX_TYPES][RIP_EVENT_MAX_FIELDS];
-	struct dmtf mtf;
+	struct dmtf *mtf[PK_NSTREAMS]; /* each stream's lists, made as streams come */
+	struct pk_streams streams;     /* of the block */
+	struct dmtf *cur;	       /* the lists of the packet being decoded */
 	struct pred pred;
 	uint32_t version; /* of the block */
 	char *err;
@@ -290,7 +292,7 @@ static int bad(struct pk_dec *d, const char *what, uint32_t p)
 static inline int dec_hex(struct pk_dec *d, struct dcol *c, uint64_t *last, uint64_t *v,
 			  uint32_t p)
 {
-	struct dmtf *m = &d->mtf;
+	struct dmtf *m = d->cur;
 	uint64_t code, dv;
 
 	if (dcol_get(c, &code))
@@ -444,6 +446,8 @@ void pk_dec_free(struct pk_dec *d)
 	if (!d)
 		return;
 	ZSTD_freeDCtx(d->zd);
+	for (uint32_t i = 0; i < PK_NSTREAMS; i++)
+		free(d->mtf[i]);
 	free(d->cols);
 	free(d);
 }
@@ -460,6 +464,23 @@ static int pk_room(void **p, size_t *cap, size_t n)
 		return -ENOMEM;
 	*p = v;
 	*cap = n;
+	return 0;
+}
+
+/* The lists of stream id for the packet to decode: its own, empty if new in the block. */
+static int dec_stream(struct pk_dec *d, uint64_t id)
+{
+	bool fresh;
+	uint32_t n = pk_stream(&d->streams, id, &fresh);
+	struct dmtf *m = d->mtf[n];
+
+	if (!m && !(m = d->mtf[n] = malloc(sizeof(*m))))
+		return rr_fail(d->err, d->errlen, -ENOMEM, "decoding a packed block: out of memory");
+	if (fresh) {
+		m->n = 0;
+		m->l[0].head = m->l[0].tail = m->l[1].head = m->l[1].tail = 0;
+	}
+	d->cur = m;
 	return 0;
 }
 
@@ -486,8 +507,7 @@ int pk_decode(struct pk_dec *dd, const struct ev_types *types, const uint8_t *bl
 		d->plan[i].ready = false;
 	memset(d->last, 0, sizeof(d->last));
 	memset(&d->pred, 0, sizeof(d->pred));
-	d->mtf.n = 0;
-	d->mtf.l[0].head = d->mtf.l[0].tail = d->mtf.l[1].head = d->mtf.l[1].tail = 0;
+	d->streams.n = 0;
 	pos = sizeof(h) + h.ncols * sizeof(struct pk_col);
 	for (uint32_t i = 0; i < h.ncols; i++) {
 		struct pk_col c;
@@ -557,6 +577,8 @@ int pk_decode(struct pk_dec *dd, const struct ev_types *types, const uint8_t *bl
 				ret = bad(d, "packet size out of range", p);
 				goto out;
 			}
+			if ((ret = dec_stream(d, h.version > 2 ? ph.stream_instance_id : 0)))
+				goto out;
 			memcpy(out->data + o, src, PK_HDR);
 			if ((ret = dec_events(d, out->data + o, n, ph.timestamp_begin, p)))
 				goto out;

@@ -51,7 +51,7 @@
 #include "read/evread.h"
 
 #define PK_MAGIC "RIPK"	       /* its 4 characters, no NUL stored */
-#define PK_VERSION 2	       /* the version coded; 1 is read too */
+#define PK_VERSION 3	       /* the version coded; 1 and 2 are read too */
 #define PK_RAW_MAX (16u << 20) /* packet bytes one block may hold */
 
 /* A block on disk: this header, ncols struct pk_col, then the columns' bytes. */

@@ -3,7 +3,8 @@
  * read/packfmt.h - what the coder of packed blocks (record/packw.c) and their
  * decoder (read/pack.c) must agree on, byte for byte: the column keys, how a
  * field is coded, the little-endian loads, zigzag, and the two move-to-front
- * lists of hex values, kept the same on both sides.  Internal to the two.
+ * lists of hex values of each stream, kept the same on both sides.  Internal
+ * to the two.
  *
  * A list is a bitmap over "stamps" (every hex value coded takes the next
  * stamp; a value's entry moves to its new stamp), so the rank of an entry
@@ -218,6 +219,43 @@ static inline void mtf_reset(struct mtf *m)
 	memset(m->bits, 0, sizeof(m->bits));
 	memset(m->wc, 0, sizeof(m->wc));
 	memset(m->gc, 0, sizeof(m->gc));
+}
+
+/* ---- the lists of each stream (version 2) ------------------------------------------------ */
+
+/*
+ * Each stream (a packet's stream_instance_id: a ring, a thread) has its own
+ * pair of lists and its own stamps: a free names a block its own thread
+ * allocated a few allocations ago, and the packets of other threads in
+ * between no longer add to its rank or push it out of the window (at 2
+ * threads, shared lists doubled the ranks of frees).  The streams of a
+ * block are numbered as their first coded packets come; the first
+ * PK_NSTREAMS - 1 have lists of their own, the others share the last
+ * pair, so a block of thousands of streams costs each side at most
+ * PK_NSTREAMS pairs of lists (about 76 KiB each for the coder, 197 KiB for
+ * the decoder).  A pair is emptied when a stream is given it.  Blocks of
+ * version 1 have one pair for all their packets (every stream is 0).
+ */
+#define PK_NSTREAMS 16u
+_Static_assert(PK_NSTREAMS <= 32, "a stream's number has 5 bits in the coder's table");
+
+struct pk_streams {
+	uint32_t n;
+	uint64_t id[PK_NSTREAMS];
+};
+
+/* The number of stream id in the block; *fresh when it is given now (its lists to empty). */
+static inline uint32_t pk_stream(struct pk_streams *s, uint64_t id, bool *fresh)
+{
+	*fresh = false;
+	for (uint32_t i = 0; i < s->n; i++)
+		if (s->id[i] == id)
+			return i;
+	if (s->n == PK_NSTREAMS)
+		return PK_NSTREAMS - 1;
+	*fresh = true;
+	s->id[s->n] = id;
+	return s->n++;
 }
 
 /* ---- the plan of a type -------------------------------------------------------------- */

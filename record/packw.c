@@ -71,11 +71,14 @@ PK_POPCNT static uint32_t mtf_rank(const struct mtf *m, int l, uint32_t s)
 
 /* ---- the coder -------------------------------------------------------------------- */
 
+/* A hex value of a stream seen in the block: where it is in that stream's lists. */
 struct slot {
 	uint64_t v;
-	uint32_t stamp;
-	uint32_t gen; /* the block it was set in: a new block empties the table */
+	uint32_t stamp : 27; /* a block holds fewer hex values than 2^27 */
+	uint32_t stream : 5; /* its number in the block (read/packfmt.h) */
+	uint32_t gen;	     /* the block it was set in: a new block empties the table */
 };
+_Static_assert(PK_RAW_MAX / 8 < 1u << 27, "a stamp fits in 27 bits");
 
 struct eplan {
 	uint32_t gen; /* the block it was made for */
@@ -98,7 +101,9 @@ struct pk_enc {
 	bool oom;	/* a column could not get it: the block is lost */
 	struct eplan plan[EV_MAX_TYPES];
 	uint64_t last[EV_MAX_TYPES][RIP_EVENT_MAX_FIELDS]; /* of hex fields */
-	struct mtf mtf;
+	struct mtf *mtf[PK_NSTREAMS]; /* each stream's lists, made as streams come */
+	struct pk_streams streams;    /* of the block */
+	uint32_t cur;		      /* the number of the stream of the packet being coded */
 	struct pred pred;
 	struct slot *hash;
 	uint32_t hmask, hused, gen;
@@ -134,7 +139,6 @@ int pk_enc_new(struct pk_enc **out, const struct ev_types *types, int level)
 	}
 	e->gen = 1;
 	e->ts_min = UINT64_MAX;
-	mtf_reset(&e->mtf);
 	*out = e;
 	return 0;
 }
@@ -147,6 +151,8 @@ void pk_enc_free(struct pk_enc *e)
 		free(e->col[i].p);
 	free(e->out.p);
 	free(e->hash);
+	for (uint32_t i = 0; i < PK_NSTREAMS; i++)
+		free(e->mtf[i]);
 	ZSTD_freeCCtx(e->zc);
 	free(e);
 }
@@ -207,6 +213,12 @@ static struct eplan *enc_plan(struct pk_enc *e, const struct ev_type *t)
 	return pl;
 }
 
+/* Where (v, stream) is looked for first in a table of mask + 1 slots. */
+static inline uint32_t hash_at(uint64_t v, uint32_t stream, uint32_t mask)
+{
+	return (uint32_t)(((v + stream) * 0x9e3779b97f4a7c15ull) >> 40) & mask;
+}
+
 static int hash_grow(struct pk_enc *e)
 {
 	uint32_t cap = e->hmask ? (e->hmask + 1) * 2 : 8192;
@@ -220,8 +232,7 @@ static int hash_grow(struct pk_enc *e)
 
 		if (s->gen != e->gen)
 			continue;
-		for (j = (uint32_t)((s->v * 0x9e3779b97f4a7c15ull) >> 40) & (cap - 1); h[j].gen;
-		     j = (j + 1) & (cap - 1))
+		for (j = hash_at(s->v, s->stream, cap - 1); h[j].gen; j = (j + 1) & (cap - 1))
 			;
 		h[j] = *s;
 	}
@@ -236,19 +247,22 @@ static int hash_grow(struct pk_enc *e)
 	return 0;
 }
 
-/* Code the hex value v into column b: its rank in a list, or its difference from *last. */
+/*
+ * Code the hex value v into column b: its rank in a list of the packet's
+ * stream, or its difference from *last.
+ */
 static int enc_hex(struct pk_enc *e, struct buf *b, uint64_t *last, uint64_t v)
 {
-	struct mtf *m = &e->mtf;
+	uint32_t cur = e->cur, j;
+	struct mtf *m = e->mtf[cur];
 	struct slot *s;
-	uint32_t j;
 	int ret;
 
 	if ((e->hused + 1) * 2 > e->hmask + 1 && (ret = hash_grow(e)))
 		return ret;
-	for (j = (uint32_t)((v * 0x9e3779b97f4a7c15ull) >> 40) & e->hmask;; j = (j + 1) & e->hmask) {
+	for (j = hash_at(v, cur, e->hmask);; j = (j + 1) & e->hmask) {
 		s = &e->hash[j];
-		if (s->gen != e->gen || s->v == v)
+		if (s->gen != e->gen || (s->v == v && s->stream == cur))
 			break;
 	}
 	if (s->gen == e->gen && m->n - s->stamp <= PK_WINDOW) {
@@ -264,6 +278,7 @@ static int enc_hex(struct pk_enc *e, struct buf *b, uint64_t *last, uint64_t v)
 		if (s->gen != e->gen)
 			e->hused++;
 		s->v = v;
+		s->stream = cur & 31;
 		s->gen = e->gen;
 		s->stamp = mtf_push(m, v, 1);
 	}
@@ -372,6 +387,20 @@ static int enc_events(struct pk_enc *e, const uint8_t *d, size_t len, uint64_t t
 	return 0;
 }
 
+/* The lists of the stream id for the packet to code: its own, empty if new in the block. */
+static int enc_stream(struct pk_enc *e, uint64_t id)
+{
+	bool fresh;
+	uint32_t n = pk_stream(&e->streams, id, &fresh);
+
+	if (!e->mtf[n] && !(e->mtf[n] = malloc(sizeof(*e->mtf[n]))))
+		return -ENOMEM;
+	if (fresh)
+		mtf_reset(e->mtf[n]);
+	e->cur = n;
+	return 0;
+}
+
 int pk_enc_add(struct pk_enc *e, const uint8_t *pkt, size_t len)
 {
 	struct rip_packet h;
@@ -407,6 +436,10 @@ int pk_enc_add(struct pk_enc *e, const uint8_t *pkt, size_t len)
 				e->ts_max = h.timestamp_end;
 		}
 	}
+	if (coded && (ret = enc_stream(e, h.stream_instance_id))) {
+		e->oom = true;
+		return ret;
+	}
 	b = &e->col[K_PKT];
 	b->p[b->len++] = !coded;
 	if (coded) {
@@ -437,7 +470,7 @@ static void enc_reset(struct pk_enc *e)
 	e->ts_min = UINT64_MAX;
 	e->ts_max = 0;
 	memset(e->last, 0, sizeof(e->last));
-	mtf_reset(&e->mtf);
+	e->streams.n = 0; /* each stream's lists are emptied when it is met again */
 	memset(&e->pred, 0, sizeof(e->pred));
 	e->hused = 0;
 	e->oom = false;
@@ -510,4 +543,3 @@ int pk_enc_take(struct pk_enc *e, const uint8_t **out, size_t *len, char *err, s
 	enc_reset(e);
 	return 0;
 }
-
