@@ -71,14 +71,17 @@ PK_POPCNT static uint32_t mtf_rank(const struct mtf *m, int l, uint32_t s)
 
 /* ---- the coder -------------------------------------------------------------------- */
 
-/* A hex value of a stream seen in the block: where it is in that stream's lists. */
+/*
+ * A hex value of a stream seen in the block: where it is in that stream's
+ * lists.  Its tag is the block it was set in (a new block empties the
+ * table) and the stream's number: gen << 5 | stream.
+ */
 struct slot {
 	uint64_t v;
-	uint32_t stamp : 27; /* a block holds fewer hex values than 2^27 */
-	uint32_t stream : 5; /* its number in the block (read/packfmt.h) */
-	uint32_t gen;	     /* the block it was set in: a new block empties the table */
+	uint32_t stamp;
+	uint32_t tag;
 };
-_Static_assert(PK_RAW_MAX / 8 < 1u << 27, "a stamp fits in 27 bits");
+#define GEN_MAX (1u << 27)
 
 struct eplan {
 	uint32_t gen; /* the block it was made for */
@@ -104,6 +107,7 @@ struct pk_enc {
 	struct mtf *mtf[PK_NSTREAMS]; /* each stream's lists, made as streams come */
 	struct pk_streams streams;    /* of the block */
 	uint32_t cur;		      /* the number of the stream of the packet being coded */
+	struct mtf *cur_mtf;	      /* and its lists */
 	struct pred pred;
 	struct slot *hash;
 	uint32_t hmask, hused, gen;
@@ -230,9 +234,9 @@ static int hash_grow(struct pk_enc *e)
 		struct slot *s = &e->hash[i];
 		uint32_t j;
 
-		if (s->gen != e->gen)
+		if (s->tag >> 5 != e->gen)
 			continue;
-		for (j = hash_at(s->v, s->stream, cap - 1); h[j].gen; j = (j + 1) & (cap - 1))
+		for (j = hash_at(s->v, s->tag & 31, cap - 1); h[j].tag; j = (j + 1) & (cap - 1))
 			;
 		h[j] = *s;
 	}
@@ -253,19 +257,19 @@ static int hash_grow(struct pk_enc *e)
  */
 static int enc_hex(struct pk_enc *e, struct buf *b, uint64_t *last, uint64_t v)
 {
-	uint32_t cur = e->cur, j;
-	struct mtf *m = e->mtf[cur];
+	uint32_t tag = e->gen << 5 | e->cur, j;
+	struct mtf *m = e->cur_mtf;
 	struct slot *s;
 	int ret;
 
 	if ((e->hused + 1) * 2 > e->hmask + 1 && (ret = hash_grow(e)))
 		return ret;
-	for (j = hash_at(v, cur, e->hmask);; j = (j + 1) & e->hmask) {
+	for (j = hash_at(v, e->cur, e->hmask);; j = (j + 1) & e->hmask) {
 		s = &e->hash[j];
-		if (s->gen != e->gen || (s->v == v && s->stream == cur))
+		if (s->tag >> 5 != e->gen || (s->v == v && s->tag == tag))
 			break;
 	}
-	if (s->gen == e->gen && m->n - s->stamp <= PK_WINDOW) {
+	if (s->tag == tag && m->n - s->stamp <= PK_WINDOW) {
 		uint32_t p = s->stamp & PK_WMASK;
 		uint32_t l = m->list[p];
 
@@ -275,11 +279,10 @@ static int enc_hex(struct pk_enc *e, struct buf *b, uint64_t *last, uint64_t v)
 	} else {
 		put_uv(b, 0);
 		put_uv(&e->col[K_HEXLIT], zig((int64_t)(v - *last)));
-		if (s->gen != e->gen)
+		if (s->tag != tag)
 			e->hused++;
 		s->v = v;
-		s->stream = cur & 31;
-		s->gen = e->gen;
+		s->tag = tag;
 		s->stamp = mtf_push(m, v, 1);
 	}
 	*last = v;
@@ -398,6 +401,7 @@ static int enc_stream(struct pk_enc *e, uint64_t id)
 	if (fresh)
 		mtf_reset(e->mtf[n]);
 	e->cur = n;
+	e->cur_mtf = e->mtf[n];
 	return 0;
 }
 
@@ -474,7 +478,7 @@ static void enc_reset(struct pk_enc *e)
 	memset(&e->pred, 0, sizeof(e->pred));
 	e->hused = 0;
 	e->oom = false;
-	if (++e->gen == 0) { /* after 4 billion blocks: clear the tables for real */
+	if (++e->gen == GEN_MAX) { /* after 2^27 blocks: clear the tables for real */
 		if (e->hash)
 			memset(e->hash, 0, (e->hmask + 1) * sizeof(*e->hash));
 		for (uint32_t i = 0; i < EV_MAX_TYPES; i++)
