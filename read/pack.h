@@ -17,8 +17,9 @@
  *     last value of its name the last time (a free's "bt" follows its
  *     malloc's);
  *   - 64-bit hex fields (addresses, handles) by the value's rank in one of
- *     two move-to-front lists: a value seen an odd number of times in the
- *     block (a live block, an open handle) or an even number (freed, closed).
+ *     two move-to-front lists of the packet's stream: a value seen an odd
+ *     number of times in the block (a live block, an open handle) or an
+ *     even number (freed, closed).
  *     A free names a block allocated a few allocations ago and a malloc
  *     usually returns one freed a few frees ago, so ranks are small; values
  *     not seen before are written as the difference from the last value of
@@ -28,8 +29,10 @@
  * The varints of all but strings, arrays and kept packets put their first
  * byte in their column and the bytes after it in a second one, so that
  * zstd codes each kind of byte with its own table.  That and the guesses
- * are version 2 (PK_VERSION); blocks of version 1 (a column per field
- * name, no guess, varints whole) are read too.
+ * are version 2; lists per stream are version 3 (PK_VERSION).  Blocks of
+ * version 2 (one pair of lists for all the streams of a block) and of
+ * version 1 (that, and a column per field name, no guess, varints whole)
+ * are read too.
  *
  * A packet the coder does not understand (an event id it has no type for,
  * bytes past the last event) is kept whole, so a block holds exactly the
