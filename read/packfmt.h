@@ -135,11 +135,11 @@ static inline uint32_t name_hash(const char *s)
 _Static_assert((PK_WINDOW & PK_WMASK) == 0 && PK_WINDOW >= 64, "PK_WINDOW: a power of 2");
 
 struct mtf {
-	uint64_t val[PK_WINDOW];	    /* by position */
-	uint8_t list[PK_WINDOW];	    /* 0 or 1, or 2: none (moved on, or never used) */
-	uint64_t bits[2][PK_WORDS];	    /* the positions each list holds */
-	uint8_t wc[2][PK_WORDS];	    /* bits set in each word */
-	uint16_t gc[2][PK_WORDS / 8];	    /* in each group of 8 words */
+	uint32_t aux[PK_WINDOW][2];   /* the field after, by position and list (below) */
+	uint8_t list[PK_WINDOW];      /* 0 or 1, or 2: none (moved on, or never used) */
+	uint64_t bits[2][PK_WORDS];   /* the positions each list holds */
+	uint8_t wc[2][PK_WORDS];      /* bits set in each word */
+	uint16_t gc[2][PK_WORDS / 8]; /* in each group of 8 words */
 	uint32_t count[2];
 	uint32_t n; /* stamps used */
 };
@@ -196,13 +196,12 @@ static inline void mtf_drop(struct mtf *m, uint32_t pos)
 	m->count[l]--;
 }
 
-/* Put v at a new stamp in list l, pushing out the entry PK_WINDOW stamps older. */
-static inline uint32_t mtf_push(struct mtf *m, uint64_t v, uint32_t l)
+/* A new stamp in list l, pushing out the entry PK_WINDOW stamps older. */
+static inline uint32_t mtf_push(struct mtf *m, uint32_t l)
 {
 	uint32_t s = m->n++, p = s & PK_WMASK;
 
 	mtf_drop(m, p);
-	m->val[p] = v;
 	m->list[p] = (uint8_t)l;
 	m->bits[l][p / 64] |= 1ull << (p % 64);
 	m->wc[l][p / 64]++;
@@ -356,6 +355,40 @@ static inline uint64_t pred_code(struct pred *p, uint8_t name, uint64_t v)
 	return v == g ? 0 : v ? v : g;
 }
 
+/*
+ * From version 3, an integer field right after a hex field in its event
+ * has a second guess: the value it had the last time the hex value went
+ * to the list it goes to now (a malloc's "size" after its "addr": the
+ * allocator hands back a block freed a moment ago for a request of the
+ * size it had then, so the size of the malloc before at that address).
+ * Each entry of a stream's lists keeps that for both lists (aux), and the
+ * entry takes it along when it moves; an entry new in the block has none
+ * (0).  A list's parity is not liveness (a block live when the block
+ * began is first seen at its free), hence one per list.
+ *
+ * Two guesses: g the table's, h the other (0: none).  The code swaps g
+ * and 0, and h and 1 when h is none of 0, 1 and g and g is not 1: its own
+ * inverse, so the decoder undoes it with the same guesses.
+ */
+static inline uint64_t swap2(uint64_t v, uint64_t g, uint64_t h)
+{
+	bool two = (h > 1) & (h != g) & (g != 1);
+	uint64_t r = v == g ? 0 : v == 0 ? g : v; /* selects, not branches: v is noise */
+
+	r = (two & (v == h)) ? 1 : r;
+	return (two & (v == 1)) ? h : r;
+}
+
+/* The code of value v of name with the second guess h (the coder). */
+static inline uint64_t pred_code_g(struct pred *p, uint8_t name, uint64_t v, uint64_t h)
+{
+	uint64_t *s = pred_at(p, name), g = *s;
+
+	*s = v;
+	p->prev[name] = v;
+	return swap2(v, g, h);
+}
+
 /* The value of code c of name (the decoder): any c gives a value. */
 static inline uint64_t pred_value(struct pred *p, uint8_t name, uint64_t c)
 {
@@ -364,6 +397,22 @@ static inline uint64_t pred_value(struct pred *p, uint8_t name, uint64_t c)
 	*s = v;
 	p->prev[name] = v;
 	return v;
+}
+
+/* The value of code c of name with the second guess h (the decoder). */
+static inline uint64_t pred_value_g(struct pred *p, uint8_t name, uint64_t c, uint64_t h)
+{
+	uint64_t *s = pred_at(p, name), v = swap2(c, *s, h);
+
+	*s = v;
+	p->prev[name] = v;
+	return v;
+}
+
+/* What an entry keeps of the integer field after it: the value when it fits, else 0 (none). */
+static inline uint32_t aux_of(uint64_t v)
+{
+	return v < UINT32_MAX ? (uint32_t)v : 0;
 }
 
 #endif /* RIP_READ_PACKFMT_H */

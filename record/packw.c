@@ -108,6 +108,9 @@ struct pk_enc {
 	struct pk_streams streams;    /* of the block */
 	uint32_t cur;		      /* the number of the stream of the packet being coded */
 	struct mtf *cur_mtf;	      /* and its lists */
+	uint32_t aux_pos;	      /* the position of the hex value coded last */
+	uint64_t aux_g;		      /* and its guess for the integer field after it, or 0 */
+	uint32_t aux_l;		      /* the list it went to */
 	struct pred pred;
 	struct slot *hash;
 	uint32_t hmask, hused, gen;
@@ -273,9 +276,17 @@ static int enc_hex(struct pk_enc *e, struct buf *b, uint64_t *last, uint64_t v)
 		uint32_t p = s->stamp & PK_WMASK;
 		uint32_t l = m->list[p];
 
+		uint32_t a0 = m->aux[p][0], a1 = m->aux[p][1], q;
+
 		put_uv(b, ((uint64_t)mtf_rank(m, l, s->stamp) << 1 | (uint64_t)l) + 1);
 		mtf_drop(m, p);
-		s->stamp = mtf_push(m, v, l ^ 1);
+		s->stamp = mtf_push(m, l ^ 1);
+		q = s->stamp & PK_WMASK;
+		m->aux[q][0] = a0;
+		m->aux[q][1] = a1;
+		/* what came after the value the last time it went to l ^ 1 */
+		e->aux_g = l ? a0 : a1;
+		e->aux_l = l ^ 1;
 	} else {
 		put_uv(b, 0);
 		put_uv(&e->col[K_HEXLIT], zig((int64_t)(v - *last)));
@@ -283,8 +294,12 @@ static int enc_hex(struct pk_enc *e, struct buf *b, uint64_t *last, uint64_t v)
 			e->hused++;
 		s->v = v;
 		s->tag = tag;
-		s->stamp = mtf_push(m, v, 1);
+		s->stamp = mtf_push(m, 1);
+		m->aux[s->stamp & PK_WMASK][0] = m->aux[s->stamp & PK_WMASK][1] = 0;
+		e->aux_g = 0;
+		e->aux_l = 1;
 	}
+	e->aux_pos = s->stamp & PK_WMASK;
 	*last = v;
 	return 0;
 }
@@ -351,11 +366,12 @@ static int enc_events(struct pk_enc *e, const uint8_t *d, size_t len, uint64_t t
 		put_uv(evid, (uint64_t)id << 1 | (hl == 13));
 		put_uv(pl->ts, hl == 13 ? zig((int64_t)(ts - prev)) : ts - prev);
 		e->events++;
-		for (uint32_t i = 0, nf = pl->nf; i < nf; i++) {
+		for (uint32_t i = 0, nf = pl->nf, hex = 0; i < nf; i++) {
 			struct buf *b = pl->f[i].col;
-			uint32_t n = pl->f[i].size;
+			uint32_t n = pl->f[i].size, after_hex = hex;
 			uint64_t v;
 
+			hex = 0;
 			switch (pl->f[i].op) {
 			case OP_STR:
 				n = (uint32_t)strnlen((const char *)d + off, len - off) + 1;
@@ -375,15 +391,19 @@ static int enc_events(struct pk_enc *e, const uint8_t *d, size_t len, uint64_t t
 				if (ret)
 					return ret;
 				off += 8;
-				break;
-			case OP_S:
-				v = zig(sext(ld(d + off, n), n));
-				put_uv(b, pred_code(&e->pred, pl->f[i].name, v));
-				off += n;
+				hex = 1;
 				break;
 			default:
-				put_uv(b, pred_code(&e->pred, pl->f[i].name, ld(d + off, n)));
+				v = ld(d + off, n);
+				if (pl->f[i].op == OP_S)
+					v = zig(sext(v, n));
 				off += n;
+				if (!after_hex) {
+					put_uv(b, pred_code(&e->pred, pl->f[i].name, v));
+					break;
+				}
+				put_uv(b, pred_code_g(&e->pred, pl->f[i].name, v, e->aux_g));
+				e->cur_mtf->aux[e->aux_pos][e->aux_l] = aux_of(v);
 			}
 		}
 	}

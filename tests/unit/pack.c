@@ -554,9 +554,12 @@ struct heap {
 /*
  * A packet of ring's npairs malloc + free pairs, a new block replacing a
  * random live one; the other fields the same throughout, so that the
- * addresses are most of the block.
+ * addresses are most of the block, and the sizes too (48) unless sized:
+ * then one of 64 sizes, drawn for each address once (as an allocator
+ * hands back a block freed for the size it had).
  */
-static struct pkt heap_packet(uint32_t ring, struct heap *hp, uint64_t *ts, uint32_t npairs)
+static struct pkt heap_packet_sized(uint32_t ring, struct heap *hp, uint64_t *ts, uint32_t npairs,
+				    bool sized)
 {
 	struct pkt p = { .d = calloc(1, 80 + npairs * 60) };
 	struct rip_packet h = { .magic = RIP_CTF_MAGIC, .stream_instance_id = ring };
@@ -574,7 +577,7 @@ static struct pkt heap_packet(uint32_t ring, struct heap *hp, uint64_t *ts, uint
 		put(p.d, &off, 1, 1);
 		put(p.d, &off, 0, 2);
 		put(p.d, &off, a, 8);
-		put(p.d, &off, 48, 8);
+		put(p.d, &off, sized ? 16 + (a >> 6) * 0x9e3779b97f4a7c15ull % 64 * 16 : 48, 8);
 		put(p.d, &off, 7, 4);
 		*ts += 100;
 		put(p.d, &off, 1 | (*ts & ((1ull << 27) - 1)) << 5, 4);
@@ -591,6 +594,42 @@ static struct pkt heap_packet(uint32_t ring, struct heap *hp, uint64_t *ts, uint
 	memcpy(p.d, &h, sizeof(h));
 	p.len = off;
 	return p;
+}
+
+static struct pkt heap_packet(uint32_t ring, struct heap *hp, uint64_t *ts, uint32_t npairs)
+{
+	return heap_packet_sized(ring, hp, ts, npairs, false);
+}
+
+/*
+ * A malloc's size after its address is guessed from the size of the
+ * malloc before at that address (version 3): packets whose sizes are one
+ * of 64 for each address (one malloc in 8 a new address, with no guess)
+ * pack within 25% of the same with one size (16% here; the coder without
+ * the guess took 47% more).
+ */
+static void sizes_after_addresses(uint64_t *ts)
+{
+	static struct heap hp[2];
+	struct pkt v[2][20];
+	size_t packed[2];
+
+	for (int k = 0; k < 2; k++) {
+		uint64_t t = *ts;
+
+		memset(&hp[k], 0, sizeof(hp[k]));
+		hp[k].next = 0x7f0000000000ull;
+		rng = 0x1234567;
+		for (int j = 0; j < 20; j++)
+			v[k][j] = heap_packet_sized(0, &hp[k], &t, 200, k == 1);
+		packed[k] = round_trip(v[k], 20, PK_RAW_MAX, 3);
+		for (int j = 0; j < 20; j++)
+			free(v[k][j].d);
+	}
+	if (getenv("PACK_SIZES") || packed[1] > packed[0] + packed[0] / 4)
+		fprintf(stderr, "one size: %zu bytes, a size per address: %zu\n", packed[0],
+			packed[1]);
+	T_CHECK(packed[1] <= packed[0] + packed[0] / 4);
 }
 
 /*
@@ -767,6 +806,7 @@ int main(int argc, char **argv)
 	version1();
 	version2();
 	streams(&ts);
+	sizes_after_addresses(&ts);
 	for (size_t i = 0; i < n; i++)
 		free(v[i].d);
 	return t_result();
