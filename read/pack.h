@@ -15,7 +15,9 @@
  *   - integer fields as varints, a column per type and field, signed ones
  *     zigzagged, each coded against a guess: the value that followed the
  *     last value of its name the last time (a free's "bt" follows its
- *     malloc's);
+ *     malloc's), and a field right after a hex field against the value it
+ *     had with that hex value last (a malloc's size, the size of the block
+ *     last allocated at that address);
  *   - 64-bit hex fields (addresses, handles) by the value's rank in one of
  *     two move-to-front lists of the packet's stream: a value seen an odd
  *     number of times in the block (a live block, an open handle) or an
@@ -29,10 +31,11 @@
  * The varints of all but strings, arrays and kept packets put their first
  * byte in their column and the bytes after it in a second one, so that
  * zstd codes each kind of byte with its own table.  That and the guesses
- * are version 2; lists per stream are version 3 (PK_VERSION).  Blocks of
- * version 2 (one pair of lists for all the streams of a block) and of
- * version 1 (that, and a column per field name, no guess, varints whole)
- * are read too.
+ * are version 2; lists per stream and the guess after a hex field are
+ * version 3 (PK_VERSION).  Blocks of version 2 (one pair of lists for all
+ * the streams of a block, no guess after a hex field) and of version 1
+ * (that, and a column per field name, no guess, varints whole) are read
+ * too.
  *
  * A packet the coder does not understand (an event id it has no type for,
  * bytes past the last event) is kept whole, so a block holds exactly the
