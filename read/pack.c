@@ -188,7 +188,10 @@ struct dlist {
 };
 
 struct dmtf {
-	uint64_t val[PK_WINDOW];
+	struct {
+		uint64_t v;
+		uint32_t aux[2]; /* as the coder's (read/packfmt.h) */
+	} val[PK_WINDOW];	 /* by position: a value and what came after it, one load */
 	struct dlist l[2];
 	uint32_t n; /* stamps used */
 };
@@ -204,7 +207,7 @@ static inline void dmtf_push(struct dmtf *m, uint64_t v, uint32_t l)
 		d->head = 0;
 		d->tail = k;
 	}
-	m->val[m->n & PK_WMASK] = v;
+	m->val[m->n & PK_WMASK].v = v;
 	d->e[d->tail++] = m->n++;
 }
 
@@ -247,7 +250,11 @@ struct pk_dec {
 	struct dcol col[PK_MAXCOLS];
 	struct dplan plan[EV_MAX_TYPES];
 	uint64_t last[EV_MAX_TYPES][RIP_EVENT_MAX_FIELDS];
-	struct dmtf mtf;
+	struct dmtf *mtf[PK_NSTREAMS]; /* each stream's lists, made as streams come */
+	struct pk_streams streams;     /* of the block */
+	struct dmtf *cur;	       /* the lists of the packet being decoded */
+	uint32_t aux_pos, aux_l;       /* the hex value decoded last: its position, its list */
+	uint64_t aux_g;		       /* and the guess of the integer field after it */
 	struct pred pred;
 	uint32_t version; /* of the block */
 	char *err;
@@ -290,7 +297,7 @@ static int bad(struct pk_dec *d, const char *what, uint32_t p)
 static inline int dec_hex(struct pk_dec *d, struct dcol *c, uint64_t *last, uint64_t *v,
 			  uint32_t p)
 {
-	struct dmtf *m = &d->mtf;
+	struct dmtf *m = d->cur;
 	uint64_t code, dv;
 
 	if (dcol_get(c, &code))
@@ -300,6 +307,10 @@ static inline int dec_hex(struct pk_dec *d, struct dcol *c, uint64_t *last, uint
 		if (dcol_get(&d->col[K_HEXLIT], &dv))
 			return bad(d, "hex literal column cut", p);
 		*v = *last + (uint64_t)unzig(dv);
+		d->aux_pos = m->n & PK_WMASK;
+		m->val[d->aux_pos].aux[0] = m->val[d->aux_pos].aux[1] = 0;
+		d->aux_g = 0;
+		d->aux_l = 1;
 		dmtf_push(m, *v, 1);
 	} else {
 		uint32_t l = (uint32_t)((code - 1) & 1), i;
@@ -309,7 +320,17 @@ static inline int dec_hex(struct pk_dec *d, struct dcol *c, uint64_t *last, uint
 		if (rank >= dl->tail - dl->head)
 			return bad(d, "hex rank past its list", p);
 		i = dl->tail - 1 - (uint32_t)rank;
-		*v = m->val[dl->e[i] & PK_WMASK];
+		{
+			uint32_t o = dl->e[i] & PK_WMASK;
+			uint32_t a0 = m->val[o].aux[0], a1 = m->val[o].aux[1];
+
+			*v = m->val[o].v;
+			d->aux_pos = m->n & PK_WMASK;
+			m->val[d->aux_pos].aux[0] = a0;
+			m->val[d->aux_pos].aux[1] = a1;
+			d->aux_g = l ? a0 : a1;
+			d->aux_l = l ^ 1;
+		}
 		if (rank < DMOVE) { /* one fixed move, inline: no call, no branch on the size */
 			uint32_t t[DMOVE];
 
@@ -377,14 +398,15 @@ static int dec_events(struct pk_dec *d, uint8_t *o, size_t len, uint64_t ts, uin
 			memcpy(o + off, &h, 4);
 			off += 4;
 		}
-		for (uint32_t i = 0, nf = pl->nf; i < nf; i++) {
+		for (uint32_t i = 0, nf = pl->nf, hex = 0; i < nf; i++) {
 			struct dcol *c = pl->f[i].col;
-			uint32_t n = pl->f[i].size;
+			uint32_t n = pl->f[i].size, after_hex = hex;
 			const uint8_t *src, *nul;
 			uint64_t v = 0;
 			uint32_t c32;
 			size_t max;
 
+			hex = 0;
 			switch (pl->f[i].op) {
 			case OP_STR:
 				max = len - off < RIP_STRING_MAX ? len - off : RIP_STRING_MAX;
@@ -409,16 +431,21 @@ static int dec_events(struct pk_dec *d, uint8_t *o, size_t len, uint64_t ts, uin
 			case OP_HEX:
 				if ((ret = dec_hex(d, c, &d->last[id][i], &v, p)))
 					return ret;
-				break;
-			case OP_S:
-				if (dcol_get(c, &v))
-					return bad(d, "field column cut", p);
-				v = (uint64_t)unzig(dec_int(d, pl->f[i].name, v));
-				break;
+				hex = d->version > 2;
+				memcpy(o + off, &v, 8);
+				off += n;
+				continue;
 			default:
 				if (dcol_get(c, &v))
 					return bad(d, "field column cut", p);
-				v = dec_int(d, pl->f[i].name, v);
+				if (after_hex) { /* version 3: the guess of the value before */
+					v = pred_value_g(&d->pred, pl->f[i].name, v, d->aux_g);
+					d->cur->val[d->aux_pos].aux[d->aux_l] = aux_of(v);
+				} else {
+					v = dec_int(d, pl->f[i].name, v);
+				}
+				if (pl->f[i].op == OP_S)
+					v = (uint64_t)unzig(v);
 			}
 			memcpy(o + off, &v, 8); /* the low n bytes count; the block has 8 to spare */
 			off += n;
@@ -444,6 +471,8 @@ void pk_dec_free(struct pk_dec *d)
 	if (!d)
 		return;
 	ZSTD_freeDCtx(d->zd);
+	for (uint32_t i = 0; i < PK_NSTREAMS; i++)
+		free(d->mtf[i]);
 	free(d->cols);
 	free(d);
 }
@@ -460,6 +489,23 @@ static int pk_room(void **p, size_t *cap, size_t n)
 		return -ENOMEM;
 	*p = v;
 	*cap = n;
+	return 0;
+}
+
+/* The lists of stream id for the packet to decode: its own, empty if new in the block. */
+static int dec_stream(struct pk_dec *d, uint64_t id)
+{
+	bool fresh;
+	uint32_t n = pk_stream(&d->streams, id, &fresh);
+	struct dmtf *m = d->mtf[n];
+
+	if (!m && !(m = d->mtf[n] = malloc(sizeof(*m))))
+		return rr_fail(d->err, d->errlen, -ENOMEM, "decoding a packed block: out of memory");
+	if (fresh) {
+		m->n = 0;
+		m->l[0].head = m->l[0].tail = m->l[1].head = m->l[1].tail = 0;
+	}
+	d->cur = m;
 	return 0;
 }
 
@@ -486,8 +532,7 @@ int pk_decode(struct pk_dec *dd, const struct ev_types *types, const uint8_t *bl
 		d->plan[i].ready = false;
 	memset(d->last, 0, sizeof(d->last));
 	memset(&d->pred, 0, sizeof(d->pred));
-	d->mtf.n = 0;
-	d->mtf.l[0].head = d->mtf.l[0].tail = d->mtf.l[1].head = d->mtf.l[1].tail = 0;
+	d->streams.n = 0;
 	pos = sizeof(h) + h.ncols * sizeof(struct pk_col);
 	for (uint32_t i = 0; i < h.ncols; i++) {
 		struct pk_col c;
@@ -557,6 +602,8 @@ int pk_decode(struct pk_dec *dd, const struct ev_types *types, const uint8_t *bl
 				ret = bad(d, "packet size out of range", p);
 				goto out;
 			}
+			if ((ret = dec_stream(d, h.version > 2 ? ph.stream_instance_id : 0)))
+				goto out;
 			memcpy(out->data + o, src, PK_HDR);
 			if ((ret = dec_events(d, out->data + o, n, ph.timestamp_begin, p)))
 				goto out;

@@ -15,10 +15,13 @@
  *   - integer fields as varints, a column per type and field, signed ones
  *     zigzagged, each coded against a guess: the value that followed the
  *     last value of its name the last time (a free's "bt" follows its
- *     malloc's);
+ *     malloc's), and a field right after a hex field against the value it
+ *     had with that hex value last (a malloc's size, the size of the block
+ *     last allocated at that address);
  *   - 64-bit hex fields (addresses, handles) by the value's rank in one of
- *     two move-to-front lists: a value seen an odd number of times in the
- *     block (a live block, an open handle) or an even number (freed, closed).
+ *     two move-to-front lists of the packet's stream: a value seen an odd
+ *     number of times in the block (a live block, an open handle) or an
+ *     even number (freed, closed).
  *     A free names a block allocated a few allocations ago and a malloc
  *     usually returns one freed a few frees ago, so ranks are small; values
  *     not seen before are written as the difference from the last value of
@@ -28,8 +31,11 @@
  * The varints of all but strings, arrays and kept packets put their first
  * byte in their column and the bytes after it in a second one, so that
  * zstd codes each kind of byte with its own table.  That and the guesses
- * are version 2 (PK_VERSION); blocks of version 1 (a column per field
- * name, no guess, varints whole) are read too.
+ * are version 2; lists per stream and the guess after a hex field are
+ * version 3 (PK_VERSION).  Blocks of version 2 (one pair of lists for all
+ * the streams of a block, no guess after a hex field) and of version 1
+ * (that, and a column per field name, no guess, varints whole) are read
+ * too.
  *
  * A packet the coder does not understand (an event id it has no type for,
  * bytes past the last event) is kept whole, so a block holds exactly the
@@ -51,7 +57,7 @@
 #include "read/evread.h"
 
 #define PK_MAGIC "RIPK"	       /* its 4 characters, no NUL stored */
-#define PK_VERSION 2	       /* the version coded; 1 is read too */
+#define PK_VERSION 3	       /* the version coded; 1 and 2 are read too */
 #define PK_RAW_MAX (16u << 20) /* packet bytes one block may hold */
 
 /* A block on disk: this header, ncols struct pk_col, then the columns' bytes. */

@@ -3,7 +3,8 @@
  * read/packfmt.h - what the coder of packed blocks (record/packw.c) and their
  * decoder (read/pack.c) must agree on, byte for byte: the column keys, how a
  * field is coded, the little-endian loads, zigzag, and the two move-to-front
- * lists of hex values, kept the same on both sides.  Internal to the two.
+ * lists of hex values of each stream, kept the same on both sides.  Internal
+ * to the two.
  *
  * A list is a bitmap over "stamps" (every hex value coded takes the next
  * stamp; a value's entry moves to its new stamp), so the rank of an entry
@@ -134,11 +135,11 @@ static inline uint32_t name_hash(const char *s)
 _Static_assert((PK_WINDOW & PK_WMASK) == 0 && PK_WINDOW >= 64, "PK_WINDOW: a power of 2");
 
 struct mtf {
-	uint64_t val[PK_WINDOW];	    /* by position */
-	uint8_t list[PK_WINDOW];	    /* 0 or 1, or 2: none (moved on, or never used) */
-	uint64_t bits[2][PK_WORDS];	    /* the positions each list holds */
-	uint8_t wc[2][PK_WORDS];	    /* bits set in each word */
-	uint16_t gc[2][PK_WORDS / 8];	    /* in each group of 8 words */
+	uint32_t aux[PK_WINDOW][2];   /* the field after, by position and list (below) */
+	uint8_t list[PK_WINDOW];      /* 0 or 1, or 2: none (moved on, or never used) */
+	uint64_t bits[2][PK_WORDS];   /* the positions each list holds */
+	uint8_t wc[2][PK_WORDS];      /* bits set in each word */
+	uint16_t gc[2][PK_WORDS / 8]; /* in each group of 8 words */
 	uint32_t count[2];
 	uint32_t n; /* stamps used */
 };
@@ -195,13 +196,12 @@ static inline void mtf_drop(struct mtf *m, uint32_t pos)
 	m->count[l]--;
 }
 
-/* Put v at a new stamp in list l, pushing out the entry PK_WINDOW stamps older. */
-static inline uint32_t mtf_push(struct mtf *m, uint64_t v, uint32_t l)
+/* A new stamp in list l, pushing out the entry PK_WINDOW stamps older. */
+static inline uint32_t mtf_push(struct mtf *m, uint32_t l)
 {
 	uint32_t s = m->n++, p = s & PK_WMASK;
 
 	mtf_drop(m, p);
-	m->val[p] = v;
 	m->list[p] = (uint8_t)l;
 	m->bits[l][p / 64] |= 1ull << (p % 64);
 	m->wc[l][p / 64]++;
@@ -218,6 +218,43 @@ static inline void mtf_reset(struct mtf *m)
 	memset(m->bits, 0, sizeof(m->bits));
 	memset(m->wc, 0, sizeof(m->wc));
 	memset(m->gc, 0, sizeof(m->gc));
+}
+
+/* ---- the lists of each stream (version 2) ------------------------------------------------ */
+
+/*
+ * Each stream (a packet's stream_instance_id: a ring, a thread) has its own
+ * pair of lists and its own stamps: a free names a block its own thread
+ * allocated a few allocations ago, and the packets of other threads in
+ * between no longer add to its rank or push it out of the window (at 2
+ * threads, shared lists doubled the ranks of frees).  The streams of a
+ * block are numbered as their first coded packets come; the first
+ * PK_NSTREAMS - 1 have lists of their own, the others share the last
+ * pair, so a block of thousands of streams costs each side at most
+ * PK_NSTREAMS pairs of lists (about 76 KiB each for the coder, 197 KiB for
+ * the decoder).  A pair is emptied when a stream is given it.  Blocks of
+ * version 1 have one pair for all their packets (every stream is 0).
+ */
+#define PK_NSTREAMS 16u
+_Static_assert(PK_NSTREAMS <= 32, "a stream's number has 5 bits in the coder's table");
+
+struct pk_streams {
+	uint32_t n;
+	uint64_t id[PK_NSTREAMS];
+};
+
+/* The number of stream id in the block; *fresh when it is given now (its lists to empty). */
+static inline uint32_t pk_stream(struct pk_streams *s, uint64_t id, bool *fresh)
+{
+	*fresh = false;
+	for (uint32_t i = 0; i < s->n; i++)
+		if (s->id[i] == id)
+			return i;
+	if (s->n == PK_NSTREAMS)
+		return PK_NSTREAMS - 1;
+	*fresh = true;
+	s->id[s->n] = id;
+	return s->n++;
 }
 
 /* ---- the plan of a type -------------------------------------------------------------- */
@@ -318,6 +355,40 @@ static inline uint64_t pred_code(struct pred *p, uint8_t name, uint64_t v)
 	return v == g ? 0 : v ? v : g;
 }
 
+/*
+ * From version 3, an integer field right after a hex field in its event
+ * has a second guess: the value it had the last time the hex value went
+ * to the list it goes to now (a malloc's "size" after its "addr": the
+ * allocator hands back a block freed a moment ago for a request of the
+ * size it had then, so the size of the malloc before at that address).
+ * Each entry of a stream's lists keeps that for both lists (aux), and the
+ * entry takes it along when it moves; an entry new in the block has none
+ * (0).  A list's parity is not liveness (a block live when the block
+ * began is first seen at its free), hence one per list.
+ *
+ * Two guesses: g the table's, h the other (0: none).  The code swaps g
+ * and 0, and h and 1 when h is none of 0, 1 and g and g is not 1: its own
+ * inverse, so the decoder undoes it with the same guesses.
+ */
+static inline uint64_t swap2(uint64_t v, uint64_t g, uint64_t h)
+{
+	bool two = (h > 1) & (h != g) & (g != 1);
+	uint64_t r = v == g ? 0 : v == 0 ? g : v; /* selects, not branches: v is noise */
+
+	r = (two & (v == h)) ? 1 : r;
+	return (two & (v == 1)) ? h : r;
+}
+
+/* The code of value v of name with the second guess h (the coder). */
+static inline uint64_t pred_code_g(struct pred *p, uint8_t name, uint64_t v, uint64_t h)
+{
+	uint64_t *s = pred_at(p, name), g = *s;
+
+	*s = v;
+	p->prev[name] = v;
+	return swap2(v, g, h);
+}
+
 /* The value of code c of name (the decoder): any c gives a value. */
 static inline uint64_t pred_value(struct pred *p, uint8_t name, uint64_t c)
 {
@@ -326,6 +397,22 @@ static inline uint64_t pred_value(struct pred *p, uint8_t name, uint64_t c)
 	*s = v;
 	p->prev[name] = v;
 	return v;
+}
+
+/* The value of code c of name with the second guess h (the decoder). */
+static inline uint64_t pred_value_g(struct pred *p, uint8_t name, uint64_t c, uint64_t h)
+{
+	uint64_t *s = pred_at(p, name), v = swap2(c, *s, h);
+
+	*s = v;
+	p->prev[name] = v;
+	return v;
+}
+
+/* What an entry keeps of the integer field after it: the value when it fits, else 0 (none). */
+static inline uint32_t aux_of(uint64_t v)
+{
+	return v < UINT32_MAX ? (uint32_t)v : 0;
 }
 
 #endif /* RIP_READ_PACKFMT_H */

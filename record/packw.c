@@ -71,11 +71,17 @@ PK_POPCNT static uint32_t mtf_rank(const struct mtf *m, int l, uint32_t s)
 
 /* ---- the coder -------------------------------------------------------------------- */
 
+/*
+ * A hex value of a stream seen in the block: where it is in that stream's
+ * lists.  Its tag is the block it was set in (a new block empties the
+ * table) and the stream's number: gen << 5 | stream.
+ */
 struct slot {
 	uint64_t v;
 	uint32_t stamp;
-	uint32_t gen; /* the block it was set in: a new block empties the table */
+	uint32_t tag;
 };
+#define GEN_MAX (1u << 27)
 
 struct eplan {
 	uint32_t gen; /* the block it was made for */
@@ -98,7 +104,13 @@ struct pk_enc {
 	bool oom;	/* a column could not get it: the block is lost */
 	struct eplan plan[EV_MAX_TYPES];
 	uint64_t last[EV_MAX_TYPES][RIP_EVENT_MAX_FIELDS]; /* of hex fields */
-	struct mtf mtf;
+	struct mtf *mtf[PK_NSTREAMS]; /* each stream's lists, made as streams come */
+	struct pk_streams streams;    /* of the block */
+	uint32_t cur;		      /* the number of the stream of the packet being coded */
+	struct mtf *cur_mtf;	      /* and its lists */
+	uint32_t aux_pos;	      /* the position of the hex value coded last */
+	uint64_t aux_g;		      /* and its guess for the integer field after it, or 0 */
+	uint32_t aux_l;		      /* the list it went to */
 	struct pred pred;
 	struct slot *hash;
 	uint32_t hmask, hused, gen;
@@ -134,7 +146,6 @@ int pk_enc_new(struct pk_enc **out, const struct ev_types *types, int level)
 	}
 	e->gen = 1;
 	e->ts_min = UINT64_MAX;
-	mtf_reset(&e->mtf);
 	*out = e;
 	return 0;
 }
@@ -147,6 +158,8 @@ void pk_enc_free(struct pk_enc *e)
 		free(e->col[i].p);
 	free(e->out.p);
 	free(e->hash);
+	for (uint32_t i = 0; i < PK_NSTREAMS; i++)
+		free(e->mtf[i]);
 	ZSTD_freeCCtx(e->zc);
 	free(e);
 }
@@ -207,6 +220,12 @@ static struct eplan *enc_plan(struct pk_enc *e, const struct ev_type *t)
 	return pl;
 }
 
+/* Where (v, stream) is looked for first in a table of mask + 1 slots. */
+static inline uint32_t hash_at(uint64_t v, uint32_t stream, uint32_t mask)
+{
+	return (uint32_t)(((v + stream) * 0x9e3779b97f4a7c15ull) >> 40) & mask;
+}
+
 static int hash_grow(struct pk_enc *e)
 {
 	uint32_t cap = e->hmask ? (e->hmask + 1) * 2 : 8192;
@@ -218,10 +237,9 @@ static int hash_grow(struct pk_enc *e)
 		struct slot *s = &e->hash[i];
 		uint32_t j;
 
-		if (s->gen != e->gen)
+		if (s->tag >> 5 != e->gen)
 			continue;
-		for (j = (uint32_t)((s->v * 0x9e3779b97f4a7c15ull) >> 40) & (cap - 1); h[j].gen;
-		     j = (j + 1) & (cap - 1))
+		for (j = hash_at(s->v, s->tag & 31, cap - 1); h[j].tag; j = (j + 1) & (cap - 1))
 			;
 		h[j] = *s;
 	}
@@ -236,37 +254,52 @@ static int hash_grow(struct pk_enc *e)
 	return 0;
 }
 
-/* Code the hex value v into column b: its rank in a list, or its difference from *last. */
+/*
+ * Code the hex value v into column b: its rank in a list of the packet's
+ * stream, or its difference from *last.
+ */
 static int enc_hex(struct pk_enc *e, struct buf *b, uint64_t *last, uint64_t v)
 {
-	struct mtf *m = &e->mtf;
+	uint32_t tag = e->gen << 5 | e->cur, j;
+	struct mtf *m = e->cur_mtf;
 	struct slot *s;
-	uint32_t j;
 	int ret;
 
 	if ((e->hused + 1) * 2 > e->hmask + 1 && (ret = hash_grow(e)))
 		return ret;
-	for (j = (uint32_t)((v * 0x9e3779b97f4a7c15ull) >> 40) & e->hmask;; j = (j + 1) & e->hmask) {
+	for (j = hash_at(v, e->cur, e->hmask);; j = (j + 1) & e->hmask) {
 		s = &e->hash[j];
-		if (s->gen != e->gen || s->v == v)
+		if (s->tag >> 5 != e->gen || (s->v == v && s->tag == tag))
 			break;
 	}
-	if (s->gen == e->gen && m->n - s->stamp <= PK_WINDOW) {
+	if (s->tag == tag && m->n - s->stamp <= PK_WINDOW) {
 		uint32_t p = s->stamp & PK_WMASK;
 		uint32_t l = m->list[p];
 
+		uint32_t a0 = m->aux[p][0], a1 = m->aux[p][1], q;
+
 		put_uv(b, ((uint64_t)mtf_rank(m, l, s->stamp) << 1 | (uint64_t)l) + 1);
 		mtf_drop(m, p);
-		s->stamp = mtf_push(m, v, l ^ 1);
+		s->stamp = mtf_push(m, l ^ 1);
+		q = s->stamp & PK_WMASK;
+		m->aux[q][0] = a0;
+		m->aux[q][1] = a1;
+		/* what came after the value the last time it went to l ^ 1 */
+		e->aux_g = l ? a0 : a1;
+		e->aux_l = l ^ 1;
 	} else {
 		put_uv(b, 0);
 		put_uv(&e->col[K_HEXLIT], zig((int64_t)(v - *last)));
-		if (s->gen != e->gen)
+		if (s->tag != tag)
 			e->hused++;
 		s->v = v;
-		s->gen = e->gen;
-		s->stamp = mtf_push(m, v, 1);
+		s->tag = tag;
+		s->stamp = mtf_push(m, 1);
+		m->aux[s->stamp & PK_WMASK][0] = m->aux[s->stamp & PK_WMASK][1] = 0;
+		e->aux_g = 0;
+		e->aux_l = 1;
 	}
+	e->aux_pos = s->stamp & PK_WMASK;
 	*last = v;
 	return 0;
 }
@@ -333,11 +366,12 @@ static int enc_events(struct pk_enc *e, const uint8_t *d, size_t len, uint64_t t
 		put_uv(evid, (uint64_t)id << 1 | (hl == 13));
 		put_uv(pl->ts, hl == 13 ? zig((int64_t)(ts - prev)) : ts - prev);
 		e->events++;
-		for (uint32_t i = 0, nf = pl->nf; i < nf; i++) {
+		for (uint32_t i = 0, nf = pl->nf, hex = 0; i < nf; i++) {
 			struct buf *b = pl->f[i].col;
-			uint32_t n = pl->f[i].size;
+			uint32_t n = pl->f[i].size, after_hex = hex;
 			uint64_t v;
 
+			hex = 0;
 			switch (pl->f[i].op) {
 			case OP_STR:
 				n = (uint32_t)strnlen((const char *)d + off, len - off) + 1;
@@ -357,18 +391,37 @@ static int enc_events(struct pk_enc *e, const uint8_t *d, size_t len, uint64_t t
 				if (ret)
 					return ret;
 				off += 8;
-				break;
-			case OP_S:
-				v = zig(sext(ld(d + off, n), n));
-				put_uv(b, pred_code(&e->pred, pl->f[i].name, v));
-				off += n;
+				hex = 1;
 				break;
 			default:
-				put_uv(b, pred_code(&e->pred, pl->f[i].name, ld(d + off, n)));
+				v = ld(d + off, n);
+				if (pl->f[i].op == OP_S)
+					v = zig(sext(v, n));
 				off += n;
+				if (!after_hex) {
+					put_uv(b, pred_code(&e->pred, pl->f[i].name, v));
+					break;
+				}
+				put_uv(b, pred_code_g(&e->pred, pl->f[i].name, v, e->aux_g));
+				e->cur_mtf->aux[e->aux_pos][e->aux_l] = aux_of(v);
 			}
 		}
 	}
+	return 0;
+}
+
+/* The lists of the stream id for the packet to code: its own, empty if new in the block. */
+static int enc_stream(struct pk_enc *e, uint64_t id)
+{
+	bool fresh;
+	uint32_t n = pk_stream(&e->streams, id, &fresh);
+
+	if (!e->mtf[n] && !(e->mtf[n] = malloc(sizeof(*e->mtf[n]))))
+		return -ENOMEM;
+	if (fresh)
+		mtf_reset(e->mtf[n]);
+	e->cur = n;
+	e->cur_mtf = e->mtf[n];
 	return 0;
 }
 
@@ -407,6 +460,10 @@ int pk_enc_add(struct pk_enc *e, const uint8_t *pkt, size_t len)
 				e->ts_max = h.timestamp_end;
 		}
 	}
+	if (coded && (ret = enc_stream(e, h.stream_instance_id))) {
+		e->oom = true;
+		return ret;
+	}
 	b = &e->col[K_PKT];
 	b->p[b->len++] = !coded;
 	if (coded) {
@@ -437,11 +494,11 @@ static void enc_reset(struct pk_enc *e)
 	e->ts_min = UINT64_MAX;
 	e->ts_max = 0;
 	memset(e->last, 0, sizeof(e->last));
-	mtf_reset(&e->mtf);
+	e->streams.n = 0; /* each stream's lists are emptied when it is met again */
 	memset(&e->pred, 0, sizeof(e->pred));
 	e->hused = 0;
 	e->oom = false;
-	if (++e->gen == 0) { /* after 4 billion blocks: clear the tables for real */
+	if (++e->gen == GEN_MAX) { /* after 2^27 blocks: clear the tables for real */
 		if (e->hash)
 			memset(e->hash, 0, (e->hmask + 1) * sizeof(*e->hash));
 		for (uint32_t i = 0; i < EV_MAX_TYPES; i++)
@@ -510,4 +567,3 @@ int pk_enc_take(struct pk_enc *e, const uint8_t **out, size_t *len, char *err, s
 	enc_reset(e);
 	return 0;
 }
-
