@@ -199,10 +199,11 @@ static int tr_read_exact(int fd, void *buf, size_t len)
 
 /*
  * Is path a chunk file (a regular file that begins with a chunk's header,
- * whatever its name)?  Its header in *h and the directory it is in in dir
- * (of len bytes), or false.
+ * whatever its name)?  Its header in *h, its owner in *uid and the
+ * directory it is in in dir (of len bytes), or false.
  */
-static bool tr_chunk_file(const char *path, struct trace_chunk_hdr *h, char *dir, size_t len)
+static bool tr_chunk_file(const char *path, struct trace_chunk_hdr *h, uid_t *uid, char *dir,
+			  size_t len)
 {
 	const char *slash = strrchr(path, '/');
 	struct stat st;
@@ -216,6 +217,7 @@ static bool tr_chunk_file(const char *path, struct trace_chunk_hdr *h, char *dir
 	ok = !fstat(fd, &st) && S_ISREG(st.st_mode) && !tr_read_exact(fd, h, sizeof(*h)) &&
 	     !memcmp(h->magic, TRACE_CHUNK_MAGIC, sizeof(h->magic)) && h->seq < TRACE_MAX_CHUNKS;
 	close(fd);
+	*uid = st.st_uid;
 	dl = slash ? (size_t)(slash - path) : 1;
 	if (!ok || dl >= len || strlen(path) >= PATH_MAX)
 		return false;
@@ -234,9 +236,10 @@ bool trace_is_dir(const char *path)
 	char p[PATH_MAX], d[PATH_MAX];
 	struct trace_chunk_hdr h;
 	struct stat st;
+	uid_t uid;
 	int n;
 
-	if (tr_chunk_file(path, &h, d, sizeof(d)))
+	if (tr_chunk_file(path, &h, &uid, d, sizeof(d)))
 		return true; /* read with its directory's index, or with its own */
 	n = snprintf(p, sizeof(p), "%s/%s", path, TRACE_INDEX);
 	if (n <= 0 || (size_t)n >= sizeof(p) || stat(path, &st) || !S_ISDIR(st.st_mode))
@@ -249,8 +252,8 @@ bool trace_is_dir(const char *path)
 }
 
 /* The whole of a regular file (at most max bytes) into memory. */
-static int tr_slurp(const char *path, uint64_t max, uint8_t **out, size_t *len, char *err,
-		    size_t errlen)
+static int tr_slurp(const char *path, uint64_t max, uid_t owner, uint8_t **out, size_t *len,
+		    char *err, size_t errlen)
 {
 	struct stat st;
 	uint8_t *buf;
@@ -263,6 +266,10 @@ static int tr_slurp(const char *path, uint64_t max, uint8_t **out, size_t *len, 
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
 		close(fd);
 		return rr_fail(err, errlen, -EINVAL, "%s: not a regular file", path);
+	}
+	if (owner != (uid_t)-1 && st.st_uid != owner) {
+		close(fd);
+		return rr_fail(err, errlen, -EPERM, "%s: owned by another user", path);
 	}
 	if ((uint64_t)st.st_size > max) {
 		close(fd);
@@ -438,9 +445,12 @@ static bool tr_index_counts(const struct trace_r *r, const struct trace_chunk_hd
  * .rip-index when that is its trace's and counts it (a chunk of a trace
  * being recorded or ended, read where it was written), else the one in its
  * tail (a chunk handed on, anywhere: it carries its trace's index as it was
- * when the chunk was closed).  Then its records.
+ * when the chunk was closed).  Then its records.  The directory may be
+ * shared (a spool the chunks are handed to): its .rip-index is taken only
+ * when the chunk's owner (uid) owns it too, else another user's would
+ * describe the chunk's events.
  */
-static int tr_open_chunk(struct trace_r *r, const struct trace_chunk_hdr *h, char *err,
+static int tr_open_chunk(struct trace_r *r, const struct trace_chunk_hdr *h, uid_t uid, char *err,
 			 size_t errlen)
 {
 	char path[PATH_MAX + 16], why[RR_ERR_MAX], name[PATH_MAX + 32];
@@ -452,7 +462,7 @@ static int tr_open_chunk(struct trace_r *r, const struct trace_chunk_hdr *h, cha
 	int fd, ret;
 
 	snprintf(path, sizeof(path), "%s/%s", r->dir, TRACE_INDEX);
-	if (!tr_slurp(path, tr_index_max(), &buf, &len, why, sizeof(why)) &&
+	if (!tr_slurp(path, tr_index_max(), uid, &buf, &len, why, sizeof(why)) &&
 	    !tr_parse_index(r, buf, len, path, why, sizeof(why)) && tr_index_counts(r, h)) {
 		free(buf);
 		return tr_open_packed(r, err, errlen);
@@ -511,6 +521,7 @@ int trace_r_open(const char *dir, struct trace_r *r, char *err, size_t errlen)
 {
 	char path[PATH_MAX + 16], why[RR_ERR_MAX];
 	struct trace_chunk_hdr ch;
+	uid_t uid;
 	uint8_t *buf = NULL, *idx = NULL;
 	size_t len = 0, ilen = 0;
 	int ret, n;
@@ -519,27 +530,27 @@ int trace_r_open(const char *dir, struct trace_r *r, char *err, size_t errlen)
 	if (strlen(dir) >= sizeof(r->dir))
 		return rr_fail(err, errlen, -ENAMETOOLONG, "%s: path too long", dir);
 	snprintf(r->dir, sizeof(r->dir), "%s", dir);
-	if (tr_chunk_file(dir, &ch, r->dir, sizeof(r->dir))) {
+	if (tr_chunk_file(dir, &ch, &uid, r->dir, sizeof(r->dir))) {
 		snprintf(r->file, sizeof(r->file), "%s", dir);
 		r->only = ch.seq + 1;
-		return tr_open_chunk(r, &ch, err, errlen);
+		return tr_open_chunk(r, &ch, uid, err, errlen);
 	}
 	n = snprintf(path, sizeof(path), "%s/%s", dir, TRACE_INDEX);
 	if (n < 0 || (size_t)n >= sizeof(path))
 		return rr_fail(err, errlen, -ENAMETOOLONG, "%s: path too long", dir);
-	ret = tr_slurp(path,
+	ret = tr_slurp(path, /* a directory named: its index, whoever owns it */
 		       sizeof(struct trace_index_hdr) +
 			       (uint64_t)EV_MAX_TYPES * sizeof(struct rip_evtype) +
 			       sizeof(struct rip_category) * RIP_CATEGORIES +
 			       (uint64_t)TRACE_MAX_NAMES * sizeof(struct trace_name) +
 			       (uint64_t)TRACE_MAX_MODS * sizeof(struct rip_module),
-		       &buf, &len, err, errlen);
+		       (uid_t)-1, &buf, &len, err, errlen);
 	if (ret == -ENOENT) {
 		/* a copy without our index (relayd's): the metadata carries it */
 		int e;
 
 		snprintf(path, sizeof(path), "%s/metadata", dir);
-		e = tr_slurp(path, CTF_INDEX_MAX * 2, &buf, &len, err, errlen);
+		e = tr_slurp(path, CTF_INDEX_MAX * 2, (uid_t)-1, &buf, &len, err, errlen);
 		if (e == -ENOENT || e == -ENOTDIR)
 			return rr_fail(err, errlen, -ENOENT, "%s: not a rip trace (%s)", dir,
 				       strerror(ENOENT));

@@ -202,7 +202,8 @@ struct trace_r {
  * dir may also name one chunk file of a packed trace (any name): that
  * chunk alone is read (the other chunks, there or not, are neither read
  * nor counted), with the index of the directory it is in when that index
- * is its trace's and counts it, else with the index in its own tail.
+ * is its trace's, counts it and has the chunk's owner, else with the index
+ * in its own tail.
  */
 int trace_r_open(const char *dir, struct trace_r *r, char *err, size_t errlen);
 void trace_r_close(struct trace_r *r);
