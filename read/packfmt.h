@@ -220,7 +220,7 @@ static inline void mtf_reset(struct mtf *m)
 	memset(m->gc, 0, sizeof(m->gc));
 }
 
-/* ---- the lists of each stream (version 2) ------------------------------------------------ */
+/* ---- the lists of each stream (version 3) ------------------------------------------------ */
 
 /*
  * Each stream (a packet's stream_instance_id: a ring, a thread) has its own
@@ -231,9 +231,9 @@ static inline void mtf_reset(struct mtf *m)
  * block are numbered as their first coded packets come; the first
  * PK_NSTREAMS - 1 have lists of their own, the others share the last
  * pair, so a block of thousands of streams costs each side at most
- * PK_NSTREAMS pairs of lists (about 76 KiB each for the coder, 197 KiB for
+ * PK_NSTREAMS pairs of lists (about 74 KiB each for the coder, 256 KiB for
  * the decoder).  A pair is emptied when a stream is given it.  Blocks of
- * version 1 have one pair for all their packets (every stream is 0).
+ * versions 1 and 2 have one pair for all their packets (every stream is 0).
  */
 #define PK_NSTREAMS 16u
 _Static_assert(PK_NSTREAMS <= 32, "a stream's number has 5 bits in the coder's table");
