@@ -913,6 +913,24 @@ static __fninline struct rip_fn_rets *rip_fn_rets_at(const struct rip_file_hdr *
 }
 
 /*
+ * What both fast paths start with: the thread's cached stack in *stp and
+ * its slot's return stack, or NULL (no file, a hook under way, another
+ * coroutine current, no stack, or a return stack to set up) for the slow
+ * path.
+ */
+static __fninline struct rip_fn_rets *rip_fn_fast_rets(const struct rip_file_hdr *h,
+						       struct rip_fn_stack **stp)
+{
+	struct rip_fn_tls *t = &rip_fn_tls;
+	struct rip_fn_stack *st = t->st;
+
+	if (RIP_UNLIKELY(!h || __rip_fn_busy || t->of != __rip_self.cur || !st))
+		return NULL;
+	*stp = st;
+	return rip_fn_rets_at(h, st, t->of);
+}
+
+/*
  * The timed record of fn reserved (entry or exit): *p where its id goes,
  * *id, *ts; false when it cannot be had here (nothing reserved then).
  */
@@ -944,8 +962,7 @@ static __fninline void rip_fn_commit(char *p, uint32_t id, uint64_t ts)
 int __rip_fn_penter_fast(uintptr_t *slot)
 {
 	const struct rip_file_hdr *h = __atomic_load_n(&rip_fn.h, __ATOMIC_RELAXED);
-	struct rip_fn_tls *t = &rip_fn_tls;
-	struct rip_fn_stack *st = t->st;
+	struct rip_fn_stack *st;
 	uintptr_t fn = slot[0] - 5, cfa = (uintptr_t)&slot[2];
 	struct rip_fn_rets *r;
 	uint32_t n, d, id = 0;
@@ -953,9 +970,7 @@ int __rip_fn_penter_fast(uintptr_t *slot)
 	char *p = NULL;
 	bool timed;
 
-	if (RIP_UNLIKELY(!h || __rip_fn_busy || t->of != __rip_self.cur || !st))
-		return 1;
-	r = rip_fn_rets_at(h, st, t->of);
+	r = rip_fn_fast_rets(h, &st);
 	if (RIP_UNLIKELY(!r))
 		return 1;
 	/* The stack full, or entries at or below this cfa that may be gone: the slow path sees. */
@@ -992,8 +1007,7 @@ int __rip_fn_penter_fast(uintptr_t *slot)
 uintptr_t __rip_fn_pexit_fast(uintptr_t cfa)
 {
 	const struct rip_file_hdr *h = __atomic_load_n(&rip_fn.h, __ATOMIC_RELAXED);
-	struct rip_fn_tls *t = &rip_fn_tls;
-	struct rip_fn_stack *st = t->st;
+	struct rip_fn_stack *st;
 	const struct rip_fn_frame *f;
 	struct rip_fn_rets *r;
 	uintptr_t fn, ra;
@@ -1002,9 +1016,7 @@ uintptr_t __rip_fn_pexit_fast(uintptr_t cfa)
 	char *p = NULL;
 	bool timed;
 
-	if (RIP_UNLIKELY(!h || __rip_fn_busy || t->of != __rip_self.cur || !st))
-		return 0;
-	r = rip_fn_rets_at(h, st, t->of);
+	r = rip_fn_fast_rets(h, &st);
 	if (RIP_UNLIKELY(!r))
 		return 0;
 	/* The top entry is this frame's, and the top frame of the stack too. */
