@@ -733,20 +733,26 @@ static int evs_read_packed(struct evs *s, struct evs_stream *st, struct rip_pack
 			   char *err, size_t errlen)
 {
 	const uint8_t *data;
+	uint32_t before = st->hold;
 	char why[256];
 	size_t len;
 	int ret;
 
-	if (st->hold) { /* the packet before is done with */
-		trace_r_packet_release(&s->tr, st->hold);
-		st->hold = 0;
-	}
-	if (st->next >= trace_r_npackets(&s->tr, st->index))
-		return 0;
-	ret = trace_r_packet_hold(&s->tr, st->index, st->next, &data, &len, &st->hold, err,
-				  errlen);
+	/*
+	 * The packet before is let go only once the next is held: when both
+	 * are in one block (the usual), its holds never fall to 0 in between,
+	 * and nobody is woken to find the block still wanted.
+	 */
+	st->hold = 0;
+	ret = st->next >= trace_r_npackets(&s->tr, st->index)
+		      ? 0
+		      : trace_r_packet_hold(&s->tr, st->index, st->next, &data, &len, &st->hold,
+					    err, errlen);
+	trace_r_packet_release(&s->tr, before);
 	if (ret)
 		return ret;
+	if (st->next >= trace_r_npackets(&s->tr, st->index))
+		return 0;
 	st->pkt_off = st->next++;
 	if (len < sizeof(*hdr))
 		return rr_fail(err, errlen, -EBADMSG,

@@ -101,6 +101,8 @@ struct trace_pk {
 	pthread_t worker;
 	bool worker_on, stop;
 	bool idle; /* the worker waits on cv for want to move */
+	bool full; /* ... or for an entry to decode into (every one busy, pinned or held) */
+	uint32_t rwait; /* the reader waits on cv (for a block being decoded, or an entry) */
 	uint32_t want;
 	struct tpk_cached *pinned; /* what the reader was given last: not dropped */
 	uint32_t held; /* entries with holds */
@@ -611,7 +613,14 @@ static int tpk_fill(struct trace_r *r, struct tpk_rd *rd, struct tpk_cached *c, 
 	pk->cached += c->b.cap;
 	c->state = ret ? (c->b.cap ? TPK_FREE : TPK_EMPTY) : TPK_VALID;
 	c->used = ++pk->clock;
-	pthread_cond_broadcast(&pk->cv); /* pairs with tpk_block's wait for a busy block */
+	/*
+	 * Only those who wait for this are woken: the reader, for the block or
+	 * an entry, and the worker for an entry.  A worker idle for want to
+	 * move has nothing to do with a block decoded: a wake-up at each of
+	 * the reader's blocks cost it a futex call and a sleep for nothing.
+	 */
+	if (pk->rwait || pk->full)
+		pthread_cond_broadcast(&pk->cv); /* pairs with the waits in tpk_block, tpk_worker */
 	return ret;
 }
 
@@ -640,8 +649,10 @@ static void *tpk_worker(void *arg)
 			c = tpk_victim(pk, pk->want, pk->want + TPK_AHEAD);
 		if (!c) {
 			pk->idle = true;
-			pthread_cond_wait(&pk->cv, &pk->mu); /* pairs with tpk_block's signal */
-			pk->idle = false;
+			pk->full = b != 0;
+			/* pairs with tpk_block's signal, tpk_fill's and the release's broadcasts */
+			pthread_cond_wait(&pk->cv, &pk->mu);
+			pk->idle = pk->full = false;
 			continue;
 		}
 		tpk_fill(r, &pk->wrd, c, b, err, sizeof(err)); /* an error: the reader meets it */
@@ -718,12 +729,17 @@ static struct pk_block *tpk_block(struct trace_r *r, uint32_t b, char *err, size
 				tpk_fill(r, &pk->rd, n, b + k, why, sizeof(why));
 				continue;
 			}
+			pk->rwait++;
 			pthread_cond_wait(&pk->cv, &pk->mu); /* pairs with tpk_fill's broadcast */
+			pk->rwait--;
 			continue;
 		}
 		c = tpk_victim(pk, b, b);
 		if (!c) { /* every entry busy or pinned: wait for the worker */
+			pk->rwait++;
+			/* pairs with tpk_fill's and trace_r_packet_release's broadcasts */
 			pthread_cond_wait(&pk->cv, &pk->mu);
+			pk->rwait--;
 			continue;
 		}
 		ret = tpk_fill(r, &pk->rd, c, b, err, errlen);
@@ -803,7 +819,8 @@ void trace_r_packet_release(struct trace_r *r, uint32_t hold)
 	pthread_mutex_lock(&pk->mu);
 	if (c->holds && !--c->holds) {
 		pk->held--;
-		pthread_cond_broadcast(&pk->cv); /* pairs with the waits for an entry */
+		if (pk->rwait || pk->full)
+			pthread_cond_broadcast(&pk->cv); /* pairs with the waits for an entry */
 	}
 	pthread_mutex_unlock(&pk->mu);
 }
