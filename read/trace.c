@@ -119,6 +119,7 @@ void trace_info_free(struct trace_info *info)
 	info->names = NULL;
 	info->mods = NULL;
 	info->chunks = NULL;
+	info->chunk0 = 0;
 }
 
 int trace_index_pack(struct trace_info *info, uint8_t **out, size_t *len, char *err,
@@ -126,9 +127,19 @@ int trace_index_pack(struct trace_info *info, uint8_t **out, size_t *len, char *
 {
 	struct rip_category cats[RIP_CATEGORIES];
 	struct rip_evtype e;
+	const struct trace_chunk_info *kept = NULL;
+	uint32_t nkept = 0;
 	size_t n;
 	uint8_t *buf, *p;
 
+	/* the infos of the chunks kept only (version 3), whatever info holds more */
+	if (info->store.nchunks > info->store.first_chunk) {
+		kept = trace_chunk_of(info, info->store.first_chunk);
+		nkept = info->store.nchunks - info->store.first_chunk;
+		if (!kept || info->store.first_chunk < info->chunk0)
+			return rr_fail(err, errlen, -EINVAL, "index: chunks %u to %u not known",
+				       info->store.first_chunk, info->store.nchunks - 1);
+	}
 	info->idx.ntypes = 0;
 	for (uint32_t i = 0; i < EV_MAX_TYPES; i++)
 		info->idx.ntypes += info->types.t[i].valid;
@@ -136,7 +147,7 @@ int trace_index_pack(struct trace_info *info, uint8_t **out, size_t *len, char *
 	n = sizeof(info->idx) + (size_t)info->idx.ntypes * sizeof(e) + sizeof(cats) +
 	    (size_t)info->idx.nnames * sizeof(*info->names) +
 	    (size_t)info->idx.nmods * sizeof(*info->mods) + sizeof(info->store) +
-	    (size_t)info->store.nchunks * sizeof(*info->chunks);
+	    (size_t)nkept * sizeof(*kept);
 	buf = p = malloc(n);
 	if (!buf)
 		return rr_fail(err, errlen, -ENOMEM, "out of memory");
@@ -171,8 +182,8 @@ int trace_index_pack(struct trace_info *info, uint8_t **out, size_t *len, char *
 	p += info->idx.nmods * sizeof(*info->mods);
 	memcpy(p, &info->store, sizeof(info->store));
 	p += sizeof(info->store);
-	if (info->store.nchunks)
-		memcpy(p, info->chunks, info->store.nchunks * sizeof(*info->chunks));
+	if (nkept)
+		memcpy(p, kept, nkept * sizeof(*kept));
 	*out = buf;
 	*len = n;
 	return 0;
@@ -215,7 +226,7 @@ static bool tr_chunk_file(const char *path, struct trace_chunk_hdr *h, uid_t *ui
 	if (fd < 0)
 		return false;
 	ok = !fstat(fd, &st) && S_ISREG(st.st_mode) && !tr_read_exact(fd, h, sizeof(*h)) &&
-	     !memcmp(h->magic, TRACE_CHUNK_MAGIC, sizeof(h->magic)) && h->seq < TRACE_MAX_CHUNKS;
+	     !memcmp(h->magic, TRACE_CHUNK_MAGIC, sizeof(h->magic)) && h->seq < TRACE_MAX_SEQ;
 	close(fd);
 	*uid = st.st_uid;
 	dl = slash ? (size_t)(slash - path) : 1;
@@ -311,6 +322,7 @@ static int tr_parse_index(struct trace_r *r, const uint8_t *buf, size_t len, con
 	struct rip_category cats[RIP_CATEGORIES];
 	const uint8_t *p = buf, *end = buf + len;
 	char why[RR_ERR_MAX];
+	uint32_t ninfo = 0;
 	uint64_t need;
 	int ret;
 
@@ -340,10 +352,13 @@ static int tr_parse_index(struct trace_r *r, const uint8_t *buf, size_t len, con
 		need += sizeof(st);
 		if (len >= need) {
 			memcpy(&st, buf + need - sizeof(st), sizeof(st));
-			if (st.nchunks > TRACE_MAX_CHUNKS)
+			ninfo = h->version >= 3 && st.first_chunk <= st.nchunks
+					? st.nchunks - st.first_chunk
+					: st.nchunks;
+			if (ninfo > TRACE_MAX_CHUNKS || st.nchunks > TRACE_MAX_SEQ)
 				return rr_fail(err, errlen, -EBADMSG,
 					       "%s: corrupt index (%u chunks)", path, st.nchunks);
-			need += (uint64_t)st.nchunks * sizeof(struct trace_chunk_info);
+			need += (uint64_t)ninfo * sizeof(struct trace_chunk_info);
 		}
 	}
 	if ((uint64_t)len != need)
@@ -379,11 +394,16 @@ static int tr_parse_index(struct trace_r *r, const uint8_t *buf, size_t len, con
 		trace_info_free(&r->info);
 		return rr_fail(err, errlen, -EBADMSG, "%s: truncated index", path);
 	}
-	if (r->info.store.nchunks) {
-		r->info.chunks = calloc(r->info.store.nchunks, sizeof(*r->info.chunks));
+	if (r->info.store.first_chunk > r->info.store.nchunks) {
+		trace_info_free(&r->info);
+		return rr_fail(err, errlen, -EBADMSG, "%s: corrupt index (storage out of range)",
+			       path);
+	}
+	r->info.chunk0 = h->version >= 3 ? r->info.store.first_chunk : 0;
+	if (ninfo) {
+		r->info.chunks = calloc(ninfo, sizeof(*r->info.chunks));
 		if (!r->info.chunks ||
-		    !tr_take(&p, end, r->info.chunks,
-			     r->info.store.nchunks * sizeof(*r->info.chunks))) {
+		    !tr_take(&p, end, r->info.chunks, ninfo * sizeof(*r->info.chunks))) {
 			trace_info_free(&r->info);
 			return rr_fail(err, errlen, r->info.chunks ? -EBADMSG : -ENOMEM,
 				       "%s: %s", path,
@@ -391,8 +411,7 @@ static int tr_parse_index(struct trace_r *r, const uint8_t *buf, size_t len, con
 		}
 	}
 	if (r->info.store.format > TRACE_STORE_PACKED ||
-	    r->info.store.first_chunk > r->info.store.nchunks ||
-	    r->info.store.nchunks > TRACE_MAX_CHUNKS) {
+	    r->info.store.nchunks > (h->version >= 3 ? TRACE_MAX_SEQ : TRACE_MAX_CHUNKS)) {
 		trace_info_free(&r->info);
 		return rr_fail(err, errlen, -EBADMSG, "%s: corrupt index (storage out of range)",
 			       path);

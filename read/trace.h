@@ -58,7 +58,12 @@
 #define TRACE_INDEX ".rip-index"
 #define TRACE_MAX_STREAMS 65536u /* stream_N files, N below this */
 #define TRACE_MAGIC "RIPTRACE" /* its 8 characters, no NUL stored */
-#define TRACE_VERSION 2	       /* 2: struct trace_store after the modules */
+/*
+ * 2: struct trace_store after the modules; 3: the chunk infos after it are
+ * those of the chunks kept only (store.first_chunk on), so that an index
+ * stays as big as what is kept however long the recording runs.
+ */
+#define TRACE_VERSION 3
 
 /* A thread or coroutine seen in the trace. */
 struct trace_name {
@@ -110,7 +115,8 @@ struct trace_chunk_info {
 #define TRACE_STORE_PACKED 1 /* chunk files */
 
 #define TRACE_CHUNK_MAGIC "RIPCHUNK" /* its 8 characters */
-#define TRACE_MAX_CHUNKS 1000000u    /* chunk-NNNNNN.rpk */
+#define TRACE_MAX_CHUNKS 1000000u    /* chunk infos in an index: chunks kept at once */
+#define TRACE_MAX_SEQ 0xfffffff0u    /* chunk numbers (chunk-NNNNNN.rpk: 6 digits or more) */
 #define TRACE_REC_MAX (40ull << 20)  /* bytes of one block */
 #define TRACE_CHUNK_VERSION 2	     /* 2: a closed chunk ends with its tail; 1 has none */
 #define TRACE_CHUNK_TAIL_MAGIC "RIPCTAIL" /* its 8 characters */
@@ -155,11 +161,26 @@ struct trace_rec_hdr {
 struct trace_info {
 	struct trace_index_hdr idx;
 	struct trace_store store;
-	struct trace_chunk_info *chunks; /* store.nchunks of them (packed) */
+	/*
+	 * Packed: what chunks chunk0 .. store.nchunks - 1 held (trace_chunk_of).
+	 * chunk0 is store.first_chunk from version 3 (the dropped chunks' are
+	 * summed in the store), 0 in version 2 (the dropped ones' too).
+	 */
+	struct trace_chunk_info *chunks;
+	uint32_t chunk0;
 	struct ev_types types;
 	struct trace_name *names;
 	struct rip_module *mods;
 };
+
+/* What chunk c held, when info knows (a packed trace's, c counted and not dropped), else NULL. */
+static inline const struct trace_chunk_info *trace_chunk_of(const struct trace_info *info,
+							     uint32_t c)
+{
+	if (!info->chunks || c < info->chunk0 || c >= info->store.nchunks)
+		return NULL;
+	return &info->chunks[c - info->chunk0];
+}
 
 /*
  * The rip:sample event of a trace (rip run --sample: the recorder writes it

@@ -228,10 +228,8 @@ static int tpk_scan(struct trace_r *r, struct trace_pk *pk, uint32_t chunk, int 
 	 * end is damage.  size: where the records end (before a closed chunk's
 	 * tail), fsize the file's.
 	 */
-	bool whole = r->info.chunks && chunk < r->info.store.nchunks &&
-		     r->info.chunks[chunk].bytes == fsize;
-	const struct trace_chunk_info *ci =
-		r->info.chunks && chunk < r->info.store.nchunks ? &r->info.chunks[chunk] : NULL;
+	const struct trace_chunk_info *ci = trace_chunk_of(&r->info, chunk);
+	bool whole = ci && ci->bytes == fsize;
 	uint32_t *streams = NULL;
 	size_t scap = 0;
 	char path[PATH_MAX];
@@ -336,13 +334,11 @@ static int tpk_scan(struct trace_r *r, struct trace_pk *pk, uint32_t chunk, int 
 	}
 	free(streams);
 	/* a chunk cut short: what its records after the cut held is lost (the index knows) */
-	if (!ret && r->info.chunks && chunk < r->info.store.nchunks) {
-		const struct trace_chunk_info *c = &r->info.chunks[chunk];
-
-		if (c->packets > packets)
-			pk->gone_packets += c->packets - packets;
-		if (c->events > events)
-			pk->gone_events += c->events - events;
+	if (!ret && ci) {
+		if (ci->packets > packets)
+			pk->gone_packets += ci->packets - packets;
+		if (ci->events > events)
+			pk->gone_events += ci->events - events;
 	}
 	return ret;
 }
@@ -413,10 +409,12 @@ int trace_pk_open(struct trace_r *r, char *err, size_t errlen)
 		int fd = tpk_open_chunk(r, c, &size, &end, err, errlen);
 
 		if (fd == -ENOENT) {
+			const struct trace_chunk_info *ci = trace_chunk_of(&r->info, c);
+
 			pk->missing++;
-			if (r->info.chunks) {
-				pk->gone_packets += r->info.chunks[c].packets;
-				pk->gone_events += r->info.chunks[c].events;
+			if (ci) {
+				pk->gone_packets += ci->packets;
+				pk->gone_events += ci->events;
 			}
 			continue;
 		}

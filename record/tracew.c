@@ -96,12 +96,19 @@ struct trace_w {
 	pid_t *kids;	  /* on_rotate's commands still running */
 	size_t nkids, kidcap;
 	struct trace_store store;
-	struct tw_chunk *chunks; /* per chunk written */
+	struct tw_chunk *chunks; /* per chunk written from chunk0 on (tw_ch) */
 	size_t chunkcap;
+	uint32_t chunk0; /* no later than store.first_chunk: those before are forgotten */
 	uint64_t staged_events;	 /* of the packets in the block being packed */
 	uint64_t tail_est;	 /* the bytes a chunk keeps for its tail (0: not known yet) */
 	struct trace_info *live; /* opts.info's, at the last chunk's close */
 };
+
+/* What chunk c (chunk0 <= c < store.nchunks) holds. */
+static struct tw_chunk *tw_ch(struct trace_w *w, uint32_t c)
+{
+	return &w->chunks[c - w->chunk0];
+}
 
 static int tr_create(const char *dir, const char *name, mode_t mode, char *err, size_t errlen)
 {
@@ -242,7 +249,7 @@ static void tw_hand(struct trace_w *w, uint32_t c)
 		w->store.handed_failed++;
 		return;
 	}
-	w->bytes -= w->chunks[c].bytes; /* the command's now */
+	w->bytes -= tw_ch(w, c)->bytes; /* the command's now */
 	w->kids[w->nkids++] = pid;
 }
 
@@ -283,15 +290,17 @@ static int tw_put_index(struct trace_w *w, const uint8_t *buf, size_t len, char 
 static int tw_info_fill(struct trace_w *w, struct trace_info *info, uint32_t nchunks, char *err,
 			size_t errlen)
 {
-	struct trace_chunk_info *v = realloc(info->chunks, (nchunks ? nchunks : 1) * sizeof(*v));
+	uint32_t first = w->store.first_chunk, n = nchunks > first ? nchunks - first : 0;
+	struct trace_chunk_info *v = realloc(info->chunks, (n ? n : 1) * sizeof(*v));
 
 	if (!v)
 		return rr_fail(err, errlen, -ENOMEM, "out of memory");
 	info->chunks = v;
-	for (uint32_t c = 0; c < nchunks; c++)
-		v[c] = (struct trace_chunk_info){ .bytes = w->chunks[c].bytes,
-						  .packets = w->chunks[c].packets,
-						  .events = w->chunks[c].events };
+	info->chunk0 = first;
+	for (uint32_t c = first; c < nchunks; c++)
+		v[c - first] = (struct trace_chunk_info){ .bytes = tw_ch(w, c)->bytes,
+							  .packets = tw_ch(w, c)->packets,
+							  .events = tw_ch(w, c)->events };
 	info->idx.nstreams = w->nstreams;
 	info->idx.events = w->events - w->staged_events;
 	info->store = w->store;
@@ -341,14 +350,14 @@ static int tw_seal(struct trace_w *w, struct trace_info *fin, struct trace_info 
 	if (ret)
 		return ret;
 	free(buf);
-	info->chunks[c].bytes += len + sizeof(t);
+	info->chunks[c - info->chunk0].bytes += len + sizeof(t);
 	info->store.kept_bytes += len + sizeof(t);
 	ret = trace_index_pack(info, &buf, &len, err, errlen);
 	if (ret)
 		return ret;
 	memset(&t, 0, sizeof(t));
 	memcpy(t.magic, TRACE_CHUNK_TAIL_MAGIC, sizeof(t.magic));
-	t.index_off = w->chunks[c].bytes;
+	t.index_off = tw_ch(w, c)->bytes;
 	t.index_len = len;
 	ret = tr_write_all(w->cfd, buf, len);
 	free(buf);
@@ -360,7 +369,7 @@ static int tw_seal(struct trace_w *w, struct trace_info *fin, struct trace_info 
 		tw_chunk_path(w, c, path, sizeof(path));
 		return rr_fail(err, errlen, ret, "%s: %s", path, strerror(-ret));
 	}
-	w->chunks[c].bytes += len + sizeof(t);
+	tw_ch(w, c)->bytes += len + sizeof(t);
 	w->bytes += len + sizeof(t);
 	w->tail_est = len + sizeof(t) + len / 8 + 4096; /* and room to grow (threads, chunks) */
 	*made = fin ? NULL : info;
@@ -405,7 +414,7 @@ static int tw_live_index(struct trace_w *w, struct trace_info *live, bool handin
 		return ret;
 	if (handing) {
 		live->store.handed++;
-		live->store.kept_bytes -= w->chunks[w->store.nchunks - 1].bytes;
+		live->store.kept_bytes -= tw_ch(w, w->store.nchunks - 1)->bytes;
 	}
 	ret = trace_index_pack(live, &buf, &len, err, errlen);
 	if (ret)
@@ -452,7 +461,7 @@ static int tw_close_chunk(struct trace_w *w, struct trace_info *fin, char *err, 
 	/* keep the last max_bytes: the chunk just closed stays whatever its size */
 	while (w->o.max_bytes && w->bytes > w->o.max_bytes &&
 	       w->store.first_chunk + 1 < w->store.nchunks) {
-		const struct tw_chunk *c = &w->chunks[w->store.first_chunk];
+		const struct tw_chunk *c = tw_ch(w, w->store.first_chunk);
 
 		tw_chunk_path(w, w->store.first_chunk, path, sizeof(path));
 		if (unlink(path) && errno != ENOENT)
@@ -474,10 +483,22 @@ static int tw_open_chunk(struct trace_w *w, char *err, size_t errlen)
 	char name[32];
 	int fd, ret;
 
-	if (w->store.nchunks >= TRACE_MAX_CHUNKS)
-		return rr_fail(err, errlen, -EFBIG, "%s: %u chunks: no more", w->dir,
-			       TRACE_MAX_CHUNKS);
-	if (RIP_GROW(w->chunks, w->chunkcap, (size_t)w->store.nchunks + 1, 16))
+	if (w->store.nchunks >= TRACE_MAX_SEQ ||
+	    w->store.nchunks - w->store.first_chunk >= TRACE_MAX_CHUNKS)
+		return rr_fail(err, errlen, -EFBIG, "%s: chunk %u: no more (%u kept at most)",
+			       w->dir, w->store.nchunks, TRACE_MAX_CHUNKS);
+	/*
+	 * The dropped chunks are forgotten: what they held is in the store's
+	 * sums, so a recording that drops keeps as much as it keeps on disk,
+	 * however long it runs.
+	 */
+	if (w->store.first_chunk - w->chunk0 >= 64 &&
+	    w->store.first_chunk - w->chunk0 >= w->store.nchunks - w->store.first_chunk) {
+		memmove(w->chunks, tw_ch(w, w->store.first_chunk),
+			(w->store.nchunks - w->store.first_chunk) * sizeof(*w->chunks));
+		w->chunk0 = w->store.first_chunk;
+	}
+	if (RIP_GROW(w->chunks, w->chunkcap, (size_t)(w->store.nchunks - w->chunk0) + 1, 16))
 		return rr_fail(err, errlen, -ENOMEM, "out of memory");
 	snprintf(name, sizeof(name), TRACE_CHUNK_NAME, w->store.nchunks);
 	fd = tr_create(w->dir, name, 0600, err, errlen);
@@ -495,7 +516,7 @@ static int tw_open_chunk(struct trace_w *w, char *err, size_t errlen)
 	}
 	w->cfd = fd;
 	w->chunk_t0 = rr_mono_ns();
-	w->chunks[w->store.nchunks] = (struct tw_chunk){ .bytes = sizeof(h) };
+	*tw_ch(w, w->store.nchunks) = (struct tw_chunk){ .bytes = sizeof(h) };
 	w->bytes += sizeof(h);
 	w->store.nchunks++;
 	if (!w->tail_est && w->o.chunk_bytes)
@@ -526,8 +547,8 @@ static int tw_flush(struct trace_w *w, char *err, size_t errlen)
 	 * max_bytes and one chunk.
 	 */
 	if (w->cfd >= 0 && w->o.chunk_bytes &&
-	    w->chunks[w->store.nchunks - 1].bytes > sizeof(struct trace_chunk_hdr) &&
-	    w->chunks[w->store.nchunks - 1].bytes + sizeof(rh) + w->nbst * sizeof(*w->bst) + len +
+	    tw_ch(w, w->store.nchunks - 1)->bytes > sizeof(struct trace_chunk_hdr) &&
+	    tw_ch(w, w->store.nchunks - 1)->bytes + sizeof(rh) + w->nbst * sizeof(*w->bst) + len +
 			    w->tail_est >
 		    w->o.chunk_bytes &&
 	    (ret = tw_close_chunk(w, NULL, err, errlen)))
@@ -550,7 +571,7 @@ static int tw_flush(struct trace_w *w, char *err, size_t errlen)
 		tw_chunk_path(w, w->store.nchunks - 1, path, sizeof(path));
 		return rr_fail(err, errlen, ret, "%s: %s", path, strerror(-ret));
 	}
-	c = &w->chunks[w->store.nchunks - 1];
+	c = tw_ch(w, w->store.nchunks - 1);
 	len += sizeof(rh) + w->nbst * sizeof(*w->bst);
 	c->bytes += len;
 	c->packets += w->nbst;
