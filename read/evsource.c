@@ -1307,3 +1307,8 @@ bool evs_is_trace(const struct evs *s)
 {
 	return s->trace;
 }
+
+bool evs_recording_on(const struct evs *s)
+{
+	return s->trace && !s->tr.only && (s->tr.info.idx.flags & TRACE_F_LIVE);
+}

@@ -162,6 +162,14 @@ int evs_modules(struct evs *s, const struct rip_module **out, size_t *n, char *e
 const char *evs_source(const struct evs *s);
 /* Is the source a recorded trace directory (not a ring file)? */
 bool evs_is_trace(const struct evs *s);
+/*
+ * Is the source a trace directory whose index was written at a chunk's
+ * close while its recording went on (TRACE_F_LIVE: the recorder still
+ * runs, or was killed), read whole?  Then what came after that chunk is
+ * not in it, and no loss counts it.  (A chunk read alone is a part by
+ * choice: false.)
+ */
+bool evs_recording_on(const struct evs *s);
 /* Element i of an event's u64 array (i < narr). */
 static inline uint64_t evs_arr(const struct evs_event *e, uint32_t i)
 {

@@ -397,7 +397,7 @@ static int cmd_calltree(int argc, char **argv)
 		return EXIT_FAIL;
 	}
 	tool_heap_big();
-	ret = evs_open(a.target, &s, err, sizeof(err));
+	ret = tool_evs_open(a.target, &s, err, sizeof(err));
 	if (ret) {
 		tool_err("%s", err);
 		return EXIT_FAIL;

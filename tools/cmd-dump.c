@@ -94,7 +94,7 @@ static int cmd_dump(int argc, char **argv)
 					optind == argc ? "what to dump? give a trace directory, a "
 							 "pid or a ring file"
 						       : "one TRACE-OR-TARGET only");
-	ret = evs_open(argv[optind], &s, err, sizeof(err));
+	ret = tool_evs_open(argv[optind], &s, err, sizeof(err));
 	if (ret) {
 		tool_err("%s", err);
 		return EXIT_FAIL;

@@ -978,7 +978,7 @@ static int cmd_export(int argc, char **argv)
 	po.through = thr;
 
 	tool_heap_big();
-	ret = evs_open(argv[optind], &s, err, sizeof(err));
+	ret = tool_evs_open(argv[optind], &s, err, sizeof(err));
 	if (ret) {
 		tool_err("%s", err);
 		return EXIT_FAIL;

@@ -327,7 +327,7 @@ static int cmd_pagemap(int argc, char **argv)
 	ret = pm_parse(argc, argv, &st->o);
 	if (ret)
 		return ret < 0 ? EXIT_OK : ret;
-	ret = evs_open(st->o.target, &st->s, err, sizeof(err));
+	ret = tool_evs_open(st->o.target, &st->s, err, sizeof(err));
 	if (ret) {
 		tool_err("%s", err);
 		return EXIT_FAIL;

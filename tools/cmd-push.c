@@ -382,7 +382,7 @@ static int cmd_push(int argc, char **argv)
 							 "a pid or a ring file"
 						       : "one TRACE-OR-TARGET only");
 
-	ret = evs_open(argv[optind], &s, err, sizeof(err));
+	ret = tool_evs_open(argv[optind], &s, err, sizeof(err));
 	if (ret) {
 		tool_err("%s", err);
 		return EXIT_FAIL;

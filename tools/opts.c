@@ -56,7 +56,7 @@ int opts_open(struct opts_src *src, const struct opts *o, const char *target, co
 	int ret;
 
 	tool_heap_big();
-	ret = evs_open(target, &src->s, err, sizeof(err));
+	ret = tool_evs_open(target, &src->s, err, sizeof(err));
 	if (ret) {
 		tool_err("%s", err);
 		return -1;

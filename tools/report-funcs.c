@@ -294,7 +294,7 @@ int rpf_run(const struct rpf_opts *o)
 	int ret, status = EXIT_FAIL;
 
 	tool_heap_big();
-	ret = evs_open(o->target, &st.s, err, sizeof(err));
+	ret = tool_evs_open(o->target, &st.s, err, sizeof(err));
 	if (ret) {
 		tool_err("%s", err);
 		return EXIT_FAIL;

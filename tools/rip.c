@@ -18,6 +18,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "read/evsource.h"
 #include "read/ringfile.h"
 #include "tools/tool.h"
 
@@ -49,6 +50,17 @@ int tool_usage_error(const struct rip_cmd *cmd, const char *fmt, ...)
 	va_end(ap);
 	fprintf(stderr, "\nTry '%s %s --help'.\n", rip_prog, cmd->name);
 	return EXIT_USAGE;
+}
+
+int tool_evs_open(const char *target, struct evs **out, char *err, size_t errlen)
+{
+	int ret = evs_open(target, out, err, errlen);
+
+	if (!ret && evs_recording_on(*out))
+		tool_err("warning: %s was read while its recording went on (or its recorder was "
+			 "killed): it holds the chunks closed so far, not what came after",
+			 evs_source(*out));
+	return ret;
 }
 
 int tool_open_target(const struct rip_cmd *cmd, const char *target, struct rr_file *f)

@@ -44,6 +44,14 @@ struct rr_file;
 int tool_open_target(const struct rip_cmd *cmd, const char *target, struct rr_file *f);
 
 /*
+ * evs_open for a command that reads events, and a warning on stderr when
+ * the trace is read while its recording goes on (evs_recording_on): its
+ * answers hold the chunks closed so far, not what came after.
+ */
+struct evs;
+int tool_evs_open(const char *target, struct evs **out, char *err, size_t errlen);
+
+/*
  * Create an output file for writing: mode 0600, never through a symbolic
  * link; an existing file is replaced (O_TRUNC) only when replace is set,
  * else it is an error (EEXIST).  NULL with errno set when it failed (no

@@ -12,7 +12,8 @@
 # other run without a gap, are those of the whole trace (the chunks put
 # back) and end at the count each thread says it emitted.  Then rip record
 # --rotate=1M without a command: the trace directory is read while the
-# recording goes on, and once the recorder is killed (SIGKILL) after some
+# recording goes on (the readers warn that what comes after is not in it;
+# not once the recording ended), and once the recorder is killed (SIGKILL) after some
 # rotations, the chunks it had closed read whole (the directory, each chunk
 # alone, the ASan build), and the chunk it had open is refused, saying so.
 # Timeout: 90
@@ -80,6 +81,7 @@ no_gap chunks.pt || fail "the chunks read by their commands, one after the other
 mv got/chunk-*.rpk T/
 "$RIP" dump T >whole.dump 2>whole.err || fail "rip dump T: $(cat whole.err)"
 tail -n 1 whole.dump | grep -Eq "$summary_ok" || fail "rip dump T: $(tail -n 1 whole.dump)"
+grep -q 'recording went on' whole.err && fail "T, recorded to its end, said to be read while recording"
 per_thread whole.dump >whole.pt
 cmp -s chunks.pt whole.pt || fail "the chunks read live do not hold the whole trace's events"
 # the last counter of each thread is the last event it emitted
@@ -98,6 +100,10 @@ rec=$T_LAST
 wait_until 40 test -e K/chunk-000002.rpk || fail "no third chunk in 40 s: $(cat rec2.err)"
 "$RIP" dump K >k1.dump 2>k1.err || fail "rip dump K while recording: $(cat k1.err)"
 tail -n 1 k1.dump | grep -Eq "$summary_ok" || fail "rip dump K while recording: $(tail -n 1 k1.dump)"
+grep -q 'K was read while its recording went on' k1.err ||
+	fail "rip dump K while recording does not say the rest is not there: $(cat k1.err)"
+"$RIP" leaks K >/dev/null 2>k1l.err || fail "rip leaks K while recording: $(cat k1l.err)"
+grep -q 'recording went on' k1l.err || fail "rip leaks K while recording does not say so: $(cat k1l.err)"
 per_thread k1.dump >k1.pt
 no_gap k1.pt || fail "K read while recording has a gap"
 wait_until 40 test -e K/chunk-000004.rpk || fail "no fifth chunk in 40 s: $(cat rec2.err)"
@@ -106,6 +112,8 @@ t_kill "$pid"
 [ -e K/.rip-index ] || fail "the recorder killed left no index"
 "$RIP" dump K >k2.dump 2>k2.err || fail "rip dump K, its recorder killed: $(cat k2.err)"
 tail -n 1 k2.dump | grep -Eq "$summary_ok" || fail "rip dump K, recorder killed: $(tail -n 1 k2.dump)"
+grep -q 'recording went on (or its recorder was killed)' k2.err ||
+	fail "rip dump K, recorder killed, does not say the rest is not there: $(cat k2.err)"
 per_thread k2.dump >k2.pt
 no_gap k2.pt || fail "K has a gap, its recorder killed"
 # what was read while recording is the start of what is read now, on each thread
