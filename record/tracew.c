@@ -345,6 +345,12 @@ static int tw_seal(struct trace_w *w, struct trace_info *fin, struct trace_info 
 		return ret;
 	if (w->o.on_rotate)
 		info->store.handed++;
+	/*
+	 * The tail is read with its chunk alone (never for the directory): it
+	 * lists that chunk only, so that a chunk is as big at its millionth
+	 * close as at its first.  (info is filled anew before any other use.)
+	 */
+	info->store.first_chunk = c;
 	/* its size first: the index counts the chunk with its tail */
 	ret = trace_index_pack(info, &buf, &len, err, errlen);
 	if (ret)

@@ -9,7 +9,8 @@
 # gone, and with the chunks put back it reads every event in order; one
 # chunk file read alone (rip dump DIR/chunk-N.rpk) gives exactly that
 # chunk's events, with no loss claimed for the others, and so does a copy
-# of it anywhere under another name (with the index in its tail), but not
+# of it anywhere under another name (with the index in its tail, which
+# lists that chunk alone), but not
 # one of an older rip (no tail) away from its index.  A command that
 # fails is counted and its chunk stays to be read.  rip record
 # --rotate=1s (no command: the chunks stay for collection) of a paced
@@ -44,6 +45,23 @@ grep -Eq "; $n chunks handed to --on-rotate's command" run.err ||
 for f in got/*; do
 	[ "$(stat -c %s "$f")" -le 1048576 ] || fail "$f is over its 1M: $(stat -c %s "$f")"
 done
+# each chunk's tail lists that chunk alone (a chunk is as big at its millionth close as at
+# its first): the tail's index ends with the store (64 bytes: format, nchunks, first_chunk)
+# and one 24-byte entry
+python3 - got/chunk-* <<'PY' || fail "a chunk's tail lists other chunks than itself"
+import struct, sys
+bad = 0
+for path in sys.argv[1:]:
+    b = open(path, "rb").read()
+    seq = struct.unpack_from("<I", b, 12)[0]
+    magic, off, ln = struct.unpack_from("<8sQQ", b, len(b) - 32)
+    idx = b[off:off + ln]
+    fmt, n, first = struct.unpack_from("<III", idx, len(idx) - 24 - 64)
+    if magic != b"RIPCTAIL" or fmt != 1 or first != seq or n != seq + 1:
+        print("%s: chunk %d, its tail lists %d to %d" % (path, seq, first, n - 1))
+        bad += 1
+sys.exit(bad > 0)
+PY
 "$RIP" dump T >d0.txt 2>d0.err || fail "rip dump of T without its chunks: $(cat d0.err)"
 tail -n 1 d0.txt | grep -Eq "^0 events, 2 streams, $E discarded/overwritten, [1-9][0-9]* packets lost \\(in them: $n chunks of the trace gone\\)" ||
 	fail "what was handed away is not counted: $(tail -n 1 d0.txt)"
