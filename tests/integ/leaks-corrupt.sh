@@ -130,7 +130,7 @@ damaged idx-short && truncate -s 100 "$d/.rip-index"
 refused "index cut short" "$d/.rip-index" "$d"
 damaged idx-long && head -c 10 /dev/zero >>"$d/.rip-index"
 refused "index too long" "$d/.rip-index" "$d"
-damaged idx-version && poke "$d/.rip-index" 8 '<I' 3
+damaged idx-version && poke "$d/.rip-index" 8 '<I' 1000
 refused "newer index version" "$d/.rip-index" "$d"
 damaged idx-ntypes && poke "$d/.rip-index" 12 '<I' 0x7fffffff
 refused "absurd type count" "$d/.rip-index" "$d"
