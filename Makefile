@@ -74,7 +74,8 @@ INTEG := $(INTEG_SRC:tests/integ/%.c=$(BUILD)/tests/integ/%) \
 	$(INTEG_CXX_SRC:tests/integ/%.cc=$(BUILD)/tests/integ/%) \
 	$(BUILD)/tests/integ/funcprog-patch $(BUILD)/tests/integ/funcprog-patch-clang \
 	$(BUILD)/tests/integ/funcprog-patch-nopie \
-	$(BUILD)/tests/integ/funcprog-cxx-patch
+	$(BUILD)/tests/integ/funcprog-cxx-patch $(BUILD)/tests/integ/funcnop-clang \
+	$(BUILD)/tests/integ/funcnop-own
 BENCHES := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%) $(BUILD)/bench/malloc-nofp \
 	$(BUILD)/bench/funcs-instr $(BUILD)/bench/funcs-empty $(BUILD)/bench/funcs-floor \
 	$(BUILD)/bench/funcs-patch $(BUILD)/bench/many-fn
@@ -204,6 +205,33 @@ NO_ICF := $(if $(findstring clang,$(shell $(CC) --version)),,-fno-ipa-icf)
 $(BUILD)/tests/integ/funcprog-patch: tests/integ/funcprog.c $(LIBSO)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(PATCH_FLAGS) $(NO_ICF) -Itests -o $@ $< $(LINK_RIP)
+
+# funcnop (tests/integ/funcnop.sh): -finstrument-functions, by each compiler, with a library built
+# the same way loaded at start, whose hook calls librip turns into nops (lib/nop.c)
+$(BUILD)/tests/libfuncnop.so: tests/data/funcnop-lib.c tests/data/funcnop.h $(LIBSO)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -fPIC -shared -finstrument-functions -Itests -o $@ $< $(LINK_RIP)
+
+$(BUILD)/tests/libfuncnop-clang.so: tests/data/funcnop-lib.c tests/data/funcnop.h $(LIBSO)
+	@mkdir -p $(@D)
+	$(CLANG) $(BASE) $(WARN) $(WERROR) $(CFLAGS) -fPIC -shared -finstrument-functions -Itests \
+		-o $@ $< $(LINK_RIP)
+
+$(BUILD)/tests/integ/funcnop: tests/integ/funcnop.c tests/data/funcnop.h $(BUILD)/tests/libfuncnop.so
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -finstrument-functions -Itests -o $@ $< -L$(BUILD)/tests -lfuncnop \
+		$(LINK_RIP)
+
+$(BUILD)/tests/integ/funcnop-own: tests/integ/funcnop.c tests/data/funcnop.h $(BUILD)/tests/libfuncnop.so
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -finstrument-functions -DNOP_OWN_HOOKS -Itests -o $@ $< \
+		-L$(BUILD)/tests -lfuncnop $(LINK_RIP)
+
+$(BUILD)/tests/integ/funcnop-clang: tests/integ/funcnop.c tests/data/funcnop.h \
+		$(BUILD)/tests/libfuncnop-clang.so
+	@mkdir -p $(@D)
+	$(CLANG) $(BASE) $(WARN) $(WERROR) $(CFLAGS) -finstrument-functions -Itests -o $@ $< \
+		-L$(BUILD)/tests -lfuncnop-clang $(LINK_RIP)
 
 # Sibling calls, and stacks 8 bytes off the ABI's alignment (gcc's own calls of a chain it
 # knows needs none; production builds have no frame pointers), through patched entries.

@@ -13,6 +13,9 @@
 #   floor hooks        the same, hooks that read the TSC and store 8 bytes:
 #                      the floor of a timed record per entry and per exit
 #   librip off         librip's hooks, no ring file (RIP_RING unset)
+#   RIP_FUNCTIONS=0    function tracing off: librip turns the hook calls into
+#                      nops before main (lib/nop.c); with RIP_FUNCTIONS_NOP=0
+#                      too, the calls stay (the hooks return at once)
 #   shadow stack       librip's hooks, RIP_RING=1 RIP_DISABLE=func
 #   timed records      librip's hooks, RIP_RING=1 (flight recorder)
 #   timed, no TSC      the same with RIP_CLOCK=mono, as on a host whose clock
@@ -114,7 +117,7 @@ one() {
 }
 
 for w in 0 "$WORK1"; do
-	for k in plain patch empty floor off shadow timed mono uftrace ptimed puftrace; do
+	for k in plain patch empty floor off nop keep shadow timed mono uftrace ptimed puftrace; do
 		: >"$work/$k.$w"
 	done
 done
@@ -128,6 +131,8 @@ for rep in $(seq "$REPS"); do
 		one empty "$w" "$B/funcs-empty"
 		one floor "$w" "$B/funcs-floor"
 		one off "$w" env -u RIP_RING "$B/funcs-instr"
+		one nop "$w" env -u RIP_RING RIP_FUNCTIONS=0 "$B/funcs-instr"
+		one keep "$w" env -u RIP_RING RIP_FUNCTIONS=0 RIP_FUNCTIONS_NOP=0 "$B/funcs-instr"
 		one shadow "$w" env RIP_RING=1 RIP_DISABLE=func "$B/funcs-instr"
 		one timed "$w" env RIP_RING=1 "$B/funcs-instr"
 		one mono "$w" env RIP_RING=1 RIP_CLOCK=mono "$B/funcs-instr"
@@ -151,6 +156,7 @@ row() { printf '  %-34s %9s %9s  %s\n' "$@"; }
 for w in 0 "$WORK1"; do
 	plain=$(med plain "$w") patch=$(med patch "$w") empty=$(med empty "$w")
 	floor=$(med floor "$w") off=$(med off "$w") shadow=$(med shadow "$w")
+	nop=$(med nop "$w") keep=$(med keep "$w")
 	timed=$(med timed "$w") mono=$(med mono "$w") uft=$(med uftrace "$w")
 	ptimed=$(med ptimed "$w") puft=$(med puftrace "$w")
 	added() { calc "%+.2f" "a - b" "$1" "$2"; }
@@ -168,8 +174,12 @@ for w in 0 "$WORK1"; do
 		"the compiler's hook calls"
 	row "floor: rdtsc + 8-byte store per hook" "$floor" "$(added "$floor" "$plain")" \
 		"two TSC reads, two stores per call"
-	row "librip, off (no ring file)" "$off" "$(added "$off" "$plain")" \
-		"$(calc "%.2fx plain (budget: within 1.5x)" "a / b" "$off" "$plain")"
+	row "librip, no ring file" "$off" "$(added "$off" "$plain")" \
+		"$(calc "%.2fx plain (the hooks return at once)" "a / b" "$off" "$plain")"
+	row "librip, RIP_FUNCTIONS=0, calls kept" "$keep" "$(added "$keep" "$plain")" \
+		"$(calc "%.2fx plain (RIP_FUNCTIONS_NOP=0)" "a / b" "$keep" "$plain")"
+	row "librip, RIP_FUNCTIONS=0: nops" "$nop" "$(added "$nop" "$plain")" \
+		"$(calc "%.2fx plain (budget: within 1.5x)" "a / b" "$nop" "$plain")"
 	row "librip, shadow stack only" "$shadow" "$(added "$shadow" "$plain")" \
 		"$(calc "%+.2f ns over empty hooks (budget: 3 ns)" "a - b" "$shadow" "$empty")"
 	a_timed=$(added "$timed" "$plain") a_floor=$(added "$floor" "$plain")

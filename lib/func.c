@@ -822,6 +822,12 @@ __nofn RIP_API void __cyg_profile_func_exit(void *this_fn, void *call_site)
 		return rip_fn_record(&__rip_fn_exit_type, RIP_EV_FN_EXIT, fn);
 }
 
+/* The hooks as librip defines them, whatever the program binds (nop.c tells its calls by them). */
+extern __typeof__(__cyg_profile_func_enter) __rip_fn_enter_self
+	__attribute__((alias("__cyg_profile_func_enter")));
+extern __typeof__(__cyg_profile_func_exit) __rip_fn_exit_self
+	__attribute__((alias("__cyg_profile_func_exit")));
+
 /* ---- for patched entries (patch.c) ----------------------------------------------------- */
 
 struct rip_fn_stack *__rip_fn_stack_now(uint32_t *index)

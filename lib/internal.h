@@ -150,6 +150,9 @@ int __rip_fn_fork_copy(int fd, struct rip_file_hdr *h, uint32_t used,
  * and its index (NULL: none kept); a function entered or left at cfa, on
  * that stack (NULL: none, the timed record only).
  */
+/* librip's own hooks (func.c), hidden aliases: what the program's calls of the hooks reach. */
+void __rip_fn_enter_self(void *this_fn, void *call_site) __hidden;
+void __rip_fn_exit_self(void *this_fn, void *call_site) __hidden;
 struct rip_fn_stack *__rip_fn_stack_now(uint32_t *index) __hidden;
 void __rip_fn_enter_at(struct rip_fn_stack *st, uintptr_t fn, uintptr_t cfa) __hidden;
 void __rip_fn_exit_at(struct rip_fn_stack *st, uintptr_t fn, uintptr_t cfa) __hidden;
