@@ -68,6 +68,7 @@ void fam_init(struct fam *f, const struct fam_opts *o)
 	f->o = o;
 	f->lock = -1;
 	f->inotify = -1;
+	f->watch = -1;
 	rec_init(&f->rec);
 }
 
@@ -129,7 +130,7 @@ int fam_open(struct fam *f)
 		mkdir(path, 0700);
 	f->inotify = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
 	if (f->inotify >= 0)
-		inotify_add_watch(f->inotify, f->ringdir, IN_CREATE | IN_MOVED_TO);
+		f->watch = inotify_add_watch(f->inotify, f->ringdir, IN_CREATE | IN_MOVED_TO);
 	return 0;
 }
 
@@ -266,7 +267,7 @@ void fam_free(struct fam *f)
 	f->nsubs = 0;
 	f->kept = NULL;
 	f->nkept = 0;
-	f->inotify = f->lock = -1;
+	f->inotify = f->watch = f->lock = -1;
 }
 
 /* ---- the environment ------------------------------------------------------------------- */
@@ -584,6 +585,13 @@ int fam_pass(struct fam *f, char *err, size_t errlen)
 	n = rec_pass(&f->rec, f->live_ns, &f->next_tick, err, errlen);
 	fam_exec_check(f, false);
 	return n < 0 ? n : n + fam_poll(f);
+}
+
+void fam_unwatch(struct fam *f)
+{
+	if (f->inotify >= 0 && f->watch >= 0)
+		inotify_rm_watch(f->inotify, f->watch);
+	f->watch = -1;
 }
 
 int fam_finish(struct fam *f, char *err, size_t errlen)

@@ -19,6 +19,7 @@
  *	fam_find(&f) + fam_ready(&f)		  the program's ring file, complete
  *	fam_attach(&f, ...);			  its consumer, its trace
  *	while it runs: fam_pass(&f, ...)	  new files; every trace's packets
+ *	fam_unwatch(&f);			  (it exited) the watch goes
  *	fam_finish(&f, ...);			  the program's trace finished
  *	fam_end(&f, failed, sync);		  every other trace finished
  *	fam_keep(...); fam_cleanup(&f, ...);	  what outlives us, the directory
@@ -115,6 +116,7 @@ struct fam {
 	char ringdir[PATH_MAX];	 /* the private directory (fam_open) */
 	int lock;		 /* held while we live: rip gc leaves the directory alone */
 	int inotify;		 /* its watch; -1: none */
+	int watch;		 /* the directory's in inotify; -1: none (fam_unwatch) */
 	bool rescan;		 /* look into it at the next fam_look */
 	pid_t child;		 /* the program (set by the caller once forked) */
 	char dir[PATH_MAX];	 /* its trace (set by the caller); the others' in DIR/PID[.N] */
@@ -209,6 +211,14 @@ int fam_pass(struct fam *f, char *err, size_t errlen);
  * of its last.
  */
 void fam_exec_check(struct fam *f, bool exited);
+/*
+ * The program has exited: stop watching the directory (fam_finish and
+ * fam_end read it themselves).  The kernel frees a watch after a grace
+ * period, 5 to 25 ms here, and a close of the inotify descriptor that
+ * still holds one waits for it: removed now, the period passes while the
+ * traces are finished, and fam_free's close waits for what is left of it.
+ */
+void fam_unwatch(struct fam *f);
 /*
  * The end of the program's trace: the last look for new files, then its
  * packets drained, metadata, index, and a copy of its ring file kept in the

@@ -602,6 +602,8 @@ static void run_loop(struct run_state *s)
 			run_reap(s, 0);
 		}
 	}
+	/* now, so that the kernel frees the watch while we finish (fam_unwatch) */
+	fam_unwatch(&s->fam);
 	if (!attached) {
 		fam_take_failed(&s->fam, false);
 		run_no_trace(s);
