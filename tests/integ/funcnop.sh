@@ -26,6 +26,7 @@ for v in gcc clang; do
 	# the calls kept: how many there are
 	RIP_FUNCTIONS=0 RIP_FUNCTIONS_NOP=0 "$prog" $n >keep.$v.out 2>keep.$v.err ||
 		fail "$v: RIP_FUNCTIONS_NOP=0: exit $?: $(cat keep.$v.err)"
+	# shellcheck disable=SC2046 # split on purpose: the four counts become $1 .. $4
 	set -- $(sed -n 's/^left //p' keep.$v.out)
 	exe=${1:-0} lib=${3:-0}
 	[ "$exe" -gt 2 ] && [ "$lib" -gt 2 ] && [ "${2:-}" = 3 ] && [ "${4:-}" = 3 ] ||
