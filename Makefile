@@ -195,7 +195,11 @@ $(BUILD)/tests/integ/%: tests/integ/%.c $(LIBSO)
 	$(CC) $(ALL_CFLAGS) -Itests -o $@ $< $(LINK_RIP)
 
 # The function-tracing tests' programs: every function of them calls the hooks of lib/func.c.
-$(BUILD)/tests/integ/funcprog: ALL_CFLAGS += -finstrument-functions
+# (The flag in the recipe, not a target-specific ALL_CFLAGS: make passes those on to the
+# prerequisites it builds for the target, and librip built with the hooks recurses.)
+$(BUILD)/tests/integ/funcprog: tests/integ/funcprog.c $(LIBSO)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -finstrument-functions -Itests -o $@ $< $(LINK_RIP)
 
 # funcprog again with nops at every function's entry, by each compiler (their nops differ);
 # no sibling calls and no folding of identical functions, so that its paths are the ones the
