@@ -23,8 +23,9 @@
  * hook: librip's own definition when the object has it (librip.a linked
  * in), else the object's PLT stub (.plt, .plt.sec: `[endbr64] [bnd] jmp
  * *slot(%rip)`) whose slot is the R_X86_64_JUMP_SLOT of the hook, bound to
- * librip's (the slot holds it, or is not bound yet and librip's definition
- * comes first in the global scope).  An object with hooks of its own is
+ * librip's (the slot holds it, or is not bound yet, librip's definition
+ * comes first in the global scope and the slot asks for no version or for
+ * librip's: not glibc's GLIBC_2.2.5).  An object with hooks of its own is
  * left alone.  A call is a site only when (nop_fn_sites):
  *
  *   - it is inside a function symbol (.symtab, else .dynsym: STT_FUNC,
@@ -544,6 +545,8 @@ struct nop_obj {
 	const uint8_t *f; /* its file, mapped */
 	size_t flen;
 	bool defines[2]; /* its .dynsym defines the enter, the exit hook */
+	size_t def_sym[2]; /* ... as that symbol of its .dynsym */
+	unsigned dyn;	   /* the section of its .dynsym */
 };
 
 static const char *const nop_hook_name[2] = { "__cyg_profile_func_enter",
@@ -554,6 +557,7 @@ struct nop_ctx {
 	unsigned nobj;
 	uintptr_t self[2]; /* librip's hooks */
 	int first[2];	   /* the object whose definition the global scope binds: -1 none */
+	const char *ver[2]; /* the version of librip's definitions ("" none); NULL: unknown */
 	int memfd;
 	uintptr_t last_page; /* pages made private */
 	uintptr_t targets[NOP_TARGETS];
@@ -716,7 +720,7 @@ static void nop_defines(struct nop_obj *o)
 	const char *str;
 	size_t nsym, nstr;
 
-	if (!nop_symtab(o, SHT_DYNSYM, &sym, &nsym, &str, &nstr, NULL))
+	if (!nop_symtab(o, SHT_DYNSYM, &sym, &nsym, &str, &nstr, &o->dyn))
 		return;
 	for (size_t k = 1; k < nsym; k++) {
 		int h;
@@ -726,9 +730,91 @@ static void nop_defines(struct nop_obj *o)
 		    ELF64_ST_VISIBILITY(sym[k].st_other) == STV_INTERNAL)
 			continue;
 		h = nop_hook_of(nop_name(&sym[k], str, nstr));
-		if (h >= 0)
+		if (h >= 0 && !o->defines[h]) {
 			o->defines[h] = true;
+			o->def_sym[h] = k;
+		}
 	}
+}
+
+/*
+ * The name of the version that symbol si of o's .dynsym (section dyn)
+ * needs (.gnu.version_r), or defines when def (.gnu.version_d): "" when it
+ * has none (no .gnu.version, or index 0 or 1), NULL when the tables do not
+ * say (taken as a version no one else has).
+ */
+static const char *nop_version(const struct nop_obj *o, unsigned dyn, size_t si, bool def)
+{
+	unsigned n;
+	const Elf64_Shdr *sh = nop_shdrs(o, &n);
+	const Elf64_Versym *vs = NULL;
+	size_t nvs = 0;
+	unsigned ndx;
+
+	for (unsigned k = 0; k < n && !vs; k++)
+		if (sh[k].sh_type == SHT_GNU_versym && sh[k].sh_link == dyn)
+			vs = nop_sec(o, &sh[k], sizeof(*vs), &nvs);
+	if (!vs)
+		return "";
+	if (si >= nvs)
+		return NULL;
+	ndx = vs[si] & 0x7fffu;
+	if (def && (vs[si] & 0x8000u))
+		return NULL; /* hidden: not the default, which a slot with no version binds */
+	if (ndx <= VER_NDX_GLOBAL)
+		return "";
+	for (unsigned k = 0; k < n; k++) {
+		const uint8_t *p;
+		const char *str;
+		size_t len = 0, nstr = 0, off = 0;
+
+		if (sh[k].sh_type != (def ? SHT_GNU_verdef : SHT_GNU_verneed) || sh[k].sh_link >= n)
+			continue;
+		p = nop_sec(o, &sh[k], 0, &len);
+		str = nop_sec(o, &sh[sh[k].sh_link], 0, &nstr);
+		if (!p || !str || !nstr || str[nstr - 1])
+			return NULL;
+		/* entries (Verdef, Verneed) chained by their next, each with a chain of aux */
+		for (unsigned e = 0; e < 4096 && off <= len; e++) {
+			Elf64_Verdef vd;
+			Elf64_Verneed vn;
+			Elf64_Verdaux da;
+			Elf64_Vernaux na;
+			size_t a;
+
+			if (len - off < (def ? sizeof(vd) : sizeof(vn)))
+				return NULL;
+			if (def) {
+				memcpy(&vd, p + off, sizeof(vd));
+				if (vd.vd_ndx == ndx) {
+					if (vd.vd_aux > len - off || len - off - vd.vd_aux < sizeof(da))
+						return NULL;
+					memcpy(&da, p + off + vd.vd_aux, sizeof(da));
+					return da.vda_name < nstr ? str + da.vda_name : NULL;
+				}
+				if (!vd.vd_next)
+					return NULL;
+				off += vd.vd_next;
+				continue;
+			}
+			memcpy(&vn, p + off, sizeof(vn));
+			a = off;
+			for (unsigned j = 0, next = vn.vn_aux; j < vn.vn_cnt; j++) {
+				if (next > len - a || len - a - next < sizeof(na))
+					return NULL;
+				a += next;
+				memcpy(&na, p + a, sizeof(na));
+				if (na.vna_other == ndx)
+					return na.vna_name < nstr ? str + na.vna_name : NULL;
+				next = na.vna_next;
+			}
+			if (!vn.vn_next)
+				return NULL;
+			off += vn.vn_next;
+		}
+		return NULL;
+	}
+	return NULL;
 }
 
 static void nop_target_add(struct nop_ctx *c, uintptr_t t)
@@ -806,6 +892,7 @@ static bool nop_targets(struct nop_ctx *c, unsigned oi)
 		for (size_t j = 0; r && j < nr; j++) {
 			size_t si = ELF64_R_SYM(r[j].r_info);
 			uintptr_t a = o->base + r[j].r_offset, v;
+			const char *ver;
 			int h;
 
 			if (ELF64_R_TYPE(r[j].r_info) != R_X86_64_JUMP_SLOT || !si || si >= ndsym)
@@ -813,9 +900,17 @@ static bool nop_targets(struct nop_ctx *c, unsigned oi)
 			h = nop_hook_of(nop_name(&dsym[si], dstr, ndstr));
 			if (h < 0 || !nop_in(o, a, 8, PF_R))
 				continue;
-			/* Bound to librip's, or not bound yet and librip's is the one it will be. */
+			/*
+			 * Bound to librip's, or not bound yet and librip's is the one it
+			 * will be: first in the global scope, and of the version the slot
+			 * asks for, if any (ld.so passes over a definition of another:
+			 * glibc's of GLIBC_2.2.5, a library's own of its version).
+			 */
 			v = *(const uintptr_t *)a;
-			if (v == c->self[h] || (v >= o->lo && v < o->hi && c->first[h] >= 0))
+			if (v == c->self[h] ||
+			    (v >= o->lo && v < o->hi && c->first[h] >= 0 && c->ver[h] &&
+			     (ver = nop_version(o, dyn, si, false)) &&
+			     (!*ver || !strcmp(ver, c->ver[h]))))
 				slot[h] = a;
 		}
 	}
@@ -1582,10 +1677,14 @@ static void nop_all(struct nop_ctx *c)
 				c->first[h] = (int)k;
 	}
 	/* The global scope binds another object's hooks: its calls go there. */
-	for (int h = 0; h < 2; h++)
-		if (c->first[h] >= 0 &&
-		    (c->self[h] < c->obj[c->first[h]].lo || c->self[h] >= c->obj[c->first[h]].hi))
+	for (int h = 0; h < 2; h++) {
+		const struct nop_obj *f = c->first[h] >= 0 ? &c->obj[c->first[h]] : NULL;
+
+		if (f && (c->self[h] < f->lo || c->self[h] >= f->hi))
 			c->first[h] = -1;
+		else if (f)
+			c->ver[h] = nop_version(f, f->dyn, f->def_sym[h], true);
+	}
 	c->memfd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/mem", O_RDWR | O_CLOEXEC);
 	for (unsigned k = 0; k < c->nobj; k++) {
 		if (c->memfd >= 0 && c->obj[k].f && nop_obj(c, k))
