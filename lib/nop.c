@@ -1514,7 +1514,9 @@ static unsigned nop_fn_sites(struct nop_ctx *c, const struct nop_obj *o, const s
 		const struct nop_at *x = &fl.ins[j];
 		uintptr_t v = fl.in[j].v[NOP_RDI];
 
-		if (!x->in.map && !x->in.vex && x->in.op == 0xe8 && nop_is_target(c, nop_jump(x)) &&
+		/* e8 rel32 alone: a call with a prefix is no 5-byte site */
+		if (x->in.len == 5 && x->in.op == 0xe8 && !x->in.map && !x->in.vex &&
+		    nop_is_target(c, nop_jump(x)) &&
 		    v != NOP_TOP && v != NOP_ANY)
 			out[nout++] = x->a;
 	}
