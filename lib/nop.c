@@ -99,7 +99,7 @@ struct nop_ins {
 /* Immediate bytes of one-byte opcode op (z: 2 with 66, 4 otherwise; w: REX.W); -1 invalid. */
 static int nop_imm1(uint8_t op, const struct nop_ins *i, bool o16, bool a32)
 {
-	int z = o16 ? 2 : 4;
+	int z = o16 && !(i->rex & 8) ? 2 : 4; /* REX.W wins over 66 */
 	uint8_t reg = (i->modrm >> 3) & 7;
 
 	if (op < 0x40) {
@@ -128,7 +128,7 @@ static int nop_imm1(uint8_t op, const struct nop_ins *i, bool o16, bool a32)
 	case 0xc7:
 	case 0xe8:
 	case 0xe9:
-		return op >= 0xe8 && o16 ? -1 : z;
+		return op >= 0xe8 && z == 2 ? -1 : z; /* rel16 on some CPUs */
 	case 0x6a:
 	case 0x6b:
 	case 0x80:

@@ -5,7 +5,9 @@
 # CPU does (functions written by hand, rdi their own address at the call):
 # a call of the entry hook with a prefix (`cs call`: 6 bytes) is no 5-byte
 # site, and stays a call that works (turned into the nop at its prefix, its
-# last byte would be run as code).  RIP_FUNCTIONS_NOP=0 keeps it.
+# last byte would be run as code); `add $imm32, %rax` with both 66 and
+# REX.W has a 4-byte immediate (REX.W wins), so the call after it is
+# reached and becomes a nop.  RIP_FUNCTIONS_NOP=0 keeps both.
 . tests/data/common.sh
 
 CC=${CC:-cc}
@@ -28,17 +30,31 @@ __asm__(".pushsection .text.pfx,\"ax\",@progbits\n"
 	"pop %rbx\n"
 	"ret\n"
 	".size pfx_cs, .-pfx_cs\n"
+	/* pfx_imm: 66 REX.W add $imm32, %rax (0f 04 in its immediate: no
+	   instruction, were it read as imm16), then the call; returns 9 */
+	".type pfx_imm,@function\npfx_imm:\n"
+	"push %rbx\n"
+	"lea pfx_imm(%rip), %rdi\n"
+	"mov 8(%rsp), %rsi\n"
+	".byte 0x66, 0x48, 0x81, 0xc0, 0x90, 0x90, 0x0f, 0x04\n"
+	"pfx_imm_call: call __cyg_profile_func_enter@PLT\n"
+	"mov $9, %eax\n"
+	"pop %rbx\n"
+	"ret\n"
+	".size pfx_imm, .-pfx_imm\n"
 	".popsection\n");
-extern const uint8_t pfx_cs_call[];
-int pfx_cs(void);
+extern const uint8_t pfx_cs_call[], pfx_imm_call[];
+int pfx_cs(void), pfx_imm(void);
 
 int main(void)
 {
-	int r = pfx_cs();
+	int r = pfx_cs() * 10 + pfx_imm();
 
-	printf("ran %d cs %s\n", r,
+	printf("ran %d cs %s imm %s\n", r,
 	       pfx_cs_call[0] == 0x2e && pfx_cs_call[1] == 0xe8 ? "call" :
-	       !memcmp(pfx_cs_call, "\x0f\x1f\x44\x00\x00", 5) ? "nop@prefix" : "other");
+	       !memcmp(pfx_cs_call, "\x0f\x1f\x44\x00\x00", 5) ? "nop@prefix" : "other",
+	       pfx_imm_call[0] == 0xe8 ? "call" :
+	       !memcmp(pfx_imm_call, "\x0f\x1f\x44\x00\x00", 5) ? "nop" : "other");
 	return 0;
 }
 C
@@ -47,9 +63,9 @@ $CC -O2 -o prefix prefix.c -Wl,--no-as-needed -L"$lib" -lrip -Wl,-rpath,"$lib" |
 
 RIP_FUNCTIONS=0 RIP_FUNCTIONS_NOP=0 ./prefix >keep.out 2>keep.err ||
 	fail "RIP_FUNCTIONS_NOP=0: exit $?: $(cat keep.err)"
-[ "$(cat keep.out)" = "ran 7 cs call" ] ||
-	fail "RIP_FUNCTIONS_NOP=0: want 'ran 7 cs call', got: $(cat keep.out)"
+[ "$(cat keep.out)" = "ran 79 cs call imm call" ] ||
+	fail "RIP_FUNCTIONS_NOP=0: want 'ran 79 cs call imm call', got: $(cat keep.out)"
 RIP_FUNCTIONS=0 ./prefix >off.out 2>off.err || fail "RIP_FUNCTIONS=0: exit $?: $(cat off.err)"
-[ "$(cat off.out)" = "ran 7 cs call" ] ||
-	fail "RIP_FUNCTIONS=0: want 'ran 7 cs call', got: $(cat off.out)"
+[ "$(cat off.out)" = "ran 79 cs call imm nop" ] ||
+	fail "RIP_FUNCTIONS=0: want 'ran 79 cs call imm nop', got: $(cat off.out)"
 t_done
