@@ -274,7 +274,10 @@ static unsigned nop_decode(const uint8_t *p, const uint8_t *end, struct nop_ins 
 	}
 	if ((*p & 0xf0) == 0x40) {
 		in->rex = *p++;
-		if (p >= end)
+		/* a REX not right before the opcode is ignored: not what nop_decode reads */
+		if (p >= end || (*p & 0xf0) == 0x40 || *p == 0x66 || *p == 0x67 || *p == 0xf0 ||
+		    *p == 0xf2 || *p == 0xf3 || *p == 0x2e || *p == 0x36 || *p == 0x3e ||
+		    *p == 0x26 || *p == 0x64 || *p == 0x65)
 			return 0;
 	}
 	if (*p == 0xc4 || *p == 0xc5 || *p == 0x62) {

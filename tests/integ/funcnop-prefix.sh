@@ -7,7 +7,9 @@
 # site, and stays a call that works (turned into the nop at its prefix, its
 # last byte would be run as code); `add $imm32, %rax` with both 66 and
 # REX.W has a 4-byte immediate (REX.W wins), so the call after it is
-# reached and becomes a nop.  RIP_FUNCTIONS_NOP=0 keeps both.
+# reached and becomes a nop; a REX before 66 is ignored (and then the
+# bytes of a call in the immediate of a movabs after are no call).
+# RIP_FUNCTIONS_NOP=0 keeps them all.
 . tests/data/common.sh
 
 CC=${CC:-cc}
@@ -42,15 +44,31 @@ __asm__(".pushsection .text.pfx,\"ax\",@progbits\n"
 	"pop %rbx\n"
 	"ret\n"
 	".size pfx_imm, .-pfx_imm\n"
+	/* pfx_rex: REX then 66 (the REX is ignored: add $imm16, %ax), then
+	   movabs $imm64, %rax whose immediate starts with the bytes of a call
+	   (no instruction: were the REX taken, the add would end inside the
+	   movabs, on them); returns the immediate's last byte, 0x5c */
+	".type pfx_rex,@function\npfx_rex:\n"
+	"push %rbx\n"
+	"lea pfx_rex(%rip), %rdi\n"
+	"mov 8(%rsp), %rsi\n"
+	".byte 0x48, 0x66, 0x81, 0xc0, 0x90, 0x90\n"
+	".byte 0x48, 0xb8\n"
+	"pfx_rex_call: call __cyg_profile_func_enter@PLT\n"
+	".byte 0x90, 0x90, 0x5c\n"
+	"movzbl %al, %eax\n"
+	"pop %rbx\n"
+	"ret\n"
+	".size pfx_rex, .-pfx_rex\n"
 	".popsection\n");
-extern const uint8_t pfx_cs_call[], pfx_imm_call[];
-int pfx_cs(void), pfx_imm(void);
+extern const uint8_t pfx_cs_call[], pfx_imm_call[], pfx_rex_call[];
+int pfx_cs(void), pfx_imm(void), pfx_rex(void);
 
 int main(void)
 {
 	int r = pfx_cs() * 10 + pfx_imm();
 
-	printf("ran %d cs %s imm %s\n", r,
+	printf("ran %d rex %#x %s cs %s imm %s\n", r, pfx_rex(), pfx_rex_call[0] == 0xe8 ? "call" : "other",
 	       pfx_cs_call[0] == 0x2e && pfx_cs_call[1] == 0xe8 ? "call" :
 	       !memcmp(pfx_cs_call, "\x0f\x1f\x44\x00\x00", 5) ? "nop@prefix" : "other",
 	       pfx_imm_call[0] == 0xe8 ? "call" :
@@ -63,9 +81,9 @@ $CC -O2 -o prefix prefix.c -Wl,--no-as-needed -L"$lib" -lrip -Wl,-rpath,"$lib" |
 
 RIP_FUNCTIONS=0 RIP_FUNCTIONS_NOP=0 ./prefix >keep.out 2>keep.err ||
 	fail "RIP_FUNCTIONS_NOP=0: exit $?: $(cat keep.err)"
-[ "$(cat keep.out)" = "ran 79 cs call imm call" ] ||
-	fail "RIP_FUNCTIONS_NOP=0: want 'ran 79 cs call imm call', got: $(cat keep.out)"
+[ "$(cat keep.out)" = "ran 79 rex 0xe8 call cs call imm call" ] ||
+	fail "RIP_FUNCTIONS_NOP=0: want 'ran 79 rex 0xe8 call cs call imm call', got: $(cat keep.out)"
 RIP_FUNCTIONS=0 ./prefix >off.out 2>off.err || fail "RIP_FUNCTIONS=0: exit $?: $(cat off.err)"
-[ "$(cat off.out)" = "ran 79 cs call imm nop" ] ||
-	fail "RIP_FUNCTIONS=0: want 'ran 79 cs call imm nop', got: $(cat off.out)"
+[ "$(cat off.out)" = "ran 79 rex 0xe8 call cs call imm nop" ] ||
+	fail "RIP_FUNCTIONS=0: want 'ran 79 rex 0xe8 call cs call imm nop', got: $(cat off.out)"
 t_done
