@@ -19,7 +19,8 @@
  * doc/design.md, "Hook calls turned into nops", says why not later.
  *
  * What: in the objects loaded at start whose file matches their mapping
- * (the same program headers), the `call rel32` (e8) whose target is the
+ * (the same program headers, and the same bytes in the segments not
+ * writable), the `call rel32` (e8) whose target is the
  * hook: librip's own definition when the object has it (librip.a linked
  * in), else the object's PLT stub (.plt, .plt.sec: `[endbr64] [bnd] jmp
  * *slot(%rip)`) whose slot is the R_X86_64_JUMP_SLOT of the hook, bound to
@@ -1582,6 +1583,27 @@ static int nop_write(struct nop_ctx *c, uintptr_t a)
 	return 0;
 }
 
+/*
+ * Are o's segments that are not writable, text and read-only data, the
+ * bytes of its file?  Not when the file was replaced by another build
+ * after it was mapped (its symbols and relocations are not those of the
+ * code in memory, even with the same program headers), nor when the text
+ * was written since (text relocations, a debugger's breakpoints).
+ */
+static bool nop_same_bytes(const struct nop_obj *o)
+{
+	for (unsigned k = 0; k < o->phnum; k++) {
+		const ElfW(Phdr) *ph = &o->phdr[k];
+
+		if (ph->p_type != PT_LOAD || (ph->p_flags & PF_W))
+			continue;
+		if (ph->p_offset > o->flen || ph->p_filesz > o->flen - ph->p_offset ||
+		    memcmp(o->f + ph->p_offset, (const void *)(o->base + ph->p_vaddr), ph->p_filesz))
+			return false;
+	}
+	return true;
+}
+
 /* The sites of object oi patched.  0, or -1 when a write failed (stop everything). */
 static int nop_obj(struct nop_ctx *c, unsigned oi)
 {
@@ -1589,7 +1611,8 @@ static int nop_obj(struct nop_ctx *c, unsigned oi)
 	const struct nop_fn *done = NULL;
 	int err = 0;
 
-	if (!nop_targets(c, oi) || !c->ntargets || !nop_fns(c, o) || !nop_cold(c))
+	if (!nop_targets(c, oi) || !c->ntargets || !nop_same_bytes(o) || !nop_fns(c, o) ||
+	    !nop_cold(c))
 		goto out;
 	for (unsigned k = 0; k < o->phnum && !err; k++) {
 		const ElfW(Phdr) *ph = &o->phdr[k];
