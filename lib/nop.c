@@ -201,6 +201,7 @@ static bool nop_op2(uint8_t op, bool *modrm, int *imm)
 	case 0x3d:
 	case 0x3e:
 	case 0x3f:
+	case 0x78: /* vmread, or with 66 or f2 extrq, insertq: two immediates */
 	case 0x7a:
 	case 0x7b:
 		return false;

@@ -8,7 +8,8 @@
 # last byte would be run as code); `add $imm32, %rax` with both 66 and
 # REX.W has a 4-byte immediate (REX.W wins), so the call after it is
 # reached and becomes a nop; a REX before 66 is ignored (and then the
-# bytes of a call in the immediate of a movabs after are no call).
+# bytes of a call in the immediate of a movabs after are no call), and so
+# is 66 0f 78 (extrq, two immediates) before such a movabs.
 # RIP_FUNCTIONS_NOP=0 keeps them all.
 . tests/data/common.sh
 
@@ -60,15 +61,28 @@ __asm__(".pushsection .text.pfx,\"ax\",@progbits\n"
 	"pop %rbx\n"
 	"ret\n"
 	".size pfx_rex, .-pfx_rex\n"
+	/* pfx_xq: 66 0f 78 is extrq (AMD's SSE4a) with two immediates, here
+	   66 3d: were they not, cmp $imm16, %ax would end on the bytes of a
+	   call in the immediate of the movabs after; never run (an Intel CPU
+	   has no extrq), only read */
+	".type pfx_xq,@function\npfx_xq:\n"
+	"lea pfx_xq(%rip), %rdi\n"
+	".byte 0x66, 0x0f, 0x78, 0xc0, 0x66, 0x3d\n"
+	".byte 0x48, 0xb8\n"
+	"pfx_xq_call: call __cyg_profile_func_enter@PLT\n"
+	".byte 0x90, 0x90, 0x90\n"
+	"ret\n"
+	".size pfx_xq, .-pfx_xq\n"
 	".popsection\n");
-extern const uint8_t pfx_cs_call[], pfx_imm_call[], pfx_rex_call[];
+extern const uint8_t pfx_cs_call[], pfx_imm_call[], pfx_rex_call[], pfx_xq_call[];
 int pfx_cs(void), pfx_imm(void), pfx_rex(void);
 
 int main(void)
 {
 	int r = pfx_cs() * 10 + pfx_imm();
 
-	printf("ran %d rex %#x %s cs %s imm %s\n", r, pfx_rex(), pfx_rex_call[0] == 0xe8 ? "call" : "other",
+	printf("ran %d rex %#x %s xq %s cs %s imm %s\n", r, pfx_rex(),
+	       pfx_rex_call[0] == 0xe8 ? "call" : "other", pfx_xq_call[0] == 0xe8 ? "call" : "other",
 	       pfx_cs_call[0] == 0x2e && pfx_cs_call[1] == 0xe8 ? "call" :
 	       !memcmp(pfx_cs_call, "\x0f\x1f\x44\x00\x00", 5) ? "nop@prefix" : "other",
 	       pfx_imm_call[0] == 0xe8 ? "call" :
@@ -81,9 +95,9 @@ $CC -O2 -o prefix prefix.c -Wl,--no-as-needed -L"$lib" -lrip -Wl,-rpath,"$lib" |
 
 RIP_FUNCTIONS=0 RIP_FUNCTIONS_NOP=0 ./prefix >keep.out 2>keep.err ||
 	fail "RIP_FUNCTIONS_NOP=0: exit $?: $(cat keep.err)"
-[ "$(cat keep.out)" = "ran 79 rex 0xe8 call cs call imm call" ] ||
-	fail "RIP_FUNCTIONS_NOP=0: want 'ran 79 rex 0xe8 call cs call imm call', got: $(cat keep.out)"
+[ "$(cat keep.out)" = "ran 79 rex 0xe8 call xq call cs call imm call" ] ||
+	fail "RIP_FUNCTIONS_NOP=0: want 'ran 79 rex 0xe8 call xq call cs call imm call', got: $(cat keep.out)"
 RIP_FUNCTIONS=0 ./prefix >off.out 2>off.err || fail "RIP_FUNCTIONS=0: exit $?: $(cat off.err)"
-[ "$(cat off.out)" = "ran 79 rex 0xe8 call cs call imm nop" ] ||
-	fail "RIP_FUNCTIONS=0: want 'ran 79 rex 0xe8 call cs call imm nop', got: $(cat off.out)"
+[ "$(cat off.out)" = "ran 79 rex 0xe8 call xq call cs call imm nop" ] ||
+	fail "RIP_FUNCTIONS=0: want 'ran 79 rex 0xe8 call xq call cs call imm nop', got: $(cat off.out)"
 t_done
