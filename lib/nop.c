@@ -25,7 +25,8 @@
  * in), else the object's PLT stub (.plt, .plt.sec: `[endbr64] [bnd] jmp
  * *slot(%rip)`) whose slot is the R_X86_64_JUMP_SLOT of the hook, bound to
  * librip's (the slot holds it, or is not bound yet, librip's definition
- * comes first in the global scope and the slot asks for no version or for
+ * comes first in the global scope, the objects before it all known by
+ * their files, and the slot asks for no version or for
  * librip's: not glibc's GLIBC_2.2.5).  An object with hooks of its own is
  * left alone.  A call is a site only when (nop_fn_sites):
  *
@@ -64,6 +65,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -561,7 +563,7 @@ struct nop_ctx {
 	struct nop_obj obj[NOP_OBJS];
 	unsigned nobj;
 	uintptr_t self[2]; /* librip's hooks */
-	int first[2];	   /* the object whose definition the global scope binds: -1 none */
+	int first[2];	   /* the object whose definition the global scope binds: -1 none, -2 unknown */
 	const char *ver[2]; /* the version of librip's definitions ("" none); NULL: unknown */
 	int memfd;
 	uintptr_t last_page; /* pages made private */
@@ -1605,6 +1607,14 @@ static bool nop_same_bytes(const struct nop_obj *o)
 	return true;
 }
 
+/* Is o the vDSO (no file)? */
+static bool nop_vdso(const struct nop_obj *o)
+{
+	uintptr_t v = (uintptr_t)getauxval(AT_SYSINFO_EHDR);
+
+	return v && v >= o->lo && v < o->hi;
+}
+
 /* The sites of object oi patched.  0, or -1 when a write failed (stop everything). */
 static int nop_obj(struct nop_ctx *c, unsigned oi)
 {
@@ -1698,12 +1708,23 @@ static void nop_all(struct nop_ctx *c)
 	c->first[0] = c->first[1] = -1;
 	dl_iterate_phdr(nop_collect, c);
 	for (unsigned k = 0; k < c->nobj; k++) {
-		if (!nop_open(&c->obj[k]))
-			continue;
-		nop_defines(&c->obj[k]);
+		struct nop_obj *o = &c->obj[k];
+		bool known = nop_open(o);
+
+		if (known)
+			nop_defines(o);
+		/*
+		 * An object before the first definition whose file is not the one
+		 * mapped (gone, another build) may define the hooks: none is known
+		 * to be the first (-2).  The vDSO has no file, and no hooks.
+		 */
+		if (!known)
+			known = nop_vdso(o);
+		else if ((c->first[0] == -1 || c->first[1] == -1) && !nop_same_bytes(o))
+			known = false;
 		for (int h = 0; h < 2; h++)
-			if (c->first[h] < 0 && c->obj[k].defines[h])
-				c->first[h] = (int)k;
+			if (c->first[h] == -1 && (!known || o->defines[h]))
+				c->first[h] = known ? (int)k : -2;
 	}
 	/* The global scope binds another object's hooks: its calls go there. */
 	for (int h = 0; h < 2; h++) {
