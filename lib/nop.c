@@ -551,7 +551,7 @@ struct nop_obj {
 	const char *name;
 	const uint8_t *f; /* its file, mapped */
 	size_t flen;
-	bool defines[2]; /* its .dynsym defines the enter, the exit hook */
+	bool defines[2];   /* its .dynsym defines the enter, the exit hook */
 	size_t def_sym[2]; /* ... as that symbol of its .dynsym */
 	unsigned dyn;	   /* the section of its .dynsym */
 };
@@ -563,7 +563,7 @@ struct nop_ctx {
 	struct nop_obj obj[NOP_OBJS];
 	unsigned nobj;
 	uintptr_t self[2]; /* librip's hooks */
-	int first[2];	   /* the object whose definition the global scope binds: -1 none, -2 unknown */
+	int first[2]; /* the object whose definition the global scope binds: -1 none, -2 unknown */
 	const char *ver[2]; /* the version of librip's definitions ("" none); NULL: unknown */
 	int memfd;
 	uintptr_t last_page; /* pages made private */
@@ -794,7 +794,8 @@ static const char *nop_version(const struct nop_obj *o, unsigned dyn, size_t si,
 			if (def) {
 				memcpy(&vd, p + off, sizeof(vd));
 				if (vd.vd_ndx == ndx) {
-					if (vd.vd_aux > len - off || len - off - vd.vd_aux < sizeof(da))
+					if (vd.vd_aux > len - off ||
+					    len - off - vd.vd_aux < sizeof(da))
 						return NULL;
 					memcpy(&da, p + off + vd.vd_aux, sizeof(da));
 					return da.vda_name < nstr ? str + da.vda_name : NULL;
@@ -1523,8 +1524,7 @@ static unsigned nop_fn_sites(struct nop_ctx *c, const struct nop_obj *o, const s
 
 		/* e8 rel32 alone: a call with a prefix is no 5-byte site */
 		if (x->in.len == 5 && x->in.op == 0xe8 && !x->in.map && !x->in.vex &&
-		    nop_is_target(c, nop_jump(x)) &&
-		    v != NOP_TOP && v != NOP_ANY)
+		    nop_is_target(c, nop_jump(x)) && v != NOP_TOP && v != NOP_ANY)
 			out[nout++] = x->a;
 	}
 out:
@@ -1601,7 +1601,8 @@ static bool nop_same_bytes(const struct nop_obj *o)
 		if (ph->p_type != PT_LOAD || (ph->p_flags & PF_W))
 			continue;
 		if (ph->p_offset > o->flen || ph->p_filesz > o->flen - ph->p_offset ||
-		    memcmp(o->f + ph->p_offset, (const void *)(o->base + ph->p_vaddr), ph->p_filesz))
+		    memcmp(o->f + ph->p_offset, (const void *)(o->base + ph->p_vaddr),
+			   ph->p_filesz))
 			return false;
 	}
 	return true;
