@@ -19,12 +19,15 @@
  * doc/design.md, "Hook calls turned into nops", says why not later.
  *
  * What: in the objects loaded at start whose file matches their mapping
- * (the same program headers), the `call rel32` (e8) whose target is the
+ * (the same program headers, and the same bytes in the segments not
+ * writable), the `call rel32` (e8) whose target is the
  * hook: librip's own definition when the object has it (librip.a linked
  * in), else the object's PLT stub (.plt, .plt.sec: `[endbr64] [bnd] jmp
  * *slot(%rip)`) whose slot is the R_X86_64_JUMP_SLOT of the hook, bound to
- * librip's (the slot holds it, or is not bound yet and librip's definition
- * comes first in the global scope).  An object with hooks of its own is
+ * librip's (the slot holds it, or is not bound yet, librip's definition
+ * comes first in the global scope, the objects before it all known by
+ * their files, and the slot asks for no version or for
+ * librip's: not glibc's GLIBC_2.2.5).  An object with hooks of its own is
  * left alone.  A call is a site only when (nop_fn_sites):
  *
  *   - it is inside a function symbol (.symtab, else .dynsym: STT_FUNC,
@@ -62,6 +65,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -98,7 +102,7 @@ struct nop_ins {
 /* Immediate bytes of one-byte opcode op (z: 2 with 66, 4 otherwise; w: REX.W); -1 invalid. */
 static int nop_imm1(uint8_t op, const struct nop_ins *i, bool o16, bool a32)
 {
-	int z = o16 ? 2 : 4;
+	int z = o16 && !(i->rex & 8) ? 2 : 4; /* REX.W wins over 66 */
 	uint8_t reg = (i->modrm >> 3) & 7;
 
 	if (op < 0x40) {
@@ -127,7 +131,7 @@ static int nop_imm1(uint8_t op, const struct nop_ins *i, bool o16, bool a32)
 	case 0xc7:
 	case 0xe8:
 	case 0xe9:
-		return op >= 0xe8 && o16 ? -1 : z;
+		return op >= 0xe8 && z == 2 ? -1 : z; /* rel16 on some CPUs */
 	case 0x6a:
 	case 0x6b:
 	case 0x80:
@@ -199,6 +203,7 @@ static bool nop_op2(uint8_t op, bool *modrm, int *imm)
 	case 0x3d:
 	case 0x3e:
 	case 0x3f:
+	case 0x78: /* vmread, or with 66 or f2 extrq, insertq: two immediates */
 	case 0x7a:
 	case 0x7b:
 		return false;
@@ -273,7 +278,10 @@ static unsigned nop_decode(const uint8_t *p, const uint8_t *end, struct nop_ins 
 	}
 	if ((*p & 0xf0) == 0x40) {
 		in->rex = *p++;
-		if (p >= end)
+		/* a REX not right before the opcode is ignored: not what nop_decode reads */
+		if (p >= end || (*p & 0xf0) == 0x40 || *p == 0x66 || *p == 0x67 || *p == 0xf0 ||
+		    *p == 0xf2 || *p == 0xf3 || *p == 0x2e || *p == 0x36 || *p == 0x3e ||
+		    *p == 0x26 || *p == 0x64 || *p == 0x65)
 			return 0;
 	}
 	if (*p == 0xc4 || *p == 0xc5 || *p == 0x62) {
@@ -543,7 +551,9 @@ struct nop_obj {
 	const char *name;
 	const uint8_t *f; /* its file, mapped */
 	size_t flen;
-	bool defines[2]; /* its .dynsym defines the enter, the exit hook */
+	bool defines[2];   /* its .dynsym defines the enter, the exit hook */
+	size_t def_sym[2]; /* ... as that symbol of its .dynsym */
+	unsigned dyn;	   /* the section of its .dynsym */
 };
 
 static const char *const nop_hook_name[2] = { "__cyg_profile_func_enter",
@@ -553,7 +563,8 @@ struct nop_ctx {
 	struct nop_obj obj[NOP_OBJS];
 	unsigned nobj;
 	uintptr_t self[2]; /* librip's hooks */
-	int first[2];	   /* the object whose definition the global scope binds: -1 none */
+	int first[2]; /* the object whose definition the global scope binds: -1 none, -2 unknown */
+	const char *ver[2]; /* the version of librip's definitions ("" none); NULL: unknown */
 	int memfd;
 	uintptr_t last_page; /* pages made private */
 	uintptr_t targets[NOP_TARGETS];
@@ -716,7 +727,7 @@ static void nop_defines(struct nop_obj *o)
 	const char *str;
 	size_t nsym, nstr;
 
-	if (!nop_symtab(o, SHT_DYNSYM, &sym, &nsym, &str, &nstr, NULL))
+	if (!nop_symtab(o, SHT_DYNSYM, &sym, &nsym, &str, &nstr, &o->dyn))
 		return;
 	for (size_t k = 1; k < nsym; k++) {
 		int h;
@@ -726,9 +737,92 @@ static void nop_defines(struct nop_obj *o)
 		    ELF64_ST_VISIBILITY(sym[k].st_other) == STV_INTERNAL)
 			continue;
 		h = nop_hook_of(nop_name(&sym[k], str, nstr));
-		if (h >= 0)
+		if (h >= 0 && !o->defines[h]) {
 			o->defines[h] = true;
+			o->def_sym[h] = k;
+		}
 	}
+}
+
+/*
+ * The name of the version that symbol si of o's .dynsym (section dyn)
+ * needs (.gnu.version_r), or defines when def (.gnu.version_d): "" when it
+ * has none (no .gnu.version, or index 0 or 1), NULL when the tables do not
+ * say (taken as a version no one else has).
+ */
+static const char *nop_version(const struct nop_obj *o, unsigned dyn, size_t si, bool def)
+{
+	unsigned n;
+	const Elf64_Shdr *sh = nop_shdrs(o, &n);
+	const Elf64_Versym *vs = NULL;
+	size_t nvs = 0;
+	unsigned ndx;
+
+	for (unsigned k = 0; k < n && !vs; k++)
+		if (sh[k].sh_type == SHT_GNU_versym && sh[k].sh_link == dyn)
+			vs = nop_sec(o, &sh[k], sizeof(*vs), &nvs);
+	if (!vs)
+		return "";
+	if (si >= nvs)
+		return NULL;
+	ndx = vs[si] & 0x7fffu;
+	if (def && (vs[si] & 0x8000u))
+		return NULL; /* hidden: not the default, which a slot with no version binds */
+	if (ndx <= VER_NDX_GLOBAL)
+		return "";
+	for (unsigned k = 0; k < n; k++) {
+		const uint8_t *p;
+		const char *str;
+		size_t len = 0, nstr = 0, off = 0;
+
+		if (sh[k].sh_type != (def ? SHT_GNU_verdef : SHT_GNU_verneed) || sh[k].sh_link >= n)
+			continue;
+		p = nop_sec(o, &sh[k], 0, &len);
+		str = nop_sec(o, &sh[sh[k].sh_link], 0, &nstr);
+		if (!p || !str || !nstr || str[nstr - 1])
+			return NULL;
+		/* entries (Verdef, Verneed) chained by their next, each with a chain of aux */
+		for (unsigned e = 0; e < 4096 && off <= len; e++) {
+			Elf64_Verdef vd;
+			Elf64_Verneed vn;
+			Elf64_Verdaux da;
+			Elf64_Vernaux na;
+			size_t a;
+
+			if (len - off < (def ? sizeof(vd) : sizeof(vn)))
+				return NULL;
+			if (def) {
+				memcpy(&vd, p + off, sizeof(vd));
+				if (vd.vd_ndx == ndx) {
+					if (vd.vd_aux > len - off ||
+					    len - off - vd.vd_aux < sizeof(da))
+						return NULL;
+					memcpy(&da, p + off + vd.vd_aux, sizeof(da));
+					return da.vda_name < nstr ? str + da.vda_name : NULL;
+				}
+				if (!vd.vd_next)
+					return NULL;
+				off += vd.vd_next;
+				continue;
+			}
+			memcpy(&vn, p + off, sizeof(vn));
+			a = off;
+			for (unsigned j = 0, next = vn.vn_aux; j < vn.vn_cnt; j++) {
+				if (next > len - a || len - a - next < sizeof(na))
+					return NULL;
+				a += next;
+				memcpy(&na, p + a, sizeof(na));
+				if (na.vna_other == ndx)
+					return na.vna_name < nstr ? str + na.vna_name : NULL;
+				next = na.vna_next;
+			}
+			if (!vn.vn_next)
+				return NULL;
+			off += vn.vn_next;
+		}
+		return NULL;
+	}
+	return NULL;
 }
 
 static void nop_target_add(struct nop_ctx *c, uintptr_t t)
@@ -806,6 +900,7 @@ static bool nop_targets(struct nop_ctx *c, unsigned oi)
 		for (size_t j = 0; r && j < nr; j++) {
 			size_t si = ELF64_R_SYM(r[j].r_info);
 			uintptr_t a = o->base + r[j].r_offset, v;
+			const char *ver;
 			int h;
 
 			if (ELF64_R_TYPE(r[j].r_info) != R_X86_64_JUMP_SLOT || !si || si >= ndsym)
@@ -813,9 +908,17 @@ static bool nop_targets(struct nop_ctx *c, unsigned oi)
 			h = nop_hook_of(nop_name(&dsym[si], dstr, ndstr));
 			if (h < 0 || !nop_in(o, a, 8, PF_R))
 				continue;
-			/* Bound to librip's, or not bound yet and librip's is the one it will be. */
+			/*
+			 * Bound to librip's, or not bound yet and librip's is the one it
+			 * will be: first in the global scope, and of the version the slot
+			 * asks for, if any (ld.so passes over a definition of another:
+			 * glibc's of GLIBC_2.2.5, a library's own of its version).
+			 */
 			v = *(const uintptr_t *)a;
-			if (v == c->self[h] || (v >= o->lo && v < o->hi && c->first[h] >= 0))
+			if (v == c->self[h] ||
+			    (v >= o->lo && v < o->hi && c->first[h] >= 0 && c->ver[h] &&
+			     (ver = nop_version(o, dyn, si, false)) &&
+			     (!*ver || !strcmp(ver, c->ver[h]))))
 				slot[h] = a;
 		}
 	}
@@ -1419,8 +1522,9 @@ static unsigned nop_fn_sites(struct nop_ctx *c, const struct nop_obj *o, const s
 		const struct nop_at *x = &fl.ins[j];
 		uintptr_t v = fl.in[j].v[NOP_RDI];
 
-		if (!x->in.map && !x->in.vex && x->in.op == 0xe8 && nop_is_target(c, nop_jump(x)) &&
-		    v != NOP_TOP && v != NOP_ANY)
+		/* e8 rel32 alone: a call with a prefix is no 5-byte site */
+		if (x->in.len == 5 && x->in.op == 0xe8 && !x->in.map && !x->in.vex &&
+		    nop_is_target(c, nop_jump(x)) && v != NOP_TOP && v != NOP_ANY)
 			out[nout++] = x->a;
 	}
 out:
@@ -1482,6 +1586,36 @@ static int nop_write(struct nop_ctx *c, uintptr_t a)
 	return 0;
 }
 
+/*
+ * Are o's segments that are not writable, text and read-only data, the
+ * bytes of its file?  Not when the file was replaced by another build
+ * after it was mapped (its symbols and relocations are not those of the
+ * code in memory, even with the same program headers), nor when the text
+ * was written since (text relocations, a debugger's breakpoints).
+ */
+static bool nop_same_bytes(const struct nop_obj *o)
+{
+	for (unsigned k = 0; k < o->phnum; k++) {
+		const ElfW(Phdr) *ph = &o->phdr[k];
+
+		if (ph->p_type != PT_LOAD || (ph->p_flags & PF_W))
+			continue;
+		if (ph->p_offset > o->flen || ph->p_filesz > o->flen - ph->p_offset ||
+		    memcmp(o->f + ph->p_offset, (const void *)(o->base + ph->p_vaddr),
+			   ph->p_filesz))
+			return false;
+	}
+	return true;
+}
+
+/* Is o the vDSO (no file)? */
+static bool nop_vdso(const struct nop_obj *o)
+{
+	uintptr_t v = (uintptr_t)getauxval(AT_SYSINFO_EHDR);
+
+	return v && v >= o->lo && v < o->hi;
+}
+
 /* The sites of object oi patched.  0, or -1 when a write failed (stop everything). */
 static int nop_obj(struct nop_ctx *c, unsigned oi)
 {
@@ -1489,7 +1623,8 @@ static int nop_obj(struct nop_ctx *c, unsigned oi)
 	const struct nop_fn *done = NULL;
 	int err = 0;
 
-	if (!nop_targets(c, oi) || !c->ntargets || !nop_fns(c, o) || !nop_cold(c))
+	if (!nop_targets(c, oi) || !c->ntargets || !nop_same_bytes(o) || !nop_fns(c, o) ||
+	    !nop_cold(c))
 		goto out;
 	for (unsigned k = 0; k < o->phnum && !err; k++) {
 		const ElfW(Phdr) *ph = &o->phdr[k];
@@ -1574,18 +1709,33 @@ static void nop_all(struct nop_ctx *c)
 	c->first[0] = c->first[1] = -1;
 	dl_iterate_phdr(nop_collect, c);
 	for (unsigned k = 0; k < c->nobj; k++) {
-		if (!nop_open(&c->obj[k]))
-			continue;
-		nop_defines(&c->obj[k]);
+		struct nop_obj *o = &c->obj[k];
+		bool known = nop_open(o);
+
+		if (known)
+			nop_defines(o);
+		/*
+		 * An object before the first definition whose file is not the one
+		 * mapped (gone, another build) may define the hooks: none is known
+		 * to be the first (-2).  The vDSO has no file, and no hooks.
+		 */
+		if (!known)
+			known = nop_vdso(o);
+		else if ((c->first[0] == -1 || c->first[1] == -1) && !nop_same_bytes(o))
+			known = false;
 		for (int h = 0; h < 2; h++)
-			if (c->first[h] < 0 && c->obj[k].defines[h])
-				c->first[h] = (int)k;
+			if (c->first[h] == -1 && (!known || o->defines[h]))
+				c->first[h] = known ? (int)k : -2;
 	}
 	/* The global scope binds another object's hooks: its calls go there. */
-	for (int h = 0; h < 2; h++)
-		if (c->first[h] >= 0 &&
-		    (c->self[h] < c->obj[c->first[h]].lo || c->self[h] >= c->obj[c->first[h]].hi))
+	for (int h = 0; h < 2; h++) {
+		const struct nop_obj *f = c->first[h] >= 0 ? &c->obj[c->first[h]] : NULL;
+
+		if (f && (c->self[h] < f->lo || c->self[h] >= f->hi))
 			c->first[h] = -1;
+		else if (f)
+			c->ver[h] = nop_version(f, f->dyn, f->def_sym[h], true);
+	}
 	c->memfd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/mem", O_RDWR | O_CLOEXEC);
 	for (unsigned k = 0; k < c->nobj; k++) {
 		if (c->memfd >= 0 && c->obj[k].f && nop_obj(c, k))
