@@ -73,6 +73,9 @@
 
 #include "internal.h"
 
+/* What lib/func.c refers to, so that a program linked with librip.a gets this file too. */
+const char __rip_fn_nop_linked __hidden = 1;
+
 #if defined(__x86_64__)
 
 #define NOP_OBJS 256u	   /* objects looked at, at most */
@@ -1759,18 +1762,22 @@ __attribute__((constructor)) static void rip_fn_nop_start(void)
 
 	uint64_t all = ~0ull, old;
 
-	if (nop_wanted() && nop_threads() == 1 && (c = nop_map(sizeof(*c)))) {
-		/*
-		 * No signal handler runs program code while a batch may be
-		 * written in part (a write that fails after a page, or the
-		 * bytes of a site across two writes: never, they are whole).
-		 */
-		if (!syscall(SYS_rt_sigprocmask, SIG_BLOCK, &all, &old, sizeof(all))) {
-			nop_all(c);
-			syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, sizeof(old));
-		}
+	if (!nop_wanted())
+		goto out;
+	/*
+	 * No signal handler runs program code while a batch may be written in
+	 * part (a write that fails after a page, or the bytes of a site across
+	 * two writes: never, they are whole); blocked before the threads are
+	 * counted, so that no handler starts one in between.
+	 */
+	if (syscall(SYS_rt_sigprocmask, SIG_BLOCK, &all, &old, sizeof(all)))
+		goto out;
+	if (nop_threads() == 1 && (c = nop_map(sizeof(*c)))) {
+		nop_all(c);
 		syscall(SYS_munmap, c, sizeof(*c));
 	}
+	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, sizeof(old));
+out:
 	errno = saved;
 }
 

@@ -81,6 +81,7 @@ $CC -O2 -o main main.c -Wl,--no-as-needed -L"$lib" -lrip -L. -lfoo -lbar -lmyhoo
 # the calls kept: every call of foo's seen, and the calls of each library in their text
 RIP_FUNCTIONS=0 RIP_FUNCTIONS_NOP=0 ./main >keep.out 2>keep.err ||
 	fail "RIP_FUNCTIONS_NOP=0: exit $?: $(cat keep.err)"
+# shellcheck disable=SC2046 # split on purpose: the words become $1 ...
 set -- $(cat keep.out)
 [ "${1:-}" = sum ] && [ "${4:-0}" -gt 0 ] && [ "${6:-0}" -gt 0 ] && [ "${7:-0}" -gt 0 ] ||
 	fail "RIP_FUNCTIONS_NOP=0: want calls seen and kept, got: $(cat keep.out)"
