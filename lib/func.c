@@ -77,6 +77,13 @@
 #define __fninline __nofn __attribute__((always_inline)) inline
 
 /*
+ * A program linked with librip.a takes func.o for its hooks: this brings
+ * nop.o too, whose constructor turns the hook calls into nops when
+ * function tracing is off (nothing else refers to it).
+ */
+static const char *const rip_fn_nop_ref __attribute__((used)) = &__rip_fn_nop_linked;
+
+/*
  * Words above the hook's frame where the instrumented function's return
  * address is looked for first; its frame (saved registers, locals) is
  * rarely bigger at the call of the hook.  A bigger one is looked up in

@@ -201,6 +201,9 @@ int __rip_fn_penter_fast(uintptr_t *slot) __hidden;
 uintptr_t __rip_fn_pexit_fast(uintptr_t cfa) __hidden;
 #endif
 
+/* nop.c: referred to by func.c, so that librip.a's func.o brings nop.o along */
+extern const char __rip_fn_nop_linked __hidden;
+
 /* modules.c */
 void __rip_modules_scan(void) __hidden;
 void __rip_modules_maybe_rescan(void) __hidden;
