@@ -361,6 +361,8 @@ static int rr_open_fd(const char *path, struct rr_file *f, struct stat *st, uint
 	if (strlen(path) >= sizeof(f->path))
 		return rr_fail(err, len, -ENAMETOOLONG, "%s: path too long", path);
 	snprintf(f->path, sizeof(f->path), "%s", path);
+	if (rr_not_regular(path, !(oflags & O_NOFOLLOW)))
+		return rr_fail(err, len, -EINVAL, "%s: not a regular file", path);
 	f->fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | oflags);
 	if (f->fd < 0) {
 		e = errno;
@@ -1637,10 +1639,20 @@ int rr_dirs(char dirs[][PATH_MAX], int max)
 	return n;
 }
 
+bool rr_not_regular(const char *path, bool follow)
+{
+	struct stat st;
+
+	if ((follow ? stat : lstat)(path, &st))
+		return false; /* the open says why */
+	return !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode);
+}
+
 bool rr_is_ring(const char *path)
 {
 	char magic[8];
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	int fd = rr_not_regular(path, true) ? -1
+					     : open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	bool ok;
 
 	if (fd < 0)

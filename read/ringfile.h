@@ -158,6 +158,14 @@ int rr_fail(char *err, size_t len, int code, const char *fmt, ...)
 
 /* Does path start with a ring file's magic (a complete file, not one being created)? */
 bool rr_is_ring(const char *path);
+/*
+ * Does path name something that is there and is no regular file (a device,
+ * a FIFO, a socket, a directory), with follow: through a symbolic link?
+ * Such a thing is not opened at all: opening some devices does something
+ * (a watchdog starts, a tape rewinds).  The fstat after any open still
+ * decides.
+ */
+bool rr_not_regular(const char *path, bool follow);
 
 /* Is s a non-empty string of decimal digits? */
 bool rr_all_digits(const char *s);

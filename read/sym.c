@@ -41,6 +41,7 @@
 #include <internal/grow.h>
 
 #include "read/demangle.h"
+#include "read/ringfile.h"
 #include "read/sym.h"
 #include "read/symcache.h"
 
@@ -711,8 +712,11 @@ static const char *sym_mod_report(struct rip_sym *s, struct sym_mod *m, const ch
 	/*
 	 * O_NONBLOCK: a FIFO in the path must not hang the reader.  The
 	 * descriptor checked is the one libdw reads: a name opened again could
-	 * have been swapped for a FIFO in between.
+	 * have been swapped for a FIFO in between.  A device named by a
+	 * module's path (a trace's index says what it likes) is not opened.
 	 */
+	if (rr_not_regular(file, true))
+		return why_not_elf;
 	fd = open(file, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0)
 		return errno == ENOENT || errno == ENOTDIR ? why_not_found : why_unreadable;

@@ -222,6 +222,8 @@ static bool tr_chunk_file(const char *path, struct trace_chunk_hdr *h, uid_t *ui
 	int fd;
 	bool ok;
 
+	if (rr_not_regular(path, false)) /* a device is not opened: that may do something */
+		return false;
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	if (fd < 0)
 		return false;
