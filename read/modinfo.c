@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "read/modinfo.h"
+#include "read/ringfile.h"
 
 #define MI_MAX_FILE (1ull << 32) /* larger is not a module */
 #define MI_MAX_SECT (64u << 10)	 /* bytes of rip_modinfo read at most */
@@ -95,7 +96,9 @@ int mi_read(const char *path, struct mi_module *m, char *err, size_t errlen)
 	int fd, ret;
 
 	memset(m, 0, sizeof(*m));
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (rr_not_regular(path, true)) /* a device is not opened: that may do something */
+		return mi_fail(err, errlen, -ENOENT, path, "not a regular file of a sane size");
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0) {
 		ret = -errno;
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));

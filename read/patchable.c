@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "read/patchable.h"
+#include "read/ringfile.h"
 
 #define RPT_SECTION "__patchable_function_entries"
 
@@ -163,7 +164,8 @@ int rpt_read_sites(const struct rip_module *mods, size_t n, const char *sysroot,
 		if (snprintf(path, sizeof(path), "%s%s", sysroot ? sysroot : "", m->path) >=
 		    (int)sizeof(path))
 			continue;
-		fd = open(path, O_RDONLY | O_CLOEXEC);
+		/* a device or a FIFO a module map names is not opened (nor waited on) */
+		fd = rr_not_regular(path, true) ? -1 : open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 		if (fd < 0) {
 			out->unreadable++;
 			continue;

@@ -32,6 +32,7 @@
 
 #include <elfutils/libdwfl.h>
 
+#include "read/ringfile.h"
 #include "read/watch.h"
 
 /* ---- asking for a sweep ---- */
@@ -341,7 +342,12 @@ int wt_unwinder_new(const struct rip_module *mods, size_t n, const char *sysroot
 		    len >= sizeof(m->path) || m->path[0] != '/' || m->hi <= m->lo)
 			continue;
 		snprintf(path, sizeof(path), "%s%.*s", sysroot ? sysroot : "", (int)len, m->path);
-		/* A regular file only, as sym.c checks: a FIFO named there must not hang libdw's open. */
+		/*
+		 * A regular file only, as sym.c checks: a FIFO named there must
+		 * not hang libdw's open, and a device is not opened at all.
+		 */
+		if (rr_not_regular(path, true))
+			continue;
 		fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 		if (fd < 0)
 			continue;
