@@ -1086,12 +1086,13 @@ static int evs_next1(struct evs *s, struct evs_event *e, char *err, size_t errle
 		 * chunks found missing or cut, counted as lost): fewer or more
 		 * means damage.
 		 */
+		const struct trace_chunk_info *one =
+			s->tr.only ? trace_chunk_of(&s->tr.info, s->tr.only - 1) : NULL;
 		uint64_t want = s->tr.info.idx.events -
 				(s->gone_events - s->tr.info.store.dropped_events);
 
-		if (s->tr.only && trace_chunk_of(&s->tr.info, s->tr.only - 1))
-			/* one chunk: what it held, less a cut */
-			want = trace_chunk_of(&s->tr.info, s->tr.only - 1)->events - s->gone_events;
+		if (one) /* one chunk: what it held, less a cut */
+			want = one->events - s->gone_events;
 
 		if (s->trace && s->tot.events != want) {
 			s->failed = rr_fail(s->fail_msg, sizeof(s->fail_msg), -EBADMSG,

@@ -136,7 +136,7 @@ int trace_index_pack(struct trace_info *info, uint8_t **out, size_t *len, char *
 	if (info->store.nchunks > info->store.first_chunk) {
 		kept = trace_chunk_of(info, info->store.first_chunk);
 		nkept = info->store.nchunks - info->store.first_chunk;
-		if (!kept || info->store.first_chunk < info->chunk0)
+		if (!kept)
 			return rr_fail(err, errlen, -EINVAL, "index: chunks %u to %u not known",
 				       info->store.first_chunk, info->store.nchunks - 1);
 	}
