@@ -79,25 +79,30 @@ int pk_peek(const uint8_t *blk, size_t len, struct pk_hdr *hdr, char *err, size_
 }
 
 /*
- * A column as read: its bytes (p, len) and how far they are taken (pos).
- * Varints are decoded as they are taken, one or two bytes (the usual) on
- * the inline path: decoding every varint column into an array of values
- * first, then taking them from there, cost 10% more.
+ * A column as read: its next byte p and its end.  Varints are decoded as
+ * they are taken, one or two bytes (the usual) on the inline path:
+ * decoding every varint column into an array of values first, then taking
+ * them from there, cost 10% more.  Every column is followed by DPAD bytes
+ * of 0x80 in the decoder's buffer, so a byte at p <= end can be read
+ * without a check (a varint's byte with its top bit: the read goes to the
+ * checked path).  The cursors are pointers, which the stores of the
+ * decoded fields (typed, below) cannot alias, so the compiler may keep
+ * them in registers.
  */
+#define DPAD 16u
+
 struct dcol {
-	const uint8_t *p;
-	size_t len, pos;
+	const uint8_t *p, *end;
 	struct dcol *hi; /* where the bytes after a varint's first are (read/packfmt.h), or NULL */
 };
 
 static const uint8_t *dcol_bytes(struct dcol *c, size_t n)
 {
-	const uint8_t *p;
+	const uint8_t *p = c->p;
 
-	if (c->len - c->pos < n)
+	if ((size_t)(c->end - p) < n)
 		return NULL;
-	p = c->p + c->pos;
-	c->pos += n;
+	c->p = p + n;
 	return p;
 }
 
@@ -110,9 +115,9 @@ static int dcol_uv(struct dcol *c, uint64_t *v)
 	for (uint32_t sh = 0; sh < 64; sh += 7) {
 		uint8_t b;
 
-		if (s->pos >= s->len)
+		if (s->p >= s->end)
 			return -1;
-		b = s->p[s->pos++];
+		b = *s->p++;
 		x |= (uint64_t)(b & 0x7f) << sh;
 		if (b < 0x80) {
 			*v = x;
@@ -128,41 +133,43 @@ static int dcol_uv(struct dcol *c, uint64_t *v)
  * The next varint of c.  One or two bytes (the usual) without a branch on
  * which: from one 8-byte load (version 1), or the first byte here and the
  * next from the column of the bytes after the first (version 2), taken or
- * not by the first byte's top bit.  A one-byte path first, taken when the
+ * not by the first byte's top bit (read unchecked: at the end of its
+ * column it is padding, 0x80, which sends a two-byte varint to dcol_uv).  A one-byte path first, taken when the
  * first byte is a whole value, was mispredicted for every two-byte value:
  * at 60 threads, where ranks pass 64 (two bytes), that cost 7-11% of
  * decoding version 1.
  */
-static inline int dcol_get(struct dcol *c, uint64_t *v)
+static inline __attribute__((always_inline)) int dcol_get(struct dcol *c, uint64_t *v)
 {
 	struct dcol *h = c->hi;
 
 	if (h) { /* version 2, a column cut in two: the first byte here, the next in h */
-		if (__builtin_expect(c->pos < c->len, 1)) {
-			uint64_t b0 = c->p[c->pos], more = b0 >> 7;
-			uint64_t b1 = h->pos < h->len ? h->p[h->pos] : 0x80; /* none: not taken */
+		const uint8_t *cp = c->p, *hp = h->p;
+
+		if (__builtin_expect(cp < c->end, 1)) {
+			uint64_t b0 = *cp, more = b0 >> 7, b1 = *hp;
 
 			if (__builtin_expect(!(more & (b1 >> 7)), 1)) {
 				*v = (b0 & 0x7f) | ((b1 << 7) & (0 - more));
-				c->pos++;
-				h->pos += more;
+				c->p = cp + 1;
+				h->p = hp + more;
 				return 0;
 			}
 		}
 		return dcol_uv(c, v);
 	}
-	if (__builtin_expect(c->len - c->pos >= 8, 1)) {
+	if (__builtin_expect(c->end - c->p >= 8, 1)) {
 		uint64_t w, stop;
 		uint32_t n;
 
-		memcpy(&w, c->p + c->pos, 8);
+		memcpy(&w, c->p, 8);
 		stop = ~w & 0x8080808080808080ull;
 		n = stop ? (uint32_t)__builtin_ctzll(stop) / 8 + 1 : 9;
 		if (__builtin_expect(n <= 2, 1)) {
 			uint64_t x = (w & 0x7f) | ((w >> 1) & 0x3f80);
 
 			*v = n == 1 ? (x & 0x7f) : x;
-			c->pos += n;
+			c->p += n;
 			return 0;
 		}
 	}
@@ -345,6 +352,24 @@ static inline uint64_t dec_int(struct pk_dec *d, uint8_t name, uint64_t c)
 	return d->version == 1 ? c : pred_value(&d->pred, name, c);
 }
 
+/*
+ * Stores of the decoded fields, typed: a store through a uint8_t (or memcpy)
+ * may alias anything, so the compiler would write the column cursors back
+ * to memory and load them again around every field.
+ */
+typedef uint64_t u64_any __attribute__((aligned(1)));
+typedef uint32_t u32_any __attribute__((aligned(1)));
+
+static inline void st64(uint8_t *p, uint64_t v)
+{
+	*(u64_any *)p = v;
+}
+
+static inline void st32(uint8_t *p, uint32_t v)
+{
+	*(u32_any *)p = v;
+}
+
 /* The events of one coded packet into o[PK_HDR .. len). */
 static int dec_events(struct pk_dec *d, uint8_t *o, size_t len, uint64_t ts, uint32_t p)
 {
@@ -388,7 +413,7 @@ static int dec_events(struct pk_dec *d, uint8_t *o, size_t len, uint64_t ts, uin
 
 			ts += dt;
 			h = (uint32_t)id | (uint32_t)(ts & ((1ull << RIP_EVENT_TS_BITS) - 1)) << 5;
-			memcpy(o + off, &h, 4);
+			st32(o + off, h);
 			off += 4;
 		}
 		for (uint32_t i = 0, nf = pl->nf, hex = 0; i < nf; i++) {
@@ -403,12 +428,12 @@ static int dec_events(struct pk_dec *d, uint8_t *o, size_t len, uint64_t ts, uin
 			switch (pl->f[i].op) {
 			case OP_STR:
 				max = len - off < RIP_STRING_MAX ? len - off : RIP_STRING_MAX;
-				if (c->len - c->pos < max)
-					max = c->len - c->pos;
-				nul = memchr(c->p + c->pos, 0, max);
+				if ((size_t)(c->end - c->p) < max)
+					max = (size_t)(c->end - c->p);
+				nul = memchr(c->p, 0, max);
 				if (!nul)
 					return bad(d, "string past its packet or column", p);
-				max = (size_t)(nul - (c->p + c->pos)) + 1;
+				max = (size_t)(nul - c->p) + 1;
 				memcpy(o + off, dcol_bytes(c, max), max);
 				off += max;
 				continue;
@@ -425,7 +450,7 @@ static int dec_events(struct pk_dec *d, uint8_t *o, size_t len, uint64_t ts, uin
 				if ((ret = dec_hex(d, c, &d->last[id][i], &v, p)))
 					return ret;
 				hex = d->version > 2;
-				memcpy(o + off, &v, 8);
+				st64(o + off, v);
 				off += n;
 				continue;
 			default:
@@ -440,7 +465,7 @@ static int dec_events(struct pk_dec *d, uint8_t *o, size_t len, uint64_t ts, uin
 				if (pl->f[i].op == OP_S)
 					v = (uint64_t)unzig(v);
 			}
-			memcpy(o + off, &v, 8); /* the low n bytes count; the block has 8 to spare */
+			st64(o + off, v); /* the low n bytes count; the block has 8 to spare */
 			off += n;
 		}
 	}
@@ -531,9 +556,9 @@ int pk_decode(struct pk_dec *dd, const struct ev_types *types, const uint8_t *bl
 		struct pk_col c;
 
 		memcpy(&c, blk + sizeof(h) + i * sizeof(c), sizeof(c));
-		total += c.raw;
+		total += c.raw + DPAD;
 	}
-	if (pk_room((void **)&d->cols, &d->colscap, total ? total : 1) ||
+	if (pk_room((void **)&d->cols, &d->colscap, total) ||
 	    pk_room((void **)&out->data, &out->cap, h.raw + 8) ||
 	    pk_room((void **)&out->off, &out->offcap, h.npackets * sizeof(*out->off))) {
 		ret = rr_fail(err, errlen, -ENOMEM, "decoding a packed block: out of memory");
@@ -555,9 +580,10 @@ int pk_decode(struct pk_dec *dd, const struct ev_types *types, const uint8_t *bl
 		} else {
 			memcpy(d->cols + cpos, blk + pos, c.raw);
 		}
-		d->col[i] = (struct dcol){ .p = d->cols + cpos, .len = c.raw };
+		memset(d->cols + cpos + c.raw, 0x80, DPAD);
+		d->col[i] = (struct dcol){ .p = d->cols + cpos, .end = d->cols + cpos + c.raw };
 		d->ncols = i + 1;
-		cpos += c.raw;
+		cpos += c.raw + DPAD;
 		pos += c.size;
 	}
 	for (uint32_t i = 0; h.version > 1 && i < h.ncols; i++)
@@ -570,9 +596,9 @@ int pk_decode(struct pk_dec *dd, const struct ev_types *types, const uint8_t *bl
 		uint64_t n;
 
 		ret = bad(d, "packet column cut", p);
-		if (pk->pos >= pk->len)
+		if (pk->p >= pk->end)
 			goto out;
-		kind = pk->p[pk->pos++];
+		kind = *pk->p++;
 		out->off[p] = o;
 		if (kind == 1) {
 			if (dcol_uv(&d->col[K_RAW], &n) || n > h.raw - o ||
@@ -609,7 +635,7 @@ int pk_decode(struct pk_dec *dd, const struct ev_types *types, const uint8_t *bl
 	for (uint32_t i = 0; i < h.ncols; i++) {
 		const struct dcol *c = &d->col[i];
 
-		if (c->pos != c->len) {
+		if (c->p != c->end) {
 			ret = rr_fail(err, errlen, -EBADMSG,
 				      "packed block: column 0x%x has bytes no packet used", d->key[i]);
 			goto out;
