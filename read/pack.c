@@ -228,15 +228,32 @@ static inline void dmtf_push(struct dmtf *m, uint64_t v, uint32_t l)
 
 /* ---- the decoder's state ----------------------------------------------------------------- */
 
+/*
+ * What to do with each field of a type, the block's version and the field
+ * before taken into account once, when the plan is made: a field's op is
+ * all the decoding loop branches on.
+ */
+enum {
+	D_HEX,	/* a hex value, from its list or its literal */
+	D_U,	/* an integer against the guess of its name (version 2 on) */
+	D_S,	/* the same, signed (the guess on its zigzag) */
+	D_UG,	/* an integer right after a hex field (version 3): two guesses */
+	D_SG,	/* the same, signed */
+	D_U1,	/* an integer as it is (version 1) */
+	D_S1,	/* the same, signed (zigzag) */
+	D_STR,	/* a string, its NUL included */
+	D_ARR,	/* an array of u64 */
+	D_END	/* after the last field */
+};
+
 struct dplan {
 	bool ready;
-	uint32_t nf;
-	uint32_t fixed; /* the type's fixed-size bytes (its ev_type's, here at hand) */
+	uint32_t need[2]; /* bytes an event needs: header (short, extended) and fixed fields */
 	struct dcol *ts;
-	struct {
-		uint8_t op, size, name;
+	struct dfield {
 		struct dcol *col;
-	} f[RIP_EVENT_MAX_FIELDS];
+		uint8_t op, size, name;
+	} f[RIP_EVENT_MAX_FIELDS + 1]; /* D_END after the last */
 };
 
 struct pk_dec {
@@ -252,8 +269,6 @@ struct pk_dec {
 	struct dmtf *mtf[PK_NSTREAMS]; /* each stream's lists, made as streams come */
 	struct pk_streams streams;     /* of the block */
 	struct dmtf *cur;	       /* the lists of the packet being decoded */
-	uint32_t aux_pos, aux_l;       /* the hex value decoded last: its position, its list */
-	uint64_t aux_g;		       /* and the guess of the integer field after it */
 	struct pred pred;
 	uint32_t version; /* of the block */
 	char *err;
@@ -276,14 +291,31 @@ static struct dplan *dec_plan(struct pk_dec *d, const struct ev_type *t)
 	if (pl->ready)
 		return pl;
 	pl->ts = dec_col(d, K_TS(t->id));
-	pl->nf = t->nfields;
-	pl->fixed = t->fixed;
+	pl->need[0] = 4 + t->fixed;
+	pl->need[1] = 13 + t->fixed;
 	for (uint32_t i = 0; i < t->nfields; i++) {
-		pl->f[i].op = field_op(t->fields[i].type);
+		uint8_t op = field_op(t->fields[i].type);
+		bool after_hex = i && d->version > 2 && pl->f[i - 1].op == D_HEX;
+
+		switch (op) {
+		case OP_HEX:
+			pl->f[i].op = D_HEX;
+			break;
+		case OP_STR:
+			pl->f[i].op = D_STR;
+			break;
+		case OP_ARR:
+			pl->f[i].op = D_ARR;
+			break;
+		default:
+			pl->f[i].op = d->version == 1 ? D_U1 : after_hex ? D_UG : D_U;
+			pl->f[i].op += op == OP_S; /* each signed op is after its unsigned */
+		}
 		pl->f[i].size = (uint8_t)rip_field_size(t->fields[i].type);
 		pl->f[i].name = pred_name(&d->pred, t, i);
 		pl->f[i].col = dec_col(d, field_key(t, i, d->version));
 	}
+	pl->f[t->nfields].op = D_END;
 	pl->ready = true;
 	return pl;
 }
@@ -293,10 +325,20 @@ static int bad(struct pk_dec *d, const char *what, uint32_t p)
 	return rr_fail(d->err, d->errlen, -EBADMSG, "packed block: %s (packet %u)", what, p);
 }
 
-static inline int dec_hex(struct pk_dec *d, struct dcol *c, uint64_t *last, uint64_t *v,
-			  uint32_t p)
+/*
+ * The hex value decoded last, for the integer field after it (version 3):
+ * its position in its stream's lists, the list it went to, and the guess
+ * it brings.
+ */
+struct daux {
+	uint32_t pos, l;
+	uint64_t g;
+};
+
+static inline __attribute__((always_inline)) int dec_hex(struct pk_dec *d, struct dmtf *m,
+							 struct dcol *c, uint64_t *last,
+							 uint64_t *v, struct daux *ax, uint32_t p)
 {
-	struct dmtf *m = d->cur;
 	uint64_t code, dv;
 
 	if (dcol_get(c, &code))
@@ -305,10 +347,10 @@ static inline int dec_hex(struct pk_dec *d, struct dcol *c, uint64_t *last, uint
 		if (dcol_get(&d->col[K_HEXLIT], &dv))
 			return bad(d, "hex literal column cut", p);
 		*v = *last + (uint64_t)unzig(dv);
-		d->aux_pos = m->n & PK_WMASK;
-		m->val[d->aux_pos].aux[0] = m->val[d->aux_pos].aux[1] = 0;
-		d->aux_g = 0;
-		d->aux_l = 1;
+		ax->pos = m->n & PK_WMASK;
+		m->val[ax->pos].aux[0] = m->val[ax->pos].aux[1] = 0;
+		ax->g = 0;
+		ax->l = 1;
 		dmtf_push(m, *v, 1);
 	} else {
 		uint32_t l = (uint32_t)((code - 1) & 1), i;
@@ -325,11 +367,11 @@ static inline int dec_hex(struct pk_dec *d, struct dcol *c, uint64_t *last, uint
 			uint32_t a0 = m->val[o].aux[0], a1 = m->val[o].aux[1];
 
 			*v = m->val[o].v;
-			d->aux_pos = m->n & PK_WMASK;
-			m->val[d->aux_pos].aux[0] = a0;
-			m->val[d->aux_pos].aux[1] = a1;
-			d->aux_g = l ? a0 : a1;
-			d->aux_l = l ^ 1;
+			ax->pos = m->n & PK_WMASK;
+			m->val[ax->pos].aux[0] = a0;
+			m->val[ax->pos].aux[1] = a1;
+			ax->g = l ? a0 : a1;
+			ax->l = l ^ 1;
 		}
 		if (rank < DMOVE) { /* one fixed move, inline: no call, no branch on the size */
 			uint32_t t[DMOVE];
@@ -344,12 +386,6 @@ static inline int dec_hex(struct pk_dec *d, struct dcol *c, uint64_t *last, uint
 	}
 	*last = *v;
 	return 0;
-}
-
-/* The value of an integer field's code c (version 1: the value itself). */
-static inline uint64_t dec_int(struct pk_dec *d, uint8_t name, uint64_t c)
-{
-	return d->version == 1 ? c : pred_value(&d->pred, name, c);
 }
 
 /*
@@ -374,13 +410,16 @@ static inline void st32(uint8_t *p, uint32_t v)
 static int dec_events(struct pk_dec *d, uint8_t *o, size_t len, uint64_t ts, uint32_t p)
 {
 	struct dcol *evid = &d->col[K_EVID];
+	struct dmtf *m = d->cur;
+	struct daux ax = { 0, 0, 0 };
 	size_t off = PK_HDR;
 	int ret;
 
 	while (off < len) {
+		const struct dfield *f;
 		const struct ev_type *t;
+		uint64_t code, dt, id, *last;
 		struct dplan *pl;
-		uint64_t code, dt, id;
 		bool ext;
 
 		if (dcol_get(evid, &code))
@@ -398,7 +437,7 @@ static int dec_events(struct pk_dec *d, uint8_t *o, size_t len, uint64_t ts, uin
 		}
 		if (dcol_get(pl->ts, &dt))
 			return bad(d, "time column cut", p);
-		if (len - off < (ext ? 13u : 4u) + pl->fixed)
+		if (len - off < pl->need[ext])
 			return bad(d, "event past its packet's end", p);
 		if (ext) {
 			uint32_t id32 = (uint32_t)id;
@@ -409,24 +448,48 @@ static int dec_events(struct pk_dec *d, uint8_t *o, size_t len, uint64_t ts, uin
 			memcpy(o + off + 5, &ts, 8);
 			off += 13;
 		} else {
-			uint32_t h;
-
 			ts += dt;
-			h = (uint32_t)id | (uint32_t)(ts & ((1ull << RIP_EVENT_TS_BITS) - 1)) << 5;
-			st32(o + off, h);
+			st32(o + off, (uint32_t)id | (uint32_t)(ts & ((1ull << RIP_EVENT_TS_BITS) - 1)) << 5);
 			off += 4;
 		}
-		for (uint32_t i = 0, nf = pl->nf, hex = 0; i < nf; i++) {
-			struct dcol *c = pl->f[i].col;
-			uint32_t n = pl->f[i].size, after_hex = hex;
+		last = d->last[id];
+		for (f = pl->f;; f++, last++) { /* no test but the op's: a type ends with D_END */
+			struct dcol *c = f->col;
 			const uint8_t *src, *nul;
 			uint64_t v = 0;
 			uint32_t c32;
 			size_t max;
 
-			hex = 0;
-			switch (pl->f[i].op) {
-			case OP_STR:
+			switch (f->op) {
+			case D_HEX:
+				if ((ret = dec_hex(d, m, c, last, &v, &ax, p)))
+					return ret;
+				break;
+			case D_U:
+			case D_S:
+				if (dcol_get(c, &v))
+					return bad(d, "field column cut", p);
+				v = pred_value(&d->pred, f->name, v);
+				if (f->op == D_S)
+					v = (uint64_t)unzig(v);
+				break;
+			case D_UG:
+			case D_SG: /* version 3: the guess of the value before */
+				if (dcol_get(c, &v))
+					return bad(d, "field column cut", p);
+				v = pred_value_g(&d->pred, f->name, v, ax.g);
+				m->val[ax.pos].aux[ax.l] = aux_of(v);
+				if (f->op == D_SG)
+					v = (uint64_t)unzig(v);
+				break;
+			case D_U1:
+			case D_S1:
+				if (dcol_get(c, &v))
+					return bad(d, "field column cut", p);
+				if (f->op == D_S1)
+					v = (uint64_t)unzig(v);
+				break;
+			case D_STR:
 				max = len - off < RIP_STRING_MAX ? len - off : RIP_STRING_MAX;
 				if ((size_t)(c->end - c->p) < max)
 					max = (size_t)(c->end - c->p);
@@ -437,7 +500,7 @@ static int dec_events(struct pk_dec *d, uint8_t *o, size_t len, uint64_t ts, uin
 				memcpy(o + off, dcol_bytes(c, max), max);
 				off += max;
 				continue;
-			case OP_ARR:
+			case D_ARR:
 				if (dcol_uv(c, &v) || v > RIP_ARRAY_MAX || len - off < 4 + v * 8 ||
 				    !(src = dcol_bytes(c, v * 8)))
 					return bad(d, "array past its packet or column", p);
@@ -446,28 +509,15 @@ static int dec_events(struct pk_dec *d, uint8_t *o, size_t len, uint64_t ts, uin
 				memcpy(o + off + 4, src, v * 8);
 				off += 4 + v * 8;
 				continue;
-			case OP_HEX:
-				if ((ret = dec_hex(d, c, &d->last[id][i], &v, p)))
-					return ret;
-				hex = d->version > 2;
-				st64(o + off, v);
-				off += n;
-				continue;
+			case D_END:
+				goto next;
 			default:
-				if (dcol_get(c, &v))
-					return bad(d, "field column cut", p);
-				if (after_hex) { /* version 3: the guess of the value before */
-					v = pred_value_g(&d->pred, pl->f[i].name, v, d->aux_g);
-					d->cur->val[d->aux_pos].aux[d->aux_l] = aux_of(v);
-				} else {
-					v = dec_int(d, pl->f[i].name, v);
-				}
-				if (pl->f[i].op == OP_S)
-					v = (uint64_t)unzig(v);
+				__builtin_unreachable(); /* a plan holds the ops above only */
 			}
-			st64(o + off, v); /* the low n bytes count; the block has 8 to spare */
-			off += n;
+			st64(o + off, v); /* the low size bytes count; the block has 8 to spare */
+			off += f->size;
 		}
+next:;
 	}
 	return off == len ? 0 : bad(d, "events past their packet", p);
 }
