@@ -407,7 +407,8 @@ static inline void st32(uint8_t *p, uint32_t v)
 }
 
 /* The events of one coded packet into o[PK_HDR .. len). */
-static int dec_events(struct pk_dec *d, uint8_t *o, size_t len, uint64_t ts, uint32_t p)
+static __attribute__((noinline)) int dec_events(struct pk_dec *d, uint8_t *o, size_t len,
+						 uint64_t ts, uint32_t p)
 {
 	struct dcol *evid = &d->col[K_EVID];
 	struct dmtf *m = d->cur;
