@@ -231,7 +231,9 @@ static inline void dmtf_push(struct dmtf *m, uint64_t v, uint32_t l)
 /*
  * What to do with each field of a type, the block's version and the field
  * before taken into account once, when the plan is made: a field's op is
- * all the decoding loop branches on.
+ * all the decoding loop branches on, through the address of the op's code
+ * (go, a GNU C label as value: one indirect jump at the end of each op,
+ * where a switch in a loop took a load, a table's lookup and two jumps).
  */
 enum {
 	D_HEX,	/* a hex value, from its list or its literal */
@@ -251,7 +253,9 @@ struct dplan {
 	uint32_t need[2]; /* bytes an event needs: header (short, extended) and fixed fields */
 	struct dcol *ts;
 	struct dfield {
+		const void *go; /* the code of op, in dec_events */
 		struct dcol *col;
+		uint64_t *last; /* a hex field's value before */
 		uint8_t op, size, name;
 	} f[RIP_EVENT_MAX_FIELDS + 1]; /* D_END after the last */
 };
@@ -265,6 +269,7 @@ struct pk_dec {
 	uint32_t key[PK_MAXCOLS];
 	struct dcol col[PK_MAXCOLS];
 	struct dplan plan[EV_MAX_TYPES];
+	struct dplan *bycode[2 * EV_MAX_TYPES]; /* by an event's code (read/packfmt.h), once checked */
 	uint64_t last[EV_MAX_TYPES][RIP_EVENT_MAX_FIELDS];
 	struct dmtf *mtf[PK_NSTREAMS]; /* each stream's lists, made as streams come */
 	struct pk_streams streams;     /* of the block */
@@ -284,7 +289,7 @@ static struct dcol *dec_col(struct pk_dec *d, uint32_t key)
 	return &d->col[K_OTHER];
 }
 
-static struct dplan *dec_plan(struct pk_dec *d, const struct ev_type *t)
+static struct dplan *dec_plan(struct pk_dec *d, const struct ev_type *t, const void *const *go)
 {
 	struct dplan *pl = &d->plan[t->id];
 
@@ -314,8 +319,11 @@ static struct dplan *dec_plan(struct pk_dec *d, const struct ev_type *t)
 		pl->f[i].size = (uint8_t)rip_field_size(t->fields[i].type);
 		pl->f[i].name = pred_name(&d->pred, t, i);
 		pl->f[i].col = dec_col(d, field_key(t, i, d->version));
+		pl->f[i].last = &d->last[t->id][i];
 	}
 	pl->f[t->nfields].op = D_END;
+	for (uint32_t i = 0; i <= t->nfields; i++)
+		pl->f[i].go = go[pl->f[i].op];
 	pl->ready = true;
 	return pl;
 }
@@ -410,38 +418,50 @@ static inline void st32(uint8_t *p, uint32_t v)
 static __attribute__((noinline)) int dec_events(struct pk_dec *d, uint8_t *o, size_t len,
 						 uint64_t ts, uint32_t p)
 {
+	static const void *const go[] = {
+		[D_HEX] = &&hex, [D_U] = &&u,	  [D_S] = &&s,	   [D_UG] = &&ug,   [D_SG] = &&sg,
+		[D_U1] = &&u1,	 [D_S1] = &&s1,	  [D_STR] = &&str, [D_ARR] = &&arr, [D_END] = &&end,
+	};
 	struct dcol *evid = &d->col[K_EVID];
 	struct dmtf *m = d->cur;
 	struct daux ax = { 0, 0, 0 };
+	const struct dfield *f;
 	size_t off = PK_HDR;
+	uint64_t v = 0;
 	int ret;
 
+/* The field done: its low size bytes stored (the block has 8 to spare), on to the next op. */
+#define NEXT_FIELD()                                                                               \
+	do {                                                                                       \
+		st64(o + off, v);                                                                  \
+		off += f->size;                                                                    \
+		f++;                                                                               \
+		goto *f->go;                                                                       \
+	} while (0)
+
 	while (off < len) {
-		const struct dfield *f;
-		const struct ev_type *t;
-		uint64_t code, dt, id, *last;
 		struct dplan *pl;
-		bool ext;
+		uint64_t code, dt;
 
 		if (dcol_get(evid, &code))
 			return bad(d, "event id column cut", p);
-		id = code >> 1;
-		ext = code & 1;
-		if (id >= EV_MAX_TYPES || (!ext && id >= RIP_EVENT_ID_EXTENDED))
+		if (code >= 2 * EV_MAX_TYPES)
 			return bad(d, "unknown event id", p);
-		pl = &d->plan[id]; /* a plan is made for a valid type only */
-		if (__builtin_expect(!pl->ready, 0)) {
-			t = &d->types->t[id];
-			if (!t->valid)
+		pl = d->bycode[code];
+		if (__builtin_expect(!pl, 0)) {
+			uint64_t id = code >> 1;
+			const struct ev_type *t = &d->types->t[id];
+
+			if ((!(code & 1) && id >= RIP_EVENT_ID_EXTENDED) || !t->valid)
 				return bad(d, "unknown event id", p);
-			pl = dec_plan(d, t);
+			pl = d->bycode[code] = dec_plan(d, t, go);
 		}
 		if (dcol_get(pl->ts, &dt))
 			return bad(d, "time column cut", p);
-		if (len - off < pl->need[ext])
+		if (len - off < pl->need[code & 1])
 			return bad(d, "event past its packet's end", p);
-		if (ext) {
-			uint32_t id32 = (uint32_t)id;
+		if (code & 1) {
+			uint32_t id32 = (uint32_t)(code >> 1);
 
 			ts += (uint64_t)unzig(dt);
 			o[off] = RIP_EVENT_ID_EXTENDED;
@@ -450,76 +470,82 @@ static __attribute__((noinline)) int dec_events(struct pk_dec *d, uint8_t *o, si
 			off += 13;
 		} else {
 			ts += dt;
-			st32(o + off, (uint32_t)id | (uint32_t)(ts & ((1ull << RIP_EVENT_TS_BITS) - 1)) << 5);
+			st32(o + off,
+			     (uint32_t)(code >> 1) | (uint32_t)(ts & ((1ull << RIP_EVENT_TS_BITS) - 1)) << 5);
 			off += 4;
 		}
-		last = d->last[id];
-		for (f = pl->f;; f++, last++) { /* no test but the op's: a type ends with D_END */
-			struct dcol *c = f->col;
-			const uint8_t *src, *nul;
-			uint64_t v = 0;
-			uint32_t c32;
-			size_t max;
+		f = pl->f;
+		goto *f->go;
+	hex:
+		if ((ret = dec_hex(d, m, f->col, f->last, &v, &ax, p)))
+			return ret;
+		NEXT_FIELD();
+	u:
+		if (dcol_get(f->col, &v))
+			return bad(d, "field column cut", p);
+		v = pred_value(&d->pred, f->name, v);
+		NEXT_FIELD();
+	s:
+		if (dcol_get(f->col, &v))
+			return bad(d, "field column cut", p);
+		v = (uint64_t)unzig(pred_value(&d->pred, f->name, v));
+		NEXT_FIELD();
+	ug: /* version 3: the guess of the value before */
+		if (dcol_get(f->col, &v))
+			return bad(d, "field column cut", p);
+		v = pred_value_g(&d->pred, f->name, v, ax.g);
+		m->val[ax.pos].aux[ax.l] = aux_of(v);
+		NEXT_FIELD();
+	sg:
+		if (dcol_get(f->col, &v))
+			return bad(d, "field column cut", p);
+		v = pred_value_g(&d->pred, f->name, v, ax.g);
+		m->val[ax.pos].aux[ax.l] = aux_of(v);
+		v = (uint64_t)unzig(v);
+		NEXT_FIELD();
+	u1:
+		if (dcol_get(f->col, &v))
+			return bad(d, "field column cut", p);
+		NEXT_FIELD();
+	s1:
+		if (dcol_get(f->col, &v))
+			return bad(d, "field column cut", p);
+		v = (uint64_t)unzig(v);
+		NEXT_FIELD();
+	str: {
+		struct dcol *c = f->col;
+		size_t max = len - off < RIP_STRING_MAX ? len - off : RIP_STRING_MAX;
+		const uint8_t *nul;
 
-			switch (f->op) {
-			case D_HEX:
-				if ((ret = dec_hex(d, m, c, last, &v, &ax, p)))
-					return ret;
-				break;
-			case D_U:
-			case D_S:
-				if (dcol_get(c, &v))
-					return bad(d, "field column cut", p);
-				v = pred_value(&d->pred, f->name, v);
-				if (f->op == D_S)
-					v = (uint64_t)unzig(v);
-				break;
-			case D_UG:
-			case D_SG: /* version 3: the guess of the value before */
-				if (dcol_get(c, &v))
-					return bad(d, "field column cut", p);
-				v = pred_value_g(&d->pred, f->name, v, ax.g);
-				m->val[ax.pos].aux[ax.l] = aux_of(v);
-				if (f->op == D_SG)
-					v = (uint64_t)unzig(v);
-				break;
-			case D_U1:
-			case D_S1:
-				if (dcol_get(c, &v))
-					return bad(d, "field column cut", p);
-				if (f->op == D_S1)
-					v = (uint64_t)unzig(v);
-				break;
-			case D_STR:
-				max = len - off < RIP_STRING_MAX ? len - off : RIP_STRING_MAX;
-				if ((size_t)(c->end - c->p) < max)
-					max = (size_t)(c->end - c->p);
-				nul = memchr(c->p, 0, max);
-				if (!nul)
-					return bad(d, "string past its packet or column", p);
-				max = (size_t)(nul - c->p) + 1;
-				memcpy(o + off, dcol_bytes(c, max), max);
-				off += max;
-				continue;
-			case D_ARR:
-				if (dcol_uv(c, &v) || v > RIP_ARRAY_MAX || len - off < 4 + v * 8 ||
-				    !(src = dcol_bytes(c, v * 8)))
-					return bad(d, "array past its packet or column", p);
-				c32 = (uint32_t)v;
-				memcpy(o + off, &c32, 4);
-				memcpy(o + off + 4, src, v * 8);
-				off += 4 + v * 8;
-				continue;
-			case D_END:
-				goto next;
-			default:
-				__builtin_unreachable(); /* a plan holds the ops above only */
-			}
-			st64(o + off, v); /* the low size bytes count; the block has 8 to spare */
-			off += f->size;
-		}
-next:;
+		if ((size_t)(c->end - c->p) < max)
+			max = (size_t)(c->end - c->p);
+		nul = memchr(c->p, 0, max);
+		if (!nul)
+			return bad(d, "string past its packet or column", p);
+		max = (size_t)(nul - c->p) + 1;
+		memcpy(o + off, dcol_bytes(c, max), max);
+		off += max;
+		f++;
+		goto *f->go;
 	}
+	arr: {
+		struct dcol *c = f->col;
+		const uint8_t *src;
+		uint32_t c32;
+
+		if (dcol_uv(c, &v) || v > RIP_ARRAY_MAX || len - off < 4 + v * 8 ||
+		    !(src = dcol_bytes(c, v * 8)))
+			return bad(d, "array past its packet or column", p);
+		c32 = (uint32_t)v;
+		memcpy(o + off, &c32, 4);
+		memcpy(o + off + 4, src, v * 8);
+		off += 4 + v * 8;
+		f++;
+		goto *f->go;
+	}
+	end:;
+	}
+#undef NEXT_FIELD
 	return off == len ? 0 : bad(d, "events past their packet", p);
 }
 
@@ -599,6 +625,7 @@ int pk_decode(struct pk_dec *dd, const struct ev_types *types, const uint8_t *bl
 	d->errlen = errlen;
 	for (uint32_t i = 0; i < EV_MAX_TYPES; i++)
 		d->plan[i].ready = false;
+	memset(d->bycode, 0, sizeof(d->bycode));
 	memset(d->last, 0, sizeof(d->last));
 	memset(&d->pred, 0, sizeof(d->pred));
 	d->streams.n = 0;
