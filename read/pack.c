@@ -207,23 +207,46 @@ struct dmtf {
 	uint32_t n; /* stamps used */
 };
 
-static inline void dmtf_push(struct dmtf *m, uint64_t v, uint32_t l)
-{
-	struct dlist *d = &m->l[l];
+/*
+ * The counters of a stream's lists while a packet is decoded: locals, which
+ * the stores into the lists (uint32_t as they are) cannot alias, so they
+ * stay in registers rather than go through memory from one value to the
+ * next.
+ */
+struct dpos {
+	uint32_t n, head[2], tail[2];
+};
 
-	if (__builtin_expect(d->tail == 2 * PK_WINDOW, 0)) { /* the entries to the front */
+static inline void dpos_load(struct dpos *s, const struct dmtf *m)
+{
+	*s = (struct dpos){ m->n, { m->l[0].head, m->l[1].head }, { m->l[0].tail, m->l[1].tail } };
+}
+
+static inline void dpos_keep(const struct dpos *s, struct dmtf *m)
+{
+	m->n = s->n;
+	for (int l = 0; l < 2; l++) {
+		m->l[l].head = s->head[l];
+		m->l[l].tail = s->tail[l];
+	}
+}
+
+static inline void dmtf_push(struct dmtf *m, struct dpos *s, uint64_t v, uint32_t l)
+{
+	uint32_t *e = m->l[l].e;
+
+	if (__builtin_expect(s->tail[l] == 2 * PK_WINDOW, 0)) { /* the entries to the front */
 		uint32_t k;
 
-		while (d->head < d->tail && d->e[d->head] + PK_WINDOW < m->n) /* out of the window */
-			d->head++;
-		k = d->tail - d->head; /* at most PK_WINDOW: the stamps of a window */
-
-		memmove(d->e, d->e + d->head, k * sizeof(d->e[0]));
-		d->head = 0;
-		d->tail = k;
+		while (s->head[l] < s->tail[l] && e[s->head[l]] + PK_WINDOW < s->n) /* left */
+			s->head[l]++;
+		k = s->tail[l] - s->head[l]; /* at most PK_WINDOW: the stamps of a window */
+		memmove(e, e + s->head[l], k * sizeof(e[0]));
+		s->head[l] = 0;
+		s->tail[l] = k;
 	}
-	m->val[m->n & PK_WMASK].v = v;
-	d->e[d->tail++] = m->n++;
+	m->val[s->n & PK_WMASK].v = v;
+	e[s->tail[l]++] = s->n++;
 }
 
 /* ---- the decoder's state ----------------------------------------------------------------- */
@@ -344,8 +367,9 @@ struct daux {
 };
 
 static inline __attribute__((always_inline)) int dec_hex(struct pk_dec *d, struct dmtf *m,
-							 struct dcol *c, uint64_t *last,
-							 uint64_t *v, struct daux *ax, uint32_t p)
+							 struct dpos *s, struct dcol *c,
+							 uint64_t *last, uint64_t *v,
+							 struct daux *ax, uint32_t p)
 {
 	uint64_t code, dv;
 
@@ -355,27 +379,27 @@ static inline __attribute__((always_inline)) int dec_hex(struct pk_dec *d, struc
 		if (dcol_get(&d->col[K_HEXLIT], &dv))
 			return bad(d, "hex literal column cut", p);
 		*v = *last + (uint64_t)unzig(dv);
-		ax->pos = m->n & PK_WMASK;
+		ax->pos = s->n & PK_WMASK;
 		m->val[ax->pos].aux[0] = m->val[ax->pos].aux[1] = 0;
 		ax->g = 0;
 		ax->l = 1;
-		dmtf_push(m, *v, 1);
+		dmtf_push(m, s, *v, 1);
 	} else {
 		uint32_t l = (uint32_t)((code - 1) & 1), i;
 		uint64_t rank = (code - 1) >> 1;
-		struct dlist *dl = &m->l[l];
+		uint32_t *e = m->l[l].e;
 
-		if (rank >= dl->tail - dl->head)
+		if (rank >= s->tail[l] - s->head[l])
 			return bad(d, "hex rank past its list", p);
-		i = dl->tail - 1 - (uint32_t)rank;
-		if (dl->e[i] + PK_WINDOW < m->n) /* it left the window: the rank is past the list */
+		i = s->tail[l] - 1 - (uint32_t)rank;
+		if (e[i] + PK_WINDOW < s->n) /* it left the window: the rank is past the list */
 			return bad(d, "hex rank past its list", p);
 		{
-			uint32_t o = dl->e[i] & PK_WMASK;
+			uint32_t o = e[i] & PK_WMASK;
 			uint32_t a0 = m->val[o].aux[0], a1 = m->val[o].aux[1];
 
 			*v = m->val[o].v;
-			ax->pos = m->n & PK_WMASK;
+			ax->pos = s->n & PK_WMASK;
 			m->val[ax->pos].aux[0] = a0;
 			m->val[ax->pos].aux[1] = a1;
 			ax->g = l ? a0 : a1;
@@ -384,13 +408,13 @@ static inline __attribute__((always_inline)) int dec_hex(struct pk_dec *d, struc
 		if (rank < DMOVE) { /* one fixed move, inline: no call, no branch on the size */
 			uint32_t t[DMOVE];
 
-			memcpy(t, dl->e + i + 1, sizeof(t));
-			memcpy(dl->e + i, t, sizeof(t));
+			memcpy(t, e + i + 1, sizeof(t));
+			memcpy(e + i, t, sizeof(t));
 		} else {
-			memmove(dl->e + i, dl->e + i + 1, (size_t)rank * sizeof(dl->e[0]));
+			memmove(e + i, e + i + 1, (size_t)rank * sizeof(e[0]));
 		}
-		dl->tail--;
-		dmtf_push(m, *v, l ^ 1);
+		s->tail[l]--;
+		dmtf_push(m, s, *v, l ^ 1);
 	}
 	*last = *v;
 	return 0;
@@ -426,10 +450,12 @@ static __attribute__((noinline)) int dec_events(struct pk_dec *d, uint8_t *o, si
 	struct dmtf *m = d->cur;
 	struct daux ax = { 0, 0, 0 };
 	const struct dfield *f;
+	struct dpos st;
 	size_t off = PK_HDR;
 	uint64_t v = 0;
 	int ret;
 
+	dpos_load(&st, m);
 /* The field done: its low size bytes stored (the block has 8 to spare), on to the next op. */
 #define NEXT_FIELD()                                                                               \
 	do {                                                                                       \
@@ -477,7 +503,7 @@ static __attribute__((noinline)) int dec_events(struct pk_dec *d, uint8_t *o, si
 		f = pl->f;
 		goto *f->go;
 	hex:
-		if ((ret = dec_hex(d, m, f->col, f->last, &v, &ax, p)))
+		if ((ret = dec_hex(d, m, &st, f->col, f->last, &v, &ax, p)))
 			return ret;
 		NEXT_FIELD();
 	u:
@@ -546,6 +572,7 @@ static __attribute__((noinline)) int dec_events(struct pk_dec *d, uint8_t *o, si
 	end:;
 	}
 #undef NEXT_FIELD
+	dpos_keep(&st, m);
 	return off == len ? 0 : bad(d, "events past their packet", p);
 }
 
