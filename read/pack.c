@@ -134,15 +134,15 @@ static int dcol_uv(struct dcol *c, uint64_t *v)
  * which: from one 8-byte load (version 1), or the first byte here and the
  * next from the column of the bytes after the first (version 2), taken or
  * not by the first byte's top bit (read unchecked: at the end of its
- * column it is padding, 0x80, which sends a two-byte varint to dcol_uv).  A one-byte path first, taken when the
- * first byte is a whole value, was mispredicted for every two-byte value:
- * at 60 threads, where ranks pass 64 (two bytes), that cost 7-11% of
- * decoding version 1.
+ * column it is padding, 0x80, which sends a two-byte varint to dcol_uv).
+ * A one-byte path first, taken when the first byte is a whole value, was
+ * mispredicted for every two-byte value: at 60 threads, where ranks pass
+ * 64 (two bytes), that cost 7-11% of decoding version 1.  h is c->hi, which the callers hold (in a plan, in a
+ * local): one load fewer before the bytes, on the way to every value.
  */
-static inline __attribute__((always_inline)) int dcol_get(struct dcol *c, uint64_t *v)
+static inline __attribute__((always_inline)) int dcol_get(struct dcol *c, struct dcol *h,
+							  uint64_t *v)
 {
-	struct dcol *h = c->hi;
-
 	if (h) { /* version 2, a column cut in two: the first byte here, the next in h */
 		const uint8_t *cp = c->p, *hp = h->p;
 
@@ -274,10 +274,10 @@ enum {
 struct dplan {
 	bool ready;
 	uint32_t need[2]; /* bytes an event needs: header (short, extended) and fixed fields */
-	struct dcol *ts;
+	struct dcol *ts, *ts_hi;
 	struct dfield {
 		const void *go; /* the code of op, in dec_events */
-		struct dcol *col;
+		struct dcol *col, *hi; /* its column and that column's hi */
 		uint64_t *last; /* a hex field's value before */
 		uint8_t op, size, name;
 	} f[RIP_EVENT_MAX_FIELDS + 1]; /* D_END after the last */
@@ -319,6 +319,7 @@ static struct dplan *dec_plan(struct pk_dec *d, const struct ev_type *t, const v
 	if (pl->ready)
 		return pl;
 	pl->ts = dec_col(d, K_TS(t->id));
+	pl->ts_hi = pl->ts->hi;
 	pl->need[0] = 4 + t->fixed;
 	pl->need[1] = 13 + t->fixed;
 	for (uint32_t i = 0; i < t->nfields; i++) {
@@ -342,6 +343,7 @@ static struct dplan *dec_plan(struct pk_dec *d, const struct ev_type *t, const v
 		pl->f[i].size = (uint8_t)rip_field_size(t->fields[i].type);
 		pl->f[i].name = pred_name(&d->pred, t, i);
 		pl->f[i].col = dec_col(d, field_key(t, i, d->version));
+		pl->f[i].hi = pl->f[i].col->hi;
 		pl->f[i].last = &d->last[t->id][i];
 	}
 	pl->f[t->nfields].op = D_END;
@@ -368,15 +370,17 @@ struct daux {
 
 static inline __attribute__((always_inline)) int dec_hex(struct pk_dec *d, struct dmtf *m,
 							 struct dpos *s, struct dcol *c,
-							 uint64_t *last, uint64_t *v,
+							 struct dcol *ch, uint64_t *last, uint64_t *v,
 							 struct daux *ax, uint32_t p)
 {
 	uint64_t code, dv;
 
-	if (dcol_get(c, &code))
+	if (dcol_get(c, ch, &code))
 		return bad(d, "hex code column cut", p);
 	if (!code) {
-		if (dcol_get(&d->col[K_HEXLIT], &dv))
+		struct dcol *lit = &d->col[K_HEXLIT];
+
+		if (dcol_get(lit, lit->hi, &dv))
 			return bad(d, "hex literal column cut", p);
 		*v = *last + (uint64_t)unzig(dv);
 		ax->pos = s->n & PK_WMASK;
@@ -446,7 +450,7 @@ static __attribute__((noinline)) int dec_events(struct pk_dec *d, uint8_t *o, si
 		[D_HEX] = &&hex, [D_U] = &&u,	  [D_S] = &&s,	   [D_UG] = &&ug,   [D_SG] = &&sg,
 		[D_U1] = &&u1,	 [D_S1] = &&s1,	  [D_STR] = &&str, [D_ARR] = &&arr, [D_END] = &&end,
 	};
-	struct dcol *evid = &d->col[K_EVID];
+	struct dcol *evid = &d->col[K_EVID], *evh = evid->hi;
 	struct dmtf *m = d->cur;
 	struct daux ax = { 0, 0, 0 };
 	const struct dfield *f;
@@ -469,7 +473,7 @@ static __attribute__((noinline)) int dec_events(struct pk_dec *d, uint8_t *o, si
 		struct dplan *pl;
 		uint64_t code, dt;
 
-		if (dcol_get(evid, &code))
+		if (dcol_get(evid, evh, &code))
 			return bad(d, "event id column cut", p);
 		if (code >= 2 * EV_MAX_TYPES)
 			return bad(d, "unknown event id", p);
@@ -482,7 +486,7 @@ static __attribute__((noinline)) int dec_events(struct pk_dec *d, uint8_t *o, si
 				return bad(d, "unknown event id", p);
 			pl = d->bycode[code] = dec_plan(d, t, go);
 		}
-		if (dcol_get(pl->ts, &dt))
+		if (dcol_get(pl->ts, pl->ts_hi, &dt))
 			return bad(d, "time column cut", p);
 		if (len - off < pl->need[code & 1])
 			return bad(d, "event past its packet's end", p);
@@ -503,38 +507,38 @@ static __attribute__((noinline)) int dec_events(struct pk_dec *d, uint8_t *o, si
 		f = pl->f;
 		goto *f->go;
 	hex:
-		if ((ret = dec_hex(d, m, &st, f->col, f->last, &v, &ax, p)))
+		if ((ret = dec_hex(d, m, &st, f->col, f->hi, f->last, &v, &ax, p)))
 			return ret;
 		NEXT_FIELD();
 	u:
-		if (dcol_get(f->col, &v))
+		if (dcol_get(f->col, f->hi, &v))
 			return bad(d, "field column cut", p);
 		v = pred_value(&d->pred, f->name, v);
 		NEXT_FIELD();
 	s:
-		if (dcol_get(f->col, &v))
+		if (dcol_get(f->col, f->hi, &v))
 			return bad(d, "field column cut", p);
 		v = (uint64_t)unzig(pred_value(&d->pred, f->name, v));
 		NEXT_FIELD();
 	ug: /* version 3: the guess of the value before */
-		if (dcol_get(f->col, &v))
+		if (dcol_get(f->col, f->hi, &v))
 			return bad(d, "field column cut", p);
 		v = pred_value_g(&d->pred, f->name, v, ax.g);
 		m->val[ax.pos].aux[ax.l] = aux_of(v);
 		NEXT_FIELD();
 	sg:
-		if (dcol_get(f->col, &v))
+		if (dcol_get(f->col, f->hi, &v))
 			return bad(d, "field column cut", p);
 		v = pred_value_g(&d->pred, f->name, v, ax.g);
 		m->val[ax.pos].aux[ax.l] = aux_of(v);
 		v = (uint64_t)unzig(v);
 		NEXT_FIELD();
 	u1:
-		if (dcol_get(f->col, &v))
+		if (dcol_get(f->col, f->hi, &v))
 			return bad(d, "field column cut", p);
 		NEXT_FIELD();
 	s1:
-		if (dcol_get(f->col, &v))
+		if (dcol_get(f->col, f->hi, &v))
 			return bad(d, "field column cut", p);
 		v = (uint64_t)unzig(v);
 		NEXT_FIELD();
