@@ -259,16 +259,16 @@ static inline void dmtf_push(struct dmtf *m, struct dpos *s, uint64_t v, uint32_
  * where a switch in a loop took a load, a table's lookup and two jumps).
  */
 enum {
-	D_HEX,	/* a hex value, from its list or its literal */
-	D_U,	/* an integer against the guess of its name (version 2 on) */
-	D_S,	/* the same, signed (the guess on its zigzag) */
-	D_UG,	/* an integer right after a hex field (version 3): two guesses */
-	D_SG,	/* the same, signed */
-	D_U1,	/* an integer as it is (version 1) */
-	D_S1,	/* the same, signed (zigzag) */
-	D_STR,	/* a string, its NUL included */
-	D_ARR,	/* an array of u64 */
-	D_END	/* after the last field */
+	D_HEX, /* a hex value, from its list or its literal */
+	D_U,   /* an integer against the guess of its name (version 2 on) */
+	D_S,   /* the same, signed (the guess on its zigzag) */
+	D_UG,  /* an integer right after a hex field (version 3): two guesses */
+	D_SG,  /* the same, signed */
+	D_U1,  /* an integer as it is (version 1) */
+	D_S1,  /* the same, signed (zigzag) */
+	D_STR, /* a string, its NUL included */
+	D_ARR, /* an array of u64 */
+	D_END  /* after the last field */
 };
 
 struct dplan {
@@ -276,9 +276,9 @@ struct dplan {
 	uint32_t need[2]; /* bytes an event needs: header (short, extended) and fixed fields */
 	struct dcol *ts, *ts_hi;
 	struct dfield {
-		const void *go; /* the code of op, in dec_events */
+		const void *go;	       /* the code of op, in dec_events */
 		struct dcol *col, *hi; /* its column and that column's hi */
-		uint64_t *last; /* a hex field's value before */
+		uint64_t *last;	       /* a hex field's value before */
 		uint8_t op, size, name;
 	} f[RIP_EVENT_MAX_FIELDS + 1]; /* D_END after the last */
 };
@@ -292,7 +292,7 @@ struct pk_dec {
 	uint32_t key[PK_MAXCOLS];
 	struct dcol col[PK_MAXCOLS];
 	struct dplan plan[EV_MAX_TYPES];
-	struct dplan *bycode[2 * EV_MAX_TYPES]; /* by an event's code (read/packfmt.h), once checked */
+	struct dplan *bycode[2 * EV_MAX_TYPES]; /* by event code (id << 1 | extended) */
 	uint64_t last[EV_MAX_TYPES][RIP_EVENT_MAX_FIELDS];
 	struct dmtf *mtf[PK_NSTREAMS]; /* each stream's lists, made as streams come */
 	struct pk_streams streams;     /* of the block */
@@ -370,8 +370,8 @@ struct daux {
 
 static inline __attribute__((always_inline)) int dec_hex(struct pk_dec *d, struct dmtf *m,
 							 struct dpos *s, struct dcol *c,
-							 struct dcol *ch, uint64_t *last, uint64_t *v,
-							 struct daux *ax, uint32_t p)
+							 struct dcol *ch, uint64_t *last,
+							 uint64_t *v, struct daux *ax, uint32_t p)
 {
 	uint64_t code, dv;
 
@@ -442,13 +442,49 @@ static inline void st32(uint8_t *p, uint32_t v)
 	*(u32_any *)p = v;
 }
 
+/* A string field from c into o + *off, its NUL included: 0, or -1 past the packet or column. */
+static inline __attribute__((always_inline)) int dec_str(struct dcol *c, uint8_t *o, size_t len,
+							 size_t *off)
+{
+	size_t max = len - *off < RIP_STRING_MAX ? len - *off : RIP_STRING_MAX;
+	const uint8_t *nul;
+
+	if ((size_t)(c->end - c->p) < max)
+		max = (size_t)(c->end - c->p);
+	nul = memchr(c->p, 0, max);
+	if (!nul)
+		return -1;
+	max = (size_t)(nul - c->p) + 1;
+	memcpy(o + *off, dcol_bytes(c, max), max);
+	*off += max;
+	return 0;
+}
+
+/* An array field from c into o + *off: 0, or -1 past the packet or column. */
+static inline __attribute__((always_inline)) int dec_arr(struct dcol *c, uint8_t *o, size_t len,
+							 size_t *off)
+{
+	const uint8_t *src;
+	uint64_t n;
+	uint32_t n32;
+
+	if (dcol_uv(c, &n) || n > RIP_ARRAY_MAX || len - *off < 4 + n * 8 ||
+	    !(src = dcol_bytes(c, n * 8)))
+		return -1;
+	n32 = (uint32_t)n;
+	memcpy(o + *off, &n32, 4);
+	memcpy(o + *off + 4, src, n * 8);
+	*off += 4 + n * 8;
+	return 0;
+}
+
 /* The events of one coded packet into o[PK_HDR .. len). */
 static __attribute__((noinline)) int dec_events(struct pk_dec *d, uint8_t *o, size_t len,
-						 uint64_t ts, uint32_t p)
+						uint64_t ts, uint32_t p)
 {
 	static const void *const go[] = {
-		[D_HEX] = &&hex, [D_U] = &&u,	  [D_S] = &&s,	   [D_UG] = &&ug,   [D_SG] = &&sg,
-		[D_U1] = &&u1,	 [D_S1] = &&s1,	  [D_STR] = &&str, [D_ARR] = &&arr, [D_END] = &&end,
+		[D_HEX] = &&hex, [D_U] = &&u,	[D_S] = &&s,	 [D_UG] = &&ug,	  [D_SG] = &&sg,
+		[D_U1] = &&u1,	 [D_S1] = &&s1, [D_STR] = &&str, [D_ARR] = &&arr, [D_END] = &&end,
 	};
 	struct dcol *evid = &d->col[K_EVID], *evh = evid->hi;
 	struct dmtf *m = d->cur;
@@ -466,7 +502,7 @@ static __attribute__((noinline)) int dec_events(struct pk_dec *d, uint8_t *o, si
 		st64(o + off, v);                                                                  \
 		off += f->size;                                                                    \
 		f++;                                                                               \
-		goto *f->go;                                                                       \
+		goto * f->go;                                                                      \
 	} while (0)
 
 	while (off < len) {
@@ -499,81 +535,62 @@ static __attribute__((noinline)) int dec_events(struct pk_dec *d, uint8_t *o, si
 			memcpy(o + off + 5, &ts, 8);
 			off += 13;
 		} else {
+			uint32_t low;
+
 			ts += dt;
-			st32(o + off,
-			     (uint32_t)(code >> 1) | (uint32_t)(ts & ((1ull << RIP_EVENT_TS_BITS) - 1)) << 5);
+			low = (uint32_t)(ts & ((1ull << RIP_EVENT_TS_BITS) - 1));
+			st32(o + off, (uint32_t)(code >> 1) | low << 5);
 			off += 4;
 		}
 		f = pl->f;
-		goto *f->go;
-	hex:
+		goto * f->go;
+hex:
 		if ((ret = dec_hex(d, m, &st, f->col, f->hi, f->last, &v, &ax, p)))
 			return ret;
 		NEXT_FIELD();
-	u:
+u:
 		if (dcol_get(f->col, f->hi, &v))
 			return bad(d, "field column cut", p);
 		v = pred_value(&d->pred, f->name, v);
 		NEXT_FIELD();
-	s:
+s:
 		if (dcol_get(f->col, f->hi, &v))
 			return bad(d, "field column cut", p);
 		v = (uint64_t)unzig(pred_value(&d->pred, f->name, v));
 		NEXT_FIELD();
-	ug: /* version 3: the guess of the value before */
+ug: /* version 3: the guess of the value before */
 		if (dcol_get(f->col, f->hi, &v))
 			return bad(d, "field column cut", p);
 		v = pred_value_g(&d->pred, f->name, v, ax.g);
 		m->val[ax.pos].aux[ax.l] = aux_of(v);
 		NEXT_FIELD();
-	sg:
+sg:
 		if (dcol_get(f->col, f->hi, &v))
 			return bad(d, "field column cut", p);
 		v = pred_value_g(&d->pred, f->name, v, ax.g);
 		m->val[ax.pos].aux[ax.l] = aux_of(v);
 		v = (uint64_t)unzig(v);
 		NEXT_FIELD();
-	u1:
+u1:
 		if (dcol_get(f->col, f->hi, &v))
 			return bad(d, "field column cut", p);
 		NEXT_FIELD();
-	s1:
+s1:
 		if (dcol_get(f->col, f->hi, &v))
 			return bad(d, "field column cut", p);
 		v = (uint64_t)unzig(v);
 		NEXT_FIELD();
-	str: {
-		struct dcol *c = f->col;
-		size_t max = len - off < RIP_STRING_MAX ? len - off : RIP_STRING_MAX;
-		const uint8_t *nul;
-
-		if ((size_t)(c->end - c->p) < max)
-			max = (size_t)(c->end - c->p);
-		nul = memchr(c->p, 0, max);
-		if (!nul)
+str:
+		if (dec_str(f->col, o, len, &off))
 			return bad(d, "string past its packet or column", p);
-		max = (size_t)(nul - c->p) + 1;
-		memcpy(o + off, dcol_bytes(c, max), max);
-		off += max;
 		f++;
-		goto *f->go;
-	}
-	arr: {
-		struct dcol *c = f->col;
-		const uint8_t *src;
-		uint32_t c32;
-
-		if (dcol_uv(c, &v) || v > RIP_ARRAY_MAX || len - off < 4 + v * 8 ||
-		    !(src = dcol_bytes(c, v * 8)))
+		goto * f->go;
+arr:
+		if (dec_arr(f->col, o, len, &off))
 			return bad(d, "array past its packet or column", p);
-		c32 = (uint32_t)v;
-		memcpy(o + off, &c32, 4);
-		memcpy(o + off + 4, src, v * 8);
-		off += 4 + v * 8;
 		f++;
-		goto *f->go;
-	}
-	end:;
+		goto * f->go;
+end:;
 	}
 #undef NEXT_FIELD
 	dpos_keep(&st, m);
