@@ -137,8 +137,9 @@ static int dcol_uv(struct dcol *c, uint64_t *v)
  * column it is padding, 0x80, which sends a two-byte varint to dcol_uv).
  * A one-byte path first, taken when the first byte is a whole value, was
  * mispredicted for every two-byte value: at 60 threads, where ranks pass
- * 64 (two bytes), that cost 7-11% of decoding version 1.  h is c->hi, which the callers hold (in a plan, in a
- * local): one load fewer before the bytes, on the way to every value.
+ * 64 (two bytes), that cost 7-11% of decoding version 1.  h is c->hi,
+ * which the callers hold (in a plan, in a local): one load fewer before
+ * the bytes, on the way to every value.
  */
 static inline __attribute__((always_inline)) int dcol_get(struct dcol *c, struct dcol *h,
 							  uint64_t *v)
@@ -209,9 +210,9 @@ struct dmtf {
 
 /*
  * The counters of a stream's lists while a packet is decoded: locals, which
- * the stores into the lists (uint32_t as they are) cannot alias, so they
- * stay in registers rather than go through memory from one value to the
- * next.
+ * no store into the lists can reach, so they stay in registers rather than
+ * go through memory from one value to the next (in struct dlist, uint32_t
+ * as the stamps stored, they did).
  */
 struct dpos {
 	uint32_t n, head[2], tail[2];
