@@ -79,25 +79,30 @@ int pk_peek(const uint8_t *blk, size_t len, struct pk_hdr *hdr, char *err, size_
 }
 
 /*
- * A column as read: its bytes (p, len) and how far they are taken (pos).
- * Varints are decoded as they are taken, one or two bytes (the usual) on
- * the inline path: decoding every varint column into an array of values
- * first, then taking them from there, cost 10% more.
+ * A column as read: its next byte p and its end.  Varints are decoded as
+ * they are taken, one or two bytes (the usual) on the inline path:
+ * decoding every varint column into an array of values first, then taking
+ * them from there, cost 10% more.  Every column is followed by DPAD bytes
+ * of 0x80 in the decoder's buffer, so a byte at p <= end can be read
+ * without a check (a varint's byte with its top bit: the read goes to the
+ * checked path).  The cursors are pointers, which the stores of the
+ * decoded fields (typed, below) cannot alias, so the compiler may keep
+ * them in registers.
  */
+#define DPAD 16u
+
 struct dcol {
-	const uint8_t *p;
-	size_t len, pos;
+	const uint8_t *p, *end;
 	struct dcol *hi; /* where the bytes after a varint's first are (read/packfmt.h), or NULL */
 };
 
 static const uint8_t *dcol_bytes(struct dcol *c, size_t n)
 {
-	const uint8_t *p;
+	const uint8_t *p = c->p;
 
-	if (c->len - c->pos < n)
+	if ((size_t)(c->end - p) < n)
 		return NULL;
-	p = c->p + c->pos;
-	c->pos += n;
+	c->p = p + n;
 	return p;
 }
 
@@ -110,9 +115,9 @@ static int dcol_uv(struct dcol *c, uint64_t *v)
 	for (uint32_t sh = 0; sh < 64; sh += 7) {
 		uint8_t b;
 
-		if (s->pos >= s->len)
+		if (s->p >= s->end)
 			return -1;
-		b = s->p[s->pos++];
+		b = *s->p++;
 		x |= (uint64_t)(b & 0x7f) << sh;
 		if (b < 0x80) {
 			*v = x;
@@ -128,41 +133,44 @@ static int dcol_uv(struct dcol *c, uint64_t *v)
  * The next varint of c.  One or two bytes (the usual) without a branch on
  * which: from one 8-byte load (version 1), or the first byte here and the
  * next from the column of the bytes after the first (version 2), taken or
- * not by the first byte's top bit.  A one-byte path first, taken when the
- * first byte is a whole value, was mispredicted for every two-byte value:
- * at 60 threads, where ranks pass 64 (two bytes), that cost 7-11% of
- * decoding version 1.
+ * not by the first byte's top bit (read unchecked: at the end of its
+ * column it is padding, 0x80, which sends a two-byte varint to dcol_uv).
+ * A one-byte path first, taken when the first byte is a whole value, was
+ * mispredicted for every two-byte value: at 60 threads, where ranks pass
+ * 64 (two bytes), that cost 7-11% of decoding version 1.  h is c->hi,
+ * which the callers hold (in a plan, in a local): one load fewer before
+ * the bytes, on the way to every value.
  */
-static inline int dcol_get(struct dcol *c, uint64_t *v)
+static inline __attribute__((always_inline)) int dcol_get(struct dcol *c, struct dcol *h,
+							  uint64_t *v)
 {
-	struct dcol *h = c->hi;
-
 	if (h) { /* version 2, a column cut in two: the first byte here, the next in h */
-		if (__builtin_expect(c->pos < c->len, 1)) {
-			uint64_t b0 = c->p[c->pos], more = b0 >> 7;
-			uint64_t b1 = h->pos < h->len ? h->p[h->pos] : 0x80; /* none: not taken */
+		const uint8_t *cp = c->p, *hp = h->p;
+
+		if (__builtin_expect(cp < c->end, 1)) {
+			uint64_t b0 = *cp, more = b0 >> 7, b1 = *hp;
 
 			if (__builtin_expect(!(more & (b1 >> 7)), 1)) {
 				*v = (b0 & 0x7f) | ((b1 << 7) & (0 - more));
-				c->pos++;
-				h->pos += more;
+				c->p = cp + 1;
+				h->p = hp + more;
 				return 0;
 			}
 		}
 		return dcol_uv(c, v);
 	}
-	if (__builtin_expect(c->len - c->pos >= 8, 1)) {
+	if (__builtin_expect(c->end - c->p >= 8, 1)) {
 		uint64_t w, stop;
 		uint32_t n;
 
-		memcpy(&w, c->p + c->pos, 8);
+		memcpy(&w, c->p, 8);
 		stop = ~w & 0x8080808080808080ull;
 		n = stop ? (uint32_t)__builtin_ctzll(stop) / 8 + 1 : 9;
 		if (__builtin_expect(n <= 2, 1)) {
 			uint64_t x = (w & 0x7f) | ((w >> 1) & 0x3f80);
 
 			*v = n == 1 ? (x & 0x7f) : x;
-			c->pos += n;
+			c->p += n;
 			return 0;
 		}
 	}
@@ -174,9 +182,13 @@ static inline int dcol_get(struct dcol *c, uint64_t *v)
  * from head to tail, and the value of stamp s at val[s % PK_WINDOW].  The
  * rank of an entry counts from the newest, so the usual small rank is an
  * entry near the tail, taken out by moving the few stamps after it.  The
- * same entries as the coder's bitmaps (read/packfmt.h): a stamp older than
- * the window leaves at the front, and its value's place is taken by the
- * stamp PK_WINDOW newer only once it has left.  (The lists held (value,
+ * same entries as the coder's bitmaps (read/packfmt.h), but for the stamps
+ * older than the window: they stay at the front until the list is moved to
+ * the front of its array, and a rank that lands on one is past the list
+ * (the stamps grow from head to tail, so the entry of a rank is in the
+ * list iff its own stamp is in the window; its value's place may be taken
+ * already).  Dropping them one at a time, before every code, was 16
+ * instructions an event of the 480 of decoding.  (The lists held (value,
  * stamp) pairs, 16 bytes moved an entry against 4 now: the move was a
  * quarter of the decoder's time at 1 thread, a third at 60.)
  */
@@ -196,48 +208,80 @@ struct dmtf {
 	uint32_t n; /* stamps used */
 };
 
-static inline void dmtf_push(struct dmtf *m, uint64_t v, uint32_t l)
+/*
+ * The counters of a stream's lists while a packet is decoded: locals, which
+ * no store into the lists can reach, so they stay in registers rather than
+ * go through memory from one value to the next (in struct dlist, uint32_t
+ * as the stamps stored, they did).
+ */
+struct dpos {
+	uint32_t n, head[2], tail[2];
+};
+
+static inline void dpos_load(struct dpos *s, const struct dmtf *m)
 {
-	struct dlist *d = &m->l[l];
-
-	if (__builtin_expect(d->tail == 2 * PK_WINDOW, 0)) { /* the entries to the front */
-		uint32_t k = d->tail - d->head;
-
-		memmove(d->e, d->e + d->head, k * sizeof(d->e[0]));
-		d->head = 0;
-		d->tail = k;
-	}
-	m->val[m->n & PK_WMASK].v = v;
-	d->e[d->tail++] = m->n++;
+	*s = (struct dpos){ m->n, { m->l[0].head, m->l[1].head }, { m->l[0].tail, m->l[1].tail } };
 }
 
-/* Entries older than the window leave, before a code is read at stamp n. */
-static inline void dmtf_age(struct dmtf *m)
+static inline void dpos_keep(const struct dpos *s, struct dmtf *m)
 {
-	uint32_t lim;
-
-	if (m->n < PK_WINDOW)
-		return;
-	lim = m->n - PK_WINDOW;
+	m->n = s->n;
 	for (int l = 0; l < 2; l++) {
-		struct dlist *d = &m->l[l];
-
-		while (d->head < d->tail && d->e[d->head] < lim)
-			d->head++;
+		m->l[l].head = s->head[l];
+		m->l[l].tail = s->tail[l];
 	}
+}
+
+static inline void dmtf_push(struct dmtf *m, struct dpos *s, uint64_t v, uint32_t l)
+{
+	uint32_t *e = m->l[l].e;
+
+	if (__builtin_expect(s->tail[l] == 2 * PK_WINDOW, 0)) { /* the entries to the front */
+		uint32_t k;
+
+		while (s->head[l] < s->tail[l] && e[s->head[l]] + PK_WINDOW < s->n) /* left */
+			s->head[l]++;
+		k = s->tail[l] - s->head[l]; /* at most PK_WINDOW: the stamps of a window */
+		memmove(e, e + s->head[l], k * sizeof(e[0]));
+		s->head[l] = 0;
+		s->tail[l] = k;
+	}
+	m->val[s->n & PK_WMASK].v = v;
+	e[s->tail[l]++] = s->n++;
 }
 
 /* ---- the decoder's state ----------------------------------------------------------------- */
 
+/*
+ * What to do with each field of a type, the block's version and the field
+ * before taken into account once, when the plan is made: a field's op is
+ * all the decoding loop branches on, through the address of the op's code
+ * (go, a GNU C label as value: one indirect jump at the end of each op,
+ * where a switch in a loop took a load, a table's lookup and two jumps).
+ */
+enum {
+	D_HEX, /* a hex value, from its list or its literal */
+	D_U,   /* an integer against the guess of its name (version 2 on) */
+	D_S,   /* the same, signed (the guess on its zigzag) */
+	D_UG,  /* an integer right after a hex field (version 3): two guesses */
+	D_SG,  /* the same, signed */
+	D_U1,  /* an integer as it is (version 1) */
+	D_S1,  /* the same, signed (zigzag) */
+	D_STR, /* a string, its NUL included */
+	D_ARR, /* an array of u64 */
+	D_END  /* after the last field */
+};
+
 struct dplan {
 	bool ready;
-	uint32_t nf;
-	uint32_t fixed; /* the type's fixed-size bytes (its ev_type's, here at hand) */
-	struct dcol *ts;
-	struct {
+	uint32_t need[2]; /* bytes an event needs: header (short, extended) and fixed fields */
+	struct dcol *ts, *ts_hi;
+	struct dfield {
+		const void *go;	       /* the code of op, in dec_events */
+		struct dcol *col, *hi; /* its column and that column's hi */
+		uint64_t *last;	       /* a hex field's value before */
 		uint8_t op, size, name;
-		struct dcol *col;
-	} f[RIP_EVENT_MAX_FIELDS];
+	} f[RIP_EVENT_MAX_FIELDS + 1]; /* D_END after the last */
 };
 
 struct pk_dec {
@@ -249,12 +293,11 @@ struct pk_dec {
 	uint32_t key[PK_MAXCOLS];
 	struct dcol col[PK_MAXCOLS];
 	struct dplan plan[EV_MAX_TYPES];
+	struct dplan *bycode[2 * EV_MAX_TYPES]; /* by event code (id << 1 | extended) */
 	uint64_t last[EV_MAX_TYPES][RIP_EVENT_MAX_FIELDS];
 	struct dmtf *mtf[PK_NSTREAMS]; /* each stream's lists, made as streams come */
 	struct pk_streams streams;     /* of the block */
 	struct dmtf *cur;	       /* the lists of the packet being decoded */
-	uint32_t aux_pos, aux_l;       /* the hex value decoded last: its position, its list */
-	uint64_t aux_g;		       /* and the guess of the integer field after it */
 	struct pred pred;
 	uint32_t version; /* of the block */
 	char *err;
@@ -270,21 +313,43 @@ static struct dcol *dec_col(struct pk_dec *d, uint32_t key)
 	return &d->col[K_OTHER];
 }
 
-static struct dplan *dec_plan(struct pk_dec *d, const struct ev_type *t)
+static struct dplan *dec_plan(struct pk_dec *d, const struct ev_type *t, const void *const *go)
 {
 	struct dplan *pl = &d->plan[t->id];
 
 	if (pl->ready)
 		return pl;
 	pl->ts = dec_col(d, K_TS(t->id));
-	pl->nf = t->nfields;
-	pl->fixed = t->fixed;
+	pl->ts_hi = pl->ts->hi;
+	pl->need[0] = 4 + t->fixed;
+	pl->need[1] = 13 + t->fixed;
 	for (uint32_t i = 0; i < t->nfields; i++) {
-		pl->f[i].op = field_op(t->fields[i].type);
+		uint8_t op = field_op(t->fields[i].type);
+		bool after_hex = i && d->version > 2 && pl->f[i - 1].op == D_HEX;
+
+		switch (op) {
+		case OP_HEX:
+			pl->f[i].op = D_HEX;
+			break;
+		case OP_STR:
+			pl->f[i].op = D_STR;
+			break;
+		case OP_ARR:
+			pl->f[i].op = D_ARR;
+			break;
+		default:
+			pl->f[i].op = d->version == 1 ? D_U1 : after_hex ? D_UG : D_U;
+			pl->f[i].op += op == OP_S; /* each signed op is after its unsigned */
+		}
 		pl->f[i].size = (uint8_t)rip_field_size(t->fields[i].type);
 		pl->f[i].name = pred_name(&d->pred, t, i);
 		pl->f[i].col = dec_col(d, field_key(t, i, d->version));
+		pl->f[i].hi = pl->f[i].col->hi;
+		pl->f[i].last = &d->last[t->id][i];
 	}
+	pl->f[t->nfields].op = D_END;
+	for (uint32_t i = 0; i <= t->nfields; i++)
+		pl->f[i].go = go[pl->f[i].op];
 	pl->ready = true;
 	return pl;
 }
@@ -294,96 +359,176 @@ static int bad(struct pk_dec *d, const char *what, uint32_t p)
 	return rr_fail(d->err, d->errlen, -EBADMSG, "packed block: %s (packet %u)", what, p);
 }
 
-static inline int dec_hex(struct pk_dec *d, struct dcol *c, uint64_t *last, uint64_t *v,
-			  uint32_t p)
+/*
+ * The hex value decoded last, for the integer field after it (version 3):
+ * its position in its stream's lists, the list it went to, and the guess
+ * it brings.
+ */
+struct daux {
+	uint32_t pos, l;
+	uint64_t g;
+};
+
+static inline __attribute__((always_inline)) int dec_hex(struct pk_dec *d, struct dmtf *m,
+							 struct dpos *s, struct dcol *c,
+							 struct dcol *ch, uint64_t *last,
+							 uint64_t *v, struct daux *ax, uint32_t p)
 {
-	struct dmtf *m = d->cur;
 	uint64_t code, dv;
 
-	if (dcol_get(c, &code))
+	if (dcol_get(c, ch, &code))
 		return bad(d, "hex code column cut", p);
-	dmtf_age(m);
 	if (!code) {
-		if (dcol_get(&d->col[K_HEXLIT], &dv))
+		struct dcol *lit = &d->col[K_HEXLIT];
+
+		if (dcol_get(lit, lit->hi, &dv))
 			return bad(d, "hex literal column cut", p);
 		*v = *last + (uint64_t)unzig(dv);
-		d->aux_pos = m->n & PK_WMASK;
-		m->val[d->aux_pos].aux[0] = m->val[d->aux_pos].aux[1] = 0;
-		d->aux_g = 0;
-		d->aux_l = 1;
-		dmtf_push(m, *v, 1);
+		ax->pos = s->n & PK_WMASK;
+		m->val[ax->pos].aux[0] = m->val[ax->pos].aux[1] = 0;
+		ax->g = 0;
+		ax->l = 1;
+		dmtf_push(m, s, *v, 1);
 	} else {
 		uint32_t l = (uint32_t)((code - 1) & 1), i;
 		uint64_t rank = (code - 1) >> 1;
-		struct dlist *dl = &m->l[l];
+		uint32_t *e = m->l[l].e;
 
-		if (rank >= dl->tail - dl->head)
+		if (rank >= s->tail[l] - s->head[l])
 			return bad(d, "hex rank past its list", p);
-		i = dl->tail - 1 - (uint32_t)rank;
+		i = s->tail[l] - 1 - (uint32_t)rank;
+		if (e[i] + PK_WINDOW < s->n) /* it left the window: the rank is past the list */
+			return bad(d, "hex rank past its list", p);
 		{
-			uint32_t o = dl->e[i] & PK_WMASK;
+			uint32_t o = e[i] & PK_WMASK;
 			uint32_t a0 = m->val[o].aux[0], a1 = m->val[o].aux[1];
 
 			*v = m->val[o].v;
-			d->aux_pos = m->n & PK_WMASK;
-			m->val[d->aux_pos].aux[0] = a0;
-			m->val[d->aux_pos].aux[1] = a1;
-			d->aux_g = l ? a0 : a1;
-			d->aux_l = l ^ 1;
+			ax->pos = s->n & PK_WMASK;
+			m->val[ax->pos].aux[0] = a0;
+			m->val[ax->pos].aux[1] = a1;
+			ax->g = l ? a0 : a1;
+			ax->l = l ^ 1;
 		}
 		if (rank < DMOVE) { /* one fixed move, inline: no call, no branch on the size */
 			uint32_t t[DMOVE];
 
-			memcpy(t, dl->e + i + 1, sizeof(t));
-			memcpy(dl->e + i, t, sizeof(t));
+			memcpy(t, e + i + 1, sizeof(t));
+			memcpy(e + i, t, sizeof(t));
 		} else {
-			memmove(dl->e + i, dl->e + i + 1, (size_t)rank * sizeof(dl->e[0]));
+			memmove(e + i, e + i + 1, (size_t)rank * sizeof(e[0]));
 		}
-		dl->tail--;
-		dmtf_push(m, *v, l ^ 1);
+		s->tail[l]--;
+		dmtf_push(m, s, *v, l ^ 1);
 	}
 	*last = *v;
 	return 0;
 }
 
-/* The value of an integer field's code c (version 1: the value itself). */
-static inline uint64_t dec_int(struct pk_dec *d, uint8_t name, uint64_t c)
+/*
+ * Stores of the decoded fields, typed: a store through a uint8_t (or memcpy)
+ * may alias anything, so the compiler would write the column cursors back
+ * to memory and load them again around every field.
+ */
+typedef uint64_t u64_any __attribute__((aligned(1)));
+typedef uint32_t u32_any __attribute__((aligned(1)));
+
+static inline void st64(uint8_t *p, uint64_t v)
 {
-	return d->version == 1 ? c : pred_value(&d->pred, name, c);
+	*(u64_any *)p = v;
+}
+
+static inline void st32(uint8_t *p, uint32_t v)
+{
+	*(u32_any *)p = v;
+}
+
+/* A string field from c into o + *off, its NUL included: 0, or -1 past the packet or column. */
+static inline __attribute__((always_inline)) int dec_str(struct dcol *c, uint8_t *o, size_t len,
+							 size_t *off)
+{
+	size_t max = len - *off < RIP_STRING_MAX ? len - *off : RIP_STRING_MAX;
+	const uint8_t *nul;
+
+	if ((size_t)(c->end - c->p) < max)
+		max = (size_t)(c->end - c->p);
+	nul = memchr(c->p, 0, max);
+	if (!nul)
+		return -1;
+	max = (size_t)(nul - c->p) + 1;
+	memcpy(o + *off, dcol_bytes(c, max), max);
+	*off += max;
+	return 0;
+}
+
+/* An array field from c into o + *off: 0, or -1 past the packet or column. */
+static inline __attribute__((always_inline)) int dec_arr(struct dcol *c, uint8_t *o, size_t len,
+							 size_t *off)
+{
+	const uint8_t *src;
+	uint64_t n;
+	uint32_t n32;
+
+	if (dcol_uv(c, &n) || n > RIP_ARRAY_MAX || len - *off < 4 + n * 8 ||
+	    !(src = dcol_bytes(c, n * 8)))
+		return -1;
+	n32 = (uint32_t)n;
+	memcpy(o + *off, &n32, 4);
+	memcpy(o + *off + 4, src, n * 8);
+	*off += 4 + n * 8;
+	return 0;
 }
 
 /* The events of one coded packet into o[PK_HDR .. len). */
-static int dec_events(struct pk_dec *d, uint8_t *o, size_t len, uint64_t ts, uint32_t p)
+static __attribute__((noinline)) int dec_events(struct pk_dec *d, uint8_t *o, size_t len,
+						uint64_t ts, uint32_t p)
 {
-	struct dcol *evid = &d->col[K_EVID];
+	static const void *const go[] = {
+		[D_HEX] = &&hex, [D_U] = &&u,	[D_S] = &&s,	 [D_UG] = &&ug,	  [D_SG] = &&sg,
+		[D_U1] = &&u1,	 [D_S1] = &&s1, [D_STR] = &&str, [D_ARR] = &&arr, [D_END] = &&end,
+	};
+	struct dcol *evid = &d->col[K_EVID], *evh = evid->hi;
+	struct dmtf *m = d->cur;
+	struct daux ax = { 0, 0, 0 };
+	const struct dfield *f;
+	struct dpos st;
 	size_t off = PK_HDR;
+	uint64_t v = 0;
 	int ret;
 
-	while (off < len) {
-		const struct ev_type *t;
-		struct dplan *pl;
-		uint64_t code, dt, id;
-		bool ext;
+	dpos_load(&st, m);
+/* The field done: its low size bytes stored (the block has 8 to spare), on to the next op. */
+#define NEXT_FIELD()                                                                               \
+	do {                                                                                       \
+		st64(o + off, v);                                                                  \
+		off += f->size;                                                                    \
+		f++;                                                                               \
+		goto * f->go;                                                                      \
+	} while (0)
 
-		if (dcol_get(evid, &code))
+	while (off < len) {
+		struct dplan *pl;
+		uint64_t code, dt;
+
+		if (dcol_get(evid, evh, &code))
 			return bad(d, "event id column cut", p);
-		id = code >> 1;
-		ext = code & 1;
-		if (id >= EV_MAX_TYPES || (!ext && id >= RIP_EVENT_ID_EXTENDED))
+		if (code >= 2 * EV_MAX_TYPES)
 			return bad(d, "unknown event id", p);
-		pl = &d->plan[id]; /* a plan is made for a valid type only */
-		if (__builtin_expect(!pl->ready, 0)) {
-			t = &d->types->t[id];
-			if (!t->valid)
+		pl = d->bycode[code];
+		if (__builtin_expect(!pl, 0)) {
+			uint64_t id = code >> 1;
+			const struct ev_type *t = &d->types->t[id];
+
+			if ((!(code & 1) && id >= RIP_EVENT_ID_EXTENDED) || !t->valid)
 				return bad(d, "unknown event id", p);
-			pl = dec_plan(d, t);
+			pl = d->bycode[code] = dec_plan(d, t, go);
 		}
-		if (dcol_get(pl->ts, &dt))
+		if (dcol_get(pl->ts, pl->ts_hi, &dt))
 			return bad(d, "time column cut", p);
-		if (len - off < (ext ? 13u : 4u) + pl->fixed)
+		if (len - off < pl->need[code & 1])
 			return bad(d, "event past its packet's end", p);
-		if (ext) {
-			uint32_t id32 = (uint32_t)id;
+		if (code & 1) {
+			uint32_t id32 = (uint32_t)(code >> 1);
 
 			ts += (uint64_t)unzig(dt);
 			o[off] = RIP_EVENT_ID_EXTENDED;
@@ -391,66 +536,65 @@ static int dec_events(struct pk_dec *d, uint8_t *o, size_t len, uint64_t ts, uin
 			memcpy(o + off + 5, &ts, 8);
 			off += 13;
 		} else {
-			uint32_t h;
+			uint32_t low;
 
 			ts += dt;
-			h = (uint32_t)id | (uint32_t)(ts & ((1ull << RIP_EVENT_TS_BITS) - 1)) << 5;
-			memcpy(o + off, &h, 4);
+			low = (uint32_t)(ts & ((1ull << RIP_EVENT_TS_BITS) - 1));
+			st32(o + off, (uint32_t)(code >> 1) | low << 5);
 			off += 4;
 		}
-		for (uint32_t i = 0, nf = pl->nf, hex = 0; i < nf; i++) {
-			struct dcol *c = pl->f[i].col;
-			uint32_t n = pl->f[i].size, after_hex = hex;
-			const uint8_t *src, *nul;
-			uint64_t v = 0;
-			uint32_t c32;
-			size_t max;
-
-			hex = 0;
-			switch (pl->f[i].op) {
-			case OP_STR:
-				max = len - off < RIP_STRING_MAX ? len - off : RIP_STRING_MAX;
-				if (c->len - c->pos < max)
-					max = c->len - c->pos;
-				nul = memchr(c->p + c->pos, 0, max);
-				if (!nul)
-					return bad(d, "string past its packet or column", p);
-				max = (size_t)(nul - (c->p + c->pos)) + 1;
-				memcpy(o + off, dcol_bytes(c, max), max);
-				off += max;
-				continue;
-			case OP_ARR:
-				if (dcol_uv(c, &v) || v > RIP_ARRAY_MAX || len - off < 4 + v * 8 ||
-				    !(src = dcol_bytes(c, v * 8)))
-					return bad(d, "array past its packet or column", p);
-				c32 = (uint32_t)v;
-				memcpy(o + off, &c32, 4);
-				memcpy(o + off + 4, src, v * 8);
-				off += 4 + v * 8;
-				continue;
-			case OP_HEX:
-				if ((ret = dec_hex(d, c, &d->last[id][i], &v, p)))
-					return ret;
-				hex = d->version > 2;
-				memcpy(o + off, &v, 8);
-				off += n;
-				continue;
-			default:
-				if (dcol_get(c, &v))
-					return bad(d, "field column cut", p);
-				if (after_hex) { /* version 3: the guess of the value before */
-					v = pred_value_g(&d->pred, pl->f[i].name, v, d->aux_g);
-					d->cur->val[d->aux_pos].aux[d->aux_l] = aux_of(v);
-				} else {
-					v = dec_int(d, pl->f[i].name, v);
-				}
-				if (pl->f[i].op == OP_S)
-					v = (uint64_t)unzig(v);
-			}
-			memcpy(o + off, &v, 8); /* the low n bytes count; the block has 8 to spare */
-			off += n;
-		}
+		f = pl->f;
+		goto * f->go;
+hex:
+		if ((ret = dec_hex(d, m, &st, f->col, f->hi, f->last, &v, &ax, p)))
+			return ret;
+		NEXT_FIELD();
+u:
+		if (dcol_get(f->col, f->hi, &v))
+			return bad(d, "field column cut", p);
+		v = pred_value(&d->pred, f->name, v);
+		NEXT_FIELD();
+s:
+		if (dcol_get(f->col, f->hi, &v))
+			return bad(d, "field column cut", p);
+		v = (uint64_t)unzig(pred_value(&d->pred, f->name, v));
+		NEXT_FIELD();
+ug: /* version 3: the guess of the value before */
+		if (dcol_get(f->col, f->hi, &v))
+			return bad(d, "field column cut", p);
+		v = pred_value_g(&d->pred, f->name, v, ax.g);
+		m->val[ax.pos].aux[ax.l] = aux_of(v);
+		NEXT_FIELD();
+sg:
+		if (dcol_get(f->col, f->hi, &v))
+			return bad(d, "field column cut", p);
+		v = pred_value_g(&d->pred, f->name, v, ax.g);
+		m->val[ax.pos].aux[ax.l] = aux_of(v);
+		v = (uint64_t)unzig(v);
+		NEXT_FIELD();
+u1:
+		if (dcol_get(f->col, f->hi, &v))
+			return bad(d, "field column cut", p);
+		NEXT_FIELD();
+s1:
+		if (dcol_get(f->col, f->hi, &v))
+			return bad(d, "field column cut", p);
+		v = (uint64_t)unzig(v);
+		NEXT_FIELD();
+str:
+		if (dec_str(f->col, o, len, &off))
+			return bad(d, "string past its packet or column", p);
+		f++;
+		goto * f->go;
+arr:
+		if (dec_arr(f->col, o, len, &off))
+			return bad(d, "array past its packet or column", p);
+		f++;
+		goto * f->go;
+end:;
 	}
+#undef NEXT_FIELD
+	dpos_keep(&st, m);
 	return off == len ? 0 : bad(d, "events past their packet", p);
 }
 
@@ -530,6 +674,7 @@ int pk_decode(struct pk_dec *dd, const struct ev_types *types, const uint8_t *bl
 	d->errlen = errlen;
 	for (uint32_t i = 0; i < EV_MAX_TYPES; i++)
 		d->plan[i].ready = false;
+	memset(d->bycode, 0, sizeof(d->bycode));
 	memset(d->last, 0, sizeof(d->last));
 	memset(&d->pred, 0, sizeof(d->pred));
 	d->streams.n = 0;
@@ -538,9 +683,9 @@ int pk_decode(struct pk_dec *dd, const struct ev_types *types, const uint8_t *bl
 		struct pk_col c;
 
 		memcpy(&c, blk + sizeof(h) + i * sizeof(c), sizeof(c));
-		total += c.raw;
+		total += c.raw + DPAD;
 	}
-	if (pk_room((void **)&d->cols, &d->colscap, total ? total : 1) ||
+	if (pk_room((void **)&d->cols, &d->colscap, total) ||
 	    pk_room((void **)&out->data, &out->cap, h.raw + 8) ||
 	    pk_room((void **)&out->off, &out->offcap, h.npackets * sizeof(*out->off))) {
 		ret = rr_fail(err, errlen, -ENOMEM, "decoding a packed block: out of memory");
@@ -562,9 +707,10 @@ int pk_decode(struct pk_dec *dd, const struct ev_types *types, const uint8_t *bl
 		} else {
 			memcpy(d->cols + cpos, blk + pos, c.raw);
 		}
-		d->col[i] = (struct dcol){ .p = d->cols + cpos, .len = c.raw };
+		memset(d->cols + cpos + c.raw, 0x80, DPAD);
+		d->col[i] = (struct dcol){ .p = d->cols + cpos, .end = d->cols + cpos + c.raw };
 		d->ncols = i + 1;
-		cpos += c.raw;
+		cpos += c.raw + DPAD;
 		pos += c.size;
 	}
 	for (uint32_t i = 0; h.version > 1 && i < h.ncols; i++)
@@ -577,9 +723,9 @@ int pk_decode(struct pk_dec *dd, const struct ev_types *types, const uint8_t *bl
 		uint64_t n;
 
 		ret = bad(d, "packet column cut", p);
-		if (pk->pos >= pk->len)
+		if (pk->p >= pk->end)
 			goto out;
-		kind = pk->p[pk->pos++];
+		kind = *pk->p++;
 		out->off[p] = o;
 		if (kind == 1) {
 			if (dcol_uv(&d->col[K_RAW], &n) || n > h.raw - o ||
@@ -616,7 +762,7 @@ int pk_decode(struct pk_dec *dd, const struct ev_types *types, const uint8_t *bl
 	for (uint32_t i = 0; i < h.ncols; i++) {
 		const struct dcol *c = &d->col[i];
 
-		if (c->pos != c->len) {
+		if (c->p != c->end) {
 			ret = rr_fail(err, errlen, -EBADMSG,
 				      "packed block: column 0x%x has bytes no packet used", d->key[i]);
 			goto out;
