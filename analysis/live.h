@@ -54,7 +54,7 @@ struct live_ent {
 	uint16_t kind; /* enum rip_*_kind that made it; LIVE_RES: its kind's type id */
 	uint32_t val;  /* the pass's: a backtrace id (leaks), a site (report) */
 	uint64_t size;
-	int64_t ns;    /* when it was made */
+	int64_t ns;    /* when it was made: ns, or ticks in a pass without ns (live_run) */
 };
 HMAP_SLOT_CHECK(struct live_ent);
 
@@ -153,6 +153,7 @@ struct live {
 	uint64_t bt_defs;	   /* rip:bt definitions */                                        \
 	uint64_t bt_bad;	   /* rip:bt definitions skipped (id 0, redefined differently) */  \
 	int64_t first_ns, last_ns; /* the first and the last event's time */                       \
+	uint64_t last_ts;	   /* the last event's, in ticks (last_ns at the end) */           \
 	bool any_event;                                                                            \
 	bool has_types; /* the trace has resource event types at all */
 
@@ -332,20 +333,22 @@ static inline int live_begin(struct live *l, struct evs *s, struct live_trace *t
 
 /*
  * One event of a pass, as read: counted in tr, a rip:bt definition kept in l->bts, a
- * resource event decoded into *d.  Its role, and 0 or -ENOMEM in *fail.
+ * resource event decoded into *d.  Its role, and 0 or -ENOMEM in *fail.  The
+ * first event's time is tr->first_ns at once; the last's is in tr->last_ts
+ * (live_run makes it last_ns at the end).
  */
-static inline __attribute__((always_inline)) int live_take(struct live *l,
+static inline __attribute__((always_inline)) int live_take(struct live *l, const struct evs *s,
 							   const struct evs_event *e,
 							   struct live_trace *tr,
 							   struct role_res *d, int *fail)
 {
 	int role = role_of(&l->r, e);
 
-	if (!tr->any_event) {
-		tr->first_ns = e->ns;
+	if (__builtin_expect(!tr->any_event, 0)) {
+		tr->first_ns = evs_ns(s, e->ts);
 		tr->any_event = true;
 	}
-	tr->last_ns = e->ns;
+	tr->last_ts = e->ts;
 	tr->events++;
 	if (role == ROLE_BT) {
 		tr->bt_defs++;
@@ -433,13 +436,15 @@ static inline __attribute__((always_inline)) void live_hold(struct live *l, stru
  * live_run from the moment LIVE_MEM is big (see struct live_held) to the
  * end: e, decoded in d, is the resource event just read.  One loop with one
  * call of fn: the oldest event held when more than keep are, else e to hold
- * (push) or to hand out (cur), else the next event of the source.
+ * (push) or to hand out (cur), else the next event of the source.  with_ns:
+ * as live_run's.
  */
 static inline __attribute__((always_inline)) int live_run_held(struct live *l, struct evs *s,
 							       struct live_trace *tr, live_fn *fn,
 							       void *arg, struct evs_event *e,
 							       struct role_res *d, int role,
-							       int *failp, char *err, size_t errlen)
+							       int *failp, char *err, size_t errlen,
+							       bool with_ns)
 {
 	struct live_delay *q = calloc(1, sizeof(*q));
 	unsigned keep = LIVE_DELAY; /* hand out held events while more than this are held */
@@ -482,13 +487,13 @@ static inline __attribute__((always_inline)) int live_run_held(struct live *l, s
 			continue;
 		} else {
 			keep = LIVE_DELAY;
-			ret = evs_next_fast(s, e, err, errlen);
+			ret = evs_next_fast_as(s, e, err, errlen, with_ns);
 			if (ret <= 0) {
 				end = true; /* what is held was read before */
 				keep = 0;
 				continue;
 			}
-			role = live_take(l, e, tr, d, &fail);
+			role = live_take(l, s, e, tr, d, &fail);
 			if (fail)
 				break;
 			if (!role_is_resource(role))
@@ -514,11 +519,12 @@ static inline __attribute__((always_inline)) int live_run_held(struct live *l, s
 
 /*
  * A pass's live_run_held with its own fn, out of line (so that live_run's
- * loop keeps its registers):
+ * loop keeps its registers), and the with_ns of its live_run:
  *	static __attribute__((noinline)) int my_held(void *arg, struct evs *s,
  *		struct evs_event *e, struct role_res *d, int role, int *fail, char *err,
  *		size_t errlen)
- *	{ return live_run_held(&me->l, s, &me->tr, my_event, arg, e, d, role, fail, err, errlen); }
+ *	{ return live_run_held(&me->l, s, &me->tr, my_event, arg, e, d, role, fail, err, errlen,
+ *			       true); }
  */
 typedef int live_held_fn(void *arg, struct evs *s, struct evs_event *e, struct role_res *d,
 			 int role, int *fail, char *err, size_t errlen);
@@ -530,14 +536,16 @@ typedef int live_held_fn(void *arg, struct evs *s, struct evs_event *e, struct r
  * a corrupt source; a type of rip/resource.h with other fields; out of
  * memory).  Inline, so that fn is a direct call in each pass.  Once LIVE_MEM
  * is big, held (the pass's live_run_held) reads the rest: heap events then
- * reach fn a few events late, in order.
+ * reach fn a few events late, in order.  with_ns false: fn gets events
+ * without e->ns (evs_next_fast_ts), and converts what times it needs with
+ * evs_ns.
  */
 static inline __attribute__((always_inline)) int live_run(struct live *l, struct evs *s,
 							  struct live_trace *tr, live_fn *fn,
 							  live_held_fn *held, void *arg, char *err,
-							  size_t errlen)
+							  size_t errlen, bool with_ns)
 {
-	struct evs_event e;
+	struct evs_event e = { 0 };
 	struct role_res d;
 	int ret;
 
@@ -545,8 +553,8 @@ static inline __attribute__((always_inline)) int live_run(struct live *l, struct
 	if (ret)
 		return ret;
 	live_prefetch_plan(l, s);
-	while ((ret = evs_next_fast(s, &e, err, errlen)) > 0) {
-		int fail = 0, role = live_take(l, &e, tr, &d, &fail);
+	while ((ret = evs_next_fast_as(s, &e, err, errlen, with_ns)) > 0) {
+		int fail = 0, role = live_take(l, s, &e, tr, &d, &fail);
 
 		if (!fail && role_is_resource(role)) {
 			if (__builtin_expect(l->t[LIVE_MEM].cap >= LIVE_HOLD_CAP, 0)) {
@@ -564,6 +572,8 @@ static inline __attribute__((always_inline)) int live_run(struct live *l, struct
 		}
 	}
 	tr->bt_bad = l->bts.bad;
+	if (tr->any_event)
+		tr->last_ns = evs_ns(s, tr->last_ts);
 	return ret;
 }
 

@@ -268,11 +268,6 @@ static void evs_plan_types(struct evs *s)
 	s->fast.clock = s->clock;
 }
 
-static inline int64_t evs_ns(const struct evs *s, uint64_t ticks)
-{
-	return rr_clock_ns(&s->clock, ticks);
-}
-
 /* The path of a trace's stream file, for opening and for messages (good until the next call). */
 static const char *evs_path(struct evs *s, const struct evs_stream *st)
 {
