@@ -337,6 +337,25 @@ static inline int live_begin(struct live *l, struct evs *s, struct live_trace *t
  * first event's time is tr->first_ns at once; the last's is in tr->last_ts
  * (live_run makes it last_ns at the end).
  */
+static inline __attribute__((always_inline)) void live_count(const struct evs *s,
+							     const struct evs_event *e,
+							     struct live_trace *tr)
+{
+	if (__builtin_expect(!tr->any_event, 0)) {
+		tr->first_ns = evs_ns(s, e->ts);
+		tr->any_event = true;
+	}
+	tr->last_ts = e->ts;
+	tr->events++;
+}
+
+/* A rip:bt definition (e, counted) kept in l->bts: 0 or -ENOMEM. */
+static inline int live_bt(struct live *l, const struct evs_event *e, struct live_trace *tr)
+{
+	tr->bt_defs++;
+	return stk_bt_define(&l->bts, (uint32_t)role_val(&l->r, e, ROLE_BT_ID), e);
+}
+
 static inline __attribute__((always_inline)) int live_take(struct live *l, const struct evs *s,
 							   const struct evs_event *e,
 							   struct live_trace *tr,
@@ -344,15 +363,9 @@ static inline __attribute__((always_inline)) int live_take(struct live *l, const
 {
 	int role = role_of(&l->r, e);
 
-	if (__builtin_expect(!tr->any_event, 0)) {
-		tr->first_ns = evs_ns(s, e->ts);
-		tr->any_event = true;
-	}
-	tr->last_ts = e->ts;
-	tr->events++;
+	live_count(s, e, tr);
 	if (role == ROLE_BT) {
-		tr->bt_defs++;
-		*fail = stk_bt_define(&l->bts, (uint32_t)role_val(&l->r, e, ROLE_BT_ID), e);
+		*fail = live_bt(l, e, tr);
 	} else if (role_is_resource(role)) {
 		tr->res_events++;
 		role_decode(&l->r, e, role, d);
@@ -530,6 +543,28 @@ typedef int live_held_fn(void *arg, struct evs *s, struct evs_event *e, struct r
 			 int role, int *fail, char *err, size_t errlen);
 
 /*
+ * Resource event e of role role (counted), decoded into d and handed to fn,
+ * or to held with the rest of the source once LIVE_MEM is big: then *ret is
+ * held's, and true when the pass is over (held read to the end or failed:
+ * *fail says).
+ */
+static inline __attribute__((always_inline)) bool
+live_res(struct live *l, struct evs *s, struct live_trace *tr, live_fn *fn, live_held_fn *held,
+	 void *arg, struct evs_event *e, struct role_res *d, int role, int *fail, int *ret,
+	 char *err, size_t errlen)
+{
+	tr->res_events++;
+	role_decode(&l->r, e, role, d);
+	if (__builtin_expect(l->t[LIVE_MEM].cap >= LIVE_HOLD_CAP, 0)) {
+		*ret = held(arg, s, e, d, role, fail, err, errlen);
+		return !*fail;
+	}
+	live_prefetch_next(l, s);
+	*fail = fn(arg, e, d);
+	return false;
+}
+
+/*
  * Bind the types of s, then read every event of s, counting them in tr,
  * keeping rip:bt definitions in l->bts and handing each resource event to
  * fn(arg, ...).  0, or -errno with a message in err (what evs_next said of
@@ -554,18 +589,39 @@ static inline __attribute__((always_inline)) int live_run(struct live *l, struct
 		return ret;
 	live_prefetch_plan(l, s);
 	while ((ret = evs_next_fast_as(s, &e, err, errlen, with_ns)) > 0) {
-		int fail = 0, role = live_take(l, s, &e, tr, &d, &fail);
+		int fail = 0, role = role_of(&l->r, &e);
+		bool done = false;
 
-		if (!fail && role_is_resource(role)) {
-			if (__builtin_expect(l->t[LIVE_MEM].cap >= LIVE_HOLD_CAP, 0)) {
-				ret = held(arg, s, &e, &d, role, &fail, err, errlen);
-				if (!fail)
-					break;
-			} else {
-				live_prefetch_next(l, s);
-				fail = fn(arg, &e, &d);
-			}
+		live_count(s, &e, tr);
+		/*
+		 * One dispatch on the role: the heap events' cases pass it on as a
+		 * constant, so that role_decode and fn's own switch on d->role fold
+		 * away.
+		 */
+		switch (role) {
+		case ROLE_MEM_ALLOC:
+			done = live_res(l, s, tr, fn, held, arg, &e, &d, ROLE_MEM_ALLOC, &fail, &ret,
+					err, errlen);
+			break;
+		case ROLE_MEM_FREE:
+			done = live_res(l, s, tr, fn, held, arg, &e, &d, ROLE_MEM_FREE, &fail, &ret,
+					err, errlen);
+			break;
+		case ROLE_MEM_REALLOC:
+			done = live_res(l, s, tr, fn, held, arg, &e, &d, ROLE_MEM_REALLOC, &fail,
+					&ret, err, errlen);
+			break;
+		case ROLE_BT:
+			fail = live_bt(l, &e, tr);
+			break;
+		default:
+			if (role_is_resource(role))
+				done = live_res(l, s, tr, fn, held, arg, &e, &d, role, &fail, &ret, err,
+						errlen);
+			break;
 		}
+		if (done)
+			break;
 		if (fail) {
 			snprintf(err, errlen, "out of memory");
 			return fail;
