@@ -1008,14 +1008,14 @@ static int evs_prime(struct evs *s, char *err, size_t errlen)
 }
 
 /*
- * The fields of an event evs_head has already checked.  raw points at them
- * where 8 bytes can be read at every field's offset inside the packet, else
- * at a copy in pad with room behind; v[] gets them decoded unless lazy.
+ * The fields, at off, of an event evs_head has already checked.  raw points
+ * at them where 8 bytes can be read at every field's offset inside the
+ * packet, else at a copy in pad with room behind; v[] gets them decoded
+ * unless lazy.
  */
 static inline void evs_fields(const struct evs_plan *pl, const uint8_t *data, size_t len,
 			      size_t off, bool lazy, uint8_t *pad, struct evs_event *e)
 {
-	off += (data[off] & 31) == RIP_EVENT_ID_EXTENDED ? 13 : 4;
 	e->str = NULL;
 	e->arr = NULL;
 	e->narr = 0;
@@ -1111,12 +1111,12 @@ static int evs_next1(struct evs *s, struct evs_event *e, char *err, size_t errle
 		return 0;
 	}
 	st = &s->st[s->heap[0].st];
-	id = st->id;
+	id = (uint32_t)(st->pl - s->plan);
 	e->ts = st->ts;
 	e->ns = evs_ns(s, st->ts);
 	e->tid = st->tid;
 	e->type = &s->types->t[id];
-	evs_fields(&s->plan[id], st->data, st->len, st->cur, s->lazy, s->pad, e);
+	evs_fields(st->pl, st->data, st->len, st->fields, s->lazy, s->pad, e);
 	if (!s->lazy) {
 		/* e->ns may be saturated (rr_clock_ns): so is the sum */
 		if (__builtin_add_overflow(e->ns, s->hdr->realtime_offset, &e->wall_ns))

@@ -215,18 +215,18 @@ enum evs_fast_state {
 
 /*
  * The head of a stream: its packet, and the next event to hand out, parsed
- * and checked, at offset cur, its fields at fields, the one after it at
- * after; count: events of the packet parsed so far, head included.  It is
+ * and checked, its fields at offset fields, the event after it at after,
+ * its type's plan pl (its id: pl less the plan table); count: events of
+ * the packet parsed so far, head included.  It is
  * part of the stream (evsource.c), so that the fast path moves it in place
  * and taking the lead is a change of pointer.
  */
 #define EVS_HEAD_FIELDS                                                                            \
 	const uint8_t *data; /* the packet being handed out */                                     \
 	size_t len;                                                                                \
-	size_t cur, after, fields;                                                                 \
+	size_t after, fields;                                                                      \
 	uint64_t ts; /* the head's time */                                                         \
-	const struct evs_plan *pl; /* the head's type's plan (plan[id]) */                         \
-	uint32_t id; /* the head's type */                                                         \
+	const struct evs_plan *pl; /* the head's type's plan */                                    \
 	uint32_t count;                                                                            \
 	int32_t tid;                                                                               \
 	uint32_t index; /* the stream */
@@ -252,9 +252,9 @@ struct evs_fast {
 };
 
 /*
- * Move head h on to the event after its current one (at h->after, below
- * h->len), parsed with the types' plans: its offset, its fields' and the
- * next one's, its time and type, and the packet's count of events.  Checks
+ * Move head h on to the event after its current one (at h->after, not past
+ * h->len), parsed with the types' plans: its fields' offset and the next
+ * one's, its time and plan, and the packet's count of events.  Checks
  * what ev_decode checks (a known type, fields and tail inside the packet, a
  * string's NUL within RIP_STRING_MAX, an array's count within RIP_ARRAY_MAX)
  * and at the first problem returns false with h unchanged, leaving ev_decode
@@ -273,7 +273,7 @@ static inline __attribute__((always_inline)) bool evs_head_next(struct evs_head 
 
 	/* ev_header's parse, with its checks (after <= len: a head never passes its packet) */
 	if (len - off < 4)
-		return false;
+		return false; /* the end of the packet, or a header cut */
 	__builtin_memcpy(&w, d + off, 4); /* little-endian, as the writer (checked at open) */
 	if (__builtin_expect((w & 31) == RIP_EVENT_ID_EXTENDED, 0)) {
 		if (len - off < 13)
@@ -286,9 +286,11 @@ static inline __attribute__((always_inline)) bool evs_head_next(struct evs_head 
 	} else {
 		id = w & 31;
 		low = w >> 5;
-		if (low < (ts & mask)) /* the low bits wrapped */
-			ts += 1ull << RIP_EVENT_TS_BITS;
-		ts = (ts & ~mask) | low;
+		/*
+		 * The low bits replaced, one more wrap of them when they are
+		 * below the last ones: the time moves on by (low - ts) mod 2^bits.
+		 */
+		ts += (low - ts) & mask;
 		off += 4;
 	}
 	pl = &plan[id];
@@ -315,12 +317,10 @@ static inline __attribute__((always_inline)) bool evs_head_next(struct evs_head 
 			off += 4 + (size_t)cnt * 8;
 		}
 	}
-	h->cur = h->after;
 	h->fields = fields;
 	h->after = off;
 	h->ts = ts;
 	h->pl = pl;
-	h->id = id;
 	h->count++;
 	return true;
 }
@@ -472,7 +472,7 @@ static inline const uint8_t *evs_peek_fast(const struct evs *s, uint32_t *id)
 		return NULL;
 	if (h->len - h->fields < h->pl->fast_need)
 		return NULL;
-	*id = h->id;
+	*id = (uint32_t)(h->pl - f->plan);
 	return h->data + h->fields;
 }
 
