@@ -396,9 +396,11 @@ struct live_held {
 	uint64_t events; /* tr->events when it was read */
 };
 
+/* LIVE_DELAY held, and room for the one being read */
+#define LIVE_QLEN (2 * LIVE_DELAY)
+
 struct live_delay {
-	struct live_held q[LIVE_DELAY];
-	unsigned head, n;
+	struct live_held q[LIVE_QLEN];
 };
 
 /* Is role a heap event whose slots live_hold fetches? */
@@ -419,38 +421,49 @@ static inline __attribute__((always_inline)) void live_fetch(const struct hmap *
 	__builtin_prefetch(slot + sizeof(struct live_ent), 1);
 }
 
-/* Hold e (a heap event, d decoded; q not full) and fetch its slots towards the cache. */
-static inline __attribute__((always_inline)) void live_hold(struct live *l, struct live_delay *q,
-							    const struct evs_event *e,
-							    const struct role_res *d,
-							    uint64_t events)
+/* Fetch the slots of heap event d (held) towards the cache. */
+static inline __attribute__((always_inline)) void live_hold(const struct live *l,
+							    const struct role_res *d)
 {
 	const struct hmap *t = &l->t[LIVE_MEM];
-	struct live_held *h = &q->q[(q->head + q->n++) & (LIVE_DELAY - 1)];
 
-	h->e.ts = e->ts;
-	h->e.ns = e->ns;
-	h->e.stream = e->stream;
-	h->e.tid = e->tid;
-	h->e.type = e->type;
-	h->e.plan = e->plan;
-	h->e.raw = e->raw;
-	h->e.str = e->str;
-	h->e.arr = e->arr;
-	h->e.narr = e->narr;
-	h->d = *d;
-	h->events = events;
 	live_fetch(t, d->key);
 	if (d->role == ROLE_MEM_REALLOC)
 		live_fetch(t, d->old);
 }
 
+/* Hand held event h to fn, with tr->events as when it was read.  fn's result. */
+static inline __attribute__((always_inline)) int live_give(struct live_trace *tr, live_fn *fn,
+							   void *arg, const struct live_held *h)
+{
+	uint64_t now = tr->events;
+	int fail;
+
+	tr->events = h->events;
+	/* a case each, so that fn's own switch on d->role, inlined after it, folds */
+	switch (h->d.role) {
+	case ROLE_MEM_ALLOC:
+		fail = fn(arg, &h->e, &h->d);
+		break;
+	case ROLE_MEM_FREE:
+		fail = fn(arg, &h->e, &h->d);
+		break;
+	default:
+		fail = fn(arg, &h->e, &h->d);
+		break;
+	}
+	tr->events = now;
+	return fail;
+}
+
 /*
  * live_run from the moment LIVE_MEM is big (see struct live_held) to the
- * end: e, decoded in d, is the resource event just read.  One loop with one
- * call of fn: the oldest event held when more than keep are, else e to hold
- * (push) or to hand out (cur), else the next event of the source.  with_ns:
- * as live_run's.
+ * end: e, decoded in d, is the resource event just read.  A delay line:
+ * each event is read into the next free entry of q, in place (no copy), and
+ * a heap event stays there, its slots fetched, until another comes while
+ * LIVE_DELAY are held (the oldest goes), another resource event comes (all
+ * go, then it), or the source is about to load a packet (all go) or ends
+ * (all go).  with_ns: as live_run's.
  */
 static inline __attribute__((always_inline)) int live_run_held(struct live *l, struct evs *s,
 							       struct live_trace *tr, live_fn *fn,
@@ -460,8 +473,7 @@ static inline __attribute__((always_inline)) int live_run_held(struct live *l, s
 							       bool with_ns)
 {
 	struct live_delay *q = calloc(1, sizeof(*q));
-	unsigned keep = LIVE_DELAY; /* hand out held events while more than this are held */
-	bool push = live_holdable(role), cur = !push, end = false;
+	unsigned head = 0, n = 0; /* the oldest held, and how many */
 	int ret = 1, fail = 0;
 
 	*failp = 0;
@@ -469,61 +481,75 @@ static inline __attribute__((always_inline)) int live_run_held(struct live *l, s
 		*failp = -ENOMEM;
 		return 0;
 	}
-	if (cur)
-		keep = 0;
-	for (;;) {
-		const struct evs_event *pe;
-		const struct role_res *pd;
-		uint64_t at, now = tr->events;
+	if (live_holdable(role)) {
+		struct live_held *h = &q->q[0];
 
-		if (q->n > keep) {
-			struct live_held *h = &q->q[q->head];
+		h->e = *e;
+		h->d = *d;
+		h->events = tr->events;
+		live_hold(l, d);
+		n = 1;
+	} else {
+		fail = fn(arg, e, d);
+	}
+	while (!fail) {
+		struct live_held *h;
 
-			q->head = (q->head + 1) & (LIVE_DELAY - 1);
-			q->n--;
-			pe = &h->e;
-			pd = &h->d;
-			at = h->events;
-		} else if (push) {
-			live_hold(l, q, e, d, now);
-			push = false;
-			continue;
-		} else if (cur) {
-			cur = false;
-			pe = e;
-			pd = d;
-			at = now;
-		} else if (end) {
-			break;
-		} else if (q->n && !evs_fast_steady(s)) {
-			keep = 0; /* the next call may load a packet: the held events go first */
-			continue;
-		} else {
-			keep = LIVE_DELAY;
-			ret = evs_next_fast_as(s, e, err, errlen, with_ns);
-			if (ret <= 0) {
-				end = true; /* what is held was read before */
-				keep = 0;
-				continue;
-			}
-			role = live_take(l, s, e, tr, d, &fail);
-			if (fail)
-				break;
-			if (!role_is_resource(role))
-				continue;
-			push = live_holdable(role);
-			cur = !push;
-			if (push && q->n == LIVE_DELAY)
-				keep = LIVE_DELAY - 1; /* one goes to make room */
-			else if (cur)
-				keep = 0; /* all held go first */
-			continue;
+		/* no packet loaded under what is held: it goes first */
+		for (; n && !fail && !evs_fast_steady(s); n--) {
+			fail = live_give(tr, fn, arg, &q->q[head]);
+			head = (head + 1) & (LIVE_QLEN - 1);
 		}
-		tr->events = at;
-		fail = fn(arg, pe, pd);
-		tr->events = now;
 		if (fail)
 			break;
+		h = &q->q[(head + n) & (LIVE_QLEN - 1)]; /* n <= LIVE_DELAY: free */
+		ret = evs_next_fast_as(s, &h->e, err, errlen, with_ns);
+		if (ret <= 0)
+			break; /* what is held was read before: it goes below */
+		role = role_of(&l->r, &h->e);
+		live_count(s, &h->e, tr);
+		/* one dispatch: the heap events' cases decode with the role a constant */
+		switch (role) {
+		case ROLE_MEM_ALLOC:
+			tr->res_events++;
+			role_decode(&l->r, &h->e, ROLE_MEM_ALLOC, &h->d);
+			break;
+		case ROLE_MEM_FREE:
+			tr->res_events++;
+			role_decode(&l->r, &h->e, ROLE_MEM_FREE, &h->d);
+			break;
+		case ROLE_BT:
+			fail = live_bt(l, &h->e, tr);
+			continue;
+		default:
+			if (!role_is_resource(role))
+				continue;
+			tr->res_events++;
+			role_decode(&l->r, &h->e, role, &h->d);
+			break;
+		}
+		if (live_holdable(role)) {
+			h->events = tr->events;
+			live_hold(l, &h->d);
+			if (n == LIVE_DELAY) { /* the oldest goes to make room */
+				fail = live_give(tr, fn, arg, &q->q[head]);
+				head = (head + 1) & (LIVE_QLEN - 1);
+				n--;
+			}
+			n++;
+			continue;
+		}
+		/* another resource event: what is held goes first (h's entry is not reused) */
+		for (; n && !fail; n--) {
+			fail = live_give(tr, fn, arg, &q->q[head]);
+			head = (head + 1) & (LIVE_QLEN - 1);
+		}
+		if (!fail)
+			fail = fn(arg, &h->e, &h->d);
+	}
+	for (; n && !fail; n--) {
+		fail = live_give(tr, fn, arg, &q->q[head]);
+		head = (head + 1) & (LIVE_QLEN - 1);
 	}
 	free(q);
 	*failp = fail;
