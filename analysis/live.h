@@ -206,7 +206,7 @@ live_make_sz(struct live *l, enum live_res r, uint64_t key, bool *fresh, size_t 
 	/* grow before looking: the slots of a table then lie as they always did */
 	if (!hmap_has_room(t) && hmap_reserve(t, esz, t->cap ? t->cap * 2 : LIVE_FIRST_CAP))
 		return NULL;
-	return hmap_get(t, esz, key, fresh);
+	return hmap_get_room(t, esz, key, fresh);
 }
 
 struct live_ent *live_make_named(struct live *l, enum live_res r, uint64_t key, const char *name,
