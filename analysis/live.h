@@ -54,7 +54,7 @@ struct live_ent {
 	uint16_t kind; /* enum rip_*_kind that made it; LIVE_RES: its kind's type id */
 	uint32_t val;  /* the pass's: a backtrace id (leaks), a site (report) */
 	uint64_t size;
-	int64_t ns;    /* when it was made: ns, or ticks in a pass without ns (live_run) */
+	int64_t ns; /* when it was made: ns, or ticks in a pass without ns (live_run) */
 };
 HMAP_SLOT_CHECK(struct live_ent);
 
@@ -149,7 +149,7 @@ struct live {
 /* What every resource pass tells of the trace it read. */
 #define LIVE_TRACE_FIELDS                                                                          \
 	uint64_t events;	   /* events read */                                               \
-	uint64_t res_events;	   /* resource events among them */                               \
+	uint64_t res_events;	   /* resource events among them */                                \
 	uint64_t bt_defs;	   /* rip:bt definitions */                                        \
 	uint64_t bt_bad;	   /* rip:bt definitions skipped (id 0, redefined differently) */  \
 	int64_t first_ns, last_ns; /* the first and the last event's time */                       \
@@ -337,9 +337,8 @@ static inline int live_begin(struct live *l, struct evs *s, struct live_trace *t
  * first event's time is tr->first_ns at once; the last's is in tr->last_ts
  * (live_run makes it last_ns at the end).
  */
-static inline __attribute__((always_inline)) void live_count(const struct evs *s,
-							     const struct evs_event *e,
-							     struct live_trace *tr)
+static inline __attribute__((always_inline)) void
+live_count(const struct evs *s, const struct evs_event *e, struct live_trace *tr)
 {
 	if (__builtin_expect(!tr->any_event, 0)) {
 		tr->first_ns = evs_ns(s, e->ts);
@@ -465,12 +464,10 @@ static inline __attribute__((always_inline)) int live_give(struct live_trace *tr
  * go, then it), or the source is about to load a packet (all go) or ends
  * (all go).  with_ns: as live_run's.
  */
-static inline __attribute__((always_inline)) int live_run_held(struct live *l, struct evs *s,
-							       struct live_trace *tr, live_fn *fn,
-							       void *arg, struct evs_event *e,
-							       struct role_res *d, int role,
-							       int *failp, char *err, size_t errlen,
-							       bool with_ns)
+static inline __attribute__((always_inline)) int
+live_run_held(struct live *l, struct evs *s, struct live_trace *tr, live_fn *fn, void *arg,
+	      struct evs_event *e, struct role_res *d, int role, int *failp, char *err,
+	      size_t errlen, bool with_ns)
 {
 	struct live_delay *q = calloc(1, sizeof(*q));
 	unsigned head = 0, n = 0; /* the oldest held, and how many */
@@ -626,8 +623,8 @@ static inline __attribute__((always_inline)) int live_run(struct live *l, struct
 		 */
 		switch (role) {
 		case ROLE_MEM_ALLOC:
-			done = live_res(l, s, tr, fn, held, arg, &e, &d, ROLE_MEM_ALLOC, &fail, &ret,
-					err, errlen);
+			done = live_res(l, s, tr, fn, held, arg, &e, &d, ROLE_MEM_ALLOC, &fail,
+					&ret, err, errlen);
 			break;
 		case ROLE_MEM_FREE:
 			done = live_res(l, s, tr, fn, held, arg, &e, &d, ROLE_MEM_FREE, &fail, &ret,
@@ -642,8 +639,8 @@ static inline __attribute__((always_inline)) int live_run(struct live *l, struct
 			break;
 		default:
 			if (role_is_resource(role))
-				done = live_res(l, s, tr, fn, held, arg, &e, &d, role, &fail, &ret, err,
-						errlen);
+				done = live_res(l, s, tr, fn, held, arg, &e, &d, role, &fail, &ret,
+						err, errlen);
 			break;
 		}
 		if (done)

@@ -225,7 +225,7 @@ enum evs_fast_state {
 	const uint8_t *data; /* the packet being handed out */                                     \
 	size_t len;                                                                                \
 	size_t after, fields;                                                                      \
-	uint64_t ts; /* the head's time */                                                         \
+	uint64_t ts;		   /* the head's time */                                           \
 	const struct evs_plan *pl; /* the head's type's plan */                                    \
 	uint32_t count;                                                                            \
 	int32_t tid;                                                                               \
@@ -272,8 +272,8 @@ static inline __attribute__((always_inline)) bool evs_head_next(struct evs_head 
 	uint32_t id, w;
 
 	/* ev_header's parse, with its checks (after <= len: a head never passes its packet) */
-	if (len - off < 4)
-		return false; /* the end of the packet, or a header cut */
+	if (len - off < 4) /* the end of the packet, or a header cut */
+		return false;
 	__builtin_memcpy(&w, d + off, 4); /* little-endian, as the writer (checked at open) */
 	if (__builtin_expect((w & 31) == RIP_EVENT_ID_EXTENDED, 0)) {
 		if (len - off < 13)
@@ -345,9 +345,8 @@ static inline int64_t evs_ns(const struct evs *s, uint64_t ticks)
  * evs_next_fast and evs_next_fast_ts: with_ns false leaves e->ns out of
  * what the fast path fills.
  */
-static inline __attribute__((always_inline)) int evs_next_fast_as(struct evs *s,
-								     struct evs_event *e, char *err,
-								     size_t errlen, bool with_ns)
+static inline __attribute__((always_inline)) int
+evs_next_fast_as(struct evs *s, struct evs_event *e, char *err, size_t errlen, bool with_ns)
 {
 	struct evs_fast *f = (struct evs_fast *)s; /* the first member of struct evs */
 	const struct evs_plan *pl;
@@ -419,7 +418,7 @@ advance:
  * in the same order.
  */
 static inline __attribute__((always_inline)) int evs_next_fast(struct evs *s, struct evs_event *e,
-								  char *err, size_t errlen)
+							       char *err, size_t errlen)
 {
 	return evs_next_fast_as(s, e, err, errlen, true);
 }
@@ -430,9 +429,8 @@ static inline __attribute__((always_inline)) int evs_next_fast(struct evs *s, st
  * a tenth of what rip leaks did per event beside decoding blocks).  e->ns
  * is left as it was, or filled, as may happen: never read it.
  */
-static inline __attribute__((always_inline)) int evs_next_fast_ts(struct evs *s,
-								     struct evs_event *e, char *err,
-								     size_t errlen)
+static inline __attribute__((always_inline)) int
+evs_next_fast_ts(struct evs *s, struct evs_event *e, char *err, size_t errlen)
 {
 	return evs_next_fast_as(s, e, err, errlen, false);
 }

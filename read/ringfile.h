@@ -439,7 +439,8 @@ static inline int64_t rr_clock_ns(const struct rr_clock *c, uint64_t ticks)
 		int64_t r;
 
 		if (__builtin_expect((uint64_t)(p >> 95) != 0 ||
-					     __builtin_add_overflow(c->base_ns, (int64_t)(p >> 32), &r),
+					     __builtin_add_overflow(c->base_ns, (int64_t)(p >> 32),
+								    &r),
 				     0))
 			return INT64_MAX;
 		return r;

@@ -137,7 +137,9 @@ int main(void)
 				int64_t want;
 
 				x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-				t = i < 64 ? T0 + (1ull << i) : i < 128 ? T0 - (1ull << (i - 64)) : x >> (i % 64);
+				t = i < 64  ? T0 + (1ull << i) :
+				    i < 128 ? T0 - (1ull << (i - 64)) :
+					      x >> (i % 64);
 				want = rr_line_ns(c.base_ticks, c.base_ns, c.mult, t);
 				if (rr_clock_ns(&c, t) != want) {
 					T_EQ(rr_clock_ns(&c, t), want);

@@ -31,9 +31,9 @@ static void def(uint32_t id, const char *name, unsigned n, const uint32_t *ft,
 		t->fields[i].type = ft[i];
 		snprintf(t->fields[i].name, sizeof(t->fields[i].name), "%s", fn[i]);
 		pl->size[i] = (uint8_t)rip_field_size(ft[i]);
-		pl->sign[i] = ft[i] == RIP_FT_S8 || ft[i] == RIP_FT_S16 || ft[i] == RIP_FT_S32
-				      ? pl->size[i]
-				      : 0;
+		pl->sign[i] = ft[i] == RIP_FT_S8 || ft[i] == RIP_FT_S16 || ft[i] == RIP_FT_S32 ?
+				      pl->size[i] :
+				      0;
 		pl->shift[i] = (uint8_t)(64 - 8 * pl->size[i]);
 		pl->off[i] = (uint16_t)(i ? pl->off[i - 1] + pl->size[i - 1] : 0);
 		pl->nfix++;
@@ -140,7 +140,7 @@ int main(void)
 	T_EQ(role_bind(&r, &types, err, sizeof(err)), 0);
 	T_CHECK(!r.std[10]);
 	memset(raw, 0, sizeof(raw));
-	put(raw, 0, 0x123, 8); /* size */
+	put(raw, 0, 0x123, 8);	/* size */
 	put(raw, 8, 0x2000, 8); /* addr */
 	d = dec(&r, 10, raw);
 	T_EQ(d.key, 0x2000);
