@@ -176,6 +176,32 @@ static inline void *hmap_get(struct hmap *m, size_t esz, uint64_t key, bool *fre
 	return s;
 }
 
+/*
+ * hmap_get for a table that has room for one more (m->cap > 0 and
+ * hmap_has_room, as after hmap_room): no test of either while it probes.
+ */
+static inline void *hmap_get_room(struct hmap *m, size_t esz, uint64_t key, bool *fresh)
+{
+	const size_t mask = m->cap - 1;
+
+	for (size_t h = hmap_home(m, key);; h = (h + 1) & mask) {
+		void *s = hmap_slot(m, esz, h);
+
+		if (!hmap_used(s)) {
+			memset(s, 0, esz);
+			*(uint64_t *)s = key;
+			((unsigned char *)s)[8] = 1;
+			m->n++;
+			*fresh = true;
+			return s;
+		}
+		if (hmap_key(s) == key) {
+			*fresh = false;
+			return s;
+		}
+	}
+}
+
 /* Remove slot s (from hmap_find or hmap_get): later slots of its run may move back. */
 static inline void hmap_del(struct hmap *m, size_t esz, void *s)
 {

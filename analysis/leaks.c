@@ -125,17 +125,23 @@ const uint64_t *lk_bt(const struct lk *lk, uint32_t id, uint32_t *n)
 /* What every event does is inline in the pass (live_run), the rest out of line. */
 #define LK_HOT static inline __attribute__((always_inline))
 
-/* Is a resource made by tid at ns one the options ask for? */
-LK_HOT bool lk_wanted(const struct lk *lk, int32_t tid, int64_t ns)
+/* Is a resource made by event e (of tid, at ticks ts) one the options ask for? */
+LK_HOT bool lk_wanted(const struct lk *lk, int32_t tid, uint64_t ts)
 {
-	int64_t rel = ns - lk->first_ns;
+	int64_t rel;
 
 	if (lk->o.tid && tid != lk->o.tid)
 		return false;
-	return !lk->o.time_range || (rel >= lk->o.from_ns && rel < lk->o.to_ns);
+	if (!lk->o.time_range)
+		return true;
+	rel = evs_ns(lk->src, ts) - lk->first_ns;
+	return rel >= lk->o.from_ns && rel < lk->o.to_ns;
 }
 
-/* d->key made live in table r by event e. */
+/*
+ * d->key made live in table r by event e.  Its time is kept in ticks
+ * (live_run without ns): lk_run converts those that are live at the end.
+ */
 LK_HOT int lk_make(struct lk *lk, enum lk_res r, const struct role_res *d,
 		   const struct evs_event *e)
 {
@@ -145,11 +151,11 @@ LK_HOT int lk_make(struct lk *lk, enum lk_res r, const struct role_res *d,
 	if (!o)
 		return -ENOMEM;
 	lk->un.replaced[r] += !fresh;
-	o->used = lk_wanted(lk, e->tid, e->ns) ? LK_IN : LK_OUT;
+	o->used = lk_wanted(lk, e->tid, e->ts) ? LK_IN : LK_OUT;
 	o->kind = (uint16_t)d->kind;
 	o->val = d->bt;
 	o->size = d->size;
-	o->ns = e->ns;
+	o->ns = (int64_t)e->ts;
 	return 0;
 }
 
@@ -670,7 +676,20 @@ static __attribute__((noinline)) int lk_held(void *arg, struct evs *s, struct ev
 {
 	struct lk *lk = arg;
 
-	return live_run_held(&lk->live, s, &lk->tr, lk_event, lk, e, d, role, fail, err, errlen);
+	return live_run_held(&lk->live, s, &lk->tr, lk_event, lk, e, d, role, fail, err, errlen,
+			     false);
+}
+
+/* The times of what is live at the end, from ticks (lk_make) to ns. */
+static void lk_times(struct lk *lk, const struct evs *s)
+{
+	for (int r = 0; r < LIVE_NRES; r++)
+		for (size_t i = 0; i < lk->live.t[r].cap; i++) {
+			struct live_ent *o = live_slot(&lk->live, (enum live_res)r, i);
+
+			if (o->used)
+				o->ns = evs_ns(s, (uint64_t)o->ns);
+		}
 }
 
 int lk_run(struct lk *lk, struct evs *s, char *err, size_t errlen)
@@ -678,9 +697,13 @@ int lk_run(struct lk *lk, struct evs *s, char *err, size_t errlen)
 	int ret;
 
 	lk->types = evs_types(s);
-	ret = live_run(&lk->live, s, &lk->tr, lk_event, lk_held, lk, err, errlen);
-	if (!ret)
+	lk->src = s;
+	ret = live_run(&lk->live, s, &lk->tr, lk_event, lk_held, lk, err, errlen, false);
+	lk->src = NULL;
+	if (!ret) {
+		lk_times(lk, s);
 		ret = lk_group(lk);
+	}
 	/* the kinds' names outlive the source (rip leaks --diff closes one) */
 	if (!ret && !(lk->own_types = malloc(sizeof(*lk->own_types))))
 		ret = -ENOMEM;

@@ -101,6 +101,7 @@ struct lk {
 	uint64_t bt_unknown;	 /* groups whose backtrace id is not defined in the trace */
 	struct live live;	 /* the pass's own: what is live, the backtraces */
 	const struct ev_types *types; /* the trace's (the module kinds): own_types after lk_run */
+	const struct evs *src;	      /* the source, while lk_run reads it */
 	struct ev_types *own_types;
 	/* refcounted module objects: key -> a, the index of their history in hist */
 	struct stk_map hidx;

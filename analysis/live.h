@@ -54,7 +54,7 @@ struct live_ent {
 	uint16_t kind; /* enum rip_*_kind that made it; LIVE_RES: its kind's type id */
 	uint32_t val;  /* the pass's: a backtrace id (leaks), a site (report) */
 	uint64_t size;
-	int64_t ns;    /* when it was made */
+	int64_t ns; /* when it was made: ns, or ticks in a pass without ns (live_run) */
 };
 HMAP_SLOT_CHECK(struct live_ent);
 
@@ -149,10 +149,11 @@ struct live {
 /* What every resource pass tells of the trace it read. */
 #define LIVE_TRACE_FIELDS                                                                          \
 	uint64_t events;	   /* events read */                                               \
-	uint64_t res_events;	   /* resource events among them */                               \
+	uint64_t res_events;	   /* resource events among them */                                \
 	uint64_t bt_defs;	   /* rip:bt definitions */                                        \
 	uint64_t bt_bad;	   /* rip:bt definitions skipped (id 0, redefined differently) */  \
 	int64_t first_ns, last_ns; /* the first and the last event's time */                       \
+	uint64_t last_ts;	   /* the last event's, in ticks (last_ns at the end) */           \
 	bool any_event;                                                                            \
 	bool has_types; /* the trace has resource event types at all */
 
@@ -205,7 +206,7 @@ live_make_sz(struct live *l, enum live_res r, uint64_t key, bool *fresh, size_t 
 	/* grow before looking: the slots of a table then lie as they always did */
 	if (!hmap_has_room(t) && hmap_reserve(t, esz, t->cap ? t->cap * 2 : LIVE_FIRST_CAP))
 		return NULL;
-	return hmap_get(t, esz, key, fresh);
+	return hmap_get_room(t, esz, key, fresh);
 }
 
 struct live_ent *live_make_named(struct live *l, enum live_res r, uint64_t key, const char *name,
@@ -332,24 +333,38 @@ static inline int live_begin(struct live *l, struct evs *s, struct live_trace *t
 
 /*
  * One event of a pass, as read: counted in tr, a rip:bt definition kept in l->bts, a
- * resource event decoded into *d.  Its role, and 0 or -ENOMEM in *fail.
+ * resource event decoded into *d.  Its role, and 0 or -ENOMEM in *fail.  The
+ * first event's time is tr->first_ns at once; the last's is in tr->last_ts
+ * (live_run makes it last_ns at the end).
  */
-static inline __attribute__((always_inline)) int live_take(struct live *l,
+static inline __attribute__((always_inline)) void
+live_count(const struct evs *s, const struct evs_event *e, struct live_trace *tr)
+{
+	if (__builtin_expect(!tr->any_event, 0)) {
+		tr->first_ns = evs_ns(s, e->ts);
+		tr->any_event = true;
+	}
+	tr->last_ts = e->ts;
+	tr->events++;
+}
+
+/* A rip:bt definition (e, counted) kept in l->bts: 0 or -ENOMEM. */
+static inline int live_bt(struct live *l, const struct evs_event *e, struct live_trace *tr)
+{
+	tr->bt_defs++;
+	return stk_bt_define(&l->bts, (uint32_t)role_val(&l->r, e, ROLE_BT_ID), e);
+}
+
+static inline __attribute__((always_inline)) int live_take(struct live *l, const struct evs *s,
 							   const struct evs_event *e,
 							   struct live_trace *tr,
 							   struct role_res *d, int *fail)
 {
 	int role = role_of(&l->r, e);
 
-	if (!tr->any_event) {
-		tr->first_ns = e->ns;
-		tr->any_event = true;
-	}
-	tr->last_ns = e->ns;
-	tr->events++;
+	live_count(s, e, tr);
 	if (role == ROLE_BT) {
-		tr->bt_defs++;
-		*fail = stk_bt_define(&l->bts, (uint32_t)role_val(&l->r, e, ROLE_BT_ID), e);
+		*fail = live_bt(l, e, tr);
 	} else if (role_is_resource(role)) {
 		tr->res_events++;
 		role_decode(&l->r, e, role, d);
@@ -380,9 +395,11 @@ struct live_held {
 	uint64_t events; /* tr->events when it was read */
 };
 
+/* LIVE_DELAY held, and room for the one being read */
+#define LIVE_QLEN (2 * LIVE_DELAY)
+
 struct live_delay {
-	struct live_held q[LIVE_DELAY];
-	unsigned head, n;
+	struct live_held q[LIVE_QLEN];
 };
 
 /* Is role a heap event whose slots live_hold fetches? */
@@ -403,47 +420,57 @@ static inline __attribute__((always_inline)) void live_fetch(const struct hmap *
 	__builtin_prefetch(slot + sizeof(struct live_ent), 1);
 }
 
-/* Hold e (a heap event, d decoded; q not full) and fetch its slots towards the cache. */
-static inline __attribute__((always_inline)) void live_hold(struct live *l, struct live_delay *q,
-							    const struct evs_event *e,
-							    const struct role_res *d,
-							    uint64_t events)
+/* Fetch the slots of heap event d (held) towards the cache. */
+static inline __attribute__((always_inline)) void live_hold(const struct live *l,
+							    const struct role_res *d)
 {
 	const struct hmap *t = &l->t[LIVE_MEM];
-	struct live_held *h = &q->q[(q->head + q->n++) & (LIVE_DELAY - 1)];
 
-	h->e.ts = e->ts;
-	h->e.ns = e->ns;
-	h->e.stream = e->stream;
-	h->e.tid = e->tid;
-	h->e.type = e->type;
-	h->e.plan = e->plan;
-	h->e.raw = e->raw;
-	h->e.str = e->str;
-	h->e.arr = e->arr;
-	h->e.narr = e->narr;
-	h->d = *d;
-	h->events = events;
 	live_fetch(t, d->key);
 	if (d->role == ROLE_MEM_REALLOC)
 		live_fetch(t, d->old);
 }
 
+/* Hand held event h to fn, with tr->events as when it was read.  fn's result. */
+static inline __attribute__((always_inline)) int live_give(struct live_trace *tr, live_fn *fn,
+							   void *arg, const struct live_held *h)
+{
+	uint64_t now = tr->events;
+	int fail;
+
+	tr->events = h->events;
+	/* a case each, so that fn's own switch on d->role, inlined after it, folds */
+	switch (h->d.role) {
+	case ROLE_MEM_ALLOC:
+		fail = fn(arg, &h->e, &h->d);
+		break;
+	case ROLE_MEM_FREE:
+		fail = fn(arg, &h->e, &h->d);
+		break;
+	default:
+		fail = fn(arg, &h->e, &h->d);
+		break;
+	}
+	tr->events = now;
+	return fail;
+}
+
 /*
  * live_run from the moment LIVE_MEM is big (see struct live_held) to the
- * end: e, decoded in d, is the resource event just read.  One loop with one
- * call of fn: the oldest event held when more than keep are, else e to hold
- * (push) or to hand out (cur), else the next event of the source.
+ * end: e, decoded in d, is the resource event just read.  A delay line:
+ * each event is read into the next free entry of q, in place (no copy), and
+ * a heap event stays there, its slots fetched, until another comes while
+ * LIVE_DELAY are held (the oldest goes), another resource event comes (all
+ * go, then it), or the source is about to load a packet (all go) or ends
+ * (all go).  with_ns: as live_run's.
  */
-static inline __attribute__((always_inline)) int live_run_held(struct live *l, struct evs *s,
-							       struct live_trace *tr, live_fn *fn,
-							       void *arg, struct evs_event *e,
-							       struct role_res *d, int role,
-							       int *failp, char *err, size_t errlen)
+static inline __attribute__((always_inline)) int
+live_run_held(struct live *l, struct evs *s, struct live_trace *tr, live_fn *fn, void *arg,
+	      struct evs_event *e, struct role_res *d, int role, int *failp, char *err,
+	      size_t errlen, bool with_ns)
 {
 	struct live_delay *q = calloc(1, sizeof(*q));
-	unsigned keep = LIVE_DELAY; /* hand out held events while more than this are held */
-	bool push = live_holdable(role), cur = !push, end = false;
+	unsigned head = 0, n = 0; /* the oldest held, and how many */
 	int ret = 1, fail = 0;
 
 	*failp = 0;
@@ -451,61 +478,75 @@ static inline __attribute__((always_inline)) int live_run_held(struct live *l, s
 		*failp = -ENOMEM;
 		return 0;
 	}
-	if (cur)
-		keep = 0;
-	for (;;) {
-		const struct evs_event *pe;
-		const struct role_res *pd;
-		uint64_t at, now = tr->events;
+	if (live_holdable(role)) {
+		struct live_held *h = &q->q[0];
 
-		if (q->n > keep) {
-			struct live_held *h = &q->q[q->head];
+		h->e = *e;
+		h->d = *d;
+		h->events = tr->events;
+		live_hold(l, d);
+		n = 1;
+	} else {
+		fail = fn(arg, e, d);
+	}
+	while (!fail) {
+		struct live_held *h;
 
-			q->head = (q->head + 1) & (LIVE_DELAY - 1);
-			q->n--;
-			pe = &h->e;
-			pd = &h->d;
-			at = h->events;
-		} else if (push) {
-			live_hold(l, q, e, d, now);
-			push = false;
-			continue;
-		} else if (cur) {
-			cur = false;
-			pe = e;
-			pd = d;
-			at = now;
-		} else if (end) {
-			break;
-		} else if (q->n && !evs_fast_steady(s)) {
-			keep = 0; /* the next call may load a packet: the held events go first */
-			continue;
-		} else {
-			keep = LIVE_DELAY;
-			ret = evs_next_fast(s, e, err, errlen);
-			if (ret <= 0) {
-				end = true; /* what is held was read before */
-				keep = 0;
-				continue;
-			}
-			role = live_take(l, e, tr, d, &fail);
-			if (fail)
-				break;
-			if (!role_is_resource(role))
-				continue;
-			push = live_holdable(role);
-			cur = !push;
-			if (push && q->n == LIVE_DELAY)
-				keep = LIVE_DELAY - 1; /* one goes to make room */
-			else if (cur)
-				keep = 0; /* all held go first */
-			continue;
+		/* no packet loaded under what is held: it goes first */
+		for (; n && !fail && !evs_fast_steady(s); n--) {
+			fail = live_give(tr, fn, arg, &q->q[head]);
+			head = (head + 1) & (LIVE_QLEN - 1);
 		}
-		tr->events = at;
-		fail = fn(arg, pe, pd);
-		tr->events = now;
 		if (fail)
 			break;
+		h = &q->q[(head + n) & (LIVE_QLEN - 1)]; /* n <= LIVE_DELAY: free */
+		ret = evs_next_fast_as(s, &h->e, err, errlen, with_ns);
+		if (ret <= 0)
+			break; /* what is held was read before: it goes below */
+		role = role_of(&l->r, &h->e);
+		live_count(s, &h->e, tr);
+		/* one dispatch: the heap events' cases decode with the role a constant */
+		switch (role) {
+		case ROLE_MEM_ALLOC:
+			tr->res_events++;
+			role_decode(&l->r, &h->e, ROLE_MEM_ALLOC, &h->d);
+			break;
+		case ROLE_MEM_FREE:
+			tr->res_events++;
+			role_decode(&l->r, &h->e, ROLE_MEM_FREE, &h->d);
+			break;
+		case ROLE_BT:
+			fail = live_bt(l, &h->e, tr);
+			continue;
+		default:
+			if (!role_is_resource(role))
+				continue;
+			tr->res_events++;
+			role_decode(&l->r, &h->e, role, &h->d);
+			break;
+		}
+		if (live_holdable(role)) {
+			h->events = tr->events;
+			live_hold(l, &h->d);
+			if (n == LIVE_DELAY) { /* the oldest goes to make room */
+				fail = live_give(tr, fn, arg, &q->q[head]);
+				head = (head + 1) & (LIVE_QLEN - 1);
+				n--;
+			}
+			n++;
+			continue;
+		}
+		/* another resource event: what is held goes first (h's entry is not reused) */
+		for (; n && !fail; n--) {
+			fail = live_give(tr, fn, arg, &q->q[head]);
+			head = (head + 1) & (LIVE_QLEN - 1);
+		}
+		if (!fail)
+			fail = fn(arg, &h->e, &h->d);
+	}
+	for (; n && !fail; n--) {
+		fail = live_give(tr, fn, arg, &q->q[head]);
+		head = (head + 1) & (LIVE_QLEN - 1);
 	}
 	free(q);
 	*failp = fail;
@@ -514,14 +555,37 @@ static inline __attribute__((always_inline)) int live_run_held(struct live *l, s
 
 /*
  * A pass's live_run_held with its own fn, out of line (so that live_run's
- * loop keeps its registers):
+ * loop keeps its registers), and the with_ns of its live_run:
  *	static __attribute__((noinline)) int my_held(void *arg, struct evs *s,
  *		struct evs_event *e, struct role_res *d, int role, int *fail, char *err,
  *		size_t errlen)
- *	{ return live_run_held(&me->l, s, &me->tr, my_event, arg, e, d, role, fail, err, errlen); }
+ *	{ return live_run_held(&me->l, s, &me->tr, my_event, arg, e, d, role, fail, err, errlen,
+ *			       true); }
  */
 typedef int live_held_fn(void *arg, struct evs *s, struct evs_event *e, struct role_res *d,
 			 int role, int *fail, char *err, size_t errlen);
+
+/*
+ * Resource event e of role role (counted), decoded into d and handed to fn,
+ * or to held with the rest of the source once LIVE_MEM is big: then *ret is
+ * held's, and true when the pass is over (held read to the end or failed:
+ * *fail says).
+ */
+static inline __attribute__((always_inline)) bool
+live_res(struct live *l, struct evs *s, struct live_trace *tr, live_fn *fn, live_held_fn *held,
+	 void *arg, struct evs_event *e, struct role_res *d, int role, int *fail, int *ret,
+	 char *err, size_t errlen)
+{
+	tr->res_events++;
+	role_decode(&l->r, e, role, d);
+	if (__builtin_expect(l->t[LIVE_MEM].cap >= LIVE_HOLD_CAP, 0)) {
+		*ret = held(arg, s, e, d, role, fail, err, errlen);
+		return !*fail;
+	}
+	live_prefetch_next(l, s);
+	*fail = fn(arg, e, d);
+	return false;
+}
 
 /*
  * Bind the types of s, then read every event of s, counting them in tr,
@@ -530,14 +594,16 @@ typedef int live_held_fn(void *arg, struct evs *s, struct evs_event *e, struct r
  * a corrupt source; a type of rip/resource.h with other fields; out of
  * memory).  Inline, so that fn is a direct call in each pass.  Once LIVE_MEM
  * is big, held (the pass's live_run_held) reads the rest: heap events then
- * reach fn a few events late, in order.
+ * reach fn a few events late, in order.  with_ns false: fn gets events
+ * without e->ns (evs_next_fast_ts), and converts what times it needs with
+ * evs_ns.
  */
 static inline __attribute__((always_inline)) int live_run(struct live *l, struct evs *s,
 							  struct live_trace *tr, live_fn *fn,
 							  live_held_fn *held, void *arg, char *err,
-							  size_t errlen)
+							  size_t errlen, bool with_ns)
 {
-	struct evs_event e;
+	struct evs_event e = { 0 };
 	struct role_res d;
 	int ret;
 
@@ -545,25 +611,48 @@ static inline __attribute__((always_inline)) int live_run(struct live *l, struct
 	if (ret)
 		return ret;
 	live_prefetch_plan(l, s);
-	while ((ret = evs_next_fast(s, &e, err, errlen)) > 0) {
-		int fail = 0, role = live_take(l, &e, tr, &d, &fail);
+	while ((ret = evs_next_fast_as(s, &e, err, errlen, with_ns)) > 0) {
+		int fail = 0, role = role_of(&l->r, &e);
+		bool done = false;
 
-		if (!fail && role_is_resource(role)) {
-			if (__builtin_expect(l->t[LIVE_MEM].cap >= LIVE_HOLD_CAP, 0)) {
-				ret = held(arg, s, &e, &d, role, &fail, err, errlen);
-				if (!fail)
-					break;
-			} else {
-				live_prefetch_next(l, s);
-				fail = fn(arg, &e, &d);
-			}
+		live_count(s, &e, tr);
+		/*
+		 * One dispatch on the role: the heap events' cases pass it on as a
+		 * constant, so that role_decode and fn's own switch on d->role fold
+		 * away.
+		 */
+		switch (role) {
+		case ROLE_MEM_ALLOC:
+			done = live_res(l, s, tr, fn, held, arg, &e, &d, ROLE_MEM_ALLOC, &fail,
+					&ret, err, errlen);
+			break;
+		case ROLE_MEM_FREE:
+			done = live_res(l, s, tr, fn, held, arg, &e, &d, ROLE_MEM_FREE, &fail, &ret,
+					err, errlen);
+			break;
+		case ROLE_MEM_REALLOC:
+			done = live_res(l, s, tr, fn, held, arg, &e, &d, ROLE_MEM_REALLOC, &fail,
+					&ret, err, errlen);
+			break;
+		case ROLE_BT:
+			fail = live_bt(l, &e, tr);
+			break;
+		default:
+			if (role_is_resource(role))
+				done = live_res(l, s, tr, fn, held, arg, &e, &d, role, &fail, &ret,
+						err, errlen);
+			break;
 		}
+		if (done)
+			break;
 		if (fail) {
 			snprintf(err, errlen, "out of memory");
 			return fail;
 		}
 	}
 	tr->bt_bad = l->bts.bad;
+	if (tr->any_event)
+		tr->last_ns = evs_ns(s, tr->last_ts);
 	return ret;
 }
 

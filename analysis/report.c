@@ -917,7 +917,8 @@ static __attribute__((noinline)) int rp_held(void *arg, struct evs *s, struct ev
 {
 	struct rp *rp = arg;
 
-	return live_run_held(&rp->p->l, s, &rp->tr, rp_event, rp, e, d, role, fail, err, errlen);
+	return live_run_held(&rp->p->l, s, &rp->tr, rp_event, rp, e, d, role, fail, err, errlen,
+			     true);
 }
 
 static void rp_finish(struct rp *rp)
@@ -993,7 +994,7 @@ int rp_run(struct rp *rp, struct evs *s, char *err, size_t errlen)
 		rp->p->nstreams = (uint32_t)t.streams;
 	}
 	rp->types = evs_types(s);
-	ret = live_run(&rp->p->l, s, &rp->tr, rp_event, rp_held, rp, err, errlen);
+	ret = live_run(&rp->p->l, s, &rp->tr, rp_event, rp_held, rp, err, errlen, true);
 	if (!ret)
 		rp_finish(rp);
 	/* the kinds' names outlive the source */

@@ -76,6 +76,25 @@ const struct role_spec role_specs[ROLE_N] = {
 };
 #undef F
 
+const uint8_t role_std_types[ROLE_N][ROLE_MAXF] = {
+	[ROLE_MEM_ALLOC] = { RIP_FT_HEX64, RIP_FT_U64, RIP_FT_U32, RIP_FT_U32 },
+	[ROLE_MEM_FREE] = { RIP_FT_HEX64, RIP_FT_U32, RIP_FT_U32 },
+	[ROLE_MEM_REALLOC] = { RIP_FT_HEX64, RIP_FT_HEX64, RIP_FT_U64, RIP_FT_U32 },
+};
+
+/* Is type t (of role role, bound in fi) laid out as role_std_types says? */
+static bool role_std(const struct ev_type *t, int role, const uint8_t *fi)
+{
+	const uint8_t *want = role_std_types[role];
+
+	if (!want[0])
+		return false;
+	for (unsigned k = 0; k < ROLE_MAXF && want[k]; k++)
+		if (fi[k] != k || k >= t->nfields || t->fields[k].type != want[k])
+			return false;
+	return true;
+}
+
 int role_bind(struct role_map *r, const struct ev_types *types, char *err, size_t errlen)
 {
 	memset(r, 0, sizeof(*r));
@@ -117,6 +136,7 @@ int role_bind(struct role_map *r, const struct ev_types *types, char *err, size_
 			r->fi[id][k] = (uint8_t)i;
 		}
 		r->role[id] = (uint8_t)role;
+		r->std[id] = role_std(t, role, r->fi[id]);
 	}
 	return 0;
 }

@@ -112,7 +112,18 @@ extern const struct role_spec role_specs[ROLE_N];
 struct role_map {
 	uint8_t role[EV_MAX_TYPES];		/* by type id: enum role */
 	uint8_t fi[EV_MAX_TYPES][ROLE_MAXF];	/* by type id: field index of each spec field */
+	bool std[EV_MAX_TYPES]; /* by type id: a heap event laid out as role_std_types says */
 };
+
+/*
+ * The heap events as rip/resource.h lays them out (the preload library
+ * writes them so): by role, the type of each field, in order.  A type of
+ * one of those roles whose fields are these, first and in this order, is
+ * std (role_map): role_decode reads its fields at offsets known here, not
+ * through fi and the plan.  Their values are the same: each is unsigned and
+ * of its own size.
+ */
+extern const uint8_t role_std_types[ROLE_N][ROLE_MAXF];
 
 /*
  * Bind the types of types to role_specs.  0, or -EBADMSG with a message in
@@ -185,12 +196,30 @@ static inline uint64_t role_res_key(uint64_t id, uint64_t kind)
  */
 uint64_t role_seg_key(uint64_t kind, int64_t id, const char *name);
 
+/* Bytes at p, little-endian as the host (a trace's byte order is checked at open). */
+static inline uint64_t role_ld64(const uint8_t *p)
+{
+	uint64_t v;
+
+	__builtin_memcpy(&v, p, 8);
+	return v;
+}
+
+static inline uint32_t role_ld32(const uint8_t *p)
+{
+	uint32_t v;
+
+	__builtin_memcpy(&v, p, 4);
+	return v;
+}
+
 /* Resource event e (role_is_resource(role)) into d. */
 static inline __attribute__((always_inline)) void role_decode(const struct role_map *r,
 							       const struct evs_event *e, int role,
 							       struct role_res *d)
 {
-	const uint8_t *fi = r->fi[e->type->id];
+	const uint32_t id = e->type->id;
+	const uint8_t *fi = r->fi[id], *raw = e->raw;
 
 #define V(k) evs_fixed(e, fi[k]) /* integer fields: role_bind checked */
 #define RES(KEY, OLD, SIZE, KIND, BT, NAME)                                                        \
@@ -198,15 +227,26 @@ static inline __attribute__((always_inline)) void role_decode(const struct role_
 			   .kind = (KIND), .bt = (uint32_t)(BT), .name = (NAME) }
 	switch (role) {
 	case ROLE_MEM_ALLOC:
-		*d = RES(V(ROLE_ALLOC_ADDR), 0, V(ROLE_ALLOC_SIZE), V(ROLE_ALLOC_KIND),
-			 V(ROLE_ALLOC_BT), NULL);
+		/* std: addr, size (8 bytes each), bt, kind (4 each) */
+		if (__builtin_expect(r->std[id], 1))
+			*d = RES(role_ld64(raw), 0, role_ld64(raw + 8), role_ld32(raw + 20),
+				 role_ld32(raw + 16), NULL);
+		else
+			*d = RES(V(ROLE_ALLOC_ADDR), 0, V(ROLE_ALLOC_SIZE), V(ROLE_ALLOC_KIND),
+				 V(ROLE_ALLOC_BT), NULL);
 		break;
 	case ROLE_MEM_FREE:
-		*d = RES(V(ROLE_FREE_ADDR), 0, 0, 0, 0, NULL);
+		*d = RES(__builtin_expect(r->std[id], 1) ? role_ld64(raw) : V(ROLE_FREE_ADDR), 0, 0,
+			 0, 0, NULL);
 		break;
 	case ROLE_MEM_REALLOC:
-		*d = RES(V(ROLE_REALLOC_ADDR), V(ROLE_REALLOC_OLD), V(ROLE_REALLOC_SIZE),
-			 RIP_MEM_REALLOC, V(ROLE_REALLOC_BT), NULL);
+		/* std: old, addr, size (8 bytes each), bt (4) */
+		if (__builtin_expect(r->std[id], 1))
+			*d = RES(role_ld64(raw + 8), role_ld64(raw), role_ld64(raw + 16),
+				 RIP_MEM_REALLOC, role_ld32(raw + 24), NULL);
+		else
+			*d = RES(V(ROLE_REALLOC_ADDR), V(ROLE_REALLOC_OLD), V(ROLE_REALLOC_SIZE),
+				 RIP_MEM_REALLOC, V(ROLE_REALLOC_BT), NULL);
 		break;
 	case ROLE_MEM_UNMAP:
 		*d = RES(V(ROLE_UNMAP_ADDR), 0, V(ROLE_UNMAP_SIZE), V(ROLE_UNMAP_KIND),

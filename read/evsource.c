@@ -225,6 +225,13 @@ static int evs_add_name(struct evs *s, uint32_t kind, int32_t tid, uint32_t slot
 
 /* ---- opening ---------------------------------------------------------------------- */
 
+/* What evs_head_next and evs_next_fast test of pl (once its slow is set). */
+static void evs_plan_need(struct evs_plan *pl)
+{
+	pl->need = pl->valid ? pl->fixed : SIZE_MAX;
+	pl->fast_need = pl->valid && !pl->slow ? (size_t)pl->fixed + 8 : SIZE_MAX;
+}
+
 /* Work out each type's plan and the clock conversion, once per source. */
 static void evs_plan_types(struct evs *s)
 {
@@ -263,14 +270,11 @@ static void evs_plan_types(struct evs *s)
 	for (uint32_t id = 0; id < EV_MAX_TYPES; id++)
 		if (s->plan[id].tail == RIP_FT_HEX64_ARRAY && !strcmp(s->types->t[id].name, "rip:bt"))
 			s->bt_id = id;
+	for (uint32_t id = 0; id < EV_MAX_TYPES; id++)
+		evs_plan_need(&s->plan[id]);
 	rr_clock_init(&s->clock, s->hdr);
 	s->fast.plan = s->plan;
 	s->fast.clock = s->clock;
-}
-
-static inline int64_t evs_ns(const struct evs *s, uint64_t ticks)
-{
-	return rr_clock_ns(&s->clock, ticks);
 }
 
 /* The path of a trace's stream file, for opening and for messages (good until the next call). */
@@ -1004,14 +1008,14 @@ static int evs_prime(struct evs *s, char *err, size_t errlen)
 }
 
 /*
- * The fields of an event evs_head has already checked.  raw points at them
- * where 8 bytes can be read at every field's offset inside the packet, else
- * at a copy in pad with room behind; v[] gets them decoded unless lazy.
+ * The fields, at off, of an event evs_head has already checked.  raw points
+ * at them where 8 bytes can be read at every field's offset inside the
+ * packet, else at a copy in pad with room behind; v[] gets them decoded
+ * unless lazy.
  */
 static inline void evs_fields(const struct evs_plan *pl, const uint8_t *data, size_t len,
 			      size_t off, bool lazy, uint8_t *pad, struct evs_event *e)
 {
-	off += (data[off] & 31) == RIP_EVENT_ID_EXTENDED ? 13 : 4;
 	e->str = NULL;
 	e->arr = NULL;
 	e->narr = 0;
@@ -1107,12 +1111,12 @@ static int evs_next1(struct evs *s, struct evs_event *e, char *err, size_t errle
 		return 0;
 	}
 	st = &s->st[s->heap[0].st];
-	id = st->id;
+	id = (uint32_t)(st->pl - s->plan);
 	e->ts = st->ts;
 	e->ns = evs_ns(s, st->ts);
 	e->tid = st->tid;
 	e->type = &s->types->t[id];
-	evs_fields(&s->plan[id], st->data, st->len, st->cur, s->lazy, s->pad, e);
+	evs_fields(st->pl, st->data, st->len, st->fields, s->lazy, s->pad, e);
 	if (!s->lazy) {
 		/* e->ns may be saturated (rr_clock_ns): so is the sum */
 		if (__builtin_add_overflow(e->ns, s->hdr->realtime_offset, &e->wall_ns))
@@ -1175,6 +1179,19 @@ static void evs_sync(struct evs *s)
 	f->state = EVS_FAST_OFF;
 }
 
+/*
+ * The bound of the fast path's head f->h, the top of the heap, which is
+ * before the next stream's head (bound_ts, bound_st): at the same time,
+ * from a lower stream.  So when its stream comes after, bound_ts is above
+ * its time, and not 0.
+ */
+static inline __attribute__((always_inline)) void evs_fast_bound(struct evs *s)
+{
+	struct evs_fast *f = &s->fast;
+
+	f->bound_gt = s->bound_ts - (f->h->index > s->bound_st);
+}
+
 /* Let evs_next_fast go on with the leading stream's head, when nothing else is due. */
 static inline __attribute__((always_inline)) void evs_arm(struct evs *s)
 {
@@ -1183,8 +1200,7 @@ static inline __attribute__((always_inline)) void evs_arm(struct evs *s)
 	if (!s->lazy || !s->primed || s->refill || s->failed || !s->nheap)
 		return;
 	f->h = &s->st[s->heap[0].st].h;
-	f->bound_ts = s->bound_ts;
-	f->bound_st = s->bound_st;
+	evs_fast_bound(s);
 	f->state = EVS_FAST_HEAD;
 }
 
@@ -1199,8 +1215,7 @@ void evs_fast_switch(struct evs *s)
 	evs_sift_top(s);
 	evs_bound(s);
 	f->h = &s->st[s->heap[0].st].h;
-	f->bound_ts = s->bound_ts;
-	f->bound_st = s->bound_st;
+	evs_fast_bound(s);
 	f->state = EVS_FAST_HEAD;
 	if (s->nheap > 1) {
 		/*
@@ -1232,8 +1247,10 @@ void evs_set_lazy(struct evs *s, bool lazy)
 
 void evs_set_bt_hook(struct evs *s, evs_bt_hook *fn, void *arg)
 {
-	if (s->bt_id < EV_MAX_TYPES)
+	if (s->bt_id < EV_MAX_TYPES) {
 		s->plan[s->bt_id].slow = fn != NULL; /* evs_next calls the hook */
+		evs_plan_need(&s->plan[s->bt_id]);
+	}
 	s->bt_hook = fn;
 	s->bt_arg = arg;
 }

@@ -38,6 +38,14 @@ struct evs_plan {
 	uint16_t off[RIP_EVENT_MAX_FIELDS];  /* of each fixed field after the event header */
 	uint32_t fixed;		/* bytes of the fixed-size fields */
 	bool slow;		/* evs_next_fast hands it to evs_next (switches, hooked rip:bt) */
+	/*
+	 * What evs_head_next and evs_next_fast test, one compare each: the bytes
+	 * an event of the type needs after its header (fixed; SIZE_MAX when
+	 * the type is not valid), and the bytes evs_next_fast needs at its
+	 * fields to hand it out (fixed + 8 for 8-byte loads; SIZE_MAX when
+	 * slow).  evs_plan_need sets them.
+	 */
+	size_t need, fast_need;
 	const struct ev_type *type;
 };
 
@@ -207,17 +215,18 @@ enum evs_fast_state {
 
 /*
  * The head of a stream: its packet, and the next event to hand out, parsed
- * and checked, at offset cur, its fields at fields, the one after it at
- * after; count: events of the packet parsed so far, head included.  It is
+ * and checked, its fields at offset fields, the event after it at after,
+ * its type's plan pl (its id: pl less the plan table); count: events of
+ * the packet parsed so far, head included.  It is
  * part of the stream (evsource.c), so that the fast path moves it in place
  * and taking the lead is a change of pointer.
  */
 #define EVS_HEAD_FIELDS                                                                            \
 	const uint8_t *data; /* the packet being handed out */                                     \
 	size_t len;                                                                                \
-	size_t cur, after, fields;                                                                 \
-	uint64_t ts; /* the head's time */                                                         \
-	uint32_t id; /* the head's type */                                                         \
+	size_t after, fields;                                                                      \
+	uint64_t ts;		   /* the head's time */                                           \
+	const struct evs_plan *pl; /* the head's type's plan */                                    \
 	uint32_t count;                                                                            \
 	int32_t tid;                                                                               \
 	uint32_t index; /* the stream */
@@ -229,17 +238,23 @@ struct evs_head {
 struct evs_fast {
 	enum evs_fast_state state;
 	struct evs_head *h;  /* the leading stream's head */
-	uint64_t bound_ts;   /* the next stream's head: time, index */
-	uint32_t bound_st;
+	/*
+	 * The next stream's head (time, index) as one time: the head leads
+	 * while its time is not above bound_gt (bound_ts, or bound_ts - 1 when
+	 * the head's stream comes after the next one's: the lower stream goes
+	 * first at the same time).  The head leads when it is set, so it is
+	 * before the next one: bound_ts - 1 is no wrap.
+	 */
+	uint64_t bound_gt;
 	uint64_t events;     /* handed out here, not yet in the totals */
 	const struct evs_plan *plan;
 	struct rr_clock clock;
 };
 
 /*
- * Move head h on to the event after its current one (at h->after, below
- * h->len), parsed with the types' plans: its offset, its fields' and the
- * next one's, its time and type, and the packet's count of events.  Checks
+ * Move head h on to the event after its current one (at h->after, not past
+ * h->len), parsed with the types' plans: its fields' offset and the next
+ * one's, its time and plan, and the packet's count of events.  Checks
  * what ev_decode checks (a known type, fields and tail inside the packet, a
  * string's NUL within RIP_STRING_MAX, an array's count within RIP_ARRAY_MAX)
  * and at the first problem returns false with h unchanged, leaving ev_decode
@@ -249,43 +264,63 @@ struct evs_fast {
 static inline __attribute__((always_inline)) bool evs_head_next(struct evs_head *h,
 								    const struct evs_plan *plan)
 {
+	const uint64_t mask = (1ull << RIP_EVENT_TS_BITS) - 1;
 	const uint8_t *d = h->data;
 	const struct evs_plan *pl;
 	size_t len = h->len, off = h->after, fields;
-	uint64_t ts = h->ts;
-	uint32_t id;
-	int hl = ev_header(d, len, off, &id, &ts);
+	uint64_t ts = h->ts, low;
+	uint32_t id, w;
 
-	if (hl <= 0 || id >= EV_MAX_TYPES)
+	/* ev_header's parse, with its checks (after <= len: a head never passes its packet) */
+	if (len - off < 4) /* the end of the packet, or a header cut */
 		return false;
-	off += (size_t)hl;
+	__builtin_memcpy(&w, d + off, 4); /* little-endian, as the writer (checked at open) */
+	if (__builtin_expect((w & 31) == RIP_EVENT_ID_EXTENDED, 0)) {
+		if (len - off < 13)
+			return false;
+		__builtin_memcpy(&id, d + off + 1, 4);
+		__builtin_memcpy(&ts, d + off + 5, 8);
+		if (id >= EV_MAX_TYPES)
+			return false;
+		off += 13;
+	} else {
+		id = w & 31;
+		low = w >> 5;
+		/*
+		 * The low bits replaced, one more wrap of them when they are
+		 * below the last ones: the time moves on by (low - ts) mod 2^bits.
+		 */
+		ts += (low - ts) & mask;
+		off += 4;
+	}
 	pl = &plan[id];
-	if (!pl->valid || len - off < pl->fixed)
+	if (len - off < pl->need) /* and a type that is not valid needs more than there can be */
 		return false;
 	fields = off;
 	off += pl->fixed;
-	if (pl->tail == RIP_FT_STRING) {
-		size_t max = len - off < RIP_STRING_MAX ? len - off : RIP_STRING_MAX;
-		const uint8_t *nul = (const uint8_t *)__builtin_memchr(d + off, 0, max);
+	if (__builtin_expect(pl->tail != 0, 0)) {
+		if (pl->tail == RIP_FT_STRING) {
+			size_t max = len - off < RIP_STRING_MAX ? len - off : RIP_STRING_MAX;
+			const uint8_t *nul = (const uint8_t *)__builtin_memchr(d + off, 0, max);
 
-		if (!nul)
-			return false;
-		off = (size_t)(nul - d) + 1;
-	} else if (pl->tail == RIP_FT_HEX64_ARRAY) {
-		uint32_t cnt;
+			if (!nul)
+				return false;
+			off = (size_t)(nul - d) + 1;
+		} else {
+			uint32_t cnt;
 
-		if (len - off < 4)
-			return false;
-		__builtin_memcpy(&cnt, d + off, 4);
-		if (cnt > RIP_ARRAY_MAX || len - off - 4 < (size_t)cnt * 8)
-			return false;
-		off += 4 + (size_t)cnt * 8;
+			if (len - off < 4)
+				return false;
+			__builtin_memcpy(&cnt, d + off, 4);
+			if (cnt > RIP_ARRAY_MAX || len - off - 4 < (size_t)cnt * 8)
+				return false;
+			off += 4 + (size_t)cnt * 8;
+		}
 	}
-	h->cur = h->after;
 	h->fields = fields;
 	h->after = off;
 	h->ts = ts;
-	h->id = id;
+	h->pl = pl;
 	h->count++;
 	return true;
 }
@@ -298,11 +333,20 @@ static inline __attribute__((always_inline)) bool evs_head_next(struct evs_head 
 void evs_fast_switch(struct evs *s);
 
 /*
- * evs_next for a source in lazy mode (evs_set_lazy), inline.  Same results,
- * in the same order.
+ * The CLOCK_MONOTONIC_RAW ns of ticks of s's clock: what evs_next puts in
+ * e->ns for an event at e->ts.
  */
-static inline __attribute__((always_inline)) int evs_next_fast(struct evs *s, struct evs_event *e,
-								  char *err, size_t errlen)
+static inline int64_t evs_ns(const struct evs *s, uint64_t ticks)
+{
+	return rr_clock_ns(&((const struct evs_fast *)s)->clock, ticks);
+}
+
+/*
+ * evs_next_fast and evs_next_fast_ts: with_ns false leaves e->ns out of
+ * what the fast path fills.
+ */
+static inline __attribute__((always_inline)) int
+evs_next_fast_as(struct evs *s, struct evs_event *e, char *err, size_t errlen, bool with_ns)
 {
 	struct evs_fast *f = (struct evs_fast *)s; /* the first member of struct evs */
 	const struct evs_plan *pl;
@@ -314,16 +358,16 @@ static inline __attribute__((always_inline)) int evs_next_fast(struct evs *s, st
 	if (__builtin_expect(f->state != EVS_FAST_HEAD, 0))
 		return evs_next(s, e, err, errlen);
 	h = f->h;
-	pl = &f->plan[h->id];
-	if (__builtin_expect(pl->slow, 0))
-		return evs_next(s, e, err, errlen);
+	pl = h->pl;
 	d = h->data;
 	len = h->len;
 	off = h->fields;
-	if (__builtin_expect(off + pl->fixed + 8 > len, 0))
-		return evs_next(s, e, err, errlen); /* too near the end for 8-byte loads */
+	/* a slow type, or too near the end for 8-byte loads (fields <= len) */
+	if (__builtin_expect(len - off < pl->fast_need, 0))
+		return evs_next(s, e, err, errlen);
 	e->ts = h->ts;
-	e->ns = rr_clock_ns(&f->clock, h->ts);
+	if (with_ns)
+		e->ns = rr_clock_ns(&f->clock, h->ts);
 	e->stream = h->index;
 	e->tid = h->tid;
 	e->type = pl->type;
@@ -333,19 +377,24 @@ static inline __attribute__((always_inline)) int evs_next_fast(struct evs *s, st
 	e->str = NULL;
 	e->arr = NULL;
 	e->narr = 0;
-	off += pl->fixed;
-	if (pl->tail == RIP_FT_STRING) {
-		e->str = (const char *)d + off;
-		e->v[pl->nfix] = 0;
-	} else if (pl->tail == RIP_FT_HEX64_ARRAY) {
-		__builtin_memcpy(&e->narr, d + off, 4);
-		e->arr = d + off + 4;
-		e->v[pl->nfix] = e->narr;
+	if (__builtin_expect(pl->tail != 0, 0)) {
+		off += pl->fixed;
+		if (pl->tail == RIP_FT_STRING) {
+			e->str = (const char *)d + off;
+			e->v[pl->nfix] = 0;
+		} else {
+			__builtin_memcpy(&e->narr, d + off, 4);
+			e->arr = d + off + 4;
+			e->v[pl->nfix] = e->narr;
+		}
 	}
 	f->events++;
 
-	/* the next head, checked as evs_next would; anything unusual is left to it */
-	if (h->after >= len || !evs_head_next(h, f->plan))
+	/*
+	 * The next head, checked as evs_next would; anything unusual is left to
+	 * it, and so is the end of the packet (evs_head_next's first test).
+	 */
+	if (!evs_head_next(h, f->plan))
 		goto advance;
 	ts = h->ts;
 	/*
@@ -355,13 +404,35 @@ static inline __attribute__((always_inline)) int evs_next_fast(struct evs *s, st
 	 * branch for it, not two; 382,000 changes in 2M events at 1,000
 	 * threads).  e stays good: the packets do not move.
 	 */
-	if (ts > f->bound_ts || (ts == f->bound_ts && h->index > f->bound_st))
+	if (ts > f->bound_gt)
 		evs_fast_switch(s);
 	return 1;
 
 advance:
 	f->state = EVS_FAST_ADVANCE;
 	return 1;
+}
+
+/*
+ * evs_next for a source in lazy mode (evs_set_lazy), inline.  Same results,
+ * in the same order.
+ */
+static inline __attribute__((always_inline)) int evs_next_fast(struct evs *s, struct evs_event *e,
+							       char *err, size_t errlen)
+{
+	return evs_next_fast_as(s, e, err, errlen, true);
+}
+
+/*
+ * evs_next_fast without e->ns: the caller reads e->ts, and converts the few
+ * times it needs in ns with evs_ns (a conversion of every event's time was
+ * a tenth of what rip leaks did per event beside decoding blocks).  e->ns
+ * is left as it was, or filled, as may happen: never read it.
+ */
+static inline __attribute__((always_inline)) int
+evs_next_fast_ts(struct evs *s, struct evs_event *e, char *err, size_t errlen)
+{
+	return evs_next_fast_as(s, e, err, errlen, false);
 }
 
 /*
@@ -397,9 +468,9 @@ static inline const uint8_t *evs_peek_fast(const struct evs *s, uint32_t *id)
 
 	if (f->state != EVS_FAST_HEAD)
 		return NULL;
-	if (h->fields + f->plan[h->id].fixed + 8 > h->len)
+	if (h->len - h->fields < h->pl->fast_need)
 		return NULL;
-	*id = h->id;
+	*id = (uint32_t)(h->pl - f->plan);
 	return h->data + h->fields;
 }
 

@@ -1505,7 +1505,7 @@ static unsigned __int128 rr_slope(const struct rr_point *a, const struct rr_poin
 	return ((unsigned __int128)(uint64_t)(b->ns - a->ns) << 32) / (b->ticks - a->ticks);
 }
 
-void rr_clock_init(struct rr_clock *c, const struct rip_file_hdr *h)
+static void rr_clock_init1(struct rr_clock *c, const struct rip_file_hdr *h)
 {
 	struct rr_point p[RIP_CLOCK_PAIRS + 1];
 	uint32_t n = rr_clock_points(h, p);
@@ -1538,6 +1538,12 @@ void rr_clock_init(struct rr_clock *c, const struct rip_file_hdr *h)
 		c->seg[i].mult = i + 1 < n ? rr_slope(&p[i], &p[i + 1]) : c->seg[i - 1].mult;
 	}
 	c->nseg = n;
+}
+
+void rr_clock_init(struct rr_clock *c, const struct rip_file_hdr *h)
+{
+	rr_clock_init1(c, h);
+	c->mult64 = !c->nseg && !(c->mult >> 64) ? (uint64_t)c->mult : 0;
 }
 
 int64_t rr_clock_seg_ns(const struct rr_clock *c, uint64_t ticks)

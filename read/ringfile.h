@@ -382,6 +382,12 @@ struct rr_clock {
 	uint64_t base_ticks;
 	int64_t base_ns;
 	unsigned __int128 mult; /* ns per tick, 32.32 fixed point */
+	/*
+	 * mult when it fits 64 bits and there are no segments (as for every
+	 * clock a file states: its rate is at least RIP_CLOCK_HZ_MIN_READ), so
+	 * that rr_clock_ns multiplies 64 by 64 bits; 0 when not.
+	 */
+	uint64_t mult64;
 	uint32_t nseg;		/* 0: the line above; else seg[0 .. nseg) by ticks */
 	struct rr_clock_seg seg[RIP_CLOCK_PAIRS + 1];
 };
@@ -427,6 +433,18 @@ int64_t rr_clock_seg_ns(const struct rr_clock *c, uint64_t ticks);
  */
 static inline int64_t rr_clock_ns(const struct rr_clock *c, uint64_t ticks)
 {
+	if (__builtin_expect(c->mult64 != 0 && ticks >= c->base_ticks, 1)) {
+		/* rr_line_ns of a 64-bit mult: d above INT64_MAX is a product from 2^95 up */
+		unsigned __int128 p = (unsigned __int128)(ticks - c->base_ticks) * c->mult64;
+		int64_t r;
+
+		if (__builtin_expect((uint64_t)(p >> 95) != 0 ||
+					     __builtin_add_overflow(c->base_ns, (int64_t)(p >> 32),
+								    &r),
+				     0))
+			return INT64_MAX;
+		return r;
+	}
 	if (__builtin_expect(c->nseg != 0, 0))
 		return rr_clock_seg_ns(c, ticks);
 	return rr_line_ns(c->base_ticks, c->base_ns, c->mult, ticks);

@@ -115,6 +115,42 @@ int main(void)
 	pair(N0 + 7, N0 + 9);
 	T_EQ(conv(N0 + 1000), N0 + 1000);
 
+	/*
+	 * rr_clock_ns's 64-bit multiply gives rr_line_ns's ns, saturated the
+	 * same way, at any rate (1 Hz: mult near 2^62) and any distance from
+	 * the base, before and after it.
+	 */
+	{
+		const uint64_t rates[] = { 1, 3, 1000000, 999999937, HZ, 100000000000ull };
+		uint64_t x = 0x9e3779b97f4a7c15ull;
+
+		for (size_t r = 0; r < sizeof(rates) / sizeof(rates[0]); r++) {
+			struct rr_clock c;
+
+			header(rates[r]);
+			rr_clock_init(&c, &h);
+			T_CHECK(c.mult64 != 0);
+			for (int i = 0; i < 20000; i++) {
+				uint64_t t;
+
+				x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+				int64_t want;
+
+				x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+				t = i < 64  ? T0 + (1ull << i) :
+				    i < 128 ? T0 - (1ull << (i - 64)) :
+					      x >> (i % 64);
+				want = rr_line_ns(c.base_ticks, c.base_ns, c.mult, t);
+				if (rr_clock_ns(&c, t) != want) {
+					T_EQ(rr_clock_ns(&c, t), want);
+					break;
+				}
+			}
+			if (rates[r] < 1000) /* 2^64 ticks of 1 s or 1/3 s: past int64's ns */
+				T_EQ(rr_clock_ns(&c, UINT64_MAX), INT64_MAX);
+		}
+	}
+
 #if defined(__x86_64__)
 	/* the writer's choice */
 	T_EQ(rip_clock_tsc_decide(NULL, 1, 1, 0, 0), 1);  /* clocksource tsc */
