@@ -83,12 +83,24 @@ struct slot {
 };
 #define GEN_MAX (1u << 27)
 
+/* What enc_events does with a field: a plan's op (read/packfmt.h's, refined). */
+enum {
+	EO_HEX,
+	EO_STR,
+	EO_ARR,
+	EO_U4, /* unsigned, 4 bytes */
+	EO_U8, /* unsigned, 8 bytes */
+	EO_INT /* any other integer: size bytes, signed or not */
+};
+
 struct eplan {
 	uint32_t gen; /* the block it was made for */
 	uint32_t nf;
 	struct buf *ts;
 	struct {
 		uint8_t op, size, name;
+		bool sign;
+		bool g; /* right after a hex field: its second guess (pred_code_g) */
 		struct buf *col;
 	} f[RIP_EVENT_MAX_FIELDS];
 };
@@ -108,9 +120,6 @@ struct pk_enc {
 	struct pk_streams streams;    /* of the block */
 	uint32_t cur;		      /* the number of the stream of the packet being coded */
 	struct mtf *cur_mtf;	      /* and its lists */
-	uint32_t aux_pos;	      /* the position of the hex value coded last */
-	uint64_t aux_g;		      /* and its guess for the integer field after it, or 0 */
-	uint32_t aux_l;		      /* the list it went to */
 	struct pred pred;
 	struct slot *hash;
 	uint32_t hmask, hused, gen;
@@ -202,22 +211,36 @@ static struct buf *enc_vcol(struct pk_enc *e, uint32_t key)
 	return b;
 }
 
-static struct eplan *enc_plan(struct pk_enc *e, const struct ev_type *t)
+static struct eplan *enc_plan_make(struct pk_enc *e, const struct ev_type *t)
 {
 	struct eplan *pl = &e->plan[t->id];
 
-	if (pl->gen == e->gen)
-		return pl;
 	pl->ts = enc_vcol(e, K_TS(t->id));
 	pl->nf = t->nfields;
 	for (uint32_t i = 0; i < t->nfields; i++) {
-		pl->f[i].op = field_op(t->fields[i].type);
-		pl->f[i].size = (uint8_t)rip_field_size(t->fields[i].type);
+		uint32_t ty = t->fields[i].type, op = field_op(ty);
+
+		pl->f[i].size = (uint8_t)rip_field_size(ty);
+		pl->f[i].sign = op == OP_S;
+		pl->f[i].op = op == OP_HEX ? EO_HEX :
+			      op == OP_STR ? EO_STR :
+			      op == OP_ARR ? EO_ARR :
+			      op == OP_U && pl->f[i].size == 4 ? EO_U4 :
+			      op == OP_U && pl->f[i].size == 8 ? EO_U8 :
+								 EO_INT;
+		pl->f[i].g = i && pl->f[i - 1].op == EO_HEX;
 		pl->f[i].name = pred_name(&e->pred, t, i);
 		pl->f[i].col = enc_vcol(e, field_key(t, i, PK_VERSION));
 	}
 	pl->gen = e->gen;
 	return pl;
+}
+
+static inline struct eplan *enc_plan(struct pk_enc *e, uint32_t id)
+{
+	struct eplan *pl = &e->plan[id];
+
+	return pl->gen == e->gen ? pl : enc_plan_make(e, &e->types->t[id]);
 }
 
 /* Where (v, stream) is looked for first in a table of mask + 1 slots. */
@@ -256,11 +279,14 @@ static int hash_grow(struct pk_enc *e)
 
 /*
  * Code the hex value v into column b: its rank in a list of the packet's
- * stream, or its difference from *last.
+ * stream, or its difference from *last.  *aux: where the entry keeps the
+ * integer field after it, for the list it went to; *g: what it kept there
+ * the last time the value went to that list (0: none).
  */
-static int enc_hex(struct pk_enc *e, struct buf *b, uint64_t *last, uint64_t v)
+static inline int enc_hex(struct pk_enc *e, struct buf *b, uint64_t *last, uint64_t v,
+			  uint32_t **aux, uint64_t *g)
 {
-	uint32_t tag = e->gen << 5 | e->cur, j;
+	uint32_t tag = e->gen << 5 | e->cur, j, q;
 	struct mtf *m = e->cur_mtf;
 	struct slot *s;
 	int ret;
@@ -275,8 +301,7 @@ static int enc_hex(struct pk_enc *e, struct buf *b, uint64_t *last, uint64_t v)
 	if (s->tag == tag && m->n - s->stamp <= PK_WINDOW) {
 		uint32_t p = s->stamp & PK_WMASK;
 		uint32_t l = m->list[p];
-
-		uint32_t a0 = m->aux[p][0], a1 = m->aux[p][1], q;
+		uint32_t a0 = m->aux[p][0], a1 = m->aux[p][1];
 
 		put_uv(b, ((uint64_t)mtf_rank(m, l, s->stamp) << 1 | (uint64_t)l) + 1);
 		mtf_drop(m, p);
@@ -285,21 +310,22 @@ static int enc_hex(struct pk_enc *e, struct buf *b, uint64_t *last, uint64_t v)
 		m->aux[q][0] = a0;
 		m->aux[q][1] = a1;
 		/* what came after the value the last time it went to l ^ 1 */
-		e->aux_g = l ? a0 : a1;
-		e->aux_l = l ^ 1;
-	} else {
-		put_uv(b, 0);
-		put_uv(&e->col[K_HEXLIT], zig((int64_t)(v - *last)));
-		if (s->tag != tag)
-			e->hused++;
-		s->v = v;
-		s->tag = tag;
-		s->stamp = mtf_push(m, 1);
-		m->aux[s->stamp & PK_WMASK][0] = m->aux[s->stamp & PK_WMASK][1] = 0;
-		e->aux_g = 0;
-		e->aux_l = 1;
+		*g = l ? a0 : a1;
+		*aux = &m->aux[q][l ^ 1];
+		*last = v;
+		return 0;
 	}
-	e->aux_pos = s->stamp & PK_WMASK;
+	put_uv(b, 0);
+	put_uv(&e->col[K_HEXLIT], zig((int64_t)(v - *last)));
+	if (s->tag != tag)
+		e->hused++;
+	s->v = v;
+	s->tag = tag;
+	s->stamp = mtf_push(m, 1);
+	q = s->stamp & PK_WMASK;
+	m->aux[q][0] = m->aux[q][1] = 0;
+	*g = 0;
+	*aux = &m->aux[q][1];
 	*last = v;
 	return 0;
 }
@@ -350,63 +376,70 @@ static int enc_check(const struct ev_types *types, const uint8_t *d, size_t len)
 static int enc_events(struct pk_enc *e, const uint8_t *d, size_t len, uint64_t ts)
 {
 	struct buf *evid = &e->col[K_EVID];
+	uint64_t events = 0;
 	size_t off = PK_HDR;
 	int ret;
 
 	while (off < len) {
-		const struct ev_type *t;
 		struct eplan *pl;
-		uint64_t prev = ts;
-		uint32_t id = 0;
+		uint64_t prev = ts, g = 0;
+		uint32_t id = 0, *aux = NULL;
 		int hl = ev_header(d, len, off, &id, &ts);
 
 		off += (size_t)hl;
-		t = &e->types->t[id];
-		pl = enc_plan(e, t);
+		pl = enc_plan(e, id);
 		put_uv(evid, (uint64_t)id << 1 | (hl == 13));
 		put_uv(pl->ts, hl == 13 ? zig((int64_t)(ts - prev)) : ts - prev);
-		e->events++;
-		for (uint32_t i = 0, nf = pl->nf, hex = 0; i < nf; i++) {
+		events++;
+		for (uint32_t i = 0, nf = pl->nf; i < nf; i++) {
 			struct buf *b = pl->f[i].col;
-			uint32_t n = pl->f[i].size, after_hex = hex;
+			uint32_t n;
 			uint64_t v;
 
-			hex = 0;
 			switch (pl->f[i].op) {
-			case OP_STR:
+			case EO_STR:
 				n = (uint32_t)strnlen((const char *)d + off, len - off) + 1;
 				memcpy(b->p + b->len, d + off, n);
 				b->len += n;
 				off += n;
-				break;
-			case OP_ARR:
+				continue;
+			case EO_ARR:
 				v = ld(d + off, 4);
 				put_uv(b, v);
 				memcpy(b->p + b->len, d + off + 4, v * 8);
 				b->len += v * 8;
 				off += 4 + v * 8;
-				break;
-			case OP_HEX:
-				ret = enc_hex(e, b, &e->last[id][i], ld(d + off, 8));
+				continue;
+			case EO_HEX:
+				ret = enc_hex(e, b, &e->last[id][i], ld(d + off, 8), &aux, &g);
 				if (ret)
 					return ret;
 				off += 8;
-				hex = 1;
+				continue;
+			case EO_U4:
+				v = ld(d + off, 4);
+				off += 4;
+				break;
+			case EO_U8:
+				v = ld(d + off, 8);
+				off += 8;
 				break;
 			default:
+				n = pl->f[i].size;
 				v = ld(d + off, n);
-				if (pl->f[i].op == OP_S)
+				if (pl->f[i].sign)
 					v = zig(sext(v, n));
 				off += n;
-				if (!after_hex) {
-					put_uv(b, pred_code(&e->pred, pl->f[i].name, v));
-					break;
-				}
-				put_uv(b, pred_code_g(&e->pred, pl->f[i].name, v, e->aux_g));
-				e->cur_mtf->aux[e->aux_pos][e->aux_l] = aux_of(v);
 			}
+			if (!pl->f[i].g) {
+				put_uv(b, pred_code(&e->pred, pl->f[i].name, v));
+				continue;
+			}
+			put_uv(b, pred_code_g(&e->pred, pl->f[i].name, v, g));
+			*aux = aux_of(v);
 		}
 	}
+	e->events += events;
 	return 0;
 }
 
