@@ -57,16 +57,22 @@ static inline void put_uv(struct buf *b, uint64_t v)
 	b->len += n;
 }
 
-/* Entries of list l newer than the one at stamp s (which it holds). */
-PK_POPCNT static uint32_t mtf_rank(const struct mtf *m, int l, uint32_t s)
+/*
+ * Entries of list l newer than the one at stamp s (which it holds): in the
+ * newest word up to the newest stamp, in s's word above s, and in the
+ * words between.
+ */
+static inline __attribute__((always_inline)) uint32_t mtf_rank(const struct mtf *m, int l,
+							       uint32_t s)
 {
 	uint32_t newest = m->n - 1, wn = newest >> 6, ws = s >> 6;
-	uint64_t top = m->bits[l][wn % PK_WORDS] & upto(newest & 63);
+	uint64_t top = m->bits[l][wn % PK_WORDS] & (~0ull >> (63 - (newest & 63)));
+	uint64_t low = m->bits[l][ws % PK_WORDS] & (~1ull << (s & 63));
 
 	if (wn == ws)
-		return (uint32_t)__builtin_popcountll(top & ~upto(s & 63));
-	return (uint32_t)__builtin_popcountll(top) + mtf_between(m, l, ws, wn) +
-	       (uint32_t)__builtin_popcountll(m->bits[l][ws % PK_WORDS] & ~upto(s & 63));
+		return (uint32_t)__builtin_popcountll(top & low);
+	return (uint32_t)(__builtin_popcountll(top) + __builtin_popcountll(low)) +
+	       mtf_between(m, l, ws, wn);
 }
 
 /* ---- the coder -------------------------------------------------------------------- */
@@ -283,7 +289,8 @@ static int hash_grow(struct pk_enc *e)
  * integer field after it, for the list it went to; *g: what it kept there
  * the last time the value went to that list (0: none).
  */
-static inline int enc_hex(struct pk_enc *e, struct buf *b, uint64_t *last, uint64_t v,
+static inline __attribute__((always_inline)) int enc_hex(struct pk_enc *e, struct buf *b,
+							   uint64_t *last, uint64_t v,
 			  uint32_t **aux, uint64_t *g)
 {
 	uint32_t tag = e->gen << 5 | e->cur, j, q;
@@ -373,7 +380,7 @@ static int enc_check(const struct ev_types *types, const uint8_t *d, size_t len)
 }
 
 /* The events of a packet enc_check passed, into the columns. */
-static int enc_events(struct pk_enc *e, const uint8_t *d, size_t len, uint64_t ts)
+PK_POPCNT static int enc_events(struct pk_enc *e, const uint8_t *d, size_t len, uint64_t ts)
 {
 	struct buf *evid = &e->col[K_EVID];
 	uint64_t events = 0;
