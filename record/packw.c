@@ -465,7 +465,8 @@ static int enc_stream(struct pk_enc *e, uint64_t id)
 	return 0;
 }
 
-int pk_enc_add(struct pk_enc *e, const uint8_t *pkt, size_t len)
+/* Add the packet of len bytes at pkt, its first PK_HDR bytes at hdr (pkt's not read). */
+static int enc_add(struct pk_enc *e, const uint8_t *hdr, const uint8_t *pkt, size_t len)
 {
 	struct rip_packet h;
 	bool coded = false;
@@ -490,7 +491,7 @@ int pk_enc_add(struct pk_enc *e, const uint8_t *pkt, size_t len)
 	if (e->oom)
 		return -ENOMEM;
 	if (len >= PK_HDR) {
-		memcpy(&h, pkt, sizeof(h));
+		memcpy(&h, hdr, sizeof(h));
 		coded = h.magic == RIP_CTF_MAGIC && h.content_size % 8 == 0 &&
 			h.content_size / 8 == len && enc_check(e->types, pkt, len);
 		if (h.magic == RIP_CTF_MAGIC) {
@@ -508,13 +509,18 @@ int pk_enc_add(struct pk_enc *e, const uint8_t *pkt, size_t len)
 	b->p[b->len++] = !coded;
 	if (coded) {
 		b = &e->col[K_PHDR];
-		memcpy(b->p + b->len, pkt, PK_HDR);
+		memcpy(b->p + b->len, hdr, PK_HDR);
 		b->len += PK_HDR;
 		ret = enc_events(e, pkt, len, h.timestamp_begin);
 	} else {
 		b = &e->col[K_RAW];
 		put_uv(b, len);
-		memcpy(b->p + b->len, pkt, len);
+		if (len >= PK_HDR) {
+			memcpy(b->p + b->len, hdr, PK_HDR);
+			memcpy(b->p + b->len + PK_HDR, pkt + PK_HDR, len - PK_HDR);
+		} else {
+			memcpy(b->p + b->len, pkt, len);
+		}
 		b->len += len;
 	}
 	if (ret || e->oom) {
@@ -524,6 +530,18 @@ int pk_enc_add(struct pk_enc *e, const uint8_t *pkt, size_t len)
 	e->raw += len;
 	e->npackets++;
 	return 0;
+}
+
+int pk_enc_add(struct pk_enc *e, const uint8_t *pkt, size_t len)
+{
+	return enc_add(e, pkt, pkt, len);
+}
+
+int pk_enc_add_hdr(struct pk_enc *e, const struct rip_packet *hdr, const uint8_t *pkt, size_t len)
+{
+	if (len < PK_HDR)
+		return -EINVAL;
+	return enc_add(e, (const uint8_t *)hdr, pkt, len);
 }
 
 static void enc_reset(struct pk_enc *e)
