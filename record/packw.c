@@ -96,19 +96,21 @@ enum {
 	EO_ARR,
 	EO_U4, /* unsigned, 4 bytes */
 	EO_U8, /* unsigned, 8 bytes */
-	EO_INT /* any other integer: size bytes, signed or not */
+	EO_INT, /* any other integer: size bytes, signed or not */
+	EO_END	/* after the last field */
 };
 
 struct eplan {
 	uint32_t gen; /* the block it was made for */
 	uint32_t nf;
 	struct buf *ts;
-	struct {
+	struct efield {
 		uint8_t op, size, name;
 		bool sign;
 		bool g; /* right after a hex field: its second guess (pred_code_g) */
 		struct buf *col;
-	} f[RIP_EVENT_MAX_FIELDS];
+		uint64_t last; /* a hex field's value last */
+	} f[RIP_EVENT_MAX_FIELDS + 1]; /* then EO_END */
 };
 
 struct pk_enc {
@@ -121,7 +123,6 @@ struct pk_enc {
 	size_t reserve; /* room every column has for the packet being coded */
 	bool oom;	/* a column could not get it: the block is lost */
 	struct eplan plan[EV_MAX_TYPES];
-	uint64_t last[EV_MAX_TYPES][RIP_EVENT_MAX_FIELDS]; /* of hex fields */
 	struct mtf *mtf[PK_NSTREAMS]; /* each stream's lists, made as streams come */
 	struct pk_streams streams;    /* of the block */
 	uint32_t cur;		      /* the number of the stream of the packet being coded */
@@ -237,7 +238,9 @@ static struct eplan *enc_plan_make(struct pk_enc *e, const struct ev_type *t)
 		pl->f[i].g = i && pl->f[i - 1].op == EO_HEX;
 		pl->f[i].name = pred_name(&e->pred, t, i);
 		pl->f[i].col = enc_vcol(e, field_key(t, i, PK_VERSION));
+		pl->f[i].last = 0;
 	}
+	pl->f[t->nfields].op = EO_END;
 	pl->gen = e->gen;
 	return pl;
 }
@@ -383,68 +386,78 @@ static int enc_check(const struct ev_types *types, const uint8_t *d, size_t len)
 PK_POPCNT static int enc_events(struct pk_enc *e, const uint8_t *d, size_t len, uint64_t ts)
 {
 	struct buf *evid = &e->col[K_EVID];
+	const uint8_t *end = d + len;
 	uint64_t events = 0;
 	size_t off = PK_HDR;
 	int ret;
 
 	while (off < len) {
-		struct eplan *pl;
+		const uint8_t *q;
+		struct efield *f;
 		uint64_t prev = ts, g = 0;
 		uint32_t id = 0, *aux = NULL;
 		int hl = ev_header(d, len, off, &id, &ts);
 
-		off += (size_t)hl;
-		pl = enc_plan(e, id);
+		q = d + off + hl;
+		f = enc_plan(e, id)->f;
 		put_uv(evid, (uint64_t)id << 1 | (hl == 13));
-		put_uv(pl->ts, hl == 13 ? zig((int64_t)(ts - prev)) : ts - prev);
+		put_uv(e->plan[id].ts, hl == 13 ? zig((int64_t)(ts - prev)) : ts - prev);
 		events++;
-		for (uint32_t i = 0, nf = pl->nf; i < nf; i++) {
-			struct buf *b = pl->f[i].col;
+		for (;; f++) {
+			struct buf *b = f->col;
 			uint32_t n;
 			uint64_t v;
 
-			switch (pl->f[i].op) {
+			switch (f->op) {
+			case EO_END:
+				break;
 			case EO_STR:
-				n = (uint32_t)strnlen((const char *)d + off, len - off) + 1;
-				memcpy(b->p + b->len, d + off, n);
+				n = (uint32_t)strnlen((const char *)q, (size_t)(end - q)) + 1;
+				memcpy(b->p + b->len, q, n);
 				b->len += n;
-				off += n;
+				q += n;
 				continue;
 			case EO_ARR:
-				v = ld(d + off, 4);
+				v = ld(q, 4);
 				put_uv(b, v);
-				memcpy(b->p + b->len, d + off + 4, v * 8);
+				memcpy(b->p + b->len, q + 4, v * 8);
 				b->len += v * 8;
-				off += 4 + v * 8;
+				q += 4 + v * 8;
 				continue;
 			case EO_HEX:
-				ret = enc_hex(e, b, &e->last[id][i], ld(d + off, 8), &aux, &g);
+				ret = enc_hex(e, b, &f->last, ld(q, 8), &aux, &g);
 				if (ret)
 					return ret;
-				off += 8;
+				q += 8;
 				continue;
 			case EO_U4:
-				v = ld(d + off, 4);
-				off += 4;
-				break;
+				v = ld(q, 4);
+				q += 4;
+				goto code;
 			case EO_U8:
-				v = ld(d + off, 8);
-				off += 8;
-				break;
+				v = ld(q, 8);
+				q += 8;
+				goto code;
 			default:
-				n = pl->f[i].size;
-				v = ld(d + off, n);
-				if (pl->f[i].sign)
+				__builtin_unreachable(); /* the plan has no other op */
+			case EO_INT:
+				n = f->size;
+				v = ld(q, n);
+				if (f->sign)
 					v = zig(sext(v, n));
-				off += n;
-			}
-			if (!pl->f[i].g) {
-				put_uv(b, pred_code(&e->pred, pl->f[i].name, v));
+				q += n;
+code:
+				if (!f->g) {
+					put_uv(b, pred_code(&e->pred, f->name, v));
+					continue;
+				}
+				put_uv(b, pred_code_g(&e->pred, f->name, v, g));
+				*aux = aux_of(v);
 				continue;
 			}
-			put_uv(b, pred_code_g(&e->pred, pl->f[i].name, v, g));
-			*aux = aux_of(v);
+			break;
 		}
+		off = (size_t)(q - d);
 	}
 	e->events += events;
 	return 0;
@@ -551,7 +564,6 @@ static void enc_reset(struct pk_enc *e)
 	e->npackets = 0;
 	e->ts_min = UINT64_MAX;
 	e->ts_max = 0;
-	memset(e->last, 0, sizeof(e->last));
 	e->streams.n = 0; /* each stream's lists are emptied when it is met again */
 	memset(&e->pred, 0, sizeof(e->pred));
 	e->hused = 0;
