@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
+#define ZSTD_STATIC_LINKING_ONLY /* ZSTD_c_literalCompressionMode (enc_zfast) */
 #include <zstd.h>
 
 #include <internal/grow.h>
@@ -133,7 +134,40 @@ struct pk_enc {
 	struct buf out;
 	uint64_t raw, events, ts_min, ts_max;
 	uint32_t npackets;
+	ZSTD_CCtx *zf;		    /* zstd's fast way (enc_zstd), or NULL */
+	struct buf ztmp;	    /* a column compressed the fast way in a trial */
+	uint32_t ntaken;	    /* blocks taken */
+	uint32_t nzk;		    /* column keys with a way: */
+	uint32_t zkey[PK_MAXCOLS];
+	uint8_t zway[PK_MAXCOLS]; /* 0: not tried yet, 1: the usual, 2: the fast one */
 };
+
+/*
+ * The fast way of zstd: level 1, literals Huffman-coded, matches looked
+ * for a few times a column only (an acceleration of 128).  Most columns of
+ * a trace of malloc and free are codes of values drawn at random, whose
+ * matches gain nothing and cost zstd a third of its time; a real
+ * program's need them (cc1's trace, 2.93 bytes an event, took 3.31 with
+ * its time and integer columns the fast way, 6.34 with all), hence the
+ * trials of enc_zstd.  NULL when the library lacks the literals' setting
+ * (at an acceleration zstd would leave them uncoded).
+ */
+static ZSTD_CCtx *enc_zfast(void)
+{
+	ZSTD_CCtx *z = ZSTD_createCCtx();
+
+	if (!z)
+		return NULL;
+	/* 1: ZSTD_ps_enable (ZSTD_lcm_huffman before zstd 1.5.1) */
+	if (ZSTD_isError(ZSTD_CCtx_setParameter(z, ZSTD_c_compressionLevel, 1)) ||
+	    ZSTD_isError(ZSTD_CCtx_setParameter(z, ZSTD_c_minMatch, 7)) ||
+	    ZSTD_isError(ZSTD_CCtx_setParameter(z, ZSTD_c_literalCompressionMode, 1)) ||
+	    ZSTD_isError(ZSTD_CCtx_setParameter(z, ZSTD_c_targetLength, 128))) {
+		ZSTD_freeCCtx(z);
+		return NULL;
+	}
+	return z;
+}
 
 int pk_enc_new(struct pk_enc **out, const struct ev_types *types, int level)
 {
@@ -160,6 +194,8 @@ int pk_enc_new(struct pk_enc **out, const struct ev_types *types, int level)
 		free(e);
 		return -EINVAL;
 	}
+	if (e->level <= 3) /* a higher level asks for the smallest: every column the usual way */
+		e->zf = enc_zfast();
 	e->gen = 1;
 	e->ts_min = UINT64_MAX;
 	*out = e;
@@ -173,6 +209,8 @@ void pk_enc_free(struct pk_enc *e)
 	for (uint32_t i = 0; i < PK_MAXCOLS; i++)
 		free(e->col[i].p);
 	free(e->out.p);
+	free(e->ztmp.p);
+	ZSTD_freeCCtx(e->zf);
 	free(e->hash);
 	for (uint32_t i = 0; i < PK_NSTREAMS; i++)
 		free(e->mtf[i]);
@@ -577,6 +615,52 @@ static void enc_reset(struct pk_enc *e)
 	}
 }
 
+/* Blocks between two trials of both ways for a column. */
+#define PK_ZTRIAL 16u
+
+/* The way of the column of key (enc_zstd), or NULL when the table is full. */
+static uint8_t *enc_zway(struct pk_enc *e, uint32_t key)
+{
+	for (uint32_t i = 0; i < e->nzk; i++)
+		if (e->zkey[i] == key)
+			return &e->zway[i];
+	if (e->nzk == PK_MAXCOLS)
+		return NULL;
+	e->zkey[e->nzk] = key;
+	e->zway[e->nzk] = 0;
+	return &e->zway[e->nzk++];
+}
+
+/*
+ * zstd of the n bytes at src (the column of key) into out (cap bytes): the
+ * fast way when it was no larger than the usual one the last time both
+ * were tried, on a column's first block and every PK_ZTRIAL blocks after
+ * (a trial keeps the bytes of that one), else the usual way.
+ * ZSTD_compress2's result.
+ */
+static size_t enc_zstd(struct pk_enc *e, uint32_t key, uint8_t *out, size_t cap,
+		       const uint8_t *src, size_t n)
+{
+	uint8_t *way = e->zf ? enc_zway(e, key) : NULL;
+	size_t z, f;
+
+	if (!way)
+		return ZSTD_compress2(e->zc, out, cap, src, n);
+	if (*way && e->ntaken % PK_ZTRIAL)
+		return ZSTD_compress2(*way == 2 ? e->zf : e->zc, out, cap, src, n);
+	*way = 1;
+	z = ZSTD_compress2(e->zc, out, cap, src, n);
+	e->ztmp.len = 0;
+	if (ZSTD_isError(z) || buf_room(&e->ztmp, ZSTD_compressBound(n)))
+		return z;
+	f = ZSTD_compress2(e->zf, e->ztmp.p, e->ztmp.cap, src, n);
+	if (ZSTD_isError(f) || f > z)
+		return z;
+	memcpy(out, e->ztmp.p, f);
+	*way = 2;
+	return f;
+}
+
 int pk_enc_take(struct pk_enc *e, const uint8_t **out, size_t *len, char *err, size_t errlen)
 {
 	size_t need = sizeof(struct pk_hdr) + e->ncols * sizeof(struct pk_col), pos;
@@ -603,7 +687,7 @@ int pk_enc_take(struct pk_enc *e, const uint8_t **out, size_t *len, char *err, s
 		size_t z = 0;
 
 		if (c.raw >= PK_SMALL) {
-			z = ZSTD_compress2(e->zc, e->out.p + pos, need - pos, e->col[i].p, c.raw);
+			z = enc_zstd(e, c.key, e->out.p + pos, need - pos, e->col[i].p, c.raw);
 			if (ZSTD_isError(z)) {
 				enc_reset(e);
 				return rr_fail(err, errlen, -EIO, "zstd: %s", ZSTD_getErrorName(z));
@@ -634,6 +718,7 @@ int pk_enc_take(struct pk_enc *e, const uint8_t **out, size_t *len, char *err, s
 	memcpy(e->out.p, &h, sizeof(h));
 	*out = e->out.p;
 	*len = pos;
+	e->ntaken++;
 	enc_reset(e);
 	return 0;
 }
