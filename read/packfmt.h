@@ -140,21 +140,14 @@ struct mtf {
 	uint64_t bits[2][PK_WORDS];   /* the positions each list holds */
 	uint8_t wc[2][PK_WORDS];      /* bits set in each word */
 	uint16_t gc[2][PK_WORDS / 8]; /* in each group of 8 words */
-	uint32_t count[2];
-	uint32_t n; /* stamps used */
+	uint32_t n;		      /* stamps used */
 };
 _Static_assert(PK_WORDS % 8 == 0, "words come in groups of 8");
-
-/* Bits 0 .. b of a word. */
-static inline uint64_t upto(uint32_t b)
-{
-	return b == 63 ? ~0ull : (2ull << b) - 1;
-}
 
 /*
  * Count with the popcnt instruction where the CPU has it (chosen at load
  * time: the baseline x86-64 lacks it, and the fallback is a dozen
- * instructions).
+ * instructions): for the function that inlines the counting.
  */
 #if defined(__x86_64__) && !defined(__clang__)
 #define PK_POPCNT __attribute__((target_clones("popcnt", "default")))
@@ -162,24 +155,43 @@ static inline uint64_t upto(uint32_t b)
 #define PK_POPCNT
 #endif
 
+/* The counts of bytes lo .. hi - 1 of a u64 (0 <= lo <= hi <= 8), each at most 128, summed. */
+static inline uint32_t sum_bytes(uint64_t x, uint32_t lo, uint32_t hi)
+{
+	static const uint64_t below[9] = { 0, 0xff, 0xffff, 0xffffff, 0xffffffff, 0xffffffffffull,
+					   0xffffffffffffull, 0xffffffffffffffull, ~0ull };
+
+	x &= below[hi] & ~below[lo];
+	x = (x & 0x00ff00ff00ff00ffull) + ((x >> 8) & 0x00ff00ff00ff00ffull); /* 4 lanes of 16 bits */
+	return (uint32_t)((x * 0x0001000100010001ull) >> 48);
+}
+
+/* The entries of list l in words lo .. hi - 1 of group g (8 words), 0 <= lo <= hi <= 8. */
+static inline uint32_t mtf_part(const struct mtf *m, int l, uint32_t g, uint32_t lo, uint32_t hi)
+{
+	uint64_t x;
+
+	memcpy(&x, &m->wc[l][(g % (PK_WORDS / 8)) * 8], 8);
+	return sum_bytes(x, lo, hi);
+}
+
 /*
  * Words are numbered as stamps are, without wrapping (stamp >> 6); word w
  * sits at w % PK_WORDS.  The entries of list l in the words strictly
- * between lo and hi (whole words, less than a lap apart).
+ * between lo and hi (whole words, less than a lap apart): the counts of a
+ * group's words 8 at a time, whole groups by their count.
  */
 static inline uint32_t mtf_between(const struct mtf *m, int l, uint32_t lo, uint32_t hi)
 {
-	uint32_t r = 0;
+	uint32_t a = lo + 1, ga = a / 8, gb = hi / 8, r;
 
-	for (uint32_t w = lo + 1; w < hi;) {
-		if (w % 8 == 0 && w + 8 <= hi) {
-			r += m->gc[l][(w % PK_WORDS) / 8];
-			w += 8;
-		} else {
-			r += m->wc[l][w % PK_WORDS];
-			w++;
-		}
-	}
+	if (a >= hi)
+		return 0;
+	if (ga == gb)
+		return mtf_part(m, l, ga, a % 8, hi % 8);
+	r = mtf_part(m, l, ga, a % 8, 8) + mtf_part(m, l, gb, 0, hi % 8);
+	for (uint32_t g = ga + 1; g < gb; g++)
+		r += m->gc[l][g % (PK_WORDS / 8)];
 	return r;
 }
 
@@ -193,7 +205,6 @@ static inline void mtf_drop(struct mtf *m, uint32_t pos)
 	m->bits[l][pos / 64] &= ~(1ull << (pos % 64));
 	m->wc[l][pos / 64]--;
 	m->gc[l][pos / 512]--;
-	m->count[l]--;
 }
 
 /* A new stamp in list l, pushing out the entry PK_WINDOW stamps older. */
@@ -206,14 +217,12 @@ static inline uint32_t mtf_push(struct mtf *m, uint32_t l)
 	m->bits[l][p / 64] |= 1ull << (p % 64);
 	m->wc[l][p / 64]++;
 	m->gc[l][p / 512]++;
-	m->count[l]++;
 	return s;
 }
 
 static inline void mtf_reset(struct mtf *m)
 {
 	m->n = 0;
-	m->count[0] = m->count[1] = 0;
 	memset(m->list, 2, sizeof(m->list));
 	memset(m->bits, 0, sizeof(m->bits));
 	memset(m->wc, 0, sizeof(m->wc));

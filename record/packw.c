@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
+#define ZSTD_STATIC_LINKING_ONLY /* ZSTD_c_literalCompressionMode (enc_zfast) */
 #include <zstd.h>
 
 #include <internal/grow.h>
@@ -57,16 +58,22 @@ static inline void put_uv(struct buf *b, uint64_t v)
 	b->len += n;
 }
 
-/* Entries of list l newer than the one at stamp s (which it holds). */
-PK_POPCNT static uint32_t mtf_rank(const struct mtf *m, int l, uint32_t s)
+/*
+ * Entries of list l newer than the one at stamp s (which it holds): in the
+ * newest word up to the newest stamp, in s's word above s, and in the
+ * words between.
+ */
+static inline __attribute__((always_inline)) uint32_t mtf_rank(const struct mtf *m, int l,
+							       uint32_t s)
 {
 	uint32_t newest = m->n - 1, wn = newest >> 6, ws = s >> 6;
-	uint64_t top = m->bits[l][wn % PK_WORDS] & upto(newest & 63);
+	uint64_t top = m->bits[l][wn % PK_WORDS] & (~0ull >> (63 - (newest & 63)));
+	uint64_t low = m->bits[l][ws % PK_WORDS] & (~1ull << (s & 63));
 
 	if (wn == ws)
-		return (uint32_t)__builtin_popcountll(top & ~upto(s & 63));
-	return (uint32_t)__builtin_popcountll(top) + mtf_between(m, l, ws, wn) +
-	       (uint32_t)__builtin_popcountll(m->bits[l][ws % PK_WORDS] & ~upto(s & 63));
+		return (uint32_t)__builtin_popcountll(top & low);
+	return (uint32_t)(__builtin_popcountll(top) + __builtin_popcountll(low)) +
+	       mtf_between(m, l, ws, wn);
 }
 
 /* ---- the coder -------------------------------------------------------------------- */
@@ -83,14 +90,28 @@ struct slot {
 };
 #define GEN_MAX (1u << 27)
 
+/* What enc_events does with a field: a plan's op (read/packfmt.h's, refined). */
+enum {
+	EO_HEX,
+	EO_STR,
+	EO_ARR,
+	EO_U4, /* unsigned, 4 bytes */
+	EO_U8, /* unsigned, 8 bytes */
+	EO_INT, /* any other integer: size bytes, signed or not */
+	EO_END	/* after the last field */
+};
+
 struct eplan {
 	uint32_t gen; /* the block it was made for */
 	uint32_t nf;
 	struct buf *ts;
-	struct {
+	struct efield {
 		uint8_t op, size, name;
+		bool sign;
+		bool g; /* right after a hex field: its second guess (pred_code_g) */
 		struct buf *col;
-	} f[RIP_EVENT_MAX_FIELDS];
+		uint64_t last; /* a hex field's value last */
+	} f[RIP_EVENT_MAX_FIELDS + 1]; /* then EO_END */
 };
 
 struct pk_enc {
@@ -103,21 +124,50 @@ struct pk_enc {
 	size_t reserve; /* room every column has for the packet being coded */
 	bool oom;	/* a column could not get it: the block is lost */
 	struct eplan plan[EV_MAX_TYPES];
-	uint64_t last[EV_MAX_TYPES][RIP_EVENT_MAX_FIELDS]; /* of hex fields */
 	struct mtf *mtf[PK_NSTREAMS]; /* each stream's lists, made as streams come */
 	struct pk_streams streams;    /* of the block */
 	uint32_t cur;		      /* the number of the stream of the packet being coded */
 	struct mtf *cur_mtf;	      /* and its lists */
-	uint32_t aux_pos;	      /* the position of the hex value coded last */
-	uint64_t aux_g;		      /* and its guess for the integer field after it, or 0 */
-	uint32_t aux_l;		      /* the list it went to */
 	struct pred pred;
 	struct slot *hash;
 	uint32_t hmask, hused, gen;
 	struct buf out;
 	uint64_t raw, events, ts_min, ts_max;
 	uint32_t npackets;
+	ZSTD_CCtx *zf;		    /* zstd's fast way (enc_zstd), or NULL */
+	struct buf ztmp;	    /* a column compressed the fast way in a trial */
+	uint32_t ntaken;	    /* blocks taken */
+	uint32_t nzk;		    /* column keys with a way: */
+	uint32_t zkey[PK_MAXCOLS];
+	uint8_t zway[PK_MAXCOLS]; /* 0: not tried yet, 1: the usual, 2: the fast one */
 };
+
+/*
+ * The fast way of zstd: level 1, literals Huffman-coded, matches looked
+ * for a few times a column only (an acceleration of 128).  Most columns of
+ * a trace of malloc and free are codes of values drawn at random, whose
+ * matches gain nothing and cost zstd a third of its time; a real
+ * program's need them (cc1's trace, 2.93 bytes an event, took 3.31 with
+ * its time and integer columns the fast way, 6.34 with all), hence the
+ * trials of enc_zstd.  NULL when the library lacks the literals' setting
+ * (at an acceleration zstd would leave them uncoded).
+ */
+static ZSTD_CCtx *enc_zfast(void)
+{
+	ZSTD_CCtx *z = ZSTD_createCCtx();
+
+	if (!z)
+		return NULL;
+	/* 1: ZSTD_ps_enable (ZSTD_lcm_huffman before zstd 1.5.1) */
+	if (ZSTD_isError(ZSTD_CCtx_setParameter(z, ZSTD_c_compressionLevel, 1)) ||
+	    ZSTD_isError(ZSTD_CCtx_setParameter(z, ZSTD_c_minMatch, 7)) ||
+	    ZSTD_isError(ZSTD_CCtx_setParameter(z, ZSTD_c_literalCompressionMode, 1)) ||
+	    ZSTD_isError(ZSTD_CCtx_setParameter(z, ZSTD_c_targetLength, 128))) {
+		ZSTD_freeCCtx(z);
+		return NULL;
+	}
+	return z;
+}
 
 int pk_enc_new(struct pk_enc **out, const struct ev_types *types, int level)
 {
@@ -144,6 +194,8 @@ int pk_enc_new(struct pk_enc **out, const struct ev_types *types, int level)
 		free(e);
 		return -EINVAL;
 	}
+	if (e->level <= 3) /* a higher level asks for the smallest: every column the usual way */
+		e->zf = enc_zfast();
 	e->gen = 1;
 	e->ts_min = UINT64_MAX;
 	*out = e;
@@ -157,6 +209,8 @@ void pk_enc_free(struct pk_enc *e)
 	for (uint32_t i = 0; i < PK_MAXCOLS; i++)
 		free(e->col[i].p);
 	free(e->out.p);
+	free(e->ztmp.p);
+	ZSTD_freeCCtx(e->zf);
 	free(e->hash);
 	for (uint32_t i = 0; i < PK_NSTREAMS; i++)
 		free(e->mtf[i]);
@@ -202,22 +256,38 @@ static struct buf *enc_vcol(struct pk_enc *e, uint32_t key)
 	return b;
 }
 
-static struct eplan *enc_plan(struct pk_enc *e, const struct ev_type *t)
+static struct eplan *enc_plan_make(struct pk_enc *e, const struct ev_type *t)
 {
 	struct eplan *pl = &e->plan[t->id];
 
-	if (pl->gen == e->gen)
-		return pl;
 	pl->ts = enc_vcol(e, K_TS(t->id));
 	pl->nf = t->nfields;
 	for (uint32_t i = 0; i < t->nfields; i++) {
-		pl->f[i].op = field_op(t->fields[i].type);
-		pl->f[i].size = (uint8_t)rip_field_size(t->fields[i].type);
+		uint32_t ty = t->fields[i].type, op = field_op(ty);
+
+		pl->f[i].size = (uint8_t)rip_field_size(ty);
+		pl->f[i].sign = op == OP_S;
+		pl->f[i].op = op == OP_HEX ? EO_HEX :
+			      op == OP_STR ? EO_STR :
+			      op == OP_ARR ? EO_ARR :
+			      op == OP_U && pl->f[i].size == 4 ? EO_U4 :
+			      op == OP_U && pl->f[i].size == 8 ? EO_U8 :
+								 EO_INT;
+		pl->f[i].g = i && pl->f[i - 1].op == EO_HEX;
 		pl->f[i].name = pred_name(&e->pred, t, i);
 		pl->f[i].col = enc_vcol(e, field_key(t, i, PK_VERSION));
+		pl->f[i].last = 0;
 	}
+	pl->f[t->nfields].op = EO_END;
 	pl->gen = e->gen;
 	return pl;
+}
+
+static inline struct eplan *enc_plan(struct pk_enc *e, uint32_t id)
+{
+	struct eplan *pl = &e->plan[id];
+
+	return pl->gen == e->gen ? pl : enc_plan_make(e, &e->types->t[id]);
 }
 
 /* Where (v, stream) is looked for first in a table of mask + 1 slots. */
@@ -256,11 +326,15 @@ static int hash_grow(struct pk_enc *e)
 
 /*
  * Code the hex value v into column b: its rank in a list of the packet's
- * stream, or its difference from *last.
+ * stream, or its difference from *last.  *aux: where the entry keeps the
+ * integer field after it, for the list it went to; *g: what it kept there
+ * the last time the value went to that list (0: none).
  */
-static int enc_hex(struct pk_enc *e, struct buf *b, uint64_t *last, uint64_t v)
+static inline __attribute__((always_inline)) int enc_hex(struct pk_enc *e, struct buf *b,
+							   uint64_t *last, uint64_t v,
+			  uint32_t **aux, uint64_t *g)
 {
-	uint32_t tag = e->gen << 5 | e->cur, j;
+	uint32_t tag = e->gen << 5 | e->cur, j, q;
 	struct mtf *m = e->cur_mtf;
 	struct slot *s;
 	int ret;
@@ -275,8 +349,7 @@ static int enc_hex(struct pk_enc *e, struct buf *b, uint64_t *last, uint64_t v)
 	if (s->tag == tag && m->n - s->stamp <= PK_WINDOW) {
 		uint32_t p = s->stamp & PK_WMASK;
 		uint32_t l = m->list[p];
-
-		uint32_t a0 = m->aux[p][0], a1 = m->aux[p][1], q;
+		uint32_t a0 = m->aux[p][0], a1 = m->aux[p][1];
 
 		put_uv(b, ((uint64_t)mtf_rank(m, l, s->stamp) << 1 | (uint64_t)l) + 1);
 		mtf_drop(m, p);
@@ -285,21 +358,22 @@ static int enc_hex(struct pk_enc *e, struct buf *b, uint64_t *last, uint64_t v)
 		m->aux[q][0] = a0;
 		m->aux[q][1] = a1;
 		/* what came after the value the last time it went to l ^ 1 */
-		e->aux_g = l ? a0 : a1;
-		e->aux_l = l ^ 1;
-	} else {
-		put_uv(b, 0);
-		put_uv(&e->col[K_HEXLIT], zig((int64_t)(v - *last)));
-		if (s->tag != tag)
-			e->hused++;
-		s->v = v;
-		s->tag = tag;
-		s->stamp = mtf_push(m, 1);
-		m->aux[s->stamp & PK_WMASK][0] = m->aux[s->stamp & PK_WMASK][1] = 0;
-		e->aux_g = 0;
-		e->aux_l = 1;
+		*g = l ? a0 : a1;
+		*aux = &m->aux[q][l ^ 1];
+		*last = v;
+		return 0;
 	}
-	e->aux_pos = s->stamp & PK_WMASK;
+	put_uv(b, 0);
+	put_uv(&e->col[K_HEXLIT], zig((int64_t)(v - *last)));
+	if (s->tag != tag)
+		e->hused++;
+	s->v = v;
+	s->tag = tag;
+	s->stamp = mtf_push(m, 1);
+	q = s->stamp & PK_WMASK;
+	m->aux[q][0] = m->aux[q][1] = 0;
+	*g = 0;
+	*aux = &m->aux[q][1];
 	*last = v;
 	return 0;
 }
@@ -347,66 +421,83 @@ static int enc_check(const struct ev_types *types, const uint8_t *d, size_t len)
 }
 
 /* The events of a packet enc_check passed, into the columns. */
-static int enc_events(struct pk_enc *e, const uint8_t *d, size_t len, uint64_t ts)
+PK_POPCNT static int enc_events(struct pk_enc *e, const uint8_t *d, size_t len, uint64_t ts)
 {
 	struct buf *evid = &e->col[K_EVID];
+	const uint8_t *end = d + len;
+	uint64_t events = 0;
 	size_t off = PK_HDR;
 	int ret;
 
 	while (off < len) {
-		const struct ev_type *t;
-		struct eplan *pl;
-		uint64_t prev = ts;
-		uint32_t id = 0;
+		const uint8_t *q;
+		struct efield *f;
+		uint64_t prev = ts, g = 0;
+		uint32_t id = 0, *aux = NULL;
 		int hl = ev_header(d, len, off, &id, &ts);
 
-		off += (size_t)hl;
-		t = &e->types->t[id];
-		pl = enc_plan(e, t);
+		q = d + off + hl;
+		f = enc_plan(e, id)->f;
 		put_uv(evid, (uint64_t)id << 1 | (hl == 13));
-		put_uv(pl->ts, hl == 13 ? zig((int64_t)(ts - prev)) : ts - prev);
-		e->events++;
-		for (uint32_t i = 0, nf = pl->nf, hex = 0; i < nf; i++) {
-			struct buf *b = pl->f[i].col;
-			uint32_t n = pl->f[i].size, after_hex = hex;
+		put_uv(e->plan[id].ts, hl == 13 ? zig((int64_t)(ts - prev)) : ts - prev);
+		events++;
+		for (;; f++) {
+			struct buf *b = f->col;
+			uint32_t n;
 			uint64_t v;
 
-			hex = 0;
-			switch (pl->f[i].op) {
-			case OP_STR:
-				n = (uint32_t)strnlen((const char *)d + off, len - off) + 1;
-				memcpy(b->p + b->len, d + off, n);
+			switch (f->op) {
+			case EO_END:
+				break;
+			case EO_STR:
+				n = (uint32_t)strnlen((const char *)q, (size_t)(end - q)) + 1;
+				memcpy(b->p + b->len, q, n);
 				b->len += n;
-				off += n;
-				break;
-			case OP_ARR:
-				v = ld(d + off, 4);
+				q += n;
+				continue;
+			case EO_ARR:
+				v = ld(q, 4);
 				put_uv(b, v);
-				memcpy(b->p + b->len, d + off + 4, v * 8);
+				memcpy(b->p + b->len, q + 4, v * 8);
 				b->len += v * 8;
-				off += 4 + v * 8;
-				break;
-			case OP_HEX:
-				ret = enc_hex(e, b, &e->last[id][i], ld(d + off, 8));
+				q += 4 + v * 8;
+				continue;
+			case EO_HEX:
+				ret = enc_hex(e, b, &f->last, ld(q, 8), &aux, &g);
 				if (ret)
 					return ret;
-				off += 8;
-				hex = 1;
-				break;
+				q += 8;
+				continue;
+			case EO_U4:
+				v = ld(q, 4);
+				q += 4;
+				goto code;
+			case EO_U8:
+				v = ld(q, 8);
+				q += 8;
+				goto code;
 			default:
-				v = ld(d + off, n);
-				if (pl->f[i].op == OP_S)
+				__builtin_unreachable(); /* the plan has no other op */
+			case EO_INT:
+				n = f->size;
+				v = ld(q, n);
+				if (f->sign)
 					v = zig(sext(v, n));
-				off += n;
-				if (!after_hex) {
-					put_uv(b, pred_code(&e->pred, pl->f[i].name, v));
-					break;
+				q += n;
+code:
+				if (!f->g) {
+					put_uv(b, pred_code(&e->pred, f->name, v));
+					continue;
 				}
-				put_uv(b, pred_code_g(&e->pred, pl->f[i].name, v, e->aux_g));
-				e->cur_mtf->aux[e->aux_pos][e->aux_l] = aux_of(v);
+				put_uv(b, pred_code_g(&e->pred, f->name, v, g));
+				*aux = aux_of(v);
+				continue;
 			}
+			break;
 		}
+		off = (size_t)(q - d);
 	}
+	e->events += events;
 	return 0;
 }
 
@@ -425,7 +516,8 @@ static int enc_stream(struct pk_enc *e, uint64_t id)
 	return 0;
 }
 
-int pk_enc_add(struct pk_enc *e, const uint8_t *pkt, size_t len)
+/* Add the packet of len bytes at pkt, its first PK_HDR bytes at hdr (pkt's not read). */
+static int enc_add(struct pk_enc *e, const uint8_t *hdr, const uint8_t *pkt, size_t len)
 {
 	struct rip_packet h;
 	bool coded = false;
@@ -450,7 +542,7 @@ int pk_enc_add(struct pk_enc *e, const uint8_t *pkt, size_t len)
 	if (e->oom)
 		return -ENOMEM;
 	if (len >= PK_HDR) {
-		memcpy(&h, pkt, sizeof(h));
+		memcpy(&h, hdr, sizeof(h));
 		coded = h.magic == RIP_CTF_MAGIC && h.content_size % 8 == 0 &&
 			h.content_size / 8 == len && enc_check(e->types, pkt, len);
 		if (h.magic == RIP_CTF_MAGIC) {
@@ -468,13 +560,18 @@ int pk_enc_add(struct pk_enc *e, const uint8_t *pkt, size_t len)
 	b->p[b->len++] = !coded;
 	if (coded) {
 		b = &e->col[K_PHDR];
-		memcpy(b->p + b->len, pkt, PK_HDR);
+		memcpy(b->p + b->len, hdr, PK_HDR);
 		b->len += PK_HDR;
 		ret = enc_events(e, pkt, len, h.timestamp_begin);
 	} else {
 		b = &e->col[K_RAW];
 		put_uv(b, len);
-		memcpy(b->p + b->len, pkt, len);
+		if (len >= PK_HDR) {
+			memcpy(b->p + b->len, hdr, PK_HDR);
+			memcpy(b->p + b->len + PK_HDR, pkt + PK_HDR, len - PK_HDR);
+		} else {
+			memcpy(b->p + b->len, pkt, len);
+		}
 		b->len += len;
 	}
 	if (ret || e->oom) {
@@ -486,6 +583,18 @@ int pk_enc_add(struct pk_enc *e, const uint8_t *pkt, size_t len)
 	return 0;
 }
 
+int pk_enc_add(struct pk_enc *e, const uint8_t *pkt, size_t len)
+{
+	return enc_add(e, pkt, pkt, len);
+}
+
+int pk_enc_add_hdr(struct pk_enc *e, const struct rip_packet *hdr, const uint8_t *pkt, size_t len)
+{
+	if (len < PK_HDR)
+		return -EINVAL;
+	return enc_add(e, (const uint8_t *)hdr, pkt, len);
+}
+
 static void enc_reset(struct pk_enc *e)
 {
 	e->ncols = 0;
@@ -493,7 +602,6 @@ static void enc_reset(struct pk_enc *e)
 	e->npackets = 0;
 	e->ts_min = UINT64_MAX;
 	e->ts_max = 0;
-	memset(e->last, 0, sizeof(e->last));
 	e->streams.n = 0; /* each stream's lists are emptied when it is met again */
 	memset(&e->pred, 0, sizeof(e->pred));
 	e->hused = 0;
@@ -505,6 +613,52 @@ static void enc_reset(struct pk_enc *e)
 			e->plan[i].gen = 0;
 		e->gen = 1;
 	}
+}
+
+/* Blocks between two trials of both ways for a column. */
+#define PK_ZTRIAL 16u
+
+/* The way of the column of key (enc_zstd), or NULL when the table is full. */
+static uint8_t *enc_zway(struct pk_enc *e, uint32_t key)
+{
+	for (uint32_t i = 0; i < e->nzk; i++)
+		if (e->zkey[i] == key)
+			return &e->zway[i];
+	if (e->nzk == PK_MAXCOLS)
+		return NULL;
+	e->zkey[e->nzk] = key;
+	e->zway[e->nzk] = 0;
+	return &e->zway[e->nzk++];
+}
+
+/*
+ * zstd of the n bytes at src (the column of key) into out (cap bytes): the
+ * fast way when it was no larger than the usual one the last time both
+ * were tried, on a column's first block and every PK_ZTRIAL blocks after
+ * (a trial keeps the bytes of that one), else the usual way.
+ * ZSTD_compress2's result.
+ */
+static size_t enc_zstd(struct pk_enc *e, uint32_t key, uint8_t *out, size_t cap,
+		       const uint8_t *src, size_t n)
+{
+	uint8_t *way = e->zf ? enc_zway(e, key) : NULL;
+	size_t z, f;
+
+	if (!way)
+		return ZSTD_compress2(e->zc, out, cap, src, n);
+	if (*way && e->ntaken % PK_ZTRIAL)
+		return ZSTD_compress2(*way == 2 ? e->zf : e->zc, out, cap, src, n);
+	*way = 1;
+	z = ZSTD_compress2(e->zc, out, cap, src, n);
+	e->ztmp.len = 0;
+	if (ZSTD_isError(z) || buf_room(&e->ztmp, ZSTD_compressBound(n)))
+		return z;
+	f = ZSTD_compress2(e->zf, e->ztmp.p, e->ztmp.cap, src, n);
+	if (ZSTD_isError(f) || f > z)
+		return z;
+	memcpy(out, e->ztmp.p, f);
+	*way = 2;
+	return f;
 }
 
 int pk_enc_take(struct pk_enc *e, const uint8_t **out, size_t *len, char *err, size_t errlen)
@@ -533,7 +687,7 @@ int pk_enc_take(struct pk_enc *e, const uint8_t **out, size_t *len, char *err, s
 		size_t z = 0;
 
 		if (c.raw >= PK_SMALL) {
-			z = ZSTD_compress2(e->zc, e->out.p + pos, need - pos, e->col[i].p, c.raw);
+			z = enc_zstd(e, c.key, e->out.p + pos, need - pos, e->col[i].p, c.raw);
 			if (ZSTD_isError(z)) {
 				enc_reset(e);
 				return rr_fail(err, errlen, -EIO, "zstd: %s", ZSTD_getErrorName(z));
@@ -564,6 +718,7 @@ int pk_enc_take(struct pk_enc *e, const uint8_t **out, size_t *len, char *err, s
 	memcpy(e->out.p, &h, sizeof(h));
 	*out = e->out.p;
 	*len = pos;
+	e->ntaken++;
 	enc_reset(e);
 	return 0;
 }

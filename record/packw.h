@@ -30,6 +30,12 @@ void pk_enc_free(struct pk_enc *e);
  * -E2BIG when the block would pass PK_RAW_MAX: take the block first.
  */
 int pk_enc_add(struct pk_enc *e, const uint8_t *pkt, size_t len);
+/*
+ * The same, the packet's header taken from hdr: the first PK_HDR bytes at
+ * pkt are not read (a recorder's copy of the packet keeps the ring's
+ * header there, and the closed one is written).  -EINVAL when len is less.
+ */
+int pk_enc_add_hdr(struct pk_enc *e, const struct rip_packet *hdr, const uint8_t *pkt, size_t len);
 
 /* Bytes and packets added since the last block was taken. */
 size_t pk_enc_raw(const struct pk_enc *e);

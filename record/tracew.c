@@ -88,8 +88,6 @@ struct trace_w {
 	struct pk_enc *enc;
 	uint32_t *bst; /* the stream of each packet in the block */
 	size_t nbst, bstcap;
-	uint8_t *stage; /* a packet, its header and its events together */
-	size_t stagecap;
 	int64_t block_t0; /* when the block's first packet came (CLOCK_MONOTONIC ns) */
 	int64_t chunk_t0; /* when the chunk being written was begun */
 	int cfd;	  /* the chunk being written, -1: none open */
@@ -597,19 +595,10 @@ static int tw_packet(struct trace_w *w, const struct ev_packet *p, const struct 
 
 	if (w->nbst && pk_enc_raw(w->enc) + p->len > TW_BLOCK && (ret = tw_flush(w, err, errlen)))
 		return ret;
-	if (p->len > w->stagecap) {
-		uint8_t *v = realloc(w->stage, p->len);
-
-		if (!v)
-			return rr_fail(err, errlen, -ENOMEM, "out of memory");
-		w->stage = v;
-		w->stagecap = p->len;
-	}
 	if (RIP_GROW(w->bst, w->bstcap, w->nbst + 1, 256))
 		return rr_fail(err, errlen, -ENOMEM, "out of memory");
-	memcpy(w->stage, hdr, sizeof(*hdr));
-	memcpy(w->stage + sizeof(*hdr), p->data + sizeof(*hdr), p->len - sizeof(*hdr));
-	ret = pk_enc_add(w->enc, w->stage, p->len);
+	/* the header as written, the events where they are: no copy of the packet */
+	ret = pk_enc_add_hdr(w->enc, hdr, p->data, p->len);
 	if (ret)
 		return rr_fail(err, errlen, ret, "%s: packing a packet of stream %u: %s", w->dir,
 			       p->ring, strerror(-ret));
@@ -716,7 +705,6 @@ static void tw_free(struct trace_w *w)
 	free(w->kids);
 	pk_enc_free(w->enc);
 	free(w->bst);
-	free(w->stage);
 	free(w->chunks);
 	free(w->fds);
 	if (w->live)
