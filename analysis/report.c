@@ -518,6 +518,9 @@ static __attribute__((noinline)) struct rp_point *rp_point_slow(struct rp *rp, u
 	}
 	if (i >= rp->nseries)
 		rp->nseries = i + 1;
+	/* rp_sample's first test takes the first sample of an empty bucket */
+	if (!rp->series[i].events)
+		rp->series[i].min_bytes = UINT64_MAX;
 	return &rp->series[i];
 }
 
@@ -530,12 +533,17 @@ RP_HOT struct rp_point *rp_point_at(struct rp *rp, int64_t ns)
 	return rp_point_slow(rp, ns > rp->first_ns ? (uint64_t)(ns - rp->first_ns) : 0);
 }
 
-/* After a memory event counted in pt: the bytes in use now. */
+/*
+ * After a memory event counted in pt: the bytes in use now.  pt came from
+ * rp_point_at, which gave a bucket without events a minimum above any, and
+ * its maximum is 0 (zeroed): the first sample is both, with no test of
+ * pt->events.
+ */
 RP_HOT void rp_sample(struct rp *rp, struct rp_point *pt)
 {
-	if (!pt->events || rp->live_bytes < pt->min_bytes)
+	if (rp->live_bytes < pt->min_bytes)
 		pt->min_bytes = rp->live_bytes;
-	if (!pt->events || rp->live_bytes > pt->max_bytes)
+	if (rp->live_bytes > pt->max_bytes)
 		pt->max_bytes = rp->live_bytes;
 	pt->last_bytes = rp->live_bytes;
 	pt->events++;
