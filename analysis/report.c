@@ -55,7 +55,8 @@ struct rp_priv {
 	 */
 	struct rp_by_stream {
 		int32_t tid;
-		uint32_t idx1; /* index of the thread + 1, 0: none yet */
+		uint32_t idx;	     /* index of the thread */
+		struct rp_thread *t; /* &rp->threads[idx] (moved with it), NULL: none yet */
 	} *by_stream;
 	uint32_t nstreams;
 	uint64_t peak_seq;
@@ -145,18 +146,30 @@ static __attribute__((noinline)) struct rp_thread *rp_thread_slow(struct rp *rp,
 
 	if (i < 0)
 		return NULL;
-	if (stream < p->nstreams && i < UINT32_MAX - 1)
-		p->by_stream[stream] = (struct rp_by_stream){ .tid = tid, .idx1 = (uint32_t)i + 1 };
 	if ((size_t)i == rp->nthreads) {
+		size_t cap = p->threadcap;
+
 		if (rp_grow_array((void **)&rp->threads, &p->threadcap, rp->nthreads + 1,
 				  sizeof(*rp->threads)))
 			return NULL;
 		rp->threads[rp->nthreads++].tid = tid;
+		/* grown (it doubles): it may have moved */
+		for (uint32_t k = 0; p->threadcap != cap && k < p->nstreams; k++)
+			if (p->by_stream[k].t)
+				p->by_stream[k].t = &rp->threads[p->by_stream[k].idx];
 	}
+	if (stream < p->nstreams && (size_t)i <= UINT32_MAX)
+		p->by_stream[stream] = (struct rp_by_stream){ .tid = tid,
+							      .idx = (uint32_t)i,
+							      .t = &rp->threads[i] };
 	return &rp->threads[i];
 }
 
-/* The thread of an event of stream (e->stream) by tid. */
+/*
+ * The thread of an event of stream (e->stream) by tid: the stream's last
+ * one, a pointer kept up to date when the array moves (rare: it doubles),
+ * so that the usual case is a compare and a load.
+ */
 RP_HOT struct rp_thread *rp_thread(struct rp *rp, uint32_t stream, int32_t tid)
 {
 	struct rp_priv *p = rp->p;
@@ -164,8 +177,8 @@ RP_HOT struct rp_thread *rp_thread(struct rp *rp, uint32_t stream, int32_t tid)
 	if (__builtin_expect(stream < p->nstreams, 1)) {
 		const struct rp_by_stream *c = &p->by_stream[stream];
 
-		if (c->idx1 && c->tid == tid)
-			return &rp->threads[c->idx1 - 1];
+		if (c->tid == tid && c->t)
+			return c->t;
 	}
 	return rp_thread_slow(rp, stream, tid);
 }
