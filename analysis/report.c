@@ -71,6 +71,22 @@ struct rp_priv {
 	struct rip_sym *sym;
 };
 
+/*
+ * rp and its private part in one allocation (rp_new): the part is at a
+ * fixed offset from rp, so the pass reaches it without loading rp->p (a
+ * load it would repeat after every store through a char pointer, the
+ * table's among them).
+ */
+struct rp_all {
+	struct rp rp;
+	struct rp_priv p;
+};
+
+static inline struct rp_priv *rp_p(const struct rp *rp)
+{
+	return &((struct rp_all *)(uintptr_t)rp)->p;
+}
+
 /* live_ent.val of a block that does not pass the --through filter: followed, not counted */
 #define RP_OUT UINT32_MAX
 
@@ -111,7 +127,7 @@ static int rp_grow_array(void **a, size_t *cap, size_t need, size_t size)
 
 static __attribute__((noinline)) struct rp_site *rp_site_slow(struct rp *rp, uint32_t bt)
 {
-	struct rp_priv *p = rp->p;
+	struct rp_priv *p = rp_p(rp);
 	long i = rp_index(&p->site_idx, bt, rp->nsites);
 	if (i < 0)
 		return NULL;
@@ -130,7 +146,7 @@ static __attribute__((noinline)) struct rp_site *rp_site_slow(struct rp *rp, uin
 
 RP_HOT struct rp_site *rp_site(struct rp *rp, uint32_t bt)
 {
-	struct rp_priv *p = rp->p;
+	struct rp_priv *p = rp_p(rp);
 
 	/* ids are handed out from 1 up: small ones index an array, no hashing */
 	if (bt < p->site_fastcap && p->site_fast[bt])
@@ -141,7 +157,7 @@ RP_HOT struct rp_site *rp_site(struct rp *rp, uint32_t bt)
 static __attribute__((noinline)) struct rp_thread *rp_thread_slow(struct rp *rp,
 								   uint32_t stream, int32_t tid)
 {
-	struct rp_priv *p = rp->p;
+	struct rp_priv *p = rp_p(rp);
 	long i = rp_index(&p->thread_idx, (uint32_t)tid, rp->nthreads);
 
 	if (i < 0)
@@ -172,7 +188,7 @@ static __attribute__((noinline)) struct rp_thread *rp_thread_slow(struct rp *rp,
  */
 RP_HOT struct rp_thread *rp_thread(struct rp *rp, uint32_t stream, int32_t tid)
 {
-	struct rp_priv *p = rp->p;
+	struct rp_priv *p = rp_p(rp);
 
 	if (__builtin_expect(stream < p->nstreams, 1)) {
 		const struct rp_by_stream *c = &p->by_stream[stream];
@@ -186,7 +202,7 @@ RP_HOT struct rp_thread *rp_thread(struct rp *rp, uint32_t stream, int32_t tid)
 /* The site is about to change at event seq: keep what it held at the peak. */
 RP_HOT void rp_touch(struct rp *rp, struct rp_site *s)
 {
-	if (s->mod_seq <= rp->p->peak_seq) {
+	if (s->mod_seq <= rp_p(rp)->peak_seq) {
 		s->peak_bytes = s->live_bytes;
 		s->peak_count = s->live_count;
 	}
@@ -195,21 +211,21 @@ RP_HOT void rp_touch(struct rp *rp, struct rp_site *s)
 
 const uint64_t *rp_bt(const struct rp *rp, uint32_t id, uint32_t *n)
 {
-	return stk_bt(&rp->p->l.bts, id, n);
+	return stk_bt(&rp_p(rp)->l.bts, id, n);
 }
 
 /* ---- --through ------------------------------------------------------------------------- */
 
 void rp_set_through(struct rp *rp, struct thr *t, struct rip_sym *sym)
 {
-	rp->p->thr = t;
-	rp->p->sym = sym;
+	rp_p(rp)->thr = t;
+	rp_p(rp)->sym = sym;
 	rp->through = t != NULL;
 }
 
 const struct stk_bts *rp_bts(const struct rp *rp)
 {
-	return &rp->p->l.bts;
+	return &rp_p(rp)->l.bts;
 }
 
 /*
@@ -220,14 +236,14 @@ const struct stk_bts *rp_bts(const struct rp *rp)
 static __attribute__((noinline)) int rp_through_slow(struct rp *rp, uint32_t bt)
 {
 	uint32_t n = 0;
-	const uint64_t *f = bt ? stk_bt(&rp->p->l.bts, bt, &n) : NULL;
+	const uint64_t *f = bt ? stk_bt(&rp_p(rp)->l.bts, bt, &n) : NULL;
 
-	return thr_want(rp->p->thr, rp->p->sym, bt, f, n);
+	return thr_want(rp_p(rp)->thr, rp_p(rp)->sym, bt, f, n);
 }
 
 RP_HOT int rp_through(struct rp *rp, uint32_t bt)
 {
-	return __builtin_expect(!rp->p->thr, 1) ? 1 : rp_through_slow(rp, bt);
+	return __builtin_expect(!rp_p(rp)->thr, 1) ? 1 : rp_through_slow(rp, bt);
 }
 
 /* ---- memory --------------------------------------------------------------------------- */
@@ -313,7 +329,7 @@ RP_HOT void rp_release(struct rp *rp, const struct live_ent *e, int64_t ns, stru
 	b->count++;
 	b->bytes += e->size;
 	rp->frees++;
-	rp->p->pt->frees++;
+	rp_p(rp)->pt->frees++;
 	rp->freed_bytes += e->size;
 	t->frees++;
 	t->freed_bytes += e->size;
@@ -324,7 +340,7 @@ static __attribute__((noinline)) int rp_alloc_out(struct rp *rp, const struct ev
 						  uint64_t addr, uint64_t size)
 {
 	bool fresh;
-	struct live_ent *b = live_make(&rp->p->l, LIVE_MEM, addr, NULL, &fresh);
+	struct live_ent *b = live_make(&rp_p(rp)->l, LIVE_MEM, addr, NULL, &fresh);
 
 	if (!b)
 		return -ENOMEM;
@@ -351,7 +367,7 @@ RP_HOT int rp_alloc(struct rp *rp, const struct evs_event *e, uint64_t addr, uin
 	s = rp_site(rp, bt);
 	if (!s)
 		return -ENOMEM;
-	b = live_make(&rp->p->l, LIVE_MEM, addr, NULL, &fresh);
+	b = live_make(&rp_p(rp)->l, LIVE_MEM, addr, NULL, &fresh);
 	if (!b)
 		return -ENOMEM;
 	if (!fresh && b->val != RP_OUT) {
@@ -369,8 +385,8 @@ RP_HOT int rp_alloc(struct rp *rp, const struct evs_event *e, uint64_t addr, uin
 	s->live_bytes += size;
 	rp->allocs++;
 	rp->alloc_bytes += size;
-	rp->p->pt->allocs++;
-	rp->p->pt->alloc_bytes += size;
+	rp_p(rp)->pt->allocs++;
+	rp_p(rp)->pt->alloc_bytes += size;
 	rp->live_count++;
 	rp->live_bytes += size;
 	rp->hist[rp_size_bucket(size)].count++;
@@ -382,7 +398,7 @@ RP_HOT int rp_alloc(struct rp *rp, const struct evs_event *e, uint64_t addr, uin
 		rp->peak_count = rp->live_count;
 		rp->peak_ns = e->ns;
 		rp->peak_event = rp->events;
-		rp->p->peak_seq = rp->events;
+		rp_p(rp)->peak_seq = rp->events;
 	}
 	return 0;
 }
@@ -395,15 +411,15 @@ RP_HOT int rp_alloc(struct rp *rp, const struct evs_event *e, uint64_t addr, uin
 static int rp_cut(void *arg, const struct live_cut *c)
 {
 	struct rp *rp = arg;
-	struct live_ent *b = live_find(&rp->p->l, LIVE_MEM, c->origin), old = { 0 };
+	struct live_ent *b = live_find(&rp_p(rp)->l, LIVE_MEM, c->origin), old = { 0 };
 	uint64_t gone = c->hi - c->lo;
 	struct rp_site *s;
 
 	if (!b)
 		return 0;
 	if (gone >= b->size) {
-		live_release(&rp->p->l, LIVE_MEM, c->origin, &old);
-		rp_release(rp, &old, rp->p->cut_e->ns, rp->p->cut_t);
+		live_release(&rp_p(rp)->l, LIVE_MEM, c->origin, &old);
+		rp_release(rp, &old, rp_p(rp)->cut_e->ns, rp_p(rp)->cut_t);
 		return 0;
 	}
 	if (b->val == RP_OUT) {
@@ -416,7 +432,7 @@ static int rp_cut(void *arg, const struct live_cut *c)
 	s->live_bytes -= gone;
 	rp->live_bytes -= gone;
 	rp->freed_bytes += gone;
-	rp->p->cut_t->freed_bytes += gone;
+	rp_p(rp)->cut_t->freed_bytes += gone;
 	return 0;
 }
 
@@ -426,9 +442,9 @@ static int rp_unmap(struct rp *rp, const struct evs_event *e, uint64_t addr, uin
 {
 	int n;
 
-	rp->p->cut_e = e;
-	rp->p->cut_t = t;
-	n = live_maps_unmap(&rp->p->l.maps, addr, size, rp_cut, rp);
+	rp_p(rp)->cut_e = e;
+	rp_p(rp)->cut_t = t;
+	n = live_maps_unmap(&rp_p(rp)->l.maps, addr, size, rp_cut, rp);
 	if (n < 0)
 		return n;
 	rp->frees_unseen += !n && kind != RIP_MEM_MMAP; /* none of it was seen made */
@@ -443,9 +459,9 @@ RP_HOT void rp_free_addr(struct rp *rp, const struct evs_event *e, uint64_t addr
 
 	if (!addr)
 		return;
-	if (live_release(&rp->p->l, LIVE_MEM, addr, &b))
+	if (live_release(&rp_p(rp)->l, LIVE_MEM, addr, &b))
 		rp_release(rp, &b, e->ns, t);
-	else if ((p = live_maps_at(&rp->p->l.maps, addr))) /* a trace from before mem:unmap */
+	else if ((p = live_maps_at(&rp_p(rp)->l.maps, addr))) /* a trace from before mem:unmap */
 		rp_unmap(rp, e, p->start, p->end - p->start, RIP_MEM_MUNMAP, t);
 	else
 		rp->frees_unseen++;
@@ -460,8 +476,8 @@ static int rp_map(struct rp *rp, const struct evs_event *e, uint64_t addr, uint6
 
 	if (ret)
 		return ret;
-	key = live_map_key(&rp->p->l.maps);
-	if (live_maps_add(&rp->p->l.maps, addr, size, key))
+	key = live_map_key(&rp_p(rp)->l.maps);
+	if (live_maps_add(&rp_p(rp)->l.maps, addr, size, key))
 		return -ENOMEM;
 	return rp_alloc(rp, e, key, size, bt, t);
 }
@@ -494,8 +510,8 @@ static void rp_series_merge(struct rp *rp)
 	memset(&rp->series[n], 0, (rp->nseries - n) * sizeof(rp->series[0]));
 	rp->nseries = n;
 	rp->series_ns *= 2;
-	rp->p->s_lo = INT64_MAX; /* buckets changed: forget the last one */
-	rp->p->s_hi = INT64_MIN;
+	rp_p(rp)->s_lo = INT64_MAX; /* buckets changed: forget the last one */
+	rp_p(rp)->s_hi = INT64_MIN;
 }
 
 /*
@@ -505,7 +521,7 @@ static void rp_series_merge(struct rp *rp)
  */
 static __attribute__((noinline)) struct rp_point *rp_point_slow(struct rp *rp, uint64_t d)
 {
-	struct rp_priv *p = rp->p;
+	struct rp_priv *p = rp_p(rp);
 	size_t i;
 
 	while ((i = (size_t)(d / rp->series_ns)) >= RP_SERIES)
@@ -539,7 +555,7 @@ static __attribute__((noinline)) struct rp_point *rp_point_slow(struct rp *rp, u
 
 RP_HOT struct rp_point *rp_point_at(struct rp *rp, int64_t ns)
 {
-	struct rp_priv *p = rp->p;
+	struct rp_priv *p = rp_p(rp);
 
 	if (ns >= p->s_lo && ns < p->s_hi)
 		return p->s_pt; /* the last event's bucket, the last one: no division */
@@ -579,13 +595,13 @@ static int rp_fd_open(struct rp *rp, int64_t fd, uint64_t kind)
 		return 0;
 	f->opened++;
 	f->kind[rp_kind(kind)].opened++;
-	o = live_make(&rp->p->l, LIVE_FD, (uint64_t)fd, NULL, &fresh);
+	o = live_make(&rp_p(rp)->l, LIVE_FD, (uint64_t)fd, NULL, &fresh);
 	if (!o)
 		return -ENOMEM;
 	f->reopened += !fresh; /* its close was not recorded */
 	o->kind = (uint16_t)rp_kind(kind);
-	if (rp->p->l.t[LIVE_FD].n > f->peak_open)
-		f->peak_open = rp->p->l.t[LIVE_FD].n;
+	if (rp_p(rp)->l.t[LIVE_FD].n > f->peak_open)
+		f->peak_open = rp_p(rp)->l.t[LIVE_FD].n;
 	return 0;
 }
 
@@ -593,7 +609,7 @@ static void rp_fd_close(struct rp *rp, int64_t fd)
 {
 	struct live_ent o;
 
-	if (fd < 0 || !live_release(&rp->p->l, LIVE_FD, (uint64_t)fd, &o)) {
+	if (fd < 0 || !live_release(&rp_p(rp)->l, LIVE_FD, (uint64_t)fd, &o)) {
 		rp->fd.closed_unseen++;
 		return;
 	}
@@ -607,8 +623,8 @@ static int rp_fd_close_range(struct rp *rp, uint64_t first, uint64_t last)
 	uint64_t *keys;
 	size_t n;
 
-	if (live_keys_in(&rp->p->l.t[LIVE_FD], live_esz(&rp->p->l, LIVE_FD), first, last, &keys,
-			 &n))
+	if (live_keys_in(&rp_p(rp)->l.t[LIVE_FD], live_esz(&rp_p(rp)->l, LIVE_FD), first, last,
+			 &keys, &n))
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++)
 		rp_fd_close(rp, (int64_t)keys[i]);
@@ -619,7 +635,7 @@ static int rp_fd_close_range(struct rp *rp, uint64_t first, uint64_t last)
 /* Segment key resized (ftruncate): its bytes are size now. */
 static void rp_shm_resize(struct rp *rp, uint64_t key, uint64_t size)
 {
-	struct live_ent *o = live_find(&rp->p->l, LIVE_SHM, key);
+	struct live_ent *o = live_find(&rp_p(rp)->l, LIVE_SHM, key);
 
 	if (!o)
 		return;
@@ -640,7 +656,7 @@ static int rp_shm_create(struct rp *rp, uint64_t key, uint64_t size, uint64_t ki
 	}
 	m->created++;
 	m->created_bytes += size;
-	o = live_make(&rp->p->l, LIVE_SHM, key, NULL, &fresh);
+	o = live_make(&rp_p(rp)->l, LIVE_SHM, key, NULL, &fresh);
 	if (!o)
 		return -ENOMEM;
 	o->size = size; /* shm_open of an existing name: the same segment */
@@ -649,7 +665,7 @@ static int rp_shm_create(struct rp *rp, uint64_t key, uint64_t size, uint64_t ki
 
 static void rp_shm_remove(struct rp *rp, uint64_t key)
 {
-	if (live_release(&rp->p->l, LIVE_SHM, key, NULL))
+	if (live_release(&rp_p(rp)->l, LIVE_SHM, key, NULL))
 		rp->shm.removed++;
 	else
 		rp->shm.removed_unseen++;
@@ -659,7 +675,7 @@ static void rp_shm_remove(struct rp *rp, uint64_t key)
 static int rp_shm_cut(void *arg, const struct live_cut *c)
 {
 	struct rp *rp = arg;
-	struct live_ent *o = live_find(&rp->p->l, LIVE_SHM_MAP, c->origin);
+	struct live_ent *o = live_find(&rp_p(rp)->l, LIVE_SHM_MAP, c->origin);
 	uint64_t cut = c->hi - c->lo;
 
 	if (!o)
@@ -669,7 +685,7 @@ static int rp_shm_cut(void *arg, const struct live_cut *c)
 	rp->shm.mapped_bytes -= cut;
 	o->size -= cut;
 	if (!o->size) {
-		live_release(&rp->p->l, LIVE_SHM_MAP, c->origin, NULL);
+		live_release(&rp_p(rp)->l, LIVE_SHM_MAP, c->origin, NULL);
 		rp->shm.detached++;
 	}
 	return 0;
@@ -688,14 +704,14 @@ static int rp_shm_detach(struct rp *rp, uint64_t addr, uint64_t size, bool place
 	int n;
 
 	if (!size) {
-		p = live_maps_at(&rp->p->l.smaps, addr);
+		p = live_maps_at(&rp_p(rp)->l.smaps, addr);
 		if (!p) {
 			rp->shm.detached_unseen++;
 			return 0;
 		}
 		size = p->end - p->start;
 	}
-	n = live_maps_unmap(&rp->p->l.smaps, addr, size, rp_shm_cut, rp);
+	n = live_maps_unmap(&rp_p(rp)->l.smaps, addr, size, rp_shm_cut, rp);
 	if (n < 0)
 		return n;
 	rp->shm.detached_unseen += !n && !placed;
@@ -714,10 +730,10 @@ static int rp_shm_attach(struct rp *rp, uint64_t addr, uint64_t size)
 		return ret;
 	m->attached++;
 	m->attached_bytes += size;
-	key = live_map_key(&rp->p->l.smaps);
-	if (live_maps_add(&rp->p->l.smaps, addr, size, key))
+	key = live_map_key(&rp_p(rp)->l.smaps);
+	if (live_maps_add(&rp_p(rp)->l.smaps, addr, size, key))
 		return -ENOMEM;
-	o = live_make(&rp->p->l, LIVE_SHM_MAP, key, NULL, &fresh);
+	o = live_make(&rp_p(rp)->l, LIVE_SHM_MAP, key, NULL, &fresh);
 	if (!o)
 		return -ENOMEM;
 	o->size = size;
@@ -773,10 +789,10 @@ RP_HOT int rp_mem_turn(struct rp *rp, const struct evs_event *e, const struct ro
 {
 	int ret;
 
-	rp->p->pt = rp_point_at(rp, e->ns);
+	rp_p(rp)->pt = rp_point_at(rp, e->ns);
 	ret = rp_mem_event(rp, e, d, role);
 	if (!ret)
-		rp_sample(rp, rp->p->pt);
+		rp_sample(rp, rp_p(rp)->pt);
 	return ret;
 }
 
@@ -784,12 +800,12 @@ RP_HOT int rp_mem_turn(struct rp *rp, const struct evs_event *e, const struct ro
 
 static struct rp_mkind *rp_mkind_of(struct rp *rp, uint32_t kind)
 {
-	long i = rp_index(&rp->p->mkind_idx, kind, rp->nmkinds);
+	long i = rp_index(&rp_p(rp)->mkind_idx, kind, rp->nmkinds);
 
 	if (i < 0)
 		return NULL;
 	if ((size_t)i == rp->nmkinds) {
-		if (RIP_GROW(rp->mkinds, rp->p->mkindcap, rp->nmkinds + 1, 8))
+		if (RIP_GROW(rp->mkinds, rp_p(rp)->mkindcap, rp->nmkinds + 1, 8))
 			return NULL;
 		rp->mkinds[rp->nmkinds++] = (struct rp_mkind){ .kind = kind };
 	}
@@ -798,12 +814,12 @@ static struct rp_mkind *rp_mkind_of(struct rp *rp, uint32_t kind)
 
 static long rp_msite_of(struct rp *rp, uint32_t kind, uint32_t bt)
 {
-	long i = rp_index(&rp->p->msite_idx, (uint64_t)kind << 32 | bt, rp->nmsites);
+	long i = rp_index(&rp_p(rp)->msite_idx, (uint64_t)kind << 32 | bt, rp->nmsites);
 
 	if (i < 0)
 		return i;
 	if ((size_t)i == rp->nmsites) {
-		if (RIP_GROW(rp->msites, rp->p->msitecap, rp->nmsites + 1, 64))
+		if (RIP_GROW(rp->msites, rp_p(rp)->msitecap, rp->nmsites + 1, 64))
 			return -ENOMEM;
 		rp->msites[rp->nmsites++] = (struct rp_msite){ .kind = kind, .bt = bt };
 	}
@@ -838,7 +854,7 @@ static __attribute__((noinline)) int rp_module(struct rp *rp, const struct evs_e
 		k->bytes += d->size;
 		if (d->role == ROLE_RES_TRANSFER)
 			return 0;
-		o = live_make(&rp->p->l, LIVE_RES, d->key, NULL, &fresh);
+		o = live_make(&rp_p(rp)->l, LIVE_RES, d->key, NULL, &fresh);
 		if (!o)
 			return -ENOMEM;
 		o->used = 1;
@@ -847,7 +863,7 @@ static __attribute__((noinline)) int rp_module(struct rp *rp, const struct evs_e
 		o->size = d->size;
 		o->ns = e->ns;
 		if (t->flags & RIP_EVTYPE_REFCOUNT) {
-			x = stk_map_get(&rp->p->mrefs, d->key, &fresh);
+			x = stk_map_get(&rp_p(rp)->mrefs, d->key, &fresh);
 			if (!x)
 				return -ENOMEM;
 			x->a = 1;
@@ -855,8 +871,8 @@ static __attribute__((noinline)) int rp_module(struct rp *rp, const struct evs_e
 		return 0;
 	case ROLE_RES_REF:
 	case ROLE_RES_UNREF:
-		x = stk_map_find(&rp->p->mrefs, d->key);
-		if (!x || !live_find(&rp->p->l, LIVE_RES, d->key))
+		x = stk_map_find(&rp_p(rp)->mrefs, d->key);
+		if (!x || !live_find(&rp_p(rp)->l, LIVE_RES, d->key))
 			return 0;
 		if (d->role == ROLE_RES_REF) {
 			x->a++;
@@ -864,18 +880,18 @@ static __attribute__((noinline)) int rp_module(struct rp *rp, const struct evs_e
 		}
 		if (--x->a)
 			return 0;
-		stk_map_del(&rp->p->mrefs, x);
+		stk_map_del(&rp_p(rp)->mrefs, x);
 		/* the last reference: released */
 		break;
 	case ROLE_RES_RELEASE:
-		x = stk_map_find(&rp->p->mrefs, d->key);
+		x = stk_map_find(&rp_p(rp)->mrefs, d->key);
 		if (x)
-			stk_map_del(&rp->p->mrefs, x);
+			stk_map_del(&rp_p(rp)->mrefs, x);
 		break;
 	default:
 		return 0;
 	}
-	if (live_release(&rp->p->l, LIVE_RES, d->key, NULL))
+	if (live_release(&rp_p(rp)->l, LIVE_RES, d->key, NULL))
 		k->releases++;
 	else
 		k->releases_unseen++;
@@ -938,13 +954,13 @@ static __attribute__((noinline)) int rp_held(void *arg, struct evs *s, struct ev
 {
 	struct rp *rp = arg;
 
-	return live_run_held(&rp->p->l, s, &rp->tr, rp_event, rp, e, d, role, fail, err, errlen,
+	return live_run_held(&rp_p(rp)->l, s, &rp->tr, rp_event, rp, e, d, role, fail, err, errlen,
 			     true);
 }
 
 static void rp_finish(struct rp *rp)
 {
-	struct rp_priv *p = rp->p;
+	struct rp_priv *p = rp_p(rp);
 
 	for (size_t i = 0; i < rp->nsites; i++) {
 		struct rp_site *s = &rp->sites[i];
@@ -1003,38 +1019,35 @@ int rp_run(struct rp *rp, struct evs *s, char *err, size_t errlen)
 	int ret;
 
 	evs_totals(s, &t);
-	free(rp->p->by_stream);
-	rp->p->by_stream = NULL;
-	rp->p->nstreams = 0;
+	free(rp_p(rp)->by_stream);
+	rp_p(rp)->by_stream = NULL;
+	rp_p(rp)->nstreams = 0;
 	if (t.streams && t.streams <= UINT32_MAX) {
-		rp->p->by_stream = calloc(t.streams, sizeof(*rp->p->by_stream));
-		if (!rp->p->by_stream) {
+		rp_p(rp)->by_stream = calloc(t.streams, sizeof(*rp_p(rp)->by_stream));
+		if (!rp_p(rp)->by_stream) {
 			snprintf(err, errlen, "out of memory");
 			return -ENOMEM;
 		}
-		rp->p->nstreams = (uint32_t)t.streams;
+		rp_p(rp)->nstreams = (uint32_t)t.streams;
 	}
 	rp->types = evs_types(s);
-	ret = live_run(&rp->p->l, s, &rp->tr, rp_event, rp_held, rp, err, errlen, true);
+	ret = live_run(&rp_p(rp)->l, s, &rp->tr, rp_event, rp_held, rp, err, errlen, true);
 	if (!ret)
 		rp_finish(rp);
 	/* the kinds' names outlive the source */
-	if (!ret && !(rp->p->types = malloc(sizeof(*rp->p->types)))) {
+	if (!ret && !(rp_p(rp)->types = malloc(sizeof(*rp_p(rp)->types)))) {
 		snprintf(err, errlen, "out of memory");
 		ret = -ENOMEM;
 	}
 	if (!ret)
-		memcpy(rp->p->types, rp->types, sizeof(*rp->p->types));
-	rp->types = ret ? NULL : rp->p->types;
+		memcpy(rp_p(rp)->types, rp->types, sizeof(*rp_p(rp)->types));
+	rp->types = ret ? NULL : rp_p(rp)->types;
 	return ret;
 }
 
 struct rp *rp_new(void)
 {
-	struct {
-		struct rp rp;
-		struct rp_priv p;
-	} *m = calloc(1, sizeof(*m));
+	struct rp_all *m = calloc(1, sizeof(*m));
 
 	if (!m)
 		return NULL;
@@ -1051,7 +1064,7 @@ void rp_free(struct rp *rp)
 
 	if (!rp)
 		return;
-	p = rp->p;
+	p = rp_p(rp);
 	live_free(&p->l);
 	stk_map_free(&p->site_idx);
 	stk_map_free(&p->thread_idx);
