@@ -63,9 +63,24 @@ struct rp_priv {
 	struct rp_point *pt;	 /* the series point of the memory event being counted */
 	const struct evs_event *cut_e; /* the mem:unmap (or mapping) being counted, for rp_cut */
 	struct rp_thread *cut_t;	 /* its thread */
-	/* the series bucket of the last sample, and its times [lo, hi) (none: lo > hi) */
+	/*
+	 * The series bucket of the last sample, and its times [lo, hi) in ns
+	 * (none: lo > hi); tlo, thi: ticks in it (none: tlo > thi), which
+	 * rp_point_at tests.
+	 */
 	struct rp_point *s_pt;
 	int64_t s_lo, s_hi;
+	uint64_t s_tlo, s_thi;
+	/*
+	 * The pass keeps ticks (live_run without ns): times in blocks and
+	 * events are ticks of src's clock, converted where ns are needed.
+	 * From lin_base up to lin_hi it is the line of evs_clock_line (rate
+	 * lin_mult), where lifetimes are worked out from ticks (rp_life_ns);
+	 * lin_hi 0: nowhere.
+	 */
+	const struct evs *src;
+	uint64_t lin_base, lin_hi, lin_mult;
+	int64_t lin_ns;
 	/* --through: only what stacks through its patterns made counts (rp_set_through) */
 	struct thr *thr;
 	struct rip_sym *sym;
@@ -318,10 +333,41 @@ RP_HOT void rp_unlive(struct rp *rp, const struct live_ent *e)
 	rp->live_bytes -= e->size;
 }
 
-/* Block e, released at time ns by thread t. */
-RP_HOT void rp_release(struct rp *rp, const struct live_ent *e, int64_t ns, struct rp_thread *t)
+/* a - b in ns, saturated: the lifetime of a block made at b and released at a */
+static __attribute__((noinline)) int64_t rp_life_slow(const struct rp_priv *p, uint64_t made,
+						      uint64_t gone)
 {
-	struct rp_bucket *b = &rp->life[rp_life_bucket(ns - e->ns)];
+	int64_t a = evs_ns(p->src, gone), b = evs_ns(p->src, made), d;
+
+	if (__builtin_sub_overflow(a, b, &d))
+		d = a > b ? INT64_MAX : INT64_MIN;
+	return d;
+}
+
+/*
+ * The lifetime in ns of a block made at ticks made and released at ticks
+ * gone: evs_ns(gone) - evs_ns(made), without converting either when both
+ * lie on the clock's line (p->lin_*) in order.  There evs_ns(t) is lin_ns
+ * + floor(P(t) / 2^32), P(t) = (t - lin_base) * lin_mult, and P(gone) =
+ * P(made) + (gone - made) * lin_mult, so the difference is the floor of
+ * (P(made) mod 2^32 + (gone - made) * lin_mult) / 2^32: exact, the low 32
+ * bits of P(made) being those of the 64-bit product.
+ */
+RP_HOT int64_t rp_life_ns(const struct rp_priv *p, uint64_t made, uint64_t gone)
+{
+	if (__builtin_expect(made >= p->lin_base && gone >= made && gone < p->lin_hi, 1)) {
+		uint32_t frac = (uint32_t)((made - p->lin_base) * p->lin_mult);
+
+		/* below 2^95 (gone < lin_hi), so the ns fit 63 bits */
+		return (int64_t)(((unsigned __int128)(gone - made) * p->lin_mult + frac) >> 32);
+	}
+	return rp_life_slow(p, made, gone);
+}
+
+/* Block e (its time in ticks), released at ticks ts by thread t. */
+RP_HOT void rp_release(struct rp *rp, const struct live_ent *e, uint64_t ts, struct rp_thread *t)
+{
+	struct rp_bucket *b = &rp->life[rp_life_bucket(rp_life_ns(rp_p(rp), (uint64_t)e->ns, ts))];
 
 	if (__builtin_expect(e->val == RP_OUT, 0))
 		return; /* left out by --through */
@@ -349,7 +395,7 @@ static __attribute__((noinline)) int rp_alloc_out(struct rp *rp, const struct ev
 		rp_unlive(rp, b);
 	}
 	b->size = size;
-	b->ns = e->ns;
+	b->ns = (int64_t)e->ts; /* ticks: rp_life_ns */
 	b->val = RP_OUT;
 	return 0;
 }
@@ -376,7 +422,7 @@ RP_HOT int rp_alloc(struct rp *rp, const struct evs_event *e, uint64_t addr, uin
 		rp_unlive(rp, b);
 	}
 	b->size = size;
-	b->ns = e->ns;
+	b->ns = (int64_t)e->ts; /* ticks: rp_life_ns */
 	b->val = (uint32_t)(s - rp->sites);
 	rp_touch(rp, s);
 	s->count++;
@@ -396,7 +442,7 @@ RP_HOT int rp_alloc(struct rp *rp, const struct evs_event *e, uint64_t addr, uin
 	if (rp->live_bytes > rp->peak_bytes) {
 		rp->peak_bytes = rp->live_bytes;
 		rp->peak_count = rp->live_count;
-		rp->peak_ns = e->ns;
+		rp->peak_ns = evs_ns(rp_p(rp)->src, e->ts);
 		rp->peak_event = rp->events;
 		rp_p(rp)->peak_seq = rp->events;
 	}
@@ -419,7 +465,7 @@ static int rp_cut(void *arg, const struct live_cut *c)
 		return 0;
 	if (gone >= b->size) {
 		live_release(&rp_p(rp)->l, LIVE_MEM, c->origin, &old);
-		rp_release(rp, &old, rp_p(rp)->cut_e->ns, rp_p(rp)->cut_t);
+		rp_release(rp, &old, rp_p(rp)->cut_e->ts, rp_p(rp)->cut_t);
 		return 0;
 	}
 	if (b->val == RP_OUT) {
@@ -460,7 +506,7 @@ RP_HOT void rp_free_addr(struct rp *rp, const struct evs_event *e, uint64_t addr
 	if (!addr)
 		return;
 	if (live_release(&rp_p(rp)->l, LIVE_MEM, addr, &b))
-		rp_release(rp, &b, e->ns, t);
+		rp_release(rp, &b, e->ts, t);
 	else if ((p = live_maps_at(&rp_p(rp)->l.maps, addr))) /* a trace from before mem:unmap */
 		rp_unmap(rp, e, p->start, p->end - p->start, RIP_MEM_MUNMAP, t);
 	else
@@ -512,6 +558,8 @@ static void rp_series_merge(struct rp *rp)
 	rp->series_ns *= 2;
 	rp_p(rp)->s_lo = INT64_MAX; /* buckets changed: forget the last one */
 	rp_p(rp)->s_hi = INT64_MIN;
+	rp_p(rp)->s_tlo = UINT64_MAX;
+	rp_p(rp)->s_thi = 0;
 }
 
 /*
@@ -519,9 +567,38 @@ static void rp_series_merge(struct rp *rp)
  * rp_alloc and rp_release add what it makes and frees to it (p->pt), and
  * rp_sample notes the bytes in use after it.
  */
-static __attribute__((noinline)) struct rp_point *rp_point_slow(struct rp *rp, uint64_t d)
+/*
+ * The ticks from ts on that rp_point_at may take for the bucket of ns
+ * [s_lo, s_hi) that holds the event at ts: up to the first tick of s_hi,
+ * where the clock is its line (rp_life_ns): there evs_ns(t) >= s_hi when
+ * (t - lin_base) * lin_mult >= (s_hi - lin_ns) << 32.  None elsewhere.
+ */
+static void rp_point_ticks(struct rp_priv *p, uint64_t ts, int64_t ns)
+{
+	unsigned __int128 need, x;
+	uint64_t hi = p->lin_hi;
+
+	p->s_tlo = UINT64_MAX;
+	p->s_thi = 0;
+	if (p->s_lo > p->s_hi || ns < p->s_lo || ns >= p->s_hi || ts < p->lin_base || ts >= hi)
+		return;
+	/* s_hi > ns >= lin_ns: the difference fits 64 bits */
+	need = (unsigned __int128)((uint64_t)p->s_hi - (uint64_t)p->lin_ns) << 32;
+	x = (need + p->lin_mult - 1) / p->lin_mult;
+	if (x < hi - p->lin_base)
+		hi = p->lin_base + (uint64_t)x;
+	/* what the line says, checked against the clock itself */
+	if (hi <= ts || evs_ns(p->src, hi - 1) >= p->s_hi)
+		return;
+	p->s_tlo = ts;
+	p->s_thi = hi;
+}
+
+static __attribute__((noinline)) struct rp_point *rp_point_slow(struct rp *rp, uint64_t ts)
 {
 	struct rp_priv *p = rp_p(rp);
+	int64_t ns = evs_ns(p->src, ts);
+	uint64_t d = ns > rp->first_ns ? (uint64_t)(ns - rp->first_ns) : 0;
 	size_t i;
 
 	while ((i = (size_t)(d / rp->series_ns)) >= RP_SERIES)
@@ -545,6 +622,7 @@ static __attribute__((noinline)) struct rp_point *rp_point_slow(struct rp *rp, u
 			p->s_hi = p->s_lo + (int64_t)rp->series_ns;
 		}
 	}
+	rp_point_ticks(p, ts, ns);
 	if (i >= rp->nseries)
 		rp->nseries = i + 1;
 	/* rp_sample's first test takes the first sample of an empty bucket */
@@ -553,13 +631,14 @@ static __attribute__((noinline)) struct rp_point *rp_point_slow(struct rp *rp, u
 	return &rp->series[i];
 }
 
-RP_HOT struct rp_point *rp_point_at(struct rp *rp, int64_t ns)
+/* The series point of a memory event at ticks ts. */
+RP_HOT struct rp_point *rp_point_at(struct rp *rp, uint64_t ts)
 {
 	struct rp_priv *p = rp_p(rp);
 
-	if (ns >= p->s_lo && ns < p->s_hi)
+	if (ts >= p->s_tlo && ts < p->s_thi)
 		return p->s_pt; /* the last event's bucket, the last one: no division */
-	return rp_point_slow(rp, ns > rp->first_ns ? (uint64_t)(ns - rp->first_ns) : 0);
+	return rp_point_slow(rp, ts);
 }
 
 /*
@@ -789,7 +868,7 @@ RP_HOT int rp_mem_turn(struct rp *rp, const struct evs_event *e, const struct ro
 {
 	int ret;
 
-	rp_p(rp)->pt = rp_point_at(rp, e->ns);
+	rp_p(rp)->pt = rp_point_at(rp, e->ts);
 	ret = rp_mem_event(rp, e, d, role);
 	if (!ret)
 		rp_sample(rp, rp_p(rp)->pt);
@@ -861,7 +940,7 @@ static __attribute__((noinline)) int rp_module(struct rp *rp, const struct evs_e
 		o->kind = (uint16_t)d->kind;
 		o->val = (uint32_t)i;
 		o->size = d->size;
-		o->ns = e->ns;
+		o->ns = evs_ns(rp_p(rp)->src, e->ts);
 		if (t->flags & RIP_EVTYPE_REFCOUNT) {
 			x = stk_map_get(&rp_p(rp)->mrefs, d->key, &fresh);
 			if (!x)
@@ -955,7 +1034,7 @@ static __attribute__((noinline)) int rp_held(void *arg, struct evs *s, struct ev
 	struct rp *rp = arg;
 
 	return live_run_held(&rp_p(rp)->l, s, &rp->tr, rp_event, rp, e, d, role, fail, err, errlen,
-			     true);
+			     false);
 }
 
 static void rp_finish(struct rp *rp)
@@ -1013,6 +1092,33 @@ static void rp_finish(struct rp *rp)
 	rp->shm.mapped = p->l.t[LIVE_SHM_MAP].n;
 }
 
+/*
+ * The pass keeps ticks: where s's clock is its line (evs_clock_line), up to
+ * the first tick it saturates at (a search of the clock, which is
+ * monotonic there).
+ */
+static void rp_clock(struct rp_priv *p, const struct evs *s)
+{
+	uint64_t lo, hi = UINT64_MAX;
+
+	p->src = s;
+	p->lin_hi = 0;
+	if (!evs_clock_line(s, &p->lin_base, &p->lin_ns, &p->lin_mult))
+		return;
+	lo = p->lin_base;
+	if (evs_ns(s, lo) == INT64_MAX)
+		return;
+	while (hi - lo > 1) {
+		uint64_t mid = lo + (hi - lo) / 2;
+
+		if (evs_ns(s, mid) == INT64_MAX)
+			hi = mid;
+		else
+			lo = mid;
+	}
+	p->lin_hi = hi; /* UINT64_MAX when it never saturates: that one tick left out */
+}
+
 int rp_run(struct rp *rp, struct evs *s, char *err, size_t errlen)
 {
 	struct evs_totals t;
@@ -1031,7 +1137,8 @@ int rp_run(struct rp *rp, struct evs *s, char *err, size_t errlen)
 		rp_p(rp)->nstreams = (uint32_t)t.streams;
 	}
 	rp->types = evs_types(s);
-	ret = live_run(&rp_p(rp)->l, s, &rp->tr, rp_event, rp_held, rp, err, errlen, true);
+	rp_clock(rp_p(rp), s);
+	ret = live_run(&rp_p(rp)->l, s, &rp->tr, rp_event, rp_held, rp, err, errlen, false);
 	if (!ret)
 		rp_finish(rp);
 	/* the kinds' names outlive the source */
@@ -1055,6 +1162,8 @@ struct rp *rp_new(void)
 	m->rp.series_ns = 1000;
 	m->p.s_lo = INT64_MAX; /* no bucket yet */
 	m->p.s_hi = INT64_MIN;
+	m->p.s_tlo = UINT64_MAX;
+	m->p.s_thi = 0;
 	return &m->rp;
 }
 
