@@ -60,7 +60,14 @@ struct rp_priv {
 	} *by_stream;
 	uint32_t nstreams;
 	uint64_t peak_seq;
-	struct rp_point *pt;	 /* the series point of the memory event being counted */
+	/*
+	 * The series' last bucket takes every memory event (rp_point_slow);
+	 * its counts of events, allocations and frees are worked out from
+	 * the pass's totals when it stops being the last, or the pass ends
+	 * (rp_series_flush): these are the totals when it was last flushed.
+	 */
+	uint64_t mem_events; /* memory events sampled */
+	uint64_t sb_events, sb_allocs, sb_alloc_bytes, sb_frees;
 	const struct evs_event *cut_e; /* the mem:unmap (or mapping) being counted, for rp_cut */
 	struct rp_thread *cut_t;	 /* its thread */
 	/*
@@ -375,7 +382,6 @@ RP_HOT void rp_release(struct rp *rp, const struct live_ent *e, uint64_t ts, str
 	b->count++;
 	b->bytes += e->size;
 	rp->frees++;
-	rp_p(rp)->pt->frees++;
 	rp->freed_bytes += e->size;
 	t->frees++;
 	t->freed_bytes += e->size;
@@ -431,8 +437,6 @@ RP_HOT int rp_alloc(struct rp *rp, const struct evs_event *e, uint64_t addr, uin
 	s->live_bytes += size;
 	rp->allocs++;
 	rp->alloc_bytes += size;
-	rp_p(rp)->pt->allocs++;
-	rp_p(rp)->pt->alloc_bytes += size;
 	rp->live_count++;
 	rp->live_bytes += size;
 	rp->hist[rp_size_bucket(size)].count++;
@@ -563,11 +567,6 @@ static void rp_series_merge(struct rp *rp)
 }
 
 /*
- * The series point of a memory event at ns, before the event is counted:
- * rp_alloc and rp_release add what it makes and frees to it (p->pt), and
- * rp_sample notes the bytes in use after it.
- */
-/*
  * The ticks from ts on that rp_point_at may take for the bucket of ns
  * [s_lo, s_hi) that holds the event at ts: up to the first tick of s_hi,
  * where the clock is its line (rp_life_ns): there evs_ns(t) >= s_hi when
@@ -594,6 +593,38 @@ static void rp_point_ticks(struct rp_priv *p, uint64_t ts, int64_t ns)
 	p->s_thi = hi;
 }
 
+/*
+ * What the memory events since the last flush added to the series' last
+ * bucket (they all go there): their number, allocations and frees from the
+ * pass's totals, and the bytes in use after the last of them.
+ */
+static void rp_series_flush(struct rp *rp)
+{
+	struct rp_priv *p = rp_p(rp);
+	struct rp_point *pt;
+
+	if (rp->nseries) {
+		pt = &rp->series[rp->nseries - 1];
+		if (p->mem_events != p->sb_events) {
+			pt->events += p->mem_events - p->sb_events;
+			pt->last_bytes = rp->live_bytes;
+		}
+		pt->allocs += rp->allocs - p->sb_allocs;
+		pt->alloc_bytes += rp->alloc_bytes - p->sb_alloc_bytes;
+		pt->frees += rp->frees - p->sb_frees;
+	}
+	p->sb_events = p->mem_events;
+	p->sb_allocs = rp->allocs;
+	p->sb_alloc_bytes = rp->alloc_bytes;
+	p->sb_frees = rp->frees;
+}
+
+/*
+ * The series point of a memory event at ticks ts, before the event is
+ * counted: always the last bucket, a new one or the one before (time went
+ * back); rp_sample notes the bytes in use after the event, and
+ * rp_series_flush the rest when the bucket stops being the last.
+ */
 static __attribute__((noinline)) struct rp_point *rp_point_slow(struct rp *rp, uint64_t ts)
 {
 	struct rp_priv *p = rp_p(rp);
@@ -601,6 +632,7 @@ static __attribute__((noinline)) struct rp_point *rp_point_slow(struct rp *rp, u
 	uint64_t d = ns > rp->first_ns ? (uint64_t)(ns - rp->first_ns) : 0;
 	size_t i;
 
+	rp_series_flush(rp);
 	while ((i = (size_t)(d / rp->series_ns)) >= RP_SERIES)
 		rp_series_merge(rp);
 	p->s_lo = INT64_MAX;
@@ -653,8 +685,7 @@ RP_HOT void rp_sample(struct rp *rp, struct rp_point *pt)
 		pt->min_bytes = rp->live_bytes;
 	if (rp->live_bytes > pt->max_bytes)
 		pt->max_bytes = rp->live_bytes;
-	pt->last_bytes = rp->live_bytes;
-	pt->events++;
+	rp_p(rp)->mem_events++; /* the rest of pt: rp_series_flush */
 }
 
 /* ---- descriptors and shared memory ---------------------------------------------------- */
@@ -866,12 +897,11 @@ RP_HOT int rp_mem_event(struct rp *rp, const struct evs_event *e, const struct r
 RP_HOT int rp_mem_turn(struct rp *rp, const struct evs_event *e, const struct role_res *d,
 		       int role)
 {
-	int ret;
+	struct rp_point *pt = rp_point_at(rp, e->ts);
+	int ret = rp_mem_event(rp, e, d, role);
 
-	rp_p(rp)->pt = rp_point_at(rp, e->ts);
-	ret = rp_mem_event(rp, e, d, role);
 	if (!ret)
-		rp_sample(rp, rp_p(rp)->pt);
+		rp_sample(rp, pt);
 	return ret;
 }
 
@@ -1041,6 +1071,7 @@ static void rp_finish(struct rp *rp)
 {
 	struct rp_priv *p = rp_p(rp);
 
+	rp_series_flush(rp);
 	for (size_t i = 0; i < rp->nsites; i++) {
 		struct rp_site *s = &rp->sites[i];
 
