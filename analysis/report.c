@@ -6,11 +6,12 @@
  * blocks, descriptors, segments and mappings sit in the tables of live.h;
  * sites (backtrace ids) and threads are arrays found through a stk_map.
  *
- * The peak's make-up is kept without a copy at each new peak: every site
- * remembers the event number of its last change; a site about to change
- * whose last change is not after the current peak still holds the bytes it
- * had at the peak, so they are saved then.  At the end, sites unchanged
- * since the peak take their live bytes.  O(1) per event.
+ * The peak's make-up is kept without a copy at each new peak: new peaks are
+ * counted, and every site remembers the count at its last change; a site
+ * about to change whose count is not the current one has not changed since
+ * the current peak, and still holds the bytes it had then, so they are
+ * saved.  At the end, sites unchanged since the peak take their live
+ * bytes.  O(1) per event.
  *
  * The series of heap in use over time is RP_SERIES buckets of a width that
  * starts at 1 us and doubles, merging adjacent pairs, whenever the trace
@@ -59,7 +60,7 @@ struct rp_priv {
 		struct rp_thread *t; /* &rp->threads[idx] (moved with it), NULL: none yet */
 	} *by_stream;
 	uint32_t nstreams;
-	uint64_t peak_seq;
+	uint64_t peak_gen; /* new peaks so far */
 	/*
 	 * The series' last bucket takes every memory event (rp_point_slow);
 	 * its counts of events, allocations and frees are worked out from
@@ -221,14 +222,17 @@ RP_HOT struct rp_thread *rp_thread(struct rp *rp, uint32_t stream, int32_t tid)
 	return rp_thread_slow(rp, stream, tid);
 }
 
-/* The site is about to change at event seq: keep what it held at the peak. */
+/*
+ * The site is about to change: keep what it held at the peak, when it did
+ * not change since (a store only then, not every event).
+ */
 RP_HOT void rp_touch(struct rp *rp, struct rp_site *s)
 {
-	if (s->mod_seq <= rp_p(rp)->peak_seq) {
+	if (__builtin_expect(s->mod_gen != rp_p(rp)->peak_gen, 0)) {
 		s->peak_bytes = s->live_bytes;
 		s->peak_count = s->live_count;
+		s->mod_gen = rp_p(rp)->peak_gen;
 	}
-	s->mod_seq = rp->events;
 }
 
 const uint64_t *rp_bt(const struct rp *rp, uint32_t id, uint32_t *n)
@@ -448,7 +452,7 @@ RP_HOT int rp_alloc(struct rp *rp, const struct evs_event *e, uint64_t addr, uin
 		rp->peak_count = rp->live_count;
 		rp->peak_ns = evs_ns(rp_p(rp)->src, e->ts);
 		rp->peak_event = rp->events;
-		rp_p(rp)->peak_seq = rp->events;
+		rp_p(rp)->peak_gen++; /* after this event's touches */
 	}
 	return 0;
 }
@@ -1075,7 +1079,7 @@ static void rp_finish(struct rp *rp)
 	for (size_t i = 0; i < rp->nsites; i++) {
 		struct rp_site *s = &rp->sites[i];
 
-		if (s->mod_seq <= p->peak_seq) {
+		if (s->mod_gen != p->peak_gen) {
 			s->peak_bytes = s->live_bytes;
 			s->peak_count = s->live_count;
 		}
