@@ -80,11 +80,10 @@ struct rp_priv {
 	int64_t s_lo, s_hi;
 	uint64_t s_tlo, s_thi;
 	/*
-	 * The pass keeps ticks (live_run without ns): times in blocks and
-	 * events are ticks of src's clock, converted where ns are needed.
-	 * From lin_base up to lin_hi it is the line of evs_clock_line (rate
-	 * lin_mult), where lifetimes are worked out from ticks (rp_life_ns);
-	 * lin_hi 0: nowhere.
+	 * The pass reads events without ns (live_run without ns) and converts
+	 * the ticks of src's clock where ns are needed (rp_ns): blocks keep
+	 * ns.  From lin_base up to lin_hi the clock is the line of
+	 * evs_clock_line (rate lin_mult); lin_hi 0: nowhere.
 	 */
 	const struct evs *src;
 	uint64_t lin_base, lin_hi, lin_mult;
@@ -344,41 +343,40 @@ RP_HOT void rp_unlive(struct rp *rp, const struct live_ent *e)
 	rp->live_bytes -= e->size;
 }
 
-/* a - b in ns, saturated: the lifetime of a block made at b and released at a */
-static __attribute__((noinline)) int64_t rp_life_slow(const struct rp_priv *p, uint64_t made,
-						      uint64_t gone)
+/* evs_ns(ts) off the clock's line (rp_ns) */
+static __attribute__((noinline)) int64_t rp_ns_slow(const struct rp_priv *p, uint64_t ts)
 {
-	int64_t a = evs_ns(p->src, gone), b = evs_ns(p->src, made), d;
-
-	if (__builtin_sub_overflow(a, b, &d))
-		d = a > b ? INT64_MAX : INT64_MIN;
-	return d;
+	return evs_ns(p->src, ts);
 }
 
 /*
- * The lifetime in ns of a block made at ticks made and released at ticks
- * gone: evs_ns(gone) - evs_ns(made), without converting either when both
- * lie on the clock's line (p->lin_*) in order.  There evs_ns(t) is lin_ns
- * + floor(P(t) / 2^32), P(t) = (t - lin_base) * lin_mult, and P(gone) =
- * P(made) + (gone - made) * lin_mult, so the difference is the floor of
- * (P(made) mod 2^32 + (gone - made) * lin_mult) / 2^32: exact, the low 32
- * bits of P(made) being those of the 64-bit product.
+ * evs_ns(ts): on the clock's line (p->lin_*: from lin_base up to where it
+ * saturates) lin_ns + ((ts - lin_base) * lin_mult >> 32), which neither
+ * overflows nor saturates there, so with no test of either.
  */
-RP_HOT int64_t rp_life_ns(const struct rp_priv *p, uint64_t made, uint64_t gone)
+RP_HOT int64_t rp_ns(const struct rp_priv *p, uint64_t ts)
 {
-	if (__builtin_expect(made >= p->lin_base && gone >= made && gone < p->lin_hi, 1)) {
-		uint32_t frac = (uint32_t)((made - p->lin_base) * p->lin_mult);
+	uint64_t x = ts - p->lin_base;
 
-		/* below 2^95 (gone < lin_hi), so the ns fit 63 bits */
-		return (int64_t)(((unsigned __int128)(gone - made) * p->lin_mult + frac) >> 32);
-	}
-	return rp_life_slow(p, made, gone);
+	if (__builtin_expect(ts >= p->lin_base && ts < p->lin_hi, 1))
+		return p->lin_ns + (int64_t)(((unsigned __int128)x * p->lin_mult) >> 32);
+	return rp_ns_slow(p, ts);
 }
 
-/* Block e (its time in ticks), released at ticks ts by thread t. */
-RP_HOT void rp_release(struct rp *rp, const struct live_ent *e, uint64_t ts, struct rp_thread *t)
+/* The lifetime of a block made at ns made and released at ns gone (saturated). */
+RP_HOT int64_t rp_life(int64_t made, int64_t gone)
 {
-	struct rp_bucket *b = &rp->life[rp_life_bucket(rp_life_ns(rp_p(rp), (uint64_t)e->ns, ts))];
+	int64_t d;
+
+	if (__builtin_expect(__builtin_sub_overflow(gone, made, &d), 0))
+		d = gone > made ? INT64_MAX : INT64_MIN;
+	return d;
+}
+
+/* Block e, released at time ns by thread t. */
+RP_HOT void rp_release(struct rp *rp, const struct live_ent *e, int64_t ns, struct rp_thread *t)
+{
+	struct rp_bucket *b = &rp->life[rp_life_bucket(rp_life(e->ns, ns))];
 
 	if (__builtin_expect(e->val == RP_OUT, 0))
 		return; /* left out by --through */
@@ -405,7 +403,7 @@ static __attribute__((noinline)) int rp_alloc_out(struct rp *rp, const struct ev
 		rp_unlive(rp, b);
 	}
 	b->size = size;
-	b->ns = (int64_t)e->ts; /* ticks: rp_life_ns */
+	b->ns = rp_ns(rp_p(rp), e->ts);
 	b->val = RP_OUT;
 	return 0;
 }
@@ -432,7 +430,7 @@ RP_HOT int rp_alloc(struct rp *rp, const struct evs_event *e, uint64_t addr, uin
 		rp_unlive(rp, b);
 	}
 	b->size = size;
-	b->ns = (int64_t)e->ts; /* ticks: rp_life_ns */
+	b->ns = rp_ns(rp_p(rp), e->ts);
 	b->val = (uint32_t)(s - rp->sites);
 	rp_touch(rp, s);
 	s->count++;
@@ -450,7 +448,7 @@ RP_HOT int rp_alloc(struct rp *rp, const struct evs_event *e, uint64_t addr, uin
 	if (rp->live_bytes > rp->peak_bytes) {
 		rp->peak_bytes = rp->live_bytes;
 		rp->peak_count = rp->live_count;
-		rp->peak_ns = evs_ns(rp_p(rp)->src, e->ts);
+		rp->peak_ns = rp_ns(rp_p(rp), e->ts);
 		rp->peak_event = rp->events;
 		rp_p(rp)->peak_gen++; /* after this event's touches */
 	}
@@ -473,7 +471,7 @@ static int rp_cut(void *arg, const struct live_cut *c)
 		return 0;
 	if (gone >= b->size) {
 		live_release(&rp_p(rp)->l, LIVE_MEM, c->origin, &old);
-		rp_release(rp, &old, rp_p(rp)->cut_e->ts, rp_p(rp)->cut_t);
+		rp_release(rp, &old, rp_ns(rp_p(rp), rp_p(rp)->cut_e->ts), rp_p(rp)->cut_t);
 		return 0;
 	}
 	if (b->val == RP_OUT) {
@@ -514,7 +512,7 @@ RP_HOT void rp_free_addr(struct rp *rp, const struct evs_event *e, uint64_t addr
 	if (!addr)
 		return;
 	if (live_release(&rp_p(rp)->l, LIVE_MEM, addr, &b))
-		rp_release(rp, &b, e->ts, t);
+		rp_release(rp, &b, rp_ns(rp_p(rp), e->ts), t);
 	else if ((p = live_maps_at(&rp_p(rp)->l.maps, addr))) /* a trace from before mem:unmap */
 		rp_unmap(rp, e, p->start, p->end - p->start, RIP_MEM_MUNMAP, t);
 	else
@@ -573,7 +571,7 @@ static void rp_series_merge(struct rp *rp)
 /*
  * The ticks from ts on that rp_point_at may take for the bucket of ns
  * [s_lo, s_hi) that holds the event at ts: up to the first tick of s_hi,
- * where the clock is its line (rp_life_ns): there evs_ns(t) >= s_hi when
+ * where the clock is its line (rp_ns): there evs_ns(t) >= s_hi when
  * (t - lin_base) * lin_mult >= (s_hi - lin_ns) << 32.  None elsewhere.
  */
 static void rp_point_ticks(struct rp_priv *p, uint64_t ts, int64_t ns)
@@ -974,7 +972,7 @@ static __attribute__((noinline)) int rp_module(struct rp *rp, const struct evs_e
 		o->kind = (uint16_t)d->kind;
 		o->val = (uint32_t)i;
 		o->size = d->size;
-		o->ns = evs_ns(rp_p(rp)->src, e->ts);
+		o->ns = rp_ns(rp_p(rp), e->ts);
 		if (t->flags & RIP_EVTYPE_REFCOUNT) {
 			x = stk_map_get(&rp_p(rp)->mrefs, d->key, &fresh);
 			if (!x)
