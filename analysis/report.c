@@ -6,11 +6,12 @@
  * blocks, descriptors, segments and mappings sit in the tables of live.h;
  * sites (backtrace ids) and threads are arrays found through a stk_map.
  *
- * The peak's make-up is kept without a copy at each new peak: every site
- * remembers the event number of its last change; a site about to change
- * whose last change is not after the current peak still holds the bytes it
- * had at the peak, so they are saved then.  At the end, sites unchanged
- * since the peak take their live bytes.  O(1) per event.
+ * The peak's make-up is kept without a copy at each new peak: new peaks are
+ * counted, and every site remembers the count at its last change; a site
+ * about to change whose count is not the current one has not changed since
+ * the current peak, and still holds the bytes it had then, so they are
+ * saved.  At the end, sites unchanged since the peak take their live
+ * bytes.  O(1) per event.
  *
  * The series of heap in use over time is RP_SERIES buckets of a width that
  * starts at 1 us and doubles, merging adjacent pairs, whenever the trace
@@ -55,20 +56,58 @@ struct rp_priv {
 	 */
 	struct rp_by_stream {
 		int32_t tid;
-		uint32_t idx1; /* index of the thread + 1, 0: none yet */
+		uint32_t idx;	     /* index of the thread */
+		struct rp_thread *t; /* &rp->threads[idx] (moved with it), NULL: none yet */
 	} *by_stream;
 	uint32_t nstreams;
-	uint64_t peak_seq;
-	struct rp_point *pt;	 /* the series point of the memory event being counted */
+	uint64_t peak_gen; /* new peaks so far */
+	/*
+	 * The series' last bucket takes every memory event (rp_point_slow);
+	 * its counts of events, allocations and frees are worked out from
+	 * the pass's totals when it stops being the last, or the pass ends
+	 * (rp_series_flush): these are the totals when it was last flushed.
+	 */
+	uint64_t mem_events; /* memory events sampled */
+	uint64_t sb_events, sb_allocs, sb_alloc_bytes, sb_frees;
 	const struct evs_event *cut_e; /* the mem:unmap (or mapping) being counted, for rp_cut */
 	struct rp_thread *cut_t;	 /* its thread */
-	/* the series bucket of the last sample, and its times [lo, hi) (none: lo > hi) */
+	/*
+	 * The series bucket of the last sample, and its times [lo, hi) in ns
+	 * (none: lo > hi); tlo, thi: ticks in it (none: tlo > thi), which
+	 * rp_point_at tests.
+	 */
 	struct rp_point *s_pt;
 	int64_t s_lo, s_hi;
+	uint64_t s_tlo, s_thi;
+	/*
+	 * The pass reads events without ns (live_run without ns) and converts
+	 * the ticks of src's clock where ns are needed (rp_ns): blocks keep
+	 * ns.  From lin_base up to lin_hi the clock is the line of
+	 * evs_clock_line (rate lin_mult); lin_hi 0: nowhere.
+	 */
+	const struct evs *src;
+	uint64_t lin_base, lin_hi, lin_mult;
+	int64_t lin_ns;
 	/* --through: only what stacks through its patterns made counts (rp_set_through) */
 	struct thr *thr;
 	struct rip_sym *sym;
 };
+
+/*
+ * rp and its private part in one allocation (rp_new): the part is at a
+ * fixed offset from rp, so the pass reaches it without loading rp->p (a
+ * load it would repeat after every store through a char pointer, the
+ * table's among them).
+ */
+struct rp_all {
+	struct rp rp;
+	struct rp_priv p;
+};
+
+static inline struct rp_priv *rp_p(const struct rp *rp)
+{
+	return &((struct rp_all *)(uintptr_t)rp)->p;
+}
 
 /* live_ent.val of a block that does not pass the --through filter: followed, not counted */
 #define RP_OUT UINT32_MAX
@@ -110,7 +149,7 @@ static int rp_grow_array(void **a, size_t *cap, size_t need, size_t size)
 
 static __attribute__((noinline)) struct rp_site *rp_site_slow(struct rp *rp, uint32_t bt)
 {
-	struct rp_priv *p = rp->p;
+	struct rp_priv *p = rp_p(rp);
 	long i = rp_index(&p->site_idx, bt, rp->nsites);
 	if (i < 0)
 		return NULL;
@@ -129,7 +168,7 @@ static __attribute__((noinline)) struct rp_site *rp_site_slow(struct rp *rp, uin
 
 RP_HOT struct rp_site *rp_site(struct rp *rp, uint32_t bt)
 {
-	struct rp_priv *p = rp->p;
+	struct rp_priv *p = rp_p(rp);
 
 	/* ids are handed out from 1 up: small ones index an array, no hashing */
 	if (bt < p->site_fastcap && p->site_fast[bt])
@@ -140,63 +179,78 @@ RP_HOT struct rp_site *rp_site(struct rp *rp, uint32_t bt)
 static __attribute__((noinline)) struct rp_thread *rp_thread_slow(struct rp *rp,
 								   uint32_t stream, int32_t tid)
 {
-	struct rp_priv *p = rp->p;
+	struct rp_priv *p = rp_p(rp);
 	long i = rp_index(&p->thread_idx, (uint32_t)tid, rp->nthreads);
 
 	if (i < 0)
 		return NULL;
-	if (stream < p->nstreams && i < UINT32_MAX - 1)
-		p->by_stream[stream] = (struct rp_by_stream){ .tid = tid, .idx1 = (uint32_t)i + 1 };
 	if ((size_t)i == rp->nthreads) {
+		size_t cap = p->threadcap;
+
 		if (rp_grow_array((void **)&rp->threads, &p->threadcap, rp->nthreads + 1,
 				  sizeof(*rp->threads)))
 			return NULL;
 		rp->threads[rp->nthreads++].tid = tid;
+		/* grown (it doubles): it may have moved */
+		for (uint32_t k = 0; p->threadcap != cap && k < p->nstreams; k++)
+			if (p->by_stream[k].t)
+				p->by_stream[k].t = &rp->threads[p->by_stream[k].idx];
 	}
+	if (stream < p->nstreams && (size_t)i <= UINT32_MAX)
+		p->by_stream[stream] = (struct rp_by_stream){ .tid = tid,
+							      .idx = (uint32_t)i,
+							      .t = &rp->threads[i] };
 	return &rp->threads[i];
 }
 
-/* The thread of an event of stream (e->stream) by tid. */
+/*
+ * The thread of an event of stream (e->stream) by tid: the stream's last
+ * one, a pointer kept up to date when the array moves (rare: it doubles),
+ * so that the usual case is a compare and a load.
+ */
 RP_HOT struct rp_thread *rp_thread(struct rp *rp, uint32_t stream, int32_t tid)
 {
-	struct rp_priv *p = rp->p;
+	struct rp_priv *p = rp_p(rp);
 
 	if (__builtin_expect(stream < p->nstreams, 1)) {
 		const struct rp_by_stream *c = &p->by_stream[stream];
 
-		if (c->idx1 && c->tid == tid)
-			return &rp->threads[c->idx1 - 1];
+		if (c->tid == tid && c->t)
+			return c->t;
 	}
 	return rp_thread_slow(rp, stream, tid);
 }
 
-/* The site is about to change at event seq: keep what it held at the peak. */
+/*
+ * The site is about to change: keep what it held at the peak, when it did
+ * not change since (a store only then, not every event).
+ */
 RP_HOT void rp_touch(struct rp *rp, struct rp_site *s)
 {
-	if (s->mod_seq <= rp->p->peak_seq) {
+	if (__builtin_expect(s->mod_gen != rp_p(rp)->peak_gen, 0)) {
 		s->peak_bytes = s->live_bytes;
 		s->peak_count = s->live_count;
+		s->mod_gen = rp_p(rp)->peak_gen;
 	}
-	s->mod_seq = rp->events;
 }
 
 const uint64_t *rp_bt(const struct rp *rp, uint32_t id, uint32_t *n)
 {
-	return stk_bt(&rp->p->l.bts, id, n);
+	return stk_bt(&rp_p(rp)->l.bts, id, n);
 }
 
 /* ---- --through ------------------------------------------------------------------------- */
 
 void rp_set_through(struct rp *rp, struct thr *t, struct rip_sym *sym)
 {
-	rp->p->thr = t;
-	rp->p->sym = sym;
+	rp_p(rp)->thr = t;
+	rp_p(rp)->sym = sym;
 	rp->through = t != NULL;
 }
 
 const struct stk_bts *rp_bts(const struct rp *rp)
 {
-	return &rp->p->l.bts;
+	return &rp_p(rp)->l.bts;
 }
 
 /*
@@ -207,14 +261,14 @@ const struct stk_bts *rp_bts(const struct rp *rp)
 static __attribute__((noinline)) int rp_through_slow(struct rp *rp, uint32_t bt)
 {
 	uint32_t n = 0;
-	const uint64_t *f = bt ? stk_bt(&rp->p->l.bts, bt, &n) : NULL;
+	const uint64_t *f = bt ? stk_bt(&rp_p(rp)->l.bts, bt, &n) : NULL;
 
-	return thr_want(rp->p->thr, rp->p->sym, bt, f, n);
+	return thr_want(rp_p(rp)->thr, rp_p(rp)->sym, bt, f, n);
 }
 
 RP_HOT int rp_through(struct rp *rp, uint32_t bt)
 {
-	return __builtin_expect(!rp->p->thr, 1) ? 1 : rp_through_slow(rp, bt);
+	return __builtin_expect(!rp_p(rp)->thr, 1) ? 1 : rp_through_slow(rp, bt);
 }
 
 /* ---- memory --------------------------------------------------------------------------- */
@@ -289,10 +343,40 @@ RP_HOT void rp_unlive(struct rp *rp, const struct live_ent *e)
 	rp->live_bytes -= e->size;
 }
 
+/* evs_ns(ts) off the clock's line (rp_ns) */
+static __attribute__((noinline)) int64_t rp_ns_slow(const struct rp_priv *p, uint64_t ts)
+{
+	return evs_ns(p->src, ts);
+}
+
+/*
+ * evs_ns(ts): on the clock's line (p->lin_*: from lin_base up to where it
+ * saturates) lin_ns + ((ts - lin_base) * lin_mult >> 32), which neither
+ * overflows nor saturates there, so with no test of either.
+ */
+RP_HOT int64_t rp_ns(const struct rp_priv *p, uint64_t ts)
+{
+	uint64_t x = ts - p->lin_base;
+
+	if (__builtin_expect(ts >= p->lin_base && ts < p->lin_hi, 1))
+		return p->lin_ns + (int64_t)(((unsigned __int128)x * p->lin_mult) >> 32);
+	return rp_ns_slow(p, ts);
+}
+
+/* The lifetime of a block made at ns made and released at ns gone (saturated). */
+RP_HOT int64_t rp_life(int64_t made, int64_t gone)
+{
+	int64_t d;
+
+	if (__builtin_expect(__builtin_sub_overflow(gone, made, &d), 0))
+		d = gone > made ? INT64_MAX : INT64_MIN;
+	return d;
+}
+
 /* Block e, released at time ns by thread t. */
 RP_HOT void rp_release(struct rp *rp, const struct live_ent *e, int64_t ns, struct rp_thread *t)
 {
-	struct rp_bucket *b = &rp->life[rp_life_bucket(ns - e->ns)];
+	struct rp_bucket *b = &rp->life[rp_life_bucket(rp_life(e->ns, ns))];
 
 	if (__builtin_expect(e->val == RP_OUT, 0))
 		return; /* left out by --through */
@@ -300,7 +384,6 @@ RP_HOT void rp_release(struct rp *rp, const struct live_ent *e, int64_t ns, stru
 	b->count++;
 	b->bytes += e->size;
 	rp->frees++;
-	rp->p->pt->frees++;
 	rp->freed_bytes += e->size;
 	t->frees++;
 	t->freed_bytes += e->size;
@@ -311,7 +394,7 @@ static __attribute__((noinline)) int rp_alloc_out(struct rp *rp, const struct ev
 						  uint64_t addr, uint64_t size)
 {
 	bool fresh;
-	struct live_ent *b = live_make(&rp->p->l, LIVE_MEM, addr, NULL, &fresh);
+	struct live_ent *b = live_make(&rp_p(rp)->l, LIVE_MEM, addr, NULL, &fresh);
 
 	if (!b)
 		return -ENOMEM;
@@ -320,7 +403,7 @@ static __attribute__((noinline)) int rp_alloc_out(struct rp *rp, const struct ev
 		rp_unlive(rp, b);
 	}
 	b->size = size;
-	b->ns = e->ns;
+	b->ns = rp_ns(rp_p(rp), e->ts);
 	b->val = RP_OUT;
 	return 0;
 }
@@ -338,7 +421,7 @@ RP_HOT int rp_alloc(struct rp *rp, const struct evs_event *e, uint64_t addr, uin
 	s = rp_site(rp, bt);
 	if (!s)
 		return -ENOMEM;
-	b = live_make(&rp->p->l, LIVE_MEM, addr, NULL, &fresh);
+	b = live_make(&rp_p(rp)->l, LIVE_MEM, addr, NULL, &fresh);
 	if (!b)
 		return -ENOMEM;
 	if (!fresh && b->val != RP_OUT) {
@@ -347,7 +430,7 @@ RP_HOT int rp_alloc(struct rp *rp, const struct evs_event *e, uint64_t addr, uin
 		rp_unlive(rp, b);
 	}
 	b->size = size;
-	b->ns = e->ns;
+	b->ns = rp_ns(rp_p(rp), e->ts);
 	b->val = (uint32_t)(s - rp->sites);
 	rp_touch(rp, s);
 	s->count++;
@@ -356,8 +439,6 @@ RP_HOT int rp_alloc(struct rp *rp, const struct evs_event *e, uint64_t addr, uin
 	s->live_bytes += size;
 	rp->allocs++;
 	rp->alloc_bytes += size;
-	rp->p->pt->allocs++;
-	rp->p->pt->alloc_bytes += size;
 	rp->live_count++;
 	rp->live_bytes += size;
 	rp->hist[rp_size_bucket(size)].count++;
@@ -367,9 +448,9 @@ RP_HOT int rp_alloc(struct rp *rp, const struct evs_event *e, uint64_t addr, uin
 	if (rp->live_bytes > rp->peak_bytes) {
 		rp->peak_bytes = rp->live_bytes;
 		rp->peak_count = rp->live_count;
-		rp->peak_ns = e->ns;
+		rp->peak_ns = rp_ns(rp_p(rp), e->ts);
 		rp->peak_event = rp->events;
-		rp->p->peak_seq = rp->events;
+		rp_p(rp)->peak_gen++; /* after this event's touches */
 	}
 	return 0;
 }
@@ -382,15 +463,15 @@ RP_HOT int rp_alloc(struct rp *rp, const struct evs_event *e, uint64_t addr, uin
 static int rp_cut(void *arg, const struct live_cut *c)
 {
 	struct rp *rp = arg;
-	struct live_ent *b = live_find(&rp->p->l, LIVE_MEM, c->origin), old = { 0 };
+	struct live_ent *b = live_find(&rp_p(rp)->l, LIVE_MEM, c->origin), old = { 0 };
 	uint64_t gone = c->hi - c->lo;
 	struct rp_site *s;
 
 	if (!b)
 		return 0;
 	if (gone >= b->size) {
-		live_release(&rp->p->l, LIVE_MEM, c->origin, &old);
-		rp_release(rp, &old, rp->p->cut_e->ns, rp->p->cut_t);
+		live_release(&rp_p(rp)->l, LIVE_MEM, c->origin, &old);
+		rp_release(rp, &old, rp_ns(rp_p(rp), rp_p(rp)->cut_e->ts), rp_p(rp)->cut_t);
 		return 0;
 	}
 	if (b->val == RP_OUT) {
@@ -403,7 +484,7 @@ static int rp_cut(void *arg, const struct live_cut *c)
 	s->live_bytes -= gone;
 	rp->live_bytes -= gone;
 	rp->freed_bytes += gone;
-	rp->p->cut_t->freed_bytes += gone;
+	rp_p(rp)->cut_t->freed_bytes += gone;
 	return 0;
 }
 
@@ -413,9 +494,9 @@ static int rp_unmap(struct rp *rp, const struct evs_event *e, uint64_t addr, uin
 {
 	int n;
 
-	rp->p->cut_e = e;
-	rp->p->cut_t = t;
-	n = live_maps_unmap(&rp->p->l.maps, addr, size, rp_cut, rp);
+	rp_p(rp)->cut_e = e;
+	rp_p(rp)->cut_t = t;
+	n = live_maps_unmap(&rp_p(rp)->l.maps, addr, size, rp_cut, rp);
 	if (n < 0)
 		return n;
 	rp->frees_unseen += !n && kind != RIP_MEM_MMAP; /* none of it was seen made */
@@ -430,9 +511,9 @@ RP_HOT void rp_free_addr(struct rp *rp, const struct evs_event *e, uint64_t addr
 
 	if (!addr)
 		return;
-	if (live_release(&rp->p->l, LIVE_MEM, addr, &b))
-		rp_release(rp, &b, e->ns, t);
-	else if ((p = live_maps_at(&rp->p->l.maps, addr))) /* a trace from before mem:unmap */
+	if (live_release(&rp_p(rp)->l, LIVE_MEM, addr, &b))
+		rp_release(rp, &b, rp_ns(rp_p(rp), e->ts), t);
+	else if ((p = live_maps_at(&rp_p(rp)->l.maps, addr))) /* a trace from before mem:unmap */
 		rp_unmap(rp, e, p->start, p->end - p->start, RIP_MEM_MUNMAP, t);
 	else
 		rp->frees_unseen++;
@@ -447,8 +528,8 @@ static int rp_map(struct rp *rp, const struct evs_event *e, uint64_t addr, uint6
 
 	if (ret)
 		return ret;
-	key = live_map_key(&rp->p->l.maps);
-	if (live_maps_add(&rp->p->l.maps, addr, size, key))
+	key = live_map_key(&rp_p(rp)->l.maps);
+	if (live_maps_add(&rp_p(rp)->l.maps, addr, size, key))
 		return -ENOMEM;
 	return rp_alloc(rp, e, key, size, bt, t);
 }
@@ -481,20 +562,79 @@ static void rp_series_merge(struct rp *rp)
 	memset(&rp->series[n], 0, (rp->nseries - n) * sizeof(rp->series[0]));
 	rp->nseries = n;
 	rp->series_ns *= 2;
-	rp->p->s_lo = INT64_MAX; /* buckets changed: forget the last one */
-	rp->p->s_hi = INT64_MIN;
+	rp_p(rp)->s_lo = INT64_MAX; /* buckets changed: forget the last one */
+	rp_p(rp)->s_hi = INT64_MIN;
+	rp_p(rp)->s_tlo = UINT64_MAX;
+	rp_p(rp)->s_thi = 0;
 }
 
 /*
- * The series point of a memory event at ns, before the event is counted:
- * rp_alloc and rp_release add what it makes and frees to it (p->pt), and
- * rp_sample notes the bytes in use after it.
+ * The ticks from ts on that rp_point_at may take for the bucket of ns
+ * [s_lo, s_hi) that holds the event at ts: up to the first tick of s_hi,
+ * where the clock is its line (rp_ns): there evs_ns(t) >= s_hi when
+ * (t - lin_base) * lin_mult >= (s_hi - lin_ns) << 32.  None elsewhere.
  */
-static __attribute__((noinline)) struct rp_point *rp_point_slow(struct rp *rp, uint64_t d)
+static void rp_point_ticks(struct rp_priv *p, uint64_t ts, int64_t ns)
 {
-	struct rp_priv *p = rp->p;
+	unsigned __int128 need, x;
+	uint64_t hi = p->lin_hi;
+
+	p->s_tlo = UINT64_MAX;
+	p->s_thi = 0;
+	if (p->s_lo > p->s_hi || ns < p->s_lo || ns >= p->s_hi || ts < p->lin_base || ts >= hi)
+		return;
+	/* s_hi > ns >= lin_ns: the difference fits 64 bits */
+	need = (unsigned __int128)((uint64_t)p->s_hi - (uint64_t)p->lin_ns) << 32;
+	x = (need + p->lin_mult - 1) / p->lin_mult;
+	if (x < hi - p->lin_base)
+		hi = p->lin_base + (uint64_t)x;
+	/* what the line says, checked against the clock itself */
+	if (hi <= ts || evs_ns(p->src, hi - 1) >= p->s_hi)
+		return;
+	p->s_tlo = ts;
+	p->s_thi = hi;
+}
+
+/*
+ * What the memory events since the last flush added to the series' last
+ * bucket (they all go there): their number, allocations and frees from the
+ * pass's totals, and the bytes in use after the last of them.
+ */
+static void rp_series_flush(struct rp *rp)
+{
+	struct rp_priv *p = rp_p(rp);
+	struct rp_point *pt;
+
+	if (rp->nseries) {
+		pt = &rp->series[rp->nseries - 1];
+		if (p->mem_events != p->sb_events) {
+			pt->events += p->mem_events - p->sb_events;
+			pt->last_bytes = rp->live_bytes;
+		}
+		pt->allocs += rp->allocs - p->sb_allocs;
+		pt->alloc_bytes += rp->alloc_bytes - p->sb_alloc_bytes;
+		pt->frees += rp->frees - p->sb_frees;
+	}
+	p->sb_events = p->mem_events;
+	p->sb_allocs = rp->allocs;
+	p->sb_alloc_bytes = rp->alloc_bytes;
+	p->sb_frees = rp->frees;
+}
+
+/*
+ * The series point of a memory event at ticks ts, before the event is
+ * counted: always the last bucket, a new one or the one before (time went
+ * back); rp_sample notes the bytes in use after the event, and
+ * rp_series_flush the rest when the bucket stops being the last.
+ */
+static __attribute__((noinline)) struct rp_point *rp_point_slow(struct rp *rp, uint64_t ts)
+{
+	struct rp_priv *p = rp_p(rp);
+	int64_t ns = evs_ns(p->src, ts);
+	uint64_t d = ns > rp->first_ns ? (uint64_t)(ns - rp->first_ns) : 0;
 	size_t i;
 
+	rp_series_flush(rp);
 	while ((i = (size_t)(d / rp->series_ns)) >= RP_SERIES)
 		rp_series_merge(rp);
 	p->s_lo = INT64_MAX;
@@ -516,29 +656,38 @@ static __attribute__((noinline)) struct rp_point *rp_point_slow(struct rp *rp, u
 			p->s_hi = p->s_lo + (int64_t)rp->series_ns;
 		}
 	}
+	rp_point_ticks(p, ts, ns);
 	if (i >= rp->nseries)
 		rp->nseries = i + 1;
+	/* rp_sample's first test takes the first sample of an empty bucket */
+	if (!rp->series[i].events)
+		rp->series[i].min_bytes = UINT64_MAX;
 	return &rp->series[i];
 }
 
-RP_HOT struct rp_point *rp_point_at(struct rp *rp, int64_t ns)
+/* The series point of a memory event at ticks ts. */
+RP_HOT struct rp_point *rp_point_at(struct rp *rp, uint64_t ts)
 {
-	struct rp_priv *p = rp->p;
+	struct rp_priv *p = rp_p(rp);
 
-	if (ns >= p->s_lo && ns < p->s_hi)
+	if (ts >= p->s_tlo && ts < p->s_thi)
 		return p->s_pt; /* the last event's bucket, the last one: no division */
-	return rp_point_slow(rp, ns > rp->first_ns ? (uint64_t)(ns - rp->first_ns) : 0);
+	return rp_point_slow(rp, ts);
 }
 
-/* After a memory event counted in pt: the bytes in use now. */
+/*
+ * After a memory event counted in pt: the bytes in use now.  pt came from
+ * rp_point_at, which gave a bucket without events a minimum above any, and
+ * its maximum is 0 (zeroed): the first sample is both, with no test of
+ * pt->events.
+ */
 RP_HOT void rp_sample(struct rp *rp, struct rp_point *pt)
 {
-	if (!pt->events || rp->live_bytes < pt->min_bytes)
+	if (rp->live_bytes < pt->min_bytes)
 		pt->min_bytes = rp->live_bytes;
-	if (!pt->events || rp->live_bytes > pt->max_bytes)
+	if (rp->live_bytes > pt->max_bytes)
 		pt->max_bytes = rp->live_bytes;
-	pt->last_bytes = rp->live_bytes;
-	pt->events++;
+	rp_p(rp)->mem_events++; /* the rest of pt: rp_series_flush */
 }
 
 /* ---- descriptors and shared memory ---------------------------------------------------- */
@@ -558,13 +707,13 @@ static int rp_fd_open(struct rp *rp, int64_t fd, uint64_t kind)
 		return 0;
 	f->opened++;
 	f->kind[rp_kind(kind)].opened++;
-	o = live_make(&rp->p->l, LIVE_FD, (uint64_t)fd, NULL, &fresh);
+	o = live_make(&rp_p(rp)->l, LIVE_FD, (uint64_t)fd, NULL, &fresh);
 	if (!o)
 		return -ENOMEM;
 	f->reopened += !fresh; /* its close was not recorded */
 	o->kind = (uint16_t)rp_kind(kind);
-	if (rp->p->l.t[LIVE_FD].n > f->peak_open)
-		f->peak_open = rp->p->l.t[LIVE_FD].n;
+	if (rp_p(rp)->l.t[LIVE_FD].n > f->peak_open)
+		f->peak_open = rp_p(rp)->l.t[LIVE_FD].n;
 	return 0;
 }
 
@@ -572,7 +721,7 @@ static void rp_fd_close(struct rp *rp, int64_t fd)
 {
 	struct live_ent o;
 
-	if (fd < 0 || !live_release(&rp->p->l, LIVE_FD, (uint64_t)fd, &o)) {
+	if (fd < 0 || !live_release(&rp_p(rp)->l, LIVE_FD, (uint64_t)fd, &o)) {
 		rp->fd.closed_unseen++;
 		return;
 	}
@@ -586,8 +735,8 @@ static int rp_fd_close_range(struct rp *rp, uint64_t first, uint64_t last)
 	uint64_t *keys;
 	size_t n;
 
-	if (live_keys_in(&rp->p->l.t[LIVE_FD], live_esz(&rp->p->l, LIVE_FD), first, last, &keys,
-			 &n))
+	if (live_keys_in(&rp_p(rp)->l.t[LIVE_FD], live_esz(&rp_p(rp)->l, LIVE_FD), first, last,
+			 &keys, &n))
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++)
 		rp_fd_close(rp, (int64_t)keys[i]);
@@ -598,7 +747,7 @@ static int rp_fd_close_range(struct rp *rp, uint64_t first, uint64_t last)
 /* Segment key resized (ftruncate): its bytes are size now. */
 static void rp_shm_resize(struct rp *rp, uint64_t key, uint64_t size)
 {
-	struct live_ent *o = live_find(&rp->p->l, LIVE_SHM, key);
+	struct live_ent *o = live_find(&rp_p(rp)->l, LIVE_SHM, key);
 
 	if (!o)
 		return;
@@ -619,7 +768,7 @@ static int rp_shm_create(struct rp *rp, uint64_t key, uint64_t size, uint64_t ki
 	}
 	m->created++;
 	m->created_bytes += size;
-	o = live_make(&rp->p->l, LIVE_SHM, key, NULL, &fresh);
+	o = live_make(&rp_p(rp)->l, LIVE_SHM, key, NULL, &fresh);
 	if (!o)
 		return -ENOMEM;
 	o->size = size; /* shm_open of an existing name: the same segment */
@@ -628,7 +777,7 @@ static int rp_shm_create(struct rp *rp, uint64_t key, uint64_t size, uint64_t ki
 
 static void rp_shm_remove(struct rp *rp, uint64_t key)
 {
-	if (live_release(&rp->p->l, LIVE_SHM, key, NULL))
+	if (live_release(&rp_p(rp)->l, LIVE_SHM, key, NULL))
 		rp->shm.removed++;
 	else
 		rp->shm.removed_unseen++;
@@ -638,7 +787,7 @@ static void rp_shm_remove(struct rp *rp, uint64_t key)
 static int rp_shm_cut(void *arg, const struct live_cut *c)
 {
 	struct rp *rp = arg;
-	struct live_ent *o = live_find(&rp->p->l, LIVE_SHM_MAP, c->origin);
+	struct live_ent *o = live_find(&rp_p(rp)->l, LIVE_SHM_MAP, c->origin);
 	uint64_t cut = c->hi - c->lo;
 
 	if (!o)
@@ -648,7 +797,7 @@ static int rp_shm_cut(void *arg, const struct live_cut *c)
 	rp->shm.mapped_bytes -= cut;
 	o->size -= cut;
 	if (!o->size) {
-		live_release(&rp->p->l, LIVE_SHM_MAP, c->origin, NULL);
+		live_release(&rp_p(rp)->l, LIVE_SHM_MAP, c->origin, NULL);
 		rp->shm.detached++;
 	}
 	return 0;
@@ -667,14 +816,14 @@ static int rp_shm_detach(struct rp *rp, uint64_t addr, uint64_t size, bool place
 	int n;
 
 	if (!size) {
-		p = live_maps_at(&rp->p->l.smaps, addr);
+		p = live_maps_at(&rp_p(rp)->l.smaps, addr);
 		if (!p) {
 			rp->shm.detached_unseen++;
 			return 0;
 		}
 		size = p->end - p->start;
 	}
-	n = live_maps_unmap(&rp->p->l.smaps, addr, size, rp_shm_cut, rp);
+	n = live_maps_unmap(&rp_p(rp)->l.smaps, addr, size, rp_shm_cut, rp);
 	if (n < 0)
 		return n;
 	rp->shm.detached_unseen += !n && !placed;
@@ -693,10 +842,10 @@ static int rp_shm_attach(struct rp *rp, uint64_t addr, uint64_t size)
 		return ret;
 	m->attached++;
 	m->attached_bytes += size;
-	key = live_map_key(&rp->p->l.smaps);
-	if (live_maps_add(&rp->p->l.smaps, addr, size, key))
+	key = live_map_key(&rp_p(rp)->l.smaps);
+	if (live_maps_add(&rp_p(rp)->l.smaps, addr, size, key))
 		return -ENOMEM;
-	o = live_make(&rp->p->l, LIVE_SHM_MAP, key, NULL, &fresh);
+	o = live_make(&rp_p(rp)->l, LIVE_SHM_MAP, key, NULL, &fresh);
 	if (!o)
 		return -ENOMEM;
 	o->size = size;
@@ -750,12 +899,11 @@ RP_HOT int rp_mem_event(struct rp *rp, const struct evs_event *e, const struct r
 RP_HOT int rp_mem_turn(struct rp *rp, const struct evs_event *e, const struct role_res *d,
 		       int role)
 {
-	int ret;
+	struct rp_point *pt = rp_point_at(rp, e->ts);
+	int ret = rp_mem_event(rp, e, d, role);
 
-	rp->p->pt = rp_point_at(rp, e->ns);
-	ret = rp_mem_event(rp, e, d, role);
 	if (!ret)
-		rp_sample(rp, rp->p->pt);
+		rp_sample(rp, pt);
 	return ret;
 }
 
@@ -763,12 +911,12 @@ RP_HOT int rp_mem_turn(struct rp *rp, const struct evs_event *e, const struct ro
 
 static struct rp_mkind *rp_mkind_of(struct rp *rp, uint32_t kind)
 {
-	long i = rp_index(&rp->p->mkind_idx, kind, rp->nmkinds);
+	long i = rp_index(&rp_p(rp)->mkind_idx, kind, rp->nmkinds);
 
 	if (i < 0)
 		return NULL;
 	if ((size_t)i == rp->nmkinds) {
-		if (RIP_GROW(rp->mkinds, rp->p->mkindcap, rp->nmkinds + 1, 8))
+		if (RIP_GROW(rp->mkinds, rp_p(rp)->mkindcap, rp->nmkinds + 1, 8))
 			return NULL;
 		rp->mkinds[rp->nmkinds++] = (struct rp_mkind){ .kind = kind };
 	}
@@ -777,12 +925,12 @@ static struct rp_mkind *rp_mkind_of(struct rp *rp, uint32_t kind)
 
 static long rp_msite_of(struct rp *rp, uint32_t kind, uint32_t bt)
 {
-	long i = rp_index(&rp->p->msite_idx, (uint64_t)kind << 32 | bt, rp->nmsites);
+	long i = rp_index(&rp_p(rp)->msite_idx, (uint64_t)kind << 32 | bt, rp->nmsites);
 
 	if (i < 0)
 		return i;
 	if ((size_t)i == rp->nmsites) {
-		if (RIP_GROW(rp->msites, rp->p->msitecap, rp->nmsites + 1, 64))
+		if (RIP_GROW(rp->msites, rp_p(rp)->msitecap, rp->nmsites + 1, 64))
 			return -ENOMEM;
 		rp->msites[rp->nmsites++] = (struct rp_msite){ .kind = kind, .bt = bt };
 	}
@@ -817,16 +965,16 @@ static __attribute__((noinline)) int rp_module(struct rp *rp, const struct evs_e
 		k->bytes += d->size;
 		if (d->role == ROLE_RES_TRANSFER)
 			return 0;
-		o = live_make(&rp->p->l, LIVE_RES, d->key, NULL, &fresh);
+		o = live_make(&rp_p(rp)->l, LIVE_RES, d->key, NULL, &fresh);
 		if (!o)
 			return -ENOMEM;
 		o->used = 1;
 		o->kind = (uint16_t)d->kind;
 		o->val = (uint32_t)i;
 		o->size = d->size;
-		o->ns = e->ns;
+		o->ns = rp_ns(rp_p(rp), e->ts);
 		if (t->flags & RIP_EVTYPE_REFCOUNT) {
-			x = stk_map_get(&rp->p->mrefs, d->key, &fresh);
+			x = stk_map_get(&rp_p(rp)->mrefs, d->key, &fresh);
 			if (!x)
 				return -ENOMEM;
 			x->a = 1;
@@ -834,8 +982,8 @@ static __attribute__((noinline)) int rp_module(struct rp *rp, const struct evs_e
 		return 0;
 	case ROLE_RES_REF:
 	case ROLE_RES_UNREF:
-		x = stk_map_find(&rp->p->mrefs, d->key);
-		if (!x || !live_find(&rp->p->l, LIVE_RES, d->key))
+		x = stk_map_find(&rp_p(rp)->mrefs, d->key);
+		if (!x || !live_find(&rp_p(rp)->l, LIVE_RES, d->key))
 			return 0;
 		if (d->role == ROLE_RES_REF) {
 			x->a++;
@@ -843,18 +991,18 @@ static __attribute__((noinline)) int rp_module(struct rp *rp, const struct evs_e
 		}
 		if (--x->a)
 			return 0;
-		stk_map_del(&rp->p->mrefs, x);
+		stk_map_del(&rp_p(rp)->mrefs, x);
 		/* the last reference: released */
 		break;
 	case ROLE_RES_RELEASE:
-		x = stk_map_find(&rp->p->mrefs, d->key);
+		x = stk_map_find(&rp_p(rp)->mrefs, d->key);
 		if (x)
-			stk_map_del(&rp->p->mrefs, x);
+			stk_map_del(&rp_p(rp)->mrefs, x);
 		break;
 	default:
 		return 0;
 	}
-	if (live_release(&rp->p->l, LIVE_RES, d->key, NULL))
+	if (live_release(&rp_p(rp)->l, LIVE_RES, d->key, NULL))
 		k->releases++;
 	else
 		k->releases_unseen++;
@@ -917,18 +1065,19 @@ static __attribute__((noinline)) int rp_held(void *arg, struct evs *s, struct ev
 {
 	struct rp *rp = arg;
 
-	return live_run_held(&rp->p->l, s, &rp->tr, rp_event, rp, e, d, role, fail, err, errlen,
-			     true);
+	return live_run_held(&rp_p(rp)->l, s, &rp->tr, rp_event, rp, e, d, role, fail, err, errlen,
+			     false);
 }
 
 static void rp_finish(struct rp *rp)
 {
-	struct rp_priv *p = rp->p;
+	struct rp_priv *p = rp_p(rp);
 
+	rp_series_flush(rp);
 	for (size_t i = 0; i < rp->nsites; i++) {
 		struct rp_site *s = &rp->sites[i];
 
-		if (s->mod_seq <= p->peak_seq) {
+		if (s->mod_gen != p->peak_gen) {
 			s->peak_bytes = s->live_bytes;
 			s->peak_count = s->live_count;
 		}
@@ -976,44 +1125,69 @@ static void rp_finish(struct rp *rp)
 	rp->shm.mapped = p->l.t[LIVE_SHM_MAP].n;
 }
 
+/*
+ * The pass keeps ticks: where s's clock is its line (evs_clock_line), up to
+ * the first tick it saturates at (a search of the clock, which is
+ * monotonic there).
+ */
+static void rp_clock(struct rp_priv *p, const struct evs *s)
+{
+	uint64_t lo, hi = UINT64_MAX;
+
+	p->src = s;
+	p->lin_hi = 0;
+	if (!evs_clock_line(s, &p->lin_base, &p->lin_ns, &p->lin_mult))
+		return;
+	lo = p->lin_base;
+	if (evs_ns(s, lo) == INT64_MAX)
+		return;
+	while (hi - lo > 1) {
+		uint64_t mid = lo + (hi - lo) / 2;
+
+		if (evs_ns(s, mid) == INT64_MAX)
+			hi = mid;
+		else
+			lo = mid;
+	}
+	p->lin_hi = hi; /* UINT64_MAX when it never saturates: that one tick left out */
+}
+
 int rp_run(struct rp *rp, struct evs *s, char *err, size_t errlen)
 {
 	struct evs_totals t;
 	int ret;
 
 	evs_totals(s, &t);
-	free(rp->p->by_stream);
-	rp->p->by_stream = NULL;
-	rp->p->nstreams = 0;
+	free(rp_p(rp)->by_stream);
+	rp_p(rp)->by_stream = NULL;
+	rp_p(rp)->nstreams = 0;
 	if (t.streams && t.streams <= UINT32_MAX) {
-		rp->p->by_stream = calloc(t.streams, sizeof(*rp->p->by_stream));
-		if (!rp->p->by_stream) {
+		rp_p(rp)->by_stream = calloc(t.streams, sizeof(*rp_p(rp)->by_stream));
+		if (!rp_p(rp)->by_stream) {
 			snprintf(err, errlen, "out of memory");
 			return -ENOMEM;
 		}
-		rp->p->nstreams = (uint32_t)t.streams;
+		rp_p(rp)->nstreams = (uint32_t)t.streams;
 	}
 	rp->types = evs_types(s);
-	ret = live_run(&rp->p->l, s, &rp->tr, rp_event, rp_held, rp, err, errlen, true);
+	rp_clock(rp_p(rp), s);
+	ret = live_run(&rp_p(rp)->l, s, &rp->tr, rp_event, rp_held, rp, err, errlen, false);
 	if (!ret)
 		rp_finish(rp);
 	/* the kinds' names outlive the source */
-	if (!ret && !(rp->p->types = malloc(sizeof(*rp->p->types)))) {
+	if (!ret && !(rp_p(rp)->types = malloc(sizeof(*rp_p(rp)->types)))) {
 		snprintf(err, errlen, "out of memory");
 		ret = -ENOMEM;
 	}
 	if (!ret)
-		memcpy(rp->p->types, rp->types, sizeof(*rp->p->types));
-	rp->types = ret ? NULL : rp->p->types;
+		memcpy(rp_p(rp)->types, rp->types, sizeof(*rp_p(rp)->types));
+	rp->types = ret ? NULL : rp_p(rp)->types;
 	return ret;
 }
 
 struct rp *rp_new(void)
 {
-	struct {
-		struct rp rp;
-		struct rp_priv p;
-	} *m = calloc(1, sizeof(*m));
+	struct rp_all *m = calloc(1, sizeof(*m));
 
 	if (!m)
 		return NULL;
@@ -1021,6 +1195,8 @@ struct rp *rp_new(void)
 	m->rp.series_ns = 1000;
 	m->p.s_lo = INT64_MAX; /* no bucket yet */
 	m->p.s_hi = INT64_MIN;
+	m->p.s_tlo = UINT64_MAX;
+	m->p.s_thi = 0;
 	return &m->rp;
 }
 
@@ -1030,7 +1206,7 @@ void rp_free(struct rp *rp)
 
 	if (!rp)
 		return;
-	p = rp->p;
+	p = rp_p(rp);
 	live_free(&p->l);
 	stk_map_free(&p->site_idx);
 	stk_map_free(&p->thread_idx);

@@ -40,7 +40,7 @@ struct rp_site {
 	uint64_t count, bytes;		 /* allocations made here (a realloc counts as one) */
 	uint64_t live_count, live_bytes; /* still live at the end */
 	uint64_t peak_count, peak_bytes; /* live at the moment of the peak */
-	uint64_t mod_seq;		 /* event number of the last change (peak bookkeeping) */
+	uint64_t mod_gen; /* the number of peaks before its last change (peak bookkeeping) */
 };
 
 struct rp_thread {
