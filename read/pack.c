@@ -271,6 +271,31 @@ static inline __attribute__((always_inline)) int dcol_get(struct dcol *c, struct
  */
 #define DMOVE 32u /* ranks below this move DMOVE stamps, whatever is after the tail */
 
+/*
+ * e[0 .. DMOVE) = e[1 .. DMOVE + 1): every load, then every store, in
+ * vectors of 4 stamps (which may alias the stamps: their elements are
+ * uint32_t).  A memcpy to a local array and back, as it was, had gcc
+ * store the array to the stack too: 8 stores of 16 bytes for nothing.
+ */
+typedef uint32_t dvec __attribute__((vector_size(16), aligned(4)));
+_Static_assert(DMOVE == 32, "dmove moves 8 vectors of 4 stamps");
+
+static inline void dmove(uint32_t *e)
+{
+	const dvec *s = (const dvec *)(e + 1);
+	dvec *o = (dvec *)e;
+	dvec a0 = s[0], a1 = s[1], a2 = s[2], a3 = s[3], a4 = s[4], a5 = s[5], a6 = s[6], a7 = s[7];
+
+	o[0] = a0;
+	o[1] = a1;
+	o[2] = a2;
+	o[3] = a3;
+	o[4] = a4;
+	o[5] = a5;
+	o[6] = a6;
+	o[7] = a7;
+}
+
 struct dlist {
 	uint32_t e[2 * PK_WINDOW + DMOVE];
 	uint32_t head, tail;
@@ -487,14 +512,10 @@ static inline __attribute__((always_inline)) int dec_hex(struct pk_dec *d, struc
 			ax->g = l ? a0 : a1;
 			ax->l = l ^ 1;
 		}
-		if (rank < DMOVE) { /* one fixed move, inline: no call, no branch on the size */
-			uint32_t t[DMOVE];
-
-			memcpy(t, e + i + 1, sizeof(t));
-			memcpy(e + i, t, sizeof(t));
-		} else {
+		if (rank < DMOVE) /* one fixed move, inline: no call, no branch on the size */
+			dmove(e + i);
+		else
 			memmove(e + i, e + i + 1, (size_t)rank * sizeof(e[0]));
-		}
 		s->tail[l]--;
 		dmtf_push(m, s, *v, l ^ 1);
 	}
