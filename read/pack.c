@@ -14,83 +14,6 @@
 
 #include "read/packfmt.h"
 
-/* ---- the CRC-32 of a block ------------------------------------------------------------- */
-
-/*
- * zlib's crc32 (the polynomial 0x04c11db7, reflected) of every block read,
- * by folding 64 then 16 bytes at a time with carry-less multiplies where
- * the CPU has them (the constants and the reductions of Intel's "Fast CRC
- * Computation for Generic Polynomials Using PCLMULQDQ", as in Linux's
- * crc32-pclmul_asm.S); fewer than 64 bytes, and the last n % 16, by zlib.  The same value as zlib's for every input (tests/unit/pack.c).
- */
-#if defined(__x86_64__)
-#include <immintrin.h>
-
-/* The CRC of n bytes at p (n >= 64, a multiple of 16), c not inverted (zlib's ~crc). */
-__attribute__((target("pclmul,sse4.1"))) static uint32_t crc_fold(uint32_t c, const uint8_t *p,
-								  size_t n)
-{
-	const __m128i k21 = _mm_set_epi64x(0x1c6e41596ll, 0x154442bd4ll);
-	const __m128i k43 = _mm_set_epi64x(0x0ccaa009ell, 0x1751997d0ll);
-	const __m128i k5 = _mm_set_epi64x(0, 0x163cd6124ll);
-	const __m128i up = _mm_set_epi64x(0x1f7011641ll, 0x1db710641ll);
-	const __m128i m32 = _mm_set_epi32(0, 0, 0, -1);
-	__m128i x0, x1, x2, x3, t;
-
-	x0 = _mm_xor_si128(_mm_loadu_si128((const __m128i *)p), _mm_cvtsi32_si128((int)c));
-	x1 = _mm_loadu_si128((const __m128i *)(p + 16));
-	x2 = _mm_loadu_si128((const __m128i *)(p + 32));
-	x3 = _mm_loadu_si128((const __m128i *)(p + 48));
-	p += 64;
-	n -= 64;
-#define CRC_FOLD(x, k, y)                                                                          \
-	_mm_xor_si128(_mm_xor_si128(_mm_clmulepi64_si128(x, k, 0x00),                              \
-				    _mm_clmulepi64_si128(x, k, 0x11)),                             \
-		      y)
-	for (; n >= 64; p += 64, n -= 64) {
-		x0 = CRC_FOLD(x0, k21, _mm_loadu_si128((const __m128i *)p));
-		x1 = CRC_FOLD(x1, k21, _mm_loadu_si128((const __m128i *)(p + 16)));
-		x2 = CRC_FOLD(x2, k21, _mm_loadu_si128((const __m128i *)(p + 32)));
-		x3 = CRC_FOLD(x3, k21, _mm_loadu_si128((const __m128i *)(p + 48)));
-	}
-	x0 = CRC_FOLD(x0, k43, x1);
-	x0 = CRC_FOLD(x0, k43, x2);
-	x0 = CRC_FOLD(x0, k43, x3);
-	for (; n >= 16; p += 16, n -= 16)
-		x0 = CRC_FOLD(x0, k43, _mm_loadu_si128((const __m128i *)p));
-#undef CRC_FOLD
-	/* 128 bits to 64 */
-	x0 = _mm_xor_si128(_mm_clmulepi64_si128(x0, k43, 0x10), _mm_srli_si128(x0, 8));
-	/* 64 bits to 32 */
-	x0 = _mm_xor_si128(_mm_clmulepi64_si128(_mm_and_si128(x0, m32), k5, 0x00),
-			   _mm_srli_si128(x0, 4));
-	/* Barrett's reduction */
-	t = _mm_clmulepi64_si128(_mm_and_si128(x0, m32), up, 0x10);
-	t = _mm_clmulepi64_si128(_mm_and_si128(t, m32), up, 0x00);
-	return (uint32_t)_mm_extract_epi32(_mm_xor_si128(t, x0), 1);
-}
-#endif
-
-/* zlib's crc32(crc, p, n). */
-static uint32_t pk_crc(uint32_t crc, const uint8_t *p, size_t n)
-{
-#if defined(__x86_64__)
-	if (n >= 64 && __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("sse4.1")) {
-		size_t m = n & ~(size_t)15;
-
-		crc = ~crc_fold(~crc, p, m);
-		p += m;
-		n -= m;
-	}
-#endif
-	return (uint32_t)crc32_z(crc, (const Bytef *)p, n);
-}
-
-uint32_t pk_crc32(uint32_t crc, const uint8_t *p, size_t n)
-{
-	return pk_crc(crc, p, n);
-}
-
 /* ---- the decoder ------------------------------------------------------------------ */
 
 /* Bytes of columns a block of raw bytes in npackets packets can need at most. */
@@ -123,8 +46,8 @@ int pk_peek(const uint8_t *blk, size_t len, struct pk_hdr *hdr, char *err, size_
 		uint32_t crc;
 
 		z.crc = 0;
-		crc = pk_crc(0, (const uint8_t *)&z, sizeof(z));
-		crc = pk_crc(crc, blk + sizeof(z), len - sizeof(z));
+		crc = (uint32_t)crc32(0, (const Bytef *)&z, sizeof(z));
+		crc = (uint32_t)crc32(crc, blk + sizeof(z), (uInt)(len - sizeof(z)));
 		if (crc != hdr->crc)
 			return rr_fail(err, errlen, -EBADMSG, "packed block: checksum mismatch");
 	}

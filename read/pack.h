@@ -99,9 +99,6 @@ struct pk_block {
  */
 int pk_peek(const uint8_t *blk, size_t len, struct pk_hdr *hdr, char *err, size_t errlen);
 
-/* zlib's crc32(crc, p, n), a block's checksum: faster where the CPU multiplies without carries. */
-uint32_t pk_crc32(uint32_t crc, const uint8_t *p, size_t n);
-
 /*
  * A decoder's memory, kept from block to block (a reader decodes many: the
  * columns' buffers and the lists are made once).  0 or -ENOMEM.

@@ -718,27 +718,6 @@ static void streams(uint64_t *ts)
 }
 
 /* Write the block of v[0..n) to dir/block-k (seeds of fuzz-pack). */
-/* A block's checksum is zlib's crc32 for every length, start and CRC before. */
-static void crc(void)
-{
-	static uint8_t b[3 << 16];
-
-	for (size_t i = 0; i < sizeof(b); i++)
-		b[i] = (uint8_t)rnd();
-	for (size_t n = 0; n < 1200; n++) {
-		uint32_t c0 = (uint32_t)rnd();
-		size_t at = (size_t)(rnd() % 64);
-
-		T_EQ(pk_crc32(c0, b + at, n), (uint32_t)crc32_z(c0, b + at, n));
-	}
-	for (int k = 0; k < 200; k++) {
-		uint32_t c0 = (uint32_t)rnd();
-		size_t at = (size_t)(rnd() % 64), n = (size_t)(rnd() % (sizeof(b) - 64));
-
-		T_EQ(pk_crc32(c0, b + at, n), (uint32_t)crc32_z(c0, b + at, n));
-	}
-}
-
 static void write_seed(const char *dir, int k, struct pkt *v, size_t n)
 {
 	struct pk_enc *e;
@@ -807,7 +786,6 @@ int main(int argc, char **argv)
 		return t_result();
 	}
 
-	crc();
 	packed = round_trip(v, n, PK_RAW_MAX, 3); /* one block */
 	T_CHECK(packed < raw / 3);
 	round_trip(v, n, 1, 1);	       /* a packet a block */
