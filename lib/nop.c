@@ -1024,8 +1024,8 @@ static bool nop_fns(struct nop_ctx *c, const struct nop_obj *o)
 	return c->nfns > 0;
 }
 
-/* The function around [a, a + 5), NULL if none. */
-static const struct nop_fn *nop_fn_at(const struct nop_ctx *c, uintptr_t a)
+/* How many of the functions (sorted by start) start at or before a. */
+static size_t nop_fns_upto(const struct nop_ctx *c, uintptr_t a)
 {
 	size_t lo = 0, hi = c->nfns;
 
@@ -1037,6 +1037,14 @@ static const struct nop_fn *nop_fn_at(const struct nop_ctx *c, uintptr_t a)
 		else
 			hi = mid;
 	}
+	return lo;
+}
+
+/* The function around [a, a + 5), NULL if none. */
+static const struct nop_fn *nop_fn_at(const struct nop_ctx *c, uintptr_t a)
+{
+	size_t lo = nop_fns_upto(c, a);
+
 	/* fns[lo - 1] starts at or before a; an earlier, wider one may hold it too */
 	for (size_t k = lo; k-- > 0 && lo - k <= 4;)
 		if (a + 5 <= c->fns[k].hi)
@@ -1107,19 +1115,9 @@ static bool nop_load(const struct nop_obj *o, const struct nop_at *x, uint32_t r
 /* Is v where a function symbol of the object starts? */
 static bool nop_is_fn(const struct nop_ctx *c, uintptr_t v)
 {
-	size_t lo = 0, hi = c->nfns;
+	size_t n = nop_fns_upto(c, v); /* the last one starting at or before v, if any, is it */
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (c->fns[mid].lo == v)
-			return true;
-		if (c->fns[mid].lo < v)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return false;
+	return n && c->fns[n - 1].lo == v;
 }
 
 /* Does the instruction never fall through to the next (a jump, a return, a trap)? */
