@@ -1125,31 +1125,12 @@ static void rp_finish(struct rp *rp)
 	rp->shm.mapped = p->l.t[LIVE_SHM_MAP].n;
 }
 
-/*
- * The pass keeps ticks: where s's clock is its line (evs_clock_line), up to
- * the first tick it saturates at (a search of the clock, which is
- * monotonic there).
- */
+/* The pass keeps ticks: where s's clock is its line (evs_clock_line), up to where it saturates. */
 static void rp_clock(struct rp_priv *p, const struct evs *s)
 {
-	uint64_t lo, hi = UINT64_MAX;
-
 	p->src = s;
-	p->lin_hi = 0;
-	if (!evs_clock_line(s, &p->lin_base, &p->lin_ns, &p->lin_mult))
-		return;
-	lo = p->lin_base;
-	if (evs_ns(s, lo) == INT64_MAX)
-		return;
-	while (hi - lo > 1) {
-		uint64_t mid = lo + (hi - lo) / 2;
-
-		if (evs_ns(s, mid) == INT64_MAX)
-			hi = mid;
-		else
-			lo = mid;
-	}
-	p->lin_hi = hi; /* UINT64_MAX when it never saturates: that one tick left out */
+	if (!evs_clock_line(s, &p->lin_base, &p->lin_ns, &p->lin_mult, &p->lin_hi))
+		p->lin_hi = 0;
 }
 
 int rp_run(struct rp *rp, struct evs *s, char *err, size_t errlen)

@@ -345,19 +345,22 @@ static inline int64_t evs_ns(const struct evs *s, uint64_t ticks)
  * s's clock when it is one line with a 64-bit rate (as for every clock a
  * file states; rr_clock_ns): true, and then evs_ns(s, t) is *base_ns +
  * ((t - *base_ticks) * *mult >> 32), the product in 128 bits, for every t
- * from *base_ticks up to the first t where evs_ns(s, t) is INT64_MAX (it
- * saturates there, and stays).  For a pass that keeps ticks and works out
- * differences of ns without converting each time.  false: no such line.
+ * from *base_ticks up to *end, the first t where evs_ns(s, t) is INT64_MAX
+ * (it saturates there, and stays; UINT64_MAX when it never does, that one
+ * tick left out).  For a pass that keeps ticks and works out differences
+ * of ns without converting each time.  false: no such line, or one that
+ * saturates at its base.
  */
 static inline bool evs_clock_line(const struct evs *s, uint64_t *base_ticks, int64_t *base_ns,
-				  uint64_t *mult)
+				  uint64_t *mult, uint64_t *end)
 {
 	const struct rr_clock *c = &((const struct evs_fast *)s)->clock;
 
 	*base_ticks = c->base_ticks;
 	*base_ns = c->base_ns;
 	*mult = c->mult64;
-	return c->mult64 != 0;
+	*end = c->base_ticks + c->span; /* at most UINT64_MAX (rr_clock_init) */
+	return c->span != 0;
 }
 
 /*

@@ -1540,10 +1540,45 @@ static void rr_clock_init1(struct rr_clock *c, const struct rip_file_hdr *h)
 	c->nseg = n;
 }
 
+/* Is the ns of base_ticks + d on c's line (mult64) INT64_MAX, or past it (saturated)? */
+static bool rr_clock_sat(const struct rr_clock *c, uint64_t d)
+{
+	unsigned __int128 p = (unsigned __int128)d * c->mult64;
+	int64_t r;
+
+	return (uint64_t)(p >> 95) != 0 || __builtin_add_overflow(c->base_ns, (int64_t)(p >> 32), &r) ||
+	       r == INT64_MAX;
+}
+
 void rr_clock_init(struct rr_clock *c, const struct rip_file_hdr *h)
 {
+	uint64_t lo = 0, hi;
+
 	rr_clock_init1(c, h);
 	c->mult64 = !c->nseg && !(c->mult >> 64) ? (uint64_t)c->mult : 0;
+	c->span = 0;
+	if (!c->mult64 || rr_clock_sat(c, 0))
+		return;
+	/*
+	 * The first d that saturates (the line rises with d), searched; none up
+	 * to the last tick: span ends there, that one tick left to the checked
+	 * path.  span is at most 2^64 - base_ticks, so a tick before the base
+	 * (d wrapped) is never below it.
+	 */
+	hi = UINT64_MAX - c->base_ticks;
+	if (!rr_clock_sat(c, hi)) {
+		c->span = hi;
+		return;
+	}
+	while (hi - lo > 1) {
+		uint64_t mid = lo + (hi - lo) / 2;
+
+		if (rr_clock_sat(c, mid))
+			hi = mid;
+		else
+			lo = mid;
+	}
+	c->span = hi;
 }
 
 int64_t rr_clock_seg_ns(const struct rr_clock *c, uint64_t ticks)

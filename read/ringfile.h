@@ -388,6 +388,12 @@ struct rr_clock {
 	 * that rr_clock_ns multiplies 64 by 64 bits; 0 when not.
 	 */
 	uint64_t mult64;
+	/*
+	 * With mult64: the ticks from base_ticks on where the line's ns are
+	 * below INT64_MAX (so they need no test of overflow or saturation:
+	 * rr_clock_ns's first path); 0 when none, or without mult64.
+	 */
+	uint64_t span;
 	uint32_t nseg;		/* 0: the line above; else seg[0 .. nseg) by ticks */
 	struct rr_clock_seg seg[RIP_CLOCK_PAIRS + 1];
 };
@@ -433,7 +439,11 @@ int64_t rr_clock_seg_ns(const struct rr_clock *c, uint64_t ticks);
  */
 static inline int64_t rr_clock_ns(const struct rr_clock *c, uint64_t ticks)
 {
-	if (__builtin_expect(c->mult64 != 0 && ticks >= c->base_ticks, 1)) {
+	uint64_t d = ticks - c->base_ticks; /* before the base: above span (rr_clock_init) */
+
+	if (__builtin_expect(d < c->span, 1))
+		return c->base_ns + (int64_t)(((unsigned __int128)d * c->mult64) >> 32);
+	if (c->mult64 != 0 && ticks >= c->base_ticks) {
 		/* rr_line_ns of a 64-bit mult: d above INT64_MAX is a product from 2^95 up */
 		unsigned __int128 p = (unsigned __int128)(ticks - c->base_ticks) * c->mult64;
 		int64_t r;
