@@ -148,6 +148,29 @@ int main(void)
 			}
 			if (rates[r] < 1000) /* 2^64 ticks of 1 s or 1/3 s: past int64's ns */
 				T_EQ(rr_clock_ns(&c, UINT64_MAX), INT64_MAX);
+			/*
+			 * Around the end of the span the first path takes (no test of
+			 * overflow below it): the same ns, and INT64_MAX from it on
+			 * where it ends before the last tick.
+			 */
+			T_CHECK(c.span != 0);
+			for (int k = -64; k <= 64; k++) {
+				uint64_t end = c.base_ticks + c.span;
+				uint64_t t = end + (uint64_t)(int64_t)k;
+				int64_t want;
+
+				if ((k < 0 && t > end) || (k > 0 && t < end))
+					continue; /* wrapped */
+				want = rr_line_ns(c.base_ticks, c.base_ns, c.mult, t);
+				if (rr_clock_ns(&c, t) != want) {
+					T_EQ(rr_clock_ns(&c, t), want);
+					break;
+				}
+				if (k >= 0 && end != UINT64_MAX && rr_clock_ns(&c, t) != INT64_MAX) {
+					T_EQ(rr_clock_ns(&c, t), INT64_MAX);
+					break;
+				}
+			}
 		}
 	}
 
