@@ -178,32 +178,32 @@ static inline __attribute__((always_inline)) int dcol_get(struct dcol *c, struct
 }
 
 /*
- * The decoder's lists: the stamps of the entries each holds, oldest first,
- * from head to tail, and the value of stamp s at val[s % PK_WINDOW].  The
- * rank of an entry counts from the newest, so the usual small rank is an
- * entry near the tail, taken out by moving the few stamps after it.  The
- * same entries as the coder's bitmaps (read/packfmt.h), but for the stamps
- * older than the window: they stay at the front until the list is moved to
- * the front of its array, and a rank that lands on one is past the list
- * (the stamps grow from head to tail, so the entry of a rank is in the
- * list iff its own stamp is in the window; its value's place may be taken
- * already).  Dropping them one at a time, before every code, was 16
- * instructions an event of the 480 of decoding.  (The lists held (value,
- * stamp) pairs, 16 bytes moved an entry against 4 now: the move was a
- * quarter of the decoder's time at 1 thread, a third at 60.)
+ * The decoder's lists: the positions (stamp % PK_WINDOW) of the entries
+ * each holds, oldest first, from head to tail, then DNONE, and the value
+ * of the entry at position p at val[p].  The rank of an entry counts from
+ * the newest, so the usual small rank is an entry near the tail, taken out
+ * by moving the few positions after it.  The entries are the coder's
+ * (read/packfmt.h): an entry leaves its list when its stamp leaves the
+ * window, which is when the next stamp takes its position; it is then the
+ * oldest of its list, at its head, so a push drops the head of either list
+ * that holds the position it takes (DNONE after the tail: an empty list
+ * holds none).  A rank is in its list iff it is below the list's length.
+ * Positions are 2 bytes: a move of n entries is 2n bytes.
  */
-#define DMOVE 32u /* ranks below this move DMOVE stamps, whatever is after the tail */
+#define DMOVE 64u     /* ranks below this move DMOVE entries, whatever is after the tail */
+#define DNONE 0xffffu /* after the tail: no position */
+_Static_assert(PK_WINDOW <= DNONE, "a position fits in 16 bits, DNONE is none");
 
 /*
  * e[0 .. DMOVE) = e[1 .. DMOVE + 1): every load, then every store, in
- * vectors of 4 stamps (which may alias the stamps: their elements are
- * uint32_t).  A memcpy to a local array and back, as it was, had gcc
+ * vectors of 8 entries (which may alias the entries: their elements are
+ * uint16_t).  A memcpy to a local array and back, as it was, had gcc
  * store the array to the stack too: 8 stores of 16 bytes for nothing.
  */
-typedef uint32_t dvec __attribute__((vector_size(16), aligned(4)));
-_Static_assert(DMOVE == 32, "dmove moves 8 vectors of 4 stamps");
+typedef uint16_t dvec __attribute__((vector_size(16), aligned(2)));
+_Static_assert(DMOVE == 64, "dmove moves 8 vectors of 8 entries");
 
-static inline void dmove(uint32_t *e)
+static inline void dmove(uint16_t *e)
 {
 	const dvec *s = (const dvec *)(e + 1);
 	dvec *o = (dvec *)e;
@@ -220,7 +220,7 @@ static inline void dmove(uint32_t *e)
 }
 
 struct dlist {
-	uint32_t e[2 * PK_WINDOW + DMOVE];
+	uint16_t e[2 * PK_WINDOW + 1 + DMOVE];
 	uint32_t head, tail;
 };
 
@@ -259,20 +259,23 @@ static inline void dpos_keep(const struct dpos *s, struct dmtf *m)
 
 static inline void dmtf_push(struct dmtf *m, struct dpos *s, uint64_t v, uint32_t l)
 {
-	uint32_t *e = m->l[l].e;
+	uint16_t *e = m->l[l].e;
+	uint32_t p = s->n & PK_WMASK;
 
+	/* the stamp before at p leaves the window: from the head of its list, if in one */
+	s->head[0] += m->l[0].e[s->head[0]] == p;
+	s->head[1] += m->l[1].e[s->head[1]] == p;
 	if (__builtin_expect(s->tail[l] == 2 * PK_WINDOW, 0)) { /* the entries to the front */
-		uint32_t k;
+		uint32_t k = s->tail[l] - s->head[l]; /* at most PK_WINDOW: a window's stamps */
 
-		while (s->head[l] < s->tail[l] && e[s->head[l]] + PK_WINDOW < s->n) /* left */
-			s->head[l]++;
-		k = s->tail[l] - s->head[l]; /* at most PK_WINDOW: the stamps of a window */
-		memmove(e, e + s->head[l], k * sizeof(e[0]));
+		memmove(e, e + s->head[l], (k + 1) * sizeof(e[0])); /* and DNONE */
 		s->head[l] = 0;
 		s->tail[l] = k;
 	}
-	m->val[s->n & PK_WMASK].v = v;
-	e[s->tail[l]++] = s->n++;
+	m->val[p].v = v;
+	e[s->tail[l]++] = (uint16_t)p;
+	e[s->tail[l]] = DNONE;
+	s->n++;
 }
 
 /* ---- the decoder's state ----------------------------------------------------------------- */
@@ -417,15 +420,14 @@ static inline __attribute__((always_inline)) int dec_hex(struct pk_dec *d, struc
 	} else {
 		uint32_t l = (uint32_t)((code - 1) & 1), i;
 		uint64_t rank = (code - 1) >> 1;
-		uint32_t *e = m->l[l].e;
+		uint16_t *e = m->l[l].e;
+		uint32_t o;
 
 		if (rank >= s->tail[l] - s->head[l])
 			return bad(d, "hex rank past its list", p);
 		i = s->tail[l] - 1 - (uint32_t)rank;
-		if (e[i] + PK_WINDOW < s->n) /* it left the window: the rank is past the list */
-			return bad(d, "hex rank past its list", p);
+		o = e[i];
 		{
-			uint32_t o = e[i] & PK_WMASK;
 			uint32_t a0 = m->val[o].aux[0], a1 = m->val[o].aux[1];
 
 			*v = m->val[o].v;
@@ -437,8 +439,8 @@ static inline __attribute__((always_inline)) int dec_hex(struct pk_dec *d, struc
 		}
 		if (rank < DMOVE) /* one fixed move, inline: no call, no branch on the size */
 			dmove(e + i);
-		else
-			memmove(e + i, e + i + 1, (size_t)rank * sizeof(e[0]));
+		else /* the entries after it and DNONE */
+			memmove(e + i, e + i + 1, ((size_t)rank + 1) * sizeof(e[0]));
 		s->tail[l]--;
 		dmtf_push(m, s, *v, l ^ 1);
 	}
@@ -669,6 +671,7 @@ static int dec_stream(struct pk_dec *d, uint64_t id)
 	if (fresh) {
 		m->n = 0;
 		m->l[0].head = m->l[0].tail = m->l[1].head = m->l[1].tail = 0;
+		m->l[0].e[0] = m->l[1].e[0] = DNONE;
 	}
 	d->cur = m;
 	return 0;
