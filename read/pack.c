@@ -746,9 +746,10 @@ int pk_decode(struct pk_dec *dd, const struct ev_types *types, const uint8_t *bl
 		uint8_t kind;
 		uint64_t n;
 
-		ret = bad(d, "packet column cut", p);
-		if (pk->p >= pk->end)
+		if (pk->p >= pk->end) {
+			ret = bad(d, "packet column cut", p);
 			goto out;
+		}
 		kind = *pk->p++;
 		out->off[p] = o;
 		if (kind == 1) {
