@@ -106,8 +106,18 @@ static const uint8_t *dcol_bytes(struct dcol *c, size_t n)
 	return p;
 }
 
-/* The next varint of c: 0, or -1 when it is cut or longer than 10 bytes. */
-static int dcol_uv(struct dcol *c, uint64_t *v)
+/* A varint: its value, and whether it was whole (not cut, at most 10 bytes). */
+struct duv {
+	uint64_t v;
+	bool ok;
+};
+
+/*
+ * The next varint of c, the slow way.  Its value is returned, not stored
+ * through a pointer: dcol_get's callers would otherwise take the address
+ * of the variable they decode into, which gcc then keeps on the stack.
+ */
+static __attribute__((noinline)) struct duv dcol_slow(struct dcol *c)
 {
 	struct dcol *s = c;
 	uint64_t x = 0;
@@ -116,17 +126,24 @@ static int dcol_uv(struct dcol *c, uint64_t *v)
 		uint8_t b;
 
 		if (s->p >= s->end)
-			return -1;
+			return (struct duv){ 0, false };
 		b = *s->p++;
 		x |= (uint64_t)(b & 0x7f) << sh;
-		if (b < 0x80) {
-			*v = x;
-			return 0;
-		}
+		if (b < 0x80)
+			return (struct duv){ x, true };
 		if (c->hi) /* the bytes after the first */
 			s = c->hi;
 	}
-	return -1;
+	return (struct duv){ 0, false };
+}
+
+/* The next varint of c: 0, or -1 when it is cut or longer than 10 bytes. */
+static int dcol_uv(struct dcol *c, uint64_t *v)
+{
+	struct duv r = dcol_slow(c);
+
+	*v = r.v;
+	return r.ok ? 0 : -1;
 }
 
 /*
@@ -157,7 +174,7 @@ static inline __attribute__((always_inline)) int dcol_get(struct dcol *c, struct
 				return 0;
 			}
 		}
-		return dcol_uv(c, v);
+		goto slow;
 	}
 	if (__builtin_expect(c->end - c->p >= 8, 1)) {
 		uint64_t w, stop;
@@ -174,7 +191,12 @@ static inline __attribute__((always_inline)) int dcol_get(struct dcol *c, struct
 			return 0;
 		}
 	}
-	return dcol_uv(c, v);
+slow: {
+	struct duv r = dcol_slow(c);
+
+	*v = r.v;
+	return r.ok ? 0 : -1;
+}
 }
 
 /*
@@ -293,6 +315,8 @@ enum {
 	D_S,   /* the same, signed (the guess on its zigzag) */
 	D_UG,  /* an integer right after a hex field (version 3): two guesses */
 	D_SG,  /* the same, signed */
+	D_HUG, /* a hex field and the D_UG after it, in one op */
+	D_HSG, /* a hex field and the D_SG after it */
 	D_U1,  /* an integer as it is (version 1) */
 	D_S1,  /* the same, signed (zigzag) */
 	D_STR, /* a string, its NUL included */
@@ -374,6 +398,8 @@ static struct dplan *dec_plan(struct pk_dec *d, const struct ev_type *t, const v
 		pl->f[i].col = dec_col(d, field_key(t, i, d->version));
 		pl->f[i].hi = pl->f[i].col->hi;
 		pl->f[i].last = &d->last[t->id][i];
+		if (pl->f[i].op == D_UG || pl->f[i].op == D_SG) /* the hex field before takes it */
+			pl->f[i - 1].op = pl->f[i].op == D_UG ? D_HUG : D_HSG;
 	}
 	pl->f[t->nfields].op = D_END;
 	for (uint32_t i = 0; i <= t->nfields; i++)
@@ -507,12 +533,11 @@ static __attribute__((noinline)) int dec_events(struct pk_dec *d, uint8_t *o, si
 						uint64_t ts, uint32_t p)
 {
 	static const void *const go[] = {
-		[D_HEX] = &&hex, [D_U] = &&u,	[D_S] = &&s,	 [D_UG] = &&ug,	  [D_SG] = &&sg,
+		[D_HEX] = &&hex, [D_U] = &&u,	[D_S] = &&s,	 [D_HUG] = &&hug, [D_HSG] = &&hsg,
 		[D_U1] = &&u1,	 [D_S1] = &&s1, [D_STR] = &&str, [D_ARR] = &&arr, [D_END] = &&end,
-	};
+	}; /* D_UG and D_SG are done by the D_HUG or D_HSG before */
 	struct dcol *evid = &d->col[K_EVID], *evh = evid->hi;
 	struct dmtf *m = d->cur;
-	struct daux ax = { 0, 0, 0 };
 	const struct dfield *f;
 	struct dpos st;
 	size_t off = PK_HDR;
@@ -568,10 +593,41 @@ static __attribute__((noinline)) int dec_events(struct pk_dec *d, uint8_t *o, si
 		}
 		f = pl->f;
 		goto * f->go;
-hex:
-		if ((ret = dec_hex(d, m, &st, f->col, f->hi, f->last, &v, &ax, p)))
+hex: {
+		struct daux a;
+
+		if ((ret = dec_hex(d, m, &st, f->col, f->hi, f->last, &v, &a, p)))
 			return ret;
 		NEXT_FIELD();
+	}
+/*
+ * A hex field and the integer after it (version 3), which takes its second
+ * guess from the hex value's entry and leaves its value there: the entry
+ * (a) is a local of the op, not carried from the op of one field to the
+ * next's in memory.
+ */
+#define HEX_GUESS(sign)                                                                            \
+	do {                                                                                       \
+		struct daux a = { 0, 0, 0 };                                                       \
+                                                                                                   \
+		if ((ret = dec_hex(d, m, &st, f->col, f->hi, f->last, &v, &a, p)))                 \
+			return ret;                                                                \
+		st64(o + off, v);                                                                  \
+		off += f->size;                                                                    \
+		f++;                                                                               \
+		if (dcol_get(f->col, f->hi, &v))                                                   \
+			return bad(d, "field column cut", p);                                      \
+		v = pred_value_g(&d->pred, f->name, v, a.g);                                       \
+		m->val[a.pos].aux[a.l] = aux_of(v);                                                \
+		if (sign)                                                                          \
+			v = (uint64_t)unzig(v);                                                    \
+		NEXT_FIELD();                                                                      \
+	} while (0)
+hug:
+		HEX_GUESS(0);
+hsg:
+		HEX_GUESS(1);
+#undef HEX_GUESS
 u:
 		if (dcol_get(f->col, f->hi, &v))
 			return bad(d, "field column cut", p);
@@ -581,19 +637,6 @@ s:
 		if (dcol_get(f->col, f->hi, &v))
 			return bad(d, "field column cut", p);
 		v = (uint64_t)unzig(pred_value(&d->pred, f->name, v));
-		NEXT_FIELD();
-ug: /* version 3: the guess of the value before */
-		if (dcol_get(f->col, f->hi, &v))
-			return bad(d, "field column cut", p);
-		v = pred_value_g(&d->pred, f->name, v, ax.g);
-		m->val[ax.pos].aux[ax.l] = aux_of(v);
-		NEXT_FIELD();
-sg:
-		if (dcol_get(f->col, f->hi, &v))
-			return bad(d, "field column cut", p);
-		v = pred_value_g(&d->pred, f->name, v, ax.g);
-		m->val[ax.pos].aux[ax.l] = aux_of(v);
-		v = (uint64_t)unzig(v);
 		NEXT_FIELD();
 u1:
 		if (dcol_get(f->col, f->hi, &v))
