@@ -159,9 +159,9 @@ static int dcol_uv(struct dcol *c, uint64_t *v)
  * the bytes, on the way to every value.
  */
 static inline __attribute__((always_inline)) int dcol_get(struct dcol *c, struct dcol *h,
-							  uint64_t *v)
+							  uint64_t *v, bool split)
 {
-	if (h) { /* version 2, a column cut in two: the first byte here, the next in h */
+	if (split) { /* version 2 on: the first byte here, the next in h (never NULL) */
 		const uint8_t *cp = c->p, *hp = h->p;
 
 		if (__builtin_expect(cp < c->end, 1)) {
@@ -376,6 +376,7 @@ struct pk_dec {
 	struct dmtf *cur;	       /* the lists of the packet being decoded */
 	struct pred pred;
 	uint32_t version; /* of the block */
+	struct dcol nohi; /* a column of high bytes for columns that have none: padding only */
 	char *err;
 	size_t errlen;
 };
@@ -389,6 +390,12 @@ static struct dcol *dec_col(struct pk_dec *d, uint32_t key)
 	return &d->col[K_OTHER];
 }
 
+/* The column of high bytes of c for dec_events2, never NULL (version 1: c's, NULL, unused). */
+static struct dcol *dec_hi(struct pk_dec *d, struct dcol *c)
+{
+	return c->hi || d->version == 1 ? c->hi : &d->nohi;
+}
+
 static struct dplan *dec_plan(struct pk_dec *d, const struct ev_type *t, const void *const *go)
 {
 	struct dplan *pl = &d->plan[t->id];
@@ -396,7 +403,7 @@ static struct dplan *dec_plan(struct pk_dec *d, const struct ev_type *t, const v
 	if (pl->ready)
 		return pl;
 	pl->ts = dec_col(d, K_TS(t->id));
-	pl->ts_hi = pl->ts->hi;
+	pl->ts_hi = dec_hi(d, pl->ts);
 	pl->need[0] = 4 + t->fixed;
 	pl->need[1] = 13 + t->fixed;
 	for (uint32_t i = 0; i < t->nfields; i++) {
@@ -420,7 +427,7 @@ static struct dplan *dec_plan(struct pk_dec *d, const struct ev_type *t, const v
 		pl->f[i].size = (uint8_t)rip_field_size(t->fields[i].type);
 		pl->f[i].name = pred_name(&d->pred, t, i);
 		pl->f[i].col = dec_col(d, field_key(t, i, d->version));
-		pl->f[i].hi = pl->f[i].col->hi;
+		pl->f[i].hi = dec_hi(d, pl->f[i].col);
 		pl->f[i].last = &d->last[t->id][i];
 		if (pl->f[i].op == D_UG || pl->f[i].op == D_SG) /* the hex field before takes it */
 			pl->f[i - 1].op = pl->f[i].op == D_UG ? D_HUG : D_HSG;
@@ -450,16 +457,17 @@ struct daux {
 static inline __attribute__((always_inline)) int dec_hex(struct pk_dec *d, struct dmtf *m,
 							 struct dpos *s, struct dcol *c,
 							 struct dcol *ch, uint64_t *last,
-							 uint64_t *v, struct daux *ax, uint32_t p)
+							 uint64_t *v, struct daux *ax, uint32_t p,
+							 bool split)
 {
 	uint64_t code, dv;
 
-	if (dcol_get(c, ch, &code))
+	if (dcol_get(c, ch, &code, split))
 		return bad(d, "hex code column cut", p);
 	if (!code) {
 		struct dcol *lit = &d->col[K_HEXLIT];
 
-		if (dcol_get(lit, lit->hi, &dv))
+		if (dcol_get(lit, lit->hi, &dv, split))
 			return bad(d, "hex literal column cut", p);
 		*v = *last + (uint64_t)unzig(dv);
 		ax->pos = s->n & PK_WMASK;
@@ -554,150 +562,36 @@ static inline __attribute__((always_inline)) int dec_arr(struct dcol *c, uint8_t
 	return 0;
 }
 
-/* The events of one coded packet into o[PK_HDR .. len). */
-static __attribute__((noinline)) int dec_events(struct pk_dec *d, uint8_t *o, size_t len,
-						uint64_t ts, uint32_t p)
-{
-	static const void *const go[] = {
-		[D_HEX] = &&hex, [D_U] = &&u,	[D_S] = &&s,	 [D_HUG] = &&hug, [D_HSG] = &&hsg,
-		[D_U1] = &&u1,	 [D_S1] = &&s1, [D_STR] = &&str, [D_ARR] = &&arr, [D_END] = &&end,
-	}; /* D_UG and D_SG are done by the D_HUG or D_HSG before */
-	struct dcol *evid = &d->col[K_EVID], *evh = evid->hi;
-	struct dmtf *m = d->cur;
-	const struct dfield *f;
-	struct dpos st;
-	size_t off = PK_HDR;
-	uint64_t v = 0;
-	int ret;
-
-	dpos_load(&st, m);
-/* The field done: its low size bytes stored (the block has 8 to spare), on to the next op. */
-#define NEXT_FIELD()                                                                               \
-	do {                                                                                       \
-		st64(o + off, v);                                                                  \
-		off += f->size;                                                                    \
-		f++;                                                                               \
-		goto * f->go;                                                                      \
-	} while (0)
-
-	while (off < len) {
-		struct dplan *pl;
-		uint64_t code, dt;
-
-		if (dcol_get(evid, evh, &code))
-			return bad(d, "event id column cut", p);
-		if (code >= 2 * EV_MAX_TYPES)
-			return bad(d, "unknown event id", p);
-		pl = d->bycode[code];
-		if (__builtin_expect(!pl, 0)) {
-			uint64_t id = code >> 1;
-			const struct ev_type *t = &d->types->t[id];
-
-			if ((!(code & 1) && id >= RIP_EVENT_ID_EXTENDED) || !t->valid)
-				return bad(d, "unknown event id", p);
-			pl = d->bycode[code] = dec_plan(d, t, go);
-		}
-		if (dcol_get(pl->ts, pl->ts_hi, &dt))
-			return bad(d, "time column cut", p);
-		if (len - off < pl->need[code & 1])
-			return bad(d, "event past its packet's end", p);
-		if (code & 1) {
-			uint32_t id32 = (uint32_t)(code >> 1);
-
-			ts += (uint64_t)unzig(dt);
-			o[off] = RIP_EVENT_ID_EXTENDED;
-			memcpy(o + off + 1, &id32, 4);
-			memcpy(o + off + 5, &ts, 8);
-			off += 13;
-		} else {
-			uint32_t low;
-
-			ts += dt;
-			low = (uint32_t)(ts & ((1ull << RIP_EVENT_TS_BITS) - 1));
-			st32(o + off, (uint32_t)(code >> 1) | low << 5);
-			off += 4;
-		}
-		f = pl->f;
-		goto * f->go;
-hex: {
-		struct daux a;
-
-		if ((ret = dec_hex(d, m, &st, f->col, f->hi, f->last, &v, &a, p)))
-			return ret;
-		NEXT_FIELD();
-	}
 /*
- * A hex field and the integer after it (version 3), which takes its second
- * guess from the hex value's entry and leaves its value there: the entry
- * (a) is a local of the op, not carried from the op of one field to the
- * next's in memory.
+ * The loop over a packet's events, twice: dec_events2 for blocks of
+ * version 2 on, whose varints' columns of high bytes are never NULL (a
+ * column that has none is given d->nohi, padding only), so a varint takes
+ * no branch on it; dec_events1 for version 1, whose varints are whole.
+ * One function for both, with the choice a branch in every varint, was 14
+ * instructions an event more on tr2 and a1 (the branch, and the registers
+ * the 8-byte loads of version 1 took from the rest of the loop).
  */
-#define HEX_GUESS(sign)                                                                            \
-	do {                                                                                       \
-		struct daux a = { 0, 0, 0 };                                                       \
-                                                                                                   \
-		if ((ret = dec_hex(d, m, &st, f->col, f->hi, f->last, &v, &a, p)))                 \
-			return ret;                                                                \
-		st64(o + off, v);                                                                  \
-		off += f->size;                                                                    \
-		f++;                                                                               \
-		if (dcol_get(f->col, f->hi, &v))                                                   \
-			return bad(d, "field column cut", p);                                      \
-		v = pred_value_g(&d->pred, f->name, v, a.g);                                       \
-		m->val[a.pos].aux[a.l] = aux_of(v);                                                \
-		if (sign)                                                                          \
-			v = (uint64_t)unzig(v);                                                    \
-		NEXT_FIELD();                                                                      \
-	} while (0)
-hug:
-		HEX_GUESS(0);
-hsg:
-		HEX_GUESS(1);
-#undef HEX_GUESS
-u:
-		if (dcol_get(f->col, f->hi, &v))
-			return bad(d, "field column cut", p);
-		v = pred_value(&d->pred, f->name, v);
-		NEXT_FIELD();
-s:
-		if (dcol_get(f->col, f->hi, &v))
-			return bad(d, "field column cut", p);
-		v = (uint64_t)unzig(pred_value(&d->pred, f->name, v));
-		NEXT_FIELD();
-u1:
-		if (dcol_get(f->col, f->hi, &v))
-			return bad(d, "field column cut", p);
-		NEXT_FIELD();
-s1:
-		if (dcol_get(f->col, f->hi, &v))
-			return bad(d, "field column cut", p);
-		v = (uint64_t)unzig(v);
-		NEXT_FIELD();
-str:
-		if (dec_str(f->col, o, len, &off))
-			return bad(d, "string past its packet or column", p);
-		f++;
-		goto * f->go;
-arr:
-		if (dec_arr(f->col, o, len, &off))
-			return bad(d, "array past its packet or column", p);
-		f++;
-		goto * f->go;
-end:;
-	}
-#undef NEXT_FIELD
-	dpos_keep(&st, m);
-	return off == len ? 0 : bad(d, "events past their packet", p);
-}
+#define DEC_EVENTS dec_events2
+#define DEC_SPLIT true
+#include "read/packdec.h"
+#undef DEC_EVENTS
+#undef DEC_SPLIT
+#define DEC_EVENTS dec_events1
+#define DEC_SPLIT false
+#include "read/packdec.h"
+#undef DEC_EVENTS
+#undef DEC_SPLIT
 
 int pk_dec_new(struct pk_dec **out)
 {
+	static const uint8_t pad = 0x80; /* a byte with its top bit: to dcol_slow */
 	struct pk_dec *d = calloc(1, sizeof(*d));
 
 	if (!d || !(d->zd = ZSTD_createDCtx())) {
 		free(d);
 		return -ENOMEM;
 	}
+	d->nohi = (struct dcol){ .p = &pad, .end = &pad };
 	*out = d;
 	return 0;
 }
@@ -844,7 +738,9 @@ int pk_decode(struct pk_dec *dd, const struct ev_types *types, const uint8_t *bl
 			if ((ret = dec_stream(d, h.version > 2 ? ph.stream_instance_id : 0)))
 				goto out;
 			memcpy(out->data + o, src, PK_HDR);
-			if ((ret = dec_events(d, out->data + o, n, ph.timestamp_begin, p)))
+			ret = h.version > 1 ? dec_events2(d, out->data + o, n, ph.timestamp_begin, p) :
+					      dec_events1(d, out->data + o, n, ph.timestamp_begin, p);
+			if (ret)
 				goto out;
 			o += n;
 		} else {
