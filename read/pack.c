@@ -151,7 +151,7 @@ static int dcol_uv(struct dcol *c, uint64_t *v)
  * which: from one 8-byte load (version 1), or the first byte here and the
  * next from the column of the bytes after the first (version 2), taken or
  * not by the first byte's top bit (read unchecked: at the end of its
- * column it is padding, 0x80, which sends a two-byte varint to dcol_uv).
+ * column it is padding, 0x80, which sends a two-byte varint to dcol_slow).
  * A one-byte path first, taken when the first byte is a whole value, was
  * mispredicted for every two-byte value: at 60 threads, where ranks pass
  * 64 (two bytes), that cost 7-11% of decoding version 1.  h is c->hi,
@@ -223,8 +223,8 @@ slow: {
  * threads (a cache miss).  (The lists held (value, stamp) pairs once, 16
  * bytes moved an entry.)
  */
-#define DMOVE 64u      /* ranks below this move DMOVE stamps, whatever is after the tail */
-#define DSWEEP 32768u  /* stamps between two drops of the old stamps of both lists */
+#define DMOVE 64u     /* ranks below this move DMOVE stamps, whatever is after the tail */
+#define DSWEEP 32768u /* stamps between two drops of the old stamps of both lists */
 _Static_assert(PK_WINDOW + DSWEEP < 65536 && (DSWEEP & (DSWEEP - 1)) == 0,
 	       "an entry's age fits in 16 bits");
 
