@@ -29,7 +29,7 @@ static inline int pt_type(struct ev_types *types, uint32_t id, const char *name,
 	return ev_type_load(&e, &types->t[id]);
 }
 
-/* t:alloc 0, t:free 1, t:open 2, t:bt 3, t:none 4, t:ext 40 into types (zeroed). 0 or -errno. */
+/* t:alloc 0, t:free 1, t:open 2, t:bt 3, t:none 4, t:pair 5, t:ext 40 into types (zeroed). */
 static inline int pt_types(struct ev_types *types)
 {
 	static const char *const fa[] = { "a", "b", "addr", "size", "bt" };
@@ -40,12 +40,14 @@ static inline int pt_types(struct ev_types *types)
 	static const uint32_t ts[] = { RIP_FT_S32, RIP_FT_STRING };
 	static const char *const fr[] = { "id", "frames" };
 	static const uint32_t tr[] = { RIP_FT_U32, RIP_FT_HEX64_ARRAY };
+	static const char *const fp[] = { "a", "b", "d" };
+	static const uint32_t tp[] = { RIP_FT_HEX64, RIP_FT_HEX64, RIP_FT_S32 };
 	static const char *const fx[] = { "v", "w" };
 	static const uint32_t tx[] = { RIP_FT_S64, RIP_FT_S8 };
 
 	return pt_type(types, 0, "t:alloc", 5, fa, ta) ?: pt_type(types, 1, "t:free", 2, ff, tf) ?:
 	       pt_type(types, 2, "t:open", 2, fs, ts) ?: pt_type(types, 3, "t:bt", 2, fr, tr) ?:
-	       pt_type(types, 4, "t:none", 0, NULL, NULL) ?:
+	       pt_type(types, 4, "t:none", 0, NULL, NULL) ?: pt_type(types, 5, "t:pair", 3, fp, tp) ?:
 	       pt_type(types, 40, "t:ext", 2, fx, tx); /* past the compact header's ids */
 }
 

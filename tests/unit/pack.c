@@ -332,6 +332,36 @@ static void fields_that_follow(void)
 	free(b.d);
 }
 
+/*
+ * Two hex fields in a row, then a signed one (t:pair): the first hex field
+ * has no integer after it, the second a signed one that takes its second
+ * guess from the second's entry (the decoder does a hex field and such an
+ * integer in one op).  Values come back often, in both lists.
+ */
+static void hex_pairs(void)
+{
+	enum { N = 4000 };
+	struct pkt p = { .d = calloc(1, 80 + N * 24) };
+	struct rip_packet h = { .magic = RIP_CTF_MAGIC, .timestamp_begin = 5 };
+	size_t off = 80;
+
+	for (uint32_t k = 0; k < N; k++) {
+		uint64_t b = 0x90000 + (rnd() % 300) * 16;
+
+		put(p.d, &off, 5 | (uint64_t)(5 + k) << 5, 4);
+		put(p.d, &off, 0x1000 + (rnd() % 100) * 16, 8);
+		put(p.d, &off, b, 8);
+		put(p.d, &off, (uint32_t)(k % 4 ? -(int32_t)(b >> 4) : (int32_t)rnd()), 4);
+	}
+	h.timestamp_end = 5 + N;
+	h.content_size = h.packet_size = off * 8;
+	h.events = N;
+	memcpy(p.d, &h, sizeof(h));
+	p.len = off;
+	round_trip(&p, 1, PK_RAW_MAX, 1);
+	free(p.d);
+}
+
 /* Encode v[0..n) in blocks of at most blk bytes; check each decodes to exactly its packets. */
 static size_t round_trip(struct pkt *v, size_t n, size_t blk, int level)
 {
@@ -839,6 +869,7 @@ int main(int argc, char **argv)
 	}
 
 	fields_that_follow();
+	hex_pairs();
 	window_edge();
 	stale_plans();
 	hostile(v, 40);

@@ -1,0 +1,144 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * read/packdec.h - the loop over the events of a coded packet, the heart of
+ * read/pack.c's decoder, included there twice: as DEC_EVENTS with DEC_SPLIT
+ * true (blocks of version 2 on: every varint's column of high bytes is a
+ * column, never NULL) and false (version 1: varints whole).  No include
+ * guard: it is meant to be included more than once, by read/pack.c only,
+ * after all it uses.
+ */
+/* The events of one coded packet into o[PK_HDR .. len). */
+static __attribute__((noinline)) int DEC_EVENTS(struct pk_dec *d, uint8_t *o, size_t len,
+						uint64_t ts, uint32_t p)
+{
+	static const void *const go[] = {
+		[D_HEX] = &&hex, [D_U] = &&u,	[D_S] = &&s,	 [D_HUG] = &&hug, [D_HSG] = &&hsg,
+		[D_U1] = &&u1,	 [D_S1] = &&s1, [D_STR] = &&str, [D_ARR] = &&arr, [D_END] = &&end,
+	}; /* D_UG and D_SG are done by the D_HUG or D_HSG before */
+	struct dcol *evid = &d->col[K_EVID], *evh = evid->hi ? evid->hi : &d->nohi;
+	struct dmtf *m = d->cur;
+	const struct dfield *f;
+	struct dpos st;
+	size_t off = PK_HDR;
+	uint64_t v = 0;
+	int ret;
+
+	dpos_load(&st, m);
+/* The field done: its low size bytes stored (the block has 8 to spare), on to the next op. */
+#define NEXT_FIELD()                                                                               \
+	do {                                                                                       \
+		st64(o + off, v);                                                                  \
+		off += f->size;                                                                    \
+		f++;                                                                               \
+		goto * f->go;                                                                      \
+	} while (0)
+
+	while (off < len) {
+		struct dplan *pl;
+		uint64_t code, dt;
+
+		if (dcol_get(evid, evh, &code, DEC_SPLIT))
+			return bad(d, "event id column cut", p);
+		if (code >= 2 * EV_MAX_TYPES)
+			return bad(d, "unknown event id", p);
+		pl = d->bycode[code];
+		if (__builtin_expect(!pl, 0)) {
+			uint64_t id = code >> 1;
+			const struct ev_type *t = &d->types->t[id];
+
+			if ((!(code & 1) && id >= RIP_EVENT_ID_EXTENDED) || !t->valid)
+				return bad(d, "unknown event id", p);
+			pl = d->bycode[code] = dec_plan(d, t, go);
+		}
+		if (dcol_get(pl->ts, pl->ts_hi, &dt, DEC_SPLIT))
+			return bad(d, "time column cut", p);
+		if (len - off < pl->need[code & 1])
+			return bad(d, "event past its packet's end", p);
+		if (code & 1) {
+			uint32_t id32 = (uint32_t)(code >> 1);
+
+			ts += (uint64_t)unzig(dt);
+			o[off] = RIP_EVENT_ID_EXTENDED;
+			memcpy(o + off + 1, &id32, 4);
+			memcpy(o + off + 5, &ts, 8);
+			off += 13;
+		} else {
+			uint32_t low;
+
+			ts += dt;
+			low = (uint32_t)(ts & ((1ull << RIP_EVENT_TS_BITS) - 1));
+			st32(o + off, (uint32_t)(code >> 1) | low << 5);
+			off += 4;
+		}
+		f = pl->f;
+		goto * f->go;
+hex : {
+	struct daux a;
+
+	if ((ret = dec_hex(d, m, &st, f->col, f->hi, f->last, &v, &a, p, DEC_SPLIT)))
+		return ret;
+	NEXT_FIELD();
+}
+/*
+ * A hex field and the integer after it (version 3), which takes its second
+ * guess from the hex value's entry and leaves its value there: the entry
+ * (a) is a local of the op, not carried from the op of one field to the
+ * next's in memory.
+ */
+#define HEX_GUESS(sign)                                                                            \
+	do {                                                                                       \
+		struct daux a = { 0, 0, 0 };                                                       \
+                                                                                                   \
+		if ((ret = dec_hex(d, m, &st, f->col, f->hi, f->last, &v, &a, p, DEC_SPLIT)))      \
+			return ret;                                                                \
+		st64(o + off, v);                                                                  \
+		off += f->size;                                                                    \
+		f++;                                                                               \
+		if (dcol_get(f->col, f->hi, &v, DEC_SPLIT))                                        \
+			return bad(d, "field column cut", p);                                      \
+		v = pred_value_g(&d->pred, f->name, v, a.g);                                       \
+		m->val[a.pos].aux[a.l] = aux_of(v);                                                \
+		if (sign)                                                                          \
+			v = (uint64_t)unzig(v);                                                    \
+		NEXT_FIELD();                                                                      \
+	} while (0)
+hug:
+		HEX_GUESS(0);
+hsg:
+		HEX_GUESS(1);
+#undef HEX_GUESS
+u:
+		if (dcol_get(f->col, f->hi, &v, DEC_SPLIT))
+			return bad(d, "field column cut", p);
+		v = pred_value(&d->pred, f->name, v);
+		NEXT_FIELD();
+s:
+		if (dcol_get(f->col, f->hi, &v, DEC_SPLIT))
+			return bad(d, "field column cut", p);
+		v = (uint64_t)unzig(pred_value(&d->pred, f->name, v));
+		NEXT_FIELD();
+u1:
+		if (dcol_get(f->col, f->hi, &v, DEC_SPLIT))
+			return bad(d, "field column cut", p);
+		NEXT_FIELD();
+s1:
+		if (dcol_get(f->col, f->hi, &v, DEC_SPLIT))
+			return bad(d, "field column cut", p);
+		v = (uint64_t)unzig(v);
+		NEXT_FIELD();
+str:
+		if (dec_str(f->col, o, len, &off))
+			return bad(d, "string past its packet or column", p);
+		f++;
+		goto * f->go;
+arr:
+		if (dec_arr(f->col, o, len, &off))
+			return bad(d, "array past its packet or column", p);
+		f++;
+		goto * f->go;
+end:;
+	}
+#undef NEXT_FIELD
+	dpos_keep(&st, m);
+	return off == len ? 0 : bad(d, "events past their packet", p);
+}
