@@ -12,9 +12,10 @@ static __attribute__((noinline)) int DEC_EVENTS(struct pk_dec *d, uint8_t *o, si
 						uint64_t ts, uint32_t p)
 {
 	static const void *const go[] = {
-		[D_HEX] = &&hex, [D_U] = &&u,	[D_S] = &&s,	 [D_HUG] = &&hug, [D_HSG] = &&hsg,
-		[D_U1] = &&u1,	 [D_S1] = &&s1, [D_STR] = &&str, [D_ARR] = &&arr, [D_END] = &&end,
-	}; /* D_UG and D_SG are done by the D_HUG or D_HSG before */
+		[D_HEX] = &&hex, [D_U] = &&u,	  [D_S] = &&s,	   [D_HUG] = &&hug,
+		[D_HSG] = &&hsg, [D_U1] = &&u1,	  [D_S1] = &&s1,   [D_STR] = &&str,
+		[D_ARR] = &&arr, [D_END] = &&end, [D_UG] = &&lone, [D_SG] = &&lone,
+	}; /* D_UG and D_SG are done by the D_HUG or D_HSG before: alone, a plan gone wrong */
 	struct dcol *evid = &d->col[K_EVID], *evh = evid->hi ? evid->hi : &d->nohi;
 	struct dmtf *m = d->cur;
 	const struct dfield *f;
@@ -136,6 +137,8 @@ arr:
 			return bad(d, "array past its packet or column", p);
 		f++;
 		goto * f->go;
+lone:
+		return bad(d, "a guessed field without its hex field (a decoder's plan)", p);
 end:;
 	}
 #undef NEXT_FIELD
