@@ -240,7 +240,7 @@ static inline void mtf_reset(struct mtf *m)
  * block are numbered as their first coded packets come; the first
  * PK_NSTREAMS - 1 have lists of their own, the others share the last
  * pair, so a block of thousands of streams costs each side at most
- * PK_NSTREAMS pairs of lists (about 74 KiB each for the coder, 256 KiB for
+ * PK_NSTREAMS pairs of lists (about 74 KiB each for the coder, 192 KiB for
  * the decoder).  A pair is emptied when a stream is given it.  Blocks of
  * versions 1 and 2 have one pair for all their packets (every stream is 0).
  */
