@@ -166,12 +166,13 @@ static int rp_grow_array(void **a, size_t *cap, size_t need, size_t size)
  */
 #define RP_HOT static inline __attribute__((always_inline))
 
-static __attribute__((noinline)) struct rp_site *rp_site_slow(struct rp *rp, uint32_t bt)
+static __attribute__((noinline)) long rp_site_slow(struct rp *rp, uint32_t bt)
 {
 	struct rp_priv *p = rp_p(rp);
 	long i = rp_index(&p->site_idx, bt, rp->nsites);
-	if (i < 0)
-		return NULL;
+
+	if (i < 0 || i >= RP_OUT)
+		return -ENOMEM;
 	if (bt < RP_SITE_FAST_MAX && i < UINT32_MAX - 1 &&
 	    !rp_grow_array((void **)&p->site_fast, &p->site_fastcap, (size_t)bt + 1,
 			   sizeof(*p->site_fast)))
@@ -179,19 +180,23 @@ static __attribute__((noinline)) struct rp_site *rp_site_slow(struct rp *rp, uin
 	if ((size_t)i == rp->nsites) {
 		if (rp_grow_array((void **)&rp->sites, &p->sitecap, rp->nsites + 1,
 				  sizeof(*rp->sites)))
-			return NULL;
+			return -ENOMEM;
 		rp->sites[rp->nsites++].bt = bt;
 	}
-	return &rp->sites[i];
+	return i;
 }
 
-RP_HOT struct rp_site *rp_site(struct rp *rp, uint32_t bt)
+/*
+ * The index of the site of backtrace bt (what blocks keep in val, not
+ * worked out from a pointer), or -ENOMEM.
+ */
+RP_HOT long rp_site(struct rp *rp, uint32_t bt)
 {
 	struct rp_priv *p = rp_p(rp);
 
 	/* ids are handed out from 1 up: small ones index an array, no hashing */
 	if (bt < p->site_fastcap && p->site_fast[bt])
-		return &rp->sites[p->site_fast[bt] - 1];
+		return (long)p->site_fast[bt] - 1;
 	return rp_site_slow(rp, bt);
 }
 
@@ -465,12 +470,14 @@ RP_HOT int rp_alloc(struct rp *rp, const struct evs_event *e, uint64_t addr, uin
 	struct live_ent *b;
 	bool fresh;
 	int in = rp_through(rp, bt);
+	long i;
 
 	if (in <= 0)
 		return in < 0 ? in : rp_alloc_out(rp, e, addr, size);
-	s = rp_site(rp, bt);
-	if (!s)
+	i = rp_site(rp, bt);
+	if (i < 0)
 		return -ENOMEM;
+	s = &rp->sites[i];
 	b = live_make(&rp_p(rp)->l, LIVE_MEM, addr, NULL, &fresh);
 	if (!b)
 		return -ENOMEM;
@@ -481,7 +488,7 @@ RP_HOT int rp_alloc(struct rp *rp, const struct evs_event *e, uint64_t addr, uin
 	}
 	b->size = size;
 	b->ns = rp_ns(rp_p(rp), e->ts);
-	b->val = (uint32_t)(s - rp->sites);
+	b->val = (uint32_t)i;
 	rp_touch(rp, s);
 	s->count++;
 	s->bytes += size;
