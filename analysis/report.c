@@ -93,19 +93,20 @@ struct rp_priv {
 	/*
 	 * The series bucket of the last sample, and its times [lo, hi) in ns
 	 * (none: lo > hi); tlo, thi: ticks in it (none: tlo > thi), which
-	 * rp_point_at tests.
+	 * rp_point_at tests as ts - tlo < tspan (thi - tlo, 0: none).
 	 */
 	struct rp_point *s_pt;
 	int64_t s_lo, s_hi;
-	uint64_t s_tlo, s_thi;
+	uint64_t s_tlo, s_thi, s_tspan;
 	/*
 	 * The pass reads events without ns (live_run without ns) and converts
 	 * the ticks of src's clock where ns are needed (rp_ns): blocks keep
 	 * ns.  From lin_base up to lin_hi the clock is the line of
-	 * evs_clock_line (rate lin_mult); lin_hi 0: nowhere.
+	 * evs_clock_line (rate lin_mult); lin_hi 0: nowhere.  lin_span:
+	 * lin_hi - lin_base (0: nowhere), for rp_ns's one compare.
 	 */
 	const struct evs *src;
-	uint64_t lin_base, lin_hi, lin_mult;
+	uint64_t lin_base, lin_hi, lin_mult, lin_span;
 	int64_t lin_ns;
 	/* --through: only what stacks through its patterns made counts (rp_set_through) */
 	struct thr *thr;
@@ -412,7 +413,8 @@ RP_HOT int64_t rp_ns(const struct rp_priv *p, uint64_t ts)
 {
 	uint64_t x = ts - p->lin_base;
 
-	if (__builtin_expect(ts >= p->lin_base && ts < p->lin_hi, 1))
+	/* lin_base <= ts < lin_hi, one compare */
+	if (__builtin_expect(x < p->lin_span, 1))
 		return p->lin_ns + (int64_t)(((unsigned __int128)x * p->lin_mult) >> 32);
 	return rp_ns_slow(p, ts);
 }
@@ -632,6 +634,7 @@ static void rp_series_merge(struct rp *rp)
 	rp_p(rp)->s_hi = INT64_MIN;
 	rp_p(rp)->s_tlo = UINT64_MAX;
 	rp_p(rp)->s_thi = 0;
+	rp_p(rp)->s_tspan = 0;
 }
 
 /*
@@ -647,6 +650,7 @@ static void rp_point_ticks(struct rp_priv *p, uint64_t ts, int64_t ns)
 
 	p->s_tlo = UINT64_MAX;
 	p->s_thi = 0;
+	p->s_tspan = 0;
 	if (p->s_lo > p->s_hi || ns < p->s_lo || ns >= p->s_hi || ts < p->lin_base || ts >= hi)
 		return;
 	/* s_hi > ns >= lin_ns: the difference fits 64 bits */
@@ -659,6 +663,7 @@ static void rp_point_ticks(struct rp_priv *p, uint64_t ts, int64_t ns)
 		return;
 	p->s_tlo = ts;
 	p->s_thi = hi;
+	p->s_tspan = hi - ts; /* hi > ts */
 }
 
 /*
@@ -736,7 +741,7 @@ RP_HOT struct rp_point *rp_point_at(struct rp *rp, uint64_t ts)
 {
 	struct rp_priv *p = rp_p(rp);
 
-	if (ts >= p->s_tlo && ts < p->s_thi)
+	if (ts - p->s_tlo < p->s_tspan) /* s_tlo <= ts < s_thi, one compare */
 		return p->s_pt; /* the last event's bucket, the last one: no division */
 	return rp_point_slow(rp, ts);
 }
@@ -1199,6 +1204,7 @@ static void rp_clock(struct rp_priv *p, const struct evs *s)
 	p->src = s;
 	if (!evs_clock_line(s, &p->lin_base, &p->lin_ns, &p->lin_mult, &p->lin_hi))
 		p->lin_hi = 0;
+	p->lin_span = p->lin_hi > p->lin_base ? p->lin_hi - p->lin_base : 0;
 }
 
 int rp_run(struct rp *rp, struct evs *s, char *err, size_t errlen)
