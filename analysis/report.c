@@ -257,16 +257,31 @@ RP_HOT struct rp_tc *rp_thread(struct rp *rp, uint32_t stream, int32_t tid)
 }
 
 /*
+ * During the pass a site's live_count and live_bytes hold what left it
+ * (blocks freed or replaced, bytes unmapped), so that an allocation adds
+ * to two counters, not four: what is live is count and bytes less those
+ * (modulo 2^64, as the counts were), made so by rp_finish.
+ */
+static void rp_site_live(struct rp_site *s, uint64_t *count, uint64_t *bytes)
+{
+	*count = s->count - s->live_count;
+	*bytes = s->bytes - s->live_bytes;
+}
+
+/*
  * The site is about to change: keep what it held at the peak, when it did
  * not change since (a store only then, not every event).
  */
+static __attribute__((noinline)) void rp_touch_slow(struct rp *rp, struct rp_site *s)
+{
+	rp_site_live(s, &s->peak_count, &s->peak_bytes);
+	s->mod_gen = rp_p(rp)->peak_gen;
+}
+
 RP_HOT void rp_touch(struct rp *rp, struct rp_site *s)
 {
-	if (__builtin_expect(s->mod_gen != rp_p(rp)->peak_gen, 0)) {
-		s->peak_bytes = s->live_bytes;
-		s->peak_count = s->live_count;
-		s->mod_gen = rp_p(rp)->peak_gen;
-	}
+	if (__builtin_expect(s->mod_gen != rp_p(rp)->peak_gen, 0))
+		rp_touch_slow(rp, s); /* out of line: its loads are not hoisted into every event */
 }
 
 const uint64_t *rp_bt(const struct rp *rp, uint32_t id, uint32_t *n)
@@ -392,8 +407,8 @@ RP_HOT void rp_unlive(struct rp *rp, uint32_t val, uint64_t size)
 	struct rp_site *s = &rp->sites[val];
 
 	rp_touch(rp, s);
-	s->live_count--;
-	s->live_bytes -= size;
+	s->live_count++; /* gone (rp_site_live) */
+	s->live_bytes += size;
 	rp->live_count--;
 	rp->live_bytes -= size;
 }
@@ -492,10 +507,8 @@ RP_HOT int rp_alloc(struct rp *rp, const struct evs_event *e, uint64_t addr, uin
 	b->ns = rp_ns(rp_p(rp), e->ts);
 	b->val = (uint32_t)i;
 	rp_touch(rp, s);
-	s->count++;
+	s->count++; /* and live (rp_site_live) */
 	s->bytes += size;
-	s->live_count++;
-	s->live_bytes += size;
 	rp->allocs++;
 	rp->alloc_bytes += size;
 	rp->live_count++;
@@ -541,7 +554,7 @@ static int rp_cut(void *arg, const struct live_cut *c)
 	s = &rp->sites[b->val];
 	rp_touch(rp, s);
 	b->size -= gone;
-	s->live_bytes -= gone;
+	s->live_bytes += gone; /* gone (rp_site_live) */
 	rp->live_bytes -= gone;
 	rp->freed_bytes += gone;
 	rp_p(rp)->cut_t->freed_bytes += gone;
@@ -1150,6 +1163,7 @@ static void rp_finish(struct rp *rp)
 	for (size_t i = 0; i < rp->nsites; i++) {
 		struct rp_site *s = &rp->sites[i];
 
+		rp_site_live(s, &s->live_count, &s->live_bytes);
 		if (s->mod_gen != p->peak_gen) {
 			s->peak_bytes = s->live_bytes;
 			s->peak_count = s->live_count;
