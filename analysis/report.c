@@ -412,6 +412,16 @@ RP_HOT unsigned rp_life_bucket(const struct rp_priv *p, int64_t ns)
 	return p->life_base[j] + (v >= p->life_thr[j]);
 }
 
+/*
+ * The blocks live now: each allocation counted made one, each free and
+ * each block made again while live (replaced) took one; kept as those
+ * counts, not one more counter an event.
+ */
+static uint64_t rp_live_count(const struct rp *rp)
+{
+	return rp->allocs - rp->frees - rp->replaced;
+}
+
 /* A block of site val and size bytes (live) stops counting as live, at its site and in all. */
 RP_HOT void rp_unlive(struct rp *rp, uint32_t val, uint64_t size)
 {
@@ -420,7 +430,6 @@ RP_HOT void rp_unlive(struct rp *rp, uint32_t val, uint64_t size)
 	rp_touch(rp, s);
 	s->live_count++; /* gone (rp_site_live) */
 	s->live_bytes += size;
-	rp->live_count--;
 	rp->live_bytes -= size;
 }
 
@@ -522,7 +531,6 @@ RP_HOT int rp_alloc(struct rp *rp, const struct evs_event *e, uint64_t addr, uin
 	s->bytes += size;
 	rp->allocs++;
 	rp->alloc_bytes += size;
-	rp->live_count++;
 	rp->live_bytes += size;
 	rp->hist[rp_size_bucket(size)].count++;
 	rp->hist[rp_size_bucket(size)].bytes += size;
@@ -530,7 +538,7 @@ RP_HOT int rp_alloc(struct rp *rp, const struct evs_event *e, uint64_t addr, uin
 	t->bytes += size;
 	if (rp->live_bytes > rp->peak_bytes) {
 		rp->peak_bytes = rp->live_bytes;
-		rp->peak_count = rp->live_count;
+		rp->peak_count = rp_live_count(rp);
 		rp->peak_ns = rp_ns(rp_p(rp), e->ts);
 		rp->peak_event = rp->events;
 		rp_p(rp)->peak_gen++; /* after this event's touches */
@@ -1169,6 +1177,7 @@ static void rp_finish(struct rp *rp)
 	struct rp_priv *p = rp_p(rp);
 
 	rp_series_flush(rp);
+	rp->live_count = rp_live_count(rp);
 	for (uint32_t i = 0; i <= p->nstreams; i++)
 		rp_tc_flush(rp, &p->by_stream[i]);
 	for (size_t i = 0; i < rp->nsites; i++) {
