@@ -327,9 +327,14 @@ static __attribute__((noinline)) int rp_through_slow(struct rp *rp, uint32_t bt)
 	return thr_want(rp_p(rp)->thr, rp_p(rp)->sym, bt, f, n);
 }
 
-RP_HOT int rp_through(struct rp *rp, uint32_t bt)
+/*
+ * The same, in a pass with (thr) or without the filter: a constant where
+ * the pass is inlined, which has one copy of each (rp_event_all,
+ * rp_event_thr), so that without it the tests fold away.
+ */
+RP_HOT int rp_through(struct rp *rp, uint32_t bt, bool thr)
 {
-	return __builtin_expect(!rp_p(rp)->thr, 1) ? 1 : rp_through_slow(rp, bt);
+	return thr ? rp_through_slow(rp, bt) : 1;
 }
 
 /* ---- memory --------------------------------------------------------------------------- */
@@ -466,11 +471,11 @@ RP_HOT int64_t rp_life(int64_t made, int64_t gone)
 
 /* A block of site val and size bytes made at ns made, released at time ns by thread t. */
 RP_HOT void rp_release(struct rp *rp, uint32_t val, uint64_t size, int64_t made, int64_t ns,
-		       struct rp_tc *t)
+		       struct rp_tc *t, bool thr)
 {
 	struct rp_bucket *b = &rp->life[rp_life_bucket(rp_p(rp), rp_life(made, ns))];
 
-	if (__builtin_expect(val == RP_OUT, 0))
+	if (thr && __builtin_expect(val == RP_OUT, 0))
 		return; /* left out by --through */
 	rp_unlive(rp, val, size);
 	b->count++;
@@ -501,12 +506,12 @@ static __attribute__((noinline)) int rp_alloc_out(struct rp *rp, const struct ev
 }
 
 RP_HOT int rp_alloc(struct rp *rp, const struct evs_event *e, uint64_t addr, uint64_t size,
-		    uint32_t bt, struct rp_tc *t)
+		    uint32_t bt, struct rp_tc *t, bool thr)
 {
 	struct rp_site *s;
 	struct live_ent *b;
 	bool fresh;
-	int in = rp_through(rp, bt);
+	int in = rp_through(rp, bt, thr);
 	long i;
 
 	if (in <= 0)
@@ -563,7 +568,7 @@ static int rp_cut(void *arg, const struct live_cut *c)
 	if (gone >= b->size) {
 		live_release(&rp_p(rp)->l, LIVE_MEM, c->origin, &old);
 		rp_release(rp, old.val, old.size, old.ns, rp_ns(rp_p(rp), rp_p(rp)->cut_e->ts),
-			   rp_p(rp)->cut_t);
+			   rp_p(rp)->cut_t, true);
 		return 0;
 	}
 	if (b->val == RP_OUT) {
@@ -596,7 +601,7 @@ static int rp_unmap(struct rp *rp, const struct evs_event *e, uint64_t addr, uin
 }
 
 RP_HOT void rp_free_addr(struct rp *rp, const struct evs_event *e, uint64_t addr,
-			 struct rp_tc *t)
+			 struct rp_tc *t, bool thr)
 {
 	struct hmap *m = &rp_p(rp)->l.t[LIVE_MEM];
 	const struct live_piece *p;
@@ -612,7 +617,7 @@ RP_HOT void rp_free_addr(struct rp *rp, const struct evs_event *e, uint64_t addr
 		int64_t made = b->ns;
 
 		hmap_del(m, sizeof(*b), b);
-		rp_release(rp, val, size, made, rp_ns(rp_p(rp), e->ts), t);
+		rp_release(rp, val, size, made, rp_ns(rp_p(rp), e->ts), t, thr);
 	} else if ((p = live_maps_at(&rp_p(rp)->l.maps, addr))) /* a trace from before mem:unmap */
 		rp_unmap(rp, e, p->start, p->end - p->start, RIP_MEM_MUNMAP, t);
 	else
@@ -631,7 +636,7 @@ static int rp_map(struct rp *rp, const struct evs_event *e, uint64_t addr, uint6
 	key = live_map_key(&rp_p(rp)->l.maps);
 	if (live_maps_add(&rp_p(rp)->l.maps, addr, size, key))
 		return -ENOMEM;
-	return rp_alloc(rp, e, key, size, bt, t);
+	return rp_alloc(rp, e, key, size, bt, t, rp->through);
 }
 
 /* Halve the resolution of the series: bucket i takes buckets 2i and 2i + 1. */
@@ -962,12 +967,12 @@ static int rp_shm_attach(struct rp *rp, uint64_t addr, uint64_t size)
 
 /* A memory event of role role (d->role, a constant where this is inlined). */
 RP_HOT int rp_mem_event(struct rp *rp, const struct evs_event *e, const struct role_res *d,
-			int role)
+			int role, bool thr)
 {
 	struct rp_tc *t;
 
 	if (role == ROLE_MEM_ALLOC && !d->key) {
-		rp->failed += rp_through(rp, d->bt) > 0;
+		rp->failed += rp_through(rp, d->bt, thr) > 0;
 		return 0;
 	}
 	t = rp_thread(rp, e->stream, e->tid);
@@ -977,33 +982,33 @@ RP_HOT int rp_mem_event(struct rp *rp, const struct evs_event *e, const struct r
 	case ROLE_MEM_ALLOC:
 		if (live_is_mapping(d->kind))
 			return rp_map(rp, e, d->key, d->size, d->bt, t);
-		return rp_alloc(rp, e, d->key, d->size, d->bt, t);
+		return rp_alloc(rp, e, d->key, d->size, d->bt, t, thr);
 	case ROLE_MEM_UNMAP:
 		return rp_unmap(rp, e, d->key, d->size, d->kind, t);
 	case ROLE_MEM_FREE:
-		rp_free_addr(rp, e, d->key, t);
+		rp_free_addr(rp, e, d->key, t, thr);
 		return 0;
 	case ROLE_MEM_REALLOC:
 		/* old 0: an allocation; addr 0 and size 0: a free of old; addr 0: failed */
 		if (!d->key && d->size) {
-			rp->failed += rp_through(rp, d->bt) > 0;
+			rp->failed += rp_through(rp, d->bt, thr) > 0;
 			return 0;
 		}
-		rp_free_addr(rp, e, d->old, t);
+		rp_free_addr(rp, e, d->old, t, thr);
 		if (!d->key)
 			return 0;
-		rp->reallocs += rp_through(rp, d->bt) > 0; /* kept: asked again in rp_alloc */
-		return rp_alloc(rp, e, d->key, d->size, d->bt, t);
+		rp->reallocs += rp_through(rp, d->bt, thr) > 0; /* kept: asked again in rp_alloc */
+		return rp_alloc(rp, e, d->key, d->size, d->bt, t, thr);
 	}
 	return 0;
 }
 
 /* A memory event, counted in its series point. */
 RP_HOT int rp_mem_turn(struct rp *rp, const struct evs_event *e, const struct role_res *d,
-		       int role)
+		       int role, bool thr)
 {
 	struct rp_point *pt = rp_point_at(rp, e->ts);
-	int ret = rp_mem_event(rp, e, d, role);
+	int ret = rp_mem_event(rp, e, d, role, thr);
 
 	if (!ret)
 		rp_sample(rp, pt);
@@ -1112,24 +1117,23 @@ static __attribute__((noinline)) int rp_module(struct rp *rp, const struct evs_e
 	return 0;
 }
 
-/* always_inline: live_run and live_run_held call it, each as fast as one */
-static inline __attribute__((always_inline)) int rp_event(void *arg, const struct evs_event *e,
-							  const struct role_res *d)
+/* always_inline: live_run and live_run_held call it, each as fast as one; thr: rp->through */
+RP_HOT int rp_event(void *arg, const struct evs_event *e, const struct role_res *d, bool thr)
 {
 	struct rp *rp = arg;
 
 	/* one dispatch on the role: each case passes it on as a constant */
 	switch (d->role) {
 	case ROLE_MEM_ALLOC:
-		return rp_mem_turn(rp, e, d, ROLE_MEM_ALLOC);
+		return rp_mem_turn(rp, e, d, ROLE_MEM_ALLOC, thr);
 	case ROLE_MEM_FREE:
-		return rp_mem_turn(rp, e, d, ROLE_MEM_FREE);
+		return rp_mem_turn(rp, e, d, ROLE_MEM_FREE, thr);
 	case ROLE_MEM_REALLOC:
-		return rp_mem_turn(rp, e, d, ROLE_MEM_REALLOC);
+		return rp_mem_turn(rp, e, d, ROLE_MEM_REALLOC, thr);
 	case ROLE_MEM_UNMAP:
-		return rp_mem_turn(rp, e, d, ROLE_MEM_UNMAP);
+		return rp_mem_turn(rp, e, d, ROLE_MEM_UNMAP, thr);
 	}
-	if (rp->through)
+	if (thr)
 		return 0; /* --through: memory only (descriptors and shared memory not counted) */
 	switch (d->role) {
 	case ROLE_FD_OPEN:
@@ -1161,15 +1165,38 @@ static inline __attribute__((always_inline)) int rp_event(void *arg, const struc
 	return 0;
 }
 
+/* The pass without --through, and with it (rp_set_through): each its own copy. */
+static inline __attribute__((always_inline)) int rp_event_all(void *arg, const struct evs_event *e,
+							      const struct role_res *d)
+{
+	return rp_event(arg, e, d, false);
+}
+
+static inline __attribute__((always_inline)) int rp_event_thr(void *arg, const struct evs_event *e,
+							      const struct role_res *d)
+{
+	return rp_event(arg, e, d, true);
+}
+
 /* The rest of the pass once the table of blocks is big (live_run_held), out of line. */
-static __attribute__((noinline)) int rp_held(void *arg, struct evs *s, struct evs_event *e,
-					     struct role_res *d, int role, int *fail, char *err,
-					     size_t errlen)
+static __attribute__((noinline)) int rp_held_all(void *arg, struct evs *s, struct evs_event *e,
+						 struct role_res *d, int role, int *fail, char *err,
+						 size_t errlen)
 {
 	struct rp *rp = arg;
 
-	return live_run_held(&rp_p(rp)->l, s, &rp->tr, rp_event, rp, e, d, role, fail, err, errlen,
-			     false);
+	return live_run_held(&rp_p(rp)->l, s, &rp->tr, rp_event_all, rp, e, d, role, fail, err,
+			     errlen, false);
+}
+
+static __attribute__((noinline)) int rp_held_thr(void *arg, struct evs *s, struct evs_event *e,
+						 struct role_res *d, int role, int *fail, char *err,
+						 size_t errlen)
+{
+	struct rp *rp = arg;
+
+	return live_run_held(&rp_p(rp)->l, s, &rp->tr, rp_event_thr, rp, e, d, role, fail, err,
+			     errlen, false);
 }
 
 static void rp_finish(struct rp *rp)
@@ -1259,7 +1286,12 @@ int rp_run(struct rp *rp, struct evs *s, char *err, size_t errlen)
 		rp_p(rp)->by_stream[i] = (struct rp_by_stream){ .tid = RP_NO_TID };
 	rp->types = evs_types(s);
 	rp_clock(rp_p(rp), s);
-	ret = live_run(&rp_p(rp)->l, s, &rp->tr, rp_event, rp_held, rp, err, errlen, false);
+	if (rp->through)
+		ret = live_run(&rp_p(rp)->l, s, &rp->tr, rp_event_thr, rp_held_thr, rp, err, errlen,
+			       false);
+	else
+		ret = live_run(&rp_p(rp)->l, s, &rp->tr, rp_event_all, rp_held_all, rp, err, errlen,
+			       false);
 	if (!ret)
 		rp_finish(rp);
 	/* the kinds' names outlive the source */
