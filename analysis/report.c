@@ -74,15 +74,15 @@ struct rp_priv {
 	 * events at 1,000 threads).  The stream counts for its thread, and
 	 * adds to it when another thread takes it over, or the pass ends
 	 * (rp_tc_flush): one line an event (64 bytes, aligned), not the
-	 * stream's and the thread's.  nstreams + 1 of them, the last for any
-	 * stream past.
+	 * stream's and the thread's.  One for each of the source's streams
+	 * (evs_nstreams: an event's stream is below it, so it is not tested).
 	 */
 	struct rp_by_stream {
 		int64_t tid;  /* RP_NO_TID: none yet */
 		uint32_t idx; /* index of the thread */
 		struct rp_tc tc;
 	} __attribute__((aligned(64))) * by_stream;
-	uint32_t nstreams;
+	size_t nstreams;
 	uint64_t peak_gen; /* new peaks so far */
 	/*
 	 * The lifetime bucket of v by its highest bit j (rp_life_bucket):
@@ -228,16 +228,11 @@ static void rp_tc_flush(struct rp *rp, struct rp_by_stream *c)
 }
 
 /* Stream taken by thread tid (found, or added: threads are in order of first use). */
-static __attribute__((noinline)) struct rp_tc *rp_thread_slow(struct rp *rp, uint32_t stream,
-							       int32_t tid)
+static __attribute__((noinline)) struct rp_tc *rp_thread_slow(struct rp *rp,
+							       struct rp_by_stream *c, int32_t tid)
 {
 	struct rp_priv *p = rp_p(rp);
-	struct rp_by_stream *c = &p->by_stream[stream < p->nstreams ? stream : p->nstreams];
-	long i;
-
-	if (c->tid == tid)
-		return &c->tc; /* a stream past nstreams */
-	i = rp_index(&p->thread_idx, (uint32_t)tid, rp->nthreads);
+	long i = rp_index(&p->thread_idx, (uint32_t)tid, rp->nthreads);
 
 	if (i < 0 || (size_t)i > UINT32_MAX)
 		return NULL;
@@ -259,12 +254,11 @@ static __attribute__((noinline)) struct rp_tc *rp_thread_slow(struct rp *rp, uin
  */
 RP_HOT struct rp_tc *rp_thread(struct rp *rp, uint32_t stream, int32_t tid)
 {
-	struct rp_priv *p = rp_p(rp);
-	struct rp_by_stream *c = &p->by_stream[stream];
+	struct rp_by_stream *c = &rp_p(rp)->by_stream[stream]; /* stream < nstreams */
 
-	if (__builtin_expect(stream < p->nstreams && c->tid == tid, 1))
+	if (__builtin_expect(c->tid == tid, 1))
 		return &c->tc;
-	return rp_thread_slow(rp, stream, tid);
+	return rp_thread_slow(rp, c, tid);
 }
 
 /*
@@ -1205,7 +1199,7 @@ static void rp_finish(struct rp *rp)
 
 	rp_series_flush(rp);
 	rp->live_count = rp_live_count(rp);
-	for (uint32_t i = 0; i <= p->nstreams; i++)
+	for (size_t i = 0; i < p->nstreams; i++)
 		rp_tc_flush(rp, &p->by_stream[i]);
 	for (size_t i = 0; i < rp->nsites; i++) {
 		struct rp_site *s = &rp->sites[i];
@@ -1270,20 +1264,18 @@ static void rp_clock(struct rp_priv *p, const struct evs *s)
 
 int rp_run(struct rp *rp, struct evs *s, char *err, size_t errlen)
 {
-	struct evs_totals t;
+	struct rp_priv *p = rp_p(rp);
 	int ret;
 
-	evs_totals(s, &t);
-	free(rp_p(rp)->by_stream);
-	rp_p(rp)->nstreams = t.streams < UINT32_MAX ? (uint32_t)t.streams : 0;
-	rp_p(rp)->by_stream = aligned_alloc(64, (rp_p(rp)->nstreams + 1ul) *
-							sizeof(*rp_p(rp)->by_stream));
-	if (!rp_p(rp)->by_stream) {
+	free(p->by_stream);
+	p->nstreams = evs_nstreams(s); /* every event's stream is below (evsource.h) */
+	p->by_stream = aligned_alloc(64, (p->nstreams + 1) * sizeof(*p->by_stream)); /* not 0 */
+	if (!p->by_stream) {
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	for (uint32_t i = 0; i <= rp_p(rp)->nstreams; i++)
-		rp_p(rp)->by_stream[i] = (struct rp_by_stream){ .tid = RP_NO_TID };
+	for (size_t i = 0; i < p->nstreams; i++)
+		p->by_stream[i] = (struct rp_by_stream){ .tid = RP_NO_TID };
 	rp->types = evs_types(s);
 	rp_clock(rp_p(rp), s);
 	if (rp->through)
