@@ -535,13 +535,6 @@ RP_HOT int rp_alloc(struct rp *rp, const struct evs_event *e, uint64_t addr, uin
 	rp->hist[rp_size_bucket(size)].bytes += size;
 	t->allocs++;
 	t->bytes += size;
-	if (rp->live_bytes > rp->peak_bytes) {
-		rp->peak_bytes = rp->live_bytes;
-		rp->peak_count = rp_live_count(rp);
-		rp->peak_ns = rp_ns(rp_p(rp), e->ts);
-		rp->peak_event = rp->events;
-		rp_p(rp)->peak_gen++; /* after this event's touches */
-	}
 	return 0;
 }
 
@@ -778,17 +771,40 @@ RP_HOT struct rp_point *rp_point_at(struct rp *rp, uint64_t ts)
 }
 
 /*
+ * Memory event e made a new peak of heap bytes in use.  Only allocations
+ * raise the bytes, each the last thing its event does (a realloc frees
+ * first, a mapping unmaps what was there first), so the end of the event
+ * is where the pass looked after each allocation; and every bucket's
+ * maximum is at most the peak, so a new peak is a new maximum of its
+ * bucket (rp_sample).  (Should the bytes in use wrap 64 bits, sizes no
+ * program has, the peak is the largest of the bytes after each event, a
+ * free's too.)
+ */
+static __attribute__((noinline)) void rp_peak(struct rp *rp, const struct evs_event *e)
+{
+	rp->peak_bytes = rp->live_bytes;
+	rp->peak_count = rp_live_count(rp);
+	rp->peak_ns = rp_ns(rp_p(rp), e->ts);
+	rp->peak_event = rp->events;
+	rp_p(rp)->peak_gen++; /* after this event's touches */
+}
+
+/*
  * After a memory event counted in pt: the bytes in use now.  pt came from
  * rp_point_at, which gave a bucket without events a minimum above any, and
  * its maximum is 0 (zeroed): the first sample is both, with no test of
  * pt->events.
  */
-RP_HOT void rp_sample(struct rp *rp, struct rp_point *pt)
+RP_HOT void rp_sample(struct rp *rp, struct rp_point *pt, const struct evs_event *e)
 {
 	if (rp->live_bytes < pt->min_bytes)
 		pt->min_bytes = rp->live_bytes;
-	if (rp->live_bytes > pt->max_bytes)
+	if (rp->live_bytes > pt->max_bytes) {
 		pt->max_bytes = rp->live_bytes;
+		/* a new peak is a new maximum of its bucket: no test of the peak otherwise */
+		if (rp->live_bytes > rp->peak_bytes)
+			rp_peak(rp, e);
+	}
 	rp_p(rp)->mem_events++; /* the rest of pt: rp_series_flush */
 }
 
@@ -1005,7 +1021,7 @@ RP_HOT int rp_mem_turn(struct rp *rp, const struct evs_event *e, const struct ro
 	int ret = rp_mem_event(rp, e, d, role, thr);
 
 	if (!ret)
-		rp_sample(rp, pt);
+		rp_sample(rp, pt, e);
 	return ret;
 }
 
