@@ -17,6 +17,17 @@
  * starts at 1 us and doubles, merging adjacent pairs, whenever the trace
  * outgrows them: bounded, O(1) per event amortized.
  */
+/*
+ * GCC's SLP vectorizer made the pass's pairs of counters and its copies of
+ * events into 16-byte loads, adds and stores with the shuffles between
+ * them: without it the pass took 877.3M -> 833.3M instructions on rip
+ * report a1 (callgrind), here and in what live.h, hmap.h and evsource.h
+ * inline into it.  Before every include, so that the file's functions and
+ * the inline ones they call are built alike.
+ */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("no-tree-slp-vectorize")
+#endif
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,6 +44,14 @@
 #include "read/sym.h"
 
 /* ---- state --------------------------------------------------------------------------- */
+
+/* What a thread did, counted by its stream (struct rp_by_stream) until added to struct rp_thread. */
+struct rp_tc {
+	uint64_t allocs, bytes;	     /* allocations made by the thread */
+	uint64_t frees, freed_bytes; /* blocks it freed (that were seen allocated) */
+};
+
+#define RP_NO_TID INT64_MIN /* a stream not bound to a thread yet: no tid is that */
 
 struct rp_priv {
 	struct live l;		 /* blocks (val: index of the site), descriptors, segments, maps */
@@ -52,15 +71,26 @@ struct rp_priv {
 	 * By stream, not by the last event, since with many threads the lead
 	 * changes every few events, and a test of "same thread as the last
 	 * event" was a branch mispredicted at each change (288,000 in 2M
-	 * events at 1,000 threads).
+	 * events at 1,000 threads).  The stream counts for its thread, and
+	 * adds to it when another thread takes it over, or the pass ends
+	 * (rp_tc_flush): one line an event (64 bytes, aligned), not the
+	 * stream's and the thread's.  One for each of the source's streams
+	 * (evs_nstreams: an event's stream is below it, so it is not tested).
 	 */
 	struct rp_by_stream {
-		int32_t tid;
-		uint32_t idx;	     /* index of the thread */
-		struct rp_thread *t; /* &rp->threads[idx] (moved with it), NULL: none yet */
-	} *by_stream;
-	uint32_t nstreams;
+		int64_t tid;  /* RP_NO_TID: none yet */
+		uint32_t idx; /* index of the thread */
+		struct rp_tc tc;
+	} __attribute__((aligned(64))) * by_stream;
+	size_t nstreams;
 	uint64_t peak_gen; /* new peaks so far */
+	/*
+	 * The lifetime bucket of v by its highest bit j (rp_life_bucket):
+	 * life_base[j], plus one from life_thr[j] up, the limit inside
+	 * [2^j, 2^(j+1)) when there is one (UINT64_MAX when not).
+	 */
+	uint64_t life_thr[64];
+	uint8_t life_base[64];
 	/*
 	 * The series' last bucket takes every memory event (rp_point_slow);
 	 * its counts of events, allocations and frees are worked out from
@@ -70,23 +100,24 @@ struct rp_priv {
 	uint64_t mem_events; /* memory events sampled */
 	uint64_t sb_events, sb_allocs, sb_alloc_bytes, sb_frees;
 	const struct evs_event *cut_e; /* the mem:unmap (or mapping) being counted, for rp_cut */
-	struct rp_thread *cut_t;	 /* its thread */
+	struct rp_tc *cut_t;		 /* its thread's counts */
 	/*
 	 * The series bucket of the last sample, and its times [lo, hi) in ns
 	 * (none: lo > hi); tlo, thi: ticks in it (none: tlo > thi), which
-	 * rp_point_at tests.
+	 * rp_point_at tests as ts - tlo < tspan (thi - tlo, 0: none).
 	 */
 	struct rp_point *s_pt;
 	int64_t s_lo, s_hi;
-	uint64_t s_tlo, s_thi;
+	uint64_t s_tlo, s_thi, s_tspan;
 	/*
 	 * The pass reads events without ns (live_run without ns) and converts
 	 * the ticks of src's clock where ns are needed (rp_ns): blocks keep
 	 * ns.  From lin_base up to lin_hi the clock is the line of
-	 * evs_clock_line (rate lin_mult); lin_hi 0: nowhere.
+	 * evs_clock_line (rate lin_mult); lin_hi 0: nowhere.  lin_span:
+	 * lin_hi - lin_base (0: nowhere), for rp_ns's one compare.
 	 */
 	const struct evs *src;
-	uint64_t lin_base, lin_hi, lin_mult;
+	uint64_t lin_base, lin_hi, lin_mult, lin_span;
 	int64_t lin_ns;
 	/* --through: only what stacks through its patterns made counts (rp_set_through) */
 	struct thr *thr;
@@ -147,12 +178,13 @@ static int rp_grow_array(void **a, size_t *cap, size_t need, size_t size)
  */
 #define RP_HOT static inline __attribute__((always_inline))
 
-static __attribute__((noinline)) struct rp_site *rp_site_slow(struct rp *rp, uint32_t bt)
+static __attribute__((noinline)) long rp_site_slow(struct rp *rp, uint32_t bt)
 {
 	struct rp_priv *p = rp_p(rp);
 	long i = rp_index(&p->site_idx, bt, rp->nsites);
-	if (i < 0)
-		return NULL;
+
+	if (i < 0 || i >= RP_OUT)
+		return -ENOMEM;
 	if (bt < RP_SITE_FAST_MAX && i < UINT32_MAX - 1 &&
 	    !rp_grow_array((void **)&p->site_fast, &p->site_fastcap, (size_t)bt + 1,
 			   sizeof(*p->site_fast)))
@@ -160,78 +192,101 @@ static __attribute__((noinline)) struct rp_site *rp_site_slow(struct rp *rp, uin
 	if ((size_t)i == rp->nsites) {
 		if (rp_grow_array((void **)&rp->sites, &p->sitecap, rp->nsites + 1,
 				  sizeof(*rp->sites)))
-			return NULL;
+			return -ENOMEM;
 		rp->sites[rp->nsites++].bt = bt;
 	}
-	return &rp->sites[i];
+	return i;
 }
 
-RP_HOT struct rp_site *rp_site(struct rp *rp, uint32_t bt)
+/*
+ * The index of the site of backtrace bt (what blocks keep in val, not
+ * worked out from a pointer), or -ENOMEM.
+ */
+RP_HOT long rp_site(struct rp *rp, uint32_t bt)
 {
 	struct rp_priv *p = rp_p(rp);
 
 	/* ids are handed out from 1 up: small ones index an array, no hashing */
 	if (bt < p->site_fastcap && p->site_fast[bt])
-		return &rp->sites[p->site_fast[bt] - 1];
+		return (long)p->site_fast[bt] - 1;
 	return rp_site_slow(rp, bt);
 }
 
-static __attribute__((noinline)) struct rp_thread *rp_thread_slow(struct rp *rp,
-								   uint32_t stream, int32_t tid)
+/* What stream entry c counted, added to its thread. */
+static void rp_tc_flush(struct rp *rp, struct rp_by_stream *c)
+{
+	struct rp_thread *t;
+
+	if (c->tid == RP_NO_TID)
+		return;
+	t = &rp->threads[c->idx];
+	t->allocs += c->tc.allocs;
+	t->bytes += c->tc.bytes;
+	t->frees += c->tc.frees;
+	t->freed_bytes += c->tc.freed_bytes;
+	c->tc = (struct rp_tc){ 0 };
+}
+
+/* Stream taken by thread tid (found, or added: threads are in order of first use). */
+static __attribute__((noinline)) struct rp_tc *rp_thread_slow(struct rp *rp,
+							       struct rp_by_stream *c, int32_t tid)
 {
 	struct rp_priv *p = rp_p(rp);
 	long i = rp_index(&p->thread_idx, (uint32_t)tid, rp->nthreads);
 
-	if (i < 0)
+	if (i < 0 || (size_t)i > UINT32_MAX)
 		return NULL;
 	if ((size_t)i == rp->nthreads) {
-		size_t cap = p->threadcap;
-
 		if (rp_grow_array((void **)&rp->threads, &p->threadcap, rp->nthreads + 1,
 				  sizeof(*rp->threads)))
 			return NULL;
 		rp->threads[rp->nthreads++].tid = tid;
-		/* grown (it doubles): it may have moved */
-		for (uint32_t k = 0; p->threadcap != cap && k < p->nstreams; k++)
-			if (p->by_stream[k].t)
-				p->by_stream[k].t = &rp->threads[p->by_stream[k].idx];
 	}
-	if (stream < p->nstreams && (size_t)i <= UINT32_MAX)
-		p->by_stream[stream] = (struct rp_by_stream){ .tid = tid,
-							      .idx = (uint32_t)i,
-							      .t = &rp->threads[i] };
-	return &rp->threads[i];
+	rp_tc_flush(rp, c);
+	c->tid = tid;
+	c->idx = (uint32_t)i;
+	return &c->tc;
 }
 
 /*
- * The thread of an event of stream (e->stream) by tid: the stream's last
- * one, a pointer kept up to date when the array moves (rare: it doubles),
- * so that the usual case is a compare and a load.
+ * The counts of the thread of an event of stream (e->stream) by tid: the
+ * stream's, when its last thread is this one (the usual case: a compare).
  */
-RP_HOT struct rp_thread *rp_thread(struct rp *rp, uint32_t stream, int32_t tid)
+RP_HOT struct rp_tc *rp_thread(struct rp *rp, uint32_t stream, int32_t tid)
 {
-	struct rp_priv *p = rp_p(rp);
+	struct rp_by_stream *c = &rp_p(rp)->by_stream[stream]; /* stream < nstreams */
 
-	if (__builtin_expect(stream < p->nstreams, 1)) {
-		const struct rp_by_stream *c = &p->by_stream[stream];
+	if (__builtin_expect(c->tid == tid, 1))
+		return &c->tc;
+	return rp_thread_slow(rp, c, tid);
+}
 
-		if (c->tid == tid && c->t)
-			return c->t;
-	}
-	return rp_thread_slow(rp, stream, tid);
+/*
+ * During the pass a site's live_count and live_bytes hold what left it
+ * (blocks freed or replaced, bytes unmapped), so that an allocation adds
+ * to two counters, not four: what is live is count and bytes less those
+ * (modulo 2^64, as the counts were), made so by rp_finish.
+ */
+static void rp_site_live(struct rp_site *s, uint64_t *count, uint64_t *bytes)
+{
+	*count = s->count - s->live_count;
+	*bytes = s->bytes - s->live_bytes;
 }
 
 /*
  * The site is about to change: keep what it held at the peak, when it did
  * not change since (a store only then, not every event).
  */
+static __attribute__((noinline)) void rp_touch_slow(struct rp *rp, struct rp_site *s)
+{
+	rp_site_live(s, &s->peak_count, &s->peak_bytes);
+	s->mod_gen = rp_p(rp)->peak_gen;
+}
+
 RP_HOT void rp_touch(struct rp *rp, struct rp_site *s)
 {
-	if (__builtin_expect(s->mod_gen != rp_p(rp)->peak_gen, 0)) {
-		s->peak_bytes = s->live_bytes;
-		s->peak_count = s->live_count;
-		s->mod_gen = rp_p(rp)->peak_gen;
-	}
+	if (__builtin_expect(s->mod_gen != rp_p(rp)->peak_gen, 0))
+		rp_touch_slow(rp, s); /* out of line: its loads are not hoisted into every event */
 }
 
 const uint64_t *rp_bt(const struct rp *rp, uint32_t id, uint32_t *n)
@@ -266,9 +321,14 @@ static __attribute__((noinline)) int rp_through_slow(struct rp *rp, uint32_t bt)
 	return thr_want(rp_p(rp)->thr, rp_p(rp)->sym, bt, f, n);
 }
 
-RP_HOT int rp_through(struct rp *rp, uint32_t bt)
+/*
+ * The same, in a pass with (thr) or without the filter: a constant where
+ * the pass is inlined, which has one copy of each (rp_event_all,
+ * rp_event_thr), so that without it the tests fold away.
+ */
+RP_HOT int rp_through(struct rp *rp, uint32_t bt, bool thr)
 {
-	return __builtin_expect(!rp_p(rp)->thr, 1) ? 1 : rp_through_slow(rp, bt);
+	return thr ? rp_through_slow(rp, bt) : 1;
 }
 
 /* ---- memory --------------------------------------------------------------------------- */
@@ -312,35 +372,64 @@ uint64_t rp_life_limit(unsigned k)
 }
 
 /*
- * The bucket of a lifetime: how many limits it reaches, from floor(log10)
- * without a branch, since lifetimes come in no order a predictor could
- * follow (a loop that stopped at the first limit above it mispredicted on
- * a third of the frees at 1,000 threads; counting all eight limits cost 40
- * instructions a free).  log10 from log2: bits * 1233 / 4096 is log10 of
- * 2^bits rounded down, one too many when v is below that power of ten.
+ * The tables of rp_life_bucket: a binary octave [2^j, 2^(j+1)) holds at
+ * most one limit (they are powers of ten), so the bucket of v in it is the
+ * number of limits up to 2^j, plus one if v reaches the limit inside.
  */
-RP_HOT unsigned rp_life_bucket(int64_t ns)
+static void rp_life_init(struct rp_priv *p)
 {
-	uint64_t v = (uint64_t)(ns < 0 ? 0 : ns) | 1; /* 0 and 1 share bucket 0 */
-	unsigned bits = 64u - (unsigned)__builtin_clzll(v), lg = (bits * 1233u) >> 12;
-	int k;
+	for (unsigned j = 0; j < 64; j++) {
+		uint64_t lo = 1ull << j, hi = j < 63 ? (1ull << (j + 1)) - 1 : UINT64_MAX;
 
-	lg -= v < rp_pow10[lg]; /* lg <= 19 */
-	k = (int)lg - (RP_LIFE_FIRST - 1);
-	k = k < 0 ? 0 : k;
-	return k < RP_LIFE - 1 ? (unsigned)k : RP_LIFE - 1;
+		p->life_base[j] = 0;
+		p->life_thr[j] = UINT64_MAX;
+		for (unsigned k = 0; k < RP_LIFE - 1; k++) {
+			uint64_t lim = rp_life_limit(k);
+
+			if (lim <= lo)
+				p->life_base[j]++;
+			else if (lim <= hi)
+				p->life_thr[j] = lim;
+		}
+	}
 }
 
-/* Block e (live) stops counting as live, at its site and in all. */
-RP_HOT void rp_unlive(struct rp *rp, const struct live_ent *e)
+/*
+ * The bucket of a lifetime: how many limits it reaches, without a branch,
+ * since lifetimes come in no order a predictor could follow (a loop that
+ * stopped at the first limit above it mispredicted on a third of the frees
+ * at 1,000 threads; counting all eight limits cost 40 instructions a
+ * free).  From its highest bit and one compare (rp_life_init): floor(log10)
+ * from log2 (bits * 1233 >> 12, one too many below that power of ten, then
+ * clamped to the buckets) took 6 more instructions a free.
+ */
+RP_HOT unsigned rp_life_bucket(const struct rp_priv *p, int64_t ns)
 {
-	struct rp_site *s = &rp->sites[e->val];
+	uint64_t v = (uint64_t)(ns < 0 ? 0 : ns) | 1; /* 0 and 1 share bucket 0 */
+	unsigned j = 63u - (unsigned)__builtin_clzll(v);
+
+	return p->life_base[j] + (v >= p->life_thr[j]);
+}
+
+/*
+ * The blocks live now: each allocation counted made one, each free and
+ * each block made again while live (replaced) took one; kept as those
+ * counts, not one more counter an event.
+ */
+static uint64_t rp_live_count(const struct rp *rp)
+{
+	return rp->allocs - rp->frees - rp->replaced;
+}
+
+/* A block of site val and size bytes (live) stops counting as live, at its site and in all. */
+RP_HOT void rp_unlive(struct rp *rp, uint32_t val, uint64_t size)
+{
+	struct rp_site *s = &rp->sites[val];
 
 	rp_touch(rp, s);
-	s->live_count--;
-	s->live_bytes -= e->size;
-	rp->live_count--;
-	rp->live_bytes -= e->size;
+	s->live_count++; /* gone (rp_site_live) */
+	s->live_bytes += size;
+	rp->live_bytes -= size;
 }
 
 /* evs_ns(ts) off the clock's line (rp_ns) */
@@ -358,7 +447,8 @@ RP_HOT int64_t rp_ns(const struct rp_priv *p, uint64_t ts)
 {
 	uint64_t x = ts - p->lin_base;
 
-	if (__builtin_expect(ts >= p->lin_base && ts < p->lin_hi, 1))
+	/* lin_base <= ts < lin_hi, one compare */
+	if (__builtin_expect(x < p->lin_span, 1))
 		return p->lin_ns + (int64_t)(((unsigned __int128)x * p->lin_mult) >> 32);
 	return rp_ns_slow(p, ts);
 }
@@ -373,20 +463,21 @@ RP_HOT int64_t rp_life(int64_t made, int64_t gone)
 	return d;
 }
 
-/* Block e, released at time ns by thread t. */
-RP_HOT void rp_release(struct rp *rp, const struct live_ent *e, int64_t ns, struct rp_thread *t)
+/* A block of site val and size bytes made at ns made, released at time ns by thread t. */
+RP_HOT void rp_release(struct rp *rp, uint32_t val, uint64_t size, int64_t made, int64_t ns,
+		       struct rp_tc *t, bool thr)
 {
-	struct rp_bucket *b = &rp->life[rp_life_bucket(rp_life(e->ns, ns))];
+	struct rp_bucket *b = &rp->life[rp_life_bucket(rp_p(rp), rp_life(made, ns))];
 
-	if (__builtin_expect(e->val == RP_OUT, 0))
+	if (thr && __builtin_expect(val == RP_OUT, 0))
 		return; /* left out by --through */
-	rp_unlive(rp, e);
+	rp_unlive(rp, val, size);
 	b->count++;
-	b->bytes += e->size;
+	b->bytes += size;
 	rp->frees++;
-	rp->freed_bytes += e->size;
+	rp->freed_bytes += size;
 	t->frees++;
-	t->freed_bytes += e->size;
+	t->freed_bytes += size;
 }
 
 /* A block made by a stack the --through filter leaves out: followed so its free matches. */
@@ -400,7 +491,7 @@ static __attribute__((noinline)) int rp_alloc_out(struct rp *rp, const struct ev
 		return -ENOMEM;
 	if (!fresh && b->val != RP_OUT) {
 		rp->replaced++;
-		rp_unlive(rp, b);
+		rp_unlive(rp, b->val, b->size);
 	}
 	b->size = size;
 	b->ns = rp_ns(rp_p(rp), e->ts);
@@ -409,49 +500,41 @@ static __attribute__((noinline)) int rp_alloc_out(struct rp *rp, const struct ev
 }
 
 RP_HOT int rp_alloc(struct rp *rp, const struct evs_event *e, uint64_t addr, uint64_t size,
-		    uint32_t bt, struct rp_thread *t)
+		    uint32_t bt, struct rp_tc *t, bool thr)
 {
 	struct rp_site *s;
 	struct live_ent *b;
 	bool fresh;
-	int in = rp_through(rp, bt);
+	int in = rp_through(rp, bt, thr);
+	long i;
 
 	if (in <= 0)
 		return in < 0 ? in : rp_alloc_out(rp, e, addr, size);
-	s = rp_site(rp, bt);
-	if (!s)
+	i = rp_site(rp, bt);
+	if (i < 0)
 		return -ENOMEM;
+	s = &rp->sites[i];
 	b = live_make(&rp_p(rp)->l, LIVE_MEM, addr, NULL, &fresh);
 	if (!b)
 		return -ENOMEM;
 	if (!fresh && b->val != RP_OUT) {
 		/* made again while live: its free was not seen; the old block goes */
 		rp->replaced++;
-		rp_unlive(rp, b);
+		rp_unlive(rp, b->val, b->size);
 	}
 	b->size = size;
 	b->ns = rp_ns(rp_p(rp), e->ts);
-	b->val = (uint32_t)(s - rp->sites);
+	b->val = (uint32_t)i;
 	rp_touch(rp, s);
-	s->count++;
+	s->count++; /* and live (rp_site_live) */
 	s->bytes += size;
-	s->live_count++;
-	s->live_bytes += size;
 	rp->allocs++;
 	rp->alloc_bytes += size;
-	rp->live_count++;
 	rp->live_bytes += size;
 	rp->hist[rp_size_bucket(size)].count++;
 	rp->hist[rp_size_bucket(size)].bytes += size;
 	t->allocs++;
 	t->bytes += size;
-	if (rp->live_bytes > rp->peak_bytes) {
-		rp->peak_bytes = rp->live_bytes;
-		rp->peak_count = rp->live_count;
-		rp->peak_ns = rp_ns(rp_p(rp), e->ts);
-		rp->peak_event = rp->events;
-		rp_p(rp)->peak_gen++; /* after this event's touches */
-	}
 	return 0;
 }
 
@@ -471,7 +554,8 @@ static int rp_cut(void *arg, const struct live_cut *c)
 		return 0;
 	if (gone >= b->size) {
 		live_release(&rp_p(rp)->l, LIVE_MEM, c->origin, &old);
-		rp_release(rp, &old, rp_ns(rp_p(rp), rp_p(rp)->cut_e->ts), rp_p(rp)->cut_t);
+		rp_release(rp, old.val, old.size, old.ns, rp_ns(rp_p(rp), rp_p(rp)->cut_e->ts),
+			   rp_p(rp)->cut_t, true);
 		return 0;
 	}
 	if (b->val == RP_OUT) {
@@ -481,7 +565,7 @@ static int rp_cut(void *arg, const struct live_cut *c)
 	s = &rp->sites[b->val];
 	rp_touch(rp, s);
 	b->size -= gone;
-	s->live_bytes -= gone;
+	s->live_bytes += gone; /* gone (rp_site_live) */
 	rp->live_bytes -= gone;
 	rp->freed_bytes += gone;
 	rp_p(rp)->cut_t->freed_bytes += gone;
@@ -490,7 +574,7 @@ static int rp_cut(void *arg, const struct live_cut *c)
 
 /* Range [addr, addr + size) unmapped; kind mmap: by a mapping placed over it. */
 static int rp_unmap(struct rp *rp, const struct evs_event *e, uint64_t addr, uint64_t size,
-		    uint64_t kind, struct rp_thread *t)
+		    uint64_t kind, struct rp_tc *t)
 {
 	int n;
 
@@ -504,16 +588,24 @@ static int rp_unmap(struct rp *rp, const struct evs_event *e, uint64_t addr, uin
 }
 
 RP_HOT void rp_free_addr(struct rp *rp, const struct evs_event *e, uint64_t addr,
-			 struct rp_thread *t)
+			 struct rp_tc *t, bool thr)
 {
+	struct hmap *m = &rp_p(rp)->l.t[LIVE_MEM];
 	const struct live_piece *p;
-	struct live_ent b;
+	struct live_ent *b;
 
 	if (!addr)
 		return;
-	if (live_release(&rp_p(rp)->l, LIVE_MEM, addr, &b))
-		rp_release(rp, &b, rp_ns(rp_p(rp), e->ts), t);
-	else if ((p = live_maps_at(&rp_p(rp)->l.maps, addr))) /* a trace from before mem:unmap */
+	/* the block read where it lies, not copied out (live_release) */
+	b = hmap_find(m, sizeof(*b), addr);
+	if (b) {
+		uint32_t val = b->val;
+		uint64_t size = b->size;
+		int64_t made = b->ns;
+
+		hmap_del(m, sizeof(*b), b);
+		rp_release(rp, val, size, made, rp_ns(rp_p(rp), e->ts), t, thr);
+	} else if ((p = live_maps_at(&rp_p(rp)->l.maps, addr))) /* a trace from before mem:unmap */
 		rp_unmap(rp, e, p->start, p->end - p->start, RIP_MEM_MUNMAP, t);
 	else
 		rp->frees_unseen++;
@@ -521,7 +613,7 @@ RP_HOT void rp_free_addr(struct rp *rp, const struct evs_event *e, uint64_t addr
 
 /* A mapping made at [addr, addr + size), over whatever was there. */
 static int rp_map(struct rp *rp, const struct evs_event *e, uint64_t addr, uint64_t size,
-		  uint32_t bt, struct rp_thread *t)
+		  uint32_t bt, struct rp_tc *t)
 {
 	uint64_t key;
 	int ret = rp_unmap(rp, e, addr, size, RIP_MEM_MMAP, t);
@@ -531,7 +623,7 @@ static int rp_map(struct rp *rp, const struct evs_event *e, uint64_t addr, uint6
 	key = live_map_key(&rp_p(rp)->l.maps);
 	if (live_maps_add(&rp_p(rp)->l.maps, addr, size, key))
 		return -ENOMEM;
-	return rp_alloc(rp, e, key, size, bt, t);
+	return rp_alloc(rp, e, key, size, bt, t, rp->through);
 }
 
 /* Halve the resolution of the series: bucket i takes buckets 2i and 2i + 1. */
@@ -566,6 +658,7 @@ static void rp_series_merge(struct rp *rp)
 	rp_p(rp)->s_hi = INT64_MIN;
 	rp_p(rp)->s_tlo = UINT64_MAX;
 	rp_p(rp)->s_thi = 0;
+	rp_p(rp)->s_tspan = 0;
 }
 
 /*
@@ -581,6 +674,7 @@ static void rp_point_ticks(struct rp_priv *p, uint64_t ts, int64_t ns)
 
 	p->s_tlo = UINT64_MAX;
 	p->s_thi = 0;
+	p->s_tspan = 0;
 	if (p->s_lo > p->s_hi || ns < p->s_lo || ns >= p->s_hi || ts < p->lin_base || ts >= hi)
 		return;
 	/* s_hi > ns >= lin_ns: the difference fits 64 bits */
@@ -593,6 +687,7 @@ static void rp_point_ticks(struct rp_priv *p, uint64_t ts, int64_t ns)
 		return;
 	p->s_tlo = ts;
 	p->s_thi = hi;
+	p->s_tspan = hi - ts; /* hi > ts */
 }
 
 /*
@@ -670,9 +765,28 @@ RP_HOT struct rp_point *rp_point_at(struct rp *rp, uint64_t ts)
 {
 	struct rp_priv *p = rp_p(rp);
 
-	if (ts >= p->s_tlo && ts < p->s_thi)
+	if (ts - p->s_tlo < p->s_tspan) /* s_tlo <= ts < s_thi, one compare */
 		return p->s_pt; /* the last event's bucket, the last one: no division */
 	return rp_point_slow(rp, ts);
+}
+
+/*
+ * Memory event e made a new peak of heap bytes in use.  Only allocations
+ * raise the bytes, each the last thing its event does (a realloc frees
+ * first, a mapping unmaps what was there first), so the end of the event
+ * is where the pass looked after each allocation; and every bucket's
+ * maximum is at most the peak, so a new peak is a new maximum of its
+ * bucket (rp_sample).  (Should the bytes in use wrap 64 bits, sizes no
+ * program has, the peak is the largest of the bytes after each event, a
+ * free's too.)
+ */
+static __attribute__((noinline)) void rp_peak(struct rp *rp, const struct evs_event *e)
+{
+	rp->peak_bytes = rp->live_bytes;
+	rp->peak_count = rp_live_count(rp);
+	rp->peak_ns = rp_ns(rp_p(rp), e->ts);
+	rp->peak_event = rp->events;
+	rp_p(rp)->peak_gen++; /* after this event's touches */
 }
 
 /*
@@ -681,12 +795,16 @@ RP_HOT struct rp_point *rp_point_at(struct rp *rp, uint64_t ts)
  * its maximum is 0 (zeroed): the first sample is both, with no test of
  * pt->events.
  */
-RP_HOT void rp_sample(struct rp *rp, struct rp_point *pt)
+RP_HOT void rp_sample(struct rp *rp, struct rp_point *pt, const struct evs_event *e)
 {
 	if (rp->live_bytes < pt->min_bytes)
 		pt->min_bytes = rp->live_bytes;
-	if (rp->live_bytes > pt->max_bytes)
+	if (rp->live_bytes > pt->max_bytes) {
 		pt->max_bytes = rp->live_bytes;
+		/* a new peak is a new maximum of its bucket: no test of the peak otherwise */
+		if (rp->live_bytes > rp->peak_bytes)
+			rp_peak(rp, e);
+	}
 	rp_p(rp)->mem_events++; /* the rest of pt: rp_series_flush */
 }
 
@@ -859,12 +977,12 @@ static int rp_shm_attach(struct rp *rp, uint64_t addr, uint64_t size)
 
 /* A memory event of role role (d->role, a constant where this is inlined). */
 RP_HOT int rp_mem_event(struct rp *rp, const struct evs_event *e, const struct role_res *d,
-			int role)
+			int role, bool thr)
 {
-	struct rp_thread *t;
+	struct rp_tc *t;
 
 	if (role == ROLE_MEM_ALLOC && !d->key) {
-		rp->failed += rp_through(rp, d->bt) > 0;
+		rp->failed += rp_through(rp, d->bt, thr) > 0;
 		return 0;
 	}
 	t = rp_thread(rp, e->stream, e->tid);
@@ -874,36 +992,36 @@ RP_HOT int rp_mem_event(struct rp *rp, const struct evs_event *e, const struct r
 	case ROLE_MEM_ALLOC:
 		if (live_is_mapping(d->kind))
 			return rp_map(rp, e, d->key, d->size, d->bt, t);
-		return rp_alloc(rp, e, d->key, d->size, d->bt, t);
+		return rp_alloc(rp, e, d->key, d->size, d->bt, t, thr);
 	case ROLE_MEM_UNMAP:
 		return rp_unmap(rp, e, d->key, d->size, d->kind, t);
 	case ROLE_MEM_FREE:
-		rp_free_addr(rp, e, d->key, t);
+		rp_free_addr(rp, e, d->key, t, thr);
 		return 0;
 	case ROLE_MEM_REALLOC:
 		/* old 0: an allocation; addr 0 and size 0: a free of old; addr 0: failed */
 		if (!d->key && d->size) {
-			rp->failed += rp_through(rp, d->bt) > 0;
+			rp->failed += rp_through(rp, d->bt, thr) > 0;
 			return 0;
 		}
-		rp_free_addr(rp, e, d->old, t);
+		rp_free_addr(rp, e, d->old, t, thr);
 		if (!d->key)
 			return 0;
-		rp->reallocs += rp_through(rp, d->bt) > 0; /* kept: asked again in rp_alloc */
-		return rp_alloc(rp, e, d->key, d->size, d->bt, t);
+		rp->reallocs += rp_through(rp, d->bt, thr) > 0; /* kept: asked again in rp_alloc */
+		return rp_alloc(rp, e, d->key, d->size, d->bt, t, thr);
 	}
 	return 0;
 }
 
 /* A memory event, counted in its series point. */
 RP_HOT int rp_mem_turn(struct rp *rp, const struct evs_event *e, const struct role_res *d,
-		       int role)
+		       int role, bool thr)
 {
 	struct rp_point *pt = rp_point_at(rp, e->ts);
-	int ret = rp_mem_event(rp, e, d, role);
+	int ret = rp_mem_event(rp, e, d, role, thr);
 
 	if (!ret)
-		rp_sample(rp, pt);
+		rp_sample(rp, pt, e);
 	return ret;
 }
 
@@ -1009,24 +1127,23 @@ static __attribute__((noinline)) int rp_module(struct rp *rp, const struct evs_e
 	return 0;
 }
 
-/* always_inline: live_run and live_run_held call it, each as fast as one */
-static inline __attribute__((always_inline)) int rp_event(void *arg, const struct evs_event *e,
-							  const struct role_res *d)
+/* always_inline: live_run and live_run_held call it, each as fast as one; thr: rp->through */
+RP_HOT int rp_event(void *arg, const struct evs_event *e, const struct role_res *d, bool thr)
 {
 	struct rp *rp = arg;
 
 	/* one dispatch on the role: each case passes it on as a constant */
 	switch (d->role) {
 	case ROLE_MEM_ALLOC:
-		return rp_mem_turn(rp, e, d, ROLE_MEM_ALLOC);
+		return rp_mem_turn(rp, e, d, ROLE_MEM_ALLOC, thr);
 	case ROLE_MEM_FREE:
-		return rp_mem_turn(rp, e, d, ROLE_MEM_FREE);
+		return rp_mem_turn(rp, e, d, ROLE_MEM_FREE, thr);
 	case ROLE_MEM_REALLOC:
-		return rp_mem_turn(rp, e, d, ROLE_MEM_REALLOC);
+		return rp_mem_turn(rp, e, d, ROLE_MEM_REALLOC, thr);
 	case ROLE_MEM_UNMAP:
-		return rp_mem_turn(rp, e, d, ROLE_MEM_UNMAP);
+		return rp_mem_turn(rp, e, d, ROLE_MEM_UNMAP, thr);
 	}
-	if (rp->through)
+	if (thr)
 		return 0; /* --through: memory only (descriptors and shared memory not counted) */
 	switch (d->role) {
 	case ROLE_FD_OPEN:
@@ -1058,15 +1175,38 @@ static inline __attribute__((always_inline)) int rp_event(void *arg, const struc
 	return 0;
 }
 
+/* The pass without --through, and with it (rp_set_through): each its own copy. */
+static inline __attribute__((always_inline)) int rp_event_all(void *arg, const struct evs_event *e,
+							      const struct role_res *d)
+{
+	return rp_event(arg, e, d, false);
+}
+
+static inline __attribute__((always_inline)) int rp_event_thr(void *arg, const struct evs_event *e,
+							      const struct role_res *d)
+{
+	return rp_event(arg, e, d, true);
+}
+
 /* The rest of the pass once the table of blocks is big (live_run_held), out of line. */
-static __attribute__((noinline)) int rp_held(void *arg, struct evs *s, struct evs_event *e,
-					     struct role_res *d, int role, int *fail, char *err,
-					     size_t errlen)
+static __attribute__((noinline)) int rp_held_all(void *arg, struct evs *s, struct evs_event *e,
+						 struct role_res *d, int role, int *fail, char *err,
+						 size_t errlen)
 {
 	struct rp *rp = arg;
 
-	return live_run_held(&rp_p(rp)->l, s, &rp->tr, rp_event, rp, e, d, role, fail, err, errlen,
-			     false);
+	return live_run_held(&rp_p(rp)->l, s, &rp->tr, rp_event_all, rp, e, d, role, fail, err,
+			     errlen, false);
+}
+
+static __attribute__((noinline)) int rp_held_thr(void *arg, struct evs *s, struct evs_event *e,
+						 struct role_res *d, int role, int *fail, char *err,
+						 size_t errlen)
+{
+	struct rp *rp = arg;
+
+	return live_run_held(&rp_p(rp)->l, s, &rp->tr, rp_event_thr, rp, e, d, role, fail, err,
+			     errlen, false);
 }
 
 static void rp_finish(struct rp *rp)
@@ -1074,9 +1214,13 @@ static void rp_finish(struct rp *rp)
 	struct rp_priv *p = rp_p(rp);
 
 	rp_series_flush(rp);
+	rp->live_count = rp_live_count(rp);
+	for (size_t i = 0; i < p->nstreams; i++)
+		rp_tc_flush(rp, &p->by_stream[i]);
 	for (size_t i = 0; i < rp->nsites; i++) {
 		struct rp_site *s = &rp->sites[i];
 
+		rp_site_live(s, &s->live_count, &s->live_bytes);
 		if (s->mod_gen != p->peak_gen) {
 			s->peak_bytes = s->live_bytes;
 			s->peak_count = s->live_count;
@@ -1131,28 +1275,31 @@ static void rp_clock(struct rp_priv *p, const struct evs *s)
 	p->src = s;
 	if (!evs_clock_line(s, &p->lin_base, &p->lin_ns, &p->lin_mult, &p->lin_hi))
 		p->lin_hi = 0;
+	p->lin_span = p->lin_hi > p->lin_base ? p->lin_hi - p->lin_base : 0;
 }
 
 int rp_run(struct rp *rp, struct evs *s, char *err, size_t errlen)
 {
-	struct evs_totals t;
+	struct rp_priv *p = rp_p(rp);
 	int ret;
 
-	evs_totals(s, &t);
-	free(rp_p(rp)->by_stream);
-	rp_p(rp)->by_stream = NULL;
-	rp_p(rp)->nstreams = 0;
-	if (t.streams && t.streams <= UINT32_MAX) {
-		rp_p(rp)->by_stream = calloc(t.streams, sizeof(*rp_p(rp)->by_stream));
-		if (!rp_p(rp)->by_stream) {
-			snprintf(err, errlen, "out of memory");
-			return -ENOMEM;
-		}
-		rp_p(rp)->nstreams = (uint32_t)t.streams;
+	free(p->by_stream);
+	p->nstreams = evs_nstreams(s); /* every event's stream is below (evsource.h) */
+	p->by_stream = aligned_alloc(64, (p->nstreams + 1) * sizeof(*p->by_stream)); /* not 0 */
+	if (!p->by_stream) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
 	}
+	for (size_t i = 0; i < p->nstreams; i++)
+		p->by_stream[i] = (struct rp_by_stream){ .tid = RP_NO_TID };
 	rp->types = evs_types(s);
 	rp_clock(rp_p(rp), s);
-	ret = live_run(&rp_p(rp)->l, s, &rp->tr, rp_event, rp_held, rp, err, errlen, false);
+	if (rp->through)
+		ret = live_run(&rp_p(rp)->l, s, &rp->tr, rp_event_thr, rp_held_thr, rp, err, errlen,
+			       false);
+	else
+		ret = live_run(&rp_p(rp)->l, s, &rp->tr, rp_event_all, rp_held_all, rp, err, errlen,
+			       false);
 	if (!ret)
 		rp_finish(rp);
 	/* the kinds' names outlive the source */
@@ -1178,6 +1325,7 @@ struct rp *rp_new(void)
 	m->p.s_hi = INT64_MIN;
 	m->p.s_tlo = UINT64_MAX;
 	m->p.s_thi = 0;
+	rp_life_init(&m->p);
 	return &m->rp;
 }
 
