@@ -17,17 +17,6 @@
  * starts at 1 us and doubles, merging adjacent pairs, whenever the trace
  * outgrows them: bounded, O(1) per event amortized.
  */
-/*
- * GCC's SLP vectorizer made the pass's pairs of counters and its copies of
- * events into 16-byte loads, adds and stores with the shuffles between
- * them: without it the pass took 877.3M -> 833.3M instructions on rip
- * report a1 (callgrind), here and in what live.h, hmap.h and evsource.h
- * inline into it.  Before every include, so that the file's functions and
- * the inline ones they call are built alike.
- */
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC optimize("no-tree-slp-vectorize")
-#endif
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
