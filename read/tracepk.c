@@ -613,12 +613,16 @@ static int tpk_load(struct trace_r *r, struct tpk_rd *rd, uint32_t b, struct tpk
 		rd->fd_chunk = bl->chunk;
 	}
 	if (bl->size > rd->bufcap) {
-		uint8_t *v = realloc(rd->buf, bl->size);
-
-		if (!v)
+		/*
+		 * Room for the largest block at once: grown by realloc, it was
+		 * copied, and moved to fresh pages, at each block larger than
+		 * those before it.
+		 */
+		free(rd->buf);
+		rd->bufcap = 0;
+		if (!(rd->buf = malloc(r->pk->size_max)))
 			return rr_fail(err, errlen, -ENOMEM, "out of memory");
-		rd->buf = v;
-		rd->bufcap = bl->size;
+		rd->bufcap = r->pk->size_max;
 	}
 	ret = tpk_pread(rd->fd, rd->buf, bl->size, bl->off);
 	if (ret)
