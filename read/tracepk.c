@@ -665,8 +665,10 @@ static uint32_t tpk_nahead(const struct trace_pk *pk, uint32_t b)
  * used block but the reader's and keep's.  Memory used again is memory
  * the kernel need not clear: fresh pages were a sixth of a read's time.
  * For a block decoded ahead of keep_lo (ahead), an entry never used is
- * taken only while fewer than TPK_AHEAD_FRESH blocks are ahead already:
- * one stream read through took six entries of 4 MiB, five with this.
+ * taken only while fewer than TPK_AHEAD_FRESH blocks are ahead already,
+ * and past that no block but a done one: one stream read through took six
+ * entries of 4 MiB, five with this (taking the least recently used block
+ * instead had blocks decoded twice at 60 threads).
  * With mu.
  */
 static struct tpk_cached *tpk_victim(struct trace_pk *pk, uint32_t keep_lo, uint32_t keep_hi,
@@ -696,7 +698,7 @@ static struct tpk_cached *tpk_victim(struct trace_pk *pk, uint32_t keep_lo, uint
 	if (done)
 		return done;
 	if (fresh && ahead && tpk_nahead(pk, keep_lo) >= TPK_AHEAD_FRESH)
-		fresh = NULL;
+		return NULL; /* nor a block that may be wanted again: wait for one done */
 	if (fresh && (pk->cached < TPK_CACHE_BYTES || !lru))
 		return fresh;
 	return lru;
