@@ -250,6 +250,14 @@ int trace_r_packet_hold(struct trace_r *r, uint32_t stream, uint64_t k, const ui
 			size_t *len, uint32_t *hold, char *err, size_t errlen);
 void trace_r_packet_release(struct trace_r *r, uint32_t hold);
 /*
+ * fn is called once, from whichever reader thread finds it, when the first
+ * touches of fresh memory turn out slow for huge pages (a virtual machine's
+ * host that took its free memory back): a program that put its heap in
+ * huge pages may turn them off for what it has not touched yet.  Set it
+ * before any trace is read; NULL (the default): nothing is called.
+ */
+void trace_r_on_slow_huge(void (*fn)(void));
+/*
  * What reading a packed trace's chunks found missing: chunks the index
  * counts that are not there (handed to a command by rotation, or removed)
  * and chunks cut short (a recorder that was killed); 0s for CTF.

@@ -27,7 +27,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <internal/grow.h>
@@ -38,8 +40,16 @@
 #define TPK_CACHE_BYTES (256u << 20) /* decoded blocks kept */
 #define TPK_CACHE_MAX 64u	     /* and at most this many */
 #define TPK_AHEAD 3u		     /* blocks decoded ahead of the reader */
+#define TPK_AHEAD_FRESH 2u	     /* of them, those that may take an entry without memory */
 /* entries a reader may hold packets of (trace_r_packet_hold): the rest stay for decoding */
 #define TPK_HELD_MAX (TPK_CACHE_MAX - TPK_AHEAD - 3u)
+#define TPK_HUGE (2u << 20) /* a huge page */
+/* a huge page's first touch that took this much CPU: the host backs fresh memory anew */
+#define TPK_COLD_NS 2000000u
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
+#endif
 
 struct tpk_block {
 	uint32_t chunk;
@@ -67,6 +77,7 @@ struct tpk_cached {
 	uint32_t block;
 	uint64_t used; /* the clock when it was last used */
 	uint32_t holds; /* packets of it a reader holds (trace_r_packet_hold): not dropped */
+	size_t warm;	/* bytes of b.data touched already (tpk_warm) */
 	struct pk_block b;
 };
 
@@ -89,6 +100,7 @@ struct trace_pk {
 	uint32_t missing, cut;
 	uint64_t raw;
 	uint64_t raw_max, npackets_max; /* of one block (tpk_room) */
+	uint64_t size_max;		/* bytes of the largest block read (tpk_load's buffer) */
 	uint64_t gone_packets, gone_events; /* in the chunks missing */
 	struct tpk_rd rd;
 	/*
@@ -324,6 +336,8 @@ static int tpk_scan(struct trace_r *r, struct trace_pk *pk, uint32_t chunk, int 
 		if (ret)
 			break;
 		pk->raw += h.raw;
+		if (h.size > pk->size_max)
+			pk->size_max = h.size;
 		if (h.raw > pk->raw_max)
 			pk->raw_max = h.raw;
 		if (h.npackets > pk->npackets_max)
@@ -472,13 +486,14 @@ void trace_r_missing(const struct trace_r *r, uint32_t *chunks, uint32_t *cut)
  * copied the 4 MiB it held (to be overwritten) and took fresh pages where
  * it moved (6 of 22 blocks decoded at 1,000 threads).  0 or -ENOMEM.
  */
-static int tpk_room(const struct trace_pk *pk, struct pk_block *out)
+static int tpk_room(const struct trace_pk *pk, struct tpk_cached *c)
 {
+	struct pk_block *out = &c->b;
 	size_t data = (size_t)pk->raw_max + 8, off = (size_t)pk->npackets_max * sizeof(*out->off);
 
 	if (out->cap < data) { /* what it holds is not needed: no copy */
 		free(out->data);
-		out->cap = 0;
+		out->cap = c->warm = 0;
 		if (!(out->data = malloc(data)))
 			return -ENOMEM;
 		out->cap = data;
@@ -493,15 +508,93 @@ static int tpk_room(const struct trace_pk *pk, struct pk_block *out)
 	return 0;
 }
 
+static void (*tpk_slow_huge)(void); /* trace_r_on_slow_huge */
+static int tpk_cold; /* fresh huge pages are slow: set once, by either thread (tpk_warm) */
+
+void trace_r_on_slow_huge(void (*fn)(void))
+{
+	tpk_slow_huge = fn;
+}
+
+static uint64_t tpk_cpu_ns(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts))
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The pages within [lo, hi) in small pages (pg: the page size - 1) from now on. */
+static void tpk_small(uintptr_t lo, uintptr_t hi, uintptr_t pg)
+{
+	lo = (lo + pg) & ~pg;
+	hi &= ~pg;
+	if (hi > lo)
+		madvise((void *)lo, hi - lo, MADV_NOHUGEPAGE);
+}
+
+/*
+ * The first touches of c's buffer up to need bytes, a huge page at a time,
+ * timed: the decoder then writes into memory it need not fault.  On this
+ * virtual machine a fresh huge page costs 0.1 ms when the guest freed it
+ * lately and 5 ms when its host had taken it back (the guest reports free
+ * 2 MiB blocks to the host, which unbacks them): 2.4 ms a MiB, against 0.45
+ * for small pages.  A process gets the recently freed ones first, so after
+ * the first slow one every fresh page will be slow: the rest of this buffer
+ * and every buffer after it are then made of small pages, and the program
+ * is told (trace_r_on_slow_huge).  The time is the thread's CPU time, which
+ * the host's work counts in and a preemption does not.  The touches are
+ * MADV_POPULATE_WRITE, whose pages may lie partly outside the buffer (it
+ * writes nothing), or, where the kernel lacks it, a write a page inside it.
+ */
+static void tpk_warm(struct tpk_cached *c, size_t need)
+{
+	const uintptr_t p = (uintptr_t)c->b.data, pg = (uintptr_t)sysconf(_SC_PAGESIZE) - 1;
+	bool cold = __atomic_load_n(&tpk_cold, __ATOMIC_RELAXED); /* a hint: pairs with no one */
+	size_t at = c->warm;
+
+	if (need > c->b.cap)
+		need = c->b.cap;
+	if (cold && !at && need) /* huge pages are slow: this buffer is made of small ones */
+		tpk_small(p, p + c->b.cap, pg);
+	while (at < need) {
+		uintptr_t a = (p + at) & ~pg;
+		size_t end = (((p + at) & ~(uintptr_t)(TPK_HUGE - 1)) + TPK_HUGE) - p;
+		uint64_t t;
+
+		if (end > need)
+			end = need;
+		t = cold ? 0 : tpk_cpu_ns();
+		if (madvise((void *)a, ((p + end + pg) & ~pg) - a, MADV_POPULATE_WRITE)) {
+			if (errno == EINTR)
+				continue;
+			for (uintptr_t q = (p + at + pg) & ~pg; q < p + need; q += pg + 1)
+				*(volatile uint8_t *)q = 0; /* the kernel lacks it: a write a page */
+			break;
+		}
+		at = end;
+		if (!cold && t && tpk_cpu_ns() - t > TPK_COLD_NS) {
+			cold = true;
+			tpk_small(p + at, p + c->b.cap, pg);
+			/* the first thread to set it tells: pairs with no one, a hint */
+			if (!__atomic_exchange_n(&tpk_cold, 1, __ATOMIC_RELAXED) && tpk_slow_huge)
+				tpk_slow_huge();
+		}
+	}
+	c->warm = need;
+}
+
 /*
  * Read and decode block b into out with rd (its own descriptor, buffer and
  * decoder: the reader's and the worker's run at once).  0, or -errno with
  * the reason in err.
  */
-static int tpk_load(struct trace_r *r, struct tpk_rd *rd, uint32_t b, struct pk_block *out,
+static int tpk_load(struct trace_r *r, struct tpk_rd *rd, uint32_t b, struct tpk_cached *c,
 		    char *err, size_t errlen)
 {
 	const struct tpk_block *bl = &r->pk->blocks[b];
+	struct pk_block *out = &c->b;
 	char path[PATH_MAX], why[RR_ERR_MAX];
 	int ret;
 
@@ -520,20 +613,25 @@ static int tpk_load(struct trace_r *r, struct tpk_rd *rd, uint32_t b, struct pk_
 		rd->fd_chunk = bl->chunk;
 	}
 	if (bl->size > rd->bufcap) {
-		uint8_t *v = realloc(rd->buf, bl->size);
-
-		if (!v)
+		/*
+		 * Room for the largest block at once: grown by realloc, it was
+		 * copied, and moved to fresh pages, at each block larger than
+		 * those before it.
+		 */
+		free(rd->buf);
+		rd->bufcap = 0;
+		if (!(rd->buf = malloc(r->pk->size_max)))
 			return rr_fail(err, errlen, -ENOMEM, "out of memory");
-		rd->buf = v;
-		rd->bufcap = bl->size;
+		rd->bufcap = r->pk->size_max;
 	}
 	ret = tpk_pread(rd->fd, rd->buf, bl->size, bl->off);
 	if (ret)
 		return rr_fail(err, errlen, ret, "%s: offset %" PRIu64 ": %s", path, bl->off,
 			       ret == -ENODATA ? "the file shrank while being read"
 					       : strerror(-ret));
-	if (tpk_room(r->pk, out))
+	if (tpk_room(r->pk, c))
 		return rr_fail(err, errlen, -ENOMEM, "out of memory");
+	tpk_warm(c, (size_t)bl->raw + 8);
 	ret = pk_decode(rd->dec, &r->info.types, rd->buf, bl->size, out, why, sizeof(why));
 	if (!ret && (out->npackets != bl->npackets || out->len != bl->raw))
 		ret = rr_fail(why, sizeof(why), -EBADMSG,
@@ -544,6 +642,21 @@ static int tpk_load(struct trace_r *r, struct tpk_rd *rd, uint32_t b, struct pk_
 	return 0;
 }
 
+/* With mu: how many of the blocks after b the worker decodes ahead are decoded or being so. */
+static uint32_t tpk_nahead(const struct trace_pk *pk, uint32_t b)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < TPK_CACHE_MAX; i++) {
+		const struct tpk_cached *c = &pk->cache[i];
+
+		if ((c->state == TPK_VALID || c->state == TPK_BUSY) && c->block > b &&
+		    c->block - b <= TPK_AHEAD)
+			n++;
+	}
+	return n;
+}
+
 /*
  * An entry to decode a block into, or NULL (all busy or pinned): one that
  * holds memory but no block, else a block whose packets have all been
@@ -551,9 +664,15 @@ static int tpk_load(struct trace_r *r, struct tpk_rd *rd, uint32_t b, struct pk_
  * else one never used while under the budget, else the least recently
  * used block but the reader's and keep's.  Memory used again is memory
  * the kernel need not clear: fresh pages were a sixth of a read's time.
+ * For a block decoded ahead of keep_lo (ahead), an entry never used is
+ * taken only while fewer than TPK_AHEAD_FRESH blocks are ahead already,
+ * and past that no block but a done one: one stream read through took six
+ * entries of 4 MiB, five with this (taking the least recently used block
+ * instead had blocks decoded twice at 60 threads).
  * With mu.
  */
-static struct tpk_cached *tpk_victim(struct trace_pk *pk, uint32_t keep_lo, uint32_t keep_hi)
+static struct tpk_cached *tpk_victim(struct trace_pk *pk, uint32_t keep_lo, uint32_t keep_hi,
+				     bool ahead)
 {
 	struct tpk_cached *lru = NULL, *spare = NULL, *fresh = NULL, *done = NULL;
 
@@ -578,6 +697,8 @@ static struct tpk_cached *tpk_victim(struct trace_pk *pk, uint32_t keep_lo, uint
 		return spare;
 	if (done)
 		return done;
+	if (fresh && ahead && tpk_nahead(pk, keep_lo) >= TPK_AHEAD_FRESH)
+		return NULL; /* nor a block that may be wanted again: wait for one done */
 	if (fresh && (pk->cached < TPK_CACHE_BYTES || !lru))
 		return fresh;
 	return lru;
@@ -606,7 +727,7 @@ static int tpk_fill(struct trace_r *r, struct tpk_rd *rd, struct tpk_cached *c, 
 	c->state = TPK_BUSY;
 	c->block = b;
 	pthread_mutex_unlock(&pk->mu);
-	ret = tpk_load(r, rd, b, &c->b, err, errlen);
+	ret = tpk_load(r, rd, b, c, err, errlen);
 	pthread_mutex_lock(&pk->mu);
 	pk->cached += c->b.cap;
 	c->state = ret ? (c->b.cap ? TPK_FREE : TPK_EMPTY) : TPK_VALID;
@@ -644,7 +765,7 @@ static void *tpk_worker(void *arg)
 		uint32_t b = tpk_ahead(pk, pk->want);
 
 		if (b)
-			c = tpk_victim(pk, pk->want, pk->want + TPK_AHEAD);
+			c = tpk_victim(pk, pk->want, pk->want + TPK_AHEAD, true);
 		if (!c) {
 			pk->idle = true;
 			pk->full = b != 0;
@@ -717,7 +838,7 @@ static struct pk_block *tpk_block(struct trace_r *r, uint32_t b, char *err, size
 
 			for (k = 1; k <= TPK_AHEAD && b + k < pk->nblocks; k++)
 				if (!tpk_find(pk, b + k)) {
-					n = tpk_victim(pk, b, b + TPK_AHEAD);
+					n = tpk_victim(pk, b, b + TPK_AHEAD, true);
 					break;
 				}
 			if (n) {
@@ -732,7 +853,7 @@ static struct pk_block *tpk_block(struct trace_r *r, uint32_t b, char *err, size
 			pk->rwait--;
 			continue;
 		}
-		c = tpk_victim(pk, b, b);
+		c = tpk_victim(pk, b, b, false);
 		if (!c) { /* every entry busy or pinned: wait for the worker */
 			pk->rwait++;
 			/* pairs with tpk_fill's and trace_r_packet_release's broadcasts */

@@ -20,6 +20,7 @@
 
 #include "read/evsource.h"
 #include "read/ringfile.h"
+#include "read/trace.h"
 #include "tools/tool.h"
 
 const char *rip_prog = "rip";
@@ -105,6 +106,19 @@ FILE *tool_create(const char *path, bool replace)
 #define TOOL_SANITIZED 1
 #endif
 
+#ifndef TOOL_SANITIZED
+static uintptr_t heap_lo, heap_hi; /* the part of the heap in huge pages */
+
+/*
+ * The reader found fresh huge pages slow (trace_r_on_slow_huge): what is
+ * left of the heap is touched in small pages.  Pages in use stay as they are.
+ */
+static void tool_heap_small(void)
+{
+	madvise((void *)heap_lo, heap_hi - heap_lo, MADV_NOHUGEPAGE);
+}
+#endif
+
 /* The heap in huge pages (see tool_heap_big); nothing under a sanitizer, whose allocator is its own. */
 static void tool_heap_huge(void)
 {
@@ -124,8 +138,11 @@ static void tool_heap_huge(void)
 	hi = (uintptr_t)sbrk(0) & ~(huge - 1);
 	free(m);
 	/* m may come from mmap when the heap cannot grow: then hi < lo, or far */
-	if (hi > lo && hi - lo <= (256u << 20))
-		madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
+	if (hi > lo && hi - lo <= (256u << 20) && !madvise((void *)lo, hi - lo, MADV_HUGEPAGE)) {
+		heap_lo = lo;
+		heap_hi = hi;
+		trace_r_on_slow_huge(tool_heap_small);
+	}
 #endif
 }
 
