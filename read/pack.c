@@ -11,6 +11,9 @@
 #include <string.h>
 #include <zlib.h>
 #include <zstd.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "read/packfmt.h"
 
@@ -90,11 +93,46 @@ int pk_peek(const uint8_t *blk, size_t len, struct pk_hdr *hdr, char *err, size_
  * them in registers.
  */
 #define DPAD 16u
+/*
+ * A column is read in runs (dcol.stop) when fewer than 1 in DRUN of its
+ * values take a byte more (its column of high bytes is that short): the
+ * end of a run is a branch mispredicted, and a column of many two-byte
+ * values takes them better without one (dcol_get).
+ */
+#define DRUN 8u
+_Static_assert(DPAD >= 16, "dcol_run reads 16 bytes from a cursor at most at its end");
 
 struct dcol {
 	const uint8_t *p, *end;
+	/*
+	 * A run of one-byte varints (version 2 on): the bytes from p to stop
+	 * are known to be below 0x80, so each is a whole value, taken with no
+	 * other load or check (stop <= end).  NULL for a column whose values
+	 * are often longer (stop is then never looked for: dcol_get).
+	 */
+	const uint8_t *stop;
 	struct dcol *hi; /* where the bytes after a varint's first are (read/packfmt.h), or NULL */
 };
+
+/*
+ * The end of the run of bytes below 0x80 from p on, at most 16 bytes
+ * ahead: the first byte with its top bit, within p[0 .. 16), which p <=
+ * end and the padding after end (DPAD bytes of 0x80) keep at most end.
+ */
+static inline const uint8_t *dcol_run(const uint8_t *p)
+{
+#ifdef __SSE2__
+	__m128i x = _mm_loadu_si128((const __m128i *)p);
+
+	return p + __builtin_ctz((uint32_t)_mm_movemask_epi8(x) | 0x10000u);
+#else
+	uint64_t w;
+
+	memcpy(&w, p, 8);
+	w &= 0x8080808080808080ull;
+	return p + (w ? (uint32_t)__builtin_ctzll(w) / 8 : 8);
+#endif
+}
 
 static const uint8_t *dcol_bytes(struct dcol *c, size_t n)
 {
@@ -162,8 +200,14 @@ static inline __attribute__((always_inline)) int dcol_get(struct dcol *c, struct
 							  uint64_t *v, bool split)
 {
 	if (split) { /* version 2 on: the first byte here, the next in h (never NULL) */
-		const uint8_t *cp = c->p, *hp = h->p;
+		const uint8_t *cp = c->p, *hp, *stop = c->stop;
 
+		if (__builtin_expect(cp < stop, 1)) { /* in a run: a whole value */
+			*v = *cp;
+			c->p = cp + 1;
+			return 0;
+		}
+		hp = h->p;
 		if (__builtin_expect(cp < c->end, 1)) {
 			uint64_t b0 = *cp, more = b0 >> 7, b1 = *hp;
 
@@ -171,6 +215,8 @@ static inline __attribute__((always_inline)) int dcol_get(struct dcol *c, struct
 				*v = (b0 & 0x7f) | ((b1 << 7) & (0 - more));
 				c->p = cp + 1;
 				h->p = hp + more;
+				if (stop) /* the run after it */
+					c->stop = dcol_run(cp + 1);
 				return 0;
 			}
 		}
@@ -700,8 +746,14 @@ int pk_decode(struct pk_dec *dd, const struct ev_types *types, const uint8_t *bl
 		pos += c.size;
 	}
 	for (uint32_t i = 0; h.version > 1 && i < h.ncols; i++)
-		if (key_split(d->key[i]))
-			d->col[i].hi = dec_col(d, K_HI(d->key[i]));
+		if (key_split(d->key[i])) {
+			struct dcol *c = &d->col[i], *hi = dec_col(d, K_HI(d->key[i]));
+
+			c->hi = hi;
+			if (hi != &d->col[K_OTHER] && (size_t)(hi->end - hi->p) * DRUN <
+							      (size_t)(c->end - c->p))
+				c->stop = c->p;
+		}
 	for (uint32_t p = 0; p < h.npackets; p++) {
 		struct dcol *pk = &d->col[K_PKT];
 		const uint8_t *src;
