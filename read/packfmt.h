@@ -408,10 +408,20 @@ static inline uint64_t pred_value(struct pred *p, uint8_t name, uint64_t c)
 	return v;
 }
 
-/* The value of code c of name with the second guess h (the decoder). */
+/*
+ * The value of code c of name with the second guess h (the decoder):
+ * swap2(c, g, h), with the usual code, 0 (the table's guess held), first,
+ * for which nothing else is worked out (swap2(0, g, h) is g).
+ */
 static inline uint64_t pred_value_g(struct pred *p, uint8_t name, uint64_t c, uint64_t h)
 {
-	uint64_t *s = pred_at(p, name), v = swap2(c, *s, h);
+	uint64_t *s = pred_at(p, name), g = *s, v = g;
+
+	if (c) {
+		v = c == g ? 0 : c;
+		if ((h > 1) & (h != g) & (g != 1))
+			v = c == h ? 1 : c == 1 ? h : v;
+	}
 
 	*s = v;
 	p->prev[name] = v;
