@@ -572,11 +572,11 @@ static inline void st32(uint8_t *p, uint32_t v)
 	*(u32_any *)p = v;
 }
 
-/* A string field from c into o + *off, its NUL included: 0, or -1 past the packet or column. */
-static inline __attribute__((always_inline)) int dec_str(struct dcol *c, uint8_t *o, size_t len,
-							 size_t *off)
+/* A string field from c into *q, its NUL included: 0, or -1 past the packet (oend) or column. */
+static inline __attribute__((always_inline)) int dec_str(struct dcol *c, uint8_t **q,
+							 const uint8_t *oend)
 {
-	size_t max = len - *off < RIP_STRING_MAX ? len - *off : RIP_STRING_MAX;
+	size_t room = (size_t)(oend - *q), max = room < RIP_STRING_MAX ? room : RIP_STRING_MAX;
 	const uint8_t *nul;
 
 	if ((size_t)(c->end - c->p) < max)
@@ -585,26 +585,26 @@ static inline __attribute__((always_inline)) int dec_str(struct dcol *c, uint8_t
 	if (!nul)
 		return -1;
 	max = (size_t)(nul - c->p) + 1;
-	memcpy(o + *off, dcol_bytes(c, max), max);
-	*off += max;
+	memcpy(*q, dcol_bytes(c, max), max);
+	*q += max;
 	return 0;
 }
 
-/* An array field from c into o + *off: 0, or -1 past the packet or column. */
-static inline __attribute__((always_inline)) int dec_arr(struct dcol *c, uint8_t *o, size_t len,
-							 size_t *off)
+/* An array field from c into *q: 0, or -1 past the packet (oend) or column. */
+static inline __attribute__((always_inline)) int dec_arr(struct dcol *c, uint8_t **q,
+							 const uint8_t *oend)
 {
 	const uint8_t *src;
 	uint64_t n;
 	uint32_t n32;
 
-	if (dcol_uv(c, &n) || n > RIP_ARRAY_MAX || len - *off < 4 + n * 8 ||
+	if (dcol_uv(c, &n) || n > RIP_ARRAY_MAX || (size_t)(oend - *q) < 4 + n * 8 ||
 	    !(src = dcol_bytes(c, n * 8)))
 		return -1;
 	n32 = (uint32_t)n;
-	memcpy(o + *off, &n32, 4);
-	memcpy(o + *off + 4, src, n * 8);
-	*off += 4 + n * 8;
+	memcpy(*q, &n32, 4);
+	memcpy(*q + 4, src, n * 8);
+	*q += 4 + n * 8;
 	return 0;
 }
 
