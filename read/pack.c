@@ -256,11 +256,14 @@ slow: {
  * grow from head to tail, so the entry of a rank is in the list iff its
  * own stamp is in the window; its value's place may be taken already).
  * Stamps are kept as their low 16 bits, an entry's age as the difference
- * of those from the count's, exact while under 65,536: the old stamps are
- * dropped from the front when the list moves to the front of its array,
- * and from both lists every DSWEEP stamps (a value that goes from one list
- * to the other and back moves neither), so no entry is looked at older
- * than DSWEEP + PK_WINDOW.  2-byte stamps halve the bytes a rank moves:
+ * of those from the count's, exact while under 65,536: every DSWEEP
+ * stamps the old stamps are dropped from the front of both lists and
+ * both are moved to the front of their arrays, so no entry is looked at
+ * older than DSWEEP + PK_WINDOW, and a list, at most PK_WINDOW entries
+ * after a sweep, has room for the DSWEEP stamps until the next (no check
+ * of its room at each push: a sweep when a list reached the end of its
+ * array, as it was, 2 instructions a hex value).  The sweeps move up to
+ * 2 x 16 KiB every 8,192 stamps.  2-byte stamps halve the bytes a rank moves:
  * with 4-byte ones, memmove of a rank of 32 or more was 9% of rip leaks'
  * samples at 2 threads (ranks of 128 to 511 are most of them on deep
  * stacks).  Dropping the entry that leaves the window at every push
@@ -270,9 +273,10 @@ slow: {
  * bytes moved an entry.)
  */
 #define DMOVE 64u     /* ranks below this move DMOVE stamps, whatever is after the tail */
-#define DSWEEP 32768u /* stamps between two drops of the old stamps of both lists */
+#define DSWEEP PK_WINDOW /* stamps between two sweeps of both lists */
 _Static_assert(PK_WINDOW + DSWEEP < 65536 && (DSWEEP & (DSWEEP - 1)) == 0,
 	       "an entry's age fits in 16 bits");
+_Static_assert(PK_WINDOW + DSWEEP <= 2 * PK_WINDOW, "a list's array holds a sweep's stamps");
 
 /*
  * e[0 .. DMOVE) = e[1 .. DMOVE + 1): every load, then every store, in
@@ -343,29 +347,25 @@ static inline uint32_t dage(uint32_t n, uint16_t e)
 	return (uint16_t)(n - e);
 }
 
-/* The stamps that left the window dropped from both lists, and list l moved to the front. */
-static __attribute__((noinline)) void dmtf_sweep(struct dmtf *m, struct dpos *s, uint32_t l)
+/* The stamps that left the window dropped from both lists, and both moved to the front. */
+static __attribute__((noinline)) void dmtf_sweep(struct dmtf *m, struct dpos *s)
 {
-	for (uint32_t k = 0; k < 2; k++) {
-		const uint16_t *e = m->l[k].e;
-
-		while (s->head[k] < s->tail[k] && dage(s->n, e[s->head[k]]) > PK_WINDOW)
-			s->head[k]++;
-	}
-	if (s->tail[l] == 2 * PK_WINDOW) {
+	for (uint32_t l = 0; l < 2; l++) {
 		uint16_t *e = m->l[l].e;
-		uint32_t k = s->tail[l] - s->head[l]; /* at most PK_WINDOW: a window's stamps */
+		uint32_t k;
 
+		while (s->head[l] < s->tail[l] && dage(s->n, e[s->head[l]]) > PK_WINDOW)
+			s->head[l]++;
+		k = s->tail[l] - s->head[l]; /* at most PK_WINDOW: a window's stamps */
 		memmove(e, e + s->head[l], k * sizeof(e[0]));
 		s->head[l] = 0;
 		s->tail[l] = k;
 	}
 }
 
+/* v under a new stamp at the tail of list l (a sweep due was done: dec_hex). */
 static inline void dmtf_push(struct dmtf *m, struct dpos *s, uint64_t v, uint32_t l)
 {
-	if (__builtin_expect(s->tail[l] == 2 * PK_WINDOW || !(s->n & (DSWEEP - 1)), 0))
-		dmtf_sweep(m, s, l);
 	m->val[s->n & PK_WMASK].v = v;
 	m->l[l].e[s->tail[l]++] = (uint16_t)s->n++;
 }
@@ -510,6 +510,15 @@ static inline __attribute__((always_inline)) int dec_hex(struct pk_dec *d, struc
 
 	if (dcol_get(c, ch, &code, split))
 		return bad(d, "hex code column cut", p);
+	/*
+	 * The sweep of the push below done first, so that the move of the
+	 * entry out of its list comes after the push (the other list): the
+	 * last thing, with fewer values kept across memmove's call.  Its
+	 * rank lands on the same entry (the sweep drops only entries out of
+	 * the window, a rank's error either way).
+	 */
+	if (__builtin_expect(!(s->n & (DSWEEP - 1)), 0))
+		dmtf_sweep(m, s);
 	if (!code) {
 		struct dcol *lit = &d->col[K_HEXLIT];
 
@@ -521,6 +530,7 @@ static inline __attribute__((always_inline)) int dec_hex(struct pk_dec *d, struc
 		ax->g = 0;
 		ax->l = 1;
 		dmtf_push(m, s, *v, 1);
+		*last = *v;
 	} else {
 		uint32_t l = (uint32_t)((code - 1) & 1), i;
 		uint64_t rank = (code - 1) >> 1;
@@ -543,14 +553,14 @@ static inline __attribute__((always_inline)) int dec_hex(struct pk_dec *d, struc
 			ax->g = l ? a0 : a1;
 			ax->l = l ^ 1;
 		}
+		s->tail[l]--;
+		dmtf_push(m, s, *v, l ^ 1);
+		*last = *v;
 		if (rank < DMOVE) /* one fixed move, inline: no call, no branch on the size */
 			dmove(e + i);
 		else
 			memmove(e + i, e + i + 1, (size_t)rank * sizeof(e[0]));
-		s->tail[l]--;
-		dmtf_push(m, s, *v, l ^ 1);
 	}
-	*last = *v;
 	return 0;
 }
 
