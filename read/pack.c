@@ -415,7 +415,10 @@ struct pk_dec {
 	uint32_t key[PK_MAXCOLS];
 	struct dcol col[PK_MAXCOLS];
 	struct dplan plan[EV_MAX_TYPES];
-	struct dplan *bycode[2 * EV_MAX_TYPES]; /* by event code (id << 1 | extended) */
+	struct dcode {
+		struct dplan *pl;
+		size_t need; /* pl->need for the code's header: one load an event */
+	} bycode[2 * EV_MAX_TYPES]; /* by event code (id << 1 | extended) */
 	uint64_t last[EV_MAX_TYPES][RIP_EVENT_MAX_FIELDS];
 	struct dmtf *mtf[PK_NSTREAMS]; /* each stream's lists, made as streams come */
 	struct pk_streams streams;     /* of the block */
