@@ -401,8 +401,9 @@ struct dplan {
 	struct dfield {
 		const void *go;	       /* the code of op, in dec_events */
 		struct dcol *col, *hi; /* its column and that column's hi */
-		uint64_t *last;	       /* a hex field's value before */
-		uint8_t op, size, name;
+		uint64_t *last;	       /* a hex field's value before, an integer's name's (pred.prev) */
+		uint64_t salt;	       /* an integer field's name's (pred_salt) */
+		uint8_t op, size;
 	} f[RIP_EVENT_MAX_FIELDS + 1]; /* D_END after the last */
 };
 
@@ -456,7 +457,7 @@ static struct dplan *dec_plan(struct pk_dec *d, const struct ev_type *t, const v
 	pl->need[0] = 4 + t->fixed;
 	pl->need[1] = 13 + t->fixed;
 	for (uint32_t i = 0; i < t->nfields; i++) {
-		uint8_t op = field_op(t->fields[i].type);
+		uint8_t op = field_op(t->fields[i].type), name;
 		bool after_hex = i && d->version > 2 && pl->f[i - 1].op == D_HEX;
 
 		switch (op) {
@@ -474,10 +475,11 @@ static struct dplan *dec_plan(struct pk_dec *d, const struct ev_type *t, const v
 			pl->f[i].op += op == OP_S; /* each signed op is after its unsigned */
 		}
 		pl->f[i].size = (uint8_t)rip_field_size(t->fields[i].type);
-		pl->f[i].name = pred_name(&d->pred, t, i);
+		name = pred_name(&d->pred, t, i);
+		pl->f[i].salt = pred_salt(name);
 		pl->f[i].col = dec_col(d, field_key(t, i, d->version));
 		pl->f[i].hi = dec_hi(d, pl->f[i].col);
-		pl->f[i].last = &d->last[t->id][i];
+		pl->f[i].last = op == OP_HEX ? &d->last[t->id][i] : &d->pred.prev[name];
 		if (pl->f[i].op == D_UG || pl->f[i].op == D_SG) /* the hex field before takes it */
 			pl->f[i - 1].op = pl->f[i].op == D_UG ? D_HUG : D_HSG;
 	}

@@ -100,7 +100,7 @@ hex : {
 		f++;                                                                               \
 		if (dcol_get(f->col, f->hi, &v, DEC_SPLIT))                                        \
 			return bad(d, "field column cut", p);                                      \
-		v = pred_value_g(&d->pred, f->name, v, a.g);                                       \
+		v = pred_value_g(&d->pred, f->last, f->salt, v, a.g);                                       \
 		m->val[a.pos].aux[a.l] = aux_of(v);                                                \
 		if (sign)                                                                          \
 			v = (uint64_t)unzig(v);                                                    \
@@ -114,12 +114,12 @@ hsg:
 u:
 		if (dcol_get(f->col, f->hi, &v, DEC_SPLIT))
 			return bad(d, "field column cut", p);
-		v = pred_value(&d->pred, f->name, v);
+		v = pred_value(&d->pred, f->last, f->salt, v);
 		NEXT_FIELD();
 s:
 		if (dcol_get(f->col, f->hi, &v, DEC_SPLIT))
 			return bad(d, "field column cut", p);
-		v = (uint64_t)unzig(pred_value(&d->pred, f->name, v));
+		v = (uint64_t)unzig(pred_value(&d->pred, f->last, f->salt, v));
 		NEXT_FIELD();
 u1:
 		if (dcol_get(f->col, f->hi, &v, DEC_SPLIT))
