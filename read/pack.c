@@ -272,7 +272,7 @@ slow: {
  * threads (a cache miss).  (The lists held (value, stamp) pairs once, 16
  * bytes moved an entry.)
  */
-#define DMOVE 64u     /* ranks below this move DMOVE stamps, whatever is after the tail */
+#define DMOVE 64u	 /* ranks below this move DMOVE stamps, whatever is after the tail */
 #define DSWEEP PK_WINDOW /* stamps between two sweeps of both lists */
 _Static_assert(PK_WINDOW + DSWEEP < 65536 && (DSWEEP & (DSWEEP - 1)) == 0,
 	       "an entry's age fits in 16 bits");
@@ -401,7 +401,7 @@ struct dplan {
 	struct dfield {
 		const void *go;	       /* the code of op, in dec_events */
 		struct dcol *col, *hi; /* its column and that column's hi */
-		uint64_t *last;	       /* a hex field's value before, an integer's name's (pred.prev) */
+		uint64_t *last;	       /* a hex field's value before, or pred.prev[name] */
 		uint64_t salt;	       /* an integer field's name's (pred_salt) */
 		uint8_t op, size;
 	} f[RIP_EVENT_MAX_FIELDS + 1]; /* D_END after the last */
@@ -418,7 +418,7 @@ struct pk_dec {
 	struct dplan plan[EV_MAX_TYPES];
 	struct dcode {
 		struct dplan *pl;
-		size_t need; /* pl->need for the code's header: one load an event */
+		size_t need;	    /* pl->need for the code's header: one load an event */
 	} bycode[2 * EV_MAX_TYPES]; /* by event code (id << 1 | extended) */
 	uint64_t last[EV_MAX_TYPES][RIP_EVENT_MAX_FIELDS];
 	struct dmtf *mtf[PK_NSTREAMS]; /* each stream's lists, made as streams come */

@@ -20,7 +20,7 @@ static __attribute__((noinline)) int DEC_EVENTS(struct pk_dec *d, uint8_t *o, si
 	struct dmtf *m = d->cur;
 	const struct dfield *f;
 	struct dpos st;
-	uint8_t *q = o + PK_HDR, *const oend = o + len; /* the next field's bytes; the packet's end */
+	uint8_t *q = o + PK_HDR, *const oend = o + len; /* the next field's place, the end */
 	uint64_t v = 0;
 	int ret;
 
@@ -100,7 +100,7 @@ hex : {
 		f++;                                                                               \
 		if (dcol_get(f->col, f->hi, &v, DEC_SPLIT))                                        \
 			return bad(d, "field column cut", p);                                      \
-		v = pred_value_g(&d->pred, f->last, f->salt, v, a.g);                                       \
+		v = pred_value_g(&d->pred, f->last, f->salt, v, a.g);                              \
 		m->val[a.pos].aux[a.l] = aux_of(v);                                                \
 		if (sign)                                                                          \
 			v = (uint64_t)unzig(v);                                                    \

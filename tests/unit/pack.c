@@ -768,10 +768,12 @@ static void second_guesses(void)
 
 				memset(&p, 0, sizeof(p));
 				*pred_at(&p, 0) = g;
-				T_EQ(pred_value_g(&p, &p.prev[0], pred_salt(0), swap2(v, g, h), h), v);
+				T_EQ(pred_value_g(&p, &p.prev[0], pred_salt(0), swap2(v, g, h), h),
+				     v);
 				memset(&p, 0, sizeof(p));
 				*pred_at(&p, 0) = g;
-				T_EQ(pred_value_g(&p, &p.prev[0], pred_salt(0), v, h), swap2(v, g, h));
+				T_EQ(pred_value_g(&p, &p.prev[0], pred_salt(0), v, h),
+				     swap2(v, g, h));
 			}
 }
 
