@@ -11,6 +11,9 @@
 #include <string.h>
 #include <zlib.h>
 #include <zstd.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "read/packfmt.h"
 
@@ -90,11 +93,46 @@ int pk_peek(const uint8_t *blk, size_t len, struct pk_hdr *hdr, char *err, size_
  * them in registers.
  */
 #define DPAD 16u
+/*
+ * A column is read in runs (dcol.stop) when fewer than 1 in DRUN of its
+ * values take a byte more (its column of high bytes is that short): the
+ * end of a run is a branch mispredicted, and a column of many two-byte
+ * values takes them better without one (dcol_get).
+ */
+#define DRUN 8u
+_Static_assert(DPAD >= 16, "dcol_run reads 16 bytes from a cursor at most at its end");
 
 struct dcol {
 	const uint8_t *p, *end;
+	/*
+	 * A run of one-byte varints (version 2 on): the bytes from p to stop
+	 * are known to be below 0x80, so each is a whole value, taken with no
+	 * other load or check (stop <= end).  NULL for a column whose values
+	 * are often longer (stop is then never looked for: dcol_get).
+	 */
+	const uint8_t *stop;
 	struct dcol *hi; /* where the bytes after a varint's first are (read/packfmt.h), or NULL */
 };
+
+/*
+ * The end of the run of bytes below 0x80 from p on, at most 16 bytes
+ * ahead: the first byte with its top bit, within p[0 .. 16), which p <=
+ * end and the padding after end (DPAD bytes of 0x80) keep at most end.
+ */
+static inline const uint8_t *dcol_run(const uint8_t *p)
+{
+#ifdef __SSE2__
+	__m128i x = _mm_loadu_si128((const __m128i *)p);
+
+	return p + __builtin_ctz((uint32_t)_mm_movemask_epi8(x) | 0x10000u);
+#else
+	uint64_t w;
+
+	memcpy(&w, p, 8);
+	w &= 0x8080808080808080ull;
+	return p + (w ? (uint32_t)__builtin_ctzll(w) / 8 : 8);
+#endif
+}
 
 static const uint8_t *dcol_bytes(struct dcol *c, size_t n)
 {
@@ -162,8 +200,14 @@ static inline __attribute__((always_inline)) int dcol_get(struct dcol *c, struct
 							  uint64_t *v, bool split)
 {
 	if (split) { /* version 2 on: the first byte here, the next in h (never NULL) */
-		const uint8_t *cp = c->p, *hp = h->p;
+		const uint8_t *cp = c->p, *hp, *stop = c->stop;
 
+		if (__builtin_expect(cp < stop, 1)) { /* in a run: a whole value */
+			*v = *cp;
+			c->p = cp + 1;
+			return 0;
+		}
+		hp = h->p;
 		if (__builtin_expect(cp < c->end, 1)) {
 			uint64_t b0 = *cp, more = b0 >> 7, b1 = *hp;
 
@@ -171,6 +215,8 @@ static inline __attribute__((always_inline)) int dcol_get(struct dcol *c, struct
 				*v = (b0 & 0x7f) | ((b1 << 7) & (0 - more));
 				c->p = cp + 1;
 				h->p = hp + more;
+				if (stop) /* the run after it */
+					c->stop = dcol_run(cp + 1);
 				return 0;
 			}
 		}
@@ -210,11 +256,14 @@ slow: {
  * grow from head to tail, so the entry of a rank is in the list iff its
  * own stamp is in the window; its value's place may be taken already).
  * Stamps are kept as their low 16 bits, an entry's age as the difference
- * of those from the count's, exact while under 65,536: the old stamps are
- * dropped from the front when the list moves to the front of its array,
- * and from both lists every DSWEEP stamps (a value that goes from one list
- * to the other and back moves neither), so no entry is looked at older
- * than DSWEEP + PK_WINDOW.  2-byte stamps halve the bytes a rank moves:
+ * of those from the count's, exact while under 65,536: every DSWEEP
+ * stamps the old stamps are dropped from the front of both lists and
+ * both are moved to the front of their arrays, so no entry is looked at
+ * older than DSWEEP + PK_WINDOW, and a list, at most PK_WINDOW entries
+ * after a sweep, has room for the DSWEEP stamps until the next (no check
+ * of its room at each push: a sweep when a list reached the end of its
+ * array, as it was, 2 instructions a hex value).  The sweeps move up to
+ * 2 x 16 KiB every 8,192 stamps.  2-byte stamps halve the bytes a rank moves:
  * with 4-byte ones, memmove of a rank of 32 or more was 9% of rip leaks'
  * samples at 2 threads (ranks of 128 to 511 are most of them on deep
  * stacks).  Dropping the entry that leaves the window at every push
@@ -223,10 +272,11 @@ slow: {
  * threads (a cache miss).  (The lists held (value, stamp) pairs once, 16
  * bytes moved an entry.)
  */
-#define DMOVE 64u     /* ranks below this move DMOVE stamps, whatever is after the tail */
-#define DSWEEP 32768u /* stamps between two drops of the old stamps of both lists */
+#define DMOVE 64u	 /* ranks below this move DMOVE stamps, whatever is after the tail */
+#define DSWEEP PK_WINDOW /* stamps between two sweeps of both lists */
 _Static_assert(PK_WINDOW + DSWEEP < 65536 && (DSWEEP & (DSWEEP - 1)) == 0,
 	       "an entry's age fits in 16 bits");
+_Static_assert(PK_WINDOW + DSWEEP <= 2 * PK_WINDOW, "a list's array holds a sweep's stamps");
 
 /*
  * e[0 .. DMOVE) = e[1 .. DMOVE + 1): every load, then every store, in
@@ -297,29 +347,25 @@ static inline uint32_t dage(uint32_t n, uint16_t e)
 	return (uint16_t)(n - e);
 }
 
-/* The stamps that left the window dropped from both lists, and list l moved to the front. */
-static __attribute__((noinline)) void dmtf_sweep(struct dmtf *m, struct dpos *s, uint32_t l)
+/* The stamps that left the window dropped from both lists, and both moved to the front. */
+static __attribute__((noinline)) void dmtf_sweep(struct dmtf *m, struct dpos *s)
 {
-	for (uint32_t k = 0; k < 2; k++) {
-		const uint16_t *e = m->l[k].e;
-
-		while (s->head[k] < s->tail[k] && dage(s->n, e[s->head[k]]) > PK_WINDOW)
-			s->head[k]++;
-	}
-	if (s->tail[l] == 2 * PK_WINDOW) {
+	for (uint32_t l = 0; l < 2; l++) {
 		uint16_t *e = m->l[l].e;
-		uint32_t k = s->tail[l] - s->head[l]; /* at most PK_WINDOW: a window's stamps */
+		uint32_t k;
 
+		while (s->head[l] < s->tail[l] && dage(s->n, e[s->head[l]]) > PK_WINDOW)
+			s->head[l]++;
+		k = s->tail[l] - s->head[l]; /* at most PK_WINDOW: a window's stamps */
 		memmove(e, e + s->head[l], k * sizeof(e[0]));
 		s->head[l] = 0;
 		s->tail[l] = k;
 	}
 }
 
+/* v under a new stamp at the tail of list l (a sweep due was done: dec_hex). */
 static inline void dmtf_push(struct dmtf *m, struct dpos *s, uint64_t v, uint32_t l)
 {
-	if (__builtin_expect(s->tail[l] == 2 * PK_WINDOW || !(s->n & (DSWEEP - 1)), 0))
-		dmtf_sweep(m, s, l);
 	m->val[s->n & PK_WMASK].v = v;
 	m->l[l].e[s->tail[l]++] = (uint16_t)s->n++;
 }
@@ -355,8 +401,9 @@ struct dplan {
 	struct dfield {
 		const void *go;	       /* the code of op, in dec_events */
 		struct dcol *col, *hi; /* its column and that column's hi */
-		uint64_t *last;	       /* a hex field's value before */
-		uint8_t op, size, name;
+		uint64_t *last;	       /* a hex field's value before, or pred.prev[name] */
+		uint64_t salt;	       /* an integer field's name's (pred_salt) */
+		uint8_t op, size;
 	} f[RIP_EVENT_MAX_FIELDS + 1]; /* D_END after the last */
 };
 
@@ -369,7 +416,10 @@ struct pk_dec {
 	uint32_t key[PK_MAXCOLS];
 	struct dcol col[PK_MAXCOLS];
 	struct dplan plan[EV_MAX_TYPES];
-	struct dplan *bycode[2 * EV_MAX_TYPES]; /* by event code (id << 1 | extended) */
+	struct dcode {
+		struct dplan *pl;
+		size_t need;	    /* pl->need for the code's header: one load an event */
+	} bycode[2 * EV_MAX_TYPES]; /* by event code (id << 1 | extended) */
 	uint64_t last[EV_MAX_TYPES][RIP_EVENT_MAX_FIELDS];
 	struct dmtf *mtf[PK_NSTREAMS]; /* each stream's lists, made as streams come */
 	struct pk_streams streams;     /* of the block */
@@ -407,7 +457,7 @@ static struct dplan *dec_plan(struct pk_dec *d, const struct ev_type *t, const v
 	pl->need[0] = 4 + t->fixed;
 	pl->need[1] = 13 + t->fixed;
 	for (uint32_t i = 0; i < t->nfields; i++) {
-		uint8_t op = field_op(t->fields[i].type);
+		uint8_t op = field_op(t->fields[i].type), name;
 		bool after_hex = i && d->version > 2 && pl->f[i - 1].op == D_HEX;
 
 		switch (op) {
@@ -425,10 +475,11 @@ static struct dplan *dec_plan(struct pk_dec *d, const struct ev_type *t, const v
 			pl->f[i].op += op == OP_S; /* each signed op is after its unsigned */
 		}
 		pl->f[i].size = (uint8_t)rip_field_size(t->fields[i].type);
-		pl->f[i].name = pred_name(&d->pred, t, i);
+		name = pred_name(&d->pred, t, i);
+		pl->f[i].salt = pred_salt(name);
 		pl->f[i].col = dec_col(d, field_key(t, i, d->version));
 		pl->f[i].hi = dec_hi(d, pl->f[i].col);
-		pl->f[i].last = &d->last[t->id][i];
+		pl->f[i].last = op == OP_HEX ? &d->last[t->id][i] : &d->pred.prev[name];
 		if (pl->f[i].op == D_UG || pl->f[i].op == D_SG) /* the hex field before takes it */
 			pl->f[i - 1].op = pl->f[i].op == D_UG ? D_HUG : D_HSG;
 	}
@@ -464,6 +515,15 @@ static inline __attribute__((always_inline)) int dec_hex(struct pk_dec *d, struc
 
 	if (dcol_get(c, ch, &code, split))
 		return bad(d, "hex code column cut", p);
+	/*
+	 * The sweep of the push below done first, so that the move of the
+	 * entry out of its list comes after the push (the other list): the
+	 * last thing, with fewer values kept across memmove's call.  Its
+	 * rank lands on the same entry (the sweep drops only entries out of
+	 * the window, a rank's error either way).
+	 */
+	if (__builtin_expect(!(s->n & (DSWEEP - 1)), 0))
+		dmtf_sweep(m, s);
 	if (!code) {
 		struct dcol *lit = &d->col[K_HEXLIT];
 
@@ -475,6 +535,7 @@ static inline __attribute__((always_inline)) int dec_hex(struct pk_dec *d, struc
 		ax->g = 0;
 		ax->l = 1;
 		dmtf_push(m, s, *v, 1);
+		*last = *v;
 	} else {
 		uint32_t l = (uint32_t)((code - 1) & 1), i;
 		uint64_t rank = (code - 1) >> 1;
@@ -497,14 +558,14 @@ static inline __attribute__((always_inline)) int dec_hex(struct pk_dec *d, struc
 			ax->g = l ? a0 : a1;
 			ax->l = l ^ 1;
 		}
+		s->tail[l]--;
+		dmtf_push(m, s, *v, l ^ 1);
+		*last = *v;
 		if (rank < DMOVE) /* one fixed move, inline: no call, no branch on the size */
 			dmove(e + i);
 		else
 			memmove(e + i, e + i + 1, (size_t)rank * sizeof(e[0]));
-		s->tail[l]--;
-		dmtf_push(m, s, *v, l ^ 1);
 	}
-	*last = *v;
 	return 0;
 }
 
@@ -526,11 +587,11 @@ static inline void st32(uint8_t *p, uint32_t v)
 	*(u32_any *)p = v;
 }
 
-/* A string field from c into o + *off, its NUL included: 0, or -1 past the packet or column. */
-static inline __attribute__((always_inline)) int dec_str(struct dcol *c, uint8_t *o, size_t len,
-							 size_t *off)
+/* A string field from c into *q, its NUL included: 0, or -1 past the packet (oend) or column. */
+static inline __attribute__((always_inline)) int dec_str(struct dcol *c, uint8_t **q,
+							 const uint8_t *oend)
 {
-	size_t max = len - *off < RIP_STRING_MAX ? len - *off : RIP_STRING_MAX;
+	size_t room = (size_t)(oend - *q), max = room < RIP_STRING_MAX ? room : RIP_STRING_MAX;
 	const uint8_t *nul;
 
 	if ((size_t)(c->end - c->p) < max)
@@ -539,26 +600,26 @@ static inline __attribute__((always_inline)) int dec_str(struct dcol *c, uint8_t
 	if (!nul)
 		return -1;
 	max = (size_t)(nul - c->p) + 1;
-	memcpy(o + *off, dcol_bytes(c, max), max);
-	*off += max;
+	memcpy(*q, dcol_bytes(c, max), max);
+	*q += max;
 	return 0;
 }
 
-/* An array field from c into o + *off: 0, or -1 past the packet or column. */
-static inline __attribute__((always_inline)) int dec_arr(struct dcol *c, uint8_t *o, size_t len,
-							 size_t *off)
+/* An array field from c into *q: 0, or -1 past the packet (oend) or column. */
+static inline __attribute__((always_inline)) int dec_arr(struct dcol *c, uint8_t **q,
+							 const uint8_t *oend)
 {
 	const uint8_t *src;
 	uint64_t n;
 	uint32_t n32;
 
-	if (dcol_uv(c, &n) || n > RIP_ARRAY_MAX || len - *off < 4 + n * 8 ||
+	if (dcol_uv(c, &n) || n > RIP_ARRAY_MAX || (size_t)(oend - *q) < 4 + n * 8 ||
 	    !(src = dcol_bytes(c, n * 8)))
 		return -1;
 	n32 = (uint32_t)n;
-	memcpy(o + *off, &n32, 4);
-	memcpy(o + *off + 4, src, n * 8);
-	*off += 4 + n * 8;
+	memcpy(*q, &n32, 4);
+	memcpy(*q + 4, src, n * 8);
+	*q += 4 + n * 8;
 	return 0;
 }
 
@@ -700,8 +761,14 @@ int pk_decode(struct pk_dec *dd, const struct ev_types *types, const uint8_t *bl
 		pos += c.size;
 	}
 	for (uint32_t i = 0; h.version > 1 && i < h.ncols; i++)
-		if (key_split(d->key[i]))
-			d->col[i].hi = dec_col(d, K_HI(d->key[i]));
+		if (key_split(d->key[i])) {
+			struct dcol *c = &d->col[i], *hi = dec_col(d, K_HI(d->key[i]));
+
+			c->hi = hi;
+			if (hi != &d->col[K_OTHER] && (size_t)(hi->end - hi->p) * DRUN <
+							      (size_t)(c->end - c->p))
+				c->stop = c->p;
+		}
 	for (uint32_t p = 0; p < h.npackets; p++) {
 		struct dcol *pk = &d->col[K_PKT];
 		const uint8_t *src;

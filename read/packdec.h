@@ -20,7 +20,7 @@ static __attribute__((noinline)) int DEC_EVENTS(struct pk_dec *d, uint8_t *o, si
 	struct dmtf *m = d->cur;
 	const struct dfield *f;
 	struct dpos st;
-	size_t off = PK_HDR;
+	uint8_t *q = o + PK_HDR, *const oend = o + len; /* the next field's place, the end */
 	uint64_t v = 0;
 	int ret;
 
@@ -28,13 +28,14 @@ static __attribute__((noinline)) int DEC_EVENTS(struct pk_dec *d, uint8_t *o, si
 /* The field done: its low size bytes stored (the block has 8 to spare), on to the next op. */
 #define NEXT_FIELD()                                                                               \
 	do {                                                                                       \
-		st64(o + off, v);                                                                  \
-		off += f->size;                                                                    \
+		st64(q, v);                                                                        \
+		q += f->size;                                                                      \
 		f++;                                                                               \
 		goto * f->go;                                                                      \
 	} while (0)
 
-	while (off < len) {
+	while (q < oend) {
+		struct dcode *dc;
 		struct dplan *pl;
 		uint64_t code, dt;
 
@@ -42,34 +43,36 @@ static __attribute__((noinline)) int DEC_EVENTS(struct pk_dec *d, uint8_t *o, si
 			return bad(d, "event id column cut", p);
 		if (code >= 2 * EV_MAX_TYPES)
 			return bad(d, "unknown event id", p);
-		pl = d->bycode[code];
+		dc = &d->bycode[code];
+		pl = dc->pl;
 		if (__builtin_expect(!pl, 0)) {
 			uint64_t id = code >> 1;
 			const struct ev_type *t = &d->types->t[id];
 
 			if ((!(code & 1) && id >= RIP_EVENT_ID_EXTENDED) || !t->valid)
 				return bad(d, "unknown event id", p);
-			pl = d->bycode[code] = dec_plan(d, t, go);
+			pl = dc->pl = dec_plan(d, t, go);
+			dc->need = pl->need[code & 1];
 		}
 		if (dcol_get(pl->ts, pl->ts_hi, &dt, DEC_SPLIT))
 			return bad(d, "time column cut", p);
-		if (len - off < pl->need[code & 1])
+		if ((size_t)(oend - q) < dc->need)
 			return bad(d, "event past its packet's end", p);
 		if (code & 1) {
 			uint32_t id32 = (uint32_t)(code >> 1);
 
 			ts += (uint64_t)unzig(dt);
-			o[off] = RIP_EVENT_ID_EXTENDED;
-			memcpy(o + off + 1, &id32, 4);
-			memcpy(o + off + 5, &ts, 8);
-			off += 13;
+			q[0] = RIP_EVENT_ID_EXTENDED;
+			memcpy(q + 1, &id32, 4);
+			memcpy(q + 5, &ts, 8);
+			q += 13;
 		} else {
 			uint32_t low;
 
 			ts += dt;
 			low = (uint32_t)(ts & ((1ull << RIP_EVENT_TS_BITS) - 1));
-			st32(o + off, (uint32_t)(code >> 1) | low << 5);
-			off += 4;
+			st32(q, (uint32_t)(code >> 1) | low << 5);
+			q += 4;
 		}
 		f = pl->f;
 		goto * f->go;
@@ -92,12 +95,12 @@ hex : {
                                                                                                    \
 		if ((ret = dec_hex(d, m, &st, f->col, f->hi, f->last, &v, &a, p, DEC_SPLIT)))      \
 			return ret;                                                                \
-		st64(o + off, v);                                                                  \
-		off += f->size;                                                                    \
+		st64(q, v);                                                                        \
+		q += f->size;                                                                      \
 		f++;                                                                               \
 		if (dcol_get(f->col, f->hi, &v, DEC_SPLIT))                                        \
 			return bad(d, "field column cut", p);                                      \
-		v = pred_value_g(&d->pred, f->name, v, a.g);                                       \
+		v = pred_value_g(&d->pred, f->last, f->salt, v, a.g);                              \
 		m->val[a.pos].aux[a.l] = aux_of(v);                                                \
 		if (sign)                                                                          \
 			v = (uint64_t)unzig(v);                                                    \
@@ -111,12 +114,12 @@ hsg:
 u:
 		if (dcol_get(f->col, f->hi, &v, DEC_SPLIT))
 			return bad(d, "field column cut", p);
-		v = pred_value(&d->pred, f->name, v);
+		v = pred_value(&d->pred, f->last, f->salt, v);
 		NEXT_FIELD();
 s:
 		if (dcol_get(f->col, f->hi, &v, DEC_SPLIT))
 			return bad(d, "field column cut", p);
-		v = (uint64_t)unzig(pred_value(&d->pred, f->name, v));
+		v = (uint64_t)unzig(pred_value(&d->pred, f->last, f->salt, v));
 		NEXT_FIELD();
 u1:
 		if (dcol_get(f->col, f->hi, &v, DEC_SPLIT))
@@ -128,12 +131,12 @@ s1:
 		v = (uint64_t)unzig(v);
 		NEXT_FIELD();
 str:
-		if (dec_str(f->col, o, len, &off))
+		if (dec_str(f->col, &q, oend))
 			return bad(d, "string past its packet or column", p);
 		f++;
 		goto * f->go;
 arr:
-		if (dec_arr(f->col, o, len, &off))
+		if (dec_arr(f->col, &q, oend))
 			return bad(d, "array past its packet or column", p);
 		f++;
 		goto * f->go;
@@ -143,5 +146,5 @@ end:;
 	}
 #undef NEXT_FIELD
 	dpos_keep(&st, m);
-	return off == len ? 0 : bad(d, "events past their packet", p);
+	return q == oend ? 0 : bad(d, "events past their packet", p);
 }

@@ -347,11 +347,22 @@ static inline uint8_t pred_name(struct pred *p, const struct ev_type *t, uint32_
 	return (uint8_t)p->nnames++;
 }
 
-static inline uint64_t *pred_at(struct pred *p, uint8_t name)
+/* The guess after value prev of the name whose salt (pred_salt) is salt. */
+static inline uint64_t *pred_slot(struct pred *p, uint64_t prev, uint64_t salt)
 {
-	uint64_t h = (p->prev[name] ^ (uint64_t)name << 56) * 0x9e3779b97f4a7c15ull;
+	uint64_t h = (prev ^ salt) * 0x9e3779b97f4a7c15ull;
 
 	return &p->next[h >> (64 - PK_PRED_BITS)];
+}
+
+static inline uint64_t pred_salt(uint8_t name)
+{
+	return (uint64_t)name << 56;
+}
+
+static inline uint64_t *pred_at(struct pred *p, uint8_t name)
+{
+	return pred_slot(p, p->prev[name], pred_salt(name));
 }
 
 /* The code of value v of name (the coder). */
@@ -398,23 +409,38 @@ static inline uint64_t pred_code_g(struct pred *p, uint8_t name, uint64_t v, uin
 	return swap2(v, g, h);
 }
 
-/* The value of code c of name (the decoder): any c gives a value. */
-static inline uint64_t pred_value(struct pred *p, uint8_t name, uint64_t c)
+/*
+ * The value of code c of a name (the decoder): any c gives a value.  The
+ * decoder names a name by its last value's place (prev, in p->prev) and
+ * its salt, both kept in its plans: no index to shift at each value.
+ */
+static inline uint64_t pred_value(struct pred *p, uint64_t *prev, uint64_t salt, uint64_t c)
 {
-	uint64_t *s = pred_at(p, name), g = *s, v = !c ? g : c == g ? 0 : c;
+	uint64_t *s = pred_slot(p, *prev, salt), g = *s, v = !c ? g : c == g ? 0 : c;
 
 	*s = v;
-	p->prev[name] = v;
+	*prev = v;
 	return v;
 }
 
-/* The value of code c of name with the second guess h (the decoder). */
-static inline uint64_t pred_value_g(struct pred *p, uint8_t name, uint64_t c, uint64_t h)
+/*
+ * The value of code c of name with the second guess h (the decoder):
+ * swap2(c, g, h), with the usual code, 0 (the table's guess held), first,
+ * for which nothing else is worked out (swap2(0, g, h) is g).
+ */
+static inline uint64_t pred_value_g(struct pred *p, uint64_t *prev, uint64_t salt, uint64_t c,
+				    uint64_t h)
 {
-	uint64_t *s = pred_at(p, name), v = swap2(c, *s, h);
+	uint64_t *s = pred_slot(p, *prev, salt), g = *s, v = g;
+
+	if (c) {
+		v = c == g ? 0 : c;
+		if ((h > 1) & (h != g) & (g != 1))
+			v = c == h ? 1 : c == 1 ? h : v;
+	}
 
 	*s = v;
-	p->prev[name] = v;
+	*prev = v;
 	return v;
 }
 

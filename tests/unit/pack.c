@@ -28,6 +28,7 @@
 #include "packv1.h"
 #include "packv2.h"
 #include "read/pack.h"
+#include "read/packfmt.h"
 #include "record/packw.h"
 
 static struct ev_types types;
@@ -748,6 +749,34 @@ static void streams(uint64_t *ts)
 }
 
 /* Write the block of v[0..n) to dir/block-k (seeds of fuzz-pack). */
+/*
+ * The decoder's guess with a second one (pred_value_g, which takes the
+ * usual code 0 first) undoes the coder's swap (swap2) for every code,
+ * guess and second guess among the values where they differ: 0, 1, 2,
+ * equal ones, the largest.
+ */
+static void second_guesses(void)
+{
+	static const uint64_t x[] = { 0, 1, 2, 3, 16, UINT64_MAX - 1, UINT64_MAX };
+	static struct pred p;
+	const uint32_t n = sizeof(x) / sizeof(x[0]);
+
+	for (uint32_t a = 0; a < n; a++)
+		for (uint32_t b = 0; b < n; b++)
+			for (uint32_t c = 0; c < n; c++) {
+				uint64_t v = x[a], g = x[b], h = x[c];
+
+				memset(&p, 0, sizeof(p));
+				*pred_at(&p, 0) = g;
+				T_EQ(pred_value_g(&p, &p.prev[0], pred_salt(0), swap2(v, g, h), h),
+				     v);
+				memset(&p, 0, sizeof(p));
+				*pred_at(&p, 0) = g;
+				T_EQ(pred_value_g(&p, &p.prev[0], pred_salt(0), v, h),
+				     swap2(v, g, h));
+			}
+}
+
 static void write_seed(const char *dir, int k, struct pkt *v, size_t n)
 {
 	struct pk_enc *e;
@@ -878,6 +907,7 @@ int main(int argc, char **argv)
 	version2();
 	streams(&ts);
 	sizes_after_addresses(&ts);
+	second_guesses();
 	for (size_t i = 0; i < n; i++)
 		free(v[i].d);
 	return t_result();
