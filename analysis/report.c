@@ -75,8 +75,9 @@ struct rp_priv {
 	uint64_t peak_gen; /* new peaks so far */
 	/*
 	 * The lifetime bucket of v by its highest bit j (rp_life_bucket):
-	 * life_base[j], plus one from life_thr[j] up, the limit inside
-	 * [2^j, 2^(j+1)) when there is one (UINT64_MAX when not).
+	 * life_base[j], plus one above life_thr[j], the limit inside
+	 * [2^j, 2^(j+1)) less one when there is one (UINT64_MAX when not:
+	 * no v is above it, 2^64 - 1 either).
 	 */
 	uint64_t life_thr[64];
 	uint8_t life_base[64];
@@ -378,7 +379,7 @@ static void rp_life_init(struct rp_priv *p)
 			if (lim <= lo)
 				p->life_base[j]++;
 			else if (lim <= hi)
-				p->life_thr[j] = lim;
+				p->life_thr[j] = lim - 1;
 		}
 	}
 }
@@ -392,12 +393,12 @@ static void rp_life_init(struct rp_priv *p)
  * from log2 (bits * 1233 >> 12, one too many below that power of ten, then
  * clamped to the buckets) took 6 more instructions a free.
  */
-RP_HOT unsigned rp_life_bucket(const struct rp_priv *p, int64_t ns)
+RP_HOT unsigned rp_life_bucket(const struct rp_priv *p, uint64_t life)
 {
-	uint64_t v = (uint64_t)(ns < 0 ? 0 : ns) | 1; /* 0 and 1 share bucket 0 */
+	uint64_t v = life | 1; /* 0 and 1 share bucket 0 */
 	unsigned j = 63u - (unsigned)__builtin_clzll(v);
 
-	return p->life_base[j] + (v >= p->life_thr[j]);
+	return p->life_base[j] + (v > p->life_thr[j]);
 }
 
 /*
@@ -442,14 +443,15 @@ RP_HOT int64_t rp_ns(const struct rp_priv *p, uint64_t ts)
 	return rp_ns_slow(p, ts);
 }
 
-/* The lifetime of a block made at ns made and released at ns gone (saturated). */
-RP_HOT int64_t rp_life(int64_t made, int64_t gone)
+/*
+ * The lifetime of a block made at ns made and released at ns gone, 0 when
+ * gone is before made: exact, as an unsigned difference (the buckets end
+ * at 10 s, so one of 2^63 ns or more is in the last, as a saturated one
+ * was), with no test of overflow.
+ */
+RP_HOT uint64_t rp_life(int64_t made, int64_t gone)
 {
-	int64_t d;
-
-	if (__builtin_expect(__builtin_sub_overflow(gone, made, &d), 0))
-		d = gone > made ? INT64_MAX : INT64_MIN;
-	return d;
+	return gone > made ? (uint64_t)gone - (uint64_t)made : 0;
 }
 
 /* A block of site val and size bytes made at ns made, released at time ns by thread t. */
