@@ -75,8 +75,9 @@ struct rp_priv {
 	uint64_t peak_gen; /* new peaks so far */
 	/*
 	 * The lifetime bucket of v by its highest bit j (rp_life_bucket):
-	 * life_base[j], plus one from life_thr[j] up, the limit inside
-	 * [2^j, 2^(j+1)) when there is one (UINT64_MAX when not).
+	 * life_base[j], plus one above life_thr[j], the limit inside
+	 * [2^j, 2^(j+1)) less one when there is one (UINT64_MAX when not:
+	 * no v is above it, 2^64 - 1 either).
 	 */
 	uint64_t life_thr[64];
 	uint8_t life_base[64];
@@ -93,7 +94,7 @@ struct rp_priv {
 	/*
 	 * The series bucket of the last sample, and its times [lo, hi) in ns
 	 * (none: lo > hi); tlo, thi: ticks in it (none: tlo > thi), which
-	 * rp_point_at tests as ts - tlo < tspan (thi - tlo, 0: none).
+	 * rp_mem_turn tests as ts - tlo < tspan (thi - tlo, 0: none).
 	 */
 	struct rp_point *s_pt;
 	int64_t s_lo, s_hi;
@@ -378,7 +379,7 @@ static void rp_life_init(struct rp_priv *p)
 			if (lim <= lo)
 				p->life_base[j]++;
 			else if (lim <= hi)
-				p->life_thr[j] = lim;
+				p->life_thr[j] = lim - 1;
 		}
 	}
 }
@@ -392,12 +393,12 @@ static void rp_life_init(struct rp_priv *p)
  * from log2 (bits * 1233 >> 12, one too many below that power of ten, then
  * clamped to the buckets) took 6 more instructions a free.
  */
-RP_HOT unsigned rp_life_bucket(const struct rp_priv *p, int64_t ns)
+RP_HOT unsigned rp_life_bucket(const struct rp_priv *p, uint64_t life)
 {
-	uint64_t v = (uint64_t)(ns < 0 ? 0 : ns) | 1; /* 0 and 1 share bucket 0 */
+	uint64_t v = life | 1; /* 0 and 1 share bucket 0 */
 	unsigned j = 63u - (unsigned)__builtin_clzll(v);
 
-	return p->life_base[j] + (v >= p->life_thr[j]);
+	return p->life_base[j] + (v > p->life_thr[j]);
 }
 
 /*
@@ -442,14 +443,28 @@ RP_HOT int64_t rp_ns(const struct rp_priv *p, uint64_t ts)
 	return rp_ns_slow(p, ts);
 }
 
-/* The lifetime of a block made at ns made and released at ns gone (saturated). */
-RP_HOT int64_t rp_life(int64_t made, int64_t gone)
+/*
+ * rp_ns(ts) for the time of an event that rp_mem_turn's test found in the
+ * series' last bucket (line): in ticks that bucket lies on the clock's
+ * line (rp_point_ticks), so its test is not made again.
+ */
+RP_HOT int64_t rp_ns_at(const struct rp_priv *p, uint64_t ts, bool line)
 {
-	int64_t d;
+	if (line)
+		return p->lin_ns +
+		       (int64_t)(((unsigned __int128)(ts - p->lin_base) * p->lin_mult) >> 32);
+	return rp_ns(p, ts);
+}
 
-	if (__builtin_expect(__builtin_sub_overflow(gone, made, &d), 0))
-		d = gone > made ? INT64_MAX : INT64_MIN;
-	return d;
+/*
+ * The lifetime of a block made at ns made and released at ns gone, 0 when
+ * gone is before made: exact, as an unsigned difference (the buckets end
+ * at 10 s, so one of 2^63 ns or more is in the last, as a saturated one
+ * was), with no test of overflow.
+ */
+RP_HOT uint64_t rp_life(int64_t made, int64_t gone)
+{
+	return gone > made ? (uint64_t)gone - (uint64_t)made : 0;
 }
 
 /* A block of site val and size bytes made at ns made, released at time ns by thread t. */
@@ -489,7 +504,7 @@ static __attribute__((noinline)) int rp_alloc_out(struct rp *rp, const struct ev
 }
 
 RP_HOT int rp_alloc(struct rp *rp, const struct evs_event *e, uint64_t addr, uint64_t size,
-		    uint32_t bt, struct rp_tc *t, bool thr)
+		    uint32_t bt, struct rp_tc *t, bool thr, bool line)
 {
 	struct rp_site *s;
 	struct live_ent *b;
@@ -512,7 +527,7 @@ RP_HOT int rp_alloc(struct rp *rp, const struct evs_event *e, uint64_t addr, uin
 		rp_unlive(rp, b->val, b->size);
 	}
 	b->size = size;
-	b->ns = rp_ns(rp_p(rp), e->ts);
+	b->ns = rp_ns_at(rp_p(rp), e->ts, line);
 	b->val = (uint32_t)i;
 	rp_touch(rp, s);
 	s->count++; /* and live (rp_site_live) */
@@ -576,8 +591,8 @@ static int rp_unmap(struct rp *rp, const struct evs_event *e, uint64_t addr, uin
 	return 0;
 }
 
-RP_HOT void rp_free_addr(struct rp *rp, const struct evs_event *e, uint64_t addr,
-			 struct rp_tc *t, bool thr)
+RP_HOT void rp_free_addr(struct rp *rp, const struct evs_event *e, uint64_t addr, struct rp_tc *t,
+			 bool thr, bool line)
 {
 	struct hmap *m = &rp_p(rp)->l.t[LIVE_MEM];
 	const struct live_piece *p;
@@ -593,7 +608,7 @@ RP_HOT void rp_free_addr(struct rp *rp, const struct evs_event *e, uint64_t addr
 		int64_t made = b->ns;
 
 		hmap_del(m, sizeof(*b), b);
-		rp_release(rp, val, size, made, rp_ns(rp_p(rp), e->ts), t, thr);
+		rp_release(rp, val, size, made, rp_ns_at(rp_p(rp), e->ts, line), t, thr);
 	} else if ((p = live_maps_at(&rp_p(rp)->l.maps, addr))) /* a trace from before mem:unmap */
 		rp_unmap(rp, e, p->start, p->end - p->start, RIP_MEM_MUNMAP, t);
 	else
@@ -612,7 +627,7 @@ static int rp_map(struct rp *rp, const struct evs_event *e, uint64_t addr, uint6
 	key = live_map_key(&rp_p(rp)->l.maps);
 	if (live_maps_add(&rp_p(rp)->l.maps, addr, size, key))
 		return -ENOMEM;
-	return rp_alloc(rp, e, key, size, bt, t, rp->through);
+	return rp_alloc(rp, e, key, size, bt, t, rp->through, false);
 }
 
 /* Halve the resolution of the series: bucket i takes buckets 2i and 2i + 1. */
@@ -651,7 +666,7 @@ static void rp_series_merge(struct rp *rp)
 }
 
 /*
- * The ticks from ts on that rp_point_at may take for the bucket of ns
+ * The ticks from ts on that rp_mem_turn may take for the bucket of ns
  * [s_lo, s_hi) that holds the event at ts: up to the first tick of s_hi,
  * where the clock is its line (rp_ns): there evs_ns(t) >= s_hi when
  * (t - lin_base) * lin_mult >= (s_hi - lin_ns) << 32.  None elsewhere.
@@ -749,16 +764,6 @@ static __attribute__((noinline)) struct rp_point *rp_point_slow(struct rp *rp, u
 	return &rp->series[i];
 }
 
-/* The series point of a memory event at ticks ts. */
-RP_HOT struct rp_point *rp_point_at(struct rp *rp, uint64_t ts)
-{
-	struct rp_priv *p = rp_p(rp);
-
-	if (ts - p->s_tlo < p->s_tspan) /* s_tlo <= ts < s_thi, one compare */
-		return p->s_pt; /* the last event's bucket, the last one: no division */
-	return rp_point_slow(rp, ts);
-}
-
 /*
  * Memory event e made a new peak of heap bytes in use.  Only allocations
  * raise the bytes, each the last thing its event does (a realloc frees
@@ -780,7 +785,7 @@ static __attribute__((noinline)) void rp_peak(struct rp *rp, const struct evs_ev
 
 /*
  * After a memory event counted in pt: the bytes in use now.  pt came from
- * rp_point_at, which gave a bucket without events a minimum above any, and
+ * rp_point_slow, which gave a bucket without events a minimum above any, and
  * its maximum is 0 (zeroed): the first sample is both, with no test of
  * pt->events.
  */
@@ -964,9 +969,12 @@ static int rp_shm_attach(struct rp *rp, uint64_t addr, uint64_t size)
 
 /* ---- the pass ------------------------------------------------------------------------- */
 
-/* A memory event of role role (d->role, a constant where this is inlined). */
+/*
+ * A memory event of role role (d->role, a constant where this is inlined);
+ * line: its time is on the clock's line (rp_ns_at).
+ */
 RP_HOT int rp_mem_event(struct rp *rp, const struct evs_event *e, const struct role_res *d,
-			int role, bool thr)
+			int role, bool thr, bool line)
 {
 	struct rp_tc *t;
 
@@ -981,11 +989,11 @@ RP_HOT int rp_mem_event(struct rp *rp, const struct evs_event *e, const struct r
 	case ROLE_MEM_ALLOC:
 		if (live_is_mapping(d->kind))
 			return rp_map(rp, e, d->key, d->size, d->bt, t);
-		return rp_alloc(rp, e, d->key, d->size, d->bt, t, thr);
+		return rp_alloc(rp, e, d->key, d->size, d->bt, t, thr, line);
 	case ROLE_MEM_UNMAP:
 		return rp_unmap(rp, e, d->key, d->size, d->kind, t);
 	case ROLE_MEM_FREE:
-		rp_free_addr(rp, e, d->key, t, thr);
+		rp_free_addr(rp, e, d->key, t, thr, line);
 		return 0;
 	case ROLE_MEM_REALLOC:
 		/* old 0: an allocation; addr 0 and size 0: a free of old; addr 0: failed */
@@ -993,22 +1001,35 @@ RP_HOT int rp_mem_event(struct rp *rp, const struct evs_event *e, const struct r
 			rp->failed += rp_through(rp, d->bt, thr) > 0;
 			return 0;
 		}
-		rp_free_addr(rp, e, d->old, t, thr);
+		rp_free_addr(rp, e, d->old, t, thr, line);
 		if (!d->key)
 			return 0;
 		rp->reallocs += rp_through(rp, d->bt, thr) > 0; /* kept: asked again in rp_alloc */
-		return rp_alloc(rp, e, d->key, d->size, d->bt, t, thr);
+		return rp_alloc(rp, e, d->key, d->size, d->bt, t, thr, line);
 	}
 	return 0;
 }
 
-/* A memory event, counted in its series point. */
+/*
+ * A memory event, counted in its series point: the last event's bucket,
+ * when its time falls there (ts - s_tlo < s_tspan, one compare: no
+ * division, and the time is on the clock's line), else rp_point_slow's.
+ * Two copies of the event, so that in the first rp_ns_at has no test.
+ */
 RP_HOT int rp_mem_turn(struct rp *rp, const struct evs_event *e, const struct role_res *d,
 		       int role, bool thr)
 {
-	struct rp_point *pt = rp_point_at(rp, e->ts);
-	int ret = rp_mem_event(rp, e, d, role, thr);
+	struct rp_priv *p = rp_p(rp);
+	struct rp_point *pt;
+	int ret;
 
+	if (__builtin_expect(e->ts - p->s_tlo < p->s_tspan, 1)) {
+		pt = p->s_pt;
+		ret = rp_mem_event(rp, e, d, role, thr, true);
+	} else {
+		pt = rp_point_slow(rp, e->ts);
+		ret = rp_mem_event(rp, e, d, role, thr, false);
+	}
 	if (!ret)
 		rp_sample(rp, pt, e);
 	return ret;
