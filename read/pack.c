@@ -15,6 +15,8 @@
 #include <emmintrin.h>
 #endif
 
+#include <internal/grow.h>
+
 #include "read/packfmt.h"
 
 /* ---- the decoder ------------------------------------------------------------------ */
@@ -704,15 +706,14 @@ static int pk_room(void **p, size_t *cap, size_t n)
  */
 static int pk_cols_room(struct pk_dec *d, size_t n)
 {
+	void *p = d->cols;
+	int ret;
+
 	if (n <= d->colscap)
 		return 0;
-	n += n / 4;
-	free(d->cols);
-	d->colscap = 0;
-	if (!(d->cols = malloc(n)))
-		return -ENOMEM;
-	d->colscap = n;
-	return 0;
+	ret = rip_room(&p, &d->colscap, n + n / 4);
+	d->cols = p;
+	return ret;
 }
 
 /* The lists of stream id for the packet to decode: its own, empty if new in the block. */

@@ -492,22 +492,19 @@ static int tpk_room(const struct trace_pk *pk, struct tpk_cached *c)
 {
 	struct pk_block *out = &c->b;
 	size_t data = (size_t)pk->raw_max + 8, off = (size_t)pk->npackets_max * sizeof(*out->off);
+	void *d = out->data, *o = out->off;
+	int ret = 0;
 
 	if (out->cap < data) { /* what it holds is not needed: no copy */
-		free(out->data);
-		out->cap = c->warm = 0;
-		if (!(out->data = malloc(data)))
-			return -ENOMEM;
-		out->cap = data;
+		c->warm = 0;
+		ret = rip_room(&d, &out->cap, data);
+		out->data = d;
 	}
-	if (out->offcap < off) {
-		free(out->off);
-		out->offcap = 0;
-		if (!(out->off = malloc(off)))
-			return -ENOMEM;
-		out->offcap = off;
+	if (!ret) {
+		ret = rip_room(&o, &out->offcap, off);
+		out->off = o;
 	}
-	return 0;
+	return ret;
 }
 
 static void (*tpk_slow_huge)(void); /* trace_r_on_slow_huge */

@@ -6,8 +6,9 @@
  * the multiplications checked.  libbpf's libbpf_ensure_mem is the model;
  * unlike it, the new elements are left as realloc leaves them (a byte
  * buffer that doubles would otherwise touch pages it may never fill): a
- * caller that needs them zeroed clears them.  Not installed, like
- * internal/clock.h.
+ * caller that needs them zeroed clears them.  rip_room is the other way:
+ * a buffer whose contents are done with, replaced when too small, not
+ * copied.  Not installed, like internal/clock.h.
  *
  *	if (RIP_GROW(m->v, m->cap, m->n + 1, 64))
  *		return -ENOMEM;
@@ -59,5 +60,24 @@ static inline int rip_grow(void **p, size_t *cap, size_t esz, size_t need, size_
 		(arr) = __rip_g;                                                                   \
 		__rip_e;                                                                           \
 	})
+
+/*
+ * Make *p (a buffer of *cap bytes whose contents are not needed any more)
+ * hold need bytes: a new buffer of need bytes when it is smaller, the old
+ * one freed first, nothing copied (realloc would copy what is about to be
+ * overwritten, and take fresh pages where it moved).  0, or -ENOMEM with
+ * *p NULL and *cap 0.
+ */
+static inline int rip_room(void **p, size_t *cap, size_t need)
+{
+	if (need <= *cap)
+		return 0;
+	free(*p);
+	*cap = 0;
+	if (!(*p = malloc(need)))
+		return -ENOMEM;
+	*cap = need;
+	return 0;
+}
 
 #endif /* RIP_INTERNAL_GROW_H */
