@@ -383,6 +383,21 @@ static inline void dmtf_push(struct dmtf *m, struct dpos *s, uint64_t v, uint32_
 	m->l[l].e[s->tail[l]++] = (uint16_t)s->n++;
 }
 
+/*
+ * The bytes after a block's packets in the buffer they are decoded into:
+ * an event's header and fixed fields are written before anything tells
+ * whether they fit in its packet (the loop over the events checks once an
+ * event is done, and a packet that ends inside one is refused then:
+ * "events past their packet"), so they may pass its end by at most an
+ * extended header, all the fields and the 8 bytes of the last field's
+ * store.  In the next packet's place that is overwritten; after the last,
+ * it is this.  (A check of the bytes an event needs before it, as it was,
+ * took 4 instructions and a load an event.)  Strings and arrays are
+ * checked against the packet's end, with nothing left when it is passed.
+ */
+#define DSLACK 128u
+_Static_assert(13 + 8 * RIP_EVENT_MAX_FIELDS + 8 <= DSLACK, "an event's fixed part fits");
+
 /* ---- the decoder's state ----------------------------------------------------------------- */
 
 /*
@@ -409,7 +424,6 @@ enum {
 
 struct dplan {
 	bool ready;
-	uint32_t need[2]; /* bytes an event needs: header (short, extended) and fixed fields */
 	struct dcol *ts, *ts_hi;
 	struct dfield {
 		const void *go;	       /* the code of op, in dec_events */
@@ -429,10 +443,7 @@ struct pk_dec {
 	uint32_t key[PK_MAXCOLS];
 	struct dcol col[PK_MAXCOLS];
 	struct dplan plan[EV_MAX_TYPES];
-	struct dcode {
-		struct dplan *pl;
-		size_t need;	    /* pl->need for the code's header: one load an event */
-	} bycode[2 * EV_MAX_TYPES]; /* by event code (id << 1 | extended) */
+	struct dplan *bycode[2 * EV_MAX_TYPES]; /* by event code (id << 1 | extended) */
 	uint64_t last[EV_MAX_TYPES][RIP_EVENT_MAX_FIELDS];
 	struct dmtf *mtf[PK_NSTREAMS]; /* each stream's lists, made as streams come */
 	struct pk_streams streams;     /* of the block */
@@ -467,8 +478,6 @@ static struct dplan *dec_plan(struct pk_dec *d, const struct ev_type *t, const v
 		return pl;
 	pl->ts = dec_col(d, K_TS(t->id));
 	pl->ts_hi = dec_hi(d, pl->ts);
-	pl->need[0] = 4 + t->fixed;
-	pl->need[1] = 13 + t->fixed;
 	for (uint32_t i = 0; i < t->nfields; i++) {
 		uint8_t op = field_op(t->fields[i].type), name;
 		bool after_hex = i && d->version > 2 && pl->f[i - 1].op == D_HEX;
@@ -604,7 +613,8 @@ static inline void st32(uint8_t *p, uint32_t v)
 static inline __attribute__((always_inline)) int dec_str(struct dcol *c, uint8_t **q,
 							 const uint8_t *oend)
 {
-	size_t room = (size_t)(oend - *q), max = room < RIP_STRING_MAX ? room : RIP_STRING_MAX;
+	size_t room = *q < oend ? (size_t)(oend - *q) : 0; /* past it: DSLACK */
+	size_t max = room < RIP_STRING_MAX ? room : RIP_STRING_MAX;
 	const uint8_t *nul;
 
 	if ((size_t)(c->end - c->p) < max)
@@ -626,7 +636,7 @@ static inline __attribute__((always_inline)) int dec_arr(struct dcol *c, uint8_t
 	uint64_t n;
 	uint32_t n32;
 
-	if (dcol_uv(c, &n) || n > RIP_ARRAY_MAX || (size_t)(oend - *q) < 4 + n * 8 ||
+	if (dcol_uv(c, &n) || n > RIP_ARRAY_MAX || *q > oend || (size_t)(oend - *q) < 4 + n * 8 ||
 	    !(src = dcol_bytes(c, n * 8)))
 		return -1;
 	n32 = (uint32_t)n;
@@ -766,7 +776,7 @@ int pk_decode(struct pk_dec *dd, const struct ev_types *types, const uint8_t *bl
 		total += c.raw + DPAD;
 	}
 	if (pk_cols_room(d, total) ||
-	    pk_room((void **)&out->data, &out->cap, h.raw + 8) ||
+	    pk_room((void **)&out->data, &out->cap, h.raw + DSLACK) ||
 	    pk_room((void **)&out->off, &out->offcap, h.npackets * sizeof(*out->off))) {
 		ret = rr_fail(err, errlen, -ENOMEM, "decoding a packed block: out of memory");
 		goto out;
