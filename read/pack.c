@@ -177,6 +177,45 @@ static __attribute__((noinline)) struct duv dcol_slow(struct dcol *c)
 	return (struct duv){ 0, false };
 }
 
+/* The 7-bit groups of the bytes of x (top bits clear), packed: 56 bits of 8 bytes. */
+static inline uint64_t dpack7(uint64_t x)
+{
+	x = (x & 0x007f007f007f007full) | ((x & 0x7f007f007f007f00ull) >> 1);
+	x = (x & 0x00003fff00003fffull) | ((x & 0x3fff00003fff0000ull) >> 2);
+	return (x & 0x000000000fffffffull) | ((x & 0x0fffffff00000000ull) >> 4);
+}
+
+/*
+ * The next varint of c (version 2 on) when it is not one or two bytes, as
+ * dcol_slow, with the bytes after the first taken from its column of high
+ * bytes by one 8-byte load: the first byte without its top bit ends it.
+ * The padding after a column (DPAD bytes of 0x80) holds no such byte, so
+ * one found is in the column.  Hex literals (differences from the value
+ * before, 3 to 6 bytes) are most of these: 1.6 M at 1,000 threads, where
+ * dcol_slow's loop over the bytes took 68 instructions each and a branch
+ * mispredicted at its end.  Longer than 9 bytes, cut, or a column without
+ * its own column of high bytes: dcol_slow.
+ */
+static __attribute__((noinline)) struct duv dcol_long(struct dcol *c)
+{
+	const uint8_t *cp = c->p;
+	struct dcol *h = c->hi;
+	uint64_t w, stop;
+
+	if (!h || cp >= c->end || *cp < 0x80)
+		return dcol_slow(c);
+	memcpy(&w, h->p, 8);
+	stop = ~w & 0x8080808080808080ull;
+	if (!stop)
+		return dcol_slow(c);
+	h->p += (__builtin_ctzll(stop) + 1) / 8;
+	c->p = cp + 1;
+	if (c->stop) /* the run after it */
+		c->stop = dcol_run(cp + 1);
+	w &= (stop ^ (stop - 1)) & 0x7f7f7f7f7f7f7f7full; /* its bytes, their top bits clear */
+	return (struct duv){ (*cp & 0x7full) | dpack7(w) << 7, true };
+}
+
 /* The next varint of c: 0, or -1 when it is cut or longer than 10 bytes. */
 static int dcol_uv(struct dcol *c, uint64_t *v)
 {
@@ -251,7 +290,7 @@ static inline __attribute__((always_inline)) int dcol_get(struct dcol *c, struct
 		}
 	}
 slow: {
-	struct duv r = dcol_slow(c);
+	struct duv r = split ? dcol_long(c) : dcol_slow(c);
 
 	*v = r.v;
 	return r.ok ? 0 : -1;
