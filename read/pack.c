@@ -298,6 +298,40 @@ slow: {
 }
 
 /*
+ * The next varint of c, a column of hex literals (version 2 on: 3 to 6
+ * bytes, the most at 1,000 threads), inline: its first byte, and when it
+ * has the top bit the bytes after from one 8-byte load of its high bytes,
+ * as dcol_long.  A column read in runs, or one whose varint is cut or
+ * longer than 9 bytes, goes the usual way (dcol_get).  Its column of high
+ * bytes is never NULL (version 2 on, read/packfmt.h: key_split).
+ */
+static inline __attribute__((always_inline)) int dcol_lit(struct dcol *c, uint64_t *v)
+{
+	const uint8_t *cp = c->p;
+	struct dcol *h = c->hi;
+
+	if (__builtin_expect(!c->stop && cp < c->end, 1)) {
+		uint64_t b0 = *cp, w, stop;
+
+		memcpy(&w, h->p, 8);
+		stop = ~w & 0x8080808080808080ull;
+		if (b0 < 0x80) {
+			*v = b0;
+			c->p = cp + 1;
+			return 0;
+		}
+		if (__builtin_expect(stop != 0, 1)) {
+			h->p += (__builtin_ctzll(stop) + 1) / 8;
+			c->p = cp + 1;
+			w &= (stop ^ (stop - 1)) & 0x7f7f7f7f7f7f7f7full;
+			*v = (b0 & 0x7f) | dpack7(w) << 7;
+			return 0;
+		}
+	}
+	return dcol_get(c, h, v, true);
+}
+
+/*
  * The decoder's lists: the low 16 bits of the stamps of the entries each
  * holds, oldest first, from head to tail, and the value of stamp s at
  * val[s % PK_WINDOW].  The rank of an entry counts from the newest, so the
@@ -600,7 +634,7 @@ static inline __attribute__((always_inline)) int dec_hex(struct pk_dec *d, struc
 	if (!code) {
 		struct dcol *lit = &d->col[K_HEXLIT];
 
-		if (dcol_get(lit, lit->hi, &dv, split))
+		if (split ? dcol_lit(lit, &dv) : dcol_get(lit, lit->hi, &dv, split))
 			return bad(d, "hex literal column cut", p);
 		*v = *last + (uint64_t)unzig(dv);
 		ax->pos = s->n & PK_WMASK;
