@@ -35,8 +35,7 @@ static __attribute__((noinline)) int DEC_EVENTS(struct pk_dec *d, uint8_t *o, si
 	} while (0)
 
 	while (q < oend) {
-		struct dcode *dc;
-		struct dplan *pl;
+		struct dplan **dc, *pl;
 		uint64_t code, dt;
 
 		if (dcol_get(evid, evh, &code, DEC_SPLIT))
@@ -44,20 +43,17 @@ static __attribute__((noinline)) int DEC_EVENTS(struct pk_dec *d, uint8_t *o, si
 		if (code >= 2 * EV_MAX_TYPES)
 			return bad(d, "unknown event id", p);
 		dc = &d->bycode[code];
-		pl = dc->pl;
+		pl = *dc;
 		if (__builtin_expect(!pl, 0)) {
 			uint64_t id = code >> 1;
 			const struct ev_type *t = &d->types->t[id];
 
 			if ((!(code & 1) && id >= RIP_EVENT_ID_EXTENDED) || !t->valid)
 				return bad(d, "unknown event id", p);
-			pl = dc->pl = dec_plan(d, t, go);
-			dc->need = pl->need[code & 1];
+			pl = *dc = dec_plan(d, t, go);
 		}
 		if (dcol_get(pl->ts, pl->ts_hi, &dt, DEC_SPLIT))
 			return bad(d, "time column cut", p);
-		if ((size_t)(oend - q) < dc->need)
-			return bad(d, "event past its packet's end", p);
 		if (code & 1) {
 			uint32_t id32 = (uint32_t)(code >> 1);
 
