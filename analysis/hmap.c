@@ -3,7 +3,9 @@
  * analysis/hmap.c - the slow path of the hash table of hmap.h: growing it.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "analysis/hmap.h"
 
@@ -17,9 +19,10 @@ int hmap_reserve(struct hmap *m, size_t esz, size_t cap)
 		ncap *= 2;
 	if (ncap == m->cap)
 		return 0;
-	nv = calloc(ncap, esz);
-	if (!nv)
+	/* on a cache line's start: no slot of 32 or 16 bytes spans two (HMAP_LINE) */
+	if (ncap > SIZE_MAX / esz || posix_memalign((void **)&nv, HMAP_LINE, ncap * esz))
 		return -ENOMEM;
+	memset(nv, 0, ncap * esz);
 	nshift = 64u - (unsigned)__builtin_ctzll(ncap);
 	/* the used slots in slot order: where each lands depends on the ones before */
 	for (size_t i = 0; i < m->cap; i++) {

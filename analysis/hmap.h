@@ -75,6 +75,13 @@ static inline size_t hmap_hash(uint64_t key, unsigned shift)
 	return (size_t)(key >> shift); /* shift < 64: a table has 2 slots or more */
 }
 
+/*
+ * A table's slots start at the start of a cache line (hmap_reserve): where a
+ * table of 32-byte slots lay 16 bytes off one, as the heap placed it in some
+ * runs, every other slot spanned two lines.
+ */
+#define HMAP_LINE 64
+
 /* The home slot of key in m (m->cap > 0). */
 static inline size_t hmap_home(const struct hmap *m, uint64_t key)
 {

@@ -677,7 +677,7 @@ static __attribute__((noinline)) int lk_held(void *arg, struct evs *s, struct ev
 	struct lk *lk = arg;
 
 	return live_run_held(&lk->live, s, &lk->tr, lk_event, lk, e, d, role, fail, err, errlen,
-			     false);
+			     false, false);
 }
 
 /* The times of what is live at the end, from ticks (lk_make) to ns. */

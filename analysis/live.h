@@ -380,11 +380,11 @@ static inline __attribute__((always_inline)) int live_take(struct live *l, const
  * (live_prefetch_next) hides little of it: an event takes less time than a
  * miss.  An event held keeps its fields where they are, in its packet, which
  * does not move while the source is steady (evs_fast_steady); it keeps
- * tr->events as it was when read (report.c reads it); and the pass sees
- * every event in the order read: any other resource event, and any call of
- * the source that may load a packet, lets the held ones go first.  Only
- * from LIVE_HOLD_CAP slots on: below, the table stays in the caches enough
- * that holding costs more than it saves.
+ * tr->events as it was when read, for a pass that reads it (report.c); and
+ * the pass sees every event in the order read: any other resource event,
+ * and any call of the source that may load a packet, lets the held ones go
+ * first.  Only from LIVE_HOLD_CAP slots on: below, the table stays in the
+ * caches enough that holding costs more than it saves.
  */
 #define LIVE_DELAY 8	     /* heap events held at most (a power of two) */
 #define LIVE_HOLD_CAP 131072 /* slots of LIVE_MEM (4 MiB) from which heap events are held */
@@ -392,7 +392,7 @@ static inline __attribute__((always_inline)) int live_take(struct live *l, const
 struct live_held {
 	struct evs_event e; /* what the passes read: ts, ns, stream, tid, type, plan, raw... */
 	struct role_res d;
-	uint64_t events; /* tr->events when it was read */
+	uint64_t events; /* tr->events when it was read (when the pass reads it: live_give) */
 };
 
 /* LIVE_DELAY held, and room for the one being read */
@@ -409,15 +409,17 @@ static inline bool live_holdable(int role)
 }
 
 /*
- * Bring the slot of key in t towards the cache, and the line after it: a
- * probe or a deletion (which looks at the next slot) may go on there.
+ * Bring the slot of key in t towards the cache, and the line after its
+ * line: a probe or a deletion (which looks on to the end of the run) may go
+ * on there.  (The next slot instead, as before, was the same line for half
+ * the slots, and the deletion's scan then missed on the line after it.)
  */
 static inline __attribute__((always_inline)) void live_fetch(const struct hmap *t, uint64_t key)
 {
 	const char *slot = hmap_slot(t, sizeof(struct live_ent), hmap_home(t, key));
 
 	__builtin_prefetch(slot, 1);
-	__builtin_prefetch(slot + sizeof(struct live_ent), 1);
+	__builtin_prefetch((const char *)(((uintptr_t)slot | (HMAP_LINE - 1)) + 1), 1);
 }
 
 /* Fetch the slots of heap event d (held) towards the cache. */
@@ -431,14 +433,19 @@ static inline __attribute__((always_inline)) void live_hold(const struct live *l
 		live_fetch(t, d->old);
 }
 
-/* Hand held event h to fn, with tr->events as when it was read.  fn's result. */
+/*
+ * Hand held event h to fn, with tr->events as when it was read when fn
+ * reads it (events: rip report's peaks), as it is otherwise.  fn's result.
+ */
 static inline __attribute__((always_inline)) int live_give(struct live_trace *tr, live_fn *fn,
-							   void *arg, const struct live_held *h)
+							   void *arg, const struct live_held *h,
+							   bool events)
 {
 	uint64_t now = tr->events;
 	int fail;
 
-	tr->events = h->events;
+	if (events)
+		tr->events = h->events;
 	/* a case each, so that fn's own switch on d->role, inlined after it, folds */
 	switch (h->d.role) {
 	case ROLE_MEM_ALLOC:
@@ -451,7 +458,8 @@ static inline __attribute__((always_inline)) int live_give(struct live_trace *tr
 		fail = fn(arg, &h->e, &h->d);
 		break;
 	}
-	tr->events = now;
+	if (events)
+		tr->events = now;
 	return fail;
 }
 
@@ -462,12 +470,13 @@ static inline __attribute__((always_inline)) int live_give(struct live_trace *tr
  * a heap event stays there, its slots fetched, until another comes while
  * LIVE_DELAY are held (the oldest goes), another resource event comes (all
  * go, then it), or the source is about to load a packet (all go) or ends
- * (all go).  with_ns: as live_run's.
+ * (all go).  with_ns: as live_run's.  events: fn reads tr->events, which
+ * is then as it was when the event was read (live_give).
  */
 static inline __attribute__((always_inline)) int
 live_run_held(struct live *l, struct evs *s, struct live_trace *tr, live_fn *fn, void *arg,
 	      struct evs_event *e, struct role_res *d, int role, int *failp, char *err,
-	      size_t errlen, bool with_ns)
+	      size_t errlen, bool with_ns, bool events)
 {
 	struct live_delay *q = calloc(1, sizeof(*q));
 	unsigned head = 0, n = 0; /* the oldest held, and how many */
@@ -494,7 +503,7 @@ live_run_held(struct live *l, struct evs *s, struct live_trace *tr, live_fn *fn,
 
 		/* no packet loaded under what is held: it goes first */
 		for (; n && !fail && !evs_fast_steady(s); n--) {
-			fail = live_give(tr, fn, arg, &q->q[head]);
+			fail = live_give(tr, fn, arg, &q->q[head], events);
 			head = (head + 1) & (LIVE_QLEN - 1);
 		}
 		if (fail)
@@ -526,10 +535,11 @@ live_run_held(struct live *l, struct evs *s, struct live_trace *tr, live_fn *fn,
 			break;
 		}
 		if (live_holdable(role)) {
-			h->events = tr->events;
+			if (events)
+				h->events = tr->events;
 			live_hold(l, &h->d);
 			if (n == LIVE_DELAY) { /* the oldest goes to make room */
-				fail = live_give(tr, fn, arg, &q->q[head]);
+				fail = live_give(tr, fn, arg, &q->q[head], events);
 				head = (head + 1) & (LIVE_QLEN - 1);
 				n--;
 			}
@@ -538,14 +548,14 @@ live_run_held(struct live *l, struct evs *s, struct live_trace *tr, live_fn *fn,
 		}
 		/* another resource event: what is held goes first (h's entry is not reused) */
 		for (; n && !fail; n--) {
-			fail = live_give(tr, fn, arg, &q->q[head]);
+			fail = live_give(tr, fn, arg, &q->q[head], events);
 			head = (head + 1) & (LIVE_QLEN - 1);
 		}
 		if (!fail)
 			fail = fn(arg, &h->e, &h->d);
 	}
 	for (; n && !fail; n--) {
-		fail = live_give(tr, fn, arg, &q->q[head]);
+		fail = live_give(tr, fn, arg, &q->q[head], events);
 		head = (head + 1) & (LIVE_QLEN - 1);
 	}
 	free(q);
@@ -555,12 +565,13 @@ live_run_held(struct live *l, struct evs *s, struct live_trace *tr, live_fn *fn,
 
 /*
  * A pass's live_run_held with its own fn, out of line (so that live_run's
- * loop keeps its registers), and the with_ns of its live_run:
+ * loop keeps its registers), the with_ns of its live_run, and whether fn
+ * reads tr->events:
  *	static __attribute__((noinline)) int my_held(void *arg, struct evs *s,
  *		struct evs_event *e, struct role_res *d, int role, int *fail, char *err,
  *		size_t errlen)
  *	{ return live_run_held(&me->l, s, &me->tr, my_event, arg, e, d, role, fail, err, errlen,
- *			       true); }
+ *			       true, false); }
  */
 typedef int live_held_fn(void *arg, struct evs *s, struct evs_event *e, struct role_res *d,
 			 int role, int *fail, char *err, size_t errlen);

@@ -1206,7 +1206,7 @@ static __attribute__((noinline)) int rp_held_all(void *arg, struct evs *s, struc
 	struct rp *rp = arg;
 
 	return live_run_held(&rp_p(rp)->l, s, &rp->tr, rp_event_all, rp, e, d, role, fail, err,
-			     errlen, false);
+			     errlen, false, true);
 }
 
 static __attribute__((noinline)) int rp_held_thr(void *arg, struct evs *s, struct evs_event *e,
@@ -1216,7 +1216,7 @@ static __attribute__((noinline)) int rp_held_thr(void *arg, struct evs *s, struc
 	struct rp *rp = arg;
 
 	return live_run_held(&rp_p(rp)->l, s, &rp->tr, rp_event_thr, rp, e, d, role, fail, err,
-			     errlen, false);
+			     errlen, false, true);
 }
 
 static void rp_finish(struct rp *rp)
