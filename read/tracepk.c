@@ -118,6 +118,8 @@ struct trace_pk {
 	uint32_t rwait; /* the reader waits on cv (for a block being decoded, or an entry) */
 	uint32_t want;
 	uint32_t untaken;	   /* every block below it was decoded once (tpk_fill) */
+	/* entries that hold (or are decoding) a block none of whose packets was asked for yet */
+	uint32_t unasked;
 	struct tpk_cached *pinned; /* what the reader was given last: not dropped */
 	uint32_t held; /* entries with holds */
 	struct tpk_rd wrd;
@@ -715,6 +717,12 @@ static struct tpk_cached *tpk_find(struct trace_pk *pk, uint32_t b)
 	return NULL;
 }
 
+/* Has none of block b's packets been asked for yet? */
+static bool tpk_unasked(const struct trace_pk *pk, uint32_t b)
+{
+	return pk->blocks[b].left == pk->blocks[b].npackets;
+}
+
 /* With mu: decode b into c with rd, mu let go meanwhile (c is busy: nobody takes it). */
 static int tpk_fill(struct trace_r *r, struct tpk_rd *rd, struct tpk_cached *c, uint32_t b,
 		    char *err, size_t errlen)
@@ -723,6 +731,9 @@ static int tpk_fill(struct trace_r *r, struct tpk_rd *rd, struct tpk_cached *c, 
 	int ret;
 
 	pk->cached -= c->b.cap;
+	if (c->state == TPK_VALID && tpk_unasked(pk, c->block))
+		pk->unasked--; /* dropped before it was used */
+	pk->unasked += tpk_unasked(pk, b);
 	c->state = TPK_BUSY;
 	c->block = b;
 	pk->blocks[b].taken = true;
@@ -733,6 +744,8 @@ static int tpk_fill(struct trace_r *r, struct tpk_rd *rd, struct tpk_cached *c, 
 	pthread_mutex_lock(&pk->mu);
 	pk->cached += c->b.cap;
 	c->state = ret ? (c->b.cap ? TPK_FREE : TPK_EMPTY) : TPK_VALID;
+	if (ret && tpk_unasked(pk, b))
+		pk->unasked--;
 	c->used = ++pk->clock;
 	/*
 	 * Only those who wait for this are woken: the reader, for the block or
@@ -764,27 +777,38 @@ static void *tpk_worker(void *arg)
 	pthread_mutex_lock(&pk->mu);
 	while (!pk->stop) {
 		struct tpk_cached *c = NULL;
-		uint32_t lo = pk->want, b = tpk_ahead(pk, lo);
-		bool any = b != 0;
+		uint32_t lo = pk->want, b = 0;
+		bool any = false;
 
 		/*
-		 * The blocks after the reader's all there: the first block never
-		 * decoded yet, which a merge of many streams (whose reader goes
-		 * back and forth over the dozen blocks that hold their current
-		 * packets) asks for next, and which the reader decoded itself
-		 * while the worker waited (70-260 ms of a read at 1,000 threads).
-		 * Block 0 too: a merge whose first stream begins in the last block
-		 * (a program's main thread, one packet written at its end) asks for
-		 * that one first, and the worker waited while the reader decoded
-		 * it and took its fresh pages (20 ms of a read at 60 threads).
+		 * Never more than TPK_AHEAD blocks decoded that the reader has not
+		 * come to yet: a worker faster than the reader went on through the
+		 * blocks never decoded (below) into fresh entries, up to the
+		 * cache's budget (16 entries of 4 MiB at 60 threads, not 10).
 		 */
-		if (!b && pk->untaken < pk->nblocks) {
-			lo = pk->untaken ? pk->untaken - 1 : 0;
-			b = pk->untaken;
-			any = true;
+		if (pk->unasked < TPK_AHEAD) {
+			b = tpk_ahead(pk, lo);
+			any = b != 0;
+			/*
+			 * The blocks after the reader's all there: the first block
+			 * never decoded yet, which a merge of many streams (whose
+			 * reader goes back and forth over the dozen blocks that hold
+			 * their current packets) asks for next, and which the reader
+			 * decoded itself while the worker waited (70-260 ms of a read
+			 * at 1,000 threads).  Block 0 too: a merge whose first stream
+			 * begins in the last block (a program's main thread, one
+			 * packet written at its end) asks for that one first, and the
+			 * worker waited while the reader decoded it and took its
+			 * fresh pages (20 ms of a read at 60 threads).
+			 */
+			if (!b && pk->untaken < pk->nblocks) {
+				lo = pk->untaken ? pk->untaken - 1 : 0;
+				b = pk->untaken;
+				any = true;
+			}
+			if (any)
+				c = tpk_victim(pk, lo, lo + TPK_AHEAD, true);
 		}
-		if (any)
-			c = tpk_victim(pk, lo, lo + TPK_AHEAD, true);
 		if (!c) {
 			pk->idle = true;
 			pk->full = any;
@@ -846,7 +870,8 @@ static struct pk_block *tpk_block(struct trace_r *r, uint32_t b, char *err, size
 	 */
 	if (b != pk->want || !pk->clock) {
 		pk->want = b;
-		if (!pk->clock || (pk->idle && tpk_ahead(pk, b)))
+		if (!pk->clock || (pk->idle && pk->unasked < TPK_AHEAD &&
+				   tpk_ahead(pk, b)))
 			pthread_cond_broadcast(&pk->cv); /* pairs with the worker's wait */
 	}
 	for (;;) {
@@ -889,6 +914,11 @@ static struct pk_block *tpk_block(struct trace_r *r, uint32_t b, char *err, size
 	if (!ret) {
 		c->used = ++pk->clock;
 		pk->pinned = c;
+		if (tpk_unasked(pk, b)) { /* the first of its packets asked for */
+			pk->unasked--;
+			if (pk->idle)
+				pthread_cond_broadcast(&pk->cv); /* pairs with the worker's wait */
+		}
 		if (pk->blocks[b].left)
 			pk->blocks[b].left--; /* one of its packets asked for */
 	}
