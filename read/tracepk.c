@@ -120,6 +120,14 @@ struct trace_pk {
 	uint32_t untaken;	   /* every block below it was decoded once (tpk_fill) */
 	/* entries that hold (or are decoding) a block none of whose packets was asked for yet */
 	uint32_t unasked;
+	/*
+	 * The blocks of the streams' first packets, each once, in the order of
+	 * the streams: what a merge asks for, in that order, before its first
+	 * event.  The first primed of them were asked for already; all of them
+	 * once a packet other than a first one was (the merge has begun, or the
+	 * reader reads stream after stream).  Only the reader reads them.
+	 */
+	uint32_t *firsts, nfirsts, primed;
 	struct tpk_cached *pinned; /* what the reader was given last: not dropped */
 	uint32_t held; /* entries with holds */
 	struct tpk_rd wrd;
@@ -388,9 +396,32 @@ static void tpk_free(struct trace_pk *pk)
 	for (uint32_t i = 0; i < pk->nst; i++)
 		free(pk->st[i].v);
 	tpk_rd_free(&pk->rd);
+	free(pk->firsts);
 	free(pk->st);
 	free(pk->blocks);
 	free(pk);
+}
+
+/* pk->firsts, from the streams' lists.  0 or -ENOMEM. */
+static int tpk_firsts(struct trace_pk *pk, char *err, size_t errlen)
+{
+	uint8_t *seen = calloc(pk->nblocks ? pk->nblocks : 1, 1);
+
+	pk->firsts = calloc(pk->nst ? pk->nst : 1, sizeof(*pk->firsts));
+	if (!seen || !pk->firsts) {
+		free(seen);
+		return rr_fail(err, errlen, -ENOMEM, "out of memory");
+	}
+	for (uint32_t i = 0; i < pk->nst; i++) {
+		uint32_t b;
+
+		if (!pk->st[i].n || seen[b = pk->st[i].v[0].block])
+			continue;
+		seen[b] = 1;
+		pk->firsts[pk->nfirsts++] = b;
+	}
+	free(seen);
+	return 0;
 }
 
 int trace_pk_open(struct trace_r *r, char *err, size_t errlen)
@@ -443,6 +474,8 @@ int trace_pk_open(struct trace_r *r, char *err, size_t errlen)
 		ret = tpk_scan(r, pk, c, fd, size, end, err, errlen);
 		close(fd);
 	}
+	if (!ret)
+		ret = tpk_firsts(pk, err, errlen);
 	if (ret) {
 		tpk_free(pk);
 		return ret;
@@ -844,6 +877,31 @@ static void tpk_start(struct trace_r *r)
 }
 
 /*
+ * With mu: the block the reader decodes while it waits for the worker to
+ * decode b, or nblocks: none.  One of the few after b; but while the merge
+ * is being primed, one of the streams' first blocks, or none: the first
+ * event waits for them all and for nothing else, and a block decoded then
+ * for later kept the reader from it while the worker finished b (2 blocks
+ * to prime at 2 threads: the reader decoded a third, and the merge began
+ * 5 ms later).
+ */
+static uint32_t tpk_meanwhile(struct trace_pk *pk, uint32_t b)
+{
+	while (pk->primed < pk->nfirsts && !tpk_unasked(pk, pk->firsts[pk->primed]))
+		pk->primed++;
+	if (pk->primed < pk->nfirsts) {
+		for (uint32_t i = pk->primed; i < pk->nfirsts; i++)
+			if (!pk->blocks[pk->firsts[i]].taken)
+				return pk->firsts[i];
+		return (uint32_t)pk->nblocks;
+	}
+	for (uint32_t k = 1; k <= TPK_AHEAD && b + k < pk->nblocks; k++)
+		if (!tpk_find(pk, b + k))
+			return b + k;
+	return (uint32_t)pk->nblocks;
+}
+
+/*
  * Block b decoded: from the cache, from the worker (waited for), or read
  * now.  It stays valid until the next call.
  */
@@ -878,20 +936,18 @@ static struct pk_block *tpk_block(struct trace_r *r, uint32_t b, char *err, size
 		c = tpk_find(pk, b);
 		if (c && c->state == TPK_VALID)
 			break;
-		if (c) { /* the worker decodes it: decode one after it meanwhile, or wait */
+		if (c) { /* the worker decodes it: decode another meanwhile, or wait */
 			struct tpk_cached *n = NULL;
-			uint32_t k;
+			uint32_t k = tpk_meanwhile(pk, b);
 
-			for (k = 1; k <= TPK_AHEAD && b + k < pk->nblocks; k++)
-				if (!tpk_find(pk, b + k)) {
-					n = tpk_victim(pk, b, b + TPK_AHEAD, true);
-					break;
-				}
+			if (k < pk->nblocks) /* a first block is wanted now: not decoded ahead */
+				n = pk->primed < pk->nfirsts ? tpk_victim(pk, k, k, false)
+							     : tpk_victim(pk, b, b + TPK_AHEAD, true);
 			if (n) {
 				char why[RR_ERR_MAX];
 
 				/* an error: met again when the block is asked for */
-				tpk_fill(r, &pk->rd, n, b + k, why, sizeof(why));
+				tpk_fill(r, &pk->rd, n, k, why, sizeof(why));
 				continue;
 			}
 			pk->rwait++;
@@ -945,6 +1001,8 @@ static int tpk_packet(struct trace_r *r, uint32_t stream, uint64_t k, const uint
 		return rr_fail(err, errlen, -EINVAL, "%s: no packet %" PRIu64 " in stream %u",
 			       r->dir, k, stream);
 	ref = &pk->st[stream].v[k];
+	if (k)
+		pk->primed = pk->nfirsts;
 	b = tpk_block(r, ref->block, err, errlen);
 	if (!b)
 		return -EBADMSG;
