@@ -125,7 +125,7 @@ struct trace_pk {
 	 * the streams: what a merge asks for, in that order, before its first
 	 * event.  The first primed of them were asked for already; all of them
 	 * once a packet other than a first one was (the merge has begun, or the
-	 * reader reads stream after stream).  Only the reader reads them.
+	 * reader reads stream after stream).
 	 */
 	uint32_t *firsts, nfirsts, primed;
 	struct tpk_cached *pinned; /* what the reader was given last: not dropped */
@@ -800,6 +800,22 @@ static uint32_t tpk_ahead(struct trace_pk *pk, uint32_t b)
 	return 0;
 }
 
+/*
+ * With mu: while the merge is being primed, the first of the streams' first
+ * blocks not decoded yet, or nblocks: none (or 2 * TPK_AHEAD blocks decoded
+ * that the reader has not come to: they are all held at once in the end,
+ * but there may be more of them than the cache keeps).
+ */
+static uint32_t tpk_first(struct trace_pk *pk)
+{
+	while (pk->primed < pk->nfirsts && !tpk_unasked(pk, pk->firsts[pk->primed]))
+		pk->primed++;
+	for (uint32_t i = pk->primed; i < pk->nfirsts && pk->unasked < 2 * TPK_AHEAD; i++)
+		if (!pk->blocks[pk->firsts[i]].taken)
+			return pk->firsts[i];
+	return (uint32_t)pk->nblocks;
+}
+
 /* The worker: decode the blocks after the reader's, a few ahead. */
 static void *tpk_worker(void *arg)
 {
@@ -810,16 +826,18 @@ static void *tpk_worker(void *arg)
 	pthread_mutex_lock(&pk->mu);
 	while (!pk->stop) {
 		struct tpk_cached *c = NULL;
-		uint32_t lo = pk->want, b = 0;
-		bool any = false;
+		uint32_t lo = pk->want, b = tpk_first(pk);
+		bool any = b < pk->nblocks;
 
+		if (any) /* the merge's first packets, wanted now */
+			c = tpk_victim(pk, b, b, false);
 		/*
 		 * Never more than TPK_AHEAD blocks decoded that the reader has not
 		 * come to yet: a worker faster than the reader went on through the
 		 * blocks never decoded (below) into fresh entries, up to the
 		 * cache's budget (16 entries of 4 MiB at 60 threads, not 10).
 		 */
-		if (pk->unasked < TPK_AHEAD) {
+		if (!any && pk->unasked < TPK_AHEAD) {
 			b = tpk_ahead(pk, lo);
 			any = b != 0;
 			/*
@@ -887,14 +905,10 @@ static void tpk_start(struct trace_r *r)
  */
 static uint32_t tpk_meanwhile(struct trace_pk *pk, uint32_t b)
 {
-	while (pk->primed < pk->nfirsts && !tpk_unasked(pk, pk->firsts[pk->primed]))
-		pk->primed++;
-	if (pk->primed < pk->nfirsts) {
-		for (uint32_t i = pk->primed; i < pk->nfirsts; i++)
-			if (!pk->blocks[pk->firsts[i]].taken)
-				return pk->firsts[i];
-		return (uint32_t)pk->nblocks;
-	}
+	uint32_t f = tpk_first(pk);
+
+	if (pk->primed < pk->nfirsts)
+		return f;
 	for (uint32_t k = 1; k <= TPK_AHEAD && b + k < pk->nblocks; k++)
 		if (!tpk_find(pk, b + k))
 			return b + k;
@@ -903,9 +917,11 @@ static uint32_t tpk_meanwhile(struct trace_pk *pk, uint32_t b)
 
 /*
  * Block b decoded: from the cache, from the worker (waited for), or read
- * now.  It stays valid until the next call.
+ * now, for a packet of it (later: not a stream's first).  It stays valid
+ * until the next call.
  */
-static struct pk_block *tpk_block(struct trace_r *r, uint32_t b, char *err, size_t errlen)
+static struct pk_block *tpk_block(struct trace_r *r, uint32_t b, bool later, char *err,
+				  size_t errlen)
 {
 	struct trace_pk *pk = r->pk;
 	struct tpk_cached *c;
@@ -916,6 +932,8 @@ static struct pk_block *tpk_block(struct trace_r *r, uint32_t b, char *err, size
 		tpk_start(r);
 	}
 	pthread_mutex_lock(&pk->mu);
+	if (later)
+		pk->primed = pk->nfirsts;
 	/*
 	 * The worker decodes after the block asked for last, whichever way the
 	 * reader moved: a merge that starts with a stream whose first packet is
@@ -1001,9 +1019,7 @@ static int tpk_packet(struct trace_r *r, uint32_t stream, uint64_t k, const uint
 		return rr_fail(err, errlen, -EINVAL, "%s: no packet %" PRIu64 " in stream %u",
 			       r->dir, k, stream);
 	ref = &pk->st[stream].v[k];
-	if (k)
-		pk->primed = pk->nfirsts;
-	b = tpk_block(r, ref->block, err, errlen);
+	b = tpk_block(r, ref->block, k > 0, err, errlen);
 	if (!b)
 		return -EBADMSG;
 	end = ref->idx + 1 < b->npackets ? b->off[ref->idx + 1] : b->len;
