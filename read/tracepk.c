@@ -118,6 +118,16 @@ struct trace_pk {
 	uint32_t rwait; /* the reader waits on cv (for a block being decoded, or an entry) */
 	uint32_t want;
 	uint32_t untaken;	   /* every block below it was decoded once (tpk_fill) */
+	/* entries that hold (or are decoding) a block none of whose packets was asked for yet */
+	uint32_t unasked;
+	/*
+	 * The blocks of the streams' first packets, each once, in the order of
+	 * the streams: what a merge asks for, in that order, before its first
+	 * event.  The first primed of them were asked for already; all of them
+	 * once a packet other than a first one was (the merge has begun, or the
+	 * reader reads stream after stream).
+	 */
+	uint32_t *firsts, nfirsts, primed;
 	struct tpk_cached *pinned; /* what the reader was given last: not dropped */
 	uint32_t held; /* entries with holds */
 	struct tpk_rd wrd;
@@ -386,9 +396,32 @@ static void tpk_free(struct trace_pk *pk)
 	for (uint32_t i = 0; i < pk->nst; i++)
 		free(pk->st[i].v);
 	tpk_rd_free(&pk->rd);
+	free(pk->firsts);
 	free(pk->st);
 	free(pk->blocks);
 	free(pk);
+}
+
+/* pk->firsts, from the streams' lists.  0 or -ENOMEM. */
+static int tpk_firsts(struct trace_pk *pk, char *err, size_t errlen)
+{
+	uint8_t *seen = calloc(pk->nblocks ? pk->nblocks : 1, 1);
+
+	pk->firsts = calloc(pk->nst ? pk->nst : 1, sizeof(*pk->firsts));
+	if (!seen || !pk->firsts) {
+		free(seen);
+		return rr_fail(err, errlen, -ENOMEM, "out of memory");
+	}
+	for (uint32_t i = 0; i < pk->nst; i++) {
+		uint32_t b;
+
+		if (!pk->st[i].n || seen[b = pk->st[i].v[0].block])
+			continue;
+		seen[b] = 1;
+		pk->firsts[pk->nfirsts++] = b;
+	}
+	free(seen);
+	return 0;
 }
 
 int trace_pk_open(struct trace_r *r, char *err, size_t errlen)
@@ -441,6 +474,8 @@ int trace_pk_open(struct trace_r *r, char *err, size_t errlen)
 		ret = tpk_scan(r, pk, c, fd, size, end, err, errlen);
 		close(fd);
 	}
+	if (!ret)
+		ret = tpk_firsts(pk, err, errlen);
 	if (ret) {
 		tpk_free(pk);
 		return ret;
@@ -715,6 +750,12 @@ static struct tpk_cached *tpk_find(struct trace_pk *pk, uint32_t b)
 	return NULL;
 }
 
+/* Has none of block b's packets been asked for yet? */
+static bool tpk_unasked(const struct trace_pk *pk, uint32_t b)
+{
+	return pk->blocks[b].left == pk->blocks[b].npackets;
+}
+
 /* With mu: decode b into c with rd, mu let go meanwhile (c is busy: nobody takes it). */
 static int tpk_fill(struct trace_r *r, struct tpk_rd *rd, struct tpk_cached *c, uint32_t b,
 		    char *err, size_t errlen)
@@ -723,6 +764,9 @@ static int tpk_fill(struct trace_r *r, struct tpk_rd *rd, struct tpk_cached *c, 
 	int ret;
 
 	pk->cached -= c->b.cap;
+	if (c->state == TPK_VALID && tpk_unasked(pk, c->block))
+		pk->unasked--; /* dropped before it was used */
+	pk->unasked += tpk_unasked(pk, b);
 	c->state = TPK_BUSY;
 	c->block = b;
 	pk->blocks[b].taken = true;
@@ -733,6 +777,8 @@ static int tpk_fill(struct trace_r *r, struct tpk_rd *rd, struct tpk_cached *c, 
 	pthread_mutex_lock(&pk->mu);
 	pk->cached += c->b.cap;
 	c->state = ret ? (c->b.cap ? TPK_FREE : TPK_EMPTY) : TPK_VALID;
+	if (ret && tpk_unasked(pk, b))
+		pk->unasked--;
 	c->used = ++pk->clock;
 	/*
 	 * Only those who wait for this are woken: the reader, for the block or
@@ -754,6 +800,22 @@ static uint32_t tpk_ahead(struct trace_pk *pk, uint32_t b)
 	return 0;
 }
 
+/*
+ * With mu: while the merge is being primed, the first of the streams' first
+ * blocks not decoded yet, or nblocks: none (or 2 * TPK_AHEAD blocks decoded
+ * that the reader has not come to: they are all held at once in the end,
+ * but there may be more of them than the cache keeps).
+ */
+static uint32_t tpk_first(struct trace_pk *pk)
+{
+	while (pk->primed < pk->nfirsts && !tpk_unasked(pk, pk->firsts[pk->primed]))
+		pk->primed++;
+	for (uint32_t i = pk->primed; i < pk->nfirsts && pk->unasked < 2 * TPK_AHEAD; i++)
+		if (!pk->blocks[pk->firsts[i]].taken)
+			return pk->firsts[i];
+	return (uint32_t)pk->nblocks;
+}
+
 /* The worker: decode the blocks after the reader's, a few ahead. */
 static void *tpk_worker(void *arg)
 {
@@ -764,24 +826,43 @@ static void *tpk_worker(void *arg)
 	pthread_mutex_lock(&pk->mu);
 	while (!pk->stop) {
 		struct tpk_cached *c = NULL;
-		uint32_t lo = pk->want, b = tpk_ahead(pk, lo);
+		uint32_t lo = pk->want, b = tpk_first(pk);
+		bool any = b < pk->nblocks;
 
+		if (any) /* the merge's first packets, wanted now */
+			c = tpk_victim(pk, b, b, false);
 		/*
-		 * The blocks after the reader's all there: the first block never
-		 * decoded yet, which a merge of many streams (whose reader goes
-		 * back and forth over the dozen blocks that hold their current
-		 * packets) asks for next, and which the reader decoded itself
-		 * while the worker waited (70-260 ms of a read at 1,000 threads).
+		 * Never more than TPK_AHEAD blocks decoded that the reader has not
+		 * come to yet: a worker faster than the reader went on through the
+		 * blocks never decoded (below) into fresh entries, up to the
+		 * cache's budget (16 entries of 4 MiB at 60 threads, not 10).
 		 */
-		if (!b && pk->untaken && pk->untaken < pk->nblocks) {
-			lo = pk->untaken - 1;
-			b = pk->untaken;
+		if (!any && pk->unasked < TPK_AHEAD) {
+			b = tpk_ahead(pk, lo);
+			any = b != 0;
+			/*
+			 * The blocks after the reader's all there: the first block
+			 * never decoded yet, which a merge of many streams (whose
+			 * reader goes back and forth over the dozen blocks that hold
+			 * their current packets) asks for next, and which the reader
+			 * decoded itself while the worker waited (70-260 ms of a read
+			 * at 1,000 threads).  Block 0 too: a merge whose first stream
+			 * begins in the last block (a program's main thread, one
+			 * packet written at its end) asks for that one first, and the
+			 * worker waited while the reader decoded it and took its
+			 * fresh pages (20 ms of a read at 60 threads).
+			 */
+			if (!b && pk->untaken < pk->nblocks) {
+				lo = pk->untaken ? pk->untaken - 1 : 0;
+				b = pk->untaken;
+				any = true;
+			}
+			if (any)
+				c = tpk_victim(pk, lo, lo + TPK_AHEAD, true);
 		}
-		if (b)
-			c = tpk_victim(pk, lo, lo + TPK_AHEAD, true);
 		if (!c) {
 			pk->idle = true;
-			pk->full = b != 0;
+			pk->full = any;
 			/* pairs with tpk_block's signal, tpk_fill's and the release's broadcasts */
 			pthread_cond_wait(&pk->cv, &pk->mu);
 			pk->idle = pk->full = false;
@@ -814,18 +895,45 @@ static void tpk_start(struct trace_r *r)
 }
 
 /*
- * Block b decoded: from the cache, from the worker (waited for), or read
- * now.  It stays valid until the next call.
+ * With mu: the block the reader decodes while it waits for the worker to
+ * decode b, or nblocks: none.  One of the few after b; but while the merge
+ * is being primed, one of the streams' first blocks, or none: the first
+ * event waits for them all and for nothing else, and a block decoded then
+ * for later kept the reader from it while the worker finished b (2 blocks
+ * to prime at 2 threads: the reader decoded a third, and the merge began
+ * 5 ms later).
  */
-static struct pk_block *tpk_block(struct trace_r *r, uint32_t b, char *err, size_t errlen)
+static uint32_t tpk_meanwhile(struct trace_pk *pk, uint32_t b)
+{
+	uint32_t f = tpk_first(pk);
+
+	if (pk->primed < pk->nfirsts)
+		return f;
+	for (uint32_t k = 1; k <= TPK_AHEAD && b + k < pk->nblocks; k++)
+		if (!tpk_find(pk, b + k))
+			return b + k;
+	return (uint32_t)pk->nblocks;
+}
+
+/*
+ * Block b decoded: from the cache, from the worker (waited for), or read
+ * now, for a packet of it (later: not a stream's first).  It stays valid
+ * until the next call.
+ */
+static struct pk_block *tpk_block(struct trace_r *r, uint32_t b, bool later, char *err,
+				  size_t errlen)
 {
 	struct trace_pk *pk = r->pk;
 	struct tpk_cached *c;
 	int ret = 0;
 
-	if (!pk->worker_on && !pk->stop)
+	if (!pk->worker_on && !pk->stop) {
+		pk->want = b; /* what the worker starts from (no worker yet: nobody else reads it) */
 		tpk_start(r);
+	}
 	pthread_mutex_lock(&pk->mu);
+	if (later)
+		pk->primed = pk->nfirsts;
 	/*
 	 * The worker decodes after the block asked for last, whichever way the
 	 * reader moved: a merge that starts with a stream whose first packet is
@@ -838,27 +946,26 @@ static struct pk_block *tpk_block(struct trace_r *r, uint32_t b, char *err, size
 	 */
 	if (b != pk->want || !pk->clock) {
 		pk->want = b;
-		if (!pk->clock || (pk->idle && tpk_ahead(pk, b)))
+		if (!pk->clock || (pk->idle && pk->unasked < TPK_AHEAD &&
+				   tpk_ahead(pk, b)))
 			pthread_cond_broadcast(&pk->cv); /* pairs with the worker's wait */
 	}
 	for (;;) {
 		c = tpk_find(pk, b);
 		if (c && c->state == TPK_VALID)
 			break;
-		if (c) { /* the worker decodes it: decode one after it meanwhile, or wait */
+		if (c) { /* the worker decodes it: decode another meanwhile, or wait */
 			struct tpk_cached *n = NULL;
-			uint32_t k;
+			uint32_t k = tpk_meanwhile(pk, b);
 
-			for (k = 1; k <= TPK_AHEAD && b + k < pk->nblocks; k++)
-				if (!tpk_find(pk, b + k)) {
-					n = tpk_victim(pk, b, b + TPK_AHEAD, true);
-					break;
-				}
+			if (k < pk->nblocks) /* a first block is wanted now: not decoded ahead */
+				n = pk->primed < pk->nfirsts ? tpk_victim(pk, k, k, false)
+							     : tpk_victim(pk, b, b + TPK_AHEAD, true);
 			if (n) {
 				char why[RR_ERR_MAX];
 
 				/* an error: met again when the block is asked for */
-				tpk_fill(r, &pk->rd, n, b + k, why, sizeof(why));
+				tpk_fill(r, &pk->rd, n, k, why, sizeof(why));
 				continue;
 			}
 			pk->rwait++;
@@ -881,6 +988,11 @@ static struct pk_block *tpk_block(struct trace_r *r, uint32_t b, char *err, size
 	if (!ret) {
 		c->used = ++pk->clock;
 		pk->pinned = c;
+		if (tpk_unasked(pk, b)) { /* the first of its packets asked for */
+			pk->unasked--;
+			if (pk->idle)
+				pthread_cond_broadcast(&pk->cv); /* pairs with the worker's wait */
+		}
 		if (pk->blocks[b].left)
 			pk->blocks[b].left--; /* one of its packets asked for */
 	}
@@ -907,7 +1019,7 @@ static int tpk_packet(struct trace_r *r, uint32_t stream, uint64_t k, const uint
 		return rr_fail(err, errlen, -EINVAL, "%s: no packet %" PRIu64 " in stream %u",
 			       r->dir, k, stream);
 	ref = &pk->st[stream].v[k];
-	b = tpk_block(r, ref->block, err, errlen);
+	b = tpk_block(r, ref->block, k > 0, err, errlen);
 	if (!b)
 		return -EBADMSG;
 	end = ref->idx + 1 < b->npackets ? b->off[ref->idx + 1] : b->len;
