@@ -13,16 +13,20 @@ int hmap_reserve(struct hmap *m, size_t esz, size_t cap)
 {
 	size_t ncap = m->cap ? m->cap : 2;
 	unsigned nshift;
-	char *nv;
+	char *mem, *nv;
 
 	while (ncap < cap)
 		ncap *= 2;
 	if (ncap == m->cap)
 		return 0;
-	/* on a cache line's start: no slot of 32 or 16 bytes spans two (HMAP_LINE) */
-	if (ncap > SIZE_MAX / esz || posix_memalign((void **)&nv, HMAP_LINE, ncap * esz))
+	/*
+	 * On a cache line's start, so that no slot of 32 or 16 bytes spans two
+	 * (HMAP_LINE): calloc's zeroed memory (a big table's pages come zeroed
+	 * from the kernel, and are not written twice), cut at its first line.
+	 */
+	if (ncap > (SIZE_MAX - HMAP_LINE) / esz || !(mem = calloc(1, ncap * esz + HMAP_LINE - 1)))
 		return -ENOMEM;
-	memset(nv, 0, ncap * esz);
+	nv = (char *)(((uintptr_t)mem + HMAP_LINE - 1) & ~(uintptr_t)(HMAP_LINE - 1));
 	nshift = 64u - (unsigned)__builtin_ctzll(ncap);
 	/* the used slots in slot order: where each lands depends on the ones before */
 	for (size_t i = 0; i < m->cap; i++) {
@@ -35,7 +39,8 @@ int hmap_reserve(struct hmap *m, size_t esz, size_t cap)
 			;
 		memcpy(nv + h * esz, s, esz);
 	}
-	free(m->v);
+	free(m->mem);
+	m->mem = mem;
 	m->v = nv;
 	m->cap = ncap;
 	m->shift = nshift;
@@ -45,6 +50,6 @@ int hmap_reserve(struct hmap *m, size_t esz, size_t cap)
 
 void hmap_free(struct hmap *m)
 {
-	free(m->v);
+	free(m->mem);
 	*m = (struct hmap){ 0 };
 }

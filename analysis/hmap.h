@@ -39,6 +39,7 @@ struct hmap {
 	size_t cap, n;	/* cap: 0 or a power of two, 2 or more; n: slots in use */
 	size_t room;	/* n below room: no need to grow yet (hmap_has_room) */
 	unsigned shift; /* 64 - log2(cap): what hmap_hash keeps of a key's hash */
+	void *mem;	/* the allocation v lies in, on its first cache line (hmap_reserve) */
 };
 
 #define HMAP_FIRST_CAP 256 /* slots at the first insertion, unless hmap_reserve said more */
