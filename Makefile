@@ -294,24 +294,31 @@ $(BUILD)/bench/%: bench/%.c $(LIBSO)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(LINK_RIP)
 
 # The function-tracing benchmark (bench/funcs.c), built the ways it compares: librip's hooks,
-# empty hooks of its own, floor hooks (rdtsc and a store), nops at each entry.
+# empty hooks of its own, floor hooks (rdtsc and a store), nops at each entry.  Without frame
+# pointers, as distributions build programs: the hooks then find a function's return address
+# by their scan, not by the frame pointer's shortcut.
+FUNCS_CFLAGS = $(ALL_CFLAGS) -fomit-frame-pointer
+$(BUILD)/bench/funcs: bench/funcs.c $(LIBSO)
+	@mkdir -p $(@D)
+	$(CC) $(FUNCS_CFLAGS) -o $@ $< $(LINK_RIP)
+
 $(BUILD)/bench/funcs-instr: bench/funcs.c $(LIBSO)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -finstrument-functions -o $@ $< $(LINK_RIP)
+	$(CC) $(FUNCS_CFLAGS) -finstrument-functions -o $@ $< $(LINK_RIP)
 
 $(BUILD)/bench/funcs-empty: bench/funcs.c bench/funcs-hooks.c
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -DBENCH_HOOKS=1 -c bench/funcs-hooks.c -o $@-hooks.o
-	$(CC) $(ALL_CFLAGS) -finstrument-functions -o $@ $< $@-hooks.o -pthread
+	$(CC) $(FUNCS_CFLAGS) -DBENCH_HOOKS=1 -c bench/funcs-hooks.c -o $@-hooks.o
+	$(CC) $(FUNCS_CFLAGS) -finstrument-functions -o $@ $< $@-hooks.o -pthread
 
 $(BUILD)/bench/funcs-floor: bench/funcs.c bench/funcs-hooks.c
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -DBENCH_HOOKS=2 -c bench/funcs-hooks.c -o $@-hooks.o
-	$(CC) $(ALL_CFLAGS) -finstrument-functions -o $@ $< $@-hooks.o -pthread
+	$(CC) $(FUNCS_CFLAGS) -DBENCH_HOOKS=2 -c bench/funcs-hooks.c -o $@-hooks.o
+	$(CC) $(FUNCS_CFLAGS) -finstrument-functions -o $@ $< $@-hooks.o -pthread
 
 $(BUILD)/bench/funcs-patch: bench/funcs.c $(LIBSO)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -fpatchable-function-entry=5 -o $@ $< $(LINK_RIP)
+	$(CC) $(FUNCS_CFLAGS) -fpatchable-function-entry=5 -o $@ $< $(LINK_RIP)
 
 # bench/many.c with its threads and coroutines parked in traced calls, for rip ps --stacks.
 $(BUILD)/bench/many-fn: bench/many.c $(LIBSO)

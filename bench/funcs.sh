@@ -3,7 +3,8 @@
 #
 # bench/funcs.sh - function tracing (#31's budgets): the cost per call of a
 # 9-deep chain of distinct functions (build/bench/funcs*, bench/funcs.c)
-# built and run the ways the budgets compare, every variant once in each of
+# built without frame pointers (as distributions build programs) and run the
+# ways the budgets compare, every variant once in each of
 # FN_REPS rounds (medians; the calling thread's CPU time):
 #
 #   plain              no instrumentation
