@@ -30,7 +30,10 @@
  *
  *   entry   frames whose cfa is at or below the new frame's are gone
  *           (a longjmp or an exception jumped over their exits; a sibling
- *           call cannot share a cfa with a live caller): popped first
+ *           call cannot share a cfa with a live caller): popped first;
+ *           but a function inlined into another one calls the hooks from
+ *           that one's frame, with its cfa and return address, and the
+ *           frames of that cfa stay then (rip_fn_inlined tells the two)
  *   exit    the top frame must be this function with this frame (the
  *           hook's frame lies at the same distance below its cfa, which
  *           the frame keeps in its top bits, or the function jumped to the
@@ -385,6 +388,12 @@ static __fninline uintptr_t rip_fn_cfa(const uintptr_t *p, uintptr_t site, uintp
 
 static void rip_fn_record(const struct rip_event_type *t, uint32_t ev, uintptr_t fn);
 
+/* An entry of the hooks, for rip_fn_inlined. */
+struct rip_fn_inl {
+	uintptr_t fn, site;
+	uint32_t k;
+};
+
 /*
  * Frames [lo, hi) of st are dropped without their exits: with the func
  * category on, write their exits now (innermost first), so that a trace
@@ -400,28 +409,86 @@ static __nofn void rip_fn_dropped(const struct rip_fn_stack *st, uint32_t lo, ui
 }
 
 /*
- * Pop the frames that are gone at an entry whose cfa is cfa; the new state.
- * An entry far above the outermost frame is on another stack (a signal
- * handler on an alternate stack, coroutines switched without librip): its
- * frames go on top, and nothing is popped.
+ * Is fn, entered from the frame of cfa the top frame f has too, a function
+ * inlined into f's (or into the function f's was inlined into)?  gcc and
+ * clang call the hooks of an inlined function from the frame it was
+ * inlined into: the same cfa, the same call site.  A frame of the same cfa
+ * is otherwise a call that was jumped out of (a longjmp, an exception) and
+ * this a new call from the same frame of the caller.  A new call made by a
+ * direct call has, just before its return address, a call of fn; an
+ * inlined function has there the call of the function it went into (read
+ * only within site's page, which is mapped: the code returns there).  Any
+ * other call (through a pointer or a PLT) is taken for an inlined one when
+ * its frame is as far above the hook as f's (k): one frame.  The same
+ * function again is a new call (a recursion the compiler inlined loses a
+ * level).
  */
-static __nofn __attribute__((noinline)) uint64_t rip_fn_resync(struct rip_fn_stack *st, uint64_t w,
-							       uintptr_t cfa)
+static __nofn bool rip_fn_inlined(const struct rip_fn_frame *f, uintptr_t fn, uint32_t k,
+				  uintptr_t site)
+{
+	int32_t rel;
+
+	if ((f->fn & RIP_FN_ADDR_MASK) == fn)
+		return false;
+	if (site % 4096 >= 5 && *(const uint8_t *)(site - 5) == 0xe8) {
+		memcpy(&rel, (const void *)(site - 4), sizeof(rel)); /* call rel32 */
+		return site + (uintptr_t)(intptr_t)rel != fn;
+	}
+	return f->fn >> RIP_FN_ADDR_BITS == k;
+}
+
+/*
+ * Pop the frames that are gone at an entry whose cfa is cfa; the new state.
+ * Frames of that very cfa go too, unless inl says they are the frame the
+ * entering function was inlined into (rip_fn_inlined).  An entry far above
+ * the outermost frame is on another stack (a signal handler on an
+ * alternate stack, coroutines switched without librip): its frames go on
+ * top, and nothing is popped.
+ */
+static __nofn uint64_t rip_fn_resync_to(struct rip_fn_stack *st, uint64_t w, uintptr_t cfa,
+					const struct rip_fn_inl *inl)
 {
 	uint32_t d = RIP_FN_STATE_DEPTH(w), drop = 0;
 
 	if (cfa - st->frame[0].cfa < (1ull << 63) && cfa - st->frame[0].cfa > RIP_FN_FAR)
 		return w;
-	while (d && d <= RIP_FN_DEPTH && st->frame[d - 1].cfa <= cfa) {
+	while (d && d <= RIP_FN_DEPTH && st->frame[d - 1].cfa < cfa) {
 		d--;
 		drop++;
 	}
+	if (d && d <= RIP_FN_DEPTH && st->frame[d - 1].cfa == cfa &&
+	    !(inl && rip_fn_inlined(&st->frame[d - 1], inl->fn, inl->k, inl->site))) {
+		while (d && st->frame[d - 1].cfa == cfa) {
+			d--;
+			drop++;
+		}
+	}
+	if (!drop)
+		return w;
 	rip_fn_dropped(st, d, d + drop);
 	st->resync += drop;
 	w -= drop;
 	/* Readers see the shorter stack before any frame above it is rewritten. */
 	__atomic_store_n(&st->state, w, __ATOMIC_RELEASE);
 	return w;
+}
+
+/* At an entry that is no inlined function's (a patched entry) or a catch: frames at or below cfa go. */
+static __nofn __attribute__((noinline)) uint64_t rip_fn_resync(struct rip_fn_stack *st, uint64_t w,
+							       uintptr_t cfa)
+{
+	return rip_fn_resync_to(st, w, cfa, NULL);
+}
+
+/* At the entry of fn from the hooks (its frame k words above the hook's, its return address site). */
+static __nofn __attribute__((noinline)) uint64_t rip_fn_resync_entry(struct rip_fn_stack *st,
+								     uint64_t w, uintptr_t fn,
+								     uintptr_t cfa, uint32_t k,
+								     uintptr_t site)
+{
+	const struct rip_fn_inl inl = { .fn = fn, .site = site, .k = k };
+
+	return rip_fn_resync_to(st, w, cfa, &inl);
 }
 
 /*
@@ -443,6 +510,10 @@ static __nofn __attribute__((noinline)) void rip_fn_exit_slow(struct rip_fn_stac
 		return;
 	}
 	while (d && st->frame[d - 1].cfa < cfa)
+		d--;
+	/* Functions inlined into one another share a cfa: the leaving one may be below the top. */
+	while (d > 1 && st->frame[d - 1].cfa == cfa &&
+	       (st->frame[d - 1].fn & RIP_FN_ADDR_MASK) != fn && st->frame[d - 2].cfa == cfa)
 		d--;
 	if (!d || (st->frame[d - 1].fn & RIP_FN_ADDR_MASK) != fn || st->frame[d - 1].cfa != cfa) {
 		st->resync++; /* no frame of its own: counted */
@@ -649,10 +720,12 @@ static __fninline void rip_fn_push(struct rip_fn_stack *st, uint64_t w, uintptr_
 	__atomic_store_n(&st->state, w + RIP_FN_PUSH, __ATOMIC_RELEASE);
 }
 
-static __nofn __attribute__((noinline)) void
-rip_fn_enter_resync(struct rip_fn_stack *st, uint64_t w, uintptr_t fn, uintptr_t cfa, uint32_t k)
+static __nofn __attribute__((noinline)) void rip_fn_enter_resync(struct rip_fn_stack *st,
+								 uint64_t w, uintptr_t fn,
+								 uintptr_t cfa, uint32_t k,
+								 uintptr_t site)
 {
-	rip_fn_push(st, rip_fn_resync(st, w, cfa), fn, cfa, k);
+	rip_fn_push(st, rip_fn_resync_entry(st, w, fn, cfa, k, site), fn, cfa, k);
 	if (RIP_UNLIKELY(rip_category_enabled(RIP_CAT_FUNC)))
 		rip_fn_record(&__rip_fn_entry_type, RIP_EV_FN_ENTRY, fn);
 }
@@ -670,7 +743,7 @@ static __nofn __attribute__((noinline)) void rip_fn_enter_on(struct rip_fn_stack
 		w = st->state;
 		d = RIP_FN_STATE_DEPTH(w);
 		if (d - 1 < RIP_FN_DEPTH && st->frame[d - 1].cfa <= cfa)
-			w = rip_fn_resync(st, w, cfa);
+			w = rip_fn_resync_entry(st, w, fn, cfa, k, site);
 		rip_fn_push(st, w, fn, cfa, k);
 	}
 	if (RIP_UNLIKELY(rip_category_enabled(RIP_CAT_FUNC)))
@@ -732,7 +805,7 @@ __nofn RIP_API void __cyg_profile_func_enter(void *this_fn, void *call_site)
 	w = st->state;
 	d = RIP_FN_STATE_DEPTH(w);
 	if (RIP_UNLIKELY(d - 1 < RIP_FN_DEPTH && st->frame[d - 1].cfa <= cfa))
-		return rip_fn_enter_resync(st, w, fn, cfa, k);
+		return rip_fn_enter_resync(st, w, fn, cfa, k, site);
 	rip_fn_push(st, w, fn, cfa, k);
 	if (RIP_UNLIKELY(rip_fn_timed(h)))
 		return rip_fn_record(&__rip_fn_entry_type, RIP_EV_FN_ENTRY, fn);

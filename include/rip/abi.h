@@ -634,7 +634,8 @@ struct rip_sample_ring {
  * address (the caller's stack pointer before the call): a frame whose cfa
  * is at or below the one of a function being entered, on the same stack, is
  * gone (a longjmp, an exception, a coroutine switch jumped over its exit),
- * and the hooks drop it, counted in resync.
+ * and the hooks drop it, counted in resync; frames of functions inlined
+ * into one another share their cfa and stay.
  */
 #define RIP_FN_DEPTH 63u
 #define RIP_FN_STACK_SIZE 1024u

@@ -32,6 +32,12 @@
  *	(or until SIGINT) and check every result (a patched program that
  *	misbehaves fails); READY is written once all of them run.  Prints the
  *	calls made.
+ *   funcprog inline N [READY]
+ *	functions the compiler inlined, whose hooks it calls from the frame
+ *	they went into: inl_outer > inl_mid > inl_leaf (both inlined) >
+ *	inl_real, N times (N calls of each); with READY, then main parks in
+ *	inl_park_outer > inl_park_mid > inl_park_leaf (inlined) > inl_park,
+ *	writes READY and waits to be killed
  *   funcprog many THREADS N
  *	THREADS threads, all alive at once (a barrier), each many_thread >
  *	spin_a > spin_b > spin_c x 2, N times: 4 N + 1 calls a thread; the
@@ -326,6 +332,65 @@ N static int count_run(long n)
 	return x;
 }
 
+/* ---- inline -------------------------------------------------------------------------------- */
+
+/* Inlined wherever they are called: the hooks come from the frame of the function they went in. */
+#define INL static inline __attribute__((always_inline))
+
+N static int inl_real(int x)
+{
+	sink += x;
+	return x + 1;
+}
+INL int inl_leaf(int x)
+{
+	return inl_real(x) + 1;
+}
+INL int inl_mid(int x)
+{
+	int y = inl_leaf(x);
+
+	sink++;
+	return y + 1;
+}
+N static int inl_outer(int x)
+{
+	return inl_mid(x) + 1;
+}
+
+N static void inl_park(const char *ready)
+{
+	write_file(ready, "ready\n");
+	for (;;)
+		pause();
+}
+INL void inl_park_leaf(const char *ready)
+{
+	inl_park(ready);
+	sink++;
+}
+INL void inl_park_mid(const char *ready)
+{
+	inl_park_leaf(ready);
+	sink++;
+}
+N static void inl_park_outer(const char *ready)
+{
+	inl_park_mid(ready);
+	sink++;
+}
+
+N static int inline_run(long n, const char *ready)
+{
+	int x = 0;
+
+	for (long i = 0; i < n; i++)
+		x += inl_outer((int)i);
+	if (ready)
+		inl_park_outer(ready);
+	return x;
+}
+
 /* ---- spin ---------------------------------------------------------------------------------- */
 
 static volatile int spin_stop;
@@ -472,11 +537,16 @@ int main(int argc, char **argv)
 		printf("%d\n", count_run(n));
 		return 0;
 	}
+	if ((argc == 3 || argc == 4) && !strcmp(argv[1], "inline")) {
+		rip_thread_set_name("main");
+		printf("%d\n", inline_run(strtol(argv[2], NULL, 10), argc == 4 ? argv[3] : NULL));
+		return 0;
+	}
 	if ((argc == 4 || argc == 5) && !strcmp(argv[1], "spin"))
 		return spin(atoi(argv[2]), atoi(argv[3]), argc == 5 ? argv[4] : NULL);
 	if (argc == 4 && !strcmp(argv[1], "many"))
 		return many(atoi(argv[2]), strtol(argv[3], NULL, 10));
-	fprintf(stderr, "usage: funcprog park READY [GO] | count N | spin SECONDS THREADS [READY] | "
-			"many THREADS N\n");
+	fprintf(stderr, "usage: funcprog park READY [GO] | count N | inline N [READY] | "
+			"spin SECONDS THREADS [READY] | many THREADS N\n");
 	return 2;
 }
