@@ -96,6 +96,8 @@ static const char *const rip_fn_nop_ref __attribute__((used)) = &__rip_fn_nop_li
  */
 #define RIP_FN_SCAN 24u
 #define RIP_FN_SCAN_MAX 4096u /* 32 KiB */
+/* The hook call sites' distances to the return address (rip_fn_kc): 2^N of them, two a bucket. */
+#define RIP_FN_KC_BITS 12
 #define RIP_FN_BIG_BITS 12
 #define RIP_FN_BIG_PROBES 16u
 /* A frame's fn word: the address, and in the top bits the words from the hook's frame to cfa. */
@@ -130,6 +132,19 @@ static uint64_t rip_fn_hash[RIP_FN_HASH_SIZE];
 
 /* Functions with a frame bigger than RIP_FN_SCAN words: addr << 16 | words to the cfa. */
 static uint64_t rip_fn_big[1u << RIP_FN_BIG_BITS];
+
+/*
+ * Code without frame pointers: for each call of a hook (by its return
+ * address ra), the words from the hook's frame to the function's return
+ * address, as found the first time: ra << 16 | k, 0 empty.  The function's
+ * frame is the same at every pass through one call, and its locals, not
+ * yet set when the hook is called, may hold a copy of the return address
+ * an earlier call left there (the exit hook runs in the frame a tail call
+ * to it has left, and a PLT's resolver, a signal frame or our slow paths
+ * write below it): the scan would take that copy for the real one.  A
+ * bucket is two entries in one line, the newest first.
+ */
+static uint64_t rip_fn_kc[1u << RIP_FN_KC_BITS] __attribute__((aligned(64)));
 
 /* ---- the built-in types ------------------------------------------------------------- */
 
@@ -367,21 +382,65 @@ static __nofn __attribute__((noinline)) uint32_t rip_fn_far(const uintptr_t *p, 
 	return i;
 }
 
+static __fninline uint32_t rip_fn_kc_of(uintptr_t ra)
+{
+	return (uint32_t)((ra * 0x9E3779B97F4A7C15ull) >> (64 - RIP_FN_KC_BITS)) & ~1u;
+}
+
+/* The distance learned for the hook call returning to ra, checked against p; RIP_FN_SCAN: none. */
+static __fninline uint32_t rip_fn_kc_get(const uintptr_t *p, uintptr_t ra, uintptr_t site)
+{
+	const uint64_t *b = &rip_fn_kc[rip_fn_kc_of(ra)];
+	/* Relaxed: an entry is whole (one word) and checked against the stack before use. */
+	uint64_t e = __atomic_load_n(&b[0], __ATOMIC_RELAXED);
+	uint32_t k = (uint32_t)e & 0xffff;
+
+	/* k < RIP_FN_SCAN: rip_fn_kc_put writes no other */
+	if (RIP_LIKELY(e >> 16 == ra && p[k] == site))
+		return k;
+	e = __atomic_load_n(&b[1], __ATOMIC_RELAXED);
+	k = (uint32_t)e & 0xffff;
+	if (e >> 16 == ra && p[k] == site)
+		return k;
+	return RIP_FN_SCAN;
+}
+
+static __nofn void rip_fn_kc_put(uintptr_t ra, uint32_t k)
+{
+	uint64_t *b = &rip_fn_kc[rip_fn_kc_of(ra)];
+	uint64_t e = (uint64_t)ra << 16 | k;
+
+	if (ra >> 48 || k >= RIP_FN_SCAN)
+		return;
+	/* Racing writers (threads, a signal handler) leave one entry or the other: both checked. */
+	if (__atomic_load_n(&b[0], __ATOMIC_RELAXED) >> 16 != ra)
+		__atomic_store_n(&b[1], __atomic_load_n(&b[0], __ATOMIC_RELAXED), __ATOMIC_RELAXED);
+	__atomic_store_n(&b[0], e, __ATOMIC_RELAXED);
+}
+
 /*
  * The cfa of the instrumented function fn that called the hook whose own
  * cfa is p: one word above its return address, site, looked for upwards;
- * *k gets how many words up it was.
+ * *k gets how many words up it was.  Of several copies of site in the
+ * first RIP_FN_SCAN words, the highest that puts the cfa below bound (the
+ * frame below's: the caller's, which the function's cannot reach), as the
+ * real one is above copies left in the function's locals (rip_fn_kc).
  */
-static __fninline uintptr_t rip_fn_cfa(const uintptr_t *p, uintptr_t site, uintptr_t fn,
-				       uint32_t *k)
+static __nofn uintptr_t rip_fn_cfa(const uintptr_t *p, uintptr_t site, uintptr_t fn,
+				   uintptr_t bound, uint32_t *k)
 {
-	uint32_t i;
+	uint32_t i, j;
 
 	for (i = 0; i < RIP_FN_SCAN; i++)
 		if (p[i] == site)
 			break;
-	if (RIP_UNLIKELY(i == RIP_FN_SCAN))
+	if (RIP_UNLIKELY(i == RIP_FN_SCAN)) {
 		i = rip_fn_far(p, site, fn);
+	} else {
+		for (j = i + 1; j < RIP_FN_SCAN && (uintptr_t)(p + j + 1) < bound; j++)
+			if (p[j] == site)
+				i = j;
+	}
 	*k = i;
 	return (uintptr_t)(p + i + 1);
 }
@@ -502,12 +561,24 @@ static __nofn __attribute__((noinline)) void rip_fn_exit_slow(struct rip_fn_stac
 							      uintptr_t site, bool tail)
 {
 	uint32_t d = RIP_FN_STATE_DEPTH(w), k, drop;
-	uintptr_t cfa = tail ? (uintptr_t)p : rip_fn_cfa(p, site, fn, &k);
+	uintptr_t cfa = (uintptr_t)p;
 
 	if (d > RIP_FN_DEPTH) {
 		/* Deeper than the frames kept: nothing to check against. */
 		__atomic_store_n(&st->state, w - 1, __ATOMIC_RELEASE);
 		return;
+	}
+	if (!tail) {
+		/* Its frame: where its entry's hook found the return address, from the same place. */
+		for (k = d; k; k--) {
+			const struct rip_fn_frame *f = &st->frame[k - 1];
+
+			if ((f->fn & RIP_FN_ADDR_MASK) == fn &&
+			    f->cfa == (uintptr_t)(p + (f->fn >> RIP_FN_ADDR_BITS) + 1))
+				break;
+		}
+		/* else (its frame moved: alloca) the return address as the entry would find it */
+		cfa = k ? st->frame[k - 1].cfa : rip_fn_cfa(p, site, fn, UINTPTR_MAX, &k);
 	}
 	while (d && st->frame[d - 1].cfa < cfa)
 		d--;
@@ -739,9 +810,14 @@ static __nofn __attribute__((noinline)) void rip_fn_enter_on(struct rip_fn_stack
 	uint64_t w;
 
 	if (st) {
-		cfa = rip_fn_cfa(p, site, fn, &k);
 		w = st->state;
 		d = RIP_FN_STATE_DEPTH(w);
+		/* The caller's frame bounds the function's (unless it is gone, or on another stack). */
+		cfa = d - 1 < RIP_FN_DEPTH && st->frame[d - 1].cfa > (uintptr_t)p ?
+			      st->frame[d - 1].cfa :
+			      UINTPTR_MAX;
+		cfa = rip_fn_cfa(p, site, fn, cfa, &k);
+		rip_fn_kc_put(p[-1], k);
 		if (d - 1 < RIP_FN_DEPTH && st->frame[d - 1].cfa <= cfa)
 			w = rip_fn_resync_entry(st, w, fn, cfa, k, site);
 		rip_fn_push(st, w, fn, cfa, k);
@@ -794,10 +870,8 @@ __nofn RIP_API void __cyg_profile_func_enter(void *this_fn, void *call_site)
 	k = (uint32_t)((fp - (uintptr_t)p) / sizeof(*p)) + 1;
 	if (RIP_UNLIKELY(fp - (uintptr_t)p >= (RIP_FN_SCAN - 1) * sizeof(*p) || fp % sizeof(*p) ||
 			 p[k] != site)) {
-		/* rip_fn_cfa, without its far case */
-		for (k = 0; k < RIP_FN_SCAN; k++)
-			if (p[k] == site)
-				break;
+		/* No frame pointer: the distance this call of the hook had before (p[-1]: its return). */
+		k = rip_fn_kc_get(p, p[-1], site);
 		if (RIP_UNLIKELY(k == RIP_FN_SCAN))
 			return rip_fn_enter_on(st, fn, p, site);
 	}

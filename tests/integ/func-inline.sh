@@ -8,9 +8,11 @@
 # inl_mid > inl_leaf (both inlined) > inl_real, N times; rip report
 # --functions counts N calls of each and no exit without its entry; then
 # rip ps --stacks shows main parked through two inlined functions, live and
-# after kill -9.  The program built by gcc, then by clang.
+# after kill -9.  The program built by gcc, by clang, and by gcc without
+# frame pointers.
 . tests/data/common.sh
-need_bin "$PWD/$BUILD/tests/integ/funcprog" "$PWD/$BUILD/tests/integ/funcprog-clang" "$RIP"
+need_bin "$PWD/$BUILD/tests/integ/funcprog" "$PWD/$BUILD/tests/integ/funcprog-clang" \
+	"$PWD/$BUILD/tests/integ/funcprog-nofp" "$RIP"
 need_cmd python3
 top=$PWD
 rep=$PWD/tests/data/fn-report.py
@@ -63,7 +65,7 @@ check() {
 	grep -qx "$want" dead.txt || fail "after kill -9: $(cat dead.txt)"
 }
 
-for b in funcprog:gcc funcprog-clang:clang; do
+for b in funcprog:gcc funcprog-clang:clang funcprog-nofp:nofp; do
 	check "$top/$BUILD/tests/integ/${b%%:*}" "${b#*:}"
 done
 t_done

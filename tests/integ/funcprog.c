@@ -38,6 +38,13 @@
  *	inl_real, N times (N calls of each); with READY, then main parks in
  *	inl_park_outer > inl_park_mid > inl_park_leaf (inlined) > inl_park,
  *	writes READY and waits to be killed
+ *   funcprog stale N
+ *	copies of a function's return address left in the stack where its
+ *	locals will be (as an earlier call's hooks may leave them): stale_run
+ *	calls stale_plant (untraced: it fills its frame with the return
+ *	address stale_victim had the last time) then stale_victim, N times;
+ *	built without frame pointers (funcprog-nofp), the hooks must not take
+ *	a copy for the return address
  *   funcprog many THREADS N
  *	THREADS threads, all alive at once (a barrier), each many_thread >
  *	spin_a > spin_b > spin_c x 2, N times: 4 N + 1 calls a thread; the
@@ -391,6 +398,36 @@ N static int inline_run(long n, const char *ready)
 	return x;
 }
 
+/* ---- stale --------------------------------------------------------------------------------- */
+
+static uintptr_t stale_ra; /* stale_victim's return address, as it saw it */
+
+N static void stale_victim(void)
+{
+	volatile uintptr_t loc[6];
+
+	loc[0] = (uintptr_t)__builtin_return_address(0);
+	stale_ra = loc[0];
+}
+
+/* Untraced, called from where stale_victim is: its frame is where stale_victim's will be. */
+__attribute__((no_instrument_function, noinline)) static void stale_plant(void)
+{
+	volatile uintptr_t v[32];
+
+	for (int i = 0; i < 32; i++)
+		v[i] = stale_ra;
+	sink += (int)v[31];
+}
+
+N static void stale_run(long n)
+{
+	for (long i = 0; i < n; i++) {
+		stale_plant();
+		stale_victim();
+	}
+}
+
 /* ---- spin ---------------------------------------------------------------------------------- */
 
 static volatile int spin_stop;
@@ -542,11 +579,15 @@ int main(int argc, char **argv)
 		printf("%d\n", inline_run(strtol(argv[2], NULL, 10), argc == 4 ? argv[3] : NULL));
 		return 0;
 	}
+	if (argc == 3 && !strcmp(argv[1], "stale")) {
+		stale_run(strtol(argv[2], NULL, 10));
+		return 0;
+	}
 	if ((argc == 4 || argc == 5) && !strcmp(argv[1], "spin"))
 		return spin(atoi(argv[2]), atoi(argv[3]), argc == 5 ? argv[4] : NULL);
 	if (argc == 4 && !strcmp(argv[1], "many"))
 		return many(atoi(argv[2]), strtol(argv[3], NULL, 10));
-	fprintf(stderr, "usage: funcprog park READY [GO] | count N | inline N [READY] | "
+	fprintf(stderr, "usage: funcprog park READY [GO] | count N | inline N [READY] | stale N | "
 			"spin SECONDS THREADS [READY] | many THREADS N\n");
 	return 2;
 }
