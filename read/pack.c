@@ -838,6 +838,7 @@ int pk_decode(struct pk_dec *dd, const struct ev_types *types, const uint8_t *bl
 
 	out->len = 0;
 	out->npackets = 0;
+	__atomic_store_n(&out->done, 0, __ATOMIC_RELAXED); /* a hint: pairs with no one */
 	if ((ret = pk_peek(blk, len, &h, err, errlen)))
 		return ret;
 	if (!d && pk_dec_new(&d))
@@ -942,6 +943,7 @@ int pk_decode(struct pk_dec *dd, const struct ev_types *types, const uint8_t *bl
 			ret = bad(d, "bad packet kind", p);
 			goto out;
 		}
+		__atomic_store_n(&out->done, p + 1, __ATOMIC_RELAXED); /* a hint: pairs with no one */
 	}
 	for (uint32_t i = 0; i < h.ncols; i++) {
 		const struct dcol *c = &d->col[i];

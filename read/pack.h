@@ -91,6 +91,12 @@ struct pk_block {
 	uint64_t events;
 	size_t *off; /* packet i starts at data + off[i]; its length is in its header */
 	size_t cap, offcap; /* what data and off hold room for */
+	/*
+	 * Packets decoded so far while pk_decode runs: read by another thread
+	 * (__atomic_load_n, relaxed) as a hint of how far it is, never to read
+	 * what it decoded.
+	 */
+	uint32_t done;
 };
 
 /*

@@ -896,23 +896,40 @@ static void tpk_start(struct trace_r *r)
 
 /*
  * With mu: the block the reader decodes while it waits for the worker to
- * decode b, or nblocks: none.  One of the few after b; but while the merge
- * is being primed, one of the streams' first blocks, or none: the first
- * event waits for them all and for nothing else, and a block decoded then
- * for later kept the reader from it while the worker finished b (2 blocks
- * to prime at 2 threads: the reader decoded a third, and the merge began
- * 5 ms later).
+ * decode b (in c), or nblocks: none.  While the merge is being primed, one
+ * of the streams' first blocks (*first set): the first event waits for them
+ * all and for nothing else.  Once they are all taken, one of the few after
+ * b, but only when the worker has at least half as much of b left to decode
+ * as that block holds (its progress: pk_block's done): a block decoded
+ * then for later kept the reader from b for the time of a whole block (2
+ * blocks to prime at 2 threads: the reader decoded a third, and the merge
+ * began 5 ms later), and waiting for b kept it idle (a1: its first
+ * streams' blocks the last, of a few packets, and the first, the reader
+ * idle 4 ms while the worker decoded the first).  After the prime, one of
+ * the few after b.
  */
-static uint32_t tpk_meanwhile(struct trace_pk *pk, uint32_t b)
+static uint32_t tpk_meanwhile(struct trace_pk *pk, uint32_t b, const struct tpk_cached *c,
+			      bool *first)
 {
-	uint32_t f = tpk_first(pk);
+	const struct tpk_block *bl = &pk->blocks[b];
+	uint32_t f = tpk_first(pk), k;
+	uint64_t left, done;
 
-	if (pk->primed < pk->nfirsts)
+	*first = f < pk->nblocks;
+	if (*first)
 		return f;
-	for (uint32_t k = 1; k <= TPK_AHEAD && b + k < pk->nblocks; k++)
-		if (!tpk_find(pk, b + k))
-			return b + k;
-	return (uint32_t)pk->nblocks;
+	for (k = b + 1; k <= b + TPK_AHEAD && k < pk->nblocks; k++)
+		if (!tpk_find(pk, k))
+			break;
+	if (k > b + TPK_AHEAD || k >= pk->nblocks)
+		return (uint32_t)pk->nblocks;
+	if (pk->primed >= pk->nfirsts)
+		return k;
+	if (pk->unasked >= TPK_AHEAD)
+		return (uint32_t)pk->nblocks; /* first blocks held back (tpk_first): no more */
+	done = __atomic_load_n(&c->b.done, __ATOMIC_RELAXED); /* a hint: pairs with no one */
+	left = done < bl->npackets ? bl->raw / bl->npackets * (bl->npackets - done) : 0;
+	return 2 * left >= pk->blocks[k].raw ? k : (uint32_t)pk->nblocks;
 }
 
 /*
@@ -956,11 +973,12 @@ static struct pk_block *tpk_block(struct trace_r *r, uint32_t b, bool later, cha
 			break;
 		if (c) { /* the worker decodes it: decode another meanwhile, or wait */
 			struct tpk_cached *n = NULL;
-			uint32_t k = tpk_meanwhile(pk, b);
+			bool first;
+			uint32_t k = tpk_meanwhile(pk, b, c, &first);
 
 			if (k < pk->nblocks) /* a first block is wanted now: not decoded ahead */
-				n = pk->primed < pk->nfirsts ? tpk_victim(pk, k, k, false)
-							     : tpk_victim(pk, b, b + TPK_AHEAD, true);
+				n = first ? tpk_victim(pk, k, k, false)
+					  : tpk_victim(pk, b, b + TPK_AHEAD, true);
 			if (n) {
 				char why[RR_ERR_MAX];
 
