@@ -46,6 +46,8 @@
 #define TPK_HUGE (2u << 20) /* a huge page */
 /* a huge page's first touch that took this much CPU: the host backs fresh memory anew */
 #define TPK_COLD_NS 2000000u
+/* the reader waits on its CPU for the worker's next packet this long at most (tpk_follow) */
+#define TPK_SPIN_NS 200000u
 
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
@@ -722,7 +724,8 @@ static struct tpk_cached *tpk_victim(struct trace_pk *pk, uint32_t keep_lo, uint
 				lru = c;
 			if (!pk->blocks[c->block].left && (!done || c->used < done->used))
 				done = c;
-		} else if (c->state == TPK_FREE) {
+		} else if (c->state == TPK_FREE && c != pk->pinned && !c->holds) {
+			/* (a block that failed after the reader read some of it: tpk_block) */
 			spare = spare ? spare : c;
 		} else if (c->state == TPK_EMPTY) {
 			fresh = fresh ? fresh : c;
@@ -770,6 +773,12 @@ static int tpk_fill(struct trace_r *r, struct tpk_rd *rd, struct tpk_cached *c, 
 	pk->unasked += tpk_unasked(pk, b);
 	c->state = TPK_BUSY;
 	c->block = b;
+	/*
+	 * None of it decoded: what the entry held counts no more (the reader
+	 * reads packets of a block being decoded up to there, tpk_block).
+	 * Pairs with the reader's loads of done, under mu.
+	 */
+	__atomic_store_n(&c->b.done, 0, __ATOMIC_RELAXED);
 	pk->blocks[b].taken = true;
 	while (pk->untaken < pk->nblocks && pk->blocks[pk->untaken].taken)
 		pk->untaken++;
@@ -939,16 +948,63 @@ static uint32_t tpk_meanwhile(struct trace_pk *pk, uint32_t b, const struct tpk_
 	return 2 * left >= pk->blocks[k].raw ? k : (uint32_t)pk->nblocks;
 }
 
+static uint64_t tpk_mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 /*
- * Block b decoded: from the cache, from the worker (waited for), or read
- * now, for a packet of it (later: not a stream's first).  It stays valid
- * until the next call.
+ * Without mu: wait, on the CPU, for the worker to have decoded want of the
+ * packets of c (the block it decodes), while it makes progress: true, or
+ * false after TPK_SPIN_NS without a packet decoded (the worker is off its
+ * CPU, or finishing the block: the caller waits on cv).  A packet takes
+ * 5 to 20 us to decode: a sleep and a wake-up for each cost more.
  */
-static struct pk_block *tpk_block(struct trace_r *r, uint32_t b, bool later, char *err,
-				  size_t errlen)
+static bool tpk_follow(const struct tpk_cached *c, uint32_t want)
+{
+	uint32_t last = __atomic_load_n(&c->b.done, __ATOMIC_RELAXED); /* a hint, rechecked */
+	uint64_t t0 = tpk_mono_ns();
+
+	for (;;) {
+		uint32_t d = __atomic_load_n(&c->b.done, __ATOMIC_RELAXED);
+		uint64_t now;
+
+		if (d >= want)
+			return true;
+		now = tpk_mono_ns();
+		if (d != last) {
+			last = d;
+			t0 = now;
+		} else if (now - t0 > TPK_SPIN_NS) {
+			return false;
+		}
+#if defined(__x86_64__) || defined(__i386__)
+		__builtin_ia32_pause();
+#endif
+	}
+}
+
+/*
+ * Block b decoded, for its packet idx (later: not a stream's first): from
+ * the cache, from the worker (waited for), or read now.  A block the
+ * worker is decoding is given once that packet and the start of the next
+ * are (its done): the reader reads on while the worker decodes the rest,
+ * and does not wait for all of it (the last block of a read: the reader
+ * passed all of it alone after the worker was done).  Packets up to done
+ * were decoded and checked whole; a block that fails later fails the read
+ * then, when a packet past the failure is asked for (after the packets
+ * before it were read: only a block forged to pass its checksum can).
+ * It stays valid until the next call.
+ */
+static struct pk_block *tpk_block(struct trace_r *r, uint32_t b, uint32_t idx, bool later,
+				  char *err, size_t errlen)
 {
 	struct trace_pk *pk = r->pk;
 	struct tpk_cached *c;
+	bool stalled = false;
 	int ret = 0;
 
 	if (!pk->tried) {
@@ -978,11 +1034,15 @@ static struct pk_block *tpk_block(struct trace_r *r, uint32_t b, bool later, cha
 		c = tpk_find(pk, b);
 		if (c && c->state == TPK_VALID)
 			break;
-		if (c) { /* the worker decodes it: decode another meanwhile, or wait */
+		if (c) { /* the worker decodes it: read on, decode another meanwhile, or wait */
 			struct tpk_cached *n = NULL;
 			bool first;
-			uint32_t k = tpk_meanwhile(pk, b, c, &first);
+			uint32_t k;
 
+			/* pairs with pk_decode's release of done, its packets written */
+			if (idx + 1 < __atomic_load_n(&c->b.done, __ATOMIC_ACQUIRE))
+				break;
+			k = tpk_meanwhile(pk, b, c, &first);
 			if (k < pk->nblocks) /* a first block is wanted now: not decoded ahead */
 				n = first ? tpk_victim(pk, k, k, false)
 					  : tpk_victim(pk, b, b + TPK_AHEAD, true);
@@ -993,9 +1053,16 @@ static struct pk_block *tpk_block(struct trace_r *r, uint32_t b, bool later, cha
 				tpk_fill(r, &pk->rd, n, k, why, sizeof(why));
 				continue;
 			}
+			if (!stalled && idx + 1 < pk->blocks[b].npackets) {
+				pthread_mutex_unlock(&pk->mu);
+				stalled = !tpk_follow(c, idx + 2);
+				pthread_mutex_lock(&pk->mu);
+				continue;
+			}
 			pk->rwait++;
 			pthread_cond_wait(&pk->cv, &pk->mu); /* pairs with tpk_fill's broadcast */
 			pk->rwait--;
+			stalled = false;
 			continue;
 		}
 		c = tpk_victim(pk, b, b, false);
@@ -1044,10 +1111,11 @@ static int tpk_packet(struct trace_r *r, uint32_t stream, uint64_t k, const uint
 		return rr_fail(err, errlen, -EINVAL, "%s: no packet %" PRIu64 " in stream %u",
 			       r->dir, k, stream);
 	ref = &pk->st[stream].v[k];
-	b = tpk_block(r, ref->block, k > 0, err, errlen);
+	b = tpk_block(r, ref->block, ref->idx, k > 0, err, errlen);
 	if (!b)
 		return -EBADMSG;
-	end = ref->idx + 1 < b->npackets ? b->off[ref->idx + 1] : b->len;
+	/* the record's count: b's is set when the worker is done with it */
+	end = ref->idx + 1 < pk->blocks[ref->block].npackets ? b->off[ref->idx + 1] : b->len;
 	*data = b->data + b->off[ref->idx];
 	*len = end - b->off[ref->idx];
 	if (hold) {
