@@ -838,6 +838,7 @@ int pk_decode(struct pk_dec *dd, const struct ev_types *types, const uint8_t *bl
 
 	out->len = 0;
 	out->npackets = 0;
+	__atomic_store_n(&out->done, 0, __ATOMIC_RELAXED); /* a hint: pairs with no one */
 	if ((ret = pk_peek(blk, len, &h, err, errlen)))
 		return ret;
 	if (!d && pk_dec_new(&d))
@@ -942,6 +943,8 @@ int pk_decode(struct pk_dec *dd, const struct ev_types *types, const uint8_t *bl
 			ret = bad(d, "bad packet kind", p);
 			goto out;
 		}
+		/* packet p written: pairs with the acquire in read/tracepk.c's tpk_block */
+		__atomic_store_n(&out->done, p + 1, __ATOMIC_RELEASE);
 	}
 	for (uint32_t i = 0; i < h.ncols; i++) {
 		const struct dcol *c = &d->col[i];

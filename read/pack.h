@@ -91,6 +91,14 @@ struct pk_block {
 	uint64_t events;
 	size_t *off; /* packet i starts at data + off[i]; its length is in its header */
 	size_t cap, offcap; /* what data and off hold room for */
+	/*
+	 * Packets decoded so far while pk_decode runs, stored with release
+	 * once each is written whole (and off[] up to it): another thread may
+	 * read packet i < done - 1 (its end is off[i + 1]) after an acquire
+	 * load, before the block is done.  A block that fails later fails
+	 * whole all the same: its packets before the failure were checked.
+	 */
+	uint32_t done;
 };
 
 /*

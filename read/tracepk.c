@@ -46,6 +46,8 @@
 #define TPK_HUGE (2u << 20) /* a huge page */
 /* a huge page's first touch that took this much CPU: the host backs fresh memory anew */
 #define TPK_COLD_NS 2000000u
+/* the reader waits on its CPU for the worker's next packet this long at most (tpk_follow) */
+#define TPK_SPIN_NS 200000u
 
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
@@ -113,6 +115,7 @@ struct trace_pk {
 	pthread_cond_t cv;
 	pthread_t worker;
 	bool worker_on, stop;
+	bool tried; /* tpk_start ran: the worker runs, or will not */
 	bool idle; /* the worker waits on cv for want to move */
 	bool full; /* ... or for an entry to decode into (every one busy, pinned or held) */
 	uint32_t rwait; /* the reader waits on cv (for a block being decoded, or an entry) */
@@ -721,7 +724,8 @@ static struct tpk_cached *tpk_victim(struct trace_pk *pk, uint32_t keep_lo, uint
 				lru = c;
 			if (!pk->blocks[c->block].left && (!done || c->used < done->used))
 				done = c;
-		} else if (c->state == TPK_FREE) {
+		} else if (c->state == TPK_FREE && c != pk->pinned && !c->holds) {
+			/* (a block that failed after the reader read some of it: tpk_block) */
 			spare = spare ? spare : c;
 		} else if (c->state == TPK_EMPTY) {
 			fresh = fresh ? fresh : c;
@@ -769,6 +773,12 @@ static int tpk_fill(struct trace_r *r, struct tpk_rd *rd, struct tpk_cached *c, 
 	pk->unasked += tpk_unasked(pk, b);
 	c->state = TPK_BUSY;
 	c->block = b;
+	/*
+	 * None of it decoded: what the entry held counts no more (the reader
+	 * reads packets of a block being decoded up to there, tpk_block).
+	 * Pairs with the reader's loads of done, under mu.
+	 */
+	__atomic_store_n(&c->b.done, 0, __ATOMIC_RELAXED);
 	pk->blocks[b].taken = true;
 	while (pk->untaken < pk->nblocks && pk->blocks[pk->untaken].taken)
 		pk->untaken++;
@@ -874,15 +884,21 @@ static void *tpk_worker(void *arg)
 	return NULL;
 }
 
-/* Start the worker when there is a CPU for it and blocks to decode ahead. */
+/*
+ * Start the worker when there is a CPU for it and blocks to decode ahead,
+ * once: a reader without one asked again at every packet, and sysconf read
+ * /sys/devices/system/cpu/online each time (21,000 opens in a read of
+ * tr1000 with RIP_READ_THREADS=0, 40% of its CPU time in the kernel).
+ */
 static void tpk_start(struct trace_r *r)
 {
 	struct trace_pk *pk = r->pk;
 	sigset_t all, old;
 	const char *env = getenv("RIP_READ_THREADS");
 
-	if (pk->worker_on || pk->nblocks < 2 || sysconf(_SC_NPROCESSORS_ONLN) < 2 ||
-	    (env && !strcmp(env, "0")) || pk_dec_new(&pk->wrd.dec))
+	pk->tried = true;
+	if (pk->worker_on || pk->nblocks < 2 || (env && !strcmp(env, "0")) ||
+	    sysconf(_SC_NPROCESSORS_ONLN) < 2 || pk_dec_new(&pk->wrd.dec))
 		return;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old); /* the worker takes no signal of ours */
@@ -896,38 +912,102 @@ static void tpk_start(struct trace_r *r)
 
 /*
  * With mu: the block the reader decodes while it waits for the worker to
- * decode b, or nblocks: none.  One of the few after b; but while the merge
- * is being primed, one of the streams' first blocks, or none: the first
- * event waits for them all and for nothing else, and a block decoded then
- * for later kept the reader from it while the worker finished b (2 blocks
- * to prime at 2 threads: the reader decoded a third, and the merge began
- * 5 ms later).
+ * decode b (in c), or nblocks: none.  While the merge is being primed, one
+ * of the streams' first blocks (*first set): the first event waits for them
+ * all and for nothing else.  Once they are all taken, one of the few after
+ * b, but only when the worker has at least half as much of b left to decode
+ * as that block holds (its progress: pk_block's done): a block decoded
+ * then for later kept the reader from b for the time of a whole block (2
+ * blocks to prime at 2 threads: the reader decoded a third, and the merge
+ * began 5 ms later), and waiting for b kept it idle (a1: its first
+ * streams' blocks the last, of a few packets, and the first, the reader
+ * idle 4 ms while the worker decoded the first).  After the prime, one of
+ * the few after b.
  */
-static uint32_t tpk_meanwhile(struct trace_pk *pk, uint32_t b)
+static uint32_t tpk_meanwhile(struct trace_pk *pk, uint32_t b, const struct tpk_cached *c,
+			      bool *first)
 {
-	uint32_t f = tpk_first(pk);
+	const struct tpk_block *bl = &pk->blocks[b];
+	uint32_t f = tpk_first(pk), k;
+	uint64_t left, done;
 
-	if (pk->primed < pk->nfirsts)
+	*first = f < pk->nblocks;
+	if (*first)
 		return f;
-	for (uint32_t k = 1; k <= TPK_AHEAD && b + k < pk->nblocks; k++)
-		if (!tpk_find(pk, b + k))
-			return b + k;
-	return (uint32_t)pk->nblocks;
+	for (k = b + 1; k <= b + TPK_AHEAD && k < pk->nblocks; k++)
+		if (!tpk_find(pk, k))
+			break;
+	if (k > b + TPK_AHEAD || k >= pk->nblocks)
+		return (uint32_t)pk->nblocks;
+	if (pk->primed >= pk->nfirsts)
+		return k;
+	if (pk->unasked >= TPK_AHEAD)
+		return (uint32_t)pk->nblocks; /* first blocks held back (tpk_first): no more */
+	done = __atomic_load_n(&c->b.done, __ATOMIC_RELAXED); /* a hint: pairs with no one */
+	left = done < bl->npackets ? bl->raw / bl->npackets * (bl->npackets - done) : 0;
+	return 2 * left >= pk->blocks[k].raw ? k : (uint32_t)pk->nblocks;
+}
+
+static uint64_t tpk_mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 /*
- * Block b decoded: from the cache, from the worker (waited for), or read
- * now, for a packet of it (later: not a stream's first).  It stays valid
- * until the next call.
+ * Without mu: wait, on the CPU, for the worker to have decoded want of the
+ * packets of c (the block it decodes), while it makes progress: true, or
+ * false after TPK_SPIN_NS without a packet decoded (the worker is off its
+ * CPU, or finishing the block: the caller waits on cv).  A packet takes
+ * 5 to 20 us to decode: a sleep and a wake-up for each cost more.
  */
-static struct pk_block *tpk_block(struct trace_r *r, uint32_t b, bool later, char *err,
-				  size_t errlen)
+static bool tpk_follow(const struct tpk_cached *c, uint32_t want)
+{
+	uint32_t last = __atomic_load_n(&c->b.done, __ATOMIC_RELAXED); /* a hint, rechecked */
+	uint64_t t0 = tpk_mono_ns();
+
+	for (;;) {
+		uint32_t d = __atomic_load_n(&c->b.done, __ATOMIC_RELAXED);
+		uint64_t now;
+
+		if (d >= want)
+			return true;
+		now = tpk_mono_ns();
+		if (d != last) {
+			last = d;
+			t0 = now;
+		} else if (now - t0 > TPK_SPIN_NS) {
+			return false;
+		}
+#if defined(__x86_64__) || defined(__i386__)
+		__builtin_ia32_pause();
+#endif
+	}
+}
+
+/*
+ * Block b decoded, for its packet idx (later: not a stream's first): from
+ * the cache, from the worker (waited for), or read now.  A block the
+ * worker is decoding is given once that packet and the start of the next
+ * are (its done): the reader reads on while the worker decodes the rest,
+ * and does not wait for all of it (the last block of a read: the reader
+ * passed all of it alone after the worker was done).  Packets up to done
+ * were decoded and checked whole; a block that fails later fails the read
+ * then, when a packet past the failure is asked for (after the packets
+ * before it were read: only a block forged to pass its checksum can).
+ * It stays valid until the next call.
+ */
+static struct pk_block *tpk_block(struct trace_r *r, uint32_t b, uint32_t idx, bool later,
+				  char *err, size_t errlen)
 {
 	struct trace_pk *pk = r->pk;
 	struct tpk_cached *c;
+	bool stalled = false;
 	int ret = 0;
 
-	if (!pk->worker_on && !pk->stop) {
+	if (!pk->tried) {
 		pk->want = b; /* what the worker starts from (no worker yet: nobody else reads it) */
 		tpk_start(r);
 	}
@@ -954,13 +1034,18 @@ static struct pk_block *tpk_block(struct trace_r *r, uint32_t b, bool later, cha
 		c = tpk_find(pk, b);
 		if (c && c->state == TPK_VALID)
 			break;
-		if (c) { /* the worker decodes it: decode another meanwhile, or wait */
+		if (c) { /* the worker decodes it: read on, decode another meanwhile, or wait */
 			struct tpk_cached *n = NULL;
-			uint32_t k = tpk_meanwhile(pk, b);
+			bool first;
+			uint32_t k;
 
+			/* pairs with pk_decode's release of done, its packets written */
+			if (idx + 1 < __atomic_load_n(&c->b.done, __ATOMIC_ACQUIRE))
+				break;
+			k = tpk_meanwhile(pk, b, c, &first);
 			if (k < pk->nblocks) /* a first block is wanted now: not decoded ahead */
-				n = pk->primed < pk->nfirsts ? tpk_victim(pk, k, k, false)
-							     : tpk_victim(pk, b, b + TPK_AHEAD, true);
+				n = first ? tpk_victim(pk, k, k, false)
+					  : tpk_victim(pk, b, b + TPK_AHEAD, true);
 			if (n) {
 				char why[RR_ERR_MAX];
 
@@ -968,9 +1053,16 @@ static struct pk_block *tpk_block(struct trace_r *r, uint32_t b, bool later, cha
 				tpk_fill(r, &pk->rd, n, k, why, sizeof(why));
 				continue;
 			}
+			if (!stalled && idx + 1 < pk->blocks[b].npackets) {
+				pthread_mutex_unlock(&pk->mu);
+				stalled = !tpk_follow(c, idx + 2);
+				pthread_mutex_lock(&pk->mu);
+				continue;
+			}
 			pk->rwait++;
 			pthread_cond_wait(&pk->cv, &pk->mu); /* pairs with tpk_fill's broadcast */
 			pk->rwait--;
+			stalled = false;
 			continue;
 		}
 		c = tpk_victim(pk, b, b, false);
@@ -1019,10 +1111,11 @@ static int tpk_packet(struct trace_r *r, uint32_t stream, uint64_t k, const uint
 		return rr_fail(err, errlen, -EINVAL, "%s: no packet %" PRIu64 " in stream %u",
 			       r->dir, k, stream);
 	ref = &pk->st[stream].v[k];
-	b = tpk_block(r, ref->block, k > 0, err, errlen);
+	b = tpk_block(r, ref->block, ref->idx, k > 0, err, errlen);
 	if (!b)
 		return -EBADMSG;
-	end = ref->idx + 1 < b->npackets ? b->off[ref->idx + 1] : b->len;
+	/* the record's count: b's is set when the worker is done with it */
+	end = ref->idx + 1 < pk->blocks[ref->block].npackets ? b->off[ref->idx + 1] : b->len;
 	*data = b->data + b->off[ref->idx];
 	*len = end - b->off[ref->idx];
 	if (hold) {

@@ -391,6 +391,7 @@ static size_t round_trip(struct pkt *v, size_t n, size_t blk, int level)
 				break;
 			}
 			T_EQ(d.npackets, i - first);
+			T_EQ(d.done, d.npackets); /* its progress, read by the cache's reader */
 			for (size_t k = first; k < i; k++) {
 				T_EQ(d.off[k - first], off);
 				if (memcmp(d.data + off, v[k].d, v[k].len)) {
