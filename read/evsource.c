@@ -112,6 +112,7 @@ struct evs {
 	/* the head of the heap's second stream: the top stays on top while before it */
 	uint64_t bound_ts;
 	uint32_t bound_st;
+	uint32_t bound_i; /* its place in the heap: 1 or 2 */
 	bool primed, refill;
 	struct evs_totals tot;
 	uint64_t idx_lost, idx_discarded;
@@ -958,6 +959,36 @@ static inline void evs_sift_top(struct evs *s)
 	h[i] = x;
 }
 
+/*
+ * The top's stream moved on past the second stream's head (bound_ts,
+ * bound_st, at heap[bound_i]), to a head at ts: that one takes the top and
+ * the top's stream sifts down from its place, one level of compares less
+ * than evs_sift_top.  At every change of lead: 5.8 events apart at 2, 60
+ * and 1,000 threads of the deep-stack traces.
+ */
+static inline void evs_sift_past(struct evs *s, uint64_t ts)
+{
+	struct evs_hent *h = s->heap, x;
+	uint32_t n = s->nheap, i = s->bound_i;
+
+	x.st = h[0].st;
+	x.ts = ts;
+	h[0] = h[i];
+	for (;;) {
+		uint32_t l = 2 * i + 1, m = l;
+
+		if (l >= n)
+			break;
+		if (l + 1 < n && evs_before(&h[l + 1], &h[l]))
+			m = l + 1;
+		if (!evs_before(&h[m], &x))
+			break;
+		h[i] = h[m];
+		i = m;
+	}
+	h[i] = x;
+}
+
 static void evs_sift_up(struct evs *s, uint32_t i)
 {
 	struct evs_hent *h = s->heap, x = h[i];
@@ -983,9 +1014,8 @@ static inline void evs_bound(struct evs *s)
 		s->bound_st = UINT32_MAX;
 		return;
 	}
-	c = &s->heap[1];
-	if (s->nheap > 2 && evs_before(&s->heap[2], c))
-		c = &s->heap[2];
+	s->bound_i = 1 + (s->nheap > 2 && evs_before(&s->heap[2], &s->heap[1]));
+	c = &s->heap[s->bound_i];
 	s->bound_ts = c->ts;
 	s->bound_st = c->st;
 }
@@ -1140,7 +1170,7 @@ static int evs_next1(struct evs *s, struct evs_event *e, char *err, size_t errle
 	ret = evs_head(s, st, s->why, sizeof(s->why));
 	if (__builtin_expect(ret > 0, 1)) {
 		if (st->ts > s->bound_ts || (st->ts == s->bound_ts && st->index > s->bound_st)) {
-			evs_sift_top(s);
+			evs_sift_past(s, st->ts);
 			evs_bound(s);
 		}
 	} else if (!ret) {
@@ -1169,7 +1199,7 @@ static void evs_sync(struct evs *s)
 	if (f->state == EVS_FAST_ADVANCE)
 		ret = evs_head(s, st, s->why, sizeof(s->why));
 	if (ret > 0 && (st->ts > s->bound_ts || (st->ts == s->bound_ts && st->index > s->bound_st))) {
-		evs_sift_top(s);
+		evs_sift_past(s, st->ts);
 		evs_bound(s);
 	} else if (!ret) {
 		s->refill = true;
@@ -1207,16 +1237,18 @@ static inline __attribute__((always_inline)) void evs_arm(struct evs *s)
 void evs_fast_switch(struct evs *s)
 {
 	struct evs_fast *f = &s->fast;
+	/* the second stream leads now: known before the heap moves */
+	struct evs_stream *lead = &s->st[s->bound_st];
 
 	/*
 	 * The head moved in place and its count waits in f->events: only the
-	 * merge moves.  What evs_arm checks has not changed since it armed.
+	 * merge moves (the state stays EVS_FAST_HEAD).  What evs_arm checks has
+	 * not changed since it armed.
 	 */
-	evs_sift_top(s);
+	evs_sift_past(s, f->h->ts);
 	evs_bound(s);
-	f->h = &s->st[s->heap[0].st].h;
-	evs_fast_bound(s);
-	f->state = EVS_FAST_HEAD;
+	f->h = &lead->h;
+	f->bound_gt = s->bound_ts - (lead->index > s->bound_st);
 	if (s->nheap > 1) {
 		/*
 		 * The next stream is likely to lead next: with hundreds of
