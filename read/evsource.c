@@ -273,6 +273,18 @@ static void evs_plan_types(struct evs *s)
 			s->bt_id = id;
 	for (uint32_t id = 0; id < EV_MAX_TYPES; id++)
 		evs_plan_need(&s->plan[id]);
+	s->fast.qmax = 0;
+	for (uint32_t id = 0; id <= RIP_EVENT_ID_EXTENDED; id++) {
+		const struct evs_plan *pl = &s->plan[id];
+		bool quick = id != RIP_EVENT_ID_EXTENDED && pl->valid && !pl->tail;
+
+		s->fast.qfix[id] = quick ? (int32_t)pl->fixed : -1;
+		if (quick && pl->fixed > s->fast.qmax)
+			s->fast.qmax = pl->fixed;
+	}
+	s->fast.stop_plan.need = s->fast.stop_plan.fast_need = SIZE_MAX;
+	s->fast.stop.pl = &s->fast.stop_plan;
+	s->fast.h = &s->fast.stop;
 	rr_clock_init(&s->clock, s->hdr);
 	s->fast.plan = s->plan;
 	s->fast.clock = s->clock;
@@ -609,6 +621,68 @@ void evs_close(struct evs *s)
 
 /* ---- packets ---------------------------------------------------------------------- */
 
+/* evs_head_next for any event: every check in turn (see evsource.h). */
+bool evs_head_next_any(struct evs_head *h, const struct evs_plan *plan)
+{
+	const uint64_t mask = (1ull << RIP_EVENT_TS_BITS) - 1;
+	const uint8_t *d = h->data;
+	const struct evs_plan *pl;
+	size_t len = h->len, off = h->after, fields;
+	uint64_t ts = h->ts, low;
+	uint32_t id, w;
+
+	/* ev_header's parse, with its checks (after <= len: a head never passes its packet) */
+	if (len - off < 4) /* the end of the packet, or a header cut */
+		return false;
+	memcpy(&w, d + off, 4); /* little-endian, as the writer (checked at open) */
+	if ((w & 31) == RIP_EVENT_ID_EXTENDED) {
+		if (len - off < 13)
+			return false;
+		memcpy(&id, d + off + 1, 4);
+		memcpy(&ts, d + off + 5, 8);
+		if (id >= EV_MAX_TYPES)
+			return false;
+		off += 13;
+	} else {
+		id = w & 31;
+		low = w >> 5;
+		/*
+		 * The low bits replaced, one more wrap of them when they are
+		 * below the last ones: the time moves on by (low - ts) mod 2^bits.
+		 */
+		ts += (low - ts) & mask;
+		off += 4;
+	}
+	pl = &plan[id];
+	if (len - off < pl->need) /* and a type that is not valid needs more than there can be */
+		return false;
+	fields = off;
+	off += pl->fixed;
+	if (pl->tail == RIP_FT_STRING) {
+		size_t max = len - off < RIP_STRING_MAX ? len - off : RIP_STRING_MAX;
+		const uint8_t *nul = memchr(d + off, 0, max);
+
+		if (!nul)
+			return false;
+		off = (size_t)(nul - d) + 1;
+	} else if (pl->tail) {
+		uint32_t cnt;
+
+		if (len - off < 4)
+			return false;
+		memcpy(&cnt, d + off, 4);
+		if (cnt > RIP_ARRAY_MAX || len - off - 4 < (size_t)cnt * 8)
+			return false;
+		off += 4 + (size_t)cnt * 8;
+	}
+	h->fields = fields;
+	h->after = off;
+	h->ts = ts;
+	h->pl = pl;
+	h->count++;
+	return true;
+}
+
 /* evs_head met a problem: ev_decode, run over the packet, says what it is. */
 static __attribute__((noinline)) int evs_head_bad(struct evs *s, struct evs_stream *st,
 						   char *why, size_t whylen)
@@ -632,7 +706,7 @@ static inline __attribute__((always_inline)) int evs_head(struct evs *s, struct 
 {
 	if (st->after >= st->len)
 		return 0;
-	if (!evs_head_next(&st->h, s->plan))
+	if (!evs_head_next(&st->h, &s->fast))
 		goto slow;
 	return 1;
 
@@ -908,6 +982,7 @@ static int evs_load(struct evs *s, struct evs_stream *st, char *err, size_t errl
 		st->coro = hdr.coro;
 		st->ts_begin = st->ts = hdr.timestamp_begin;
 		st->after = RIP_PACKET_HDR_SIZE;
+		st->quick = st->len >= (size_t)4 + s->fast.qmax ? st->len - 4 - s->fast.qmax + 1 : 0;
 		st->count = 0;
 		st->pk_events = hdr.events;
 		st->check_count = s->trace;
@@ -1194,7 +1269,7 @@ static void evs_sync(struct evs *s)
 		return;
 	s->tot.events += f->events;
 	f->events = 0;
-	st = &s->st[f->h->index]; /* the head moved in place */
+	st = &s->st[s->heap[0].st]; /* the head moved in place (the top's: evs_arm) */
 	ret = 1;
 	if (f->state == EVS_FAST_ADVANCE)
 		ret = evs_head(s, st, s->why, sizeof(s->why));
@@ -1207,6 +1282,7 @@ static void evs_sync(struct evs *s)
 		s->failed = evs_bad(s, st, ret, s->why, s->fail_msg, sizeof(s->fail_msg));
 	}
 	f->state = EVS_FAST_OFF;
+	f->h = &f->stop;
 }
 
 /*
