@@ -278,7 +278,8 @@ static void evs_plan_types(struct evs *s)
 		const struct evs_plan *pl = &s->plan[id];
 		bool quick = id != RIP_EVENT_ID_EXTENDED && pl->valid && !pl->tail;
 
-		s->fast.qfix[id] = quick ? (int32_t)pl->fixed : -1;
+		s->fast.q[id].pl = pl;
+		s->fast.q[id].fixed = quick ? (int64_t)pl->fixed : -1;
 		if (quick && pl->fixed > s->fast.qmax)
 			s->fast.qmax = pl->fixed;
 	}

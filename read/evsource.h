@@ -229,8 +229,8 @@ enum evs_fast_state {
 	uint64_t ts;		   /* the head's time */                                           \
 	const struct evs_plan *pl; /* the head's type's plan */                                    \
 	uint32_t count;                                                                            \
-	int32_t tid;                                                                               \
-	uint32_t index; /* the stream */
+	uint32_t index; /* the stream (then tid: as evs_event's stream and tid) */                 \
+	int32_t tid;
 
 struct evs_head {
 	EVS_HEAD_FIELDS
@@ -251,13 +251,16 @@ struct evs_fast {
 	const struct evs_plan *plan;
 	/*
 	 * The quick types: those of a short header (id below
-	 * RIP_EVENT_ID_EXTENDED), valid, of fixed size: qfix[id] is their
-	 * fields' size, -1 for every other id.  An event that begins more than
-	 * 4 + qmax bytes before its packet's end (a head's quick) has room for
-	 * any of them, so that evs_head_next parses it with one test of its
-	 * place and one of its type.
+	 * RIP_EVENT_ID_EXTENDED), valid, of fixed size: q[id] is their plan
+	 * and their fields' size, -1 for every other id.  An event that begins
+	 * more than 4 + qmax bytes before its packet's end (a head's quick)
+	 * has room for any of them, so that evs_head_next parses it with one
+	 * test of its place and one of its type.
 	 */
-	int32_t qfix[RIP_EVENT_ID_EXTENDED + 1];
+	struct {
+		const struct evs_plan *pl;
+		int64_t fixed;
+	} q[RIP_EVENT_ID_EXTENDED + 1];
 	uint32_t qmax;
 	/*
 	 * h when the state is not EVS_FAST_HEAD: a head whose plan's
@@ -288,12 +291,12 @@ static inline __attribute__((always_inline)) bool evs_head_next(struct evs_head 
 	const uint64_t mask = (1ull << RIP_EVENT_TS_BITS) - 1;
 	size_t off = h->after;
 	uint32_t w;
-	int32_t fx;
+	int64_t fx;
 
 	if (__builtin_expect(off >= h->quick, 0))
 		return evs_head_next_any(h, f->plan);
 	__builtin_memcpy(&w, h->data + off, 4); /* little-endian, as the writer (checked at open) */
-	fx = f->qfix[w & 31];
+	fx = f->q[w & 31].fixed;
 	if (__builtin_expect(fx < 0, 0))
 		return evs_head_next_any(h, f->plan);
 	/*
@@ -302,8 +305,8 @@ static inline __attribute__((always_inline)) bool evs_head_next(struct evs_head 
 	 */
 	h->ts += ((w >> 5) - h->ts) & mask;
 	h->fields = off + 4;
-	h->after = off + 4 + (uint32_t)fx;
-	h->pl = &f->plan[w & 31];
+	h->after = off + 4 + (size_t)fx;
+	h->pl = f->q[w & 31].pl;
 	h->count++;
 	return true;
 }
@@ -346,6 +349,11 @@ static inline bool evs_clock_line(const struct evs *s, uint64_t *base_ticks, int
 	return c->span != 0;
 }
 
+_Static_assert(__builtin_offsetof(struct evs_event, tid) ==
+		       __builtin_offsetof(struct evs_event, stream) + 4 &&
+		       __builtin_offsetof(struct evs_head, tid) == __builtin_offsetof(struct evs_head, index) + 4,
+	       "evs_next_fast copies stream and tid at once");
+
 /*
  * evs_next_fast and evs_next_fast_ts: with_ns false leaves e->ns out of
  * what the fast path fills.
@@ -374,8 +382,8 @@ evs_next_fast_as(struct evs *s, struct evs_event *e, char *err, size_t errlen, b
 	e->ts = h->ts;
 	if (with_ns)
 		e->ns = rr_clock_ns(&f->clock, h->ts);
-	e->stream = h->index;
-	e->tid = h->tid;
+	/* e->stream and e->tid, one copy (the same order in both) */
+	__builtin_memcpy(&e->stream, &h->index, sizeof(e->stream) + sizeof(e->tid));
 	e->type = pl->type;
 	e->plan = pl;
 	e->raw = d + off;
