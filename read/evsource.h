@@ -225,11 +225,12 @@ enum evs_fast_state {
 	const uint8_t *data; /* the packet being handed out */                                     \
 	size_t len;                                                                                \
 	size_t after, fields;                                                                      \
+	size_t quick; /* an event before this offset has room for any quick type (evs_fast) */    \
 	uint64_t ts;		   /* the head's time */                                           \
 	const struct evs_plan *pl; /* the head's type's plan */                                    \
 	uint32_t count;                                                                            \
-	int32_t tid;                                                                               \
-	uint32_t index; /* the stream */
+	uint32_t index; /* the stream (then tid: as evs_event's stream and tid) */                 \
+	int32_t tid;
 
 struct evs_head {
 	EVS_HEAD_FIELDS
@@ -248,6 +249,26 @@ struct evs_fast {
 	uint64_t bound_gt;
 	uint64_t events;     /* handed out here, not yet in the totals */
 	const struct evs_plan *plan;
+	/*
+	 * The quick types: those of a short header (id below
+	 * RIP_EVENT_ID_EXTENDED), valid, of fixed size: q[id] is their plan
+	 * and their fields' size, -1 for every other id.  An event that begins
+	 * more than 4 + qmax bytes before its packet's end (a head's quick)
+	 * has room for any of them, so that evs_head_next parses it with one
+	 * test of its place and one of its type.
+	 */
+	struct {
+		const struct evs_plan *pl;
+		int64_t fixed;
+	} q[RIP_EVENT_ID_EXTENDED + 1];
+	uint32_t qmax;
+	/*
+	 * h when the state is not EVS_FAST_HEAD: a head whose plan's
+	 * fast_need no packet has, so that evs_next_fast's one test of the
+	 * room left sends it to evs_next, with no test of the state.
+	 */
+	struct evs_head stop;
+	struct evs_plan stop_plan;
 	struct rr_clock clock;
 };
 
@@ -258,69 +279,34 @@ struct evs_fast {
  * what ev_decode checks (a known type, fields and tail inside the packet, a
  * string's NUL within RIP_STRING_MAX, an array's count within RIP_ARRAY_MAX)
  * and at the first problem returns false with h unchanged, leaving ev_decode
- * to say what it is.  The one parser of the heads of evs_next and
- * evs_next_fast.
+ * to say what it is.  evs_head_next is the one parser of the heads of
+ * evs_next and evs_next_fast: a quick type's event before h->quick here,
+ * every other in evs_head_next_any.
  */
+bool evs_head_next_any(struct evs_head *h, const struct evs_plan *plan);
+
 static inline __attribute__((always_inline)) bool evs_head_next(struct evs_head *h,
-								    const struct evs_plan *plan)
+								    const struct evs_fast *f)
 {
 	const uint64_t mask = (1ull << RIP_EVENT_TS_BITS) - 1;
-	const uint8_t *d = h->data;
-	const struct evs_plan *pl;
-	size_t len = h->len, off = h->after, fields;
-	uint64_t ts = h->ts, low;
-	uint32_t id, w;
+	size_t off = h->after;
+	uint32_t w;
+	int64_t fx;
 
-	/* ev_header's parse, with its checks (after <= len: a head never passes its packet) */
-	if (len - off < 4) /* the end of the packet, or a header cut */
-		return false;
-	__builtin_memcpy(&w, d + off, 4); /* little-endian, as the writer (checked at open) */
-	if (__builtin_expect((w & 31) == RIP_EVENT_ID_EXTENDED, 0)) {
-		if (len - off < 13)
-			return false;
-		__builtin_memcpy(&id, d + off + 1, 4);
-		__builtin_memcpy(&ts, d + off + 5, 8);
-		if (id >= EV_MAX_TYPES)
-			return false;
-		off += 13;
-	} else {
-		id = w & 31;
-		low = w >> 5;
-		/*
-		 * The low bits replaced, one more wrap of them when they are
-		 * below the last ones: the time moves on by (low - ts) mod 2^bits.
-		 */
-		ts += (low - ts) & mask;
-		off += 4;
-	}
-	pl = &plan[id];
-	if (len - off < pl->need) /* and a type that is not valid needs more than there can be */
-		return false;
-	fields = off;
-	off += pl->fixed;
-	if (__builtin_expect(pl->tail != 0, 0)) {
-		if (pl->tail == RIP_FT_STRING) {
-			size_t max = len - off < RIP_STRING_MAX ? len - off : RIP_STRING_MAX;
-			const uint8_t *nul = (const uint8_t *)__builtin_memchr(d + off, 0, max);
-
-			if (!nul)
-				return false;
-			off = (size_t)(nul - d) + 1;
-		} else {
-			uint32_t cnt;
-
-			if (len - off < 4)
-				return false;
-			__builtin_memcpy(&cnt, d + off, 4);
-			if (cnt > RIP_ARRAY_MAX || len - off - 4 < (size_t)cnt * 8)
-				return false;
-			off += 4 + (size_t)cnt * 8;
-		}
-	}
-	h->fields = fields;
-	h->after = off;
-	h->ts = ts;
-	h->pl = pl;
+	if (__builtin_expect(off >= h->quick, 0))
+		return evs_head_next_any(h, f->plan);
+	__builtin_memcpy(&w, h->data + off, 4); /* little-endian, as the writer (checked at open) */
+	fx = f->q[w & 31].fixed;
+	if (__builtin_expect(fx < 0, 0))
+		return evs_head_next_any(h, f->plan);
+	/*
+	 * The low bits replaced, one more wrap of them when they are below the
+	 * last ones: the time moves on by (low - ts) mod 2^bits.
+	 */
+	h->ts += ((w >> 5) - h->ts) & mask;
+	h->fields = off + 4;
+	h->after = off + 4 + (size_t)fx;
+	h->pl = f->q[w & 31].pl;
 	h->count++;
 	return true;
 }
@@ -363,6 +349,11 @@ static inline bool evs_clock_line(const struct evs *s, uint64_t *base_ticks, int
 	return c->span != 0;
 }
 
+_Static_assert(__builtin_offsetof(struct evs_event, tid) ==
+		       __builtin_offsetof(struct evs_event, stream) + 4 &&
+		       __builtin_offsetof(struct evs_head, tid) == __builtin_offsetof(struct evs_head, index) + 4,
+	       "evs_next_fast copies stream and tid at once");
+
 /*
  * evs_next_fast and evs_next_fast_ts: with_ns false leaves e->ns out of
  * what the fast path fills.
@@ -377,21 +368,22 @@ evs_next_fast_as(struct evs *s, struct evs_event *e, char *err, size_t errlen, b
 	size_t off, len;
 	uint64_t ts;
 
-	if (__builtin_expect(f->state != EVS_FAST_HEAD, 0))
-		return evs_next(s, e, err, errlen);
 	h = f->h;
 	pl = h->pl;
 	d = h->data;
 	len = h->len;
 	off = h->fields;
-	/* a slow type, or too near the end for 8-byte loads (fields <= len) */
+	/*
+	 * A slow type, too near the end for 8-byte loads (fields <= len), or
+	 * no head (the state is not EVS_FAST_HEAD: h is f->stop).
+	 */
 	if (__builtin_expect(len - off < pl->fast_need, 0))
 		return evs_next(s, e, err, errlen);
 	e->ts = h->ts;
 	if (with_ns)
 		e->ns = rr_clock_ns(&f->clock, h->ts);
-	e->stream = h->index;
-	e->tid = h->tid;
+	/* e->stream and e->tid, one copy (the same order in both) */
+	__builtin_memcpy(&e->stream, &h->index, sizeof(e->stream) + sizeof(e->tid));
 	e->type = pl->type;
 	e->plan = pl;
 	e->raw = d + off;
@@ -416,7 +408,7 @@ evs_next_fast_as(struct evs *s, struct evs_event *e, char *err, size_t errlen, b
 	 * The next head, checked as evs_next would; anything unusual is left to
 	 * it, and so is the end of the packet (evs_head_next's first test).
 	 */
-	if (!evs_head_next(h, f->plan))
+	if (!evs_head_next(h, f))
 		goto advance;
 	ts = h->ts;
 	/*
@@ -432,6 +424,7 @@ evs_next_fast_as(struct evs *s, struct evs_event *e, char *err, size_t errlen, b
 
 advance:
 	f->state = EVS_FAST_ADVANCE;
+	f->h = &f->stop;
 	return 1;
 }
 
@@ -488,9 +481,7 @@ static inline const uint8_t *evs_peek_fast(const struct evs *s, uint32_t *id)
 	const struct evs_fast *f = (const struct evs_fast *)s;
 	const struct evs_head *h = f->h;
 
-	if (f->state != EVS_FAST_HEAD)
-		return NULL;
-	if (h->len - h->fields < h->pl->fast_need)
+	if (h->len - h->fields < h->pl->fast_need) /* and f->stop when there is no head */
 		return NULL;
 	*id = (uint32_t)(h->pl - f->plan);
 	return h->data + h->fields;
