@@ -1013,13 +1013,12 @@ static inline bool evs_before(const struct evs_hent *a, const struct evs_hent *b
  * stream) orders the heads strictly, so the order events come out in does
  * not depend on the shape of the heap.
  */
-static inline void evs_sift_top(struct evs *s)
+/* x, which goes at heap[i] (its place now empty), sifted down to its place. */
+static inline void evs_sift_down(struct evs *s, uint32_t i, struct evs_hent x)
 {
-	struct evs_hent *h = s->heap, x;
-	uint32_t n = s->nheap, i = 0;
+	struct evs_hent *h = s->heap;
+	uint32_t n = s->nheap;
 
-	x.st = h[0].st;
-	x.ts = s->st[x.st].ts;
 	for (;;) {
 		uint32_t l = 2 * i + 1, m = l;
 
@@ -1035,6 +1034,14 @@ static inline void evs_sift_top(struct evs *s)
 	h[i] = x;
 }
 
+static inline void evs_sift_top(struct evs *s)
+{
+	struct evs_hent x = { .st = s->heap[0].st };
+
+	x.ts = s->st[x.st].ts;
+	evs_sift_down(s, 0, x);
+}
+
 /*
  * The top's stream moved on past the second stream's head (bound_ts,
  * bound_st, at heap[bound_i]), to a head at ts: that one takes the top and
@@ -1044,25 +1051,10 @@ static inline void evs_sift_top(struct evs *s)
  */
 static inline void evs_sift_past(struct evs *s, uint64_t ts)
 {
-	struct evs_hent *h = s->heap, x;
-	uint32_t n = s->nheap, i = s->bound_i;
+	struct evs_hent x = { .st = s->heap[0].st, .ts = ts };
 
-	x.st = h[0].st;
-	x.ts = ts;
-	h[0] = h[i];
-	for (;;) {
-		uint32_t l = 2 * i + 1, m = l;
-
-		if (l >= n)
-			break;
-		if (l + 1 < n && evs_before(&h[l + 1], &h[l]))
-			m = l + 1;
-		if (!evs_before(&h[m], &x))
-			break;
-		h[i] = h[m];
-		i = m;
-	}
-	h[i] = x;
+	s->heap[0] = s->heap[s->bound_i];
+	evs_sift_down(s, s->bound_i, x);
 }
 
 static void evs_sift_up(struct evs *s, uint32_t i)
