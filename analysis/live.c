@@ -33,6 +33,61 @@ struct live_ent *live_make_named(struct live *l, enum live_res r, uint64_t key, 
 	return &n->e;
 }
 
+int live_pk_grow(struct live *l, const struct live_ent *n)
+{
+	if (!l->pk.cap)
+		l->pk_t0 = (uint64_t)n->ns; /* the first block's time: live_pk_fits */
+	return hmap_pk_reserve(&l->pk, l->pk.cap ? l->pk.cap * 2 : LIVE_FIRST_CAP);
+}
+
+/* n does not pack: its key leaves l->pk if there, and n lives in l->t[LIVE_MEM]. */
+int live_mem_make_ovf(struct live *l, const struct live_ent *n, struct live_ent *old)
+{
+	struct live_ent *e;
+	struct hmap_pk *s;
+	uint64_t hk;
+	bool pk = live_pk_key(n->key, &hk), fresh;
+	int rep = 0;
+
+	if (pk && (s = hmap_pk_find(&l->pk, hk))) {
+		live_pk_unpack(l, s, old);
+		hmap_pk_del(&l->pk, s);
+		rep = 1;
+	}
+	e = live_make_sz(l, LIVE_MEM, n->key, &fresh, sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	if (!fresh) {
+		*old = *e; /* not in l->pk as well: a key is in one table at most */
+		rep = 1;
+	} else if (pk) {
+		l->ovf_pk++;
+	}
+	*e = *n;
+	e->used = n->used ? n->used : 1; /* hmap's mark */
+	return rep;
+}
+
+/* A new block of l->pk at key: what t[LIVE_MEM] held there, if anything, goes (into *old). */
+int live_mem_take_ovf(struct live *l, uint64_t key, struct live_ent *old)
+{
+	if (!live_release_sz(l, LIVE_MEM, key, old, sizeof(*old)))
+		return 0;
+	l->ovf_pk--;
+	return 1;
+}
+
+bool live_mem_release_ovf(struct live *l, uint64_t key, struct live_ent *old)
+{
+	uint64_t hk;
+
+	if (!live_release_sz(l, LIVE_MEM, key, old, sizeof(*old)))
+		return false;
+	if (live_pk_key(key, &hk))
+		l->ovf_pk--;
+	return true;
+}
+
 int live_keys_in(const struct hmap *t, size_t esz, uint64_t lo, uint64_t hi, uint64_t **keys,
 		 size_t *n)
 {
@@ -184,6 +239,8 @@ void live_free(struct live *l)
 		}
 		hmap_free(&l->t[r]);
 	}
+	hmap_free(&l->pk);
+	l->ovf_pk = 0;
 	live_maps_free(&l->maps);
 	live_maps_free(&l->smaps);
 	stk_bts_free(&l->bts);
