@@ -275,8 +275,8 @@ static __attribute__((noinline)) void lk_release_unseen(struct lk *lk, enum lk_r
 
 LK_HOT void lk_release(struct lk *lk, enum lk_res r, uint64_t key)
 {
-	if (r == LK_MEM ? !live_mem_release(&lk->live, key, NULL)
-			: !live_release(&lk->live, (enum live_res)r, key, NULL))
+	if (r == LK_MEM ? !live_mem_release(&lk->live, key, NULL) :
+			  !live_release(&lk->live, (enum live_res)r, key, NULL))
 		lk_release_unseen(lk, r, key);
 }
 

@@ -142,7 +142,6 @@ struct live {
 	struct hmap t[LIVE_NRES]; /* what is live now, by resource (LIVE_MEM: what does not pack) */
 	struct hmap pk;		  /* LIVE_MEM's blocks that pack (live_mem_make), hmap_pk slots */
 	uint64_t pk_t0;		  /* the time the packed blocks' times are kept from */
-	size_t ovf_pk;		  /* entries of t[LIVE_MEM] whose key packs (live_pk_key) */
 	uint16_t pf_off[EV_MAX_TYPES]; /* live_prefetch_next's: where the address is, by type */
 };
 
@@ -273,24 +272,25 @@ void live_free(struct live *l);
  * and a lookup touches one slot.  Its fields, in two words:
  *
  *	w0: the address / 16 (44 bits: below 2^48, a multiple of 16, not 0),
- *	    then val (20 bits)
+ *	    then val (20 bits, below LIVE_PK_STUB)
  *	w1: the time less pk_t0 (40 bits), kind (4 bits), size (20 bits)
  *
  * pk_t0 is the time of the first block made (live_pk_grow).  An entry
  * that does not fit, in any field (an address that does not pack, as the
  * keys of mappings, LIVE_MAP_KEY, never do; a size, val or kind past its
  * bits; a time before pk_t0 or 2^40 after it; used other than 1), lives in
- * l->t[LIVE_MEM] as before, whole: nothing is cut or aliased.  A key is in
- * one of the two tables at most; ovf_pk counts the entries of the second
- * whose key packs, so that while there are none, a key that packs is
- * looked up in l->pk only.  The passes reach LIVE_MEM through
- * live_mem_make, live_mem_release and live_mem_find, with entries as
- * struct live_ent, and walk both tables at the end (live_mem_at and
- * live_slot).
+ * l->t[LIVE_MEM] as before, whole: nothing is cut or aliased.  When its
+ * address packs, a stub in l->pk says so (val LIVE_PK_STUB), so that a key
+ * that packs is looked up in l->pk first and only there unless it finds a
+ * stub; a key is in one of the two tables at most.  The passes reach
+ * LIVE_MEM through live_mem_make, live_mem_release and live_mem_find, with
+ * entries as struct live_ent, and walk both tables at the end (live_mem_at
+ * and live_slot).
  */
-#define LIVE_PK_ALIGN 4	       /* the low bits of a packed address, 0 */
-#define LIVE_PK_ADDR_BITS 48   /* a packed address is below 2^48 */
+#define LIVE_PK_ALIGN 4	     /* the low bits of a packed address, 0 */
+#define LIVE_PK_ADDR_BITS 48 /* a packed address is below 2^48 */
 #define LIVE_PK_VAL_BITS HMAP_PK_LOW
+#define LIVE_PK_STUB ((1u << LIVE_PK_VAL_BITS) - 1) /* val of a stub: the entry is in t[LIVE_MEM] */
 #define LIVE_PK_SIZE_BITS 20
 #define LIVE_PK_KIND_BITS 4
 #define LIVE_PK_T_SHIFT (LIVE_PK_SIZE_BITS + LIVE_PK_KIND_BITS)
@@ -314,54 +314,63 @@ static inline bool live_pk_fits(const struct live *l, const struct live_ent *n, 
 	uint64_t dt = (uint64_t)n->ns - l->pk_t0; /* a time before pk_t0: 2^63 or more */
 
 	*w1 = dt << LIVE_PK_T_SHIFT | (uint64_t)n->kind << LIVE_PK_SIZE_BITS | n->size;
-	return !((uint64_t)(n->used ^ 1) | n->val >> LIVE_PK_VAL_BITS |
+	/* val + 1: LIVE_PK_STUB does not fit either */
+	return !((uint64_t)(n->used ^ 1) | ((uint64_t)n->val + 1) >> LIVE_PK_VAL_BITS |
 		 (uint64_t)(n->kind >> LIVE_PK_KIND_BITS) | n->size >> LIVE_PK_SIZE_BITS |
 		 dt >> LIVE_PK_T_BITS);
 }
 
-/* The entry packed in used slot s of l->pk. */
+/* Is used slot s of l->pk a stub (its entry in t[LIVE_MEM])? */
+static inline bool live_pk_stub(const struct hmap_pk *s)
+{
+	return (s->w0 & LIVE_PK_STUB) == LIVE_PK_STUB;
+}
+
+/* The entry packed in used slot s of l->pk (not a stub). */
 static inline __attribute__((always_inline)) void
 live_pk_unpack(const struct live *l, const struct hmap_pk *s, struct live_ent *e)
 {
 	e->key = hmap_pk_key(s) << LIVE_PK_ALIGN;
 	e->used = 1;
 	e->kind = (uint16_t)(s->w1 >> LIVE_PK_SIZE_BITS & ((1u << LIVE_PK_KIND_BITS) - 1));
-	e->val = (uint32_t)(s->w0 & ((1u << LIVE_PK_VAL_BITS) - 1));
+	e->val = (uint32_t)(s->w0 & LIVE_PK_STUB);
 	e->size = s->w1 & ((1u << LIVE_PK_SIZE_BITS) - 1);
 	e->ns = (int64_t)(l->pk_t0 + (s->w1 >> LIVE_PK_T_SHIFT));
 }
 
-/* live_mem_make's slow paths (live.c) */
+/* live_mem_make's and live_mem_release's slow paths (live.c) */
 int live_pk_grow(struct live *l, const struct live_ent *n);
 int live_mem_make_ovf(struct live *l, const struct live_ent *n, struct live_ent *old);
-int live_mem_take_ovf(struct live *l, uint64_t key, struct live_ent *old);
+int live_mem_make_stub(struct live *l, struct hmap_pk *s, bool fresh, bool fits, uint64_t w1,
+		       const struct live_ent *n, struct live_ent *old);
 bool live_mem_release_ovf(struct live *l, uint64_t key, struct live_ent *old);
+bool live_mem_release_stub(struct live *l, struct hmap_pk *s, uint64_t key, struct live_ent *old);
 
 /*
  * Block n made live in LIVE_MEM (n->key its address or a mapping's key,
  * n->used not 0): 0 when its key was not live, 1 when it was (its release
  * was not seen: what was live is in *old, and n replaces it), -ENOMEM.
  */
-static inline __attribute__((always_inline)) int live_mem_make(struct live *l,
-							       const struct live_ent *n,
-							       struct live_ent *old)
+static inline __attribute__((always_inline)) int
+live_mem_make(struct live *l, const struct live_ent *n, struct live_ent *old)
 {
 	struct hmap_pk *s;
 	uint64_t hk, w1;
-	bool fresh;
+	bool fresh, fits;
 
 	/* grow before looking: the slots of a table then lie as they always did */
 	if (__builtin_expect(!hmap_has_room(&l->pk), 0) && live_pk_grow(l, n))
 		return -ENOMEM;
-	if (__builtin_expect(!live_pk_key(n->key, &hk) || !live_pk_fits(l, n, &w1), 0))
+	if (__builtin_expect(!live_pk_key(n->key, &hk), 0))
 		return live_mem_make_ovf(l, n, old);
+	fits = live_pk_fits(l, n, &w1);
 	s = hmap_pk_get_room(&l->pk, hk, &fresh);
+	if (__builtin_expect(!fits || (!fresh && live_pk_stub(s)), 0))
+		return live_mem_make_stub(l, s, fresh, fits, w1, n, old);
 	if (!fresh)
 		live_pk_unpack(l, s, old);
 	s->w0 = hk << LIVE_PK_VAL_BITS | n->val;
 	s->w1 = w1;
-	if (fresh && __builtin_expect(l->ovf_pk != 0, 0))
-		return live_mem_take_ovf(l, n->key, old);
 	return !fresh;
 }
 
@@ -369,21 +378,20 @@ static inline __attribute__((always_inline)) int live_mem_make(struct live *l,
 static inline __attribute__((always_inline)) bool live_mem_release(struct live *l, uint64_t key,
 								   struct live_ent *old)
 {
+	struct hmap_pk *s;
 	uint64_t hk;
 
-	if (__builtin_expect(live_pk_key(key, &hk), 1)) {
-		struct hmap_pk *s = hmap_pk_find(&l->pk, hk);
-
-		if (s) {
-			if (old)
-				live_pk_unpack(l, s, old);
-			hmap_pk_del(&l->pk, s);
-			return true;
-		}
-		if (__builtin_expect(!l->ovf_pk, 1))
-			return false;
-	}
-	return live_mem_release_ovf(l, key, old);
+	if (__builtin_expect(!live_pk_key(key, &hk), 0))
+		return live_mem_release_ovf(l, key, old);
+	s = hmap_pk_find(&l->pk, hk);
+	if (!s)
+		return false;
+	if (__builtin_expect(live_pk_stub(s), 0))
+		return live_mem_release_stub(l, s, key, old);
+	if (old)
+		live_pk_unpack(l, s, old);
+	hmap_pk_del(&l->pk, s);
+	return true;
 }
 
 /* The live entry of key in LIVE_MEM, a copy in *e: true, or false if none. */
@@ -395,12 +403,12 @@ static inline bool live_mem_find(const struct live *l, uint64_t key, struct live
 	if (live_pk_key(key, &hk)) {
 		const struct hmap_pk *s = hmap_pk_find(&l->pk, hk);
 
-		if (s) {
+		if (!s)
+			return false;
+		if (!live_pk_stub(s)) {
 			live_pk_unpack(l, s, e);
 			return true;
 		}
-		if (!l->ovf_pk)
-			return false;
 	}
 	o = hmap_find(&l->t[LIVE_MEM], sizeof(*o), key);
 	if (o)
@@ -410,13 +418,14 @@ static inline bool live_mem_find(const struct live *l, uint64_t key, struct live
 
 /*
  * Slot i (< l->pk.cap) of the packed blocks: true and its entry in *e when
- * used.  The rest of LIVE_MEM is l->t[LIVE_MEM]'s slots (live_slot).
+ * used (and not a stub).  The rest of LIVE_MEM is l->t[LIVE_MEM]'s slots
+ * (live_slot).
  */
 static inline bool live_mem_at(const struct live *l, size_t i, struct live_ent *e)
 {
 	const struct hmap_pk *s = hmap_pk_at(&l->pk, i);
 
-	if (!s->w0)
+	if (!s->w0 || live_pk_stub(s))
 		return false;
 	live_pk_unpack(l, s, e);
 	return true;
