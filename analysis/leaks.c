@@ -149,15 +149,9 @@ LK_HOT int lk_make(struct lk *lk, enum lk_res r, const struct role_res *d,
 	struct live_ent *o;
 
 	if (r == LK_MEM) { /* packed (live_mem_make) */
-		struct live_ent n = {
-			.key = d->key,
-			.used = lk_wanted(lk, e->tid, e->ts) ? LK_IN : LK_OUT,
-			.kind = (uint16_t)d->kind,
-			.val = d->bt,
-			.size = d->size,
-			.ns = (int64_t)e->ts,
-		}, old;
-		int rep = live_mem_make(&lk->live, &n, &old);
+		struct live_ent old;
+		int rep = live_mem_make(&lk->live, d->key, lk_wanted(lk, e->tid, e->ts) ? LK_IN : LK_OUT,
+					(uint16_t)d->kind, d->bt, d->size, (int64_t)e->ts, &old);
 
 		if (rep < 0)
 			return rep;
@@ -196,7 +190,7 @@ static int lk_cut(void *arg, const struct live_cut *c)
 			return 0;
 		}
 		m.size -= c->hi - c->lo;
-		return live_mem_make(&k->lk->live, &m, &old) < 0 ? -ENOMEM : 0;
+		return live_mem_put(&k->lk->live, &m, &old) < 0 ? -ENOMEM : 0;
 	}
 	o = live_find(&k->lk->live, k->r, c->origin);
 	if (!o)

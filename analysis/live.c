@@ -33,10 +33,10 @@ struct live_ent *live_make_named(struct live *l, enum live_res r, uint64_t key, 
 	return &n->e;
 }
 
-int live_pk_grow(struct live *l, const struct live_ent *n)
+int live_pk_grow(struct live *l, int64_t ns)
 {
 	if (!l->pk.cap)
-		l->pk_t0 = (uint64_t)n->ns; /* the first block's time: live_pk_fits */
+		l->pk_t0 = (uint64_t)ns; /* the first block's time: live_pk_fits */
 	return hmap_pk_reserve(&l->pk, l->pk.cap ? l->pk.cap * 2 : LIVE_FIRST_CAP);
 }
 

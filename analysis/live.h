@@ -146,7 +146,7 @@ struct live {
 };
 
 #define LIVE_PF_NONE 0xffffu
-#define LIVE_PREFETCH_CAP 8192 /* slots of LIVE_MEM from which the passes prefetch them */
+#define LIVE_PREFETCH_CAP 8192 /* slots of l->pk from which the passes prefetch them */
 
 /* What every resource pass tells of the trace it read. */
 #define LIVE_TRACE_FIELDS                                                                          \
@@ -305,18 +305,23 @@ static inline bool live_pk_key(uint64_t key, uint64_t *hk)
 	const uint64_t out = ~((1ull << LIVE_PK_ADDR_BITS) - 1) | ((1ull << LIVE_PK_ALIGN) - 1);
 
 	*hk = key >> LIVE_PK_ALIGN;
-	return !(key & out) && key;
+	return !((key & out) | (uint64_t)(key == 0)); /* no branch: computed, not tested */
 }
 
-/* Does n, but for its key, fit a packed slot?  Then its w1 in *w1. */
-static inline bool live_pk_fits(const struct live *l, const struct live_ent *n, uint64_t *w1)
+/*
+ * Does an entry of these fields, but for its key, fit a packed slot?  Then
+ * its w1 in *w1.
+ */
+static inline __attribute__((always_inline)) bool
+live_pk_fits(const struct live *l, uint8_t used, uint16_t kind, uint32_t val, uint64_t size,
+	     int64_t ns, uint64_t *w1)
 {
-	uint64_t dt = (uint64_t)n->ns - l->pk_t0; /* a time before pk_t0: 2^63 or more */
+	uint64_t dt = (uint64_t)ns - l->pk_t0; /* a time before pk_t0: 2^63 or more */
 
-	*w1 = dt << LIVE_PK_T_SHIFT | (uint64_t)n->kind << LIVE_PK_SIZE_BITS | n->size;
+	*w1 = dt << LIVE_PK_T_SHIFT | (uint64_t)kind << LIVE_PK_SIZE_BITS | size;
 	/* val + 1: LIVE_PK_STUB does not fit either */
-	return !((uint64_t)(n->used ^ 1) | ((uint64_t)n->val + 1) >> LIVE_PK_VAL_BITS |
-		 (uint64_t)(n->kind >> LIVE_PK_KIND_BITS) | n->size >> LIVE_PK_SIZE_BITS |
+	return !((uint64_t)(used ^ 1) | ((uint64_t)val + 1) >> LIVE_PK_VAL_BITS |
+		 (uint64_t)(kind >> LIVE_PK_KIND_BITS) | size >> LIVE_PK_SIZE_BITS |
 		 dt >> LIVE_PK_T_BITS);
 }
 
@@ -339,39 +344,57 @@ live_pk_unpack(const struct live *l, const struct hmap_pk *s, struct live_ent *e
 }
 
 /* live_mem_make's and live_mem_release's slow paths (live.c) */
-int live_pk_grow(struct live *l, const struct live_ent *n);
+int live_pk_grow(struct live *l, int64_t ns);
 int live_mem_make_ovf(struct live *l, const struct live_ent *n, struct live_ent *old);
 int live_mem_make_stub(struct live *l, struct hmap_pk *s, bool fresh, bool fits, uint64_t w1,
 		       const struct live_ent *n, struct live_ent *old);
 bool live_mem_release_ovf(struct live *l, uint64_t key, struct live_ent *old);
 bool live_mem_release_stub(struct live *l, struct hmap_pk *s, uint64_t key, struct live_ent *old);
 
+/* A struct live_ent of these fields, for the slow paths of live_mem_make */
+#define LIVE_ENT(k, u, kd, v, sz, t)                                                              \
+	(struct live_ent)                                                                          \
+	{                                                                                          \
+		.key = (k), .used = (u), .kind = (kd), .val = (v), .size = (sz), .ns = (t)         \
+	}
+
 /*
- * Block n made live in LIVE_MEM (n->key its address or a mapping's key,
- * n->used not 0): 0 when its key was not live, 1 when it was (its release
- * was not seen: what was live is in *old, and n replaces it), -ENOMEM.
+ * Block key made live in LIVE_MEM (its address or a mapping's key) with
+ * these fields (used not 0): 0 when key was not live, 1 when it was (its
+ * release was not seen: what was live is in *old, and the new entry
+ * replaces it), -ENOMEM.  The fields one by one, not a struct live_ent:
+ * only the slow paths build one.
  */
 static inline __attribute__((always_inline)) int
-live_mem_make(struct live *l, const struct live_ent *n, struct live_ent *old)
+live_mem_make(struct live *l, uint64_t key, uint8_t used, uint16_t kind, uint32_t val,
+	      uint64_t size, int64_t ns, struct live_ent *old)
 {
 	struct hmap_pk *s;
 	uint64_t hk, w1;
 	bool fresh, fits;
 
 	/* grow before looking: the slots of a table then lie as they always did */
-	if (__builtin_expect(!hmap_has_room(&l->pk), 0) && live_pk_grow(l, n))
+	if (__builtin_expect(!hmap_has_room(&l->pk), 0) && live_pk_grow(l, ns))
 		return -ENOMEM;
-	if (__builtin_expect(!live_pk_key(n->key, &hk), 0))
-		return live_mem_make_ovf(l, n, old);
-	fits = live_pk_fits(l, n, &w1);
+	if (__builtin_expect(!live_pk_key(key, &hk), 0))
+		return live_mem_make_ovf(l, &LIVE_ENT(key, used, kind, val, size, ns),
+					 old);
+	fits = live_pk_fits(l, used, kind, val, size, ns, &w1);
 	s = hmap_pk_get_room(&l->pk, hk, &fresh);
 	if (__builtin_expect(!fits || (!fresh && live_pk_stub(s)), 0))
-		return live_mem_make_stub(l, s, fresh, fits, w1, n, old);
+		return live_mem_make_stub(l, s, fresh, fits, w1,
+					  &LIVE_ENT(key, used, kind, val, size, ns), old);
 	if (!fresh)
 		live_pk_unpack(l, s, old);
-	s->w0 = hk << LIVE_PK_VAL_BITS | n->val;
+	s->w0 = hk << LIVE_PK_VAL_BITS | val;
 	s->w1 = w1;
 	return !fresh;
+}
+
+/* live_mem_make of entry n. */
+static inline int live_mem_put(struct live *l, const struct live_ent *n, struct live_ent *old)
+{
+	return live_mem_make(l, n->key, n->used, n->kind, n->val, n->size, n->ns, old);
 }
 
 /* key released from LIVE_MEM: true and its entry in *old (NULL: not wanted), false if not live. */
@@ -546,7 +569,8 @@ static inline __attribute__((always_inline)) int live_take(struct live *l, const
 /*
  * Heap events held back, so that their slots in LIVE_MEM are fetched
  * towards the cache LIVE_DELAY events before they are used.  Once the table
- * outgrows the caches (1,000 threads' 256,000 live blocks: 16 MiB of slots)
+ * outgrows the caches (1,000 threads' 256,000 live blocks: 8 MiB of packed
+ * slots, 16 MiB of struct live_ent before)
  * each malloc or free misses, and the prefetch of the next event's slot
  * (live_prefetch_next) hides little of it: an event takes less time than a
  * miss.  An event held keeps its fields where they are, in its packet, which
@@ -558,7 +582,7 @@ static inline __attribute__((always_inline)) int live_take(struct live *l, const
  * caches enough that holding costs more than it saves.
  */
 #define LIVE_DELAY 8	     /* heap events held at most (a power of two) */
-#define LIVE_HOLD_CAP 131072 /* slots of LIVE_MEM (4 MiB) from which heap events are held */
+#define LIVE_HOLD_CAP 131072 /* slots of l->pk (2 MiB) from which heap events are held */
 
 struct live_held {
 	struct evs_event e; /* what the passes read: ts, ns, stream, tid, type, plan, raw... */

@@ -488,11 +488,9 @@ RP_HOT void rp_release(struct rp *rp, uint32_t val, uint64_t size, int64_t made,
 static __attribute__((noinline)) int rp_alloc_out(struct rp *rp, const struct evs_event *e,
 						  uint64_t addr, uint64_t size)
 {
-	struct live_ent n = { .key = addr, .used = 1, .val = RP_OUT, .size = size }, old;
-	int rep;
+	struct live_ent old;
+	int rep = live_mem_make(&rp_p(rp)->l, addr, 1, 0, RP_OUT, size, rp_ns(rp_p(rp), e->ts), &old);
 
-	n.ns = rp_ns(rp_p(rp), e->ts);
-	rep = live_mem_make(&rp_p(rp)->l, &n, &old);
 	if (rep < 0)
 		return rep;
 	if (rep && old.val != RP_OUT) {
@@ -506,7 +504,7 @@ RP_HOT int rp_alloc(struct rp *rp, const struct evs_event *e, uint64_t addr, uin
 		    uint32_t bt, struct rp_tc *t, bool thr, bool line)
 {
 	struct rp_site *s;
-	struct live_ent n = { .key = addr, .used = 1, .size = size }, old;
+	struct live_ent old;
 	int rep, in = rp_through(rp, bt, thr);
 	long i;
 
@@ -516,9 +514,8 @@ RP_HOT int rp_alloc(struct rp *rp, const struct evs_event *e, uint64_t addr, uin
 	if (i < 0)
 		return -ENOMEM;
 	s = &rp->sites[i];
-	n.val = (uint32_t)i;
-	n.ns = rp_ns_at(rp_p(rp), e->ts, line);
-	rep = live_mem_make(&rp_p(rp)->l, &n, &old);
+	rep = live_mem_make(&rp_p(rp)->l, addr, 1, 0, (uint32_t)i, size,
+			    rp_ns_at(rp_p(rp), e->ts, line), &old);
 	if (rep < 0)
 		return rep;
 	if (rep && old.val != RP_OUT) {
@@ -560,7 +557,7 @@ static int rp_cut(void *arg, const struct live_cut *c)
 		return 0;
 	}
 	b.size -= gone;
-	if (live_mem_make(&rp_p(rp)->l, &b, &old) < 0)
+	if (live_mem_put(&rp_p(rp)->l, &b, &old) < 0)
 		return -ENOMEM;
 	if (b.val == RP_OUT)
 		return 0;

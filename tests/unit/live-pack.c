@@ -45,7 +45,7 @@ static void make(struct live *l, size_t k, struct live_ent n)
 	int rep;
 
 	n.key = keys[k];
-	rep = live_mem_make(l, &n, &old);
+	rep = live_mem_put(l, &n, &old);
 	T_EQ(rep, live[k]);
 	if (rep == 1 && live[k] && !same(&old, &model[k])) {
 		T_CHECK(!"the entry replaced is the one made");
