@@ -150,7 +150,8 @@ LK_HOT int lk_make(struct lk *lk, enum lk_res r, const struct role_res *d,
 
 	if (r == LK_MEM) { /* packed (live_mem_make) */
 		struct live_ent old;
-		int rep = live_mem_make(&lk->live, d->key, lk_wanted(lk, e->tid, e->ts) ? LK_IN : LK_OUT,
+		int rep = live_mem_make(&lk->live, d->key,
+					lk_wanted(lk, e->tid, e->ts) ? LK_IN : LK_OUT,
 					(uint16_t)d->kind, d->bt, d->size, (int64_t)e->ts, &old);
 
 		if (rep < 0)

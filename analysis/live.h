@@ -312,9 +312,10 @@ static inline bool live_pk_key(uint64_t key, uint64_t *hk)
  * Does an entry of these fields, but for its key, fit a packed slot?  Then
  * its w1 in *w1.
  */
-static inline __attribute__((always_inline)) bool
-live_pk_fits(const struct live *l, uint8_t used, uint16_t kind, uint32_t val, uint64_t size,
-	     int64_t ns, uint64_t *w1)
+static inline __attribute__((always_inline)) bool live_pk_fits(const struct live *l, uint8_t used,
+							       uint16_t kind, uint32_t val,
+							       uint64_t size, int64_t ns,
+							       uint64_t *w1)
 {
 	uint64_t dt = (uint64_t)ns - l->pk_t0; /* a time before pk_t0: 2^63 or more */
 
@@ -352,7 +353,7 @@ bool live_mem_release_ovf(struct live *l, uint64_t key, struct live_ent *old);
 bool live_mem_release_stub(struct live *l, struct hmap_pk *s, uint64_t key, struct live_ent *old);
 
 /* A struct live_ent of these fields, for the slow paths of live_mem_make */
-#define LIVE_ENT(k, u, kd, v, sz, t)                                                              \
+#define LIVE_ENT(k, u, kd, v, sz, t)                                                               \
 	(struct live_ent)                                                                          \
 	{                                                                                          \
 		.key = (k), .used = (u), .kind = (kd), .val = (v), .size = (sz), .ns = (t)         \
@@ -365,9 +366,10 @@ bool live_mem_release_stub(struct live *l, struct hmap_pk *s, uint64_t key, stru
  * replaces it), -ENOMEM.  The fields one by one, not a struct live_ent:
  * only the slow paths build one.
  */
-static inline __attribute__((always_inline)) int
-live_mem_make(struct live *l, uint64_t key, uint8_t used, uint16_t kind, uint32_t val,
-	      uint64_t size, int64_t ns, struct live_ent *old)
+static inline __attribute__((always_inline)) int live_mem_make(struct live *l, uint64_t key,
+							       uint8_t used, uint16_t kind,
+							       uint32_t val, uint64_t size,
+							       int64_t ns, struct live_ent *old)
 {
 	struct hmap_pk *s;
 	uint64_t hk, w1;
@@ -377,8 +379,7 @@ live_mem_make(struct live *l, uint64_t key, uint8_t used, uint16_t kind, uint32_
 	if (__builtin_expect(!hmap_has_room(&l->pk), 0) && live_pk_grow(l, ns))
 		return -ENOMEM;
 	if (__builtin_expect(!live_pk_key(key, &hk), 0))
-		return live_mem_make_ovf(l, &LIVE_ENT(key, used, kind, val, size, ns),
-					 old);
+		return live_mem_make_ovf(l, &LIVE_ENT(key, used, kind, val, size, ns), old);
 	fits = live_pk_fits(l, used, kind, val, size, ns, &w1);
 	s = hmap_pk_get_room(&l->pk, hk, &fresh);
 	if (__builtin_expect(!fits || (!fresh && live_pk_stub(s)), 0))

@@ -489,7 +489,8 @@ static __attribute__((noinline)) int rp_alloc_out(struct rp *rp, const struct ev
 						  uint64_t addr, uint64_t size)
 {
 	struct live_ent old;
-	int rep = live_mem_make(&rp_p(rp)->l, addr, 1, 0, RP_OUT, size, rp_ns(rp_p(rp), e->ts), &old);
+	int rep =
+		live_mem_make(&rp_p(rp)->l, addr, 1, 0, RP_OUT, size, rp_ns(rp_p(rp), e->ts), &old);
 
 	if (rep < 0)
 		return rep;
