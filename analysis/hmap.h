@@ -235,6 +235,120 @@ done:
 	m->n--;
 }
 
+/*
+ * Tables of 16-byte slots with the key packed in (struct hmap_pk): the top
+ * 64 - HMAP_PK_LOW bits of w0 are the key, the low HMAP_PK_LOW bits and w1
+ * the user's.  Keys are from 1 to 2^(64 - HMAP_PK_LOW) - 1, so that a used
+ * slot's w0 is never 0 and an empty slot is one whose w0 is 0.  The same
+ * struct hmap, hash, probing and deletion as the tables above; a lookup
+ * reads one word of one slot, and four slots share a cache line (a table of
+ * 32-byte slots holds two):
+ *
+ *	struct hmap m = { 0 };
+ *	hmap_pk_reserve(&m, cap);		(or when !hmap_has_room)
+ *	s = hmap_pk_get_room(&m, key, &fresh);	new: w0 = key << HMAP_PK_LOW, w1 = 0
+ *	s = hmap_pk_find(&m, key);
+ *	hmap_pk_del(&m, s);
+ */
+#define HMAP_PK_LOW 20
+
+struct hmap_pk {
+	uint64_t w0, w1;
+};
+
+/* Like HMAP_SPARSE_CAP, in bytes the same: a quarter full below it, half full past it. */
+#define HMAP_PK_SPARSE_CAP (HMAP_SPARSE_CAP * 2)
+
+static inline struct hmap_pk *hmap_pk_at(const struct hmap *m, size_t i)
+{
+	return (struct hmap_pk *)m->v + i;
+}
+
+/* The key of used slot s. */
+static inline uint64_t hmap_pk_key(const struct hmap_pk *s)
+{
+	return s->w0 >> HMAP_PK_LOW;
+}
+
+/* Is used slot s the one of key (k: key << HMAP_PK_LOW)? */
+static inline bool hmap_pk_is(const struct hmap_pk *s, uint64_t k)
+{
+	return (s->w0 ^ k) < (1ull << HMAP_PK_LOW);
+}
+
+/* The slot of key (1 <= key < 2^(64 - HMAP_PK_LOW)), or NULL. */
+static inline struct hmap_pk *hmap_pk_find(const struct hmap *m, uint64_t key)
+{
+	const uint64_t k = key << HMAP_PK_LOW;
+
+	if (!m->cap)
+		return NULL;
+	for (size_t h = hmap_home(m, key);; h = (h + 1) & (m->cap - 1)) {
+		struct hmap_pk *s = hmap_pk_at(m, h);
+
+		if (!s->w0)
+			return NULL;
+		if (hmap_pk_is(s, k))
+			return s;
+	}
+}
+
+/* Room for cap slots (rounded up to a power of two) or more.  0 or -ENOMEM. */
+int hmap_pk_reserve(struct hmap *m, size_t cap);
+
+/*
+ * The slot of key in a table that has room for one more (m->cap > 0 and
+ * hmap_has_room); when there is none, a new one (*fresh true), its w0 key
+ * << HMAP_PK_LOW and its w1 0.
+ */
+static inline struct hmap_pk *hmap_pk_get_room(struct hmap *m, uint64_t key, bool *fresh)
+{
+	const uint64_t k = key << HMAP_PK_LOW;
+	const size_t mask = m->cap - 1;
+
+	for (size_t h = hmap_home(m, key);; h = (h + 1) & mask) {
+		struct hmap_pk *s = hmap_pk_at(m, h);
+
+		if (!s->w0) {
+			s->w0 = k;
+			s->w1 = 0;
+			m->n++;
+			*fresh = true;
+			return s;
+		}
+		if (hmap_pk_is(s, k)) {
+			*fresh = false;
+			return s;
+		}
+	}
+}
+
+/* Remove slot s (from hmap_pk_find or hmap_pk_get_room): later slots of its run may move back. */
+static inline void hmap_pk_del(struct hmap *m, struct hmap_pk *s)
+{
+	struct hmap_pk *v = m->v;
+	size_t mask = m->cap - 1, i = (size_t)(s - v), j = i;
+
+	for (;;) {
+		size_t home;
+
+		v[i].w0 = 0;
+		for (;;) {
+			j = (j + 1) & mask;
+			if (!v[j].w0)
+				goto done;
+			home = hmap_home(m, hmap_pk_key(&v[j]));
+			/* j may move to i if its home is not in (i, j] cyclically */
+			if (i <= j ? (home <= i || home > j) : (home <= i && home > j))
+				break;
+		}
+		v[i] = v[j];
+		i = j;
+	}
+done:
+	m->n--;
+}
+
 void hmap_free(struct hmap *m);
 
 #endif /* RIP_ANALYSIS_HMAP_H */

@@ -146,8 +146,20 @@ LK_HOT int lk_make(struct lk *lk, enum lk_res r, const struct role_res *d,
 		   const struct evs_event *e)
 {
 	bool fresh;
-	struct live_ent *o = live_make(&lk->live, (enum live_res)r, d->key, d->name, &fresh);
+	struct live_ent *o;
 
+	if (r == LK_MEM) { /* packed (live_mem_make) */
+		struct live_ent old;
+		int rep = live_mem_make(&lk->live, d->key,
+					lk_wanted(lk, e->tid, e->ts) ? LK_IN : LK_OUT,
+					(uint16_t)d->kind, d->bt, d->size, (int64_t)e->ts, &old);
+
+		if (rep < 0)
+			return rep;
+		lk->un.replaced[r] += (unsigned)rep;
+		return 0;
+	}
+	o = live_make(&lk->live, (enum live_res)r, d->key, d->name, &fresh);
 	if (!o)
 		return -ENOMEM;
 	lk->un.replaced[r] += !fresh;
@@ -169,8 +181,19 @@ struct lk_cutter {
 static int lk_cut(void *arg, const struct live_cut *c)
 {
 	const struct lk_cutter *k = arg;
-	struct live_ent *o = live_find(&k->lk->live, k->r, c->origin);
+	struct live_ent *o, m, old;
 
+	if (k->r == LIVE_MEM) { /* packed (live_mem_make) */
+		if (!live_mem_find(&k->lk->live, c->origin, &m))
+			return 0;
+		if (c->hi - c->lo >= m.size) {
+			live_mem_release(&k->lk->live, c->origin, NULL);
+			return 0;
+		}
+		m.size -= c->hi - c->lo;
+		return live_mem_put(&k->lk->live, &m, &old) < 0 ? -ENOMEM : 0;
+	}
+	o = live_find(&k->lk->live, k->r, c->origin);
 	if (!o)
 		return 0;
 	if (c->hi - c->lo < o->size)
@@ -247,7 +270,8 @@ static __attribute__((noinline)) void lk_release_unseen(struct lk *lk, enum lk_r
 
 LK_HOT void lk_release(struct lk *lk, enum lk_res r, uint64_t key)
 {
-	if (!live_release(&lk->live, (enum live_res)r, key, NULL))
+	if (r == LK_MEM ? !live_mem_release(&lk->live, key, NULL) :
+			  !live_release(&lk->live, (enum live_res)r, key, NULL))
 		lk_release_unseen(lk, r, key);
 }
 
@@ -597,7 +621,26 @@ static bool lk_kind_wanted(const struct lk *lk, enum lk_res r, const struct live
 	return name && !strcmp(name, lk->o.kind);
 }
 
-static int lk_group(struct lk *lk)
+/*
+ * Entry i of table r for lk_group, if used: LIVE_MEM's packed blocks after
+ * its other slots, their times from ticks to ns (lk_times did the others).
+ */
+static const struct live_ent *lk_entry(const struct lk *lk, const struct evs *s, int r, size_t i,
+				       struct live_ent *tmp)
+{
+	const struct live_ent *o;
+
+	if (i < lk->live.t[r].cap) {
+		o = live_slot(&lk->live, (enum live_res)r, i);
+		return o->used ? o : NULL;
+	}
+	if (!live_mem_at(&lk->live, i - lk->live.t[r].cap, tmp))
+		return NULL;
+	tmp->ns = evs_ns(s, (uint64_t)tmp->ns);
+	return tmp;
+}
+
+static int lk_group(struct lk *lk, const struct evs *s)
 {
 	struct stk_map idx = { 0 }; /* (res or kind, bt) -> a: index in g */
 	unsigned gk;
@@ -607,12 +650,15 @@ static int lk_group(struct lk *lk)
 	for (int r = 0; r < LK_NRES; r++) {
 		if (!(lk->o.resources & (1u << r)))
 			continue;
-		for (size_t i = 0; i < lk->live.t[r].cap; i++) {
-			const struct live_ent *o = live_slot(&lk->live, (enum live_res)r, i);
+		size_t end = lk->live.t[r].cap + (r == LK_MEM ? lk->live.pk.cap : 0);
+
+		for (size_t i = 0; i < end; i++) {
+			struct live_ent tmp;
+			const struct live_ent *o = lk_entry(lk, s, r, i, &tmp);
 			struct stk_ent *x;
 			bool fresh;
 
-			if (o->used != LK_IN || (r != LK_FD && o->size < lk->o.min_size) ||
+			if (!o || o->used != LK_IN || (r != LK_FD && o->size < lk->o.min_size) ||
 			    !lk_kind_wanted(lk, (enum lk_res)r, o))
 				continue;
 			/* module kinds: a group per kind and stack */
@@ -702,7 +748,7 @@ int lk_run(struct lk *lk, struct evs *s, char *err, size_t errlen)
 	lk->src = NULL;
 	if (!ret) {
 		lk_times(lk, s);
-		ret = lk_group(lk);
+		ret = lk_group(lk, s);
 	}
 	/* the kinds' names outlive the source (rip leaks --diff closes one) */
 	if (!ret && !(lk->own_types = malloc(sizeof(*lk->own_types))))

@@ -33,6 +33,67 @@ struct live_ent *live_make_named(struct live *l, enum live_res r, uint64_t key, 
 	return &n->e;
 }
 
+int live_pk_grow(struct live *l, int64_t ns)
+{
+	if (!l->pk.cap)
+		l->pk_t0 = (uint64_t)ns; /* the first block's time: live_pk_fits */
+	return hmap_pk_reserve(&l->pk, l->pk.cap ? l->pk.cap * 2 : LIVE_FIRST_CAP);
+}
+
+/* n's key does not pack: n lives in l->t[LIVE_MEM]. */
+int live_mem_make_ovf(struct live *l, const struct live_ent *n, struct live_ent *old)
+{
+	bool fresh;
+	struct live_ent *e = live_make_sz(l, LIVE_MEM, n->key, &fresh, sizeof(*e));
+
+	if (!e)
+		return -ENOMEM;
+	if (!fresh)
+		*old = *e;
+	*e = *n;
+	e->used = n->used ? n->used : 1; /* hmap's mark */
+	return !fresh;
+}
+
+/*
+ * n's key packs, and s is its slot in l->pk (fresh: new), but n does not
+ * fit (!fits), or s is a stub: the entry moves to or from t[LIVE_MEM].
+ */
+int live_mem_make_stub(struct live *l, struct hmap_pk *s, bool fresh, bool fits, uint64_t w1,
+		       const struct live_ent *n, struct live_ent *old)
+{
+	const uint64_t k = s->w0 & ~(uint64_t)LIVE_PK_STUB;
+	int rep = 0, ret;
+
+	if (!fresh && !live_pk_stub(s)) {
+		live_pk_unpack(l, s, old);
+		rep = 1;
+	}
+	if (fits) { /* s was a stub: what t[LIVE_MEM] holds goes */
+		live_release_sz(l, LIVE_MEM, n->key, old, sizeof(*old));
+		s->w0 = k | n->val;
+		s->w1 = w1;
+		return 1;
+	}
+	s->w0 = k | LIVE_PK_STUB;
+	s->w1 = 0;
+	/* l->pk does not move; a stub had its entry there (ret 1), else rep says */
+	ret = live_mem_make_ovf(l, n, old);
+	return ret < 0 ? ret : ret | rep;
+}
+
+bool live_mem_release_ovf(struct live *l, uint64_t key, struct live_ent *old)
+{
+	return live_release_sz(l, LIVE_MEM, key, old, sizeof(*old));
+}
+
+/* s, the slot of key in l->pk, is a stub: the entry in t[LIVE_MEM] goes with it. */
+bool live_mem_release_stub(struct live *l, struct hmap_pk *s, uint64_t key, struct live_ent *old)
+{
+	hmap_pk_del(&l->pk, s);
+	return live_release_sz(l, LIVE_MEM, key, old, sizeof(*old));
+}
+
 int live_keys_in(const struct hmap *t, size_t esz, uint64_t lo, uint64_t hi, uint64_t **keys,
 		 size_t *n)
 {
@@ -184,6 +245,7 @@ void live_free(struct live *l)
 		}
 		hmap_free(&l->t[r]);
 	}
+	hmap_free(&l->pk);
 	live_maps_free(&l->maps);
 	live_maps_free(&l->smaps);
 	stk_bts_free(&l->bts);

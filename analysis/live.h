@@ -139,12 +139,14 @@ struct live {
 	struct live_maps smaps;	  /* the pieces of the attachments in LIVE_SHM_MAP (leaks, report) */
 	struct role_map r;	  /* the trace's types by role */
 	struct stk_bts bts;	  /* its rip:bt definitions */
-	struct hmap t[LIVE_NRES]; /* what is live now, by resource */
+	struct hmap t[LIVE_NRES]; /* what is live now, by resource (LIVE_MEM: what does not pack) */
+	struct hmap pk;		  /* LIVE_MEM's blocks that pack (live_mem_make), hmap_pk slots */
+	uint64_t pk_t0;		  /* the time the packed blocks' times are kept from */
 	uint16_t pf_off[EV_MAX_TYPES]; /* live_prefetch_next's: where the address is, by type */
 };
 
 #define LIVE_PF_NONE 0xffffu
-#define LIVE_PREFETCH_CAP 8192 /* slots of LIVE_MEM from which the passes prefetch them */
+#define LIVE_PREFETCH_CAP 8192 /* slots of l->pk from which the passes prefetch them */
 
 /* What every resource pass tells of the trace it read. */
 #define LIVE_TRACE_FIELDS                                                                          \
@@ -262,6 +264,198 @@ static inline bool live_release(struct live *l, enum live_res r, uint64_t key,
 void live_free(struct live *l);
 
 /*
+ * LIVE_MEM, packed.  The heap blocks of a trace are most of what is live,
+ * and finding a block's slot was the largest single cost of the passes at
+ * 1,000 threads (doc/design.md, "A third look"): a block that fits lives
+ * in a 16-byte slot of l->pk (hmap.h's struct hmap_pk) instead of a 32-byte
+ * struct live_ent of l->t[LIVE_MEM], so that the table is half the size
+ * and a lookup touches one slot.  Its fields, in two words:
+ *
+ *	w0: the address / 16 (44 bits: below 2^48, a multiple of 16, not 0),
+ *	    then val (20 bits, below LIVE_PK_STUB)
+ *	w1: the time less pk_t0 (40 bits), kind (4 bits), size (20 bits)
+ *
+ * pk_t0 is the time of the first block made (live_pk_grow).  An entry
+ * that does not fit, in any field (an address that does not pack, as the
+ * keys of mappings, LIVE_MAP_KEY, never do; a size, val or kind past its
+ * bits; a time before pk_t0 or 2^40 after it; used other than 1), lives in
+ * l->t[LIVE_MEM] as before, whole: nothing is cut or aliased.  When its
+ * address packs, a stub in l->pk says so (val LIVE_PK_STUB), so that a key
+ * that packs is looked up in l->pk first and only there unless it finds a
+ * stub; a key is in one of the two tables at most.  The passes reach
+ * LIVE_MEM through live_mem_make, live_mem_release and live_mem_find, with
+ * entries as struct live_ent, and walk both tables at the end (live_mem_at
+ * and live_slot).
+ */
+#define LIVE_PK_ALIGN 4	     /* the low bits of a packed address, 0 */
+#define LIVE_PK_ADDR_BITS 48 /* a packed address is below 2^48 */
+#define LIVE_PK_VAL_BITS HMAP_PK_LOW
+#define LIVE_PK_STUB ((1u << LIVE_PK_VAL_BITS) - 1) /* val of a stub: the entry is in t[LIVE_MEM] */
+#define LIVE_PK_SIZE_BITS 20
+#define LIVE_PK_KIND_BITS 4
+#define LIVE_PK_T_SHIFT (LIVE_PK_SIZE_BITS + LIVE_PK_KIND_BITS)
+#define LIVE_PK_T_BITS (64 - LIVE_PK_T_SHIFT) /* 40 */
+
+_Static_assert(LIVE_PK_ADDR_BITS - LIVE_PK_ALIGN + LIVE_PK_VAL_BITS == 64,
+	       "w0: the packed address and val");
+
+/* The key in l->pk of address key: true when it packs (*hk), false when not. */
+static inline bool live_pk_key(uint64_t key, uint64_t *hk)
+{
+	const uint64_t out = ~((1ull << LIVE_PK_ADDR_BITS) - 1) | ((1ull << LIVE_PK_ALIGN) - 1);
+
+	*hk = key >> LIVE_PK_ALIGN;
+	return !((key & out) | (uint64_t)(key == 0)); /* no branch: computed, not tested */
+}
+
+/*
+ * Does an entry of these fields, but for its key, fit a packed slot?  Then
+ * its w1 in *w1.
+ */
+static inline __attribute__((always_inline)) bool live_pk_fits(const struct live *l, uint8_t used,
+							       uint16_t kind, uint32_t val,
+							       uint64_t size, int64_t ns,
+							       uint64_t *w1)
+{
+	uint64_t dt = (uint64_t)ns - l->pk_t0; /* a time before pk_t0: 2^63 or more */
+
+	*w1 = dt << LIVE_PK_T_SHIFT | (uint64_t)kind << LIVE_PK_SIZE_BITS | size;
+	/* val + 1: LIVE_PK_STUB does not fit either */
+	return !((uint64_t)(used ^ 1) | ((uint64_t)val + 1) >> LIVE_PK_VAL_BITS |
+		 (uint64_t)(kind >> LIVE_PK_KIND_BITS) | size >> LIVE_PK_SIZE_BITS |
+		 dt >> LIVE_PK_T_BITS);
+}
+
+/* Is used slot s of l->pk a stub (its entry in t[LIVE_MEM])? */
+static inline bool live_pk_stub(const struct hmap_pk *s)
+{
+	return (s->w0 & LIVE_PK_STUB) == LIVE_PK_STUB;
+}
+
+/* The entry packed in used slot s of l->pk (not a stub). */
+static inline __attribute__((always_inline)) void
+live_pk_unpack(const struct live *l, const struct hmap_pk *s, struct live_ent *e)
+{
+	e->key = hmap_pk_key(s) << LIVE_PK_ALIGN;
+	e->used = 1;
+	e->kind = (uint16_t)(s->w1 >> LIVE_PK_SIZE_BITS & ((1u << LIVE_PK_KIND_BITS) - 1));
+	e->val = (uint32_t)(s->w0 & LIVE_PK_STUB);
+	e->size = s->w1 & ((1u << LIVE_PK_SIZE_BITS) - 1);
+	e->ns = (int64_t)(l->pk_t0 + (s->w1 >> LIVE_PK_T_SHIFT));
+}
+
+/* live_mem_make's and live_mem_release's slow paths (live.c) */
+int live_pk_grow(struct live *l, int64_t ns);
+int live_mem_make_ovf(struct live *l, const struct live_ent *n, struct live_ent *old);
+int live_mem_make_stub(struct live *l, struct hmap_pk *s, bool fresh, bool fits, uint64_t w1,
+		       const struct live_ent *n, struct live_ent *old);
+bool live_mem_release_ovf(struct live *l, uint64_t key, struct live_ent *old);
+bool live_mem_release_stub(struct live *l, struct hmap_pk *s, uint64_t key, struct live_ent *old);
+
+/* A struct live_ent of these fields, for the slow paths of live_mem_make */
+#define LIVE_ENT(k, u, kd, v, sz, t)                                                               \
+	(struct live_ent)                                                                          \
+	{                                                                                          \
+		.key = (k), .used = (u), .kind = (kd), .val = (v), .size = (sz), .ns = (t)         \
+	}
+
+/*
+ * Block key made live in LIVE_MEM (its address or a mapping's key) with
+ * these fields (used not 0): 0 when key was not live, 1 when it was (its
+ * release was not seen: what was live is in *old, and the new entry
+ * replaces it), -ENOMEM.  The fields one by one, not a struct live_ent:
+ * only the slow paths build one.
+ */
+static inline __attribute__((always_inline)) int live_mem_make(struct live *l, uint64_t key,
+							       uint8_t used, uint16_t kind,
+							       uint32_t val, uint64_t size,
+							       int64_t ns, struct live_ent *old)
+{
+	struct hmap_pk *s;
+	uint64_t hk, w1;
+	bool fresh, fits;
+
+	/* grow before looking: the slots of a table then lie as they always did */
+	if (__builtin_expect(!hmap_has_room(&l->pk), 0) && live_pk_grow(l, ns))
+		return -ENOMEM;
+	if (__builtin_expect(!live_pk_key(key, &hk), 0))
+		return live_mem_make_ovf(l, &LIVE_ENT(key, used, kind, val, size, ns), old);
+	fits = live_pk_fits(l, used, kind, val, size, ns, &w1);
+	s = hmap_pk_get_room(&l->pk, hk, &fresh);
+	if (__builtin_expect(!fits || (!fresh && live_pk_stub(s)), 0))
+		return live_mem_make_stub(l, s, fresh, fits, w1,
+					  &LIVE_ENT(key, used, kind, val, size, ns), old);
+	if (!fresh)
+		live_pk_unpack(l, s, old);
+	s->w0 = hk << LIVE_PK_VAL_BITS | val;
+	s->w1 = w1;
+	return !fresh;
+}
+
+/* live_mem_make of entry n. */
+static inline int live_mem_put(struct live *l, const struct live_ent *n, struct live_ent *old)
+{
+	return live_mem_make(l, n->key, n->used, n->kind, n->val, n->size, n->ns, old);
+}
+
+/* key released from LIVE_MEM: true and its entry in *old (NULL: not wanted), false if not live. */
+static inline __attribute__((always_inline)) bool live_mem_release(struct live *l, uint64_t key,
+								   struct live_ent *old)
+{
+	struct hmap_pk *s;
+	uint64_t hk;
+
+	if (__builtin_expect(!live_pk_key(key, &hk), 0))
+		return live_mem_release_ovf(l, key, old);
+	s = hmap_pk_find(&l->pk, hk);
+	if (!s)
+		return false;
+	if (__builtin_expect(live_pk_stub(s), 0))
+		return live_mem_release_stub(l, s, key, old);
+	if (old)
+		live_pk_unpack(l, s, old);
+	hmap_pk_del(&l->pk, s);
+	return true;
+}
+
+/* The live entry of key in LIVE_MEM, a copy in *e: true, or false if none. */
+static inline bool live_mem_find(const struct live *l, uint64_t key, struct live_ent *e)
+{
+	const struct live_ent *o;
+	uint64_t hk;
+
+	if (live_pk_key(key, &hk)) {
+		const struct hmap_pk *s = hmap_pk_find(&l->pk, hk);
+
+		if (!s)
+			return false;
+		if (!live_pk_stub(s)) {
+			live_pk_unpack(l, s, e);
+			return true;
+		}
+	}
+	o = hmap_find(&l->t[LIVE_MEM], sizeof(*o), key);
+	if (o)
+		*e = *o;
+	return o != NULL;
+}
+
+/*
+ * Slot i (< l->pk.cap) of the packed blocks: true and its entry in *e when
+ * used (and not a stub).  The rest of LIVE_MEM is l->t[LIVE_MEM]'s slots
+ * (live_slot).
+ */
+static inline bool live_mem_at(const struct live *l, size_t i, struct live_ent *e)
+{
+	const struct hmap_pk *s = hmap_pk_at(&l->pk, i);
+
+	if (!s->w0 || live_pk_stub(s))
+		return false;
+	live_pk_unpack(l, s, e);
+	return true;
+}
+
+/*
  * The keys in [lo, hi] of hash table t (slots of esz bytes), for a release
  * of a range (fd:close_range) that cannot delete while it walks the table:
  * a new array in *keys (NULL when none), their number in *n.  0 or -ENOMEM.
@@ -286,7 +480,7 @@ typedef int live_fn(void *arg, const struct evs_event *e, const struct role_res 
 static inline __attribute__((always_inline)) void live_prefetch_next(const struct live *l,
 								      const struct evs *s)
 {
-	const struct hmap *t = &l->t[LIVE_MEM];
+	const struct hmap *t = &l->pk;
 	const uint8_t *raw;
 	uint64_t key;
 	uint32_t id;
@@ -295,7 +489,8 @@ static inline __attribute__((always_inline)) void live_prefetch_next(const struc
 	    l->pf_off[id] == LIVE_PF_NONE)
 		return;
 	__builtin_memcpy(&key, raw + l->pf_off[id], 8);
-	__builtin_prefetch(hmap_slot(t, sizeof(struct live_ent), hmap_home(t, key)), 1);
+	/* a key that does not pack: a slot of no use, and no harm */
+	__builtin_prefetch(hmap_pk_at(t, hmap_home(t, key >> LIVE_PK_ALIGN)), 1);
 }
 
 /* For live_prefetch_next: where the address of a block is in each type's fields. */
@@ -375,7 +570,8 @@ static inline __attribute__((always_inline)) int live_take(struct live *l, const
 /*
  * Heap events held back, so that their slots in LIVE_MEM are fetched
  * towards the cache LIVE_DELAY events before they are used.  Once the table
- * outgrows the caches (1,000 threads' 256,000 live blocks: 16 MiB of slots)
+ * outgrows the caches (1,000 threads' 256,000 live blocks: 8 MiB of packed
+ * slots, 16 MiB of struct live_ent before)
  * each malloc or free misses, and the prefetch of the next event's slot
  * (live_prefetch_next) hides little of it: an event takes less time than a
  * miss.  An event held keeps its fields where they are, in its packet, which
@@ -387,7 +583,7 @@ static inline __attribute__((always_inline)) int live_take(struct live *l, const
  * caches enough that holding costs more than it saves.
  */
 #define LIVE_DELAY 8	     /* heap events held at most (a power of two) */
-#define LIVE_HOLD_CAP 131072 /* slots of LIVE_MEM (4 MiB) from which heap events are held */
+#define LIVE_HOLD_CAP 131072 /* slots of l->pk (2 MiB) from which heap events are held */
 
 struct live_held {
 	struct evs_event e; /* what the passes read: ts, ns, stream, tid, type, plan, raw... */
@@ -416,7 +612,7 @@ static inline bool live_holdable(int role)
  */
 static inline __attribute__((always_inline)) void live_fetch(const struct hmap *t, uint64_t key)
 {
-	const char *slot = hmap_slot(t, sizeof(struct live_ent), hmap_home(t, key));
+	const char *slot = (const char *)hmap_pk_at(t, hmap_home(t, key >> LIVE_PK_ALIGN));
 
 	__builtin_prefetch(slot, 1);
 	__builtin_prefetch((const char *)(((uintptr_t)slot | (HMAP_LINE - 1)) + 1), 1);
@@ -426,7 +622,7 @@ static inline __attribute__((always_inline)) void live_fetch(const struct hmap *
 static inline __attribute__((always_inline)) void live_hold(const struct live *l,
 							    const struct role_res *d)
 {
-	const struct hmap *t = &l->t[LIVE_MEM];
+	const struct hmap *t = &l->pk;
 
 	live_fetch(t, d->key);
 	if (d->role == ROLE_MEM_REALLOC)
@@ -589,7 +785,7 @@ live_res(struct live *l, struct evs *s, struct live_trace *tr, live_fn *fn, live
 {
 	tr->res_events++;
 	role_decode(&l->r, e, role, d);
-	if (__builtin_expect(l->t[LIVE_MEM].cap >= LIVE_HOLD_CAP, 0)) {
+	if (__builtin_expect(l->pk.cap >= LIVE_HOLD_CAP, 0)) {
 		*ret = held(arg, s, e, d, role, fail, err, errlen);
 		return !*fail;
 	}

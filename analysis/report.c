@@ -488,18 +488,16 @@ RP_HOT void rp_release(struct rp *rp, uint32_t val, uint64_t size, int64_t made,
 static __attribute__((noinline)) int rp_alloc_out(struct rp *rp, const struct evs_event *e,
 						  uint64_t addr, uint64_t size)
 {
-	bool fresh;
-	struct live_ent *b = live_make(&rp_p(rp)->l, LIVE_MEM, addr, NULL, &fresh);
+	struct live_ent old;
+	int rep =
+		live_mem_make(&rp_p(rp)->l, addr, 1, 0, RP_OUT, size, rp_ns(rp_p(rp), e->ts), &old);
 
-	if (!b)
-		return -ENOMEM;
-	if (!fresh && b->val != RP_OUT) {
+	if (rep < 0)
+		return rep;
+	if (rep && old.val != RP_OUT) {
 		rp->replaced++;
-		rp_unlive(rp, b->val, b->size);
+		rp_unlive(rp, old.val, old.size);
 	}
-	b->size = size;
-	b->ns = rp_ns(rp_p(rp), e->ts);
-	b->val = RP_OUT;
 	return 0;
 }
 
@@ -507,9 +505,8 @@ RP_HOT int rp_alloc(struct rp *rp, const struct evs_event *e, uint64_t addr, uin
 		    uint32_t bt, struct rp_tc *t, bool thr, bool line)
 {
 	struct rp_site *s;
-	struct live_ent *b;
-	bool fresh;
-	int in = rp_through(rp, bt, thr);
+	struct live_ent old;
+	int rep, in = rp_through(rp, bt, thr);
 	long i;
 
 	if (in <= 0)
@@ -518,17 +515,15 @@ RP_HOT int rp_alloc(struct rp *rp, const struct evs_event *e, uint64_t addr, uin
 	if (i < 0)
 		return -ENOMEM;
 	s = &rp->sites[i];
-	b = live_make(&rp_p(rp)->l, LIVE_MEM, addr, NULL, &fresh);
-	if (!b)
-		return -ENOMEM;
-	if (!fresh && b->val != RP_OUT) {
+	rep = live_mem_make(&rp_p(rp)->l, addr, 1, 0, (uint32_t)i, size,
+			    rp_ns_at(rp_p(rp), e->ts, line), &old);
+	if (rep < 0)
+		return rep;
+	if (rep && old.val != RP_OUT) {
 		/* made again while live: its free was not seen; the old block goes */
 		rp->replaced++;
-		rp_unlive(rp, b->val, b->size);
+		rp_unlive(rp, old.val, old.size);
 	}
-	b->size = size;
-	b->ns = rp_ns_at(rp_p(rp), e->ts, line);
-	b->val = (uint32_t)i;
 	rp_touch(rp, s);
 	s->count++; /* and live (rp_site_live) */
 	s->bytes += size;
@@ -550,25 +545,25 @@ RP_HOT int rp_alloc(struct rp *rp, const struct evs_event *e, uint64_t addr, uin
 static int rp_cut(void *arg, const struct live_cut *c)
 {
 	struct rp *rp = arg;
-	struct live_ent *b = live_find(&rp_p(rp)->l, LIVE_MEM, c->origin), old = { 0 };
+	struct live_ent b, old;
 	uint64_t gone = c->hi - c->lo;
 	struct rp_site *s;
 
-	if (!b)
+	if (!live_mem_find(&rp_p(rp)->l, c->origin, &b))
 		return 0;
-	if (gone >= b->size) {
-		live_release(&rp_p(rp)->l, LIVE_MEM, c->origin, &old);
-		rp_release(rp, old.val, old.size, old.ns, rp_ns(rp_p(rp), rp_p(rp)->cut_e->ts),
+	if (gone >= b.size) {
+		live_mem_release(&rp_p(rp)->l, c->origin, NULL);
+		rp_release(rp, b.val, b.size, b.ns, rp_ns(rp_p(rp), rp_p(rp)->cut_e->ts),
 			   rp_p(rp)->cut_t, true);
 		return 0;
 	}
-	if (b->val == RP_OUT) {
-		b->size -= gone;
+	b.size -= gone;
+	if (live_mem_put(&rp_p(rp)->l, &b, &old) < 0)
+		return -ENOMEM;
+	if (b.val == RP_OUT)
 		return 0;
-	}
-	s = &rp->sites[b->val];
+	s = &rp->sites[b.val];
 	rp_touch(rp, s);
-	b->size -= gone;
 	s->live_bytes += gone; /* gone (rp_site_live) */
 	rp->live_bytes -= gone;
 	rp->freed_bytes += gone;
@@ -594,22 +589,14 @@ static int rp_unmap(struct rp *rp, const struct evs_event *e, uint64_t addr, uin
 RP_HOT void rp_free_addr(struct rp *rp, const struct evs_event *e, uint64_t addr, struct rp_tc *t,
 			 bool thr, bool line)
 {
-	struct hmap *m = &rp_p(rp)->l.t[LIVE_MEM];
 	const struct live_piece *p;
-	struct live_ent *b;
+	struct live_ent b;
 
 	if (!addr)
 		return;
-	/* the block read where it lies, not copied out (live_release) */
-	b = hmap_find(m, sizeof(*b), addr);
-	if (b) {
-		uint32_t val = b->val;
-		uint64_t size = b->size;
-		int64_t made = b->ns;
-
-		hmap_del(m, sizeof(*b), b);
-		rp_release(rp, val, size, made, rp_ns_at(rp_p(rp), e->ts, line), t, thr);
-	} else if ((p = live_maps_at(&rp_p(rp)->l.maps, addr))) /* a trace from before mem:unmap */
+	if (live_mem_release(&rp_p(rp)->l, addr, &b))
+		rp_release(rp, b.val, b.size, b.ns, rp_ns_at(rp_p(rp), e->ts, line), t, thr);
+	else if ((p = live_maps_at(&rp_p(rp)->l.maps, addr))) /* a trace from before mem:unmap */
 		rp_unmap(rp, e, p->start, p->end - p->start, RIP_MEM_MUNMAP, t);
 	else
 		rp->frees_unseen++;
@@ -1219,6 +1206,15 @@ static __attribute__((noinline)) int rp_held_thr(void *arg, struct evs *s, struc
 			     errlen, false, true);
 }
 
+/* A block of size bytes live at the end, counted in the histogram of what is left. */
+static void rp_live_block(struct rp *rp, uint64_t size)
+{
+	struct rp_bucket *b = &rp->hist_live[rp_size_bucket(size)];
+
+	b->count++;
+	b->bytes += size;
+}
+
 static void rp_finish(struct rp *rp)
 {
 	struct rp_priv *p = rp_p(rp);
@@ -1236,20 +1232,22 @@ static void rp_finish(struct rp *rp)
 			s->peak_count = s->live_count;
 		}
 	}
+	for (size_t i = 0; i < p->l.pk.cap; i++) {
+		struct live_ent o;
+
+		if (live_mem_at(&p->l, i, &o) && o.val != RP_OUT)
+			rp_live_block(rp, o.size);
+	}
 	for (int r = 0; r < LIVE_NRES; r++) {
 		for (size_t i = 0; i < p->l.t[r].cap; i++) {
 			const struct live_ent *o = live_slot(&p->l, (enum live_res)r, i);
-			struct rp_bucket *b;
 
 			if (!o->used)
 				continue;
 			switch (r) {
 			case LIVE_MEM:
-				if (o->val == RP_OUT)
-					break;
-				b = &rp->hist_live[rp_size_bucket(o->size)];
-				b->count++;
-				b->bytes += o->size;
+				if (o->val != RP_OUT)
+					rp_live_block(rp, o->size);
 				break;
 			case LIVE_FD:
 				rp->fd.open_at_end++;
