@@ -555,8 +555,9 @@ static __nofn __attribute__((noinline)) uint64_t rip_fn_resync_entry(struct rip_
  * is on the stack, pop it and the frames above it (their exits never
  * came); else the exit has no frame here (entered before the thread had a
  * slot, dropped already, or a frame of another stack): nothing moves.
+ * False when nothing moved.
  */
-static __nofn __attribute__((noinline)) void rip_fn_exit_slow(struct rip_fn_stack *st, uint64_t w,
+static __nofn __attribute__((noinline)) bool rip_fn_exit_slow(struct rip_fn_stack *st, uint64_t w,
 							      uintptr_t fn, const uintptr_t *p,
 							      uintptr_t site, bool tail)
 {
@@ -566,7 +567,7 @@ static __nofn __attribute__((noinline)) void rip_fn_exit_slow(struct rip_fn_stac
 	if (d > RIP_FN_DEPTH) {
 		/* Deeper than the frames kept: nothing to check against. */
 		__atomic_store_n(&st->state, w - 1, __ATOMIC_RELEASE);
-		return;
+		return true;
 	}
 	if (!tail) {
 		/* Its frame: where its entry's hook found the return address, from the same place. */
@@ -588,12 +589,13 @@ static __nofn __attribute__((noinline)) void rip_fn_exit_slow(struct rip_fn_stac
 		d--;
 	if (!d || (st->frame[d - 1].fn & RIP_FN_ADDR_MASK) != fn || st->frame[d - 1].cfa != cfa) {
 		st->resync++; /* no frame of its own: counted */
-		return;
+		return false;
 	}
 	drop = RIP_FN_STATE_DEPTH(w) - d;
 	rip_fn_dropped(st, d, d + drop);
 	st->resync += drop;
 	__atomic_store_n(&st->state, w - drop - 1, __ATOMIC_RELEASE);
+	return true;
 }
 
 /* ---- function ids -------------------------------------------------------------------- */
@@ -912,7 +914,7 @@ static __fninline void rip_fn_pop(struct rip_fn_stack *st, uint64_t w, uintptr_t
 		/* The same function, the same frame. */
 		if ((f->fn & RIP_FN_ADDR_MASK) != (fn & RIP_FN_ADDR_MASK) ||
 		    rip_fn_exit_cfa(f, p, tail) != f->cfa) {
-			rip_fn_exit_slow(st, w, fn & RIP_FN_ADDR_MASK, p, site, tail);
+			(void)rip_fn_exit_slow(st, w, fn & RIP_FN_ADDR_MASK, p, site, tail);
 			return;
 		}
 	} else if (!d) {
@@ -1032,8 +1034,13 @@ void __rip_fn_exit_at(struct rip_fn_stack *st, uintptr_t fn, uintptr_t cfa)
 		    !((st->frame[d - 1].fn ^ fn) << (64 - RIP_FN_ADDR_BITS)) &&
 		    st->frame[d - 1].cfa == cfa)
 			__atomic_store_n(&st->state, w - 1, __ATOMIC_RELEASE);
-		else /* the slow path with the cfa known, as for a tail-call exit */
-			rip_fn_exit_slow(st, w, fn, (const uintptr_t *)cfa, 0, true);
+		else if (!rip_fn_exit_slow(st, w, fn, (const uintptr_t *)cfa, 0, true))
+			/*
+			 * The slow path with the cfa known, as for a tail-call exit.  No frame:
+			 * dropped already, its exit written then (a sibling call's entry of the
+			 * same cfa: tail_1 jumps to tail_2, both return through the trampoline).
+			 */
+			return;
 	}
 	if (RIP_UNLIKELY(rip_fn_timed(h)))
 		rip_fn_record(&__rip_fn_exit_type, RIP_EV_FN_EXIT, fn);
