@@ -74,7 +74,7 @@ INTEG := $(INTEG_SRC:tests/integ/%.c=$(BUILD)/tests/integ/%) \
 	$(INTEG_CXX_SRC:tests/integ/%.cc=$(BUILD)/tests/integ/%) \
 	$(BUILD)/tests/integ/funcprog-patch $(BUILD)/tests/integ/funcprog-patch-clang \
 	$(BUILD)/tests/integ/funcprog-patch-nopie $(BUILD)/tests/integ/funcprog-clang \
-	$(BUILD)/tests/integ/funcprog-nofp \
+	$(BUILD)/tests/integ/funcprog-nofp $(BUILD)/tests/integ/funcprog-sib \
 	$(BUILD)/tests/integ/funcprog-cxx-patch $(BUILD)/tests/integ/funcnop-clang \
 	$(BUILD)/tests/integ/funcnop-own
 BENCHES := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%) $(BUILD)/bench/malloc-nofp \
@@ -257,6 +257,12 @@ $(BUILD)/tests/integ/funcprog-patch-nopie: tests/integ/funcprog.c $(LIBSO)
 $(BUILD)/tests/integ/funcprog-nofp: tests/integ/funcprog.c $(LIBSO)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -fomit-frame-pointer -finstrument-functions -Itests -o $@ $< $(LINK_RIP)
+
+# funcprog with patched entries and sibling calls on: one return for several patched entries.
+$(BUILD)/tests/integ/funcprog-sib: tests/integ/funcprog.c $(LIBSO)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -fpatchable-function-entry=5 -foptimize-sibling-calls -Itests -o $@ $< \
+		$(LINK_RIP)
 
 # funcprog by clang: its hooks of inlined functions, as gcc's, come from the frame they went into.
 $(BUILD)/tests/integ/funcprog-clang: tests/integ/funcprog.c $(LIBSO)

@@ -497,6 +497,19 @@ static __nofn bool rip_fn_inlined(const struct rip_fn_frame *f, uintptr_t fn, ui
 }
 
 /*
+ * Are frames of st (d levels) gone, or the same cfa, at an entry whose cfa
+ * is cfa: is the top frame's cfa at or below it?  Deeper than the frames
+ * kept, the deepest kept frame's: a live frame past it has its cfa below
+ * it, so an entry at or above it comes after a longjmp or an exception
+ * out of the levels not kept (0 levels: nothing to drop).
+ */
+static __fninline bool rip_fn_below(const struct rip_fn_stack *st, uint32_t d, uintptr_t cfa)
+{
+	return d - 1 < RIP_FN_DEPTH ? st->frame[d - 1].cfa <= cfa :
+				      d && st->frame[RIP_FN_DEPTH - 1].cfa <= cfa;
+}
+
+/*
  * Pop the frames that are gone at an entry whose cfa is cfa; the new state.
  * Frames of that very cfa go too, unless inl says they are the frame the
  * entering function was inlined into (rip_fn_inlined).  An entry far above
@@ -507,10 +520,15 @@ static __nofn bool rip_fn_inlined(const struct rip_fn_frame *f, uintptr_t fn, ui
 static __nofn uint64_t rip_fn_resync_to(struct rip_fn_stack *st, uint64_t w, uintptr_t cfa,
 					const struct rip_fn_inl *inl)
 {
-	uint32_t d = RIP_FN_STATE_DEPTH(w), drop = 0;
+	uint32_t d = RIP_FN_STATE_DEPTH(w), drop = 0, deep = 0;
 
 	if (cfa - st->frame[0].cfa < (1ull << 63) && cfa - st->frame[0].cfa > RIP_FN_FAR)
 		return w;
+	if (d > RIP_FN_DEPTH && st->frame[RIP_FN_DEPTH - 1].cfa <= cfa) {
+		/* The levels past the frames kept are gone: no exit to write, their functions unknown. */
+		deep = d - RIP_FN_DEPTH;
+		d = RIP_FN_DEPTH;
+	}
 	while (d && d <= RIP_FN_DEPTH && st->frame[d - 1].cfa < cfa) {
 		d--;
 		drop++;
@@ -522,11 +540,11 @@ static __nofn uint64_t rip_fn_resync_to(struct rip_fn_stack *st, uint64_t w, uin
 			drop++;
 		}
 	}
-	if (!drop)
+	if (!drop && !deep)
 		return w;
 	rip_fn_dropped(st, d, d + drop);
-	st->resync += drop;
-	w -= drop;
+	st->resync += drop + deep;
+	w -= drop + deep;
 	/* Readers see the shorter stack before any frame above it is rewritten. */
 	__atomic_store_n(&st->state, w, __ATOMIC_RELEASE);
 	return w;
@@ -555,8 +573,9 @@ static __nofn __attribute__((noinline)) uint64_t rip_fn_resync_entry(struct rip_
  * is on the stack, pop it and the frames above it (their exits never
  * came); else the exit has no frame here (entered before the thread had a
  * slot, dropped already, or a frame of another stack): nothing moves.
+ * False when nothing moved.
  */
-static __nofn __attribute__((noinline)) void rip_fn_exit_slow(struct rip_fn_stack *st, uint64_t w,
+static __nofn __attribute__((noinline)) bool rip_fn_exit_slow(struct rip_fn_stack *st, uint64_t w,
 							      uintptr_t fn, const uintptr_t *p,
 							      uintptr_t site, bool tail)
 {
@@ -564,9 +583,24 @@ static __nofn __attribute__((noinline)) void rip_fn_exit_slow(struct rip_fn_stac
 	uintptr_t cfa = (uintptr_t)p;
 
 	if (d > RIP_FN_DEPTH) {
-		/* Deeper than the frames kept: nothing to check against. */
-		__atomic_store_n(&st->state, w - 1, __ATOMIC_RELEASE);
-		return;
+		/* Deeper than the frames kept: the leaving function's frame is one of them or none. */
+		for (k = RIP_FN_DEPTH; k; k--) {
+			const struct rip_fn_frame *f = &st->frame[k - 1];
+
+			if ((f->fn & RIP_FN_ADDR_MASK) == fn &&
+			    f->cfa ==
+				    (tail ? cfa : (uintptr_t)(p + (f->fn >> RIP_FN_ADDR_BITS) + 1)))
+				break;
+		}
+		if (!k) {
+			/* A level not kept: nothing to check against. */
+			__atomic_store_n(&st->state, w - 1, __ATOMIC_RELEASE);
+			return true;
+		}
+		/* A kept frame's (a longjmp out of the levels not kept): those levels are gone. */
+		st->resync += d - RIP_FN_DEPTH;
+		w -= d - RIP_FN_DEPTH;
+		d = RIP_FN_DEPTH;
 	}
 	if (!tail) {
 		/* Its frame: where its entry's hook found the return address, from the same place. */
@@ -588,12 +622,13 @@ static __nofn __attribute__((noinline)) void rip_fn_exit_slow(struct rip_fn_stac
 		d--;
 	if (!d || (st->frame[d - 1].fn & RIP_FN_ADDR_MASK) != fn || st->frame[d - 1].cfa != cfa) {
 		st->resync++; /* no frame of its own: counted */
-		return;
+		return false;
 	}
 	drop = RIP_FN_STATE_DEPTH(w) - d;
 	rip_fn_dropped(st, d, d + drop);
 	st->resync += drop;
 	__atomic_store_n(&st->state, w - drop - 1, __ATOMIC_RELEASE);
+	return true;
 }
 
 /* ---- function ids -------------------------------------------------------------------- */
@@ -818,7 +853,7 @@ static __nofn __attribute__((noinline)) void rip_fn_enter_on(struct rip_fn_stack
 			      UINTPTR_MAX;
 		cfa = rip_fn_cfa(p, site, fn, cfa, &k);
 		rip_fn_kc_put(p[-1], k);
-		if (d - 1 < RIP_FN_DEPTH && st->frame[d - 1].cfa <= cfa)
+		if (rip_fn_below(st, d, cfa))
 			w = rip_fn_resync_entry(st, w, fn, cfa, k, site);
 		rip_fn_push(st, w, fn, cfa, k);
 	}
@@ -878,7 +913,7 @@ __nofn RIP_API void __cyg_profile_func_enter(void *this_fn, void *call_site)
 	cfa = (uintptr_t)(p + k + 1);
 	w = st->state;
 	d = RIP_FN_STATE_DEPTH(w);
-	if (RIP_UNLIKELY(d - 1 < RIP_FN_DEPTH && st->frame[d - 1].cfa <= cfa))
+	if (RIP_UNLIKELY(rip_fn_below(st, d, cfa)))
 		return rip_fn_enter_resync(st, w, fn, cfa, k, site);
 	rip_fn_push(st, w, fn, cfa, k);
 	if (RIP_UNLIKELY(rip_fn_timed(h)))
@@ -900,6 +935,20 @@ static __fninline uintptr_t rip_fn_exit_cfa(const struct rip_fn_frame *f, const 
 	return tail ? (uintptr_t)p : (uintptr_t)(p + (f->fn >> RIP_FN_ADDR_BITS) + 1);
 }
 
+/*
+ * At an exit deeper than the frames kept: may the leaving function be one
+ * of them (a longjmp out of the levels not kept)?  Its hook's cfa p is
+ * then no lower than that of the deepest kept frame's hook, the sp with
+ * which that frame calls: a level past it has its whole frame below that.
+ * rip_fn_exit_slow looks for the frame.
+ */
+static __fninline bool rip_fn_deep_kept(const struct rip_fn_stack *st, const uintptr_t *p)
+{
+	const struct rip_fn_frame *f = &st->frame[RIP_FN_DEPTH - 1];
+
+	return (uintptr_t)p >= f->cfa - ((f->fn >> RIP_FN_ADDR_BITS) + 1) * sizeof(*p);
+}
+
 /* Pop fn from st at state w (d levels), checking it is the top frame. */
 static __fninline void rip_fn_pop(struct rip_fn_stack *st, uint64_t w, uintptr_t fn,
 				  const uintptr_t *p, uintptr_t site, bool tail)
@@ -912,11 +961,14 @@ static __fninline void rip_fn_pop(struct rip_fn_stack *st, uint64_t w, uintptr_t
 		/* The same function, the same frame. */
 		if ((f->fn & RIP_FN_ADDR_MASK) != (fn & RIP_FN_ADDR_MASK) ||
 		    rip_fn_exit_cfa(f, p, tail) != f->cfa) {
-			rip_fn_exit_slow(st, w, fn & RIP_FN_ADDR_MASK, p, site, tail);
+			(void)rip_fn_exit_slow(st, w, fn & RIP_FN_ADDR_MASK, p, site, tail);
 			return;
 		}
 	} else if (!d) {
 		st->resync++; /* an exit with nothing entered: entered before the slot */
+		return;
+	} else if (RIP_UNLIKELY(rip_fn_deep_kept(st, p))) {
+		(void)rip_fn_exit_slow(st, w, fn & RIP_FN_ADDR_MASK, p, site, tail);
 		return;
 	}
 	/* Pairs with the acquire loads of state in the readers. */
@@ -967,7 +1019,7 @@ __nofn RIP_API void __cyg_profile_func_exit(void *this_fn, void *call_site)
 		if (RIP_UNLIKELY((uintptr_t)(p + (x >> RIP_FN_ADDR_BITS) + 1) != f->cfa) &&
 		    !(RIP_FN_TAIL(site) && (uintptr_t)p == f->cfa))
 			return rip_fn_exit_other(fn, p, site, RIP_FN_TAIL(site), false);
-	} else if (RIP_UNLIKELY(!d)) {
+	} else if (RIP_UNLIKELY(!d || rip_fn_deep_kept(st, p))) {
 		return rip_fn_exit_other(fn, p, site, RIP_FN_TAIL(site), false);
 	}
 	/* Pairs with the acquire loads of state in the readers. */
@@ -1008,7 +1060,7 @@ void __rip_fn_enter_at(struct rip_fn_stack *st, uintptr_t fn, uintptr_t cfa)
 		uint64_t w = st->state;
 		uint32_t d = RIP_FN_STATE_DEPTH(w);
 
-		if (d - 1 < RIP_FN_DEPTH && st->frame[d - 1].cfa <= cfa)
+		if (rip_fn_below(st, d, cfa))
 			w = rip_fn_resync(st, w, cfa);
 		/* k 0: the exit comes through __rip_fn_exit_at, which knows the cfa */
 		rip_fn_push(st, w, fn, cfa, 0);
@@ -1032,8 +1084,13 @@ void __rip_fn_exit_at(struct rip_fn_stack *st, uintptr_t fn, uintptr_t cfa)
 		    !((st->frame[d - 1].fn ^ fn) << (64 - RIP_FN_ADDR_BITS)) &&
 		    st->frame[d - 1].cfa == cfa)
 			__atomic_store_n(&st->state, w - 1, __ATOMIC_RELEASE);
-		else /* the slow path with the cfa known, as for a tail-call exit */
-			rip_fn_exit_slow(st, w, fn, (const uintptr_t *)cfa, 0, true);
+		else if (!rip_fn_exit_slow(st, w, fn, (const uintptr_t *)cfa, 0, true))
+			/*
+			 * The slow path with the cfa known, as for a tail-call exit.  No frame:
+			 * dropped already, its exit written then (a sibling call's entry of the
+			 * same cfa: tail_1 jumps to tail_2, both return through the trampoline).
+			 */
+			return;
 	}
 	if (RIP_UNLIKELY(rip_fn_timed(h)))
 		rip_fn_record(&__rip_fn_exit_type, RIP_EV_FN_EXIT, fn);
@@ -1139,7 +1196,7 @@ int __rip_fn_penter_fast(uintptr_t *slot)
 		return 1;
 	w = st->state;
 	d = RIP_FN_STATE_DEPTH(w);
-	if (RIP_UNLIKELY(d - 1 < RIP_FN_DEPTH && st->frame[d - 1].cfa <= cfa))
+	if (RIP_UNLIKELY(rip_fn_below(st, d, cfa)))
 		return 1;
 	timed = rip_fn_timed(h);
 	if (timed && !rip_fn_reserve(RIP_EV_FN_ENTRY, fn, &p, &id, &ts))
@@ -1223,7 +1280,7 @@ __nofn void __rip_fn_caught(uintptr_t cfa)
 		uint64_t w = st->state;
 		uint32_t d = RIP_FN_STATE_DEPTH(w);
 
-		if (d - 1 < RIP_FN_DEPTH && st->frame[d - 1].cfa <= cfa)
+		if (rip_fn_below(st, d, cfa))
 			rip_fn_resync(st, w, cfa);
 	}
 	__rip_fn_rets_caught(cfa);

@@ -45,6 +45,16 @@
  *	address stale_victim had the last time) then stale_victim, N times;
  *	built without frame pointers (funcprog-nofp), the hooks must not take
  *	a copy for the return address
+ *   funcprog deep N [READY]
+ *	a longjmp from past the frames a shadow stack keeps to a frame it
+ *	keeps: deep_run > deep_rec x 50 > deep_catch (depth 53, setjmp) >
+ *	deep_dive x 40 (depths 54 to 93, the last longjmps to deep_catch), N
+ *	times; with READY, then once more, and deep_catch parks in deep_park
+ *	(depth 54), writes READY and waits to be killed
+ *   funcprog sib N
+ *	sibling calls (built as funcprog-sib, with patched entries and
+ *	sibling calls on): sib_run calls sib_1 N times, sib_1 jumps to sib_2,
+ *	which jumps to sib_leaf: one return for three patched entries
  *   funcprog many THREADS N
  *	THREADS threads, all alive at once (a barrier), each many_thread >
  *	spin_a > spin_b > spin_c x 2, N times: 4 N + 1 calls a thread; the
@@ -428,6 +438,84 @@ N static void stale_run(long n)
 	}
 }
 
+/* ---- deep --------------------------------------------------------------------------------- */
+
+static jmp_buf deep_env;
+
+N static void deep_park(const char *ready)
+{
+	write_file(ready, "ready\n");
+	for (;;)
+		pause();
+}
+
+N static void deep_dive(int n)
+{
+	if (!n)
+		longjmp(deep_env, 1);
+	if (n > 0)
+		deep_dive(n - 1);
+	sink++;
+}
+
+N static void deep_catch(const char *ready)
+{
+	if (!setjmp(deep_env))
+		deep_dive(39);
+	if (ready)
+		deep_park(ready);
+	sink++;
+}
+
+N static void deep_rec(int n, const char *ready)
+{
+	if (n)
+		deep_rec(n - 1, ready);
+	else
+		deep_catch(ready);
+	sink++;
+}
+
+N static void deep_run(long n, const char *ready)
+{
+	for (long i = 0; i < n; i++)
+		deep_rec(49, NULL);
+	if (ready)
+		deep_rec(49, ready);
+}
+
+/* ---- sib ----------------------------------------------------------------------------------- */
+
+/* Not static: each a function of its own, called by a jump (gcc would clone a static one). */
+int sib_leaf(int x);
+int sib_2(int x);
+int sib_1(int x);
+
+N int sib_leaf(int x)
+{
+	sink++;
+	return x + 1;
+}
+
+N int sib_2(int x)
+{
+	return sib_leaf(x * 2);
+}
+
+N int sib_1(int x)
+{
+	return sib_2(x + 3);
+}
+
+N static long sib_run(long n)
+{
+	long t = 0;
+
+	for (long i = 0; i < n; i++)
+		t += sib_1((int)i);
+	return t;
+}
+
 /* ---- spin ---------------------------------------------------------------------------------- */
 
 static volatile int spin_stop;
@@ -583,11 +671,22 @@ int main(int argc, char **argv)
 		stale_run(strtol(argv[2], NULL, 10));
 		return 0;
 	}
+	if (argc == 3 && !strcmp(argv[1], "sib")) {
+		long n = strtol(argv[2], NULL, 10);
+
+		/* sum of 2 (i + 3) + 1 */
+		return sib_run(n) == n * (n - 1) + 7 * n ? 0 : 1;
+	}
+	if ((argc == 3 || argc == 4) && !strcmp(argv[1], "deep")) {
+		rip_thread_set_name("main");
+		deep_run(strtol(argv[2], NULL, 10), argc == 4 ? argv[3] : NULL);
+		return 0;
+	}
 	if ((argc == 4 || argc == 5) && !strcmp(argv[1], "spin"))
 		return spin(atoi(argv[2]), atoi(argv[3]), argc == 5 ? argv[4] : NULL);
 	if (argc == 4 && !strcmp(argv[1], "many"))
 		return many(atoi(argv[2]), strtol(argv[3], NULL, 10));
 	fprintf(stderr, "usage: funcprog park READY [GO] | count N | inline N [READY] | stale N | "
-			"spin SECONDS THREADS [READY] | many THREADS N\n");
+			"deep N [READY] | sib N | spin SECONDS THREADS [READY] | many THREADS N\n");
 	return 2;
 }
