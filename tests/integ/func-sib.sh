@@ -11,18 +11,14 @@
 # rip report --functions counts N calls of each and no exit without its
 # entry.
 . tests/data/common.sh
+. tests/data/fn-lib.sh
 prog=$PWD/$BUILD/tests/integ/funcprog-sib
 need_bin "$prog" "$RIP"
 need_cmd python3
-rep=$PWD/tests/data/fn-report.py
 cd "$TEST_TMP" || die "no TEST_TMP"
 n=1000
 
-"$RIP" run --functions='sib_*' -o t -- "$prog" sib $n >run.out 2>run.err ||
-	die "rip run (or the program's results): $(cat run.err)"
-grep -q ", 0 lost\$" run.err || fail "rip run lost records: $(cat run.err)"
-"$RIP" report --functions --json t >rep.json 2>rep.err || die "rip report: $(cat rep.err)"
-python3 "$rep" <rep.json >rep.txt || die "not JSON: $(head -c 300 rep.json)"
+fn_record t --functions='sib_*' -- "$prog" sib $n
 cat >want.txt <<EOW
 sib_1 $n 0
 sib_2 $n 0
@@ -36,5 +32,5 @@ running 0
 ids_unknown 0
 id0 0
 EOW
-diff want.txt rep.txt >rep.diff || fail "rip report --functions (want, got): $(cat rep.diff)"
+fn_counts t
 t_done
