@@ -9,24 +9,50 @@
 
 #include "analysis/hmap.h"
 
+/*
+ * The capacity m grows to for cap entries (m->cap: no growth), and its new
+ * slots, zeroed, in *nv (*mem: what to free): 0 or -ENOMEM.  On a cache
+ * line's start, so that no slot of 32 or 16 bytes spans two (HMAP_LINE):
+ * calloc's zeroed memory (a big table's pages come zeroed from the kernel,
+ * and are not written twice), cut at its first line.
+ */
+static int hmap_grow_alloc(const struct hmap *m, size_t esz, size_t cap, size_t *ncap, char **mem,
+			   char **nv)
+{
+	size_t n = m->cap ? m->cap : 2;
+
+	while (n < cap)
+		n *= 2;
+	*ncap = n;
+	if (n == m->cap)
+		return 0;
+	if (n > (SIZE_MAX - HMAP_LINE) / esz || !(*mem = calloc(1, n * esz + HMAP_LINE - 1)))
+		return -ENOMEM;
+	*nv = (char *)(((uintptr_t)*mem + HMAP_LINE - 1) & ~(uintptr_t)(HMAP_LINE - 1));
+	return 0;
+}
+
+/* m's slots now nv (ncap of them, in mem), the old ones freed; sparse: HMAP_SPARSE_CAP's. */
+static void hmap_grow_set(struct hmap *m, char *mem, void *nv, size_t ncap, size_t sparse)
+{
+	free(m->mem);
+	m->mem = mem;
+	m->v = nv;
+	m->cap = ncap;
+	m->shift = 64u - (unsigned)__builtin_ctzll(ncap);
+	m->room = ncap < sparse ? ncap / 4 : ncap / 2; /* see HMAP_SPARSE_CAP */
+}
+
 int hmap_reserve(struct hmap *m, size_t esz, size_t cap)
 {
-	size_t ncap = m->cap ? m->cap : 2;
+	size_t ncap;
 	unsigned nshift;
 	char *mem, *nv;
 
-	while (ncap < cap)
-		ncap *= 2;
+	if (hmap_grow_alloc(m, esz, cap, &ncap, &mem, &nv))
+		return -ENOMEM;
 	if (ncap == m->cap)
 		return 0;
-	/*
-	 * On a cache line's start, so that no slot of 32 or 16 bytes spans two
-	 * (HMAP_LINE): calloc's zeroed memory (a big table's pages come zeroed
-	 * from the kernel, and are not written twice), cut at its first line.
-	 */
-	if (ncap > (SIZE_MAX - HMAP_LINE) / esz || !(mem = calloc(1, ncap * esz + HMAP_LINE - 1)))
-		return -ENOMEM;
-	nv = (char *)(((uintptr_t)mem + HMAP_LINE - 1) & ~(uintptr_t)(HMAP_LINE - 1));
 	nshift = 64u - (unsigned)__builtin_ctzll(ncap);
 	/* the used slots in slot order: where each lands depends on the ones before */
 	for (size_t i = 0; i < m->cap; i++) {
@@ -39,12 +65,7 @@ int hmap_reserve(struct hmap *m, size_t esz, size_t cap)
 			;
 		memcpy(nv + h * esz, s, esz);
 	}
-	free(m->mem);
-	m->mem = mem;
-	m->v = nv;
-	m->cap = ncap;
-	m->shift = nshift;
-	m->room = ncap < HMAP_SPARSE_CAP ? ncap / 4 : ncap / 2; /* see HMAP_SPARSE_CAP */
+	hmap_grow_set(m, mem, nv, ncap, HMAP_SPARSE_CAP);
 	return 0;
 }
 
@@ -54,19 +75,16 @@ int hmap_reserve(struct hmap *m, size_t esz, size_t cap)
  */
 int hmap_pk_reserve(struct hmap *m, size_t cap)
 {
-	const size_t esz = sizeof(struct hmap_pk);
-	size_t ncap = m->cap ? m->cap : 2;
+	size_t ncap;
 	struct hmap_pk *nv;
 	unsigned nshift;
-	char *mem;
+	char *mem, *v;
 
-	while (ncap < cap)
-		ncap *= 2;
+	if (hmap_grow_alloc(m, sizeof(*nv), cap, &ncap, &mem, &v))
+		return -ENOMEM;
 	if (ncap == m->cap)
 		return 0;
-	if (ncap > (SIZE_MAX - HMAP_LINE) / esz || !(mem = calloc(1, ncap * esz + HMAP_LINE - 1)))
-		return -ENOMEM;
-	nv = (struct hmap_pk *)(((uintptr_t)mem + HMAP_LINE - 1) & ~(uintptr_t)(HMAP_LINE - 1));
+	nv = (struct hmap_pk *)(void *)v;
 	nshift = 64u - (unsigned)__builtin_ctzll(ncap);
 	for (size_t i = 0; i < m->cap; i++) {
 		const struct hmap_pk *s = hmap_pk_at(m, i);
@@ -78,12 +96,7 @@ int hmap_pk_reserve(struct hmap *m, size_t cap)
 			;
 		nv[h] = *s;
 	}
-	free(m->mem);
-	m->mem = mem;
-	m->v = nv;
-	m->cap = ncap;
-	m->shift = nshift;
-	m->room = ncap < HMAP_PK_SPARSE_CAP ? ncap / 4 : ncap / 2; /* see HMAP_SPARSE_CAP */
+	hmap_grow_set(m, mem, nv, ncap, HMAP_PK_SPARSE_CAP);
 	return 0;
 }
 
