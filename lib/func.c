@@ -422,9 +422,10 @@ static __nofn void rip_fn_kc_put(uintptr_t ra, uint32_t k)
  * The cfa of the instrumented function fn that called the hook whose own
  * cfa is p: one word above its return address, site, looked for upwards;
  * *k gets how many words up it was.  Of several copies of site in the
- * first RIP_FN_SCAN words, the highest that puts the cfa below bound (the
- * frame below's: the caller's, which the function's cannot reach), as the
- * real one is above copies left in the function's locals (rip_fn_kc).
+ * first RIP_FN_SCAN words, the highest that puts the cfa at or below bound
+ * (the frame below's: the caller's, which the function's cannot pass, and
+ * reaches only when the function was inlined into it), as the real one is
+ * above copies left in the function's locals (rip_fn_kc).
  */
 static __nofn uintptr_t rip_fn_cfa(const uintptr_t *p, uintptr_t site, uintptr_t fn,
 				   uintptr_t bound, uint32_t *k)
@@ -437,7 +438,7 @@ static __nofn uintptr_t rip_fn_cfa(const uintptr_t *p, uintptr_t site, uintptr_t
 	if (RIP_UNLIKELY(i == RIP_FN_SCAN)) {
 		i = rip_fn_far(p, site, fn);
 	} else {
-		for (j = i + 1; j < RIP_FN_SCAN && (uintptr_t)(p + j + 1) < bound; j++)
+		for (j = i + 1; j < RIP_FN_SCAN && (uintptr_t)(p + j + 1) <= bound; j++)
 			if (p[j] == site)
 				i = j;
 	}
