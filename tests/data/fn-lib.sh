@@ -8,6 +8,7 @@
 
 FN_REPORT=$PWD/tests/data/fn-report.py
 FN_PATHS=$PWD/tests/data/fn-paths.py
+FN_TOP=$PWD
 
 # fn_record TRACE [RUN-OPTION] -- PROG ARGS...: rip run --functions (or RUN-OPTION) into TRACE,
 # nothing lost.
@@ -55,4 +56,13 @@ fn_parked() {
 	kill -9 "$pid"
 	wait "$run"
 	fn_paths_has tr "$line"
+}
+
+# fn_builds CHECK: CHECK PROG NAME, in TEST_TMP/NAME, for funcprog as gcc (gcc), clang (clang) and
+# gcc without frame pointers (nofp) built it.
+fn_builds() {
+	for b in funcprog:gcc funcprog-clang:clang funcprog-nofp:nofp; do
+		mkdir -p "$TEST_TMP/${b#*:}" && cd "$TEST_TMP/${b#*:}" || die "no $TEST_TMP/${b#*:}"
+		"$1" "$FN_TOP/$BUILD/tests/integ/${b%%:*}" "${b#*:}"
+	done
 }

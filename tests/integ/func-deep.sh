@@ -17,7 +17,6 @@
 need_bin "$PWD/$BUILD/tests/integ/funcprog" "$PWD/$BUILD/tests/integ/funcprog-clang" \
 	"$PWD/$BUILD/tests/integ/funcprog-nofp" "$RIP"
 need_cmd python3
-top=$PWD
 n=200
 
 # the path funcprog deep parks in: main > deep_run > deep_rec x 50 > deep_catch > deep_park
@@ -29,12 +28,10 @@ while [ $i -lt 50 ]; do
 done
 want="$want>deep_catch>deep_park"
 
-# check BUILD: the counts and the parked path of funcprog as BUILD built it, in TEST_TMP/BUILD
+# check PROG NAME: the counts and the parked path of PROG (fn_builds)
 check() {
 	prog=$1
-	mkdir -p "$TEST_TMP/$2" && cd "$TEST_TMP/$2" || die "no $TEST_TMP/$2"
-
-	fn_record t -- "$prog" deep $n
+	fn_record t -- "$prog" deep "$n"
 	# 40 deep_dive a jump: the 30 past depth 63 end without an exit record
 	cat >want.txt <<-EOW
 	deep_catch $n 0
@@ -55,7 +52,5 @@ check() {
 	fn_parked "$want" "$TEST_TMP/$2.ready" "$prog" deep 3 "$TEST_TMP/$2.ready"
 }
 
-for b in funcprog:gcc funcprog-clang:clang funcprog-nofp:nofp; do
-	check "$top/$BUILD/tests/integ/${b%%:*}" "${b#*:}"
-done
+fn_builds check
 t_done

@@ -15,15 +15,12 @@
 need_bin "$PWD/$BUILD/tests/integ/funcprog" "$PWD/$BUILD/tests/integ/funcprog-clang" \
 	"$PWD/$BUILD/tests/integ/funcprog-nofp" "$RIP"
 need_cmd python3
-top=$PWD
 n=1000
 
-# check BUILD: the counts and the parked path of funcprog as BUILD built it, in TEST_TMP/BUILD
+# check PROG NAME: the counts and the parked path of PROG (fn_builds)
 check() {
 	prog=$1
-	mkdir -p "$TEST_TMP/$2" && cd "$TEST_TMP/$2" || die "no $TEST_TMP/$2"
-
-	fn_record t -- "$prog" inline $n
+	fn_record t -- "$prog" inline "$n"
 	cat >want.txt <<-EOW
 	inl_leaf $n 0
 	inl_mid $n 0
@@ -49,7 +46,5 @@ check() {
 	fn_parked "$want" "$TEST_TMP/$2.ready" "$prog" inline 10 "$TEST_TMP/$2.ready"
 }
 
-for b in funcprog:gcc funcprog-clang:clang funcprog-nofp:nofp; do
-	check "$top/$BUILD/tests/integ/${b%%:*}" "${b#*:}"
-done
+fn_builds check
 t_done
