@@ -81,6 +81,9 @@ sqlite3 db <fifo >/dev/null 2>&1 &
 holder=$!
 T_PIDS="$T_PIDS $holder"
 exec 7>fifo
+# a busy timeout: a reader of locked() below may hold the shared lock just when the holder asks
+# for its exclusive one, which without it fails at once, and the holder then never takes the lock
+echo ".timeout 20000" >&7
 echo "BEGIN EXCLUSIVE; insert into t values(2);" >&7
 # the holder has the lock once a plain reader is refused
 locked() { ! sqlite3 db 'select count(*) from t' >/dev/null 2>&1 7>&-; }
