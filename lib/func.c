@@ -837,9 +837,34 @@ static __nofn __attribute__((noinline)) void rip_fn_enter_resync(struct rip_fn_s
 		rip_fn_record(&__rip_fn_entry_type, RIP_EV_FN_ENTRY, fn);
 }
 
-/* An entry on st the fast path does not finish: a frame past the first scan. */
+/*
+ * Where the function's frame pointer fp puts its return address, in words
+ * above p, when fp is one: the word above it is site, and the frame lies
+ * below bound (the frame below's cfa, at most RIP_FN_FAR above p: the
+ * stack between them is mapped).  RIP_FN_SCAN_MAX when not.
+ */
+static __nofn uint32_t rip_fn_fp_at(const uintptr_t *p, uintptr_t site, uintptr_t fp,
+				    uintptr_t bound)
+{
+	uintptr_t off = fp - (uintptr_t)p;
+
+	if (bound - (uintptr_t)p > RIP_FN_FAR || off % sizeof(*p) ||
+	    off + 2 * sizeof(*p) > bound - (uintptr_t)p || p[off / sizeof(*p) + 1] != site)
+		return RIP_FN_SCAN_MAX;
+	return (uint32_t)(off / sizeof(*p)) + 1;
+}
+
+/*
+ * An entry on st the fast path does not finish: a frame past the first
+ * scan.  A frame pointer fp that says where is taken before the scans,
+ * which may take a copy of the return address below the real one (clang
+ * keeps call_site in a local when registers run short; locals not yet
+ * set hold what earlier calls left) in a frame bigger than the fast path
+ * trusts fp for.
+ */
 static __nofn __attribute__((noinline)) void rip_fn_enter_on(struct rip_fn_stack *st, uintptr_t fn,
-							     const uintptr_t *p, uintptr_t site)
+							     const uintptr_t *p, uintptr_t site,
+							     uintptr_t fp)
 {
 	uint32_t d, k;
 	uintptr_t cfa;
@@ -852,7 +877,11 @@ static __nofn __attribute__((noinline)) void rip_fn_enter_on(struct rip_fn_stack
 		cfa = d - 1 < RIP_FN_DEPTH && st->frame[d - 1].cfa > (uintptr_t)p ?
 			      st->frame[d - 1].cfa :
 			      UINTPTR_MAX;
-		cfa = rip_fn_cfa(p, site, fn, cfa, &k);
+		k = rip_fn_fp_at(p, site, fp, cfa);
+		if (k != RIP_FN_SCAN_MAX)
+			cfa = (uintptr_t)(p + k + 1);
+		else
+			cfa = rip_fn_cfa(p, site, fn, cfa, &k);
 		rip_fn_kc_put(p[-1], k);
 		if (rip_fn_below(st, d, cfa))
 			w = rip_fn_resync_entry(st, w, fn, cfa, k, site);
@@ -864,18 +893,23 @@ static __nofn __attribute__((noinline)) void rip_fn_enter_on(struct rip_fn_stack
 
 /* An entry whose thread moved to another slot (or has none yet). */
 static __nofn __attribute__((noinline)) void rip_fn_enter_slow(uintptr_t fn, const uintptr_t *p,
-							       uintptr_t site)
+							       uintptr_t site, uintptr_t fp)
 {
-	rip_fn_enter_on(rip_fn_stack_slow(), fn, p, site);
+	rip_fn_enter_on(rip_fn_stack_slow(), fn, p, site, fp);
 }
 
-/* The caller's frame pointer register; 1 where there is no shortcut (the scan finds it). */
+/*
+ * The caller's frame pointer register; 1 where there is no shortcut (the
+ * scan finds it).  Read where it is used (volatile): the hooks leave rbp
+ * alone, and a value kept for a call out of line would cost them a saved
+ * register.
+ */
 static __always_inline uintptr_t rip_fn_fp(void)
 {
 	uintptr_t fp = 1;
 
 #if defined(__x86_64__)
-	__asm__("mov %%rbp, %0" : "=r"(fp));
+	__asm__ volatile("mov %%rbp, %0" : "=r"(fp));
 #endif
 	return fp;
 }
@@ -894,7 +928,7 @@ __nofn RIP_API void __cyg_profile_func_enter(void *this_fn, void *call_site)
 	if (RIP_UNLIKELY(!h))
 		return;
 	if (RIP_UNLIKELY(t->of != __rip_self.cur || !st))
-		return rip_fn_enter_slow(fn, p, site);
+		return rip_fn_enter_slow(fn, p, site, rip_fn_fp());
 	/*
 	 * The function's return address, a few words up.  Built with frame
 	 * pointers, the function's rbp (the hook keeps it: a leaf without a
@@ -909,7 +943,7 @@ __nofn RIP_API void __cyg_profile_func_enter(void *this_fn, void *call_site)
 		/* No frame pointer: the distance this call of the hook had before (p[-1]: its return). */
 		k = rip_fn_kc_get(p, p[-1], site);
 		if (RIP_UNLIKELY(k == RIP_FN_SCAN))
-			return rip_fn_enter_on(st, fn, p, site);
+			return rip_fn_enter_on(st, fn, p, site, rip_fn_fp());
 	}
 	cfa = (uintptr_t)(p + k + 1);
 	w = st->state;
