@@ -55,6 +55,14 @@
  *	sibling calls (built as funcprog-sib, with patched entries and
  *	sibling calls on): sib_run calls sib_1 N times, sib_1 jumps to sib_2,
  *	which jumps to sib_leaf: one return for three patched entries
+ *   funcprog big N
+ *	a function with a frame bigger than the hooks' first look, and a
+ *	function inlined into it: big_run calls big_plant (untraced: it fills
+ *	its frame with the return address big_host had the last time) then
+ *	big_host > big_inl (inlined) > big_leaf, N times; big_host zeroes its
+ *	locals before big_inl's hooks run.  Built with frame pointers, the
+ *	hooks must take big_host's frame pointer, not a copy, for where its
+ *	return address is
  *   funcprog many THREADS N
  *	THREADS threads, all alive at once (a barrier), each many_thread >
  *	spin_a > spin_b > spin_c x 2, N times: 4 N + 1 calls a thread; the
@@ -516,6 +524,52 @@ N static long sib_run(long n)
 	return t;
 }
 
+/* ---- big ----------------------------------------------------------------------------------- */
+
+static uintptr_t big_ra; /* big_host's return address, as it saw it */
+
+N static int big_leaf(int x)
+{
+	sink += x;
+	return x + 1;
+}
+INL int big_inl(int x)
+{
+	return big_leaf(x) + 1;
+}
+
+/* More locals than the hooks' first look covers: its frame pointer says where its frame is. */
+N static int big_host(int x)
+{
+	volatile uintptr_t buf[48];
+
+	for (int i = 0; i < 48; i++)
+		buf[i] = 0;
+	big_ra = (uintptr_t)__builtin_return_address(0);
+	return big_inl(x + (int)buf[x & 31]);
+}
+
+/* Untraced, called from where big_host is: its frame is where big_host's will be. */
+__attribute__((no_instrument_function, noinline)) static void big_plant(void)
+{
+	volatile uintptr_t v[64];
+
+	for (int i = 0; i < 64; i++)
+		v[i] = big_ra;
+	sink += (int)v[63];
+}
+
+N static int big_run(long n)
+{
+	int x = 0;
+
+	for (long i = 0; i < n; i++) {
+		big_plant();
+		x += big_host((int)i);
+	}
+	return x;
+}
+
 /* ---- spin ---------------------------------------------------------------------------------- */
 
 static volatile int spin_stop;
@@ -671,6 +725,10 @@ int main(int argc, char **argv)
 		stale_run(strtol(argv[2], NULL, 10));
 		return 0;
 	}
+	if (argc == 3 && !strcmp(argv[1], "big")) {
+		printf("%d\n", big_run(strtol(argv[2], NULL, 10)));
+		return 0;
+	}
 	if (argc == 3 && !strcmp(argv[1], "sib")) {
 		long n = strtol(argv[2], NULL, 10);
 
@@ -686,7 +744,8 @@ int main(int argc, char **argv)
 		return spin(atoi(argv[2]), atoi(argv[3]), argc == 5 ? argv[4] : NULL);
 	if (argc == 4 && !strcmp(argv[1], "many"))
 		return many(atoi(argv[2]), strtol(argv[3], NULL, 10));
-	fprintf(stderr, "usage: funcprog park READY [GO] | count N | inline N [READY] | stale N | "
-			"deep N [READY] | sib N | spin SECONDS THREADS [READY] | many THREADS N\n");
+	fprintf(stderr,
+		"usage: funcprog park READY [GO] | count N | inline N [READY] | stale N | "
+		"deep N [READY] | sib N | big N | spin SECONDS THREADS [READY] | many THREADS N\n");
 	return 2;
 }

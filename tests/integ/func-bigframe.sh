@@ -1,0 +1,43 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+#
+# Description: a function whose frame is bigger than the hooks' first look
+# (24 words), whose locals, not yet set at its entry, hold copies of its
+# return address below the real one, and a function inlined into it.
+# Built with frame pointers, the hooks take the function's frame pointer
+# for where its frame is, not the first copy they meet; a cfa too low made
+# the inlined function's entry, which found the real one, drop the frame
+# it went into (cxxopts built by clang++ -O2 -fno-omit-frame-pointer: 21
+# exits without their entry).  funcprog big N: big_host (48 words of
+# locals, which it zeroes) > big_inl (inlined) > big_leaf, N times after
+# an untraced function filled the stack with big_host's return address;
+# rip report --functions counts N calls of each and no exit without its
+# entry.  The program built by gcc and by clang (both with frame pointers;
+# without them the hooks have only the copies to go by: funcprog-nofp is
+# not checked).
+. tests/data/common.sh
+. tests/data/fn-lib.sh
+need_bin "$PWD/$BUILD/tests/integ/funcprog" "$PWD/$BUILD/tests/integ/funcprog-clang" "$RIP"
+need_cmd python3
+n=1000
+
+for b in funcprog:gcc funcprog-clang:clang; do
+	mkdir -p "$TEST_TMP/${b#*:}" && cd "$TEST_TMP/${b#*:}" || die "no $TEST_TMP/${b#*:}"
+	fn_record t -- "$FN_TOP/$BUILD/tests/integ/${b%%:*}" big "$n"
+	cat >want.txt <<-EOW
+	big_host $n 0
+	big_inl $n 0
+	big_leaf $n 0
+	big_run 1 0
+	main 1 0
+	entries $((3 * n + 2))
+	exits $((3 * n + 2))
+	no_entry 0
+	no_exit 0
+	running 0
+	ids_unknown 0
+	id0 0
+	EOW
+	fn_counts t
+done
+t_done
