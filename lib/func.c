@@ -90,9 +90,10 @@ static const char *const rip_fn_nop_ref __attribute__((used)) = &__rip_fn_nop_li
  * Words above the hook's frame where the instrumented function's return
  * address is looked for first; its frame (saved registers, locals) is
  * rarely bigger at the call of the hook.  A bigger one is looked up in
- * rip_fn_big (its distance, as found before, checked), else looked for
- * up to RIP_FN_SCAN_MAX words; past that, the cfa is taken RIP_FN_SCAN
- * words up (below the real one: a frame that can only look alive).
+ * rip_fn_big (its distance, as found before, checked), else looked for:
+ * up to the frame below's cfa when there is one (rip_fn_in), else up to
+ * RIP_FN_SCAN_MAX words; past that, the cfa is taken RIP_FN_SCAN words up
+ * (below the real one: a frame that can only look alive).
  */
 #define RIP_FN_SCAN 24u
 #define RIP_FN_SCAN_MAX 4096u /* 32 KiB */
@@ -130,7 +131,12 @@ static struct {
 /* addr << RIP_FN_ID_BITS | id; 0: empty. */
 static uint64_t rip_fn_hash[RIP_FN_HASH_SIZE];
 
-/* Functions with a frame bigger than RIP_FN_SCAN words: addr << 16 | words to the cfa. */
+/*
+ * Frames bigger than RIP_FN_SCAN words: addr << 16 | words from the hook's
+ * frame to the return address, addr the return address of the hook's call
+ * (an entry with the frame below known, rip_fn_in) or the function
+ * (rip_fn_far).
+ */
 static uint64_t rip_fn_big[1u << RIP_FN_BIG_BITS];
 
 /*
@@ -339,6 +345,47 @@ static __nofn __attribute__((noinline)) struct rip_fn_stack *rip_fn_stack_slow(v
 	return t->st;
 }
 
+/* The distance rip_fn_big keeps for key a (a function, or a hook's return address); 0: none. */
+static __nofn uint32_t rip_fn_big_get(uintptr_t a)
+{
+	uint32_t h = (uint32_t)((a * 0x9E3779B97F4A7C15ull) >> (64 - RIP_FN_BIG_BITS)), i;
+	uint64_t want = (uint64_t)a << 16, e;
+
+	for (i = 0; i < RIP_FN_BIG_PROBES; i++) {
+		e = __atomic_load_n(&rip_fn_big[(h + i) & ((1u << RIP_FN_BIG_BITS) - 1)],
+				    __ATOMIC_RELAXED);
+		if (!e)
+			break;
+		if ((e & ~0xffffull) == want)
+			return (uint32_t)(e & 0xffff);
+	}
+	return 0;
+}
+
+/* Keep distance k (RIP_FN_SCAN to RIP_FN_SCAN_MAX - 1) for key a. */
+static __nofn void rip_fn_big_put(uintptr_t a, uint32_t k)
+{
+	uint32_t h = (uint32_t)((a * 0x9E3779B97F4A7C15ull) >> (64 - RIP_FN_BIG_BITS));
+	uint64_t want = (uint64_t)a << 16;
+
+	if (a >> 48)
+		return;
+	/* A signal handler's insert may race ours: the same value, or another slot. */
+	for (uint32_t n = 0; n < RIP_FN_BIG_PROBES; n++) {
+		uint64_t *slot = &rip_fn_big[(h + n) & ((1u << RIP_FN_BIG_BITS) - 1)];
+		uint64_t old = __atomic_load_n(slot, __ATOMIC_RELAXED);
+
+		if ((old & ~0xffffull) == want) {
+			/* Relaxed: the entry is all it says; a stale distance is checked before use. */
+			__atomic_store_n(slot, want | k, __ATOMIC_RELAXED);
+			break;
+		}
+		if (!old && __atomic_compare_exchange_n(slot, &old, want | k, false,
+							__ATOMIC_RELAXED, __ATOMIC_RELAXED))
+			break;
+	}
+}
+
 /*
  * Where the return address of function fn is, RIP_FN_SCAN words or more
  * above p: as far as the last time (rip_fn_big), else looked for.  The
@@ -347,38 +394,16 @@ static __nofn __attribute__((noinline)) struct rip_fn_stack *rip_fn_stack_slow(v
 static __nofn __attribute__((noinline)) uint32_t rip_fn_far(const uintptr_t *p, uintptr_t site,
 							    uintptr_t fn)
 {
-	uint32_t h = (uint32_t)((fn * 0x9E3779B97F4A7C15ull) >> (64 - RIP_FN_BIG_BITS)), i;
-	uint64_t want = (uint64_t)fn << 16, e = 0;
+	uint32_t e = rip_fn_big_get(fn), i;
 
-	for (i = 0; i < RIP_FN_BIG_PROBES; i++) {
-		e = __atomic_load_n(&rip_fn_big[(h + i) & ((1u << RIP_FN_BIG_BITS) - 1)],
-				    __ATOMIC_RELAXED);
-		if (!e || (e & ~0xffffull) == want)
-			break;
-	}
-	if (e && (e & ~0xffffull) == want && p[e & 0xffff] == site)
-		return (uint32_t)(e & 0xffff);
+	if (e && p[e] == site)
+		return e;
 	for (i = RIP_FN_SCAN; i < RIP_FN_SCAN_MAX; i++)
 		if (p[i] == site)
 			break;
 	if (i == RIP_FN_SCAN_MAX)
 		return RIP_FN_SCAN;
-	if (fn >> 48)
-		return i;
-	/* Remember it (a signal handler's insert may race ours: the same value, or another slot). */
-	for (uint32_t n = 0; n < RIP_FN_BIG_PROBES; n++) {
-		uint64_t *slot = &rip_fn_big[(h + n) & ((1u << RIP_FN_BIG_BITS) - 1)];
-		uint64_t old = __atomic_load_n(slot, __ATOMIC_RELAXED);
-
-		if ((old & ~0xffffull) == want) {
-			/* Relaxed: the entry is all it says; a stale distance is checked before use. */
-			__atomic_store_n(slot, want | i, __ATOMIC_RELAXED);
-			break;
-		}
-		if (!old && __atomic_compare_exchange_n(slot, &old, want | i, false,
-							__ATOMIC_RELAXED, __ATOMIC_RELAXED))
-			break;
-	}
+	rip_fn_big_put(fn, i);
 	return i;
 }
 
@@ -855,12 +880,53 @@ static __nofn uint32_t rip_fn_fp_at(const uintptr_t *p, uintptr_t site, uintptr_
 }
 
 /*
+ * Where the return address of fn is, in words above p, for an entry whose
+ * frame below (the caller's, or the frame fn was inlined into) has its cfa
+ * at bound, more than p and at most RIP_FN_FAR above it: every word
+ * between is mapped, and fn's return address lies below bound, or just
+ * under it (inlined).  Copies of site lie below the real one: locals not
+ * yet set hold what earlier calls left (funcprog big), and clang keeps
+ * call_site in a local when registers run short; a first scan from p
+ * takes a copy, and one that stops at RIP_FN_SCAN words cannot tell a
+ * copy from a frame bigger than that.  So: as far as this call of the
+ * hook (p[-1]) had it the last time, when past RIP_FN_SCAN (rip_fn_big;
+ * nearer ones are rip_fn_kc's, which the fast path missed), within bound
+ * and still site there; else the highest copy at or below bound.  Not the
+ * one just under bound when the frame below is fn's own (same): a
+ * recursion from one call site has the caller's return address there too,
+ * and the new frame's is lower (if none is, a call that replaces a frame
+ * jumped out of).  RIP_FN_SCAN_MAX when site is not below bound (the frame
+ * below is gone).
+ */
+static __nofn __attribute__((noinline)) uint32_t rip_fn_in(const uintptr_t *p, uintptr_t site,
+							   uintptr_t bound, bool same)
+{
+	uint32_t top = (uint32_t)((bound - (uintptr_t)p) / sizeof(*p)), k;
+
+	if (!top)
+		return RIP_FN_SCAN_MAX;
+	k = rip_fn_big_get(p[-1]);
+	if (k && k < top && p[k] == site)
+		return k;
+	k = top - (same && p[top - 1] == site); /* above the highest word to look at */
+	while (k--)
+		if (p[k] == site)
+			break;
+	if (k == UINT32_MAX)
+		return same && p[top - 1] == site ? top - 1 : RIP_FN_SCAN_MAX;
+	if (k >= RIP_FN_SCAN)
+		rip_fn_big_put(p[-1], k);
+	return k;
+}
+
+/*
  * An entry on st the fast path does not finish: a frame past the first
- * scan.  A frame pointer fp that says where is taken before the scans,
- * which may take a copy of the return address below the real one (clang
+ * scan, or a first pass through this call of the hook.  A frame pointer
+ * fp that says where is taken first; else, with a frame below within
+ * RIP_FN_FAR, rip_fn_in (the highest copy of the return address below
+ * it); else rip_fn_cfa, which may take a copy below the real one (clang
  * keeps call_site in a local when registers run short; locals not yet
- * set hold what earlier calls left) in a frame bigger than the fast path
- * trusts fp for.
+ * set hold what earlier calls left) in a frame bigger than RIP_FN_SCAN.
  */
 static __nofn __attribute__((noinline)) void rip_fn_enter_on(struct rip_fn_stack *st, uintptr_t fn,
 							     const uintptr_t *p, uintptr_t site,
@@ -878,6 +944,8 @@ static __nofn __attribute__((noinline)) void rip_fn_enter_on(struct rip_fn_stack
 			      st->frame[d - 1].cfa :
 			      UINTPTR_MAX;
 		k = rip_fn_fp_at(p, site, fp, cfa);
+		if (k == RIP_FN_SCAN_MAX && cfa - (uintptr_t)p <= RIP_FN_FAR)
+			k = rip_fn_in(p, site, cfa, (st->frame[d - 1].fn & RIP_FN_ADDR_MASK) == fn);
 		if (k != RIP_FN_SCAN_MAX)
 			cfa = (uintptr_t)(p + k + 1);
 		else
