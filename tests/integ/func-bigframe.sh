@@ -4,24 +4,27 @@
 # Description: a function whose frame is bigger than the hooks' first look
 # (24 words), whose locals, not yet set at its entry, hold copies of its
 # return address below the real one, and a function inlined into it.
-# Built with frame pointers, the hooks take the function's frame pointer
-# for where its frame is, not the first copy they meet; a cfa too low made
-# the inlined function's entry, which found the real one, drop the frame
-# it went into (cxxopts built by clang++ -O2 -fno-omit-frame-pointer: 21
-# exits without their entry).  funcprog big N: big_host (48 words of
-# locals, which it zeroes) > big_inl (inlined) > big_leaf, N times after
-# an untraced function filled the stack with big_host's return address;
-# rip report --functions counts N calls of each and no exit without its
-# entry.  The program built by gcc and by clang (both with frame pointers;
-# without them the hooks have only the copies to go by: funcprog-nofp is
-# not checked).
+# The hooks take the function's frame pointer for where its frame is when
+# it has one, else the highest copy below the frame below's cfa, not the
+# first copy they meet; a cfa too low made the inlined function's entry,
+# which found the real one, drop the frame it went into (cxxopts built by
+# clang++ -O2 -fno-omit-frame-pointer: 21 exits without their entry;
+# funcprog-nofp big 1000: 999).  funcprog big N: big_host (48 words of
+# locals, which it zeroes) > big_inl (inlined) > big_leaf, N times after an
+# untraced function filled the stack with big_host's return address;
+# funcprog bigrec N: the same through a recursion from one call site,
+# big_rec > big_rec ... 5 levels, where the frame below has the same
+# return address just under its cfa.  rip report --functions counts N
+# calls (5 N) of each and no exit without its entry.  The program built by
+# gcc and by clang (both with frame pointers) and by gcc without them.
 . tests/data/common.sh
 . tests/data/fn-lib.sh
-need_bin "$PWD/$BUILD/tests/integ/funcprog" "$PWD/$BUILD/tests/integ/funcprog-clang" "$RIP"
+need_bin "$PWD/$BUILD/tests/integ/funcprog" "$PWD/$BUILD/tests/integ/funcprog-clang" \
+	"$PWD/$BUILD/tests/integ/funcprog-nofp" "$RIP"
 need_cmd python3
 n=1000
 
-for b in funcprog:gcc funcprog-clang:clang; do
+for b in funcprog:gcc funcprog-clang:clang funcprog-nofp:nofp; do
 	mkdir -p "$TEST_TMP/${b#*:}" && cd "$TEST_TMP/${b#*:}" || die "no $TEST_TMP/${b#*:}"
 	fn_record t -- "$FN_TOP/$BUILD/tests/integ/${b%%:*}" big "$n"
 	cat >want.txt <<-EOW
@@ -39,5 +42,21 @@ for b in funcprog:gcc funcprog-clang:clang; do
 	id0 0
 	EOW
 	fn_counts t
+	fn_record r -- "$FN_TOP/$BUILD/tests/integ/${b%%:*}" bigrec "$n"
+	cat >want.txt <<-EOW
+	big_inl $((5 * n)) 0
+	big_leaf $((5 * n)) 0
+	big_rec $((5 * n)) 0
+	main 1 0
+	rec_run 1 0
+	entries $((15 * n + 2))
+	exits $((15 * n + 2))
+	no_entry 0
+	no_exit 0
+	running 0
+	ids_unknown 0
+	id0 0
+	EOW
+	fn_counts r
 done
 t_done

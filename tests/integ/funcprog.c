@@ -63,6 +63,13 @@
  *	locals before big_inl's hooks run.  Built with frame pointers, the
  *	hooks must take big_host's frame pointer, not a copy, for where its
  *	return address is
+ *   funcprog bigrec N
+ *	big frames again, through a recursion from one call site: rec_run
+ *	calls rec_plant (untraced: it fills 4 KiB of stack with the address
+ *	of big_rec's call of itself) then big_rec, N times; big_rec (48 words
+ *	of locals) calls big_inl (inlined) > big_leaf, then itself, 5 levels
+ *	deep: each level's return address but the first's is that address,
+ *	and copies of it lie below each of them
  *   funcprog many THREADS N
  *	THREADS threads, all alive at once (a barrier), each many_thread >
  *	spin_a > spin_b > spin_c x 2, N times: 4 N + 1 calls a thread; the
@@ -527,6 +534,8 @@ N static long sib_run(long n)
 /* ---- big ----------------------------------------------------------------------------------- */
 
 static uintptr_t big_ra; /* big_host's return address, as it saw it */
+/* Levels of big_rec a call of rec_run makes. */
+#define BIG_REC_DEPTH 5
 
 N static int big_leaf(int x)
 {
@@ -566,6 +575,45 @@ N static int big_run(long n)
 	for (long i = 0; i < n; i++) {
 		big_plant();
 		x += big_host((int)i);
+	}
+	return x;
+}
+
+/* big_rec's return address as its deepest level saw it: the call of itself. */
+static uintptr_t rec_ra;
+
+/* Recursion from one call site through a frame bigger than the first look, and an inlined call. */
+N static int big_rec(int n)
+{
+	volatile uintptr_t buf[48];
+	int r;
+
+	for (int i = 0; i < 48; i++)
+		buf[i] = 0;
+	rec_ra = (uintptr_t)__builtin_return_address(0);
+	r = big_inl(n);
+	if (n > 0)
+		r += big_rec(n - 1);
+	return r + (int)buf[n & 31];
+}
+
+/* Untraced: fills where the levels of big_rec will be with the address of its recursive call. */
+__attribute__((no_instrument_function, noinline)) static void rec_plant(void)
+{
+	volatile uintptr_t v[512];
+
+	for (int i = 0; i < 512; i++)
+		v[i] = rec_ra;
+	sink += (int)v[511];
+}
+
+N static int rec_run(long n)
+{
+	int x = 0;
+
+	for (long i = 0; i < n; i++) {
+		rec_plant();
+		x += big_rec(BIG_REC_DEPTH - 1);
 	}
 	return x;
 }
@@ -729,6 +777,10 @@ int main(int argc, char **argv)
 		printf("%d\n", big_run(strtol(argv[2], NULL, 10)));
 		return 0;
 	}
+	if (argc == 3 && !strcmp(argv[1], "bigrec")) {
+		printf("%d\n", rec_run(strtol(argv[2], NULL, 10)));
+		return 0;
+	}
 	if (argc == 3 && !strcmp(argv[1], "sib")) {
 		long n = strtol(argv[2], NULL, 10);
 
@@ -746,6 +798,6 @@ int main(int argc, char **argv)
 		return many(atoi(argv[2]), strtol(argv[3], NULL, 10));
 	fprintf(stderr,
 		"usage: funcprog park READY [GO] | count N | inline N [READY] | stale N | "
-		"deep N [READY] | sib N | big N | spin SECONDS THREADS [READY] | many THREADS N\n");
+		"deep N [READY] | sib N | big N | bigrec N | spin SECONDS THREADS [READY] | many THREADS N\n");
 	return 2;
 }
