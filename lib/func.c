@@ -106,6 +106,13 @@ static const char *const rip_fn_nop_ref __attribute__((used)) = &__rip_fn_nop_li
 #define RIP_FN_ADDR_MASK ((1ull << RIP_FN_ADDR_BITS) - 1)
 /* An entry this far above the outermost frame is on another stack (rip_fn_resync). */
 #define RIP_FN_FAR (64u << 10)
+/*
+ * How far above the hook's frame an out-of-line entry reads, up to the
+ * frame below's cfa: within a page, the words lie in the hook's page and
+ * the one that holds the frame below's return address, both mapped.  A
+ * frame below on another stack is further: a guard page lies between.
+ */
+#define RIP_FN_NEAR 4096u
 
 /* Function ids: at most RIP_FN_IDS, in a hash table of twice as many entries. */
 #define RIP_FN_ID_BITS 17
@@ -865,15 +872,15 @@ static __nofn __attribute__((noinline)) void rip_fn_enter_resync(struct rip_fn_s
 /*
  * Where the function's frame pointer fp puts its return address, in words
  * above p, when fp is one: the word above it is site, and the frame lies
- * below bound (the frame below's cfa, at most RIP_FN_FAR above p: the
- * stack between them is mapped).  RIP_FN_SCAN_MAX when not.
+ * below bound (the frame below's cfa, at most RIP_FN_NEAR above p: the
+ * words between are mapped).  RIP_FN_SCAN_MAX when not.
  */
 static __nofn uint32_t rip_fn_fp_at(const uintptr_t *p, uintptr_t site, uintptr_t fp,
 				    uintptr_t bound)
 {
 	uintptr_t off = fp - (uintptr_t)p;
 
-	if (bound - (uintptr_t)p > RIP_FN_FAR || off % sizeof(*p) ||
+	if (bound - (uintptr_t)p > RIP_FN_NEAR || off % sizeof(*p) ||
 	    off + 2 * sizeof(*p) > bound - (uintptr_t)p || p[off / sizeof(*p) + 1] != site)
 		return RIP_FN_SCAN_MAX;
 	return (uint32_t)(off / sizeof(*p)) + 1;
@@ -882,7 +889,7 @@ static __nofn uint32_t rip_fn_fp_at(const uintptr_t *p, uintptr_t site, uintptr_
 /*
  * Where the return address of fn is, in words above p, for an entry whose
  * frame below (the caller's, or the frame fn was inlined into) has its cfa
- * at bound, more than p and at most RIP_FN_FAR above it: every word
+ * at bound, more than p and at most RIP_FN_NEAR above it: every word
  * between is mapped, and fn's return address lies below bound, or just
  * under it (inlined).  Copies of site lie below the real one: locals not
  * yet set hold what earlier calls left (funcprog big), and clang keeps
@@ -923,7 +930,7 @@ static __nofn __attribute__((noinline)) uint32_t rip_fn_in(const uintptr_t *p, u
  * An entry on st the fast path does not finish: a frame past the first
  * scan, or a first pass through this call of the hook.  A frame pointer
  * fp that says where is taken first; else, with a frame below within
- * RIP_FN_FAR, rip_fn_in (the highest copy of the return address below
+ * RIP_FN_NEAR, rip_fn_in (the highest copy of the return address below
  * it); else rip_fn_cfa, which may take a copy below the real one (clang
  * keeps call_site in a local when registers run short; locals not yet
  * set hold what earlier calls left) in a frame bigger than RIP_FN_SCAN.
@@ -944,7 +951,7 @@ static __nofn __attribute__((noinline)) void rip_fn_enter_on(struct rip_fn_stack
 			      st->frame[d - 1].cfa :
 			      UINTPTR_MAX;
 		k = rip_fn_fp_at(p, site, fp, cfa);
-		if (k == RIP_FN_SCAN_MAX && cfa - (uintptr_t)p <= RIP_FN_FAR)
+		if (k == RIP_FN_SCAN_MAX && cfa - (uintptr_t)p <= RIP_FN_NEAR)
 			k = rip_fn_in(p, site, cfa, (st->frame[d - 1].fn & RIP_FN_ADDR_MASK) == fn);
 		if (k != RIP_FN_SCAN_MAX)
 			cfa = (uintptr_t)(p + k + 1);
