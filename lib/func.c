@@ -99,6 +99,8 @@ static const char *const rip_fn_nop_ref __attribute__((used)) = &__rip_fn_nop_li
 #define RIP_FN_SCAN_MAX 4096u /* 32 KiB */
 /* The hook call sites' distances to the return address (rip_fn_kc): 2^N of them, two a bucket. */
 #define RIP_FN_KC_BITS 12
+/* A hook call's entry there whose distance changed (rip_fn_kc_put): at least RIP_FN_SCAN. */
+#define RIP_FN_KC_MOVED 0xffffu
 #define RIP_FN_BIG_BITS 12
 #define RIP_FN_BIG_PROBES 16u
 /* A frame's fn word: the address, and in the top bits the words from the hook's frame to cfa. */
@@ -414,40 +416,71 @@ static __nofn __attribute__((noinline)) uint32_t rip_fn_far(const uintptr_t *p, 
 	return i;
 }
 
-static __fninline uint32_t rip_fn_kc_of(uintptr_t ra)
+/*
+ * The bucket of the hook call returning to ra: by the address's bits 4 to
+ * 14, which costs the hooks one instruction (a hash, three).  The hooks'
+ * calls are a function's first call (its entry's) and spread as the
+ * functions do; two in one 16-byte line of code share a bucket.
+ */
+static __fninline uint64_t *rip_fn_kc_at(uintptr_t ra)
 {
-	return (uint32_t)((ra * 0x9E3779B97F4A7C15ull) >> (64 - RIP_FN_KC_BITS)) & ~1u;
+	return (uint64_t *)((char *)rip_fn_kc + (ra & (sizeof(rip_fn_kc) - 16)));
 }
 
-/* The distance learned for the hook call returning to ra, checked against p; RIP_FN_SCAN: none. */
-static __fninline uint32_t rip_fn_kc_get(const uintptr_t *p, uintptr_t ra, uintptr_t site)
+/*
+ * The distance learned for the hook call returning to ra, checked against
+ * p: the bucket's first entry only (the fast path; RIP_FN_SCAN or more:
+ * none).  e ^ ra << 16 is k when the entry is ra's, else at least 2^16.
+ */
+static __fninline uint64_t rip_fn_kc_first(const uintptr_t *p, uintptr_t ra, uintptr_t site)
 {
-	const uint64_t *b = &rip_fn_kc[rip_fn_kc_of(ra)];
 	/* Relaxed: an entry is whole (one word) and checked against the stack before use. */
-	uint64_t e = __atomic_load_n(&b[0], __ATOMIC_RELAXED);
-	uint32_t k = (uint32_t)e & 0xffff;
+	uint64_t x = __atomic_load_n(rip_fn_kc_at(ra), __ATOMIC_RELAXED) ^ (uint64_t)ra << 16;
 
-	/* k < RIP_FN_SCAN: rip_fn_kc_put writes no other */
-	if (RIP_LIKELY(e >> 16 == ra && p[k] == site))
-		return k;
-	e = __atomic_load_n(&b[1], __ATOMIC_RELAXED);
-	k = (uint32_t)e & 0xffff;
-	if (e >> 16 == ra && p[k] == site)
-		return k;
-	return RIP_FN_SCAN;
+	/* x < RIP_FN_SCAN: rip_fn_kc_put writes no other k */
+	return RIP_LIKELY(x < RIP_FN_SCAN && p[x] == site) ? x : RIP_FN_SCAN;
 }
 
+/* The same in both entries of the bucket; RIP_FN_SCAN: none. */
+static __nofn uint32_t rip_fn_kc_get(const uintptr_t *p, uintptr_t ra, uintptr_t site)
+{
+	const uint64_t *b = rip_fn_kc_at(ra);
+	uint64_t x = rip_fn_kc_first(p, ra, site);
+
+	if (x < RIP_FN_SCAN)
+		return (uint32_t)x;
+	x = __atomic_load_n(&b[1], __ATOMIC_RELAXED) ^ (uint64_t)ra << 16;
+	return x < RIP_FN_SCAN && p[x] == site ? (uint32_t)x : RIP_FN_SCAN;
+}
+
+/*
+ * Learn k for the hook call returning to ra, first in its bucket (the fast
+ * path looks there).  A call whose distance changed (an alloca or a VLA
+ * before the call of an inlined function's hook) is marked, and never
+ * taken from the table again: the frame pointer or the scan then find it
+ * each time, rather than a check that a stale copy of the return address
+ * at the old distance could pass.
+ */
 static __nofn void rip_fn_kc_put(uintptr_t ra, uint32_t k)
 {
-	uint64_t *b = &rip_fn_kc[rip_fn_kc_of(ra)];
-	uint64_t e = (uint64_t)ra << 16 | k;
+	uint64_t *b = rip_fn_kc_at(ra);
+	uint64_t old, o1;
 
 	if (ra >> 48 || k >= RIP_FN_SCAN)
 		return;
+	old = __atomic_load_n(&b[0], __ATOMIC_RELAXED);
 	/* Racing writers (threads, a signal handler) leave one entry or the other: both checked. */
-	if (__atomic_load_n(&b[0], __ATOMIC_RELAXED) >> 16 != ra)
-		__atomic_store_n(&b[1], __atomic_load_n(&b[0], __ATOMIC_RELAXED), __ATOMIC_RELAXED);
-	__atomic_store_n(&b[0], e, __ATOMIC_RELAXED);
+	if (old >> 16 == ra) {
+		if ((old & 0xffff) != k)
+			__atomic_store_n(&b[0], (uint64_t)ra << 16 | RIP_FN_KC_MOVED,
+					 __ATOMIC_RELAXED);
+		return;
+	}
+	o1 = __atomic_load_n(&b[1], __ATOMIC_RELAXED);
+	if (o1 >> 16 == ra && (o1 & 0xffff) != k)
+		k = RIP_FN_KC_MOVED;
+	__atomic_store_n(&b[1], old, __ATOMIC_RELAXED);
+	__atomic_store_n(&b[0], (uint64_t)ra << 16 | k, __ATOMIC_RELAXED);
 }
 
 /*
@@ -927,53 +960,6 @@ static __nofn __attribute__((noinline)) uint32_t rip_fn_in(const uintptr_t *p, u
 }
 
 /*
- * An entry on st the fast path does not finish: a frame past the first
- * scan, or a first pass through this call of the hook.  A frame pointer
- * fp that says where is taken first; else, with a frame below within
- * RIP_FN_NEAR, rip_fn_in (the highest copy of the return address below
- * it); else rip_fn_cfa, which may take a copy below the real one (clang
- * keeps call_site in a local when registers run short; locals not yet
- * set hold what earlier calls left) in a frame bigger than RIP_FN_SCAN.
- */
-static __nofn __attribute__((noinline)) void rip_fn_enter_on(struct rip_fn_stack *st, uintptr_t fn,
-							     const uintptr_t *p, uintptr_t site,
-							     uintptr_t fp)
-{
-	uint32_t d, k;
-	uintptr_t cfa;
-	uint64_t w;
-
-	if (st) {
-		w = st->state;
-		d = RIP_FN_STATE_DEPTH(w);
-		/* The caller's frame bounds the function's (unless it is gone, or on another stack). */
-		cfa = d - 1 < RIP_FN_DEPTH && st->frame[d - 1].cfa > (uintptr_t)p ?
-			      st->frame[d - 1].cfa :
-			      UINTPTR_MAX;
-		k = rip_fn_fp_at(p, site, fp, cfa);
-		if (k == RIP_FN_SCAN_MAX && cfa - (uintptr_t)p <= RIP_FN_NEAR)
-			k = rip_fn_in(p, site, cfa, (st->frame[d - 1].fn & RIP_FN_ADDR_MASK) == fn);
-		if (k != RIP_FN_SCAN_MAX)
-			cfa = (uintptr_t)(p + k + 1);
-		else
-			cfa = rip_fn_cfa(p, site, fn, cfa, &k);
-		rip_fn_kc_put(p[-1], k);
-		if (rip_fn_below(st, d, cfa))
-			w = rip_fn_resync_entry(st, w, fn, cfa, k, site);
-		rip_fn_push(st, w, fn, cfa, k);
-	}
-	if (RIP_UNLIKELY(rip_category_enabled(RIP_CAT_FUNC)))
-		rip_fn_record(&__rip_fn_entry_type, RIP_EV_FN_ENTRY, fn);
-}
-
-/* An entry whose thread moved to another slot (or has none yet). */
-static __nofn __attribute__((noinline)) void rip_fn_enter_slow(uintptr_t fn, const uintptr_t *p,
-							       uintptr_t site, uintptr_t fp)
-{
-	rip_fn_enter_on(rip_fn_stack_slow(), fn, p, site, fp);
-}
-
-/*
  * The caller's frame pointer register; 1 where there is no shortcut (the
  * scan finds it).  Read where it is used (volatile): the hooks leave rbp
  * alone, and a value kept for a call out of line would cost them a saved
@@ -989,43 +975,104 @@ static __always_inline uintptr_t rip_fn_fp(void)
 	return fp;
 }
 
+/*
+ * How many words above p the function's return address is, at a hook call
+ * the fast path has not learned (or has second in its bucket), remembered
+ * for the next time: as learned, else just above the function's frame
+ * pointer fp (code built with frame pointers: exact), else looked for.  An
+ * fp that is no frame pointer (a build without them, a register like any
+ * other) is only used when it points into the words the scan would read
+ * anyway, or below the frame below within RIP_FN_NEAR (rip_fn_fp_at).
+ * Looked for: with a frame below within RIP_FN_NEAR, the highest copy of
+ * the return address under it (rip_fn_in); else the scan (rip_fn_cfa).
+ */
+static __nofn uintptr_t rip_fn_cfa_learn(const struct rip_fn_stack *st, uintptr_t fn,
+					 const uintptr_t *p, uintptr_t site, uintptr_t fp,
+					 uint32_t *kp)
+{
+	uint32_t d = RIP_FN_STATE_DEPTH(st->state), k = rip_fn_kc_get(p, p[-1], site);
+	uintptr_t bound;
+
+	if (k == RIP_FN_SCAN && fp - (uintptr_t)p < (RIP_FN_SCAN - 1) * sizeof(*p) &&
+	    !(fp % sizeof(*p)) && p[(fp - (uintptr_t)p) / sizeof(*p) + 1] == site)
+		k = (uint32_t)((fp - (uintptr_t)p) / sizeof(*p)) + 1;
+	if (k == RIP_FN_SCAN) {
+		/* The caller's frame bounds the function's (unless it is gone, or on another stack). */
+		bound = d - 1 < RIP_FN_DEPTH && st->frame[d - 1].cfa > (uintptr_t)p ?
+				st->frame[d - 1].cfa :
+				UINTPTR_MAX;
+		k = rip_fn_fp_at(p, site, fp, bound);
+		if (k == RIP_FN_SCAN_MAX && bound - (uintptr_t)p <= RIP_FN_NEAR)
+			k = rip_fn_in(p, site, bound,
+				      (st->frame[d - 1].fn & RIP_FN_ADDR_MASK) == fn);
+		if (k == RIP_FN_SCAN_MAX)
+			rip_fn_cfa(p, site, fn, bound, &k);
+	}
+	rip_fn_kc_put(p[-1], k);
+	*kp = k;
+	return (uintptr_t)(p + k + 1);
+}
+
+/* An entry on st the fast path does not finish: a hook call whose distance it has not learned. */
+static __nofn __attribute__((noinline)) void rip_fn_enter_on(struct rip_fn_stack *st, uintptr_t fn,
+							     const uintptr_t *p, uintptr_t site,
+							     uintptr_t fp)
+{
+	uint32_t d, k;
+	uintptr_t cfa;
+	uint64_t w;
+
+	if (st) {
+		cfa = rip_fn_cfa_learn(st, fn, p, site, fp, &k);
+		w = st->state;
+		d = RIP_FN_STATE_DEPTH(w);
+		if (rip_fn_below(st, d, cfa))
+			w = rip_fn_resync_entry(st, w, fn, cfa, k, site);
+		rip_fn_push(st, w, fn, cfa, k);
+	}
+	if (RIP_UNLIKELY(rip_category_enabled(RIP_CAT_FUNC)))
+		rip_fn_record(&__rip_fn_entry_type, RIP_EV_FN_ENTRY, fn);
+}
+
+/* An entry whose thread moved to another slot (or has none yet). */
+static __nofn __attribute__((noinline)) void rip_fn_enter_slow(uintptr_t fn, const uintptr_t *p,
+							       uintptr_t site, uintptr_t fp)
+{
+	rip_fn_enter_on(rip_fn_stack_slow(), fn, p, site, fp);
+}
+
 __nofn RIP_API void __cyg_profile_func_enter(void *this_fn, void *call_site)
 {
 	const uintptr_t *p = (const uintptr_t *)__builtin_dwarf_cfa();
 	struct rip_fn_tls *t = &rip_fn_tls;
 	struct rip_fn_stack *st = t->st;
-	uintptr_t fn = (uintptr_t)this_fn, site = (uintptr_t)call_site, cfa, fp;
+	uintptr_t fn = (uintptr_t)this_fn, site = (uintptr_t)call_site, cfa;
 	/* Off (no file with stacks): one load.  Relaxed: a hint, the slow path acquires. */
 	const struct rip_file_hdr *h = __atomic_load_n(&rip_fn.h, __ATOMIC_RELAXED);
-	uint32_t d, k;
-	uint64_t w;
+	uint32_t d;
+	uint64_t k, w;
 
 	if (RIP_UNLIKELY(!h))
 		return;
 	if (RIP_UNLIKELY(t->of != __rip_self.cur || !st))
 		return rip_fn_enter_slow(fn, p, site, rip_fn_fp());
 	/*
-	 * The function's return address, a few words up.  Built with frame
-	 * pointers, the function's rbp (the hook keeps it: a leaf without a
-	 * frame) points just below it: one compare, no loop to mispredict.
-	 * Another rbp (a build without them, a register like any other) is
-	 * only used when it points into the words the scan would read anyway.
+	 * The function's return address, a few words up: as far up as this
+	 * call of the hook (p[-1]: its return address) found it before (the
+	 * function's frame is the same at every pass), checked.  The first time
+	 * (or a bucket shared), rip_fn_cfa_learn works it out.  The first entry
+	 * of the bucket only: every instruction here costs a call of a function
+	 * that works, all the more one that writes a register (doc/design.md).
 	 */
-	fp = rip_fn_fp();
-	k = (uint32_t)((fp - (uintptr_t)p) / sizeof(*p)) + 1;
-	if (RIP_UNLIKELY(fp - (uintptr_t)p >= (RIP_FN_SCAN - 1) * sizeof(*p) || fp % sizeof(*p) ||
-			 p[k] != site)) {
-		/* No frame pointer: the distance this call of the hook had before (p[-1]: its return). */
-		k = rip_fn_kc_get(p, p[-1], site);
-		if (RIP_UNLIKELY(k == RIP_FN_SCAN))
-			return rip_fn_enter_on(st, fn, p, site, rip_fn_fp());
-	}
+	k = rip_fn_kc_first(p, p[-1], site);
+	if (RIP_UNLIKELY(k == RIP_FN_SCAN))
+		return rip_fn_enter_on(st, fn, p, site, rip_fn_fp());
 	cfa = (uintptr_t)(p + k + 1);
 	w = st->state;
 	d = RIP_FN_STATE_DEPTH(w);
 	if (RIP_UNLIKELY(rip_fn_below(st, d, cfa)))
-		return rip_fn_enter_resync(st, w, fn, cfa, k, site);
-	rip_fn_push(st, w, fn, cfa, k);
+		return rip_fn_enter_resync(st, w, fn, cfa, (uint32_t)k, site);
+	rip_fn_push(st, w, fn, cfa, (uint32_t)k);
 	if (RIP_UNLIKELY(rip_fn_timed(h)))
 		return rip_fn_record(&__rip_fn_entry_type, RIP_EV_FN_ENTRY, fn);
 }
