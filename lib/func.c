@@ -1149,6 +1149,19 @@ rip_fn_exit_other(uintptr_t fn, const uintptr_t *p, uintptr_t site, bool tail, b
 		rip_fn_record(&__rip_fn_exit_type, RIP_EV_FN_EXIT, fn);
 }
 
+/*
+ * The exit's fast path: the top frame is the leaving function's, in the
+ * same frame (or the hook's own cfa: a tail call to it), or the stack is
+ * deeper than the frames kept; anything else (another slot, frames to
+ * drop) goes to rip_fn_exit_other.  The frame's word less fn, rotated by
+ * 48 bits, is its k (under 2^16) when the low 48 bits are fn's, and at
+ * least 2^16 when they are not (they are then nonzero, and rotated into
+ * the high bits): the function and the distance to its cfa in three
+ * instructions.  Every instruction here counts, more than at the entry: a
+ * chain of calls that return one after the other runs its exits back to
+ * back, with none of the callers' work to overlap them (doc/design.md,
+ * "A fifth look").
+ */
 __nofn RIP_API void __cyg_profile_func_exit(void *this_fn, void *call_site)
 {
 	const uintptr_t *p = (const uintptr_t *)__builtin_dwarf_cfa();
@@ -1157,32 +1170,36 @@ __nofn RIP_API void __cyg_profile_func_exit(void *this_fn, void *call_site)
 	uintptr_t fn = (uintptr_t)this_fn, site = (uintptr_t)call_site;
 	/* Off (no file with stacks): one load.  Relaxed: a hint, the slow path acquires. */
 	const struct rip_file_hdr *h = __atomic_load_n(&rip_fn.h, __ATOMIC_RELAXED);
+	const struct rip_fn_frame *f;
+	bool moved = false;
+	uint64_t w, r;
 	uint32_t d;
-	uint64_t w;
 
 	if (RIP_UNLIKELY(!h))
 		return;
-	if (RIP_UNLIKELY(t->of != __rip_self.cur || !st))
-		return rip_fn_exit_other(fn, p, site, RIP_FN_TAIL(site), true);
+	if (RIP_UNLIKELY(t->of != __rip_self.cur || !st)) {
+		moved = true;
+		goto other;
+	}
 	w = st->state;
 	d = RIP_FN_STATE_DEPTH(w);
 	if (RIP_LIKELY(d - 1 < RIP_FN_DEPTH)) {
-		const struct rip_fn_frame *f = &st->frame[d - 1];
-		uint64_t x = f->fn;
-
-		/* The same function (the low 48 bits), the same frame. */
-		if (RIP_UNLIKELY((x ^ fn) << (64 - RIP_FN_ADDR_BITS)))
-			return rip_fn_exit_other(fn, p, site, RIP_FN_TAIL(site), false);
-		if (RIP_UNLIKELY((uintptr_t)(p + (x >> RIP_FN_ADDR_BITS) + 1) != f->cfa) &&
-		    !(RIP_FN_TAIL(site) && (uintptr_t)p == f->cfa))
-			return rip_fn_exit_other(fn, p, site, RIP_FN_TAIL(site), false);
+		f = &st->frame[d - 1];
+		r = f->fn - fn;
+		r = r >> RIP_FN_ADDR_BITS | r << (64 - RIP_FN_ADDR_BITS);
+		if (RIP_UNLIKELY(r > 0xffff || f->cfa != (uintptr_t)(p + r + 1)) &&
+		    (r > 0xffff || f->cfa != (uintptr_t)p || !RIP_FN_TAIL(site)))
+			goto other;
 	} else if (RIP_UNLIKELY(!d || rip_fn_deep_kept(st, p))) {
-		return rip_fn_exit_other(fn, p, site, RIP_FN_TAIL(site), false);
+		goto other;
 	}
 	/* Pairs with the acquire loads of state in the readers. */
 	__atomic_store_n(&st->state, w - 1, __ATOMIC_RELEASE);
 	if (RIP_UNLIKELY(rip_fn_timed(h)))
 		return rip_fn_record(&__rip_fn_exit_type, RIP_EV_FN_EXIT, fn);
+	return;
+other:
+	return rip_fn_exit_other(fn, p, site, RIP_FN_TAIL(site), moved);
 }
 
 /* The hooks as librip defines them, whatever the program binds (nop.c tells its calls by them). */
