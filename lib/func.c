@@ -123,13 +123,21 @@ static const char *const rip_fn_nop_ref __attribute__((used)) = &__rip_fn_nop_li
 #define RIP_FN_HASH_SIZE (1u << RIP_FN_HASH_BITS)
 #define RIP_FN_PROBES 64u
 
-/* The stack of the slot this thread runs, as last worked out. */
+/*
+ * The stack of the slot this thread runs, as last worked out: st, the
+ * stack of slot of, while of is __rip_self.cur, so that the hooks compare
+ * of only.  When there is none to keep (no ring, no area, a dummy slot),
+ * of is RIP_FN_NO_SLOT, which no cur equals.
+ */
 struct rip_fn_tls {
-	struct rip_slot *of;	 /* __rip_self.cur when st was worked out */
-	struct rip_fn_stack *st; /* its stack; NULL: none kept (no ring, no area, a dummy slot) */
+	struct rip_slot *of;	 /* __rip_self.cur when st was worked out, or RIP_FN_NO_SLOT */
+	struct rip_fn_stack *st; /* its stack */
 };
 
-static __thread struct rip_fn_tls rip_fn_tls __attribute__((tls_model("initial-exec")));
+#define RIP_FN_NO_SLOT ((struct rip_slot *)1)
+
+static __thread struct rip_fn_tls rip_fn_tls
+	__attribute__((tls_model("initial-exec"))) = { .of = RIP_FN_NO_SLOT };
 
 static struct {
 	struct rip_file_hdr *h; /* the file whose stacks the hooks keep; NULL: off (acquire) */
@@ -292,30 +300,28 @@ int __rip_fn_fork_copy(int fd, struct rip_file_hdr *h, uint32_t used,
 /* ---- shadow stacks ------------------------------------------------------------------- */
 
 /*
- * The stack of the slot the thread runs now, into the cache (NULL when
- * none is kept: the ring is closed, the file has no area, the slot is a
- * dummy, or its page cannot be backed).  Attaches a thread that has no
- * slot yet, when a ring is open.
+ * The stack of slot *sp, the one the thread runs now (NULL when none is
+ * kept: the ring is closed, the file has no area, the slot is a dummy, or
+ * its page cannot be backed).  Attaches a thread that has no slot yet, when
+ * a ring is open (*sp: the slot it got).
  */
-static __nofn struct rip_fn_stack *rip_fn_stack_slow_on(struct rip_file_hdr *h, struct rip_slot *s)
+static __nofn struct rip_fn_stack *rip_fn_stack_slow_on(struct rip_file_hdr *h,
+							struct rip_slot **sp)
 {
-	struct rip_fn_tls *t = &rip_fn_tls;
+	struct rip_slot *s = *sp;
 	struct rip_fn_stack *st;
 	size_t i, page, bit;
 	uint32_t owner;
 
-	if (!h) {
-		t->of = s;
+	if (!h)
 		return NULL;
-	}
 	if (!s) {
 		/* Pairs with the release store of the file in rip_ring_open: one is open. */
 		if (!__atomic_load_n(&__rip_proc.hdr, __ATOMIC_ACQUIRE))
 			return NULL;
 		__rip_attach_slow();
-		s = __rip_self.cur;
+		*sp = s = __rip_self.cur;
 	}
-	t->of = s;
 	if (!s || (__rip_self.flags & RIP_SELF_DUMMY) || h != __rip_proc.hdr)
 		return NULL;
 	i = (size_t)((char *)s - ((char *)h + h->slot_off)) >> RIP_SLOT_SHIFT;
@@ -347,11 +353,23 @@ static __nofn __attribute__((noinline)) struct rip_fn_stack *rip_fn_stack_slow(v
 	struct rip_file_hdr *h = __atomic_load_n(&rip_fn.h, __ATOMIC_ACQUIRE);
 	struct rip_fn_tls *t = &rip_fn_tls;
 	int saved = errno; /* the program's: an attach or a page backed may set it */
+	struct rip_slot *s = __rip_self.cur;
+	struct rip_fn_stack *st;
 
-	t->st = NULL;
-	t->st = rip_fn_stack_slow_on(h, __rip_self.cur);
+	/*
+	 * The cache is of the slot or of none whenever a signal handler's
+	 * hooks look at it (the signal fences keep the stores in this order).
+	 */
+	t->of = RIP_FN_NO_SLOT;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	st = rip_fn_stack_slow_on(h, &s);
+	t->st = st;
+	if (st) {
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		t->of = s;
+	}
 	errno = saved;
-	return t->st;
+	return st;
 }
 
 /* The distance rip_fn_big keeps for key a (a function, or a hook's return address); 0: none. */
@@ -1054,7 +1072,8 @@ __nofn RIP_API void __cyg_profile_func_enter(void *this_fn, void *call_site)
 
 	if (RIP_UNLIKELY(!h))
 		return;
-	if (RIP_UNLIKELY(t->of != __rip_self.cur || !st))
+	/* Another slot than the cached stack's, or none (RIP_FN_NO_SLOT). */
+	if (RIP_UNLIKELY(t->of != __rip_self.cur))
 		return rip_fn_enter_slow(fn, p, site, rip_fn_fp());
 	/*
 	 * The function's return address, a few words up: as far up as this
@@ -1177,7 +1196,8 @@ __nofn RIP_API void __cyg_profile_func_exit(void *this_fn, void *call_site)
 
 	if (RIP_UNLIKELY(!h))
 		return;
-	if (RIP_UNLIKELY(t->of != __rip_self.cur || !st)) {
+	/* Another slot than the cached stack's, or none (RIP_FN_NO_SLOT). */
+	if (RIP_UNLIKELY(t->of != __rip_self.cur)) {
 		moved = true;
 		goto other;
 	}
