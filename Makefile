@@ -78,8 +78,8 @@ INTEG := $(INTEG_SRC:tests/integ/%.c=$(BUILD)/tests/integ/%) \
 	$(BUILD)/tests/integ/funcprog-cxx-patch $(BUILD)/tests/integ/funcnop-clang \
 	$(BUILD)/tests/integ/funcnop-own
 BENCHES := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%) $(BUILD)/bench/malloc-nofp \
-	$(BUILD)/bench/funcs-instr $(BUILD)/bench/funcs-empty $(BUILD)/bench/funcs-floor \
-	$(BUILD)/bench/funcs-patch $(BUILD)/bench/many-fn
+	$(BUILD)/bench/funcs-instr $(BUILD)/bench/funcs-empty $(BUILD)/bench/funcs-emptyso \
+	$(BUILD)/bench/funcs-floor $(BUILD)/bench/funcs-patch $(BUILD)/bench/many-fn
 
 SONAME := librip.so.$(SOMAJOR)
 LIBSO := $(BUILD)/librip.so
@@ -327,6 +327,17 @@ $(BUILD)/bench/funcs-empty: bench/funcs.c bench/funcs-hooks.c
 	@mkdir -p $(@D)
 	$(CC) $(FUNCS_CFLAGS) -DBENCH_HOOKS=1 -c bench/funcs-hooks.c -o $@-hooks.o
 	$(CC) $(FUNCS_CFLAGS) -finstrument-functions -o $@ $< $@-hooks.o -pthread
+
+# The same empty hooks in a shared library of their own: the compiler's hook calls as they
+# reach any library's hooks (librip's, uftrace's libmcount), through the PLT.
+$(BUILD)/bench/libfuncs-hooks.so: bench/funcs-hooks.c
+	@mkdir -p $(@D)
+	$(CC) $(FUNCS_CFLAGS) -DBENCH_HOOKS=1 -fPIC -shared -o $@ $<
+
+$(BUILD)/bench/funcs-emptyso: bench/funcs.c $(BUILD)/bench/libfuncs-hooks.so
+	@mkdir -p $(@D)
+	$(CC) $(FUNCS_CFLAGS) -finstrument-functions -o $@ $< -L$(BUILD)/bench -lfuncs-hooks \
+		-Wl,-rpath,'$$ORIGIN' -pthread
 
 $(BUILD)/bench/funcs-floor: bench/funcs.c bench/funcs-hooks.c
 	@mkdir -p $(@D)

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * bench/funcs-hooks.c - the hooks of two builds of bench/funcs.c, in a
+ * bench/funcs-hooks.c - the hooks of three builds of bench/funcs.c, in a
  * file of their own so that the compiler calls them as it calls any
  * library's (it would inline them into the instrumented functions of the
  * same file): BENCH_HOOKS=1 does nothing (the cost of the compiler's hook
- * calls), BENCH_HOOKS=2 reads the TSC and stores 8 bytes into a thread's
- * buffer (the floor of a timed record).
+ * calls; linked into the program, and in a shared library of its own, whose
+ * hooks are called through the PLT as librip's are), BENCH_HOOKS=2 reads the
+ * TSC and stores 8 bytes into a thread's buffer (the floor of a timed record).
  */
 #include <stdint.h>
 

@@ -11,6 +11,9 @@
 #   patchable          -fpatchable-function-entry=5, never patched
 #   empty hooks        -finstrument-functions, hooks of its own that do
 #                      nothing: the compiler's hook calls
+#   empty, library     the same hooks in a shared library of their own: the
+#                      compiler's hook calls as they reach a library's hooks
+#                      (librip's, libmcount's), through the PLT
 #   floor hooks        the same, hooks that read the TSC and store 8 bytes:
 #                      the floor of a timed record per entry and per exit
 #   librip off         librip's hooks, no ring file (RIP_RING unset)
@@ -67,7 +70,7 @@ failed=0
 
 echo ""
 echo "functions: -finstrument-functions hooks, per call of a 9-deep chain of distinct functions [31]"
-for p in funcs funcs-patch funcs-empty funcs-floor funcs-instr many-fn; do
+for p in funcs funcs-patch funcs-empty funcs-emptyso funcs-floor funcs-instr many-fn; do
 	if [ ! -x "$B/$p" ]; then
 		echo "  skipped: $B/$p is missing (make tests)"
 		exit 1
@@ -118,7 +121,7 @@ one() {
 }
 
 for w in 0 "$WORK1"; do
-	for k in plain patch empty floor off nop keep shadow timed mono uftrace ptimed puftrace; do
+	for k in plain patch empty emptyso floor off nop keep shadow timed mono uftrace ptimed puftrace; do
 		: >"$work/$k.$w"
 	done
 done
@@ -130,6 +133,7 @@ for rep in $(seq "$REPS"); do
 		BEST=$PBEST one plain "$w" "$B/funcs"
 		BEST=$PBEST one patch "$w" "$B/funcs-patch"
 		one empty "$w" "$B/funcs-empty"
+		one emptyso "$w" "$B/funcs-emptyso"
 		one floor "$w" "$B/funcs-floor"
 		one off "$w" env -u RIP_RING "$B/funcs-instr"
 		one nop "$w" env -u RIP_RING RIP_FUNCTIONS=0 "$B/funcs-instr"
@@ -157,6 +161,7 @@ row() { printf '  %-34s %9s %9s  %s\n' "$@"; }
 for w in 0 "$WORK1"; do
 	plain=$(med plain "$w") patch=$(med patch "$w") empty=$(med empty "$w")
 	floor=$(med floor "$w") off=$(med off "$w") shadow=$(med shadow "$w")
+	emptyso=$(med emptyso "$w")
 	nop=$(med nop "$w") keep=$(med keep "$w")
 	timed=$(med timed "$w") mono=$(med mono "$w") uft=$(med uftrace "$w")
 	ptimed=$(med ptimed "$w") puft=$(med puftrace "$w")
@@ -173,6 +178,8 @@ for w in 0 "$WORK1"; do
 		"$(calc "%.3fx plain (budget: within 1.02x)" "a / b" "$patch" "$plain")"
 	row "-finstrument-functions, empty hooks" "$empty" "$(added "$empty" "$plain")" \
 		"the compiler's hook calls"
+	row "  the same hooks in a library" "$emptyso" "$(added "$emptyso" "$plain")" \
+		"the compiler's calls into a library (the PLT)"
 	row "floor: rdtsc + 8-byte store per hook" "$floor" "$(added "$floor" "$plain")" \
 		"two TSC reads, two stores per call"
 	row "librip, no ring file" "$off" "$(added "$off" "$plain")" \
@@ -183,6 +190,7 @@ for w in 0 "$WORK1"; do
 		"$(calc "%.2fx plain (budget: within 1.5x)" "a / b" "$nop" "$plain")"
 	row "librip, shadow stack only" "$shadow" "$(added "$shadow" "$plain")" \
 		"$(calc "%+.2f ns over empty hooks (budget: 3 ns)" "a - b" "$shadow" "$empty")"
+	row "" "" "" "$(calc "%+.2f ns over the empty hooks in a library" "a - b" "$shadow" "$emptyso")"
 	a_timed=$(added "$timed" "$plain") a_floor=$(added "$floor" "$plain")
 	a_mono=$(added "$mono" "$plain") a_uft=$(added "$uft" "$plain")
 	row "librip, timed records (TSC)" "$timed" "$a_timed" \
