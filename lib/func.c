@@ -1244,12 +1244,12 @@ struct rip_fn_stack *__rip_fn_stack_now(uint32_t *index)
 	return st;
 }
 
-void __rip_fn_enter_at(struct rip_fn_stack *st, uintptr_t fn, uintptr_t cfa)
+bool __rip_fn_enter_at(struct rip_fn_stack *st, uintptr_t fn, uintptr_t cfa)
 {
 	const struct rip_file_hdr *h = __atomic_load_n(&rip_fn.h, __ATOMIC_RELAXED);
 
 	if (!h)
-		return;
+		return false;
 	if (st) {
 		uint64_t w = st->state;
 		uint32_t d = RIP_FN_STATE_DEPTH(w);
@@ -1259,11 +1259,13 @@ void __rip_fn_enter_at(struct rip_fn_stack *st, uintptr_t fn, uintptr_t cfa)
 		/* k 0: the exit comes through __rip_fn_exit_at, which knows the cfa */
 		rip_fn_push(st, w, fn, cfa, 0);
 	}
-	if (RIP_UNLIKELY(rip_fn_timed(h)))
-		rip_fn_record(&__rip_fn_entry_type, RIP_EV_FN_ENTRY, fn);
+	if (!rip_fn_timed(h))
+		return false;
+	rip_fn_record(&__rip_fn_entry_type, RIP_EV_FN_ENTRY, fn);
+	return true;
 }
 
-void __rip_fn_exit_at(struct rip_fn_stack *st, uintptr_t fn, uintptr_t cfa)
+void __rip_fn_exit_at(struct rip_fn_stack *st, uintptr_t fn, uintptr_t cfa, bool rec)
 {
 	const struct rip_file_hdr *h = __atomic_load_n(&rip_fn.h, __ATOMIC_RELAXED);
 
@@ -1286,7 +1288,8 @@ void __rip_fn_exit_at(struct rip_fn_stack *st, uintptr_t fn, uintptr_t cfa)
 			 */
 			return;
 	}
-	if (RIP_UNLIKELY(rip_fn_timed(h)))
+	/* Its entry's record written, whatever the category is now (internal.h). */
+	if (rec)
 		rip_fn_record(&__rip_fn_exit_type, RIP_EV_FN_EXIT, fn);
 }
 
@@ -1300,8 +1303,9 @@ void __rip_fn_exit_at(struct rip_fn_stack *st, uintptr_t fn, uintptr_t cfa)
  * with only the general registers saved (this file is built with
  * -mgeneral-regs-only).  They do the common case in one go: the thread's
  * cached stack, its slot's return stack (the same index), a frame to push
- * or the top frame to pop with nothing to drop, and with the func category
- * on, a function that has an id, the TSC and room in the packet.  Anything
+ * or the top frame to pop with nothing to drop, and for a timed record (an
+ * entry with the func category on, an exit whose entry had its record), a
+ * function that has an id, the TSC and room in the packet.  Anything
  * else, they decline before they change anything (a record reserved is
  * given back: only nest was raised), and the slow paths of patch.c, with
  * the vector registers saved, do the whole entry or exit.
@@ -1404,7 +1408,7 @@ int __rip_fn_penter_fast(uintptr_t *slot)
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	r->e[n].ra = slot[1];
 	r->e[n].cfa = cfa;
-	r->e[n].fn = fn;
+	r->e[n].fn = fn | (timed ? RIP_FN_RET_REC : 0); /* the exit's record iff this entry's */
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	slot[1] = (uintptr_t)__rip_fn_pexit;
 	/* Everything above before the flag drops: pairs with a signal handler's check. */
@@ -1434,7 +1438,7 @@ uintptr_t __rip_fn_pexit_fast(uintptr_t cfa)
 	n = r->n;
 	if (RIP_UNLIKELY(n - 1 >= RIP_FN_RETS || r->e[n - 1].cfa != cfa))
 		return 0;
-	fn = r->e[n - 1].fn;
+	fn = r->e[n - 1].fn & ~RIP_FN_RET_REC;
 	ra = r->e[n - 1].ra;
 	w = st->state;
 	d = RIP_FN_STATE_DEPTH(w);
@@ -1443,7 +1447,8 @@ uintptr_t __rip_fn_pexit_fast(uintptr_t cfa)
 	f = &st->frame[d - 1];
 	if (RIP_UNLIKELY(((f->fn ^ fn) << (64 - RIP_FN_ADDR_BITS)) || f->cfa != cfa))
 		return 0;
-	timed = rip_fn_timed(h);
+	/* Its entry's record written, whatever the category is now (internal.h). */
+	timed = r->e[n - 1].fn >> 63;
 	if (timed && !rip_fn_reserve(RIP_EV_FN_EXIT, fn, &p, &id, &ts))
 		return 0;
 	__rip_fn_busy = 1;

@@ -148,14 +148,17 @@ int __rip_fn_fork_copy(int fd, struct rip_file_hdr *h, uint32_t used,
 /*
  * For patched entries (patch.c): the stack of the slot the thread runs now
  * and its index (NULL: none kept); a function entered or left at cfa, on
- * that stack (NULL: none, the timed record only).
+ * that stack (NULL: none, the timed record only).  The entry's record is
+ * written when the func category is on (enter_at says whether it was); the
+ * exit's when rec, what enter_at said for the same call: a call toggled
+ * on or off mid-way (rip enable, rip disable) has both records or neither.
  */
 /* librip's own hooks (func.c), hidden aliases: what the program's calls of the hooks reach. */
 void __rip_fn_enter_self(void *this_fn, void *call_site) __hidden;
 void __rip_fn_exit_self(void *this_fn, void *call_site) __hidden;
 struct rip_fn_stack *__rip_fn_stack_now(uint32_t *index) __hidden;
-void __rip_fn_enter_at(struct rip_fn_stack *st, uintptr_t fn, uintptr_t cfa) __hidden;
-void __rip_fn_exit_at(struct rip_fn_stack *st, uintptr_t fn, uintptr_t cfa) __hidden;
+bool __rip_fn_enter_at(struct rip_fn_stack *st, uintptr_t fn, uintptr_t cfa) __hidden;
+void __rip_fn_exit_at(struct rip_fn_stack *st, uintptr_t fn, uintptr_t cfa, bool rec) __hidden;
 
 /*
  * patch.c: -fpatchable-function-entry (what the preload library calls is in
@@ -171,8 +174,15 @@ void __rip_fn_rets_caught(uintptr_t cfa) __hidden;
 struct rip_fn_ret {
 	uintptr_t ra;  /* where the function returns */
 	uintptr_t cfa; /* its cfa: its return address sits at cfa - 8 */
+	/*
+	 * The function, and RIP_FN_RET_REC when its entry's record was written
+	 * (the func category was on), so that its exit's is, whether the
+	 * category is on or off when it returns; without it neither is (an
+	 * entry made while off, before rip enable turned it on).
+	 */
 	uintptr_t fn;
 };
+#define RIP_FN_RET_REC (1ull << 63) /* above any user address */
 
 /* The return stack of a slot. */
 struct rip_fn_rets {

@@ -41,9 +41,12 @@
  * which function (site + 5), the one above it is the function's own: it is
  * replaced by __rip_fn_pexit, and the real one kept on the return stack of
  * the slot the thread runs (a coroutine's follows the coroutine), with the
- * function's cfa.  The exit (__rip_fn_pexit) finds its entry by that cfa,
+ * function's cfa and whether the entry's record was written (the func
+ * category on).  The exit (__rip_fn_pexit) finds its entry by that cfa,
  * pops it and the entries above it (their frames are gone: a longjmp went
- * past them), and returns where the function would have.  Entries are
+ * past them), writes its record iff the entry's was (a call under way when
+ * rip enable or rip disable toggles the category and the patches has both
+ * records or neither), and returns where the function would have.  Entries are
  * dropped nowhere else, except at an entry, where an entry whose cfa is at
  * or below the new one and whose stack slot no longer holds
  * __rip_fn_pexit is provably gone.  Before an exception unwinds the stack,
@@ -305,6 +308,7 @@ void __rip_fn_penter(uintptr_t *slot)
 	struct rip_fn_stack *st;
 	struct rip_fn_rets *r;
 	uint32_t index = 0, n;
+	bool rec;
 
 	/*
 	 * errno is the program's: nothing here sets it, and what may (the
@@ -316,7 +320,7 @@ void __rip_fn_penter(uintptr_t *slot)
 	__rip_fn_busy = 1;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	st = __rip_fn_stack_now(&index);
-	__rip_fn_enter_at(st, fn, cfa);
+	rec = __rip_fn_enter_at(st, fn, cfa);
 	if (!h || !st || !(r = rip_fn_rets_of(h, index)))
 		goto out;
 	/* Entries at or below this cfa whose return address is ours no more are gone. */
@@ -333,7 +337,7 @@ void __rip_fn_penter(uintptr_t *slot)
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	r->e[n].ra = *ra;
 	r->e[n].cfa = cfa;
-	r->e[n].fn = fn;
+	r->e[n].fn = fn | (rec ? RIP_FN_RET_REC : 0); /* the exit's record iff this entry's */
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	*ra = (uintptr_t)__rip_fn_pexit;
 out:
@@ -341,13 +345,14 @@ out:
 	__rip_fn_busy = 0;
 }
 
-/* The entry of cfa in r: its real return address (and the entry popped), or 0. */
-static uintptr_t rip_fn_ret_take(struct rip_fn_rets *r, uintptr_t cfa, uintptr_t *fn)
+/* The entry of cfa in r: its real return address (and the entry popped, *fn, *rec), or 0. */
+static uintptr_t rip_fn_ret_take(struct rip_fn_rets *r, uintptr_t cfa, uintptr_t *fn, bool *rec)
 {
 	for (uint32_t k = r->n; k-- > 0;) {
 		if (r->e[k].cfa != cfa)
 			continue;
-		*fn = r->e[k].fn;
+		*fn = r->e[k].fn & ~RIP_FN_RET_REC;
+		*rec = r->e[k].fn & RIP_FN_RET_REC;
 		r->n = k;
 		return r->e[k].ra;
 	}
@@ -372,25 +377,26 @@ uintptr_t __rip_fn_pexit_c(uintptr_t cfa)
 	struct rip_fn_stack *st = NULL;
 	uintptr_t ra = 0, fn = 0;
 	uint32_t index = 0;
+	bool rec = false;
 
 	/* errno: as in __rip_fn_penter.  The slot the thread runs, then its own, then any (a switch inside the function). */
 	if (h && (st = __rip_fn_stack_now(&index)) && (r = rip_fn_rets_of(h, index)))
-		ra = rip_fn_ret_take(r, cfa, &fn);
+		ra = rip_fn_ret_take(r, cfa, &fn, &rec);
 	if (!ra && h && __rip_self.thread) {
 		index = (uint32_t)(((char *)__rip_self.thread - ((char *)h + h->slot_off)) >>
 				   RIP_SLOT_SHIFT);
 		if ((r = rip_fn_rets_of(h, index)))
-			ra = rip_fn_ret_take(r, cfa, &fn);
+			ra = rip_fn_ret_take(r, cfa, &fn, &rec);
 	}
 	for (uint32_t i = 0; !ra && h && __rip_fn_rets && i < __rip_fn_nrets && i < h->fresh; i++)
 		if (__rip_fn_rets[i].n)
-			ra = rip_fn_ret_take(&__rip_fn_rets[i], cfa, &fn);
+			ra = rip_fn_ret_take(&__rip_fn_rets[i], cfa, &fn, &rec);
 	if (!ra)
 		rip_fn_lost();
 	if (!__rip_fn_busy) {
 		__rip_fn_busy = 1;
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-		__rip_fn_exit_at(st, fn, cfa);
+		__rip_fn_exit_at(st, fn, cfa, rec);
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		__rip_fn_busy = 0;
 	}
