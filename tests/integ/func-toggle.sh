@@ -1,0 +1,59 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+#
+# Description: rip enable PID func / rip disable PID func toggled 15 times
+# while the functions they patch run: funcprog-patch spin (built by gcc,
+# five 1-byte nops, and by clang, one 5-byte nop; 4 threads calling spin_a >
+# spin_b > spin_c throughout) under rip run --functions.  Each enable waits
+# until rip ps --stacks shows a thread in a patched function, so that each
+# disable comes while calls are under way (and each enable finds calls that
+# began unpatched).  A call's exit is in the trace exactly when its entry
+# is, whatever the patch state and the func category at its return: rip
+# report --functions shows no exit without its entry, no call without its
+# exit, none still running (the threads are joined before the program
+# ends), entries = exits, and the program's results are right.
+. tests/data/common.sh
+need_cmd python3
+rep=$PWD/tests/data/fn-report.py
+cd "$TEST_TMP" || die "no TEST_TMP"
+
+# in_spin PID: rip ps --stacks shows a thread of PID in spin_a, spin_b or spin_c
+in_spin() {
+	"$RIP" ps --stacks --json "$1" 2>/dev/null | grep -q '"spin_[abc]"'
+}
+
+for v in gcc clang; do
+	prog=$OLDPWD/$BUILD/tests/integ/funcprog-patch
+	[ $v = clang ] && prog=$prog-clang
+	need_bin "$prog" "$RIP"
+	rm -f ready.$v
+	"$RIP" run --functions -o t.$v -- "$prog" spin 600 4 "$TEST_TMP/ready.$v" \
+		>run.$v.out 2>run.$v.err &
+	run=$!
+	T_PIDS="$T_PIDS $run"
+	wait_file "$TEST_TMP/ready.$v" 60 || die "$v: funcprog-patch never got ready: $(cat run.$v.err)"
+	pid=$(ps -o pid= --ppid "$run" | tr -d ' ')
+	[ -n "$pid" ] || die "$v: no program under rip run"
+	k=0
+	while [ $k -lt 15 ]; do
+		"$RIP" enable -q "$pid" func 2>en.err || fail "$v: rip enable $k: $(cat en.err)"
+		wait_until 30 in_spin "$pid" || fail "$v: no thread in spin_* after rip enable $k"
+		"$RIP" disable -q "$pid" func 2>dis.err || fail "$v: rip disable $k: $(cat dis.err)"
+		k=$((k + 1))
+	done
+	kill -INT "$pid"
+	wait "$run"
+	rc=$?
+	T_PIDS=""
+	[ $rc = 0 ] || fail "$v: rip run (the program checks its results): exit $rc: $(cat run.$v.err)"
+	grep -q ", 0 lost\$" run.$v.err || fail "$v: rip run lost records: $(cat run.$v.err)"
+	"$RIP" report --functions --json t.$v | python3 "$rep" >rep.$v.txt || fail "$v: rip report"
+	echo "$v: $(grep -E '^(entries|exits|no_entry|no_exit|running) ' rep.$v.txt | tr '\n' ' ')"
+	grep -q '^entries [1-9]' rep.$v.txt || fail "$v: no entries recorded: $(cat rep.$v.txt)"
+	for t in no_entry no_exit running; do
+		grep -q "^$t 0\$" rep.$v.txt || fail "$v: $(grep "^$t " rep.$v.txt), want 0"
+	done
+	n=$(sed -n 's/^entries //p' rep.$v.txt)
+	grep -q "^exits $n\$" rep.$v.txt || fail "$v: $n entries but $(grep '^exits ' rep.$v.txt)"
+done
+t_done
