@@ -106,6 +106,14 @@ static const char *const rip_fn_nop_ref __attribute__((used)) = &__rip_fn_nop_li
 /* A frame's fn word: the address, and in the top bits the words from the hook's frame to cfa. */
 #define RIP_FN_ADDR_BITS 48
 #define RIP_FN_ADDR_MASK ((1ull << RIP_FN_ADDR_BITS) - 1)
+/*
+ * The top bits of a patched entry's frame (patch.c; its exit knows its cfa,
+ * no words to count): PATCHED, and REC when its entry's record was written,
+ * so that a frame dropped without its exit gets the exit's record iff its
+ * entry had one, whatever the func category is then (rip_fn_dropped).
+ */
+#define RIP_FN_K_PATCHED 0x8000u
+#define RIP_FN_K_REC 0x4000u
 /* An entry this far above the outermost frame is on another stack (rip_fn_resync). */
 #define RIP_FN_FAR (64u << 10)
 /*
@@ -540,15 +548,22 @@ struct rip_fn_inl {
 /*
  * Frames [lo, hi) of st are dropped without their exits: with the func
  * category on, write their exits now (innermost first), so that a trace
- * pairs every entry it has with an exit, where the hooks saw it end.
+ * pairs every entry it has with an exit, where the hooks saw it end.  A
+ * patched entry's frame says itself whether its entry's record was written
+ * (RIP_FN_K_REC): its exit's is iff, the category on or off.
  */
 static __nofn void rip_fn_dropped(const struct rip_fn_stack *st, uint32_t lo, uint32_t hi)
 {
-	if (!rip_category_enabled(RIP_CAT_FUNC))
-		return;
-	while (hi-- > lo)
-		rip_fn_record(&__rip_fn_exit_type, RIP_EV_FN_EXIT,
-			      (uintptr_t)(st->frame[hi].fn & RIP_FN_ADDR_MASK));
+	bool on = rip_category_enabled(RIP_CAT_FUNC);
+
+	while (hi-- > lo) {
+		uint64_t x = st->frame[hi].fn;
+		uint32_t k = (uint32_t)(x >> RIP_FN_ADDR_BITS);
+
+		if (k & RIP_FN_K_PATCHED ? k & RIP_FN_K_REC : on)
+			rip_fn_record(&__rip_fn_exit_type, RIP_EV_FN_EXIT,
+				      (uintptr_t)(x & RIP_FN_ADDR_MASK));
+	}
 }
 
 /*
@@ -1247,22 +1262,23 @@ struct rip_fn_stack *__rip_fn_stack_now(uint32_t *index)
 bool __rip_fn_enter_at(struct rip_fn_stack *st, uintptr_t fn, uintptr_t cfa)
 {
 	const struct rip_file_hdr *h = __atomic_load_n(&rip_fn.h, __ATOMIC_RELAXED);
+	bool timed;
 
 	if (!h)
 		return false;
+	timed = rip_fn_timed(h);
 	if (st) {
 		uint64_t w = st->state;
 		uint32_t d = RIP_FN_STATE_DEPTH(w);
 
 		if (rip_fn_below(st, d, cfa))
 			w = rip_fn_resync(st, w, cfa);
-		/* k 0: the exit comes through __rip_fn_exit_at, which knows the cfa */
-		rip_fn_push(st, w, fn, cfa, 0);
+		/* the exit comes through __rip_fn_exit_at, which knows the cfa */
+		rip_fn_push(st, w, fn, cfa, RIP_FN_K_PATCHED | (timed ? RIP_FN_K_REC : 0));
 	}
-	if (!rip_fn_timed(h))
-		return false;
-	rip_fn_record(&__rip_fn_entry_type, RIP_EV_FN_ENTRY, fn);
-	return true;
+	if (timed)
+		rip_fn_record(&__rip_fn_entry_type, RIP_EV_FN_ENTRY, fn);
+	return timed;
 }
 
 void __rip_fn_exit_at(struct rip_fn_stack *st, uintptr_t fn, uintptr_t cfa, bool rec)
@@ -1402,7 +1418,8 @@ int __rip_fn_penter_fast(uintptr_t *slot)
 	__rip_fn_busy = 1;
 	/* The flag before the stacks change: pairs with a signal handler's check of it. */
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	rip_fn_push(st, w, fn, cfa, 0); /* k 0: the exit knows the cfa */
+	/* The exit knows the cfa: no k, the frame marked patched (and recorded). */
+	rip_fn_push(st, w, fn, cfa, RIP_FN_K_PATCHED | (timed ? RIP_FN_K_REC : 0));
 	/* The count first: a signal handler's entries go above this one (as in the slow path). */
 	r->n = n + 1;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
