@@ -4,7 +4,10 @@
 # Description: rip enable PID func / rip disable PID func toggled 15 times
 # while the functions they patch run: funcprog-patch spin (built by gcc,
 # five 1-byte nops, and by clang, one 5-byte nop; 4 threads calling spin_a >
-# spin_b > spin_c throughout) under rip run --functions.  Each enable waits
+# spin_b > spin_c throughout, and every 16th time spin_jump > spin_down x 5,
+# the last of which longjmps over the 5) under rip run --functions.  The
+# frames jumped over get their exits when librip drops them: those too
+# only for the calls whose entries are in the trace.  Each enable waits
 # until rip ps --stacks shows a thread in a patched function, so that each
 # disable comes while calls are under way (and each enable finds calls that
 # began unpatched).  A call's exit is in the trace exactly when its entry

@@ -30,8 +30,9 @@
  *   funcprog spin SECONDS THREADS [READY]
  *	THREADS threads call spin_a > spin_b > spin_c in a loop for SECONDS
  *	(or until SIGINT) and check every result (a patched program that
- *	misbehaves fails); READY is written once all of them run.  Prints the
- *	calls made.
+ *	misbehaves fails), and every 16th time spin_jump > spin_down x 5, the
+ *	last of which longjmps back to spin_jump over the 5; READY is written
+ *	once all of them run.  Prints the calls of spin_a made.
  *   funcprog inline N [READY]
  *	functions the compiler inlined, whose hooks it calls from the frame
  *	they went into: inl_outer > inl_mid > inl_leaf (both inlined) >
@@ -637,6 +638,23 @@ N static uint64_t spin_a(uint64_t x)
 	return spin_b(x) ^ 5;
 }
 
+static __thread jmp_buf spin_env;
+
+N static void spin_down(int d)
+{
+	if (!d)
+		longjmp(spin_env, 1);
+	if (d > 0)
+		spin_down(d - 1);
+	sink++;
+}
+N static int spin_jump(void)
+{
+	if (!setjmp(spin_env))
+		spin_down(4);
+	return 1;
+}
+
 N static void *spin_thread(void *arg)
 {
 	uint64_t calls = 0;
@@ -652,6 +670,8 @@ N static void *spin_thread(void *arg)
 			fprintf(stderr, "funcprog: spin_a(%llu) is wrong\n", (unsigned long long)x);
 			exit(4);
 		}
+		if (!(calls % 16) && spin_jump() != 1)
+			exit(4);
 		calls++;
 	}
 	return (void *)(uintptr_t)calls;
