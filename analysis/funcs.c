@@ -7,7 +7,10 @@
  * event ran in is the source's e->coro) has a stack of open calls.  An
  * entry pushes; an exit pops the call of its function, ending first the
  * calls above it whose exits never came; an exit with no such call below
- * is counted and dropped.  A call is shown or not when it ends (its
+ * is counted and dropped, known so by the count of calls open per context
+ * and function, without a search (a trace of calls that never end, whose
+ * stack grows without bound, stays linear; the search for a call that is
+ * open pops every frame it passes).  A call is shown or not when it ends (its
  * duration decides for min_ns); what a call does not show of its callees
  * stays in its self time, and a call that is not shown hands the time of
  * the shown calls under it to its caller, so no time is counted twice.
@@ -433,11 +436,21 @@ int fa_event(struct fa *p, const struct evs_event *e)
 		return ret ? ret : 1;
 	}
 	p->tot.exits++;
-	/* The call of this function nearest the top; the ones above it never saw their exit. */
+	/*
+	 * The call of this function nearest the top; the ones above it never
+	 * saw their exit.  None open in the context (the count of fa_active):
+	 * no search, so that exits without entries cost nothing however deep
+	 * the stack of calls without exits has grown; else every frame the
+	 * search passes is popped: each frame is searched past at most once.
+	 */
+	if (!hmap_find(&p->active.h, sizeof(struct fa_idx), (uint64_t)ci << 32 | (uint32_t)id)) {
+		p->tot.no_entry++;
+		return 1;
+	}
 	for (k = c->n; k > 0 && c->st[k - 1].id != id; k--)
 		;
 	if (!k) {
-		p->tot.no_entry++;
+		p->tot.no_entry++; /* not reached: the count says it is open */
 		return 1;
 	}
 	while (c->n > k) {
