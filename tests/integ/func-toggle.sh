@@ -7,23 +7,42 @@
 # spin_b > spin_c throughout, and every 16th time spin_jump > spin_down x 5,
 # the last of which longjmps over the 5) under rip run --functions.  The
 # frames jumped over get their exits when librip drops them: those too
-# only for the calls whose entries are in the trace.  Each enable waits
-# until rip ps --stacks shows a thread in a patched function, so that each
-# disable comes while calls are under way (and each enable finds calls that
-# began unpatched).  A call's exit is in the trace exactly when its entry
+# only for the calls whose entries are in the trace.  The threads never
+# stop calling, so every disable comes while calls are under way and every
+# enable finds calls that began unpatched.  A call's exit is in the trace exactly when its entry
 # is, whatever the patch state and the func category at its return: rip
 # report --functions shows no exit without its entry, no call without its
 # exit, none still running (the threads are joined before the program
-# ends), entries = exits, and the program's results are right.
+# ends), entries = exits, and the program's results are right.  rip ps
+# --stacks after every 5th enable shows the spinners in paths of patched
+# calls only (spin_a>spin_b>spin_c, spin_jump>spin_down..., or the end of
+# one whose first calls came before the enable: never a frame left behind
+# by a call toggled mid-way), and after the last disable, once the calls
+# under way return, in none (but spin_down's after a longjmp, see settled).
 . tests/data/common.sh
 need_cmd python3
 rep=$PWD/tests/data/fn-report.py
+fnpaths=$PWD/tests/data/fn-paths.py
 cd "$TEST_TMP" || die "no TEST_TMP"
 
 # in_spin PID: rip ps --stacks shows a thread of PID in spin_a, spin_b or spin_c
 in_spin() {
 	"$RIP" ps --stacks --json "$1" 2>/dev/null | grep -q '"spin_[abc]"'
 }
+# paths PID: the spinner threads' paths, one a line, into paths (none when empty)
+paths() {
+	"$RIP" ps --stacks --threads --json "$1" | python3 "$fnpaths" >paths.all &&
+		sed -n 's/^spinner thread running: //p' paths.all | grep . >paths
+	return 0
+}
+# settled PID: no spinner shows a frame, but for spin_down's: a longjmp out
+# of patched spin_downs into a spin_jump entered before the patching (whose
+# return librip does not see) leaves them on the shadow stack until the
+# thread's next patched call, which never comes after the last disable
+settled() { paths "$1" && ! grep -Ev '^spin_down(>spin_down){0,4}$' paths >left; }
+# the paths a spinner may show: a chain's calls made since rip enable (the
+# ones under way when it came were entered unpatched: not on the stack)
+whole='spin_a|(spin_a>)?spin_b|((spin_a>)?spin_b>)?spin_c|spin_jump|(spin_jump>)?spin_down(>spin_down){0,4}'
 
 for v in gcc clang; do
 	prog=$OLDPWD/$BUILD/tests/integ/funcprog-patch
@@ -40,10 +59,19 @@ for v in gcc clang; do
 	k=0
 	while [ $k -lt 15 ]; do
 		"$RIP" enable -q "$pid" func 2>en.err || fail "$v: rip enable $k: $(cat en.err)"
-		wait_until 30 in_spin "$pid" || fail "$v: no thread in spin_* after rip enable $k"
+		# every 5th time (the calls recorded meanwhile make the trace longer to read)
+		if [ $((k % 5)) = 0 ]; then
+			wait_until 30 in_spin "$pid" ||
+				fail "$v: no thread in spin_* after rip enable $k"
+			paths "$pid"
+			grep -Ev "^($whole)\$" paths >bad &&
+				fail "$v: enable $k: paths not of the patched calls: $(cat bad)"
+		fi
 		"$RIP" disable -q "$pid" func 2>dis.err || fail "$v: rip disable $k: $(cat dis.err)"
 		k=$((k + 1))
 	done
+	wait_until 30 settled "$pid" ||
+		fail "$v: frames left after the last rip disable: $(cat left)"
 	kill -INT "$pid"
 	wait "$run"
 	rc=$?
