@@ -19,6 +19,112 @@
 
 #include "read/packfmt.h"
 
+/* ---- the checksum ----------------------------------------------------------------- */
+
+/*
+ * zlib's crc32 (1.2.13) takes about 4 instructions a byte: 38 M of a read
+ * of a1's 10 MB, 59 M of tr1000's 15 MB, a tenth of the decoder's own
+ * work.  Folding 64 bytes at a time by carry-less multiplication (the
+ * method of Intel's "Fast CRC Computation for Generic Polynomials Using
+ * PCLMULQDQ", with the constants of Linux's crc32-pclmul for the
+ * polynomial of zlib, reflected) takes a few instructions for 64 bytes.
+ * Chosen at load time, where the CPU has the instruction; the bytes short
+ * of a multiple of 16, and inputs under 64 bytes, are zlib's.
+ */
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+
+#define PK_CRC_TARGET __attribute__((target("pclmul,sse4.1")))
+
+/* The crc (not inverted, as Linux's crc32_le) of n bytes at p, n >= 64 and a multiple of 16. */
+static PK_CRC_TARGET uint32_t crc_fold(uint32_t crc, const uint8_t *p, size_t n)
+{
+	const __m128i k21 = _mm_set_epi64x(0x1c6e41596ll, 0x154442bd4ll);
+	const __m128i k43 = _mm_set_epi64x(0x0ccaa009ell, 0x1751997d0ll);
+	const __m128i k5 = _mm_set_epi64x(0, 0x163cd6124ll);
+	const __m128i poly = _mm_set_epi64x(0x1f7011641ll, 0x1db710641ll);
+	const __m128i mask32 = _mm_set_epi32(0, 0, 0, -1);
+	__m128i x0 = _mm_loadu_si128((const __m128i *)p), x1, x2, x3, t;
+
+	x0 = _mm_xor_si128(x0, _mm_cvtsi32_si128((int)crc));
+	if (n >= 64) {
+		x1 = _mm_loadu_si128((const __m128i *)(p + 16));
+		x2 = _mm_loadu_si128((const __m128i *)(p + 32));
+		x3 = _mm_loadu_si128((const __m128i *)(p + 48));
+		for (p += 64, n -= 64; n >= 64; p += 64, n -= 64) {
+			__m128i y0 = _mm_clmulepi64_si128(x0, k21, 0x11);
+			__m128i y1 = _mm_clmulepi64_si128(x1, k21, 0x11);
+			__m128i y2 = _mm_clmulepi64_si128(x2, k21, 0x11);
+			__m128i y3 = _mm_clmulepi64_si128(x3, k21, 0x11);
+
+			x0 = _mm_xor_si128(_mm_clmulepi64_si128(x0, k21, 0x00), y0);
+			x1 = _mm_xor_si128(_mm_clmulepi64_si128(x1, k21, 0x00), y1);
+			x2 = _mm_xor_si128(_mm_clmulepi64_si128(x2, k21, 0x00), y2);
+			x3 = _mm_xor_si128(_mm_clmulepi64_si128(x3, k21, 0x00), y3);
+			x0 = _mm_xor_si128(x0, _mm_loadu_si128((const __m128i *)p));
+			x1 = _mm_xor_si128(x1, _mm_loadu_si128((const __m128i *)(p + 16)));
+			x2 = _mm_xor_si128(x2, _mm_loadu_si128((const __m128i *)(p + 32)));
+			x3 = _mm_xor_si128(x3, _mm_loadu_si128((const __m128i *)(p + 48)));
+		}
+		/* the 4 folded into 1 */
+		t = _mm_clmulepi64_si128(x0, k43, 0x11);
+		x0 = _mm_xor_si128(_mm_xor_si128(_mm_clmulepi64_si128(x0, k43, 0x00), t), x1);
+		t = _mm_clmulepi64_si128(x0, k43, 0x11);
+		x0 = _mm_xor_si128(_mm_xor_si128(_mm_clmulepi64_si128(x0, k43, 0x00), t), x2);
+		t = _mm_clmulepi64_si128(x0, k43, 0x11);
+		x0 = _mm_xor_si128(_mm_xor_si128(_mm_clmulepi64_si128(x0, k43, 0x00), t), x3);
+	}
+	for (; n >= 16; p += 16, n -= 16) {
+		t = _mm_clmulepi64_si128(x0, k43, 0x11);
+		x0 = _mm_xor_si128(_mm_clmulepi64_si128(x0, k43, 0x00), t);
+		x0 = _mm_xor_si128(x0, _mm_loadu_si128((const __m128i *)p));
+	}
+	/* 128 bits to 64 (and 32 zeroes added), then 64 to 32 */
+	t = _mm_clmulepi64_si128(x0, k43, 0x10);
+	x0 = _mm_xor_si128(_mm_srli_si128(x0, 8), t);
+	t = _mm_srli_si128(x0, 4);
+	x0 = _mm_xor_si128(_mm_clmulepi64_si128(_mm_and_si128(x0, mask32), k5, 0x00), t);
+	/* Barrett's reduction, bits reversed */
+	t = x0;
+	x0 = _mm_clmulepi64_si128(_mm_and_si128(x0, mask32), poly, 0x10);
+	x0 = _mm_clmulepi64_si128(_mm_and_si128(x0, mask32), poly, 0x00);
+	x0 = _mm_xor_si128(x0, t);
+	return (uint32_t)_mm_extract_epi32(x0, 1);
+}
+
+static bool crc_has_fold(void)
+{
+	static int has = -1; /* racy but idempotent: every thread finds the same */
+
+	if (__atomic_load_n(&has, __ATOMIC_RELAXED) < 0) /* a cache: pairs with no one */
+		__atomic_store_n(&has,
+				 __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("sse4.1"),
+				 __ATOMIC_RELAXED);
+	return __atomic_load_n(&has, __ATOMIC_RELAXED);
+}
+#endif
+
+uint32_t pk_crc32(uint32_t crc, const uint8_t *p, size_t n)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+	if (n >= 64 && crc_has_fold()) {
+		size_t m = n & ~(size_t)15;
+
+		crc = ~crc_fold(~crc, p, m);
+		p += m;
+		n -= m;
+	}
+#endif
+	while (n) { /* zlib takes a uInt: a block is smaller, but keep it right */
+		uInt k = n > 1u << 30 ? 1u << 30 : (uInt)n;
+
+		crc = (uint32_t)crc32(crc, p, k);
+		p += k;
+		n -= k;
+	}
+	return crc;
+}
+
 /* ---- the decoder ------------------------------------------------------------------ */
 
 /* Bytes of columns a block of raw bytes in npackets packets can need at most. */
@@ -51,8 +157,8 @@ int pk_peek(const uint8_t *blk, size_t len, struct pk_hdr *hdr, char *err, size_
 		uint32_t crc;
 
 		z.crc = 0;
-		crc = (uint32_t)crc32(0, (const Bytef *)&z, sizeof(z));
-		crc = (uint32_t)crc32(crc, blk + sizeof(z), (uInt)(len - sizeof(z)));
+		crc = pk_crc32(0, (const uint8_t *)&z, sizeof(z));
+		crc = pk_crc32(crc, blk + sizeof(z), len - sizeof(z));
 		if (crc != hdr->crc)
 			return rr_fail(err, errlen, -EBADMSG, "packed block: checksum mismatch");
 	}
