@@ -11,10 +11,14 @@
 static __attribute__((noinline)) int DEC_EVENTS(struct pk_dec *d, uint8_t *o, size_t len,
 						uint64_t ts, uint32_t p)
 {
-	static const void *const go[] = {
-		[D_HEX] = &&hex, [D_U] = &&u,	  [D_S] = &&s,	   [D_HUG] = &&hug,
-		[D_HSG] = &&hsg, [D_U1] = &&u1,	  [D_S1] = &&s1,   [D_STR] = &&str,
-		[D_ARR] = &&arr, [D_END] = &&end, [D_UG] = &&lone, [D_SG] = &&lone,
+	static const void *const go[D_NOPS] = {
+		[D_HEX] = &&hex,	[D_U] = &&u,		[D_S] = &&s,
+		[D_HUG] = &&hug,	[D_HSG] = &&hsg,	[D_U1] = &&u1,
+		[D_S1] = &&s1,		[D_STR] = &&str,	[D_ARR] = &&arr,
+		[D_END] = &&end,	[D_UG] = &&lone,	[D_SG] = &&lone,
+		[D_HEX_C] = &&hex_c,	[D_U_C] = &&u_c,	[D_S_C] = &&s_c,
+		[D_HUG_C] = &&hug_c,	[D_HUG_I] = &&hug_i,	[D_HUG_CI] = &&hug_ci,
+		[D_HSG_C] = &&hsg_c,	[D_HSG_I] = &&hsg_i,	[D_HSG_CI] = &&hsg_ci,
 	}; /* D_UG and D_SG are done by the D_HUG or D_HSG before: alone, a plan gone wrong */
 	struct dcol *evid = &d->col[K_EVID], *evh = evid->hi ? evid->hi : &d->nohi;
 	struct dmtf *m = d->cur;
@@ -38,7 +42,7 @@ static __attribute__((noinline)) int DEC_EVENTS(struct pk_dec *d, uint8_t *o, si
 		struct dplan **dc, *pl;
 		uint64_t code, dt;
 
-		if (dcol_get(evid, evh, &code, DEC_SPLIT))
+		if (dcol_get(evid, evh, &code, DEC_SPLIT, DRUN_ANY))
 			return bad(d, "event id column cut", p);
 		if (code >= 2 * EV_MAX_TYPES)
 			return bad(d, "unknown event id", p);
@@ -52,7 +56,8 @@ static __attribute__((noinline)) int DEC_EVENTS(struct pk_dec *d, uint8_t *o, si
 				return bad(d, "unknown event id", p);
 			pl = *dc = dec_plan(d, t, go);
 		}
-		if (dcol_get(pl->ts, pl->ts_hi, &dt, DEC_SPLIT))
+		if (DEC_SPLIT && pl->ts_run ? dcol_get(pl->ts, pl->ts_hi, &dt, DEC_SPLIT, DRUN_YES) :
+					      dcol_get(pl->ts, pl->ts_hi, &dt, DEC_SPLIT, DRUN_NO))
 			return bad(d, "time column cut", p);
 		if (code & 1) {
 			uint32_t id32 = (uint32_t)(code >> 1);
@@ -72,29 +77,37 @@ static __attribute__((noinline)) int DEC_EVENTS(struct pk_dec *d, uint8_t *o, si
 		}
 		f = pl->f;
 		goto * f->go;
-hex : {
-	struct daux a;
-
-	if ((ret = dec_hex(d, m, &st, f->col, f->hi, f->last, &v, &a, p, DEC_SPLIT)))
-		return ret;
-	NEXT_FIELD();
-}
+#define HEX(run)                                                                                   \
+	do {                                                                                       \
+		struct daux a;                                                                     \
+                                                                                                   \
+		if ((ret = dec_hex(d, m, &st, f->col, f->hi, f->last, &v, &a, p, DEC_SPLIT, run))) \
+			return ret;                                                                \
+		NEXT_FIELD();                                                                      \
+	} while (0)
+hex:
+		HEX(DRUN_NO);
+hex_c:
+		HEX(DRUN_YES);
+#undef HEX
 /*
  * A hex field and the integer after it (version 3), which takes its second
  * guess from the hex value's entry and leaves its value there: the entry
  * (a) is a local of the op, not carried from the op of one field to the
- * next's in memory.
+ * next's in memory.  crun, irun: whether the hex codes' column and the
+ * integer's are read in runs.
  */
-#define HEX_GUESS(sign)                                                                            \
+#define HEX_GUESS(sign, crun, irun)                                                                \
 	do {                                                                                       \
 		struct daux a = { 0, 0, 0 };                                                       \
                                                                                                    \
-		if ((ret = dec_hex(d, m, &st, f->col, f->hi, f->last, &v, &a, p, DEC_SPLIT)))      \
+		if ((ret = dec_hex(d, m, &st, f->col, f->hi, f->last, &v, &a, p, DEC_SPLIT,        \
+				   crun)))                                                         \
 			return ret;                                                                \
 		st64(q, v);                                                                        \
 		q += f->size;                                                                      \
 		f++;                                                                               \
-		if (dcol_get(f->col, f->hi, &v, DEC_SPLIT))                                        \
+		if (dcol_get(f->col, f->hi, &v, DEC_SPLIT, irun))                                  \
 			return bad(d, "field column cut", p);                                      \
 		v = pred_value_g(&d->pred, f->last, f->salt, v, a.g);                              \
 		m->val[a.pos].aux[a.l] = aux_of(v);                                                \
@@ -103,26 +116,46 @@ hex : {
 		NEXT_FIELD();                                                                      \
 	} while (0)
 hug:
-		HEX_GUESS(0);
+		HEX_GUESS(0, DRUN_NO, DRUN_NO);
+hug_c:
+		HEX_GUESS(0, DRUN_YES, DRUN_NO);
+hug_i:
+		HEX_GUESS(0, DRUN_NO, DRUN_YES);
+hug_ci:
+		HEX_GUESS(0, DRUN_YES, DRUN_YES);
 hsg:
-		HEX_GUESS(1);
+		HEX_GUESS(1, DRUN_NO, DRUN_NO);
+hsg_c:
+		HEX_GUESS(1, DRUN_YES, DRUN_NO);
+hsg_i:
+		HEX_GUESS(1, DRUN_NO, DRUN_YES);
+hsg_ci:
+		HEX_GUESS(1, DRUN_YES, DRUN_YES);
 #undef HEX_GUESS
+#define INT(sign, run)                                                                             \
+	do {                                                                                       \
+		if (dcol_get(f->col, f->hi, &v, DEC_SPLIT, run))                                   \
+			return bad(d, "field column cut", p);                                      \
+		v = pred_value(&d->pred, f->last, f->salt, v);                                     \
+		if (sign)                                                                          \
+			v = (uint64_t)unzig(v);                                                    \
+		NEXT_FIELD();                                                                      \
+	} while (0)
 u:
-		if (dcol_get(f->col, f->hi, &v, DEC_SPLIT))
-			return bad(d, "field column cut", p);
-		v = pred_value(&d->pred, f->last, f->salt, v);
-		NEXT_FIELD();
+		INT(0, DRUN_NO);
+u_c:
+		INT(0, DRUN_YES);
 s:
-		if (dcol_get(f->col, f->hi, &v, DEC_SPLIT))
-			return bad(d, "field column cut", p);
-		v = (uint64_t)unzig(pred_value(&d->pred, f->last, f->salt, v));
-		NEXT_FIELD();
+		INT(1, DRUN_NO);
+s_c:
+		INT(1, DRUN_YES);
+#undef INT
 u1:
-		if (dcol_get(f->col, f->hi, &v, DEC_SPLIT))
+		if (dcol_get(f->col, f->hi, &v, DEC_SPLIT, DRUN_NO))
 			return bad(d, "field column cut", p);
 		NEXT_FIELD();
 s1:
-		if (dcol_get(f->col, f->hi, &v, DEC_SPLIT))
+		if (dcol_get(f->col, f->hi, &v, DEC_SPLIT, DRUN_NO))
 			return bad(d, "field column cut", p);
 		v = (uint64_t)unzig(v);
 		NEXT_FIELD();
