@@ -504,6 +504,25 @@ static inline void dmove(uint16_t *e)
 	o[7] = a7;
 }
 
+/*
+ * The same in vectors of 16 entries, for the decoder's loop built for
+ * AVX2 (dec_events2w): 8 instructions, not 16 (a1: 3.3 M moves).  Only
+ * there: a function built without AVX2 would split each vector in two.
+ */
+typedef uint16_t dvecw __attribute__((vector_size(32), aligned(2)));
+
+static inline __attribute__((always_inline)) void dmove_w(uint16_t *e)
+{
+	const dvecw *s = (const dvecw *)(e + 1);
+	dvecw *o = (dvecw *)e;
+	dvecw a0 = s[0], a1 = s[1], a2 = s[2], a3 = s[3];
+
+	o[0] = a0;
+	o[1] = a1;
+	o[2] = a2;
+	o[3] = a3;
+}
+
 struct dlist {
 	uint16_t e[2 * PK_WINDOW + DMOVE];
 	uint32_t head, tail;
@@ -767,7 +786,7 @@ static inline __attribute__((always_inline)) int dec_hex(struct pk_dec *d, struc
 							 struct dpos *s, struct dcol *c,
 							 struct dcol *ch, uint64_t *last,
 							 uint64_t *v, struct daux *ax, uint32_t p,
-							 bool split, int run)
+							 bool split, int run, bool wide)
 {
 	uint64_t code, dv;
 
@@ -820,7 +839,7 @@ static inline __attribute__((always_inline)) int dec_hex(struct pk_dec *d, struc
 		dmtf_push(m, s, *v, l ^ 1);
 		*last = *v;
 		if (rank < DMOVE) /* one fixed move, inline: no call, no branch on the size */
-			dmove(e + i);
+			wide ? dmove_w(e + i) : dmove(e + i);
 		else
 			memmove(e + i, e + i + 1, (size_t)rank * sizeof(e[0]));
 	}
@@ -893,14 +912,45 @@ static inline __attribute__((always_inline)) int dec_arr(struct dcol *c, uint8_t
  */
 #define DEC_EVENTS dec_events2
 #define DEC_SPLIT true
+#define DEC_WIDE false
+#define DEC_ATTR
 #include "read/packdec.h"
 #undef DEC_EVENTS
+#undef DEC_WIDE
+#undef DEC_ATTR
+#if defined(__x86_64__) && defined(__GNUC__)
+/*
+ * dec_events2 again, built for AVX2 where the CPU has it (chosen once, at
+ * the first block: pk_decode): only its moves of list entries differ
+ * (dmove_w).
+ */
+#define DEC_EVENTS dec_events2w
+#define DEC_WIDE true
+#define DEC_ATTR __attribute__((target("avx2")))
+#include "read/packdec.h"
+#undef DEC_EVENTS
+#undef DEC_WIDE
+#undef DEC_ATTR
+
+static bool dec_has_avx2(void)
+{
+	static int has = -1; /* racy but idempotent: every thread finds the same */
+
+	if (__atomic_load_n(&has, __ATOMIC_RELAXED) < 0) /* a cache: pairs with no one */
+		__atomic_store_n(&has, __builtin_cpu_supports("avx2"), __ATOMIC_RELAXED);
+	return __atomic_load_n(&has, __ATOMIC_RELAXED);
+}
+#endif
 #undef DEC_SPLIT
 #define DEC_EVENTS dec_events1
 #define DEC_SPLIT false
+#define DEC_WIDE false
+#define DEC_ATTR
 #include "read/packdec.h"
 #undef DEC_EVENTS
 #undef DEC_SPLIT
+#undef DEC_WIDE
+#undef DEC_ATTR
 
 int pk_dec_new(struct pk_dec **out)
 {
@@ -985,6 +1035,9 @@ int pk_decode(struct pk_dec *dd, const struct ev_types *types, const uint8_t *bl
 	struct pk_dec *d = dd;
 	struct pk_hdr h;
 	size_t pos, cpos = 0, total = 0, o = 0;
+#if defined(__x86_64__) && defined(__GNUC__)
+	bool wide = dec_has_avx2();
+#endif
 	int ret;
 
 	out->len = 0;
@@ -1085,8 +1138,14 @@ int pk_decode(struct pk_dec *dd, const struct ev_types *types, const uint8_t *bl
 			if ((ret = dec_stream(d, h.version > 2 ? ph.stream_instance_id : 0)))
 				goto out;
 			memcpy(out->data + o, src, PK_HDR);
-			ret = h.version > 1 ? dec_events2(d, out->data + o, n, ph.timestamp_begin, p) :
-					      dec_events1(d, out->data + o, n, ph.timestamp_begin, p);
+			if (h.version == 1)
+				ret = dec_events1(d, out->data + o, n, ph.timestamp_begin, p);
+#if defined(__x86_64__) && defined(__GNUC__)
+			else if (wide)
+				ret = dec_events2w(d, out->data + o, n, ph.timestamp_begin, p);
+#endif
+			else
+				ret = dec_events2(d, out->data + o, n, ph.timestamp_begin, p);
 			if (ret)
 				goto out;
 			o += n;

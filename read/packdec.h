@@ -1,14 +1,15 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * read/packdec.h - the loop over the events of a coded packet, the heart of
- * read/pack.c's decoder, included there twice: as DEC_EVENTS with DEC_SPLIT
- * true (blocks of version 2 on: every varint's column of high bytes is a
- * column, never NULL) and false (version 1: varints whole).  No include
+ * read/pack.c's decoder, included there three times: as DEC_EVENTS with
+ * DEC_SPLIT true (blocks of version 2 on: every varint's column of high
+ * bytes is a column, never NULL) and false (version 1: varints whole), and
+ * the first again built for AVX2 (DEC_WIDE, DEC_ATTR its target).  No include
  * guard: it is meant to be included more than once, by read/pack.c only,
  * after all it uses.
  */
 /* The events of one coded packet into o[PK_HDR .. len). */
-static __attribute__((noinline)) int DEC_EVENTS(struct pk_dec *d, uint8_t *o, size_t len,
+static __attribute__((noinline)) DEC_ATTR int DEC_EVENTS(struct pk_dec *d, uint8_t *o, size_t len,
 						uint64_t ts, uint32_t p)
 {
 	static const void *const go[D_NOPS] = {
@@ -81,7 +82,8 @@ static __attribute__((noinline)) int DEC_EVENTS(struct pk_dec *d, uint8_t *o, si
 	do {                                                                                       \
 		struct daux a;                                                                     \
                                                                                                    \
-		if ((ret = dec_hex(d, m, &st, f->col, f->hi, f->last, &v, &a, p, DEC_SPLIT, run))) \
+		if ((ret = dec_hex(d, m, &st, f->col, f->hi, f->last, &v, &a, p, DEC_SPLIT, run,   \
+				   DEC_WIDE)))                                                     \
 			return ret;                                                                \
 		NEXT_FIELD();                                                                      \
 	} while (0)
@@ -102,7 +104,7 @@ hex_c:
 		struct daux a = { 0, 0, 0 };                                                       \
                                                                                                    \
 		if ((ret = dec_hex(d, m, &st, f->col, f->hi, f->last, &v, &a, p, DEC_SPLIT,        \
-				   crun)))                                                         \
+				   crun, DEC_WIDE)))                                               \
 			return ret;                                                                \
 		st64(q, v);                                                                        \
 		q += f->size;                                                                      \

@@ -62,7 +62,7 @@ _Static_assert(sizeof(struct pk_hdr) == 64, "pk_hdr is 64 bytes on disk");
 _Static_assert(sizeof(struct pk_col) == 16, "pk_col is 16 bytes on disk");
 _Static_assert(RIP_EVENT_MAX_FIELDS <= 8, "K_HEX keeps 3 bits for the field");
 
-/* zlib's crc32 of n bytes at p after crc (0 to start), faster where the CPU allows (read/pack.c). */
+/* zlib's crc32 of n bytes at p after crc (0 to start), faster where the CPU allows. */
 uint32_t pk_crc32(uint32_t crc, const uint8_t *p, size_t n);
 
 /* ---- little pieces ---------------------------------------------------------------- */
