@@ -92,22 +92,39 @@ static PK_CRC_TARGET uint32_t crc_fold(uint32_t crc, const uint8_t *p, size_t n)
 	return (uint32_t)_mm_extract_epi32(x0, 1);
 }
 
-static bool crc_has_fold(void)
-{
-	static int has = -1; /* racy but idempotent: every thread finds the same */
+/*
+ * What the CPU has that the decoder uses (PK_CPU_*), found once; none when
+ * PK_GENERIC_ENV is set (to test the paths every CPU takes on one that
+ * has more).
+ */
+enum { PK_CPU_CLMUL = 1, PK_CPU_AVX2 = 2, PK_CPU_KNOWN = 4 };
 
-	if (__atomic_load_n(&has, __ATOMIC_RELAXED) < 0) /* a cache: pairs with no one */
-		__atomic_store_n(&has,
-				 __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("sse4.1"),
-				 __ATOMIC_RELAXED);
-	return __atomic_load_n(&has, __ATOMIC_RELAXED);
+static unsigned pk_cpu(void)
+{
+	static unsigned has; /* racy but idempotent: every thread finds the same */
+	unsigned h = __atomic_load_n(&has, __ATOMIC_RELAXED); /* a cache: pairs with no one */
+
+	if (!h) {
+		const char *g = getenv(PK_GENERIC_ENV);
+
+		h = PK_CPU_KNOWN;
+		if (!g || !*g || !strcmp(g, "0")) {
+			__builtin_cpu_init();
+			if (__builtin_cpu_supports("pclmul") && __builtin_cpu_supports("sse4.1"))
+				h |= PK_CPU_CLMUL;
+			if (__builtin_cpu_supports("avx2"))
+				h |= PK_CPU_AVX2;
+		}
+		__atomic_store_n(&has, h, __ATOMIC_RELAXED);
+	}
+	return h;
 }
 #endif
 
 uint32_t pk_crc32(uint32_t crc, const uint8_t *p, size_t n)
 {
 #if defined(__x86_64__) && defined(__GNUC__)
-	if (n >= 64 && crc_has_fold()) {
+	if (n >= 64 && (pk_cpu() & PK_CPU_CLMUL)) {
 		size_t m = n & ~(size_t)15;
 
 		crc = ~crc_fold(~crc, p, m);
@@ -931,15 +948,6 @@ static inline __attribute__((always_inline)) int dec_arr(struct dcol *c, uint8_t
 #undef DEC_EVENTS
 #undef DEC_WIDE
 #undef DEC_ATTR
-
-static bool dec_has_avx2(void)
-{
-	static int has = -1; /* racy but idempotent: every thread finds the same */
-
-	if (__atomic_load_n(&has, __ATOMIC_RELAXED) < 0) /* a cache: pairs with no one */
-		__atomic_store_n(&has, __builtin_cpu_supports("avx2"), __ATOMIC_RELAXED);
-	return __atomic_load_n(&has, __ATOMIC_RELAXED);
-}
 #endif
 #undef DEC_SPLIT
 #define DEC_EVENTS dec_events1
@@ -1036,7 +1044,7 @@ int pk_decode(struct pk_dec *dd, const struct ev_types *types, const uint8_t *bl
 	struct pk_hdr h;
 	size_t pos, cpos = 0, total = 0, o = 0;
 #if defined(__x86_64__) && defined(__GNUC__)
-	bool wide = dec_has_avx2();
+	bool wide = pk_cpu() & PK_CPU_AVX2;
 #endif
 	int ret;
 
