@@ -564,23 +564,31 @@ struct dmtf {
  * The counters of a stream's lists while a packet is decoded: locals, which
  * no store into the lists can reach, so they stay in registers rather than
  * go through memory from one value to the next (in struct dlist, uint32_t
- * as the stamps stored, they did).
+ * as the stamps stored, they did).  The head and tail of each list as
+ * pointers to its entries: a rank's entry is the tail's less the rank,
+ * with no base of its list worked out (a multiplication by the size of a
+ * list and an addition, for both lists, at each value).
  */
 struct dpos {
-	uint32_t n, head[2], tail[2];
+	uint32_t n;
+	uint16_t *head[2], *tail[2];
 };
 
-static inline void dpos_load(struct dpos *s, const struct dmtf *m)
+static inline void dpos_load(struct dpos *s, struct dmtf *m)
 {
-	*s = (struct dpos){ m->n, { m->l[0].head, m->l[1].head }, { m->l[0].tail, m->l[1].tail } };
+	s->n = m->n;
+	for (int l = 0; l < 2; l++) {
+		s->head[l] = m->l[l].e + m->l[l].head;
+		s->tail[l] = m->l[l].e + m->l[l].tail;
+	}
 }
 
 static inline void dpos_keep(const struct dpos *s, struct dmtf *m)
 {
 	m->n = s->n;
 	for (int l = 0; l < 2; l++) {
-		m->l[l].head = s->head[l];
-		m->l[l].tail = s->tail[l];
+		m->l[l].head = (uint32_t)(s->head[l] - m->l[l].e);
+		m->l[l].tail = (uint32_t)(s->tail[l] - m->l[l].e);
 	}
 }
 
@@ -600,21 +608,21 @@ static inline uint32_t dage(uint32_t n, uint16_t e)
 static __attribute__((noinline)) void dmtf_sweep(struct dmtf *m, struct dpos *s)
 {
 	for (uint32_t l = 0; l < 2; l++) {
-		uint16_t *e = m->l[l].e;
-		uint32_t k, hi = s->tail[l];
+		uint16_t *e = m->l[l].e, *h = s->head[l], *hi = s->tail[l];
+		size_t k;
 
-		while (s->head[l] < hi) { /* the first of head .. hi in the window, or hi */
-			uint32_t mid = s->head[l] + (hi - s->head[l]) / 2;
+		while (h < hi) { /* the first of head .. hi in the window, or hi */
+			uint16_t *mid = h + (hi - h) / 2;
 
-			if (dage(s->n, e[mid]) > PK_WINDOW)
-				s->head[l] = mid + 1;
+			if (dage(s->n, *mid) > PK_WINDOW)
+				h = mid + 1;
 			else
 				hi = mid;
 		}
-		k = s->tail[l] - s->head[l]; /* at most PK_WINDOW: a window's stamps */
-		memmove(e, e + s->head[l], k * sizeof(e[0]));
-		s->head[l] = 0;
-		s->tail[l] = k;
+		k = (size_t)(s->tail[l] - h); /* at most PK_WINDOW: a window's stamps */
+		memmove(e, h, k * sizeof(e[0]));
+		s->head[l] = e;
+		s->tail[l] = e + k;
 	}
 }
 
@@ -622,7 +630,7 @@ static __attribute__((noinline)) void dmtf_sweep(struct dmtf *m, struct dpos *s)
 static inline void dmtf_push(struct dmtf *m, struct dpos *s, uint64_t v, uint32_t l)
 {
 	m->val[s->n & PK_WMASK].v = v;
-	m->l[l].e[s->tail[l]++] = (uint16_t)s->n++;
+	*s->tail[l]++ = (uint16_t)s->n++;
 }
 
 /*
@@ -797,11 +805,11 @@ static int bad(struct pk_dec *d, const char *what, uint32_t p)
 
 /*
  * The hex value decoded last, for the integer field after it (version 3):
- * its position in its stream's lists, the list it went to, and the guess
- * it brings.
+ * where its entry keeps that integer (the aux of the list it went to), and
+ * the guess it brings.
  */
 struct daux {
-	uint32_t pos, l;
+	uint32_t *slot;
 	uint64_t g;
 };
 
@@ -829,42 +837,36 @@ static inline __attribute__((always_inline)) int dec_hex(struct pk_dec *d, struc
 
 		if (split ? dcol_lit(lit, &dv) : dcol_get(lit, lit->hi, &dv, split, DRUN_NO))
 			return bad(d, "hex literal column cut", p);
+		uint32_t pos = s->n & PK_WMASK;
+
 		*v = *last + (uint64_t)unzig(dv);
-		ax->pos = s->n & PK_WMASK;
-		m->val[ax->pos].aux[0] = m->val[ax->pos].aux[1] = 0;
+		memset(m->val[pos].aux, 0, sizeof(m->val[pos].aux));
 		ax->g = 0;
-		ax->l = 1;
+		ax->slot = &m->val[pos].aux[1];
 		dmtf_push(m, s, *v, 1);
 		*last = *v;
 	} else {
-		uint32_t l = (uint32_t)((code - 1) & 1), i;
-		uint64_t rank = (code - 1) >> 1;
-		uint16_t *e = m->l[l].e;
-		uint32_t o;
+		uint32_t l = (uint32_t)((code - 1) & 1), o, pos = s->n & PK_WMASK;
+		uint64_t r2 = (code - 1) & ~1ull; /* the rank, in bytes of entries */
+		uint16_t *t = s->tail[l], *e;
 
-		if (rank >= s->tail[l] - s->head[l])
+		if (r2 >= (uint64_t)((uintptr_t)t - (uintptr_t)s->head[l]))
 			return bad(d, "hex rank past its list", p);
-		i = s->tail[l] - 1 - (uint32_t)rank;
-		if (dage(s->n, e[i]) > PK_WINDOW) /* it left the window: the rank is past the list */
+		e = (uint16_t *)((uintptr_t)t - r2) - 1;
+		if (dage(s->n, *e) > PK_WINDOW) /* it left the window: the rank is past the list */
 			return bad(d, "hex rank past its list", p);
-		o = e[i] & PK_WMASK;
-		{
-			uint32_t a0 = m->val[o].aux[0], a1 = m->val[o].aux[1];
-
-			*v = m->val[o].v;
-			ax->pos = s->n & PK_WMASK;
-			m->val[ax->pos].aux[0] = a0;
-			m->val[ax->pos].aux[1] = a1;
-			ax->g = l ? a0 : a1;
-			ax->l = l ^ 1;
-		}
-		s->tail[l]--;
+		o = *e & PK_WMASK;
+		*v = m->val[o].v;
+		memcpy(m->val[pos].aux, m->val[o].aux, sizeof(m->val[o].aux)); /* both: one copy */
+		ax->g = m->val[o].aux[l ^ 1];
+		ax->slot = &m->val[pos].aux[l ^ 1];
+		s->tail[l] = t - 1;
 		dmtf_push(m, s, *v, l ^ 1);
 		*last = *v;
-		if (rank < DMOVE) /* one fixed move, inline: no call, no branch on the size */
-			wide ? dmove_w(e + i) : dmove(e + i);
+		if (r2 < 2 * DMOVE) /* one fixed move, inline: no call, no branch on the size */
+			wide ? dmove_w(e) : dmove(e);
 		else
-			memmove(e + i, e + i + 1, (size_t)rank * sizeof(e[0]));
+			memmove(e, e + 1, r2);
 	}
 	return 0;
 }

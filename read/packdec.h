@@ -101,7 +101,7 @@ hex_c:
  */
 #define HEX_GUESS(sign, crun, irun)                                                                \
 	do {                                                                                       \
-		struct daux a = { 0, 0, 0 };                                                       \
+		struct daux a = { NULL, 0 };                                                       \
                                                                                                    \
 		if ((ret = dec_hex(d, m, &st, f->col, f->hi, f->last, &v, &a, p, DEC_SPLIT,        \
 				   crun, DEC_WIDE)))                                               \
@@ -112,7 +112,7 @@ hex_c:
 		if (dcol_get(f->col, f->hi, &v, DEC_SPLIT, irun))                                  \
 			return bad(d, "field column cut", p);                                      \
 		v = pred_value_g(&d->pred, f->last, f->salt, v, a.g);                              \
-		m->val[a.pos].aux[a.l] = aux_of(v);                                                \
+		*a.slot = aux_of(v);                                                               \
 		if (sign)                                                                          \
 			v = (uint64_t)unzig(v);                                                    \
 		NEXT_FIELD();                                                                      \
