@@ -702,6 +702,12 @@ struct dplan {
 };
 
 struct pk_dec {
+	/*
+	 * First, and its table of guesses first in it: a guess is at d plus
+	 * 8 times its hash, where gcc added the offset of the table to each
+	 * hash by an instruction of its own.
+	 */
+	struct pred pred;
 	uint8_t *cols; /* the columns decompressed */
 	size_t colscap;
 	ZSTD_DCtx *zd;
@@ -715,7 +721,6 @@ struct pk_dec {
 	struct dmtf *mtf[PK_NSTREAMS]; /* each stream's lists, made as streams come */
 	struct pk_streams streams;     /* of the block */
 	struct dmtf *cur;	       /* the lists of the packet being decoded */
-	struct pred pred;
 	uint32_t version; /* of the block */
 	struct dcol nohi; /* a column of high bytes for columns that have none: padding only */
 	char *err;

@@ -334,10 +334,10 @@ static inline uint32_t field_key(const struct ev_type *t, uint32_t i, uint32_t v
 #define PK_NAMES 64u
 
 struct pred {
-	uint32_t nnames;
-	uint32_t names[PK_NAMES];	   /* their hashes */
+	uint64_t next[1u << PK_PRED_BITS]; /* what followed a value of a name last (first: below) */
 	uint64_t prev[PK_NAMES];	   /* the last value of each */
-	uint64_t next[1u << PK_PRED_BITS]; /* what followed a value of a name last */
+	uint32_t names[PK_NAMES];	   /* their hashes */
+	uint32_t nnames;
 };
 
 /* The name of field i of t, given one now if it is new. */
@@ -454,7 +454,11 @@ static inline uint64_t pred_value_g(struct pred *p, uint64_t *prev, uint64_t sal
 /* What an entry keeps of the integer field after it: the value when it fits, else 0 (none). */
 static inline uint32_t aux_of(uint64_t v)
 {
-	return v < UINT32_MAX ? (uint32_t)v : 0;
+	uint32_t r = 0;
+
+	if (__builtin_expect_with_probability(v < UINT32_MAX, 1, 0.5)) /* a cmov: v is noise */
+		r = (uint32_t)v;
+	return r;
 }
 
 #endif /* RIP_READ_PACKFMT_H */
