@@ -480,14 +480,19 @@ static inline __attribute__((always_inline)) int dcol_lit(struct dcol *c, uint64
  * grow from head to tail, so the entry of a rank is in the list iff its
  * own stamp is in the window; its value's place may be taken already).
  * Stamps are kept as their low 16 bits, an entry's age as the difference
- * of those from the count's, exact while under 65,536: every DSWEEP
- * stamps the old stamps are dropped from the front of both lists and
- * both are moved to the front of their arrays, so no entry is looked at
- * older than DSWEEP + PK_WINDOW, and a list, at most PK_WINDOW entries
+ * of those from the count's, exact while under 65,536: at most every
+ * DSWEEP stamps the old stamps are dropped from the front of both lists
+ * and both are moved to the front of their arrays, so no entry is looked
+ * at older than DSWEEP + PK_WINDOW, and a list, at most PK_WINDOW entries
  * after a sweep, has room for the DSWEEP stamps until the next (no check
  * of its room at each push: a sweep when a list reached the end of its
- * array, as it was, 2 instructions a hex value).  The sweeps move up to
- * 2 x 16 KiB every 8,192 stamps.  2-byte stamps halve the bytes a rank moves:
+ * array, as it was, 2 instructions a hex value).  A sweep is due before
+ * a run of a packet's events (DSEG bytes of them at most: dec_events)
+ * could take the stamps past DSWEEP since the last, not at each hex value
+ * (2 instructions each); it is invisible to the values decoded (a rank
+ * counts from the tail, and one that lands on a stamp out of the window
+ * is refused whether it was swept or not).  The sweeps move up to 2 x 16
+ * KiB every 6,000 to 8,192 stamps.  2-byte stamps halve the bytes a rank moves:
  * with 4-byte ones, memmove of a rank of 32 or more was 9% of rip leaks'
  * samples at 2 threads (ranks of 128 to 511 are most of them on deep
  * stacks).  Dropping the entry that leaves the window at every push
@@ -504,7 +509,15 @@ static inline __attribute__((always_inline)) int dcol_lit(struct dcol *c, uint64
  * 64 to 127 are 0.57 M at 2 threads).
  */
 #define DMOVE 64u
-#define DSWEEP PK_WINDOW /* stamps between two sweeps of both lists */
+#define DSWEEP PK_WINDOW /* stamps between two sweeps of both lists, at most */
+/*
+ * The bytes of a packet's events decoded between two checks of the sweep
+ * due, and the hex values they can hold at most: a hex field writes 8
+ * bytes, and the last event started may pass the end by its fixed part.
+ */
+#define DSEG 16384u
+#define DSEG_HEX (DSEG / 8 + 16)
+_Static_assert(DSEG_HEX < DSWEEP && 13 + 8 * RIP_EVENT_MAX_FIELDS < 8 * 16, "a run fits");
 _Static_assert(PK_WINDOW + DSWEEP < 65536 && (DSWEEP & (DSWEEP - 1)) == 0,
 	       "an entry's age fits in 16 bits");
 _Static_assert(PK_WINDOW + DSWEEP <= 2 * PK_WINDOW, "a list's array holds a sweep's stamps");
@@ -564,7 +577,8 @@ struct dmtf {
 		uint32_t aux[2]; /* as the coder's (read/packfmt.h) */
 	} val[PK_WINDOW];	 /* by position: a value and what came after it, one load */
 	struct dlist l[2];
-	uint32_t n; /* stamps used */
+	uint32_t n;	/* stamps used */
+	uint32_t swept; /* n at the last sweep */
 };
 
 /*
@@ -577,13 +591,14 @@ struct dmtf {
  * list and an addition, for both lists, at each value).
  */
 struct dpos {
-	uint32_t n;
+	uint32_t n, swept;
 	uint16_t *head[2], *tail[2];
 };
 
 static inline void dpos_load(struct dpos *s, struct dmtf *m)
 {
 	s->n = m->n;
+	s->swept = m->swept;
 	for (int l = 0; l < 2; l++) {
 		s->head[l] = m->l[l].e + m->l[l].head;
 		s->tail[l] = m->l[l].e + m->l[l].tail;
@@ -593,6 +608,7 @@ static inline void dpos_load(struct dpos *s, struct dmtf *m)
 static inline void dpos_keep(const struct dpos *s, struct dmtf *m)
 {
 	m->n = s->n;
+	m->swept = s->swept;
 	for (int l = 0; l < 2; l++) {
 		m->l[l].head = (uint32_t)(s->head[l] - m->l[l].e);
 		m->l[l].tail = (uint32_t)(s->tail[l] - m->l[l].e);
@@ -631,9 +647,10 @@ static __attribute__((noinline)) void dmtf_sweep(struct dmtf *m, struct dpos *s)
 		s->head[l] = e;
 		s->tail[l] = e + k;
 	}
+	s->swept = s->n;
 }
 
-/* v under a new stamp at the tail of list l (a sweep due was done: dec_hex). */
+/* v under a new stamp at the tail of list l (a sweep due was done: dec_events). */
 static inline void dmtf_push(struct dmtf *m, struct dpos *s, uint64_t v, uint32_t l)
 {
 	m->val[s->n & PK_WMASK].v = v;
@@ -835,15 +852,6 @@ static inline __attribute__((always_inline)) int dec_hex(struct pk_dec *d, struc
 
 	if (dcol_get(c, ch, &code, split, run))
 		return bad(d, "hex code column cut", p);
-	/*
-	 * The sweep of the push below done first, so that the move of the
-	 * entry out of its list comes after the push (the other list): the
-	 * last thing, with fewer values kept across memmove's call.  Its
-	 * rank lands on the same entry (the sweep drops only entries out of
-	 * the window, a rank's error either way).
-	 */
-	if (__builtin_expect(!(s->n & (DSWEEP - 1)), 0))
-		dmtf_sweep(m, s);
 	if (!code) {
 		struct dcol *lit = &d->col[K_HEXLIT];
 
@@ -1054,7 +1062,7 @@ static int dec_stream(struct pk_dec *d, uint64_t id)
 	if (!m && !(m = d->mtf[n] = malloc(sizeof(*m))))
 		return rr_fail(d->err, d->errlen, -ENOMEM, "decoding a packed block: out of memory");
 	if (fresh) {
-		m->n = 0;
+		m->n = m->swept = 0;
 		m->l[0].head = m->l[0].tail = m->l[1].head = m->l[1].tail = 0;
 	}
 	d->cur = m;
