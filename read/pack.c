@@ -721,7 +721,13 @@ struct dplan {
 		struct dcol *col, *hi; /* its column and that column's hi */
 		uint64_t *last;	       /* a hex field's value before, or pred.prev[name] */
 		uint64_t salt;	       /* an integer field's name's (pred_salt) */
-		uint8_t op, size;
+		/*
+		 * Where it is written: bytes after q, which moves on only
+		 * past a string or an array (to its start, then its end)
+		 * and at the end of the event (D_END's): one store a field,
+		 * no addition of its size to q.
+		 */
+		uint8_t op, off;
 	} f[RIP_EVENT_MAX_FIELDS + 1]; /* D_END after the last */
 };
 
@@ -769,6 +775,7 @@ static struct dcol *dec_hi(struct pk_dec *d, struct dcol *c)
 static struct dplan *dec_plan(struct pk_dec *d, const struct ev_type *t, const void *const *go)
 {
 	struct dplan *pl = &d->plan[t->id];
+	uint32_t off = 0; /* at most 8 fields of 8 bytes since q last moved */
 
 	if (pl->ready)
 		return pl;
@@ -792,7 +799,8 @@ static struct dplan *dec_plan(struct pk_dec *d, const struct ev_type *t, const v
 			pl->f[i].op = d->version == 1 ? D_U1 : after_hex ? D_UG : D_U;
 			pl->f[i].op += op == OP_S; /* each signed op is after its unsigned */
 		}
-		pl->f[i].size = (uint8_t)rip_field_size(t->fields[i].type);
+		pl->f[i].off = (uint8_t)off;
+		off = op == OP_STR || op == OP_ARR ? 0 : off + rip_field_size(t->fields[i].type);
 		name = pred_name(&d->pred, t, i);
 		pl->f[i].salt = pred_salt(name);
 		pl->f[i].col = dec_col(d, field_key(t, i, d->version));
@@ -802,6 +810,7 @@ static struct dplan *dec_plan(struct pk_dec *d, const struct ev_type *t, const v
 			pl->f[i - 1].op = pl->f[i].op == D_UG ? D_HUG : D_HSG;
 	}
 	pl->f[t->nfields].op = D_END;
+	pl->f[t->nfields].off = (uint8_t)off;
 	pl->ts_run = pl->ts->stop;
 	for (uint32_t i = 0; i < t->nfields; i++) { /* the ops of columns read in runs */
 		struct dfield *f = &pl->f[i];

@@ -25,17 +25,16 @@ static __attribute__((noinline)) DEC_ATTR int DEC_EVENTS(struct pk_dec *d, uint8
 	struct dmtf *m = d->cur;
 	const struct dfield *f;
 	struct dpos st;
-	uint8_t *q = o + PK_HDR, *const oend = o + len; /* the next field's place, the end */
+	uint8_t *q = o + PK_HDR, *const oend = o + len; /* the fields' place (dfield.off), the end */
 	uint8_t *seg;					/* the end of a run of events (DSEG) */
 	uint64_t v = 0;
 	int ret;
 
 	dpos_load(&st, m);
-/* The field done: its low size bytes stored (the block has 8 to spare), on to the next op. */
+/* The field done: its low bytes stored at its offset (the block has 8 to spare), on to the next. */
 #define NEXT_FIELD()                                                                               \
 	do {                                                                                       \
-		st64(q, v);                                                                        \
-		q += f->size;                                                                      \
+		st64(q + f->off, v);                                                               \
 		f++;                                                                               \
 		goto * f->go;                                                                      \
 	} while (0)
@@ -112,8 +111,7 @@ hex_c:
 		if ((ret = dec_hex(d, m, &st, f->col, f->hi, f->last, &v, &a, p, DEC_SPLIT, crun,  \
 				   DEC_WIDE)))                                                     \
 			return ret;                                                                \
-		st64(q, v);                                                                        \
-		q += f->size;                                                                      \
+		st64(q + f->off, v);                                                               \
 		f++;                                                                               \
 		if (dcol_get(f->col, f->hi, &v, DEC_SPLIT, irun))                                  \
 			return bad(d, "field column cut", p);                                      \
@@ -168,11 +166,13 @@ s1:
 			v = (uint64_t)unzig(v);
 			NEXT_FIELD();
 str:
+			q += f->off;
 			if (dec_str(f->col, &q, oend))
 				return bad(d, "string past its packet or column", p);
 			f++;
 			goto * f->go;
 arr:
+			q += f->off;
 			if (dec_arr(f->col, &q, oend))
 				return bad(d, "array past its packet or column", p);
 			f++;
@@ -180,7 +180,8 @@ arr:
 lone:
 			return bad(d, "a guessed field without its hex field (a decoder's plan)",
 				   p);
-end:;
+end:
+			q += f->off;
 		}
 	} while (q < oend);
 #undef NEXT_FIELD
