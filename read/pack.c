@@ -32,6 +32,7 @@
  * of a multiple of 16, and inputs under 64 bytes, are zlib's.
  */
 #if defined(__x86_64__) && defined(__GNUC__)
+#include <cpuid.h>
 #include <immintrin.h>
 
 #define PK_CRC_TARGET __attribute__((target("pclmul,sse4.1")))
@@ -94,10 +95,26 @@ static PK_CRC_TARGET uint32_t crc_fold(uint32_t crc, const uint8_t *p, size_t n)
 
 /*
  * What the CPU has that the decoder uses (PK_CPU_*), found once; none when
- * PK_GENERIC_ENV is set (to test the paths every CPU takes on one that
- * has more).
+ * PK_GENERIC_ENV is set, no pext when it is "avx2" (to test the paths
+ * other CPUs take on one that has more).
  */
-enum { PK_CPU_CLMUL = 1, PK_CPU_AVX2 = 2, PK_CPU_KNOWN = 4 };
+enum { PK_CPU_CLMUL = 1, PK_CPU_AVX2 = 2, PK_CPU_PEXT = 4, PK_CPU_KNOWN = 8 };
+
+/*
+ * Whether pext is fast: Intel's since Haswell, AMD's from Zen 3 (family
+ * 0x19); Zen 1 and 2 run it in microcode, tens to hundreds of cycles.
+ */
+static bool pk_fast_pext(void)
+{
+	unsigned a, b, c, d, fam;
+
+	if (!__builtin_cpu_supports("bmi2") || !__get_cpuid(1, &a, &b, &c, &d))
+		return false;
+	fam = (a >> 8) & 0xf;
+	if (fam == 0xf)
+		fam += (a >> 20) & 0xff;
+	return __builtin_cpu_is("intel") || (__builtin_cpu_is("amd") && fam >= 0x19);
+}
 
 static unsigned pk_cpu(void)
 {
@@ -107,13 +124,15 @@ static unsigned pk_cpu(void)
 	if (!h) {
 		const char *g = getenv(PK_GENERIC_ENV);
 
+		bool avx2 = g && !strcmp(g, "avx2");
+
 		h = PK_CPU_KNOWN;
-		if (!g || !*g || !strcmp(g, "0")) {
+		if (!g || !*g || !strcmp(g, "0") || avx2) {
 			__builtin_cpu_init();
 			if (__builtin_cpu_supports("pclmul") && __builtin_cpu_supports("sse4.1"))
 				h |= PK_CPU_CLMUL;
 			if (__builtin_cpu_supports("avx2"))
-				h |= PK_CPU_AVX2;
+				h |= PK_CPU_AVX2 | (!avx2 && pk_fast_pext() ? PK_CPU_PEXT : 0);
 		}
 		__atomic_store_n(&has, h, __ATOMIC_RELAXED);
 	}
@@ -436,6 +455,12 @@ slow: {
 }
 
 /*
+ * What the build of the decoder's loop may use (dec_events2*): the
+ * baseline's instructions, AVX2's, or AVX2's and a fast pext (BMI2).
+ */
+enum { DSIMD_NO, DSIMD_AVX2, DSIMD_PEXT };
+
+/*
  * The next varint of c, a column of hex literals (version 2 on: 3 to 6
  * bytes, the most at 1,000 threads), inline: its first byte, and when it
  * has the top bit the bytes after from one 8-byte load of its high bytes,
@@ -443,7 +468,7 @@ slow: {
  * longer than 9 bytes, goes the usual way (dcol_get).  Its column of high
  * bytes is never NULL (version 2 on, read/packfmt.h: key_split).
  */
-static inline __attribute__((always_inline)) int dcol_lit(struct dcol *c, uint64_t *v)
+static inline __attribute__((always_inline)) int dcol_lit(struct dcol *c, uint64_t *v, int simd)
 {
 	const uint8_t *cp = c->p;
 	struct dcol *h = c->hi;
@@ -462,7 +487,15 @@ static inline __attribute__((always_inline)) int dcol_lit(struct dcol *c, uint64
 			h->p += (__builtin_ctzll(stop) + 1) / 8;
 			c->p = cp + 1;
 			w &= (stop ^ (stop - 1)) & 0x7f7f7f7f7f7f7f7full;
-			*v = (b0 & 0x7f) | dpack7(w) << 7;
+#if defined(__x86_64__) && defined(__GNUC__)
+			if (simd == DSIMD_PEXT) /* its 7-bit groups packed in one instruction */
+				__asm__("pextq %2, %1, %0"
+					: "=r"(w)
+					: "r"(w), "r"(0x7f7f7f7f7f7f7f7full));
+			else
+#endif
+				w = dpack7(w);
+			*v = (b0 & 0x7f) | w << 7;
 			return 0;
 		}
 	}
@@ -502,11 +535,11 @@ static inline __attribute__((always_inline)) int dcol_lit(struct dcol *c, uint64
  * bytes moved an entry.)
  */
 /*
- * Ranks below DMOVE move DMOVE stamps, whatever is after the tail; ranks
- * below 2 x DMOVE twice as many (the list's last rank + 1 of them are its
- * own, so what is read past its tail is within the DMOVE after it): 16
- * instructions with AVX2 where memmove took ~55 with its call (ranks of
- * 64 to 127 are 0.57 M at 2 threads).
+ * Ranks below DMOVE move DMOVE stamps, whatever is after the tail; larger
+ * ranks, below 2 x DMOVE (4 x DMOVE with AVX2), as many DMOVE as cover
+ * them (what is read past the tail is within the DMOVE after it): 8
+ * instructions a DMOVE with AVX2 where memmove took ~55 with its call
+ * (ranks of 64 to 255 are 1.4 M at 2 threads).
  */
 #define DMOVE 64u
 #define DSWEEP PK_WINDOW /* stamps between two sweeps of both lists, at most */
@@ -855,7 +888,7 @@ static inline __attribute__((always_inline)) int dec_hex(struct pk_dec *d, struc
 							 struct dpos *s, struct dcol *c,
 							 struct dcol *ch, uint64_t *last,
 							 uint64_t *v, struct daux *ax, uint32_t p,
-							 bool split, int run, bool wide)
+							 bool split, int run, int simd)
 {
 	uint64_t code, dv;
 
@@ -864,7 +897,7 @@ static inline __attribute__((always_inline)) int dec_hex(struct pk_dec *d, struc
 	if (!code) {
 		struct dcol *lit = &d->col[K_HEXLIT];
 
-		if (split ? dcol_lit(lit, &dv) : dcol_get(lit, lit->hi, &dv, split, DRUN_NO))
+		if (split ? dcol_lit(lit, &dv, simd) : dcol_get(lit, lit->hi, &dv, split, DRUN_NO))
 			return bad(d, "hex literal column cut", p);
 		uint32_t pos = s->n & PK_WMASK;
 
@@ -893,10 +926,17 @@ static inline __attribute__((always_inline)) int dec_hex(struct pk_dec *d, struc
 		dmtf_push(m, s, *v, l ^ 1);
 		*last = *v;
 		if (r2 < 2 * DMOVE) { /* one fixed move, inline: no call, no branch on the size */
-			wide ? dmove_w(e) : dmove(e);
-		} else if (r2 < 4 * DMOVE) { /* two (the second's entries are after the first's) */
-			wide ? dmove_w(e) : dmove(e);
-			wide ? dmove_w(e + DMOVE) : dmove(e + DMOVE);
+			simd ? dmove_w(e) : dmove(e);
+		} else if (!simd && r2 < 4 * DMOVE) { /* two (the second's after the first's) */
+			dmove(e);
+			dmove(e + DMOVE);
+		} else if (simd && r2 < 8 * DMOVE) { /* up to four */
+			uint16_t *x = e, *const xe = (uint16_t *)((uintptr_t)e + r2);
+
+			do {
+				dmove_w(x);
+				x += DMOVE;
+			} while (x < xe);
 		} else {
 			memmove(e, e + 1, r2);
 		}
@@ -970,35 +1010,42 @@ static inline __attribute__((always_inline)) int dec_arr(struct dcol *c, uint8_t
  */
 #define DEC_EVENTS dec_events2
 #define DEC_SPLIT true
-#define DEC_WIDE false
+#define DEC_SIMD DSIMD_NO
 #define DEC_ATTR
 #include "read/packdec.h"
 #undef DEC_EVENTS
-#undef DEC_WIDE
+#undef DEC_SIMD
 #undef DEC_ATTR
 #if defined(__x86_64__) && defined(__GNUC__)
 /*
  * dec_events2 again, built for AVX2 where the CPU has it (chosen once, at
  * the first block: pk_decode): only its moves of list entries differ
- * (dmove_w).
+ * (dmove_w); and again for AVX2 and a fast pext (dcol_lit).
  */
 #define DEC_EVENTS dec_events2w
-#define DEC_WIDE true
+#define DEC_SIMD DSIMD_AVX2
 #define DEC_ATTR __attribute__((target("avx2")))
 #include "read/packdec.h"
 #undef DEC_EVENTS
-#undef DEC_WIDE
+#undef DEC_SIMD
+#undef DEC_ATTR
+#define DEC_EVENTS dec_events2x
+#define DEC_SIMD DSIMD_PEXT
+#define DEC_ATTR __attribute__((target("avx2,bmi2")))
+#include "read/packdec.h"
+#undef DEC_EVENTS
+#undef DEC_SIMD
 #undef DEC_ATTR
 #endif
 #undef DEC_SPLIT
 #define DEC_EVENTS dec_events1
 #define DEC_SPLIT false
-#define DEC_WIDE false
+#define DEC_SIMD DSIMD_NO
 #define DEC_ATTR
 #include "read/packdec.h"
 #undef DEC_EVENTS
 #undef DEC_SPLIT
-#undef DEC_WIDE
+#undef DEC_SIMD
 #undef DEC_ATTR
 
 int pk_dec_new(struct pk_dec **out)
@@ -1085,7 +1132,7 @@ int pk_decode(struct pk_dec *dd, const struct ev_types *types, const uint8_t *bl
 	struct pk_hdr h;
 	size_t pos, cpos = 0, total = 0, o = 0;
 #if defined(__x86_64__) && defined(__GNUC__)
-	bool wide = pk_cpu() & PK_CPU_AVX2;
+	unsigned cpu = pk_cpu();
 #endif
 	int ret;
 
@@ -1190,7 +1237,9 @@ int pk_decode(struct pk_dec *dd, const struct ev_types *types, const uint8_t *bl
 			if (h.version == 1)
 				ret = dec_events1(d, out->data + o, n, ph.timestamp_begin, p);
 #if defined(__x86_64__) && defined(__GNUC__)
-			else if (wide)
+			else if (cpu & PK_CPU_PEXT)
+				ret = dec_events2x(d, out->data + o, n, ph.timestamp_begin, p);
+			else if (cpu & PK_CPU_AVX2)
 				ret = dec_events2w(d, out->data + o, n, ph.timestamp_begin, p);
 #endif
 			else

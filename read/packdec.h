@@ -4,7 +4,7 @@
  * read/pack.c's decoder, included there three times: as DEC_EVENTS with
  * DEC_SPLIT true (blocks of version 2 on: every varint's column of high
  * bytes is a column, never NULL) and false (version 1: varints whole), and
- * the first again built for AVX2 (DEC_WIDE, DEC_ATTR its target).  No include
+ * the first again built for AVX2 (DEC_SIMD, DEC_ATTR its target).  No include
  * guard: it is meant to be included more than once, by read/pack.c only,
  * after all it uses.
  */
@@ -88,7 +88,7 @@ static __attribute__((noinline)) DEC_ATTR int DEC_EVENTS(struct pk_dec *d, uint8
 		struct daux a;                                                                     \
                                                                                                    \
 		if ((ret = dec_hex(d, m, &st, f->col, f->hi, f->last, &v, &a, p, DEC_SPLIT, run,   \
-				   DEC_WIDE)))                                                     \
+				   DEC_SIMD)))                                                     \
 			return ret;                                                                \
 		NEXT_FIELD();                                                                      \
 	} while (0)
@@ -109,7 +109,7 @@ hex_c:
 		struct daux a = { NULL, 0 };                                                       \
                                                                                                    \
 		if ((ret = dec_hex(d, m, &st, f->col, f->hi, f->last, &v, &a, p, DEC_SPLIT, crun,  \
-				   DEC_WIDE)))                                                     \
+				   DEC_SIMD)))                                                     \
 			return ret;                                                                \
 		st64(q + f->off, v);                                                               \
 		f++;                                                                               \

@@ -65,7 +65,7 @@ _Static_assert(RIP_EVENT_MAX_FIELDS <= 8, "K_HEX keeps 3 bits for the field");
 /* zlib's crc32 of n bytes at p after crc (0 to start), faster where the CPU allows. */
 uint32_t pk_crc32(uint32_t crc, const uint8_t *p, size_t n);
 
-/* Set (not "0"): the decoder takes the paths of a baseline x86-64 (read/pack.c pk_cpu). */
+/* Set (not "0"): the decoder takes the paths of a baseline x86-64; "avx2": no pext (pk_cpu). */
 #define PK_GENERIC_ENV "RIP_PACK_GENERIC"
 
 /* ---- little pieces ---------------------------------------------------------------- */
