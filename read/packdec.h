@@ -62,7 +62,7 @@ static __attribute__((noinline)) DEC_ATTR int DEC_EVENTS(struct pk_dec *d, uint8
 				pl = *dc = dec_plan(d, t, go);
 			}
 			if (DEC_SPLIT && pl->ts_run ?
-				    dcol_get(pl->ts, pl->ts_hi, &dt, DEC_SPLIT, DRUN_YES) :
+				    dcol_getf(pl->ts, &pl->ts_hi, &dt, DEC_SPLIT, DRUN_YES) :
 				    dcol_get(pl->ts, pl->ts_hi, &dt, DEC_SPLIT, DRUN_NO))
 				return bad(d, "time column cut", p);
 			if (code & 1) {
@@ -87,7 +87,7 @@ static __attribute__((noinline)) DEC_ATTR int DEC_EVENTS(struct pk_dec *d, uint8
 	do {                                                                                       \
 		struct daux a;                                                                     \
                                                                                                    \
-		if ((ret = dec_hex(d, m, &st, f->col, f->hi, f->last, &v, &a, p, DEC_SPLIT, run,   \
+		if ((ret = dec_hex(d, m, &st, f->col, &f->hi, f->last, &v, &a, p, DEC_SPLIT, run,   \
 				   DEC_SIMD)))                                                     \
 			return ret;                                                                \
 		NEXT_FIELD();                                                                      \
@@ -108,12 +108,12 @@ hex_c:
 	do {                                                                                       \
 		struct daux a = { NULL, 0 };                                                       \
                                                                                                    \
-		if ((ret = dec_hex(d, m, &st, f->col, f->hi, f->last, &v, &a, p, DEC_SPLIT, crun,  \
+		if ((ret = dec_hex(d, m, &st, f->col, &f->hi, f->last, &v, &a, p, DEC_SPLIT, crun,  \
 				   DEC_SIMD)))                                                     \
 			return ret;                                                                \
 		st64(q + f->off, v);                                                               \
 		f++;                                                                               \
-		if (dcol_get(f->col, f->hi, &v, DEC_SPLIT, irun))                                  \
+		if (dcol_getf(f->col, &f->hi, &v, DEC_SPLIT, irun))                                  \
 			return bad(d, "field column cut", p);                                      \
 		v = pred_value_g(&d->pred, f->last, f->salt, v, a.g);                              \
 		*a.slot = aux_of(v);                                                               \
@@ -140,7 +140,7 @@ hsg_ci:
 #undef HEX_GUESS
 #define INT(sign, run)                                                                             \
 	do {                                                                                       \
-		if (dcol_get(f->col, f->hi, &v, DEC_SPLIT, run))                                   \
+		if (dcol_getf(f->col, &f->hi, &v, DEC_SPLIT, run))                                   \
 			return bad(d, "field column cut", p);                                      \
 		v = pred_value(&d->pred, f->last, f->salt, v);                                     \
 		if (sign)                                                                          \
