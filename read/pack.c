@@ -424,7 +424,8 @@ static inline __attribute__((always_inline)) int dcol_get(struct dcol *c, struct
 				*v = ((uint64_t)b0 & 0x7f) | t << 7;
 				c->p = cp + 1;
 				h->p = (const uint8_t *)((uintptr_t)hp - mask);
-				if (run == DRUN_YES || (run == DRUN_ANY && stop)) /* the run after it */
+				/* the run after it */
+				if (run == DRUN_YES || (run == DRUN_ANY && stop))
 					c->stop = dcol_run(cp + 1);
 				return 0;
 			}

@@ -25,8 +25,9 @@ static __attribute__((noinline)) DEC_ATTR int DEC_EVENTS(struct pk_dec *d, uint8
 	struct dmtf *m = d->cur;
 	const struct dfield *f;
 	struct dpos st;
-	uint8_t *q = o + PK_HDR, *const oend = o + len; /* the fields' place (dfield.off), the end */
-	uint8_t *seg;					/* the end of a run of events (DSEG) */
+	uint8_t *q = o + PK_HDR, *const oend =
+					 o + len; /* the fields' place (dfield.off), the end */
+	uint8_t *seg;				  /* the end of a run of events (DSEG) */
 	uint64_t v = 0;
 	int ret;
 
@@ -87,7 +88,7 @@ static __attribute__((noinline)) DEC_ATTR int DEC_EVENTS(struct pk_dec *d, uint8
 	do {                                                                                       \
 		struct daux a;                                                                     \
                                                                                                    \
-		if ((ret = dec_hex(d, m, &st, f->col, &f->hi, f->last, &v, &a, p, DEC_SPLIT, run,   \
+		if ((ret = dec_hex(d, m, &st, f->col, &f->hi, f->last, &v, &a, p, DEC_SPLIT, run,  \
 				   DEC_SIMD)))                                                     \
 			return ret;                                                                \
 		NEXT_FIELD();                                                                      \
@@ -108,12 +109,12 @@ hex_c:
 	do {                                                                                       \
 		struct daux a = { NULL, 0 };                                                       \
                                                                                                    \
-		if ((ret = dec_hex(d, m, &st, f->col, &f->hi, f->last, &v, &a, p, DEC_SPLIT, crun,  \
+		if ((ret = dec_hex(d, m, &st, f->col, &f->hi, f->last, &v, &a, p, DEC_SPLIT, crun, \
 				   DEC_SIMD)))                                                     \
 			return ret;                                                                \
 		st64(q + f->off, v);                                                               \
 		f++;                                                                               \
-		if (dcol_getf(f->col, &f->hi, &v, DEC_SPLIT, irun))                                  \
+		if (dcol_getf(f->col, &f->hi, &v, DEC_SPLIT, irun))                                \
 			return bad(d, "field column cut", p);                                      \
 		v = pred_value_g(&d->pred, f->last, f->salt, v, a.g);                              \
 		*a.slot = aux_of(v);                                                               \
@@ -140,7 +141,7 @@ hsg_ci:
 #undef HEX_GUESS
 #define INT(sign, run)                                                                             \
 	do {                                                                                       \
-		if (dcol_getf(f->col, &f->hi, &v, DEC_SPLIT, run))                                   \
+		if (dcol_getf(f->col, &f->hi, &v, DEC_SPLIT, run))                                 \
 			return bad(d, "field column cut", p);                                      \
 		v = pred_value(&d->pred, f->last, f->salt, v);                                     \
 		if (sign)                                                                          \

@@ -456,8 +456,16 @@ static inline uint32_t aux_of(uint64_t v)
 {
 	uint32_t r = 0;
 
-	if (__builtin_expect_with_probability(v < UINT32_MAX, 1, 0.5)) /* a cmov: v is noise */
+#if defined(__x86_64__) && defined(__GNUC__)
+	/* a cmov: v is noise, and gcc's branch for it went out of line and back */
+	__asm__("cmpq %2, %1\n\tcmovbl %k1, %0"
+		: "+r"(r)
+		: "r"(v), "r"((uint64_t)UINT32_MAX)
+		: "cc");
+#else
+	if (v < UINT32_MAX)
 		r = (uint32_t)v;
+#endif
 	return r;
 }
 

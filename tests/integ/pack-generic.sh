@@ -29,7 +29,8 @@ for cmd in leaks dump; do
 	for g in 1 avx2; do
 		RIP_PACK_GENERIC=$g "$RIP" $cmd tr >gen.txt 2>gen.err ||
 			die "rip $cmd, RIP_PACK_GENERIC=$g: $(cat gen.err)"
-		cmp -s fast.txt gen.txt || fail "rip $cmd: RIP_PACK_GENERIC=$g and the fast paths differ"
+		cmp -s fast.txt gen.txt ||
+			fail "rip $cmd: RIP_PACK_GENERIC=$g and the fast paths differ"
 	done
 done
 t_done
