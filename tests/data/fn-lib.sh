@@ -33,6 +33,11 @@ fn_counts() {
 	diff want.txt "$1.txt" >"$1.diff" || fail "rip report --functions (want, got): $(cat "$1.diff")"
 }
 
+# fn_paired N: the last lines of want.txt for a trace of N calls, every entry with its exit.
+fn_paired() {
+	printf 'entries %s\nexits %s\nno_entry 0\nno_exit 0\nrunning 0\nids_unknown 0\nid0 0\n' "$1" "$1"
+}
+
 # fn_paths_has TARGET LINE: rip ps --stacks --threads of TARGET shows LINE (fn-paths.py's form).
 fn_paths_has() {
 	"$RIP" ps --stacks --threads --json "$1" >paths.json 2>paths.err ||

@@ -33,14 +33,8 @@ for b in funcprog:gcc funcprog-clang:clang funcprog-nofp:nofp; do
 	big_leaf $n 0
 	big_run 1 0
 	main 1 0
-	entries $((3 * n + 2))
-	exits $((3 * n + 2))
-	no_entry 0
-	no_exit 0
-	running 0
-	ids_unknown 0
-	id0 0
 	EOW
+	fn_paired "$((3 * n + 2))" >>want.txt
 	fn_counts t
 	fn_record r -- "$FN_TOP/$BUILD/tests/integ/${b%%:*}" bigrec "$n"
 	cat >want.txt <<-EOW
@@ -49,14 +43,8 @@ for b in funcprog:gcc funcprog-clang:clang funcprog-nofp:nofp; do
 	big_rec $((5 * n)) 0
 	main 1 0
 	rec_run 1 0
-	entries $((15 * n + 2))
-	exits $((15 * n + 2))
-	no_entry 0
-	no_exit 0
-	running 0
-	ids_unknown 0
-	id0 0
 	EOW
+	fn_paired "$((15 * n + 2))" >>want.txt
 	fn_counts r
 done
 t_done

@@ -28,14 +28,8 @@ check() {
 	inl_real $n 0
 	inline_run 1 0
 	main 1 0
-	entries $((4 * n + 2))
-	exits $((4 * n + 2))
-	no_entry 0
-	no_exit 0
-	running 0
-	ids_unknown 0
-	id0 0
 	EOW
+	fn_paired "$((4 * n + 2))" >>want.txt
 	fn_counts t
 	"$RIP" export --format=folded --value=calls t -o f.txt 2>exp.err || fail "rip export: $(cat exp.err)"
 	grep -qx "main;inline_run;inl_outer;inl_mid;inl_leaf;inl_real $n" f.txt ||

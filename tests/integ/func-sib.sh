@@ -24,13 +24,7 @@ sib_1 $n 0
 sib_2 $n 0
 sib_leaf $n 0
 sib_run 1 0
-entries $((3 * n + 1))
-exits $((3 * n + 1))
-no_entry 0
-no_exit 0
-running 0
-ids_unknown 0
-id0 0
 EOW
+fn_paired "$((3 * n + 1))" >>want.txt
 fn_counts t
 t_done

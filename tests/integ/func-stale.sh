@@ -23,13 +23,7 @@ cat >want.txt <<EOW
 main 1 0
 stale_run 1 0
 stale_victim $n 0
-entries $((n + 2))
-exits $((n + 2))
-no_entry 0
-no_exit 0
-running 0
-ids_unknown 0
-id0 0
 EOW
+fn_paired "$((n + 2))" >>want.txt
 fn_counts t
 t_done
