@@ -24,9 +24,9 @@ need_bin "$PWD/$BUILD/tests/integ/funcprog" "$PWD/$BUILD/tests/integ/funcprog-cl
 need_cmd python3
 n=1000
 
-for b in funcprog:gcc funcprog-clang:clang funcprog-nofp:nofp; do
-	mkdir -p "$TEST_TMP/${b#*:}" && cd "$TEST_TMP/${b#*:}" || die "no $TEST_TMP/${b#*:}"
-	fn_record t -- "$FN_TOP/$BUILD/tests/integ/${b%%:*}" big "$n"
+# check PROG NAME: the counts of big and bigrec (fn_builds)
+check() {
+	fn_record t -- "$1" big "$n"
 	cat >want.txt <<-EOW
 	big_host $n 0
 	big_inl $n 0
@@ -36,7 +36,7 @@ for b in funcprog:gcc funcprog-clang:clang funcprog-nofp:nofp; do
 	EOW
 	fn_paired "$((3 * n + 2))" >>want.txt
 	fn_counts t
-	fn_record r -- "$FN_TOP/$BUILD/tests/integ/${b%%:*}" bigrec "$n"
+	fn_record r -- "$1" bigrec "$n"
 	cat >want.txt <<-EOW
 	big_inl $((5 * n)) 0
 	big_leaf $((5 * n)) 0
@@ -46,5 +46,6 @@ for b in funcprog:gcc funcprog-clang:clang funcprog-nofp:nofp; do
 	EOW
 	fn_paired "$((15 * n + 2))" >>want.txt
 	fn_counts r
-done
+}
+fn_builds check
 t_done
