@@ -71,6 +71,16 @@
  *	of locals) calls big_inl (inlined) > big_leaf, then itself, 5 levels
  *	deep: each level's return address but the first's is that address,
  *	and copies of it lie below each of them
+ *   funcprog moved N
+ *	a function inlined after an alloca, whose hooks' distance to the
+ *	return address changes from one pass to the next: moved_run calls
+ *	moved_call (untraced: it allocas the words just above moved_host's
+ *	return address) > moved_host, which allocas 2 or 6 words
+ *	(alternately), fills those words with copies of its return address
+ *	and calls moved_inl (inlined) > moved_leaf, N times.  The 6 words'
+ *	pass puts moved_inl's hooks 4 words lower: at a 2 words' pass after
+ *	it, a copy lies where the 6 words' pass had the return address, and
+ *	the hooks must not take it
  *   funcprog many THREADS N
  *	THREADS threads, all alive at once (a barrier), each many_thread >
  *	spin_a > spin_b > spin_c x 2, N times: 4 N + 1 calls a thread; the
@@ -619,6 +629,64 @@ N static int rec_run(long n)
 	return x;
 }
 
+/* ---- moved -------------------------------------------------------------------------------- */
+
+#define MOVED_PLANT 32 /* words of moved_call's alloca, just above moved_host's return address */
+
+N static int moved_leaf(int x)
+{
+	sink += x;
+	return x + 1;
+}
+INL int moved_inl(int x)
+{
+	return moved_leaf(x) + 1;
+}
+
+/*
+ * n words of alloca, then an inlined call: its hooks run n words lower,
+ * where the frame ends.  Around the call, the words above its return
+ * address (its caller's, plant) hold copies of it: the first that a pass
+ * with more words had its hooks' distance to the real one lands on.
+ * Cleared before its own exit, whose hook, its frame moved, looks for it.
+ */
+N static int moved_host(int n, volatile uintptr_t *plant)
+{
+	volatile uintptr_t *v = __builtin_alloca((size_t)n * sizeof(*v));
+	uintptr_t ra = (uintptr_t)__builtin_return_address(0);
+	int r;
+
+	for (int i = 0; i < n; i++)
+		v[i] = 0;
+	for (int i = 0; i < MOVED_PLANT; i++)
+		plant[i] = ra;
+	r = moved_inl(n + (int)v[n - 1]);
+	for (int i = 0; i < MOVED_PLANT; i++)
+		plant[i] = 0;
+	return r;
+}
+
+/* Untraced: its alloca'd words, at the bottom of its frame, lie just above moved_host's. */
+__attribute__((no_instrument_function, noinline)) static int moved_call(int n)
+{
+	volatile uintptr_t *v = __builtin_alloca(MOVED_PLANT * sizeof(*v));
+	int r;
+
+	for (int i = 0; i < MOVED_PLANT; i++)
+		v[i] = 0;
+	r = moved_host(n, v);
+	return r + (int)(v[MOVED_PLANT - 1] & 1);
+}
+
+N static int moved_run(long n)
+{
+	int x = 0;
+
+	for (long i = 0; i < n; i++)
+		x += moved_call(i & 1 ? 6 : 2);
+	return x;
+}
+
 /* ---- spin ---------------------------------------------------------------------------------- */
 
 static volatile int spin_stop;
@@ -801,6 +869,10 @@ int main(int argc, char **argv)
 		printf("%d\n", rec_run(strtol(argv[2], NULL, 10)));
 		return 0;
 	}
+	if (argc == 3 && !strcmp(argv[1], "moved")) {
+		printf("%d\n", moved_run(strtol(argv[2], NULL, 10)));
+		return 0;
+	}
 	if (argc == 3 && !strcmp(argv[1], "sib")) {
 		long n = strtol(argv[2], NULL, 10);
 
@@ -818,6 +890,7 @@ int main(int argc, char **argv)
 		return many(atoi(argv[2]), strtol(argv[3], NULL, 10));
 	fprintf(stderr,
 		"usage: funcprog park READY [GO] | count N | inline N [READY] | stale N | "
-		"deep N [READY] | sib N | big N | bigrec N | spin SECONDS THREADS [READY] | many THREADS N\n");
+		"deep N [READY] | sib N | big N | bigrec N | moved N | spin SECONDS THREADS [READY] | "
+		"many THREADS N\n");
 	return 2;
 }
