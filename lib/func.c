@@ -668,6 +668,27 @@ static __nofn __attribute__((noinline)) uint64_t rip_fn_resync_entry(struct rip_
 }
 
 /*
+ * The depth, at most d, of the nearest frame of fn whose return address
+ * site is still just under its cfa, within RIP_FN_NEAR above p (the words
+ * read lie in mapped pages, as rip_fn_in's); 0: none.  For an exit whose
+ * frame an alloca moved off its entry's distance: rip_fn_cfa would take
+ * the highest copy of site within its scan, which may lie in the caller's
+ * frame (funcprog movedkeep).
+ */
+static __nofn uint32_t rip_fn_exit_moved(const struct rip_fn_stack *st, uint32_t d, uintptr_t fn,
+					 const uintptr_t *p, uintptr_t site)
+{
+	for (; d; d--) {
+		const struct rip_fn_frame *f = &st->frame[d - 1];
+
+		if ((f->fn & RIP_FN_ADDR_MASK) == fn && f->cfa > (uintptr_t)p &&
+		    f->cfa - (uintptr_t)p <= RIP_FN_NEAR && ((const uintptr_t *)f->cfa)[-1] == site)
+			break;
+	}
+	return d;
+}
+
+/*
  * An exit the fast path could not match: if the leaving function's frame
  * is on the stack, pop it and the frames above it (their exits never
  * came); else the exit has no frame here (entered before the thread had a
@@ -710,7 +731,9 @@ static __nofn __attribute__((noinline)) bool rip_fn_exit_slow(struct rip_fn_stac
 			    f->cfa == (uintptr_t)(p + (f->fn >> RIP_FN_ADDR_BITS) + 1))
 				break;
 		}
-		/* else (its frame moved: alloca) the return address as the entry would find it */
+		/* Else its frame moved (an alloca): where its return address still is, or as an entry would. */
+		if (!k)
+			k = rip_fn_exit_moved(st, d, fn, p, site);
 		cfa = k ? st->frame[k - 1].cfa : rip_fn_cfa(p, site, fn, UINTPTR_MAX, &k);
 	}
 	while (d && st->frame[d - 1].cfa < cfa)

@@ -13,8 +13,11 @@
 # then calls moved_inl (inlined) > moved_leaf, N times, from an untraced
 # function whose alloca'd words, just above moved_host's return address,
 # hold copies of it (where the 6 words' pass found it, seen from a 2
-# words' pass).  rip report --functions counts N calls of each and no exit
-# without its entry.  The program built by gcc and by clang (both with
+# words' pass).  funcprog movedkeep N: the same with the copies left until
+# moved_host has returned, so that its exit hook, whose frame the alloca
+# moved, finds copies above the real return address (it took the highest
+# within 24 words, in the caller's frame, and missed its frame).  rip
+# report --functions counts N calls of each and no exit without its entry.  The program built by gcc and by clang (both with
 # frame pointers) and by gcc without them.
 . tests/data/common.sh
 . tests/data/fn-lib.sh
@@ -35,6 +38,8 @@ check() {
 	EOW
 	fn_paired "$((3 * n + 2))" >>want.txt
 	fn_counts t
+	fn_record k -- "$1" movedkeep "$n"
+	fn_counts k
 }
 fn_builds check
 t_done

@@ -81,6 +81,10 @@
  *	pass puts moved_inl's hooks 4 words lower: at a 2 words' pass after
  *	it, a copy lies where the 6 words' pass had the return address, and
  *	the hooks must not take it
+ *   funcprog movedkeep N
+ *	the same, the copies left until moved_host has returned: its exit
+ *	hook, which the alloca moved off its entry's distance, has copies of
+ *	its return address above the real one
  *   funcprog many THREADS N
  *	THREADS threads, all alive at once (a barrier), each many_thread >
  *	spin_a > spin_b > spin_c x 2, N times: 4 N + 1 calls a thread; the
@@ -648,9 +652,10 @@ INL int moved_inl(int x)
  * where the frame ends.  Around the call, the words above its return
  * address (its caller's, plant) hold copies of it: the first that a pass
  * with more words had its hooks' distance to the real one lands on.
- * Cleared before its own exit, whose hook, its frame moved, looks for it.
+ * Cleared before its own exit unless keep: that exit's hook, its frame
+ * moved, looks for its return address, and copies lie above it.
  */
-N static int moved_host(int n, volatile uintptr_t *plant)
+N static int moved_host(int n, volatile uintptr_t *plant, int keep)
 {
 	volatile uintptr_t *v = __builtin_alloca((size_t)n * sizeof(*v));
 	uintptr_t ra = (uintptr_t)__builtin_return_address(0);
@@ -661,29 +666,29 @@ N static int moved_host(int n, volatile uintptr_t *plant)
 	for (int i = 0; i < MOVED_PLANT; i++)
 		plant[i] = ra;
 	r = moved_inl(n + (int)v[n - 1]);
-	for (int i = 0; i < MOVED_PLANT; i++)
+	for (int i = 0; i < MOVED_PLANT && !keep; i++)
 		plant[i] = 0;
 	return r;
 }
 
 /* Untraced: its alloca'd words, at the bottom of its frame, lie just above moved_host's. */
-__attribute__((no_instrument_function, noinline)) static int moved_call(int n)
+__attribute__((no_instrument_function, noinline)) static int moved_call(int n, int keep)
 {
 	volatile uintptr_t *v = __builtin_alloca(MOVED_PLANT * sizeof(*v));
 	int r;
 
 	for (int i = 0; i < MOVED_PLANT; i++)
 		v[i] = 0;
-	r = moved_host(n, v);
+	r = moved_host(n, v, keep);
 	return r + (int)(v[MOVED_PLANT - 1] & 1);
 }
 
-N static int moved_run(long n)
+N static int moved_run(long n, int keep)
 {
 	int x = 0;
 
 	for (long i = 0; i < n; i++)
-		x += moved_call(i & 1 ? 6 : 2);
+		x += moved_call(i & 1 ? 6 : 2, keep);
 	return x;
 }
 
@@ -869,8 +874,8 @@ int main(int argc, char **argv)
 		printf("%d\n", rec_run(strtol(argv[2], NULL, 10)));
 		return 0;
 	}
-	if (argc == 3 && !strcmp(argv[1], "moved")) {
-		printf("%d\n", moved_run(strtol(argv[2], NULL, 10)));
+	if (argc == 3 && (!strcmp(argv[1], "moved") || !strcmp(argv[1], "movedkeep"))) {
+		printf("%d\n", moved_run(strtol(argv[2], NULL, 10), argv[1][5] == 'k'));
 		return 0;
 	}
 	if (argc == 3 && !strcmp(argv[1], "sib")) {
@@ -890,7 +895,7 @@ int main(int argc, char **argv)
 		return many(atoi(argv[2]), strtol(argv[3], NULL, 10));
 	fprintf(stderr,
 		"usage: funcprog park READY [GO] | count N | inline N [READY] | stale N | "
-		"deep N [READY] | sib N | big N | bigrec N | moved N | spin SECONDS THREADS [READY] | "
+		"deep N [READY] | sib N | big N | bigrec N | moved N | movedkeep N | spin SECONDS THREADS [READY] | "
 		"many THREADS N\n");
 	return 2;
 }
