@@ -63,6 +63,13 @@ fn_parked() {
 	fn_paths_has tr "$line"
 }
 
+# fn_need_builds: the three builds of funcprog that fn_builds runs, rip, and python3 for fn_counts.
+fn_need_builds() {
+	need_bin "$FN_TOP/$BUILD/tests/integ/funcprog" "$FN_TOP/$BUILD/tests/integ/funcprog-clang" \
+		"$FN_TOP/$BUILD/tests/integ/funcprog-nofp" "$RIP"
+	need_cmd python3
+}
+
 # fn_builds CHECK: CHECK PROG NAME, in TEST_TMP/NAME, for funcprog as gcc (gcc), clang (clang) and
 # gcc without frame pointers (nofp) built it.
 fn_builds() {

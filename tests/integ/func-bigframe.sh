@@ -19,9 +19,7 @@
 # gcc and by clang (both with frame pointers) and by gcc without them.
 . tests/data/common.sh
 . tests/data/fn-lib.sh
-need_bin "$PWD/$BUILD/tests/integ/funcprog" "$PWD/$BUILD/tests/integ/funcprog-clang" \
-	"$PWD/$BUILD/tests/integ/funcprog-nofp" "$RIP"
-need_cmd python3
+fn_need_builds
 n=1000
 
 # check PROG NAME: the counts of big and bigrec (fn_builds)

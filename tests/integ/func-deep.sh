@@ -14,9 +14,7 @@
 # without frame pointers.
 . tests/data/common.sh
 . tests/data/fn-lib.sh
-need_bin "$PWD/$BUILD/tests/integ/funcprog" "$PWD/$BUILD/tests/integ/funcprog-clang" \
-	"$PWD/$BUILD/tests/integ/funcprog-nofp" "$RIP"
-need_cmd python3
+fn_need_builds
 n=200
 
 # the path funcprog deep parks in: main > deep_run > deep_rec x 50 > deep_catch > deep_park

@@ -12,9 +12,7 @@
 # frame pointers.
 . tests/data/common.sh
 . tests/data/fn-lib.sh
-need_bin "$PWD/$BUILD/tests/integ/funcprog" "$PWD/$BUILD/tests/integ/funcprog-clang" \
-	"$PWD/$BUILD/tests/integ/funcprog-nofp" "$RIP"
-need_cmd python3
+fn_need_builds
 n=1000
 
 # check PROG NAME: the counts and the parked path of PROG (fn_builds)
