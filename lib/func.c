@@ -114,6 +114,16 @@ static const char *const rip_fn_nop_ref __attribute__((used)) = &__rip_fn_nop_li
  */
 #define RIP_FN_K_PATCHED 0x8000u
 #define RIP_FN_K_REC 0x4000u
+/*
+ * The top bits of a hooks' frame whose entry's record was written (the
+ * distance below RIP_FN_SCAN_MAX): its exit's is iff.  The exit's fast path
+ * then finds no frame at that distance and leaves it to the slow path,
+ * which writes the record (all timed records are out of line): an exit
+ * tests no category.
+ */
+#define RIP_FN_K_CREC 0x2000u
+/* A frame's distance in words from its hook's frame to its cfa (patched frames: none of use). */
+#define RIP_FN_K(x) ((uint32_t)((x) >> RIP_FN_ADDR_BITS) & ~RIP_FN_K_CREC)
 /* An entry this far above the outermost frame is on another stack (rip_fn_resync). */
 #define RIP_FN_FAR (64u << 10)
 /*
@@ -545,22 +555,26 @@ struct rip_fn_inl {
 	uint32_t k;
 };
 
+/* Was the entry's record of the frame whose fn word is x written (RIP_FN_K_REC, RIP_FN_K_CREC)? */
+static __fninline bool rip_fn_frame_rec(uint64_t x)
+{
+	uint32_t k = (uint32_t)(x >> RIP_FN_ADDR_BITS);
+
+	return k & (k & RIP_FN_K_PATCHED ? RIP_FN_K_REC : RIP_FN_K_CREC);
+}
+
 /*
- * Frames [lo, hi) of st are dropped without their exits: with the func
- * category on, write their exits now (innermost first), so that a trace
- * pairs every entry it has with an exit, where the hooks saw it end.  A
- * patched entry's frame says itself whether its entry's record was written
- * (RIP_FN_K_REC): its exit's is iff, the category on or off.
+ * Frames [lo, hi) of st are dropped without their exits: write the exits
+ * of those whose entries were written (innermost first), so that a trace
+ * pairs every entry it has with an exit, where the hooks saw it end,
+ * whatever the func category is now.
  */
 static __nofn void rip_fn_dropped(const struct rip_fn_stack *st, uint32_t lo, uint32_t hi)
 {
-	bool on = rip_category_enabled(RIP_CAT_FUNC);
-
 	while (hi-- > lo) {
 		uint64_t x = st->frame[hi].fn;
-		uint32_t k = (uint32_t)(x >> RIP_FN_ADDR_BITS);
 
-		if (k & RIP_FN_K_PATCHED ? k & RIP_FN_K_REC : on)
+		if (rip_fn_frame_rec(x))
 			rip_fn_record(&__rip_fn_exit_type, RIP_EV_FN_EXIT,
 				      (uintptr_t)(x & RIP_FN_ADDR_MASK));
 	}
@@ -592,7 +606,7 @@ static __nofn bool rip_fn_inlined(const struct rip_fn_frame *f, uintptr_t fn, ui
 		memcpy(&rel, (const void *)(site - 4), sizeof(rel)); /* call rel32 */
 		return site + (uintptr_t)(intptr_t)rel != fn;
 	}
-	return f->fn >> RIP_FN_ADDR_BITS == k;
+	return RIP_FN_K(f->fn) == k;
 }
 
 /*
@@ -693,11 +707,13 @@ static __nofn uint32_t rip_fn_exit_moved(const struct rip_fn_stack *st, uint32_t
  * is on the stack, pop it and the frames above it (their exits never
  * came); else the exit has no frame here (entered before the thread had a
  * slot, dropped already, or a frame of another stack): nothing moves.
- * False when nothing moved.
+ * Whether the exit's record is to be written: its frame's entry's was
+ * (rip_fn_frame_rec), or for a level past the frames kept the func
+ * category's; -1 when nothing moved.
  */
-static __nofn __attribute__((noinline)) bool rip_fn_exit_slow(struct rip_fn_stack *st, uint64_t w,
-							      uintptr_t fn, const uintptr_t *p,
-							      uintptr_t site, bool tail)
+static __nofn __attribute__((noinline)) int rip_fn_exit_slow(struct rip_fn_stack *st, uint64_t w,
+							     uintptr_t fn, const uintptr_t *p,
+							     uintptr_t site, bool tail)
 {
 	uint32_t d = RIP_FN_STATE_DEPTH(w), k, drop;
 	uintptr_t cfa = (uintptr_t)p;
@@ -708,14 +724,13 @@ static __nofn __attribute__((noinline)) bool rip_fn_exit_slow(struct rip_fn_stac
 			const struct rip_fn_frame *f = &st->frame[k - 1];
 
 			if ((f->fn & RIP_FN_ADDR_MASK) == fn &&
-			    f->cfa ==
-				    (tail ? cfa : (uintptr_t)(p + (f->fn >> RIP_FN_ADDR_BITS) + 1)))
+			    f->cfa == (tail ? cfa : (uintptr_t)(p + RIP_FN_K(f->fn) + 1)))
 				break;
 		}
 		if (!k) {
 			/* A level not kept: nothing to check against. */
 			__atomic_store_n(&st->state, w - 1, __ATOMIC_RELEASE);
-			return true;
+			return rip_category_enabled(RIP_CAT_FUNC);
 		}
 		/* A kept frame's (a longjmp out of the levels not kept): those levels are gone. */
 		st->resync += d - RIP_FN_DEPTH;
@@ -728,7 +743,7 @@ static __nofn __attribute__((noinline)) bool rip_fn_exit_slow(struct rip_fn_stac
 			const struct rip_fn_frame *f = &st->frame[k - 1];
 
 			if ((f->fn & RIP_FN_ADDR_MASK) == fn &&
-			    f->cfa == (uintptr_t)(p + (f->fn >> RIP_FN_ADDR_BITS) + 1))
+			    f->cfa == (uintptr_t)(p + RIP_FN_K(f->fn) + 1))
 				break;
 		}
 		/* Else its frame moved (an alloca): where its return address still is, or as an entry would. */
@@ -744,13 +759,13 @@ static __nofn __attribute__((noinline)) bool rip_fn_exit_slow(struct rip_fn_stac
 		d--;
 	if (!d || (st->frame[d - 1].fn & RIP_FN_ADDR_MASK) != fn || st->frame[d - 1].cfa != cfa) {
 		st->resync++; /* no frame of its own: counted */
-		return false;
+		return -1;
 	}
 	drop = RIP_FN_STATE_DEPTH(w) - d;
 	rip_fn_dropped(st, d, d + drop);
 	st->resync += drop;
 	__atomic_store_n(&st->state, w - drop - 1, __ATOMIC_RELEASE);
-	return true;
+	return rip_fn_frame_rec(st->frame[d - 1].fn);
 }
 
 /* ---- function ids -------------------------------------------------------------------- */
@@ -948,14 +963,30 @@ static __fninline void rip_fn_push(struct rip_fn_stack *st, uint64_t w, uintptr_
 	__atomic_store_n(&st->state, w + RIP_FN_PUSH, __ATOMIC_RELEASE);
 }
 
+/* The frame of a hooks' entry whose distance is k: with the func category on, its record is written. */
+static __fninline uint32_t rip_fn_k_rec(uint32_t k, bool on)
+{
+	return on ? k | RIP_FN_K_CREC : k;
+}
+
 static __nofn __attribute__((noinline)) void rip_fn_enter_resync(struct rip_fn_stack *st,
 								 uint64_t w, uintptr_t fn,
 								 uintptr_t cfa, uint32_t k,
 								 uintptr_t site)
 {
-	rip_fn_push(st, rip_fn_resync_entry(st, w, fn, cfa, k, site), fn, cfa, k);
-	if (RIP_UNLIKELY(rip_category_enabled(RIP_CAT_FUNC)))
+	bool on = rip_category_enabled(RIP_CAT_FUNC);
+
+	rip_fn_push(st, rip_fn_resync_entry(st, w, fn, cfa, k, site), fn, cfa, rip_fn_k_rec(k, on));
+	if (RIP_UNLIKELY(on))
 		rip_fn_record(&__rip_fn_entry_type, RIP_EV_FN_ENTRY, fn);
+}
+
+/* A timed entry: its frame says so (RIP_FN_K_CREC), and its record. */
+static __nofn __attribute__((noinline)) void
+rip_fn_enter_rec(struct rip_fn_stack *st, uint64_t w, uintptr_t fn, uintptr_t cfa, uint32_t k)
+{
+	rip_fn_push(st, w, fn, cfa, k | RIP_FN_K_CREC);
+	rip_fn_record(&__rip_fn_entry_type, RIP_EV_FN_ENTRY, fn);
 }
 
 /*
@@ -1074,6 +1105,7 @@ static __nofn __attribute__((noinline)) void rip_fn_enter_on(struct rip_fn_stack
 							     const uintptr_t *p, uintptr_t site,
 							     uintptr_t fp)
 {
+	bool on = rip_category_enabled(RIP_CAT_FUNC);
 	uint32_t d, k;
 	uintptr_t cfa;
 	uint64_t w;
@@ -1084,9 +1116,9 @@ static __nofn __attribute__((noinline)) void rip_fn_enter_on(struct rip_fn_stack
 		d = RIP_FN_STATE_DEPTH(w);
 		if (rip_fn_below(st, d, cfa))
 			w = rip_fn_resync_entry(st, w, fn, cfa, k, site);
-		rip_fn_push(st, w, fn, cfa, k);
+		rip_fn_push(st, w, fn, cfa, rip_fn_k_rec(k, on));
 	}
-	if (RIP_UNLIKELY(rip_category_enabled(RIP_CAT_FUNC)))
+	if (RIP_UNLIKELY(on))
 		rip_fn_record(&__rip_fn_entry_type, RIP_EV_FN_ENTRY, fn);
 }
 
@@ -1129,9 +1161,9 @@ __nofn RIP_API void __cyg_profile_func_enter(void *this_fn, void *call_site)
 	d = RIP_FN_STATE_DEPTH(w);
 	if (RIP_UNLIKELY(rip_fn_below(st, d, cfa)))
 		return rip_fn_enter_resync(st, w, fn, cfa, (uint32_t)k, site);
-	rip_fn_push(st, w, fn, cfa, (uint32_t)k);
 	if (RIP_UNLIKELY(rip_fn_timed(h)))
-		return rip_fn_record(&__rip_fn_entry_type, RIP_EV_FN_ENTRY, fn);
+		return rip_fn_enter_rec(st, w, fn, cfa, (uint32_t)k);
+	rip_fn_push(st, w, fn, cfa, (uint32_t)k);
 }
 
 /* Did the function jump to the exit hook after its epilogue (the hook returns to its caller)? */
@@ -1146,7 +1178,7 @@ __nofn RIP_API void __cyg_profile_func_enter(void *this_fn, void *call_site)
 static __fninline uintptr_t rip_fn_exit_cfa(const struct rip_fn_frame *f, const uintptr_t *p,
 					    bool tail)
 {
-	return tail ? (uintptr_t)p : (uintptr_t)(p + (f->fn >> RIP_FN_ADDR_BITS) + 1);
+	return tail ? (uintptr_t)p : (uintptr_t)(p + RIP_FN_K(f->fn) + 1);
 }
 
 /*
@@ -1160,49 +1192,57 @@ static __fninline bool rip_fn_deep_kept(const struct rip_fn_stack *st, const uin
 {
 	const struct rip_fn_frame *f = &st->frame[RIP_FN_DEPTH - 1];
 
-	return (uintptr_t)p >= f->cfa - ((f->fn >> RIP_FN_ADDR_BITS) + 1) * sizeof(*p);
+	return (uintptr_t)p >= f->cfa - (RIP_FN_K(f->fn) + 1) * sizeof(*p);
 }
 
-/* Pop fn from st at state w (d levels), checking it is the top frame. */
-static __fninline void rip_fn_pop(struct rip_fn_stack *st, uint64_t w, uintptr_t fn,
+/*
+ * Pop fn from st at state w (d levels), checking it is the top frame.
+ * Whether the exit's record is to be written: its entry's was, or with no
+ * frame kept to say (a level past them, an exit with no frame), the func
+ * category is on.
+ */
+static __fninline bool rip_fn_pop(struct rip_fn_stack *st, uint64_t w, uintptr_t fn,
 				  const uintptr_t *p, uintptr_t site, bool tail)
 {
 	uint32_t d = RIP_FN_STATE_DEPTH(w);
+	int rec;
 
 	if (d - 1 < RIP_FN_DEPTH) {
 		const struct rip_fn_frame *f = &st->frame[d - 1];
 
 		/* The same function, the same frame. */
-		if ((f->fn & RIP_FN_ADDR_MASK) != (fn & RIP_FN_ADDR_MASK) ||
-		    rip_fn_exit_cfa(f, p, tail) != f->cfa) {
-			(void)rip_fn_exit_slow(st, w, fn & RIP_FN_ADDR_MASK, p, site, tail);
-			return;
+		if ((f->fn & RIP_FN_ADDR_MASK) == (fn & RIP_FN_ADDR_MASK) &&
+		    rip_fn_exit_cfa(f, p, tail) == f->cfa) {
+			/* Pairs with the acquire loads of state in the readers. */
+			__atomic_store_n(&st->state, w - 1, __ATOMIC_RELEASE);
+			return rip_fn_frame_rec(f->fn);
 		}
 	} else if (!d) {
 		st->resync++; /* an exit with nothing entered: entered before the slot */
-		return;
-	} else if (RIP_UNLIKELY(rip_fn_deep_kept(st, p))) {
-		(void)rip_fn_exit_slow(st, w, fn & RIP_FN_ADDR_MASK, p, site, tail);
-		return;
+		return rip_category_enabled(RIP_CAT_FUNC);
+	} else if (RIP_LIKELY(!rip_fn_deep_kept(st, p))) {
+		__atomic_store_n(&st->state, w - 1, __ATOMIC_RELEASE);
+		return rip_category_enabled(RIP_CAT_FUNC);
 	}
-	/* Pairs with the acquire loads of state in the readers. */
-	__atomic_store_n(&st->state, w - 1, __ATOMIC_RELEASE);
+	rec = rip_fn_exit_slow(st, w, fn & RIP_FN_ADDR_MASK, p, site, tail);
+	return rec < 0 ? rip_category_enabled(RIP_CAT_FUNC) : rec;
 }
 
-/* An exit the fast path does not finish: another slot, or a frame that does not match. */
+/* An exit the fast path does not finish: another slot, a frame that does not match, or a record. */
 static __nofn __attribute__((noinline)) void
 rip_fn_exit_other(uintptr_t fn, const uintptr_t *p, uintptr_t site, bool tail, bool moved)
 {
 	struct rip_fn_stack *st = rip_fn_tls.st;
+	bool rec;
 
 	if (moved) {
 		if (!__atomic_load_n(&rip_fn.h, __ATOMIC_RELAXED))
 			return;
 		st = rip_fn_stack_slow();
 	}
-	if (st)
-		rip_fn_pop(st, st->state, fn, p, site, tail);
-	if (RIP_UNLIKELY(rip_category_enabled(RIP_CAT_FUNC)))
+	rec = st ? rip_fn_pop(st, st->state, fn, p, site, tail) :
+		   rip_category_enabled(RIP_CAT_FUNC);
+	if (RIP_UNLIKELY(rec))
 		rip_fn_record(&__rip_fn_exit_type, RIP_EV_FN_EXIT, fn);
 }
 
@@ -1210,7 +1250,8 @@ rip_fn_exit_other(uintptr_t fn, const uintptr_t *p, uintptr_t site, bool tail, b
  * The exit's fast path: the top frame is the leaving function's, in the
  * same frame (or the hook's own cfa: a tail call to it), or the stack is
  * deeper than the frames kept; anything else (another slot, frames to
- * drop) goes to rip_fn_exit_other.  The frame's word less fn, rotated by
+ * drop, a frame whose entry's record was written: RIP_FN_K_CREC puts it
+ * 2^13 words off) goes to rip_fn_exit_other.  The frame's word less fn, rotated by
  * 48 bits, is its k (under 2^16) when the low 48 bits are fn's, and at
  * least 2^16 when they are not (they are then nonzero, and rotated into
  * the high bits): the function and the distance to its cfa in three
@@ -1246,12 +1287,15 @@ __nofn RIP_API void __cyg_profile_func_exit(void *this_fn, void *call_site)
 		r = f->fn - fn;
 		r = r >> RIP_FN_ADDR_BITS | r << (64 - RIP_FN_ADDR_BITS);
 		if (RIP_UNLIKELY(r > 0xffff || f->cfa != (uintptr_t)(p + r + 1)) &&
-		    (r > 0xffff || f->cfa != (uintptr_t)p || !RIP_FN_TAIL(site)))
+		    (r >= RIP_FN_K_CREC || f->cfa != (uintptr_t)p || !RIP_FN_TAIL(site)))
 			goto other;
-	} else if (RIP_UNLIKELY(!d || rip_fn_deep_kept(st, p))) {
-		goto other;
+		/* Pairs with the acquire loads of state in the readers. */
+		__atomic_store_n(&st->state, w - 1, __ATOMIC_RELEASE);
+		return;
 	}
-	/* Pairs with the acquire loads of state in the readers. */
+	if (RIP_UNLIKELY(!d || rip_fn_deep_kept(st, p)))
+		goto other;
+	/* A level past the frames kept: its record as the category is now. */
 	__atomic_store_n(&st->state, w - 1, __ATOMIC_RELEASE);
 	if (RIP_UNLIKELY(rip_fn_timed(h)))
 		return rip_fn_record(&__rip_fn_exit_type, RIP_EV_FN_EXIT, fn);
@@ -1319,7 +1363,7 @@ void __rip_fn_exit_at(struct rip_fn_stack *st, uintptr_t fn, uintptr_t cfa, bool
 		    !((st->frame[d - 1].fn ^ fn) << (64 - RIP_FN_ADDR_BITS)) &&
 		    st->frame[d - 1].cfa == cfa)
 			__atomic_store_n(&st->state, w - 1, __ATOMIC_RELEASE);
-		else if (!rip_fn_exit_slow(st, w, fn, (const uintptr_t *)cfa, 0, true))
+		else if (rip_fn_exit_slow(st, w, fn, (const uintptr_t *)cfa, 0, true) < 0)
 			/*
 			 * The slow path with the cfa known, as for a tail-call exit.  No frame:
 			 * dropped already, its exit written then (a sibling call's entry of the
