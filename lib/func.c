@@ -1568,3 +1568,29 @@ __nofn void __rip_fn_caught(uintptr_t cfa)
 	}
 	__rip_fn_rets_caught(cfa);
 }
+
+/*
+ * A longjmp is about to land where the sp is sp (the preload library's
+ * hooks of longjmp and its kin): the frames at or below sp are gone now,
+ * rather than at the thread's next entry, which may never come (a thread
+ * that parks after the jump, a program whose functions were unpatched).
+ * Their exits, for the entries written, are written now.  Only the
+ * thread's cached stack; a jump down, or far above its outermost frame, is
+ * to another stack (coroutines switched by longjmp): nothing goes.  The
+ * patched calls' return stack is left as it is: an entry dropped there for
+ * a frame that lives on (another stack after all) would lose its return.
+ * Its entries go as before, once their slots hold another return address.
+ */
+__nofn void __rip_fn_jumped(uintptr_t sp)
+{
+	const struct rip_file_hdr *h = __atomic_load_n(&rip_fn.h, __ATOMIC_RELAXED);
+	struct rip_fn_tls *t = &rip_fn_tls;
+	struct rip_fn_stack *st = t->st;
+	uint64_t w;
+
+	if (!h || !st || t->of != __rip_self.cur || sp <= (uintptr_t)__builtin_frame_address(0))
+		return;
+	w = st->state;
+	if (rip_fn_below(st, RIP_FN_STATE_DEPTH(w), sp))
+		(void)rip_fn_resync(st, w, sp);
+}

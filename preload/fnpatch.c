@@ -24,6 +24,11 @@
  *    exit hooks ran (C++ code built with -finstrument-functions) or not
  *    (C frames, patched functions): the shadow stack drops them now, and
  *    the patched frames that live on get the trampoline back.
+ *
+ *  - longjmp and its kin (_longjmp, siglongjmp, and __longjmp_chk, which
+ *    _FORTIFY_SOURCE builds call): the frames between here and where the
+ *    jump lands are gone; the shadow stack drops them before the jump,
+ *    instead of at the thread's next traced entry, which may never come.
  */
 #include <elf.h>
 #include <errno.h>
@@ -31,6 +36,7 @@
 #include <fnmatch.h>
 #include <limits.h>
 #include <link.h>
+#include <setjmp.h>
 #include <stdio.h>
 #include <linux/futex.h>
 #include <stdlib.h>
@@ -153,6 +159,54 @@ RIP_PL_EXPORT void *__cxa_begin_catch(void *e)
 		abort(); /* a catch with no C++ runtime: cannot be */
 	return real(e);
 }
+
+/* ---- longjmp ---------------------------------------------------------------------------- */
+
+#if defined(__x86_64__)
+/*
+ * Where a longjmp to env lands: the sp setjmp saved (its caller's sp at the
+ * call), which glibc keeps mangled with the thread's pointer guard
+ * (PTR_MANGLE: xor with the guard at %fs:0x30 in its tcbhead_t, then
+ * rotated left by 17 bits).  0 when it cannot be a frame's: unaligned.
+ */
+#define RIP_PL_JB_RSP 6
+static uintptr_t rip_pl_jmp_sp(const struct __jmp_buf_tag *env)
+{
+	uintptr_t v = (uintptr_t)env->__jmpbuf[RIP_PL_JB_RSP], guard;
+
+	__asm__("mov %%fs:0x30, %0" : "=r"(guard));
+	v = (v >> 17 | v << (64 - 17)) ^ guard;
+	return v % 16 ? 0 : v;
+}
+
+/* Before the jump: the shadow stack drops what it jumps over (lib/func.c). */
+static void rip_pl_jumping(const struct __jmp_buf_tag *env)
+{
+	uintptr_t sp = rip_pl_jmp_sp(env);
+
+	if (sp)
+		__rip_fn_jumped(sp);
+}
+
+/* One hook a name: each jumps to the real one of its own name. */
+#define RIP_PL_LONGJMP(NAME)                                                                       \
+	RIP_PL_EXPORT __attribute__((noreturn)) void NAME(struct __jmp_buf_tag env[1], int val)    \
+	{                                                                                          \
+		static void (*real)(struct __jmp_buf_tag *, int);                                  \
+                                                                                                   \
+		rip_pl_jumping(env);                                                               \
+		if (!RIP_PL_REAL(real, #NAME))                                                     \
+			abort(); /* no libc: cannot be */                                          \
+		real(env, val);                                                                    \
+		__builtin_unreachable();                                                           \
+	}
+
+void __longjmp_chk(struct __jmp_buf_tag env[1], int val) __attribute__((noreturn));
+RIP_PL_LONGJMP(longjmp)
+RIP_PL_LONGJMP(_longjmp)
+RIP_PL_LONGJMP(siglongjmp)
+RIP_PL_LONGJMP(__longjmp_chk)
+#endif
 
 /* ---- patching at start: RIP_FUNCTIONS=GLOB ---------------------------------------------- */
 

@@ -93,6 +93,8 @@ RIP_PRIVATE void __rip_fn_unwinding(void);
  * gone, from the call stack and the patched calls' return stack (lib/func.c).
  */
 RIP_PRIVATE void __rip_fn_caught(uintptr_t cfa);
+/* A longjmp lands where the sp is sp: the frames at or below it are gone (lib/func.c). */
+RIP_PRIVATE void __rip_fn_jumped(uintptr_t sp);
 
 /* The watcher and the sampler (preload/watch.c, sample.c): the open file, NULL if none. */
 RIP_PRIVATE struct rip_file_hdr *__rip_file_hdr(void);

@@ -18,7 +18,7 @@
 # calls only (spin_a>spin_b>spin_c, spin_jump>spin_down..., or the end of
 # one whose first calls came before the enable: never a frame left behind
 # by a call toggled mid-way), and after the last disable, once the calls
-# under way return, in none (but spin_down's after a longjmp, see settled).
+# under way return, in none.
 # The same program built with -finstrument-functions (gcc, clang: hooks), its
 # func category toggled so: the hooks keep every frame whatever the
 # category, and a call's exit is in the trace exactly when its entry is
@@ -39,11 +39,10 @@ paths() {
 		sed -n 's/^spinner thread running: //p' paths.all | grep . >paths
 	return 0
 }
-# settled PID: no spinner shows a frame, but for spin_down's: a longjmp out
-# of patched spin_downs into a spin_jump entered before the patching (whose
-# return librip does not see) leaves them on the shadow stack until the
-# thread's next patched call, which never comes after the last disable
-settled() { paths "$1" && ! grep -Ev '^spin_down(>spin_down){0,4}$' paths >left; }
+# settled PID: no spinner shows a frame (a longjmp out of patched
+# spin_downs into a spin_jump entered before the patching, whose return
+# librip does not see, drops them too: librip-preload.so's hook of longjmp)
+settled() { paths "$1" && ! grep . paths >left; }
 # the paths a spinner may show: a chain's calls made since rip enable (the
 # ones under way when it came were entered unpatched: not on the stack)
 whole='spin_a|(spin_a>)?spin_b|((spin_a>)?spin_b>)?spin_c|spin_jump|(spin_jump>)?spin_down(>spin_down){0,4}'

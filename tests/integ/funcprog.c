@@ -52,6 +52,13 @@
  *	deep_dive x 40 (depths 54 to 93, the last longjmps to deep_catch), N
  *	times; with READY, then once more, and deep_catch parks in deep_park
  *	(depth 54), writes READY and waits to be killed
+ *   funcprog jumped READY
+ *	three threads each jump out of a chain with no traced call after the
+ *	jump: jumped_thread > jumped_base (setjmp) > jumped_01 > ... >
+ *	jumped_10, which jumps back to jumped_base, by longjmp (thread
+ *	jmp-long), siglongjmp (jmp-sig) and __longjmp_chk (jmp-chk, what
+ *	_FORTIFY_SOURCE builds call); then they park in jumped_base, READY is
+ *	written and the program waits to be killed
  *   funcprog sib N
  *	sibling calls (built as funcprog-sib, with patched entries and
  *	sibling calls on): sib_run calls sib_1 N times, sib_1 jumps to sib_2,
@@ -514,6 +521,69 @@ N static void deep_run(long n, const char *ready)
 		deep_rec(49, ready);
 }
 
+/* ---- jumped -------------------------------------------------------------------------------- */
+
+void __longjmp_chk(struct __jmp_buf_tag env[1], int val) __attribute__((noreturn));
+
+static __thread sigjmp_buf jumped_env;
+static __thread int jumped_how; /* 0: longjmp, 1: siglongjmp, 2: __longjmp_chk */
+
+N static void jumped_10(void)
+{
+	if (jumped_how == 0)
+		longjmp(jumped_env, 1);
+	if (jumped_how == 1)
+		siglongjmp(jumped_env, 1);
+	__longjmp_chk(jumped_env, 1);
+}
+
+/* clang-format off */
+N static void jumped_09(void) { jumped_10(); sink++; }
+N static void jumped_08(void) { jumped_09(); sink++; }
+N static void jumped_07(void) { jumped_08(); sink++; }
+N static void jumped_06(void) { jumped_07(); sink++; }
+N static void jumped_05(void) { jumped_06(); sink++; }
+N static void jumped_04(void) { jumped_05(); sink++; }
+N static void jumped_03(void) { jumped_04(); sink++; }
+N static void jumped_02(void) { jumped_03(); sink++; }
+N static void jumped_01(void) { jumped_02(); sink++; }
+/* clang-format on */
+
+/* After the jump, no traced call: nothing but the jump can tell the shadow stack. */
+N static void jumped_base(void)
+{
+	if (!sigsetjmp(jumped_env, jumped_how == 1))
+		jumped_01();
+	pthread_barrier_wait(&parked);
+	for (;;)
+		pause();
+}
+
+N static void *jumped_thread(void *arg)
+{
+	static const char *const names[] = { "jmp-long", "jmp-sig", "jmp-chk" };
+
+	jumped_how = (int)(intptr_t)arg;
+	rip_thread_set_name(names[jumped_how]);
+	jumped_base();
+	return arg;
+}
+
+static int jumped(const char *ready)
+{
+	pthread_t t;
+
+	if (pthread_barrier_init(&parked, NULL, 4))
+		return 3;
+	for (intptr_t i = 0; i < 3; i++)
+		if (pthread_create(&t, NULL, jumped_thread, (void *)i))
+			return 3;
+	pthread_barrier_wait(&parked);
+	write_file(ready, "ready\n");
+	for (;;)
+		pause();
+}
+
 /* ---- sib ----------------------------------------------------------------------------------- */
 
 /* Not static: each a function of its own, called by a jump (gcc would clone a static one). */
@@ -889,13 +959,15 @@ int main(int argc, char **argv)
 		deep_run(strtol(argv[2], NULL, 10), argc == 4 ? argv[3] : NULL);
 		return 0;
 	}
+	if (argc == 3 && !strcmp(argv[1], "jumped"))
+		return jumped(argv[2]);
 	if ((argc == 4 || argc == 5) && !strcmp(argv[1], "spin"))
 		return spin(atoi(argv[2]), atoi(argv[3]), argc == 5 ? argv[4] : NULL);
 	if (argc == 4 && !strcmp(argv[1], "many"))
 		return many(atoi(argv[2]), strtol(argv[3], NULL, 10));
 	fprintf(stderr,
 		"usage: funcprog park READY [GO] | count N | inline N [READY] | stale N | "
-		"deep N [READY] | sib N | big N | bigrec N | moved N | movedkeep N | spin SECONDS THREADS [READY] | "
+		"deep N [READY] | jumped READY | sib N | big N | bigrec N | moved N | movedkeep N | spin SECONDS THREADS [READY] | "
 		"many THREADS N\n");
 	return 2;
 }
