@@ -682,6 +682,21 @@ static __nofn __attribute__((noinline)) uint64_t rip_fn_resync_entry(struct rip_
 }
 
 /*
+ * Is frame f that of the function leaving now, whose exit hook has its
+ * own cfa at p?  Its cfa is as far above p as at the entry (the hook
+ * called from the same frame), or p itself when the function jumped to
+ * the hook after its epilogue (tail).  Either, when tail: a function gcc
+ * split (partial inlining) has its entry's hook called from the frame its
+ * first part went into and its exit's jumped to by its out-of-line part,
+ * whose cfa is the first hook's own, the frame's distance below it.
+ */
+static __fninline bool rip_fn_exit_match(const struct rip_fn_frame *f, const uintptr_t *p,
+					 bool tail)
+{
+	return f->cfa == (uintptr_t)(p + RIP_FN_K(f->fn) + 1) || (tail && f->cfa == (uintptr_t)p);
+}
+
+/*
  * The depth, at most d, of the nearest frame of fn whose return address
  * site is still just under its cfa, within RIP_FN_NEAR above p (the words
  * read lie in mapped pages, as rip_fn_in's); 0: none.  For an exit whose
@@ -723,8 +738,7 @@ static __nofn __attribute__((noinline)) int rip_fn_exit_slow(struct rip_fn_stack
 		for (k = RIP_FN_DEPTH; k; k--) {
 			const struct rip_fn_frame *f = &st->frame[k - 1];
 
-			if ((f->fn & RIP_FN_ADDR_MASK) == fn &&
-			    f->cfa == (tail ? cfa : (uintptr_t)(p + RIP_FN_K(f->fn) + 1)))
+			if ((f->fn & RIP_FN_ADDR_MASK) == fn && rip_fn_exit_match(f, p, tail))
 				break;
 		}
 		if (!k) {
@@ -737,18 +751,18 @@ static __nofn __attribute__((noinline)) int rip_fn_exit_slow(struct rip_fn_stack
 		w -= d - RIP_FN_DEPTH;
 		d = RIP_FN_DEPTH;
 	}
-	if (!tail) {
-		/* Its frame: where its entry's hook found the return address, from the same place. */
-		for (k = d; k; k--) {
-			const struct rip_fn_frame *f = &st->frame[k - 1];
+	/* Its frame: where its entry's hook found the return address, from the same place. */
+	for (k = d; k; k--) {
+		const struct rip_fn_frame *f = &st->frame[k - 1];
 
-			if ((f->fn & RIP_FN_ADDR_MASK) == fn &&
-			    f->cfa == (uintptr_t)(p + RIP_FN_K(f->fn) + 1))
-				break;
-		}
+		if ((f->fn & RIP_FN_ADDR_MASK) == fn && rip_fn_exit_match(f, p, tail))
+			break;
+	}
+	if (k) {
+		cfa = st->frame[k - 1].cfa;
+	} else if (!tail) {
 		/* Else its frame moved (an alloca): where its return address still is, or as an entry would. */
-		if (!k)
-			k = rip_fn_exit_moved(st, d, fn, p, site);
+		k = rip_fn_exit_moved(st, d, fn, p, site);
 		cfa = k ? st->frame[k - 1].cfa : rip_fn_cfa(p, site, fn, UINTPTR_MAX, &k);
 	}
 	while (d && st->frame[d - 1].cfa < cfa)
@@ -1170,18 +1184,6 @@ __nofn RIP_API void __cyg_profile_func_enter(void *this_fn, void *call_site)
 #define RIP_FN_TAIL(site) ((uintptr_t)__builtin_return_address(0) == (site))
 
 /*
- * The cfa that frame f would have if it were the frame of the function
- * leaving now, whose hook has its own cfa at p: the function's cfa is p
- * itself when it jumped to the hook (tail), else as far above p as at the
- * entry.
- */
-static __fninline uintptr_t rip_fn_exit_cfa(const struct rip_fn_frame *f, const uintptr_t *p,
-					    bool tail)
-{
-	return tail ? (uintptr_t)p : (uintptr_t)(p + RIP_FN_K(f->fn) + 1);
-}
-
-/*
  * At an exit deeper than the frames kept: may the leaving function be one
  * of them (a longjmp out of the levels not kept)?  Its hook's cfa p is
  * then no lower than that of the deepest kept frame's hook, the sp with
@@ -1212,7 +1214,7 @@ static __fninline bool rip_fn_pop(struct rip_fn_stack *st, uint64_t w, uintptr_t
 
 		/* The same function, the same frame. */
 		if ((f->fn & RIP_FN_ADDR_MASK) == (fn & RIP_FN_ADDR_MASK) &&
-		    rip_fn_exit_cfa(f, p, tail) == f->cfa) {
+		    rip_fn_exit_match(f, p, tail)) {
 			/* Pairs with the acquire loads of state in the readers. */
 			__atomic_store_n(&st->state, w - 1, __ATOMIC_RELEASE);
 			return rip_fn_frame_rec(f->fn);

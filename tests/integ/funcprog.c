@@ -59,6 +59,13 @@
  *	jmp-long), siglongjmp (jmp-sig) and __longjmp_chk (jmp-chk, what
  *	_FORTIFY_SOURCE builds call); then they park in jumped_base, READY is
  *	written and the program waits to be killed
+ *   funcprog split N
+ *	a function gcc splits (partial inlining): split_work's first test
+ *	goes into its caller, split_run, with its entry's hook, and the rest
+ *	into split_work.part.0, which jumps to the exit's hook at its end
+ *	(from a frame the entry did not see); split_run calls split_work
+ *	(1 to 4) N times, which calls split_leaf 0 to 3 times: 3 N / 2
+ *	calls of split_leaf for N a multiple of 4
  *   funcprog sib N
  *	sibling calls (built as funcprog-sib, with patched entries and
  *	sibling calls on): sib_run calls sib_1 N times, sib_1 jumps to sib_2,
@@ -584,6 +591,79 @@ static int jumped(const char *ready)
 		pause();
 }
 
+/* ---- split -------------------------------------------------------------------------------- */
+
+struct split_buf {
+	char *p;
+	size_t n, cap;
+};
+
+N static int split_leaf(int x)
+{
+	sink += x;
+	return x ^ 3;
+}
+
+/*
+ * Not noinline: gcc splits it (ipa-split), its first test into the caller
+ * with the entry's hook, the loop (big enough to stay out of line) into
+ * split_work.part.0, which jumps to the exit's hook.
+ */
+static void split_work(struct split_buf *b, int n)
+{
+	if (__builtin_expect(n == 1, 1))
+		return;
+	do {
+		size_t need = b->n + (size_t)n * 8;
+
+		if (need > b->cap) {
+			b->cap = need * 2;
+			b->p = realloc(b->p, b->cap);
+			if (!b->p)
+				abort();
+		}
+		for (int i = 0; i < n; i++) {
+			memcpy(b->p + b->n, &i, sizeof(i));
+			b->n += sizeof(i);
+		}
+		b->n -= (size_t)n * 2;
+		switch ((n + (int)b->n) % 5) {
+		case 0:
+			memset(b->p, n, b->n / 2);
+			break;
+		case 1:
+			memmove(b->p + 1, b->p, b->n / 3);
+			break;
+		case 2:
+			for (size_t j = 0; j < b->n; j += 7)
+				b->p[j] ^= (char)j;
+			break;
+		case 3:
+			sink += (int)strnlen(b->p, b->n);
+			break;
+		default:
+			for (size_t j = 1; j < b->n; j++)
+				b->p[j] += b->p[j - 1];
+			break;
+		}
+		sink += split_leaf(n);
+		n--;
+	} while (n > 1);
+}
+
+N static long split_run(long n)
+{
+	struct split_buf b = { 0 };
+
+	for (long i = 0; i < n; i++) {
+		split_work(&b, (int)(i % 4) + 1);
+		if (b.n > 4096)
+			b.n = 0;
+	}
+	free(b.p);
+	return n;
+}
+
 /* ---- sib ----------------------------------------------------------------------------------- */
 
 /* Not static: each a function of its own, called by a jump (gcc would clone a static one). */
@@ -959,6 +1039,10 @@ int main(int argc, char **argv)
 		deep_run(strtol(argv[2], NULL, 10), argc == 4 ? argv[3] : NULL);
 		return 0;
 	}
+	if (argc == 3 && !strcmp(argv[1], "split")) {
+		printf("%ld\n", split_run(strtol(argv[2], NULL, 10)));
+		return 0;
+	}
 	if (argc == 3 && !strcmp(argv[1], "jumped"))
 		return jumped(argv[2]);
 	if ((argc == 4 || argc == 5) && !strcmp(argv[1], "spin"))
@@ -967,7 +1051,7 @@ int main(int argc, char **argv)
 		return many(atoi(argv[2]), strtol(argv[3], NULL, 10));
 	fprintf(stderr,
 		"usage: funcprog park READY [GO] | count N | inline N [READY] | stale N | "
-		"deep N [READY] | jumped READY | sib N | big N | bigrec N | moved N | movedkeep N | spin SECONDS THREADS [READY] | "
+		"deep N [READY] | jumped READY | split N | sib N | big N | bigrec N | moved N | movedkeep N | spin SECONDS THREADS [READY] | "
 		"many THREADS N\n");
 	return 2;
 }
