@@ -1579,9 +1579,13 @@ __nofn void __rip_fn_caught(uintptr_t cfa)
  * Their exits, for the entries written, are written now.  Only the
  * thread's cached stack; a jump down, or far above its outermost frame, is
  * to another stack (coroutines switched by longjmp): nothing goes.  The
- * patched calls' return stack is left as it is: an entry dropped there for
- * a frame that lives on (another stack after all) would lose its return.
- * Its entries go as before, once their slots hold another return address.
+ * patched calls' return stack drops only the entries at or below sp whose
+ * slots no longer hold the trampoline (a jump out of a signal handler that
+ * interrupted a blocking call, around which the real return addresses
+ * were back: __rip_fn_blocking), and gives those above theirs back: an
+ * entry dropped for a frame that lives on (another stack after all) would
+ * lose its return.  The others go as before, once their slots hold another
+ * return address.
  */
 __nofn void __rip_fn_jumped(uintptr_t sp)
 {
@@ -1590,9 +1594,12 @@ __nofn void __rip_fn_jumped(uintptr_t sp)
 	struct rip_fn_stack *st = t->st;
 	uint64_t w;
 
-	if (!h || !st || t->of != __rip_self.cur || sp <= (uintptr_t)__builtin_frame_address(0))
+	if (!h || sp <= (uintptr_t)__builtin_frame_address(0))
 		return;
-	w = st->state;
-	if (rip_fn_below(st, RIP_FN_STATE_DEPTH(w), sp))
-		(void)rip_fn_resync(st, w, sp);
+	if (st && t->of == __rip_self.cur) {
+		w = st->state;
+		if (rip_fn_below(st, RIP_FN_STATE_DEPTH(w), sp))
+			(void)rip_fn_resync(st, w, sp);
+	}
+	__rip_fn_rets_caught(sp);
 }

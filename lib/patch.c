@@ -430,6 +430,36 @@ void __rip_fn_unwinding(void)
 	__rip_fn_busy = 0;
 }
 
+/*
+ * The thread is about to block in a call that may be a cancellation point
+ * (the preload library's wrappers of blocking calls): its real return
+ * addresses go back, as for an exception.  A cancellation unwinds the
+ * thread from inside the call through glibc's __pthread_unwind, which
+ * reaches libgcc's unwinder through a handle of its own (past the hooks of
+ * preload/fnpatch.c), and an unwinder cannot walk a trampoline: the
+ * cleanups and destructors of the frames above would not run.  True when
+ * the thread has patched calls under way: __rip_fn_unblocked gives them
+ * their trampoline back when the call returns.
+ */
+bool __rip_fn_blocking(void)
+{
+	struct rip_file_hdr *h = __atomic_load_n(&__rip_proc.hdr, __ATOMIC_ACQUIRE);
+	struct rip_fn_rets *r;
+	uint32_t index;
+
+	if (!h || !__atomic_load_n(&__rip_fn_rets, __ATOMIC_ACQUIRE) || __rip_fn_busy ||
+	    !__rip_fn_stack_now(&index) || !(r = rip_fn_rets_of(h, index)) || !r->n)
+		return false;
+	__rip_fn_unwinding();
+	return true;
+}
+
+/* Back from the call: the patched frames, all live, get their trampoline back. */
+void __rip_fn_unblocked(void)
+{
+	__rip_fn_rets_caught(0);
+}
+
 void __rip_fn_rets_caught(uintptr_t cfa)
 {
 	struct rip_file_hdr *h = __atomic_load_n(&__rip_proc.hdr, __ATOMIC_ACQUIRE);
@@ -891,6 +921,15 @@ void __rip_fn_unwinding(void)
 }
 
 void __rip_fn_rets_caught(uintptr_t cfa)
+{
+}
+
+bool __rip_fn_blocking(void)
+{
+	return false;
+}
+
+void __rip_fn_unblocked(void)
 {
 }
 

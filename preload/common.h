@@ -234,6 +234,14 @@ static inline __attribute__((always_inline)) bool rip_pl_enter(unsigned category
  * wait.c).  Set once, read relaxed.
  */
 extern int rip_pl_waits;
+/*
+ * Nonzero once functions were patched in this process (fnpatch.c; set
+ * before the patching, never cleared: calls under way keep their
+ * trampolines): the wait wrappers then put the real return addresses back
+ * around a blocking call, for a cancellation's unwinding (wait.h).  Read
+ * relaxed: the patching's own system calls order it.
+ */
+extern int rip_pl_fn_live;
 /* A slot for the calling thread, with a first snap at start (0: none); errno kept. */
 void rip_pl_thread_born(uintptr_t start);
 

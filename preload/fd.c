@@ -466,6 +466,7 @@ RIP_PL_EXPORT int accept(int sockfd, __SOCKADDR_ARG addr, socklen_t *restrict le
 		return rip_pl_enosys();
 	RIP_PL_WAIT(RIP_WAIT_ACCEPT, sockfd, true); /* wait.h: until the hook returns */
 	fd = real(sockfd, addr, len);
+	RIP_PL_UNBLOCKED();
 	fd_opened(fd, RIP_FD_ACCEPT, 0, NULL);
 	return fd;
 }
@@ -479,6 +480,7 @@ RIP_PL_EXPORT int accept4(int sockfd, __SOCKADDR_ARG addr, socklen_t *restrict l
 		return rip_pl_enosys();
 	RIP_PL_WAIT(RIP_WAIT_ACCEPT, sockfd, true);
 	fd = real(sockfd, addr, len, flags);
+	RIP_PL_UNBLOCKED();
 	fd_opened(fd, RIP_FD_ACCEPT, fd_cloexec_nonblock(flags, SOCK_CLOEXEC, SOCK_NONBLOCK), NULL);
 	return fd;
 }
@@ -522,6 +524,7 @@ RIP_PL_EXPORT ssize_t recvmsg(int sockfd, struct msghdr *msg, int flags)
 		return rip_pl_enosys();
 	RIP_PL_WAIT(RIP_WAIT_RECV, sockfd, true);
 	ret = real(sockfd, msg, flags);
+	RIP_PL_UNBLOCKED();
 	if (ret >= 0 && fd_has_control(msg) && rip_pl_enter(RIP_CAT_FD)) {
 		int err = errno;
 
@@ -543,6 +546,7 @@ RIP_PL_EXPORT int recvmmsg(int sockfd, struct mmsghdr *vec, unsigned int vlen, i
 		return rip_pl_enosys();
 	RIP_PL_WAIT(RIP_WAIT_RECV, sockfd, true);
 	ret = real(sockfd, vec, vlen, flags, timeout);
+	RIP_PL_UNBLOCKED();
 	if (ret > 0 && rip_pl_enter(RIP_CAT_FD)) {
 		int err = errno;
 		uint32_t bt = 0;

@@ -36,6 +36,7 @@
 #include <fnmatch.h>
 #include <limits.h>
 #include <link.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdio.h>
 #include <linux/futex.h>
@@ -52,6 +53,7 @@
 #include "common.h"
 #include "watch.h"
 
+int rip_pl_fn_live;
 
 /* Read the request's list; its addresses (a mapping to unmap) into *out.  0 or -errno. */
 static int rip_pl_fn_list(const char *path, struct rip_patch_list *l, uint64_t **out, size_t *len)
@@ -102,6 +104,8 @@ void rip_pl_fn_serve(struct rip_file_hdr *h)
 		strcat(path, ".patch");
 		err = rip_pl_fn_list(path, &l, &addrs, &len);
 	}
+	if (!err && l.op == 1)
+		__atomic_store_n(&rip_pl_fn_live, 1, __ATOMIC_RELAXED);
 	if (!err)
 		err = __rip_fn_patch(addrs, l.n, l.op == 1, &ok, &failed);
 	if (len)
@@ -207,6 +211,42 @@ RIP_PL_LONGJMP(_longjmp)
 RIP_PL_LONGJMP(siglongjmp)
 RIP_PL_LONGJMP(__longjmp_chk)
 #endif
+
+/* ---- pthread_exit ----------------------------------------------------------------------- */
+
+/*
+ * pthread_exit unwinds the thread (glibc's __pthread_unwind, which reaches
+ * libgcc's unwinder through a handle of its own: the unwinder hooks above
+ * never see it): the real return addresses first, or the unwinder stops at
+ * the first patched frame and the cleanups and destructors above it do not
+ * run.  The thread ends: the trampolines are not given back.
+ */
+RIP_PL_EXPORT __attribute__((noreturn)) void pthread_exit(void *ret)
+{
+	static void (*real)(void *);
+
+	if (__atomic_load_n(&rip_pl_fn_live, __ATOMIC_RELAXED))
+		__rip_fn_unwinding();
+	if (!RIP_PL_REAL(real, "pthread_exit"))
+		abort(); /* no libc: cannot be */
+	real(ret);
+	__builtin_unreachable();
+}
+
+/* A cancellation point of its own: as a blocking call's wrapper does (wait.h). */
+RIP_PL_EXPORT void pthread_testcancel(void)
+{
+	static void (*real)(void);
+	bool rets = false;
+
+	if (!RIP_PL_REAL(real, "pthread_testcancel"))
+		return;
+	if (__atomic_load_n(&rip_pl_fn_live, __ATOMIC_RELAXED))
+		rets = __rip_fn_blocking();
+	real();
+	if (rets)
+		__rip_fn_unblocked();
+}
 
 /* ---- patching at start: RIP_FUNCTIONS=GLOB ---------------------------------------------- */
 
@@ -438,6 +478,7 @@ void rip_pl_fn_start(void)
 	dl_iterate_phdr(rip_pl_fn_object, &p);
 	if (p.len) {
 		qsort(p.addr, p.len, sizeof(*p.addr), rip_pl_fn_cmp);
+		__atomic_store_n(&rip_pl_fn_live, 1, __ATOMIC_RELAXED);
 		err = __rip_fn_patch(p.addr,
 				     (uint32_t)(p.len < RIP_PATCH_MAX ? p.len : RIP_PATCH_MAX),
 				     true, &ok, &failed);

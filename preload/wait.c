@@ -138,7 +138,7 @@ __asm__(".text\n"
  * that runs the statement wait (an RIP_PL_WAIT...) and forwards to sym;
  * when sym is missing it runs the statement fail.
  */
-#define RIP_PL_WRAP_W(RET, NAME, SYM, FAIL, WAIT, PARAMS, ARGS)                                   \
+#define RIP_PL_WRAP_W(RET, NAME, SYM, FAIL, WAIT, PARAMS, ARGS)                                    \
 	RIP_PL_EXPORT RET NAME PARAMS                                                              \
 	{                                                                                          \
 		static RET(*real) PARAMS;                                                          \
@@ -147,7 +147,9 @@ __asm__(".text\n"
 			FAIL;                                                                      \
 		}                                                                                  \
 		WAIT;                                                                              \
-		return real ARGS;                                                                  \
+		RET ret_ = real ARGS;                                                              \
+		RIP_PL_UNBLOCKED();                                                                \
+		return ret_;                                                                       \
 	}
 
 /*
@@ -387,7 +389,9 @@ RIP_PL_WRAP(int, pclose, RIP_WAIT_SYSTEM, rip_pl_file_fd(fp), (FILE *fp), (fp))
 				return ret;                                                        \
 		}                                                                                  \
 		RIP_PL_WAIT_TMO(KIND, (uintptr_t)l, TMO);                                          \
-		return real ARGS;                                                                  \
+		ret = real ARGS;                                                                   \
+		RIP_PL_UNBLOCKED();                                                                \
+		return ret;                                                                        \
 	}
 
 RIP_PL_WRAP_TRY(pthread_mutex_lock, "pthread_mutex_trylock", pthread_mutex_t, RIP_WAIT_MUTEX,
@@ -621,7 +625,10 @@ RIP_PL_EXPORT long syscall(long n, ...)
 	if (n == SYS_futex && rip_pl_futex_waits(a[1])) {
 		RIP_PL_WAIT_TMO(RIP_WAIT_FUTEX, (uintptr_t)a[0],
 				rip_pl_futex_tmo(a[1], (const struct timespec *)a[3]));
-		return real(n, a[0], a[1], a[2], a[3], a[4], a[5]);
+		long ret = real(n, a[0], a[1], a[2], a[3], a[4], a[5]);
+
+		RIP_PL_UNBLOCKED();
+		return ret;
 	}
 	if (RIP_UNLIKELY(n == SYS_clone || n == SYS_clone3 || n == SYS_fork)) {
 		long ret = real(n, a[0], a[1], a[2], a[3], a[4], a[5]);
@@ -643,5 +650,8 @@ RIP_PL_EXPORT long syscall(long n, ...)
 	if (!rip_pl_syscall_waits(n))
 		return real(n, a[0], a[1], a[2], a[3], a[4], a[5]);
 	RIP_PL_WAIT(RIP_WAIT_SYSCALL, (uint64_t)n, true);
-	return real(n, a[0], a[1], a[2], a[3], a[4], a[5]);
+	long ret = real(n, a[0], a[1], a[2], a[3], a[4], a[5]);
+
+	RIP_PL_UNBLOCKED();
+	return ret;
 }

@@ -228,11 +228,42 @@ static inline __attribute__((always_inline)) void rip_pl_wait_end(struct rip_pl_
 #endif
 
 /*
+ * A blocking call may be a cancellation point: with patched functions in
+ * the process, the thread's real return addresses go back around it, so
+ * that a cancellation's unwinding walks its patched frames (lib/patch.c,
+ * __rip_fn_blocking); true when they did.
+ */
+static inline __attribute__((always_inline)) bool rip_pl_fn_blocking(void)
+{
+	return RIP_UNLIKELY(__atomic_load_n(&rip_pl_fn_live, __ATOMIC_RELAXED)) &&
+	       __rip_fn_blocking();
+}
+
+/*
+ * The call returned: the trampolines back (rip_pl_fn_blocking said it took
+ * them away).  Not a cleanup of the scope: built with -fexceptions, the
+ * preload library runs cleanups in a cancellation's unwinding too, which
+ * would give the frames it is about to walk their trampolines back.
+ */
+static inline __attribute__((always_inline)) void rip_pl_fn_unblocked(bool rets)
+{
+	if (RIP_UNLIKELY(rets)) {
+		int err = errno;
+
+		__rip_fn_unblocked();
+		errno = err;
+	}
+}
+
+/*
  * RIP_PL_WAIT(kind, arg, timed) - record, until the end of the enclosing
  * block, that this thread waits in kind on arg; timed: read the clock for
  * since (false: since is 0).  Use it in the exported function, after the
- * real function is known.
+ * real function is known, and RIP_PL_UNBLOCKED() right after the real call
+ * returns.
  */
+#define RIP_PL_UNBLOCKED() rip_pl_fn_unblocked(rip_pl_rets_)
+
 #define RIP_PL_WAIT(KIND, ARG, TIMED) RIP_PL_WAIT_(KIND, ARG, false, RIP_PL_TMO_NONE, TIMED)
 
 /* The same for a call with a timeout (struct rip_pl_tmo); since is read. */
@@ -242,6 +273,7 @@ static inline __attribute__((always_inline)) void rip_pl_wait_end(struct rip_pl_
 #define RIP_PL_WAIT_SLEEP(TMO) RIP_PL_WAIT_(RIP_WAIT_SLEEP, 0, true, TMO, true)
 
 #define RIP_PL_WAIT_(KIND, ARG, ARG_TMO, TMO, TIMED)                                               \
+	bool rip_pl_rets_ = rip_pl_fn_blocking();                                                  \
 	struct rip_pl_wt rip_pl_wt_ __attribute__((cleanup(rip_pl_wait_end)));                     \
 	rip_pl_wait_begin(&rip_pl_wt_, (KIND), (uint64_t)(ARG), (ARG_TMO), (TMO), (TIMED),         \
 			  (uintptr_t)__builtin_return_address(0),                                  \

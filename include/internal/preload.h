@@ -95,6 +95,14 @@ RIP_PRIVATE void __rip_fn_unwinding(void);
 RIP_PRIVATE void __rip_fn_caught(uintptr_t cfa);
 /* A longjmp lands where the sp is sp: the frames at or below it are gone (lib/func.c). */
 RIP_PRIVATE void __rip_fn_jumped(uintptr_t sp);
+/*
+ * The thread is about to block in a call that may be a cancellation point:
+ * its patched calls' real return addresses back, so that a cancellation's
+ * unwinding walks them; true when it had any, and then __rip_fn_unblocked,
+ * once the call returned, gives them their trampoline back (lib/patch.c).
+ */
+RIP_PRIVATE bool __rip_fn_blocking(void);
+RIP_PRIVATE void __rip_fn_unblocked(void);
 
 /* The watcher and the sampler (preload/watch.c, sample.c): the open file, NULL if none. */
 RIP_PRIVATE struct rip_file_hdr *__rip_file_hdr(void);

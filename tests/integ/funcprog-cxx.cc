@@ -19,8 +19,17 @@
  *   cthrow    cthrow_thread > cthrow_base > cthrow_park > park_here
  *   caught    caught_thread > caught_base
  *   rehook    rehook_thread > rehook_base
+ *
+ * funcprog-cxx --cancel: threads leave through traced frames, three times
+ * over: one by pthread_exit, one cancelled in a read (a cancellation
+ * point librip-preload.so wraps), one cancelled in pthread_testcancel; each
+ * prints its local object's destructor ("destructor exit", "destructor
+ * read", "destructor testcancel"), which only an unwinding that walks every
+ * frame runs; then "done".
  */
 #include <pthread.h>
+#include <sched.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -168,6 +177,68 @@ N static void *rethrow_thread(void *arg)
 	return arg;
 }
 
+/* ---- cancel ---- */
+
+struct noisy {
+	const char *what;
+	~noisy()
+	{
+		printf("destructor %s\n", what);
+		fflush(stdout);
+	}
+};
+
+static int cancel_fds[2];
+
+N static void cancel_leaf(int how)
+{
+	char c;
+
+	if (how == 0)
+		pthread_exit(NULL);
+	if (how == 1 && read(cancel_fds[0], &c, 1) < 0)
+		puts("read failed");
+	for (;;) {
+		pthread_testcancel();
+		sched_yield();
+	}
+}
+
+N static void cancel_mid(int how)
+{
+	static const char *const what[] = { "exit", "read", "testcancel" };
+	noisy d{ what[how] };
+
+	cancel_leaf(how);
+	sink++;
+}
+
+N static void *cancel_thread(void *how)
+{
+	cancel_mid((int)(intptr_t)how);
+	return NULL;
+}
+
+UNTRACED static int cancel_run()
+{
+	pthread_t t[3];
+
+	if (pipe(cancel_fds))
+		return 3;
+	for (int r = 0; r < 3; r++) {
+		for (intptr_t i = 0; i < 3; i++)
+			if (pthread_create(&t[i], NULL, cancel_thread, (void *)i))
+				return 3;
+		pthread_join(t[0], NULL);
+		pthread_cancel(t[1]);
+		pthread_cancel(t[2]);
+		pthread_join(t[1], NULL);
+		pthread_join(t[2], NULL);
+	}
+	puts("done");
+	return 0;
+}
+
 /* Wait for the file GO. */
 UNTRACED static void *gate_thread(void *go)
 {
@@ -181,8 +252,10 @@ UNTRACED int main(int argc, char **argv)
 	pthread_t t[5];
 	FILE *f;
 
+	if (argc == 2 && !strcmp(argv[1], "--cancel"))
+		return cancel_run();
 	if (argc != 2 && argc != 3) {
-		fprintf(stderr, "usage: funcprog-cxx READY [GO]\n");
+		fprintf(stderr, "usage: funcprog-cxx READY [GO] | --cancel\n");
 		return 2;
 	}
 	if (argc == 3) {
