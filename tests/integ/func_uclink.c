@@ -116,7 +116,7 @@ N static void uc_run(int n, const char *ready)
 
 int main(int argc, char **argv)
 {
-	int n = argc > 1 ? atoi(argv[1]) : 0;
+	int n = argc > 1 ? (int)strtol(argv[1], NULL, 10) : 0;
 
 	if (argc < 2 || argc > 3 || n < 1)
 		return 2;
