@@ -208,6 +208,11 @@ $(BUILD)/tests/integ/funcprog: tests/integ/funcprog.c $(LIBSO)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -finstrument-functions -Itests -o $@ $< $(LINK_RIP)
 
+# ucontext coroutines whose functions return through uc_link (tests/integ/func-uclink.sh).
+$(BUILD)/tests/integ/func_uclink: tests/integ/func_uclink.c $(LIBSO)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -finstrument-functions -Itests -o $@ $< $(LINK_RIP)
+
 # funcprog again with nops at every function's entry, by each compiler (their nops differ);
 # no sibling calls and no folding of identical functions, so that its paths are the ones the
 # -finstrument-functions build has (a function that ends by jumping to another leaves the stack).
