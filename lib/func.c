@@ -549,9 +549,9 @@ static __nofn uintptr_t rip_fn_cfa(const uintptr_t *p, uintptr_t site, uintptr_t
 
 static void rip_fn_record(const struct rip_event_type *t, uint32_t ev, uintptr_t fn);
 
-/* An entry of the hooks, for rip_fn_inlined. */
+/* An entry of the hooks, for rip_fn_inlined (ra: the return address of its call of the hook). */
 struct rip_fn_inl {
-	uintptr_t fn, site;
+	uintptr_t fn, site, ra;
 	uint32_t k;
 };
 
@@ -581,23 +581,31 @@ static __nofn void rip_fn_dropped(const struct rip_fn_stack *st, uint32_t lo, ui
 }
 
 /*
- * Is fn, entered from the frame of cfa the top frame f has too, a function
- * inlined into f's (or into the function f's was inlined into)?  gcc and
- * clang call the hooks of an inlined function from the frame it was
- * inlined into: the same cfa, the same call site.  A frame of the same cfa
- * is otherwise a call that was jumped out of (a longjmp, an exception) and
- * this a new call from the same frame of the caller.  A new call made by a
- * direct call has, just before its return address, a call of fn; an
- * inlined function has there the call of the function it went into (read
- * only within site's page, which is mapped: the code returns there).  Any
- * other call (through a pointer or a PLT) is taken for an inlined one when
- * its frame is as far above the hook as f's (k): one frame.  The same
- * function again is a new call (a recursion the compiler inlined loses a
- * level).
+ * Is the entry inl, from the frame of cfa the top frame of st (d levels)
+ * has too, a function inlined into that frame's (or into the function it
+ * was inlined into)?  gcc and clang call the hooks of an inlined function
+ * from the frame it was inlined into: the same cfa, the same call site.  A
+ * frame of the same cfa is otherwise a call that was jumped out of (a
+ * longjmp, an exception) and this a new call from the same frame of the
+ * caller.  A new call made by a direct call has, just before its return
+ * address, a call of fn; an inlined one has there the call of the function
+ * it went into (read only within site's page, which is mapped: the code
+ * returns there).  Any other call (through a pointer or a PLT) is taken
+ * for an inlined one when its frame is as far above the hook as the top
+ * frame's (k): one frame; or when the hook was called from the code of a
+ * function of that cfa: one of them starts nearer below the hook call's
+ * return address ra than fn does.  A new call of fn calls the hook from
+ * fn's own code, just past fn's start, where no other function starts;
+ * an inlined one from the code of the function it went into, whose frame
+ * the stack it moved since (the arguments of a call pushed, an alloca)
+ * puts at another k.  The same function again is a new call (a recursion
+ * the compiler inlined loses a level).
  */
-static __nofn bool rip_fn_inlined(const struct rip_fn_frame *f, uintptr_t fn, uint32_t k,
-				  uintptr_t site)
+static __nofn bool rip_fn_inlined(const struct rip_fn_stack *st, uint32_t d,
+				  const struct rip_fn_inl *inl)
 {
+	const struct rip_fn_frame *f = &st->frame[d - 1];
+	uintptr_t fn = inl->fn, site = inl->site;
 	int32_t rel;
 
 	if ((f->fn & RIP_FN_ADDR_MASK) == fn)
@@ -606,7 +614,12 @@ static __nofn bool rip_fn_inlined(const struct rip_fn_frame *f, uintptr_t fn, ui
 		memcpy(&rel, (const void *)(site - 4), sizeof(rel)); /* call rel32 */
 		return site + (uintptr_t)(intptr_t)rel != fn;
 	}
-	return RIP_FN_K(f->fn) == k;
+	if (RIP_FN_K(f->fn) == inl->k)
+		return true;
+	for (; d && st->frame[d - 1].cfa == f->cfa; d--)
+		if (inl->ra - (st->frame[d - 1].fn & RIP_FN_ADDR_MASK) < inl->ra - fn)
+			return true;
+	return false;
 }
 
 /*
@@ -647,7 +660,7 @@ static __nofn uint64_t rip_fn_resync_to(struct rip_fn_stack *st, uint64_t w, uin
 		drop++;
 	}
 	if (d && d <= RIP_FN_DEPTH && st->frame[d - 1].cfa == cfa &&
-	    !(inl && rip_fn_inlined(&st->frame[d - 1], inl->fn, inl->k, inl->site))) {
+	    !(inl && rip_fn_inlined(st, d, inl))) {
 		while (d && st->frame[d - 1].cfa == cfa) {
 			d--;
 			drop++;
@@ -676,7 +689,10 @@ static __nofn __attribute__((noinline)) uint64_t rip_fn_resync_entry(struct rip_
 								     uintptr_t cfa, uint32_t k,
 								     uintptr_t site)
 {
-	const struct rip_fn_inl inl = { .fn = fn, .site = site, .k = k };
+	/* The hook's return address, just under its cfa: k + 1 words below fn's. */
+	const struct rip_fn_inl inl = {
+		.fn = fn, .site = site, .ra = ((const uintptr_t *)cfa)[-(ptrdiff_t)k - 2], .k = k
+	};
 
 	return rip_fn_resync_to(st, w, cfa, &inl);
 }

@@ -39,6 +39,17 @@
  *	inl_real, N times (N calls of each); with READY, then main parks in
  *	inl_park_outer > inl_park_mid > inl_park_leaf (inlined) > inl_park,
  *	writes READY and waits to be killed
+ *   funcprog ptrinl N [READY]
+ *	functions inlined into functions called through a pointer, whose
+ *	hooks run after the stack pointer moved from where their frame's
+ *	entry had it: ptrinl_run calls pinl_args > pinl_eight, pinl_err
+ *	(inlined; gcc still has 2 of pinl_eight's arguments pushed) and
+ *	pinl_vla > pinl_fill, pinl_twice (inlined, below a VLA), N times
+ *	each; with READY, then pinl_then calls pinl_jump > pinl_deep, which
+ *	longjmps back to pinl_then, and pinl_job from the same frame (both
+ *	through pointers): pinl_job (a VLA, then pinl_fill, pinl_eight,
+ *	pinl_twice and pinl_err) parks in pinl_park, writes READY and waits
+ *	to be killed
  *   funcprog stale N
  *	copies of a function's return address left in the stack where its
  *	locals will be (as an earlier call's hooks may leave them): stale_run
@@ -449,6 +460,111 @@ N static int inline_run(long n, const char *ready)
 		x += inl_outer((int)i);
 	if (ready)
 		inl_park_outer(ready);
+	return x;
+}
+
+/* ---- ptrinl -------------------------------------------------------------------------------- */
+
+/* Eight arguments: gcc pushes the last two, and pops them after the next inlined hooks ran. */
+N static size_t pinl_eight(volatile int *a, void *b, size_t c, int d, int e, void *f,
+			   volatile int *g, unsigned long long h)
+{
+	return (size_t)a + (size_t)b + c + (size_t)d + (size_t)e + (size_t)f + (size_t)g + h;
+}
+INL int pinl_err(size_t c)
+{
+	return c > (size_t)-120;
+}
+N static void pinl_fill(volatile char *b, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		b[i] = (char)i;
+}
+INL int pinl_twice(int x)
+{
+	return 2 * x;
+}
+
+/* Called through a pointer: pinl_err's hooks run with pinl_eight's last arguments pushed (gcc). */
+N static int pinl_args(long i)
+{
+	size_t r = pinl_eight(&sink, NULL, (size_t)i, 1, 2, NULL, &sink, 7);
+
+	if (pinl_err(r))
+		abort();
+	return (int)(r & 1);
+}
+
+/* Called through a pointer: pinl_twice's hooks run below its VLA. */
+N static int pinl_vla(long i)
+{
+	volatile char v[16 + (i & 7) * 8];
+
+	pinl_fill(v, sizeof(v));
+	return pinl_twice(v[1]);
+}
+
+N static void pinl_park(const char *ready)
+{
+	write_file(ready, "ready\n");
+	for (;;)
+		pause();
+}
+
+/* Called through a pointer: parks after both kinds of inlined hooks ran in its moved frame. */
+N static void pinl_job(const char *ready)
+{
+	volatile char v[16 + strlen(ready) % 8];
+	size_t r;
+
+	pinl_fill(v, sizeof(v));
+	r = pinl_eight(&sink, NULL, strlen(ready), 1, 2, NULL, &sink, 7);
+	if (pinl_err(r + (size_t)pinl_twice(v[1])))
+		abort();
+	pinl_park(ready);
+	sink++;
+}
+
+static jmp_buf pinl_jb;
+
+N static void pinl_deep(void)
+{
+	sink++;
+	longjmp(pinl_jb, 1);
+}
+
+/*
+ * Called through a pointer and jumped out of: its frame has the cfa
+ * pinl_job's will have, and is smaller (pinl_job's hooks are further from
+ * that cfa, as an inlined function's with the stack moved would be).
+ */
+N static void pinl_jump(long n)
+{
+	sink += (int)n;
+	pinl_deep();
+	sink++;
+}
+
+static int (*volatile pinl_fns[])(long) = { pinl_args, pinl_vla };
+static void (*volatile pinl_jump_fn)(long) = pinl_jump;
+static void (*volatile pinl_job_fn)(const char *) = pinl_job;
+
+/* pinl_jump, jumped out of, then pinl_job from the same frame: a new call, not an inlined one. */
+N static void pinl_then(const char *ready)
+{
+	if (!setjmp(pinl_jb))
+		pinl_jump_fn((long)strlen(ready));
+	pinl_job_fn(ready);
+}
+
+N static int ptrinl_run(long n, const char *ready)
+{
+	int x = 0;
+
+	for (long i = 0; i < n; i++)
+		x += pinl_fns[0](i) + pinl_fns[1](i);
+	if (ready)
+		pinl_then(ready);
 	return x;
 }
 
@@ -1012,6 +1128,11 @@ int main(int argc, char **argv)
 		printf("%d\n", inline_run(strtol(argv[2], NULL, 10), argc == 4 ? argv[3] : NULL));
 		return 0;
 	}
+	if ((argc == 3 || argc == 4) && !strcmp(argv[1], "ptrinl")) {
+		rip_thread_set_name("main");
+		printf("%d\n", ptrinl_run(strtol(argv[2], NULL, 10), argc == 4 ? argv[3] : NULL));
+		return 0;
+	}
 	if (argc == 3 && !strcmp(argv[1], "stale")) {
 		stale_run(strtol(argv[2], NULL, 10));
 		return 0;
@@ -1050,7 +1171,8 @@ int main(int argc, char **argv)
 	if (argc == 4 && !strcmp(argv[1], "many"))
 		return many(atoi(argv[2]), strtol(argv[3], NULL, 10));
 	fprintf(stderr,
-		"usage: funcprog park READY [GO] | count N | inline N [READY] | stale N | "
+		"usage: funcprog park READY [GO] | count N | inline N [READY] | ptrinl N [READY] | "
+		"stale N | "
 		"deep N [READY] | jumped READY | split N | sib N | big N | bigrec N | moved N | movedkeep N | spin SECONDS THREADS [READY] | "
 		"many THREADS N\n");
 	return 2;
