@@ -99,6 +99,16 @@ int __rip_fn_vsave __attribute__((visibility("hidden")));
  * caller, mispredicting that return and every one above it in the chain
  * (measured: 5 ns a call of a 9-deep chain), where the indirect jump leaves
  * the stack of predictions as the program's own calls and returns expect.
+ *
+ * A hijacked return address is exactly __rip_fn_pexit, and unwinders (libgcc,
+ * libunwind, gdb, preload/unwind.c) look up the unwind rule of return
+ * address - 1, the call's last byte.  So the pexit FDE starts one byte
+ * before the label, an int3 no one runs (glibc does the same before
+ * __start_context): the rule found there is pexit's own, "the return
+ * address is undefined", and a walk through a patched frame stops cleanly
+ * there instead of taking __rip_fn_pentry's rule, whose CFA comes from an
+ * rbp that is not its own, and going on with garbage.  The 15 bytes before
+ * it keep the label 16-byte aligned.
  */
 __asm__(".text\n"
 	".p2align 4\n"
@@ -213,12 +223,14 @@ __asm__(".text\n"
 	".size __rip_fn_pentry, .-__rip_fn_pentry\n"
 	"\n"
 	".p2align 4\n"
+	".skip 15, 0xcc\n"
 	".globl __rip_fn_pexit\n"
 	".hidden __rip_fn_pexit\n"
 	".type __rip_fn_pexit,@function\n"
-	"__rip_fn_pexit:\n"
 	".cfi_startproc\n"
 	".cfi_undefined rip\n"
+	"int3\n"
+	"__rip_fn_pexit:\n"
 	"sub $8, %rsp\n"
 	"push %rbp\n"
 	"mov %rsp, %rbp\n"
