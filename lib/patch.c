@@ -55,6 +55,9 @@
  * the trampoline.  At the catch (its hook of __cxa_begin_catch), the
  * entries of the frames unwound go, and the frames that live on get the
  * trampoline again (__rip_fn_rets_caught), so that their exits are seen.
+ * The program's own backtrace(3) (the preload library's hook of it) walks
+ * with the real return addresses lent back for the time of the walk
+ * (__rip_fn_rets_lend, __rip_fn_rets_back): the frames are the program's.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -437,6 +440,67 @@ void __rip_fn_unwinding(void)
 
 		if (*slot == (uintptr_t)__rip_fn_pexit)
 			*slot = r->e[k].ra;
+	}
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	__rip_fn_busy = 0;
+}
+
+/*
+ * The entries of frames above sp whose slot holds the trampoline: their real
+ * return addresses back, and which ones they were in lent (bit k: entry k),
+ * for __rip_fn_rets_back.  Only those: a slot that held its real return
+ * address already (an exception's unwinding under way, which a destructor's
+ * backtrace(3) may call in) stays as it is.
+ */
+void __rip_fn_rets_lend(uintptr_t sp, uint64_t lent[2])
+{
+	struct rip_file_hdr *h = __atomic_load_n(&__rip_proc.hdr, __ATOMIC_ACQUIRE);
+	struct rip_fn_rets *r;
+	uint32_t index;
+
+	_Static_assert(RIP_FN_RETS <= 128, "a return stack's entries fit the two words of lent");
+	lent[0] = lent[1] = 0;
+	if (!h || !__atomic_load_n(&__rip_fn_rets, __ATOMIC_ACQUIRE) || __rip_fn_busy ||
+	    !__rip_fn_stack_now(&index) || !(r = rip_fn_rets_of(h, index)))
+		return;
+	__rip_fn_busy = 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	for (uint32_t k = 0; k < r->n && k < RIP_FN_RETS; k++) {
+		uintptr_t *slot = (uintptr_t *)(r->e[k].cfa - 8);
+
+		if (r->e[k].cfa > sp && *slot == (uintptr_t)__rip_fn_pexit) {
+			*slot = r->e[k].ra;
+			lent[k / 64] |= 1ull << (k % 64);
+		}
+	}
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	__rip_fn_busy = 0;
+}
+
+/*
+ * The trampoline again in the slots __rip_fn_rets_lend gave back (lent),
+ * where each still holds its entry's real return address: the frames
+ * live on, their exits are to be seen.  A signal handler that ran in
+ * between pushed and popped its own entries above the lent ones (or
+ * dropped gone ones at its own depth, below sp): the lent keep their
+ * index.
+ */
+void __rip_fn_rets_back(uintptr_t sp, const uint64_t lent[2])
+{
+	struct rip_file_hdr *h = __atomic_load_n(&__rip_proc.hdr, __ATOMIC_ACQUIRE);
+	struct rip_fn_rets *r;
+	uint32_t index;
+
+	if (!(lent[0] | lent[1]) || !h || !__atomic_load_n(&__rip_fn_rets, __ATOMIC_ACQUIRE) ||
+	    __rip_fn_busy || !__rip_fn_stack_now(&index) || !(r = rip_fn_rets_of(h, index)))
+		return;
+	__rip_fn_busy = 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	for (uint32_t k = 0; k < r->n && k < RIP_FN_RETS; k++) {
+		uintptr_t *slot = (uintptr_t *)(r->e[k].cfa - 8);
+
+		if ((lent[k / 64] >> (k % 64) & 1) && r->e[k].cfa > sp && *slot == r->e[k].ra)
+			*slot = (uintptr_t)__rip_fn_pexit;
 	}
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	__rip_fn_busy = 0;
@@ -903,6 +967,15 @@ void __rip_fn_unwinding(void)
 }
 
 void __rip_fn_rets_caught(uintptr_t cfa)
+{
+}
+
+void __rip_fn_rets_lend(uintptr_t sp, uint64_t lent[2])
+{
+	lent[0] = lent[1] = 0;
+}
+
+void __rip_fn_rets_back(uintptr_t sp, const uint64_t lent[2])
 {
 }
 

@@ -95,6 +95,13 @@ RIP_PRIVATE void __rip_fn_unwinding(void);
 RIP_PRIVATE void __rip_fn_caught(uintptr_t cfa);
 /* A longjmp lands where the sp is sp: the frames at or below it are gone (lib/func.c). */
 RIP_PRIVATE void __rip_fn_jumped(uintptr_t sp);
+/*
+ * backtrace(3) is about to walk this thread's stack: the frames above sp
+ * get their real return addresses back (lent: which, for rets_back), then
+ * the trampoline again (lib/patch.c).
+ */
+RIP_PRIVATE void __rip_fn_rets_lend(uintptr_t sp, uint64_t lent[2]);
+RIP_PRIVATE void __rip_fn_rets_back(uintptr_t sp, const uint64_t lent[2]);
 
 /* The watcher and the sampler (preload/watch.c, sample.c): the open file, NULL if none. */
 RIP_PRIVATE struct rip_file_hdr *__rip_file_hdr(void);

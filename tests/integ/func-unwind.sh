@@ -6,8 +6,8 @@
 # trampoline) are the stacks of the program unpatched: fnbt-patch (by gcc,
 # and by clang) patched and unpatched, both under rip run --mem.  The
 # program's own backtrace(3) (whole, and cut to 3 frames) prints the same
-# frames; the stack rip leaks gives its leaked block is the same; and
-# neither ever names a frame of librip.  Before anything else the patched
+# frames; the stack rip leaks gives its leaked block starts with the
+# same frames (it may stop at a patched frame).  Before anything else the patched
 # run must have traced the chain's calls (the check is not vacuous).
 . tests/data/common.sh
 need_cmd python3
@@ -52,7 +52,7 @@ for v in gcc clang; do
 		grep -q "^$f 1 0$" calls.$v || fail "$v: $f not traced once: $(cat calls.$v)"
 	done
 	grep -q "^  .*fnbt_leaf" u.$v.out || fail "$v: no backtrace unpatched: $(cat u.$v.out)"
-	prefix u.$v.out p.$v.out || fail "$v: backtrace(3) through patched frames (unpatched, patched):
+	cmp -s u.$v.out p.$v.out || fail "$v: backtrace(3) through patched frames (unpatched, patched):
 $(cat u.$v.out)
 --
 $(cat p.$v.out)"
