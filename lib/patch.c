@@ -58,6 +58,9 @@
  * The program's own backtrace(3) (the preload library's hook of it) walks
  * with the real return addresses lent back for the time of the walk
  * (__rip_fn_rets_lend, __rip_fn_rets_back): the frames are the program's.
+ * The preload library's own walker, which must not write the program's
+ * stack, takes a return address that is __rip_fn_pexit (__rip_fn_pexit_at)
+ * from the return stack instead (__rip_fn_ret_at, by the frame's cfa).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -504,6 +507,57 @@ void __rip_fn_rets_back(uintptr_t sp, const uint64_t lent[2])
 	}
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	__rip_fn_busy = 0;
+}
+
+/* The entry of cfa on the return stack of slot s, read only: its real return address, or 0. */
+static uintptr_t rip_fn_ret_peek(const struct rip_file_hdr *h, const struct rip_fn_rets *rets,
+				 const struct rip_slot *s, uintptr_t cfa)
+{
+	const struct rip_fn_rets *r;
+	uint32_t n;
+	size_t i;
+
+	if (!s || (const char *)s < (const char *)h + h->slot_off)
+		return 0; /* none, or a dummy slot (a coroutine of a closed file) */
+	i = (size_t)((const char *)s - ((const char *)h + h->slot_off)) >> RIP_SLOT_SHIFT;
+	if (i >= __rip_fn_nrets || i >= h->slot_count)
+		return 0;
+	r = &rets[i];
+	if (r->owner != (uint32_t)s->attach_ts)
+		return 0; /* another owner's entries, or none yet */
+	n = r->n < RIP_FN_RETS ? r->n : RIP_FN_RETS;
+	for (uint32_t k = n; k-- > 0;)
+		if (r->e[k].cfa == cfa)
+			return r->e[k].ra;
+	return 0;
+}
+
+uintptr_t __rip_fn_ret_at(uintptr_t cfa)
+{
+	const struct rip_file_hdr *h = __atomic_load_n(&__rip_proc.hdr, __ATOMIC_ACQUIRE);
+	/* Acquire: pairs with the release store of the pointer once it is mapped. */
+	const struct rip_fn_rets *rets = __atomic_load_n(&__rip_fn_rets, __ATOMIC_ACQUIRE);
+	uintptr_t ra;
+
+	/*
+	 * The slot the thread runs, then its own (a coroutine switched inside
+	 * the function), as the exit looks.  Nothing written, nothing attached:
+	 * a walker in a hook may call it, a signal handler too (the entries of
+	 * live frames below the count are whole: an entry or exit interrupted
+	 * changes only the top one, whose slot does not hold the trampoline
+	 * yet, or no longer lies in a live frame).
+	 */
+	if (!h || !rets)
+		return 0;
+	ra = rip_fn_ret_peek(h, rets, __rip_self.cur, cfa);
+	if (!ra && __rip_self.thread != __rip_self.cur)
+		ra = rip_fn_ret_peek(h, rets, __rip_self.thread, cfa);
+	return ra;
+}
+
+uintptr_t __rip_fn_pexit_at(void)
+{
+	return (uintptr_t)__rip_fn_pexit;
 }
 
 void __rip_fn_rets_caught(uintptr_t cfa)
@@ -977,6 +1031,16 @@ void __rip_fn_rets_lend(uintptr_t sp, uint64_t lent[2])
 
 void __rip_fn_rets_back(uintptr_t sp, const uint64_t lent[2])
 {
+}
+
+uintptr_t __rip_fn_ret_at(uintptr_t cfa)
+{
+	return 0;
+}
+
+uintptr_t __rip_fn_pexit_at(void)
+{
+	return UINTPTR_MAX; /* no trampoline: no return address is it */
 }
 
 #endif

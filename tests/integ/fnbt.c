@@ -6,7 +6,9 @@
  * fnbt_top > fnbt_mid > fnbt_leaf, each a patched function when rip run
  * --functions=GLOB picks it, prints the program's own backtrace(3), whole
  * and cut to its first 3 frames, then leaks a block of 4321 bytes (its
- * stack is what rip leaks shows).  Its output is the same whether the
+ * stack is what rip leaks shows); fnbt_mid then leaks 3 blocks of 5000
+ * bytes and 3 of 6000 through fnbt_alloc, called at two places (the
+ * second walk of a stack may come from a cache: it must tell the two).  Its output is the same whether the
  * functions are patched or not: the test compares the two.
  */
 #include <execinfo.h>
@@ -14,9 +16,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-void *fnbt_keep;
+void *fnbt_keep, *fnbt_kept[6];
 void fnbt_leaf(int n);
 void fnbt_mid(int n);
+void *fnbt_alloc(size_t size);
 void fnbt_top(int n);
 
 /* The frames as backtrace_symbols_fd says them, less their addresses, which ASLR moves. */
@@ -45,9 +48,23 @@ __attribute__((noinline)) void fnbt_leaf(int n)
 	fnbt_keep = malloc(4300 + (size_t)n);
 }
 
+/* A block of size bytes, leaked (its stack is where it was called from). */
+__attribute__((noinline)) void *fnbt_alloc(size_t size)
+{
+	void *p = malloc(size);
+
+	__asm__ volatile("" : : "r"(p) : "memory");
+	return p;
+}
+
 __attribute__((noinline)) void fnbt_mid(int n)
 {
 	fnbt_leaf(n + 1);
+	/* two call sites, each three times: their stacks differ in the caller's line only */
+	for (int i = 0; i < 3; i++) {
+		fnbt_kept[2 * i] = fnbt_alloc(5000);
+		fnbt_kept[2 * i + 1] = fnbt_alloc(6000);
+	}
 	__asm__ volatile("");
 }
 
