@@ -76,7 +76,8 @@ INTEG := $(INTEG_SRC:tests/integ/%.c=$(BUILD)/tests/integ/%) \
 	$(BUILD)/tests/integ/funcprog-patch-nopie $(BUILD)/tests/integ/funcprog-clang \
 	$(BUILD)/tests/integ/funcprog-nofp $(BUILD)/tests/integ/funcprog-sib \
 	$(BUILD)/tests/integ/funcprog-cxx-patch $(BUILD)/tests/integ/funcnop-clang \
-	$(BUILD)/tests/integ/funcnop-own
+	$(BUILD)/tests/integ/funcnop-own $(BUILD)/tests/integ/fnbt-patch \
+	$(BUILD)/tests/integ/fnbt-patch-clang
 BENCHES := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%) $(BUILD)/bench/malloc-nofp \
 	$(BUILD)/bench/funcs-instr $(BUILD)/bench/funcs-empty $(BUILD)/bench/funcs-emptyso \
 	$(BUILD)/bench/funcs-floor $(BUILD)/bench/funcs-patch $(BUILD)/bench/many-fn
@@ -277,6 +278,15 @@ $(BUILD)/tests/integ/funcprog-clang: tests/integ/funcprog.c $(LIBSO)
 $(BUILD)/tests/integ/funcprog-patch-clang: tests/integ/funcprog.c $(LIBSO)
 	@mkdir -p $(@D)
 	$(CLANG) $(BASE) $(WARN) $(WERROR) $(CFLAGS) $(PATCH_FLAGS) -Itests -o $@ $< $(LINK_RIP)
+
+# fnbt (tests/integ/func-unwind.sh): patchable by each compiler, its symbols for backtrace_symbols
+$(BUILD)/tests/integ/fnbt-patch: tests/integ/fnbt.c
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(PATCH_FLAGS) $(NO_ICF) -rdynamic -o $@ $<
+
+$(BUILD)/tests/integ/fnbt-patch-clang: tests/integ/fnbt.c
+	@mkdir -p $(@D)
+	$(CLANG) $(BASE) $(WARN) $(WERROR) $(CFLAGS) $(PATCH_FLAGS) -rdynamic -o $@ $<
 
 # The C++ programs of the tests (exceptions through traced frames), with the C++ compiler;
 # funcprog-cxx has C frames too (tests/data/fnframes.c: no exit hooks when unwound).

@@ -55,6 +55,12 @@
  * the trampoline.  At the catch (its hook of __cxa_begin_catch), the
  * entries of the frames unwound go, and the frames that live on get the
  * trampoline again (__rip_fn_rets_caught), so that their exits are seen.
+ * The program's own backtrace(3) (the preload library's hook of it) walks
+ * with the real return addresses lent back for the time of the walk
+ * (__rip_fn_rets_lend, __rip_fn_rets_back): the frames are the program's.
+ * The preload library's own walker, which must not write the program's
+ * stack, takes a return address that is __rip_fn_pexit (__rip_fn_pexit_at)
+ * from the return stack instead (__rip_fn_ret_at, by the frame's cfa).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -99,6 +105,16 @@ int __rip_fn_vsave __attribute__((visibility("hidden")));
  * caller, mispredicting that return and every one above it in the chain
  * (measured: 5 ns a call of a 9-deep chain), where the indirect jump leaves
  * the stack of predictions as the program's own calls and returns expect.
+ *
+ * A hijacked return address is exactly __rip_fn_pexit, and unwinders (libgcc,
+ * libunwind, gdb, preload/unwind.c) look up the unwind rule of return
+ * address - 1, the call's last byte.  So the pexit FDE starts one byte
+ * before the label, an int3 no one runs (glibc does the same before
+ * __start_context): the rule found there is pexit's own, "the return
+ * address is undefined", and a walk through a patched frame stops cleanly
+ * there instead of taking __rip_fn_pentry's rule, whose CFA comes from an
+ * rbp that is not its own, and going on with garbage.  The 15 bytes before
+ * it keep the label 16-byte aligned.
  */
 __asm__(".text\n"
 	".p2align 4\n"
@@ -213,12 +229,14 @@ __asm__(".text\n"
 	".size __rip_fn_pentry, .-__rip_fn_pentry\n"
 	"\n"
 	".p2align 4\n"
+	".skip 15, 0xcc\n"
 	".globl __rip_fn_pexit\n"
 	".hidden __rip_fn_pexit\n"
 	".type __rip_fn_pexit,@function\n"
-	"__rip_fn_pexit:\n"
 	".cfi_startproc\n"
 	".cfi_undefined rip\n"
+	"int3\n"
+	"__rip_fn_pexit:\n"
 	"sub $8, %rsp\n"
 	"push %rbp\n"
 	"mov %rsp, %rbp\n"
@@ -431,33 +449,115 @@ void __rip_fn_unwinding(void)
 }
 
 /*
- * The thread is about to block in a call that may be a cancellation point
- * (the preload library's wrappers of blocking calls): its real return
- * addresses go back, as for an exception.  A cancellation unwinds the
- * thread from inside the call through glibc's __pthread_unwind, which
- * reaches libgcc's unwinder through a handle of its own (past the hooks of
- * preload/fnpatch.c), and an unwinder cannot walk a trampoline: the
- * cleanups and destructors of the frames above would not run.  True when
- * the thread has patched calls under way: __rip_fn_unblocked gives them
- * their trampoline back when the call returns.
+ * The entries of frames above sp whose slot holds the trampoline: their real
+ * return addresses back, and which ones they were in lent (bit k: entry k),
+ * for __rip_fn_rets_back.  Only those: a slot that held its real return
+ * address already (an exception's unwinding under way, which a destructor's
+ * backtrace(3) may call in) stays as it is.
  */
-bool __rip_fn_blocking(void)
+void __rip_fn_rets_lend(uintptr_t sp, uint64_t lent[2])
 {
 	struct rip_file_hdr *h = __atomic_load_n(&__rip_proc.hdr, __ATOMIC_ACQUIRE);
 	struct rip_fn_rets *r;
 	uint32_t index;
 
+	_Static_assert(RIP_FN_RETS <= 128, "a return stack's entries fit the two words of lent");
+	lent[0] = lent[1] = 0;
 	if (!h || !__atomic_load_n(&__rip_fn_rets, __ATOMIC_ACQUIRE) || __rip_fn_busy ||
-	    !__rip_fn_stack_now(&index) || !(r = rip_fn_rets_of(h, index)) || !r->n)
-		return false;
-	__rip_fn_unwinding();
-	return true;
+	    !__rip_fn_stack_now(&index) || !(r = rip_fn_rets_of(h, index)))
+		return;
+	__rip_fn_busy = 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	for (uint32_t k = 0; k < r->n && k < RIP_FN_RETS; k++) {
+		uintptr_t *slot = (uintptr_t *)(r->e[k].cfa - 8);
+
+		if (r->e[k].cfa > sp && *slot == (uintptr_t)__rip_fn_pexit) {
+			*slot = r->e[k].ra;
+			lent[k / 64] |= 1ull << (k % 64);
+		}
+	}
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	__rip_fn_busy = 0;
 }
 
-/* Back from the call: the patched frames, all live, get their trampoline back. */
-void __rip_fn_unblocked(void)
+/*
+ * The trampoline again in the slots __rip_fn_rets_lend gave back (lent),
+ * where each still holds its entry's real return address: the frames
+ * live on, their exits are to be seen.  A signal handler that ran in
+ * between pushed and popped its own entries above the lent ones (or
+ * dropped gone ones at its own depth, below sp): the lent keep their
+ * index.
+ */
+void __rip_fn_rets_back(uintptr_t sp, const uint64_t lent[2])
 {
-	__rip_fn_rets_caught(0);
+	struct rip_file_hdr *h = __atomic_load_n(&__rip_proc.hdr, __ATOMIC_ACQUIRE);
+	struct rip_fn_rets *r;
+	uint32_t index;
+
+	if (!(lent[0] | lent[1]) || !h || !__atomic_load_n(&__rip_fn_rets, __ATOMIC_ACQUIRE) ||
+	    __rip_fn_busy || !__rip_fn_stack_now(&index) || !(r = rip_fn_rets_of(h, index)))
+		return;
+	__rip_fn_busy = 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	for (uint32_t k = 0; k < r->n && k < RIP_FN_RETS; k++) {
+		uintptr_t *slot = (uintptr_t *)(r->e[k].cfa - 8);
+
+		if ((lent[k / 64] >> (k % 64) & 1) && r->e[k].cfa > sp && *slot == r->e[k].ra)
+			*slot = (uintptr_t)__rip_fn_pexit;
+	}
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	__rip_fn_busy = 0;
+}
+
+/* The entry of cfa on the return stack of slot s, read only: its real return address, or 0. */
+static uintptr_t rip_fn_ret_peek(const struct rip_file_hdr *h, const struct rip_fn_rets *rets,
+				 const struct rip_slot *s, uintptr_t cfa)
+{
+	const struct rip_fn_rets *r;
+	uint32_t n;
+	size_t i;
+
+	if (!s || (const char *)s < (const char *)h + h->slot_off)
+		return 0; /* none, or a dummy slot (a coroutine of a closed file) */
+	i = (size_t)((const char *)s - ((const char *)h + h->slot_off)) >> RIP_SLOT_SHIFT;
+	if (i >= __rip_fn_nrets || i >= h->slot_count)
+		return 0;
+	r = &rets[i];
+	if (r->owner != (uint32_t)s->attach_ts)
+		return 0; /* another owner's entries, or none yet */
+	n = r->n < RIP_FN_RETS ? r->n : RIP_FN_RETS;
+	for (uint32_t k = n; k-- > 0;)
+		if (r->e[k].cfa == cfa)
+			return r->e[k].ra;
+	return 0;
+}
+
+uintptr_t __rip_fn_ret_at(uintptr_t cfa)
+{
+	const struct rip_file_hdr *h = __atomic_load_n(&__rip_proc.hdr, __ATOMIC_ACQUIRE);
+	/* Acquire: pairs with the release store of the pointer once it is mapped. */
+	const struct rip_fn_rets *rets = __atomic_load_n(&__rip_fn_rets, __ATOMIC_ACQUIRE);
+	uintptr_t ra;
+
+	/*
+	 * The slot the thread runs, then its own (a coroutine switched inside
+	 * the function), as the exit looks.  Nothing written, nothing attached:
+	 * a walker in a hook may call it, a signal handler too (the entries of
+	 * live frames below the count are whole: an entry or exit interrupted
+	 * changes only the top one, whose slot does not hold the trampoline
+	 * yet, or no longer lies in a live frame).
+	 */
+	if (!h || !rets)
+		return 0;
+	ra = rip_fn_ret_peek(h, rets, __rip_self.cur, cfa);
+	if (!ra && __rip_self.thread != __rip_self.cur)
+		ra = rip_fn_ret_peek(h, rets, __rip_self.thread, cfa);
+	return ra;
+}
+
+uintptr_t __rip_fn_pexit_at(void)
+{
+	return (uintptr_t)__rip_fn_pexit;
 }
 
 void __rip_fn_rets_caught(uintptr_t cfa)
@@ -924,13 +1024,23 @@ void __rip_fn_rets_caught(uintptr_t cfa)
 {
 }
 
-bool __rip_fn_blocking(void)
+void __rip_fn_rets_lend(uintptr_t sp, uint64_t lent[2])
 {
-	return false;
+	lent[0] = lent[1] = 0;
 }
 
-void __rip_fn_unblocked(void)
+void __rip_fn_rets_back(uintptr_t sp, const uint64_t lent[2])
 {
+}
+
+uintptr_t __rip_fn_ret_at(uintptr_t cfa)
+{
+	return 0;
+}
+
+uintptr_t __rip_fn_pexit_at(void)
+{
+	return UINTPTR_MAX; /* no trampoline: no return address is it */
 }
 
 #endif

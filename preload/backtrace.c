@@ -164,6 +164,7 @@ static uint32_t rip_pl_fp_walk(uintptr_t fp, uint64_t *out, uint32_t max, bool *
 {
 	struct rip_pl_thread *t = &rip_pl_self;
 	uintptr_t lo = (uintptr_t)__builtin_frame_address(0), hi = t->stack_hi;
+	const uintptr_t pexit = rip_pl_pexit;
 	uint32_t n = 0;
 
 	*ok = true;
@@ -179,6 +180,9 @@ static uint32_t rip_pl_fp_walk(uintptr_t fp, uint64_t *out, uint32_t max, bool *
 		}
 		next = f[0];
 		ret = f[1];
+		/* a patched function's: the real one, at its cfa (unwind.h); none known: the end */
+		if (RIP_UNLIKELY(ret == pexit) && !(ret = __rip_fn_ret_at(fp + 16)))
+			break;
 		out[n++] = ret;
 		if (next == 0 || next < lo || next >= hi)
 			break; /* the end of the chain: the outermost frame */
@@ -276,6 +280,7 @@ static uint32_t rip_pl_unwind(uintptr_t hook_ret, uintptr_t sp, uint64_t *out, u
 	struct rip_pl_thread *t = &rip_pl_self;
 	void *buf[RIP_BT_MAX_DEPTH + 8];
 	int got, skip = -1, i;
+	uint64_t lent[2];
 	uint32_t n = 0;
 
 	/* A signal handler's hook that interrupted libunwind on this thread (nest.c): not again. */
@@ -289,7 +294,16 @@ static uint32_t rip_pl_unwind(uintptr_t hook_ret, uintptr_t sp, uint64_t *out, u
 	t->in_unw = 1;
 	/* The flag before the call: pairs with the check above in a handler's hook. */
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	/*
+	 * libunwind stops at a patched function's frame (unwind.h): the real
+	 * return addresses of the frames above sp are lent back for the walk,
+	 * as for the program's backtrace(3) (fnpatch.c), then the trampoline
+	 * again.  This thread's own stack, which nothing else writes meanwhile;
+	 * nothing without patched functions.
+	 */
+	__rip_fn_rets_lend(sp, lent);
 	got = rip_pl_unw_backtrace(buf, (int)(max + 8));
+	__rip_fn_rets_back(sp, lent);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	t->in_unw = 0;
 	for (i = 0; i < got && i < 8; i++) {
@@ -1002,7 +1016,8 @@ static __attribute__((noinline)) int rip_pl_bt_miss(uintptr_t pc, uintptr_t sp, 
 	/* ids are given in order: one below this had been given before the walk */
 	known = __atomic_load_n(&rip_pl_next_id, __ATOMIC_RELAXED);
 	id = rip_pl_intern(frames, (uint32_t)m, rip_pl_hash(frames, (uint32_t)m));
-	if (id && sc) {
+	/* a walk through a patched frame depends on librip's return stack too: not kept */
+	if (id && sc && !log.patched) {
 		if (shaped)
 			key = rip_pl_sh_put_key(cls, sp, hi - sp - 8, &log, key);
 		rip_pl_sc_put(sc, key, pc, sp, fp, hi, &log, id);
@@ -1198,6 +1213,8 @@ int rip_pl_bt_init_early(void)
 {
 	const char *s = secure_getenv("RIP_DEPTH");
 	int err;
+
+	rip_pl_pexit = __rip_fn_pexit_at();
 
 	if (s && *s) {
 		char *end;

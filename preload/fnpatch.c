@@ -25,6 +25,10 @@
  *    (C frames, patched functions): the shadow stack drops them now, and
  *    the patched frames that live on get the trampoline back.
  *
+ *  - backtrace(3), the program's own walk of its stack: the real return
+ *    addresses lent back for the time of the walk, then the trampoline
+ *    again, so that the program gets the frames it would without librip.
+ *
  *  - longjmp and its kin (_longjmp, siglongjmp, and __longjmp_chk, which
  *    _FORTIFY_SOURCE builds call): the frames between here and where the
  *    jump lands are gone; the shadow stack drops them before the jump,
@@ -32,6 +36,7 @@
  */
 #include <elf.h>
 #include <errno.h>
+#include <execinfo.h>
 #include <fcntl.h>
 #include <fnmatch.h>
 #include <limits.h>
@@ -51,6 +56,7 @@
 #include <rip.h>
 
 #include "common.h"
+#include "wait.h"
 #include "watch.h"
 
 int rip_pl_fn_live;
@@ -164,6 +170,56 @@ RIP_PL_EXPORT void *__cxa_begin_catch(void *e)
 	return real(e);
 }
 
+/* ---- backtrace(3) ------------------------------------------------------------------------ */
+
+#define RIP_PL_BT_LOCAL 256 /* frames asked for on this hook's stack; more: a mapping */
+
+/*
+ * The program's own backtrace: the real one, with the real return addresses
+ * of the thread's patched frames lent back for the time of the walk
+ * (__rip_fn_rets_lend: glibc's unwinder would stop at the trampoline's
+ * frame, whose return address is undefined) and the trampoline again after
+ * it (__rip_fn_rets_back), so that those frames' exits are seen.  The real
+ * one counts this hook as its caller's frame: it is asked for one frame
+ * more, and the first it gives is dropped, so that the program gets the
+ * frames it would without librip.  No lock, no allocation but the
+ * mapping of a buffer past RIP_PL_BT_LOCAL frames (a system call); lend
+ * and back change nothing when the thread is inside a patched entry or exit
+ * (__rip_fn_busy: a signal handler's backtrace), and nothing without
+ * patched functions.
+ */
+RIP_PL_EXPORT int backtrace(void **buf, int size)
+{
+	static int (*real)(void **, int);
+	void *local[RIP_PL_BT_LOCAL], **b = local;
+	uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
+	int n, ask = size < INT_MAX ? size + 1 : size;
+	size_t len = 0;
+	uint64_t lent[2];
+
+	if (!RIP_PL_REAL(real, "backtrace"))
+		return 0;
+	if (size <= 0)
+		return 0;
+	if (ask > RIP_PL_BT_LOCAL) {
+		len = (size_t)ask * sizeof(*b);
+		b = (void **)syscall(SYS_mmap, NULL, len, PROT_READ | PROT_WRITE,
+				     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (b == MAP_FAILED)
+			return real(buf, size); /* frames still, this hook's first */
+	}
+	__rip_fn_rets_lend(sp, lent);
+	n = real(b, ask);
+	__rip_fn_rets_back(sp, lent);
+	n = n > 0 ? n - 1 : 0;
+	memcpy(buf, b + 1, (size_t)n * sizeof(*b));
+	if (len)
+		syscall(SYS_munmap, b, len);
+	/* Not a tail call: the walk's first frame is this one's (it is not one). */
+	__asm__ __volatile__("" ::: "memory");
+	return n;
+}
+
 /* ---- longjmp ---------------------------------------------------------------------------- */
 
 #if defined(__x86_64__)
@@ -237,15 +293,13 @@ RIP_PL_EXPORT __attribute__((noreturn)) void pthread_exit(void *ret)
 RIP_PL_EXPORT void pthread_testcancel(void)
 {
 	static void (*real)(void);
-	bool rets = false;
+	uint64_t lent[2];
 
 	if (!RIP_PL_REAL(real, "pthread_testcancel"))
 		return;
-	if (__atomic_load_n(&rip_pl_fn_live, __ATOMIC_RELAXED))
-		rets = __rip_fn_blocking();
+	rip_pl_fn_blocking(lent);
 	real();
-	if (rets)
-		__rip_fn_unblocked();
+	rip_pl_fn_unblocked(lent);
 }
 
 /* ---- patching at start: RIP_FUNCTIONS=GLOB ---------------------------------------------- */

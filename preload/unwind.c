@@ -68,6 +68,10 @@ RIP_PL_EXPORT int dlclose(void *handle)
 	return ret;
 }
 
+/* ---- patched functions' return addresses (unwind.h) ---- */
+
+uintptr_t rip_pl_pexit = UINTPTR_MAX;
+
 /* ---- the program headers of a loaded object (here and rulecache.c) ---- */
 
 const ElfW(Phdr) * rip_pl_elf_phdrs(uintptr_t base, unsigned *n)
@@ -1063,6 +1067,7 @@ struct rip_pl_wpos {
 	uint32_t ln;	/* loads logged so far (see rip_pl_wlog_add) */
 	uint32_t fpo;	/* where fp was loaded from, until a step uses it; UINT32_MAX: not loaded */
 	uint32_t epoch; /* the dlclose epoch of the rules */
+	bool patched;	/* a return address taken from librip's return stack (unwind.h) */
 };
 
 #define RIP_PL_W_SIGFRAME (-3) /* the walk stopped at a signal frame (pos->sp) */
@@ -1084,6 +1089,7 @@ static inline __attribute__((always_inline)) int rip_pl_walk(uintptr_t pc, uintp
 	const uint64_t ekey = (uint64_t)(epoch + 1) << 48;
 	/* an address a is readable when a - lo <= span: [sp0 + 8, hi], above our frame */
 	const uintptr_t sp0 = pos->sp0, lo = sp0 + 8, span = t->stack_hi - lo;
+	const uintptr_t pexit = rip_pl_pexit;
 	uint32_t ln = pos->ln, fpo = pos->fpo, n = pos->n;
 
 	/* Past RIP_PL_EPOCH_MAX dlcloses, libunwind does every stack. */
@@ -1137,6 +1143,13 @@ static inline __attribute__((always_inline)) int rip_pl_walk(uintptr_t pc, uintp
 		pc = ((const uintptr_t *)cfa)[-1];
 		rip_pl_wlog_add(log, &ln, (uint32_t)(cfa - 8 - sp0), pc);
 		sp = cfa;
+		if (RIP_UNLIKELY(pc == pexit)) {
+			/* a patched function's: the real one, as unpatched (none known: libunwind) */
+			pc = __rip_fn_ret_at(cfa);
+			if (!pc)
+				return -1;
+			pos->patched = true;
+		}
 		if (RIP_UNLIKELY(pc - 0x4000 >= (1ull << 48) - 0x4000)) {
 			if (pc < 0x4000)
 				break; /* libunwind stops there too, without the frame */
@@ -1171,8 +1184,10 @@ static inline __attribute__((always_inline)) int rip_pl_dwarf_walk2(uintptr_t pc
 		m = log ? rip_pl_walk(pc, sp, fp, out, max, log, &pos)
 			: rip_pl_walk(pc, sp, fp, out, max, NULL, &pos);
 		if (RIP_LIKELY(m != RIP_PL_W_SIGFRAME)) {
-			if (log)
+			if (log) {
 				log->sig = sig;
+				log->patched = pos.patched;
+			}
 			break;
 		}
 		/*
@@ -1200,8 +1215,10 @@ static inline __attribute__((always_inline)) int rip_pl_dwarf_walk2(uintptr_t pc
 			out[pos.n++] = pc++;
 		if (pc < 0x4000 || pos.n == max) {
 			rip_pl_wlog_end(log, pos.ln, pos.epoch);
-			if (log)
+			if (log) {
 				log->sig = true;
+				log->patched = pos.patched;
+			}
 			m = (int)pos.n;
 			break;
 		}

@@ -37,9 +37,20 @@ struct rip_pl_wlog {
 	uint32_t n;	/* loads logged; RIP_PL_WLOG + 1: too many, not kept */
 	uint32_t epoch; /* the dlclose epoch of the rules used */
 	bool sig;	/* stepped through a signal frame: sp itself counts */
+	bool patched;	/* a return address came from librip's return stack: not kept */
 	uint32_t off[RIP_PL_WLOG]; /* from sp; RIP_PL_WLOG_REL: val is a stack address */
 	uint64_t val[RIP_PL_WLOG];
 };
+
+/*
+ * The address a patched function's return address holds while it runs
+ * (librip's exit trampoline, __rip_fn_pexit_at; UINTPTR_MAX until the
+ * constructor asks, and where nothing is patched ever).  The walks take
+ * the real one from librip's return stack instead (__rip_fn_ret_at): the
+ * stack is the same as unpatched.  Such a walk depends on more than the
+ * loads it logs (the log says "patched"): the stack cache does not keep it.
+ */
+extern uintptr_t rip_pl_pexit;
 
 /*
  * rip_pl_dwarf_walk - the return addresses above the frame of return

@@ -229,28 +229,28 @@ static inline __attribute__((always_inline)) void rip_pl_wait_end(struct rip_pl_
 
 /*
  * A blocking call may be a cancellation point: with patched functions in
- * the process, the thread's real return addresses go back around it, so
- * that a cancellation's unwinding walks its patched frames (lib/patch.c,
- * __rip_fn_blocking); true when they did.
+ * the process, the thread's real return addresses go back around it (lent:
+ * which), so that a cancellation's unwinding walks its patched frames.
  */
-static inline __attribute__((always_inline)) bool rip_pl_fn_blocking(void)
+static inline __attribute__((always_inline)) void rip_pl_fn_blocking(uint64_t lent[2])
 {
-	return RIP_UNLIKELY(__atomic_load_n(&rip_pl_fn_live, __ATOMIC_RELAXED)) &&
-	       __rip_fn_blocking();
+	lent[0] = lent[1] = 0;
+	if (RIP_UNLIKELY(__atomic_load_n(&rip_pl_fn_live, __ATOMIC_RELAXED)))
+		__rip_fn_rets_lend(0, lent);
 }
 
 /*
- * The call returned: the trampolines back (rip_pl_fn_blocking said it took
- * them away).  Not a cleanup of the scope: built with -fexceptions, the
+ * The call returned: the trampolines back where rip_pl_fn_blocking took
+ * them away.  Not a cleanup of the scope: built with -fexceptions, the
  * preload library runs cleanups in a cancellation's unwinding too, which
  * would give the frames it is about to walk their trampolines back.
  */
-static inline __attribute__((always_inline)) void rip_pl_fn_unblocked(bool rets)
+static inline __attribute__((always_inline)) void rip_pl_fn_unblocked(const uint64_t lent[2])
 {
-	if (RIP_UNLIKELY(rets)) {
+	if (RIP_UNLIKELY(lent[0] | lent[1])) {
 		int err = errno;
 
-		__rip_fn_unblocked();
+		__rip_fn_rets_back(0, lent);
 		errno = err;
 	}
 }
@@ -262,7 +262,7 @@ static inline __attribute__((always_inline)) void rip_pl_fn_unblocked(bool rets)
  * real function is known, and RIP_PL_UNBLOCKED() right after the real call
  * returns.
  */
-#define RIP_PL_UNBLOCKED() rip_pl_fn_unblocked(rip_pl_rets_)
+#define RIP_PL_UNBLOCKED() rip_pl_fn_unblocked(rip_pl_lent_)
 
 #define RIP_PL_WAIT(KIND, ARG, TIMED) RIP_PL_WAIT_(KIND, ARG, false, RIP_PL_TMO_NONE, TIMED)
 
@@ -273,7 +273,8 @@ static inline __attribute__((always_inline)) void rip_pl_fn_unblocked(bool rets)
 #define RIP_PL_WAIT_SLEEP(TMO) RIP_PL_WAIT_(RIP_WAIT_SLEEP, 0, true, TMO, true)
 
 #define RIP_PL_WAIT_(KIND, ARG, ARG_TMO, TMO, TIMED)                                               \
-	bool rip_pl_rets_ = rip_pl_fn_blocking();                                                  \
+	uint64_t rip_pl_lent_[2];                                                                  \
+	rip_pl_fn_blocking(rip_pl_lent_);                                                          \
 	struct rip_pl_wt rip_pl_wt_ __attribute__((cleanup(rip_pl_wait_end)));                     \
 	rip_pl_wait_begin(&rip_pl_wt_, (KIND), (uint64_t)(ARG), (ARG_TMO), (TMO), (TIMED),         \
 			  (uintptr_t)__builtin_return_address(0),                                  \

@@ -96,13 +96,22 @@ RIP_PRIVATE void __rip_fn_caught(uintptr_t cfa);
 /* A longjmp lands where the sp is sp: the frames at or below it are gone (lib/func.c). */
 RIP_PRIVATE void __rip_fn_jumped(uintptr_t sp);
 /*
- * The thread is about to block in a call that may be a cancellation point:
- * its patched calls' real return addresses back, so that a cancellation's
- * unwinding walks them; true when it had any, and then __rip_fn_unblocked,
- * once the call returned, gives them their trampoline back (lib/patch.c).
+ * backtrace(3) is about to walk this thread's stack, or the thread to block
+ * in a call that may be a cancellation point (which unwinds it): the
+ * frames above sp get their real return addresses back (lent: which, for
+ * rets_back), then the trampoline again (lib/patch.c).
  */
-RIP_PRIVATE bool __rip_fn_blocking(void);
-RIP_PRIVATE void __rip_fn_unblocked(void);
+RIP_PRIVATE void __rip_fn_rets_lend(uintptr_t sp, uint64_t lent[2]);
+RIP_PRIVATE void __rip_fn_rets_back(uintptr_t sp, const uint64_t lent[2]);
+/*
+ * A stack walker met a return address that is __rip_fn_pexit_at() (a
+ * patched function's, hijacked) at cfa - 8: the real one, from the return
+ * stack of the slot this thread runs (else of its own), or 0 if none is
+ * known.  Writes nothing; no lock, no system call (lib/patch.c).
+ */
+RIP_PRIVATE uintptr_t __rip_fn_ret_at(uintptr_t cfa);
+/* The address hijacked return addresses hold (UINTPTR_MAX where nothing is patched ever). */
+RIP_PRIVATE uintptr_t __rip_fn_pexit_at(void);
 
 /* The watcher and the sampler (preload/watch.c, sample.c): the open file, NULL if none. */
 RIP_PRIVATE struct rip_file_hdr *__rip_file_hdr(void);

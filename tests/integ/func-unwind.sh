@@ -1,0 +1,67 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+#
+# Description: stacks walked through patched functions (rip run
+# --functions=GLOB, whose return addresses point at librip's exit
+# trampoline) are the stacks of the program unpatched: fnbt-patch (by gcc,
+# and by clang) patched and unpatched, both under rip run --mem, with each
+# of librip-preload's walks (RIP_UNWIND unset: the unwind tables; fp;
+# libunwind).  The program's own backtrace(3) (whole, and cut to 3 frames)
+# prints the same frames; the stacks rip leaks gives the blocks leaked
+# through the program's functions are the same (blocks from two call sites
+# of one patched function, three times each: the stack cache must tell them
+# apart); neither ever names librip.  Before anything else the patched run
+# must have traced the chain's calls (the check is not vacuous).
+. tests/data/common.sh
+need_cmd python3
+need_libunwind
+rep=$PWD/tests/data/fn-report.py
+cd "$TEST_TMP" || die "no TEST_TMP"
+
+# leaks T: the blocks rip leaks gives for T whose stacks pass through fnbt_*, each a line
+# (its header less the time it was made at, then its frames), sorted
+leaks() {
+	"$RIP" leaks "$1" | awk '
+		/ bytes in / { sub(/, made at .*/, ""); b = $0; next }
+		NF == 0 { if (b ~ /fnbt_/) print b; b = ""; next }
+		b != "" { b = b " |" $0 }
+		END { if (b ~ /fnbt_/) print b }' | sort
+}
+
+for v in gcc clang; do
+	prog=$OLDPWD/$BUILD/tests/integ/fnbt-patch
+	[ $v = clang ] && prog=$prog-clang
+	need_bin "$prog" "$RIP"
+	for w in tables fp libunwind; do
+		t=$v.$w
+		uw=$w
+		[ $w = tables ] && uw= # the default
+		RIP_UNWIND=$uw "$RIP" run --mem -o u.$t -- "$prog" >u.$t.out 2>u.$t.err ||
+			fail "$t: unpatched: $(cat u.$t.err)"
+		RIP_UNWIND=$uw "$RIP" run --mem --functions='fnbt_*' --functions=main -o p.$t -- \
+			"$prog" >p.$t.out 2>p.$t.err || fail "$t: patched: $(cat p.$t.err)"
+		"$RIP" report --functions --json p.$t | python3 "$rep" >calls.$t ||
+			fail "$t: rip report"
+		for f in 'fnbt_leaf 1' 'fnbt_mid 1' 'fnbt_top 1' 'main 1' 'fnbt_alloc 6'; do
+			grep -q "^$f 0$" calls.$t || fail "$t: not traced as $f: $(cat calls.$t)"
+		done
+
+		grep -q "^  .*fnbt_leaf" u.$t.out || fail "$t: no backtrace unpatched: $(cat u.$t.out)"
+		cmp -s u.$t.out p.$t.out || fail "$t: backtrace(3) through patched frames (unpatched, patched):
+$(cat u.$t.out)
+--
+$(cat p.$t.out)"
+
+		leaks u.$t >u.$t.leaks || fail "$t: rip leaks (unpatched)"
+		leaks p.$t >p.$t.leaks || fail "$t: rip leaks (patched)"
+		[ "$(grep -c 'fnbt_mid' u.$t.leaks)" -ge 3 ] ||
+			fail "$t: not the leaks expected unpatched: $(cat u.$t.leaks)"
+		! grep -q librip p.$t.leaks || fail "$t: a leak's stack names librip:
+$(cat p.$t.leaks)"
+		cmp -s u.$t.leaks p.$t.leaks || fail "$t: leaks' stacks through patched frames (unpatched, patched):
+$(cat u.$t.leaks)
+--
+$(cat p.$t.leaks)"
+	done
+done
+t_done
