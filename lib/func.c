@@ -1598,7 +1598,7 @@ __nofn void __rip_fn_caught(uintptr_t cfa)
  * patched calls' return stack drops only the entries at or below sp whose
  * slots no longer hold the trampoline (a jump out of a signal handler that
  * interrupted a blocking call, around which the real return addresses
- * were back: __rip_fn_blocking), and gives those above theirs back: an
+ * were lent back: __rip_fn_rets_lend), and gives those above theirs back: an
  * entry dropped for a frame that lives on (another stack after all) would
  * lose its return.  The others go as before, once their slots hold another
  * return address.
