@@ -1288,7 +1288,7 @@ __nofn RIP_API void __cyg_profile_func_exit(void *this_fn, void *call_site)
 	const struct rip_file_hdr *h = __atomic_load_n(&rip_fn.h, __ATOMIC_RELAXED);
 	const struct rip_fn_frame *f;
 	bool moved = false;
-	uint64_t w, r;
+	uint64_t w, r, k;
 	uint32_t d;
 
 	if (RIP_UNLIKELY(!h))
@@ -1304,9 +1304,18 @@ __nofn RIP_API void __cyg_profile_func_exit(void *this_fn, void *call_site)
 		f = &st->frame[d - 1];
 		r = f->fn - fn;
 		r = r >> RIP_FN_ADDR_BITS | r << (64 - RIP_FN_ADDR_BITS);
-		if (RIP_UNLIKELY(r > 0xffff || f->cfa != (uintptr_t)(p + r + 1)) &&
-		    (r >= RIP_FN_K_CREC || f->cfa != (uintptr_t)p || !RIP_FN_TAIL(site)))
-			goto other;
+		if (RIP_UNLIKELY(r > 0xffff || f->cfa != (uintptr_t)(p + r + 1))) {
+			/* A tail call to the hook, or a frame whose entry was recorded (its k marked). */
+			k = r & ~(uint64_t)RIP_FN_K_CREC;
+			if (r > 0xffff || k >= RIP_FN_K_CREC ||
+			    (f->cfa != (uintptr_t)(p + k + 1) &&
+			     (f->cfa != (uintptr_t)p || !RIP_FN_TAIL(site))))
+				goto other;
+			__atomic_store_n(&st->state, w - 1, __ATOMIC_RELEASE);
+			if (r & RIP_FN_K_CREC)
+				return rip_fn_record(&__rip_fn_exit_type, RIP_EV_FN_EXIT, fn);
+			return;
+		}
 		/* Pairs with the acquire loads of state in the readers. */
 		__atomic_store_n(&st->state, w - 1, __ATOMIC_RELEASE);
 		return;
