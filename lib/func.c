@@ -993,7 +993,7 @@ static __fninline void rip_fn_push(struct rip_fn_stack *st, uint64_t w, uintptr_
 	__atomic_store_n(&st->state, w + RIP_FN_PUSH, __ATOMIC_RELEASE);
 }
 
-/* The frame of a hooks' entry whose distance is k: with the func category on, its record is written. */
+/* The k of a hooks' entry's frame: marked when the func category is on (its record is written). */
 static __fninline uint32_t rip_fn_k_rec(uint32_t k, bool on)
 {
 	return on ? k | RIP_FN_K_CREC : k;
@@ -1268,15 +1268,17 @@ rip_fn_exit_other(uintptr_t fn, const uintptr_t *p, uintptr_t site, bool tail, b
  * The exit's fast path: the top frame is the leaving function's, in the
  * same frame (or the hook's own cfa: a tail call to it), or the stack is
  * deeper than the frames kept; anything else (another slot, frames to
- * drop, a frame whose entry's record was written: RIP_FN_K_CREC puts it
- * 2^13 words off) goes to rip_fn_exit_other.  The frame's word less fn, rotated by
+ * drop) goes to rip_fn_exit_other.  The frame's word less fn, rotated by
  * 48 bits, is its k (under 2^16) when the low 48 bits are fn's, and at
  * least 2^16 when they are not (they are then nonzero, and rotated into
  * the high bits): the function and the distance to its cfa in three
- * instructions.  Every instruction here counts, more than at the entry: a
- * chain of calls that return one after the other runs its exits back to
- * back, with none of the callers' work to overlap them (doc/design.md,
- * "A fifth look").
+ * instructions.  A frame whose entry's record was written has its k
+ * marked (RIP_FN_K_CREC, 2^13 words off): only when the first match
+ * fails is the mark taken off, the frame popped and the exit's record
+ * written, so an exit tests no category.  Every instruction here counts,
+ * more than at the entry: a chain of calls that return one after the
+ * other runs its exits back to back, with none of the callers' work to
+ * overlap them (doc/design.md, "A fifth look").
  */
 __nofn RIP_API void __cyg_profile_func_exit(void *this_fn, void *call_site)
 {
