@@ -1286,17 +1286,22 @@ __nofn RIP_API void __cyg_profile_func_exit(void *this_fn, void *call_site)
 	struct rip_fn_tls *t = &rip_fn_tls;
 	struct rip_fn_stack *st = t->st;
 	uintptr_t fn = (uintptr_t)this_fn, site = (uintptr_t)call_site;
-	/* Off (no file with stacks): one load.  Relaxed: a hint, the slow path acquires. */
-	const struct rip_file_hdr *h = __atomic_load_n(&rip_fn.h, __ATOMIC_RELAXED);
+	const struct rip_file_hdr *h;
 	const struct rip_fn_frame *f;
 	bool moved = false;
 	uint64_t w, r, k;
 	uint32_t d;
 
-	if (RIP_UNLIKELY(!h))
-		return;
-	/* Another slot than the cached stack's, or none (RIP_FN_NO_SLOT). */
+	/*
+	 * Another slot than the cached stack's, or none (RIP_FN_NO_SLOT: no
+	 * file yet).  A cached stack outlives its file's close (the file stays
+	 * mapped: rip_ring_close), whose exits pop frames nobody reads: only
+	 * off with a slot to work out does the exit read rip_fn.h (relaxed: a
+	 * hint, the slow path acquires).
+	 */
 	if (RIP_UNLIKELY(t->of != __rip_self.cur)) {
+		if (!__atomic_load_n(&rip_fn.h, __ATOMIC_RELAXED))
+			return;
 		moved = true;
 		goto other;
 	}
@@ -1326,7 +1331,8 @@ __nofn RIP_API void __cyg_profile_func_exit(void *this_fn, void *call_site)
 		goto other;
 	/* A level past the frames kept: its record as the category is now. */
 	__atomic_store_n(&st->state, w - 1, __ATOMIC_RELEASE);
-	if (RIP_UNLIKELY(rip_fn_timed(h)))
+	h = __atomic_load_n(&rip_fn.h, __ATOMIC_RELAXED);
+	if (RIP_UNLIKELY(h && rip_fn_timed(h)))
 		return rip_fn_record(&__rip_fn_exit_type, RIP_EV_FN_EXIT, fn);
 	return;
 other:
