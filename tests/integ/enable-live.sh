@@ -21,10 +21,11 @@ cd "$TEST_TMP" || die "no TEST_TMP"
 	>out 2>err &
 run=$!
 T_PIDS="$T_PIDS $run"
-# the program is rip run's child; its ring file is found through /proc/PID/maps
+# the program is rip run's child; its ring file is found through /proc/PID/maps, and
+# lists the program's own category (bit 8) once the program registered it
 live_pid() {
 	pid=$(ps -o pid= --ppid "$run" | tr -d ' ')
-	[ -n "$pid" ] && "$RIP" enable "$pid" >list.txt 2>list.err
+	[ -n "$pid" ] && "$RIP" enable "$pid" >list.txt 2>list.err && grep -q '^ *8 ' list.txt
 }
 wait_until 60 live_pid ||
 	die "no live events program under rip run: $(cat err list.err 2>/dev/null)"
