@@ -425,6 +425,9 @@ RIP_INLINE void rip_coro_switch_in(struct rip_coro *co)
 	c->state = RIP_SLOT_RUNNING;
 	t->coro = c->index + 1;
 	__rip_self.cur = c;
+	/* After cur: a signal handler in between keeps its frames on the old stack, in pairs. */
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	__rip_self.fn_stack = (void *)0;
 }
 
 /*
@@ -447,6 +450,9 @@ RIP_INLINE void rip_coro_switch_out(void)
 	c->state = RIP_SLOT_WAITING;
 	t->coro = 0;
 	__rip_self.cur = t;
+	/* After cur, as in rip_coro_switch_in. */
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	__rip_self.fn_stack = (void *)0;
 }
 
 /*

@@ -9,8 +9,9 @@
  * Shadow stacks (struct rip_fn_stack, rip/abi.h): one per slot, so a
  * coroutine's stack follows the coroutine from thread to thread.  A
  * thread caches the stack of the slot it runs (__rip_self.cur) in
- * rip_fn_tls and works it out again, in rip_fn_stack_slow, whenever cur
- * moved: a coroutine switch, an attach, an exit.  That slow path also
+ * __rip_self.fn_stack, which whatever moves cur clears (a coroutine
+ * switch, an attach, an exit: rip.h, rip_self_run), and works it out
+ * again in rip_fn_stack_slow.  That slow path also
  * backs the stack's page of the sparse file (once per page, a bit of
  * rip_fn.backed) and starts the stack afresh when the slot has a new
  * owner (its attach_ts).
@@ -142,20 +143,16 @@ static const char *const rip_fn_nop_ref __attribute__((used)) = &__rip_fn_nop_li
 #define RIP_FN_PROBES 64u
 
 /*
- * The stack of the slot this thread runs, as last worked out: st, the
- * stack of slot of, while of is __rip_self.cur, so that the hooks compare
- * of only.  When there is none to keep (no ring, no area, a dummy slot),
- * of is RIP_FN_NO_SLOT, which no cur equals.
+ * The stack of the slot this thread runs (__rip_self.cur), as last worked
+ * out; NULL when cur moved since, or when there is none to keep (no ring,
+ * no area, a dummy slot): the hooks test one word of the thread's block,
+ * not the slot it was worked out for against cur (two loads and a compare
+ * less on every call; doc/design.md, "A sixth look").
  */
-struct rip_fn_tls {
-	struct rip_slot *of;	 /* __rip_self.cur when st was worked out, or RIP_FN_NO_SLOT */
-	struct rip_fn_stack *st; /* its stack */
-};
-
-#define RIP_FN_NO_SLOT ((struct rip_slot *)1)
-
-static __thread struct rip_fn_tls rip_fn_tls
-	__attribute__((tls_model("initial-exec"))) = { .of = RIP_FN_NO_SLOT };
+static __fninline struct rip_fn_stack *rip_fn_cached(void)
+{
+	return (struct rip_fn_stack *)__rip_self.fn_stack;
+}
 
 static struct {
 	struct rip_file_hdr *h; /* the file whose stacks the hooks keep; NULL: off (acquire) */
@@ -369,23 +366,19 @@ static __nofn struct rip_fn_stack *rip_fn_stack_slow_on(struct rip_file_hdr *h,
 static __nofn __attribute__((noinline)) struct rip_fn_stack *rip_fn_stack_slow(void)
 {
 	struct rip_file_hdr *h = __atomic_load_n(&rip_fn.h, __ATOMIC_ACQUIRE);
-	struct rip_fn_tls *t = &rip_fn_tls;
 	int saved = errno; /* the program's: an attach or a page backed may set it */
 	struct rip_slot *s = __rip_self.cur;
 	struct rip_fn_stack *st;
 
-	/*
-	 * The cache is of the slot or of none whenever a signal handler's
-	 * hooks look at it (the signal fences keep the stores in this order).
-	 */
-	t->of = RIP_FN_NO_SLOT;
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	st = rip_fn_stack_slow_on(h, &s);
-	t->st = st;
-	if (st) {
-		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-		t->of = s;
-	}
+	/*
+	 * Cached while cur is still the slot it is of: cur read again after the
+	 * work (a signal fence: a handler on this thread may have moved it, and
+	 * cleared the cache, meanwhile).
+	 */
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (st && __rip_self.cur == s)
+		__rip_self.fn_stack = st;
 	errno = saved;
 	return st;
 }
@@ -1162,8 +1155,7 @@ static __nofn __attribute__((noinline)) void rip_fn_enter_slow(uintptr_t fn, con
 __nofn RIP_API void __cyg_profile_func_enter(void *this_fn, void *call_site)
 {
 	const uintptr_t *p = (const uintptr_t *)__builtin_dwarf_cfa();
-	struct rip_fn_tls *t = &rip_fn_tls;
-	struct rip_fn_stack *st = t->st;
+	struct rip_fn_stack *st = rip_fn_cached();
 	uintptr_t fn = (uintptr_t)this_fn, site = (uintptr_t)call_site, cfa;
 	/* Off (no file with stacks): one load.  Relaxed: a hint, the slow path acquires. */
 	const struct rip_file_hdr *h = __atomic_load_n(&rip_fn.h, __ATOMIC_RELAXED);
@@ -1172,8 +1164,8 @@ __nofn RIP_API void __cyg_profile_func_enter(void *this_fn, void *call_site)
 
 	if (RIP_UNLIKELY(!h))
 		return;
-	/* Another slot than the cached stack's, or none (RIP_FN_NO_SLOT). */
-	if (RIP_UNLIKELY(t->of != __rip_self.cur))
+	/* No stack cached: cur moved, or none is kept. */
+	if (RIP_UNLIKELY(!st))
 		return rip_fn_enter_slow(fn, p, site, rip_fn_fp());
 	/*
 	 * The function's return address, a few words up: as far up as this
@@ -1250,7 +1242,7 @@ static __fninline bool rip_fn_pop(struct rip_fn_stack *st, uint64_t w, uintptr_t
 static __nofn __attribute__((noinline)) void
 rip_fn_exit_other(uintptr_t fn, const uintptr_t *p, uintptr_t site, bool tail, bool moved)
 {
-	struct rip_fn_stack *st = rip_fn_tls.st;
+	struct rip_fn_stack *st = rip_fn_cached();
 	bool rec;
 
 	if (moved) {
@@ -1283,8 +1275,7 @@ rip_fn_exit_other(uintptr_t fn, const uintptr_t *p, uintptr_t site, bool tail, b
 __nofn RIP_API void __cyg_profile_func_exit(void *this_fn, void *call_site)
 {
 	const uintptr_t *p = (const uintptr_t *)__builtin_dwarf_cfa();
-	struct rip_fn_tls *t = &rip_fn_tls;
-	struct rip_fn_stack *st = t->st;
+	struct rip_fn_stack *st = rip_fn_cached();
 	uintptr_t fn = (uintptr_t)this_fn, site = (uintptr_t)call_site;
 	const struct rip_file_hdr *h;
 	const struct rip_fn_frame *f;
@@ -1293,13 +1284,13 @@ __nofn RIP_API void __cyg_profile_func_exit(void *this_fn, void *call_site)
 	uint32_t d;
 
 	/*
-	 * Another slot than the cached stack's, or none (RIP_FN_NO_SLOT: no
-	 * file yet).  A cached stack outlives its file's close (the file stays
-	 * mapped: rip_ring_close), whose exits pop frames nobody reads: only
-	 * off with a slot to work out does the exit read rip_fn.h (relaxed: a
-	 * hint, the slow path acquires).
+	 * No stack cached: cur moved, or none is kept (no file yet).  A cached
+	 * stack outlives its file's close (the file stays mapped:
+	 * rip_ring_close), whose exits pop frames nobody reads: only off with
+	 * no stack cached does the exit read rip_fn.h (relaxed: a hint, the
+	 * slow path acquires).
 	 */
-	if (RIP_UNLIKELY(t->of != __rip_self.cur)) {
+	if (RIP_UNLIKELY(!st)) {
 		if (!__atomic_load_n(&rip_fn.h, __ATOMIC_RELAXED))
 			return;
 		moved = true;
@@ -1349,13 +1340,14 @@ extern __typeof__(__cyg_profile_func_exit) __rip_fn_exit_self
 
 struct rip_fn_stack *__rip_fn_stack_now(uint32_t *index)
 {
-	struct rip_fn_tls *t = &rip_fn_tls;
 	struct rip_file_hdr *h = __atomic_load_n(&rip_fn.h, __ATOMIC_RELAXED);
 	struct rip_fn_stack *st;
 
 	if (!h)
 		return NULL;
-	st = t->of == __rip_self.cur && t->st ? t->st : rip_fn_stack_slow();
+	st = rip_fn_cached();
+	if (!st)
+		st = rip_fn_stack_slow();
 	if (st && index)
 		*index = (uint32_t)(((char *)st - ((char *)h + h->fn_off)) / RIP_FN_STACK_SIZE);
 	return st;
@@ -1454,13 +1446,12 @@ static __fninline struct rip_fn_rets *rip_fn_rets_at(const struct rip_file_hdr *
 static __fninline struct rip_fn_rets *rip_fn_fast_rets(const struct rip_file_hdr *h,
 						       struct rip_fn_stack **stp)
 {
-	struct rip_fn_tls *t = &rip_fn_tls;
-	struct rip_fn_stack *st = t->st;
+	struct rip_fn_stack *st = rip_fn_cached();
 
-	if (RIP_UNLIKELY(!h || __rip_fn_busy || t->of != __rip_self.cur || !st))
+	if (RIP_UNLIKELY(!h || __rip_fn_busy || !st))
 		return NULL;
 	*stp = st;
-	return rip_fn_rets_at(h, st, t->of);
+	return rip_fn_rets_at(h, st, __rip_self.cur);
 }
 
 /*
@@ -1623,13 +1614,12 @@ __nofn void __rip_fn_caught(uintptr_t cfa)
 __nofn void __rip_fn_jumped(uintptr_t sp)
 {
 	const struct rip_file_hdr *h = __atomic_load_n(&rip_fn.h, __ATOMIC_RELAXED);
-	struct rip_fn_tls *t = &rip_fn_tls;
-	struct rip_fn_stack *st = t->st;
+	struct rip_fn_stack *st = rip_fn_cached();
 	uint64_t w;
 
 	if (!h || sp <= (uintptr_t)__builtin_frame_address(0))
 		return;
-	if (st && t->of == __rip_self.cur) {
+	if (st) {
 		w = st->state;
 		if (rip_fn_below(st, RIP_FN_STATE_DEPTH(w), sp))
 			(void)rip_fn_resync(st, w, sp);

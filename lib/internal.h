@@ -68,6 +68,20 @@ struct rip_proc {
 
 extern struct rip_proc __rip_proc __hidden;
 
+/*
+ * me (this thread's __rip_self) runs slot s from now on: the
+ * function-tracing hooks' stack of the old one goes too.  fn_stack is
+ * cleared after cur (a signal handler in between keeps its frames on the
+ * old stack, in pairs, and one after finds none cached).
+ */
+static inline void rip_self_run(struct rip_self *me, struct rip_slot *s)
+{
+	me->cur = s;
+	/* Pairs with a signal handler's hooks on this thread: cur is set first. */
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	me->fn_stack = NULL;
+}
+
 static inline struct rip_slot *rip_slot_at(struct rip_file_hdr *h, uint32_t i)
 {
 	return (struct rip_slot *)((char *)h + h->slot_off + ((size_t)i << RIP_SLOT_SHIFT));

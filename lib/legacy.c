@@ -107,7 +107,7 @@ static int32_t rip_legacy_use(struct rip_file_hdr *h, uint32_t slot)
 	if (!me->tid)
 		me->tid = __rip_gettid();
 	if (h)
-		me->cur = rip_slot_at(h, slot);
+		rip_self_run(me, rip_slot_at(h, slot));
 	return (int32_t)slot;
 }
 
@@ -165,7 +165,7 @@ __attribute__((visibility("default"))) void __rip_legacy_exit(int32_t slot)
 	if (s->user_id < __rip_proc.legacy_ids)
 		__atomic_store_n(&map[s->user_id], 0, __ATOMIC_RELEASE);
 	if (__rip_self.cur == s)
-		__rip_self.cur = rip_slot_at(h, 0); /* until the next rip_init */
+		rip_self_run(&__rip_self, rip_slot_at(h, 0)); /* until the next rip_init */
 	__rip_slot_release(h, s);
 	__atomic_fetch_sub(&h->live_threads, 1, __ATOMIC_RELAXED);
 }

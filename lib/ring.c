@@ -418,7 +418,7 @@ static void rip_use_dummy(struct rip_self *me)
 {
 	struct rip_slot *d = &rip_dummy[(uint32_t)me->tid % RIP_DUMMIES];
 
-	me->cur = d;
+	rip_self_run(me, d);
 	me->thread = d;
 	me->flags |= RIP_SELF_DUMMY;
 }
@@ -532,7 +532,7 @@ static int rip_attach(struct rip_self *me)
 	if (me->flags & RIP_SELF_ATTACHING) {
 		/* A signal handler snapped while this thread was attaching: use a dummy
 		 * until the interrupted attach finishes and sets cur for real. */
-		me->cur = &rip_dummy[0];
+		rip_self_run(me, &rip_dummy[0]);
 		return -EBUSY;
 	}
 	if (!me->tid)
@@ -555,7 +555,7 @@ static int rip_attach(struct rip_self *me)
 	__atomic_fetch_add(&h->live_threads, 1, __ATOMIC_RELAXED);
 	me->flags &= ~RIP_SELF_DUMMY;
 	me->thread = s;
-	me->cur = s;
+	rip_self_run(me, s);
 	if (__rip_proc.key_ok)
 		pthread_setspecific(__rip_proc.key, s);
 out_attaching:
@@ -581,7 +581,7 @@ int rip_thread_attach(void)
 		return 0;
 	if (me->cur != me->thread)
 		return -EBUSY; /* inside a coroutine */
-	me->cur = NULL;
+	rip_self_run(me, NULL);
 	me->thread = NULL;
 	me->flags &= ~RIP_SELF_DUMMY;
 	return rip_attach(me);
@@ -600,7 +600,7 @@ int rip_thread_detach(void)
 	rip_thread_exit(NULL);
 	me->flags &= ~RIP_SELF_EXITING; /* a later snap may attach again */
 	me->ev.ring = 0;
-	me->cur = NULL;
+	rip_self_run(me, NULL);
 	me->thread = NULL;
 	return 0;
 }

@@ -41,13 +41,18 @@ struct rip_evw {
 	uint8_t nest;		/* 1 while this thread writes an event (see rip.h) */
 };
 
-/* The calling thread's view of the ring: where rip_snap() writes. */
+/*
+ * The calling thread's view of the ring: where rip_snap() writes.  Whatever
+ * sets cur clears fn_stack right after it (a signal fence between), so that
+ * the function-tracing hooks (lib/func.c) work out the new slot's stack.
+ */
 struct rip_self {
 	struct rip_slot *cur;	 /* running coroutine's slot, else the thread's; NULL: unattached */
 	struct rip_slot *thread; /* this thread's own slot */
 	int32_t tid;
 	uint32_t flags;
 	struct rip_evw ev;
+	void *fn_stack; /* librip's: the shadow call stack of cur; NULL: to work out again */
 };
 
 extern __thread struct rip_self __rip_self RIP_API __attribute__((tls_model("initial-exec")));
