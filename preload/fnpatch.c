@@ -25,9 +25,10 @@
  *    (C frames, patched functions): the shadow stack drops them now, and
  *    the patched frames that live on get the trampoline back.
  *
- *  - backtrace(3), the program's own walk of its stack: the real return
- *    addresses lent back for the time of the walk, then the trampoline
- *    again, so that the program gets the frames it would without librip.
+ *  - backtrace(3) and _Unwind_Backtrace, the program's own walks of its
+ *    stack: the real return addresses lent back for the time of the walk,
+ *    then the trampoline again, so that the program gets the frames it
+ *    would without librip.
  *
  *  - longjmp and its kin (_longjmp, siglongjmp, and __longjmp_chk, which
  *    _FORTIFY_SOURCE builds call): the frames between here and where the
@@ -218,6 +219,62 @@ RIP_PL_EXPORT int backtrace(void **buf, int size)
 	/* Not a tail call: the walk's first frame is this one's (it is not one). */
 	__asm__ __volatile__("" ::: "memory");
 	return n;
+}
+
+/* ---- _Unwind_Backtrace ------------------------------------------------------------------- */
+
+/* The caller's walk: its callback and argument, and the frame to drop (this hook's). */
+struct rip_pl_unw_trace {
+	_Unwind_Trace_Fn fn;
+	void *arg;
+	int skip;
+};
+
+/*
+ * Each frame of the real walk: the first is the hook's own, not the
+ * program's (the walk starts at its caller); the others go to the caller's
+ * callback as they would without librip.
+ */
+static _Unwind_Reason_Code rip_pl_unw_trace_step(struct _Unwind_Context *ctx, void *arg)
+{
+	struct rip_pl_unw_trace *w = arg;
+
+	if (w->skip) {
+		w->skip = 0;
+		return _URC_NO_REASON;
+	}
+	return w->fn(ctx, w->arg);
+}
+
+/*
+ * The program's own walk through libgcc's unwinder (Rust's and libstdc++'s
+ * backtraces, boost::stacktrace, abseil, folly): as backtrace(3) above, the
+ * real return addresses lent back for the time of the walk, the trampoline
+ * again after it (glibc's backtrace finds libgcc's function by a handle of
+ * its own: it never comes here).  The callback runs while they are lent:
+ * a patched function it calls pushes its entry above the lent ones (its
+ * frame is below sp) and pops it on return; a longjmp out of it or a catch
+ * above it gives the lent frames their trampoline back
+ * (__rip_fn_rets_caught), and rets_back then leaves them as they are; a
+ * nested walk (backtrace(3), this) finds nothing to lend.  Nothing written
+ * without patched functions; no lock, no allocation.
+ */
+RIP_PL_EXPORT _Unwind_Reason_Code _Unwind_Backtrace(_Unwind_Trace_Fn fn, void *arg)
+{
+	static _Unwind_Reason_Code (*real)(_Unwind_Trace_Fn, void *);
+	struct rip_pl_unw_trace w = { fn, arg, 1 };
+	uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
+	_Unwind_Reason_Code rc;
+	uint64_t lent[2];
+
+	if (!RIP_PL_REAL(real, "_Unwind_Backtrace"))
+		return _URC_FATAL_PHASE1_ERROR;
+	__rip_fn_rets_lend(sp, lent);
+	rc = real(rip_pl_unw_trace_step, &w);
+	__rip_fn_rets_back(sp, lent);
+	/* Not a tail call: the walk's first frame is this one's (it drops it). */
+	__asm__ __volatile__("" ::: "memory");
+	return rc;
 }
 
 /* ---- longjmp ---------------------------------------------------------------------------- */

@@ -6,11 +6,13 @@
 # trampoline) are the stacks of the program unpatched: fnbt-patch (by gcc,
 # and by clang) patched and unpatched, both under rip run --mem, with each
 # of librip-preload's walks (RIP_UNWIND unset: the unwind tables; fp;
-# libunwind).  The program's own backtrace(3) (whole, and cut to 3 frames)
-# prints the same frames; the stacks rip leaks gives the blocks leaked
-# through the program's functions are the same (blocks from two call sites
-# of one patched function, three times each: the stack cache must tell them
-# apart); neither ever names librip.  Before anything else the patched run
+# libunwind).  The program's own backtrace(3) and its own walk of libgcc's
+# _Unwind_Backtrace (each whole, and cut to 3 frames; the walk's callback
+# calls a patched function, fnbt_note, for each frame) print the same
+# frames, and the same as the program run alone; the stacks rip leaks
+# gives the blocks leaked through the program's functions are the same
+# (blocks from two call sites of one patched function, three times each:
+# the stack cache must tell them apart); neither ever names librip.  Before anything else the patched run
 # must have traced the chain's calls (the check is not vacuous).
 . tests/data/common.sh
 need_cmd python3
@@ -32,6 +34,8 @@ for v in gcc clang; do
 	prog=$OLDPWD/$BUILD/tests/integ/fnbt-patch
 	[ $v = clang ] && prog=$prog-clang
 	need_bin "$prog" "$RIP"
+	# the program alone: librip-preload's hooks of the walks give what it would without them
+	"$prog" >plain.$v.out 2>plain.$v.err || fail "$v: plain: $(cat plain.$v.err)"
 	for w in tables fp libunwind; do
 		t=$v.$w
 		uw=$w
@@ -42,15 +46,26 @@ for v in gcc clang; do
 			"$prog" >p.$t.out 2>p.$t.err || fail "$t: patched: $(cat p.$t.err)"
 		"$RIP" report --functions --json p.$t | python3 "$rep" >calls.$t ||
 			fail "$t: rip report"
-		for f in 'fnbt_leaf 1' 'fnbt_mid 1' 'fnbt_top 1' 'main 1' 'fnbt_alloc 6'; do
+		# fnbt_note: once a frame of the unpatched run's two walks of _Unwind_Backtrace
+		notes=$(awk '/^_Unwind_Backtrace depth / { n += $3 } END { print n + 0 }' u.$t.out)
+		for f in 'fnbt_leaf 1' 'fnbt_mid 1' 'fnbt_top 1' 'main 1' 'fnbt_alloc 6' \
+			"fnbt_note $notes"; do
 			grep -q "^$f 0$" calls.$t || fail "$t: not traced as $f: $(cat calls.$t)"
 		done
 
 		grep -q "^  .*fnbt_leaf" u.$t.out || fail "$t: no backtrace unpatched: $(cat u.$t.out)"
-		cmp -s u.$t.out p.$t.out || fail "$t: backtrace(3) through patched frames (unpatched, patched):
+		awk '/^_Unwind_Backtrace depth / { w = 1; next } /depth/ { w = 0 }
+			w && /\(main\+/ { found = 1 } END { exit !found }' u.$t.out ||
+			fail "$t: _Unwind_Backtrace unpatched does not reach main: $(cat u.$t.out)"
+		cmp -s u.$t.out p.$t.out || fail "$t: backtrace(3), _Unwind_Backtrace through patched frames (unpatched, patched):
 $(cat u.$t.out)
 --
 $(cat p.$t.out)"
+
+		cmp -s plain.$v.out u.$t.out || fail "$t: the walks under librip-preload (plain, preloaded):
+$(cat plain.$v.out)
+--
+$(cat u.$t.out)"
 
 		leaks u.$t >u.$t.leaks || fail "$t: rip leaks (unpatched)"
 		leaks p.$t >p.$t.leaks || fail "$t: rip leaks (patched)"
