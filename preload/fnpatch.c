@@ -17,7 +17,9 @@
  *    thread cancellation go through) first put the thread's real return
  *    addresses back where librip put its trampoline, so that the unwinder
  *    walks real frames: the calls it unwinds are seen leaving by the
- *    repair of the shadow stack, not by the trampoline.
+ *    repair of the shadow stack, not by the trampoline.  _Unwind_Resume,
+ *    where the unwinding goes on after a cleanup, puts back those of the
+ *    frames above it that a catch inside the cleanup gave the trampoline.
  *
  *  - a catch block's start (__cxa_begin_catch, which every C++ catch calls
  *    first): the frames below the catching one are gone, whether their
@@ -157,6 +159,30 @@ RIP_PL_EXPORT _Unwind_Reason_Code _Unwind_ForcedUnwind(struct _Unwind_Exception 
 	if (!RIP_PL_REAL(real, "_Unwind_ForcedUnwind"))
 		return _URC_FATAL_PHASE1_ERROR;
 	return real(e, stop, arg);
+}
+
+/*
+ * The end of a cleanup (a landing pad that ran a frame's destructors): the
+ * unwinding goes on from its frame.  A catch inside the cleanup (a
+ * destructor that catches an exception of its own) or a longjmp that
+ * landed in it gave the frames above their trampoline back
+ * (__rip_fn_rets_caught), which the unwinder cannot walk through (it would
+ * find no handler and abort): their real return addresses again, as the
+ * unwinding's start put them.  Only the frames above this hook's (the
+ * cleanup's and its callers': the ones below are gone), and only the slots
+ * that hold the trampoline; kept as __rip_fn_unwinding keeps them, for the
+ * catch to give back (lent is not used).
+ */
+RIP_PL_EXPORT void _Unwind_Resume(struct _Unwind_Exception *e)
+{
+	static void (*real)(struct _Unwind_Exception *);
+	uint64_t lent[2];
+
+	__rip_fn_rets_lend((uintptr_t)__builtin_frame_address(0), lent);
+	if (!RIP_PL_REAL(real, "_Unwind_Resume"))
+		abort(); /* a landing pad with no unwinder: cannot be */
+	real(e);
+	abort(); /* it never returns */
 }
 
 /* The catching frame's sp: this hook's cfa (its caller's sp at the call). */

@@ -12,7 +12,11 @@
 # frames, and the same as the program run alone; the stacks rip leaks
 # gives the blocks leaked through the program's functions are the same
 # (blocks from two call sites of one patched function, three times each:
-# the stack cache must tell them apart); neither ever names librip.  Before anything else the patched run
+# the stack cache must tell them apart); neither ever names librip.
+# fnbtx-patch, its C++ twin, walks too, and throws through patched frames
+# twice, one of whose cleanups walks and catches an exception of its own:
+# the same output patched, unpatched and alone (the exceptions land), and
+# every patched call traced with its exit.  Before anything else the patched run
 # must have traced the chain's calls (the check is not vacuous).
 . tests/data/common.sh
 need_cmd python3
@@ -78,5 +82,29 @@ $(cat u.$t.leaks)
 --
 $(cat p.$t.leaks)"
 	done
+done
+
+# fnbtx-patch (C++, by g++): its walks through patched frames, and exceptions through them, one
+# of whose cleanups walks the stack and catches an exception of its own on the way
+prog=$OLDPWD/$BUILD/tests/integ/fnbtx-patch
+need_bin "$prog"
+"$prog" >plain.x.out 2>plain.x.err || fail "c++: plain: $(cat plain.x.err)"
+"$RIP" run --mem -o u.x -- "$prog" >u.x.out 2>u.x.err || fail "c++: unpatched: $(cat u.x.err)"
+"$RIP" run --mem --functions='*fnx_*' --functions=main -o p.x -- "$prog" >p.x.out 2>p.x.err ||
+	fail "c++: patched: $(cat p.x.err)"
+[ "$(grep -c '^caught 7$' plain.x.out)" = 2 ] && grep -q '^  .*fnx_guard' plain.x.out &&
+	grep -q '^  .*fnx_leaf' plain.x.out || fail "c++: not the output expected: $(cat plain.x.out)"
+cmp -s plain.x.out u.x.out || fail "c++: the walks under librip-preload (plain, preloaded):
+$(cat plain.x.out)
+--
+$(cat u.x.out)"
+cmp -s u.x.out p.x.out || fail "c++: walks and exceptions through patched frames (unpatched, patched):
+$(cat u.x.out)
+--
+$(cat p.x.out)"
+"$RIP" report --functions --json p.x | python3 "$rep" >calls.x || fail "c++: rip report"
+for f in 'fnx_catch() 2' 'fnx_cleanup() 2' 'fnx_guard::~fnx_guard() 2' 'fnx_inner() 2' \
+	'fnx_throw() 2' 'fnx_top(char const*) 1' 'main 1' 'no_exit' 'running'; do
+	grep -qxF "$f 0" calls.x || fail "c++: not traced as $f 0: $(cat calls.x)"
 done
 t_done
