@@ -16,7 +16,10 @@
 # fnbtx-patch, its C++ twin, walks too, and throws through patched frames
 # twice, one of whose cleanups walks and catches an exception of its own:
 # the same output patched, unpatched and alone (the exceptions land), and
-# every patched call traced with its exit.  Before anything else the patched run
+# every patched call traced with its exit.  fnfore-patch throws an
+# exception of another runtime than C++'s through patched frames, caught
+# by a personality of its own (no __cxa_begin_catch, as Rust's
+# catch_unwind): it lands, and every patched call is seen leaving.  Before anything else the patched run
 # must have traced the chain's calls (the check is not vacuous).
 . tests/data/common.sh
 need_cmd python3
@@ -106,5 +109,22 @@ $(cat p.x.out)"
 for f in 'fnx_catch() 2' 'fnx_cleanup() 2' 'fnx_guard::~fnx_guard() 2' 'fnx_inner() 2' \
 	'fnx_throw() 2' 'fnx_top(char const*) 1' 'main 1' 'no_exit' 'running'; do
 	grep -qxF "$f 0" calls.x || fail "c++: not traced as $f 0: $(cat calls.x)"
+done
+
+# fnfore-patch: an exception of another runtime than C++'s (as Rust's panics), raised through
+# patched frames and caught by a personality of its own, which calls no __cxa_begin_catch
+prog=$OLDPWD/$BUILD/tests/integ/fnfore-patch
+need_bin "$prog"
+"$prog" >plain.f.out 2>plain.f.err || fail "foreign: plain: $(cat plain.f.out plain.f.err)"
+[ "$(grep -c '^landed 1$' plain.f.out)" = 2 ] || fail "foreign: not landed: $(cat plain.f.out)"
+"$RIP" run --functions='fnfore_*' --functions=main -o p.f -- "$prog" >p.f.out 2>p.f.err ||
+	fail "foreign: patched: $(cat p.f.err)"
+cmp -s plain.f.out p.f.out || fail "foreign: through patched frames (plain, patched):
+$(cat plain.f.out)
+--
+$(cat p.f.out)"
+"$RIP" report --functions --json p.f | python3 "$rep" >calls.f || fail "foreign: rip report"
+for f in 'fnfore_throw 2' 'fnfore_mid 2' 'fnfore_top 1' 'main 1' 'no_exit' 'running'; do
+	grep -qxF "$f 0" calls.f || fail "foreign: not traced as $f 0: $(cat calls.f)"
 done
 t_done
