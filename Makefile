@@ -77,7 +77,8 @@ INTEG := $(INTEG_SRC:tests/integ/%.c=$(BUILD)/tests/integ/%) \
 	$(BUILD)/tests/integ/funcprog-nofp $(BUILD)/tests/integ/funcprog-sib \
 	$(BUILD)/tests/integ/funcprog-cxx-patch $(BUILD)/tests/integ/funcnop-clang \
 	$(BUILD)/tests/integ/funcnop-own $(BUILD)/tests/integ/fnbt-patch \
-	$(BUILD)/tests/integ/fnbt-patch-clang
+	$(BUILD)/tests/integ/fnbt-patch-clang $(BUILD)/tests/integ/fnbtx-patch \
+	$(BUILD)/tests/integ/fnfore-patch
 BENCHES := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%) $(BUILD)/bench/malloc-nofp \
 	$(BUILD)/bench/funcs-instr $(BUILD)/bench/funcs-empty $(BUILD)/bench/funcs-emptyso \
 	$(BUILD)/bench/funcs-floor $(BUILD)/bench/funcs-patch $(BUILD)/bench/many-fn
@@ -287,6 +288,16 @@ $(BUILD)/tests/integ/fnbt-patch: tests/integ/fnbt.c
 $(BUILD)/tests/integ/fnbt-patch-clang: tests/integ/fnbt.c
 	@mkdir -p $(@D)
 	$(CLANG) $(BASE) $(WARN) $(WERROR) $(CFLAGS) $(PATCH_FLAGS) -rdynamic -o $@ $<
+
+# fnfore (tests/integ/func-unwind.sh): a catch of its own personality, through patchable frames
+$(BUILD)/tests/integ/fnfore-patch: tests/integ/fnfore.c
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(PATCH_FLAGS) $(NO_ICF) -o $@ $<
+
+# fnbtx (tests/integ/func-unwind.sh): fnbt's C++ twin, patchable, its symbols for backtrace_symbols
+$(BUILD)/tests/integ/fnbtx-patch: tests/integ/fnbtx.cc
+	@mkdir -p $(@D)
+	$(CXX) $(CXX_FLAGS) $(PATCH_FLAGS) -fno-ipa-icf -rdynamic -o $@ $<
 
 # The C++ programs of the tests (exceptions through traced frames), with the C++ compiler;
 # funcprog-cxx has C frames too (tests/data/fnframes.c: no exit hooks when unwound).

@@ -55,9 +55,10 @@
  * the trampoline.  At the catch (its hook of __cxa_begin_catch), the
  * entries of the frames unwound go, and the frames that live on get the
  * trampoline again (__rip_fn_rets_caught), so that their exits are seen.
- * The program's own backtrace(3) (the preload library's hook of it) walks
- * with the real return addresses lent back for the time of the walk
- * (__rip_fn_rets_lend, __rip_fn_rets_back): the frames are the program's.
+ * The program's own backtrace(3) and _Unwind_Backtrace (the preload
+ * library's hooks of them) walk with the real return addresses lent back
+ * for the time of the walk (__rip_fn_rets_lend, __rip_fn_rets_back): the
+ * frames are the program's.
  * The preload library's own walker, which must not write the program's
  * stack, takes a return address that is __rip_fn_pexit (__rip_fn_pexit_at)
  * from the return stack instead (__rip_fn_ret_at, by the frame's cfa).

@@ -17,17 +17,23 @@
  *    thread cancellation go through) first put the thread's real return
  *    addresses back where librip put its trampoline, so that the unwinder
  *    walks real frames: the calls it unwinds are seen leaving by the
- *    repair of the shadow stack, not by the trampoline.
+ *    repair of the shadow stack, not by the trampoline.  _Unwind_Resume,
+ *    where the unwinding goes on after a cleanup, puts back those of the
+ *    frames above it that a catch inside the cleanup gave the trampoline.
  *
  *  - a catch block's start (__cxa_begin_catch, which every C++ catch calls
  *    first): the frames below the catching one are gone, whether their
  *    exit hooks ran (C++ code built with -finstrument-functions) or not
  *    (C frames, patched functions): the shadow stack drops them now, and
- *    the patched frames that live on get the trampoline back.
+ *    the patched frames that live on get the trampoline back.  The catch
+ *    of another runtime's exception (Rust's catch_unwind), which calls no
+ *    __cxa_begin_catch, is seen where its personality lands in the
+ *    handler's frame (_Unwind_SetIP).
  *
- *  - backtrace(3), the program's own walk of its stack: the real return
- *    addresses lent back for the time of the walk, then the trampoline
- *    again, so that the program gets the frames it would without librip.
+ *  - backtrace(3) and _Unwind_Backtrace, the program's own walks of its
+ *    stack: the real return addresses lent back for the time of the walk,
+ *    then the trampoline again, so that the program gets the frames it
+ *    would without librip.
  *
  *  - longjmp and its kin (_longjmp, siglongjmp, and __longjmp_chk, which
  *    _FORTIFY_SOURCE builds call): the frames between here and where the
@@ -127,24 +133,68 @@ void rip_pl_fn_serve(struct rip_file_hdr *h)
 
 /* ---- the unwinder ---------------------------------------------------------------------- */
 
+/*
+ * The exceptions of other runtimes than C++'s (Rust's panics) in flight on
+ * this thread, raised through the hooks below, the last on top: their
+ * catches call no __cxa_begin_catch, and are seen where the personality
+ * lands in the handler's frame (_Unwind_SetIP).  A C++ exception is not
+ * kept (its catch is seen at __cxa_begin_catch), nor a forced unwinding
+ * (its private_2 is the stop function's).  Past RIP_PL_EXC_MAX nested
+ * ones, the deeper are not kept: their catches go unseen.
+ */
+#define RIP_PL_EXC_MAX 8
+static __thread struct _Unwind_Exception *rip_pl_exc[RIP_PL_EXC_MAX] RIP_PL_TLS;
+static __thread uint32_t rip_pl_nexc RIP_PL_TLS;
+
+/* e raised: kept, unless it is C++'s or on top already (a rethrow raises it again). */
+static void rip_pl_exc_raised(struct _Unwind_Exception *e)
+{
+	uint64_t cls = e->exception_class;
+	uint32_t n = rip_pl_nexc;
+
+	/* "GNUCC++" (libstdc++) or "CLNGC++" (libc++abi), then a version byte: big-endian */
+	if (cls >> 8 == 0x474e5543432b2bull || cls >> 8 == 0x434c4e47432b2bull)
+		return;
+	if (n < RIP_PL_EXC_MAX && !(n && rip_pl_exc[n - 1] == e))
+		rip_pl_exc[rip_pl_nexc++] = e;
+}
+
+/* e lands in a catch, or its raise returned (no handler): no more on top. */
+static void rip_pl_exc_gone(const void *e)
+{
+	uint32_t n = rip_pl_nexc;
+
+	if (n && rip_pl_exc[n - 1] == e)
+		rip_pl_nexc = n - 1;
+}
+
 RIP_PL_EXPORT _Unwind_Reason_Code _Unwind_RaiseException(struct _Unwind_Exception *e)
 {
 	static _Unwind_Reason_Code (*real)(struct _Unwind_Exception *);
+	_Unwind_Reason_Code rc;
 
 	__rip_fn_unwinding();
 	if (!RIP_PL_REAL(real, "_Unwind_RaiseException"))
 		return _URC_FATAL_PHASE1_ERROR;
-	return real(e);
+	rip_pl_exc_raised(e);
+	rc = real(e);
+	rip_pl_exc_gone(e);
+	return rc;
 }
 
 RIP_PL_EXPORT _Unwind_Reason_Code _Unwind_Resume_or_Rethrow(struct _Unwind_Exception *e)
 {
 	static _Unwind_Reason_Code (*real)(struct _Unwind_Exception *);
+	_Unwind_Reason_Code rc;
 
 	__rip_fn_unwinding();
 	if (!RIP_PL_REAL(real, "_Unwind_Resume_or_Rethrow"))
 		return _URC_FATAL_PHASE1_ERROR;
-	return real(e);
+	if (!e->private_1)
+		rip_pl_exc_raised(e); /* raised again; else a forced unwinding goes on */
+	rc = real(e);
+	rip_pl_exc_gone(e);
+	return rc;
 }
 
 RIP_PL_EXPORT _Unwind_Reason_Code _Unwind_ForcedUnwind(struct _Unwind_Exception *e,
@@ -158,12 +208,69 @@ RIP_PL_EXPORT _Unwind_Reason_Code _Unwind_ForcedUnwind(struct _Unwind_Exception 
 	return real(e, stop, arg);
 }
 
+/*
+ * The end of a cleanup (a landing pad that ran a frame's destructors): the
+ * unwinding goes on from its frame.  A catch inside the cleanup (a
+ * destructor that catches an exception of its own) or a longjmp that
+ * landed in it gave the frames above their trampoline back
+ * (__rip_fn_rets_caught), which the unwinder cannot walk through (it would
+ * find no handler and abort): their real return addresses again, as the
+ * unwinding's start put them.  Only the frames above this hook's (the
+ * cleanup's and its callers': the ones below are gone), and only the slots
+ * that hold the trampoline; kept as __rip_fn_unwinding keeps them, for the
+ * catch to give back (lent is not used).
+ */
+RIP_PL_EXPORT void _Unwind_Resume(struct _Unwind_Exception *e)
+{
+	static void (*real)(struct _Unwind_Exception *);
+	uint64_t lent[2];
+
+	__rip_fn_rets_lend((uintptr_t)__builtin_frame_address(0), lent);
+	if (!RIP_PL_REAL(real, "_Unwind_Resume"))
+		abort(); /* a landing pad with no unwinder: cannot be */
+	real(e);
+	abort(); /* it never returns */
+}
+
+/*
+ * A personality lands the unwinding in a frame: a cleanup (the unwinding
+ * goes on at its _Unwind_Resume) or a handler.  The handler's frame of the
+ * exception on top (rip_pl_exc_raised) is the one libgcc found in its
+ * search (private_2: its cfa, the frame's sp at the call, less one for a
+ * frame a signal interrupted; LLVM's libunwind sets it likewise): a catch of a
+ * runtime that calls no __cxa_begin_catch, seen as one (__rip_fn_caught:
+ * the frames below are gone, those above get their trampoline back).
+ * Nothing else: a cleanup's frames above stay as the unwinding put them (a
+ * cleanup of glibc's, which goes on without the hook of _Unwind_Resume,
+ * could not walk past a trampoline).  The exception is alive: it is on its
+ * way to this very catch.
+ */
+RIP_PL_EXPORT void _Unwind_SetIP(struct _Unwind_Context *ctx, _Unwind_Ptr ip)
+{
+	static void (*real)(struct _Unwind_Context *, _Unwind_Ptr);
+	static _Unwind_Ptr (*cfa_of)(struct _Unwind_Context *);
+	uint32_t n = rip_pl_nexc;
+
+	if (!RIP_PL_REAL(real, "_Unwind_SetIP"))
+		abort(); /* a personality with no unwinder: cannot be */
+	if (n && RIP_PL_REAL(cfa_of, "_Unwind_GetCFA")) {
+		uintptr_t cfa = cfa_of(ctx), h = rip_pl_exc[n - 1]->private_2;
+
+		if (h == cfa || h == cfa - 1) {
+			rip_pl_nexc = n - 1;
+			__rip_fn_caught(cfa);
+		}
+	}
+	real(ctx, ip);
+}
+
 /* The catching frame's sp: this hook's cfa (its caller's sp at the call). */
 RIP_PL_EXPORT void *__cxa_begin_catch(void *e);
 RIP_PL_EXPORT void *__cxa_begin_catch(void *e)
 {
 	static void *(*real)(void *);
 
+	rip_pl_exc_gone(e);
 	__rip_fn_caught((uintptr_t)__builtin_frame_address(0) + 2 * sizeof(void *));
 	if (!RIP_PL_REAL(real, "__cxa_begin_catch"))
 		abort(); /* a catch with no C++ runtime: cannot be */
@@ -218,6 +325,62 @@ RIP_PL_EXPORT int backtrace(void **buf, int size)
 	/* Not a tail call: the walk's first frame is this one's (it is not one). */
 	__asm__ __volatile__("" ::: "memory");
 	return n;
+}
+
+/* ---- _Unwind_Backtrace ------------------------------------------------------------------- */
+
+/* The caller's walk: its callback and argument, and the frame to drop (this hook's). */
+struct rip_pl_unw_trace {
+	_Unwind_Trace_Fn fn;
+	void *arg;
+	int skip;
+};
+
+/*
+ * Each frame of the real walk: the first is the hook's own, not the
+ * program's (the walk starts at its caller); the others go to the caller's
+ * callback as they would without librip.
+ */
+static _Unwind_Reason_Code rip_pl_unw_trace_step(struct _Unwind_Context *ctx, void *arg)
+{
+	struct rip_pl_unw_trace *w = arg;
+
+	if (w->skip) {
+		w->skip = 0;
+		return _URC_NO_REASON;
+	}
+	return w->fn(ctx, w->arg);
+}
+
+/*
+ * The program's own walk through libgcc's unwinder (Rust's and libstdc++'s
+ * backtraces, boost::stacktrace, abseil, folly): as backtrace(3) above, the
+ * real return addresses lent back for the time of the walk, the trampoline
+ * again after it (glibc's backtrace finds libgcc's function by a handle of
+ * its own: it never comes here).  The callback runs while they are lent:
+ * a patched function it calls pushes its entry above the lent ones (its
+ * frame is below sp) and pops it on return; a longjmp out of it or a catch
+ * above it gives the lent frames their trampoline back
+ * (__rip_fn_rets_caught), and rets_back then leaves them as they are; a
+ * nested walk (backtrace(3), this) finds nothing to lend.  Nothing written
+ * without patched functions; no lock, no allocation.
+ */
+RIP_PL_EXPORT _Unwind_Reason_Code _Unwind_Backtrace(_Unwind_Trace_Fn fn, void *arg)
+{
+	static _Unwind_Reason_Code (*real)(_Unwind_Trace_Fn, void *);
+	struct rip_pl_unw_trace w = { fn, arg, 1 };
+	uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
+	_Unwind_Reason_Code rc;
+	uint64_t lent[2];
+
+	if (!RIP_PL_REAL(real, "_Unwind_Backtrace"))
+		return _URC_FATAL_PHASE1_ERROR;
+	__rip_fn_rets_lend(sp, lent);
+	rc = real(rip_pl_unw_trace_step, &w);
+	__rip_fn_rets_back(sp, lent);
+	/* Not a tail call: the walk's first frame is this one's (it drops it). */
+	__asm__ __volatile__("" ::: "memory");
+	return rc;
 }
 
 /* ---- longjmp ---------------------------------------------------------------------------- */
