@@ -45,7 +45,9 @@
  *
  * Everything dropped that way is counted in the stack's resync.  Frames
  * past RIP_FN_DEPTH are counted in the depth only: those are neither
- * checked nor repaired.
+ * checked nor repaired.  Whether their entries' records were written is
+ * kept though, a bit a level in process memory (rip_fn.deep), so that
+ * their exits' records pair with them as the kept frames' do.
  *
  * Timed records: when the func category is on, the hooks also write
  * rip:fn_entry or rip:fn_exit {u32 fn} (8 bytes with the compact header)
@@ -134,6 +136,13 @@ static const char *const rip_fn_nop_ref __attribute__((used)) = &__rip_fn_nop_li
  * frame below on another stack is further: a guard page lies between.
  */
 #define RIP_FN_NEAR 4096u
+/*
+ * The levels past the frames kept whose entries' records are kept track
+ * of, a bit each, per stack (rip_fn.deep); past them, a call's records are
+ * written iff the deepest tracked level's entry's was (rip_fn_push_deep).
+ */
+#define RIP_FN_DEEP_BITS 4096u
+#define RIP_FN_DEEP_WORDS (RIP_FN_DEEP_BITS / 64)
 
 /* Function ids: at most RIP_FN_IDS, in a hash table of twice as many entries. */
 #define RIP_FN_ID_BITS 17
@@ -158,6 +167,13 @@ static struct {
 	struct rip_file_hdr *h; /* the file whose stacks the hooks keep; NULL: off (acquire) */
 	uint64_t *backed;	/* a bit per page of the stack area that is backed */
 	size_t backed_words;
+	/*
+	 * Per stack index, RIP_FN_DEEP_WORDS words: bit l of a stack's is set
+	 * when the entry of its level RIP_FN_DEPTH + l (from 0) wrote its record.
+	 * Set once, for the first file's slots (deep_n), before rip_fn.h.
+	 */
+	uint64_t *deep;
+	size_t deep_n;
 } rip_fn;
 
 /* addr << RIP_FN_ID_BITS | id; 0: empty. */
@@ -273,7 +289,18 @@ void __rip_fn_open(struct rip_file_hdr *h)
 		memset(rip_fn_hash, 0, sizeof(rip_fn_hash));
 	rip_fn.backed = b;
 	rip_fn.backed_words = words;
-	/* The bitmap before the file: pairs with the acquire load of h in the slow path. */
+	if (!rip_fn.deep) {
+		/* Backed as stacks go deep; failed: their levels' records go by the category. */
+		b = (uint64_t *)syscall(SYS_mmap, NULL,
+					(size_t)h->slot_count * RIP_FN_DEEP_WORDS * 8,
+					PROT_READ | PROT_WRITE,
+					MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (b != MAP_FAILED) {
+			rip_fn.deep = b;
+			rip_fn.deep_n = h->slot_count;
+		}
+	}
+	/* The bitmaps before the file: pairs with the acquire load of h in the slow path. */
 	__atomic_store_n(&rip_fn.h, h, __ATOMIC_RELEASE);
 }
 
@@ -557,6 +584,41 @@ static __fninline bool rip_fn_frame_rec(uint64_t x)
 }
 
 /*
+ * The bits of st in rip_fn.deep, by its index in the hooks' file; NULL
+ * when there are none (not mapped, or st is no stack of that file: one
+ * closed, or a later file with more slots than the first).
+ */
+static __fninline uint64_t *rip_fn_deep_bits(const struct rip_fn_stack *st)
+{
+	/* Acquire: pairs with the release store of h, after rip_fn.deep was set. */
+	const struct rip_file_hdr *h = __atomic_load_n(&rip_fn.h, __ATOMIC_ACQUIRE);
+	size_t i;
+
+	if (!h || !rip_fn.deep)
+		return NULL;
+	i = (size_t)((const char *)st - ((const char *)h + h->fn_off)) / RIP_FN_STACK_SIZE;
+	return i < rip_fn.deep_n && i < h->slot_count ? rip_fn.deep + i * RIP_FN_DEEP_WORDS : NULL;
+}
+
+/*
+ * At the exit of level d - 1 of st, past the frames kept (before it is
+ * popped: a signal handler's entries may then reuse its bit): was its
+ * entry's record written (rip_fn_push_deep)?  With no bits, the category
+ * says, as at its entry.
+ */
+static __fninline bool rip_fn_deep_rec(const struct rip_fn_stack *st, uint32_t d)
+{
+	const uint64_t *b = rip_fn_deep_bits(st);
+	uint32_t l = d - 1 - RIP_FN_DEPTH;
+
+	if (RIP_UNLIKELY(!b))
+		return rip_category_enabled(RIP_CAT_FUNC);
+	if (RIP_UNLIKELY(l >= RIP_FN_DEEP_BITS))
+		l = RIP_FN_DEEP_BITS - 1;
+	return b[l / 64] >> (l % 64) & 1;
+}
+
+/*
  * Frames [lo, hi) of st are dropped without their exits: write the exits
  * of those whose entries were written (innermost first), so that a trace
  * pairs every entry it has with an exit, where the hooks saw it end,
@@ -751,9 +813,11 @@ static __nofn __attribute__((noinline)) int rip_fn_exit_slow(struct rip_fn_stack
 				break;
 		}
 		if (!k) {
-			/* A level not kept: nothing to check against. */
+			/* A level not kept: nothing to check against; its record iff its entry's. */
+			bool rec = rip_fn_deep_rec(st, d);
+
 			__atomic_store_n(&st->state, w - 1, __ATOMIC_RELEASE);
-			return rip_category_enabled(RIP_CAT_FUNC);
+			return rec;
 		}
 		/* A kept frame's (a longjmp out of the levels not kept): those levels are gone. */
 		st->resync += d - RIP_FN_DEPTH;
@@ -971,8 +1035,52 @@ static __fninline bool rip_fn_timed(const struct rip_file_hdr *h)
  * timed record) goes out of line and finishes the hook's work there.
  */
 
-/* Push fn (its frame k words above p, cfa) on st at state w, then the timed record. */
-static __fninline void rip_fn_push(struct rip_fn_stack *st, uint64_t w, uintptr_t fn, uintptr_t cfa,
+/*
+ * Push fn, a hooks' entry, at state w on st, past the frames kept
+ * (rip_fn_push), whose frame would have k in its top bits: whether its
+ * entry's record is written (k marked) goes into its level's bit, for its
+ * exit (rip_fn_deep_rec), before the push publishes the level (a signal
+ * handler's entries go above it).  Past the bits, the deepest tracked
+ * level decides: the record is written here iff that level's was, and
+ * false returned (the caller writes none), as the exit cannot tell what
+ * the category was at the entry.  That bit stays as it is while the levels
+ * past it live, whoever set it last (a patched entry sets none: patch.c
+ * keeps its record's bit on the return stack).  Out of line: the fast
+ * path jumps here.
+ */
+static __nofn __attribute__((noinline)) bool rip_fn_push_deep(struct rip_fn_stack *st, uint64_t w,
+							      uintptr_t fn, uint32_t k)
+{
+	uint32_t l = RIP_FN_STATE_DEPTH(w) - RIP_FN_DEPTH;
+	uint64_t *b = rip_fn_deep_bits(st);
+	bool past = false;
+
+	/* No bits: the category decides, at the entry and at the exit. */
+	if (b) {
+		if (l < RIP_FN_DEEP_BITS) {
+			if (k & RIP_FN_K_CREC)
+				b[l / 64] |= 1ull << (l % 64);
+			else
+				b[l / 64] &= ~(1ull << (l % 64));
+		} else {
+			past = true;
+		}
+	}
+	/* Publish the level: pairs with the acquire loads of state in the readers. */
+	__atomic_store_n(&st->state, w + RIP_FN_PUSH, __ATOMIC_RELEASE);
+	if (!past)
+		return true;
+	if (b[RIP_FN_DEEP_WORDS - 1] >> 63)
+		rip_fn_record(&__rip_fn_entry_type, RIP_EV_FN_ENTRY, fn);
+	return false;
+}
+
+/*
+ * Push fn (its frame k words above p, cfa) on st at state w.  Whether the
+ * caller's timed record stands: false for a level past those tracked
+ * (rip_fn_push_deep wrote it or not).
+ */
+static __fninline bool rip_fn_push(struct rip_fn_stack *st, uint64_t w, uintptr_t fn, uintptr_t cfa,
 				   uint32_t k)
 {
 	uint32_t d = RIP_FN_STATE_DEPTH(w);
@@ -981,9 +1089,13 @@ static __fninline void rip_fn_push(struct rip_fn_stack *st, uint64_t w, uintptr_
 		/* fn fits 48 bits (x86-64 user addresses without 5-level paging) */
 		st->frame[d].fn = fn | (uint64_t)k << RIP_FN_ADDR_BITS;
 		st->frame[d].cfa = cfa;
+	} else if (!(k & RIP_FN_K_PATCHED)) {
+		/* A hooks' level past them (a patched one's exit knows about its record: patch.c). */
+		return rip_fn_push_deep(st, w, fn, k);
 	}
 	/* Publish the frame: pairs with the acquire loads of state in the readers. */
 	__atomic_store_n(&st->state, w + RIP_FN_PUSH, __ATOMIC_RELEASE);
+	return true;
 }
 
 /* The k of a hooks' entry's frame: marked when the func category is on (its record is written). */
@@ -999,8 +1111,9 @@ static __nofn __attribute__((noinline)) void rip_fn_enter_resync(struct rip_fn_s
 {
 	bool on = rip_category_enabled(RIP_CAT_FUNC);
 
-	rip_fn_push(st, rip_fn_resync_entry(st, w, fn, cfa, k, site), fn, cfa, rip_fn_k_rec(k, on));
-	if (RIP_UNLIKELY(on))
+	if (rip_fn_push(st, rip_fn_resync_entry(st, w, fn, cfa, k, site), fn, cfa,
+			rip_fn_k_rec(k, on)) &&
+	    RIP_UNLIKELY(on))
 		rip_fn_record(&__rip_fn_entry_type, RIP_EV_FN_ENTRY, fn);
 }
 
@@ -1008,8 +1121,8 @@ static __nofn __attribute__((noinline)) void rip_fn_enter_resync(struct rip_fn_s
 static __nofn __attribute__((noinline)) void
 rip_fn_enter_rec(struct rip_fn_stack *st, uint64_t w, uintptr_t fn, uintptr_t cfa, uint32_t k)
 {
-	rip_fn_push(st, w, fn, cfa, k | RIP_FN_K_CREC);
-	rip_fn_record(&__rip_fn_entry_type, RIP_EV_FN_ENTRY, fn);
+	if (rip_fn_push(st, w, fn, cfa, k | RIP_FN_K_CREC))
+		rip_fn_record(&__rip_fn_entry_type, RIP_EV_FN_ENTRY, fn);
 }
 
 /*
@@ -1139,7 +1252,7 @@ static __nofn __attribute__((noinline)) void rip_fn_enter_on(struct rip_fn_stack
 		d = RIP_FN_STATE_DEPTH(w);
 		if (rip_fn_below(st, d, cfa))
 			w = rip_fn_resync_entry(st, w, fn, cfa, k, site);
-		rip_fn_push(st, w, fn, cfa, rip_fn_k_rec(k, on));
+		on = rip_fn_push(st, w, fn, cfa, rip_fn_k_rec(k, on)) && on;
 	}
 	if (RIP_UNLIKELY(on))
 		rip_fn_record(&__rip_fn_entry_type, RIP_EV_FN_ENTRY, fn);
@@ -1231,11 +1344,27 @@ static __fninline bool rip_fn_pop(struct rip_fn_stack *st, uint64_t w, uintptr_t
 		st->resync++; /* an exit with nothing entered: entered before the slot */
 		return rip_category_enabled(RIP_CAT_FUNC);
 	} else if (RIP_LIKELY(!rip_fn_deep_kept(st, p))) {
+		rec = rip_fn_deep_rec(st, d);
 		__atomic_store_n(&st->state, w - 1, __ATOMIC_RELEASE);
-		return rip_category_enabled(RIP_CAT_FUNC);
+		return rec;
 	}
 	rec = rip_fn_exit_slow(st, w, fn & RIP_FN_ADDR_MASK, p, site, tail);
 	return rec < 0 ? rip_category_enabled(RIP_CAT_FUNC) : rec;
+}
+
+/*
+ * The exit of fn, a level past the frames kept of st at state w: its
+ * record iff its entry's.  fn first: where the exit's fast path has it.
+ */
+static __nofn __attribute__((noinline)) void rip_fn_exit_deep(uintptr_t fn, struct rip_fn_stack *st,
+							      uint64_t w)
+{
+	bool rec = rip_fn_deep_rec(st, RIP_FN_STATE_DEPTH(w));
+
+	/* Pairs with the acquire loads of state in the readers. */
+	__atomic_store_n(&st->state, w - 1, __ATOMIC_RELEASE);
+	if (RIP_UNLIKELY(rec))
+		rip_fn_record(&__rip_fn_exit_type, RIP_EV_FN_EXIT, fn);
 }
 
 /* An exit the fast path does not finish: another slot, a frame that does not match, or a record. */
@@ -1277,7 +1406,6 @@ __nofn RIP_API void __cyg_profile_func_exit(void *this_fn, void *call_site)
 	const uintptr_t *p = (const uintptr_t *)__builtin_dwarf_cfa();
 	struct rip_fn_stack *st = rip_fn_cached();
 	uintptr_t fn = (uintptr_t)this_fn, site = (uintptr_t)call_site;
-	const struct rip_file_hdr *h;
 	const struct rip_fn_frame *f;
 	bool moved = false;
 	uint64_t w, r, k;
@@ -1320,12 +1448,7 @@ __nofn RIP_API void __cyg_profile_func_exit(void *this_fn, void *call_site)
 	}
 	if (RIP_UNLIKELY(!d || rip_fn_deep_kept(st, p)))
 		goto other;
-	/* A level past the frames kept: its record as the category is now. */
-	__atomic_store_n(&st->state, w - 1, __ATOMIC_RELEASE);
-	h = __atomic_load_n(&rip_fn.h, __ATOMIC_RELAXED);
-	if (RIP_UNLIKELY(h && rip_fn_timed(h)))
-		return rip_fn_record(&__rip_fn_exit_type, RIP_EV_FN_EXIT, fn);
-	return;
+	return rip_fn_exit_deep(fn, st, w);
 other:
 	return rip_fn_exit_other(fn, p, site, RIP_FN_TAIL(site), moved);
 }
@@ -1353,14 +1476,14 @@ struct rip_fn_stack *__rip_fn_stack_now(uint32_t *index)
 	return st;
 }
 
-bool __rip_fn_enter_at(struct rip_fn_stack *st, uintptr_t fn, uintptr_t cfa)
+bool __rip_fn_enter_at(struct rip_fn_stack *st, uintptr_t fn, uintptr_t cfa, bool seen)
 {
 	const struct rip_file_hdr *h = __atomic_load_n(&rip_fn.h, __ATOMIC_RELAXED);
 	bool timed;
 
 	if (!h)
 		return false;
-	timed = rip_fn_timed(h);
+	timed = seen && rip_fn_timed(h);
 	if (st) {
 		uint64_t w = st->state;
 		uint32_t d = RIP_FN_STATE_DEPTH(w);

@@ -33,6 +33,13 @@
  *	misbehaves fails), and every 16th time spin_jump > spin_down x 5, the
  *	last of which longjmps back to spin_jump over the 5; READY is written
  *	once all of them run.  Prints the calls of spin_a made.
+ *   funcprog spindeep SECONDS THREADS DEPTH [READY]
+ *	the same, each turn a recursion of spin_dive DEPTH levels deep (one
+ *	call of spin_c beside each level's call of itself) instead of spin_a
+ *	and spin_jump, whose bottom runs 16 recursions of spin_deep 40 levels
+ *	further (the same, with spin_a > spin_b > spin_c at the bottom): the
+ *	threads go up and down across depth 63 and spend most of their time
+ *	between DEPTH and DEPTH + 44
  *   funcprog inline N [READY]
  *	functions the compiler inlined, whose hooks it calls from the frame
  *	they went into: inl_outer > inl_mid > inl_leaf (both inlined) >
@@ -978,6 +985,47 @@ N static uint64_t spin_a(uint64_t x)
 }
 
 static __thread jmp_buf spin_env;
+static int spin_depth; /* spindeep: the recursion's levels; 0: spin */
+
+N static uint64_t spin_deep(int n, uint64_t x)
+{
+	if (!n)
+		return spin_a(x);
+	return spin_c(x) + spin_deep(n - 1, x + 1) * 7;
+}
+
+N static uint64_t spin_dive(int n, uint64_t x)
+{
+	uint64_t r = 0;
+
+	if (n)
+		return spin_c(x) + spin_dive(n - 1, x + 1) * 7;
+	for (int i = 0; i < 16; i++)
+		r += spin_deep(40, x + i);
+	return r;
+}
+
+/* What spin_deep(n, x) returns, untraced. */
+__attribute__((no_instrument_function)) static uint64_t spin_deep_want(int n, uint64_t x)
+{
+	uint64_t r = ((x + n) * 3 + 1 + (x + n + 1) * 3 + 1) ^ 5;
+
+	while (n--)
+		r = (x + n) * 3 + 1 + r * 7;
+	return r;
+}
+
+/* What spin_dive(n, x) returns, untraced. */
+__attribute__((no_instrument_function)) static uint64_t spin_dive_want(int n, uint64_t x)
+{
+	uint64_t r = 0;
+
+	for (int i = 0; i < 16; i++)
+		r += spin_deep_want(40, x + n + i);
+	while (n--)
+		r = (x + n) * 3 + 1 + r * 7;
+	return r;
+}
 
 N static void spin_down(int d)
 {
@@ -1002,6 +1050,14 @@ N static void *spin_thread(void *arg)
 	pthread_mutex_lock(&spin_lock);
 	spin_ready++;
 	pthread_mutex_unlock(&spin_lock);
+	while (!spin_stop && spin_depth) {
+		if (spin_dive(spin_depth, calls) != spin_dive_want(spin_depth, calls)) {
+			fprintf(stderr, "funcprog: spin_dive(%llu) is wrong\n",
+				(unsigned long long)calls);
+			exit(4);
+		}
+		calls++;
+	}
 	while (!spin_stop) {
 		uint64_t x = calls;
 
@@ -1168,12 +1224,18 @@ int main(int argc, char **argv)
 		return jumped(argv[2]);
 	if ((argc == 4 || argc == 5) && !strcmp(argv[1], "spin"))
 		return spin(atoi(argv[2]), atoi(argv[3]), argc == 5 ? argv[4] : NULL);
+	if ((argc == 5 || argc == 6) && !strcmp(argv[1], "spindeep")) {
+		spin_depth = atoi(argv[4]);
+		if (spin_depth < 1 || spin_depth > 100000)
+			return 2;
+		return spin(atoi(argv[2]), atoi(argv[3]), argc == 6 ? argv[5] : NULL);
+	}
 	if (argc == 4 && !strcmp(argv[1], "many"))
 		return many(atoi(argv[2]), strtol(argv[3], NULL, 10));
 	fprintf(stderr,
 		"usage: funcprog park READY [GO] | count N | inline N [READY] | ptrinl N [READY] | "
 		"stale N | "
 		"deep N [READY] | jumped READY | split N | sib N | big N | bigrec N | moved N | movedkeep N | spin SECONDS THREADS [READY] | "
-		"many THREADS N\n");
+		"spindeep SECONDS THREADS DEPTH [READY] | many THREADS N\n");
 	return 2;
 }
