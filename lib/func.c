@@ -170,7 +170,10 @@ static struct {
 	/*
 	 * Per stack index, RIP_FN_DEEP_WORDS words: bit l of a stack's is set
 	 * when the entry of its level RIP_FN_DEPTH + l (from 0) wrote its record.
-	 * Set once, for the first file's slots (deep_n), before rip_fn.h.
+	 * For the first file's slots (deep_n, set before rip_fn.h); mapped when
+	 * a stack first goes past the frames kept (rip_fn_deep_map), so that a
+	 * program that never does has no such mapping; RIP_FN_DEEP_NONE when
+	 * that failed.
 	 */
 	uint64_t *deep;
 	size_t deep_n;
@@ -289,17 +292,8 @@ void __rip_fn_open(struct rip_file_hdr *h)
 		memset(rip_fn_hash, 0, sizeof(rip_fn_hash));
 	rip_fn.backed = b;
 	rip_fn.backed_words = words;
-	if (!rip_fn.deep) {
-		/* Backed as stacks go deep; failed: their levels' records go by the category. */
-		b = (uint64_t *)syscall(SYS_mmap, NULL,
-					(size_t)h->slot_count * RIP_FN_DEEP_WORDS * 8,
-					PROT_READ | PROT_WRITE,
-					MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-		if (b != MAP_FAILED) {
-			rip_fn.deep = b;
-			rip_fn.deep_n = h->slot_count;
-		}
-	}
+	if (!rip_fn.deep_n)
+		rip_fn.deep_n = h->slot_count; /* the first file's: rip_fn_deep_map */
 	/* The bitmaps before the file: pairs with the acquire load of h in the slow path. */
 	__atomic_store_n(&rip_fn.h, h, __ATOMIC_RELEASE);
 }
@@ -583,6 +577,36 @@ static __fninline bool rip_fn_frame_rec(uint64_t x)
 	return k & (k & RIP_FN_K_PATCHED ? RIP_FN_K_REC : RIP_FN_K_CREC);
 }
 
+#define RIP_FN_DEEP_NONE ((uint64_t *)1)
+
+/*
+ * rip_fn.deep, mapped now if it is not yet (the first stack past the
+ * frames kept): deep_n stacks' bits, backed as they are used; NULL when
+ * the mapping failed (RIP_FN_DEEP_NONE from then on, not tried again: the
+ * levels' records go by the category).  Threads and signal handlers that
+ * race here each map, one installs its own, the others unmap theirs.
+ */
+static __nofn __attribute__((noinline)) uint64_t *rip_fn_deep_map(void)
+{
+	size_t len = rip_fn.deep_n * RIP_FN_DEEP_WORDS * sizeof(uint64_t);
+	int saved = errno; /* the program's */
+	uint64_t *b, *old = NULL;
+
+	b = (uint64_t *)syscall(SYS_mmap, NULL, len, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (!len || b == MAP_FAILED)
+		b = RIP_FN_DEEP_NONE;
+	/* Pairs with the acquire loads in rip_fn_deep_bits: the zero pages before the pointer. */
+	if (!__atomic_compare_exchange_n(&rip_fn.deep, &old, b, false, __ATOMIC_ACQ_REL,
+					 __ATOMIC_ACQUIRE)) {
+		if (b != RIP_FN_DEEP_NONE)
+			syscall(SYS_munmap, b, len);
+		b = old;
+	}
+	errno = saved;
+	return b == RIP_FN_DEEP_NONE ? NULL : b;
+}
+
 /*
  * The bits of st in rip_fn.deep, by its index in the hooks' file; NULL
  * when there are none (not mapped, or st is no stack of that file: one
@@ -590,14 +614,21 @@ static __fninline bool rip_fn_frame_rec(uint64_t x)
  */
 static __fninline uint64_t *rip_fn_deep_bits(const struct rip_fn_stack *st)
 {
-	/* Acquire: pairs with the release store of h, after rip_fn.deep was set. */
+	/* Acquire: pairs with the release store of h, after rip_fn.deep_n was set. */
 	const struct rip_file_hdr *h = __atomic_load_n(&rip_fn.h, __ATOMIC_ACQUIRE);
+	uint64_t *b;
 	size_t i;
 
-	if (!h || !rip_fn.deep)
+	if (!h)
 		return NULL;
 	i = (size_t)((const char *)st - ((const char *)h + h->fn_off)) / RIP_FN_STACK_SIZE;
-	return i < rip_fn.deep_n && i < h->slot_count ? rip_fn.deep + i * RIP_FN_DEEP_WORDS : NULL;
+	if (i >= rip_fn.deep_n || i >= h->slot_count)
+		return NULL;
+	/* Acquire: pairs with the install in rip_fn_deep_map. */
+	b = __atomic_load_n(&rip_fn.deep, __ATOMIC_ACQUIRE);
+	if (RIP_UNLIKELY(!b))
+		b = rip_fn_deep_map();
+	return b && b != RIP_FN_DEEP_NONE ? b + i * RIP_FN_DEEP_WORDS : NULL;
 }
 
 /*
