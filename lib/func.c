@@ -1507,14 +1507,14 @@ struct rip_fn_stack *__rip_fn_stack_now(uint32_t *index)
 	return st;
 }
 
-bool __rip_fn_enter_at(struct rip_fn_stack *st, uintptr_t fn, uintptr_t cfa, bool seen)
+bool __rip_fn_enter_at(struct rip_fn_stack *st, uintptr_t fn, uintptr_t cfa)
 {
 	const struct rip_file_hdr *h = __atomic_load_n(&rip_fn.h, __ATOMIC_RELAXED);
 	bool timed;
 
 	if (!h)
 		return false;
-	timed = seen && rip_fn_timed(h);
+	timed = rip_fn_timed(h);
 	if (st) {
 		uint64_t w = st->state;
 		uint32_t d = RIP_FN_STATE_DEPTH(w);

@@ -163,8 +163,7 @@ int __rip_fn_fork_copy(int fd, struct rip_file_hdr *h, uint32_t used,
  * For patched entries (patch.c): the stack of the slot the thread runs now
  * and its index (NULL: none kept); a function entered or left at cfa, on
  * that stack (NULL: none, the timed record only).  The entry's record is
- * written when the func category is on and its exit will be seen (seen:
- * its return address taken; enter_at says whether it was written); the
+ * written when the func category is on (enter_at says whether it was); the
  * exit's when rec, what enter_at said for the same call: a call toggled
  * on or off mid-way (rip enable, rip disable) has both records or neither.
  */
@@ -172,7 +171,7 @@ int __rip_fn_fork_copy(int fd, struct rip_file_hdr *h, uint32_t used,
 void __rip_fn_enter_self(void *this_fn, void *call_site) __hidden;
 void __rip_fn_exit_self(void *this_fn, void *call_site) __hidden;
 struct rip_fn_stack *__rip_fn_stack_now(uint32_t *index) __hidden;
-bool __rip_fn_enter_at(struct rip_fn_stack *st, uintptr_t fn, uintptr_t cfa, bool seen) __hidden;
+bool __rip_fn_enter_at(struct rip_fn_stack *st, uintptr_t fn, uintptr_t cfa) __hidden;
 void __rip_fn_exit_at(struct rip_fn_stack *st, uintptr_t fn, uintptr_t cfa, bool rec) __hidden;
 
 /*

@@ -325,8 +325,8 @@ void __rip_fn_penter(uintptr_t *slot)
 	struct rip_file_hdr *h = __atomic_load_n(&__rip_proc.hdr, __ATOMIC_ACQUIRE);
 	uintptr_t fn = slot[0] - 5, *ra = &slot[1], cfa = (uintptr_t)&slot[2];
 	struct rip_fn_stack *st;
-	struct rip_fn_rets *r = NULL;
-	uint32_t index = 0, n = 0;
+	struct rip_fn_rets *r;
+	uint32_t index = 0, n;
 	bool rec;
 
 	/*
@@ -339,17 +339,14 @@ void __rip_fn_penter(uintptr_t *slot)
 	__rip_fn_busy = 1;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	st = __rip_fn_stack_now(&index);
-	if (h && st && (r = rip_fn_rets_of(h, index))) {
-		/* Entries at or below this cfa whose return address is ours no more are gone. */
-		n = r->n;
-		while (n && r->e[n - 1].cfa <= cfa &&
-		       *(const uintptr_t *)(r->e[n - 1].cfa - 8) != (uintptr_t)__rip_fn_pexit)
-			n--;
-	}
-	/* No return stack, or a full one: this call's exit goes unseen, and its entry's record too. */
-	rec = __rip_fn_enter_at(st, fn, cfa, r && n < RIP_FN_RETS);
-	if (!r)
+	rec = __rip_fn_enter_at(st, fn, cfa);
+	if (!h || !st || !(r = rip_fn_rets_of(h, index)))
 		goto out;
+	/* Entries at or below this cfa whose return address is ours no more are gone. */
+	n = r->n;
+	while (n && r->e[n - 1].cfa <= cfa &&
+	       *(const uintptr_t *)(r->e[n - 1].cfa - 8) != (uintptr_t)__rip_fn_pexit)
+		n--;
 	if (n == RIP_FN_RETS) {
 		r->n = n;
 		goto out; /* full: this call's exit goes unseen */
