@@ -727,8 +727,8 @@ static void leaks_warnings(struct leaks_state *st)
 			 evs_source(st->src.s), st->lk->bt_unknown);
 	else if (st->lk->bt_unknown)
 		tool_err("warning: %s: %" PRIu64 " groups use a backtrace id the trace never "
-			 "defines (a corrupt trace, or a forked child's stack defined in its "
-			 "parent's trace)",
+			 "defines (defined before the recorder attached or in a packet lost, a "
+			 "forked child's stack defined in its parent's trace, or a corrupt trace)",
 			 evs_source(st->src.s), st->lk->bt_unknown);
 }
 
