@@ -213,23 +213,18 @@ static void run_sleep(long ns)
 	nanosleep(&ts, NULL);
 }
 
-/* Can we create path?  0, or -1 with errno set (the directory it goes in is missing...). */
-static int run_parent_writable(const char *path)
+/*
+ * Can we create directory path?  0, or -1 with errno set (the directory it
+ * goes in is missing, read-only, /proc...).  Made and removed again: asking
+ * access(2) says yes to root anywhere, and the program then ran untraced
+ * until the recorder failed to create it.
+ */
+static int run_can_create(const char *path)
 {
-	char parent[PATH_MAX];
-	char *slash;
-
-	snprintf(parent, sizeof(parent), "%s", path);
-	while ((slash = strrchr(parent, '/')) && slash[1] == 0 && slash != parent)
-		*slash = 0; /* "dir/" */
-	slash = strrchr(parent, '/');
-	if (!slash)
-		return access(".", W_OK | X_OK);
-	if (slash == parent)
-		slash[1] = 0;
-	else
-		*slash = 0;
-	return access(parent, W_OK | X_OK);
+	if (mkdir(path, 0700))
+		return -1;
+	rmdir(path);
+	return 0;
 }
 
 struct run_state {
@@ -690,7 +685,7 @@ static int cmd_run(int argc, char **argv)
 			 s->o.out);
 		goto out_free;
 	}
-	if (s->o.out && !s->fam.no_local && run_parent_writable(s->o.out)) {
+	if (s->o.out && !s->fam.no_local && run_can_create(s->o.out)) {
 		tool_err("cannot create %s: %s", s->o.out, strerror(errno));
 		goto out_free;
 	}
