@@ -59,7 +59,8 @@ int tool_evs_open(const char *target, struct evs **out, char *err, size_t errlen
 
 	if (!ret && evs_recording_on(*out))
 		tool_err("warning: %s was read while its recording went on (or its recorder was "
-			 "killed): it holds the chunks closed so far, not what came after",
+			 "killed, or stopped on an error such as a full disk): it holds the chunks "
+			 "closed so far, not what came after",
 			 evs_source(*out));
 	return ret;
 }
