@@ -186,6 +186,13 @@ bool evs_recording_on(const struct evs *s);
  * the chunks read may name stacks whose rip:bt is not there.
  */
 bool evs_chunks_unread(const struct evs *s);
+/*
+ * Is the source one chunk of a packed trace read alone, and one of several
+ * (a chunk after the first, or one whose index counts others, or closed
+ * while the recording went on)?  Then what it made may be released in a
+ * chunk after it, and what it releases may have been made before it.
+ */
+bool evs_one_chunk_of_many(const struct evs *s);
 /* Element i of an event's u64 array (i < narr). */
 static inline uint64_t evs_arr(const struct evs_event *e, uint32_t i)
 {

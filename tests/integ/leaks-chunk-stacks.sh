@@ -10,6 +10,9 @@
 # between, recorded
 # with --chunk-size=1M: read whole, both blocks show their site; the last
 # chunk read alone shows its block with its stack unknown, and says why.
+# A chunk of several read alone also says that what it made may be
+# released in a later chunk (the first chunk's churn shows as leaks); the
+# directory, and the one chunk of a trace that has one, do not.
 # Timeout: 60
 . tests/data/common.sh
 need_bin "$RIP" "$BUILD/librip-preload.so"
@@ -72,6 +75,18 @@ grep -A1 '4000 bytes in 1 block never freed' one.out |
 grep -q 'defined in a chunk that is not read' one.err ||
 	fail "rip leaks does not warn that stacks are defined in chunks not read: $(cat one.err)"
 grep -q 'corrupt' one.err && fail "rip leaks calls the chunk corrupt: $(cat one.err)"
+
+# one chunk of several read alone says what that leaves out; the directory and a
+# trace of one chunk do not
+for f in T/chunk-000000.rpk "T/$last"; do
+	"$RIP" leaks "$f" >c.out 2>c.err || fail "rip leaks $f: $(cat c.err)"
+	grep -q "$f is one chunk of a trace, read alone: what it made may be released in a later" \
+		c.err || fail "rip leaks $f does not say it is one chunk of several: $(cat c.err)"
+done
+grep -q 'one chunk of a trace' whole.err && fail "rip leaks T says it is one chunk: $(cat whole.err)"
+"$RIP" run --mem -q -o S -- ./p >/dev/null 2>&1 || fail "rip run (one chunk) failed"
+"$RIP" leaks S/chunk-000000.rpk >s.out 2>s.err || fail "rip leaks S/chunk-000000.rpk: $(cat s.err)"
+grep -q 'one chunk of a trace' s.err && fail "the one chunk of a trace is said to be one of several"
 
 "$RIP" report "T/$last" >rep.out 2>rep.err || fail "rip report T/$last: $(cat rep.err)"
 grep -q 'is not defined in the chunks read' rep.out ||
