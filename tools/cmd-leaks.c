@@ -723,7 +723,8 @@ static void leaks_warnings(struct leaks_state *st)
 	if (st->lk->bt_unknown && evs_chunks_unread(st->src.s))
 		tool_err("warning: %s: %" PRIu64 " groups use a backtrace defined in a chunk "
 			 "that is not read (dropped by --max-size, handed on by --on-rotate, or "
-			 "before the chunk read alone): their stacks are unknown",
+			 "before the chunk read alone), or before the recorder attached: their "
+			 "stacks are unknown",
 			 evs_source(st->src.s), st->lk->bt_unknown);
 	else if (st->lk->bt_unknown)
 		tool_err("warning: %s: %" PRIu64 " groups use a backtrace id the trace never "
