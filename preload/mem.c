@@ -14,8 +14,18 @@
  * real operator new only when malloc fails.  Until the real functions are
  * known, the allocations of dlsym come from the bootstrap buffer, whose
  * blocks are never freed.  Shared and file mappings are shm.c's.
+ *
+ * An allocator that is a library of its own (jemalloc, tcmalloc, mimalloc:
+ * the malloc we forward to is neither libc's nor the program's) maps its
+ * arenas with mmap through the PLT, which is our hook: the mappings it
+ * makes, moves and unmaps from its own code are not recorded.  They are
+ * the memory the blocks it hands out are cut from: recorded, they counted
+ * that memory twice and showed the arenas as leaks.  glibc's malloc maps
+ * through internal calls that no hook sees, so both allocators give the
+ * same answer.
  */
 #include <errno.h>
+#include <link.h>
 #include <malloc.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -35,10 +45,41 @@ static void *(*real_memalign)(size_t, size_t);
 static void *(*real_valloc)(size_t);
 static void *(*real_pvalloc)(size_t);
 static size_t (*real_malloc_usable_size)(void *);
+
+/* The code of an allocator that is a library of its own, [lo, hi); 0, 0: libc's or the program's. */
+static uintptr_t rip_pl_alloc_lo, rip_pl_alloc_hi;
 static void *(*real_mmap)(void *, size_t, int, int, int, off_t);
 static void *(*real_mmap64)(void *, size_t, int, int, int, off_t);
 static void *(*real_mremap)(void *, size_t, size_t, int, ...);
 static int (*real_munmap)(void *, size_t);
+
+/*
+ * The range of the object that defines malloc m, unless it is libc (the
+ * object of getpid) or the program (the link map with no name).
+ * _dl_find_object takes no lock: this runs from a hook's early start too.
+ */
+static void rip_pl_alloc_range(void *m)
+{
+	struct dl_find_object a, c;
+
+	if (_dl_find_object(m, &a) != 0 || !a.dlfo_link_map || !a.dlfo_link_map->l_name ||
+	    !a.dlfo_link_map->l_name[0])
+		return;
+	if (_dl_find_object((void *)(uintptr_t)&getpid, &c) == 0 &&
+	    c.dlfo_link_map == a.dlfo_link_map)
+		return;
+	/* Relaxed: a hook that reads 0 records the allocator's mapping, as before. */
+	__atomic_store_n(&rip_pl_alloc_lo, (uintptr_t)a.dlfo_map_start, __ATOMIC_RELAXED);
+	__atomic_store_n(&rip_pl_alloc_hi, (uintptr_t)a.dlfo_map_end, __ATOMIC_RELAXED);
+}
+
+/* Is ret, a hook's return address, in the code of an allocator that is a library of its own? */
+static inline bool rip_pl_from_allocator(const void *ret)
+{
+	/* Relaxed: the two are set once, together, at start (rip_pl_alloc_range). */
+	return (uintptr_t)ret >= __atomic_load_n(&rip_pl_alloc_lo, __ATOMIC_RELAXED) &&
+	       (uintptr_t)ret < __atomic_load_n(&rip_pl_alloc_hi, __ATOMIC_RELAXED);
+}
 
 /* Resolve the C allocator (constructor, or the first call made before it).  0 or -errno. */
 int rip_pl_mem_resolve(void)
@@ -51,6 +92,7 @@ int rip_pl_mem_resolve(void)
 	f = rip_pl_next("free");
 	if (!m || !c || !r || !f)
 		return -ENOSYS;
+	rip_pl_alloc_range(m);
 	/* Relaxed: each pointer is whole by itself; malloc last, it tells the rest are set. */
 	__atomic_store_n(&real_calloc, (__typeof__(real_calloc))c, __ATOMIC_RELAXED);
 	__atomic_store_n(&real_realloc, (__typeof__(real_realloc))r, __ATOMIC_RELAXED);
@@ -583,7 +625,7 @@ RIP_PL_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, of
 	if (!RIP_PL_REAL(real_mmap, "mmap"))
 		return (void *)(intptr_t)rip_pl_enosys();
 	p = real_mmap(addr, len, prot, flags, fd, off);
-	if (p != MAP_FAILED)
+	if (p != MAP_FAILED && !rip_pl_from_allocator(__builtin_return_address(0)))
 		RIP_PL_MMAP_RECORD(p, len, prot, flags, fd, off);
 	return p;
 }
@@ -595,7 +637,7 @@ RIP_PL_EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd, 
 	if (!RIP_PL_REAL(real_mmap64, "mmap64") && !RIP_PL_REAL(real_mmap64, "mmap"))
 		return (void *)(intptr_t)rip_pl_enosys();
 	p = real_mmap64(addr, len, prot, flags, fd, off);
-	if (p != MAP_FAILED)
+	if (p != MAP_FAILED && !rip_pl_from_allocator(__builtin_return_address(0)))
 		RIP_PL_MMAP_RECORD(p, len, prot, flags, fd, off);
 	return p;
 }
@@ -627,6 +669,8 @@ RIP_PL_EXPORT int munmap(void *addr, size_t len)
 		return rip_pl_enosys();
 	if (RIP_UNLIKELY(rip_pl_from_unwinder(__builtin_return_address(0))))
 		return real_munmap(addr, len); /* the tracer's own (libunwind's cache) */
+	if (rip_pl_from_allocator(__builtin_return_address(0)))
+		return real_munmap(addr, len); /* an allocator's arena */
 	if (RIP_UNLIKELY(rip_pl_unmap_enter())) {
 		rip_pl_unmap_record(addr, len, rip_pl_backtrace_id(), RIP_MEM_MUNMAP);
 		rip_pl_leave();
@@ -654,7 +698,8 @@ RIP_PL_EXPORT void *mremap(void *old, size_t old_len, size_t len, int flags, ...
 	if (!RIP_PL_REAL(real_mremap, "mremap"))
 		return (void *)(intptr_t)rip_pl_enosys();
 	p = real_mremap(old, old_len, len, flags, want);
-	if (p != MAP_FAILED && RIP_UNLIKELY(rip_pl_unmap_enter())) {
+	if (p != MAP_FAILED && !rip_pl_from_allocator(__builtin_return_address(0)) &&
+	    RIP_UNLIKELY(rip_pl_unmap_enter())) {
 		uint32_t bt = rip_pl_backtrace_id();
 
 		/*

@@ -1431,3 +1431,15 @@ bool evs_recording_on(const struct evs *s)
 {
 	return s->trace && !s->tr.only && (s->tr.info.idx.flags & TRACE_F_LIVE);
 }
+
+bool evs_one_chunk_of_many(const struct evs *s)
+{
+	return s->trace && s->tr.only &&
+	       (s->tr.only > 1 || s->tr.info.store.nchunks > 1 ||
+		(s->tr.info.idx.flags & TRACE_F_LIVE));
+}
+
+bool evs_chunks_unread(const struct evs *s)
+{
+	return s->trace && (s->gone_chunks > 0 || s->tr.only > 1);
+}

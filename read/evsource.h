@@ -178,6 +178,21 @@ bool evs_is_trace(const struct evs *s);
  * choice: false.)
  */
 bool evs_recording_on(const struct evs *s);
+/*
+ * Is the source a packed trace read without some chunk that came before
+ * one it reads (dropped by --max-size, handed on by --on-rotate, missing
+ * or cut, or a chunk after the first read alone)?  Then a stack is
+ * defined once per process, in the chunk where it was first met: uses in
+ * the chunks read may name stacks whose rip:bt is not there.
+ */
+bool evs_chunks_unread(const struct evs *s);
+/*
+ * Is the source one chunk of a packed trace read alone, and one of several
+ * (a chunk after the first, or one whose index counts others, or closed
+ * while the recording went on)?  Then what it made may be released in a
+ * chunk after it, and what it releases may have been made before it.
+ */
+bool evs_one_chunk_of_many(const struct evs *s);
 /* Element i of an event's u64 array (i < narr). */
 static inline uint64_t evs_arr(const struct evs_event *e, uint32_t i)
 {

@@ -244,6 +244,19 @@ static bool tr_chunk_file(const char *path, struct trace_chunk_hdr *h, uid_t *ui
 	return true;
 }
 
+/*
+ * Does directory dir hold a packed trace's first chunk but no index (its
+ * recorder writes that chunk still, or was killed before it closed it)?
+ */
+static bool tr_first_chunk_only(const char *dir)
+{
+	char p[PATH_MAX];
+	struct stat st;
+	int n = snprintf(p, sizeof(p), "%s/" TRACE_CHUNK_NAME, dir, 0u);
+
+	return n > 0 && (size_t)n < sizeof(p) && lstat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
 bool trace_is_dir(const char *path)
 {
 	char p[PATH_MAX], d[PATH_MAX];
@@ -261,7 +274,11 @@ bool trace_is_dir(const char *path)
 		return true;
 	/* a copy without it (relayd's): trace_r_open looks for the index in the metadata */
 	n = snprintf(p, sizeof(p), "%s/metadata", path);
-	return n > 0 && (size_t)n < sizeof(p) && lstat(p, &st) == 0 && S_ISREG(st.st_mode);
+	if (n > 0 && (size_t)n < sizeof(p) && lstat(p, &st) == 0 && S_ISREG(st.st_mode))
+		return true;
+	/* a first chunk with no index yet (nor a ring file to read instead): trace_r_open says why */
+	n = snprintf(p, sizeof(p), "%s/%s", path, RR_TRACE_RING);
+	return n > 0 && (size_t)n < sizeof(p) && lstat(p, &st) != 0 && tr_first_chunk_only(path);
 }
 
 /* The whole of a regular file (at most max bytes) into memory. */
@@ -572,6 +589,12 @@ int trace_r_open(const char *dir, struct trace_r *r, char *err, size_t errlen)
 
 		snprintf(path, sizeof(path), "%s/metadata", dir);
 		e = tr_slurp(path, CTF_INDEX_MAX * 2, (uid_t)-1, &buf, &len, err, errlen);
+		if (e == -ENOENT && tr_first_chunk_only(dir))
+			return rr_fail(err, errlen, -ENOENT,
+				       "%s: no index yet: its recorder is writing its first chunk, "
+				       "or was killed before it closed it (the index is written as "
+				       "each chunk closes; --rotate or --max-size close them sooner)",
+				       dir);
 		if (e == -ENOENT || e == -ENOTDIR)
 			return rr_fail(err, errlen, -ENOENT, "%s: not a rip trace (%s)", dir,
 				       strerror(ENOENT));

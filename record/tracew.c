@@ -100,6 +100,7 @@ struct trace_w {
 	uint64_t staged_events;	 /* of the packets in the block being packed */
 	uint64_t tail_est;	 /* the bytes a chunk keeps for its tail (0: not known yet) */
 	struct trace_info *live; /* opts.info's, at the last chunk's close */
+	bool live_indexed;	 /* a .rip-index counts the chunks closed: trace_w_abort keeps them */
 };
 
 /* What chunk c (chunk0 <= c < store.nchunks) holds. */
@@ -425,6 +426,8 @@ static int tw_live_index(struct trace_w *w, struct trace_info *live, bool handin
 		return ret;
 	ret = tw_put_index(w, buf, len, err, errlen);
 	free(buf);
+	if (!ret)
+		w->live_indexed = true;
 	return ret;
 }
 
@@ -716,6 +719,24 @@ static void tw_free(struct trace_w *w)
 void trace_w_abort(struct trace_w *w)
 {
 	char path[PATH_MAX + 32];
+
+	/*
+	 * Chunks closed and counted by a .rip-index: they stay, read as those
+	 * of a recorder killed (a disk that filled after a day of recording
+	 * keeps the day); only the chunk open goes, which no index counts.
+	 */
+	if (w->packed && w->live_indexed) {
+		if (w->cfd >= 0) {
+			close(w->cfd);
+			w->cfd = -1;
+			if (!tw_chunk_path(w, w->store.nchunks - 1, path, sizeof(path)))
+				unlink(path);
+		}
+		snprintf(path, sizeof(path), "%s/%s.new", w->dir, TRACE_INDEX);
+		unlink(path);
+		tw_free(w);
+		return;
+	}
 
 	for (uint32_t i = 0; i < w->nfds; i++) {
 		if (w->fds[i] < 0)

@@ -63,7 +63,12 @@ int trace_w_packet(struct trace_w *w, const struct ev_packet *p, char *err, size
 int trace_w_pass(struct trace_w *w, char *err, size_t errlen);
 /* Bytes the trace's files hold now (packed: chunks kept; CTF: stream files). */
 uint64_t trace_w_bytes(const struct trace_w *w);
-/* Give up: remove what was written and the directory.  w is freed. */
+/*
+ * Give up: remove what was written and the directory; but packed, once a
+ * chunk was closed (a .rip-index counts it), keep the chunks closed and
+ * that index, read as those of a recorder killed, and remove only the
+ * chunk open.  w is freed.
+ */
 void trace_w_abort(struct trace_w *w);
 /*
  * Write metadata and the index (info, from trace_info_from_file: its

@@ -784,6 +784,8 @@ static int export_ctf(const char *src, const char *dst, bool force)
 	const struct trace_w_opts o = { .ctf = true };
 	char err[RR_ERR_MAX + PATH_MAX];
 	struct trace_r r;
+	uint64_t gone_p, gone_e;
+	uint32_t gone_c;
 	int ret;
 
 	if (force)
@@ -806,11 +808,18 @@ static int export_ctf(const char *src, const char *dst, bool force)
 	progress_begin("rip export");
 	ret = trace_w_copy(&r, dst, &o, progress_step, NULL, err, sizeof(err));
 	progress_end();
+	trace_r_gone(&r, &gone_p, &gone_e, &gone_c);
 	trace_r_close(&r);
 	if (ret) {
 		tool_err("%s", err);
 		return EXIT_FAIL;
 	}
+	/* CTF counts losses between packets: what went before the first kept, it cannot say */
+	if (gone_c)
+		tool_err("warning: %s: the %" PRIu64 " events of the %" PRIu32 " chunks gone "
+			 "(removed by --max-size, handed on, missing) are counted in %s's index "
+			 "only: a CTF reader does not see them (rip dump %s says them)",
+			 src, gone_e, gone_c, dst, dst);
 	return EXIT_OK;
 }
 

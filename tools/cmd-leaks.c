@@ -158,7 +158,8 @@ static void leaks_bt_text(struct leaks_state *st, uint32_t bt)
 	}
 	pcs = lk_bt(st->lk, bt, &n);
 	if (!pcs) {
-		fprintf(st->out, "      (backtrace %" PRIu32 " is not defined in the trace)\n", bt);
+		fprintf(st->out, "      (backtrace %" PRIu32 " is not defined in %s)\n", bt,
+			evs_chunks_unread(st->src.s) ? "the chunks read" : "the trace");
 		return;
 	}
 	if (!n)
@@ -719,10 +720,16 @@ static void leaks_warnings(struct leaks_state *st)
 		tool_err("warning: %s: %" PRIu64 " bad backtrace definitions (id 0, or an id "
 			 "defined twice with different frames) were ignored",
 			 evs_source(st->src.s), st->lk->bt_bad);
-	if (st->lk->bt_unknown)
+	if (st->lk->bt_unknown && evs_chunks_unread(st->src.s))
+		tool_err("warning: %s: %" PRIu64 " groups use a backtrace defined in a chunk "
+			 "that is not read (dropped by --max-size, handed on by --on-rotate, or "
+			 "before the chunk read alone), or before the recorder attached: their "
+			 "stacks are unknown",
+			 evs_source(st->src.s), st->lk->bt_unknown);
+	else if (st->lk->bt_unknown)
 		tool_err("warning: %s: %" PRIu64 " groups use a backtrace id the trace never "
-			 "defines (a corrupt trace, or a forked child's stack defined in its "
-			 "parent's trace)",
+			 "defines (defined before the recorder attached or in a packet lost, a "
+			 "forked child's stack defined in its parent's trace, or a corrupt trace)",
 			 evs_source(st->src.s), st->lk->bt_unknown);
 }
 

@@ -254,8 +254,8 @@ static void report_site_text(struct report_state *st, const struct rp_site *s)
 		if (!s->bt)
 			fputs("(no backtrace recorded)\n", st->out);
 		else
-			fprintf(st->out, "(backtrace %" PRIu32 " is not defined in the trace)\n",
-				s->bt);
+			fprintf(st->out, "(backtrace %" PRIu32 " is not defined in %s)\n", s->bt,
+				evs_chunks_unread(st->src.s) ? "the chunks read" : "the trace");
 		return;
 	}
 	opts_resolve(&st->src, pcs[i], fr);

@@ -213,23 +213,18 @@ static void run_sleep(long ns)
 	nanosleep(&ts, NULL);
 }
 
-/* Can we create path?  0, or -1 with errno set (the directory it goes in is missing...). */
-static int run_parent_writable(const char *path)
+/*
+ * Can we create directory path?  0, or -1 with errno set (the directory it
+ * goes in is missing, read-only, /proc...).  Made and removed again: asking
+ * access(2) says yes to root anywhere, and the program then ran untraced
+ * until the recorder failed to create it.
+ */
+static int run_can_create(const char *path)
 {
-	char parent[PATH_MAX];
-	char *slash;
-
-	snprintf(parent, sizeof(parent), "%s", path);
-	while ((slash = strrchr(parent, '/')) && slash[1] == 0 && slash != parent)
-		*slash = 0; /* "dir/" */
-	slash = strrchr(parent, '/');
-	if (!slash)
-		return access(".", W_OK | X_OK);
-	if (slash == parent)
-		slash[1] = 0;
-	else
-		*slash = 0;
-	return access(parent, W_OK | X_OK);
+	if (mkdir(path, 0700))
+		return -1;
+	rmdir(path);
+	return 0;
 }
 
 struct run_state {
@@ -313,7 +308,12 @@ static void run_kept_lines(const struct run_state *s)
 	for (size_t i = 0; i < s->fam.nkept; i++) {
 		const struct fam_kept *k = &s->fam.kept[i];
 
-		if (k->sig)
+		if (k->sig < 0)
+			fprintf(stderr,
+				"%s run: the recording of %s (pid %d) failed: its ring file stays as "
+				"%s (rip ps %d and rip snapshot %s read it; rip gc removes it)\n",
+				rip_prog, k->comm, (int)k->pid, k->path, (int)k->pid, k->path);
+		else if (k->sig)
 			fprintf(stderr,
 				"%s run: %s (pid %d) was killed by signal %d (%s): rip ps %d%s%s shows "
 				"where its threads were; its ring file stays as %s (rip gc removes "
@@ -560,6 +560,18 @@ static void run_no_trace(struct run_state *s)
 		 s->fam.ring[0] ? s->fam.ring : "the program");
 }
 
+/* After a recording failed: did its trace keep the chunks it had closed (trace_w_abort)? */
+static bool run_chunks_kept(const struct run_state *s)
+{
+	char path[PATH_MAX + 32];
+	struct stat st;
+
+	if (s->fam.no_local || !s->fam.dir[0])
+		return false;
+	snprintf(path, sizeof(path), "%s/%s", s->fam.dir, TRACE_INDEX);
+	return lstat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
 /* Stream until the program exits; then drain and finish the trace. */
 static void run_loop(struct run_state *s)
 {
@@ -578,11 +590,16 @@ static void run_loop(struct run_state *s)
 			n = fam_pass(&s->fam, err, sizeof(err));
 			relay_report(&s->fam.rec, s->fam.no_local ? NULL : s->fam.dir, &s->relay);
 			if (n < 0) {
-				tool_err(
-					"%s; recording stops (the trace is removed), the program runs on",
-					err);
 				rec_close(&s->fam.rec);
 				s->failed = true;
+				if (run_chunks_kept(s))
+					tool_err("%s; recording stops (the chunks closed before are kept "
+						 "in %s), the program runs on",
+						 err, s->fam.dir);
+				else
+					tool_err("%s; recording stops (the trace is removed), the "
+						 "program runs on",
+						 err);
 			}
 			if (n > 0) {
 				idle = REC_IDLE_MIN_NS;
@@ -690,7 +707,7 @@ static int cmd_run(int argc, char **argv)
 			 s->o.out);
 		goto out_free;
 	}
-	if (s->o.out && !s->fam.no_local && run_parent_writable(s->o.out)) {
+	if (s->o.out && !s->fam.no_local && run_can_create(s->o.out)) {
 		tool_err("cannot create %s: %s", s->o.out, strerror(errno));
 		goto out_free;
 	}
@@ -767,6 +784,10 @@ static int cmd_run(int argc, char **argv)
 	if (WIFSIGNALED(s->status) && s->fam.ring[0] && s->fam.rec.f.fd >= 0 &&
 	    fam_keep(&s->fam, s->fam.ring, s->fam.rec.f.hdr.pid, s->fam.rec.f.hdr.comm,
 		     WTERMSIG(s->status)))
+		s->fam.ring[0] = 0;
+	/* Its recording failed: its file stays there too, for rip ps and rip snapshot. */
+	if (s->failed && s->fam.ring[0] && s->fam.rec.f.hdr.pid > 0 &&
+	    fam_keep(&s->fam, s->fam.ring, s->fam.rec.f.hdr.pid, s->fam.rec.f.hdr.comm, -1))
 		s->fam.ring[0] = 0;
 	fam_cleanup(&s->fam, s->failed);
 	run_kept_lines(s);

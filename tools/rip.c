@@ -59,7 +59,14 @@ int tool_evs_open(const char *target, struct evs **out, char *err, size_t errlen
 
 	if (!ret && evs_recording_on(*out))
 		tool_err("warning: %s was read while its recording went on (or its recorder was "
-			 "killed): it holds the chunks closed so far, not what came after",
+			 "killed, or stopped on an error such as a full disk): it holds the chunks "
+			 "closed so far, not what came after",
+			 evs_source(*out));
+	else if (!ret && evs_one_chunk_of_many(*out))
+		tool_err("warning: %s is one chunk of a trace, read alone: what it made may be "
+			 "released in a later chunk (shown here as never released), and what it "
+			 "releases may have been made in an earlier one; read the trace's directory "
+			 "for the whole",
 			 evs_source(*out));
 	return ret;
 }

@@ -9,7 +9,8 @@
 # end it holds the last chunks, whose counters run on to the program's last
 # event; every reader reads what remains and counts what was dropped, and
 # the summary line says so.  A chunk removed by hand after the end is
-# counted too, and the CTF export of the trace reads the same.  The index
+# counted too, and the CTF export of the trace reads the same (rip export
+# warns that a CTF reader cannot see the chunks removed).  The index
 # lists the chunks kept only (what the dropped ones held is summed), so it
 # stays as big as what is kept.
 # Timeout: 120
@@ -90,6 +91,9 @@ grep -q 'incomplete\|discarded\|lost' "$TEST_TMP/asan.err" "$TEST_TMP/asan.out" 
 [ "$(grep -c 'events:' dump2.txt)" = "$kept" ] || fail "the export holds other events"
 tail -n 1 dump2.txt | grep -Eq ' [1-9][0-9]* discarded/overwritten' ||
 	fail "the export forgot the losses: $(tail -n 1 dump2.txt)"
+# which a CTF reader cannot see (they went before the first packet kept): rip export says so
+grep -Eq 'warning: T: the [1-9][0-9]* events of the [1-9][0-9]* chunks gone .* a CTF reader does not see them' \
+	ex.err || fail "rip export does not say the chunks gone are invisible to CTF readers: $(cat ex.err)"
 
 # a chunk taken away by hand (a rotation's command would): counted, the rest read
 first=$(ls T/chunk-*.rpk | head -n 1)

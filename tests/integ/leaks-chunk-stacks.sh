@@ -1,0 +1,94 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+#
+# Description: a stack is defined (rip:bt) once per process, in the chunk
+# where it was first met; a later chunk read alone, or a trace whose first
+# chunks were dropped, uses it without its definition.  rip leaks and rip
+# report must say so as it is (defined in a chunk not read), not call the
+# trace corrupt.  A program leaks a block from one site at its start and
+# again at its end, with 500,000 blocks of random sizes made and freed
+# between, recorded
+# with --chunk-size=1M: read whole, both blocks show their site; the last
+# chunk read alone shows its block with its stack unknown, and says why.
+# A chunk of several read alone also says that what it made may be
+# released in a later chunk (the first chunk's churn shows as leaks); the
+# directory, and the one chunk of a trace that has one, do not.
+# Timeout: 60
+. tests/data/common.sh
+need_bin "$RIP" "$BUILD/librip-preload.so"
+CC=${CC:-cc}
+
+cat >"$TEST_TMP/p.c" <<'C'
+#include <stdio.h>
+#include <stdlib.h>
+
+static void *keep[2];
+
+__attribute__((noinline)) static void leak_at(int i)
+{
+	keep[i] = malloc(4000);
+}
+
+static void *pool[4096];
+
+/* n blocks of random sizes, each freed later, in random order: chunks fill up */
+__attribute__((noinline)) static void churn(int n)
+{
+	unsigned long x = 88172645463325252ul;
+
+	for (int i = 0; i < n; i++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		free(pool[x % 4096]);
+		pool[x % 4096] = malloc(16 + (x >> 20) % 3000);
+	}
+	for (int i = 0; i < 4096; i++)
+		free(pool[i]);
+}
+
+int main(void)
+{
+	for (int i = 0; i < 2; i++) { /* one call site: one stack */
+		leak_at(i);
+		if (!i)
+			churn(500000);
+	}
+	printf("%p %p\n", keep[0], keep[1]);
+	return 0;
+}
+C
+"$CC" -O0 -g -fno-omit-frame-pointer -o "$TEST_TMP/p" "$TEST_TMP/p.c" ||
+	die "cannot build the test program"
+cd "$TEST_TMP" || die "no TEST_TMP"
+"$RIP" run --mem -q --chunk-size=1M -o T -- ./p >run.out 2>run.err || fail "rip run: $(cat run.err)"
+last=$(ls T | grep '^chunk-' | sort | tail -n 1)
+[ -n "$last" ] && [ "$last" != chunk-000000.rpk ] || die "one chunk only: $(ls T)"
+
+"$RIP" leaks T >whole.out 2>whole.err || fail "rip leaks T: $(cat whole.err)"
+n=$(grep -A3 '8000 bytes in 2 blocks never freed' whole.out | grep -c 'leak_at')
+[ "$n" = 1 ] || fail "read whole, the two blocks are not shown at leak_at: $(head -n 20 whole.out)"
+
+"$RIP" leaks "T/$last" >one.out 2>one.err || fail "rip leaks T/$last: $(cat one.err)"
+grep -A1 '4000 bytes in 1 block never freed' one.out |
+	grep -q 'backtrace [0-9]* is not defined in the chunks read' ||
+	fail "the last chunk alone does not say its block's stack is in a chunk not read:" \
+		"$(head -n 8 one.out)"
+grep -q 'defined in a chunk that is not read' one.err ||
+	fail "rip leaks does not warn that stacks are defined in chunks not read: $(cat one.err)"
+grep -q 'corrupt' one.err && fail "rip leaks calls the chunk corrupt: $(cat one.err)"
+
+# one chunk of several read alone says what that leaves out; the directory and a
+# trace of one chunk do not
+for f in T/chunk-000000.rpk "T/$last"; do
+	"$RIP" leaks "$f" >c.out 2>c.err || fail "rip leaks $f: $(cat c.err)"
+	grep -q "$f is one chunk of a trace, read alone: what it made may be released in a later" \
+		c.err || fail "rip leaks $f does not say it is one chunk of several: $(cat c.err)"
+done
+grep -q 'one chunk of a trace' whole.err && fail "rip leaks T says it is one chunk: $(cat whole.err)"
+"$RIP" run --mem -q -o S -- ./p >/dev/null 2>&1 || fail "rip run (one chunk) failed"
+"$RIP" leaks S/chunk-000000.rpk >s.out 2>s.err || fail "rip leaks S/chunk-000000.rpk: $(cat s.err)"
+grep -q 'one chunk of a trace' s.err && fail "the one chunk of a trace is said to be one of several"
+
+"$RIP" report "T/$last" >rep.out 2>rep.err || fail "rip report T/$last: $(cat rep.err)"
+grep -q 'is not defined in the chunks read' rep.out ||
+	fail "rip report does not say the stacks are in chunks not read: $(head -n 20 rep.out)"
+t_done
