@@ -272,7 +272,8 @@ RIP_PL_EXPORT void *__cxa_begin_catch(void *e)
 
 	rip_pl_exc_gone(e);
 	__rip_fn_caught((uintptr_t)__builtin_frame_address(0) + 2 * sizeof(void *));
-	if (!RIP_PL_REAL(real, "__cxa_begin_catch"))
+	/* Late: the runtime of a C program's C++ plugin comes with the plugin. */
+	if (!RIP_PL_REAL_LATE(real, "__cxa_begin_catch"))
 		abort(); /* a catch with no C++ runtime: cannot be */
 	return real(e);
 }
