@@ -318,6 +318,23 @@ void rip_pl_resolve_reals(const struct rip_modreal *r, const struct rip_modreal 
 		   (PTR));                                                                         \
 	}))
 
+/*
+ * RIP_PL_REAL_LATE(ptr, "name") - RIP_PL_REAL for a function of a library
+ * that may come after our constructor resolved the hooks: a C++ runtime
+ * that a C program's plugin brings along (dlopen, RTLD_LOCAL, out of
+ * dlsym(RTLD_NEXT)'s scope too).  The hook's call shows it is loaded by
+ * now: a real function still missing is looked up in the loaded objects'
+ * symbol tables (rip_pl_lookup_next: no lock), and kept once found.
+ */
+#define RIP_PL_REAL_LATE(PTR, NAME)                                                                \
+	(__extension__({                                                                           \
+		if (RIP_UNLIKELY(!RIP_PL_REAL(PTR, NAME)))                                         \
+			/* Relaxed: as in RIP_PL_REAL. */                                          \
+			__atomic_store_n(&(PTR), (__typeof__(PTR))rip_pl_lookup_next(NAME),        \
+					 __ATOMIC_RELAXED);                                        \
+		(PTR);                                                                             \
+	}))
+
 /* For a hook whose real function is missing: sets errno to ENOSYS, returns -1. */
 int rip_pl_enosys(void);
 

@@ -502,7 +502,8 @@ RIP_PL_EXPORT size_t malloc_usable_size(void *p)
 	do {                                                                                       \
 		static __typeof__(TYPE) real;                                                      \
                                                                                                    \
-		if (!RIP_PL_REAL(real, #NAME))                                                     \
+		/* Late: the runtime of a C program's C++ plugin comes with the plugin. */         \
+		if (!RIP_PL_REAL_LATE(real, #NAME))                                                \
 			abort();                                                                   \
 		return real(__VA_ARGS__);                                                          \
 	} while (0)
