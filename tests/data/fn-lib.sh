@@ -63,6 +63,20 @@ fn_parked() {
 	fn_paths_has tr "$line"
 }
 
+# fn_prog VARIANT: the funcprog build a variant names, checked to be there (with rip): gcc and
+# clang the patchable builds, gcc-hooks and clang-hooks the -finstrument-functions ones.
+fn_prog() {
+	case $1 in
+	gcc) set -- "$FN_TOP/$BUILD/tests/integ/funcprog-patch" ;;
+	clang) set -- "$FN_TOP/$BUILD/tests/integ/funcprog-patch-clang" ;;
+	gcc-hooks) set -- "$FN_TOP/$BUILD/tests/integ/funcprog" ;;
+	clang-hooks) set -- "$FN_TOP/$BUILD/tests/integ/funcprog-clang" ;;
+	*) die "fn_prog: no variant $1" ;;
+	esac
+	need_bin "$1" "$RIP"
+	echo "$1"
+}
+
 # fn_need_builds: the three builds of funcprog that fn_builds runs, rip, and python3 for fn_counts.
 fn_need_builds() {
 	need_bin "$FN_TOP/$BUILD/tests/integ/funcprog" "$FN_TOP/$BUILD/tests/integ/funcprog-clang" \

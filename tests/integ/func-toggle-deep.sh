@@ -20,6 +20,7 @@
 # past the 63 kept), the calls follow the deepest one tracked, and pair
 # too.
 . tests/data/common.sh
+. tests/data/fn-lib.sh
 need_cmd python3
 rep=$PWD/tests/data/fn-report.py
 cd "$TEST_TMP" || die "no TEST_TMP"
@@ -27,13 +28,7 @@ cd "$TEST_TMP" || die "no TEST_TMP"
 for v in gcc-hooks:60 clang-hooks:60 gcc:60 clang:60 gcc-hooks:4140 clang-hooks:4140; do
 	depth=${v#*:}
 	v=${v%:*}
-	case $v in
-	gcc) prog=$OLDPWD/$BUILD/tests/integ/funcprog-patch ;;
-	clang) prog=$OLDPWD/$BUILD/tests/integ/funcprog-patch-clang ;;
-	gcc-hooks) prog=$OLDPWD/$BUILD/tests/integ/funcprog ;;
-	clang-hooks) prog=$OLDPWD/$BUILD/tests/integ/funcprog-clang ;;
-	esac
-	need_bin "$prog" "$RIP"
+	prog=$(fn_prog "$v") || exit $?
 	v=$v-$depth
 	rm -f "ready.$v"
 	"$RIP" run --functions -o "t.$v" -- "$prog" spindeep 600 3 "$depth" "$TEST_TMP/ready.$v" \

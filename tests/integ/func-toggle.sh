@@ -24,6 +24,7 @@
 # category, and a call's exit is in the trace exactly when its entry is
 # too (the frame says so: no exit without its entry, none left running).
 . tests/data/common.sh
+. tests/data/fn-lib.sh
 need_cmd python3
 rep=$PWD/tests/data/fn-report.py
 fnpaths=$PWD/tests/data/fn-paths.py
@@ -48,13 +49,7 @@ settled() { paths "$1" && ! grep . paths >left; }
 whole='spin_a|(spin_a>)?spin_b|((spin_a>)?spin_b>)?spin_c|spin_jump|(spin_jump>)?spin_down(>spin_down){0,4}'
 
 for v in gcc clang gcc-hooks clang-hooks; do
-	case $v in
-	gcc) prog=$OLDPWD/$BUILD/tests/integ/funcprog-patch ;;
-	clang) prog=$OLDPWD/$BUILD/tests/integ/funcprog-patch-clang ;;
-	gcc-hooks) prog=$OLDPWD/$BUILD/tests/integ/funcprog ;;
-	clang-hooks) prog=$OLDPWD/$BUILD/tests/integ/funcprog-clang ;;
-	esac
-	need_bin "$prog" "$RIP"
+	prog=$(fn_prog "$v") || exit $?
 	rm -f ready.$v
 	"$RIP" run --functions -o t.$v -- "$prog" spin 600 4 "$TEST_TMP/ready.$v" \
 		>run.$v.out 2>run.$v.err &
