@@ -204,6 +204,7 @@ const char *tool_base(const char *path)
 int tool_parse_size(const char *s, uint64_t *out)
 {
 	unsigned long long v;
+	unsigned shift = 0;
 	char *end;
 
 	if (*s < '0' || *s > '9')
@@ -215,23 +216,32 @@ int tool_parse_size(const char *s, uint64_t *out)
 	switch (*end) {
 	case 'k':
 	case 'K':
-		v <<= 10;
-		end++;
+		shift = 10;
 		break;
 	case 'm':
 	case 'M':
-		v <<= 20;
-		end++;
+		shift = 20;
 		break;
 	case 'g':
 	case 'G':
-		v <<= 30;
-		end++;
+		shift = 30;
 		break;
-	}
-	if (*end)
+	case 't':
+	case 'T':
+		shift = 40;
+		break;
+	case 0:
+		break;
+	default:
 		return -1;
-	*out = v;
+	}
+	/* After the unit, B or iB at most: 4MB, 4MiB */
+	if (*end && end[1] && !((end[1] == 'b' || end[1] == 'B') && !end[2]) &&
+	    !(end[1] == 'i' && (end[2] == 'b' || end[2] == 'B') && !end[3]))
+		return -1;
+	if (v > (UINT64_MAX >> shift))
+		return -1; /* too big: no wrap into a small size */
+	*out = (uint64_t)v << shift;
 	return 0;
 }
 

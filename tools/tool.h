@@ -88,7 +88,10 @@ int tool_flush(FILE *out);
 /* The last component of a path (the path itself without a slash; NULL stays NULL). */
 const char *tool_base(const char *path);
 
-/* "4096", "64k", "2M", "1g" into bytes: 0, or -1 when malformed. */
+/*
+ * "4096", "64k", "2M", "1g", "1T" (powers of 1024; B or iB may follow the
+ * unit) into bytes: 0, or -1 when malformed or past 2^64.
+ */
 int tool_parse_size(const char *s, uint64_t *out);
 
 /*

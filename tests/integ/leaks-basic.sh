@@ -108,6 +108,9 @@ expect_status 2 "no target" "$RIP" leaks
 expect_status 2 "bad sort" "$RIP" leaks --sort=time "$ring"
 expect_status 2 "bad resource" "$RIP" leaks --resource=disk "$ring"
 expect_status 2 "bad size" "$RIP" leaks --min-size=lots "$ring"
+# a size past 2^64 is refused, not wrapped into a small one that filters nothing
+expect_status 2 "size past 2^64" "$RIP" leaks --min-size=99999999999999G "$ring"
+expect_status 0 "a size with its unit's B" "$RIP" leaks --min-size=1MiB "$ring"
 expect_status 0 "--help" "$RIP" leaks --help
 grep -q -- '--min-size' "$TEST_TMP/out" || fail "--help does not list --min-size"
 expect_status 1 "no such trace" "$RIP" leaks "$TEST_TMP/nothing-here"
