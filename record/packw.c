@@ -104,6 +104,7 @@ enum {
 struct eplan {
 	uint32_t gen; /* the block it was made for */
 	uint32_t nf;
+	bool def; /* a definition pk_enc_on_def hands on (rip:bt, rip:fn) */
 	struct buf *ts;
 	struct efield {
 		uint8_t op, size, name;
@@ -140,6 +141,8 @@ struct pk_enc {
 	uint32_t nzk;		    /* column keys with a way: */
 	uint32_t zkey[PK_MAXCOLS];
 	uint8_t zway[PK_MAXCOLS]; /* 0: not tried yet, 1: the usual, 2: the fast one */
+	pk_def_fn *def;		  /* pk_enc_on_def's */
+	void *def_arg;
 };
 
 /*
@@ -218,6 +221,21 @@ void pk_enc_free(struct pk_enc *e)
 	free(e);
 }
 
+bool pk_is_def(const struct ev_type *t)
+{
+	if (!t->valid || t->nfields != 2 || t->fields[0].type != RIP_FT_U32)
+		return false;
+	if (t->fields[1].type == RIP_FT_HEX64_ARRAY)
+		return !strcmp(t->name, "rip:bt");
+	return t->fields[1].type == RIP_FT_HEX64 && !strcmp(t->name, "rip:fn");
+}
+
+void pk_enc_on_def(struct pk_enc *e, pk_def_fn *fn, void *arg)
+{
+	e->def = fn;
+	e->def_arg = arg;
+}
+
 size_t pk_enc_raw(const struct pk_enc *e)
 {
 	return e->raw;
@@ -279,6 +297,7 @@ static struct eplan *enc_plan_make(struct pk_enc *e, const struct ev_type *t)
 		pl->f[i].last = 0;
 	}
 	pl->f[t->nfields].op = EO_END;
+	pl->def = e->def && pk_is_def(t);
 	pl->gen = e->gen;
 	return pl;
 }
@@ -435,9 +454,11 @@ PK_POPCNT static int enc_events(struct pk_enc *e, const uint8_t *d, size_t len, 
 		uint64_t prev = ts, g = 0;
 		uint32_t id = 0, *aux = NULL;
 		int hl = ev_header(d, len, off, &id, &ts);
+		struct eplan *pl;
 
 		q = d + off + hl;
-		f = enc_plan(e, id)->f;
+		pl = enc_plan(e, id);
+		f = pl->f;
 		put_uv(evid, (uint64_t)id << 1 | (hl == 13));
 		put_uv(e->plan[id].ts, hl == 13 ? zig((int64_t)(ts - prev)) : ts - prev);
 		events++;
@@ -495,6 +516,10 @@ code:
 			}
 			break;
 		}
+		if (__builtin_expect(pl->def, 0) &&
+		    (ret = e->def(e->def_arg, id, d + off + hl,
+				  (size_t)(q - d) - off - (size_t)hl)))
+			return ret;
 		off = (size_t)(q - d);
 	}
 	e->events += events;

@@ -11,6 +11,7 @@
 #ifndef RIP_RECORD_PACKW_H
 #define RIP_RECORD_PACKW_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -36,6 +37,17 @@ int pk_enc_add(struct pk_enc *e, const uint8_t *pkt, size_t len);
  * header there, and the closed one is written).  -EINVAL when len is less.
  */
 int pk_enc_add_hdr(struct pk_enc *e, const struct rip_packet *hdr, const uint8_t *pkt, size_t len);
+
+/*
+ * Definitions, as a packet's events are coded: fn(arg, type id, payload,
+ * bytes) for each event of rip:bt or rip:fn (pk_is_def) in a packet coded
+ * (one stored raw, not valid, is not looked at).  Set before the first
+ * packet is added; a non-zero return fails the packet (the block is lost).
+ */
+typedef int pk_def_fn(void *arg, uint32_t type, const uint8_t *payload, size_t len);
+void pk_enc_on_def(struct pk_enc *e, pk_def_fn *fn, void *arg);
+/* Is t a definition: rip:bt {U32 id, HEX64_ARRAY frames} or rip:fn {U32 id, HEX64 addr}. */
+bool pk_is_def(const struct ev_type *t);
 
 /* Bytes and packets added since the last block was taken. */
 size_t pk_enc_raw(const struct pk_enc *e);

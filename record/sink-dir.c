@@ -7,6 +7,7 @@
  * process.  Its failure is the recording's: it is not optional.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -193,9 +194,19 @@ static int rec_dir_end(struct rec_sink *s, struct trace_info *info, bool ok, cha
 	struct rec_dir *d = (struct rec_dir *)s;
 	struct trace_w *w = d->w;
 	char ignore[RR_ERR_MAX];
+	uint64_t n, mem, gone;
 	int ret;
 
 	d->w = NULL;
+	trace_w_defs(w, &n, &mem, &gone);
+	if (gone && s->rec->warn) {
+		snprintf(ignore, sizeof(ignore),
+			 "%" PRIu64 " stacks or function ids met past the %" PRIu64
+			 " kept (%" PRIu64 " bytes) are not copied into the chunks after theirs: "
+			 "those read without it do not name them",
+			 gone, n, mem);
+		s->rec->warn(ignore, s->rec->warn_arg);
+	}
 	if (s->rec->nosync)
 		trace_w_nosync(w);
 	if (!ok) {
@@ -237,6 +248,9 @@ int rec_open_trace(struct rec *r, const char *dir, char *err, size_t errlen)
 	r->store.types = r->types;
 	r->store.info = rec_info_now; /* each chunk closed carries the index as it is then */
 	r->store.info_arg = r;
+	/* past the rings' streams and the samples' (rec_samples_end: nrings at most) */
+	r->store.defs = r->nrings + 1 < TRACE_MAX_STREAMS;
+	r->store.defs_stream = r->nrings + 1;
 	ret = trace_w_open(dir, &r->store, &d->w, err, errlen);
 	if (ret) {
 		free(d);

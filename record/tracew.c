@@ -52,6 +52,11 @@
 #define TW_BLOCK (4u << 20)	  /* packet bytes in a block: its best size (doc/design.md) */
 #define TW_BLOCK_NS 1000000000ll /* and the oldest packet a block holds before it is written */
 #define TW_CHUNK_MIN (1u << 20)	  /* the smallest chunk --max-size makes */
+#define TW_DEFS_MAX (64u << 20)	  /* bytes of definitions kept for the chunks to come */
+#define TW_DEFS_PKT (256u << 10)  /* bytes of a packet of copied definitions, about */
+#define TW_DEFS_SLOTS (1u << 20) /* and the table: 786,432 definitions, 24 MiB at most */
+#define TW_DEF_MAX 4096u	  /* the largest kept: rip:bt of RIP_BT_MAX_DEPTH is 520 */
+#define TW_EV_EXT 13u		  /* the extended event header: id byte, u32 type, u64 time */
 
 static int tr_write_all(int fd, const void *buf, size_t len)
 {
@@ -72,6 +77,33 @@ static int tr_write_all(int fd, const void *buf, size_t len)
 
 struct tw_chunk {
 	uint64_t bytes, packets, events;
+};
+
+/* A definition kept (tw_def): key (type + 1) << 32 | id, 0 empty; its payload in defs.buf. */
+struct tw_def {
+	uint64_t key;
+	uint64_t off;
+	uint32_t len, type;
+};
+
+/*
+ * The definitions met so far (rip:bt, rip:fn: pk_is_def), one per type and
+ * id, the last met: each chunk but the first begins with a copy of them
+ * (tw_defs_put), so that a chunk read alone, or the chunks left after
+ * --max-size dropped older ones, name every stack and function their
+ * events use.  Bounded by TW_DEFS_MAX bytes of payload and TW_DEFS_SLOTS
+ * slots of the table; past them new definitions are not kept (gone counts
+ * them).
+ */
+struct tw_defs {
+	struct tw_def *tab;
+	uint32_t mask, n; /* slots - 1 (0: no table yet), definitions */
+	uint8_t *buf;	  /* payloads back to back (a replaced one stays, counted in buf's bytes) */
+	size_t len, cap;
+	uint64_t gone; /* definitions not kept: past the bounds */
+	uint64_t seq;  /* packets of copies written: their sequence numbers */
+	uint64_t ts;   /* the time of the last copies (they never go back) */
+	bool coding;   /* the copies are being coded: tw_def does not look */
 };
 
 struct trace_w {
@@ -101,12 +133,79 @@ struct trace_w {
 	uint64_t tail_est;	 /* the bytes a chunk keeps for its tail (0: not known yet) */
 	struct trace_info *live; /* opts.info's, at the last chunk's close */
 	bool live_indexed;	 /* a .rip-index counts the chunks closed: trace_w_abort keeps them */
+	struct tw_defs defs;	 /* packed, with chunks and opts.defs: what each chunk copies */
 };
 
 /* What chunk c (chunk0 <= c < store.nchunks) holds. */
 static struct tw_chunk *tw_ch(struct trace_w *w, uint32_t c)
 {
 	return &w->chunks[c - w->chunk0];
+}
+
+/* The slot of key in the table (mask + 1 slots, never full): its own, or the empty one it would take. */
+static struct tw_def *tw_def_slot(struct tw_def *tab, uint32_t mask, uint64_t key)
+{
+	uint32_t h = (uint32_t)((key * 0x9e3779b97f4a7c15ull) >> 32) & mask;
+
+	while (tab[h].key && tab[h].key != key)
+		h = (h + 1) & mask;
+	return &tab[h];
+}
+
+/* The table twice as big (1024 slots first).  0, or -ENOMEM past TW_DEFS_SLOTS or out of memory. */
+static int tw_defs_grow(struct tw_defs *d)
+{
+	uint32_t m = d->mask ? d->mask * 2 + 1 : 1023;
+	struct tw_def *t;
+
+	if (m >= TW_DEFS_SLOTS || !(t = calloc((size_t)m + 1, sizeof(*t))))
+		return -ENOMEM;
+	for (uint32_t i = 0; d->mask && i <= d->mask; i++)
+		if (d->tab[i].key)
+			*tw_def_slot(t, m, d->tab[i].key) = d->tab[i];
+	free(d->tab);
+	d->tab = t;
+	d->mask = m;
+	return 0;
+}
+
+/* Keep a definition met in a packet (pk_def_fn): new, or not the same as the one kept. */
+static int tw_def(void *arg, uint32_t type, const uint8_t *p, size_t len)
+{
+	struct trace_w *w = arg;
+	struct tw_defs *d = &w->defs;
+	struct tw_def *e = NULL;
+	uint32_t id;
+	uint64_t key;
+
+	if (d->coding || len < 4)
+		return 0;
+	memcpy(&id, p, 4);
+	key = (uint64_t)(type + 1) << 32 | id;
+	if (d->mask)
+		e = tw_def_slot(d->tab, d->mask, key);
+	if (e && e->key && e->len == len && !memcmp(d->buf + e->off, p, len))
+		return 0; /* the same again (an id interned twice, a copy read back) */
+	/* a new one when the table is three quarters full: twice as big first */
+	if ((!e || !e->key) && (d->n + 1) * 4 > (d->mask + 1) * 3) {
+		if (tw_defs_grow(d)) {
+			d->gone++;
+			return 0;
+		}
+		e = tw_def_slot(d->tab, d->mask, key);
+	}
+	/* not one librip writes (never a packet too big for a block), or past the bound */
+	if (len > TW_DEF_MAX || d->len + len > TW_DEFS_MAX ||
+	    RIP_GROW(d->buf, d->cap, d->len + len, 65536)) {
+		d->gone++;
+		return 0; /* that the chunks after this one miss it is all it costs */
+	}
+	memcpy(d->buf + d->len, p, len);
+	if (!e->key)
+		d->n++;
+	*e = (struct tw_def){ .key = key, .off = d->len, .len = (uint32_t)len, .type = type };
+	d->len += len;
+	return 0;
 }
 
 static int tr_create(const char *dir, const char *name, mode_t mode, char *err, size_t errlen)
@@ -164,6 +263,9 @@ int trace_w_open(const char *dir, const struct trace_w_opts *opts, struct trace_
 			rmdir(dir);
 			return rr_fail(err, errlen, ret, "out of memory");
 		}
+		if (w->o.defs && w->o.defs_stream < TRACE_MAX_STREAMS &&
+		    (w->o.chunk_bytes || w->o.rotate_ns))
+			pk_enc_on_def(w->enc, tw_def, w);
 	}
 	*out = w;
 	return 0;
@@ -531,13 +633,140 @@ static int tw_open_chunk(struct trace_w *w, char *err, size_t errlen)
 	return 0;
 }
 
-/* Write the block being packed into the chunk, after its record header and streams. */
-static int tw_flush(struct trace_w *w, char *err, size_t errlen)
+/*
+ * A block taken (blk, len bytes, its header ph) into the chunk open, after
+ * its record header and the stream of each of its packets (w->bst).
+ */
+static int tw_record(struct trace_w *w, const uint8_t *blk, size_t len, const struct pk_hdr *ph,
+		     char *err, size_t errlen)
 {
 	struct trace_rec_hdr rh;
 	struct tw_chunk *c;
+	int ret;
+
+	memcpy(rh.magic, TRACE_REC_MAGIC, sizeof(rh.magic));
+	rh.npackets = (uint32_t)w->nbst;
+	rh.size = len;
+	rh.raw = ph->raw;
+	rh.events = ph->events;
+	ret = tr_write_all(w->cfd, &rh, sizeof(rh));
+	if (!ret)
+		ret = tr_write_all(w->cfd, w->bst, w->nbst * sizeof(*w->bst));
+	if (!ret)
+		ret = tr_write_all(w->cfd, blk, len);
+	if (ret) {
+		char path[PATH_MAX];
+
+		tw_chunk_path(w, w->store.nchunks - 1, path, sizeof(path));
+		return rr_fail(err, errlen, ret, "%s: %s", path, strerror(-ret));
+	}
+	c = tw_ch(w, w->store.nchunks - 1);
+	len += sizeof(rh) + w->nbst * sizeof(*w->bst);
+	c->bytes += len;
+	c->packets += w->nbst;
+	c->events += ph->events;
+	w->bytes += len;
+	w->nbst = 0;
+	return 0;
+}
+
+/* Take the block of copies being coded and write it (tw_defs_put). */
+static int tw_defs_take(struct trace_w *w, char *err, size_t errlen)
+{
+	const uint8_t *blk;
+	struct pk_hdr ph;
+	size_t len;
+	int ret = pk_enc_take(w->enc, &blk, &len, err, errlen);
+
+	if (ret)
+		return ret;
+	memcpy(&ph, blk, sizeof(ph));
+	w->events += ph.events;
+	return tw_record(w, blk, len, &ph, err, errlen);
+}
+
+/*
+ * The copies of every definition kept, at the head of the chunk just begun
+ * (before any block of it is read, none of its events uses one it lacks):
+ * events of their own types in packets of stream opts.defs_stream, timed
+ * ts (just before the first block's earliest packet; never before the last
+ * copies), in blocks of their own.  Nothing is staged in the coder (tw_flush took it).
+ */
+static int tw_defs_put(struct trace_w *w, uint64_t ts, char *err, size_t errlen)
+{
+	struct tw_defs *d = &w->defs;
+	struct rip_packet h;
+	uint8_t *pkt = NULL;
+	size_t cap = 0, len = sizeof(struct rip_packet);
+	uint32_t events = 0, done = 0;
+	int ret = 0;
+
+	if (ts < d->ts)
+		ts = d->ts;
+	d->ts = ts;
+	d->coding = true;
+	for (uint32_t i = 0; i <= d->mask && !ret; i++) {
+		const struct tw_def *e = &d->tab[i];
+
+		if (e->key) {
+			if (RIP_GROW(pkt, cap, len + TW_EV_EXT + e->len, TW_DEFS_PKT + 4096)) {
+				ret = rr_fail(err, errlen, -ENOMEM, "out of memory");
+				break;
+			}
+			pkt[len] = RIP_EVENT_ID_EXTENDED;
+			memcpy(pkt + len + 1, &e->type, 4);
+			memcpy(pkt + len + 5, &ts, 8);
+			memcpy(pkt + len + TW_EV_EXT, d->buf + e->off, e->len);
+			len += TW_EV_EXT + e->len;
+			events++;
+			done++;
+		}
+		if (!events || (len < TW_DEFS_PKT && done < d->n))
+			continue;
+		/* a packet full, or the last: into the block, which is taken when full */
+		h = (struct rip_packet){ .magic = RIP_CTF_MAGIC,
+					 .stream_instance_id = w->o.defs_stream,
+					 .timestamp_begin = ts,
+					 .timestamp_end = ts,
+					 .content_size = (uint64_t)len * 8,
+					 .packet_size = (uint64_t)len * 8,
+					 .packet_seq_num = d->seq,
+					 .events = events };
+		memcpy(pkt, &h, sizeof(h));
+		if (w->nbst && pk_enc_raw(w->enc) + len > TW_BLOCK &&
+		    (ret = tw_defs_take(w, err, errlen)))
+			break;
+		if (RIP_GROW(w->bst, w->bstcap, w->nbst + 1, 256)) {
+			ret = rr_fail(err, errlen, -ENOMEM, "out of memory");
+			break;
+		}
+		ret = pk_enc_add(w->enc, pkt, len);
+		if (ret) {
+			rr_fail(err, errlen, ret, "%s: packing the definitions: %s", w->dir,
+				strerror(-ret));
+			break;
+		}
+		w->bst[w->nbst++] = w->o.defs_stream;
+		d->seq++;
+		len = sizeof(struct rip_packet);
+		events = 0;
+	}
+	if (!ret && w->nbst)
+		ret = tw_defs_take(w, err, errlen);
+	d->coding = false;
+	free(pkt);
+	if (!ret && w->o.defs_stream >= w->nstreams)
+		w->nstreams = w->o.defs_stream + 1;
+	return ret;
+}
+
+/* Write the block being packed into the chunk, after its record header and streams. */
+static int tw_flush(struct trace_w *w, char *err, size_t errlen)
+{
+	struct tw_chunk *c;
 	struct pk_hdr ph;
 	const uint8_t *blk;
+	bool fresh = false;
 	size_t len;
 	int ret;
 
@@ -555,37 +784,27 @@ static int tw_flush(struct trace_w *w, char *err, size_t errlen)
 	 */
 	if (w->cfd >= 0 && w->o.chunk_bytes &&
 	    tw_ch(w, w->store.nchunks - 1)->bytes > sizeof(struct trace_chunk_hdr) &&
-	    tw_ch(w, w->store.nchunks - 1)->bytes + sizeof(rh) + w->nbst * sizeof(*w->bst) + len +
-			    w->tail_est >
+	    tw_ch(w, w->store.nchunks - 1)->bytes + sizeof(struct trace_rec_hdr) +
+			    w->nbst * sizeof(*w->bst) + len + w->tail_est >
 		    w->o.chunk_bytes &&
 	    (ret = tw_close_chunk(w, NULL, err, errlen)))
 		return ret;
-	if (w->cfd < 0 && (ret = tw_open_chunk(w, err, errlen)))
-		return ret;
-	memcpy(rh.magic, TRACE_REC_MAGIC, sizeof(rh.magic));
-	rh.npackets = (uint32_t)w->nbst;
-	rh.size = len;
-	rh.raw = ph.raw;
-	rh.events = ph.events;
-	ret = tr_write_all(w->cfd, &rh, sizeof(rh));
-	if (!ret)
-		ret = tr_write_all(w->cfd, w->bst, w->nbst * sizeof(*w->bst));
-	if (!ret)
-		ret = tr_write_all(w->cfd, blk, len);
-	if (ret) {
-		char path[PATH_MAX];
-
-		tw_chunk_path(w, w->store.nchunks - 1, path, sizeof(path));
-		return rr_fail(err, errlen, ret, "%s: %s", path, strerror(-ret));
+	if (w->cfd < 0) {
+		ret = tw_open_chunk(w, err, errlen);
+		if (ret)
+			return ret;
+		fresh = true;
 	}
-	c = tw_ch(w, w->store.nchunks - 1);
-	len += sizeof(rh) + w->nbst * sizeof(*w->bst);
-	c->bytes += len;
-	c->packets += w->nbst;
-	c->events += ph.events;
-	w->bytes += len;
-	w->nbst = 0;
+	ret = tw_record(w, blk, len, &ph, err, errlen);
+	if (ret)
+		return ret;
 	w->staged_events = 0;
+	/* the block is written: the coder is free for the copies */
+	/* a tick before the block's first: the merge puts them first even at equal times */
+	if (fresh && w->store.nchunks > 1 && w->defs.n &&
+	    (ret = tw_defs_put(w, ph.ts_min ? ph.ts_min - 1 : 0, err, errlen)))
+		return ret;
+	c = tw_ch(w, w->store.nchunks - 1);
 	if (w->o.chunk_bytes && c->bytes + w->tail_est >= w->o.chunk_bytes)
 		return tw_close_chunk(w, NULL, err, errlen);
 	return 0;
@@ -627,6 +846,15 @@ int trace_w_pass(struct trace_w *w, char *err, size_t errlen)
 	if (!w->nbst || now - w->block_t0 < TW_BLOCK_NS)
 		return 0;
 	return tw_flush(w, err, errlen);
+}
+
+void trace_w_defs(const struct trace_w *w, uint64_t *n, uint64_t *mem, uint64_t *gone)
+{
+	const struct tw_defs *d = &w->defs;
+
+	*n = d->n;
+	*mem = d->cap + (d->mask ? ((uint64_t)d->mask + 1) * sizeof(*d->tab) : 0);
+	*gone = d->gone;
 }
 
 uint64_t trace_w_bytes(const struct trace_w *w)
@@ -707,6 +935,8 @@ static void tw_free(struct trace_w *w)
 	tw_reap(w, true);
 	free(w->kids);
 	pk_enc_free(w->enc);
+	free(w->defs.tab);
+	free(w->defs.buf);
 	free(w->bst);
 	free(w->chunks);
 	free(w->fds);

@@ -44,6 +44,14 @@ struct trace_w_opts {
 	 */
 	int (*info)(void *arg, struct trace_info *info, char *err, size_t errlen);
 	void *info_arg;
+	/*
+	 * packed, with chunks (chunk_bytes or rotate_ns): keep the definitions
+	 * the packets carry (rip:bt, rip:fn) and copy them at the head of each
+	 * chunk but the first, in packets of stream defs_stream (one no ring
+	 * uses), so that every chunk names what its events refer to.
+	 */
+	bool defs;
+	uint32_t defs_stream;
 };
 
 /*
@@ -61,6 +69,11 @@ int trace_w_packet(struct trace_w *w, const struct ev_packet *p, char *err, size
  * on_rotate that are done.  0 or -errno.
  */
 int trace_w_pass(struct trace_w *w, char *err, size_t errlen);
+/*
+ * The definitions kept for the chunks' copies (opts.defs): how many, the
+ * memory they take, and how many were not kept (past the bound, 64 MiB).
+ */
+void trace_w_defs(const struct trace_w *w, uint64_t *n, uint64_t *mem, uint64_t *gone);
 /* Bytes the trace's files hold now (packed: chunks kept; CTF: stream files). */
 uint64_t trace_w_bytes(const struct trace_w *w);
 /*
