@@ -30,21 +30,7 @@ __attribute__((noinline)) static void leak_at(int i)
 	keep[i] = malloc(4000);
 }
 
-static void *pool[4096];
-
-/* n blocks of random sizes, each freed later, in random order: chunks fill up */
-__attribute__((noinline)) static void churn(int n)
-{
-	unsigned long x = 88172645463325252ul;
-
-	for (int i = 0; i < n; i++) {
-		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-		free(pool[x % 4096]);
-		pool[x % 4096] = malloc(16 + (x >> 20) % 3000);
-	}
-	for (int i = 0; i < 4096; i++)
-		free(pool[i]);
-}
+#include "churn.h"
 
 int main(void)
 {
@@ -57,7 +43,7 @@ int main(void)
 	return 0;
 }
 C
-"$CC" -O0 -g -fno-omit-frame-pointer -o "$TEST_TMP/p" "$TEST_TMP/p.c" ||
+"$CC" -O0 -g -fno-omit-frame-pointer -Itests/data -o "$TEST_TMP/p" "$TEST_TMP/p.c" ||
 	die "cannot build the test program"
 cd "$TEST_TMP" || die "no TEST_TMP"
 "$RIP" run --mem -q --chunk-size=1M -o T -- ./p >run.out 2>run.err || fail "rip run: $(cat run.err)"
