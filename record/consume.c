@@ -198,7 +198,7 @@ static int rec_open(struct rec *r, const char *path, bool consume, char *err, si
 	r->types = rec_zalloc(1, sizeof(*r->types));
 	r->bad = rec_zalloc(r->nrings, sizeof(*r->bad));
 	r->discarded0 = rec_zalloc(r->nrings, sizeof(*r->discarded0));
-	/* one more: the stream of the CPU samples may come after every ring's */
+	/* one more: the stream of the CPU samples, after every ring's (nrings) */
 	r->pc = rec_zalloc(r->nrings + 1, sizeof(*r->pc));
 	if (!r->types || !r->bad || !r->discarded0 || !r->pc) {
 		snprintf(err, errlen, "out of memory");
@@ -556,14 +556,48 @@ static int rec_beacon(struct rec *r, uint32_t i, uint64_t ts, char *err, size_t 
 }
 
 /*
+ * A packet of CPU samples, into the trace at once as stream nrings: its
+ * sequence number follows the stream's last packet (a consumer we took over
+ * from may have written some).  What the sampler lost is known at the end
+ * only (smp_lost counts the samples stored since the last pass too): the
+ * stream's last packet carries it (rec_samples_end), the others the count
+ * of the packet before (CTF's events_discarded is cumulative).  The
+ * sample type is declared before the first (relayd's metadata comes before
+ * the packets that use it): counted, for the sink declares types while it
+ * has seen fewer than there are.
+ */
+static int rec_smp_packet(const struct rip_packet *hdr0, const uint8_t *body, size_t blen,
+			  void *arg, char *err, size_t errlen)
+{
+	struct rec *r = arg;
+	struct rec_piece *pc = &r->pc[r->nrings];
+	struct rip_packet hdr = *hdr0;
+	int ret;
+
+	static const struct rec_src own;
+
+	if (!r->types->t[TRACE_SAMPLE_ID].valid) {
+		r->types->count++;
+		trace_sample_type(&r->types->t[TRACE_SAMPLE_ID]);
+	}
+	hdr.stream_instance_id = r->nrings;
+	hdr.packet_seq_num = pc->any ? pc->last.packet_seq_num + 1 : 0;
+	hdr.events_discarded = pc->any ? pc->last.events_discarded : 0;
+	ret = rec_emit(r, r->nrings, &own, &hdr, body, blen);
+	if (ret)
+		snprintf(err, errlen, "%s", r->cb_err);
+	return ret;
+}
+
+/*
  * The CPU samples' pass when one is due (always with final): the collector
- * is made once the file says the sampler started.  An error that only
- * costs the samples stops taking them (smp_err says why); -EIO (the file
- * shrank) is returned.
+ * is made once the file says the sampler started, and the packets go into
+ * the trace as they are made (rec_smp_packet).  An error that only costs
+ * the samples stops taking them (smp_err says why); -EIO (the file shrank)
+ * and the sinks' errors are returned.
  */
 static int rec_samples(struct rec *r, bool final, char *err, size_t errlen)
 {
-	const char *tmp = getenv("TMPDIR"), *dir = r->dir[0] ? r->dir : tmp && *tmp ? tmp : "/tmp";
 	char why[RR_ERR_MAX];
 	uint32_t hz;
 	int ret;
@@ -574,17 +608,24 @@ static int rec_samples(struct rec *r, bool final, char *err, size_t errlen)
 		if (rr_live_u32(&r->f, offsetof(struct rip_file_hdr, sample_hz), &hz, why,
 				sizeof(why)) || !hz)
 			return 0;
+		/* the stream after every ring's (rec_open: pc has one more) */
+		if (r->nrings >= TRACE_MAX_STREAMS) {
+			snprintf(r->smp_err, sizeof(r->smp_err),
+				 "no stream left for the CPU samples (%u rings)", r->nrings);
+			r->smp_off = true;
+			return 0;
+		}
 		ret = rr_live_hdr(&r->f, &r->f.hdr, why, sizeof(why));
 		if (!ret)
-			ret = smp_new(&r->f, dir, &r->smp, why, sizeof(why));
+			ret = smp_new(&r->f, &r->smp, why, sizeof(why));
 		if (ret) {
 			snprintf(r->smp_err, sizeof(r->smp_err), "%s", why);
 			r->smp_off = true;
 			return 0;
 		}
 	}
-	ret = smp_poll(r->smp, final, why, sizeof(why));
-	if (ret == -EIO) {
+	ret = smp_poll(r->smp, final, rec_smp_packet, r, why, sizeof(why));
+	if (ret == -EIO || (ret < 0 && r->cb_failed)) {
 		snprintf(err, errlen, "%s", why);
 		return ret;
 	}
@@ -713,6 +754,12 @@ int rec_tick(struct rec *r, uint64_t margin_ns, char *err, size_t errlen)
 				return ret;
 		}
 	}
+	/* the samples' stream: its next packets are timed at a pass to come */
+	if (r->pc[r->nrings].any && now > margin) {
+		ret = rec_beacon(r, r->nrings, now - margin, err, errlen);
+		if (ret)
+			return ret;
+	}
 	ret = rec_sinks_pass(r, err, errlen);
 	if (ret)
 		return ret;
@@ -729,20 +776,14 @@ int rec_pass(struct rec *r, int64_t live_ns, int64_t *next_tick, char *err, size
 	return rec_tick(r, live_ns / 2 < 20000000 ? (uint64_t)live_ns / 2 : 20000000, err, errlen);
 }
 
-static int rec_smp_packet(uint32_t stream, const struct rip_packet *hdr, const uint8_t *body,
-			  size_t blen, void *arg)
-{
-	struct rec *r = arg;
-
-	static const struct rec_src own;
-
-	return rec_emit(r, stream, &own, hdr, body, blen);
-}
-
-/* The last pass over the samples, and every sample, as the stream after the rings'. */
+/*
+ * The last pass over the samples; what the sampler lost since the last
+ * packet, in one more packet, empty, at its end.
+ */
 static int rec_samples_end(struct rec *r, char *err, size_t errlen)
 {
-	uint32_t stream = r->nstreams;
+	struct rec_piece *pc = &r->pc[r->nrings];
+	struct rip_packet hdr;
 	int ret;
 
 	ret = rec_samples(r, true, err, errlen);
@@ -750,25 +791,17 @@ static int rec_samples_end(struct rec *r, char *err, size_t errlen)
 		return ret;
 	r->st.samples = smp_taken(r->smp);
 	r->st.samples_lost = smp_lost(r->smp);
-	if (!r->st.samples)
-		return 0;
-	if (stream >= TRACE_MAX_STREAMS || stream > r->nrings) {
-		snprintf(r->smp_err, sizeof(r->smp_err),
-			 "no stream left for the CPU samples (%u streams)", stream);
-		r->st.samples_lost += r->st.samples;
-		r->st.samples = 0;
-		return 0;
-	}
-	/*
-	 * The type, for relayd's metadata (declared before the first packet):
-	 * counted, for the sink declares types while it has seen fewer than
-	 * there are.
-	 */
-	if (!r->types->t[TRACE_SAMPLE_ID].valid)
-		r->types->count++;
-	trace_sample_type(&r->types->t[TRACE_SAMPLE_ID]);
-	ret = smp_emit(r->smp, stream, r->st.samples_lost, rec_smp_packet, r, err, errlen);
-	if (ret && r->cb_failed)
+	if (!pc->any || pc->last.events_discarded >= r->st.samples_lost)
+		return 0; /* none written (the run's summary alone counts them), or counted */
+	hdr = pc->last;
+	hdr.packet_seq_num++;
+	hdr.events = 0;
+	hdr.events_discarded = r->st.samples_lost;
+	hdr.timestamp_begin = hdr.timestamp_end;
+	static const struct rec_src own;
+
+	ret = rec_emit(r, r->nrings, &own, &hdr, (const uint8_t *)&pc->last + sizeof(hdr), 0);
+	if (ret)
 		snprintf(err, errlen, "%s", r->cb_err);
 	return ret;
 }
@@ -780,7 +813,7 @@ static int rec_samples_info(struct rec *r, struct trace_info *info, char *err, s
 	struct trace_name *names;
 	size_t n;
 
-	if (!r->smp || !r->st.samples)
+	if (!r->smp || !smp_taken(r->smp))
 		return 0;
 	if (!info->types.t[TRACE_SAMPLE_ID].valid)
 		info->types.count++;
@@ -824,9 +857,10 @@ static int rec_lost(struct rec *r, uint64_t lost, char *err, size_t errlen)
 	uint32_t i = 0;
 	int ret;
 
-	while (i < r->nstreams && !r->pc[i].any)
+	/* a ring's stream: the samples' (nrings) counts the samples' losses only */
+	while (i < r->nstreams && i < r->nrings && !r->pc[i].any)
 		i++;
-	if (!lost || i == r->nstreams)
+	if (!lost || i == r->nstreams || i >= r->nrings)
 		return 0; /* nothing lost, or no stream to carry it: the index alone counts it */
 	/* the stream's next packet, empty, at the time its last one ended */
 	hdr = r->pc[i].last;

@@ -14,9 +14,10 @@
  *	rec_finish(&r, err, len);		  drain, metadata, index
  *	rec_close(&r);				  detach, free
  *
- * CPU samples (rip run --sample) are taken out of the snap rings as they
- * come (record/samples.h) and written, at the end, as a stream of their own
- * after the rings'.
+ * CPU samples (rip run --sample) are taken out of the sample rings as they
+ * come (record/samples.h) and written at once, as a stream of their own
+ * that no ring uses (nrings): each chunk of the trace holds those taken
+ * while it was written.
  *
  * The packets go to sinks (record/sink.h), fed in the order they were
  * added: the local trace (rec_open_trace) and lttng-relayd too, or only
@@ -114,13 +115,17 @@ struct rec {
 	bool attached, finished, cb_failed;
 	struct rec_stats st;
 	char cb_err[RR_ERR_MAX];
-	struct rec_piece *pc; /* per ring */
+	struct rec_piece *pc; /* per ring, then the CPU samples' stream (nrings) */
 	uint32_t nrings;      /* the per-ring arrays' length */
 	uint32_t nstreams;    /* highest ring written + 1 */
 	struct rec_sink *sinks; /* where the packets go, in the order added (record/sink.h) */
 	int64_t pair_ns; /* when the last calibration pair was added (rr_clock_pair) */
 	bool nosync;	      /* rec_defer_sync: the caller syncs the file system */
-	struct smp *smp;      /* the CPU samples being taken (record/samples.h), NULL: none yet */
+	/*
+	 * The CPU samples being taken (record/samples.h), NULL: none yet;
+	 * written as they are taken, as stream nrings (one no ring uses).
+	 */
+	struct smp *smp;
 	bool smp_off;	      /* not to be taken (smp_err says why, if it is an error) */
 	char smp_err[RR_ERR_MAX];
 	/*

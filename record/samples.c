@@ -18,16 +18,16 @@
  * a thread on a CPU all the time fills it in (entries / depth) / rate
  * seconds; a pass comes every half of that, between 2 and 200 ms.
  *
+ * Each packet goes to the consumer as it is made (smp_packet_cb), from one
+ * buffer: nothing is kept but the packet being made.
+ *
  * The per-slot arrays are anonymous mappings: zero pages until the slots
  * are used, however many the file has (4M at most).
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <unistd.h>
 
 #include <rip/resource.h>
 #include <internal/grow.h>
@@ -40,7 +40,6 @@
 
 struct smp {
 	struct rr_file *f;
-	int fd;		 /* the packets, waiting */
 	uint32_t nslots; /* slot_count */
 	uint64_t *seen;	 /* per slot: gen << 32 | sample sequence read up to */
 	uint64_t *now;	 /* per slot: the marks of this pass */
@@ -67,25 +66,7 @@ static void smp_zfree(void *p, size_t n, size_t size)
 		munmap(p, (n ? n : 1) * size);
 }
 
-/* A file for the packets, in dir: unnamed if we can, else named, then unlinked. */
-static int smp_tmpfile(const char *dir, char *err, size_t errlen)
-{
-	char path[PATH_MAX];
-	int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-
-	if (fd >= 0)
-		return fd;
-	if (snprintf(path, sizeof(path), "%s/.rip-samples.XXXXXX", dir) >= (int)sizeof(path))
-		return rr_fail(err, errlen, -ENAMETOOLONG, "%s: path too long", dir);
-	fd = mkostemp(path, O_CLOEXEC);
-	if (fd < 0)
-		return rr_fail(err, errlen, -errno, "%s: cannot make a temporary file: %s", dir,
-			       strerror(errno));
-	unlink(path);
-	return fd;
-}
-
-int smp_new(struct rr_file *f, const char *tmpdir, struct smp **out, char *err, size_t errlen)
+int smp_new(struct rr_file *f, struct smp **out, char *err, size_t errlen)
 {
 	struct smp *s = calloc(1, sizeof(*s));
 	uint32_t hz = f->hdr.sample_hz, depth = f->hdr.sample_depth;
@@ -95,7 +76,6 @@ int smp_new(struct rr_file *f, const char *tmpdir, struct smp **out, char *err, 
 	if (!s)
 		return rr_fail(err, errlen, -ENOMEM, "out of memory");
 	s->f = f;
-	s->fd = -1;
 	s->nslots = f->hdr.slot_count;
 	s->seen = smp_zalloc(s->nslots, sizeof(*s->seen));
 	s->now = smp_zalloc(s->nslots, sizeof(*s->now));
@@ -104,10 +84,6 @@ int smp_new(struct rr_file *f, const char *tmpdir, struct smp **out, char *err, 
 		ret = rr_fail(err, errlen, -ENOMEM, "out of memory");
 		goto err_free;
 	}
-	ret = smp_tmpfile(tmpdir, err, errlen);
-	if (ret < 0)
-		goto err_free;
-	s->fd = ret;
 	/* live, these two are what the sampler wrote at its start (rr_live_hdr by the caller) */
 	if (!hz)
 		hz = 100;
@@ -154,10 +130,10 @@ static int smp_name(struct smp *s, const struct rr_slot *d)
 
 /*
  * The whole samples of slot d written at positions from on, as one packet
- * timed ts into the temporary file.  The samples taken, or -errno.
+ * timed ts, to cb.  The samples taken, or -errno.
  */
-static int smp_slot(struct smp *s, const struct rr_slot *d, uint32_t from, uint64_t ts, char *err,
-		    size_t errlen)
+static int smp_slot(struct smp *s, const struct rr_slot *d, uint32_t from, uint64_t ts,
+		    smp_packet_cb cb, void *arg, char *err, size_t errlen)
 {
 	struct rip_packet h;
 	uint32_t events = 0;
@@ -202,26 +178,17 @@ static int smp_slot(struct smp *s, const struct rr_slot *d, uint32_t from, uint6
 	h.coro = d->kind == RIP_KIND_CORO ? d->index + 1 : 0;
 	h.events = events;
 	memcpy(s->buf, &h, sizeof(h));
-	for (size_t off = 0; off < len;) {
-		ssize_t w = write(s->fd, s->buf + off, len - off);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return rr_fail(err, errlen, w < 0 ? -errno : -ENOSPC,
-				       "cannot keep the CPU samples: %s",
-				       strerror(w < 0 ? errno : ENOSPC));
-		off += (size_t)w;
-	}
 	ret = smp_name(s, d);
 	if (ret)
 		return rr_fail(err, errlen, ret, "out of memory");
+	/* counted first: the lost count the consumer reads in cb leaves them out */
 	s->packets++;
 	s->taken += events;
-	return (int)events;
+	ret = cb(&h, s->buf + sizeof(h), len - sizeof(h), arg, err, errlen);
+	return ret ? ret : (int)events;
 }
 
-int smp_poll(struct smp *s, bool final, char *err, size_t errlen)
+int smp_poll(struct smp *s, bool final, smp_packet_cb cb, void *arg, char *err, size_t errlen)
 {
 	int64_t now = rr_mono_ns();
 	uint32_t fresh;
@@ -259,7 +226,7 @@ int smp_poll(struct smp *s, bool final, char *err, size_t errlen)
 		s->seen[i] = (uint64_t)d.gen << 32 | d.samp_seq;
 		if (!d.nsamp)
 			continue;
-		ret = smp_slot(s, &d, from, ts, err, errlen);
+		ret = smp_slot(s, &d, from, ts, cb, arg, err, errlen);
 		if (ret < 0)
 			return ret;
 		taken += ret;
@@ -288,63 +255,10 @@ void smp_names(const struct smp *s, const struct trace_name **v, size_t *n)
 	*n = s->nnames;
 }
 
-/* Read exactly len bytes from fd: 0, or -errno (-EIO at an early end). */
-static int smp_read(int fd, void *buf, size_t len)
-{
-	uint8_t *p = buf;
-
-	while (len) {
-		ssize_t r = read(fd, p, len);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return r < 0 ? -errno : -EIO;
-		p += r;
-		len -= (size_t)r;
-	}
-	return 0;
-}
-
-int smp_emit(struct smp *s, uint32_t stream, uint64_t lost, smp_emit_cb cb, void *arg, char *err,
-	     size_t errlen)
-{
-	int ret;
-
-	if (lseek(s->fd, 0, SEEK_SET) < 0)
-		return rr_fail(err, errlen, -errno, "the CPU samples: %s", strerror(errno));
-	for (uint64_t i = 0; i < s->packets; i++) {
-		struct rip_packet h;
-		size_t len;
-
-		ret = smp_read(s->fd, &h, sizeof(h));
-		if (!ret && (h.content_size / 8 < sizeof(h) || h.content_size / 8 > (64u << 20)))
-			ret = -EIO; /* our own file: only a bug or a disk error gets here */
-		len = ret ? 0 : (size_t)(h.content_size / 8);
-		if (!ret && smp_reserve(s, len))
-			return rr_fail(err, errlen, -ENOMEM, "out of memory");
-		if (!ret)
-			ret = smp_read(s->fd, s->buf + sizeof(h), len - sizeof(h));
-		if (ret)
-			return rr_fail(err, errlen, ret,
-				       "the CPU samples: cannot read them back: %s",
-				       strerror(-ret));
-		h.stream_instance_id = stream;
-		h.events_discarded = i + 1 == s->packets ? lost : 0;
-		memcpy(s->buf, &h, sizeof(h));
-		ret = cb(stream, &h, s->buf + sizeof(h), len - sizeof(h), arg);
-		if (ret)
-			return ret;
-	}
-	return 0;
-}
-
 void smp_free(struct smp *s)
 {
 	if (!s)
 		return;
-	if (s->fd >= 0)
-		close(s->fd);
 	smp_zfree(s->seen, s->nslots, sizeof(*s->seen));
 	smp_zfree(s->now, s->nslots, sizeof(*s->now));
 	smp_zfree(s->named, s->nslots, sizeof(*s->named));

@@ -236,9 +236,10 @@ static int sub_packet(struct rec_sink *s, uint32_t stream, const struct rip_pack
 	/*
 	 * Events not out of a ring are the consumer's CPU samples (rip run
 	 * --sample), whose type and threads only its own trace's index
-	 * declares: they stay there.
+	 * declares: they stay there, and so does what the sampler lost (the
+	 * empty packet of their stream at the end).
 	 */
-	if (!src.ring && hdr.events)
+	if (!src.ring && (hdr.events || stream == s->rec->nrings))
 		return 0;
 	hdr.packet_size = hdr.content_size = (uint64_t)(sizeof(hdr) + blen) * 8;
 	/* it does not read: drop for it alone, count, and tell it when it reads again */

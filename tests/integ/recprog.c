@@ -4,6 +4,7 @@
  * the contract of examples/events plus pacing:
  *
  *	recprog N [--threads T] [--forever] [--rate R] [--progress FILE] [--noise]
+ *		  [--spin NS]
  *
  * Each of T threads emits "events:count" events whose u64 field "n" counts
  * 0..N-1 (on and on with --forever, until SIGINT or SIGTERM; SIGKILL is
@@ -36,7 +37,7 @@
 RIP_EVENT_TYPE(ev_count, "events:count", RIP_CAT_USER, RIP_FIELD(U64, "n"));
 RIP_EVENT_TYPE(ev_noise, "events:noise", RIP_CAT_USER, RIP_FIELD(U64, "r"));
 
-static uint64_t count, rate;
+static uint64_t count, rate, spin_ns;
 static int forever, noise;
 static volatile sig_atomic_t stop;
 static atomic_int running;
@@ -46,6 +47,19 @@ struct worker {
 	uint64_t emitted;
 	atomic_uint_fast64_t progress; /* events emitted so far, for --progress */
 };
+
+/* Busy for ns nanoseconds (on the CPU: sampled). */
+static void spin(uint64_t ns)
+{
+	struct timespec a, b;
+
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	do
+		clock_gettime(CLOCK_MONOTONIC, &b);
+	while ((uint64_t)(b.tv_sec - a.tv_sec) * 1000000000u + (uint64_t)b.tv_nsec -
+		       (uint64_t)a.tv_nsec <
+	       ns);
+}
 
 static void *worker_main(void *arg)
 {
@@ -58,6 +72,8 @@ static void *worker_main(void *arg)
 	while ((forever || n < count) && !stop) {
 		for (uint64_t i = 0; i < burst && (forever || n < count) && !stop; i++, n++) {
 			rip_event1(&ev_count, n);
+			if (spin_ns)
+				spin(spin_ns);
 			if (noise && n % 4 == 0) {
 				rng ^= rng >> 12;
 				rng ^= rng << 25;
@@ -110,7 +126,7 @@ static int usage(void)
 {
 	fprintf(stderr,
 		"usage: recprog N [--threads T] [--forever] [--rate R] [--progress FILE] "
-		"[--noise]\n");
+		"[--noise] [--spin NS]\n");
 	return 2;
 }
 
@@ -128,6 +144,10 @@ int main(int argc, char **argv)
 				return usage();
 		} else if (!strcmp(argv[i], "--rate") && i + 1 < argc) {
 			rate = strtoull(argv[++i], &end, 10);
+			if (*end)
+				return usage();
+		} else if (!strcmp(argv[i], "--spin") && i + 1 < argc) {
+			spin_ns = strtoull(argv[++i], &end, 10);
 			if (*end)
 				return usage();
 		} else if (!strcmp(argv[i], "--progress") && i + 1 < argc) {
