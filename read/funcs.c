@@ -12,13 +12,10 @@
  * them.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <setjmp.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "read/funcs.h"
@@ -224,34 +221,6 @@ int rfn_read_table(struct rr_file *f, uint64_t **out, uint32_t *n, char *err, si
 	return 0;
 }
 
-/*
- * Is path a chunk of a trace (chunk-NNNNNN.rpk, read alone)?  Then *ring
- * gets the copy of the ring file in the chunk's directory, "" when there
- * is none (a chunk handed away by --on-rotate).
- */
-static bool rfn_chunk_ring(const char *path, char *ring, size_t len)
-{
-	char magic[sizeof(((struct trace_chunk_hdr *)0)->magic)];
-	const char *slash = strrchr(path, '/');
-	struct stat st;
-	ssize_t got;
-	int fd;
-
-	fd = open(path, O_RDONLY | O_NOCTTY | O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0)
-		return false;
-	got = fstat(fd, &st) || !S_ISREG(st.st_mode) ? -1 : pread(fd, magic, sizeof(magic), 0);
-	close(fd);
-	if (got != (ssize_t)sizeof(magic) || memcmp(magic, TRACE_CHUNK_MAGIC, sizeof(magic)))
-		return false;
-	ring[0] = 0;
-	if (snprintf(ring, len, "%.*s%s", slash ? (int)(slash - path + 1) : 0, path,
-		     RR_TRACE_RING) >= (int)len ||
-	    lstat(ring, &st) || !S_ISREG(st.st_mode))
-		ring[0] = 0;
-	return true;
-}
-
 int rfn_source_table(const char *source, uint64_t **out, uint32_t *n, char *err, size_t errlen)
 {
 	char ring[PATH_MAX];
@@ -261,7 +230,7 @@ int rfn_source_table(const char *source, uint64_t **out, uint32_t *n, char *err,
 	*out = NULL;
 	*n = 0;
 	/* A chunk read alone: its trace's copy of the ring file, if it is still beside it. */
-	if (rfn_chunk_ring(source, ring, sizeof(ring))) {
+	if (trace_chunk_ring(source, ring, sizeof(ring))) {
 		if (!ring[0])
 			return 0;
 		source = ring;

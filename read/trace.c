@@ -244,6 +244,22 @@ static bool tr_chunk_file(const char *path, struct trace_chunk_hdr *h, uid_t *ui
 	return true;
 }
 
+bool trace_chunk_ring(const char *path, char *ring, size_t len)
+{
+	struct trace_chunk_hdr h;
+	char dir[PATH_MAX];
+	struct stat st;
+	uid_t uid;
+	int n;
+
+	if (!tr_chunk_file(path, &h, &uid, dir, sizeof(dir)))
+		return false;
+	n = snprintf(ring, len, "%s/%s", dir, RR_TRACE_RING);
+	if (n <= 0 || (size_t)n >= len || lstat(ring, &st) || !S_ISREG(st.st_mode))
+		ring[0] = 0;
+	return true;
+}
+
 /*
  * Does directory dir hold a packed trace's first chunk but no index (its
  * recorder writes that chunk still, or was killed before it closed it)?

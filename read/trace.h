@@ -294,6 +294,13 @@ int trace_r_stream(struct trace_r *r, uint32_t stream, ev_packet_cb cb, void *ar
  */
 bool trace_is_dir(const char *path);
 
+/*
+ * Is path a chunk file?  Then ring (len bytes) gets the copy of the ring
+ * file its trace keeps beside it (RR_TRACE_RING in the chunk's directory),
+ * or "" when there is none there (a chunk handed away by --on-rotate).
+ */
+bool trace_chunk_ring(const char *path, char *ring, size_t len);
+
 /* ---- CTF metadata (read/ctf.c) ---- */
 
 /* Write the TSDL metadata of a trace described by info. */

@@ -505,7 +505,7 @@ static int top_parse(int argc, char **argv, struct top_cli *c, const char **targ
 
 static int cmd_top(int argc, char **argv)
 {
-	char err[RR_ERR_MAX];
+	char err[RR_ERR_MAX], ring[PATH_MAX];
 	struct rr_file f;
 	struct top_cli c;
 	struct top *t = NULL;
@@ -519,12 +519,27 @@ static int cmd_top(int argc, char **argv)
 		return ret < 0 ? EXIT_OK : ret;
 	if (!c.once && (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)))
 		c.once = true;
-	/* A trace: its samples, with the threads and waits of the ring file it keeps. */
+	/*
+	 * A trace: its samples, with the threads and waits of the ring file it
+	 * keeps (a chunk read alone: the one beside it in its trace directory).
+	 */
 	if (trace_is_dir(target)) {
 		c.once = true;
 		if (cpu_read(target, &cpu, err, sizeof(err))) {
 			tool_err("%s", err);
 			return EXIT_FAIL;
+		}
+		if (trace_chunk_ring(target, ring, sizeof(ring))) {
+			if (!ring[0]) {
+				tool_err(
+					"%s: a chunk away from its trace: its threads and waits are in "
+					"the trace's ring file (%s), which is not beside it; give the "
+					"trace's directory",
+					target, RR_TRACE_RING);
+				cpu_free(cpu);
+				return EXIT_FAIL;
+			}
+			target = ring;
 		}
 	}
 	ret = tool_open_target(&cmd_top_def, target, &f);

@@ -8,8 +8,8 @@
 # more than 4 MiB plus a chunk on disk, files rip holds open but removed
 # (a temporary file of samples) counted, and no such file grows past one
 # pass's worth; at the end every chunk kept holds rip:sample events, read
-# alone too (rip dump, and rip export --format=folded of one chunk file:
-# rip top reads no chunk alone), rip top T counts them, the chunks' samples
+# alone too (rip dump, rip export --format=folded and rip top of one chunk
+# file), rip top T counts them, the chunks' samples
 # add up to the trace's, and the events kept and dropped add up to those
 # recorded.  Then rip run --sample --chunk-size=1M is killed with SIGKILL
 # after two chunks were closed: the closed chunks, and the directory, hold
@@ -82,6 +82,19 @@ mid=$(ls T/chunk-*.rpk | sed -n 2p)
 "$RIP" export --format=folded -o mid.folded "$mid" 2>exp.err || fail "export $mid: $(cat exp.err)"
 f=$(awk '{ s += $NF } END { print s + 0 }' mid.folded)
 [ "$f" = "$(grep -c ' rip:sample ' mid.txt)" ] || fail "the profile of $mid has $f samples"
+# rip top of the chunk: the threads and waits of the trace's ring file beside it
+"$RIP" top --json "$mid" >midtop.json 2>midtop.err || fail "rip top $mid: $(cat midtop.err)"
+python3 - midtop.json "$f" <<'PY' || fail "rip top $mid: wrong samples"
+import json, sys
+d, n = json.load(open(sys.argv[1])), int(sys.argv[2])
+if not d["trace"] or d["samples"] != n:
+    print("trace %s, %s samples, the chunk has %d" % (d["trace"], d["samples"], n), file=sys.stderr)
+    sys.exit(1)
+PY
+# away from its trace: said so, not taken for a ring file
+cp "$mid" away.rpk
+expect_status 1 "rip top of a chunk away from its trace" "$RIP" top --json away.rpk
+grep -q 'away from its trace' "$TEST_TMP/err" || fail "rip top away.rpk: $(cat "$TEST_TMP/err")"
 "$RIP" top --json T >top.json 2>top.err || fail "rip top T: $(cat top.err)"
 python3 - top.json "$n" <<'PY' || fail "rip top T: wrong samples"
 import json, sys
