@@ -263,22 +263,41 @@ struct gc_state {
 static int gc_one(struct ls_entry *e, void *arg)
 {
 	struct gc_state *g = arg;
+	char dir[PATH_MAX];
+	const char *base;
 	struct stat st;
+	int dfd;
 
 	if (!e->valid || e->alive) {
 		g->kept++;
 		return 0;
 	}
-	/* The file that was read, still there under its name: not one swapped in since. */
-	if (lstat(e->path, &st) || st.st_dev != e->dev || st.st_ino != e->ino) {
+	/*
+	 * The file that was read, still there under its name: not one swapped in
+	 * since.  Looked at and removed under a descriptor of its directory: with
+	 * --all-users that may be another user's rip run directory, which they
+	 * may swap for a link to another directory meanwhile.
+	 */
+	base = strrchr(e->path, '/');
+	if (base)
+		snprintf(dir, sizeof(dir), "%.*s", base == e->path ? 1 : (int)(base - e->path),
+			 e->path);
+	dfd = open(base ? dir : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	base = base ? base + 1 : e->path;
+	if (dfd < 0 || fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) || st.st_dev != e->dev ||
+	    st.st_ino != e->ino) {
+		if (dfd >= 0)
+			close(dfd);
 		g->kept++;
 		return 0;
 	}
-	if (!g->dry && unlink(e->path)) {
+	if (!g->dry && unlinkat(dfd, base, 0)) {
 		tool_err("cannot remove %s: %s", e->path, strerror(errno));
+		close(dfd);
 		g->failed++;
 		return 0;
 	}
+	close(dfd);
 	if (g->json) {
 		printf("%s{\"path\":", g->removed ? "," : "");
 		json_str(stdout, e->path);
