@@ -36,7 +36,9 @@
  * (a set-user-ID or set-group-ID program, file capabilities: AT_SECURE) it
  * belongs to whoever ran the program, who must not choose where a file is
  * made, nor anything else.  Such a program then opens no file by itself
- * (RIP_RING is unset for it), and one it asks for goes to the default place.
+ * (RIP_RING is unset for it), and one it asks for goes to the default place,
+ * unless its effective user is the real one (set-group-ID, capabilities): a
+ * file that user owns, they could write under the program (no file then).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -45,6 +47,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/auxv.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -1014,6 +1017,14 @@ static int rip_file_create(const char *path, size_t len, const struct rip_file_h
 {
 	int fd, err;
 
+	/*
+	 * Under secure execution with the effective user the real one
+	 * (set-group-ID, file capabilities) the file would belong to whoever
+	 * ran the program, who could write what this process maps and trusts
+	 * (offsets, queues): no file.  A set-user-ID program's is its owner's.
+	 */
+	if (getauxval(AT_SECURE) && geteuid() == getuid())
+		return -EPERM;
 	fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0) {
 		err = errno;

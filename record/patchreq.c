@@ -117,7 +117,7 @@ static int prq_ask(struct rr_file *f, int timeout_ms, struct prq_answer *out)
 int prq_request(struct rr_file *f, bool on, const uint64_t *addr, size_t n, int timeout_ms,
 		struct prq_answer *out, char *err, size_t errlen)
 {
-	char path[PATH_MAX];
+	char path[PATH_MAX], who[128];
 	uint32_t status = 0;
 	int ret;
 
@@ -132,6 +132,16 @@ int prq_request(struct rr_file *f, bool on, const uint64_t *addr, size_t n, int 
 		return rr_fail(err, errlen, -ESRCH,
 			       "no watcher thread runs in the process, and it patches functions: "
 			       "run the program under rip run (librip-preload.so), with threads");
+	/*
+	 * The watcher takes a list only of its own user (preload/fnpatch.c), and
+	 * the path of another user's file is theirs to redirect (a directory
+	 * swapped for a link): nothing is written or removed there.
+	 */
+	if (f->st.st_uid != geteuid())
+		return rr_fail(err, errlen, -EPERM,
+			       "%s: owned by %s: its process takes a list of functions to patch "
+			       "only from its own user: run this as that user",
+			       f->path, rr_user_name(f->st.st_uid, who, sizeof(who)));
 	ret = rr_map_writable(f, err, errlen);
 	if (ret)
 		return ret;

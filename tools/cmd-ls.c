@@ -263,22 +263,41 @@ struct gc_state {
 static int gc_one(struct ls_entry *e, void *arg)
 {
 	struct gc_state *g = arg;
+	char dir[PATH_MAX];
+	const char *base;
 	struct stat st;
+	int dfd;
 
 	if (!e->valid || e->alive) {
 		g->kept++;
 		return 0;
 	}
-	/* The file that was read, still there under its name: not one swapped in since. */
-	if (lstat(e->path, &st) || st.st_dev != e->dev || st.st_ino != e->ino) {
+	/*
+	 * The file that was read, still there under its name: not one swapped in
+	 * since.  Looked at and removed under a descriptor of its directory: with
+	 * --all-users that may be another user's rip run directory, which they
+	 * may swap for a link to another directory meanwhile.
+	 */
+	base = strrchr(e->path, '/');
+	if (base)
+		snprintf(dir, sizeof(dir), "%.*s", base == e->path ? 1 : (int)(base - e->path),
+			 e->path);
+	dfd = open(base ? dir : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	base = base ? base + 1 : e->path;
+	if (dfd < 0 || fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) || st.st_dev != e->dev ||
+	    st.st_ino != e->ino) {
+		if (dfd >= 0)
+			close(dfd);
 		g->kept++;
 		return 0;
 	}
-	if (!g->dry && unlink(e->path)) {
+	if (!g->dry && unlinkat(dfd, base, 0)) {
 		tool_err("cannot remove %s: %s", e->path, strerror(errno));
+		close(dfd);
 		g->failed++;
 		return 0;
 	}
+	close(dfd);
 	if (g->json) {
 		printf("%s{\"path\":", g->removed ? "," : "");
 		json_str(stdout, e->path);
@@ -294,11 +313,40 @@ static int gc_one(struct ls_entry *e, void *arg)
 }
 
 /*
+ * Empty the directory name under dir (rip run's unwind rules) and remove it:
+ * opened without following a link, and only if it is still the directory
+ * *st of owner that was judged junk.  false if something stays.
+ */
+static bool gc_sub_dir(int dir, const char *name, const struct stat *st, uid_t owner)
+{
+	int fd = openat(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat fst;
+	struct dirent *x;
+	DIR *r;
+
+	if (fd < 0)
+		return false;
+	if (fstat(fd, &fst) || fst.st_dev != st->st_dev || fst.st_ino != st->st_ino ||
+	    fst.st_uid != owner || !(r = fdopendir(fd))) {
+		close(fd);
+		return false;
+	}
+	while ((x = readdir(r)))
+		if (strcmp(x->d_name, ".") && strcmp(x->d_name, ".."))
+			unlinkat(dirfd(r), x->d_name, 0);
+	closedir(r);
+	return !unlinkat(dir, name, AT_REMOVEDIR);
+}
+
+/*
  * What is left in a directory of rip run's (RR_RUN_DIR_PREFIX) that no rip
  * run holds any more: librip's markers of files it could not create, the
  * unwind rules the family shared, files of processes that died while
  * creating them; then the directory itself.  Ring files were seen first
- * (gc_one), and one of a live process keeps the directory.
+ * (gc_one), and one of a live process keeps the directory.  With
+ * --all-users the directory may be another user's, who can swap anything in
+ * it for a link meanwhile: it is read and emptied through descriptors, its
+ * names looked at without following links.
  */
 static int gc_run_dir(const char *path, void *arg)
 {
@@ -306,19 +354,21 @@ static int gc_run_dir(const char *path, void *arg)
 	struct stat dst;
 	struct dirent *e;
 	bool rest = false;
+	int fd;
 	DIR *d;
 
 	if (rr_run_dir_held(path))
 		return 0; /* its rip run runs */
 	/* The directory's owner's files (the caller's but with --all-users) */
-	if (lstat(path, &dst) || !S_ISDIR(dst.st_mode))
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
 		return 0;
-	d = opendir(path);
-	if (!d)
+	if (fstat(fd, &dst) || !(d = fdopendir(fd))) {
+		close(fd);
 		return 0;
+	}
 	while ((e = readdir(d))) {
 		const char *n = e->d_name;
-		char sub[PATH_MAX];
 		struct rn_name rn;
 		struct stat st;
 		uint64_t need;
@@ -327,8 +377,7 @@ static int gc_run_dir(const char *path, void *arg)
 
 		if (!strcmp(n, ".") || !strcmp(n, ".."))
 			continue;
-		if (snprintf(sub, sizeof(sub), "%s/%s", path, n) >= (int)sizeof(sub) ||
-		    lstat(sub, &st) || st.st_uid != dst.st_uid) {
+		if (fstatat(dirfd(d), n, &st, AT_SYMLINK_NOFOLLOW) || st.st_uid != dst.st_uid) {
 			rest = true;
 			continue;
 		}
@@ -352,20 +401,9 @@ static int gc_run_dir(const char *path, void *arg)
 		}
 		if (g->dry)
 			continue;
-		if (S_ISDIR(st.st_mode)) {
-			DIR *r = opendir(sub);
-			struct dirent *x;
-
-			while (r && (x = readdir(r)))
-				if (strcmp(x->d_name, ".") && strcmp(x->d_name, ".."))
-					unlinkat(dirfd(r), x->d_name, 0);
-			if (r)
-				closedir(r);
-			if (rmdir(sub))
-				rest = true;
-		} else if (unlink(sub)) {
+		if (S_ISDIR(st.st_mode) ? !gc_sub_dir(dirfd(d), n, &st, dst.st_uid) :
+					  unlinkat(dirfd(d), n, 0) != 0)
 			rest = true;
-		}
 	}
 	closedir(d);
 	if (rest || (!g->dry && rmdir(path)))

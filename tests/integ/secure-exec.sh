@@ -12,7 +12,11 @@
 # with dlopen, as a loader that let it in would: the preload library must
 # do nothing (the main thread gets no slot).  The same program run by root
 # without set-user-ID must create its files there and get the slot: the
-# check would see a library that trusted the environment.  Needs root:
+# check would see a library that trusted the environment.  Made
+# set-group-ID root instead, the program runs as nobody in secure execution
+# but with nobody its effective user: the file it asks for would be
+# nobody's, who could write what the program maps and trusts, so it must get
+# none.  Needs root:
 # skipped with the reason otherwise.  Also: no plain getenv in lib/,
 # preload/ or include/.
 . tests/data/common.sh
@@ -87,4 +91,18 @@ case $opened in
 esac
 grep -qx 'slots 0 -> 0' "$TEST_TMP/nobody.out" ||
 	fail "the preload library acted in a set-user-ID program: $(grep ^slots "$TEST_TMP/nobody.out")"
+
+# nobody, set-group-ID root: secure execution, but the effective user is
+# nobody, who would own (and could write) the file the program maps
+chmod 2755 "$sdir/prog" || die "cannot make $sdir/prog set-group-ID root"
+run as_nobody "$TEST_TMP/sgid.out" || die "secure_prog set-group-ID failed: $(cat "$TEST_TMP/sgid.out")"
+grep -qx 'secure 1' "$TEST_TMP/sgid.out" ||
+	die "the set-group-ID program did not run in secure execution: $(cat "$TEST_TMP/sgid.out")"
+opened=$(sed -n 's/^open \(.*\)/\1/p' "$TEST_TMP/sgid.out")
+case $opened in
+*/*)
+	fail "a set-group-ID program made a ring file its caller owns: $(ls -l "${opened#* }")"
+	rm -f "${opened#* }"
+	;;
+esac
 t_done
