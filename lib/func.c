@@ -737,6 +737,15 @@ static __nofn uint64_t rip_fn_resync_to(struct rip_fn_stack *st, uint64_t w, uin
 	if (cfa - st->frame[0].cfa < (1ull << 63) && cfa - st->frame[0].cfa > RIP_FN_FAR)
 		return w;
 	if (d > RIP_FN_DEPTH && st->frame[RIP_FN_DEPTH - 1].cfa <= cfa) {
+		/*
+		 * At the deepest kept frame's own cfa, the entering function may be
+		 * inlined into a level past it that was inlined into that frame too:
+		 * then those levels live on (a recursion whose callees are inlined
+		 * into each level's function, at the 63rd level).
+		 */
+		if (st->frame[RIP_FN_DEPTH - 1].cfa == cfa && inl &&
+		    rip_fn_inlined(st, RIP_FN_DEPTH, inl))
+			return w;
 		/* The levels past the frames kept are gone: no exit to write, their functions unknown. */
 		deep = d - RIP_FN_DEPTH;
 		d = RIP_FN_DEPTH;
@@ -836,11 +845,18 @@ static __nofn __attribute__((noinline)) int rip_fn_exit_slow(struct rip_fn_stack
 	uintptr_t cfa = (uintptr_t)p;
 
 	if (d > RIP_FN_DEPTH) {
-		/* Deeper than the frames kept: the leaving function's frame is one of them or none. */
+		/*
+		 * Deeper than the frames kept: the leaving function's frame is one of
+		 * them or none.  An exit jumped to (tail) has the function's own cfa:
+		 * a kept frame as far above it as its entry's hook was is its caller,
+		 * the same function in a recursion (whose callee's cfa is the sp the
+		 * caller's entry hook had), not a split function's frame.
+		 */
 		for (k = RIP_FN_DEPTH; k; k--) {
 			const struct rip_fn_frame *f = &st->frame[k - 1];
 
-			if ((f->fn & RIP_FN_ADDR_MASK) == fn && rip_fn_exit_match(f, p, tail))
+			if ((f->fn & RIP_FN_ADDR_MASK) == fn &&
+			    (tail ? f->cfa == cfa : rip_fn_exit_match(f, p, false)))
 				break;
 		}
 		if (!k) {

@@ -70,6 +70,12 @@
  *	deep_dive x 40 (depths 54 to 93, the last longjmps to deep_catch), N
  *	times; with READY, then once more, and deep_catch parks in deep_park
  *	(depth 54), writes READY and waits to be killed
+ *   funcprog deepinl PAD N
+ *	a recursion past the frames a shadow stack keeps whose levels have
+ *	functions inlined into them: deepinl_run > dinl_pad x PAD (0 to 2) >
+ *	dinl_rec > dinl_a > dinl_b > dinl_rec ... (dinl_a and dinl_b inlined
+ *	into dinl_rec: three levels a frame), 41 levels of dinl_rec, N times;
+ *	PAD puts each of the three at the 63rd level, the deepest kept
  *   funcprog jumped READY
  *	three threads each jump out of a chain with no traced call after the
  *	jump: jumped_thread > jumped_base (setjmp) > jumped_01 > ... >
@@ -651,6 +657,54 @@ N static void deep_run(long n, const char *ready)
 		deep_rec(49, ready);
 }
 
+/* ---- deepinl ------------------------------------------------------------------------------ */
+
+N static void dinl_rec(int n);
+
+INL void dinl_b(int n)
+{
+	if (n)
+		dinl_rec(n - 1);
+	sink++;
+}
+
+INL void dinl_a(int n)
+{
+	sink++;
+	dinl_b(n);
+	sink++;
+}
+
+N static void dinl_rec(int n)
+{
+	dinl_a(n);
+	sink++;
+}
+
+N static void dinl_pad1(int n)
+{
+	dinl_rec(n);
+	sink++;
+}
+
+N static void dinl_pad2(int n)
+{
+	dinl_pad1(n);
+	sink++;
+}
+
+N static void deepinl_run(long pad, long n)
+{
+	for (long i = 0; i < n; i++) {
+		if (pad == 2)
+			dinl_pad2(40);
+		else if (pad == 1)
+			dinl_pad1(40);
+		else
+			dinl_rec(40);
+	}
+}
+
 /* ---- jumped -------------------------------------------------------------------------------- */
 
 void __longjmp_chk(struct __jmp_buf_tag env[1], int val) __attribute__((noreturn));
@@ -1214,6 +1268,10 @@ int main(int argc, char **argv)
 	if ((argc == 3 || argc == 4) && !strcmp(argv[1], "deep")) {
 		rip_thread_set_name("main");
 		deep_run(strtol(argv[2], NULL, 10), argc == 4 ? argv[3] : NULL);
+		return 0;
+	}
+	if (argc == 4 && !strcmp(argv[1], "deepinl")) {
+		deepinl_run(strtol(argv[2], NULL, 10), strtol(argv[3], NULL, 10));
 		return 0;
 	}
 	if (argc == 3 && !strcmp(argv[1], "split")) {
