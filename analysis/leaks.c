@@ -211,7 +211,11 @@ static int lk_unmap(struct lk *lk, uint64_t addr, uint64_t size, uint64_t kind)
 
 	if (n < 0)
 		return n;
-	lk->un.release[LK_MEM] += !n && kind != RIP_MEM_MMAP; /* none of it was seen made */
+	/*
+	 * None of it was seen made: an unseen free only for mremap's old range.
+	 * munmap is also how a file mapping goes, which --mem does not record.
+	 */
+	lk->un.release[LK_MEM] += !n && kind == RIP_MEM_MREMAP;
 	return 0;
 }
 

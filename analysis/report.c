@@ -582,7 +582,8 @@ static int rp_unmap(struct rp *rp, const struct evs_event *e, uint64_t addr, uin
 	n = live_maps_unmap(&rp_p(rp)->l.maps, addr, size, rp_cut, rp);
 	if (n < 0)
 		return n;
-	rp->frees_unseen += !n && kind != RIP_MEM_MMAP; /* none of it was seen made */
+	/* none of it was seen made: as rip leaks (lk_unmap), munmap may be of a file mapping */
+	rp->frees_unseen += !n && kind == RIP_MEM_MREMAP;
 	return 0;
 }
 

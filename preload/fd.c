@@ -35,6 +35,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -246,6 +247,34 @@ FD_OPENAT2_HOOK(__openat64_2)
 
 FD_CREAT_HOOK(creat)
 FD_CREAT_HOOK(creat64)
+
+/*
+ * mkstemp and its variants open the file they create with glibc's internal
+ * open, which no hook sees: each is an open (O_RDWR | O_CREAT | O_EXCL and
+ * the caller's flags) of the name the call filled in.
+ */
+#define FD_MKSTEMP_HOOK(NAME, PARAMS, ARGS, FLAGS)                                                 \
+	RIP_PL_EXPORT int NAME PARAMS                                                              \
+	{                                                                                          \
+		static int(*real) PARAMS;                                                          \
+		int fd;                                                                            \
+                                                                                                   \
+		if (!RIP_PL_REAL(real, #NAME))                                                     \
+			return rip_pl_enosys();                                                    \
+		fd = real ARGS;                                                                    \
+		fd_opened(fd, RIP_FD_OPEN, O_RDWR | O_CREAT | O_EXCL | (FLAGS), tmpl);             \
+		return fd;                                                                         \
+	}
+
+FD_MKSTEMP_HOOK(mkstemp, (char *tmpl), (tmpl), 0)
+FD_MKSTEMP_HOOK(mkstemp64, (char *tmpl), (tmpl), 0)
+FD_MKSTEMP_HOOK(mkostemp, (char *tmpl, int flags), (tmpl, flags), flags)
+FD_MKSTEMP_HOOK(mkostemp64, (char *tmpl, int flags), (tmpl, flags), flags)
+FD_MKSTEMP_HOOK(mkstemps, (char *tmpl, int suffixlen), (tmpl, suffixlen), 0)
+FD_MKSTEMP_HOOK(mkstemps64, (char *tmpl, int suffixlen), (tmpl, suffixlen), 0)
+FD_MKSTEMP_HOOK(mkostemps, (char *tmpl, int suffixlen, int flags), (tmpl, suffixlen, flags), flags)
+FD_MKSTEMP_HOOK(mkostemps64, (char *tmpl, int suffixlen, int flags), (tmpl, suffixlen, flags),
+		flags)
 
 /* ---- close, dup, dup2, dup3, fcntl ----------------------------------------------------------- */
 
