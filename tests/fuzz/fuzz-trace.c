@@ -5,11 +5,13 @@
  *
  *	u8 id, u32 length (little-endian), that many bytes   ... repeated
  *
- * id 0 is .rip-index, id N (1..254) is stream_<N-1>, 255 is the TSDL metadata
- * (the readers parse its env block of the index when there is no .rip-index:
- * relayd's copies).  A short last
- * file takes what is left.  The directory is read through every pass
- * (fz_passes).  Seeds: traces of real programs, packed by tests/fuzz/seeds.sh.
+ * id 0 is .rip-index, id N (1..127) is stream_<N-1>, id N (128..254) is the
+ * chunk file chunk-<N-128> of a packed trace (chunk-000000.rpk ..
+ * chunk-000126.rpk: a rotated trace keeps its later ones), 255 is the TSDL
+ * metadata (the readers parse its env block of the index when there is no
+ * .rip-index: relayd's copies).  A short last file takes what is left.  The directory is read through every pass
+ * (fz_passes).  Seeds: traces of real programs (CTF streams, packed chunks,
+ * rotated ones with their first chunks dropped), packed by tests/fuzz/seeds.sh.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -40,6 +42,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			snprintf(name, sizeof(name), ".rip-index");
 		else if (id == 255)
 			snprintf(name, sizeof(name), "metadata");
+		else if (id >= 128)
+			snprintf(name, sizeof(name), "chunk-%06u.rpk", id - 128);
 		else
 			snprintf(name, sizeof(name), "stream_%u", id - 1);
 		if (fz_write(fz_path(name), data + off, len))

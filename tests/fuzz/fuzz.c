@@ -31,7 +31,9 @@
 #include "read/evsource.h"
 #include "read/funcs.h"
 #include "read/ringfile.h"
+#include "read/trace.h"
 #include "read/watch.h"
+#include "record/tracew.h"
 #include "analysis/dump.h"
 #include "fuzz.h"
 
@@ -39,10 +41,21 @@ static char fz_dir[PATH_MAX];
 /* what the walks computed: kept so that the reads cannot be dropped */
 volatile uint64_t fz_sink;
 
+/* The directory rip export --format=ctf writes a trace's copy into, beside fz_dir. */
+static void fz_copy_dir(char *path, size_t len)
+{
+	snprintf(path, len, "%s.ctf", fz_dir);
+}
+
 static void fz_cleanup(void)
 {
+	char copy[PATH_MAX + 8];
+
 	if (!fz_dir[0])
 		return;
+	fz_copy_dir(copy, sizeof(copy));
+	fz_clear(copy);
+	rmdir(copy);
 	fz_clear(fz_dir);
 	rmdir(fz_dir);
 }
@@ -397,10 +410,34 @@ static void fz_dump(const char *target)
 	}
 }
 
+/*
+ * rip export --format=ctf: a trace (or a chunk read alone) written again as
+ * CTF, every packet checked as it is read (trace_w_copy), into a directory
+ * removed after.
+ */
+static void fz_copy(const char *target)
+{
+	const struct trace_w_opts o = { .ctf = true };
+	char err[RR_ERR_MAX], copy[PATH_MAX + 8];
+	struct trace_r r;
+
+	if (!trace_is_dir(target) || trace_r_open(target, &r, err, sizeof(err)))
+		return;
+	fz_copy_dir(copy, sizeof(copy));
+	if (!trace_w_copy(&r, copy, &o, NULL, NULL, err, sizeof(err))) {
+		fz_sink += 1;
+		fz_clear(copy);
+		rmdir(copy);
+	}
+	trace_r_close(&r);
+}
+
 void fz_passes(const char *target)
 {
 	char err[RR_ERR_MAX];
 	struct evs *s;
+
+	fz_copy(target);
 
 	fz_walk(target);
 	fz_walk_lazy(target);

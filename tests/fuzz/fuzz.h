@@ -3,8 +3,9 @@
  * tests/fuzz/fuzz.h - what the libFuzzer harnesses of tests/fuzz/ share: a
  * private directory for the files a harness makes from its input, writing
  * them, and running the readers and every analysis pass over a source the way
- * the commands do (rip dump's walk, rip export's resource follower, rip
- * leaks, report, calltree and pagemap), in-process.
+ * the commands do (rip dump's walk, rip export's resource follower and its
+ * copy of a trace as CTF, rip leaks, report, calltree and pagemap),
+ * in-process.
  *
  * The harnesses (one per input kind, FUZZ-NAME.c) define LLVMFuzzerTestOneInput
  * and are linked with libFuzzer and the two archives built with
@@ -25,9 +26,10 @@ int fz_write(const char *path, const uint8_t *d, size_t n);
 /* Remove every file of dir (not the directory). */
 void fz_clear(const char *dir);
 /*
- * Read target (a ring file or a trace directory) as the commands do: every
- * event in order (dump), the resources (export), then the passes of leaks,
- * report, calltree and pagemap, each on a source of its own.
+ * Read target (a ring file or a trace directory) as the commands do: a
+ * trace copied as CTF (rip export --format=ctf), every event in order
+ * (dump), the resources (export), then the passes of leaks, report,
+ * calltree and pagemap, each on a source of its own.
  */
 void fz_passes(const char *target);
 

@@ -5,11 +5,13 @@
 # real runs, one directory per harness under OUT:
 #   ring/    ring files of programs run under the preload library (small
 #            event rings so that each file stays under a megabyte), of a
-#            program that only snaps, and of one that fills a ring with
-#            events of its own types
-#   trace/   traces of `rip run --mem --fd --shm` (and one of `rip run --sample`)
-#            packed as fuzz-trace reads them (u8 id, u32 length, bytes: 0
-#            .rip-index, N stream_<N-1>), and
+#            program that only snaps, of one that fills a ring with
+#            events of its own types, and of function tracing (a copy taken
+#            while stacks went past the 63 frames kept)
+#   trace/   traces of `rip run --mem --fd --shm` (and one of `rip run --sample`,
+#            one of --ctf, one rotated every second, whole and with its first
+#            chunks gone) packed as fuzz-trace reads them (u8 id, u32 length,
+#            bytes: 0 .rip-index, N stream_<N-1>, 128 + N chunk-<N>), and
 #            relayd's copy of one (255 metadata with the index in it; no .rip-index)
 #            when lttng-relayd is installed
 #   index/   those traces' .rip-index files
@@ -23,7 +25,8 @@
 #            that breaks and reconnects, and a few HTTP answers of a Pyroscope server
 #   pack/    packed blocks (read/pack.h) of the packets tests/unit/pack.c writes
 #   chunk/   chunk files of packed traces of `rip run --mem --fd`, each read alone
-#            with the index in its tail (fuzz-chunk.c)
+#            with the index in its tail (fuzz-chunk.c), and later chunks of the
+#            rotated trace (beginning with copied definitions)
 # Needs a built tree (make tests), python3, gzip and zstd.  Exit 0, or 1 with a message.
 set -u
 [ $# = 1 ] || {
@@ -74,6 +77,19 @@ mv "$ring" "$out/ring/dumpprog.ring" || die "no ring file from dumpprog"
 # function tracing: shadow stacks (a longjmp, coroutines), records, the function table
 RIP_FUNCTIONS=1 small RIP_RING="$out/ring/funcprog.ring" "$BUILD/tests/integ/funcprog" count 20 \
 	>/dev/null || die "funcprog count failed"
+# stacks past the 63 frames kept (their depth counts the levels not stored) and frames with
+# their top bits set, copied while two threads recurse up and down across depth 63
+RIP_FUNCTIONS=1 small RIP_RING="$tmp/deep.ring" "$BUILD/tests/integ/funcprog" spindeep 2 2 60 \
+	"$tmp/deep.ready" >/dev/null &
+deep=$!
+i=0
+while [ $i -lt 100 ] && [ ! -e "$tmp/deep.ready" ]; do
+	sleep 0.05
+	i=$((i + 1))
+done
+sleep 0.2
+cp "$tmp/deep.ring" "$out/ring/funcdeep.ring" || die "no ring file from funcprog spindeep"
+wait $deep || die "funcprog spindeep failed"
 
 # traces (small programs: a trace of a megabyte takes a second a run under the sanitizers)
 # pack_trace DIR OUT: a trace directory as fuzz-trace reads it
@@ -82,9 +98,15 @@ pack_trace() {
 import os, struct, sys
 d, out = sys.argv[1], sys.argv[2]
 b = bytearray()
-for name in [".rip-index"] + sorted(f for f in os.listdir(d) if f.startswith("stream_")):
-    fid = 0 if name == ".rip-index" else int(name[7:]) + 1
-    if fid > 254:
+for name in [".rip-index"] + sorted(f for f in os.listdir(d)
+                                    if f.startswith("stream_") or f.startswith("chunk-")):
+    if name == ".rip-index":
+        fid = 0
+    elif name.startswith("chunk-"):
+        fid = 128 + int(name[6:12])
+    else:
+        fid = int(name[7:]) + 1
+    if fid > 254 or (name.startswith("stream_") and fid > 127):
         continue
     data = open(os.path.join(d, name), "rb").read()
     b += struct.pack("<BI", fid, len(data)) + data
@@ -107,6 +129,24 @@ done
 "$RIP" run -q --functions -o "$tmp/tf" -- "$BUILD/tests/integ/funcprog" count 30 \
 	>/dev/null 2>&1 </dev/null || die "rip run --functions funcprog failed"
 pack_trace "$tmp/tf" "$out/trace/funcs.trace" || die "packing the function trace failed"
+# a trace of CTF streams (rip run --ctf): stream_N files and metadata, no chunks
+"$RIP" run -q --ctf --mem --fd -o "$tmp/tc" -- "$BUILD/tests/integ/memprog" basic \
+	>/dev/null 2>&1 </dev/null || die "rip run --ctf memprog basic failed"
+cp "$tmp/tc/.rip-index" "$out/index/ctf.rip-index"
+pack_trace "$tmp/tc" "$out/trace/ctf.trace" || die "packing the CTF trace failed"
+# a rotated trace (a chunk a second, the samples going into each as they are taken), its
+# first two chunks gone as --max-size or --on-rotate leaves it: the chunks kept begin with
+# copies of the definitions met before them.  Those chunks are chunk seeds too.
+"$RIP" run -q --mem --fd --sample=200 --rotate=1s -o "$tmp/tr" -- \
+	"$BUILD/tests/integ/topprog" burn 700 >/dev/null 2>&1 </dev/null ||
+	die "rip run --rotate=1s topprog burn failed"
+[ -e "$tmp/tr/chunk-000002.rpk" ] || die "rip run --rotate=1s made fewer than 3 chunks"
+pack_trace "$tmp/tr" "$out/trace/rotated-all.trace" || die "packing the rotated trace failed"
+cp "$tmp/tr/chunk-000001.rpk" "$out/chunk/rotated-1.rpk"
+cp "$tmp/tr/chunk-000002.rpk" "$out/chunk/rotated-2.rpk"
+rm -f "$tmp/tr/chunk-000000.rpk" "$tmp/tr/chunk-000001.rpk"
+cp "$tmp/tr/.rip-index" "$out/index/rotated.rip-index"
+pack_trace "$tmp/tr" "$out/trace/rotated-dropped.trace" || die "packing the rotated trace failed"
 # CPU samples in a trace (rip:sample events: rip run --sample)
 "$RIP" run -q --sample=1000 -o "$tmp/ts" -- "$BUILD/tests/integ/topprog" burn 50 \
 	>/dev/null 2>&1 </dev/null || die "rip run --sample topprog burn failed"
