@@ -5,8 +5,10 @@
  * the head and the tail of a mapping and a hole punched in it leave the
  * rest live at its site; its first address mapped again is another
  * mapping; one munmap across two mappings; a mapping placed over part of
- * another (MAP_FIXED) replaces that part; a munmap of nothing seen is
- * counted, the implicit one of a mapping placed over nothing is not; a
+ * another (MAP_FIXED) replaces that part; the old range of an mremap of
+ * nothing seen is counted, a munmap of nothing seen (a file mapping, which
+ * --mem does not record) and the implicit unmap of a mapping placed over
+ * nothing are not; a
  * mem:free of a mapping's start (traces from before mem:unmap) releases
  * it; the report counts a free only when the last byte goes.
  */
@@ -45,7 +47,11 @@ static void write_trace(void)
 	/* E, then F placed over its second page */
 	rt_ev(ROLE_MEM_ALLOC, 0x30000000, 0x4000, BT_E, RIP_MEM_MMAP);
 	rt_ev(ROLE_MEM_ALLOC, 0x30001000, 0x1000, BT_F, RIP_MEM_MMAP);
-	/* nothing seen there: counted; the implicit unmap of a file mapping: not */
+	/*
+	 * nothing seen there: mremap's old range counted; a munmap (of a file
+	 * mapping, say) and the implicit unmap of a mapping placed over it: not
+	 */
+	rt_ev(ROLE_MEM_UNMAP, 0x50000000, 0x1000, BT_UN, RIP_MEM_MREMAP);
 	rt_ev(ROLE_MEM_UNMAP, 0x50000000, 0x1000, BT_UN, RIP_MEM_MUNMAP);
 	rt_ev(ROLE_MEM_UNMAP, 0x50000000, 0x1000, BT_UN, RIP_MEM_MMAP);
 	/* G freed the old way */
