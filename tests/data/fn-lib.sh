@@ -38,12 +38,18 @@ fn_paired() {
 	printf 'entries %s\nexits %s\nno_entry 0\nno_exit 0\nrunning 0\nids_unknown 0\nid0 0\n' "$1" "$1"
 }
 
-# fn_paths_has TARGET LINE: rip ps --stacks --threads of TARGET shows LINE (fn-paths.py's form).
+# fn_paths_has TARGET LINE...: rip ps --stacks --threads of TARGET shows each LINE (fn-paths.py's
+# form), all in the one run of rip ps.
 fn_paths_has() {
 	"$RIP" ps --stacks --threads --json "$1" >paths.json 2>paths.err ||
 		{ fail "rip ps --stacks $1: $(cat paths.err)"; return; }
 	python3 "$FN_PATHS" <paths.json >paths.txt || { fail "not JSON: $(head -c 300 paths.json)"; return; }
-	grep -qx "$2" paths.txt || fail "rip ps --stacks $1, want $2: $(cat paths.txt)"
+	fph_target=$1
+	shift
+	for fph_line in "$@"; do
+		grep -qx "$fph_line" paths.txt ||
+			fail "rip ps --stacks $fph_target, want $fph_line: $(cat paths.txt)"
+	done
 }
 
 # fn_parked LINE READY PROG ARGS...: PROG under rip run (trace tr) writes READY once parked; the

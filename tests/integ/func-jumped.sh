@@ -27,15 +27,16 @@ check() {
 	wait_file "$TEST_TMP/$2.ready" 60 || die "$2: funcprog jumped never got ready: $(cat run.err)"
 	pid=$(ps -o pid= --ppid "$run" | tr -d ' ')
 	[ -n "$pid" ] || die "$2: no program under rip run"
-	for th in jmp-long jmp-sig jmp-chk; do
-		fn_paths_has "$pid" "$th thread running: jumped_thread>jumped_base"
-	done
+	# (the three threads in one rip ps)
+	fn_paths_has "$pid" "jmp-long thread running: jumped_thread>jumped_base" \
+		"jmp-sig thread running: jumped_thread>jumped_base" \
+		"jmp-chk thread running: jumped_thread>jumped_base"
 	kill -9 "$pid"
 	wait "$run"
 	T_PIDS=""
-	for th in jmp-long jmp-sig jmp-chk; do
-		fn_paths_has t "$th thread running: jumped_thread>jumped_base"
-	done
+	fn_paths_has t "jmp-long thread running: jumped_thread>jumped_base" \
+		"jmp-sig thread running: jumped_thread>jumped_base" \
+		"jmp-chk thread running: jumped_thread>jumped_base"
 	"$RIP" report --functions --json t >t.json 2>t.rerr || die "$2: rip report: $(cat t.rerr)"
 	python3 "$FN_REPORT" <t.json >t.txt || die "$2: not JSON: $(head -c 300 t.json)"
 	# calls, and calls still running: those jumped over have their exits
