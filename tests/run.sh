@@ -13,7 +13,9 @@
 # run from the top of the tree with BUILD (the build directory), RIP (the
 # rip command), RIP_ASAN (rip built with AddressSanitizer), a private
 # RIP_DIR and TEST_TMP, and a RIP_DEBUG_CACHE of the run's own in the
-# environment.  Each test's line (PASS, FAIL or SKIP, and its time) is
+# environment (and python3 the interpreter itself where it is pyenv's
+# shim).  The longest tests (LONG) start first, the others in name order.
+# Each test's line (PASS, FAIL or SKIP, and its time) is
 # printed when it ends, with the end of a failing test's output.
 #
 #   tests/run.sh              all tests
