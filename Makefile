@@ -210,6 +210,17 @@ $(BUILD)/tests/integ/funcprog: tests/integ/funcprog.c $(LIBSO)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -finstrument-functions -Itests -o $@ $< $(LINK_RIP)
 
+# A process that forks from inside traced calls (tests/integ/func-fork.sh).
+$(BUILD)/tests/integ/funcfork: tests/integ/funcfork.c $(LIBSO)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -finstrument-functions -Itests -o $@ $< $(LINK_RIP)
+
+# A function gcc copies for its calls with constant arguments (tests/integ/func-clone.sh).
+$(BUILD)/tests/integ/fnclone: tests/integ/fnclone.c $(LIBSO)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -fpatchable-function-entry=5 $(if $(NO_ICF),-fipa-cp-clone) -Itests \
+		-o $@ $< $(LINK_RIP)
+
 # ucontext coroutines whose functions return through uc_link (tests/integ/func-uclink.sh).
 $(BUILD)/tests/integ/func_uclink: tests/integ/func_uclink.c $(LIBSO)
 	@mkdir -p $(@D)

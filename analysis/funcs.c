@@ -16,7 +16,10 @@
  * the shown calls under it to its caller, so no time is counted twice.
  * Recursion: a call's time goes into its function's total only when no
  * call of the same function is open below it in its context (a count per
- * context and function).
+ * context and function).  A rip:fn_open record pushes a call as an entry
+ * does, marked as begun before the trace (a forked child's calls open at
+ * the fork, which its trace starts after): it pairs with its exit as any
+ * call, and is counted apart (before).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -33,6 +36,7 @@ struct fa_frame {
 	uint32_t depth;
 	bool outer; /* no call of the same function below it in its context */
 	bool keep;  /* its function is shown, and it is not too deep */
+	bool before; /* it began before the trace (rip:fn_open) */
 	int64_t start;
 	int64_t child_ns; /* time of the shown calls under it */
 };
@@ -55,7 +59,7 @@ struct fa_ctx_int {
 
 struct fa {
 	struct fa_opts o;
-	uint32_t t_entry, t_exit, t_def; /* type ids, UINT32_MAX: absent */
+	uint32_t t_entry, t_exit, t_def, t_open; /* type ids, UINT32_MAX: absent */
 	uint64_t *addr;			 /* by id */
 	uint8_t *keepc;			 /* by id: 0 not asked yet, 1 shown, 2 not */
 	struct fa_fn *fn;		 /* by id */
@@ -94,6 +98,7 @@ int fa_new(const struct ev_types *types, const struct fa_opts *opts, struct fa *
 	p->t_entry = fa_type(types, "rip:fn_entry", 1);
 	p->t_exit = fa_type(types, "rip:fn_exit", 1);
 	p->t_def = fa_type(types, "rip:fn", 2);
+	p->t_open = fa_type(types, "rip:fn_open", 1);
 	/* Node 0: the root of every call path. */
 	p->nodes = calloc(64, sizeof(*p->nodes));
 	if (!p->nodes) {
@@ -319,6 +324,7 @@ static void fa_sum(struct fa_fn *f, const struct fa_frame *fr, int64_t dur, int6
 	if (dur > f->max_ns)
 		f->max_ns = dur;
 	f->running += running;
+	f->before += fr->before;
 }
 
 /* End the top call of context ci at time t.  0 or -ENOMEM. */
@@ -359,14 +365,15 @@ static int fa_pop(struct fa *p, size_t ci, int64_t t, bool running)
 				     .start_ns = fr.start,
 				     .end_ns = fr.start + dur,
 				     .depth = fr.depth,
-				     .running = running };
+				     .running = running,
+				     .before = fr.before };
 
 		p->o.span(p->o.span_arg, &s);
 	}
 	return 0;
 }
 
-static int fa_push(struct fa *p, size_t ci, uint32_t id, int64_t t)
+static int fa_push(struct fa *p, size_t ci, uint32_t id, int64_t t, bool early)
 {
 	struct fa_ctx_int *c = &p->ctx[ci];
 	struct fa_frame *fr, *up;
@@ -392,6 +399,7 @@ static int fa_push(struct fa *p, size_t ci, uint32_t id, int64_t t)
 	fr->depth = (uint32_t)(c->n + 1);
 	fr->outer = before == 0;
 	fr->start = t;
+	fr->before = early;
 	fr->keep = (!p->o.max_depth || fr->depth <= p->o.max_depth) && fa_keep(p, id);
 	fr->node = up ? up->node : 0;
 	if (fr->keep) {
@@ -415,7 +423,7 @@ int fa_event(struct fa *p, const struct evs_event *e)
 
 	if (tid == p->t_def && tid != UINT32_MAX)
 		return fa_define(p, evs_val(e, 0), evs_val(e, 1)) ? -ENOMEM : 1;
-	if (tid == UINT32_MAX || (tid != p->t_entry && tid != p->t_exit))
+	if (tid == UINT32_MAX || (tid != p->t_entry && tid != p->t_exit && tid != p->t_open))
 		return 0;
 	id = evs_val(e, 0);
 	if (id >= FA_MAX_ID)
@@ -430,9 +438,12 @@ int fa_event(struct fa *p, const struct evs_event *e)
 	if (ci < 0)
 		return (int)ci;
 	c = &p->ctx[ci];
-	if (tid == p->t_entry) {
-		p->tot.entries++;
-		ret = fa_push(p, (size_t)ci, (uint32_t)id, e->ns);
+	if (tid == p->t_entry || tid == p->t_open) {
+		if (tid == p->t_entry)
+			p->tot.entries++;
+		else
+			p->tot.before++;
+		ret = fa_push(p, (size_t)ci, (uint32_t)id, e->ns, tid == p->t_open);
 		return ret ? ret : 1;
 	}
 	p->tot.exits++;

@@ -27,7 +27,11 @@
  * Records that do not pair are counted, never guessed at: an exit whose
  * entry is not in the trace (a flight recorder keeps the last calls, a
  * recorder attached late), and calls whose exit never came (a longjmp or
- * an exception over them; they end when the call below them ends).
+ * an exception over them; they end when the call below them ends).  A
+ * trace may say which calls were open when it began (rip:fn_open, outermost
+ * first: a forked child's first records name the calls it inherited from
+ * its parent's stack): those are calls that began before the trace, and
+ * their time counts from their record on.
  * Never prints.
  */
 #ifndef RIP_ANALYSIS_FUNCS_H
@@ -62,6 +66,7 @@ struct fa_fn {
 	int64_t self_ns;  /* less the calls they made that are shown */
 	int64_t max_ns;	  /* the longest call */
 	uint64_t running; /* calls that had not ended at the end of the trace */
+	uint64_t before;  /* calls that began before the trace (rip:fn_open): timed from there */
 };
 
 /* A thread or a coroutine: a stack of calls of its own. */
@@ -82,6 +87,7 @@ struct fa_span {
 	int64_t start_ns, end_ns;
 	uint32_t depth; /* 1: the outermost call of its context */
 	bool running;	/* it had not ended when the trace did (end_ns: the end) */
+	bool before;	/* it began before the trace did (start_ns: its rip:fn_open) */
 };
 
 /* A call path: node parent's path, then the function id; self time spent right there. */
@@ -98,6 +104,7 @@ struct fa_totals {
 	uint64_t no_entry;	 /* exits whose entry was not in the trace */
 	uint64_t no_exit;	 /* calls that ended with no exit record: a call below them ended */
 	uint64_t running;	 /* calls still running at the end */
+	uint64_t before;	 /* calls open when the trace began (rip:fn_open records) */
 	uint64_t ids_unknown;	 /* records of an id no definition named */
 	uint64_t id0;		 /* records of functions the writer had no id for */
 };

@@ -362,11 +362,40 @@ void __rip_events_close(void)
 }
 
 static void rip_packet_close(struct rip_file_hdr *h, struct rip_evw *w);
+static uint32_t rip_npackets(struct rip_file_hdr *h, uint32_t ring);
 
 /* First thing in a forked child: the registry's lock may have been held by a thread gone here. */
 void __rip_events_fork_lock(void)
 {
 	pthread_mutex_init(&rip_reg.lock, NULL);
+}
+
+/*
+ * In a forked child: the packet a thread that does not exist here left open
+ * in ring i holds its events in the parent, before the fork (a consumer
+ * takes an open packet too, at the end): emptied, closed and counted
+ * written, so that the child's trace starts at the fork for that ring too.
+ * Only this thread exists here.
+ */
+static void rip_packet_drop_open(struct rip_file_hdr *h, uint32_t i)
+{
+	struct rip_evring *r = rip_evring_at(h, i);
+	uint64_t seq = __atomic_load_n(&r->written, __ATOMIC_RELAXED);
+	uint32_t n = rip_npackets(h, i);
+	struct rip_packet *pk;
+
+	if (!n)
+		return;
+	pk = (struct rip_packet *)(rip_evdata_at(h, i) +
+				   (size_t)(seq % n) * rip_evring_packet_bytes(h, i));
+	if (pk->magic != RIP_CTF_MAGIC || pk->packet_seq_num != seq || !pk->open)
+		return;
+	pk->content_size = (uint64_t)RIP_PACKET_HDR_SIZE * 8;
+	pk->timestamp_end = pk->timestamp_begin;
+	pk->events = 0;
+	/* The fields above before open = 0: pairs with the acquire load of open in readers. */
+	__atomic_store_n(&pk->open, 0, __ATOMIC_RELEASE);
+	rip_evring_publish(r, seq + 1);
 }
 
 /*
@@ -392,6 +421,7 @@ void __rip_events_fork_child(struct rip_file_hdr *h, struct rip_self *me)
 		if (me->ev.ring == i + 1)
 			continue;
 		/* The parent's history is not the child's: its trace starts at the fork. */
+		rip_packet_drop_open(h, i);
 		rip_evring_consume(r, r->written);
 		r->discarded = 0;
 		r->owner = 0;

@@ -233,6 +233,22 @@ const struct rip_event_type __rip_fn_def_type = {
 	.id = &rip_fn_def_id,
 };
 
+/*
+ * A call open when the trace began: what a forked child's trace starts with,
+ * for each frame of its stack whose entry's record was written (the parent's
+ * trace has the entry, the child's the exit).  Registered by the first
+ * child that needs it: the fixed ids are the hooks' only.
+ */
+static uint32_t rip_fn_open_id = UINT32_MAX;
+
+static const struct rip_event_type rip_fn_open_type = {
+	.name = "rip:fn_open",
+	.category = RIP_CAT_FUNC,
+	.nfields = 1,
+	.fields = { RIP_FIELD(U32, "fn") },
+	.id = &rip_fn_open_id,
+};
+
 /* ---- the file ------------------------------------------------------------------------ */
 
 /* RIP_FUNCTIONS=0 turns function tracing off: the file has no area, the hooks return. */
@@ -1059,6 +1075,80 @@ static __nofn __attribute__((noinline)) void rip_fn_record_id(const struct rip_e
 	}
 	memcpy(p, &id, 4);
 	__rip_event_commit(w, p + 4, ts);
+}
+
+/*
+ * The forking thread's stack as it was when it called fork(), in process
+ * memory (the child gets it as it was, where the stacks of the file are
+ * shared with the parent, which goes on pushing and popping while the child
+ * copies the file: a child copied its parent's next call).  of: the stack
+ * it is of, NULL when none was cached, or outside fork() (a child of a raw
+ * clone comes to ring.c's fork handler without a prepare handler before).
+ */
+static struct {
+	struct rip_fn_stack *of;
+	struct rip_fn_stack st;
+} rip_fn_fork_snap;
+
+void __rip_fn_fork_prepare(bool on)
+{
+	struct rip_fn_stack *st = on ? rip_fn_cached() : NULL;
+
+	rip_fn_fork_snap.of = st;
+	if (st)
+		memcpy(&rip_fn_fork_snap.st, st, sizeof(*st));
+}
+
+/* Write t {v0, v1} at ts with nest raised, as the slow path wants it. */
+static void rip_fn_fork_event(const struct rip_event_type *t, uint64_t v0, uint64_t v1, uint64_t ts)
+{
+	const uint64_t v[RIP_EVENT_MAX_FIELDS] = { v0, v1 };
+
+	__rip_self.ev.nest = 1;
+	/* The flag before the slow path reads anything: pairs with a handler's check. */
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	__rip_event_slow(t, v, NULL, ts); /* drops nest */
+}
+
+/*
+ * In a forked child, after its trace was started afresh (ring.c): the calls
+ * its stack inherited from the parent's thread are open, and their exits
+ * will come, with a record each when their entry had one.  Their entries are
+ * in the parent's trace: the child's begins with a rip:fn_open of each,
+ * outermost first (and the rip:fn that names it: the parent's trace has
+ * that too), so that readers open them at its start rather than take their
+ * exits for exits without an entry.  Levels past the frames kept have no
+ * function to name: their exits stay without entries.  Only this thread
+ * exists here.
+ */
+void __rip_fn_fork_child(void)
+{
+	struct rip_file_hdr *h = __atomic_load_n(&rip_fn.h, __ATOMIC_ACQUIRE);
+	struct rip_fn_stack *st = rip_fn_fork_snap.of;
+	uint64_t ts = rip_clock_ticks();
+	uint32_t n;
+
+	if (!st || st != rip_fn_cached() || !h || h != __rip_proc.hdr)
+		return;
+	/* The stack as the parent's thread had it at the fork (the owner is the same slot's). */
+	memcpy(st, &rip_fn_fork_snap.st, sizeof(*st));
+	rip_fn_fork_snap.of = NULL;
+	if (__rip_self.ev.nest)
+		return;
+	n = RIP_FN_STATE_DEPTH(st->state);
+	for (uint32_t k = 0; k < n && k < RIP_FN_DEPTH; k++) {
+		uint64_t x = st->frame[k].fn, a = x & RIP_FN_ADDR_MASK;
+		uint32_t id;
+
+		if (!rip_fn_frame_rec(x))
+			continue;
+		if (rip_fn_open_id == UINT32_MAX && __rip_type_register(&rip_fn_open_type, true))
+			return;
+		id = rip_fn_id_slow((uintptr_t)a);
+		if (id)
+			rip_fn_fork_event(&__rip_fn_def_type, id, a, ts);
+		rip_fn_fork_event(&rip_fn_open_type, id, 0, ts);
+	}
 }
 
 /* ---- the hooks ----------------------------------------------------------------------- */

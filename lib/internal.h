@@ -156,6 +156,13 @@ size_t __rip_fn_layout(struct rip_file_hdr *h, size_t off, uint32_t slots, bool 
 /* A file was opened (lock held), or closed: the hooks keep its stacks, or none. */
 void __rip_fn_open(struct rip_file_hdr *h) __hidden;
 void __rip_fn_close(void) __hidden;
+/*
+ * Before fork() (on) and after it in the parent (off): the forking thread's
+ * stack as the child inherits it; in the child, its trace starts with the
+ * calls open at the fork (func.c).
+ */
+void __rip_fn_fork_prepare(bool on) __hidden;
+void __rip_fn_fork_child(void) __hidden;
 /* A fork child's copy of what the hooks wrote: 0 or -1. */
 int __rip_fn_fork_copy(int fd, struct rip_file_hdr *h, uint32_t used,
 		       int (*write_all)(int fd, const void *buf, size_t len, off_t off)) __hidden;

@@ -487,6 +487,8 @@ static void rip_thread_exit(void *arg)
 static uint32_t *rip_fork_word;
 
 static void rip_atfork_child(void);
+static void rip_atfork_prepare(void);
+static void rip_atfork_parent(void);
 
 /* Map the word (a file was just opened, lock held). */
 static void rip_fork_word_map(void)
@@ -1250,7 +1252,7 @@ int __rip_open_locked(const char *path, const char *dir, uint32_t slots, uint32_
 			__rip_proc.key_ok = true;
 		/* pthread_atfork takes a lock and allocates under it: not from a hook (early). */
 		if (!__rip_proc.early)
-			pthread_atfork(NULL, NULL, rip_atfork_child);
+			pthread_atfork(rip_atfork_prepare, rip_atfork_parent, rip_atfork_child);
 		else
 			__rip_proc.atfork_pending = true;
 	}
@@ -1536,6 +1538,18 @@ static int rip_copy_rings(int fd, struct rip_file_hdr *h, size_t len)
 				  rip_write_all);
 }
 
+/* In the parent, right before fork(): what the child must see as it was then. */
+static void rip_atfork_prepare(void)
+{
+	__rip_fn_fork_prepare(true);
+}
+
+/* And after it: nothing kept for a child of a raw clone, which no prepare handler precedes. */
+static void rip_atfork_parent(void)
+{
+	__rip_fn_fork_prepare(false);
+}
+
 static void rip_atfork_child(void)
 {
 	struct rip_file_hdr *h = __rip_proc.hdr;
@@ -1645,6 +1659,8 @@ static void rip_atfork_child(void)
 	}
 	rip_fifo_rebuild(h, used);
 	__rip_events_fork_child(h, me);
+	/* The thread's stack as it was at the fork; its trace starts with the calls open then. */
+	__rip_fn_fork_child();
 	/* Complete: readers may take it (pairs with their acquire of the magic). */
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 	memcpy(h->magic, RIP_MAGIC, sizeof(h->magic));
@@ -1818,7 +1834,7 @@ __attribute__((constructor)) static void rip_auto_open(void)
 		/* Opened early, from a hook: what it left to us. */
 		pthread_mutex_lock(&__rip_proc.lock);
 		if (__rip_proc.atfork_pending)
-			pthread_atfork(NULL, NULL, rip_atfork_child);
+			pthread_atfork(rip_atfork_prepare, rip_atfork_parent, rip_atfork_child);
 		__rip_proc.atfork_pending = false;
 		pthread_mutex_unlock(&__rip_proc.lock);
 		if (__rip_proc.scan_pending)

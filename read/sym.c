@@ -1130,6 +1130,38 @@ static const char *sym_die_name(struct rip_sym *s, Dwarf_Die *die)
 	return name;
 }
 
+/*
+ * Is the ELF symbol sym a copy gcc made of the function of die, under its
+ * name and a suffix (foo.part.0, foo.constprop.0, foo.isra.0,
+ * _Z3fooi.part.0)?  Its DWARF says foo (an abstract origin), as it does for
+ * the original: the symbol is what tells the two functions apart, as perf
+ * and uftrace name them.  Not the cold part of foo itself (foo.cold,
+ * foo.cold.1): that is foo's own code, with no entry of its own, and stays
+ * foo, as gdb names it.
+ */
+static bool sym_is_clone(const char *sym, Dwarf_Die *die)
+{
+	Dwarf_Attribute a;
+	const char *raw = NULL, *suffix;
+	size_t n;
+
+	if (dwarf_attr_integrate(die, DW_AT_linkage_name, &a) ||
+	    dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &a) ||
+	    dwarf_attr_integrate(die, DW_AT_name, &a))
+		raw = dwarf_formstring(&a);
+	if (!raw || !sym)
+		return false;
+	n = strlen(raw);
+	if (!n || strncmp(sym, raw, n) || sym[n] != '.' || !sym[n + 1])
+		return false;
+	suffix = sym + n;
+	if (!strncmp(suffix, ".cold", 5) &&
+	    (!suffix[5] ||
+	     (suffix[5] == '.' && strspn(suffix + 6, "0123456789") == strlen(suffix + 6))))
+		return false;
+	return true;
+}
+
 static void sym_call_site(Dwarf_Die *inl, struct sym_cframe *f)
 {
 	Dwarf_Attribute a;
@@ -1251,7 +1283,8 @@ static struct sym_entry *sym_resolve(struct rip_sym *s, struct sym_mod *m, uint6
 	if (first == 0) {
 		struct sym_cframe *f = &e->f[e->n - 1];
 
-		if (!f->func)
+		/* A clone of the function (foo.part.0): its symbol's name, which says so. */
+		if (!f->func || (symname && sym_is_clone(es->name, &chain[0])))
 			f->func = symname;
 		if (symname)
 			f->offset = symoff;

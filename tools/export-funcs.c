@@ -106,8 +106,9 @@ static void xf_span(void *arg, const struct fa_span *s)
 		json_str(x->out, tool_base(nm->file));
 		fprintf(x->out, ",\"line\":%d,", nm->line);
 	}
-	fprintf(x->out, "\"address\":\"0x%" PRIx64 "\",\"depth\":%" PRIu32 "%s}}", s->addr,
-		s->depth, s->running ? ",\"running\":true" : "");
+	fprintf(x->out, "\"address\":\"0x%" PRIx64 "\",\"depth\":%" PRIu32 "%s%s}}", s->addr,
+		s->depth, s->before ? ",\"before\":true" : "",
+		s->running ? ",\"running\":true" : "");
 }
 
 int xf_chrome_new(struct evs *s, FILE *out, int pid, const int64_t *first, bool *comma,

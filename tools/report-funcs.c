@@ -140,6 +140,8 @@ static void rpf_table(struct rpf_state *st, const struct fa_fn *v, size_t n, FIL
 			rpf_time(f->max_ns, m, sizeof(m)), f->calls, nm->func);
 		if (nm->file && nm->line)
 			fprintf(out, "  (%s:%d)", tool_base(nm->file), nm->line);
+		if (f->before)
+			fprintf(out, "  [%" PRIu64 " began before the trace]", f->before);
 		if (f->running)
 			fprintf(out, "  [%" PRIu64 " still running]", f->running);
 		fputc('\n', out);
@@ -205,6 +207,12 @@ static void rpf_text(struct rpf_state *st, FILE *out)
 			" still running at the end, %" PRIu64 " records of unnamed ids, %" PRIu64
 			" of functions without an id\n",
 			t.no_entry, t.no_exit, t.running, t.ids_unknown, t.id0);
+	if (t.before)
+		fprintf(out,
+			"note: %" PRIu64
+			" calls began before the trace (a forked child's calls open "
+			"at the fork): their time counts from its start\n",
+			t.before);
 	fputc('\n', out);
 	rpf_table(st, v, n, out);
 	if (!st->o->threads)
@@ -236,9 +244,9 @@ static void rpf_json_fns(struct rpf_state *st, const struct fa_fn *v, size_t n, 
 		fprintf(out,
 			",\"line\":%d,\"address\":\"0x%" PRIx64 "\",\"id\":%" PRIu32
 			",\"calls\":%" PRIu64 ",\"total_ns\":%" PRId64 ",\"self_ns\":%" PRId64
-			",\"max_ns\":%" PRId64 ",\"running\":%" PRIu64 "}",
+			",\"max_ns\":%" PRId64 ",\"running\":%" PRIu64 ",\"before\":%" PRIu64 "}",
 			nm->line, f->addr, f->id, f->calls, f->total_ns, f->self_ns, f->max_ns,
-			f->running);
+			f->running, f->before);
 	}
 	fputc(']', out);
 	free(c);
@@ -258,10 +266,10 @@ static void rpf_json(struct rpf_state *st, FILE *out)
 	fprintf(out,
 		",\"discarded\":%" PRIu64 ",\"lost_packets\":%" PRIu64 ",\"entries\":%" PRIu64
 		",\"exits\":%" PRIu64 ",\"no_entry\":%" PRIu64 ",\"no_exit\":%" PRIu64
-		",\"running\":%" PRIu64 ",\"ids_unknown\":%" PRIu64 ",\"id0\":%" PRIu64
-		",\"functions\":",
+		",\"running\":%" PRIu64 ",\"before\":%" PRIu64 ",\"ids_unknown\":%" PRIu64
+		",\"id0\":%" PRIu64 ",\"functions\":",
 		st->tot.discarded, st->tot.lost_packets + st->tot.torn, t.entries, t.exits,
-		t.no_entry, t.no_exit, t.running, t.ids_unknown, t.id0);
+		t.no_entry, t.no_exit, t.running, t.before, t.ids_unknown, t.id0);
 	rpf_json_fns(st, v, n, out);
 	if (st->o->threads) {
 		bool first = true;
