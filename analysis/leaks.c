@@ -506,6 +506,9 @@ static inline __attribute__((always_inline)) int lk_event(void *arg, const struc
 	case ROLE_SHM_CREATE:
 		if (d->kind == RIP_SHM_MEMFD)
 			return 0; /* lives as long as its descriptor and mappings: tracked there */
+		/* made by another process (or before): not this one's to remove */
+		if (d->kind == RIP_SHM_OPEN_EXISTING || d->kind == RIP_SHM_GET_EXISTING)
+			return 0;
 		return lk_make(lk, LK_SHM, d, e);
 	case ROLE_SHM_REMOVE:
 		lk_release(lk, LK_SHM, d->key);

@@ -866,6 +866,10 @@ static int rp_shm_create(struct rp *rp, uint64_t key, uint64_t size, uint64_t ki
 		m->memfd++; /* lives as long as its descriptor and mappings */
 		return 0;
 	}
+	if (kind == RIP_SHM_OPEN_EXISTING || kind == RIP_SHM_GET_EXISTING) {
+		m->opened++; /* made by another process (or before): not this one's to remove */
+		return 0;
+	}
 	m->created++;
 	m->created_bytes += size;
 	o = live_make(&rp_p(rp)->l, LIVE_SHM, key, NULL, &fresh);

@@ -73,6 +73,7 @@ struct rp_fd {
 
 struct rp_shm {
 	uint64_t created, removed, live, created_bytes, live_bytes, memfd, removed_unseen;
+	uint64_t opened; /* objects got that existed already (shm_open, shmget of them) */
 	uint64_t attached, detached, mapped, attached_bytes, mapped_bytes, peak_mapped_bytes;
 	uint64_t detached_unseen;
 };

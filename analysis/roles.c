@@ -153,7 +153,8 @@ uint64_t role_seg_key(uint64_t kind, int64_t id, const char *name)
 {
 	uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
 
-	if ((kind != RIP_SHM_OPEN && kind != RIP_SHM_UNLINK && kind != RIP_SHM_FTRUNCATE) ||
+	if ((kind != RIP_SHM_OPEN && kind != RIP_SHM_OPEN_EXISTING && kind != RIP_SHM_UNLINK &&
+	     kind != RIP_SHM_FTRUNCATE) ||
 	    !name || !*name)
 		return (uint64_t)id << 1;
 	for (const unsigned char *s = (const unsigned char *)name; *s; s++)

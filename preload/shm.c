@@ -6,10 +6,18 @@
  * hand over (rip_pl_shm_mapped, rip_pl_shm_unmapping), recorded as the
  * shm:* events of rip/resource.h under RIP_CAT_SHM.
  *
- * shm:create means "this process got the object", whether the call created
- * it or opened an existing one: shm_open (id = fd, size = its size now,
- * name), shmget (id = shmid, size = the segment's, name = the key as
- * 0x%08x, empty for IPC_PRIVATE); memfd_create's is in fd.c.  shm_open's
+ * shm:create means "this process got the object": shm_open (id = fd,
+ * size = its size now, name), shmget (id = shmid, size = the segment's,
+ * name = the key as 0x%08x, empty for IPC_PRIVATE); memfd_create's is in
+ * fd.c.  Its kind says whether the call made the object (RIP_SHM_OPEN,
+ * RIP_SHM_GET) or got one that existed (RIP_SHM_OPEN_EXISTING,
+ * RIP_SHM_GET_EXISTING: a consumer's, which readers never call a leak of
+ * its own): without O_CREAT / IPC_CREAT it existed, with O_EXCL /
+ * IPC_EXCL (or IPC_PRIVATE) the call made it, and with O_CREAT / IPC_CREAT
+ * alone a probe just before the call says whether it existed then (one
+ * access(2) of /dev/shm/NAME, one shmget(key, 0, 0)); an object made or
+ * removed by another process between the probe and the call is then
+ * misnamed, a race no reader can see either.  shm_open's
  * descriptor is also an fd:open (kind OPEN, path /dev/shm/NAME): glibc
  * opens it internally, where the open hook cannot see it.  shm:remove is
  * shm_unlink (id -1, name) or IPC_RMID (id = shmid).  shm:resize is an
@@ -378,20 +386,33 @@ RIP_PL_EXPORT int shm_open(const char *name, int oflag, mode_t mode)
 	static int (*real)(const char *, int, mode_t);
 	int fd;
 
+	char path[RIP_STRING_MAX];
+	uint32_t kind = oflag & O_CREAT ? RIP_SHM_OPEN : RIP_SHM_OPEN_EXISTING;
+
 	if (!RIP_PL_REAL(real, "shm_open"))
 		return rip_pl_enosys();
+	path[0] = 0;
+	if ((oflag & (O_CREAT | O_EXCL)) == O_CREAT && rip_category_enabled(RIP_CAT_SHM)) {
+		int err = errno;
+
+		/* made by this call or there already: ask before it (see the top) */
+		shm_path(path, name);
+		if (access(path, F_OK) == 0)
+			kind = RIP_SHM_OPEN_EXISTING;
+		errno = err;
+	}
 	fd = real(name, oflag, mode);
 	if (fd >= 0 && shm_enter(true)) {
 		int err = errno;
 		uint32_t bt = rip_pl_backtrace_id();
-		char path[RIP_STRING_MAX];
 		struct stat st;
 
-		shm_path(path, name);
+		if (!path[0])
+			shm_path(path, name);
 		rip_pl_fd_open(fd, bt, RIP_FD_OPEN, oflag, path);
 		if (rip_category_enabled(RIP_CAT_SHM))
 			rip_pl_shm_create(fd, fstat(fd, &st) == 0 ? (uint64_t)st.st_size : 0, bt,
-					  RIP_SHM_OPEN, path + 8);
+					  kind, path + 8);
 		errno = err;
 		rip_pl_leave();
 	}
@@ -477,10 +498,21 @@ SHM_FTRUNCATE_HOOK(ftruncate64)
 RIP_PL_EXPORT int shmget(key_t key, size_t size, int flags)
 {
 	static int (*real)(key_t, size_t, int);
+	uint32_t kind = RIP_SHM_GET;
 	int id;
 
 	if (!RIP_PL_REAL(real, "shmget"))
 		return rip_pl_enosys();
+	if (key != IPC_PRIVATE && !(flags & IPC_CREAT))
+		kind = RIP_SHM_GET_EXISTING;
+	else if (key != IPC_PRIVATE && !(flags & IPC_EXCL) && rip_category_enabled(RIP_CAT_SHM)) {
+		int err = errno;
+
+		/* made by this call or there already: ask before it (see the top) */
+		if (real(key, 0, 0) >= 0)
+			kind = RIP_SHM_GET_EXISTING;
+		errno = err;
+	}
 	id = real(key, size, flags);
 	if (id >= 0 && shm_enter(false)) {
 		int err = errno;
@@ -489,8 +521,7 @@ RIP_PL_EXPORT int shmget(key_t key, size_t size, int flags)
 		uint64_t real_size = size;
 
 		/* A new segment has the size asked for; an existing one its own. */
-		if ((flags & (IPC_CREAT | IPC_EXCL)) == (IPC_CREAT | IPC_EXCL) ||
-		    key == IPC_PRIVATE)
+		if (kind == RIP_SHM_GET && (key == IPC_PRIVATE || (flags & IPC_EXCL)))
 			shm_size_put(id, size, false);
 		else
 			real_size = shm_segment_size(id);
@@ -504,7 +535,7 @@ RIP_PL_EXPORT int shmget(key_t key, size_t size, int flags)
 				name[2 + i] = hex[((uint32_t)key >> (28 - 4 * i)) & 15];
 			name[10] = 0;
 		}
-		rip_pl_shm_create(id, real_size, bt, RIP_SHM_GET, name);
+		rip_pl_shm_create(id, real_size, bt, kind, name);
 		errno = err;
 		rip_pl_leave();
 	}

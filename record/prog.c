@@ -223,6 +223,87 @@ int prog_preloadable(const char *prog, char *why, size_t len, char *path)
 	return PROG_PRELOADABLE;
 }
 
+/* ---- a program with an allocator of its own ---------------------------------------- */
+
+/*
+ * The C allocator's functions, of which a program that defines one in its
+ * dynamic symbol table takes every call (its own, libc's, every library's)
+ * before LD_PRELOAD's: the executable comes first in the loader's lookup.
+ */
+static const char *const prog_alloc_fns[] = { "malloc", "calloc", "realloc", "free" };
+
+/* Is the NUL-terminated name at strtab offset off (in a table of n bytes) one of them? */
+static const char *prog_alloc_name(int fd, uint64_t strtab, uint64_t n, uint64_t off)
+{
+	char name[8];
+
+	if (off >= n || n - off < 5)
+		return NULL;
+	memset(name, 0, sizeof(name));
+	if (pread(fd, name, n - off < sizeof(name) ? n - off : sizeof(name),
+		  (off_t)(strtab + off)) <= 0)
+		return NULL;
+	for (size_t i = 0; i < sizeof(prog_alloc_fns) / sizeof(prog_alloc_fns[0]); i++)
+		if (!strncmp(name, prog_alloc_fns[i], sizeof(name)) &&
+		    strlen(prog_alloc_fns[i]) < sizeof(name))
+			return prog_alloc_fns[i];
+	return NULL;
+}
+
+const char *prog_own_allocator(const char *prog, char *path)
+{
+	const char *found = NULL;
+	Elf64_Ehdr eh;
+	Elf64_Shdr sh, st;
+	int fd;
+
+	if (prog_which(prog, path, PATH_MAX))
+		return NULL;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	/* 64-bit ELF only: what cannot be read is not known, and nothing is said */
+	if (pread(fd, &eh, sizeof(eh), 0) != (ssize_t)sizeof(eh) ||
+	    memcmp(eh.e_ident, ELFMAG, SELFMAG) || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh.e_shentsize != sizeof(Elf64_Shdr))
+		goto out;
+	for (unsigned i = 0; i < eh.e_shnum && !found; i++) {
+		if (pread(fd, &sh, sizeof(sh), (off_t)(eh.e_shoff + (uint64_t)i * sizeof(sh))) !=
+			    (ssize_t)sizeof(sh) ||
+		    sh.sh_type != SHT_DYNSYM || sh.sh_entsize != sizeof(Elf64_Sym) ||
+		    sh.sh_link >= eh.e_shnum)
+			continue;
+		if (pread(fd, &st, sizeof(st),
+			  (off_t)(eh.e_shoff + (uint64_t)sh.sh_link * sizeof(st))) !=
+		    (ssize_t)sizeof(st))
+			continue;
+		/* the symbols 256 at a time, at most 2^20 of them */
+		for (uint64_t k = 0; k < sh.sh_size / sizeof(Elf64_Sym) && k < (1u << 20) && !found;
+		     k += 256) {
+			Elf64_Sym sym[256];
+			ssize_t n = pread(fd, sym, sizeof(sym),
+					  (off_t)(sh.sh_offset + k * sizeof(sym[0])));
+
+			for (size_t j = 0; n > 0 && j < (size_t)n / sizeof(sym[0]) && !found; j++) {
+				unsigned type = ELF64_ST_TYPE(sym[j].st_info);
+
+				if (k + j >= sh.sh_size / sizeof(Elf64_Sym) ||
+				    sym[j].st_shndx == SHN_UNDEF ||
+				    (type != STT_FUNC && type != STT_GNU_IFUNC) ||
+				    ELF64_ST_BIND(sym[j].st_info) == STB_LOCAL)
+					continue;
+				found = prog_alloc_name(fd, st.sh_offset, st.sh_size,
+							sym[j].st_name);
+			}
+			if (n <= 0)
+				break;
+		}
+	}
+out:
+	close(fd);
+	return found;
+}
+
 int prog_find_lib(const char *name, char *buf, size_t len)
 {
 	static const char *const rel[] = { "", "../lib/", "../lib64/", "../" };

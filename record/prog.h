@@ -37,6 +37,15 @@ int prog_preloadable(const char *prog, char *why, size_t len, char *path);
 bool prog_has_librip(const char *path);
 
 /*
+ * Does PROG (as execvp finds it, its path into path, PATH_MAX bytes) define
+ * the C allocator itself, in its dynamic symbol table (a 64-bit ELF
+ * executable linked with an allocator of its own)?  The name of the first
+ * such function found, or NULL (none, or not known).  Its calls never reach
+ * librip-preload.so's hooks.
+ */
+const char *prog_own_allocator(const char *prog, char *path);
+
+/*
  * The library name next to the rip binary (the build tree), else in its
  * install libdir (../lib, ../lib64, ..): its real path into buf.  0 or
  * -ENOENT.

@@ -548,9 +548,10 @@ static void report_print_text(struct report_state *st)
 	fputs("\nSHARED MEMORY\n", out);
 	fprintf(out,
 		"  segments: %" PRIu64 " created (%s), %" PRIu64 " removed, %" PRIu64
-		" left (%s); memfds: %" PRIu64 "\n",
+		" left (%s), %" PRIu64 " opened that existed; memfds: %" PRIu64 "\n",
 		rp->shm.created, fmt_bytes_exact(rp->shm.created_bytes, b, sizeof(b)), rp->shm.removed,
-		rp->shm.live, fmt_bytes_exact(rp->shm.live_bytes, b2, sizeof(b2)), rp->shm.memfd);
+		rp->shm.live, fmt_bytes_exact(rp->shm.live_bytes, b2, sizeof(b2)), rp->shm.opened,
+		rp->shm.memfd);
 	fprintf(out,
 		"  mappings: %" PRIu64 " attached (%s), %" PRIu64 " detached, %" PRIu64
 		" left (%s)\n",
@@ -732,12 +733,12 @@ static void report_print_json(struct report_state *st)
 	fprintf(out,
 		"]},\"shm\":{\"segments\":{\"created\":%" PRIu64 ",\"created_bytes\":%" PRIu64
 		",\"removed\":%" PRIu64 ",\"removed_unseen\":%" PRIu64 ",\"live\":%" PRIu64
-		",\"live_bytes\":%" PRIu64 ",\"memfd\":%" PRIu64
+		",\"live_bytes\":%" PRIu64 ",\"memfd\":%" PRIu64 ",\"opened\":%" PRIu64
 		"},\"mappings\":{\"attached\":%" PRIu64 ",\"attached_bytes\":%" PRIu64
 		",\"detached\":%" PRIu64 ",\"detached_unseen\":%" PRIu64 ",\"live\":%" PRIu64
 		",\"live_bytes\":%" PRIu64 ",\"peak_bytes\":%" PRIu64 "}}",
 		rp->shm.created, rp->shm.created_bytes, rp->shm.removed, rp->shm.removed_unseen,
-		rp->shm.live, rp->shm.live_bytes, rp->shm.memfd, rp->shm.attached,
+		rp->shm.live, rp->shm.live_bytes, rp->shm.memfd, rp->shm.opened, rp->shm.attached,
 		rp->shm.attached_bytes, rp->shm.detached, rp->shm.detached_unseen, rp->shm.mapped,
 		rp->shm.mapped_bytes, rp->shm.peak_mapped_bytes);
 	report_modules_json(st);

@@ -700,6 +700,18 @@ static int cmd_run(int argc, char **argv)
 		tool_err("%s; it runs untraced", s->untraced);
 		s->untraced_said = true;
 	}
+	/* Its allocations cannot be seen: say so now, not with a report of none later. */
+	if (ret == PROG_PLAN_OK && (s->o.fam.res & FAM_RES_MEM)) {
+		char bin[PATH_MAX];
+		const char *fn = prog_own_allocator(argv[0], bin);
+
+		if (fn)
+			tool_err("warning: %s defines %s itself, so its calls (and libc's) go "
+				 "to the program's allocator ahead of librip-preload.so: --mem "
+				 "records only what that allocator passes on to the C library's "
+				 "(nothing, for an allocator of its own)",
+				 bin, fn);
+	}
 	s->fam.no_local = s->o.out && !strcmp(s->o.out, "-");
 	s->fam.live_ns = relay_live_ns(&s->o.relay);
 	if (s->o.out && !s->fam.no_local && lstat(s->o.out, &st) == 0) {

@@ -28,7 +28,10 @@
  *                   (last 0xffffffff): every descriptor in [first, last]
  *                   that is open is closed; readers close the ones they hold
  *   shm:create   {S64 id, U64 size, U32 bt, U32 kind, STRING name}
- *                   shm_open (id = fd), shmget (id = shmid), memfd_create
+ *                   shm_open (id = fd), shmget (id = shmid), memfd_create;
+ *                   an object that existed already is kind
+ *                   RIP_SHM_OPEN_EXISTING or RIP_SHM_GET_EXISTING: the
+ *                   process got it but did not make it (no leak of its)
  *   shm:attach   {HEX64 addr, U64 size, S64 id, U32 bt, U32 kind}
  *                   shmat, mmap of a shared mapping (id = fd or -1)
  *   shm:detach   {HEX64 addr, U64 size, U32 bt, U32 kind}   shmdt, munmap of it
@@ -219,9 +222,11 @@ enum rip_shm_kind {
 	RIP_SHM_MMAP,	  /* mmap MAP_SHARED */
 	RIP_SHM_DT,	  /* shmdt */
 	RIP_SHM_MUNMAP,
-	RIP_SHM_UNLINK,	   /* shm_unlink */
-	RIP_SHM_RMID,	   /* shmctl IPC_RMID */
-	RIP_SHM_FTRUNCATE, /* ftruncate, ftruncate64 (shm:resize) */
+	RIP_SHM_UNLINK,	       /* shm_unlink */
+	RIP_SHM_RMID,	       /* shmctl IPC_RMID */
+	RIP_SHM_FTRUNCATE,     /* ftruncate, ftruncate64 (shm:resize) */
+	RIP_SHM_OPEN_EXISTING, /* shm_open of an object that existed (shm:create) */
+	RIP_SHM_GET_EXISTING,  /* shmget of a segment that existed (shm:create) */
 };
 
 /*
@@ -238,7 +243,9 @@ enum rip_shm_kind {
 	X(MUNMAP, "munmap")                                                                        \
 	X(UNLINK, "shm_unlink")                                                                    \
 	X(RMID, "IPC_RMID")                                                                        \
-	X(FTRUNCATE, "ftruncate")
+	X(FTRUNCATE, "ftruncate")                                                                  \
+	X(OPEN_EXISTING, "shm_open_existing")                                                      \
+	X(GET_EXISTING, "shmget_existing")
 
 /* mem:pagemap: the state of one page, 2 bits */
 enum rip_pm_page {

@@ -7,7 +7,8 @@
 # then of the rest + shm_unlink; anonymous and file-backed shared mappings
 # in whole pages, one partly replaced by MAP_FIXED; private mappings, which
 # are not shared memory (their munmap is a mem:unmap, never also a
-# shm:detach, nor a shm:detach a mem:unmap); shmget (new and existing key) + shmat + shmdt +
+# shm:detach, nor a shm:detach a mem:unmap); shmget (new and existing key, kind
+# shmget_existing) + shmat + shmdt +
 # IPC_RMID, with the segment's size; memfd_create (fd:open and shm:create).
 # Failed calls record nothing, every event has a defined backtrace, errno
 # survives the hooks (shmprog checks) and the output is the same with and

@@ -250,7 +250,8 @@ static void sysv_shm(void)
 	expect("shm:create id=%d size=3000 bt=* kind=shmget name=\"0x%08x\"", id, (unsigned)key);
 	id2 = shmget(key, 0, 0600);
 	CHECK(id2 == id, "shmget of the existing key: %d, want %d", id2, id);
-	expect("shm:create id=%d size=3000 bt=* kind=shmget name=\"0x%08x\"", id, (unsigned)key);
+	expect("shm:create id=%d size=3000 bt=* kind=shmget_existing name=\"0x%08x\"", id,
+	       (unsigned)key);
 	a = shmat(id, NULL, 0);
 	CHECK(a != (void *)-1, "shmat key: %s", strerror(errno));
 	expect("shm:attach addr=%p size=3000 id=%d bt=* kind=shmat", a, id);
