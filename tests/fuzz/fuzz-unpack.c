@@ -16,10 +16,10 @@
  * CRC, zstd's blocks), so they would test the decoders' errors and not the
  * readers behind them.  The harness's own mutator (LLVMFuzzerCustomMutator)
  * unpacks an input of up to FZ_MUT_MAX bytes, mutates a window of the
- * unpacked bytes (mostly in a page that holds data, the file keeping its
- * size) or cuts it short, and packs it again the same way; one mutation in
- * four is libFuzzer's own on the compressed bytes, as are all of those of
- * inputs that do not unpack (bombs, broken streams).
+ * unpacked bytes (mostly in a page that holds data past the header, the
+ * file keeping its size) or cuts it short, and packs it again the same
+ * way; one mutation in four is libFuzzer's own on the compressed bytes, as
+ * are all of those of inputs that do not unpack (bombs, broken streams).
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -118,6 +118,14 @@ static size_t fz_pack(enum rr_packing how, const uint8_t *d, size_t n, uint8_t *
 	}
 }
 
+static bool fz_zero(const uint8_t *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i])
+			return false;
+	return true;
+}
+
 size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max, unsigned int seed)
 {
 	enum rr_packing how = rr_packing_of(data, size);
@@ -134,17 +142,27 @@ size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max, unsigned 
 	} else if (n) {
 		size_t at = (size_t)(FZ_RAND() % n), w = 1 + (size_t)(FZ_RAND() % FZ_WINDOW), k;
 
-		/* mostly a page that holds data: a ring file is mostly zeros */
-		for (int tries = 0; tries < 16 && FZ_RAND() % 8; tries++) {
-			size_t pg = (size_t)(FZ_RAND() % n) & ~(size_t)(FZ_WINDOW - 1);
-			size_t end = pg + FZ_WINDOW < n ? pg + FZ_WINDOW : n;
-			bool data_there = false;
+		/*
+		 * mostly a page that holds data past the header (a ring file is mostly
+		 * zeros; most changes to the header fail rr_open's checks), one time in
+		 * eight the header, one in eight anywhere
+		 */
+		if (FZ_RAND() % 8 == 0) {
+			at = (size_t)(FZ_RAND() % (n < FZ_WINDOW ? n : FZ_WINDOW));
+		} else if (FZ_RAND() % 7) {
+			size_t pages = 0, pick;
 
-			for (size_t i = pg; i < end && !data_there; i++)
-				data_there = raw[i] != 0;
-			if (data_there) {
-				at = pg + (size_t)(FZ_RAND() % (end - pg));
-				break;
+			for (size_t pg = FZ_WINDOW; pg < n; pg += FZ_WINDOW)
+				pages +=
+					!fz_zero(raw + pg, pg + FZ_WINDOW < n ? FZ_WINDOW : n - pg);
+			pick = pages ? (size_t)(FZ_RAND() % pages) : 0;
+			for (size_t pg = FZ_WINDOW; pages && pg < n; pg += FZ_WINDOW) {
+				size_t plen = pg + FZ_WINDOW < n ? FZ_WINDOW : n - pg;
+
+				if (!fz_zero(raw + pg, plen) && !pick--) {
+					at = pg + (size_t)(FZ_RAND() % plen);
+					break;
+				}
 			}
 		}
 		if (w > n - at)
