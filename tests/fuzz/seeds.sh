@@ -17,16 +17,18 @@
 #   index/   those traces' .rip-index files
 #   legacy/  raw files of the original librip format (tests/data/legacy_raw.py)
 #   live/    the ring files again, each followed by a few changes (fuzz-live.c)
-#   unpack/  small ring files and a legacy file compressed with gzip and zstd, and
-#            small bombs: a real header whose file_size says more than its layout
-#            holds, a header of a 50 MB layout, one of a 64 MiB layout, one without
-#            the magic, each followed by 40 MiB of one byte or 8 MiB of zeros
+#   unpack/  small ring files (function tracing's among them) and a legacy file
+#            compressed with gzip and zstd, and small bombs: a real header whose
+#            file_size says more than its layout holds, a header of a 50 MB layout,
+#            one of a 64 MiB layout, one without the magic, each followed by 40 MiB
+#            of one byte or 8 MiB of zeros
 #   reply/   a relayd session's exact answers, in a few shapes (fuzz-reply.c), one
 #            that breaks and reconnects, and a few HTTP answers of a Pyroscope server
 #   pack/    packed blocks (read/pack.h) of the packets tests/unit/pack.c writes
 #   chunk/   chunk files of packed traces of `rip run --mem --fd`, each read alone
 #            with the index in its tail (fuzz-chunk.c), and a later chunk of the
-#            rotated trace (beginning with copied definitions)
+#            rotated trace (beginning with copied definitions), and one of
+#            `rip run --functions` (function records)
 # Needs a built tree (make tests), python3, gzip and zstd.  Exit 0, or 1 with a message.
 set -u
 [ $# = 1 ] || {
@@ -229,6 +231,7 @@ PY
 small RIP_WATCH_COPIES=8 RIP_MODE=overwrite RIP_RING="$tmp/preload.ring" LD_PRELOAD="$pre" \
 	/bin/ls / >/dev/null 2>&1 || die "/bin/ls / under the preload library failed"
 for f in "$out/ring/snapper.ring" "$out/ring/dumpprog.ring" "$tmp/preload.ring" \
+	"$out/ring/funcprog.ring" "$out/ring/funcdeep.ring" \
 	"$out/legacy/legacy.raw"; do
 	b=${f##*/}
 	gzip -c "$f" >"$out/unpack/$b.gz" || die "gzip $f"
@@ -339,4 +342,9 @@ for cmd in "/bin/true" "/bin/ls /" "$BUILD/tests/integ/memprog basic"; do
 		die "rip run $cmd failed"
 	cp "$tmp/c$n/chunk-000000.rpk" "$out/chunk/c$n.rpk" || die "no chunk in $tmp/c$n"
 done
+# a chunk of function records (rip:fn definitions, entries and exits packed), read alone:
+# without its trace's .rip-ring, their ids have no table
+"$RIP" run -q --functions -o "$tmp/cfn" -- "$BUILD/tests/integ/funcprog" count 30 \
+	>/dev/null 2>&1 </dev/null || die "rip run --functions funcprog failed"
+cp "$tmp/cfn/chunk-000000.rpk" "$out/chunk/funcs.rpk" || die "no chunk in $tmp/cfn"
 exit 0
