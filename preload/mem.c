@@ -679,12 +679,6 @@ RIP_PL_EXPORT int munmap(void *addr, size_t len)
 	return real_munmap(addr, len);
 }
 
-#ifdef MREMAP_DONTUNMAP
-#define RIP_PL_MREMAP_DONTUNMAP MREMAP_DONTUNMAP
-#else
-#define RIP_PL_MREMAP_DONTUNMAP 4 /* Linux 5.7 */
-#endif
-
 RIP_PL_EXPORT void *mremap(void *old, size_t old_len, size_t len, int flags, ...)
 {
 	void *p, *want = NULL;
@@ -703,18 +697,34 @@ RIP_PL_EXPORT void *mremap(void *old, size_t old_len, size_t len, int flags, ...
 	    RIP_UNLIKELY(rip_pl_unmap_enter())) {
 		uint32_t bt = rip_pl_backtrace_id();
 
+		bool shm = rip_pl_shm_unmapping && rip_category_enabled(RIP_CAT_SHM);
+
 		/*
 		 * Moved or resized: the old range goes (unless old_len 0, a second
 		 * mapping of shared pages, or MREMAP_DONTUNMAP, which leaves it
 		 * mapped), the new one comes.  The old range may be part of a
-		 * mapping: the rest of it stays.
+		 * mapping: the rest of it stays.  Moved to a fixed address, the new
+		 * range replaces what was mapped there, as mmap's MAP_FIXED does.
 		 */
-		if (rip_pl_shm_remapped && rip_category_enabled(RIP_CAT_SHM) &&
-		    rip_pl_shm_remapped(old, old_len, p, len, bt))
-			; /* a shared mapping: shm.c recorded the detach and the attach */
-		else if (!old_len || (flags & RIP_PL_MREMAP_DONTUNMAP) ||
-			 !rip_pl_unmap_record(old, old_len, bt, RIP_MEM_MREMAP))
-			rip_pl_mem_alloc(p, len, bt, RIP_MEM_MREMAP);
+		if (shm && rip_pl_shm_remapped(old, old_len, p, len, flags, bt)) {
+			/* a shared mapping: shm.c recorded the detach and the attach */
+			if (flags & MREMAP_FIXED)
+				rip_pl_mem_unmap(p, len, bt, RIP_MEM_MMAP);
+		} else if (rip_category_enabled(RIP_CAT_MEM) &&
+			   !rip_pl_maps_anon_private((uintptr_t)p)) {
+			/*
+			 * A file mapping, or shared memory shm.c did not record:
+			 * its mmap was not a mem:alloc, so neither is its move.
+			 */
+			if ((flags & MREMAP_FIXED) && !(shm && rip_pl_shm_unmapping(p, len, bt)))
+				rip_pl_mem_unmap(p, len, bt, RIP_MEM_MMAP);
+		} else {
+			if ((flags & MREMAP_FIXED) && shm)
+				rip_pl_shm_unmapping(p, len, bt);
+			if (!old_len || (flags & RIP_PL_MREMAP_DONTUNMAP) ||
+			    !rip_pl_unmap_record(old, old_len, bt, RIP_MEM_MREMAP))
+				rip_pl_mem_alloc(p, len, bt, RIP_MEM_MREMAP);
+		}
 		rip_pl_leave();
 	}
 	return p;
