@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * preload/mem.c - the memory hooks: the C allocator, C++ operator new and
- * delete (every variant, by mangled name), and anonymous private mmap,
- * mremap and munmap.  Each records mem:alloc, mem:free, mem:realloc or
- * mem:unmap (a range, which readers cut out of the mappings they hold)
- * with the caller's backtrace id when the mem category is on, and
- * otherwise only forwards.
+ * preload/mem.c - the memory hooks: the C allocator (and glibc's __libc_
+ * names of it), C++ operator new and delete (every variant, by mangled
+ * name), and anonymous private mmap, mremap and munmap.  Each records
+ * mem:alloc, mem:free, mem:realloc or mem:unmap (a range, which readers
+ * cut out of the mappings they hold) with the caller's backtrace id when
+ * the mem category is on, and otherwise only forwards.
  *
  * An allocation is recorded after the real call, a release before it, so
  * that the thread that is handed the address next records after us.
@@ -456,6 +456,87 @@ RIP_PL_EXPORT void *pvalloc(size_t size)
 	else
 		p = rip_pl_aligned(NULL, page, (size + page - 1) & ~(page - 1));
 	RIP_PL_ALLOC(p, size, RIP_MEM_PVALLOC);
+	return p;
+}
+
+/*
+ * glibc's own names of its allocator, which a program may call directly
+ * (to reach glibc's malloc from under an allocator of its own, or mixed
+ * with malloc and free: a block from malloc freed by __libc_free was a
+ * leak, one from __libc_malloc freed by free a free never seen made).  Each
+ * forwards to the same name of the next object, glibc's, never to the
+ * program's malloc, and records as its standard name does.
+ */
+static void *(*real_libc_malloc)(size_t);
+static void *(*real_libc_calloc)(size_t, size_t);
+static void *(*real_libc_realloc)(void *, size_t);
+static void (*real_libc_free)(void *);
+static void *(*real_libc_memalign)(size_t, size_t);
+
+RIP_PL_EXPORT void *__libc_malloc(size_t size);
+RIP_PL_EXPORT void *__libc_malloc(size_t size)
+{
+	void *p;
+
+	if (RIP_UNLIKELY(!rip_pl_mem_ready()))
+		return malloc(size); /* the bootstrap buffer */
+	if (!RIP_PL_REAL(real_libc_malloc, "__libc_malloc"))
+		return NULL;
+	rip_pl_mem_prepare();
+	p = real_libc_malloc(size);
+	RIP_PL_ALLOC(p, size, RIP_MEM_MALLOC);
+	return p;
+}
+
+RIP_PL_EXPORT void __libc_free(void *p);
+RIP_PL_EXPORT void __libc_free(void *p)
+{
+	if (!p || RIP_UNLIKELY(rip_pl_boot_owns(p)))
+		return;
+	if (RIP_UNLIKELY(!rip_pl_mem_ready()) || !RIP_PL_REAL(real_libc_free, "__libc_free"))
+		return; /* nothing to forward to: leak rather than crash */
+	RIP_PL_FREE(p, RIP_MEM_FREE);
+	real_libc_free(p);
+}
+
+RIP_PL_EXPORT void *__libc_calloc(size_t n, size_t size);
+RIP_PL_EXPORT void *__libc_calloc(size_t n, size_t size)
+{
+	void *p;
+
+	if (RIP_UNLIKELY(!rip_pl_mem_ready()))
+		return calloc(n, size);
+	if (!RIP_PL_REAL(real_libc_calloc, "__libc_calloc"))
+		return NULL;
+	rip_pl_mem_prepare();
+	p = real_libc_calloc(n, size);
+	RIP_PL_ALLOC(p, (uint64_t)n * size, RIP_MEM_CALLOC);
+	return p;
+}
+
+RIP_PL_EXPORT void *__libc_realloc(void *old, size_t size);
+RIP_PL_EXPORT void *__libc_realloc(void *old, size_t size)
+{
+	if (RIP_UNLIKELY(old && rip_pl_boot_owns(old)) || RIP_UNLIKELY(!rip_pl_mem_ready()))
+		return realloc(old, size);
+	if (!RIP_PL_REAL(real_libc_realloc, "__libc_realloc"))
+		return NULL;
+	rip_pl_mem_prepare();
+	return rip_pl_realloc_record(old, real_libc_realloc(old, size), size);
+}
+
+RIP_PL_EXPORT void *__libc_memalign(size_t align, size_t size);
+RIP_PL_EXPORT void *__libc_memalign(size_t align, size_t size)
+{
+	void *p;
+
+	if (RIP_UNLIKELY(!rip_pl_mem_ready()))
+		return memalign(align, size);
+	if (!RIP_PL_REAL(real_libc_memalign, "__libc_memalign"))
+		return NULL;
+	rip_pl_mem_prepare();
+	p = real_libc_memalign(align, size);
+	RIP_PL_ALLOC(p, size, RIP_MEM_MEMALIGN);
 	return p;
 }
 
