@@ -400,6 +400,12 @@ void rip_pl_mem_pagemap_end(uint32_t seq, uint32_t mappings, uint32_t reason, in
 
 /* ---- mmap: mem.c owns the mmap, mremap and munmap symbols ---- */
 
+#ifdef MREMAP_DONTUNMAP
+#define RIP_PL_MREMAP_DONTUNMAP MREMAP_DONTUNMAP
+#else
+#define RIP_PL_MREMAP_DONTUNMAP 4 /* Linux 5.7 */
+#endif
+
 /*
  * Provided by shm.c (weak here: mem.c works without it).  mem.c calls them
  * from its mmap/mremap/munmap hooks, guard up, bt already taken:
@@ -409,20 +415,30 @@ void rip_pl_mem_pagemap_end(uint32_t seq, uint32_t mappings, uint32_t reason, in
  * memory.  Called only when RIP_CAT_SHM is enabled.
  *
  * rip_pl_shm_unmapping - before the real munmap (or mremap, kind
- * RIP_SHM_MUNMAP either way) of [addr, addr + len): return true if the
- * range is (part of) a mapping shm.c recorded, after recording
- * shm:detach; false to let mem.c record it as mem:unmap RIP_MEM_MUNMAP.
- * Called whenever RIP_CAT_SHM is enabled.
+ * RIP_SHM_MUNMAP either way) of [addr, addr + len): record shm:detach of
+ * what of the range shm.c recorded, and return true if that was all of it;
+ * false to let mem.c record it as mem:unmap RIP_MEM_MUNMAP (a range that
+ * spans private and shared mappings is both).  Called whenever RIP_CAT_SHM
+ * is enabled.
  */
 void rip_pl_shm_mapped(void *addr, size_t len, int prot, int flags, int fd, off_t off,
 		       uint32_t bt) __attribute__((weak));
 bool rip_pl_shm_unmapping(void *addr, size_t len, uint32_t bt) __attribute__((weak));
 /*
- * rip_pl_shm_remapped - after a successful mremap: if the old range was a
- * recorded shared mapping, record its move and return true.
+ * rip_pl_shm_remapped - after a successful mremap (flags its flags): if the
+ * old range was a recorded shared mapping, record its move and return true.
+ * With MREMAP_DONTUNMAP the old range stays attached.
  */
-bool rip_pl_shm_remapped(void *old, size_t old_len, void *addr, size_t len, uint32_t bt)
+bool rip_pl_shm_remapped(void *old, size_t old_len, void *addr, size_t len, int flags, uint32_t bt)
 	__attribute__((weak));
+
+/*
+ * rip_pl_maps_anon_private (thread.c) - is addr in anonymous private memory,
+ * by /proc/self/maps read with raw system calls: 1 yes, 0 no, -errno when
+ * the file cannot be read.  A slow path: mremap's, to tell the mappings
+ * --mem records (its mmap saw the flags) from files and shared memory.
+ */
+int rip_pl_maps_anon_private(uintptr_t addr);
 
 /* ---- backtrace.c internals shared with common.c ---- */
 

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * preload/mem.c - the memory hooks: the C allocator, C++ operator new and
- * delete (every variant, by mangled name), and anonymous private mmap,
- * mremap and munmap.  Each records mem:alloc, mem:free, mem:realloc or
- * mem:unmap (a range, which readers cut out of the mappings they hold)
- * with the caller's backtrace id when the mem category is on, and
- * otherwise only forwards.
+ * preload/mem.c - the memory hooks: the C allocator (and glibc's __libc_
+ * names of it), C++ operator new and delete (every variant, by mangled
+ * name), and anonymous private mmap, mremap and munmap.  Each records
+ * mem:alloc, mem:free, mem:realloc or mem:unmap (a range, which readers
+ * cut out of the mappings they hold) with the caller's backtrace id when
+ * the mem category is on, and otherwise only forwards.
  *
  * An allocation is recorded after the real call, a release before it, so
  * that the thread that is handed the address next records after us.
@@ -459,6 +459,87 @@ RIP_PL_EXPORT void *pvalloc(size_t size)
 	return p;
 }
 
+/*
+ * glibc's own names of its allocator, which a program may call directly
+ * (to reach glibc's malloc from under an allocator of its own, or mixed
+ * with malloc and free: a block from malloc freed by __libc_free was a
+ * leak, one from __libc_malloc freed by free a free never seen made).  Each
+ * forwards to the same name of the next object, glibc's, never to the
+ * program's malloc, and records as its standard name does.
+ */
+static void *(*real_libc_malloc)(size_t);
+static void *(*real_libc_calloc)(size_t, size_t);
+static void *(*real_libc_realloc)(void *, size_t);
+static void (*real_libc_free)(void *);
+static void *(*real_libc_memalign)(size_t, size_t);
+
+RIP_PL_EXPORT void *__libc_malloc(size_t size);
+RIP_PL_EXPORT void *__libc_malloc(size_t size)
+{
+	void *p;
+
+	if (RIP_UNLIKELY(!rip_pl_mem_ready()))
+		return malloc(size); /* the bootstrap buffer */
+	if (!RIP_PL_REAL(real_libc_malloc, "__libc_malloc"))
+		return NULL;
+	rip_pl_mem_prepare();
+	p = real_libc_malloc(size);
+	RIP_PL_ALLOC(p, size, RIP_MEM_MALLOC);
+	return p;
+}
+
+RIP_PL_EXPORT void __libc_free(void *p);
+RIP_PL_EXPORT void __libc_free(void *p)
+{
+	if (!p || RIP_UNLIKELY(rip_pl_boot_owns(p)))
+		return;
+	if (RIP_UNLIKELY(!rip_pl_mem_ready()) || !RIP_PL_REAL(real_libc_free, "__libc_free"))
+		return; /* nothing to forward to: leak rather than crash */
+	RIP_PL_FREE(p, RIP_MEM_FREE);
+	real_libc_free(p);
+}
+
+RIP_PL_EXPORT void *__libc_calloc(size_t n, size_t size);
+RIP_PL_EXPORT void *__libc_calloc(size_t n, size_t size)
+{
+	void *p;
+
+	if (RIP_UNLIKELY(!rip_pl_mem_ready()))
+		return calloc(n, size);
+	if (!RIP_PL_REAL(real_libc_calloc, "__libc_calloc"))
+		return NULL;
+	rip_pl_mem_prepare();
+	p = real_libc_calloc(n, size);
+	RIP_PL_ALLOC(p, (uint64_t)n * size, RIP_MEM_CALLOC);
+	return p;
+}
+
+RIP_PL_EXPORT void *__libc_realloc(void *old, size_t size);
+RIP_PL_EXPORT void *__libc_realloc(void *old, size_t size)
+{
+	if (RIP_UNLIKELY(old && rip_pl_boot_owns(old)) || RIP_UNLIKELY(!rip_pl_mem_ready()))
+		return realloc(old, size);
+	if (!RIP_PL_REAL(real_libc_realloc, "__libc_realloc"))
+		return NULL;
+	rip_pl_mem_prepare();
+	return rip_pl_realloc_record(old, real_libc_realloc(old, size), size);
+}
+
+RIP_PL_EXPORT void *__libc_memalign(size_t align, size_t size);
+RIP_PL_EXPORT void *__libc_memalign(size_t align, size_t size)
+{
+	void *p;
+
+	if (RIP_UNLIKELY(!rip_pl_mem_ready()))
+		return memalign(align, size);
+	if (!RIP_PL_REAL(real_libc_memalign, "__libc_memalign"))
+		return NULL;
+	rip_pl_mem_prepare();
+	p = real_libc_memalign(align, size);
+	RIP_PL_ALLOC(p, size, RIP_MEM_MEMALIGN);
+	return p;
+}
+
 RIP_PL_EXPORT size_t malloc_usable_size(void *p)
 {
 	if (!p)
@@ -679,12 +760,6 @@ RIP_PL_EXPORT int munmap(void *addr, size_t len)
 	return real_munmap(addr, len);
 }
 
-#ifdef MREMAP_DONTUNMAP
-#define RIP_PL_MREMAP_DONTUNMAP MREMAP_DONTUNMAP
-#else
-#define RIP_PL_MREMAP_DONTUNMAP 4 /* Linux 5.7 */
-#endif
-
 RIP_PL_EXPORT void *mremap(void *old, size_t old_len, size_t len, int flags, ...)
 {
 	void *p, *want = NULL;
@@ -703,18 +778,34 @@ RIP_PL_EXPORT void *mremap(void *old, size_t old_len, size_t len, int flags, ...
 	    RIP_UNLIKELY(rip_pl_unmap_enter())) {
 		uint32_t bt = rip_pl_backtrace_id();
 
+		bool shm = rip_pl_shm_unmapping && rip_category_enabled(RIP_CAT_SHM);
+
 		/*
 		 * Moved or resized: the old range goes (unless old_len 0, a second
 		 * mapping of shared pages, or MREMAP_DONTUNMAP, which leaves it
 		 * mapped), the new one comes.  The old range may be part of a
-		 * mapping: the rest of it stays.
+		 * mapping: the rest of it stays.  Moved to a fixed address, the new
+		 * range replaces what was mapped there, as mmap's MAP_FIXED does.
 		 */
-		if (rip_pl_shm_remapped && rip_category_enabled(RIP_CAT_SHM) &&
-		    rip_pl_shm_remapped(old, old_len, p, len, bt))
-			; /* a shared mapping: shm.c recorded the detach and the attach */
-		else if (!old_len || (flags & RIP_PL_MREMAP_DONTUNMAP) ||
-			 !rip_pl_unmap_record(old, old_len, bt, RIP_MEM_MREMAP))
-			rip_pl_mem_alloc(p, len, bt, RIP_MEM_MREMAP);
+		if (shm && rip_pl_shm_remapped(old, old_len, p, len, flags, bt)) {
+			/* a shared mapping: shm.c recorded the detach and the attach */
+			if (flags & MREMAP_FIXED)
+				rip_pl_mem_unmap(p, len, bt, RIP_MEM_MMAP);
+		} else if (rip_category_enabled(RIP_CAT_MEM) &&
+			   !rip_pl_maps_anon_private((uintptr_t)p)) {
+			/*
+			 * A file mapping, or shared memory shm.c did not record:
+			 * its mmap was not a mem:alloc, so neither is its move.
+			 */
+			if ((flags & MREMAP_FIXED) && !(shm && rip_pl_shm_unmapping(p, len, bt)))
+				rip_pl_mem_unmap(p, len, bt, RIP_MEM_MMAP);
+		} else {
+			if ((flags & MREMAP_FIXED) && shm)
+				rip_pl_shm_unmapping(p, len, bt);
+			if (!old_len || (flags & RIP_PL_MREMAP_DONTUNMAP) ||
+			    !rip_pl_unmap_record(old, old_len, bt, RIP_MEM_MREMAP))
+				rip_pl_mem_alloc(p, len, bt, RIP_MEM_MREMAP);
+		}
 		rip_pl_leave();
 	}
 	return p;

@@ -140,14 +140,15 @@ static bool shm_map_add(uintptr_t start, uintptr_t end, uint64_t len, int64_t id
 /*
  * Take [a, b) out of every recorded range, recording a shm:detach of each
  * part taken (kind, or the entry's own for shmdt: see shm_detach_kind).
- * Parts left over on either side stay in the table.  Returns whether any
- * recorded range overlapped.  only_start: take only the range that starts
- * at a (shmdt), whatever its length.
+ * Parts left over on either side stay in the table.  Returns how many bytes
+ * of [a, b) recorded ranges held (0: none overlapped; the ranges are
+ * disjoint, so b - a: all of it).  only_start: take only the range that
+ * starts at a (shmdt), whatever its length.
  */
-static bool shm_map_cut(uintptr_t a, uintptr_t b, uint32_t bt, uint32_t kind, bool only_start)
+static uint64_t shm_map_cut(uintptr_t a, uintptr_t b, uint32_t bt, uint32_t kind, bool only_start)
 {
 	uint32_t top = __atomic_load_n(&shm_maps_top, __ATOMIC_RELAXED);
-	bool hit = false;
+	uint64_t hit = 0;
 
 	for (uint32_t i = 0; i < top; i++) {
 		struct shm_map *m = &shm_maps[i];
@@ -172,7 +173,7 @@ static bool shm_map_cut(uintptr_t a, uintptr_t b, uint32_t bt, uint32_t kind, bo
 		if (s + len > cut_a)
 			counted = (s + len < cut_b ? s + len : cut_b) - cut_a;
 		rip_pl_shm_detach((void *)cut_a, counted, bt, kind);
-		hit = true;
+		hit += cut_b - cut_a;
 		if (cut_b < e) {
 			/* The part after the cut: in this entry, or a new one if both sides stay. */
 			uint64_t rest = s + len > cut_b ? s + len - cut_b : 0;
@@ -231,20 +232,22 @@ void rip_pl_shm_mapped(void *addr, size_t len, int prot, int flags, int fd, off_
 
 /*
  * mem.c's munmap (and mremap) hook, before the real call: record and
- * forget what of [addr, addr + len) is a recorded shared mapping.
- * Arguments munmap would reject record nothing.
+ * forget what of [addr, addr + len) is a recorded shared mapping; true if
+ * that was the whole range (a munmap over private and shared mappings
+ * takes both: mem.c records the private part).  Arguments munmap would
+ * reject record nothing.
  */
 bool rip_pl_shm_unmapping(void *addr, size_t len, uint32_t bt)
 {
 	uintptr_t a = (uintptr_t)addr;
 	int err = errno;
-	bool hit;
+	uint64_t hit;
 
 	if (shm_maps_empty() || !len || (a & (shm_page() - 1)) || a + shm_round(len) < a)
 		return false;
 	hit = shm_map_cut(a, a + shm_round(len), bt, RIP_SHM_MUNMAP, false);
 	errno = err;
-	return hit;
+	return hit == shm_round(len);
 }
 
 /*
@@ -252,9 +255,10 @@ bool rip_pl_shm_unmapping(void *addr, size_t len, uint32_t bt)
  * if [old, old + old_len) is a recorded shared mapping, record its
  * shm:detach and a shm:attach of [addr, addr + len) with the same id, and
  * return true; false: not shared memory (mem.c records it).  old_len 0
- * (a second mapping of the same shared pages) keeps the old one.
+ * (a second mapping of the same shared pages) and MREMAP_DONTUNMAP (Linux
+ * 5.13 takes it for shared mappings) keep the old one.
  */
-bool rip_pl_shm_remapped(void *old, size_t old_len, void *addr, size_t len, uint32_t bt)
+bool rip_pl_shm_remapped(void *old, size_t old_len, void *addr, size_t len, int flags, uint32_t bt)
 {
 	uintptr_t o = (uintptr_t)old, a = (uintptr_t)addr, b = a + shm_round(len);
 	uint32_t top = __atomic_load_n(&shm_maps_top, __ATOMIC_RELAXED);
@@ -276,7 +280,7 @@ bool rip_pl_shm_remapped(void *old, size_t old_len, void *addr, size_t len, uint
 	}
 	if (!kind)
 		return false;
-	if (old_len)
+	if (old_len && !(flags & RIP_PL_MREMAP_DONTUNMAP))
 		shm_map_cut(o, o + shm_round(old_len), bt, RIP_SHM_MUNMAP, false);
 	shm_map_cut(a, b, bt, RIP_SHM_MUNMAP, false); /* MREMAP_FIXED replaced these */
 	shm_map_add(a, b, b - a, id, kind);

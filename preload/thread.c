@@ -74,8 +74,19 @@ struct rip_pl_maps_hit {
 	uintptr_t lo, hi; /* the mapping that holds the address */
 	uintptr_t below;  /* the end of the highest mapping under it (0: none) */
 	bool stack;	  /* it is the main thread's "[stack]" (it grows down) */
+	bool anon;	  /* "p" and inode 0: anonymous private memory */
 	bool found;
 };
+
+/* Skip one space-separated field and the spaces after it. */
+static const char *rip_pl_maps_field(const char *s, const char *end)
+{
+	while (s < end && *s != ' ')
+		s++;
+	while (s < end && *s == ' ')
+		s++;
+	return s;
+}
 
 /* One line of the maps file, [s, end) without its newline. */
 static void rip_pl_maps_line(const char *s, const char *end, uintptr_t addr,
@@ -99,6 +110,13 @@ static void rip_pl_maps_line(const char *s, const char *end, uintptr_t addr,
 	h->hi = hi;
 	h->found = true;
 	h->stack = (size_t)(end - s) >= taglen && !__builtin_memcmp(end - taglen, tag, taglen);
+	/* " perms offset dev inode path": "rw-p 00000000 00:00 0" is anonymous and private */
+	while (s < end && *s == ' ')
+		s++;
+	if (end - s > 4 && s[3] == 'p') {
+		s = rip_pl_maps_field(rip_pl_maps_field(rip_pl_maps_field(s, end), end), end);
+		h->anon = s < end && *s == '0' && (s + 1 == end || s[1] == ' ');
+	}
 }
 
 /*
@@ -157,6 +175,21 @@ static int rip_pl_maps_find(uintptr_t addr, struct rip_pl_maps_hit *h)
 out:
 	errno = err;
 	return ret;
+}
+
+/*
+ * Is addr in anonymous private memory?  1 yes, 0 no (a file, shared memory,
+ * nothing mapped), -errno if the maps file cannot be read.  Raw system
+ * calls and a buffer on the stack: no lock, no allocation.
+ */
+int rip_pl_maps_anon_private(uintptr_t addr)
+{
+	struct rip_pl_maps_hit h = { 0 };
+	int ret = rip_pl_maps_find(addr, &h);
+
+	if (ret == -ENOENT)
+		return 0;
+	return ret ? ret : h.anon;
 }
 
 /* The bounds of a thread nobody told us about, from the maps file. */

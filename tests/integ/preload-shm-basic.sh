@@ -60,13 +60,14 @@ sed -nE 's/^[^ ]+ [^ ]+ (mem:unmap .* kind=munmap)$/\1/p' "$TEST_TMP/dump" |
 while read -r line; do
 	grep -qxF "$line" "$TEST_TMP/got-mem" || fail "no event '$line' (a private munmap)"
 done <"$TEST_TMP/want-mem"
-# a munmap of a shared mapping is not also a mem:unmap (same call: same backtrace)
-sed -nE 's/^shm:detach .* bt=([0-9]+) kind=munmap$/\1/p' "$TEST_TMP/events" | sort -u \
-	>"$TEST_TMP/bt-shm-unmap"
-sed -nE 's/.* mem:unmap .* bt=([0-9]+) kind=munmap$/\1/p' "$TEST_TMP/dump" | sort -u \
-	>"$TEST_TMP/bt-mem-unmap"
+# a munmap of just a shared mapping is not also a mem:unmap (same call: same backtrace, same
+# range; a munmap over a shared mapping and something else, a hole or private pages, is both)
+sed -nE 's/^shm:detach addr=([^ ]+) size=([0-9]+) bt=([0-9]+) kind=munmap$/\3 \1 \2/p' \
+	"$TEST_TMP/events" | sort -u >"$TEST_TMP/bt-shm-unmap"
+sed -nE 's/.* mem:unmap addr=([^ ]+) size=([0-9]+) bt=([0-9]+) kind=munmap$/\3 \1 \2/p' \
+	"$TEST_TMP/dump" | sort -u >"$TEST_TMP/bt-mem-unmap"
 both=$(comm -12 "$TEST_TMP/bt-shm-unmap" "$TEST_TMP/bt-mem-unmap" | tr '\n' ' ')
-[ -z "$both" ] || fail "munmap recorded as both shm:detach and mem:unmap (bt $both)"
+[ -z "$both" ] || fail "munmap recorded as both shm:detach and mem:unmap (bt addr size: $both)"
 
 # mappings detached piece by piece (a hole, then the rest in two): rip report and rip
 # leaks keep attachments as ranges, so every piece is seen and every mapping detached once
