@@ -265,6 +265,7 @@ $(BUILD)/tests/integ/funcnop-clang: tests/integ/funcnop.c tests/data/funcnop.h \
 # Sibling calls, and stacks 8 bytes off the ABI's alignment (gcc's own calls of a chain it
 # knows needs none; production builds have no frame pointers), through patched entries.
 $(BUILD)/tests/integ/fntail: ALL_CFLAGS += -fpatchable-function-entry=5 -fomit-frame-pointer
+$(BUILD)/tests/integ/fnsigret: ALL_CFLAGS += -fpatchable-function-entry=5 -fomit-frame-pointer
 
 # gcc's nops in an executable loaded at 4 MiB: no pad is reachable, rip enable says so
 $(BUILD)/tests/integ/funcprog-patch-nopie: tests/integ/funcprog.c $(LIBSO)

@@ -10,7 +10,12 @@
  * is counted and dropped, known so by the count of calls open per context
  * and function, without a search (a trace of calls that never end, whose
  * stack grows without bound, stays linear; the search for a call that is
- * open pops every frame it passes).  A call is shown or not when it ends (its
+ * open pops every frame it passes).  An exit of RIP_FN_ID_DEEP (levels past
+ * the RIP_FN_DEPTH frames the hooks keep, dropped by a longjmp) ends every
+ * call open past the RIP_FN_DEPTH outermost, each counted as an exit.  A
+ * trace that misses its context's outermost entries (a ring that wrapped)
+ * has fewer open: some calls past the levels kept may then stay open, and
+ * an exit of a kept frame that follows ends them as before.  A call is shown or not when it ends (its
  * duration decides for min_ns); what a call does not show of its callees
  * stays in its self time, and a call that is not shown hands the time of
  * the shown calls under it to its caller, so no time is counted twice.
@@ -27,6 +32,7 @@
 
 #include "analysis/funcs.h"
 #include "analysis/hmap.h"
+#include "rip/abi.h"
 
 #define FA_MAX_ID (1u << 24) /* ids past this (a corrupt trace) count as id 0 */
 
@@ -426,6 +432,19 @@ int fa_event(struct fa *p, const struct evs_event *e)
 	if (tid == UINT32_MAX || (tid != p->t_entry && tid != p->t_exit && tid != p->t_open))
 		return 0;
 	id = evs_val(e, 0);
+	if (id == RIP_FN_ID_DEEP && tid == p->t_exit) {
+		/* The calls past the frames the hooks keep, dropped by a jump: each ends here. */
+		ci = fa_ctx_of(p, e);
+		if (ci < 0)
+			return (int)ci;
+		while (p->ctx[ci].n > RIP_FN_DEPTH) {
+			p->tot.exits++;
+			ret = fa_pop(p, (size_t)ci, e->ns, false);
+			if (ret)
+				return ret;
+		}
+		return 1;
+	}
 	if (id >= FA_MAX_ID)
 		id = 0;
 	if (!id)

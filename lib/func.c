@@ -578,6 +578,8 @@ static __nofn uintptr_t rip_fn_cfa(const uintptr_t *p, uintptr_t site, uintptr_t
 }
 
 static void rip_fn_record(const struct rip_event_type *t, uint32_t ev, uintptr_t fn);
+static __nofn __attribute__((noinline)) void rip_fn_record_id(const struct rip_event_type *t,
+							      uint32_t ev, uint32_t id);
 
 /* An entry of the hooks, for rip_fn_inlined (ra: the return address of its call of the hook). */
 struct rip_fn_inl {
@@ -683,6 +685,28 @@ static __nofn void rip_fn_dropped(const struct rip_fn_stack *st, uint32_t lo, ui
 }
 
 /*
+ * Levels (lo, hi] of st, past the frames kept, are dropped without their
+ * exits (a longjmp or an exception out of them): their functions are not
+ * kept, so when any of them wrote its entry's record, write one exit of
+ * RIP_FN_ID_DEEP, which tells a reader that every call it has open past
+ * the RIP_FN_DEPTH outermost ends here.  Without it a reader paired the
+ * exits that rip_fn_dropped writes next, of the kept frames, with calls of
+ * the same functions among the levels dropped (a recursion), and ended the
+ * kept frames' calls later, where it met an exit below them.  One record
+ * and not one a level: a longjmp from one level past the frames kept to
+ * another leaves the levels between counted in the depth (nothing tells
+ * where it landed), so hi may count levels that are gone already.
+ */
+static __nofn void rip_fn_dropped_deep(const struct rip_fn_stack *st, uint32_t lo, uint32_t hi)
+{
+	for (; hi > lo; hi--)
+		if (rip_fn_deep_rec(st, hi)) {
+			rip_fn_record_id(&__rip_fn_exit_type, RIP_EV_FN_EXIT, RIP_FN_ID_DEEP);
+			return;
+		}
+}
+
+/*
  * Is the entry inl, from the frame of cfa the top frame of st (d levels)
  * has too, a function inlined into that frame's (or into the function it
  * was inlined into)?  gcc and clang call the hooks of an inlined function
@@ -762,7 +786,7 @@ static __nofn uint64_t rip_fn_resync_to(struct rip_fn_stack *st, uint64_t w, uin
 		if (st->frame[RIP_FN_DEPTH - 1].cfa == cfa && inl &&
 		    rip_fn_inlined(st, RIP_FN_DEPTH, inl))
 			return w;
-		/* The levels past the frames kept are gone: no exit to write, their functions unknown. */
+		/* The levels past the frames kept are gone: their functions unknown. */
 		deep = d - RIP_FN_DEPTH;
 		d = RIP_FN_DEPTH;
 	}
@@ -779,6 +803,12 @@ static __nofn uint64_t rip_fn_resync_to(struct rip_fn_stack *st, uint64_t w, uin
 	}
 	if (!drop && !deep)
 		return w;
+	/*
+	 * Only with a kept frame: levels past them of the very cfa of the
+	 * deepest kept frame may be functions inlined into it, alive.
+	 */
+	if (deep && drop)
+		rip_fn_dropped_deep(st, RIP_FN_DEPTH, RIP_FN_DEPTH + deep);
 	rip_fn_dropped(st, d, d + drop);
 	st->resync += drop + deep;
 	w -= drop + deep;
@@ -882,7 +912,15 @@ static __nofn __attribute__((noinline)) int rip_fn_exit_slow(struct rip_fn_stack
 			__atomic_store_n(&st->state, w - 1, __ATOMIC_RELEASE);
 			return rec;
 		}
-		/* A kept frame's (a longjmp out of the levels not kept): those levels are gone. */
+		/*
+		 * A kept frame's (a longjmp out of the levels not kept): those
+		 * levels are gone.  Said only when its cfa is above the deepest
+		 * kept frame's: a level past them that a tail call or inlining
+		 * put at that very cfa (dispose_command in bash calls itself
+		 * so) is matched by its frame too, and it was no jump.
+		 */
+		if (st->frame[k - 1].cfa > st->frame[RIP_FN_DEPTH - 1].cfa)
+			rip_fn_dropped_deep(st, RIP_FN_DEPTH, d);
 		st->resync += d - RIP_FN_DEPTH;
 		w -= d - RIP_FN_DEPTH;
 		d = RIP_FN_DEPTH;

@@ -364,16 +364,29 @@ out:
 	__rip_fn_busy = 0;
 }
 
-/* The entry of cfa in r: its real return address (and the entry popped, *fn, *rec), or 0. */
+/*
+ * The entry of cfa in r: its real return address (and the entry popped, *fn, *rec), or 0.
+ * Called with __rip_fn_busy down (__rip_fn_pexit_c): a signal handler's
+ * patched entries may push onto r at any instruction here, at r->n, so the
+ * entry is read whole before the count that frees it drops.  Read after
+ * (as it was), a handler that came between the two overwrote it, and the
+ * function returned to the handler's caller's return address, on its own
+ * stack (fntail: vec_top's, in on_timer, from level 109 of deep).
+ */
 static uintptr_t rip_fn_ret_take(struct rip_fn_rets *r, uintptr_t cfa, uintptr_t *fn, bool *rec)
 {
 	for (uint32_t k = r->n; k-- > 0;) {
+		uintptr_t ra;
+
 		if (r->e[k].cfa != cfa)
 			continue;
+		ra = r->e[k].ra;
 		*fn = r->e[k].fn & ~RIP_FN_RET_REC;
 		*rec = r->e[k].fn & RIP_FN_RET_REC;
+		/* The entry read before it is freed: pairs with a handler's push (__rip_fn_penter). */
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		r->n = k;
-		return r->e[k].ra;
+		return ra;
 	}
 	return 0;
 }

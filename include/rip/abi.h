@@ -638,6 +638,13 @@ struct rip_sample_ring {
  * into one another share their cfa and stay.
  */
 #define RIP_FN_DEPTH 63u
+/*
+ * The fn of a rip:fn_exit the hooks write when a longjmp or an exception
+ * dropped levels past the RIP_FN_DEPTH frames kept, whose functions are not
+ * kept: every call still open past the RIP_FN_DEPTH outermost of its
+ * thread or coroutine ends there (doc/format.md, "Function tracing").
+ */
+#define RIP_FN_ID_DEEP 0xffffffffu
 #define RIP_FN_STACK_SIZE 1024u
 #define RIP_FN_PUSH ((1ull << 32) | 1u) /* state: one more push, one level deeper */
 #define RIP_FN_STATE_DEPTH(s) ((uint32_t)(s))

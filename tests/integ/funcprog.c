@@ -76,6 +76,10 @@
  *	dinl_rec > dinl_a > dinl_b > dinl_rec ... (dinl_a and dinl_b inlined
  *	into dinl_rec: three levels a frame), 41 levels of dinl_rec, N times;
  *	PAD puts each of the three at the 63rd level, the deepest kept
+ *   funcprog deepslow N
+ *	deep, but deep_catch waits 20 ms (untraced) after each jump before it
+ *	returns: a reader that pairs the exits written at the jump with the
+ *	wrong calls ends calls of deep_dive at deep_catch's exit, 20 ms later
  *   funcprog jumped READY
  *	three threads each jump out of a chain with no traced call after the
  *	jump: jumped_thread > jumped_base (setjmp) > jumped_01 > ... >
@@ -614,6 +618,7 @@ N static void stale_run(long n)
 /* ---- deep --------------------------------------------------------------------------------- */
 
 static jmp_buf deep_env;
+static int deep_slow; /* deepslow: deep_catch waits this many ms after the jump */
 
 N static void deep_park(const char *ready)
 {
@@ -635,6 +640,11 @@ N static void deep_catch(const char *ready)
 {
 	if (!setjmp(deep_env))
 		deep_dive(39);
+	if (deep_slow) {
+		struct timespec ts = { 0, deep_slow * 1000000L };
+
+		nanosleep(&ts, NULL);
+	}
 	if (ready)
 		deep_park(ready);
 	sink++;
@@ -1265,8 +1275,10 @@ int main(int argc, char **argv)
 		/* sum of 2 (i + 3) + 1 */
 		return sib_run(n) == n * (n - 1) + 7 * n ? 0 : 1;
 	}
-	if ((argc == 3 || argc == 4) && !strcmp(argv[1], "deep")) {
+	if ((argc == 3 || argc == 4) &&
+	    (!strcmp(argv[1], "deep") || (argc == 3 && !strcmp(argv[1], "deepslow")))) {
 		rip_thread_set_name("main");
+		deep_slow = argv[1][4] ? 20 : 0;
 		deep_run(strtol(argv[2], NULL, 10), argc == 4 ? argv[3] : NULL);
 		return 0;
 	}
