@@ -240,6 +240,9 @@ static void sp_on_signal(int sig, siginfo_t *si, void *ucv)
 	s = __rip_self.cur;
 	if (!h)
 		goto out;
+	/* Periods the kernel merged into this signal while it was pending: not sampled, counted. */
+	if (si->si_overrun > 0)
+		__atomic_fetch_add(&h->sample_overrun, (uint64_t)si->si_overrun, __ATOMIC_RELAXED);
 	if (!s || !sp_slot_of(h, s)) {
 		__atomic_fetch_add(&h->sample_noslot, 1, __ATOMIC_RELAXED);
 		goto out;

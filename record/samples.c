@@ -244,9 +244,15 @@ uint64_t smp_lost(struct smp *s)
 	char err[RR_ERR_MAX];
 	uint64_t stored;
 
+	uint64_t overrun = 0;
+
 	if (rr_live_u64(s->f, offsetof(struct rip_file_hdr, samples), &stored, err, sizeof(err)))
 		return 0;
-	return stored > s->taken ? stored - s->taken : 0;
+	/* periods merged into another's signal were never sampled (a file before them: 0) */
+	if (rr_live_u64(s->f, offsetof(struct rip_file_hdr, sample_overrun), &overrun, err,
+			sizeof(err)))
+		overrun = 0;
+	return (stored > s->taken ? stored - s->taken : 0) + overrun;
 }
 
 void smp_names(const struct smp *s, const struct trace_name **v, size_t *n)

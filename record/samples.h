@@ -21,7 +21,8 @@
  *
  * What the consumer did not see (overwritten in the ring, or in a slot
  * taken again, between two passes) is counted: the file's samples counter
- * minus the samples taken (smp_lost: right after the last pass only, for
+ * minus the samples taken, plus the timer periods the kernel merged into
+ * another's signal (sample_overrun: never sampled) (smp_lost: right after the last pass only, for
  * it counts the samples stored since the pass before too), which the
  * consumer puts in the stream's last packet's events_discarded, so that
  * every reader reports it.

@@ -218,10 +218,12 @@ static void top_json(FILE *out, const struct top_view *v, const struct top_cli *
 	fprintf(out,
 		"\"sampling\":{\"hz\":%u,\"signal\":%u,\"timers\":%u,\"samples\":%llu,"
 		"\"timer_failures\":%llu,\"errno\":%d,\"no_slot\":%llu,\"foreign\":%llu,"
+		"\"overrun\":%llu,"
 		"\"no_signal\":%s,\"signal_shared\":%s,\"signal_blocked\":%zu},",
 		h->sample_hz, h->sample_sig, h->sample_timers, (unsigned long long)h->samples,
 		(unsigned long long)h->sample_fail, h->sample_errno,
 		(unsigned long long)h->sample_noslot, (unsigned long long)h->sample_foreign,
+		(unsigned long long)h->sample_overrun,
 		(h->sample_flags & RIP_SAMPLE_F_NO_SIGNAL) ? "true" : "false",
 		(h->sample_flags & RIP_SAMPLE_F_SIG_SHARED) ? "true" : "false", v->sig_blocked);
 	fprintf(out, "\"samples\":%.0f,\"corrupt\":%zu,\"changing\":%zu,\"groups\":[",

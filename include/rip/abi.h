@@ -393,7 +393,8 @@ struct rip_file_hdr {
 	uint64_t samples;	 /* samples stored into slots */
 	uint64_t sample_noslot;	 /* timer signals on a thread with no slot (dropped, counted) */
 	uint64_t sample_foreign; /* signals of our number that were not our timers' */
-	uint8_t pad5c[3072 - 2352];
+	uint64_t sample_overrun; /* timer periods merged into another's signal (si_overrun) */
+	uint8_t pad5c[3072 - 2360];
 
 	/* counters: 3072; the contended ones (FIFO head and tail) on their own cache lines */
 	uint32_t fresh;	   /* slots [0, fresh) have been used at least once */
@@ -900,7 +901,8 @@ RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, sample_hz) == 240, "sa
 RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, pad1c) == 256, "sampling geometry");
 RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, sample_flags) == 2304, "sampling");
 RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, samples) == 2328, "samples");
-RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, pad5c) == 2352, "sampling status");
+RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, sample_overrun) == 2352, "overruns");
+RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, pad5c) == 2360, "sampling status");
 RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, fifo_head) == 3136, "fifo head");
 RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, fifo_tail) == 3200, "fifo tail");
 RIP_STATIC_ASSERT(__builtin_offsetof(struct rip_file_hdr, mod_count) == 3264, "mod count");
