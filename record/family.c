@@ -766,6 +766,12 @@ static void fam_sub_finish(struct fam *f, struct fam_sub *sub, bool gone)
 	sub->done = true;
 	sub->cut = !gone && rr_alive(&sub->rec.f) == 1;
 	snprintf(sub->comm, sizeof(sub->comm), "%.16s", sub->rec.f.hdr.comm);
+	/*
+	 * The copy of its ring file, as the program's: rip ps and top DIR/PID, and
+	 * the names of the functions a forked child's calls use that its parent
+	 * named before the fork (in the file's table, not in this trace).
+	 */
+	sub->rec.keep_ring = true;
 	if (rec_finish(&sub->rec, err, sizeof(err))) {
 		fam_warn(f, "pid %d: %s", (int)sub->pid, err);
 		f->failed++;
@@ -775,6 +781,9 @@ static void fam_sub_finish(struct fam *f, struct fam_sub *sub, bool gone)
 		sub->events = sub->rec.st.events;
 		sub->lost = rec_lost_events(&sub->rec);
 		sub->corrupt = sub->rec.st.corrupt;
+		if (!sub->rec.ring_kept)
+			fam_warn(f, "pid %d: no copy of its ring file in %s (%s)", (int)sub->pid,
+				 sub->dir, sub->rec.ring_err);
 	}
 	rec_close(&sub->rec);
 	snprintf(path, sizeof(path), "%s/%s", f->ringdir, sub->name);

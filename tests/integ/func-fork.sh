@@ -7,7 +7,8 @@
 # starts with a rip:fn_open of each, and rip report --functions of the
 # child shows them as calls that began before its trace, with their exits
 # (no exit without its entry), and fork_leaf's N calls; the parent's
-# report is complete too.  The same from a thread (fork_thread > fork_mid
+# report is complete too, and a function the parent named before the fork
+# is named in the child's report.  The same from a thread (fork_thread > fork_mid
 # > fork_at), through vfork (no child trace, a clean parent's) and
 # posix_spawn (the new image starts with nothing open).  rip export draws
 # the inherited calls as spans marked "before".  A child parked in
@@ -64,6 +65,17 @@ print(" ".join(sorted("%s%s" % (e["name"], "+" if e["args"].get("before") else "
                       if e["name"] != "fork_leaf")))
 ' >chrome.txt || fail "fork: chrome: $(head -c 300 c.json)"
 [ "$(cat chrome.txt)" = "fork_at+ fork_mid+ fork_run+ main+" ] || fail "fork: chrome spans: $(cat chrome.txt)"
+
+# a function the parent named before the fork: the child's trace names it
+# too (from the copy of its ring file, whose table the fork copied), and
+# rip ps reads the child's trace directory
+run tn named
+[ -n "$child" ] || die "named: no child trace in tn: $(ls tn)"
+printf 'fork_at 1 1 0\nfork_leaf %s 0 0\nfork_mid 1 1 0\nfork_run 1 1 0\nmain 1 1 0\n' $n >want.txt
+totals $n $((n + 4)) 4 >>want.txt
+counts "tn/$child" "named (child)"
+"$RIP" ps "tn/$child" >nps.txt 2>nps.err || fail "named: rip ps of the child's trace: $(cat nps.err)"
+grep -q "(pid $child)" nps.txt || fail "named: rip ps of the child's trace: $(cat nps.txt)"
 
 # fork from a thread: the child has that thread's calls
 run tt thread

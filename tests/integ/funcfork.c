@@ -14,6 +14,8 @@
  *	  thread   fork() from a thread (fork_thread > fork_mid > fork_at)
  *	  vfork    vfork(), the child _exits at once (no traced call)
  *	  spawn    posix_spawn of "funcfork leaf N" (the image's own calls)
+ *	  named    fork, after main called fork_leaf once: its id was handed
+ *	           out and named in the parent's trace before the fork
  *	  leaf     main > fork_leaf N times (what spawn runs)
  *   funcfork park N READY
  *	fork; the child calls fork_leaf N times, then parks in fork_park
@@ -136,10 +138,13 @@ int main(int argc, char **argv)
 		ready = argv[3];
 		argv[1] = (char *)"fork";
 	} else if (argc != 3) {
-		fprintf(stderr, "usage: funcfork fork|thread|vfork|spawn|leaf N | park N READY\n");
+		fprintf(stderr,
+			"usage: funcfork fork|named|thread|vfork|spawn|leaf N | park N READY\n");
 		return 2;
 	}
 	mode = argv[1];
 	n = atoi(argv[2]);
+	if (!strcmp(mode, "named"))
+		fork_leaf(0);
 	return fork_run();
 }
