@@ -13,18 +13,8 @@
  * "signals N", and exits 1 when a result was wrong.
  */
 #include <errno.h>
-#include <pthread.h>
-#include <signal.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <time.h>
-#include <unistd.h>
 
-#define N __attribute__((noinline))
-#define UNTRACED __attribute__((noinline, patchable_function_entry(0, 0)))
-
-static volatile int stop;
-static volatile sig_atomic_t sig_bad, sig_n;
+#include "fnsigrun.h"
 
 /* d + 1 through d + 1 frames (the local escapes: no loop made of the recursion) */
 N static int down(int d, volatile int *up)
@@ -55,14 +45,10 @@ UNTRACED static void on_timer(int sig)
 
 UNTRACED static void *worker(void *arg)
 {
-	struct sigevent sev = { .sigev_notify = SIGEV_THREAD_ID, .sigev_signo = SIGRTMIN };
-	struct itimerspec it = { { 0, 20000 }, { 0, 20000 } };
 	long bad = 0;
 	timer_t tm;
 
-	/* sigev_notify_thread_id, which this glibc does not name */
-	sev._sigev_un._tid = (pid_t)gettid();
-	if (timer_create(CLOCK_MONOTONIC, &sev, &tm) || timer_settime(tm, 0, &it, NULL))
+	if (sig_timer(20000, &tm))
 		return (void *)1000000L;
 	while (!stop) {
 		volatile int zero = 0;
@@ -75,36 +61,5 @@ UNTRACED static void *worker(void *arg)
 
 UNTRACED int main(int argc, char **argv)
 {
-	struct sigaction sa = { .sa_handler = on_timer, .sa_flags = SA_RESTART };
-	pthread_t t[4];
-	long bad = 0;
-	time_t end;
-	FILE *f;
-
-	if (argc != 3) {
-		fprintf(stderr, "usage: fnsigret READY SECONDS\n");
-		return 2;
-	}
-	sigemptyset(&sa.sa_mask);
-	if (sigaction(SIGRTMIN, &sa, NULL))
-		return 3;
-	for (int i = 0; i < 4; i++)
-		if (pthread_create(&t[i], NULL, worker, NULL))
-			return 3;
-	f = fopen(argv[1], "w");
-	if (!f || fputs("ready\n", f) < 0 || fclose(f))
-		return 3;
-	/* A signal may cut a sleep short. */
-	for (end = time(NULL) + atoi(argv[2]); time(NULL) < end;)
-		sleep(1);
-	stop = 1;
-	for (int i = 0; i < 4; i++) {
-		void *r;
-
-		pthread_join(t[i], &r);
-		bad += (long)r;
-	}
-	bad += sig_bad;
-	printf("bad %ld\nsignals %ld\n", bad, (long)sig_n);
-	return bad != 0;
+	return sig_main(argc, argv, "fnsigret", on_timer, worker);
 }

@@ -20,18 +20,11 @@
  * a result was wrong.
  */
 #include <errno.h>
-#include <pthread.h>
 #include <setjmp.h>
-#include <signal.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <time.h>
-#include <unistd.h>
 
-#define N __attribute__((noinline))
-#define UNTRACED __attribute__((noinline, patchable_function_entry(0, 0)))
+#include "fnsigrun.h"
 
-static volatile int stop, sink;
+static volatile int sink;
 static __thread jmp_buf jb;
 
 // clang-format off
@@ -72,8 +65,6 @@ N static int vec_top(int x)
 	return p.a == 36.0 * x + 168.0 && p.b == 7.0;
 }
 
-static volatile sig_atomic_t sig_bad, sig_n;
-
 /* SIGRTMIN: patched calls from a handler, on top of whatever the thread was doing */
 UNTRACED static void on_timer(int sig)
 {
@@ -86,14 +77,10 @@ UNTRACED static void on_timer(int sig)
 
 UNTRACED static void *worker(void *arg)
 {
-	struct sigevent sev = { .sigev_notify = SIGEV_THREAD_ID, .sigev_signo = SIGRTMIN };
-	struct itimerspec it = { { 0, 200000 }, { 0, 200000 } };
 	long bad = 0;
 	timer_t tm;
 
-	/* sigev_notify_thread_id, which this glibc does not name */
-	sev._sigev_un._tid = (pid_t)gettid();
-	if (timer_create(CLOCK_MONOTONIC, &sev, &tm) || timer_settime(tm, 0, &it, NULL))
+	if (sig_timer(200000, &tm))
 		return (void *)1000000L;
 
 	/* Batches with pauses: the calls go on throughout, the trace stays small. */
@@ -116,36 +103,5 @@ UNTRACED static void *worker(void *arg)
 
 UNTRACED int main(int argc, char **argv)
 {
-	struct sigaction sa = { .sa_handler = on_timer, .sa_flags = SA_RESTART };
-	pthread_t t[4];
-	long bad = 0;
-	time_t end;
-	FILE *f;
-
-	if (argc != 3) {
-		fprintf(stderr, "usage: fntail READY SECONDS\n");
-		return 2;
-	}
-	sigemptyset(&sa.sa_mask);
-	if (sigaction(SIGRTMIN, &sa, NULL))
-		return 3;
-	for (int i = 0; i < 4; i++)
-		if (pthread_create(&t[i], NULL, worker, NULL))
-			return 3;
-	f = fopen(argv[1], "w");
-	if (!f || fputs("ready\n", f) < 0 || fclose(f))
-		return 3;
-	/* A signal may cut a sleep short. */
-	for (end = time(NULL) + atoi(argv[2]); time(NULL) < end;)
-		sleep(1);
-	stop = 1;
-	for (int i = 0; i < 4; i++) {
-		void *r;
-
-		pthread_join(t[i], &r);
-		bad += (long)r;
-	}
-	bad += sig_bad;
-	printf("bad %ld\nsignals %ld\n", bad, (long)sig_n);
-	return bad != 0;
+	return sig_main(argc, argv, "fntail", on_timer, worker);
 }
