@@ -723,21 +723,35 @@ static int nop_hook_of(const char *name)
 	return !strcmp(name, nop_hook_name[0]) ? 0 : !strcmp(name, nop_hook_name[1]) ? 1 : -1;
 }
 
-/* Which hooks o's .dynsym defines (what the global scope may bind to it). */
+/*
+ * Which hooks o's .dynsym defines (what the global scope may bind to it).
+ * A definition of a version that is not the object's default (name@VER,
+ * the hidden bit of .gnu.version) binds only the slots that ask for that
+ * very version, never one that asks for none or for librip's
+ * (librip-preload.so's of glibc's GLIBC_2.2.5, preload/cyg.c): not one.
+ */
 static void nop_defines(struct nop_obj *o)
 {
 	const Elf64_Sym *sym;
+	const Elf64_Versym *vs = NULL;
 	const char *str;
-	size_t nsym, nstr;
+	size_t nsym, nstr, nvs = 0;
+	unsigned n;
+	const Elf64_Shdr *sh;
 
 	if (!nop_symtab(o, SHT_DYNSYM, &sym, &nsym, &str, &nstr, &o->dyn))
 		return;
+	sh = nop_shdrs(o, &n);
+	for (unsigned k = 0; sh && k < n && !vs; k++)
+		if (sh[k].sh_type == SHT_GNU_versym && sh[k].sh_link == o->dyn)
+			vs = nop_sec(o, &sh[k], sizeof(*vs), &nvs);
 	for (size_t k = 1; k < nsym; k++) {
 		int h;
 
 		if (sym[k].st_shndx == SHN_UNDEF || ELF64_ST_BIND(sym[k].st_info) == STB_LOCAL ||
 		    ELF64_ST_VISIBILITY(sym[k].st_other) == STV_HIDDEN ||
-		    ELF64_ST_VISIBILITY(sym[k].st_other) == STV_INTERNAL)
+		    ELF64_ST_VISIBILITY(sym[k].st_other) == STV_INTERNAL ||
+		    (vs && k < nvs && (vs[k] & 0x8000u)))
 			continue;
 		h = nop_hook_of(nop_name(&sym[k], str, nstr));
 		if (h >= 0 && !o->defines[h]) {

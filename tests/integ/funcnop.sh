@@ -11,9 +11,11 @@
 # computed with the calls (a chain, recursion, calls through pointers, a
 # function whose address is taken, the library's chain, on 5 threads), with
 # a ring file or without, the PLT slots of the hooks bound lazily or at
-# start; RIP_FUNCTIONS_NOP=0, and function tracing on, leave every call in
-# place, and so does a program with hooks of its own (funcnop-own: the
-# library's calls bind to them too), whose hooks see the calls.
+# start, and under librip-preload.so (its hooks of glibc's version, which
+# the slots do not ask for, change nothing); RIP_FUNCTIONS_NOP=0, and
+# function tracing on, leave every call in place, and so does a program
+# with hooks of its own (funcnop-own: the library's calls bind to them
+# too), whose hooks see the calls.
 . tests/data/common.sh
 cd "$TEST_TMP" || die "no TEST_TMP"
 
@@ -45,6 +47,12 @@ for v in gcc clang; do
 	LD_BIND_NOW=1 RIP_FUNCTIONS=0 "$prog" $n >now.$v.out 2>now.$v.err ||
 		fail "$v: LD_BIND_NOW=1 RIP_FUNCTIONS=0: exit $?: $(cat now.$v.err)"
 	cmp -s off.$v.out now.$v.out || fail "$v: LD_BIND_NOW=1: $(cat now.$v.out)"
+
+	# under librip-preload.so, which defines the hooks at glibc's GLIBC_2.2.5 too
+	# (preload/cyg.c: a version the program's slots do not ask for), slots lazily bound: the same
+	LD_PRELOAD=$OLDPWD/$BUILD/librip-preload.so RIP_FUNCTIONS=0 "$prog" $n >pre.$v.out \
+		2>pre.$v.err || fail "$v: librip-preload.so RIP_FUNCTIONS=0: exit $?: $(cat pre.$v.err)"
+	cmp -s off.$v.out pre.$v.out || fail "$v: under librip-preload.so: $(head -n 1 pre.$v.out)"
 
 	# off with a ring file (the file has no stacks): the same
 	RIP_RING=$TEST_TMP/ RIP_FUNCTIONS=0 "$prog" $n >ring.$v.out 2>ring.$v.err ||
