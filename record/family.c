@@ -594,11 +594,23 @@ void fam_unwatch(struct fam *f)
 	f->watch = -1;
 }
 
+/* Add the function ids rf's process handed out (a function entered) to f->fn_ids. */
+static void fam_fn_ids(struct fam *f, const struct rr_file *rf)
+{
+	char ignore[RR_ERR_MAX];
+	uint32_t n = 0;
+
+	if (rf->fd >= 0 && rf->hdr.fn_ids &&
+	    !rr_live_u32(rf, offsetof(struct rip_file_hdr, fn_count), &n, ignore, sizeof(ignore)))
+		f->fn_ids += n < rf->hdr.fn_ids ? n : rf->hdr.fn_ids;
+}
+
 int fam_finish(struct fam *f, char *err, size_t errlen)
 {
 	/* the files made since the last look; the copy of the ring file for rip ps and top DIR */
 	fam_scan(f);
 	f->rec.keep_ring = true;
+	fam_fn_ids(f, &f->rec.f);
 	return rec_finish(&f->rec, err, errlen);
 }
 
@@ -772,6 +784,7 @@ static void fam_sub_finish(struct fam *f, struct fam_sub *sub, bool gone)
 	 * named before the fork (in the file's table, not in this trace).
 	 */
 	sub->rec.keep_ring = true;
+	fam_fn_ids(f, &sub->rec.f);
 	if (rec_finish(&sub->rec, err, sizeof(err))) {
 		fam_warn(f, "pid %d: %s", (int)sub->pid, err);
 		f->failed++;

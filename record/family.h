@@ -132,6 +132,7 @@ struct fam {
 	struct fam_sub **subs;	 /* the others */
 	size_t nsubs;
 	unsigned traces, failed; /* the others' traces written, and those that could not be */
+	uint64_t fn_ids;	 /* function ids handed out in the files recorded (fam_fn_ids) */
 	/* Ring files librip could not create (its RING.failed-ERRNO-BYTES markers): */
 	bool main_nofile;      /* the program's own: main_err, main_need say why */
 	int main_err, sub_err; /* the error, the first other's */

@@ -632,6 +632,10 @@ static void run_loop(struct run_state *s)
 		tool_err("%s", err);
 		s->failed = true;
 	}
+	if (!s->failed && s->o.fam.functions && !s->fam.fn_ids)
+		tool_err("warning: --functions: no traced process entered a function through "
+			 "librip's hooks, so the trace has no function records: is the program "
+			 "built with -finstrument-functions or -fpatchable-function-entry?");
 	if (!s->failed && !s->fam.no_local && !s->fam.rec.ring_kept)
 		tool_err("warning: no copy of the ring file in %s (rip ps %s will not work): %s",
 			 s->fam.dir, s->fam.dir, s->fam.rec.ring_err);

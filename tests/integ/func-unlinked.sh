@@ -9,7 +9,8 @@
 # instrumented frames included, every entry with its exit.  Once
 # librip-preload.so defined no hook at that version and the report said 0
 # calls of 0 functions.  The program's output and exit status
-# are the same traced.
+# are the same traced.  A build without the hooks gets a warning that the
+# trace has no function records.
 . tests/data/common.sh
 need_bin "$RIP"
 CXX=${CXX:-g++}
@@ -57,5 +58,14 @@ for opts in "--functions" "--mem --functions"; do
 	grep -qx "main 1 0" rep.txt || fail "rip run $opts: main not called once: $got"
 	grep -qx "no_exit 0" rep.txt && grep -qx "exits 1051" rep.txt ||
 		fail "rip run $opts: entries without exits: $(grep "no_\\|exits" rep.txt)"
+	! grep -q "no function records" run.err || fail "rip run $opts: warned: $(cat run.err)"
 done
+
+# a program with no instrumented function: rip run --functions says so
+"$CXX" -O0 -o q p.cc 2>cc.err || die "$CXX: $(cat cc.err)"
+rm -rf t
+"$RIP" run --functions -o t -- ./q >run.out 2>run.err
+[ $? = 3 ] || fail "rip run --functions of a plain build: $(cat run.err)"
+grep -q "warning: --functions: .* no function records" run.err ||
+	fail "rip run --functions of a plain build: no warning: $(cat run.err)"
 t_done
