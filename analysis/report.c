@@ -988,7 +988,11 @@ RP_HOT int rp_mem_event(struct rp *rp, const struct evs_event *e, const struct r
 		rp_free_addr(rp, e, d->key, t, thr, line);
 		return 0;
 	case ROLE_MEM_REALLOC:
-		/* old 0: an allocation; addr 0 and size 0: a free of old; addr 0: failed */
+		/*
+		 * old 0: an allocation, counted as malloc's are (the compiler makes
+		 * realloc(NULL, n) a call of malloc); addr 0 and size 0: a free of
+		 * old; addr 0: failed
+		 */
 		if (!d->key && d->size) {
 			rp->failed += rp_through(rp, d->bt, thr) > 0;
 			return 0;
@@ -996,7 +1000,8 @@ RP_HOT int rp_mem_event(struct rp *rp, const struct evs_event *e, const struct r
 		rp_free_addr(rp, e, d->old, t, thr, line);
 		if (!d->key)
 			return 0;
-		rp->reallocs += rp_through(rp, d->bt, thr) > 0; /* kept: asked again in rp_alloc */
+		if (d->old) /* kept: asked again in rp_alloc */
+			rp->reallocs += rp_through(rp, d->bt, thr) > 0;
 		return rp_alloc(rp, e, d->key, d->size, d->bt, t, thr, line);
 	}
 	return 0;

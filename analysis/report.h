@@ -100,7 +100,7 @@ struct rp {
 	/* memory */
 	uint64_t allocs, alloc_bytes;	 /* successful allocations (reallocs included) */
 	uint64_t frees, freed_bytes;	 /* releases of blocks seen allocated */
-	uint64_t reallocs;		 /* mem:realloc events that allocated */
+	uint64_t reallocs;		 /* reallocs of a block (not of NULL: an allocation) */
 	uint64_t failed;		 /* failed allocations (address 0) */
 	uint64_t frees_unseen;		 /* frees of blocks never seen allocated */
 	uint64_t replaced;		 /* allocated again while live: a free was lost */
