@@ -971,7 +971,10 @@ RP_HOT int rp_mem_event(struct rp *rp, const struct evs_event *e, const struct r
 	struct rp_tc *t;
 
 	if (role == ROLE_MEM_ALLOC && !d->key) {
-		rp->failed += rp_through(rp, d->bt, thr) > 0;
+		if (rp_through(rp, d->bt, thr) > 0) {
+			rp->failed++;
+			rp->failed_kind[d->kind < RP_KINDS ? d->kind : 0]++;
+		}
 		return 0;
 	}
 	t = rp_thread(rp, e->stream, e->tid);
@@ -991,10 +994,13 @@ RP_HOT int rp_mem_event(struct rp *rp, const struct evs_event *e, const struct r
 		/*
 		 * old 0: an allocation, counted as malloc's are (the compiler makes
 		 * realloc(NULL, n) a call of malloc); addr 0 and size 0: a free of
-		 * old; addr 0: failed
+		 * old; addr 0 (a writer that recorded failures so): failed
 		 */
 		if (!d->key && d->size) {
-			rp->failed += rp_through(rp, d->bt, thr) > 0;
+			if (rp_through(rp, d->bt, thr) > 0) {
+				rp->failed++;
+				rp->failed_kind[RIP_MEM_REALLOC]++;
+			}
 			return 0;
 		}
 		rp_free_addr(rp, e, d->old, t, thr, line);
