@@ -49,6 +49,7 @@ struct cpu_prof {
 	struct cpu_stack *stacks;   /* cpu_stacks' array */
 	struct cpu_thread *threads; /* cpu_threads' array */
 	uint64_t samples;
+	uint64_t lost; /* cpu_read: what the recorder counted lost */
 };
 
 int cpu_new(const struct ev_types *types, struct cpu_prof **out)
@@ -172,6 +173,13 @@ int cpu_read(const char *trace, struct cpu_prof **out, char *err, size_t errlen)
 			break;
 		}
 	}
+	/*
+	 * The recorder's count of lost samples: the discarded events of their
+	 * stream at its end, the one after the event rings' (rec_smp_packet).
+	 * Lazy: e->stream is not filled, so the stream is found by its number.
+	 */
+	if (!ret && evs_file_hdr(s))
+		(*out)->lost = evs_stream_discarded(s, evs_file_hdr(s)->ev_rings);
 out:
 	evs_close(s);
 	if (ret < 0) {
@@ -185,6 +193,11 @@ out:
 uint64_t cpu_samples(const struct cpu_prof *p)
 {
 	return p->samples;
+}
+
+uint64_t cpu_lost(const struct cpu_prof *p)
+{
+	return p->lost;
 }
 
 const struct cpu_stack *cpu_stacks(struct cpu_prof *p, size_t *n)

@@ -55,6 +55,12 @@ int cpu_read(const char *trace, struct cpu_prof **out, char *err, size_t errlen)
 /* Samples counted. */
 uint64_t cpu_samples(const struct cpu_prof *p);
 /*
+ * Of a profile cpu_read made: the samples the recorder counted lost (taken
+ * by the sampler but never read, timer periods merged into one signal: the
+ * discarded events of the samples' stream, rec_samples_end); 0 otherwise.
+ */
+uint64_t cpu_lost(const struct cpu_prof *p);
+/*
  * The distinct stacks, in the order first seen (an array of p's, good until
  * the next call or cpu_free; NULL when out of memory).
  */

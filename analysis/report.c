@@ -971,7 +971,10 @@ RP_HOT int rp_mem_event(struct rp *rp, const struct evs_event *e, const struct r
 	struct rp_tc *t;
 
 	if (role == ROLE_MEM_ALLOC && !d->key) {
-		rp->failed += rp_through(rp, d->bt, thr) > 0;
+		if (rp_through(rp, d->bt, thr) > 0) {
+			rp->failed++;
+			rp->failed_kind[d->kind < RP_KINDS ? d->kind : 0]++;
+		}
 		return 0;
 	}
 	t = rp_thread(rp, e->stream, e->tid);
@@ -988,15 +991,23 @@ RP_HOT int rp_mem_event(struct rp *rp, const struct evs_event *e, const struct r
 		rp_free_addr(rp, e, d->key, t, thr, line);
 		return 0;
 	case ROLE_MEM_REALLOC:
-		/* old 0: an allocation; addr 0 and size 0: a free of old; addr 0: failed */
+		/*
+		 * old 0: an allocation, counted as malloc's are (the compiler makes
+		 * realloc(NULL, n) a call of malloc); addr 0 and size 0: a free of
+		 * old; addr 0 (a writer that recorded failures so): failed
+		 */
 		if (!d->key && d->size) {
-			rp->failed += rp_through(rp, d->bt, thr) > 0;
+			if (rp_through(rp, d->bt, thr) > 0) {
+				rp->failed++;
+				rp->failed_kind[RIP_MEM_REALLOC]++;
+			}
 			return 0;
 		}
 		rp_free_addr(rp, e, d->old, t, thr, line);
 		if (!d->key)
 			return 0;
-		rp->reallocs += rp_through(rp, d->bt, thr) > 0; /* kept: asked again in rp_alloc */
+		if (d->old) /* kept: asked again in rp_alloc */
+			rp->reallocs += rp_through(rp, d->bt, thr) > 0;
 		return rp_alloc(rp, e, d->key, d->size, d->bt, t, thr, line);
 	}
 	return 0;

@@ -100,8 +100,9 @@ struct rp {
 	/* memory */
 	uint64_t allocs, alloc_bytes;	 /* successful allocations (reallocs included) */
 	uint64_t frees, freed_bytes;	 /* releases of blocks seen allocated */
-	uint64_t reallocs;		 /* mem:realloc events that allocated */
+	uint64_t reallocs;		 /* reallocs of a block (not of NULL: an allocation) */
 	uint64_t failed;		 /* failed allocations (address 0) */
+	uint64_t failed_kind[RP_KINDS];	 /* of them, by function (enum rip_mem_kind; [0] other) */
 	uint64_t frees_unseen;		 /* frees of blocks never seen allocated */
 	uint64_t replaced;		 /* allocated again while live: a free was lost */
 	uint64_t live_count, live_bytes; /* at the end */

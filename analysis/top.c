@@ -688,6 +688,7 @@ int top_use_samples(struct top *t, struct cpu_prof *cpu, char *err, size_t errle
 	if (!t->cthreads)
 		return rr_fail(err, errlen, -ENOMEM, "out of memory");
 	t->v.trace = true;
+	t->v.samples_lost = cpu_lost(cpu);
 	return 0;
 }
 
@@ -702,6 +703,8 @@ int top_refresh(struct top *t, char *err, size_t errlen)
 	ret = rr_live_hdr(t->f, &t->v.hdr, err, errlen);
 	if (ret)
 		return ret;
+	if (!t->cpu)
+		t->v.samples_lost = t->v.hdr.sample_overrun;
 	t->v.alive = !t->cpu && rr_alive(t->f) == 1;
 	now = rr_mono_ns();
 	t->v.first = !t->last_ns;

@@ -110,6 +110,8 @@ struct top_view {
 	size_t nthreads;
 	double cpu;		/* every thread's CPU share summed */
 	double samples;		/* samples in the interval (estimated) */
+	uint64_t samples_lost;	/* a trace's: what its recorder counted lost (cpu_lost); live:
+				   the periods merged into one signal (hdr.sample_overrun) */
 	size_t corrupt, changing; /* slots skipped, as rr_read_slots counts them */
 	size_t sig_blocked;	/* live threads that block the sampling signal */
 };

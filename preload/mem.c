@@ -5,7 +5,10 @@
  * name), and anonymous private mmap, mremap and munmap.  Each records
  * mem:alloc, mem:free, mem:realloc or mem:unmap (a range, which readers
  * cut out of the mappings they hold) with the caller's backtrace id when
- * the mem category is on, and otherwise only forwards.
+ * the mem category is on, and otherwise only forwards.  A call of the C
+ * allocator that fails (NULL for a request of one byte or more, a calloc
+ * or reallocarray whose n * size overflows) is a mem:alloc of address 0
+ * and the function's kind, its size UINT64_MAX on overflow.
  *
  * An allocation is recorded after the real call, a release before it, so
  * that the thread that is handed the address next records after us.
@@ -232,17 +235,27 @@ static inline bool rip_pl_own_take(void *p)
 /*
  * Record an allocation p of size bytes made by the caller of the hook; one
  * made guard up (the tracer's) goes into the set of the tracer's blocks.
+ * P NULL for a request of SIZE bytes (not 0) is a failed call: recorded
+ * with address 0, so that readers count the failures of each function.
  */
 #define RIP_PL_ALLOC(P, SIZE, KIND)                                                                \
 	do {                                                                                       \
 		if (RIP_UNLIKELY(rip_pl_enter(RIP_CAT_MEM))) {                                     \
-			if (P)                                                                     \
+			if ((P) || (SIZE))                                                         \
 				rip_pl_mem_alloc(P, SIZE, rip_pl_backtrace_id(), KIND);            \
 			rip_pl_leave();                                                            \
-		} else if (RIP_UNLIKELY(rip_pl_self.guard)) {                                      \
+		} else if (RIP_UNLIKELY(rip_pl_self.guard) && (P)) {                               \
 			rip_pl_own_add(P);                                                         \
 		}                                                                                  \
 	} while (0)
+
+/* n * size, or UINT64_MAX when that overflows: the size a failed calloc asked for. */
+static inline uint64_t rip_pl_mul_sat(size_t n, size_t size)
+{
+	uint64_t total;
+
+	return __builtin_mul_overflow((uint64_t)n, (uint64_t)size, &total) ? UINT64_MAX : total;
+}
 
 /* Record a free of P (not NULL), unless P is one of the tracer's blocks. */
 #define RIP_PL_FREE(P, KIND)                                                                       \
@@ -292,7 +305,7 @@ RIP_PL_EXPORT void *calloc(size_t n, size_t size)
 	}
 	rip_pl_mem_prepare();
 	p = real_calloc(n, size);
-	RIP_PL_ALLOC(p, (uint64_t)n * size, RIP_MEM_CALLOC);
+	RIP_PL_ALLOC(p, rip_pl_mul_sat(n, size), RIP_MEM_CALLOC);
 	return p;
 }
 
@@ -312,18 +325,20 @@ static void *rip_pl_boot_realloc(void *old, size_t size)
  * exported hook (the backtrace skips exactly its caller).  A block of the
  * tracer's (rip_pl_own) is not the program's: its realloc guard up stays
  * the tracer's, and unguarded (ld.so resizing a DTV it made for us) it is
- * an allocation of p.
+ * an allocation of p.  A failure (NULL for size bytes, not 0) is a mem:alloc
+ * of address 0 and kind kind: old stays, and no reader releases it.
  */
 static inline __attribute__((always_inline)) void *rip_pl_realloc_record(void *old, void *p,
-									   size_t size)
+									   uint64_t size, uint32_t kind)
 {
 	bool own = old && (p || !size) && rip_pl_own_take(old);
 
 	if (RIP_UNLIKELY(rip_pl_enter(RIP_CAT_MEM))) {
-		/* A failure is not recorded: old stays. */
 		if (p || (old && !size && !own))
 			rip_pl_mem_realloc(own ? NULL : old, p, p ? size : 0,
 					   rip_pl_backtrace_id());
+		else if (size)
+			rip_pl_mem_alloc(NULL, size, rip_pl_backtrace_id(), kind);
 		rip_pl_leave();
 	} else if (RIP_UNLIKELY(rip_pl_self.guard) && p) {
 		rip_pl_own_add(p);
@@ -346,7 +361,7 @@ RIP_PL_EXPORT void *realloc(void *old, size_t size)
 	if (RIP_UNLIKELY(!rip_pl_mem_ready()))
 		return old ? NULL : rip_pl_boot_alloc(size, 16);
 	rip_pl_mem_prepare();
-	return rip_pl_realloc_record(old, real_realloc(old, size), size);
+	return rip_pl_realloc_record(old, real_realloc(old, size), size, RIP_MEM_REALLOC);
 }
 
 /*
@@ -359,13 +374,19 @@ RIP_PL_EXPORT void *reallocarray(void *old, size_t n, size_t size)
 	size_t total;
 
 	if (__builtin_mul_overflow(n, size, &total)) {
+		/* failed: recorded as a failed allocation of every byte there is */
+		if (RIP_UNLIKELY(rip_pl_enter(RIP_CAT_MEM))) {
+			rip_pl_mem_alloc(NULL, UINT64_MAX, rip_pl_backtrace_id(),
+					 RIP_MEM_REALLOCARRAY);
+			rip_pl_leave();
+		}
 		errno = ENOMEM;
 		return NULL;
 	}
 	if (RIP_UNLIKELY(old && rip_pl_boot_owns(old)) || RIP_UNLIKELY(!rip_pl_mem_ready()))
 		return realloc(old, total);
 	rip_pl_mem_prepare();
-	return rip_pl_realloc_record(old, real_realloc(old, total), total);
+	return rip_pl_realloc_record(old, real_realloc(old, total), total, RIP_MEM_REALLOCARRAY);
 }
 
 RIP_PL_EXPORT int posix_memalign(void **out, size_t align, size_t size)
@@ -380,8 +401,7 @@ RIP_PL_EXPORT int posix_memalign(void **out, size_t align, size_t size)
 		return ENOMEM;
 	rip_pl_mem_prepare();
 	err = real_posix_memalign(out, align, size);
-	if (!err)
-		RIP_PL_ALLOC(*out, size, RIP_MEM_POSIX_MEMALIGN);
+	RIP_PL_ALLOC(err ? NULL : *out, size, RIP_MEM_POSIX_MEMALIGN);
 	return err;
 }
 
@@ -510,7 +530,7 @@ RIP_PL_EXPORT void *__libc_calloc(size_t n, size_t size)
 		return NULL;
 	rip_pl_mem_prepare();
 	p = real_libc_calloc(n, size);
-	RIP_PL_ALLOC(p, (uint64_t)n * size, RIP_MEM_CALLOC);
+	RIP_PL_ALLOC(p, rip_pl_mul_sat(n, size), RIP_MEM_CALLOC);
 	return p;
 }
 
@@ -522,7 +542,7 @@ RIP_PL_EXPORT void *__libc_realloc(void *old, size_t size)
 	if (!RIP_PL_REAL(real_libc_realloc, "__libc_realloc"))
 		return NULL;
 	rip_pl_mem_prepare();
-	return rip_pl_realloc_record(old, real_libc_realloc(old, size), size);
+	return rip_pl_realloc_record(old, real_libc_realloc(old, size), size, RIP_MEM_REALLOC);
 }
 
 RIP_PL_EXPORT void *__libc_memalign(size_t align, size_t size);

@@ -1373,6 +1373,11 @@ void evs_totals(const struct evs *s, struct evs_totals *t)
 	t->gone_chunks = s->gone_chunks;
 }
 
+uint64_t evs_stream_discarded(const struct evs *s, uint32_t stream)
+{
+	return stream < s->nst ? s->st[stream].discarded : 0;
+}
+
 const struct rip_file_hdr *evs_file_hdr(const struct evs *s)
 {
 	return s->hdr;

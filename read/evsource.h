@@ -158,6 +158,11 @@ const char *evs_coro_name(struct evs *s, uint32_t coro);
 const char *evs_thread_name(struct evs *s, int32_t tid);
 /* Number of streams (evs_event.stream < this). */
 uint32_t evs_nstreams(const struct evs *s);
+/*
+ * The events stream discarded, as the last packet of it read so far says
+ * (CTF's events_discarded is cumulative); 0 for a stream out of range.
+ */
+uint64_t evs_stream_discarded(const struct evs *s, uint32_t stream);
 /* Bytes of packets in all the streams (what the progress callback counts to). */
 uint64_t evs_size(const struct evs *s);
 /*

@@ -1928,6 +1928,108 @@ static int rr_find_mapped(pid_t pid, uint64_t start, char *path, size_t len, uid
 	return ret;
 }
 
+/* Add t to v (max of them, *n so far) unless its pid is there. */
+static void rr_traced_add(struct rr_traced *v, size_t max, size_t *n, const struct rr_traced *t)
+{
+	for (size_t i = 0; i < *n && i < max; i++)
+		if (v[i].pid == t->pid)
+			return;
+	if (*n < max)
+		v[*n] = *t;
+	++*n;
+}
+
+/* The children of pid, from /proc/PID/task/TID/children of each thread. */
+static void rr_children(pid_t pid, struct rr_traced *v, size_t max, size_t *n)
+{
+	char path[96], buf[4096];
+	struct dirent *de;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	d = opendir(path);
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		char *p, *end;
+		ssize_t got;
+		int fd;
+
+		if (de->d_name[0] < '1' || de->d_name[0] > '9' || strlen(de->d_name) > 10)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%s/children", (int)pid, de->d_name);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		got = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (got <= 0)
+			continue;
+		buf[got] = 0;
+		for (p = buf;; p = end) {
+			struct rr_traced t = { 0 };
+			long c = strtol(p, &end, 10);
+
+			if (end == p || c <= 0 || c > INT32_MAX)
+				break;
+			t.pid = (pid_t)c;
+			snprintf(path, sizeof(path), "/proc/%ld/comm", c);
+			fd = open(path, O_RDONLY | O_CLOEXEC);
+			if (fd >= 0) {
+				ssize_t k = read(fd, t.comm, sizeof(t.comm) - 1);
+
+				close(fd);
+				t.comm[k > 0 ? k : 0] = 0;
+				t.comm[strcspn(t.comm, "\n")] = 0;
+			}
+			rr_traced_add(v, max, n, &t);
+		}
+	}
+	closedir(d);
+}
+
+size_t rr_consumed_by(pid_t pid, struct rr_traced *v, size_t max)
+{
+	char maps[64], line[PATH_MAX + 256];
+	size_t n = 0;
+	FILE *fp;
+
+	if (pid <= 0 || !rr_proc_start_ticks(pid))
+		return 0;
+	snprintf(maps, sizeof(maps), "/proc/%d/maps", (int)pid);
+	fp = fopen(maps, "re");
+	if (fp) {
+		while (fgets(line, sizeof(line), fp)) {
+			char *p = strchr(line, '/'), *perm = strchr(line, ' ');
+			struct rr_traced t = { .ring = true };
+			struct rip_file_hdr h;
+			size_t l;
+			uid_t uid;
+
+			/* shared mappings of files: perms "r?-s" */
+			if (!p || !perm || perm > p || strlen(perm) < 5 || perm[4] != 's')
+				continue;
+			l = strlen(p);
+			if (l && p[l - 1] == '\n')
+				p[--l] = 0;
+			if (l >= 10 && !strcmp(p + l - 10, " (deleted)"))
+				continue;
+			/* any header (asked for pid 0: 0 or 1 once read); its pid another's */
+			if (rr_hdr_is(p, 0, 0, RR_ANY_OWNER, &uid, &h) < 0 || h.pid <= 0 ||
+			    h.pid == pid || h.ev_consumer != (uint32_t)pid)
+				continue;
+			t.pid = (pid_t)h.pid;
+			memcpy(t.comm, h.comm, sizeof(h.comm) < sizeof(t.comm) - 1 ? sizeof(h.comm)
+										: sizeof(t.comm) - 1);
+			rr_traced_add(v, max, &n, &t);
+		}
+		fclose(fp);
+	}
+	if (!n)
+		rr_children(pid, v, max, &n);
+	return n;
+}
+
 int rr_find_pid(pid_t pid, char *path, size_t len, uid_t *owner, char *err, size_t errlen)
 {
 	struct rr_find fd = { .pid = pid, .now = rr_proc_start_ticks(pid) };

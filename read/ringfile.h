@@ -512,6 +512,25 @@ int rr_find_pid(pid_t pid, char *path, size_t len, uid_t *owner, char *err, size
 /* /proc/PID/stat start time in clock ticks, 0 if there is no such process. */
 uint64_t rr_proc_start_ticks(pid_t pid);
 
+/* A process a recorder traces (rr_consumed_by). */
+struct rr_traced {
+	pid_t pid;
+	char comm[17]; /* its ring file's header's comm, or /proc/PID/comm; "" unknown */
+	bool ring;     /* found by its ring file (else: a child of the recorder's) */
+};
+
+/*
+ * What the live process pid records, when it is a recorder (rip run, rip
+ * record): the processes whose ring files it maps and is the consumer of
+ * (the header's ev_consumer is pid; a file that names pid itself is not),
+ * and when there are none, its children (rip run's program before its ring
+ * file).  Up to max in v, in order found and each pid once; returns how
+ * many there are (more than max: the rest left out), 0 for none or no such
+ * process.  Every file is read as hostile: only headers with the magic, of
+ * regular files opened without following a link.
+ */
+size_t rr_consumed_by(pid_t pid, struct rr_traced *v, size_t max);
+
 /* Format a duration in ns as "850ms", "12.3s", "4m05s", "2h13m", "3d04h". */
 const char *rr_fmt_duration(int64_t ns, char *buf, size_t len);
 

@@ -20,6 +20,7 @@
  * after a first pass for the counts and "now".
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -552,6 +553,65 @@ static struct ps_site *ps_site(struct ps_state *st, uint64_t ip)
 	st->sites[h] = s;
 	st->nsites++;
 	return s;
+}
+
+/*
+ * target, a pid without a ring file: is it a recorder (rip run, rip
+ * record)?  Then say so, and which pids it traces (rr_consumed_by), in
+ * place of "no ring file": true.  A recorder: the consumer of ring files it
+ * maps, or, with only children, a process whose /proc/PID/cmdline is
+ * "rip run" or "rip record" (rip run before its program made its file).
+ */
+static bool ps_recorder(const char *target)
+{
+	struct rr_traced v[8];
+	char cmd[256] = "", path[64], msg[1024], *end;
+	long pid = strtol(target, &end, 10);
+	size_t n, k, m;
+	ssize_t got;
+	int fd;
+
+	if (end == target || *end || pid <= 0 || pid > INT32_MAX)
+		return false;
+	n = rr_consumed_by((pid_t)pid, v, sizeof(v) / sizeof(v[0]));
+	if (!n)
+		return false;
+	snprintf(path, sizeof(path), "/proc/%ld/cmdline", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	got = fd >= 0 ? read(fd, cmd, sizeof(cmd) - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	cmd[got > 0 ? got : 0] = 0;
+	{
+		const char *a0 = strrchr(cmd, '/') ? strrchr(cmd, '/') + 1 : cmd;
+		size_t l0 = strlen(cmd);
+		const char *a1 = l0 + 1 < (size_t)(got > 0 ? got : 0) ? cmd + l0 + 1 : "";
+
+		bool rip = (!strcmp(a0, "rip") || !strncmp(a0, "rip-", 4)) &&
+			   (!strcmp(a1, "run") || !strcmp(a1, "record"));
+
+		/* the consumer of ring files, or rip run with children and none yet */
+		if (!rip && !v[0].ring)
+			return false;
+		m = (size_t)snprintf(msg, sizeof(msg),
+				     "pid %ld is %s%s%s, a recorder, not a traced program; it traces",
+				     pid, rip ? "`rip " : "a consumer of ring files", rip ? a1 : "",
+				     rip ? "`" : "");
+	}
+	/* comm: the file's or /proc's, hostile: printable ASCII only */
+	for (k = 0; k < n && k < sizeof(v) / sizeof(v[0]) && m < sizeof(msg); k++) {
+		for (char *c = v[k].comm; *c; c++)
+			if (*c < ' ' || *c > '~')
+				*c = '?';
+		m += (size_t)snprintf(msg + m, sizeof(msg) - m, "%s %d (%s)", k ? "," : "",
+				      (int)v[k].pid, v[k].comm[0] ? v[k].comm : "?");
+	}
+	if (n > k && m < sizeof(msg))
+		m += (size_t)snprintf(msg + m, sizeof(msg) - m, " and %zu more", n - k);
+	if (m < sizeof(msg))
+		snprintf(msg + m, sizeof(msg) - m, ": rip ps %d", (int)v[0].pid);
+	tool_err("%s", msg);
+	return true;
 }
 
 static int ps_symbols(struct ps_state *st)
@@ -1493,9 +1553,11 @@ static int cmd_ps(int argc, char **argv)
 								     ? "which process? give a pid or "
 								       "a ring file"
 								     : "one TARGET only");
-		ret = tool_open_target(&cmd_ps_def, argv[optind], &st.f);
-		if (ret)
-			return ret;
+		ret = rr_open_target(argv[optind], &st.f, err, sizeof(err));
+		if (ret == -ERANGE)
+			return tool_usage_error(&cmd_ps_def, "%s", err);
+		if (ret == -ENOENT && ps_recorder(argv[optind]))
+			return EXIT_FAIL;
 	}
 	if (ret) {
 		tool_err("%s", err);

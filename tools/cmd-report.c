@@ -421,6 +421,30 @@ static void report_modules_json(struct report_state *st)
 	fputc(']', out);
 }
 
+/*
+ * The failed calls of each allocating function: fmt (separator, name,
+ * count) for each, by kind, then those of kinds with no name as "other".
+ * Names are the fixed ones of rip/resource.h: nothing to escape.
+ */
+static void report_failed(FILE *out, const struct rp *rp, const char *fmt, const char *sep)
+{
+	uint64_t other = rp->failed_kind[0];
+	const char *s = "";
+
+	for (unsigned k = 1; k < RP_KINDS; k++) {
+		const char *name = lk_kind_name(RIP_CAT_MEM, k);
+
+		if (!name)
+			other += rp->failed_kind[k];
+		else if (rp->failed_kind[k]) {
+			fprintf(out, fmt, s, name, rp->failed_kind[k]);
+			s = sep;
+		}
+	}
+	if (other)
+		fprintf(out, fmt, s, "other", other);
+}
+
 static void report_print_text(struct report_state *st)
 {
 	const struct rp *rp = st->rp;
@@ -471,6 +495,11 @@ static void report_print_text(struct report_state *st)
 			"  failed allocations: %" PRIu64 ", frees of blocks never seen allocated: "
 			"%" PRIu64 ", allocated again while live: %" PRIu64 "\n",
 			rp->failed, rp->frees_unseen, rp->replaced);
+	if (rp->failed) {
+		fputs("  failed calls by function: ", out);
+		report_failed(out, rp, "%s%s %" PRIu64, ", ");
+		fputc('\n', out);
+	}
 
 	report_top_text(st, "TOP SITES BY BYTES ALLOCATED", "allocs", st->by_bytes, rp->nsites, 0);
 	report_top_text(st, "TOP SITES BY NUMBER OF ALLOCATIONS", "allocs", st->by_count,
@@ -653,11 +682,13 @@ static void report_print_json(struct report_state *st)
 		",\"failed\":%" PRIu64 ",\"frees_unseen\":%" PRIu64 ",\"allocated_again\":%" PRIu64
 		",\"live_blocks\":%" PRIu64 ",\"live_bytes\":%" PRIu64 ",\"sites\":%zu"
 		",\"peak\":{\"bytes\":%" PRIu64 ",\"blocks\":%" PRIu64 ",\"time\":%.9f"
-		",\"event\":%" PRIu64 "}}",
+		",\"event\":%" PRIu64 "},\"failed_by_function\":{",
 		rp->allocs, rp->alloc_bytes, rp->reallocs, rp->frees, rp->freed_bytes, rp->failed,
 		rp->frees_unseen, rp->replaced, rp->live_count, rp->live_bytes, rp->nsites,
 		rp->peak_bytes, rp->peak_count, rp->peak_bytes ? report_secs(rp, rp->peak_ns) : 0.0,
 		rp->peak_event);
+	report_failed(out, rp, "%s\"%s\":%" PRIu64, ",");
+	fputs("}}", out);
 	report_top_json(st, "top_bytes", st->by_bytes, rp->nsites);
 	report_top_json(st, "top_count", st->by_count, rp->nsites);
 	report_top_json(st, "top_peak", st->by_peak, st->npeak);

@@ -104,9 +104,14 @@ static void top_where(const struct top_group *g, bool sampled, char *buf, size_t
 	}
 }
 
-/* The sampling status line. */
-static void top_sampling(const struct rip_file_hdr *h, char *buf, size_t len)
+/*
+ * The sampling status line.  What was lost: of a trace, what its recorder
+ * counted (as rip run's summary says it), always; live, the timer periods
+ * merged into one signal, when there are any.
+ */
+static void top_sampling(const struct top_view *v, char *buf, size_t len)
 {
+	const struct rip_file_hdr *h = &v->hdr;
 	size_t n;
 
 	if (!h->sample_hz) {
@@ -115,6 +120,13 @@ static void top_sampling(const struct rip_file_hdr *h, char *buf, size_t len)
 	}
 	n = (size_t)snprintf(buf, len, "sampling: %u Hz, %u timers, %llu samples", h->sample_hz,
 			     h->sample_timers, (unsigned long long)h->samples);
+	if (n < len && v->trace)
+		n += (size_t)snprintf(buf + n, len - n, ", %llu lost",
+				      (unsigned long long)v->samples_lost);
+	else if (n < len && v->samples_lost)
+		n += (size_t)snprintf(buf + n, len - n,
+				      ", %llu lost (timer periods merged into one signal)",
+				      (unsigned long long)v->samples_lost);
 	if (n < len && h->sample_fail)
 		n += (size_t)snprintf(buf + n, len - n, ", %llu threads unsampled (timer_create: %s)",
 				      (unsigned long long)h->sample_fail, strerror(h->sample_errno));
@@ -173,7 +185,7 @@ static void top_text(FILE *out, const struct top_view *v, const struct top_cli *
 		 : v->alive ? ""
 			    : " (exited: its samples)",
 		 v->nthreads, v->cpu * 100, buf, top_sort_name(c->sort));
-	top_sampling(&v->hdr, s, sizeof(s));
+	top_sampling(v, s, sizeof(s));
 	TOP_LINE("%s", s);
 	if (v->sig_blocked)
 		TOP_LINE("%zu thread%s the sampling signal: never sampled", v->sig_blocked,
@@ -218,12 +230,12 @@ static void top_json(FILE *out, const struct top_view *v, const struct top_cli *
 	fprintf(out,
 		"\"sampling\":{\"hz\":%u,\"signal\":%u,\"timers\":%u,\"samples\":%llu,"
 		"\"timer_failures\":%llu,\"errno\":%d,\"no_slot\":%llu,\"foreign\":%llu,"
-		"\"overrun\":%llu,"
+		"\"overrun\":%llu,\"lost\":%llu,"
 		"\"no_signal\":%s,\"signal_shared\":%s,\"signal_blocked\":%zu},",
 		h->sample_hz, h->sample_sig, h->sample_timers, (unsigned long long)h->samples,
 		(unsigned long long)h->sample_fail, h->sample_errno,
 		(unsigned long long)h->sample_noslot, (unsigned long long)h->sample_foreign,
-		(unsigned long long)h->sample_overrun,
+		(unsigned long long)h->sample_overrun, (unsigned long long)v->samples_lost,
 		(h->sample_flags & RIP_SAMPLE_F_NO_SIGNAL) ? "true" : "false",
 		(h->sample_flags & RIP_SAMPLE_F_SIG_SHARED) ? "true" : "false", v->sig_blocked);
 	fprintf(out, "\"samples\":%.0f,\"corrupt\":%zu,\"changing\":%zu,\"groups\":[",

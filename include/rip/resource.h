@@ -10,10 +10,12 @@
  *                                                    the hooked function, then its
  *                                                    callers (return addresses)
  *   mem:alloc    {HEX64 addr, U64 size, U32 bt, U32 kind}
+ *                   addr 0: a failed call of function kind (malloc, calloc,
+ *                   realloc, reallocarray...); size UINT64_MAX: n * size overflowed
  *   mem:free     {HEX64 addr, U32 bt, U32 kind}
  *   mem:realloc  {HEX64 old, HEX64 addr, U64 size, U32 bt}
  *                   old 0: an allocation; size 0 and addr 0: a free of old;
- *                   a failed realloc is not recorded (old stays)
+ *                   a failed realloc is a mem:alloc of addr 0 (old stays)
  *   mem:unmap    {HEX64 addr, U64 size, U32 bt, U32 kind}
  *                   a range unmapped (munmap, mremap's old range, a MAP_FIXED
  *                   mapping placed over it: kind mmap): any part of one or
