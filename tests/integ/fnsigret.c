@@ -8,9 +8,11 @@
  * over and over, while a timer's signal every 20 us in each thread runs a
  * handler, on_timer, that calls patched functions, wherever the thread
  * stands (func-sigret also runs it from gdb at one chosen instruction).
- * fnsigret READY SECONDS: 4 threads for SECONDS, every result checked (the
- * handler's too); READY is written once they run; prints "bad N" and
- * "signals N", and exits 1 when a result was wrong.
+ * fnsigret READY SECONDS [DONE]: 4 threads for SECONDS, every result checked
+ * (the handler's too); READY is written once they run; the run ends early,
+ * within a second, once a file DONE exists (func-sigret makes it when gdb is
+ * done: the threads need not spin on for the rest of SECONDS); prints "bad N"
+ * and "signals N", and exits 1 when a result was wrong.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -81,8 +83,8 @@ UNTRACED int main(int argc, char **argv)
 	time_t end;
 	FILE *f;
 
-	if (argc != 3) {
-		fprintf(stderr, "usage: fnsigret READY SECONDS\n");
+	if (argc != 3 && argc != 4) {
+		fprintf(stderr, "usage: fnsigret READY SECONDS [DONE]\n");
 		return 2;
 	}
 	sigemptyset(&sa.sa_mask);
@@ -95,8 +97,11 @@ UNTRACED int main(int argc, char **argv)
 	if (!f || fputs("ready\n", f) < 0 || fclose(f))
 		return 3;
 	/* A signal may cut a sleep short. */
-	for (end = time(NULL) + atoi(argv[2]); time(NULL) < end;)
+	for (end = time(NULL) + atoi(argv[2]); time(NULL) < end;) {
 		sleep(1);
+		if (argc == 4 && access(argv[3], F_OK) == 0)
+			break;
+	}
 	stop = 1;
 	for (int i = 0; i < 4; i++) {
 		void *r;
