@@ -8,9 +8,11 @@
  * over and over, while a timer's signal every 20 us in each thread runs a
  * handler, on_timer, that calls patched functions, wherever the thread
  * stands (func-sigret also runs it from gdb at one chosen instruction).
- * fnsigret READY SECONDS: 4 threads for SECONDS, every result checked (the
- * handler's too); READY is written once they run; prints "bad N" and
- * "signals N", and exits 1 when a result was wrong.
+ * fnsigret READY SECONDS [DONE]: 4 threads for SECONDS, every result checked
+ * (the handler's too); READY is written once they run; the run ends early,
+ * within a second, once a file DONE exists (func-sigret makes it when gdb is
+ * done: the threads need not spin on for the rest of SECONDS); prints "bad N"
+ * and "signals N", and exits 1 when a result was wrong.
  */
 #include <errno.h>
 

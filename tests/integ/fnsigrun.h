@@ -36,9 +36,10 @@ UNTRACED static int sig_timer(long ns, timer_t *tm)
 }
 
 /*
- * NAME READY SECONDS: handler on SIGRTMIN, 4 workers for SECONDS, READY
- * written once they run; prints "bad N" and "signals N"; 1 when a result
- * was wrong, 2 for bad usage, 3 when the set-up failed.
+ * NAME READY SECONDS [DONE]: handler on SIGRTMIN, 4 workers for SECONDS,
+ * READY written once they run; the run ends early, within a second, once a
+ * file DONE exists; prints "bad N" and "signals N"; 1 when a result was
+ * wrong, 2 for bad usage, 3 when the set-up failed.
  */
 UNTRACED static int sig_main(int argc, char **argv, const char *name, void (*handler)(int),
 			     void *(*worker)(void *))
@@ -49,8 +50,8 @@ UNTRACED static int sig_main(int argc, char **argv, const char *name, void (*han
 	time_t end;
 	FILE *f;
 
-	if (argc != 3) {
-		fprintf(stderr, "usage: %s READY SECONDS\n", name);
+	if (argc != 3 && argc != 4) {
+		fprintf(stderr, "usage: %s READY SECONDS [DONE]\n", name);
 		return 2;
 	}
 	sigemptyset(&sa.sa_mask);
@@ -63,8 +64,11 @@ UNTRACED static int sig_main(int argc, char **argv, const char *name, void (*han
 	if (!f || fputs("ready\n", f) < 0 || fclose(f))
 		return 3;
 	/* A signal may cut a sleep short. */
-	for (end = time(NULL) + atoi(argv[2]); time(NULL) < end;)
+	for (end = time(NULL) + atoi(argv[2]); time(NULL) < end;) {
 		sleep(1);
+		if (argc == 4 && access(argv[3], F_OK) == 0)
+			break;
+	}
 	stop = 1;
 	for (int i = 0; i < 4; i++) {
 		void *r;
