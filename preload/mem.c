@@ -858,11 +858,20 @@ __attribute__((noinline)) void rip_pl_mem_sys_after(long n, const long *a, long 
 {
 	const void *fr = __builtin_frame_address(0);
 
-	if (n == SYS_mmap)
+	switch (n) {
+#if __SIZEOF_LONG__ == 8 /* rip_pl_sys_resource: mmap's six arguments */
+	case SYS_mmap:
 		rip_pl_mmap_record(fr, ret_addr, (void *)ret, (size_t)a[1], (int)a[2], (int)a[3],
 				   (int)a[4], (off_t)a[5]);
-	else if (n == SYS_mremap)
+		break;
+#endif
+	case SYS_mremap:
 		rip_pl_mremap_record(fr, ret_addr, (void *)a[0], (size_t)a[1], (void *)ret,
 				     (size_t)a[2], (int)a[3]);
+		break;
+	default:
+		break;
+	}
+	/* Not a tail call of anything that records: the recording above is done. */
 	__asm__ __volatile__("" ::: "memory");
 }
