@@ -184,7 +184,7 @@ static NOINLINE int sys_perf_event_open(void)
 	int fd;
 
 	attr[0] = 1;   /* type PERF_TYPE_SOFTWARE */
-	attr[1] = 128; /* size, PERF_ATTR_SIZE_VER? */
+	attr[1] = 128; /* size: PERF_ATTR_SIZE_VER7 */
 	attr[2] = 1;   /* config PERF_COUNT_SW_TASK_CLOCK (low word) */
 	attr[10] = (1u << 0) | (1u << 5) | (1u << 6); /* disabled, exclude_kernel, exclude_hv */
 	fd = (int)syscall(SYS_perf_event_open, attr, 0, -1, -1, 8 /* PERF_FLAG_FD_CLOEXEC */);
