@@ -40,6 +40,11 @@ static const char *const lk_shm_kinds[] = { RIP_SHM_KINDS(LK_SHM_NAME) };
 
 #define LK_NELEM(a) (sizeof(a) / sizeof((a)[0]))
 
+/* Every kind has its bit in lk_group.kinds, and its count in rip report (RP_KINDS). */
+_Static_assert(LK_NELEM(lk_mem_kinds) <= LK_KINDS && LK_NELEM(lk_fd_kinds) <= LK_KINDS &&
+		       LK_NELEM(lk_shm_kinds) <= LK_KINDS,
+	       "a kind list outgrew lk_group.kinds");
+
 const char *lk_kind_name(uint32_t cat, uint64_t kind)
 {
 	switch (cat) {
@@ -575,8 +580,8 @@ static void lk_group_add(struct lk *lk, struct lk_group *x, enum lk_res r,
 	}
 	if (o->ns > x->last_ns)
 		x->last_ns = o->ns;
-	if (o->kind < 32 && r != LK_RES)
-		x->kinds |= 1u << o->kind;
+	if (o->kind < LK_KINDS && r != LK_RES)
+		x->kinds |= 1ull << o->kind;
 	lk->total_count[r]++;
 	lk->total_bytes[r] += o->size;
 }

@@ -30,6 +30,9 @@
 struct rip_sym;
 struct thr;
 
+/* Kinds a group's bit set holds, and report.h's RP_KINDS counts one by one (leaks.c checks the lists). */
+#define LK_KINDS 64
+
 /* What is left live: the resources of live.h. */
 enum lk_res {
 	LK_MEM = LIVE_MEM,	     /* heap blocks and anonymous mappings, by address */
@@ -75,7 +78,7 @@ struct lk_group {
 	uint64_t bytes;	     /* their sizes (0 for descriptors) */
 	int64_t first_ns;    /* when the oldest of them was made (CLOCK_MONOTONIC_RAW) */
 	int64_t last_ns;     /* when the newest was */
-	uint32_t kinds;	     /* bit k: made by kind k (enum rip_*_kind, < 32); LK_RES: 0 */
+	uint64_t kinds;	     /* bit k: made by kind k (enum rip_*_kind, < LK_KINDS); LK_RES: 0 */
 	char *sample;	     /* a path or name of one of them (fds, shm), or NULL */
 	/* LK_RES */
 	uint32_t kind;	     /* the module kind: its type id (lk_kind) */

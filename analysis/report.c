@@ -792,6 +792,10 @@ RP_HOT void rp_sample(struct rp *rp, struct rp_point *pt, const struct evs_event
 
 /* ---- descriptors and shared memory ---------------------------------------------------- */
 
+/* Each kind counted by itself (a kind past RP_KINDS would count as "other"). */
+#define RP_FD_KIND_N(suffix, name) +1
+_Static_assert(RP_KINDS > 0 RIP_FD_KINDS(RP_FD_KIND_N), "RP_KINDS is too small for enum rip_fd_kind");
+
 static unsigned rp_kind(uint64_t k)
 {
 	return k < RP_KINDS ? (unsigned)k : 0;

@@ -31,7 +31,7 @@ struct thr;
 
 #define RP_HIST 65  /* size buckets: [0] size 0, [k] sizes in [2^(k-1), 2^k) */
 #define RP_LIFE 9   /* lifetime buckets: < 1 us, < 10 us, ... < 10 s, >= 10 s */
-#define RP_KINDS 32 /* kinds (enum rip_*_kind) counted one by one; the rest in [0] */
+#define RP_KINDS 64 /* kinds (enum rip_*_kind) counted one by one; the rest in [0] */
 #define RP_SERIES 1000 /* time buckets at most: adjacent pairs merge when they run out */
 
 /* Allocations that share a backtrace. */

@@ -35,6 +35,7 @@
 #include <signal.h>
 #include <stdint.h>
 #include <sys/auxv.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <internal/preload.h>
 #include <rip.h>
@@ -356,6 +357,15 @@ uint32_t rip_pl_backtrace_id(void);
 uint32_t rip_pl_backtrace_at(const void *frame);
 
 /*
+ * RIP_PL_BT(frame) - the backtrace id for a recording step that an exported
+ * hook and syscall(2)'s hook share (always inlined into both): frame NULL
+ * in the exported hook (rip_pl_backtrace_id), or the frame of the function
+ * that syscall()'s hook calls directly (rip_pl_backtrace_at).  Either way
+ * frames[0] is the return address of the hooked call.
+ */
+#define RIP_PL_BT(FRAME) ((FRAME) ? rip_pl_backtrace_at(FRAME) : rip_pl_backtrace_id())
+
+/*
  * Is ret (a hook's return address) in libunwind?  Its calls outside our
  * hooks (its per-thread cache, freed by a key destructor at thread exit)
  * are the tracer's own: the hooks forward them unrecorded.
@@ -498,5 +508,104 @@ const sigset_t *rip_pl_sample_mask(const sigset_t *mask);
 /* ---- mem.c internals shared with common.c ---- */
 
 int rip_pl_mem_resolve(void); /* the real allocator, from the constructor; 0 or -errno */
+
+/* ---- syscall(2): the calls of fd.c and mem.c made through it ---- */
+
+enum rip_pl_sys_class {
+	RIP_PL_SYS_OTHER = 0,
+	RIP_PL_SYS_FD,	/* rip_pl_fd_sys_before and _after record it */
+	RIP_PL_SYS_MEM, /* rip_pl_mem_sys_before and _after record it */
+};
+
+/*
+ * rip_pl_sys_resource - whether syscall(n, ...) makes or releases what a
+ * hook of fd.c or mem.c records (a switch: no call, no lock).  The mmap
+ * family only where syscall(SYS_mmap) takes mmap's six arguments (64 bits).
+ */
+static inline enum rip_pl_sys_class rip_pl_sys_resource(long n)
+{
+	switch (n) {
+#if __SIZEOF_LONG__ == 8
+	case SYS_mmap:
+	case SYS_munmap:
+	case SYS_mremap:
+		return RIP_PL_SYS_MEM;
+#endif
+#ifdef SYS_open
+	case SYS_open:
+#endif
+#ifdef SYS_creat
+	case SYS_creat:
+#endif
+#ifdef SYS_openat2
+	case SYS_openat2:
+#endif
+#ifdef SYS_dup2
+	case SYS_dup2:
+#endif
+#ifdef SYS_pipe
+	case SYS_pipe:
+#endif
+#ifdef SYS_accept
+	case SYS_accept:
+#endif
+#ifdef SYS_eventfd
+	case SYS_eventfd:
+#endif
+#ifdef SYS_signalfd
+	case SYS_signalfd:
+#endif
+#ifdef SYS_epoll_create
+	case SYS_epoll_create:
+#endif
+#ifdef SYS_inotify_init
+	case SYS_inotify_init:
+#endif
+#ifdef SYS_pidfd_getfd
+	case SYS_pidfd_getfd:
+#endif
+#ifdef SYS_io_uring_setup
+	case SYS_io_uring_setup:
+#endif
+	case SYS_openat:
+	case SYS_close:
+	case SYS_close_range:
+	case SYS_dup:
+	case SYS_dup3:
+	case SYS_fcntl:
+	case SYS_pipe2:
+	case SYS_socket:
+	case SYS_socketpair:
+	case SYS_accept4:
+	case SYS_recvmsg:
+	case SYS_recvmmsg:
+	case SYS_eventfd2:
+	case SYS_timerfd_create:
+	case SYS_signalfd4:
+	case SYS_epoll_create1:
+	case SYS_inotify_init1:
+	case SYS_memfd_create:
+	case SYS_pidfd_open:
+	case SYS_userfaultfd:
+	case SYS_perf_event_open:
+	case SYS_fanotify_init:
+		return RIP_PL_SYS_FD;
+	default:
+		return RIP_PL_SYS_OTHER;
+	}
+}
+
+/*
+ * Called by syscall()'s hook only, directly (their frame starts the
+ * backtrace), for the numbers of their class: _before the real call
+ * (releases; fd's returns what _after needs, dup2/dup3's probe), _after it
+ * with its return (acquisitions).  ret_addr: syscall()'s return address
+ * (mem.c forwards an allocator's or libunwind's calls unrecorded).  They
+ * record only while their category is on, and leave errno as it was.
+ */
+int rip_pl_fd_sys_before(long n, const long *a);
+void rip_pl_fd_sys_after(long n, const long *a, long ret, int before);
+void rip_pl_mem_sys_before(long n, const long *a, const void *ret_addr);
+void rip_pl_mem_sys_after(long n, const long *a, long ret, const void *ret_addr);
 
 #endif /* RIP_PRELOAD_COMMON_H */

@@ -26,6 +26,9 @@
  * that memory twice and showed the arenas as leaks.  glibc's malloc maps
  * through internal calls that no hook sees, so both allocators give the
  * same answer.
+ *
+ * syscall(SYS_mmap), (SYS_munmap) and (SYS_mremap) record what the hooks of
+ * mmap, munmap and mremap do, through the same steps (rip_pl_mem_sys_*).
  */
 #include <errno.h>
 #include <link.h>
@@ -34,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "common.h"
@@ -238,11 +242,14 @@ static inline bool rip_pl_own_take(void *p)
  * P NULL for a request of SIZE bytes (not 0) is a failed call: recorded
  * with address 0, so that readers count the failures of each function.
  */
-#define RIP_PL_ALLOC(P, SIZE, KIND)                                                                \
+#define RIP_PL_ALLOC(P, SIZE, KIND) RIP_PL_ALLOC_AT(NULL, P, SIZE, KIND)
+
+/* The same, the backtrace as RIP_PL_BT(FR) takes it. */
+#define RIP_PL_ALLOC_AT(FR, P, SIZE, KIND)                                                         \
 	do {                                                                                       \
 		if (RIP_UNLIKELY(rip_pl_enter(RIP_CAT_MEM))) {                                     \
 			if ((P) || (SIZE))                                                         \
-				rip_pl_mem_alloc(P, SIZE, rip_pl_backtrace_id(), KIND);            \
+				rip_pl_mem_alloc(P, SIZE, RIP_PL_BT(FR), KIND);                    \
 			rip_pl_leave();                                                            \
 		} else if (RIP_UNLIKELY(rip_pl_self.guard) && (P)) {                               \
 			rip_pl_own_add(P);                                                         \
@@ -692,33 +699,44 @@ static inline bool rip_pl_anon_private(int flags)
 }
 
 /*
+ * The recording steps of mmap, munmap and mremap, always inlined: into
+ * the exported hook (fr NULL) or into rip_pl_mem_sys_before and _after
+ * (fr their frame), which syscall()'s hook calls for syscall(SYS_mmap...):
+ * the backtrace is RIP_PL_BT(fr)'s, the hooked call's caller's.  ret: the
+ * hooked call's return address.
+ */
+#define MEM_INLINE static inline __attribute__((always_inline))
+
+/*
  * After a successful mmap: mem:alloc for anonymous private, shm.c for the
  * rest.  A mapping placed over others (MAP_FIXED) replaces what it covers:
  * readers unmap that range before a mem:alloc of kind mmap or mremap, and
  * for any other mapping a mem:unmap of kind mmap says it.
  */
-#define RIP_PL_MMAP_RECORD(P, LEN, PROT, FLAGS, FD, OFF)                                           \
-	do {                                                                                       \
-		/* MAP_FIXED over a recorded shared mapping replaces (part of) it */               \
-		if (((FLAGS) & MAP_FIXED) && rip_pl_shm_unmapping &&                               \
-		    RIP_UNLIKELY(rip_pl_enter(RIP_CAT_SHM))) {                                     \
-			rip_pl_shm_unmapping(P, LEN, rip_pl_backtrace_id());                       \
-			rip_pl_leave();                                                            \
-		}                                                                                  \
-		if (rip_pl_anon_private(FLAGS)) {                                                  \
-			RIP_PL_ALLOC(P, LEN, RIP_MEM_MMAP);                                        \
-			break; /* readers unmap what a mapping is placed over */                   \
-		}                                                                                  \
-		/* MAP_FIXED over a private mapping: mem:unmap kind mmap of the range */           \
-		if (((FLAGS) & MAP_FIXED) && RIP_UNLIKELY(rip_pl_enter(RIP_CAT_MEM))) {            \
-			rip_pl_mem_unmap(P, LEN, rip_pl_backtrace_id(), RIP_MEM_MMAP);             \
-			rip_pl_leave();                                                            \
-		}                                                                                  \
-		if (rip_pl_shm_mapped && RIP_UNLIKELY(rip_pl_enter(RIP_CAT_SHM))) {         \
-			rip_pl_shm_mapped(P, LEN, PROT, FLAGS, FD, OFF, rip_pl_backtrace_id());    \
-			rip_pl_leave();                                                            \
-		}                                                                                  \
-	} while (0)
+MEM_INLINE void rip_pl_mmap_record(const void *fr, const void *ret, void *p, size_t len, int prot,
+				   int flags, int fd, off_t off)
+{
+	if (p == MAP_FAILED || rip_pl_from_allocator(ret))
+		return;
+	/* MAP_FIXED over a recorded shared mapping replaces (part of) it */
+	if ((flags & MAP_FIXED) && rip_pl_shm_unmapping && RIP_UNLIKELY(rip_pl_enter(RIP_CAT_SHM))) {
+		rip_pl_shm_unmapping(p, len, RIP_PL_BT(fr));
+		rip_pl_leave();
+	}
+	if (rip_pl_anon_private(flags)) {
+		RIP_PL_ALLOC_AT(fr, p, len, RIP_MEM_MMAP);
+		return; /* readers unmap what a mapping is placed over */
+	}
+	/* MAP_FIXED over a private mapping: mem:unmap kind mmap of the range */
+	if ((flags & MAP_FIXED) && RIP_UNLIKELY(rip_pl_enter(RIP_CAT_MEM))) {
+		rip_pl_mem_unmap(p, len, RIP_PL_BT(fr), RIP_MEM_MMAP);
+		rip_pl_leave();
+	}
+	if (rip_pl_shm_mapped && RIP_UNLIKELY(rip_pl_enter(RIP_CAT_SHM))) {
+		rip_pl_shm_mapped(p, len, prot, flags, fd, off, RIP_PL_BT(fr));
+		rip_pl_leave();
+	}
+}
 
 RIP_PL_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {
@@ -727,8 +745,7 @@ RIP_PL_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, of
 	if (!RIP_PL_REAL(real_mmap, "mmap"))
 		return (void *)(intptr_t)rip_pl_enosys();
 	p = real_mmap(addr, len, prot, flags, fd, off);
-	if (p != MAP_FAILED && !rip_pl_from_allocator(__builtin_return_address(0)))
-		RIP_PL_MMAP_RECORD(p, len, prot, flags, fd, off);
+	rip_pl_mmap_record(NULL, __builtin_return_address(0), p, len, prot, flags, fd, off);
 	return p;
 }
 
@@ -739,8 +756,7 @@ RIP_PL_EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd, 
 	if (!RIP_PL_REAL(real_mmap64, "mmap64") && !RIP_PL_REAL(real_mmap64, "mmap"))
 		return (void *)(intptr_t)rip_pl_enosys();
 	p = real_mmap64(addr, len, prot, flags, fd, off);
-	if (p != MAP_FAILED && !rip_pl_from_allocator(__builtin_return_address(0)))
-		RIP_PL_MMAP_RECORD(p, len, prot, flags, fd, off);
+	rip_pl_mmap_record(NULL, __builtin_return_address(0), p, len, prot, flags, fd, off);
 	return p;
 }
 
@@ -765,38 +781,33 @@ static bool rip_pl_unmap_record(void *addr, size_t len, uint32_t bt, uint32_t ki
 	return false;
 }
 
+/* Before a munmap of [addr, addr + len). */
+MEM_INLINE void rip_pl_munmap_record(const void *fr, const void *ret, void *addr, size_t len)
+{
+	if (RIP_UNLIKELY(rip_pl_from_unwinder(ret)))
+		return; /* the tracer's own (libunwind's cache) */
+	if (rip_pl_from_allocator(ret))
+		return; /* an allocator's arena */
+	if (RIP_UNLIKELY(rip_pl_unmap_enter())) {
+		rip_pl_unmap_record(addr, len, RIP_PL_BT(fr), RIP_MEM_MUNMAP);
+		rip_pl_leave();
+	}
+}
+
 RIP_PL_EXPORT int munmap(void *addr, size_t len)
 {
 	if (!RIP_PL_REAL(real_munmap, "munmap"))
 		return rip_pl_enosys();
-	if (RIP_UNLIKELY(rip_pl_from_unwinder(__builtin_return_address(0))))
-		return real_munmap(addr, len); /* the tracer's own (libunwind's cache) */
-	if (rip_pl_from_allocator(__builtin_return_address(0)))
-		return real_munmap(addr, len); /* an allocator's arena */
-	if (RIP_UNLIKELY(rip_pl_unmap_enter())) {
-		rip_pl_unmap_record(addr, len, rip_pl_backtrace_id(), RIP_MEM_MUNMAP);
-		rip_pl_leave();
-	}
+	rip_pl_munmap_record(NULL, __builtin_return_address(0), addr, len);
 	return real_munmap(addr, len);
 }
 
-RIP_PL_EXPORT void *mremap(void *old, size_t old_len, size_t len, int flags, ...)
+/* After an mremap of [old, old + old_len) to [p, p + len) (MAP_FAILED: it failed). */
+MEM_INLINE void rip_pl_mremap_record(const void *fr, const void *ret, void *old, size_t old_len,
+				     void *p, size_t len, int flags)
 {
-	void *p, *want = NULL;
-
-	if (flags & MREMAP_FIXED) {
-		va_list ap;
-
-		va_start(ap, flags);
-		want = va_arg(ap, void *);
-		va_end(ap);
-	}
-	if (!RIP_PL_REAL(real_mremap, "mremap"))
-		return (void *)(intptr_t)rip_pl_enosys();
-	p = real_mremap(old, old_len, len, flags, want);
-	if (p != MAP_FAILED && !rip_pl_from_allocator(__builtin_return_address(0)) &&
-	    RIP_UNLIKELY(rip_pl_unmap_enter())) {
-		uint32_t bt = rip_pl_backtrace_id();
+	if (p != MAP_FAILED && !rip_pl_from_allocator(ret) && RIP_UNLIKELY(rip_pl_unmap_enter())) {
+		uint32_t bt = RIP_PL_BT(fr);
 
 		bool shm = rip_pl_shm_unmapping && rip_category_enabled(RIP_CAT_SHM);
 
@@ -828,5 +839,59 @@ RIP_PL_EXPORT void *mremap(void *old, size_t old_len, size_t len, int flags, ...
 		}
 		rip_pl_leave();
 	}
+}
+
+RIP_PL_EXPORT void *mremap(void *old, size_t old_len, size_t len, int flags, ...)
+{
+	void *p, *want = NULL;
+
+	if (flags & MREMAP_FIXED) {
+		va_list ap;
+
+		va_start(ap, flags);
+		want = va_arg(ap, void *);
+		va_end(ap);
+	}
+	if (!RIP_PL_REAL(real_mremap, "mremap"))
+		return (void *)(intptr_t)rip_pl_enosys();
+	p = real_mremap(old, old_len, len, flags, want);
+	rip_pl_mremap_record(NULL, __builtin_return_address(0), old, old_len, p, len, flags);
 	return p;
+}
+
+/*
+ * syscall(SYS_munmap), (SYS_mmap) and (SYS_mremap) (wait.c's hook): the
+ * steps of the hooks above.  noinline, called directly from syscall(): the
+ * backtrace starts at this frame's caller's caller (RIP_PL_BT).
+ */
+__attribute__((noinline)) void rip_pl_mem_sys_before(long n, const long *a, const void *ret_addr)
+{
+	if (n == SYS_munmap)
+		rip_pl_munmap_record(__builtin_frame_address(0), ret_addr, (void *)a[0],
+				     (size_t)a[1]);
+	/* Not a tail call of anything that records: the recording above is done. */
+	__asm__ __volatile__("" ::: "memory");
+}
+
+__attribute__((noinline)) void rip_pl_mem_sys_after(long n, const long *a, long ret,
+						    const void *ret_addr)
+{
+	const void *fr = __builtin_frame_address(0);
+
+	switch (n) {
+#if __SIZEOF_LONG__ == 8 /* rip_pl_sys_resource: mmap's six arguments */
+	case SYS_mmap:
+		rip_pl_mmap_record(fr, ret_addr, (void *)ret, (size_t)a[1], (int)a[2], (int)a[3],
+				   (int)a[4], (off_t)a[5]);
+		break;
+#endif
+	case SYS_mremap:
+		rip_pl_mremap_record(fr, ret_addr, (void *)a[0], (size_t)a[1], (void *)ret,
+				     (size_t)a[2], (int)a[3]);
+		break;
+	default:
+		break;
+	}
+	/* Not a tail call of anything that records: the recording above is done. */
+	__asm__ __volatile__("" ::: "memory");
 }

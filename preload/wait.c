@@ -17,6 +17,9 @@
  * the version of the one it forwards to (.symver, preload/preload.map),
  * found as dlvsym finds it (RIP_PL_REAL with "name@VERSION").  futex waits
  * are seen through syscall() only; io_uring and raw system calls are not.
+ * syscall()'s calls that make or release descriptors and mappings are
+ * recorded here too, by the recording steps of fd.c's and mem.c's wrappers
+ * (rip_pl_syscall_resource).
  *
  * vfork: the child runs on its parent's thread, TLS and slot included.
  * vfork is wrapped by a jump that only marks the thread; a wrapper that
@@ -29,6 +32,7 @@
 #undef __USE_EXTERN_INLINES
 #include <errno.h>
 #include <fcntl.h>
+#include <link.h>
 #include <poll.h>
 #include <pthread.h>
 #include <semaphore.h>
@@ -599,6 +603,82 @@ static struct rip_pl_tmo rip_pl_futex_tmo(long op, const struct timespec *ts)
 }
 
 /*
+ * The tracer's own code: this library and librip.so (a shared object, not
+ * the program), whose raw system calls (their rings' mappings, their
+ * reads of /proc) come through this hook too, some with no guard up (a
+ * constructor).  Their ranges, once, from _dl_find_object (no lock); a
+ * race finds them twice, the same.
+ */
+static uintptr_t rip_pl_own_lo[2], rip_pl_own_hi[2];
+static int rip_pl_own_ready;
+
+static void rip_pl_own_range(int i, const void *fn)
+{
+	struct dl_find_object o;
+
+	if (_dl_find_object((void *)fn, &o) == 0 && o.dlfo_link_map &&
+	    o.dlfo_link_map->l_name && o.dlfo_link_map->l_name[0]) {
+		/* Relaxed: published by the release store of rip_pl_own_ready. */
+		__atomic_store_n(&rip_pl_own_lo[i], (uintptr_t)o.dlfo_map_start, __ATOMIC_RELAXED);
+		__atomic_store_n(&rip_pl_own_hi[i], (uintptr_t)o.dlfo_map_end, __ATOMIC_RELAXED);
+	}
+}
+
+/* Is ret, syscall()'s return address, in the tracer's code? */
+static bool rip_pl_from_tracer(const void *ret)
+{
+	uintptr_t a = (uintptr_t)ret;
+
+	/* Acquire: pairs with the release store below, after the ranges. */
+	if (RIP_UNLIKELY(!__atomic_load_n(&rip_pl_own_ready, __ATOMIC_ACQUIRE))) {
+		rip_pl_own_range(0, (const void *)&rip_pl_wait_slot);
+		rip_pl_own_range(1, (const void *)&__rip_fn_pexit_at);
+		__atomic_store_n(&rip_pl_own_ready, 1, __ATOMIC_RELEASE);
+	}
+	for (int i = 0; i < 2; i++)
+		if (a >= __atomic_load_n(&rip_pl_own_lo[i], __ATOMIC_RELAXED) &&
+		    a < __atomic_load_n(&rip_pl_own_hi[i], __ATOMIC_RELAXED))
+			return true;
+	return false;
+}
+
+/*
+ * A call that makes or releases a descriptor or a mapping
+ * (rip_pl_sys_resource): recorded as its wrapper records it, by fd.c's or
+ * mem.c's functions, called from here directly (inlined into syscall():
+ * their frame is where the backtrace starts), before the call (releases)
+ * and after it (acquisitions), with its wait record as any other call's.
+ * errno is what the real call left.
+ */
+static inline __attribute__((always_inline)) long
+rip_pl_syscall_resource(long (*real)(long, ...), long n, const long *a)
+{
+	bool fd = rip_pl_sys_resource(n) == RIP_PL_SYS_FD;
+	const void *ret_addr = __builtin_return_address(0);
+	int before = 0, e;
+	long ret;
+
+	if (fd)
+		before = rip_pl_fd_sys_before(n, a);
+	else
+		rip_pl_mem_sys_before(n, a, ret_addr);
+	if (rip_pl_syscall_waits(n)) {
+		RIP_PL_WAIT(RIP_WAIT_SYSCALL, (uint64_t)n, true);
+		ret = real(n, a[0], a[1], a[2], a[3], a[4], a[5]);
+		RIP_PL_UNBLOCKED();
+	} else {
+		ret = real(n, a[0], a[1], a[2], a[3], a[4], a[5]);
+	}
+	e = errno;
+	if (fd)
+		rip_pl_fd_sys_after(n, a, ret, before);
+	else
+		rip_pl_mem_sys_after(n, a, ret, ret_addr);
+	errno = e;
+	return ret;
+}
+
+/*
  * Six arguments are passed on whatever the call takes, as glibc's own
  * syscall() reads them: the ones not given are whatever the registers
  * and stack hold, and the kernel ignores them.
@@ -647,6 +727,9 @@ RIP_PL_EXPORT long syscall(long n, ...)
 		errno = e;
 		return ret;
 	}
+	if (RIP_UNLIKELY(rip_pl_sys_resource(n) != RIP_PL_SYS_OTHER) &&
+	    !rip_pl_from_tracer(__builtin_return_address(0)))
+		return rip_pl_syscall_resource(real, n, a);
 	if (!rip_pl_syscall_waits(n))
 		return real(n, a[0], a[1], a[2], a[3], a[4], a[5]);
 	RIP_PL_WAIT(RIP_WAIT_SYSCALL, (uint64_t)n, true);

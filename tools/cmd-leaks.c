@@ -108,10 +108,10 @@ static void leaks_kinds(FILE *out, const struct lk_group *g)
 						RIP_CAT_SHM };
 	const char *sep = "";
 
-	for (uint32_t k = 0; k < 32; k++) {
+	for (uint32_t k = 0; k < LK_KINDS; k++) {
 		const char *name;
 
-		if (!(g->kinds & (1u << k)))
+		if (!(g->kinds & (1ull << k)))
 			continue;
 		name = lk_kind_name(cats[g->res], k);
 		if (name)
@@ -448,10 +448,10 @@ static void leaks_print_json(struct leaks_state *st)
 			g->count, g->bytes, leaks_secs(lk, g->first_ns),
 			leaks_secs(lk, g->last_ns));
 		shown++;
-		for (uint32_t k = 0; k < 32; k++) {
+		for (uint32_t k = 0; k < LK_KINDS; k++) {
 			const char *name = g->res < LK_RES ? lk_kind_name(cats[g->res], k) : NULL;
 
-			if (!(g->kinds & (1u << k)))
+			if (!(g->kinds & (1ull << k)))
 				continue;
 			fputs(sep, out);
 			if (name)
