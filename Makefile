@@ -413,13 +413,15 @@ $(BUILD)/librip.pc: mk/librip.pc.in Makefile
 
 # The readers again, under AddressSanitizer and UBSan: the tests feed them hostile files.
 ASAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined
+# No forced inlining in the sanitizer builds (include/internal/hot.h): minutes of compile time.
+SAN_INLINE := -DRIP_NO_FORCED_INLINE
 ASAN_TOOL_OBJ := $(TOOL_SRC:%.c=$(BUILD)/asan/%.o)
 ASAN_READ_OBJ := $(READ_SRC:%.c=$(BUILD)/asan/%.o)
 ASAN_ANALYSIS_OBJ := $(ANALYSIS_SRC:%.c=$(BUILD)/asan/%.o)
 ASAN_RECORD_OBJ := $(RECORD_SRC:%.c=$(BUILD)/asan/%.o)
 $(BUILD)/asan/%.o: %.c | deps
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) $(ASAN_FLAGS) $(DW_CFLAGS) $(TREE) -c $< -o $@
+	$(CC) $(ALL_CFLAGS) $(ASAN_FLAGS) $(SAN_INLINE) $(DW_CFLAGS) $(TREE) -c $< -o $@
 
 $(BUILD)/asan/libripread.a: $(ASAN_READ_OBJ)
 	@rm -f $@
@@ -468,7 +470,7 @@ $(BUILD)/tsan/lib/%.o: lib/%.c
 
 $(BUILD)/tsan/read/%.o: read/%.c | deps
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) $(TSAN_FLAGS) $(DW_CFLAGS) $(TREE) -c $< -o $@
+	$(CC) $(ALL_CFLAGS) $(TSAN_FLAGS) $(SAN_INLINE) $(DW_CFLAGS) $(TREE) -c $< -o $@
 
 $(BUILD)/tsan/librip.a: $(TSAN_LIB_OBJ)
 	@rm -f $@
@@ -496,7 +498,7 @@ FUZZ_BINS := $(FUZZ_HARNESS:%=$(BUILD)/fuzz/%)
 FUZZ_READ_OBJ := $(READ_SRC:%.c=$(BUILD)/fuzz/%.o)
 FUZZ_ANALYSIS_OBJ := $(ANALYSIS_SRC:%.c=$(BUILD)/fuzz/%.o)
 FUZZ_RECORD_OBJ := $(RECORD_SRC:%.c=$(BUILD)/fuzz/%.o)
-FUZZ_CFLAGS = $(BASE) $(WARN) $(WERROR) -O1 -g $(FUZZ_SAN) $(DW_CFLAGS) $(TREE)
+FUZZ_CFLAGS = $(BASE) $(WARN) $(WERROR) -O1 -g $(FUZZ_SAN) $(SAN_INLINE) $(DW_CFLAGS) $(TREE)
 
 $(BUILD)/fuzz/%.o: %.c | deps
 	@mkdir -p $(@D)

@@ -22,6 +22,7 @@
 
 #include <rip/resource.h>
 #include <internal/grow.h>
+#include <internal/hot.h>
 
 #include "analysis/leaks.h"
 #include "analysis/live.h"
@@ -128,7 +129,7 @@ const uint64_t *lk_bt(const struct lk *lk, uint32_t id, uint32_t *n)
 /* ---- the pass ------------------------------------------------------------------------ */
 
 /* What every event does is inline in the pass (live_run), the rest out of line. */
-#define LK_HOT static inline __attribute__((always_inline))
+#define LK_HOT static inline RIP_HOT
 
 /* Is a resource made by event e (of tid, at ticks ts) one the options ask for? */
 LK_HOT bool lk_wanted(const struct lk *lk, int32_t tid, uint64_t ts)
@@ -458,8 +459,7 @@ static __attribute__((noinline)) int lk_module(struct lk *lk, const struct role_
 }
 
 /* always_inline: live_run and live_run_held call it, each as fast as one */
-static inline __attribute__((always_inline)) int lk_event(void *arg, const struct evs_event *e,
-							  const struct role_res *d)
+static inline RIP_HOT int lk_event(void *arg, const struct evs_event *e, const struct role_res *d)
 {
 	struct lk *lk = arg;
 

@@ -32,6 +32,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <internal/hot.h>
 
 #include "analysis/hmap.h"
 #include "analysis/roles.h"
@@ -201,8 +202,8 @@ static inline const char *live_name(const struct live *l, enum live_res r,
 }
 
 /* The slot of key in table r, new or not (live_make): unnamed tables, inline. */
-static inline __attribute__((always_inline)) struct live_ent *
-live_make_sz(struct live *l, enum live_res r, uint64_t key, bool *fresh, size_t esz)
+static inline RIP_HOT struct live_ent *live_make_sz(struct live *l, enum live_res r, uint64_t key,
+					     bool *fresh, size_t esz)
 {
 	struct hmap *t = &l->t[r];
 
@@ -231,9 +232,8 @@ static inline struct live_ent *live_make(struct live *l, enum live_res r, uint64
 }
 
 /* live_release with the slot size of table r as a constant. */
-static inline __attribute__((always_inline)) bool live_release_sz(struct live *l, enum live_res r,
-								  uint64_t key,
-								  struct live_ent *old, size_t esz)
+static inline RIP_HOT bool live_release_sz(struct live *l, enum live_res r, uint64_t key,
+				    struct live_ent *old, size_t esz)
 {
 	struct live_ent *e = hmap_find(&l->t[r], esz, key);
 
@@ -313,10 +313,8 @@ static inline bool live_pk_key(uint64_t key, uint64_t *hk)
  * Does an entry of these fields, but for its key, fit a packed slot?  Then
  * its w1 in *w1.
  */
-static inline __attribute__((always_inline)) bool live_pk_fits(const struct live *l, uint8_t used,
-							       uint16_t kind, uint32_t val,
-							       uint64_t size, int64_t ns,
-							       uint64_t *w1)
+static inline RIP_HOT bool live_pk_fits(const struct live *l, uint8_t used, uint16_t kind, uint32_t val,
+				 uint64_t size, int64_t ns, uint64_t *w1)
 {
 	uint64_t dt = (uint64_t)ns - l->pk_t0; /* a time before pk_t0: 2^63 or more */
 
@@ -334,8 +332,8 @@ static inline bool live_pk_stub(const struct hmap_pk *s)
 }
 
 /* The entry packed in used slot s of l->pk (not a stub). */
-static inline __attribute__((always_inline)) void
-live_pk_unpack(const struct live *l, const struct hmap_pk *s, struct live_ent *e)
+static inline RIP_HOT void live_pk_unpack(const struct live *l, const struct hmap_pk *s,
+				   struct live_ent *e)
 {
 	e->key = hmap_pk_key(s) << LIVE_PK_ALIGN;
 	e->used = 1;
@@ -367,10 +365,8 @@ bool live_mem_release_stub(struct live *l, struct hmap_pk *s, uint64_t key, stru
  * replaces it), -ENOMEM.  The fields one by one, not a struct live_ent:
  * only the slow paths build one.
  */
-static inline __attribute__((always_inline)) int live_mem_make(struct live *l, uint64_t key,
-							       uint8_t used, uint16_t kind,
-							       uint32_t val, uint64_t size,
-							       int64_t ns, struct live_ent *old)
+static inline RIP_HOT int live_mem_make(struct live *l, uint64_t key, uint8_t used, uint16_t kind,
+				 uint32_t val, uint64_t size, int64_t ns, struct live_ent *old)
 {
 	struct hmap_pk *s;
 	uint64_t hk, w1;
@@ -400,8 +396,7 @@ static inline int live_mem_put(struct live *l, const struct live_ent *n, struct 
 }
 
 /* key released from LIVE_MEM: true and its entry in *old (NULL: not wanted), false if not live. */
-static inline __attribute__((always_inline)) bool live_mem_release(struct live *l, uint64_t key,
-								   struct live_ent *old)
+static inline RIP_HOT bool live_mem_release(struct live *l, uint64_t key, struct live_ent *old)
 {
 	struct hmap_pk *s;
 	uint64_t hk;
@@ -478,8 +473,7 @@ typedef int live_fn(void *arg, const struct evs_event *e, const struct role_res 
  * (two thirds of the samples of its insertions); below LIVE_PREFETCH_CAP
  * slots the table stays in the caches, and nothing is done.
  */
-static inline __attribute__((always_inline)) void live_prefetch_next(const struct live *l,
-								      const struct evs *s)
+static inline RIP_HOT void live_prefetch_next(const struct live *l, const struct evs *s)
 {
 	const struct hmap *t = &l->pk;
 	const uint8_t *raw;
@@ -535,8 +529,8 @@ static inline int live_begin(struct live *l, struct evs *s, struct live_trace *t
  * first event's time is tr->first_ns at once; the last's is in tr->last_ts
  * (live_run makes it last_ns at the end).
  */
-static inline __attribute__((always_inline)) void
-live_count(const struct evs *s, const struct evs_event *e, struct live_trace *tr)
+static inline RIP_HOT void live_count(const struct evs *s, const struct evs_event *e,
+			       struct live_trace *tr)
 {
 	if (__builtin_expect(!tr->any_event, 0)) {
 		tr->first_ns = evs_ns(s, e->ts);
@@ -553,10 +547,8 @@ static inline int live_bt(struct live *l, const struct evs_event *e, struct live
 	return stk_bt_define(&l->bts, (uint32_t)role_val(&l->r, e, ROLE_BT_ID), e);
 }
 
-static inline __attribute__((always_inline)) int live_take(struct live *l, const struct evs *s,
-							   const struct evs_event *e,
-							   struct live_trace *tr,
-							   struct role_res *d, int *fail)
+static inline RIP_HOT int live_take(struct live *l, const struct evs *s, const struct evs_event *e,
+			     struct live_trace *tr, struct role_res *d, int *fail)
 {
 	int role = role_of(&l->r, e);
 
@@ -613,7 +605,7 @@ static inline bool live_holdable(int role)
  * on there.  (The next slot instead, as before, was the same line for half
  * the slots, and the deletion's scan then missed on the line after it.)
  */
-static inline __attribute__((always_inline)) void live_fetch(const struct hmap *t, uint64_t key)
+static inline RIP_HOT void live_fetch(const struct hmap *t, uint64_t key)
 {
 	const char *slot = (const char *)hmap_pk_at(t, hmap_home(t, key >> LIVE_PK_ALIGN));
 
@@ -622,8 +614,7 @@ static inline __attribute__((always_inline)) void live_fetch(const struct hmap *
 }
 
 /* Fetch the slots of heap event d (held) towards the cache. */
-static inline __attribute__((always_inline)) void live_hold(const struct live *l,
-							    const struct role_res *d)
+static inline RIP_HOT void live_hold(const struct live *l, const struct role_res *d)
 {
 	const struct hmap *t = &l->pk;
 
@@ -640,8 +631,7 @@ static inline __attribute__((always_inline)) void live_hold(const struct live *l
  * (live_give).  A free's size, bt and kind are 0; its loads stay within
  * the 16 bytes readable at its fields (evs_next_fast: fixed + 8).
  */
-static inline __attribute__((always_inline)) void live_quick(const struct evs_event *e, int role,
-							     struct role_res *d)
+static inline RIP_HOT void live_quick(const struct evs_event *e, int role, struct role_res *d)
 {
 	const uint8_t *raw = e->raw;
 	const bool alloc = role == ROLE_MEM_ALLOC;
@@ -659,9 +649,8 @@ static inline __attribute__((always_inline)) void live_quick(const struct evs_ev
  * Hand held event h to fn, with tr->events as when it was read when fn
  * reads it (events: rip report's peaks), as it is otherwise.  fn's result.
  */
-static inline __attribute__((always_inline)) int live_give(struct live_trace *tr, live_fn *fn,
-							   void *arg, const struct live_held *h,
-							   bool events)
+static inline RIP_HOT int live_give(struct live_trace *tr, live_fn *fn, void *arg,
+			     const struct live_held *h, bool events)
 {
 	uint64_t now = tr->events;
 	int fail;
@@ -695,10 +684,9 @@ static inline __attribute__((always_inline)) int live_give(struct live_trace *tr
  * (all go).  with_ns: as live_run's.  events: fn reads tr->events, which
  * is then as it was when the event was read (live_give).
  */
-static inline __attribute__((always_inline)) int
-live_run_held(struct live *l, struct evs *s, struct live_trace *tr, live_fn *fn, void *arg,
-	      struct evs_event *e, struct role_res *d, int role, int *failp, char *err,
-	      size_t errlen, bool with_ns, bool events)
+static inline RIP_HOT int live_run_held(struct live *l, struct evs *s, struct live_trace *tr, live_fn *fn,
+				 void *arg, struct evs_event *e, struct role_res *d, int role,
+				 int *failp, char *err, size_t errlen, bool with_ns, bool events)
 {
 	struct live_delay *q = calloc(1, sizeof(*q));
 	unsigned head = 0, n = 0; /* the oldest held, and how many */
@@ -810,10 +798,9 @@ typedef int live_held_fn(void *arg, struct evs *s, struct evs_event *e, struct r
  * held's, and true when the pass is over (held read to the end or failed:
  * *fail says).
  */
-static inline __attribute__((always_inline)) bool
-live_res(struct live *l, struct evs *s, struct live_trace *tr, live_fn *fn, live_held_fn *held,
-	 void *arg, struct evs_event *e, struct role_res *d, int role, int *fail, int *ret,
-	 char *err, size_t errlen)
+static inline RIP_HOT bool live_res(struct live *l, struct evs *s, struct live_trace *tr, live_fn *fn,
+			     live_held_fn *held, void *arg, struct evs_event *e, struct role_res *d,
+			     int role, int *fail, int *ret, char *err, size_t errlen)
 {
 	tr->res_events++;
 	role_decode(&l->r, e, role, d);
@@ -837,10 +824,8 @@ live_res(struct live *l, struct evs *s, struct live_trace *tr, live_fn *fn, live
  * without e->ns (evs_next_fast_ts), and converts what times it needs with
  * evs_ns.
  */
-static inline __attribute__((always_inline)) int live_run(struct live *l, struct evs *s,
-							  struct live_trace *tr, live_fn *fn,
-							  live_held_fn *held, void *arg, char *err,
-							  size_t errlen, bool with_ns)
+static inline RIP_HOT int live_run(struct live *l, struct evs *s, struct live_trace *tr, live_fn *fn,
+			    live_held_fn *held, void *arg, char *err, size_t errlen, bool with_ns)
 {
 	struct evs_event e = { 0 };
 	struct role_res d;

@@ -24,6 +24,7 @@
 
 #include <rip/resource.h>
 #include <internal/grow.h>
+#include <internal/hot.h>
 
 #include "analysis/live.h"
 #include "analysis/report.h"
@@ -166,7 +167,7 @@ static int rp_grow_array(void **a, size_t *cap, size_t need, size_t size)
  * The per-event work of the pass is inline (RP_HOT) down to the counters,
  * with what is rare (a new site or thread, a new series bucket) out of line.
  */
-#define RP_HOT static inline __attribute__((always_inline))
+#define RP_HOT static inline RIP_HOT
 
 static __attribute__((noinline)) long rp_site_slow(struct rp *rp, uint32_t bt)
 {
@@ -1193,14 +1194,12 @@ RP_HOT int rp_event(void *arg, const struct evs_event *e, const struct role_res 
 }
 
 /* The pass without --through, and with it (rp_set_through): each its own copy. */
-static inline __attribute__((always_inline)) int rp_event_all(void *arg, const struct evs_event *e,
-							      const struct role_res *d)
+static inline RIP_HOT int rp_event_all(void *arg, const struct evs_event *e, const struct role_res *d)
 {
 	return rp_event(arg, e, d, false);
 }
 
-static inline __attribute__((always_inline)) int rp_event_thr(void *arg, const struct evs_event *e,
-							      const struct role_res *d)
+static inline RIP_HOT int rp_event_thr(void *arg, const struct evs_event *e, const struct role_res *d)
 {
 	return rp_event(arg, e, d, true);
 }

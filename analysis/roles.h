@@ -24,6 +24,7 @@
 #include <stdint.h>
 
 #include <rip/resource.h>
+#include <internal/hot.h>
 
 #include "read/evsource.h"
 
@@ -214,9 +215,8 @@ static inline uint32_t role_ld32(const uint8_t *p)
 }
 
 /* Resource event e (role_is_resource(role)) into d. */
-static inline __attribute__((always_inline)) void role_decode(const struct role_map *r,
-							       const struct evs_event *e, int role,
-							       struct role_res *d)
+static inline RIP_HOT void role_decode(const struct role_map *r, const struct evs_event *e, int role,
+				struct role_res *d)
 {
 	const uint32_t id = e->type->id;
 	const uint8_t *fi = r->fi[id], *raw = e->raw;

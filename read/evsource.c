@@ -34,6 +34,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <internal/hot.h>
 
 #include "read/evsource.h"
 #include "read/ringfile.h"
@@ -702,8 +703,7 @@ static __attribute__((noinline)) int evs_head_bad(struct evs *s, struct evs_stre
  * the packet to say what it is (every event before it passed).  1: a new
  * head, 0: the packet has no more events, -errno.
  */
-static inline __attribute__((always_inline)) int evs_head(struct evs *s, struct evs_stream *st,
-							  char *why, size_t whylen)
+static inline RIP_HOT int evs_head(struct evs *s, struct evs_stream *st, char *why, size_t whylen)
 {
 	if (st->after >= st->len)
 		return 0;
@@ -1284,7 +1284,7 @@ static void evs_sync(struct evs *s)
  * from a lower stream.  So when its stream comes after, bound_ts is above
  * its time, and not 0.
  */
-static inline __attribute__((always_inline)) void evs_fast_bound(struct evs *s)
+static inline RIP_HOT void evs_fast_bound(struct evs *s)
 {
 	struct evs_fast *f = &s->fast;
 
@@ -1292,7 +1292,7 @@ static inline __attribute__((always_inline)) void evs_fast_bound(struct evs *s)
 }
 
 /* Let evs_next_fast go on with the leading stream's head, when nothing else is due. */
-static inline __attribute__((always_inline)) void evs_arm(struct evs *s)
+static inline RIP_HOT void evs_arm(struct evs *s)
 {
 	struct evs_fast *f = &s->fast;
 

@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include <rip/abi.h>
+#include <internal/hot.h>
 
 #include "read/evread.h"
 
@@ -305,8 +306,7 @@ struct evs_fast {
  */
 bool evs_head_next_any(struct evs_head *h, const struct evs_plan *plan);
 
-static inline __attribute__((always_inline)) bool evs_head_next(struct evs_head *h,
-								    const struct evs_fast *f)
+static inline RIP_HOT bool evs_head_next(struct evs_head *h, const struct evs_fast *f)
 {
 	const uint64_t mask = (1ull << RIP_EVENT_TS_BITS) - 1;
 	size_t off = h->after;
@@ -378,8 +378,8 @@ _Static_assert(__builtin_offsetof(struct evs_event, tid) ==
  * evs_next_fast and evs_next_fast_ts: with_ns false leaves e->ns out of
  * what the fast path fills.
  */
-static inline __attribute__((always_inline)) int
-evs_next_fast_as(struct evs *s, struct evs_event *e, char *err, size_t errlen, bool with_ns)
+static inline RIP_HOT int evs_next_fast_as(struct evs *s, struct evs_event *e, char *err, size_t errlen,
+				    bool with_ns)
 {
 	struct evs_fast *f = (struct evs_fast *)s; /* the first member of struct evs */
 	const struct evs_plan *pl;
@@ -452,8 +452,7 @@ advance:
  * evs_next for a source in lazy mode (evs_set_lazy), inline.  Same results,
  * in the same order.
  */
-static inline __attribute__((always_inline)) int evs_next_fast(struct evs *s, struct evs_event *e,
-							       char *err, size_t errlen)
+static inline RIP_HOT int evs_next_fast(struct evs *s, struct evs_event *e, char *err, size_t errlen)
 {
 	return evs_next_fast_as(s, e, err, errlen, true);
 }
@@ -464,8 +463,7 @@ static inline __attribute__((always_inline)) int evs_next_fast(struct evs *s, st
  * a tenth of what rip leaks did per event beside decoding blocks).  e->ns
  * is left as it was, or filled, as may happen: never read it.
  */
-static inline __attribute__((always_inline)) int
-evs_next_fast_ts(struct evs *s, struct evs_event *e, char *err, size_t errlen)
+static inline RIP_HOT int evs_next_fast_ts(struct evs *s, struct evs_event *e, char *err, size_t errlen)
 {
 	return evs_next_fast_as(s, e, err, errlen, false);
 }

@@ -16,6 +16,7 @@
 #endif
 
 #include <internal/grow.h>
+#include <internal/hot.h>
 
 #include "read/packfmt.h"
 
@@ -388,8 +389,7 @@ enum { DRUN_NO, DRUN_YES, DRUN_ANY };
  * which the callers hold (in a plan, in a local): one load fewer before
  * the bytes, on the way to every value.
  */
-static inline __attribute__((always_inline)) int dcol_get(struct dcol *c, struct dcol *h,
-							  uint64_t *v, bool split, int run)
+static inline RIP_HOT int dcol_get(struct dcol *c, struct dcol *h, uint64_t *v, bool split, int run)
 {
 	if (split) { /* version 2 on: the first byte here, the next in h (never NULL) */
 		const uint8_t *cp = c->p, *hp, *stop = run != DRUN_NO ? c->stop : NULL;
@@ -465,8 +465,8 @@ enum { DSIMD_NO, DSIMD_AVX2, DSIMD_PEXT };
  * dcol_get of a field's column, its hi loaded only off a run: gcc loaded
  * it before the run's test, where a column read in runs seldom needs it.
  */
-static inline __attribute__((always_inline)) int dcol_getf(struct dcol *c, struct dcol *const *hq,
-							   uint64_t *v, bool split, int run)
+static inline RIP_HOT int dcol_getf(struct dcol *c, struct dcol *const *hq, uint64_t *v, bool split,
+			     int run)
 {
 	if (split && run == DRUN_YES) {
 		const uint8_t *cp = c->p;
@@ -488,7 +488,7 @@ static inline __attribute__((always_inline)) int dcol_getf(struct dcol *c, struc
  * longer than 9 bytes, goes the usual way (dcol_get).  Its column of high
  * bytes is never NULL (version 2 on, read/packfmt.h: key_split).
  */
-static inline __attribute__((always_inline)) int dcol_lit(struct dcol *c, uint64_t *v, int simd)
+static inline RIP_HOT int dcol_lit(struct dcol *c, uint64_t *v, int simd)
 {
 	const uint8_t *cp = c->p;
 	struct dcol *h = c->hi;
@@ -607,7 +607,7 @@ static inline void dmove(uint16_t *e)
  */
 typedef uint16_t dvecw __attribute__((vector_size(32), aligned(2)));
 
-static inline __attribute__((always_inline)) void dmove_w(uint16_t *e)
+static inline RIP_HOT void dmove_w(uint16_t *e)
 {
 	const dvecw *s = (const dvecw *)(e + 1);
 	dvecw *o = (dvecw *)e;
@@ -904,11 +904,9 @@ struct daux {
 	uint64_t g;
 };
 
-static inline __attribute__((always_inline)) int dec_hex(struct pk_dec *d, struct dmtf *m,
-							 struct dpos *s, struct dcol *c,
-							 struct dcol *const *ch, uint64_t *last,
-							 uint64_t *v, struct daux *ax, uint32_t p,
-							 bool split, int run, int simd)
+static inline RIP_HOT int dec_hex(struct pk_dec *d, struct dmtf *m, struct dpos *s, struct dcol *c,
+			   struct dcol *const *ch, uint64_t *last, uint64_t *v, struct daux *ax,
+			   uint32_t p, bool split, int run, int simd)
 {
 	uint64_t code, dv;
 
@@ -983,8 +981,7 @@ static inline void st32(uint8_t *p, uint32_t v)
 }
 
 /* A string field from c into *q, its NUL included: 0, or -1 past the packet (oend) or column. */
-static inline __attribute__((always_inline)) int dec_str(struct dcol *c, uint8_t **q,
-							 const uint8_t *oend)
+static inline RIP_HOT int dec_str(struct dcol *c, uint8_t **q, const uint8_t *oend)
 {
 	size_t room = *q < oend ? (size_t)(oend - *q) : 0; /* past it: DSLACK */
 	size_t max = room < RIP_STRING_MAX ? room : RIP_STRING_MAX;
@@ -1002,8 +999,7 @@ static inline __attribute__((always_inline)) int dec_str(struct dcol *c, uint8_t
 }
 
 /* An array field from c into *q: 0, or -1 past the packet (oend) or column. */
-static inline __attribute__((always_inline)) int dec_arr(struct dcol *c, uint8_t **q,
-							 const uint8_t *oend)
+static inline RIP_HOT int dec_arr(struct dcol *c, uint8_t **q, const uint8_t *oend)
 {
 	const uint8_t *src;
 	uint64_t n;
