@@ -1881,6 +1881,28 @@ static int rr_find_one(const char *path, const struct stat *st, void *arg)
 	return 0;
 }
 
+/*
+ * The file of a line of /proc/PID/maps (the path trimmed in place) when the
+ * line is a shared mapping of a file that still has its name, with rw one
+ * mapped read-write too; else NULL.
+ */
+static char *rr_maps_shared_file(char *line, bool rw)
+{
+	char *p = strchr(line, '/'), *perm = strchr(line, ' ');
+	size_t l;
+
+	/* perms "r?-s" (rw: "rw-s") */
+	if (!p || !perm || perm > p || strlen(perm) < 6 || perm[4] != 's' ||
+	    (rw && strncmp(perm + 1, "rw-s ", 5)))
+		return NULL;
+	l = strlen(p);
+	if (l && p[l - 1] == '\n')
+		p[--l] = 0;
+	if (l >= 10 && !strcmp(p + l - 10, " (deleted)"))
+		return NULL;
+	return p;
+}
+
 /* The ring file the live process pid maps whose header is its own: 0, or -ENOENT. */
 static int rr_find_mapped(pid_t pid, uint64_t start, char *path, size_t len, uid_t *owner)
 {
@@ -1897,17 +1919,11 @@ static int rr_find_mapped(pid_t pid, uint64_t start, char *path, size_t len, uid
 	if (!fp)
 		return -ENOENT;
 	while (ret && fgets(line, sizeof(line), fp)) {
-		char *p = strchr(line, '/');
+		char *p = rr_maps_shared_file(line, true);
 		struct rip_file_hdr h;
-		size_t l;
 		uid_t uid;
 
-		if (!p || !strstr(line, " rw-s "))
-			continue;
-		l = strlen(p);
-		if (l && p[l - 1] == '\n')
-			p[--l] = 0;
-		if (l >= 10 && !strcmp(p + l - 10, " (deleted)"))
+		if (!p)
 			continue;
 		/*
 		 * Its own file, the caller's or the process's user's: not one it
@@ -1915,7 +1931,7 @@ static int rr_find_mapped(pid_t pid, uint64_t start, char *path, size_t len, uid
 		 */
 		if (rr_hdr_is(p, pid, start, RR_ANY_OWNER, &uid, &h) == 1 &&
 		    (uid == geteuid() || uid == pst.st_uid)) {
-			if (l >= len) {
+			if (strlen(p) >= len) {
 				ret = -ENAMETOOLONG;
 				break;
 			}
@@ -2000,19 +2016,12 @@ size_t rr_consumed_by(pid_t pid, struct rr_traced *v, size_t max)
 	fp = fopen(maps, "re");
 	if (fp) {
 		while (fgets(line, sizeof(line), fp)) {
-			char *p = strchr(line, '/'), *perm = strchr(line, ' ');
+			char *p = rr_maps_shared_file(line, false);
 			struct rr_traced t = { .ring = true };
 			struct rip_file_hdr h;
-			size_t l;
 			uid_t uid;
 
-			/* shared mappings of files: perms "r?-s" */
-			if (!p || !perm || perm > p || strlen(perm) < 5 || perm[4] != 's')
-				continue;
-			l = strlen(p);
-			if (l && p[l - 1] == '\n')
-				p[--l] = 0;
-			if (l >= 10 && !strcmp(p + l - 10, " (deleted)"))
+			if (!p)
 				continue;
 			/* any header (asked for pid 0: 0 or 1 once read); its pid another's */
 			if (rr_hdr_is(p, 0, 0, RR_ANY_OWNER, &uid, &h) < 0 || h.pid <= 0 ||
