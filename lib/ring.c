@@ -527,7 +527,7 @@ static int rip_attach(struct rip_self *me)
 {
 	/* Pairs with the release store of hdr in rip_ring_open. */
 	struct rip_file_hdr *h;
-	char comm[17] = "";
+	char comm[17] = "", again[17] = "";
 	struct rip_slot *s;
 	uint32_t idx;
 	int err;
@@ -561,6 +561,18 @@ static int rip_attach(struct rip_self *me)
 	me->flags &= ~RIP_SELF_DUMMY;
 	me->thread = s;
 	rip_self_run(me, s);
+	/*
+	 * A pthread_setname_np of this thread by another one after the name was
+	 * read above but before the slot was set up found no slot to rename
+	 * (__rip_thread_name looks for it by tid), and the name was lost: read
+	 * it again.  The fence orders the slot's setup before this read; the
+	 * renamer's system call orders the new name before its search.  Both
+	 * may rename then, with the same name (the kernel's).
+	 */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	prctl(PR_GET_NAME, again, 0, 0, 0);
+	if (memcmp(again, comm, sizeof(comm)))
+		rip_slot_rename(s, again);
 	if (__rip_proc.key_ok)
 		pthread_setspecific(__rip_proc.key, s);
 out_attaching:

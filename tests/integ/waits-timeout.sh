@@ -120,10 +120,18 @@ run=$T_LAST
 wait_file ready 30 || die "the program did not start its threads"
 pid=$(cat ready)
 T_PIDS="$T_PIDS $pid" # rip run's child: killed too if the test ends early
-# every thread in its wait (the main thread too: pause)
+# every thread in its wait (the main thread too: pause), each of the 18 by
+# name: a count of 19 could include another thread before one of them waits
+# shellcheck disable=SC2086 # one name a word
 all_waiting() {
 	"$RIP" ps --json "$pid" >g.json 2>/dev/null &&
-		python3 -c 'import json,sys; sys.exit(json.load(open("g.json"))["waiting"] < 19)'
+		python3 -c 'import json,sys; sys.exit(json.load(open("g.json"))["waiting"] < 19)' &&
+		"$RIP" ps --threads --json "$pid" >gt.json 2>/dev/null &&
+		python3 -c '
+import json, sys
+d = json.load(open("gt.json"))
+w = {s["name"] for s in d["slots"] if s["state"] == "running" and s.get("wait")}
+sys.exit(any(n not in w for n in sys.argv[1:]))' $names
 }
 wait_until 20 all_waiting || fail "the 18 threads did not all wait in wrapped calls"
 "$RIP" ps --threads --json "$pid" >live.json 2>err || die "rip ps --threads --json: $(cat err)"
