@@ -70,14 +70,6 @@ static bool rip_pl_hex(const char **p, const char *end, uintptr_t *out)
 	return true;
 }
 
-struct rip_pl_maps_hit {
-	uintptr_t lo, hi; /* the mapping that holds the address */
-	uintptr_t below;  /* the end of the highest mapping under it (0: none) */
-	bool stack;	  /* it is the main thread's "[stack]" (it grows down) */
-	bool anon;	  /* "p" and inode 0: anonymous private memory */
-	bool found;
-};
-
 /* Skip one space-separated field and the spaces after it. */
 static const char *rip_pl_maps_field(const char *s, const char *end)
 {
@@ -119,11 +111,8 @@ static void rip_pl_maps_line(const char *s, const char *end, uintptr_t addr,
 	}
 }
 
-/*
- * Find the mapping of /proc/self/maps that holds addr (the file is sorted by
- * address: reading stops there).  0 or -errno; errno unchanged.
- */
-static int rip_pl_maps_find(uintptr_t addr, struct rip_pl_maps_hit *h)
+/* The watcher's read of the maps file for rip_pl_maps_find (watch.h), and the fallback. */
+int rip_pl_maps_read(uintptr_t addr, struct rip_pl_maps_hit *h)
 {
 	char buf[2048];
 	size_t have = 0;
@@ -175,6 +164,22 @@ static int rip_pl_maps_find(uintptr_t addr, struct rip_pl_maps_hit *h)
 out:
 	errno = err;
 	return ret;
+}
+
+/*
+ * Find the mapping of /proc/self/maps that holds addr (the file is sorted by
+ * address: reading stops there).  0 or -errno; errno unchanged.  The
+ * watcher reads it when it runs, in its own descriptor table: read here,
+ * the file's descriptor would take the lowest free number of the program's
+ * table for a moment, where another thread's open, dup or close_range
+ * expects its own (tests/integ/trust-mapsfd).  Without a watcher (a
+ * single-threaded program, RIP_WATCH=0) the read is here.
+ */
+static int rip_pl_maps_find(uintptr_t addr, struct rip_pl_maps_hit *h)
+{
+	int ret = rip_pl_watch_maps(addr, h);
+
+	return ret == -EAGAIN ? rip_pl_maps_read(addr, h) : ret;
 }
 
 /*

@@ -50,6 +50,12 @@
  * never takes more than 5% of a CPU), so that a file read after a crash
  * has a recent sweep.
  *
+ * The watcher also reads /proc/self/maps for the program's threads
+ * (rip_pl_watch_maps: the mremap hook, the stack of a thread no wrapper
+ * started), so that the file's descriptor is never one of the program's:
+ * a thread posts the address in a mailbox and waits on its word, the
+ * watcher answers from its own table.
+ *
  * The watcher holds its guard up for good (hooks only forward its calls),
  * allocates nothing from the program's allocator, opens files with
  * O_CLOEXEC in its own table and closes them before the next thread.
@@ -105,6 +111,32 @@ static struct {
 	uint32_t next_free; /* where to look for a free buffer first */
 } W = { .period_ms = WATCH_PERIOD_MS };
 
+/*
+ * The mailbox of rip_pl_watch_maps, one request at a time.  state is the
+ * futex word (private) of the requesters; the watcher is woken through
+ * the file's watch_req, its own word, without changing it: a wake that
+ * comes between the watcher's look at the box and its sleep is lost, so a
+ * requester wakes it again at every slice of its wait.
+ */
+enum {
+	WM_FREE,
+	WM_CLAIMED, /* a requester fills in addr */
+	WM_POSTED,  /* for the watcher */
+	WM_SERVING, /* the watcher reads */
+	WM_DONE,    /* the answer is in, for the requester that posted */
+};
+
+#define WM_SLICE_NS 10000000ull	   /* a requester's wait between wakes of the watcher */
+#define WM_CLAIM_NS 200000000ull   /* how long a requester waits for the box */
+#define WM_ANSWER_NS 1000000000ull /* ... and for the answer, before it reads itself */
+
+static struct {
+	uint32_t state; /* WM_* */
+	int ret;
+	uintptr_t addr;
+	struct rip_pl_maps_hit hit;
+} WM;
+
 /* Tells librip (a weak reference in lib/ring.c) that a watcher may need a copy area. */
 const int __rip_preload_watch = 1;
 
@@ -112,6 +144,96 @@ static long rip_pl_futex(uint32_t *w, int op, uint32_t val, const struct timespe
 {
 	/* Not FUTEX_PRIVATE: the word is in a shared file that rip ps maps too. */
 	return syscall(SYS_futex, w, op, val, ts, NULL, 0);
+}
+
+/* ---- the maps mailbox ---- */
+
+static uint64_t rip_pl_mono_ns(void);
+
+/* In the watcher: answer the request posted in the box, if one is. */
+static void rip_pl_maps_serve(void)
+{
+	uint32_t st = WM_POSTED;
+
+	/* Acquire: pairs with the requester's release store of WM_POSTED (addr before it). */
+	if (__atomic_load_n(&WM.state, __ATOMIC_RELAXED) != WM_POSTED ||
+	    !__atomic_compare_exchange_n(&WM.state, &st, WM_SERVING, false, __ATOMIC_ACQUIRE,
+					 __ATOMIC_RELAXED))
+		return;
+	WM.hit = (struct rip_pl_maps_hit){ 0 };
+	WM.ret = rip_pl_maps_read(WM.addr, &WM.hit);
+	/* Release: the answer before the state (pairs with the requester's acquire load). */
+	__atomic_store_n(&WM.state, WM_DONE, __ATOMIC_RELEASE);
+	rip_pl_futex(&WM.state, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL);
+}
+
+/* Wait on the box's word while it is st, for at most ns (a futex wait: no spinning). */
+static void rip_pl_maps_nap(uint32_t st, uint64_t ns)
+{
+	struct timespec ts = { (time_t)(ns / 1000000000u), (long)(ns % 1000000000u) };
+
+	rip_pl_futex(&WM.state, FUTEX_WAIT_PRIVATE, st, &ts);
+}
+
+int rip_pl_watch_maps(uintptr_t addr, struct rip_pl_maps_hit *h)
+{
+	struct rip_file_hdr *hdr = __rip_file_hdr();
+	uint64_t t0, now;
+	uint32_t st;
+	int ret, err = errno;
+
+	/* Acquire: pairs with the release store of W_RUNNING (the watcher's tid and state). */
+	if (!hdr || __atomic_load_n(&W.state, __ATOMIC_ACQUIRE) != W_RUNNING)
+		return -EAGAIN;
+	/* Acquire: pairs with the watcher's release store once its own table is set up. */
+	st = __atomic_load_n(&hdr->watch_status, __ATOMIC_ACQUIRE);
+	if (st != RIP_WATCHER_RUNNING && st != RIP_WATCHER_DENIED)
+		return -EAGAIN;
+	t0 = rip_pl_mono_ns();
+	for (;;) {
+		st = WM_FREE;
+		/* Acquire: pairs with the release store of WM_FREE by the box's last user. */
+		if (__atomic_compare_exchange_n(&WM.state, &st, WM_CLAIMED, false, __ATOMIC_ACQUIRE,
+						__ATOMIC_RELAXED))
+			break;
+		if (rip_pl_mono_ns() - t0 >= WM_CLAIM_NS)
+			goto again;
+		rip_pl_maps_nap(st, WM_SLICE_NS);
+	}
+	WM.addr = addr;
+	/* Release: addr before the state (pairs with the watcher's acquire CAS). */
+	__atomic_store_n(&WM.state, WM_POSTED, __ATOMIC_RELEASE);
+	t0 = rip_pl_mono_ns();
+	for (;;) {
+		/* Not a new value of watch_req: that asks for a sweep. */
+		rip_pl_futex(&hdr->watch_req, FUTEX_WAKE, INT32_MAX, NULL);
+		rip_pl_maps_nap(WM_POSTED, WM_SLICE_NS);
+		/* Acquire: pairs with the watcher's release store of WM_DONE (the answer). */
+		st = __atomic_load_n(&WM.state, __ATOMIC_ACQUIRE);
+		if (st == WM_DONE)
+			break;
+		now = rip_pl_mono_ns();
+		/* Not taken in time, or the watcher stopped: take the request back. */
+		if (st == WM_POSTED &&
+		    (now - t0 >= WM_ANSWER_NS ||
+		     __atomic_load_n(&W.state, __ATOMIC_ACQUIRE) != W_RUNNING) &&
+		    __atomic_compare_exchange_n(&WM.state, &st, WM_FREE, false, __ATOMIC_RELEASE,
+						__ATOMIC_RELAXED)) {
+			rip_pl_futex(&WM.state, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL);
+			goto again;
+		}
+		/* WM_SERVING: the watcher reads; it answers whatever comes */
+	}
+	*h = WM.hit;
+	ret = WM.ret;
+	/* Release: our reads of the answer before the box is free (pairs with the claim). */
+	__atomic_store_n(&WM.state, WM_FREE, __ATOMIC_RELEASE);
+	rip_pl_futex(&WM.state, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL);
+	errno = err;
+	return ret;
+again:
+	errno = err;
+	return -EAGAIN;
 }
 
 /* ---- small helpers on raw descriptors ---- */
@@ -558,6 +680,7 @@ static void rip_pl_sweep(struct rip_file_hdr *h)
 		int32_t tid;
 		int64_t at;
 
+		rip_pl_maps_serve(); /* a thread waits on it: not until the sweep's end */
 		/* Relaxed: only a hint which slots to look at; the seqlock below decides. */
 		if (__atomic_load_n(&s->kind, __ATOMIC_RELAXED) != RIP_KIND_THREAD ||
 		    __atomic_load_n(&s->state, __ATOMIC_RELAXED) != RIP_SLOT_RUNNING)
@@ -718,12 +841,12 @@ static void *rip_pl_watch_main(void *arg)
 	__atomic_store_n(&h->watch_status, RIP_WATCHER_RUNNING, __ATOMIC_RELEASE);
 	for (;;) {
 		uint32_t req = __atomic_load_n(&h->watch_req, __ATOMIC_ACQUIRE);
-		uint64_t wait_ms;
-		struct timespec ts;
+		uint64_t wait_ms, end;
 
 		if (__atomic_load_n(&W.stop, __ATOMIC_ACQUIRE) ||
 		    (__atomic_load_n(&h->proc_flags, __ATOMIC_ACQUIRE) & RIP_P_CLOSED))
 			break;
+		rip_pl_maps_serve();
 		rip_pl_fn_serve(h); /* a request to patch functions (fnpatch.c), if one waits */
 		rip_pl_sweep(h);
 		/* A calibration pair every sweep: readers correct the TSC's rate with them. */
@@ -734,13 +857,25 @@ static void *rip_pl_watch_main(void *arg)
 		wait_ms = h->watch_sweep_ns / 50000u; /* 20 times the sweep, in ms */
 		if (wait_ms < W.period_ms)
 			wait_ms = W.period_ms;
-		ts.tv_sec = (time_t)(wait_ms / 1000);
-		ts.tv_nsec = (long)(wait_ms % 1000) * 1000000;
-		/* Asked again meanwhile: at once.  Else sleep until asked, stopped or the period. */
-		if (__atomic_load_n(&h->watch_req, __ATOMIC_ACQUIRE) == req &&
-		    !__atomic_load_n(&W.stop, __ATOMIC_ACQUIRE))
+		end = rip_pl_mono_ns() + wait_ms * 1000000u;
+		/*
+		 * Asked again meanwhile: at once.  Else sleep until asked, stopped or
+		 * the period; a wake with watch_req as it was is a request in the
+		 * maps mailbox, answered without a sweep.
+		 */
+		for (;;) {
+			uint64_t now = rip_pl_mono_ns(), left = end - now;
+			struct timespec ts = { (time_t)(left / 1000000000u),
+					       (long)(left % 1000000000u) };
+
+			rip_pl_maps_serve();
+			if (now >= end || __atomic_load_n(&h->watch_req, __ATOMIC_ACQUIRE) != req ||
+			    __atomic_load_n(&W.stop, __ATOMIC_ACQUIRE))
+				break;
 			rip_pl_futex(&h->watch_req, FUTEX_WAIT, req, &ts);
+		}
 	}
+	rip_pl_maps_serve(); /* one posted before the stop was seen */
 	__atomic_store_n(&h->watch_tid, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&h->watch_status, RIP_WATCHER_STOPPED, __ATOMIC_RELEASE);
 	munmap(W.seen, slots * (sizeof(uint32_t) + sizeof(uint64_t) + 1));
@@ -856,6 +991,8 @@ void rip_pl_watch_fork_child(void)
 	W.state = W_IDLE;
 	W.tid = 0;
 	W.stop = 0;
+	/* A request of a thread the child does not have: the box is the child's. */
+	WM.state = WM_FREE;
 	if (!h)
 		return;
 	/* The child's copy of the parent's words: no watcher until ours runs. */

@@ -24,6 +24,28 @@ void rip_pl_watch_start(void);
 bool rip_pl_watch_pause(bool is_setns, long flags);
 void rip_pl_watch_resume(void);
 
+/* The mapping of /proc/self/maps that holds an address (thread.c). */
+struct rip_pl_maps_hit {
+	uintptr_t lo, hi; /* the mapping that holds the address */
+	uintptr_t below;  /* the end of the highest mapping under it (0: none) */
+	bool stack;	  /* it is the main thread's "[stack]" (it grows down) */
+	bool anon;	  /* "p" and inode 0: anonymous private memory */
+	bool found;
+};
+
+/*
+ * Read /proc/self/maps for the mapping that holds addr, here, in the
+ * calling thread's descriptor table: 0, -ENOENT (none holds it) or
+ * -errno; errno unchanged.  *h starts zeroed.
+ */
+int rip_pl_maps_read(uintptr_t addr, struct rip_pl_maps_hit *h);
+/*
+ * The same, read by the watcher in its own descriptor table while the
+ * caller waits (bounded): -EAGAIN when no watcher runs or it did not
+ * answer in time (the caller then reads itself), else as rip_pl_maps_read.
+ */
+int rip_pl_watch_maps(uintptr_t addr, struct rip_pl_maps_hit *h);
+
 /* The watcher serves a request of rip enable or disable to patch functions (fnpatch.c). */
 void rip_pl_fn_serve(struct rip_file_hdr *h);
 
