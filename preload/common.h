@@ -530,7 +530,7 @@ enum rip_pl_sys_class {
  * rip_pl_sys_resource - whether syscall(n, ...) makes or releases what a
  * hook of fd.c, mem.c or shm.c records (a switch: no call, no lock).  The
  * mmap family only where syscall(SYS_mmap) takes mmap's six arguments (64
- * bits).
+ * bits).  memfd_secret has no wrapper: fd.c records it as a kind of its own.
  */
 static inline enum rip_pl_sys_class rip_pl_sys_resource(long n)
 {
@@ -547,6 +547,9 @@ static inline enum rip_pl_sys_class rip_pl_sys_resource(long n)
 	case SYS_shmdt:
 	case SYS_shmctl:
 		return RIP_PL_SYS_SHM;
+#endif
+#ifdef SYS_memfd_secret
+	case SYS_memfd_secret:
 #endif
 #ifdef SYS_open
 	case SYS_open:

@@ -3,12 +3,14 @@
  * tests/integ/syscall_res.c - a program that makes and releases
  * descriptors, mappings and shared memory through glibc's generic
  * syscall(2) as well as through the wrappers, for preload-syscall-fd.sh,
- * preload-syscall-mem.sh and preload-syscall-shm.sh.
+ * preload-syscall-mem.sh, preload-syscall-shm.sh and
+ * preload-syscall-secret.sh.
  *
  * usage: syscall_res fd FILE
  *        syscall_res mem
  *        syscall_res shm         (prints "segment ID" for each segment it leaves)
  *        syscall_res rmid ID...  (untraced: removes the segments shm left)
+ *        syscall_res secret
  *
  * Each resource it keeps is made in a function of its own (noinline, the
  * call not in tail position: the function is the first frame of the
@@ -19,9 +21,10 @@
  * userfaultfd, perf_event_open, fanotify_init: sysctls, privileges,
  * seccomp) are tried and, when refused, print "refused CALL" and are not
  * wanted.  shm prints "want RESOURCE KIND FUNCTION BYTES" (RESOURCE shm
- * or shm-map, as rip leaks has them).  Exit 0 when every other call
- * succeeded, 77 when the kernel lacks openat2 or pidfd_open (ENOSYS),
- * another code naming the call that failed.
+ * or shm-map, as rip leaks has them), secret "want fd memfd_secret
+ * FUNCTION 0" and "want shm-map mmap FUNCTION BYTES".  Exit 0 when every
+ * other call succeeded, 77 when the kernel lacks openat2, pidfd_open or
+ * memfd_secret (ENOSYS), another code naming the call that failed.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -47,6 +50,9 @@
 #endif
 #ifndef SYS_pidfd_open
 #define SYS_pidfd_open 434
+#endif
+#ifndef SYS_memfd_secret
+#define SYS_memfd_secret 447
 #endif
 #ifndef SYS_io_uring_setup
 #define SYS_io_uring_setup 425
@@ -549,6 +555,81 @@ static int rmid_main(int n, char **ids)
 	return rc;
 }
 
+/* ---- memfd_secret (no glibc wrapper) ---- */
+
+static NOINLINE int sys_memfd_secret_keep(void)
+{
+	int fd = (int)syscall(SYS_memfd_secret, O_CLOEXEC);
+
+	KEEP_FRAME();
+	return fd;
+}
+
+static NOINLINE int sys_memfd_secret_drop(void)
+{
+	int fd = (int)syscall(SYS_memfd_secret, 0);
+
+	KEEP_FRAME();
+	return fd;
+}
+
+static NOINLINE void *wrap_map_secret(int fd, size_t len)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+
+	KEEP_FRAME();
+	return p;
+}
+
+static NOINLINE void *sys_map_secret(int fd, size_t len)
+{
+	void *p = (void *)syscall(SYS_mmap, NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+
+	KEEP_FRAME();
+	return p;
+}
+
+static int secret_main(void)
+{
+	int fd;
+	char *p;
+
+	/* kept, mapped twice: one mapping kept, the other unmapped */
+	fd = sys_memfd_secret_keep();
+	if (fd < 0 && errno == ENOSYS) {
+		printf("this kernel has no memfd_secret (ENOSYS)\n");
+		return 77;
+	}
+	if (fd < 0 || ftruncate(fd, 2 * PAGE))
+		return 61;
+	want_bytes("fd memfd_secret", "sys_memfd_secret_keep", 0);
+	p = wrap_map_secret(fd, 2 * PAGE);
+	if (p == MAP_FAILED)
+		return 62;
+	memset(p, 1, 2 * PAGE);
+	want_bytes("shm-map mmap", "wrap_map_secret", 2 * PAGE);
+#if __SIZEOF_LONG__ == 8
+	p = sys_map_secret(fd, PAGE);
+	if (p == MAP_FAILED || munmap(p, PAGE))
+		return 63;
+#endif
+
+	/* made, mapped, unmapped and closed */
+	fd = sys_memfd_secret_drop();
+	if (fd < 0 || ftruncate(fd, PAGE))
+		return 64;
+	p = wrap_map_secret(fd, PAGE);
+	if (p == MAP_FAILED || munmap(p, PAGE) || close(fd))
+		return 65;
+
+	/* refused: errno as the kernel says, nothing recorded */
+	errno = 0;
+	if (syscall(SYS_memfd_secret, ~0u) != -1 || errno != EINVAL)
+		return 66;
+	printf("done\n");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	int rc;
@@ -561,8 +642,10 @@ int main(int argc, char **argv)
 		rc = shm_main();
 	else if (argc >= 2 && !strcmp(argv[1], "rmid"))
 		rc = rmid_main(argc - 2, argv + 2);
+	else if (argc == 2 && !strcmp(argv[1], "secret"))
+		rc = secret_main();
 	else {
-		fprintf(stderr, "usage: syscall_res fd FILE | mem | shm | rmid ID...\n");
+		fprintf(stderr, "usage: syscall_res fd FILE | mem | shm | rmid ID... | secret\n");
 		return 2;
 	}
 	fflush(stdout);
