@@ -9,7 +9,9 @@
 # shmdt(), attaches with shmat() and detaches with syscall(SYS_shmdt), and
 # both through syscall(); removes with shmctl(IPC_RMID) a segment
 # syscall(SYS_shmget) made and with syscall(SYS_shmctl, IPC_RMID) one
-# shmget() made; a shmdt and an IPC_RMID the kernel refuses change nothing.
+# shmget() made; gets again with syscall(SYS_shmget, KEY, IPC_CREAT) a
+# keyed segment shmget() made (it existed: not the program's to remove); a
+# shmdt and an IPC_RMID the kernel refuses change nothing.
 # rip leaks --json must list exactly the segment and the attachment it
 # says it left (resource, kind, the function that made each, bytes); rip
 # report must count no detach of an attachment never seen attached and no
@@ -66,8 +68,10 @@ shm = json.load(open(sys.argv[3]))["shm"]
 seg, maps = shm["segments"], shm["mappings"]
 assert seg["removed_unseen"] == 0, ("removals of segments never seen made", seg)
 assert maps["detached_unseen"] == 0, ("detaches of attachments never seen", maps)
-# made: the kept one and three removed; attached: the kept one and four detached
-assert (seg["created"], seg["removed"]) == (4, 3), ("segments", seg)
+# made: the kept one and four removed; got existing: the keyed one;
+# attached: the kept one and four detached
+assert (seg["created"], seg["removed"]) == (5, 4), ("segments", seg)
+assert seg["opened"] == 1, ("segments that existed", seg)
 assert (maps["attached"], maps["detached"]) == (5, 4), ("attachments", maps)
 PY
 	fail "rip leaks or report do not match the shared memory the program left"

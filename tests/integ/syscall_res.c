@@ -492,6 +492,7 @@ static NOINLINE void *wrap_shmat_drop(int id)
 static int shm_main(void)
 {
 	int kept, id, e;
+	key_t key;
 	void *p;
 
 	/* made through syscall(), attached through it and never detached nor removed */
@@ -531,6 +532,14 @@ static int shm_main(void)
 	p = id < 0 ? (void *)-1 : sys_shmat_drop(id);
 	if (p == (void *)-1 || syscall(SYS_shmctl, id, IPC_RMID, NULL) || syscall(SYS_shmdt, p))
 		return 48;
+
+	/* a keyed segment made by the wrapper, got again through syscall() with IPC_CREAT:
+	 * it existed (shmget_existing, not the program's to remove), removed once */
+	key = (key_t)(0x52490000 | (getpid() & 0xffff));
+	id = shmget(key, PAGE, IPC_CREAT | IPC_EXCL | 0600);
+	if (id < 0 || syscall(SYS_shmget, key, PAGE, IPC_CREAT | 0600) != id ||
+	    syscall(SYS_shmctl, id, IPC_RMID, NULL))
+		return 52;
 
 	/* refused calls: errno as the kernel says, nothing recorded */
 	errno = 0;
