@@ -509,18 +509,28 @@ const sigset_t *rip_pl_sample_mask(const sigset_t *mask);
 
 int rip_pl_mem_resolve(void); /* the real allocator, from the constructor; 0 or -errno */
 
-/* ---- syscall(2): the calls of fd.c and mem.c made through it ---- */
+/* ---- syscall(2): the calls of fd.c, mem.c and shm.c made through it ---- */
 
 enum rip_pl_sys_class {
 	RIP_PL_SYS_OTHER = 0,
 	RIP_PL_SYS_FD,	/* rip_pl_fd_sys_before and _after record it */
 	RIP_PL_SYS_MEM, /* rip_pl_mem_sys_before and _after record it */
+	RIP_PL_SYS_SHM, /* rip_pl_shm_sys_before and _after record it */
 };
 
 /*
+ * System V shared memory has calls of its own here (x86-64, arm64...);
+ * elsewhere (i386...) glibc multiplexes it through SYS_ipc, not seen.
+ */
+#if defined(SYS_shmget) && defined(SYS_shmat) && defined(SYS_shmdt) && defined(SYS_shmctl)
+#define RIP_PL_SYS_SYSV_SHM 1
+#endif
+
+/*
  * rip_pl_sys_resource - whether syscall(n, ...) makes or releases what a
- * hook of fd.c or mem.c records (a switch: no call, no lock).  The mmap
- * family only where syscall(SYS_mmap) takes mmap's six arguments (64 bits).
+ * hook of fd.c, mem.c or shm.c records (a switch: no call, no lock).  The
+ * mmap family only where syscall(SYS_mmap) takes mmap's six arguments (64
+ * bits).  memfd_secret has no wrapper: fd.c records it as a kind of its own.
  */
 static inline enum rip_pl_sys_class rip_pl_sys_resource(long n)
 {
@@ -530,6 +540,16 @@ static inline enum rip_pl_sys_class rip_pl_sys_resource(long n)
 	case SYS_munmap:
 	case SYS_mremap:
 		return RIP_PL_SYS_MEM;
+#endif
+#ifdef RIP_PL_SYS_SYSV_SHM
+	case SYS_shmget:
+	case SYS_shmat:
+	case SYS_shmdt:
+	case SYS_shmctl:
+		return RIP_PL_SYS_SHM;
+#endif
+#ifdef SYS_memfd_secret
+	case SYS_memfd_secret:
 #endif
 #ifdef SYS_open
 	case SYS_open:
@@ -598,8 +618,9 @@ static inline enum rip_pl_sys_class rip_pl_sys_resource(long n)
 /*
  * Called by syscall()'s hook only, directly (their frame starts the
  * backtrace), for the numbers of their class: _before the real call
- * (releases; fd's returns what _after needs, dup2/dup3's probe), _after it
- * with its return (acquisitions).  ret_addr: syscall()'s return address
+ * (releases; fd's and shm's return what _after needs: dup2/dup3's probe,
+ * shmget's kind, shmdt's detach), _after it with its return
+ * (acquisitions).  ret_addr: syscall()'s return address
  * (mem.c forwards an allocator's or libunwind's calls unrecorded).  They
  * record only while their category is on, and leave errno as it was.
  */
@@ -607,5 +628,7 @@ int rip_pl_fd_sys_before(long n, const long *a);
 void rip_pl_fd_sys_after(long n, const long *a, long ret, int before);
 void rip_pl_mem_sys_before(long n, const long *a, const void *ret_addr);
 void rip_pl_mem_sys_after(long n, const long *a, long ret, const void *ret_addr);
+uint64_t rip_pl_shm_sys_before(long n, const long *a);
+void rip_pl_shm_sys_after(long n, const long *a, long ret, uint64_t before);
 
 #endif /* RIP_PRELOAD_COMMON_H */

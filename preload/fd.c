@@ -1257,6 +1257,12 @@ __attribute__((noinline)) void rip_pl_fd_sys_after(long n, const long *a, long r
 		fd_opened(fr, fd, RIP_FD_FANOTIFY,
 			  O_RDWR | fd_cloexec_nonblock((int)a[0], FAN_CLOEXEC, FAN_NONBLOCK), NULL);
 		break;
+#ifdef SYS_memfd_secret
+	/* O_CLOEXEC is the only flag it takes; its mappings are shared (shm.c's, by mmap's hook). */
+	case SYS_memfd_secret:
+		fd_opened(fr, fd, RIP_FD_MEMFD_SECRET, O_RDWR | ((int)a[0] & O_CLOEXEC), NULL);
+		break;
+#endif
 	default:
 		break;
 	}

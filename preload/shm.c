@@ -31,6 +31,10 @@
  * part of a mapping records a shm:detach of just that part, and the rest
  * stays in the table; a mapping placed over a recorded one (MAP_FIXED,
  * SHM_REMAP) detaches what it replaces first.
+ *
+ * syscall(SYS_shmget), (SYS_shmat), (SYS_shmdt) and (SYS_shmctl) record
+ * what the hooks of shmget, shmat, shmdt and shmctl do, through the same
+ * steps (rip_pl_shm_sys_*).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -41,6 +45,7 @@
 #include <sys/mman.h>
 #include <sys/shm.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "common.h"
@@ -499,28 +504,46 @@ SHM_FTRUNCATE_HOOK(ftruncate64)
 
 /* ---- System V shared memory ------------------------------------------------------------------ */
 
-RIP_PL_EXPORT int shmget(key_t key, size_t size, int flags)
-{
-	static int (*real)(key_t, size_t, int);
-	uint32_t kind = RIP_SHM_GET;
-	int id;
+/*
+ * The recording steps of shmget, shmat, shmdt and shmctl, always inlined:
+ * into the exported hook (fr NULL) or into rip_pl_shm_sys_before and
+ * _after (fr their frame), which syscall()'s hook calls for
+ * syscall(SYS_shmget...): the backtrace is RIP_PL_BT(fr)'s, the hooked
+ * call's caller's.
+ */
 
-	if (!RIP_PL_REAL(real, "shmget"))
-		return rip_pl_enosys();
+/* glibc's shmget: the probe of shm_get_kind, either path. */
+static int (*shm_get_real)(key_t, size_t, int);
+
+/*
+ * Before shmget(key, size, flags): the kind its shm:create will have, made
+ * or got (see the top; the probe only while RIP_CAT_SHM is on).
+ */
+SHM_INLINE uint32_t shm_get_kind(key_t key, int flags)
+{
+	uint32_t kind = RIP_SHM_GET;
+
 	if (key != IPC_PRIVATE && !(flags & IPC_CREAT))
 		kind = RIP_SHM_GET_EXISTING;
-	else if (key != IPC_PRIVATE && !(flags & IPC_EXCL) && rip_category_enabled(RIP_CAT_SHM)) {
+	else if (key != IPC_PRIVATE && !(flags & IPC_EXCL) && rip_category_enabled(RIP_CAT_SHM) &&
+		 RIP_PL_REAL(shm_get_real, "shmget")) {
 		int err = errno;
 
 		/* made by this call or there already: ask before it (see the top) */
-		if (real(key, 0, 0) >= 0)
+		if (shm_get_real(key, 0, 0) >= 0)
 			kind = RIP_SHM_GET_EXISTING;
 		errno = err;
 	}
-	id = real(key, size, flags);
+	return kind;
+}
+
+/* After shmget(key, size, flags) returned id (< 0: it failed, nothing is recorded). */
+SHM_INLINE void shm_rec_get(const void *fr, int id, key_t key, size_t size, int flags,
+			    uint32_t kind)
+{
 	if (id >= 0 && shm_enter(false)) {
 		int err = errno;
-		uint32_t bt = rip_pl_backtrace_id();
+		uint32_t bt = RIP_PL_BT(fr);
 		char name[16];
 		uint64_t real_size = size;
 
@@ -543,7 +566,37 @@ RIP_PL_EXPORT int shmget(key_t key, size_t size, int flags)
 		errno = err;
 		rip_pl_leave();
 	}
+}
+
+RIP_PL_EXPORT int shmget(key_t key, size_t size, int flags)
+{
+	uint32_t kind;
+	int id;
+
+	if (!RIP_PL_REAL(shm_get_real, "shmget"))
+		return rip_pl_enosys();
+	kind = shm_get_kind(key, flags);
+	id = shm_get_real(key, size, flags);
+	shm_rec_get(NULL, id, key, size, flags, kind);
 	return id;
+}
+
+/* After shmat(shmid, ...) returned p ((void *)-1: it failed, nothing is recorded). */
+SHM_INLINE void shm_rec_at(const void *fr, void *p, int shmid)
+{
+	if (p != (void *)-1 && shm_enter(false)) {
+		int err = errno;
+		uint32_t bt = RIP_PL_BT(fr);
+		uint64_t size = shm_segment_size(shmid);
+		uintptr_t a = (uintptr_t)p, b = a + shm_round(size ? size : 1);
+
+		if (!shm_maps_empty())
+			shm_map_cut(a, b, bt, RIP_SHM_MUNMAP, false); /* SHM_REMAP */
+		shm_map_add(a, b, size, shmid, RIP_SHM_AT);
+		rip_pl_shm_attach(p, size, shmid, bt, RIP_SHM_AT);
+		errno = err;
+		rip_pl_leave();
+	}
 }
 
 RIP_PL_EXPORT void *shmat(int shmid, const void *addr, int flags)
@@ -556,70 +609,131 @@ RIP_PL_EXPORT void *shmat(int shmid, const void *addr, int flags)
 		return (void *)-1;
 	}
 	p = real(shmid, addr, flags);
-	if (p != (void *)-1 && shm_enter(false)) {
-		int err = errno;
-		uint32_t bt = rip_pl_backtrace_id();
-		uint64_t size = shm_segment_size(shmid);
-		uintptr_t a = (uintptr_t)p, b = a + shm_round(size ? size : 1);
-
-		if (!shm_maps_empty())
-			shm_map_cut(a, b, bt, RIP_SHM_MUNMAP, false); /* SHM_REMAP */
-		shm_map_add(a, b, size, shmid, RIP_SHM_AT);
-		rip_pl_shm_attach(p, size, shmid, bt, RIP_SHM_AT);
-		errno = err;
-		rip_pl_leave();
-	}
+	shm_rec_at(NULL, p, shmid);
 	return p;
 }
 
 /*
  * shmdt: a recorded attachment is detached before the call (the table
  * says it is attached, so the call cannot fail); one we never saw only
- * after the call succeeds, with size 0 (unknown).
+ * after the call succeeds, with size 0 (unknown).  shm_dt_before returns
+ * what shm_dt_after needs: the backtrace it took (0: none) and, in bit
+ * 32, whether it recorded the detach.
  */
-RIP_PL_EXPORT int shmdt(const void *addr)
-{
-	static int (*real)(const void *);
-	bool known = false;
-	uint32_t bt = 0;
-	int ret;
+#define SHM_DT_KNOWN (1ull << 32)
 
-	if (!RIP_PL_REAL(real, "shmdt"))
-		return rip_pl_enosys();
+SHM_INLINE uint64_t shm_dt_before(const void *fr, const void *addr)
+{
+	uint64_t st = 0;
+
 	if (shm_enter(false)) {
 		int err = errno;
+		uint32_t bt = RIP_PL_BT(fr);
 
-		bt = rip_pl_backtrace_id();
-		if (!shm_maps_empty())
-			known = shm_map_cut((uintptr_t)addr, 0, bt, RIP_SHM_DT, true);
+		st = bt;
+		if (!shm_maps_empty() && shm_map_cut((uintptr_t)addr, 0, bt, RIP_SHM_DT, true))
+			st |= SHM_DT_KNOWN;
 		errno = err;
 		rip_pl_leave();
 	}
-	ret = real(addr);
-	if (ret == 0 && !known && shm_enter(false)) {
+	return st;
+}
+
+/* After shmdt(addr) returned ret. */
+SHM_INLINE void shm_dt_after(const void *fr, int ret, const void *addr, uint64_t st)
+{
+	if (ret == 0 && !(st & SHM_DT_KNOWN) && shm_enter(false)) {
 		int err = errno;
+		uint32_t bt = (uint32_t)st;
 
 		if (!bt)
-			bt = rip_pl_backtrace_id();
+			bt = RIP_PL_BT(fr);
 		rip_pl_shm_detach(addr, 0, bt, RIP_SHM_DT);
 		errno = err;
 		rip_pl_leave();
 	}
+}
+
+RIP_PL_EXPORT int shmdt(const void *addr)
+{
+	static int (*real)(const void *);
+	uint64_t st;
+	int ret;
+
+	if (!RIP_PL_REAL(real, "shmdt"))
+		return rip_pl_enosys();
+	st = shm_dt_before(NULL, addr);
+	ret = real(addr);
+	shm_dt_after(NULL, ret, addr, st);
 	return ret;
+}
+
+/* After shmctl(shmid, cmd, ...) returned ret: IPC_RMID records shm:remove. */
+SHM_INLINE void shm_rec_ctl(const void *fr, int ret, int shmid, int cmd)
+{
+	/* IPC_64 (0x100) is how glibc asks the kernel for the 64-bit layout */
+	if (ret == 0 && (cmd & ~0x100) == IPC_RMID && shm_enter(false)) {
+		int err = errno;
+
+		shm_size_put(shmid, 0, true);
+		rip_pl_shm_remove(shmid, RIP_PL_BT(fr), RIP_SHM_RMID, NULL);
+		errno = err;
+		rip_pl_leave();
+	}
 }
 
 RIP_PL_EXPORT int shmctl(int shmid, int cmd, struct shmid_ds *buf)
 {
 	int ret = shm_ctl_real(shmid, cmd, buf);
 
-	/* IPC_64 (0x100) is how glibc asks the kernel for the 64-bit layout */
-	if (ret == 0 && (cmd & ~0x100) == IPC_RMID && shm_enter(false)) {
-		int err = errno;
-
-		shm_size_put(shmid, 0, true);
-		rip_pl_shm_remove(shmid, rip_pl_backtrace_id(), RIP_SHM_RMID, NULL);
-		errno = err;
-		rip_pl_leave();
-	}
+	shm_rec_ctl(NULL, ret, shmid, cmd);
 	return ret;
+}
+
+/*
+ * syscall(SYS_shmget), (SYS_shmat), (SYS_shmdt) and (SYS_shmctl) (wait.c's
+ * hook): the steps of the hooks above.  noinline, called directly from
+ * syscall(): the backtrace starts at this frame's caller's caller
+ * (RIP_PL_BT).  _before returns what _after needs (shmget's kind, shmdt's
+ * state).
+ */
+__attribute__((noinline)) uint64_t rip_pl_shm_sys_before(long n, const long *a)
+{
+	uint64_t st = 0;
+
+#ifdef RIP_PL_SYS_SYSV_SHM
+	if (n == SYS_shmget)
+		st = shm_get_kind((key_t)a[0], (int)a[2]);
+	else if (n == SYS_shmdt)
+		st = shm_dt_before(__builtin_frame_address(0), (const void *)a[0]);
+#endif
+	/* Not a tail call of anything that records: the recording above is done. */
+	__asm__ __volatile__("" ::: "memory");
+	return st;
+}
+
+__attribute__((noinline)) void rip_pl_shm_sys_after(long n, const long *a, long ret, uint64_t st)
+{
+	const void *fr = __builtin_frame_address(0);
+	int r = ret < INT32_MIN || ret > INT32_MAX ? -1 : (int)ret;
+
+	switch (n) {
+#ifdef RIP_PL_SYS_SYSV_SHM
+	case SYS_shmget:
+		shm_rec_get(fr, r, (key_t)a[0], (size_t)a[1], (int)a[2], (uint32_t)st);
+		break;
+	case SYS_shmat:
+		shm_rec_at(fr, (void *)ret, (int)a[0]);
+		break;
+	case SYS_shmdt:
+		shm_dt_after(fr, r, (const void *)a[0], st);
+		break;
+	case SYS_shmctl:
+		shm_rec_ctl(fr, r, (int)a[0], (int)a[1]);
+		break;
+#endif
+	default:
+		break;
+	}
+	__asm__ __volatile__("" ::: "memory");
 }

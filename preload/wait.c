@@ -17,9 +17,9 @@
  * the version of the one it forwards to (.symver, preload/preload.map),
  * found as dlvsym finds it (RIP_PL_REAL with "name@VERSION").  futex waits
  * are seen through syscall() only; io_uring and raw system calls are not.
- * syscall()'s calls that make or release descriptors and mappings are
- * recorded here too, by the recording steps of fd.c's and mem.c's wrappers
- * (rip_pl_syscall_resource).
+ * syscall()'s calls that make or release descriptors, mappings and System
+ * V shared memory are recorded here too, by the recording steps of fd.c's,
+ * mem.c's and shm.c's wrappers (rip_pl_syscall_resource).
  *
  * vfork: the child runs on its parent's thread, TLS and slot included.
  * vfork is wrapped by a jump that only marks the thread; a wrapper that
@@ -643,25 +643,28 @@ static bool rip_pl_from_tracer(const void *ret)
 }
 
 /*
- * A call that makes or releases a descriptor or a mapping
- * (rip_pl_sys_resource): recorded as its wrapper records it, by fd.c's or
- * mem.c's functions, called from here directly (inlined into syscall():
- * their frame is where the backtrace starts), before the call (releases)
- * and after it (acquisitions), with its wait record as any other call's.
- * errno is what the real call left.
+ * A call that makes or releases a descriptor, a mapping or shared memory
+ * (rip_pl_sys_resource): recorded as its wrapper records it, by fd.c's,
+ * mem.c's or shm.c's functions, called from here directly (inlined into
+ * syscall(): their frame is where the backtrace starts), before the call
+ * (releases) and after it (acquisitions), with its wait record as any
+ * other call's.  errno is what the real call left.
  */
 static inline __attribute__((always_inline)) long
 rip_pl_syscall_resource(long (*real)(long, ...), long n, const long *a)
 {
-	bool fd = rip_pl_sys_resource(n) == RIP_PL_SYS_FD;
+	enum rip_pl_sys_class cls = rip_pl_sys_resource(n);
 	const void *ret_addr = __builtin_return_address(0);
-	int before = 0, e;
+	uint64_t before = 0;
+	int e;
 	long ret;
 
-	if (fd)
-		before = rip_pl_fd_sys_before(n, a);
-	else
+	if (cls == RIP_PL_SYS_FD)
+		before = (uint64_t)rip_pl_fd_sys_before(n, a);
+	else if (cls == RIP_PL_SYS_MEM)
 		rip_pl_mem_sys_before(n, a, ret_addr);
+	else
+		before = rip_pl_shm_sys_before(n, a);
 	if (rip_pl_syscall_waits(n)) {
 		RIP_PL_WAIT(RIP_WAIT_SYSCALL, (uint64_t)n, true);
 		ret = real(n, a[0], a[1], a[2], a[3], a[4], a[5]);
@@ -670,10 +673,12 @@ rip_pl_syscall_resource(long (*real)(long, ...), long n, const long *a)
 		ret = real(n, a[0], a[1], a[2], a[3], a[4], a[5]);
 	}
 	e = errno;
-	if (fd)
-		rip_pl_fd_sys_after(n, a, ret, before);
-	else
+	if (cls == RIP_PL_SYS_FD)
+		rip_pl_fd_sys_after(n, a, ret, (int)before);
+	else if (cls == RIP_PL_SYS_MEM)
 		rip_pl_mem_sys_after(n, a, ret, ret_addr);
+	else
+		rip_pl_shm_sys_after(n, a, ret, before);
 	errno = e;
 	return ret;
 }

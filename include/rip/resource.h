@@ -177,11 +177,12 @@ enum rip_fd_kind {
 	RIP_FD_PIDFD_GETFD, /* a copy of another process's descriptor */
 	RIP_FD_CLOSE_RANGE,
 	RIP_FD_CLOSEFROM,
-	RIP_FD_OPENAT2,	    /* openat2, through syscall(2) (glibc has no wrapper) */
-	RIP_FD_IO_URING,    /* io_uring_setup, through syscall(2) */
-	RIP_FD_USERFAULTFD, /* userfaultfd, through syscall(2) */
-	RIP_FD_PERF_EVENT,  /* perf_event_open, through syscall(2) */
-	RIP_FD_FANOTIFY,    /* fanotify_init, through syscall(2) */
+	RIP_FD_OPENAT2,	     /* openat2, through syscall(2) (glibc has no wrapper) */
+	RIP_FD_IO_URING,     /* io_uring_setup, through syscall(2) */
+	RIP_FD_USERFAULTFD,  /* userfaultfd, through syscall(2) */
+	RIP_FD_PERF_EVENT,   /* perf_event_open, through syscall(2) */
+	RIP_FD_FANOTIFY,     /* fanotify_init, through syscall(2) */
+	RIP_FD_MEMFD_SECRET, /* memfd_secret, through syscall(2) (glibc has no wrapper) */
 };
 
 /*
@@ -223,7 +224,8 @@ enum rip_fd_kind {
 	X(IO_URING, "io_uring")                                                                    \
 	X(USERFAULTFD, "userfaultfd")                                                              \
 	X(PERF_EVENT, "perf_event")                                                                \
-	X(FANOTIFY, "fanotify")
+	X(FANOTIFY, "fanotify")                                                                    \
+	X(MEMFD_SECRET, "memfd_secret")
 
 /* shm:* kind */
 enum rip_shm_kind {

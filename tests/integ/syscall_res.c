@@ -1,12 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * tests/integ/syscall_res.c - a program that makes and releases
- * descriptors and mappings through glibc's generic syscall(2) as well as
- * through the wrappers, for preload-syscall-fd.sh and
- * preload-syscall-mem.sh.
+ * descriptors, mappings and shared memory through glibc's generic
+ * syscall(2) as well as through the wrappers, for preload-syscall-fd.sh,
+ * preload-syscall-mem.sh, preload-syscall-shm.sh and
+ * preload-syscall-secret.sh.
  *
  * usage: syscall_res fd FILE
  *        syscall_res mem
+ *        syscall_res shm         (prints "segment ID" for each segment it leaves)
+ *        syscall_res rmid ID...  (untraced: removes the segments shm left)
+ *        syscall_res secret
  *
  * Each resource it keeps is made in a function of its own (noinline, the
  * call not in tail position: the function is the first frame of the
@@ -16,9 +20,11 @@
  * from fcntl probes).  Calls a kernel may refuse (io_uring_setup,
  * userfaultfd, perf_event_open, fanotify_init: sysctls, privileges,
  * seccomp) are tried and, when refused, print "refused CALL" and are not
- * wanted.  Exit 0 when every other call succeeded, 77 when the kernel
- * lacks openat2 or pidfd_open (ENOSYS), another code naming the call that
- * failed.
+ * wanted.  shm prints "want RESOURCE KIND FUNCTION BYTES" (RESOURCE shm
+ * or shm-map, as rip leaks has them), secret "want fd memfd_secret
+ * FUNCTION 0" and "want shm-map mmap FUNCTION BYTES".  Exit 0 when every
+ * other call succeeded, 77 when the kernel lacks openat2, pidfd_open or
+ * memfd_secret (ENOSYS), another code naming the call that failed.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -26,7 +32,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ipc.h>
 #include <sys/mman.h>
+#include <sys/shm.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -42,6 +50,9 @@
 #endif
 #ifndef SYS_pidfd_open
 #define SYS_pidfd_open 434
+#endif
+#ifndef SYS_memfd_secret
+#define SYS_memfd_secret 447
 #endif
 #ifndef SYS_io_uring_setup
 #define SYS_io_uring_setup 425
@@ -428,6 +439,206 @@ static int mem_main(void)
 	return 0;
 }
 
+/* ---- System V shared memory ---- */
+
+static NOINLINE int sys_shmget_keep(size_t size)
+{
+	int id = (int)syscall(SYS_shmget, IPC_PRIVATE, size, IPC_CREAT | 0600);
+
+	KEEP_FRAME();
+	return id;
+}
+
+static NOINLINE int sys_shmget_drop(size_t size)
+{
+	int id = (int)syscall(SYS_shmget, IPC_PRIVATE, size, IPC_CREAT | 0600);
+
+	KEEP_FRAME();
+	return id;
+}
+
+static NOINLINE int wrap_shmget_drop(size_t size)
+{
+	int id = shmget(IPC_PRIVATE, size, IPC_CREAT | 0600);
+
+	KEEP_FRAME();
+	return id;
+}
+
+static NOINLINE void *sys_shmat_keep(int id)
+{
+	void *p = (void *)syscall(SYS_shmat, id, NULL, 0);
+
+	KEEP_FRAME();
+	return p;
+}
+
+static NOINLINE void *sys_shmat_drop(int id)
+{
+	void *p = (void *)syscall(SYS_shmat, id, NULL, 0);
+
+	KEEP_FRAME();
+	return p;
+}
+
+static NOINLINE void *wrap_shmat_drop(int id)
+{
+	void *p = shmat(id, NULL, 0);
+
+	KEEP_FRAME();
+	return p;
+}
+
+static int shm_main(void)
+{
+	int kept, id, e;
+	key_t key;
+	void *p;
+
+	/* made through syscall(), attached through it and never detached nor removed */
+	kept = sys_shmget_keep(3 * PAGE);
+	if (kept < 0)
+		return 41;
+	printf("segment %d\n", kept);
+	want_bytes("shm shmget", "sys_shmget_keep", 3 * PAGE);
+	p = sys_shmat_keep(kept);
+	if (p == (void *)-1)
+		return 42;
+	memset(p, 1, 3 * PAGE);
+	want_bytes("shm-map shmat", "sys_shmat_keep", 3 * PAGE);
+
+	/* attached through syscall(), detached by the wrapper */
+	p = sys_shmat_drop(kept);
+	if (p == (void *)-1 || shmdt(p))
+		return 43;
+	/* attached by the wrapper, detached through syscall() */
+	p = wrap_shmat_drop(kept);
+	if (p == (void *)-1 || syscall(SYS_shmdt, p))
+		return 44;
+	/* attached and detached through syscall() */
+	p = sys_shmat_drop(kept);
+	if (p == (void *)-1 || syscall(SYS_shmdt, p))
+		return 45;
+
+	/* made through syscall(), removed by the wrapper, and the other way round */
+	id = sys_shmget_drop(PAGE);
+	if (id < 0 || shmctl(id, IPC_RMID, NULL))
+		return 46;
+	id = wrap_shmget_drop(PAGE);
+	if (id < 0 || syscall(SYS_shmctl, id, IPC_RMID, NULL))
+		return 47;
+	/* made, attached, removed and detached through syscall() */
+	id = sys_shmget_drop(2 * PAGE);
+	p = id < 0 ? (void *)-1 : sys_shmat_drop(id);
+	if (p == (void *)-1 || syscall(SYS_shmctl, id, IPC_RMID, NULL) || syscall(SYS_shmdt, p))
+		return 48;
+
+	/* a keyed segment made by the wrapper, got again through syscall() with IPC_CREAT:
+	 * it existed (shmget_existing, not the program's to remove), removed once */
+	key = (key_t)(0x52490000 | (getpid() & 0xffff));
+	id = shmget(key, PAGE, IPC_CREAT | IPC_EXCL | 0600);
+	if (id < 0 || syscall(SYS_shmget, key, PAGE, IPC_CREAT | 0600) != id ||
+	    syscall(SYS_shmctl, id, IPC_RMID, NULL))
+		return 52;
+
+	/* refused calls: errno as the kernel says, nothing recorded */
+	errno = 0;
+	if (syscall(SYS_shmdt, (void *)PAGE) != -1 || errno != EINVAL)
+		return 49;
+	errno = 0;
+	e = (int)syscall(SYS_shmctl, -1, IPC_RMID, NULL);
+	if (e != -1 || errno != EINVAL)
+		return 50;
+	printf("done\n");
+	return 0;
+}
+
+/* Remove the segments shm left (not traced: the test's cleanup). */
+static int rmid_main(int n, char **ids)
+{
+	int rc = 0;
+
+	for (int i = 0; i < n; i++)
+		if (shmctl(atoi(ids[i]), IPC_RMID, NULL))
+			rc = 51;
+	return rc;
+}
+
+/* ---- memfd_secret (no glibc wrapper) ---- */
+
+static NOINLINE int sys_memfd_secret_keep(void)
+{
+	int fd = (int)syscall(SYS_memfd_secret, O_CLOEXEC);
+
+	KEEP_FRAME();
+	return fd;
+}
+
+static NOINLINE int sys_memfd_secret_drop(void)
+{
+	int fd = (int)syscall(SYS_memfd_secret, 0);
+
+	KEEP_FRAME();
+	return fd;
+}
+
+static NOINLINE void *wrap_map_secret(int fd, size_t len)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+
+	KEEP_FRAME();
+	return p;
+}
+
+static NOINLINE void *sys_map_secret(int fd, size_t len)
+{
+	void *p = (void *)syscall(SYS_mmap, NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+
+	KEEP_FRAME();
+	return p;
+}
+
+static int secret_main(void)
+{
+	int fd;
+	char *p;
+
+	/* kept, mapped twice: one mapping kept, the other unmapped */
+	fd = sys_memfd_secret_keep();
+	if (fd < 0 && errno == ENOSYS) {
+		printf("this kernel has no memfd_secret (ENOSYS)\n");
+		return 77;
+	}
+	if (fd < 0 || ftruncate(fd, 2 * PAGE))
+		return 61;
+	want_bytes("fd memfd_secret", "sys_memfd_secret_keep", 0);
+	p = wrap_map_secret(fd, 2 * PAGE);
+	if (p == MAP_FAILED)
+		return 62;
+	memset(p, 1, 2 * PAGE);
+	want_bytes("shm-map mmap", "wrap_map_secret", 2 * PAGE);
+#if __SIZEOF_LONG__ == 8
+	p = sys_map_secret(fd, PAGE);
+	if (p == MAP_FAILED || munmap(p, PAGE))
+		return 63;
+#endif
+
+	/* made, mapped, unmapped and closed */
+	fd = sys_memfd_secret_drop();
+	if (fd < 0 || ftruncate(fd, PAGE))
+		return 64;
+	p = wrap_map_secret(fd, PAGE);
+	if (p == MAP_FAILED || munmap(p, PAGE) || close(fd))
+		return 65;
+
+	/* refused: errno as the kernel says, nothing recorded */
+	errno = 0;
+	if (syscall(SYS_memfd_secret, ~0u) != -1 || errno != EINVAL)
+		return 66;
+	printf("done\n");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	int rc;
@@ -436,8 +647,16 @@ int main(int argc, char **argv)
 		rc = fd_main(argv[2]);
 	else if (argc == 2 && !strcmp(argv[1], "mem"))
 		rc = mem_main();
-	else
-		return fprintf(stderr, "usage: syscall_res fd FILE | mem\n"), 2;
+	else if (argc == 2 && !strcmp(argv[1], "shm"))
+		rc = shm_main();
+	else if (argc >= 2 && !strcmp(argv[1], "rmid"))
+		rc = rmid_main(argc - 2, argv + 2);
+	else if (argc == 2 && !strcmp(argv[1], "secret"))
+		rc = secret_main();
+	else {
+		fprintf(stderr, "usage: syscall_res fd FILE | mem | shm | rmid ID... | secret\n");
+		return 2;
+	}
 	fflush(stdout);
 	return rc;
 }
