@@ -136,9 +136,17 @@ $(BUILD)/obj/tools/%.o: tools/%.c | deps
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(DW_CFLAGS) $(TREE) -c $< -o $@
 
-$(LIBSO).$(VERSION): $(LIB_PIC_OBJ) lib/librip.map
-	$(CC) -shared -Wl,-soname,$(SONAME) -Wl,--version-script=lib/librip.map -Wl,-z,defs -Wl,-z,now \
-		-o $@ $(LIB_PIC_OBJ) -pthread -ldl
+# librip.so's exports (lib/librip.map), through the C preprocessor: the node of glibc's version of
+# its hooks of -finstrument-functions is the target architecture's (lib/func.c, RIP_LIBSO: the
+# aliases at that version, in librip.so only).
+$(BUILD)/pic/lib/func.o: ALL_CFLAGS += -DRIP_LIBSO
+$(BUILD)/librip.map: lib/librip.map
+	@mkdir -p $(@D)
+	$(CC) -E -P -x c -o $@ $<
+
+$(LIBSO).$(VERSION): $(LIB_PIC_OBJ) $(BUILD)/librip.map
+	$(CC) -shared -Wl,-soname,$(SONAME) -Wl,--version-script=$(BUILD)/librip.map -Wl,-z,defs \
+		-Wl,-z,now -o $@ $(LIB_PIC_OBJ) -pthread -ldl
 
 $(LIBSO): $(LIBSO).$(VERSION)
 	ln -sf librip.so.$(VERSION) $(BUILD)/$(SONAME)

@@ -1634,6 +1634,51 @@ extern __typeof__(__cyg_profile_func_enter) __rip_fn_enter_self
 extern __typeof__(__cyg_profile_func_exit) __rip_fn_exit_self
 	__attribute__((alias("__cyg_profile_func_exit")));
 
+/*
+ * The hooks once more at glibc's version of its no-op ones, in librip.so
+ * only (RIP_LIBSO, Makefile): a program built with -finstrument-functions
+ * and linked without librip asks for that version, which ld.so binds to
+ * no definition of another (LIBRIP_0.1), and so took glibc's even with
+ * librip.so preloaded (rip run --preload, LD_PRELOAD=librip.so): it
+ * recorded nothing.  Not the default version (name@VER, not name@@VER): a
+ * program linked with librip binds LIBRIP_0.1 as before, and one that
+ * preloads librip.so binds these ahead of libc's.  Each is a jump to the
+ * hook, which sees the same return address and canonical frame address as
+ * if called directly (no frame in between), as preload/cyg.c's: not an
+ * alias, since GNU ld keeps only the versioned name of two at one address
+ * (then nop.c leaves librip.so alone: its hooks' addresses are not its
+ * definitions').  librip-preload.so has its own: it comes before libc in
+ * the scope, its librip.so after.  Not in librip.a: an executable would
+ * export the versioned names.  The version is glibc's first on the
+ * architecture, GLIBC_2.2.5 on x86-64 and GLIBC_2.17 on aarch64 (the node
+ * is in lib/librip.map); none on the others.
+ */
+#if defined(RIP_LIBSO) && (defined(__x86_64__) || defined(__aarch64__))
+#if defined(__x86_64__)
+#define RIP_FN_GLIBC "GLIBC_2.2.5"
+#define RIP_FN_JUMP "\tendbr64\n\tjmp "
+#else
+#define RIP_FN_GLIBC "GLIBC_2.17"
+#define RIP_FN_JUMP "\thint 34\n\tb " /* bti c */
+#endif
+__asm__(".symver __rip_fn_enter_glibc, __cyg_profile_func_enter@" RIP_FN_GLIBC "\n"
+	".symver __rip_fn_exit_glibc, __cyg_profile_func_exit@" RIP_FN_GLIBC "\n"
+	".pushsection .text\n"
+	".globl __rip_fn_enter_glibc\n"
+	".type __rip_fn_enter_glibc, %function\n"
+	"__rip_fn_enter_glibc:\n"
+	"\t.cfi_startproc\n" RIP_FN_JUMP "__rip_fn_enter_self\n"
+	"\t.cfi_endproc\n"
+	".size __rip_fn_enter_glibc, .-__rip_fn_enter_glibc\n"
+	".globl __rip_fn_exit_glibc\n"
+	".type __rip_fn_exit_glibc, %function\n"
+	"__rip_fn_exit_glibc:\n"
+	"\t.cfi_startproc\n" RIP_FN_JUMP "__rip_fn_exit_self\n"
+	"\t.cfi_endproc\n"
+	".size __rip_fn_exit_glibc, .-__rip_fn_exit_glibc\n"
+	".popsection\n");
+#endif
+
 /* ---- for patched entries (patch.c) ----------------------------------------------------- */
 
 struct rip_fn_stack *__rip_fn_stack_now(uint32_t *index)

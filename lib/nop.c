@@ -728,7 +728,8 @@ static int nop_hook_of(const char *name)
  * A definition of a version that is not the object's default (name@VER,
  * the hidden bit of .gnu.version) binds only the slots that ask for that
  * very version, never one that asks for none or for librip's
- * (librip-preload.so's of glibc's GLIBC_2.2.5, preload/cyg.c): not one.
+ * (librip-preload.so's of glibc's GLIBC_2.2.5, preload/cyg.c, and
+ * librip.so's own, lib/func.c): not one.
  */
 static void nop_defines(struct nop_obj *o)
 {

@@ -504,6 +504,14 @@ void rip_pl_sample_filter(const sigset_t *in, sigset_t *out);
 const sigset_t *rip_pl_sample_set(const sigset_t *set);
 /* mask, or a per-thread copy with the sampler's signal blocked (ppoll, sigsuspend...) */
 const sigset_t *rip_pl_sample_mask(const sigset_t *mask);
+/* The kernel's sigset_t (64 signals): the size a raw call's set or mask must have. */
+#define RIP_PL_KSIGSET 8ul
+/*
+ * The same for a raw call's set (!mask: as rip_pl_sample_set) or mask (as
+ * rip_pl_sample_mask), of size bytes at p as the kernel takes it: p, or
+ * buf holding the changed copy (syscall(2)'s signalfd4, rt_sigtimedwait...)
+ */
+const void *rip_pl_sample_kset(const void *p, unsigned long size, bool mask, sigset_t *buf);
 
 /* ---- mem.c internals shared with common.c ---- */
 

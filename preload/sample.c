@@ -29,7 +29,10 @@
  * for them never gets one of our timers'; and the masks that ppoll,
  * pselect, epoll_pwait and sigsuspend install for the wait keep it blocked
  * (rip_pl_sample_mask), so that a timer signal left pending on a thread that
- * blocked it does not end such a wait early with EINTR.  Only sets that
+ * blocked it does not end such a wait early with EINTR.  syscall()'s hook
+ * does the same to those calls made raw (wait.c: signalfd4, signalfd,
+ * rt_sigtimedwait, ppoll, epoll_pwait, rt_sigsuspend), on a copy of the
+ * kernel's 8-byte set (rip_pl_sample_kset).  Only sets that
  * treat our number as they treat its neighbours are changed (a full set, an
  * empty mask), and none once the program handles our number itself: a
  * program that singles it out gets exactly what it asked for.
@@ -416,35 +419,77 @@ static int sp_sig_to_hide(const sigset_t *set)
 	return sig;
 }
 
+/*
+ * Our signal, if it is to be changed in s: taken out of a set waited for
+ * (it is a member) or added to a mask (it is not blocked); 0 otherwise.
+ */
+static int sp_to_change(const sigset_t *s, bool mask)
+{
+	int sig = sp_sig_to_hide(s);
+
+	return sig && sigismember(s, sig) == !mask ? sig : 0;
+}
+
+/* *out: s with our signal changed (sp_to_change gave sig). */
+static void sp_change(const sigset_t *s, bool mask, int sig, sigset_t *out)
+{
+	*out = *s;
+	if (mask)
+		sigaddset(out, sig);
+	else
+		sigdelset(out, sig);
+}
+
 const sigset_t *rip_pl_sample_set(const sigset_t *set)
 {
-	int sig = sp_sig_to_hide(set);
+	int sig = sp_to_change(set, false);
 
-	if (!sig || sigismember(set, sig) != 1)
+	if (!sig)
 		return set;
-	sp_set = *set;
-	sigdelset(&sp_set, sig);
+	sp_change(set, false, sig, &sp_set);
 	return &sp_set;
 }
 
 const sigset_t *rip_pl_sample_mask(const sigset_t *mask)
 {
-	int sig = sp_sig_to_hide(mask);
+	int sig = sp_to_change(mask, true);
 
-	if (!sig || sigismember(mask, sig) != 0)
+	if (!sig)
 		return mask;
-	sp_set = *mask;
-	sigaddset(&sp_set, sig);
+	sp_change(mask, true, sig, &sp_set);
 	return &sp_set;
 }
 
 void rip_pl_sample_filter(const sigset_t *in, sigset_t *out)
 {
-	int sig = sp_sig_to_hide(in);
+	int sig = sp_to_change(in, false);
 
-	*out = *in;
 	if (sig)
-		sigdelset(out, sig);
+		sp_change(in, false, sig, out);
+	else
+		*out = *in;
+}
+
+/*
+ * A raw system call's set or mask (syscall(2)): the kernel's sigset_t,
+ * size bytes at p, which is only read while we sample (a bad pointer
+ * stays the kernel's EFAULT to give otherwise) and only of the kernel's
+ * size (any other is its EINVAL).
+ */
+const void *rip_pl_sample_kset(const void *p, unsigned long size, bool mask, sigset_t *buf)
+{
+	sigset_t k;
+	int sig;
+
+	if (!p || size != RIP_PL_KSIGSET || !__atomic_load_n(&sp_sig, __ATOMIC_RELAXED))
+		return p;
+	sigemptyset(&k);
+	memcpy(&k, p, RIP_PL_KSIGSET);
+	sig = sp_to_change(&k, mask);
+	if (!sig)
+		return p;
+	sp_change(&k, mask, sig, buf);
+	return buf;
 }
 
 /* ---- start ---- */

@@ -684,6 +684,44 @@ rip_pl_syscall_resource(long (*real)(long, ...), long n, const long *a)
 }
 
 /*
+ * The set or mask of a raw call whose wrapper leaves the CPU sampler's
+ * signal out (fd.c's signalfd; the sigwait family; ppoll, epoll_pwait and
+ * sigsuspend: sample.c), left out the same way: the argument then points
+ * at a copy in *buf.  Not pselect6 (its mask is behind a pointer of its
+ * own), nor epoll_pwait2 and io_pgetevents, whose wrappers are not hooked.
+ */
+static inline __attribute__((always_inline)) void rip_pl_syscall_sigs(long n, long *a,
+								      sigset_t *buf)
+{
+	int i, sz;
+	bool mask;
+
+	switch (n) {
+#ifdef SYS_signalfd
+	case SYS_signalfd:
+#endif
+	case SYS_signalfd4:
+		i = 1, sz = 2, mask = false;
+		break;
+	case SYS_rt_sigtimedwait:
+		i = 0, sz = 3, mask = false;
+		break;
+	case SYS_rt_sigsuspend:
+		i = 0, sz = 1, mask = true;
+		break;
+	case SYS_ppoll:
+		i = 3, sz = 4, mask = true;
+		break;
+	case SYS_epoll_pwait:
+		i = 4, sz = 5, mask = true;
+		break;
+	default:
+		return;
+	}
+	a[i] = (long)rip_pl_sample_kset((const void *)a[i], (unsigned long)a[sz], mask, buf);
+}
+
+/*
  * Six arguments are passed on whatever the call takes, as glibc's own
  * syscall() reads them: the ones not given are whatever the registers
  * and stack hold, and the kernel ignores them.
@@ -698,6 +736,7 @@ rip_pl_syscall_resource(long (*real)(long, ...), long n, const long *a)
 RIP_PL_EXPORT long syscall(long n, ...)
 {
 	static long (*real)(long, ...);
+	sigset_t ks;
 	long a[6];
 	va_list ap;
 
@@ -732,6 +771,7 @@ RIP_PL_EXPORT long syscall(long n, ...)
 		errno = e;
 		return ret;
 	}
+	rip_pl_syscall_sigs(n, a, &ks);
 	if (RIP_UNLIKELY(rip_pl_sys_resource(n) != RIP_PL_SYS_OTHER) &&
 	    !rip_pl_from_tracer(__builtin_return_address(0)))
 		return rip_pl_syscall_resource(real, n, a);

@@ -5,7 +5,11 @@
 # nothing else.  Every symbol it exports in LIBRIP_0.1 is declared by an
 # installed header (include/*.h, include/rip/*.h); every other one is in
 # LIBRIP_PRIVATE and declared by include/internal/preload.h, which is not
-# installed, and by no installed header; none is unversioned.  What lib/
+# installed, and by no installed header; none is unversioned.  The two
+# hooks of -finstrument-functions are there once more at glibc's version
+# of its own no-op hooks (the one libc.so.6 defines them at, not the
+# default: for a program linked without librip, lib/func.c), and nothing
+# else is at a version of glibc's.  What lib/
 # and preload/ share is declared once: no header of lib/ and no file of
 # preload/ declares a private symbol again (a line at column 0 naming it),
 # no other part of the tree uses one, and librip-preload.so binds its
@@ -31,8 +35,16 @@ readelf -W --dyn-syms "$BUILD/librip.so" |
 		>"$TEST_TMP/syms"
 [ -s "$TEST_TMP/syms" ] || die "readelf found no symbol in $BUILD/librip.so"
 
+# libc's hooks of -finstrument-functions as NAME@VERSION (librip.so's aliases of them, not default)
+libc=$(ldd "$BUILD/librip.so" | awk '$1 ~ /^libc\.so/ { print $3 }')
+[ -r "$libc" ] || die "ldd names no libc for $BUILD/librip.so"
+readelf -W --dyn-syms "$libc" |
+	awk '$1 ~ /^[0-9]+:$/ && $7 != "UND" && $8 ~ /^__cyg_profile_func_(enter|exit)@/ { print $8 }' |
+	sed 's/@@/@/' >"$TEST_TMP/libc"
+
 npub=0
 npriv=0
+nglibc=0
 : >"$TEST_TMP/private"
 while read -r sym; do
 	name=${sym%%@*}
@@ -51,11 +63,23 @@ while read -r sym; do
 		! declared "$name" $installed ||
 			fail "$name (LIBRIP_PRIVATE) is declared by an installed header"
 		;;
+	__cyg_profile_func_enter@GLIBC_* | __cyg_profile_func_exit@GLIBC_*)
+		nglibc=$((nglibc + 1))
+		grep -qx -- "$sym" "$TEST_TMP/libc" ||
+			fail "$sym: not the version $libc defines it at ($(tr '\n' ' ' <"$TEST_TMP/libc"))"
+		;;
 	*@@*) fail "$sym: a version node other than LIBRIP_0.1 and LIBRIP_PRIVATE" ;;
 	*) fail "$sym is exported without a version (lib/librip.map lists every export)" ;;
 	esac
 done <"$TEST_TMP/syms"
 [ "$npub" -gt 0 ] || fail "no symbol in LIBRIP_0.1"
+# x86-64 (GLIBC_2.2.5) and aarch64 (GLIBC_2.17) have them; other architectures none yet
+case $(uname -m) in
+x86_64 | aarch64)
+	[ "$nglibc" = 2 ] && [ -s "$TEST_TMP/libc" ] ||
+		fail "librip.so defines $nglibc hooks at libc's version ($(tr '\n' ' ' <"$TEST_TMP/libc")), not 2"
+	;;
+esac
 
 # declared once: lib/ defines them (its .c files), preload/ only calls them, nobody else uses them
 while read -r name; do
@@ -82,5 +106,5 @@ while read -r ref; do
 	fi
 done <"$TEST_TMP/refs"
 
-echo "$npub symbols in LIBRIP_0.1, $npriv in LIBRIP_PRIVATE"
+echo "$npub symbols in LIBRIP_0.1, $npriv in LIBRIP_PRIVATE, $nglibc at libc's version"
 t_done

@@ -4,13 +4,15 @@
 # Description: a program built with -finstrument-functions and linked the
 # ordinary way, without librip (its hook calls ask for glibc's no-op hooks
 # at GLIBC_2.2.5, which ld.so binds past librip's LIBRIP_0.1), has its
-# calls recorded by rip run --functions, with --mem or without: rip report
-# --functions gives the exact counts, a C++ exception thrown through
-# instrumented frames included, every entry with its exit.  Once
-# librip-preload.so defined no hook at that version and the report said 0
-# calls of 0 functions.  The program's output and exit status
-# are the same traced.  A build without the hooks gets a warning that the
-# trace has no function records.
+# calls recorded by rip run --functions, with --mem or without, and with
+# --preload (librip.so preloaded alone, without librip-preload.so, as
+# LD_PRELOAD=librip.so does): rip report --functions gives the exact
+# counts, a C++ exception thrown through instrumented frames included,
+# every entry with its exit.  Once librip-preload.so defined no hook at
+# that version and the report said 0 calls of 0 functions; librip.so
+# defined none either (lib/func.c), and with --preload it said the same.
+# The program's output and exit status are the same traced.  A build
+# without the hooks gets a warning that the trace has no function records.
 . tests/data/common.sh
 need_bin "$RIP"
 CXX=${CXX:-g++}
@@ -42,7 +44,7 @@ readelf -W --dyn-syms p | grep -q '__cyg_profile_func_enter@GLIBC_' ||
 prc=$?
 [ "$prc" = 3 ] || die "the program exits $prc, not 3"
 
-for opts in "--functions" "--mem --functions"; do
+for opts in "--functions" "--mem --functions" "--preload --functions"; do
 	rm -rf t
 	# shellcheck disable=SC2086 # the options are words
 	"$RIP" run $opts -o t -- ./p >run.out 2>run.err

@@ -15,13 +15,20 @@
  *                       own signals until N arrived; installs a handler for
  *                       SIGRTMAX too and raises it 3 times: exactly those 3
  *                       must arrive, with si_code SI_TKILL
- *   signalfd ROUNDS     every signal blocked, read through a signalfd: each
- *                       round burns CPU, sends itself SIGUSR1 and must read
- *                       exactly that one signal; then every signal is
- *                       unblocked (the timer signal left pending is taken)
- *   sigwait ROUNDS      the same with sigwaitinfo and sigtimedwait; then
- *                       a ppoll of 20 ms with every signal unblocked must
- *                       time out, not end early; then the same unblocking
+ *   signalfd ROUNDS [sys4|sys]  every signal blocked, read through a
+ *                       signalfd: each round burns CPU, sends itself SIGUSR1
+ *                       and must read exactly that one signal; then every
+ *                       signal is unblocked (the timer signal left pending is
+ *                       taken); sys4, sys: the signalfd made by
+ *                       syscall(SYS_signalfd4) or syscall(SYS_signalfd), not
+ *                       glibc's wrapper
+ *   sigwait ROUNDS [sys]  the same with sigwaitinfo and sigtimedwait; then
+ *                       a ppoll and an epoll_pwait of 20 ms with every signal
+ *                       unblocked must time out, not end early, and a
+ *                       sigsuspend of none must end with the SIGUSR1 a timer
+ *                       sends 20 ms later; then the same unblocking; sys:
+ *                       the five through syscall(SYS_rt_sigtimedwait,
+ *                       SYS_ppoll, SYS_epoll_pwait, SYS_rt_sigsuspend)
  *   many N              N short-lived threads, 64 alive at a time, each
  *                       burning a little CPU; then the main thread burns
  *                       50 ms (five periods at 100 Hz)
@@ -46,6 +53,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -292,14 +300,29 @@ static int mode_sigprof(int n)
 
 /* ---- signalfd ---- */
 
-static int mode_signalfd(int rounds)
+/* The kernel's sigset_t: 64 signals, what a raw call's size argument says. */
+#define KSIGSET 8
+
+static int mode_signalfd(int rounds, const char *how)
 {
 	sigset_t all;
 	int fd;
 
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
-	fd = signalfd(-1, &all, SFD_NONBLOCK | SFD_CLOEXEC);
+	if (!how)
+		fd = signalfd(-1, &all, SFD_NONBLOCK | SFD_CLOEXEC);
+	else if (!strcmp(how, "sys4"))
+		fd = (int)syscall(SYS_signalfd4, -1, &all, KSIGSET, SFD_NONBLOCK | SFD_CLOEXEC);
+	else if (!strcmp(how, "sys"))
+		fd = (int)syscall(SYS_signalfd, -1, &all, KSIGSET);
+	else
+		return 2;
+	if (fd >= 0 && how && !strcmp(how, "sys") &&
+	    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)) {
+		perror("fcntl");
+		return 1;
+	}
 	if (fd < 0) {
 		perror("signalfd");
 		return 1;
@@ -332,44 +355,112 @@ static int mode_signalfd(int rounds)
 	return 0;
 }
 
-static int mode_sigwait(int rounds)
+static volatile sig_atomic_t usr1_count;
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	usr1_count++;
+}
+
+/*
+ * sigsuspend with every signal unblocked, the sampler's timer signals
+ * pending: it must end with the SIGUSR1 a timer sends 20 ms later, not at
+ * once.  0, or 1 (said why).
+ */
+static int suspend_round(int r, bool sys)
+{
+	struct itimerspec its = { .it_value = { 0, 20000000 } };
+	struct sigevent sev = { .sigev_notify = SIGEV_SIGNAL, .sigev_signo = SIGUSR1 };
+	struct sigaction sa = { .sa_handler = on_usr1 };
+	sigset_t none;
+	timer_t t;
+	uint64_t t0;
+	int s, e;
+
+	sigemptyset(&none);
+	sigaction(SIGUSR1, &sa, NULL);
+	if (timer_create(CLOCK_MONOTONIC, &sev, &t)) {
+		perror("timer_create");
+		return 1;
+	}
+	usr1_count = 0;
+	t0 = now_ns();
+	timer_settime(t, 0, &its, NULL);
+	s = sys ? (int)syscall(SYS_rt_sigsuspend, &none, KSIGSET) : sigsuspend(&none);
+	e = errno;
+	timer_delete(t);
+	signal(SIGUSR1, SIG_DFL);
+	if (s != -1 || e != EINTR || usr1_count != 1 || now_ns() - t0 < 19000000) {
+		fprintf(stderr, "round %d: sigsuspend gave %d (%s), %d SIGUSR1, after %lu ns\n", r,
+			s, strerror(e), (int)usr1_count, (unsigned long)(now_ns() - t0));
+		return 1;
+	}
+	return 0;
+}
+
+static int mode_sigwait(int rounds, const char *how)
 {
 	struct timespec zero = { 0, 0 };
+	bool sys = how && !strcmp(how, "sys");
 	sigset_t all;
 	siginfo_t si;
-	int s;
+	int s, ep;
 
+	if (how && !sys)
+		return 2;
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
 	for (int r = 0; r < rounds; r++) {
 		burn(100000000);
 		kill(getpid(), SIGUSR1);
-		s = sigwaitinfo(&all, &si);
+		s = sys ? (int)syscall(SYS_rt_sigtimedwait, &all, &si, NULL, KSIGSET) :
+			  sigwaitinfo(&all, &si);
 		if (s != SIGUSR1) {
 			fprintf(stderr, "round %d: sigwaitinfo gave %d, code %d\n", r, s, si.si_code);
 			return 1;
 		}
-		s = sigtimedwait(&all, &si, &zero);
+		s = sys ? (int)syscall(SYS_rt_sigtimedwait, &all, &si, &zero, KSIGSET) :
+			  sigtimedwait(&all, &si, &zero);
 		if (s >= 0 || errno != EAGAIN) {
 			fprintf(stderr, "round %d: sigtimedwait gave %d, code %d\n", r, s, si.si_code);
 			return 1;
 		}
 	}
+	ep = epoll_create1(EPOLL_CLOEXEC);
+	if (ep < 0) {
+		perror("epoll_create1");
+		return 1;
+	}
 	for (int r = 0; r < rounds; r++) {
 		struct timespec ts = { 0, 20000000 };
+		struct epoll_event ev;
 		sigset_t none;
 		uint64_t t0;
 
 		sigemptyset(&none);
 		burn(100000000);
 		t0 = now_ns();
-		s = ppoll(NULL, 0, &ts, &none);
+		s = sys ? (int)syscall(SYS_ppoll, NULL, 0, &ts, &none, KSIGSET) :
+			  ppoll(NULL, 0, &ts, &none);
 		if (s != 0 || now_ns() - t0 < 19000000) {
 			fprintf(stderr, "round %d: ppoll gave %d (%s) after %lu ns\n", r, s,
 				s < 0 ? strerror(errno) : "", (unsigned long)(now_ns() - t0));
 			return 1;
 		}
+		/* the timer signals still pending, blocked */
+		t0 = now_ns();
+		s = sys ? (int)syscall(SYS_epoll_pwait, ep, &ev, 1, 20, &none, KSIGSET) :
+			  epoll_pwait(ep, &ev, 1, 20, &none);
+		if (s != 0 || now_ns() - t0 < 19000000) {
+			fprintf(stderr, "round %d: epoll_pwait gave %d (%s) after %lu ns\n", r, s,
+				s < 0 ? strerror(errno) : "", (unsigned long)(now_ns() - t0));
+			return 1;
+		}
+		if (suspend_round(r, sys))
+			return 1;
 	}
+	close(ep);
 	pthread_sigmask(SIG_UNBLOCK, &all, NULL);
 	printf("sigwait ok\n");
 	return 0;
@@ -580,16 +671,16 @@ static int run_mode(int argc, char **argv)
 		return mode_eintr(atoi(argv[2]));
 	if (argc == 3 && !strcmp(argv[1], "sigprof"))
 		return mode_sigprof(atoi(argv[2]));
-	if (argc == 3 && !strcmp(argv[1], "signalfd"))
-		return mode_signalfd(atoi(argv[2]));
-	if (argc == 3 && !strcmp(argv[1], "sigwait"))
-		return mode_sigwait(atoi(argv[2]));
+	if ((argc == 3 || argc == 4) && !strcmp(argv[1], "signalfd"))
+		return mode_signalfd(atoi(argv[2]), argc == 4 ? argv[3] : NULL);
+	if ((argc == 3 || argc == 4) && !strcmp(argv[1], "sigwait"))
+		return mode_sigwait(atoi(argv[2]), argc == 4 ? argv[3] : NULL);
 	if (argc == 3 && !strcmp(argv[1], "many"))
 		return mode_many(atoi(argv[2]));
 	if (argc == 3 && !strcmp(argv[1], "burn"))
 		return mode_burn(atoi(argv[2]));
 	fprintf(stderr, "usage: topprog top READY | eintr SECONDS | sigprof N | signalfd ROUNDS "
-			"| sigwait ROUNDS | many N | fork | cputimer | burn MS\n");
+			"[sys4|sys] | sigwait ROUNDS [sys] | many N | fork | cputimer | burn MS\n");
 	return 2;
 }
 
