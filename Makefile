@@ -234,6 +234,11 @@ $(BUILD)/tests/integ/func_uclink: tests/integ/func_uclink.c $(LIBSO)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -finstrument-functions -Itests -o $@ $< $(LINK_RIP)
 
+# Traced functions at the top of a hand-switched stack, no frame pointers (tests/integ/func-stacktop.sh).
+$(BUILD)/tests/integ/fn_stacktop: tests/integ/fn_stacktop.c $(LIBSO)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -finstrument-functions -fomit-frame-pointer -Itests -o $@ $< $(LINK_RIP)
+
 # funcprog again with nops at every function's entry, by each compiler (their nops differ);
 # no sibling calls and no folding of identical functions, so that its paths are the ones the
 # -finstrument-functions build has (a function that ends by jumping to another leaves the stack).

@@ -556,12 +556,19 @@ static __nofn void rip_fn_kc_put(uintptr_t ra, uint32_t k)
  * first RIP_FN_SCAN words, the highest that puts the cfa at or below bound
  * (the frame below's: the caller's, which the function's cannot pass, and
  * reaches only when the function was inlined into it), as the real one is
- * above copies left in the function's locals (rip_fn_kc).
+ * above copies left in the function's locals (rip_fn_kc).  Past the first
+ * copy, only words known mapped are read: up to a bound within
+ * RIP_FN_NEAR (rip_fn_in), else those of the first copy's page.  The
+ * function may be the outermost of its stack: a coroutine's, switched to
+ * by hand (libcoro's CORO_ASM, boost.context), whose top may have an
+ * unmapped page above it.  A copy taken for the real one is below it, and
+ * can only make the frame look alive.
  */
 static __nofn uintptr_t rip_fn_cfa(const uintptr_t *p, uintptr_t site, uintptr_t fn,
 				   uintptr_t bound, uint32_t *k)
 {
 	uint32_t i, j;
+	uintptr_t end;
 
 	for (i = 0; i < RIP_FN_SCAN; i++)
 		if (p[i] == site)
@@ -569,7 +576,10 @@ static __nofn uintptr_t rip_fn_cfa(const uintptr_t *p, uintptr_t site, uintptr_t
 	if (RIP_UNLIKELY(i == RIP_FN_SCAN)) {
 		i = rip_fn_far(p, site, fn);
 	} else {
-		for (j = i + 1; j < RIP_FN_SCAN && (uintptr_t)(p + j + 1) <= bound; j++)
+		end = bound - (uintptr_t)p <= RIP_FN_NEAR ?
+			      bound :
+			      ((uintptr_t)(p + i) | (RIP_FN_NEAR - 1)) + 1;
+		for (j = i + 1; j < RIP_FN_SCAN && (uintptr_t)(p + j + 1) <= end; j++)
 			if (p[j] == site)
 				i = j;
 	}
