@@ -223,6 +223,11 @@ $(BUILD)/tests/integ/funcfork: tests/integ/funcfork.c $(LIBSO)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -finstrument-functions -Itests -o $@ $< $(LINK_RIP)
 
+# A program linked with librip.a, not librip.so (tests/integ/static-preload.sh).
+$(BUILD)/tests/integ/static_snap: tests/integ/static_snap.c $(LIBA)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -Itests -o $@ $< $(LIBA) -pthread -ldl
+
 # A function gcc copies for its calls with constant arguments (tests/integ/func-clone.sh).
 $(BUILD)/tests/integ/fnclone: tests/integ/fnclone.c $(LIBSO)
 	@mkdir -p $(@D)

@@ -41,6 +41,7 @@
  * file that user owns, they could write under the program (no file then).
  */
 #include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -1836,6 +1837,32 @@ static void rip_env_unpreload(void)
 	}
 }
 
+/*
+ * Has another librip in this process opened the process's file already?  A
+ * program linked with librip.a and run under librip-preload.so (rip run)
+ * has two: librip.so, which the preload library brings and whose
+ * constructor ran first, and this copy in the executable, whose state
+ * (its slots, its thread-local self) is its own.  Opening a file of its
+ * own under the same name, this copy took the file in the way for its
+ * image before an execve, marked it so (rip ps said "replaced by
+ * execve"), and recorded its own system calls as the program's.  So it
+ * stays off, and says so in the other's file (RIP_P_SECOND_OFF): its
+ * rip_snap() calls are not recorded, and rip ps tells why.  A constructor
+ * may call dlsym (no hook runs this).
+ */
+static bool rip_other_opened(void)
+{
+	struct rip_file_hdr *(*other)(void) = (struct rip_file_hdr * (*)(void))
+		dlsym(RTLD_DEFAULT, "__rip_file_hdr");
+	struct rip_file_hdr *h;
+
+	if (!other || other == __rip_file_hdr || !(h = other()) || h->pid != getpid())
+		return false;
+	/* Readers only test the bit. */
+	__atomic_fetch_or(&h->proc_flags, RIP_P_SECOND_OFF, __ATOMIC_RELAXED);
+	return true;
+}
+
 __attribute__((constructor)) static void rip_auto_open(void)
 {
 	RIP_OPTS(rip_ring_opts, o);
@@ -1854,7 +1881,7 @@ __attribute__((constructor)) static void rip_auto_open(void)
 		__rip_proc.scan_pending = false;
 		return;
 	}
-	if (rip_auto_opts(&o))
+	if (rip_auto_opts(&o) && !rip_other_opened())
 		rip_ring_open(&o);
 }
 

@@ -605,12 +605,31 @@ static void fam_fn_ids(struct fam *f, const struct rr_file *rf)
 		f->fn_ids += n < rf->hdr.fn_ids ? n : rf->hdr.fn_ids;
 }
 
+/*
+ * Did the program's own librip (linked in statically) stay off in the
+ * process of file rf (RIP_P_SECOND_OFF)?  Say so: its snaps are not here.
+ */
+static void fam_second_off(const struct fam *f, const struct rr_file *rf)
+{
+	char err[RR_ERR_MAX];
+	uint32_t flags = 0;
+
+	if (!rr_live_u32(rf, offsetof(struct rip_file_hdr, proc_flags), &flags, err, sizeof(err)) &&
+	    (flags & RIP_P_SECOND_OFF))
+		fam_warn(f,
+			 "pid %d: the program's own librip (linked in statically) stayed off under "
+			 "librip-preload.so: its rip_snap() calls are not recorded (link it with "
+			 "-lrip)",
+			 (int)rf->hdr.pid);
+}
+
 int fam_finish(struct fam *f, char *err, size_t errlen)
 {
 	/* the files made since the last look; the copy of the ring file for rip ps and top DIR */
 	fam_scan(f);
 	f->rec.keep_ring = true;
 	fam_fn_ids(f, &f->rec.f);
+	fam_second_off(f, &f->rec.f);
 	return rec_finish(&f->rec, err, errlen);
 }
 
@@ -785,6 +804,7 @@ static void fam_sub_finish(struct fam *f, struct fam_sub *sub, bool gone)
 	 */
 	sub->rec.keep_ring = true;
 	fam_fn_ids(f, &sub->rec.f);
+	fam_second_off(f, &sub->rec.f);
 	if (rec_finish(&sub->rec, err, sizeof(err))) {
 		fam_warn(f, "pid %d: %s", (int)sub->pid, err);
 		f->failed++;

@@ -1047,6 +1047,10 @@ static void print_header(const struct ps_state *st, FILE *out)
 	if (st->f.hdr.overflow || live.overflow)
 		fprintf(out, "; %u threads found no free slot (raise RIP_SLOTS)", live.overflow);
 	fputc('\n', out);
+	if (live.proc_flags & RIP_P_SECOND_OFF)
+		fprintf(out,
+			"note: the program's own librip (linked in statically) stayed off under "
+			"librip-preload.so: its rip_snap() calls are not here (link it with -lrip)\n");
 }
 
 /* The end of a --json document: what the watcher saw, then the last brace. */

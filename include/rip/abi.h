@@ -225,6 +225,8 @@ enum rip_clock_kind {
 #define RIP_P_MOD_FULL 0x2u /* the module map ran out of entries */
 #define RIP_P_CLOSED 0x4u   /* rip_ring_close() was called: no new slots are taken */
 #define RIP_P_EXECED 0x8u   /* the process called execve(): its new image has a new file */
+/* a second librip in the process (the program's, linked in statically) stayed off: see format.md */
+#define RIP_P_SECOND_OFF 0x10u
 
 /* hdr.sample_flags */
 #define RIP_SAMPLE_F_ON 0x1u	    /* the sampler started (a handler, timers per thread) */
