@@ -78,7 +78,7 @@ INTEG := $(INTEG_SRC:tests/integ/%.c=$(BUILD)/tests/integ/%) \
 	$(BUILD)/tests/integ/funcprog-cxx-patch $(BUILD)/tests/integ/funcnop-clang \
 	$(BUILD)/tests/integ/funcnop-own $(BUILD)/tests/integ/fnbt-patch \
 	$(BUILD)/tests/integ/fnbt-patch-clang $(BUILD)/tests/integ/fnbtx-patch \
-	$(BUILD)/tests/integ/fnfore-patch
+	$(BUILD)/tests/integ/fnfore-patch $(BUILD)/tests/integ/fngen-patch
 BENCHES := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%) $(BUILD)/bench/malloc-nofp \
 	$(BUILD)/bench/funcs-instr $(BUILD)/bench/funcs-empty $(BUILD)/bench/funcs-emptyso \
 	$(BUILD)/bench/funcs-floor $(BUILD)/bench/funcs-patch $(BUILD)/bench/many-fn
@@ -321,6 +321,11 @@ $(BUILD)/tests/integ/fnbt-patch-clang: tests/integ/fnbt.c
 
 # fnfore (tests/integ/func-unwind.sh): a catch of its own personality, through patchable frames
 $(BUILD)/tests/integ/fnfore-patch: tests/integ/fnfore.c
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(PATCH_FLAGS) $(NO_ICF) -o $@ $<
+
+# fngen (tests/integ/func-gen.sh): a generator switched by its own assembly, patchable
+$(BUILD)/tests/integ/fngen-patch: tests/integ/fngen.c
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(PATCH_FLAGS) $(NO_ICF) -o $@ $<
 

@@ -365,6 +365,31 @@ out:
 }
 
 /*
+ * Entry k of r's n goes, and with it the entries above it that are gone:
+ * frames a longjmp passed, whose slots hold something else by now (or will
+ * when the stack is used again, and penter drops them then).  The others
+ * above stay: frames of a stack the program switched away from by hand (a
+ * coroutine of its own: libcoro's assembly switch, boost.context), which
+ * still return through the trampoline when it switches back.  Taken for
+ * gone with the rest, their returns found no entry and the program was
+ * aborted (tests/integ/func-gen).  Busy meanwhile: a signal handler that
+ * comes in between pushes nothing onto the entries being moved.
+ */
+static void rip_fn_rets_drop(struct rip_fn_rets *r, uint32_t k, uint32_t n)
+{
+	uint32_t m = k;
+
+	__rip_fn_busy = 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	for (uint32_t j = k + 1; j < n && j < RIP_FN_RETS; j++)
+		if (*(const uintptr_t *)(r->e[j].cfa - 8) == (uintptr_t)__rip_fn_pexit)
+			r->e[m++] = r->e[j];
+	r->n = m;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	__rip_fn_busy = 0;
+}
+
+/*
  * The entry of cfa in r: its real return address (and the entry popped, *fn, *rec), or 0.
  * Called with __rip_fn_busy down (__rip_fn_pexit_c): a signal handler's
  * patched entries may push onto r at any instruction here, at r->n, so the
@@ -375,7 +400,9 @@ out:
  */
 static uintptr_t rip_fn_ret_take(struct rip_fn_rets *r, uintptr_t cfa, uintptr_t *fn, bool *rec)
 {
-	for (uint32_t k = r->n; k-- > 0;) {
+	const uint32_t n = r->n;
+
+	for (uint32_t k = n; k-- > 0;) {
 		uintptr_t ra;
 
 		if (r->e[k].cfa != cfa)
@@ -385,6 +412,10 @@ static uintptr_t rip_fn_ret_take(struct rip_fn_rets *r, uintptr_t cfa, uintptr_t
 		*rec = r->e[k].fn & RIP_FN_RET_REC;
 		/* The entry read before it is freed: pairs with a handler's push (__rip_fn_penter). */
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		if (RIP_UNLIKELY(k + 1 < n)) {
+			rip_fn_rets_drop(r, k, n);
+			return ra;
+		}
 		r->n = k;
 		return ra;
 	}
