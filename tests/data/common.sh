@@ -122,6 +122,15 @@ t_kill() {
 	T_PIDS=$rest
 }
 
+# leaks_report_json TRACE: rip leaks --json and rip report --json of TRACE, into
+# $TEST_TMP/leaks.json and $TEST_TMP/report.json (expect_status: each must exit 0).
+leaks_report_json() {
+	expect_status 0 "rip leaks --json" "$RIP" leaks --json "$1"
+	cp "$TEST_TMP/out" "$TEST_TMP/leaks.json"
+	expect_status 0 "rip report --json" "$RIP" report --json "$1"
+	cp "$TEST_TMP/out" "$TEST_TMP/report.json"
+}
+
 # expect_status WANT DESCRIPTION CMD...: run CMD (output to $TEST_TMP/out,
 # $TEST_TMP/err) and check its exit status.
 expect_status() {

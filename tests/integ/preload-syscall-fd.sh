@@ -36,10 +36,7 @@ expect_status 0 "rip run --fd" "$RIP" run --fd -q -o "$TEST_TMP/trace" -- "$prog
 	"$TEST_TMP/file"
 cp "$TEST_TMP/out" "$TEST_TMP/prog.out"
 grep -q '^end ' "$TEST_TMP/prog.out" || fail "the program did not run to its end"
-expect_status 0 "rip leaks --json" "$RIP" leaks --json "$TEST_TMP/trace"
-cp "$TEST_TMP/out" "$TEST_TMP/leaks.json"
-expect_status 0 "rip report --json" "$RIP" report --json "$TEST_TMP/trace"
-cp "$TEST_TMP/out" "$TEST_TMP/report.json"
+leaks_report_json "$TEST_TMP/trace"
 expect_status 0 "rip dump" "$RIP" dump "$TEST_TMP/trace"
 cp "$TEST_TMP/out" "$TEST_TMP/dump"
 

@@ -23,10 +23,7 @@ need_cmd python3
 expect_status 0 "rip run --mem" "$RIP" run --mem -q -o "$TEST_TMP/trace" -- "$prog" mem
 cp "$TEST_TMP/out" "$TEST_TMP/prog.out"
 grep -q '^done$' "$TEST_TMP/prog.out" || fail "the program did not run to its end"
-expect_status 0 "rip leaks --json" "$RIP" leaks --json "$TEST_TMP/trace"
-cp "$TEST_TMP/out" "$TEST_TMP/leaks.json"
-expect_status 0 "rip report --json" "$RIP" report --json "$TEST_TMP/trace"
-cp "$TEST_TMP/out" "$TEST_TMP/report.json"
+leaks_report_json "$TEST_TMP/trace"
 
 python3 - "$TEST_TMP/prog.out" "$TEST_TMP/leaks.json" "$TEST_TMP/report.json" <<'PY' ||
 import collections, json, sys

@@ -35,10 +35,7 @@ trap 't_cleanup; rm_segments' EXIT
 "$RIP" run --shm -q -o "$TEST_TMP/trace" -- "$prog" shm >"$TEST_TMP/prog.out" 2>"$TEST_TMP/err" ||
 	fail "rip run --shm failed: $(tail -n 3 "$TEST_TMP/err" "$TEST_TMP/prog.out")"
 grep -q '^done$' "$TEST_TMP/prog.out" || fail "the program did not run to its end"
-expect_status 0 "rip leaks --json" "$RIP" leaks --json "$TEST_TMP/trace"
-cp "$TEST_TMP/out" "$TEST_TMP/leaks.json"
-expect_status 0 "rip report --json" "$RIP" report --json "$TEST_TMP/trace"
-cp "$TEST_TMP/out" "$TEST_TMP/report.json"
+leaks_report_json "$TEST_TMP/trace"
 
 python3 - "$TEST_TMP/prog.out" "$TEST_TMP/leaks.json" "$TEST_TMP/report.json" <<'PY' ||
 import collections, json, sys
