@@ -19,23 +19,21 @@
 prog=$BUILD/tests/integ/topprog
 need_bin "$prog" "$RIP"
 
-# $how unquoted: none for the wrappers
-# shellcheck disable=SC2086
+# run_mode MODE HOW: topprog MODE under rip run --sample, through the wrappers (HOW empty)
+# or syscall() (sys4: signalfd4, sys: the older call), must end well with its samples stored.
+run_mode() {
+	# $2 unquoted: none for the wrappers
+	# shellcheck disable=SC2086
+	TOPPROG_RING=$TEST_TMP/$1$2.ring "$RIP" run -q --sample -o "$TEST_TMP/trace-$1$2" -- \
+		"$prog" "$1" 10 $2 >"$TEST_TMP/out" 2>"$TEST_TMP/err" ||
+		fail "$1 $2: exit $?: $(cat "$TEST_TMP/out" "$TEST_TMP/err")"
+	grep -q "$1 ok" "$TEST_TMP/out" || fail "$1 $2: no success line: $(cat "$TEST_TMP/out")"
+	samples_stored "$TEST_TMP/$1$2.ring" "$1 $2"
+}
 for how in "" sys4 sys; do
-	TOPPROG_RING=$TEST_TMP/signalfd$how.ring "$RIP" run -q --sample -o "$TEST_TMP/trace$how" -- \
-		"$prog" signalfd 10 $how >"$TEST_TMP/out" 2>"$TEST_TMP/err" ||
-		fail "signalfd $how: exit $?: $(cat "$TEST_TMP/out" "$TEST_TMP/err")"
-	grep -q "signalfd ok" "$TEST_TMP/out" ||
-		fail "signalfd $how: no success line: $(cat "$TEST_TMP/out")"
-	samples_stored "$TEST_TMP/signalfd$how.ring" "signalfd $how"
+	run_mode signalfd "$how"
 done
-# shellcheck disable=SC2086
 for how in "" sys; do
-	TOPPROG_RING=$TEST_TMP/sigwait$how.ring "$RIP" run -q --sample -o "$TEST_TMP/trace2$how" -- \
-		"$prog" sigwait 10 $how >"$TEST_TMP/out" 2>"$TEST_TMP/err" ||
-		fail "sigwait $how: exit $?: $(cat "$TEST_TMP/out" "$TEST_TMP/err")"
-	grep -q "sigwait ok" "$TEST_TMP/out" ||
-		fail "sigwait $how: no success line: $(cat "$TEST_TMP/out")"
-	samples_stored "$TEST_TMP/sigwait$how.ring" "sigwait $how"
+	run_mode sigwait "$how"
 done
 t_done
