@@ -175,6 +175,27 @@ static void rip_pl_maps_nap(uint32_t st, uint64_t ns)
 	rip_pl_futex(&WM.state, FUTEX_WAIT_PRIVATE, st, &ts);
 }
 
+/*
+ * Is a watcher there to answer, or about to be?  Started (W_RUNNING) and not
+ * failed: while it sets up its own table (the status still PENDING, or
+ * STOPPED after an unshare or setns) a request waits in the box, which it
+ * looks at first; read by the thread instead, the program's other threads,
+ * just created, took the wrong numbers (tests/integ/trust-mapsfd, now and
+ * then hundreds of opens in a run).
+ */
+static bool rip_pl_watch_up(const struct rip_file_hdr *hdr)
+{
+	uint32_t st;
+
+	/* Acquire: pairs with the release store of W_RUNNING once the thread exists. */
+	if (__atomic_load_n(&W.state, __ATOMIC_ACQUIRE) != W_RUNNING)
+		return false;
+	/* Relaxed: only whether it failed; the box's own words order the rest. */
+	st = __atomic_load_n(&hdr->watch_status, __ATOMIC_RELAXED);
+	return st == RIP_WATCHER_RUNNING || st == RIP_WATCHER_DENIED || st == RIP_WATCHER_PENDING ||
+	       st == RIP_WATCHER_STOPPED;
+}
+
 int rip_pl_watch_maps(uintptr_t addr, struct rip_pl_maps_hit *h)
 {
 	struct rip_file_hdr *hdr = __rip_file_hdr();
@@ -182,12 +203,7 @@ int rip_pl_watch_maps(uintptr_t addr, struct rip_pl_maps_hit *h)
 	uint32_t st;
 	int ret, err = errno;
 
-	/* Acquire: pairs with the release store of W_RUNNING (the watcher's tid and state). */
-	if (!hdr || __atomic_load_n(&W.state, __ATOMIC_ACQUIRE) != W_RUNNING)
-		return -EAGAIN;
-	/* Acquire: pairs with the watcher's release store once its own table is set up. */
-	st = __atomic_load_n(&hdr->watch_status, __ATOMIC_ACQUIRE);
-	if (st != RIP_WATCHER_RUNNING && st != RIP_WATCHER_DENIED)
+	if (!hdr || !rip_pl_watch_up(hdr))
 		return -EAGAIN;
 	t0 = rip_pl_mono_ns();
 	for (;;) {
@@ -204,25 +220,25 @@ int rip_pl_watch_maps(uintptr_t addr, struct rip_pl_maps_hit *h)
 	/* Release: addr before the state (pairs with the watcher's acquire CAS). */
 	__atomic_store_n(&WM.state, WM_POSTED, __ATOMIC_RELEASE);
 	t0 = rip_pl_mono_ns();
-	for (;;) {
-		/* Not a new value of watch_req: that asks for a sweep. */
-		rip_pl_futex(&hdr->watch_req, FUTEX_WAKE, INT32_MAX, NULL);
-		rip_pl_maps_nap(WM_POSTED, WM_SLICE_NS);
+	for (st = WM_POSTED;;) {
+		if (st == WM_POSTED) {
+			now = rip_pl_mono_ns();
+			/* Not taken in time, or the watcher stopped: take the request back. */
+			if ((now - t0 >= WM_ANSWER_NS || !rip_pl_watch_up(hdr)) &&
+			    __atomic_compare_exchange_n(&WM.state, &st, WM_FREE, false,
+							__ATOMIC_RELEASE, __ATOMIC_RELAXED)) {
+				rip_pl_futex(&WM.state, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL);
+				goto again;
+			}
+			/* Not a new value of watch_req: that asks for a sweep. */
+			rip_pl_futex(&hdr->watch_req, FUTEX_WAKE, INT32_MAX, NULL);
+		}
+		/* WM_SERVING: the watcher reads, and its answer wakes us (no spinning meanwhile). */
+		rip_pl_maps_nap(st, WM_SLICE_NS);
 		/* Acquire: pairs with the watcher's release store of WM_DONE (the answer). */
 		st = __atomic_load_n(&WM.state, __ATOMIC_ACQUIRE);
 		if (st == WM_DONE)
 			break;
-		now = rip_pl_mono_ns();
-		/* Not taken in time, or the watcher stopped: take the request back. */
-		if (st == WM_POSTED &&
-		    (now - t0 >= WM_ANSWER_NS ||
-		     __atomic_load_n(&W.state, __ATOMIC_ACQUIRE) != W_RUNNING) &&
-		    __atomic_compare_exchange_n(&WM.state, &st, WM_FREE, false, __ATOMIC_RELEASE,
-						__ATOMIC_RELAXED)) {
-			rip_pl_futex(&WM.state, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL);
-			goto again;
-		}
-		/* WM_SERVING: the watcher reads; it answers whatever comes */
 	}
 	*h = WM.hit;
 	ret = WM.ret;

@@ -15,11 +15,15 @@ need_bin "$prog" "$RIP"
 "$prog" 1000 keep >"$TEST_TMP/plain.out" 2>&1 ||
 	die "trust_mapsfd fails untraced: $(cat "$TEST_TMP/plain.out")"
 
-"$RIP" run --mem -o "$TEST_TMP/t" -- "$prog" 1000 keep >"$TEST_TMP/run.out" 2>"$TEST_TMP/run.err"
-rc=$?
-grep -q '^rounds 1000' "$TEST_TMP/run.out" || die "no result: $(cat "$TEST_TMP/run.err")"
-[ "$rc" = 0 ] || fail "a descriptor of ours took the program's number: $(cat "$TEST_TMP/run.out")"
-grep -q ', 0 lost' "$TEST_TMP/run.err" || fail "events lost: $(cat "$TEST_TMP/run.err")"
+# three runs: the first moves come while the watcher starts, as the opening thread does
+for i in 1 2 3; do
+	rm -rf "$TEST_TMP/t"
+	"$RIP" run --mem -o "$TEST_TMP/t" -- "$prog" 1000 keep >"$TEST_TMP/run.out" 2>"$TEST_TMP/run.err"
+	rc=$?
+	grep -q '^rounds 1000' "$TEST_TMP/run.out" || die "no result: $(cat "$TEST_TMP/run.err")"
+	[ "$rc" = 0 ] || fail "run $i: a descriptor of ours took the program's number: $(cat "$TEST_TMP/run.out")"
+	grep -q ', 0 lost' "$TEST_TMP/run.err" || fail "run $i: events lost: $(cat "$TEST_TMP/run.err")"
+done
 
 # round 999 made 8 pages (1 + 999 % 8)
 pg=$(getconf PAGESIZE)
