@@ -309,8 +309,6 @@ for t in $DEEP; do
 		continue
 	fi
 	devents=$(sed -n 's/^.* run: \([0-9]*\) events .*/\1/p' "$dir/ana-err")
-rm -rf "$trace.ctf"
-"$RIP" export --format=ctf "$trace" -o "$trace.ctf" >/dev/null 2>&1 || rm -rf "$trace.ctf"
 	"$RIP" leaks "$dir/ana-deep-tr" >/dev/null 2>&1 # the debug cache, filled once
 	for r in $(seq "$DREPS"); do
 		echo "  analysis: deep stacks, $t threads: repetition $r of $DREPS ..." >&2
