@@ -80,7 +80,8 @@ INTEG := $(INTEG_SRC:tests/integ/%.c=$(BUILD)/tests/integ/%) \
 	$(BUILD)/tests/integ/fnbt-patch-clang $(BUILD)/tests/integ/fnbtx-patch \
 	$(BUILD)/tests/integ/fnfore-patch $(BUILD)/tests/integ/fngen-patch
 BENCHES := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%) $(BUILD)/bench/malloc-nofp \
-	$(BUILD)/bench/funcs-instr $(BUILD)/bench/funcs-empty $(BUILD)/bench/funcs-emptyso \
+	$(BUILD)/bench/funcs-instr $(BUILD)/bench/funcs-instr-a $(BUILD)/bench/funcs-empty \
+	$(BUILD)/bench/funcs-emptyso \
 	$(BUILD)/bench/funcs-floor $(BUILD)/bench/funcs-patch $(BUILD)/bench/many-fn
 
 SONAME := librip.so.$(SOMAJOR)
@@ -383,6 +384,12 @@ $(BUILD)/bench/funcs: bench/funcs.c $(LIBSO)
 $(BUILD)/bench/funcs-instr: bench/funcs.c $(LIBSO)
 	@mkdir -p $(@D)
 	$(CC) $(FUNCS_CFLAGS) -finstrument-functions -o $@ $< $(LINK_RIP)
+
+# The same with librip.a linked in: librip's hooks called as the empty and floor hooks below
+# are, with no PLT between (the budgets' comparisons, like with like).
+$(BUILD)/bench/funcs-instr-a: bench/funcs.c $(LIBA)
+	@mkdir -p $(@D)
+	$(CC) $(FUNCS_CFLAGS) -finstrument-functions -o $@ $< $(LIBA) -pthread -ldl
 
 $(BUILD)/bench/funcs-empty: bench/funcs.c bench/funcs-hooks.c
 	@mkdir -p $(@D)
