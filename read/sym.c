@@ -1162,6 +1162,29 @@ static bool sym_is_clone(const char *sym, Dwarf_Die *die)
 	return true;
 }
 
+/*
+ * Is ELF symbol es the C++ function of die, which DWARF names by its name
+ * alone (no linkage name: gcc gives none to a function of internal
+ * linkage), while the symbol's mangled name has its scope and parameters?
+ * The symbol must begin where one of the function's ranges does (a
+ * function split in a hot and a cold part has two; cubias: the CU's).
+ */
+static bool sym_is_local_cxx(const struct sym_elf *es, Dwarf_Die *die, Dwarf_Addr cubias)
+{
+	Dwarf_Addr base, lo, hi;
+	Dwarf_Attribute a;
+	ptrdiff_t off = 0;
+
+	if (!es->name || strncmp(es->name, "_Z", 2) ||
+	    dwarf_attr_integrate(die, DW_AT_linkage_name, &a) ||
+	    dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &a))
+		return false;
+	for (int n = 0; n < 64 && (off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0; n++)
+		if (lo + cubias == es->lo)
+			return true;
+	return false;
+}
+
 static void sym_call_site(Dwarf_Die *inl, struct sym_cframe *f)
 {
 	Dwarf_Attribute a;
@@ -1283,8 +1306,14 @@ static struct sym_entry *sym_resolve(struct rip_sym *s, struct sym_mod *m, uint6
 	if (first == 0) {
 		struct sym_cframe *f = &e->f[e->n - 1];
 
-		/* A clone of the function (foo.part.0): its symbol's name, which says so. */
-		if (!f->func || (symname && sym_is_clone(es->name, &chain[0])))
+		/*
+		 * A clone of the function (foo.part.0): its symbol's name, which
+		 * says so.  So too a C++ function of internal linkage (static, or
+		 * in an anonymous namespace): its DWARF has no linkage name, and
+		 * names it without its scope and parameters.
+		 */
+		if (!f->func || (symname && (sym_is_clone(es->name, &chain[0]) ||
+					     sym_is_local_cxx(es, &chain[0], cubias))))
 			f->func = symname;
 		if (symname)
 			f->offset = symoff;

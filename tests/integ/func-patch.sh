@@ -190,11 +190,11 @@ grep -q "the process ended before the watcher answered" en.err ||
 
 # ---- exceptions through patched frames ----
 cat >want.txt <<EOW
-caught thread running: caught_thread>caught_base
-cthrow thread running: cthrow_thread>cthrow_base>cthrow_park>park_here
-rehook thread running: rehook_thread>rehook_base
-rethrow thread running: rethrow_thread>rethrow_base>rethrow_park>park_here
-thrower thread running: throw_thread>throw_base>throw_park>park_here
+caught thread running: caught_thread(void*)>caught_base()
+cthrow thread running: cthrow_thread(void*)>cthrow_base()>cthrow_park()>park_here()
+rehook thread running: rehook_thread(void*)>rehook_base()
+rethrow thread running: rethrow_thread(void*)>rethrow_base()>rethrow_park()>park_here()
+thrower thread running: throw_thread(void*)>throw_base()>throw_park()>park_here()
 EOW
 prog=$OLDPWD/$BUILD/tests/integ/funcprog-cxx-patch
 need_bin "$prog"
@@ -212,6 +212,6 @@ $(cat cxx.diff)"
 kill -INT "$pid"
 wait "$run"
 "$RIP" report --functions --json tx | python3 "$rep" >repx.txt || fail "cxx: rip report"
-grep -q "^rehook_mid 1 0\$" repx.txt || fail "cxx: rehook_mid's one call, ended: $(grep rehook repx.txt)"
+grep -q "^rehook_mid() 1 0\$" repx.txt || fail "cxx: rehook_mid's one call, ended: $(grep rehook repx.txt)"
 grep -q "^no_exit 0\$" repx.txt || fail "cxx: calls without their exit: $(grep no_ repx.txt)"
 t_done

@@ -105,13 +105,14 @@ done
 
 # exceptions: C++ frames (their exit hooks run in the unwinding's cleanups), C frames (not),
 # under rip run: the preload library's hook of __cxa_begin_catch drops the unwound frames at
-# the catch (caught parks in the catching function, after no traced call)
+# the catch (caught parks in the catching function, after no traced call); static C++
+# functions named with their parameters, from their mangled symbols
 cat >want.txt <<EOW
-caught thread running: caught_thread>caught_base
-cthrow thread running: cthrow_thread>cthrow_base>cthrow_park>park_here
-rehook thread running: rehook_thread>rehook_base
-rethrow thread running: rethrow_thread>rethrow_base>rethrow_park>park_here
-thrower thread running: throw_thread>throw_base>throw_park>park_here
+caught thread running: caught_thread(void*)>caught_base()
+cthrow thread running: cthrow_thread(void*)>cthrow_base()>cthrow_park()>park_here()
+rehook thread running: rehook_thread(void*)>rehook_base()
+rethrow thread running: rethrow_thread(void*)>rethrow_base()>rethrow_park()>park_here()
+thrower thread running: throw_thread(void*)>throw_base()>throw_park()>park_here()
 EOW
 "$RIP" run -o trc -- "$cxx" "$TEST_TMP/ready-cxx" >cxx.out 2>cxx.err &
 crun=$!

@@ -165,7 +165,9 @@ cat >cxx.cc <<'EOF'
 namespace ns { struct K { int method(int x); }; }
 int ns::K::method(int x) { int y = x * 2; return y + 1; }
 template <typename T> T twice(T v) { T w = v + v; return w; }
-int main() { ns::K k; return k.method(1) + (int)twice<long>(2); }
+static int local_fn(long a) { long b = a * 3; return (int)b; }
+namespace { int anon_fn(int x, double d) { int z = x + (int)d; return z; } }
+int main() { ns::K k; return k.method(1) + (int)twice<long>(2) + local_fn(3) + anon_fn(1, 2.0); }
 EOF
 $CXX -g -O0 -o cxx cxx.cc || exit 1
 $CXX -O0 -o cxx.nodebug cxx.cc || exit 1
@@ -174,6 +176,13 @@ A2=$(at "$(sym cxx _Z5twiceIlET_S0_ 4)" $B)
 out=$("$Q" -m "$T/cxx@$B" "$A" "$A2")
 expect "$out" "^$A 0 ns::K::method\(int\) cxx\.cc:2 " "C++ method demangled (DWARF)"
 expect "$out" "^$A2 0 long twice<long>\(long\) cxx\.cc:3 " "C++ template demangled (DWARF)"
+# internal linkage: the DWARF has no linkage name, the symbol table's mangled one says the rest
+A=$(at "$(sym cxx _ZL8local_fnl 4)" $B)
+A2=$(at "$(sym cxx _ZN12_GLOBAL__N_17anon_fnEid 4)" $B)
+out=$("$Q" -m "$T/cxx@$B" "$A" "$A2")
+expect "$out" "^$A 0 local_fn\(long\) cxx\.cc:4 " "C++ static function with its parameters (DWARF)"
+expect "$out" "^$A2 0 \(anonymous namespace\)::anon_fn\(int, double\) cxx\.cc:5 " \
+	"C++ function of an anonymous namespace, qualified (DWARF)"
 A=$(at "$(sym cxx.nodebug _ZN2ns1K6methodEi 4)" $B)
 out=$("$Q" -m "$T/cxx.nodebug@$B" "$A")
 expect "$out" "^$A 0 ns::K::method\(int\) \?\?:0 " "C++ demangled (symbol table)"
