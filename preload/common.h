@@ -512,6 +512,16 @@ const sigset_t *rip_pl_sample_mask(const sigset_t *mask);
  * buf holding the changed copy (syscall(2)'s signalfd4, rt_sigtimedwait...)
  */
 const void *rip_pl_sample_kset(const void *p, unsigned long size, bool mask, sigset_t *buf);
+/* What a raw call's mask argument points at when the kernel takes it by a pointer of its own. */
+struct rip_pl_ksigpack {
+	const void *ss;	   /* the mask (a kernel sigset_t); NULL: none */
+	unsigned long len; /* its size */
+};
+/*
+ * The same for such an argument p (pselect6's, io_pgetevents's): p, or
+ * pack holding its copy whose ss is buf, the changed mask.
+ */
+const void *rip_pl_sample_kpack(const void *p, struct rip_pl_ksigpack *pack, sigset_t *buf);
 
 /* ---- mem.c internals shared with common.c ---- */
 

@@ -27,12 +27,15 @@
  * of their sets (rip_pl_sample_filter, rip_pl_sample_set), so that a
  * program that blocks every signal and reads them from a signalfd or waits
  * for them never gets one of our timers'; and the masks that ppoll,
- * pselect, epoll_pwait and sigsuspend install for the wait keep it blocked
- * (rip_pl_sample_mask), so that a timer signal left pending on a thread that
- * blocked it does not end such a wait early with EINTR.  syscall()'s hook
- * does the same to those calls made raw (wait.c: signalfd4, signalfd,
- * rt_sigtimedwait, ppoll, epoll_pwait, rt_sigsuspend), on a copy of the
- * kernel's 8-byte set (rip_pl_sample_kset).  Only sets that
+ * pselect, epoll_pwait, epoll_pwait2 and sigsuspend install for the wait
+ * keep it blocked (rip_pl_sample_mask), so that a timer signal left pending
+ * on a thread that blocked it does not end such a wait early with EINTR.
+ * syscall()'s hook does the same to those calls made raw (wait.c:
+ * signalfd4, signalfd, rt_sigtimedwait, ppoll, pselect6, epoll_pwait,
+ * epoll_pwait2, rt_sigsuspend) and to io_pgetevents (which glibc does not
+ * wrap), on a copy of the kernel's 8-byte set (rip_pl_sample_kset) and,
+ * for pselect6 and io_pgetevents, of the pair that points at it
+ * (rip_pl_sample_kpack).  Only sets that
  * treat our number as they treat its neighbours are changed (a full set, an
  * empty mask), and none once the program handles our number itself: a
  * program that singles it out gets exactly what it asked for.
@@ -490,6 +493,25 @@ const void *rip_pl_sample_kset(const void *p, unsigned long size, bool mask, sig
 		return p;
 	sp_change(&k, mask, sig, buf);
 	return buf;
+}
+
+/*
+ * A raw call's mask behind a pointer of its own (pselect6, io_pgetevents):
+ * the pair at p, then its mask, read as rip_pl_sample_kset reads one, each
+ * once and only while we sample.
+ */
+const void *rip_pl_sample_kpack(const void *p, struct rip_pl_ksigpack *pack, sigset_t *buf)
+{
+	struct rip_pl_ksigpack k;
+
+	if (!p || !__atomic_load_n(&sp_sig, __ATOMIC_RELAXED))
+		return p;
+	memcpy(&k, p, sizeof(k));
+	if (rip_pl_sample_kset(k.ss, k.len, true, buf) != buf)
+		return p;
+	pack->ss = buf;
+	pack->len = k.len;
+	return pack;
 }
 
 /* ---- start ---- */

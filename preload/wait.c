@@ -283,6 +283,10 @@ RIP_PL_WRAP_TMO(int, epoll_wait, RIP_WAIT_EPOLL, epfd, RIP_PL_TMO_MS(timeout),
 RIP_PL_WRAP_TMO(int, epoll_pwait, RIP_WAIT_EPOLL, epfd, RIP_PL_TMO_MS(timeout),
 		(int epfd, struct epoll_event *ev, int max, int timeout, const sigset_t *ss),
 		(epfd, ev, max, timeout, rip_pl_sample_mask(ss)))
+RIP_PL_WRAP_TMO(int, epoll_pwait2, RIP_WAIT_EPOLL, epfd, RIP_PL_TMO_REL(rip_pl_ts_ns(timeout)),
+		(int epfd, struct epoll_event *ev, int max, const struct timespec *timeout,
+		 const sigset_t *ss),
+		(epfd, ev, max, timeout, rip_pl_sample_mask(ss)))
 
 /*
  * sleeping: arg is the time to sleep, in nanoseconds, as the timeout; an
@@ -685,18 +689,26 @@ rip_pl_syscall_resource(long (*real)(long, ...), long n, const long *a)
 
 /*
  * The set or mask of a raw call whose wrapper leaves the CPU sampler's
- * signal out (fd.c's signalfd; the sigwait family; ppoll, epoll_pwait and
- * sigsuspend: sample.c), left out the same way: the argument then points
- * at a copy in *buf.  Not pselect6 (its mask is behind a pointer of its
- * own), nor epoll_pwait2 and io_pgetevents, whose wrappers are not hooked.
+ * signal out (fd.c's signalfd; the sigwait family; ppoll, pselect,
+ * epoll_pwait, epoll_pwait2 and sigsuspend: sample.c), left out the same
+ * way: the argument then points at a copy in *buf.  pselect6 and
+ * io_pgetevents (which has no wrapper in glibc) take the mask and its size
+ * through a pointer to a pair of their own: the argument then points at a
+ * copy of that pair in *pack, whose mask is *buf.
  */
-static inline __attribute__((always_inline)) void rip_pl_syscall_sigs(long n, long *a,
-								      sigset_t *buf)
+static inline __attribute__((always_inline)) void
+rip_pl_syscall_sigs(long n, long *a, sigset_t *buf, struct rip_pl_ksigpack *pack)
 {
 	int i, sz;
 	bool mask;
 
 	switch (n) {
+	case SYS_pselect6:
+#ifdef SYS_io_pgetevents
+	case SYS_io_pgetevents:
+#endif
+		a[5] = (long)rip_pl_sample_kpack((const void *)a[5], pack, buf);
+		return;
 #ifdef SYS_signalfd
 	case SYS_signalfd:
 #endif
@@ -713,6 +725,9 @@ static inline __attribute__((always_inline)) void rip_pl_syscall_sigs(long n, lo
 		i = 3, sz = 4, mask = true;
 		break;
 	case SYS_epoll_pwait:
+#ifdef SYS_epoll_pwait2
+	case SYS_epoll_pwait2:
+#endif
 		i = 4, sz = 5, mask = true;
 		break;
 	default:
@@ -736,6 +751,7 @@ static inline __attribute__((always_inline)) void rip_pl_syscall_sigs(long n, lo
 RIP_PL_EXPORT long syscall(long n, ...)
 {
 	static long (*real)(long, ...);
+	struct rip_pl_ksigpack kp;
 	sigset_t ks;
 	long a[6];
 	va_list ap;
@@ -771,7 +787,7 @@ RIP_PL_EXPORT long syscall(long n, ...)
 		errno = e;
 		return ret;
 	}
-	rip_pl_syscall_sigs(n, a, &ks);
+	rip_pl_syscall_sigs(n, a, &ks, &kp);
 	if (RIP_UNLIKELY(rip_pl_sys_resource(n) != RIP_PL_SYS_OTHER) &&
 	    !rip_pl_from_tracer(__builtin_return_address(0)))
 		return rip_pl_syscall_resource(real, n, a);

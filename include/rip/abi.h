@@ -439,7 +439,7 @@ enum rip_wait_kind {
 	RIP_WAIT_CONNECT,  /* connect (arg: fd) */
 	RIP_WAIT_POLL,	   /* poll, ppoll (arg: nfds) */
 	RIP_WAIT_SELECT,   /* select, pselect (arg: nfds) */
-	RIP_WAIT_EPOLL,	   /* epoll_wait, epoll_pwait (arg: epoll fd) */
+	RIP_WAIT_EPOLL,	   /* epoll_wait, epoll_pwait, epoll_pwait2 (arg: epoll fd) */
 	RIP_WAIT_SLEEP,	   /* nanosleep, clock_nanosleep, sleep, usleep (arg: ns to sleep) */
 	RIP_WAIT_MUTEX,	   /* pthread_mutex_lock, _timedlock (arg: mutex address) */
 	RIP_WAIT_COND,	   /* pthread_cond_wait, _timedwait (arg: cond address) */

@@ -29,6 +29,15 @@
  *                       sends 20 ms later; then the same unblocking; sys:
  *                       the five through syscall(SYS_rt_sigtimedwait,
  *                       SYS_ppoll, SYS_epoll_pwait, SYS_rt_sigsuspend)
+ *   pwait ROUNDS CALL   every signal blocked; each round burns CPU, then
+ *                       CALL waits 20 ms with every signal unblocked: it
+ *                       must time out, not end early on a pending timer
+ *                       signal; then waits 10 s, unblocked, and must end
+ *                       with EINTR on the SIGUSR1 a timer sends 20 ms
+ *                       later; then every signal is unblocked.  CALL:
+ *                       epoll_pwait2 (glibc's), sys_epoll_pwait2,
+ *                       sys_pselect6, sys_io_pgetevents (syscall()); exit 3
+ *                       if the kernel refuses the call (ENOSYS, no aio)
  *   many N              N short-lived threads, 64 alive at a time, each
  *                       burning a little CPU; then the main thread burns
  *                       50 ms (five periods at 100 Hz)
@@ -49,6 +58,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/aio_abi.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -58,6 +68,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/select.h>
 #include <sys/signalfd.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
@@ -466,6 +477,115 @@ static int mode_sigwait(int rounds, const char *how)
 	return 0;
 }
 
+/* ---- pwait ---- */
+
+/* The kernel's argument of pselect6 and io_pgetevents that carries the mask. */
+struct ksigpack {
+	const sigset_t *ss;
+	size_t len;
+};
+
+enum pwait_call {
+	PW_EPOLL_PWAIT2,
+	PW_SYS_EPOLL_PWAIT2,
+	PW_SYS_PSELECT6,
+	PW_SYS_IO_PGETEVENTS
+};
+
+/* call waits ms with mask: its result, errno as it left it. */
+static int pwait_once(enum pwait_call call, int ep, aio_context_t ctx, const sigset_t *mask,
+		      long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000 };
+	struct ksigpack pack = { mask, KSIGSET };
+	struct epoll_event ev;
+	struct io_event iev;
+
+	switch (call) {
+	case PW_EPOLL_PWAIT2:
+		return epoll_pwait2(ep, &ev, 1, &ts, mask);
+	case PW_SYS_EPOLL_PWAIT2:
+		return (int)syscall(SYS_epoll_pwait2, ep, &ev, 1, &ts, mask, KSIGSET);
+	case PW_SYS_PSELECT6:
+		return (int)syscall(SYS_pselect6, 0, NULL, NULL, NULL, &ts, &pack);
+	case PW_SYS_IO_PGETEVENTS:
+		return (int)syscall(SYS_io_pgetevents, ctx, 1, 1, &iev, &ts, &pack);
+	}
+	return -1;
+}
+
+static int mode_pwait(int rounds, const char *how)
+{
+	static const char *const names[] = { "epoll_pwait2", "sys_epoll_pwait2", "sys_pselect6",
+					     "sys_io_pgetevents" };
+	struct sigaction sa = { .sa_handler = on_usr1 };
+	struct sigevent sev = { .sigev_notify = SIGEV_SIGNAL, .sigev_signo = SIGUSR1 };
+	enum pwait_call call;
+	aio_context_t ctx = 0;
+	sigset_t all, none;
+	timer_t tm;
+	int ep, s, e;
+
+	for (call = 0; call < 4 && strcmp(how, names[call]); call++)
+		;
+	if (call == 4)
+		return 2;
+	sigfillset(&all);
+	sigemptyset(&none);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	ep = epoll_create1(EPOLL_CLOEXEC);
+	if (ep < 0) {
+		perror("epoll_create1");
+		return 1;
+	}
+	if (call == PW_SYS_IO_PGETEVENTS && syscall(SYS_io_setup, 1, &ctx)) {
+		fprintf(stderr, "io_setup: %s\n", strerror(errno));
+		return errno == ENOSYS || errno == EAGAIN || errno == EPERM ? 3 : 1;
+	}
+	/* the kernel's answer to the call, without a signal in the way */
+	if (pwait_once(call, ep, ctx, &all, 0) && errno == ENOSYS) {
+		fprintf(stderr, "%s: %s\n", how, strerror(errno));
+		return 3;
+	}
+	sigaction(SIGUSR1, &sa, NULL);
+	if (timer_create(CLOCK_MONOTONIC, &sev, &tm)) {
+		perror("timer_create");
+		return 1;
+	}
+	for (int r = 0; r < rounds; r++) {
+		struct itimerspec its = { .it_value = { 0, 20000000 } };
+		uint64_t t0;
+
+		burn(100000000); /* timer signals pending, blocked */
+		t0 = now_ns();
+		s = pwait_once(call, ep, ctx, &none, 20);
+		if (s != 0 || now_ns() - t0 < 19000000) {
+			fprintf(stderr, "round %d: %s gave %d (%s) after %lu ns\n", r, how, s,
+				s < 0 ? strerror(errno) : "", (unsigned long)(now_ns() - t0));
+			return 1;
+		}
+		/* the program's own signals still come through the mask it gave */
+		usr1_count = 0;
+		t0 = now_ns();
+		timer_settime(tm, 0, &its, NULL);
+		s = pwait_once(call, ep, ctx, &none, 10000);
+		e = errno;
+		if (s != -1 || e != EINTR || usr1_count != 1 || now_ns() - t0 < 19000000) {
+			fprintf(stderr, "round %d: %s gave %d (%s), %d SIGUSR1, after %lu ns\n", r,
+				how, s, strerror(e), (int)usr1_count,
+				(unsigned long)(now_ns() - t0));
+			return 1;
+		}
+	}
+	timer_delete(tm);
+	if (ctx)
+		syscall(SYS_io_destroy, ctx);
+	close(ep);
+	pthread_sigmask(SIG_UNBLOCK, &all, NULL);
+	printf("pwait ok\n");
+	return 0;
+}
+
 /* ---- many ---- */
 
 static void *short_lived(void *arg)
@@ -675,12 +795,16 @@ static int run_mode(int argc, char **argv)
 		return mode_signalfd(atoi(argv[2]), argc == 4 ? argv[3] : NULL);
 	if ((argc == 3 || argc == 4) && !strcmp(argv[1], "sigwait"))
 		return mode_sigwait(atoi(argv[2]), argc == 4 ? argv[3] : NULL);
+	if (argc == 4 && !strcmp(argv[1], "pwait"))
+		return mode_pwait(atoi(argv[2]), argv[3]);
 	if (argc == 3 && !strcmp(argv[1], "many"))
 		return mode_many(atoi(argv[2]));
 	if (argc == 3 && !strcmp(argv[1], "burn"))
 		return mode_burn(atoi(argv[2]));
-	fprintf(stderr, "usage: topprog top READY | eintr SECONDS | sigprof N | signalfd ROUNDS "
-			"[sys4|sys] | sigwait ROUNDS [sys] | many N | fork | cputimer | burn MS\n");
+	fprintf(stderr,
+		"usage: topprog top READY | eintr SECONDS | sigprof N | signalfd ROUNDS "
+		"[sys4|sys] | sigwait ROUNDS [sys] | pwait ROUNDS CALL | many N | fork | cputimer "
+		"| burn MS\n");
 	return 2;
 }
 
