@@ -14,7 +14,13 @@
  * zero: a page that vanishes under us (another thread unmaps it) is a failed
  * copy, never a fault.  A process with one thread left reads its anonymous
  * memory in place instead: no other thread can unmap it.  No malloc, no stdio, no lock: the same code runs in
- * the signal handler.  A signal that interrupts this library's own work (a
+ * the signal handler.
+ *
+ * When the watcher thread runs (watch.c), it opens and reads those files
+ * for the snapshot, in its own descriptor table (rip_pl_watch_pread): no
+ * descriptor of ours may take a number the program's other threads
+ * expect.  Without a watcher (a single-threaded program, RIP_WATCH=0) the
+ * snapshot opens them itself, for as long as it runs.  A signal that interrupts this library's own work (a
  * hook, an event being written) or a thread that has no event ring yet is
  * remembered instead, and the next hook to leave takes the snapshot.
  *
@@ -37,10 +43,12 @@
 #include <internal/pagemap.h>
 
 #include "common.h"
+#include "watch.h"
 
 /* u64 per mem:pagemap: an event of 64 fits the smallest packet librip allows (1 KiB) */
 #define PM_CHUNK_WORDS 64u
 #define PM_CHUNK_PAGES (PM_CHUNK_WORDS * 32u)
+#define PM_WIN_PAGES (8u * PM_CHUNK_PAGES) /* pagemap entries one request to the watcher reads */
 #define PM_MAX_PAGES (16u << 20) /* pages described per mapping at most (64 GiB of 4 KiB pages) */
 #define PM_READ_PAGES 64u	 /* pages copied per process_vm_readv for the zero test */
 #define PM_LINE_MAX 4352u	 /* a line of /proc/self/maps: PATH_MAX and the fields */
@@ -48,7 +56,9 @@
 
 /* The scratch area of one snapshot, mapped for it and unmapped after. */
 struct pm_scratch {
-	uint64_t ent[PM_CHUNK_PAGES];	 /* pagemap entries of one chunk */
+	uint64_t win[PM_WIN_PAGES]; /* pagemap entries of pages [win_pg, win_pg + win_n) */
+	uint64_t win_pg;
+	uint32_t win_n;
 	uint64_t words[PM_CHUNK_WORDS];	 /* the chunk's 2-bit codes */
 	struct iovec remote[PM_READ_PAGES];
 	char line[PM_LINE_MAX];
@@ -64,6 +74,17 @@ static int pm_busy;	 /* a snapshot is being taken (by any thread) */
 int rip_pl_pm_pending;	 /* a requested snapshot waits for the next rip_pl_leave */
 static bool pm_at_exit = true;
 static int pm_copy_way;	 /* 0 process_vm_readv, 1 /proc/self/mem, 2 none works */
+
+/*
+ * The files of one snapshot (RIP_PL_WF_*): open in the watcher's own
+ * descriptor table when a watcher runs (remote), else in ours.
+ */
+struct pm_files {
+	int fd[RIP_PL_WF_N]; /* ours (-1: not open) */
+	bool remote;	     /* the watcher reads them (rip_pl_watch_pread) */
+	int mem;	     /* /proc/self/mem is open: 1, it is not: 0, not tried yet: -1 */
+	int err;	     /* the watcher stopped answering: the snapshot's error */
+};
 
 static long pm_sys(long nr, long a, long b, long c, long d)
 {
@@ -113,12 +134,74 @@ static bool pm_page_zero(const void *p, size_t len)
 	return true;
 }
 
+/* pread of a snapshot's file until len or the end: bytes read, or -1 (errno set). */
+static ssize_t pm_fread(struct pm_files *f, int file, void *buf, size_t len, uint64_t off)
+{
+	long n;
+
+	if (!f->remote)
+		return pm_pread(f->fd[file], buf, len, off);
+	if (f->err) {
+		errno = -f->err;
+		return -1;
+	}
+	n = rip_pl_watch_pread(file, buf, len, off);
+	/* Gone, or stuck for a second: the rest of the snapshot fails at once. */
+	if (n == -EAGAIN)
+		n = f->err = -ETIMEDOUT;
+	if (n < 0) {
+		errno = (int)-n;
+		return -1;
+	}
+	return n;
+}
+
+/*
+ * Open the files of a snapshot: in the watcher's table when one answers,
+ * and then the maps' first bytes are in s->maps already (their count in
+ * *have); else in ours, as the only way left (no watcher runs: a
+ * single-threaded program, RIP_WATCH=0).  0 or -errno.
+ */
+static int pm_files_open(struct pm_files *f, struct pm_scratch *s, size_t *have)
+{
+	long n = rip_pl_watch_pread(RIP_PL_WF_MAPS, s->maps, PM_MAPS_BUF, 0);
+
+	for (int i = 0; i < RIP_PL_WF_N; i++)
+		f->fd[i] = -1;
+	if (n != -EAGAIN) {
+		f->remote = true;
+		if (n < 0)
+			return (int)n;
+		*have = (size_t)n;
+		n = rip_pl_watch_pread(RIP_PL_WF_PAGEMAP, NULL, 0, 0); /* opened only */
+		if (n < 0)
+			return n == -EAGAIN ? -ETIMEDOUT : (int)n;
+		f->mem = -1; /* opened when process_vm_readv is refused */
+		return 0;
+	}
+	f->fd[RIP_PL_WF_MAPS] = pm_open("/proc/self/maps");
+	f->fd[RIP_PL_WF_PAGEMAP] = pm_open("/proc/self/pagemap");
+	if (f->fd[RIP_PL_WF_MAPS] < 0 || f->fd[RIP_PL_WF_PAGEMAP] < 0)
+		return -errno;
+	if (pm_copy_way < 2)
+		f->fd[RIP_PL_WF_MEM] = pm_open("/proc/self/mem");
+	f->mem = f->fd[RIP_PL_WF_MEM] >= 0;
+	return 0;
+}
+
+/* Ours are closed; the watcher keeps its own until the next snapshot starts. */
+static void pm_files_close(struct pm_files *f)
+{
+	for (int i = 0; i < RIP_PL_WF_N; i++)
+		pm_close(f->fd[i]);
+}
+
 /*
  * Copy the pages of remote[0..n) into buf: how many of the first pages were
  * copied whole (the one after them could not be read), or -1 when no way of
  * copying works in this process.
  */
-static long pm_copy(struct pm_scratch *s, int memfd, char *buf, uint32_t n)
+static long pm_copy(struct pm_scratch *s, struct pm_files *f, char *buf, uint32_t n)
 {
 	size_t ps = pm_page_size;
 
@@ -133,12 +216,14 @@ static long pm_copy(struct pm_scratch *s, int memfd, char *buf, uint32_t n)
 			return 0; /* the first page is gone */
 		pm_copy_way = 1;
 	}
-	if (pm_copy_way == 1 && memfd >= 0) {
+	if (pm_copy_way == 1 && f->mem < 0)
+		f->mem = !pm_fread(f, RIP_PL_WF_MEM, NULL, 0, 0);
+	if (pm_copy_way == 1 && f->mem > 0) {
 		uint32_t i;
 
 		for (i = 0; i < n; i++)
-			if (pm_pread(memfd, buf + i * ps, ps, (uintptr_t)s->remote[i].iov_base) !=
-			    (ssize_t)ps)
+			if (pm_fread(f, RIP_PL_WF_MEM, buf + i * ps, ps,
+				     (uintptr_t)s->remote[i].iov_base) != (ssize_t)ps)
 				break;
 		return i;
 	}
@@ -159,7 +244,7 @@ static inline void pm_mark_zero(struct pm_scratch *s, uint32_t i)
 }
 
 /* Zero-test the present pages of the chunk in s->words; false when no copy works. */
-static bool pm_zero_test(struct pm_scratch *s, int memfd, uint64_t start, uint32_t npages)
+static bool pm_zero_test(struct pm_scratch *s, struct pm_files *f, uint64_t start, uint32_t npages)
 {
 	char *buf = (char *)s + ((sizeof(*s) + pm_page_size - 1) & ~(size_t)(pm_page_size - 1));
 	uint32_t idx[PM_READ_PAGES];
@@ -180,7 +265,7 @@ static bool pm_zero_test(struct pm_scratch *s, int memfd, uint64_t start, uint32
 		}
 		if (!n)
 			break;
-		got = pm_copy(s, memfd, buf, n);
+		got = pm_copy(s, f, buf, n);
 		if (got < 0)
 			return false;
 		for (long k = 0; k < got; k++)
@@ -233,10 +318,35 @@ static bool pm_single_thread(struct pm_scratch *s)
 }
 
 /*
+ * The pagemap entries of pages [pg, pg + n), n <= PM_WIN_PAGES: from the
+ * window an earlier read filled, or read now.  When the watcher reads for
+ * us, a read takes PM_WIN_PAGES entries (64 MiB of 4 KiB pages) at once:
+ * a request costs a wake of the watcher and switches, the kernel's walk
+ * of a range where nothing is mapped almost nothing, and the small
+ * mappings that follow a small one are mostly in its window.
+ */
+static const uint64_t *pm_entries(struct pm_scratch *s, struct pm_files *f, uint64_t pg, uint32_t n)
+{
+	uint32_t want = f->remote ? PM_WIN_PAGES : n;
+	ssize_t got;
+
+	if (pg >= s->win_pg && pg - s->win_pg + n <= s->win_n)
+		return s->win + (pg - s->win_pg);
+	got = pm_fread(f, RIP_PL_WF_PAGEMAP, s->win, (size_t)want * 8, pg * 8);
+	/* What could not be read (the mapping went away, the end of the space) is not present. */
+	if (got < 0)
+		got = 0;
+	memset((char *)s->win + got / 8 * 8, 0, (size_t)want * 8 - (size_t)got / 8 * 8);
+	s->win_pg = pg;
+	s->win_n = want;
+	return s->win;
+}
+
+/*
  * Describe the mapping [start, end): its mem:mapping and mem:pagemap events.
  * direct: its pages may be read in place (pm_zero_direct).
  */
-static void pm_mapping(struct pm_scratch *s, int pmfd, int memfd, uint32_t seq, uint64_t start,
+static void pm_mapping(struct pm_scratch *s, struct pm_files *f, uint32_t seq, uint64_t start,
 		       uint64_t end, uint32_t prot, const char *path, bool direct)
 {
 	uint64_t npages = (end - start) / pm_page_size;
@@ -254,18 +364,14 @@ static void pm_mapping(struct pm_scratch *s, int pmfd, int memfd, uint32_t seq, 
 		uint32_t n = (uint32_t)(npages - first < PM_CHUNK_PAGES ? npages - first
 									: PM_CHUNK_PAGES);
 		uint64_t addr = start + first * pm_page_size;
-		ssize_t got = pm_pread(pmfd, s->ent, (size_t)n * 8, addr / pm_page_size * 8);
+		const uint64_t *ent = pm_entries(s, f, addr / pm_page_size, n);
 		bool any = false;
 
-		/* What could not be read (the mapping went away) is not present. */
-		if (got < 0)
-			got = 0;
-		memset((char *)s->ent + got / 8 * 8, 0, (size_t)n * 8 - (size_t)got / 8 * 8);
 		memset(s->words, 0, sizeof(s->words));
 		for (uint32_t i = 0; i < n; i++) {
-			uint64_t code = s->ent[i] >> 63 ? RIP_PM_PRESENT
-					: (s->ent[i] >> 62) & 1 ? RIP_PM_SWAPPED
-								  : RIP_PM_ABSENT;
+			uint64_t code = ent[i] >> 63	   ? RIP_PM_PRESENT :
+					(ent[i] >> 62) & 1 ? RIP_PM_SWAPPED :
+							     RIP_PM_ABSENT;
 
 			s->words[i / 32] |= code << (i % 32 * 2);
 			any |= code != RIP_PM_ABSENT;
@@ -274,7 +380,7 @@ static void pm_mapping(struct pm_scratch *s, int pmfd, int memfd, uint32_t seq, 
 			continue; /* chunks with no page in memory or swap are left out */
 		if (zero && direct)
 			pm_zero_direct(s, addr, n);
-		else if (zero && !pm_zero_test(s, memfd, addr, n))
+		else if (zero && !pm_zero_test(s, f, addr, n))
 			zero = false; /* the flag already went out: the tool sees fewer zeros */
 		rip_pl_mem_pagemap(addr, seq, n, s->words, (n + 31) / 32);
 	}
@@ -302,7 +408,7 @@ static uint64_t pm_hex(const char **p)
  * describe it if it is private and writable.  Returns the mappings
  * described (pieces, when the tracer's tables are cut out of it).
  */
-static int pm_line(struct pm_scratch *s, int pmfd, int memfd, uint32_t seq, uintptr_t skip_lo,
+static int pm_line(struct pm_scratch *s, struct pm_files *f, uint32_t seq, uintptr_t skip_lo,
 		   uintptr_t skip_hi, bool single)
 {
 	const char *p = s->line;
@@ -340,28 +446,34 @@ static int pm_line(struct pm_scratch *s, int pmfd, int memfd, uint32_t seq, uint
 		if (o->hi <= start || o->lo >= end)
 			continue;
 		if (o->lo > start)
-			pm_mapping(s, pmfd, memfd, seq, start, o->lo, prot, p,
-				   single && (!*p || *p == '['));
+			pm_mapping(s, f, seq, start, o->lo, prot, p, single && (!*p || *p == '['));
 		n += o->lo > start;
 		start = o->hi;
 	}
 	if (start >= end)
 		return n;
-	pm_mapping(s, pmfd, memfd, seq, start, end, prot, p, single && (!*p || *p == '['));
+	pm_mapping(s, f, seq, start, end, prot, p, single && (!*p || *p == '['));
 	return n + 1;
 }
 
-/* Take one snapshot, guard up; why is RIP_PM_EXIT or RIP_PM_SIGNAL. */
+/*
+ * Take one snapshot, guard up; why is RIP_PM_EXIT or RIP_PM_SIGNAL.  Its
+ * files are read by the watcher, in the watcher's own descriptor table,
+ * when one runs: opened here, they took the lowest free numbers of the
+ * program's table for as long as the snapshot ran, where another thread's
+ * open, dup or close_range expects its own (tests/integ/trust-pagemapfd).
+ */
 static void pm_snapshot(uint32_t why)
 {
 	size_t len = ((sizeof(struct pm_scratch) + pm_page_size - 1) &
 		      ~(size_t)(pm_page_size - 1)) + (size_t)PM_READ_PAGES * pm_page_size;
-	int mapsfd = -1, pmfd = -1, memfd = -1, err = 0;
+	struct pm_files f = { .remote = false };
 	struct pm_scratch *s;
 	uint32_t seq, nmaps = 0;
 	size_t have = 0, used = 0;
-	uint64_t all = ~0ull, held = 0; /* the kernel's signal sets (64 signals here) */
-	bool single = false, masked = false;
+	uint64_t all = ~0ull, held = 0, off; /* the kernel's signal sets (64 signals here) */
+	bool single = false, masked = false, eof;
+	int err = 0;
 	long m;
 
 	if (!pm_page_size || !rip_category_enabled(RIP_CAT_MEM))
@@ -388,21 +500,19 @@ static void pm_snapshot(uint32_t why)
 		goto out_unmap;
 	}
 	s->nown = rip_pl_own_maps(s->own);
-	mapsfd = pm_open("/proc/self/maps");
-	pmfd = pm_open("/proc/self/pagemap");
-	if (mapsfd < 0 || pmfd < 0) {
-		err = -errno;
+	err = pm_files_open(&f, s, &have);
+	if (err)
 		goto out_close;
-	}
-	if (pm_copy_way == 1 || pm_copy_way == 0)
-		memfd = pm_open("/proc/self/mem"); /* used only if process_vm_readv is refused */
+	off = have;
+	eof = f.remote && have < PM_MAPS_BUF; /* a read stops short only at the end */
 	/*
 	 * In place only with every signal held: a handler that runs meanwhile
 	 * on this thread may free memory, and free may give the heap's tail
-	 * back to the kernel.  Held first, then the threads counted.
+	 * back to the kernel.  Held first, then the threads counted.  Never
+	 * when the watcher reads for us: it is a thread of the process.
 	 */
-	masked = !pm_sys(SYS_rt_sigprocmask, SIG_SETMASK, (long)&all, (long)&held,
-			 (long)sizeof(all));
+	masked = !f.remote && !pm_sys(SYS_rt_sigprocmask, SIG_SETMASK, (long)&all, (long)&held,
+				      (long)sizeof(all));
 	single = masked && pm_single_thread(s);
 	if (masked && !single) {
 		/* copies: signals may come as they would */
@@ -411,7 +521,7 @@ static void pm_snapshot(uint32_t why)
 	}
 	for (;;) {
 		char *nl = memchr(s->maps + used, '\n', have - used);
-		long n;
+		ssize_t n;
 
 		if (nl) {
 			size_t l = (size_t)(nl - (s->maps + used));
@@ -421,8 +531,8 @@ static void pm_snapshot(uint32_t why)
 			memcpy(s->line, s->maps + used, l);
 			s->line[l] = 0;
 			used = (size_t)(nl - s->maps) + 1;
-			nmaps += (uint32_t)pm_line(s, pmfd, memfd, seq, (uintptr_t)s,
-						   (uintptr_t)s + len, single);
+			nmaps += (uint32_t)pm_line(s, &f, seq, (uintptr_t)s, (uintptr_t)s + len,
+						   single);
 			continue;
 		}
 		/* Keep the partial line (at most a buffer's worth: longer ones are cut). */
@@ -431,21 +541,23 @@ static void pm_snapshot(uint32_t why)
 		memmove(s->maps, s->maps + used, have - used);
 		have -= used;
 		used = 0;
-		n = pm_sys(SYS_read, mapsfd, (long)(s->maps + have), (long)(PM_MAPS_BUF - have), 0);
-		if (n < 0 && errno == EINTR)
-			continue;
+		if (eof)
+			break;
+		n = pm_fread(&f, RIP_PL_WF_MAPS, s->maps + have, PM_MAPS_BUF - have, off);
 		if (n < 0)
 			err = -errno;
 		if (n <= 0)
 			break;
+		eof = (size_t)n < PM_MAPS_BUF - have;
 		have += (size_t)n;
+		off += (uint64_t)n;
 	}
+	if (f.err)
+		err = f.err;
 out_close:
 	if (masked)
 		pm_sys(SYS_rt_sigprocmask, SIG_SETMASK, (long)&held, 0, (long)sizeof(held));
-	pm_close(memfd);
-	pm_close(pmfd);
-	pm_close(mapsfd);
+	pm_files_close(&f);
 out_unmap:
 	syscall(SYS_munmap, m, (long)(len + 2 * pm_page_size));
 out_end:

@@ -46,6 +46,25 @@ int rip_pl_maps_read(uintptr_t addr, struct rip_pl_maps_hit *h);
  */
 int rip_pl_watch_maps(uintptr_t addr, struct rip_pl_maps_hit *h);
 
+/* The files of a pagemap snapshot (pagemap.c) the watcher reads for it. */
+enum {
+	RIP_PL_WF_MAPS,	   /* /proc/self/maps */
+	RIP_PL_WF_PAGEMAP, /* /proc/self/pagemap */
+	RIP_PL_WF_MEM,	   /* /proc/self/mem */
+	RIP_PL_WF_N
+};
+
+/*
+ * pread of file (RIP_PL_WF_*) at off until len bytes or the end, by the
+ * watcher in its own descriptor table, where it opens the file at first
+ * use and keeps it open (len 0: only open it); a read of the maps at
+ * offset 0 starts a snapshot and closes the last one's files first.
+ * Bytes read, -errno, or -EAGAIN when no watcher runs or none answered in
+ * time (nothing was done).  No lock, no allocation: a signal handler may
+ * call it; errno unchanged.
+ */
+long rip_pl_watch_pread(int file, void *buf, size_t len, uint64_t off);
+
 /* The watcher serves a request of rip enable or disable to patch functions (fnpatch.c). */
 void rip_pl_fn_serve(struct rip_file_hdr *h);
 
