@@ -20,27 +20,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-static volatile int done;
-static long opens, wrong;
-static int expect;
-
-static void *opener(void *arg)
-{
-	(void)arg;
-	while (!__atomic_load_n(&done, __ATOMIC_ACQUIRE)) {
-		int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-
-		if (fd < 0) {
-			perror("open");
-			exit(2);
-		}
-		opens++;
-		if (fd != expect)
-			wrong++;
-		close(fd);
-	}
-	return NULL;
-}
+#include "fdopener.h"
 
 int main(int argc, char **argv)
 {
@@ -49,12 +29,8 @@ int main(int argc, char **argv)
 	size_t len = (size_t)pg;
 	char *p;
 
-	expect = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	if (expect < 0)
-		return 2;
-	close(expect);
 	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (p == MAP_FAILED || pthread_create(&th, NULL, opener, NULL))
+	if (p == MAP_FAILED || fdo_start(&th, 0))
 		return 2;
 	for (long i = 0; i < rounds; i++) {
 		size_t nlen = (size_t)pg * (size_t)(1 + (i & 7));
@@ -68,10 +44,9 @@ int main(int argc, char **argv)
 		p = q;
 		len = nlen;
 	}
-	__atomic_store_n(&done, 1, __ATOMIC_RELEASE);
-	pthread_join(th, NULL);
+	fdo_stop(th);
 	if (argc < 3 || strcmp(argv[2], "keep"))
 		munmap(p, len);
-	printf("rounds %ld opens %ld wrong %ld\n", rounds, opens, wrong);
-	return wrong ? 1 : 0;
+	printf("rounds %ld opens %ld wrong %ld\n", rounds, fdo_opens, fdo_wrong);
+	return fdo_wrong ? 1 : 0;
 }

@@ -32,37 +32,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-static volatile int done;
-static long opens, wrong;
-static int expect;
-static int report_now; /* exit mode: say so at once (main is gone by the end) */
-
-static void *opener(void *arg)
-{
-	(void)arg;
-	while (!__atomic_load_n(&done, __ATOMIC_ACQUIRE)) {
-		int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-
-		if (fd < 0) {
-			perror("open");
-			exit(2);
-		}
-		/* Release: main waits for the first opens before it raises anything. */
-		__atomic_store_n(&opens, opens + 1, __ATOMIC_RELEASE);
-		if (fd != expect && !wrong++ && report_now) {
-			char msg[32];
-			int n = snprintf(msg, sizeof(msg), "wrong %d\n", fd);
-
-			if (write(1, msg, (size_t)n) != n)
-				_exit(2);
-		}
-		close(fd);
-		/* The number free most of the time, where a descriptor of ours would take it. */
-		for (volatile int i = 0; i < 4000; i++)
-			;
-	}
-	return NULL;
-}
+#include "fdopener.h"
 
 static void nothing(int sig)
 {
@@ -81,15 +51,11 @@ int main(int argc, char **argv)
 	}
 	if (!getenv("RIP_PAGEMAP_SIGNAL"))
 		signal(SIGUSR2, nothing);
-	expect = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	if (expect < 0)
-		return 2;
-	close(expect);
-	report_now = at_exit;
-	if (pthread_create(&th, NULL, opener, NULL))
+	fdo_report_now = at_exit;
+	if (fdo_start(&th, 4000))
 		return 2;
 	/* Acquire: pairs with the opener's release store. */
-	while (__atomic_load_n(&opens, __ATOMIC_ACQUIRE) < 1000)
+	while (__atomic_load_n(&fdo_opens, __ATOMIC_ACQUIRE) < 1000)
 		sched_yield();
 	if (at_exit) {
 		long pg = sysconf(_SC_PAGESIZE);
@@ -111,8 +77,7 @@ int main(int argc, char **argv)
 		raise(SIGUSR2);
 		free(malloc(64)); /* a snapshot put off by the handler is taken here */
 	}
-	__atomic_store_n(&done, 1, __ATOMIC_RELEASE);
-	pthread_join(th, NULL);
-	printf("signals %ld opens %ld wrong %ld\n", n, opens, wrong);
-	return wrong ? 1 : 0;
+	fdo_stop(th);
+	printf("signals %ld opens %ld wrong %ld\n", n, fdo_opens, fdo_wrong);
+	return fdo_wrong ? 1 : 0;
 }
