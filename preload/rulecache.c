@@ -20,9 +20,14 @@
  * rules; at exit, if there are enough of them, it writes the file again,
  * old rules and new sorted by offset, to a temporary name and renames it
  * into place (the last writer wins; each file holds everything its writer
- * knew).  Nothing
- * waits: a thread that finds an object being set up by another computes as
- * before.
+ * knew).  No thread waits for another: a thread that finds an object
+ * being set up by another computes as before.
+ *
+ * The files are opened, read and written by the watcher thread when it
+ * runs (watch.c: rip_pl_watch_file_read and _write), in its own descriptor
+ * table, so that they never take a number of the program's; only without
+ * one (a single-threaded program, RIP_WATCH=0) or when it does not answer
+ * in time does the process do it here.
  *
  * Files are read as hostile: a wrong size, magic, build ID, offset past the
  * object or a zero rule and the file (or the entry) is ignored.  A wrong
@@ -43,6 +48,7 @@
 
 #include "common.h"
 #include "unwind.h"
+#include "watch.h"
 
 #define RIP_PL_RC_OBJS 64u	      /* objects a process keeps rules of */
 #define RIP_PL_RC_ADD 16384u	      /* new rules kept per object */
@@ -204,27 +210,56 @@ static void rip_pl_rc_sort(struct rip_pl_rc_ent *v, uint32_t n)
 	}
 }
 
-/* Load o's file, if there is a good one, into o->old. */
-static void rip_pl_rc_load(struct rip_pl_rc_obj *o)
+/* Is h the header of o's file, one of size bytes? */
+static bool rip_pl_rc_hdr_ok(const struct rip_pl_rc_obj *o, const struct rip_pl_rc_hdr *h,
+			     uint64_t size)
 {
-	char path[sizeof(rip_pl_rc_dir) + 2 * RIP_PL_RC_BID_MAX + 32];
+	return size >= sizeof(*h) && !memcmp(h->magic, rip_pl_rc_magic, sizeof(h->magic)) &&
+	       h->n <= RIP_PL_RC_MAX && h->bidlen == o->bidlen &&
+	       !memcmp(h->bid, o->bid, o->bidlen) &&
+	       size == sizeof(*h) + (uint64_t)h->n * sizeof(struct rip_pl_rc_ent);
+}
+
+/* Keep o's loaded entries v[0 .. n) that can be right, sorted, as o->old. */
+static void rip_pl_rc_keep(struct rip_pl_rc_obj *o, struct rip_pl_rc_ent *v, uint32_t n)
+{
+	uint32_t k = 0;
+
+	/* keep the entries that can be right: inside the object, a rule */
+	for (uint32_t i = 0; i < n; i++)
+		if (v[i].off >= o->lo && v[i].off <= o->hi && v[i].rule)
+			v[k++] = v[i];
+	/* written sorted (rip_pl_rc_write); a file that is not gets sorted here */
+	for (uint32_t i = 1; i < k; i++) {
+		if (v[i - 1].off > v[i].off) {
+			rip_pl_rc_sort(v, k);
+			break;
+		}
+	}
+	o->old = v;
+	o->nold = k;
+}
+
+/*
+ * Load o's file at path here, in the program's descriptor table: only
+ * when no watcher runs (a single-threaded program, RIP_WATCH=0) or none
+ * answered in time (rip_pl_rc_load).
+ */
+static void rip_pl_rc_load_here(struct rip_pl_rc_obj *o, const char *path)
+{
 	struct rip_pl_rc_hdr h;
 	struct rip_pl_rc_ent *v;
 	struct stat st;
-	uint32_t n = 0;
 	size_t len;
 	long fd, got;
 
-	rip_pl_rc_path(path, o, false);
 	fd = syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return;
 	if (syscall(SYS_fstat, fd, &st) || !S_ISREG(st.st_mode) ||
 	    st.st_uid != (uid_t)syscall(SYS_geteuid) || (size_t)st.st_size < sizeof(h) ||
 	    syscall(SYS_read, fd, &h, sizeof(h)) != (long)sizeof(h) ||
-	    memcmp(h.magic, rip_pl_rc_magic, sizeof(h.magic)) || h.n > RIP_PL_RC_MAX ||
-	    h.bidlen != o->bidlen || memcmp(h.bid, o->bid, o->bidlen) ||
-	    (uint64_t)st.st_size != sizeof(h) + (uint64_t)h.n * sizeof(*v))
+	    !rip_pl_rc_hdr_ok(o, &h, (uint64_t)st.st_size))
 		goto out_close;
 	len = (size_t)h.n * sizeof(*v);
 	v = len ? rip_pl_rc_alloc(len) : NULL;
@@ -235,21 +270,49 @@ static void rip_pl_rc_load(struct rip_pl_rc_obj *o)
 		if (got <= 0)
 			goto out_close; /* the arena's bytes are lost: a rare failure */
 	}
-	/* keep the entries that can be right: inside the object, a rule */
-	for (uint32_t i = 0; i < h.n; i++)
-		if (v[i].off >= o->lo && v[i].off <= o->hi && v[i].rule)
-			v[n++] = v[i];
-	/* written sorted (rip_pl_rc_write); a file that is not gets sorted here */
-	for (uint32_t i = 1; i < n; i++) {
-		if (v[i - 1].off > v[i].off) {
-			rip_pl_rc_sort(v, n);
-			break;
-		}
-	}
-	o->old = v;
-	o->nold = n;
+	rip_pl_rc_keep(o, v, h.n);
 out_close:
 	syscall(SYS_close, fd);
+}
+
+/*
+ * Load o's file, if there is a good one, into o->old.  The watcher reads
+ * it when it runs, in its own descriptor table: read here, the file's
+ * descriptor would take the lowest free number of the program's table
+ * for a moment, where another thread's open, dup or close_range expects
+ * its own (tests/integ/trust-rulecachefd).  Two requests: the header and
+ * the size, then, in the arena, the whole file again, which must be the
+ * same size and header (else it was replaced meanwhile: not used).
+ */
+static void rip_pl_rc_load(struct rip_pl_rc_obj *o)
+{
+	char path[sizeof(rip_pl_rc_dir) + 2 * RIP_PL_RC_BID_MAX + 32];
+	struct rip_pl_rc_hdr h;
+	uint64_t size = 0, again = 0;
+	size_t len;
+	char *b;
+	long got;
+
+	rip_pl_rc_path(path, o, false);
+	got = rip_pl_watch_file_read(path, &h, sizeof(h), &size);
+	if (got == -EAGAIN) {
+		rip_pl_rc_load_here(o, path);
+		return;
+	}
+	if (got != (long)sizeof(h) || !rip_pl_rc_hdr_ok(o, &h, size) || !h.n)
+		return;
+	len = sizeof(h) + (size_t)h.n * sizeof(struct rip_pl_rc_ent);
+	b = rip_pl_rc_alloc(len); /* 64-byte aligned: the entries after the header are 16 */
+	if (!b)
+		return;
+	got = rip_pl_watch_file_read(path, b, len, &again);
+	if (got == -EAGAIN) {
+		rip_pl_rc_load_here(o, path); /* the arena's bytes are lost: a rare failure */
+		return;
+	}
+	if (got != (long)len || again != size || memcmp(b, &h, sizeof(h)))
+		return;
+	rip_pl_rc_keep(o, (struct rip_pl_rc_ent *)(b + sizeof(h)), h.n);
 }
 
 /*
@@ -282,6 +345,14 @@ static struct rip_pl_rc_obj *rip_pl_rc_obj_of(uintptr_t pc)
 		if (!s)
 			break;
 	}
+	/*
+	 * A signal handler's hook that interrupted our work (nest.c) sets no
+	 * object up: that work may hold the watcher's mailbox, which the load
+	 * would then wait for, and a signal handler opens no file of ours in
+	 * the program's table.  It computes; a later hook sets the object up.
+	 */
+	if (rip_pl_self.nested & RIP_PL_NESTED)
+		return NULL;
 	for (; i < RIP_PL_RC_OBJS; i++) {
 		uintptr_t s = 0;
 
@@ -382,6 +453,9 @@ static void rip_pl_rc_write(struct rip_pl_rc_obj *o, uint32_t nadd)
 	len = (size_t)h.n * sizeof(*v);
 	rip_pl_rc_path(path, o, false);
 	rip_pl_rc_path(tmp, o, true);
+	/* The watcher writes it when it runs, in its own table (as rip_pl_rc_load reads). */
+	if (rip_pl_watch_file_write(path, tmp, &h, sizeof(h), v, len) != -EAGAIN)
+		return;
 	fd = syscall(SYS_openat, AT_FDCWD, tmp,
 		     O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)

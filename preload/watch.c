@@ -52,11 +52,13 @@
  *
  * The watcher also reads /proc/self/maps for the program's threads
  * (rip_pl_watch_maps: the mremap hook, the stack of a thread no wrapper
- * started), and the files of a pagemap snapshot (rip_pl_watch_pread:
- * /proc/self/maps, pagemap and mem, for pagemap.c), so that their
- * descriptors are never the program's: a thread posts its request in a
- * mailbox and waits on its word, the watcher answers from its own table
- * (it keeps a snapshot's files open there until the next snapshot).
+ * started), the files of a pagemap snapshot (rip_pl_watch_pread:
+ * /proc/self/maps, pagemap and mem, for pagemap.c) and the rule cache's
+ * files (rip_pl_watch_file_read, rip_pl_watch_file_write, for
+ * rulecache.c), so that their descriptors are never the program's: a
+ * thread posts its request in a mailbox and waits on its word, the
+ * watcher answers from its own table (it keeps a snapshot's files open
+ * there until the next snapshot, and closes the others at once).
  *
  * The watcher holds its guard up for good (hooks only forward its calls),
  * allocates nothing from the program's allocator, opens files with
@@ -74,6 +76,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <time.h>
@@ -114,9 +117,10 @@ static struct {
 } W = { .period_ms = WATCH_PERIOD_MS };
 
 /*
- * The mailbox of rip_pl_watch_maps and rip_pl_watch_pread, one request at
- * a time.  state is the futex word (private) of the requesters; the
- * watcher is woken through the file's watch_req, its own word, without
+ * The mailbox of rip_pl_watch_maps, rip_pl_watch_pread and the rule
+ * cache's rip_pl_watch_file_read and _write, one request at a time.
+ * state is the futex word (private) of the requesters; the watcher is
+ * woken through the file's watch_req, its own word, without
  * changing it: a wake that comes between the watcher's look at the box and
  * its sleep is lost, so a requester wakes it again at every slice of its
  * wait, the first ones short: a snapshot (pagemap.c) posts its requests
@@ -136,6 +140,8 @@ enum {
 enum {
 	WM_MAPS, /* the mapping that holds addr (rip_pl_maps_read) */
 	WM_FILE, /* a pread of a snapshot's file (rip_pl_watch_pread) */
+	WM_READ, /* the start of a rule cache's file (rip_pl_watch_file_read) */
+	WM_WRITE, /* a rule cache's file written anew (rip_pl_watch_file_write) */
 };
 
 #define WM_SLICE_MIN_NS 50000ull   /* a requester's first wait before it wakes the watcher again */
@@ -144,12 +150,17 @@ enum {
 #define WM_ANSWER_NS 1000000000ull /* ... and for the answer, before it reads itself */
 
 struct rip_pl_wm_req {
-	uint32_t kind; /* WM_MAPS, WM_FILE */
+	uint32_t kind; /* WM_* */
 	int file;      /* WM_FILE: RIP_PL_WF_* */
-	void *buf;     /* WM_FILE: the requester's, written by the watcher */
+	void *buf;     /* WM_FILE, WM_READ: the requester's, written by the watcher */
 	size_t len;
 	uint64_t off;
-	uintptr_t addr; /* WM_MAPS */
+	uintptr_t addr;	   /* WM_MAPS */
+	const char *path;  /* WM_READ, WM_WRITE: the file (WM_WRITE: renamed to it) */
+	const char *tmp;   /* WM_WRITE: the temporary name written */
+	uint64_t *size;	   /* WM_READ: the requester's, for the file's size */
+	const void *wb[2]; /* WM_WRITE: what is written, in this order */
+	size_t wlen[2];
 };
 
 static struct {
@@ -228,6 +239,77 @@ static long rip_pl_wf_pread(const struct rip_pl_wm_req *rq)
 	return (long)done;
 }
 
+/*
+ * In the watcher: the start of a rule cache's file (rip_pl_watch_file_read),
+ * opened without following a link and closed at once.
+ */
+static long rip_pl_wm_read(const struct rip_pl_wm_req *rq)
+{
+	long fd = syscall(SYS_openat, AT_FDCWD, rq->path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+	size_t done = 0;
+	long ret;
+
+	if (fd < 0)
+		return -errno;
+	if (syscall(SYS_fstat, fd, &st)) {
+		ret = -errno;
+		goto out;
+	}
+	ret = -EPERM;
+	if (!S_ISREG(st.st_mode) || st.st_uid != (uid_t)syscall(SYS_geteuid))
+		goto out;
+	*rq->size = (uint64_t)st.st_size;
+	while (done < rq->len) {
+		long n = syscall(SYS_read, fd, (char *)rq->buf + done, rq->len - done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && !done) {
+			ret = -errno;
+			goto out;
+		}
+		if (n <= 0)
+			break;
+		done += (size_t)n;
+	}
+	ret = (long)done;
+out:
+	rip_pl_close((int)fd);
+	return ret;
+}
+
+/* In the watcher: a rule cache's file written anew (rip_pl_watch_file_write). */
+static long rip_pl_wm_write(const struct rip_pl_wm_req *rq)
+{
+	long fd = syscall(SYS_openat, AT_FDCWD, rq->tmp,
+			  O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	long ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	for (int i = 0; i < 2 && !ret; i++) {
+		for (size_t done = 0; done < rq->wlen[i];) {
+			long n = syscall(SYS_write, fd, (const char *)rq->wb[i] + done,
+					 rq->wlen[i] - done);
+
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0) {
+				ret = n < 0 ? -errno : -EIO;
+				break;
+			}
+			done += (size_t)n;
+		}
+	}
+	rip_pl_close((int)fd);
+	if (!ret && syscall(SYS_rename, rq->tmp, rq->path))
+		ret = -errno;
+	if (ret)
+		syscall(SYS_unlink, rq->tmp);
+	return ret;
+}
+
 /* In the watcher: answer the request posted in the box, if one is. */
 static void rip_pl_box_serve(void)
 {
@@ -242,6 +324,10 @@ static void rip_pl_box_serve(void)
 	WM.hit = (struct rip_pl_maps_hit){ 0 };
 	if (WM.rq.kind == WM_MAPS)
 		ret = rip_pl_maps_read(WM.rq.addr, &WM.hit);
+	else if (WM.rq.kind == WM_READ)
+		ret = rip_pl_wm_read(&WM.rq);
+	else if (WM.rq.kind == WM_WRITE)
+		ret = rip_pl_wm_write(&WM.rq);
 	else
 		ret = rip_pl_wf_pread(&WM.rq);
 	/* -EAGAIN says "not answered" to the requester. */
@@ -364,6 +450,31 @@ long rip_pl_watch_pread(int file, void *buf, size_t len, uint64_t off)
 	if (rip_pl_box_ask(&rq, &ret, NULL))
 		return -EAGAIN;
 	return ret;
+}
+
+long rip_pl_watch_file_read(const char *path, void *buf, size_t len, uint64_t *size)
+{
+	struct rip_pl_wm_req rq = {
+		.kind = WM_READ, .path = path, .buf = buf, .len = len, .size = size
+	};
+	long ret;
+
+	if (rip_pl_box_ask(&rq, &ret, NULL))
+		return -EAGAIN;
+	return ret;
+}
+
+int rip_pl_watch_file_write(const char *path, const char *tmp, const void *a, size_t alen,
+			    const void *b, size_t blen)
+{
+	struct rip_pl_wm_req rq = {
+		.kind = WM_WRITE, .path = path, .tmp = tmp, .wb = { a, b }, .wlen = { alen, blen }
+	};
+	long ret;
+
+	if (rip_pl_box_ask(&rq, &ret, NULL))
+		return -EAGAIN;
+	return (int)ret;
 }
 
 /* ---- small helpers on raw descriptors ---- */

@@ -65,6 +65,26 @@ enum {
  */
 long rip_pl_watch_pread(int file, void *buf, size_t len, uint64_t off);
 
+/*
+ * The rule cache's files (rulecache.c), by the watcher in its own
+ * descriptor table, each opened and closed in the one request.
+ *
+ * rip_pl_watch_file_read: open path (O_NOFOLLOW), which must be a regular
+ * file of the effective user (else -EPERM), store its size in *size and
+ * read up to len bytes from its start into buf: bytes read or -errno.
+ *
+ * rip_pl_watch_file_write: create tmp (O_EXCL, O_NOFOLLOW, mode 0600),
+ * write a (alen bytes) then b (blen) to it and rename it to path; tmp is
+ * unlinked when that fails: 0 or -errno.
+ *
+ * Both: -EAGAIN when no watcher runs or none answered in time (nothing
+ * was done: the caller does it itself).  No lock, no allocation; errno
+ * unchanged.
+ */
+long rip_pl_watch_file_read(const char *path, void *buf, size_t len, uint64_t *size);
+int rip_pl_watch_file_write(const char *path, const char *tmp, const void *a, size_t alen,
+			    const void *b, size_t blen);
+
 /* The watcher serves a request of rip enable or disable to patch functions (fnpatch.c). */
 void rip_pl_fn_serve(struct rip_file_hdr *h);
 
