@@ -52,11 +52,8 @@ int main(int argc, char **argv)
 	if (!getenv("RIP_PAGEMAP_SIGNAL"))
 		signal(SIGUSR2, nothing);
 	fdo_report_now = at_exit;
-	if (fdo_start(&th, 4000))
+	if (fdo_start_warm(&th, 4000))
 		return 2;
-	/* Acquire: pairs with the opener's release store. */
-	while (__atomic_load_n(&fdo_opens, __ATOMIC_ACQUIRE) < 1000)
-		sched_yield();
 	if (at_exit) {
 		long pg = sysconf(_SC_PAGESIZE);
 
