@@ -192,6 +192,28 @@ static uint64_t rip_pl_mono_ns(void);
 
 static void rip_pl_close(int fd);
 
+/*
+ * In the watcher: len bytes of fd from off, or fewer at its end: how many,
+ * or -errno when the first read failed.
+ */
+static long rip_pl_pread_all(int fd, void *buf, size_t len, uint64_t off)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		long n = syscall(SYS_pread64, fd, (char *)buf + done, len - done, off + done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && !done)
+			return -errno;
+		if (n <= 0)
+			break;
+		done += (size_t)n;
+	}
+	return (long)done;
+}
+
 /* In the watcher: a pread of a snapshot's file (rip_pl_watch_pread). */
 static long rip_pl_wf_pread(const struct rip_pl_wm_req *rq)
 {
@@ -200,7 +222,6 @@ static long rip_pl_wf_pread(const struct rip_pl_wm_req *rq)
 		[RIP_PL_WF_PAGEMAP] = "/proc/self/pagemap",
 		[RIP_PL_WF_MEM] = "/proc/self/mem",
 	};
-	size_t done = 0;
 	int *fd;
 
 	if (rq->file < 0 || rq->file >= RIP_PL_WF_N)
@@ -224,19 +245,7 @@ static long rip_pl_wf_pread(const struct rip_pl_wm_req *rq)
 			return -errno;
 		*fd = (int)r;
 	}
-	while (done < rq->len) {
-		long n = syscall(SYS_pread64, *fd, (char *)rq->buf + done, rq->len - done,
-				 rq->off + done);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && !done)
-			return -errno;
-		if (n <= 0)
-			break;
-		done += (size_t)n;
-	}
-	return (long)done;
+	return rip_pl_pread_all(*fd, rq->buf, rq->len, rq->off);
 }
 
 /*
@@ -247,7 +256,6 @@ static long rip_pl_wm_read(const struct rip_pl_wm_req *rq)
 {
 	long fd = syscall(SYS_openat, AT_FDCWD, rq->path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	struct stat st;
-	size_t done = 0;
 	long ret;
 
 	if (fd < 0)
@@ -260,20 +268,7 @@ static long rip_pl_wm_read(const struct rip_pl_wm_req *rq)
 	if (!S_ISREG(st.st_mode) || st.st_uid != (uid_t)syscall(SYS_geteuid))
 		goto out;
 	*rq->size = (uint64_t)st.st_size;
-	while (done < rq->len) {
-		long n = syscall(SYS_read, fd, (char *)rq->buf + done, rq->len - done);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && !done) {
-			ret = -errno;
-			goto out;
-		}
-		if (n <= 0)
-			break;
-		done += (size_t)n;
-	}
-	ret = (long)done;
+	ret = rip_pl_pread_all((int)fd, rq->buf, rq->len, 0);
 out:
 	rip_pl_close((int)fd);
 	return ret;
