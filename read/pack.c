@@ -722,7 +722,7 @@ static inline void dmtf_push(struct dmtf *m, struct dpos *s, uint64_t v, uint32_
  * took 4 instructions and a load an event.)  Strings and arrays are
  * checked against the packet's end, with nothing left when it is passed.
  */
-#define DSLACK 128u
+#define DSLACK PK_DEC_SLACK
 _Static_assert(13 + 8 * RIP_EVENT_MAX_FIELDS + 8 <= DSLACK, "an event's fixed part fits");
 
 /* ---- the decoder's state ----------------------------------------------------------------- */

@@ -116,6 +116,14 @@ int pk_dec_new(struct pk_dec **out);
 void pk_dec_free(struct pk_dec *d);
 
 /*
+ * Bytes a decoded block's data needs past its raw length (pk_hdr.raw): the
+ * decoder stores an event's fixed part before it checks the room left.  A
+ * buffer given with this much room is used as it is; a smaller one is
+ * replaced by realloc, which copies it.
+ */
+#define PK_DEC_SLACK 128u
+
+/*
  * Decode a block with d (NULL: a decoder made for this block only) into
  * out, which is zeroed or holds a block decoded before (its memory is used
  * again).  0, or -EBADMSG / -ENOMEM with the reason in err (out then holds

@@ -529,7 +529,8 @@ void trace_r_missing(const struct trace_r *r, uint32_t *chunks, uint32_t *cut)
 static int tpk_room(const struct trace_pk *pk, struct tpk_cached *c)
 {
 	struct pk_block *out = &c->b;
-	size_t data = (size_t)pk->raw_max + 8, off = (size_t)pk->npackets_max * sizeof(*out->off);
+	size_t data = (size_t)pk->raw_max + PK_DEC_SLACK,
+	       off = (size_t)pk->npackets_max * sizeof(*out->off);
 	void *d = out->data, *o = out->off;
 	int ret = 0;
 
@@ -668,7 +669,7 @@ static int tpk_load(struct trace_r *r, struct tpk_rd *rd, uint32_t b, struct tpk
 					       : strerror(-ret));
 	if (tpk_room(r->pk, c))
 		return rr_fail(err, errlen, -ENOMEM, "out of memory");
-	tpk_warm(c, (size_t)bl->raw + 8);
+	tpk_warm(c, (size_t)bl->raw + PK_DEC_SLACK);
 	ret = pk_decode(rd->dec, &r->info.types, rd->buf, bl->size, out, why, sizeof(why));
 	if (!ret && (out->npackets != bl->npackets || out->len != bl->raw))
 		ret = rr_fail(why, sizeof(why), -EBADMSG,
