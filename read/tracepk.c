@@ -46,6 +46,7 @@
 #define TPK_HUGE (2u << 20) /* a huge page */
 /* a huge page's first touch that took this much CPU: the host backs fresh memory anew */
 #define TPK_COLD_NS 2000000u
+#define TPK_PROBE (256u << 10) /* small pages touched to compare (tpk_probe) */
 /* the reader waits on its CPU for the worker's next packet this long at most (tpk_follow) */
 #define TPK_SPIN_NS 200000u
 
@@ -547,7 +548,13 @@ static int tpk_room(const struct trace_pk *pk, struct tpk_cached *c)
 }
 
 static void (*tpk_slow_huge)(void); /* trace_r_on_slow_huge */
-static int tpk_cold; /* fresh huge pages are slow: set once, by either thread (tpk_warm) */
+/* fresh huge pages slow, small ones cheaper or not: set once, by either thread (tpk_probe) */
+enum {
+	TPK_UNDECIDED,
+	TPK_SMALL,
+	TPK_HUGE_KEPT
+};
+static int tpk_cold;
 
 void trace_r_on_slow_huge(void (*fn)(void))
 {
@@ -573,28 +580,74 @@ static void tpk_small(uintptr_t lo, uintptr_t hi, uintptr_t pg)
 }
 
 /*
+ * A huge page took slow CPU ns for len bytes (tpk_warm): are small pages
+ * cheaper here?  TPK_PROBE bytes of a fresh mapping of small pages (fresh:
+ * the heap's pages were often touched before, and cost nothing) are
+ * written a byte a page, timed, and their cost a byte compared.  Written,
+ * not populated: on a virtual machine whose host keeps shadow page tables
+ * the program's first touch of a page exits to the host even when the
+ * kernel populated it, and that is most of the cost (here 0.3 ms a MiB to
+ * populate, 5 ms to write, when a slow huge page is 3.5: buffers populated
+ * in small pages took the decoder 2.6 times its CPU).  The answer is kept
+ * (tpk_cold) for every buffer after, and the program told when small
+ * pages are cheaper (trace_r_on_slow_huge).  True when they are.
+ */
+static bool tpk_probe(uint64_t slow, size_t len)
+{
+	const size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+	uint8_t *m =
+		mmap(NULL, TPK_PROBE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	int undecided = TPK_UNDECIDED;
+	uint64_t t;
+	bool small;
+
+	if (m == MAP_FAILED)
+		return false; /* no measure: huge pages stay, undecided */
+	madvise(m, TPK_PROBE, MADV_NOHUGEPAGE);
+	t = tpk_cpu_ns();
+	for (size_t i = 0; i < TPK_PROBE; i += pg)
+		*(volatile uint8_t *)(m + i) = 1;
+	t = tpk_cpu_ns() - t;
+	munmap(m, TPK_PROBE);
+	/*
+	 * ns a byte, small (t / TPK_PROBE) below half of huge (slow / len),
+	 * without dividing: half, as the probe's loop is the best case of
+	 * small pages (the decoder in small pages took 1.4 times as long
+	 * when they measured about as costly as slow huge ones)
+	 */
+	small = (unsigned __int128)t * len * 2 < (unsigned __int128)slow * TPK_PROBE;
+	/* the first thread to decide decides for both: pairs with no one, a hint */
+	if (!__atomic_compare_exchange_n(&tpk_cold, &undecided, small ? TPK_SMALL : TPK_HUGE_KEPT,
+					 false, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		return undecided == TPK_SMALL;
+	if (small && tpk_slow_huge)
+		tpk_slow_huge();
+	return small;
+}
+
+/*
  * The first touches of c's buffer up to need bytes, a huge page at a time,
  * timed: the decoder then writes into memory it need not fault.  On this
  * virtual machine a fresh huge page costs 0.1 ms when the guest freed it
  * lately and 5 ms when its host had taken it back (the guest reports free
- * 2 MiB blocks to the host, which unbacks them): 2.4 ms a MiB, against 0.45
- * for small pages.  A process gets the recently freed ones first, so after
- * the first slow one every fresh page will be slow: the rest of this buffer
- * and every buffer after it are then made of small pages, and the program
- * is told (trace_r_on_slow_huge).  The time is the thread's CPU time, which
- * the host's work counts in and a preemption does not.  The touches are
- * MADV_POPULATE_WRITE, whose pages may lie partly outside the buffer (it
- * writes nothing), or, where the kernel lacks it, a write a page inside it.
+ * 2 MiB blocks to the host, which unbacks them).  What small pages cost
+ * varies too.  So after the first slow huge page small ones are measured
+ * (tpk_probe), and if they are cheaper, the rest of this buffer and every
+ * buffer after it are made of small pages; if not, huge pages stay.
+ * Times are the thread's CPU time, which the host's work counts in and a
+ * preemption does not.  The touches are MADV_POPULATE_WRITE, whose pages
+ * may lie partly outside the buffer (it writes nothing), or, where the
+ * kernel lacks it, a write a page inside it.
  */
 static void tpk_warm(struct tpk_cached *c, size_t need)
 {
 	const uintptr_t p = (uintptr_t)c->b.data, pg = (uintptr_t)sysconf(_SC_PAGESIZE) - 1;
-	bool cold = __atomic_load_n(&tpk_cold, __ATOMIC_RELAXED); /* a hint: pairs with no one */
+	int cold = __atomic_load_n(&tpk_cold, __ATOMIC_RELAXED); /* a hint: pairs with no one */
 	size_t at = c->warm;
 
 	if (need > c->b.cap)
 		need = c->b.cap;
-	if (cold && !at && need) /* huge pages are slow: this buffer is made of small ones */
+	if (cold == TPK_SMALL && !at && need) /* small pages are cheaper: this buffer is of them */
 		tpk_small(p, p + c->b.cap, pg);
 	while (at < need) {
 		uintptr_t a = (p + at) & ~pg;
@@ -603,7 +656,7 @@ static void tpk_warm(struct tpk_cached *c, size_t need)
 
 		if (end > need)
 			end = need;
-		t = cold ? 0 : tpk_cpu_ns();
+		t = cold != TPK_UNDECIDED ? 0 : tpk_cpu_ns();
 		if (madvise((void *)a, ((p + end + pg) & ~pg) - a, MADV_POPULATE_WRITE)) {
 			if (errno == EINTR)
 				continue;
@@ -611,14 +664,13 @@ static void tpk_warm(struct tpk_cached *c, size_t need)
 				*(volatile uint8_t *)q = 0; /* the kernel lacks it: a write a page */
 			break;
 		}
-		at = end;
-		if (!cold && t && tpk_cpu_ns() - t > TPK_COLD_NS) {
-			cold = true;
-			tpk_small(p + at, p + c->b.cap, pg);
-			/* the first thread to set it tells: pairs with no one, a hint */
-			if (!__atomic_exchange_n(&tpk_cold, 1, __ATOMIC_RELAXED) && tpk_slow_huge)
-				tpk_slow_huge();
+		t = t ? tpk_cpu_ns() - t : 0;
+		if (t > TPK_COLD_NS) {
+			if (tpk_probe(t, end - at))
+				tpk_small(p + end, p + c->b.cap, pg);
+			cold = __atomic_load_n(&tpk_cold, __ATOMIC_RELAXED);
 		}
+		at = end;
 	}
 	c->warm = need;
 }
@@ -786,6 +838,7 @@ static int tpk_fill(struct trace_r *r, struct tpk_rd *rd, struct tpk_cached *c, 
 	pthread_mutex_unlock(&pk->mu);
 	ret = tpk_load(r, rd, b, c, err, errlen);
 	pthread_mutex_lock(&pk->mu);
+
 	pk->cached += c->b.cap;
 	c->state = ret ? (c->b.cap ? TPK_FREE : TPK_EMPTY) : TPK_VALID;
 	if (ret && tpk_unasked(pk, b))
