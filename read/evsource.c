@@ -67,6 +67,11 @@ struct evs_stream {
 	uint32_t pk_events; /* its header's count of events, to check count against */
 	bool check_count;  /* a trace's packet: its events count must match */
 	uint64_t ts_begin;
+	/*
+	 * Packed: its next packet not loaded yet, its time in the heap a bound
+	 * from the trace (evs_defer); taken up when it comes to the top.
+	 */
+	bool deferred;
 	/* state */
 	bool seen;
 	uint64_t seq, discarded;
@@ -115,6 +120,7 @@ struct evs {
 	uint32_t bound_st;
 	uint32_t bound_i; /* its place in the heap: 1 or 2 */
 	bool primed, refill;
+	bool defer; /* packed: streams wait for their next packet in the heap (evs_defer) */
 	struct evs_totals tot;
 	uint64_t idx_lost, idx_discarded;
 	uint64_t gone_packets, gone_events; /* a packed trace's dropped or missing chunks */
@@ -551,9 +557,14 @@ static int evs_open_trace(struct evs *s, const char *dir, char *err, size_t errl
 		s->chunk = 4u << 10;
 	evs_pool_map(s);
 	if (s->tr.pk) { /* packed: the packets come from the chunks, decoded (read/trace.h) */
+		const char *defer = getenv("RIP_READ_DEFER"); /* "0": as before, for the tests */
+
 		s->total = trace_r_raw_bytes(&s->tr);
 		for (uint32_t i = 0; i < s->nst; i++)
 			s->st[i].exists = trace_r_npackets(&s->tr, i) > 0;
+		s->defer = !defer || strcmp(defer, "0");
+		if (s->defer)
+			trace_r_merge_defers(&s->tr);
 		return 0;
 	}
 	s->fds_max = evs_fds_max();
@@ -1088,21 +1099,74 @@ static inline void evs_bound(struct evs *s)
 	s->bound_st = c->st;
 }
 
+/*
+ * Stream st needs its next packet (after its events up to floor): in a
+ * packed trace whose block says when its packets begin, the stream waits
+ * in the heap at that time, not loaded, and its packet before is let go.
+ * A merge of 1,000 threads that each ran in short slices over the whole
+ * recording needed every stream's next packet at once when loaded at
+ * once: the blocks that held them were most of the trace, decoded and
+ * held together.  True when deferred (st->ts its time in the heap).
+ */
+static bool evs_defer(struct evs *s, struct evs_stream *st, uint64_t floor)
+{
+	uint64_t after;
+
+	if (!s->defer || st->next >= trace_r_npackets(&s->tr, st->index))
+		return false;
+	after = trace_r_packet_after(&s->tr, st->index, st->next);
+	trace_r_packet_release(&s->tr, st->hold);
+	st->hold = 0;
+	st->deferred = true;
+	st->ts = after > floor ? after : floor;
+	return true;
+}
+
+/*
+ * Take up the deferred streams at the top until the top's packet is
+ * loaded: each gets its packet and goes to the time of its first event
+ * (no earlier than the bound it waited at, when the trace says true), or
+ * leaves the heap.  0 or -errno.
+ */
+static int evs_resolve(struct evs *s, char *err, size_t errlen)
+{
+	while (s->nheap) {
+		struct evs_stream *st = &s->st[s->heap[0].st];
+		int ret;
+
+		if (!st->deferred)
+			return 0;
+		st->deferred = false;
+		ret = evs_load(s, st, err, errlen);
+		if (ret < 0)
+			return ret;
+		if (!ret)
+			s->heap[0] = s->heap[--s->nheap];
+		if (s->nheap)
+			evs_sift_top(s);
+	}
+	return 0;
+}
+
 static int evs_prime(struct evs *s, char *err, size_t errlen)
 {
+	int ret;
+
 	s->primed = true;
 	for (uint32_t i = 0; i < s->nst; i++) {
-		int ret = evs_load(s, &s->st[i], err, errlen);
+		struct evs_stream *st = &s->st[i];
 
+		ret = evs_defer(s, st, 0) ? 1 : evs_load(s, st, err, errlen);
 		if (ret < 0)
 			return ret;
 		if (ret) {
-			s->heap[s->nheap] = (struct evs_hent){ .ts = s->st[i].ts, .st = i };
+			s->heap[s->nheap] = (struct evs_hent){ .ts = st->ts, .st = i };
 			evs_sift_up(s, s->nheap++);
 		}
 	}
+	ret = evs_resolve(s, err, errlen);
 	evs_bound(s);
-	return 0;
+	return ret;
 }
 
 /*
@@ -1142,25 +1206,38 @@ static inline void evs_fields(const struct evs_plan *pl, const uint8_t *data, si
 	}
 }
 
-/* The stream at the top of the heap used up its packet: load the next or drop it. */
+/*
+ * The stream at the top of the heap used up its packet: load the next (or
+ * defer it) or drop it; or the top is a stream deferred: take it up.
+ */
 static int evs_refill(struct evs *s, char *err, size_t errlen)
 {
 	struct evs_stream *st = &s->st[s->heap[0].st];
-	int ret = evs_count_ok(s, st, err, errlen);
+	int ret = 0;
 
-	if (ret)
-		return ret;
-	ret = evs_load(s, st, err, errlen);
-
+	if (!st->deferred) {
+		ret = evs_count_ok(s, st, err, errlen);
+		if (ret)
+			return ret;
+		ret = evs_defer(s, st, st->ts) ? 1 : evs_load(s, st, err, errlen);
+		if (ret < 0)
+			return ret;
+		if (!ret)
+			s->heap[0] = s->heap[--s->nheap];
+		if (s->nheap)
+			evs_sift_top(s);
+	}
+	ret = evs_resolve(s, err, errlen);
 	s->refill = false;
-	if (ret < 0)
-		return ret;
-	if (!ret)
-		s->heap[0] = s->heap[--s->nheap];
-	if (s->nheap)
-		evs_sift_top(s);
 	evs_bound(s);
-	return 0;
+	return ret;
+}
+
+/* The top's stream changed: a deferred one is taken up before its events (evs_refill). */
+static inline void evs_top_check(struct evs *s)
+{
+	if (__builtin_expect(s->st[s->heap[0].st].deferred, 0))
+		s->refill = true;
 }
 
 /* The next event, the whole way (evs_next without the fast path's state). */
@@ -1240,6 +1317,7 @@ static int evs_next1(struct evs *s, struct evs_event *e, char *err, size_t errle
 		if (st->ts > s->bound_ts || (st->ts == s->bound_ts && st->index > s->bound_st)) {
 			evs_sift_past(s, st->ts);
 			evs_bound(s);
+			evs_top_check(s);
 		}
 	} else if (!ret) {
 		s->refill = true;
@@ -1269,6 +1347,7 @@ static void evs_sync(struct evs *s)
 	if (ret > 0 && (st->ts > s->bound_ts || (st->ts == s->bound_ts && st->index > s->bound_st))) {
 		evs_sift_past(s, st->ts);
 		evs_bound(s);
+		evs_top_check(s);
 	} else if (!ret) {
 		s->refill = true;
 	} else if (ret < 0) {
@@ -1316,6 +1395,15 @@ void evs_fast_switch(struct evs *s)
 	 */
 	evs_sift_past(s, f->h->ts);
 	evs_bound(s);
+	if (__builtin_expect(lead->deferred, 0)) {
+		/* its packet is not loaded: evs_next takes it up (evs_refill) */
+		s->tot.events += f->events;
+		f->events = 0;
+		f->state = EVS_FAST_OFF;
+		f->h = &f->stop;
+		s->refill = true;
+		return;
+	}
 	f->h = &lead->h;
 	f->bound_gt = s->bound_ts - (lead->index > s->bound_st);
 	if (s->nheap > 1) {

@@ -250,6 +250,19 @@ int trace_r_packet_hold(struct trace_r *r, uint32_t stream, uint64_t k, const ui
 			size_t *len, uint32_t *hold, char *err, size_t errlen);
 void trace_r_packet_release(struct trace_r *r, uint32_t hold);
 /*
+ * A packed trace: no event of packet k of stream is before the time this
+ * returns (its block's earliest packet begins then, as the block says; 0
+ * when it says nothing), read without decoding the block.  A merge by time
+ * takes the packet up only when it gets there (read/evsource.c).
+ */
+uint64_t trace_r_packet_after(const struct trace_r *r, uint32_t stream, uint64_t k);
+/*
+ * The merge takes each stream's first packet up when its time comes
+ * (trace_r_packet_after), not all of them before its first event: the
+ * blocks of the first packets are then not decoded ahead of their turn.
+ */
+void trace_r_merge_defers(struct trace_r *r);
+/*
  * fn is called once, from whichever reader thread finds it, when the first
  * touches of fresh memory turn out slow for huge pages (a virtual machine's
  * host that took its free memory back): a program that put its heap in

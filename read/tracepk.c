@@ -62,6 +62,7 @@ struct tpk_block {
 	uint64_t off; /* of the block in its chunk file */
 	uint64_t size;
 	uint64_t raw; /* bytes of its packets */
+	uint64_t ts_min; /* its header's: no packet of it begins before (0: unknown) */
 };
 
 struct tpk_ref {
@@ -266,6 +267,7 @@ static int tpk_scan(struct trace_r *r, struct trace_pk *pk, uint32_t chunk, int 
 	tpk_path(r, chunk, path, sizeof(path));
 	while (off < size) {
 		struct trace_rec_hdr h;
+		struct pk_hdr ph;
 		uint64_t list;
 		uint32_t b;
 
@@ -331,13 +333,18 @@ static int tpk_scan(struct trace_r *r, struct trace_pk *pk, uint32_t chunk, int 
 			ret = rr_fail(err, errlen, -ENOMEM, "out of memory");
 			break;
 		}
+		/* its header's earliest begin: a hint for the merge, checked by nothing (0: none) */
+		if (tpk_pread(fd, &ph, sizeof(ph), off + sizeof(h) + list) ||
+		    memcmp(ph.magic, PK_MAGIC, sizeof(ph.magic)))
+			ph.ts_min = 0;
 		b = (uint32_t)pk->nblocks++;
 		pk->blocks[b] = (struct tpk_block){ .chunk = chunk,
 						    .npackets = h.npackets,
 						    .left = h.npackets,
 						    .off = off + sizeof(h) + list,
 						    .size = h.size,
-						    .raw = h.raw };
+						    .raw = h.raw,
+						    .ts_min = ph.ts_min };
 		for (uint32_t i = 0; i < h.npackets && !ret; i++) {
 			if (streams[i] >= pk->nst) {
 				ret = rr_fail(err, errlen, -EBADMSG,
@@ -492,6 +499,21 @@ void trace_pk_close(struct trace_r *r)
 {
 	tpk_free(r->pk);
 	r->pk = NULL;
+}
+
+uint64_t trace_r_packet_after(const struct trace_r *r, uint32_t stream, uint64_t k)
+{
+	const struct trace_pk *pk = r->pk;
+
+	if (!pk || stream >= pk->nst || k >= pk->st[stream].n)
+		return 0;
+	return pk->blocks[pk->st[stream].v[k].block].ts_min;
+}
+
+void trace_r_merge_defers(struct trace_r *r)
+{
+	if (r->pk)
+		r->pk->nfirsts = 0; /* nothing to decode ahead for a prime: tpk_first */
 }
 
 uint64_t trace_r_npackets(const struct trace_r *r, uint32_t stream)
