@@ -137,11 +137,12 @@ static uint64_t ev_sign(uint64_t v, uint32_t type)
 	}
 }
 
-int ev_walk(const struct ev_types *types, const uint8_t *data, size_t len, uint64_t ts_begin,
-	    uint64_t *last_ts)
+int ev_walk_at(const struct ev_types *types, const uint8_t *data, size_t len, uint64_t ts_begin,
+	       size_t at, uint64_t *at_ts, uint64_t *last_ts)
 {
 	size_t off = RIP_PACKET_HDR_SIZE;
 	uint64_t ts = ts_begin;
+	bool found = false;
 	int count = 0;
 
 	if (len < RIP_PACKET_HDR_SIZE)
@@ -153,6 +154,10 @@ int ev_walk(const struct ev_types *types, const uint8_t *data, size_t len, uint6
 
 		if (hl <= 0)
 			return -1;
+		if (off == at) {
+			*at_ts = ts;
+			found = true;
+		}
 		off += (size_t)hl;
 		if (id >= EV_MAX_TYPES || !types->t[id].valid)
 			return -1;
@@ -178,7 +183,17 @@ int ev_walk(const struct ev_types *types, const uint8_t *data, size_t len, uint6
 		count++;
 	}
 	*last_ts = ts;
+	if (!found)
+		*at_ts = ts;
 	return count;
+}
+
+int ev_walk(const struct ev_types *types, const uint8_t *data, size_t len, uint64_t ts_begin,
+	    uint64_t *last_ts)
+{
+	uint64_t unused;
+
+	return ev_walk_at(types, data, len, ts_begin, 0, &unused, last_ts);
 }
 
 int ev_decode(const struct ev_types *types, const uint8_t *data, size_t len, uint64_t ts_begin,
@@ -579,6 +594,27 @@ out:
 		ev_ring_wake(w);
 	rr_guard_leave();
 	return ret;
+}
+
+int ev_open_size(struct rr_file *f, uint32_t ring, uint64_t *seq, size_t *len)
+{
+	const struct rip_packet *src;
+	uint64_t written;
+	sigjmp_buf jb;
+
+	if (!ev_ring_ok(f, ring))
+		return -EINVAL;
+	if (rr_guard_enter(&jb))
+		return -EIO;
+	written = rip_evring_written((struct rip_evring *)ev_ctl(f, ring));
+	src = ev_pkt(f, ring, written % ev_npk(f, ring));
+	*seq = written;
+	/* pairs with the writer's commit, as ev_peek_open's; a packet being switched: 0 */
+	*len = __atomic_load_n(&src->packet_seq_num, __ATOMIC_ACQUIRE) == written ?
+		       (size_t)(__atomic_load_n(&src->content_size, __ATOMIC_ACQUIRE) / 8) :
+		       0;
+	rr_guard_leave();
+	return 0;
 }
 
 int ev_peek_open(struct rr_file *f, const struct ev_types *types, uint32_t ring,

@@ -122,6 +122,13 @@ typedef int (*ev_cb)(const struct ev_event *e, void *arg);
  */
 int ev_walk(const struct ev_types *types, const uint8_t *data, size_t len, uint64_t ts_begin,
 	    uint64_t *last_ts);
+/*
+ * ev_walk, with the time of the event at byte at in *at_ts (at is where
+ * an earlier walk stopped: a packet sent in pieces), or the last event's
+ * when at is the packet's end or on no event's start.
+ */
+int ev_walk_at(const struct ev_types *types, const uint8_t *data, size_t len, uint64_t ts_begin,
+	       size_t at, uint64_t *at_ts, uint64_t *last_ts);
 int ev_decode(const struct ev_types *types, const uint8_t *data, size_t len,
 	      uint64_t ts_begin, ev_cb cb, void *arg, char *err, size_t errlen);
 
@@ -154,5 +161,12 @@ int ev_consume(struct rr_file *f, const struct ev_types *types, uint32_t ring, b
 int ev_peek_open(struct rr_file *f, const struct ev_types *types, uint32_t ring,
 		 uint64_t have_seq, size_t have_len, struct ev_packet *out, char *err,
 		 size_t errlen);
+/*
+ * Without a copy: the sequence number of ring's open packet and the bytes
+ * committed in it so far (header included) in *seq and *len, as the
+ * writer published them (they may move on at once).  0, or -EIO when the
+ * file shrank, -EINVAL for no such ring.
+ */
+int ev_open_size(struct rr_file *f, uint32_t ring, uint64_t *seq, size_t *len);
 
 #endif /* RIP_READ_EVREAD_H */

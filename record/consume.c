@@ -38,6 +38,7 @@ void rec_init(struct rec *r)
 	memset(r, 0, sizeof(*r));
 	r->f.fd = -1;
 	r->sub_fd = -1;
+	r->flush_ns = REC_FLUSH_NS;
 }
 
 /* Hand a message to the caller's warn callback (the library never prints). */
@@ -404,6 +405,23 @@ bool rec_cut_apply(const struct rec_cut *c, const struct rec_src *src, struct ri
 	return true;
 }
 
+/*
+ * The time a piece of p from byte off begins: its first event's, so that
+ * it says when it begins, not when the piece before it ended (a thread
+ * idle between the two: a reader that merges by time would take the piece
+ * up long before its events, rec_tick).  After, when that cannot be read.
+ */
+static uint64_t rec_piece_begin(const struct rec *r, const struct ev_packet *p, size_t off,
+				uint64_t after)
+{
+	uint64_t at, last;
+
+	if (ev_walk_at(r->types, p->data, p->len, p->hdr.timestamp_begin, off, &at, &last) < 0 ||
+	    at < after)
+		return after;
+	return at;
+}
+
 static int rec_packet(const struct ev_packet *p, void *arg)
 {
 	struct rec *r = arg;
@@ -428,7 +446,7 @@ static int rec_packet(const struct ev_packet *p, void *arg)
 		body = p->data + pc->off;
 		blen = p->len - pc->off;
 		hdr.events = p->hdr.events - pc->events;
-		hdr.timestamp_begin = pc->last_ts;
+		hdr.timestamp_begin = rec_piece_begin(r, p, pc->off, pc->last_ts);
 		src.off = pc->off;
 		src.events = pc->events;
 	}
@@ -687,13 +705,37 @@ int rec_poll(struct rec *r, char *err, size_t errlen)
 	return (int)(r->st.packets + r->st.lost_packets + r->st.corrupt - before);
 }
 
+/*
+ * Not live: is a piece of ring i's open packet due?  When it held events
+ * not written yet at the tick before (they waited at least a flush period:
+ * a thread idle or not given a CPU in the middle of a packet); known
+ * without a copy, so that the rings of busy threads, whose packets close
+ * between two ticks, cost a look each.
+ */
+static bool rec_flush_due(struct rec *r, uint32_t i, struct rec_piece *pc)
+{
+	uint64_t seq;
+	size_t len, had, sent;
+	bool same;
+
+	if (ev_open_size(&r->f, i, &seq, &len))
+		return true; /* ev_peek_open says what is wrong */
+	same = seq == pc->tick_seq;
+	had = same ? pc->tick_len : 0;
+	pc->tick_seq = seq;
+	pc->tick_len = len;
+	sent = pc->seq1 && pc->seq1 - 1 == seq ? pc->off : RIP_PACKET_HDR_SIZE;
+	return same && had > sent;
+}
+
 int rec_tick(struct rec *r, uint64_t margin_ns, char *err, size_t errlen)
 {
 	uint64_t now = rr_now_ticks(&r->f.hdr), margin, before;
 	uint32_t n;
+	bool live;
 	int ret;
 
-	if (!rec_live(r) || r->sub_fd >= 0)
+	if (r->sub_fd >= 0 || (!(live = rec_live(r)) && !r->flush_ns))
 		return rec_poll(r, err, errlen);
 	/* now first: every ring in use after this holds only later events */
 	ret = rec_poll(r, err, errlen);
@@ -709,6 +751,8 @@ int rec_tick(struct rec *r, uint64_t margin_ns, char *err, size_t errlen)
 
 		if (r->bad[i])
 			continue;
+		if (!live && !rec_flush_due(r, i, pc))
+			continue;
 		ret = ev_peek_open(&r->f, r->types, i, pc->seq1 - 1, pc->off, &p, why, sizeof(why));
 		if (ret < 0 && ret != -EAGAIN && rec_refresh_types(r))
 			ret = ev_peek_open(&r->f, r->types, i, pc->seq1 - 1, pc->off, &p, why,
@@ -723,8 +767,12 @@ int rec_tick(struct rec *r, uint64_t margin_ns, char *err, size_t errlen)
 			bool part = pc->seq1 && pc->seq1 - 1 == p.hdr.packet_seq_num;
 			uint32_t sent = part ? pc->events : 0;
 			size_t off = part ? pc->off : sizeof(p.hdr);
+			uint64_t first = 0;
 
-			if (p.hdr.events > sent && p.len > off) {
+			if (p.hdr.events > sent && p.len > off)
+				first = rec_piece_begin(r, &p, off,
+							part ? pc->last_ts : p.hdr.timestamp_begin);
+			if (first) {
 				struct rip_packet hdr = p.hdr;
 				struct rec_src src = { .ring = true,
 						       .seq = p.hdr.packet_seq_num,
@@ -732,7 +780,7 @@ int rec_tick(struct rec *r, uint64_t margin_ns, char *err, size_t errlen)
 						       .events = sent };
 
 				hdr.events = p.hdr.events - sent;
-				hdr.timestamp_begin = part ? pc->last_ts : p.hdr.timestamp_begin;
+				hdr.timestamp_begin = first;
 				hdr.packet_seq_num = p.hdr.packet_seq_num + pc->extra;
 				ret = rec_emit(r, i, &src, &hdr, p.data + off, p.len - off);
 				if (ret) {
@@ -768,11 +816,11 @@ int rec_tick(struct rec *r, uint64_t margin_ns, char *err, size_t errlen)
 
 int rec_pass(struct rec *r, int64_t live_ns, int64_t *next_tick, char *err, size_t errlen)
 {
-	int64_t now;
+	int64_t now, period = live_ns ? live_ns : (int64_t)r->flush_ns;
 
-	if (!live_ns || (now = rr_mono_ns()) < *next_tick)
+	if (!period || (now = rr_mono_ns()) < *next_tick)
 		return rec_poll(r, err, errlen);
-	*next_tick = now + live_ns;
+	*next_tick = now + period;
 	return rec_tick(r, live_ns / 2 < 20000000 ? (uint64_t)live_ns / 2 : 20000000, err, errlen);
 }
 
@@ -1165,7 +1213,8 @@ int rec_flush_to(struct rec *r, struct rec_sink *s, char *err, size_t errlen)
 		}
 		hdr = p.hdr;
 		hdr.events = p.hdr.events - (uint32_t)src.events;
-		hdr.timestamp_begin = part ? pc->last_ts : p.hdr.timestamp_begin;
+		hdr.timestamp_begin =
+			rec_piece_begin(r, &p, src.off, part ? pc->last_ts : p.hdr.timestamp_begin);
 		hdr.packet_seq_num = p.hdr.packet_seq_num + pc->extra;
 		hdr.packet_size = hdr.content_size = (uint64_t)(p.len - src.off + sizeof(hdr)) * 8;
 		hdr.open = 0;

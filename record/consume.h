@@ -62,6 +62,8 @@ struct rec_stats {
 	uint64_t samples_lost;	   /* stored by the sampler but never seen by us */
 };
 
+#define REC_FLUSH_NS 100000000u /* see struct rec's flush_ns */
+
 /* Per ring: the open packet sent in pieces so far (rec_tick), and what went out last. */
 struct rec_piece {
 	uint64_t seq1;	       /* the ring's packet sent in part, + 1; 0: none (calloc'd) */
@@ -71,6 +73,9 @@ struct rec_piece {
 	uint64_t extra;	       /* pieces beyond one per ring packet: added to sequence numbers */
 	struct rip_packet last; /* the header of the last packet written */
 	bool any;	       /* a packet was written */
+	/* not live: the open packet's sequence number and bytes at the last tick */
+	uint64_t tick_seq;
+	size_t tick_len;
 };
 
 /*
@@ -120,6 +125,13 @@ struct rec {
 	uint32_t nstreams;    /* highest ring written + 1 */
 	struct rec_sink *sinks; /* where the packets go, in the order added (record/sink.h) */
 	int64_t pair_ns; /* when the last calibration pair was added (rr_clock_pair) */
+	/*
+	 * Not live: an open packet whose events not yet taken are older than
+	 * this is taken in part at a pass (rec_pass, rec_tick), so that the
+	 * trace holds no packet of a thread that waits long mid-packet far
+	 * from its time; 0: never.  rec_init sets REC_FLUSH_NS.
+	 */
+	uint64_t flush_ns;
 	bool nosync;	      /* rec_defer_sync: the caller syncs the file system */
 	/*
 	 * The CPU samples being taken (record/samples.h), NULL: none yet;
@@ -195,13 +207,16 @@ int rec_poll(struct rec *r, char *err, size_t errlen);
 /*
  * Once per live period: take the closed packets, then send what every open
  * packet holds beyond what was sent, and beacons at now - margin_ns for the
- * streams with nothing more.  Packets sent, or -errno (as rec_poll).
+ * streams with nothing more.  Not live (no sink has beacons): once per
+ * flush_ns, only what waited that long of each open packet.  A piece
+ * begins at its first event.  Packets sent, or -errno (as rec_poll).
  */
 int rec_tick(struct rec *r, uint64_t margin_ns, char *err, size_t errlen);
 /*
  * A pass as rip run and rip record make them: once every live_ns (the live
  * period; *next_tick, CLOCK_MONOTONIC ns, says when) a live tick, with a
- * margin of half the period (20 ms at most), else a poll.  As rec_poll.
+ * margin of half the period (20 ms at most), else a poll.  Not live
+ * (live_ns 0): a tick once every flush_ns.  As rec_poll.
  */
 int rec_pass(struct rec *r, int64_t live_ns, int64_t *next_tick, char *err, size_t errlen);
 /*

@@ -117,7 +117,7 @@ int relay_connect(struct relay_opts *o, const char *session_default, struct rly 
 
 int64_t relay_live_ns(const struct relay_opts *o)
 {
-	return o->live_ns;
+	return o->url ? o->live_ns : 0; /* no relayd: the passes' own period (rec_pass) */
 }
 
 unsigned relay_linger_ms(const struct relay_opts *o)

@@ -57,7 +57,7 @@ int relay_check(const struct rip_cmd *cmd, struct relay_opts *o);
  * session_default made safe).  Errors are printed; EXIT_OK or EXIT_FAIL.
  */
 int relay_connect(struct relay_opts *o, const char *session_default, struct rly **out);
-/* The live period in ns (0: none). */
+/* The live period in ns (0: none, or no relayd). */
 int64_t relay_live_ns(const struct relay_opts *o);
 /* How long to stay connected after the end, for live readers to read the tail (ms). */
 unsigned relay_linger_ms(const struct relay_opts *o);
