@@ -1122,6 +1122,15 @@ static bool evs_defer(struct evs *s, struct evs_stream *st, uint64_t floor)
 	return true;
 }
 
+/* The top's stream has a new head (more: 1) or nothing more (0): it sifts down or leaves. */
+static void evs_top_moved(struct evs *s, int more)
+{
+	if (!more)
+		s->heap[0] = s->heap[--s->nheap];
+	if (s->nheap)
+		evs_sift_top(s);
+}
+
 /*
  * Take up the deferred streams at the top until the top's packet is
  * loaded: each gets its packet and goes to the time of its first event
@@ -1140,10 +1149,7 @@ static int evs_resolve(struct evs *s, char *err, size_t errlen)
 		ret = evs_load(s, st, err, errlen);
 		if (ret < 0)
 			return ret;
-		if (!ret)
-			s->heap[0] = s->heap[--s->nheap];
-		if (s->nheap)
-			evs_sift_top(s);
+		evs_top_moved(s, ret);
 	}
 	return 0;
 }
@@ -1222,10 +1228,7 @@ static int evs_refill(struct evs *s, char *err, size_t errlen)
 		ret = evs_defer(s, st, st->ts) ? 1 : evs_load(s, st, err, errlen);
 		if (ret < 0)
 			return ret;
-		if (!ret)
-			s->heap[0] = s->heap[--s->nheap];
-		if (s->nheap)
-			evs_sift_top(s);
+		evs_top_moved(s, ret);
 	}
 	ret = evs_resolve(s, err, errlen);
 	s->refill = false;
