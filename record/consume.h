@@ -62,7 +62,7 @@ struct rec_stats {
 	uint64_t samples_lost;	   /* stored by the sampler but never seen by us */
 };
 
-#define REC_FLUSH_NS 100000000u /* see struct rec's flush_ns */
+#define REC_FLUSH_NS 250000000u /* see struct rec's flush_ns */
 
 /* Per ring: the open packet sent in pieces so far (rec_tick), and what went out last. */
 struct rec_piece {
