@@ -1158,6 +1158,18 @@ int rec_take_over(struct rec *r, bool died, char *err, size_t errlen)
 
 		if (pc->any && r->cut[i].seq1 && pc->last.packet_seq_num + 1 > next)
 			pc->extra = pc->last.packet_seq_num + 1 - next;
+		/*
+		 * What it sent of the open packet it stopped in is as a piece of
+		 * ours: our ticks (rec_tick) and the packet's rest (rec_packet)
+		 * go on from there, not from its start.
+		 */
+		if (r->cut[i].seq1 && r->cut[i].off > sizeof(struct rip_packet) &&
+		    r->cut[i].events <= UINT32_MAX) {
+			pc->seq1 = r->cut[i].seq1;
+			pc->off = r->cut[i].off;
+			pc->events = (uint32_t)r->cut[i].events;
+			pc->last_ts = r->cut[i].ts;
+		}
 	}
 	r->types_seen = rec_u32(r, REC_HDR(types_count));
 	ret = ev_read_types_more(&r->f, r->types, err, errlen);
