@@ -434,6 +434,16 @@ static int rec_packet(const struct ev_packet *p, void *arg)
 	if (p->ring >= r->f.hdr.ev_rings || p->len < sizeof(hdr))
 		return 0;
 	pc = &r->pc[p->ring];
+	/*
+	 * The final pass: where we stopped, for a subscriber that takes over;
+	 * set before anything returns (an open packet whose pieces held all
+	 * of it sends nothing more, and stopped at its end all the same).
+	 */
+	if (p->was_open && r->endcut)
+		r->endcut[p->ring] = (struct rec_cut){ .seq1 = p->hdr.packet_seq_num + 1,
+						       .off = p->len,
+						       .events = p->hdr.events,
+						       .ts = p->hdr.timestamp_end };
 	if (pc->seq1 && pc->seq1 - 1 == p->hdr.packet_seq_num) {
 		/* sent in part (rec_tick): the rest goes out as the last piece */
 		pc->seq1 = 0;
@@ -450,12 +460,6 @@ static int rec_packet(const struct ev_packet *p, void *arg)
 		src.off = pc->off;
 		src.events = pc->events;
 	}
-	/* the final pass: where we stopped, for a subscriber that takes over */
-	if (p->was_open && r->endcut)
-		r->endcut[p->ring] = (struct rec_cut){ .seq1 = p->hdr.packet_seq_num + 1,
-						       .off = p->len,
-						       .events = p->hdr.events,
-						       .ts = p->hdr.timestamp_end };
 	/* taken over from a consumer: what it sent us already is not sent again */
 	if (r->cut && r->cut[p->ring].seq1) {
 		struct rec_src cut;

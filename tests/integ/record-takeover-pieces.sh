@@ -3,7 +3,7 @@
 #
 # Description: a rip record that takes the rings over from the one before
 # it holds each event once when that one wrote an open packet in pieces
-# (every 100 ms: record/consume.c rec_tick).  python3 under
+# (every 250 ms: record/consume.c rec_tick).  python3 under
 # librip-preload.so allocates (its main thread's packet stays open), then
 # polls a file every 50 ms: the first recorder writes what the packet held in pieces, and the
 # second, attached, gets copies of them.  The first gets Ctrl-C and says
