@@ -362,16 +362,17 @@ static bool rip_pl_watch_up(const struct rip_file_hdr *hdr)
 }
 
 /*
- * Post rq in the box and wait for the watcher's answer: 0 (*ret and, for
- * WM_MAPS, *hit are its) or -EAGAIN (no watcher, or none answered in time:
- * nothing was done).  errno unchanged.
+ * Post rq in the box and wait for the watcher's answer: its return value
+ * (and, for WM_MAPS, *hit), or -EAGAIN (no watcher, or none answered in
+ * time: nothing was done).  errno unchanged.
  */
-static int rip_pl_box_ask(const struct rip_pl_wm_req *rq, long *ret, struct rip_pl_maps_hit *hit)
+static long rip_pl_box_ask(const struct rip_pl_wm_req *rq, struct rip_pl_maps_hit *hit)
 {
 	struct rip_file_hdr *hdr = __rip_file_hdr();
 	uint64_t t0, now, slice;
 	uint32_t st;
 	int err = errno;
+	long ret;
 
 	if (!hdr || !rip_pl_watch_up(hdr))
 		return -EAGAIN;
@@ -414,12 +415,12 @@ static int rip_pl_box_ask(const struct rip_pl_wm_req *rq, long *ret, struct rip_
 	}
 	if (hit)
 		*hit = WM.hit;
-	*ret = WM.ret;
+	ret = WM.ret;
 	/* Release: our reads of the answer before the box is free (pairs with the claim). */
 	__atomic_store_n(&WM.state, WM_FREE, __ATOMIC_RELEASE);
 	rip_pl_futex(&WM.state, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL);
 	errno = err;
-	return 0;
+	return ret;
 again:
 	errno = err;
 	return -EAGAIN;
@@ -428,11 +429,8 @@ again:
 int rip_pl_watch_maps(uintptr_t addr, struct rip_pl_maps_hit *h)
 {
 	struct rip_pl_wm_req rq = { .kind = WM_MAPS, .addr = addr };
-	long ret;
 
-	if (rip_pl_box_ask(&rq, &ret, h))
-		return -EAGAIN;
-	return (int)ret;
+	return (int)rip_pl_box_ask(&rq, h);
 }
 
 long rip_pl_watch_pread(int file, void *buf, size_t len, uint64_t off)
@@ -440,11 +438,8 @@ long rip_pl_watch_pread(int file, void *buf, size_t len, uint64_t off)
 	struct rip_pl_wm_req rq = {
 		.kind = WM_FILE, .file = file, .buf = buf, .len = len, .off = off
 	};
-	long ret;
 
-	if (rip_pl_box_ask(&rq, &ret, NULL))
-		return -EAGAIN;
-	return ret;
+	return rip_pl_box_ask(&rq, NULL);
 }
 
 long rip_pl_watch_file_read(const char *path, void *buf, size_t len, uint64_t *size)
@@ -452,11 +447,8 @@ long rip_pl_watch_file_read(const char *path, void *buf, size_t len, uint64_t *s
 	struct rip_pl_wm_req rq = {
 		.kind = WM_READ, .path = path, .buf = buf, .len = len, .size = size
 	};
-	long ret;
 
-	if (rip_pl_box_ask(&rq, &ret, NULL))
-		return -EAGAIN;
-	return ret;
+	return rip_pl_box_ask(&rq, NULL);
 }
 
 int rip_pl_watch_file_write(const char *path, const char *tmp, const void *a, size_t alen,
@@ -465,11 +457,8 @@ int rip_pl_watch_file_write(const char *path, const char *tmp, const void *a, si
 	struct rip_pl_wm_req rq = {
 		.kind = WM_WRITE, .path = path, .tmp = tmp, .wb = { a, b }, .wlen = { alen, blen }
 	};
-	long ret;
 
-	if (rip_pl_box_ask(&rq, &ret, NULL))
-		return -EAGAIN;
-	return (int)ret;
+	return (int)rip_pl_box_ask(&rq, NULL);
 }
 
 /* ---- small helpers on raw descriptors ---- */
