@@ -96,6 +96,17 @@ static inline __attribute__((always_inline)) uintptr_t rip_pl_guard_up(void)
 
 extern __thread struct rip_pl_thread rip_pl_self RIP_PL_TLS;
 
+/*
+ * Copy n bytes of the program's memory at src to dst, as the kernel reads a
+ * system call's argument: false where the call would fail with EFAULT (an
+ * argument that points nowhere is the call's error to give, not a crash in
+ * our wrapper).  Memory above our frame on this thread's stack (where a
+ * program's timespec or sigset_t mostly is) is read directly; other memory
+ * with process_vm_readv of our own process, or directly where that call is
+ * refused.  errno untouched.
+ */
+bool rip_pl_peek(void *dst, const void *src, size_t n);
+
 /* Nonzero: an internal failure turned tracing off for good; hooks forward only. */
 extern int rip_pl_off;
 
@@ -498,8 +509,12 @@ void rip_pl_pagemap_fork_child(void); /* no snapshot is in progress in the child
 
 int rip_pl_sample_init(void);	       /* from the constructor; 0 (failures are counted) */
 void rip_pl_sample_thread_start(void); /* a new thread's start, guard up: its timer */
-/* in without the sampler's signal, for wrappers of calls that take signals (sigwait...) */
-void rip_pl_sample_filter(const sigset_t *in, sigset_t *out);
+/*
+ * These read the program's set or mask only with rip_pl_peek, and give it
+ * back as it is when it cannot be read: the call's EFAULT to give.
+ */
+/* in, or out holding it without the sampler's signal (signalfd) */
+const sigset_t *rip_pl_sample_filter(const sigset_t *in, sigset_t *out);
 /* set, or a per-thread copy of it without the sampler's signal (sigwait and family) */
 const sigset_t *rip_pl_sample_set(const sigset_t *set);
 /* mask, or a per-thread copy with the sampler's signal blocked (ppoll, sigsuspend...) */

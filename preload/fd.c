@@ -724,11 +724,7 @@ RIP_PL_EXPORT int signalfd(int fd, const sigset_t *mask, int flags)
 	/* Declared nonnull, but a bad mask is the kernel's EFAULT to give, not our fault. */
 	__asm__("" : "+r"(p));
 	/* Never the CPU sampler's signal: it stays pending, unread (sample.c). */
-	if (p) {
-		rip_pl_sample_filter(p, &m);
-		p = &m;
-	}
-	ret = real(fd, p, flags);
+	ret = real(fd, rip_pl_sample_filter(p, &m), flags);
 	fd_rec_signalfd(NULL, ret, fd, flags);
 	return ret;
 }

@@ -443,56 +443,52 @@ static void sp_change(const sigset_t *s, bool mask, int sig, sigset_t *out)
 		sigdelset(out, sig);
 }
 
-const sigset_t *rip_pl_sample_set(const sigset_t *set)
-{
-	int sig = sp_to_change(set, false);
-
-	if (!sig)
-		return set;
-	sp_change(set, false, sig, &sp_set);
-	return &sp_set;
-}
-
-const sigset_t *rip_pl_sample_mask(const sigset_t *mask)
-{
-	int sig = sp_to_change(mask, true);
-
-	if (!sig)
-		return mask;
-	sp_change(mask, true, sig, &sp_set);
-	return &sp_set;
-}
-
-void rip_pl_sample_filter(const sigset_t *in, sigset_t *out)
-{
-	int sig = sp_to_change(in, false);
-
-	if (sig)
-		sp_change(in, false, sig, out);
-	else
-		*out = *in;
-}
-
 /*
- * A raw system call's set or mask (syscall(2)): the kernel's sigset_t,
- * size bytes at p, which is only read while we sample (a bad pointer
- * stays the kernel's EFAULT to give otherwise) and only of the kernel's
- * size (any other is its EINVAL).
+ * The set (!mask) or mask at p with our signal changed, in *out: its first
+ * RIP_PL_KSIGSET bytes (the kernel's sigset_t, all the calls read), the
+ * rest empty; p itself when nothing is to change, and when p cannot be
+ * read (the call's EFAULT to give: rip_pl_peek), or when we do not sample.
  */
-const void *rip_pl_sample_kset(const void *p, unsigned long size, bool mask, sigset_t *buf)
+static const void *sp_hide(const void *p, bool mask, sigset_t *out)
 {
 	sigset_t k;
 	int sig;
 
-	if (!p || size != RIP_PL_KSIGSET || !__atomic_load_n(&sp_sig, __ATOMIC_RELAXED))
+	if (!p || !__atomic_load_n(&sp_sig, __ATOMIC_RELAXED))
 		return p;
 	sigemptyset(&k);
-	memcpy(&k, p, RIP_PL_KSIGSET);
+	if (!rip_pl_peek(&k, p, RIP_PL_KSIGSET))
+		return p;
 	sig = sp_to_change(&k, mask);
 	if (!sig)
 		return p;
-	sp_change(&k, mask, sig, buf);
-	return buf;
+	sp_change(&k, mask, sig, out);
+	return out;
+}
+
+const sigset_t *rip_pl_sample_set(const sigset_t *set)
+{
+	return sp_hide(set, false, &sp_set);
+}
+
+const sigset_t *rip_pl_sample_mask(const sigset_t *mask)
+{
+	return sp_hide(mask, true, &sp_set);
+}
+
+const sigset_t *rip_pl_sample_filter(const sigset_t *in, sigset_t *out)
+{
+	return sp_hide(in, false, out);
+}
+
+/*
+ * A raw system call's set or mask (syscall(2)): the kernel's sigset_t,
+ * size bytes at p, changed only of the kernel's size (any other is its
+ * EINVAL).
+ */
+const void *rip_pl_sample_kset(const void *p, unsigned long size, bool mask, sigset_t *buf)
+{
+	return size == RIP_PL_KSIGSET ? sp_hide(p, mask, buf) : p;
 }
 
 /*
@@ -504,9 +500,8 @@ const void *rip_pl_sample_kpack(const void *p, struct rip_pl_ksigpack *pack, sig
 {
 	struct rip_pl_ksigpack k;
 
-	if (!p || !__atomic_load_n(&sp_sig, __ATOMIC_RELAXED))
+	if (!p || !__atomic_load_n(&sp_sig, __ATOMIC_RELAXED) || !rip_pl_peek(&k, p, sizeof(k)))
 		return p;
-	memcpy(&k, p, sizeof(k));
 	if (rip_pl_sample_kset(k.ss, k.len, true, buf) != buf)
 		return p;
 	pack->ss = buf;

@@ -306,13 +306,13 @@ RIP_PL_WRAP_W(unsigned int, sleep, "sleep", rip_pl_enosys(); return s,
 RIP_PL_WRAP_W(int, usleep, "usleep", rip_pl_enosys(); return -1,
 	      RIP_PL_WAIT_SLEEP(RIP_PL_TMO_REL((int64_t)us * 1000)), (useconds_t us), (us))
 
-/* signals: arg is the first word of the set (signals 1 to 64) */
+/* signals: arg is the first word of the set (signals 1 to 64); 0 when it cannot be read */
 static uint64_t rip_pl_set_word(const sigset_t *ss)
 {
 	uint64_t v = 0;
 
-	if (ss)
-		__builtin_memcpy(&v, ss, sizeof(v) < sizeof(*ss) ? sizeof(v) : sizeof(*ss));
+	if (ss && !rip_pl_peek(&v, ss, sizeof(v) < sizeof(*ss) ? sizeof(v) : sizeof(*ss)))
+		v = 0;
 	return v;
 }
 

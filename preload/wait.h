@@ -65,26 +65,33 @@ struct rip_pl_tmo {
 /* An absolute deadline; a NULL one waits for ever. */
 #define RIP_PL_TMO_ABS(CLK, TS) ((struct rip_pl_tmo){ (TS), (CLK), -1 })
 
-/* A relative timespec in ns, saturated; -1 for NULL or one the call refuses. */
-static inline int64_t rip_pl_ts_ns(const struct timespec *ts)
+/*
+ * A relative timespec in ns, saturated; -1 for NULL, one the call refuses
+ * or one it cannot read (its EFAULT: rip_pl_peek).
+ */
+static inline int64_t rip_pl_ts_ns(const struct timespec *p)
 {
-	if (!ts || ts->tv_sec < 0 || ts->tv_nsec < 0 || ts->tv_nsec >= 1000000000)
+	struct timespec ts;
+
+	if (!p || !rip_pl_peek(&ts, p, sizeof(ts)) || ts.tv_sec < 0 || ts.tv_nsec < 0 ||
+	    ts.tv_nsec >= 1000000000)
 		return -1;
-	if ((uint64_t)ts->tv_sec >= (uint64_t)INT64_MAX / 1000000000u)
+	if ((uint64_t)ts.tv_sec >= (uint64_t)INT64_MAX / 1000000000u)
 		return INT64_MAX;
-	return (int64_t)ts->tv_sec * 1000000000 + ts->tv_nsec;
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
 /* slot.wait_tmo for t: 0 for none (rip/abi.h).  errno untouched. */
 static inline uint32_t rip_pl_tmo_get(const struct rip_pl_tmo *t)
 {
-	const struct timespec *d = t->abs;
-	struct timespec now;
+	struct timespec now, dl, *d = &dl;
 	int64_t s, ns;
 	int err;
 
-	if (!d)
+	if (!t->abs)
 		return t->ns < 0 ? 0 : rip_wait_tmo_pack((uint64_t)t->ns);
+	if (!rip_pl_peek(&dl, t->abs, sizeof(dl)))
+		return 0; /* the call says EFAULT */
 	if (d->tv_nsec < 0 || d->tv_nsec >= 1000000000)
 		return 0; /* the call says EINVAL */
 	err = errno;

@@ -34,7 +34,8 @@
  *                       must time out, not end early on a pending timer
  *                       signal; then waits 10 s, unblocked, and must end
  *                       with EINTR on the SIGUSR1 a timer sends 20 ms
- *                       later; then every signal is unblocked.  CALL:
+ *                       later; then every signal is unblocked (the masks
+ *                       are static, not on the stack).  CALL:
  *                       epoll_pwait2 (glibc's), sys_epoll_pwait2,
  *                       sys_pselect6, sys_io_pgetevents (syscall()); exit 3
  *                       if the kernel refuses the call (ENOSYS, no aio)
@@ -522,7 +523,8 @@ static int mode_pwait(int rounds, const char *how)
 	struct sigevent sev = { .sigev_notify = SIGEV_SIGNAL, .sigev_signo = SIGUSR1 };
 	enum pwait_call call;
 	aio_context_t ctx = 0;
-	sigset_t all, none;
+	/* Not on the stack: the wrappers read them with process_vm_readv (rip_pl_peek). */
+	static sigset_t all, none;
 	timer_t tm;
 	int ep, s, e;
 
