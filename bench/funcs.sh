@@ -47,6 +47,11 @@
 #   FN_REPS=7 FN_N=2000000 FN_WORK1=16 FN_THREADS=1000 FN_THREAD_CHAINS=500   (defaults)
 #   FN_PS_THREADS=10000 FN_PS_COROS=100000: bench/many-fn's threads and coroutines for rip ps
 #   --stacks (the budget's counts; many-fn alone defaults to 1,000,000 coroutines)
+#   FN_BEST=3: the hooks' variants (empty, floor, librip's) take the best of 3 timings in
+#   each round: a timing is only ever made slower by the host, and one each swung the
+#   shadow row of the working bodies from +1.9 to +4.0 ns between runs; best of 3 in 9
+#   rounds kept every variant's rounds within 0.3-0.9 ns of each other but a few outliers
+#   (2026-11-30)
 #   FN_PAIR_BEST=5: plain and patchable (the 2% budget) take the best of 5 timings in each
 #   round (the other variants one): their difference is a few hundredths of a ns a call,
 #   less than one timing's noise here (one timing each gave 1.067x, 1.018x and 1.075x in
@@ -65,6 +70,7 @@ WORK1=${FN_WORK1:-16}
 THREADS=${FN_THREADS:-1000}
 TCHAINS=${FN_THREAD_CHAINS:-500}
 PBEST=${FN_PAIR_BEST:-5}
+HBEST=${FN_BEST:-3}
 PS_THREADS=${FN_PS_THREADS:-10000} # the budget's: rip ps --stacks under 1 s at these
 PS_COROS=${FN_PS_COROS:-100000}
 dir=${1:?usage: funcs.sh DIR}
@@ -137,17 +143,17 @@ for rep in $(seq "$REPS"); do
 		# one timing on a shared host; the pair is timed alike, best of $PBEST
 		BEST=$PBEST one plain "$w" "$B/funcs"
 		BEST=$PBEST one patch "$w" "$B/funcs-patch"
-		one empty "$w" "$B/funcs-empty"
-		one emptyso "$w" "$B/funcs-emptyso"
-		one floor "$w" "$B/funcs-floor"
-		one off "$w" env -u RIP_RING "$B/funcs-instr"
-		one nop "$w" env -u RIP_RING RIP_FUNCTIONS=0 "$B/funcs-instr"
-		one keep "$w" env -u RIP_RING RIP_FUNCTIONS=0 RIP_FUNCTIONS_NOP=0 "$B/funcs-instr"
-		one shadow "$w" env RIP_RING=1 RIP_DISABLE=func "$B/funcs-instr"
-		one timed "$w" env RIP_RING=1 "$B/funcs-instr"
-		one shadowa "$w" env RIP_RING=1 RIP_DISABLE=func "$B/funcs-instr-a"
-		one timeda "$w" env RIP_RING=1 "$B/funcs-instr-a"
-		one mono "$w" env RIP_RING=1 RIP_CLOCK=mono "$B/funcs-instr"
+		BEST=$HBEST one empty "$w" "$B/funcs-empty"
+		BEST=$HBEST one emptyso "$w" "$B/funcs-emptyso"
+		BEST=$HBEST one floor "$w" "$B/funcs-floor"
+		BEST=$HBEST one off "$w" env -u RIP_RING "$B/funcs-instr"
+		BEST=$HBEST one nop "$w" env -u RIP_RING RIP_FUNCTIONS=0 "$B/funcs-instr"
+		BEST=$HBEST one keep "$w" env -u RIP_RING RIP_FUNCTIONS=0 RIP_FUNCTIONS_NOP=0 "$B/funcs-instr"
+		BEST=$HBEST one shadow "$w" env RIP_RING=1 RIP_DISABLE=func "$B/funcs-instr"
+		BEST=$HBEST one timed "$w" env RIP_RING=1 "$B/funcs-instr"
+		BEST=$HBEST one shadowa "$w" env RIP_RING=1 RIP_DISABLE=func "$B/funcs-instr-a"
+		BEST=$HBEST one timeda "$w" env RIP_RING=1 "$B/funcs-instr-a"
+		BEST=$HBEST one mono "$w" env RIP_RING=1 RIP_CLOCK=mono "$B/funcs-instr"
 		[ $have_uftrace = 1 ] && one uftrace "$w" uftrace record -d "$work/u.data" "$B/funcs-instr"
 		patched "$w"
 		[ $have_uftrace = 1 ] &&
@@ -176,9 +182,9 @@ for w in 0 "$WORK1"; do
 	added() { calc "%+.2f" "a - b" "$1" "$2"; }
 	echo ""
 	if [ "$w" = 0 ]; then
-		echo "  bodies that do nothing (medians of $REPS, ns per call; added: over plain)"
+		echo "  bodies that do nothing (medians of $REPS rounds of best-of-$HBEST, ns per call; added: over plain)"
 	else
-		echo "  bodies of $w multiply-adds (a call-heavy loop that works; medians of $REPS)"
+		echo "  bodies of $w multiply-adds (a call-heavy loop that works; medians of $REPS rounds of best-of-$HBEST)"
 	fi
 	row "build / mode" "ns/call" "added" "against the budget"
 	row "plain" "$plain" "" ""
