@@ -267,6 +267,7 @@ static int cmd_record(int argc, char **argv)
 		goto out_free;
 	}
 	r->store = store;
+	tool_recorder_first();
 	ret = no_local ? 0 : rec_open_trace(r, dir, err, sizeof(err));
 	if (ret) {
 		tool_err("%s", err);

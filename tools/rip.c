@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <malloc.h>
+#include <sched.h>
 #include <stdint.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
@@ -169,6 +170,25 @@ static void tool_files_many(void)
 	rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > (1u << 20) ? (1u << 20)
 										 : rl.rlim_max;
 	setrlimit(RLIMIT_NOFILE, &rl); /* as it was if it fails: streams are then opened in turn */
+}
+
+void tool_recorder_first(void)
+{
+	struct sched_param sp = { 0 };
+	int cur, want;
+
+	errno = 0;
+	cur = getpriority(PRIO_PROCESS, 0); /* this thread's, on Linux */
+	if (cur == -1 && errno)
+		return;
+	/* A policy the user chose (batch, idle, realtime) stays theirs. */
+	if (sched_getscheduler(0) != SCHED_OTHER ||
+	    sched_setscheduler(0, SCHED_OTHER | SCHED_RESET_ON_FORK, &sp))
+		return;
+	want = cur - TOOL_RECORDER_LEAD < -20 ? -20 : cur - TOOL_RECORDER_LEAD;
+	/* RLIMIT_NICE may allow part of the way: the most it allows. */
+	while (want < cur && setpriority(PRIO_PROCESS, 0, want))
+		want++;
 }
 
 void tool_heap_big(void)

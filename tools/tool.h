@@ -73,6 +73,18 @@ FILE *tool_create(const char *path, bool replace);
 void tool_heap_big(void);
 
 /*
+ * For a recorder (rip run after it forked the program, rip record): its
+ * thread TOOL_RECORDER_LEAD nice levels above where it runs, as far as the
+ * limits allow (CAP_SYS_NICE, RLIMIT_NICE; else as it was), reset on fork
+ * (what it starts later, an --on-rotate command, does not inherit a negative
+ * value).  Writers whose packets wait sleep: the thread that frees them
+ * should be the one that runs (doc/design.md, "A recorder that runs
+ * first").  Nothing of the program's changes.
+ */
+#define TOOL_RECORDER_LEAD 10
+void tool_recorder_first(void);
+
+/*
  * A command that has said everything, successfully, ends here: exit with
  * status without freeing what it holds, as the kernel takes memory and
  * descriptors back at once (freeing the symbol tables and closing a
