@@ -131,6 +131,25 @@ leaks_report_json() {
 	cp "$TEST_TMP/out" "$TEST_TMP/report.json"
 }
 
+# same_as_plain NAME WHAT: $TEST_TMP/NAME must hold what $TEST_TMP/plain does (a program's
+# answers untraced), else a failure saying WHAT, with the difference.
+same_as_plain() {
+	if ! cmp -s "$TEST_TMP/plain" "$TEST_TMP/$1"; then
+		fail "$1: $2"
+		diff "$TEST_TMP/plain" "$TEST_TMP/$1" | sed 's/^/    /' >&2
+	fi
+}
+
+# preloaded NAME CMD...: CMD with RIP_RING=1 (its file in $TEST_TMP/d/) and the preload
+# library, its output and errors in $TEST_TMP/NAME; fails when it does.
+preloaded() {
+	out=$1
+	shift
+	mkdir -p "$TEST_TMP/d"
+	RIP_RING="$TEST_TMP/d/" LD_PRELOAD="$PWD/$BUILD/librip-preload.so" "$@" \
+		>"$TEST_TMP/$out" 2>&1 || fail "RIP_RING=1 and the preload: $(cat "$TEST_TMP/$out")"
+}
+
 # expect_status WANT DESCRIPTION CMD...: run CMD (output to $TEST_TMP/out,
 # $TEST_TMP/err) and check its exit status.
 expect_status() {

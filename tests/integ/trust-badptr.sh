@@ -24,10 +24,7 @@ need_bin "$prog" "$RIP"
 grep -q killed "$TEST_TMP/plain" && die "badptr crashes untraced: $(cat "$TEST_TMP/plain")"
 
 check() {
-	if ! cmp -s "$TEST_TMP/plain" "$TEST_TMP/$1"; then
-		fail "$1: $(diff "$TEST_TMP/plain" "$TEST_TMP/$1" | grep -c '^>') calls answered otherwise than untraced"
-		diff "$TEST_TMP/plain" "$TEST_TMP/$1" | sed 's/^/    /' >&2
-	fi
+	same_as_plain "$1" "$(diff "$TEST_TMP/plain" "$TEST_TMP/$1" | grep -c '^>') calls answered otherwise than untraced"
 }
 "$RIP" run -q -o "$TEST_TMP/t1" -- "$prog" >"$TEST_TMP/run" 2>"$TEST_TMP/err" ||
 	fail "rip run: $(cat "$TEST_TMP/err")"
@@ -35,8 +32,6 @@ check run
 "$RIP" run -q --sample --mem --fd -o "$TEST_TMP/t2" -- "$prog" >"$TEST_TMP/sample" \
 	2>"$TEST_TMP/err" || fail "rip run --sample --mem --fd: $(cat "$TEST_TMP/err")"
 check sample
-mkdir "$TEST_TMP/d"
-RIP_RING="$TEST_TMP/d/" LD_PRELOAD="$PWD/$BUILD/librip-preload.so" "$prog" >"$TEST_TMP/preload" \
-	2>&1 || fail "RIP_RING=1 and the preload: $(cat "$TEST_TMP/preload")"
+preloaded preload "$prog"
 check preload
 t_done

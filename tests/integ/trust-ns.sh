@@ -18,10 +18,7 @@ need_bin "$prog" "$RIP"
 [ "$(wc -l <"$TEST_TMP/plain")" = 10 ] || die "trust_ns: 10 lines wanted: $(cat "$TEST_TMP/plain")"
 
 check() {
-	if ! cmp -s "$TEST_TMP/plain" "$TEST_TMP/$1"; then
-		fail "$1: the kernel answered otherwise than untraced"
-		diff "$TEST_TMP/plain" "$TEST_TMP/$1" | sed 's/^/    /' >&2
-	fi
+	same_as_plain "$1" "the kernel answered otherwise than untraced"
 }
 "$RIP" run --follow-fork -o "$TEST_TMP/t1" -- "$prog" >"$TEST_TMP/follow" 2>"$TEST_TMP/err" ||
 	fail "rip run --follow-fork: $(cat "$TEST_TMP/err")"
@@ -29,8 +26,6 @@ check follow
 "$RIP" run --mem -o "$TEST_TMP/t2" -- "$prog" >"$TEST_TMP/run" 2>"$TEST_TMP/err" ||
 	fail "rip run --mem: $(cat "$TEST_TMP/err")"
 check run
-mkdir "$TEST_TMP/d"
-RIP_RING="$TEST_TMP/d/" LD_PRELOAD="$PWD/$BUILD/librip-preload.so" "$prog" >"$TEST_TMP/preload" \
-	2>&1 || fail "RIP_RING=1 and the preload: $(cat "$TEST_TMP/preload")"
+preloaded preload "$prog"
 check preload
 t_done
