@@ -102,8 +102,8 @@ extern __thread struct rip_pl_thread rip_pl_self RIP_PL_TLS;
  * argument that points nowhere is the call's error to give, not a crash in
  * our wrapper).  Memory above our frame on this thread's stack (where a
  * program's timespec or sigset_t mostly is) is read directly; other memory
- * with process_vm_readv of our own process, or directly where that call is
- * refused.  errno untouched.
+ * directly once each of its pages is known readable (a probe with
+ * rt_sigprocmask), or where that probe is refused.  errno untouched.
  */
 bool rip_pl_peek(void *dst, const void *src, size_t n);
 

@@ -523,7 +523,7 @@ static int mode_pwait(int rounds, const char *how)
 	struct sigevent sev = { .sigev_notify = SIGEV_SIGNAL, .sigev_signo = SIGUSR1 };
 	enum pwait_call call;
 	aio_context_t ctx = 0;
-	/* Not on the stack: the wrappers read them with process_vm_readv (rip_pl_peek). */
+	/* Not on the stack: the wrappers probe them before they read them (rip_pl_peek). */
 	static sigset_t all, none;
 	timer_t tm;
 	int ep, s, e;

@@ -13,7 +13,10 @@
 # --mem --fd (the sampler's signal taken out of sets and masks) and with
 # RIP_RING=1 and the preload library.  The wrappers read those arguments
 # directly, and the program was killed by SIGSEGV in 24 of 58 calls under
-# rip run and 38 under rip run --sample.
+# rip run and 38 under rip run --sample.  The same calls under a seccomp
+# filter that kills the process at process_vm_readv (badptr sandboxed: a
+# sandbox that does not list it) answer as untraced too: the wrappers tell
+# what cannot be read without that call.
 . tests/data/common.sh
 prog=$BUILD/tests/integ/badptr
 need_bin "$prog" "$RIP"
@@ -34,4 +37,17 @@ check run
 check sample
 preloaded preload "$prog"
 check preload
+
+# Sandboxed: process_vm_readv kills the process.
+"$prog" sandboxed >"$TEST_TMP/plain" 2>&1
+st=$?
+if [ $st = 77 ]; then
+	skip_part "no seccomp filter can be installed here: the sandboxed calls"
+else
+	[ $st = 0 ] || die "badptr sandboxed fails untraced: $(cat "$TEST_TMP/plain")"
+	"$RIP" run -q --sample --mem --fd -o "$TEST_TMP/t3" -- "$prog" sandboxed \
+		>"$TEST_TMP/sandboxed" 2>"$TEST_TMP/err" ||
+		fail "rip run --sample --mem --fd, sandboxed: $(cat "$TEST_TMP/err")"
+	check sandboxed
+fi
 t_done
