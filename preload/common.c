@@ -196,25 +196,22 @@ static int rip_pl_readable(uintptr_t x)
 
 bool rip_pl_peek(void *dst, const void *src, size_t n)
 {
-	const struct rip_pl_thread *t = &rip_pl_self;
 	uintptr_t a = (uintptr_t)src, sp = rip_pl_sp(), end = a + n - 1, x;
 	int err, ok = 1;
 
-	/*
-	 * Between our frame and the top of this thread's stack, or in the page
-	 * we run on (a coroutine's stack): mapped.
-	 */
-	if (a >= sp && n &&
-	    ((a + n - 1) / 4096 == sp / 4096 ||
-	     (t->stack_ok == 1 && sp >= t->stack_lo && sp < t->stack_hi && a < t->stack_hi &&
-	      n <= t->stack_hi - a))) {
-		memcpy(dst, src, n);
-		return true;
-	}
 	if (!n)
 		return true;
 	if (end < a)
 		return false; /* past the end of the address space */
+	/*
+	 * Above our frame in the page we run on: mapped and readable.  Not
+	 * the rest of the stack: a program may make a page of its own stack
+	 * unreadable, above the frames of a call it passes a pointer into it.
+	 */
+	if (a >= sp && end / 4096 == sp / 4096) {
+		memcpy(dst, src, n);
+		return true;
+	}
 	/* Each page it is on, then a direct read (as before where the probe is refused). */
 	err = errno;
 	for (x = a; ok > 0; x = (x | 4095) + 1) {

@@ -100,10 +100,11 @@ extern __thread struct rip_pl_thread rip_pl_self RIP_PL_TLS;
  * Copy n bytes of the program's memory at src to dst, as the kernel reads a
  * system call's argument: false where the call would fail with EFAULT (an
  * argument that points nowhere is the call's error to give, not a crash in
- * our wrapper).  Memory above our frame on this thread's stack (where a
- * program's timespec or sigset_t mostly is) is read directly; other memory
+ * our wrapper).  Memory above our frame in the page we run on (where a
+ * caller's timespec or sigset_t mostly is) is read directly; other memory
  * directly once each of its pages is known readable (a probe with
- * rt_sigprocmask), or where that probe is refused.  errno untouched.
+ * rt_sigprocmask: one system call a page), or where that probe is refused.
+ * errno untouched.
  */
 bool rip_pl_peek(void *dst, const void *src, size_t n);
 

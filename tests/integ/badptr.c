@@ -2,7 +2,8 @@
 /*
  * Description: the helper of tests/integ/badptr.sh: calls whose timeout,
  * signal set or mask points at memory that cannot be read (a PROT_NONE
- * page, then an unmapped one), each made in a child of its own, one line
+ * page, an unmapped one, then a PROT_NONE page of main's own stack, above
+ * the frames of the call), each made in a child of its own, one line
  * each: "CALL POINTER: r=R errno=E", or "CALL POINTER: killed by signal S"
  * when the child died.  The kernel answers such calls with EFAULT; the
  * wrappers of librip-preload.so read these arguments too (the wait
@@ -135,11 +136,16 @@ int main(int argc, char **argv)
 	bool sandboxed = argc > 1 && !strcmp(argv[1], "sandboxed");
 	void *none = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	void *gone = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	void *bad[2] = { none, gone };
-	const char *bad_name[2] = { "prot_none", "unmapped" };
+	/* a page of our own stack, above the frames of the calls, made PROT_NONE */
+	char frame[3 * 4096];
+	void *stack = (void *)(((uintptr_t)frame + 4095) & ~(uintptr_t)4095);
+	void *bad[3] = { none, gone, stack };
+	const char *bad_name[3] = { "prot_none", "unmapped", "stack_prot_none" };
 
 	ep = epoll_create1(EPOLL_CLOEXEC);
-	if (none == MAP_FAILED || gone == MAP_FAILED || munmap(gone, 4096) || ep < 0) {
+	memset(frame, 0, sizeof(frame));
+	if (none == MAP_FAILED || gone == MAP_FAILED || munmap(gone, 4096) || ep < 0 ||
+	    mprotect(stack, 4096, PROT_NONE)) {
 		perror("setup");
 		return 2;
 	}
@@ -160,7 +166,7 @@ int main(int argc, char **argv)
 			return 77; /* no seccomp filter here */
 	}
 	for (int i = 0;; i++) {
-		for (int k = 0; k < 2; k++) {
+		for (int k = 0; k < 3; k++) {
 			const char *name = NULL;
 			int fds[2], st;
 			char line[160] = "";
