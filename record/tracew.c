@@ -40,6 +40,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -312,6 +313,30 @@ static void tw_reap(struct trace_w *w, bool wait)
 }
 
 /*
+ * posix_spawnp of on_rotate's command, at the nice value the options say
+ * (the one the recorder was started with: it runs lower itself, and a
+ * child inherits its value): raised to it for the spawn, lowered back
+ * after (allowed: it was lowered before).
+ */
+static int tw_spawn(const struct trace_w *w, pid_t *pid, const posix_spawn_file_actions_t *fa,
+		    const posix_spawnattr_t *at, char *const argv[])
+{
+	bool back = false;
+	int cur = 0, ret;
+
+	if (w->o.nice_set) {
+		errno = 0;
+		cur = getpriority(PRIO_PROCESS, 0); /* this thread's, on Linux */
+		if (!(cur == -1 && errno) && cur < w->o.nice)
+			back = !setpriority(PRIO_PROCESS, 0, w->o.nice);
+	}
+	ret = posix_spawnp(pid, w->o.on_rotate, fa, at, argv, environ);
+	if (back)
+		setpriority(PRIO_PROCESS, 0, cur);
+	return ret;
+}
+
+/*
  * Hand chunk c (closed) to on_rotate's command: run it with the chunk's
  * path, stdin from /dev/null, default signal dispositions and mask.  A
  * command that cannot start is counted as failed; the recording goes on.
@@ -343,7 +368,7 @@ static void tw_hand(struct trace_w *w, uint32_t c)
 	posix_spawnattr_setsigmask(&at, &none);
 	posix_spawnattr_setsigdefault(&at, &all);
 	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-	ret = posix_spawnp(&pid, w->o.on_rotate, &fa, &at, argv, environ);
+	ret = tw_spawn(w, &pid, &fa, &at, argv);
 	posix_spawn_file_actions_destroy(&fa);
 	posix_spawnattr_destroy(&at);
 	if (ret) {

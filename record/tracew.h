@@ -32,6 +32,8 @@ struct trace_w_opts {
 	int64_t rotate_ns;	      /* packed: close a chunk this old (ns) at the next pass; 0: never */
 	const char *on_rotate;	      /* packed: run this program with each chunk's path once closed
 					 (no shell; the chunk is its from then on), NULL: none */
+	bool nice_set;		      /* on_rotate's command runs at nice value nice, not ours */
+	int nice;		      /* (tool_recorder_first lowers ours) */
 	/*
 	 * packed: the trace's index as it is now (types, names, modules, the
 	 * ring file's header, what was lost: as trace_info_from_file makes it),

@@ -266,8 +266,8 @@ static int cmd_record(int argc, char **argv)
 		tool_err("%s", err);
 		goto out_free;
 	}
+	tool_recorder_first(&store);
 	r->store = store;
-	tool_recorder_first();
 	ret = no_local ? 0 : rec_open_trace(r, dir, err, sizeof(err));
 	if (ret) {
 		tool_err("%s", err);

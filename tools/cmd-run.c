@@ -751,7 +751,7 @@ static int cmd_run(int argc, char **argv)
 	close(go[0]);
 	close(rep[1]);
 	go[0] = rep[1] = -1;
-	tool_recorder_first(); /* the child has its own priority already */
+	tool_recorder_first(&s->o.fam.store); /* the child has its own priority already */
 	s->fam.child = s->child;
 	if (s->o.out && !s->fam.no_local)
 		snprintf(s->fam.dir, sizeof(s->fam.dir), "%s", s->o.out);

@@ -22,6 +22,7 @@
 #include "read/evsource.h"
 #include "read/ringfile.h"
 #include "read/trace.h"
+#include "record/tracew.h"
 #include "tools/tool.h"
 
 const char *rip_prog = "rip";
@@ -172,19 +173,17 @@ static void tool_files_many(void)
 	setrlimit(RLIMIT_NOFILE, &rl); /* as it was if it fails: streams are then opened in turn */
 }
 
-void tool_recorder_first(void)
+void tool_recorder_first(struct trace_w_opts *store)
 {
-	struct sched_param sp = { 0 };
 	int cur, want;
 
 	errno = 0;
 	cur = getpriority(PRIO_PROCESS, 0); /* this thread's, on Linux */
-	if (cur == -1 && errno)
-		return;
 	/* A policy the user chose (batch, idle, realtime) stays theirs. */
-	if (sched_getscheduler(0) != SCHED_OTHER ||
-	    sched_setscheduler(0, SCHED_OTHER | SCHED_RESET_ON_FORK, &sp))
+	if ((cur == -1 && errno) || sched_getscheduler(0) != SCHED_OTHER)
 		return;
+	store->nice = cur;
+	store->nice_set = true;
 	want = cur - TOOL_RECORDER_LEAD < -20 ? -20 : cur - TOOL_RECORDER_LEAD;
 	/* RLIMIT_NICE may allow part of the way: the most it allows. */
 	while (want < cur && setpriority(PRIO_PROCESS, 0, want))

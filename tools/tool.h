@@ -75,14 +75,15 @@ void tool_heap_big(void);
 /*
  * For a recorder (rip run after it forked the program, rip record): its
  * thread TOOL_RECORDER_LEAD nice levels above where it runs, as far as the
- * limits allow (CAP_SYS_NICE, RLIMIT_NICE; else as it was), reset on fork
- * (what it starts later, an --on-rotate command, does not inherit a negative
- * value).  Writers whose packets wait sleep: the thread that frees them
- * should be the one that runs (doc/design.md, "A recorder that runs
- * first").  Nothing of the program's changes.
+ * limits allow (CAP_SYS_NICE, RLIMIT_NICE; else as it was).  Writers whose
+ * packets wait sleep: the thread that frees them should be the one that
+ * runs (doc/design.md, "A recorder that runs first").  Nothing of the
+ * program's changes, and what the recorder starts (an --on-rotate command)
+ * runs where it ran before: store's nice, which it sets.
  */
 #define TOOL_RECORDER_LEAD 10
-void tool_recorder_first(void);
+struct trace_w_opts;
+void tool_recorder_first(struct trace_w_opts *store);
 
 /*
  * A command that has said everything, successfully, ends here: exit with
