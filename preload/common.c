@@ -177,14 +177,13 @@ void *rip_pl_table_map(size_t len, bool *wiped)
 }
 
 /*
- * Can the page of byte x be read, as a system call reads it?  1 yes, 0 no
- * (EFAULT), -1 the probe was refused.  rt_sigprocmask copies its set in (8
- * aligned bytes: never across a page) before it looks at how, which is
- * invalid here: EINVAL for memory it read, EFAULT for memory it could not,
- * the mask untouched.  Sandboxes allow it (the C library itself makes it),
- * where process_vm_readv is often the call that kills the process.
+ * rt_sigprocmask copies its set in (8 aligned bytes: never across a page)
+ * before it looks at how, which is invalid here: EINVAL for memory it read,
+ * EFAULT for memory it could not, the mask untouched.  Sandboxes allow it
+ * (the C library itself makes it), where process_vm_readv is often the
+ * call that kills the process.
  */
-static int rip_pl_readable(uintptr_t x)
+int rip_pl_readable(uintptr_t x)
 {
 	long r = syscall(SYS_rt_sigprocmask, -1L, (long)(x & ~(uintptr_t)7), 0L,
 			 (long)RIP_PL_KSIGSET);

@@ -108,6 +108,13 @@ extern __thread struct rip_pl_thread rip_pl_self RIP_PL_TLS;
  */
 bool rip_pl_peek(void *dst, const void *src, size_t n);
 
+/*
+ * Can the page of byte x be read, as a system call reads it?  1 yes, 0 no
+ * (EFAULT), -1 the probe was refused (a sandbox).  One system call; errno
+ * changed.  Async-signal-safe.
+ */
+int rip_pl_readable(uintptr_t x);
+
 /* Nonzero: an internal failure turned tracing off for good; hooks forward only. */
 extern int rip_pl_off;
 

@@ -161,11 +161,35 @@ static bool sp_slot_of(const struct rip_file_hdr *h, const struct rip_slot *s)
 	       ((const char *)s - lo) % RIP_SLOT_SIZE == 0;
 }
 
+#if defined(__x86_64__)
+/*
+ * Can the 16 bytes at fp be read?  *okp: the last page found readable.
+ * Code built without frame pointers keeps anything in rbp, and a program
+ * may make a page of its own stack unreadable (a guard page, a test's
+ * PROT_NONE page above its frames): read directly, the chain would then
+ * kill the program with SIGSEGV.  One probe per new page, at most
+ * SP_DEPTH - 1 a sample; a refused probe ends the walk.
+ */
+static bool sp_frame_readable(uintptr_t fp, uintptr_t *okp)
+{
+	for (uintptr_t x = fp;; x = (x | 4095) + 1) {
+		if (x / 4096 != *okp) {
+			if (rip_pl_readable(x) != 1)
+				return false;
+			*okp = x / 4096;
+		}
+		if ((x | 4095) >= fp + 15)
+			return true;
+	}
+}
+#endif
+
 /*
  * The interrupted IP, then the return addresses of the frame-pointer chain
  * while it stays inside the part of the thread's stack in use: between the
- * interrupted stack pointer and the top of the stack thread.c found.  A
- * thread on another stack (a coroutine's, a signal stack) gets its IP only.
+ * interrupted stack pointer and the top of the stack thread.c found, on
+ * pages that can be read.  A thread on another stack (a coroutine's, a
+ * signal stack) gets its IP only.  errno changed (the handler restores it).
  */
 static uint32_t sp_walk(const ucontext_t *uc, uint64_t *e)
 {
@@ -174,6 +198,7 @@ static uint32_t sp_walk(const ucontext_t *uc, uint64_t *e)
 	uintptr_t ip = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
 	uintptr_t fp = (uintptr_t)uc->uc_mcontext.gregs[REG_RBP];
 	uintptr_t sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
+	uintptr_t okp = 0;
 	uint32_t n = 0;
 
 	if (ip > RIP_SAMPLE_ADDR_MASK)
@@ -185,7 +210,7 @@ static uint32_t sp_walk(const ucontext_t *uc, uint64_t *e)
 		const uintptr_t *f = (const uintptr_t *)fp;
 		uintptr_t ret, next;
 
-		if (fp < sp || fp & 7 || fp > t->stack_hi - 16)
+		if (fp < sp || fp & 7 || fp > t->stack_hi - 16 || !sp_frame_readable(fp, &okp))
 			break;
 		next = f[0];
 		ret = f[1];

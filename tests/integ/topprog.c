@@ -52,6 +52,11 @@
  *   burn MS             two threads each burn MS ms of CPU in
  *                       top_burn_here(), called from top_burn_caller();
  *                       then the program exits normally (prints "burned")
+ *   badfp MS            the main thread burns MS ms of CPU in a loop that
+ *                       keeps in rbp (as code built without frame pointers
+ *                       may) an address in a PROT_NONE page of its own
+ *                       stack, above the loop's frames; prints "badfp ok";
+ *                       exit 3 where the loop is not written (not x86-64)
  *
  * With TOPPROG_RING=PATH, a mode that returns first makes PATH a hard link to
  * the ring file the process maps (rip run removes its own name for it when
@@ -69,6 +74,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/mman.h>
 #include <sys/select.h>
 #include <sys/signalfd.h>
 #include <sys/syscall.h>
@@ -661,6 +667,54 @@ static int mode_burn(int ms)
 	return 0;
 }
 
+/* ---- badfp ---- */
+
+#if defined(__x86_64__)
+/* n turns of a loop with rbp = fp, as code built without frame pointers may keep anything there */
+__attribute__((visibility("hidden"))) long badfp_spin(void *fp, long n);
+__asm__(".text\n"
+	".globl badfp_spin\n"
+	".hidden badfp_spin\n"
+	".type badfp_spin, @function\n"
+	"badfp_spin:\n"
+	"	push %rbp\n"
+	"	mov %rdi, %rbp\n"
+	"1:	dec %rsi\n"
+	"	jnz 1b\n"
+	"	pop %rbp\n"
+	"	mov %rsi, %rax\n"
+	"	ret\n"
+	".size badfp_spin, .-badfp_spin\n");
+#endif
+
+static int mode_badfp(int ms)
+{
+#if defined(__x86_64__)
+	/* a page of our own stack, above the frames of the loop, made PROT_NONE */
+	char frame[3 * 4096];
+	char *page = (char *)(((uintptr_t)frame + 4095) & ~(uintptr_t)4095);
+	uint64_t end;
+
+	memset(frame, 0, sizeof(frame));
+	if (mprotect(page, 4096, PROT_NONE)) {
+		perror("topprog: mprotect");
+		return 1;
+	}
+	end = cpu_ns() + (uint64_t)ms * 1000000u;
+	while (cpu_ns() < end)
+		sink += (unsigned long)badfp_spin(page + 64, 10000000);
+	if (mprotect(page, 4096, PROT_READ | PROT_WRITE)) {
+		perror("topprog: mprotect");
+		return 1;
+	}
+	printf("badfp ok\n");
+	return 0;
+#else
+	(void)ms;
+	return 3;
+#endif
+}
+
 /* ---- fork ---- */
 
 extern char **environ;
@@ -803,10 +857,12 @@ static int run_mode(int argc, char **argv)
 		return mode_many(atoi(argv[2]));
 	if (argc == 3 && !strcmp(argv[1], "burn"))
 		return mode_burn(atoi(argv[2]));
+	if (argc == 3 && !strcmp(argv[1], "badfp"))
+		return mode_badfp(atoi(argv[2]));
 	fprintf(stderr,
 		"usage: topprog top READY | eintr SECONDS | sigprof N | signalfd ROUNDS "
 		"[sys4|sys] | sigwait ROUNDS [sys] | pwait ROUNDS CALL | many N | fork | cputimer "
-		"| burn MS\n");
+		"| burn MS | badfp MS\n");
 	return 2;
 }
 
