@@ -47,6 +47,8 @@
 #define RIP_PL_EXPORT __attribute__((visibility("default")))
 #define RIP_PL_TLS __attribute__((tls_model("initial-exec")))
 
+#define RIP_PL_HOLES 4 /* unreadable ranges of its own stack a thread's bounds keep track of */
+
 /* Per thread; initial-exec TLS: no allocation, no lock, safe in a signal handler. */
 struct rip_pl_thread {
 	uintptr_t guard;    /* nonzero: inside our own work (rip_pl_guard_up); see nest.c */
@@ -57,7 +59,11 @@ struct rip_pl_thread {
 	uint32_t vm;	    /* CLONE_VM children of clone(3) running on this TLS (clone.c) */
 	int32_t vm_owner;   /* while vm: the tid of the thread whose TLS this is */
 	uintptr_t stack_lo; /* lowest address of the thread's stack */
-	uintptr_t stack_hi; /* one past its highest address */
+	uintptr_t stack_hi; /* one past its highest address; below its holes (thread.c) */
+	uintptr_t stack_top; /* while it has holes: stack_hi before them */
+	uint32_t nholes;     /* holes made in the stack above sp (hole), walks stop under them */
+	uint32_t holes_lost; /* 1: more than RIP_PL_HOLES at once: stack_hi never raised again */
+	uintptr_t hole[RIP_PL_HOLES][2];
 	uintptr_t nest_sp;  /* while nested: sp of the hook of the signal handler (nest.c) */
 	uint32_t nested;    /* RIP_PL_NESTED, RIP_PL_PENDING (nest.c) */
 	uint32_t in_unw;    /* 1: inside libunwind's unw_backtrace (backtrace.c) */
@@ -200,6 +206,16 @@ void *rip_pl_lookup_after(const void *dyn, const char *name);
  * stack bounds: thread.c).  Never blocks.
  */
 bool rip_pl_thread_init(void);
+
+/*
+ * A change of [a, a + len) to prot (PROT_NONE for an unmapping): before
+ * the call (done false), a range that may become unreadable in the part of
+ * this thread's stack above its sp lowers the stack's top (stack_hi)
+ * under it, so that no walk of its stack reads there; after the call
+ * succeeded (done true), a range made readable again raises it back.
+ * thread.c.
+ */
+void rip_pl_stack_prot(uintptr_t a, size_t len, int prot, bool done);
 
 /*
  * rip_pl_enter - should this call be traced?  True when tracing is on,

@@ -738,13 +738,23 @@ MEM_INLINE void rip_pl_mmap_record(const void *fr, const void *ret, void *p, siz
 	}
 }
 
+/* A mapping that replaces what was at addr: in the thread's stack, a hole (thread.c) or not. */
+static inline void rip_pl_stack_fixed(void *addr, size_t len, int prot, int flags, bool done)
+{
+	if (RIP_UNLIKELY(flags & MAP_FIXED))
+		rip_pl_stack_prot((uintptr_t)addr, len, prot, done);
+}
+
 RIP_PL_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {
 	void *p;
 
 	if (!RIP_PL_REAL(real_mmap, "mmap"))
 		return (void *)(intptr_t)rip_pl_enosys();
+	rip_pl_stack_fixed(addr, len, prot, flags, false);
 	p = real_mmap(addr, len, prot, flags, fd, off);
+	if (p != MAP_FAILED)
+		rip_pl_stack_fixed(addr, len, prot, flags, true);
 	rip_pl_mmap_record(NULL, __builtin_return_address(0), p, len, prot, flags, fd, off);
 	return p;
 }
@@ -755,7 +765,10 @@ RIP_PL_EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd, 
 
 	if (!RIP_PL_REAL(real_mmap64, "mmap64") && !RIP_PL_REAL(real_mmap64, "mmap"))
 		return (void *)(intptr_t)rip_pl_enosys();
+	rip_pl_stack_fixed(addr, len, prot, flags, false);
 	p = real_mmap64(addr, len, prot, flags, fd, off);
+	if (p != MAP_FAILED)
+		rip_pl_stack_fixed(addr, len, prot, flags, true);
 	rip_pl_mmap_record(NULL, __builtin_return_address(0), p, len, prot, flags, fd, off);
 	return p;
 }
@@ -799,6 +812,7 @@ RIP_PL_EXPORT int munmap(void *addr, size_t len)
 	if (!RIP_PL_REAL(real_munmap, "munmap"))
 		return rip_pl_enosys();
 	rip_pl_munmap_record(NULL, __builtin_return_address(0), addr, len);
+	rip_pl_stack_prot((uintptr_t)addr, len, PROT_NONE, false);
 	return real_munmap(addr, len);
 }
 

@@ -36,6 +36,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -257,6 +258,135 @@ bool rip_pl_thread_init(void)
 		t->stack_lo = t->stack_hi = (uintptr_t)__builtin_frame_address(0);
 	}
 	return true;
+}
+
+/* ---- holes: parts of the stack a thread made unreadable ---- */
+
+/*
+ * Every walk of a thread's stack (backtrace.c's, unwind.c's, the sampler's,
+ * the search for a signal frame) reads it directly between sp and
+ * stack_hi, which is mapped and readable as long as the program leaves it
+ * so.  A program that makes a page of its own stack unreadable above its
+ * frames (mprotect, munmap, mmap MAP_FIXED: a test's PROT_NONE page, a
+ * guard of its own) would be killed with SIGSEGV by a walk that went
+ * there: a frame pointer that is any register in code built without them,
+ * the search for a signal frame, which reads every word up to the top.
+ * So the calls that can do it lower stack_hi under the range first, for
+ * as long as it stays unreadable; the frames above it are not walked (the
+ * tables' walk declines there, and libunwind, which follows only the
+ * frames the tables describe, takes the stack).  The calling thread's own
+ * stack only: a thread that changes another's is not seen.  madvise's
+ * guards (MADV_GUARD_INSTALL, Linux 6.13) are not seen either.
+ */
+
+/* stack_hi: the lowest hole's start, or the top. */
+static void rip_pl_stack_hi_set(struct rip_pl_thread *t)
+{
+	uintptr_t hi = t->stack_top;
+
+	for (uint32_t i = 0; i < t->nholes; i++)
+		if (t->hole[i][0] < hi)
+			hi = t->hole[i][0];
+	/*
+	 * Lowered before the call that makes the hole, raised after the one
+	 * that removes it: the walks of this thread's signal handlers, which
+	 * read it, see a whole word (same thread: a signal fence).
+	 */
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	__atomic_store_n(&t->stack_hi, hi, __ATOMIC_RELAXED);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+}
+
+void rip_pl_stack_prot(uintptr_t a, size_t len, int prot, bool done)
+{
+	struct rip_pl_thread *t = &rip_pl_self;
+	uintptr_t end = a + len < a ? UINTPTR_MAX : a + len, top;
+	uint32_t n;
+
+	if (t->stack_ok != 1 || !len)
+		return;
+	top = t->nholes ? t->stack_top : t->stack_hi;
+	if (end <= t->stack_lo || a >= top)
+		return;
+	if (!done && !(prot & PROT_READ)) {
+		/* Under sp: the program's frames would go through it first. */
+		if (end <= rip_pl_sp())
+			return;
+		if (!t->nholes)
+			t->stack_top = t->stack_hi;
+		if (t->holes_lost || t->nholes == RIP_PL_HOLES) {
+			t->holes_lost = 1; /* lowered, and left there */
+			if (a < t->stack_hi)
+				__atomic_store_n(&t->stack_hi, a, __ATOMIC_RELAXED);
+			return;
+		}
+		t->hole[t->nholes][0] = a;
+		t->hole[t->nholes][1] = end;
+		t->nholes++;
+		rip_pl_stack_hi_set(t);
+		return;
+	}
+	if (!done || !(prot & PROT_READ) || !t->nholes || t->holes_lost)
+		return;
+	/* Readable again: what is left of each hole, the parts outside [a, end). */
+	n = t->nholes;
+	for (uint32_t i = 0; i < n;) {
+		uintptr_t h0 = t->hole[i][0], h1 = t->hole[i][1];
+
+		if (h1 <= a || h0 >= end) {
+			i++;
+			continue;
+		}
+		if (h0 < a && h1 > end) {
+			if (n == RIP_PL_HOLES) {
+				t->holes_lost = 1; /* stack_hi stays under the lower part */
+				return;
+			}
+			t->hole[n][0] = end;
+			t->hole[n][1] = h1;
+			n++;
+			t->hole[i][1] = a;
+			i++;
+		} else if (h0 < a) {
+			t->hole[i++][1] = a;
+		} else if (h1 > end) {
+			t->hole[i++][0] = end;
+		} else {
+			t->hole[i][0] = t->hole[n - 1][0];
+			t->hole[i][1] = t->hole[n - 1][1];
+			n--;
+		}
+	}
+	t->nholes = n;
+	rip_pl_stack_hi_set(t);
+}
+
+RIP_PL_EXPORT int mprotect(void *addr, size_t len, int prot)
+{
+	static int (*real)(void *, size_t, int);
+	int ret;
+
+	if (!RIP_PL_REAL(real, "mprotect"))
+		return rip_pl_enosys();
+	rip_pl_stack_prot((uintptr_t)addr, len, prot, false);
+	ret = real(addr, len, prot);
+	if (!ret)
+		rip_pl_stack_prot((uintptr_t)addr, len, prot, true);
+	return ret;
+}
+
+RIP_PL_EXPORT int pkey_mprotect(void *addr, size_t len, int prot, int pkey)
+{
+	static int (*real)(void *, size_t, int, int);
+	int ret;
+
+	if (!RIP_PL_REAL(real, "pkey_mprotect"))
+		return rip_pl_enosys();
+	rip_pl_stack_prot((uintptr_t)addr, len, prot, false);
+	ret = real(addr, len, prot, pkey);
+	if (!ret)
+		rip_pl_stack_prot((uintptr_t)addr, len, prot, true);
+	return ret;
 }
 
 /* ---- slots ---- */

@@ -41,6 +41,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/epoll.h>
+#include <sys/mman.h>
 #include <sys/select.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -52,6 +53,12 @@
 
 #include "wait.h"
 #include "watch.h"
+
+#ifdef SYS_pkey_mprotect
+#define RIP_PL_SYS_PKEY_MPROTECT SYS_pkey_mprotect
+#else
+#define RIP_PL_SYS_PKEY_MPROTECT (-1L) /* none here */
+#endif
 
 /* ---- threads without a slot, vfork ---- */
 
@@ -787,6 +794,22 @@ RIP_PL_EXPORT long syscall(long n, ...)
 		errno = e;
 		return ret;
 	}
+	if (RIP_UNLIKELY(n == SYS_mprotect || n == RIP_PL_SYS_PKEY_MPROTECT)) {
+		/* As the mprotect wrapper (thread.c): walks stay out of a stack's holes. */
+		rip_pl_stack_prot((uintptr_t)a[0], (size_t)a[1], (int)a[2], false);
+		long ret = real(n, a[0], a[1], a[2], a[3], a[4], a[5]);
+
+		if (!ret)
+			rip_pl_stack_prot((uintptr_t)a[0], (size_t)a[1], (int)a[2], true);
+		return ret;
+	}
+	/* An unmapping, a fixed mapping over the stack: a hole until a wrapper says otherwise. */
+	if (RIP_UNLIKELY(n == SYS_munmap))
+		rip_pl_stack_prot((uintptr_t)a[0], (size_t)a[1], PROT_NONE, false);
+#if __SIZEOF_LONG__ == 8
+	else if (RIP_UNLIKELY(n == SYS_mmap && (a[3] & MAP_FIXED)))
+		rip_pl_stack_prot((uintptr_t)a[0], (size_t)a[1], (int)a[2], false);
+#endif
 	rip_pl_syscall_sigs(n, a, &ks, &kp);
 	if (RIP_UNLIKELY(rip_pl_sys_resource(n) != RIP_PL_SYS_OTHER) &&
 	    !rip_pl_from_tracer(__builtin_return_address(0)))

@@ -198,7 +198,13 @@ int main(int argc, char **argv)
 {
 	bool sandboxed = argc > 1 && !strcmp(argv[1], "sandboxed");
 	void *none = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	void *gone = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	/*
+	 * Far under where mappings are made (top down): a hole there stays
+	 * one, where a hole among the others is soon taken (libunwind's first
+	 * call maps a page).
+	 */
+	void *gone =
+		mmap((void *)(16ul << 40), 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	/* a page of our own stack, above the frames of the calls, made PROT_NONE */
 	char frame[3 * 4096];
 	void *stack = (void *)(((uintptr_t)frame + 4095) & ~(uintptr_t)4095);

@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Description: the helper of tests/integ/trust-stackhole.sh: main makes a
+ * page of its own stack, above the frames of its calls, unreadable (MODE:
+ * mprotect, sys (syscall(SYS_mprotect)), pkey (pkey_mprotect), munmap,
+ * fixed (mmap MAP_FIXED PROT_NONE)), then allocates 200 times through a
+ * function without unwind information that keeps in rbp, as code built
+ * without frame pointers may keep anything there, an address in that
+ * page, and burns 100 ms of CPU there; then makes the page readable again
+ * (mprotect, or mmap MAP_FIXED for munmap and fixed) and leaks 10 blocks
+ * of 77 bytes from stackhole_after(), whose stacks must reach main again.
+ * Prints "stackhole MODE ok"; exit 3 where pkey_mprotect is refused.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#if defined(__x86_64__)
+/* malloc(n) with rbp = fp, from a function that has no unwind information */
+__attribute__((visibility("hidden"))) void *stackhole_malloc(void *fp, size_t n);
+/* n turns of a loop with rbp = fp */
+__attribute__((visibility("hidden"))) long stackhole_spin(void *fp, long n);
+__asm__(".text\n"
+	".globl stackhole_malloc\n"
+	".hidden stackhole_malloc\n"
+	".type stackhole_malloc, @function\n"
+	"stackhole_malloc:\n"
+	"	push %rbp\n"
+	"	mov %rdi, %rbp\n"
+	"	mov %rsi, %rdi\n"
+	"	call malloc@PLT\n"
+	"	pop %rbp\n"
+	"	ret\n"
+	".size stackhole_malloc, .-stackhole_malloc\n"
+	".globl stackhole_spin\n"
+	".hidden stackhole_spin\n"
+	".type stackhole_spin, @function\n"
+	"stackhole_spin:\n"
+	"	push %rbp\n"
+	"	mov %rdi, %rbp\n"
+	"1:	dec %rsi\n"
+	"	jnz 1b\n"
+	"	pop %rbp\n"
+	"	mov %rsi, %rax\n"
+	"	ret\n"
+	".size stackhole_spin, .-stackhole_spin\n");
+#else
+static void *stackhole_malloc(void *fp, size_t n)
+{
+	(void)fp;
+	return malloc(n);
+}
+
+static long stackhole_spin(void *fp, long n)
+{
+	static volatile long sink;
+
+	(void)fp;
+	while (n--)
+		sink = sink + 1;
+	return 0;
+}
+#endif
+
+static volatile long sink;
+/* kept: blocks stored where nothing reads them may be left out by the compiler */
+void *volatile stackhole_leaked[10];
+
+static uint64_t cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The blocks the test finds in rip leaks, from here and main. */
+__attribute__((noinline)) void stackhole_after(void);
+
+__attribute__((noinline)) void stackhole_after(void)
+{
+	for (int i = 0; i < 10; i++)
+		stackhole_leaked[i] = malloc(77);
+	__asm__ volatile("" ::: "memory");
+}
+
+/* Make the page unreadable as mode says: 0, -1 (errno), 3 (refused: pkey). */
+static int hole(const char *mode, char *page)
+{
+	if (!strcmp(mode, "mprotect"))
+		return mprotect(page, 4096, PROT_NONE);
+	if (!strcmp(mode, "sys"))
+		return (int)syscall(SYS_mprotect, page, 4096, PROT_NONE);
+	if (!strcmp(mode, "pkey"))
+		return pkey_mprotect(page, 4096, PROT_NONE, -1) ? 3 : 0;
+	if (!strcmp(mode, "munmap"))
+		return munmap(page, 4096);
+	if (!strcmp(mode, "fixed"))
+		return mmap(page, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1,
+			    0) == MAP_FAILED ?
+			       -1 :
+			       0;
+	errno = EINVAL;
+	return -1;
+}
+
+static int unhole(const char *mode, char *page)
+{
+	if (!strcmp(mode, "munmap") || !strcmp(mode, "fixed"))
+		return mmap(page, 4096, PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED ?
+			       -1 :
+			       0;
+	return mprotect(page, 4096, PROT_READ | PROT_WRITE);
+}
+
+int main(int argc, char **argv)
+{
+	const char *mode = argc > 1 ? argv[1] : "mprotect";
+	/* a page of our own stack, above the frames of the calls */
+	char frame[3 * 4096];
+	char *page = (char *)(((uintptr_t)frame + 4095) & ~(uintptr_t)4095);
+	uint64_t end;
+	int r;
+
+	memset(frame, 0, sizeof(frame));
+	free(malloc(1)); /* a first call before the hole: the thread's bounds are known */
+	r = hole(mode, page);
+	if (r == 3)
+		return 3;
+	if (r) {
+		fprintf(stderr, "stackhole %s: %s\n", mode, strerror(errno));
+		return 2;
+	}
+	for (int i = 0; i < 200; i++)
+		free(stackhole_malloc(page + 64, 16 + (size_t)i));
+	end = cpu_ns() + 100000000u;
+	while (cpu_ns() < end)
+		sink += stackhole_spin(page + 64, 1000000);
+	if (unhole(mode, page)) {
+		fprintf(stderr, "stackhole %s: the page back: %s\n", mode, strerror(errno));
+		return 2;
+	}
+	stackhole_after();
+	printf("stackhole %s ok\n", mode);
+	return 0;
+}

@@ -1,0 +1,58 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+#
+# Description: a program that makes a page of its own stack unreadable
+# above its frames, and allocates from code without unwind information
+# whose rbp points into that page, is not killed by our stack walks.
+# stackhole makes the hole with mprotect, syscall(SYS_mprotect),
+# pkey_mprotect, munmap and mmap MAP_FIXED PROT_NONE in turn, allocates
+# 200 times and burns 100 ms of CPU there, then makes the page readable
+# again and leaks 10 blocks of 77 bytes from stackhole_after().  Under rip
+# run --mem with each way of walking stacks (the unwind tables, the
+# default; frame pointers; libunwind), and rip run --sample --mem, each
+# must end well, and rip leaks must find the 10 blocks with stacks that
+# reach main again once the page is back.  The frame-pointer walk read the
+# page and killed the program, and so did the search for a signal frame
+# before a thread's first call of libunwind (it read every word up to the
+# top of the stack).
+. tests/data/common.sh
+prog=$BUILD/tests/integ/stackhole
+need_bin "$prog" "$RIP"
+
+# run MODE WHAT ENV... -- OPTIONS...: stackhole MODE under rip run
+run() {
+	mode=$1 what=$2
+	shift 2
+	rm -rf "$TEST_TMP/t"
+	env "$@" -o "$TEST_TMP/t" -- "$prog" "$mode" >"$TEST_TMP/out" 2>"$TEST_TMP/err"
+	rc=$?
+	[ "$rc" = 3 ] && {
+		skip_part "$mode: pkey_mprotect refused here"
+		return 0
+	}
+	if [ "$rc" != 0 ] || ! grep -q "stackhole $mode ok" "$TEST_TMP/out"; then
+		fail "$mode, $what: exit $rc: $(cat "$TEST_TMP/out" "$TEST_TMP/err")"
+		return 0
+	fi
+	"$RIP" leaks --json "$TEST_TMP/t" >"$TEST_TMP/leaks.json" 2>"$TEST_TMP/err" || {
+		fail "$mode, $what: rip leaks: $(cat "$TEST_TMP/err")"
+		return 0
+	}
+	python3 - "$TEST_TMP/leaks.json" <<'PY' || fail "$mode, $what: the 10 blocks of stackhole_after"
+import json, sys
+r = json.load(open(sys.argv[1]))
+got = [g for g in r["leaks"] if g["bytes"] == 770 and g["count"] == 10]
+fns = [f.get("function") for f in got[0]["stack"]] if got else []
+if not got or fns[:2] != ["stackhole_after", "main"]:
+    print("leaks:", [(g["count"], g["bytes"]) for g in r["leaks"]], "stack:", fns)
+    sys.exit(1)
+PY
+}
+
+for mode in mprotect sys pkey munmap fixed; do
+	run "$mode" "rip run --mem" "$RIP" run -q --mem
+	run "$mode" "RIP_UNWIND=fp" RIP_UNWIND=fp "$RIP" run -q --mem
+	run "$mode" "RIP_UNWIND=libunwind" RIP_UNWIND=libunwind "$RIP" run -q --mem
+	run "$mode" "rip run --sample --mem" "$RIP" run -q --sample --mem
+done
+t_done
