@@ -2,7 +2,8 @@
 /*
  * preload/thread.c - each thread's stack bounds, for the frame-pointer walk
  * of backtrace.c, found without calling anything that may take a lock the
- * thread already holds.
+ * thread already holds, and kept under the holes the thread makes in its
+ * own stack (mprotect, pkey_mprotect: below, "holes").
  *
  * The bounds used to come from pthread_getattr_np on the thread's first
  * traced call.  But glibc's pthread_getattr_np holds the thread's own lock
