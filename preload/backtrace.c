@@ -184,8 +184,16 @@ static uint32_t rip_pl_fp_walk(uintptr_t fp, uint64_t *out, uint32_t max, bool *
 		if (RIP_UNLIKELY(ret == pexit) && !(ret = __rip_fn_ret_at(fp + 16)))
 			break;
 		out[n++] = ret;
-		if (next == 0 || next < lo || next >= hi)
-			break; /* the end of the chain: the outermost frame */
+		if (next == 0 || next < lo || next >= hi) {
+			/*
+			 * The end of the chain: the outermost frame.  Not above a
+			 * hole the thread made in its stack (thread.c): libunwind
+			 * takes the frames there, as where the tables' walk declines.
+			 */
+			if (next >= hi && t->nholes && next < t->stack_top)
+				*ok = false;
+			break;
+		}
 		if (next <= fp) {
 			*ok = false;
 			break;

@@ -8,8 +8,10 @@
  * without frame pointers may keep anything there, an address in that
  * page, and burns 100 ms of CPU there; then makes the page readable again
  * (mprotect, or mmap MAP_FIXED for munmap and fixed) and leaks 10 blocks
- * of 77 bytes from stackhole_after(), whose stacks must reach main again.
- * Prints "stackhole MODE ok"; exit 3 where pkey_mprotect is refused.
+ * of 77 bytes from stackhole_after(), whose stacks must reach main again;
+ * stackhole_during() leaks 10 blocks of 55 bytes before that, while the
+ * page is unreadable.  Prints "stackhole MODE ok"; exit 3 where
+ * pkey_mprotect is refused.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -80,6 +82,8 @@ static uint64_t cpu_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+void *volatile stackhole_leaked_during[10];
+
 /* The blocks the test finds in rip leaks, from here and main. */
 __attribute__((noinline)) void stackhole_after(void);
 
@@ -87,6 +91,16 @@ __attribute__((noinline)) void stackhole_after(void)
 {
 	for (int i = 0; i < 10; i++)
 		stackhole_leaked[i] = malloc(77);
+	__asm__ volatile("" ::: "memory");
+}
+
+/* The same while the hole is there: stacks of the same frames above main. */
+__attribute__((noinline)) void stackhole_during(void);
+
+__attribute__((noinline)) void stackhole_during(void)
+{
+	for (int i = 0; i < 10; i++)
+		stackhole_leaked_during[i] = malloc(55);
 	__asm__ volatile("" ::: "memory");
 }
 
@@ -143,6 +157,7 @@ int main(int argc, char **argv)
 	end = cpu_ns() + 100000000u;
 	while (cpu_ns() < end)
 		sink += stackhole_spin(page + 64, 1000000);
+	stackhole_during();
 	if (unhole(mode, page)) {
 		fprintf(stderr, "stackhole %s: the page back: %s\n", mode, strerror(errno));
 		return 2;
