@@ -184,8 +184,16 @@ static uint32_t rip_pl_fp_walk(uintptr_t fp, uint64_t *out, uint32_t max, bool *
 		if (RIP_UNLIKELY(ret == pexit) && !(ret = __rip_fn_ret_at(fp + 16)))
 			break;
 		out[n++] = ret;
-		if (next == 0 || next < lo || next >= hi)
-			break; /* the end of the chain: the outermost frame */
+		if (next == 0 || next < lo || next >= hi) {
+			/*
+			 * The end of the chain: the outermost frame.  Not above a
+			 * hole the thread made in its stack (thread.c): libunwind
+			 * takes the frames there, as where the tables' walk declines.
+			 */
+			if (next >= hi && t->nholes && next < t->stack_top)
+				*ok = false;
+			break;
+		}
 		if (next <= fp) {
 			*ok = false;
 			break;
@@ -249,13 +257,35 @@ bool rip_pl_from_unwinder(const void *ret)
 static bool rip_pl_sig_on_stack(uintptr_t sp)
 {
 	const struct rip_pl_thread *t = &rip_pl_self;
-	uintptr_t a;
+	uintptr_t a, hi = t->stack_hi, top = hi;
 
-	if (t->stack_ok != 1 || sp < t->stack_lo || sp >= t->stack_hi)
+	/*
+	 * Past the holes the thread made in its stack too (thread.c), the
+	 * words between and above them: a handler that made one in its own
+	 * frame has its signal frame above it.  Where they are not all known
+	 * (more than RIP_PL_HOLES), as if there were one.
+	 */
+	if (__atomic_load_n(&t->nholes, __ATOMIC_RELAXED)) {
+		top = t->stack_top;
+		if (t->holes_lost)
+			return t->stack_ok == 1 && sp >= t->stack_lo && sp < top;
+	}
+	if (t->stack_ok != 1 || sp < t->stack_lo || sp >= top)
 		return false;
-	for (a = sp & ~(uintptr_t)7; a + 8 <= t->stack_hi; a += 8)
+	for (a = sp & ~(uintptr_t)7; a + 8 <= top; a += 8) {
+		if (a >= hi) {
+			uintptr_t e = rip_pl_stack_hole_end(a);
+
+			if (e >= top)
+				break;
+			if (e) {
+				a = e - 8;
+				continue;
+			}
+		}
 		if (rip_pl_sigret_at(*(const uintptr_t *)a))
 			return true;
+	}
 	return false;
 }
 

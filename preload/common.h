@@ -218,6 +218,12 @@ bool rip_pl_thread_init(void);
 void rip_pl_stack_prot(uintptr_t a, size_t len, int prot, bool done);
 
 /*
+ * The end of the hole of this thread's stack (rip_pl_stack_prot) that
+ * address a is in, in whole pages; 0 if a is in none.  Async-signal-safe.
+ */
+uintptr_t rip_pl_stack_hole_end(uintptr_t a);
+
+/*
  * rip_pl_enter - should this call be traced?  True when tracing is on,
  * category is enabled in the ring file and the thread is not already
  * inside a hook (librip, libunwind or a hook allocating on our behalf);

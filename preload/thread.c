@@ -298,6 +298,37 @@ static void rip_pl_stack_hi_set(struct rip_pl_thread *t)
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 }
 
+/*
+ * The count of holes, as a signal handler of this thread reads it: every
+ * entry below the new count is whole first, and the entries a smaller
+ * count drops are already readable (rip_pl_stack_hole_end).
+ */
+static void rip_pl_holes_set(struct rip_pl_thread *t, uint32_t n)
+{
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	__atomic_store_n(&t->nholes, n, __ATOMIC_RELAXED);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+}
+
+uintptr_t rip_pl_stack_hole_end(uintptr_t a)
+{
+	const struct rip_pl_thread *t = &rip_pl_self;
+	const uintptr_t page = (uintptr_t)getpagesize();
+	/* Relaxed: this thread's own count; the fences of rip_pl_holes_set order the entries. */
+	uint32_t n = __atomic_load_n(&t->nholes, __ATOMIC_RELAXED);
+
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	for (uint32_t i = 0; i < n && i < RIP_PL_HOLES; i++) {
+		uintptr_t h0 = t->hole[i][0] & ~(page - 1), h1 = t->hole[i][1];
+
+		/* whole pages, as the kernel changes them */
+		h1 = h1 > UINTPTR_MAX - page ? UINTPTR_MAX : (h1 + page - 1) & ~(page - 1);
+		if (a >= h0 && a < h1)
+			return h1;
+	}
+	return 0;
+}
+
 void rip_pl_stack_prot(uintptr_t a, size_t len, int prot, bool done)
 {
 	struct rip_pl_thread *t = &rip_pl_self;
@@ -317,23 +348,29 @@ void rip_pl_stack_prot(uintptr_t a, size_t len, int prot, bool done)
 			t->stack_top = t->stack_hi;
 		if (t->holes_lost || t->nholes == RIP_PL_HOLES) {
 			t->holes_lost = 1; /* lowered, and left there */
+			/* the flag first: a handler's search for a signal frame stops under it */
+			__atomic_signal_fence(__ATOMIC_SEQ_CST);
 			if (a < t->stack_hi)
 				__atomic_store_n(&t->stack_hi, a, __ATOMIC_RELAXED);
 			return;
 		}
 		t->hole[t->nholes][0] = a;
 		t->hole[t->nholes][1] = end;
-		t->nholes++;
+		rip_pl_holes_set(t, t->nholes + 1);
 		rip_pl_stack_hi_set(t);
 		return;
 	}
 	if (!done || !(prot & PROT_READ) || !t->nholes || t->holes_lost)
 		return;
-	/* Readable again: what is left of each hole, the parts outside [a, end). */
-	n = t->nholes;
-	for (uint32_t i = 0; i < n;) {
+	/*
+	 * Readable again: what is left of each hole, the parts outside [a,
+	 * end).  Each step leaves every part still unreadable in an entry
+	 * below the count (a handler may read them meanwhile).
+	 */
+	for (uint32_t i = 0; i < t->nholes;) {
 		uintptr_t h0 = t->hole[i][0], h1 = t->hole[i][1];
 
+		n = t->nholes;
 		if (h1 <= a || h0 >= end) {
 			i++;
 			continue;
@@ -345,9 +382,8 @@ void rip_pl_stack_prot(uintptr_t a, size_t len, int prot, bool done)
 			}
 			t->hole[n][0] = end;
 			t->hole[n][1] = h1;
-			n++;
-			t->hole[i][1] = a;
-			i++;
+			rip_pl_holes_set(t, n + 1); /* the upper part kept before it is cut off */
+			t->hole[i++][1] = a;
 		} else if (h0 < a) {
 			t->hole[i++][1] = a;
 		} else if (h1 > end) {
@@ -355,10 +391,9 @@ void rip_pl_stack_prot(uintptr_t a, size_t len, int prot, bool done)
 		} else {
 			t->hole[i][0] = t->hole[n - 1][0];
 			t->hole[i][1] = t->hole[n - 1][1];
-			n--;
+			rip_pl_holes_set(t, n - 1);
 		}
 	}
-	t->nholes = n;
 	rip_pl_stack_hi_set(t);
 }
 

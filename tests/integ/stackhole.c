@@ -8,10 +8,15 @@
  * without frame pointers may keep anything there, an address in that
  * page, and burns 100 ms of CPU there; then makes the page readable again
  * (mprotect, or mmap MAP_FIXED for munmap and fixed) and leaks 10 blocks
- * of 77 bytes from stackhole_after(), whose stacks must reach main again.
- * Prints "stackhole MODE ok"; exit 3 where pkey_mprotect is refused.
+ * of 77 bytes from stackhole_after(), whose stacks must reach main again;
+ * stackhole_during() leaks 10 blocks of 55 bytes before that, while the
+ * page is unreadable.  MODE sig: a signal handler makes a page of its own
+ * frame unreadable and allocates there twice (sig_mode).  Prints
+ * "stackhole MODE ok"; exit 3 where pkey_mprotect is refused.
  */
 #include <errno.h>
+#include <malloc.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -80,6 +85,8 @@ static uint64_t cpu_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+void *volatile stackhole_leaked_during[10];
+
 /* The blocks the test finds in rip leaks, from here and main. */
 __attribute__((noinline)) void stackhole_after(void);
 
@@ -88,6 +95,79 @@ __attribute__((noinline)) void stackhole_after(void)
 	for (int i = 0; i < 10; i++)
 		stackhole_leaked[i] = malloc(77);
 	__asm__ volatile("" ::: "memory");
+}
+
+/* The same while the hole is there: stacks of the same frames above main. */
+__attribute__((noinline)) void stackhole_during(void);
+
+__attribute__((noinline)) void stackhole_during(void)
+{
+	for (int i = 0; i < 10; i++)
+		stackhole_leaked_during[i] = malloc(55);
+	__asm__ volatile("" ::: "memory");
+}
+
+/* sig: how much the heap grew at each of the handler's two allocations */
+static size_t sig_grew[2];
+static int sig_err;
+
+/*
+ * A handler whose frame has a hole, between it and its signal frame, and
+ * that allocates twice there from code without unwind information (a
+ * synchronous signal: the program's own malloc is not interrupted).
+ */
+static void sig_handler(int sig)
+{
+	char frame[3 * 4096];
+	char *page = (char *)(((uintptr_t)frame + 4095) & ~(uintptr_t)4095);
+	void *p[2];
+
+	(void)sig;
+	memset(frame, 0, sizeof(frame));
+	if (mprotect(page, 4096, PROT_NONE)) {
+		sig_err = errno;
+		return;
+	}
+	for (int i = 0; i < 2; i++) {
+		size_t before = mallinfo2().uordblks;
+
+		/* past the thread caches: each block comes out of the heap's count */
+		p[i] = stackhole_malloc(page + 64, 2000);
+		sig_grew[i] = mallinfo2().uordblks - before;
+	}
+	if (mprotect(page, 4096, PROT_READ | PROT_WRITE))
+		sig_err = errno;
+	free(p[0]);
+	free(p[1]);
+}
+
+/*
+ * sig: a thread's first call of libunwind mallocs (backtrace.c: the block
+ * of its TLS), and is never made from a signal handler, the handler's
+ * signal frame above the hole too: the two allocations must grow the heap
+ * alike (with glibc's thread caches off, GLIBC_TUNABLES, each malloc
+ * counts).  0, 1, 2 (a setup failure).
+ */
+static int sig_mode(void)
+{
+	void *volatile first = malloc(1); /* volatile: a call the compiler keeps */
+
+	/* a first call before the hole: the thread's bounds are known */
+	free(first);
+	signal(SIGUSR1, sig_handler);
+	raise(SIGUSR1);
+	if (sig_err) {
+		fprintf(stderr, "stackhole sig: mprotect: %s\n", strerror(sig_err));
+		return 2;
+	}
+	if (sig_grew[0] != sig_grew[1]) {
+		fprintf(stderr,
+			"stackhole sig: the handler's first allocation grew the heap by %zu "
+			"bytes, its second by %zu\n",
+			sig_grew[0], sig_grew[1]);
+		return 1;
+	}
+	return 0;
 }
 
 /* Make the page unreadable as mode says: 0, -1 (errno), 3 (refused: pkey). */
@@ -129,6 +209,14 @@ int main(int argc, char **argv)
 	uint64_t end;
 	int r;
 
+	if (!strcmp(mode, "sig")) {
+		r = sig_mode();
+		if (r)
+			return r;
+		stackhole_after();
+		printf("stackhole sig ok\n");
+		return 0;
+	}
 	memset(frame, 0, sizeof(frame));
 	free(malloc(1)); /* a first call before the hole: the thread's bounds are known */
 	r = hole(mode, page);
@@ -143,6 +231,7 @@ int main(int argc, char **argv)
 	end = cpu_ns() + 100000000u;
 	while (cpu_ns() < end)
 		sink += stackhole_spin(page + 64, 1000000);
+	stackhole_during();
 	if (unhole(mode, page)) {
 		fprintf(stderr, "stackhole %s: the page back: %s\n", mode, strerror(errno));
 		return 2;
