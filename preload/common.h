@@ -218,6 +218,17 @@ bool rip_pl_thread_init(void);
 void rip_pl_stack_prot(uintptr_t a, size_t len, int prot, bool done);
 
 /*
+ * For rip_pl_stack_prot: a protection key other than the default's may
+ * forbid reads of the range at any time, with no system call (pkey_set):
+ * a hole for good, whatever prot says.
+ */
+#define RIP_PL_PROT_KEYED 0x40000000
+static inline int rip_pl_pkey_prot(int prot, long pkey)
+{
+	return pkey > 0 ? prot | RIP_PL_PROT_KEYED : prot;
+}
+
+/*
  * The end of the hole of this thread's stack (rip_pl_stack_prot) that
  * address a is in, in whole pages; 0 if a is in none.  Async-signal-safe.
  */

@@ -335,18 +335,19 @@ void rip_pl_stack_prot(uintptr_t a, size_t len, int prot, bool done)
 	uintptr_t end = a + len < a ? UINTPTR_MAX : a + len, top;
 	uint32_t n;
 
-	if (t->stack_ok != 1 || !len)
+	/* An address inside a page: the call fails (EINVAL) and changes nothing. */
+	if (t->stack_ok != 1 || !len || (a & ((uintptr_t)getpagesize() - 1)))
 		return;
 	top = t->nholes ? t->stack_top : t->stack_hi;
 	if (end <= t->stack_lo || a >= top)
 		return;
-	if (!done && !(prot & PROT_READ)) {
+	if (!done && (!(prot & PROT_READ) || (prot & RIP_PL_PROT_KEYED))) {
 		/* Under sp: the program's frames would go through it first. */
 		if (end <= rip_pl_sp())
 			return;
 		if (!t->nholes)
 			t->stack_top = t->stack_hi;
-		if (t->holes_lost || t->nholes == RIP_PL_HOLES) {
+		if (t->holes_lost || t->nholes == RIP_PL_HOLES || (prot & RIP_PL_PROT_KEYED)) {
 			t->holes_lost = 1; /* lowered, and left there */
 			/* the flag first: a handler's search for a signal frame stops under it */
 			__atomic_signal_fence(__ATOMIC_SEQ_CST);
@@ -360,7 +361,8 @@ void rip_pl_stack_prot(uintptr_t a, size_t len, int prot, bool done)
 		rip_pl_stack_hi_set(t);
 		return;
 	}
-	if (!done || !(prot & PROT_READ) || !t->nholes || t->holes_lost)
+	if (!done || !(prot & PROT_READ) || (prot & RIP_PL_PROT_KEYED) || !t->nholes ||
+	    t->holes_lost)
 		return;
 	/*
 	 * Readable again: what is left of each hole, the parts outside [a,
@@ -418,10 +420,10 @@ RIP_PL_EXPORT int pkey_mprotect(void *addr, size_t len, int prot, int pkey)
 
 	if (!RIP_PL_REAL(real, "pkey_mprotect"))
 		return rip_pl_enosys();
-	rip_pl_stack_prot((uintptr_t)addr, len, prot, false);
+	rip_pl_stack_prot((uintptr_t)addr, len, rip_pl_pkey_prot(prot, pkey), false);
 	ret = real(addr, len, prot, pkey);
 	if (!ret)
-		rip_pl_stack_prot((uintptr_t)addr, len, prot, true);
+		rip_pl_stack_prot((uintptr_t)addr, len, rip_pl_pkey_prot(prot, pkey), true);
 	return ret;
 }
 

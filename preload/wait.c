@@ -795,12 +795,14 @@ RIP_PL_EXPORT long syscall(long n, ...)
 		return ret;
 	}
 	if (RIP_UNLIKELY(n == SYS_mprotect || n == RIP_PL_SYS_PKEY_MPROTECT)) {
-		/* As the mprotect wrapper (thread.c): walks stay out of a stack's holes. */
-		rip_pl_stack_prot((uintptr_t)a[0], (size_t)a[1], (int)a[2], false);
+		/* As the mprotect wrappers (thread.c): walks stay out of a stack's holes. */
+		int prot = n == SYS_mprotect ? (int)a[2] : rip_pl_pkey_prot((int)a[2], a[3]);
+
+		rip_pl_stack_prot((uintptr_t)a[0], (size_t)a[1], prot, false);
 		long ret = real(n, a[0], a[1], a[2], a[3], a[4], a[5]);
 
 		if (!ret)
-			rip_pl_stack_prot((uintptr_t)a[0], (size_t)a[1], (int)a[2], true);
+			rip_pl_stack_prot((uintptr_t)a[0], (size_t)a[1], prot, true);
 		return ret;
 	}
 	/* An unmapping, a fixed mapping over the stack: a hole until a wrapper says otherwise. */

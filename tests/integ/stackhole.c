@@ -11,7 +11,8 @@
  * of 77 bytes from stackhole_after(), whose stacks must reach main again;
  * stackhole_during() leaks 10 blocks of 55 bytes before that, while the
  * page is unreadable.  MODE sig: a signal handler makes a page of its own
- * frame unreadable and allocates there twice (sig_mode).  Prints
+ * frame unreadable and allocates there twice (sig_mode).  MODE failed: an
+ * mprotect the kernel refuses (EINVAL), no page made unreadable.  Prints
  * "stackhole MODE ok"; exit 3 where pkey_mprotect is refused.
  */
 #include <errno.h>
@@ -170,7 +171,10 @@ static int sig_mode(void)
 	return 0;
 }
 
-/* Make the page unreadable as mode says: 0, -1 (errno), 3 (refused: pkey). */
+/*
+ * Make the page unreadable as mode says: 0, -1 (errno), 3 (refused: pkey).
+ * failed: an mprotect the kernel refuses, the page left readable.
+ */
 static int hole(const char *mode, char *page)
 {
 	if (!strcmp(mode, "mprotect"))
@@ -181,6 +185,9 @@ static int hole(const char *mode, char *page)
 		return pkey_mprotect(page, 4096, PROT_NONE, -1) ? 3 : 0;
 	if (!strcmp(mode, "munmap"))
 		return munmap(page, 4096);
+	/* an address the kernel refuses (EINVAL): no hole at all */
+	if (!strcmp(mode, "failed"))
+		return mprotect(page + 1, 4096, PROT_NONE) == -1 && errno == EINVAL ? 0 : -1;
 	if (!strcmp(mode, "fixed"))
 		return mmap(page, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1,
 			    0) == MAP_FAILED ?
