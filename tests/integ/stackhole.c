@@ -27,11 +27,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#if defined(__x86_64__)
+#include "rbpspin.h"
+
+#if defined(RIP_TESTS_RBP_SPIN)
 /* malloc(n) with rbp = fp, from a function that has no unwind information */
 __attribute__((visibility("hidden"))) void *stackhole_malloc(void *fp, size_t n);
-/* n turns of a loop with rbp = fp */
-__attribute__((visibility("hidden"))) long stackhole_spin(void *fp, long n);
 __asm__(".text\n"
 	".globl stackhole_malloc\n"
 	".hidden stackhole_malloc\n"
@@ -43,19 +43,7 @@ __asm__(".text\n"
 	"	call malloc@PLT\n"
 	"	pop %rbp\n"
 	"	ret\n"
-	".size stackhole_malloc, .-stackhole_malloc\n"
-	".globl stackhole_spin\n"
-	".hidden stackhole_spin\n"
-	".type stackhole_spin, @function\n"
-	"stackhole_spin:\n"
-	"	push %rbp\n"
-	"	mov %rdi, %rbp\n"
-	"1:	dec %rsi\n"
-	"	jnz 1b\n"
-	"	pop %rbp\n"
-	"	mov %rsi, %rax\n"
-	"	ret\n"
-	".size stackhole_spin, .-stackhole_spin\n");
+	".size stackhole_malloc, .-stackhole_malloc\n");
 #else
 static void *stackhole_malloc(void *fp, size_t n)
 {
@@ -63,7 +51,7 @@ static void *stackhole_malloc(void *fp, size_t n)
 	return malloc(n);
 }
 
-static long stackhole_spin(void *fp, long n)
+static long rbp_spin(void *fp, long n)
 {
 	static volatile long sink;
 
@@ -237,7 +225,7 @@ int main(int argc, char **argv)
 		free(stackhole_malloc(page + 64, 16 + (size_t)i));
 	end = cpu_ns() + 100000000u;
 	while (cpu_ns() < end)
-		sink += stackhole_spin(page + 64, 1000000);
+		sink += rbp_spin(page + 64, 1000000);
 	stackhole_during();
 	if (unhole(mode, page)) {
 		fprintf(stderr, "stackhole %s: the page back: %s\n", mode, strerror(errno));

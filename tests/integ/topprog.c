@@ -84,6 +84,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "rbpspin.h"
+
 #ifndef sigev_notify_thread_id
 #define sigev_notify_thread_id _sigev_un._tid
 #endif
@@ -671,22 +673,6 @@ static int mode_burn(int ms)
 /* ---- badfp ---- */
 
 #if defined(__x86_64__)
-/* n turns of a loop with rbp = fp, as code built without frame pointers may keep anything there */
-__attribute__((visibility("hidden"))) long badfp_spin(void *fp, long n);
-__asm__(".text\n"
-	".globl badfp_spin\n"
-	".hidden badfp_spin\n"
-	".type badfp_spin, @function\n"
-	"badfp_spin:\n"
-	"	push %rbp\n"
-	"	mov %rdi, %rbp\n"
-	"1:	dec %rsi\n"
-	"	jnz 1b\n"
-	"	pop %rbp\n"
-	"	mov %rsi, %rax\n"
-	"	ret\n"
-	".size badfp_spin, .-badfp_spin\n");
-
 /*
  * mprotect by the syscall instruction: a change of the stack that no
  * wrapper of the preload library sees (thread.c's holes), as another
@@ -720,7 +706,7 @@ static int mode_badfp(int ms)
 	}
 	end = cpu_ns() + (uint64_t)ms * 1000000u;
 	while (cpu_ns() < end)
-		sink += (unsigned long)badfp_spin(page + 64, 10000000);
+		sink += (unsigned long)rbp_spin(page + 64, 10000000);
 	if (badfp_mprotect(page, 4096, PROT_READ | PROT_WRITE)) {
 		fprintf(stderr, "topprog: mprotect failed\n");
 		return 1;
