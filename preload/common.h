@@ -586,6 +586,12 @@ struct rip_pl_ksigpack {
  * pack holding its copy whose ss is buf, the changed mask.
  */
 const void *rip_pl_sample_kpack(const void *p, struct rip_pl_ksigpack *pack, sigset_t *buf);
+/*
+ * The pending set a call just gave (size bytes at set, the kernel's
+ * layout) without the sampler's signal, unless the program handles that
+ * number itself: sigpending, syscall(SYS_rt_sigpending).
+ */
+void rip_pl_sample_pending(void *set, unsigned long size);
 
 /* ---- mem.c internals shared with common.c ---- */
 
