@@ -1826,15 +1826,25 @@ static void rip_env_unpreload(void)
 	static const char pre[] = "LD_PRELOAD=", aud[] = "LD_AUDIT=";
 	const char *f = secure_getenv("RIP_FOLLOW");
 	const char *mods = secure_getenv("RIP_MODULES");
+	char **e, **w;
 
-	if (!f || !*f || rip_follows("exec"))
+	if (!f || !*f || rip_follows("exec") || !environ)
 		return;
-	for (char **e = environ; e && *e; e++) {
+	for (e = w = environ; *e; e++) {
 		if (!strncmp(*e, pre, sizeof(pre) - 1))
 			rip_env_cut(*e + sizeof(pre) - 1, false, mods);
 		else if (!strncmp(*e, aud, sizeof(aud) - 1))
 			rip_env_cut(*e + sizeof(aud) - 1, true, mods);
+		/*
+		 * A variable left empty held ours alone: rip run set it, and the
+		 * program (env, a test of its own environment) sees it unset, as
+		 * untraced, not as "LD_PRELOAD=".
+		 */
+		if (!strcmp(*e, pre) || !strcmp(*e, aud))
+			continue;
+		*w++ = *e;
 	}
+	*w = NULL;
 }
 
 /*

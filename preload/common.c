@@ -225,6 +225,18 @@ bool rip_pl_peek(void *dst, const void *src, size_t n)
 	return true;
 }
 
+bool rip_pl_status_seccomp(const char *buf)
+{
+	const char *t = strstr(buf, "\nSeccomp:");
+
+	if (!t)
+		return false; /* a kernel without seccomp */
+	t += 9;
+	while (*t == ' ' || *t == '\t')
+		t++;
+	return *t >= '1' && *t <= '9';
+}
+
 int rip_pl_enosys(void)
 {
 	errno = ENOSYS;

@@ -121,6 +121,14 @@ bool rip_pl_peek(void *dst, const void *src, size_t n);
  */
 int rip_pl_readable(uintptr_t x);
 
+/*
+ * Does the status text of a thread (/proc/.../status, buf NUL-terminated)
+ * say a seccomp filter or strict mode is in force on it ("Seccomp:" not 0)?
+ * A sandbox's filter that does not list process_vm_readv kills the process
+ * at it: such a thread reads its own memory through /proc/self/mem instead.
+ */
+bool rip_pl_status_seccomp(const char *buf);
+
 /* Nonzero: an internal failure turned tracing off for good; hooks forward only. */
 extern int rip_pl_off;
 
@@ -578,6 +586,12 @@ struct rip_pl_ksigpack {
  * pack holding its copy whose ss is buf, the changed mask.
  */
 const void *rip_pl_sample_kpack(const void *p, struct rip_pl_ksigpack *pack, sigset_t *buf);
+/*
+ * The pending set a call just gave (size bytes at set, the kernel's
+ * layout) without the sampler's signal, unless the program handles that
+ * number itself: sigpending, syscall(SYS_rt_sigpending).
+ */
+void rip_pl_sample_pending(void *set, unsigned long size);
 
 /* ---- mem.c internals shared with common.c ---- */
 

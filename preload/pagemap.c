@@ -10,7 +10,8 @@
  *
  * A snapshot reads /proc/self/maps and /proc/self/pagemap with raw system
  * calls into a scratch area it maps and unmaps itself, and copies present
- * pages with process_vm_readv (or pread of /proc/self/mem) to test them for
+ * pages with process_vm_readv (or pread of /proc/self/mem, where that is
+ * refused or a seccomp filter holds the thread: pm_sandboxed) to test them for
  * zero: a page that vanishes under us (another thread unmaps it) is a failed
  * copy, never a fault.  A process with one thread left reads its anonymous
  * memory in place instead: no other thread can unmap it.  No malloc, no stdio, no lock: the same code runs in
@@ -294,6 +295,42 @@ static void pm_zero_direct(struct pm_scratch *s, uint64_t start, uint32_t npages
 			pm_mark_zero(s, i);
 }
 
+/*
+ * Does a seccomp filter hold this thread (its /proc status)?  Then the
+ * zero test reads /proc/self/mem, never process_vm_readv, at which a
+ * sandbox's filter that does not list it kills the process (the exit
+ * snapshot of every sandboxed program under rip run --mem).  Read by the
+ * watcher when it reads for us, else here; s->line is used.  Unknown (a
+ * non-dumpable process's files are root's): no.
+ */
+static bool pm_sandboxed(struct pm_scratch *s, const struct pm_files *f)
+{
+	char path[40] = "/proc/self/task/", *p = path + 16, d[12];
+	long tid = syscall(SYS_gettid), n;
+	uint64_t size;
+	int k = 0, fd;
+
+	if (!f->remote) {
+		fd = pm_open("/proc/thread-self/status");
+		if (fd < 0)
+			return false;
+		n = pm_pread(fd, s->line, PM_LINE_MAX - 1, 0);
+		pm_close(fd);
+	} else {
+		do
+			d[k++] = (char)('0' + tid % 10);
+		while ((tid /= 10) && k < (int)sizeof(d));
+		while (k)
+			*p++ = d[--k];
+		memcpy(p, "/status", 8);
+		n = rip_pl_watch_file_read(path, s->line, PM_LINE_MAX - 1, &size);
+	}
+	if (n <= 0)
+		return false;
+	s->line[n] = 0;
+	return rip_pl_status_seccomp(s->line);
+}
+
 /* Is this thread the process's only one (/proc/self/status)?  s->line is used. */
 static bool pm_single_thread(struct pm_scratch *s)
 {
@@ -503,6 +540,8 @@ static void pm_snapshot(uint32_t why)
 	err = pm_files_open(&f, s, &have);
 	if (err)
 		goto out_close;
+	if (pm_copy_way == 0 && pm_sandboxed(s, &f))
+		pm_copy_way = 1; /* for good: a filter is never taken off */
 	off = have;
 	eof = f.remote && have < PM_MAPS_BUF; /* a read stops short only at the end */
 	/*

@@ -418,6 +418,39 @@ RIP_PL_EXPORT __sighandler_t signal(int sig, __sighandler_t fn)
 	return old;
 }
 
+/*
+ * sigpending: a timer signal left pending on a thread that blocks every
+ * signal is ours, never the program's (its default would end the process,
+ * and sp_chain drops it): taken out of the answer, unless the program
+ * handles our number itself.  syscall(SYS_rt_sigpending) gets the same
+ * (wait.c, rip_pl_sample_pending).
+ */
+void rip_pl_sample_pending(void *set, unsigned long size)
+{
+	int sig = __atomic_load_n(&sp_sig, __ATOMIC_RELAXED);
+	struct rip_file_hdr *h = __atomic_load_n(&sp_hdr, __ATOMIC_RELAXED);
+
+	if (!sig || !set || size < RIP_PL_KSIGSET ||
+	    (h && (__atomic_load_n(&h->sample_flags, __ATOMIC_RELAXED) & RIP_SAMPLE_F_SIG_SHARED)))
+		return;
+	/* The kernel's layout, glibc's too: bit sig - 1, in words of unsigned long. */
+	((unsigned long *)set)[(sig - 1) / (8 * sizeof(long))] &=
+		~(1UL << ((sig - 1) % (8 * sizeof(long))));
+}
+
+RIP_PL_EXPORT int sigpending(sigset_t *set)
+{
+	static int (*real)(sigset_t *);
+	int r;
+
+	if (!RIP_PL_REAL(real, "sigpending"))
+		return rip_pl_enosys();
+	r = real(set);
+	if (!r)
+		rip_pl_sample_pending(set, RIP_PL_KSIGSET);
+	return r;
+}
+
 /* Per thread: a wait that takes its set from here returns before it is needed again. */
 static __thread sigset_t sp_set RIP_PL_TLS;
 

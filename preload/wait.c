@@ -816,6 +816,13 @@ RIP_PL_EXPORT long syscall(long n, ...)
 	if (RIP_UNLIKELY(rip_pl_sys_resource(n) != RIP_PL_SYS_OTHER) &&
 	    !rip_pl_from_tracer(__builtin_return_address(0)))
 		return rip_pl_syscall_resource(real, n, a);
+	if (RIP_UNLIKELY(n == SYS_rt_sigpending)) {
+		long ret = real(n, a[0], a[1], a[2], a[3], a[4], a[5]);
+
+		if (!ret)
+			rip_pl_sample_pending((void *)a[0], (unsigned long)a[1]);
+		return ret;
+	}
 	if (!rip_pl_syscall_waits(n))
 		return real(n, a[0], a[1], a[2], a[3], a[4], a[5]);
 	RIP_PL_WAIT(RIP_WAIT_SYSCALL, (uint64_t)n, true);

@@ -35,7 +35,9 @@
  * blocked at the same place at the last sweep) and copies the top of its stack
  * (from the sp the syscall file gives, up to the buffer's 16 KiB less its
  * head) with process_vm_readv on our own pid (an unmapped page ends the
- * copy: no fault), then reads schedstat and syscall again through the same
+ * copy: no fault; under a seccomp filter, which may kill the process at
+ * process_vm_readv, with a pread of /proc/self/mem instead), then reads
+ * schedstat and syscall again through the same
  * descriptors: if either changed, the thread moved while being copied and
  * the copy is dropped.  A thread found as it was at its last copy (the
  * same syscall and schedstat text: it has not run since) keeps that copy
@@ -512,6 +514,54 @@ static void rip_pl_close(int fd)
 /* The sweep's descriptor of /proc/self/task: files are opened relative to it (shorter walks). */
 static int rip_pl_taskdir = -1;
 
+/*
+ * The watcher runs under a seccomp filter (its own status says so; sticky:
+ * a filter is never taken off), and its descriptor of /proc/self/mem then
+ * (-1: not open; closed at the end of each sweep).  A sandbox's filter that
+ * does not list process_vm_readv (systemd's SystemCallFilter= without
+ * @debug, most hand-made ones) kills the whole process at that call: a
+ * copy made by `rip ps PID` would end the program.  Reads of files are
+ * what every sandbox allows.
+ */
+static bool rip_pl_sandboxed;
+static int rip_pl_memfd = -1;
+
+/* Look at the watcher's own status for a seccomp filter, until one is found. */
+static void rip_pl_sandbox_look(void)
+{
+	char buf[4096];
+	long fd, n;
+
+	if (rip_pl_sandboxed)
+		return;
+	fd = syscall(SYS_openat, AT_FDCWD, "/proc/thread-self/status", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	n = rip_pl_pread_all((int)fd, buf, sizeof(buf) - 1, 0);
+	rip_pl_close((int)fd);
+	if (n <= 0)
+		return;
+	buf[n] = 0;
+	rip_pl_sandboxed = rip_pl_status_seccomp(buf);
+}
+
+/* len bytes of our own memory at addr into buf, fewer before a page that cannot be read. */
+static long rip_pl_self_read(void *buf, size_t len, uint64_t addr)
+{
+	struct iovec local = { buf, len }, remote = { (void *)(uintptr_t)addr, len };
+
+	if (!rip_pl_sandboxed)
+		return syscall(SYS_process_vm_readv, getpid(), &local, 1UL, &remote, 1UL, 0UL);
+	if (rip_pl_memfd < 0) {
+		long fd = syscall(SYS_openat, AT_FDCWD, "/proc/self/mem", O_RDONLY | O_CLOEXEC);
+
+		if (fd < 0)
+			return -1;
+		rip_pl_memfd = (int)fd;
+	}
+	return syscall(SYS_pread64, rip_pl_memfd, buf, len, (long)addr);
+}
+
 static int rip_pl_open(int32_t tid, const char *name)
 {
 	char path[64];
@@ -777,13 +827,11 @@ static void rip_pl_probe(struct rip_file_hdr *h, uint32_t si, int32_t tid, struc
 		sw->nocopy++;
 	} else {
 		struct rip_watch_copy *c = rip_pl_copy(h, ci);
-		struct iovec local = { (char *)c + RIP_WATCH_COPY_HDR,
-				       h->watch_copy_size - RIP_WATCH_COPY_HDR };
-		struct iovec remote = { (void *)(uintptr_t)sc.sp, local.iov_len };
 		long n;
 
 		rip_pl_seq_begin(&c->seq);
-		n = syscall(SYS_process_vm_readv, getpid(), &local, 1UL, &remote, 1UL, 0UL);
+		n = rip_pl_self_read((char *)c + RIP_WATCH_COPY_HDR,
+				     h->watch_copy_size - RIP_WATCH_COPY_HDR, sc.sp);
 		c->slot = si + 1;
 		c->tid = tid;
 		c->len = n > 0 ? (uint32_t)n : 0;
@@ -897,6 +945,7 @@ static void rip_pl_sweep(struct rip_file_hdr *h)
 		used = h->slot_count;
 	if (rip_pl_list_tasks())
 		return; /* no /proc: nothing to see (status stays as it was) */
+	rip_pl_sandbox_look();
 	memset(W.matched, 0, W.ntids);
 	for (uint32_t i = 0; i < used; i++) {
 		struct rip_slot *s = rip_pl_slot(h, i);
@@ -952,6 +1001,8 @@ idle:
 	}
 	rip_pl_close(rip_pl_taskdir);
 	rip_pl_taskdir = -1;
+	rip_pl_close(rip_pl_memfd);
+	rip_pl_memfd = -1;
 	for (size_t k = 0; k < W.ntids; k++)
 		if (!W.matched[k] && W.tids[k] != W.tid)
 			noslot++;
@@ -1037,6 +1088,7 @@ static void *rip_pl_watch_main(void *arg)
 	prctl(PR_SET_NAME, "rip-watch", 0, 0, 0);
 	for (int i = 0; i < RIP_PL_WF_N; i++)
 		rip_pl_wf[i] = -1;
+	rip_pl_taskdir = rip_pl_memfd = -1; /* numbers of an earlier watcher's table */
 	W.tid = (int32_t)syscall(SYS_gettid);
 	W.seen = mmap(NULL, slots * (sizeof(uint32_t) + sizeof(uint64_t) + 1),
 		      PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

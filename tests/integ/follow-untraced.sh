@@ -10,7 +10,9 @@
 # programs they exec make none); fork,exec -> every process and image.
 # Unset RIP_FOLLOW keeps the old default (everything).  Under rip run
 # without --follow-*, a shell loop of short programs gives the shell's
-# trace and no child trace, and the programs it runs do not load librip.
+# trace and no child trace, and the programs it runs do not load librip;
+# with no LD_PRELOAD or LD_AUDIT of the user's, they see none set (they saw
+# both set to "", where untraced they are unset).
 . tests/data/common.sh
 lib=$PWD/$BUILD/librip-preload.so
 [ -f "$lib" ] || die "$lib is missing: run make"
@@ -67,6 +69,12 @@ LD_PRELOAD=$other expect_status 0 "rip run of a child that reads its maps" "$RIP
 	fail "an exec'd image not followed maps librip: $(head -n 1 "$TEST_TMP/out") lines"
 grep -qx "pre=${other}" "$TEST_TMP/out" ||
 	fail "the user's own LD_PRELOAD entry was not kept: $(grep pre= "$TEST_TMP/out")"
+# With none of the user's, LD_PRELOAD and LD_AUDIT are gone, as untraced, not left empty.
+env -u LD_PRELOAD -u LD_AUDIT "$RIP" run --mem --track='regex=regcomp(1),regfree(1)' -q \
+	-o "$TEST_TMP/env" -- sh -c 'echo "pre=${LD_PRELOAD+set} aud=${LD_AUDIT+set}"' \
+	>"$TEST_TMP/env.out" 2>&1 || fail "rip run of a child that shows its LD_ variables"
+grep -qx "pre= aud=" "$TEST_TMP/env.out" ||
+	fail "librip's LD_PRELOAD or LD_AUDIT left set, empty: $(cat "$TEST_TMP/env.out")"
 expect_status 0 "rip run --follow-exec of the same" "$RIP" run --mem -q --follow-exec \
 	-o "$TEST_TMP/maps2" -- sh -c 'grep -c librip /proc/self/maps'
 [ "$(head -n 1 "$TEST_TMP/out")" -gt 0 ] ||
