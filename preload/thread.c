@@ -347,7 +347,7 @@ void rip_pl_stack_prot(uintptr_t a, size_t len, int prot, bool done)
 			return;
 		if (!t->nholes)
 			t->stack_top = t->stack_hi;
-		if (t->holes_lost || t->nholes == RIP_PL_HOLES || (prot & RIP_PL_PROT_KEYED)) {
+		if (t->holes_lost || t->nholes == RIP_PL_HOLES) {
 			t->holes_lost = 1; /* lowered, and left there */
 			/* the flag first: a handler's search for a signal frame stops under it */
 			__atomic_signal_fence(__ATOMIC_SEQ_CST);
@@ -359,6 +359,9 @@ void rip_pl_stack_prot(uintptr_t a, size_t len, int prot, bool done)
 		t->hole[t->nholes][1] = end;
 		rip_pl_holes_set(t, t->nholes + 1);
 		rip_pl_stack_hi_set(t);
+		/* a keyed range: known as a hole, and the top never raised again */
+		if (prot & RIP_PL_PROT_KEYED)
+			t->holes_lost = 1;
 		return;
 	}
 	if (!done || !(prot & PROT_READ) || (prot & RIP_PL_PROT_KEYED) || !t->nholes ||
