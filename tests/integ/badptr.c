@@ -18,8 +18,6 @@
  * do not), and exits 77 where no filter can be installed.
  */
 #include <errno.h>
-#include <linux/filter.h>
-#include <linux/seccomp.h>
 #include <linux/futex.h>
 #include <poll.h>
 #include <pthread.h>
@@ -32,12 +30,13 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "sandbox.h"
 
 #define KSIGSET 8 /* the kernel's sigset_t */
 
@@ -114,23 +113,6 @@ static long call(int i, void *b, const char **name)
 	}
 }
 
-/* A filter that kills the process at process_vm_readv: 0, or -1 where none can be installed. */
-static int sandbox(void)
-{
-	struct sock_filter f[] = {
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_process_vm_readv, 0, 1),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-	};
-	struct sock_fprog fp = { sizeof(f) / sizeof(f[0]), f };
-
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
-	    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &fp))
-		return -1;
-	return 0;
-}
-
 /* Each call with each bad pointer, in a child of its own: 0, or 2 (a setup failure), 77. */
 static int run_calls(bool sandboxed, void *const bad[3])
 {
@@ -141,7 +123,7 @@ static int run_calls(bool sandboxed, void *const bad[3])
 		int st;
 
 		if (!pid)
-			_exit(sandbox() ? 77 : 0);
+			_exit(sandbox_kill_vm_readv() ? 77 : 0);
 		if (pid < 0 || waitpid(pid, &st, 0) != pid)
 			return 2;
 		if (!WIFEXITED(st) || WEXITSTATUS(st))
@@ -165,7 +147,7 @@ static int run_calls(bool sandboxed, void *const bad[3])
 				long r;
 
 				close(fds[0]);
-				if (sandboxed && sandbox())
+				if (sandboxed && sandbox_kill_vm_readv())
 					_exit(4);
 				errno = 0;
 				r = call(i, bad[k], &name);

@@ -14,18 +14,17 @@
  * installed.
  */
 #include <fcntl.h>
-#include <linux/filter.h>
-#include <linux/seccomp.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
-#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "sandbox.h"
 
 static const char *lock_path;
 
@@ -42,13 +41,6 @@ static void *locker(void *arg)
 
 int main(int argc, char **argv)
 {
-	struct sock_filter f[] = {
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_process_vm_readv, 0, 1),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-	};
-	struct sock_fprog fp = { sizeof(f) / sizeof(f[0]), f };
 	struct timespec nap = { 0, 10000000 };
 	pthread_t th;
 	void *ret;
@@ -61,8 +53,7 @@ int main(int argc, char **argv)
 	fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	if (fd < 0 || flock(fd, LOCK_EX))
 		return 2;
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
-	    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &fp))
+	if (sandbox_kill_vm_readv())
 		return 77;
 	/* The filter first: the watcher, started by this first pthread_create, inherits it. */
 	if (pthread_create(&th, NULL, locker, NULL))
