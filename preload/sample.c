@@ -130,24 +130,56 @@ static struct rip_file_hdr *sp_find_hdr(void)
 
 /* ---- the handler ---- */
 
+/*
+ * A signal of our number that the program leaves at its default: what the
+ * kernel would do, end the process (a realtime signal's default; no core).
+ * The kernel's disposition goes back to the default and the signal is sent
+ * again to this thread, where it waits until the handler returns and
+ * unblocks it.  Sampling ends with the process.
+ */
+static void sp_default(int sig)
+{
+	struct sigaction a;
+
+	memset(&a, 0, sizeof(a));
+	a.sa_handler = SIG_DFL;
+	sigemptyset(&a.sa_mask);
+	if (sp_real_sigaction(sig, &a, NULL))
+		return;
+	syscall(SYS_tgkill, getpid(), (pid_t)syscall(SYS_gettid), sig);
+}
+
+static void sp_prog_set(const struct sigaction *act);
+
 /* A signal of our number that is not our timers': the program's handler, as it asked. */
 static void sp_chain(int sig, siginfo_t *si, void *uc)
 {
 	/* Acquire: pairs with the release store of the index in sp_prog_set. */
 	const struct sigaction *a = &sp_prog[__atomic_load_n(&sp_prog_cur, __ATOMIC_ACQUIRE) & 1];
 	struct rip_file_hdr *h = __atomic_load_n(&sp_hdr, __ATOMIC_RELAXED);
+	struct sigaction act = *a;
 	sigset_t old;
 
 	if (h)
 		__atomic_fetch_add(&h->sample_foreign, 1, __ATOMIC_RELAXED);
-	if (!(a->sa_flags & SA_SIGINFO) &&
-	    (a->sa_handler == SIG_DFL || a->sa_handler == SIG_IGN))
-		return; /* counted above: a realtime signal's default would end the process */
-	pthread_sigmask(SIG_BLOCK, &a->sa_mask, &old);
-	if (a->sa_flags & SA_SIGINFO)
-		a->sa_sigaction(sig, si, uc);
+	if (!(act.sa_flags & SA_SIGINFO) && act.sa_handler == SIG_IGN)
+		return; /* counted above */
+	if (!(act.sa_flags & SA_SIGINFO) && act.sa_handler == SIG_DFL)
+		return sp_default(sig);
+	/* One delivery, then the default, as the kernel resets it before the handler runs. */
+	if (act.sa_flags & SA_RESETHAND) {
+		struct sigaction dfl;
+
+		memset(&dfl, 0, sizeof(dfl));
+		dfl.sa_handler = SIG_DFL;
+		sigemptyset(&dfl.sa_mask);
+		sp_prog_set(&dfl);
+	}
+	pthread_sigmask(SIG_BLOCK, &act.sa_mask, &old);
+	if (act.sa_flags & SA_SIGINFO)
+		act.sa_sigaction(sig, si, uc);
 	else
-		a->sa_handler(sig);
+		act.sa_handler(sig);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
