@@ -530,19 +530,27 @@ RIP_PL_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
 	rip_pl_watch_start(); /* the program becomes multithreaded: the watcher may start */
 	/* Relaxed both: set once by the constructor (waits on even when resources are off). */
 	if (__atomic_load_n(&rip_pl_off, __ATOMIC_RELAXED) &&
-	    !__atomic_load_n(&rip_pl_waits, __ATOMIC_RELAXED))
-		return real(th, attr, fn, arg);
+	    !__atomic_load_n(&rip_pl_waits, __ATOMIC_RELAXED)) {
+		err = real(th, attr, fn, arg);
+		return err == EAGAIN && rip_pl_watch_yield() ? real(th, attr, fn, arg) : err;
+	}
 	/* Ours, not the program's: the guard keeps the block out of the trace. */
 	t->guard = rip_pl_guard_up();
 	__atomic_signal_fence(__ATOMIC_SEQ_CST); /* pairs with rip_pl_enter's check */
 	s = malloc(sizeof(*s));
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	t->guard = guard;
-	if (!s)
-		return real(th, attr, fn, arg); /* the thread finds its bounds itself */
+	if (!s) {
+		/* The thread finds its bounds itself. */
+		err = real(th, attr, fn, arg);
+		return err == EAGAIN && rip_pl_watch_yield() ? real(th, attr, fn, arg) : err;
+	}
 	s->fn = fn;
 	s->arg = arg;
 	err = real(th, attr, rip_pl_thread_start, s);
+	/* The user's limit of threads reached: the watcher's gives way (rip_pl_watch_yield). */
+	if (err == EAGAIN && rip_pl_watch_yield())
+		err = real(th, attr, rip_pl_thread_start, s);
 	if (err) {
 		t->guard = rip_pl_guard_up();
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);

@@ -15,7 +15,9 @@
  * SYS_unshare and SYS_setns: wait.c) stop the watcher for the call and
  * start it again after, so that a program whose threads came and went
  * keeps working.  A fork child starts its own the same way, at its own
- * first pthread_create.  RIP_WATCH=0 turns it off.
+ * first pthread_create.  RIP_WATCH=0 turns it off.  Its thread counts
+ * against the user's RLIMIT_NPROC: a pthread_create of the program that
+ * fails with EAGAIN stops it for good and tries again (rip_pl_watch_yield).
  *
  * Its first act is unshare(CLONE_FS | CLONE_FILES): a descriptor table and
  * filesystem state of its own.  The program's close_range, closefrom or
@@ -1245,6 +1247,28 @@ static bool rip_pl_watch_stop(void)
 		nanosleep(&ts, NULL);
 	}
 	W.tid = 0;
+	return true;
+}
+
+/*
+ * The program's thread or process could not be made (EAGAIN): when the
+ * watcher runs, its thread counts against the user's RLIMIT_NPROC, and the
+ * program would have had it untraced.  Stop it for good (a restart would
+ * take the slot back): the file says stopped, with EAGAIN.  True when it
+ * ran, and the caller may try again.
+ */
+bool rip_pl_watch_yield(void)
+{
+	struct rip_file_hdr *h = __rip_file_hdr();
+
+	if (!rip_pl_watch_stop())
+		return false;
+	/* W.state stays W_STARTING: no one starts it again. */
+	if (h) {
+		__atomic_store_n(&h->watch_err, EAGAIN, __ATOMIC_RELAXED);
+		/* After the watcher's own store of STOPPED (it was joined); readers load it relaxed. */
+		__atomic_store_n(&h->watch_status, RIP_WATCHER_STOPPED, __ATOMIC_RELEASE);
+	}
 	return true;
 }
 

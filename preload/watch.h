@@ -24,6 +24,13 @@ void rip_pl_watch_start(void);
 bool rip_pl_watch_pause(bool is_setns, long flags);
 void rip_pl_watch_resume(void);
 
+/*
+ * The program's pthread_create failed with EAGAIN: stop the watcher for
+ * good, so that its thread no longer counts against RLIMIT_NPROC.  True
+ * when it ran: try again.
+ */
+bool rip_pl_watch_yield(void);
+
 /* The mapping of /proc/self/maps that holds an address (thread.c). */
 struct rip_pl_maps_hit {
 	uintptr_t lo, hi; /* the mapping that holds the address */

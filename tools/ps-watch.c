@@ -232,7 +232,11 @@ static void psw_status(const struct rr_file *f, const struct rip_file_hdr *live,
 			live->watch_denied, strerror(live->watch_err ? live->watch_err : EACCES));
 		break;
 	case RIP_WATCHER_STOPPED:
-		fprintf(out, "watcher: stopped\n");
+		if (live->watch_err == EAGAIN)
+			fprintf(out, "watcher: stopped for good: the program reached its limit of "
+				     "threads (RLIMIT_NPROC), and its thread gave way\n");
+		else
+			fprintf(out, "watcher: stopped\n");
 		break;
 	default:
 		break;
