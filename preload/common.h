@@ -592,6 +592,19 @@ const void *rip_pl_sample_kpack(const void *p, struct rip_pl_ksigpack *pack, sig
  * number itself: sigpending, syscall(SYS_rt_sigpending).
  */
 void rip_pl_sample_pending(void *set, unsigned long size);
+/*
+ * Is a call (syscall(2)'s number n and its first two arguments, or prctl's
+ * option and first argument with n = SYS_prctl) one that puts the thread in
+ * seccomp strict mode?
+ */
+bool rip_pl_sample_is_strict(long n, long a0, long a1);
+/*
+ * Around such a call: before it, the thread's sampling ends (in strict
+ * mode a sample's system calls would kill the process); after it, ret the
+ * call's result: when it failed, sampling starts again.
+ */
+void rip_pl_sample_strict_begin(void);
+void rip_pl_sample_strict_end(long ret);
 
 /* ---- mem.c internals shared with common.c ---- */
 

@@ -48,10 +48,13 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <linux/seccomp.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/random.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -81,6 +84,8 @@ static size_t sp_backed_len;
 
 /* The thread's timer: kernel id + 1; 0 when it has none. */
 static __thread int sp_timer RIP_PL_TLS;
+/* The thread is in seccomp strict mode, or entering it: its handler makes no system call. */
+static __thread bool sp_strict RIP_PL_TLS;
 
 /*
  * The program's own disposition of our signal, as its sigaction and signal
@@ -301,7 +306,8 @@ static void sp_on_signal(int sig, siginfo_t *si, void *ucv)
 	}
 	h = __atomic_load_n(&sp_hdr, __ATOMIC_RELAXED);
 	s = __rip_self.cur;
-	if (!h)
+	/* A signal of the timer deleted before seccomp strict mode, still pending: dropped. */
+	if (!h || sp_strict)
 		goto out;
 	/* Periods the kernel merged into this signal while it was pending: not sampled, counted. */
 	if (si->si_overrun > 0)
@@ -398,6 +404,68 @@ void rip_pl_sample_thread_start(void)
 	rip_thread_attach();
 	sp_timer_start();
 	errno = err;
+}
+
+/* ---- seccomp strict mode ---- */
+
+bool rip_pl_sample_is_strict(long n, long a0, long a1)
+{
+	if (n == SYS_prctl)
+		return a0 == PR_SET_SECCOMP && a1 == SECCOMP_MODE_STRICT;
+	return n == SYS_seccomp && a0 == SECCOMP_SET_MODE_STRICT;
+}
+
+/*
+ * In strict mode the thread may make no system call but read, write,
+ * _exit and sigreturn: a sample (a page of the file backed, a probe of the
+ * stack) or the timer's deletion at the thread's exit would have the
+ * kernel kill the process.  The timer goes before the call (its last
+ * signal, if one is pending, is dropped by the handler).
+ */
+void rip_pl_sample_strict_begin(void)
+{
+	int err = errno;
+
+	sp_strict = true;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST); /* the mark before the timer goes: the handler */
+	sp_timer_delete();
+	errno = err;
+}
+
+void rip_pl_sample_strict_end(long ret)
+{
+	int err;
+
+	if (!ret)
+		return; /* in strict mode now: the thread is sampled no more */
+	err = errno;
+	sp_strict = false;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	sp_timer_start();
+	errno = err;
+}
+
+RIP_PL_EXPORT int prctl(int option, ...)
+{
+	static int (*real)(int, ...);
+	unsigned long a[4];
+	bool strict;
+	va_list ap;
+	int ret;
+
+	if (!RIP_PL_REAL(real, "prctl"))
+		return rip_pl_enosys();
+	va_start(ap, option);
+	for (int i = 0; i < 4; i++)
+		a[i] = va_arg(ap, unsigned long);
+	va_end(ap);
+	strict = rip_pl_sample_is_strict(SYS_prctl, option, (long)a[0]);
+	if (strict)
+		rip_pl_sample_strict_begin();
+	ret = real(option, a[0], a[1], a[2], a[3]);
+	if (strict)
+		rip_pl_sample_strict_end(ret);
+	return ret;
 }
 
 /* ---- the program's view of our signal ---- */

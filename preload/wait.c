@@ -783,6 +783,15 @@ RIP_PL_EXPORT long syscall(long n, ...)
 		rip_pl_syscall_cloned(ret); /* a child no fork handler ran in: set it up */
 		return ret;
 	}
+	if (RIP_UNLIKELY((n == SYS_prctl || n == SYS_seccomp) &&
+			 rip_pl_sample_is_strict(n, a[0], a[1]))) {
+		/* As the prctl wrapper (sample.c): no sample in seccomp strict mode. */
+		rip_pl_sample_strict_begin();
+		long ret = real(n, a[0], a[1], a[2], a[3], a[4], a[5]);
+
+		rip_pl_sample_strict_end(ret);
+		return ret;
+	}
 	if (RIP_UNLIKELY(n == SYS_unshare || n == SYS_setns)) {
 		/* As the unshare and setns wrappers (watch.c): no thread of ours in the way. */
 		bool stopped = rip_pl_watch_pause(n == SYS_setns, n == SYS_setns ? a[1] : a[0]);

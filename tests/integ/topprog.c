@@ -58,6 +58,13 @@
  *                       stack, above the loop's frames, made by a raw
  *                       system call (no wrapper sees it); prints "badfp ok";
  *                       exit 3 where the loop is not written (not x86-64)
+ *   strict MS HOW       the main thread enters seccomp strict mode (HOW:
+ *                       prctl, sys_prctl or sys_seccomp: glibc's prctl, or
+ *                       syscall(2)), burns about MS ms of CPU (a loop count
+ *                       measured before: no clock can be read there), writes
+ *                       "strict ok" and ends with SYS_exit (exit_group is
+ *                       refused in strict mode); exit 3 if the kernel refuses
+ *                       strict mode
  *
  * With TOPPROG_RING=PATH, a mode that returns first makes PATH a hard link to
  * the ring file the process maps (rip run removes its own name for it when
@@ -66,6 +73,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/aio_abi.h>
+#include <linux/seccomp.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -76,6 +84,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/select.h>
 #include <sys/signalfd.h>
 #include <sys/syscall.h>
@@ -719,6 +728,43 @@ static int mode_badfp(int ms)
 #endif
 }
 
+/* ---- strict ---- */
+
+static int mode_strict(int ms, const char *how)
+{
+	uint64_t t0, loops = 0, n;
+	long ret;
+
+	/* Loops of the burn a millisecond, measured over 20 ms. */
+	t0 = cpu_ns();
+	while (cpu_ns() - t0 < 20000000u) {
+		for (int i = 0; i < 1000; i++)
+			sink += (unsigned long)i * 7;
+		loops++;
+	}
+	n = loops / 20 * (uint64_t)ms;
+	fflush(NULL);
+	if (!strcmp(how, "prctl"))
+		ret = prctl(PR_SET_SECCOMP, SECCOMP_MODE_STRICT, 0, 0, 0);
+	else if (!strcmp(how, "sys_prctl"))
+		ret = syscall(SYS_prctl, PR_SET_SECCOMP, SECCOMP_MODE_STRICT, 0, 0, 0);
+	else if (!strcmp(how, "sys_seccomp"))
+		ret = syscall(SYS_seccomp, SECCOMP_SET_MODE_STRICT, 0, NULL);
+	else
+		return 2;
+	if (ret) {
+		fprintf(stderr, "topprog: strict mode refused: %s\n", strerror(errno));
+		return 3;
+	}
+	for (uint64_t k = 0; k < n; k++)
+		for (int i = 0; i < 1000; i++)
+			sink += (unsigned long)i * 7;
+	if (write(1, "strict ok\n", 10) != 10)
+		syscall(SYS_exit, 1);
+	syscall(SYS_exit, 0);
+	return 1;
+}
+
 /* ---- fork ---- */
 
 extern char **environ;
@@ -863,10 +909,12 @@ static int run_mode(int argc, char **argv)
 		return mode_burn(atoi(argv[2]));
 	if (argc == 3 && !strcmp(argv[1], "badfp"))
 		return mode_badfp(atoi(argv[2]));
+	if (argc == 4 && !strcmp(argv[1], "strict"))
+		return mode_strict(atoi(argv[2]), argv[3]);
 	fprintf(stderr,
 		"usage: topprog top READY | eintr SECONDS | sigprof N | signalfd ROUNDS "
 		"[sys4|sys] | sigwait ROUNDS [sys] | pwait ROUNDS CALL | many N | fork | cputimer "
-		"| burn MS | badfp MS\n");
+		"| burn MS | badfp MS | strict MS HOW\n");
 	return 2;
 }
 
