@@ -16,8 +16,9 @@
  * start it again after, so that a program whose threads came and went
  * keeps working.  A fork child starts its own the same way, at its own
  * first pthread_create.  RIP_WATCH=0 turns it off.  Its thread counts
- * against the user's RLIMIT_NPROC: a pthread_create of the program that
- * fails with EAGAIN stops it for good and tries again (rip_pl_watch_yield).
+ * against the user's RLIMIT_NPROC: a pthread_create or fork of the program
+ * that fails with EAGAIN stops it for good and tries again
+ * (rip_pl_watch_yield).
  *
  * Its first act is unshare(CLONE_FS | CLONE_FILES): a descriptor table and
  * filesystem state of its own.  The program's close_range, closefrom or
@@ -1335,6 +1336,23 @@ bool rip_pl_watch_pause(bool is_setns, long flags)
 	if (is_setns ? flags && !(flags & CLONE_NEWUSER) : !(flags & CLONE_NEWUSER))
 		return false;
 	return rip_pl_watch_stop();
+}
+
+/*
+ * fork at the user's RLIMIT_NPROC: as pthread_create's wrapper (thread.c),
+ * the watcher's thread gives way and the call is made again.
+ */
+RIP_PL_EXPORT pid_t fork(void)
+{
+	static pid_t (*real)(void);
+	pid_t pid;
+
+	if (!RIP_PL_REAL(real, "fork"))
+		return rip_pl_enosys();
+	pid = real();
+	if (pid < 0 && errno == EAGAIN && rip_pl_watch_yield())
+		pid = real();
+	return pid;
 }
 
 RIP_PL_EXPORT int unshare(int flags)
