@@ -1974,12 +1974,27 @@ __nofn void __rip_fn_jumped(uintptr_t sp, uintptr_t lo)
 
 	if (!h || sp <= (uintptr_t)__builtin_frame_address(0))
 		return;
+	/*
+	 * The patched calls' entries first: the exits of those past the frames
+	 * kept, innermost first, before the kept frames' exits (the resync).
+	 */
+	if (lo) {
+		uintptr_t deep = 0;
+
+		if (st && RIP_FN_STATE_DEPTH(st->state) > RIP_FN_DEPTH)
+			deep = st->frame[RIP_FN_DEPTH - 1].cfa;
+		__rip_fn_rets_jumped(lo, sp, deep);
+	}
 	if (st) {
 		w = st->state;
 		if (rip_fn_below(st, RIP_FN_STATE_DEPTH(w), sp))
 			(void)rip_fn_resync(st, w, sp);
 	}
-	if (lo)
-		__rip_fn_rets_jumped(lo, sp);
 	__rip_fn_rets_caught(sp);
+}
+
+/* The exit's record of a patched call past the frames kept, jumped over (patch.c). */
+__nofn void __rip_fn_exit_deep(uintptr_t fn)
+{
+	rip_fn_record(&__rip_fn_exit_type, RIP_EV_FN_EXIT, fn);
 }

@@ -656,8 +656,12 @@ void __rip_fn_rets_caught(uintptr_t cfa)
  * under a function that had returned).  No other stack lies there: a
  * stack the program switches to by hand is a mapping of its own, or an
  * array in a frame, which is above sp if its frame outlives the jump.
+ * Those below deep, the cfa of the deepest frame the shadow stack keeps
+ * (0: it keeps them all), are calls past its frames, whose exits no
+ * resync writes: theirs are written here, innermost first, for the
+ * entries whose record was (before, they were calls without an exit).
  */
-void __rip_fn_rets_jumped(uintptr_t lo, uintptr_t sp)
+void __rip_fn_rets_jumped(uintptr_t lo, uintptr_t sp, uintptr_t deep)
 {
 	struct rip_file_hdr *h = __atomic_load_n(&__rip_proc.hdr, __ATOMIC_ACQUIRE);
 	struct rip_fn_rets *r;
@@ -669,6 +673,10 @@ void __rip_fn_rets_jumped(uintptr_t lo, uintptr_t sp)
 	__rip_fn_busy = 1;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	n = r->n < RIP_FN_RETS ? r->n : RIP_FN_RETS;
+	for (uint32_t k = n; deep && k-- > 0;)
+		if (r->e[k].cfa >= lo && r->e[k].cfa < deep && r->e[k].cfa <= sp &&
+		    (r->e[k].fn & RIP_FN_RET_REC))
+			__rip_fn_exit_deep(r->e[k].fn & ~RIP_FN_RET_REC);
 	for (uint32_t k = 0; k < n; k++)
 		if (r->e[k].cfa < lo || r->e[k].cfa > sp)
 			r->e[m++] = r->e[k];
@@ -1105,7 +1113,7 @@ void __rip_fn_rets_caught(uintptr_t cfa)
 {
 }
 
-void __rip_fn_rets_jumped(uintptr_t lo, uintptr_t sp)
+void __rip_fn_rets_jumped(uintptr_t lo, uintptr_t sp, uintptr_t deep)
 {
 }
 
