@@ -1962,9 +1962,11 @@ __nofn void __rip_fn_caught(uintptr_t cfa)
  * were lent back: __rip_fn_rets_lend), and gives those above theirs back: an
  * entry dropped for a frame that lives on (another stack after all) would
  * lose its return.  The others go as before, once their slots hold another
- * return address.
+ * return address; or at once when the preload library knows the jump
+ * stays on the thread's stack, from lo up: every entry there at or below
+ * sp is gone (__rip_fn_rets_jumped).
  */
-__nofn void __rip_fn_jumped(uintptr_t sp)
+__nofn void __rip_fn_jumped(uintptr_t sp, uintptr_t lo)
 {
 	const struct rip_file_hdr *h = __atomic_load_n(&rip_fn.h, __ATOMIC_RELAXED);
 	struct rip_fn_stack *st = rip_fn_cached();
@@ -1972,10 +1974,27 @@ __nofn void __rip_fn_jumped(uintptr_t sp)
 
 	if (!h || sp <= (uintptr_t)__builtin_frame_address(0))
 		return;
+	/*
+	 * The patched calls' entries first: the exits of those past the frames
+	 * kept, innermost first, before the kept frames' exits (the resync).
+	 */
+	if (lo) {
+		uintptr_t deep = 0;
+
+		if (st && RIP_FN_STATE_DEPTH(st->state) > RIP_FN_DEPTH)
+			deep = st->frame[RIP_FN_DEPTH - 1].cfa;
+		__rip_fn_rets_jumped(lo, sp, deep);
+	}
 	if (st) {
 		w = st->state;
 		if (rip_fn_below(st, RIP_FN_STATE_DEPTH(w), sp))
 			(void)rip_fn_resync(st, w, sp);
 	}
 	__rip_fn_rets_caught(sp);
+}
+
+/* The exit's record of a patched call past the frames kept, jumped over (patch.c). */
+__nofn void __rip_fn_exit_deep(uintptr_t fn)
+{
+	rip_fn_record(&__rip_fn_exit_type, RIP_EV_FN_EXIT, fn);
 }

@@ -187,6 +187,8 @@ void __rip_fn_exit_at(struct rip_fn_stack *st, uintptr_t fn, uintptr_t cfa, bool
  * addresses (__rip_fn_caught's).
  */
 void __rip_fn_rets_caught(uintptr_t cfa) __hidden;
+void __rip_fn_rets_jumped(uintptr_t lo, uintptr_t sp, uintptr_t deep) __hidden;
+void __rip_fn_exit_deep(uintptr_t fn) __hidden;
 
 #if defined(__x86_64__)
 #define RIP_FN_RETS 128u /* entries of a slot's return stack */

@@ -49,7 +49,9 @@
  * records or neither), and returns where the function would have.  Entries are
  * dropped nowhere else, except at an entry, where an entry whose cfa is at
  * or below the new one and whose stack slot no longer holds
- * __rip_fn_pexit is provably gone.  Before an exception unwinds the stack,
+ * __rip_fn_pexit is provably gone, and at a longjmp that stays on the
+ * thread's own stack, where those at or below where it lands are
+ * (__rip_fn_rets_jumped).  Before an exception unwinds the stack,
  * the preload library's hooks of _Unwind_* put every real return address
  * of the thread's slot back (__rip_fn_unwinding): the unwinder never sees
  * the trampoline.  At the catch (its hook of __cxa_begin_catch), the
@@ -641,6 +643,48 @@ void __rip_fn_rets_caught(uintptr_t cfa)
 	__rip_fn_busy = 0;
 }
 
+/*
+ * A longjmp from the thread's own stack lands on it where the sp is sp (the
+ * preload library checked both against the stack's bounds; lo is its
+ * lowest address): the entries of every frame between lo and sp go,
+ * wherever they are on the return stack.  Their slots still hold
+ * __rip_fn_pexit, which the test of __rip_fn_rets_caught takes for live
+ * frames (of a stack switched away from by hand), and they stayed: under
+ * the entries of the calls made after the jump, which never took them off,
+ * until the return stack was full and calls went without an entry (their
+ * returns unseen: Lua's error() out of deep pcalls, then a blocking read
+ * under a function that had returned).  No other stack lies there: a
+ * stack the program switches to by hand is a mapping of its own, or an
+ * array in a frame, which is above sp if its frame outlives the jump.
+ * Those below deep, the cfa of the deepest frame the shadow stack keeps
+ * (0: it keeps them all), are calls past its frames, whose exits no
+ * resync writes: theirs are written here, innermost first, for the
+ * entries whose record was (before, they were calls without an exit).
+ */
+void __rip_fn_rets_jumped(uintptr_t lo, uintptr_t sp, uintptr_t deep)
+{
+	struct rip_file_hdr *h = __atomic_load_n(&__rip_proc.hdr, __ATOMIC_ACQUIRE);
+	struct rip_fn_rets *r;
+	uint32_t index, n, m = 0;
+
+	if (!h || !__atomic_load_n(&__rip_fn_rets, __ATOMIC_ACQUIRE) || __rip_fn_busy ||
+	    !__rip_fn_stack_now(&index) || !(r = rip_fn_rets_of(h, index)))
+		return;
+	__rip_fn_busy = 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	n = r->n < RIP_FN_RETS ? r->n : RIP_FN_RETS;
+	for (uint32_t k = n; deep && k-- > 0;)
+		if (r->e[k].cfa >= lo && r->e[k].cfa < deep && r->e[k].cfa <= sp &&
+		    (r->e[k].fn & RIP_FN_RET_REC))
+			__rip_fn_exit_deep(r->e[k].fn & ~RIP_FN_RET_REC);
+	for (uint32_t k = 0; k < n; k++)
+		if (r->e[k].cfa < lo || r->e[k].cfa > sp)
+			r->e[m++] = r->e[k];
+	r->n = m;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	__rip_fn_busy = 0;
+}
+
 /* ---- patching ------------------------------------------------------------------------- */
 
 enum rip_fn_kind {
@@ -1066,6 +1110,10 @@ void __rip_fn_unwinding(void)
 }
 
 void __rip_fn_rets_caught(uintptr_t cfa)
+{
+}
+
+void __rip_fn_rets_jumped(uintptr_t lo, uintptr_t sp, uintptr_t deep)
 {
 }
 

@@ -417,13 +417,32 @@ static uintptr_t rip_pl_jmp_sp(const struct __jmp_buf_tag *env)
 	return v % 16 ? 0 : v;
 }
 
-/* Before the jump: the shadow stack drops what it jumps over (lib/func.c). */
+/*
+ * Before the jump: the shadow stack drops what it jumps over (lib/func.c),
+ * and so do the patched calls' entries when the jump starts and lands on
+ * the thread's own stack (its bounds known: thread.c, from the maps file
+ * at a first jump with functions patched); a jump to or from another stack
+ * (a coroutine's, a signal handler's) leaves them to their slots' test.
+ */
 static void rip_pl_jumping(const struct __jmp_buf_tag *env)
 {
-	uintptr_t sp = rip_pl_jmp_sp(env);
+	struct rip_pl_thread *t = &rip_pl_self;
+	uintptr_t sp = rip_pl_jmp_sp(env), here = rip_pl_sp(), lo = 0;
 
-	if (sp)
-		__rip_fn_jumped(sp);
+	if (!sp)
+		return;
+	if (RIP_UNLIKELY(t->stack_ok == 0) && !t->guard && !t->vm &&
+	    __atomic_load_n(&rip_pl_fn_live, __ATOMIC_RELAXED)) {
+		t->guard = rip_pl_guard_up();
+		/* Guard up before the work: pairs with rip_pl_enter's check in a signal handler. */
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		rip_pl_thread_init();
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		t->guard = 0;
+	}
+	if (t->stack_ok == 1 && here >= t->stack_lo && here < sp && sp < t->stack_hi)
+		lo = t->stack_lo;
+	__rip_fn_jumped(sp, lo);
 }
 
 /* One hook a name: each jumps to the real one of its own name. */

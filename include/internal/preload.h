@@ -93,8 +93,12 @@ RIP_PRIVATE void __rip_fn_unwinding(void);
  * gone, from the call stack and the patched calls' return stack (lib/func.c).
  */
 RIP_PRIVATE void __rip_fn_caught(uintptr_t cfa);
-/* A longjmp lands where the sp is sp: the frames at or below it are gone (lib/func.c). */
-RIP_PRIVATE void __rip_fn_jumped(uintptr_t sp);
+/*
+ * A longjmp lands where the sp is sp: the frames at or below it are gone
+ * (lib/func.c).  lo: the lowest address of the thread's stack when both
+ * the jump and sp lie on it (its patched calls' entries there go too), or 0.
+ */
+RIP_PRIVATE void __rip_fn_jumped(uintptr_t sp, uintptr_t lo);
 /*
  * backtrace(3) is about to walk this thread's stack, or the thread to block
  * in a call that may be a cancellation point (which unwinds it): the

@@ -87,6 +87,12 @@
  *	jmp-long), siglongjmp (jmp-sig) and __longjmp_chk (jmp-chk, what
  *	_FORTIFY_SOURCE builds call); then they park in jumped_base, READY is
  *	written and the program waits to be killed
+ *   funcprog jumpfill READY
+ *	a longjmp out of 100 levels, then a chain of 41 levels whose
+ *	innermost calls a leaf and parks after it returns: jf_run > jf_catch
+ *	(setjmp) > jf_dive x 101 (the last longjmps to jf_catch), then jf_run
+ *	> jf_chain x 41 > jf_leaf; READY is written once jf_leaf has returned,
+ *	and the program waits to be killed in jf_chain
  *   funcprog split N
  *	a function gcc splits (partial inlining): split_work's first test
  *	goes into its caller, split_run, with its entry's hook, and the rest
@@ -715,6 +721,60 @@ N static void deepinl_run(long pad, long n)
 	}
 }
 
+/* ---- jumpfill ------------------------------------------------------------------------------ */
+
+static jmp_buf jf_env;
+
+N static void jf_dive(int n)
+{
+	if (!n)
+		longjmp(jf_env, 1);
+	if (n > 0)
+		jf_dive(n - 1);
+	sink++;
+}
+
+N static void jf_catch(void)
+{
+	if (!setjmp(jf_env))
+		jf_dive(100);
+	sink++;
+}
+
+N static void jf_leaf(void)
+{
+	sink++;
+}
+
+static volatile int jf_stop; /* never set: jf_park waits to be killed */
+
+/* Neither patched nor hooked: not on the stacks. */
+__attribute__((no_instrument_function, patchable_function_entry(0, 0))) static void
+jf_park(const char *ready)
+{
+	write_file(ready, "ready\n");
+	while (!jf_stop)
+		pause();
+}
+
+/* The innermost level parks after jf_leaf has returned: no traced call after it. */
+N static void jf_chain(int n, const char *ready)
+{
+	if (n > 0)
+		jf_chain(n - 1, ready);
+	else {
+		jf_leaf();
+		jf_park(ready);
+	}
+	sink++;
+}
+
+N static void jf_run(const char *ready)
+{
+	jf_catch();
+	jf_chain(40, ready);
+}
+
 /* ---- jumped -------------------------------------------------------------------------------- */
 
 void __longjmp_chk(struct __jmp_buf_tag env[1], int val) __attribute__((noreturn));
@@ -1292,6 +1352,11 @@ int main(int argc, char **argv)
 	}
 	if (argc == 3 && !strcmp(argv[1], "jumped"))
 		return jumped(argv[2]);
+	if (argc == 3 && !strcmp(argv[1], "jumpfill")) {
+		rip_thread_set_name("main");
+		jf_run(argv[2]);
+		return 0;
+	}
 	if ((argc == 4 || argc == 5) && !strcmp(argv[1], "spin"))
 		return spin(atoi(argv[2]), atoi(argv[3]), argc == 5 ? argv[4] : NULL);
 	if ((argc == 5 || argc == 6) && !strcmp(argv[1], "spindeep")) {
@@ -1305,7 +1370,7 @@ int main(int argc, char **argv)
 	fprintf(stderr,
 		"usage: funcprog park READY [GO] | count N | inline N [READY] | ptrinl N [READY] | "
 		"stale N | "
-		"deep N [READY] | jumped READY | split N | sib N | big N | bigrec N | moved N | movedkeep N | spin SECONDS THREADS [READY] | "
+		"deep N [READY] | jumped READY | jumpfill READY | split N | sib N | big N | bigrec N | moved N | movedkeep N | spin SECONDS THREADS [READY] | "
 		"spindeep SECONDS THREADS DEPTH [READY] | many THREADS N\n");
 	return 2;
 }
