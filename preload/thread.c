@@ -36,6 +36,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
@@ -231,15 +232,32 @@ static void rip_pl_stack_from_attr(struct rip_pl_thread *t)
 	pthread_attr_t a;
 	void *lo = NULL;
 	size_t sz = 0;
+	sigset_t all, held;
+	int err;
 
-	if (pthread_getattr_np(pthread_self(), &a) != 0)
+	/*
+	 * pthread_getattr_np allocates (the affinity mask): from a scratch slot,
+	 * not from the real allocator, which would give a thread that never
+	 * allocates an arena (common.h).  Signals wait meanwhile: a handler's
+	 * malloc must not get a block of the slot, which the next thread reuses.
+	 * No slot free: bounds from the maps file at its first traced call
+	 * (rip_pl_thread_init).
+	 */
+	sigfillset(&all);
+	if (syscall(SYS_rt_sigprocmask, SIG_SETMASK, &all, &held, sizeof(long)))
 		return;
-	if (pthread_attr_getstack(&a, &lo, &sz) == 0 && lo && sz) {
-		t->stack_lo = (uintptr_t)lo;
-		t->stack_hi = (uintptr_t)lo + sz;
-		t->stack_ok = 1;
+	if (rip_pl_scratch_begin(t)) {
+		err = pthread_getattr_np(pthread_self(), &a);
+		if (!err && pthread_attr_getstack(&a, &lo, &sz) == 0 && lo && sz) {
+			t->stack_lo = (uintptr_t)lo;
+			t->stack_hi = (uintptr_t)lo + sz;
+			t->stack_ok = 1;
+		}
+		if (!err)
+			pthread_attr_destroy(&a);
+		rip_pl_scratch_end(t);
 	}
-	pthread_attr_destroy(&a);
+	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &held, NULL, sizeof(long));
 }
 
 /*
