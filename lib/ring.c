@@ -1895,6 +1895,16 @@ __attribute__((constructor)) static void rip_auto_open(void)
 		rip_ring_open(&o);
 }
 
+/* The process ends: the time, and the flag that tells an exit from a death. */
+static void rip_exit_mark(struct rip_file_hdr *h)
+{
+	/* A calibration pair at the end: readers take the rate over the whole run. */
+	rip_clock_pair_add(h);
+	h->exit_ts = rip_clock_ticks();
+	/* After exit_ts: pairs with the acquire load of proc_flags in readers. */
+	__atomic_fetch_or(&h->proc_flags, RIP_P_EXITED, __ATOMIC_RELEASE);
+}
+
 __attribute__((destructor)) static void rip_at_exit(void)
 {
 	struct rip_file_hdr *h = __atomic_load_n(&__rip_proc.hdr, __ATOMIC_ACQUIRE);
@@ -1909,11 +1919,18 @@ __attribute__((destructor)) static void rip_at_exit(void)
 	 * destructors run.
 	 */
 	__rip_modules_maybe_rescan();
-	/* A calibration pair at the end: readers take the rate over the whole run. */
-	rip_clock_pair_add(h);
-	h->exit_ts = rip_clock_ticks();
-	/* After exit_ts: pairs with the acquire load of proc_flags in readers. */
-	__atomic_fetch_or(&h->proc_flags, RIP_P_EXITED, __ATOMIC_RELEASE);
+	rip_exit_mark(h);
+}
+
+void __rip_exit_mark(void)
+{
+	struct rip_file_hdr *h;
+
+	__rip_fork_check(); /* a child of a raw clone: its own file (or none) first */
+	h = __atomic_load_n(&__rip_proc.hdr, __ATOMIC_ACQUIRE);
+	/* A vfork or CLONE_VM child sees its parent's file: not its own to mark. */
+	if (h && h->pid == (int32_t)syscall(SYS_getpid))
+		rip_exit_mark(h);
 }
 
 /* ---- for the preload library's watcher thread (preload/watch.c) ------- */

@@ -107,6 +107,50 @@ bool rip_pl_child_setup(void)
 	return !__atomic_load_n(&rip_pl_off, __ATOMIC_RELAXED);
 }
 
+/* ---- _exit ---- */
+
+/*
+ * _exit and _Exit end the process without its destructors, so librip's
+ * never marks the file exited: a fork child that ends so (a shell's
+ * subshell, a worker after its job, a server's quick exit in a signal
+ * handler) read as killed or crashed, and rip run kept its file as a
+ * death's.  Mark it here; a vfork child's call (the parent's file) marks
+ * nothing (__rip_exit_mark compares the pids).  glibc's exit() reaches its
+ * _exit without the PLT: these hooks see only the program's calls.
+ */
+static void rip_pl_exit_mark(void)
+{
+	int err = errno;
+
+	/* A child of a raw clone whose handlers never ran: set up first, so the file is its own. */
+	if (!__atomic_load_n(rip_pl_alive, __ATOMIC_RELAXED))
+		rip_pl_child_setup();
+	__rip_exit_mark();
+	errno = err;
+}
+
+RIP_PL_EXPORT __attribute__((noreturn)) void _exit(int status)
+{
+	static void (*real)(int);
+
+	rip_pl_exit_mark();
+	if (RIP_PL_REAL(real, "_exit"))
+		real(status);
+	for (;;)
+		syscall(SYS_exit_group, status);
+}
+
+RIP_PL_EXPORT __attribute__((noreturn)) void _Exit(int status)
+{
+	static void (*real)(int);
+
+	rip_pl_exit_mark();
+	if (RIP_PL_REAL(real, "_Exit"))
+		real(status);
+	for (;;)
+		syscall(SYS_exit_group, status);
+}
+
 /* ---- CLONE_VM children on a thread's TLS ---- */
 
 bool rip_pl_vm_child(const struct rip_pl_thread *t)

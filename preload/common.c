@@ -337,8 +337,18 @@ void rip_pl_resolve_all(void)
  */
 #define RIP_PL_BOOT_SIZE (64u << 10)
 
-static char rip_pl_boot_buf[RIP_PL_BOOT_SIZE] __attribute__((aligned(64)));
+/*
+ * After it, the scratch slots (rip_pl_scratch_begin): the same buffer, so
+ * that the hooks' one range check (rip_pl_boot_owns) covers both and free
+ * of a scratch block does nothing either.
+ */
+#define RIP_PL_SCRATCH_SLOTS 64u
+#define RIP_PL_SCRATCH_SLOT 1024u
+
+static char rip_pl_boot_buf[RIP_PL_BOOT_SIZE + RIP_PL_SCRATCH_SLOTS * RIP_PL_SCRATCH_SLOT]
+	__attribute__((aligned(64)));
 static size_t rip_pl_boot_used;
+static uint64_t rip_pl_scratch_busy; /* bit i: scratch slot i is a thread's */
 
 void *rip_pl_boot_alloc(size_t size, size_t align)
 {
@@ -364,7 +374,53 @@ void *rip_pl_boot_alloc(size_t size, size_t align)
 bool rip_pl_boot_owns(const void *p)
 {
 	return (const char *)p >= rip_pl_boot_buf &&
-	       (const char *)p < rip_pl_boot_buf + RIP_PL_BOOT_SIZE;
+	       (const char *)p < rip_pl_boot_buf + sizeof(rip_pl_boot_buf);
+}
+
+bool rip_pl_scratch_begin(struct rip_pl_thread *t)
+{
+	/* Relaxed: the CAS below, acquire, pairs with the release in rip_pl_scratch_end. */
+	uint64_t busy = __atomic_load_n(&rip_pl_scratch_busy, __ATOMIC_RELAXED);
+
+	for (;;) {
+		unsigned i;
+
+		if (busy == UINT64_MAX)
+			return false;
+		i = (unsigned)__builtin_ctzll(~busy);
+		if (__atomic_compare_exchange_n(&rip_pl_scratch_busy, &busy, busy | 1ull << i, true,
+						__ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+			t->scratch_used = 0;
+			t->scratch = i + 1;
+			return true;
+		}
+	}
+}
+
+void rip_pl_scratch_end(struct rip_pl_thread *t)
+{
+	unsigned i = t->scratch - 1;
+
+	t->scratch = 0;
+	/* Release: this thread's uses of the slot before another thread takes it. */
+	__atomic_fetch_and(&rip_pl_scratch_busy, ~(1ull << i), __ATOMIC_RELEASE);
+}
+
+void *rip_pl_scratch_alloc(struct rip_pl_thread *t, size_t size)
+{
+	char *slot =
+		rip_pl_boot_buf + RIP_PL_BOOT_SIZE + (size_t)(t->scratch - 1) * RIP_PL_SCRATCH_SLOT;
+	size_t start = t->scratch_used + 16, len;
+
+	if (size > RIP_PL_SCRATCH_SLOT)
+		return NULL;
+	len = (size + 15) & ~(size_t)15;
+	if (start + len > RIP_PL_SCRATCH_SLOT)
+		return NULL; /* the caller fails as out of memory: never the real allocator */
+	t->scratch_used = (uint32_t)(start + len);
+	memset(slot + start, 0, len); /* a slot is used again: calloc's zero */
+	memcpy(slot + start - 16, &size, sizeof(size));
+	return slot + start;
 }
 
 size_t rip_pl_boot_size(const void *p)

@@ -68,6 +68,8 @@ struct rip_pl_thread {
 	uint32_t nested;    /* RIP_PL_NESTED, RIP_PL_PENDING (nest.c) */
 	uint32_t in_unw;    /* 1: inside libunwind's unw_backtrace (backtrace.c) */
 	void *pend;	    /* the events left, NULL: none */
+	uint32_t scratch;   /* 1 + the scratch slot this thread holds; 0: none */
+	uint32_t scratch_used; /* bytes of it handed out */
 };
 
 /* rip_pl_thread.nested */
@@ -438,6 +440,17 @@ bool rip_pl_boot_owns(const void *p);
 void *rip_pl_boot_alloc(size_t size, size_t align);
 /* The size a bootstrap block was asked with. */
 size_t rip_pl_boot_size(const void *p);
+/*
+ * Scratch: while a new thread takes its stack bounds (pthread_getattr_np
+ * allocates a few small blocks), the allocator's hooks serve it from a
+ * slot of the bootstrap buffer of its own, not from the real allocator,
+ * whose first call on a thread gives it an arena.  begin: false when
+ * every slot is taken; alloc: a zeroed block, NULL when the slot is full
+ * (the caller fails as out of memory); free does nothing (boot_owns).
+ */
+bool rip_pl_scratch_begin(struct rip_pl_thread *t);
+void rip_pl_scratch_end(struct rip_pl_thread *t);
+void *rip_pl_scratch_alloc(struct rip_pl_thread *t, size_t size);
 
 /* ---- emitters: one per event of rip/resource.h (category checks included) ---- */
 

@@ -283,6 +283,8 @@ RIP_PL_EXPORT void *malloc(size_t size)
 
 	if (RIP_UNLIKELY(!rip_pl_mem_ready()))
 		return rip_pl_boot_alloc(size, 16);
+	if (RIP_UNLIKELY(rip_pl_self.stack_ok == 0) && rip_pl_self.scratch)
+		return rip_pl_scratch_alloc(&rip_pl_self, size);
 	rip_pl_mem_prepare();
 	p = real_malloc(size);
 	RIP_PL_ALLOC(p, size, RIP_MEM_MALLOC);
@@ -310,6 +312,8 @@ RIP_PL_EXPORT void *calloc(size_t n, size_t size)
 			return NULL;
 		return rip_pl_boot_alloc(total, 16); /* zeroed */
 	}
+	if (RIP_UNLIKELY(rip_pl_self.stack_ok == 0) && rip_pl_self.scratch)
+		return rip_pl_scratch_alloc(&rip_pl_self, rip_pl_mul_sat(n, size));
 	rip_pl_mem_prepare();
 	p = real_calloc(n, size);
 	RIP_PL_ALLOC(p, rip_pl_mul_sat(n, size), RIP_MEM_CALLOC);
@@ -320,7 +324,9 @@ RIP_PL_EXPORT void *calloc(size_t n, size_t size)
 static void *rip_pl_boot_realloc(void *old, size_t size)
 {
 	size_t n = rip_pl_boot_size(old);
-	void *p = rip_pl_mem_ready() ? real_malloc(size) : rip_pl_boot_alloc(size, 16);
+	void *p = rip_pl_self.scratch ? rip_pl_scratch_alloc(&rip_pl_self, size) :
+		  rip_pl_mem_ready()  ? real_malloc(size) :
+					rip_pl_boot_alloc(size, 16);
 
 	if (p)
 		memcpy(p, old, n < size ? n : size);
@@ -367,6 +373,8 @@ RIP_PL_EXPORT void *realloc(void *old, size_t size)
 	}
 	if (RIP_UNLIKELY(!rip_pl_mem_ready()))
 		return old ? NULL : rip_pl_boot_alloc(size, 16);
+	if (RIP_UNLIKELY(rip_pl_self.stack_ok == 0) && rip_pl_self.scratch && !old)
+		return rip_pl_scratch_alloc(&rip_pl_self, size);
 	rip_pl_mem_prepare();
 	return rip_pl_realloc_record(old, real_realloc(old, size), size, RIP_MEM_REALLOC);
 }

@@ -36,6 +36,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
@@ -231,15 +232,32 @@ static void rip_pl_stack_from_attr(struct rip_pl_thread *t)
 	pthread_attr_t a;
 	void *lo = NULL;
 	size_t sz = 0;
+	sigset_t all, held;
+	int err;
 
-	if (pthread_getattr_np(pthread_self(), &a) != 0)
+	/*
+	 * pthread_getattr_np allocates (the affinity mask): from a scratch slot,
+	 * not from the real allocator, which would give a thread that never
+	 * allocates an arena (common.h).  Signals wait meanwhile: a handler's
+	 * malloc must not get a block of the slot, which the next thread reuses.
+	 * No slot free: bounds from the maps file at its first traced call
+	 * (rip_pl_thread_init).
+	 */
+	sigfillset(&all);
+	if (syscall(SYS_rt_sigprocmask, SIG_SETMASK, &all, &held, sizeof(long)))
 		return;
-	if (pthread_attr_getstack(&a, &lo, &sz) == 0 && lo && sz) {
-		t->stack_lo = (uintptr_t)lo;
-		t->stack_hi = (uintptr_t)lo + sz;
-		t->stack_ok = 1;
+	if (rip_pl_scratch_begin(t)) {
+		err = pthread_getattr_np(pthread_self(), &a);
+		if (!err && pthread_attr_getstack(&a, &lo, &sz) == 0 && lo && sz) {
+			t->stack_lo = (uintptr_t)lo;
+			t->stack_hi = (uintptr_t)lo + sz;
+			t->stack_ok = 1;
+		}
+		if (!err)
+			pthread_attr_destroy(&a);
+		rip_pl_scratch_end(t);
 	}
-	pthread_attr_destroy(&a);
+	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &held, NULL, sizeof(long));
 }
 
 /*
@@ -491,6 +509,54 @@ struct rip_pl_start {
 };
 
 /*
+ * The records a new thread starts from: a small pool, not malloc, so that
+ * the thread frees nothing before its start routine runs.  A thread's
+ * first free() gives it an arena of the allocator's (glibc's tcache takes
+ * one, up to 8 per CPU, each a 64 MB reservation; jemalloc's starts a
+ * background thread for it): a thread that never allocates had one
+ * under rip run only.  malloc when the pool is empty (64 threads between
+ * pthread_create and their first instruction).
+ */
+#define RIP_PL_START_RECS 64u
+static struct rip_pl_start rip_pl_start_recs[RIP_PL_START_RECS];
+static uint64_t rip_pl_start_busy; /* bit i: record i is in use */
+
+static struct rip_pl_start *rip_pl_start_get(void)
+{
+	/* Relaxed: the bit only hands out records; their contents go with pthread_create. */
+	uint64_t busy = __atomic_load_n(&rip_pl_start_busy, __ATOMIC_RELAXED);
+
+	for (;;) {
+		unsigned i;
+
+		if (busy == UINT64_MAX)
+			return NULL;
+		i = (unsigned)__builtin_ctzll(~busy);
+		if (__atomic_compare_exchange_n(&rip_pl_start_busy, &busy, busy | 1ull << i, true,
+						__ATOMIC_RELAXED, __ATOMIC_RELAXED))
+			return &rip_pl_start_recs[i];
+	}
+}
+
+/* Give r back: to the pool, or to malloc (the guard up: the block is ours). */
+static void rip_pl_start_put(struct rip_pl_thread *t, struct rip_pl_start *r)
+{
+	uintptr_t guard = t->guard;
+
+	if (r >= rip_pl_start_recs && r < rip_pl_start_recs + RIP_PL_START_RECS) {
+		/* Release: the reads of the record before another thread reuses it. */
+		__atomic_fetch_and(&rip_pl_start_busy, ~(1ull << (r - rip_pl_start_recs)),
+				   __ATOMIC_RELEASE);
+		return;
+	}
+	t->guard = rip_pl_guard_up();
+	__atomic_signal_fence(__ATOMIC_SEQ_CST); /* pairs with rip_pl_enter's check */
+	free(r);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	t->guard = guard;
+}
+
+/*
  * The new thread's first code: bounds, then the program's start routine
  * (a tail call where the compiler makes one, so no frame of ours stays).
  */
@@ -499,10 +565,10 @@ static void *rip_pl_thread_start(void *p)
 	struct rip_pl_thread *t = &rip_pl_self;
 	struct rip_pl_start s = *(struct rip_pl_start *)p;
 
+	rip_pl_start_put(t, p);
 	t->guard = rip_pl_guard_up();
 	/* Guard up before the calls: pairs with rip_pl_enter's check in a signal handler. */
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	free(p);
 	/* Bounds for the backtraces of resource tracing (off: slots and waits only). */
 	if (!t->stack_ok && !__atomic_load_n(&rip_pl_off, __ATOMIC_RELAXED))
 		rip_pl_stack_from_attr(t);
@@ -534,12 +600,15 @@ RIP_PL_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
 		err = real(th, attr, fn, arg);
 		return err == EAGAIN && rip_pl_watch_yield() ? real(th, attr, fn, arg) : err;
 	}
-	/* Ours, not the program's: the guard keeps the block out of the trace. */
-	t->guard = rip_pl_guard_up();
-	__atomic_signal_fence(__ATOMIC_SEQ_CST); /* pairs with rip_pl_enter's check */
-	s = malloc(sizeof(*s));
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	t->guard = guard;
+	s = rip_pl_start_get();
+	if (!s) {
+		/* Ours, not the program's: the guard keeps the block out of the trace. */
+		t->guard = rip_pl_guard_up();
+		__atomic_signal_fence(__ATOMIC_SEQ_CST); /* pairs with rip_pl_enter's check */
+		s = malloc(sizeof(*s));
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		t->guard = guard;
+	}
 	if (!s) {
 		/* The thread finds its bounds itself. */
 		err = real(th, attr, fn, arg);
@@ -551,12 +620,7 @@ RIP_PL_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
 	/* The user's limit of threads reached: the watcher's gives way (rip_pl_watch_yield). */
 	if (err == EAGAIN && rip_pl_watch_yield())
 		err = real(th, attr, rip_pl_thread_start, s);
-	if (err) {
-		t->guard = rip_pl_guard_up();
-		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-		free(s);
-		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-		t->guard = guard;
-	}
+	if (err)
+		rip_pl_start_put(t, s);
 	return err;
 }

@@ -2039,6 +2039,29 @@ size_t rr_consumed_by(pid_t pid, struct rr_traced *v, size_t max)
 	return n;
 }
 
+/* The parent of live process pid, from /proc/PID/stat; 0 if it cannot be read. */
+static pid_t rr_proc_ppid(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	ssize_t n;
+	int fd, ppid;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	/* "PID (COMM) STATE PPID ...": the name may hold anything, the last ')' ends it */
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 1, " %*c %d", &ppid) != 1 || ppid <= 0)
+		return 0;
+	return (pid_t)ppid;
+}
+
 int rr_find_pid(pid_t pid, char *path, size_t len, uid_t *owner, char *err, size_t errlen)
 {
 	struct rr_find fd = { .pid = pid, .now = rr_proc_start_ticks(pid) };
@@ -2087,6 +2110,20 @@ int rr_find_pid(pid_t pid, char *path, size_t len, uid_t *owner, char *err, size
 			       "may put a file there)%s",
 			       fd.theirs, rr_user_name(fd.their_uid, who, sizeof(who)),
 			       geteuid() == 0 ? "; name the file to read it anyway" : "");
+	/* A fork child of a traced process (a server's worker): forks are followed on request. */
+	if (fd.now) {
+		pid_t ppid = rr_proc_ppid(pid);
+		uint64_t pstart = ppid > 1 ? rr_proc_start_ticks(ppid) : 0;
+		char ppath[PATH_MAX];
+		uid_t puid;
+
+		if (pstart && !rr_find_mapped(ppid, pstart, ppath, sizeof(ppath), &puid))
+			return rr_fail(err, errlen, -ENOENT,
+				       "no ring file for pid %d: its parent %d is traced (%s), but "
+				       "not the children it forks (rip run --follow-fork traces "
+				       "them)",
+				       (int)pid, (int)ppid, ppath);
+	}
 	return rr_fail(err, errlen, -ENOENT,
 		       "no ring file for pid %d (is it linked with librip and run with "
 		       "RIP_RING=1? is RIP_DIR the same?)",

@@ -46,6 +46,15 @@ RIP_PRIVATE int __rip_kind_register(const struct rip_event_type *t, uint32_t fla
 RIP_PRIVATE int __rip_fork_check(void);
 
 /*
+ * The process ends by _exit() or _Exit(), which run no destructor: mark its
+ * file exited as librip's destructor does (exit_ts, RIP_P_EXITED), or
+ * readers take a clean end for a death by a signal (lib/ring.c).  Nothing
+ * when the caller is not the file's process (a vfork child, a clone(3)
+ * child that shares the memory).
+ */
+RIP_PRIVATE void __rip_exit_mark(void);
+
+/*
  * pthread_setname_np's hook: name the slot of thread tid (0: the caller)
  * without rip_thread_set_name's module rescan, which calls into the loader;
  * no lock, no allocation (lib/ring.c).  0 or -errno.

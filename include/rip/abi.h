@@ -221,7 +221,7 @@ enum rip_clock_kind {
 #define RIP_F_FORKED 0x2u     /* the file of a child, copied from its parent at fork */
 
 /* hdr.proc_flags: written while the process runs */
-#define RIP_P_EXITED 0x1u   /* the process returned from main or called exit() */
+#define RIP_P_EXITED 0x1u   /* returned from main, called exit() (_exit(): preloaded) */
 #define RIP_P_MOD_FULL 0x2u /* the module map ran out of entries */
 #define RIP_P_CLOSED 0x4u   /* rip_ring_close() was called: no new slots are taken */
 #define RIP_P_EXECED 0x8u   /* the process called execve(): its new image has a new file */
