@@ -533,7 +533,6 @@ static int rip_attach(struct rip_self *me)
 	uint32_t idx;
 	int err;
 
-	__rip_fork_check(); /* a child of a raw clone: its own file (or none) first */
 	h = __atomic_load_n(&__rip_proc.hdr, __ATOMIC_ACQUIRE);
 	if (me->flags & RIP_SELF_ATTACHING) {
 		/* A signal handler snapped while this thread was attaching: use a dummy
@@ -1926,7 +1925,6 @@ void __rip_exit_mark(void)
 {
 	struct rip_file_hdr *h;
 
-	__rip_fork_check(); /* a child of a raw clone: its own file (or none) first */
 	h = __atomic_load_n(&__rip_proc.hdr, __ATOMIC_ACQUIRE);
 	/* A vfork or CLONE_VM child sees its parent's file: not its own to mark. */
 	if (h && h->pid == (int32_t)syscall(SYS_getpid))

@@ -122,10 +122,13 @@ static void rip_pl_exit_mark(void)
 {
 	int err = errno;
 
-	/* A child of a raw clone whose handlers never ran: set up first, so the file is its own. */
-	if (!__atomic_load_n(rip_pl_alive, __ATOMIC_RELAXED))
-		rip_pl_child_setup();
-	__rip_exit_mark();
+	/*
+	 * A child of a raw clone whose handlers never ran has no file of its
+	 * own (it sees its parent's, which __rip_exit_mark leaves alone): none
+	 * is made for it now, at its end.
+	 */
+	if (__atomic_load_n(rip_pl_alive, __ATOMIC_RELAXED))
+		__rip_exit_mark();
 	errno = err;
 }
 
