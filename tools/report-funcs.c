@@ -29,6 +29,7 @@ struct rpf_state {
 	struct evs_totals tot;
 	int64_t first_ns, last_ns;
 	bool any;
+	bool unmatched; /* a function the globs left out */
 };
 
 int rpf_sort_key(const char *s, enum rpf_sort *out)
@@ -47,8 +48,10 @@ int rpf_sort_key(const char *s, enum rpf_sort *out)
 static bool rpf_keep(void *arg, uint32_t id, uint64_t addr)
 {
 	struct rpf_state *st = arg;
+	bool hit = tfn_match(st->names, st->o->globs, st->o->nglobs, id, addr);
 
-	return tfn_match(st->names, st->o->globs, st->o->nglobs, id, addr);
+	st->unmatched |= !hit;
+	return hit;
 }
 
 /* ---- sorting ---- */
@@ -199,6 +202,10 @@ static void rpf_text(struct rpf_state *st, FILE *out)
 		fputs("note: no function records in this trace: build the program with "
 		      "-finstrument-functions, link it with librip (-lrip), and record with rip run "
 		      "--functions (or read its ring file)\n",
+		      out);
+	if (!n && st->unmatched)
+		fputs("note: no function recorded matches the --match globs (a glob matches the "
+		      "whole name: 'foo*' for a prefix)\n",
 		      out);
 	if (t.no_entry || t.no_exit || t.running || t.ids_unknown || t.id0)
 		fprintf(out,

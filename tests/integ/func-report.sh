@@ -53,6 +53,12 @@ grep -qx "count_leaf $n 0" d3.txt && ! grep -q "^count_inner " d3.txt &&
 	fail "--match"
 [ "$(grep -c '^count_\(inner\|leaf\|outer\|run\) ' m.txt)" = 4 ] && ! grep -q '^\(main\|count_rec\) ' m.txt ||
 	fail "--match='count_*' --match='!count_rec': $(cat m.txt)"
+# a glob that matches no function says so (it was an empty table alone)
+"$RIP" report --functions --match='count' t >nm.txt || fail "--match=count"
+grep -q "no function recorded matches the --match globs" nm.txt ||
+	fail "--match=count: no word that nothing matched: $(cat nm.txt)"
+"$RIP" report --functions --match='count_*' t >ym.txt || fail "--match=count_*"
+grep -q "no function recorded matches" ym.txt && fail "--match='count_*': says nothing matched"
 # nothing lasts an hour: only the calls that do are shown, none
 "$RIP" report --functions --json --min-time=1h t | python3 "$rep" >t.txt || fail "--min-time"
 grep -q '^count_' t.txt && fail "--min-time=1h still shows: $(cat t.txt)"
