@@ -419,9 +419,18 @@ static int rr_open_how(const char *path, int oflags, uid_t owner, struct rr_file
 	if (ret)
 		return ret;
 	if ((uint64_t)st.st_size < RIP_HDR_SIZE) {
-		ret = rr_fail(err, errlen, -EBADMSG,
-			      "%s: truncated: %lld bytes, a ring file has at least %u", path,
-			      (long long)st.st_size, RIP_HDR_SIZE);
+		char magic[sizeof(RIP_MAGIC)];
+
+		/* A short file that does not begin as one is no ring file at all. */
+		if (pread(f->fd, magic, sizeof(magic), 0) != (ssize_t)sizeof(magic) ||
+		    memcmp(magic, RIP_MAGIC, sizeof(magic)))
+			ret = rr_fail(err, errlen, -EBADMSG,
+				      "%s: not a librip ring file (%lld bytes, no magic)", path,
+				      (long long)st.st_size);
+		else
+			ret = rr_fail(err, errlen, -EBADMSG,
+				      "%s: truncated: %lld bytes, a ring file has at least %u", path,
+				      (long long)st.st_size, RIP_HDR_SIZE);
 		goto err_close;
 	}
 	n = pread(f->fd, &f->hdr, sizeof(f->hdr), 0);
