@@ -53,9 +53,11 @@ int tool_evs_open(const char *target, struct evs **out, char *err, size_t errlen
 
 /*
  * Create an output file for writing: mode 0600, never through a symbolic
- * link; an existing file is replaced (O_TRUNC) only when replace is set,
- * else it is an error (EEXIST).  NULL with errno set when it failed (no
- * message printed).
+ * link; an existing file is replaced (truncated) only when replace is set,
+ * else it is an error (EEXIST), and only if it is the caller's own regular
+ * file with one name, or a device such as /dev/null (else EPERM: another
+ * user's file, FIFO or hard link planted in /tmp).  NULL with errno set when
+ * it failed (no message printed).
  */
 FILE *tool_create(const char *path, bool replace);
 
