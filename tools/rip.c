@@ -131,6 +131,15 @@ FILE *tool_create(const char *path, bool replace)
 	return f;
 }
 
+void tool_unlink_same(const char *path, const struct stat *st)
+{
+	struct stat now;
+
+	if (S_ISREG(st->st_mode) && !lstat(path, &now) && S_ISREG(now.st_mode) &&
+	    now.st_dev == st->st_dev && now.st_ino == st->st_ino)
+		unlink(path);
+}
+
 #if defined(__has_feature)
 #if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
 #define TOOL_SANITIZED 1
