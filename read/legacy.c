@@ -213,11 +213,11 @@ int lg_exe_open(const char *path, struct lg_exe *e, char *err, size_t errlen)
 	e->path = strdup(path);
 	if (!e->path)
 		return rr_fail(err, errlen, -ENOMEM, "out of memory");
-	if (rr_not_regular(path, true)) { /* a device is not opened: that may do something */
+	fd = rr_open_regular(path, O_RDONLY | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0 && errno == EINVAL) { /* a device is not opened: that may do something */
 		ret = rr_fail(err, errlen, -EINVAL, "%s: not a regular file", path);
 		goto err_free;
 	}
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0) {
 		ret = rr_fail(err, errlen, -errno, "%s: %s", path, strerror(errno));
 		goto err_free;

@@ -96,9 +96,10 @@ int mi_read(const char *path, struct mi_module *m, char *err, size_t errlen)
 	int fd, ret;
 
 	memset(m, 0, sizeof(*m));
-	if (rr_not_regular(path, true)) /* a device is not opened: that may do something */
+	/* a device is not opened: that may do something */
+	fd = rr_open_regular(path, O_RDONLY | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0 && errno == EINVAL)
 		return mi_fail(err, errlen, -ENOENT, path, "not a regular file of a sane size");
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0) {
 		ret = -errno;
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));

@@ -165,7 +165,7 @@ int rpt_read_sites(const struct rip_module *mods, size_t n, const char *sysroot,
 		    (int)sizeof(path))
 			continue;
 		/* a device or a FIFO a module map names is not opened (nor waited on) */
-		fd = rr_not_regular(path, true) ? -1 : open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+		fd = rr_open_regular(path, O_RDONLY | O_NONBLOCK | O_NOCTTY);
 		if (fd < 0) {
 			out->unreadable++;
 			continue;

@@ -361,11 +361,12 @@ static int rr_open_fd(const char *path, struct rr_file *f, struct stat *st, uint
 	if (strlen(path) >= sizeof(f->path))
 		return rr_fail(err, len, -ENAMETOOLONG, "%s: path too long", path);
 	snprintf(f->path, sizeof(f->path), "%s", path);
-	if (rr_not_regular(path, !(oflags & O_NOFOLLOW)))
-		return rr_fail(err, len, -EINVAL, "%s: not a regular file", path);
-	f->fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | oflags);
+	/* a device is not opened, even one swapped in for the name: that may do something */
+	f->fd = rr_open_regular(path, O_RDONLY | O_NOCTTY | O_NONBLOCK | oflags);
 	if (f->fd < 0) {
 		e = errno;
+		if (e == EINVAL)
+			return rr_fail(err, len, -EINVAL, "%s: not a regular file", path);
 		if (e == ELOOP && (oflags & O_NOFOLLOW))
 			return rr_fail(err, len, -ELOOP, "%s: a symbolic link: not followed", path);
 		return rr_fail(err, len, -e, "%s: %s", path, strerror(e));
@@ -1689,20 +1690,48 @@ int rr_dirs(char dirs[][PATH_MAX], int max)
 	return n;
 }
 
-bool rr_not_regular(const char *path, bool follow)
+int rr_open_regular(const char *path, int flags)
 {
+	char proc[40];
 	struct stat st;
+	int pfd = open(path, O_PATH | O_CLOEXEC | (flags & O_NOFOLLOW)), fd, e;
 
-	if ((follow ? stat : lstat)(path, &st))
-		return false; /* the open says why */
-	return !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode);
+	if (pfd < 0)
+		return -1;
+	if (fstat(pfd, &st)) {
+		e = errno;
+		goto out_close;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		e = S_ISLNK(st.st_mode) ? ELOOP : EINVAL;
+		goto out_close;
+	}
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", pfd);
+	fd = open(proc, (flags & ~O_NOFOLLOW) | O_CLOEXEC);
+	e = errno;
+	if (fd < 0 && e == ENOENT && access("/proc/self/fd", F_OK)) {
+		/* no /proc: the name again, and a check after the fact */
+		fd = open(path, flags | O_CLOEXEC | O_NONBLOCK);
+		e = errno;
+		if (fd >= 0 && (fstat(fd, &st) || !S_ISREG(st.st_mode))) {
+			close(fd);
+			fd = -1;
+			e = EINVAL;
+		}
+	}
+	close(pfd);
+	errno = e;
+	return fd;
+out_close:
+	close(pfd);
+	errno = e;
+	return -1;
 }
 
 bool rr_is_ring(const char *path)
 {
 	char magic[8];
-	int fd = rr_not_regular(path, true) ? -1
-					     : open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	int fd = rr_open_regular(path, O_RDONLY | O_NONBLOCK | O_NOCTTY);
 	bool ok;
 
 	if (fd < 0)

@@ -158,14 +158,19 @@ int rr_fail(char *err, size_t len, int code, const char *fmt, ...)
 
 /* Does path start with a ring file's magic (a complete file, not one being created)? */
 bool rr_is_ring(const char *path);
+
 /*
- * Does path name something that is there and is no regular file (a device,
- * a FIFO, a socket, a directory), with follow: through a symbolic link?
- * Such a thing is not opened at all: opening some devices does something
- * (a watchdog starts, a tape rewinds).  The fstat after any open still
- * decides.
+ * Open path with flags (O_CLOEXEC added; O_NOFOLLOW honoured) only if it is
+ * a regular file: the name is resolved once, without opening what it names
+ * (O_PATH), checked on that descriptor, and the same file then opened
+ * through /proc/self/fd.  Devices, FIFOs, sockets and directories are never
+ * opened: opening some devices does something (a watchdog starts, a tape
+ * rewinds), a FIFO may block; nor is one another user swaps in for the name
+ * between a check (stat) and an open(2) of the name.
+ * The descriptor, or -1 with errno (EINVAL: not a regular file; ELOOP: a
+ * symbolic link with O_NOFOLLOW).
  */
-bool rr_not_regular(const char *path, bool follow);
+int rr_open_regular(const char *path, int flags);
 
 /* Is s a non-empty string of decimal digits? */
 bool rr_all_digits(const char *s);

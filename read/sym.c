@@ -704,7 +704,6 @@ static const char *sym_mod_report(struct rip_sym *s, struct sym_mod *m, const ch
 {
 	const unsigned char *bits;
 	unsigned char magic[SELFMAG];
-	struct stat st;
 	GElf_Addr vaddr;
 	ssize_t got;
 	int fd, len;
@@ -713,15 +712,14 @@ static const char *sym_mod_report(struct rip_sym *s, struct sym_mod *m, const ch
 	 * O_NONBLOCK: a FIFO in the path must not hang the reader.  The
 	 * descriptor checked is the one libdw reads: a name opened again could
 	 * have been swapped for a FIFO in between.  A device named by a
-	 * module's path (a trace's index says what it likes) is not opened.
+	 * module's path (a trace's index says what it likes) is not opened,
+	 * even one swapped in for the name after it was looked at.
 	 */
-	if (rr_not_regular(file, true))
+	fd = rr_open_regular(file, O_RDONLY | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0 && errno == EINVAL)
 		return why_not_elf;
-	fd = open(file, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0)
 		return errno == ENOENT || errno == ENOTDIR ? why_not_found : why_unreadable;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode))
-		goto err_fd;
 	got = pread(fd, magic, sizeof(magic), 0);
 	if (got != (ssize_t)sizeof(magic) || memcmp(magic, ELFMAG, SELFMAG))
 		goto err_fd;

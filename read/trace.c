@@ -222,9 +222,8 @@ static bool tr_chunk_file(const char *path, struct trace_chunk_hdr *h, uid_t *ui
 	int fd;
 	bool ok;
 
-	if (rr_not_regular(path, false)) /* a device is not opened: that may do something */
-		return false;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	/* a device is not opened, even one swapped in for the name: that may do something */
+	fd = rr_open_regular(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0)
 		return false;
 	ok = !fstat(fd, &st) && S_ISREG(st.st_mode) && !tr_read_exact(fd, h, sizeof(*h)) &&

@@ -335,7 +335,6 @@ int wt_unwinder_new(const struct rip_module *mods, size_t n, const char *sysroot
 		const struct rip_module *m = &mods[i];
 		char path[PATH_MAX + RIP_MODULE_PATH_MAX];
 		size_t len = strnlen(m->path, sizeof(m->path));
-		struct stat st;
 		int fd;
 
 		if ((m->flags & (RIP_MOD_VDSO | RIP_MOD_UNLOADED)) || !len ||
@@ -343,22 +342,18 @@ int wt_unwinder_new(const struct rip_module *mods, size_t n, const char *sysroot
 			continue;
 		snprintf(path, sizeof(path), "%s%.*s", sysroot ? sysroot : "", (int)len, m->path);
 		/*
-		 * A regular file only, as sym.c checks: a FIFO named there must
-		 * not hang libdw's open, and a device is not opened at all.
+		 * A regular file only, as sym.c checks, and libdw reads the
+		 * descriptor checked, not the name again: a FIFO swapped in for
+		 * it must not hang libdw's open, and a device is never opened.
 		 */
-		if (rr_not_regular(path, true))
-			continue;
-		fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+		fd = rr_open_regular(path, O_RDONLY | O_NONBLOCK | O_NOCTTY);
 		if (fd < 0)
 			continue;
-		if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-			close(fd);
-			continue;
-		}
-		close(fd);
 		/* ET_DYN: placed at bias + p_vaddr; ET_EXEC: at its own p_vaddr (as sym.c). */
-		if (dwfl_report_elf(u->dwfl, path, path, -1, m->bias, true))
+		if (dwfl_report_elf(u->dwfl, path, path, fd, m->bias, true))
 			reported++;
+		else
+			close(fd); /* libdw's when taken */
 	}
 	dwfl_report_end(u->dwfl, NULL, NULL);
 	*out = u;

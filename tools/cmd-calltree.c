@@ -218,28 +218,42 @@ static int ct_write_all(int fd, const char *p, size_t n)
 	return 0;
 }
 
-/* Pipe the dot text through dot -Tsvg into out (NULL: standard output). */
+/*
+ * Pipe the dot text through dot -Tsvg into out (NULL: standard output).
+ * The file is ours to create (tool_create), not dot's: dot's -o would
+ * follow a link another user put in /tmp and truncate what it leads to.
+ */
 static int ct_svg(const char *text, size_t len, const char *out)
 {
-	char *argv[] = { "dot", "-Tsvg", "-o", (char *)out, NULL };
+	char *argv[] = { "dot", "-Tsvg", NULL };
 	void (*old)(int);
-	int fds[2], st, ret;
+	int fds[2], st, ret, ofd = 1;
+	FILE *of = NULL;
 	pid_t pid;
 
-	if (!out)
-		argv[2] = NULL;
 	fflush(stdout);
-	if (pipe2(fds, O_CLOEXEC))
-		return -errno;
+	if (out) {
+		of = tool_create(out, true);
+		if (!of) {
+			ret = -errno;
+			tool_err("cannot create %s: %s", out, strerror(errno));
+			return ret;
+		}
+		ofd = fileno(of);
+	}
+	if (pipe2(fds, O_CLOEXEC)) {
+		ret = -errno;
+		goto out;
+	}
 	pid = fork();
 	if (pid < 0) {
 		ret = -errno;
 		close(fds[0]);
 		close(fds[1]);
-		return ret;
+		goto out;
 	}
 	if (!pid) {
-		if (dup2(fds[0], 0) < 0)
+		if (dup2(fds[0], 0) < 0 || (ofd != 1 && dup2(ofd, 1) < 0))
 			_exit(127);
 		execvp("dot", argv);
 		_exit(127);
@@ -249,14 +263,22 @@ static int ct_svg(const char *text, size_t len, const char *out)
 	ret = ct_write_all(fds[1], text, len);
 	close(fds[1]);
 	signal(SIGPIPE, old);
-	while (waitpid(pid, &st, 0) < 0)
-		if (errno != EINTR)
-			return -errno;
+	while (waitpid(pid, &st, 0) < 0) {
+		if (errno != EINTR) {
+			ret = -errno;
+			goto out;
+		}
+	}
 	if (!WIFEXITED(st) || WEXITSTATUS(st)) {
 		tool_err("dot -Tsvg failed (%s %d)%s", WIFEXITED(st) ? "exit" : "signal",
 			 WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st),
 			 ret ? ": it did not read the whole graph" : "");
-		return -EIO;
+		ret = -EIO;
+	}
+out:
+	if (of && fclose(of) && !ret) {
+		ret = -errno;
+		tool_err("cannot write %s: %s", out, strerror(errno));
 	}
 	return ret;
 }

@@ -32,7 +32,8 @@
  * (a stack may be defined after its first use, in another thread's stream).
  *
  * OUT is created exclusively (never overwritten without --force) and
- * removed again when the export fails half-way.
+ * removed again when the export fails half-way (a regular file whose name
+ * still leads to it: never the device --force wrote to).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -43,6 +44,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <internal/grow.h>
 
 #include "analysis/cpu.h"
@@ -863,6 +865,7 @@ static int cmd_export(int argc, char **argv)
 	bool pprof_opt = false;
 	int64_t interval = 0;
 	bool force = false, created = false;
+	struct stat ost; /* what out is, for the removal after a failure */
 	struct evs *s = NULL;
 	FILE *out;
 	int c, ret, status = EXIT_FAIL;
@@ -1005,7 +1008,7 @@ static int cmd_export(int argc, char **argv)
 				tool_err("%s: %s", outpath, strerror(errno));
 			goto out;
 		}
-		created = true;
+		created = !fstat(fileno(out), &ost);
 	}
 	setvbuf(out, obuf, _IOFBF, sizeof(obuf));
 	if (!strcmp(fmt, "text"))
@@ -1039,8 +1042,13 @@ static int cmd_export(int argc, char **argv)
 	status = EXIT_OK;
 	tool_exit_unfreed(status);
 out:
+	/*
+	 * The partial file, if the name still leads to it and it is a file:
+	 * never a device --force wrote to (/dev/null), nor what the name was
+	 * swapped for meanwhile.
+	 */
 	if (status != EXIT_OK && created)
-		unlink(outpath);
+		tool_unlink_same(outpath, &ost);
 	thr_free(thr);
 	evs_close(s);
 	return status;

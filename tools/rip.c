@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "read/evsource.h"
@@ -89,11 +90,35 @@ int tool_open_target(const struct rip_cmd *cmd, const char *target, struct rr_fi
 
 FILE *tool_create(const char *path, bool replace)
 {
-	int fd = open(path,
-		      O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | (replace ? O_TRUNC : O_EXCL),
-		      0600);
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+	struct stat st;
 	FILE *f;
 
+	if (fd < 0 && errno == EEXIST && replace) {
+		/*
+		 * Replaced only if it is our own regular file with no other name
+		 * (or a device: /dev/null): in /tmp another user may have put
+		 * there a file of theirs to read what we write, a FIFO to stop
+		 * us, or a hard link to a file of ours to have it truncated.
+		 */
+		fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+		if (fd < 0)
+			return NULL;
+		if (fstat(fd, &st) ||
+		    !(S_ISCHR(st.st_mode) ||
+		      (S_ISREG(st.st_mode) && st.st_uid == geteuid() && st.st_nlink == 1))) {
+			close(fd);
+			errno = EPERM;
+			return NULL;
+		}
+		if ((S_ISREG(st.st_mode) && ftruncate(fd, 0)) || fcntl(fd, F_SETFL, 0)) {
+			int e = errno;
+
+			close(fd);
+			errno = e;
+			return NULL;
+		}
+	}
 	if (fd < 0)
 		return NULL;
 	f = fdopen(fd, "w");
@@ -104,6 +129,15 @@ FILE *tool_create(const char *path, bool replace)
 		errno = e;
 	}
 	return f;
+}
+
+void tool_unlink_same(const char *path, const struct stat *st)
+{
+	struct stat now;
+
+	if (S_ISREG(st->st_mode) && !lstat(path, &now) && S_ISREG(now.st_mode) &&
+	    now.st_dev == st->st_dev && now.st_ino == st->st_ino)
+		unlink(path);
 }
 
 #if defined(__has_feature)

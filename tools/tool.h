@@ -41,6 +41,7 @@ void tool_help(const struct rip_cmd *cmd);
  * return, the message printed (a number that is no pid is a usage error).
  */
 struct rr_file;
+struct stat;
 int tool_open_target(const struct rip_cmd *cmd, const char *target, struct rr_file *f);
 
 /*
@@ -53,11 +54,20 @@ int tool_evs_open(const char *target, struct evs **out, char *err, size_t errlen
 
 /*
  * Create an output file for writing: mode 0600, never through a symbolic
- * link; an existing file is replaced (O_TRUNC) only when replace is set,
- * else it is an error (EEXIST).  NULL with errno set when it failed (no
- * message printed).
+ * link; an existing file is replaced (truncated) only when replace is set,
+ * else it is an error (EEXIST), and only if it is the caller's own regular
+ * file with one name, or a device such as /dev/null (else EPERM: another
+ * user's file, FIFO or hard link planted in /tmp).  NULL with errno set when
+ * it failed (no message printed).
  */
 FILE *tool_create(const char *path, bool replace);
+
+/*
+ * Remove path if it is still the regular file *st (fstat of what
+ * tool_create opened): a partial output after a failure.  Never a device
+ * (/dev/null) nor another file put in its place.
+ */
+void tool_unlink_same(const char *path, const struct stat *st);
 
 /*
  * For a command about to read a whole trace: its heap in huge pages where
