@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * Description: the helper of run-child-exit.sh and run-child-killed.sh: a
+ * Description: the helper of run-child-ends.sh: a
  * server's children ending each way but exit().  Child A calls _exit(3)
  * (as a shell's subshell or a worker does); a vfork child calls _exit(0)
  * at once, in the parent's memory; child B writes "PARENT A B" to READY

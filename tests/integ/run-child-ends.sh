@@ -1,0 +1,55 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+#
+# Description: how followed children end, as rip ps tells it.  Under rip run
+# --follow-fork, child_ends.c forks child A, which calls _exit(3) (as a
+# shell's subshell, a server's worker or a signal handler's quick exit do:
+# no destructor runs), a vfork child that calls _exit(0) in its parent's
+# memory, and child B, which waits until the test kills it with SIGKILL;
+# then the parent kills itself.
+#  - rip ps of A's trace must say it exited (it said "dead (killed or
+#    crashed)": librip marks the exit in a destructor, which _exit skips),
+#    and rip ps of the parent must still say it died (the vfork child's
+#    _exit is not the parent's).
+#  - rip run must keep B's ring file in RIP_DIR, as it keeps the program's,
+#    and name it: rip ps B reads it, dead (the file was removed with B's
+#    trace finished: "no ring file for pid").  A, which exited, leaves no
+#    file there; rip gc removes B's.
+. tests/data/common.sh
+prog=$PWD/$BUILD/tests/integ/child_ends
+need_bin "$prog" "$RIP"
+cd "$TEST_TMP" || die "no $TEST_TMP"
+
+t_bg "$RIP" run --follow-fork -o T -- "$prog" "$TEST_TMP/ready" 2>run.err
+run=$T_LAST
+wait_file ready 30 || die "the helper did not start its children in 30 s"
+read -r parent a b <ready || die "ready: $(cat ready)"
+T_PIDS="$T_PIDS $b $parent"
+[ -n "$b" ] || die "ready: $(cat ready)"
+# B's own file first (made at its fork, maybe after READY)
+wait_until 30 "$RIP" ps "$b" >/dev/null 2>&1 || die "rip ps $b never worked while it ran"
+kill -9 "$b"
+wait "$run"
+rc=$?
+[ "$rc" = 137 ] || fail "rip run: exit $rc, want 137 (the helper's SIGKILL): $(cat run.err)"
+
+# A: exited by _exit; the parent: died
+expect_status 0 "rip ps T/$a" "$RIP" ps "T/$a"
+head -n 1 "$TEST_TMP/out" | grep -q "(pid $a) exited," ||
+	fail "child $a called _exit(3), rip ps says: $(head -n 1 "$TEST_TMP/out")"
+expect_status 0 "rip ps T" "$RIP" ps T
+head -n 1 "$TEST_TMP/out" | grep -q "(pid $parent) dead (killed or crashed)," ||
+	fail "the parent was killed (after its vfork child's _exit), rip ps says: $(head -n 1 "$TEST_TMP/out")"
+
+# B: killed, its ring file kept and named
+kept=$(ls "$RIP_DIR"/rip-"$b"-*.ring 2>/dev/null)
+[ -n "$kept" ] || fail "no ring file of the killed child $b kept in RIP_DIR: $(ls -R "$RIP_DIR")"
+grep -q "(pid $b) died without exiting.*rip ps $b or rip ps T/$b .*stays as $kept" run.err ||
+	fail "rip run does not name the killed child's kept file: $(cat run.err)"
+expect_status 0 "rip ps $b" "$RIP" ps "$b"
+head -n 1 "$TEST_TMP/out" | grep -q "(pid $b) dead (killed or crashed)," ||
+	fail "rip ps $b: $(head -n 1 "$TEST_TMP/out")"
+ls "$RIP_DIR"/rip-"$a"-*.ring >/dev/null 2>&1 && fail "the file of child $a, which exited, was kept"
+expect_status 0 "rip gc" "$RIP" gc
+[ -n "$kept" ] && [ -e "$kept" ] && fail "rip gc left $kept"
+t_done
