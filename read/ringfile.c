@@ -421,10 +421,14 @@ static int rr_open_how(const char *path, int oflags, uid_t owner, struct rr_file
 		return ret;
 	if ((uint64_t)st.st_size < RIP_HDR_SIZE) {
 		char magic[sizeof(RIP_MAGIC)];
+		size_t have = (uint64_t)st.st_size < sizeof(magic) ? (size_t)st.st_size :
+								     sizeof(magic);
 
-		/* A short file that does not begin as one is no ring file at all. */
-		if (pread(f->fd, magic, sizeof(magic), 0) != (ssize_t)sizeof(magic) ||
-		    memcmp(magic, RIP_MAGIC, sizeof(magic)))
+		/*
+		 * A short file that does not begin as one is no ring file at all;
+		 * one cut inside the magic (empty, too) may have been one.
+		 */
+		if (pread(f->fd, magic, have, 0) != (ssize_t)have || memcmp(magic, RIP_MAGIC, have))
 			ret = rr_fail(err, errlen, -EBADMSG,
 				      "%s: not a librip ring file (%lld bytes, no magic)", path,
 				      (long long)st.st_size);
