@@ -184,27 +184,16 @@ static uint64_t rip_pl_clone_busy; /* bit i: record i is in use */
 
 static struct rip_pl_clone_rec *rip_pl_clone_rec_get(void)
 {
-	/* Relaxed: the bit only hands out records; their contents go with the clone call. */
-	uint64_t busy = __atomic_load_n(&rip_pl_clone_busy, __ATOMIC_RELAXED);
+	int i = rip_pl_bit_take(&rip_pl_clone_busy);
 
-	for (;;) {
-		unsigned i;
-
-		if (busy == UINT64_MAX)
-			return NULL; /* 64 children starting at once: the last ones go untouched */
-		i = (unsigned)__builtin_ctzll(~busy);
-		if (__atomic_compare_exchange_n(&rip_pl_clone_busy, &busy, busy | 1ull << i, true,
-						__ATOMIC_RELAXED, __ATOMIC_RELAXED))
-			return &rip_pl_clone_recs[i];
-	}
+	/* -1: 64 children starting at once: the last ones go untouched */
+	return i < 0 ? NULL : &rip_pl_clone_recs[i];
 }
 
 static void rip_pl_clone_rec_put(struct rip_pl_clone_rec *r)
 {
-	unsigned i = (unsigned)(r - rip_pl_clone_recs);
-
-	/* Release: the child's reads of the record before another clone reuses it. */
-	__atomic_fetch_and(&rip_pl_clone_busy, ~(1ull << i), __ATOMIC_RELEASE);
+	/* The child's reads of the record before another clone reuses it. */
+	rip_pl_bit_give(&rip_pl_clone_busy, (unsigned)(r - rip_pl_clone_recs));
 }
 
 /* A CLONE_VM child: the record is shared memory, given back here; the count drops at its end. */

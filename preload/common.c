@@ -377,24 +377,38 @@ bool rip_pl_boot_owns(const void *p)
 	       (const char *)p < rip_pl_boot_buf + sizeof(rip_pl_boot_buf);
 }
 
-bool rip_pl_scratch_begin(struct rip_pl_thread *t)
+int rip_pl_bit_take(uint64_t *busy)
 {
-	/* Relaxed: the CAS below, acquire, pairs with the release in rip_pl_scratch_end. */
-	uint64_t busy = __atomic_load_n(&rip_pl_scratch_busy, __ATOMIC_RELAXED);
+	/* Relaxed: the CAS's acquire, when it takes a bit, pairs with rip_pl_bit_give's release. */
+	uint64_t b = __atomic_load_n(busy, __ATOMIC_RELAXED);
 
 	for (;;) {
 		unsigned i;
 
-		if (busy == UINT64_MAX)
-			return false;
-		i = (unsigned)__builtin_ctzll(~busy);
-		if (__atomic_compare_exchange_n(&rip_pl_scratch_busy, &busy, busy | 1ull << i, true,
-						__ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
-			t->scratch_used = 0;
-			t->scratch = i + 1;
-			return true;
-		}
+		if (b == UINT64_MAX)
+			return -1;
+		i = (unsigned)__builtin_ctzll(~b);
+		if (__atomic_compare_exchange_n(busy, &b, b | 1ull << i, true, __ATOMIC_ACQUIRE,
+						__ATOMIC_RELAXED))
+			return (int)i;
 	}
+}
+
+void rip_pl_bit_give(uint64_t *busy, unsigned i)
+{
+	/* Release: pairs with the acquire of rip_pl_bit_take in the item's next taker. */
+	__atomic_fetch_and(busy, ~(1ull << i), __ATOMIC_RELEASE);
+}
+
+bool rip_pl_scratch_begin(struct rip_pl_thread *t)
+{
+	int i = rip_pl_bit_take(&rip_pl_scratch_busy);
+
+	if (i < 0)
+		return false;
+	t->scratch_used = 0;
+	t->scratch = (uint32_t)i + 1;
+	return true;
 }
 
 void rip_pl_scratch_end(struct rip_pl_thread *t)
@@ -402,8 +416,7 @@ void rip_pl_scratch_end(struct rip_pl_thread *t)
 	unsigned i = t->scratch - 1;
 
 	t->scratch = 0;
-	/* Release: this thread's uses of the slot before another thread takes it. */
-	__atomic_fetch_and(&rip_pl_scratch_busy, ~(1ull << i), __ATOMIC_RELEASE);
+	rip_pl_bit_give(&rip_pl_scratch_busy, i);
 }
 
 void *rip_pl_scratch_alloc(struct rip_pl_thread *t, size_t size)

@@ -436,6 +436,14 @@ bool rip_pl_from_unwinder(const void *ret);
 
 /* Bootstrap allocator: does p come from the static buffer dlsym's allocations used? */
 bool rip_pl_boot_owns(const void *p);
+/*
+ * A free item of a pool of 64, a bit each in *busy: its index, taken
+ * (acquire), or -1 when all are; rip_pl_bit_give hands it back (release:
+ * the giver's uses of the item before the next taker's).  No lock, no
+ * system call: from a hook, a signal handler or a CLONE_VM child.
+ */
+int rip_pl_bit_take(uint64_t *busy);
+void rip_pl_bit_give(uint64_t *busy, unsigned i);
 /* A zeroed block of the static buffer (align: a power of two); NULL when it is full. */
 void *rip_pl_boot_alloc(size_t size, size_t align);
 /* The size a bootstrap block was asked with. */

@@ -216,29 +216,18 @@ static uint64_t rip_pl_pend_busy; /* bit i: buffer i is a thread's */
 
 static struct rip_pl_pendbuf *rip_pl_pend_get(void)
 {
-	/* Relaxed: the bit only hands buffers out; only their thread touches them. */
-	uint64_t busy = __atomic_load_n(&rip_pl_pend_busy, __ATOMIC_RELAXED);
+	int i = rip_pl_bit_take(&rip_pl_pend_busy);
 
-	for (;;) {
-		unsigned i;
-
-		if (busy == UINT64_MAX)
-			return NULL;
-		i = (unsigned)__builtin_ctzll(~busy);
-		if (__atomic_compare_exchange_n(&rip_pl_pend_busy, &busy, busy | 1ull << i, true,
-						__ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
-			rip_pl_pendbufs[i].used = 0;
-			return &rip_pl_pendbufs[i];
-		}
-	}
+	if (i < 0)
+		return NULL;
+	rip_pl_pendbufs[i].used = 0;
+	return &rip_pl_pendbufs[i];
 }
 
 static void rip_pl_pend_put(struct rip_pl_pendbuf *b)
 {
-	unsigned i = (unsigned)(b - rip_pl_pendbufs);
-
-	/* Release: this thread's reads of it before another thread takes it (its acquire). */
-	__atomic_fetch_and(&rip_pl_pend_busy, ~(1ull << i), __ATOMIC_RELEASE);
+	/* This thread's reads of it before another thread takes it. */
+	rip_pl_bit_give(&rip_pl_pend_busy, (unsigned)(b - rip_pl_pendbufs));
 }
 
 bool rip_pl_keep(const struct rip_event_type *type, const uint64_t *v, uint32_t nv,

@@ -523,19 +523,9 @@ static uint64_t rip_pl_start_busy; /* bit i: record i is in use */
 
 static struct rip_pl_start *rip_pl_start_get(void)
 {
-	/* Relaxed: the bit only hands out records; their contents go with pthread_create. */
-	uint64_t busy = __atomic_load_n(&rip_pl_start_busy, __ATOMIC_RELAXED);
+	int i = rip_pl_bit_take(&rip_pl_start_busy);
 
-	for (;;) {
-		unsigned i;
-
-		if (busy == UINT64_MAX)
-			return NULL;
-		i = (unsigned)__builtin_ctzll(~busy);
-		if (__atomic_compare_exchange_n(&rip_pl_start_busy, &busy, busy | 1ull << i, true,
-						__ATOMIC_RELAXED, __ATOMIC_RELAXED))
-			return &rip_pl_start_recs[i];
-	}
+	return i < 0 ? NULL : &rip_pl_start_recs[i];
 }
 
 /* Give r back: to the pool, or to malloc (the guard up: the block is ours). */
@@ -544,9 +534,8 @@ static void rip_pl_start_put(struct rip_pl_thread *t, struct rip_pl_start *r)
 	uintptr_t guard = t->guard;
 
 	if (r >= rip_pl_start_recs && r < rip_pl_start_recs + RIP_PL_START_RECS) {
-		/* Release: the reads of the record before another thread reuses it. */
-		__atomic_fetch_and(&rip_pl_start_busy, ~(1ull << (r - rip_pl_start_recs)),
-				   __ATOMIC_RELEASE);
+		/* The reads of the record before another thread reuses it. */
+		rip_pl_bit_give(&rip_pl_start_busy, (unsigned)(r - rip_pl_start_recs));
 		return;
 	}
 	t->guard = rip_pl_guard_up();
