@@ -781,29 +781,7 @@ void fam_look(struct fam *f)
 }
 
 /*
- * Did sub's process die, killed or crashed: gone (or a zombie) with no exit,
- * exec or close marked in its file?  An image that exec'd into one that marks
- * nothing (a static program) still runs: its /proc/PID/exe is there.
- */
-static bool fam_sub_died(const struct fam_sub *sub)
-{
-	const struct rr_file *rf = &sub->rec.f;
-	char err[RR_ERR_MAX], path[64], img[PATH_MAX];
-	uint32_t flags = 0;
-
-	if (rf->fd < 0 ||
-	    rr_live_u32(rf, offsetof(struct rip_file_hdr, proc_flags), &flags, err, sizeof(err)) ||
-	    (flags & (RIP_P_EXITED | RIP_P_EXECED | RIP_P_CLOSED)))
-		return false;
-	if (rr_proc_start_ticks(rf->hdr.pid) != rf->hdr.start_ticks)
-		return true;
-	snprintf(path, sizeof(path), "/proc/%d/exe", (int)rf->hdr.pid);
-	return readlink(path, img, sizeof(img)) < 0 && errno == ENOENT;
-}
-
-/*
- * Finish sub's trace: drain, metadata, index; its ring file goes, unless
- * its process still runs or died (kept where rip ps PID finds it).  gone:
+ * Finish sub's trace: drain, metadata, index; its ring file goes.  gone:
  * fam_sub_gone saw its image go; else (the program ended first) whether it
  * still runs is asked now.  Not asked again after fam_sub_gone: an image
  * that exec'd is seen mapped for a moment while its successor marks the
@@ -812,14 +790,12 @@ static bool fam_sub_died(const struct fam_sub *sub)
 static void fam_sub_finish(struct fam *f, struct fam_sub *sub, bool gone)
 {
 	char err[RR_ERR_MAX], path[PATH_MAX + NAME_MAX + 2];
-	bool died;
 
 	if (!sub->active)
 		return;
 	sub->active = false;
 	sub->done = true;
 	sub->cut = !gone && rr_alive(&sub->rec.f) == 1;
-	died = !sub->cut && fam_sub_died(sub);
 	snprintf(sub->comm, sizeof(sub->comm), "%.16s", sub->rec.f.hdr.comm);
 	/*
 	 * The copy of its ring file, as the program's: rip ps and top DIR/PID, and
@@ -844,16 +820,8 @@ static void fam_sub_finish(struct fam *f, struct fam_sub *sub, bool gone)
 	}
 	rec_close(&sub->rec);
 	snprintf(path, sizeof(path), "%s/%s", f->ringdir, sub->name);
-	/*
-	 * A process that outlives us (a daemon's child) keeps its file, where rip
-	 * ps PID finds it; so does one that died (a worker's kill -9, a crash), as
-	 * the program's own file does.
-	 */
-	if (sub->cut && fam_keep(f, path, sub->pid, sub->comm, 0))
-		;
-	else if (died && fam_keep(f, path, sub->pid, sub->comm, FAM_KEPT_DIED))
-		snprintf(f->kept[f->nkept - 1].trace, sizeof(f->kept[0].trace), "%s", sub->dir);
-	else
+	/* A process that outlives us (a daemon's child) keeps its file, where rip ps finds it. */
+	if (!sub->cut || !fam_keep(f, path, sub->pid, sub->comm, 0))
 		unlink(path);
 	sub->name[0] = 0; /* the name is free for the next image */
 }

@@ -108,16 +108,8 @@ struct fam_kept {
 	pid_t pid;
 	char comm[17];
 	char path[PATH_MAX];
-	/*
-	 * The program's, killed by this signal; 0: a process that still runs;
-	 * -1: its recording failed; FAM_KEPT_DIED: a followed child that died.
-	 */
-	int sig;
-	char trace[PATH_MAX]; /* FAM_KEPT_DIED: the child's trace, DIR/PID[.N] */
+	int sig; /* the program's, killed by this signal; 0: a process that still runs */
 };
-
-/* fam_kept.sig of a followed child that died (killed or crashed: its signal is not ours to see) */
-#define FAM_KEPT_DIED (-2)
 
 struct fam {
 	const struct fam_opts *o;

@@ -142,8 +142,8 @@ static const struct rip_cmd cmd_run_def = {
 		 "\n"
 		 "The trace keeps a copy of PROG's ring file (DIR/.rip-ring) for rip ps DIR\n"
 		 "(and of each followed child's, DIR/PID/.rip-ring);\n"
-		 "if PROG (or a followed child) dies of a signal its ring file stays in RIP_DIR\n"
-		 "too, for rip ps PID (the last lines name it; rip gc removes it).\n"
+		 "if PROG dies of a signal its ring file stays in RIP_DIR too, for rip ps PID\n"
+		 "(the last line names it; rip gc removes it).\n"
 		 "\n"
 		 "Ctrl-C reaches PROG as usual; rip keeps recording until PROG exits.  A\n"
 		 "statically linked PROG cannot be resource-traced (LD_PRELOAD does not reach it).\n"
@@ -309,13 +309,7 @@ static void run_kept_lines(const struct run_state *s)
 	for (size_t i = 0; i < s->fam.nkept; i++) {
 		const struct fam_kept *k = &s->fam.kept[i];
 
-		if (k->sig == FAM_KEPT_DIED)
-			fprintf(stderr,
-				"%s run: %s (pid %d) died without exiting (killed or crashed): rip ps "
-				"%d or rip ps %s shows where its threads were; its ring file stays as "
-				"%s (rip gc removes it)\n",
-				rip_prog, k->comm, (int)k->pid, (int)k->pid, k->trace, k->path);
-		else if (k->sig < 0)
+		if (k->sig < 0)
 			fprintf(stderr,
 				"%s run: the recording of %s (pid %d) failed: its ring file stays as "
 				"%s (rip ps %d and rip snapshot %s read it; rip gc removes it)\n",
