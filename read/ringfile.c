@@ -15,6 +15,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pwd.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -483,6 +484,19 @@ bool rr_all_digits(const char *s)
 	return true;
 }
 
+int rr_path_join(char *buf, size_t len, const char *dir, const char *name)
+{
+	size_t n = strlen(dir);
+	int w;
+
+	while (n > 1 && dir[n - 1] == '/')
+		n--;
+	if (n > INT_MAX)
+		return -ENAMETOOLONG;
+	w = snprintf(buf, len, "%.*s%s%s", (int)n, dir, n && dir[n - 1] == '/' ? "" : "/", name);
+	return w < 0 || (size_t)w >= len ? -ENAMETOOLONG : 0;
+}
+
 int rr_open_target(const char *target, struct rr_file *f, char *err, size_t errlen)
 {
 	char path[PATH_MAX];
@@ -512,7 +526,7 @@ int rr_open_target(const char *target, struct rr_file *f, char *err, size_t errl
 		return ret;
 	} else if (!stat(target, &st) && S_ISDIR(st.st_mode)) {
 		/* A trace directory: the copy of the ring file rip run kept there. */
-		if (snprintf(path, sizeof(path), "%s/%s", target, RR_TRACE_RING) >= (int)sizeof(path))
+		if (rr_path_join(path, sizeof(path), target, RR_TRACE_RING))
 			return rr_fail(err, errlen, -ENAMETOOLONG, "%s: path too long", target);
 		if (lstat(path, &st) || !S_ISREG(st.st_mode))
 			return rr_fail(err, errlen, -ENOENT,

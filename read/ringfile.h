@@ -176,6 +176,13 @@ int rr_open_regular(const char *path, int flags);
 bool rr_all_digits(const char *s);
 
 /*
+ * dir "/" name into buf, dir's trailing slashes but a lone "/" dropped (a
+ * path the user gave as "trace/" is shown as trace/NAME, not trace//NAME):
+ * 0, or -ENAMETOOLONG.
+ */
+int rr_path_join(char *buf, size_t len, const char *dir, const char *name);
+
+/*
  * The copy of its ring file that rip run keeps in a trace directory (a
  * dot file: CTF readers skip it), for rip ps and rip top after the process
  * is gone.

@@ -249,12 +249,10 @@ bool trace_chunk_ring(const char *path, char *ring, size_t len)
 	char dir[PATH_MAX];
 	struct stat st;
 	uid_t uid;
-	int n;
 
 	if (!tr_chunk_file(path, &h, &uid, dir, sizeof(dir)))
 		return false;
-	n = snprintf(ring, len, "%s/%s", dir, RR_TRACE_RING);
-	if (n <= 0 || (size_t)n >= len || lstat(ring, &st) || !S_ISREG(st.st_mode))
+	if (rr_path_join(ring, len, dir, RR_TRACE_RING) || lstat(ring, &st) || !S_ISREG(st.st_mode))
 		ring[0] = 0;
 	return true;
 }

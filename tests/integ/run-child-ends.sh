@@ -14,6 +14,7 @@
 #  - rip ps of B's trace must say it died; neither child leaves its ring
 #    file in RIP_DIR (a pool's workers, ended by their parent's SIGTERM,
 #    would each leave one).
+# rip ps T/ (a trailing slash) names the ring file T/.rip-ring, not T//.rip-ring.
 . tests/data/common.sh
 prog=$PWD/$BUILD/tests/integ/child_ends
 need_bin "$prog" "$RIP"
@@ -39,6 +40,10 @@ head -n 1 "$TEST_TMP/out" | grep -q "(pid $a) exited," ||
 expect_status 0 "rip ps T" "$RIP" ps T
 head -n 1 "$TEST_TMP/out" | grep -q "(pid $parent) dead (killed or crashed)," ||
 	fail "the parent was killed (after its vfork child's _exit), rip ps says: $(head -n 1 "$TEST_TMP/out")"
+# the directory given with a trailing slash: its ring file named as T/.rip-ring
+expect_status 0 "rip ps T/" "$RIP" ps T/
+head -n 1 "$TEST_TMP/out" | grep -q "ring T/.rip-ring$" ||
+	fail "rip ps T/ names its ring file: $(head -n 1 "$TEST_TMP/out")"
 
 # B: killed; its trace says so, and no ring file of either child stays
 expect_status 0 "rip ps T/$b" "$RIP" ps "T/$b"
