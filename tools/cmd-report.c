@@ -241,8 +241,71 @@ static double report_secs(const struct rp *rp, int64_t ns)
 	return (double)(ns - rp->first_ns) / 1e9;
 }
 
-/* The site's name and, on a second line, its caller. */
-static void report_site_text(struct report_state *st, const struct rp_site *s)
+/* Frames of a site shown at most, from its first outside the allocator. */
+#define REPORT_SHOW_MAX 24u
+
+/* A hash (FNV-1a) of the frame at pc as report_frame_str prints it. */
+static uint64_t report_frame_hash(struct report_state *st, uint64_t pc)
+{
+	struct rip_frame fr[STK_MAX_INLINE];
+	char buf[1024];
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	opts_resolve(&st->src, pc, fr);
+	for (const char *c = report_frame_str(&fr[0], pc, buf, sizeof(buf)); *c; c++)
+		h = (h ^ (uint8_t)*c) * 0x100000001b3ull;
+	return h;
+}
+
+/*
+ * How many frames to show of each of the n sites of a table: the site's
+ * function and its caller, and more where that is what another site of the
+ * table shows too (deep stacks that part only further down: each site is
+ * told from the others by the first frame in which it differs), up to
+ * REPORT_SHOW_MAX.  depth[i] 0: the site has no backtrace to show.
+ */
+static void report_depths(struct report_state *st, const struct rp_site *const *sites, size_t n,
+			  uint32_t *depth)
+{
+	uint64_t *h = calloc(n ? n : 1, REPORT_SHOW_MAX * sizeof(*h));
+	uint32_t *len = calloc(n ? n : 1, sizeof(*len));
+
+	for (size_t i = 0; i < n; i++) {
+		const uint64_t *pcs;
+		uint32_t np;
+		int k = report_user_frame(st, sites[i], &pcs, &np);
+
+		if (k < 0) {
+			depth[i] = 0;
+			continue;
+		}
+		depth[i] = np - (uint32_t)k < 2 ? np - (uint32_t)k : 2;
+		if (!h || !len)
+			continue; /* out of memory: two frames, as before */
+		len[i] = np - (uint32_t)k < REPORT_SHOW_MAX ? np - (uint32_t)k : REPORT_SHOW_MAX;
+		for (uint32_t j = 0; j < len[i]; j++)
+			h[i * REPORT_SHOW_MAX + j] = report_frame_hash(st, pcs[k + j]);
+	}
+	for (size_t i = 0; h && len && i < n; i++)
+		for (size_t o = 0; o < n; o++) {
+			uint32_t c = 0;
+
+			if (o == i || !len[o])
+				continue;
+			while (c < len[i] && c < len[o] &&
+			       h[i * REPORT_SHOW_MAX + c] == h[o * REPORT_SHOW_MAX + c])
+				c++;
+			if (c == len[o] && c < len[i])
+				c = len[o]; /* the other ends there: one frame more tells them apart */
+			if (c + 1 > depth[i])
+				depth[i] = c + 1 < len[i] ? c + 1 : len[i];
+		}
+	free(h);
+	free(len);
+}
+
+/* The site's name and, on the next depth - 1 lines, its callers. */
+static void report_site_text(struct report_state *st, const struct rp_site *s, uint32_t depth)
 {
 	struct rip_frame fr[STK_MAX_INLINE];
 	const uint64_t *pcs;
@@ -260,11 +323,26 @@ static void report_site_text(struct report_state *st, const struct rp_site *s)
 	}
 	opts_resolve(&st->src, pcs[i], fr);
 	fprintf(st->out, "%s\n", report_frame_str(&fr[0], pcs[i], buf, sizeof(buf)));
-	if ((uint32_t)i + 1 < n) {
-		opts_resolve(&st->src, pcs[i + 1], fr);
+	for (uint32_t k = 1; k < depth && (uint32_t)i + k < n; k++) {
+		opts_resolve(&st->src, pcs[i + k], fr);
 		fprintf(st->out, "%28s from %s\n", "",
-			report_frame_str(&fr[0], pcs[i + 1], buf, sizeof(buf)));
+			report_frame_str(&fr[0], pcs[i + k], buf, sizeof(buf)));
 	}
+}
+
+/* The n sites, each with the frames that tell it from the others (report_depths). */
+static void report_sites_text(struct report_state *st, const struct rp_site *const *sites,
+			      const uint64_t (*cols)[2], size_t n)
+{
+	uint32_t *depth = calloc(n ? n : 1, sizeof(*depth));
+
+	if (depth)
+		report_depths(st, sites, n, depth);
+	for (size_t i = 0; i < n; i++) {
+		fprintf(st->out, "  %14" PRIu64 " %10" PRIu64 "  ", cols[i][0], cols[i][1]);
+		report_site_text(st, sites[i], depth ? depth[i] : 2);
+	}
+	free(depth);
 }
 
 static void report_top_text(struct report_state *st, const char *title, const char *c2,
@@ -272,6 +350,8 @@ static void report_top_text(struct report_state *st, const char *title, const ch
 {
 	FILE *out = st->out;
 	size_t shown = n < st->o.t.top ? n : (size_t)st->o.t.top;
+	const struct rp_site **sites;
+	uint64_t(*cols)[2];
 
 	fprintf(out, "\n%s\n", title);
 	if (!n) {
@@ -279,15 +359,25 @@ static void report_top_text(struct report_state *st, const char *title, const ch
 		return;
 	}
 	fprintf(out, "  %14s %10s  site\n", "bytes", c2);
+	sites = calloc(shown, sizeof(*sites));
+	cols = calloc(shown, sizeof(*cols));
+	if (!sites || !cols) {
+		fputs("  (out of memory)\n", out);
+		goto free_arrays;
+	}
 	for (size_t i = 0; i < shown; i++) {
 		const struct rp_site *s = &st->rp->sites[idx[i]];
 
-		fprintf(out, "  %14" PRIu64 " %10" PRIu64 "  ", what ? s->peak_bytes : s->bytes,
-			what ? s->peak_count : s->count);
-		report_site_text(st, s);
+		sites[i] = s;
+		cols[i][0] = what ? s->peak_bytes : s->bytes;
+		cols[i][1] = what ? s->peak_count : s->count;
 	}
+	report_sites_text(st, sites, cols, shown);
 	if (shown < n)
 		fprintf(out, "  (%zu more sites)\n", n - shown);
+free_arrays:
+	free(cols);
+	free(sites);
 }
 
 static const char *report_life_name(unsigned k, char *buf, size_t len)
@@ -341,6 +431,32 @@ static struct rp_site report_msite_site(const struct rp_msite *m)
 				 .live_count = m->live_count, .live_bytes = m->live_bytes };
 }
 
+/* The module sites idx[0 .. n) of a kind, as report_top_text's. */
+static void report_msites_text(struct report_state *st, const size_t *idx, size_t n)
+{
+	struct rp_site *site = calloc(n ? n : 1, sizeof(*site));
+	const struct rp_site **sites = calloc(n ? n : 1, sizeof(*sites));
+	uint64_t(*cols)[2] = calloc(n ? n : 1, sizeof(*cols));
+
+	if (!site || !sites || !cols) {
+		fputs("  (out of memory)\n", st->out);
+		goto free_arrays;
+	}
+	for (size_t j = 0; j < n; j++) {
+		const struct rp_msite *m = &st->rp->msites[idx[j]];
+
+		site[j] = report_msite_site(m);
+		sites[j] = &site[j];
+		cols[j][0] = m->bytes;
+		cols[j][1] = m->count;
+	}
+	report_sites_text(st, sites, cols, n);
+free_arrays:
+	free(cols);
+	free(sites);
+	free(site);
+}
+
 static void report_modules_text(struct report_state *st)
 {
 	const struct rp *rp = st->rp;
@@ -368,13 +484,7 @@ static void report_modules_text(struct report_state *st)
 		fprintf(out, "  top sites, by bytes:\n  %14s %10s  site\n", "bytes",
 			counter ? "transfers" : "acquired");
 		shown = n < st->o.t.top ? n : (size_t)st->o.t.top;
-		for (size_t j = 0; j < shown; j++) {
-			const struct rp_msite *m = &rp->msites[idx[j]];
-			struct rp_site site = report_msite_site(m);
-
-			fprintf(out, "  %14" PRIu64 " %10" PRIu64 "  ", m->bytes, m->count);
-			report_site_text(st, &site);
-		}
+		report_msites_text(st, idx, shown);
 		if (shown < n)
 			fprintf(out, "  (%zu more sites)\n", n - shown);
 		free(idx);
