@@ -1454,15 +1454,21 @@ int rr_exec_image(const struct rr_file *f, pid_t pid, bool exited, char *buf, si
 	if (!exited) {
 		snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
 		n = readlink(path, img, sizeof(img) - 1);
+		/* exiting (or exited) meanwhile: its name alone would not say whose it is */
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
 	}
 	if (n > 0) {
 		img[n] = 0;
-		if (!strcmp(img, f->hdr.exe))
-			return 0;
-		snprintf(buf, len, "%s", img);
-		return 1;
+		if (strcmp(img, f->hdr.exe)) {
+			snprintf(buf, len, "%s", img);
+			return 1;
+		}
 	}
-	/* exited (its image is released, its name stays until it is reaped) */
+	/*
+	 * Its name: exited, all that is left of its image until it is reaped;
+	 * alive in f's image, the name it has now (it may have set its own).
+	 */
 	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -1473,10 +1479,24 @@ int rr_exec_image(const struct rr_file *f, pid_t pid, bool exited, char *buf, si
 		return -EIO;
 	img[n] = 0;
 	img[strcspn(img, "\n")] = 0;
-	if (!strcmp(img, f->hdr.comm))
-		return 0;
 	snprintf(buf, len, "%s", img);
-	return 1;
+	return exited && strcmp(img, f->hdr.comm);
+}
+
+int rr_mark_execed(struct rr_file *f, char *err, size_t errlen)
+{
+	struct rip_file_hdr *h = (struct rip_file_hdr *)f->wmap;
+	sigjmp_buf jb;
+
+	if (!h)
+		return rr_fail(err, errlen, -EINVAL, "%s: not mapped for writing", f->path);
+	if (rr_guard_enter(&jb))
+		return rr_fail(err, errlen, -EIO, "%s: the file shrank while being written",
+			       f->path);
+	/* Readers only test the bit (its process is gone: nobody else writes the word). */
+	__atomic_fetch_or(&h->proc_flags, RIP_P_EXECED, __ATOMIC_RELAXED);
+	rr_guard_leave();
+	return 0;
 }
 
 /* ---- the clock -------------------------------------------------------------- */

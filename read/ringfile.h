@@ -330,9 +330,21 @@ bool rr_replaced(const struct rr_file *f);
  * exited), run another image now, one that loaded no librip (an execve rip
  * run does not follow)?  1 with the image in buf: its path
  * (/proc/PID/exe), or only its name (comm) once it exited; 0 when it runs
- * f's image; -errno when it cannot be told.
+ * f's image; -errno when it cannot be told (alive, its image unreadable:
+ * it may be exiting, and the name of a process that renamed itself would
+ * pass for another image's).  Alive and still f's image,
+ * 0 with its name now in buf (comm, which the program may have changed:
+ * PR_SET_NAME), for the caller to tell a rename from an exec at its exit.
  */
 int rr_exec_image(const struct rr_file *f, pid_t pid, bool exited, char *buf, size_t len);
+
+/*
+ * Mark f's file as left by its process for another image (RIP_P_EXECED),
+ * for rip ps of the trace's copy: an exec that loads no librip marks
+ * nothing itself.  Through f's writable mapping (a consumer's).  0 or
+ * -errno.
+ */
+int rr_mark_execed(struct rr_file *f, char *err, size_t errlen);
 
 /*
  * Check the clock fields of a header (kind, rate, base, realtime offset are in

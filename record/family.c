@@ -563,18 +563,39 @@ int fam_attach(struct fam *f, char *err, size_t errlen)
 	return ret;
 }
 
-void fam_exec_check(struct fam *f, bool exited)
+void fam_exec_check(struct fam *f, bool exited, bool killed)
 {
-	char img[PATH_MAX];
+	char img[PATH_MAX], ignore[RR_ERR_MAX];
 	int64_t now = rr_mono_ns();
+	uint32_t flags = 0;
+	int ret;
 
 	if (f->o->follow_exec || f->rec.f.fd < 0 || (!exited && now < f->exec_next))
 		return;
 	f->exec_next = now + FAM_EXEC_NS;
 	/* a path seen while it ran says more than a name at the end (of a symbolic link, often) */
-	if ((!exited || !f->exec_img[0]) &&
-	    rr_exec_image(&f->rec.f, f->child, exited, img, sizeof(img)) == 1)
+	if (exited && f->exec_img[0])
+		return;
+	ret = rr_exec_image(&f->rec.f, f->child, exited, img, sizeof(img));
+	if (!ret && !exited) {
+		snprintf(f->own_name, sizeof(f->own_name), "%.63s", img);
+	} else if (ret == 1 && exited) {
+		/*
+		 * Only a name: not an exec if the traced image had it (it renamed
+		 * itself, as servers and pools do), nor if that image exited (a
+		 * name set by the program since the last look), and not said
+		 * when a signal ended it: a program killed right after it renamed
+		 * itself looks the same.
+		 */
+		if (killed || !strcmp(img, f->own_name) ||
+		    (!rr_live_u32(&f->rec.f, offsetof(struct rip_file_hdr, proc_flags), &flags,
+				  ignore, sizeof(ignore)) &&
+		     (flags & RIP_P_EXITED)))
+			return;
 		snprintf(f->exec_img, sizeof(f->exec_img), "%s", img);
+	} else if (ret == 1) {
+		snprintf(f->exec_img, sizeof(f->exec_img), "%s", img);
+	}
 }
 
 int fam_pass(struct fam *f, char *err, size_t errlen)
@@ -583,7 +604,7 @@ int fam_pass(struct fam *f, char *err, size_t errlen)
 
 	fam_look(f);
 	n = rec_pass(&f->rec, f->live_ns, &f->next_tick, err, errlen);
-	fam_exec_check(f, false);
+	fam_exec_check(f, false, false);
 	return n < 0 ? n : n + fam_poll(f);
 }
 
@@ -625,11 +646,16 @@ static void fam_second_off(const struct fam *f, const struct rr_file *rf)
 
 int fam_finish(struct fam *f, char *err, size_t errlen)
 {
+	char ignore[RR_ERR_MAX];
+
 	/* the files made since the last look; the copy of the ring file for rip ps and top DIR */
 	fam_scan(f);
 	f->rec.keep_ring = true;
 	fam_fn_ids(f, &f->rec.f);
 	fam_second_off(f, &f->rec.f);
+	/* rip ps of the trace says "replaced by execve", not "dead (killed or crashed)" */
+	if (f->exec_img[0])
+		rr_mark_execed(&f->rec.f, ignore, sizeof(ignore));
 	return rec_finish(&f->rec, err, errlen);
 }
 

@@ -129,6 +129,7 @@ struct fam {
 	int64_t next_tick;	 /* the next live period's end (CLOCK_MONOTONIC ns) */
 	char exec_img[PATH_MAX]; /* the image the program exec'd into, not followed */
 	int64_t exec_next;	 /* when to look for one next (CLOCK_MONOTONIC ns) */
+	char own_name[64];	 /* its name while it ran its traced image (it may rename itself) */
 	struct fam_sub **subs;	 /* the others */
 	size_t nsubs;
 	unsigned traces, failed; /* the others' traces written, and those that could not be */
@@ -209,9 +210,12 @@ int fam_pass(struct fam *f, char *err, size_t errlen);
  * Did the program exec an image we do not follow (one that loads no
  * librip: a shim that execs the real program)?  Its path in f->exec_img,
  * looked for now and then while it runs; exited (not reaped yet), the name
- * of its last.
+ * of its last, unless that is the name it had while it ran its traced
+ * image (a program that renamed itself, PR_SET_NAME), its file says that
+ * image exited, or a signal ended it (killed: it may have renamed itself
+ * since the last look).
  */
-void fam_exec_check(struct fam *f, bool exited);
+void fam_exec_check(struct fam *f, bool exited, bool killed);
 /*
  * The program has exited: stop watching the directory (fam_finish and
  * fam_end read it themselves).  The kernel frees a watch after a grace

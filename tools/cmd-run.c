@@ -255,7 +255,8 @@ static bool run_reap(struct run_state *s, int flags)
 	if (!s->o.fam.follow_exec && s->fam.rec.f.fd >= 0 &&
 	    !waitid(P_PID, (id_t)s->child, &si, WEXITED | WNOHANG | WNOWAIT) &&
 	    si.si_pid == s->child)
-		fam_exec_check(&s->fam, true); /* exited: what it ran last, before it is reaped */
+		/* exited: what it ran last, before it is reaped */
+		fam_exec_check(&s->fam, true, si.si_code != CLD_EXITED);
 	do
 		p = waitpid(s->child, &s->status, flags);
 	while (p < 0 && errno == EINTR);

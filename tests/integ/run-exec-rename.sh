@@ -1,0 +1,42 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+#
+# Description: rip run tells a program that renamed itself from one that
+# exec'd another image, and rip ps of the trace says which.  rip run looks
+# for an exec it does not follow by the process's image while it runs and,
+# once it has exited, by its name: a program that set its own name
+# (PR_SET_NAME, as servers and worker pools do) and exited was said to have
+# "exec'd renamed", and a shell that exec'd into an untraced program was
+# "dead (killed or crashed)" in rip ps of its trace.  exec_rename.c:
+#  - rename (exits 0), rename-kill (SIGKILL), rename-raw (the exit_group
+#    system call, no exit mark in its file): no "exec'd" line;
+#  - sh -c 'true; exec exec_rename exit3': rip run exits 3, says "sh exec'd",
+#    and rip ps of the trace says "replaced by execve".
+. tests/data/common.sh
+prog=$PWD/$BUILD/tests/integ/exec_rename
+need_bin "$prog" "$RIP"
+cd "$TEST_TMP" || die "no $TEST_TMP"
+
+for m in rename rename-kill rename-raw; do
+	"$RIP" run -o "T-$m" -- "$prog" "$m" >/dev/null 2>"$m.err"
+	grep -q "exec'd" "$m.err" && fail "$m: rip run says it exec'd: $(grep "exec'd" "$m.err")"
+	expect_status 0 "rip ps T-$m" "$RIP" ps "T-$m"
+	case $m in
+	rename) want="exited" ;;
+	rename-kill) want="dead (killed or crashed)" ;;
+	*) continue ;; # no mark, no signal: gone, not "replaced by execve" (below)
+	esac
+	head -n 1 "$TEST_TMP/out" | grep -qF ") $want," ||
+		fail "rip ps T-$m: $(head -n 1 "$TEST_TMP/out"), want '$want'"
+done
+head -n 1 "$TEST_TMP/out" | grep -qF "replaced by execve" &&
+	fail "rip ps T-rename-raw: $(head -n 1 "$TEST_TMP/out")"
+
+"$RIP" run -o X -- sh -c "true; exec '$prog' exit3" >/dev/null 2>x.err
+rc=$?
+[ "$rc" = 3 ] || fail "rip run of sh exec'ing exec_rename exit3: exit $rc, want 3: $(cat x.err)"
+grep -q "sh exec'd .*exec_rename" x.err || fail "rip run did not say that sh exec'd: $(cat x.err)"
+expect_status 0 "rip ps X" "$RIP" ps X
+head -n 1 "$TEST_TMP/out" | grep -qF ") replaced by execve," ||
+	fail "rip ps X: $(head -n 1 "$TEST_TMP/out"), want 'replaced by execve'"
+t_done
