@@ -705,6 +705,7 @@ static const char *sym_mod_report(struct rip_sym *s, struct sym_mod *m, const ch
 	const unsigned char *bits;
 	unsigned char magic[SELFMAG];
 	GElf_Addr vaddr;
+	void **ud;
 	ssize_t got;
 	int fd, len;
 
@@ -735,6 +736,9 @@ static const char *sym_mod_report(struct rip_sym *s, struct sym_mod *m, const ch
 	dwfl_report_end(m->dwfl, NULL, NULL);
 	if (!m->dm)
 		close(fd);
+	/* The search path, for symcache_find_safe. */
+	if (m->dm && dwfl_module_info(m->dm, &ud, NULL, NULL, NULL, NULL, NULL, NULL))
+		*ud = s->debuginfo_path;
 	if (!m->dm || !dwfl_module_getelf(m->dm, &m->dwbias))
 		goto err_close;
 	if (m->build_id_len) {
