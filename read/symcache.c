@@ -304,6 +304,14 @@ out_close:
 	return -1;
 }
 
+/* Is fd a file of the caller's or root's? */
+static bool symcache_trusted(int fd)
+{
+	struct stat st;
+
+	return !fstat(fd, &st) && (st.st_uid == geteuid() || st.st_uid == 0);
+}
+
 /* Has the ELF file fd a compressed section? */
 static bool symcache_compressed(int fd)
 {
@@ -411,8 +419,12 @@ int symcache_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modna
 	}
 	fd = symcache_find_safe(mod, userdata, modname, base, file_name, debuglink_file,
 				debuglink_crc, debuginfo_file_name);
-	/* This run reads it as it is; the next ones read the inflated copy. */
-	if (fd >= 0 && path && symcache_compressed(fd))
+	/*
+	 * This run reads it as it is; the next ones read the inflated copy.
+	 * Only of a file of ours or root's: another user's says what build-id
+	 * it likes, and its copy would stand for that one in all our runs.
+	 */
+	if (fd >= 0 && path && symcache_trusted(fd) && symcache_compressed(fd))
 		symcache_write(fd, path, id, len);
 	free(path);
 	return fd;
