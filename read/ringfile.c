@@ -582,7 +582,16 @@ int rr_map_writable(struct rr_file *f, char *err, size_t errlen)
 		return rr_fail(err, errlen, -EROFS,
 			       "%s: a compressed copy is read-only (no live process writes it)",
 			       f->path);
-	fd = open(f->path, O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	/*
+	 * By name again (the descriptor is read-only), but a regular file only:
+	 * whoever owns a directory on the way (root runs this on any user's
+	 * process) may have swapped it for a link since the check, to a device
+	 * an open alone makes do something.
+	 */
+	fd = rr_open_regular(f->path, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0 && (errno == EINVAL || errno == ELOOP))
+		return rr_fail(err, errlen, -ESTALE, "%s: the file changed since it was checked",
+			       f->path);
 	if (fd < 0) {
 		e = errno;
 		return rr_fail(err, errlen, -e, "%s: cannot open for writing: %s%s", f->path,
