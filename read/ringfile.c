@@ -1850,7 +1850,13 @@ int rr_each_file(const char *only_dir, unsigned flags, rr_file_cb cb, void *arg,
 static int rr_hdr_is(const char *path, pid_t pid, uint64_t start, uid_t owner, uid_t *uid,
 		     struct rip_file_hdr *h)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY | O_NOFOLLOW);
+	/*
+	 * A regular file only, never even opened otherwise: the path may be a
+	 * line of another user's /proc/PID/maps, a name in their mount
+	 * namespace, where a device may be in ours (an open alone of some does
+	 * something).
+	 */
+	int fd = rr_open_regular(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_NOFOLLOW);
 	struct stat st;
 	int ok = -1;
 
