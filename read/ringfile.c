@@ -452,6 +452,9 @@ static int rr_open_how(const char *path, int oflags, uid_t owner, struct rr_file
 	f->hdr.comm[sizeof(f->hdr.comm) - 1] = 0;
 	f->hdr.exe[sizeof(f->hdr.exe) - 1] = 0;
 	f->hdr.host[sizeof(f->hdr.host) - 1] = 0;
+	rr_printable(f->hdr.comm);
+	rr_printable(f->hdr.exe);
+	rr_printable(f->hdr.host);
 	ret = rr_map(f, (size_t)st.st_size, err, errlen);
 	if (ret)
 		goto err_close;
@@ -869,6 +872,7 @@ static int rr_copy_slot(const struct rip_slot *src, const struct rip_sample_ring
 		for (size_t k = 0; k < RIP_NAME_MAX; k++)
 			d->name[k] = __atomic_load_n(&src->name[k], __ATOMIC_RELAXED);
 		d->name[RIP_NAME_MAX - 1] = 0;
+		rr_printable(d->name);
 		rr_copy_wait(src, d);
 
 		/* Snap ring read side: pairs with the release store in __rip_snap_store. */
@@ -1333,6 +1337,7 @@ int rr_read_modules(struct rr_file *f, struct rip_module **out, size_t *n, char 
 	rr_guard_leave();
 	for (uint32_t i = 0; i < count; i++) {
 		v[i].path[sizeof(v[i].path) - 1] = 0;
+		rr_printable(v[i].path);
 		if (v[i].build_id_len > RIP_BUILD_ID_MAX)
 			v[i].build_id_len = 0;
 	}
@@ -1739,6 +1744,32 @@ out_close:
 	close(pfd);
 	errno = e;
 	return -1;
+}
+
+/* A C1 control in UTF-8 (U+0080..U+009F): c2 80..c2 9f. */
+static bool rr_c1(const unsigned char *p)
+{
+	return p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f;
+}
+
+bool rr_has_control(const char *s)
+{
+	for (const unsigned char *p = (const unsigned char *)s; p && *p; p++)
+		if (*p < 0x20 || *p == 0x7f || rr_c1(p))
+			return true;
+	return false;
+}
+
+void rr_printable(char *s)
+{
+	for (unsigned char *p = (unsigned char *)s; *p; p++) {
+		if (rr_c1(p)) {
+			p[0] = p[1] = '?';
+			p++;
+		} else if (*p < 0x20 || *p == 0x7f) {
+			*p = '?';
+		}
+	}
 }
 
 bool rr_is_ring(const char *path)
