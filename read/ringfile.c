@@ -1457,6 +1457,7 @@ int rr_exec_image(const struct rr_file *f, pid_t pid, bool exited, char *buf, si
 	}
 	if (n > 0) {
 		img[n] = 0;
+		rr_printable(img); /* as the header's, read so */
 		if (!strcmp(img, f->hdr.exe))
 			return 0;
 		snprintf(buf, len, "%s", img);
@@ -1473,6 +1474,7 @@ int rr_exec_image(const struct rr_file *f, pid_t pid, bool exited, char *buf, si
 		return -EIO;
 	img[n] = 0;
 	img[strcspn(img, "\n")] = 0;
+	rr_printable(img);
 	if (!strcmp(img, f->hdr.comm))
 		return 0;
 	snprintf(buf, len, "%s", img);

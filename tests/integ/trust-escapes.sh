@@ -9,7 +9,8 @@
 # (OSC 52) with a command for root to paste.  trust_escprog names itself and
 # its thread so (ESC, BEL, a C1 control in UTF-8): rip ps, rip ps -t and
 # rip enable (which lists the categories under the process's name) must
-# print none of those bytes, and rip ps -j none unescaped.
+# print none of those bytes, and rip ps -j none unescaped; nor rip run, which
+# names the program by its name in /proc when that changed.
 . tests/data/common.sh
 prog=$PWD/$BUILD/tests/integ/trust_escprog
 need_bin "$prog" "$RIP"
@@ -37,4 +38,8 @@ clean "rip ps -t" "$TEST_TMP/ps-t"
 clean "rip ps -j" "$TEST_TMP/ps-j"
 "$RIP" enable "$pid" >"$TEST_TMP/enable" 2>&1 || die "rip enable: $(cat "$TEST_TMP/enable")"
 clean "rip enable (the list)" "$TEST_TMP/enable"
+t_kill "$pid"
+# rip run names a program whose name changed (it looks exec'd): the name as /proc has it
+timeout -s INT 3 "$RIP" run -o "$TEST_TMP/trace" -- "$prog" >/dev/null 2>"$TEST_TMP/run.err"
+clean "rip run" "$TEST_TMP/run.err"
 t_done
