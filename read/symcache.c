@@ -237,6 +237,42 @@ static int symcache_by_link(Dwfl_Module *mod, const char *search, const char *fi
 	return fd;
 }
 
+/*
+ * The debug file of build-id id under each absolute root of search
+ * (ROOT/.build-id/xx/rest.debug, where libdwfl looks): -1 when none fits.
+ * The roots may be anyone's (a sysroot of a rootless container's files).
+ */
+static int symcache_by_id(Dwfl_Module *mod, const char *search, const unsigned char *id, int len,
+			  char **name)
+{
+	char hex[2 * SYMCACHE_BUILD_ID_MAX + 1];
+	const char *colon;
+	int fd = -1;
+
+	if (len < 2 || len > SYMCACHE_BUILD_ID_MAX)
+		return -1;
+	for (int i = 0; i < len; i++)
+		snprintf(hex + 2 * i, 3, "%02x", id[i]);
+	for (const char *e = search; fd < 0; e = colon + 1) {
+		int n, k;
+		char *p;
+
+		colon = strchr(e, ':');
+		n = (int)(colon ? (size_t)(colon - e) : strlen(e));
+		if (n && (*e == '+' || *e == '-')) {
+			e++;
+			n--;
+		}
+		if (n && *e == '/') {
+			k = asprintf(&p, "%.*s/.build-id/%.2s/%s.debug", n, e, hex, hex + 2);
+			fd = symcache_try(mod, k < 0 ? NULL : p, NULL, 0, name);
+		}
+		if (!colon)
+			break;
+	}
+	return fd;
+}
+
 int symcache_find_safe(Dwfl_Module *mod, void **userdata, const char *modname, GElf_Addr base,
 		       const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,
 		       char **debuginfo_file_name)
@@ -249,26 +285,26 @@ int symcache_find_safe(Dwfl_Module *mod, void **userdata, const char *modname, G
 	Dwarf_Addr bias;
 	char *canon;
 	Elf *me;
-	int fd;
+	int fd, len;
 
 	(void)modname;
 	(void)base;
-	/* By build-id under the absolute roots first (libdwfl's own, as its standard search). */
-	if (dwfl_module_build_id(mod, &id, &vaddr) > 0) {
-		fd = dwfl_build_id_find_debuginfo(mod, NULL, NULL, 0, NULL, NULL, 0,
-						  debuginfo_file_name);
-		if (fd >= 0)
-			return fd;
-	}
 	/*
-	 * Then by name, for the module's own .gnu_debuglink only: the DWARF's
-	 * .gnu_debugaltlink (dwz) is found by build-id or not at all.
+	 * The module's own debug file (debuglink_file its .gnu_debuglink, or
+	 * none), or the one its DWARF's .gnu_debugaltlink names (dwz), which is
+	 * found by build-id only, libdwfl's lookup (that build-id is the DWARF's).
 	 */
 	me = dwfl_module_getelf(mod, &bias);
 	main_link = me ? dwelf_elf_gnu_debuglink(me, &main_crc) : NULL;
-	if (!file_name || !debuglink_file || !*debuglink_file || !main_link ||
-	    strcmp(main_link, debuglink_file))
-		return -1;
+	len = dwfl_module_build_id(mod, &id, &vaddr);
+	if (debuglink_file && (!main_link || strcmp(main_link, debuglink_file)))
+		return len > 0 ? dwfl_build_id_find_debuginfo(mod, NULL, NULL, 0, NULL, NULL, 0,
+							      debuginfo_file_name) :
+				 -1;
+	/* By build-id under the absolute roots first, as libdwfl's standard search; then by name. */
+	fd = len > 0 ? symcache_by_id(mod, search, id, len, debuginfo_file_name) : -1;
+	if (fd >= 0 || !file_name || !debuglink_file || !*debuglink_file)
+		return fd;
 	fd = symcache_by_link(mod, search, file_name, debuglink_file, debuglink_crc,
 			      debuginfo_file_name);
 	/* A binary named through a symbolic link: where it really is, too. */

@@ -10,11 +10,12 @@
 # would wait for a writer for ever), then a symbolic link to /dev/zero (a
 # device opened, then read to its end for the CRC: never).  Each lookup must
 # end within its time limit, the address unnamed; the debug file put back,
-# the address is named again.
+# the address is named again.  The same for a FIFO where the debug file of a
+# build-id goes under --debug-dir.
 . tests/data/common.sh
 Q=$PWD/$BUILD/tests/unit/symq
 need_bin "$Q"
-need_cmd objcopy nm
+need_cmd objcopy nm readelf
 unset DEBUGINFOD_URLS
 CC=${CC:-cc}
 
@@ -55,4 +56,20 @@ printf '%s\n' "$out" | grep -q "^$A 0 target" && fail "/dev/zero gave symbols: $
 rm bin/nobid.debug && cp nobid.debug bin/ && look "the debug file put back"
 printf '%s\n' "$out" | grep -q "^$A 0 target prog\.c:2 " ||
 	fail "the debug file put back is not found: $out"
+
+# -- by build-id under --debug-dir (a sysroot or a debug dir may be anyone's too)
+$CC -g -O0 -o bid prog.c || die "cc"
+id=$(readelf -n bid | sed -n 's/.*Build ID: *\([0-9a-f]*\).*/\1/p')
+[ -n "$id" ] || die "no build-id in the test program"
+objcopy --only-keep-debug bid bid.debug && objcopy --strip-all bid bin/bid || die "objcopy"
+bdir=dbg/.build-id/$(echo "$id" | cut -c1-2)
+mkdir -p "$bdir" && mkfifo "$bdir/$(echo "$id" | cut -c3-).debug" || die "mkfifo"
+v=$(nm bid | awk '$3 == "target" { print $1; exit }')
+A=$(printf '0x%x' $((0x$v + 4 + NB)))
+timeout 20 "$Q" -d "$TEST_TMP/dbg" -m "$TEST_TMP/bin/bid@$NB" "$A" >out 2>&1
+[ $? != 124 ] || fail "a FIFO for the debug file by build-id: the lookup still ran after 20 s"
+rm "$bdir/$(echo "$id" | cut -c3-).debug" && cp bid.debug "$bdir/$(echo "$id" | cut -c3-).debug"
+out=$(timeout 20 "$Q" -d "$TEST_TMP/dbg" -m "$TEST_TMP/bin/bid@$NB" "$A" 2>&1)
+printf '%s\n' "$out" | grep -q "^$A 0 target prog\.c:2 " ||
+	fail "the debug file by build-id is not found: $out"
 t_done
