@@ -40,6 +40,7 @@ int ev_type_load(const struct rip_evtype *e, struct ev_type *t)
 	t->nfields = e->nfields;
 	memcpy(t->name, e->name, sizeof(t->name));
 	t->name[sizeof(t->name) - 1] = 0;
+	rr_printable(t->name);
 	if (!t->name[0])
 		return -EBADMSG;
 	/* a kind: "kind:NAME" with no fields (rip/resource.h); other flags are not ours to judge */
@@ -48,11 +49,13 @@ int ev_type_load(const struct rip_evtype *e, struct ev_type *t)
 		t->flags = 0;
 	memcpy(t->desc, e->desc, sizeof(t->desc));
 	t->desc[sizeof(t->desc) - 1] = 0;
+	rr_printable(t->desc);
 	for (uint32_t i = 0; i < e->nfields; i++) {
 		uint32_t ty = e->fields[i].type;
 
 		t->fields[i] = e->fields[i];
 		t->fields[i].name[sizeof(t->fields[i].name) - 1] = 0;
+		rr_printable(t->fields[i].name);
 		if (ty < RIP_FT_U8 || ty > RIP_FT_HEX64_ARRAY)
 			return -EBADMSG;
 		if (RIP_FT_IS_TAIL(ty)) {
@@ -108,6 +111,7 @@ int ev_read_types_more(struct rr_file *f, struct ev_types *out, char *err, size_
 		memcpy(out->cats[i], f->map + f->hdr.cats_off + (size_t)i * RIP_CATEGORY_NAME_MAX,
 		       RIP_CATEGORY_NAME_MAX);
 		out->cats[i][RIP_CATEGORY_NAME_MAX - 1] = 0;
+		rr_printable(out->cats[i]);
 	}
 	rr_guard_leave();
 	return 0;

@@ -453,6 +453,9 @@ static int rr_open_how(const char *path, int oflags, uid_t owner, struct rr_file
 	f->hdr.comm[sizeof(f->hdr.comm) - 1] = 0;
 	f->hdr.exe[sizeof(f->hdr.exe) - 1] = 0;
 	f->hdr.host[sizeof(f->hdr.host) - 1] = 0;
+	rr_printable(f->hdr.comm);
+	rr_printable(f->hdr.exe);
+	rr_printable(f->hdr.host);
 	ret = rr_map(f, (size_t)st.st_size, err, errlen);
 	if (ret)
 		goto err_close;
@@ -596,7 +599,16 @@ int rr_map_writable(struct rr_file *f, char *err, size_t errlen)
 		return rr_fail(err, errlen, -EROFS,
 			       "%s: a compressed copy is read-only (no live process writes it)",
 			       f->path);
-	fd = open(f->path, O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	/*
+	 * By name again (the descriptor is read-only), but a regular file only:
+	 * whoever owns a directory on the way (root runs this on any user's
+	 * process) may have swapped it for a link since the check, to a device
+	 * an open alone makes do something.
+	 */
+	fd = rr_open_regular(f->path, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0 && (errno == EINVAL || errno == ELOOP))
+		return rr_fail(err, errlen, -ESTALE, "%s: the file changed since it was checked",
+			       f->path);
 	if (fd < 0) {
 		e = errno;
 		return rr_fail(err, errlen, -e, "%s: cannot open for writing: %s%s", f->path,
@@ -874,6 +886,7 @@ static int rr_copy_slot(const struct rip_slot *src, const struct rip_sample_ring
 		for (size_t k = 0; k < RIP_NAME_MAX; k++)
 			d->name[k] = __atomic_load_n(&src->name[k], __ATOMIC_RELAXED);
 		d->name[RIP_NAME_MAX - 1] = 0;
+		rr_printable(d->name);
 		rr_copy_wait(src, d);
 
 		/* Snap ring read side: pairs with the release store in __rip_snap_store. */
@@ -1338,6 +1351,7 @@ int rr_read_modules(struct rr_file *f, struct rip_module **out, size_t *n, char 
 	rr_guard_leave();
 	for (uint32_t i = 0; i < count; i++) {
 		v[i].path[sizeof(v[i].path) - 1] = 0;
+		rr_printable(v[i].path);
 		if (v[i].build_id_len > RIP_BUILD_ID_MAX)
 			v[i].build_id_len = 0;
 	}
@@ -1460,6 +1474,7 @@ int rr_exec_image(const struct rr_file *f, pid_t pid, bool exited, char *buf, si
 	}
 	if (n > 0) {
 		img[n] = 0;
+		rr_printable(img); /* as the header's, read so */
 		if (strcmp(img, f->hdr.exe)) {
 			snprintf(buf, len, "%s", img);
 			return 1;
@@ -1479,6 +1494,7 @@ int rr_exec_image(const struct rr_file *f, pid_t pid, bool exited, char *buf, si
 		return -EIO;
 	img[n] = 0;
 	img[strcspn(img, "\n")] = 0;
+	rr_printable(img);
 	snprintf(buf, len, "%s", img);
 	return exited && strcmp(img, f->hdr.comm);
 }
@@ -1766,6 +1782,32 @@ out_close:
 	return -1;
 }
 
+/* A C1 control in UTF-8 (U+0080..U+009F): c2 80..c2 9f. */
+static bool rr_c1(const unsigned char *p)
+{
+	return p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f;
+}
+
+bool rr_has_control(const char *s)
+{
+	for (const unsigned char *p = (const unsigned char *)s; p && *p; p++)
+		if (*p < 0x20 || *p == 0x7f || rr_c1(p))
+			return true;
+	return false;
+}
+
+void rr_printable(char *s)
+{
+	for (unsigned char *p = (unsigned char *)s; *p; p++) {
+		if (rr_c1(p)) {
+			p[0] = p[1] = '?';
+			p++;
+		} else if (*p < 0x20 || *p == 0x7f) {
+			*p = '?';
+		}
+	}
+}
+
 bool rr_is_ring(const char *path)
 {
 	char magic[8];
@@ -1875,7 +1917,13 @@ int rr_each_file(const char *only_dir, unsigned flags, rr_file_cb cb, void *arg,
 static int rr_hdr_is(const char *path, pid_t pid, uint64_t start, uid_t owner, uid_t *uid,
 		     struct rip_file_hdr *h)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY | O_NOFOLLOW);
+	/*
+	 * A regular file only, never even opened otherwise: the path may be a
+	 * line of another user's /proc/PID/maps, a name in their mount
+	 * namespace, where a device may be in ours (an open alone of some does
+	 * something).
+	 */
+	int fd = rr_open_regular(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_NOFOLLOW);
 	struct stat st;
 	int ok = -1;
 

@@ -172,6 +172,16 @@ bool rr_is_ring(const char *path);
  */
 int rr_open_regular(const char *path, int flags);
 
+/*
+ * Strings another user may have written (names in a ring file, symbols of
+ * their binaries) reach the terminal of whoever runs rip, root too: a byte
+ * that drives a terminal (a C0 control, DEL, a C1 control in UTF-8) would
+ * set its title, clear it, write the clipboard (OSC 52).  rr_has_control:
+ * does s hold one?  rr_printable: each one made '?', in place.
+ */
+bool rr_has_control(const char *s);
+void rr_printable(char *s);
+
 /* Is s a non-empty string of decimal digits? */
 bool rr_all_digits(const char *s);
 

@@ -154,6 +154,7 @@ struct rip_sym {
 	unsigned gen;		  /* bumped by every module added */
 	struct sym_map cache;	  /* addr -> struct sym_entry */
 	struct sym_map demangled; /* libdw/libelf string address -> name */
+	struct sym_map cleaned;	  /* a name with control bytes -> its printable copy */
 	struct sym_chunk *arena;
 };
 
@@ -342,6 +343,32 @@ static const char *sym_demangle(struct rip_sym *s, const char *name)
 	return hit;
 }
 
+/*
+ * A name or path of a binary, its DWARF or the ring file, printable: itself,
+ * or a copy with its control bytes made '?' (rr_printable: whoever built the
+ * binary chose them, and they would drive the terminal of whoever reads).
+ */
+static const char *sym_clean(struct rip_sym *s, const char *name)
+{
+	const char *hit;
+	char *c;
+	size_t len;
+
+	if (!name || !rr_has_control(name))
+		return name;
+	hit = map_get(&s->cleaned, (uintptr_t)name);
+	if (hit)
+		return hit;
+	len = strlen(name) + 1;
+	c = arena_alloc(s, len);
+	if (!c)
+		return "?";
+	memcpy(c, name, len);
+	rr_printable(c);
+	map_put(&s->cleaned, (uintptr_t)name, c);
+	return c;
+}
+
 /* ---- setup ---- */
 
 static int sym_find_elf_none(Dwfl_Module *mod, void **userdata, const char *modname,
@@ -458,6 +485,7 @@ void rip_sym_free(struct rip_sym *s)
 	free(s->maxhi);
 	map_free(&s->cache, false);
 	map_free(&s->demangled, false);
+	map_free(&s->cleaned, false);
 	while (s->arena) {
 		struct sym_chunk *c = s->arena;
 
@@ -705,6 +733,7 @@ static const char *sym_mod_report(struct rip_sym *s, struct sym_mod *m, const ch
 	const unsigned char *bits;
 	unsigned char magic[SELFMAG];
 	GElf_Addr vaddr;
+	void **ud;
 	ssize_t got;
 	int fd, len;
 
@@ -735,6 +764,9 @@ static const char *sym_mod_report(struct rip_sym *s, struct sym_mod *m, const ch
 	dwfl_report_end(m->dwfl, NULL, NULL);
 	if (!m->dm)
 		close(fd);
+	/* The search path, for symcache_find_safe. */
+	if (m->dm && dwfl_module_info(m->dm, &ud, NULL, NULL, NULL, NULL, NULL, NULL))
+		*ud = s->debuginfo_path;
 	if (!m->dm || !dwfl_module_getelf(m->dm, &m->dwbias))
 		goto err_close;
 	if (m->build_id_len) {
@@ -1363,11 +1395,11 @@ int rip_sym_lookup(struct rip_sym *s, uint64_t addr, struct rip_frame *frames, i
 		const struct sym_cframe *f = &e->f[i];
 
 		frames[i] = (struct rip_frame){
-			.func = f->func,
-			.file = f->file,
+			.func = sym_clean(s, f->func),
+			.file = sym_clean(s, f->file),
 			.line = f->line,
 			.column = f->column,
-			.module = m ? m->path : NULL,
+			.module = m ? sym_clean(s, m->path) : NULL,
 			.offset = f->offset,
 			.inlined = f->inlined,
 			.sigframe = f->sigframe,

@@ -33,6 +33,7 @@
 #include <elfutils/libdwfl.h>
 
 #include "read/ringfile.h"
+#include "read/symcache.h"
 #include "read/watch.h"
 
 /* ---- asking for a sweep ---- */
@@ -320,7 +321,7 @@ int wt_unwinder_new(const struct rip_module *mods, size_t n, const char *sysroot
 		return -ENOMEM;
 	u->debuginfo_path = strdup("-:.debug:/usr/lib/debug");
 	u->cb.find_elf = dwfl_build_id_find_elf;
-	u->cb.find_debuginfo = dwfl_standard_find_debuginfo;
+	u->cb.find_debuginfo = symcache_find_safe; /* the binaries may be anyone's */
 	u->cb.section_address = dwfl_offline_section_address;
 	u->cb.debuginfo_path = &u->debuginfo_path;
 	u->mods = mods;
@@ -335,6 +336,8 @@ int wt_unwinder_new(const struct rip_module *mods, size_t n, const char *sysroot
 		const struct rip_module *m = &mods[i];
 		char path[PATH_MAX + RIP_MODULE_PATH_MAX];
 		size_t len = strnlen(m->path, sizeof(m->path));
+		Dwfl_Module *dm;
+		void **ud;
 		int fd;
 
 		if ((m->flags & (RIP_MOD_VDSO | RIP_MOD_UNLOADED)) || !len ||
@@ -350,7 +353,10 @@ int wt_unwinder_new(const struct rip_module *mods, size_t n, const char *sysroot
 		if (fd < 0)
 			continue;
 		/* ET_DYN: placed at bias + p_vaddr; ET_EXEC: at its own p_vaddr (as sym.c). */
-		if (dwfl_report_elf(u->dwfl, path, path, fd, m->bias, true))
+		dm = dwfl_report_elf(u->dwfl, path, path, fd, m->bias, true);
+		if (dm && dwfl_module_info(dm, &ud, NULL, NULL, NULL, NULL, NULL, NULL))
+			*ud = u->debuginfo_path; /* symcache_find_safe's search path */
+		if (dm)
 			reported++;
 		else
 			close(fd); /* libdw's when taken */
