@@ -807,6 +807,29 @@ void fam_look(struct fam *f)
 }
 
 /*
+ * Did sub's process, gone from its file, exec an image we do not follow
+ * (a shell's child that runs a command: exec'd, not killed)?  Its file
+ * then says "replaced by execve" to rip ps DIR/PID, not "dead (killed or
+ * crashed)".  Told only while the process runs the other image (the same
+ * process: its start time); once that image ended too, it cannot be.
+ */
+static void fam_sub_execed(struct fam_sub *sub)
+{
+	struct rr_file *f = &sub->rec.f;
+	char img[PATH_MAX], ignore[RR_ERR_MAX];
+	uint32_t flags = 0;
+
+	if (f->fd < 0 ||
+	    rr_live_u32(f, offsetof(struct rip_file_hdr, proc_flags), &flags, ignore,
+			sizeof(ignore)) ||
+	    (flags & (RIP_P_EXITED | RIP_P_EXECED)) ||
+	    rr_proc_start_ticks(f->hdr.pid) != f->hdr.start_ticks ||
+	    rr_exec_image(f, f->hdr.pid, false, img, sizeof(img)) != 1)
+		return;
+	rr_mark_execed(f, ignore, sizeof(ignore));
+}
+
+/*
  * Finish sub's trace: drain, metadata, index; its ring file goes.  gone:
  * fam_sub_gone saw its image go; else (the program ended first) whether it
  * still runs is asked now.  Not asked again after fam_sub_gone: an image
@@ -822,6 +845,8 @@ static void fam_sub_finish(struct fam *f, struct fam_sub *sub, bool gone)
 	sub->active = false;
 	sub->done = true;
 	sub->cut = !gone && rr_alive(&sub->rec.f) == 1;
+	if (gone && !f->o->follow_exec)
+		fam_sub_execed(sub);
 	snprintf(sub->comm, sizeof(sub->comm), "%.16s", sub->rec.f.hdr.comm);
 	/*
 	 * The copy of its ring file, as the program's: rip ps and top DIR/PID, and

@@ -11,7 +11,9 @@
 #  - rename (exits 0), rename-kill (SIGKILL), rename-raw (the exit_group
 #    system call, no exit mark in its file): no "exec'd" line;
 #  - sh -c 'true; exec exec_rename exit3': rip run exits 3, says "sh exec'd",
-#    and rip ps of the trace says "replaced by execve".
+#    and rip ps of the trace says "replaced by execve";
+#  - under --follow-fork, the shell's child that exec's sleep: its trace
+#    said "dead (killed or crashed)", and must say "replaced by execve".
 . tests/data/common.sh
 prog=$PWD/$BUILD/tests/integ/exec_rename
 need_bin "$prog" "$RIP"
@@ -39,4 +41,13 @@ grep -q "sh exec'd .*exec_rename" x.err || fail "rip run did not say that sh exe
 expect_status 0 "rip ps X" "$RIP" ps X
 head -n 1 "$TEST_TMP/out" | grep -qF ") replaced by execve," ||
 	fail "rip ps X: $(head -n 1 "$TEST_TMP/out"), want 'replaced by execve'"
+
+# A followed child (the shell's fork) that exec's a command not followed, which runs
+# for a while (rip run looks every 100 ms): its trace says so too.
+"$RIP" run -q --follow-fork -o F -- sh -c 'sleep 0.6 & wait' 2>f.err || fail "rip run -F: $(cat f.err)"
+set -- F/[0-9]*
+[ $# = 1 ] && [ -d "$1" ] || fail "want one child trace in F: $*"
+expect_status 0 "rip ps $1" "$RIP" ps "$1"
+head -n 1 "$TEST_TMP/out" | grep -qF ") replaced by execve," ||
+	fail "rip ps $1: $(head -n 1 "$TEST_TMP/out"), want 'replaced by execve'"
 t_done
