@@ -816,7 +816,7 @@ void fam_look(struct fam *f)
 static void fam_sub_execed(struct fam_sub *sub)
 {
 	struct rr_file *f = &sub->rec.f;
-	char img[PATH_MAX], ignore[RR_ERR_MAX];
+	char ignore[RR_ERR_MAX];
 	uint32_t flags = 0;
 
 	if (f->fd < 0 ||
@@ -824,9 +824,27 @@ static void fam_sub_execed(struct fam_sub *sub)
 			sizeof(ignore)) ||
 	    (flags & (RIP_P_EXITED | RIP_P_EXECED)) ||
 	    rr_proc_start_ticks(f->hdr.pid) != f->hdr.start_ticks ||
-	    rr_exec_image(f, f->hdr.pid, false, img, sizeof(img)) != 1)
+	    rr_exec_image(f, f->hdr.pid, false, sub->exec_img, sizeof(sub->exec_img)) != 1) {
+		sub->exec_img[0] = 0;
 		return;
+	}
 	rr_mark_execed(f, ignore, sizeof(ignore));
+}
+
+/* How sub's traced image ended, by its file's marks (sub.end). */
+static int fam_sub_end(const struct fam_sub *sub)
+{
+	char ignore[RR_ERR_MAX];
+	uint32_t flags = 0;
+
+	if (sub->cut)
+		return 0;
+	if (rr_live_u32(&sub->rec.f, offsetof(struct rip_file_hdr, proc_flags), &flags, ignore,
+			sizeof(ignore)))
+		return FAM_END_DEAD;
+	return flags & RIP_P_EXITED ? FAM_END_EXIT :
+	       flags & RIP_P_EXECED ? FAM_END_EXEC :
+				      FAM_END_DEAD;
 }
 
 /*
@@ -847,6 +865,7 @@ static void fam_sub_finish(struct fam *f, struct fam_sub *sub, bool gone)
 	sub->cut = !gone && rr_alive(&sub->rec.f) == 1;
 	if (gone && !f->o->follow_exec)
 		fam_sub_execed(sub);
+	sub->end = fam_sub_end(sub);
 	snprintf(sub->comm, sizeof(sub->comm), "%.16s", sub->rec.f.hdr.comm);
 	/*
 	 * The copy of its ring file, as the program's: rip ps and top DIR/PID, and

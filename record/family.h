@@ -97,10 +97,20 @@ struct fam_sub {
 	bool recorded; /* its trace was written: the figures below are its */
 	bool cut;      /* the process still ran when we finished its trace */
 	char comm[17]; /* the process's name, from its ring file */
+	/* how its traced image ended: 0 (cut), FAM_END_* */
+	int end;
+	char exec_img[PATH_MAX]; /* FAM_END_EXEC: the image it exec'd into, if seen */
 	uint64_t events, lost, corrupt;
 	int64_t alive_ns; /* when rr_alive last said it runs (fam_sub_gone) */
 	struct rec rec;
 	char dir[PATH_MAX];
+};
+
+/* How a child's traced image ended (fam_sub.end). */
+enum {
+	FAM_END_EXIT = 1, /* exit(), _exit(), return from main: marked in its file */
+	FAM_END_EXEC,	  /* it exec'd another image */
+	FAM_END_DEAD,	  /* neither: killed or crashed (or an exec not seen) */
 };
 
 /* A ring file that outlives rip run, moved up into the ring directory (fam_keep). */

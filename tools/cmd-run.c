@@ -431,6 +431,10 @@ static void run_sub_line(const struct fam_sub *sub)
 		fprintf(stderr, ", %llu corrupt packets skipped", (unsigned long long)sub->corrupt);
 	if (sub->cut)
 		fprintf(stderr, "; still running when the program exited: recorded until then");
+	else if (sub->end == FAM_END_EXEC)
+		fprintf(stderr, "; exec'd %s", sub->exec_img[0] ? sub->exec_img : "a new image");
+	else if (sub->end == FAM_END_DEAD)
+		fprintf(stderr, "; dead (killed or crashed)");
 	fputc('\n', stderr);
 }
 
@@ -470,7 +474,7 @@ static void run_summary(struct run_state *s)
 		/* Every one when they are few; else those that lost events. */
 		for (size_t i = 0; i < f->nsubs; i++) {
 			const struct fam_sub *sub = f->subs[i];
-			bool bad = sub->lost || sub->corrupt || sub->cut;
+			bool bad = sub->lost || sub->corrupt || sub->cut || sub->end == FAM_END_DEAD;
 
 			if (!sub->recorded || (f->traces > RUN_SUB_LINES && !bad) ||
 			    (s->o.quiet && !bad))

@@ -15,6 +15,7 @@
 #    file in RIP_DIR (a pool's workers, ended by their parent's SIGTERM,
 #    would each leave one).
 # rip ps T/ (a trailing slash) names the ring file T/.rip-ring, not T//.rip-ring.
+# rip run's summary line on each child says which died (B), not A.
 . tests/data/common.sh
 prog=$PWD/$BUILD/tests/integ/child_ends
 need_bin "$prog" "$RIP"
@@ -44,6 +45,12 @@ head -n 1 "$TEST_TMP/out" | grep -q "(pid $parent) dead (killed or crashed)," ||
 expect_status 0 "rip ps T/" "$RIP" ps T/
 head -n 1 "$TEST_TMP/out" | grep -q "ring T/.rip-ring$" ||
 	fail "rip ps T/ names its ring file: $(head -n 1 "$TEST_TMP/out")"
+
+# the summary: B's line says it died, A's (exited) says nothing of how it ended
+grep -q "^rip run:   $b (.*): [0-9]* events, 0 lost; dead (killed or crashed)\$" run.err ||
+	fail "rip run's line on child $b (killed): $(cat run.err)"
+grep -q "^rip run:   $a (.*): [0-9]* events, 0 lost\$" run.err ||
+	fail "rip run's line on child $a (exited): $(cat run.err)"
 
 # B: killed; its trace says so, and no ring file of either child stays
 expect_status 0 "rip ps T/$b" "$RIP" ps "T/$b"

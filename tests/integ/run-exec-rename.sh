@@ -44,9 +44,11 @@ head -n 1 "$TEST_TMP/out" | grep -qF ") replaced by execve," ||
 
 # A followed child (the shell's fork) that exec's a command not followed, which runs
 # for a while (rip run looks every 100 ms): its trace says so too.
-"$RIP" run -q --follow-fork -o F -- sh -c 'sleep 0.6 & wait' 2>f.err || fail "rip run -F: $(cat f.err)"
+"$RIP" run --follow-fork -o F -- sh -c 'sleep 0.6 & wait' 2>f.err || fail "rip run -F: $(cat f.err)"
 set -- F/[0-9]*
 [ $# = 1 ] && [ -d "$1" ] || fail "want one child trace in F: $*"
+grep -q "^rip run:   ${1#F/} (sh): .*; exec'd .*sleep\$" f.err ||
+	fail "rip run's line on the child: $(cat f.err)"
 expect_status 0 "rip ps $1" "$RIP" ps "$1"
 head -n 1 "$TEST_TMP/out" | grep -qF ") replaced by execve," ||
 	fail "rip ps $1: $(head -n 1 "$TEST_TMP/out"), want 'replaced by execve'"
