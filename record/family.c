@@ -814,6 +814,8 @@ static void fam_sub_finish(struct fam *f, struct fam_sub *sub, bool gone)
 		sub->events = sub->rec.st.events;
 		sub->lost = rec_lost_events(&sub->rec);
 		sub->corrupt = sub->rec.st.corrupt;
+		sub->samples = sub->rec.st.samples;
+		sub->samples_lost = sub->rec.st.samples_lost;
 		if (!sub->rec.ring_kept)
 			fam_warn(f, "pid %d: no copy of its ring file in %s (%s)", (int)sub->pid,
 				 sub->dir, sub->rec.ring_err);

@@ -98,6 +98,7 @@ struct fam_sub {
 	bool cut;      /* the process still ran when we finished its trace */
 	char comm[17]; /* the process's name, from its ring file */
 	uint64_t events, lost, corrupt;
+	uint64_t samples, samples_lost; /* its CPU samples (--sample): taken, lost */
 	int64_t alive_ns; /* when rr_alive last said it runs (fam_sub_gone) */
 	struct rec rec;
 	char dir[PATH_MAX];

@@ -428,6 +428,10 @@ static void run_sub_line(const struct fam_sub *sub)
 		(unsigned long long)sub->events, (unsigned long long)sub->lost);
 	if (sub->corrupt)
 		fprintf(stderr, ", %llu corrupt packets skipped", (unsigned long long)sub->corrupt);
+	if (sub->samples || sub->samples_lost)
+		fprintf(stderr, "; %llu CPU samples (rip top %s), %llu lost",
+			(unsigned long long)sub->samples, sub->dir,
+			(unsigned long long)sub->samples_lost);
 	if (sub->cut)
 		fprintf(stderr, "; still running when the program exited: recorded until then");
 	fputc('\n', stderr);
