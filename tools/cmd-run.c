@@ -303,8 +303,9 @@ static void run_exec(const struct run_state *s, int go, int report, char **argv)
 /* The last lines: the ring files that stay, and what to do with them. */
 static void run_kept_lines(const struct run_state *s)
 {
-	const char *trace = s->fam.dir;
-	bool trace_ring = s->fam.rec.ring_kept;
+	/* killed after it exec'd a followed image: that image's trace */
+	const char *trace = s->fam.last_kept ? s->fam.last_dir : s->fam.dir;
+	bool trace_ring = trace != s->fam.dir || s->fam.rec.ring_kept;
 
 	for (size_t i = 0; i < s->fam.nkept; i++) {
 		const struct fam_kept *k = &s->fam.kept[i];
@@ -802,8 +803,12 @@ static int cmd_run(int argc, char **argv)
 	status = run_exit_status(s->status);
 	if ((s->failed || s->nofile_failed || s->relay.lost || s->relay.gap) && status == 0)
 		status = EXIT_FAIL;
-	/* Killed: its file stays where rip ps PID looks (and rip gc collects it). */
-	if (WIFSIGNALED(s->status) && s->fam.ring[0] && s->fam.rec.f.fd >= 0 &&
+	/*
+	 * Killed: its file stays where rip ps PID looks (and rip gc collects it);
+	 * the file of the image it exec'd into, when one was followed.
+	 */
+	if (WIFSIGNALED(s->status) && !fam_keep_last(&s->fam, WTERMSIG(s->status)) &&
+	    s->fam.ring[0] && s->fam.rec.f.fd >= 0 &&
 	    fam_keep(&s->fam, s->fam.ring, s->fam.rec.f.hdr.pid, s->fam.rec.f.hdr.comm,
 		     WTERMSIG(s->status)))
 		s->fam.ring[0] = 0;
