@@ -315,6 +315,16 @@ static void run_kept_lines(const struct run_state *s)
 				"%s run: the recording of %s (pid %d) failed: its ring file stays as "
 				"%s (rip ps %d and rip snapshot %s read it; rip gc removes it)\n",
 				rip_prog, k->comm, (int)k->pid, k->path, (int)k->pid, k->path);
+		else if (k->sig && k->pid == s->fam.child && !s->fam.last_kept &&
+			 s->fam.exec_img[0])
+			/* the image it exec'd was killed, not followed: the file is of the one before */
+			fprintf(stderr,
+				"%s run: %s, which %s (pid %d) exec'd, was killed by signal %d (%s): "
+				"rip ps %d%s%s shows %s before the exec; its ring file stays as %s "
+				"(rip gc removes it)\n",
+				rip_prog, s->fam.exec_img, k->comm, (int)k->pid, k->sig,
+				strsignal(k->sig), (int)k->pid, trace_ring ? " or rip ps " : "",
+				trace_ring ? trace : "", k->comm, k->path);
 		else if (k->sig)
 			fprintf(stderr,
 				"%s run: %s (pid %d) was killed by signal %d (%s): rip ps %d%s%s shows "

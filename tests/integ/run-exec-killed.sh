@@ -7,7 +7,9 @@
 # replaced.  sh exec's bash, which kills itself with SIGKILL: the line must
 # name bash, DIR/PID.1 and the image's file, rip ps PID must show bash dead
 # (it showed sh, "replaced by execve": erl exec's beam.smp, whose threads
-# rip ps then never showed), and rip gc removes the file.
+# rip ps then never showed), and rip gc removes the file.  Without
+# --follow-exec the line says that bash, which sh exec'd, was killed, and
+# that rip ps shows sh before the exec (it said sh was killed).
 . tests/data/common.sh
 need_bin "$RIP"
 need_cmd bash
@@ -35,4 +37,12 @@ head -n 1 ps1.out | grep -q "^bash (pid $pid) dead" ||
 "$RIP" gc >gc.out 2>&1 || fail "rip gc: $(cat gc.out)"
 [ ! -e "$kept" ] || fail "rip gc left $kept"
 ls -a "$RIP_DIR" | grep -q '^rip-run\.' && fail "rip run left its directory: $(ls -a "$RIP_DIR")"
+
+"$RIP" run -o U -- sh -c 'exec bash -c "kill -9 \$\$"' >run2.out 2>run2.err
+rc=$?
+[ "$rc" = 137 ] || die "rip run, exec not followed: exit $rc, want 137: $(cat run2.err)"
+line=$(tail -n 1 run2.err)
+echo "$line" | grep -Eq "^rip run: (/[^ ]*/)?bash, which sh \(pid [0-9]+\) exec'd, was killed by signal 9 .*rip ps [0-9]+ or rip ps U shows sh before the exec" ||
+	fail "exec not followed: the last line does not say bash was killed: $line"
+"$RIP" gc >gc.out 2>&1 || fail "rip gc: $(cat gc.out)"
 t_done
