@@ -436,8 +436,20 @@ void rip_pl_sample_strict_end(long ret)
 {
 	int err;
 
-	if (!ret)
-		return; /* in strict mode now: the thread is sampled no more */
+	if (!ret) {
+		/*
+		 * In strict mode now: the thread is sampled no more, and records
+		 * nothing more.  On x86 the kernel turns the TSC off for it too
+		 * (TIF_NOTSC: rdtsc faults), and every record's time reads it, as
+		 * clock_gettime's vDSO does: the write wrapper's wait record killed
+		 * the program with SIGSEGV where librip's clock is the TSC (rip
+		 * run's).  The guard up for good, at no frame (1): every hook
+		 * forwards, and rip_pl_enter_odd finds no handler that interrupted
+		 * work of ours (no system call: a frame of 0 is none).
+		 */
+		rip_pl_self.guard = 1;
+		return;
+	}
 	err = errno;
 	sp_strict = false;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);

@@ -1452,8 +1452,18 @@ void evs_totals(const struct evs *s, struct evs_totals *t)
 	*t = s->tot;
 	t->events += s->fast.events; /* not taken back yet */
 	t->discarded = 0;
-	for (uint32_t i = 0; i < s->nst; i++)
-		t->discarded += s->st[i].discarded;
+	t->samples_lost = 0;
+	/*
+	 * A trace's stream after the event rings' holds the CPU samples: the
+	 * samples it lost are no resource event lost (rip leaks warned that a
+	 * release may be missing for each timer period merged into one signal).
+	 */
+	for (uint32_t i = 0; i < s->nst; i++) {
+		if (s->trace && s->hdr && i == s->hdr->ev_rings)
+			t->samples_lost = s->st[i].discarded;
+		else
+			t->discarded += s->st[i].discarded;
+	}
 	/* A trace's index counts what the recorder saw; report the larger of each. */
 	if (s->idx_discarded > t->discarded)
 		t->discarded = s->idx_discarded;

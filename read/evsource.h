@@ -111,7 +111,10 @@ struct evs_totals {
 	uint64_t packets;	  /* packets read */
 	uint64_t streams;	  /* streams in the source */
 	uint64_t discarded;	  /* events discarded or overwritten by the writers, or in
-				     chunks of a packed trace that are gone (--max-size) */
+				     chunks of a packed trace that are gone (--max-size);
+				     not the CPU samples: samples_lost */
+	uint64_t samples_lost;	  /* a trace's CPU samples the recorder counted lost (the
+				     discarded of their stream, after the event rings') */
 	uint64_t lost_packets;	  /* packets missing: gaps in sequence numbers, and those
 				     chunks' packets */
 	uint64_t torn;		  /* packets of a live ring reused while being copied */

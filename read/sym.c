@@ -1035,9 +1035,32 @@ static bool sym_fn_find(struct sym_cu_fns *fns, Dwarf_Addr pc, Dwarf_Die *out)
 }
 
 /*
+ * Whether the CU that dwfl_module_addrdie gave holds dwaddr.  libdwfl takes
+ * the gap after one CU's .debug_aranges up to the next CU's as the first
+ * one's: where the CUs between have no entry there (Go's, beside the C of
+ * cgo that has them; objects of clang) it names a CU whose lines and
+ * functions are elsewhere, and every frame got its file and line (or none).
+ * A CU that gives no ranges at all is taken at its word.
+ */
+static bool sym_cu_holds(Dwarf_Die *cu, Dwarf_Addr bias, Dwarf_Addr dwaddr)
+{
+	Dwarf_Addr base, lo, hi, pc = dwaddr - bias;
+	ptrdiff_t off = 0;
+	bool any = false;
+
+	while ((off = dwarf_ranges(cu, off, &base, &lo, &hi)) > 0) {
+		if (pc >= lo && pc < hi)
+			return true;
+		any = true;
+	}
+	return !any;
+}
+
+/*
  * The CU around pc.  Not through dwfl_module_addrdie alone: elfutils before
  * 0.191 finds CUs only through .debug_aranges, which clang does not emit;
- * when it finds none, our own index of every CU's ranges does.
+ * when it finds none (or one that does not hold pc), our own index of every
+ * CU's ranges does.
  */
 static bool sym_cu_find(struct sym_mod *m, Dwarf_Addr dwaddr, Dwarf_Die *cu, Dwarf_Addr *bias)
 {
@@ -1048,7 +1071,8 @@ static bool sym_cu_find(struct sym_mod *m, Dwarf_Addr dwaddr, Dwarf_Die *cu, Dwa
 	 * reads each one's abbreviations (glibc's debug info: 2,175 CUs, 17 MB
 	 * and 6-8 ms, for one address in libc).
 	 */
-	if (!m->cu_indexed && (hit = dwfl_module_addrdie(m->dm, dwaddr, bias))) {
+	if (!m->cu_indexed && (hit = dwfl_module_addrdie(m->dm, dwaddr, bias)) &&
+	    sym_cu_holds(hit, *bias, dwaddr)) {
 		*cu = *hit;
 		return true;
 	}
@@ -1092,7 +1116,7 @@ static bool sym_cu_find(struct sym_mod *m, Dwarf_Addr dwaddr, Dwarf_Die *cu, Dwa
 		}
 	}
 	hit = dwfl_module_addrdie(m->dm, dwaddr, bias);
-	if (!hit)
+	if (!hit || !sym_cu_holds(hit, *bias, dwaddr))
 		return false;
 	*cu = *hit;
 	return true;

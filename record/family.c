@@ -217,12 +217,34 @@ bool fam_keep(struct fam *f, const char *path, pid_t pid, const char *comm, int 
 	return true;
 }
 
+bool fam_keep_last(struct fam *f, int sig)
+{
+	char path[PATH_MAX + NAME_MAX + 2];
+
+	if (!f->last_ring[0])
+		return false;
+	/* its own name again, which fam_keep gives it in the ring directory */
+	snprintf(path, sizeof(path), "%s/%s", f->ringdir, f->last_name);
+	if (rename(f->last_ring, path))
+		return false;
+	f->last_ring[0] = 0;
+	if (!fam_keep(f, path, f->child, f->last_comm, sig)) {
+		unlink(path);
+		return false;
+	}
+	f->last_kept = true;
+	return true;
+}
+
 void fam_cleanup(struct fam *f, bool keep)
 {
 	DIR *d;
 	struct dirent *e;
 
 	rec_close(&f->rec);
+	if (f->last_ring[0])
+		unlink(f->last_ring);
+	f->last_ring[0] = 0;
 	if (!f->ringdir[0])
 		return;
 	if (f->attached && f->ring[0] && !keep)
@@ -806,6 +828,15 @@ void fam_look(struct fam *f)
 		fam_scan(f);
 }
 
+/* Did the image that wrote rf exec (its successor marked the file)? */
+static bool fam_execed(const struct rr_file *rf)
+{
+	uint32_t flags = 0;
+
+	return !rr_live_u32(rf, offsetof(struct rip_file_hdr, proc_flags), &flags, NULL, 0) &&
+	       (flags & RIP_P_EXECED);
+}
+
 /*
  * Did sub's process, gone from its file, exec an image we do not follow
  * (a shell's child that runs a command: exec'd, not killed)?  Its file
@@ -884,12 +915,33 @@ static void fam_sub_finish(struct fam *f, struct fam_sub *sub, bool gone)
 		sub->events = sub->rec.st.events;
 		sub->lost = rec_lost_events(&sub->rec);
 		sub->corrupt = sub->rec.st.corrupt;
+		sub->samples = sub->rec.st.samples;
+		sub->samples_lost = sub->rec.st.samples_lost;
 		if (!sub->rec.ring_kept)
 			fam_warn(f, "pid %d: no copy of its ring file in %s (%s)", (int)sub->pid,
 				 sub->dir, sub->rec.ring_err);
 	}
-	rec_close(&sub->rec);
 	snprintf(path, sizeof(path), "%s/%s", f->ringdir, sub->name);
+	/*
+	 * The program's image that no other replaced: if a signal killed the
+	 * program, it killed this one, whose file rip ps PID then reads.
+	 */
+	if (sub->recorded && !sub->cut && sub->pid == f->child && !fam_execed(&sub->rec.f)) {
+		if (f->last_ring[0])
+			unlink(f->last_ring);
+		snprintf(f->last_ring, sizeof(f->last_ring), "%s/.last-%s", f->ringdir, sub->name);
+		if (rename(path, f->last_ring)) {
+			unlink(path);
+			f->last_ring[0] = 0;
+		}
+		snprintf(f->last_name, sizeof(f->last_name), "%s", sub->name);
+		snprintf(f->last_comm, sizeof(f->last_comm), "%s", sub->comm);
+		snprintf(f->last_dir, sizeof(f->last_dir), "%s", sub->dir);
+		rec_close(&sub->rec);
+		sub->name[0] = 0;
+		return;
+	}
+	rec_close(&sub->rec);
 	/* A process that outlives us (a daemon's child) keeps its file, where rip ps finds it. */
 	if (!sub->cut || !fam_keep(f, path, sub->pid, sub->comm, 0))
 		unlink(path);

@@ -101,6 +101,7 @@ struct fam_sub {
 	int end;
 	char exec_img[PATH_MAX]; /* FAM_END_EXEC: the image it exec'd into, if seen */
 	uint64_t events, lost, corrupt;
+	uint64_t samples, samples_lost; /* its CPU samples (--sample): taken, lost */
 	int64_t alive_ns; /* when rr_alive last said it runs (fam_sub_gone) */
 	struct rec rec;
 	char dir[PATH_MAX];
@@ -151,6 +152,17 @@ struct fam {
 	unsigned sub_nofile;   /* children and images that have no trace for it */
 	struct fam_kept *kept; /* ring files that outlive us */
 	size_t nkept;
+	/*
+	 * The program's newest image recorded (followed exec), whose process
+	 * ended as the program: its ring file stays in ringdir, as last_ring
+	 * (".last-NAME", a name fam_scan does not take for a new image's), until
+	 * fam_cleanup, for fam_keep_last when a signal killed the program.
+	 */
+	char last_ring[PATH_MAX + NAME_MAX + 8];
+	char last_name[NAME_MAX + 1];
+	char last_comm[17];
+	char last_dir[PATH_MAX]; /* its trace, DIR/PID.N */
+	bool last_kept;		 /* fam_keep_last kept it */
 	/* Called with each warning about the others; NULL: none. */
 	void (*warn)(const char *msg, void *arg);
 	void *warn_arg;
@@ -280,6 +292,12 @@ void fam_totals(const struct fam *f, struct fam_totals *t);
  * and list it in f->kept; false if it cannot be.
  */
 bool fam_keep(struct fam *f, const char *path, pid_t pid, const char *comm, int sig);
+/*
+ * The program was killed by signal sig after it exec'd an image that was
+ * followed: keep that image's ring file (f->last_ring), the one rip ps must
+ * read, not the one of the image it replaced.  false: there is none.
+ */
+bool fam_keep_last(struct fam *f, int sig);
 /*
  * Close the program's consumer, and remove the directory: the program's
  * ring file unless keep (or it went: fam_keep),

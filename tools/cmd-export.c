@@ -420,7 +420,7 @@ static int export_chrome(struct evs *s, FILE *out, int64_t interval, const char 
 	fprintf(out,
 		",\"pid\":\"%d\",\"events\":\"%" PRIu64 "\",\"streams\":\"%" PRIu64
 		"\",\"discarded\":\"%" PRIu64 "\",\"lost_packets\":\"%" PRIu64 "\"}}\n",
-		c.pid, tot.events, tot.streams, tot.discarded, tot.lost_packets);
+		c.pid, tot.events, tot.streams, tot.discarded + tot.samples_lost, tot.lost_packets);
 	ret = 0;
 out:
 	xf_chrome_free(fx);
@@ -730,10 +730,12 @@ static int export_folded(struct evs *s, FILE *out, enum fo_value what, struct th
 		fprintf(out, "%s %" PRIu64 "\n", lines[i].stack, v);
 	}
 	evs_totals(s, &tot);
-	if (tot.discarded || tot.lost_packets || tot.torn)
+	if (what != FO_SAMPLES)
+		tot.samples_lost = 0; /* not these values */
+	if (tot.discarded || tot.samples_lost || tot.lost_packets || tot.torn)
 		tool_err("warning: this trace is incomplete (%" PRIu64 " events discarded or "
 			 "overwritten, %" PRIu64 " packets lost): the values are too",
-			 tot.discarded, tot.lost_packets + tot.torn);
+			 tot.discarded + tot.samples_lost, tot.lost_packets + tot.torn);
 	ret = 0;
 out:
 	for (size_t i = 0; i < nlines; i++)
@@ -767,10 +769,13 @@ static int export_pprof(struct evs *s, FILE *out, const struct pp_opts *o, char 
 		ret = -EIO;
 		goto out;
 	}
-	if (res.tot.discarded || res.tot.lost_packets || res.tot.torn)
+	if (res.kind != PP_CPU)
+		res.tot.samples_lost = 0; /* not this profile's values */
+	if (res.tot.discarded || res.tot.samples_lost || res.tot.lost_packets || res.tot.torn)
 		tool_err("warning: this trace is incomplete (%" PRIu64 " events discarded or "
 			 "overwritten, %" PRIu64 " packets lost): the values are too",
-			 res.tot.discarded, res.tot.lost_packets + res.tot.torn);
+			 res.tot.discarded + res.tot.samples_lost,
+			 res.tot.lost_packets + res.tot.torn);
 	if (!res.samples)
 		tool_err("warning: the %s profile has no samples", pp_kind_name(res.kind));
 out:

@@ -396,10 +396,13 @@ static int cmd_push(int argc, char **argv)
 	}
 	if (res.no_symbols)
 		tool_err("warning: no symbols, frames are addresses: %s", res.sym_err);
-	if (res.tot.discarded || res.tot.lost_packets || res.tot.torn)
+	if (res.kind != PP_CPU)
+		res.tot.samples_lost = 0; /* not this profile's values */
+	if (res.tot.discarded || res.tot.samples_lost || res.tot.lost_packets || res.tot.torn)
 		tool_err("warning: this trace is incomplete (%" PRIu64 " events discarded or "
 			 "overwritten, %" PRIu64 " packets lost): the values are too",
-			 res.tot.discarded, res.tot.lost_packets + res.tot.torn);
+			 res.tot.discarded + res.tot.samples_lost,
+			 res.tot.lost_packets + res.tot.torn);
 	if (!app || !*app)
 		app = evs_file_hdr(s)->comm[0] ? evs_file_hdr(s)->comm : "rip";
 

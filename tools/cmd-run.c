@@ -304,8 +304,9 @@ static void run_exec(const struct run_state *s, int go, int report, char **argv)
 /* The last lines: the ring files that stay, and what to do with them. */
 static void run_kept_lines(const struct run_state *s)
 {
-	const char *trace = s->fam.dir;
-	bool trace_ring = s->fam.rec.ring_kept;
+	/* killed after it exec'd a followed image: that image's trace */
+	const char *trace = s->fam.last_kept ? s->fam.last_dir : s->fam.dir;
+	bool trace_ring = trace != s->fam.dir || s->fam.rec.ring_kept;
 
 	for (size_t i = 0; i < s->fam.nkept; i++) {
 		const struct fam_kept *k = &s->fam.kept[i];
@@ -315,6 +316,16 @@ static void run_kept_lines(const struct run_state *s)
 				"%s run: the recording of %s (pid %d) failed: its ring file stays as "
 				"%s (rip ps %d and rip snapshot %s read it; rip gc removes it)\n",
 				rip_prog, k->comm, (int)k->pid, k->path, (int)k->pid, k->path);
+		else if (k->sig && k->pid == s->fam.child && !s->fam.last_kept &&
+			 s->fam.exec_img[0])
+			/* the image it exec'd was killed, not followed: the file is of the one before */
+			fprintf(stderr,
+				"%s run: %s, which %s (pid %d) exec'd, was killed by signal %d (%s): "
+				"rip ps %d%s%s shows %s before the exec; its ring file stays as %s "
+				"(rip gc removes it)\n",
+				rip_prog, s->fam.exec_img, k->comm, (int)k->pid, k->sig,
+				strsignal(k->sig), (int)k->pid, trace_ring ? " or rip ps " : "",
+				trace_ring ? trace : "", k->comm, k->path);
 		else if (k->sig)
 			fprintf(stderr,
 				"%s run: %s (pid %d) was killed by signal %d (%s): rip ps %d%s%s shows "
@@ -429,6 +440,10 @@ static void run_sub_line(const struct fam_sub *sub)
 		(unsigned long long)sub->events, (unsigned long long)sub->lost);
 	if (sub->corrupt)
 		fprintf(stderr, ", %llu corrupt packets skipped", (unsigned long long)sub->corrupt);
+	if (sub->samples || sub->samples_lost)
+		fprintf(stderr, "; %llu CPU samples (rip top %s), %llu lost",
+			(unsigned long long)sub->samples, sub->dir,
+			(unsigned long long)sub->samples_lost);
 	if (sub->cut)
 		fprintf(stderr, "; still running when the program exited: recorded until then");
 	else if (sub->end == FAM_END_EXEC)
@@ -803,8 +818,12 @@ static int cmd_run(int argc, char **argv)
 	status = run_exit_status(s->status);
 	if ((s->failed || s->nofile_failed || s->relay.lost || s->relay.gap) && status == 0)
 		status = EXIT_FAIL;
-	/* Killed: its file stays where rip ps PID looks (and rip gc collects it). */
-	if (WIFSIGNALED(s->status) && s->fam.ring[0] && s->fam.rec.f.fd >= 0 &&
+	/*
+	 * Killed: its file stays where rip ps PID looks (and rip gc collects it);
+	 * the file of the image it exec'd into, when one was followed.
+	 */
+	if (WIFSIGNALED(s->status) && !fam_keep_last(&s->fam, WTERMSIG(s->status)) &&
+	    s->fam.ring[0] && s->fam.rec.f.fd >= 0 &&
 	    fam_keep(&s->fam, s->fam.ring, s->fam.rec.f.hdr.pid, s->fam.rec.f.hdr.comm,
 		     WTERMSIG(s->status)))
 		s->fam.ring[0] = 0;

@@ -7,6 +7,9 @@
 # 300 ms of CPU there, writes and exits.  The sampler's handler made system
 # calls at its first sample, and the kernel killed the program; now the
 # thread's timer goes before the call.  Also under --sample --mem --fd.
+# Where rip run's clock is the TSC, which strict mode turns off (rdtsc
+# faults), the write after it killed the program with SIGSEGV (the wait
+# record's time): the thread now records nothing once in strict mode.
 . tests/data/common.sh
 prog=$BUILD/tests/integ/topprog
 need_bin "$prog" "$RIP"
