@@ -109,7 +109,7 @@ struct fam_sub {
 
 /* How a child's traced image ended (fam_sub.end). */
 enum {
-	FAM_END_EXIT = 1, /* exit(), _exit(), return from main: marked in its file */
+	FAM_END_EXIT = 1, /* it ended, and its file says so (RIP_P_EXITED) */
 	FAM_END_EXEC,	  /* it exec'd another image */
 	FAM_END_DEAD,	  /* neither: killed or crashed (or an exec not seen) */
 };
@@ -234,8 +234,8 @@ int fam_pass(struct fam *f, char *err, size_t errlen);
  * looked for now and then while it runs; exited (not reaped yet), the name
  * of its last, unless that is the name it had while it ran its traced
  * image (a program that renamed itself, PR_SET_NAME), its file says that
- * image exited, or a signal ended it (killed: it may have renamed itself
- * since the last look).
+ * image exited, or a signal ended it (killed) and its file says it renamed
+ * itself (RIP_P_RENAMED: it may have done so since the last look).
  */
 void fam_exec_check(struct fam *f, bool exited, bool killed);
 /*
