@@ -593,6 +593,18 @@ static void rip_pl_atfork_parent(void)
 	rip_pl_self.guard = rip_pl_fork_guard;
 }
 
+void rip_pl_renamed(int32_t tid)
+{
+	struct rip_file_hdr *h = __rip_file_hdr();
+	int32_t pid = (int32_t)syscall(SYS_getpid);
+
+	if (!tid)
+		tid = (int32_t)syscall(SYS_gettid);
+	/* Readers only test the bit; the file of this process only (not a vfork parent's). */
+	if (h && tid == pid && h->pid == pid)
+		__atomic_fetch_or(&h->proc_flags, RIP_P_RENAMED, __ATOMIC_RELAXED);
+}
+
 /* Resource tracing started (the stack table, the pagemap signal): set once, by the constructor. */
 static bool rip_pl_res_started;
 

@@ -620,6 +620,12 @@ void rip_pl_sample_pending(void *set, unsigned long size);
  */
 bool rip_pl_sample_is_strict(long n, long a0, long a1);
 /*
+ * The calling thread renamed th (0: itself, else its tid): if that is the
+ * main thread, RIP_P_RENAMED in the process's file (the process's name then
+ * says nothing of an exec: record/family.c).  A slow path: system calls.
+ */
+void rip_pl_renamed(int32_t tid);
+/*
  * Around such a call: before it, the thread's sampling ends (in strict
  * mode a sample's system calls would kill the process); after it, ret the
  * call's result: when it failed, sampling starts again.

@@ -477,6 +477,8 @@ RIP_PL_EXPORT int prctl(int option, ...)
 	ret = real(option, a[0], a[1], a[2], a[3]);
 	if (strict)
 		rip_pl_sample_strict_end(ret);
+	else if (option == PR_SET_NAME && !ret)
+		rip_pl_renamed(0);
 	return ret;
 }
 

@@ -606,13 +606,14 @@ void fam_exec_check(struct fam *f, bool exited, bool killed)
 		 * Only a name: not an exec if the traced image had it (it renamed
 		 * itself, as servers and pools do), nor if that image exited (a
 		 * name set by the program since the last look), and not said
-		 * when a signal ended it: a program killed right after it renamed
-		 * itself looks the same.
+		 * when a signal ended a program that renamed itself (killed right
+		 * after, it looks the same).  A file that cannot be read says
+		 * nothing either.
 		 */
-		if (killed || !strcmp(img, f->own_name) ||
-		    (!rr_live_u32(&f->rec.f, offsetof(struct rip_file_hdr, proc_flags), &flags,
-				  ignore, sizeof(ignore)) &&
-		     (flags & RIP_P_EXITED)))
+		if (!strcmp(img, f->own_name) ||
+		    rr_live_u32(&f->rec.f, offsetof(struct rip_file_hdr, proc_flags), &flags,
+				ignore, sizeof(ignore)) ||
+		    (flags & RIP_P_EXITED) || (killed && (flags & RIP_P_RENAMED)))
 			return;
 		snprintf(f->exec_img, sizeof(f->exec_img), "%s", img);
 	} else if (ret == 1) {

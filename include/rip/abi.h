@@ -227,6 +227,8 @@ enum rip_clock_kind {
 #define RIP_P_EXECED 0x8u   /* the process called execve(): its new image has a new file */
 /* a second librip in the process (the program's, linked in statically) stayed off: see format.md */
 #define RIP_P_SECOND_OFF 0x10u
+/* the main thread set its own name (preloaded prctl, pthread_setname_np): its comm is no sign */
+#define RIP_P_RENAMED 0x20u
 
 /* hdr.sample_flags */
 #define RIP_SAMPLE_F_ON 0x1u	    /* the sampler started (a handler, timers per thread) */
