@@ -500,6 +500,46 @@ int rr_path_join(char *buf, size_t len, const char *dir, const char *name)
 	return w < 0 || (size_t)w >= len ? -ENAMETOOLONG : 0;
 }
 
+/* How long rr_open_target waits for a file being created to get its header: 100 x 10 ms. */
+#define RR_CREATE_TRIES 100
+#define RR_CREATE_WAIT_NS 10000000L
+
+/*
+ * Is the file at path one still being created: shorter than its magic, or
+ * with none written yet (its creator writes the magic last)?
+ */
+static bool rr_no_magic_yet(const char *path)
+{
+	static const char zero[sizeof(((struct rip_file_hdr *)0)->magic)];
+	char m[sizeof(zero)];
+	int fd = rr_open_regular(path, O_RDONLY | O_NONBLOCK | O_NOCTTY);
+	ssize_t n;
+
+	if (fd < 0)
+		return false;
+	n = pread(fd, m, sizeof(m), 0);
+	close(fd);
+	return n >= 0 && (n < (ssize_t)sizeof(m) || !memcmp(m, zero, sizeof(m)));
+}
+
+/*
+ * Does live process pid have its ring file being created (by its name, in
+ * the directories rip looks in), not ready to be read yet?
+ */
+static bool rr_pid_file_coming(pid_t pid)
+{
+	uint64_t start = rr_proc_start_ticks(pid);
+	char dirs[4][PATH_MAX], path[PATH_MAX + 64];
+	int n = rr_dirs(dirs, 4);
+
+	for (int i = 0; start && i < n; i++)
+		if (snprintf(path, sizeof(path), "%s/rip-%d-%llu.ring", dirs[i], (int)pid,
+			     (unsigned long long)start) < (int)sizeof(path) &&
+		    rr_no_magic_yet(path))
+			return true;
+	return false;
+}
+
 int rr_open_target(const char *target, struct rr_file *f, char *err, size_t errlen)
 {
 	char path[PATH_MAX];
@@ -514,11 +554,17 @@ int rr_open_target(const char *target, struct rr_file *f, char *err, size_t errl
 
 		if (pid <= 0 || pid > 0x3fffffff)
 			return rr_fail(err, errlen, -ERANGE, "bad pid '%s'", target);
-		ret = rr_find_pid((pid_t)pid, path, sizeof(path), &owner, err, errlen);
-		if (ret)
-			return ret;
-		/* The file found, opened again: the same checks on what the descriptor is. */
-		ret = rr_open_owned(path, owner, f, err, errlen);
+		/* A file just made (a program that starts) gets its header soon: waited for. */
+		for (int tries = 0;; tries++) {
+			ret = rr_find_pid((pid_t)pid, path, sizeof(path), &owner, err, errlen);
+			/* The file found, opened again: the same checks on what the descriptor is. */
+			if (!ret)
+				ret = rr_open_owned(path, owner, f, err, errlen);
+			if ((ret != -EBADMSG && ret != -ENOENT) || tries == RR_CREATE_TRIES ||
+			    !rr_pid_file_coming((pid_t)pid))
+				break;
+			nanosleep(&(struct timespec){ 0, RR_CREATE_WAIT_NS }, NULL);
+		}
 		if (!ret && f->hdr.pid != (pid_t)pid) {
 			rr_close(f);
 			ret = rr_fail(err, errlen, -EBADMSG,
