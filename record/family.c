@@ -839,11 +839,13 @@ static bool fam_execed(const struct rr_file *rf)
 }
 
 /*
- * Did sub's process, gone from its file, exec an image we do not follow
- * (a shell's child that runs a command: exec'd, not killed)?  Its file
- * then says "replaced by execve" to rip ps DIR/PID, not "dead (killed or
- * crashed)".  Told only while the process runs the other image (the same
- * process: its start time); once that image ended too, it cannot be.
+ * Did sub's process, gone from its file (fam_sub_gone: no longer mapped),
+ * exec another image (a shell's child that runs a command: exec'd, not
+ * killed)?  Its file then says "replaced by execve" to rip ps DIR/PID, not
+ * "dead (killed or crashed)".  Told only while the process runs the other
+ * image (the same process by its start time, not a zombie); once that image
+ * ended too, it cannot be.  A followed image marks the file itself, but
+ * often only after we finished it.
  */
 static void fam_sub_execed(struct fam_sub *sub)
 {
@@ -851,15 +853,16 @@ static void fam_sub_execed(struct fam_sub *sub)
 	char ignore[RR_ERR_MAX];
 	uint32_t flags = 0;
 
+	sub->exec_img[0] = 0;
 	if (f->fd < 0 ||
 	    rr_live_u32(f, offsetof(struct rip_file_hdr, proc_flags), &flags, ignore,
 			sizeof(ignore)) ||
 	    (flags & (RIP_P_EXITED | RIP_P_EXECED)) ||
-	    rr_proc_start_ticks(f->hdr.pid) != f->hdr.start_ticks ||
-	    rr_exec_image(f, f->hdr.pid, false, sub->exec_img, sizeof(sub->exec_img)) != 1) {
-		sub->exec_img[0] = 0;
+	    rr_proc_start_ticks(f->hdr.pid) != f->hdr.start_ticks)
 		return;
-	}
+	/* its image's path, unless it exec'd its own program again */
+	if (rr_exec_image(f, f->hdr.pid, false, sub->exec_img, sizeof(sub->exec_img)) != 1)
+		sub->exec_img[0] = 0;
 	rr_mark_execed(f, ignore, sizeof(ignore));
 }
 
@@ -895,7 +898,7 @@ static void fam_sub_finish(struct fam *f, struct fam_sub *sub, bool gone)
 	sub->active = false;
 	sub->done = true;
 	sub->cut = !gone && rr_alive(&sub->rec.f) == 1;
-	if (gone && !f->o->follow_exec)
+	if (gone)
 		fam_sub_execed(sub);
 	sub->end = fam_sub_end(sub);
 	snprintf(sub->comm, sizeof(sub->comm), "%.16s", sub->rec.f.hdr.comm);

@@ -13,7 +13,9 @@
 #  - sh -c 'true; exec exec_rename exit3': rip run exits 3, says "sh exec'd",
 #    and rip ps of the trace says "replaced by execve";
 #  - under --follow-fork, the shell's child that exec's sleep: its trace
-#    said "dead (killed or crashed)", and must say "replaced by execve".
+#    said "dead (killed or crashed)", and must say "replaced by execve";
+#    with --follow-exec too (sleep's image marks the file, often after
+#    rip run finished its trace: real-bash's children were "dead").
 . tests/data/common.sh
 prog=$PWD/$BUILD/tests/integ/exec_rename
 need_bin "$prog" "$RIP"
@@ -52,4 +54,17 @@ grep -q "^rip run:   ${1#F/} (sh): .*; exec'd .*sleep\$" f.err ||
 expect_status 0 "rip ps $1" "$RIP" ps "$1"
 head -n 1 "$TEST_TMP/out" | grep -qF ") replaced by execve," ||
 	fail "rip ps $1: $(head -n 1 "$TEST_TMP/out"), want 'replaced by execve'"
+
+# The same with the exec followed: the new image marks the old file, but rip run had
+# often finished that trace before it did.
+"$RIP" run --follow-fork --follow-exec -o G -- sh -c 'sleep 0.6 & wait' 2>g.err ||
+	fail "rip run -F -E: $(cat g.err)"
+set -- G/[0-9]*.1
+[ $# = 1 ] && [ -d "$1" ] || fail "want one exec'd image's trace in G: $*"
+c=${1%.1}
+grep -q "^rip run:   ${c#G/} (sh): .*; exec'd .*sleep\$" g.err ||
+	fail "rip run's line on the child (exec followed): $(cat g.err)"
+expect_status 0 "rip ps $c" "$RIP" ps "$c"
+head -n 1 "$TEST_TMP/out" | grep -qF ") replaced by execve," ||
+	fail "rip ps $c: $(head -n 1 "$TEST_TMP/out"), want 'replaced by execve'"
 t_done
