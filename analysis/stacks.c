@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <internal/grow.h>
 
 #include "analysis/stacks.h"
@@ -91,6 +92,10 @@ int stk_sym_open(struct evs *s, const char *sysroot, const char *debug_dir,
 		return ret;
 	}
 	rip_sym_add_modules(sym, mods, n);
+	/* a JIT's functions (its perf map), where it wrote one: the caller's only */
+	if (evs_file_hdr(s))
+		rip_sym_add_perfmap(sym, evs_file_hdr(s)->pid, evs_file_hdr(s)->start_ticks,
+				    geteuid());
 	*out = sym;
 	return 0;
 }

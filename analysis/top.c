@@ -144,6 +144,8 @@ static int top_symbols(struct top *t, char *err, size_t errlen)
 		return ret;
 	rip_sym_add_modules(t->sym, mods, n);
 	free(mods);
+	/* a JIT's functions (its perf map), where it wrote one: none is no error */
+	rip_sym_add_perfmap(t->sym, t->f->hdr.pid, t->f->hdr.start_ticks, t->f->st.st_uid);
 	t->mods_seen = t->v.hdr.mod_count;
 	return 0;
 }

@@ -28,8 +28,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/stat.h>
 
@@ -133,6 +135,17 @@ struct sym_cframe {
 	uint8_t sigframe; /* the signal trampoline (rip_frame.sigframe) */
 };
 
+#define SYM_JIT_MAX (4u << 20)		 /* functions of a perf map read at most */
+#define SYM_JIT_MAX_BYTES (256ull << 20) /* nor a longer map */
+#define SYM_JIT_BACK 64			 /* entries looked at before an address (overlaps) */
+
+/* A function a JIT compiled, as its perf map names it. */
+struct sym_jit {
+	uint64_t lo, hi;
+	uint32_t seq; /* its line: a later one for the same code wins */
+	const char *name;
+};
+
 struct sym_entry {
 	struct sym_mod *mod;
 	unsigned gen; /* for entries in no module: sym->gen when resolved */
@@ -156,6 +169,10 @@ struct rip_sym {
 	struct sym_map demangled; /* libdw/libelf string address -> name */
 	struct sym_map cleaned;	  /* a name with control bytes -> its printable copy */
 	struct sym_chunk *arena;
+	/* a JIT's code, from its perf map (rip_sym_add_perfmap), by lo; jit_path: the map's */
+	struct sym_jit *jit;
+	size_t njit;
+	char *jit_path;
 };
 
 /* ---- hash map, arena ---- */
@@ -483,6 +500,8 @@ void rip_sym_free(struct rip_sym *s)
 	free(s->mods);
 	free(s->sorted);
 	free(s->maxhi);
+	free(s->jit);
+	free(s->jit_path);
 	map_free(&s->cache, false);
 	map_free(&s->demangled, false);
 	map_free(&s->cleaned, false);
@@ -1285,6 +1304,35 @@ static struct sym_entry *sym_entry_new(struct rip_sym *s, struct sym_mod *m, uns
 	return e;
 }
 
+/*
+ * The JIT's function at addr, from the perf map: its name and the offset
+ * into it in f; false when none holds it.  Of those that do (code freed
+ * and compiled again in the same place), the latest line.
+ */
+static bool sym_jit_find(const struct rip_sym *s, uint64_t addr, struct sym_cframe *f)
+{
+	const struct sym_jit *best = NULL;
+	size_t lo = 0, hi = s->njit;
+
+	/* the first entry past addr, then back over those that start at or before it */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s->jit[mid].lo <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo, k = 0; i-- > 0 && k < SYM_JIT_BACK; k++)
+		if (addr < s->jit[i].hi && (!best || s->jit[i].seq > best->seq))
+			best = &s->jit[i];
+	if (!best)
+		return false;
+	f->func = best->name;
+	f->offset = addr - best->lo;
+	return true;
+}
+
 static struct sym_entry *sym_resolve(struct rip_sym *s, struct sym_mod *m, uint64_t addr)
 {
 	Dwarf_Die chain[SYM_MAX_SCOPES], cu, fn;
@@ -1379,7 +1427,7 @@ one_frame:
 	if (!e)
 		return NULL;
 	e->f[0] = inner;
-	if (!m)
+	if (!m && !sym_jit_find(s, addr, &e->f[0]))
 		e->f[0].offset = addr;
 	return e;
 }
@@ -1423,13 +1471,133 @@ int rip_sym_lookup(struct rip_sym *s, uint64_t addr, struct rip_frame *frames, i
 			.file = sym_clean(s, f->file),
 			.line = f->line,
 			.column = f->column,
-			.module = m ? sym_clean(s, m->path) : NULL,
+			.module = m	  ? sym_clean(s, m->path) :
+				  f->func ? s->jit_path :
+					    NULL,
 			.offset = f->offset,
 			.inlined = f->inlined,
 			.sigframe = f->sigframe,
 		};
 	}
 	return (int)n;
+}
+
+/* ---- a JIT's perf map ---- */
+
+static int sym_jit_cmp(const void *a, const void *b)
+{
+	const struct sym_jit *x = a, *y = b;
+
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* The wall-clock second process start_ticks (since boot, in clock ticks) began at; 0: unknown. */
+static time_t sym_proc_wall_start(uint64_t start_ticks)
+{
+	long hz = sysconf(_SC_CLK_TCK);
+	char buf[4096], *p;
+	unsigned long long btime;
+	ssize_t n;
+	int fd = open("/proc/stat", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0 || hz <= 0)
+		return 0;
+	buf[n] = 0;
+	p = strstr(buf, "\nbtime ");
+	if (!p || sscanf(p + 7, "%llu", &btime) != 1)
+		return 0;
+	return (time_t)(btime + start_ticks / (uint64_t)hz);
+}
+
+/* One line of a perf map, "START SIZE NAME" (hexadecimal, 0x or not), into *j: 0, or -1. */
+static int sym_jit_line(struct rip_sym *s, char *line, uint32_t seq, struct sym_jit *j)
+{
+	char *end, *name;
+	uint64_t lo, size;
+	size_t len;
+
+	errno = 0;
+	lo = strtoull(line, &end, 16);
+	if (end == line || *end != ' ' || errno)
+		return -1;
+	size = strtoull(end + 1, &name, 16);
+	if (name == end + 1 || *name != ' ' || errno || !size || lo + size < lo)
+		return -1;
+	name++;
+	len = strlen(name);
+	if (!len)
+		return -1;
+	j->name = arena_alloc(s, len + 1);
+	if (!j->name)
+		return -1;
+	memcpy((char *)j->name, name, len + 1);
+	rr_printable((char *)j->name);
+	j->lo = lo;
+	j->hi = lo + size;
+	j->seq = seq;
+	return 0;
+}
+
+int rip_sym_add_perfmap(struct rip_sym *s, int pid, uint64_t start_ticks, uid_t owner)
+{
+	char path[64], *line = NULL;
+	size_t cap = 0, cap_jit = 0;
+	time_t started;
+	struct stat st;
+	ssize_t got;
+	FILE *f;
+	int fd;
+
+	if (!s || pid <= 0)
+		return -EINVAL;
+	snprintf(path, sizeof(path), "/tmp/perf-%d.map", pid);
+	/* /tmp is everyone's: a regular file of the process's owner (or ours), nothing else */
+	fd = rr_open_regular(path, O_RDONLY | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0)
+		return fd == -ENOENT ? 0 : fd;
+	if (fstat(fd, &st) || (st.st_uid != owner && st.st_uid != geteuid()) ||
+	    (st.st_mode & S_IWOTH) || (uint64_t)st.st_size > SYM_JIT_MAX_BYTES) {
+		close(fd);
+		return -EPERM;
+	}
+	/* written before the process began: another process's of the same pid */
+	started = start_ticks ? sym_proc_wall_start(start_ticks) : 0;
+	if (started && st.st_mtime < started) {
+		close(fd);
+		return -ESTALE;
+	}
+	f = fdopen(fd, "r");
+	if (!f) {
+		close(fd);
+		return -errno;
+	}
+	free(s->jit);
+	s->jit = NULL;
+	s->njit = 0;
+	while ((got = getline(&line, &cap, f)) > 0 && s->njit < SYM_JIT_MAX) {
+		struct sym_jit j;
+
+		if (line[got - 1] == '\n')
+			line[got - 1] = 0;
+		if (sym_jit_line(s, line, (uint32_t)s->njit, &j))
+			continue;
+		if (RIP_GROW(s->jit, cap_jit, s->njit + 1, 1024))
+			break;
+		s->jit[s->njit++] = j;
+	}
+	free(line);
+	fclose(f);
+	qsort(s->jit, s->njit, sizeof(*s->jit), sym_jit_cmp);
+	free(s->jit_path);
+	s->jit_path = strdup(path);
+	s->gen++; /* entries resolved in no module before: again */
+	return (int)s->njit;
 }
 
 void rip_sym_set_quiet(struct rip_sym *s, bool quiet)

@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 struct rip_sym;
 
@@ -73,6 +74,18 @@ int rip_sym_lookup(struct rip_sym *sym, uint64_t addr, struct rip_frame *frames,
  * for them, so that the counts do not depend on how far a warm-up got.
  */
 void rip_sym_set_quiet(struct rip_sym *sym, bool quiet);
+
+/*
+ * Names for code a JIT compiled (node --perf-basic-prof, Java's perf-map
+ * agent, Erlang +JPperf, LuaJIT, ...): the perf map /tmp/perf-PID.map
+ * ("START SIZE NAME" lines, hexadecimal), read now, for addresses in no
+ * module (their frames name the function, with the map as their module).
+ * Only a regular file owned by owner (the process's) or by the caller,
+ * not writable by others, and not older than the process (start_ticks,
+ * 0: unknown) is read.  The number of functions read, 0 with no map,
+ * -errno when the map is refused or unreadable.
+ */
+int rip_sym_add_perfmap(struct rip_sym *sym, int pid, uint64_t start_ticks, uid_t owner);
 
 /*
  * Is fr librip's own: rip_snap and what it inlines (rip.h, librip.h), the

@@ -645,6 +645,8 @@ static int ps_symbols(struct ps_state *st)
 	rip_sym_add_modules(st->sym, mods, n);
 	st->nmods = (uint32_t)n;
 	free(mods);
+	/* a JIT's functions (its perf map), where it wrote one: none is no error */
+	rip_sym_add_perfmap(st->sym, st->f.hdr.pid, st->f.hdr.start_ticks, st->f.st.st_uid);
 	return 0;
 }
 
