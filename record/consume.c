@@ -843,6 +843,7 @@ static int rec_samples_end(struct rec *r, char *err, size_t errlen)
 		return ret;
 	r->st.samples = smp_taken(r->smp);
 	r->st.samples_lost = smp_lost(r->smp);
+	r->st.samples_merged = smp_merged(r->smp);
 	if (!pc->any || pc->last.events_discarded >= r->st.samples_lost)
 		return 0; /* none written (the run's summary alone counts them), or counted */
 	hdr = pc->last;

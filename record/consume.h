@@ -60,6 +60,7 @@ struct rec_stats {
 	uint64_t noring;	   /* events that found no ring, in all (ev_lost at the end) */
 	uint64_t samples;	   /* CPU samples written (rip:sample events, record/samples.h) */
 	uint64_t samples_lost;	   /* stored by the sampler but never seen by us */
+	uint64_t samples_merged;   /* of them, timer periods the kernel merged (overruns) */
 };
 
 #define REC_FLUSH_NS 250000000u /* see struct rec's flush_ns */

@@ -255,6 +255,17 @@ uint64_t smp_lost(struct smp *s)
 	return (stored > s->taken ? stored - s->taken : 0) + overrun;
 }
 
+uint64_t smp_merged(struct smp *s)
+{
+	char err[RR_ERR_MAX];
+	uint64_t overrun = 0;
+
+	if (rr_live_u64(s->f, offsetof(struct rip_file_hdr, sample_overrun), &overrun, err,
+			sizeof(err)))
+		return 0;
+	return overrun;
+}
+
 void smp_names(const struct smp *s, const struct trace_name **v, size_t *n)
 {
 	*v = s->names;

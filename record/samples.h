@@ -72,6 +72,8 @@ int smp_poll(struct smp *s, bool final, smp_packet_cb cb, void *arg, char *err, 
 uint64_t smp_taken(const struct smp *s);
 /* What the file says it stored beyond them (read now): lost before we saw them. */
 uint64_t smp_lost(struct smp *s);
+/* Of smp_lost, the timer periods the kernel merged into another's signal (sample_overrun). */
+uint64_t smp_merged(struct smp *s);
 
 /* A thread that took samples: its name as its slot had it, for the trace's index. */
 void smp_names(const struct smp *s, const struct trace_name **v, size_t *n);

@@ -480,6 +480,19 @@ static void run_summary(struct run_state *s)
 			f->no_local ? "" : f->dir, f->no_local ? "" : ")",
 			(unsigned long long)st->samples_lost, f->rec.smp_err[0] ? ": " : "",
 			f->rec.smp_err);
+	/*
+	 * Most of the loss periods the kernel merged: its CPU-time timers expire
+	 * at its tick, whatever the rate asked (250 Hz on many kernels).
+	 */
+	if (st->samples_merged && 2 * st->samples_merged >= st->samples_lost &&
+	    st->samples_merged >= st->samples / 4)
+		fprintf(stderr,
+			"%s run: %llu of the samples lost are timer periods the kernel merged into "
+			"others (its CPU-time timers fire at its tick, about %llu Hz here): a lower "
+			"--sample loses fewer\n",
+			rip_prog, (unsigned long long)st->samples_merged,
+			(unsigned long long)(s->o.fam.sample * st->samples /
+					     (st->samples + st->samples_merged)));
 	if (f->traces) {
 		fprintf(stderr,
 			"%s run: %u child trace%s (children, new images) in %s/PID[.N]/: %llu "
