@@ -857,13 +857,13 @@ static void fam_sub_execed(struct fam_sub *sub)
 	if (f->fd < 0 ||
 	    rr_live_u32(f, offsetof(struct rip_file_hdr, proc_flags), &flags, ignore,
 			sizeof(ignore)) ||
-	    (flags & (RIP_P_EXITED | RIP_P_EXECED)) ||
-	    rr_proc_start_ticks(f->hdr.pid) != f->hdr.start_ticks)
+	    (flags & RIP_P_EXITED) || rr_proc_start_ticks(f->hdr.pid) != f->hdr.start_ticks)
 		return;
 	/* its image's path, unless it exec'd its own program again */
 	if (rr_exec_image(f, f->hdr.pid, false, sub->exec_img, sizeof(sub->exec_img)) != 1)
 		sub->exec_img[0] = 0;
-	rr_mark_execed(f, ignore, sizeof(ignore));
+	if (!(flags & RIP_P_EXECED)) /* (a followed image marks it itself, often later) */
+		rr_mark_execed(f, ignore, sizeof(ignore));
 }
 
 /* How sub's traced image ended, by its file's marks (sub.end). */

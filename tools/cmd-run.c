@@ -431,8 +431,10 @@ static bool run_try_attach(struct run_state *s)
 #define RUN_SUB_LINES 10 /* child traces listed one per line; past that, those with loss */
 
 /* One line on a child's trace. */
-static void run_sub_line(const struct fam_sub *sub)
+static void run_sub_line(const struct fam *f, const struct fam_sub *sub)
 {
+	const char *img = sub->exec_img;
+
 	const char *base = strrchr(sub->dir, '/');
 
 	fprintf(stderr, "%s run:   %s (%s): %llu events, %llu lost", rip_prog,
@@ -446,8 +448,13 @@ static void run_sub_line(const struct fam_sub *sub)
 			(unsigned long long)sub->samples_lost);
 	if (sub->cut)
 		fprintf(stderr, "; still running when the program exited: recorded until then");
-	else if (sub->end == FAM_END_EXEC)
-		fprintf(stderr, "; exec'd %s", sub->exec_img[0] ? sub->exec_img : "a new image");
+	else if (sub->end == FAM_END_EXEC) {
+		/* not seen running: the name of the image followed after it, if it was */
+		for (size_t i = 0; !img[0] && i < f->nsubs; i++)
+			if (f->subs[i]->pid == sub->pid && f->subs[i]->gen == sub->gen + 1)
+				img = f->subs[i]->comm;
+		fprintf(stderr, "; exec'd %s", img[0] ? img : "a new image");
+	}
 	else if (sub->end == FAM_END_DEAD)
 		fprintf(stderr, "; dead (killed or crashed)");
 	fputc('\n', stderr);
@@ -512,7 +519,7 @@ static void run_summary(struct run_state *s)
 					rip_prog);
 				break;
 			}
-			run_sub_line(sub);
+			run_sub_line(f, sub);
 		}
 	}
 	if (f->failed)
