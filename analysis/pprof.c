@@ -964,6 +964,15 @@ int pp_export(struct evs *s, const struct pp_opts *o, struct pb_buf *out, struct
 		ret = -EINVAL;
 		goto out;
 	}
+	if (o->leaks && kind != PP_HEAP) {
+		/* the source chose another profile: --leaks would be dropped unsaid */
+		snprintf(err, errlen,
+			 "--leaks is for heap profiles (of rip run --mem), not for a "
+			 "profile of %s",
+			 pp_kind_name(kind));
+		ret = -EINVAL;
+		goto out;
+	}
 	if (stk_sym_open(s, o->sysroot, o->debug_dir, &ps.sym, res->sym_err,
 			 sizeof(res->sym_err))) {
 		res->no_symbols = true;
