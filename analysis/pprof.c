@@ -21,6 +21,7 @@
 #include <internal/grow.h>
 
 #include "analysis/cpu.h"
+#include "analysis/live.h"
 #include "analysis/pprof.h"
 #include "analysis/roles.h"
 #include "analysis/stacks.h"
@@ -582,7 +583,8 @@ static uint64_t *pp_keys(const struct stk_map *m, size_t *n)
 struct pp_heap {
 	struct role_map r;
 	struct stk_bts bts;
-	struct stk_map live;   /* block address -> a: size, b: backtrace */
+	struct stk_map live;   /* block address (mapping: live_map_key) -> a: size, b: backtrace */
+	struct live_maps maps; /* the pieces of the anonymous mappings in live */
 	struct stk_map sites;  /* backtrace -> a: bytes allocated, b: allocations */
 	struct stk_map events; /* type id << 32 | backtrace -> a: events */
 	struct cpu_prof *cpu;  /* the CPU samples */
@@ -609,12 +611,54 @@ static int pp_make(struct pp_heap *h, const struct role_res *d)
 	return 0;
 }
 
-static void pp_release(struct pp_heap *h, uint64_t addr)
+/* A piece of mapping c->origin unmapped: it shrinks by what it lost, or goes (as leaks.c). */
+static int pp_cut(void *arg, const struct live_cut *c)
+{
+	struct pp_heap *h = arg;
+	struct stk_ent *e = stk_map_find(&h->live, c->origin);
+
+	if (!e)
+		return 0;
+	if (c->hi - c->lo < e->a)
+		e->a -= c->hi - c->lo;
+	else
+		stk_map_del(&h->live, e);
+	return 0;
+}
+
+static int pp_unmap(struct pp_heap *h, uint64_t addr, uint64_t size)
+{
+	int n = live_maps_unmap(&h->maps, addr, size, pp_cut, h);
+
+	return n < 0 ? n : 0;
+}
+
+/* A mapping made at [d->key, d->key + d->size), over whatever was there. */
+static int pp_map(struct pp_heap *h, const struct role_res *d)
+{
+	struct role_res m = *d;
+	int ret = pp_unmap(h, d->key, d->size);
+
+	if (ret)
+		return ret;
+	m.key = live_map_key(&h->maps);
+	if (live_maps_add(&h->maps, d->key, d->size, m.key))
+		return -ENOMEM;
+	return pp_make(h, &m);
+}
+
+static int pp_release(struct pp_heap *h, uint64_t addr)
 {
 	struct stk_ent *e = stk_map_find(&h->live, addr);
+	const struct live_piece *p;
 
-	if (e)
+	if (e) {
 		stk_map_del(&h->live, e);
+		return 0;
+	}
+	/* a trace from before mem:unmap: munmap was a mem:free of the start */
+	p = live_maps_at(&h->maps, addr);
+	return p ? pp_unmap(h, p->start, p->end - p->start) : 0;
 }
 
 /* Memory made and released as leaks.c follows it (LK_MEM). */
@@ -623,16 +667,23 @@ static int pp_mem(struct pp_heap *h, const struct role_res *d)
 	switch (d->role) {
 	case ROLE_MEM_ALLOC:
 		h->mem_events++;
-		return d->key ? pp_make(h, d) : 0;
+		if (!d->key)
+			return 0;
+		return live_is_mapping(d->kind) ? pp_map(h, d) : pp_make(h, d);
+	case ROLE_MEM_UNMAP:
+		h->mem_events++;
+		return pp_unmap(h, d->key, d->size);
 	case ROLE_MEM_FREE:
 		h->mem_events++;
-		if (d->key)
-			pp_release(h, d->key);
-		return 0;
+		return d->key ? pp_release(h, d->key) : 0;
 	case ROLE_MEM_REALLOC:
 		h->mem_events++;
-		if (d->old)
-			pp_release(h, d->old);
+		if (d->old) {
+			int ret = pp_release(h, d->old);
+
+			if (ret)
+				return ret;
+		}
 		return d->key ? pp_make(h, d) : 0;
 	}
 	return 0;
@@ -964,6 +1015,15 @@ int pp_export(struct evs *s, const struct pp_opts *o, struct pb_buf *out, struct
 		ret = -EINVAL;
 		goto out;
 	}
+	if (o->leaks && kind != PP_HEAP) {
+		/* the source chose another profile: --leaks would be dropped unsaid */
+		snprintf(err, errlen,
+			 "--leaks is for heap profiles (of rip run --mem), not for a "
+			 "profile of %s",
+			 pp_kind_name(kind));
+		ret = -EINVAL;
+		goto out;
+	}
 	if (stk_sym_open(s, o->sysroot, o->debug_dir, &ps.sym, res->sym_err,
 			 sizeof(res->sym_err))) {
 		res->no_symbols = true;
@@ -1025,6 +1085,7 @@ out:
 	free(ps.stack);
 	stk_map_free(&ps.skip);
 	stk_map_free(&h.live);
+	live_maps_free(&h.maps);
 	stk_map_free(&h.sites);
 	stk_map_free(&h.events);
 	stk_bts_free(&h.bts);

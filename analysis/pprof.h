@@ -112,7 +112,8 @@ struct pp_opts {
 	enum pp_kind kind;	/* PP_AUTO: heap if there are memory events, else cpu if
 				   there are CPU samples, threads for a ring file, events
 				   otherwise */
-	bool leaks;		/* heap: only what was never freed */
+	bool leaks;		/* heap: only what was never freed; -EINVAL if the
+				   profile is of another kind */
 	bool all;		/* threads: exited threads and destroyed coroutines too */
 	const char *sysroot;	/* find the traced host's binaries under it */
 	const char *debug_dir;	/* separate debug files */

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "analysis/calltree.h"
+#include "analysis/roles.h"
 #include "analysis/stacks.h"
 #include "read/evsource.h"
 #include "read/sym.h"
@@ -396,6 +397,18 @@ static int ct_parse(int argc, char **argv, struct ct_args *o)
 	return 0;
 }
 
+/* Does the trace declare a module kind of that name (rip run --module)? */
+static bool ct_has_kind(const struct ev_types *types, const char *name)
+{
+	for (uint32_t k = 0; k < EV_MAX_TYPES; k++) {
+		const char *n = role_kind_name(types, k);
+
+		if (n && !strcmp(n, name))
+			return true;
+	}
+	return false;
+}
+
 static int cmd_calltree(int argc, char **argv)
 {
 	char err[RR_ERR_MAX + PATH_MAX];
@@ -433,6 +446,13 @@ static int cmd_calltree(int argc, char **argv)
 		goto nomem;
 	if (ret) {
 		tool_err("%s", err);
+		goto out;
+	}
+	if (a.an.kind && !ct_has_kind(evs_types(s), a.an.kind)) {
+		/* a mistyped kind would draw an empty graph that reads as "nothing leaked" */
+		status = tool_usage_error(&cmd_calltree_def,
+					  "--kind is a kind %s names (rip run --module), not '%s'",
+					  evs_source(s), a.an.kind);
 		goto out;
 	}
 	evs_totals(s, &tot);

@@ -203,6 +203,12 @@ static void rpf_text(struct rpf_state *st, FILE *out)
 		      "-finstrument-functions, link it with librip (-lrip), and record with rip run "
 		      "--functions (or read its ring file)\n",
 		      out);
+	else if (!t.entries && !t.exits)
+		/* rip run preloads librip, which declares the types: typed, yet no call */
+		fputs("note: no function calls in this trace: record with rip run --functions a "
+		      "program built with -finstrument-functions (or patch entries: rip enable PID "
+		      "func)\n",
+		      out);
 	if (!n && st->unmatched)
 		fputs("note: no function recorded matches the --match globs (a glob matches the "
 		      "whole name: 'foo*' for a prefix)\n",
