@@ -454,8 +454,7 @@ static void run_sub_line(const struct fam *f, const struct fam_sub *sub)
 			if (f->subs[i]->pid == sub->pid && f->subs[i]->gen == sub->gen + 1)
 				img = f->subs[i]->comm;
 		fprintf(stderr, "; exec'd %s", img[0] ? img : "a new image");
-	}
-	else if (sub->end == FAM_END_DEAD)
+	} else if (sub->end == FAM_END_DEAD)
 		fprintf(stderr, "; dead (killed or crashed)");
 	fputc('\n', stderr);
 }
