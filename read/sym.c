@@ -139,6 +139,25 @@ struct sym_cframe {
 #define SYM_JIT_MAX_BYTES (256ull << 20) /* nor a longer map */
 #define SYM_JIT_BACK 64			 /* entries looked at before an address (overlaps) */
 
+/*
+ * How many of v[0 .. n), sorted by their field lo, start at or before a:
+ * the index of the first that starts after it (a binary search).
+ */
+#define SYM_UPPER(v, n, a)                                                                         \
+	({                                                                                         \
+		size_t lo_ = 0, hi_ = (n);                                                         \
+                                                                                                   \
+		while (lo_ < hi_) {                                                                \
+			size_t mid_ = lo_ + (hi_ - lo_) / 2;                                       \
+                                                                                                   \
+			if ((v)[mid_].lo <= (a))                                                   \
+				lo_ = mid_ + 1;                                                    \
+			else                                                                       \
+				hi_ = mid_;                                                        \
+		}                                                                                  \
+		lo_;                                                                               \
+	})
+
 /* A function a JIT compiled, as its perf map names it. */
 struct sym_jit {
 	uint64_t lo, hi;
@@ -709,16 +728,8 @@ static int sym_elf_index(struct sym_mod *m)
 static const struct sym_elf *sym_elf_find(const struct sym_mod *m, Dwarf_Addr a)
 {
 	const struct sym_elf *best = NULL;
-	size_t lo = 0, hi = m->nsyms;
+	size_t lo = SYM_UPPER(m->syms, m->nsyms, a);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (m->syms[mid].lo <= a)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (!lo)
 		return NULL;
 	/* the best-ranked symbol at the closest start below a */
@@ -1312,17 +1323,9 @@ static struct sym_entry *sym_entry_new(struct rip_sym *s, struct sym_mod *m, uns
 static bool sym_jit_find(const struct rip_sym *s, uint64_t addr, struct sym_cframe *f)
 {
 	const struct sym_jit *best = NULL;
-	size_t lo = 0, hi = s->njit;
-
 	/* the first entry past addr, then back over those that start at or before it */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
+	size_t lo = SYM_UPPER(s->jit, s->njit, addr);
 
-		if (s->jit[mid].lo <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	for (size_t i = lo, k = 0; i-- > 0 && k < SYM_JIT_BACK; k++)
 		if (addr < s->jit[i].hi && (!best || s->jit[i].seq > best->seq))
 			best = &s->jit[i];
