@@ -56,9 +56,36 @@ int tool_usage_error(const struct rip_cmd *cmd, const char *fmt, ...)
 	return EXIT_USAGE;
 }
 
+/*
+ * Is path the copy of its ring file rip run keeps in a trace (DIR/.rip-ring)?
+ * Its rings were drained into the trace: DIR, in dir, holds the events.
+ */
+static bool tool_trace_ring_copy(const char *path, char *dir, size_t len)
+{
+	const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
+	int n;
+
+	if (strcmp(base, RR_TRACE_RING))
+		return false;
+	n = slash ? snprintf(dir, len, "%.*s", (int)(slash - path), path) : snprintf(dir, len, ".");
+	if (n <= 0 || (size_t)n >= len)
+		return false;
+	if (!dir[0])
+		snprintf(dir, len, "/");
+	return trace_is_dir(dir);
+}
+
 int tool_evs_open(const char *target, struct evs **out, char *err, size_t errlen)
 {
 	int ret = evs_open(target, out, err, errlen);
+	char dir[PATH_MAX];
+
+	if (!ret && tool_trace_ring_copy(target, dir, sizeof(dir)))
+		tool_err(
+			"warning: %s is the copy of its ring file that rip run keeps in the trace, "
+			"for rip ps and rip top: its events were recorded into the trace; read %s "
+			"for them",
+			target, dir);
 
 	if (!ret && evs_recording_on(*out))
 		tool_err("warning: %s was read while its recording went on (or its recorder was "
