@@ -585,9 +585,15 @@ int fam_attach(struct fam *f, char *err, size_t errlen)
 	return ret;
 }
 
+/* The RIP_P_* flags of rf's process as its file has them now: 0, or -errno (it shrank). */
+static int fam_flags(const struct rr_file *rf, uint32_t *flags)
+{
+	return rr_live_u32(rf, offsetof(struct rip_file_hdr, proc_flags), flags, NULL, 0);
+}
+
 void fam_exec_check(struct fam *f, bool exited, bool killed)
 {
-	char img[PATH_MAX], ignore[RR_ERR_MAX];
+	char img[PATH_MAX];
 	int64_t now = rr_mono_ns();
 	uint32_t flags = 0;
 	int ret;
@@ -610,9 +616,7 @@ void fam_exec_check(struct fam *f, bool exited, bool killed)
 		 * after, it looks the same).  A file that cannot be read says
 		 * nothing either.
 		 */
-		if (!strcmp(img, f->own_name) ||
-		    rr_live_u32(&f->rec.f, offsetof(struct rip_file_hdr, proc_flags), &flags,
-				ignore, sizeof(ignore)) ||
+		if (!strcmp(img, f->own_name) || fam_flags(&f->rec.f, &flags) ||
 		    (flags & RIP_P_EXITED) || (killed && (flags & RIP_P_RENAMED)))
 			return;
 		snprintf(f->exec_img, sizeof(f->exec_img), "%s", img);
@@ -655,11 +659,9 @@ static void fam_fn_ids(struct fam *f, const struct rr_file *rf)
  */
 static void fam_second_off(const struct fam *f, const struct rr_file *rf)
 {
-	char err[RR_ERR_MAX];
 	uint32_t flags = 0;
 
-	if (!rr_live_u32(rf, offsetof(struct rip_file_hdr, proc_flags), &flags, err, sizeof(err)) &&
-	    (flags & RIP_P_SECOND_OFF))
+	if (!fam_flags(rf, &flags) && (flags & RIP_P_SECOND_OFF))
 		fam_warn(f,
 			 "pid %d: the program's own librip (linked in statically) stayed off under "
 			 "librip-preload.so: its rip_snap() calls are not recorded (link it with "
@@ -834,8 +836,7 @@ static bool fam_execed(const struct rr_file *rf)
 {
 	uint32_t flags = 0;
 
-	return !rr_live_u32(rf, offsetof(struct rip_file_hdr, proc_flags), &flags, NULL, 0) &&
-	       (flags & RIP_P_EXECED);
+	return !fam_flags(rf, &flags) && (flags & RIP_P_EXECED);
 }
 
 /*
@@ -854,10 +855,8 @@ static void fam_sub_execed(struct fam_sub *sub)
 	uint32_t flags = 0;
 
 	sub->exec_img[0] = 0;
-	if (f->fd < 0 ||
-	    rr_live_u32(f, offsetof(struct rip_file_hdr, proc_flags), &flags, ignore,
-			sizeof(ignore)) ||
-	    (flags & RIP_P_EXITED) || rr_proc_start_ticks(f->hdr.pid) != f->hdr.start_ticks)
+	if (f->fd < 0 || fam_flags(f, &flags) || (flags & RIP_P_EXITED) ||
+	    rr_proc_start_ticks(f->hdr.pid) != f->hdr.start_ticks)
 		return;
 	/* its image's path, unless it exec'd its own program again */
 	if (rr_exec_image(f, f->hdr.pid, false, sub->exec_img, sizeof(sub->exec_img)) != 1)
@@ -869,13 +868,11 @@ static void fam_sub_execed(struct fam_sub *sub)
 /* How sub's traced image ended, by its file's marks (sub.end). */
 static int fam_sub_end(const struct fam_sub *sub)
 {
-	char ignore[RR_ERR_MAX];
 	uint32_t flags = 0;
 
 	if (sub->cut)
 		return 0;
-	if (rr_live_u32(&sub->rec.f, offsetof(struct rip_file_hdr, proc_flags), &flags, ignore,
-			sizeof(ignore)))
+	if (fam_flags(&sub->rec.f, &flags))
 		return FAM_END_DEAD;
 	return flags & RIP_P_EXITED ? FAM_END_EXIT :
 	       flags & RIP_P_EXECED ? FAM_END_EXEC :
@@ -962,11 +959,10 @@ static void fam_sub_finish(struct fam *f, struct fam_sub *sub, bool gone)
 static bool fam_sub_gone(struct fam_sub *sub)
 {
 	struct rr_file *f = &sub->rec.f;
-	char err[RR_ERR_MAX];
 	uint32_t flags = 0;
 	int64_t now;
 
-	if (!rr_live_u32(f, offsetof(struct rip_file_hdr, proc_flags), &flags, err, sizeof(err))) {
+	if (!fam_flags(f, &flags)) {
 		if (flags & RIP_P_EXECED)
 			return true;	  /* its new image marked it: it is written no more */
 		if (flags & RIP_P_EXITED) /* exiting: gone once the process is */
