@@ -491,8 +491,10 @@ RIP_PL_EXPORT int pthread_setname_np(pthread_t th, const char *name)
 		return ENOSYS;
 	ret = real(th, name);
 	err = errno;
-	if (!ret)
-		rip_pl_renamed(pthread_equal(th, pthread_self()) ? 0 : rip_pl_tid_of(th));
+	if (!ret && pthread_equal(th, pthread_self()))
+		rip_pl_renamed(0);
+	else if (!ret && rip_pl_tid_of(th) > 0) /* (0: unknown, not this thread) */
+		rip_pl_renamed(rip_pl_tid_of(th));
 	if (!ret && __atomic_load_n(&rip_pl_waits, __ATOMIC_RELAXED)) {
 		if (pthread_equal(th, pthread_self()))
 			__rip_thread_name(0, name);
