@@ -109,6 +109,16 @@ static void top_where(const struct top_group *g, bool sampled, char *buf, size_t
  * counted (as rip run's summary says it), always; live, the timer periods
  * merged into one signal, when there are any.
  */
+/*
+ * The samples taken: of a trace, those it holds (with the lost, every period
+ * sampled: the program stored some its recorder never read); live, those the
+ * program stored.
+ */
+static unsigned long long top_taken(const struct top_view *v)
+{
+	return v->trace ? (unsigned long long)v->samples : (unsigned long long)v->hdr.samples;
+}
+
 static void top_sampling(const struct top_view *v, char *buf, size_t len)
 {
 	const struct rip_file_hdr *h = &v->hdr;
@@ -119,7 +129,7 @@ static void top_sampling(const struct top_view *v, char *buf, size_t len)
 		return;
 	}
 	n = (size_t)snprintf(buf, len, "sampling: %u Hz, %u timers, %llu samples", h->sample_hz,
-			     h->sample_timers, (unsigned long long)h->samples);
+			     h->sample_timers, top_taken(v));
 	if (n < len && v->trace)
 		n += (size_t)snprintf(buf + n, len - n, ", %llu lost",
 				      (unsigned long long)v->samples_lost);
@@ -232,7 +242,7 @@ static void top_json(FILE *out, const struct top_view *v, const struct top_cli *
 		"\"timer_failures\":%llu,\"errno\":%d,\"no_slot\":%llu,\"foreign\":%llu,"
 		"\"overrun\":%llu,\"lost\":%llu,"
 		"\"no_signal\":%s,\"signal_shared\":%s,\"signal_blocked\":%zu},",
-		h->sample_hz, h->sample_sig, h->sample_timers, (unsigned long long)h->samples,
+		h->sample_hz, h->sample_sig, h->sample_timers, top_taken(v),
 		(unsigned long long)h->sample_fail, h->sample_errno,
 		(unsigned long long)h->sample_noslot, (unsigned long long)h->sample_foreign,
 		(unsigned long long)h->sample_overrun, (unsigned long long)v->samples_lost,
