@@ -207,6 +207,9 @@ static int ct_all(struct ct *ct, struct evs *s, char *err, size_t errlen)
 				continue; /* another kind */
 		} else if (!d.key) {
 			continue; /* a failed allocation, or realloc(p, 0) */
+		} else if (r == ROLE_MEM_ALLOC &&
+			   (live_is_reserve(d.kind) || d.kind == RIP_MEM_MPROTECT)) {
+			continue; /* address space, or a change of protection: no memory made */
 		}
 		g = stk_map_get(&p->gmap, d.bt, &fresh);
 		if (!g)

@@ -41,6 +41,7 @@ void xr_free(struct xr *x)
 		return;
 	stk_map_free(&x->live);
 	live_maps_free(&x->maps);
+	live_maps_free(&x->rsv);
 	stk_map_free(&x->fds);
 	stk_map_free(&x->sites);
 	stk_map_free(&x->refs);
@@ -102,10 +103,18 @@ static int xr_cut(void *arg, const struct live_cut *c)
 }
 
 /* A mapping made at [addr, addr + size), over whatever was there. */
-static int xr_map(struct xr *x, uint64_t addr, uint64_t size, uint32_t bt)
+/* Range [addr, addr + size) unmapped: 0 or -ENOMEM. */
+static int xr_unmap(struct xr *x, uint64_t addr, uint64_t size)
+{
+	int ret = live_maps_unmap(&x->maps, addr, size, xr_cut, x);
+
+	return ret < 0 ? ret : live_rsv_cut(&x->rsv, addr, size);
+}
+
+static int xr_map_at(struct xr *x, uint64_t addr, uint64_t size, uint32_t bt)
 {
 	uint64_t key;
-	int ret = live_maps_unmap(&x->maps, addr, size, xr_cut, x);
+	int ret = xr_unmap(x, addr, size);
 
 	if (ret < 0)
 		return ret;
@@ -114,6 +123,26 @@ static int xr_map(struct xr *x, uint64_t addr, uint64_t size, uint32_t bt)
 	if (live_maps_add(&x->maps, addr, size, key))
 		return -ENOMEM;
 	return xr_alloc(x, key, size, bt);
+}
+
+/* A mapping, a reservation (not memory), or an mprotect: each reserved part it covers (as leaks.c). */
+static int xr_map(struct xr *x, uint64_t kind, uint64_t addr, uint64_t size, uint32_t bt)
+{
+	struct live_piece *v;
+	size_t n;
+	int ret;
+
+	if (live_is_reserve(kind)) {
+		ret = xr_unmap(x, addr, size);
+		return ret ? ret : live_rsv_add(&x->rsv, addr, size);
+	}
+	if (kind != RIP_MEM_MPROTECT)
+		return xr_map_at(x, addr, size, bt);
+	ret = live_rsv_take(&x->rsv, addr, size, &v, &n);
+	for (size_t i = 0; !ret && i < n; i++)
+		ret = xr_map_at(x, v[i].start, v[i].end - v[i].start, bt);
+	free(v);
+	return ret;
 }
 
 #define V(k) role_val(&x->r, e, k)
@@ -190,15 +219,15 @@ int xr_event(struct xr *x, const struct evs_event *e)
 	case ROLE_MEM_ALLOC:
 		if (!V(ROLE_ALLOC_ADDR))
 			break;
-		if (live_is_mapping(V(ROLE_ALLOC_KIND)))
-			ret = xr_map(x, V(ROLE_ALLOC_ADDR), V(ROLE_ALLOC_SIZE),
+		if (live_is_mapping(V(ROLE_ALLOC_KIND)) || live_is_reserve(V(ROLE_ALLOC_KIND)))
+			ret = xr_map(x, V(ROLE_ALLOC_KIND), V(ROLE_ALLOC_ADDR), V(ROLE_ALLOC_SIZE),
 				     (uint32_t)V(ROLE_ALLOC_BT));
 		else
 			ret = xr_alloc(x, V(ROLE_ALLOC_ADDR), V(ROLE_ALLOC_SIZE),
 				       (uint32_t)V(ROLE_ALLOC_BT));
 		break;
 	case ROLE_MEM_UNMAP:
-		ret = live_maps_unmap(&x->maps, V(ROLE_UNMAP_ADDR), V(ROLE_UNMAP_SIZE), xr_cut, x);
+		ret = xr_unmap(x, V(ROLE_UNMAP_ADDR), V(ROLE_UNMAP_SIZE));
 		break;
 	case ROLE_MEM_FREE: {
 		const struct live_piece *p;

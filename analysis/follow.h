@@ -35,6 +35,7 @@ struct xr {
 	bool fold;	      /* keep backtraces and per-backtrace totals */
 	struct stk_map live;  /* heap block address (mapping: key) -> a: size, b: backtrace */
 	struct live_maps maps; /* the pieces of the anonymous mappings */
+	struct live_maps rsv;  /* address space reserved, not memory (live_is_reserve) */
 	struct stk_map fds;   /* open descriptors */
 	struct stk_map sites; /* fold: backtrace -> a: bytes allocated, b: allocations */
 	struct stk_bts bts;   /* fold: the rip:bt definitions */

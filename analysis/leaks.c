@@ -213,10 +213,13 @@ static int lk_cut(void *arg, const struct live_cut *c)
 static int lk_unmap(struct lk *lk, uint64_t addr, uint64_t size, uint64_t kind)
 {
 	struct lk_cutter k = { lk, LIVE_MEM };
-	int n = live_maps_unmap(&lk->live.maps, addr, size, lk_cut, &k);
+	int n = live_maps_unmap(&lk->live.maps, addr, size, lk_cut, &k), ret;
 
 	if (n < 0)
 		return n;
+	ret = live_rsv_cut(&lk->live.rsv, addr, size);
+	if (ret)
+		return ret;
 	/*
 	 * None of it was seen made: an unseen free only for mremap's old range.
 	 * munmap is also how a file mapping goes, which --mem does not record.
@@ -286,7 +289,7 @@ LK_HOT void lk_release(struct lk *lk, enum lk_res r, uint64_t key)
 }
 
 /* A mapping made at [d->key, d->key + d->size), over whatever was there. */
-static int lk_map(struct lk *lk, const struct role_res *d, const struct evs_event *e)
+static int lk_map_at(struct lk *lk, const struct role_res *d, const struct evs_event *e)
 {
 	struct role_res m = *d;
 	int ret = lk_unmap(lk, d->key, d->size, RIP_MEM_MMAP);
@@ -297,6 +300,34 @@ static int lk_map(struct lk *lk, const struct role_res *d, const struct evs_even
 	if (live_maps_add(&lk->live.maps, d->key, d->size, m.key))
 		return -ENOMEM;
 	return lk_make(lk, LK_MEM, &m, e);
+}
+
+/*
+ * A mapping, a reservation (address space only: kept apart, lk->reserved)
+ * or an mprotect, which makes a mapping of each reserved part it covers.
+ */
+static int lk_map(struct lk *lk, const struct role_res *d, const struct evs_event *e)
+{
+	struct live_piece *v;
+	size_t n;
+	int ret;
+
+	if (live_is_reserve(d->kind)) {
+		ret = lk_unmap(lk, d->key, d->size, RIP_MEM_MMAP);
+		return ret ? ret : live_rsv_add(&lk->live.rsv, d->key, d->size);
+	}
+	if (d->kind != RIP_MEM_MPROTECT)
+		return lk_map_at(lk, d, e);
+	ret = live_rsv_take(&lk->live.rsv, d->key, d->size, &v, &n);
+	for (size_t i = 0; !ret && i < n; i++) {
+		struct role_res m = *d;
+
+		m.key = v[i].start;
+		m.size = v[i].end - v[i].start;
+		ret = lk_map_at(lk, &m, e);
+	}
+	free(v);
+	return ret;
 }
 
 /* Descriptors first..last closed: the ones held open (no count of others: no one knows them). */
@@ -469,7 +500,7 @@ static inline RIP_HOT int lk_event(void *arg, const struct evs_event *e, const s
 			lk->failed_allocs++;
 			return 0;
 		}
-		if (live_is_mapping(d->kind))
+		if (live_is_mapping(d->kind) || live_is_reserve(d->kind))
 			return lk_map(lk, d, e);
 		return lk_make(lk, LK_MEM, d, e);
 	case ROLE_MEM_UNMAP:
@@ -761,6 +792,7 @@ int lk_run(struct lk *lk, struct evs *s, char *err, size_t errlen)
 	if (!ret) {
 		lk_times(lk, s);
 		ret = lk_group(lk, s);
+		lk->reserved_bytes = live_rsv_bytes(&lk->live.rsv, &lk->reserved_ranges);
 	}
 	/* the kinds' names outlive the source (rip leaks --diff closes one) */
 	if (!ret && !(lk->own_types = malloc(sizeof(*lk->own_types))))

@@ -102,6 +102,8 @@ struct lk {
 	uint64_t failed_allocs;	 /* mem:alloc of address 0 (a failed allocation) */
 	uint64_t bad_events;	 /* resource events with impossible fields, skipped */
 	uint64_t bt_unknown;	 /* groups whose backtrace id is not defined in the trace */
+	/* address space reserved (mmap with PROT_NONE) at the end: not memory, in no group */
+	uint64_t reserved_bytes, reserved_ranges;
 	struct live live;	 /* the pass's own: what is live, the backtraces */
 	const struct ev_types *types; /* the trace's (the module kinds): own_types after lk_run */
 	const struct evs *src;	      /* the source, while lk_run reads it */

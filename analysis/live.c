@@ -227,6 +227,70 @@ int live_maps_unmap(struct live_maps *m, uint64_t start, uint64_t len, live_cut_
 	return ret;
 }
 
+/* ---- address space reserved ---- */
+
+static int live_rsv_none(void *arg, const struct live_cut *c)
+{
+	(void)arg;
+	(void)c;
+	return 0;
+}
+
+int live_rsv_cut(struct live_maps *r, uint64_t start, uint64_t len)
+{
+	int n = live_maps_unmap(r, start, len, live_rsv_none, NULL);
+
+	return n < 0 ? n : 0;
+}
+
+int live_rsv_add(struct live_maps *r, uint64_t start, uint64_t len)
+{
+	int ret = live_rsv_cut(r, start, len);
+
+	return ret ? ret : live_maps_add(r, start, len, live_map_key(r));
+}
+
+int live_rsv_take(struct live_maps *r, uint64_t start, uint64_t len, struct live_piece **out,
+		  size_t *n)
+{
+	uint64_t end = live_range_end(start, len);
+	struct live_piece *v = NULL;
+	size_t k = 0, cap = 0;
+
+	*out = NULL;
+	*n = 0;
+	for (size_t i = live_maps_after(r, start); i < r->n && r->v[i].start < end; i++) {
+		const struct live_piece *p = &r->v[i];
+
+		if (RIP_GROW(v, cap, k + 1, 8))
+			goto err_free;
+		v[k++] = (struct live_piece){ .start = p->start > start ? p->start : start,
+					      .end = p->end < end ? p->end : end,
+					      .origin = p->origin };
+	}
+	if (k && live_rsv_cut(r, start, len))
+		goto err_free;
+	*out = v;
+	*n = k;
+	return 0;
+err_free:
+	free(v);
+	return -ENOMEM;
+}
+
+uint64_t live_rsv_bytes(const struct live_maps *r, uint64_t *ranges)
+{
+	uint64_t bytes = 0;
+
+	*ranges = 0;
+	for (size_t i = 0; i < r->n; i++) {
+		bytes += r->v[i].end - r->v[i].start;
+		/* pieces side by side are one range (a reservation given back next to another) */
+		*ranges += !i || r->v[i - 1].end != r->v[i].start;
+	}
+	return bytes;
+}
+
 void live_maps_free(struct live_maps *m)
 {
 	free(m->v);
@@ -248,5 +312,6 @@ void live_free(struct live *l)
 	hmap_free(&l->pk);
 	live_maps_free(&l->maps);
 	live_maps_free(&l->smaps);
+	live_maps_free(&l->rsv);
 	stk_bts_free(&l->bts);
 }

@@ -131,13 +131,42 @@ void live_maps_free(struct live_maps *m);
 /* Is a mem:alloc of kind a mapping (one live_maps holds)? */
 static inline bool live_is_mapping(uint64_t kind)
 {
-	return kind == RIP_MEM_MMAP || kind == RIP_MEM_MREMAP;
+	return kind == RIP_MEM_MMAP || kind == RIP_MEM_MREMAP || kind == RIP_MEM_MPROTECT;
 }
+
+/*
+ * Address space reserved (a mem:alloc of kind reserve: mmap with PROT_NONE)
+ * is not memory: no pass counts it, each keeps its ranges in a live_maps of
+ * their own.  A reservation replaces what it is placed over (the pass
+ * unmaps the range first: a MAP_FIXED mapping with PROT_NONE is how memory
+ * is given back); a mapping placed over part of one, or an unmap, takes
+ * that part out (live_rsv_cut); a mem:alloc of kind mprotect makes memory of
+ * what it covers of the reservations, at its own stack, and of nothing
+ * else (live_rsv_take: a change of protection of memory is no allocation).
+ */
+static inline bool live_is_reserve(uint64_t kind)
+{
+	return kind == RIP_MEM_RESERVE;
+}
+
+/* [start, start + len) reserved, over what was reserved there.  0 or -ENOMEM. */
+int live_rsv_add(struct live_maps *r, uint64_t start, uint64_t len);
+/* [start, start + len) reserved no more.  0 or -ENOMEM. */
+int live_rsv_cut(struct live_maps *r, uint64_t start, uint64_t len);
+/*
+ * The reserved parts of [start, start + len), taken out of r, into *out in
+ * address order (*n of them; free *out).  0 or -ENOMEM (r unchanged).
+ */
+int live_rsv_take(struct live_maps *r, uint64_t start, uint64_t len, struct live_piece **out,
+		  size_t *n);
+/* The bytes reserved now, and in how many ranges (of addresses that follow each other). */
+uint64_t live_rsv_bytes(const struct live_maps *r, uint64_t *ranges);
 
 struct live {
 	bool named;		  /* descriptors and segments keep their path or name */
 	struct live_maps maps;	  /* the pieces of the anonymous mappings in LIVE_MEM */
 	struct live_maps smaps;	  /* the pieces of the attachments in LIVE_SHM_MAP (leaks, report) */
+	struct live_maps rsv;	  /* address space reserved (live_is_reserve), not memory */
 	struct role_map r;	  /* the trace's types by role */
 	struct stk_bts bts;	  /* its rip:bt definitions */
 	struct hmap t[LIVE_NRES]; /* what is live now, by resource (LIVE_MEM: what does not pack) */

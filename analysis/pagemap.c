@@ -33,6 +33,7 @@ struct pm_live {
 	struct stk_map m; /* block (or piece of a mapping) address -> a: its size */
 	uint64_t bytes;
 	struct live_maps maps; /* the pieces of the anonymous mappings */
+	struct live_maps rsv;  /* address space reserved, not memory (live_is_reserve) */
 };
 
 static void pm_live_del(struct pm_live *t, uint64_t addr)
@@ -77,15 +78,43 @@ static int pm_cut(void *arg, const struct live_cut *c)
 }
 
 /* A mapping made at [addr, addr + size), over whatever was there. */
-static int pm_map(struct pm_live *t, uint64_t addr, uint64_t size)
+/* Range [addr, addr + size) unmapped: 0 or -ENOMEM. */
+static int pm_unmap(struct pm_live *t, uint64_t addr, uint64_t size)
 {
 	int n = live_maps_unmap(&t->maps, addr, size, pm_cut, t);
 
-	if (n < 0)
-		return n;
+	return n < 0 ? n : live_rsv_cut(&t->rsv, addr, size);
+}
+
+static int pm_map_at(struct pm_live *t, uint64_t addr, uint64_t size)
+{
+	int ret = pm_unmap(t, addr, size);
+
+	if (ret)
+		return ret;
 	if (live_maps_add(&t->maps, addr, size, addr))
 		return -ENOMEM;
 	return pm_live_put(t, addr, size);
+}
+
+/* A mapping, a reservation (not memory), or an mprotect: each reserved part it covers (as leaks.c). */
+static int pm_map(struct pm_live *t, uint64_t kind, uint64_t addr, uint64_t size)
+{
+	struct live_piece *v;
+	size_t n;
+	int ret;
+
+	if (live_is_reserve(kind)) {
+		ret = pm_unmap(t, addr, size);
+		return ret ? ret : live_rsv_add(&t->rsv, addr, size);
+	}
+	if (kind != RIP_MEM_MPROTECT)
+		return pm_map_at(t, addr, size);
+	ret = live_rsv_take(&t->rsv, addr, size, &v, &n);
+	for (size_t i = 0; !ret && i < n; i++)
+		ret = pm_map_at(t, v[i].start, v[i].end - v[i].start);
+	free(v);
+	return ret;
 }
 
 /* ---- one snapshot ---------------------------------------------------------------------- */
@@ -156,6 +185,7 @@ void pm_free(struct pm *pm)
 		pm_snap_free(&pm->p->cur);
 		stk_map_free(&pm->p->live.m);
 		live_maps_free(&pm->p->live.maps);
+		live_maps_free(&pm->p->live.rsv);
 		free(pm->p);
 	}
 	pm_snap_free(&pm->best);
@@ -478,15 +508,12 @@ static int pm_event(struct pm *pm, const struct evs_event *e, int role)
 	case ROLE_MEM_ALLOC:
 		if (!V(ROLE_ALLOC_ADDR))
 			return 0;
-		if (live_is_mapping(V(ROLE_ALLOC_KIND)))
-			return pm_map(&pm->p->live, V(ROLE_ALLOC_ADDR), V(ROLE_ALLOC_SIZE));
+		if (live_is_mapping(V(ROLE_ALLOC_KIND)) || live_is_reserve(V(ROLE_ALLOC_KIND)))
+			return pm_map(&pm->p->live, V(ROLE_ALLOC_KIND), V(ROLE_ALLOC_ADDR),
+				      V(ROLE_ALLOC_SIZE));
 		return pm_live_put(&pm->p->live, V(ROLE_ALLOC_ADDR), V(ROLE_ALLOC_SIZE));
-	case ROLE_MEM_UNMAP: {
-		int n = live_maps_unmap(&pm->p->live.maps, V(ROLE_UNMAP_ADDR), V(ROLE_UNMAP_SIZE),
-					pm_cut, &pm->p->live);
-
-		return n < 0 ? n : 0;
-	}
+	case ROLE_MEM_UNMAP:
+		return pm_unmap(&pm->p->live, V(ROLE_UNMAP_ADDR), V(ROLE_UNMAP_SIZE));
 	case ROLE_MEM_FREE: {
 		struct pm_live *t = &pm->p->live;
 		const struct live_piece *p = stk_map_find(&t->m, V(ROLE_FREE_ADDR))

@@ -585,6 +585,7 @@ struct pp_heap {
 	struct stk_bts bts;
 	struct stk_map live;   /* block address (mapping: live_map_key) -> a: size, b: backtrace */
 	struct live_maps maps; /* the pieces of the anonymous mappings in live */
+	struct live_maps rsv;  /* address space reserved, not memory (live_is_reserve) */
 	struct stk_map sites;  /* backtrace -> a: bytes allocated, b: allocations */
 	struct stk_map events; /* type id << 32 | backtrace -> a: events */
 	struct cpu_prof *cpu;  /* the CPU samples */
@@ -630,11 +631,11 @@ static int pp_unmap(struct pp_heap *h, uint64_t addr, uint64_t size)
 {
 	int n = live_maps_unmap(&h->maps, addr, size, pp_cut, h);
 
-	return n < 0 ? n : 0;
+	return n < 0 ? n : live_rsv_cut(&h->rsv, addr, size);
 }
 
 /* A mapping made at [d->key, d->key + d->size), over whatever was there. */
-static int pp_map(struct pp_heap *h, const struct role_res *d)
+static int pp_map_at(struct pp_heap *h, const struct role_res *d)
 {
 	struct role_res m = *d;
 	int ret = pp_unmap(h, d->key, d->size);
@@ -645,6 +646,31 @@ static int pp_map(struct pp_heap *h, const struct role_res *d)
 	if (live_maps_add(&h->maps, d->key, d->size, m.key))
 		return -ENOMEM;
 	return pp_make(h, &m);
+}
+
+/* A mapping, a reservation (not memory), or an mprotect: each reserved part it covers (as leaks.c). */
+static int pp_map(struct pp_heap *h, const struct role_res *d)
+{
+	struct live_piece *v;
+	size_t n;
+	int ret;
+
+	if (live_is_reserve(d->kind)) {
+		ret = pp_unmap(h, d->key, d->size);
+		return ret ? ret : live_rsv_add(&h->rsv, d->key, d->size);
+	}
+	if (d->kind != RIP_MEM_MPROTECT)
+		return pp_map_at(h, d);
+	ret = live_rsv_take(&h->rsv, d->key, d->size, &v, &n);
+	for (size_t i = 0; !ret && i < n; i++) {
+		struct role_res m = *d;
+
+		m.key = v[i].start;
+		m.size = v[i].end - v[i].start;
+		ret = pp_map_at(h, &m);
+	}
+	free(v);
+	return ret;
 }
 
 static int pp_release(struct pp_heap *h, uint64_t addr)
@@ -669,7 +695,8 @@ static int pp_mem(struct pp_heap *h, const struct role_res *d)
 		h->mem_events++;
 		if (!d->key)
 			return 0;
-		return live_is_mapping(d->kind) ? pp_map(h, d) : pp_make(h, d);
+		return live_is_mapping(d->kind) || live_is_reserve(d->kind) ? pp_map(h, d) :
+									      pp_make(h, d);
 	case ROLE_MEM_UNMAP:
 		h->mem_events++;
 		return pp_unmap(h, d->key, d->size);
@@ -1086,6 +1113,7 @@ out:
 	stk_map_free(&ps.skip);
 	stk_map_free(&h.live);
 	live_maps_free(&h.maps);
+	live_maps_free(&h.rsv);
 	stk_map_free(&h.sites);
 	stk_map_free(&h.events);
 	stk_bts_free(&h.bts);

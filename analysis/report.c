@@ -583,6 +583,8 @@ static int rp_unmap(struct rp *rp, const struct evs_event *e, uint64_t addr, uin
 	n = live_maps_unmap(&rp_p(rp)->l.maps, addr, size, rp_cut, rp);
 	if (n < 0)
 		return n;
+	if (live_rsv_cut(&rp_p(rp)->l.rsv, addr, size))
+		return -ENOMEM;
 	/* none of it was seen made: as rip leaks (lk_unmap), munmap may be of a file mapping */
 	rp->frees_unseen += !n && kind == RIP_MEM_MREMAP;
 	return 0;
@@ -605,8 +607,8 @@ RP_HOT void rp_free_addr(struct rp *rp, const struct evs_event *e, uint64_t addr
 }
 
 /* A mapping made at [addr, addr + size), over whatever was there. */
-static int rp_map(struct rp *rp, const struct evs_event *e, uint64_t addr, uint64_t size,
-		  uint32_t bt, struct rp_tc *t)
+static int rp_map_at(struct rp *rp, const struct evs_event *e, uint64_t addr, uint64_t size,
+		     uint32_t bt, struct rp_tc *t)
 {
 	uint64_t key;
 	int ret = rp_unmap(rp, e, addr, size, RIP_MEM_MMAP, t);
@@ -617,6 +619,31 @@ static int rp_map(struct rp *rp, const struct evs_event *e, uint64_t addr, uint6
 	if (live_maps_add(&rp_p(rp)->l.maps, addr, size, key))
 		return -ENOMEM;
 	return rp_alloc(rp, e, key, size, bt, t, rp->through, false);
+}
+
+/*
+ * A mapping; a reservation, address space only (not counted: it unmaps
+ * what it is placed over); an mprotect: a mapping of each reserved part it
+ * covers.
+ */
+static int rp_map(struct rp *rp, const struct evs_event *e, const struct role_res *d,
+		  struct rp_tc *t)
+{
+	struct live_piece *v;
+	size_t n;
+	int ret;
+
+	if (live_is_reserve(d->kind)) {
+		ret = rp_unmap(rp, e, d->key, d->size, RIP_MEM_MMAP, t);
+		return ret ? ret : live_rsv_add(&rp_p(rp)->l.rsv, d->key, d->size);
+	}
+	if (d->kind != RIP_MEM_MPROTECT)
+		return rp_map_at(rp, e, d->key, d->size, d->bt, t);
+	ret = live_rsv_take(&rp_p(rp)->l.rsv, d->key, d->size, &v, &n);
+	for (size_t i = 0; !ret && i < n; i++)
+		ret = rp_map_at(rp, e, v[i].start, v[i].end - v[i].start, d->bt, t);
+	free(v);
+	return ret;
 }
 
 /* Halve the resolution of the series: bucket i takes buckets 2i and 2i + 1. */
@@ -987,8 +1014,8 @@ RP_HOT int rp_mem_event(struct rp *rp, const struct evs_event *e, const struct r
 		return -ENOMEM;
 	switch (role) {
 	case ROLE_MEM_ALLOC:
-		if (live_is_mapping(d->kind))
-			return rp_map(rp, e, d->key, d->size, d->bt, t);
+		if (live_is_mapping(d->kind) || live_is_reserve(d->kind))
+			return rp_map(rp, e, d, t);
 		return rp_alloc(rp, e, d->key, d->size, d->bt, t, thr, line);
 	case ROLE_MEM_UNMAP:
 		return rp_unmap(rp, e, d->key, d->size, d->kind, t);

@@ -228,6 +228,14 @@ bool rip_pl_thread_init(void);
 void rip_pl_stack_prot(uintptr_t a, size_t len, int prot, bool done);
 
 /*
+ * After an mprotect (pkey_mprotect) of [addr, addr + len) to prot that
+ * succeeded, called by its hook (ret: the hook's return address): accessible, and the program reserved address space before (a
+ * mmap with PROT_NONE), a mem:alloc of kind mprotect, which readers make
+ * memory of what it covers of the reservations.  mem.c.
+ */
+void rip_pl_mprotect_record(const void *ret, void *addr, size_t len, int prot);
+
+/*
  * For rip_pl_stack_prot: a protection key other than the default's may
  * forbid reads of the range at any time, with no system call (pkey_set):
  * a hole for good, whatever prot says.

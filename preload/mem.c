@@ -715,6 +715,26 @@ static inline bool rip_pl_anon_private(int flags)
  */
 #define MEM_INLINE static inline __attribute__((always_inline))
 
+/* Has the program reserved address space (a mmap with PROT_NONE) yet? */
+static bool rip_pl_reserved;
+
+/* noinline, called from the hooks: the backtrace starts at this frame's caller's caller. */
+__attribute__((noinline)) void rip_pl_mprotect_record(const void *ret, void *addr, size_t len,
+						      int prot)
+{
+	/* no reservation made yet, or not made accessible: nothing of memory changes */
+	if (prot == PROT_NONE || !__atomic_load_n(&rip_pl_reserved, __ATOMIC_RELAXED) ||
+	    rip_pl_from_allocator(ret))
+		return;
+	if (RIP_UNLIKELY(rip_pl_enter(RIP_CAT_MEM))) {
+		rip_pl_mem_alloc(addr, len, RIP_PL_BT(__builtin_frame_address(0)),
+				 RIP_MEM_MPROTECT);
+		rip_pl_leave();
+	}
+	/* Not a tail call of anything that records: the recording above is done. */
+	__asm__ __volatile__("" ::: "memory");
+}
+
 /*
  * After a successful mmap: mem:alloc for anonymous private, shm.c for the
  * rest.  A mapping placed over others (MAP_FIXED) replaces what it covers:
@@ -732,6 +752,13 @@ MEM_INLINE void rip_pl_mmap_record(const void *fr, const void *ret, void *p, siz
 		rip_pl_leave();
 	}
 	if (rip_pl_anon_private(flags)) {
+		if (prot == PROT_NONE) {
+			/* address space only; relaxed: a hint for rip_pl_mprotect_record */
+			if (!__atomic_load_n(&rip_pl_reserved, __ATOMIC_RELAXED))
+				__atomic_store_n(&rip_pl_reserved, true, __ATOMIC_RELAXED);
+			RIP_PL_ALLOC_AT(fr, p, len, RIP_MEM_RESERVE);
+			return;
+		}
 		RIP_PL_ALLOC_AT(fr, p, len, RIP_MEM_MMAP);
 		return; /* readers unmap what a mapping is placed over */
 	}

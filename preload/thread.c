@@ -429,8 +429,10 @@ RIP_PL_EXPORT int mprotect(void *addr, size_t len, int prot)
 		return rip_pl_enosys();
 	rip_pl_stack_prot((uintptr_t)addr, len, prot, false);
 	ret = real(addr, len, prot);
-	if (!ret)
+	if (!ret) {
 		rip_pl_stack_prot((uintptr_t)addr, len, prot, true);
+		rip_pl_mprotect_record(__builtin_return_address(0), addr, len, prot);
+	}
 	return ret;
 }
 
@@ -443,8 +445,10 @@ RIP_PL_EXPORT int pkey_mprotect(void *addr, size_t len, int prot, int pkey)
 		return rip_pl_enosys();
 	rip_pl_stack_prot((uintptr_t)addr, len, rip_pl_pkey_prot(prot, pkey), false);
 	ret = real(addr, len, prot, pkey);
-	if (!ret)
+	if (!ret) {
 		rip_pl_stack_prot((uintptr_t)addr, len, rip_pl_pkey_prot(prot, pkey), true);
+		rip_pl_mprotect_record(__builtin_return_address(0), addr, len, prot);
+	}
 	return ret;
 }
 

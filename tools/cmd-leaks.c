@@ -308,6 +308,12 @@ static void leaks_print_text(struct leaks_state *st)
 		leaks_noun(LK_SHM, lk->total_count[LK_SHM]),
 		fmt_bytes_exact(lk->total_bytes[LK_SHM], (char[48]){ 0 }, 48),
 		lk->total_count[LK_SHM_MAP], leaks_noun(LK_SHM_MAP, lk->total_count[LK_SHM_MAP]));
+	if (lk->reserved_bytes)
+		fprintf(out,
+			"not counted: %s of address space still reserved (mmap with PROT_NONE) in %" PRIu64
+			" range%s, not memory until made accessible\n",
+			fmt_bytes_exact(lk->reserved_bytes, b, sizeof(b)), lk->reserved_ranges,
+			lk->reserved_ranges == 1 ? "" : "s");
 	if (lk->un.release[LK_MEM] || lk->un.release[LK_FD] || lk->un.release[LK_SHM] ||
 	    lk->un.release[LK_SHM_MAP])
 		fprintf(out,
@@ -483,8 +489,10 @@ static void leaks_print_json(struct leaks_state *st)
 			":{\"count\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"transfers\":%" PRIu64 "}",
 			lk->kind_count[k], lk->kind_bytes[k], lk->kind_transfers[k]);
 	}
+	fprintf(out, "},\"reserved\":{\"bytes\":%" PRIu64 ",\"ranges\":%" PRIu64 "}",
+		lk->reserved_bytes, lk->reserved_ranges);
 	fprintf(out,
-		"},\"failed_allocs\":%" PRIu64 ",\"backtraces\":{\"defined\":%" PRIu64
+		",\"failed_allocs\":%" PRIu64 ",\"backtraces\":{\"defined\":%" PRIu64
 		",\"bad\":%" PRIu64 ",\"undefined\":%" PRIu64 "},\"symbol_problems\":[",
 		lk->failed_allocs, lk->bt_defs, lk->bt_bad, lk->bt_unknown);
 	if (st->src.sym)

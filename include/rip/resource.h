@@ -120,6 +120,15 @@ enum rip_mem_kind {
 	RIP_MEM_DELETE, /* operator delete, all variants */
 	RIP_MEM_DELETE_ARRAY,
 	RIP_MEM_MUNMAP,
+	/*
+	 * An anonymous private mmap with PROT_NONE: address space reserved, not
+	 * memory (a JVM's heap, a Go or V8 arena).  Readers count none of it; a
+	 * mapping placed over part of it (MAP_FIXED) or an mprotect that makes
+	 * part of it accessible is memory from then.
+	 */
+	RIP_MEM_RESERVE,
+	/* mprotect (pkey_mprotect) to an accessible protection: what it covers of a reservation */
+	RIP_MEM_MPROTECT,
 };
 
 /*
@@ -143,7 +152,9 @@ enum rip_mem_kind {
 	X(FREE, "free")                                                                            \
 	X(DELETE, "delete")                                                                        \
 	X(DELETE_ARRAY, "delete[]")                                                                \
-	X(MUNMAP, "munmap")
+	X(MUNMAP, "munmap")                                                                        \
+	X(RESERVE, "reserve")                                                                      \
+	X(MPROTECT, "mprotect")
 
 /* fd:open / fd:close kind */
 enum rip_fd_kind {
