@@ -155,24 +155,32 @@ static ssize_t http_recv(int fd, char *buf, size_t cap, int64_t deadline)
 	return (ssize_t)n;
 }
 
+/*
+ * The line at p (to its CR or LF) into out, cut to fit and with control
+ * characters blanked: what the server sent reaches the user's terminal
+ * as text, never as its commands.
+ */
+static void http_line(const char *p, char *out, size_t len)
+{
+	size_t n = strcspn(p, "\r\n");
+
+	if (n >= len)
+		n = len - 1;
+	memcpy(out, p, n);
+	out[n] = 0;
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)out[i] < ' ' || out[i] == 0x7f)
+			out[i] = ' ';
+}
+
 /* The body of an answer, its first line, cut to fit a message. */
 static void http_body_line(const char *resp, char *out, size_t len)
 {
 	const char *b = strstr(resp, "\r\n\r\n");
-	size_t n;
 
 	out[0] = 0;
-	if (!b)
-		return;
-	b += 4;
-	n = strcspn(b, "\r\n");
-	if (n >= len)
-		n = len - 1;
-	memcpy(out, b, n);
-	out[n] = 0;
-	for (size_t i = 0; i < n; i++)
-		if ((unsigned char)out[i] < ' ')
-			out[i] = ' ';
+	if (b)
+		http_line(b + 4, out, len);
 }
 
 int http_post(const char *host, const char *port, bool v6, const uint8_t *head, size_t hlen,
@@ -180,7 +188,7 @@ int http_post(const char *host, const char *port, bool v6, const uint8_t *head, 
 {
 	static char resp[1 << 16];
 	const struct http_server srv = { host, port, v6 }, *u = &srv;
-	char line[200];
+	char line[200], why[81];
 	int64_t deadline;
 	ssize_t n;
 	int fd, ret, code = 0;
@@ -203,11 +211,9 @@ int http_post(const char *host, const char *port, bool v6, const uint8_t *head, 
 	if (code >= 200 && code < 300)
 		return 0;
 	if (code) {
-		size_t k = strcspn(resp + 9, "\r\n"); /* after "HTTP/1.x " */
-
+		http_line(resp + 9, why, sizeof(why)); /* after "HTTP/1.x " */
 		http_body_line(resp, line, sizeof(line));
-		snprintf(err, errlen, "the server answered %.*s%s%s", (int)(k > 80 ? 80 : k),
-			 resp + 9, line[0] ? ": " : "", line);
+		snprintf(err, errlen, "the server answered %s%s%s", why, line[0] ? ": " : "", line);
 	} else if (ret) {
 		snprintf(err, errlen, "sending to %s:%s failed: %s", u->host, u->port,
 			 ret == -EAGAIN ? "timed out" : strerror(-ret));
