@@ -40,6 +40,7 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -263,17 +264,60 @@ static int rly_broke(struct rly *r, int code, char *err, size_t errlen, const ch
 					  : strerror(-code));
 }
 
+static int64_t rly_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*
+ * Wait until fd is ready for ev, or the deadline (rly_now_ms) passes: a
+ * relayd that takes or sends a byte now and then, each within the
+ * socket's own timeout, must not keep us for ever.  0, or -errno
+ * (-EAGAIN: out of time).
+ */
+static int rly_wait(int fd, short ev, int64_t deadline)
+{
+	for (;;) {
+		struct pollfd pfd = { .fd = fd, .events = ev };
+		int64_t left = deadline - rly_now_ms();
+		int k;
+
+		if (left <= 0)
+			return -EAGAIN;
+		k = poll(&pfd, 1, left > 1000000 ? 1000000 : (int)left);
+		if (k > 0)
+			return 0;
+		if (k < 0 && errno != EINTR)
+			return -errno;
+	}
+}
+
+/* When what starts now must be done by: r->timeout_ms from now (0: never). */
+static int64_t rly_deadline(const struct rly *r)
+{
+	return r->timeout_ms ? rly_now_ms() + r->timeout_ms : INT64_MAX;
+}
+
+/* Send it all within r->timeout_ms. */
 static int rly_sendv(struct rly *r, int fd, struct iovec *iov, int n, char *err, size_t errlen,
 		     const char *what)
 {
 	struct msghdr m = { .msg_iov = iov, .msg_iovlen = (size_t)n };
+	int64_t deadline = rly_deadline(r);
 
 	if (r->broken)
 		return rr_fail(err, errlen, -EPIPE, "relayd: the connection was lost before");
 	while (m.msg_iovlen) {
-		ssize_t k = sendmsg(fd, &m, MSG_NOSIGNAL);
+		int w = rly_wait(fd, POLLOUT, deadline);
+		ssize_t k;
 
-		if (k < 0 && errno == EINTR)
+		if (w)
+			return rly_broke(r, w, err, errlen, what);
+		k = sendmsg(fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (k < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK))
 			continue;
 		if (k < 0)
 			return rly_broke(r, errno == EWOULDBLOCK ? -EAGAIN : -errno, err, errlen,
@@ -291,17 +335,22 @@ static int rly_sendv(struct rly *r, int fd, struct iovec *iov, int n, char *err,
 	return 0;
 }
 
-static int rly_recv(struct rly *r, void *buf, size_t len, char *err, size_t errlen,
-		    const char *what)
+/* An answer of len bytes, all by the deadline (rly_deadline). */
+static int rly_recv(struct rly *r, void *buf, size_t len, int64_t deadline, char *err,
+		    size_t errlen, const char *what)
 {
 	uint8_t *p = buf;
 
 	if (r->broken)
 		return rr_fail(err, errlen, -EPIPE, "relayd: the connection was lost before");
 	while (len) {
-		ssize_t k = recv(r->ctrl, p, len, 0);
+		int w = rly_wait(r->ctrl, POLLIN, deadline);
+		ssize_t k;
 
-		if (k < 0 && errno == EINTR)
+		if (w)
+			return rly_broke(r, w, err, errlen, what);
+		k = recv(r->ctrl, p, len, MSG_DONTWAIT);
+		if (k < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK))
 			continue;
 		if (k <= 0)
 			return rly_broke(r, k == 0 ? -ENODATA
@@ -317,8 +366,10 @@ static int rly_recv(struct rly *r, void *buf, size_t len, char *err, size_t errl
 /* Read the outstanding SEND_INDEX answers (all, or only those already there). */
 static int rly_drain(struct rly *r, bool all, char *err, size_t errlen)
 {
+	int64_t deadline = rly_deadline(r);
 	uint8_t b[4];
 
+	/* all of them within the timeout: answers come at once from a relayd that is there */
 	while (r->pending) {
 		if (!all) {
 			ssize_t k = recv(r->ctrl, b, sizeof(b), MSG_DONTWAIT | MSG_PEEK);
@@ -326,7 +377,7 @@ static int rly_drain(struct rly *r, bool all, char *err, size_t errlen)
 			if (k < (ssize_t)sizeof(b))
 				return 0;
 		}
-		if (rly_recv(r, b, sizeof(b), err, errlen, "reading an index answer"))
+		if (rly_recv(r, b, sizeof(b), deadline, err, errlen, "reading an index answer"))
 			return -EIO;
 		r->pending--;
 		if (rly_get32(b) != RLY_OK) {
@@ -370,7 +421,7 @@ static int rly_cmd(struct rly *r, uint32_t cmd, const void *payload, size_t len,
 	rly_put32(h + 20, 0);
 	if (rly_sendv(r, r->ctrl, iov, len ? 2 : 1, err, errlen, what))
 		return -EIO;
-	if (reply_len && rly_recv(r, reply, reply_len, err, errlen, what))
+	if (reply_len && rly_recv(r, reply, reply_len, rly_deadline(r), err, errlen, what))
 		return -EIO;
 	return 0;
 }
@@ -766,14 +817,6 @@ uint64_t rly_stream_end(const struct rly *r, uint32_t stream)
 uint32_t rly_streams(const struct rly *r)
 {
 	return r->used;
-}
-
-static int64_t rly_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 int rly_close(struct rly *r, unsigned timeout_ms, unsigned linger_ms, char *err, size_t errlen)

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -64,6 +65,7 @@ static int sub_send(int fd, uint32_t kind, const void *p, uint32_t len)
 static int sub_connect(struct rec *r, pid_t consumer, char *err, size_t errlen)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct timeval tv = { SUB_WELCOME_MS / 1000, (SUB_WELCOME_MS % 1000) * 1000 };
 	char path[sizeof(sa.sun_path)];
 	struct ucred cred;
 	socklen_t clen = sizeof(cred);
@@ -81,9 +83,21 @@ static int sub_connect(struct rec *r, pid_t consumer, char *err, size_t errlen)
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return rr_fail(err, errlen, -errno, "socket: %s", strerror(errno));
+	/*
+	 * A consumer that does not accept (stopped, wedged) with its backlog
+	 * full (the connections of recorders that gave up on it stay queued)
+	 * would keep connect waiting for ever: as long as for the WELCOME.
+	 */
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	memcpy(sa.sun_path, path, strlen(path) + 1);
 	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
-		ret = rr_fail(err, errlen, -errno, "%s: %s", path, strerror(errno));
+		if (errno == EAGAIN || errno == EWOULDBLOCK)
+			ret = rr_fail(err, errlen, -ETIMEDOUT,
+				      "pid %d did not answer (is it stopped? it takes no more "
+				      "recorders)",
+				      (int)consumer);
+		else
+			ret = rr_fail(err, errlen, -errno, "%s: %s", path, strerror(errno));
 		goto err_close;
 	}
 	/* the consumer the ring file names, of this user: nobody else's copy of the events */

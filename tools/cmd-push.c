@@ -291,6 +291,7 @@ static int cmd_push(int argc, char **argv)
 	};
 	char err[RR_ERR_MAX + PATH_MAX];
 	const char *url = NULL, *app = NULL, *tenant = NULL, *labels[PUSH_MAX_LABELS];
+	char comm[sizeof(((struct rip_file_hdr *)0)->comm)];
 	struct pb_buf prof = { 0 }, head = { 0 }, body = { 0 };
 	struct pp_opts po = { 0 };
 	struct pp_result res;
@@ -403,8 +404,19 @@ static int cmd_push(int argc, char **argv)
 			 "overwritten, %" PRIu64 " packets lost): the values are too",
 			 res.tot.discarded + res.tot.samples_lost,
 			 res.tot.lost_packets + res.tot.torn);
-	if (!app || !*app)
-		app = evs_file_hdr(s)->comm[0] ? evs_file_hdr(s)->comm : "rip";
+	if (!app || !*app) {
+		/*
+		 * The traced program names itself (its comm): what Pyroscope reads
+		 * as labels ("x{env=prod}") or cuts a name at is no name of ours.
+		 */
+		snprintf(comm, sizeof(comm), "%s",
+			 evs_file_hdr(s)->comm[0] ? evs_file_hdr(s)->comm : "rip");
+		for (char *q = comm; *q; q++)
+			if ((unsigned char)*q <= ' ' || (unsigned char)*q >= 0x7f ||
+			    strchr("{},=\"", *q))
+				*q = '_';
+		app = comm;
+	}
 
 	/* Whole seconds that cover the profile: from rounds down, until up. */
 	from = res.start_ns / 1000000000;

@@ -12,11 +12,13 @@
  */
 #include <errno.h>
 #include <netdb.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tools/http.h"
@@ -64,12 +66,46 @@ static int http_connect(const struct http_server *u, int timeout, char *err, siz
 	return fd;
 }
 
-static int http_send_all(int fd, const uint8_t *p, size_t n)
+static int64_t http_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*
+ * Wait until fd is ready for ev, or the deadline (http_now_ms) passes: a
+ * server that sends or takes a byte now and then, each within the
+ * socket's own timeout, must not keep us for ever.  0, or -EAGAIN.
+ */
+static int http_wait(int fd, short ev, int64_t deadline)
+{
+	for (;;) {
+		struct pollfd pfd = { .fd = fd, .events = ev };
+		int64_t left = deadline - http_now_ms();
+		int r;
+
+		if (left <= 0)
+			return -EAGAIN;
+		r = poll(&pfd, 1, left > 1000000 ? 1000000 : (int)left);
+		if (r > 0)
+			return 0;
+		if (r < 0 && errno != EINTR)
+			return -errno;
+	}
+}
+
+static int http_send_all(int fd, const uint8_t *p, size_t n, int64_t deadline)
 {
 	while (n) {
-		ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
+		ssize_t w;
+		int r = http_wait(fd, POLLOUT, deadline);
 
-		if (w < 0 && errno == EINTR)
+		if (r)
+			return r;
+		w = send(fd, p, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (w < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK))
 			continue;
 		if (w <= 0)
 			return w < 0 ? -errno : -EIO;
@@ -81,19 +117,25 @@ static int http_send_all(int fd, const uint8_t *p, size_t n)
 
 /*
  * Read the answer: until the server closes, or the head and Content-Length
- * bytes are in, or 64 KiB (the rest is of no use to us).  Its length, or
- * -errno.
+ * bytes are in, or 64 KiB (the rest is of no use to us), or the deadline
+ * (http_now_ms) passes.  Its length, or -errno.
  */
-static ssize_t http_recv(int fd, char *buf, size_t cap)
+static ssize_t http_recv(int fd, char *buf, size_t cap, int64_t deadline)
 {
 	size_t n = 0;
 
 	while (n + 1 < cap) {
-		ssize_t r = recv(fd, buf + n, cap - 1 - n, 0);
+		int w = http_wait(fd, POLLIN, deadline);
+		ssize_t r = w ? -1 : recv(fd, buf + n, cap - 1 - n, MSG_DONTWAIT);
 		char *head;
 
-		if (r < 0 && errno == EINTR)
+		if (w)
+			errno = -w;
+		if (r < 0 && !w && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK))
 			continue;
+		/* out of time before the status line was in: no answer */
+		if (r < 0 && w == -EAGAIN && !memchr(buf, '\n', n))
+			return -EAGAIN;
 		if (r < 0)
 			return n ? (ssize_t)n : -errno;
 		if (!r)
@@ -113,24 +155,32 @@ static ssize_t http_recv(int fd, char *buf, size_t cap)
 	return (ssize_t)n;
 }
 
+/*
+ * The line at p (to its CR or LF) into out, cut to fit and with control
+ * characters blanked: what the server sent reaches the user's terminal
+ * as text, never as its commands.
+ */
+static void http_line(const char *p, char *out, size_t len)
+{
+	size_t n = strcspn(p, "\r\n");
+
+	if (n >= len)
+		n = len - 1;
+	memcpy(out, p, n);
+	out[n] = 0;
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)out[i] < ' ' || out[i] == 0x7f)
+			out[i] = ' ';
+}
+
 /* The body of an answer, its first line, cut to fit a message. */
 static void http_body_line(const char *resp, char *out, size_t len)
 {
 	const char *b = strstr(resp, "\r\n\r\n");
-	size_t n;
 
 	out[0] = 0;
-	if (!b)
-		return;
-	b += 4;
-	n = strcspn(b, "\r\n");
-	if (n >= len)
-		n = len - 1;
-	memcpy(out, b, n);
-	out[n] = 0;
-	for (size_t i = 0; i < n; i++)
-		if ((unsigned char)out[i] < ' ')
-			out[i] = ' ';
+	if (b)
+		http_line(b + 4, out, len);
 }
 
 int http_post(const char *host, const char *port, bool v6, const uint8_t *head, size_t hlen,
@@ -138,7 +188,8 @@ int http_post(const char *host, const char *port, bool v6, const uint8_t *head, 
 {
 	static char resp[1 << 16];
 	const struct http_server srv = { host, port, v6 }, *u = &srv;
-	char line[200];
+	char line[200], why[81];
+	int64_t deadline;
 	ssize_t n;
 	int fd, ret, code = 0;
 
@@ -146,11 +197,13 @@ int http_post(const char *host, const char *port, bool v6, const uint8_t *head, 
 	fd = http_connect(u, timeout, err, errlen);
 	if (fd < 0)
 		return -1;
-	ret = http_send_all(fd, head, hlen);
+	/* each step within timeout seconds in all, however the server trickles */
+	deadline = http_now_ms() + (int64_t)timeout * 1000;
+	ret = http_send_all(fd, head, hlen, deadline);
 	if (!ret)
-		ret = http_send_all(fd, body, blen);
+		ret = http_send_all(fd, body, blen, deadline);
 	/* A server that refuses early may close before the body is in: read its answer anyway. */
-	n = http_recv(fd, resp, sizeof(resp));
+	n = http_recv(fd, resp, sizeof(resp), http_now_ms() + (int64_t)timeout * 1000);
 	close(fd);
 	if (n > 0 && sscanf(resp, "HTTP/1.%*1[01] %3d", &code) != 1)
 		code = 0;
@@ -158,11 +211,9 @@ int http_post(const char *host, const char *port, bool v6, const uint8_t *head, 
 	if (code >= 200 && code < 300)
 		return 0;
 	if (code) {
-		size_t k = strcspn(resp + 9, "\r\n"); /* after "HTTP/1.x " */
-
+		http_line(resp + 9, why, sizeof(why)); /* after "HTTP/1.x " */
 		http_body_line(resp, line, sizeof(line));
-		snprintf(err, errlen, "the server answered %.*s%s%s", (int)(k > 80 ? 80 : k),
-			 resp + 9, line[0] ? ": " : "", line);
+		snprintf(err, errlen, "the server answered %s%s%s", why, line[0] ? ": " : "", line);
 	} else if (ret) {
 		snprintf(err, errlen, "sending to %s:%s failed: %s", u->host, u->port,
 			 ret == -EAGAIN ? "timed out" : strerror(-ret));
