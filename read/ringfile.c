@@ -1408,13 +1408,39 @@ int rr_read_modules(struct rr_file *f, struct rip_module **out, size_t *n, char 
 
 /* ---- liveness and clock ------------------------------------------------------- */
 
+/* Threads of pid still running, from its status file (0: cannot be read). */
+static unsigned rr_proc_threads(pid_t pid)
+{
+	char path[64], buf[4096], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	p = strstr(buf, "\nThreads:");
+	return p ? (unsigned)strtoul(p + 9, NULL, 10) : 0;
+}
+
 uint64_t rr_proc_start_ticks(pid_t pid)
 {
 	char state;
 	uint64_t start = rip_proc_start((int)pid, &state);
 
-	/* a zombie has released everything: it is dead for our purposes */
-	return state && state != 'Z' && state != 'X' && state != 'x' ? start : 0;
+	/*
+	 * A zombie has released everything: it is dead for our purposes, unless
+	 * only its main thread is (it left by pthread_exit, the others run on:
+	 * the process is a zombie by its main thread's state, with more threads).
+	 */
+	if (state == 'Z')
+		return rr_proc_threads(pid) > 1 ? start : 0;
+	return state && state != 'X' && state != 'x' ? start : 0;
 }
 
 int64_t rr_mono_ns(void)
@@ -1440,28 +1466,58 @@ void rr_boot_id(char *buf, size_t len)
 }
 
 /* 1 if pid maps the file open at fd, 0 if not; 1 when its maps cannot be read. */
+/* Does maps file path list the file of st?  1, 0 (-1: it lists nothing), or 1 if unreadable. */
+static int rr_maps_lists(const char *path, const struct stat *st)
+{
+	char line[PATH_MAX + 256];
+	int found = -1;
+	FILE *fp = fopen(path, "re");
+
+	if (!fp)
+		return 1;
+	while (found < 1 && fgets(line, sizeof(line), fp)) {
+		unsigned maj, min;
+		unsigned long long ino;
+
+		found = 0;
+		if (sscanf(line, "%*s %*s %*s %x:%x %llu", &maj, &min, &ino) == 3)
+			found = ino == (unsigned long long)st->st_ino && maj == major(st->st_dev) &&
+				min == minor(st->st_dev);
+	}
+	fclose(fp);
+	return found;
+}
+
 static int rr_maps_file(pid_t pid, int fd)
 {
-	char path[64], line[PATH_MAX + 256];
+	char path[96];
+	struct dirent *e;
 	struct stat st;
-	int found = 0;
-	FILE *fp;
+	int found;
+	DIR *d;
 
 	if (fstat(fd, &st))
 		return 1;
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	fp = fopen(path, "re");
-	if (!fp)
-		return 1;
-	while (!found && fgets(line, sizeof(line), fp)) {
-		unsigned maj, min;
-		unsigned long long ino;
-
-		if (sscanf(line, "%*s %*s %*s %x:%x %llu", &maj, &min, &ino) == 3)
-			found = ino == (unsigned long long)st.st_ino && maj == major(st.st_dev) &&
-				min == minor(st.st_dev);
+	found = rr_maps_lists(path, &st);
+	if (found >= 0)
+		return found;
+	/*
+	 * Nothing mapped: exiting (its memory gone), or its main thread left
+	 * (pthread_exit) and the others run on, whose maps are the process's.
+	 */
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	d = opendir(path);
+	if (!d)
+		return 0;
+	found = 0;
+	while (found < 1 && (e = readdir(d))) {
+		if (e->d_name[0] < '1' || e->d_name[0] > '9' || atoi(e->d_name) == pid)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%.16s/maps", (int)pid, e->d_name);
+		found = rr_maps_lists(path, &st) > 0;
 	}
-	fclose(fp);
+	closedir(d);
 	return found;
 }
 
