@@ -853,13 +853,22 @@ static void fam_sub_execed(struct fam_sub *sub)
 	struct rr_file *f = &sub->rec.f;
 	char ignore[RR_ERR_MAX];
 	uint32_t flags = 0;
+	int ret;
 
 	sub->exec_img[0] = 0;
 	if (f->fd < 0 || fam_flags(f, &flags) || (flags & RIP_P_EXITED) ||
 	    rr_proc_start_ticks(f->hdr.pid) != f->hdr.start_ticks)
 		return;
-	/* its image's path, unless it exec'd its own program again */
-	if (rr_exec_image(f, f->hdr.pid, false, sub->exec_img, sizeof(sub->exec_img)) != 1)
+	/*
+	 * its image's path, unless it exec'd its own program again; none to
+	 * read: it is exiting (its memory went before it is a zombie), not exec'd
+	 */
+	ret = rr_exec_image(f, f->hdr.pid, false, sub->exec_img, sizeof(sub->exec_img));
+	if (ret < 0) {
+		sub->exec_img[0] = 0;
+		return;
+	}
+	if (ret != 1)
 		sub->exec_img[0] = 0;
 	if (!(flags & RIP_P_EXECED)) /* (a followed image marks it itself, often later) */
 		rr_mark_execed(f, ignore, sizeof(ignore));
