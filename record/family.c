@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include <internal/clock.h>
+#include <internal/grow.h>
 #include <internal/track.h>
 #include <rip/proc.h>
 
@@ -765,29 +766,73 @@ static bool fam_sub_start(struct fam *f, struct fam_sub *sub)
 	return true;
 }
 
-void fam_scan(struct fam *f)
-{
-	const char *main_name = strrchr(f->ring, '/');
-	DIR *d = opendir(f->ringdir);
-	struct dirent *e;
+/* A ring file's name in the directory, parsed (fam_scan). */
+struct fam_entry {
+	struct rn_name rn;
+	char name[NAME_MAX + 1];
+};
 
-	f->rescan = false;
+/* By pid, then image: a process's first image before the ones it exec'd. */
+static int fam_entry_cmp(const void *a, const void *b)
+{
+	const struct fam_entry *x = a, *y = b;
+
+	if (x->rn.pid != y->rn.pid)
+		return x->rn.pid < y->rn.pid ? -1 : 1;
+	return x->rn.gen < y->rn.gen ? -1 : x->rn.gen > y->rn.gen;
+}
+
+/*
+ * The ring files in the directory but the program's, in order
+ * (fam_entry_cmp: readdir's is any, tmpfs lists the newest first, and an
+ * image's file seen before its predecessor's took the predecessor for
+ * one that came back); *n of them.  NULL with *n 0: none, or no memory.
+ */
+static struct fam_entry *fam_entries(struct fam *f, const char *main_name, size_t *n)
+{
+	struct fam_entry *v = NULL;
+	size_t cap = 0;
+	struct dirent *e;
+	DIR *d = opendir(f->ringdir);
+
+	*n = 0;
 	if (!d)
-		return;
-	fam_take_failed(f, true);
-	main_name = main_name ? main_name + 1 : f->ring;
+		return NULL;
 	while ((e = readdir(d))) {
-		struct fam_sub *sub, **v;
 		struct rn_name rn;
-		unsigned gen;
-		pid_t pid;
 
 		if (rn_parse(e->d_name, &rn) || !strcmp(e->d_name, main_name) ||
 		    strlen(e->d_name) > NAME_MAX)
 			continue;
-		pid = rn.pid;
-		gen = rn.gen;
-		sub = fam_sub_find(f, e->d_name);
+		if (RIP_GROW(v, cap, *n + 1, 16))
+			break;
+		v[*n].rn = rn;
+		snprintf(v[*n].name, sizeof(v[*n].name), "%s", e->d_name);
+		(*n)++;
+	}
+	closedir(d);
+	if (*n)
+		qsort(v, *n, sizeof(*v), fam_entry_cmp);
+	return v;
+}
+
+void fam_scan(struct fam *f)
+{
+	const char *main_name = strrchr(f->ring, '/');
+	struct fam_entry *ents;
+	size_t n;
+
+	f->rescan = false;
+	fam_take_failed(f, true);
+	main_name = main_name ? main_name + 1 : f->ring;
+	ents = fam_entries(f, main_name, &n);
+	for (size_t k = 0; k < n; k++) {
+		const char *name = ents[k].name;
+		struct fam_sub *sub, **v;
+		unsigned gen = ents[k].rn.gen;
+		pid_t pid = ents[k].rn.pid;
+
+		sub = fam_sub_find(f, name);
 		if (!sub) {
 			sub = calloc(1, sizeof(*sub));
 			v = realloc(f->subs, (f->nsubs + 1) * sizeof(*v));
@@ -808,7 +853,7 @@ void fam_scan(struct fam *f)
 			if (pid == f->main_pid && !gen)
 				gen = 1;
 			f->subs[f->nsubs++] = sub;
-			snprintf(sub->name, sizeof(sub->name), "%s", e->d_name);
+			snprintf(sub->name, sizeof(sub->name), "%s", name);
 			sub->pid = pid;
 			sub->gen = gen;
 			sub->follow = (pid == f->main_pid || f->o->follow_fork) &&
@@ -817,7 +862,7 @@ void fam_scan(struct fam *f)
 		if (!sub->active && !sub->done && !fam_sub_start(f, sub))
 			f->rescan = true; /* being created: look again soon */
 	}
-	closedir(d);
+	free(ents);
 }
 
 void fam_look(struct fam *f)
