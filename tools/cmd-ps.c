@@ -1264,8 +1264,11 @@ static int ps_thread_slot(struct ps_state *st, const struct rr_slot *s, bool sti
 		st->first = false;
 		return 0;
 	}
+	/* a thread in a wrapped call is not running: it waits there (the line below says where) */
 	fprintf(out, "\n%s %-20s tid %-7d %s", kind_name(s), s->name[0] ? s->name : "-", s->tid,
-		state_name(s));
+		s->kind == RIP_KIND_THREAD && s->state == RIP_SLOT_RUNNING && s->wait.kind ?
+			"blocked" :
+			state_name(s));
 	if (p >= 0)
 		fprintf(out, ", parked %s", rr_fmt_duration(p, a, sizeof(a)));
 	if (s->coro)
