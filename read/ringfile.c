@@ -2209,6 +2209,52 @@ size_t rr_consumed_by(pid_t pid, struct rr_traced *v, size_t max)
 	return n;
 }
 
+/* rr_find_gone's search: the copy a note of rip run's names, of pid started at start. */
+struct rr_gone {
+	pid_t pid;
+	uint64_t now; /* the start time of the process that has pid now, or 0 */
+	char copy[PATH_MAX];
+};
+
+/*
+ * A note RING.gone of rip run's (record/family.c fam_note_gone) in one of
+ * its directories, on a followed child that died while it runs: the path
+ * of the copy of RING in the child's trace, taken when that file is the
+ * caller's and its header has the pid and start time of the note's name.
+ */
+static int rr_find_gone(const char *path, const struct stat *st, void *arg)
+{
+	struct rr_gone *g = arg;
+	const char *base = strrchr(path, '/'), *dir;
+	char copy[PATH_MAX];
+	struct rip_file_hdr h;
+	struct rn_name n;
+	ssize_t len;
+	uid_t uid;
+	int fd;
+
+	if (!S_ISREG(st->st_mode) || !base || rn_parse_gone(base + 1, &n) || n.pid != g->pid ||
+	    (g->now && n.start != g->now) || st->st_uid != geteuid() ||
+	    st->st_size >= (off_t)sizeof(copy))
+		return 0;
+	/* only in rip run's own directories: PARENT/rip-run.XXXXXX/NOTE */
+	for (dir = base - 1; dir > path && *dir != '/'; dir--)
+		;
+	if (strncmp(dir + (*dir == '/'), RR_RUN_DIR_PREFIX, strlen(RR_RUN_DIR_PREFIX)))
+		return 0;
+	fd = rr_open_regular(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_NOFOLLOW);
+	if (fd < 0)
+		return 0;
+	len = pread(fd, copy, sizeof(copy) - 1, 0);
+	close(fd);
+	if (len <= 0 || copy[0] != '/')
+		return 0;
+	copy[len] = 0;
+	if (rr_hdr_is(copy, n.pid, n.start, geteuid(), &uid, &h) == 1)
+		snprintf(g->copy, sizeof(g->copy), "%s", copy);
+	return 0;
+}
+
 /* The parent of live process pid, from /proc/PID/stat; 0 if it cannot be read. */
 static pid_t rr_proc_ppid(pid_t pid)
 {
@@ -2280,6 +2326,18 @@ int rr_find_pid(pid_t pid, char *path, size_t len, uid_t *owner, char *err, size
 			       "may put a file there)%s",
 			       fd.theirs, rr_user_name(fd.their_uid, who, sizeof(who)),
 			       geteuid() == 0 ? "; name the file to read it anyway" : "");
+	/* A followed child that died under a rip run that still runs: its trace's copy. */
+	{
+		struct rr_gone g = { .pid = pid, .now = fd.now };
+
+		if (!rr_each_file(NULL, 0, rr_find_gone, &g, err, errlen) && g.copy[0]) {
+			if (strlen(g.copy) >= len)
+				return rr_fail(err, errlen, -ENAMETOOLONG, "path too long");
+			snprintf(path, len, "%s", g.copy);
+			*owner = geteuid();
+			return 0;
+		}
+	}
 	/* A fork child of a traced process (a server's worker): forks are followed on request. */
 	if (fd.now) {
 		pid_t ppid = rr_proc_ppid(pid);
