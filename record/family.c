@@ -673,6 +673,27 @@ static void fam_second_off(const struct fam *f, const struct rr_file *rf)
 			 (int)rf->hdr.pid);
 }
 
+/*
+ * The forked children of the process of rf that could not create their
+ * ring files for lack of permission (its header's forks_denied: one that
+ * changed its user cannot create files in our directory), into f's count.
+ * Read once the process is done.
+ */
+static void fam_count_denied(struct fam *f, const struct rr_file *rf)
+{
+	struct rip_file_hdr h;
+	char ignore[RR_ERR_MAX];
+
+	if (rr_live_hdr(rf, &h, ignore, sizeof(ignore)) || !h.forks_denied)
+		return;
+	f->forks_denied += h.forks_denied;
+	if (f->denied_pid)
+		return;
+	f->denied_pid = h.pid;
+	f->denied_err = h.forks_denied_err;
+	snprintf(f->denied_comm, sizeof(f->denied_comm), "%.16s", h.comm);
+}
+
 int fam_finish(struct fam *f, char *err, size_t errlen)
 {
 	char ignore[RR_ERR_MAX];
@@ -685,6 +706,7 @@ int fam_finish(struct fam *f, char *err, size_t errlen)
 	/* rip ps of the trace says "replaced by execve", not "dead (killed or crashed)" */
 	if (f->exec_img[0])
 		rr_mark_execed(&f->rec.f, ignore, sizeof(ignore));
+	fam_count_denied(f, &f->rec.f);
 	return rec_finish(&f->rec, err, errlen);
 }
 
@@ -942,6 +964,7 @@ static void fam_sub_finish(struct fam *f, struct fam_sub *sub, bool gone)
 	sub->rec.keep_ring = true;
 	fam_fn_ids(f, &sub->rec.f);
 	fam_second_off(f, &sub->rec.f);
+	fam_count_denied(f, &sub->rec.f);
 	if (rec_finish(&sub->rec, err, sizeof(err))) {
 		fam_warn(f, "pid %d: %s", (int)sub->pid, err);
 		f->failed++;

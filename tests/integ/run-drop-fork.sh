@@ -8,7 +8,9 @@
 # CHILD said "its parent P is traced (...), but not the children it forks
 # (rip run --follow-fork traces them)", to a user who gave --follow-fork.
 # It must say why: the child's user, who cannot create files in the
-# directory.  Without --follow-fork (--follow-exec alone: apache2ctl's
+# directory; and rip run's summary must say that a forked child was not
+# traced, and why (it said nothing: the child counts itself in its
+# parent's header, forks_denied).  Without --follow-fork (--follow-exec alone: apache2ctl's
 # shell forks apache2, which drops privileges), the reason is that forks
 # are not followed, and rip ps must say that instead.  Needs root (to drop
 # privileges); skips otherwise.
@@ -34,6 +36,9 @@ kill -9 "$c"
 wait "$run"
 rc=$?
 [ "$rc" = 0 ] || fail "rip run: exit $rc, want 0 (the helper's): $(cat run.err)"
+# and rip run's summary says what it did not trace (it said nothing)
+grep -q "^rip run: warning: 1 forked child was not traced: drop_fork (pid $parent) changed its user (dropped privileges) before it forked, .*(Permission denied)\$" run.err ||
+	fail "rip run's summary on the untraced child: $(cat run.err)"
 
 # forks not followed: that is the reason given, not the change of user
 t_bg "$RIP" run --follow-exec -o T2 -- "$prog" 65534 65534 >ready2 2>run2.err
@@ -46,4 +51,5 @@ grep -q "^rip: no ring file for pid $c: its parent $parent is traced (.*), but n
 	fail "rip ps $c, forks not followed: $(cat "$TEST_TMP/err")"
 kill -9 "$c"
 wait "$run"
+grep -q "forked child" run2.err && fail "rip run, forks not followed: $(cat run2.err)"
 t_done
