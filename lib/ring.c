@@ -1612,6 +1612,16 @@ static void rip_atfork_child(void)
 	/* A name in the way (another user's: a child's pid is predictable): a random part. */
 	if (fd == -EEXIST && !(__rip_proc.flags & RIP_F_LEGACY_API))
 		fd = rip_file_create_tagged(path, sizeof(path), 0, len, h, __rip_proc.sparse);
+	/*
+	 * No permission (the process changed its user: rip run's directory is
+	 * not its own), where no marker can be left either: told in the
+	 * parent's header, still mapped shared here.  Relaxed: a count that
+	 * rip run reads once the parent is done, ordered by nothing else.
+	 */
+	if (fd == -EACCES || fd == -EPERM) {
+		__atomic_fetch_add(&h->forks_denied, 1, __ATOMIC_RELAXED);
+		__atomic_store_n(&h->forks_denied_err, -fd, __ATOMIC_RELAXED);
+	}
 	if (fd < 0)
 		goto err_private;
 	/*

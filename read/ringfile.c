@@ -2265,6 +2265,52 @@ size_t rr_consumed_by(pid_t pid, struct rr_traced *v, size_t max)
 	return n;
 }
 
+/* rr_find_gone's search: the copy a note of rip run's names, of pid started at start. */
+struct rr_gone {
+	pid_t pid;
+	uint64_t now; /* the start time of the process that has pid now, or 0 */
+	char copy[PATH_MAX];
+};
+
+/*
+ * A note RING.gone of rip run's (record/family.c fam_note_gone) in one of
+ * its directories, on a followed child that died while it runs: the path
+ * of the copy of RING in the child's trace, taken when that file is the
+ * caller's and its header has the pid and start time of the note's name.
+ */
+static int rr_find_gone(const char *path, const struct stat *st, void *arg)
+{
+	struct rr_gone *g = arg;
+	const char *base = strrchr(path, '/'), *dir;
+	char copy[PATH_MAX];
+	struct rip_file_hdr h;
+	struct rn_name n;
+	ssize_t len;
+	uid_t uid;
+	int fd;
+
+	if (!S_ISREG(st->st_mode) || !base || rn_parse_gone(base + 1, &n) || n.pid != g->pid ||
+	    (g->now && n.start != g->now) || st->st_uid != geteuid() ||
+	    st->st_size >= (off_t)sizeof(copy))
+		return 0;
+	/* only in rip run's own directories: PARENT/rip-run.XXXXXX/NOTE */
+	for (dir = base - 1; dir > path && *dir != '/'; dir--)
+		;
+	if (strncmp(dir + (*dir == '/'), RR_RUN_DIR_PREFIX, strlen(RR_RUN_DIR_PREFIX)))
+		return 0;
+	fd = rr_open_regular(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_NOFOLLOW);
+	if (fd < 0)
+		return 0;
+	len = pread(fd, copy, sizeof(copy) - 1, 0);
+	close(fd);
+	if (len <= 0 || copy[0] != '/')
+		return 0;
+	copy[len] = 0;
+	if (rr_hdr_is(copy, n.pid, n.start, geteuid(), &uid, &h) == 1)
+		snprintf(g->copy, sizeof(g->copy), "%s", copy);
+	return 0;
+}
+
 /* The parent of live process pid, from /proc/PID/stat; 0 if it cannot be read. */
 static pid_t rr_proc_ppid(pid_t pid)
 {
@@ -2286,6 +2332,119 @@ static pid_t rr_proc_ppid(pid_t pid)
 	if (!p || sscanf(p + 1, " %*c %d", &ppid) != 1 || ppid <= 0)
 		return 0;
 	return (pid_t)ppid;
+}
+
+/* The effective user and group of live process pid, from /proc/PID/status; 0 or -errno. */
+static int rr_proc_ids(pid_t pid, uid_t *uid, gid_t *gid)
+{
+	char path[64], line[256];
+	unsigned long u = 0, g = 0;
+	int got = 0;
+	FILE *fp;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	fp = fopen(path, "re");
+	if (!fp)
+		return -errno;
+	/* "Uid:\tREAL\tEFFECTIVE\tSAVED\tFS" */
+	while (fgets(line, sizeof(line), fp) && got != 3) {
+		if (sscanf(line, "Uid: %*u %lu", &u) == 1)
+			got |= 1;
+		else if (sscanf(line, "Gid: %*u %lu", &g) == 1)
+			got |= 2;
+	}
+	fclose(fp);
+	if (got != 3)
+		return -EINVAL;
+	*uid = (uid_t)u;
+	*gid = (gid_t)g;
+	return 0;
+}
+
+/*
+ * Does live process pid's family follow forks: RIP_FOLLOW in its
+ * environment (as it started: /proc/PID/environ), read as librip reads it
+ * (lib/ring.c rip_follows)?  1 or 0; -1 when it cannot be read.
+ */
+static int rr_proc_follows_fork(pid_t pid)
+{
+	char path[64], *env = NULL, *p, *end;
+	size_t cap = 0, n = 0;
+	int fd, ret = 1;
+	ssize_t got;
+
+	snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	do {
+		if (n + 4096 + 1 > cap) {
+			char *e = realloc(env, cap = n + 65536);
+
+			if (!e) {
+				free(env);
+				close(fd);
+				return -1;
+			}
+			env = e;
+		}
+		got = read(fd, env + n, cap - n - 1);
+		n += got > 0 ? (size_t)got : 0;
+	} while (got > 0 && n < (1u << 20));
+	close(fd);
+	if (got < 0 || !env) {
+		free(env);
+		return -1;
+	}
+	env[n] = 0;
+	for (p = env, end = env + n; p < end; p += strlen(p) + 1) {
+		const char *s = p + strlen("RIP_FOLLOW=");
+
+		if (strncmp(p, "RIP_FOLLOW=", strlen("RIP_FOLLOW=")))
+			continue;
+		if (!*s || !strcmp(s, "1") || !strcmp(s, "all"))
+			break;
+		ret = 0;
+		while (*s) {
+			size_t len = strcspn(s, ",");
+
+			if (len == 4 && !strncmp(s, "fork", 4)) {
+				ret = 1;
+				break;
+			}
+			s += len + (s[len] == ',');
+		}
+		break;
+	}
+	free(env);
+	return ret;
+}
+
+/*
+ * Can live process pid make a file in the directory of the ring file at
+ * ring (by its mode bits: a process that dropped privileges cannot make one
+ * in rip run's private directory, its user's and mode 0700)?  false with
+ * the directory in dir, its owner in *owner and pid's user in *uid when it
+ * cannot; true when it can or that cannot be told.
+ */
+static bool rr_can_create_beside(pid_t pid, const char *ring, char *dir, size_t len, uid_t *owner,
+				 uid_t *uid)
+{
+	const char *slash = strrchr(ring, '/');
+	struct stat st;
+	gid_t gid = 0;
+	unsigned bits;
+
+	if (!slash || slash == ring || (size_t)(slash - ring) >= len || rr_proc_ids(pid, uid, &gid))
+		return true;
+	snprintf(dir, len, "%.*s", (int)(slash - ring), ring);
+	if (stat(dir, &st) || !S_ISDIR(st.st_mode) || *uid == 0)
+		return true;
+	bits = *uid == st.st_uid ? st.st_mode >> 6 :
+	       gid == st.st_gid	 ? st.st_mode >> 3 :
+				   st.st_mode;
+	*owner = st.st_uid;
+	return (bits & 3) == 3; /* write and search */
 }
 
 int rr_find_pid(pid_t pid, char *path, size_t len, uid_t *owner, char *err, size_t errlen)
@@ -2336,20 +2495,47 @@ int rr_find_pid(pid_t pid, char *path, size_t len, uid_t *owner, char *err, size
 			       "may put a file there)%s",
 			       fd.theirs, rr_user_name(fd.their_uid, who, sizeof(who)),
 			       geteuid() == 0 ? "; name the file to read it anyway" : "");
+	/* A followed child that died under a rip run that still runs: its trace's copy. */
+	{
+		struct rr_gone g = { .pid = pid, .now = fd.now };
+
+		if (!rr_each_file(NULL, 0, rr_find_gone, &g, err, errlen) && g.copy[0]) {
+			if (strlen(g.copy) >= len)
+				return rr_fail(err, errlen, -ENAMETOOLONG, "path too long");
+			snprintf(path, len, "%s", g.copy);
+			*owner = geteuid();
+			return 0;
+		}
+	}
 	/* A fork child of a traced process (a server's worker): forks are followed on request. */
 	if (fd.now) {
 		pid_t ppid = rr_proc_ppid(pid);
 		uint64_t pstart = ppid > 1 ? rr_proc_start_ticks(ppid) : 0;
 		char ppath[PATH_MAX];
-		uid_t puid;
+		uid_t puid, downer = 0, uid = 0;
+		char dir[PATH_MAX], whom[128], whose[128];
+		int follows = rr_proc_follows_fork(pid);
 
-		if (pstart && !rr_find_mapped(ppid, pstart, ppath, sizeof(ppath), &puid))
+		if (!pstart || rr_find_mapped(ppid, pstart, ppath, sizeof(ppath), &puid))
+			goto none;
+		if (follows && !rr_can_create_beside(pid, ppath, dir, sizeof(dir), &downer, &uid))
 			return rr_fail(err, errlen, -ENOENT,
 				       "no ring file for pid %d: its parent %d is traced (%s), but "
-				       "not the children it forks (rip run --follow-fork traces "
-				       "them)",
-				       (int)pid, (int)ppid, ppath);
+				       "pid %d runs as %s, who cannot create files in %s (%s's): "
+				       "a program that changes its user (drops privileges) before "
+				       "it forks or execs has those children untraced%s",
+				       (int)pid, (int)ppid, ppath, (int)pid,
+				       rr_user_name(uid, whom, sizeof(whom)), dir,
+				       rr_user_name(downer, whose, sizeof(whose)),
+				       follows < 0 ? " (and without rip run --follow-fork, every "
+						     "child is)" :
+						     "");
+		return rr_fail(err, errlen, -ENOENT,
+			       "no ring file for pid %d: its parent %d is traced (%s), but "
+			       "not the children it forks (rip run --follow-fork traces them)",
+			       (int)pid, (int)ppid, ppath);
 	}
+none:
 	return rr_fail(err, errlen, -ENOENT,
 		       "no ring file for pid %d (is it linked with librip and run with "
 		       "RIP_RING=1? is RIP_DIR the same?)",

@@ -537,7 +537,10 @@ int rr_each_file(const char *only_dir, unsigned flags, rr_file_cb cb, void *arg,
  * (and, if a process has that pid now, its start time: not a file of an
  * earlier process with the same pid).  0 with the path, and the owner the
  * file must have when it is opened (*owner: the caller, or the live
- * process's user); -ENOENT, -EPERM (only another user's file: its owner is
+ * process's user).  No file, but a note of a rip run that still runs (a
+ * followed child that died under it, RING.gone in its directory: read/ringname.h):
+ * the copy of the child's file that its trace keeps.  -ENOENT, -EPERM (only
+ * another user's file: its owner is
  * named) or -EBADMSG (only files whose header is of another process) with a
  * message in err.
  */

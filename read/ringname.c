@@ -94,3 +94,14 @@ int rn_parse_failed(const char *name, struct rn_name *ring, int *err, uint64_t *
 	*need = bytes;
 	return 0;
 }
+
+int rn_parse_gone(const char *name, struct rn_name *ring)
+{
+	struct rn_name n;
+	const char *p;
+
+	if (rn_parse_prefix(name, &n, &p) || strcmp(p, RN_GONE))
+		return -EINVAL;
+	*ring = n;
+	return 0;
+}

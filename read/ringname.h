@@ -15,6 +15,10 @@
  *					  every name first
  *	RING.failed-ERRNO-BYTES		  librip could not create RING (under rip
  *					  run): the error, and the bytes it needed
+ *	RING.gone			  rip run's note, in its private directory,
+ *					  that the followed child of RING died: it
+ *					  holds the path of the copy of RING that
+ *					  its trace keeps (record/family.c)
  *
  * START is the process's start time in clock ticks after boot, as
  * /proc/PID/stat gives it (rip/proc.h): with PID, it tells the process from
@@ -30,6 +34,7 @@
 
 #define RN_PID_MAX 0x3fffffff /* the kernel's pids fit in FUTEX_TID_MASK */
 #define RN_FAILED ".failed-"  /* after the ring file's name, in librip's marker */
+#define RN_GONE ".gone"	      /* after the ring file's name, in rip run's note of a dead child */
 #define RN_TAG_LEN 8	      /* the random part's letters (lib/ring.c RIP_NAME_TAG_LEN) */
 
 struct rn_name {
@@ -51,5 +56,11 @@ int rn_parse(const char *name, struct rn_name *out);
  * file's name parsed into ring, the error and the bytes; else -EINVAL.
  */
 int rn_parse_failed(const char *name, struct rn_name *ring, int *err, uint64_t *need);
+
+/*
+ * Is name rip run's note of a dead child's ring file, RING.gone?  0 with
+ * the ring file's name parsed into ring, else -EINVAL.
+ */
+int rn_parse_gone(const char *name, struct rn_name *ring);
 
 #endif /* RIP_READ_RINGNAME_H */

@@ -258,6 +258,10 @@ void fam_cleanup(struct fam *f, bool keep)
 		struct rr_file rf;
 		struct rn_name rn;
 
+		if (!rn_parse_gone(e->d_name, &rn)) {
+			unlinkat(dirfd(d), e->d_name, 0); /* fam_note_gone's: only while we run */
+			continue;
+		}
 		if (rn_parse(e->d_name, &rn))
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", f->ringdir, e->d_name);
@@ -670,6 +674,27 @@ static void fam_second_off(const struct fam *f, const struct rr_file *rf)
 			 (int)rf->hdr.pid);
 }
 
+/*
+ * The forked children of the process of rf that could not create their
+ * ring files for lack of permission (its header's forks_denied: one that
+ * changed its user cannot create files in our directory), into f's count.
+ * Read once the process is done.
+ */
+static void fam_count_denied(struct fam *f, const struct rr_file *rf)
+{
+	struct rip_file_hdr h;
+	char ignore[RR_ERR_MAX];
+
+	if (rr_live_hdr(rf, &h, ignore, sizeof(ignore)) || !h.forks_denied)
+		return;
+	f->forks_denied += h.forks_denied;
+	if (f->denied_pid)
+		return;
+	f->denied_pid = h.pid;
+	f->denied_err = h.forks_denied_err;
+	snprintf(f->denied_comm, sizeof(f->denied_comm), "%.16s", h.comm);
+}
+
 int fam_finish(struct fam *f, char *err, size_t errlen)
 {
 	char ignore[RR_ERR_MAX];
@@ -682,6 +707,7 @@ int fam_finish(struct fam *f, char *err, size_t errlen)
 	/* rip ps of the trace says "replaced by execve", not "dead (killed or crashed)" */
 	if (f->exec_img[0])
 		rr_mark_execed(&f->rec.f, ignore, sizeof(ignore));
+	fam_count_denied(f, &f->rec.f);
 	return rec_finish(&f->rec, err, errlen);
 }
 
@@ -934,6 +960,37 @@ static int fam_sub_end(const struct fam_sub *sub)
 }
 
 /*
+ * The note RING.gone beside the ring file of sub, a followed child that
+ * died (killed or crashed) while we run: the absolute path of the copy of
+ * its file that its trace keeps, which rr_find_pid reads, so that rip ps
+ * PID of a server's worker that was killed shows where its threads were,
+ * as it does for the program, without keeping the file itself (a pool's
+ * workers ended by their parent's SIGTERM would each leave one).  Written
+ * under a name no reader takes, then renamed; fam_cleanup removes the notes.
+ */
+static void fam_note_gone(struct fam *f, const struct fam_sub *sub)
+{
+	char copy[PATH_MAX + 16], abs[PATH_MAX], tmp[PATH_MAX + NAME_MAX + 16],
+		note[PATH_MAX + NAME_MAX + 16];
+	size_t len;
+	int fd;
+
+	if (snprintf(copy, sizeof(copy), "%s/" RR_TRACE_RING, sub->dir) >= (int)sizeof(copy) ||
+	    !realpath(copy, abs) ||
+	    snprintf(tmp, sizeof(tmp), "%s/.%s" RN_GONE, f->ringdir, sub->name) >=
+		    (int)sizeof(tmp) ||
+	    snprintf(note, sizeof(note), "%s/%s" RN_GONE, f->ringdir, sub->name) >=
+		    (int)sizeof(note))
+		return;
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return;
+	len = strlen(abs);
+	if (write(fd, abs, len) != (ssize_t)len || close(fd) || rename(tmp, note))
+		unlink(tmp);
+}
+
+/*
  * Finish sub's trace: drain, metadata, index; its ring file goes.  gone:
  * fam_sub_gone saw its image go; else (the program ended first) whether it
  * still runs is asked now.  Not asked again after fam_sub_gone: an image
@@ -961,6 +1018,7 @@ static void fam_sub_finish(struct fam *f, struct fam_sub *sub, bool gone)
 	sub->rec.keep_ring = true;
 	fam_fn_ids(f, &sub->rec.f);
 	fam_second_off(f, &sub->rec.f);
+	fam_count_denied(f, &sub->rec.f);
 	if (rec_finish(&sub->rec, err, sizeof(err))) {
 		fam_warn(f, "pid %d: %s", (int)sub->pid, err);
 		f->failed++;
@@ -997,6 +1055,9 @@ static void fam_sub_finish(struct fam *f, struct fam_sub *sub, bool gone)
 		return;
 	}
 	rec_close(&sub->rec);
+	/* A child killed while we run: rip ps PID is sent to the copy its trace keeps. */
+	if (sub->recorded && sub->rec.ring_kept && sub->end == FAM_END_DEAD)
+		fam_note_gone(f, sub);
 	/* A process that outlives us (a daemon's child) keeps its file, where rip ps finds it. */
 	if (!sub->cut || !fam_keep(f, path, sub->pid, sub->comm, 0))
 		unlink(path);

@@ -150,6 +150,11 @@ struct fam {
 	int main_err, sub_err; /* the error, the first other's */
 	uint64_t main_need, sub_need;
 	unsigned sub_nofile;   /* children and images that have no trace for it */
+	/* forked children that had no permission to create their file (fam_count_denied) */
+	uint32_t forks_denied;
+	int denied_err;	       /* the errno of the first process's */
+	pid_t denied_pid;      /* the first process whose children it was, */
+	char denied_comm[17];  /* its name */
 	struct fam_kept *kept; /* ring files that outlive us */
 	size_t nkept;
 	/*

@@ -385,6 +385,8 @@ static int gc_run_dir(const char *path, void *arg)
 			junk = true;
 		} else if (S_ISREG(st.st_mode) && !rn_parse_failed(n, &rn, &err, &need)) {
 			junk = true;
+		} else if (S_ISREG(st.st_mode) && !rn_parse_gone(n, &rn)) {
+			junk = true; /* a note of rip run's on a dead child (fam_note_gone) */
 		} else if (S_ISREG(st.st_mode) && !rn_parse(n, &rn)) {
 			/*
 			 * A ring file gc_one kept: one never finished (invalid), junk once

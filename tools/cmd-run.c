@@ -469,7 +469,7 @@ static void run_summary(struct run_state *s)
 	bool sub_bad;
 
 	fam_totals(f, &t);
-	sub_bad = t.lossy || f->failed || f->sub_nofile;
+	sub_bad = t.lossy || f->failed || f->sub_nofile || f->forks_denied;
 	if (s->o.quiet && !lost && !st->corrupt && !sub_bad && !st->samples_lost &&
 	    !f->rec.smp_err[0])
 		return;
@@ -534,6 +534,14 @@ static void run_summary(struct run_state *s)
 			rip_prog, f->sub_nofile, f->sub_nofile == 1 ? "" : "ren",
 			f->sub_nofile == 1 ? " was" : "s were", why);
 	}
+	if (f->forks_denied)
+		fprintf(stderr,
+			"%s run: warning: %u forked child%s not traced: %s (pid %d) changed its "
+			"user (dropped privileges) before it forked, and a process of another "
+			"user cannot create its ring file in rip run's directory (%s)\n",
+			rip_prog, f->forks_denied, f->forks_denied == 1 ? " was" : "ren were",
+			f->denied_comm, (int)f->denied_pid,
+			strerror(f->denied_err > 0 ? f->denied_err : EACCES));
 	if (t.lossy)
 		fprintf(stderr, "%s run: warning: %u child trace%s incomplete: events were lost%s\n",
 			rip_prog, t.lossy, t.lossy == 1 ? " is" : "s are",

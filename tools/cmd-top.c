@@ -189,11 +189,15 @@ static void top_text(FILE *out, const struct top_view *v, const struct top_cli *
 		rr_fmt_duration(v->interval_ns, buf, sizeof(buf));
 	if (v->trace)
 		snprintf(buf, sizeof(buf), "the trace");
+	/* how a process that is gone ended, in rip ps's words (its header's flags) */
 	TOP_LINE("rip top - pid %d (%.16s)%s - %zu threads - CPU %.1f%% over %s - sort: %s",
 		 (int)v->pid, v->hdr.comm,
-		 v->trace   ? " (a trace: the samples it recorded)"
-		 : v->alive ? ""
-			    : " (exited: its samples)",
+		 v->trace			  ? " (a trace: the samples it recorded)" :
+		 v->alive			  ? "" :
+		 v->hdr.proc_flags & RIP_P_EXITED ? " (exited: its samples)" :
+		 v->hdr.proc_flags & RIP_P_EXECED ? " (replaced by execve: its samples)" :
+		 v->hdr.proc_flags & RIP_P_CLOSED ? " (gone, ring closed before: its samples)" :
+						    " (dead, killed or crashed: its samples)",
 		 v->nthreads, v->cpu * 100, buf, top_sort_name(c->sort));
 	top_sampling(v, s, sizeof(s));
 	TOP_LINE("%s", s);

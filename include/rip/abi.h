@@ -335,7 +335,10 @@ struct rip_file_hdr {
 	char comm[16];		  /* program name, NUL-terminated */
 	char exe[RIP_EXE_MAX];	  /* /proc/self/exe, NUL-terminated */
 	char host[64];		  /* uname nodename, NUL-terminated */
-	uint8_t pad2[1536 - 512 - 592 - 64];
+	/* forked children followed that could create no ring file, for lack of permission */
+	uint32_t forks_denied; /* added to by each such child (relaxed), read once they are done */
+	int32_t forks_denied_err; /* the errno of the last (EACCES, EPERM) */
+	uint8_t pad2[1536 - 512 - 592 - 64 - 8];
 
 	/* clock: 1536 */
 	uint32_t clock_kind; /* enum rip_clock_kind */

@@ -7,7 +7,8 @@
 # spinning thread's group is top_spin_here (waited for: no sample is due in
 # any given time of the clock, but some are once the spinner has used 2 s of
 # CPU where CPU-time timers deliver signals at all); a copy of the ring file
-# read after the process was killed gives the samples it left; usage errors
+# read after the process was killed gives the samples it left, and its own
+# file, kept by rip run, says it was killed (it said "exited"); usage errors
 # exit 2.
 # Timeout: 180
 . tests/data/common.sh
@@ -85,6 +86,10 @@ grep -q "sampling: 100 Hz" "$TEST_TMP/out" || fail "--once does not say the samp
 kill -9 "$pid" 2>/dev/null
 wait "$rpid" 2>/dev/null
 kill -0 "$pid" 2>/dev/null && die "the helper survived SIGKILL"
+# its file, kept where rip top PID finds it: killed, not exited (it said "exited")
+expect_status 0 "--once on the killed one" "$RIP" top --once "$pid"
+grep -q "^rip top - pid $pid (topprog) (dead, killed or crashed: its samples) - " "$TEST_TMP/out" ||
+	fail "rip top of the killed program: $(head -n 1 "$TEST_TMP/out")"
 expect_status 0 "--json on the dead copy" "$RIP" top --json "$TEST_TMP/copy.ring"
 [ "$nosample" = 1 ] || python3 - "$TEST_TMP/out" <<'PY' || fail "the post-mortem view is wrong"
 import json, sys

@@ -265,5 +265,17 @@ int main(int argc, char **argv)
 		T_EQ(err, (int)(v % 4095) + 1);
 		T_CHECK(need == v);
 	}
+	/* rip run's note on a dead child (RING.gone): exactly that suffix */
+	T_EQ(rn_parse_gone("rip-42-7.ring.gone", &n), 0);
+	T_EQ(n.pid, 42);
+	T_CHECK(n.start == 7);
+	T_EQ(rn_parse_gone("rip-42-7.2.abcdefgh.ring.gone", &n), 0);
+	T_EQ(n.gen, 2u);
+	T_EQ(strcmp(n.tag, "abcdefgh"), 0);
+	T_EQ(rn_parse_gone("rip-42-7.ring", &n), -EINVAL);
+	T_EQ(rn_parse_gone("rip-42-7.ring.gonex", &n), -EINVAL);
+	T_EQ(rn_parse_gone("rip-42-7.ring.gon", &n), -EINVAL);
+	T_EQ(rn_parse_gone(".rip-42-7.ring.gone", &n), -EINVAL);
+	T_EQ(rn_parse("rip-42-7.ring.gone", &n), -EINVAL);
 	return t_result();
 }
