@@ -257,6 +257,8 @@ int live_rsv_take(struct live_maps *r, uint64_t start, uint64_t len, struct live
 
 	*out = NULL;
 	*n = 0;
+	if (end == start)
+		return 0; /* mprotect(p, 0, ...): not even the piece that holds p */
 	for (size_t i = live_maps_after(r, start); i < r->n && r->v[i].start < end; i++) {
 		const struct live_piece *p = &r->v[i];
 
