@@ -53,6 +53,7 @@ struct ct_priv {
 	struct role_map r;   /* all: the types of rip/resource.h by id, and their fields */
 	struct stk_bts bts;  /* all: the backtraces read from the trace */
 	struct stk_map gmap; /* all: bt -> a: group */
+	struct live_maps rsv; /* all: address space reserved, what an mprotect makes memory of */
 	/* the groups */
 	struct ct_group *g;
 	size_t ng, gcap;
@@ -124,6 +125,7 @@ void ct_free(struct ct *ct)
 		free(p->path);
 		free(p->estamp);
 		stk_map_free(&p->gmap);
+		live_maps_free(&p->rsv);
 		stk_map_free(&p->names);
 		stk_map_free(&p->emap);
 		stk_bts_free(&p->bts);
@@ -173,6 +175,54 @@ static int ct_leaks(struct ct *ct, struct evs *s, char *err, size_t errlen)
 	return 0;
 }
 
+/* all: n blocks of bytes made at backtrace bt. */
+static int ct_all_add(struct ct *ct, uint32_t bt, uint64_t n, uint64_t bytes)
+{
+	struct ct_priv *p = ct->p;
+	bool fresh;
+	struct stk_ent *g = stk_map_get(&p->gmap, bt, &fresh);
+
+	if (!g)
+		return -ENOMEM;
+	if (fresh) {
+		g->a = p->ng;
+		if (ct_group_add(ct, bt, 0, 0))
+			return -ENOMEM;
+	}
+	p->g[g->a].count += n;
+	p->g[g->a].bytes += bytes;
+	ct->total_count += n;
+	ct->total_bytes += bytes;
+	return 0;
+}
+
+/*
+ * all: a reservation (address space: nothing made), a mapping or an unmap
+ * (either takes its range out of the reservations), an mprotect (what it
+ * makes memory of: the reserved parts it covers, a block each, as the
+ * other passes count them).  1: counted as any allocation.
+ */
+static int ct_all_range(struct ct *ct, int r, const struct role_res *d)
+{
+	struct live_maps *rsv = &ct->p->rsv;
+	struct live_piece *v;
+	size_t n;
+	int ret;
+
+	if (r == ROLE_MEM_UNMAP ||
+	    (r == ROLE_MEM_ALLOC && live_is_mapping(d->kind) && d->kind != RIP_MEM_MPROTECT)) {
+		ret = live_rsv_cut(rsv, d->key, d->size);
+		return ret < 0 ? ret : r == ROLE_MEM_ALLOC;
+	}
+	if (live_is_reserve(d->kind))
+		return live_rsv_add(rsv, d->key, d->size);
+	ret = live_rsv_take(rsv, d->key, d->size, &v, &n);
+	for (size_t i = 0; !ret && i < n; i++)
+		ret = ct_all_add(ct, d->bt, 1, v[i].end - v[i].start);
+	free(v);
+	return ret;
+}
+
 /* all: every mem:alloc and every mem:realloc that made a block, by backtrace. */
 static int ct_all(struct ct *ct, struct evs *s, char *err, size_t errlen)
 {
@@ -186,8 +236,6 @@ static int ct_all(struct ct *ct, struct evs *s, char *err, size_t errlen)
 	while ((ret = evs_next(s, &e, err, errlen)) == 1) {
 		int r = role_of(&p->r, &e);
 		struct role_res d = { 0 };
-		struct stk_ent *g;
-		bool fresh;
 
 		ct->events++;
 		if (r == ROLE_BT) {
@@ -196,8 +244,9 @@ static int ct_all(struct ct *ct, struct evs *s, char *err, size_t errlen)
 				return ct_nomem(err, errlen);
 			continue;
 		}
-		if (ct->o.kind ? r != ROLE_RES_ACQUIRE && r != ROLE_RES_TRANSFER
-			       : r != ROLE_MEM_ALLOC && r != ROLE_MEM_REALLOC)
+		if (ct->o.kind ?
+			    r != ROLE_RES_ACQUIRE && r != ROLE_RES_TRANSFER :
+			    r != ROLE_MEM_ALLOC && r != ROLE_MEM_REALLOC && r != ROLE_MEM_UNMAP)
 			continue;
 		role_decode(&p->r, &e, r, &d); /* key: the block made, or 0 */
 		if (ct->o.kind) {
@@ -207,22 +256,17 @@ static int ct_all(struct ct *ct, struct evs *s, char *err, size_t errlen)
 				continue; /* another kind */
 		} else if (!d.key) {
 			continue; /* a failed allocation, or realloc(p, 0) */
-		} else if (r == ROLE_MEM_ALLOC &&
-			   (live_is_reserve(d.kind) || d.kind == RIP_MEM_MPROTECT)) {
-			continue; /* address space, or a change of protection: no memory made */
-		}
-		g = stk_map_get(&p->gmap, d.bt, &fresh);
-		if (!g)
-			return ct_nomem(err, errlen);
-		if (fresh) {
-			g->a = p->ng;
-			if (ct_group_add(ct, d.bt, 0, 0))
+		} else if (r == ROLE_MEM_UNMAP ||
+			   (r == ROLE_MEM_ALLOC &&
+			    (live_is_mapping(d.kind) || live_is_reserve(d.kind)))) {
+			ret = ct_all_range(ct, r, &d);
+			if (ret < 0)
 				return ct_nomem(err, errlen);
+			if (!ret)
+				continue; /* none, or what an mprotect made: counted */
 		}
-		p->g[g->a].count++;
-		p->g[g->a].bytes += d.size;
-		ct->total_count++;
-		ct->total_bytes += d.size;
+		if (ct_all_add(ct, d.bt, 1, d.size))
+			return ct_nomem(err, errlen);
 	}
 	return ret;
 }

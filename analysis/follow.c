@@ -108,7 +108,9 @@ static int xr_unmap(struct xr *x, uint64_t addr, uint64_t size)
 {
 	int ret = live_maps_unmap(&x->maps, addr, size, xr_cut, x);
 
-	return ret < 0 ? ret : live_rsv_cut(&x->rsv, addr, size);
+	if (ret >= 0)
+		ret = live_rsv_cut(&x->rsv, addr, size);
+	return ret < 0 ? ret : 0;
 }
 
 static int xr_map_at(struct xr *x, uint64_t addr, uint64_t size, uint32_t bt)

@@ -213,18 +213,19 @@ static int lk_cut(void *arg, const struct live_cut *c)
 static int lk_unmap(struct lk *lk, uint64_t addr, uint64_t size, uint64_t kind)
 {
 	struct lk_cutter k = { lk, LIVE_MEM };
-	int n = live_maps_unmap(&lk->live.maps, addr, size, lk_cut, &k), ret;
+	int n = live_maps_unmap(&lk->live.maps, addr, size, lk_cut, &k), r;
 
 	if (n < 0)
 		return n;
-	ret = live_rsv_cut(&lk->live.rsv, addr, size);
-	if (ret)
-		return ret;
+	r = live_rsv_cut(&lk->live.rsv, addr, size);
+	if (r < 0)
+		return r;
 	/*
-	 * None of it was seen made: an unseen free only for mremap's old range.
-	 * munmap is also how a file mapping goes, which --mem does not record.
+	 * None of it was seen made (nor reserved: a reservation moves too): an
+	 * unseen free only for mremap's old range.  munmap is also how a file
+	 * mapping goes, which --mem does not record.
 	 */
-	lk->un.release[LK_MEM] += !n && kind == RIP_MEM_MREMAP;
+	lk->un.release[LK_MEM] += !n && !r && kind == RIP_MEM_MREMAP;
 	return 0;
 }
 

@@ -238,16 +238,14 @@ static int live_rsv_none(void *arg, const struct live_cut *c)
 
 int live_rsv_cut(struct live_maps *r, uint64_t start, uint64_t len)
 {
-	int n = live_maps_unmap(r, start, len, live_rsv_none, NULL);
-
-	return n < 0 ? n : 0;
+	return live_maps_unmap(r, start, len, live_rsv_none, NULL);
 }
 
 int live_rsv_add(struct live_maps *r, uint64_t start, uint64_t len)
 {
 	int ret = live_rsv_cut(r, start, len);
 
-	return ret ? ret : live_maps_add(r, start, len, live_map_key(r));
+	return ret < 0 ? ret : live_maps_add(r, start, len, live_map_key(r));
 }
 
 int live_rsv_take(struct live_maps *r, uint64_t start, uint64_t len, struct live_piece **out,
@@ -259,6 +257,8 @@ int live_rsv_take(struct live_maps *r, uint64_t start, uint64_t len, struct live
 
 	*out = NULL;
 	*n = 0;
+	if (end == start)
+		return 0; /* mprotect(p, 0, ...): not even the piece that holds p */
 	for (size_t i = live_maps_after(r, start); i < r->n && r->v[i].start < end; i++) {
 		const struct live_piece *p = &r->v[i];
 
@@ -268,7 +268,7 @@ int live_rsv_take(struct live_maps *r, uint64_t start, uint64_t len, struct live
 					      .end = p->end < end ? p->end : end,
 					      .origin = p->origin };
 	}
-	if (k && live_rsv_cut(r, start, len))
+	if (k && live_rsv_cut(r, start, len) < 0)
 		goto err_free;
 	*out = v;
 	*n = k;

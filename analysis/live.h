@@ -151,7 +151,10 @@ static inline bool live_is_reserve(uint64_t kind)
 
 /* [start, start + len) reserved, over what was reserved there.  0 or -ENOMEM. */
 int live_rsv_add(struct live_maps *r, uint64_t start, uint64_t len);
-/* [start, start + len) reserved no more.  0 or -ENOMEM. */
+/*
+ * [start, start + len) reserved no more: how many reserved pieces it cut
+ * into (0: none was reserved), or -ENOMEM.
+ */
 int live_rsv_cut(struct live_maps *r, uint64_t start, uint64_t len);
 /*
  * The reserved parts of [start, start + len), taken out of r, into *out in

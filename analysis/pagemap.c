@@ -83,7 +83,9 @@ static int pm_unmap(struct pm_live *t, uint64_t addr, uint64_t size)
 {
 	int n = live_maps_unmap(&t->maps, addr, size, pm_cut, t);
 
-	return n < 0 ? n : live_rsv_cut(&t->rsv, addr, size);
+	if (n >= 0)
+		n = live_rsv_cut(&t->rsv, addr, size);
+	return n < 0 ? n : 0;
 }
 
 static int pm_map_at(struct pm_live *t, uint64_t addr, uint64_t size)

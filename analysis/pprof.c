@@ -631,7 +631,9 @@ static int pp_unmap(struct pp_heap *h, uint64_t addr, uint64_t size)
 {
 	int n = live_maps_unmap(&h->maps, addr, size, pp_cut, h);
 
-	return n < 0 ? n : live_rsv_cut(&h->rsv, addr, size);
+	if (n >= 0)
+		n = live_rsv_cut(&h->rsv, addr, size);
+	return n < 0 ? n : 0;
 }
 
 /* A mapping made at [d->key, d->key + d->size), over whatever was there. */

@@ -576,17 +576,18 @@ static int rp_cut(void *arg, const struct live_cut *c)
 static int rp_unmap(struct rp *rp, const struct evs_event *e, uint64_t addr, uint64_t size,
 		    uint64_t kind, struct rp_tc *t)
 {
-	int n;
+	int n, r;
 
 	rp_p(rp)->cut_e = e;
 	rp_p(rp)->cut_t = t;
 	n = live_maps_unmap(&rp_p(rp)->l.maps, addr, size, rp_cut, rp);
 	if (n < 0)
 		return n;
-	if (live_rsv_cut(&rp_p(rp)->l.rsv, addr, size))
-		return -ENOMEM;
-	/* none of it was seen made: as rip leaks (lk_unmap), munmap may be of a file mapping */
-	rp->frees_unseen += !n && kind == RIP_MEM_MREMAP;
+	r = live_rsv_cut(&rp_p(rp)->l.rsv, addr, size);
+	if (r < 0)
+		return r;
+	/* none of it was seen made nor reserved: as rip leaks (lk_unmap), munmap may be of a file */
+	rp->frees_unseen += !n && !r && kind == RIP_MEM_MREMAP;
 	return 0;
 }
 

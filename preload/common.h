@@ -533,8 +533,8 @@ bool rip_pl_shm_remapped(void *old, size_t old_len, void *addr, size_t len, int 
 
 /*
  * rip_pl_maps_anon_private (thread.c) - is addr in anonymous private memory,
- * by /proc/self/maps read with raw system calls: 1 yes, 0 no, -errno when
- * the file cannot be read.  A slow path: mremap's, to tell the mappings
+ * by /proc/self/maps read with raw system calls: 1 yes, 2 yes and PROT_NONE
+ * (address space reserved), 0 no, -errno when the file cannot be read.  A slow path: mremap's, to tell the mappings
  * --mem records (its mmap saw the flags) from files and shared memory.
  */
 int rip_pl_maps_anon_private(uintptr_t addr);

@@ -857,6 +857,7 @@ MEM_INLINE void rip_pl_mremap_record(const void *fr, const void *ret, void *old,
 {
 	if (p != MAP_FAILED && !rip_pl_from_allocator(ret) && RIP_UNLIKELY(rip_pl_unmap_enter())) {
 		uint32_t bt = RIP_PL_BT(fr);
+		int anon = 1; /* 2: PROT_NONE, a reservation moved or grown, still one */
 
 		bool shm = rip_pl_shm_unmapping && rip_category_enabled(RIP_CAT_SHM);
 
@@ -872,7 +873,7 @@ MEM_INLINE void rip_pl_mremap_record(const void *fr, const void *ret, void *old,
 			if (flags & MREMAP_FIXED)
 				rip_pl_mem_unmap(p, len, bt, RIP_MEM_MMAP);
 		} else if (rip_category_enabled(RIP_CAT_MEM) &&
-			   !rip_pl_maps_anon_private((uintptr_t)p)) {
+			   !(anon = rip_pl_maps_anon_private((uintptr_t)p))) {
 			/*
 			 * A file mapping, or shared memory shm.c did not record:
 			 * its mmap was not a mem:alloc, so neither is its move.
@@ -884,7 +885,8 @@ MEM_INLINE void rip_pl_mremap_record(const void *fr, const void *ret, void *old,
 				rip_pl_shm_unmapping(p, len, bt);
 			if (!old_len || (flags & RIP_PL_MREMAP_DONTUNMAP) ||
 			    !rip_pl_unmap_record(old, old_len, bt, RIP_MEM_MREMAP))
-				rip_pl_mem_alloc(p, len, bt, RIP_MEM_MREMAP);
+				rip_pl_mem_alloc(p, len, bt,
+						 anon == 2 ? RIP_MEM_RESERVE : RIP_MEM_MREMAP);
 		}
 		rip_pl_leave();
 	}

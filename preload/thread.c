@@ -109,6 +109,7 @@ static void rip_pl_maps_line(const char *s, const char *end, uintptr_t addr,
 	while (s < end && *s == ' ')
 		s++;
 	if (end - s > 4 && s[3] == 'p') {
+		h->none = s[0] == '-' && s[1] == '-' && s[2] == '-';
 		s = rip_pl_maps_field(rip_pl_maps_field(rip_pl_maps_field(s, end), end), end);
 		h->anon = s < end && *s == '0' && (s + 1 == end || s[1] == ' ');
 	}
@@ -186,9 +187,10 @@ static int rip_pl_maps_find(uintptr_t addr, struct rip_pl_maps_hit *h)
 }
 
 /*
- * Is addr in anonymous private memory?  1 yes, 0 no (a file, shared memory,
- * nothing mapped), -errno if the maps file cannot be read.  Raw system
- * calls and a buffer on the stack: no lock, no allocation.
+ * Is addr in anonymous private memory?  1 yes, 2 yes but PROT_NONE
+ * (reserved), 0 no (a file, shared memory, nothing mapped), -errno if the
+ * maps file cannot be read.  Raw system calls and a buffer on the stack: no
+ * lock, no allocation.
  */
 int rip_pl_maps_anon_private(uintptr_t addr)
 {
@@ -197,7 +199,7 @@ int rip_pl_maps_anon_private(uintptr_t addr)
 
 	if (ret == -ENOENT)
 		return 0;
-	return ret ? ret : h.anon;
+	return ret ? ret : h.anon ? 1 + h.none : 0;
 }
 
 /* The bounds of a thread nobody told us about, from the maps file. */

@@ -810,8 +810,16 @@ RIP_PL_EXPORT long syscall(long n, ...)
 		rip_pl_stack_prot((uintptr_t)a[0], (size_t)a[1], prot, false);
 		long ret = real(n, a[0], a[1], a[2], a[3], a[4], a[5]);
 
-		if (!ret)
+		if (!ret) {
+			int e = errno;
+
 			rip_pl_stack_prot((uintptr_t)a[0], (size_t)a[1], prot, true);
+			/* as the wrappers: what it makes accessible of a reservation */
+			if (!rip_pl_from_tracer(__builtin_return_address(0)))
+				rip_pl_mprotect_record(__builtin_return_address(0), (void *)a[0],
+						       (size_t)a[1], (int)a[2]);
+			errno = e;
+		}
 		return ret;
 	}
 	/* An unmapping, a fixed mapping over the stack: a hole until a wrapper says otherwise. */

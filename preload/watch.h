@@ -37,6 +37,7 @@ struct rip_pl_maps_hit {
 	uintptr_t below;  /* the end of the highest mapping under it (0: none) */
 	bool stack;	  /* it is the main thread's "[stack]" (it grows down) */
 	bool anon;	  /* "p" and inode 0: anonymous private memory */
+	bool none;	  /* "---": PROT_NONE */
 	bool found;
 };
 

@@ -10,7 +10,8 @@
 # 1.5 MiB at commit_fixed, nothing at reserve_site, and a line (and --json
 # "reserved") with the 61.5 MiB still reserved in 2 ranges; an mprotect
 # of memory (read-only, and a malloc'd page) makes nothing.  rip report,
-# the pprof heap profile and rip export -f folded count the same memory.
+# the pprof heap profile, rip export -f folded and rip calltree --all count
+# the same memory.
 . tests/data/common.sh
 prog=$BUILD/tests/integ/reserve_prog
 need_bin "$RIP" "$prog" "$BUILD/librip-preload.so"
@@ -76,4 +77,9 @@ sum=$(awk '{ s += $NF } END { print s }' "$TEST_TMP/out")
 expect_status 0 "rip export -f folded" "$RIP" export -f folded --value=bytes -o - "$t"
 sum=$(awk '{ s += $NF } END { print s }' "$TEST_TMP/out")
 [ "$sum" = $((3 * 1048576 + 8192)) ] || fail "folded bytes allocated: $sum"
+
+# rip calltree --all counts what was made as rip report does: the mprotect's MiB too
+expect_status 0 "rip calltree --all" "$RIP" calltree --all -o - "$t"
+grep -q 'label="rip calltree: .*(3153920 bytes) in 4 blocks allocated' "$TEST_TMP/out" ||
+	fail "calltree --all: $(grep -o 'label="rip calltree[^"]*' "$TEST_TMP/out")"
 t_done
