@@ -229,9 +229,10 @@ void rip_pl_stack_prot(uintptr_t a, size_t len, int prot, bool done);
 
 /*
  * After an mprotect (pkey_mprotect) of [addr, addr + len) to prot that
- * succeeded, called by its hook (ret: the hook's return address): accessible, and the program reserved address space before (a
- * mmap with PROT_NONE), a mem:alloc of kind mprotect, which readers make
- * memory of what it covers of the reservations.  mem.c.
+ * succeeded, called by its hook (ret: the hook's return address):
+ * accessible, and the program reserved address space before (a mmap with
+ * PROT_NONE), a mem:alloc of kind mprotect, which readers make memory of
+ * what it covers of the reservations.  mem.c.
  */
 void rip_pl_mprotect_record(const void *ret, void *addr, size_t len, int prot);
 
@@ -534,8 +535,9 @@ bool rip_pl_shm_remapped(void *old, size_t old_len, void *addr, size_t len, int 
 /*
  * rip_pl_maps_anon_private (thread.c) - is addr in anonymous private memory,
  * by /proc/self/maps read with raw system calls: 1 yes, 2 yes and PROT_NONE
- * (address space reserved), 0 no, -errno when the file cannot be read.  A slow path: mremap's, to tell the mappings
- * --mem records (its mmap saw the flags) from files and shared memory.
+ * (address space reserved), 0 no, -errno when the file cannot be read.  A
+ * slow path: mremap's, to tell the mappings --mem records (its mmap saw the
+ * flags) from files and shared memory.
  */
 int rip_pl_maps_anon_private(uintptr_t addr);
 
