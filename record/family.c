@@ -842,6 +842,66 @@ static struct fam_entry *fam_entries(struct fam *f, const char *main_name, size_
 	return v;
 }
 
+/*
+ * The copy of finished image sub's ring file in its trace (DIR/.rip-ring),
+ * marked exec'd: our own file, the process's flags word only.
+ */
+static void fam_copy_mark_execed(const struct fam_sub *sub)
+{
+	const off_t off = offsetof(struct rip_file_hdr, proc_flags);
+	char path[PATH_MAX + 16];
+	uint32_t flags;
+	struct stat st;
+	int fd;
+
+	if (snprintf(path, sizeof(path), "%s/%s", sub->dir, RR_TRACE_RING) >= (int)sizeof(path))
+		return;
+	fd = open(path, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	if (!fstat(fd, &st) && S_ISREG(st.st_uid == geteuid() ? st.st_mode : 0) &&
+	    pread(fd, &flags, sizeof(flags), off) == (ssize_t)sizeof(flags) &&
+	    !(flags & (RIP_P_EXITED | RIP_P_EXECED))) {
+		flags |= RIP_P_EXECED;
+		/* the summary says it exec'd either way; the copy then keeps "killed" */
+		(void)!pwrite(fd, &flags, sizeof(flags), off);
+	}
+	close(fd);
+}
+
+/*
+ * The process pid (started at start) made a file under a name one of its
+ * images had before: it exec'd after we finished that one, and the image
+ * it left, its latest before this one, exec'd too (it could not mark its
+ * predecessor's file, gone: rip ps DIR/PID.N and the summary said it
+ * died).  Marked, in its live file or in its trace's copy.
+ */
+static void fam_came_back(struct fam *f, pid_t pid, uint64_t start)
+{
+	char ignore[RR_ERR_MAX];
+	struct fam_sub *last = NULL;
+	uint32_t flags = 0;
+
+	for (size_t i = 0; i < f->nsubs; i++) {
+		struct fam_sub *s = f->subs[i];
+
+		if (s->pid == pid && s->start == start && (!last || s->gen > last->gen))
+			last = s;
+	}
+	if (!last)
+		return;
+	if (last->active) {
+		if (!fam_flags(&last->rec.f, &flags) && !(flags & (RIP_P_EXITED | RIP_P_EXECED)))
+			rr_mark_execed(&last->rec.f, ignore, sizeof(ignore));
+		return;
+	}
+	if (last->end != FAM_END_DEAD)
+		return;
+	last->end = FAM_END_EXEC;
+	if (last->recorded)
+		fam_copy_mark_execed(last);
+}
+
 void fam_scan(struct fam *f)
 {
 	const char *main_name = strrchr(f->ring, '/');
@@ -876,11 +936,14 @@ void fam_scan(struct fam *f)
 			for (size_t i = 0; i < f->nsubs; i++)
 				if (f->subs[i]->pid == pid && f->subs[i]->gen >= gen)
 					gen = f->subs[i]->gen + 1;
+			if (gen > ents[k].rn.gen)
+				fam_came_back(f, pid, ents[k].rn.start);
 			if (pid == f->main_pid && !gen)
 				gen = 1;
 			f->subs[f->nsubs++] = sub;
 			snprintf(sub->name, sizeof(sub->name), "%s", name);
 			sub->pid = pid;
+			sub->start = ents[k].rn.start;
 			sub->gen = gen;
 			sub->follow = (pid == f->main_pid || f->o->follow_fork) &&
 				      (!gen || f->o->follow_exec);

@@ -90,6 +90,7 @@ bool fam_resources(const struct fam_opts *o);
 struct fam_sub {
 	char name[NAME_MAX + 1];
 	pid_t pid;
+	uint64_t start; /* its process's start time, from the file's name */
 	unsigned gen;
 	bool follow;   /* recorded into DIR/PID[.N]/; else silenced */
 	bool active;   /* being recorded */
