@@ -1268,6 +1268,7 @@ static void rp_finish(struct rp *rp)
 
 	rp_series_flush(rp);
 	rp->live_count = rp_live_count(rp);
+	rp->reserved_bytes = live_rsv_bytes(&p->l.rsv, &rp->reserved_ranges);
 	for (size_t i = 0; i < p->nstreams; i++)
 		rp_tc_flush(rp, &p->by_stream[i]);
 	for (size_t i = 0; i < rp->nsites; i++) {

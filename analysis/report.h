@@ -106,6 +106,8 @@ struct rp {
 	uint64_t frees_unseen;		 /* frees of blocks never seen allocated */
 	uint64_t replaced;		 /* allocated again while live: a free was lost */
 	uint64_t live_count, live_bytes; /* at the end */
+	/* address space reserved (mmap with PROT_NONE) at the end: not memory, not above */
+	uint64_t reserved_bytes, reserved_ranges;
 	uint64_t peak_bytes, peak_count; /* the peak of heap bytes in use */
 	int64_t peak_ns;		 /* when (CLOCK_MONOTONIC_RAW ns) */
 	uint64_t peak_event;		 /* the event (1-based) that reached it */

@@ -600,6 +600,12 @@ static void report_print_text(struct report_state *st)
 		fputs("  peak: 0 bytes\n", out);
 	fprintf(out, "  live at the end: %s in %" PRIu64 " blocks\n",
 		fmt_bytes_exact(rp->live_bytes, b, sizeof(b)), rp->live_count);
+	if (rp->reserved_bytes)
+		fprintf(out,
+			"  not counted: %s of address space still reserved (mmap with PROT_NONE) "
+			"in %" PRIu64 " range%s\n",
+			fmt_bytes_exact(rp->reserved_bytes, b, sizeof(b)), rp->reserved_ranges,
+			rp->reserved_ranges == 1 ? "" : "s");
 	if (rp->failed || rp->frees_unseen || rp->replaced)
 		fprintf(out,
 			"  failed allocations: %" PRIu64 ", frees of blocks never seen allocated: "
@@ -791,12 +797,13 @@ static void report_print_json(struct report_state *st)
 		",\"reallocs\":%" PRIu64 ",\"frees\":%" PRIu64 ",\"freed_bytes\":%" PRIu64
 		",\"failed\":%" PRIu64 ",\"frees_unseen\":%" PRIu64 ",\"allocated_again\":%" PRIu64
 		",\"live_blocks\":%" PRIu64 ",\"live_bytes\":%" PRIu64 ",\"sites\":%zu"
+		",\"reserved\":{\"bytes\":%" PRIu64 ",\"ranges\":%" PRIu64 "}"
 		",\"peak\":{\"bytes\":%" PRIu64 ",\"blocks\":%" PRIu64 ",\"time\":%.9f"
 		",\"event\":%" PRIu64 "},\"failed_by_function\":{",
 		rp->allocs, rp->alloc_bytes, rp->reallocs, rp->frees, rp->freed_bytes, rp->failed,
 		rp->frees_unseen, rp->replaced, rp->live_count, rp->live_bytes, rp->nsites,
-		rp->peak_bytes, rp->peak_count, rp->peak_bytes ? report_secs(rp, rp->peak_ns) : 0.0,
-		rp->peak_event);
+		rp->reserved_bytes, rp->reserved_ranges, rp->peak_bytes, rp->peak_count,
+		rp->peak_bytes ? report_secs(rp, rp->peak_ns) : 0.0, rp->peak_event);
 	report_failed(out, rp, "%s\"%s\":%" PRIu64, ",");
 	fputs("}}", out);
 	report_top_json(st, "top_bytes", st->by_bytes, rp->nsites);

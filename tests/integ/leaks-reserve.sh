@@ -9,9 +9,9 @@
 # back, and leaves.  rip leaks: 1 MiB at commit_mprotect (kind mprotect),
 # 1.5 MiB at commit_fixed, nothing at reserve_site, and a line (and --json
 # "reserved") with the 61.5 MiB still reserved in 2 ranges; an mprotect
-# of memory (read-only, and a malloc'd page) makes nothing.  rip report,
-# the pprof heap profile, rip export -f folded and rip calltree --all count
-# the same memory.
+# of memory (read-only, and a malloc'd page) makes nothing.  rip report
+# (with the same line of what is reserved), the pprof heap profile, rip
+# export -f folded and rip calltree --all count the same memory.
 . tests/data/common.sh
 prog=$BUILD/tests/integ/reserve_prog
 need_bin "$RIP" "$prog" "$BUILD/librip-preload.so"
@@ -56,7 +56,11 @@ MIB = 1 << 20
 # 2 MiB + 1 MiB made, the aligned page and the stdio buffer: no reservation counted
 assert m["allocations"] == 4 and m["bytes"] == 3 * MIB + 2 * 4096, m
 assert m["live_blocks"] == 3 and m["live_bytes"] == 2 * MIB + MIB // 2 + 4096, m
+assert m["reserved"] == {"bytes": 64487424, "ranges": 2}, m
 PY
+expect_status 0 "rip report" "$RIP" report "$t"
+grep -q "^  not counted: .*(64487424 bytes) of address space still reserved (mmap with PROT_NONE) in 2 ranges" \
+	"$TEST_TMP/out" || fail "rip report: no line of what is reserved: $(head -n 12 "$TEST_TMP/out")"
 
 expect_status 0 "rip export -f pprof" "$RIP" export -f pprof --force -o "$TEST_TMP/p.pb.gz" "$t"
 python3 tests/data/pprof.py samples "$TEST_TMP/p.pb.gz" >"$TEST_TMP/samples.json" ||
