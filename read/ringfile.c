@@ -1408,22 +1408,30 @@ int rr_read_modules(struct rr_file *f, struct rip_module **out, size_t *n, char 
 
 /* ---- liveness and clock ------------------------------------------------------- */
 
-/* Threads of pid still running, from its status file (0: cannot be read). */
-static unsigned rr_proc_threads(pid_t pid)
+/* The start of /proc/PID/NAME into buf, NUL-terminated: its length, 0 when it cannot be read. */
+static size_t rr_proc_read(pid_t pid, const char *name, char *buf, size_t len)
 {
-	char path[64], buf[4096], *p;
+	char path[64];
 	ssize_t n;
 	int fd;
 
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, name);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
+	n = read(fd, buf, len - 1);
 	close(fd);
-	if (n <= 0)
+	buf[n > 0 ? n : 0] = 0;
+	return n > 0 ? (size_t)n : 0;
+}
+
+/* Threads of pid still running, from its status file (0: cannot be read). */
+static unsigned rr_proc_threads(pid_t pid)
+{
+	char buf[4096], *p;
+
+	if (!rr_proc_read(pid, "status", buf, sizeof(buf)))
 		return 0;
-	buf[n] = 0;
 	p = strstr(buf, "\nThreads:");
 	return p ? (unsigned)strtoul(p + 9, NULL, 10) : 0;
 }
@@ -2314,19 +2322,11 @@ static int rr_find_gone(const char *path, const struct stat *st, void *arg)
 /* The parent of live process pid, from /proc/PID/stat; 0 if it cannot be read. */
 static pid_t rr_proc_ppid(pid_t pid)
 {
-	char path[64], buf[512], *p;
-	ssize_t n;
-	int fd, ppid;
+	char buf[512], *p;
+	int ppid;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (!rr_proc_read(pid, "stat", buf, sizeof(buf)))
 		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = 0;
 	/* "PID (COMM) STATE PPID ...": the name may hold anything, the last ')' ends it */
 	p = strrchr(buf, ')');
 	if (!p || sscanf(p + 1, " %*c %d", &ppid) != 1 || ppid <= 0)
