@@ -40,7 +40,6 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,6 +48,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <internal/deadline.h>
 #include <rip/abi.h>
 
 #include "read/ringfile.h"
@@ -264,41 +264,10 @@ static int rly_broke(struct rly *r, int code, char *err, size_t errlen, const ch
 					  : strerror(-code));
 }
 
-static int64_t rly_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/*
- * Wait until fd is ready for ev, or the deadline (rly_now_ms) passes: a
- * relayd that takes or sends a byte now and then, each within the
- * socket's own timeout, must not keep us for ever.  0, or -errno
- * (-EAGAIN: out of time).
- */
-static int rly_wait(int fd, short ev, int64_t deadline)
-{
-	for (;;) {
-		struct pollfd pfd = { .fd = fd, .events = ev };
-		int64_t left = deadline - rly_now_ms();
-		int k;
-
-		if (left <= 0)
-			return -EAGAIN;
-		k = poll(&pfd, 1, left > 1000000 ? 1000000 : (int)left);
-		if (k > 0)
-			return 0;
-		if (k < 0 && errno != EINTR)
-			return -errno;
-	}
-}
-
 /* When what starts now must be done by: r->timeout_ms from now (0: never). */
 static int64_t rly_deadline(const struct rly *r)
 {
-	return r->timeout_ms ? rly_now_ms() + r->timeout_ms : INT64_MAX;
+	return r->timeout_ms ? rip_now_ms() + r->timeout_ms : INT64_MAX;
 }
 
 /* Send it all within r->timeout_ms. */
@@ -311,7 +280,7 @@ static int rly_sendv(struct rly *r, int fd, struct iovec *iov, int n, char *err,
 	if (r->broken)
 		return rr_fail(err, errlen, -EPIPE, "relayd: the connection was lost before");
 	while (m.msg_iovlen) {
-		int w = rly_wait(fd, POLLOUT, deadline);
+		int w = rip_wait_until(fd, POLLOUT, deadline);
 		ssize_t k;
 
 		if (w)
@@ -344,7 +313,7 @@ static int rly_recv(struct rly *r, void *buf, size_t len, int64_t deadline, char
 	if (r->broken)
 		return rr_fail(err, errlen, -EPIPE, "relayd: the connection was lost before");
 	while (len) {
-		int w = rly_wait(r->ctrl, POLLIN, deadline);
+		int w = rip_wait_until(r->ctrl, POLLIN, deadline);
 		ssize_t k;
 
 		if (w)
@@ -821,7 +790,7 @@ uint32_t rly_streams(const struct rly *r)
 
 int rly_close(struct rly *r, unsigned timeout_ms, unsigned linger_ms, char *err, size_t errlen)
 {
-	int64_t deadline = rly_now_ms() + timeout_ms;
+	int64_t deadline = rip_now_ms() + timeout_ms;
 	uint64_t end = 0;
 	uint8_t b[16];
 
@@ -851,7 +820,7 @@ int rly_close(struct rly *r, unsigned timeout_ms, unsigned linger_ms, char *err,
 					       "relayd does not know stream %u any more (answer %u)",
 					       i, rly_get32(rep));
 			}
-			if (rly_now_ms() > deadline) {
+			if (rip_now_ms() > deadline) {
 				r->broken = true;
 				return rr_fail(err, errlen, -ETIMEDOUT,
 					       "relayd: stream %u not all received after %u ms", i,

@@ -12,7 +12,6 @@
  */
 #include <errno.h>
 #include <netdb.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +19,8 @@
 #include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <internal/deadline.h>
 
 #include "tools/http.h"
 
@@ -66,41 +67,11 @@ static int http_connect(const struct http_server *u, int timeout, char *err, siz
 	return fd;
 }
 
-static int64_t http_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/*
- * Wait until fd is ready for ev, or the deadline (http_now_ms) passes: a
- * server that sends or takes a byte now and then, each within the
- * socket's own timeout, must not keep us for ever.  0, or -EAGAIN.
- */
-static int http_wait(int fd, short ev, int64_t deadline)
-{
-	for (;;) {
-		struct pollfd pfd = { .fd = fd, .events = ev };
-		int64_t left = deadline - http_now_ms();
-		int r;
-
-		if (left <= 0)
-			return -EAGAIN;
-		r = poll(&pfd, 1, left > 1000000 ? 1000000 : (int)left);
-		if (r > 0)
-			return 0;
-		if (r < 0 && errno != EINTR)
-			return -errno;
-	}
-}
-
 static int http_send_all(int fd, const uint8_t *p, size_t n, int64_t deadline)
 {
 	while (n) {
 		ssize_t w;
-		int r = http_wait(fd, POLLOUT, deadline);
+		int r = rip_wait_until(fd, POLLOUT, deadline);
 
 		if (r)
 			return r;
@@ -118,14 +89,14 @@ static int http_send_all(int fd, const uint8_t *p, size_t n, int64_t deadline)
 /*
  * Read the answer: until the server closes, or the head and Content-Length
  * bytes are in, or 64 KiB (the rest is of no use to us), or the deadline
- * (http_now_ms) passes.  Its length, or -errno.
+ * (rip_now_ms) passes.  Its length, or -errno.
  */
 static ssize_t http_recv(int fd, char *buf, size_t cap, int64_t deadline)
 {
 	size_t n = 0;
 
 	while (n + 1 < cap) {
-		int w = http_wait(fd, POLLIN, deadline);
+		int w = rip_wait_until(fd, POLLIN, deadline);
 		ssize_t r = w ? -1 : recv(fd, buf + n, cap - 1 - n, MSG_DONTWAIT);
 		char *head;
 
@@ -198,12 +169,12 @@ int http_post(const char *host, const char *port, bool v6, const uint8_t *head, 
 	if (fd < 0)
 		return -1;
 	/* each step within timeout seconds in all, however the server trickles */
-	deadline = http_now_ms() + (int64_t)timeout * 1000;
+	deadline = rip_now_ms() + (int64_t)timeout * 1000;
 	ret = http_send_all(fd, head, hlen, deadline);
 	if (!ret)
 		ret = http_send_all(fd, body, blen, deadline);
 	/* A server that refuses early may close before the body is in: read its answer anyway. */
-	n = http_recv(fd, resp, sizeof(resp), http_now_ms() + (int64_t)timeout * 1000);
+	n = http_recv(fd, resp, sizeof(resp), rip_now_ms() + (int64_t)timeout * 1000);
 	close(fd);
 	if (n > 0 && sscanf(resp, "HTTP/1.%*1[01] %3d", &code) != 1)
 		code = 0;
