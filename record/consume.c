@@ -341,10 +341,13 @@ int rec_emit(struct rec *r, uint32_t ring, const struct rec_src *src,
 		}
 	}
 	r->src = NULL;
-	r->pc[ring].last = hdr;
-	r->pc[ring].any = true;
-	if (ring >= r->nstreams)
-		r->nstreams = ring + 1;
+	/* not the definitions' copies (a subscriber's, record/sub.h): the trace writer's stream */
+	if (ring <= r->nrings) {
+		r->pc[ring].last = hdr;
+		r->pc[ring].any = true;
+		if (ring >= r->nstreams)
+			r->nstreams = ring + 1;
+	}
 	r->st.packets++;
 	r->st.events += hdr.events;
 	r->st.bytes += sizeof(hdr) + blen;

@@ -155,6 +155,7 @@ struct rec {
 	const struct rec_src *src; /* during rec_emit: what is sent */
 	/* As the consumer: the subscribers' socket (record/sink-sub.c); NULL: none. */
 	struct rec_srv *srv;
+	bool subs_ever;		  /* a subscriber said HELLO: it was sent the definitions kept */
 	char srv_err[RR_ERR_MAX]; /* why there is none */
 	/* As a subscriber (rec_subscribe, record/subscribe.c): sub_fd >= 0. */
 	int sub_fd;

@@ -199,11 +199,15 @@ static int rec_dir_end(struct rec_sink *s, struct trace_info *info, bool ok, cha
 
 	d->w = NULL;
 	trace_w_defs(w, &n, &mem, &gone);
-	if (gone && s->rec->warn) {
+	/* kept for the chunks after the first, and for the recorders that join */
+	if (gone && s->rec->warn &&
+	    (s->rec->store.chunk_bytes || s->rec->store.max_bytes || s->rec->store.rotate_ns ||
+	     s->rec->subs_ever)) {
 		snprintf(ignore, sizeof(ignore),
 			 "%" PRIu64 " stacks or function ids met past the %" PRIu64
-			 " kept (%" PRIu64 " bytes) are not copied into the chunks after theirs: "
-			 "those read without it do not name them",
+			 " kept (%" PRIu64 " bytes) are not copied into the chunks after theirs "
+			 "nor to recorders that joined later: those read without it do not name "
+			 "them",
 			 gone, n, mem);
 		s->rec->warn(ignore, s->rec->warn_arg);
 	}
@@ -231,9 +235,18 @@ static void rec_dir_free(struct rec_sink *s)
 	free(d);
 }
 
+static int rec_dir_defs(struct rec_sink *s, size_t *from, uint64_t ts, trace_w_pkt_fn *fn,
+			void *arg)
+{
+	struct rec_dir *d = (struct rec_dir *)s;
+
+	return d->w ? trace_w_defs_copy(d->w, from, ts, fn, arg) : 0;
+}
+
 static const struct rec_sink_ops rec_dir_ops = {
 	.packet = rec_dir_packet,
 	.pass = rec_dir_pass,
+	.defs = rec_dir_defs,
 	.end = rec_dir_end,
 	.free = rec_dir_free,
 };

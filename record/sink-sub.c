@@ -55,6 +55,8 @@ struct rec_sub {
 	size_t qoff, qlen, qcap;
 	uint8_t in[64]; /* its requests, read so far */
 	size_t inlen;
+	size_t defs_from; /* the definitions sent it so far (trace_w_defs_copy) */
+	uint64_t defs_ts; /* their time: before any event of its */
 };
 
 static int sub_dir(char *buf, size_t len, bool make, char *err, size_t errlen)
@@ -267,6 +269,39 @@ flush:
 	return 0;
 }
 
+/* Queue a packet of definitions (trace_w_pkt_fn): -EAGAIN while its queue is full. */
+static int sub_def_pkt(void *arg, uint32_t stream, const uint8_t *pkt, size_t len)
+{
+	struct rec_sub *u = arg;
+	struct rec_sub_pkt pk = { .stream = stream };
+	size_t blen = len - sizeof(pk.hdr);
+
+	if (u->qlen - u->qoff + SUB_FRAME_SIZE(sizeof(pk) + blen) > REC_SUB_QUEUE_MAX)
+		return -EAGAIN; /* the rest at a later pass */
+	memcpy(&pk.hdr, pkt, sizeof(pk.hdr));
+	return sub_queue(u, REC_SUB_PACKET, &pk, sizeof(pk), pkt + sizeof(pk.hdr), blen);
+}
+
+/*
+ * The stacks and functions defined before it joined, and those the local
+ * trace met since (in packets taken before its start, or cut from its
+ * share of a packet): without them its trace would not name them.  Those
+ * it also gets in its packets come twice, and are written once.
+ */
+static void sub_defs(struct rec_sub *u)
+{
+	for (struct rec_sink *s = u->s.rec->sinks; s; s = s->next) {
+		int ret;
+
+		if (!s->ops->defs || s->failed || s->gone)
+			continue;
+		ret = s->ops->defs(s, &u->defs_from, u->defs_ts, sub_def_pkt, u);
+		if (ret && ret != -EAGAIN)
+			sub_drop(u); /* out of memory: this subscriber only */
+		return;
+	}
+}
+
 /* Its HELLO: the cut, then WELCOME. */
 static void sub_hello(struct rec_sub *u, const uint8_t *p, size_t len)
 {
@@ -283,6 +318,7 @@ static void sub_hello(struct rec_sub *u, const uint8_t *p, size_t len)
 		sub_drop(u);
 		return;
 	}
+	u->defs_ts = rr_now_ticks(&r->f.hdr);
 	rec_cut_now(r, u->cut);
 	w.ticks = rr_now_ticks(&r->f.hdr);
 	/* and the cut, for it to take over from if we die */
@@ -293,7 +329,14 @@ static void sub_hello(struct rec_sub *u, const uint8_t *p, size_t len)
 		sub_drop(u);
 		return;
 	}
+	/* before what each ring holds of its events (a ring's times never go back) */
+	for (uint32_t i = 0; i < n; i++)
+		if (u->cut[i].ts && u->cut[i].ts < u->defs_ts)
+			u->defs_ts = u->cut[i].ts;
+	u->defs_ts -= u->defs_ts > 0;
 	u->ready = true;
+	r->subs_ever = true;
+	sub_defs(u);
 }
 
 /* Queue the END (after what it missed), and it is leaving. */
@@ -379,6 +422,8 @@ static int sub_pass(struct rec_sink *s, char *err, size_t errlen)
 		return 0;
 	if (!u->leaving)
 		sub_read(u);
+	if (u->fd >= 0 && u->ready && !u->leaving)
+		sub_defs(u);
 	if (u->fd >= 0 && sub_flush(u))
 		sub_drop(u);
 	/* all sent (or it stopped reading): done */

@@ -33,6 +33,7 @@
 
 #include "read/ringfile.h"
 #include "read/trace.h"
+#include "record/tracew.h"
 
 struct rec;
 struct rec_sink;
@@ -62,6 +63,12 @@ struct rec_sink_ops {
 	 * empty), the consumer's error is the one reported.
 	 */
 	int (*end)(struct rec_sink *s, struct trace_info *info, bool ok, char *err, size_t errlen);
+	/*
+	 * The definitions (rip:bt, rip:fn) the sink kept from *from on, as
+	 * packets timed ts handed to fn (trace_w_defs_copy), for a second
+	 * recorder that joins; *from moved past them.  NULL: it keeps none.
+	 */
+	int (*defs)(struct rec_sink *s, size_t *from, uint64_t ts, trace_w_pkt_fn *fn, void *arg);
 	/* Free; a sink that was never ended removes what it wrote. */
 	void (*free)(struct rec_sink *s);
 };

@@ -17,6 +17,11 @@
  *	subscriber		consumer
  *	HELLO		->
  *			<-	WELCOME		 the cut: later events are its
+ *			<-	PACKET ...	 the definitions (stacks, functions) the
+ *					 consumer's trace kept, in packets of the
+ *					 trace writer's stream of copies, timed
+ *					 before the start; later, those it meets
+ *					 after (record/tracew.h, opts.defs)
  *			<-	PACKET ...	 every packet taken, cut to after the start
  *			<-	MISSED		 packets dropped for it (it fell behind)
  *	BYE		->
@@ -60,7 +65,7 @@
 struct rec;
 
 #define REC_SUB_MAGIC 0x53504952u /* "RIPS", little-endian */
-#define REC_SUB_VERSION 1u
+#define REC_SUB_VERSION 2u	  /* 2: the definitions kept are sent (stream store.defs_stream) */
 #define REC_SUB_QUEUE_MAX (64u << 20) /* bytes queued for one subscriber */
 #define REC_SUB_FRAME_MAX (16u << 20) /* a frame's len, at most */
 

@@ -179,7 +179,9 @@ static int sub_packet(struct rec *r, const uint8_t *p, size_t len, char *err, si
 		return rr_fail(err, errlen, -EBADMSG, "the consumer sent a short packet");
 	blen = len - sizeof(pk);
 	memcpy(&pk, p, sizeof(pk));
-	if (pk.stream > r->nrings)
+	/* the rings', the samples' (nrings), and the definitions' copies (store.defs_stream) */
+	if (pk.stream > r->nrings &&
+	    (pk.from_ring || !r->store.defs || pk.stream != r->store.defs_stream))
 		return rr_fail(err, errlen, -EBADMSG, "the consumer sent stream %u of %u",
 			       pk.stream, r->nrings);
 	/*
@@ -214,7 +216,8 @@ static int sub_packet(struct rec *r, const uint8_t *p, size_t len, char *err, si
 		.ring = pk.from_ring, .seq = pk.seq, .off = (size_t)pk.off, .events = pk.events
 	};
 	events = pk.hdr.events;
-	pk.hdr.events_discarded += r->sub_disc[pk.stream];
+	if (pk.stream <= r->nrings)
+		pk.hdr.events_discarded += r->sub_disc[pk.stream];
 	if (rec_emit(r, pk.stream, &src, &pk.hdr, p + sizeof(pk), blen)) {
 		snprintf(err, errlen, "%s", r->cb_err);
 		return -EIO;

@@ -87,19 +87,30 @@ struct tw_def {
 	uint32_t len, type;
 };
 
+/* What defs.buf holds before each payload: its type and bytes. */
+struct tw_def_rec {
+	uint32_t type, len;
+};
+
 /*
  * The definitions met so far (rip:bt, rip:fn: pk_is_def), one per type and
  * id, the last met: each chunk but the first begins with a copy of them
  * (tw_defs_put), so that a chunk read alone, or the chunks left after
  * --max-size dropped older ones, name every stack and function their
- * events use.  Bounded by TW_DEFS_MAX bytes of payload and TW_DEFS_SLOTS
- * slots of the table; past them new definitions are not kept (gone counts
- * them).
+ * events use; and a second recorder that joins gets them all, then each
+ * one met after (trace_w_defs_copy), so that its trace names the stacks
+ * defined before it joined.  Bounded by TW_DEFS_MAX bytes of payload and
+ * TW_DEFS_SLOTS slots of the table; past them new definitions are not kept
+ * (gone counts them).
  */
 struct tw_defs {
 	struct tw_def *tab;
 	uint32_t mask, n; /* slots - 1 (0: no table yet), definitions */
-	uint8_t *buf;	  /* payloads back to back (a replaced one stays, counted in buf's bytes) */
+	/*
+	 * In the order met, each a struct tw_def_rec then its payload, padded
+	 * to 4 bytes (a replaced one stays, counted in buf's bytes).
+	 */
+	uint8_t *buf;
 	size_t len, cap;
 	uint64_t gone; /* definitions not kept: past the bounds */
 	uint64_t seq;  /* packets of copies written: their sequence numbers */
@@ -176,6 +187,7 @@ static int tw_def(void *arg, uint32_t type, const uint8_t *p, size_t len)
 	struct trace_w *w = arg;
 	struct tw_defs *d = &w->defs;
 	struct tw_def *e = NULL;
+	size_t rec_len;
 	uint32_t id;
 	uint64_t key;
 
@@ -196,16 +208,22 @@ static int tw_def(void *arg, uint32_t type, const uint8_t *p, size_t len)
 		e = tw_def_slot(d->tab, d->mask, key);
 	}
 	/* not one librip writes (never a packet too big for a block), or past the bound */
-	if (len > TW_DEF_MAX || d->len + len > TW_DEFS_MAX ||
-	    RIP_GROW(d->buf, d->cap, d->len + len, 65536)) {
+	rec_len = sizeof(struct tw_def_rec) + ((len + 3) & ~(size_t)3);
+	if (len > TW_DEF_MAX || d->len + rec_len > TW_DEFS_MAX ||
+	    RIP_GROW(d->buf, d->cap, d->len + rec_len, 65536)) {
 		d->gone++;
 		return 0; /* that the chunks after this one miss it is all it costs */
 	}
-	memcpy(d->buf + d->len, p, len);
+	memcpy(d->buf + d->len, &(struct tw_def_rec){ .type = type, .len = (uint32_t)len },
+	       sizeof(struct tw_def_rec));
+	memcpy(d->buf + d->len + sizeof(struct tw_def_rec), p, len);
 	if (!e->key)
 		d->n++;
-	*e = (struct tw_def){ .key = key, .off = d->len, .len = (uint32_t)len, .type = type };
-	d->len += len;
+	*e = (struct tw_def){ .key = key,
+			      .off = d->len + sizeof(struct tw_def_rec),
+			      .len = (uint32_t)len,
+			      .type = type };
+	d->len += rec_len;
 	return 0;
 }
 
@@ -264,8 +282,7 @@ int trace_w_open(const char *dir, const struct trace_w_opts *opts, struct trace_
 			rmdir(dir);
 			return rr_fail(err, errlen, ret, "out of memory");
 		}
-		if (w->o.defs && w->o.defs_stream < TRACE_MAX_STREAMS &&
-		    (w->o.chunk_bytes || w->o.rotate_ns))
+		if (w->o.defs && w->o.defs_stream < TRACE_MAX_STREAMS)
 			pk_enc_on_def(w->enc, tw_def, w);
 	}
 	*out = w;
@@ -710,6 +727,48 @@ static int tw_defs_take(struct trace_w *w, char *err, size_t errlen)
 	return tw_record(w, blk, len, &ph, err, errlen);
 }
 
+/* A packet of copied definitions being built (tw_pkt_add, tw_pkt_close). */
+struct tw_pkt {
+	uint8_t *pkt;
+	size_t cap, len; /* len: from the packet's start, its header's room included */
+	uint32_t events;
+};
+
+/* Add a definition of type (payload p, len bytes), timed ts.  0 or -ENOMEM. */
+static int tw_pkt_add(struct tw_pkt *b, uint32_t type, uint64_t ts, const uint8_t *p, uint32_t len)
+{
+	if (!b->len)
+		b->len = sizeof(struct rip_packet);
+	if (RIP_GROW(b->pkt, b->cap, b->len + TW_EV_EXT + len, TW_DEFS_PKT + 4096))
+		return -ENOMEM;
+	b->pkt[b->len] = RIP_EVENT_ID_EXTENDED;
+	memcpy(b->pkt + b->len + 1, &type, 4);
+	memcpy(b->pkt + b->len + 5, &ts, 8);
+	memcpy(b->pkt + b->len + TW_EV_EXT, p, len);
+	b->len += TW_EV_EXT + len;
+	b->events++;
+	return 0;
+}
+
+/* The packet built, as packet seq of stream, timed ts: its bytes (b->pkt), and b starts anew. */
+static size_t tw_pkt_close(struct tw_pkt *b, uint32_t stream, uint64_t ts, uint64_t seq)
+{
+	struct rip_packet h = { .magic = RIP_CTF_MAGIC,
+				.stream_instance_id = stream,
+				.timestamp_begin = ts,
+				.timestamp_end = ts,
+				.content_size = (uint64_t)b->len * 8,
+				.packet_size = (uint64_t)b->len * 8,
+				.packet_seq_num = seq,
+				.events = b->events };
+	size_t len = b->len;
+
+	memcpy(b->pkt, &h, sizeof(h));
+	b->len = 0;
+	b->events = 0;
+	return len;
+}
+
 /*
  * The copies of every definition kept, at the head of the chunk just begun
  * (before any block of it is read, none of its events uses one it lacks):
@@ -720,10 +779,8 @@ static int tw_defs_take(struct trace_w *w, char *err, size_t errlen)
 static int tw_defs_put(struct trace_w *w, uint64_t ts, char *err, size_t errlen)
 {
 	struct tw_defs *d = &w->defs;
-	struct rip_packet h;
-	uint8_t *pkt = NULL;
-	size_t cap = 0, len = sizeof(struct rip_packet);
-	uint32_t events = 0, done = 0;
+	struct tw_pkt b = { 0 };
+	uint32_t done = 0;
 	int ret = 0;
 
 	if (ts < d->ts)
@@ -732,32 +789,19 @@ static int tw_defs_put(struct trace_w *w, uint64_t ts, char *err, size_t errlen)
 	d->coding = true;
 	for (uint32_t i = 0; i <= d->mask && !ret; i++) {
 		const struct tw_def *e = &d->tab[i];
+		size_t len;
 
 		if (e->key) {
-			if (RIP_GROW(pkt, cap, len + TW_EV_EXT + e->len, TW_DEFS_PKT + 4096)) {
+			if (tw_pkt_add(&b, e->type, ts, d->buf + e->off, e->len)) {
 				ret = rr_fail(err, errlen, -ENOMEM, "out of memory");
 				break;
 			}
-			pkt[len] = RIP_EVENT_ID_EXTENDED;
-			memcpy(pkt + len + 1, &e->type, 4);
-			memcpy(pkt + len + 5, &ts, 8);
-			memcpy(pkt + len + TW_EV_EXT, d->buf + e->off, e->len);
-			len += TW_EV_EXT + e->len;
-			events++;
 			done++;
 		}
-		if (!events || (len < TW_DEFS_PKT && done < d->n))
+		if (!b.events || (b.len < TW_DEFS_PKT && done < d->n))
 			continue;
 		/* a packet full, or the last: into the block, which is taken when full */
-		h = (struct rip_packet){ .magic = RIP_CTF_MAGIC,
-					 .stream_instance_id = w->o.defs_stream,
-					 .timestamp_begin = ts,
-					 .timestamp_end = ts,
-					 .content_size = (uint64_t)len * 8,
-					 .packet_size = (uint64_t)len * 8,
-					 .packet_seq_num = d->seq,
-					 .events = events };
-		memcpy(pkt, &h, sizeof(h));
+		len = tw_pkt_close(&b, w->o.defs_stream, ts, d->seq);
 		if (w->nbst && pk_enc_raw(w->enc) + len > TW_BLOCK &&
 		    (ret = tw_defs_take(w, err, errlen)))
 			break;
@@ -765,7 +809,7 @@ static int tw_defs_put(struct trace_w *w, uint64_t ts, char *err, size_t errlen)
 			ret = rr_fail(err, errlen, -ENOMEM, "out of memory");
 			break;
 		}
-		ret = pk_enc_add(w->enc, pkt, len);
+		ret = pk_enc_add(w->enc, b.pkt, len);
 		if (ret) {
 			rr_fail(err, errlen, ret, "%s: packing the definitions: %s", w->dir,
 				strerror(-ret));
@@ -773,15 +817,39 @@ static int tw_defs_put(struct trace_w *w, uint64_t ts, char *err, size_t errlen)
 		}
 		w->bst[w->nbst++] = w->o.defs_stream;
 		d->seq++;
-		len = sizeof(struct rip_packet);
-		events = 0;
 	}
 	if (!ret && w->nbst)
 		ret = tw_defs_take(w, err, errlen);
 	d->coding = false;
-	free(pkt);
+	free(b.pkt);
 	if (!ret && w->o.defs_stream >= w->nstreams)
 		w->nstreams = w->o.defs_stream + 1;
+	return ret;
+}
+
+int trace_w_defs_copy(struct trace_w *w, size_t *from, uint64_t ts, trace_w_pkt_fn *fn, void *arg)
+{
+	const struct tw_defs *d = &w->defs;
+	struct tw_pkt b = { 0 };
+	uint64_t seq = 0;
+	size_t off = *from;
+	int ret = 0;
+
+	while (off < d->len && !ret) {
+		struct tw_def_rec h;
+
+		memcpy(&h, d->buf + off, sizeof(h));
+		ret = tw_pkt_add(&b, h.type, ts, d->buf + off + sizeof(h), h.len);
+		off += sizeof(h) + ((h.len + 3) & ~(size_t)3);
+		if (!ret && (b.len >= TW_DEFS_PKT || off >= d->len)) {
+			size_t len = tw_pkt_close(&b, w->o.defs_stream, ts, seq++);
+
+			ret = fn(arg, w->o.defs_stream, b.pkt, len);
+		}
+	}
+	free(b.pkt);
+	if (!ret)
+		*from = off;
 	return ret;
 }
 
@@ -899,6 +967,16 @@ int trace_w_packet(struct trace_w *w, const struct ev_packet *p, char *err, size
 	hdr = p->hdr;
 	hdr.packet_size = hdr.content_size = (uint64_t)p->len * 8;
 	hdr.open = 0;
+	/*
+	 * Definitions a consumer copied for us (trace_w_defs_copy): the stream
+	 * of copies is the writer's, numbered in its own sequence, and the
+	 * chunks' copies come no earlier.
+	 */
+	if (w->o.defs && p->ring == w->o.defs_stream) {
+		hdr.packet_seq_num = w->defs.seq++;
+		if (w->defs.ts < hdr.timestamp_end)
+			w->defs.ts = hdr.timestamp_end;
+	}
 	if (w->packed) {
 		ret = tw_packet(w, p, &hdr, err, errlen);
 		if (ret)

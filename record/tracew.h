@@ -47,10 +47,13 @@ struct trace_w_opts {
 	int (*info)(void *arg, struct trace_info *info, char *err, size_t errlen);
 	void *info_arg;
 	/*
-	 * packed, with chunks (chunk_bytes or rotate_ns): keep the definitions
-	 * the packets carry (rip:bt, rip:fn) and copy them at the head of each
+	 * packed: keep the definitions the packets carry (rip:bt, rip:fn);
+	 * with chunks (chunk_bytes or rotate_ns), copy them at the head of each
 	 * chunk but the first, in packets of stream defs_stream (one no ring
-	 * uses), so that every chunk names what its events refer to.
+	 * uses), so that every chunk names what its events refer to; and hand
+	 * them to a second recorder that joins (trace_w_defs_copy).  Packets
+	 * of defs_stream given to trace_w_packet are such copies: numbered in
+	 * the writer's own sequence of that stream.
 	 */
 	bool defs;
 	uint32_t defs_stream;
@@ -76,6 +79,16 @@ int trace_w_pass(struct trace_w *w, char *err, size_t errlen);
  * memory they take, and how many were not kept (past the bound, 64 MiB).
  */
 void trace_w_defs(const struct trace_w *w, uint64_t *n, uint64_t *mem, uint64_t *gone);
+/* A packet (len bytes at pkt, its header first) of stream: 0 or -errno. */
+typedef int trace_w_pkt_fn(void *arg, uint32_t stream, const uint8_t *pkt, size_t len);
+/*
+ * The definitions kept (opts.defs) from *from on (0: all of them; then
+ * where the last call ended, for those met since), in the order met, as
+ * packets of stream opts.defs_stream timed ts, each handed to fn; *from
+ * moved past them.  fn's error, or -ENOMEM.  Nothing when the writer keeps
+ * none (CTF, or opts.defs not set).
+ */
+int trace_w_defs_copy(struct trace_w *w, size_t *from, uint64_t ts, trace_w_pkt_fn *fn, void *arg);
 /* Bytes the trace's files hold now (packed: chunks kept; CTF: stream files). */
 uint64_t trace_w_bytes(const struct trace_w *w);
 /*
