@@ -64,9 +64,11 @@ for n in $names; do
 	log=$dir/$n.log
 	# A unit slower than -timeout is a finding (a hang); one merely slow is not: the
 	# ring harness reads 64 MiB seeds under ASan in 3 s alone, and one took over 10 s
-	# (libFuzzer's default -report_slow_units) with another test beside it on 2 CPUs.
+	# (libFuzzer's default -report_slow_units) with another test beside it on 2 CPUs;
+	# a seed of the chunk harness that takes 0 s alone went past 20 s once, niced
+	# under two other jobs' builds (a wall-clock bound): 60 s still tells a hang.
 	# shellcheck disable=SC2086
-	nice "$BUILD/fuzz/fuzz-$n" -max_total_time="$secs" -timeout=20 -report_slow_units=20 \
+	nice "$BUILD/fuzz/fuzz-$n" -max_total_time="$secs" -timeout=60 -report_slow_units=20 \
 		-rss_limit_mb=2048 -max_len=2097152 -print_final_stats=1 \
 		-artifact_prefix="$dir/artifacts/$n-" "$corpus" $regress >"$log" 2>&1
 	rc=$?
