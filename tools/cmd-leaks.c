@@ -308,12 +308,15 @@ static void leaks_print_text(struct leaks_state *st)
 		leaks_noun(LK_SHM, lk->total_count[LK_SHM]),
 		fmt_bytes_exact(lk->total_bytes[LK_SHM], (char[48]){ 0 }, 48),
 		lk->total_count[LK_SHM_MAP], leaks_noun(LK_SHM_MAP, lk->total_count[LK_SHM_MAP]));
-	if (lk->reserved_bytes)
+	if (lk->reserved_bytes && (!st->o.lk.resources || (st->o.lk.resources & LK_F_MEM)))
 		fprintf(out,
 			"not counted: %s of address space still reserved (mmap with PROT_NONE) in %" PRIu64
-			" range%s, not memory until made accessible\n",
+			" range%s, not memory until made accessible%s\n",
 			fmt_bytes_exact(lk->reserved_bytes, b, sizeof(b)), lk->reserved_ranges,
-			lk->reserved_ranges == 1 ? "" : "s");
+			lk->reserved_ranges == 1 ? "" : "s",
+			st->o.lk.tid || st->o.lk.time_range || st->o.lk.min_size || st->src.thr ?
+				" (by the whole process: the filters are not applied to it)" :
+				"");
 	if (lk->un.release[LK_MEM] || lk->un.release[LK_FD] || lk->un.release[LK_SHM] ||
 	    lk->un.release[LK_SHM_MAP])
 		fprintf(out,

@@ -603,9 +603,11 @@ static void report_print_text(struct report_state *st)
 	if (rp->reserved_bytes)
 		fprintf(out,
 			"  not counted: %s of address space still reserved (mmap with PROT_NONE) "
-			"in %" PRIu64 " range%s\n",
+			"in %" PRIu64 " range%s%s\n",
 			fmt_bytes_exact(rp->reserved_bytes, b, sizeof(b)), rp->reserved_ranges,
-			rp->reserved_ranges == 1 ? "" : "s");
+			rp->reserved_ranges == 1 ? "" : "s",
+			st->src.thr ? " (by the whole process: --through is not applied to it)" :
+				      "");
 	if (rp->failed || rp->frees_unseen || rp->replaced)
 		fprintf(out,
 			"  failed allocations: %" PRIu64 ", frees of blocks never seen allocated: "

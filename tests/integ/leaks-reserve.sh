@@ -26,6 +26,14 @@ expect_status 0 "rip leaks" "$RIP" leaks "$t"
 grep -q "^not counted: .*(64487424 bytes) of address space still reserved (mmap with PROT_NONE) in 2 ranges" \
 	"$TEST_TMP/out" || fail "no line of what is reserved: $(grep -A1 '^total' "$TEST_TMP/out")"
 grep -q "reserve_site" "$TEST_TMP/out" && fail "a reservation reported as memory: $(cat "$TEST_TMP/out")"
+grep -q "^not counted: .*whole process" "$TEST_TMP/out" &&
+	fail "rip leaks with no filter says one is not applied: $(grep '^not counted' "$TEST_TMP/out")"
+# the line is the whole process's: a filter says so; with no memory shown, no line
+expect_status 0 "rip leaks --min-size" "$RIP" leaks --min-size=1 "$t"
+grep -q "^not counted: .*(64487424 bytes) .*(by the whole process: the filters are not applied to it)" \
+	"$TEST_TMP/out" || fail "rip leaks --min-size: the reserved line does not say it is not filtered: $(grep -A1 '^total' "$TEST_TMP/out")"
+expect_status 0 "rip leaks -r fd" "$RIP" leaks -r fd "$t"
+grep -q "^not counted" "$TEST_TMP/out" && fail "rip leaks -r fd: a line of memory reserved: $(cat "$TEST_TMP/out")"
 
 expect_status 0 "rip leaks --json" "$RIP" leaks --json "$t"
 cp "$TEST_TMP/out" "$TEST_TMP/leaks.json"
