@@ -300,7 +300,11 @@ static void rip_apply_disable(struct rip_file_hdr *h)
  * from that event in children and new images as in the program itself.
  * START (its start time in clock ticks) must match, so that a process that
  * outlives rip run never waits for a stranger that got its pid.  A bare PID
- * counts only for the direct child (an older rip run).  0: no consumer.
+ * counts only for the direct child (an older rip run).  A process of the
+ * family that rip run does not follow (a child of a program run without
+ * --follow-fork, that links librip and opens a ring itself) has none: rip
+ * run never reads its file, and in block mode its writers would wait for it
+ * as long as rip run lives.  0: no consumer.
  */
 static uint32_t rip_env_consumer(void)
 {
@@ -309,7 +313,7 @@ static uint32_t rip_env_consumer(void)
 	char *end;
 	long pid;
 
-	if (!v || !*v)
+	if (!v || !*v || !__rip_followed())
 		return 0;
 	pid = strtol(v, &end, 10);
 	if (pid <= 0 || pid > INT32_MAX || end == v)

@@ -124,6 +124,11 @@ void __rip_slot_setup(struct rip_slot *s, uint32_t kind, int32_t tid, const char
 void __rip_name_copy(char *dst, const char *src, size_t len) __hidden;
 pid_t __rip_gettid(void) __hidden;
 int __rip_type_register(const struct rip_event_type *t, bool early) __hidden;
+/*
+ * Is this process one rip run follows (RIP_ROOT, RIP_FOLLOW: the root, or
+ * any process when forks are followed)?  true outside rip run.
+ */
+bool __rip_followed(void) __hidden;
 uint64_t __rip_start_ticks(pid_t pid) __hidden;
 
 /* clock.c */

@@ -986,6 +986,13 @@ static bool rip_follows(const char *what)
 	return false;
 }
 
+bool __rip_followed(void)
+{
+	const char *root = secure_getenv("RIP_ROOT");
+
+	return !root || !*root || strtol(root, NULL, 10) == (long)getpid() || rip_follows("fork");
+}
+
 /* The bytes rip_file_create reserves up front for a file of len bytes laid out as h says. */
 static size_t rip_file_reserved(size_t len, const struct rip_file_hdr *h, bool sparse)
 {
@@ -1705,13 +1712,13 @@ err_private:
  */
 static bool rip_auto_opts(struct rip_ring_opts *o)
 {
-	const char *v = secure_getenv("RIP_RING"), *root = secure_getenv("RIP_ROOT");
+	const char *v = secure_getenv("RIP_RING");
 	struct stat st;
 
 	if (!v || !*v || !strcmp(v, "0"))
 		return false;
 	/* A process of the family other than the root, forks not followed: not traced. */
-	if (root && *root && strtol(root, NULL, 10) != (long)getpid() && !rip_follows("fork"))
+	if (!__rip_followed())
 		return false;
 	__rip_proc.no_exec_follow = !rip_follows("exec");
 	if (strcmp(v, "1") != 0) {
