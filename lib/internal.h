@@ -57,6 +57,7 @@ struct rip_proc {
 	uint32_t *legacy_map; /* librip.h: id -> slot index + 1 */
 	uint32_t legacy_ids;
 	bool no_exec_follow;   /* RIP_FOLLOW without exec: an exec'd image gets no file */
+	bool exec_unfollowed;  /* this image is such an image: not followed (__rip_followed) */
 	bool early;	       /* opening from a hook (__rip_auto_open_early): no atfork */
 	bool atfork_pending;   /* opened early: rip_auto_open registers the fork handler */
 	bool scan_pending;     /* opened early: rip_auto_open scans the module map */
@@ -126,7 +127,8 @@ pid_t __rip_gettid(void) __hidden;
 int __rip_type_register(const struct rip_event_type *t, bool early) __hidden;
 /*
  * Is this process one rip run follows (RIP_ROOT, RIP_FOLLOW: the root, or
- * any process when forks are followed)?  true outside rip run.
+ * any process when forks are followed, but not an image exec'd into when
+ * execs are not)?  true outside rip run.
  */
 bool __rip_followed(void) __hidden;
 uint64_t __rip_start_ticks(pid_t pid) __hidden;

@@ -990,6 +990,8 @@ bool __rip_followed(void)
 {
 	const char *root = secure_getenv("RIP_ROOT");
 
+	if (__rip_proc.exec_unfollowed)
+		return false;
 	return !root || !*root || strtol(root, NULL, 10) == (long)getpid() || rip_follows("fork");
 }
 
@@ -1241,8 +1243,15 @@ int __rip_open_locked(const char *path, const char *dir, uint32_t slots, uint32_
 		unsigned gen = 0;
 		bool ours = rip_mark_execed(buf);
 
-		if (ours && __rip_proc.no_exec_follow)
-			return -ESRCH; /* an image exec'd into, not followed (RIP_FOLLOW): no cost */
+		if (ours && __rip_proc.no_exec_follow) {
+			/*
+			 * An image exec'd into, not followed (RIP_FOLLOW): no cost, and
+			 * no consumer for a file the program opens itself, which rip
+			 * run does not read.
+			 */
+			__rip_proc.exec_unfollowed = true;
+			return -ESRCH;
+		}
 		while (fd == -EEXIST && ours && gen < 99) {
 			err = rip_file_path_next(buf, sizeof(buf), ++gen, NULL);
 			if (err)
