@@ -1027,8 +1027,8 @@ static void print_header(const struct ps_state *st, FILE *out)
 	char why[RR_ERR_MAX];
 
 	if (st->f.legacy_raw) {
-		fprintf(out, "%s: original librip file, %zu threads, %zu exited", st->f.path,
-			threads, exited);
+		fprintf(out, "%s: original librip file, %zu thread%s, %zu exited", st->f.path,
+			threads, threads == 1 ? "" : "s", exited);
 		if (st->base_from && st->exe.pie)
 			fprintf(out, "; %s loaded at 0x%llx (%s)", tool_base(st->o.exe),
 				(unsigned long long)(st->exe.lo + st->bias),
@@ -1044,10 +1044,11 @@ static void print_header(const struct ps_state *st, FILE *out)
 		: (live.proc_flags & RIP_P_CLOSED) ? "gone (ring closed before)"
 						   : "dead (killed or crashed)",
 		st->f.path);
-	fprintf(out, "%zu threads, %zu coroutines (%zu waiting), %zu exited kept for history",
-		threads, coros, waiting, exited);
+	fprintf(out, "%zu thread%s, %zu coroutine%s (%zu waiting), %zu exited kept for history",
+		threads, threads == 1 ? "" : "s", coros, coros == 1 ? "" : "s", waiting, exited);
 	if (st->f.hdr.overflow || live.overflow)
-		fprintf(out, "; %u threads found no free slot (raise RIP_SLOTS)", live.overflow);
+		fprintf(out, "; %u thread%s found no free slot (raise RIP_SLOTS)", live.overflow,
+			live.overflow == 1 ? "" : "s");
 	fputc('\n', out);
 	if (live.proc_flags & RIP_P_SECOND_OFF)
 		fprintf(out,

@@ -253,9 +253,10 @@ static void psw_status(const struct rr_file *f, const struct rip_file_hdr *live,
 	else
 		fprintf(out, "watcher: last sweep at %s",
 			psw_clock(&f->hdr, live->watch_sweep_ts, dur, sizeof(dur)));
-	fprintf(out, " (took %s): %u threads, %u blocked with no wait record, %u stacks copied",
+	fprintf(out, " (took %s): %u thread%s, %u blocked with no wait record, %u stack%s copied",
 		rr_fmt_duration((int64_t)live->watch_sweep_ns, took, sizeof(took)),
-		live->watch_tasks, live->watch_blocked, live->watch_copied);
+		live->watch_tasks, live->watch_tasks == 1 ? "" : "s", live->watch_blocked,
+		live->watch_copied, live->watch_copied == 1 ? "" : "s");
 	if (live->watch_moved)
 		fprintf(out, ", %u dropped (moved while copied)", live->watch_moved);
 	if (live->watch_nocopy)

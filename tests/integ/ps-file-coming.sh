@@ -20,6 +20,9 @@ pid=$T_LAST
 wait_file ready 20 || die "ring_late did not start"
 expect_status 0 "rip ps $pid (its file being created)" "$RIP" ps "$pid"
 grep -q "waiting" "$TEST_TMP/out" || fail "rip ps $pid: $(cat "$TEST_TMP/out")"
+# one thread, no coroutine: said in the singular ("1 threads, 0 coroutines" before)
+grep -q "^1 thread, 0 coroutines (0 waiting)" "$TEST_TMP/out" ||
+	fail "rip ps $pid: no '1 thread, 0 coroutines' line: $(cat "$TEST_TMP/out")"
 t_kill "$pid"
 
 # A file that stays without its header: refused, not waited for without end.
