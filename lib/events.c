@@ -53,6 +53,8 @@
 
 static uint64_t rip_no_enable[RIP_CATEGORY_WORDS];
 uint64_t *__rip_enable = rip_no_enable;
+static const uint32_t rip_no_bt_gen;
+RIP_PRIVATE const uint32_t *__rip_bt_gen = &rip_no_bt_gen;
 
 /* The built-in coroutine switch event: id 0. */
 static uint32_t rip_coro_switch_id = RIP_EV_CORO_SWITCH;
@@ -353,6 +355,8 @@ void __rip_events_open(struct rip_file_hdr *h)
 
 void __rip_events_start(struct rip_file_hdr *h)
 {
+	/* Relaxed: the word is a hint (the preload library's stack hook: include/rip/abi.h). */
+	__atomic_store_n(&__rip_bt_gen, &h->bt_gen, __ATOMIC_RELAXED);
 	/* Events may flow from here on: pairs with the relaxed loads in the fast path. */
 	__atomic_store_n(&__rip_enable, h->enable, __ATOMIC_RELEASE);
 }
@@ -363,6 +367,7 @@ void __rip_events_close(void)
 	rip_reg.file = NULL;
 	pthread_mutex_unlock(&rip_reg.lock);
 	__atomic_store_n(&__rip_enable, rip_no_enable, __ATOMIC_RELEASE);
+	__atomic_store_n(&__rip_bt_gen, &rip_no_bt_gen, __ATOMIC_RELAXED);
 }
 
 static void rip_packet_close(struct rip_file_hdr *h, struct rip_evw *w);

@@ -378,6 +378,30 @@ static uint64_t *rip_pl_tab1; /* the big table (memory only where written), NULL
 static bool rip_pl_tab1_on;   /* the small one is full: new stacks go to the big one */
 static uint32_t rip_pl_tab0_used; /* entries of the small table taken (or being taken) */
 static uint32_t rip_pl_next_id = 1;
+/*
+ * Per id, the file's bt_gen its definition was last written under (memory
+ * only where written).  A recorder that attaches to the running process
+ * adds 1 to bt_gen (include/rip/abi.h): an id whose entry is older has its
+ * definition written again at its next use (rip_pl_bt_again), so that the
+ * late recorder's trace names the stacks defined before it came.  Relaxed
+ * everywhere: a definition written twice is harmless, and one written
+ * again under a newer bt_gen before its entry says so only once more.
+ */
+static uint32_t *rip_pl_bt_gens;
+
+/* The open file's bt_gen (0 while none is open: no definition is written again). */
+static inline uint32_t rip_pl_bt_gen_now(void)
+{
+	/* Relaxed: a hint (include/rip/abi.h); lib/events.c swaps the pointer at open and close. */
+	return __atomic_load_n(__atomic_load_n(&__rip_bt_gen, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
+}
+
+/* id's definition was written under bt_gen g. */
+static inline void rip_pl_bt_gen_set(uint32_t id, uint32_t g)
+{
+	if (rip_pl_bt_gens && id < RIP_PL_TAB_LOAD)
+		__atomic_store_n(&rip_pl_bt_gens[id], g, __ATOMIC_RELAXED);
+}
 
 /* Two independent lanes (even and odd frames): half the chain of dependent multiplies. */
 static uint64_t rip_pl_hash(const uint64_t *f, uint32_t n)
@@ -477,7 +501,11 @@ static uint32_t rip_pl_tab_put(uint64_t *tab, uint32_t cap, uint32_t *used, uint
 		}
 		if (__atomic_compare_exchange_n(&tab[i], &e, tag | id, false, __ATOMIC_RELEASE,
 						__ATOMIC_ACQUIRE)) {
+			/* bt_gen before the definition: a recorder that comes meanwhile gets it again */
+			uint32_t g = rip_pl_bt_gen_now();
+
 			rip_pl_bt_emit(id, f, n);
+			rip_pl_bt_gen_set(id, g);
 			return id;
 		}
 		/* Lost to another thread (e now holds its entry): same stack, or probe on. */
@@ -1140,7 +1168,7 @@ static uint32_t rip_pl_bt_fp(const uintptr_t *self, uint64_t *frames, uint32_t m
  * The stack of the hook that called the function whose frame is self: that
  * function's return address is in the hook, the hook's caller is frame 0.
  */
-static inline __attribute__((always_inline)) uint32_t rip_pl_bt_of(const uintptr_t *self)
+static inline __attribute__((always_inline)) uint32_t rip_pl_bt_find(const uintptr_t *self)
 {
 	uint64_t frames[RIP_BT_MAX_DEPTH];
 	uint32_t n = 0, max = rip_pl_depth, id;
@@ -1198,6 +1226,62 @@ done:
 }
 
 /*
+ * A recorder came (bt_gen g, not 0): if id's definition was last written
+ * under another bt_gen, write it again (rip_pl_bt_gens): the stack above
+ * self, walked as rip_pl_bt_find walks it, without the caches, and written
+ * only if the frames are id's (their hash finds id in the table).  Under g
+ * from then on, written or not: a stack that does not walk the same way
+ * again is not walked at each of its uses.
+ */
+static __attribute__((noinline)) void rip_pl_bt_again(const uintptr_t *self, uint32_t id,
+						      uint32_t g)
+{
+	uint64_t frames[RIP_BT_MAX_DEPTH], h = 0;
+	uint32_t n = 0, max = rip_pl_depth;
+	int m;
+
+	/* Relaxed: see rip_pl_bt_gens. */
+	if (!id || !rip_pl_bt_gens || id >= RIP_PL_TAB_LOAD ||
+	    __atomic_load_n(&rip_pl_bt_gens[id], __ATOMIC_RELAXED) == g)
+		return;
+	switch (rip_pl_unwind_mode) {
+	case RIP_PL_UNW_AUTO:
+	case RIP_PL_UNW_TABLES:
+		m = rip_pl_dwarf_walk(self[1], (uintptr_t)(self + 2), self[0], frames, max, NULL);
+		if (m > 0)
+			n = (uint32_t)m;
+		else if (m < 0 && rip_pl_unwind_mode == RIP_PL_UNW_AUTO)
+			n = rip_pl_unw_backtrace ? rip_pl_unwind(self[1], (uintptr_t)(self + 2),
+								 frames, max, m == -2) :
+						   rip_pl_bt_fp(self, frames, max, &h);
+		break;
+	case RIP_PL_UNW_FP:
+		n = rip_pl_bt_fp(self, frames, max, &h);
+		break;
+	case RIP_PL_UNW_LIBUNWIND:
+		n = rip_pl_unwind(self[1], (uintptr_t)(self + 2), frames, max, false);
+		break;
+	}
+	if (n && rip_pl_lookup(h ? h : rip_pl_hash(frames, n)) == id)
+		rip_pl_bt_emit(id, frames, n);
+	rip_pl_bt_gen_set(id, g);
+}
+
+/*
+ * rip_pl_bt_find, and the definition written again when a recorder came
+ * since it was last written: with no such recorder (bt_gen 0, nearly
+ * always), one load more than the lookup.
+ */
+static inline __attribute__((always_inline)) uint32_t rip_pl_bt_of(const uintptr_t *self)
+{
+	uint32_t id = rip_pl_bt_find(self), g = rip_pl_bt_gen_now();
+
+	if (RIP_UNLIKELY(g))
+		rip_pl_bt_again(self, id, g);
+	return id;
+}
+
+/*
  * noinline: its frame is the one skipped.  The hook's frame pointer is our
  * saved one, and the hook's return address is the first frame.
  */
@@ -1230,8 +1314,17 @@ static bool rip_pl_tab_wiped, rip_pl_tab1_wiped;
  */
 static int rip_pl_tab_map(void)
 {
+	bool wiped;
+
 	rip_pl_tab = rip_pl_table_map((size_t)RIP_PL_TAB0_CAP * sizeof(uint64_t), &rip_pl_tab_wiped);
 	rip_pl_tab1 = rip_pl_table_map((size_t)RIP_PL_TAB_CAP * sizeof(uint64_t), &rip_pl_tab1_wiped);
+	/*
+	 * Once (a fork child keeps its copy: each id it defines sets its entry
+	 * first).  Without it no definition is written again.
+	 */
+	if (!rip_pl_bt_gens)
+		rip_pl_bt_gens =
+			rip_pl_table_map((size_t)RIP_PL_TAB_LOAD * sizeof(uint32_t), &wiped);
 	return rip_pl_tab ? 0 : -ENOMEM;
 }
 

@@ -800,6 +800,21 @@ int rr_set_consumer(struct rr_file *f, uint32_t pid, char *err, size_t errlen)
 	return 0;
 }
 
+int rr_bt_gen_add(struct rr_file *f, char *err, size_t errlen)
+{
+	sigjmp_buf jb;
+
+	if (!f->wmap)
+		return rr_fail(err, errlen, -EINVAL, "%s: not mapped for writing", f->path);
+	if (rr_guard_enter(&jb))
+		return rr_fail(err, errlen, -EIO, "%s: the file shrank while being written",
+			       f->path);
+	/* Relaxed: a hint, which the preload library's stack hook loads relaxed (abi.h). */
+	__atomic_fetch_add(&((struct rip_file_hdr *)f->wmap)->bt_gen, 1, __ATOMIC_RELAXED);
+	rr_guard_leave();
+	return 0;
+}
+
 /* ---- slots ---------------------------------------------------------------- */
 
 static const char *rr_slot_invalid(const struct rr_slot *s, uint32_t i)

@@ -390,6 +390,12 @@ void rr_beat(struct rr_file *f);
 void rr_clock_pair(struct rr_file *f);
 /* Store pid as the consumer in the writable mapping, guarded the same way.  0 or -EIO. */
 int rr_set_consumer(struct rr_file *f, uint32_t pid, char *err, size_t errlen);
+/*
+ * Add 1 to the file's bt_gen through the writable mapping, guarded: a
+ * recorder come late asks for the stacks defined before it (rip/abi.h).
+ * 0 or -errno.
+ */
+int rr_bt_gen_add(struct rr_file *f, char *err, size_t errlen);
 
 /* The file's clock: ticks to nanoseconds (CLOCK_MONOTONIC_RAW), and "now" in ticks. */
 int64_t rr_ticks_to_ns(const struct rip_file_hdr *h, uint64_t ticks);

@@ -207,10 +207,24 @@ static int rec_open(struct rec *r, const char *path, bool consume, char *err, si
 		goto err_close;
 	}
 	if (consume) {
+		uint32_t was = 0;
+		char ignore[RR_ERR_MAX];
+
+		/* as rip_file_consumer reads it, guarded: the consumer the file names before us */
+		rr_live_u32(&r->f, offsetof(struct rip_file_hdr, ev_consumer), &was, ignore,
+			    sizeof(ignore));
 		ret = ev_consumer_open(&r->f, err, errlen);
 		if (ret)
 			goto err_close;
 		r->attached = true;
+		/*
+		 * Not named from its first event (rip run's ring files name it):
+		 * the stacks defined before we came are gone with their packets.
+		 * Ask for each again at its next use (preload/backtrace.c); at
+		 * worst, the stacks not used again stay undefined, as before.
+		 */
+		if (was != (uint32_t)getpid())
+			rr_bt_gen_add(&r->f, ignore, sizeof(ignore));
 	}
 	r->types_seen = rec_u32(r, REC_HDR(types_count));
 	/* zero pages so far (rec_zalloc): only the types in use are written */

@@ -126,6 +126,12 @@ RIP_PRIVATE uintptr_t __rip_fn_ret_at(uintptr_t cfa);
 /* The address hijacked return addresses hold (UINTPTR_MAX where nothing is patched ever). */
 RIP_PRIVATE uintptr_t __rip_fn_pexit_at(void);
 
+/*
+ * The open file's bt_gen (struct rip_file_hdr), a zero word while none is
+ * open: the preload library's stack hook reads it (relaxed) at every stack.
+ */
+RIP_PRIVATE extern const uint32_t *__rip_bt_gen;
+
 /* The watcher and the sampler (preload/watch.c, sample.c): the open file, NULL if none. */
 RIP_PRIVATE struct rip_file_hdr *__rip_file_hdr(void);
 /* Back [off, off + len) of the open file before its first write: 0 or -errno (lib/ring.c). */

@@ -303,7 +303,13 @@ struct rip_file_hdr {
 	uint32_t ev_big;	       /* big rings, the first taken */
 	uint32_t ev_small_ring_size;   /* bytes per small ring, a power of two */
 	uint32_t ev_small_packet_size; /* bytes per packet of a small ring */
-	uint32_t pad1a;
+	/*
+	 * +1 by a recorder that attaches to a running process (rip record PID
+	 * of a process rip run did not start): the preload library defines
+	 * each stack again at its next use, so that the recorder's trace has
+	 * the stacks defined before it came.  Relaxed on both sides: a hint.
+	 */
+	uint32_t bt_gen;
 	uint64_t ev_small_off; /* data of the small rings */
 	/* the watcher's stack copies (preload/watch.c): watch_copies buffers from watch_off */
 	uint64_t watch_off;	  /* 0: the file has no copy area */
