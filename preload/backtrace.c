@@ -1165,6 +1165,23 @@ static uint32_t rip_pl_bt_fp(const uintptr_t *self, uint64_t *frames, uint32_t m
 }
 
 /*
+ * The frames above the hook of self without the unwind tables: the mode's
+ * walk (RIP_UNWIND=fp, libunwind), or, in the default mode, where the
+ * tables declined (r: their walk's -1 or -2), libunwind, or frame pointers
+ * before our constructor loaded libunwind (other libraries' constructors).
+ * *hp: the frames' hash where the walk took it, else left as it is.
+ */
+static inline __attribute__((always_inline)) uint32_t
+rip_pl_bt_other(const uintptr_t *self, uint64_t *frames, uint32_t max, uint64_t *hp, int r)
+{
+	if (rip_pl_unwind_mode == RIP_PL_UNW_FP ||
+	    (rip_pl_unwind_mode == RIP_PL_UNW_AUTO && !rip_pl_unw_backtrace))
+		return rip_pl_bt_fp(self, frames, max, hp);
+	return rip_pl_unwind(self[1], (uintptr_t)(self + 2), frames, max,
+			     rip_pl_unwind_mode == RIP_PL_UNW_AUTO && r == -2);
+}
+
+/*
  * The stack of the hook that called the function whose frame is self: that
  * function's return address is in the hook, the hook's caller is frame 0.
  */
@@ -1186,11 +1203,7 @@ static inline __attribute__((always_inline)) uint32_t rip_pl_bt_find(const uintp
 		r = rip_pl_bt_tables(self[1], (uintptr_t)(self + 2), self[0], frames, max, &id);
 		if (RIP_LIKELY(!r))
 			goto done;
-		/* before our constructor loaded libunwind (other libraries' constructors): frame pointers */
-		if (rip_pl_unw_backtrace)
-			n = rip_pl_unwind(self[1], (uintptr_t)(self + 2), frames, max, r == -2);
-		else
-			n = rip_pl_bt_fp(self, frames, max, &h);
+		n = rip_pl_bt_other(self, frames, max, &h, r);
 		/*
 		 * A signal handler's call where libunwind cannot go (its first
 		 * on this thread, or it interrupted libunwind: nest.c): the
@@ -1209,10 +1222,8 @@ static inline __attribute__((always_inline)) uint32_t rip_pl_bt_find(const uintp
 			id = 0;
 		goto done;
 	case RIP_PL_UNW_FP:
-		n = rip_pl_bt_fp(self, frames, max, &h);
-		break;
 	case RIP_PL_UNW_LIBUNWIND:
-		n = rip_pl_unwind(self[1], (uintptr_t)(self + 2), frames, max, false);
+		n = rip_pl_bt_other(self, frames, max, &h, 0);
 		break;
 	}
 	id = 0;
@@ -1244,23 +1255,14 @@ static __attribute__((noinline)) void rip_pl_bt_again(const uintptr_t *self, uin
 	if (!id || !rip_pl_bt_gens || id >= RIP_PL_TAB_LOAD ||
 	    __atomic_load_n(&rip_pl_bt_gens[id], __ATOMIC_RELAXED) == g)
 		return;
-	switch (rip_pl_unwind_mode) {
-	case RIP_PL_UNW_AUTO:
-	case RIP_PL_UNW_TABLES:
+	if (rip_pl_unwind_mode == RIP_PL_UNW_AUTO || rip_pl_unwind_mode == RIP_PL_UNW_TABLES) {
 		m = rip_pl_dwarf_walk(self[1], (uintptr_t)(self + 2), self[0], frames, max, NULL);
 		if (m > 0)
 			n = (uint32_t)m;
 		else if (m < 0 && rip_pl_unwind_mode == RIP_PL_UNW_AUTO)
-			n = rip_pl_unw_backtrace ? rip_pl_unwind(self[1], (uintptr_t)(self + 2),
-								 frames, max, m == -2) :
-						   rip_pl_bt_fp(self, frames, max, &h);
-		break;
-	case RIP_PL_UNW_FP:
-		n = rip_pl_bt_fp(self, frames, max, &h);
-		break;
-	case RIP_PL_UNW_LIBUNWIND:
-		n = rip_pl_unwind(self[1], (uintptr_t)(self + 2), frames, max, false);
-		break;
+			n = rip_pl_bt_other(self, frames, max, &h, m);
+	} else {
+		n = rip_pl_bt_other(self, frames, max, &h, 0);
 	}
 	if (n && rip_pl_lookup(h ? h : rip_pl_hash(frames, n)) == id)
 		rip_pl_bt_emit(id, frames, n);

@@ -786,7 +786,9 @@ void rr_beat(struct rr_file *f)
 	rr_guard_leave();
 }
 
-int rr_set_consumer(struct rr_file *f, uint32_t pid, char *err, size_t errlen)
+/* op(header, v) through the writable mapping, guarded.  0, -EINVAL or -EIO. */
+static int rr_hdr_write(struct rr_file *f, void (*op)(struct rip_file_hdr *, uint32_t), uint32_t v,
+			char *err, size_t errlen)
 {
 	sigjmp_buf jb;
 
@@ -795,24 +797,25 @@ int rr_set_consumer(struct rr_file *f, uint32_t pid, char *err, size_t errlen)
 	if (rr_guard_enter(&jb))
 		return rr_fail(err, errlen, -EIO, "%s: the file shrank while being written",
 			       f->path);
-	rip_file_set_consumer((struct rip_file_hdr *)f->wmap, pid);
+	op((struct rip_file_hdr *)f->wmap, v);
 	rr_guard_leave();
 	return 0;
 }
 
+int rr_set_consumer(struct rr_file *f, uint32_t pid, char *err, size_t errlen)
+{
+	return rr_hdr_write(f, rip_file_set_consumer, pid, err, errlen);
+}
+
+static void rr_bt_gen_op(struct rip_file_hdr *h, uint32_t n)
+{
+	/* Relaxed: a hint, which the preload library's stack hook loads relaxed (abi.h). */
+	__atomic_fetch_add(&h->bt_gen, n, __ATOMIC_RELAXED);
+}
+
 int rr_bt_gen_add(struct rr_file *f, char *err, size_t errlen)
 {
-	sigjmp_buf jb;
-
-	if (!f->wmap)
-		return rr_fail(err, errlen, -EINVAL, "%s: not mapped for writing", f->path);
-	if (rr_guard_enter(&jb))
-		return rr_fail(err, errlen, -EIO, "%s: the file shrank while being written",
-			       f->path);
-	/* Relaxed: a hint, which the preload library's stack hook loads relaxed (abi.h). */
-	__atomic_fetch_add(&((struct rip_file_hdr *)f->wmap)->bt_gen, 1, __ATOMIC_RELAXED);
-	rr_guard_leave();
-	return 0;
+	return rr_hdr_write(f, rr_bt_gen_op, 1, err, errlen);
 }
 
 /* ---- slots ---------------------------------------------------------------- */
