@@ -183,22 +183,27 @@ static void top_text(FILE *out, const struct top_view *v, const struct top_cli *
 		}                                                                                  \
 	} while (0)
 
-	if (v->first)
-		snprintf(buf, sizeof(buf), "first look");
-	else
-		rr_fmt_duration(v->interval_ns, buf, sizeof(buf));
-	if (v->trace)
-		snprintf(buf, sizeof(buf), "the trace");
+	/*
+	 * The CPU it used over the interval, live; a process that is gone, or a
+	 * trace, has only samples, whose shares (SMPL%) always sum to 100%: no
+	 * CPU is known (it said "CPU 100.0% over the trace" of an idle program).
+	 */
+	buf[0] = 0;
+	if (v->alive && v->first)
+		snprintf(buf, sizeof(buf), " - CPU %.1f%% over first look", v->cpu * 100);
+	else if (v->alive) {
+		snprintf(buf, sizeof(buf), " - CPU %.1f%% over ", v->cpu * 100);
+		rr_fmt_duration(v->interval_ns, buf + strlen(buf), sizeof(buf) - strlen(buf));
+	}
 	/* how a process that is gone ended, in rip ps's words (its header's flags) */
-	TOP_LINE("rip top - pid %d (%.16s)%s - %zu threads - CPU %.1f%% over %s - sort: %s",
-		 (int)v->pid, v->hdr.comm,
+	TOP_LINE("rip top - pid %d (%.16s)%s - %zu thread%s%s - sort: %s", (int)v->pid, v->hdr.comm,
 		 v->trace			  ? " (a trace: the samples it recorded)" :
 		 v->alive			  ? "" :
 		 v->hdr.proc_flags & RIP_P_EXITED ? " (exited: its samples)" :
 		 v->hdr.proc_flags & RIP_P_EXECED ? " (replaced by execve: its samples)" :
 		 v->hdr.proc_flags & RIP_P_CLOSED ? " (gone, ring closed before: its samples)" :
 						    " (dead, killed or crashed: its samples)",
-		 v->nthreads, v->cpu * 100, buf, top_sort_name(c->sort));
+		 v->nthreads, v->nthreads == 1 ? "" : "s", buf, top_sort_name(c->sort));
 	top_sampling(v, s, sizeof(s));
 	TOP_LINE("%s", s);
 	if (v->sig_blocked)
