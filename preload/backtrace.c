@@ -1137,6 +1137,29 @@ static uint32_t rip_pl_bt_fp(const uintptr_t *self, uint64_t *frames, uint32_t m
 }
 
 /*
+ * Before our constructor has loaded libunwind (other libraries'
+ * constructors allocate), where the unwind tables stop short: the
+ * constructors of the libraries loaded at start are called from the
+ * loader's entry code, which has no unwind table (x86-64's _dl_start_user),
+ * so every such stack stopped there, and frame pointers alone were left,
+ * which give one frame in code built without them.  The tables' frames up
+ * to where they stop are exact: kept when they are more.
+ */
+static uint32_t rip_pl_bt_early(const uintptr_t *self, uint64_t *frames, uint32_t max, uint64_t *hp)
+{
+	uint64_t part[RIP_BT_MAX_DEPTH];
+	uint32_t n = rip_pl_bt_fp(self, frames, max, hp);
+	int m = rip_pl_dwarf_walk_partial(self[1], (uintptr_t)(self + 2), self[0], part, max);
+
+	if (m > 0 && (uint32_t)m > n) {
+		memcpy(frames, part, (size_t)m * sizeof(part[0]));
+		n = (uint32_t)m;
+		*hp = 0;
+	}
+	return n;
+}
+
+/*
  * The stack of the hook that called the function whose frame is self: that
  * function's return address is in the hook, the hook's caller is frame 0.
  */
@@ -1158,9 +1181,10 @@ static inline __attribute__((always_inline)) uint32_t rip_pl_bt_of(const uintptr
 		r = rip_pl_bt_tables(self[1], (uintptr_t)(self + 2), self[0], frames, max, &id);
 		if (RIP_LIKELY(!r))
 			goto done;
-		/* before our constructor loaded libunwind (other libraries' constructors): frame pointers */
 		if (rip_pl_unw_backtrace)
 			n = rip_pl_unwind(self[1], (uintptr_t)(self + 2), frames, max, r == -2);
+		else if (r == -1)
+			n = rip_pl_bt_early(self, frames, max, &h);
 		else
 			n = rip_pl_bt_fp(self, frames, max, &h);
 		/*
