@@ -406,9 +406,14 @@ static void fam_env_resources(const struct fam *f)
 	const struct fam_opts *o = f->o;
 	char disable[16] = "", rules[PATH_MAX];
 
-	/* By number: the names are the preload library's to register. */
+	/*
+	 * By number: the names are the preload library's to register.  The
+	 * modules' category is on with any resource tracing: a program that
+	 * reports the blocks of an allocator of its own through <rip/module.h>
+	 * (its own RIP_MODULE and RIP_KIND) had them dropped under --mem.
+	 */
 	for (int i = 0; i < 4; i++) {
-		if (!o->off && (o->res & (1u << i)))
+		if (!o->off && (o->res & (i == 3 ? FAM_RES_ALL | FAM_RES_MOD : 1u << i)))
 			continue;
 		if (disable[0])
 			strcat(disable, ",");
