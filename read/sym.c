@@ -340,8 +340,7 @@ static const char *sym_demangle(struct rip_sym *s, const char *name)
 	size_t len;
 	int status = -1;
 
-	if (!name || name[0] != '_' ||
-	    (name[1] != 'Z' && name[1] != 'R' && (name[1] != '_' || name[2] != 'R')))
+	if (!name || name[0] != '_' || (name[1] != 'Z' && name[1] != 'R' && name[1] != '_'))
 		return name;
 	hit = map_get(&s->demangled, (uintptr_t)name);
 	if (hit)
@@ -358,7 +357,16 @@ static const char *sym_demangle(struct rip_sym *s, const char *name)
 		map_put(&s->demangled, (uintptr_t)name, (void *)hit);
 		return hit;
 	}
+	/* gfortran's module procedures (__MODULE_MOD_NAME), or the name as it is */
 	if (name[1] != 'Z') {
+		if (name[1] == '_' && !dm_fortran(name, rust, sizeof(rust))) {
+			len = strlen(rust) + 1;
+			d = arena_alloc(s, len);
+			if (d) {
+				memcpy(d, rust, len);
+				hit = d;
+			}
+		}
 		map_put(&s->demangled, (uintptr_t)name, (void *)hit);
 		return hit;
 	}
