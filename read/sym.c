@@ -97,6 +97,7 @@ enum {
 struct sym_elf {
 	Dwarf_Addr lo;
 	uint64_t size;
+	Dwarf_Addr end; /* where its section ends (0: not known): a symbol never covers past it */
 	const char *name;
 	unsigned rank; /* lower is better among symbols at one address */
 	unsigned order;
@@ -695,21 +696,23 @@ static int sym_elf_index(struct sym_mod *m)
 		GElf_Sym sym;
 		GElf_Addr addr;
 		GElf_Word shndx;
+		GElf_Shdr shdr;
 		Dwarf_Addr b;
 		Elf *elf;
 		const char *name = dwfl_module_getsym_info(m->dm, i, &sym, &addr, &shndx, &elf, &b);
 		int type = GELF_ST_TYPE(sym.st_info);
+		Elf_Scn *scn;
+		bool sec;
 
 		if (!name || !*name || sym.st_shndx == SHN_UNDEF || shndx == SHN_UNDEF ||
 		    shndx == SHN_ABS)
 			continue;
 		if (!n)
 			m->symtab = sym_has_symtab(elf);
+		scn = elf ? elf_getscn(elf, shndx) : NULL;
+		sec = scn && gelf_getshdr(scn, &shdr);
 		if (type == STT_NOTYPE) {
-			GElf_Shdr shdr;
-			Elf_Scn *scn = elf ? elf_getscn(elf, shndx) : NULL;
-
-			if (!scn || !gelf_getshdr(scn, &shdr) || !(shdr.sh_flags & SHF_EXECINSTR))
+			if (!sec || !(shdr.sh_flags & SHF_EXECINSTR))
 				continue;
 		} else if (type != STT_FUNC && type != STT_GNU_IFUNC) {
 			continue;
@@ -717,6 +720,15 @@ static int sym_elf_index(struct sym_mod *m)
 		v[n++] = (struct sym_elf){
 			.lo = addr,
 			.size = sym.st_size,
+			/*
+			 * Its section's end, in the same address space: _init
+			 * (no size, in .init) covered the .plt after it, so
+			 * samples of PLT stubs were all named _init.
+			 */
+			.end = sec && shdr.sh_size && addr >= shdr.sh_addr + b &&
+					       addr < shdr.sh_addr + b + shdr.sh_size ?
+				       shdr.sh_addr + b + shdr.sh_size :
+				       0,
 			.name = name,
 			.rank = sym_rank(name, GELF_ST_BIND(sym.st_info)),
 			.order = (unsigned)i,
@@ -743,6 +755,8 @@ static const struct sym_elf *sym_elf_find(const struct sym_mod *m, Dwarf_Addr a)
 	/* the best-ranked symbol at the closest start below a */
 	for (size_t i = lo; i-- > 0 && m->syms[i].lo == m->syms[lo - 1].lo;)
 		best = &m->syms[i];
+	if (best->end && a >= best->end)
+		return NULL; /* past its section: in another one, which has no symbol there */
 	if (!best->size || a - best->lo < best->size)
 		return best;
 	/* a sized symbol ends before a: one that starts earlier may enclose it */
