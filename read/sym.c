@@ -1625,6 +1625,91 @@ int rip_sym_add_perfmap(struct rip_sym *s, int pid, uint64_t start_ticks, uid_t 
 	return (int)s->njit;
 }
 
+/* The load bias of the ELF object at path mapped from offset 0 at base, or false. */
+static bool sym_maps_bias(const char *path, uint64_t base, uint64_t *bias)
+{
+	GElf_Ehdr eh;
+	GElf_Phdr ph;
+	bool ok = false;
+	Elf *elf;
+	size_t n;
+	int fd = rr_open_regular(path, O_RDONLY | O_NONBLOCK | O_NOCTTY);
+
+	if (fd < 0)
+		return false;
+	elf_version(EV_CURRENT); /* libelf's set-up, if libdwfl has not made it yet */
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (elf && elf_kind(elf) == ELF_K_ELF && gelf_getehdr(elf, &eh) &&
+	    !elf_getphdrnum(elf, &n)) {
+		for (size_t i = 0; i < n && !ok; i++)
+			if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD &&
+			    !ph.p_offset) {
+				*bias = base - (ph.p_vaddr & ~(GElf_Addr)0xfff);
+				ok = true;
+			}
+	}
+	elf_end(elf);
+	close(fd);
+	return ok;
+}
+
+int rip_sym_add_proc_maps(struct rip_sym *s, int pid, uint64_t start_ticks)
+{
+	char path[64], *line = NULL, *obj = NULL;
+	uint64_t olo = 0, ohi = 0, oino = 0, bias;
+	size_t cap = 0;
+	int added = 0;
+	FILE *f;
+
+	if (!s || pid <= 0)
+		return -EINVAL;
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	/* read after the open: the maps are those of the process asked for, not of a new one */
+	if (start_ticks && rr_proc_start_ticks(pid) != start_ticks) {
+		fclose(f);
+		return -ESRCH;
+	}
+	for (;;) {
+		unsigned long long lo, hi, off, ino;
+		ssize_t got = getline(&line, &cap, f);
+		int name = 0;
+		char *p = NULL;
+
+		if (got > 0 && line[got - 1] == '\n')
+			line[got - 1] = 0;
+		if (got > 0 &&
+		    sscanf(line, "%llx-%llx %*s %llx %*s %llu %n", &lo, &hi, &off, &ino, &name) >=
+			    4 &&
+		    name > 0)
+			p = line + name;
+		/* the next mapping of the object being read: its range grows */
+		if (p && obj && ino == oino && !strcmp(p, obj)) {
+			ohi = hi;
+			continue;
+		}
+		if (obj && sym_maps_bias(obj, olo, &bias) &&
+		    !rip_sym_add_module(s, olo, ohi, bias, obj, NULL, 0, 0))
+			added++;
+		free(obj);
+		obj = NULL;
+		if (got <= 0)
+			break;
+		/* an object starts with its mapping of offset 0, from a file that is still there */
+		if (p && *p == '/' && ino && !off && !strstr(p, " (deleted)")) {
+			obj = strdup(p);
+			olo = lo;
+			ohi = hi;
+			oino = ino;
+		}
+	}
+	free(line);
+	fclose(f);
+	return added;
+}
+
 void rip_sym_set_quiet(struct rip_sym *s, bool quiet)
 {
 	s->quiet = quiet;

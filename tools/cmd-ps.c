@@ -645,6 +645,9 @@ static int ps_symbols(struct ps_state *st)
 	rip_sym_add_modules(st->sym, mods, n);
 	st->nmods = (uint32_t)n;
 	free(mods);
+	/* live: what it maps now, for a library loaded since its map was brought up to date */
+	if (st->alive)
+		rip_sym_add_proc_maps(st->sym, st->f.hdr.pid, st->f.hdr.start_ticks);
 	/* a JIT's functions (its perf map), where it wrote one: none is no error */
 	rip_sym_add_perfmap(st->sym, st->f.hdr.pid, st->f.hdr.start_ticks, st->f.st.st_uid);
 	return 0;

@@ -9,7 +9,9 @@
 # had not the library until the program exited, so a thread waiting in a
 # call from it showed a bare address ("0x7f...  ?") live, and its name only
 # after the exit.  The watcher thread now brings the map up to date at each
-# sweep, and rip ps asks for one.
+# sweep, and rip ps asks for one.  A program with one thread has no
+# watcher: rip ps of a live process now reads what it maps in
+# /proc/PID/maps too (the ring file's modules win where they overlap).
 . tests/data/common.sh
 need_bin "$RIP" "$BUILD/librip-preload.so"
 
@@ -23,6 +25,10 @@ __attribute__((noinline)) void *dlwait_in_plugin(void *arg)
 	for (;;)
 		poll(NULL, 0, -1);
 	return arg;
+}
+void dlwait_here(void)
+{
+	dlwait_in_plugin(NULL);
 }
 int dlwait_start(void)
 {
@@ -39,15 +45,21 @@ int main(int argc, char **argv)
 {
 	void *h = dlopen(argv[1], RTLD_NOW);
 	int (*start)(void);
+	void (*here)(void);
 	FILE *f;
 
-	if (!h || !(start = (int (*)(void))dlsym(h, "dlwait_start")) || start())
+	if (!h || !(start = (int (*)(void))dlsym(h, "dlwait_start")) ||
+	    !(here = (void (*)(void))dlsym(h, "dlwait_here")))
+		return 1;
+	if (argc < 4 && start()) /* a thread waits in the library; else main, alone */
 		return 1;
 	f = fopen(argv[2], "w");
 	if (!f)
 		return 1;
 	fprintf(f, "%d\n", (int)getpid());
 	fclose(f);
+	if (argc > 3)
+		here();
 	for (;;)
 		pause();
 }
@@ -56,12 +68,21 @@ C
 	die "cannot build the library"
 "$CC" -g -o "$TEST_TMP/main" "$TEST_TMP/main.c" -ldl || die "cannot build main"
 
-t_bg "$RIP" run -q -o "$TEST_TMP/trace" -- "$TEST_TMP/main" "$TEST_TMP/libdlwait.so" \
-	"$TEST_TMP/ready"
-wait_file "$TEST_TMP/ready" 30 || die "the program did not start"
-pid=$(cat "$TEST_TMP/ready")
-T_PIDS="$T_PIDS $pid"
-expect_status 0 "rip ps PID" "$RIP" ps "$pid"
-grep -q 'poll.*dlwait_in_plugin  *lib\.c:' "$TEST_TMP/out" ||
-	fail "rip ps does not name the caller in the dlopen'd library: $(cat "$TEST_TMP/out")"
+# check NAME [ALONE]: the program (one thread, with ALONE) waits in the library; rip ps names it
+check() {
+	rm -f "$TEST_TMP/ready"
+	t_bg "$RIP" run -q -o "$TEST_TMP/trace-$1" -- "$TEST_TMP/main" "$TEST_TMP/libdlwait.so" \
+		"$TEST_TMP/ready" ${2:+"$2"}
+	wait_file "$TEST_TMP/ready" 30 || die "$1: the program did not start"
+	pid=$(cat "$TEST_TMP/ready")
+	T_PIDS="$T_PIDS $pid"
+	# it waits once it has written its pid: until then rip ps may see it before the call
+	wait_until 30 sh -c "'$RIP' ps $pid | grep -q 'poll('" || die "$1: no thread waits in poll"
+	expect_status 0 "$1: rip ps PID" "$RIP" ps "$pid"
+	grep -q 'poll.*dlwait_in_plugin  *lib\.c:' "$TEST_TMP/out" ||
+		fail "$1: rip ps does not name the caller in the dlopen'd library: $(cat "$TEST_TMP/out")"
+	kill -9 "$pid"
+}
+check threads
+check alone 1
 t_done
