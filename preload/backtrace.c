@@ -1165,17 +1165,43 @@ static uint32_t rip_pl_bt_fp(const uintptr_t *self, uint64_t *frames, uint32_t m
 }
 
 /*
+ * Before our constructor has loaded libunwind (other libraries'
+ * constructors allocate), where the unwind tables stop short: the
+ * constructors of the libraries loaded at start are called from the
+ * loader's entry code, which has no unwind table (x86-64's _dl_start_user),
+ * so every such stack stopped there, and frame pointers alone were left,
+ * which give one frame in code built without them.  The tables' frames up
+ * to where they stop are exact: kept when they are more.
+ */
+static uint32_t rip_pl_bt_early(const uintptr_t *self, uint64_t *frames, uint32_t max, uint64_t *hp)
+{
+	uint64_t part[RIP_BT_MAX_DEPTH];
+	uint32_t n = rip_pl_bt_fp(self, frames, max, hp);
+	int m = rip_pl_dwarf_walk_partial(self[1], (uintptr_t)(self + 2), self[0], part, max);
+
+	if (m > 0 && (uint32_t)m > n) {
+		memcpy(frames, part, (size_t)m * sizeof(part[0]));
+		n = (uint32_t)m;
+		*hp = 0;
+	}
+	return n;
+}
+
+/*
  * The frames above the hook of self without the unwind tables: the mode's
  * walk (RIP_UNWIND=fp, libunwind), or, in the default mode, where the
- * tables declined (r: their walk's -1 or -2), libunwind, or frame pointers
- * before our constructor loaded libunwind (other libraries' constructors).
+ * tables declined (r: their walk's -1 or -2), libunwind, or before our
+ * constructor loaded libunwind (other libraries' constructors) frame
+ * pointers, or the tables' frames where they stop (rip_pl_bt_early).
  * *hp: the frames' hash where the walk took it, else left as it is.
  */
 static inline __attribute__((always_inline)) uint32_t
 rip_pl_bt_other(const uintptr_t *self, uint64_t *frames, uint32_t max, uint64_t *hp, int r)
 {
-	if (rip_pl_unwind_mode == RIP_PL_UNW_FP ||
-	    (rip_pl_unwind_mode == RIP_PL_UNW_AUTO && !rip_pl_unw_backtrace))
+	if (rip_pl_unwind_mode == RIP_PL_UNW_AUTO && !rip_pl_unw_backtrace)
+		return r == -1 ? rip_pl_bt_early(self, frames, max, hp) :
+				 rip_pl_bt_fp(self, frames, max, hp);
+	if (rip_pl_unwind_mode == RIP_PL_UNW_FP)
 		return rip_pl_bt_fp(self, frames, max, hp);
 	return rip_pl_unwind(self[1], (uintptr_t)(self + 2), frames, max,
 			     rip_pl_unwind_mode == RIP_PL_UNW_AUTO && r == -2);

@@ -1104,7 +1104,7 @@ static inline __attribute__((always_inline)) int rip_pl_walk(uintptr_t pc, uintp
 			if ((rule & RIP_PL_R_KIND) == RIP_PL_R_LAST)
 				break;
 			if (rule != RIP_PL_R_SIGRET)
-				return -1;
+				goto fail;
 			pos->sp = sp;
 			pos->n = n;
 			pos->ln = ln;
@@ -1130,12 +1130,12 @@ static inline __attribute__((always_inline)) int rip_pl_walk(uintptr_t pc, uintp
 		cfa += (uintptr_t)((int64_t)rule >> 32);
 		/* the return address at cfa - 8, and rbp's slot, inside the stack above us */
 		if (RIP_UNLIKELY(cfa - lo > span))
-			return -1;
+			goto fail;
 		if (rule & RIP_PL_R_RBP) {
 			uintptr_t slot = cfa + (uintptr_t)(int64_t)(int16_t)(rule >> 16);
 
 			if (RIP_UNLIKELY(slot + 8 - lo > span))
-				return -1;
+				goto fail;
 			fp = *(const uintptr_t *)slot;
 			if (log)
 				fpo = (uint32_t)(slot - sp0);
@@ -1147,18 +1147,21 @@ static inline __attribute__((always_inline)) int rip_pl_walk(uintptr_t pc, uintp
 			/* a patched function's: the real one, as unpatched (none known: libunwind) */
 			pc = __rip_fn_ret_at(cfa);
 			if (!pc)
-				return -1;
+				goto fail;
 			pos->patched = true;
 		}
 		if (RIP_UNLIKELY(pc - 0x4000 >= (1ull << 48) - 0x4000)) {
 			if (pc < 0x4000)
 				break; /* libunwind stops there too, without the frame */
-			return -1;     /* past 48 bits: no key for it; libunwind */
+			goto fail;     /* past 48 bits: no key for it; libunwind */
 		}
 		out[n++] = pc;
 	}
 	rip_pl_wlog_end(log, ln, epoch);
 	return (int)n;
+fail:
+	pos->n = n; /* the frames so far, for a partial walk */
+	return -1;
 }
 
 /*
@@ -1223,7 +1226,7 @@ static inline __attribute__((always_inline)) int rip_pl_dwarf_walk2(uintptr_t pc
 			break;
 		}
 	}
-	if (m == -1 && sig && partial)
+	if (m == -1 && partial)
 		return (int)pos.n;
 	return m == -1 && sig ? -2 : m;
 }

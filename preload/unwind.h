@@ -67,11 +67,13 @@ int rip_pl_dwarf_walk(uintptr_t pc, uintptr_t sp, uintptr_t fp, uint64_t *out, u
 		      struct rip_pl_wlog *log);
 
 /*
- * The same, no log, except that a walk that fails past a signal frame
- * (-2 above) gives the frames it had: the signal handler's part of the
- * stack, the trampoline and the interrupted code's first frames.  For a
- * hook of a handler that interrupted our own work (nest.c), whose caller
- * is known but whose interrupted frames are ours.
+ * The same, no log, except that a walk that fails gives the frames it had
+ * (0 if none): past a signal frame (-2 above), the signal handler's part
+ * of the stack, the trampoline and the interrupted code's first frames,
+ * for a hook of a handler that interrupted our own work (nest.c), whose
+ * caller is known but whose interrupted frames are ours; else those below
+ * the first frame without a rule, before libunwind is loaded
+ * (backtrace.c's rip_pl_bt_early).
  */
 int rip_pl_dwarf_walk_partial(uintptr_t pc, uintptr_t sp, uintptr_t fp, uint64_t *out,
 			      uint32_t max);

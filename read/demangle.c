@@ -916,3 +916,42 @@ int dm_rust(const char *sym, char *out, size_t len)
 		return dm_legacy(sym + 3, out, len);
 	return -EINVAL;
 }
+
+/* Is [s, s + n) a Fortran name as gfortran writes it (lower case, digits, _; a letter first)? */
+static bool dm_fortran_name(const char *s, size_t n)
+{
+	if (!n || !((s[0] >= 'a' && s[0] <= 'z') || (s[0] >= 'A' && s[0] <= 'Z')))
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
+		      (s[i] >= '0' && s[i] <= '9') || s[i] == '_'))
+			return false;
+	return true;
+}
+
+int dm_fortran(const char *sym, char *out, size_t len)
+{
+	const char *mod, *sep;
+	size_t mn, pn;
+
+	if (!len)
+		return -ENOSPC;
+	out[0] = 0;
+	if (!sym || strncmp(sym, "__", 2))
+		return -EINVAL;
+	/* __MODULE_MOD_PROCEDURE: the first "_MOD_" after a letter ends the module's name */
+	mod = sym + 2;
+	sep = strstr(mod + 1, "_MOD_");
+	if (!sep)
+		return -EINVAL;
+	mn = (size_t)(sep - mod);
+	pn = strlen(sep + 5);
+	if (!dm_fortran_name(mod, mn) || !dm_fortran_name(sep + 5, pn))
+		return -EINVAL;
+	if (mn + 2 + pn + 1 > len)
+		return -ENOSPC;
+	memcpy(out, mod, mn);
+	memcpy(out + mn, "::", 2);
+	memcpy(out + mn + 2, sep + 5, pn + 1);
+	return 0;
+}

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * read/demangle.h - Rust symbol names made readable, for the symbolizer
- * (read/sym.c; C++ names go to libstdc++'s __cxa_demangle there).
+ * (read/sym.c; C++ names go to libstdc++'s __cxa_demangle there), and
+ * gfortran's names of module procedures (__MODULE_MOD_NAME).
  *
  * Both of rustc's manglings:
  *  - v0 (_R..., rustc -C symbol-mangling-version=v0, the default of
@@ -32,5 +33,12 @@
  * then ""); -ENOSPC: the name does not fit in len bytes.
  */
 int dm_rust(const char *sym, char *out, size_t len);
+
+/*
+ * gfortran's name of a module procedure, __MODULE_MOD_NAME, as
+ * "module::name" (gdb's form), into out as dm_rust does.  0; -EINVAL: not
+ * such a name; -ENOSPC: it does not fit in len bytes.
+ */
+int dm_fortran(const char *sym, char *out, size_t len);
 
 #endif /* RIP_READ_DEMANGLE_H */

@@ -97,6 +97,7 @@ enum {
 struct sym_elf {
 	Dwarf_Addr lo;
 	uint64_t size;
+	Dwarf_Addr end; /* where its section ends (0: not known): a symbol never covers past it */
 	const char *name;
 	unsigned rank; /* lower is better among symbols at one address */
 	unsigned order;
@@ -340,8 +341,7 @@ static const char *sym_demangle(struct rip_sym *s, const char *name)
 	size_t len;
 	int status = -1;
 
-	if (!name || name[0] != '_' ||
-	    (name[1] != 'Z' && name[1] != 'R' && (name[1] != '_' || name[2] != 'R')))
+	if (!name || name[0] != '_' || (name[1] != 'Z' && name[1] != 'R' && name[1] != '_'))
 		return name;
 	hit = map_get(&s->demangled, (uintptr_t)name);
 	if (hit)
@@ -358,7 +358,16 @@ static const char *sym_demangle(struct rip_sym *s, const char *name)
 		map_put(&s->demangled, (uintptr_t)name, (void *)hit);
 		return hit;
 	}
+	/* gfortran's module procedures (__MODULE_MOD_NAME), or the name as it is */
 	if (name[1] != 'Z') {
+		if (name[1] == '_' && !dm_fortran(name, rust, sizeof(rust))) {
+			len = strlen(rust) + 1;
+			d = arena_alloc(s, len);
+			if (d) {
+				memcpy(d, rust, len);
+				hit = d;
+			}
+		}
 		map_put(&s->demangled, (uintptr_t)name, (void *)hit);
 		return hit;
 	}
@@ -687,21 +696,23 @@ static int sym_elf_index(struct sym_mod *m)
 		GElf_Sym sym;
 		GElf_Addr addr;
 		GElf_Word shndx;
+		GElf_Shdr shdr;
 		Dwarf_Addr b;
 		Elf *elf;
 		const char *name = dwfl_module_getsym_info(m->dm, i, &sym, &addr, &shndx, &elf, &b);
 		int type = GELF_ST_TYPE(sym.st_info);
+		Elf_Scn *scn;
+		bool sec;
 
 		if (!name || !*name || sym.st_shndx == SHN_UNDEF || shndx == SHN_UNDEF ||
 		    shndx == SHN_ABS)
 			continue;
 		if (!n)
 			m->symtab = sym_has_symtab(elf);
+		scn = elf ? elf_getscn(elf, shndx) : NULL;
+		sec = scn && gelf_getshdr(scn, &shdr);
 		if (type == STT_NOTYPE) {
-			GElf_Shdr shdr;
-			Elf_Scn *scn = elf ? elf_getscn(elf, shndx) : NULL;
-
-			if (!scn || !gelf_getshdr(scn, &shdr) || !(shdr.sh_flags & SHF_EXECINSTR))
+			if (!sec || !(shdr.sh_flags & SHF_EXECINSTR))
 				continue;
 		} else if (type != STT_FUNC && type != STT_GNU_IFUNC) {
 			continue;
@@ -709,6 +720,15 @@ static int sym_elf_index(struct sym_mod *m)
 		v[n++] = (struct sym_elf){
 			.lo = addr,
 			.size = sym.st_size,
+			/*
+			 * Its section's end, in the same address space: _init
+			 * (no size, in .init) covered the .plt after it, so
+			 * samples of PLT stubs were all named _init.
+			 */
+			.end = sec && shdr.sh_size && addr >= shdr.sh_addr + b &&
+					       addr < shdr.sh_addr + b + shdr.sh_size ?
+				       shdr.sh_addr + b + shdr.sh_size :
+				       0,
 			.name = name,
 			.rank = sym_rank(name, GELF_ST_BIND(sym.st_info)),
 			.order = (unsigned)i,
@@ -735,6 +755,8 @@ static const struct sym_elf *sym_elf_find(const struct sym_mod *m, Dwarf_Addr a)
 	/* the best-ranked symbol at the closest start below a */
 	for (size_t i = lo; i-- > 0 && m->syms[i].lo == m->syms[lo - 1].lo;)
 		best = &m->syms[i];
+	if (best->end && a >= best->end)
+		return NULL; /* past its section: in another one, which has no symbol there */
 	if (!best->size || a - best->lo < best->size)
 		return best;
 	/* a sized symbol ends before a: one that starts earlier may enclose it */
@@ -1601,6 +1623,91 @@ int rip_sym_add_perfmap(struct rip_sym *s, int pid, uint64_t start_ticks, uid_t 
 	s->jit_path = strdup(path);
 	s->gen++; /* entries resolved in no module before: again */
 	return (int)s->njit;
+}
+
+/* The load bias of the ELF object at path mapped from offset 0 at base, or false. */
+static bool sym_maps_bias(const char *path, uint64_t base, uint64_t *bias)
+{
+	GElf_Ehdr eh;
+	GElf_Phdr ph;
+	bool ok = false;
+	Elf *elf;
+	size_t n;
+	int fd = rr_open_regular(path, O_RDONLY | O_NONBLOCK | O_NOCTTY);
+
+	if (fd < 0)
+		return false;
+	elf_version(EV_CURRENT); /* libelf's set-up, if libdwfl has not made it yet */
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (elf && elf_kind(elf) == ELF_K_ELF && gelf_getehdr(elf, &eh) &&
+	    !elf_getphdrnum(elf, &n)) {
+		for (size_t i = 0; i < n && !ok; i++)
+			if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD &&
+			    !ph.p_offset) {
+				*bias = base - (ph.p_vaddr & ~(GElf_Addr)0xfff);
+				ok = true;
+			}
+	}
+	elf_end(elf);
+	close(fd);
+	return ok;
+}
+
+int rip_sym_add_proc_maps(struct rip_sym *s, int pid, uint64_t start_ticks)
+{
+	char path[64], *line = NULL, *obj = NULL;
+	uint64_t olo = 0, ohi = 0, oino = 0, bias;
+	size_t cap = 0;
+	int added = 0;
+	FILE *f;
+
+	if (!s || pid <= 0)
+		return -EINVAL;
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	/* read after the open: the maps are those of the process asked for, not of a new one */
+	if (start_ticks && rr_proc_start_ticks(pid) != start_ticks) {
+		fclose(f);
+		return -ESRCH;
+	}
+	for (;;) {
+		unsigned long long lo, hi, off, ino;
+		ssize_t got = getline(&line, &cap, f);
+		int name = 0;
+		char *p = NULL;
+
+		if (got > 0 && line[got - 1] == '\n')
+			line[got - 1] = 0;
+		if (got > 0 &&
+		    sscanf(line, "%llx-%llx %*s %llx %*s %llu %n", &lo, &hi, &off, &ino, &name) >=
+			    4 &&
+		    name > 0)
+			p = line + name;
+		/* the next mapping of the object being read: its range grows */
+		if (p && obj && ino == oino && !strcmp(p, obj)) {
+			ohi = hi;
+			continue;
+		}
+		if (obj && sym_maps_bias(obj, olo, &bias) &&
+		    !rip_sym_add_module(s, olo, ohi, bias, obj, NULL, 0, 0))
+			added++;
+		free(obj);
+		obj = NULL;
+		if (got <= 0)
+			break;
+		/* an object starts with its mapping of offset 0, from a file that is still there */
+		if (p && *p == '/' && ino && !off && !strstr(p, " (deleted)")) {
+			obj = strdup(p);
+			olo = lo;
+			ohi = hi;
+			oino = ino;
+		}
+	}
+	free(line);
+	fclose(f);
+	return added;
 }
 
 void rip_sym_set_quiet(struct rip_sym *s, bool quiet)

@@ -88,6 +88,17 @@ void rip_sym_set_quiet(struct rip_sym *sym, bool quiet);
 int rip_sym_add_perfmap(struct rip_sym *sym, int pid, uint64_t start_ticks, uid_t owner);
 
 /*
+ * The objects a live process has mapped now (/proc/PID/maps, read only if
+ * PID's start time is still start_ticks; 0: not checked), added as
+ * modules after the ring file's, whose entries win where they overlap: a
+ * library dlopen'd since the process last brought its module map up to
+ * date (a program with one thread has no watcher that does it) resolves
+ * all the same.  Their build-ids are not known: the files are taken as
+ * they are on disk.  The number added, or -errno.
+ */
+int rip_sym_add_proc_maps(struct rip_sym *sym, int pid, uint64_t start_ticks);
+
+/*
  * Is fr librip's own: rip_snap and what it inlines (rip.h, librip.h), the
  * coroutine switches?  rip ps and the profiles leave such frames out.
  */

@@ -376,6 +376,29 @@ void fam_clock_env(void)
 	}
 }
 
+/*
+ * An audit library gets a namespace of its own, with a libc of its own, and
+ * both take static TLS from the small surplus glibc keeps for libraries
+ * dlopen'd with initial-exec TLS (1664 bytes on x86-64): under --track such
+ * a library failed to load ("cannot allocate memory in static TLS block")
+ * where the program alone loads it.  So the surplus grows by 3.5 KiB (a
+ * value of glibc.rtld.optional_static_tls of 4096, not 512), unless the
+ * user chose one; the user's other tunables stay.
+ */
+static void fam_env_static_tls(void)
+{
+	static const char tls[] = "glibc.rtld.optional_static_tls";
+	const char *old = getenv("GLIBC_TUNABLES");
+	char *v = NULL;
+
+	if (old && strstr(old, tls))
+		return;
+	if (asprintf(&v, "%s%s%s=4096", old && *old ? old : "", old && *old ? ":" : "", tls) < 0)
+		return; /* no memory: traced as before, with the default surplus */
+	setenv("GLIBC_TUNABLES", v, 1);
+	free(v);
+}
+
 /* The preload library's settings, for resource tracing. */
 static void fam_env_resources(const struct fam *f)
 {
@@ -383,9 +406,14 @@ static void fam_env_resources(const struct fam *f)
 	const struct fam_opts *o = f->o;
 	char disable[16] = "", rules[PATH_MAX];
 
-	/* By number: the names are the preload library's to register. */
+	/*
+	 * By number: the names are the preload library's to register.  The
+	 * modules' category is on with any resource tracing: a program that
+	 * reports the blocks of an allocator of its own through <rip/module.h>
+	 * (its own RIP_MODULE and RIP_KIND) had them dropped under --mem.
+	 */
 	for (int i = 0; i < 4; i++) {
-		if (!o->off && (o->res & (1u << i)))
+		if (!o->off && (o->res & (i == 3 ? FAM_RES_ALL | FAM_RES_MOD : 1u << i)))
 			continue;
 		if (disable[0])
 			strcat(disable, ",");
@@ -418,6 +446,7 @@ static void fam_env_resources(const struct fam *f)
 		else
 			snprintf(audit, sizeof(audit), "%s", o->audit);
 		setenv("LD_AUDIT", audit, 1);
+		fam_env_static_tls();
 	}
 	/* unwind rules computed once for the family (fam_open made the directory) */
 	if (snprintf(rules, sizeof(rules), "%s/" FAM_RULES_DIR, f->ringdir) < (int)sizeof(rules) &&

@@ -258,6 +258,7 @@ static int cmd_ls(int argc, char **argv)
 struct gc_state {
 	bool dry, json, all;
 	size_t removed, failed, kept;
+	size_t dirs; /* rip run's directories removed, of removed (not files: the summary) */
 };
 
 static int gc_one(struct ls_entry *e, void *arg)
@@ -419,7 +420,21 @@ static int gc_run_dir(const char *path, void *arg)
 		       path);
 	}
 	g->removed++;
+	g->dirs++;
 	return 0;
+}
+
+/* The last line: ring files removed and kept, then rip run's directories removed apart. */
+static void gc_summary(const struct gc_state *g)
+{
+	const char *verb = g->dry ? "would be removed" : "removed";
+	char dirs[96] = "";
+
+	if (g->dirs)
+		snprintf(dirs, sizeof(dirs), "; %zu director%s rip run left %s", g->dirs,
+			 g->dirs == 1 ? "y" : "ies", verb);
+	printf("%zu %s, %zu kept (alive or not ring files)%s%s\n", g->removed - g->dirs, verb,
+	       g->kept, dirs, g->failed ? ", some could not be removed" : "");
 }
 
 static int cmd_gc(int argc, char **argv)
@@ -467,8 +482,6 @@ static int cmd_gc(int argc, char **argv)
 	if (g.json)
 		printf("]\n");
 	else
-		printf("%zu %s, %zu kept (alive or not ring files)%s\n", g.removed,
-		       g.dry ? "would be removed" : "removed", g.kept,
-		       g.failed ? ", some could not be removed" : "");
+		gc_summary(&g);
 	return ret || g.failed ? EXIT_FAIL : EXIT_OK;
 }

@@ -645,6 +645,9 @@ static int ps_symbols(struct ps_state *st)
 	rip_sym_add_modules(st->sym, mods, n);
 	st->nmods = (uint32_t)n;
 	free(mods);
+	/* live: what it maps now, for a library loaded since its map was brought up to date */
+	if (st->alive)
+		rip_sym_add_proc_maps(st->sym, st->f.hdr.pid, st->f.hdr.start_ticks);
 	/* a JIT's functions (its perf map), where it wrote one: none is no error */
 	rip_sym_add_perfmap(st->sym, st->f.hdr.pid, st->f.hdr.start_ticks, st->f.st.st_uid);
 	return 0;
@@ -874,9 +877,14 @@ static void names_summary(const struct ps_row *r, char *buf, size_t len)
 		const struct name_run *run = &r->runs[k];
 		int n;
 
-		if (run->numbered && run->count > 1)
+		if (run->numbered && run->count > 1 && run->lo == run->hi)
+			/* one name, many threads: "pool7 (x3)", not "some of pool7..7" */
+			n = snprintf(buf + off, len - off, "%s%s%lld (x%zu)", k ? ", " : "",
+				     run->prefix, run->lo, run->count);
+		else if (run->numbered && run->count > 1)
 			n = snprintf(buf + off, len - off, "%s%s%s%lld..%lld", k ? ", " : "",
-				     (long long)run->count == run->hi - run->lo + 1 ? "" : "some of ",
+				     (long long)run->count < run->hi - run->lo + 1 ? "some of " :
+										     "",
 				     run->prefix, run->lo, run->hi);
 		else if (run->numbered)
 			n = snprintf(buf + off, len - off, "%s%s%lld", k ? ", " : "", run->prefix,

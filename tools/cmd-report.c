@@ -58,7 +58,8 @@ static const struct rip_cmd cmd_report_def = {
 		 "                        --functions, rip enable PID func): calls,\n"
 		 "                        total, self and longest time of every function\n"
 		 "  -j, --json            one JSON document (see rip-report(1))\n"
-		 "      --html=FILE       write one self-contained HTML page to FILE: memory in\n"
+		 "      --html=FILE       write one self-contained HTML page to FILE (-: standard\n"
+		 "                        output): memory in\n"
 		 "                        use and allocation rate over time, histograms, a flame\n"
 		 "                        graph of bytes by backtrace, the top sites\n"
 		 "  -n, --top=N           sites in each top list (default 10; functions: all)\n"
@@ -1010,15 +1011,17 @@ static int report_print_html(struct report_state *st)
 		free(buf);
 		return -1;
 	}
-	f = tool_create(st->o.html, true);
+	/* "-": standard output, as rip export -o - and rip calltree -o - (it made a file "-") */
+	f = strcmp(st->o.html, "-") ? tool_create(st->o.html, true) : stdout;
 	if (!f) {
 		tool_err("cannot create %s: %s", st->o.html, strerror(errno));
 		free(buf);
 		return -1;
 	}
 	ret = rh_page(f, buf, len);
-	if (fclose(f) || ret) {
-		tool_err("write error on %s: %s", st->o.html, strerror(errno));
+	if ((f == stdout ? fflush(f) || ferror(f) : fclose(f)) || ret) {
+		tool_err("write error on %s: %s", f == stdout ? "standard output" : st->o.html,
+			 strerror(errno));
 		ret = -1;
 	}
 	free(buf);

@@ -761,7 +761,8 @@ static int cmd_run(int argc, char **argv)
 			tool_err("warning: %s defines %s itself, so its calls (and libc's) go "
 				 "to the program's allocator ahead of librip-preload.so: --mem "
 				 "records only what that allocator passes on to the C library's "
-				 "(nothing, for an allocator of its own)",
+				 "(nothing, for an allocator of its own: it can report its blocks "
+				 "through <rip/module.h>, see librip-module(3))",
 				 bin, fn);
 	}
 	s->fam.no_local = s->o.out && !strcmp(s->o.out, "-");

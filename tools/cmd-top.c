@@ -72,8 +72,11 @@ static const char *top_sort_name(enum top_sort s)
 	return s == TOP_SORT_COUNT ? "count" : s == TOP_SORT_WAIT ? "wait" : "cpu";
 }
 
-/* The WHERE column of a group (sampled: is the process sampled at all?). */
-static void top_where(const struct top_group *g, bool sampled, char *buf, size_t len)
+/*
+ * The WHERE column of a group (sampled: is the process sampled at all?
+ * alive: does it live, or is it a file of a process that is gone, or a trace?).
+ */
+static void top_where(const struct top_group *g, bool sampled, bool alive, char *buf, size_t len)
 {
 	char at[128] = "";
 
@@ -93,7 +96,10 @@ static void top_where(const struct top_group *g, bool sampled, char *buf, size_t
 			 g->func ? g->func : "?", at);
 		break;
 	case TOP_SLEEP:
-		snprintf(buf, len, "sleep (blocked outside the wrapped calls: no wait record)");
+		/* gone, a thread with neither was not seen blocked: it left no trace of where */
+		snprintf(buf, len, "%s",
+			 alive ? "sleep (blocked outside the wrapped calls: no wait record)" :
+				 "gone  (no sample and no wait record: where it was is not known)");
 		break;
 	case TOP_OWN:
 		snprintf(buf, len, "(librip's watcher thread: it sees the threads no wrapper covers)");
@@ -183,22 +189,27 @@ static void top_text(FILE *out, const struct top_view *v, const struct top_cli *
 		}                                                                                  \
 	} while (0)
 
-	if (v->first)
-		snprintf(buf, sizeof(buf), "first look");
-	else
-		rr_fmt_duration(v->interval_ns, buf, sizeof(buf));
-	if (v->trace)
-		snprintf(buf, sizeof(buf), "the trace");
+	/*
+	 * The CPU it used over the interval, live; a process that is gone, or a
+	 * trace, has only samples, whose shares (SMPL%) always sum to 100%: no
+	 * CPU is known (it said "CPU 100.0% over the trace" of an idle program).
+	 */
+	buf[0] = 0;
+	if (v->alive && v->first)
+		snprintf(buf, sizeof(buf), " - CPU %.1f%% over first look", v->cpu * 100);
+	else if (v->alive) {
+		snprintf(buf, sizeof(buf), " - CPU %.1f%% over ", v->cpu * 100);
+		rr_fmt_duration(v->interval_ns, buf + strlen(buf), sizeof(buf) - strlen(buf));
+	}
 	/* how a process that is gone ended, in rip ps's words (its header's flags) */
-	TOP_LINE("rip top - pid %d (%.16s)%s - %zu threads - CPU %.1f%% over %s - sort: %s",
-		 (int)v->pid, v->hdr.comm,
+	TOP_LINE("rip top - pid %d (%.16s)%s - %zu thread%s%s - sort: %s", (int)v->pid, v->hdr.comm,
 		 v->trace			  ? " (a trace: the samples it recorded)" :
 		 v->alive			  ? "" :
 		 v->hdr.proc_flags & RIP_P_EXITED ? " (exited: its samples)" :
 		 v->hdr.proc_flags & RIP_P_EXECED ? " (replaced by execve: its samples)" :
 		 v->hdr.proc_flags & RIP_P_CLOSED ? " (gone, ring closed before: its samples)" :
 						    " (dead, killed or crashed: its samples)",
-		 v->nthreads, v->cpu * 100, buf, top_sort_name(c->sort));
+		 v->nthreads, v->nthreads == 1 ? "" : "s", buf, top_sort_name(c->sort));
 	top_sampling(v, s, sizeof(s));
 	TOP_LINE("%s", s);
 	if (v->sig_blocked)
@@ -215,8 +226,8 @@ static void top_text(FILE *out, const struct top_view *v, const struct top_cli *
 
 		if (keys && rows > 0 && used >= rows - 1)
 			break;
-		top_where(g, v->hdr.sample_hz && (v->hdr.sample_flags & RIP_SAMPLE_F_ON), where,
-			  sizeof(where));
+		top_where(g, v->hdr.sample_hz && (v->hdr.sample_flags & RIP_SAMPLE_F_ON), v->alive,
+			  where, sizeof(where));
 		top_dur(g->wait_ns, buf, sizeof(buf));
 		TOP_LINE("%6.1f %7u %7.0f %8s  %s", g->cpu * 100, g->threads, g->samples, buf,
 			 where);

@@ -75,8 +75,13 @@ static void pst_names(const struct fsg_member *m, size_t n, char *buf, size_t le
 			hi = v > hi ? v : hi;
 		}
 	}
+	if (run && lo == hi) {
+		/* one name, many threads: "pool7 (x3)", not "some of pool7..7" */
+		snprintf(buf, len, "%s%lld (x%zu)", prefix, lo, n);
+		return;
+	}
 	if (run) {
-		snprintf(buf, len, "%s%s%lld..%lld", (long long)n == hi - lo + 1 ? "" : "some of ",
+		snprintf(buf, len, "%s%s%lld..%lld", (long long)n < hi - lo + 1 ? "some of " : "",
 			 prefix, lo, hi);
 		return;
 	}

@@ -397,6 +397,11 @@ int main(int argc, char **argv)
 		return EXIT_OK;
 	}
 	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
+		if (argc > 2) {
+			tool_err("%s takes no argument (got '%s'); see '%s --help'", argv[1],
+				 argv[2], rip_prog);
+			return EXIT_USAGE;
+		}
 		printf("rip %s\n", RIP_VERSION_STRING);
 		return EXIT_OK;
 	}

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 #
 # Description: the rip command line.  Help exits 0 and goes to stdout; an
-# unknown command or option, and `rip ps` without a target, exit 2 and say
+# unknown command or option, `rip --version` with an argument (it was
+# accepted silently), and `rip ps` without a target, exit 2 and say
 # what to try; `rip ps` on a pid without a ring exits 1 with a message.
 # `rip ls` tells a live, a cleanly exited and a killed program apart; `rip
 # gc` removes the files of the two dead ones only.  `rip ps --still=1s PID`
@@ -23,7 +24,7 @@ done
 "$RIP" help ps | grep -q '^usage: rip ps' || fail "rip help ps: no usage line"
 "$RIP" --help | grep -q ' ps ' || fail "rip --help does not list ps"
 for args in "" "nosuch" "help nosuch" "ps --nosuch 1" "ls --nosuch" "gc --nosuch" "ps" \
-	"ps 1 2" "ps --still=soon 1" "ls extra"; do
+	"ps 1 2" "ps --still=soon 1" "ls extra" "--version extra" "version extra"; do
 	# shellcheck disable=SC2086
 	expect_status 2 "rip $args" "$RIP" $args
 	[ -s "$TEST_TMP/err" ] || fail "rip $args: no message on stderr"

@@ -5,7 +5,10 @@
 # before the preload library's, are recorded.  A shared library whose
 # constructor leaks 777 bytes (malloc), linked to a program: rip leaks
 # --json shows exactly 777 bytes in 1 block from that constructor, as
-# valgrind does.  A C++ program: the
+# valgrind does, with its stack up to the loader's _dl_init (built without
+# frame pointers, it was ctor_leak alone: before our constructor loads
+# libunwind, a walk of the unwind tables that stopped at the loader's
+# entry code, which has none, was dropped for the frame pointers').  A C++ program: the
 # allocation count and bytes match valgrind's exactly, libstdc++'s emergency
 # exception pool (allocated by its constructor) included.  Before the fix
 # rip saw nothing of the 777 bytes, and one allocation less in C++.
@@ -13,7 +16,7 @@
 CC=${CC:-cc}
 CXX=${CXX:-c++}
 need_bin "$RIP"
-need_cmd "$CC" "$CXX" valgrind
+need_cmd "$CC" "$CXX" valgrind python3
 cd "$TEST_TMP" || exit 1
 
 cat >ctorlib.c <<'SRC'
@@ -39,6 +42,13 @@ $CC -O2 -g -o ctormain ctormain.c -L. -lctorleak -Wl,-rpath,"$TEST_TMP" || die "
 grep -q '"totals":{"mem":{"count":1,"bytes":777,' leaks.json ||
 	fail "leaked memory is not exactly 1 block of 777 bytes: $(grep -o '"totals":{"mem":{[^}]*}' leaks.json)"
 grep -q '"function":"ctor_leak"' leaks.json || fail "the leak is not from ctor_leak: $(head -c 600 leaks.json)"
+# the whole stack, up to the loader's _dl_init: the unwind tables, where frame pointers stop
+python3 - leaks.json <<'PY' || fail "the stack of ctor_leak's block is cut short"
+import json, sys
+g = json.load(open(sys.argv[1]))["leaks"][0]
+fns = [f["function"] for f in g["stack"]]
+assert fns[0] == "ctor_leak" and "_dl_init" in fns, fns
+PY
 
 valgrind --leak-check=full ./ctormain >/dev/null 2>vg.err
 grep -q "definitely lost: 777 bytes in 1 blocks" vg.err ||

@@ -6,7 +6,8 @@
 # series; then the page rendered headless by Debian's chromium (make check
 # installs it): its script ran without error (#rip-ok, no #rip-error), drew both
 # line charts, the bars and the flame graph frames, the top-sites table, and
-# a screenshot was taken.  Usage errors of --html.
+# a screenshot was taken.  --html=- prints the page on standard output.
+# Usage errors of --html.
 . tests/data/common.sh
 prog=$BUILD/tests/integ/reportprog
 need_bin "$prog" "$RIP"
@@ -20,6 +21,11 @@ page=$TEST_TMP/report.html
 expect_status 0 "rip report --html" "$RIP" report --html "$page" "$ring"
 [ -s "$page" ] || die "no page written"
 [ -s "$TEST_TMP/out" ] && fail "--html printed on stdout"
+# --html=- is standard output (it made a file named "-")
+expect_status 0 "rip report --html=-" sh -c 'cd "$1" && shift && exec "$@"' sh "$TEST_TMP" \
+	"$RIP" report --html=- "$ring"
+[ -e "$TEST_TMP/-" ] && fail "--html=- made a file named -"
+cmp -s "$TEST_TMP/out" "$page" || fail "--html=- does not print the page on stdout"
 
 # self-contained: no URL, no external script, style or image
 grep -nE 'https?:|//cdn|(src|href)="[a-z]*:?//|<link|@import|url\(' "$page" &&

@@ -9,7 +9,8 @@
 # it.  (b) rip run itself killed with SIGKILL while its program runs: the
 # program's file stays in rip run's directory (RIP_DIR/rip-run.XXXXXX), and
 # rip ls lists it there with its pid; rip gc keeps it while the program
-# lives, and once it is killed removes the file and the directory.
+# lives, and once it is killed removes the file and the directory, and
+# counts the directory apart from the ring files (it said "2 removed").
 . tests/data/common.sh
 daemon=$PWD/$BUILD/tests/integ/daemon_prog
 waits=$PWD/$BUILD/tests/integ/waits_prog
@@ -61,6 +62,9 @@ expect_status 0 "rip gc (program dead)" "$RIP" gc
 grep -q "^removed .*/rip-run\.[^/]*/rip-$pid-" "$TEST_TMP/out" || fail "rip gc: $(cat "$TEST_TMP/out")"
 grep -q "^removed .*/rip-run\.[^/]* (a directory rip run left)" "$TEST_TMP/out" ||
 	fail "rip gc does not remove rip run's directory: $(cat "$TEST_TMP/out")"
+# the directory is not counted as a ring file (it said "2 removed")
+grep -q "^1 removed, [0-9]* kept (alive or not ring files); 1 directory rip run left removed\$" \
+	"$TEST_TMP/out" || fail "rip gc's summary: $(tail -n 1 "$TEST_TMP/out")"
 left=$(ls -A "$RIP_DIR")
 [ -z "$left" ] || fail "left in RIP_DIR after rip gc: $left"
 t_done

@@ -14,7 +14,8 @@
  * nesting, self-referencing and exponential back-references, each in a
  * buffer of its exact size (tests/integ/sym-rust.sh runs this program under
  * AddressSanitizer too): every call returns, and the output is a string
- * within the buffer, or empty on an error.
+ * within the buffer, or empty on an error.  gfortran's names of module
+ * procedures (__MODULE_MOD_NAME, shown raw before) as "module::name".
  */
 #include <errno.h>
 #include <stdint.h>
@@ -211,6 +212,20 @@ int main(void)
 	}
 	T_EQ(dm_rust("_RC3foo", out, 0), -ENOSPC);
 	T_EQ(dm_rust(NULL, out, sizeof(out)), -EINVAL);
+
+	/* gfortran's module procedures: module::name, as gdb shows them */
+	T_EQ(dm_fortran("__pools_MOD_grab", out, sizeof(out)), 0);
+	T_STREQ(out, "pools::grab");
+	T_EQ(dm_fortran("__my_mod_MOD_do_it2", out, sizeof(out)), 0);
+	T_STREQ(out, "my_mod::do_it2");
+	T_EQ(dm_fortran("__pools_MOD_grab", out, strlen("pools::grab") + 1), 0);
+	T_EQ(dm_fortran("__pools_MOD_grab", out, strlen("pools::grab")), -ENOSPC);
+	T_EQ(dm_fortran("__libc_start_main", out, sizeof(out)), -EINVAL);
+	T_EQ(dm_fortran("__MOD_x", out, sizeof(out)), -EINVAL);
+	T_EQ(dm_fortran("__m_MOD_", out, sizeof(out)), -EINVAL);
+	T_EQ(dm_fortran("__m_MOD_a.b", out, sizeof(out)), -EINVAL);
+	T_EQ(dm_fortran("_ZN3fooE", out, sizeof(out)), -EINVAL);
+	T_EQ(dm_fortran(NULL, out, sizeof(out)), -EINVAL);
 
 	/* every truncation, and one byte changed everywhere */
 	for (size_t i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++) {
