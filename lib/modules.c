@@ -223,8 +223,3 @@ void __rip_modules_maybe_rescan(void)
 	__atomic_store_n(&rip_mod_subs, c[1], __ATOMIC_RELAXED);
 	__rip_modules_scan();
 }
-
-void __rip_modules_update(void)
-{
-	__rip_modules_maybe_rescan();
-}

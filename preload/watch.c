@@ -1130,14 +1130,6 @@ static void *rip_pl_watch_main(void *arg)
 			break;
 		rip_pl_box_serve();
 		rip_pl_fn_serve(h); /* a request to patch functions (fnpatch.c), if one waits */
-		/*
-		 * Libraries dlopen'd since the last sweep, into the module map: a
-		 * program traced without resource tracing may make no call that
-		 * does it (a thread's exit, a coroutine, a name), and rip ps, which
-		 * asks for this sweep, showed their frames as bare addresses until
-		 * it exited.  We hold no lock of the program's.
-		 */
-		__rip_modules_update();
 		rip_pl_sweep(h);
 		/* A calibration pair every sweep: readers correct the TSC's rate with them. */
 		rip_clock_pair_add(h);

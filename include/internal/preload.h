@@ -61,14 +61,6 @@ RIP_PRIVATE void __rip_exit_mark(void);
  */
 RIP_PRIVATE int __rip_thread_name(int32_t tid, const char *name);
 
-/*
- * Bring the file's module map up to date with the loader's objects, when
- * the loader says some were added or removed since the last look
- * (lib/modules.c).  Calls dl_iterate_phdr: the watcher thread's, never a
- * hook's.
- */
-RIP_PRIVATE void __rip_modules_update(void);
-
 /* makecontext's hook: rip_coro_create without the module rescan (lib/ring.c). */
 RIP_PRIVATE int __rip_coro_new(const char *name, struct rip_coro **out);
 

@@ -8,10 +8,11 @@
 # module map (a thread's exit, a coroutine, rip_thread_set_name): its map
 # had not the library until the program exited, so a thread waiting in a
 # call from it showed a bare address ("0x7f...  ?") live, and its name only
-# after the exit.  The watcher thread now brings the map up to date at each
-# sweep, and rip ps asks for one.  A program with one thread has no
-# watcher: rip ps of a live process now reads what it maps in
-# /proc/PID/maps too (the ring file's modules win where they overlap).
+# after the exit.  rip ps of a live process now reads what it maps in
+# /proc/PID/maps too (the ring file's modules win where they overlap), with
+# one thread (no watcher) or more.  (The watcher does not rescan the map:
+# its dl_iterate_phdr would hold glibc's dl_load_write_lock, which a fork
+# meanwhile leaves held in the child.)
 . tests/data/common.sh
 need_bin "$RIP" "$BUILD/librip-preload.so"
 
