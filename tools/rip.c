@@ -374,6 +374,16 @@ static void usage(FILE *out)
 		rip_prog, rip_prog);
 }
 
+/* `rip help help`: the usage of help itself, as every command has one. */
+static const char help_usage[] =
+	"usage: %s help [COMMAND]\n"
+	"\n"
+	"Without COMMAND, list the commands; with one, print its usage, the same\n"
+	"text as '%s COMMAND --help'.  Its manual page is rip-COMMAND(1).\n"
+	"\n"
+	"Exit status: 0 success, 2 usage (no such command).\n"
+	"See also: '%s --help' (the commands), '%s --version'.\n";
+
 static const struct rip_cmd *find(const char *name)
 {
 	for (size_t i = 0; i < NCOMMANDS; i++)
@@ -405,9 +415,20 @@ int main(int argc, char **argv)
 			usage(stdout);
 			return EXIT_OK;
 		}
+		if (!strcmp(argv[2], "help") || !strcmp(argv[2], "--help") ||
+		    !strcmp(argv[2], "-h")) {
+			printf(help_usage, rip_prog, rip_prog, rip_prog, rip_prog);
+			return EXIT_OK;
+		}
+		if (argc > 3) {
+			tool_err("help: one command at a time, not '%s' too\n"
+				 "Try '%s help help'.",
+				 argv[3], rip_prog);
+			return EXIT_USAGE;
+		}
 		cmd = find(argv[2]);
 		if (!cmd) {
-			tool_err("no command '%s'; see '%s --help'", argv[2], rip_prog);
+			tool_err("help: no command '%s'; '%s help' lists them", argv[2], rip_prog);
 			return EXIT_USAGE;
 		}
 		tool_help(cmd);

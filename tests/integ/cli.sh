@@ -1,8 +1,9 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
 #
-# Description: the rip command line.  Help exits 0 and goes to stdout; an
-# unknown command or option, and `rip ps` without a target, exit 2 and say
+# Description: the rip command line.  Help exits 0 and goes to stdout (`rip
+# help help` too: help's own usage); an unknown command or option, `rip help`
+# of no command or of two, and `rip ps` without a target, exit 2 and say
 # what to try; `rip ps` on a pid without a ring exits 1 with a message.
 # `rip ls` tells a live, a cleanly exited and a killed program apart; `rip
 # gc` removes the files of the two dead ones only.  `rip ps --still=1s PID`
@@ -14,20 +15,24 @@ need_bin "$prog" "$RIP"
 need_cmd python3
 json_ok() { python3 -c 'import json,sys; json.load(sys.stdin)' <"$1"; }
 
-for args in "--help" "help" "help ps" "help ls" "help gc" "ps --help" "ls --help" "gc --help" \
+for args in "--help" "help" "help help" "help ps" "help ls" "help gc" "ps --help" "ls --help" "gc --help" \
 	"ps -h" "--version"; do
 	# shellcheck disable=SC2086
 	expect_status 0 "rip $args" "$RIP" $args
 	[ -s "$TEST_TMP/out" ] || fail "rip $args prints nothing on stdout"
 done
 "$RIP" help ps | grep -q '^usage: rip ps' || fail "rip help ps: no usage line"
+"$RIP" help help | grep -q '^usage: rip help \[COMMAND\]' || fail "rip help help: no usage line"
 "$RIP" --help | grep -q ' ps ' || fail "rip --help does not list ps"
 for args in "" "nosuch" "help nosuch" "ps --nosuch 1" "ls --nosuch" "gc --nosuch" "ps" \
-	"ps 1 2" "ps --still=soon 1" "ls extra"; do
+	"ps 1 2" "ps --still=soon 1" "ls extra" "help ps ls"; do
 	# shellcheck disable=SC2086
 	expect_status 2 "rip $args" "$RIP" $args
 	[ -s "$TEST_TMP/err" ] || fail "rip $args: no message on stderr"
 done
+expect_status 2 "rip help nosuch" "$RIP" help nosuch
+grep -q "no command 'nosuch'; 'rip help' lists them" "$TEST_TMP/err" ||
+	fail "rip help nosuch: message: $(cat "$TEST_TMP/err")"
 expect_status 2 "rip ps (no target)" "$RIP" ps
 grep -q 'pid or a ring file' "$TEST_TMP/err" || fail "rip ps: message: $(cat "$TEST_TMP/err")"
 grep -q "Try 'rip ps --help'" "$TEST_TMP/err" || fail "rip ps: no hint to --help"
