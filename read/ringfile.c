@@ -1840,6 +1840,14 @@ uint64_t rr_now_ticks(const struct rip_file_hdr *h)
 
 /* ---- finding files --------------------------------------------------------------- */
 
+/* Does RIP_DIR name the one directory of ring files (rr_dirs)? */
+static bool rr_dir_named(void)
+{
+	const char *d = getenv("RIP_DIR");
+
+	return d && *d;
+}
+
 int rr_dirs(char dirs[][PATH_MAX], int max)
 {
 	const char *d = getenv("RIP_DIR"), *x = getenv("XDG_RUNTIME_DIR");
@@ -2010,6 +2018,13 @@ int rr_each_file(const char *only_dir, unsigned flags, rr_file_cb cb, void *arg,
 	nd = rr_dirs(dirs, 3);
 	for (int i = 0; i < nd && !ret; i++) {
 		ret = rr_each_in(dirs[i], 0, flags, cb, arg);
+		/*
+		 * The defaults need not be there; RIP_DIR, the one directory
+		 * when set, was asked for: one missing or not a directory is the
+		 * mistake to name, not an empty list.
+		 */
+		if (ret < 0 && ret != -ENOMEM && rr_dir_named())
+			return rr_fail(err, errlen, ret, "RIP_DIR=%s: %s", dirs[i], strerror(-ret));
 		if (ret < 0 && ret != -ENOMEM)
 			ret = 0; /* a directory that is not there */
 	}

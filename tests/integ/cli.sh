@@ -5,7 +5,8 @@
 # help help` too: help's own usage); an unknown command or option, `rip help`
 # of no command or of two, and `rip ps` without a target, exit 2 and say
 # what to try; `rip ps` on a pid without a ring exits 1 with a message.
-# `rip ls` tells a live, a cleanly exited and a killed program apart; `rip
+# `rip ls` and `rip gc` exit 1 and name RIP_DIR when it is missing or not a
+# directory.  `rip ls` tells a live, a cleanly exited and a killed program apart; `rip
 # gc` removes the files of the two dead ones only.  `rip ps --still=1s PID`
 # marks a blocked thread still and a thread that keeps snapping not still.
 # The --json outputs of ps, ls and gc parse as JSON.
@@ -39,6 +40,16 @@ grep -q "Try 'rip ps --help'" "$TEST_TMP/err" || fail "rip ps: no hint to --help
 expect_status 1 "rip ps 999999999" "$RIP" ps 999999999
 grep -q 'no ring file for pid 999999999' "$TEST_TMP/err" ||
 	fail "rip ps 999999999: message: $(cat "$TEST_TMP/err")"
+
+# RIP_DIR names the one directory: missing or not a directory, ls and gc say so.
+: >"$TEST_TMP/file"
+for d in "$TEST_TMP/nosuch" "$TEST_TMP/file"; do
+	for c in ls gc; do
+		expect_status 1 "RIP_DIR=$d rip $c" env RIP_DIR="$d" "$RIP" $c
+		grep -q "RIP_DIR=$d: " "$TEST_TMP/err" ||
+			fail "RIP_DIR=$d rip $c: message: $(cat "$TEST_TMP/err")"
+	done
+done
 
 # Three programs: one alive, one that exited, one killed.
 export RIP_DIR="$TEST_TMP/rings"
