@@ -2075,6 +2075,8 @@ struct rr_find {
 	uint64_t now;	     /* the start time of the process that has pid now, or 0 */
 	char best[PATH_MAX]; /* the newest of ours whose header matches */
 	time_t mtime;
+	uint64_t best_start; /* best's process start time and image (rn_name) */
+	unsigned best_gen;
 	char theirs[PATH_MAX]; /* another user's, refused */
 	uid_t their_uid;
 	char bad[PATH_MAX]; /* ours, but its header is another process's */
@@ -2083,6 +2085,22 @@ struct rr_find {
 	char earlier[PATH_MAX]; /* ours, of an earlier process with the same pid */
 	uint64_t earlier_start;
 };
+
+/*
+ * Is the file named n, of status st, newer than the best found so far?  Of
+ * one process (its pid and start time), the later image: execve keeps both,
+ * the old image's file is written last (marked replaced) and the files come
+ * in name order, rip-P-S.1.ring before rip-P-S.ring.  Of different
+ * processes, the one written last.
+ */
+static bool rr_find_newer(const struct rr_find *fd, const struct rn_name *n, const struct stat *st)
+{
+	if (!fd->best[0])
+		return true;
+	if (n->start == fd->best_start)
+		return n->gen > fd->best_gen;
+	return st->st_mtime >= fd->mtime;
+}
 
 static int rr_find_one(const char *path, const struct stat *st, void *arg)
 {
@@ -2123,9 +2141,11 @@ static int rr_find_one(const char *path, const struct stat *st, void *arg)
 		fd->earlier_start = n.start;
 		return 0;
 	}
-	if (!fd->best[0] || st->st_mtime >= fd->mtime) {
+	if (rr_find_newer(fd, &n, st)) {
 		snprintf(fd->best, sizeof(fd->best), "%s", path);
 		fd->mtime = st->st_mtime;
+		fd->best_start = n.start;
+		fd->best_gen = n.gen;
 	}
 	return 0;
 }

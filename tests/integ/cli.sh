@@ -9,10 +9,11 @@
 # directory.  `rip ls` tells a live, a cleanly exited and a killed program apart; `rip
 # gc` removes the files of the two dead ones only.  `rip ps --still=1s PID`
 # marks a blocked thread still and a thread that keeps snapping not still.
-# The --json outputs of ps, ls and gc parse as JSON.
+# The --json outputs of ps, ls and gc parse as JSON.  `rip ps PID` of a
+# process that exec'd reads its last image's file.
 . tests/data/common.sh
 prog=$BUILD/tests/integ/snapper
-need_bin "$prog" "$RIP"
+need_bin "$prog" "$RIP" "$BUILD/tests/integ/exec_chain" "$BUILD/librip.so"
 need_cmd python3
 json_ok() { python3 -c 'import json,sys; json.load(sys.stdin)' <"$1"; }
 
@@ -116,4 +117,17 @@ esac
 expect_status 0 "rip gc (nothing to do)" "$RIP" gc
 grep -q '^0 removed, 1 kept' "$TEST_TMP/out" || fail "rip gc: $(cat "$TEST_TMP/out")"
 t_kill "$alive"
+
+# A process that exec'd leaves a file per image: rip ps PID reads the last.
+export RIP_DIR="$TEST_TMP/exec"
+mkdir -p "$RIP_DIR"
+RIP_RING=1 LD_PRELOAD="$PWD/$BUILD/librip.so" "$BUILD/tests/integ/exec_chain" stage1 ||
+	die "exec_chain stage1 failed"
+set -- "$RIP_DIR"/rip-*.ring
+[ $# = 2 ] || die "want 2 ring files, one per image: $*"
+pid=${1#"$RIP_DIR"/rip-}
+pid=${pid%%-*}
+expect_status 0 "rip ps PID (exec'd)" "$RIP" ps "$pid"
+head -n 1 "$TEST_TMP/out" | grep -q "exited, ring .*/rip-$pid-[0-9]*\.1\.ring" ||
+	fail "rip ps $pid does not read the second image's file: $(head -n 1 "$TEST_TMP/out")"
 t_done
