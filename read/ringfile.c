@@ -996,6 +996,7 @@ static bool rr_legacy_slot(const struct rr_file *f, uint32_t i, struct rr_slot *
 		return false;
 	memcpy(d->name, p, 63);
 	d->name[63] = 0;
+	rr_printable(d->name); /* as a ring file's: whatever the program named it */
 	d->index = i;
 	d->tid = (int32_t)i;
 	d->kind = RIP_KIND_THREAD;
