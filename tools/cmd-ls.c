@@ -239,7 +239,7 @@ static int cmd_ls(int argc, char **argv)
 			tool_help(&cmd_ls_def);
 			return EXIT_OK;
 		default:
-			return tool_usage_error(&cmd_ls_def, "unknown option '%s'", argv[optind - 1]);
+			return tool_bad_option(&cmd_ls_def, argv, longopts);
 		}
 	}
 	if (optind != argc)
@@ -456,7 +456,7 @@ static int cmd_gc(int argc, char **argv)
 			tool_help(&cmd_gc_def);
 			return EXIT_OK;
 		default:
-			return tool_usage_error(&cmd_gc_def, "unknown option '%s'", argv[optind - 1]);
+			return tool_bad_option(&cmd_gc_def, argv, longopts);
 		}
 	}
 	if (optind != argc)

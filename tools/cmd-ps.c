@@ -1538,8 +1538,7 @@ static int cmd_ps(int argc, char **argv)
 			tool_help(&cmd_ps_def);
 			return EXIT_OK;
 		default:
-			return tool_usage_error(&cmd_ps_def, "unknown option '%s'",
-						argv[optind - 1]);
+			return tool_bad_option(&cmd_ps_def, argv, longopts);
 		}
 	}
 	if (st.o.stacks && (st.o.legacy || st.o.still_ns))

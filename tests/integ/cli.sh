@@ -4,7 +4,8 @@
 # Description: the rip command line.  Help exits 0 and goes to stdout (`rip
 # help help` too: help's own usage); an unknown command or option, `rip help`
 # of no command or of two, and `rip ps` without a target, exit 2 and say
-# what to try; `rip ps` on a pid without a ring exits 1 with a message.
+# what to try; an option without its value, with a value it does not take,
+# or abbreviated to several, says so; `rip ps` on a pid without a ring exits 1 with a message.
 # `rip ls` and `rip gc` exit 1 and name RIP_DIR when it is missing or not a
 # directory.  `rip ls` tells a live, a cleanly exited and a killed program apart; `rip
 # gc` removes the files of the two dead ones only.  `rip ps --still=1s PID`
@@ -32,6 +33,24 @@ for args in "" "nosuch" "help nosuch" "ps --nosuch 1" "ls --nosuch" "gc --nosuch
 	expect_status 2 "rip $args" "$RIP" $args
 	[ -s "$TEST_TMP/err" ] || fail "rip $args: no message on stderr"
 done
+# A bad option says what is wrong with it: a missing value is not an unknown option.
+while IFS="|" read -r args msg; do
+	# shellcheck disable=SC2086
+	expect_status 2 "rip $args" "$RIP" $args
+	grep -qF -- "$msg" "$TEST_TMP/err" || fail "rip $args: message: $(cat "$TEST_TMP/err")"
+done <<'EOF'
+ls --dir|option '--dir' needs a value
+gc -d|option '-d' (--dir) needs a value
+ps --still|option '--still' needs a value
+leaks x --top|option '--top' needs a value
+report --sort|option '--sort' needs a value
+export --format|option '--format' needs a value
+run -o|option '-o' (--output) needs a value
+ps --json=1 1|option '--json' takes no value, not '1'
+ps --st 1|option '--st' is ambiguous: --still, --stacks
+ps -x 1|unknown option '-x'
+dump --nosuch|unknown option '--nosuch'
+EOF
 expect_status 2 "rip help nosuch" "$RIP" help nosuch
 grep -q "no command 'nosuch'; 'rip help' lists them" "$TEST_TMP/err" ||
 	fail "rip help nosuch: message: $(cat "$TEST_TMP/err")"
