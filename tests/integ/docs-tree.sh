@@ -12,7 +12,9 @@
 # of the prefixes of its row.  A file added to a copy of the tree, a name of
 # a file that is gone and a function of another prefix, each planted, fail
 # the check (so the check itself can fail).  tests/ are not listed file by
-# file: each test says what it checks in its Description.
+# file: each test says what it checks in its Description.  Every RIP_*
+# variable the code reads (getenv, or a *_ENV macro) is named in a manual
+# page.
 . tests/data/common.sh
 
 # sources ROOT: the source files the README's layout must name, one a line, from ROOT
@@ -223,6 +225,14 @@ check() {
 	}' "$root/doc/hacking.md" || bad=1
 	return $bad
 }
+
+# every RIP_* variable the code reads is in a manual page, not only in doc/design.md
+grep -rhoE '(getenv\("|_ENV +")RIP_[A-Z0-9_]+"' lib preload read record analysis tools include \
+	modules | grep -oE 'RIP_[A-Z0-9_]+' | sort -u >"$TEST_TMP/envs"
+[ -s "$TEST_TMP/envs" ] || die "no getenv(\"RIP_...\") found"
+while read -r v; do
+	grep -qw "$v" man/* || fail "$v is read by the code but named in no manual page (man/)"
+done <"$TEST_TMP/envs"
 
 check "$PWD" >"$TEST_TMP/found" || fail "the guides do not match the tree:
 $(cat "$TEST_TMP/found")"
