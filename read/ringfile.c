@@ -540,6 +540,19 @@ static bool rr_pid_file_coming(pid_t pid)
 	return false;
 }
 
+/* Does directory dir hold what a trace begins with (its metadata, index or first chunk)? */
+static bool rr_looks_traced(const char *dir)
+{
+	static const char *const names[] = { "metadata", ".rip-index", "chunk-000000.rpk" };
+	char p[PATH_MAX];
+	struct stat st;
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!rr_path_join(p, sizeof(p), dir, names[i]) && !lstat(p, &st))
+			return true;
+	return false;
+}
+
 int rr_open_target(const char *target, struct rr_file *f, char *err, size_t errlen)
 {
 	char path[PATH_MAX];
@@ -577,12 +590,19 @@ int rr_open_target(const char *target, struct rr_file *f, char *err, size_t errl
 		/* A trace directory: the copy of the ring file rip run kept there. */
 		if (rr_path_join(path, sizeof(path), target, RR_TRACE_RING))
 			return rr_fail(err, errlen, -ENAMETOOLONG, "%s: path too long", target);
-		if (lstat(path, &st) || !S_ISREG(st.st_mode))
+		if ((lstat(path, &st) || !S_ISREG(st.st_mode)) && rr_looks_traced(target))
 			return rr_fail(err, errlen, -ENOENT,
-				       "%s: a directory without a ring file (%s): rip run keeps one "
-				       "in its program's trace (not in its children's, nor rip "
-				       "record or rip snapshot in theirs); give a pid or a ring file",
+				       "%s: a trace without a copy of its ring file (%s): rip run "
+				       "keeps one in its program's trace and in each child's, rip "
+				       "record and rip snapshot in none; give a pid or a ring file",
 				       target, RR_TRACE_RING);
+		if (lstat(path, &st) || !S_ISREG(st.st_mode))
+			return rr_fail(
+				err, errlen, -ENOENT,
+				"%s: not a trace: a directory without metadata, index, chunk "
+				"files or ring file (%s); give a trace of rip run, a pid or "
+				"a ring file",
+				target, RR_TRACE_RING);
 		target = path;
 	}
 	return rr_open(target, f, err, errlen);

@@ -5,13 +5,14 @@
 # help help` too: help's own usage); an unknown command or option, `rip help`
 # of no command or of two, and `rip ps` without a target, exit 2 and say
 # what to try; an option without its value, with a value it does not take,
-# or abbreviated to several, says so; `rip ps` on a pid without a ring exits 1 with a message.
+# or abbreviated to several, says so; `rip ps` on a pid without a ring
+# exits 1 with a message.  A directory that is not a trace is named so.
 # `rip ls` and `rip gc` exit 1 and name RIP_DIR when it is missing or not a
-# directory.  `rip ls` tells a live, a cleanly exited and a killed program apart; `rip
-# gc` removes the files of the two dead ones only.  `rip ps --still=1s PID`
-# marks a blocked thread still and a thread that keeps snapping not still.
-# The --json outputs of ps, ls and gc parse as JSON.  `rip ps PID` of a
-# process that exec'd reads its last image's file.
+# directory.  `rip ls` tells a live, a cleanly exited and a killed program
+# apart; `rip gc` removes the files of the two dead ones only.  `rip ps
+# --still=1s PID` marks a blocked thread still and a thread that keeps
+# snapping not still.  The --json outputs of ps, ls and gc parse as JSON.
+# `rip ps PID` of a process that exec'd reads its last image's file.
 . tests/data/common.sh
 prog=$BUILD/tests/integ/snapper
 need_bin "$prog" "$RIP" "$BUILD/tests/integ/exec_chain" "$BUILD/librip.so"
@@ -60,6 +61,14 @@ grep -q "Try 'rip ps --help'" "$TEST_TMP/err" || fail "rip ps: no hint to --help
 expect_status 1 "rip ps 999999999" "$RIP" ps 999999999
 grep -q 'no ring file for pid 999999999' "$TEST_TMP/err" ||
 	fail "rip ps 999999999: message: $(cat "$TEST_TMP/err")"
+
+# A directory that is no trace is said to be so, by the readers of traces too.
+mkdir -p "$TEST_TMP/notrace"
+for c in ps dump leaks; do
+	expect_status 1 "rip $c DIR (no trace)" "$RIP" $c "$TEST_TMP/notrace"
+	grep -q "notrace: not a trace: a directory without metadata" "$TEST_TMP/err" ||
+		fail "rip $c DIR (no trace): message: $(cat "$TEST_TMP/err")"
+done
 
 # RIP_DIR names the one directory: missing or not a directory, ls and gc say so.
 : >"$TEST_TMP/file"
