@@ -35,7 +35,10 @@ static const struct rip_cmd cmd_ls_def = {
 		 "\n"
 		 "  -d, --dir DIR   look in DIR instead\n"
 		 "  -j, --json      machine-readable output\n"
-		 "  -h, --help      this text\n",
+		 "  -h, --help      this text\n"
+		 "\n"
+		 "Exit status: 0 success (bad files are listed as such), 1 failure (--dir or\n"
+		 "RIP_DIR missing or not a directory), 2 usage.\n",
 };
 
 static const struct rip_cmd cmd_gc_def = {
@@ -54,7 +57,10 @@ static const struct rip_cmd cmd_gc_def = {
 		 "  -a, --all-users every user's files of dead processes too (root)\n"
 		 "  -n, --dry-run   only say what would be removed\n"
 		 "  -j, --json      machine-readable output\n"
-		 "  -h, --help      this text\n",
+		 "  -h, --help      this text\n"
+		 "\n"
+		 "Exit status: 0 success, 1 failure (a file that could not be removed, --dir\n"
+		 "or RIP_DIR missing or not a directory), 2 usage.\n",
 };
 
 struct ls_entry {

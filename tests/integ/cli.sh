@@ -1,18 +1,19 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
 #
-# Description: the rip command line.  Help exits 0 and goes to stdout (`rip
-# help help` too: help's own usage); an unknown command or option, `rip help`
-# of no command or of two, and `rip ps` without a target, exit 2 and say
-# what to try; an option without its value, with a value it does not take,
-# or abbreviated to several, says so; `rip ps` on a pid without a ring
-# exits 1 with a message.  A directory that is not a trace is named so.
-# `rip ls` and `rip gc` exit 1 and name RIP_DIR when it is missing or not a
-# directory.  `rip ls` tells a live, a cleanly exited and a killed program
-# apart; `rip gc` removes the files of the two dead ones only.  `rip ps
-# --still=1s PID` marks a blocked thread still and a thread that keeps
-# snapping not still.  The --json outputs of ps, ls and gc parse as JSON.
-# `rip ps PID` of a process that exec'd reads its last image's file.
+# Description: the rip command line. Help exits 0 and goes to stdout (`rip
+# help help` too: help's own usage; each says what its exit status means);
+# an unknown command or option, `rip help` of no command or of two, and `rip
+# ps` without a target, exit 2 and say what to try; an option without its
+# value, with a value it does not take, or abbreviated to several, says so;
+# `rip ps` on a pid without a ring exits 1 with a message. A directory that
+# is not a trace is named so. `rip ls` and `rip gc` exit 1 and name RIP_DIR
+# when it is missing or not a directory. `rip ls` tells a live, a cleanly
+# exited and a killed program apart; `rip gc` removes the files of the two
+# dead ones only. `rip ps --still=1s PID` marks a blocked thread still and a
+# thread that keeps snapping not still. The --json outputs of ps, ls and gc
+# parse as JSON. `rip ps PID` of a process that exec'd reads its last
+# image's file.
 . tests/data/common.sh
 prog=$BUILD/tests/integ/snapper
 need_bin "$prog" "$RIP" "$BUILD/tests/integ/exec_chain" "$BUILD/librip.so"
@@ -28,6 +29,11 @@ done
 "$RIP" help ps | grep -q '^usage: rip ps' || fail "rip help ps: no usage line"
 "$RIP" help help | grep -q '^usage: rip help \[COMMAND\]' || fail "rip help help: no usage line"
 "$RIP" --help | grep -q ' ps ' || fail "rip --help does not list ps"
+# every command's usage ends with what its exit status says
+for c in $("$RIP" --help | awk '/^commands:/ { on = 1; next } on && /^  [a-z]/ { print $1 }'); do
+	[ "$c" = help ] && continue
+	"$RIP" "$c" --help | grep -q '^Exit status: ' || fail "rip $c --help: no exit status"
+done
 for args in "" "nosuch" "help nosuch" "ps --nosuch 1" "ls --nosuch" "gc --nosuch" "ps" \
 	"ps 1 2" "ps --still=soon 1" "ls extra" "help ps ls"; do
 	# shellcheck disable=SC2086
