@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 #
 # Description: the rip command line. Help exits 0 and goes to stdout (`rip
-# help help` too: help's own usage; each says what its exit status means);
+# help help` too: help's own usage; each says what its exit status means,
+# and lists the options its manual page's OPTIONS has entries for);
 # an unknown command or option, `rip help` of no command or of two, and `rip
 # ps` without a target, exit 2 and say what to try; an option without its
 # value, with a value it does not take, or abbreviated to several, says so;
@@ -29,6 +30,21 @@ done
 "$RIP" help ps | grep -q '^usage: rip ps' || fail "rip help ps: no usage line"
 "$RIP" help help | grep -q '^usage: rip help \[COMMAND\]' || fail "rip help help: no usage line"
 "$RIP" --help | grep -q ' ps ' || fail "rip --help does not list ps"
+# every option a command's usage lists is an entry of its manual page's
+# OPTIONS, and every entry there an option of the usage
+for c in $("$RIP" --help | awk '/^commands:/ { on = 1; next } on && /^  [a-z]/ { print $1 }'); do
+	case $c in help) continue ;; disable) page=man/rip-enable.1 ;; *) page=man/rip-$c.1 ;; esac
+	"$RIP" "$c" --help | grep -oE -- '^ {2,8}(-[a-zA-Z0-9], )?--[a-z][a-z0-9-]+' |
+		grep -oE -- '--[a-z][a-z0-9-]+' | sort -u >"$TEST_TMP/usage"
+	awk '/^\.SH OPTIONS/ { on = 1 } /^\.SH [^O]/ { on = 0 } on && /^\.TP/ { getline; print }' \
+		"$page" | sed 's/\\-/-/g' | grep -oE -- '--[a-z][a-z0-9-]+' | sort -u >"$TEST_TMP/page"
+	missing=$(comm -23 "$TEST_TMP/usage" "$TEST_TMP/page" | tr '\n' ' ')
+	extra=$(comm -13 "$TEST_TMP/usage" "$TEST_TMP/page" | tr '\n' ' ')
+	[ -z "$missing" ] || fail "rip $c --help lists $missing; $page has no entry for it"
+	# disable's page is enable's: its options are enable's
+	[ -z "$extra" ] || [ "$c" = disable ] ||
+		fail "$page has entries for $extra; rip $c --help lists no such option"
+done
 # every command's usage ends with what its exit status says
 for c in $("$RIP" --help | awk '/^commands:/ { on = 1; next } on && /^  [a-z]/ { print $1 }'); do
 	[ "$c" = help ] && continue
