@@ -169,12 +169,24 @@ struct ls_out {
 	size_t n;
 };
 
+/* The table's header, or the JSON array's start: before the first file, not before an error. */
+static void ls_head(const struct ls_out *o)
+{
+	if (o->json)
+		printf("[");
+	else
+		printf("%-8s %-16s %-7s %8s %8s %14s %19s  %s\n", "PID", "PROGRAM", "STATE",
+		       "THREADS", "COROS", "INUSE/SLOTS", "CREATED", "FILE");
+}
+
 static int ls_print(struct ls_entry *e, void *arg)
 {
 	struct ls_out *o = arg;
 	const char *base = strrchr(e->path, '/');
 
 	base = base ? base + 1 : e->path;
+	if (!o->n)
+		ls_head(o);
 	if (o->json) {
 		printf("%s{\"path\":", o->n ? "," : "");
 		json_str(stdout, e->path);
@@ -250,13 +262,10 @@ static int cmd_ls(int argc, char **argv)
 	}
 	if (optind != argc)
 		return tool_usage_error(&cmd_ls_def, "unexpected argument '%s'", argv[optind]);
-	if (o.json)
-		printf("[");
-	else
-		printf("%-8s %-16s %-7s %8s %8s %14s %19s  %s\n", "PID", "PROGRAM", "STATE",
-		       "THREADS", "COROS", "INUSE/SLOTS", "CREATED", "FILE");
 	ret = ls_scan(dir, 0, ls_print, NULL, &o);
-	if (o.json)
+	if (!ret && !o.n)
+		ls_head(&o); /* no file: the empty table */
+	if (o.json && (o.n || !ret))
 		printf("]\n");
 	return ret ? EXIT_FAIL : EXIT_OK;
 }
