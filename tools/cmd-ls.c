@@ -272,8 +272,17 @@ static int cmd_ls(int argc, char **argv)
 
 struct gc_state {
 	bool dry, json, all;
+	bool opened; /* the JSON array's "[" is out */
 	size_t removed, failed, kept;
 };
+
+/* The JSON array's start, before its first entry: not before an error. */
+static void gc_open(struct gc_state *g)
+{
+	if (g->json && !g->opened)
+		printf("[");
+	g->opened = true;
+}
 
 static int gc_one(struct ls_entry *e, void *arg)
 {
@@ -314,6 +323,7 @@ static int gc_one(struct ls_entry *e, void *arg)
 	}
 	close(dfd);
 	if (g->json) {
+		gc_open(g);
 		printf("%s{\"path\":", g->removed ? "," : "");
 		json_str(stdout, e->path);
 		printf(",\"pid\":%d,\"comm\":", e->hdr.pid);
@@ -426,6 +436,7 @@ static int gc_run_dir(const char *path, void *arg)
 	if (rest || (!g->dry && rmdir(path)))
 		return 0;
 	if (g->json) {
+		gc_open(g);
 		printf("%s{\"path\":", g->removed ? "," : "");
 		json_str(stdout, path);
 		printf(",\"directory\":true,\"removed\":%s}", g->dry ? "false" : "true");
@@ -476,14 +487,15 @@ static int cmd_gc(int argc, char **argv)
 	}
 	if (optind != argc)
 		return tool_usage_error(&cmd_gc_def, "unexpected argument '%s'", argv[optind]);
-	if (g.json)
-		printf("[");
 	ret = ls_scan(dir, g.all ? RR_EACH_ALL_USERS : 0, gc_one, gc_run_dir, &g);
-	if (g.json)
+	if (g.json && (g.opened || !ret)) {
+		gc_open(&g);
 		printf("]\n");
-	else
+	} else if (!g.json && (!ret || g.removed || g.kept || g.failed)) {
+		/* no summary of nothing done when the directory could not be read */
 		printf("%zu %s, %zu kept (alive or not ring files)%s\n", g.removed,
 		       g.dry ? "would be removed" : "removed", g.kept,
 		       g.failed ? ", some could not be removed" : "");
+	}
 	return ret || g.failed ? EXIT_FAIL : EXIT_OK;
 }

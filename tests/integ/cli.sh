@@ -9,12 +9,13 @@
 # value, with a value it does not take, or abbreviated to several, says so;
 # `rip ps` on a pid without a ring exits 1 with a message.  A directory that
 # is not a trace is named so.  `rip ls` and `rip gc` exit 1 and name RIP_DIR
-# when it is missing or not a directory (rip ls, and ls --dir, print no
-# table then).  `rip ls` tells a live, a cleanly exited and a killed program
-# apart; `rip gc` removes the files of the two dead ones only.  `rip ps
-# --still=1s PID` marks a blocked thread still and a thread that keeps
-# snapping not still.  The --json outputs of ps, ls and gc parse as JSON.
-# `rip ps PID` of a process that exec'd reads its last image's file.
+# when it is missing or not a directory (they print no table or summary
+# then, nor with such a --dir).  `rip ls` tells a live, a cleanly exited and
+# a killed program apart; `rip gc` removes the files of the two dead ones
+# only.  `rip ps --still=1s PID` marks a blocked thread still and a thread
+# that keeps snapping not still.  The --json outputs of ps, ls and gc parse
+# as JSON.  `rip ps PID` of a process that exec'd reads its last image's
+# file.
 . tests/data/common.sh
 prog=$BUILD/tests/integ/snapper
 need_bin "$prog" "$RIP" "$BUILD/tests/integ/exec_chain" "$BUILD/librip.so"
@@ -100,10 +101,13 @@ for d in "$TEST_TMP/nosuch" "$TEST_TMP/file"; do
 		grep -q "RIP_DIR=$d: " "$TEST_TMP/err" ||
 			fail "RIP_DIR=$d rip $c: message: $(cat "$TEST_TMP/err")"
 	done
-	for j in "" --json; do
-		# shellcheck disable=SC2086 # no option: no word
-		expect_status 1 "rip ls $j --dir $d" "$RIP" ls $j --dir "$d"
-		[ -s "$TEST_TMP/out" ] && fail "rip ls $j --dir $d: output before the error: $(cat "$TEST_TMP/out")"
+	for c in ls gc; do
+		for j in "" --json; do
+			# shellcheck disable=SC2086 # no option: no word
+			expect_status 1 "rip $c $j --dir $d" "$RIP" $c $j --dir "$d"
+			[ -s "$TEST_TMP/out" ] &&
+				fail "rip $c $j --dir $d: output besides the error: $(cat "$TEST_TMP/out")"
+		done
 	done
 done
 
