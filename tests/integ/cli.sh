@@ -3,19 +3,19 @@
 #
 # Description: the rip command line.  Help exits 0 and goes to stdout (`rip
 # help help` too: help's own usage; each says what its exit status means,
-# and lists the options its manual page's OPTIONS has entries for); an
-# unknown command or option, `rip help` of no command or of two, and `rip
-# ps` without a target, exit 2 and say what to try; an option without its
-# value, with a value it does not take, or abbreviated to several, says so;
-# `rip ps` on a pid without a ring exits 1 with a message.  A directory that
-# is not a trace is named so.  `rip ls` and `rip gc` exit 1 and name RIP_DIR
-# when it is missing or not a directory (they print no table or summary
-# then, nor with such a --dir).  `rip ls` tells a live, a cleanly exited and
-# a killed program apart; `rip gc` removes the files of the two dead ones
-# only.  `rip ps --still=1s PID` marks a blocked thread still and a thread
-# that keeps snapping not still.  The --json outputs of ps, ls and gc parse
-# as JSON.  `rip ps PID` of a process that exec'd reads its last image's
-# file.
+# and lists the options its manual page's OPTIONS has entries for and its
+# synopsis names); an unknown command or option, `rip help` of no command or
+# of two, and `rip ps` without a target, exit 2 and say what to try; an
+# option without its value, with a value it does not take, or abbreviated to
+# several, says so; `rip ps` on a pid without a ring exits 1 with a message.
+# A directory that is not a trace is named so.  `rip ls` and `rip gc` exit 1
+# and name RIP_DIR when it is missing or not a directory (they print no
+# table or summary then, nor with such a --dir).  `rip ls` tells a live, a
+# cleanly exited and a killed program apart; `rip gc` removes the files of
+# the two dead ones only.  `rip ps --still=1s PID` marks a blocked thread
+# still and a thread that keeps snapping not still.  The --json outputs of
+# ps, ls and gc parse as JSON.  `rip ps PID` of a process that exec'd reads
+# its last image's file.
 . tests/data/common.sh
 prog=$BUILD/tests/integ/snapper
 need_bin "$prog" "$RIP" "$BUILD/tests/integ/exec_chain" "$BUILD/librip.so"
@@ -42,6 +42,17 @@ for c in $("$RIP" --help | awk '/^commands:/ { on = 1; next } on && /^  [a-z]/ {
 	missing=$(comm -23 "$TEST_TMP/usage" "$TEST_TMP/page" | tr '\n' ' ')
 	extra=$(comm -13 "$TEST_TMP/usage" "$TEST_TMP/page" | tr '\n' ' ')
 	[ -z "$missing" ] || fail "rip $c --help lists $missing; $page has no entry for it"
+	# and its synopsis names each (by its long or its short name), --help aside
+	awk '/^\.SH SYNOPSIS/ { on = 1; next } /^\.SH/ { on = 0 } on' "$page" | sed 's/\\-/-/g' \
+		>"$TEST_TMP/synopsis"
+	"$RIP" "$c" --help | grep -oE -- '^ {2,8}(-[a-zA-Z0-9], )?--[a-z][a-z0-9-]+' |
+		sed 's/^ *//; s/,//' | while read -r short long; do
+		[ -n "$long" ] || { long=$short; short=@; }
+		[ "$long" = --help ] && continue
+		grep -qE -- "(^|[ \"])($long|$short)([ =\"]|\$)" "$TEST_TMP/synopsis" ||
+			echo "$page: the synopsis does not name $long"
+	done >"$TEST_TMP/syn-missing"
+	[ -s "$TEST_TMP/syn-missing" ] && fail "$(cat "$TEST_TMP/syn-missing")"
 	# disable's page is enable's: its options are enable's
 	[ -z "$extra" ] || [ "$c" = disable ] ||
 		fail "$page has entries for $extra; rip $c --help lists no such option"
