@@ -540,6 +540,19 @@ static bool rr_pid_file_coming(pid_t pid)
 	return false;
 }
 
+/* Does directory dir hold what a trace begins with (its metadata, index or first chunk)? */
+static bool rr_looks_traced(const char *dir)
+{
+	static const char *const names[] = { "metadata", ".rip-index", "chunk-000000.rpk" };
+	char p[PATH_MAX];
+	struct stat st;
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!rr_path_join(p, sizeof(p), dir, names[i]) && !lstat(p, &st))
+			return true;
+	return false;
+}
+
 int rr_open_target(const char *target, struct rr_file *f, char *err, size_t errlen)
 {
 	char path[PATH_MAX];
@@ -577,12 +590,19 @@ int rr_open_target(const char *target, struct rr_file *f, char *err, size_t errl
 		/* A trace directory: the copy of the ring file rip run kept there. */
 		if (rr_path_join(path, sizeof(path), target, RR_TRACE_RING))
 			return rr_fail(err, errlen, -ENAMETOOLONG, "%s: path too long", target);
-		if (lstat(path, &st) || !S_ISREG(st.st_mode))
+		if ((lstat(path, &st) || !S_ISREG(st.st_mode)) && rr_looks_traced(target))
 			return rr_fail(err, errlen, -ENOENT,
-				       "%s: a directory without a ring file (%s): rip run keeps one "
-				       "in its program's trace (not in its children's, nor rip "
-				       "record or rip snapshot in theirs); give a pid or a ring file",
+				       "%s: a trace without a copy of its ring file (%s): rip run "
+				       "keeps one in its program's trace and in each child's, rip "
+				       "record and rip snapshot in none; give a pid or a ring file",
 				       target, RR_TRACE_RING);
+		if (lstat(path, &st) || !S_ISREG(st.st_mode))
+			return rr_fail(
+				err, errlen, -ENOENT,
+				"%s: not a trace: a directory without metadata, index, chunk "
+				"files or ring file (%s); give a trace of rip run, a pid or "
+				"a ring file",
+				target, RR_TRACE_RING);
 		target = path;
 	}
 	return rr_open(target, f, err, errlen);
@@ -1014,6 +1034,7 @@ static bool rr_legacy_slot(const struct rr_file *f, uint32_t i, struct rr_slot *
 		return false;
 	memcpy(d->name, p, 63);
 	d->name[63] = 0;
+	rr_printable(d->name); /* as a ring file's: whatever the program named it */
 	d->index = i;
 	d->tid = (int32_t)i;
 	d->kind = RIP_KIND_THREAD;
@@ -1858,6 +1879,14 @@ uint64_t rr_now_ticks(const struct rip_file_hdr *h)
 
 /* ---- finding files --------------------------------------------------------------- */
 
+/* Does RIP_DIR name the one directory of ring files (rr_dirs)? */
+static bool rr_dir_named(void)
+{
+	const char *d = getenv("RIP_DIR");
+
+	return d && *d;
+}
+
 int rr_dirs(char dirs[][PATH_MAX], int max)
 {
 	const char *d = getenv("RIP_DIR"), *x = getenv("XDG_RUNTIME_DIR");
@@ -2028,6 +2057,13 @@ int rr_each_file(const char *only_dir, unsigned flags, rr_file_cb cb, void *arg,
 	nd = rr_dirs(dirs, 3);
 	for (int i = 0; i < nd && !ret; i++) {
 		ret = rr_each_in(dirs[i], 0, flags, cb, arg);
+		/*
+		 * The defaults need not be there; RIP_DIR, the one directory
+		 * when set, was asked for: one missing or not a directory is the
+		 * mistake to name, not an empty list.
+		 */
+		if (ret < 0 && ret != -ENOMEM && rr_dir_named())
+			return rr_fail(err, errlen, ret, "RIP_DIR=%s: %s", dirs[i], strerror(-ret));
 		if (ret < 0 && ret != -ENOMEM)
 			ret = 0; /* a directory that is not there */
 	}
@@ -2078,6 +2114,8 @@ struct rr_find {
 	uint64_t now;	     /* the start time of the process that has pid now, or 0 */
 	char best[PATH_MAX]; /* the newest of ours whose header matches */
 	time_t mtime;
+	uint64_t best_start; /* best's process start time and image (rn_name) */
+	unsigned best_gen;
 	char theirs[PATH_MAX]; /* another user's, refused */
 	uid_t their_uid;
 	char bad[PATH_MAX]; /* ours, but its header is another process's */
@@ -2086,6 +2124,22 @@ struct rr_find {
 	char earlier[PATH_MAX]; /* ours, of an earlier process with the same pid */
 	uint64_t earlier_start;
 };
+
+/*
+ * Is the file named n, of status st, newer than the best found so far?  Of
+ * one process (its pid and start time), the later image: execve keeps both,
+ * the old image's file is written last (marked replaced) and the files come
+ * in name order, rip-P-S.1.ring before rip-P-S.ring.  Of different
+ * processes, the one written last.
+ */
+static bool rr_find_newer(const struct rr_find *fd, const struct rn_name *n, const struct stat *st)
+{
+	if (!fd->best[0])
+		return true;
+	if (n->start == fd->best_start)
+		return n->gen > fd->best_gen;
+	return st->st_mtime >= fd->mtime;
+}
 
 static int rr_find_one(const char *path, const struct stat *st, void *arg)
 {
@@ -2126,9 +2180,11 @@ static int rr_find_one(const char *path, const struct stat *st, void *arg)
 		fd->earlier_start = n.start;
 		return 0;
 	}
-	if (!fd->best[0] || st->st_mtime >= fd->mtime) {
+	if (rr_find_newer(fd, &n, st)) {
 		snprintf(fd->best, sizeof(fd->best), "%s", path);
 		fd->mtime = st->st_mtime;
+		fd->best_start = n.start;
+		fd->best_gen = n.gen;
 	}
 	return 0;
 }

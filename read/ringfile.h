@@ -525,8 +525,8 @@ bool rr_run_dir_held(const char *dir);
  * RR_RUN_DIR_PREFIX directories of the caller there, in name order.
  * cb(path, st, arg) for each, and for each of those directories after its
  * files (S_ISDIR(st->st_mode)); a nonzero return stops the walk and is
- * returned.  A directory that cannot be read is skipped, or, for only_dir,
- * -errno with a message in err.  With RR_EACH_ALL_USERS, every user's files
+ * returned.  A directory that cannot be read is skipped, or, for only_dir
+ * and for RIP_DIR, -errno with a message in err.  With RR_EACH_ALL_USERS, every user's files
  * and rip run directories (rip gc --all-users; st->st_uid says whose, from
  * lstat: open them with rr_open_owned).
  */

@@ -384,8 +384,7 @@ static int ct_parse(int argc, char **argv, struct ct_args *o)
 			tool_help(&cmd_calltree_def);
 			return -1;
 		default:
-			return tool_usage_error(&cmd_calltree_def, "unknown option '%s'",
-						argv[optind - 1]);
+			return tool_bad_option(&cmd_calltree_def, argv, longopts);
 		}
 	}
 	if (optind + 1 != argc)

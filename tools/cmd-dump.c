@@ -85,8 +85,7 @@ static int cmd_dump(int argc, char **argv)
 			tool_help(&cmd_dump_def);
 			return EXIT_OK;
 		default:
-			return tool_usage_error(&cmd_dump_def, "unknown option '%s'",
-						argv[optind - 1]);
+			return tool_bad_option(&cmd_dump_def, argv, longopts);
 		}
 	}
 	if (optind + 1 != argc)

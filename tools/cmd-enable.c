@@ -210,7 +210,7 @@ static int en_run(const struct rip_cmd *cmd, bool on, int argc, char **argv)
 			tool_help(cmd);
 			return EXIT_OK;
 		default:
-			return tool_usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
+			return tool_bad_option(cmd, argv, longopts);
 		}
 	}
 	if (optind == argc)

@@ -950,12 +950,7 @@ static int cmd_export(int argc, char **argv)
 			tool_help(&cmd_export_def);
 			return EXIT_OK;
 		default:
-			if (optopt == 'f' || optopt == 'o' || optopt == 'V' || optopt == 'I' || optopt == 'P' ||
-			    optopt == 'S' || optopt == 'D' || optopt == 'T')
-				return tool_usage_error(&cmd_export_def, "%s needs an argument",
-							argv[optind - 1]);
-			return tool_usage_error(&cmd_export_def, "unknown option '%s'",
-						argv[optind - 1]);
+			return tool_bad_option(&cmd_export_def, argv, longopts);
 		}
 	}
 	if (!fmt)

@@ -645,7 +645,7 @@ static int leaks_parse(int argc, char **argv, struct leaks_opts *o)
 			o->diff = true;
 			break;
 		default:
-			ret = opts_common(&cmd_leaks_def, c, argv, &o->t);
+			ret = opts_common(&cmd_leaks_def, c, argv, longopts, &o->t);
 			if (ret)
 				return ret;
 		}

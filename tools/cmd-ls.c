@@ -35,7 +35,10 @@ static const struct rip_cmd cmd_ls_def = {
 		 "\n"
 		 "  -d, --dir DIR   look in DIR instead\n"
 		 "  -j, --json      machine-readable output\n"
-		 "  -h, --help      this text\n",
+		 "  -h, --help      this text\n"
+		 "\n"
+		 "Exit status: 0 success (bad files are listed as such), 1 failure (--dir or\n"
+		 "RIP_DIR missing or not a directory), 2 usage.\n",
 };
 
 static const struct rip_cmd cmd_gc_def = {
@@ -54,7 +57,10 @@ static const struct rip_cmd cmd_gc_def = {
 		 "  -a, --all-users every user's files of dead processes too (root)\n"
 		 "  -n, --dry-run   only say what would be removed\n"
 		 "  -j, --json      machine-readable output\n"
-		 "  -h, --help      this text\n",
+		 "  -h, --help      this text\n"
+		 "\n"
+		 "Exit status: 0 success, 1 failure (a file that could not be removed, --dir\n"
+		 "or RIP_DIR missing or not a directory), 2 usage.\n",
 };
 
 struct ls_entry {
@@ -163,12 +169,24 @@ struct ls_out {
 	size_t n;
 };
 
+/* The table's header, or the JSON array's start: before the first file, not before an error. */
+static void ls_head(const struct ls_out *o)
+{
+	if (o->json)
+		printf("[");
+	else
+		printf("%-8s %-16s %-7s %8s %8s %14s %19s  %s\n", "PID", "PROGRAM", "STATE",
+		       "THREADS", "COROS", "INUSE/SLOTS", "CREATED", "FILE");
+}
+
 static int ls_print(struct ls_entry *e, void *arg)
 {
 	struct ls_out *o = arg;
 	const char *base = strrchr(e->path, '/');
 
 	base = base ? base + 1 : e->path;
+	if (!o->n)
+		ls_head(o);
 	if (o->json) {
 		printf("%s{\"path\":", o->n ? "," : "");
 		json_str(stdout, e->path);
@@ -239,27 +257,33 @@ static int cmd_ls(int argc, char **argv)
 			tool_help(&cmd_ls_def);
 			return EXIT_OK;
 		default:
-			return tool_usage_error(&cmd_ls_def, "unknown option '%s'", argv[optind - 1]);
+			return tool_bad_option(&cmd_ls_def, argv, longopts);
 		}
 	}
 	if (optind != argc)
 		return tool_usage_error(&cmd_ls_def, "unexpected argument '%s'", argv[optind]);
-	if (o.json)
-		printf("[");
-	else
-		printf("%-8s %-16s %-7s %8s %8s %14s %19s  %s\n", "PID", "PROGRAM", "STATE",
-		       "THREADS", "COROS", "INUSE/SLOTS", "CREATED", "FILE");
 	ret = ls_scan(dir, 0, ls_print, NULL, &o);
-	if (o.json)
+	if (!ret && !o.n)
+		ls_head(&o); /* no file: the empty table */
+	if (o.json && (o.n || !ret))
 		printf("]\n");
 	return ret ? EXIT_FAIL : EXIT_OK;
 }
 
 struct gc_state {
 	bool dry, json, all;
+	bool opened; /* the JSON array's "[" is out */
 	size_t removed, failed, kept;
 	size_t dirs; /* rip run's directories removed, of removed (not files: the summary) */
 };
+
+/* The JSON array's start, before its first entry: not before an error. */
+static void gc_open(struct gc_state *g)
+{
+	if (g->json && !g->opened)
+		printf("[");
+	g->opened = true;
+}
 
 static int gc_one(struct ls_entry *e, void *arg)
 {
@@ -300,6 +324,7 @@ static int gc_one(struct ls_entry *e, void *arg)
 	}
 	close(dfd);
 	if (g->json) {
+		gc_open(g);
 		printf("%s{\"path\":", g->removed ? "," : "");
 		json_str(stdout, e->path);
 		printf(",\"pid\":%d,\"comm\":", e->hdr.pid);
@@ -412,6 +437,7 @@ static int gc_run_dir(const char *path, void *arg)
 	if (rest || (!g->dry && rmdir(path)))
 		return 0;
 	if (g->json) {
+		gc_open(g);
 		printf("%s{\"path\":", g->removed ? "," : "");
 		json_str(stdout, path);
 		printf(",\"directory\":true,\"removed\":%s}", g->dry ? "false" : "true");
@@ -471,17 +497,18 @@ static int cmd_gc(int argc, char **argv)
 			tool_help(&cmd_gc_def);
 			return EXIT_OK;
 		default:
-			return tool_usage_error(&cmd_gc_def, "unknown option '%s'", argv[optind - 1]);
+			return tool_bad_option(&cmd_gc_def, argv, longopts);
 		}
 	}
 	if (optind != argc)
 		return tool_usage_error(&cmd_gc_def, "unexpected argument '%s'", argv[optind]);
-	if (g.json)
-		printf("[");
 	ret = ls_scan(dir, g.all ? RR_EACH_ALL_USERS : 0, gc_one, gc_run_dir, &g);
-	if (g.json)
+	if (g.json && (g.opened || !ret)) {
+		gc_open(&g);
 		printf("]\n");
-	else
+	} else if (!g.json && (!ret || g.removed || g.kept || g.failed)) {
+		/* no summary of nothing done when the directory could not be read */
 		gc_summary(&g);
+	}
 	return ret || g.failed ? EXIT_FAIL : EXIT_OK;
 }

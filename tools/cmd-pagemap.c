@@ -277,8 +277,7 @@ static int pm_parse(int argc, char **argv, struct pm_args *o)
 			tool_help(&cmd_pagemap_def);
 			return -1;
 		default:
-			return tool_usage_error(&cmd_pagemap_def, "unknown option '%s'",
-						argv[optind - 1]);
+			return tool_bad_option(&cmd_pagemap_def, argv, longopts);
 		}
 	}
 	if (optind + 1 != argc)

@@ -35,6 +35,7 @@
 #include "read/legacy.h"
 #include "read/ringfile.h"
 #include "read/sym.h"
+#include "read/trace.h"
 #include "tools/ps-stacks.h"
 #include "tools/ps-waits.h"
 #include "tools/ps-watch.h"
@@ -53,7 +54,8 @@ static const struct rip_cmd cmd_ps_def = {
 		 "\n"
 		 "Show where every thread and coroutine of a process is, from its ring file.\n"
 		 "TARGET is a pid or a ring file (the file of a dead process works too), or\n"
-		 "a trace of rip run, which keeps a copy of its program's ring file.\n"
+		 "a trace of rip run, which keeps a copy of its program's ring file (or\n"
+		 "a chunk file of that trace, read as its trace).\n"
 		 "\n"
 		 "  -t, --threads         each thread and coroutine with its recent path\n"
 		 "                        (oldest to newest) instead of groups\n"
@@ -1482,7 +1484,7 @@ static int cmd_ps(int argc, char **argv)
 	};
 	struct ps_state st;
 	struct wt_request wreq;
-	char err[RR_ERR_MAX];
+	char err[RR_ERR_MAX], ring[PATH_MAX];
 	const char *target;
 	unsigned problems = 0;
 	int c, ret, status = EXIT_OK;
@@ -1545,8 +1547,7 @@ static int cmd_ps(int argc, char **argv)
 			tool_help(&cmd_ps_def);
 			return EXIT_OK;
 		default:
-			return tool_usage_error(&cmd_ps_def, "unknown option '%s'",
-						argv[optind - 1]);
+			return tool_bad_option(&cmd_ps_def, argv, longopts);
 		}
 	}
 	if (st.o.stacks && (st.o.legacy || st.o.still_ns))
@@ -1571,7 +1572,19 @@ static int cmd_ps(int argc, char **argv)
 								     ? "which process? give a pid or "
 								       "a ring file"
 								     : "one TARGET only");
-		ret = rr_open_target(argv[optind], &st.f, err, sizeof(err));
+		target = argv[optind];
+		/* A chunk of a packed trace: the copy of the ring file beside it, as rip top. */
+		if (trace_chunk_ring(target, ring, sizeof(ring))) {
+			if (!ring[0]) {
+				tool_err("%s: a chunk away from its trace: its threads are in the "
+					 "trace's ring file (%s), which is not beside it; give the "
+					 "trace's directory",
+					 target, RR_TRACE_RING);
+				return EXIT_FAIL;
+			}
+			target = ring;
+		}
+		ret = rr_open_target(target, &st.f, err, sizeof(err));
 		if (ret == -ERANGE)
 			return tool_usage_error(&cmd_ps_def, "%s", err);
 		if (ret == -ENOENT && ps_recorder(argv[optind]))

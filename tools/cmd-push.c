@@ -362,11 +362,7 @@ static int cmd_push(int argc, char **argv)
 			tool_help(&cmd_push_def);
 			return EXIT_OK;
 		default:
-			if (optopt && strchr("palTPtSD", optopt))
-				return tool_usage_error(&cmd_push_def, "%s needs an argument",
-							argv[optind - 1]);
-			return tool_usage_error(&cmd_push_def, "unknown option '%s'",
-						argv[optind - 1]);
+			return tool_bad_option(&cmd_push_def, argv, longopts);
 		}
 	}
 	if (!url)

@@ -191,8 +191,7 @@ static int cmd_record(int argc, char **argv)
 				return ret;
 			break;
 		default:
-			return tool_usage_error(&cmd_record_def, "unknown option '%s'",
-						argv[optind - 1]);
+			return tool_bad_option(&cmd_record_def, argv, longopts);
 		}
 	}
 	if (optind + 1 != argc)

@@ -1092,7 +1092,7 @@ static int report_parse(int argc, char **argv, struct report_opts *o)
 			o->fn_only = true;
 			break;
 		default:
-			ret = opts_common(&cmd_report_def, c, argv, &o->t);
+			ret = opts_common(&cmd_report_def, c, argv, longopts, &o->t);
 			if (ret)
 				return ret;
 		}

@@ -350,8 +350,7 @@ static int cmd_snapshot(int argc, char **argv)
 			return tool_usage_error(&cmd_snapshot_def, "'%s' needs an argument",
 						argv[optind - 1]);
 		default:
-			return tool_usage_error(&cmd_snapshot_def, "unknown option '%s'",
-						argv[optind - 1]);
+			return tool_bad_option(&cmd_snapshot_def, argv, longopts);
 		}
 	}
 	if (optind + 1 != argc)

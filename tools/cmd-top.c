@@ -530,8 +530,7 @@ static int top_parse(int argc, char **argv, struct top_cli *c, const char **targ
 			tool_help(&cmd_top_def);
 			return -1;
 		default:
-			return tool_usage_error(&cmd_top_def, "unknown option '%s'",
-						argv[optind - 1]);
+			return tool_bad_option(&cmd_top_def, argv, longopts);
 		}
 	}
 	if (optind != argc - 1)

@@ -3,6 +3,7 @@
  * tools/opts.c - the options, the operands and the opening of a trace that
  * rip leaks and rip report share (see opts.h).
  */
+#include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
@@ -13,7 +14,8 @@
 #include "tools/opts.h"
 #include "tools/progress.h"
 
-int opts_common(const struct rip_cmd *cmd, int c, char **argv, struct opts *o)
+int opts_common(const struct rip_cmd *cmd, int c, char **argv, const struct option *longopts,
+		struct opts *o)
 {
 	switch (c) {
 	case 'j':
@@ -35,7 +37,7 @@ int opts_common(const struct rip_cmd *cmd, int c, char **argv, struct opts *o)
 	case OPTS_THROUGH:
 		return opts_through_arg(cmd, optarg, o->through, &o->nthrough);
 	}
-	return tool_usage_error(cmd, "unknown option or missing value: '%s'", argv[optind - 1]);
+	return tool_bad_option(cmd, argv, longopts);
 }
 
 int opts_operand(const struct rip_cmd *cmd, int argc, char **argv, struct opts *o,

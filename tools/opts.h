@@ -10,7 +10,7 @@
  *	while ((c = getopt_long(argc, argv, OPTS_SHORT "s:", longopts, NULL)) != -1)
  *		switch (c) {
  *		case 's': ...
- *		default: ret = opts_common(&cmd_def, c, argv, &o); if (ret) return ret;
+ *		default: ret = opts_common(&cmd_def, c, argv, longopts, &o); if (ret) return ret;
  *		}
  *	opts_operand(&cmd_def, argc, argv, &o, NULL);
  *	opts_open(&src, &o, "rip leaks");  the pass: lk_run(lk, src.s, ...)  opts_ran(&src);
@@ -48,12 +48,15 @@ struct opts {
 		{ "through", required_argument, NULL, OPTS_THROUGH }
 
 /*
- * Option c of getopt_long (opterr 0), when the command's own switch does
- * not take it: 0 when it is one of OPTS_LONG, taken into o; -1 after --help
- * (the command then exits 0); else the exit status of a usage error (a bad
- * value, an unknown option, a missing value), the message printed.
+ * Option c of getopt_long (opterr 0, given longopts), when the command's own
+ * switch does not take it: 0 when it is one of OPTS_LONG, taken into o; -1
+ * after --help (the command then exits 0); else the exit status of a usage
+ * error (a bad value, an unknown option, a missing value), the message
+ * printed.
  */
-int opts_common(const struct rip_cmd *cmd, int c, char **argv, struct opts *o);
+struct option;
+int opts_common(const struct rip_cmd *cmd, int c, char **argv, const struct option *longopts,
+		struct opts *o);
 
 /*
  * The one operand after the options: 0 with o->target set, or the exit

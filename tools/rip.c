@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <malloc.h>
 #include <sched.h>
 #include <stdint.h>
@@ -54,6 +55,57 @@ int tool_usage_error(const struct rip_cmd *cmd, const char *fmt, ...)
 	va_end(ap);
 	fprintf(stderr, "\nTry '%s %s --help'.\n", rip_prog, cmd->name);
 	return EXIT_USAGE;
+}
+
+int tool_bad_option(const struct rip_cmd *cmd, char *const argv[], const struct option *longopts)
+{
+	const char *arg = argv[optind - 1], *eq;
+	const struct option *o, *hit = NULL;
+	size_t len;
+	int n = 0;
+
+	if (strncmp(arg, "--", 2) || !arg[2]) {
+		/* -x: optopt is the letter, known or not; a known one here lacks its value */
+		for (o = longopts; o && o->name; o++)
+			if (optopt && o->val == optopt && o->has_arg == required_argument)
+				return tool_usage_error(cmd, "option '-%c' (--%s) needs a value",
+							optopt, o->name);
+		if (optopt > ' ' && optopt < 127)
+			return tool_usage_error(cmd, "unknown option '-%c'", optopt);
+		return tool_usage_error(cmd, "unknown option '%s'", arg);
+	}
+	eq = strchr(arg, '=');
+	len = eq ? (size_t)(eq - arg - 2) : strlen(arg + 2);
+	for (o = longopts; o && o->name; o++) {
+		if (strncmp(o->name, arg + 2, len))
+			continue;
+		if (!o->name[len]) { /* exact */
+			hit = o;
+			n = 1;
+			break;
+		}
+		hit = n++ ? hit : o;
+	}
+	if (n > 1) {
+		char names[512];
+		size_t at = 0;
+
+		names[0] = 0;
+		for (o = longopts; o->name && at < sizeof(names); o++)
+			if (!strncmp(o->name, arg + 2, len))
+				at += (size_t)snprintf(names + at, sizeof(names) - at, "%s--%s",
+						       at ? ", " : "", o->name);
+		return tool_usage_error(cmd, "option '%.*s' is ambiguous: %s", (int)(len + 2), arg,
+					names);
+	}
+	if (!hit)
+		return tool_usage_error(cmd, "unknown option '%.*s'", (int)(len + 2), arg);
+	if (eq && hit->has_arg == no_argument)
+		return tool_usage_error(cmd, "option '--%s' takes no value, not '%s'", hit->name,
+					eq + 1);
+	if (!eq && hit->has_arg == required_argument)
+		return tool_usage_error(cmd, "option '--%s' needs a value", hit->name);
+	return tool_usage_error(cmd, "unknown option '%s'", arg);
 }
 
 /*
@@ -374,6 +426,16 @@ static void usage(FILE *out)
 		rip_prog, rip_prog);
 }
 
+/* `rip help help`: the usage of help itself, as every command has one. */
+static const char help_usage[] =
+	"usage: %s help [COMMAND]\n"
+	"\n"
+	"Without COMMAND, list the commands; with one, print its usage, the same\n"
+	"text as '%s COMMAND --help'.  Its manual page is rip-COMMAND(1).\n"
+	"\n"
+	"Exit status: 0 success, 2 usage (no such command).\n"
+	"See also: '%s --help' (the commands), '%s --version'.\n";
+
 static const struct rip_cmd *find(const char *name)
 {
 	for (size_t i = 0; i < NCOMMANDS; i++)
@@ -410,9 +472,20 @@ int main(int argc, char **argv)
 			usage(stdout);
 			return EXIT_OK;
 		}
+		if (!strcmp(argv[2], "help") || !strcmp(argv[2], "--help") ||
+		    !strcmp(argv[2], "-h")) {
+			printf(help_usage, rip_prog, rip_prog, rip_prog, rip_prog);
+			return EXIT_OK;
+		}
+		if (argc > 3) {
+			tool_err("help: one command at a time, not '%s' too\n"
+				 "Try '%s help help'.",
+				 argv[3], rip_prog);
+			return EXIT_USAGE;
+		}
 		cmd = find(argv[2]);
 		if (!cmd) {
-			tool_err("no command '%s'; see '%s --help'", argv[2], rip_prog);
+			tool_err("help: no command '%s'; '%s help' lists them", argv[2], rip_prog);
 			return EXIT_USAGE;
 		}
 		tool_help(cmd);

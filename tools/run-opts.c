@@ -316,8 +316,7 @@ int runo_parse(const struct rip_cmd *cmd, int argc, char **argv, struct run_opts
 			break;
 		case '?':
 		default:
-			return tool_usage_error(cmd, "unknown option '%s'",
-						argv[optind - 1]);
+			return tool_bad_option(cmd, argv, longopts);
 		}
 	}
 	ret = relay_check(cmd, &o->relay);

@@ -37,6 +37,16 @@ int tool_usage_error(const struct rip_cmd *cmd, const char *fmt, ...)
 void tool_help(const struct rip_cmd *cmd);
 
 /*
+ * The usage error of getopt_long's '?' (opterr 0), argv[optind - 1] the
+ * option it stopped at: an option that needs a value and has none, one
+ * that takes none and was given one ("--json=1"), an abbreviation of
+ * several, or one that does not exist; longopts is the table getopt_long
+ * was given.  Returns EXIT_USAGE.
+ */
+struct option;
+int tool_bad_option(const struct rip_cmd *cmd, char *const argv[], const struct option *longopts);
+
+/*
  * Open TARGET (a pid or a ring file) for cmd: 0, else the exit status to
  * return, the message printed (a number that is no pid is a usage error).
  */

@@ -6,7 +6,7 @@
 # SECONDS each (default FUZZ_TIME, else 300), on corpora kept in DIR/NAME.
 # The first run makes the seeds (tests/fuzz/seeds.sh, into DIR/seeds); every
 # run also replays tests/fuzz/regress/NAME/, inputs that once found a bug.
-# A crash, a hang (an input that takes over 20 s), a leak or any sanitizer
+# A crash, a hang (an input that takes over 60 s), a leak or any sanitizer
 # report fails the run, whatever libFuzzer's exit status: its output is
 # searched for the reports too.  The input that failed is kept as
 # DIR/artifacts/NAME-crash-... and the end of the report printed.  One line

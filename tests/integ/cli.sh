@@ -1,40 +1,127 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
 #
-# Description: the rip command line.  Help exits 0 and goes to stdout; an
-# unknown command or option, `rip --version` with an argument (it was
-# accepted silently), and `rip ps` without a target, exit 2 and say
-# what to try; `rip ps` on a pid without a ring exits 1 with a message.
-# `rip ls` tells a live, a cleanly exited and a killed program apart; `rip
-# gc` removes the files of the two dead ones only.  `rip ps --still=1s PID`
-# marks a blocked thread still and a thread that keeps snapping not still.
-# The --json outputs of ps, ls and gc parse as JSON.
+# Description: the rip command line.  Help exits 0 and goes to stdout (`rip
+# help help` too: help's own usage; each says what its exit status means,
+# and lists the options its manual page's OPTIONS has entries for and its
+# synopsis names); an unknown command or option, `rip help` of no command or
+# of two, `rip --version` with an argument (it was accepted silently), and
+# `rip ps` without a target, exit 2 and say what to try; an
+# option without its value, with a value it does not take, or abbreviated to
+# several, says so; `rip ps` on a pid without a ring exits 1 with a message.
+# A directory that is not a trace is named so.  `rip ls` and `rip gc` exit 1
+# and name RIP_DIR when it is missing or not a directory (they print no
+# table or summary then, nor with such a --dir).  `rip ls` tells a live, a
+# cleanly exited and a killed program apart; `rip gc` removes the files of
+# the two dead ones only.  `rip ps --still=1s PID` marks a blocked thread
+# still and a thread that keeps snapping not still.  The --json outputs of
+# ps, ls and gc parse as JSON.  `rip ps PID` of a process that exec'd reads
+# its last image's file.
 . tests/data/common.sh
 prog=$BUILD/tests/integ/snapper
-need_bin "$prog" "$RIP"
+need_bin "$prog" "$RIP" "$BUILD/tests/integ/exec_chain" "$BUILD/librip.so"
 need_cmd python3
 json_ok() { python3 -c 'import json,sys; json.load(sys.stdin)' <"$1"; }
 
-for args in "--help" "help" "help ps" "help ls" "help gc" "ps --help" "ls --help" "gc --help" \
+for args in "--help" "help" "help help" "help ps" "help ls" "help gc" "ps --help" "ls --help" "gc --help" \
 	"ps -h" "--version"; do
 	# shellcheck disable=SC2086
 	expect_status 0 "rip $args" "$RIP" $args
 	[ -s "$TEST_TMP/out" ] || fail "rip $args prints nothing on stdout"
 done
 "$RIP" help ps | grep -q '^usage: rip ps' || fail "rip help ps: no usage line"
+"$RIP" help help | grep -q '^usage: rip help \[COMMAND\]' || fail "rip help help: no usage line"
 "$RIP" --help | grep -q ' ps ' || fail "rip --help does not list ps"
+# every option a command's usage lists is an entry of its manual page's
+# OPTIONS, and every entry there an option of the usage
+for c in $("$RIP" --help | awk '/^commands:/ { on = 1; next } on && /^  [a-z]/ { print $1 }'); do
+	case $c in help) continue ;; disable) page=man/rip-enable.1 ;; *) page=man/rip-$c.1 ;; esac
+	"$RIP" "$c" --help | grep -oE -- '^ {2,8}(-[a-zA-Z0-9], )?--[a-z][a-z0-9-]+' |
+		grep -oE -- '--[a-z][a-z0-9-]+' | sort -u >"$TEST_TMP/usage"
+	awk '/^\.SH OPTIONS/ { on = 1 } /^\.SH [^O]/ { on = 0 } on && /^\.TP/ { getline; print }' \
+		"$page" | sed 's/\\-/-/g' | grep -oE -- '--[a-z][a-z0-9-]+' | sort -u >"$TEST_TMP/page"
+	missing=$(comm -23 "$TEST_TMP/usage" "$TEST_TMP/page" | tr '\n' ' ')
+	extra=$(comm -13 "$TEST_TMP/usage" "$TEST_TMP/page" | tr '\n' ' ')
+	[ -z "$missing" ] || fail "rip $c --help lists $missing; $page has no entry for it"
+	# and its synopsis names each (by its long or its short name), --help aside
+	awk '/^\.SH SYNOPSIS/ { on = 1; next } /^\.SH/ { on = 0 } on' "$page" | sed 's/\\-/-/g' \
+		>"$TEST_TMP/synopsis"
+	"$RIP" "$c" --help | grep -oE -- '^ {2,8}(-[a-zA-Z0-9], )?--[a-z][a-z0-9-]+' |
+		sed 's/^ *//; s/,//' | while read -r short long; do
+		[ -n "$long" ] || { long=$short; short=@; }
+		[ "$long" = --help ] && continue
+		grep -qE -- "(^|[ \"])($long|$short)([ =\"]|\$)" "$TEST_TMP/synopsis" ||
+			echo "$page: the synopsis does not name $long"
+	done >"$TEST_TMP/syn-missing"
+	[ -s "$TEST_TMP/syn-missing" ] && fail "$(cat "$TEST_TMP/syn-missing")"
+	# disable's page is enable's: its options are enable's
+	[ -z "$extra" ] || [ "$c" = disable ] ||
+		fail "$page has entries for $extra; rip $c --help lists no such option"
+done
+# every command's usage ends with what its exit status says
+for c in $("$RIP" --help | awk '/^commands:/ { on = 1; next } on && /^  [a-z]/ { print $1 }'); do
+	[ "$c" = help ] && continue
+	"$RIP" "$c" --help | grep -q '^Exit status: ' || fail "rip $c --help: no exit status"
+done
 for args in "" "nosuch" "help nosuch" "ps --nosuch 1" "ls --nosuch" "gc --nosuch" "ps" \
-	"ps 1 2" "ps --still=soon 1" "ls extra" "--version extra" "version extra"; do
+	"ps 1 2" "ps --still=soon 1" "ls extra" "--version extra" "version extra" "help ps ls"; do
 	# shellcheck disable=SC2086
 	expect_status 2 "rip $args" "$RIP" $args
 	[ -s "$TEST_TMP/err" ] || fail "rip $args: no message on stderr"
 done
+# A bad option says what is wrong with it: a missing value is not an unknown option.
+while IFS="|" read -r args msg; do
+	# shellcheck disable=SC2086
+	expect_status 2 "rip $args" "$RIP" $args
+	grep -qF -- "$msg" "$TEST_TMP/err" || fail "rip $args: message: $(cat "$TEST_TMP/err")"
+done <<'EOF'
+ls --dir|option '--dir' needs a value
+gc -d|option '-d' (--dir) needs a value
+ps --still|option '--still' needs a value
+leaks x --top|option '--top' needs a value
+report --sort|option '--sort' needs a value
+export --format|option '--format' needs a value
+run -o|option '-o' (--output) needs a value
+ps --json=1 1|option '--json' takes no value, not '1'
+ps --st 1|option '--st' is ambiguous: --still, --stacks
+ps -x 1|unknown option '-x'
+dump --nosuch|unknown option '--nosuch'
+EOF
+expect_status 2 "rip help nosuch" "$RIP" help nosuch
+grep -q "no command 'nosuch'; 'rip help' lists them" "$TEST_TMP/err" ||
+	fail "rip help nosuch: message: $(cat "$TEST_TMP/err")"
 expect_status 2 "rip ps (no target)" "$RIP" ps
 grep -q 'pid or a ring file' "$TEST_TMP/err" || fail "rip ps: message: $(cat "$TEST_TMP/err")"
 grep -q "Try 'rip ps --help'" "$TEST_TMP/err" || fail "rip ps: no hint to --help"
 expect_status 1 "rip ps 999999999" "$RIP" ps 999999999
 grep -q 'no ring file for pid 999999999' "$TEST_TMP/err" ||
 	fail "rip ps 999999999: message: $(cat "$TEST_TMP/err")"
+
+# A directory that is no trace is said to be so, by the readers of traces too.
+mkdir -p "$TEST_TMP/notrace"
+for c in ps dump leaks; do
+	expect_status 1 "rip $c DIR (no trace)" "$RIP" $c "$TEST_TMP/notrace"
+	grep -q "notrace: not a trace: a directory without metadata" "$TEST_TMP/err" ||
+		fail "rip $c DIR (no trace): message: $(cat "$TEST_TMP/err")"
+done
+
+# RIP_DIR names the one directory: missing or not a directory, ls and gc say so.
+: >"$TEST_TMP/file"
+for d in "$TEST_TMP/nosuch" "$TEST_TMP/file"; do
+	for c in ls gc; do
+		expect_status 1 "RIP_DIR=$d rip $c" env RIP_DIR="$d" "$RIP" $c
+		grep -q "RIP_DIR=$d: " "$TEST_TMP/err" ||
+			fail "RIP_DIR=$d rip $c: message: $(cat "$TEST_TMP/err")"
+	done
+	for c in ls gc; do
+		for j in "" --json; do
+			# shellcheck disable=SC2086 # no option: no word
+			expect_status 1 "rip $c $j --dir $d" "$RIP" $c $j --dir "$d"
+			[ -s "$TEST_TMP/out" ] &&
+				fail "rip $c $j --dir $d: output besides the error: $(cat "$TEST_TMP/out")"
+		done
+	done
+done
 
 # Three programs: one alive, one that exited, one killed.
 export RIP_DIR="$TEST_TMP/rings"
@@ -101,4 +188,17 @@ esac
 expect_status 0 "rip gc (nothing to do)" "$RIP" gc
 grep -q '^0 removed, 1 kept' "$TEST_TMP/out" || fail "rip gc: $(cat "$TEST_TMP/out")"
 t_kill "$alive"
+
+# A process that exec'd leaves a file per image: rip ps PID reads the last.
+export RIP_DIR="$TEST_TMP/exec"
+mkdir -p "$RIP_DIR"
+RIP_RING=1 LD_PRELOAD="$PWD/$BUILD/librip.so" "$BUILD/tests/integ/exec_chain" stage1 ||
+	die "exec_chain stage1 failed"
+set -- "$RIP_DIR"/rip-*.ring
+[ $# = 2 ] || die "want 2 ring files, one per image: $*"
+pid=${1#"$RIP_DIR"/rip-}
+pid=${pid%%-*}
+expect_status 0 "rip ps PID (exec'd)" "$RIP" ps "$pid"
+head -n 1 "$TEST_TMP/out" | grep -q "exited, ring .*/rip-$pid-[0-9]*\.1\.ring" ||
+	fail "rip ps $pid does not read the second image's file: $(head -n 1 "$TEST_TMP/out")"
 t_done

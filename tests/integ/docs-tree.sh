@@ -12,7 +12,10 @@
 # of the prefixes of its row.  A file added to a copy of the tree, a name of
 # a file that is gone and a function of another prefix, each planted, fail
 # the check (so the check itself can fail).  tests/ are not listed file by
-# file: each test says what it checks in its Description.
+# file: each test says what it checks in its Description.  Every RIP_*
+# variable the code reads (getenv, or a *_ENV macro) is named in a manual
+# page; doc/hacking.md names every directory of the tree and of tests/, and
+# no directory that is not there.
 . tests/data/common.sh
 
 # sources ROOT: the source files the README's layout must name, one a line, from ROOT
@@ -223,6 +226,26 @@ check() {
 	}' "$root/doc/hacking.md" || bad=1
 	return $bad
 }
+
+# doc/hacking.md names every directory of the tree (and of tests/), and each it names is there
+for d in */ .ci/ tests/*/; do
+	case $d in build/) continue ;; esac
+	[ "${d#tests/}" = "$d" ] && want="\`$d\`" || want="\`${d#tests/}\`"
+	grep -qF -- "$want" doc/hacking.md || fail "doc/hacking.md does not name the directory $d"
+done
+grep -oE '`[a-z.][a-z]*/`' doc/hacking.md | tr -d '`' | sort -u | while read -r d; do
+	[ -d "$d" ] || [ -d "tests/$d" ] || [ -d "tests/fuzz/$d" ] || [ "$d" = build/ ] ||
+		echo "doc/hacking.md names the directory $d, which is not there"
+done >"$TEST_TMP/dirs"
+[ -s "$TEST_TMP/dirs" ] && fail "$(cat "$TEST_TMP/dirs")"
+
+# every RIP_* variable the code reads is in a manual page, not only in doc/design.md
+grep -rhoE '(getenv\("|_ENV +")RIP_[A-Z0-9_]+"' lib preload read record analysis tools include \
+	modules | grep -oE 'RIP_[A-Z0-9_]+' | sort -u >"$TEST_TMP/envs"
+[ -s "$TEST_TMP/envs" ] || die "no getenv(\"RIP_...\") found"
+while read -r v; do
+	grep -qw "$v" man/* || fail "$v is read by the code but named in no manual page (man/)"
+done <"$TEST_TMP/envs"
 
 check "$PWD" >"$TEST_TMP/found" || fail "the guides do not match the tree:
 $(cat "$TEST_TMP/found")"

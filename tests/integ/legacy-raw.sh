@@ -8,7 +8,8 @@
 # writes a file with addresses of those functions (from nm): a short ring,
 # rings wrapped 300 and 258 times (counters past 255), a full one and two
 # exited ones.  Every slot must show the right functions in order and the
-# exited ones as exited (with --all only).  Files whose size is not a whole
+# exited ones as exited (with --all only); a name's control bytes are
+# printed as '?'.  Files whose size is not a whole
 # number of slots: exit 1 and a clear message.
 . tests/data/common.sh
 need_bin "$RIP" "$RIP_ASAN"
@@ -53,6 +54,21 @@ asan_run ps --legacy "$raw" --exe "$exe" --threads --all -v
 [ "$asan_rc" = 0 ] || fail "rip (asan) ps --legacy --threads: exit $asan_rc"
 grep -q '^thread  *gone  *tid 20  *exited' "$TEST_TMP/asan.out" ||
 	fail "--threads --all: gone not exited: $(cat "$TEST_TMP/asan.out")"
+
+# A name with control bytes (an escape sequence, a bell) is printed with
+# them made '?', as a ring file's names are: never raw to the terminal.
+cp "$raw" "$TEST_TMP/ctl.ring"
+printf 'a\033[2J\007' | dd of="$TEST_TMP/ctl.ring" bs=1 seek=$((3 * 320)) conv=notrunc 2>/dev/null ||
+	die "dd"
+for fmt in "" --json; do
+	# shellcheck disable=SC2086 # no format: no word
+	expect_status 0 "rip ps --legacy --threads $fmt (control bytes)" \
+		"$RIP" ps --legacy "$TEST_TMP/ctl.ring" --exe "$exe" --threads $fmt
+	LC_ALL=C grep -q "$(printf '[\033\007]')" "$TEST_TMP/out" &&
+		fail "rip ps --legacy $fmt: a name's control bytes printed raw"
+	grep -q 'a?\[2J?' "$TEST_TMP/out" ||
+		fail "rip ps --legacy $fmt: the name not made printable: $(cat "$TEST_TMP/out")"
+done
 
 # Garbage sizes and usage errors.
 head -c 321 "$raw" >"$TEST_TMP/odd.ring"
