@@ -117,6 +117,10 @@ def fname(f):
 simple = lambda f: re.sub(r"\(.*\)$", "", f or "")
 def stk(g, full=False):
     return tuple((fname(f) if full else simple(fname(f))) for f in g["stack"] or [])
+# as go tool pprof -traces prints a stack: an inlined frame's name ends in " (inline)"
+def stk_traces(g):
+    return tuple(simple(fname(f)) + (" (inline)" if f.get("inlined") else "")
+                 for f in g["stack"] or [])
 
 # go tool pprof -top: flat per leaf function and the total, bytes and blocks
 def top(path):
@@ -156,7 +160,7 @@ for p in ("heap", "leaks"):
         if total != r["totals"]["mem"][key]:
             no(p, idx, "-top total", total, "rip leaks says", r["totals"]["mem"][key])
         tr = traces("%s/%s.%s.traces" % (tmp, p, idx))
-        want_tr = sorted((stk(g), g[key]) for g in mem if g[key])
+        want_tr = sorted((stk_traces(g), g[key]) for g in mem if g[key])
         if tr != want_tr:
             no(p, idx, "-traces", tr, "rip leaks says", want_tr)
     # the decoder: full names, and the (function, count, bytes) of every leaking stack
