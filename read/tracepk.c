@@ -122,7 +122,13 @@ struct trace_pk {
 	bool full; /* ... or for an entry to decode into (every one busy, pinned or held) */
 	uint32_t rwait; /* the reader waits on cv (for a block being decoded, or an entry) */
 	uint32_t want;
-	uint32_t untaken;	   /* every block below it was decoded once (tpk_fill) */
+	/*
+	 * The blocks in the order a merge first asks for them (tpk_order):
+	 * order[i] is the i-th, rank[b] is b's place in it.  "Ahead" and
+	 * "after" below are in this order, not in the blocks' own.
+	 */
+	uint32_t *order, *rank;
+	uint32_t untaken; /* every block before it in order was decoded once (tpk_fill) */
 	/* entries that hold (or are decoding) a block none of whose packets was asked for yet */
 	uint32_t unasked;
 	/*
@@ -408,9 +414,54 @@ static void tpk_free(struct trace_pk *pk)
 		free(pk->st[i].v);
 	tpk_rd_free(&pk->rd);
 	free(pk->firsts);
+	free(pk->order);
+	free(pk->rank);
 	free(pk->st);
 	free(pk->blocks);
 	free(pk);
+}
+
+/* qsort_r's: blocks (numbers into bl) by ts_min, then by number */
+static int tpk_by_ts(const void *a, const void *b, void *bl)
+{
+	const struct tpk_block *v = bl;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	uint64_t tx = v[x].ts_min, ty = v[y].ts_min;
+
+	return tx != ty ? (tx < ty ? -1 : 1) : (x > y) - (x < y);
+}
+
+/*
+ * pk->order and pk->rank: the blocks by their earliest packet's begin
+ * (ts_min), which is when a merge first asks for each (read/evsource.c's
+ * evs_defer puts a stream that needs its next packet in the heap at the
+ * time of that packet's block): the order the worker decodes them in.
+ * Where the recorder took a packet long after it began (a thread given
+ * little CPU), its block comes early in that order: at 60 threads the
+ * merge asked for block 14 right after block 7, and a worker that decoded
+ * the blocks after 7 by number decoded blocks wanted later, held them,
+ * and left the reader to decode 14, 11, 13 and 12 itself.  A trace with a
+ * block whose ts_min is not known (0: no packet with a time, or a header
+ * not read) keeps the blocks' own order.  0 or -ENOMEM.
+ */
+static int tpk_order(struct trace_pk *pk, char *err, size_t errlen)
+{
+	size_t n = pk->nblocks ? pk->nblocks : 1;
+	bool known = true;
+
+	pk->order = malloc(n * sizeof(*pk->order));
+	pk->rank = malloc(n * sizeof(*pk->rank));
+	if (!pk->order || !pk->rank)
+		return rr_fail(err, errlen, -ENOMEM, "out of memory");
+	for (uint32_t b = 0; b < pk->nblocks; b++) {
+		pk->order[b] = b;
+		known &= pk->blocks[b].ts_min != 0;
+	}
+	if (known && pk->nblocks > 1)
+		qsort_r(pk->order, pk->nblocks, sizeof(*pk->order), tpk_by_ts, pk->blocks);
+	for (uint32_t i = 0; i < pk->nblocks; i++)
+		pk->rank[pk->order[i]] = i;
+	return 0;
 }
 
 /* pk->firsts, from the streams' lists.  0 or -ENOMEM. */
@@ -487,6 +538,8 @@ int trace_pk_open(struct trace_r *r, char *err, size_t errlen)
 	}
 	if (!ret)
 		ret = tpk_firsts(pk, err, errlen);
+	if (!ret)
+		ret = tpk_order(pk, err, errlen);
 	if (ret) {
 		tpk_free(pk);
 		return ret;
@@ -754,6 +807,12 @@ static int tpk_load(struct trace_r *r, struct tpk_rd *rd, uint32_t b, struct tpk
 	return 0;
 }
 
+/* Is block c within span blocks after block b (or b itself), in pk->order? */
+static bool tpk_near(const struct trace_pk *pk, uint32_t b, uint32_t c, uint32_t span)
+{
+	return pk->rank[c] - pk->rank[b] <= span; /* before b: wraps, far */
+}
+
 /* With mu: how many of the blocks after b the worker decodes ahead are decoded or being so. */
 static uint32_t tpk_nahead(const struct trace_pk *pk, uint32_t b)
 {
@@ -762,8 +821,8 @@ static uint32_t tpk_nahead(const struct trace_pk *pk, uint32_t b)
 	for (uint32_t i = 0; i < TPK_CACHE_MAX; i++) {
 		const struct tpk_cached *c = &pk->cache[i];
 
-		if ((c->state == TPK_VALID || c->state == TPK_BUSY) && c->block > b &&
-		    c->block - b <= TPK_AHEAD)
+		if ((c->state == TPK_VALID || c->state == TPK_BUSY) && c->block != b &&
+		    tpk_near(pk, b, c->block, TPK_AHEAD))
 			n++;
 	}
 	return n;
@@ -774,17 +833,17 @@ static uint32_t tpk_nahead(const struct trace_pk *pk, uint32_t b)
  * holds memory but no block, else a block whose packets have all been
  * asked for (a reader that goes through the trace once needs it no more),
  * else one never used while under the budget, else the least recently
- * used block but the reader's and keep's.  Memory used again is memory
+ * used block but the reader's and keep's (keep and the span blocks after
+ * it).  Memory used again is memory
  * the kernel need not clear: fresh pages were a sixth of a read's time.
- * For a block decoded ahead of keep_lo (ahead), an entry never used is
+ * For a block decoded ahead of keep (ahead), an entry never used is
  * taken only while fewer than TPK_AHEAD_FRESH blocks are ahead already,
  * and past that no block but a done one: one stream read through took six
  * entries of 4 MiB, five with this (taking the least recently used block
  * instead had blocks decoded twice at 60 threads).
  * With mu.
  */
-static struct tpk_cached *tpk_victim(struct trace_pk *pk, uint32_t keep_lo, uint32_t keep_hi,
-				     bool ahead)
+static struct tpk_cached *tpk_victim(struct trace_pk *pk, uint32_t keep, uint32_t span, bool ahead)
 {
 	struct tpk_cached *lru = NULL, *spare = NULL, *fresh = NULL, *done = NULL;
 
@@ -792,8 +851,7 @@ static struct tpk_cached *tpk_victim(struct trace_pk *pk, uint32_t keep_lo, uint
 		struct tpk_cached *c = &pk->cache[i];
 
 		if (c->state == TPK_VALID) {
-			if (c == pk->pinned || c->holds ||
-			    (c->block >= keep_lo && c->block <= keep_hi))
+			if (c == pk->pinned || c->holds || tpk_near(pk, keep, c->block, span))
 				continue;
 			if (!lru || c->used < lru->used)
 				lru = c;
@@ -810,7 +868,7 @@ static struct tpk_cached *tpk_victim(struct trace_pk *pk, uint32_t keep_lo, uint
 		return spare;
 	if (done)
 		return done;
-	if (fresh && ahead && tpk_nahead(pk, keep_lo) >= TPK_AHEAD_FRESH)
+	if (fresh && ahead && tpk_nahead(pk, keep) >= TPK_AHEAD_FRESH)
 		return NULL; /* nor a block that may be wanted again: wait for one done */
 	if (fresh && (pk->cached < TPK_CACHE_BYTES || !lru))
 		return fresh;
@@ -855,7 +913,7 @@ static int tpk_fill(struct trace_r *r, struct tpk_rd *rd, struct tpk_cached *c, 
 	 */
 	__atomic_store_n(&c->b.done, 0, __ATOMIC_RELAXED);
 	pk->blocks[b].taken = true;
-	while (pk->untaken < pk->nblocks && pk->blocks[pk->untaken].taken)
+	while (pk->untaken < pk->nblocks && pk->blocks[pk->order[pk->untaken]].taken)
 		pk->untaken++;
 	pthread_mutex_unlock(&pk->mu);
 	ret = tpk_load(r, rd, b, c, err, errlen);
@@ -877,13 +935,16 @@ static int tpk_fill(struct trace_r *r, struct tpk_rd *rd, struct tpk_cached *c, 
 	return ret;
 }
 
-/* With mu: the first of the blocks after b the worker decodes ahead that nobody holds, or 0. */
+/*
+ * With mu: the first of the blocks after b the worker decodes ahead that
+ * no entry has, or nblocks: none.
+ */
 static uint32_t tpk_ahead(struct trace_pk *pk, uint32_t b)
 {
-	for (uint32_t k = 1; k <= TPK_AHEAD && b + k < pk->nblocks; k++)
-		if (!tpk_find(pk, b + k))
-			return b + k;
-	return 0;
+	for (uint32_t k = pk->rank[b] + 1; k <= pk->rank[b] + TPK_AHEAD && k < pk->nblocks; k++)
+		if (!tpk_find(pk, pk->order[k]))
+			return pk->order[k];
+	return (uint32_t)pk->nblocks;
 }
 
 /*
@@ -916,7 +977,7 @@ static void *tpk_worker(void *arg)
 		bool any = b < pk->nblocks;
 
 		if (any) /* the merge's first packets, wanted now */
-			c = tpk_victim(pk, b, b, false);
+			c = tpk_victim(pk, b, 0, false);
 		/*
 		 * Never more than TPK_AHEAD blocks decoded that the reader has not
 		 * come to yet: a worker faster than the reader went on through the
@@ -925,7 +986,7 @@ static void *tpk_worker(void *arg)
 		 */
 		if (!any && pk->unasked < TPK_AHEAD) {
 			b = tpk_ahead(pk, lo);
-			any = b != 0;
+			any = b < pk->nblocks;
 			/*
 			 * The blocks after the reader's all there: the first block
 			 * never decoded yet, which a merge of many streams (whose
@@ -938,13 +999,13 @@ static void *tpk_worker(void *arg)
 			 * worker waited while the reader decoded it and took its
 			 * fresh pages (20 ms of a read at 60 threads).
 			 */
-			if (!b && pk->untaken < pk->nblocks) {
-				lo = pk->untaken ? pk->untaken - 1 : 0;
-				b = pk->untaken;
+			if (!any && pk->untaken < pk->nblocks) {
+				lo = pk->order[pk->untaken ? pk->untaken - 1 : 0];
+				b = pk->order[pk->untaken];
 				any = true;
 			}
 			if (any)
-				c = tpk_victim(pk, lo, lo + TPK_AHEAD, true);
+				c = tpk_victim(pk, lo, TPK_AHEAD, true);
 		}
 		if (!c) {
 			pk->idle = true;
@@ -1010,12 +1071,8 @@ static uint32_t tpk_meanwhile(struct trace_pk *pk, uint32_t b, const struct tpk_
 	*first = f < pk->nblocks;
 	if (*first)
 		return f;
-	for (k = b + 1; k <= b + TPK_AHEAD && k < pk->nblocks; k++)
-		if (!tpk_find(pk, k))
-			break;
-	if (k > b + TPK_AHEAD || k >= pk->nblocks)
-		return (uint32_t)pk->nblocks;
-	if (pk->primed >= pk->nfirsts)
+	k = tpk_ahead(pk, b);
+	if (k >= pk->nblocks || pk->primed >= pk->nfirsts)
 		return k;
 	if (pk->unasked >= TPK_AHEAD)
 		return (uint32_t)pk->nblocks; /* first blocks held back (tpk_first): no more */
@@ -1102,8 +1159,8 @@ static struct pk_block *tpk_block(struct trace_r *r, uint32_t b, uint32_t idx, b
 	 */
 	if (b != pk->want || !pk->clock) {
 		pk->want = b;
-		if (!pk->clock || (pk->idle && pk->unasked < TPK_AHEAD &&
-				   tpk_ahead(pk, b)))
+		if (!pk->clock ||
+		    (pk->idle && pk->unasked < TPK_AHEAD && tpk_ahead(pk, b) < pk->nblocks))
 			pthread_cond_broadcast(&pk->cv); /* pairs with the worker's wait */
 	}
 	for (;;) {
@@ -1120,8 +1177,8 @@ static struct pk_block *tpk_block(struct trace_r *r, uint32_t b, uint32_t idx, b
 				break;
 			k = tpk_meanwhile(pk, b, c, &first);
 			if (k < pk->nblocks) /* a first block is wanted now: not decoded ahead */
-				n = first ? tpk_victim(pk, k, k, false)
-					  : tpk_victim(pk, b, b + TPK_AHEAD, true);
+				n = first ? tpk_victim(pk, k, 0, false) :
+					    tpk_victim(pk, b, TPK_AHEAD, true);
 			if (n) {
 				char why[RR_ERR_MAX];
 
@@ -1141,7 +1198,7 @@ static struct pk_block *tpk_block(struct trace_r *r, uint32_t b, uint32_t idx, b
 			stalled = false;
 			continue;
 		}
-		c = tpk_victim(pk, b, b, false);
+		c = tpk_victim(pk, b, 0, false);
 		if (!c) { /* every entry busy or pinned: wait for the worker */
 			pk->rwait++;
 			/* pairs with tpk_fill's and trace_r_packet_release's broadcasts */
