@@ -380,11 +380,12 @@ void __rip_events_fork_lock(void)
 }
 
 /*
- * In a forked child: the packet a thread that does not exist here left open
- * in ring i holds its events in the parent, before the fork (a consumer
- * takes an open packet too, at the end): emptied, closed and counted
- * written, so that the child's trace starts at the fork for that ring too.
- * Only this thread exists here.
+ * In a forked child whose file has the parent's packets (not sparse: all
+ * copied): the packet a thread that does not exist here left open in ring
+ * i holds its events in the parent, before the fork (a consumer takes an
+ * open packet too, at the end): emptied, closed and counted written, so
+ * that the child's trace starts at the fork for that ring too.  Only this
+ * thread exists here.
  */
 static void rip_packet_drop_open(struct rip_file_hdr *h, uint32_t i)
 {
@@ -429,11 +430,17 @@ void __rip_events_fork_child(struct rip_file_hdr *h, struct rip_self *me)
 
 		if (me->ev.ring == i + 1)
 			continue;
-		/* The parent's history is not the child's: its trace starts at the fork. */
-		rip_packet_drop_open(h, i);
-		rip_evring_consume(r, r->written);
-		r->discarded = 0;
-		r->owner = 0;
+		/*
+		 * The parent's history is not the child's: its trace starts at
+		 * the fork.  The ring's packets were not copied to a sparse file
+		 * (ring.c's rip_copy_rings): it starts again as a ring never
+		 * written, whose packets are backed as its first turn opens them
+		 * (rip_packet_open); a file backed whole has them, and the one
+		 * left open goes first.
+		 */
+		if (!__rip_proc.sparse)
+			rip_packet_drop_open(h, i);
+		memset(r, 0, sizeof(*r));
 		__rip_fifo_push(q, i);
 	}
 	if (me->ev.ring && me->ev.ring <= h->ev_rings) {

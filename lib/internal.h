@@ -63,6 +63,7 @@ struct rip_proc {
 	bool scan_pending;     /* opened early: rip_auto_open scans the module map */
 	bool sparse;	       /* the file is backed as it is used: __rip_commit before use */
 	uint64_t slots_backed; /* struct rip_fifo.backed of the slots' queue */
+	uint32_t slot_holes;   /* a forked child's slots below it may be holes: backed when taken */
 	uint64_t rings_backed; /* ... and of the event rings' queue (events.c) */
 	size_t page;	       /* the page size */
 };

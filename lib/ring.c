@@ -345,8 +345,15 @@ int __rip_slot_take(struct rip_file_hdr *h, uint32_t *out)
 			goto out_index;
 		}
 	}
-	if (__rip_fifo_pop(__rip_fifo_slots(h), out) == 0)
+	if (__rip_fifo_pop(__rip_fifo_slots(h), out) == 0) {
+		/* A slot free at a fork is a hole of the child's file (rip_atfork_child): back it. */
+		if (*out < __rip_proc.slot_holes &&
+		    __rip_commit(h, h->slot_off + ((uint64_t)*out << RIP_SLOT_SHIFT),
+				 RIP_SLOT_SIZE))
+			goto out_lost;
 		goto out_index;
+	}
+out_lost:
 	__atomic_fetch_add(&h->overflow, 1, __ATOMIC_RELAXED);
 	return -ENOSPC;
 
@@ -1455,22 +1462,106 @@ static void rip_sort_by_exit(const struct rip_file_hdr *h, uint32_t *v, uint32_t
 }
 
 /*
+ * The slots the free FIFO holds at a fork, which the child does not copy: a
+ * fork child (the system calls only) reads the queue's cells, not the slots.
+ */
+struct rip_free_slots {
+	uint8_t *map;	 /* a bit a slot of [0, used): in the queue; NULL: none known */
+	uint32_t *order; /* those slots, in the queue's order (the oldest exit first) */
+	uint32_t n;
+	size_t bytes; /* of the mapping map and order lie in */
+};
+
+/*
+ * Fill f from h's queue, for slots [0, used).  The parent goes on taking and
+ * freeing slots while the child reads: a cell whose sequence number is not
+ * that of a full cell at its place is passed over (its slot is then copied,
+ * as one in use).  No memory, or a queue caught moving or corrupted: none
+ * known, every slot is copied.
+ */
+static void rip_free_slots_get(struct rip_file_hdr *h, uint32_t used, struct rip_free_slots *f)
+{
+	const struct rip_fifo_cell *cells =
+		(const struct rip_fifo_cell *)((const char *)h + h->fifo_off);
+	uint64_t head = __atomic_load_n(&h->fifo_head, __ATOMIC_RELAXED);
+	uint64_t tail = __atomic_load_n(&h->fifo_tail, __ATOMIC_RELAXED);
+	size_t bits = (((size_t)used + 7) / 8 + 3) & ~(size_t)3;
+	void *m;
+
+	*f = (struct rip_free_slots){ 0 };
+	if (!used || !h->slot_count || tail == head || tail - head > h->slot_count)
+		return;
+	f->bytes = bits + (size_t)used * sizeof(*f->order);
+	m = (void *)syscall(SYS_mmap, NULL, f->bytes, PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		return;
+	f->map = m;
+	f->order = (uint32_t *)((char *)m + bits);
+	for (uint64_t pos = head; pos != tail; pos++) {
+		uint64_t i = pos % h->slot_count;
+		/* Relaxed: the parent's pushes and pops are not waited for (see above). */
+		uint64_t seq = __atomic_load_n(&cells[i].seq, __ATOMIC_RELAXED) + i;
+		uint64_t slot = __atomic_load_n(&cells[i].slot, __ATOMIC_RELAXED);
+
+		if (seq != pos + 1 || slot >= used || (f->map[slot / 8] & (1u << (slot % 8))))
+			continue;
+		f->map[slot / 8] |= (uint8_t)(1u << (slot % 8));
+		f->order[f->n++] = (uint32_t)slot;
+	}
+}
+
+static void rip_free_slots_put(struct rip_free_slots *f)
+{
+	if (f->map)
+		syscall(SYS_munmap, f->map, f->bytes);
+	*f = (struct rip_free_slots){ 0 };
+}
+
+/* Is slot i one of f's? */
+static bool rip_slot_free_at_fork(const struct rip_free_slots *f, uint32_t i)
+{
+	return f->map && (f->map[i / 8] & (1u << (i % 8)));
+}
+
+/* Copy the header and the slots in use of from to to (one of them packed: rip_child_untraced). */
+static void rip_slots_copy(char *to, const char *from, uint32_t used,
+			   const struct rip_free_slots *f, bool pack_to)
+{
+	size_t at = RIP_SLOTS_OFFSET;
+
+	memcpy(to, from, RIP_SLOTS_OFFSET);
+	for (uint32_t i = 0; i < used; i++) {
+		size_t place = RIP_SLOTS_OFFSET + (size_t)i * RIP_SLOT_SIZE;
+
+		if (rip_slot_free_at_fork(f, i))
+			continue;
+		memcpy(to + (pack_to ? at : place), from + (pack_to ? place : at), RIP_SLOT_SIZE);
+		at += RIP_SLOT_SIZE;
+	}
+}
+
+/*
  * In the child: the free queue was copied while the parent's threads used
  * it, so its head, tail and cells may disagree.  Only this thread exists
- * here: empty it and give it back every exited slot, oldest exit first.
- * The buffer comes from the system call itself (no hook sees it).
+ * here: empty it and give it back every slot free at the fork (f: the
+ * parent's queue as it was, oldest exit first, left out of the copy) and
+ * then every other exited slot, oldest exit first.  The buffer comes from
+ * the system call itself (no hook sees it).
  */
-static void rip_fifo_rebuild(struct rip_file_hdr *h, uint32_t used)
+static void rip_fifo_rebuild(struct rip_file_hdr *h, uint32_t used, const struct rip_free_slots *f)
 {
 	struct rip_fifo q = __rip_fifo_slots(h);
 	size_t bytes = (size_t)(used ? used : 1) * sizeof(uint32_t);
 	uint32_t *v, n = 0;
 
 	__rip_fifo_reset(q);
+	for (uint32_t i = 0; i < f->n; i++)
+		__rip_fifo_push(q, f->order[i]);
 	v = (uint32_t *)syscall(SYS_mmap, NULL, bytes, PROT_READ | PROT_WRITE,
 				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	for (uint32_t i = 0; i < used; i++) {
-		if (rip_slot_at(h, i)->state != RIP_SLOT_EXITED)
+		if (rip_slot_free_at_fork(f, i) || rip_slot_at(h, i)->state != RIP_SLOT_EXITED)
 			continue;
 		if (v == MAP_FAILED)
 			__rip_fifo_push(q, i); /* no room to sort: index order */
@@ -1485,6 +1576,24 @@ static void rip_fifo_rebuild(struct rip_file_hdr *h, uint32_t used)
 	syscall(SYS_munmap, v, bytes);
 }
 
+/* Write the slots in use of [0, used) to fd, in runs (the others stay holes).  0 or -1. */
+static int rip_slots_write(int fd, struct rip_file_hdr *h, uint32_t used,
+			   const struct rip_free_slots *f)
+{
+	for (uint32_t i = 0, j; i < used; i = j) {
+		uint64_t off = RIP_SLOTS_OFFSET + (uint64_t)i * RIP_SLOT_SIZE;
+
+		for (j = i; j < used && !rip_slot_free_at_fork(f, j); j++)
+			;
+		if (j > i &&
+		    rip_write_all(fd, (char *)h + off, (size_t)(j - i) * RIP_SLOT_SIZE, (off_t)off))
+			return -1;
+		if (j == i)
+			j++;
+	}
+	return 0;
+}
+
 /*
  * A child without a file of its own: keep every address valid with a
  * private anonymous copy of the parent's mapping moved into its place, so
@@ -1493,6 +1602,7 @@ static void rip_fifo_rebuild(struct rip_file_hdr *h, uint32_t used)
 static void rip_child_untraced(struct rip_file_hdr *h, size_t len)
 {
 	uint32_t used = __atomic_load_n(&h->fresh, __ATOMIC_RELAXED);
+	struct rip_free_slots f;
 	size_t head;
 	void *copy;
 
@@ -1500,25 +1610,30 @@ static void rip_child_untraced(struct rip_file_hdr *h, size_t len)
 	 * Only the header and the slots in use: the thread's and the
 	 * coroutines' slots are all the child can still touch (the rest
 	 * stays untouched zero pages, free).  Copying the whole file made
-	 * every fork of a big ring file cost milliseconds.  They go aside,
-	 * and a private mapping replaces the shared one in place: the
-	 * child has no page tables for the shared one (fork copies none),
-	 * so this costs what the head costs, where moving a mapping of the
-	 * file's size into place walked all of it.
+	 * every fork of a big ring file cost milliseconds, and copying every
+	 * slot ever used, 416 ms a fork once 100,000 threads had come and
+	 * gone (64 MiB of slots, copied twice into fresh pages): the slots
+	 * the free FIFO holds are left out (rip_free_slots_get).  They go
+	 * aside, packed, and a private mapping replaces the shared one in
+	 * place: the child has no page tables for the shared one (fork
+	 * copies none), so this costs what the slots in use cost, where
+	 * moving a mapping of the file's size into place walked all of it.
 	 */
 	if (used > h->slot_count)
 		used = h->slot_count;
-	head = RIP_SLOTS_OFFSET + (size_t)used * RIP_SLOT_SIZE;
+	rip_free_slots_get(h, used, &f);
+	head = RIP_SLOTS_OFFSET + (size_t)(used - f.n) * RIP_SLOT_SIZE;
 	/* The system calls themselves: a fork child (no hook may see them). */
 	copy = (void *)syscall(SYS_mmap, NULL, head, PROT_READ | PROT_WRITE,
 			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (copy != MAP_FAILED) {
-		memcpy(copy, h, head);
+		rip_slots_copy(copy, (const char *)h, used, &f, true);
 		if ((void *)syscall(SYS_mmap, h, len, PROT_READ | PROT_WRITE,
 				    MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) != MAP_FAILED)
-			memcpy(h, copy, head);
+			rip_slots_copy((char *)h, copy, used, &f, false);
 		syscall(SYS_munmap, copy, head);
 	}
+	rip_free_slots_put(&f);
 	__rip_proc.path[0] = 0;
 	/* Nothing new is taken from the copy, and no events are written. */
 	__rip_proc.hdr = NULL;
@@ -1532,10 +1647,9 @@ static void rip_child_untraced(struct rip_file_hdr *h, size_t len)
  * parent's lock may even be held by a thread that does not exist here).
  */
 /* The child's copy of the parent's event areas: queues, then the rings used so far. */
-static int rip_copy_rings(int fd, struct rip_file_hdr *h, size_t len)
+static int rip_copy_rings(int fd, struct rip_file_hdr *h, size_t len, const struct rip_self *me)
 {
-	uint32_t used = __atomic_load_n(&h->ev_fresh, __ATOMIC_RELAXED), big;
-
+	uint32_t used = __atomic_load_n(&h->ev_fresh, __ATOMIC_RELAXED);
 	uint32_t mods = h->mod_count < h->mod_cap ? h->mod_count : h->mod_cap;
 	uint32_t types = h->types_count < h->types_cap ? h->types_count : h->types_cap;
 
@@ -1544,8 +1658,14 @@ static int rip_copy_rings(int fd, struct rip_file_hdr *h, size_t len)
 				     (off_t)h->fifo_off);
 	if (used > h->ev_rings)
 		used = h->ev_rings;
-	big = h->ev_big && h->ev_big < used ? h->ev_big : used;
-	/* Not the queues: the child starts them empty (__rip_fifo_reset), as holes. */
+	/*
+	 * Not the queues: the child starts them empty (__rip_fifo_reset), as
+	 * holes.  Of the rings, the control lines of those used, and the
+	 * packets of the forking thread's only: the others go back to the
+	 * pool unused (__rip_events_fork_child), and writing every ring ever
+	 * taken made a fork cost 711 ms once 20,000 threads that wrote events
+	 * had come and gone (320 MiB of rings).
+	 */
 	if (rip_write_all(fd, (char *)h + h->mod_off, (size_t)mods * RIP_MODULE_SIZE,
 			  (off_t)h->mod_off) ||
 	    rip_write_all(fd, (char *)h + h->types_off, (size_t)types * RIP_EVTYPE_SIZE,
@@ -1553,14 +1673,15 @@ static int rip_copy_rings(int fd, struct rip_file_hdr *h, size_t len)
 	    rip_write_all(fd, (char *)h + h->cats_off, h->ev_fifo_off - h->cats_off,
 			  (off_t)h->cats_off) ||
 	    rip_write_all(fd, (char *)h + h->ev_ctl_off, (size_t)used * RIP_EVRING_SIZE,
-			  (off_t)h->ev_ctl_off) ||
-	    rip_write_all(fd, (char *)h + h->ev_off, (size_t)big * h->ev_ring_size,
-			  (off_t)h->ev_off))
+			  (off_t)h->ev_ctl_off))
 		return -1;
-	if (used > big &&
-	    rip_write_all(fd, (char *)h + h->ev_small_off,
-			  (size_t)(used - big) * h->ev_small_ring_size, (off_t)h->ev_small_off))
-		return -1;
+	if (me->ev.ring && me->ev.ring <= used) {
+		uint64_t off = rip_evring_data_off(h, me->ev.ring - 1);
+
+		if (rip_write_all(fd, (char *)h + off, rip_evring_bytes(h, me->ev.ring - 1),
+				  (off_t)off))
+			return -1;
+	}
 	/* The shadow stacks of the slots in use, and the function table. */
 	return __rip_fn_fork_copy(fd, h, __atomic_load_n(&h->fresh, __ATOMIC_RELAXED),
 				  rip_write_all);
@@ -1583,6 +1704,7 @@ static void rip_atfork_child(void)
 	struct rip_file_hdr *h = __rip_proc.hdr;
 	struct rip_self *me = &__rip_self;
 	size_t len = __rip_proc.map_len;
+	struct rip_free_slots f = { 0 };
 	char path[PATH_MAX];
 	bool ok;
 	int fd;
@@ -1641,8 +1763,12 @@ static void rip_atfork_child(void)
 	if (fd < 0)
 		goto err_private;
 	/*
-	 * Copy what is in use: header, used slots, FIFO, module map and the
-	 * event rings used so far (the rest of a sparse file stays holes).  The
+	 * Copy what is in use: header, used slots, module map and the event
+	 * rings' control lines (the rest of a sparse file stays holes).  Not
+	 * the slots free at the fork (in the parent's queue): 78 ms a fork
+	 * once 20,000 threads had come and gone, 10 MiB of slots of threads
+	 * that are not the child's; they go back to the child's queue as holes
+	 * (rip_fifo_rebuild), backed when taken (__rip_slot_take).  The
 	 * copy's magic stays zero until the child has made it its own (below):
 	 * a reader that finds the new file meanwhile sees a file still being
 	 * created, not the parent's state under the child's name.
@@ -1650,10 +1776,10 @@ static void rip_atfork_child(void)
 	used = __atomic_load_n(&h->fresh, __ATOMIC_RELAXED);
 	if (used > h->slot_count)
 		used = h->slot_count;
-	if (rip_write_all(fd, (char *)h + sizeof(h->magic),
-			  RIP_SLOTS_OFFSET + (size_t)used * RIP_SLOT_SIZE - sizeof(h->magic),
+	rip_free_slots_get(h, used, &f);
+	if (rip_write_all(fd, (char *)h + sizeof(h->magic), RIP_SLOTS_OFFSET - sizeof(h->magic),
 			  (off_t)sizeof(h->magic)) ||
-	    rip_copy_rings(fd, h, len))
+	    rip_slots_write(fd, h, used, &f) || rip_copy_rings(fd, h, len, me))
 		goto err_unlink;
 	if ((void *)syscall(SYS_mmap, h, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd,
 			    0) == MAP_FAILED)
@@ -1673,8 +1799,8 @@ static void rip_atfork_child(void)
 	for (uint32_t i = 0; i < used; i++) {
 		struct rip_slot *s = rip_slot_at(h, i);
 
-		if (s->kind != RIP_KIND_THREAD || s->state == RIP_SLOT_EXITED ||
-		    s->state == RIP_SLOT_FREE)
+		if (rip_slot_free_at_fork(&f, i) || s->kind != RIP_KIND_THREAD ||
+		    s->state == RIP_SLOT_EXITED || s->state == RIP_SLOT_FREE)
 			continue;
 		if ((s == me->thread && !(me->flags & RIP_SELF_DUMMY)) || s == me->cur ||
 		    (__rip_proc.flags & RIP_F_LEGACY_API)) {
@@ -1695,7 +1821,10 @@ static void rip_atfork_child(void)
 		s->exit_ts = s->switch_ts = rip_clock_ticks();
 		s->state = RIP_SLOT_EXITED;
 	}
-	rip_fifo_rebuild(h, used);
+	rip_fifo_rebuild(h, used, &f);
+	if (f.n && __rip_proc.sparse)
+		__rip_proc.slot_holes = used;
+	rip_free_slots_put(&f);
 	__rip_events_fork_child(h, me);
 	/* The thread's stack as it was at the fork; its trace starts with the calls open then. */
 	__rip_fn_fork_child();
@@ -1707,6 +1836,7 @@ static void rip_atfork_child(void)
 err_unlink:
 	unlink(path);
 	close(fd);
+	rip_free_slots_put(&f);
 err_private:
 	rip_child_untraced(h, len);
 }
