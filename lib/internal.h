@@ -246,7 +246,15 @@ uintptr_t __rip_fn_pexit_fast(uintptr_t cfa) __hidden;
 extern const char __rip_fn_nop_linked __hidden;
 
 /* modules.c */
-void __rip_modules_scan(void) __hidden;
+/* The module map rescanned: 0, -EAGAIN (a fork under way: not done) or -ENOMEM. */
+int __rip_modules_scan(void) __hidden;
 void __rip_modules_maybe_rescan(void) __hidden;
+struct dl_phdr_info;
+/* dl_iterate_phdr, never while a fork is under way (lib/modules.c): its result. */
+int __rip_dl_iterate(int (*cb)(struct dl_phdr_info *, size_t, void *), void *arg) __hidden;
+/* The fork handlers of our calls of dl_iterate_phdr. */
+void __rip_dl_fork_prepare(void) __hidden;
+void __rip_dl_fork_parent(void) __hidden;
+void __rip_dl_fork_child(void) __hidden;
 
 #endif /* RIP_LIB_INTERNAL_H */

@@ -10,17 +10,122 @@
  * dlclose are wrapped to rescan right after the loader returns.  The scan
  * copies what dl_iterate_phdr reports into a private buffer first and takes
  * our lock only afterwards: no lock of ours is ever held inside the loader's.
+ * And no fork happens while we iterate (rip_dl_iterate).
  */
 #include <elf.h>
+#include <errno.h>
 #include <stddef.h>
 #include <link.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "internal.h"
+
+/*
+ * Our calls of dl_iterate_phdr, and fork.  dl_iterate_phdr holds the
+ * loader's dl_load_write_lock while it runs, and glibc's fork resets
+ * dl_load_lock in the child but not that one (2.36's posix/fork.c): a fork
+ * by one thread while another iterated left the child with the lock held
+ * by a thread it does not have, and the child's first dlopen, or
+ * dl_iterate_phdr (an exception's unwinder on an older libgcc), hung for
+ * ever.  The program's own calls carry that hazard; ours must not add one,
+ * and a rescan runs at each thread's exit (__rip_modules_maybe_rescan).
+ * So a fork waits in its prepare handler until none of ours is under way
+ * (__rip_dl_fork_prepare), and none starts while a fork is: a rescan is
+ * skipped (the next one finds what it missed), anything else waits for the
+ * fork to be over.  The counters pair in sequential consistency: a call
+ * counts itself busy, then looks for a fork; a fork counts itself, then
+ * looks for a call; one of the two sees the other.  A thread's own calls
+ * (a signal handler that forks while the thread it interrupted iterates)
+ * are not waited for (rip_dl_mine).
+ */
+static unsigned rip_dl_busy, rip_dl_forks;
+static __thread unsigned rip_dl_mine __attribute__((tls_model("initial-exec")));
+
+#define RIP_DL_WAIT_NS 1000000000ull /* a fork waits this long at most */
+
+static uint64_t rip_dl_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * dl_iterate_phdr(cb, arg) when no fork is under way: its result, or
+ * -EAGAIN without calling it when one is and !wait.
+ */
+static int rip_dl_iterate(int (*cb)(struct dl_phdr_info *, size_t, void *), void *arg, bool wait)
+{
+	int ret;
+
+	for (;;) {
+		/*
+		 * A fork under way, seen first without counting busy (relaxed: a
+		 * hint): calls that counted themselves only to find a fork kept
+		 * busy above 0, and forks waited their whole bound.
+		 */
+		if (__atomic_load_n(&rip_dl_forks, __ATOMIC_RELAXED)) {
+			if (!wait)
+				return -EAGAIN;
+			sched_yield();
+			continue;
+		}
+		/* Busy, then the look for a fork: pairs with __rip_dl_fork_prepare's (seq_cst). */
+		__atomic_add_fetch(&rip_dl_busy, 1, __ATOMIC_SEQ_CST);
+		if (!__atomic_load_n(&rip_dl_forks, __ATOMIC_SEQ_CST))
+			break;
+		__atomic_sub_fetch(&rip_dl_busy, 1, __ATOMIC_SEQ_CST);
+		if (!wait)
+			return -EAGAIN;
+	}
+	rip_dl_mine++;
+	ret = dl_iterate_phdr(cb, arg);
+	rip_dl_mine--;
+	/* Release: the loader's lock was let go before a fork that sees 0 goes on. */
+	__atomic_sub_fetch(&rip_dl_busy, 1, __ATOMIC_RELEASE);
+	return ret;
+}
+
+int __rip_dl_iterate(int (*cb)(struct dl_phdr_info *, size_t, void *), void *arg)
+{
+	return rip_dl_iterate(cb, arg, true);
+}
+
+void __rip_dl_fork_prepare(void)
+{
+	uint64_t t0 = 0;
+
+	/* Pairs with rip_dl_iterate's busy count (seq_cst). */
+	__atomic_add_fetch(&rip_dl_forks, 1, __ATOMIC_SEQ_CST);
+	while (__atomic_load_n(&rip_dl_busy, __ATOMIC_SEQ_CST) > rip_dl_mine) {
+		/* Bounded: never a hang of the program's fork, whatever holds one of ours. */
+		if (!t0)
+			t0 = rip_dl_now();
+		else if (rip_dl_now() - t0 > RIP_DL_WAIT_NS)
+			break;
+		sched_yield();
+	}
+}
+
+void __rip_dl_fork_parent(void)
+{
+	/* Release: pairs with the loads in rip_dl_iterate. */
+	__atomic_sub_fetch(&rip_dl_forks, 1, __ATOMIC_RELEASE);
+}
+
+void __rip_dl_fork_child(void)
+{
+	/* Only this thread exists: none of the others' calls, nor forks, are under way. */
+	__atomic_store_n(&rip_dl_forks, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&rip_dl_busy, rip_dl_mine, __ATOMIC_RELAXED);
+}
 
 struct rip_seen {
 	uint64_t bias, lo, hi;
@@ -110,7 +215,7 @@ static int rip_scan_one(struct dl_phdr_info *info, size_t size, void *arg)
 	return 0;
 }
 
-void __rip_modules_scan(void)
+int __rip_modules_scan(void)
 {
 	struct rip_scan sc = { .cap = RIP_MOD_CAP };
 	struct rip_file_hdr *h;
@@ -125,8 +230,11 @@ void __rip_modules_scan(void)
 	sc.v = (struct rip_seen *)syscall(SYS_mmap, NULL, bytes, PROT_READ | PROT_WRITE,
 					  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (sc.v == MAP_FAILED)
-		return;
-	dl_iterate_phdr(rip_scan_one, &sc);
+		return -ENOMEM;
+	if (rip_dl_iterate(rip_scan_one, &sc, false) < 0) {
+		syscall(SYS_munmap, sc.v, bytes);
+		return -EAGAIN; /* a fork under way */
+	}
 
 	pthread_mutex_lock(&__rip_proc.lock);
 	h = __rip_proc.hdr;
@@ -186,6 +294,7 @@ void __rip_modules_scan(void)
 out_unlock:
 	pthread_mutex_unlock(&__rip_proc.lock);
 	syscall(SYS_munmap, sc.v, bytes);
+	return 0;
 }
 
 /*
@@ -214,12 +323,14 @@ void __rip_modules_maybe_rescan(void)
 
 	if (!__atomic_load_n(&__rip_proc.hdr, __ATOMIC_ACQUIRE))
 		return;
-	dl_iterate_phdr(rip_mod_counters, c);
+	if (rip_dl_iterate(rip_mod_counters, c, false) < 0)
+		return; /* a fork under way: the next call looks again */
 	/* Relaxed: a rescan too many is harmless, and the scan itself takes the lock. */
 	if (c[0] == __atomic_load_n(&rip_mod_adds, __ATOMIC_RELAXED) &&
 	    c[1] == __atomic_load_n(&rip_mod_subs, __ATOMIC_RELAXED))
 		return;
 	__atomic_store_n(&rip_mod_adds, c[0], __ATOMIC_RELAXED);
 	__atomic_store_n(&rip_mod_subs, c[1], __ATOMIC_RELAXED);
-	__rip_modules_scan();
+	if (__rip_modules_scan()) /* not done: the next call scans */
+		__atomic_store_n(&rip_mod_adds, 0, __ATOMIC_RELAXED);
 }

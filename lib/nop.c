@@ -1723,7 +1723,7 @@ static void nop_all(struct nop_ctx *c)
 	c->self[0] = (uintptr_t)__rip_fn_enter_self;
 	c->self[1] = (uintptr_t)__rip_fn_exit_self;
 	c->first[0] = c->first[1] = -1;
-	dl_iterate_phdr(nop_collect, c);
+	__rip_dl_iterate(nop_collect, c);
 	for (unsigned k = 0; k < c->nobj; k++) {
 		struct nop_obj *o = &c->obj[k];
 		bool known = nop_open(o);

@@ -1691,11 +1691,13 @@ static int rip_copy_rings(int fd, struct rip_file_hdr *h, size_t len, const stru
 static void rip_atfork_prepare(void)
 {
 	__rip_fn_fork_prepare(true);
+	__rip_dl_fork_prepare();
 }
 
 /* And after it: nothing kept for a child of a raw clone, which no prepare handler precedes. */
 static void rip_atfork_parent(void)
 {
+	__rip_dl_fork_parent();
 	__rip_fn_fork_prepare(false);
 }
 
@@ -1717,6 +1719,7 @@ static void rip_atfork_child(void)
 	 */
 	pthread_mutex_init(&__rip_proc.lock, NULL);
 	__rip_events_fork_lock();
+	__rip_dl_fork_child();
 	me->tid = __rip_gettid();
 	/* Relaxed: only this thread exists here; __rip_fork_check now finds this child set up. */
 	if (rip_fork_word)
