@@ -589,6 +589,11 @@ int evs_open(const char *target, struct evs **out, char *err, size_t errlen)
 	*out = NULL;
 	if (!s)
 		return rr_fail(err, errlen, -ENOMEM, "out of memory");
+	if (!*target) {
+		free(s);
+		return rr_fail(err, errlen, -ENOENT,
+			       "an empty name: give a pid, a ring file or a trace directory");
+	}
 	s->f.fd = -1;
 	if (trace_is_dir(target))
 		ret = evs_open_trace(s, target, err, errlen);

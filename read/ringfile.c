@@ -562,6 +562,9 @@ int rr_open_target(const char *target, struct rr_file *f, char *err, size_t errl
 
 	memset(f, 0, sizeof(*f));
 	f->fd = -1;
+	if (!*target)
+		return rr_fail(err, errlen, -ENOENT,
+			       "an empty name: give a pid, a ring file or a trace directory");
 	if (rr_all_digits(target)) {
 		long pid = strtol(target, NULL, 10);
 

@@ -422,6 +422,7 @@ static void usage(FILE *out)
 	for (size_t i = 0; i < n; i++)
 		fprintf(out, "  %-8s %s\n", sorted[i]->name, sorted[i]->summary);
 	fprintf(out, "  %-8s %s\n", "help", "show the usage of a command");
+	fprintf(out, "  %-8s %s\n", "version", "print rip's version (also --version)");
 	fprintf(out, "\n'%s help COMMAND' or '%s COMMAND --help' for details; man rip.\n",
 		rip_prog, rip_prog);
 }

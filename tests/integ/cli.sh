@@ -6,7 +6,8 @@
 # and lists the options its manual page's OPTIONS has entries for and its
 # synopsis names); an unknown command or option, `rip help` of no command or
 # of two, `rip --version` with an argument (it was accepted silently), and
-# `rip ps` without a target, exit 2 and say what to try; an
+# `rip ps` without a target, exit 2 and say what to try; an empty target
+# exits 1 and says so (`rip --help` lists `version` too); an
 # option without its value, with a value it does not take, or abbreviated to
 # several, says so; `rip ps` on a pid without a ring exits 1 with a message.
 # A directory that is not a trace is named so.  `rip ls` and `rip gc` exit 1
@@ -32,10 +33,17 @@ done
 "$RIP" help ps | grep -q '^usage: rip ps' || fail "rip help ps: no usage line"
 "$RIP" help help | grep -q '^usage: rip help \[COMMAND\]' || fail "rip help help: no usage line"
 "$RIP" --help | grep -q ' ps ' || fail "rip --help does not list ps"
+"$RIP" --help | grep -q '^  version ' || fail "rip --help does not list version"
+# an empty target is named so (it said "rip: : No such file or directory")
+for c in ps leaks report dump; do
+	expect_status 1 "rip $c ''" "$RIP" "$c" ''
+	grep -q "^rip: an empty name: give a pid, a ring file or a trace directory\$" "$TEST_TMP/err" ||
+		fail "rip $c '': $(cat "$TEST_TMP/err")"
+done
 # every option a command's usage lists is an entry of its manual page's
 # OPTIONS, and every entry there an option of the usage
 for c in $("$RIP" --help | awk '/^commands:/ { on = 1; next } on && /^  [a-z]/ { print $1 }'); do
-	case $c in help) continue ;; disable) page=man/rip-enable.1 ;; *) page=man/rip-$c.1 ;; esac
+	case $c in help | version) continue ;; disable) page=man/rip-enable.1 ;; *) page=man/rip-$c.1 ;; esac
 	"$RIP" "$c" --help | grep -oE -- '^ {2,8}(-[a-zA-Z0-9], )?--[a-z][a-z0-9-]+' |
 		grep -oE -- '--[a-z][a-z0-9-]+' | sort -u >"$TEST_TMP/usage"
 	awk '/^\.SH OPTIONS/ { on = 1 } /^\.SH [^O]/ { on = 0 } on && /^\.TP/ { getline; print }' \
@@ -60,7 +68,7 @@ for c in $("$RIP" --help | awk '/^commands:/ { on = 1; next } on && /^  [a-z]/ {
 done
 # every command's usage ends with what its exit status says
 for c in $("$RIP" --help | awk '/^commands:/ { on = 1; next } on && /^  [a-z]/ { print $1 }'); do
-	[ "$c" = help ] && continue
+	case $c in help | version) continue ;; esac
 	"$RIP" "$c" --help | grep -q '^Exit status: ' || fail "rip $c --help: no exit status"
 done
 for args in "" "nosuch" "help nosuch" "ps --nosuch 1" "ls --nosuch" "gc --nosuch" "ps" \
