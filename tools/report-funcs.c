@@ -194,9 +194,10 @@ static void rpf_text(struct rpf_state *st, FILE *out)
 			"remain.\n\n",
 			st->tot.discarded, st->tot.lost_packets + st->tot.torn);
 	fprintf(out,
-		"%s: pid %d (%s), %" PRIu64 " calls of %zu functions in %zu threads and %zu "
-		"coroutines over %.3f s\n",
-		evs_source(st->s), (int)h->pid, comm, calls, n, threads, coros,
+		"%s: pid %d (%s), %" PRIu64 " call%s of %zu function%s in %zu thread%s and %zu "
+		"coroutine%s over %.3f s\n",
+		evs_source(st->s), (int)h->pid, comm, calls, calls == 1 ? "" : "s", n,
+		n == 1 ? "" : "s", threads, threads == 1 ? "" : "s", coros, coros == 1 ? "" : "s",
 		st->any ? (double)(st->last_ns - st->first_ns) / 1e9 : 0.0);
 	if (!fa_typed(st->fa))
 		fputs("note: no function records in this trace: build the program with "
