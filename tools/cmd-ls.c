@@ -357,9 +357,11 @@ static bool gc_sub_dir(int dir, const char *name, const struct stat *st, uid_t o
 		close(fd);
 		return false;
 	}
+	/* --track's marks are directories (empty), the rules files */
 	while ((x = readdir(r)))
-		if (strcmp(x->d_name, ".") && strcmp(x->d_name, ".."))
-			unlinkat(dirfd(r), x->d_name, 0);
+		if (strcmp(x->d_name, ".") && strcmp(x->d_name, "..") &&
+		    unlinkat(dirfd(r), x->d_name, 0) && errno == EISDIR)
+			unlinkat(dirfd(r), x->d_name, AT_REMOVEDIR);
 	closedir(r);
 	return !unlinkat(dir, name, AT_REMOVEDIR);
 }
@@ -367,8 +369,9 @@ static bool gc_sub_dir(int dir, const char *name, const struct stat *st, uid_t o
 /*
  * What is left in a directory of rip run's (RR_RUN_DIR_PREFIX) that no rip
  * run holds any more: librip's markers of files it could not create, the
- * unwind rules the family shared, files of processes that died while
- * creating them; then the directory itself.  Ring files were seen first
+ * unwind rules the family shared, the marks of --track's functions found,
+ * files of processes that died while creating them; then the directory
+ * itself.  Ring files were seen first
  * (gc_one), and one of a live process keeps the directory.  With
  * --all-users the directory may be another user's, who can swap anything in
  * it for a link meanwhile: it is read and emptied through descriptors, its
@@ -407,7 +410,8 @@ static int gc_run_dir(const char *path, void *arg)
 			rest = true;
 			continue;
 		}
-		if (S_ISDIR(st.st_mode) && !strcmp(n, FAM_RULES_DIR)) {
+		if (S_ISDIR(st.st_mode) &&
+		    (!strcmp(n, FAM_RULES_DIR) || !strcmp(n, FAM_TRACK_DIR))) {
 			junk = true;
 		} else if (S_ISREG(st.st_mode) && !rn_parse_failed(n, &rn, &err, &need)) {
 			junk = true;

@@ -9,8 +9,9 @@
 # it.  (b) rip run itself killed with SIGKILL while its program runs: the
 # program's file stays in rip run's directory (RIP_DIR/rip-run.XXXXXX), and
 # rip ls lists it there with its pid; rip gc keeps it while the program
-# lives, and once it is killed removes the file and the directory, and
-# counts the directory apart from the ring files (it said "2 removed").
+# lives, and once it is killed removes the file and the directory (and the
+# marks of --track's functions in it, which it left), and counts the
+# directory apart from the ring files (it said "2 removed").
 . tests/data/common.sh
 daemon=$PWD/$BUILD/tests/integ/daemon_prog
 waits=$PWD/$BUILD/tests/integ/waits_prog
@@ -58,6 +59,10 @@ expect_status 0 "rip gc (program alive)" "$RIP" gc
 ls -d "$RIP_DIR"/rip-run.* >/dev/null 2>&1 || fail "rip gc removed rip run's directory of a live program"
 t_kill "$pid"
 wait_until 20 listed dead || fail "rip ls does not list $pid dead in rip run's directory: $(cat ls.out)"
+# what rip run --track leaves there (the marks of the functions found: directories)
+for d in "$RIP_DIR"/rip-run.*; do
+	mkdir -p "$d/track/sqlite3_open" "$d/track/sqlite3_close" || die "mkdir $d/track"
+done
 expect_status 0 "rip gc (program dead)" "$RIP" gc
 grep -q "^removed .*/rip-run\.[^/]*/rip-$pid-" "$TEST_TMP/out" || fail "rip gc: $(cat "$TEST_TMP/out")"
 grep -q "^removed .*/rip-run\.[^/]* (a directory rip run left)" "$TEST_TMP/out" ||
