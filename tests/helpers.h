@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #define T_PASS 0
 #define T_FAIL 1
@@ -55,6 +57,22 @@ static int t_failures;
 static inline int t_result(void)
 {
 	return t_failures ? T_FAIL : T_PASS;
+}
+
+/*
+ * The parent of child c, which waits for the test to kill it: print
+ * "PARENT CHILD" for the test, then wait.  0 when the child died of a
+ * signal, 1 otherwise.
+ */
+static inline int t_parent_of(pid_t c)
+{
+	int st;
+
+	if (printf("%d %d\n", (int)getpid(), (int)c) < 0 || fflush(stdout))
+		return 1;
+	if (waitpid(c, &st, 0) != c || !WIFSIGNALED(st))
+		return 1;
+	return 0;
 }
 
 #endif /* RIP_TESTS_HELPERS_H */

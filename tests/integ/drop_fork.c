@@ -10,13 +10,13 @@
 #include <grp.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/wait.h>
 #include <unistd.h>
+
+#include "helpers.h"
 
 int main(int argc, char **argv)
 {
 	pid_t c;
-	int st;
 
 	if (argc != 3) {
 		fprintf(stderr, "usage: drop_fork UID GID\n");
@@ -33,9 +33,5 @@ int main(int argc, char **argv)
 		for (;;)
 			pause();
 	}
-	if (printf("%d %d\n", (int)getpid(), (int)c) < 0 || fflush(stdout))
-		return 1;
-	if (waitpid(c, &st, 0) != c || !WIFSIGNALED(st))
-		return 1;
-	return 0;
+	return t_parent_of(c);
 }

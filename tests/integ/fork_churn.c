@@ -11,10 +11,11 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <rip.h>
+
+#include "helpers.h"
 
 static int park[2];
 
@@ -47,7 +48,7 @@ static void *kid(void *arg)
 
 int main(int argc, char **argv)
 {
-	int n = argc == 2 ? atoi(argv[1]) : -1, st;
+	int n = argc == 2 ? atoi(argv[1]) : -1;
 	pid_t c;
 
 	if (n < 0) {
@@ -76,9 +77,5 @@ int main(int argc, char **argv)
 		for (;;)
 			pause();
 	}
-	if (printf("%d %d\n", (int)getpid(), (int)c) < 0 || fflush(stdout))
-		return 1;
-	if (waitpid(c, &st, 0) != c || !WIFSIGNALED(st))
-		return 1;
-	return 0;
+	return t_parent_of(c);
 }
