@@ -1580,16 +1580,16 @@ static void rip_fifo_rebuild(struct rip_file_hdr *h, uint32_t used, const struct
 static int rip_slots_write(int fd, struct rip_file_hdr *h, uint32_t used,
 			   const struct rip_free_slots *f)
 {
-	for (uint32_t i = 0, j; i < used; i = j) {
+	for (uint32_t i = 0; i < used; i++) {
 		uint64_t off = RIP_SLOTS_OFFSET + (uint64_t)i * RIP_SLOT_SIZE;
+		uint32_t j = i;
 
-		for (j = i; j < used && !rip_slot_free_at_fork(f, j); j++)
-			;
+		while (j < used && !rip_slot_free_at_fork(f, j))
+			j++;
 		if (j > i &&
 		    rip_write_all(fd, (char *)h + off, (size_t)(j - i) * RIP_SLOT_SIZE, (off_t)off))
 			return -1;
-		if (j == i)
-			j++;
+		i = j; /* free at the fork, or the end */
 	}
 	return 0;
 }
