@@ -834,8 +834,8 @@ static uint32_t tpk_nahead(const struct trace_pk *pk, uint32_t b)
  * asked for (a reader that goes through the trace once needs it no more),
  * else one never used while under the budget, else the least recently
  * used block but the reader's and keep's (keep and the span blocks after
- * it).  Memory used again is memory
- * the kernel need not clear: fresh pages were a sixth of a read's time.
+ * it).  Memory used again is memory the kernel need not clear: fresh pages
+ * were a sixth of a read's time.
  * For a block decoded ahead of keep (ahead), an entry never used is
  * taken only while fewer than TPK_AHEAD_FRESH blocks are ahead already,
  * and past that no block but a done one: one stream read through took six
