@@ -210,61 +210,11 @@ FD_OPEN_HOOK(open64)
 FD_OPENAT_HOOK(openat)
 FD_OPENAT_HOOK(openat64)
 
-/* The fortified variants take no mode (they abort on O_CREAT without one). */
-#define FD_OPEN2_HOOK(NAME)                                                                        \
-	RIP_PL_EXPORT int NAME(const char *path, int flags)                                        \
-	{                                                                                          \
-		static int (*real)(const char *, int);                                             \
-		int fd;                                                                            \
-                                                                                                   \
-		if (!RIP_PL_REAL(real, #NAME))                                                     \
-			return rip_pl_enosys();                                                    \
-		fd = real(path, flags);                                                            \
-		fd_opened(NULL, fd, RIP_FD_OPEN, flags, path);                                           \
-		return fd;                                                                         \
-	}
-
-FD_OPEN2_HOOK(__open_2)
-FD_OPEN2_HOOK(__open64_2)
-
-#define FD_OPENAT2_HOOK(NAME)                                                                      \
-	RIP_PL_EXPORT int NAME(int dirfd, const char *path, int flags)                             \
-	{                                                                                          \
-		static int (*real)(int, const char *, int);                                        \
-		int fd;                                                                            \
-                                                                                                   \
-		if (!RIP_PL_REAL(real, #NAME))                                                     \
-			return rip_pl_enosys();                                                    \
-		fd = real(dirfd, path, flags);                                                     \
-		fd_opened(NULL, fd, RIP_FD_OPENAT, flags, path);                                         \
-		return fd;                                                                         \
-	}
-
-FD_OPENAT2_HOOK(__openat_2)
-FD_OPENAT2_HOOK(__openat64_2)
-
-#define FD_CREAT_HOOK(NAME)                                                                        \
-	RIP_PL_EXPORT int NAME(const char *path, mode_t mode)                                      \
-	{                                                                                          \
-		static int (*real)(const char *, mode_t);                                          \
-		int fd;                                                                            \
-                                                                                                   \
-		if (!RIP_PL_REAL(real, #NAME))                                                     \
-			return rip_pl_enosys();                                                    \
-		fd = real(path, mode);                                                             \
-		fd_opened(NULL, fd, RIP_FD_CREAT, O_WRONLY | O_CREAT | O_TRUNC, path);                   \
-		return fd;                                                                         \
-	}
-
-FD_CREAT_HOOK(creat)
-FD_CREAT_HOOK(creat64)
-
 /*
- * mkstemp and its variants open the file they create with glibc's internal
- * open, which no hook sees: each is an open (O_RDWR | O_CREAT | O_EXCL and
- * the caller's flags) of the name the call filled in.
+ * The calls with fixed arguments: NAME PARAMS calls the real one with ARGS,
+ * and what it opened is an open of kind KIND with flags FLAGS of PATH.
  */
-#define FD_MKSTEMP_HOOK(NAME, PARAMS, ARGS, FLAGS)                                                 \
+#define FD_OPENED_HOOK(NAME, PARAMS, ARGS, KIND, FLAGS, PATH)                                      \
 	RIP_PL_EXPORT int NAME PARAMS                                                              \
 	{                                                                                          \
 		static int(*real) PARAMS;                                                          \
@@ -273,9 +223,31 @@ FD_CREAT_HOOK(creat64)
 		if (!RIP_PL_REAL(real, #NAME))                                                     \
 			return rip_pl_enosys();                                                    \
 		fd = real ARGS;                                                                    \
-		fd_opened(NULL, fd, RIP_FD_OPEN, O_RDWR | O_CREAT | O_EXCL | (FLAGS), tmpl);             \
+		fd_opened(NULL, fd, KIND, FLAGS, PATH);                                            \
 		return fd;                                                                         \
 	}
+
+/* The fortified variants take no mode (they abort on O_CREAT without one). */
+FD_OPENED_HOOK(__open_2, (const char *path, int flags), (path, flags), RIP_FD_OPEN, flags, path)
+FD_OPENED_HOOK(__open64_2, (const char *path, int flags), (path, flags), RIP_FD_OPEN, flags, path)
+FD_OPENED_HOOK(__openat_2, (int dirfd, const char *path, int flags), (dirfd, path, flags),
+	       RIP_FD_OPENAT, flags, path)
+FD_OPENED_HOOK(__openat64_2, (int dirfd, const char *path, int flags), (dirfd, path, flags),
+	       RIP_FD_OPENAT, flags, path)
+
+#define FD_CREAT_FLAGS (O_WRONLY | O_CREAT | O_TRUNC)
+FD_OPENED_HOOK(creat, (const char *path, mode_t mode), (path, mode), RIP_FD_CREAT, FD_CREAT_FLAGS,
+	       path)
+FD_OPENED_HOOK(creat64, (const char *path, mode_t mode), (path, mode), RIP_FD_CREAT, FD_CREAT_FLAGS,
+	       path)
+
+/*
+ * mkstemp and its variants open the file they create with glibc's internal
+ * open, which no hook sees: each is an open (O_RDWR | O_CREAT | O_EXCL and
+ * the caller's flags) of the name the call filled in.
+ */
+#define FD_MKSTEMP_HOOK(NAME, PARAMS, ARGS, FLAGS)                                                 \
+	FD_OPENED_HOOK(NAME, PARAMS, ARGS, RIP_FD_OPEN, O_RDWR | O_CREAT | O_EXCL | (FLAGS), tmpl)
 
 FD_MKSTEMP_HOOK(mkstemp, (char *tmpl), (tmpl), 0)
 FD_MKSTEMP_HOOK(mkstemp64, (char *tmpl), (tmpl), 0)
