@@ -25,6 +25,8 @@
 #include <string.h>
 #include <sys/auxv.h>
 
+#include <internal/elfhash.h>
+
 #include "common.h"
 
 /* Our own dynamic section: tells our link map from the others. */
@@ -123,59 +125,18 @@ static bool rip_pl_sym_ok(const struct rip_pl_obj *o, uint32_t i, const char *na
 	return strcmp(o->str + s->st_name, name) == 0;
 }
 
+/* rip_pl_sym_ok for rip_elf_hash_find. */
+static bool rip_pl_sym_ok_cb(const void *o, uint32_t i, const char *name, unsigned ver)
+{
+	return rip_pl_sym_ok(o, i, name, ver);
+}
+
 static const ElfW(Sym) *rip_pl_obj_find(const struct rip_pl_obj *o, const char *name,
 					unsigned ver)
 {
-	const unsigned char *p;
+	uint32_t i = rip_elf_hash_find(o->gnu, o->hash, name, rip_pl_sym_ok_cb, o, ver);
 
-	if (o->gnu) {
-		const uint32_t nbuckets = o->gnu[0], symoff = o->gnu[1], nbloom = o->gnu[2],
-			       shift = o->gnu[3];
-		const ElfW(Addr) *bloom = (const ElfW(Addr) *)(o->gnu + 4);
-		const uint32_t *buckets = (const uint32_t *)(bloom + nbloom), *chain;
-		const unsigned bits = sizeof(ElfW(Addr)) * 8;
-		uint32_t h = 5381, i;
-		ElfW(Addr) mask;
-
-		if (!nbuckets || !nbloom)
-			return NULL;
-		for (p = (const unsigned char *)name; *p; p++)
-			h = h * 33 + *p;
-		mask = ((ElfW(Addr))1 << (h % bits)) | ((ElfW(Addr))1 << ((h >> shift) % bits));
-		if ((bloom[(h / bits) % nbloom] & mask) != mask)
-			return NULL;
-		i = buckets[h % nbuckets];
-		if (i < symoff)
-			return NULL;
-		chain = buckets + nbuckets;
-		for (;; i++) {
-			uint32_t h2 = chain[i - symoff];
-
-			if ((h | 1) == (h2 | 1) && rip_pl_sym_ok(o, i, name, ver))
-				return &o->sym[i];
-			if (h2 & 1)
-				return NULL;
-		}
-	}
-	{
-		const uint32_t nbuckets = o->hash[0], *buckets = o->hash + 2;
-		const uint32_t *chain = buckets + nbuckets;
-		uint32_t h = 0, g;
-
-		if (!nbuckets)
-			return NULL;
-		for (p = (const unsigned char *)name; *p; p++) {
-			h = (h << 4) + *p;
-			g = h & 0xf0000000u;
-			if (g)
-				h ^= g >> 24;
-			h &= ~g;
-		}
-		for (uint32_t i = buckets[h % nbuckets]; i; i = chain[i])
-			if (rip_pl_sym_ok(o, i, name, ver))
-				return &o->sym[i];
-	}
-	return NULL;
+	return i ? &o->sym[i] : NULL;
 }
 
 void *rip_pl_lookup_next(const char *name)

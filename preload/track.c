@@ -46,6 +46,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <internal/elfhash.h>
 #include <internal/track.h>
 #include <rip/module.h>
 
@@ -363,59 +364,19 @@ static bool rip_trk_sym_ok(const struct rip_trk_obj *o, uint32_t i, const char *
 	       (type == STT_FUNC || type == STT_GNU_IFUNC) && !strcmp(o->str + s->st_name, name);
 }
 
+/* rip_trk_sym_ok for rip_elf_hash_find. */
+static bool rip_trk_sym_ok_cb(const void *o, uint32_t i, const char *name, unsigned ver)
+{
+	(void)ver;
+	return rip_trk_sym_ok(o, i, name);
+}
+
 /* The address of o's definition of name (not for an IFUNC: its resolver's), 0 if none. */
 static uintptr_t rip_trk_lookup(const struct rip_trk_obj *o, const char *name)
 {
-	const unsigned char *p;
+	uint32_t i = rip_elf_hash_find(o->gnu, o->hash, name, rip_trk_sym_ok_cb, o, 0);
 
-	if (o->gnu) {
-		const uint32_t nbuckets = o->gnu[0], symoff = o->gnu[1], nbloom = o->gnu[2],
-			       shift = o->gnu[3];
-		const ElfW(Addr) *bloom = (const ElfW(Addr) *)(o->gnu + 4);
-		const uint32_t *buckets = (const uint32_t *)(bloom + nbloom), *chain;
-		const unsigned bits = sizeof(ElfW(Addr)) * 8;
-		uint32_t h = 5381, i;
-		ElfW(Addr) mask;
-
-		if (!nbuckets || !nbloom)
-			return 0;
-		for (p = (const unsigned char *)name; *p; p++)
-			h = h * 33 + *p;
-		mask = ((ElfW(Addr))1 << (h % bits)) | ((ElfW(Addr))1 << ((h >> shift) % bits));
-		if ((bloom[(h / bits) % nbloom] & mask) != mask)
-			return 0;
-		i = buckets[h % nbuckets];
-		if (i < symoff)
-			return 0;
-		chain = buckets + nbuckets;
-		for (;; i++) {
-			uint32_t h2 = chain[i - symoff];
-
-			if ((h | 1) == (h2 | 1) && rip_trk_sym_ok(o, i, name))
-				return o->base + o->sym[i].st_value;
-			if (h2 & 1)
-				return 0;
-		}
-	}
-	{
-		const uint32_t nbuckets = o->hash[0], *buckets = o->hash + 2;
-		const uint32_t *chain = buckets + nbuckets;
-		uint32_t h = 0, g;
-
-		if (!nbuckets)
-			return 0;
-		for (p = (const unsigned char *)name; *p; p++) {
-			h = (h << 4) + *p;
-			g = h & 0xf0000000u;
-			if (g)
-				h ^= g >> 24;
-			h &= ~g;
-		}
-		for (uint32_t i = buckets[h % nbuckets]; i; i = chain[i])
-			if (rip_trk_sym_ok(o, i, name))
-				return o->base + o->sym[i].st_value;
-	}
-	return 0;
+	return i ? o->base + o->sym[i].st_value : 0;
 }
 
 /*
