@@ -46,6 +46,7 @@
 #include <sys/eventfd.h>
 #include <sys/inotify.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -462,6 +463,39 @@ FD_INLINE void fd_rec_accept(const void *fr, int fd, int flags)
 		  NULL);
 }
 
+/*
+ * libunwind makes a pipe the first time it unwinds, and again whenever a
+ * read of it fails, to check that memory is readable (it writes a byte of
+ * it there).  Made inside our walk of a stack (backtrace.c's in_unw), it
+ * took the program's lowest free descriptors, and every descriptor the
+ * program opened after had another number than untraced, for its whole
+ * life.  So it moves high: to the lowest free from seven eighths of the
+ * program's limit (of 1024 at most, so that a large limit does not grow
+ * the descriptor table), close-on-exec as libunwind asks; where it cannot,
+ * it stays.  Raw system calls: no hook sees them.  The pipe is still there
+ * for /proc/PID/fd and for a program that closes every descriptor (then
+ * libunwind's next check fails and it makes the pipe again, high again).
+ */
+static void fd_unw_high(int fds[2])
+{
+	struct rlimit rl;
+	long lim = 1024, h;
+	int saved = errno;
+
+	if (!syscall(SYS_prlimit64, 0, RLIMIT_NOFILE, NULL, &rl) && rl.rlim_cur < (rlim_t)lim)
+		lim = (long)rl.rlim_cur;
+	for (int i = 0; i < 2; i++) {
+		h = syscall(SYS_fcntl, fds[i], F_DUPFD_CLOEXEC, lim - lim / 8);
+		if (h > fds[i]) {
+			syscall(SYS_close, fds[i]);
+			fds[i] = (int)h;
+		} else if (h >= 0) {
+			syscall(SYS_close, h);
+		}
+	}
+	errno = saved;
+}
+
 RIP_PL_EXPORT int pipe(int fds[2])
 {
 	static int (*real)(int *);
@@ -470,6 +504,8 @@ RIP_PL_EXPORT int pipe(int fds[2])
 	if (!RIP_PL_REAL(real, "pipe"))
 		return rip_pl_enosys();
 	ret = real(fds);
+	if (RIP_UNLIKELY(rip_pl_self.in_unw) && !ret)
+		fd_unw_high(fds);
 	fd_rec_pipe(NULL, ret, fds, 0);
 	return ret;
 }
@@ -482,6 +518,8 @@ RIP_PL_EXPORT int pipe2(int fds[2], int flags)
 	if (!RIP_PL_REAL(real, "pipe2"))
 		return rip_pl_enosys();
 	ret = real(fds, flags);
+	if (RIP_UNLIKELY(rip_pl_self.in_unw) && !ret)
+		fd_unw_high(fds);
 	fd_rec_pipe(NULL, ret, fds, flags);
 	return ret;
 }
