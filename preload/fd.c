@@ -75,10 +75,26 @@ int __openat64_2(int dirfd, const char *path, int flags);
  */
 #define FD_INLINE static inline __attribute__((always_inline))
 
+/*
+ * Should this call's descriptors be recorded: rip_pl_enter's answer, and
+ * never in a vfork child.  The child runs on its parent's thread and
+ * writes to its parent's ring, but its descriptor table is its own copy:
+ * what it opens, dup2s and closes between vfork and exec (CPython's
+ * subprocess, a shell's redirections) is not the parent's, and recorded as
+ * the parent's it hid the parent's real leaks behind the child's dup2s.
+ * (Its allocations and mappings are the parent's own memory: recorded.)
+ */
+FD_INLINE bool fd_enter(void)
+{
+	if (RIP_UNLIKELY(rip_pl_self.vfork) && rip_pl_vfork_child())
+		return false;
+	return rip_pl_enter(RIP_CAT_FD);
+}
+
 /* One new descriptor (fd < 0: the call failed, nothing is recorded). */
 FD_INLINE void fd_opened(const void *fr, int fd, uint32_t kind, int flags, const char *path)
 {
-	if (fd >= 0 && rip_pl_enter(RIP_CAT_FD)) {
+	if (fd >= 0 && fd_enter()) {
 		int err = errno;
 
 		rip_pl_fd_open(fd, RIP_PL_BT(fr), kind, flags, path);
@@ -104,7 +120,7 @@ static bool fd_is_open(int fd)
 /* fd is about to be released by the real call: record it if it is open. */
 FD_INLINE void fd_closing(const void *fr, int fd, uint32_t kind)
 {
-	if (fd >= 0 && rip_pl_enter(RIP_CAT_FD)) {
+	if (fd >= 0 && fd_enter()) {
 		if (fd_is_open(fd)) {
 			int err = errno;
 
@@ -289,7 +305,7 @@ FD_INLINE bool fd_replacing(int oldfd, int newfd)
 {
 	bool open = false;
 
-	if (oldfd != newfd && rip_pl_enter(RIP_CAT_FD)) {
+	if (oldfd != newfd && fd_enter()) {
 		open = fd_is_open(newfd);
 		rip_pl_leave();
 	}
@@ -299,7 +315,7 @@ FD_INLINE bool fd_replacing(int oldfd, int newfd)
 /* dup2/dup3 succeeded: the implicit close of the old newfd, then the new one. */
 FD_INLINE void fd_duped(const void *fr, int fd, bool replaced, uint32_t kind, int flags)
 {
-	if (fd >= 0 && rip_pl_enter(RIP_CAT_FD)) {
+	if (fd >= 0 && fd_enter()) {
 		int err = errno;
 		uint32_t bt = RIP_PL_BT(fr);
 
@@ -426,7 +442,7 @@ FD_FCNTL_HOOK(fcntl64) /* what -D_FILE_OFFSET_BITS=64 builds call */
 FD_INLINE void fd_opened2(const void *fr, int ret, const int fds[2], uint32_t kind, int flags0,
 			  int flags1)
 {
-	if (ret == 0 && rip_pl_enter(RIP_CAT_FD)) {
+	if (ret == 0 && fd_enter()) {
 		int err = errno;
 		uint32_t bt = RIP_PL_BT(fr);
 
@@ -609,7 +625,7 @@ static bool fd_has_control(const struct msghdr *msg)
 
 FD_INLINE void fd_rec_recvmsg(const void *fr, ssize_t ret, const struct msghdr *msg, int flags)
 {
-	if (ret >= 0 && fd_has_control(msg) && rip_pl_enter(RIP_CAT_FD)) {
+	if (ret >= 0 && fd_has_control(msg) && fd_enter()) {
 		int err = errno;
 
 		fd_scm_rights(msg, RIP_PL_BT(fr), (flags & MSG_CMSG_CLOEXEC) ? O_CLOEXEC : 0);
@@ -620,7 +636,7 @@ FD_INLINE void fd_rec_recvmsg(const void *fr, ssize_t ret, const struct msghdr *
 
 FD_INLINE void fd_rec_recvmmsg(const void *fr, int ret, const struct mmsghdr *vec, int flags)
 {
-	if (ret > 0 && rip_pl_enter(RIP_CAT_FD)) {
+	if (ret > 0 && fd_enter()) {
 		int err = errno;
 		uint32_t bt = 0;
 
@@ -797,8 +813,8 @@ FD_INLINE void fd_rec_memfd(const void *fr, int fd, const char *name, unsigned i
 {
 	bool fd_on, shm_on;
 
-	if (fd < 0)
-		return;
+	if (fd < 0 || (RIP_UNLIKELY(rip_pl_self.vfork) && rip_pl_vfork_child()))
+		return; /* a vfork child's (fd_enter) */
 	fd_on = rip_category_enabled(RIP_CAT_FD);
 	shm_on = rip_category_enabled(RIP_CAT_SHM);
 	if ((fd_on || shm_on) && rip_pl_enter(fd_on ? RIP_CAT_FD : RIP_CAT_SHM)) {
@@ -860,7 +876,7 @@ int pidfd_getfd(int pidfd, int targetfd, unsigned int flags);
 FD_INLINE void fd_closing_range(const void *fr, unsigned int first, unsigned int last,
 				 uint32_t kind)
 {
-	if (rip_pl_enter(RIP_CAT_FD)) {
+	if (fd_enter()) {
 		int err = errno;
 
 		rip_pl_fd_close_range(first, last, RIP_PL_BT(fr), kind);
