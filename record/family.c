@@ -454,12 +454,53 @@ static void fam_env_resources(const struct fam *f)
 		setenv("RIP_RULE_CACHE", rules, 1);
 }
 
+/*
+ * The settings of an enclosing rip run, removed before this run's are set.
+ * A rip run started inside a traced family (RIP_ROOT, which only rip run
+ * sets, is in its environment: a script or a build under rip run runs
+ * rip run again) inherits that run's settings, and they are not this
+ * run's: the outer run's RIP_RESOURCES=0 (slots and waits only) turned the
+ * inner run's --mem off, and its program recorded no resource event.
+ * Each is set again below from this run's options, or stays unset.  What
+ * rip run never sets (RIP_CLOCK, RIP_SLOTS...) stays as the user set it.
+ */
+static void fam_env_unnest(void)
+{
+	static const char *const session[] = {
+		"RIP_RING",
+		"RIP_MODE",
+		"RIP_CONSUMER",
+		"RIP_RESOURCES",
+		"RIP_DISABLE",
+		"RIP_FOLLOW",
+		"RIP_ROOT",
+		"RIP_SAMPLE",
+		"RIP_MODULES",
+		"RIP_RULE_CACHE",
+		RIP_TRACK_ENV,
+		"RIP_DEPTH",
+		"RIP_PAGEMAP",
+		"RIP_PAGEMAP_SIGNAL",
+		"RIP_WAITS",
+		"RIP_FUNCTIONS",
+		"RIP_EVENT_RING_SIZE",
+		"RIP_EVENT_PACKET_SIZE",
+	};
+
+	if (!getenv("RIP_ROOT"))
+		return;
+	for (size_t i = 0; i < sizeof(session) / sizeof(session[0]); i++)
+		unsetenv(session[i]);
+}
+
 void fam_env(const struct fam *f, const char *lib)
 {
 	const struct fam_opts *o = f->o;
 	char ring[PATH_MAX + 2], pre[2 * PATH_MAX + 2], root[16], state, *all = NULL;
-	const char *old = getenv("LD_PRELOAD");
+	const char *old;
 
+	fam_env_unnest();
+	old = getenv("LD_PRELOAD");
 	snprintf(ring, sizeof(ring), "%s/", f->ringdir);
 	setenv("RIP_RING", ring, 1);
 	setenv("RIP_MODE", o->mode, 1);
@@ -488,14 +529,16 @@ void fam_env(const struct fam *f, const char *lib)
 		snprintf(ps, sizeof(ps), "%llu", rsize / 4 < 65536 ? rsize / 4 : 65536);
 		setenv("RIP_EVENT_PACKET_SIZE", ps, 1);
 	}
-	if (fam_resources(o))
+	if (fam_resources(o)) {
+		unsetenv("RIP_RESOURCES"); /* the user's "0" would turn the options off */
 		fam_env_resources(f);
-	else if (o->waits)
+	} else if (o->waits) {
 		/*
 		 * Slots and waits only: the resource hooks forward and leave the
 		 * categories alone, for a program that emits such events itself.
 		 */
 		setenv("RIP_RESOURCES", "0", 1);
+	}
 	if (o->sample) {
 		char hz[16];
 
