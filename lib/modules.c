@@ -12,6 +12,7 @@
  * our lock only afterwards: no lock of ours is ever held inside the loader's.
  * And no fork happens while we iterate (rip_dl_iterate).
  */
+#include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
 #include <stddef.h>
@@ -215,6 +216,51 @@ static int rip_scan_one(struct dl_phdr_info *info, size_t size, void *arg)
 	return 0;
 }
 
+/*
+ * Append the objects v[0..n) that map (h's module map) does not hold yet,
+ * each published by a release store of mod_count.  Under __rip_proc.lock.
+ */
+static void rip_map_add(struct rip_file_hdr *h, struct rip_module *map, const struct rip_seen *v,
+			size_t n)
+{
+	for (size_t j = 0; j < n; j++) {
+		const struct rip_seen *m = &v[j];
+		uint32_t count = h->mod_count;
+		bool known = false;
+		struct rip_module *e;
+
+		for (uint32_t i = 0; i < count && !known; i++)
+			known = !(map[i].flags & RIP_MOD_UNLOADED) && map[i].bias == m->bias &&
+				map[i].lo == m->lo;
+		if (known)
+			continue;
+		/* An entry is backed before it is written (tmpfs full: the map is full). */
+		if (count >= h->mod_cap ||
+		    __rip_commit(h, h->mod_off + (uint64_t)count * RIP_MODULE_SIZE,
+				 RIP_MODULE_SIZE)) {
+			/* Readers only test the bit: no ordering needed. */
+			__atomic_fetch_or(&h->proc_flags, RIP_P_MOD_FULL, __ATOMIC_RELAXED);
+			break;
+		}
+		e = &map[count];
+		memset(e, 0, sizeof(*e));
+		e->bias = m->bias;
+		e->lo = m->lo;
+		e->hi = m->hi;
+		e->load_ts = count ? rip_clock_ticks() : 0;
+		e->flags = m->flags | (m->name_trunc ? RIP_MOD_PATH_TRUNC : 0);
+		e->build_id_len = m->build_id_len;
+		memcpy(e->build_id, m->build_id, sizeof(e->build_id));
+		if (m->flags & RIP_MOD_EXE)
+			memcpy(e->path, h->exe, strnlen(h->exe, sizeof(e->path) - 1));
+		else
+			memcpy(e->path, m->name, sizeof(e->path));
+		e->path[sizeof(e->path) - 1] = 0;
+		/* Publish the entry: pairs with the acquire load of mod_count in readers. */
+		__atomic_store_n(&h->mod_count, count + 1, __ATOMIC_RELEASE);
+	}
+}
+
 int __rip_modules_scan(void)
 {
 	struct rip_scan sc = { .cap = RIP_MOD_CAP };
@@ -255,46 +301,81 @@ int __rip_modules_scan(void)
 			e->flags |= RIP_MOD_UNLOADED;
 		}
 	}
-	for (size_t j = 0; j < sc.n; j++) {
-		struct rip_seen *m = &sc.v[j];
-		uint32_t count = h->mod_count;
-		bool known = false;
-		struct rip_module *e;
-
-		for (uint32_t i = 0; i < count && !known; i++)
-			known = !(map[i].flags & RIP_MOD_UNLOADED) && map[i].bias == m->bias &&
-				map[i].lo == m->lo;
-		if (known)
-			continue;
-		/* An entry is backed before it is written (tmpfs full: the map is full). */
-		if (count >= h->mod_cap ||
-		    __rip_commit(h, h->mod_off + (uint64_t)count * RIP_MODULE_SIZE,
-				 RIP_MODULE_SIZE)) {
-			/* Readers only test the bit: no ordering needed. */
-			__atomic_fetch_or(&h->proc_flags, RIP_P_MOD_FULL, __ATOMIC_RELAXED);
-			break;
-		}
-		e = &map[count];
-		memset(e, 0, sizeof(*e));
-		e->bias = m->bias;
-		e->lo = m->lo;
-		e->hi = m->hi;
-		e->load_ts = count ? rip_clock_ticks() : 0;
-		e->flags = m->flags | (m->name_trunc ? RIP_MOD_PATH_TRUNC : 0);
-		e->build_id_len = m->build_id_len;
-		memcpy(e->build_id, m->build_id, sizeof(e->build_id));
-		if (m->flags & RIP_MOD_EXE)
-			memcpy(e->path, h->exe, strnlen(h->exe, sizeof(e->path) - 1));
-		else
-			memcpy(e->path, m->name, sizeof(e->path));
-		e->path[sizeof(e->path) - 1] = 0;
-		/* Publish the entry: pairs with the acquire load of mod_count in readers. */
-		__atomic_store_n(&h->mod_count, count + 1, __ATOMIC_RELEASE);
-	}
+	rip_map_add(h, map, sc.v, sc.n);
 out_unlock:
 	pthread_mutex_unlock(&__rip_proc.lock);
 	syscall(SYS_munmap, sc.v, bytes);
 	return 0;
+}
+
+/*
+ * The object that holds addr, put in the map where the loader's lock may
+ * not be taken (a wait wrapper: the caller may hold a lock that a thread
+ * inside dl_iterate_phdr waits for).  The map is rescanned at safe points
+ * only (a thread's exit, a coroutine's creation, a type's registration),
+ * and a single-threaded program that dlopens a library and then blocks in
+ * it (Python's socket or select module in accept or epoll_wait) reached
+ * none: killed, its wait's address named no object, and rip ps could not
+ * name its function.  _dl_find_object takes no lock; the object's program
+ * headers are read from its ELF header, which its first segment maps at its
+ * load address (an object mapped otherwise is left to the next rescan);
+ * the entry goes in only if our lock is free (a signal handler may have
+ * interrupted a scan on this thread).  *lo and *hi: the object's range when
+ * it is in the map (the caller keeps it, and asks again only for an
+ * address outside), else 0.
+ */
+void __rip_modules_note(uintptr_t addr, uintptr_t *lo, uintptr_t *hi)
+{
+	struct rip_file_hdr *h = __atomic_load_n(&__rip_proc.hdr, __ATOMIC_ACQUIRE);
+	const struct link_map *lm;
+	const ElfW(Ehdr) * eh;
+	const struct rip_module *map;
+	struct dl_find_object f;
+	struct dl_phdr_info info;
+	struct rip_seen m;
+	struct rip_scan sc = { .v = &m, .cap = 1 };
+	uint32_t count;
+
+	*lo = *hi = 0;
+	if (!h)
+		return;
+	map = (const struct rip_module *)((const char *)h + h->mod_off);
+	/* Pairs with the release store of mod_count in rip_map_add. */
+	count = __atomic_load_n(&h->mod_count, __ATOMIC_ACQUIRE);
+	for (uint32_t i = 0; i < count && i < h->mod_cap; i++) {
+		if (!(map[i].flags & RIP_MOD_UNLOADED) &&
+		    addr - map[i].lo < map[i].hi - map[i].lo) {
+			*lo = map[i].lo;
+			*hi = map[i].hi;
+			return;
+		}
+	}
+	if (_dl_find_object((void *)addr, &f) || !(lm = f.dlfo_link_map) || !lm->l_name ||
+	    !*lm->l_name || (uintptr_t)f.dlfo_map_start != lm->l_addr)
+		return;
+	eh = (const ElfW(Ehdr) *)lm->l_addr;
+	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) || eh->e_phentsize != sizeof(ElfW(Phdr)) ||
+	    !eh->e_phnum || eh->e_phoff < sizeof(*eh) ||
+	    eh->e_phoff + (uint64_t)eh->e_phnum * sizeof(ElfW(Phdr)) >
+		    (uint64_t)((const char *)f.dlfo_map_end - (const char *)f.dlfo_map_start) ||
+	    eh->e_phoff + (uint64_t)eh->e_phnum * sizeof(ElfW(Phdr)) > 4096)
+		return; /* the headers outside the first page, which alone is sure to be mapped */
+	info = (struct dl_phdr_info){
+		.dlpi_addr = lm->l_addr,
+		.dlpi_name = lm->l_name,
+		.dlpi_phdr = (const ElfW(Phdr) *)(lm->l_addr + eh->e_phoff),
+		.dlpi_phnum = eh->e_phnum,
+	};
+	rip_scan_one(&info, sizeof(info), &sc);
+	if (!sc.n || addr - m.lo >= m.hi - m.lo || pthread_mutex_trylock(&__rip_proc.lock))
+		return;
+	h = __rip_proc.hdr; /* the file may have been closed meanwhile */
+	if (h) {
+		rip_map_add(h, (struct rip_module *)((char *)h + h->mod_off), &m, 1);
+		*lo = m.lo;
+		*hi = m.hi;
+	}
+	pthread_mutex_unlock(&__rip_proc.lock);
 }
 
 /*

@@ -70,6 +70,8 @@ struct rip_pl_thread {
 	void *pend;	    /* the events left, NULL: none */
 	uint32_t scratch;   /* 1 + the scratch slot this thread holds; 0: none */
 	uint32_t scratch_used; /* bytes of it handed out */
+	uintptr_t wait_mod[2][2]; /* objects [lo, hi) known in the module map (wait.h) */
+	uint32_t wait_mod_next;	  /* the entry of wait_mod the next object replaces */
 };
 
 /* rip_pl_thread.nested */

@@ -138,6 +138,14 @@ RIP_PRIVATE struct rip_file_hdr *__rip_file_hdr(void);
 RIP_PRIVATE int __rip_file_commit(uint64_t off, size_t len);
 
 /*
+ * Put the object that holds addr in the module map if it is not there,
+ * without the loader's lock: *lo, *hi its range once it is in the map, else
+ * 0 (lib/modules.c).  For a wait wrapper's call site in an object dlopen'd
+ * since the last rescan.
+ */
+RIP_PRIVATE void __rip_modules_note(uintptr_t addr, uintptr_t *lo, uintptr_t *hi);
+
+/*
  * Defined by librip-preload.so (preload/watch.c), which alone has a watcher
  * and a sampler: librip refers to it weakly (lib/ring.c), and gives a file
  * a watcher's copy area and a sample area only when it is there.
