@@ -1463,7 +1463,10 @@ void evs_totals(const struct evs *s, struct evs_totals *t)
 	 * samples it lost are no resource event lost (rip leaks warned that a
 	 * release may be missing for each timer period merged into one signal).
 	 */
+	/* the streams read: a trace's index may count every ring the file could have had */
+	t->streams = 0;
 	for (uint32_t i = 0; i < s->nst; i++) {
+		t->streams += s->st[i].seen;
 		if (s->trace && s->hdr && i == s->hdr->ev_rings)
 			t->samples_lost = s->st[i].discarded;
 		else

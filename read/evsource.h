@@ -109,7 +109,7 @@ static inline uint64_t evs_val(const struct evs_event *e, uint32_t i)
 struct evs_totals {
 	uint64_t events;	  /* events handed out */
 	uint64_t packets;	  /* packets read */
-	uint64_t streams;	  /* streams in the source */
+	uint64_t streams;	  /* streams of the source that held a packet read */
 	uint64_t discarded;	  /* events discarded or overwritten by the writers, or in
 				     chunks of a packed trace that are gone (--max-size);
 				     not the CPU samples: samples_lost */
