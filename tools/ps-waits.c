@@ -35,6 +35,24 @@ static const char *pw_kind(uint32_t kind, char *buf, size_t len)
 	return buf;
 }
 
+/*
+ * A duration the program asked for (a sleep's), to the nearest of the
+ * units rr_fmt_duration shows it in: a sleep to an absolute deadline is
+ * seen a little after it was computed (Python's time.sleep(6) is 5.9999 s
+ * left), and cut it showed as 5.9s.
+ */
+static int64_t pw_round(uint64_t ns)
+{
+	uint64_t half = ns < 1000000u	     ? 500u :
+			ns < 1000000000u     ? 500000u :
+			ns < 60000000000u    ? 50000000u :
+			ns < 3600000000000u  ? 500000000u :
+			ns < 86400000000000u ? 30000000000u :
+					       1800000000000u;
+
+	return ns > (uint64_t)INT64_MAX - half ? INT64_MAX : (int64_t)(ns + half);
+}
+
 /* "fd 3", "0x7f12...", "2s" or "" for one arg of kind. */
 static const char *pw_arg(uint32_t kind, uint64_t arg, char *buf, size_t len)
 {
@@ -51,8 +69,7 @@ static const char *pw_arg(uint32_t kind, uint64_t arg, char *buf, size_t len)
 		snprintf(buf, len, "0x%" PRIx64, arg);
 		break;
 	case WA_ARG_NS:
-		snprintf(buf, len, "%s", rr_fmt_duration(arg > INT64_MAX ? INT64_MAX : (int64_t)arg,
-							 d, sizeof(d)));
+		snprintf(buf, len, "%s", rr_fmt_duration(pw_round(arg), d, sizeof(d)));
 		break;
 	case WA_ARG_PID:
 		if ((int64_t)arg == -1)

@@ -108,6 +108,11 @@ for line in open(gtext):
         near("grouped text: " + line.strip(), dur(m.group(1)), 1)
 if rows != len(names):
     bad.append("grouped text: %d rows with a timeout, want %d" % (rows, len(names)))
+# a sleep's argument, rounded: an absolute deadline is seen a little after it was made
+# (59.99 s), and cut it showed as 59.9s
+sleeps = [l.strip() for l in open(gtext) if "sleep(" in l]
+if not sleeps or any("sleep(1m00s)" not in l for l in sleeps):
+    bad.append("grouped text: the sleeps of 60 s are not shown as sleep(1m00s): %r" % sleeps)
 for b in bad[:20]:
     print(b, file=sys.stderr)
 sys.exit(1 if bad else 0)
