@@ -144,6 +144,9 @@ static int top_symbols(struct top *t, char *err, size_t errlen)
 		return ret;
 	rip_sym_add_modules(t->sym, mods, n);
 	free(mods);
+	/* live: what it maps now, for a library loaded since its map was brought up to date */
+	if (t->v.alive)
+		rip_sym_add_proc_maps(t->sym, t->f->hdr.pid, t->f->hdr.start_ticks);
 	/* a JIT's functions (its perf map), where it wrote one: none is no error */
 	rip_sym_add_perfmap(t->sym, t->f->hdr.pid, t->f->hdr.start_ticks, t->f->st.st_uid);
 	t->mods_seen = t->v.hdr.mod_count;

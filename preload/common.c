@@ -823,3 +823,17 @@ __attribute__((constructor)) static void rip_pl_init(void)
 	/* Relaxed: hooks that see 0 late only miss the first calls. */
 	__atomic_store_n(&rip_pl_off, 0, __ATOMIC_RELAXED);
 }
+
+void rip_pl_mod_note(struct rip_pl_thread *t, uintptr_t addr)
+{
+	uintptr_t lo, hi;
+	int err = errno;
+
+	__rip_modules_note(addr, &lo, &hi);
+	errno = err;
+	if (hi <= lo)
+		return; /* in no object (JIT code), or not now: asked again at the next look */
+	t->mods[t->mods_next][0] = lo;
+	t->mods[t->mods_next][1] = hi;
+	t->mods_next ^= 1;
+}

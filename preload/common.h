@@ -70,8 +70,8 @@ struct rip_pl_thread {
 	void *pend;	    /* the events left, NULL: none */
 	uint32_t scratch;   /* 1 + the scratch slot this thread holds; 0: none */
 	uint32_t scratch_used; /* bytes of it handed out */
-	uintptr_t wait_mod[2][2]; /* objects [lo, hi) known in the module map (wait.h) */
-	uint32_t wait_mod_next;	  /* the entry of wait_mod the next object replaces */
+	uintptr_t mods[2][2];  /* objects [lo, hi) found in the module map (rip_pl_mod_seen) */
+	uint32_t mods_next;    /* the entry of mods the next object replaces */
 };
 
 /* rip_pl_thread.nested */
@@ -254,6 +254,24 @@ static inline int rip_pl_pkey_prot(int prot, long pkey)
  * address a is in, in whole pages; 0 if a is in none.  Async-signal-safe.
  */
 uintptr_t rip_pl_stack_hole_end(uintptr_t a);
+
+/*
+ * addr (a wait's call site, a sample's instruction) outside the objects t
+ * last found in the module map: put its object there (lib/modules.c's
+ * __rip_modules_note, no lock of the loader's) and keep its range in
+ * t->mods.  For readers after a death, which name addresses by the map: an
+ * object dlopen'd since the map's last rescan was not in it.
+ * Async-signal-safe (the sampler's handler calls it).
+ */
+void rip_pl_mod_note(struct rip_pl_thread *t, uintptr_t addr);
+
+static inline __attribute__((always_inline)) void rip_pl_mod_seen(struct rip_pl_thread *t,
+								  uintptr_t addr)
+{
+	if (RIP_UNLIKELY(addr - t->mods[0][0] >= t->mods[0][1] - t->mods[0][0]) &&
+	    addr - t->mods[1][0] >= t->mods[1][1] - t->mods[1][0])
+		rip_pl_mod_note(t, addr);
+}
 
 /*
  * rip_pl_enter - should this call be traced?  True when tracing is on,

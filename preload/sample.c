@@ -319,6 +319,8 @@ static void sp_on_signal(int sig, siginfo_t *si, void *ucv)
 	n = sp_walk(ucv, e);
 	if (!n)
 		goto out;
+	/* the sampled code's object in the module map (it may have come with a dlopen) */
+	rip_pl_mod_seen(&rip_pl_self, (uintptr_t)(e[0] & RIP_SAMPLE_ADDR_MASK));
 	r = sp_ring(h, s);
 	if (!r) {
 		__atomic_fetch_add(&h->sample_noslot, 1, __ATOMIC_RELAXED);

@@ -109,20 +109,6 @@ bool rip_pl_vfork_child(void)
 	return child;
 }
 
-void rip_pl_wait_mod(struct rip_pl_thread *t, uintptr_t ra)
-{
-	uintptr_t lo, hi;
-	int err = errno;
-
-	__rip_modules_note(ra, &lo, &hi);
-	errno = err;
-	if (hi <= lo)
-		return; /* in no object (JIT code), or not now: asked again at the next wait */
-	t->wait_mod[t->wait_mod_next][0] = lo;
-	t->wait_mod[t->wait_mod_next][1] = hi;
-	t->wait_mod_next ^= 1;
-}
-
 #if defined(__x86_64__)
 /* vfork's real function, resolved with the others (a record of RIP_PL_REAL's section). */
 void *rip_pl_vfork_real __attribute__((visibility("hidden")));

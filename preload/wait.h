@@ -114,13 +114,6 @@ static inline uint32_t rip_pl_tmo_get(const struct rip_pl_tmo *t)
 struct rip_slot *rip_pl_wait_slot(void);
 /* Is this a vfork child, in its parent's thread (wait.c)? */
 bool rip_pl_vfork_child(void);
-/*
- * A wait's call site ra in no object t knows in the module map: put its
- * object there (__rip_modules_note), and keep its range.  For rip ps after
- * a death, which reads the map to name the wait's function: an object
- * dlopen'd since the map's last rescan was not in it.
- */
-void rip_pl_wait_mod(struct rip_pl_thread *t, uintptr_t ra);
 
 /*
  * The seqlock of the record (rip/abi.h).  One read-modify-write instruction
@@ -182,9 +175,7 @@ rip_pl_wait_begin(struct rip_pl_wt *c, uint32_t kind, uint64_t arg, bool arg_tmo
 	if (RIP_UNLIKELY(!s) && !(s = rip_pl_wait_slot()))
 		return;
 	/* The call site's object in the module map (it may have come with a dlopen). */
-	if (RIP_UNLIKELY(ra - t->wait_mod[0][0] >= t->wait_mod[0][1] - t->wait_mod[0][0]) &&
-	    ra - t->wait_mod[1][0] >= t->wait_mod[1][1] - t->wait_mod[1][0])
-		rip_pl_wait_mod(t, ra);
+	rip_pl_mod_seen(t, ra);
 	w = &s->wait;
 	/* A signal handler that interrupted this thread writing its record: leave it be. */
 	if (RIP_UNLIKELY(w->seq & 1))
