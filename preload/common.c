@@ -19,6 +19,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -828,7 +829,13 @@ void rip_pl_mod_note(struct rip_pl_thread *t, uintptr_t addr)
 {
 	uintptr_t lo, hi;
 	int err = errno;
+	stack_t ss;
 
+	/* Not on a signal stack, which may be small: the look takes about a KiB. */
+	if (!syscall(SYS_sigaltstack, NULL, &ss) && (ss.ss_flags & SS_ONSTACK)) {
+		errno = err;
+		return;
+	}
 	__rip_modules_note(addr, &lo, &hi);
 	errno = err;
 	if (hi <= lo)
