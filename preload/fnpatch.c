@@ -548,6 +548,9 @@ static bool rip_pl_fn_in(uint64_t off, uint64_t len, uint64_t sz)
 	return off <= sz && len <= sz - off;
 }
 
+#define RIP_PL_FN_PICKED 1u /* a site the globs pick */
+#define RIP_PL_FN_START 2u  /* a site that is a function's start */
+
 static int rip_pl_fn_cmp(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -564,8 +567,8 @@ static int rip_pl_fn_elf(const uint8_t *f, size_t sz, uintptr_t bias, struct rip
 {
 	const ElfW(Ehdr) *eh = (const ElfW(Ehdr) *)f;
 	const ElfW(Shdr) * sh, *sec = NULL, *str;
-	uint64_t *sites = NULL;
-	uint8_t *picked = NULL;
+	uint64_t *sites = NULL, *entry = NULL; /* entry: where a site is patched (0: there) */
+	uint8_t *picked = NULL;		       /* RIP_PL_FN_* */
 	size_t nsites = 0;
 	int symtab = -1, err = 0;
 
@@ -596,8 +599,9 @@ static int rip_pl_fn_elf(const uint8_t *f, size_t sz, uintptr_t bias, struct rip
 	if (!nsites)
 		return 0;
 	sites = malloc(nsites * sizeof(*sites));
+	entry = calloc(nsites, sizeof(*entry));
 	picked = calloc(nsites, 1);
-	if (!sites || !picked) {
+	if (!sites || !entry || !picked) {
 		err = -ENOMEM;
 		goto out_free;
 	}
@@ -636,28 +640,52 @@ static int rip_pl_fn_elf(const uint8_t *f, size_t sz, uintptr_t bias, struct rip
 			goto out_free;
 		}
 		sym = (const ElfW(Sym) *)(f + st->sh_offset);
-		for (size_t k = 0; k < st->sh_size / sizeof(*sym); k++) {
-			size_t lo = 0, hi = nsites;
+		/*
+		 * Two passes: the sites that are a function's start, then those
+		 * that are not, each for the next function's start at most
+		 * RIP_PATCH_PREFIX_MAX bytes on (-fpatchable-function-entry=N,M
+		 * lists where the nops begin, M bytes before the entry): such a
+		 * site is patched at that entry (entry[]), not in its prefix,
+		 * which never runs.
+		 */
+		for (int pass = 0; pass < 2; pass++) {
+			for (size_t k = 0; k < st->sh_size / sizeof(*sym); k++) {
+				uint64_t a = sym[k].st_value;
+				size_t lo = 0, hi = nsites;
 
-			if (ELF64_ST_TYPE(sym[k].st_info) != STT_FUNC ||
-			    sym[k].st_shndx == SHN_UNDEF || sym[k].st_name >= ss->sh_size)
-				continue;
-			while (lo < hi) { /* the first site at or above the symbol */
-				size_t mid = lo + (hi - lo) / 2;
+				if (ELF64_ST_TYPE(sym[k].st_info) != STT_FUNC ||
+				    sym[k].st_shndx == SHN_UNDEF || sym[k].st_name >= ss->sh_size)
+					continue;
+				while (lo < hi) { /* the first site at or above the symbol */
+					size_t mid = lo + (hi - lo) / 2;
 
-				if (sites[mid] < sym[k].st_value)
-					lo = mid + 1;
+					if (sites[mid] < a)
+						lo = mid + 1;
+					else
+						hi = mid;
+				}
+				if (!pass) {
+					if (lo < nsites && sites[lo] == a)
+						picked[lo] |= RIP_PL_FN_START;
+					continue;
+				}
+				if (lo < nsites && sites[lo] == a)
+					; /* a start, as pass 0 found */
+				else if (lo && a - sites[lo - 1] <= RIP_PATCH_PREFIX_MAX &&
+					 !(picked[lo - 1] & RIP_PL_FN_START) &&
+					 (!entry[lo - 1] || entry[lo - 1] == a))
+					entry[--lo] = a;
 				else
-					hi = mid;
+					continue;
+				if (!(picked[lo] & RIP_PL_FN_PICKED) &&
+				    rip_pl_fn_glob_pick(p, (const char *)f + ss->sh_offset +
+								   sym[k].st_name))
+					picked[lo] |= RIP_PL_FN_PICKED;
 			}
-			if (lo < nsites && sites[lo] == sym[k].st_value && !picked[lo] &&
-			    rip_pl_fn_glob_pick(p,
-						(const char *)f + ss->sh_offset + sym[k].st_name))
-				picked[lo] = 1;
 		}
 	}
 	for (size_t i = 0; i < nsites; i++) {
-		if (!picked[i] || (i && sites[i] == sites[i - 1]))
+		if (!(picked[i] & RIP_PL_FN_PICKED) || (i && sites[i] == sites[i - 1]))
 			continue;
 		if (p->len == p->cap) {
 			size_t nc = p->cap ? p->cap * 2 : 256;
@@ -670,10 +698,12 @@ static int rip_pl_fn_elf(const uint8_t *f, size_t sz, uintptr_t bias, struct rip
 			p->addr = nv;
 			p->cap = nc;
 		}
-		p->addr[p->len++] = sites[i] + (eh->e_type == ET_DYN ? bias : 0);
+		p->addr[p->len++] =
+			(entry[i] ? entry[i] : sites[i]) + (eh->e_type == ET_DYN ? bias : 0);
 	}
 out_free:
 	free(picked);
+	free(entry);
 	free(sites);
 	return err;
 }
@@ -743,9 +773,13 @@ void rip_pl_fn_start(void)
 		int len = snprintf(msg, sizeof(msg),
 				   "librip-preload.so: RIP_FUNCTIONS=%s: no function patched: %s\n",
 				   v,
-				   !p.len ? "it picks no function built with "
-					    "-fpatchable-function-entry" :
-					    strerror(-err));
+				   !p.len	  ? "it picks no function built with "
+						    "-fpatchable-function-entry" :
+				   err == -EILSEQ ? "the nops at their entries are not 5 bytes "
+						    "it can replace (build with "
+						    "-fpatchable-function-entry=5, or gcc's "
+						    "=N,M with N - M >= 5)" :
+						    strerror(-err));
 
 		if (len > 0 &&
 		    write(2, msg, (size_t)len < sizeof(msg) ? (size_t)len : sizeof(msg) - 1) < 0)

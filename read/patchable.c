@@ -76,6 +76,95 @@ static bool rpt_build_id_ok(Elf *e, const uint8_t *id, uint32_t len)
 	return false; /* it recorded one, the file has none: another file */
 }
 
+/* The first of v[0..n) (sorted) at or above a, or n. */
+static size_t rpt_lower(const uint64_t *v, size_t n, uint64_t a)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (v[mid] < a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/*
+ * Each site of site[0..n) (0: none) moved to its function's entry.  With
+ * -fpatchable-function-entry=N,M the section lists where the nops begin, M
+ * bytes before the function: patched there, a call landed in bytes that
+ * never run, and rip enable said it patched functions that recorded
+ * nothing.  Unless a site is a function's start (by the symbol table),
+ * every site moves on by the distance most sites have to the next
+ * function's start, if at most RIP_PATCH_PREFIX_MAX bytes; the process then
+ * checks that the entry holds nops it can replace (5 bytes at least: N - M
+ * >= 5).  Without symbols the sites stay.
+ */
+static void rpt_entries(Elf *e, uint64_t *site, size_t n)
+{
+	Elf_Scn *scn = NULL, *tab = NULL;
+	size_t count[RIP_PATCH_PREFIX_MAX + 1] = { 0 };
+	uint64_t *fn = NULL, m = 0;
+	size_t nfn = 0, cap = 0;
+	GElf_Shdr sh;
+
+	while ((scn = elf_nextscn(e, scn))) {
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		if (sh.sh_type == SHT_SYMTAB || (sh.sh_type == SHT_DYNSYM && !tab))
+			tab = scn;
+	}
+	if (tab && gelf_getshdr(tab, &sh) && sh.sh_entsize) {
+		Elf_Data *d = elf_getdata(tab, NULL);
+
+		for (size_t i = 0; d && i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym sym;
+
+			if (!gelf_getsym(d, (int)i, &sym) ||
+			    GELF_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_shndx == SHN_UNDEF ||
+			    !sym.st_value)
+				continue;
+			if (nfn == cap) {
+				uint64_t *nv =
+					realloc(fn, (cap = cap ? cap * 2 : 256) * sizeof(*nv));
+
+				if (!nv)
+					goto out;
+				fn = nv;
+			}
+			fn[nfn++] = sym.st_value;
+		}
+	}
+	if (!nfn)
+		goto out;
+	qsort(fn, nfn, sizeof(*fn), rpt_cmp);
+	/*
+	 * One M for the file (its functions are built alike): none when a site
+	 * is a function's start; else the distance most sites have to the next
+	 * start, which also moves the sites of functions the symbols leave out.
+	 */
+	for (size_t i = 0; i < n; i++) {
+		size_t k = site[i] ? rpt_lower(fn, nfn, site[i]) : nfn;
+		uint64_t d = k < nfn ? fn[k] - site[i] : 0;
+
+		if (site[i] && k < nfn && !d)
+			goto out; /* M is 0 */
+		if (d && d <= RIP_PATCH_PREFIX_MAX)
+			count[d]++;
+	}
+	for (uint64_t d = 1; d <= RIP_PATCH_PREFIX_MAX; d++)
+		if (count[d] > count[m])
+			m = d;
+	for (size_t i = 0; m && i < n; i++)
+		if (site[i])
+			site[i] += m;
+out:
+	free(fn);
+}
+
 /* The sites of one ELF file, loaded with bias.  0, 1 when it has none, or -errno. */
 static int rpt_elf(Elf *e, uint64_t bias, struct rpt_sites *out, size_t *cap)
 {
@@ -137,10 +226,12 @@ static int rpt_elf(Elf *e, uint64_t bias, struct rpt_sites *out, size_t *cap)
 			v = add[i];
 		if (!v)
 			continue;
-		ret = rpt_add(out, cap, eh.e_type == ET_DYN ? v + bias : v);
-		if (ret)
-			break;
+		add[i] = v; /* the word, done with: its site */
 	}
+	rpt_entries(e, add, nwords);
+	for (size_t i = 0; i < nwords && !ret; i++)
+		if (add[i])
+			ret = rpt_add(out, cap, eh.e_type == ET_DYN ? add[i] + bias : add[i]);
 	free(add);
 	return ret;
 }

@@ -111,10 +111,16 @@ int enf_run(struct rr_file *f, bool on, const char *const *globs, size_t nglobs,
 	if (ans.err && !ans.ok)
 		tool_err("%s (pid %d): %s functions: %s%s", f->hdr.comm, f->hdr.pid,
 			 on ? "patching" : "unpatching", strerror(ans.err),
-			 ans.err == EPERM  ? " (a user shadow stack is on: no return trampoline)" :
-			 ans.err == ERANGE ? " (no address space for the calls' pads: gcc's nops "
-					     "in an executable that is not position-independent?)" :
-					     "");
+			 ans.err == EPERM ?
+				 " (a user shadow stack is on: no return trampoline)" :
+			 ans.err == ERANGE ?
+				 " (no address space for the calls' pads: gcc's nops "
+				 "in an executable that is not position-independent?)" :
+			 ans.err == EILSEQ ?
+				 " (the nops at their entries are not 5 bytes librip can "
+				 "replace: build with -fpatchable-function-entry=5, or "
+				 "gcc's =N,M with N - M >= 5)" :
+				 "");
 	else
 		status = EXIT_OK;
 	if (!quiet && status == EXIT_OK)

@@ -672,6 +672,12 @@ struct rip_sample_ring {
  */
 #define RIP_PATCH_MAGIC "RIPPATCH" /* 8 bytes with the NUL */
 #define RIP_PATCH_MAX (1u << 22)
+/*
+ * -fpatchable-function-entry=N,M lists where a function's nops begin, M
+ * bytes before its entry: a site that is no function's start stands for
+ * the next function's if that is at most this many bytes on.
+ */
+#define RIP_PATCH_PREFIX_MAX 64u
 struct rip_patch_list {
 	char magic[8];
 	uint32_t op; /* 1: patch, 0: unpatch */
