@@ -142,15 +142,19 @@ static uint64_t ev_sign(uint64_t v, uint32_t type)
 }
 
 int ev_walk_at(const struct ev_types *types, const uint8_t *data, size_t len, uint64_t ts_begin,
-	       size_t at, uint64_t *at_ts, uint64_t *last_ts)
+	       size_t at, uint64_t *at_ts, uint64_t *last_ts, uint32_t *coro)
 {
+	const struct ev_type *sw = &types->t[RIP_EV_CORO_SWITCH];
 	size_t off = RIP_PACKET_HDR_SIZE;
 	uint64_t ts = ts_begin;
 	bool found = false;
-	int count = 0;
+	int count = 0, swsize = 0;
 
 	if (len < RIP_PACKET_HDR_SIZE)
 		return -1;
+	/* the switch type, as readers know it (read/evsource.c): its first field is "to" */
+	if (coro && sw->valid && sw->nfields >= 1 && !strcmp(sw->name, "rip:coro_switch"))
+		swsize = (int)rip_field_size(sw->fields[0].type);
 	while (off < len) {
 		const struct ev_type *t;
 		uint32_t id;
@@ -168,6 +172,10 @@ int ev_walk_at(const struct ev_types *types, const uint8_t *data, size_t len, ui
 		t = &types->t[id];
 		if (len - off < t->fixed)
 			return -1;
+		/* a switch before at moves the coroutine the piece from at begins in */
+		if (id == RIP_EV_CORO_SWITCH && swsize > 0 && swsize <= 4 &&
+		    (size_t)swsize <= t->fixed && !found)
+			*coro = (uint32_t)ev_get(data + off, (unsigned)swsize);
 		off += t->fixed;
 		if (t->string) {
 			size_t max = len - off < RIP_STRING_MAX ? len - off : RIP_STRING_MAX;
@@ -197,7 +205,7 @@ int ev_walk(const struct ev_types *types, const uint8_t *data, size_t len, uint6
 {
 	uint64_t unused;
 
-	return ev_walk_at(types, data, len, ts_begin, 0, &unused, last_ts);
+	return ev_walk_at(types, data, len, ts_begin, 0, &unused, last_ts, NULL);
 }
 
 int ev_decode(const struct ev_types *types, const uint8_t *data, size_t len, uint64_t ts_begin,

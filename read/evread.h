@@ -125,10 +125,12 @@ int ev_walk(const struct ev_types *types, const uint8_t *data, size_t len, uint6
 /*
  * ev_walk, with the time of the event at byte at in *at_ts (at is where
  * an earlier walk stopped: a packet sent in pieces), or the last event's
- * when at is the packet's end or on no event's start.
+ * when at is the packet's end or on no event's start.  coro, unless NULL:
+ * the coroutine running at the packet's begin (its header's), moved by
+ * the coroutine switches before at: the one a piece from at begins in.
  */
 int ev_walk_at(const struct ev_types *types, const uint8_t *data, size_t len, uint64_t ts_begin,
-	       size_t at, uint64_t *at_ts, uint64_t *last_ts);
+	       size_t at, uint64_t *at_ts, uint64_t *last_ts, uint32_t *coro);
 int ev_decode(const struct ev_types *types, const uint8_t *data, size_t len,
 	      uint64_t ts_begin, ev_cb cb, void *arg, char *err, size_t errlen);
 

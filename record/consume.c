@@ -427,16 +427,22 @@ bool rec_cut_apply(const struct rec_cut *c, const struct rec_src *src, struct ri
  * it says when it begins, not when the piece before it ended (a thread
  * idle between the two: a reader that merges by time would take the piece
  * up long before its events, rec_tick).  After, when that cannot be read.
+ * *coro: the coroutine running at the piece's first event, which its
+ * header says (the packet's at begin was the piece's: a thread back from a
+ * coroutine before the piece had its events put in that coroutine).
  */
 static uint64_t rec_piece_begin(const struct rec *r, const struct ev_packet *p, size_t off,
-				uint64_t after)
+				uint64_t after, uint32_t *coro)
 {
 	uint64_t at, last;
 
-	if (ev_walk_at(r->types, p->data, p->len, p->hdr.timestamp_begin, off, &at, &last) < 0 ||
-	    at < after)
+	*coro = p->hdr.coro;
+	if (ev_walk_at(r->types, p->data, p->len, p->hdr.timestamp_begin, off, &at, &last, coro) <
+	    0) {
+		*coro = p->hdr.coro;
 		return after;
-	return at;
+	}
+	return at < after ? after : at;
 }
 
 static int rec_packet(const struct ev_packet *p, void *arg)
@@ -473,7 +479,7 @@ static int rec_packet(const struct ev_packet *p, void *arg)
 		body = p->data + pc->off;
 		blen = p->len - pc->off;
 		hdr.events = p->hdr.events - pc->events;
-		hdr.timestamp_begin = rec_piece_begin(r, p, pc->off, pc->last_ts);
+		hdr.timestamp_begin = rec_piece_begin(r, p, pc->off, pc->last_ts, &hdr.coro);
 		src.off = pc->off;
 		src.events = pc->events;
 	}
@@ -789,10 +795,12 @@ int rec_tick(struct rec *r, uint64_t margin_ns, char *err, size_t errlen)
 			uint32_t sent = part ? pc->events : 0;
 			size_t off = part ? pc->off : sizeof(p.hdr);
 			uint64_t first = 0;
+			uint32_t coro = p.hdr.coro;
 
 			if (p.hdr.events > sent && p.len > off)
 				first = rec_piece_begin(r, &p, off,
-							part ? pc->last_ts : p.hdr.timestamp_begin);
+							part ? pc->last_ts : p.hdr.timestamp_begin,
+							&coro);
 			if (first) {
 				struct rip_packet hdr = p.hdr;
 				struct rec_src src = { .ring = true,
@@ -802,6 +810,7 @@ int rec_tick(struct rec *r, uint64_t margin_ns, char *err, size_t errlen)
 
 				hdr.events = p.hdr.events - sent;
 				hdr.timestamp_begin = first;
+				hdr.coro = coro;
 				hdr.packet_seq_num = p.hdr.packet_seq_num + pc->extra;
 				ret = rec_emit(r, i, &src, &hdr, p.data + off, p.len - off);
 				if (ret) {
@@ -1247,8 +1256,8 @@ int rec_flush_to(struct rec *r, struct rec_sink *s, char *err, size_t errlen)
 		}
 		hdr = p.hdr;
 		hdr.events = p.hdr.events - (uint32_t)src.events;
-		hdr.timestamp_begin =
-			rec_piece_begin(r, &p, src.off, part ? pc->last_ts : p.hdr.timestamp_begin);
+		hdr.timestamp_begin = rec_piece_begin(
+			r, &p, src.off, part ? pc->last_ts : p.hdr.timestamp_begin, &hdr.coro);
 		hdr.packet_seq_num = p.hdr.packet_seq_num + pc->extra;
 		hdr.packet_size = hdr.content_size = (uint64_t)(p.len - src.off + sizeof(hdr)) * 8;
 		hdr.open = 0;
