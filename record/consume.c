@@ -1023,6 +1023,7 @@ int rec_finish(struct rec *r, char *err, size_t errlen)
 	 * index and the rings' own running totals count from the start).
 	 */
 	r->st.noring = rec_u64(r, REC_HDR(ev_lost));
+	r->st.overflow = rec_u32(r, REC_HDR(ev_overflow));
 	if (!ret)
 		ret = rec_lost(r, r->st.noring, err, errlen);
 	r->finished = true;

@@ -58,6 +58,7 @@ struct rec_stats {
 	uint64_t discarded;	   /* events dropped or overwritten while we recorded */
 	uint64_t noring_before;	   /* of discarded_before: events that found no ring (ev_lost) */
 	uint64_t noring;	   /* events that found no ring, in all (ev_lost at the end) */
+	uint32_t overflow;	   /* threads that found no free ring (ev_overflow at the end) */
 	uint64_t samples;	   /* CPU samples written (rip:sample events, record/samples.h) */
 	uint64_t samples_lost;	   /* stored by the sampler but never seen by us */
 	uint64_t samples_merged;   /* of them, timer periods the kernel merged (overruns) */

@@ -552,10 +552,23 @@ static void run_summary(struct run_state *s)
 			"until then\n",
 			rip_prog, t.cut, t.cut == 1 ? " was" : "ren were",
 			t.cut == 1 ? "its trace is" : "their traces are");
-	if (lost && st->noring)
+	/*
+	 * ev_lost counts two things: events of threads that found no free ring,
+	 * and those a signal handler emitted while its thread took its ring
+	 * (its first event); with no thread short of a ring, all are the latter.
+	 */
+	if (lost && st->noring && st->overflow)
 		fprintf(stderr,
-			"%s run: %llu events found no free event ring (more threads emitting at "
-			"once than RIP_EVENT_RINGS + RIP_EVENT_SMALL_RINGS)\n",
+			"%s run: %llu events found no event ring: %u thread%s found none free "
+			"(more threads emitting at once than RIP_EVENT_RINGS + "
+			"RIP_EVENT_SMALL_RINGS), or a signal handler emitted while its thread took "
+			"its ring\n",
+			rip_prog, (unsigned long long)st->noring, st->overflow,
+			st->overflow == 1 ? "" : "s");
+	else if (lost && st->noring)
+		fprintf(stderr,
+			"%s run: %llu events were emitted by signal handlers while their thread took "
+			"its event ring (at its first event): lost, see rip_event1(3)\n",
 			rip_prog, (unsigned long long)st->noring);
 	if (lost && st->discarded_before > st->noring_before && !strcmp(s->o.fam.mode, "block"))
 		fprintf(stderr,
