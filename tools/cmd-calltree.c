@@ -237,7 +237,7 @@ static int ct_svg(const char *text, size_t len, const char *out)
 		of = tool_create(out, true);
 		if (!of) {
 			ret = -errno;
-			tool_err("cannot create %s: %s", out, strerror(errno));
+			tool_err("cannot create %s: %s", out, tool_create_why(errno));
 			return ret;
 		}
 		ofd = fileno(of);
@@ -300,7 +300,7 @@ static int ct_output(const struct ct_args *a, const char *text, size_t len)
 	}
 	f = tool_create(path, true);
 	if (!f) {
-		tool_err("cannot create %s: %s", path, strerror(errno));
+		tool_err("cannot create %s: %s", path, tool_create_why(errno));
 		return -errno;
 	}
 	if (fwrite(text, 1, len, f) != len || fflush(f) || ferror(f)) {

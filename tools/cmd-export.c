@@ -1005,7 +1005,7 @@ static int cmd_export(int argc, char **argv)
 			if (errno == EEXIST)
 				tool_err("%s exists; use --force to overwrite it", outpath);
 			else
-				tool_err("%s: %s", outpath, strerror(errno));
+				tool_err("%s: %s", outpath, tool_create_why(errno));
 			goto out;
 		}
 		created = !fstat(fileno(out), &ost);

@@ -1014,7 +1014,7 @@ static int report_print_html(struct report_state *st)
 	/* "-": standard output, as rip export -o - and rip calltree -o - (it made a file "-") */
 	f = strcmp(st->o.html, "-") ? tool_create(st->o.html, true) : stdout;
 	if (!f) {
-		tool_err("cannot create %s: %s", st->o.html, strerror(errno));
+		tool_err("cannot create %s: %s", st->o.html, tool_create_why(errno));
 		free(buf);
 		return -1;
 	}

@@ -210,6 +210,15 @@ FILE *tool_create(const char *path, bool replace)
 	return f;
 }
 
+const char *tool_create_why(int err)
+{
+	if (err == ELOOP)
+		return "a symbolic link: refused (rip writes through none)";
+	if (err == EPERM)
+		return "not a regular file of yours with one name: refused";
+	return strerror(err);
+}
+
 void tool_unlink_same(const char *path, const struct stat *st)
 {
 	struct stat now;

@@ -71,6 +71,8 @@ int tool_evs_open(const char *target, struct evs **out, char *err, size_t errlen
  * it failed (no message printed).
  */
 FILE *tool_create(const char *path, bool replace);
+/* Why tool_create failed with errno err, for a message: a link, another's file, or strerror. */
+const char *tool_create_why(int err);
 
 /*
  * Remove path if it is still the regular file *st (fstat of what

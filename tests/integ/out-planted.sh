@@ -34,19 +34,22 @@ run_c() {
 	esac
 }
 
-# each_cmd OUT WHAT: every such command with output OUT (WHAT) fails, precious kept
+# each_cmd OUT WHAT [SAYS]: every such command with output OUT (WHAT) fails, precious kept,
+# saying SAYS when given
 each_cmd() {
 	for c in "calltree --svg" calltree "report --html" "export --force"; do
 		expect_status 1 "$c to $2" run_c "$c" "$1"
 		check_kept "$c to $2"
+		[ -z "$3" ] || grep -q "$3" "$TEST_TMP/err" ||
+			fail "$c to $2 does not say \"$3\": $(cat "$TEST_TMP/err")"
 	done
 }
 
 echo "secret of ours" >"$keep"
 ln -s "$keep" "$d/sym" || die "ln -s"
-each_cmd "$d/sym" "a symbolic link"
+each_cmd "$d/sym" "a symbolic link" "a symbolic link: refused"
 ln "$keep" "$d/hard" || die "ln"
-each_cmd "$d/hard" "a hard link"
+each_cmd "$d/hard" "a hard link" "not a regular file of yours with one name: refused"
 mkfifo "$d/fifo" || die "mkfifo"
 each_cmd "$d/fifo" "a FIFO"
 
