@@ -804,11 +804,13 @@ static void leaks_diff_text(struct leaks_state *old, struct leaks_state *st,
 		fprintf(out, "\n(%zu more groups: --top=%" PRIu64 " shows the biggest only)\n",
 			d->n - (size_t)st->o.t.top, st->o.t.top);
 	fprintf(out, "\n%zu groups new, %zu grown; total:", d->nnew, d->n - d->nnew);
-	for (int r = 0; r < LK_NRES; r++)
-		fprintf(out, "%s %s %+" PRId64 " (%+" PRId64 " bytes)", r ? "," : "",
-			lk_res_name((enum lk_res)r),
-			(int64_t)(st->lk->total_count[r] - old->lk->total_count[r]),
-			(int64_t)(st->lk->total_bytes[r] - old->lk->total_bytes[r]));
+	for (int r = 0; r < LK_NRES; r++) {
+		fprintf(out, "%s %s %+" PRId64, r ? "," : "", lk_res_name((enum lk_res)r),
+			(int64_t)(st->lk->total_count[r] - old->lk->total_count[r]));
+		if (r != LK_FD) /* a descriptor has no size */
+			fprintf(out, " (%+" PRId64 " bytes)",
+				(int64_t)(st->lk->total_bytes[r] - old->lk->total_bytes[r]));
+	}
 	fputc('\n', out);
 }
 

@@ -72,7 +72,7 @@ grep -q '^+1 blocks, +500 bytes (mem, new: 1 block, 500 bytes)$' "$TEST_TMP/out"
 grep -q '^+3 blocks, +192 bytes (mem, grown: 5 blocks, 320 bytes; was 2 blocks, 128 bytes)$' \
 	"$TEST_TMP/out" || fail "text: site_grow"
 grep -q '^      site_grow (.*leakprog2.c:[0-9]*)$' "$TEST_TMP/out" || fail "text: site_grow frame"
-grep -q '^1 groups new, 3 grown; total: mem +0 (+722 bytes), fd +1' "$TEST_TMP/out" ||
+grep -q '^1 groups new, 3 grown; total: mem +0 (+722 bytes), fd +1, shm +0 (+0 bytes)' "$TEST_TMP/out" ||
 	fail "text: total line"
 grep -q 'site_same\|site_shrink\|site_gone' "$TEST_TMP/out" && fail "text: unchanged groups"
 
