@@ -124,13 +124,13 @@ int enf_run(struct rr_file *f, bool on, const char *const *globs, size_t nglobs,
 	else
 		status = EXIT_OK;
 	if (!quiet && status == EXIT_OK)
-		printf("%s (pid %d): %s %u functions%s; %u patched now\n", f->hdr.comm, f->hdr.pid,
-		       on ? "patched" : "unpatched", ans.ok,
+		printf("%s (pid %d): %s %u function%s%s; %u patched now\n", f->hdr.comm, f->hdr.pid,
+		       on ? "patched" : "unpatched", ans.ok, ans.ok == 1 ? "" : "s",
 		       ans.failed ? " (some left as they were: unknown bytes or no room)" : "",
 		       ans.on);
 	if (ans.failed && !quiet)
-		printf("%s (pid %d): %u functions left as they were\n", f->hdr.comm, f->hdr.pid,
-		       ans.failed);
+		printf("%s (pid %d): %u function%s left as they were\n", f->hdr.comm, f->hdr.pid,
+		       ans.failed, ans.failed == 1 ? "" : "s");
 out:
 	if (sym)
 		rip_sym_free(sym);

@@ -65,7 +65,7 @@ for v in gcc clang; do
 	if [ $v = clang ]; then
 		# one function by name: only its calls
 		expect_status 0 "$v: rip enable --functions=spin_c" "$RIP" enable --functions=spin_c "$pid" func
-		grep -q "patched 1 functions; 1 patched now" out || fail "$v: --functions=spin_c: $(cat out)"
+		grep -q "patched 1 function; 1 patched now" out || fail "$v: --functions=spin_c: $(cat out)"
 		expect_status 0 "$v: rip disable" "$RIP" disable "$pid" func
 	fi
 	expect_status 0 "$v: rip enable PID func" "$RIP" enable "$pid" func
