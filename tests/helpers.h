@@ -75,4 +75,18 @@ static inline int t_parent_of(pid_t c)
 	return 0;
 }
 
+/*
+ * Say that the program is ready: its pid, in a line, in the file path
+ * (which the test waits for).  0, or -1.
+ */
+static inline int t_ready(const char *path)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f)
+		return -1;
+	fprintf(f, "%d\n", (int)getpid());
+	return fclose(f) ? -1 : 0;
+}
+
 #endif /* RIP_TESTS_HELPERS_H */

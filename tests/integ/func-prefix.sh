@@ -16,6 +16,7 @@
 need_bin "$RIP" "$BUILD/librip-preload.so"
 need_cmd python3 gcc clang
 rep=$PWD/tests/data/fn-report.py
+tests=$PWD/tests
 cd "$TEST_TMP" || die "no TEST_TMP"
 
 cat >prog.c <<'C'
@@ -24,6 +25,8 @@ cat >prog.c <<'C'
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "helpers.h"
 
 static volatile long sink;
 
@@ -58,16 +61,10 @@ int main(int argc, char **argv)
 
 	if (argc > 3) { /* our pid in argv[3] once the thread runs */
 		pthread_t t;
-		FILE *f;
 
 		args = argv;
-		if (pthread_create(&t, NULL, loop, NULL))
-			return 3;
-		f = fopen(argv[3], "w");
-		if (!f)
+		if (pthread_create(&t, NULL, loop, NULL) || t_ready(argv[3]))
 			return 2;
-		fprintf(f, "%d\n", (int)getpid());
-		fclose(f);
 		pthread_join(t, NULL);
 		return 0;
 	}
@@ -76,9 +73,9 @@ int main(int argc, char **argv)
 	return 0;
 }
 C
-gcc -O2 -g -pthread -fpatchable-function-entry=16,8 -fno-optimize-sibling-calls -o prog prog.c ||
+gcc -O2 -g -pthread -fpatchable-function-entry=16,8 -fno-optimize-sibling-calls -I"$tests" -o prog prog.c ||
 	die "cannot build with gcc"
-clang -O2 -g -pthread -fpatchable-function-entry=16 -o prog16 prog.c || die "cannot build with clang"
+clang -O2 -g -pthread -fpatchable-function-entry=16 -I"$tests" -o prog16 prog.c || die "cannot build with clang"
 
 # report T: "FUNCTION CALLS" of trace T, one a line
 report() {

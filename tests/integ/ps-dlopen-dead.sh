@@ -13,6 +13,7 @@
 need_bin "$RIP"
 need_cmd python3
 CC=${CC:-cc}
+tests=$PWD/tests
 cd "$TEST_TMP" || die "no $TEST_TMP"
 
 cat >blk.c <<'C'
@@ -30,25 +31,21 @@ cat >prog.c <<'C'
 #include <stdio.h>
 #include <unistd.h>
 
+#include "helpers.h"
+
 int main(int argc, char **argv)
 {
 	void *h = dlopen(argv[1], RTLD_NOW);
 	int (*wait_in)(int) = h ? (int (*)(int))dlsym(h, "blk_wait") : NULL;
 	int p[2];
-	FILE *f;
 
-	if (!wait_in || pipe(p))
+	if (!wait_in || pipe(p) || t_ready(argv[2]))
 		return 2;
-	f = fopen(argv[2], "w");
-	if (!f)
-		return 3;
-	fprintf(f, "%d\n", (int)getpid());
-	fclose(f);
 	return wait_in(p[0]);
 }
 C
 "$CC" -O1 -g -shared -fPIC -o libblk.so blk.c || die "cannot build libblk.so"
-"$CC" -O1 -g -o prog prog.c -ldl || die "cannot build prog"
+"$CC" -O1 -g -I"$tests" -o prog prog.c -ldl || die "cannot build prog"
 
 t_bg "$RIP" run -o T -- "$TEST_TMP/prog" "$TEST_TMP/libblk.so" "$TEST_TMP/ready" 2>run.err
 run=$T_LAST

@@ -13,6 +13,7 @@
 need_bin "$RIP" "$BUILD/librip-preload.so"
 need_cmd python3
 CC=${CC:-cc}
+tests=$PWD/tests
 cd "$TEST_TMP" || die "no $TEST_TMP"
 
 cat >spin.c <<'C'
@@ -29,25 +30,21 @@ cat >prog.c <<'C'
 #include <stdio.h>
 #include <unistd.h>
 
+#include "helpers.h"
+
 int main(int argc, char **argv)
 {
 	void *h = dlopen(argv[1], RTLD_NOW);
 	void (*spin)(void) = h ? (void (*)(void))dlsym(h, "spin_here") : NULL;
-	FILE *f;
 
-	if (!spin)
+	if (!spin || t_ready(argv[2]))
 		return 2;
-	f = fopen(argv[2], "w");
-	if (!f)
-		return 3;
-	fprintf(f, "%d\n", (int)getpid());
-	fclose(f);
 	spin();
 	return 0;
 }
 C
 "$CC" -O1 -g -shared -fPIC -o libspin.so spin.c || die "cannot build libspin.so"
-"$CC" -O1 -g -o prog prog.c -ldl || die "cannot build prog"
+"$CC" -O1 -g -I"$tests" -o prog prog.c -ldl || die "cannot build prog"
 
 t_bg "$RIP" run -q --sample -o T -- "$TEST_TMP/prog" "$TEST_TMP/libspin.so" "$TEST_TMP/ready" \
 	2>run.err
