@@ -309,6 +309,20 @@ out_unlock:
 }
 
 /*
+ * _dl_find_object (glibc 2.35), looked up once, at load: a reference to it
+ * would have librip.so need glibc 2.35 where the rest of it needs 2.34
+ * (RHEL 9's); without it, __rip_modules_note leaves new objects to the
+ * next rescan.  dlsym takes the loader's lock: here, never in a wait.
+ */
+static int (*rip_find_object)(void *, struct dl_find_object *);
+
+__attribute__((constructor)) static void rip_find_object_init(void)
+{
+	rip_find_object =
+		(int (*)(void *, struct dl_find_object *))dlsym(RTLD_DEFAULT, "_dl_find_object");
+}
+
+/*
  * The object that holds addr, put in the map where the loader's lock may
  * not be taken (a wait wrapper: the caller may hold a lock that a thread
  * inside dl_iterate_phdr waits for).  The map is rescanned at safe points
@@ -350,8 +364,8 @@ void __rip_modules_note(uintptr_t addr, uintptr_t *lo, uintptr_t *hi)
 			return;
 		}
 	}
-	if (_dl_find_object((void *)addr, &f) || !(lm = f.dlfo_link_map) || !lm->l_name ||
-	    !*lm->l_name || (uintptr_t)f.dlfo_map_start != lm->l_addr)
+	if (!rip_find_object || rip_find_object((void *)addr, &f) || !(lm = f.dlfo_link_map) ||
+	    !lm->l_name || !*lm->l_name || (uintptr_t)f.dlfo_map_start != lm->l_addr)
 		return;
 	eh = (const ElfW(Ehdr) *)lm->l_addr;
 	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) || eh->e_phentsize != sizeof(ElfW(Phdr)) ||
