@@ -500,8 +500,12 @@ int rr_path_join(char *buf, size_t len, const char *dir, const char *name)
 	return w < 0 || (size_t)w >= len ? -ENAMETOOLONG : 0;
 }
 
-/* How long rr_open_target waits for a file being created to get its header: 100 x 10 ms. */
-#define RR_CREATE_TRIES 100
+/*
+ * How long rr_open_target waits for a file being created to get its
+ * header: 300 x 10 ms (a second was too short on a loaded machine: a
+ * program that writes its header 400 ms after making the file missed it).
+ */
+#define RR_CREATE_TRIES 300
 #define RR_CREATE_WAIT_NS 10000000L
 
 /*
