@@ -104,6 +104,7 @@ struct top {
 	struct cpu_prof *cpu;	/* a trace's samples (top_use_samples), instead of the rings' */
 	const struct cpu_thread *cthreads; /* cpu's threads, by tid */
 	size_t ncthreads;
+	bool *cseen; /* of each of cthreads: counted this refresh (a slot of its tid) */
 };
 
 const char *top_wait_name(uint32_t kind)
@@ -491,16 +492,18 @@ static double top_estimate(const struct rr_slot *s, uint32_t from, uint32_t n, u
 	return (double)written * n / entries;
 }
 
-/* The samples of tid in the trace (top_use_samples), or NULL. */
-static const struct cpu_thread *top_cthread(const struct top *t, int32_t tid)
+/* The samples of tid in the trace (top_use_samples), or NULL; marked counted. */
+static const struct cpu_thread *top_cthread(struct top *t, int32_t tid)
 {
 	size_t lo = 0, hi = t->ncthreads;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (t->cthreads[mid].tid == tid)
+		if (t->cthreads[mid].tid == tid) {
+			t->cseen[mid] = true;
 			return &t->cthreads[mid];
+		}
 		if (t->cthreads[mid].tid < tid)
 			lo = mid + 1;
 		else
@@ -686,11 +689,53 @@ static int top_trace_groups(struct top *t, struct hmap *keys)
 	return 0;
 }
 
+/*
+ * A trace's sampled threads that no slot left at the end is of (they
+ * exited): each counts in the group of its newest sample, as a live
+ * thread counts where it is now, named as the exited slot of its tid says
+ * when one is left.  Without them, rip top of a trace counted the threads
+ * running at the end only ("1 thread", a group of 4 spinning threads with
+ * none).
+ */
+static int top_trace_gone(struct top *t, struct hmap *keys, const struct rr_slots *sl)
+{
+	for (size_t i = 0; i < t->ncthreads; i++) {
+		const struct cpu_thread *c = &t->cthreads[i];
+		struct top_thread *th;
+		struct top_group *g;
+
+		if (t->cseen[i] || !c->samples)
+			continue;
+		th = top_thread_add(t);
+		if (!th)
+			return -ENOMEM;
+		th->tid = c->tid;
+		th->state = '?';
+		th->wait_ns = -1;
+		th->ip = c->ip;
+		th->samples = (uint32_t)c->samples;
+		for (size_t k = 0; k < sl->n; k++)
+			if (sl->v[k].kind == RIP_KIND_THREAD && sl->v[k].tid == c->tid)
+				memcpy(th->name, sl->v[k].name, sizeof(th->name));
+		g = top_group(t, keys, TOP_RUN, 0, c->ip ? top_site(t, c->ip) : NULL, c->ip);
+		if (!g)
+			return -ENOMEM;
+		g->threads++;
+		th->group = (size_t)(g - t->v.groups);
+		th->group_key = g->key;
+	}
+	return 0;
+}
+
 int top_use_samples(struct top *t, struct cpu_prof *cpu, char *err, size_t errlen)
 {
 	t->cpu = cpu;
 	t->cthreads = cpu_threads(cpu, &t->ncthreads);
 	if (!t->cthreads)
+		return rr_fail(err, errlen, -ENOMEM, "out of memory");
+	free(t->cseen);
+	t->cseen = calloc(t->ncthreads + 1, sizeof(*t->cseen));
+	if (!t->cseen)
 		return rr_fail(err, errlen, -ENOMEM, "out of memory");
 	t->v.trace = true;
 	t->v.samples_lost = cpu_lost(cpu);
@@ -742,8 +787,10 @@ int top_refresh(struct top *t, char *err, size_t errlen)
 	}
 	t->v.corrupt = sl.corrupt;
 	t->v.changing = sl.changing;
-	if (t->cpu)
+	if (t->cpu) {
+		memset(t->cseen, 0, t->ncthreads * sizeof(*t->cseen));
 		ret = top_trace_groups(t, &keys);
+	}
 	for (size_t i = 0; i < sl.n && !ret; i++) {
 		const struct rr_slot *s = &sl.v[i];
 
@@ -756,6 +803,8 @@ int top_refresh(struct top *t, char *err, size_t errlen)
 	}
 	if (!ret && t->v.alive)
 		ret = top_noslot(t, &keys, &procs);
+	if (!ret && t->cpu)
+		ret = top_trace_gone(t, &keys, &sl);
 	rr_slots_free(&sl);
 	hmap_free(&procs);
 	hmap_free(&keys);
@@ -871,6 +920,7 @@ void top_free(struct top *t)
 	hmap_free(&t->cpus.h);
 	rip_sym_free(t->sym);
 	free(t->seen);
+	free(t->cseen);
 	free(t->v.groups);
 	free(t->v.threads);
 	free(t);

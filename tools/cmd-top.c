@@ -125,6 +125,16 @@ static unsigned long long top_taken(const struct top_view *v)
 	return v->trace ? (unsigned long long)v->samples : (unsigned long long)v->hdr.samples;
 }
 
+/* The threads that took a sample. */
+static size_t top_sampled(const struct top_view *v)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < v->nthreads; i++)
+		n += v->threads[i].samples > 0;
+	return n;
+}
+
 static void top_sampling(const struct top_view *v, char *buf, size_t len)
 {
 	const struct rip_file_hdr *h = &v->hdr;
@@ -134,8 +144,13 @@ static void top_sampling(const struct top_view *v, char *buf, size_t len)
 		snprintf(buf, len, "sampling: off (run the program with rip run --sample)");
 		return;
 	}
-	n = (size_t)snprintf(buf, len, "sampling: %u Hz, %u timers, %llu samples", h->sample_hz,
-			     h->sample_timers, top_taken(v));
+	/* a trace's timers armed at its end say nothing of the threads it sampled */
+	if (v->trace)
+		n = (size_t)snprintf(buf, len, "sampling: %u Hz, %llu samples of %zu threads",
+				     h->sample_hz, top_taken(v), top_sampled(v));
+	else
+		n = (size_t)snprintf(buf, len, "sampling: %u Hz, %u timers, %llu samples",
+				     h->sample_hz, h->sample_timers, top_taken(v));
 	if (n < len && v->trace)
 		n += (size_t)snprintf(buf + n, len - n, ", %llu lost",
 				      (unsigned long long)v->samples_lost);

@@ -55,10 +55,16 @@ for f in sys.argv[1:3]:
         bad.append("%s: most CPU in %s, want top_burn_here: %s" % (f, top["function"], d["groups"]))
     if f == sys.argv[1] and (not d["trace"] or d["samples"] != n):
         bad.append("%s: trace %s, %s samples, want %d" % (f, d["trace"], d["samples"], n))
+    if f == sys.argv[1] and not nosym and (top["threads"] != 2 or len(top["tids"]) != 2):
+        bad.append("%s: %s threads in top_burn_here, want the 2 that burned" % (f, top["threads"]))
 for b in bad:
     print(b, file=sys.stderr)
 sys.exit(1 if bad else 0)
 PY
+
+"$RIP" top T >top.txt 2>top.err || fail "rip top T: $(cat top.err)"
+grep -q "^sampling: [0-9]* Hz, $n samples of 2 threads, " top.txt ||
+	fail "rip top T: sampling line: $(sed -n 2p top.txt)"
 
 # folded stacks and a pprof CPU profile of the samples
 "$RIP" export --format=folded -o folded.txt T 2>exp.err || fail "export folded: $(cat exp.err)"
