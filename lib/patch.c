@@ -939,7 +939,8 @@ static bool rip_fn_shstk(void)
  * One pass over site a.  Patching, pass 0: its displacement and its pad
  * (a new site is remembered with its bytes); pass 1: byte 0 becomes the
  * call, only for a site pass 0 made ready.  Unpatching, pass 0: byte 0 back;
- * pass 1: the other bytes back.  0, or -errno.
+ * pass 1: the other bytes back.  0, 1 when the site was so already (not
+ * counted: a second rip disable said "unpatched 9 functions"), or -errno.
  */
 static int rip_fn_site(struct rip_file_hdr *h, int fd, uintptr_t a, bool on, int pass)
 {
@@ -955,7 +956,7 @@ static int rip_fn_site(struct rip_file_hdr *h, int fd, uintptr_t a, bool on, int
 	s = rip_fn_site_get(a, false);
 	if (!on) {
 		if (!s || !s->ready)
-			return s ? 0 : -ENOENT;
+			return s ? 1 : -ENOENT;
 		if (!pass)
 			return s->on ? rip_fn_poke(fd, a, s->orig[0]) : 0;
 		s->on = 0;
@@ -969,7 +970,7 @@ static int rip_fn_site(struct rip_file_hdr *h, int fd, uintptr_t a, bool on, int
 		if (!s || !s->ready)
 			return -EAGAIN; /* pass 0 failed for it: counted there */
 		if (s->on)
-			return 0;
+			return 1;
 		if ((err = rip_fn_poke(fd, a, 0xe8)))
 			return err;
 		s->on = 1;
@@ -1068,8 +1069,8 @@ int __rip_fn_patch(const uint64_t *addrs, uint32_t n, bool on, uint32_t *ok, uin
 		for (uint32_t i = 0; i < n; i++) {
 			int e = rip_fn_site(h, fd, (uintptr_t)addrs[i], on, pass);
 
-			if (e == -EAGAIN)
-				continue; /* failed in pass 0, counted then */
+			if (e == -EAGAIN || e == 1)
+				continue; /* failed in pass 0, counted then; or so already */
 			if (pass || e)
 				*(e ? failed : ok) += 1;
 			if (e)

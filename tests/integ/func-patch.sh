@@ -8,7 +8,8 @@
 # traced until rip enable PID func patches them; then the calls are in
 # the trace and the threads' stacks show them; rip disable puts every
 # byte of the program's code back (its executable mappings hashed before
-# and after); the program ends well.  --functions=GLOB patches only the
+# and after); the program ends well.  A second rip enable or disable of the
+# same functions changes none, and says so.  --functions=GLOB patches only the
 # functions it names.  funcprog-patch park, patched before its threads
 # start: the paths of rip ps --stacks are exact, through a longjmp over 10
 # patched frames and coroutines switched mid-chain (librip-preload.so's
@@ -66,7 +67,19 @@ for v in gcc clang; do
 		# one function by name: only its calls
 		expect_status 0 "$v: rip enable --functions=spin_c" "$RIP" enable --functions=spin_c "$pid" func
 		grep -q "patched 1 function; 1 patched now" out || fail "$v: --functions=spin_c: $(cat out)"
-		expect_status 0 "$v: rip disable" "$RIP" disable "$pid" func
+		# again: nothing to do, and it says so (it said "patched 1 function")
+		expect_status 0 "$v: rip enable --functions=spin_c again" \
+			"$RIP" enable --functions=spin_c "$pid" func
+		grep -q "patched 0 functions; 1 patched now" out ||
+			fail "$v: --functions=spin_c again: $(cat out)"
+		expect_status 0 "$v: rip disable --functions=spin_c" \
+			"$RIP" disable --functions=spin_c "$pid" func
+		grep -q "unpatched 1 function; 0 patched now" out ||
+			fail "$v: rip disable --functions=spin_c: $(cat out)"
+		expect_status 0 "$v: rip disable --functions=spin_c again" \
+			"$RIP" disable --functions=spin_c "$pid" func
+		grep -q "unpatched 0 functions; 0 patched now" out ||
+			fail "$v: rip disable --functions=spin_c again: $(cat out)"
 	fi
 	expect_status 0 "$v: rip enable PID func" "$RIP" enable "$pid" func
 	grep -q "patched [0-9]* functions; [0-9]* patched now" out || fail "$v: rip enable said: $(cat out)"
