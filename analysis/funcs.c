@@ -24,7 +24,10 @@
  * context and function).  A rip:fn_open record pushes a call as an entry
  * does, marked as begun before the trace (a forked child's calls open at
  * the fork, which its trace starts after): it pairs with its exit as any
- * call, and is counted apart (before).
+ * call, and is counted apart (before).  A rip:coro_end record (a coroutine
+ * destroyed) ends the calls open in its coroutine, counted apart too
+ * (coro_ended), and a later coroutine of the same number (its slot taken
+ * again) is a context of its own.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -65,7 +68,7 @@ struct fa_ctx_int {
 
 struct fa {
 	struct fa_opts o;
-	uint32_t t_entry, t_exit, t_def, t_open; /* type ids, UINT32_MAX: absent */
+	uint32_t t_entry, t_exit, t_def, t_open, t_end; /* type ids, UINT32_MAX: absent */
 	uint64_t *addr;			 /* by id */
 	uint8_t *keepc;			 /* by id: 0 not asked yet, 1 shown, 2 not */
 	struct fa_fn *fn;		 /* by id */
@@ -105,6 +108,7 @@ int fa_new(const struct ev_types *types, const struct fa_opts *opts, struct fa *
 	p->t_exit = fa_type(types, "rip:fn_exit", 1);
 	p->t_def = fa_type(types, "rip:fn", 2);
 	p->t_open = fa_type(types, "rip:fn_open", 1);
+	p->t_end = fa_type(types, "rip:coro_end", 1);
 	/* Node 0: the root of every call path. */
 	p->nodes = calloc(64, sizeof(*p->nodes));
 	if (!p->nodes) {
@@ -418,6 +422,30 @@ static int fa_push(struct fa *p, size_t ci, uint32_t id, int64_t t, bool early)
 	return 0;
 }
 
+/*
+ * Coroutine coro was destroyed at t (rip:coro_end): the calls open in it
+ * end there, and its number names a new context from now on (a coroutine
+ * given its slot).  1, or -ENOMEM.
+ */
+static int fa_coro_end(struct fa *p, uint32_t coro, int64_t t)
+{
+	struct fa_idx *x = hmap_find(&p->ctxmap.h, sizeof(*x), 1ull << 32 | coro);
+	size_t ci;
+	int ret;
+
+	if (!coro || !x)
+		return 1;
+	ci = x->v;
+	hmap_del(&p->ctxmap.h, sizeof(*x), x);
+	while (p->ctx[ci].n) {
+		p->tot.coro_ended++;
+		ret = fa_pop(p, ci, t, false);
+		if (ret)
+			return ret;
+	}
+	return 1;
+}
+
 int fa_event(struct fa *p, const struct evs_event *e)
 {
 	uint32_t tid = e->type ? e->type->id : UINT32_MAX;
@@ -429,6 +457,8 @@ int fa_event(struct fa *p, const struct evs_event *e)
 
 	if (tid == p->t_def && tid != UINT32_MAX)
 		return fa_define(p, evs_val(e, 0), evs_val(e, 1)) ? -ENOMEM : 1;
+	if (tid == p->t_end && tid != UINT32_MAX)
+		return fa_coro_end(p, (uint32_t)evs_val(e, 0), e->ns);
 	if (tid == UINT32_MAX || (tid != p->t_entry && tid != p->t_exit && tid != p->t_open))
 		return 0;
 	id = evs_val(e, 0);

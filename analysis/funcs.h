@@ -105,6 +105,7 @@ struct fa_totals {
 	uint64_t no_exit;	 /* calls that ended with no exit record: a call below them ended */
 	uint64_t running;	 /* calls still running at the end */
 	uint64_t before;	 /* calls open when the trace began (rip:fn_open records) */
+	uint64_t coro_ended; /* calls open in a coroutine when it was destroyed (rip:coro_end) */
 	uint64_t ids_unknown;	 /* records of an id no definition named */
 	uint64_t id0;		 /* records of functions the writer had no id for */
 };

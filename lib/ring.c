@@ -738,6 +738,24 @@ static int rip_coro_new(const char *name, struct rip_coro **out, bool rescan)
 	return 0;
 }
 
+/*
+ * rip:coro_end {u32 coro}: coroutine coro (its slot's index + 1) is
+ * destroyed, and the number may name another one next.  The calls open in
+ * it end there (analysis/funcs.c): without it, rip report --functions ran
+ * them on to the end of the trace, and a coroutine given the slot next
+ * inherited them.  Registered the first time a coroutine is destroyed with
+ * the coro category on; with our lock taken (a signal handler may destroy
+ * one), not written.
+ */
+static uint32_t rip_coro_end_id = UINT32_MAX;
+static const struct rip_event_type rip_coro_end_type = {
+	.name = "rip:coro_end",
+	.category = RIP_CAT_CORO,
+	.nfields = 1,
+	.fields = { RIP_FIELD(U32, "coro") },
+	.id = &rip_coro_end_id,
+};
+
 int rip_coro_destroy(struct rip_coro *co)
 {
 	struct rip_file_hdr *h = __atomic_load_n(&__rip_proc.hdr, __ATOMIC_ACQUIRE);
@@ -747,6 +765,11 @@ int rip_coro_destroy(struct rip_coro *co)
 		return -EINVAL;
 	if (__rip_self.cur == s)
 		rip_coro_switch_out();
+	/* The id's acquire pairs with its release store in the registration (events.c). */
+	if (rip_category_enabled(RIP_CAT_CORO) &&
+	    (__atomic_load_n(&rip_coro_end_id, __ATOMIC_ACQUIRE) != UINT32_MAX ||
+	     !__rip_type_register(&rip_coro_end_type, true)))
+		rip_event1(&rip_coro_end_type, s->index + 1);
 	__rip_slot_release(h, s);
 	__atomic_fetch_sub(&h->live_coros, 1, __ATOMIC_RELAXED);
 	return 0;

@@ -221,6 +221,12 @@ static void rpf_text(struct rpf_state *st, FILE *out)
 			" still running at the end, %" PRIu64 " records of unnamed ids, %" PRIu64
 			" of functions without an id\n",
 			t.no_entry, t.no_exit, t.running, t.ids_unknown, t.id0);
+	if (t.coro_ended)
+		fprintf(out,
+			"note: %" PRIu64
+			" call%s ended with %s coroutine (destroyed while they ran)\n",
+			t.coro_ended, t.coro_ended == 1 ? "" : "s",
+			t.coro_ended == 1 ? "its" : "their");
 	if (t.before)
 		fprintf(out,
 			"note: %" PRIu64
@@ -280,10 +286,10 @@ static void rpf_json(struct rpf_state *st, FILE *out)
 	fprintf(out,
 		",\"discarded\":%" PRIu64 ",\"lost_packets\":%" PRIu64 ",\"entries\":%" PRIu64
 		",\"exits\":%" PRIu64 ",\"no_entry\":%" PRIu64 ",\"no_exit\":%" PRIu64
-		",\"running\":%" PRIu64 ",\"before\":%" PRIu64 ",\"ids_unknown\":%" PRIu64
-		",\"id0\":%" PRIu64 ",\"functions\":",
+		",\"running\":%" PRIu64 ",\"before\":%" PRIu64 ",\"coro_ended\":%" PRIu64
+		",\"ids_unknown\":%" PRIu64 ",\"id0\":%" PRIu64 ",\"functions\":",
 		st->tot.discarded, st->tot.lost_packets + st->tot.torn, t.entries, t.exits,
-		t.no_entry, t.no_exit, t.running, t.before, t.ids_unknown, t.id0);
+		t.no_entry, t.no_exit, t.running, t.before, t.coro_ended, t.ids_unknown, t.id0);
 	rpf_json_fns(st, v, n, out);
 	if (st->o->threads) {
 		bool first = true;
