@@ -2617,6 +2617,14 @@ int rr_find_pid(pid_t pid, char *path, size_t len, uid_t *owner, char *err, size
 			       (int)pid, (int)ppid, ppath);
 	}
 none:
+	/* Gone: a run that ended removed its file, and left its copy in the trace. */
+	if (!fd.now)
+		return rr_fail(err, errlen, -ENOENT,
+			       "no ring file for pid %d, which is not running (a program "
+			       "that ended under rip run left its file in the trace: rip ps "
+			       "TRACE; else was it linked with librip and run with RIP_RING=1? "
+			       "is RIP_DIR the same?)",
+			       (int)pid);
 	return rr_fail(err, errlen, -ENOENT,
 		       "no ring file for pid %d (is it linked with librip and run with "
 		       "RIP_RING=1? is RIP_DIR the same?)",

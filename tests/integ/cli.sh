@@ -102,7 +102,7 @@ expect_status 2 "rip ps (no target)" "$RIP" ps
 grep -q 'pid or a ring file' "$TEST_TMP/err" || fail "rip ps: message: $(cat "$TEST_TMP/err")"
 grep -q "Try 'rip ps --help'" "$TEST_TMP/err" || fail "rip ps: no hint to --help"
 expect_status 1 "rip ps 999999999" "$RIP" ps 999999999
-grep -q 'no ring file for pid 999999999' "$TEST_TMP/err" ||
+grep -q 'no ring file for pid 999999999, which is not running (a program that ended under rip run left its file in the trace: rip ps TRACE' "$TEST_TMP/err" ||
 	fail "rip ps 999999999: message: $(cat "$TEST_TMP/err")"
 
 # A directory that is no trace is said to be so, by the readers of traces too.
