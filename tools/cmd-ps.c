@@ -1162,9 +1162,16 @@ static int ps_grouped(struct ps_state *st, FILE *out)
 	for (size_t r = 0; r < st->nrows; r++) {
 		const struct ps_row *row = &st->rows[r];
 		bool first = !prev || strcmp(prev, row->func);
-		char stillcol[16] = "";
+		char stillcol[16] = "", gone[48];
 
 		names_summary(row, names, sizeof(names));
+		/* only exited ones: the row is marked; some: how many of it */
+		if (row->exited == row->count)
+			snprintf(gone, sizeof(gone), " (exited)");
+		else if (row->exited)
+			snprintf(gone, sizeof(gone), " (%zu exited)", row->exited);
+		else
+			gone[0] = 0;
 		park[0] = 0;
 		if (row->park_max >= 0)
 			snprintf(park, sizeof(park), "; parked %s..%s",
@@ -1179,11 +1186,11 @@ static int ps_grouped(struct ps_state *st, FILE *out)
 				 (unsigned long long)row->site->ip);
 		fprintf(out, "%7zu  %s%-28s %-26s %s%s%s%s\n", row->count, stillcol,
 			first ? row->func : "  \"", where,
-			row->threads && row->coros ? "threads+coroutines "
-			: row->coros		   ? (row->coros > 1 ? "coroutines " : "coroutine ")
-			: row->threads > 1	   ? "threads "
-						   : "thread ",
-			names, park, row->exited ? " (exited)" : "");
+			row->threads && row->coros ? "threads+coroutines " :
+			row->coros	 ? (row->coros > 1 ? "coroutines " : "coroutine ") :
+			row->threads > 1 ? "threads " :
+					   "thread ",
+			names, park, gone);
 		prev = row->func;
 	}
 	if (st->have_still)
