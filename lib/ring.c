@@ -819,10 +819,14 @@ static uint64_t rip_realtime_ns(clockid_t id)
 
 static void rip_hdr_identity(struct rip_file_hdr *h)
 {
+	struct stat st;
 	ssize_t n;
 
 	h->pid = getpid();
 	h->ppid = getppid();
+	/* A reader in another pid namespace finds the process by it (read/ringfile.c). */
+	if (!stat("/proc/self/ns/pid", &st))
+		h->pidns = st.st_ino;
 	h->start_ticks = __rip_start_ticks(0);
 	h->create_realtime = rip_realtime_ns(CLOCK_REALTIME);
 	rip_read_small("/proc/sys/kernel/random/boot_id", h->boot_id, sizeof(h->boot_id));

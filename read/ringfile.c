@@ -351,6 +351,8 @@ const char *rr_user_name(uid_t uid, char *buf, size_t len)
  * Open path (extra open flags oflags) into f, its fstat in f->st and *st: a
  * regular file, of owner unless that is RR_ANY_OWNER.
  */
+static pid_t rr_host_pid(const struct rip_file_hdr *h);
+
 static int rr_open_fd(const char *path, struct rr_file *f, struct stat *st, uint64_t raw_max,
 		      int oflags, uid_t owner, char *err, size_t len)
 {
@@ -456,6 +458,17 @@ static int rr_open_how(const char *path, int oflags, uid_t owner, struct rr_file
 	rr_printable(f->hdr.comm);
 	rr_printable(f->hdr.exe);
 	rr_printable(f->hdr.host);
+	/*
+	 * Written in another pid namespace (a container's process, read from
+	 * the host): its pid here, so that it is found alive, its /proc read
+	 * and its file not taken for a dead one's (rip gc removed it).
+	 */
+	if (f->hdr.pidns) {
+		pid_t here = rr_host_pid(&f->hdr);
+
+		if (here > 0)
+			f->hdr.pid = here;
+	}
 	ret = rr_map(f, (size_t)st.st_size, err, errlen);
 	if (ret)
 		goto err_close;
@@ -771,6 +784,7 @@ int rr_live_hdr(const struct rr_file *f, struct rip_file_hdr *out, char *err, si
 	}
 	memcpy(out, f->map, sizeof(*out));
 	rr_guard_leave();
+	out->pid = f->hdr.pid; /* as seen here (rr_open: another pid namespace's) */
 	return 0;
 }
 
@@ -2111,6 +2125,95 @@ int rr_each_file(const char *only_dir, unsigned flags, rr_file_cb cb, void *arg,
 	return ret;
 }
 
+/* ---- pid namespaces --------------------------------------------------------------- */
+
+/* The inode of pid's pid namespace (0: this process's), 0 when it cannot be read. */
+static uint64_t rr_pidns(pid_t pid)
+{
+	char path[64];
+	struct stat st;
+
+	if (pid)
+		snprintf(path, sizeof(path), "/proc/%d/ns/pid", (int)pid);
+	else
+		snprintf(path, sizeof(path), "/proc/self/ns/pid");
+	return stat(path, &st) ? 0 : (uint64_t)st.st_ino;
+}
+
+/* pid's pid in its own namespace: the last of its NSpid; 0 when unknown. */
+static pid_t rr_ns_pid(pid_t pid)
+{
+	char path[64], line[256];
+	pid_t last = 0;
+	FILE *fp;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	fp = fopen(path, "re");
+	if (!fp)
+		return 0;
+	while (fgets(line, sizeof(line), fp)) {
+		char *p = line + 6, *end;
+
+		if (strncmp(line, "NSpid:", 6))
+			continue;
+		for (;;) {
+			long v = strtol(p, &end, 10);
+
+			if (end == p)
+				break;
+			if (v > 0 && v <= INT32_MAX)
+				last = (pid_t)v;
+			p = end;
+		}
+		break;
+	}
+	fclose(fp);
+	return last;
+}
+
+/*
+ * The pid here of the process that wrote h: h->pid, unless h says it was
+ * written in another pid namespace than ours (a container's process, read
+ * from the host); then the process found in /proc whose namespace, last
+ * NSpid and start time are h's, or 0 when none is (gone, or out of sight).
+ * The last one found is remembered: rip ls reads a container's files in a
+ * row.
+ */
+static pid_t rr_host_pid(const struct rip_file_hdr *h)
+{
+	static uint64_t last_ns, last_start;
+	static pid_t last_pid, last_host;
+	struct dirent *e;
+	pid_t found = 0;
+	DIR *d;
+
+	if (!h->pidns || h->pid <= 0 || h->pidns == rr_pidns(0))
+		return h->pid;
+	if (last_ns == h->pidns && last_pid == h->pid && last_start == h->start_ticks &&
+	    rr_pidns(last_host) == h->pidns && rr_proc_start_ticks(last_host) == h->start_ticks)
+		return last_host;
+	d = opendir("/proc");
+	if (!d)
+		return 0;
+	while (!found && (e = readdir(d))) {
+		long v = atol(e->d_name);
+
+		if (e->d_name[0] < '1' || e->d_name[0] > '9' || v <= 0 || v > INT32_MAX)
+			continue;
+		if (rr_pidns((pid_t)v) == h->pidns && rr_ns_pid((pid_t)v) == h->pid &&
+		    rr_proc_start_ticks((pid_t)v) == h->start_ticks)
+			found = (pid_t)v;
+	}
+	closedir(d);
+	if (found) {
+		last_ns = h->pidns;
+		last_pid = h->pid;
+		last_start = h->start_ticks;
+		last_host = found;
+	}
+	return found;
+}
+
 /*
  * Is path, opened without following a link and checked on its descriptor,
  * a regular file of owner (unless RR_ANY_OWNER) whose header (magic) has pid
@@ -2142,7 +2245,7 @@ static int rr_hdr_is(const char *path, pid_t pid, uint64_t start, uid_t owner, u
 	if (pread(fd, h, sizeof(*h), 0) != (ssize_t)sizeof(*h) ||
 	    memcmp(h->magic, RIP_MAGIC, sizeof(h->magic)))
 		goto out_close;
-	ok = h->pid == pid && h->start_ticks == start;
+	ok = (h->pid == pid || (h->pidns && rr_host_pid(h) == pid)) && h->start_ticks == start;
 out_close:
 	close(fd);
 	return ok;

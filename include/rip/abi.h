@@ -344,7 +344,13 @@ struct rip_file_hdr {
 	/* forked children followed that could create no ring file, for lack of permission */
 	uint32_t forks_denied; /* added to by each such child (relaxed), read once they are done */
 	int32_t forks_denied_err; /* the errno of the last (EACCES, EPERM) */
-	uint8_t pad2[1536 - 512 - 592 - 64 - 8];
+	/*
+	 * The inode of the writer's pid namespace (/proc/self/ns/pid), 0 when
+	 * unknown: pid and the slots' tids are that namespace's, and a reader
+	 * in another one finds the process by it (its NSpid).
+	 */
+	uint64_t pidns;
+	uint8_t pad2[1536 - 512 - 592 - 64 - 16];
 
 	/* clock: 1536 */
 	uint32_t clock_kind; /* enum rip_clock_kind */
