@@ -288,8 +288,11 @@ static void leaks_print_text(struct leaks_state *st)
 							: " never detached");
 		fputs(" (", out);
 		leaks_kinds(out, g);
-		if (g->sample)
-			fprintf(out, ": %s%s", g->sample, g->count > 1 ? ", ..." : "");
+		if (g->sample) {
+			fputs(": ", out);
+			text_str(out, g->sample);
+			fputs(g->count > 1 ? ", ..." : "", out);
+		}
 		fprintf(out, "), made at %.6f", leaks_secs(lk, g->first_ns));
 		if (g->last_ns != g->first_ns)
 			fprintf(out, "..%.6f", leaks_secs(lk, g->last_ns));

@@ -57,6 +57,17 @@ void json_str(FILE *out, const char *s)
 	fputc('"', out);
 }
 
+void text_str(FILE *out, const char *s)
+{
+	char buf[256];
+
+	while (s && *s) {
+		size_t n = esc_str(buf, sizeof(buf), &s, ESC_C);
+
+		fwrite(buf, 1, n, out);
+	}
+}
+
 void json_trace_head(FILE *out, struct evs *s)
 {
 	const struct rip_file_hdr *h = evs_file_hdr(s);

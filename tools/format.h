@@ -26,6 +26,13 @@ const char *fmt_size_bin(uint64_t bytes, char *buf, size_t len);
 
 /* A JSON string, quotes included (escaped as ESC_JSON); NULL is "". */
 void json_str(FILE *out, const char *s);
+/*
+ * s for a terminal, escaped as C escapes it (analysis/escape.h, ESC_C):
+ * what a traced program named (a path, a module's) may hold control
+ * bytes, and printed raw they steer the terminal (a title, colours) or
+ * break the line.
+ */
+void text_str(FILE *out, const char *s);
 
 /*
  * The start of a JSON report on the trace or ring file of s:

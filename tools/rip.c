@@ -392,7 +392,9 @@ void tool_sym_problem(const char *path, const char *why, unsigned hits, void *ar
 
 	if (!(*count)++)
 		fprintf(stderr, "note: modules without full symbols:\n");
-	fprintf(stderr, "  %s: %s (%u address%s)\n", path, why, hits, hits == 1 ? "" : "es");
+	fputs("  ", stderr);
+	text_str(stderr, path);
+	fprintf(stderr, ": %s (%u address%s)\n", why, hits, hits == 1 ? "" : "es");
 }
 
 void tool_sym_problem_json(const char *path, const char *why, unsigned hits, void *arg)
