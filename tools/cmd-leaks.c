@@ -242,6 +242,25 @@ static void leaks_lossy_text(struct leaks_state *st)
 		t->torn ? " (some changed while rip read them, or damaged)" : "");
 }
 
+/*
+ * Was resource r left untraced: its category off in the file's header at
+ * the end, and nothing of it seen (left, or released unseen)?  Its totals
+ * then say nothing: under rip run --mem alone, "0 file descriptors left
+ * open" read as none leaked.
+ */
+static bool leaks_untraced(const struct leaks_state *st, enum lk_res r)
+{
+	const struct rip_file_hdr *h = evs_file_hdr(st->src.s);
+	unsigned c = r == LK_MEM		    ? RIP_CAT_MEM :
+		     r == LK_FD			    ? RIP_CAT_FD :
+		     r == LK_SHM || r == LK_SHM_MAP ? RIP_CAT_SHM :
+						      RIP_CATEGORIES;
+
+	if (!tool_cat_off(h, c))
+		return false;
+	return !st->lk->total_count[r] && !st->lk->un.release[r];
+}
+
 static void leaks_print_text(struct leaks_state *st)
 {
 	const struct lk *lk = st->lk;
@@ -302,15 +321,27 @@ static void leaks_print_text(struct leaks_state *st)
 	if (st->o.t.top && shown < lk->ngroups)
 		fprintf(out, "\n(%zu more groups: --top=%" PRIu64 " shows the biggest only)\n",
 			lk->ngroups - (size_t)shown, st->o.t.top);
-	fprintf(out, "\ntotal: %s in %" PRIu64 " %s never freed (%" PRIu64 " sites), %" PRIu64
-		     " %s left open, %" PRIu64 " %s never removed (%s), %" PRIu64
-		     " %s never detached\n",
-		fmt_bytes_exact(lk->total_bytes[LK_MEM], b, sizeof(b)), lk->total_count[LK_MEM],
-		leaks_noun(LK_MEM, lk->total_count[LK_MEM]), sites[LK_MEM], lk->total_count[LK_FD],
-		leaks_noun(LK_FD, lk->total_count[LK_FD]), lk->total_count[LK_SHM],
-		leaks_noun(LK_SHM, lk->total_count[LK_SHM]),
-		fmt_bytes_exact(lk->total_bytes[LK_SHM], (char[48]){ 0 }, 48),
-		lk->total_count[LK_SHM_MAP], leaks_noun(LK_SHM_MAP, lk->total_count[LK_SHM_MAP]));
+	fputs("\ntotal: ", out);
+	if (leaks_untraced(st, LK_MEM))
+		fputs("memory not traced (rip run --mem)", out);
+	else
+		fprintf(out, "%s in %" PRIu64 " %s never freed (%" PRIu64 " sites)",
+			fmt_bytes_exact(lk->total_bytes[LK_MEM], b, sizeof(b)),
+			lk->total_count[LK_MEM], leaks_noun(LK_MEM, lk->total_count[LK_MEM]),
+			sites[LK_MEM]);
+	if (leaks_untraced(st, LK_FD))
+		fputs(", file descriptors not traced (rip run --fd)", out);
+	else
+		fprintf(out, ", %" PRIu64 " %s left open", lk->total_count[LK_FD],
+			leaks_noun(LK_FD, lk->total_count[LK_FD]));
+	if (leaks_untraced(st, LK_SHM) && leaks_untraced(st, LK_SHM_MAP))
+		fputs(", shared memory not traced (rip run --shm)\n", out);
+	else
+		fprintf(out, ", %" PRIu64 " %s never removed (%s), %" PRIu64 " %s never detached\n",
+			lk->total_count[LK_SHM], leaks_noun(LK_SHM, lk->total_count[LK_SHM]),
+			fmt_bytes_exact(lk->total_bytes[LK_SHM], (char[48]){ 0 }, 48),
+			lk->total_count[LK_SHM_MAP],
+			leaks_noun(LK_SHM_MAP, lk->total_count[LK_SHM_MAP]));
 	if (lk->reserved_bytes && (!st->o.lk.resources || (st->o.lk.resources & LK_F_MEM)))
 		fprintf(out,
 			"not counted: %s of address space still reserved (mmap with PROT_NONE) in %" PRIu64
@@ -480,10 +511,13 @@ static void leaks_print_json(struct leaks_state *st)
 	}
 	fputs("],\"totals\":{", out);
 	for (int r = 0; r < LK_NRES; r++)
-		fprintf(out, "%s\"%s\":{\"count\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"sites\":%" PRIu64
-			     ",\"released_unseen\":%" PRIu64 ",\"made_again\":%" PRIu64 "}",
+		fprintf(out,
+			"%s\"%s\":{\"count\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"sites\":%" PRIu64
+			",\"released_unseen\":%" PRIu64 ",\"made_again\":%" PRIu64
+			",\"traced\":%s}",
 			r ? "," : "", lk_res_name((enum lk_res)r), lk->total_count[r],
-			lk->total_bytes[r], sites[r], lk->un.release[r], lk->un.replaced[r]);
+			lk->total_bytes[r], sites[r], lk->un.release[r], lk->un.replaced[r],
+			leaks_untraced(st, (enum lk_res)r) ? "false" : "true");
 	for (uint32_t k = 0; k < EV_MAX_TYPES; k++) {
 		const struct ev_type *t = lk_kind(lk, k);
 

@@ -556,6 +556,25 @@ static void report_failed(FILE *out, const struct rp *rp, const char *fmt, const
 		fprintf(out, fmt, s, "other", other);
 }
 
+/*
+ * Was category cat (mem, fd, shm) left untraced: off in the file's header
+ * at the end, and no event of it counted?  Its section then says so: under
+ * rip run --mem, "FILE DESCRIPTORS opened: 0" read as none opened.
+ */
+static bool report_untraced(const struct report_state *st, unsigned cat)
+{
+	const struct rp *rp = st->rp;
+
+	if (!tool_cat_off(evs_file_hdr(st->src.s), cat))
+		return false;
+	if (cat == RIP_CAT_MEM)
+		return !rp->allocs && !rp->frees && !rp->frees_unseen && !rp->failed;
+	if (cat == RIP_CAT_FD)
+		return !rp->fd.opened && !rp->fd.closed && !rp->fd.closed_unseen;
+	return !rp->shm.created && !rp->shm.removed_unseen && !rp->shm.attached &&
+	       !rp->shm.detached_unseen && !rp->shm.opened && !rp->shm.memfd;
+}
+
 static void report_print_text(struct report_state *st)
 {
 	const struct rp *rp = st->rp;
@@ -589,18 +608,24 @@ static void report_print_text(struct report_state *st)
 		      out);
 
 	fputs("\nMEMORY\n", out);
+	if (report_untraced(st, RIP_CAT_MEM)) {
+		fputs("  not traced (rip run --mem)\n", out);
+		goto fd;
+	}
 	fprintf(out, "  allocations: %" PRIu64 " (%s), %" PRIu64 " of them reallocs\n", rp->allocs,
 		fmt_bytes_exact(rp->alloc_bytes, b, sizeof(b)), rp->reallocs);
 	fprintf(out, "  frees: %" PRIu64 " (%s)\n", rp->frees,
 		fmt_bytes_exact(rp->freed_bytes, b, sizeof(b)));
 	if (rp->peak_bytes)
-		fprintf(out, "  peak: %s in %" PRIu64 " blocks at %.6f s (event %" PRIu64 ")\n",
+		fprintf(out, "  peak: %s in %" PRIu64 " block%s at %.6f s (event %" PRIu64 ")\n",
 			fmt_bytes_exact(rp->peak_bytes, b, sizeof(b)), rp->peak_count,
-			report_secs(rp, rp->peak_ns), rp->peak_event);
+			rp->peak_count == 1 ? "" : "s", report_secs(rp, rp->peak_ns),
+			rp->peak_event);
 	else
 		fputs("  peak: 0 bytes\n", out);
-	fprintf(out, "  live at the end: %s in %" PRIu64 " blocks\n",
-		fmt_bytes_exact(rp->live_bytes, b, sizeof(b)), rp->live_count);
+	fprintf(out, "  live at the end: %s in %" PRIu64 " block%s\n",
+		fmt_bytes_exact(rp->live_bytes, b, sizeof(b)), rp->live_count,
+		rp->live_count == 1 ? "" : "s");
 	if (rp->reserved_bytes)
 		fprintf(out,
 			"  not counted: %s of address space still reserved (mmap with PROT_NONE) "
@@ -671,7 +696,12 @@ static void report_print_text(struct report_state *st)
 		      out);
 		return;
 	}
+fd:
 	fputs("\nFILE DESCRIPTORS\n", out);
+	if (report_untraced(st, RIP_CAT_FD)) {
+		fputs("  not traced (rip run --fd)\n", out);
+		goto shm;
+	}
 	fprintf(out,
 		"  opened: %" PRIu64 ", closed: %" PRIu64 ", open at the end: %" PRIu64
 		", most open at once: %" PRIu64 "\n",
@@ -693,7 +723,12 @@ static void report_print_text(struct report_state *st)
 			rp->fd.kind[k].open_at_end);
 	}
 
+shm:
 	fputs("\nSHARED MEMORY\n", out);
+	if (report_untraced(st, RIP_CAT_SHM)) {
+		fputs("  not traced (rip run --shm)\n", out);
+		goto modules;
+	}
 	fprintf(out,
 		"  segments: %" PRIu64 " created (%s), %" PRIu64 " removed, %" PRIu64
 		" left (%s), %" PRIu64 " opened that existed; memfds: %" PRIu64 "\n",
@@ -706,6 +741,7 @@ static void report_print_text(struct report_state *st)
 		rp->shm.attached, fmt_bytes_exact(rp->shm.attached_bytes, b, sizeof(b)),
 		rp->shm.detached, rp->shm.mapped,
 		fmt_bytes_exact(rp->shm.mapped_bytes, b2, sizeof(b2)));
+modules:
 	report_modules_text(st);
 }
 
@@ -802,11 +838,12 @@ static void report_print_json(struct report_state *st)
 		",\"live_blocks\":%" PRIu64 ",\"live_bytes\":%" PRIu64 ",\"sites\":%zu"
 		",\"reserved\":{\"bytes\":%" PRIu64 ",\"ranges\":%" PRIu64 "}"
 		",\"peak\":{\"bytes\":%" PRIu64 ",\"blocks\":%" PRIu64 ",\"time\":%.9f"
-		",\"event\":%" PRIu64 "},\"failed_by_function\":{",
+		",\"event\":%" PRIu64 "},\"traced\":%s,\"failed_by_function\":{",
 		rp->allocs, rp->alloc_bytes, rp->reallocs, rp->frees, rp->freed_bytes, rp->failed,
 		rp->frees_unseen, rp->replaced, rp->live_count, rp->live_bytes, rp->nsites,
 		rp->reserved_bytes, rp->reserved_ranges, rp->peak_bytes, rp->peak_count,
-		rp->peak_bytes ? report_secs(rp, rp->peak_ns) : 0.0, rp->peak_event);
+		rp->peak_bytes ? report_secs(rp, rp->peak_ns) : 0.0, rp->peak_event,
+		report_untraced(st, RIP_CAT_MEM) ? "false" : "true");
 	report_failed(out, rp, "%s\"%s\":%" PRIu64, ",");
 	fputs("}}", out);
 	report_top_json(st, "top_bytes", st->by_bytes, rp->nsites);
@@ -864,9 +901,10 @@ static void report_print_json(struct report_state *st)
 	fprintf(out,
 		",\"fd\":{\"opened\":%" PRIu64 ",\"closed\":%" PRIu64 ",\"open_at_end\":%" PRIu64
 		",\"peak_open\":%" PRIu64 ",\"closed_unseen\":%" PRIu64 ",\"reopened\":%" PRIu64
-		",\"kinds\":[",
+		",\"traced\":%s,\"kinds\":[",
 		rp->fd.opened, rp->fd.closed, rp->fd.open_at_end, rp->fd.peak_open,
-		rp->fd.closed_unseen, rp->fd.reopened);
+		rp->fd.closed_unseen, rp->fd.reopened,
+		report_untraced(st, RIP_CAT_FD) ? "false" : "true");
 	sep = "";
 	for (unsigned k = 0; k < RP_KINDS; k++) {
 		const char *name = k ? lk_kind_name(RIP_CAT_FD, k) : NULL;
@@ -882,14 +920,16 @@ static void report_print_json(struct report_state *st)
 		sep = ",";
 	}
 	fprintf(out,
-		"]},\"shm\":{\"segments\":{\"created\":%" PRIu64 ",\"created_bytes\":%" PRIu64
-		",\"removed\":%" PRIu64 ",\"removed_unseen\":%" PRIu64 ",\"live\":%" PRIu64
-		",\"live_bytes\":%" PRIu64 ",\"memfd\":%" PRIu64 ",\"opened\":%" PRIu64
-		"},\"mappings\":{\"attached\":%" PRIu64 ",\"attached_bytes\":%" PRIu64
-		",\"detached\":%" PRIu64 ",\"detached_unseen\":%" PRIu64 ",\"live\":%" PRIu64
-		",\"live_bytes\":%" PRIu64 ",\"peak_bytes\":%" PRIu64 "}}",
-		rp->shm.created, rp->shm.created_bytes, rp->shm.removed, rp->shm.removed_unseen,
-		rp->shm.live, rp->shm.live_bytes, rp->shm.memfd, rp->shm.opened, rp->shm.attached,
+		"]},\"shm\":{\"traced\":%s,\"segments\":{\"created\":%" PRIu64
+		",\"created_bytes\":%" PRIu64 ",\"removed\":%" PRIu64 ",\"removed_unseen\":%" PRIu64
+		",\"live\":%" PRIu64 ",\"live_bytes\":%" PRIu64 ",\"memfd\":%" PRIu64
+		",\"opened\":%" PRIu64 "},\"mappings\":{\"attached\":%" PRIu64
+		",\"attached_bytes\":%" PRIu64 ",\"detached\":%" PRIu64
+		",\"detached_unseen\":%" PRIu64 ",\"live\":%" PRIu64 ",\"live_bytes\":%" PRIu64
+		",\"peak_bytes\":%" PRIu64 "}}",
+		report_untraced(st, RIP_CAT_SHM) ? "false" : "true", rp->shm.created,
+		rp->shm.created_bytes, rp->shm.removed, rp->shm.removed_unseen, rp->shm.live,
+		rp->shm.live_bytes, rp->shm.memfd, rp->shm.opened, rp->shm.attached,
 		rp->shm.attached_bytes, rp->shm.detached, rp->shm.detached_unseen, rp->shm.mapped,
 		rp->shm.mapped_bytes, rp->shm.peak_mapped_bytes);
 	report_modules_json(st);

@@ -335,6 +335,11 @@ int tool_flush(FILE *out)
 	return -1;
 }
 
+bool tool_cat_off(const struct rip_file_hdr *h, unsigned cat)
+{
+	return h && cat < RIP_CATEGORIES && !((h->enable[cat / 64] >> (cat % 64)) & 1);
+}
+
 const char *tool_base(const char *path)
 {
 	const char *s = path ? strrchr(path, '/') : NULL;

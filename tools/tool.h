@@ -122,6 +122,11 @@ int tool_flush(FILE *out);
 
 /* The last component of a path (the path itself without a slash; NULL stays NULL). */
 const char *tool_base(const char *path);
+/*
+ * Is category cat off in header h (what a reader of its trace takes for
+ * "not traced": rip run --mem leaves fd and shm off)?  false without h.
+ */
+bool tool_cat_off(const struct rip_file_hdr *h, unsigned cat);
 
 /*
  * "4096", "64k", "2M", "1g", "1T" (powers of 1024; B or iB may follow the
