@@ -812,6 +812,12 @@ static int cmd_run(int argc, char **argv)
 	close(go[0]);
 	close(rep[1]);
 	go[0] = rep[1] = -1;
+	/*
+	 * Ours alone (PROG has its own): a summary written to a reader that is
+	 * gone (rip run ... 2>&1 | head -1) killed rip with SIGPIPE, which then
+	 * exited 141, not PROG's status, and left its ring directory behind.
+	 */
+	signal(SIGPIPE, SIG_IGN);
 	tool_recorder_first(&s->o.fam.store); /* the child has its own priority already */
 	s->fam.child = s->child;
 	if (s->o.out && !s->fam.no_local)
