@@ -248,7 +248,6 @@ extern const char __rip_fn_nop_linked __hidden;
 /* modules.c */
 /* The module map rescanned: 0, -EAGAIN (a fork under way: not done) or -ENOMEM. */
 int __rip_modules_scan(void) __hidden;
-void __rip_modules_maybe_rescan(void) __hidden;
 struct dl_phdr_info;
 /* dl_iterate_phdr, never while a fork is under way (lib/modules.c): its result. */
 int __rip_dl_iterate(int (*cb)(struct dl_phdr_info *, size_t, void *), void *arg) __hidden;

@@ -57,6 +57,12 @@ RIP_PL_EXPORT int dlclose(void *handle)
 
 	if (!RIP_PL_REAL(real, "dlclose"))
 		return rip_pl_enosys();
+	/*
+	 * The object into the module map first: dlopen'd since the last rescan,
+	 * its frames in the stacks recorded meanwhile named no module once it
+	 * was gone ("in no module", a plugin's leaks).
+	 */
+	__rip_modules_maybe_rescan();
 	ret = real(handle);
 	/*
 	 * Release: pairs with the acquire load in rip_pl_dwarf_walk.  A walk

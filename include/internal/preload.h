@@ -146,6 +146,15 @@ RIP_PRIVATE int __rip_file_commit(uint64_t off, size_t len);
 RIP_PRIVATE void __rip_modules_note(uintptr_t addr, uintptr_t *lo, uintptr_t *hi);
 
 /*
+ * Rescan the module map if the loader added or removed objects since the
+ * last scan (lib/modules.c; takes the loader's lock: never in a wait or a
+ * signal handler).  dlclose's hook calls it first, so that an object
+ * dlopen'd and closed between two rescans is in the map, and its frames
+ * in the stacks recorded meanwhile are named.
+ */
+RIP_PRIVATE void __rip_modules_maybe_rescan(void);
+
+/*
  * Defined by librip-preload.so (preload/watch.c), which alone has a watcher
  * and a sampler: librip refers to it weakly (lib/ring.c), and gives a file
  * a watcher's copy area and a sample area only when it is there.
