@@ -47,7 +47,10 @@ int main(int argc, char **argv)
 	char path[4096];
 	int err;
 
-	/* NULL options: the default place ($RIP_DIR, ...) and 4096 slots. */
+	/*
+	 * NULL options: the default place ($RIP_DIR, ...) and 131072 slots; or
+	 * the ring the environment opened (RIP_RING=1, rip run), taken as it is.
+	 */
 	err = rip_ring_open(NULL);
 	if (!err)
 		err = rip_ring_path(path, sizeof(path));

@@ -56,6 +56,14 @@ struct rip_proc {
 	bool key_ok;
 	uint32_t *legacy_map; /* librip.h: id -> slot index + 1 */
 	uint32_t legacy_ids;
+	uint32_t legacy_sink; /* the slot of snaps of no id (0 in a file of rip_create_ring's) */
+	/*
+	 * The ring was opened from the environment (RIP_RING, rip run) before
+	 * the program could: its own first rip_ring_open or rip_create_ring
+	 * takes it (adopted) instead of failing with -EALREADY.
+	 */
+	bool from_env;
+	bool adopted;
 	bool no_exec_follow;   /* RIP_FOLLOW without exec: an exec'd image gets no file */
 	bool exec_unfollowed;  /* this image is such an image: not followed (__rip_followed) */
 	bool early;	       /* opening from a hook (__rip_auto_open_early): no atfork */

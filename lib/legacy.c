@@ -4,7 +4,9 @@
  * librip API.  Ids (the "concurrent process" numbers given to rip_init) map
  * to slots through a table private to the process; rip_init points the
  * thread's snaps at the id's slot.  Slot 0 of a legacy file is a sink, used
- * after rip_exit and for ids out of range; a thread that never called
+ * after rip_exit and for ids out of range (in the environment's ring, which
+ * rip_create_ring takes when RIP_RING or rip run opened one before main,
+ * the first free slot is); a thread that never called
  * rip_init gets a slot of its own on its first snap, as with rip.h.
  */
 #include <errno.h>
@@ -77,6 +79,29 @@ __attribute__((visibility("default"))) struct rip_ring *__rip_legacy_create(cons
 	if (map == MAP_FAILED)
 		return NULL;
 	pthread_mutex_lock(&__rip_proc.lock);
+	if (__rip_proc.hdr && __rip_proc.from_env && !__rip_proc.adopted &&
+	    !__rip_proc.legacy_map) {
+		/*
+		 * The environment's ring, opened before main (RIP_RING=1, rip run):
+		 * the program's ids go in it, not in a file of its own, and it runs
+		 * traced (rip_create_ring failed with EALREADY, and a program of
+		 * the original API stopped there).
+		 */
+		__rip_proc.adopted = true;
+		err = __rip_slot_take(__rip_proc.hdr, &sink);
+		if (!err) {
+			__rip_proc.legacy_map = map;
+			__rip_proc.legacy_ids = ids;
+			__rip_proc.legacy_sink = sink; /* taken, never set up: FREE to readers */
+		}
+		pthread_mutex_unlock(&__rip_proc.lock);
+		if (err) {
+			munmap(map, (size_t)ids * sizeof(*map));
+			errno = -err;
+			return NULL;
+		}
+		return (struct rip_ring *)__rip_proc.hdr;
+	}
 	err = __rip_open_locked(file, NULL, slots, RIP_F_LEGACY_API, &ev);
 	if (err == -EEXIST && !rip_file_in_use(file)) {
 		/* The original overwrote an old file at the same place. */
@@ -88,6 +113,7 @@ __attribute__((visibility("default"))) struct rip_ring *__rip_legacy_create(cons
 		__rip_proc.legacy_ids = ids;
 		/* Slot 0 is the sink; it stays FREE so readers never show it. */
 		__rip_slot_take(__rip_proc.hdr, &sink);
+		__rip_proc.legacy_sink = sink;
 	}
 	pthread_mutex_unlock(&__rip_proc.lock);
 	if (err) {
@@ -99,7 +125,7 @@ __attribute__((visibility("default"))) struct rip_ring *__rip_legacy_create(cons
 	return (struct rip_ring *)__rip_proc.hdr;
 }
 
-/* From now on this thread's snaps go to slot (0: the sink); returns slot for rip_tid. */
+/* From now on this thread's snaps go to slot (legacy_sink: none); returns slot for rip_tid. */
 static int32_t rip_legacy_use(struct rip_file_hdr *h, uint32_t slot)
 {
 	struct rip_self *me = &__rip_self;
@@ -125,7 +151,7 @@ __rip_legacy_init(uint32_t id, const char *name, size_t namelen, uint8_t idx, ui
 	if (!id)
 		id = (uint32_t)__rip_gettid();
 	if (!h || !map || id >= __rip_proc.legacy_ids)
-		return rip_legacy_use(h, 0);
+		return rip_legacy_use(h, __rip_proc.legacy_sink);
 	/* A known id: a coroutine resuming on this thread. */
 	cur = __atomic_load_n(&map[id], __ATOMIC_ACQUIRE);
 	if (cur) {
@@ -135,7 +161,7 @@ __rip_legacy_init(uint32_t id, const char *name, size_t namelen, uint8_t idx, ui
 		return rip_legacy_use(h, cur - 1);
 	}
 	if (__rip_slot_take(h, &slot))
-		return rip_legacy_use(h, 0);
+		return rip_legacy_use(h, __rip_proc.legacy_sink);
 	s = rip_slot_at(h, slot);
 	__rip_slot_setup(s, RIP_KIND_THREAD, __rip_gettid(), name ? name : "", name ? namelen : 0);
 	s->user_id = id;
@@ -157,7 +183,8 @@ __attribute__((visibility("default"))) void __rip_legacy_exit(int32_t slot)
 	uint32_t *map = __rip_proc.legacy_map;
 	struct rip_slot *s;
 
-	if (!h || !map || slot <= 0 || (uint32_t)slot >= h->slot_count)
+	if (!h || !map || slot < 0 || (uint32_t)slot == __rip_proc.legacy_sink ||
+	    (uint32_t)slot >= h->slot_count)
 		return;
 	s = rip_slot_at(h, (uint32_t)slot);
 	if (s->state != RIP_SLOT_RUNNING)
@@ -165,7 +192,8 @@ __attribute__((visibility("default"))) void __rip_legacy_exit(int32_t slot)
 	if (s->user_id < __rip_proc.legacy_ids)
 		__atomic_store_n(&map[s->user_id], 0, __ATOMIC_RELEASE);
 	if (__rip_self.cur == s)
-		rip_self_run(&__rip_self, rip_slot_at(h, 0)); /* until the next rip_init */
+		rip_self_run(&__rip_self,
+			     rip_slot_at(h, __rip_proc.legacy_sink)); /* until rip_init */
 	__rip_slot_release(h, s);
 	__atomic_fetch_sub(&h->live_threads, 1, __ATOMIC_RELAXED);
 }

@@ -1380,6 +1380,17 @@ int rip_ring_open(const struct rip_ring_opts *opts)
 	if (err)
 		return err;
 	pthread_mutex_lock(&__rip_proc.lock);
+	if (__rip_proc.hdr && __rip_proc.from_env && !__rip_proc.adopted) {
+		/*
+		 * The environment opened the ring before main (RIP_RING=1, rip
+		 * run): the program's own open takes it, whatever its options, and
+		 * runs traced as its user asked.  It failed with -EALREADY, and
+		 * the examples, and every program that checks, stopped there.
+		 */
+		__rip_proc.adopted = true;
+		pthread_mutex_unlock(&__rip_proc.lock);
+		return 0;
+	}
 	err = __rip_open_locked(o.path, o.dir, o.slots, 0, &ev);
 	pthread_mutex_unlock(&__rip_proc.lock);
 	if (!err)
@@ -1937,7 +1948,7 @@ int __rip_auto_open_early(const struct rip_event_type *const *types, size_t ntyp
 		err = __rip_open_locked(o.path, o.dir, o.slots, 0, &ev);
 		__rip_proc.early = false;
 		if (!err)
-			__rip_proc.scan_pending = true;
+			__rip_proc.scan_pending = __rip_proc.from_env = true;
 	}
 out_unlock:
 	pthread_mutex_unlock(&__rip_proc.lock);
@@ -2076,8 +2087,11 @@ __attribute__((constructor)) static void rip_auto_open(void)
 		__rip_proc.scan_pending = false;
 		return;
 	}
-	if (rip_auto_opts(&o) && !rip_other_opened())
-		rip_ring_open(&o);
+	if (rip_auto_opts(&o) && !rip_other_opened() && !rip_ring_open(&o)) {
+		pthread_mutex_lock(&__rip_proc.lock);
+		__rip_proc.from_env = true;
+		pthread_mutex_unlock(&__rip_proc.lock);
+	}
 }
 
 /* The process ends: the time, and the flag that tells an exit from a death. */

@@ -1,0 +1,48 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+#
+# Description: a program that opens its own ring runs traced when the
+# environment opened one first.  With RIP_RING=1 (or under rip run)
+# librip opens the ring before main, and the program's rip_ring_open, or
+# the original API's rip_create_ring, failed with EALREADY: the shipped
+# examples (simple, coroutines) exited 1 at once, and a program of the
+# original API could not run under rip run.  The first such call now takes
+# the environment's ring (0, and the program's snaps in it); a second
+# rip_ring_open is still -EALREADY.  rip ps of each shows its snaps.
+. tests/data/common.sh
+ex=$PWD/$BUILD/examples
+need_bin "$RIP" "$ex/simple" "$ex/coroutines" "$ex/legacy"
+CC=${CC:-cc}
+lib=$PWD/$BUILD
+inc=$PWD/include
+cd "$TEST_TMP" || die "no TEST_TMP"
+
+for e in simple coroutines; do
+	RIP_RING=1 timeout 20 "$ex/$e" >$e.out 2>$e.err ||
+		fail "$e under RIP_RING=1: exit $?: $(cat $e.err)"
+done
+
+cat >twice.c <<'C'
+#include <errno.h>
+#include <rip.h>
+
+int main(void)
+{
+	if (rip_ring_open(NULL))
+		return 2; /* the environment's ring: taken */
+	return rip_ring_open(NULL) == -EALREADY ? 0 : 3;
+}
+C
+"$CC" -O1 -g -I"$inc" -o twice twice.c -L"$lib" -lrip -Wl,-rpath,"$lib" ||
+	die "cannot build the test program"
+RIP_RING=1 ./twice || fail "rip_ring_open twice under RIP_RING=1: exit $?, want 0"
+./twice || fail "rip_ring_open twice: exit $?, want 0"
+
+# the original API under rip run: its ids are threads of the trace's ring
+"$RIP" run -q -o t -- "$ex/legacy" "$TEST_TMP/legacy.ring" >l.out 2>l.err ||
+	fail "legacy under rip run: $(cat l.err)"
+expect_status 0 "rip ps --all t" "$RIP" ps --all t
+grep -q 'exited kept for history' "$TEST_TMP/out" || fail "rip ps t: $(head -n 2 "$TEST_TMP/out")"
+n=$(awk '/^ *[0-9]+  [a-z_]/ && $0 !~ /no snap yet/ { n += $1 } END { print n + 0 }' "$TEST_TMP/out")
+[ "$n" -gt 0 ] || fail "no snap of the legacy program in its trace: $(cat "$TEST_TMP/out")"
+t_done
