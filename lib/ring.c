@@ -700,8 +700,12 @@ static struct rip_slot *rip_coro_slot(struct rip_coro *co)
 
 static int rip_coro_new(const char *name, struct rip_coro **out, bool rescan);
 
+RIP_PRIVATE bool __rip_coro_api;
+
 int rip_coro_create(const char *name, struct rip_coro **out)
 {
+	/* Relaxed: a hint the preload's ucontext hooks read (internal/preload.h). */
+	__atomic_store_n(&__rip_coro_api, true, __ATOMIC_RELAXED);
 	return rip_coro_new(name, out, true);
 }
 

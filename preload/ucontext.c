@@ -30,6 +30,9 @@
  * it, and their switches, are not recorded, and their functions are
  * started as the program made them.  A context that never runs to its
  * end keeps its slot (nothing says when a ucontext_t dies).
+ *
+ * A program that makes coroutines itself (rip_coro_create: __rip_coro_api)
+ * keeps their slots itself: from then on the hooks make and switch none.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -122,8 +125,9 @@ static void rip_pl_ctx_switch(const ucontext_t *uc)
 	struct rip_coro *co;
 	int err = errno;
 
-	/* Relaxed: set once by the constructor. */
-	if (!__atomic_load_n(&rip_pl_waits, __ATOMIC_RELAXED) || rip_pl_self.guard)
+	/* Relaxed: set once by the constructor; the program's own coroutines: once, by it. */
+	if (!__atomic_load_n(&rip_pl_waits, __ATOMIC_RELAXED) || rip_pl_self.guard ||
+	    __atomic_load_n(&__rip_coro_api, __ATOMIC_RELAXED))
 		return;
 	co = rip_pl_ctx_co(rip_pl_ctx_find(uc, false));
 	rip_coro_switch_out();
@@ -231,7 +235,8 @@ RIP_PL_EXPORT void makecontext(ucontext_t *uc, void (*fn)(void), int argc, ...)
 	va_end(ap);
 	if (!RIP_PL_REAL(real, "makecontext"))
 		return;
-	if (__atomic_load_n(&rip_pl_waits, __ATOMIC_RELAXED) && !t->guard) {
+	if (__atomic_load_n(&rip_pl_waits, __ATOMIC_RELAXED) && !t->guard &&
+	    !__atomic_load_n(&__rip_coro_api, __ATOMIC_RELAXED)) {
 		int err = errno;
 
 		t->guard = rip_pl_guard_up();

@@ -132,6 +132,16 @@ RIP_PRIVATE uintptr_t __rip_fn_pexit_at(void);
  */
 RIP_PRIVATE extern const uint32_t *__rip_bt_gen;
 
+/*
+ * Set (relaxed, once) by the program's first rip_coro_create: it keeps its
+ * coroutines' slots itself, and the preload library's hooks of makecontext
+ * and swapcontext (preload/ucontext.c) make and switch none of their own,
+ * which doubled every coroutine of a program that runs the coroutine API
+ * over ucontext (the program's slots never snapped: its snaps went to the
+ * hooks' slots).  __rip_coro_new, the hooks' own, does not set it.
+ */
+RIP_PRIVATE extern bool __rip_coro_api;
+
 /* The watcher and the sampler (preload/watch.c, sample.c): the open file, NULL if none. */
 RIP_PRIVATE struct rip_file_hdr *__rip_file_hdr(void);
 /* Back [off, off + len) of the open file before its first write: 0 or -errno (lib/ring.c). */
