@@ -480,6 +480,12 @@ err_close:
 	return ret;
 }
 
+/* Is path a /proc/PID/map_files/ entry (a link to the file a process maps)? */
+static bool rr_is_map_files(const char *path)
+{
+	return !strncmp(path, "/proc/", 6) && strstr(path, "/map_files/");
+}
+
 int rr_open(const char *path, struct rr_file *f, char *err, size_t errlen)
 {
 	return rr_open_how(path, 0, RR_ANY_OWNER, f, err, errlen);
@@ -590,9 +596,14 @@ int rr_open_target(const char *target, struct rr_file *f, char *err, size_t errl
 		/* A file just made (a program that starts) gets its header soon: waited for. */
 		for (int tries = 0;; tries++) {
 			ret = rr_find_pid((pid_t)pid, path, sizeof(path), &owner, err, errlen);
-			/* The file found, opened again: the same checks on what the descriptor is. */
+			/*
+			 * The file found, opened again: the same checks on what the
+			 * descriptor is; an unlinked one through the process's
+			 * map_files link (rr_maps_deleted_file), which is followed.
+			 */
 			if (!ret)
-				ret = rr_open_owned(path, owner, f, err, errlen);
+				ret = rr_open_how(path, rr_is_map_files(path) ? 0 : O_NOFOLLOW,
+						  owner, f, err, errlen);
 			if ((ret != -EBADMSG && ret != -ENOENT) || tries == RR_CREATE_TRIES ||
 			    !rr_pid_file_coming((pid_t)pid))
 				break;
@@ -2220,8 +2231,18 @@ static pid_t rr_host_pid(const struct rip_file_hdr *h)
  * and start?  1 or 0, with the header in h and the owner in *uid; -2 for
  * another owner; -1 when it cannot be read or has no magic.
  */
+static int rr_hdr_is_at(const char *path, int nofollow, pid_t pid, uint64_t start, uid_t owner,
+			uid_t *uid, struct rip_file_hdr *h);
+
 static int rr_hdr_is(const char *path, pid_t pid, uint64_t start, uid_t owner, uid_t *uid,
 		     struct rip_file_hdr *h)
+{
+	return rr_hdr_is_at(path, O_NOFOLLOW, pid, start, owner, uid, h);
+}
+
+/* rr_hdr_is, nofollow 0: path is a link to follow (a /proc/PID/map_files entry). */
+static int rr_hdr_is_at(const char *path, int nofollow, pid_t pid, uint64_t start, uid_t owner,
+			uid_t *uid, struct rip_file_hdr *h)
 {
 	/*
 	 * A regular file only, never even opened otherwise: the path may be a
@@ -2229,7 +2250,7 @@ static int rr_hdr_is(const char *path, pid_t pid, uint64_t start, uid_t owner, u
 	 * namespace, where a device may be in ours (an open alone of some does
 	 * something).
 	 */
-	int fd = rr_open_regular(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_NOFOLLOW);
+	int fd = rr_open_regular(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | nofollow);
 	struct stat st;
 	int ok = -1;
 
@@ -2353,6 +2374,24 @@ static char *rr_maps_shared_file(char *line, bool rw)
 	return p;
 }
 
+/*
+ * A shared writable mapping of line (of pid's maps) whose file was unlinked
+ * (a cleaner, logind's RemoveIPC at logout): its /proc/PID/map_files entry
+ * into buf, which reaches the file still (buf), else NULL.
+ */
+static char *rr_maps_deleted_file(const char *line, pid_t pid, char *buf, size_t len)
+{
+	const char *perm = strchr(line, ' '), *dash = strchr(line, '-');
+	size_t l = strlen(line);
+
+	if (!perm || !dash || dash > perm || strncmp(perm + 1, "rw-s ", 5) || l < 11 ||
+	    strcmp(line + l - (line[l - 1] == '\n' ? 11 : 10),
+		   line[l - 1] == '\n' ? " (deleted)\n" : " (deleted)"))
+		return NULL;
+	snprintf(buf, len, "/proc/%d/map_files/%.*s", (int)pid, (int)(perm - line), line);
+	return buf;
+}
+
 /* The ring file the live process pid maps whose header is its own: 0, or -ENOENT. */
 static int rr_find_mapped(pid_t pid, uint64_t start, char *path, size_t len, uid_t *owner)
 {
@@ -2369,17 +2408,20 @@ static int rr_find_mapped(pid_t pid, uint64_t start, char *path, size_t len, uid
 	if (!fp)
 		return -ENOENT;
 	while (ret && fgets(line, sizeof(line), fp)) {
-		char *p = rr_maps_shared_file(line, true);
+		char mf[96], *p = rr_maps_deleted_file(line, pid, mf, sizeof(mf));
+		int nofollow = p ? 0 : O_NOFOLLOW;
 		struct rip_file_hdr h;
 		uid_t uid;
 
+		if (!p)
+			p = rr_maps_shared_file(line, true);
 		if (!p)
 			continue;
 		/*
 		 * Its own file, the caller's or the process's user's: not one it
 		 * maps of another process (rip record maps its target's).
 		 */
-		if (rr_hdr_is(p, pid, start, RR_ANY_OWNER, &uid, &h) == 1 &&
+		if (rr_hdr_is_at(p, nofollow, pid, start, RR_ANY_OWNER, &uid, &h) == 1 &&
 		    (uid == geteuid() || uid == pst.st_uid)) {
 			if (strlen(p) >= len) {
 				ret = -ENAMETOOLONG;
