@@ -16,6 +16,7 @@
  * of one leaves the rest live, at its site, with the bytes still mapped.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -112,6 +113,7 @@ void lk_free(struct lk *lk)
 		free(lk->hist[i].bt);
 	free(lk->hist);
 	stk_map_free(&lk->hidx);
+	free(lk->cloexec);
 	free(lk->own_types);
 	live_free(&lk->live);
 	free(lk);
@@ -332,6 +334,59 @@ static int lk_map(struct lk *lk, const struct role_res *d, const struct evs_even
 }
 
 /* Descriptors first..last closed: the ones held open (no count of others: no one knows them). */
+/* Descriptors past this are not followed for O_CLOEXEC (a corrupt trace's, a huge limit's). */
+#define LK_CLOEXEC_MAX (1u << 24)
+
+/* Descriptor fd opened with flags: is it closed by an execve (lk->cloexec)?  0 or -ENOMEM. */
+static int lk_fd_flags(struct lk *lk, uint64_t fd, uint64_t flags)
+{
+	bool on = flags & O_CLOEXEC;
+
+	if (fd >= LK_CLOEXEC_MAX || (!on && fd / 8 >= lk->cloexec_len))
+		return 0;
+	if (fd / 8 >= lk->cloexec_len) {
+		size_t n = fd / 8 + 1 > 4096 ? (fd / 8 + 1) * 2 : 4096;
+		uint8_t *v = realloc(lk->cloexec, n);
+
+		if (!v)
+			return -ENOMEM;
+		memset(v + lk->cloexec_len, 0, n - lk->cloexec_len);
+		lk->cloexec = v;
+		lk->cloexec_len = n;
+	}
+	if (on)
+		lk->cloexec[fd / 8] |= (uint8_t)(1u << (fd % 8));
+	else
+		lk->cloexec[fd / 8] &= (uint8_t) ~(1u << (fd % 8));
+	return 0;
+}
+
+/*
+ * The process went on to execve (the file's header says so): the
+ * descriptors still open whose last open had O_CLOEXEC were closed by it.
+ * (One marked so later, with fcntl, is not seen: it stays counted.)
+ */
+static int lk_exec_close(struct lk *lk, const struct evs *s)
+{
+	const struct rip_file_hdr *h = evs_file_hdr(s);
+	uint64_t *keys;
+	size_t n;
+
+	if (!h || !(h->proc_flags & RIP_P_EXECED) || !lk->cloexec_len)
+		return 0;
+	if (live_keys_in(&lk->live.t[LIVE_FD], live_esz(&lk->live, LIVE_FD), 0,
+			 lk->cloexec_len * 8 - 1, &keys, &n))
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		if (!(lk->cloexec[keys[i] / 8] & (1u << (keys[i] % 8))))
+			continue;
+		live_release(&lk->live, LIVE_FD, keys[i], NULL);
+		lk->exec_closed++;
+	}
+	free(keys);
+	return 0;
+}
+
 static int lk_close_range(struct lk *lk, uint64_t first, uint64_t last)
 {
 	uint64_t *keys;
@@ -524,6 +579,8 @@ static inline RIP_HOT int lk_event(void *arg, const struct evs_event *e, const s
 			lk->bad_events++;
 			return 0;
 		}
+		if (lk_fd_flags(lk, d->key, d->old))
+			return -ENOMEM;
 		return lk_make(lk, LK_FD, d, e);
 	case ROLE_FD_CLOSE:
 		if ((int64_t)d->key >= 0)
@@ -790,6 +847,8 @@ int lk_run(struct lk *lk, struct evs *s, char *err, size_t errlen)
 	lk->src = s;
 	ret = live_run(&lk->live, s, &lk->tr, lk_event, lk_held, lk, err, errlen, false);
 	lk->src = NULL;
+	if (!ret && lk_exec_close(lk, s))
+		ret = rr_fail(err, errlen, -ENOMEM, "out of memory");
 	if (!ret) {
 		lk_times(lk, s);
 		ret = lk_group(lk, s);

@@ -114,6 +114,14 @@ struct lk {
 	size_t nhist, caphist;
 	uint64_t kind_count[EV_MAX_TYPES], kind_bytes[EV_MAX_TYPES]; /* LK_RES totals by kind */
 	uint64_t kind_transfers[EV_MAX_TYPES]; /* res:transfer events by kind (counters) */
+	/*
+	 * By descriptor number, a bit each: its last open had O_CLOEXEC.  When
+	 * the process went on to execve (its header says so), those still open
+	 * were closed by it, not left: taken out at the end (exec_closed).
+	 */
+	uint8_t *cloexec;
+	size_t cloexec_len;
+	uint64_t exec_closed;
 };
 
 /*

@@ -167,7 +167,7 @@ struct role_res {
 	int role;
 	uint32_t bt;
 	uint64_t key;
-	uint64_t old;	    /* mem:realloc: the block it releases, 0: none */
+	uint64_t old; /* mem:realloc: the block it releases, 0: none; fd:open: its flags */
 	uint64_t size;
 	uint64_t kind;	    /* enum rip_*_kind; mem:realloc's is RIP_MEM_REALLOC */
 	const char *name;   /* fd:open's path, shm:create's name */
@@ -253,7 +253,9 @@ static inline RIP_HOT void role_decode(const struct role_map *r, const struct ev
 			 V(ROLE_UNMAP_BT), NULL);
 		break;
 	case ROLE_FD_OPEN:
-		*d = RES(V(ROLE_OPEN_FD), 0, 0, V(ROLE_OPEN_KIND), V(ROLE_OPEN_BT), e->str);
+		/* old: the open's flags (open(2)'s, whatever the call: preload/fd.c) */
+		*d = RES(V(ROLE_OPEN_FD), (uint32_t)V(ROLE_OPEN_FLAGS), 0, V(ROLE_OPEN_KIND),
+			 V(ROLE_OPEN_BT), e->str);
 		break;
 	case ROLE_FD_CLOSE:
 		*d = RES(V(ROLE_CLOSE_FD), 0, 0, 0, 0, NULL);

@@ -351,6 +351,11 @@ static void leaks_print_text(struct leaks_state *st)
 			st->o.lk.tid || st->o.lk.time_range || st->o.lk.min_size || st->src.thr ?
 				" (by the whole process: the filters are not applied to it)" :
 				"");
+	if (lk->exec_closed)
+		fprintf(out,
+			"closed by the execve that replaced the program (opened with O_CLOEXEC): "
+			"%" PRIu64 " %s\n",
+			lk->exec_closed, leaks_noun(LK_FD, lk->exec_closed));
 	if (lk->un.release[LK_MEM] || lk->un.release[LK_FD] || lk->un.release[LK_SHM] ||
 	    lk->un.release[LK_SHM_MAP])
 		fprintf(out,
@@ -531,6 +536,7 @@ static void leaks_print_json(struct leaks_state *st)
 	}
 	fprintf(out, "},\"reserved\":{\"bytes\":%" PRIu64 ",\"ranges\":%" PRIu64 "}",
 		lk->reserved_bytes, lk->reserved_ranges);
+	fprintf(out, ",\"exec_closed\":%" PRIu64, lk->exec_closed);
 	fprintf(out,
 		",\"failed_allocs\":%" PRIu64 ",\"backtraces\":{\"defined\":%" PRIu64
 		",\"bad\":%" PRIu64 ",\"undefined\":%" PRIu64 "},\"symbol_problems\":[",
