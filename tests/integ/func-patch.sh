@@ -12,8 +12,9 @@
 # same functions changes none, and says so.  --functions=GLOB patches only the
 # functions it names.  funcprog-patch park, patched before its threads
 # start: the paths of rip ps --stacks are exact, through a longjmp over 10
-# patched frames and coroutines switched mid-chain (librip-preload.so's
-# hooks of swapcontext give them their slots, named ucontext).
+# patched frames and coroutines switched mid-chain (the program's own,
+# co-mid and co-hop: librip-preload.so's hooks of swapcontext make no slots
+# of their own once the program has made one).
 # funcprog-patch-nopie (gcc, not position-independent): rip enable fails,
 # saying why, and leaves the code alone.
 # fntail: sibling calls (one return through three trampolines), stacks
@@ -109,12 +110,12 @@ for i in 01 02 03 04 05 06 07 08 09 10 11 12 13 14 15 16 17 18 19 20; do
 done
 cat >want.txt <<EOW
 chain thread running: $chain>chain_park>park_here
+co-hop coroutine parked: co_hop_entry>co_hop_a>co_hop_b>co_pause
+co-mid coroutine parked: co_entry>co_a>co_b>co_c>co_pause
 hopper thread running: hop_thread>hop_park>park_here
 jumper thread running: jump_thread>jump_base>jump_park>park_here
 main thread running: sched_run>main_park
 reader thread running: reader_thread>reader_wait
-ucontext coroutine parked: co_entry>co_a>co_b>co_c>co_pause
-ucontext coroutine parked: co_hop_entry>co_hop_a>co_hop_b>co_pause
 EOW
 for v in gcc clang; do
 	prog=$OLDPWD/$BUILD/tests/integ/funcprog-patch

@@ -42,7 +42,7 @@ for fmt in packed ctf; do
 	[ "$lost" -gt 0 ] || die "$fmt: rip run lost no sample at 1,000 Hz: $line"
 
 	expect_status 0 "$fmt: rip top TRACE" "$RIP" top "$tr"
-	grep -q "^sampling: 1000 Hz, [0-9]* timers, $taken samples, $lost lost\(,\|$\)" "$TEST_TMP/out" ||
+	grep -q "^sampling: 1000 Hz, $taken samples of [0-9]* threads\?, $lost lost\(,\|$\)" "$TEST_TMP/out" ||
 		fail "$fmt: rip top's sampling line does not say $lost lost: $(grep '^sampling' "$TEST_TMP/out")"
 	expect_status 0 "$fmt: rip top --json TRACE" "$RIP" top --json "$tr"
 	python3 - "$TEST_TMP/out" "$taken" "$lost" <<'PY' || fail "$fmt: rip top --json: lost"
