@@ -769,8 +769,12 @@ int rip_coro_destroy(struct rip_coro *co)
 		return -EINVAL;
 	if (__rip_self.cur == s)
 		rip_coro_switch_out();
-	/* The id's acquire pairs with its release store in the registration (events.c). */
-	if (rip_category_enabled(RIP_CAT_CORO) &&
+	/*
+	 * The id's acquire pairs with its release store in the registration
+	 * (events.c).  Only from a thread with a slot: the event would attach
+	 * one that has none, and take a slot (or count one missing) for it.
+	 */
+	if (__rip_self.thread && rip_category_enabled(RIP_CAT_CORO) &&
 	    (__atomic_load_n(&rip_coro_end_id, __ATOMIC_ACQUIRE) != UINT32_MAX ||
 	     !__rip_type_register(&rip_coro_end_type, true)))
 		rip_event1(&rip_coro_end_type, s->index + 1);
