@@ -289,9 +289,12 @@ bool trace_is_dir(const char *path)
 	n = snprintf(p, sizeof(p), "%s/metadata", path);
 	if (n > 0 && (size_t)n < sizeof(p) && lstat(p, &st) == 0 && S_ISREG(st.st_mode))
 		return true;
-	/* a first chunk with no index yet (nor a ring file to read instead): trace_r_open says why */
-	n = snprintf(p, sizeof(p), "%s/%s", path, RR_TRACE_RING);
-	return n > 0 && (size_t)n < sizeof(p) && lstat(p, &st) != 0 && tr_first_chunk_only(path);
+	/*
+	 * A first chunk with no index yet: trace_r_open says why.  With a ring
+	 * file beside it too (an index lost, a copy without it), for the events
+	 * are in the chunks: the ring file read instead said "0 events".
+	 */
+	return tr_first_chunk_only(path);
 }
 
 /* The whole of a regular file (at most max bytes) into memory. */
@@ -604,10 +607,13 @@ int trace_r_open(const char *dir, struct trace_r *r, char *err, size_t errlen)
 		e = tr_slurp(path, CTF_INDEX_MAX * 2, (uid_t)-1, &buf, &len, err, errlen);
 		if (e == -ENOENT && tr_first_chunk_only(dir))
 			return rr_fail(err, errlen, -ENOENT,
-				       "%s: no index yet: its recorder is writing its first chunk, "
-				       "or was killed before it closed it (the index is written as "
-				       "each chunk closes; --rotate or --max-size close them sooner)",
-				       dir);
+				       "%s: no index (.rip-index): its recorder is writing its "
+				       "first chunk, or was killed before it closed it (the index "
+				       "is written as each chunk closes; --rotate or --max-size "
+				       "close them sooner), or this is a copy without its hidden "
+				       "files (copy the directory, cp -a DIR, not DIR/*; a closed "
+				       "chunk is read alone: %s/chunk-000000.rpk)",
+				       dir, dir);
 		if (e == -ENOENT || e == -ENOTDIR)
 			return rr_fail(err, errlen, -ENOENT, "%s: not a rip trace (%s)", dir,
 				       strerror(ENOENT));
