@@ -6,6 +6,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "tools/store.h"
 
@@ -83,6 +85,32 @@ int store_opt(const struct rip_cmd *cmd, struct trace_w_opts *o, int c, const ch
 	return tool_usage_error(cmd, "unknown storage option");
 }
 
+/*
+ * Can prog be run, as posix_spawnp finds it (a name with a slash as it is,
+ * else along PATH)?  A command that is not there failed at each chunk, and
+ * rip run -q said nothing of it.
+ */
+static bool store_runnable(const char *prog)
+{
+	const char *path = getenv("PATH"), *p;
+	char buf[PATH_MAX];
+	struct stat st;
+
+	if (strchr(prog, '/'))
+		return !stat(prog, &st) && S_ISREG(st.st_mode) && !access(prog, X_OK);
+	for (p = path && *path ? path : "/usr/local/bin:/usr/bin:/bin"; p;) {
+		const char *end = strchr(p, ':');
+		size_t n = end ? (size_t)(end - p) : strlen(p);
+
+		if (snprintf(buf, sizeof(buf), "%.*s/%s", (int)n, n ? p : ".", prog) <
+			    (int)sizeof(buf) &&
+		    !stat(buf, &st) && S_ISREG(st.st_mode) && !access(buf, X_OK))
+			return true;
+		p = end ? end + 1 : NULL;
+	}
+	return false;
+}
+
 int store_check(const struct rip_cmd *cmd, const struct trace_w_opts *o)
 {
 	if (o->ctf && (o->max_bytes || o->chunk_bytes || o->rotate_ns || o->on_rotate))
@@ -97,5 +125,10 @@ int store_check(const struct rip_cmd *cmd, const struct trace_w_opts *o)
 	if (o->on_rotate && !o->chunk_bytes && !o->rotate_ns)
 		return tool_usage_error(cmd, "--on-rotate wants --rotate=SIZE|TIME: when to hand "
 					     "a chunk on");
+	if (o->on_rotate && !store_runnable(o->on_rotate))
+		return tool_usage_error(cmd,
+					"--on-rotate: '%s' is no program that can be run (it is run "
+					"without a shell, the chunk's path its one argument)",
+					o->on_rotate);
 	return EXIT_OK;
 }
