@@ -252,6 +252,10 @@ FD_OPENED_HOOK(__openat_2, (int dirfd, const char *path, int flags), (dirfd, pat
 FD_OPENED_HOOK(__openat64_2, (int dirfd, const char *path, int flags), (dirfd, path, flags),
 	       RIP_FD_OPENAT, flags, path)
 
+/* A pseudo-terminal's master: glibc opens /dev/ptmx inside, out of our hooks' sight. */
+FD_OPENED_HOOK(posix_openpt, (int flags), (flags), RIP_FD_OPEN, flags, "/dev/ptmx")
+FD_OPENED_HOOK(getpt, (void), (), RIP_FD_OPEN, O_RDWR | O_NOCTTY, "/dev/ptmx")
+
 #define FD_CREAT_FLAGS (O_WRONLY | O_CREAT | O_TRUNC)
 FD_OPENED_HOOK(creat, (const char *path, mode_t mode), (path, mode), RIP_FD_CREAT, FD_CREAT_FLAGS,
 	       path)
