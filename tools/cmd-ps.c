@@ -281,20 +281,30 @@ static int ps_pass(struct ps_state *st, ps_visit_fn visit)
 	return ret < 0 ? ret : 0;
 }
 
-/* "now" for parked times: the clock if alive, else the last thing that happened. */
+/*
+ * "now" for parked times: the clock if alive, else the last thing that
+ * happened: its exit, the newest switch, or the watcher's last sweep (a
+ * program killed long after its last switch: parked 3 ms, where the sweep
+ * saw them parked 11 s on).
+ */
 static void ps_now(struct ps_state *st)
 {
-	uint64_t exit_ts = 0;
+	uint64_t exit_ts = 0, sweep_ts = 0;
 	char why[RR_ERR_MAX];
 
 	if (st->alive) {
 		st->now_ticks = rr_now_ticks(&st->f.hdr);
 		return;
 	}
-	if (!st->f.legacy_raw)
+	if (!st->f.legacy_raw) {
 		rr_live_u64(&st->f, offsetof(struct rip_file_hdr, exit_ts), &exit_ts, why,
 			    sizeof(why));
+		rr_live_u64(&st->f, offsetof(struct rip_file_hdr, watch_sweep_ts), &sweep_ts, why,
+			    sizeof(why));
+	}
 	st->now_ticks = exit_ts > st->max_switch ? exit_ts : st->max_switch;
+	if (sweep_ts > st->now_ticks)
+		st->now_ticks = sweep_ts;
 }
 
 /* ---- the original's raw files ---------------------------------------------------------- */
@@ -1057,8 +1067,9 @@ static void print_header(const struct ps_state *st, FILE *out)
 	fprintf(out, "%zu thread%s, %zu coroutine%s (%zu waiting), %zu exited kept for history",
 		threads, threads == 1 ? "" : "s", coros, coros == 1 ? "" : "s", waiting, exited);
 	if (st->f.hdr.overflow || live.overflow)
-		fprintf(out, "; %u thread%s found no free slot (raise RIP_SLOTS)", live.overflow,
-			live.overflow == 1 ? "" : "s");
+		/* attaches and rip_coro_create alike take a slot: the count is of both */
+		fprintf(out, "; %u thread%s or coroutine%s found no free slot (raise RIP_SLOTS)",
+			live.overflow, live.overflow == 1 ? "" : "s", live.overflow == 1 ? "" : "s");
 	fputc('\n', out);
 	if (live.proc_flags & RIP_P_SECOND_OFF)
 		fprintf(out,
