@@ -18,6 +18,7 @@
  * outgrows them: bounded, O(1) per event amortized.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -830,7 +831,7 @@ static unsigned rp_kind(uint64_t k)
 	return k < RP_KINDS ? (unsigned)k : 0;
 }
 
-static int rp_fd_open(struct rp *rp, int64_t fd, uint64_t kind)
+static int rp_fd_open(struct rp *rp, int64_t fd, uint64_t kind, uint64_t flags)
 {
 	struct rp_fd *f = &rp->fd;
 	struct live_ent *o;
@@ -845,6 +846,7 @@ static int rp_fd_open(struct rp *rp, int64_t fd, uint64_t kind)
 		return -ENOMEM;
 	f->reopened += !fresh; /* its close was not recorded */
 	o->kind = (uint16_t)rp_kind(kind);
+	o->size = (flags & O_CLOEXEC) != 0; /* a descriptor has no size: closed by an execve? */
 	if (rp_p(rp)->l.t[LIVE_FD].n > f->peak_open)
 		f->peak_open = rp_p(rp)->l.t[LIVE_FD].n;
 	return 0;
@@ -1193,7 +1195,7 @@ RP_HOT int rp_event(void *arg, const struct evs_event *e, const struct role_res 
 		return 0; /* --through: memory only (descriptors and shared memory not counted) */
 	switch (d->role) {
 	case ROLE_FD_OPEN:
-		return rp_fd_open(rp, (int64_t)d->key, d->kind);
+		return rp_fd_open(rp, (int64_t)d->key, d->kind, d->old);
 	case ROLE_FD_CLOSE:
 		rp_fd_close(rp, (int64_t)d->key);
 		return 0;
@@ -1262,7 +1264,7 @@ static void rp_live_block(struct rp *rp, uint64_t size)
 	b->bytes += size;
 }
 
-static void rp_finish(struct rp *rp)
+static void rp_finish(struct rp *rp, bool execed)
 {
 	struct rp_priv *p = rp_p(rp);
 
@@ -1298,6 +1300,13 @@ static void rp_finish(struct rp *rp)
 					rp_live_block(rp, o->size);
 				break;
 			case LIVE_FD:
+				/* the process exec'd: those opened with O_CLOEXEC closed then */
+				if (execed && o->size) {
+					rp->fd.closed++;
+					rp->fd.kind[o->kind].closed++;
+					rp->fd.exec_closed++;
+					break;
+				}
 				rp->fd.open_at_end++;
 				rp->fd.kind[o->kind].open_at_end++;
 				break;
@@ -1357,7 +1366,7 @@ int rp_run(struct rp *rp, struct evs *s, char *err, size_t errlen)
 		ret = live_run(&rp_p(rp)->l, s, &rp->tr, rp_event_all, rp_held_all, rp, err, errlen,
 			       false);
 	if (!ret)
-		rp_finish(rp);
+		rp_finish(rp, evs_file_hdr(s) && (evs_file_hdr(s)->proc_flags & RIP_P_EXECED));
 	/* the kinds' names outlive the source */
 	if (!ret && !(rp_p(rp)->types = malloc(sizeof(*rp_p(rp)->types)))) {
 		snprintf(err, errlen, "out of memory");

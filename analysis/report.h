@@ -66,6 +66,8 @@ struct rp_point {
 
 struct rp_fd {
 	uint64_t opened, closed, open_at_end, closed_unseen, reopened, peak_open;
+	/* of closed: O_CLOEXEC at their open, still open when the process exec'd (leaks.h) */
+	uint64_t exec_closed;
 	struct {
 		uint64_t opened, closed, open_at_end;
 	} kind[RP_KINDS];

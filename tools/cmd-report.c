@@ -711,6 +711,11 @@ fd:
 			"  closes of descriptors never seen opened: %" PRIu64
 			", opened again while open: %" PRIu64 "\n",
 			rp->fd.closed_unseen, rp->fd.reopened);
+	if (rp->fd.exec_closed)
+		fprintf(out,
+			"  of the closed, by the execve that replaced the program (O_CLOEXEC): %" PRIu64
+			"\n",
+			rp->fd.exec_closed);
 	if (rp->fd.opened)
 		fprintf(out, "  %-14s %10s %10s %10s\n", "kind", "opened", "closed", "open");
 	for (unsigned k = 0; k < RP_KINDS; k++) {
@@ -901,9 +906,9 @@ static void report_print_json(struct report_state *st)
 	fprintf(out,
 		",\"fd\":{\"opened\":%" PRIu64 ",\"closed\":%" PRIu64 ",\"open_at_end\":%" PRIu64
 		",\"peak_open\":%" PRIu64 ",\"closed_unseen\":%" PRIu64 ",\"reopened\":%" PRIu64
-		",\"traced\":%s,\"kinds\":[",
+		",\"exec_closed\":%" PRIu64 ",\"traced\":%s,\"kinds\":[",
 		rp->fd.opened, rp->fd.closed, rp->fd.open_at_end, rp->fd.peak_open,
-		rp->fd.closed_unseen, rp->fd.reopened,
+		rp->fd.closed_unseen, rp->fd.reopened, rp->fd.exec_closed,
 		report_untraced(st, RIP_CAT_FD) ? "false" : "true");
 	sep = "";
 	for (unsigned k = 0; k < RP_KINDS; k++) {

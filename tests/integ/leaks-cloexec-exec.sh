@@ -17,6 +17,7 @@ CC=${CC:-cc}
 cd "$TEST_TMP" || die "no TEST_TMP"
 
 cat >ex.c <<'C'
+#define _GNU_SOURCE
 #include <fcntl.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -51,6 +52,13 @@ if fd != 2 or d.get("exec_closed") != 3:
     sys.exit(1)
 PY
 done
+# rip report: the same three closed by the execve (and the one dup2 closed), two open at the end
+"$RIP" report --json t.plain >r.json 2>r.err || fail "rip report: $(cat r.err)"
+python3 -c '
+import json, sys
+f = json.load(open(sys.argv[1]))["fd"]
+sys.exit(0 if (f["open_at_end"], f["exec_closed"], f["closed"]) == (2, 3, 4) else print(f) or 1)
+' r.json || fail "rip report counts descriptors the execve closed as open at the end"
 "$RIP" leaks t.plain >l.txt 2>&1 || fail "rip leaks (text)"
 grep -q '^closed by the execve that replaced the program (opened with O_CLOEXEC): 3 file descriptors$' l.txt ||
 	fail "rip leaks: no line on the descriptors the execve closed: $(tail -n 3 l.txt)"
