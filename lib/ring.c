@@ -896,7 +896,7 @@ static bool rip_num_add(char *buf, size_t len, size_t *at, uint64_t v)
 static int rip_file_path(char *buf, size_t len, const char *dir, pid_t pid, uint64_t start)
 {
 	char d[PATH_MAX];
-	size_t at = 0;
+	size_t at = 0, n;
 	int err;
 
 	if (!dir) {
@@ -908,8 +908,11 @@ static int rip_file_path(char *buf, size_t len, const char *dir, pid_t pid, uint
 	if (!len)
 		return -ENAMETOOLONG;
 	buf[0] = 0;
-	if (!rip_str_add(buf, len, &at, dir, strlen(dir)) ||
-	    !rip_str_add(buf, len, &at, "/rip-", 5) || !rip_num_add(buf, len, &at, (uint64_t)pid) ||
+	/* a directory given with its slash (RIP_RING=DIR/, rip run's): one slash, not two */
+	n = strlen(dir);
+	while (n > 1 && dir[n - 1] == '/')
+		n--;
+	if (!rip_str_add(buf, len, &at, dir, n) || !rip_str_add(buf, len, &at, "/rip-", 5) || !rip_num_add(buf, len, &at, (uint64_t)pid) ||
 	    !rip_str_add(buf, len, &at, "-", 1) || !rip_num_add(buf, len, &at, start) ||
 	    !rip_str_add(buf, len, &at, ".ring", 5))
 		return -ENAMETOOLONG;

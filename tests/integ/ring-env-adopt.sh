@@ -8,7 +8,8 @@
 # examples (simple, coroutines) exited 1 at once, and a program of the
 # original API could not run under rip run.  The first such call now takes
 # the environment's ring (0, and the program's snaps in it); a second
-# rip_ring_open is still -EALREADY.  rip ps of each shows its snaps.
+# rip_ring_open is still -EALREADY.  rip ps of each shows its snaps.  The
+# ring's path has one slash after its directory (it had two under rip run).
 . tests/data/common.sh
 ex=$PWD/$BUILD/examples
 need_bin "$RIP" "$ex/simple" "$ex/coroutines" "$ex/legacy"
@@ -37,6 +38,27 @@ C
 	die "cannot build the test program"
 RIP_RING=1 ./twice || fail "rip_ring_open twice under RIP_RING=1: exit $?, want 0"
 ./twice || fail "rip_ring_open twice: exit $?, want 0"
+
+# the ring's path names its directory with one slash (RIP_RING=DIR/, as rip run gives it)
+cat >path.c <<'C'
+#include <rip.h>
+#include <stdio.h>
+
+int main(void)
+{
+	char p[4096];
+
+	if (rip_ring_open(NULL) || rip_ring_path(p, sizeof(p)))
+		return 1;
+	puts(p);
+	return 0;
+}
+C
+"$CC" -O1 -g -I"$inc" -o path path.c -L"$lib" -lrip -Wl,-rpath,"$lib" ||
+	die "cannot build the test program"
+RIP_RING="$TEST_TMP/" ./path >p1.out || fail "rip_ring_path under RIP_RING=DIR/: exit $?"
+"$RIP" run -q -o tp -- ./path >p2.out || fail "rip_ring_path under rip run: exit $?"
+grep -q '//' p1.out p2.out && fail "a path with two slashes: $(cat p1.out p2.out)"
 
 # the original API under rip run: its ids are threads of the trace's ring
 "$RIP" run -q -o t -- "$ex/legacy" "$TEST_TMP/legacy.ring" >l.out 2>l.err ||
