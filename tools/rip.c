@@ -173,6 +173,9 @@ FILE *tool_create(const char *path, bool replace)
 	struct stat st;
 	FILE *f;
 
+	/* A device (/dev/null) is written to, not overwritten: no --force for it. */
+	if (fd < 0 && errno == EEXIST && !replace && !lstat(path, &st) && S_ISCHR(st.st_mode))
+		replace = true;
 	if (fd < 0 && errno == EEXIST && replace) {
 		/*
 		 * Replaced only if it is our own regular file with no other name

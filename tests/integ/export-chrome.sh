@@ -7,7 +7,8 @@
 # thread_name metadata event per thread, and coroutine runs as B/E slices
 # named after the coroutine, balanced on every thread.  --format=text is
 # byte for byte what rip dump prints.  OUT is never overwritten without
-# --force; an unknown format exits 2 and lists the formats.
+# --force (a device, /dev/null, is written to without); an unknown format
+# exits 2 and lists the formats.
 . tests/data/common.sh
 prog=$BUILD/tests/integ/dumpprog
 need_bin "$prog" "$RIP" "$RIP_ASAN"
@@ -81,4 +82,7 @@ expect_status 0 "rip snapshot" "$RIP" snapshot -o "$TEST_TMP/trace" "$ring"
 expect_status 0 "export chrome TRACE" "$RIP" export --format=chrome "$TEST_TMP/trace" \
 	-o "$TEST_TMP/tc.json"
 check_chrome "$TEST_TMP/tc.json" "trace directory"
+# a device is written to without --force (it said "/dev/null exists; use --force")
+expect_status 0 "export chrome -o /dev/null" "$RIP" export --format=chrome "$TEST_TMP/trace" \
+	-o /dev/null
 t_done
