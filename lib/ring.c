@@ -912,9 +912,9 @@ static int rip_file_path(char *buf, size_t len, const char *dir, pid_t pid, uint
 	n = strlen(dir);
 	while (n > 1 && dir[n - 1] == '/')
 		n--;
-	if (!rip_str_add(buf, len, &at, dir, n) || !rip_str_add(buf, len, &at, "/rip-", 5) || !rip_num_add(buf, len, &at, (uint64_t)pid) ||
-	    !rip_str_add(buf, len, &at, "-", 1) || !rip_num_add(buf, len, &at, start) ||
-	    !rip_str_add(buf, len, &at, ".ring", 5))
+	if (!rip_str_add(buf, len, &at, dir, n) || !rip_str_add(buf, len, &at, "/rip-", 5) ||
+	    !rip_num_add(buf, len, &at, (uint64_t)pid) || !rip_str_add(buf, len, &at, "-", 1) ||
+	    !rip_num_add(buf, len, &at, start) || !rip_str_add(buf, len, &at, ".ring", 5))
 		return -ENAMETOOLONG;
 	return 0;
 }
