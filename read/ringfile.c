@@ -934,6 +934,23 @@ static const struct rip_sample_ring *rr_sample_ring(const struct rr_file *f, uin
 }
 
 /*
+ * Of a ring of depth entries whose sequence was s1 before its entries were
+ * read and s2 after: how many of the newest before s1 are intact.  Entry s
+ * is, if its overwriter (s + depth) had not started: s > s2 - depth; one
+ * entry is kept free for the write under way.
+ */
+static uint32_t rr_intact(uint32_t s1, uint32_t s2, uint32_t depth)
+{
+	uint32_t lo = s2 >= depth - 1 ? s2 - (depth - 1) : 0, n = s1 - lo;
+
+	if ((int32_t)n < 0)
+		n = 0;
+	if (n > s1)
+		n = s1;
+	return n > depth - 1 ? depth - 1 : n;
+}
+
+/*
  * The CPU samples of a slot from its sample ring (rip/abi.h; NULL: the file
  * has none), into d->samp[] with their positions, when they are the samples
  * of the slot's current owner (gen).  The snap-ring protocol's read side.
@@ -941,7 +958,7 @@ static const struct rip_sample_ring *rr_sample_ring(const struct rr_file *f, uin
 static void rr_copy_samples(const struct rip_sample_ring *r, struct rr_slot *d)
 {
 	uint64_t raw[RIP_SAMPLE_RING];
-	uint32_t s1, s2, lo, n, gen;
+	uint32_t s1, s2, n, gen;
 
 	if (!r)
 		return;
@@ -959,15 +976,7 @@ static void rr_copy_samples(const struct rip_sample_ring *r, struct rr_slot *d)
 	if (gen != d->gen)
 		return; /* an earlier owner's, or none yet */
 	d->samp_seq = s1;
-	/* Entry s is intact if its overwriter (s + RIP_SAMPLE_RING) had not started. */
-	lo = s2 >= RIP_SAMPLE_RING - 1 ? s2 - (RIP_SAMPLE_RING - 1) : 0;
-	n = s1 - lo;
-	if ((int32_t)n < 0)
-		n = 0;
-	if (n > s1)
-		n = s1;
-	if (n > RIP_SAMPLE_RING - 1)
-		n = RIP_SAMPLE_RING - 1;
+	n = rr_intact(s1, s2, RIP_SAMPLE_RING);
 	for (uint32_t k = 0; k < n; k++) {
 		uint64_t e = raw[(s1 - n + k) % RIP_SAMPLE_RING];
 
@@ -997,22 +1006,14 @@ static uint32_t rr_copy_snaps(const struct rip_slot *src, uint64_t raw[RIP_SNAP_
 
 	for (int t = 0; t < RR_SNAP_TRIES; t++) {
 		/* Snap ring read side: pairs with the release store in __rip_snap_store. */
-		uint32_t s1 = __atomic_load_n(&src->snap_seq, __ATOMIC_ACQUIRE), s2, lo, n, want;
+		uint32_t s1 = __atomic_load_n(&src->snap_seq, __ATOMIC_ACQUIRE), s2, n, want;
 
 		for (uint32_t k = 0; k < RIP_SNAP_DEPTH; k++)
 			got[k] = __atomic_load_n(&src->snap[k], __ATOMIC_RELAXED);
 		/* The entries above are read before seq is read again. */
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
 		s2 = __atomic_load_n(&src->snap_seq, __ATOMIC_RELAXED);
-		/* Entry s is intact if its overwriter (s + depth) had not started: s > s2 - depth. */
-		lo = s2 >= RIP_SNAP_DEPTH - 1 ? s2 - (RIP_SNAP_DEPTH - 1) : 0;
-		n = s1 - lo;
-		if ((int32_t)n < 0)
-			n = 0;
-		if (n > s1)
-			n = s1;
-		if (n > RIP_SNAP_DEPTH - 1)
-			n = RIP_SNAP_DEPTH - 1;
+		n = rr_intact(s1, s2, RIP_SNAP_DEPTH);
 		if (!t || n > best) {
 			memcpy(raw, got, sizeof(got));
 			*seq = s1;
