@@ -12,6 +12,7 @@
 : "${BUILD:=build}" "${RIP:=$PWD/$BUILD/rip}" "${RIP_ASAN:=$PWD/$BUILD/asan/rip}"
 : "${TEST_TMP:=$(mktemp -d)}" "${RIP_DIR:=$TEST_TMP}"
 export RIP_DIR
+T_TOP=$PWD # the tree's top: tests start there
 T_PIDS=""
 T_FAILED=0
 T_SKIP=""
@@ -109,6 +110,25 @@ t_bg() {
 	"$@" &
 	T_LAST=$!
 	T_PIDS="$T_PIDS $T_LAST"
+}
+
+# t_cc_rip NAME [CC OPTIONS...]: build NAME.c of the current directory into
+# NAME, with librip's headers and library (-lrip, found at run time) and
+# tests/helpers.h (t_ready: the pid into a file), or die.
+t_cc_rip() {
+	tcr_name=$1
+	shift
+	"${CC:-cc}" -O1 -g -pthread -I"$T_TOP/include" -I"$T_TOP/tests" "$@" -o "$tcr_name" \
+		"$tcr_name.c" -L"$T_TOP/$BUILD" -lrip -Wl,-rpath,"$T_TOP/$BUILD" ||
+		die "cannot build $tcr_name.c"
+}
+
+# t_ready_pid FILE: wait (30 s) for FILE, where a program t_bg started wrote
+# its pid (t_ready), or die; the pid into $pid.
+t_ready_pid() {
+	wait_file "$1" 30 || die "the program did not get ready ($1)"
+	# shellcheck disable=SC2034 # the caller's
+	pid=$(cat "$1")
 }
 
 # t_kill PID: SIGKILL and reap one process started with t_bg.

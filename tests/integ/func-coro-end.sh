@@ -14,13 +14,12 @@
 . tests/data/common.sh
 need_bin "$RIP"
 need_cmd python3
-CC=${CC:-cc}
-lib=$PWD/$BUILD
-inc=$PWD/include
 cd "$TEST_TMP" || die "no TEST_TMP"
 
 cat >ce.c <<'C'
 #include <rip.h>
+
+#include "helpers.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <ucontext.h>
@@ -90,8 +89,7 @@ int main(void)
 	return 0;
 }
 C
-"$CC" -O1 -g -finstrument-functions -I"$inc" -o ce ce.c -L"$lib" -lrip -Wl,-rpath,"$lib" ||
-	die "cannot build the test program"
+t_cc_rip ce -finstrument-functions
 
 RIP_SLOTS=2 "$RIP" run -q --no-waits --functions -o t -- ./ce >run.out 2>run.err ||
 	fail "rip run: $(cat run.err)"

@@ -9,14 +9,13 @@
 # gone_site row is "(exited)".
 . tests/data/common.sh
 need_bin "$RIP"
-CC=${CC:-cc}
-lib=$PWD/$BUILD
-inc=$PWD/include
 cd "$TEST_TMP" || die "no TEST_TMP"
 
 cat >ex.c <<'C'
 #include <pthread.h>
 #include <rip.h>
+
+#include "helpers.h"
 #include <stdio.h>
 #include <unistd.h>
 
@@ -56,7 +55,6 @@ static void *leave_other(void *a)
 int main(int argc, char **argv)
 {
 	pthread_t t;
-	FILE *f;
 
 	pthread_barrier_init(&bar, NULL, 3);
 	for (int i = 0; i < 2; i++)
@@ -66,18 +64,14 @@ int main(int argc, char **argv)
 	pthread_create(&t, NULL, leave_other, NULL);
 	pthread_join(t, NULL);
 	pthread_barrier_wait(&bar);
-	f = fopen(argv[1], "w");
-	fprintf(f, "%d\n", (int)getpid());
-	fclose(f);
+	t_ready(argv[1]);
 	for (;;)
 		pause();
 }
 C
-"$CC" -O1 -g -pthread -I"$inc" -o ex ex.c -L"$lib" -lrip -Wl,-rpath,"$lib" ||
-	die "cannot build the test program"
+t_cc_rip ex
 t_bg env RIP_RING=1 ./ex "$TEST_TMP/ready"
-wait_file "$TEST_TMP/ready" 30 || die "the program did not get ready"
-pid=$(cat "$TEST_TMP/ready")
+t_ready_pid "$TEST_TMP/ready"
 expect_status 0 "rip ps --all" "$RIP" ps --all "$pid"
 grep -q ' both_site .* threads .*(1 exited)$' "$TEST_TMP/out" ||
 	fail "the both_site row: $(grep both_site "$TEST_TMP/out")"

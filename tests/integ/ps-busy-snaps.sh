@@ -9,14 +9,13 @@
 # spinner in spin, with --threads too.
 . tests/data/common.sh
 need_bin "$RIP"
-CC=${CC:-cc}
-lib=$PWD/$BUILD
-inc=$PWD/include
 cd "$TEST_TMP" || die "no TEST_TMP"
 
 cat >spin.c <<'C'
 #include <pthread.h>
 #include <rip.h>
+
+#include "helpers.h"
 #include <stdio.h>
 #include <unistd.h>
 
@@ -36,22 +35,17 @@ static void *th(void *a)
 int main(int argc, char **argv)
 {
 	pthread_t t;
-	FILE *f;
 
 	pthread_create(&t, 0, th, 0);
 	usleep(200000);
-	f = fopen(argv[1], "w");
-	fprintf(f, "%d\n", (int)getpid());
-	fclose(f);
+	t_ready(argv[1]);
 	for (;;)
 		pause();
 }
 C
-"$CC" -O1 -g -pthread -I"$inc" -o spin spin.c -L"$lib" -lrip -Wl,-rpath,"$lib" ||
-	die "cannot build the test program"
+t_cc_rip spin
 t_bg env RIP_RING=1 ./spin "$TEST_TMP/ready"
-wait_file "$TEST_TMP/ready" 30 || die "the program did not get ready"
-pid=$(cat "$TEST_TMP/ready")
+t_ready_pid "$TEST_TMP/ready"
 bad=0
 i=0
 while [ $i -lt 60 ]; do

@@ -11,13 +11,12 @@
 # coroutines, co-0..1, parked in park.
 . tests/data/common.sh
 need_bin "$RIP" "$BUILD/librip-preload.so"
-CC=${CC:-cc}
-lib=$PWD/$BUILD
-inc=$PWD/include
 cd "$TEST_TMP" || die "no TEST_TMP"
 
 cat >uc.c <<'C'
 #include <rip.h>
+
+#include "helpers.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <ucontext.h>
@@ -40,7 +39,6 @@ static void fn(int i)
 
 int main(int argc, char **argv)
 {
-	FILE *f;
 
 	for (int i = 0; i < 2; i++) {
 		char nm[16];
@@ -56,18 +54,14 @@ int main(int argc, char **argv)
 		rip_coro_switch_in(co[i]);
 		swapcontext(&main_uc, &uc[i]);
 	}
-	f = fopen(argv[1], "w");
-	fprintf(f, "%d\n", (int)getpid());
-	fclose(f);
+	t_ready(argv[1]);
 	for (;;)
 		pause();
 }
 C
-"$CC" -O1 -g -I"$inc" -o uc uc.c -L"$lib" -lrip -Wl,-rpath,"$lib" ||
-	die "cannot build the test program"
+t_cc_rip uc
 t_bg "$RIP" run -q -o t -- ./uc "$TEST_TMP/ready"
-wait_file "$TEST_TMP/ready" 30 || die "the program did not get ready"
-pid=$(cat ready)
+t_ready_pid "$TEST_TMP/ready"
 T_PIDS="$T_PIDS $pid"
 expect_status 0 "rip ps" "$RIP" ps "$pid"
 grep -q '^1 thread, 2 coroutines (2 waiting)' "$TEST_TMP/out" ||

@@ -11,9 +11,6 @@
 . tests/data/common.sh
 need_bin "$RIP"
 need_cmd unshare
-CC=${CC:-cc}
-lib=$PWD/$BUILD
-inc=$PWD/include
 cd "$TEST_TMP" || die "no TEST_TMP"
 
 # a pid namespace with its own /proc: as root, else in a user namespace
@@ -23,17 +20,16 @@ $ns true 2>/dev/null || skip "no pid namespace can be made here (unshare -fp)"
 
 cat >ns.c <<'C'
 #include <rip.h>
+
+#include "helpers.h"
 #include <stdio.h>
 #include <unistd.h>
 
 __attribute__((noinline)) void ns_park(const char *ready)
 {
-	FILE *f;
 
 	rip_snap();
-	f = fopen(ready, "w");
-	fprintf(f, "%d\n", (int)getpid());
-	fclose(f);
+	t_ready(ready);
 	for (;;)
 		pause();
 }
@@ -44,8 +40,7 @@ int main(int argc, char **argv)
 	return 0;
 }
 C
-"$CC" -O1 -g -pthread -I"$inc" -o ns ns.c -L"$lib" -lrip -Wl,-rpath,"$lib" ||
-	die "cannot build the test program"
+t_cc_rip ns
 mkdir rd
 # shellcheck disable=SC2086 # $ns: the command and its options
 t_bg $ns env RIP_RING="$TEST_TMP/rd/" ./ns "$TEST_TMP/ready"

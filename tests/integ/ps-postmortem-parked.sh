@@ -13,14 +13,13 @@
 # threads or coroutines found no free slot" (it said "threads").
 . tests/data/common.sh
 need_bin "$RIP"
-CC=${CC:-cc}
-lib=$PWD/$BUILD
-inc=$PWD/include
 cd "$TEST_TMP" || die "no TEST_TMP"
 
 cat >pk.c <<'C'
 #include <pthread.h>
 #include <rip.h>
+
+#include "helpers.h"
 #include <stdio.h>
 #include <unistd.h>
 
@@ -42,26 +41,21 @@ int main(int argc, char **argv)
 {
 	struct rip_coro *c;
 	pthread_t t;
-	FILE *f;
 
 	pthread_create(&t, NULL, idle, NULL);
 	for (int i = 0; i < 6; i++)
 		if (!rip_coro_create("pk", &c))
 			pk_park(c);
-	f = fopen(argv[1], "w");
-	fprintf(f, "%d\n", (int)getpid());
-	fclose(f);
+	t_ready(argv[1]);
 	for (;;)
 		pause();
 }
 C
-"$CC" -O1 -g -pthread -I"$inc" -o pk pk.c -L"$lib" -lrip -Wl,-rpath,"$lib" ||
-	die "cannot build the test program"
+t_cc_rip pk
 RIP_SLOTS=4 "$RIP" run -q -o t -- ./pk "$TEST_TMP/ready" >run.out 2>&1 &
 run=$!
 T_PIDS="$T_PIDS $run"
-wait_file "$TEST_TMP/ready" 30 || die "the program did not get ready: $(cat run.out)"
-pid=$(cat ready)
+t_ready_pid "$TEST_TMP/ready"
 sleep 1.2
 # a look while it lives: the watcher sweeps the file for it
 expect_status 0 "rip ps PID" "$RIP" ps "$pid"

@@ -10,24 +10,20 @@
 . tests/data/common.sh
 need_bin "$RIP"
 [ "$(id -u)" = 0 ] || skip "map_files links are followed with CAP_SYS_ADMIN only (run as root)"
-CC=${CC:-cc}
-lib=$PWD/$BUILD
-inc=$PWD/include
 cd "$TEST_TMP" || die "no TEST_TMP"
 
 cat >u.c <<'C'
 #include <rip.h>
+
+#include "helpers.h"
 #include <stdio.h>
 #include <unistd.h>
 
 __attribute__((noinline)) void still_here(const char *ready)
 {
-	FILE *f;
 
 	rip_snap();
-	f = fopen(ready, "w");
-	fprintf(f, "%d\n", (int)getpid());
-	fclose(f);
+	t_ready(ready);
 	for (;;)
 		pause();
 }
@@ -38,11 +34,9 @@ int main(int argc, char **argv)
 	return 0;
 }
 C
-"$CC" -O1 -g -I"$inc" -o u u.c -L"$lib" -lrip -Wl,-rpath,"$lib" ||
-	die "cannot build the test program"
+t_cc_rip u
 t_bg env RIP_RING=1 ./u "$TEST_TMP/ready"
-wait_file "$TEST_TMP/ready" 30 || die "the program did not get ready"
-pid=$(cat ready)
+t_ready_pid "$TEST_TMP/ready"
 set -- "$RIP_DIR"/rip-"$pid"-*.ring
 [ -f "$1" ] || die "no ring file of pid $pid in $RIP_DIR"
 rm -f "$1"

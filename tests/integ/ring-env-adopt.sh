@@ -13,9 +13,6 @@
 . tests/data/common.sh
 ex=$PWD/$BUILD/examples
 need_bin "$RIP" "$ex/simple" "$ex/coroutines" "$ex/legacy"
-CC=${CC:-cc}
-lib=$PWD/$BUILD
-inc=$PWD/include
 cd "$TEST_TMP" || die "no TEST_TMP"
 
 for e in simple coroutines; do
@@ -34,8 +31,7 @@ int main(void)
 	return rip_ring_open(NULL) == -EALREADY ? 0 : 3;
 }
 C
-"$CC" -O1 -g -I"$inc" -o twice twice.c -L"$lib" -lrip -Wl,-rpath,"$lib" ||
-	die "cannot build the test program"
+t_cc_rip twice
 RIP_RING=1 ./twice || fail "rip_ring_open twice under RIP_RING=1: exit $?, want 0"
 ./twice || fail "rip_ring_open twice: exit $?, want 0"
 
@@ -54,8 +50,7 @@ int main(void)
 	return 0;
 }
 C
-"$CC" -O1 -g -I"$inc" -o path path.c -L"$lib" -lrip -Wl,-rpath,"$lib" ||
-	die "cannot build the test program"
+t_cc_rip path
 RIP_RING="$TEST_TMP/" ./path >p1.out || fail "rip_ring_path under RIP_RING=DIR/: exit $?"
 "$RIP" run -q -o tp -- ./path >p2.out || fail "rip_ring_path under rip run: exit $?"
 grep -q '//' p1.out p2.out && fail "a path with two slashes: $(cat p1.out p2.out)"
