@@ -28,8 +28,8 @@
  * in an object it loaded is named (it was not traced).
  *
  * The program keeps our stdin, stdout and stderr, and its exit status is
- * ours (128 + N for a death by signal N).  A SIGINT, SIGTERM, SIGHUP or
- * SIGQUIT sent to us is passed on to it; one from the terminal already
+ * ours (128 + N for a death by signal N).  A SIGINT, SIGTERM, SIGHUP,
+ * SIGQUIT, SIGUSR1 or SIGUSR2 sent to us is passed on to it; one from the terminal already
  * reached it (same process group) and is not sent twice.  Either way we
  * keep recording until it exits.
  */
@@ -182,7 +182,8 @@ static void run_on_child(int sig)
 
 static void run_signals(bool install)
 {
-	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+	/* USR1 and USR2 too: their default would kill rip, and the trace with it */
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
 	struct sigaction sa;
 
 	memset(&sa, 0, sizeof(sa));
