@@ -599,7 +599,7 @@ int rr_open_target(const char *target, struct rr_file *f, char *err, size_t errl
 			/*
 			 * The file found, opened again: the same checks on what the
 			 * descriptor is; an unlinked one through the process's
-			 * map_files link (rr_maps_deleted_file), which is followed.
+			 * map_files link (rr_find_mapped), which is followed.
 			 */
 			if (!ret)
 				ret = rr_open_how(path, rr_is_map_files(path) ? 0 : O_NOFOLLOW,
@@ -2355,10 +2355,11 @@ static int rr_find_one(const char *path, const struct stat *st, void *arg)
 
 /*
  * The file of a line of /proc/PID/maps (the path trimmed in place) when the
- * line is a shared mapping of a file that still has its name, with rw one
- * mapped read-write too; else NULL.
+ * line is a shared mapping of a file, with rw one mapped read-write too;
+ * else NULL.  A file unlinked since (" (deleted)") is NULL too, unless
+ * deleted is given: then *deleted says so.
  */
-static char *rr_maps_shared_file(char *line, bool rw)
+static char *rr_maps_shared_file(char *line, bool rw, bool *deleted)
 {
 	char *p = strchr(line, '/'), *perm = strchr(line, ' ');
 	size_t l;
@@ -2370,27 +2371,14 @@ static char *rr_maps_shared_file(char *line, bool rw)
 	l = strlen(p);
 	if (l && p[l - 1] == '\n')
 		p[--l] = 0;
-	if (l >= 10 && !strcmp(p + l - 10, " (deleted)"))
-		return NULL;
+	if (l >= 10 && !strcmp(p + l - 10, " (deleted)")) {
+		if (!deleted)
+			return NULL;
+		*deleted = true;
+	} else if (deleted) {
+		*deleted = false;
+	}
 	return p;
-}
-
-/*
- * A shared writable mapping of line (of pid's maps) whose file was unlinked
- * (a cleaner, logind's RemoveIPC at logout): its /proc/PID/map_files entry
- * into buf, which reaches the file still (buf), else NULL.
- */
-static char *rr_maps_deleted_file(const char *line, pid_t pid, char *buf, size_t len)
-{
-	const char *perm = strchr(line, ' '), *dash = strchr(line, '-');
-	size_t l = strlen(line);
-
-	if (!perm || !dash || dash > perm || strncmp(perm + 1, "rw-s ", 5) || l < 11 ||
-	    strcmp(line + l - (line[l - 1] == '\n' ? 11 : 10),
-		   line[l - 1] == '\n' ? " (deleted)\n" : " (deleted)"))
-		return NULL;
-	snprintf(buf, len, "/proc/%d/map_files/%.*s", (int)pid, (int)(perm - line), line);
-	return buf;
 }
 
 /* The ring file the live process pid maps whose header is its own: 0, or -ENOENT. */
@@ -2398,6 +2386,7 @@ static int rr_find_mapped(pid_t pid, uint64_t start, char *path, size_t len, uid
 {
 	char maps[64], line[PATH_MAX + 256];
 	struct stat pst;
+	bool gone;
 	FILE *fp;
 	int ret = -ENOENT;
 
@@ -2409,20 +2398,27 @@ static int rr_find_mapped(pid_t pid, uint64_t start, char *path, size_t len, uid
 	if (!fp)
 		return -ENOENT;
 	while (ret && fgets(line, sizeof(line), fp)) {
-		char mf[96], *p = rr_maps_deleted_file(line, pid, mf, sizeof(mf));
-		int nofollow = p ? 0 : O_NOFOLLOW;
+		char mf[96], *p = rr_maps_shared_file(line, true, &gone);
 		struct rip_file_hdr h;
 		uid_t uid;
 
 		if (!p)
-			p = rr_maps_shared_file(line, true);
-		if (!p)
 			continue;
+		/*
+		 * Unlinked (a cleaner, logind's RemoveIPC at logout): the process's
+		 * map_files link to the mapping still reaches the file, followed.
+		 */
+		if (gone) {
+			snprintf(mf, sizeof(mf), "/proc/%d/map_files/%.*s", (int)pid,
+				 (int)strcspn(line, " "), line);
+			p = mf;
+		}
 		/*
 		 * Its own file, the caller's or the process's user's: not one it
 		 * maps of another process (rip record maps its target's).
 		 */
-		if (rr_hdr_is_at(p, nofollow, pid, start, RR_ANY_OWNER, &uid, &h) == 1 &&
+		if (rr_hdr_is_at(p, gone ? 0 : O_NOFOLLOW, pid, start, RR_ANY_OWNER, &uid, &h) ==
+			    1 &&
 		    (uid == geteuid() || uid == pst.st_uid)) {
 			if (strlen(p) >= len) {
 				ret = -ENAMETOOLONG;
@@ -2509,7 +2505,7 @@ size_t rr_consumed_by(pid_t pid, struct rr_traced *v, size_t max)
 	fp = fopen(maps, "re");
 	if (fp) {
 		while (fgets(line, sizeof(line), fp)) {
-			char *p = rr_maps_shared_file(line, false);
+			char *p = rr_maps_shared_file(line, false, NULL);
 			struct rr_traced t = { .ring = true };
 			struct rip_file_hdr h;
 			uid_t uid;
