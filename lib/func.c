@@ -1202,16 +1202,24 @@ void __rip_fn_fork_child(void)
 /* ---- the hooks ----------------------------------------------------------------------- */
 
 /*
- * Is the func category on in h, the file the hooks keep stacks in (the
- * one __rip_enable points into)?  The same byte rip_category_enabled
- * tests, found from h, which the hooks hold already: no load of
- * __rip_enable.  Relaxed, as there: no data hangs on the bit.
+ * Is the func category on?  The byte rip_category_enabled tests, through
+ * __rip_enable, which is never NULL (no file: a word of zeros), so that the
+ * entry's fast path needs no file pointer and no test of one: a cached
+ * stack is a file's, and one that outlived its file's close (the file stays
+ * mapped: rip_ring_close) takes pushes and pops that nobody reads.  No
+ * ordering, as there: no data hangs on the bit.
  */
-static __fninline bool rip_fn_timed(const struct rip_file_hdr *h)
+/* The same byte found from h, the file the hooks keep stacks in, which patched entries hold. */
+static __fninline bool rip_fn_timed_in(const struct rip_file_hdr *h)
 {
 	return (__atomic_load_n((const uint8_t *)h->enable + RIP_CAT_FUNC / 8, __ATOMIC_RELAXED) >>
 		(RIP_CAT_FUNC % 8)) &
 	       1;
+}
+
+static __fninline bool rip_fn_timed(void)
+{
+	return rip_category_enabled(RIP_CAT_FUNC); /* testb: the load and the test in one */
 }
 
 /*
@@ -1447,7 +1455,22 @@ static __nofn __attribute__((noinline)) void rip_fn_enter_on(struct rip_fn_stack
 static __nofn __attribute__((noinline)) void rip_fn_enter_slow(uintptr_t fn, const uintptr_t *p,
 							       uintptr_t site, uintptr_t fp)
 {
+	/* Off (no file with stacks).  Relaxed: a hint, the slow path acquires. */
+	if (!__atomic_load_n(&rip_fn.h, __ATOMIC_RELAXED))
+		return;
 	rip_fn_enter_on(rip_fn_stack_slow(), fn, p, site, fp);
+}
+
+/* An entry at a level past the frames kept, or at the last kept, whose hook call is learned. */
+static __nofn __attribute__((noinline)) void rip_fn_enter_edge(struct rip_fn_stack *st, uint64_t w,
+							       uintptr_t fn, uintptr_t cfa,
+							       uint32_t k, uintptr_t site)
+{
+	if (rip_fn_below(st, RIP_FN_STATE_DEPTH(w), cfa))
+		return rip_fn_enter_resync(st, w, fn, cfa, k, site);
+	if (RIP_UNLIKELY(rip_fn_timed()))
+		return rip_fn_enter_rec(st, w, fn, cfa, k);
+	rip_fn_push(st, w, fn, cfa, k);
 }
 
 __nofn RIP_API void __cyg_profile_func_enter(void *this_fn, void *call_site)
@@ -1455,14 +1478,11 @@ __nofn RIP_API void __cyg_profile_func_enter(void *this_fn, void *call_site)
 	const uintptr_t *p = (const uintptr_t *)__builtin_dwarf_cfa();
 	struct rip_fn_stack *st = rip_fn_cached();
 	uintptr_t fn = (uintptr_t)this_fn, site = (uintptr_t)call_site, cfa;
-	/* Off (no file with stacks): one load.  Relaxed: a hint, the slow path acquires. */
-	const struct rip_file_hdr *h = __atomic_load_n(&rip_fn.h, __ATOMIC_RELAXED);
+	struct rip_fn_frame *f;
 	uint32_t d;
 	uint64_t k, w;
 
-	if (RIP_UNLIKELY(!h))
-		return;
-	/* No stack cached: cur moved, or none is kept. */
+	/* No stack cached: cur moved, or none is kept (no file: the slow path returns at once). */
 	if (RIP_UNLIKELY(!st))
 		return rip_fn_enter_slow(fn, p, site, rip_fn_fp());
 	/*
@@ -1479,11 +1499,27 @@ __nofn RIP_API void __cyg_profile_func_enter(void *this_fn, void *call_site)
 	cfa = (uintptr_t)(p + k + 1);
 	w = st->state;
 	d = RIP_FN_STATE_DEPTH(w);
-	if (RIP_UNLIKELY(rip_fn_below(st, d, cfa)))
-		return rip_fn_enter_resync(st, w, fn, cfa, (uint32_t)k, site);
-	if (RIP_UNLIKELY(rip_fn_timed(h)))
+	/*
+	 * A frame below and room for one more (the usual), else none below (a
+	 * thread's first level) or a level past the frames kept
+	 * (rip_fn_enter_edge): one compare for the depth here.
+	 */
+	if (RIP_LIKELY(d - 1 < RIP_FN_DEPTH - 1)) {
+		f = &st->frame[d];
+		if (RIP_UNLIKELY(f[-1].cfa <= cfa))
+			return rip_fn_enter_resync(st, w, fn, cfa, (uint32_t)k, site);
+	} else if (!d) {
+		f = &st->frame[0];
+	} else {
+		return rip_fn_enter_edge(st, w, fn, cfa, (uint32_t)k, site);
+	}
+	if (RIP_UNLIKELY(rip_fn_timed()))
 		return rip_fn_enter_rec(st, w, fn, cfa, (uint32_t)k);
-	rip_fn_push(st, w, fn, cfa, (uint32_t)k);
+	/* fn fits 48 bits (x86-64 user addresses without 5-level paging) */
+	f->fn = fn | k << RIP_FN_ADDR_BITS;
+	f->cfa = cfa;
+	/* Publish the frame: pairs with the acquire loads of state in the readers. */
+	__atomic_store_n(&st->state, w + RIP_FN_PUSH, __ATOMIC_RELEASE);
 }
 
 /* Did the function jump to the exit hook after its epilogue (the hook returns to its caller)? */
@@ -1713,7 +1749,7 @@ bool __rip_fn_enter_at(struct rip_fn_stack *st, uintptr_t fn, uintptr_t cfa)
 
 	if (!h)
 		return false;
-	timed = rip_fn_timed(h);
+	timed = rip_fn_timed_in(h);
 	if (st) {
 		uint64_t w = st->state;
 		uint32_t d = RIP_FN_STATE_DEPTH(w);
@@ -1858,7 +1894,7 @@ int __rip_fn_penter_fast(uintptr_t *slot)
 	d = RIP_FN_STATE_DEPTH(w);
 	if (RIP_UNLIKELY(rip_fn_below(st, d, cfa)))
 		return 1;
-	timed = rip_fn_timed(h);
+	timed = rip_fn_timed_in(h);
 	if (timed && !rip_fn_reserve(RIP_EV_FN_ENTRY, fn, &p, &id, &ts))
 		return 1;
 	__rip_fn_busy = 1;
