@@ -253,6 +253,15 @@ static int tpk_add_ref(struct tpk_stream *st, uint32_t block, uint32_t idx)
 	return 0;
 }
 
+/* Are the n streams of a record's packets all the trace's? */
+static bool tpk_streams_known(const struct trace_pk *pk, const uint32_t *streams, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (streams[i] >= pk->nst)
+			return false;
+	return true;
+}
+
 /* The records of one chunk into pk's lists. */
 static int tpk_scan(struct trace_r *r, struct trace_pk *pk, uint32_t chunk, int fd, uint64_t fsize,
 		    uint64_t size, char *err, size_t errlen)
@@ -333,6 +342,10 @@ static int tpk_scan(struct trace_r *r, struct trace_pk *pk, uint32_t chunk, int 
 		ret = tpk_pread(fd, streams, list, off + sizeof(h));
 		if (ret) {
 			ret = rr_fail(err, errlen, ret, "%s: %s", path, strerror(-ret));
+			break;
+		}
+		if (!ci && !tpk_streams_known(pk, streams, h.npackets)) {
+			pk->cut++; /* a chunk no index counts: its records past what the index names */
 			break;
 		}
 		if (RIP_GROW(pk->blocks, pk->cap, pk->nblocks + 1, 64)) {
@@ -490,6 +503,7 @@ int trace_pk_open(struct trace_r *r, char *err, size_t errlen)
 {
 	const struct trace_store *s = &r->info.store;
 	struct trace_pk *pk;
+	uint32_t last;
 	int ret = 0;
 
 	if (s->format != TRACE_STORE_PACKED)
@@ -514,11 +528,21 @@ int trace_pk_open(struct trace_r *r, char *err, size_t errlen)
 		tpk_free(pk);
 		return rr_fail(err, errlen, -ENOMEM, "out of memory");
 	}
-	for (uint32_t c = r->only ? r->only - 1 : s->first_chunk;
-	     c < (r->only ? r->only : s->nchunks) && !ret; c++) {
+	/*
+	 * An index written while the recording went on (TRACE_F_LIVE) counts
+	 * the chunks closed; the one after them, being written or left by a
+	 * recorder killed, is read too, up to its last whole record (the
+	 * recorder wrote the index before any record whose types or streams
+	 * it did not name: tw_index_early).  It may not be there (between two
+	 * chunks, or a recording that wrote no record yet).
+	 */
+	last = r->only ? r->only : s->nchunks + !!(r->info.idx.flags & TRACE_F_LIVE);
+	for (uint32_t c = r->only ? r->only - 1 : s->first_chunk; c < last && !ret; c++) {
 		uint64_t size, end;
 		int fd = tpk_open_chunk(r, c, &size, &end, err, errlen);
 
+		if (fd == -ENOENT && c == s->nchunks)
+			break;
 		if (fd == -ENOENT) {
 			const struct trace_chunk_info *ci = trace_chunk_of(&r->info, c);
 

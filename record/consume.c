@@ -929,6 +929,18 @@ int rec_info_now(void *arg, struct trace_info *info, char *err, size_t errlen)
 	return rec_samples_info(r, info, err, errlen);
 }
 
+/* The module map's count, as the program's loader hooks last published it (0: unreadable). */
+uint64_t rec_info_gen(void *arg)
+{
+	struct rec *r = arg;
+	char why[RR_ERR_MAX];
+	uint32_t n;
+
+	return rr_live_u32(&r->f, offsetof(struct rip_file_hdr, mod_count), &n, why, sizeof(why)) ?
+		       0 :
+		       n;
+}
+
 /* Events no ring counted (ev_lost): one more empty packet at the end of the first stream. */
 static int rec_lost(struct rec *r, uint64_t lost, char *err, size_t errlen)
 {

@@ -261,6 +261,7 @@ int rec_open_trace(struct rec *r, const char *dir, char *err, size_t errlen)
 	r->store.types = r->types;
 	r->store.info = rec_info_now; /* each chunk closed carries the index as it is then */
 	r->store.info_arg = r;
+	r->store.info_gen = rec_info_gen;
 	/* past the rings' streams and the samples' (rec_samples: nrings) */
 	r->store.defs = r->nrings + 1 < TRACE_MAX_STREAMS;
 	r->store.defs_stream = r->nrings + 1;

@@ -100,6 +100,7 @@ void rec_clock_as_streamed(struct trace_info *info);
  * the ring file and the consumer's counts.  Free with trace_info_free.
  */
 int rec_info_now(void *arg, struct trace_info *info, char *err, size_t errlen);
+uint64_t rec_info_gen(void *arg);
 
 /* ---- the local trace: record/sink-dir.c ---- */
 

@@ -52,6 +52,7 @@
 
 #define TW_BLOCK (4u << 20)	  /* packet bytes in a block: its best size (doc/design.md) */
 #define TW_BLOCK_NS 1000000000ll /* and the oldest packet a block holds before it is written */
+#define TW_INDEX_NS 2000000000ll /* new streams, modules: .rip-index anew at most this often */
 #define TW_CHUNK_MIN (1u << 20)	  /* the smallest chunk --max-size makes */
 #define TW_DEFS_MAX (64u << 20)	  /* bytes of definitions kept for the chunks to come */
 #define TW_DEFS_PKT (256u << 10)  /* bytes of a packet of copied definitions, about */
@@ -145,6 +146,13 @@ struct trace_w {
 	uint64_t tail_est;	 /* the bytes a chunk keeps for its tail (0: not known yet) */
 	struct trace_info *live; /* opts.info's, at the last chunk's close */
 	bool live_indexed;	 /* a .rip-index counts the chunks closed: trace_w_abort keeps them */
+	/* what the last .rip-index written names (tw_index_early), and when */
+	struct {
+		uint32_t types, streams;
+		uint64_t gen; /* opts.info_gen's */
+		int64_t t;
+		bool any;
+	} ix;
 	struct tw_defs defs;	 /* packed, with chunks and opts.defs: what each chunk copies */
 };
 
@@ -400,7 +408,8 @@ static void tw_hand(struct trace_w *w, uint32_t c)
  * The bytes of .rip-index into a new file renamed over the last one: a
  * reader finds one or the other, whole.
  */
-static int tw_put_index(struct trace_w *w, const uint8_t *buf, size_t len, char *err, size_t errlen)
+static int tw_put_index(struct trace_w *w, const uint8_t *buf, size_t len, bool sync, char *err,
+			size_t errlen)
 {
 	char tmp[PATH_MAX + 32], path[PATH_MAX + 32];
 	int fd, ret;
@@ -412,7 +421,7 @@ static int tw_put_index(struct trace_w *w, const uint8_t *buf, size_t len, char 
 	if (fd < 0)
 		return rr_fail(err, errlen, -errno, "%s: %s", tmp, strerror(errno));
 	ret = tr_write_all(fd, buf, len);
-	if (!ret && !w->nosync && fsync(fd))
+	if (!ret && sync && !w->nosync && fsync(fd))
 		ret = -errno;
 	if (close(fd) && !ret)
 		ret = -errno;
@@ -548,6 +557,14 @@ static void tw_tail_guess(struct trace_w *w)
 	trace_info_free(w->live);
 }
 
+/* What the .rip-index just written from info names (tw_index_early). */
+static void tw_ix_note(struct trace_w *w, const struct trace_info *info)
+{
+	w->ix.types = info->types.count;
+	w->ix.streams = info->idx.nstreams;
+	w->ix.any = true;
+}
+
 /*
  * .rip-index anew from live (tw_seal's): the chunks closed so far; with
  * handing, the last of them about to be handed on.
@@ -568,11 +585,64 @@ static int tw_live_index(struct trace_w *w, struct trace_info *live, bool handin
 	ret = trace_index_pack(live, &buf, &len, err, errlen);
 	if (ret)
 		return ret;
-	ret = tw_put_index(w, buf, len, err, errlen);
+	ret = tw_put_index(w, buf, len, true, err, errlen);
 	free(buf);
-	if (!ret)
+	if (!ret) {
 		w->live_indexed = true;
+		tw_ix_note(w, live);
+	}
 	return ret;
+}
+
+/*
+ * .rip-index written while a chunk is being written, so that a recorder
+ * killed before it closes its first chunk (or the chunk after the last it
+ * closed) leaves a trace that readers read up to its last whole record:
+ * they read the chunk after those a TRACE_F_LIVE index counts
+ * (read/tracepk.c).  Written before the first record, before any record
+ * whose packets use a type the last index did not name (a reader cannot
+ * decode them), and, every TW_INDEX_NS at most, when the streams or the
+ * modules grew (a record of a stream not named ends what is read of the
+ * chunk; a module not named leaves its frames unnamed): before records and
+ * at the writer's passes.  The names of threads named since are given at
+ * the chunk's close: with a million coroutines the index is 80 MB.  Not
+ * synced: it is there for the recorder's death, not the machine's (each
+ * chunk's close writes one that is).  Best effort: a failure leaves the
+ * last one, and the record's own write says what is wrong with the disk.
+ */
+static void tw_index_early(struct trace_w *w)
+{
+	uint32_t closed = w->store.nchunks - (w->cfd >= 0);
+	int64_t now = rr_mono_ns();
+	struct trace_info *info;
+	char why[RR_ERR_MAX];
+	uint64_t gen;
+	uint8_t *buf;
+	size_t len;
+
+	if (!w->packed || !w->o.info || !w->o.types)
+		return;
+	gen = w->o.info_gen ? w->o.info_gen(w->o.info_arg) : 0;
+	if (w->ix.any && w->o.types->count <= w->ix.types &&
+	    (now - w->ix.t < TW_INDEX_NS || (w->nstreams <= w->ix.streams && gen == w->ix.gen)))
+		return;
+	if (!w->live && !(w->live = calloc(1, sizeof(*w->live))))
+		return;
+	info = w->live;
+	trace_info_free(info);
+	memset(info, 0, sizeof(*info));
+	w->ix.t = now;
+	if (w->o.info(w->o.info_arg, info, why, sizeof(why)) ||
+	    tw_info_fill(w, info, closed, why, sizeof(why)))
+		return;
+	info->idx.flags |= TRACE_F_LIVE;
+	if (trace_index_pack(info, &buf, &len, why, sizeof(why)))
+		return;
+	if (!tw_put_index(w, buf, len, false, why, sizeof(why))) {
+		tw_ix_note(w, info);
+		w->ix.gen = gen;
+	}
+	free(buf);
 }
 
 /*
@@ -882,6 +952,8 @@ static int tw_flush(struct trace_w *w, char *err, size_t errlen)
 		    w->o.chunk_bytes &&
 	    (ret = tw_close_chunk(w, NULL, err, errlen)))
 		return ret;
+	/* the record's types and streams named first, and before its chunk is there */
+	tw_index_early(w);
 	if (w->cfd < 0) {
 		ret = tw_open_chunk(w, err, errlen);
 		if (ret)
@@ -932,6 +1004,7 @@ int trace_w_pass(struct trace_w *w, char *err, size_t errlen)
 		return 0;
 	if (w->nkids)
 		tw_reap(w, false);
+	tw_index_early(w);
 	if (w->o.rotate_ns && w->cfd >= 0 && now - w->chunk_t0 >= w->o.rotate_ns) {
 		ret = tw_flush(w, err, errlen); /* the block goes into the chunk it closes */
 		return ret ? ret : tw_close_chunk(w, NULL, err, errlen);
@@ -1028,7 +1101,7 @@ static int tr_write_index(struct trace_w *w, struct trace_info *info, char *err,
 	ret = trace_index_pack(info, &buf, &len, err, errlen);
 	if (ret)
 		return ret;
-	ret = tw_put_index(w, buf, len, err, errlen);
+	ret = tw_put_index(w, buf, len, true, err, errlen);
 	free(buf);
 	return ret;
 }

@@ -47,6 +47,13 @@ struct trace_w_opts {
 	int (*info)(void *arg, struct trace_info *info, char *err, size_t errlen);
 	void *info_arg;
 	/*
+	 * packed, with info: a number that changes when the modules info
+	 * would give change (the module map's count), read cheaply at the
+	 * writer's passes so that .rip-index is written anew for them; NULL:
+	 * the modules of the chunk being written are named at its close.
+	 */
+	uint64_t (*info_gen)(void *arg);
+	/*
 	 * packed: keep the definitions the packets carry (rip:bt, rip:fn);
 	 * with chunks (chunk_bytes or rotate_ns), copy them at the head of each
 	 * chunk but the first, in packets of stream defs_stream (one no ring

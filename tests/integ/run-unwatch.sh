@@ -8,8 +8,9 @@
 # still holds one, or rip run's exit, waits for it: removed first, the
 # period passes while the trace is finished.  strace of rip run, alone and
 # with --follow-fork (a child that allocates too): inotify_rm_watch comes
-# after the program's exit and before the trace's index is renamed into
-# place, and the descriptor is closed after that; the traces are whole
+# after the program's exit and before the trace's final index is renamed
+# into place (the recorder writes earlier ones as it goes), and the
+# descriptor is closed after that; the traces are whole
 # (rip leaks finds the program's leak, and the child's in its own trace).
 . tests/data/common.sh
 need_bin "$RIP" "$BUILD/librip-preload.so"
@@ -51,14 +52,14 @@ EOF
 "$CC" -O0 -g -o prog prog.c 2>cc.err || die "cc: $(head -n 2 cc.err)"
 
 # check NAME DIR: strace.NAME holds rip run's calls; the watch goes after the program's
-# exit, before DIR's index is renamed into place, and its descriptor closes after that
+# exit, before DIR's final index is renamed into place, and its descriptor closes after that
 check() {
 	awk -v dir="$2" '
 	NR == 1 { rip = $1 }
 	$1 != rip && /exit_group\(/ && !prog { prog = NR }
 	$1 == rip && /inotify_init1\(/ { split($0, a, "= "); fd = a[2] + 0 }
 	$1 == rip && /inotify_rm_watch\(/ { rm = NR }
-	$1 == rip && index($0, "\"" dir "/.rip-index\")") && !idx { idx = NR }
+	$1 == rip && index($0, "\"" dir "/.rip-index\")") { idx = NR } # the last: the final index
 	$1 == rip && fd && $0 ~ "close\\(" fd "\\)" { cl = NR }
 	END {
 		if (!rm) { print "no inotify_rm_watch"; exit 1 }
