@@ -886,6 +886,25 @@ static int evs_read_packed(struct evs *s, struct evs_stream *st, struct rip_pack
 	return 1;
 }
 
+/*
+ * The last packet of st's stream file runs past its end (hdr: its header,
+ * NULL: the header itself is cut).  In a trace read while its recording
+ * went on, or whose recorder was killed (TRACE_F_LIVE), that is the packet
+ * being written: the stream ends before it, and it is counted lost (with
+ * its events when its header says).  True then; false in a finished trace,
+ * where it is damage.
+ */
+static bool evs_live_cut(struct evs *s, struct evs_stream *st, const struct rip_packet *hdr)
+{
+	if (!s->trace || !(s->tr.info.idx.flags & TRACE_F_LIVE))
+		return false;
+	s->gone_packets++;
+	if (hdr)
+		s->gone_events += hdr->events;
+	st->foff = st->fsize;
+	return true;
+}
+
 /* Read the next packet of a trace stream file.  1: got one, 0: end. */
 static int evs_read_packet(struct evs *s, struct evs_stream *st, struct rip_packet *hdr,
 			   char *err, size_t errlen)
@@ -896,6 +915,8 @@ static int evs_read_packet(struct evs *s, struct evs_stream *st, struct rip_pack
 	int ret;
 
 	if (!st->exists || !left)
+		return 0;
+	if (left < RIP_PACKET_HDR_SIZE && evs_live_cut(s, st, NULL))
 		return 0;
 	if (left < RIP_PACKET_HDR_SIZE)
 		return rr_fail(err, errlen, -EBADMSG,
@@ -913,6 +934,8 @@ static int evs_read_packet(struct evs *s, struct evs_stream *st, struct rip_pack
 	if (ret)
 		return ret;
 	memcpy(hdr, st->buf + st->bpos, sizeof(*hdr));
+	if (hdr->magic == RIP_CTF_MAGIC && hdr->content_size / 8 > left && evs_live_cut(s, st, hdr))
+		return 0;
 	ret = ev_check_packet(hdr, left > EVS_MAX_PACKET ? EVS_MAX_PACKET : (size_t)left, why,
 			      sizeof(why));
 	if (ret)
@@ -1275,15 +1298,16 @@ static int evs_next1(struct evs *s, struct evs_event *e, char *err, size_t errle
 		 */
 		const struct trace_chunk_info *one =
 			s->tr.only ? trace_chunk_of(&s->tr.info, s->tr.only - 1) : NULL;
-		uint64_t want = s->tr.info.idx.events -
-				(s->gone_events - s->tr.info.store.dropped_events);
+		uint64_t gone = s->gone_events - s->tr.info.store.dropped_events;
+		/* (a packet cut in a live trace may have come after the index: more gone) */
+		uint64_t want = s->tr.info.idx.events > gone ? s->tr.info.idx.events - gone : 0;
 
 		/*
 		 * Read while its recording went on (or its recorder was killed):
-		 * the chunk after those counted is read too, whose records may
-		 * outnumber what the index counted when it was written.
+		 * the chunk after those counted, or the stream files, hold what
+		 * was written after the index too.
 		 */
-		bool more = !one && (s->tr.info.idx.flags & TRACE_F_LIVE) && s->tr.pk;
+		bool more = !one && (s->tr.info.idx.flags & TRACE_F_LIVE);
 
 		if (one) /* one chunk: what it held, less a cut */
 			want = one->events - s->gone_events;

@@ -8,6 +8,8 @@
  * Reading validates the index against its own size and every packet of a
  * stream file as it comes.
  */
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -466,9 +468,39 @@ static int tr_parse_index(struct trace_r *r, const uint8_t *buf, size_t len, con
 }
 
 /* After the index: a packed trace's chunks (an index that failed is freed). */
+/*
+ * A CTF trace read while its recording went on, or whose recorder was
+ * killed (TRACE_F_LIVE): its index counts the streams as they were when it
+ * was written (the recorder writes it anew every 2 s at most as threads
+ * come), and the stream files of threads that came since are read too.
+ */
+static void tr_ctf_live_streams(struct trace_r *r)
+{
+	DIR *d;
+	struct dirent *de;
+
+	if (r->info.store.format == TRACE_STORE_PACKED || !(r->info.idx.flags & TRACE_F_LIVE) ||
+	    !(d = opendir(r->dir)))
+		return;
+	while ((de = readdir(d))) {
+		char *end;
+		unsigned long n;
+
+		if (strncmp(de->d_name, "stream_", 7) || !isdigit((unsigned char)de->d_name[7]))
+			continue;
+		n = strtoul(de->d_name + 7, &end, 10);
+		if (!*end && n < TRACE_MAX_STREAMS && n >= r->info.idx.nstreams)
+			r->info.idx.nstreams = (uint32_t)n + 1;
+	}
+	closedir(d);
+}
+
 static int tr_open_packed(struct trace_r *r, char *err, size_t errlen)
 {
-	int ret = trace_pk_open(r, err, errlen);
+	int ret;
+
+	tr_ctf_live_streams(r);
+	ret = trace_pk_open(r, err, errlen);
 
 	if (ret)
 		trace_info_free(&r->info);

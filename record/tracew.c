@@ -42,6 +42,7 @@
 #include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -75,6 +76,28 @@ static int tr_write_all(int fd, const void *buf, size_t len)
 		len -= (size_t)n;
 	}
 	return 0;
+}
+
+/*
+ * a (alen bytes) then b (blen) written whole, in one call when the file
+ * takes them: a recorder killed then leaves a packet whole or not begun
+ * (a reader counts a cut one lost, babeltrace2 refuses the stream).
+ */
+static int tr_write2(int fd, const void *a, size_t alen, const void *b, size_t blen)
+{
+	struct iovec v[2] = { { (void *)a, alen }, { (void *)b, blen } };
+	ssize_t n;
+
+	do
+		n = writev(fd, v, 2);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	if ((size_t)n >= alen)
+		return tr_write_all(fd, (const char *)b + ((size_t)n - alen),
+				    blen - ((size_t)n - alen));
+	n = tr_write_all(fd, (const char *)a + n, alen - (size_t)n);
+	return n ? (int)n : tr_write_all(fd, b, blen);
 }
 
 struct tw_chunk {
@@ -435,6 +458,45 @@ static int tw_put_index(struct trace_w *w, const uint8_t *buf, size_t len, bool 
 }
 
 /*
+ * CTF: metadata from info, into a hidden new file renamed over the last one
+ * (a reader finds one or the other, whole; babeltrace2 skips hidden files).
+ */
+static int tw_put_metadata(struct trace_w *w, const struct trace_info *info, bool sync, char *err,
+			   size_t errlen)
+{
+	char tmp[PATH_MAX + 32], path[PATH_MAX + 32];
+	FILE *meta;
+	int fd, ret;
+
+	snprintf(tmp, sizeof(tmp), "%s/.metadata.new", w->dir);
+	snprintf(path, sizeof(path), "%s/metadata", w->dir);
+	unlink(tmp); /* ours, left by a write that failed */
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return rr_fail(err, errlen, -errno, "%s: %s", tmp, strerror(errno));
+	meta = fdopen(fd, "w");
+	if (!meta) {
+		ret = -errno;
+		close(fd);
+		goto out_unlink;
+	}
+	ret = ctf_write_metadata(meta, info);
+	if (fflush(meta) || ferror(meta))
+		ret = ret ? ret : -EIO;
+	if (!ret && sync && !w->nosync && fsync(fileno(meta)))
+		ret = -errno;
+	if (fclose(meta) && !ret)
+		ret = -errno;
+	if (!ret && rename(tmp, path))
+		ret = -errno;
+	if (!ret)
+		return 0;
+out_unlink:
+	unlink(tmp);
+	return rr_fail(err, errlen, ret, "%s: %s", path, strerror(-ret));
+}
+
+/*
  * info's counts and store as the writer's now, for an index that counts
  * chunks 0 .. nchunks - 1: what each held, the events of those kept (none
  * of the block being packed), the bytes of the files kept.
@@ -620,7 +682,7 @@ static void tw_index_early(struct trace_w *w)
 	uint8_t *buf;
 	size_t len;
 
-	if (!w->packed || !w->o.info || !w->o.types)
+	if (!w->o.info || !w->o.types)
 		return;
 	gen = w->o.info_gen ? w->o.info_gen(w->o.info_arg) : 0;
 	if (w->ix.any && w->o.types->count <= w->ix.types &&
@@ -632,9 +694,17 @@ static void tw_index_early(struct trace_w *w)
 	trace_info_free(info);
 	memset(info, 0, sizeof(*info));
 	w->ix.t = now;
-	if (w->o.info(w->o.info_arg, info, why, sizeof(why)) ||
-	    tw_info_fill(w, info, closed, why, sizeof(why)))
+	if (w->o.info(w->o.info_arg, info, why, sizeof(why)))
 		return;
+	if (!w->packed) { /* CTF: the streams so far, and metadata for babeltrace2 */
+		info->idx.nstreams = w->nstreams;
+		info->idx.events = w->events;
+		info->store.kept_bytes = w->bytes;
+		if (tw_put_metadata(w, info, false, why, sizeof(why)))
+			return;
+	} else if (tw_info_fill(w, info, closed, why, sizeof(why))) {
+		return;
+	}
 	info->idx.flags |= TRACE_F_LIVE;
 	if (trace_index_pack(info, &buf, &len, why, sizeof(why)))
 		return;
@@ -1071,6 +1141,9 @@ int trace_w_packet(struct trace_w *w, const struct ev_packet *p, char *err, size
 			fds[i] = -1;
 		w->nfds = n;
 	}
+	if (p->ring >= w->nstreams)
+		w->nstreams = p->ring + 1;
+	tw_index_early(w); /* the packet's type and stream named first (or soon: streams) */
 	if (w->fds[p->ring] < 0) {
 		snprintf(name, sizeof(name), "stream_%u", p->ring);
 		ret = tr_create(w->dir, name, 0600, err, errlen);
@@ -1080,9 +1153,8 @@ int trace_w_packet(struct trace_w *w, const struct ev_packet *p, char *err, size
 	}
 	if (p->ring >= w->nstreams)
 		w->nstreams = p->ring + 1;
-	ret = tr_write_all(w->fds[p->ring], &hdr, sizeof(hdr));
-	if (!ret)
-		ret = tr_write_all(w->fds[p->ring], p->data + sizeof(hdr), p->len - sizeof(hdr));
+	ret = tr_write2(w->fds[p->ring], &hdr, sizeof(hdr), p->data + sizeof(hdr),
+			p->len - sizeof(hdr));
 	if (ret)
 		return rr_fail(err, errlen, ret, "%s/stream_%u: %s", w->dir, p->ring,
 			       strerror(-ret));
@@ -1164,6 +1236,10 @@ void trace_w_abort(struct trace_w *w)
 	unlink(path);
 	snprintf(path, sizeof(path), "%s/%s.new", w->dir, TRACE_INDEX);
 	unlink(path);
+	snprintf(path, sizeof(path), "%s/metadata", w->dir);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/.metadata.new", w->dir);
+	unlink(path);
 	rmdir(w->dir);
 	tw_free(w);
 }
@@ -1175,8 +1251,7 @@ void trace_w_nosync(struct trace_w *w)
 
 int trace_w_finish(struct trace_w *w, struct trace_info *info, char *err, size_t errlen)
 {
-	FILE *meta = NULL;
-	int fd, ret = 0;
+	int ret = 0;
 
 	if (w->packed) {
 		info->idx.flags &= ~TRACE_F_LIVE;
@@ -1204,27 +1279,9 @@ int trace_w_finish(struct trace_w *w, struct trace_info *info, char *err, size_t
 	info->idx.nstreams = w->nstreams;
 	info->idx.events = w->events;
 	info->store.kept_bytes = w->bytes;
-	fd = tr_create(w->dir, "metadata", 0600, err, errlen);
-	if (fd < 0) {
-		ret = fd;
-		goto out_free;
-	}
-	meta = fdopen(fd, "w");
-	if (!meta) {
-		ret = rr_fail(err, errlen, -errno, "%s/metadata: %s", w->dir, strerror(errno));
-		close(fd);
-		goto out_free;
-	}
-	ret = ctf_write_metadata(meta, info);
-	if (fflush(meta) || ferror(meta))
-		ret = ret ? ret : -EIO;
-	if (fclose(meta) && !ret)
-		ret = -errno;
-	if (ret) {
-		rr_fail(err, errlen, ret, "%s/metadata: %s", w->dir, strerror(-ret));
-		goto out_free;
-	}
-	ret = tr_write_index(w, info, err, errlen);
+	ret = tw_put_metadata(w, info, true, err, errlen);
+	if (!ret)
+		ret = tr_write_index(w, info, err, errlen);
 out_free:
 	if (w->cfd >= 0)
 		close(w->cfd);

@@ -142,7 +142,7 @@ int tool_evs_open(const char *target, struct evs **out, char *err, size_t errlen
 	if (!ret && evs_recording_on(*out))
 		tool_err("warning: %s was read while its recording went on (or its recorder was "
 			 "killed, or stopped on an error such as a full disk): it holds what was "
-			 "written so far, the chunk being written up to its last whole record",
+			 "written so far, up to its last whole record",
 			 evs_source(*out));
 	else if (!ret && evs_one_chunk_of_many(*out))
 		tool_err("warning: %s is one chunk of a trace, read alone: what it made may be "

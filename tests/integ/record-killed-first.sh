@@ -2,97 +2,77 @@
 # SPDX-License-Identifier: Apache-2.0
 #
 # Description: rip run --mem whose recorder is killed (SIGKILL) before it
-# closes its first chunk: the trace is read up to the chunk's last whole
-# record.  A program of 4 threads leaks 250 blocks of 100 bytes each from
-# leak_once (with malloc/free churn around them), then waits; once rip
+# closes its first chunk (packed) or writes its metadata (--ctf): the trace
+# is read up to its last whole record.  killed_leaks (4 threads leak 250
+# blocks of 100 bytes each from leak_once, then wait) is recorded; once rip
 # leaks of the trace being written finds the 1,000 blocks, rip run is
 # killed, then the program.  rip leaks --json then gives exactly 1,000
-# blocks of 100,000 bytes at leak_once, and says the recording went on or
-# its recorder was killed.  (Such a trace had no index and was refused.)
-# Timeout: 90
+# blocks of 100,000 bytes at leak_once and says the recording went on or
+# its recorder was killed; babeltrace2 reads the CTF one.  A CTF stream file
+# cut in the middle of a packet (a recorder killed in its write) is read
+# up to that packet, counted lost.  (Such traces had no index, and the CTF
+# one no metadata: nothing read them.)
+# Timeout: 120
 . tests/data/common.sh
-cd "$TEST_TMP" || die "no TEST_TMP"
+prog=$PWD/$BUILD/tests/integ/killed_leaks
+need_bin "$prog"
 need_cmd python3
+cd "$TEST_TMP" || die "no TEST_TMP"
 
-cat >killedprog.c <<'EOF'
-#include <pthread.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <unistd.h>
-
-static void *volatile keep[1000];
-
-__attribute__((noinline)) static void *leak_once(void)
-{
-	return malloc(100);
-}
-
-static void *worker(void *arg)
-{
-	long t = (long)arg;
-
-	for (int i = 0; i < 250; i++) {
-		for (int j = 0; j < 40; j++)
-			free(malloc(32 + (size_t)(i + j) % 64));
-		keep[t * 250 + i] = leak_once();
-	}
-	return NULL;
-}
-
-int main(int argc, char **argv)
-{
-	pthread_t th[4];
-	FILE *f;
-
-	for (long t = 0; t < 4; t++)
-		if (pthread_create(&th[t], NULL, worker, (void *)t))
-			return 1;
-	for (int t = 0; t < 4; t++)
-		pthread_join(th[t], NULL);
-	f = fopen(argv[1], "w");
-	if (!f || fprintf(f, "%d\n", (int)getpid()) < 0 || fclose(f))
-		return 1;
-	for (;;)
-		pause();
-}
-EOF
-"${CC:-cc}" -O1 -g -pthread -o killedprog killedprog.c || die "cannot build killedprog.c"
-
-t_bg "$RIP" run --mem -o T -- ./killedprog ready
-run=$T_LAST
-t_ready_pid ready
-
-# the 1,000 blocks on disk: rip leaks of the trace being written finds them (or 20 s)
-leaked() {
-	"$RIP" leaks --json T >now.json 2>now.err || return 1
-	python3 - now.json <<'EOF'
+# leak_once JSON N: does rip leaks --json output JSON hold N blocks, N x 100 bytes, at leak_once?
+leak_once() {
+	python3 - "$1" "$2" <<'EOF'
 import json, sys
 d = json.load(open(sys.argv[1]))
-n = sum(g.get("count", 0) for g in d.get("groups", d.get("leaks", []))
-        if any("leak_once" in str(f) for f in g.get("stack", g.get("frames", []))))
-sys.exit(0 if n >= 1000 else 1)
-EOF
-}
-wait_until 20 leaked || fail "rip leaks of the trace being written never found the 1,000 blocks: $(cat now.err)"
-[ -e T/chunk-000000.rpk ] && [ ! -e T/chunk-000001.rpk ] ||
-	die "not one chunk being written: $(ls -a T)"
-t_kill "$run"
-kill -9 "$pid" 2>/dev/null
-wait_until 10 sh -c "! kill -0 $pid 2>/dev/null" || die "the program did not die"
-
-expect_status 0 "rip leaks --json T" "$RIP" leaks --json T
-grep -q 'T was read while its recording went on (or its recorder was killed' "$TEST_TMP/err" ||
-	fail "rip leaks T does not say its recorder may have been killed: $(cat "$TEST_TMP/err")"
-python3 - "$TEST_TMP/out" <<'EOF' || fail "rip leaks T, its recorder killed: not the 1,000 blocks at leak_once"
-import json, sys
-d = json.load(open(sys.argv[1]))
-groups = d.get("groups", d.get("leaks", []))
-at = [g for g in groups if any("leak_once" in str(f) for f in g.get("stack", g.get("frames", [])))]
-n = sum(g.get("count", 0) for g in at)
-b = sum(g.get("bytes", 0) for g in at)
+at = [g for g in d["leaks"] if any("leak_once" in str(f) for f in g.get("stack", []))]
+n, b, want = sum(g["count"] for g in at), sum(g["bytes"] for g in at), int(sys.argv[2])
 print("leak_once: %d blocks, %d bytes" % (n, b))
-sys.exit(0 if n == 1000 and b == 100000 else 1)
+sys.exit(0 if n == want and b == 100 * want else 1)
 EOF
-asan_run leaks T
-[ "$asan_rc" = 0 ] || fail "rip leaks (asan) of T, its recorder killed: exit $asan_rc"
+}
+
+for fmt in packed ctf; do
+	opt=""
+	[ "$fmt" = ctf ] && opt=--ctf
+	rm -f ready
+	t_bg "$RIP" run $opt --mem -o "$fmt" -- "$prog" ready
+	run=$T_LAST
+	t_ready_pid ready
+	# the 1,000 blocks on disk: rip leaks of the trace being written finds them (or 20 s)
+	wait_until 20 sh -c "'$RIP' leaks --json $fmt >now.json 2>now.err &&
+		python3 -c 'import json, sys; d = json.load(open(\"now.json\"));
+sys.exit(sum(g[\"count\"] for g in d[\"leaks\"] if \"leak_once\" in str(g.get(\"stack\"))) < 1000)'" ||
+		fail "$fmt: rip leaks of the trace being written never found the 1,000 blocks: $(cat now.err)"
+	if [ "$fmt" = packed ]; then
+		[ -e packed/chunk-000000.rpk ] && [ ! -e packed/chunk-000001.rpk ] ||
+			die "not one chunk being written: $(ls -a packed)"
+	fi
+	t_kill "$run"
+	kill -9 "$pid" 2>/dev/null
+	wait_until 10 sh -c "! kill -0 $pid 2>/dev/null" || die "the program did not die"
+
+	expect_status 0 "$fmt: rip leaks --json" "$RIP" leaks --json "$fmt"
+	grep -q "$fmt was read while its recording went on (or its recorder was killed" \
+		"$TEST_TMP/err" ||
+		fail "$fmt: rip leaks does not say its recorder may have been killed: $(cat "$TEST_TMP/err")"
+	leak_once "$TEST_TMP/out" 1000 || fail "$fmt: rip leaks, its recorder killed: not the 1,000 blocks"
+	asan_run leaks "$fmt"
+	[ "$asan_rc" = 0 ] || fail "$fmt: rip leaks (asan), its recorder killed: exit $asan_rc"
+done
+
+if command -v babeltrace2 >/dev/null 2>&1; then
+	babeltrace2 ctf >bt.out 2>bt.err || fail "babeltrace2 of the CTF trace, its recorder killed: $(tail -n 3 bt.err)"
+	n=$(grep -c 'mem:alloc' bt.out)
+	[ "$n" -ge 1000 ] || fail "babeltrace2: $n allocations, 1,000 leaked at least"
+else
+	skip_part "babeltrace2 is not installed"
+fi
+
+# a stream file cut in its last packet's middle: read up to it, the packet counted lost
+big=$(ls -S ctf/stream_* | head -n 1)
+size=$(stat -c %s "$big")
+truncate -s $((size - 100)) "$big"
+"$RIP" dump ctf >cut.dump 2>cut.err || fail "rip dump of a stream cut short: $(cat cut.err)"
+tail -n 1 cut.dump | grep -Eq '^[1-9][0-9]* events, [0-9]+ streams, [0-9]+ discarded/overwritten, 1 packets lost$' ||
+	fail "rip dump of a stream cut short does not count one packet lost: $(tail -n 1 cut.dump)"
 t_done
