@@ -36,6 +36,7 @@
 
 #include "read/ringfile.h"
 #include "read/ringname.h"
+#include "read/trace.h"
 
 #define RR_MAX_SLOTS (1u << 22)
 #define RR_MAX_MODULES (1u << 20)
@@ -576,10 +577,64 @@ static bool rr_looks_traced(const char *dir)
 	return false;
 }
 
+/*
+ * Trace directory dir, whose index was written while its recording went on
+ * (TRACE_F_LIVE: rip run copies the ring file in at the end): the pid and
+ * start time of its program, from the index's copy of the ring file's
+ * header.  True when dir is such a trace.  The index is read as any reader
+ * reads it: bounded, and what it says only names a process to look for.
+ */
+static bool rr_trace_live(const char *dir, pid_t *pid, uint64_t *start)
+{
+	struct trace_index_hdr h;
+	char p[PATH_MAX];
+	ssize_t n;
+	int fd;
+
+	if (rr_path_join(p, sizeof(p), dir, TRACE_INDEX) ||
+	    (fd = open(p, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)) < 0)
+		return false;
+	n = pread(fd, &h, sizeof(h), 0);
+	close(fd);
+	if (n != (ssize_t)sizeof(h) || memcmp(h.magic, TRACE_MAGIC, sizeof(h.magic)) ||
+	    !(h.flags & TRACE_F_LIVE) || h.file.pid <= 0)
+		return false;
+	*pid = h.file.pid;
+	*start = h.file.start_ticks;
+	return true;
+}
+
+/*
+ * A trace being recorded (or whose recorder was killed) named for its ring
+ * file, which rip run copies in only at the end: the ring file of its
+ * program (pid, started at start), when that still runs.  0, or -ENOENT
+ * with the reason in err.
+ */
+static int rr_open_live_trace(const char *dir, pid_t pid, uint64_t start, struct rr_file *f,
+			      char *err, size_t errlen)
+{
+	char num[16], why[RR_ERR_MAX];
+	int ret;
+
+	snprintf(num, sizeof(num), "%d", (int)pid);
+	ret = rr_open_target(num, f, why, sizeof(why));
+	if (!ret && f->hdr.start_ticks == start)
+		return 0; /* the program itself, live */
+	if (!ret)
+		rr_close(f);
+	return rr_fail(err, errlen, -ENOENT,
+		       "%s: its recording goes on, or its recorder was killed: rip run copies its "
+		       "program's ring file (%s) in at the end, and its program (pid %d) %s",
+		       dir, RR_TRACE_RING, (int)pid,
+		       ret ? "has no ring file any more" : "is gone (its pid is another's now)");
+}
+
 int rr_open_target(const char *target, struct rr_file *f, char *err, size_t errlen)
 {
 	char path[PATH_MAX];
 	struct stat st;
+	uint64_t start;
+	pid_t pid_live;
 	uid_t owner;
 	int ret;
 
@@ -621,6 +676,9 @@ int rr_open_target(const char *target, struct rr_file *f, char *err, size_t errl
 		/* A trace directory: the copy of the ring file rip run kept there. */
 		if (rr_path_join(path, sizeof(path), target, RR_TRACE_RING))
 			return rr_fail(err, errlen, -ENAMETOOLONG, "%s: path too long", target);
+		if ((lstat(path, &st) || !S_ISREG(st.st_mode)) && rr_looks_traced(target) &&
+		    rr_trace_live(target, &pid_live, &start))
+			return rr_open_live_trace(target, (pid_t)pid_live, start, f, err, errlen);
 		if ((lstat(path, &st) || !S_ISREG(st.st_mode)) && rr_looks_traced(target))
 			return rr_fail(err, errlen, -ENOENT,
 				       "%s: a trace without a copy of its ring file (%s): rip run "

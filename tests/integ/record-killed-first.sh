@@ -10,7 +10,9 @@
 # blocks of 100,000 bytes at leak_once and says the recording went on or
 # its recorder was killed; babeltrace2 reads the CTF one.  A CTF stream file
 # cut in the middle of a packet (a recorder killed in its write) is read
-# up to that packet, counted lost.  (Such traces had no index, and the CTF
+# up to that packet, counted lost.  rip ps of the trace shows its program
+# live while it is recorded, and dead after both were killed (its ring
+# file, which rip run copies in at the end, is where the program left it).  (Such traces had no index, and the CTF
 # one no metadata: nothing read them.)
 # Timeout: 120
 . tests/data/common.sh
@@ -47,9 +49,16 @@ sys.exit(sum(g[\"count\"] for g in d[\"leaks\"] if \"leak_once\" in str(g.get(\"
 		[ -e packed/chunk-000000.rpk ] && [ ! -e packed/chunk-000001.rpk ] ||
 			die "not one chunk being written: $(ls -a packed)"
 	fi
+	# rip ps of the trace being recorded: its program, live (rip run copies the ring file at the end)
+	"$RIP" ps "$fmt" >ps.out 2>ps.err || fail "$fmt: rip ps of the trace being recorded: $(cat ps.err)"
+	grep -q "^killed_leaks (pid $pid) alive" ps.out ||
+		fail "$fmt: rip ps of the trace being recorded: $(head -n 2 ps.out)"
 	t_kill "$run"
 	kill -9 "$pid" 2>/dev/null
 	wait_until 10 sh -c "! kill -0 $pid 2>/dev/null" || die "the program did not die"
+	"$RIP" ps "$fmt" >ps.out 2>ps.err || fail "$fmt: rip ps, recorder and program killed: $(cat ps.err)"
+	grep -q "^killed_leaks (pid $pid) dead" ps.out ||
+		fail "$fmt: rip ps, recorder and program killed: $(head -n 2 ps.out)"
 
 	expect_status 0 "$fmt: rip leaks --json" "$RIP" leaks --json "$fmt"
 	grep -q "$fmt was read while its recording went on (or its recorder was killed" \
