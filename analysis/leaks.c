@@ -133,13 +133,19 @@ const uint64_t *lk_bt(const struct lk *lk, uint32_t id, uint32_t *n)
 /* What every event does is inline in the pass (live_run), the rest out of line. */
 #define LK_HOT static inline RIP_HOT
 
-/* Is a resource made by event e (of tid, at ticks ts) one the options ask for? */
-LK_HOT bool lk_wanted(const struct lk *lk, int32_t tid, uint64_t ts)
+/*
+ * Is a resource made by event e (of tid, at ticks ts) one the options ask
+ * for?  With a thread asked for, that it made one is noted (tid_made).
+ */
+LK_HOT bool lk_wanted(struct lk *lk, int32_t tid, uint64_t ts)
 {
 	int64_t rel;
 
-	if (lk->o.tid && tid != lk->o.tid)
-		return false;
+	if (lk->o.tid) {
+		if (tid != lk->o.tid)
+			return false;
+		lk->tid_made = true;
+	}
 	if (!lk->o.time_range)
 		return true;
 	rel = evs_ns(lk->src, ts) - lk->first_ns;

@@ -122,6 +122,7 @@ struct lk {
 	uint8_t *cloexec;
 	size_t cloexec_len;
 	uint64_t exec_closed;
+	bool tid_made; /* o.tid made a resource (an allocation, an open...) in the trace */
 };
 
 /*

@@ -770,6 +770,11 @@ static int leaks_load(struct leaks_state *st, const char *target)
 /* The warnings of a loaded trace, after the report. */
 static void leaks_warnings(struct leaks_state *st)
 {
+	if (st->o.lk.tid && !st->lk->tid_made)
+		tool_err("warning: %s: thread %" PRId32 " made nothing traced: no allocation, "
+			 "open or other resource of it (not a thread of the program, or one that "
+			 "made none; rip report %s lists the threads that did)",
+			 evs_source(st->src.s), st->o.lk.tid, evs_source(st->src.s));
 	if (st->lk->bt_bad)
 		tool_err("warning: %s: %" PRIu64 " bad backtrace definitions (id 0, or an id "
 			 "defined twice with different frames) were ignored",

@@ -24,8 +24,11 @@ static void *worker(void *arg)
 	long t = (long)arg;
 
 	for (int i = 0; i < 250; i++) {
-		for (int j = 0; j < 40; j++)
-			free(malloc(32 + (size_t)(i + j) % 64));
+		for (int j = 0; j < 40; j++) {
+			void *volatile p = malloc(32 + (size_t)(i + j) % 64);
+
+			free(p);
+		}
 		leak_once((int)t * 250 + i);
 	}
 	return NULL;

@@ -45,6 +45,11 @@ check "--tid=t1" "site_t1:3:300" --tid="$tid_t1"
 check "--tid=t2" "site_t2:4:200 site_fd:1:0" --tid="$tid_t2"
 check "-t main" "site_c:1:1000 site_a:2:20 site_bmain:1:7" -t "$tid_main"
 check "--tid=other" "" --tid=999999999
+# a thread that made nothing is said to be so (it was silent: "0 blocks", as for a thread that freed all)
+grep -q "warning: .*: thread 999999999 made nothing traced" "$TEST_TMP/f.err" ||
+	fail "--tid=other: no warning that the thread made nothing: $(cat "$TEST_TMP/f.err")"
+"$RIP" leaks --json --tid="$tid_t1" "$ring" >/dev/null 2>"$TEST_TMP/f.err"
+grep -q "made nothing traced" "$TEST_TMP/f.err" && fail "--tid=t1 said to have made nothing"
 check "--tid --resource=fd" "site_fd:1:0" --tid="$tid_t2" --resource=fd
 
 # the bounds between phases, in microseconds from the first event
