@@ -1511,6 +1511,7 @@ void evs_totals(const struct evs *s, struct evs_totals *t)
 	t->discarded += s->gone_events;
 	t->lost_packets += s->gone_packets;
 	t->gone_chunks = s->gone_chunks;
+	t->unfinished = evs_recording_on(s);
 }
 
 uint64_t evs_stream_discarded(const struct evs *s, uint32_t stream)

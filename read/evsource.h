@@ -119,6 +119,9 @@ struct evs_totals {
 				     chunks' packets */
 	uint64_t torn;		  /* packets of a live ring reused while being copied */
 	uint32_t gone_chunks;	  /* a packed trace's chunks gone (dropped, missing, cut) */
+	bool unfinished;	  /* a trace read while its recording went on, or whose
+				     recorder was killed: what it had not written is not
+				     counted (evs_recording_on) */
 };
 
 /*

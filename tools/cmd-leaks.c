@@ -460,7 +460,10 @@ static void leaks_print_json(struct leaks_state *st)
 		",\"duration\":%.9f,\"complete\":%s,\"discarded\":%" PRIu64
 		",\"lost_packets\":%" PRIu64,
 		lk->events, lk->res_events, lk->any_event ? leaks_secs(lk, lk->last_ns) : 0.0,
-		st->src.tot.discarded || st->src.tot.lost_packets || st->src.tot.torn ? "false" : "true",
+		st->src.tot.discarded || st->src.tot.lost_packets || st->src.tot.torn ||
+				st->src.tot.unfinished ?
+			"false" :
+			"true",
 		st->src.tot.discarded, st->src.tot.lost_packets + st->src.tot.torn);
 	opts_through_json(out, st->src.thr);
 	if (st->src.thr)
@@ -877,7 +880,10 @@ static void leaks_diff_json_side(FILE *out, struct leaks_state *x)
 		",\"events\":%" PRIu64 ",\"duration\":%.9f,\"complete\":%s,\"discarded\":%" PRIu64
 		",\"lost_packets\":%" PRIu64 "}",
 		x->lk->events, x->lk->any_event ? leaks_secs(x->lk, x->lk->last_ns) : 0.0,
-		x->src.tot.discarded || x->src.tot.lost_packets || x->src.tot.torn ? "false" : "true",
+		x->src.tot.discarded || x->src.tot.lost_packets || x->src.tot.torn ||
+				x->src.tot.unfinished ?
+			"false" :
+			"true",
 		x->src.tot.discarded, x->src.tot.lost_packets + x->src.tot.torn);
 }
 

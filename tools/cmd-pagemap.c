@@ -207,7 +207,9 @@ static void pm_print_json(struct pm_cmd *st, FILE *out)
 		",\"failed_snapshots\":%" PRIu64 ",\"snapshot\":{\"seq\":%u,\"reason\":\"%s\","
 		"\"time\":%.9f,\"page_size\":%u,\"live_blocks\":%" PRIu64 ",\"live_bytes\":%" PRIu64
 		"},\"mappings\":[",
-		st->tot.discarded || st->tot.lost_packets || st->tot.torn ? "false" : "true",
+		st->tot.discarded || st->tot.lost_packets || st->tot.torn || st->tot.unfinished ?
+			"false" :
+			"true",
 		st->tot.discarded, st->tot.lost_packets + st->tot.torn, st->pm->complete,
 		st->pm->incomplete, st->pm->failed, s->seq, pm_reason(s->reason),
 		(double)(s->ns - st->pm->first_ns) / 1e9, s->n ? s->maps[0].page_size : 4096u,

@@ -831,8 +831,8 @@ static void report_print_json(struct report_state *st)
 		",\"events\":%" PRIu64 ",\"resource_events\":%" PRIu64 ",\"duration\":%.9f"
 		",\"complete\":%s,\"discarded\":%" PRIu64 ",\"lost_packets\":%" PRIu64,
 		rp->events, rp->res_events, rp->any_event ? report_secs(rp, rp->last_ns) : 0.0,
-		t->discarded || t->lost_packets || t->torn ? "false" : "true", t->discarded,
-		t->lost_packets + t->torn);
+		t->discarded || t->lost_packets || t->torn || t->unfinished ? "false" : "true",
+		t->discarded, t->lost_packets + t->torn);
 	opts_through_json(out, st->src.thr);
 	if (st->src.thr)
 		fprintf(out, ",\"through_stackless\":%" PRIu64, thr_stackless(st->src.thr));
