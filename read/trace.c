@@ -682,6 +682,24 @@ void trace_r_close(struct trace_r *r)
 	trace_info_free(&r->info);
 }
 
+/*
+ * The last packet of a stream file runs past its end (hdr: its header,
+ * NULL: the header is cut too).  In a trace read while its recording went
+ * on, or whose recorder was killed (TRACE_F_LIVE), that is the packet being
+ * written: the stream ends before it, counted in the index as lost (with
+ * its events when its header says), so that a copy counts it.  True then;
+ * false in a finished trace, where it is damage.
+ */
+static bool tr_live_cut(struct trace_r *r, const struct rip_packet *hdr)
+{
+	if (!(r->info.idx.flags & TRACE_F_LIVE))
+		return false;
+	r->info.idx.lost_packets++;
+	if (hdr)
+		r->info.idx.discarded += hdr->events;
+	return true;
+}
+
 /* trace_r_stream of a packed trace: the same checks, packets from the chunks. */
 static int tr_stream_packed(struct trace_r *r, uint32_t stream, ev_packet_cb cb, void *arg,
 			    char *err, size_t errlen)
@@ -759,6 +777,8 @@ int trace_r_stream(struct trace_r *r, uint32_t stream, ev_packet_cb cb, void *ar
 		uint64_t left = (uint64_t)st.st_size - off;
 
 		memset(&p, 0, sizeof(p));
+		if (left < sizeof(p.hdr) && tr_live_cut(r, NULL))
+			break;
 		if (left < sizeof(p.hdr)) {
 			ret = rr_fail(err, errlen, -EBADMSG, "%s: truncated packet at byte %llu",
 				      path, (unsigned long long)off);
@@ -766,6 +786,9 @@ int trace_r_stream(struct trace_r *r, uint32_t stream, ev_packet_cb cb, void *ar
 		}
 		ret = tr_read_exact(fd, &p.hdr, sizeof(p.hdr));
 		if (ret)
+			break;
+		if (p.hdr.magic == RIP_CTF_MAGIC && p.hdr.content_size / 8 > left &&
+		    tr_live_cut(r, &p.hdr))
 			break;
 		ret = ev_check_packet(&p.hdr, left > (1u << 30) ? (1u << 30) : (size_t)left, why,
 				      sizeof(why));

@@ -812,6 +812,11 @@ static int export_ctf(const char *src, const char *dst, bool force)
 		tool_err("%s", err);
 		return EXIT_FAIL;
 	}
+	if (r.info.idx.flags & TRACE_F_LIVE)
+		tool_err("warning: %s was read while its recording went on (or its recorder was "
+			 "killed, or stopped on an error such as a full disk): %s holds what was "
+			 "written so far, up to its last whole record",
+			 src, dst);
 	progress_begin("rip export");
 	ret = trace_w_copy(&r, dst, &o, progress_step, NULL, err, sizeof(err));
 	progress_end();
