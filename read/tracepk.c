@@ -253,13 +253,31 @@ static int tpk_add_ref(struct tpk_stream *st, uint32_t block, uint32_t idx)
 	return 0;
 }
 
-/* Are the n streams of a record's packets all the trace's? */
-static bool tpk_streams_known(const struct trace_pk *pk, const uint32_t *streams, uint32_t n)
+/*
+ * A record of a chunk no index counts (the one a live index's recorder was
+ * writing) may hold packets of streams the index does not name yet (threads
+ * newer than it): pk's streams grown to hold them all (the trace's count
+ * follows: trace_pk_open).  0, -EBADMSG past TRACE_MAX_STREAMS, -ENOMEM.
+ */
+static int tpk_streams_grow(struct trace_pk *pk, const uint32_t *streams, uint32_t n)
 {
+	uint32_t want = pk->nst;
+	struct tpk_stream *st;
+
 	for (uint32_t i = 0; i < n; i++)
-		if (streams[i] >= pk->nst)
-			return false;
-	return true;
+		if (streams[i] >= want)
+			want = streams[i] + 1;
+	if (want == pk->nst)
+		return 0;
+	if (want > TRACE_MAX_STREAMS)
+		return -EBADMSG;
+	st = realloc(pk->st, want * sizeof(*st));
+	if (!st)
+		return -ENOMEM;
+	memset(st + pk->nst, 0, (want - pk->nst) * sizeof(*st));
+	pk->st = st;
+	pk->nst = want;
+	return 0;
 }
 
 /* The records of one chunk into pk's lists. */
@@ -344,8 +362,11 @@ static int tpk_scan(struct trace_r *r, struct trace_pk *pk, uint32_t chunk, int 
 			ret = rr_fail(err, errlen, ret, "%s: %s", path, strerror(-ret));
 			break;
 		}
-		if (!ci && !tpk_streams_known(pk, streams, h.npackets)) {
-			pk->cut++; /* a chunk no index counts: its records past what the index names */
+		if (!ci && (ret = tpk_streams_grow(pk, streams, h.npackets))) {
+			ret = ret == -ENOMEM ? rr_fail(err, errlen, -ENOMEM, "out of memory") :
+					       rr_fail(err, errlen, ret,
+						       "%s: offset %" PRIu64 ": a stream past %u",
+						       path, off, TRACE_MAX_STREAMS);
 			break;
 		}
 		if (RIP_GROW(pk->blocks, pk->cap, pk->nblocks + 1, 64)) {
@@ -560,6 +581,9 @@ int trace_pk_open(struct trace_r *r, char *err, size_t errlen)
 		ret = tpk_scan(r, pk, c, fd, size, end, err, errlen);
 		close(fd);
 	}
+	/* streams newer than a live index, in the chunk it does not count (tpk_streams_grow) */
+	if (!ret && pk->nst > r->info.idx.nstreams)
+		r->info.idx.nstreams = pk->nst;
 	if (!ret)
 		ret = tpk_firsts(pk, err, errlen);
 	if (!ret)

@@ -53,7 +53,7 @@
 
 #define TW_BLOCK (4u << 20)	  /* packet bytes in a block: its best size (doc/design.md) */
 #define TW_BLOCK_NS 1000000000ll /* and the oldest packet a block holds before it is written */
-#define TW_INDEX_NS 2000000000ll /* new streams, modules: .rip-index anew at most this often */
+#define TW_INDEX_NS 2000000000ll /* modules loaded: .rip-index anew at most this often */
 #define TW_CHUNK_MIN (1u << 20)	  /* the smallest chunk --max-size makes */
 #define TW_DEFS_MAX (64u << 20)	  /* bytes of definitions kept for the chunks to come */
 #define TW_DEFS_PKT (256u << 10)  /* bytes of a packet of copied definitions, about */
@@ -171,7 +171,7 @@ struct trace_w {
 	bool live_indexed;	 /* a .rip-index counts the chunks closed: trace_w_abort keeps them */
 	/* what the last .rip-index written names (tw_index_early), and when */
 	struct {
-		uint32_t types, streams;
+		uint32_t types;
 		uint64_t gen; /* opts.info_gen's */
 		int64_t t;
 		bool any;
@@ -623,7 +623,6 @@ static void tw_tail_guess(struct trace_w *w)
 static void tw_ix_note(struct trace_w *w, const struct trace_info *info)
 {
 	w->ix.types = info->types.count;
-	w->ix.streams = info->idx.nstreams;
 	w->ix.any = true;
 }
 
@@ -660,17 +659,17 @@ static int tw_live_index(struct trace_w *w, struct trace_info *live, bool handin
  * .rip-index written while a chunk is being written, so that a recorder
  * killed before it closes its first chunk (or the chunk after the last it
  * closed) leaves a trace that readers read up to its last whole record:
- * they read the chunk after those a TRACE_F_LIVE index counts
- * (read/tracepk.c).  Written before the first record, before any record
- * whose packets use a type the last index did not name (a reader cannot
- * decode them), and, every TW_INDEX_NS at most, when the streams or the
- * modules grew (a record of a stream not named ends what is read of the
- * chunk; a module not named leaves its frames unnamed): before records and
- * at the writer's passes.  The names of threads named since are given at
- * the chunk's close: with a million coroutines the index is 80 MB.  Not
- * synced: it is there for the recorder's death, not the machine's (each
- * chunk's close writes one that is).  Best effort: a failure leaves the
- * last one, and the record's own write says what is wrong with the disk.
+ * they read the chunk after those a TRACE_F_LIVE index counts, and the
+ * streams of threads newer than the index with it (read/tracepk.c).
+ * Written at the first pass or record, before any record whose packets use
+ * a type the last index did not name (a reader cannot decode them), and,
+ * every TW_INDEX_NS at most, when modules were loaded (their frames are
+ * named).  Names of threads named since come at the chunk's close: with a
+ * million coroutines the index is 80 MB.  For CTF, metadata too (babeltrace2
+ * reads the stream files with it).  Not synced: it is there for the
+ * recorder's death, not the machine's (each chunk's close, and the end,
+ * write one that is).  Best effort: a failure leaves the last one, and the
+ * record's own write says what is wrong with the disk.
  */
 static void tw_index_early(struct trace_w *w)
 {
@@ -686,7 +685,7 @@ static void tw_index_early(struct trace_w *w)
 		return;
 	gen = w->o.info_gen ? w->o.info_gen(w->o.info_arg) : 0;
 	if (w->ix.any && w->o.types->count <= w->ix.types &&
-	    (now - w->ix.t < TW_INDEX_NS || (w->nstreams <= w->ix.streams && gen == w->ix.gen)))
+	    (now - w->ix.t < TW_INDEX_NS || gen == w->ix.gen))
 		return;
 	if (!w->live && !(w->live = calloc(1, sizeof(*w->live))))
 		return;
@@ -1022,7 +1021,7 @@ static int tw_flush(struct trace_w *w, char *err, size_t errlen)
 		    w->o.chunk_bytes &&
 	    (ret = tw_close_chunk(w, NULL, err, errlen)))
 		return ret;
-	/* the record's types and streams named first, and before its chunk is there */
+	/* the record's types named first, and before its chunk is there */
 	tw_index_early(w);
 	if (w->cfd < 0) {
 		ret = tw_open_chunk(w, err, errlen);
@@ -1143,7 +1142,7 @@ int trace_w_packet(struct trace_w *w, const struct ev_packet *p, char *err, size
 	}
 	if (p->ring >= w->nstreams)
 		w->nstreams = p->ring + 1;
-	tw_index_early(w); /* the packet's type and stream named first (or soon: streams) */
+	tw_index_early(w); /* the packet's type named first */
 	if (w->fds[p->ring] < 0) {
 		snprintf(name, sizeof(name), "stream_%u", p->ring);
 		ret = tr_create(w->dir, name, 0600, err, errlen);
