@@ -623,10 +623,12 @@ static int rr_open_live_trace(const char *dir, pid_t pid, uint64_t start, struct
 	if (!ret)
 		rr_close(f);
 	return rr_fail(err, errlen, -ENOENT,
-		       "%s: its recording goes on, or its recorder was killed: rip run copies its "
-		       "program's ring file (%s) in at the end, and its program (pid %d) %s",
+		       "%s: its recording goes on, or its recorder was killed (rip run copies its "
+		       "program's ring file, %s, in at the end), and its program, pid %d, %s",
 		       dir, RR_TRACE_RING, (int)pid,
-		       ret ? "has no ring file any more" : "is gone (its pid is another's now)");
+		       ret ? "has no ring file in this ring directory (RIP_DIR: the program's "
+			     "own, if it had one; or removed by rip gc)" :
+			     "is gone (its pid is another's now)");
 }
 
 int rr_open_target(const char *target, struct rr_file *f, char *err, size_t errlen)
