@@ -471,8 +471,8 @@ static int tr_parse_index(struct trace_r *r, const uint8_t *buf, size_t len, con
 /*
  * A CTF trace read while its recording went on, or whose recorder was
  * killed (TRACE_F_LIVE): its index counts the streams as they were when it
- * was written (the recorder writes it anew every 2 s at most as threads
- * come), and the stream files of threads that came since are read too.
+ * was written (the recorder does not write it anew for new threads), and
+ * the stream files of threads that came since are read too.
  */
 static void tr_ctf_live_streams(struct trace_r *r)
 {

@@ -553,9 +553,9 @@ int trace_pk_open(struct trace_r *r, char *err, size_t errlen)
 	 * An index written while the recording went on (TRACE_F_LIVE) counts
 	 * the chunks closed; the one after them, being written or left by a
 	 * recorder killed, is read too, up to its last whole record (the
-	 * recorder wrote the index before any record whose types or streams
-	 * it did not name: tw_index_early).  It may not be there (between two
-	 * chunks, or a recording that wrote no record yet).
+	 * recorder wrote the index before any record whose types it did not
+	 * name: tw_index_early), its streams as they come (tpk_streams_grow).
+	 * It may not be there (between two chunks, or no record written yet).
 	 */
 	last = r->only ? r->only : s->nchunks + !!(r->info.idx.flags & TRACE_F_LIVE);
 	for (uint32_t c = r->only ? r->only - 1 : s->first_chunk; c < last && !ret; c++) {

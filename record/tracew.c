@@ -173,8 +173,9 @@ struct trace_w {
 	struct {
 		uint32_t types;
 		uint64_t gen; /* opts.info_gen's */
-		int64_t t;
-		bool any;
+		int64_t t;    /* when the last was tried */
+		bool any;     /* one was written */
+		bool failed;  /* the last try failed: none again before TW_INDEX_NS */
 	} ix;
 	struct tw_defs defs;	 /* packed, with chunks and opts.defs: what each chunk copies */
 };
@@ -677,22 +678,27 @@ static void tw_index_early(struct trace_w *w)
 	int64_t now = rr_mono_ns();
 	struct trace_info *info;
 	char why[RR_ERR_MAX];
+	bool types, due;
 	uint64_t gen;
 	uint8_t *buf;
 	size_t len;
 
 	if (!w->o.info || !w->o.types)
 		return;
+	types = w->o.types->count > w->ix.types;
+	due = now - w->ix.t >= TW_INDEX_NS;
+	if (w->ix.t && !due && (w->ix.failed || !types))
+		return; /* lately: only for new types, and not after a failure */
 	gen = w->o.info_gen ? w->o.info_gen(w->o.info_arg) : 0;
-	if (w->ix.any && w->o.types->count <= w->ix.types &&
-	    (now - w->ix.t < TW_INDEX_NS || gen == w->ix.gen))
-		return;
+	if (w->ix.any && !w->ix.failed && !types && gen == w->ix.gen)
+		return; /* nothing new to name */
+	w->ix.t = now;
+	w->ix.failed = true;
 	if (!w->live && !(w->live = calloc(1, sizeof(*w->live))))
 		return;
 	info = w->live;
 	trace_info_free(info);
 	memset(info, 0, sizeof(*info));
-	w->ix.t = now;
 	if (w->o.info(w->o.info_arg, info, why, sizeof(why)))
 		return;
 	if (!w->packed) { /* CTF: the streams so far, and metadata for babeltrace2 */
@@ -710,6 +716,7 @@ static void tw_index_early(struct trace_w *w)
 	if (!tw_put_index(w, buf, len, false, why, sizeof(why))) {
 		tw_ix_note(w, info);
 		w->ix.gen = gen;
+		w->ix.failed = false;
 	}
 	free(buf);
 }
@@ -1150,8 +1157,6 @@ int trace_w_packet(struct trace_w *w, const struct ev_packet *p, char *err, size
 			return ret;
 		w->fds[p->ring] = ret;
 	}
-	if (p->ring >= w->nstreams)
-		w->nstreams = p->ring + 1;
 	ret = tr_write2(w->fds[p->ring], &hdr, sizeof(hdr), p->data + sizeof(hdr),
 			p->len - sizeof(hdr));
 	if (ret)
