@@ -21,6 +21,9 @@ run=$T_LAST
 wait_file ready 30 || die "the server did not start its threads in 30 s"
 pid=$(cat ready)
 T_PIDS="$T_PIDS $pid"
+# its main thread sleeps, in and out of usleep, until w_nest's handler ran: then it joins
+# for good (a kill in between found 16 waiting, once in a CI run)
+wait_file ready.nest 30 || die "the server's nested handler did not run in 30 s"
 waits17() {
 	"$RIP" ps --json "$pid" >g.json 2>/dev/null &&
 		python3 -c 'import json,sys; sys.exit(json.load(open("g.json"))["waiting"] < 17)'
