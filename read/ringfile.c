@@ -635,6 +635,7 @@ int rr_open_target(const char *target, struct rr_file *f, char *err, size_t errl
 {
 	char path[PATH_MAX];
 	struct stat st;
+	bool no_copy; /* a directory without rip run's copy of the ring file */
 	uint64_t start;
 	pid_t pid_live;
 	uid_t owner;
@@ -678,16 +679,16 @@ int rr_open_target(const char *target, struct rr_file *f, char *err, size_t errl
 		/* A trace directory: the copy of the ring file rip run kept there. */
 		if (rr_path_join(path, sizeof(path), target, RR_TRACE_RING))
 			return rr_fail(err, errlen, -ENAMETOOLONG, "%s: path too long", target);
-		if ((lstat(path, &st) || !S_ISREG(st.st_mode)) && rr_looks_traced(target) &&
-		    rr_trace_live(target, &pid_live, &start))
-			return rr_open_live_trace(target, (pid_t)pid_live, start, f, err, errlen);
-		if ((lstat(path, &st) || !S_ISREG(st.st_mode)) && rr_looks_traced(target))
+		no_copy = lstat(path, &st) || !S_ISREG(st.st_mode);
+		if (no_copy && rr_looks_traced(target) && rr_trace_live(target, &pid_live, &start))
+			return rr_open_live_trace(target, pid_live, start, f, err, errlen);
+		if (no_copy && rr_looks_traced(target))
 			return rr_fail(err, errlen, -ENOENT,
 				       "%s: a trace without a copy of its ring file (%s): rip run "
 				       "keeps one in its program's trace and in each child's, rip "
 				       "record and rip snapshot in none; give a pid or a ring file",
 				       target, RR_TRACE_RING);
-		if (lstat(path, &st) || !S_ISREG(st.st_mode))
+		if (no_copy)
 			return rr_fail(
 				err, errlen, -ENOENT,
 				"%s: not a trace: a directory without metadata, index, chunk "

@@ -429,17 +429,18 @@ static void tw_hand(struct trace_w *w, uint32_t c)
 }
 
 /*
- * The bytes of .rip-index into a new file renamed over the last one: a
- * reader finds one or the other, whole.
+ * The bytes of a file of the trace (.rip-index, CTF's metadata) into a
+ * hidden new file (tmp) renamed over name: a reader finds one or the
+ * other, whole (babeltrace2 skips hidden files).  Synced with sync.
  */
-static int tw_put_index(struct trace_w *w, const uint8_t *buf, size_t len, bool sync, char *err,
-			size_t errlen)
+static int tw_put_file(struct trace_w *w, const char *name, const char *tmpname, const void *buf,
+		       size_t len, bool sync, char *err, size_t errlen)
 {
 	char tmp[PATH_MAX + 32], path[PATH_MAX + 32];
 	int fd, ret;
 
-	snprintf(tmp, sizeof(tmp), "%s/%s.new", w->dir, TRACE_INDEX);
-	snprintf(path, sizeof(path), "%s/%s", w->dir, TRACE_INDEX);
+	snprintf(tmp, sizeof(tmp), "%s/%s", w->dir, tmpname);
+	snprintf(path, sizeof(path), "%s/%s", w->dir, name);
 	unlink(tmp); /* ours, left by a write that failed */
 	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
@@ -458,43 +459,36 @@ static int tw_put_index(struct trace_w *w, const uint8_t *buf, size_t len, bool 
 	return 0;
 }
 
-/*
- * CTF: metadata from info, into a hidden new file renamed over the last one
- * (a reader finds one or the other, whole; babeltrace2 skips hidden files).
- */
+#define TW_INDEX_NEW TRACE_INDEX ".new"
+#define TW_META_NEW ".metadata.new"
+
+static int tw_put_index(struct trace_w *w, const uint8_t *buf, size_t len, bool sync, char *err,
+			size_t errlen)
+{
+	return tw_put_file(w, TRACE_INDEX, TW_INDEX_NEW, buf, len, sync, err, errlen);
+}
+
+/* CTF: metadata from info (tw_put_file). */
 static int tw_put_metadata(struct trace_w *w, const struct trace_info *info, bool sync, char *err,
 			   size_t errlen)
 {
-	char tmp[PATH_MAX + 32], path[PATH_MAX + 32];
 	FILE *meta;
-	int fd, ret;
+	char *buf = NULL;
+	size_t len = 0;
+	int ret;
 
-	snprintf(tmp, sizeof(tmp), "%s/.metadata.new", w->dir);
-	snprintf(path, sizeof(path), "%s/metadata", w->dir);
-	unlink(tmp); /* ours, left by a write that failed */
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return rr_fail(err, errlen, -errno, "%s: %s", tmp, strerror(errno));
-	meta = fdopen(fd, "w");
-	if (!meta) {
-		ret = -errno;
-		close(fd);
-		goto out_unlink;
-	}
+	meta = open_memstream(&buf, &len);
+	if (!meta)
+		return rr_fail(err, errlen, -ENOMEM, "out of memory");
 	ret = ctf_write_metadata(meta, info);
-	if (fflush(meta) || ferror(meta))
-		ret = ret ? ret : -EIO;
-	if (!ret && sync && !w->nosync && fsync(fileno(meta)))
-		ret = -errno;
 	if (fclose(meta) && !ret)
-		ret = -errno;
-	if (!ret && rename(tmp, path))
-		ret = -errno;
+		ret = -ENOMEM;
 	if (!ret)
-		return 0;
-out_unlink:
-	unlink(tmp);
-	return rr_fail(err, errlen, ret, "%s: %s", path, strerror(-ret));
+		ret = tw_put_file(w, "metadata", TW_META_NEW, buf, len, sync, err, errlen);
+	else
+		rr_fail(err, errlen, ret, "%s/metadata: %s", w->dir, strerror(-ret));
+	free(buf);
+	return ret;
 }
 
 /*
@@ -1214,7 +1208,7 @@ void trace_w_abort(struct trace_w *w)
 			if (!tw_chunk_path(w, w->store.nchunks - 1, path, sizeof(path)))
 				unlink(path);
 		}
-		snprintf(path, sizeof(path), "%s/%s.new", w->dir, TRACE_INDEX);
+		snprintf(path, sizeof(path), "%s/%s", w->dir, TW_INDEX_NEW);
 		unlink(path);
 		tw_free(w);
 		return;
@@ -1238,11 +1232,11 @@ void trace_w_abort(struct trace_w *w)
 			unlink(path);
 	snprintf(path, sizeof(path), "%s/%s", w->dir, TRACE_INDEX);
 	unlink(path);
-	snprintf(path, sizeof(path), "%s/%s.new", w->dir, TRACE_INDEX);
+	snprintf(path, sizeof(path), "%s/%s", w->dir, TW_INDEX_NEW);
 	unlink(path);
 	snprintf(path, sizeof(path), "%s/metadata", w->dir);
 	unlink(path);
-	snprintf(path, sizeof(path), "%s/.metadata.new", w->dir);
+	snprintf(path, sizeof(path), "%s/%s", w->dir, TW_META_NEW);
 	unlink(path);
 	rmdir(w->dir);
 	tw_free(w);
