@@ -29,9 +29,10 @@
  *
  * The program keeps our stdin, stdout and stderr, and its exit status is
  * ours (128 + N for a death by signal N).  A SIGINT, SIGTERM, SIGHUP,
- * SIGQUIT, SIGUSR1 or SIGUSR2 sent to us is passed on to it; one from the terminal already
- * reached it (same process group) and is not sent twice.  Either way we
- * keep recording until it exits.
+ * SIGQUIT, SIGUSR1 or SIGUSR2 sent to us is passed on to it, unless the
+ * same kill reached it already (the terminal's, a process group's, a
+ * control group's: tools/run-signals.c tells).  Either way we keep
+ * recording until it exits.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -57,6 +58,7 @@
 #include "tools/format.h"
 #include "tools/relay.h"
 #include "tools/run-opts.h"
+#include "tools/run-signals.h"
 #include "tools/store.h"
 #include "tools/summary.h"
 #include "tools/tool.h"
@@ -157,16 +159,17 @@ RIP_COMMAND(cmd_run_def);
 #define RUN_ATTACH_NS 20000L /* poll for the ring file's magic while it is being created */
 
 static volatile sig_atomic_t run_child;
-static volatile sig_atomic_t run_signalled;
 
-/* Pass a signal on to the program, unless the terminal already sent it there too. */
+/*
+ * Without the relay thread (runsig_start failed): pass a signal on to the
+ * program, unless the terminal already sent it there too.
+ */
 static void run_on_signal(int sig, siginfo_t *si, void *uc)
 {
 	pid_t child = run_child;
 	int saved = errno;
 
 	(void)uc;
-	run_signalled = sig;
 	if (child > 0 && (si->si_code != SI_KERNEL || getpgid(child) != getpgrp()))
 		kill(child, sig);
 	errno = saved;
@@ -180,14 +183,18 @@ static void run_on_child(int sig)
 	run_chld = 1; /* and the sleep it interrupts ends */
 }
 
-static void run_signals(bool install)
+/* The handlers of ours, or (install false) the defaults; relayed: the relay thread passes signals on. */
+static void run_signals(bool install, bool relayed)
 {
 	/* USR1 and USR2 too: their default would kill rip, and the trace with it */
 	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
 	struct sigaction sa;
 
 	memset(&sa, 0, sizeof(sa));
-	if (install) {
+	if (install && relayed) {
+		sa.sa_handler =
+			SIG_IGN; /* blocked, and taken from a signalfd: a stray one does nothing */
+	} else if (install) {
 		sa.sa_sigaction = run_on_signal;
 		sa.sa_flags = SA_SIGINFO | SA_RESTART;
 	} else {
@@ -290,7 +297,7 @@ static void run_exec(const struct run_state *s, int go, int report, char **argv)
 	char c;
 	int e;
 
-	run_signals(false);
+	run_signals(false, false);
 	fam_clock_env();
 	if (read(go, &c, 1) != 1)
 		_exit(127); /* rip gave up before starting PROG */
@@ -716,6 +723,7 @@ static int cmd_run(int argc, char **argv)
 	struct run_state *s;
 	int go[2] = { -1, -1 }, rep[2] = { -1, -1 }, ret, e, status = EXIT_FAIL;
 	struct stat st;
+	bool relayed;
 	ssize_t got;
 
 	s = calloc(1, sizeof(*s));
@@ -795,6 +803,12 @@ static int cmd_run(int argc, char **argv)
 		tool_err("cannot create a directory for the ring file: %s", strerror(-ret));
 		goto out_free;
 	}
+	/*
+	 * Before the program, so that it is in our process group first; it
+	 * closes every descriptor but its pipe.  Without it, the terminal's
+	 * signals are told apart only (runsig_start).
+	 */
+	runsig_witness();
 	if (pipe2(go, O_CLOEXEC) || pipe2(rep, O_CLOEXEC)) {
 		tool_err("pipe: %s", strerror(errno));
 		goto out_dir;
@@ -841,7 +855,8 @@ static int cmd_run(int argc, char **argv)
 		goto out_dir;
 	}
 	run_child = s->child;
-	run_signals(true);
+	relayed = !runsig_start(&run_child);
+	run_signals(true, relayed);
 	if (write(go[1], "g", 1) != 1) {
 		tool_err("cannot start %s: %s", argv[0], strerror(errno));
 		waitpid(s->child, NULL, 0);
@@ -886,6 +901,7 @@ static int cmd_run(int argc, char **argv)
 out_dir:
 	fam_cleanup(&s->fam, false);
 out_free:
+	runsig_stop();
 	for (int i = 0; i < 2; i++) {
 		if (go[i] >= 0)
 			close(go[i]);
