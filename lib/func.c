@@ -717,6 +717,30 @@ static __nofn void rip_fn_dropped_deep(const struct rip_fn_stack *st, uint32_t l
 }
 
 /*
+ * The thread exits (its key's destructor: rip_thread_exit) inside calls
+ * that never return: pthread_exit, or a cancellation, from a traced
+ * function of C built without -fexceptions (no cleanup calls the exit
+ * hooks).  Their exits are written now, innermost first, as for frames a
+ * jump drops: else a reader ran them on to the end of the trace (25
+ * threads that lived a few microseconds were charged 75 s in a 3 s run).
+ * Only the thread's own stack, cached (a thread that ran no traced
+ * function has none worked out, and none is backed for it now); left as
+ * it is, for rip ps of the exited thread.
+ */
+void __rip_fn_thread_exit(void)
+{
+	struct rip_fn_stack *st = rip_fn_cached();
+	uint32_t d;
+
+	if (!st || __rip_self.cur != __rip_self.thread)
+		return;
+	d = RIP_FN_STATE_DEPTH(__atomic_load_n(&st->state, __ATOMIC_RELAXED)); /* ours */
+	if (d > RIP_FN_DEPTH)
+		rip_fn_dropped_deep(st, RIP_FN_DEPTH, d);
+	rip_fn_dropped(st, 0, d < RIP_FN_DEPTH ? d : RIP_FN_DEPTH);
+}
+
+/*
  * Is the entry inl, from the frame of cfa the top frame of st (d levels)
  * has too, a function inlined into that frame's (or into the function it
  * was inlined into)?  gcc and clang call the hooks of an inlined function

@@ -194,6 +194,8 @@ int __rip_fn_fork_copy(int fd, struct rip_file_hdr *h, uint32_t used,
 void __rip_fn_enter_self(void *this_fn, void *call_site) __hidden;
 void __rip_fn_exit_self(void *this_fn, void *call_site) __hidden;
 struct rip_fn_stack *__rip_fn_stack_now(uint32_t *index) __hidden;
+/* The thread exits: the exits of the calls it is still in are written (func.c). */
+void __rip_fn_thread_exit(void) __hidden;
 bool __rip_fn_enter_at(struct rip_fn_stack *st, uintptr_t fn, uintptr_t cfa) __hidden;
 void __rip_fn_exit_at(struct rip_fn_stack *st, uintptr_t fn, uintptr_t cfa, bool rec) __hidden;
 

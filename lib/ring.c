@@ -469,6 +469,7 @@ static void rip_thread_exit(void *arg)
 	}
 	me->flags &= ~RIP_SELF_EXIT_PUT_OFF;
 	if (h) {
+		__rip_fn_thread_exit(); /* into its ring, before it is given back */
 		__rip_events_thread_exit(h, me);
 		__rip_modules_maybe_rescan();
 	}
