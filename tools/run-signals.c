@@ -13,8 +13,9 @@
  * still reach it.  Which is which cannot be told from the signal: the
  * sender, its pid and process group are the same.
  *
- * So a witness tells: a child of ours in our process group, which blocks
- * these signals, takes each with sigwaitinfo and writes it down a pipe.  A
+ * So a witness tells: a process of ours in our process group (a
+ * grandchild: rip run's one child stays the program), which blocks these
+ * signals, takes each from a signalfd and writes it down a pipe.  A
  * kill that reached our process group or our control group reached the
  * witness too; one sent to rip alone did not.  The relay thread reads our
  * own signals from a signalfd (every other thread blocks them), and passes
@@ -61,12 +62,13 @@ struct runsig_seen {
 static struct {
 	pid_t witness; /* 0: none */
 	int wfd;       /* the witness's reports; -1 once it is gone */
+	int life;      /* the witness ends when this closes */
 	int sfd;       /* our signals */
 	int stop[2];   /* the relay thread ends when stop[0] is readable */
 	pthread_t thread;
 	bool on;
 	volatile sig_atomic_t *child;
-} rs = { .wfd = -1, .sfd = -1, .stop = { -1, -1 } };
+} rs = { .wfd = -1, .life = -1, .sfd = -1, .stop = { -1, -1 } };
 
 static void runsig_set(sigset_t *set)
 {
@@ -115,76 +117,123 @@ static void runsig_args(uintptr_t *lo, uintptr_t *hi)
 	}
 }
 
-/*
- * The witness: holds nothing of ours but its end of the pipe, reports until
- * rip is gone.  Its command line, rip's (which names the program), is
- * overwritten in its copy of the memory: `pgrep -f PROG` or `pkill -f PROG`
- * would find it, and the witness takes SIGTERM without dying.
- */
-static __attribute__((noreturn)) void runsig_witness_main(int out, pid_t parent, uintptr_t lo,
-							  uintptr_t hi)
+/* Close every descriptor but a and b (a < b). */
+static void runsig_close_but(int a, int b)
 {
-	static const char name[] = "rip-sigwitness";
-	sigset_t set;
+	const unsigned x[2] = { (unsigned)a, (unsigned)b };
+	unsigned from = 0;
 
-	if (lo && hi - lo >= sizeof(name)) {
-		memset((void *)lo, 0, hi - lo);
-		memcpy((void *)lo, name, sizeof(name));
+	for (int i = 0; i < 3; i++) {
+		unsigned to = i < 2 ? x[i] : ~0u;
+
+		if (to > from && close_range(from, to - 1, 0) && errno == ENOSYS)
+			for (unsigned fd = from; fd < to && fd < 4096; fd++)
+				close((int)fd);
+		from = i < 2 ? x[i] + 1 : from;
 	}
+}
 
+/*
+ * The witness, a grandchild of rip (rip run's one child stays the
+ * program, as scripts that look for it by its parent expect): holds
+ * nothing of ours but its two pipes, says its pid, reports each signal
+ * until life's other end closes (rip is gone, or done with it).  Its
+ * command line, rip's (which names the program), is overwritten in its
+ * copy of the memory with its name and rip's pid: `pkill -f PROG` would
+ * find it, and the witness takes SIGTERM without dying.
+ */
+static __attribute__((noreturn)) void runsig_witness_main(int out, int life, pid_t rip,
+							  uintptr_t lo, uintptr_t hi)
+{
+	char name[48];
+	int n = snprintf(name, sizeof(name), "rip-sigwitness%c%d", 0, (int)rip);
+	pid_t me = getpid();
+	sigset_t set;
+	int sfd;
+
+	if (lo && n > 0 && hi - lo > (size_t)n) {
+		memset((void *)lo, 0, hi - lo);
+		memcpy((void *)lo, name, (size_t)n + 1);
+	}
 	runsig_set(&set);
-	sigprocmask(SIG_BLOCK, &set, NULL); /* pending until taken below: never acted on */
-	signal(SIGPIPE, SIG_IGN);	    /* rip gone: the write fails, and we end */
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	if (getppid() != parent)
-		_exit(0);
+	sigprocmask(SIG_BLOCK, &set, NULL); /* pending until read below: never acted on */
+	signal(SIGPIPE, SIG_IGN);	    /* rip gone: a write fails, and we end */
 	prctl(PR_SET_NAME, "rip-sigwitness");
 	/* not the terminal, nor a pipe rip's reader waits to see closed */
-	if (out > 0 && close_range(0, (unsigned)out - 1, 0) && errno == ENOSYS)
-		for (int fd = 0; fd < out; fd++)
-			close(fd);
-	if (close_range((unsigned)out + 1, ~0u, 0) && errno == ENOSYS)
-		for (int fd = out + 1; fd < 4096; fd++)
-			close(fd);
+	runsig_close_but(out < life ? out : life, out < life ? life : out);
+	sfd = signalfd(-1, &set, SFD_CLOEXEC);
+	if (sfd < 0 || write(out, &me, sizeof(me)) != (ssize_t)sizeof(me))
+		_exit(0);
 	for (;;) {
-		struct runsig_seen r;
-		siginfo_t si;
-		int s = sigwaitinfo(&set, &si);
+		struct pollfd pf[2] = { { .fd = sfd, .events = POLLIN },
+					{ .fd = life, .events = POLLIN } };
+		struct signalfd_siginfo si;
 
-		if (s < 0 && errno == EINTR)
-			continue;
-		if (s < 0)
+		if (poll(pf, 2, -1) < 0 && errno != EINTR)
 			_exit(0);
-		r.sig = s;
-		r.code = si.si_code;
-		if (write(out, &r, sizeof(r)) != (ssize_t)sizeof(r))
+		if (pf[1].revents)
 			_exit(0);
+		while ((pf[0].revents & POLLIN) &&
+		       read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+			struct runsig_seen r = { .sig = (int32_t)si.ssi_signo,
+						 .code = si.ssi_code };
+
+			if (write(out, &r, sizeof(r)) != (ssize_t)sizeof(r))
+				_exit(0);
+			break; /* one at a time: poll again (sfd blocks) */
+		}
 	}
 }
 
 int runsig_witness(void)
 {
-	pid_t parent = getpid();
+	pid_t rip = getpid(), a, w = 0;
+	int p[2], life[2], ret = 0;
 	uintptr_t lo, hi;
-	int p[2];
 
 	runsig_args(&lo, &hi);
 	if (pipe2(p, O_CLOEXEC))
 		return -errno;
-	rs.witness = fork();
-	if (rs.witness < 0) {
-		int e = -errno;
-
-		rs.witness = 0;
-		close(p[0]);
-		close(p[1]);
-		return e;
+	if (pipe2(life, O_CLOEXEC)) {
+		ret = -errno;
+		goto out_p;
 	}
-	if (!rs.witness)
-		runsig_witness_main(p[1], parent, lo, hi);
+	a = fork();
+	if (a < 0) {
+		ret = -errno;
+		goto out_life;
+	}
+	if (!a) {
+		close(p[0]);
+		close(life[1]);
+		if (fork() == 0)
+			runsig_witness_main(p[1], life[0], rip, lo, hi);
+		_exit(0);
+	}
 	close(p[1]);
+	close(life[0]);
+	p[1] = life[0] = -1;
+	while (waitpid(a, NULL, 0) < 0 && errno == EINTR)
+		;
+	/* its pid first; nothing: its fork failed */
+	if (read(p[0], &w, sizeof(w)) != (ssize_t)sizeof(w) || w <= 0) {
+		ret = -ECHILD;
+		goto out_life;
+	}
+	rs.witness = w;
 	rs.wfd = p[0];
+	rs.life = life[1];
 	return 0;
+
+out_life:
+	if (life[0] >= 0)
+		close(life[0]);
+	close(life[1]);
+out_p:
+	close(p[0]);
+	if (p[1] >= 0)
+		close(p[1]);
+	return ret;
 }
 
 /*
@@ -421,11 +470,9 @@ void runsig_stop(void)
 	}
 	if (rs.wfd >= 0)
 		close(rs.wfd);
-	rs.wfd = -1;
-	if (rs.witness > 0) {
-		kill(rs.witness, SIGKILL);
-		while (waitpid(rs.witness, NULL, 0) < 0 && errno == EINTR)
-			;
-		rs.witness = 0;
-	}
+	/* the witness ends when it sees life closed (no kill: its pid may be another's by now) */
+	if (rs.life >= 0)
+		close(rs.life);
+	rs.wfd = rs.life = -1;
+	rs.witness = 0;
 }

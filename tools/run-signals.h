@@ -12,9 +12,9 @@
 #include <stdbool.h>
 
 /*
- * Start the witness: a child of ours in our process group that takes the
- * signals rip passes on and reports each, holding no descriptor but its
- * pipe.  Before the program is forked.  0 or -errno (then runsig_start
+ * Start the witness: a grandchild of ours in our process group that takes
+ * the signals rip passes on and reports each, holding no descriptor but
+ * its two pipes; it ends when rip does (or at runsig_stop).  Before the program is forked.  0 or -errno (then runsig_start
  * passes signals on as before: all but a terminal's).
  */
 int runsig_witness(void);

@@ -13,9 +13,11 @@
 #   kill -TERM 0 in a script: 1, not from rip;
 #   rip run alone killed (a script's kill $!): 1, from rip (passed on);
 #   a program in a process group of its own, rip's group killed: 1, from rip.
-# While rip run records, its witness (a child in its process group) holds
-# one descriptor, its pipe, and no other, and its command line does not
-# name the program (pgrep -f PROG, pkill -f PROG).
+# While rip run records, its only child is the program; its witness (a
+# grandchild in its process group, "rip-sigwitness RIP-PID") holds its two
+# pipes and its signalfd and nothing else, its command line does not name
+# the program (pgrep -f PROG, pkill -f PROG), and it ends with rip run,
+# killed or not.
 . tests/data/common.sh
 need_bin "$RIP"
 need_cmd timeout setsid
@@ -94,34 +96,63 @@ setsid sh -c "\"$RIP\" run -q -o t3 -- ./sigc \"$TEST_TMP/ready\" & \
 grep -q '^term 1 usr1 0 parent 0 self 0$' grp.out ||
 	fail "kill -TERM 0: want SIGTERM once, from the script: $(cat grp.out grp.err)"
 
-# rip run alone: passed on; its witness holds its pipe only
+# rip run alone: passed on; its only child is the program; its witness holds its pipes only
 rm -f ready
 "$RIP" run -q -o t4 -- ./sigc "$TEST_TMP/ready" >one.out 2>one.err &
 run=$!
 T_PIDS="$T_PIDS $run"
 wait_file "$TEST_TMP/ready" 30 || die "the program did not start: $(cat one.err)"
 prog=$(cat ready)
-kids=$(cat /proc/"$run"/task/*/children 2>/dev/null)
-for p in $kids; do
-	[ "$p" = "$prog" ] && continue
-	comm=$(cat /proc/"$p"/comm 2>/dev/null)
-	[ "$comm" = rip-sigwitness ] || fail "rip run has a child $p ($comm) beside the program"
-	# its command line is not rip's, which names the program: pkill -f would find it
-	tr '\0' ' ' </proc/"$p"/cmdline | grep -q sigc &&
-		fail "the witness's command line names the program: $(tr '\0' ' ' </proc/"$p"/cmdline)"
-	fds=$(ls /proc/"$p"/fd | wc -l)
-	[ "$fds" = 1 ] ||
-		fail "the witness holds $fds descriptors, want its pipe only: $(ls -l /proc/"$p"/fd)"
-	witness=$p
+kids=$(cat /proc/"$run"/task/*/children 2>/dev/null | tr -s ' \n' ' ' | sed 's/ $//')
+[ "$kids" = "$prog" ] || fail "rip run's children: '$kids', want the program's pid only ($prog)"
+witness=
+for d in /proc/[0-9]*; do
+	[ "$(cat "$d"/comm 2>/dev/null)" = rip-sigwitness ] || continue
+	[ "$(tr '\0' ' ' <"$d"/cmdline 2>/dev/null | sed 's/ *$//')" = "rip-sigwitness $run" ] || continue
+	witness=${d#/proc/}
 done
-[ -n "${witness:-}" ] || fail "rip run has no witness beside the program"
+if [ -z "$witness" ]; then
+	fail "no rip-sigwitness $run"
+else
+	[ "$(cut -d' ' -f5 /proc/"$witness"/stat)" = "$(cut -d' ' -f5 /proc/"$run"/stat)" ] ||
+		fail "the witness is not in rip run's process group"
+	fds=$(ls /proc/"$witness"/fd | wc -l)
+	[ "$fds" = 3 ] ||
+		fail "the witness holds $fds descriptors, want its two pipes and signalfd: $(ls -l /proc/"$witness"/fd)"
+fi
 kill -TERM "$run"
 wait "$run"
 grep -q '^term 1 usr1 0 parent 1 self 0$' one.out ||
 	fail "kill of rip run alone: want SIGTERM once, passed on by rip: $(cat one.out one.err)"
-if [ -n "${witness:-}" ] && kill -0 "$witness" 2>/dev/null; then
-	fail "the witness $witness outlived rip run"
-fi
+i=0
+while [ -n "$witness" ] && [ -d /proc/"$witness" ] &&
+	[ "$(cat /proc/"$witness"/comm 2>/dev/null)" = rip-sigwitness ]; do
+	i=$((i + 1))
+	[ $i -gt 50 ] && { fail "the witness $witness outlived rip run by 5 s"; break; }
+	sleep 0.1
+done
+
+# a kill -9 of rip run ends its witness too
+rm -f ready
+"$RIP" run -q -o t6 -- ./sigc "$TEST_TMP/ready" >k.out 2>k.err &
+run=$!
+wait_file "$TEST_TMP/ready" 30 || die "the program did not start: $(cat k.err)"
+prog=$(cat ready)
+witness=
+for d in /proc/[0-9]*; do
+	[ "$(tr '\0' ' ' <"$d"/cmdline 2>/dev/null | sed 's/ *$//')" = "rip-sigwitness $run" ] &&
+		witness=${d#/proc/}
+done
+kill -9 "$run"
+wait "$run" 2>/dev/null
+kill -TERM "$prog" 2>/dev/null
+i=0
+while [ -n "$witness" ] && [ -d /proc/"$witness" ] &&
+	[ "$(cat /proc/"$witness"/comm 2>/dev/null)" = rip-sigwitness ]; do
+	i=$((i + 1))
+	[ $i -gt 50 ] && { fail "the witness $witness outlived rip run's kill -9 by 5 s"; break; }
+	sleep 0.1
+done
 
 # a program in a process group of its own: a kill of rip's group does not reach it, rip's does
 rm -f ready

@@ -56,11 +56,13 @@ EOF
 check() {
 	awk -v dir="$2" '
 	NR == 1 { rip = $1 }
-	$1 != rip && /exit_group\(/ && !prog { prog = NR }
+	# the program: what exec'"'"'d ./prog (rip run'"'"'s signal witness exits too)
+	$1 != rip && /execve\(/ && index($0, "\"./prog\"") { ppid = $1 }
+	$1 == ppid && /exit_group\(/ && !prog { prog = NR }
 	$1 == rip && /inotify_init1\(/ { split($0, a, "= "); fd = a[2] + 0 }
 	$1 == rip && /inotify_rm_watch\(/ { rm = NR }
 	$1 == rip && index($0, "\"" dir "/.rip-index\")") { idx = NR } # the last: the final index
-	$1 == rip && fd && $0 ~ "close\\(" fd "\\)" { cl = NR }
+	$1 == rip && fd && $0 ~ "close\\(" fd "[ )]" { cl = NR } # (or "<unfinished ...>")
 	END {
 		if (!rm) { print "no inotify_rm_watch"; exit 1 }
 		if (!prog || rm < prog) { print "the watch went before the program exited"; exit 1 }
@@ -78,13 +80,13 @@ leak_at() {
 		fail "rip leaks $1: no block of $2 bytes at leak_here: $(head -n 8 "leaks.$2")"
 }
 
-strace -f -o strace.alone -e trace=inotify_init1,inotify_rm_watch,rename,close,exit_group \
+strace -f -o strace.alone -e trace=inotify_init1,inotify_rm_watch,rename,close,exit_group,execve \
 	"$RIP" run --mem -o A -- ./prog >run.alone 2>&1 ||
 	fail "rip run: $(head -n 3 run.alone)"
 check alone A
 leak_at A 4567
 
-strace -f -o strace.fork -e trace=inotify_init1,inotify_rm_watch,rename,close,exit_group \
+strace -f -o strace.fork -e trace=inotify_init1,inotify_rm_watch,rename,close,exit_group,execve \
 	"$RIP" run --mem --follow-fork -o F -- ./prog fork >run.fork 2>&1 ||
 	fail "rip run --follow-fork: $(head -n 3 run.fork)"
 check fork F
