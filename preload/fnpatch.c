@@ -60,6 +60,7 @@
 #include <unwind.h>
 
 #include <rip.h>
+#include <internal/patchwhy.h>
 
 #include "common.h"
 #include "wait.h"
@@ -769,17 +770,13 @@ void rip_pl_fn_start(void)
 	__atomic_store_n(&h->patch_failed, failed, __ATOMIC_RELAXED);
 	__atomic_store_n(&h->patch_on, __rip_fn_patched(), __ATOMIC_RELAXED);
 	if (!ok) {
-		char msg[512];
+		char msg[768], why[256];
 		int len = snprintf(msg, sizeof(msg),
 				   "librip-preload.so: RIP_FUNCTIONS=%s: no function patched: %s\n",
 				   v,
-				   !p.len	  ? "it picks no function built with "
-						    "-fpatchable-function-entry" :
-				   err == -EILSEQ ? "the nops at their entries are not 5 bytes "
-						    "it can replace (build with "
-						    "-fpatchable-function-entry=5, or gcc's "
-						    "=N,M with N - M >= 5)" :
-						    strerror(-err));
+				   !p.len ? "it picks no function built with "
+					    "-fpatchable-function-entry" :
+					    rip_patch_why(-err, why, sizeof(why)));
 
 		if (len > 0 &&
 		    write(2, msg, (size_t)len < sizeof(msg) ? (size_t)len : sizeof(msg) - 1) < 0)

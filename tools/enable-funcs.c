@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <internal/patchwhy.h>
+
 #include "read/patchable.h"
 #include "record/patchreq.h"
 #include "read/sym.h"
@@ -53,7 +55,7 @@ int enf_run(struct rr_file *f, bool on, const char *const *globs, size_t nglobs,
 	struct rip_sym *sym = NULL;
 	struct rpt_sites sites;
 	struct prq_answer ans;
-	char err[RR_ERR_MAX];
+	char err[RR_ERR_MAX], why[256];
 	size_t nmods = 0, n = 0;
 	int ret, status = EXIT_FAIL;
 
@@ -109,18 +111,8 @@ int enf_run(struct rr_file *f, bool on, const char *const *globs, size_t nglobs,
 		goto out;
 	}
 	if (ans.err && !ans.ok)
-		tool_err("%s (pid %d): %s functions: %s%s", f->hdr.comm, f->hdr.pid,
-			 on ? "patching" : "unpatching", strerror(ans.err),
-			 ans.err == EPERM ?
-				 " (a user shadow stack is on: no return trampoline)" :
-			 ans.err == ERANGE ?
-				 " (no address space for the calls' pads: gcc's nops "
-				 "in an executable that is not position-independent?)" :
-			 ans.err == EILSEQ ?
-				 " (the nops at their entries are not 5 bytes librip can "
-				 "replace: build with -fpatchable-function-entry=5, or "
-				 "gcc's =N,M with N - M >= 5)" :
-				 "");
+		tool_err("%s (pid %d): %s functions: %s", f->hdr.comm, f->hdr.pid,
+			 on ? "patching" : "unpatching", rip_patch_why(ans.err, why, sizeof(why)));
 	else
 		status = EXIT_OK;
 	if (!quiet && status == EXIT_OK)

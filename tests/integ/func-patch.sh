@@ -16,7 +16,7 @@
 # co-mid and co-hop: librip-preload.so's hooks of swapcontext make no slots
 # of their own once the program has made one).
 # funcprog-patch-nopie (gcc, not position-independent): rip enable fails,
-# saying why, and leaves the code alone.
+# saying why, and leaves the code alone; rip run --functions='*' says why too.
 # fntail: sibling calls (one return through three trampolines), stacks
 # 8 bytes off the ABI's alignment (gcc calls chains it knows need none so),
 # a longjmp, floating-point arguments in every vector argument register and
@@ -157,6 +157,11 @@ after=$(python3 "$texthash" "$pid" "$prog")
 [ "$after" = "$before" ] || fail "nopie: the code changed"
 kill -INT "$pid"
 wait "$run" || fail "nopie: the program did not end well: $(cat runnp.err)"
+# and rip run --functions=GLOB, patching at the start, says the same
+"$RIP" run -q --functions='*' -o tnp2 -- "$prog" count 100 >runnp2.out 2>runnp2.err ||
+	fail "nopie: rip run --functions='*': $(cat runnp2.err)"
+grep -q "no function patched: .*no address space for the calls' pads" runnp2.err ||
+	fail "nopie: rip run --functions='*' did not say why: $(cat runnp2.err)"
 
 # ---- sibling calls, a stack off the ABI's alignment, a longjmp: the program runs on ----
 prog=$OLDPWD/$BUILD/tests/integ/fntail

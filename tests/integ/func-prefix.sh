@@ -103,6 +103,6 @@ awk '$2 > 0 { n++ } END { exit n != 2 }' b.txt ||
 	fail "rip enable recorded $(tr '\n' ' ' <b.txt), want calls of leaf and mid ($(cat en.out))"
 
 "$RIP" run --functions='*' -o c -- ./prog16 10 >c.out 2>c.err
-grep -q "not 5 bytes it can replace (build with -fpatchable-function-entry=5" c.err ||
+grep -q "no function patched: the nops at their entries are not 5 bytes librip can replace (build with -fpatchable-function-entry=5" c.err ||
 	fail "clang's =16 is not refused with a clear message: $(cat c.err)"
 t_done
