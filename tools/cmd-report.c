@@ -1114,11 +1114,17 @@ static int report_parse(int argc, char **argv, struct report_opts *o)
 			o->fn_only = true;
 			break;
 		case 't':
-			if (rr_parse_duration(optarg, &o->fn.min_ns) || o->fn.min_ns < 0)
-				return tool_usage_error(&cmd_report_def,
-							"--min-time wants a duration like 10us or "
-							"2ms, not '%s'",
-							optarg);
+			/*
+			 * A unit, as the page says: a bare number would be seconds
+			 * here and nanoseconds in uftrace's -t (0 is 0 either way).
+			 */
+			if (rr_parse_duration(optarg, &o->fn.min_ns) || o->fn.min_ns < 0 ||
+			    (o->fn.min_ns && optarg[strspn(optarg, "0123456789.")] == 0))
+				return tool_usage_error(
+					&cmd_report_def,
+					"--min-time wants a number and a unit, like "
+					"10us or 2ms, not '%s'",
+					optarg);
 			o->fn_only = true;
 			break;
 		case 'm':

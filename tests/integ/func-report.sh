@@ -65,6 +65,10 @@ grep -q '^count_' t.txt && fail "--min-time=1h still shows: $(cat t.txt)"
 "$RIP" report --functions --json --threads t | python3 "$rep" >th.txt || fail "--threads"
 grep -qx "thread|funcprog count_outer $n" th.txt || fail "--threads: $(cat th.txt)"
 expect_status 2 "--depth without --functions" "$RIP" report --depth=3 t
+# a number without a unit: seconds here, nanoseconds in uftrace's -t; refused (0 is 0)
+expect_status 2 "--min-time=5" "$RIP" report --functions --min-time=5 t
+grep -q "wants a number and a unit" err || fail "--min-time=5: $(cat err)"
+expect_status 0 "--min-time=0" "$RIP" report --functions --min-time=0 t
 
 # chrome: every call a complete span of its function; folded: the calls of each path
 "$RIP" export --format=chrome t -o t.json 2>exp.err || fail "rip export chrome: $(cat exp.err)"
