@@ -42,6 +42,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <rip/proc.h>
+
 #include "tools/run-signals.h"
 
 /* how long a signal to rip waits for the witness's word before it is passed on */
@@ -243,23 +245,9 @@ out_p:
  */
 static bool runsig_running(pid_t pid)
 {
-	char path[64], buf[512], *p;
-	ssize_t n;
-	int fd;
+	char state;
 
-	if (pid <= 0)
-		return false;
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	buf[n] = 0;
-	p = strrchr(buf, ')');
-	return p && p[1] == ' ' && p[2] == 'R';
+	return pid > 0 && rip_proc_start(pid, &state) && state == 'R';
 }
 
 /* Has the witness signal s pending (sent, not taken yet)?  Its /proc status says. */

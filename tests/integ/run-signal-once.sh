@@ -75,6 +75,27 @@ int main(int argc, char **argv)
 C
 t_cc_rip sigc
 
+# witness_of RUN: the pid of rip run RUN's witness into $witness ("" when none)
+witness_of() {
+	witness=
+	for d in /proc/[0-9]*; do
+		[ "$(cat "$d"/comm 2>/dev/null)" = rip-sigwitness ] || continue
+		[ "$(tr '\0' ' ' <"$d"/cmdline 2>/dev/null | sed 's/ *$//')" = "rip-sigwitness $1" ] &&
+			witness=${d#/proc/}
+	done
+	[ -n "$witness" ] || fail "no rip-sigwitness $1"
+}
+
+# witness_gone WHEN: the witness ended within 5 s of WHEN
+witness_gone() {
+	i=0
+	while [ -n "$witness" ] && [ "$(cat /proc/"$witness"/comm 2>/dev/null)" = rip-sigwitness ]; do
+		i=$((i + 1))
+		[ $i -gt 50 ] && { fail "the witness $witness outlived $1 by 5 s"; break; }
+		sleep 0.1
+	done
+}
+
 # the program's own kill(0, SIGUSR1), in a group of the test's own (the shell ignores it)
 rm -f ready
 setsid sh -c "trap '' USR1; \"$RIP\" run -q -o t1 -- ./sigc \"$TEST_TMP/ready\" self" \
@@ -105,15 +126,8 @@ wait_file "$TEST_TMP/ready" 30 || die "the program did not start: $(cat one.err)
 prog=$(cat ready)
 kids=$(cat /proc/"$run"/task/*/children 2>/dev/null | tr -s ' \n' ' ' | sed 's/ $//')
 [ "$kids" = "$prog" ] || fail "rip run's children: '$kids', want the program's pid only ($prog)"
-witness=
-for d in /proc/[0-9]*; do
-	[ "$(cat "$d"/comm 2>/dev/null)" = rip-sigwitness ] || continue
-	[ "$(tr '\0' ' ' <"$d"/cmdline 2>/dev/null | sed 's/ *$//')" = "rip-sigwitness $run" ] || continue
-	witness=${d#/proc/}
-done
-if [ -z "$witness" ]; then
-	fail "no rip-sigwitness $run"
-else
+witness_of "$run"
+if [ -n "$witness" ]; then
 	[ "$(cut -d' ' -f5 /proc/"$witness"/stat)" = "$(cut -d' ' -f5 /proc/"$run"/stat)" ] ||
 		fail "the witness is not in rip run's process group"
 	fds=$(ls /proc/"$witness"/fd | wc -l)
@@ -124,13 +138,7 @@ kill -TERM "$run"
 wait "$run"
 grep -q '^term 1 usr1 0 parent 1 self 0$' one.out ||
 	fail "kill of rip run alone: want SIGTERM once, passed on by rip: $(cat one.out one.err)"
-i=0
-while [ -n "$witness" ] && [ -d /proc/"$witness" ] &&
-	[ "$(cat /proc/"$witness"/comm 2>/dev/null)" = rip-sigwitness ]; do
-	i=$((i + 1))
-	[ $i -gt 50 ] && { fail "the witness $witness outlived rip run by 5 s"; break; }
-	sleep 0.1
-done
+witness_gone "rip run's end"
 
 # a kill -9 of rip run ends its witness too
 rm -f ready
@@ -138,21 +146,11 @@ rm -f ready
 run=$!
 wait_file "$TEST_TMP/ready" 30 || die "the program did not start: $(cat k.err)"
 prog=$(cat ready)
-witness=
-for d in /proc/[0-9]*; do
-	[ "$(tr '\0' ' ' <"$d"/cmdline 2>/dev/null | sed 's/ *$//')" = "rip-sigwitness $run" ] &&
-		witness=${d#/proc/}
-done
+witness_of "$run"
 kill -9 "$run"
 wait "$run" 2>/dev/null
 kill -TERM "$prog" 2>/dev/null
-i=0
-while [ -n "$witness" ] && [ -d /proc/"$witness" ] &&
-	[ "$(cat /proc/"$witness"/comm 2>/dev/null)" = rip-sigwitness ]; do
-	i=$((i + 1))
-	[ $i -gt 50 ] && { fail "the witness $witness outlived rip run's kill -9 by 5 s"; break; }
-	sleep 0.1
-done
+witness_gone "rip run's kill -9"
 
 # a program in a process group of its own: a kill of rip's group does not reach it, rip's does
 rm -f ready
