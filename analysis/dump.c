@@ -445,12 +445,13 @@ int dump_write(struct evs *s, FILE *out, unsigned flags, char *err, size_t errle
 			",\"streams\":%" PRIu64 ",\"discarded\":%" PRIu64
 			",\"lost_packets\":%" PRIu64 "}}\n",
 			tot.events, tot.packets, tot.streams, tot.discarded + tot.samples_lost,
-			tot.lost_packets);
+			tot.lost_packets + tot.torn);
 	else
 		fprintf(out,
 			"%" PRIu64 " events, %" PRIu64 " streams, %" PRIu64
 			" discarded/overwritten, %" PRIu64 " packets lost%s%.0u%s\n",
-			tot.events, tot.streams, tot.discarded + tot.samples_lost, tot.lost_packets,
+			tot.events, tot.streams, tot.discarded + tot.samples_lost,
+			tot.lost_packets + tot.torn, /* torn: reused while read, or damaged */
 			tot.gone_chunks ? " (in them: " : "", tot.gone_chunks,
 			tot.gone_chunks ? " chunks of the trace gone)" : "");
 	if (fflush(out) || ferror(out)) {

@@ -64,6 +64,7 @@ struct evs_stream {
 	size_t bufcap, blen, bpos;
 	uint64_t pkt_off; /* the offset in the stream file of the packet (traces) */
 	uint32_t hold;	  /* packed: the packet at data is held (trace_r_packet_hold), not copied */
+	uint32_t skipped; /* packed: packets of damaged blocks skipped since the last read (torn) */
 	uint32_t pk_events; /* its header's count of events, to check count against */
 	bool check_count;  /* a trace's packet: its events count must match */
 	uint64_t ts_begin;
@@ -124,6 +125,10 @@ struct evs {
 	struct evs_totals tot;
 	uint64_t idx_lost, idx_discarded;
 	uint64_t gone_packets, gone_events; /* a packed trace's dropped or missing chunks */
+	uint64_t damaged;	 /* packets of a packed trace's damaged blocks, skipped */
+	uint64_t damaged_events; /* theirs: what the index counts that was not read */
+	char damage[RR_ERR_MAX]; /* what the first damaged block said (evs_damage) */
+	uint32_t damage_said;	 /* blocks evs_damage said already */
 	uint32_t gone_chunks;
 	struct rip_module *mods; /* ring files: read on demand */
 	size_t nmods;
@@ -840,10 +845,19 @@ static int evs_read_packed(struct evs *s, struct evs_stream *st, struct rip_pack
 	 * and nobody is woken to find the block still wanted.
 	 */
 	st->hold = 0;
-	ret = st->next >= trace_r_npackets(&s->tr, st->index)
-		      ? 0
-		      : trace_r_packet_hold(&s->tr, st->index, st->next, &data, &len, &st->hold,
-					    err, errlen);
+	for (;;) {
+		ret = st->next >= trace_r_npackets(&s->tr, st->index) ?
+			      0 :
+			      trace_r_packet_hold(&s->tr, st->index, st->next, &data, &len,
+						  &st->hold, err, errlen);
+		if (ret != TRACE_R_DAMAGED)
+			break;
+		/* in a damaged block: lost, counted with the packets damaged, and the next read */
+		s->tot.torn++;
+		s->damaged++;
+		st->skipped++;
+		st->next++;
+	}
 	trace_r_packet_release(&s->tr, before);
 	if (ret)
 		return ret;
@@ -1009,9 +1023,13 @@ static int evs_load(struct evs *s, struct evs_stream *st, char *err, size_t errl
 					return evs_bad(s, st, -EBADMSG, why, err, errlen);
 				}
 			} else {
-				s->tot.lost_packets += hdr.packet_seq_num - st->seq - 1;
+				uint64_t gap = hdr.packet_seq_num - st->seq - 1;
+
+				/* those of damaged blocks are counted already (torn) */
+				s->tot.lost_packets += gap > st->skipped ? gap - st->skipped : 0;
 			}
 		}
+		st->skipped = 0;
 		st->seen = true;
 		st->seq = hdr.packet_seq_num;
 		st->discarded = hdr.events_discarded;
@@ -1312,7 +1330,10 @@ static int evs_next1(struct evs *s, struct evs_event *e, char *err, size_t errle
 		if (one) /* one chunk: what it held, less a cut */
 			want = one->events - s->gone_events;
 
-		if (s->trace && (more ? s->tot.events < want : s->tot.events != want)) {
+		/* packets of damaged blocks skipped: what they held is what is missing */
+		if (s->damaged && s->tot.events <= want)
+			s->damaged_events = want - s->tot.events;
+		else if (s->trace && (more ? s->tot.events < want : s->tot.events != want)) {
 			s->failed = rr_fail(s->fail_msg, sizeof(s->fail_msg), -EBADMSG,
 					    "%s: the %s hold %" PRIu64 " events, the index says %" PRIu64
 					    ": %s",
@@ -1508,10 +1529,19 @@ void evs_totals(const struct evs *s, struct evs_totals *t)
 		t->discarded = s->idx_discarded;
 	if (s->idx_lost > t->lost_packets)
 		t->lost_packets = s->idx_lost;
-	t->discarded += s->gone_events;
+	t->discarded += s->gone_events + s->damaged_events;
 	t->lost_packets += s->gone_packets;
 	t->gone_chunks = s->gone_chunks;
 	t->unfinished = evs_recording_on(s);
+}
+
+const char *evs_damage(struct evs *s, uint32_t *blocks)
+{
+	*blocks = s->trace && s->tr.pk ? trace_r_damaged(&s->tr, s->damage, sizeof(s->damage)) : 0;
+	if (*blocks <= s->damage_said)
+		return NULL;
+	s->damage_said = *blocks;
+	return s->damage;
 }
 
 uint64_t evs_stream_discarded(const struct evs *s, uint32_t stream)

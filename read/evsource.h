@@ -140,6 +140,14 @@ int evs_next(struct evs *s, struct evs_event *e, char *err, size_t errlen);
 void evs_totals(const struct evs *s, struct evs_totals *t);
 
 /*
+ * A packed trace's blocks found damaged so far, whose packets were skipped
+ * (counted in torn, what they held in discarded): their number in *blocks,
+ * and what the first said (file, offset, what is wrong); NULL when none, or
+ * when no block was found since the last call said them (said once).
+ */
+const char *evs_damage(struct evs *s, uint32_t *blocks);
+
+/*
  * From now on, evs_next fills only what a resource analysis reads: ts, ns,
  * tid, type, is_switch and the fields, and may leave the fixed-size fields
  * in the packet (e->raw): the caller reads every field with evs_val, never

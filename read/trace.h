@@ -232,9 +232,17 @@ void trace_r_close(struct trace_r *r);
 /*
  * A packed trace: how many packets stream holds, and the k-th of them (k
  * below that), decoded, in *data (len bytes, valid until the next call on
- * r).  0, or -errno with the reason in err.
+ * r).  0, or -errno with the reason in err: TRACE_R_DAMAGED when the block
+ * that holds it is damaged (its checksum, its coding), which costs its
+ * packets alone: the caller counts the packet lost and reads on.
  */
+#define TRACE_R_DAMAGED (-ENOMSG)
 uint64_t trace_r_npackets(const struct trace_r *r, uint32_t stream);
+/*
+ * The blocks of a packed trace found damaged so far (their packets skipped:
+ * TRACE_R_DAMAGED), and what the first said, into msg ("" when none).
+ */
+uint32_t trace_r_damaged(struct trace_r *r, char *msg, size_t len);
 /* The bytes of all a packed trace's packets (as its records say). */
 uint64_t trace_r_raw_bytes(const struct trace_r *r);
 int trace_r_packet(struct trace_r *r, uint32_t stream, uint64_t k, const uint8_t **data,

@@ -59,6 +59,7 @@ struct tpk_block {
 	uint32_t npackets;
 	uint32_t left; /* its packets not asked for yet: 0, its memory is the first reused */
 	bool taken;    /* decoded once already (or being so): tpk_fill */
+	bool damaged;  /* its decoding failed on what it holds: never tried again (mu) */
 	uint64_t off; /* of the block in its chunk file */
 	uint64_t size;
 	uint64_t raw; /* bytes of its packets */
@@ -107,6 +108,8 @@ struct trace_pk {
 	uint64_t raw_max, npackets_max; /* of one block (tpk_room) */
 	uint64_t size_max;		/* bytes of the largest block read (tpk_load's buffer) */
 	uint64_t gone_packets, gone_events; /* in the chunks missing */
+	uint32_t damaged;		    /* blocks found damaged (mu) */
+	char damage[RR_ERR_MAX];	    /* what the first of them said (mu) */
 	struct tpk_rd rd;
 	/*
 	 * The worker decodes ahead of the reader, on another CPU: the blocks
@@ -633,6 +636,20 @@ void trace_r_gone(const struct trace_r *r, uint64_t *packets, uint64_t *events,
 	*chunks = (all ? s->first_chunk : 0) + (r->pk ? r->pk->missing + r->pk->cut : 0);
 }
 
+uint32_t trace_r_damaged(struct trace_r *r, char *msg, size_t len)
+{
+	struct trace_pk *pk = r->pk;
+	uint32_t n;
+
+	if (!pk)
+		return 0;
+	pthread_mutex_lock(&pk->mu);
+	n = pk->damaged;
+	snprintf(msg, len, "%s", n ? pk->damage : "");
+	pthread_mutex_unlock(&pk->mu);
+	return n;
+}
+
 uint64_t trace_r_raw_bytes(const struct trace_r *r)
 {
 	return r->pk ? r->pk->raw : 0;
@@ -963,10 +980,20 @@ static int tpk_fill(struct trace_r *r, struct tpk_rd *rd, struct tpk_cached *c, 
 	pk->blocks[b].taken = true;
 	while (pk->untaken < pk->nblocks && pk->blocks[pk->order[pk->untaken]].taken)
 		pk->untaken++;
-	pthread_mutex_unlock(&pk->mu);
-	ret = tpk_load(r, rd, b, c, err, errlen);
-	pthread_mutex_lock(&pk->mu);
+	if (pk->blocks[b].damaged) { /* found so before: not read again */
+		ret = rr_fail(err, errlen, -EBADMSG, "a damaged block");
+	} else {
+		pthread_mutex_unlock(&pk->mu);
+		ret = tpk_load(r, rd, b, c, err, errlen);
+		pthread_mutex_lock(&pk->mu);
+	}
 
+	/* its bytes, not our means (memory, the file): its packets are skipped, the rest read */
+	if (ret == -EBADMSG && !pk->blocks[b].damaged) {
+		pk->blocks[b].damaged = true;
+		if (!pk->damaged++)
+			snprintf(pk->damage, sizeof(pk->damage), "%s", err);
+	}
 	pk->cached += c->b.cap;
 	c->state = ret ? (c->b.cap ? TPK_FREE : TPK_EMPTY) : TPK_VALID;
 	if (ret && tpk_unasked(pk, b))
@@ -990,7 +1017,7 @@ static int tpk_fill(struct trace_r *r, struct tpk_rd *rd, struct tpk_cached *c, 
 static uint32_t tpk_ahead(struct trace_pk *pk, uint32_t b)
 {
 	for (uint32_t k = pk->rank[b] + 1; k <= pk->rank[b] + TPK_AHEAD && k < pk->nblocks; k++)
-		if (!tpk_find(pk, pk->order[k]))
+		if (!pk->blocks[pk->order[k]].damaged && !tpk_find(pk, pk->order[k]))
 			return pk->order[k];
 	return (uint32_t)pk->nblocks;
 }
@@ -1181,10 +1208,10 @@ static bool tpk_follow(const struct tpk_cached *c, uint32_t want)
  * It stays valid until the next call.
  */
 static struct pk_block *tpk_block(struct trace_r *r, uint32_t b, uint32_t idx, bool later,
-				  char *err, size_t errlen)
+				  int *retp, char *err, size_t errlen)
 {
 	struct trace_pk *pk = r->pk;
-	struct tpk_cached *c;
+	struct tpk_cached *c = NULL;
 	bool stalled = false;
 	int ret = 0;
 
@@ -1212,6 +1239,14 @@ static struct pk_block *tpk_block(struct trace_r *r, uint32_t b, uint32_t idx, b
 			pthread_cond_broadcast(&pk->cv); /* pairs with the worker's wait */
 	}
 	for (;;) {
+		if (pk->blocks[b].damaged) {
+			ret = rr_fail(err, errlen, TRACE_R_DAMAGED,
+				      "%s: chunk %u, offset %" PRIu64
+				      ": a damaged block (the first "
+				      "found: %s)",
+				      r->dir, pk->blocks[b].chunk, pk->blocks[b].off, pk->damage);
+			break;
+		}
 		c = tpk_find(pk, b);
 		if (c && c->state == TPK_VALID)
 			break;
@@ -1255,6 +1290,8 @@ static struct pk_block *tpk_block(struct trace_r *r, uint32_t b, uint32_t idx, b
 			continue;
 		}
 		ret = tpk_fill(r, &pk->rd, c, b, err, errlen);
+		if (ret == -EBADMSG)
+			continue; /* damaged: said above */
 		if (ret)
 			break;
 	}
@@ -1270,6 +1307,7 @@ static struct pk_block *tpk_block(struct trace_r *r, uint32_t b, uint32_t idx, b
 			pk->blocks[b].left--; /* one of its packets asked for */
 	}
 	pthread_mutex_unlock(&pk->mu);
+	*retp = ret;
 	return ret ? NULL : &c->b;
 }
 
@@ -1285,6 +1323,7 @@ static int tpk_packet(struct trace_r *r, uint32_t stream, uint64_t k, const uint
 	struct trace_pk *pk = r->pk;
 	struct pk_block *b;
 	size_t end;
+	int ret;
 
 	if (hold)
 		*hold = 0;
@@ -1292,9 +1331,9 @@ static int tpk_packet(struct trace_r *r, uint32_t stream, uint64_t k, const uint
 		return rr_fail(err, errlen, -EINVAL, "%s: no packet %" PRIu64 " in stream %u",
 			       r->dir, k, stream);
 	ref = &pk->st[stream].v[k];
-	b = tpk_block(r, ref->block, ref->idx, k > 0, err, errlen);
+	b = tpk_block(r, ref->block, ref->idx, k > 0, &ret, err, errlen);
 	if (!b)
-		return -EBADMSG;
+		return ret ? ret : -EBADMSG;
 	/* the record's count: b's is set when the worker is done with it */
 	end = ref->idx + 1 < pk->blocks[ref->block].npackets ? b->off[ref->idx + 1] : b->len;
 	*data = b->data + b->off[ref->idx];

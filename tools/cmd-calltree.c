@@ -484,6 +484,7 @@ static int cmd_calltree(int argc, char **argv)
 		goto nomem;
 	if (ct_output(&a, text, tlen))
 		goto out;
+	tool_evs_damage(s);
 	status = EXIT_OK;
 	tool_exit_unfreed(status);
 	goto out;
@@ -495,6 +496,6 @@ out:
 		rip_sym_free(sym);
 	thr_free(thr);
 	ct_free(ct);
-	evs_close(s);
+	tool_evs_close(s);
 	return status;
 }

@@ -103,7 +103,7 @@ static int cmd_dump(int argc, char **argv)
 		progress_bar(s, "rip dump");
 	ret = dump_write(s, stdout, flags, err, sizeof(err));
 	fflush(stdout);
-	evs_close(s);
+	tool_evs_close(s);
 	if (ret) {
 		tool_err("%s", err);
 		return EXIT_FAIL;

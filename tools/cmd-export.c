@@ -1044,6 +1044,7 @@ static int cmd_export(int argc, char **argv)
 	}
 	/* on standard error: the output may be standard output */
 	opts_through_text(stderr, thr);
+	tool_evs_damage(s);
 	status = EXIT_OK;
 	tool_exit_unfreed(status);
 out:
@@ -1055,6 +1056,6 @@ out:
 	if (status != EXIT_OK && created)
 		tool_unlink_same(outpath, &ost);
 	thr_free(thr);
-	evs_close(s);
+	tool_evs_close(s);
 	return status;
 }

@@ -365,6 +365,6 @@ static int cmd_pagemap(int argc, char **argv)
 	status = EXIT_OK;
 out:
 	pm_free(st->pm);
-	evs_close(st->s);
+	tool_evs_close(st->s);
 	return status;
 }

@@ -468,6 +468,6 @@ out:
 	pb_buf_free(&prof);
 	pb_buf_free(&head);
 	pb_buf_free(&body);
-	evs_close(s);
+	tool_evs_close(s);
 	return rc;
 }

@@ -119,7 +119,7 @@ void opts_close(struct opts_src *src)
 	if (src->sym)
 		rip_sym_free(src->sym);
 	thr_free(src->thr);
-	evs_close(src->s);
+	tool_evs_close(src->s);
 	*src = (struct opts_src){ 0 };
 }
 

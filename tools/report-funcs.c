@@ -367,6 +367,6 @@ int rpf_run(const struct rpf_opts *o)
 out:
 	fa_free(st.fa);
 	tfn_free(st.names);
-	evs_close(st.s);
+	tool_evs_close(st.s);
 	return status;
 }

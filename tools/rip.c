@@ -153,6 +153,23 @@ int tool_evs_open(const char *target, struct evs **out, char *err, size_t errlen
 	return ret;
 }
 
+void tool_evs_damage(struct evs *s)
+{
+	uint32_t blocks;
+	const char *why = s ? evs_damage(s, &blocks) : NULL;
+
+	if (why)
+		tool_err("warning: %s: %u damaged block%s skipped, %s packets lost (the first: %s)",
+			 evs_source(s), blocks, blocks == 1 ? "" : "s",
+			 blocks == 1 ? "its" : "their", why);
+}
+
+void tool_evs_close(struct evs *s)
+{
+	tool_evs_damage(s);
+	evs_close(s);
+}
+
 int tool_open_target(const struct rip_cmd *cmd, const char *target, struct rr_file *f)
 {
 	char err[RR_ERR_MAX];

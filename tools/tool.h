@@ -61,6 +61,14 @@ int tool_open_target(const struct rip_cmd *cmd, const char *target, struct rr_fi
  */
 struct evs;
 int tool_evs_open(const char *target, struct evs **out, char *err, size_t errlen);
+/*
+ * A warning on stderr when damaged blocks of a packed trace were skipped
+ * (once); tool_evs_close says it too, for a command that ends without
+ * closing its source (tool_exit_unfreed).
+ */
+void tool_evs_damage(struct evs *s);
+/* evs_close, after tool_evs_damage's warning. */
+void tool_evs_close(struct evs *s);
 
 /*
  * Create an output file for writing: mode 0600, never through a symbolic

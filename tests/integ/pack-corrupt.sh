@@ -4,13 +4,16 @@
 # Description: the readers on damaged packed traces (read/trace.h: chunk
 # files of packed blocks).  A real trace of a few blocks (rip run --mem
 # --fd of a program that allocates 400,000 times, --chunk-size=1M so that
-# it has several chunks) is damaged one way at a time: a byte of a block
-# changed (its checksum), a record's magic, a record's list naming a stream
-# the trace does not have, a record whose sizes run past the file, a chunk
-# of another trace put in place of one, a chunk's header cut.  Each must
-# make rip dump, rip leaks and rip export --format=ctf (and the ASan/UBSan
-# build of rip) exit 1 with a line that names the chunk, and leave no
-# export behind.  A chunk cut inside its last record is read up to the cut,
+# it has several chunks) is damaged one way at a time.  A byte of a block
+# changed (its checksum): the readers skip that block's packets, count
+# them lost and what they held discarded (read + discarded = the whole),
+# read the rest, exit 0 and name the block in a warning (it failed the
+# whole trace, 1 bit lost every block); rip export --format=ctf, a copy,
+# refuses it.  A record's magic, a record's list naming a stream the trace
+# does not have, a record whose sizes run past the file, a chunk of another
+# trace put in place of one, a chunk's header cut: each must make rip
+# dump, rip leaks and rip export --format=ctf (and the ASan/UBSan build of
+# rip) exit 1 with a line that names the chunk, and leave no export behind.  A chunk cut inside its last record is read up to the cut,
 # what was cut counted as lost; a chunk removed is counted as lost too; one
 # cut inside its tail (the index it carries) lost nothing.  A chunk read
 # alone with its tail's index damaged is refused.  Then random bytes
@@ -68,9 +71,30 @@ refused() {
 	[ -e "$1.ctf" ] && fail "$1: rip export left $1.ctf behind"
 }
 
+# a changed block (its checksum): its packets skipped and counted, the rest read, every
+# reader saying which block; the CTF export, a copy, is refused
 damage sum 'blk0 + 200' ff00ff00
-refused sum
-grep -q 'checksum' err || fail "a changed block: not its checksum: $(cat err)"
+"$RIP" dump sum >sum.txt 2>err || fail "rip dump of a damaged block: exit $?: $(head -n 2 err)"
+grep -q 'warning: sum: 1 damaged block skipped.*chunk-000000.rpk: offset [0-9]*: packed block: checksum' err ||
+	fail "rip dump does not say which block was damaged: $(head -n 2 err)"
+good_n=$(tail -n 1 good.txt | cut -d' ' -f1)
+python3 - "$(tail -n 1 sum.txt)" "$good_n" <<'PY' || fail "a damaged block: $(tail -n 1 sum.txt)"
+import re, sys
+m = re.match(r"(\d+) events, \d+ streams, (\d+) discarded/overwritten, (\d+) packets lost", sys.argv[1])
+ev, disc, lost = (int(x) for x in m.groups())
+# what was read and what the block held add up to the whole; its packets counted lost
+sys.exit(0 if 0 < ev < int(sys.argv[2]) and ev + disc == int(sys.argv[2]) and lost > 0 else 1)
+PY
+"$RIP" leaks --json sum >sum.json 2>err || fail "rip leaks of a damaged block: $(head -n 2 err)"
+grep -q '"complete": *false' sum.json || fail "rip leaks --json of a damaged block: complete"
+grep -q 'damaged block skipped' err || fail "rip leaks does not warn of the damaged block"
+asan_run leaks sum
+[ "$asan_rc" = 0 ] || fail "rip leaks (asan) of a damaged block: exit $asan_rc"
+"$RIP" export --format=ctf sum -o sum.ctf >out 2>err
+[ $? = 1 ] || fail "rip export --format=ctf of a damaged block did not fail"
+grep -q 'chunk 0, offset [0-9]*: a damaged block (the first found: .*checksum' err ||
+	fail "rip export of a damaged block: $(cat err)"
+[ -e sum.ctf ] && fail "rip export left sum.ctf behind"
 
 damage magic rec1 58585858
 refused magic
