@@ -25,8 +25,11 @@ static const char *pst_kind(uint32_t kind, size_t n)
 	return n == 1 ? "thread" : "threads";
 }
 
+/* A thread in a wrapped call (s->waiting) is blocked there, as rip ps's thread lines say. */
 static const char *pst_state(const struct fsg_member *s)
 {
+	if (s->waiting)
+		return "blocked";
 	switch (s->state) {
 	case RIP_SLOT_RUNNING:
 		return "running";

@@ -28,15 +28,15 @@ check() {
 	pid=$(ps -o pid= --ppid "$run" | tr -d ' ')
 	[ -n "$pid" ] || die "$2: no program under rip run"
 	# (the three threads in one rip ps)
-	fn_paths_has "$pid" "jmp-long thread running: jumped_thread>jumped_base" \
-		"jmp-sig thread running: jumped_thread>jumped_base" \
-		"jmp-chk thread running: jumped_thread>jumped_base"
+	fn_paths_has "$pid" "jmp-long thread blocked: jumped_thread>jumped_base" \
+		"jmp-sig thread blocked: jumped_thread>jumped_base" \
+		"jmp-chk thread blocked: jumped_thread>jumped_base"
 	kill -9 "$pid"
 	wait "$run"
 	T_PIDS=""
-	fn_paths_has t "jmp-long thread running: jumped_thread>jumped_base" \
-		"jmp-sig thread running: jumped_thread>jumped_base" \
-		"jmp-chk thread running: jumped_thread>jumped_base"
+	fn_paths_has t "jmp-long thread blocked: jumped_thread>jumped_base" \
+		"jmp-sig thread blocked: jumped_thread>jumped_base" \
+		"jmp-chk thread blocked: jumped_thread>jumped_base"
 	"$RIP" report --functions --json t >t.json 2>t.rerr || die "$2: rip report: $(cat t.rerr)"
 	python3 "$FN_REPORT" <t.json >t.txt || die "$2: not JSON: $(head -c 300 t.json)"
 	# calls, and calls still running: those jumped over have their exits

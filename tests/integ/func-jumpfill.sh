@@ -21,7 +21,7 @@ need_bin "$FN_TOP/$BUILD/tests/integ/funcprog-patch" "$FN_TOP/$BUILD/tests/integ
 	"$RIP"
 need_cmd python3
 
-want="main thread running: jf_run"
+want="main thread blocked: jf_run"
 i=0
 while [ $i -lt 41 ]; do
 	want="$want>jf_chain"

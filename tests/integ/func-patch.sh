@@ -109,13 +109,13 @@ for i in 01 02 03 04 05 06 07 08 09 10 11 12 13 14 15 16 17 18 19 20; do
 	chain="$chain>chain_$i"
 done
 cat >want.txt <<EOW
-chain thread running: $chain>chain_park>park_here
+chain thread blocked: $chain>chain_park>park_here
 co-hop coroutine parked: co_hop_entry>co_hop_a>co_hop_b>co_pause
 co-mid coroutine parked: co_entry>co_a>co_b>co_c>co_pause
-hopper thread running: hop_thread>hop_park>park_here
-jumper thread running: jump_thread>jump_base>jump_park>park_here
-main thread running: sched_run>main_park
-reader thread running: reader_thread>reader_wait
+hopper thread blocked: hop_thread>hop_park>park_here
+jumper thread blocked: jump_thread>jump_base>jump_park>park_here
+main thread blocked: sched_run>main_park
+reader thread blocked: reader_thread>reader_wait
 EOW
 for v in gcc clang; do
 	prog=$OLDPWD/$BUILD/tests/integ/funcprog-patch
@@ -209,11 +209,11 @@ grep -q "the process ended before the watcher answered" en.err ||
 
 # ---- exceptions through patched frames ----
 cat >want.txt <<EOW
-caught thread running: caught_thread(void*)>caught_base()
-cthrow thread running: cthrow_thread(void*)>cthrow_base()>cthrow_park()>park_here()
-rehook thread running: rehook_thread(void*)>rehook_base()
-rethrow thread running: rethrow_thread(void*)>rethrow_base()>rethrow_park()>park_here()
-thrower thread running: throw_thread(void*)>throw_base()>throw_park()>park_here()
+caught thread blocked: caught_thread(void*)>caught_base()
+cthrow thread blocked: cthrow_thread(void*)>cthrow_base()>cthrow_park()>park_here()
+rehook thread blocked: rehook_thread(void*)>rehook_base()
+rethrow thread blocked: rethrow_thread(void*)>rethrow_base()>rethrow_park()>park_here()
+thrower thread blocked: throw_thread(void*)>throw_base()>throw_park()>park_here()
 EOW
 prog=$OLDPWD/$BUILD/tests/integ/funcprog-cxx-patch
 need_bin "$prog"

@@ -97,9 +97,9 @@ for target in "$wpid" tw; do
 		wait "$run"
 	fi
 	"$RIP" ps --stacks "$target" >waits.txt 2>waits.err || fail "rip ps --stacks $target: $(cat waits.err)"
-	grep -q '^1 thread chain (tid [0-9]*), running, 23 frames, in pause:$' waits.txt ||
+	grep -q '^1 thread chain (tid [0-9]*), blocked, 23 frames, in pause:$' waits.txt ||
 		fail "$target: the chain thread is not shown in pause: $(grep chain waits.txt | head -n 1)"
-	grep -q '^1 thread reader (tid [0-9]*), running, 2 frames, in read (fd [0-9]*):$' waits.txt ||
+	grep -q '^1 thread reader (tid [0-9]*), blocked, 2 frames, in read (fd [0-9]*):$' waits.txt ||
 		fail "$target: the reader is not shown in read: $(grep reader waits.txt | head -n 1)"
 done
 
@@ -108,11 +108,11 @@ done
 # the catch (caught parks in the catching function, after no traced call); static C++
 # functions named with their parameters, from their mangled symbols
 cat >want.txt <<EOW
-caught thread running: caught_thread(void*)>caught_base()
-cthrow thread running: cthrow_thread(void*)>cthrow_base()>cthrow_park()>park_here()
-rehook thread running: rehook_thread(void*)>rehook_base()
-rethrow thread running: rethrow_thread(void*)>rethrow_base()>rethrow_park()>park_here()
-thrower thread running: throw_thread(void*)>throw_base()>throw_park()>park_here()
+caught thread blocked: caught_thread(void*)>caught_base()
+cthrow thread blocked: cthrow_thread(void*)>cthrow_base()>cthrow_park()>park_here()
+rehook thread blocked: rehook_thread(void*)>rehook_base()
+rethrow thread blocked: rethrow_thread(void*)>rethrow_base()>rethrow_park()>park_here()
+thrower thread blocked: throw_thread(void*)>throw_base()>throw_park()>park_here()
 EOW
 "$RIP" run -o trc -- "$cxx" "$TEST_TMP/ready-cxx" >cxx.out 2>cxx.err &
 crun=$!

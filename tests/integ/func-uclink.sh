@@ -58,7 +58,7 @@ wait_file ready 60 || die "the program never got ready: $(cat parked.err)"
 pid=$(ps -o pid= --ppid "$run" | tr -d ' ')
 for target in "$pid" tr; do
 	[ "$target" = tr ] && { kill -9 "$pid"; wait "$run"; }
-	fn_paths_has "$target" "main thread running: main>uc_run>uc_park"
+	fn_paths_has "$target" "main thread blocked: main>uc_run>uc_park"
 	[ "$(wc -l <paths.txt)" = 1 ] || fail "rip ps --stacks $target, more than main: $(cat paths.txt)"
 	"$RIP" ps --threads --json "$target" >ps.json 2>ps.err || fail "rip ps $target: $(cat ps.err)"
 	python3 -c '
