@@ -94,7 +94,8 @@ static uint64_t runsig_now(void)
 static void runsig_args(uintptr_t *lo, uintptr_t *hi)
 {
 	unsigned long long a = 0, b = 0;
-	char buf[2048], *p;
+	char buf[2048];
+	const char *p;
 	ssize_t n;
 	int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
 
@@ -106,14 +107,8 @@ static void runsig_args(uintptr_t *lo, uintptr_t *hi)
 	if (n <= 0)
 		return;
 	buf[n] = 0;
-	p = strrchr(buf, ')'); /* the name may hold anything: the fields come after its last ) */
-	if (!p)
-		return;
-	p++;
-	/* field 3 (state) is the first after it; arg_start is field 48, arg_end 49 */
-	for (int f = 3; f < 48 && p; f++)
-		p = strchr(p + 1, ' ');
-	if (p && sscanf(p, " %llu %llu", &a, &b) == 2 && a && b > a && b - a < (1u << 20)) {
+	p = rip_proc_stat_field(buf, 48); /* arg_start, then arg_end */
+	if (p && sscanf(p, "%llu %llu", &a, &b) == 2 && a && b > a && b - a < (1u << 20)) {
 		*lo = (uintptr_t)a;
 		*hi = (uintptr_t)b;
 	}

@@ -31,21 +31,33 @@ extern "C" {
 #endif
 
 /*
- * Parse the contents of a /proc/PID/stat file (NUL-terminated): the start
- * time, 0 when the text is not one.  *state gets the process state ('R',
- * 'S', 'Z' for a zombie...), 0 when there is none.  The command name in
- * parentheses may hold anything, spaces and ')' included: fields are counted
- * from its last ')'.
+ * Field n (3 or more, numbered as proc(5) numbers them: 3 the state, 22 the
+ * start time) of the text of a /proc/PID/stat, NULL when it has fewer.
+ * The command name in parentheses may hold anything, spaces and ')'
+ * included: fields are counted from its last ')'.
  */
-static inline uint64_t rip_proc_stat_start(const char *text, char *state)
+static inline const char *rip_proc_stat_field(const char *text, int n)
 {
 	const char *p = strrchr(text, ')');
 
-	*state = p && p[1] == ' ' ? p[2] : 0;
-	/* fields after the command name: state (3) ... starttime (22), the 20th after ')' */
-	for (int field = 2; p && field < 22; field++)
+	if (!p || p[1] != ' ' || n < 3)
+		return NULL;
+	for (int field = 2; p && field < n; field++)
 		p = strchr(p + 1, ' ');
-	return p ? strtoull(p + 1, NULL, 10) : 0;
+	return p ? p + 1 : NULL;
+}
+
+/*
+ * Parse the contents of a /proc/PID/stat file (NUL-terminated): the start
+ * time, 0 when the text is not one.  *state gets the process state ('R',
+ * 'S', 'Z' for a zombie...), 0 when there is none.
+ */
+static inline uint64_t rip_proc_stat_start(const char *text, char *state)
+{
+	const char *s = rip_proc_stat_field(text, 3), *p = rip_proc_stat_field(text, 22);
+
+	*state = s ? *s : 0;
+	return p ? strtoull(p, NULL, 10) : 0;
 }
 
 /*
