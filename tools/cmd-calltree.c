@@ -484,7 +484,6 @@ static int cmd_calltree(int argc, char **argv)
 		goto nomem;
 	if (ct_output(&a, text, tlen))
 		goto out;
-	tool_evs_damage(s);
 	status = EXIT_OK;
 	tool_exit_unfreed(status);
 	goto out;

@@ -1044,7 +1044,6 @@ static int cmd_export(int argc, char **argv)
 	}
 	/* on standard error: the output may be standard output */
 	opts_through_text(stderr, thr);
-	tool_evs_damage(s);
 	status = EXIT_OK;
 	tool_exit_unfreed(status);
 out:

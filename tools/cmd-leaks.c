@@ -979,8 +979,6 @@ static int cmd_leaks(int argc, char **argv)
 	if (st.o.diff)
 		leaks_warnings(&old);
 	leaks_warnings(&st);
-	tool_evs_damage(old.src.s);
-	tool_evs_damage(st.src.s);
 	if (!st.o.t.json) {
 		if (old.src.sym)
 			rip_sym_problems(old.src.sym, tool_sym_problem, &problems);

@@ -1234,7 +1234,6 @@ static int cmd_report(int argc, char **argv)
 			 st.rp->bt_bad);
 	if (!st.o.t.json && st.src.sym)
 		rip_sym_problems(st.src.sym, tool_sym_problem, &problems);
-	tool_evs_damage(st.src.s);
 	status = EXIT_OK;
 	tool_exit_unfreed(status);
 out:

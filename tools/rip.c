@@ -127,10 +127,23 @@ static bool tool_trace_ring_copy(const char *path, char *dir, size_t len)
 	return trace_is_dir(dir);
 }
 
+/*
+ * The sources tool_evs_open opened and tool_evs_close has not closed yet,
+ * whose damage tool_exit_unfreed still has to tell (a diff has two).
+ */
+#define TOOL_EVS_OPENED 4
+static struct evs *tool_evs_opened[TOOL_EVS_OPENED];
+
 int tool_evs_open(const char *target, struct evs **out, char *err, size_t errlen)
 {
 	int ret = evs_open(target, out, err, errlen);
 	char dir[PATH_MAX];
+
+	for (size_t i = 0; !ret && i < TOOL_EVS_OPENED; i++)
+		if (!tool_evs_opened[i]) {
+			tool_evs_opened[i] = *out;
+			break;
+		}
 
 	if (!ret && tool_trace_ring_copy(target, dir, sizeof(dir)))
 		tool_err(
@@ -153,7 +166,7 @@ int tool_evs_open(const char *target, struct evs **out, char *err, size_t errlen
 	return ret;
 }
 
-void tool_evs_damage(struct evs *s)
+static void tool_evs_damage(struct evs *s)
 {
 	uint32_t blocks;
 	const char *why = s ? evs_damage(s, &blocks) : NULL;
@@ -166,6 +179,9 @@ void tool_evs_damage(struct evs *s)
 
 void tool_evs_close(struct evs *s)
 {
+	for (size_t i = 0; s && i < TOOL_EVS_OPENED; i++)
+		if (tool_evs_opened[i] == s)
+			tool_evs_opened[i] = NULL;
 	tool_evs_damage(s);
 	evs_close(s);
 }
@@ -340,6 +356,9 @@ void tool_heap_big(void)
 
 void tool_exit_unfreed(int status)
 {
+	/* what tool_evs_close would have said */
+	for (size_t i = 0; i < TOOL_EVS_OPENED; i++)
+		tool_evs_damage(tool_evs_opened[i]);
 #ifndef TOOL_SANITIZED
 	exit(status); /* stdio flushed by exit */
 #else

@@ -62,12 +62,10 @@ int tool_open_target(const struct rip_cmd *cmd, const char *target, struct rr_fi
 struct evs;
 int tool_evs_open(const char *target, struct evs **out, char *err, size_t errlen);
 /*
- * A warning on stderr when damaged blocks of a packed trace were skipped
- * (once); tool_evs_close says it too, for a command that ends without
- * closing its source (tool_exit_unfreed).
+ * evs_close, after a warning on stderr when damaged blocks of a packed
+ * trace were skipped (evs_damage; said once).  tool_exit_unfreed says it
+ * for every source still open.
  */
-void tool_evs_damage(struct evs *s);
-/* evs_close, after tool_evs_damage's warning. */
 void tool_evs_close(struct evs *s);
 
 /*
@@ -121,7 +119,8 @@ void tool_recorder_first(struct trace_w_opts *store);
  * descriptors back at once (freeing the symbol tables and closing a
  * thousand stream files is a few per cent of a reader's time).  In a
  * build with a sanitizer it returns, and the caller frees as usual, so
- * that the leak checker still sees every path.
+ * that the leak checker still sees every path.  Damaged blocks of the
+ * sources still open are said first (as tool_evs_close does).
  */
 void tool_exit_unfreed(int status);
 
