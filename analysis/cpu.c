@@ -50,6 +50,8 @@ struct cpu_prof {
 	struct cpu_thread *threads; /* cpu_threads' array */
 	uint64_t samples;
 	uint64_t lost; /* cpu_read: what the recorder counted lost */
+	uint32_t damaged;	 /* cpu_read: damaged blocks skipped (cpu_damage) */
+	char damage[RR_ERR_MAX]; /* what the first one said */
 };
 
 int cpu_new(const struct ev_types *types, struct cpu_prof **out)
@@ -180,6 +182,11 @@ int cpu_read(const char *trace, struct cpu_prof **out, char *err, size_t errlen)
 	 */
 	if (!ret && evs_file_hdr(s))
 		(*out)->lost = evs_stream_discarded(s, evs_file_hdr(s)->ev_rings);
+	if (!ret) {
+		const char *why = evs_damage(s, &(*out)->damaged);
+
+		snprintf((*out)->damage, sizeof((*out)->damage), "%s", why ? why : "");
+	}
 out:
 	evs_close(s);
 	if (ret < 0) {
@@ -193,6 +200,12 @@ out:
 uint64_t cpu_samples(const struct cpu_prof *p)
 {
 	return p->samples;
+}
+
+const char *cpu_damage(const struct cpu_prof *p, uint32_t *blocks)
+{
+	*blocks = p->damaged;
+	return p->damaged ? p->damage : NULL;
 }
 
 uint64_t cpu_lost(const struct cpu_prof *p)

@@ -61,6 +61,12 @@ uint64_t cpu_samples(const struct cpu_prof *p);
  */
 uint64_t cpu_lost(const struct cpu_prof *p);
 /*
+ * Of a profile cpu_read made of a packed trace: the damaged blocks skipped
+ * (their samples lost) in *blocks, and what the first said (evs_damage);
+ * NULL when none.
+ */
+const char *cpu_damage(const struct cpu_prof *p, uint32_t *blocks);
+/*
  * The distinct stacks, in the order first seen (an array of p's, good until
  * the next call or cpu_free; NULL when out of memory).
  */

@@ -563,8 +563,9 @@ static int cmd_top(int argc, char **argv)
 	struct top_cli c;
 	struct top *t = NULL;
 	struct cpu_prof *cpu = NULL;
-	const char *target = NULL;
+	const char *target = NULL, *why;
 	unsigned probs = 0;
+	uint32_t blocks;
 	int ret;
 
 	ret = top_parse(argc, argv, &c, &target);
@@ -582,6 +583,8 @@ static int cmd_top(int argc, char **argv)
 			tool_err("%s", err);
 			return EXIT_FAIL;
 		}
+		why = cpu_damage(cpu, &blocks);
+		tool_damage_warn(target, blocks, why);
 		if (trace_chunk_ring(target, ring, sizeof(ring))) {
 			if (!ring[0]) {
 				tool_err(

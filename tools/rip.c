@@ -166,15 +166,19 @@ int tool_evs_open(const char *target, struct evs **out, char *err, size_t errlen
 	return ret;
 }
 
-static void tool_evs_damage(struct evs *s)
+void tool_damage_warn(const char *src, uint32_t blocks, const char *why)
 {
-	uint32_t blocks;
-	const char *why = s ? evs_damage(s, &blocks) : NULL;
-
 	if (why)
 		tool_err("warning: %s: %u damaged block%s skipped, %s packets lost (the first: %s)",
-			 evs_source(s), blocks, blocks == 1 ? "" : "s",
-			 blocks == 1 ? "its" : "their", why);
+			 src, blocks, blocks == 1 ? "" : "s", blocks == 1 ? "its" : "their", why);
+}
+
+static void tool_evs_damage(struct evs *s)
+{
+	uint32_t blocks = 0;
+	const char *why = s ? evs_damage(s, &blocks) : NULL;
+
+	tool_damage_warn(why ? evs_source(s) : NULL, blocks, why);
 }
 
 void tool_evs_close(struct evs *s)

@@ -67,6 +67,8 @@ int tool_evs_open(const char *target, struct evs **out, char *err, size_t errlen
  * for every source still open.
  */
 void tool_evs_close(struct evs *s);
+/* That warning, of source src, for a reader that closed its own (why NULL: none). */
+void tool_damage_warn(const char *src, uint32_t blocks, const char *why);
 
 /*
  * Create an output file for writing: mode 0600, never through a symbolic
