@@ -9,13 +9,13 @@
 # flipped in the event rings (exit 0 or 1).  Trace directories (written by
 # rip snapshot): a truncated stream file, flipped bytes in
 # a stream file, a bad packet magic, a garbage .rip-index.
-# 130 runs of the ASan build: 60 s alone, 100 s beside other tests.
+# 70 runs of the ASan build (CORRUPT_FLIPS=60 for more): 30 s alone.
 # Timeout: 360
 . tests/data/common.sh
 prog=$BUILD/tests/integ/dumpprog
 need_bin "$prog" "$RIP" "$RIP_ASAN"
 need_cmd python3
-flips=${CORRUPT_FLIPS:-60}
+flips=${CORRUPT_FLIPS:-30}
 
 # a small file (few slots, few small event rings): every damaged copy is a copy of it
 ring=$(RIP_SLOTS=4096 RIP_EVENT_SMALL_RINGS=64 "$prog" fill 300) || die "dumpprog fill failed"

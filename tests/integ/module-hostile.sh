@@ -5,7 +5,7 @@
 # section) before anything runs, and treats it as hostile.  Damaged copies
 # of build/modules/gobject.so (truncated anywhere, section headers and the
 # section's offset and size out of the file, records without their NULs or
-# with bad names, and 120 copies with random bytes changed in the headers
+# with bad names, and 60 copies with random bytes changed in the headers
 # and the records, seeded) given to the ASan build of rip with
 # --list-modules (nothing runs): each is taken (0) or refused as a usage
 # error that names the file (2), never a crash or a sanitizer report.  A
@@ -55,7 +55,7 @@ b = bytearray(d); b[rec + 24:rec + 24 + 48] = b"x" * 48; put("name-nonul", b)
 b = bytearray(d); b[rec + 72:rec + 72 + 96] = b"y" * 96; put("desc-nonul", b)
 b = bytearray(d); b[rec + 24] = ord("/"); put("name-slash", b)
 rnd = random.Random(29)
-for i in range(120):
+for i in range(60):
     b = bytearray(d)
     for _ in range(8):
         if rnd.random() < 0.5:
