@@ -36,6 +36,8 @@ if [ "$what" = check ]; then
 	have_pc gobject-2.0 || need="$need libglib2.0-dev"
 	have_pc sqlite3 || need="$need libsqlite3-dev"
 	have_cmd git || need="$need git"
+	# libc's DWARF, for the names and lines of its frames (tests/integ/sym-libc-names.sh)
+	[ -d /usr/share/doc/libc6-dbg ] || need="$need libc6-dbg"
 	# the real programs of tests/integ/real-*.sh (any rustc found will do)
 	{ have_cmd java && have_cmd javac; } || need="$need default-jdk-headless"
 	have_cmd rustc || need="$need rustc"

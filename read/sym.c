@@ -1221,19 +1221,33 @@ static int sym_chain(Dwarf_Die *fn, Dwarf_Addr pc, Dwarf_Die *chain, int max)
 	return n;
 }
 
+/* Is name a mangled one (C++, Rust: _Z..., _R..., __Z...)? */
+static bool sym_mangled(const char *name)
+{
+	return name[0] == '_' &&
+	       (name[1] == 'Z' || name[1] == 'R' || (name[1] == '_' && name[2] == 'Z'));
+}
+
+/*
+ * A function's name: its linkage name demangled when it is a mangled one
+ * (C++'s scope and parameters), else its own.  A C function's linkage name
+ * is the symbol an asm label gave it: glibc declares its functions under
+ * __GI_ names for its own calls (hidden_proto), so that libc's frames read
+ * __GI__IO_file_doallocate where gdb and heaptrack say _IO_file_doallocate.
+ */
 static const char *sym_die_name(struct rip_sym *s, Dwarf_Die *die)
 {
 	Dwarf_Attribute a;
-	const char *name = NULL;
+	const char *link = NULL, *name = NULL;
 
 	if (dwarf_attr_integrate(die, DW_AT_linkage_name, &a) ||
 	    dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &a))
-		name = dwarf_formstring(&a);
-	if (name)
-		return sym_demangle(s, name);
+		link = dwarf_formstring(&a);
+	if (link && sym_mangled(link))
+		return sym_demangle(s, link);
 	if (dwarf_attr_integrate(die, DW_AT_name, &a))
 		name = dwarf_formstring(&a);
-	return name;
+	return name ? name : link;
 }
 
 /*
