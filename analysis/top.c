@@ -492,24 +492,33 @@ static double top_estimate(const struct rr_slot *s, uint32_t from, uint32_t n, u
 	return (double)written * n / entries;
 }
 
-/* The samples of tid in the trace (top_use_samples), or NULL; marked counted. */
-static const struct cpu_thread *top_cthread(struct top *t, int32_t tid)
+/* The index of tid's samples in the trace's threads (top_use_samples), or SIZE_MAX. */
+static size_t top_cthread_at(const struct top *t, int32_t tid)
 {
 	size_t lo = 0, hi = t->ncthreads;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (t->cthreads[mid].tid == tid) {
-			t->cseen[mid] = true;
-			return &t->cthreads[mid];
-		}
+		if (t->cthreads[mid].tid == tid)
+			return mid;
 		if (t->cthreads[mid].tid < tid)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return NULL;
+	return SIZE_MAX;
+}
+
+/* The samples of tid in the trace, or NULL; marked counted. */
+static const struct cpu_thread *top_cthread(struct top *t, int32_t tid)
+{
+	size_t i = top_cthread_at(t, tid);
+
+	if (i == SIZE_MAX)
+		return NULL;
+	t->cseen[i] = true;
+	return &t->cthreads[i];
 }
 
 /*
@@ -699,6 +708,20 @@ static int top_trace_groups(struct top *t, struct hmap *keys)
  */
 static int top_trace_gone(struct top *t, struct hmap *keys, const struct rr_slots *sl)
 {
+	/* the last thread slot of each sampled tid (one pass: 10,000 exited threads) */
+	size_t *slot_of = malloc((t->ncthreads + 1) * sizeof(*slot_of));
+
+	if (!slot_of)
+		return -ENOMEM;
+	for (size_t i = 0; i < t->ncthreads; i++)
+		slot_of[i] = SIZE_MAX;
+	for (size_t k = 0; k < sl->n; k++) {
+		size_t i = sl->v[k].kind == RIP_KIND_THREAD ? top_cthread_at(t, sl->v[k].tid)
+							     : SIZE_MAX;
+
+		if (i != SIZE_MAX)
+			slot_of[i] = k;
+	}
 	for (size_t i = 0; i < t->ncthreads; i++) {
 		const struct cpu_thread *c = &t->cthreads[i];
 		struct top_thread *th;
@@ -708,23 +731,26 @@ static int top_trace_gone(struct top *t, struct hmap *keys, const struct rr_slot
 			continue;
 		th = top_thread_add(t);
 		if (!th)
-			return -ENOMEM;
+			goto err_nomem;
 		th->tid = c->tid;
 		th->state = '?';
 		th->wait_ns = -1;
 		th->ip = c->ip;
 		th->samples = (uint32_t)c->samples;
-		for (size_t k = 0; k < sl->n; k++)
-			if (sl->v[k].kind == RIP_KIND_THREAD && sl->v[k].tid == c->tid)
-				memcpy(th->name, sl->v[k].name, sizeof(th->name));
+		if (slot_of[i] != SIZE_MAX)
+			memcpy(th->name, sl->v[slot_of[i]].name, sizeof(th->name));
 		g = top_group(t, keys, TOP_RUN, 0, c->ip ? top_site(t, c->ip) : NULL, c->ip);
 		if (!g)
-			return -ENOMEM;
+			goto err_nomem;
 		g->threads++;
 		th->group = (size_t)(g - t->v.groups);
 		th->group_key = g->key;
 	}
+	free(slot_of);
 	return 0;
+err_nomem:
+	free(slot_of);
+	return -ENOMEM;
 }
 
 int top_use_samples(struct top *t, struct cpu_prof *cpu, char *err, size_t errlen)
