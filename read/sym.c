@@ -27,6 +27,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -80,6 +81,7 @@ struct sym_chunk {
 struct sym_fn_range {
 	Dwarf_Addr lo, hi;
 	Dwarf_Die die;
+	unsigned rank; /* of its name (sym_rank): among aliases, the best is found */
 };
 
 /* The subprograms of one CU, sorted by lo. */
@@ -759,10 +761,20 @@ static const struct sym_elf *sym_elf_find(const struct sym_mod *m, Dwarf_Addr a)
 		return NULL; /* past its section: in another one, which has no symbol there */
 	if (!best->size || a - best->lo < best->size)
 		return best;
-	/* a sized symbol ends before a: one that starts earlier may enclose it */
+	/*
+	 * A sized symbol ends before a: one that starts earlier may enclose
+	 * it, the best-ranked of those that start there (the scan meets the
+	 * worst first: munmap was named by its alias __GI_munmap).
+	 */
 	for (size_t i = lo - 1, k = 0; i-- > 0 && k < 8; k++)
-		if (m->syms[i].size && a - m->syms[i].lo < m->syms[i].size)
-			return &m->syms[i];
+		if (m->syms[i].size && a - m->syms[i].lo < m->syms[i].size) {
+			size_t first = i;
+
+			for (size_t j = i; j-- > 0 && m->syms[j].lo == m->syms[i].lo;)
+				if (m->syms[j].size && a - m->syms[j].lo < m->syms[j].size)
+					first = j;
+			return &m->syms[first];
+		}
 	/*
 	 * Hand-written code often runs past its symbol's size: take the closest.
 	 * Not in a stripped object (.dynsym only): there the gap after an
@@ -984,8 +996,27 @@ struct sym_fn_vec {
 	bool oom;
 };
 
+/*
+ * The rank of a subprogram's name, as of a symbol's (sym_rank): the
+ * assembler gives each alias of an assembly function a subprogram of the
+ * same range (glibc's munmap, __munmap, __GI_munmap, __GI___munmap).
+ */
+static unsigned sym_die_rank(Dwarf_Die *die)
+{
+	const char *name = dwarf_diename(die);
+	Dwarf_Attribute a;
+	bool ext = false;
+
+	if (!name)
+		return UINT_MAX;
+	if (dwarf_attr_integrate(die, DW_AT_external, &a))
+		dwarf_formflag(&a, &ext);
+	return sym_rank(name, ext ? STB_GLOBAL : STB_LOCAL);
+}
+
 static void sym_fn_add(struct sym_fn_vec *fv, Dwarf_Die *die)
 {
+	const unsigned rank = sym_die_rank(die);
 	Dwarf_Addr base, lo, hi;
 	ptrdiff_t off = 0;
 
@@ -997,7 +1028,8 @@ static void sym_fn_add(struct sym_fn_vec *fv, Dwarf_Die *die)
 			return;
 		}
 
-		fv->v[fv->n++] = (struct sym_fn_range){ .lo = lo, .hi = hi, .die = *die };
+		fv->v[fv->n++] =
+			(struct sym_fn_range){ .lo = lo, .hi = hi, .die = *die, .rank = rank };
 	}
 }
 
@@ -1034,7 +1066,10 @@ static int sym_fn_cmp(const void *a, const void *b)
 
 	if (x->lo != y->lo)
 		return x->lo < y->lo ? -1 : 1;
-	return x->hi < y->hi ? -1 : x->hi > y->hi;
+	if (x->hi != y->hi)
+		return x->hi < y->hi ? -1 : 1;
+	/* the same range: the best name last, where sym_fn_find looks first */
+	return x->rank > y->rank ? -1 : x->rank < y->rank;
 }
 
 static struct sym_cu_fns *sym_cu_index(struct sym_mod *m, Dwarf_Die *cu)

@@ -7,8 +7,11 @@
 # a block stdio allocates read "__GI__IO_file_doallocate" and "(inlined)
 # __GI__IO_doallocbuf".  A C function is named by its DWARF name now; a
 # mangled linkage name (C++, Rust) is still demangled.  The program leaks
-# the buffer of a stream it never closes; skipped where libc has no
-# debug information (no libc6-dbg: no file and line under its frames).
+# the buffer of a stream it never closes.  An assembly function has a
+# subprogram for each alias (munmap, __munmap, __GI_munmap...): rip top of
+# a program sampled in munmap said __GI_munmap, and says munmap.  Skipped
+# where libc has no debug information (no libc6-dbg: no file and line
+# under its frames).
 . tests/data/common.sh
 need_bin "$RIP" "$BUILD/librip-preload.so"
 CC=${CC:-cc}
@@ -31,4 +34,30 @@ grep -q 'filedoalloc\.c' "$TEST_TMP/out" || skip "no debug information for libc 
 grep -q '^ *_IO_file_doallocate (.*filedoalloc\.c' "$TEST_TMP/out" ||
 	fail "the stream's buffer is not made in _IO_file_doallocate: $(cat "$TEST_TMP/out")"
 grep -q '__GI_' "$TEST_TMP/out" && fail "a frame named by its __GI_ alias: $(grep '__GI_' "$TEST_TMP/out")"
+
+# an assembly function: the assembler gives each of its aliases a subprogram of the same range
+cat >"$TEST_TMP/mu.c" <<'C'
+#include <sys/mman.h>
+#include <time.h>
+
+int main(void)
+{
+	struct timespec t0, t;
+
+	/* 300 ms of CPU in munmap's system call (it fails at once) */
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		for (int i = 0; i < 1000; i++)
+			munmap(NULL, 0);
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while ((t.tv_sec - t0.tv_sec) * 1000000000L + t.tv_nsec - t0.tv_nsec < 300000000L);
+	return 0;
+}
+C
+"$CC" -O1 -g -o "$TEST_TMP/mu" "$TEST_TMP/mu.c" || die "cannot build the munmap program"
+expect_status 0 "rip run --sample" "$RIP" run -q --sample=1000 -o "$TEST_TMP/mt" -- "$TEST_TMP/mu"
+expect_status 0 "rip top" "$RIP" top "$TEST_TMP/mt"
+grep -q ' run   munmap (syscall-template\.S' "$TEST_TMP/out" ||
+	fail "the samples in munmap are not named munmap: $(cat "$TEST_TMP/out")"
+grep -q '__GI_' "$TEST_TMP/out" && fail "a function named by its __GI_ alias: $(grep '__GI_' "$TEST_TMP/out")"
 t_done
