@@ -9,19 +9,19 @@
 # over slot_count, offsets that wrap, small event rings that do not fit).
 # Each must give exit 1 and exactly one
 # error line that names the problem, from rip and from the ASan/UBSan build.
-# Then 300 copies with one random bit flipped each (header and used slots):
+# Then 150 copies with one random bit flipped each (header and used slots):
 # the ASan rip must exit 0 or 1, never die of a signal, and print no
 # sanitizer report.  A directory, /dev/null and a fifo as TARGET: exit 1, a
 # clear message, no hang.  `rip ls` and `rip gc` list corrupt files in
 # RIP_DIR as bad and never remove them.
-# 650 runs of the ASan build (0.1 s each of start and leak check alone): 80 s
+# 350 runs of the ASan build (0.1 s each of start and leak check alone): 45 s
 # alone, up to 3 minutes beside other tests on a busy host.
 # Timeout: 480
 . tests/data/common.sh
 prog=$BUILD/tests/integ/snapper
 need_bin "$prog" "$RIP" "$RIP_ASAN"
 need_cmd python3
-flips=${CORRUPT_FLIPS:-300}
+flips=${CORRUPT_FLIPS:-150}
 seed=${CORRUPT_SEED:-1}
 
 src=$TEST_TMP/good.ring
