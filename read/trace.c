@@ -715,6 +715,11 @@ static int tr_stream_packed(struct trace_r *r, uint32_t stream, ev_packet_cb cb,
 
 		memset(&p, 0, sizeof(p));
 		ret = trace_r_packet(r, stream, k, &data, &len, err, errlen);
+		if (ret == TRACE_R_DAMAGED && r->skip_damaged) {
+			r->skipped++; /* the next one's sequence number says it is missing */
+			ret = 0;
+			continue;
+		}
 		if (ret)
 			break;
 		if (len < sizeof(p.hdr)) {

@@ -215,6 +215,12 @@ struct trace_r {
 	struct trace_pk *pk; /* a packed trace's chunks: NULL for CTF */
 	uint32_t only;	     /* one chunk read: its number + 1 (0: all of them) */
 	char file[PATH_MAX]; /* that chunk's file, as it was named (any name, anywhere) */
+	/*
+	 * trace_r_stream passes over the packets of damaged blocks, counted
+	 * in skipped, rather than fail (the caller sets it after the open).
+	 */
+	bool skip_damaged;
+	uint64_t skipped;
 };
 
 /*
@@ -304,7 +310,8 @@ void trace_pk_close(struct trace_r *r);
 /*
  * Read stream N packet by packet, validating each (header, sizes, events
  * decode with the trace's types).  cb gets each packet; a short or corrupt
- * packet is an error naming the file and offset.
+ * packet is an error naming the file and offset, as is one of a damaged
+ * block of a packed trace unless r->skip_damaged.
  */
 int trace_r_stream(struct trace_r *r, uint32_t stream, ev_packet_cb cb, void *arg, char *err,
 		   size_t errlen);

@@ -1427,7 +1427,7 @@ int trace_w_copy(struct trace_r *r, const char *dst, const struct trace_w_opts *
 	info.chunks = NULL;
 	trace_r_gone(r, &gone_packets, &gone_events, &gone_chunks);
 	info.idx.discarded += gone_events;
-	info.idx.lost_packets += gone_packets;
+	info.idx.lost_packets += gone_packets + r->skipped;
 	ret = trace_w_finish(c.w, &info, err, errlen);
 	free(info.chunks); /* a packed copy's, made by trace_w_finish */
 	if (!ret)

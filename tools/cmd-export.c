@@ -791,8 +791,9 @@ static int export_ctf(const char *src, const char *dst, bool force)
 	const struct trace_w_opts o = { .ctf = true };
 	char err[RR_ERR_MAX + PATH_MAX];
 	struct trace_r r;
-	uint64_t gone_p, gone_e;
-	uint32_t gone_c;
+	char why[RR_ERR_MAX];
+	uint64_t gone_p, gone_e, skipped;
+	uint32_t gone_c, damaged;
 	int ret;
 
 	if (force)
@@ -817,15 +818,24 @@ static int export_ctf(const char *src, const char *dst, bool force)
 			 "killed, or stopped on an error such as a full disk): %s holds what was "
 			 "written so far, up to its last whole record",
 			 src, dst);
+	/* a damaged block's packets left out: CTF readers see the gap in their sequence */
+	r.skip_damaged = true;
 	progress_begin("rip export");
 	ret = trace_w_copy(&r, dst, &o, progress_step, NULL, err, sizeof(err));
 	progress_end();
 	trace_r_gone(&r, &gone_p, &gone_e, &gone_c);
+	damaged = trace_r_damaged(&r, why, sizeof(why));
+	skipped = r.skipped;
 	trace_r_close(&r);
 	if (ret) {
 		tool_err("%s", err);
 		return EXIT_FAIL;
 	}
+	if (damaged)
+		tool_err("warning: %s: %u damaged block%s skipped, %" PRIu64 " packets lost (the "
+			 "first: %s); %s is without them: a CTF reader counts them as discarded "
+			 "packets, but for those before a stream's first",
+			 src, damaged, damaged == 1 ? "" : "s", skipped, why, dst);
 	/* CTF counts losses between packets: what went before the first kept, it cannot say */
 	if (gone_c)
 		tool_err("warning: %s: the %" PRIu64 " events of the %" PRIu32 " chunks gone "
