@@ -183,12 +183,17 @@ static void run_on_child(int sig)
 	run_chld = 1; /* and the sleep it interrupts ends */
 }
 
-/* The handlers of ours, or (install false) the defaults; relayed: the relay thread passes signals on. */
+/*
+ * The handlers of ours, or (install false, in the program before its exec)
+ * the defaults; relayed: the relay thread passes signals on.  A signal rip
+ * was started with ignored (runsig_ignored) stays ignored in both: under
+ * nohup, the program took the terminal's SIGHUP and died.
+ */
 static void run_signals(bool install, bool relayed)
 {
 	/* USR1 and USR2 too: their default would kill rip, and the trace with it */
 	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
-	struct sigaction sa;
+	struct sigaction sa, ign;
 
 	memset(&sa, 0, sizeof(sa));
 	if (install && relayed) {
@@ -201,18 +206,23 @@ static void run_signals(bool install, bool relayed)
 		sa.sa_handler = SIG_DFL;
 	}
 	sigemptyset(&sa.sa_mask);
+	memset(&ign, 0, sizeof(ign));
+	ign.sa_handler = SIG_IGN;
+	sigemptyset(&ign.sa_mask);
 	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
-		sigaction(sigs[i], &sa, NULL);
+		sigaction(sigs[i], runsig_ignored(sigs[i]) ? &ign : &sa, NULL);
 	/*
 	 * A child's exit ends run_loop's idle sleep at once (nanosleep is never
 	 * restarted after a handler), or the sleep is skipped (run_chld),
 	 * instead of waiting up to REC_IDLE_MAX_NS; SA_RESTART for the rest.
+	 * Ours whatever rip was started with (its children are reaped by it),
+	 * and the program's as it was: ignored, its children reap themselves.
 	 */
 	if (install) {
 		sa.sa_handler = run_on_child;
 		sa.sa_flags = SA_RESTART | SA_NOCLDSTOP;
 	}
-	sigaction(SIGCHLD, &sa, NULL);
+	sigaction(SIGCHLD, !install && runsig_ignored(SIGCHLD) ? &ign : &sa, NULL);
 }
 
 static void run_sleep(long ns)
@@ -726,6 +736,7 @@ static int cmd_run(int argc, char **argv)
 	bool relayed;
 	ssize_t got;
 
+	runsig_inherit(); /* before any handler of ours */
 	s = calloc(1, sizeof(*s));
 	if (!s) {
 		tool_err("out of memory");

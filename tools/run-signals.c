@@ -72,11 +72,36 @@ static struct {
 	volatile sig_atomic_t *child;
 } rs = { .wfd = -1, .life = -1, .sfd = -1, .stop = { -1, -1 } };
 
+/* Of runsig_sigs and SIGCHLD, those ignored when rip started (runsig_inherit). */
+static sigset_t runsig_ign;
+
+void runsig_inherit(void)
+{
+	struct sigaction sa;
+
+	sigemptyset(&runsig_ign);
+	for (size_t i = 0; i <= sizeof(runsig_sigs) / sizeof(runsig_sigs[0]); i++) {
+		int sig = i < sizeof(runsig_sigs) / sizeof(runsig_sigs[0]) ? runsig_sigs[i] :
+									     SIGCHLD;
+
+		if (!sigaction(sig, NULL, &sa) && !(sa.sa_flags & SA_SIGINFO) &&
+		    sa.sa_handler == SIG_IGN)
+			sigaddset(&runsig_ign, sig);
+	}
+}
+
+bool runsig_ignored(int sig)
+{
+	return sigismember(&runsig_ign, sig) == 1;
+}
+
+/* The signals rip passes on: runsig_sigs, but those it was started with ignored. */
 static void runsig_set(sigset_t *set)
 {
 	sigemptyset(set);
 	for (size_t i = 0; i < sizeof(runsig_sigs) / sizeof(runsig_sigs[0]); i++)
-		sigaddset(set, runsig_sigs[i]);
+		if (!runsig_ignored(runsig_sigs[i]))
+			sigaddset(set, runsig_sigs[i]);
 }
 
 static uint64_t runsig_now(void)

@@ -12,6 +12,17 @@
 #include <stdbool.h>
 
 /*
+ * Note which of the signals rip passes on (and SIGCHLD) it was started with
+ * ignored (nohup's SIGHUP, a shell's SIGINT for a background job, SIG_IGN
+ * set by the caller): they are ignored by rip, neither passed on nor taken
+ * by the witness, and ignored in the program, as exec leaves them.  Before
+ * any handler of rip's is installed.
+ */
+void runsig_inherit(void);
+/* Was sig ignored when rip started (runsig_inherit)? */
+bool runsig_ignored(int sig);
+
+/*
  * Start the witness: a grandchild of ours in our process group that takes
  * the signals rip passes on and reports each, holding no descriptor but
  * its two pipes; it ends when rip does (or at runsig_stop).  Before the program is forked.  0 or -errno (then runsig_start
