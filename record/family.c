@@ -75,13 +75,23 @@ void fam_init(struct fam *f, const struct fam_opts *o)
 
 /* ---- the directory ---------------------------------------------------------------------- */
 
-/* A private directory for the ring files, on the ring file system if we can. */
+/*
+ * A private directory for the ring files, on the ring file system if we
+ * can.  In RIP_DIR when it is set, or nowhere: rip ls, rip gc and rip ps
+ * look there only, and it must exist (rip.1): one missing was made, one
+ * not writable left the files in /tmp, where none of them found them.
+ */
 static int fam_mkdtemp(char *buf, size_t len)
 {
 	char dirs[4][PATH_MAX];
 	int n = rr_dirs(dirs, 3);
-	const char *tmp = getenv("TMPDIR");
+	const char *tmp = getenv("TMPDIR"), *rip_dir = getenv("RIP_DIR");
 
+	if (rip_dir && *rip_dir) {
+		if (snprintf(buf, len, "%s/" RR_RUN_DIR_PREFIX "XXXXXX", rip_dir) >= (int)len)
+			return -ENAMETOOLONG;
+		return mkdtemp(buf) ? 0 : -errno;
+	}
 	snprintf(dirs[n++], PATH_MAX, "%s", tmp && *tmp ? tmp : "/tmp");
 	for (int i = 0; i < n; i++) {
 		mkdir(dirs[i], 0700); /* $XDG_RUNTIME_DIR/rip may not exist yet */

@@ -811,7 +811,12 @@ static int cmd_run(int argc, char **argv)
 	}
 	ret = fam_open(&s->fam);
 	if (ret) {
-		tool_err("cannot create a directory for the ring file: %s", strerror(-ret));
+		if (getenv("RIP_DIR") && *getenv("RIP_DIR"))
+			tool_err("RIP_DIR=%s: cannot make rip run's directory there: %s (it must "
+				 "exist, and be a directory you may write)",
+				 getenv("RIP_DIR"), strerror(-ret));
+		else
+			tool_err("cannot create a directory for the ring file: %s", strerror(-ret));
 		goto out_free;
 	}
 	/*
