@@ -202,8 +202,9 @@ int trace_pk_tail(int fd, uint64_t size, uint32_t version, struct trace_chunk_ta
 
 /*
  * Open chunk's file, checked: its descriptor, -ENOENT when it is not there,
- * or -errno.  *size: the file's; *end, where its records end (its tail's
- * index, or the file's end).
+ * -ENODATA when it is cut in its header (a recorder killed as it made it,
+ * or a disk that filled then), or -errno.  *size: the file's; *end, where
+ * its records end (its tail's index, or the file's end).
  */
 static int tpk_open_chunk(struct trace_r *r, uint32_t chunk, uint64_t *size, uint64_t *end,
 			  char *err, size_t errlen)
@@ -229,13 +230,13 @@ static int tpk_open_chunk(struct trace_r *r, uint32_t chunk, uint64_t *size, uin
 	    !h.version || h.version > TRACE_CHUNK_VERSION || h.seq != chunk ||
 	    h.trace_id != r->info.store.trace_id) {
 		close(fd);
-		return rr_fail(err, errlen, -EBADMSG,
+		return rr_fail(err, errlen, ret == -ENODATA ? -ENODATA : -EBADMSG,
 			       "%s: not chunk %u of this trace (%s)", path, chunk,
-			       ret ? "cut in its header"
-			       : memcmp(h.magic, TRACE_CHUNK_MAGIC, sizeof(h.magic)) ? "bad magic"
-			       : !h.version || h.version > TRACE_CHUNK_VERSION ? "another version"
-			       : h.seq != chunk ? "another number"
-							  : "another trace's");
+			       ret ? "cut in its header" :
+			       memcmp(h.magic, TRACE_CHUNK_MAGIC, sizeof(h.magic)) ? "bad magic" :
+			       !h.version || h.version > TRACE_CHUNK_VERSION ? "another version" :
+			       h.seq != chunk				     ? "another number" :
+									       "another trace's");
 	}
 	*size = *end = (uint64_t)sb.st_size;
 	ret = trace_pk_tail(fd, *size, h.version, &t);
@@ -565,7 +566,11 @@ int trace_pk_open(struct trace_r *r, char *err, size_t errlen)
 		uint64_t size, end;
 		int fd = tpk_open_chunk(r, c, &size, &end, err, errlen);
 
-		if (fd == -ENOENT && c == s->nchunks)
+		/*
+		 * The chunk no index counts not there yet, or cut in its header:
+		 * nothing was written into it.
+		 */
+		if ((fd == -ENOENT || fd == -ENODATA) && c == s->nchunks)
 			break;
 		if (fd == -ENOENT) {
 			const struct trace_chunk_info *ci = trace_chunk_of(&r->info, c);

@@ -802,7 +802,12 @@ static int tw_open_chunk(struct trace_w *w, char *err, size_t errlen)
 	h.trace_id = w->store.trace_id;
 	ret = tr_write_all(fd, &h, sizeof(h));
 	if (ret) {
+		char path[PATH_MAX];
+
 		close(fd);
+		/* not left cut in its header (a full disk): readers take it for damage */
+		if (snprintf(path, sizeof(path), "%s/%s", w->dir, name) < (int)sizeof(path))
+			unlink(path);
 		return rr_fail(err, errlen, ret, "%s/%s: %s", w->dir, name, strerror(-ret));
 	}
 	w->cfd = fd;
