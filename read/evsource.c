@@ -1524,13 +1524,18 @@ void evs_totals(const struct evs *s, struct evs_totals *t)
 		else
 			t->discarded += s->st[i].discarded;
 	}
-	/* A trace's index counts what the recorder saw; report the larger of each. */
+	/*
+	 * A trace's index counts what the recorder saw; report the larger of
+	 * each.  The packets of chunks gone are not in the index's count, but
+	 * the gaps in the streams' sequence numbers count those of a chunk
+	 * missing between two read: the larger of the recorder's count with
+	 * them and the gaps (a missing chunk's packets were counted twice).
+	 */
 	if (s->idx_discarded > t->discarded)
 		t->discarded = s->idx_discarded;
-	if (s->idx_lost > t->lost_packets)
-		t->lost_packets = s->idx_lost;
+	if (s->idx_lost + s->gone_packets > t->lost_packets)
+		t->lost_packets = s->idx_lost + s->gone_packets;
 	t->discarded += s->gone_events + s->damaged_events;
-	t->lost_packets += s->gone_packets;
 	t->gone_chunks = s->gone_chunks;
 	t->unfinished = evs_recording_on(s);
 }

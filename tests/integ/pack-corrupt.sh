@@ -15,7 +15,8 @@
 # trace put in place of one, a chunk's header cut: each must make rip
 # dump, rip leaks and rip export --format=ctf (and the ASan/UBSan build of
 # rip) exit 1 with a line that names the chunk, and leave no export behind.  A chunk cut inside its last record is read up to the cut,
-# what was cut counted as lost; a chunk removed is counted as lost too; one
+# what was cut counted as lost; a chunk removed is counted as lost too (once,
+# from between two others: it was counted twice); one
 # cut inside its tail (the index it carries) lost nothing.  A chunk read
 # alone with its tail's index damaged is refused.  Then random bytes
 # changed anywhere in a chunk, and in the tail of a chunk read alone: exit
@@ -30,7 +31,7 @@ cd "$TEST_TMP" || die "no TEST_TMP"
 "$RIP" run --mem --fd -q --chunk-size=1M -o good -- "$mal" 2 300000 >/dev/null 2>run.err ||
 	die "rip run: $(cat run.err)"
 n=$(ls good/chunk-*.rpk | wc -l)
-[ "$n" -ge 2 ] || die "the trace has $n chunks, want 2 or more"
+[ "$n" -ge 3 ] || die "the trace has $n chunks, want 3 or more"
 "$RIP" dump good >good.txt || die "rip dump of the good trace failed"
 
 # damage WHAT OFFSET-EXPR BYTES [FROM]: copy FROM (good) into WHAT and write BYTES (hex) at the
@@ -176,6 +177,27 @@ tail -n 1 cut.txt | grep -Eq ' [1-9][0-9]* discarded/overwritten, [1-9][0-9]* pa
 [ "$(wc -l <cut.txt)" -lt "$(wc -l <good.txt)" ] || fail "the cut chunk lost no event"
 asan_run leaks cut
 [ "$asan_rc" = 0 ] || fail "rip leaks (asan) of a cut chunk: exit $asan_rc"
+
+# a chunk missing between two: its packets counted lost once (they were counted by the gaps in
+# the streams' sequence numbers and again as the chunk's), what they held discarded
+rm -rf mid
+cp -r good mid
+python3 - mid/chunk-000001.rpk >mid.packets <<'EOF' || die "count chunk 1's packets"
+import struct, sys
+b = open(sys.argv[1], "rb").read()
+off, end, n = 64, len(b), 0
+if b[-32:-24] == b"RIPCTAIL":
+    end = struct.unpack_from("<Q", b, len(b) - 24)[0]
+while off + 32 <= end:
+    magic, npk, size = struct.unpack_from("<4sIQ", b, off)
+    n += npk
+    off += 32 + 4 * npk + size
+print(n)
+EOF
+rm mid/chunk-000001.rpk
+"$RIP" dump mid >mid.txt 2>/dev/null || fail "rip dump with chunk 1 missing: exit $?"
+tail -n 1 mid.txt | grep -q " $(cat mid.packets) packets lost (in them: 1 chunks of the trace gone)" ||
+	fail "chunk 1 missing ($(cat mid.packets) packets): $(tail -n 1 mid.txt)"
 
 # random bytes changed anywhere in the first chunk: refused or read, never a crash
 python3 - good/chunk-000000.rpk <<'EOF' >flips.txt
