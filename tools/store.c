@@ -122,6 +122,14 @@ int store_check(const struct rip_cmd *cmd, const struct trace_w_opts *o)
 	if (o->on_rotate && o->max_bytes)
 		return tool_usage_error(cmd, "--max-size with --on-rotate: the closed chunks are "
 					     "the command's, there is none to drop");
+	/* the size kept is whole chunks: one bigger than it was kept whole, twice over */
+	if (o->max_bytes && o->chunk_bytes > o->max_bytes / 2)
+		return tool_usage_error(
+			cmd,
+			"--max-size=%" PRIu64 " with chunks of %" PRIu64
+			" bytes (--chunk-size or --rotate): a chunk is half of it "
+			"at most (the oldest is dropped whole; by default a quarter)",
+			o->max_bytes, o->chunk_bytes);
 	if (o->on_rotate && !o->chunk_bytes && !o->rotate_ns)
 		return tool_usage_error(cmd, "--on-rotate wants --rotate=SIZE|TIME: when to hand "
 					     "a chunk on");

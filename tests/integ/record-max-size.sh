@@ -109,4 +109,9 @@ l3=$(tail -n 1 dump3.txt | sed -n 's/.* streams, \([0-9]*\) discarded.*/\1/p')
 expect_status 2 "--max-size too small" "$RIP" record --max-size=1M -o X "$pid"
 expect_status 2 "--max-size with --ctf" "$RIP" record --ctf --max-size=10M -o X "$pid"
 expect_status 2 "--max-size=lots" "$RIP" record --max-size=lots -o X "$pid"
+expect_status 2 "--chunk-size over half of --max-size" \
+	"$RIP" record --max-size=4M --chunk-size=16M -o X "$pid"
+grep -q "a chunk is half of it at most" "$TEST_TMP/err" ||
+	fail "--chunk-size=16M --max-size=4M: $(cat "$TEST_TMP/err")"
+expect_status 2 "--rotate over half of --max-size" "$RIP" run --max-size=4M --rotate=3M -o X -- true
 t_done
